@@ -176,6 +176,8 @@ ReadProgramBinaryResult readProgramBinary(std::span<const unsigned char> bytes) 
     if (eh.e_type != ET_REL)
         return invalid("binary is an ELF file but not a Duet program binary (e_type " +
                        std::to_string(eh.e_type) + ")");
+    if (eh.e_ehsize != sizeof(Elf64_Ehdr) || eh.e_phnum != 0)
+        return invalid("ELF header size or program header count is not that of a Duet binary");
     if (eh.e_shentsize != sizeof(Elf64_Shdr))
         return invalid("ELF section header size is " + std::to_string(eh.e_shentsize));
     if (eh.e_shnum == 0 || eh.e_shnum > 64)
