@@ -31,6 +31,9 @@ namespace {
 
 /// The name the program source has in diagnostics ("input.cl:3:7: error: ...").
 constexpr const char* kMainFileName = "input.cl";
+/// A second, in-memory home of clCompileProgram's headers, searched last (-I), so that
+/// #include <name.h> finds them as well as #include "name.h".
+constexpr const char* kHeaderDir = "/duet-input-headers";
 
 /// Remembers functions the user declared in the program's own files (not clang's headers, not
 /// the implicit builtin declarations), by their IR name, so the linker can tell a missing user
@@ -104,7 +107,8 @@ const char* clStdFlag(unsigned v) {
 
 /// The cc1 command line for one compilation (what the clang driver would pass, minus what a
 /// host-less spir64 compile does not need).
-std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& target) {
+std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& target,
+                                      bool withHeaders) {
     std::vector<std::string> a = {
         "-triple", "spir64-unknown-unknown",
         // Same parsing mode as the builtin library (runtime/builtins/CMakeLists.txt), so mangled
@@ -182,6 +186,10 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
         a.push_back("-I");
         a.push_back(dir);
     }
+    if (withHeaders) {
+        a.push_back("-I");
+        a.push_back(kHeaderDir);
+    }
     a.push_back("-x");
     a.push_back("cl");
     a.push_back(kMainFileName);
@@ -202,7 +210,7 @@ CompileResult compileSource(std::string_view source, std::string_view options,
     }
 
     llvm::raw_string_ostream logStream(result.log);
-    std::vector<std::string> args = cc1Arguments(parsed.options, target);
+    std::vector<std::string> args = cc1Arguments(parsed.options, target, !headers.empty());
     std::vector<const char*> argv;
     argv.reserve(args.size());
     for (const std::string& s : args)
@@ -248,6 +256,9 @@ CompileResult compileSource(std::string_view source, std::string_view options,
             continue;
         memFs->addFile(h.includeName, 0,
                        llvm::MemoryBuffer::getMemBufferCopy(h.source, h.includeName));
+        if (!llvm::sys::path::is_absolute(h.includeName))
+            memFs->addFile(std::string(kHeaderDir) + "/" + h.includeName, 0,
+                           llvm::MemoryBuffer::getMemBufferCopy(h.source, h.includeName));
     }
     auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(std::move(physical));
     overlay->pushOverlay(memFs);

@@ -101,6 +101,8 @@ TEST_CASE("headers given to clCompileProgram are found by #include", "[compile][
     };
     compileOk("#include \"util.h\"\nkernel void k(global float* a) { a[0] = twice(a[0]); }\n",
               "", headers);
+    compileOk("#include <util.h>\nkernel void k(global float* a) { a[0] = twice(a[0]); }\n",
+              "", headers);
     CompileResult missing =
         compileSource("#include \"nothere.h\"\nkernel void k(){}\n", "", {}, cpuTarget());
     CHECK(missing.status == CL_COMPILE_PROGRAM_FAILURE);

@@ -176,3 +176,26 @@ TEST_CASE("unreadable input gives no kernels", "[metadata]") {
     CHECK(describeKernels(bc.substr(0, bc.size() / 3)).empty());
     CHECK(describeKernels(compileOk("void f(void) {}")).empty());
 }
+
+TEST_CASE("pipe arguments are global memory objects", "[metadata][pipes]") {
+    TargetSpec t = cpuTarget();
+    t.clExtensions.push_back("__opencl_c_pipes");
+    CompileResult r = compileSource("kernel void p(read_only pipe int in, write_only pipe float4 out,"
+                                    " global int* g) { }",
+                                    "-cl-std=CL2.0 -cl-kernel-arg-info", {}, t);
+    INFO(r.log);
+    REQUIRE(r.status == CL_SUCCESS);
+    auto kernels = describeKernels(r.bitcode);
+    REQUIRE(kernels.size() == 1);
+    const auto& args = kernels[0].args;
+    REQUIRE(args.size() == 3);
+    for (size_t i = 0; i < 2; ++i) {
+        INFO("argument " << i << " type " << args[i].typeName);
+        CHECK(args[i].kind == KernelArgKind::GlobalBuffer);
+        CHECK(args[i].addressQualifier == CL_KERNEL_ARG_ADDRESS_GLOBAL);
+        CHECK((args[i].typeQualifier & CL_KERNEL_ARG_TYPE_PIPE) != 0);
+        CHECK(args[i].size == 8);
+    }
+    CHECK(args[0].accessQualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY);
+    CHECK(args[1].accessQualifier == CL_KERNEL_ARG_ACCESS_WRITE_ONLY);
+}
