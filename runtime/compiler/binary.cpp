@@ -208,8 +208,8 @@ ReadProgramBinaryResult readProgramBinary(std::span<const unsigned char> bytes) 
     for (size_t i = 1; i < sh.size(); ++i) {
         if (sh[i].sh_name >= strtab.sh_size)
             return invalid("ELF section " + std::to_string(i) + " has a bad name offset");
-        auto name = boundedString(base + strtab.sh_offset + sh[i].sh_name,
-                                  strtab.sh_size - sh[i].sh_name);
+        auto name =
+            boundedString(base + strtab.sh_offset + sh[i].sh_name, strtab.sh_size - sh[i].sh_name);
         if (!name)
             return invalid("ELF section " + std::to_string(i) + " has an unterminated name");
         if (sh[i].sh_type == SHT_NOBITS)

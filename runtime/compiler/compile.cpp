@@ -109,6 +109,7 @@ const char* clStdFlag(unsigned v) {
 /// host-less spir64 compile does not need).
 std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& target,
                                       bool withHeaders) {
+    // clang-format off
     std::vector<std::string> a = {
         "-triple", "spir64-unknown-unknown",
         // Same parsing mode as the builtin library (runtime/builtins/CMakeLists.txt), so mangled
@@ -119,6 +120,7 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
         "-nostdsysteminc",
         "-ffp-contract=on", "-ferror-limit", "50", "-main-file-name", kMainFileName,
     };
+    // clang-format on
     a.push_back(clStdFlag(o.clStd));
 
     std::string ext = "-cl-ext=-all";
@@ -248,9 +250,8 @@ CompileResult compileSource(std::string_view source, std::string_view options,
     auto memFs = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
     memFs->setCurrentWorkingDirectory(workDir);
     memFs->addFile(kMainFileName, 0,
-                   llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(source.data(),
-                                                                        source.size()),
-                                                        kMainFileName));
+                   llvm::MemoryBuffer::getMemBufferCopy(
+                       llvm::StringRef(source.data(), source.size()), kMainFileName));
     for (const HeaderSource& h : headers) {
         if (h.includeName.empty())
             continue;

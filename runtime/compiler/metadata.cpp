@@ -298,8 +298,8 @@ KernelDesc describeKernel(const llvm::Function& f, const llvm::DataLayout& dl) {
     for (const llvm::GlobalVariable& gv : f.getParent()->globals()) {
         if (!locals.contains(&gv))
             continue;
-        uint64_t align = gv.getAlign() ? gv.getAlign()->value()
-                                       : dl.getABITypeAlign(gv.getValueType()).value();
+        uint64_t align =
+            gv.getAlign() ? gv.getAlign()->value() : dl.getABITypeAlign(gv.getValueType()).value();
         k.staticLocalMemSize = alignTo(k.staticLocalMemSize, align) +
                                dl.getTypeAllocSize(gv.getValueType()).getFixedValue();
     }

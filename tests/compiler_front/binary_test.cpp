@@ -69,7 +69,9 @@ TEST_CASE("every field of the container round-trips", "[binary]") {
     b.options = "-cl-fast-relaxed-math -DX=1";
     b.source = "kernel void k(){}";
     b.bitcode = compileOk(b.source);
-    b.text = std::string("\x7f" "ELF machine code \0 with NULs", 30);
+    b.text = std::string("\x7f"
+                         "ELF machine code \0 with NULs",
+                         30);
     b.machine = EM_AMDGPU;
     std::string bin = writeProgramBinary(b);
     ReadProgramBinaryResult r = read(bin);
@@ -108,8 +110,8 @@ TEST_CASE("an executable binary is rebuilt for the CPU", "[binary][executable]")
 }
 
 TEST_CASE("truncated binaries are rejected at every length", "[binary][corrupt]") {
-    std::string bin = makeObjectBinary(compileOk(kSource), kSource,
-                                       CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+    std::string bin =
+        makeObjectBinary(compileOk(kSource), kSource, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
     for (size_t n = 0; n < bin.size(); n += (n < 256 ? 1 : 97)) {
         INFO("length " << n);
         std::string cut = bin.substr(0, n);
@@ -122,8 +124,8 @@ TEST_CASE("truncated binaries are rejected at every length", "[binary][corrupt]"
 }
 
 TEST_CASE("corrupted headers never crash the reader", "[binary][corrupt]") {
-    std::string good = makeObjectBinary(compileOk(kSource), kSource,
-                                        CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+    std::string good =
+        makeObjectBinary(compileOk(kSource), kSource, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
     const Elf64_Ehdr eh = header(good);
     // Flip every byte of the ELF header and of the section header table, one at a time.
     std::vector<size_t> positions;

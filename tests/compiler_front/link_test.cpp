@@ -23,8 +23,7 @@ std::unique_ptr<llvm::Module> parse(const std::string& bc, llvm::LLVMContext& ct
     return std::move(*m);
 }
 
-LinkResult link(std::vector<std::string> objects, const char* options = "",
-                bool library = false) {
+LinkResult link(std::vector<std::string> objects, const char* options = "", bool library = false) {
     return linkBitcode(objects, options, library);
 }
 
@@ -116,17 +115,21 @@ TEST_CASE("libraries may leave user functions open until the final link", "[link
 
 TEST_CASE("linker options", "[link][options]") {
     std::string o = compileOk("kernel void k(global float* a) { a[0] = a[1] * a[2] + a[3]; }");
-    const char* good[] = {"", "-cl-denorms-are-zero", "-cl-no-signed-zeros",
-                          "-cl-unsafe-math-optimizations", "-cl-finite-math-only",
-                          "-cl-fast-relaxed-math", "-cl-no-subgroup-ifp",
+    const char* good[] = {"",
+                          "-cl-denorms-are-zero",
+                          "-cl-no-signed-zeros",
+                          "-cl-unsafe-math-optimizations",
+                          "-cl-finite-math-only",
+                          "-cl-fast-relaxed-math",
+                          "-cl-no-subgroup-ifp",
                           "-create-library -enable-link-options"};
     for (const char* opt : good) {
         LinkResult r = link({o}, opt);
         INFO(opt << ": " << r.log);
         CHECK(r.status == CL_SUCCESS);
     }
-    const char* bad[] = {"-cl-bogus", "-DX=1", "-cl-mad-enable", "-I.", "-cl-std=CL1.2",
-                         "-enable-link-options"};
+    const char* bad[] = {"-cl-bogus", "-DX=1",         "-cl-mad-enable",
+                         "-I.",       "-cl-std=CL1.2", "-enable-link-options"};
     for (const char* opt : bad) {
         LinkResult r = link({o}, opt);
         INFO(opt << ": " << r.log);

@@ -73,14 +73,14 @@ TEST_CASE("kernel argument kinds, sizes and qualifiers", "[metadata]") {
          "s"},
         {KernelArgKind::Value, 16, 16, CL_KERNEL_ARG_ADDRESS_PRIVATE, CL_KERNEL_ARG_TYPE_NONE,
          "float3", "f3"},
-        {KernelArgKind::Value, 4, 4, CL_KERNEL_ARG_ADDRESS_PRIVATE, CL_KERNEL_ARG_TYPE_NONE,
-         "uint", "u"},
+        {KernelArgKind::Value, 4, 4, CL_KERNEL_ARG_ADDRESS_PRIVATE, CL_KERNEL_ARG_TYPE_NONE, "uint",
+         "u"},
         {KernelArgKind::GlobalBuffer, 8, 8, CL_KERNEL_ARG_ADDRESS_GLOBAL,
          CL_KERNEL_ARG_TYPE_CONST | CL_KERNEL_ARG_TYPE_VOLATILE, "int*", "v"},
         {KernelArgKind::Value, 16, 8, CL_KERNEL_ARG_ADDRESS_PRIVATE, CL_KERNEL_ARG_TYPE_NONE, "D",
          "d"},
-        {KernelArgKind::Value, 1, 1, CL_KERNEL_ARG_ADDRESS_PRIVATE, CL_KERNEL_ARG_TYPE_NONE,
-         "char", "ch"},
+        {KernelArgKind::Value, 1, 1, CL_KERNEL_ARG_ADDRESS_PRIVATE, CL_KERNEL_ARG_TYPE_NONE, "char",
+         "ch"},
         {KernelArgKind::Value, 64, 64, CL_KERNEL_ARG_ADDRESS_PRIVATE, CL_KERNEL_ARG_TYPE_NONE,
          "ulong8", "big"},
     };
@@ -180,9 +180,10 @@ TEST_CASE("unreadable input gives no kernels", "[metadata]") {
 TEST_CASE("pipe arguments are global memory objects", "[metadata][pipes]") {
     TargetSpec t = cpuTarget();
     t.clExtensions.push_back("__opencl_c_pipes");
-    CompileResult r = compileSource("kernel void p(read_only pipe int in, write_only pipe float4 out,"
-                                    " global int* g) { }",
-                                    "-cl-std=CL2.0 -cl-kernel-arg-info", {}, t);
+    CompileResult r =
+        compileSource("kernel void p(read_only pipe int in, write_only pipe float4 out,"
+                      " global int* g) { }",
+                      "-cl-std=CL2.0 -cl-kernel-arg-info", {}, t);
     INFO(r.log);
     REQUIRE(r.status == CL_SUCCESS);
     auto kernels = describeKernels(r.bitcode);
