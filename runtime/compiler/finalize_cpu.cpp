@@ -1,0 +1,367 @@
+// finalizeForCpu: spir64 bitcode -> builtins linked -> work-group functions -> host code
+// (O3, libmvec) -> ORC LLJIT, wrapped as a DeviceExecutable with its ELF program binary.
+#include "compiler/binary.hpp"
+#include "compiler/compiler.hpp"
+#include "compiler/llvm_util.hpp"
+#include "compiler/options.hpp"
+#include "devices/cpu/jit/printf.hpp"
+#include "devices/cpu/jit/work_group.hpp"
+
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Demangle/Demangle.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Operator.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/DynamicLibrary.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <atomic>
+#include <mutex>
+
+namespace duet::rt {
+namespace {
+
+using namespace llvm;
+
+constexpr uint16_t kEmX86_64 = 62;
+
+void initialiseLlvmOnce() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        InitializeNativeTarget();
+        InitializeNativeTargetAsmPrinter();
+        InitializeNativeTargetAsmParser();
+        // Vector maths for the loop vectoriser (LIBMVEC_X86): load it into the process so
+        // both the check below and the JIT's symbol search find it.
+        sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
+        sys::DynamicLibrary::LoadLibraryPermanently(nullptr);
+    });
+}
+
+class CpuExecutable final : public DeviceExecutable {
+public:
+    const std::vector<KernelDesc>& kernels() const override { return m_kernels; }
+    void* entry(size_t index) const override {
+        return index < m_entries.size() ? m_entries[index] : nullptr;
+    }
+    const std::string& binary() const override { return m_binary; }
+
+    std::unique_ptr<orc::LLJIT> m_jit; // owns the code the entries point into
+    std::vector<KernelDesc> m_kernels;
+    std::vector<void*> m_entries;
+    std::string m_binary;
+};
+
+FinalizeResult failure(std::string log) {
+    FinalizeResult r;
+    r.status = CL_BUILD_PROGRAM_FAILURE;
+    r.log = std::move(log);
+    if (!r.log.empty() && r.log.back() != '\n')
+        r.log.push_back('\n');
+    return r;
+}
+
+/// A declaration nothing defines: an OpenCL builtin the library lacks, or a user function
+/// without a body. Reported at build time, never left for the JIT to trip on.
+std::string unresolvedFunctions(Module& m) {
+    std::string out;
+    for (Function& f : m) {
+        if (!f.isDeclaration() || f.isIntrinsic() || f.use_empty())
+            continue;
+        StringRef name = f.getName();
+        if (name == kPrintfHookName)
+            continue;
+        // C functions (libm, libmvec) resolve from the process; mangled names never do.
+        if (!name.starts_with("_Z") &&
+            sys::DynamicLibrary::SearchForAddressOfSymbol(name.str()) != nullptr)
+            continue;
+        std::string demangled = demangle(name.str());
+        out += "error: undefined function '" + name.str() + "'";
+        if (demangled != name)
+            out += " (" + demangled + ")";
+        out += ": not an OpenCL C builtin this device implements, nor defined in the program\n";
+    }
+    for (GlobalVariable& g : m.globals())
+        if (g.isDeclaration() && !g.use_empty())
+            out += "error: undefined variable '" + g.getName().str() + "'\n";
+    return out;
+}
+
+/// Fast-math flags the build options allow, on every floating-point operation.
+void applyFastMath(Module& m, const BuildOptions& o) {
+    FastMathFlags fmf;
+    if (o.effectiveUnsafeMath()) {
+        fmf.setAllowReassoc();
+        fmf.setAllowReciprocal();
+        fmf.setApproxFunc();
+    }
+    if (o.effectiveMadEnable())
+        fmf.setAllowContract();
+    if (o.effectiveNoSignedZeros())
+        fmf.setNoSignedZeros();
+    if (o.effectiveFiniteMathOnly()) {
+        fmf.setNoNaNs();
+        fmf.setNoInfs();
+    }
+    if (!fmf.any())
+        return;
+    for (Function& f : m) {
+        if (o.effectiveUnsafeMath())
+            f.addFnAttr("unsafe-fp-math", "true");
+        if (o.effectiveFiniteMathOnly()) {
+            f.addFnAttr("no-nans-fp-math", "true");
+            f.addFnAttr("no-infs-fp-math", "true");
+        }
+        if (o.effectiveNoSignedZeros())
+            f.addFnAttr("no-signed-zeros-fp-math", "true");
+        for (Instruction& inst : instructions(f))
+            if (isa<FPMathOperator>(inst)) {
+                FastMathFlags flags = inst.getFastMathFlags();
+                flags |= fmf;
+                inst.setFastMathFlags(flags);
+            }
+    }
+}
+
+void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
+    LoopAnalysisManager lam;
+    FunctionAnalysisManager fam;
+    CGSCCAnalysisManager cgam;
+    ModuleAnalysisManager mam;
+    PipelineTuningOptions pto;
+    pto.LoopVectorization = optLevel > 1;
+    pto.SLPVectorization = optLevel > 1;
+    pto.LoopUnrolling = optLevel > 0;
+    PassBuilder pb(&tm, pto);
+    TargetLibraryInfoImpl tlii(tm.getTargetTriple());
+    tlii.addVectorizableFunctionsFromVecLib(TargetLibraryInfoImpl::LIBMVEC_X86,
+                                            tm.getTargetTriple());
+    fam.registerPass([&] { return TargetLibraryAnalysis(tlii); });
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    ModulePassManager mpm;
+    if (optLevel == 0) {
+        mpm = pb.buildO0DefaultPipeline(OptimizationLevel::O0);
+    } else {
+        OptimizationLevel level = optLevel == 1 ? OptimizationLevel::O1 : OptimizationLevel::O3;
+        mpm = pb.buildPerModuleDefaultPipeline(level);
+    }
+    mpm.run(m, mam);
+}
+
+/// -save-temps[=prefix]: the optimised module as LLVM IR (.ll) and as assembly (.s).
+/// Names: `<prefix>_<name>.ll` / `.s`, where <name> is the kernel's name for a one-kernel
+/// program and "program" otherwise. Without a prefix, AMD-style `_temp_<n>_cpu` in the working
+/// directory, n counting the builds of this process. Returns a log line per file problem.
+std::string saveTemps(const Module& m, TargetMachine& tm, const BuildOptions& o,
+                      const std::vector<WorkGroupKernelInfo>& kernels) {
+    static std::atomic<unsigned> counter{0};
+    std::string prefix = o.saveTempsPrefix;
+    if (prefix.empty())
+        prefix = "_temp_" + std::to_string(counter++) + "_cpu";
+    std::string base = prefix + "_" + (kernels.size() == 1 ? kernels[0].name : "program");
+    std::string log;
+    {
+        std::error_code ec;
+        raw_fd_ostream os(base + ".ll", ec, sys::fs::OF_Text);
+        if (ec)
+            log += "warning: -save-temps: cannot write " + base + ".ll: " + ec.message() + "\n";
+        else
+            m.print(os, nullptr);
+    }
+    {
+        std::error_code ec;
+        raw_fd_ostream os(base + ".s", ec, sys::fs::OF_Text);
+        if (ec) {
+            log += "warning: -save-temps: cannot write " + base + ".s: " + ec.message() + "\n";
+        } else {
+            std::unique_ptr<Module> copy = CloneModule(m);
+            legacy::PassManager pm;
+            if (tm.addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::AssemblyFile))
+                log += "warning: -save-temps: no assembly printer for this target\n";
+            else
+                pm.run(*copy);
+        }
+    }
+    return log;
+}
+
+} // namespace
+
+FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view options,
+                              std::string_view source, const TargetSpec& target) {
+    initialiseLlvmOnce();
+    std::string log;
+
+    BuildOptions opts;
+    {
+        ParsedOptions parsed = parseBuildOptions(effectiveBuildOptions(options),
+                                                 OptionsKind::Compile);
+        if (!parsed.ok)
+            parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Link);
+        if (parsed.ok)
+            opts = parsed.options;
+        else
+            log += "warning: code generator ignores the options: " + parsed.error + "\n";
+    }
+
+    auto tsctx = std::make_unique<LLVMContext>();
+    LLVMContext& ctx = *tsctx;
+    std::string error;
+    std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
+    if (!m)
+        return failure(log + "error: invalid program bitcode: " + error);
+
+    // The builtin library: only what the program calls, loaded lazily.
+    {
+        std::string_view lib = cpuBuiltinLibraryBitcode();
+        auto libModule = getLazyBitcodeModule(
+            MemoryBufferRef(StringRef(lib.data(), lib.size()), "duet-cpu-builtins"), ctx);
+        if (!libModule)
+            return failure(log + "error: builtin library: " + toString(libModule.takeError()));
+        (*libModule)->setDataLayout(m->getDataLayout());
+        (*libModule)->setTargetTriple(m->getTargetTriple());
+        if (Linker::linkModules(*m, std::move(*libModule), Linker::Flags::LinkOnlyNeeded))
+            return failure(log + "error: linking the builtin library failed");
+    }
+
+    normaliseForCpu(*m);
+    std::vector<WorkGroupKernelInfo> wgKernels;
+    if (!buildWorkGroupFunctions(*m, wgKernels, error))
+        return failure(log + "error: " + error);
+    if (std::string missing = unresolvedFunctions(*m); !missing.empty())
+        return failure(log + missing);
+
+    // Retarget to the host.
+    std::string cpu = target.cpuName.empty() ? sys::getHostCPUName().str() : target.cpuName;
+    std::string features = target.cpuFeatures;
+    if (features.empty() && target.cpuName.empty()) {
+        SubtargetFeatures f;
+        for (const auto& e : sys::getHostCPUFeatures())
+            f.AddFeature(e.getKey(), e.getValue());
+        features = f.getString();
+    }
+    const unsigned optLevel = opts.effectiveOptLevel() == 0 ? 0
+                              : opts.effectiveOptLevel() == 1 ? 1
+                                                              : 3;
+    orc::JITTargetMachineBuilder jtmb{Triple(sys::getProcessTriple())};
+    jtmb.setCPU(cpu);
+    {
+        SubtargetFeatures f(features);
+        jtmb.addFeatures(f.getFeatures());
+    }
+    jtmb.setCodeGenOptLevel(optLevel == 0 ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive);
+    if (opts.effectiveMadEnable())
+        jtmb.getOptions().AllowFPOpFusion = FPOpFusion::Fast;
+    auto tm = jtmb.createTargetMachine();
+    if (!tm)
+        return failure(log + "error: no code generator for the host: " +
+                       toString(tm.takeError()));
+    m->setTargetTriple((*tm)->getTargetTriple().str());
+    m->setDataLayout((*tm)->createDataLayout());
+    for (Function& f : *m) {
+        if (f.isDeclaration())
+            continue;
+        f.removeFnAttr("target-cpu");
+        f.removeFnAttr("target-features");
+        f.removeFnAttr("tune-cpu");
+        f.addFnAttr("target-cpu", cpu);
+        if (!features.empty())
+            f.addFnAttr("target-features", features);
+    }
+    applyFastMath(*m, opts);
+
+    {
+        std::string verifyLog;
+        raw_string_ostream os(verifyLog);
+        if (verifyModule(*m, &os))
+            return failure(log + "error: internal: the work-group functions do not verify:\n" +
+                           os.str());
+    }
+    optimise(*m, **tm, optLevel);
+    if (opts.saveTemps)
+        log += saveTemps(*m, **tm, opts, wgKernels);
+
+    // JIT: one LLJIT (one JITDylib) per executable.
+    auto exe = std::make_shared<CpuExecutable>();
+    auto object = std::make_shared<std::string>();
+    auto jit = orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
+    if (!jit)
+        return failure(log + "error: cannot create the JIT: " + toString(jit.takeError()));
+    exe->m_jit = std::move(*jit);
+    orc::LLJIT& j = *exe->m_jit;
+    j.getObjTransformLayer().setTransform(
+        [object](std::unique_ptr<MemoryBuffer> obj) -> Expected<std::unique_ptr<MemoryBuffer>> {
+            object->append(obj->getBufferStart(), obj->getBufferSize());
+            return std::move(obj);
+        });
+    orc::JITDylib& jd = j.getMainJITDylib();
+    auto gen = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        j.getDataLayout().getGlobalPrefix());
+    if (!gen)
+        return failure(log + "error: JIT symbol search: " + toString(gen.takeError()));
+    jd.addGenerator(std::move(*gen));
+    orc::MangleAndInterner mangle(j.getExecutionSession(), j.getDataLayout());
+    orc::SymbolMap hooks;
+    hooks[mangle(kPrintfHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_printf),
+                                      JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+    if (Error e = jd.define(orc::absoluteSymbols(std::move(hooks))))
+        return failure(log + "error: JIT: " + toString(std::move(e)));
+    if (Error e = j.addIRModule(orc::ThreadSafeModule(std::move(m), std::move(tsctx))))
+        return failure(log + "error: JIT: " + toString(std::move(e)));
+
+    // Kernel descriptions in the front end's order, completed with what the pass found.
+    exe->m_kernels = describeKernels(bitcode);
+    for (KernelDesc& k : exe->m_kernels) {
+        const WorkGroupKernelInfo* info = nullptr;
+        for (const WorkGroupKernelInfo& w : wgKernels)
+            if (w.name == k.name)
+                info = &w;
+        if (!info)
+            return failure(log + "error: internal: no work-group function for kernel " + k.name);
+        k.hasBarrier = info->hasBarrier;
+        k.usesPrintf = info->usesPrintf;
+        k.staticLocalMemSize = info->staticLocalMemSize;
+        auto sym = j.lookup(info->entryName);
+        if (!sym)
+            return failure(log + "error: JIT: " + toString(sym.takeError()));
+        exe->m_entries.push_back(sym->toPtr<void*>());
+    }
+
+    ProgramBinary bin;
+    bin.type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+    bin.targetKind = TargetSpec::Kind::Cpu;
+    bin.targetName = cpu;
+    bin.options = std::string(options);
+    bin.source = std::string(source);
+    bin.bitcode = bitcode;
+    bin.text = *object;
+    bin.machine = kEmX86_64;
+    exe->m_binary = writeProgramBinary(bin);
+
+    FinalizeResult r;
+    r.log = std::move(log);
+    r.executable = std::move(exe);
+    return r;
+}
+
+} // namespace duet::rt

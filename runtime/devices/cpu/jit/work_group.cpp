@@ -1,0 +1,962 @@
+// The work-group pass: kernels -> WorkGroupFn (region loops over work-items, barriers,
+// per-work-item storage, __local memory, printf), see work_group.hpp.
+//
+// The scheme ("region loops", as in the AMD/Intel CPU runtimes and PoCL, without fibers):
+//  1. Everything that depends on the work-item (work-item functions, barriers, printf,
+//     __local variables) is inlined into the kernel, and the kernel into a new function
+//     W(args, ctx) whose prologue loads the context and the arguments.
+//  2. Each barrier gets a block of its own. A region starts at the kernel entry or at a barrier
+//     and holds every block reachable from there without crossing another barrier.
+//  3. Each region is cloned into a loop nest over local z, y, x (x innermost, so the loop
+//     vectoriser maps work-items onto SIMD lanes). Reaching a barrier or the kernel's end ends
+//     the work-item's turn; the (uniform) barrier reached picks the next region.
+//  4. SSA values that can be live across a barrier, and private arrays used on both sides of
+//     one, move to per-work-item storage: arrays of the group's size, indexed by the local
+//     linear id.
+#include "devices/cpu/jit/work_group.hpp"
+
+#include "compiler/compiler.hpp"
+
+#include <llvm/ADT/BitVector.h>
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/ReplaceConstant.h>
+#include <llvm/Transforms/Utils/BasicBlockUtils.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Transforms/Utils/Local.h>
+#include <llvm/Transforms/Utils/ValueMapper.h>
+
+#include <cstddef>
+#include <map>
+
+namespace duet::rt {
+namespace {
+
+using namespace llvm;
+
+constexpr unsigned kAsLocal = 3;
+
+enum class WorkItemFn {
+    None,
+    GlobalId,
+    LocalId,
+    LocalSize,
+    EnqueuedLocalSize,
+    NumGroups,
+    GroupId,
+    WorkDim,
+    GlobalSize,
+    GlobalOffset,
+    LocalLinearId,
+    GlobalLinearId,
+    Barrier,
+    Fence,
+    Printf,
+};
+
+WorkItemFn classify(StringRef name) {
+    static const std::map<std::string, WorkItemFn, std::less<>> names = {
+        {"_Z13get_global_idj", WorkItemFn::GlobalId},
+        {"_Z12get_local_idj", WorkItemFn::LocalId},
+        {"_Z14get_local_sizej", WorkItemFn::LocalSize},
+        {"_Z23get_enqueued_local_sizej", WorkItemFn::EnqueuedLocalSize},
+        {"_Z14get_num_groupsj", WorkItemFn::NumGroups},
+        {"_Z12get_group_idj", WorkItemFn::GroupId},
+        {"_Z12get_work_dimv", WorkItemFn::WorkDim},
+        {"_Z15get_global_sizej", WorkItemFn::GlobalSize},
+        {"_Z17get_global_offsetj", WorkItemFn::GlobalOffset},
+        {"_Z19get_local_linear_idv", WorkItemFn::LocalLinearId},
+        {"_Z20get_global_linear_idv", WorkItemFn::GlobalLinearId},
+        {"_Z7barrierj", WorkItemFn::Barrier},
+        {"_Z18work_group_barrierj", WorkItemFn::Barrier},
+        {"_Z18work_group_barrierj12memory_scope", WorkItemFn::Barrier},
+        // One thread runs all work-items of a group, one after the other: a fence between
+        // work-items of the group orders nothing that program order does not already order.
+        {"_Z9mem_fencej", WorkItemFn::Fence},
+        {"_Z14read_mem_fencej", WorkItemFn::Fence},
+        {"_Z15write_mem_fencej", WorkItemFn::Fence},
+        {"printf", WorkItemFn::Printf},
+    };
+    auto it = names.find(std::string_view(name.data(), name.size()));
+    return it == names.end() ? WorkItemFn::None : it->second;
+}
+
+WorkItemFn classifyCall(const Instruction& inst) {
+    auto* call = dyn_cast<CallBase>(&inst);
+    if (!call)
+        return WorkItemFn::None;
+    Function* f = call->getCalledFunction();
+    return f ? classify(f->getName()) : WorkItemFn::None;
+}
+
+/// True when `f` touches work-item state itself: such functions are inlined into kernels.
+bool touchesWorkItemState(Function& f) {
+    for (Instruction& inst : instructions(f)) {
+        if (classifyCall(inst) != WorkItemFn::None)
+            return true;
+        for (Value* op : inst.operands()) {
+            SmallVector<Value*, 8> work{op};
+            while (!work.empty()) {
+                Value* v = work.pop_back_val();
+                if (auto* gv = dyn_cast<GlobalVariable>(v)) {
+                    if (gv->getAddressSpace() == kAsLocal)
+                        return true;
+                } else if (auto* ce = dyn_cast<ConstantExpr>(v)) {
+                    for (Value* sub : ce->operands())
+                        work.push_back(sub);
+                }
+            }
+        }
+    }
+    return false;
+}
+
+bool isKernel(const Function& f) {
+    return f.getCallingConv() == CallingConv::SPIR_KERNEL || f.hasMetadata("kernel_arg_addr_space");
+}
+
+/// The values of the context and the placeholders for the current work-item, for one W.
+struct Prologue {
+    Value* workDim = nullptr;
+    Value* globalOffset[3]{};
+    Value* globalSize[3]{};
+    Value* enqueuedLocalSize[3]{};
+    Value* localSize[3]{};
+    Value* numGroups[3]{};
+    Value* groupId[3]{};
+    Value* localMem = nullptr;
+    Value* printfCtx = nullptr;
+    Value* groupItems = nullptr; ///< work-items in this group (localSize product)
+};
+
+/// Placeholders for the local id and the local linear id, replaced in each region loop.
+struct Placeholders {
+    Function* localId[3]{};
+    Function* linear = nullptr;
+};
+
+class WorkGroupBuilder {
+public:
+    WorkGroupBuilder(Module& m, Placeholders& ph, Function* printfHook)
+        : m_module(m), m_ctx(m.getContext()), m_ph(ph), m_printfHook(printfHook),
+          m_i64(Type::getInt64Ty(m_ctx)), m_i32(Type::getInt32Ty(m_ctx)),
+          m_ptr(PointerType::get(m_ctx, 0)) {}
+
+    bool build(Function& kernel, WorkGroupKernelInfo& info, std::string& error);
+
+private:
+    void emitPrologue(IRBuilder<>& b, Argument* ctx);
+    Value* localIdValue(IRBuilder<>& b, unsigned dim);
+    Value* linearValue(IRBuilder<>& b);
+    void lowerWorkItemCalls(Function& w);
+    Value* lowerOne(CallInst* call, WorkItemFn kind);
+    bool lowerPrintf(Function& w, std::string& error);
+    uint64_t lowerLocalVariables(Function& w);
+    bool buildRegions(Function& w, BasicBlock* entry, BasicBlock* start, BasicBlock* exit,
+                      std::vector<BasicBlock*>& barriers, unsigned& regionCount,
+                      std::string& error);
+
+    Module& m_module;
+    LLVMContext& m_ctx;
+    Placeholders& m_ph;
+    Function* m_printfHook;
+    Type* m_i64;
+    Type* m_i32;
+    PointerType* m_ptr;
+    Prologue m_pro;
+};
+
+void WorkGroupBuilder::emitPrologue(IRBuilder<>& b, Argument* ctx) {
+    auto field = [&](size_t offset, Type* type, const char* name) -> Value* {
+        Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), ctx, offset);
+        return b.CreateAlignedLoad(type, p, Align(4), name);
+    };
+    auto field3 = [&](size_t offset, Value* out[3], const char* name) {
+        for (unsigned d = 0; d < 3; ++d)
+            out[d] = field(offset + 8 * d, m_i64, name);
+    };
+    m_pro.workDim = field(offsetof(WorkGroupContext, workDim), m_i32, "work_dim");
+    field3(offsetof(WorkGroupContext, globalOffset), m_pro.globalOffset, "global_offset");
+    field3(offsetof(WorkGroupContext, globalSize), m_pro.globalSize, "global_size");
+    field3(offsetof(WorkGroupContext, enqueuedLocalSize), m_pro.enqueuedLocalSize,
+           "enqueued_local_size");
+    field3(offsetof(WorkGroupContext, localSize), m_pro.localSize, "local_size");
+    field3(offsetof(WorkGroupContext, numGroups), m_pro.numGroups, "num_groups");
+    field3(offsetof(WorkGroupContext, groupId), m_pro.groupId, "group_id");
+    m_pro.localMem = field(offsetof(WorkGroupContext, localMem), m_ptr, "local_mem");
+    m_pro.printfCtx = field(offsetof(WorkGroupContext, printfCtx), m_ptr, "printf_ctx");
+    m_pro.groupItems = b.CreateMul(b.CreateMul(m_pro.localSize[0], m_pro.localSize[1]),
+                                   m_pro.localSize[2], "group_items");
+}
+
+Value* WorkGroupBuilder::localIdValue(IRBuilder<>& b, unsigned dim) {
+    return b.CreateCall(m_ph.localId[dim]);
+}
+
+Value* WorkGroupBuilder::linearValue(IRBuilder<>& b) { return b.CreateCall(m_ph.linear); }
+
+Value* WorkGroupBuilder::lowerOne(CallInst* call, WorkItemFn kind) {
+    IRBuilder<> b(call);
+    // Per dimension value; dimensions past 2 give the spec's default.
+    auto perDim = [&](auto&& valueOf, uint64_t outside) -> Value* {
+        Value* dimArg = call->getArgOperand(0);
+        if (auto* c = dyn_cast<ConstantInt>(dimArg)) {
+            uint64_t d = c->getZExtValue();
+            return d < 3 ? valueOf(unsigned(d)) : ConstantInt::get(m_i64, outside);
+        }
+        Value* v = ConstantInt::get(m_i64, outside);
+        for (int d = 2; d >= 0; --d)
+            v = b.CreateSelect(b.CreateICmpEQ(dimArg, ConstantInt::get(dimArg->getType(), d)),
+                               valueOf(unsigned(d)), v);
+        return v;
+    };
+    auto globalMinusOffset = [&](unsigned d) {
+        return b.CreateAdd(b.CreateMul(m_pro.groupId[d], m_pro.enqueuedLocalSize[d]),
+                           localIdValue(b, d));
+    };
+    switch (kind) {
+    case WorkItemFn::GlobalId:
+        return perDim([&](unsigned d) { return b.CreateAdd(globalMinusOffset(d),
+                                                           m_pro.globalOffset[d]); },
+                      0);
+    case WorkItemFn::LocalId:
+        return perDim([&](unsigned d) { return localIdValue(b, d); }, 0);
+    case WorkItemFn::LocalSize:
+        return perDim([&](unsigned d) { return m_pro.localSize[d]; }, 1);
+    case WorkItemFn::EnqueuedLocalSize:
+        return perDim([&](unsigned d) { return m_pro.enqueuedLocalSize[d]; }, 1);
+    case WorkItemFn::NumGroups:
+        return perDim([&](unsigned d) { return m_pro.numGroups[d]; }, 1);
+    case WorkItemFn::GroupId:
+        return perDim([&](unsigned d) { return m_pro.groupId[d]; }, 0);
+    case WorkItemFn::GlobalSize:
+        return perDim([&](unsigned d) { return m_pro.globalSize[d]; }, 1);
+    case WorkItemFn::GlobalOffset:
+        return perDim([&](unsigned d) { return m_pro.globalOffset[d]; }, 0);
+    case WorkItemFn::WorkDim:
+        return m_pro.workDim;
+    case WorkItemFn::LocalLinearId:
+        return linearValue(b);
+    case WorkItemFn::GlobalLinearId: {
+        Value* z = globalMinusOffset(2);
+        Value* y = globalMinusOffset(1);
+        Value* x = globalMinusOffset(0);
+        return b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(z, m_pro.globalSize[1]), y),
+                                       m_pro.globalSize[0]),
+                           x);
+    }
+    default:
+        return nullptr;
+    }
+}
+
+void WorkGroupBuilder::lowerWorkItemCalls(Function& w) {
+    SmallVector<std::pair<CallInst*, WorkItemFn>, 16> calls;
+    for (Instruction& inst : instructions(w)) {
+        WorkItemFn kind = classifyCall(inst);
+        if (kind != WorkItemFn::None && kind != WorkItemFn::Barrier &&
+            kind != WorkItemFn::Printf)
+            calls.push_back({cast<CallInst>(&inst), kind});
+    }
+    for (auto [call, kind] : calls) {
+        if (kind == WorkItemFn::Fence) {
+            call->eraseFromParent();
+            continue;
+        }
+        Value* v = lowerOne(call, kind);
+        if (v->getType() != call->getType())
+            v = IRBuilder<>(call).CreateZExtOrTrunc(v, call->getType());
+        call->replaceAllUsesWith(v);
+        call->eraseFromParent();
+    }
+}
+
+bool WorkGroupBuilder::lowerPrintf(Function& w, std::string& error) {
+    SmallVector<CallInst*, 4> calls;
+    for (Instruction& inst : instructions(w))
+        if (classifyCall(inst) == WorkItemFn::Printf)
+            calls.push_back(cast<CallInst>(&inst));
+    const DataLayout& dl = m_module.getDataLayout();
+    BasicBlock& entry = w.getEntryBlock();
+    for (CallInst* call : calls) {
+        if (call->arg_size() == 0) {
+            error = "printf called without a format";
+            return false;
+        }
+        IRBuilder<> b(call);
+        SmallVector<Type*, 8> types;
+        for (unsigned i = 1; i < call->arg_size(); ++i)
+            types.push_back(call->getArgOperand(i)->getType());
+        const uint32_t count = uint32_t(types.size());
+        Value* argsPtr = ConstantPointerNull::get(m_ptr);
+        Value* layoutPtr = ConstantPointerNull::get(m_ptr);
+        if (count) {
+            StructType* st = StructType::get(m_ctx, types);
+            const StructLayout* sl = dl.getStructLayout(st);
+            IRBuilder<> eb(&entry, entry.getFirstInsertionPt());
+            AllocaInst* storage = eb.CreateAlloca(st, nullptr, "printf.args");
+            std::vector<uint32_t> layout;
+            for (uint32_t i = 0; i < count; ++i) {
+                b.CreateStore(call->getArgOperand(i + 1), b.CreateStructGEP(st, storage, i));
+                layout.push_back(uint32_t(sl->getElementOffset(i)));
+                layout.push_back(uint32_t(dl.getTypeAllocSize(types[i]).getFixedValue()));
+            }
+            auto* init = ConstantDataArray::get(m_ctx, layout);
+            auto* gv = new GlobalVariable(m_module, init->getType(), true,
+                                          GlobalValue::PrivateLinkage, init, "printf.layout",
+                                          nullptr, GlobalValue::NotThreadLocal, 0u);
+            argsPtr = storage;
+            layoutPtr = gv;
+        }
+        Value* format = b.CreateAddrSpaceCast(call->getArgOperand(0), m_ptr);
+        CallInst* hook = b.CreateCall(m_printfHook, {m_pro.printfCtx, format, argsPtr, layoutPtr,
+                                                     b.getInt32(count)});
+        call->replaceAllUsesWith(hook);
+        call->eraseFromParent();
+    }
+    return true;
+}
+
+uint64_t WorkGroupBuilder::lowerLocalVariables(Function& w) {
+    SmallPtrSet<GlobalVariable*, 8> used;
+    for (Instruction& inst : instructions(w)) {
+        for (Value* op : inst.operands()) {
+            SmallVector<Value*, 8> work{op};
+            while (!work.empty()) {
+                Value* v = work.pop_back_val();
+                if (auto* gv = dyn_cast<GlobalVariable>(v)) {
+                    if (gv->getAddressSpace() == kAsLocal)
+                        used.insert(gv);
+                } else if (auto* ce = dyn_cast<ConstantExpr>(v)) {
+                    for (Value* sub : ce->operands())
+                        work.push_back(sub);
+                }
+            }
+        }
+    }
+    if (used.empty())
+        return 0;
+    // Module order, each at its alignment: the layout compiler/metadata.cpp reports too.
+    const DataLayout& dl = m_module.getDataLayout();
+    SmallVector<Constant*, 8> ordered;
+    for (GlobalVariable& gv : m_module.globals())
+        if (used.contains(&gv))
+            ordered.push_back(&gv);
+    convertUsersOfConstantsToInstructions(ordered, &w);
+    IRBuilder<> b(w.getEntryBlock().getTerminator());
+    uint64_t offset = 0;
+    for (Constant* c : ordered) {
+        auto* gv = cast<GlobalVariable>(c);
+        uint64_t align = gv->getAlign() ? gv->getAlign()->value()
+                                        : dl.getABITypeAlign(gv->getValueType()).value();
+        offset = (offset + align - 1) / align * align;
+        Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), m_pro.localMem, offset);
+        Value* local = b.CreateAddrSpaceCast(p, gv->getType(), gv->getName());
+        gv->replaceUsesWithIf(local, [&](Use& u) {
+            auto* inst = dyn_cast<Instruction>(u.getUser());
+            return inst && inst->getFunction() == &w;
+        });
+        offset += dl.getTypeAllocSize(gv->getValueType()).getFixedValue();
+    }
+    return offset;
+}
+
+/// Blocks reachable from `from` (included) without entering `blocked`.
+BitVector reachable(ArrayRef<unsigned> from, const std::vector<std::vector<unsigned>>& succ,
+                    int blocked) {
+    BitVector seen(unsigned(succ.size()));
+    SmallVector<unsigned, 32> work;
+    for (unsigned f : from)
+        if (int(f) != blocked && !seen.test(f)) {
+            seen.set(f);
+            work.push_back(f);
+        }
+    while (!work.empty()) {
+        unsigned n = work.pop_back_val();
+        for (unsigned s : succ[n])
+            if (int(s) != blocked && !seen.test(s)) {
+                seen.set(s);
+                work.push_back(s);
+            }
+    }
+    return seen;
+}
+
+bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* start,
+                                    BasicBlock* exit, std::vector<BasicBlock*>& barriers,
+                                    unsigned& regionCount, std::string& error) {
+    // Number the kernel's blocks (all but the prologue).
+    std::vector<BasicBlock*> blocks;
+    DenseMap<BasicBlock*, unsigned> index;
+    for (BasicBlock& bb : w)
+        if (&bb != entry) {
+            index[&bb] = unsigned(blocks.size());
+            blocks.push_back(&bb);
+        }
+    const unsigned n = unsigned(blocks.size());
+    std::vector<std::vector<unsigned>> succ(n);
+    for (unsigned i = 0; i < n; ++i)
+        for (BasicBlock* s : successors(blocks[i]))
+            succ[i].push_back(index.lookup(s));
+    BitVector isBarrier(n);
+    for (BasicBlock* bb : barriers)
+        isBarrier.set(index.lookup(bb));
+    const unsigned exitIdx = index.lookup(exit);
+
+    // Reach of each barrier block (itself included), for the liveness questions below.
+    std::vector<BitVector> barrierReach;
+    for (BasicBlock* bb : barriers)
+        barrierReach.push_back(reachable({index.lookup(bb)}, succ, -1));
+    auto throughBarrier = [&](unsigned from, int blocked) {
+        BitVector out(n);
+        BitVector r = reachable(succ[from], succ, blocked);
+        for (size_t j = 0; j < barriers.size(); ++j)
+            if (r.test(index.lookup(barriers[j]))) {
+                if (blocked < 0)
+                    out |= barrierReach[j];
+                else
+                    out |= reachable({index.lookup(barriers[j])}, succ, blocked);
+            }
+        return out;
+    };
+
+    IRBuilder<> eb(entry->getTerminator());
+    if (!barriers.empty()) {
+        // Private arrays used on both sides of a barrier: one copy per work-item.
+        SmallVector<AllocaInst*, 8> allocas;
+        for (Instruction& inst : *entry)
+            if (auto* a = dyn_cast<AllocaInst>(&inst))
+                allocas.push_back(a);
+        for (AllocaInst* a : allocas) {
+            bool escapes = false;
+            SmallPtrSet<Value*, 16> seen{a};
+            SmallVector<Value*, 16> work{a};
+            SmallVector<unsigned, 16> useBlocks;
+            while (!work.empty()) {
+                Value* v = work.pop_back_val();
+                for (User* u : v->users()) {
+                    auto* inst = cast<Instruction>(u);
+                    if (isa<GetElementPtrInst, CastInst, SelectInst, PHINode>(inst)) {
+                        if (isa<PtrToIntInst>(inst))
+                            escapes = true;
+                        else if (seen.insert(inst).second)
+                            work.push_back(inst);
+                    }
+                    if (auto* st = dyn_cast<StoreInst>(inst); st && st->getValueOperand() == v)
+                        escapes = true;
+                    if (inst->getParent() != entry)
+                        useBlocks.push_back(index.lookup(inst->getParent()));
+                }
+            }
+            bool perItem = escapes;
+            for (size_t i = 0; i < useBlocks.size() && !perItem; ++i) {
+                BitVector after = throughBarrier(useBlocks[i], -1);
+                for (unsigned u : useBlocks)
+                    if (after.test(u))
+                        perItem = true;
+            }
+            if (!perItem)
+                continue;
+            AllocaInst* items = eb.CreateAlloca(a->getAllocatedType(), m_pro.groupItems,
+                                                a->getName() + ".items");
+            items->setAlignment(a->getAlign());
+            SmallVector<Use*, 8> uses;
+            for (Use& u : a->uses())
+                uses.push_back(&u);
+            for (Use* u : uses) {
+                auto* user = cast<Instruction>(u->getUser());
+                Instruction* at = user;
+                if (auto* phi = dyn_cast<PHINode>(user))
+                    at = phi->getIncomingBlock(*u)->getTerminator();
+                IRBuilder<> b(at);
+                u->set(b.CreateInBoundsGEP(a->getAllocatedType(), items, linearValue(b)));
+            }
+            a->eraseFromParent();
+        }
+
+        // SSA values live across a barrier: stored after their definition, loaded before
+        // each use that a barrier may separate from it.
+        for (unsigned di = 0; di < n; ++di) {
+            BasicBlock* def = blocks[di];
+            std::optional<BitVector> cross;
+            SmallVector<Instruction*, 16> values;
+            for (Instruction& inst : *def)
+                values.push_back(&inst);
+            for (Instruction* inst : values) {
+                if (inst->getType()->isVoidTy() || inst->use_empty())
+                    continue;
+                SmallVector<Use*, 8> crossing;
+                for (Use& u : inst->uses()) {
+                    auto* user = cast<Instruction>(u.getUser());
+                    BasicBlock* ub = user->getParent();
+                    if (auto* phi = dyn_cast<PHINode>(user))
+                        ub = phi->getIncomingBlock(u);
+                    if (ub == def)
+                        continue;
+                    if (!cross)
+                        cross = throughBarrier(di, int(di));
+                    if (cross->test(index.lookup(ub)))
+                        crossing.push_back(&u);
+                }
+                if (crossing.empty())
+                    continue;
+                if (inst->getType()->isTokenTy()) {
+                    error = "a token value lives across a barrier";
+                    return false;
+                }
+                AllocaInst* slot =
+                    eb.CreateAlloca(inst->getType(), m_pro.groupItems, inst->getName() + ".wi");
+                Instruction* after = isa<PHINode>(inst) ? &*def->getFirstInsertionPt()
+                                                        : inst->getNextNode();
+                IRBuilder<> sb(after);
+                sb.CreateStore(inst, sb.CreateInBoundsGEP(inst->getType(), slot, linearValue(sb)));
+                for (Use* u : crossing) {
+                    auto* user = cast<Instruction>(u->getUser());
+                    Instruction* at = user;
+                    if (auto* phi = dyn_cast<PHINode>(user))
+                        at = phi->getIncomingBlock(*u)->getTerminator();
+                    IRBuilder<> lb(at);
+                    u->set(lb.CreateLoad(inst->getType(),
+                                         lb.CreateInBoundsGEP(inst->getType(), slot,
+                                                              linearValue(lb)),
+                                         inst->getName() + ".reload"));
+                }
+            }
+        }
+    }
+
+    // Regions: entry 0 is the kernel's start, entry j + 1 barrier j.
+    std::vector<BasicBlock*> entries{start};
+    entries.insert(entries.end(), barriers.begin(), barriers.end());
+    DenseMap<BasicBlock*, int> regionOfEntry;
+    for (size_t k = 0; k < entries.size(); ++k)
+        regionOfEntry[entries[k]] = int(k);
+    constexpr int kExit = -1;
+    regionCount = unsigned(entries.size());
+
+    struct Region {
+        BasicBlock* pre = nullptr;
+        BasicBlock* done = nullptr;
+        std::vector<int> targets; // next region ids, kExit
+        Value* next = nullptr;    // the target picked by the last work-item (several targets)
+    };
+    std::vector<Region> regions(entries.size());
+    AllocaInst* nextSlot = nullptr;
+    BasicBlock* dispatch = nullptr;
+    std::vector<BasicBlock*> original = blocks;
+    SmallPtrSet<BasicBlock*, 32> originalSet(blocks.begin(), blocks.end());
+    originalSet.erase(exit);
+
+    for (size_t k = 0; k < entries.size(); ++k) {
+        Region& r = regions[k];
+        // The region's blocks, in discovery order.
+        std::vector<BasicBlock*> members{entries[k]};
+        SmallPtrSet<BasicBlock*, 32> memberSet{entries[k]};
+        std::map<int, bool> targetSeen;
+        for (size_t i = 0; i < members.size(); ++i)
+            for (BasicBlock* s : successors(members[i])) {
+                if (s == exit) {
+                    targetSeen[kExit] = true;
+                } else if (isBarrier.test(index.lookup(s))) {
+                    targetSeen[regionOfEntry.lookup(s)] = true;
+                } else if (memberSet.insert(s).second) {
+                    members.push_back(s);
+                }
+            }
+        for (auto& [t, _] : targetSeen)
+            r.targets.push_back(t);
+
+        r.pre = BasicBlock::Create(m_ctx, "region" + std::to_string(k), &w);
+        BasicBlock* zh = BasicBlock::Create(m_ctx, "wi.z", &w);
+        BasicBlock* yh = BasicBlock::Create(m_ctx, "wi.y", &w);
+        BasicBlock* xh = BasicBlock::Create(m_ctx, "wi.x", &w);
+        BasicBlock* xl = BasicBlock::Create(m_ctx, "wi.x.next", &w);
+        BasicBlock* yl = BasicBlock::Create(m_ctx, "wi.y.next", &w);
+        BasicBlock* zl = BasicBlock::Create(m_ctx, "wi.z.next", &w);
+        r.done = BasicBlock::Create(m_ctx, "region" + std::to_string(k) + ".done", &w);
+        IRBuilder<> b(r.pre);
+        b.CreateBr(zh);
+        b.SetInsertPoint(zh);
+        PHINode* z = b.CreatePHI(m_i64, 2, "lz");
+        b.CreateBr(yh);
+        b.SetInsertPoint(yh);
+        PHINode* y = b.CreatePHI(m_i64, 2, "ly");
+        Value* row = b.CreateMul(b.CreateAdd(b.CreateMul(z, m_pro.localSize[1]), y),
+                                 m_pro.localSize[0], "row");
+        b.SetInsertPoint(xh);
+        PHINode* x = b.CreatePHI(m_i64, 2, "lx");
+        Value* lin = b.CreateAdd(row, x, "local_linear");
+        b.SetInsertPoint(yh);
+        b.CreateBr(xh);
+
+        // Clone the region's blocks.
+        ValueToValueMapTy vmap;
+        std::vector<BasicBlock*> clones;
+        for (BasicBlock* bb : members) {
+            BasicBlock* c = CloneBasicBlock(bb, vmap, ".r" + std::to_string(k), &w);
+            vmap[bb] = c;
+            clones.push_back(c);
+        }
+        std::map<int, BasicBlock*> exitBlocks;
+        for (int t : r.targets) {
+            exitBlocks[t] = BasicBlock::Create(m_ctx, "to." + std::to_string(t), &w);
+            BranchInst::Create(xl, exitBlocks[t]);
+        }
+        for (BasicBlock* c : clones) {
+            Instruction* term = c->getTerminator();
+            for (unsigned s = 0; s < term->getNumSuccessors(); ++s) {
+                BasicBlock* target = term->getSuccessor(s);
+                if (target == exit)
+                    term->setSuccessor(s, exitBlocks[kExit]);
+                else if (isBarrier.test(index.lookup(target)))
+                    term->setSuccessor(s, exitBlocks[regionOfEntry.lookup(target)]);
+            }
+            for (PHINode& phi : c->phis())
+                for (int i = int(phi.getNumIncomingValues()) - 1; i >= 0; --i)
+                    if (!memberSet.contains(phi.getIncomingBlock(unsigned(i))))
+                        phi.removeIncomingValue(unsigned(i), false);
+        }
+        for (BasicBlock* c : clones)
+            for (Instruction& inst : *c)
+                RemapInstruction(&inst, vmap, RF_NoModuleLevelChanges | RF_IgnoreMissingLocals);
+        // Work-item placeholders -> this loop's indices.
+        for (BasicBlock* c : clones) {
+            for (Instruction& inst : make_early_inc_range(*c)) {
+                auto* call = dyn_cast<CallInst>(&inst);
+                if (!call)
+                    continue;
+                Function* f = call->getCalledFunction();
+                Value* v = nullptr;
+                if (f == m_ph.localId[0])
+                    v = x;
+                else if (f == m_ph.localId[1])
+                    v = y;
+                else if (f == m_ph.localId[2])
+                    v = z;
+                else if (f == m_ph.linear)
+                    v = lin;
+                if (v) {
+                    call->replaceAllUsesWith(v);
+                    call->eraseFromParent();
+                }
+            }
+        }
+        b.SetInsertPoint(xh);
+        b.CreateBr(cast<BasicBlock>(vmap[entries[k]]));
+
+        b.SetInsertPoint(xl);
+        if (r.targets.size() > 1) {
+            PHINode* next = b.CreatePHI(m_i32, unsigned(r.targets.size()), "next_region");
+            for (int t : r.targets)
+                next->addIncoming(b.getInt32(uint32_t(t)), exitBlocks[t]);
+            r.next = next;
+        }
+        Value* x1 = b.CreateAdd(x, ConstantInt::get(m_i64, 1));
+        b.CreateCondBr(b.CreateICmpULT(x1, m_pro.localSize[0]), xh, yl);
+        b.SetInsertPoint(yl);
+        Value* y1 = b.CreateAdd(y, ConstantInt::get(m_i64, 1));
+        b.CreateCondBr(b.CreateICmpULT(y1, m_pro.localSize[1]), yh, zl);
+        b.SetInsertPoint(zl);
+        Value* z1 = b.CreateAdd(z, ConstantInt::get(m_i64, 1));
+        b.CreateCondBr(b.CreateICmpULT(z1, m_pro.localSize[2]), zh, r.done);
+        x->addIncoming(ConstantInt::get(m_i64, 0), yh);
+        x->addIncoming(x1, xl);
+        y->addIncoming(ConstantInt::get(m_i64, 0), zh);
+        y->addIncoming(y1, yl);
+        z->addIncoming(ConstantInt::get(m_i64, 0), r.pre);
+        z->addIncoming(z1, zl);
+    }
+
+    // Tie the regions together: a region with one successor jumps there, others go through
+    // the dispatcher with the barrier the work-items reached.
+    for (size_t k = 0; k < regions.size(); ++k) {
+        Region& r = regions[k];
+        IRBuilder<> b(r.done);
+        if (r.targets.size() == 1) {
+            int t = r.targets[0];
+            b.CreateBr(t == kExit ? exit : regions[size_t(t)].pre);
+        } else if (r.targets.empty()) {
+            b.CreateBr(exit); // the region never ends: this block is unreachable
+        } else {
+            if (!dispatch) {
+                nextSlot = eb.CreateAlloca(m_i32, nullptr, "next_region");
+                dispatch = BasicBlock::Create(m_ctx, "dispatch", &w);
+                IRBuilder<> db(dispatch);
+                auto* sw = db.CreateSwitch(db.CreateLoad(m_i32, nextSlot), exit,
+                                           unsigned(regions.size()));
+                for (size_t j = 0; j < regions.size(); ++j)
+                    sw->addCase(db.getInt32(uint32_t(j)), regions[j].pre);
+            }
+            b.CreateStore(r.next, nextSlot);
+            b.CreateBr(dispatch);
+        }
+    }
+    entry->getTerminator()->setSuccessor(0, regions[0].pre);
+
+    // Every value a clone uses must come from its own region or the prologue.
+    for (BasicBlock& bb : w) {
+        if (originalSet.contains(&bb))
+            continue;
+        for (Instruction& inst : bb)
+            for (Value* op : inst.operands())
+                if (auto* def = dyn_cast<Instruction>(op);
+                    def && originalSet.contains(def->getParent())) {
+                    error = "internal error: value '" + def->getName().str() +
+                            "' of kernel block '" + def->getParent()->getName().str() +
+                            "' escapes its barrier region";
+                    return false;
+                }
+    }
+    for (BasicBlock* bb : original)
+        if (bb != exit)
+            bb->dropAllReferences();
+    for (BasicBlock* bb : original)
+        if (bb != exit)
+            bb->eraseFromParent();
+    return true;
+}
+
+bool WorkGroupBuilder::build(Function& kernel, WorkGroupKernelInfo& info, std::string& error) {
+    info.name = kernel.getName().str();
+    info.entryName = "__duet_wg_" + info.name;
+    auto* fnTy = FunctionType::get(Type::getVoidTy(m_ctx), {m_ptr, m_ptr}, false);
+    Function* w = Function::Create(fnTy, GlobalValue::ExternalLinkage, info.entryName, m_module);
+    w->addFnAttr(Attribute::NoUnwind);
+    for (unsigned i = 0; i < 2; ++i) {
+        w->addParamAttr(i, Attribute::NoAlias);
+        w->addParamAttr(i, Attribute::NoCapture);
+        w->addParamAttr(i, Attribute::ReadOnly);
+    }
+    Argument* argsArg = w->getArg(0);
+    Argument* ctxArg = w->getArg(1);
+    argsArg->setName("args");
+    ctxArg->setName("ctx");
+
+    BasicBlock* entry = BasicBlock::Create(m_ctx, "entry", w);
+    IRBuilder<> b(entry);
+    emitPrologue(b, ctxArg);
+    SmallVector<Value*, 8> callArgs;
+    for (Argument& a : kernel.args()) {
+        Value* slot = b.CreateAlignedLoad(m_ptr, b.CreateConstInBoundsGEP1_64(m_ptr, argsArg,
+                                                                              a.getArgNo()),
+                                          Align(8), "arg" + std::to_string(a.getArgNo()));
+        if (a.hasByValAttr()) {
+            callArgs.push_back(slot); // the call copies it (byval), per work-item
+            continue;
+        }
+        callArgs.push_back(b.CreateAlignedLoad(a.getType(), slot, Align(1), a.getName()));
+    }
+    Instruction* lastPrologue = &entry->back();
+    CallInst* call = b.CreateCall(&kernel, callArgs);
+    b.CreateRetVoid();
+
+    InlineFunctionInfo ifi;
+    if (!InlineFunction(*call, ifi).isSuccess()) {
+        error = "cannot inline kernel " + info.name;
+        return false;
+    }
+    BasicBlock* start = entry->splitBasicBlock(lastPrologue->getNextNode(), "kernel.start");
+    removeUnreachableBlocks(*w);
+
+    // One exit block holding only `ret void`.
+    BasicBlock* exit = nullptr;
+    SmallVector<ReturnInst*, 2> rets;
+    for (BasicBlock& bb : *w)
+        if (auto* ret = dyn_cast<ReturnInst>(bb.getTerminator()))
+            rets.push_back(ret);
+    if (rets.size() == 1) {
+        exit = rets[0]->getParent()->splitBasicBlock(rets[0], "kernel.exit");
+    } else {
+        exit = BasicBlock::Create(m_ctx, "kernel.exit", w);
+        ReturnInst::Create(m_ctx, exit);
+        for (ReturnInst* ret : rets) {
+            BranchInst::Create(exit, ret->getParent());
+            ret->eraseFromParent();
+        }
+    }
+
+    lowerWorkItemCalls(*w);
+    info.usesPrintf = false;
+    for (Instruction& inst : instructions(*w))
+        if (classifyCall(inst) == WorkItemFn::Printf)
+            info.usesPrintf = true;
+    if (!lowerPrintf(*w, error))
+        return false;
+    info.staticLocalMemSize = lowerLocalVariables(*w);
+
+    std::vector<BasicBlock*> barriers;
+    SmallVector<CallInst*, 8> barrierCalls;
+    for (Instruction& inst : instructions(*w))
+        if (classifyCall(inst) == WorkItemFn::Barrier)
+            barrierCalls.push_back(cast<CallInst>(&inst));
+    for (CallInst* c : barrierCalls) {
+        BasicBlock* bar = c->getParent()->splitBasicBlock(c, "barrier");
+        bar->splitBasicBlock(c->getNextNode(), "after.barrier");
+        c->eraseFromParent();
+        barriers.push_back(bar);
+    }
+    info.hasBarrier = !barriers.empty();
+    if (info.hasBarrier) {
+        // Lifetimes would span several region loops; per-work-item storage has none.
+        SmallVector<Instruction*, 16> markers;
+        for (Instruction& inst : instructions(*w))
+            if (auto* ii = dyn_cast<IntrinsicInst>(&inst); ii && ii->isLifetimeStartOrEnd())
+                markers.push_back(ii);
+        for (Instruction* i : markers)
+            i->eraseFromParent();
+    }
+    // Barriers on paths that never return leave dead blocks behind; drop them first.
+    removeUnreachableBlocks(*w);
+    std::erase_if(barriers, [&](BasicBlock* bb) {
+        for (BasicBlock& live : *w)
+            if (&live == bb)
+                return false;
+        return true;
+    });
+    return buildRegions(*w, entry, start, exit, barriers, info.regions, error);
+}
+
+} // namespace
+
+void normaliseForCpu(llvm::Module& module) {
+    using namespace llvm;
+    for (Function& f : module) {
+        f.removeFnAttr(Attribute::Convergent);
+        f.removeFnAttr(Attribute::OptimizeNone);
+        f.removeFnAttr(Attribute::NoInline);
+        if (f.getCallingConv() == CallingConv::SPIR_FUNC ||
+            f.getCallingConv() == CallingConv::SPIR_KERNEL)
+            f.setCallingConv(CallingConv::C);
+        for (Instruction& inst : instructions(f))
+            if (auto* call = dyn_cast<CallBase>(&inst)) {
+                call->removeFnAttr(Attribute::Convergent);
+                call->removeFnAttr(Attribute::NoInline);
+                if (call->getCallingConv() == CallingConv::SPIR_FUNC ||
+                    call->getCallingConv() == CallingConv::SPIR_KERNEL)
+                    call->setCallingConv(CallingConv::C);
+            }
+    }
+}
+
+bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelInfo>& kernels,
+                             std::string& error) {
+    using namespace llvm;
+    LLVMContext& ctx = module.getContext();
+    std::vector<Function*> kernelFns;
+    for (Function& f : module)
+        if (!f.isDeclaration() && isKernel(f))
+            kernelFns.push_back(&f);
+
+    // Functions that must be inlined into kernels: those touching work-item state, their
+    // callers, and kernels (a kernel may call another).
+    SmallPtrSet<Function*, 16> mustInline;
+    for (Function& f : module)
+        if (!f.isDeclaration() && (isKernel(f) || touchesWorkItemState(f)))
+            mustInline.insert(&f);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (Function& f : module) {
+            if (f.isDeclaration() || mustInline.contains(&f))
+                continue;
+            for (Instruction& inst : instructions(f))
+                if (auto* call = dyn_cast<CallBase>(&inst))
+                    if (Function* callee = call->getCalledFunction();
+                        callee && mustInline.contains(callee)) {
+                        mustInline.insert(&f);
+                        changed = true;
+                        break;
+                    }
+        }
+    }
+    for (Function* k : kernelFns) {
+        for (unsigned round = 0;; ++round) {
+            SmallVector<CallBase*, 16> calls;
+            for (Instruction& inst : instructions(*k))
+                if (auto* call = dyn_cast<CallBase>(&inst))
+                    if (Function* callee = call->getCalledFunction();
+                        callee && !callee->isDeclaration() && mustInline.contains(callee))
+                        calls.push_back(call);
+            if (calls.empty())
+                break;
+            if (round > 64) {
+                error = "kernel " + k->getName().str() +
+                        ": recursive calls are not allowed in OpenCL C";
+                return false;
+            }
+            for (CallBase* call : calls) {
+                if (call->getCalledFunction() == k) {
+                    error = "kernel " + k->getName().str() + " calls itself";
+                    return false;
+                }
+                InlineFunctionInfo ifi;
+                if (!InlineFunction(*call, ifi).isSuccess()) {
+                    error = "cannot inline " + call->getCalledFunction()->getName().str() +
+                            " into kernel " + k->getName().str();
+                    return false;
+                }
+            }
+        }
+    }
+
+    Placeholders ph;
+    auto* i64 = Type::getInt64Ty(ctx);
+    auto* phTy = FunctionType::get(i64, false);
+    const char* phNames[] = {"__duet.local_id.x", "__duet.local_id.y", "__duet.local_id.z"};
+    for (unsigned d = 0; d < 3; ++d)
+        ph.localId[d] = Function::Create(phTy, GlobalValue::ExternalLinkage, phNames[d], module);
+    ph.linear = Function::Create(phTy, GlobalValue::ExternalLinkage, "__duet.local_linear",
+                                 module);
+    for (Function* f : {ph.localId[0], ph.localId[1], ph.localId[2], ph.linear}) {
+        f->setDoesNotAccessMemory();
+        f->setDoesNotThrow();
+    }
+    auto* ptr = PointerType::get(ctx, 0);
+    Function* hook = module.getFunction("__duet_printf");
+    if (!hook)
+        hook = Function::Create(FunctionType::get(Type::getInt32Ty(ctx),
+                                                  {ptr, ptr, ptr, ptr, Type::getInt32Ty(ctx)},
+                                                  false),
+                                GlobalValue::ExternalLinkage, "__duet_printf", module);
+
+    WorkGroupBuilder builder(module, ph, hook);
+    kernels.clear();
+    for (Function* k : kernelFns) {
+        WorkGroupKernelInfo info;
+        if (!builder.build(*k, info, error))
+            return false;
+        kernels.push_back(std::move(info));
+    }
+
+    for (Function* f : {ph.localId[0], ph.localId[1], ph.localId[2], ph.linear}) {
+        if (!f->use_empty()) {
+            error = "internal error: a work-item id outside any region loop";
+            return false;
+        }
+        f->eraseFromParent();
+    }
+    // The kernels and what was inlined into them are no longer called.
+    for (Function* k : kernelFns)
+        k->dropAllReferences();
+    for (Function* k : kernelFns)
+        k->eraseFromParent();
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (Function& f : make_early_inc_range(module))
+            if (mustInline.contains(&f) && f.use_empty() && !f.isDeclaration()) {
+                mustInline.erase(&f);
+                f.eraseFromParent();
+                changed = true;
+            }
+    }
+    if (!hook->use_empty())
+        return true;
+    hook->eraseFromParent();
+    return true;
+}
+
+} // namespace duet::rt

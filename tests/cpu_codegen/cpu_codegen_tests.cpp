@@ -1,0 +1,509 @@
+// CPU code generator: compile OpenCL C, finalise for the CPU, run the work-group functions by
+// hand over whole NDRanges, and compare with host references.
+#include "compiler/compiler.hpp"
+#include "devices/cpu/jit/printf.hpp"
+
+#include <catch.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace duet::rt;
+
+namespace {
+
+TargetSpec hostTarget() {
+    TargetSpec t;
+    t.kind = TargetSpec::Kind::Cpu; // cpuName empty: the host CPU and its features
+    return t;
+}
+
+struct Built {
+    FinalizeResult fin;
+    std::string log;
+    size_t index(const std::string& name) const {
+        const auto& ks = fin.executable->kernels();
+        for (size_t i = 0; i < ks.size(); ++i)
+            if (ks[i].name == name)
+                return i;
+        FAIL("no kernel " << name);
+        return 0;
+    }
+    WorkGroupFn fn(const std::string& name) const {
+        return reinterpret_cast<WorkGroupFn>(fin.executable->entry(index(name)));
+    }
+    const KernelDesc& desc(const std::string& name) const {
+        return fin.executable->kernels()[index(name)];
+    }
+};
+
+Built build(const std::string& source, const std::string& options = "-cl-std=CL3.0") {
+    Built b;
+    CompileResult c = compileSource(source, options, {}, hostTarget());
+    INFO(c.log);
+    REQUIRE(c.status == CL_SUCCESS);
+    b.fin = finalizeForCpu(c.bitcode, options, source, hostTarget());
+    b.log = b.fin.log;
+    INFO(b.fin.log);
+    REQUIRE(b.fin.status == CL_SUCCESS);
+    REQUIRE(b.fin.executable);
+    return b;
+}
+
+/// Runs every work-group of an NDRange on this thread (non-uniform: trailing partial groups).
+void runNDRange(WorkGroupFn fn, std::vector<void*> args, unsigned dims,
+                std::array<size_t, 3> global, std::array<size_t, 3> local,
+                std::array<size_t, 3> offset = {0, 0, 0}, uint64_t localMemSize = 0,
+                void* printfCtx = nullptr) {
+    for (unsigned d = dims; d < 3; ++d) {
+        global[d] = 1;
+        local[d] = 1;
+        offset[d] = 0;
+    }
+    WorkGroupContext ctx{};
+    ctx.workDim = dims;
+    size_t groups[3];
+    for (unsigned d = 0; d < 3; ++d) {
+        ctx.globalOffset[d] = offset[d];
+        ctx.globalSize[d] = global[d];
+        ctx.enqueuedLocalSize[d] = local[d];
+        groups[d] = (global[d] + local[d] - 1) / local[d];
+        ctx.numGroups[d] = groups[d];
+    }
+    std::vector<std::max_align_t> localMem(localMemSize / sizeof(std::max_align_t) + 1);
+    ctx.localMem = reinterpret_cast<char*>(localMem.data());
+    ctx.printfCtx = printfCtx;
+    for (size_t gz = 0; gz < groups[2]; ++gz)
+        for (size_t gy = 0; gy < groups[1]; ++gy)
+            for (size_t gx = 0; gx < groups[0]; ++gx) {
+                size_t g[3] = {gx, gy, gz};
+                for (unsigned d = 0; d < 3; ++d) {
+                    ctx.groupId[d] = g[d];
+                    ctx.localSize[d] = std::min(local[d], global[d] - g[d] * local[d]);
+                }
+                fn(args.data(), &ctx);
+            }
+}
+
+/// Holds pointer arguments: args[i] must point at a void* holding the address.
+struct PtrArgs {
+    std::vector<void*> storage;
+    explicit PtrArgs(std::initializer_list<void*> ptrs) : storage(ptrs) {}
+    void* at(size_t i) { return &storage[i]; }
+};
+
+std::string readFile(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// The body of `define ... @name(` in an LLVM IR text.
+std::string functionText(const std::string& ir, const std::string& name) {
+    size_t at = ir.find("@" + name + "(");
+    while (at != std::string::npos && ir.rfind("define", at) < ir.rfind('\n', at))
+        break;
+    if (at == std::string::npos)
+        return {};
+    size_t end = ir.find("\n}\n", at);
+    return ir.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+const char* kTriad = R"CL(
+__kernel void triad(__global float* c, __global const float* a, __global const float* b,
+                    float s) {
+    size_t i = get_global_id(0);
+    c[i] = a[i] + s * b[i];
+}
+)CL";
+
+} // namespace
+
+TEST_CASE("triad over a 1D range with offset and a partial last group", "[cpu_codegen]") {
+    Built b = build(kTriad);
+    const KernelDesc& k = b.desc("triad");
+    CHECK_FALSE(k.hasBarrier);
+    CHECK_FALSE(k.usesPrintf);
+    const size_t n = 1000, off = 7;
+    std::vector<float> a(n + off), bb(n + off), c(n + off, -1.0f);
+    for (size_t i = 0; i < a.size(); ++i) {
+        a[i] = float(i) * 0.5f;
+        bb[i] = float(i % 13) - 3.0f;
+    }
+    float s = 1.5f;
+    PtrArgs p{c.data(), a.data(), bb.data()};
+    runNDRange(b.fn("triad"), {p.at(0), p.at(1), p.at(2), &s}, 1, {n, 1, 1}, {64, 1, 1},
+               {off, 0, 0});
+    for (size_t i = 0; i < off; ++i)
+        REQUIRE(c[i] == -1.0f);
+    for (size_t i = off; i < n + off; ++i)
+        REQUIRE(c[i] == a[i] + s * bb[i]);
+}
+
+TEST_CASE("work-item functions over 2D and 3D ranges", "[cpu_codegen]") {
+    Built b = build(R"CL(
+__kernel void ids(__global ulong* out) {
+    size_t gx = get_global_id(0) - get_global_offset(0);
+    size_t gy = get_global_id(1) - get_global_offset(1);
+    size_t gz = get_global_id(2) - get_global_offset(2);
+    size_t lin = (gz * get_global_size(1) + gy) * get_global_size(0) + gx;
+    __global ulong* o = out + lin * 12;
+    o[0] = get_global_id(0); o[1] = get_global_id(1); o[2] = get_global_id(2);
+    o[3] = get_local_id(0) + 100 * get_local_id(1) + 10000 * get_local_id(2);
+    o[4] = get_local_size(0) + 100 * get_local_size(1) + 10000 * get_local_size(2);
+    o[5] = get_group_id(0) + 100 * get_group_id(1) + 10000 * get_group_id(2);
+    o[6] = get_num_groups(0) + 100 * get_num_groups(1) + 10000 * get_num_groups(2);
+    o[7] = get_enqueued_local_size(0) + 100 * get_enqueued_local_size(1);
+    o[8] = get_work_dim();
+    o[9] = get_global_linear_id();
+    o[10] = get_local_linear_id();
+    uint d = (uint)(o[0] & 3); // a dimension only known at run time
+    o[11] = get_global_size(d) + 1000 * get_local_id(d);
+}
+)CL");
+    for (unsigned dims : {2u, 3u}) {
+        std::array<size_t, 3> global{13, 7, dims == 3 ? 5u : 1u}, local{4, 3, dims == 3 ? 2u : 1u},
+            offset{3, 2, dims == 3 ? 1u : 0u};
+        const size_t total = global[0] * global[1] * global[2];
+        std::vector<uint64_t> out(total * 12, ~0ull);
+        PtrArgs p{out.data()};
+        runNDRange(b.fn("ids"), {p.at(0)}, dims, global, local, offset);
+        for (size_t z = 0; z < global[2]; ++z)
+            for (size_t y = 0; y < global[1]; ++y)
+                for (size_t x = 0; x < global[0]; ++x) {
+                    size_t g[3] = {x, y, z};
+                    size_t lin = (z * global[1] + y) * global[0] + x;
+                    const uint64_t* o = &out[lin * 12];
+                    size_t lid[3], lsz[3], grp[3], ngr[3];
+                    for (int d = 0; d < 3; ++d) {
+                        grp[d] = g[d] / local[d];
+                        lid[d] = g[d] % local[d];
+                        ngr[d] = (global[d] + local[d] - 1) / local[d];
+                        lsz[d] = std::min(local[d], global[d] - grp[d] * local[d]);
+                    }
+                    INFO("dims " << dims << " item " << x << "," << y << "," << z);
+                    REQUIRE(o[0] == x + offset[0]);
+                    REQUIRE(o[1] == y + offset[1]);
+                    REQUIRE(o[2] == z + offset[2]);
+                    REQUIRE(o[3] == lid[0] + 100 * lid[1] + 10000 * lid[2]);
+                    REQUIRE(o[4] == lsz[0] + 100 * lsz[1] + 10000 * lsz[2]);
+                    REQUIRE(o[5] == grp[0] + 100 * grp[1] + 10000 * grp[2]);
+                    REQUIRE(o[6] == ngr[0] + 100 * ngr[1] + 10000 * ngr[2]);
+                    REQUIRE(o[7] == local[0] + 100 * local[1]);
+                    REQUIRE(o[8] == dims);
+                    REQUIRE(o[9] == lin);
+                    REQUIRE(o[10] == (lid[2] * lsz[1] + lid[1]) * lsz[0] + lid[0]);
+                    unsigned d = unsigned((x + offset[0]) & 3);
+                    uint64_t expect = d < 3 ? global[d] + 1000 * lid[d] : 1;
+                    REQUIRE(o[11] == expect);
+                }
+    }
+}
+
+TEST_CASE("barrier: reversal through local memory", "[cpu_codegen]") {
+    Built b = build(R"CL(
+__kernel void reverse(__global const int* in, __global int* out, __local int* tmp) {
+    size_t l = get_local_id(0);
+    tmp[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tmp[get_local_size(0) - 1 - l];
+}
+)CL");
+    CHECK(b.desc("reverse").hasBarrier);
+    const size_t n = 200, wg = 32;
+    std::vector<int> in(n), out(n, -1), tmp(wg);
+    for (size_t i = 0; i < n; ++i)
+        in[i] = int(i * 3 + 1);
+    PtrArgs p{in.data(), out.data(), tmp.data()};
+    runNDRange(b.fn("reverse"), {p.at(0), p.at(1), p.at(2)}, 1, {n, 1, 1}, {wg, 1, 1});
+    for (size_t i = 0; i < n; ++i) {
+        size_t g = i / wg, l = i % wg, size = std::min(wg, n - g * wg);
+        REQUIRE(out[i] == in[g * wg + size - 1 - l]);
+    }
+}
+
+TEST_CASE("barriers in a loop: tree reduction in kernel-scope local memory", "[cpu_codegen]") {
+    Built b = build(R"CL(
+__kernel void reduce(__global const float* in, __global float* sums) {
+    __local float scratch[64];
+    size_t l = get_local_id(0);
+    scratch[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t s = get_local_size(0) / 2; s > 0; s /= 2) {
+        if (l < s)
+            scratch[l] += scratch[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0)
+        sums[get_group_id(0)] = scratch[0];
+}
+)CL");
+    const KernelDesc& k = b.desc("reduce");
+    CHECK(k.hasBarrier);
+    CHECK(k.staticLocalMemSize == 64 * sizeof(float));
+    const size_t wg = 64, groups = 10, n = wg * groups;
+    std::vector<float> in(n), sums(groups, -1.0f);
+    for (size_t i = 0; i < n; ++i)
+        in[i] = float(i % 17);
+    PtrArgs p{in.data(), sums.data()};
+    runNDRange(b.fn("reduce"), {p.at(0), p.at(1)}, 1, {n, 1, 1}, {wg, 1, 1}, {0, 0, 0},
+               k.staticLocalMemSize);
+    for (size_t g = 0; g < groups; ++g) {
+        float expect = 0;
+        for (size_t i = 0; i < wg; ++i)
+            expect += in[g * wg + i];
+        REQUIRE(sums[g] == expect);
+    }
+}
+
+namespace {
+const char* kNBody = R"CL(
+__kernel void nbody(__global const float4* pos, __global float4* acc, int n, float eps2) {
+    __local float4 tile[64];
+    size_t i = get_global_id(0);
+    size_t l = get_local_id(0);
+    size_t ls = get_local_size(0);
+    float4 p = pos[i];
+    float3 a = (float3)(0.0f);
+    for (int t = 0; t < n; t += ls) {
+        tile[l] = pos[t + l];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int j = 0; j < ls; ++j) {
+            float4 q = tile[j];
+            float3 d = q.xyz - p.xyz;
+            float r2 = d.x * d.x + d.y * d.y + d.z * d.z + eps2;
+            float inv = 1.0f / sqrt(r2);
+            float s = q.w * inv * inv * inv;
+            a += s * d;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    acc[i] = (float4)(a, 0.0f);
+}
+)CL";
+}
+
+TEST_CASE("barriers in a loop: tiled all-pairs N-body", "[cpu_codegen]") {
+    Built b = build(kNBody);
+    const KernelDesc& k = b.desc("nbody");
+    CHECK(k.hasBarrier);
+    CHECK(k.staticLocalMemSize == 64 * 16);
+    const int n = 256;
+    const size_t wg = 64;
+    std::vector<std::array<float, 4>> pos(n), acc(n);
+    for (int i = 0; i < n; ++i)
+        pos[size_t(i)] = {std::sin(float(i)) * 10, std::cos(float(i) * 0.7f) * 10,
+                          float(i % 11) - 5, 1.0f + float(i % 3)};
+    float eps2 = 0.01f;
+    int nn = n;
+    PtrArgs p{pos.data(), acc.data()};
+    runNDRange(b.fn("nbody"), {p.at(0), p.at(1), &nn, &eps2}, 1, {size_t(n), 1, 1}, {wg, 1, 1},
+               {0, 0, 0}, k.staticLocalMemSize);
+    for (int i = 0; i < n; ++i) {
+        double a[3] = {0, 0, 0};
+        for (int j = 0; j < n; ++j) {
+            double d[3];
+            for (int c = 0; c < 3; ++c)
+                d[c] = double(pos[size_t(j)][c]) - pos[size_t(i)][c];
+            double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2;
+            double inv = 1.0 / std::sqrt(r2);
+            double s = pos[size_t(j)][3] * inv * inv * inv;
+            for (int c = 0; c < 3; ++c)
+                a[c] += s * d[c];
+        }
+        for (int c = 0; c < 3; ++c) {
+            INFO("body " << i << " component " << c);
+            REQUIRE(acc[size_t(i)][c] == Approx(a[c]).epsilon(1e-3).margin(1e-2));
+        }
+    }
+}
+
+TEST_CASE("private arrays and values live across a barrier", "[cpu_codegen]") {
+    Built b = build(R"CL(
+__kernel void priv(__global int* out, __local int* shared, int k) {
+    int mine[8];
+    size_t g = get_global_id(0);
+    size_t l = get_local_id(0);
+    int v = (int)g * 3 + k;
+    for (int i = 0; i < 8; ++i)
+        mine[i] = (int)g * 10 + i;
+    shared[l] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int other = shared[(l + 1) % get_local_size(0)];
+    int sum = 0;
+    for (int i = 0; i < 8; ++i)
+        sum += mine[(i + k) & 7] * (i + 1);
+    out[g] = sum + v * 1000 + other * 100000;
+}
+)CL");
+    const size_t n = 48, wg = 16;
+    std::vector<int> out(n, -1), shared(wg);
+    int k = 5;
+    PtrArgs p{out.data(), shared.data()};
+    runNDRange(b.fn("priv"), {p.at(0), p.at(1), &k}, 1, {n, 1, 1}, {wg, 1, 1});
+    for (size_t g = 0; g < n; ++g) {
+        int sum = 0;
+        for (int i = 0; i < 8; ++i)
+            sum += (int(g) * 10 + ((i + k) & 7)) * (i + 1);
+        size_t grp = g / wg, l = g % wg;
+        int other = int(grp * wg + (l + 1) % wg) * 3 + k;
+        REQUIRE(out[g] == sum + (int(g) * 3 + k) * 1000 + other * 100000);
+    }
+}
+
+TEST_CASE("struct arguments by value", "[cpu_codegen]") {
+    Built b = build(R"CL(
+typedef struct { float scale; int shift; double bias; char tag; } Params;
+__kernel void apply(__global double* out, Params p) {
+    size_t i = get_global_id(0);
+    p.shift += 1; // the kernel's copy, not the caller's
+    out[i] = (double)(p.scale * (float)(i + p.shift)) + p.bias + p.tag;
+}
+)CL");
+    struct Params {
+        float scale;
+        int shift;
+        double bias;
+        char tag;
+    } params{2.0f, 3, 0.25, 7};
+    const size_t n = 37;
+    std::vector<double> out(n);
+    PtrArgs p{out.data()};
+    runNDRange(b.fn("apply"), {p.at(0), &params}, 1, {n, 1, 1}, {8, 1, 1});
+    CHECK(params.shift == 3);
+    for (size_t i = 0; i < n; ++i)
+        REQUIRE(out[i] == double(2.0f * float(i + 4)) + 0.25 + 7);
+}
+
+TEST_CASE("a kernel calling another kernel", "[cpu_codegen]") {
+    Built b = build(R"CL(
+__kernel void fill(__global int* out, int v) { out[get_global_id(0)] = v + (int)get_local_id(0); }
+__kernel void twice(__global int* out, __global int* out2) {
+    fill(out, 100);
+    fill(out2, 200);
+}
+)CL");
+    const size_t n = 20;
+    std::vector<int> o1(n), o2(n);
+    PtrArgs p{o1.data(), o2.data()};
+    runNDRange(b.fn("twice"), {p.at(0), p.at(1)}, 1, {n, 1, 1}, {5, 1, 1});
+    for (size_t i = 0; i < n; ++i) {
+        REQUIRE(o1[i] == 100 + int(i % 5));
+        REQUIRE(o2[i] == 200 + int(i % 5));
+    }
+}
+
+namespace {
+struct CaptureSink : PrintfSink {
+    std::mutex mutex;
+    std::vector<std::string> lines;
+    void write(std::string_view text) override {
+        std::lock_guard<std::mutex> lock(mutex);
+        lines.emplace_back(text);
+    }
+};
+} // namespace
+
+TEST_CASE("printf with scalars, vectors and strings", "[cpu_codegen]") {
+    Built b = build(R"CL(
+__kernel void hello(int k) {
+    size_t i = get_global_id(0);
+    float4 f = (float4)(1.5f, -2.0f, 3.25f, (float)i);
+    short2 s = (short2)(-3, (short)i);
+    printf("item %d k=%d f=%v4hlf s=%v2hd %s %.2f %c%%\n", (int)i, k, f, s, "ok", 0.5f, 'x');
+}
+)CL");
+    CHECK(b.desc("hello").usesPrintf);
+    CaptureSink sink;
+    int k = 42;
+    runNDRange(b.fn("hello"), {&k}, 1, {3, 1, 1}, {3, 1, 1}, {0, 0, 0}, 0, &sink);
+    REQUIRE(sink.lines.size() == 3);
+    for (int i = 0; i < 3; ++i) {
+        std::string expect = "item " + std::to_string(i) + " k=42 f=1.500000,-2.000000,3.250000," +
+                             std::to_string(i) + ".000000 s=-3," + std::to_string(i) +
+                             " ok 0.50 x%\n";
+        REQUIRE(sink.lines[size_t(i)] == expect);
+    }
+}
+
+TEST_CASE("an undefined function fails the build and is named in the log", "[cpu_codegen]") {
+    const std::string src = R"CL(
+int helper_that_does_not_exist(int x);
+__kernel void k(__global int* out) { out[0] = helper_that_does_not_exist(3); }
+)CL";
+    CompileResult c = compileSource(src, "-cl-std=CL3.0", {}, hostTarget());
+    REQUIRE(c.status == CL_SUCCESS);
+    FinalizeResult f = finalizeForCpu(c.bitcode, "-cl-std=CL3.0", src, hostTarget());
+    CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+    CHECK_FALSE(f.executable);
+    CHECK(f.log.find("helper_that_does_not_exist") != std::string::npos);
+}
+
+TEST_CASE("entries run from many threads at once", "[cpu_codegen]") {
+    Built b = build(kTriad);
+    WorkGroupFn fn = b.fn("triad");
+    const size_t n = 4096;
+    std::vector<std::thread> threads;
+    std::vector<int> ok(4, 0);
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            std::vector<float> a(n, float(t)), bb(n, 2.0f), c(n, 0.0f);
+            float s = 3.0f;
+            PtrArgs p{c.data(), a.data(), bb.data()};
+            runNDRange(fn, {p.at(0), p.at(1), p.at(2), &s}, 1, {n, 1, 1}, {128, 1, 1});
+            ok[size_t(t)] = std::all_of(c.begin(), c.end(),
+                                        [&](float v) { return v == float(t) + 6.0f; });
+        });
+    for (auto& th : threads)
+        th.join();
+    for (int v : ok)
+        CHECK(v == 1);
+}
+
+TEST_CASE("the program binary holds source, bitcode and the object code", "[cpu_codegen]") {
+    Built b = build(kTriad);
+    const std::string& bin = b.fin.executable->binary();
+    REQUIRE(bin.size() > 64);
+    CHECK(bin.compare(0, 4, "\x7f" "ELF") == 0);
+    LoadBinaryResult again = loadCpuBinary(
+        std::span(reinterpret_cast<const unsigned char*>(bin.data()), bin.size()), hostTarget());
+    INFO(again.log);
+    REQUIRE(again.status == CL_SUCCESS);
+    REQUIRE(again.executable);
+    auto fn = reinterpret_cast<WorkGroupFn>(again.executable->entry(0));
+    std::vector<float> a(16, 1.0f), bb(16, 2.0f), c(16, 0.0f);
+    float s = 0.5f;
+    PtrArgs p{c.data(), a.data(), bb.data()};
+    runNDRange(fn, {p.at(0), p.at(1), p.at(2), &s}, 1, {16, 1, 1}, {16, 1, 1});
+    for (float v : c)
+        REQUIRE(v == 2.0f);
+}
+
+TEST_CASE("-save-temps writes IR and assembly; the triad's work-item loop is vectorised",
+          "[cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::string prefix = (dir / "t").string();
+    Built b = build(kTriad, "-cl-std=CL3.0 -save-temps=" + prefix);
+    std::string ir = readFile(prefix + "_triad.ll");
+    std::string asmText = readFile(prefix + "_triad.s");
+    REQUIRE_FALSE(ir.empty());
+    REQUIRE_FALSE(asmText.empty());
+    std::string wg = functionText(ir, "__duet_wg_triad");
+    REQUIRE_FALSE(wg.empty());
+    // Work-items on SIMD lanes: vector loads/stores of floats in the work-group function.
+    CHECK(wg.find("x float>") != std::string::npos);
+    CHECK(asmText.find("zmm") != std::string::npos);
+    fs::remove_all(dir);
+}
