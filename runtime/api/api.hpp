@@ -1,0 +1,124 @@
+// Shared helpers of the API shims: handle checks, info answers, error reporting.
+#pragma once
+
+#include "core/context.hpp"
+#include "core/result.hpp"
+#include "core/object.hpp"
+
+#include <CL/cl.h>
+
+#include <cstring>
+#include <functional>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace duet::api {
+
+using namespace duet::rt;
+
+/// The object behind a handle if it is a live object of type T, else null.
+template <class T, class H> T* from(H handle) {
+    if (!handle)
+        return nullptr;
+    auto* o = static_cast<Object*>(handle);
+    return o->alive(T::kTag) ? static_cast<T*>(o) : nullptr;
+}
+
+/// Name of an error code ("CL_INVALID_VALUE").
+const char* errorName(cl_int code);
+
+/// Reports a failed call: DUET_LOG to stderr and the context's notify callback. Returns code.
+cl_int report(const char* api, const Context* ctx, cl_int code, const std::string& reason);
+
+/// For entry points returning a handle: writes errcode_ret and reports failures.
+class Call {
+public:
+    Call(const char* api, cl_int* errcodeRet) : m_api(api), m_errcodeRet(errcodeRet) {}
+    void setContext(const Context* c) { m_ctx = c; }
+    /// Reports and returns null (for `return call.fail(...)` in handle-returning shims).
+    std::nullptr_t fail(cl_int code, const std::string& reason) {
+        report(m_api, m_ctx, code, reason);
+        if (m_errcodeRet)
+            *m_errcodeRet = code;
+        return nullptr;
+    }
+    std::nullptr_t fail(const Error& e) { return fail(e.code, e.message); }
+    template <class T> T* ok(T* result) {
+        if (m_errcodeRet)
+            *m_errcodeRet = CL_SUCCESS;
+        return result;
+    }
+    const char* api() const { return m_api; }
+
+private:
+    const char* m_api;
+    cl_int* m_errcodeRet;
+    const Context* m_ctx = nullptr;
+};
+
+/// Runs a shim body, turning allocation failure into CL_OUT_OF_HOST_MEMORY.
+template <class F> cl_int guard(const char* api, F&& body) noexcept {
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        return report(api, nullptr, CL_OUT_OF_HOST_MEMORY, "out of host memory");
+    } catch (...) {
+        return report(api, nullptr, CL_OUT_OF_RESOURCES, "internal error");
+    }
+}
+template <class R, class F> R* guardHandle(Call& call, F&& body) noexcept {
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        return call.fail(CL_OUT_OF_HOST_MEMORY, "out of host memory");
+    } catch (...) {
+        return call.fail(CL_OUT_OF_RESOURCES, "internal error");
+    }
+}
+
+/// clGet*Info answer rules: size check, copy, size_ret.
+inline cl_int writeInfo(size_t size, void* value, size_t* sizeRet, const void* src,
+                        size_t srcSize) {
+    if (value) {
+        if (size < srcSize)
+            return CL_INVALID_VALUE;
+        if (srcSize)
+            std::memcpy(value, src, srcSize);
+    }
+    if (sizeRet)
+        *sizeRet = srcSize;
+    return CL_SUCCESS;
+}
+template <class T> cl_int infoValue(size_t size, void* value, size_t* sizeRet, const T& v) {
+    return writeInfo(size, value, sizeRet, &v, sizeof(T));
+}
+inline cl_int infoString(size_t size, void* value, size_t* sizeRet, const std::string& s) {
+    return writeInfo(size, value, sizeRet, s.c_str(), s.size() + 1);
+}
+template <class T>
+cl_int infoVector(size_t size, void* value, size_t* sizeRet, const std::vector<T>& v) {
+    return writeInfo(size, value, sizeRet, v.data(), v.size() * sizeof(T));
+}
+
+/// Checks an event wait list (spec order: null/count mismatch, then each event's validity
+/// and context). Returns CL_SUCCESS or the error, reported.
+cl_int checkWaitList(const char* api, const Context* ctx, cl_uint num, const cl_event* list);
+
+} // namespace duet::api
+
+/// Marks an OpenCL entry point for export (the rest of the library is hidden).
+#define DUET_API extern "C" __attribute__((visibility("default")))
+
+namespace duet::rt {
+class Queue;
+}
+
+namespace duet::api {
+
+/// Enqueues `run` on `queue` after the wait list; hands the event out and, when blocking,
+/// waits for it. The wait list must have been checked.
+cl_int submit(Queue* queue, cl_command_type type, cl_uint numEvents, const cl_event* waitList,
+              cl_event* eventOut, bool blocking, std::function<cl_int()> run);
+
+} // namespace duet::api

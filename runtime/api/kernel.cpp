@@ -1,0 +1,541 @@
+// Kernel entry points: creation, arguments, info, NDRange/task/native enqueues.
+#include "api/api.hpp"
+#include "core/kernel.hpp"
+#include "core/queue.hpp"
+
+#include <cstring>
+
+using namespace duet::api;
+
+namespace {
+
+Kernel* checkKernel(const char* api, cl_kernel kernel, cl_int& err) {
+    Kernel* k = from<Kernel>(kernel);
+    if (!k)
+        err = report(api, nullptr, CL_INVALID_KERNEL, "not a valid kernel");
+    return k;
+}
+
+/// Whether the program was compiled for an OpenCL C version that allows non-uniform
+/// work-groups (2.0 and later, unless -cl-uniform-work-group-size).
+bool allowsNonUniform(const Program::Build& b) {
+    const std::string& o = b.options;
+    if (o.find("-cl-uniform-work-group-size") != std::string::npos)
+        return false;
+    return o.find("-cl-std=CL2") != std::string::npos || o.find("-cl-std=CL3") != std::string::npos;
+}
+
+} // namespace
+
+DUET_API cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char* name,
+                                              cl_int* errcodeRet) {
+    Call call("clCreateKernel", errcodeRet);
+    return guardHandle<_cl_kernel>(call, [&]() -> cl_kernel {
+        Program* p = from<Program>(program);
+        if (!p)
+            return call.fail(CL_INVALID_PROGRAM, "not a valid program");
+        call.setContext(p->context());
+        if (!p->hasExecutable())
+            return call.fail(CL_INVALID_PROGRAM_EXECUTABLE,
+                             "the program has no successfully built executable");
+        if (!name)
+            return call.fail(CL_INVALID_VALUE, "kernel_name is NULL");
+        for (KernelDesc& k : p->kernels())
+            if (k.name == name)
+                return call.ok(makeObject<Kernel>(retainRef(p), std::move(k)));
+        return call.fail(CL_INVALID_KERNEL_NAME,
+                         std::string("no kernel named '") + name + "' in the program");
+    });
+}
+
+DUET_API cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_uint num,
+                                                     cl_kernel* kernels, cl_uint* numRet) {
+    return guard("clCreateKernelsInProgram", [&]() -> cl_int {
+        const char* api = "clCreateKernelsInProgram";
+        Program* p = from<Program>(program);
+        if (!p)
+            return report(api, nullptr, CL_INVALID_PROGRAM, "not a valid program");
+        if (!p->hasExecutable())
+            return report(api, p->context(), CL_INVALID_PROGRAM_EXECUTABLE,
+                          "the program has no successfully built executable");
+        auto descs = p->kernels();
+        if (kernels && num < descs.size())
+            return report(api, p->context(), CL_INVALID_VALUE,
+                          "num_kernels is less than the number of kernels in the program");
+        if (kernels)
+            for (size_t i = 0; i < descs.size(); ++i)
+                kernels[i] = makeObject<Kernel>(retainRef(p), descs[i]);
+        if (numRet)
+            *numRet = cl_uint(descs.size());
+        return CL_SUCCESS;
+    });
+}
+
+DUET_API cl_kernel CL_API_CALL clCloneKernel(cl_kernel source, cl_int* errcodeRet) {
+    Call call("clCloneKernel", errcodeRet);
+    return guardHandle<_cl_kernel>(call, [&]() -> cl_kernel {
+        Kernel* k = from<Kernel>(source);
+        if (!k)
+            return call.fail(CL_INVALID_KERNEL, "not a valid kernel");
+        return call.ok(makeObject<Kernel>(*k));
+    });
+}
+
+DUET_API cl_int CL_API_CALL clRetainKernel(cl_kernel kernel) {
+    cl_int err;
+    Kernel* k = checkKernel("clRetainKernel", kernel, err);
+    if (!k)
+        return err;
+    k->retain();
+    return CL_SUCCESS;
+}
+
+DUET_API cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel) {
+    cl_int err;
+    Kernel* k = checkKernel("clReleaseKernel", kernel, err);
+    if (!k)
+        return err;
+    k->release();
+    return CL_SUCCESS;
+}
+
+DUET_API cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size_t size,
+                                           const void* value) {
+    return guard("clSetKernelArg", [&]() -> cl_int {
+        const char* api = "clSetKernelArg";
+        cl_int err;
+        Kernel* k = checkKernel(api, kernel, err);
+        if (!k)
+            return err;
+        Context* ctx = k->context();
+        if (index >= k->desc().args.size())
+            return report(api, ctx, CL_INVALID_ARG_INDEX,
+                          "arg_index " + std::to_string(index) + " but " + k->name() + " has " +
+                              std::to_string(k->desc().args.size()) + " arguments");
+        const KernelArgDesc& d = k->desc().args[index];
+        std::string which = "argument " + std::to_string(index) +
+                            (d.name.empty() ? "" : " (" + d.name + ")") + " of " + k->name();
+        ArgValue a;
+        a.set = true;
+        switch (d.kind) {
+        case KernelArgKind::LocalBuffer:
+            if (value)
+                return report(api, ctx, CL_INVALID_ARG_VALUE,
+                              which + " is __local: arg_value must be NULL");
+            if (size == 0)
+                return report(api, ctx, CL_INVALID_ARG_SIZE, which + " is __local: size is 0");
+            a.localSize = size;
+            break;
+        case KernelArgKind::GlobalBuffer:
+        case KernelArgKind::ConstantBuffer: {
+            if (size != sizeof(cl_mem))
+                return report(api, ctx, CL_INVALID_ARG_SIZE,
+                              which + " is a buffer: arg_size must be sizeof(cl_mem)");
+            cl_mem m = value ? *static_cast<const cl_mem*>(value) : nullptr;
+            if (m) {
+                Mem* mem = from<Mem>(m);
+                if (!mem || mem->type() != CL_MEM_OBJECT_BUFFER || mem->context() != ctx)
+                    return report(api, ctx, CL_INVALID_MEM_OBJECT,
+                                  which + " needs a buffer of the kernel's context");
+                a.mem = retainRef(mem);
+            }
+            break;
+        }
+        case KernelArgKind::Image: {
+            if (size != sizeof(cl_mem) || !value)
+                return report(api, ctx, CL_INVALID_ARG_VALUE,
+                              which + " is an image: arg_value must point to a cl_mem");
+            Mem* mem = from<Mem>(*static_cast<const cl_mem*>(value));
+            if (!mem || !mem->isImage() || mem->context() != ctx || mem->type() != d.imageType)
+                return report(api, ctx, CL_INVALID_MEM_OBJECT,
+                              which + " needs an image object of type " + d.typeName);
+            if (d.accessQualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY &&
+                (mem->flags() & CL_MEM_WRITE_ONLY))
+                return report(api, ctx, CL_INVALID_ARG_VALUE,
+                              which + " is read_only but the image is CL_MEM_WRITE_ONLY");
+            if (d.accessQualifier == CL_KERNEL_ARG_ACCESS_WRITE_ONLY &&
+                (mem->flags() & CL_MEM_READ_ONLY))
+                return report(api, ctx, CL_INVALID_ARG_VALUE,
+                              which + " is write_only but the image is CL_MEM_READ_ONLY");
+            a.mem = retainRef(mem);
+            break;
+        }
+        case KernelArgKind::Sampler: {
+            if (size != sizeof(cl_sampler) || !value)
+                return report(api, ctx, CL_INVALID_ARG_VALUE,
+                              which + " is a sampler: arg_value must point to a cl_sampler");
+            Sampler* s = from<Sampler>(*static_cast<const cl_sampler*>(value));
+            if (!s || s->context() != ctx)
+                return report(api, ctx, CL_INVALID_SAMPLER,
+                              which + " needs a sampler of the kernel's context");
+            uint32_t v = s->kernelValue();
+            a.bytes.assign(reinterpret_cast<unsigned char*>(&v),
+                           reinterpret_cast<unsigned char*>(&v) + sizeof v);
+            a.sampler = retainRef(s);
+            break;
+        }
+        case KernelArgKind::Value:
+            if (!value)
+                return report(api, ctx, CL_INVALID_ARG_VALUE, which + ": arg_value is NULL");
+            if (size != d.size)
+                return report(api, ctx, CL_INVALID_ARG_SIZE,
+                              which + " (" + d.typeName + ") takes " + std::to_string(d.size) +
+                                  " bytes, got " + std::to_string(size));
+            a.bytes.assign(static_cast<const unsigned char*>(value),
+                           static_cast<const unsigned char*>(value) + size);
+            break;
+        }
+        k->args()[index] = std::move(a);
+        return CL_SUCCESS;
+    });
+}
+
+DUET_API cl_int CL_API_CALL clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint, const void*) {
+    cl_int err;
+    Kernel* k = checkKernel("clSetKernelArgSVMPointer", kernel, err);
+    if (!k)
+        return err;
+    return report("clSetKernelArgSVMPointer", k->context(), CL_INVALID_OPERATION,
+                  "no device supports SVM (CL_DEVICE_SVM_CAPABILITIES is 0)");
+}
+
+DUET_API cl_int CL_API_CALL clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param,
+                                                size_t, const void*) {
+    cl_int err;
+    Kernel* k = checkKernel("clSetKernelExecInfo", kernel, err);
+    if (!k)
+        return err;
+    if (param == CL_KERNEL_EXEC_INFO_SVM_PTRS || param == CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM)
+        return report("clSetKernelExecInfo", k->context(), CL_INVALID_OPERATION,
+                      "no device supports SVM (CL_DEVICE_SVM_CAPABILITIES is 0)");
+    return report("clSetKernelExecInfo", k->context(), CL_INVALID_VALUE,
+                  "unknown param_name " + std::to_string(param));
+}
+
+DUET_API cl_int CL_API_CALL clGetKernelInfo(cl_kernel kernel, cl_kernel_info param, size_t size,
+                                            void* value, size_t* sizeRet) {
+    return guard("clGetKernelInfo", [&]() -> cl_int {
+        const char* api = "clGetKernelInfo";
+        cl_int err;
+        Kernel* k = checkKernel(api, kernel, err);
+        if (!k)
+            return err;
+        cl_int r;
+        switch (param) {
+        case CL_KERNEL_FUNCTION_NAME:
+            r = infoString(size, value, sizeRet, k->name());
+            break;
+        case CL_KERNEL_NUM_ARGS:
+            r = infoValue<cl_uint>(size, value, sizeRet, cl_uint(k->desc().args.size()));
+            break;
+        case CL_KERNEL_REFERENCE_COUNT:
+            r = infoValue<cl_uint>(size, value, sizeRet, k->refCount.load());
+            break;
+        case CL_KERNEL_CONTEXT:
+            r = infoValue<cl_context>(size, value, sizeRet, k->context());
+            break;
+        case CL_KERNEL_PROGRAM:
+            r = infoValue<cl_program>(size, value, sizeRet, k->program());
+            break;
+        case CL_KERNEL_ATTRIBUTES:
+            r = infoString(size, value, sizeRet, k->desc().attributes);
+            break;
+        default:
+            return report(api, k->context(), CL_INVALID_VALUE,
+                          "unknown param_name " + std::to_string(param));
+        }
+        if (r != CL_SUCCESS)
+            return report(api, k->context(), r, "param_value_size is smaller than the answer");
+        return CL_SUCCESS;
+    });
+}
+
+DUET_API cl_int CL_API_CALL clGetKernelArgInfo(cl_kernel kernel, cl_uint index,
+                                               cl_kernel_arg_info param, size_t size,
+                                               void* value, size_t* sizeRet) {
+    return guard("clGetKernelArgInfo", [&]() -> cl_int {
+        const char* api = "clGetKernelArgInfo";
+        cl_int err;
+        Kernel* k = checkKernel(api, kernel, err);
+        if (!k)
+            return err;
+        if (index >= k->desc().args.size())
+            return report(api, k->context(), CL_INVALID_ARG_INDEX,
+                          "arg_indx is not a valid argument index");
+        if (!k->desc().argInfoAvailable)
+            return report(api, k->context(), CL_KERNEL_ARG_INFO_NOT_AVAILABLE,
+                          "build the program with -cl-kernel-arg-info for argument information");
+        const KernelArgDesc& d = k->desc().args[index];
+        cl_int r;
+        switch (param) {
+        case CL_KERNEL_ARG_ADDRESS_QUALIFIER:
+            r = infoValue(size, value, sizeRet, d.addressQualifier);
+            break;
+        case CL_KERNEL_ARG_ACCESS_QUALIFIER:
+            r = infoValue(size, value, sizeRet, d.accessQualifier);
+            break;
+        case CL_KERNEL_ARG_TYPE_NAME:
+            r = infoString(size, value, sizeRet, d.typeName);
+            break;
+        case CL_KERNEL_ARG_TYPE_QUALIFIER:
+            r = infoValue(size, value, sizeRet, d.typeQualifier);
+            break;
+        case CL_KERNEL_ARG_NAME:
+            r = infoString(size, value, sizeRet, d.name);
+            break;
+        default:
+            return report(api, k->context(), CL_INVALID_VALUE,
+                          "unknown param_name " + std::to_string(param));
+        }
+        if (r != CL_SUCCESS)
+            return report(api, k->context(), r, "param_value_size is smaller than the answer");
+        return CL_SUCCESS;
+    });
+}
+
+DUET_API cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
+                                                     cl_kernel_work_group_info param,
+                                                     size_t size, void* value, size_t* sizeRet) {
+    return guard("clGetKernelWorkGroupInfo", [&]() -> cl_int {
+        const char* api = "clGetKernelWorkGroupInfo";
+        cl_int err;
+        Kernel* k = checkKernel(api, kernel, err);
+        if (!k)
+            return err;
+        const auto& devs = k->program()->devices();
+        Device* d = device ? from<Device>(device) : nullptr;
+        if (!device && devs.size() == 1)
+            d = devs.front();
+        if (!d || std::find(devs.begin(), devs.end(), d) == devs.end())
+            return report(api, k->context(), CL_INVALID_DEVICE,
+                          device ? "device is not associated with the kernel"
+                                 : "device is NULL but the kernel has several devices");
+        const KernelDesc& desc = k->desc();
+        cl_int r;
+        switch (param) {
+        case CL_KERNEL_WORK_GROUP_SIZE:
+            r = infoValue<size_t>(size, value, sizeRet, d->info().maxWorkGroupSize);
+            break;
+        case CL_KERNEL_COMPILE_WORK_GROUP_SIZE:
+            r = writeInfo(size, value, sizeRet, desc.reqdWorkGroupSize.data(), 3 * sizeof(size_t));
+            break;
+        case CL_KERNEL_LOCAL_MEM_SIZE: {
+            cl_ulong total = desc.staticLocalMemSize;
+            for (const ArgValue& a : k->args())
+                total += a.localSize;
+            r = infoValue<cl_ulong>(size, value, sizeRet, total);
+            break;
+        }
+        case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
+            r = infoValue<size_t>(size, value, sizeRet, d->info().preferredWorkGroupSizeMultiple);
+            break;
+        case CL_KERNEL_PRIVATE_MEM_SIZE:
+            r = infoValue<cl_ulong>(size, value, sizeRet, desc.privateMemSize);
+            break;
+        case CL_KERNEL_GLOBAL_WORK_SIZE:
+            return report(api, k->context(), CL_INVALID_VALUE,
+                          "CL_KERNEL_GLOBAL_WORK_SIZE is for custom devices and built-in "
+                          "kernels only");
+        default:
+            return report(api, k->context(), CL_INVALID_VALUE,
+                          "unknown param_name " + std::to_string(param));
+        }
+        if (r != CL_SUCCESS)
+            return report(api, k->context(), r, "param_value_size is smaller than the answer");
+        return CL_SUCCESS;
+    });
+}
+
+DUET_API cl_int CL_API_CALL clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id,
+                                                    cl_kernel_sub_group_info, size_t,
+                                                    const void*, size_t, void*, size_t*) {
+    cl_int err;
+    Kernel* k = checkKernel("clGetKernelSubGroupInfo", kernel, err);
+    if (!k)
+        return err;
+    return report("clGetKernelSubGroupInfo", k->context(), CL_INVALID_OPERATION,
+                  "no device supports sub-groups (CL_DEVICE_MAX_NUM_SUB_GROUPS is 0)");
+}
+
+namespace {
+
+cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue queue,
+                     cl_kernel kernel, cl_uint dims, const size_t* offset, const size_t* global,
+                     const size_t* local, cl_uint num, const cl_event* list, cl_event* event) {
+    cl_int err;
+    Queue* q = from<Queue>(queue);
+    if (!q)
+        return report(api, nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
+    Context* ctx = q->context();
+    Kernel* k = from<Kernel>(kernel);
+    if (!k)
+        return report(api, ctx, CL_INVALID_KERNEL, "not a valid kernel");
+    if (k->context() != ctx)
+        return report(api, ctx, CL_INVALID_CONTEXT, "kernel and queue have different contexts");
+    Device* dev = q->device();
+    void* entry = k->entry(dev);
+    if (!entry)
+        return report(api, ctx, CL_INVALID_PROGRAM_EXECUTABLE,
+                      "no executable of " + k->name() + " for " + dev->info().name);
+    const KernelDesc& desc = k->desc();
+    for (size_t i = 0; i < k->args().size(); ++i)
+        if (!k->args()[i].set)
+            return report(api, ctx, CL_INVALID_KERNEL_ARGS,
+                          "argument " + std::to_string(i) +
+                              (desc.args[i].name.empty() ? "" : " (" + desc.args[i].name + ")") +
+                              " of " + k->name() + " is not set");
+    if (dims < 1 || dims > dev->info().maxWorkItemDimensions)
+        return report(api, ctx, CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3");
+    if (!global)
+        return report(api, ctx, CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size is NULL");
+    KernelLaunch launch;
+    launch.workDim = dims;
+    bool empty = false;
+    for (cl_uint d = 0; d < dims; ++d) {
+        launch.global[d] = global[d];
+        launch.offset[d] = offset ? offset[d] : 0;
+        if (global[d] == 0)
+            empty = true; // OpenCL 2.1+: a zero-sized NDRange does nothing
+        if (launch.offset[d] > ~size_t(0) - global[d])
+            return report(api, ctx, CL_INVALID_GLOBAL_OFFSET,
+                          "global_work_offset + global_work_size overflows size_t");
+    }
+    const auto& reqd = desc.reqdWorkGroupSize;
+    if (local) {
+        size_t total = 1;
+        for (cl_uint d = 0; d < dims; ++d) {
+            if (local[d] == 0)
+                return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE, "a local_work_size is 0");
+            if (local[d] > dev->info().maxWorkItemSizes[d])
+                return report(api, ctx, CL_INVALID_WORK_ITEM_SIZE,
+                              "local_work_size[" + std::to_string(d) + "] exceeds "
+                              "CL_DEVICE_MAX_WORK_ITEM_SIZES");
+            total *= local[d];
+            launch.local[d] = local[d];
+        }
+        if (reqd[0] && (reqd[0] != launch.local[0] || reqd[1] != launch.local[1] ||
+                        reqd[2] != launch.local[2]))
+            return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
+                          "local_work_size differs from the kernel's reqd_work_group_size");
+        if (total > dev->info().maxWorkGroupSize)
+            return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
+                          "the work-group has " + std::to_string(total) +
+                              " work-items, more than CL_KERNEL_WORK_GROUP_SIZE (" +
+                              std::to_string(dev->info().maxWorkGroupSize) + ")");
+        bool nonUniformOk = allowsNonUniform(k->program()->build(dev));
+        for (cl_uint d = 0; d < dims && !empty; ++d)
+            if (global[d] % local[d] && !nonUniformOk)
+                return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
+                              "global_work_size[" + std::to_string(d) +
+                                  "] is not a multiple of local_work_size (non-uniform "
+                                  "work-groups need -cl-std=CL2.0 or later)");
+    } else if (reqd[0]) {
+        for (cl_uint d = 0; d < dims; ++d) {
+            launch.local[d] = reqd[d];
+            if (!empty && global[d] % reqd[d] && !allowsNonUniform(k->program()->build(dev)))
+                return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
+                              "global_work_size is not a multiple of reqd_work_group_size");
+        }
+    } else if (!empty) {
+        size_t picked[3] = {1, 1, 1};
+        dev->backend().pickLocalSize(*k, dims, launch.global.data(), picked);
+        for (cl_uint d = 0; d < dims; ++d)
+            launch.local[d] = picked[d];
+    }
+    cl_ulong localBytes = desc.staticLocalMemSize;
+    for (const ArgValue& a : k->args())
+        localBytes += a.localSize;
+    if (localBytes > dev->info().localMemSize)
+        return report(api, ctx, CL_OUT_OF_RESOURCES,
+                      "the kernel needs " + std::to_string(localBytes) +
+                          " bytes of __local memory; the device has " +
+                          std::to_string(dev->info().localMemSize));
+    if (cl_int e = checkWaitList(api, ctx, num, list))
+        return e;
+    if (empty)
+        return submit(q, type, num, list, event, false, [] { return CL_SUCCESS; });
+    launch.kernel = retainRef(k);
+    launch.executable = k->executable(dev);
+    launch.entry = entry;
+    launch.args = k->args();
+    (void)err;
+    return submit(q, type, num, list, event, false,
+                  [dev, launch = std::move(launch)] { return dev->backend().runNDRange(launch); });
+}
+
+} // namespace
+
+DUET_API cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel,
+                                                   cl_uint dims, const size_t* offset,
+                                                   const size_t* global, const size_t* local,
+                                                   cl_uint num, const cl_event* list,
+                                                   cl_event* event) {
+    return guard("clEnqueueNDRangeKernel", [&] {
+        return enqueueKernel("clEnqueueNDRangeKernel", CL_COMMAND_NDRANGE_KERNEL, queue, kernel,
+                             dims, offset, global, local, num, list, event);
+    });
+}
+
+DUET_API cl_int CL_API_CALL clEnqueueTask(cl_command_queue queue, cl_kernel kernel, cl_uint num,
+                                          const cl_event* list, cl_event* event) {
+    return guard("clEnqueueTask", [&] {
+        const size_t one = 1;
+        return enqueueKernel("clEnqueueTask", CL_COMMAND_TASK, queue, kernel, 1, nullptr, &one,
+                             &one, num, list, event);
+    });
+}
+
+DUET_API cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue queue,
+                                                  void(CL_CALLBACK* fn)(void*), void* args,
+                                                  size_t cbArgs, cl_uint numMem,
+                                                  const cl_mem* memList,
+                                                  const void** argsMemLoc, cl_uint num,
+                                                  const cl_event* list, cl_event* event) {
+    return guard("clEnqueueNativeKernel", [&]() -> cl_int {
+        const char* api = "clEnqueueNativeKernel";
+        Queue* q = from<Queue>(queue);
+        if (!q)
+            return report(api, nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
+        Context* ctx = q->context();
+        if (!fn)
+            return report(api, ctx, CL_INVALID_VALUE, "user_func is NULL");
+        if ((!args && cbArgs) || (args && !cbArgs))
+            return report(api, ctx, CL_INVALID_VALUE, "args and cb_args disagree");
+        if (numMem && (!memList || !argsMemLoc))
+            return report(api, ctx, CL_INVALID_VALUE,
+                          "num_mem_objects > 0 but mem_list or args_mem_loc is NULL");
+        if (!numMem && (memList || argsMemLoc))
+            return report(api, ctx, CL_INVALID_VALUE,
+                          "mem_list or args_mem_loc given with num_mem_objects 0");
+        if (!(q->device()->info().executionCapabilities & CL_EXEC_NATIVE_KERNEL))
+            return report(api, ctx, CL_INVALID_OPERATION, "the device cannot run native kernels");
+        std::vector<Ref<Mem>> mems;
+        std::vector<size_t> locs;
+        for (cl_uint i = 0; i < numMem; ++i) {
+            Mem* m = from<Mem>(memList[i]);
+            if (!m || m->context() != ctx)
+                return report(api, ctx, CL_INVALID_MEM_OBJECT,
+                              "mem_list[" + std::to_string(i) + "] is not a valid memory object");
+            auto loc = static_cast<const char*>(argsMemLoc[i]) - static_cast<const char*>(args);
+            if (loc < 0 || size_t(loc) + sizeof(void*) > cbArgs)
+                return report(api, ctx, CL_INVALID_VALUE,
+                              "args_mem_loc[" + std::to_string(i) + "] is outside args");
+            mems.push_back(retainRef(m));
+            locs.push_back(size_t(loc));
+        }
+        if (cl_int e = checkWaitList(api, ctx, num, list))
+            return e;
+        // The arguments are copied now (spec); memory handles become their data pointers.
+        std::vector<unsigned char> copy(static_cast<unsigned char*>(args),
+                                        static_cast<unsigned char*>(args) + cbArgs);
+        for (size_t i = 0; i < mems.size(); ++i) {
+            void* p = mems[i]->data();
+            std::memcpy(copy.data() + locs[i], &p, sizeof p);
+        }
+        return submit(q, CL_COMMAND_NATIVE_KERNEL, num, list, event, false,
+                      [fn, copy = std::move(copy), mems = std::move(mems)]() mutable {
+                          fn(copy.empty() ? nullptr : copy.data());
+                          return CL_SUCCESS;
+                      });
+    });
+}

@@ -1,0 +1,233 @@
+// Command-queue entry points, markers, barriers, flush and finish.
+#include "api/api.hpp"
+#include "core/queue.hpp"
+
+using namespace duet::api;
+
+namespace duet::api {
+
+cl_int submit(Queue* queue, cl_command_type type, cl_uint numEvents, const cl_event* waitList,
+              cl_event* eventOut, bool blocking, std::function<cl_int()> run) {
+    std::span<Event* const> waits(reinterpret_cast<Event* const*>(waitList), numEvents);
+    Ref<Event> ev = queue->enqueue(type, waits, std::move(run));
+    cl_int status = CL_SUCCESS;
+    if (blocking && ev->wait() < 0)
+        status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    if (eventOut)
+        *eventOut = ev.detach();
+    return status;
+}
+
+} // namespace duet::api
+
+namespace {
+
+cl_command_queue createQueue(Call& call, cl_context context, cl_device_id device,
+                             cl_command_queue_properties props,
+                             std::vector<cl_queue_properties> list) {
+    Context* c = from<Context>(context);
+    if (!c)
+        return call.fail(CL_INVALID_CONTEXT, "not a valid context");
+    call.setContext(c);
+    Device* d = from<Device>(device);
+    if (!d || !c->hasDevice(d))
+        return call.fail(CL_INVALID_DEVICE, "device is not valid or not in the context");
+    const cl_command_queue_properties known =
+        CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE |
+        CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT;
+    if (props & ~known)
+        return call.fail(CL_INVALID_VALUE, "unknown command-queue property bits");
+    if (props & (CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT))
+        return call.fail(CL_INVALID_QUEUE_PROPERTIES,
+                         "on-device queues are not supported (CL_DEVICE_QUEUE_ON_DEVICE_"
+                         "PROPERTIES is 0)");
+    return call.ok(makeObject<Queue>(retainRef(c), d, props, std::move(list)));
+}
+
+} // namespace
+
+DUET_API cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context context,
+                                                           cl_device_id device,
+                                                           cl_command_queue_properties props,
+                                                           cl_int* errcodeRet) {
+    Call call("clCreateCommandQueue", errcodeRet);
+    return guardHandle<_cl_command_queue>(
+        call, [&] { return createQueue(call, context, device, props, {}); });
+}
+
+DUET_API cl_command_queue CL_API_CALL clCreateCommandQueueWithProperties(
+    cl_context context, cl_device_id device, const cl_queue_properties* properties,
+    cl_int* errcodeRet) {
+    Call call("clCreateCommandQueueWithProperties", errcodeRet);
+    return guardHandle<_cl_command_queue>(call, [&]() -> cl_command_queue {
+        cl_command_queue_properties props = 0;
+        std::vector<cl_queue_properties> list;
+        if (properties) {
+            for (const cl_queue_properties* p = properties; *p; p += 2) {
+                if (p[0] == CL_QUEUE_PROPERTIES)
+                    props = p[1];
+                else if (p[0] == CL_QUEUE_SIZE)
+                    return call.fail(CL_INVALID_QUEUE_PROPERTIES,
+                                     "CL_QUEUE_SIZE applies to on-device queues, which are "
+                                     "not supported");
+                else
+                    return call.fail(CL_INVALID_VALUE,
+                                     "unknown queue property " + std::to_string(p[0]));
+                list.push_back(p[0]);
+                list.push_back(p[1]);
+            }
+            list.push_back(0);
+        }
+        return createQueue(call, context, device, props, std::move(list));
+    });
+}
+
+DUET_API cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue queue) {
+    Queue* q = from<Queue>(queue);
+    if (!q)
+        return report("clRetainCommandQueue", nullptr, CL_INVALID_COMMAND_QUEUE,
+                      "not a valid command queue");
+    q->retain();
+    return CL_SUCCESS;
+}
+
+DUET_API cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue queue) {
+    Queue* q = from<Queue>(queue);
+    if (!q)
+        return report("clReleaseCommandQueue", nullptr, CL_INVALID_COMMAND_QUEUE,
+                      "not a valid command queue");
+    q->flush();
+    q->release();
+    return CL_SUCCESS;
+}
+
+DUET_API cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue queue,
+                                                  cl_command_queue_info param, size_t size,
+                                                  void* value, size_t* sizeRet) {
+    return guard("clGetCommandQueueInfo", [&]() -> cl_int {
+        const char* api = "clGetCommandQueueInfo";
+        Queue* q = from<Queue>(queue);
+        if (!q)
+            return report(api, nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
+        cl_int r;
+        switch (param) {
+        case CL_QUEUE_CONTEXT:
+            r = infoValue<cl_context>(size, value, sizeRet, q->context());
+            break;
+        case CL_QUEUE_DEVICE:
+            r = infoValue<cl_device_id>(size, value, sizeRet, q->device());
+            break;
+        case CL_QUEUE_REFERENCE_COUNT:
+            r = infoValue<cl_uint>(size, value, sizeRet, q->refCount.load());
+            break;
+        case CL_QUEUE_PROPERTIES:
+            r = infoValue<cl_command_queue_properties>(size, value, sizeRet, q->properties());
+            break;
+        case CL_QUEUE_PROPERTIES_ARRAY:
+            r = infoVector(size, value, sizeRet, q->propertyList());
+            break;
+        case CL_QUEUE_SIZE:
+            return report(api, q->context(), CL_INVALID_COMMAND_QUEUE,
+                          "CL_QUEUE_SIZE is only defined for on-device queues");
+        case CL_QUEUE_DEVICE_DEFAULT:
+            r = infoValue<cl_command_queue>(size, value, sizeRet, nullptr);
+            break;
+        default:
+            return report(api, q->context(), CL_INVALID_VALUE,
+                          "unknown param_name " + std::to_string(param));
+        }
+        if (r != CL_SUCCESS)
+            return report(api, q->context(), r, "param_value_size is smaller than the answer");
+        return CL_SUCCESS;
+    });
+}
+
+DUET_API cl_int CL_API_CALL clSetCommandQueueProperty(cl_command_queue queue,
+                                                      cl_command_queue_properties,
+                                                      cl_bool, cl_command_queue_properties*) {
+    Queue* q = from<Queue>(queue);
+    if (!q)
+        return report("clSetCommandQueueProperty", nullptr, CL_INVALID_COMMAND_QUEUE,
+                      "not a valid command queue");
+    return report("clSetCommandQueueProperty", q->context(), CL_INVALID_OPERATION,
+                  "deprecated since OpenCL 1.1: queue properties are fixed at creation");
+}
+
+DUET_API cl_int CL_API_CALL clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id,
+                                                           cl_command_queue) {
+    Context* c = from<Context>(context);
+    if (!c)
+        return report("clSetDefaultDeviceCommandQueue", nullptr, CL_INVALID_CONTEXT,
+                      "not a valid context");
+    return report("clSetDefaultDeviceCommandQueue", c, CL_INVALID_OPERATION,
+                  "no device supports on-device queues");
+}
+
+DUET_API cl_int CL_API_CALL clFlush(cl_command_queue queue) {
+    Queue* q = from<Queue>(queue);
+    if (!q)
+        return report("clFlush", nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
+    q->flush();
+    return CL_SUCCESS;
+}
+
+DUET_API cl_int CL_API_CALL clFinish(cl_command_queue queue) {
+    Queue* q = from<Queue>(queue);
+    if (!q)
+        return report("clFinish", nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
+    q->finish();
+    return CL_SUCCESS;
+}
+
+namespace {
+
+cl_int enqueueSync(const char* api, cl_command_queue queue, cl_command_type type,
+                   cl_uint num, const cl_event* list, cl_event* event, bool allPrior) {
+    return guard(api, [&]() -> cl_int {
+        Queue* q = from<Queue>(queue);
+        if (!q)
+            return report(api, nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
+        if (cl_int e = checkWaitList(api, q->context(), num, list))
+            return e;
+        // Commands of a queue run in enqueue order, so waiting for the wait list (or, with
+        // none, for everything enqueued before, which precedes it anyway) is all a marker or
+        // barrier has to do.
+        (void)allPrior;
+        return submit(q, type, num, list, event, false, [] { return CL_SUCCESS; });
+    });
+}
+
+} // namespace
+
+DUET_API cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue queue, cl_uint num,
+                                                        const cl_event* list, cl_event* event) {
+    return enqueueSync("clEnqueueMarkerWithWaitList", queue, CL_COMMAND_MARKER, num, list, event,
+                       true);
+}
+
+DUET_API cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue queue, cl_uint num,
+                                                         const cl_event* list, cl_event* event) {
+    return enqueueSync("clEnqueueBarrierWithWaitList", queue, CL_COMMAND_BARRIER, num, list,
+                       event, true);
+}
+
+DUET_API cl_int CL_API_CALL clEnqueueMarker(cl_command_queue queue, cl_event* event) {
+    if (!event && from<Queue>(queue))
+        return report("clEnqueueMarker", from<Queue>(queue)->context(), CL_INVALID_VALUE,
+                      "event is NULL");
+    return enqueueSync("clEnqueueMarker", queue, CL_COMMAND_MARKER, 0, nullptr, event, true);
+}
+
+DUET_API cl_int CL_API_CALL clEnqueueBarrier(cl_command_queue queue) {
+    return enqueueSync("clEnqueueBarrier", queue, CL_COMMAND_BARRIER, 0, nullptr, nullptr, true);
+}
+
+DUET_API cl_int CL_API_CALL clEnqueueWaitForEvents(cl_command_queue queue, cl_uint num,
+                                                   const cl_event* list) {
+    Queue* q = from<Queue>(queue);
+    if (q && (num == 0 || !list))
+        return report("clEnqueueWaitForEvents", q->context(), CL_INVALID_VALUE,
+                      "num_events is 0 or event_list is NULL");
+    return enqueueSync("clEnqueueWaitForEvents", queue, CL_COMMAND_BARRIER, num, list, nullptr,
+                       false);
+}

@@ -1,0 +1,54 @@
+// The Duet program binary: a small ELF64 container with .source, .llvmir, .text, .note.duet.
+// No LLVM headers: the core, the code generators and tests may include it.
+#pragma once
+
+#include "compiler/compiler.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace duet::rt {
+
+/// Layout (all little-endian ELF64, e_type ET_REL, no program headers):
+///   .shstrtab   section names
+///   .note.duet  notes owned by "Duet": format version, binary type, target kind and name,
+///               build options
+///   .source     OpenCL C text (may be empty: programs made from binaries)
+///   .llvmir     spir64 LLVM bitcode (compiled object, library, or the executable's input)
+///   .text       device code (executables only; optional)
+struct ProgramBinary {
+    cl_program_binary_type type = CL_PROGRAM_BINARY_TYPE_NONE;
+    TargetSpec::Kind targetKind = TargetSpec::Kind::Cpu;
+    std::string targetName; ///< LLVM CPU name; empty for device-independent objects
+    std::string options;    ///< build options the executable was made with (re-JIT uses them)
+    std::string source;
+    std::string bitcode;
+    std::string text;
+    uint16_t machine = 0; ///< ELF e_machine of .text (EM_X86_64, EM_AMDGPU), 0 when none
+};
+
+/// Note types inside .note.duet (owner "Duet").
+enum : uint32_t {
+    kDuetNoteVersion = 1,    ///< u32 format version
+    kDuetNoteBinaryType = 2, ///< u32 cl_program_binary_type
+    kDuetNoteTargetKind = 3, ///< u32: 0 CPU, 1 GCN
+    kDuetNoteTargetName = 4, ///< NUL-terminated string
+    kDuetNoteOptions = 5,    ///< NUL-terminated string
+};
+inline constexpr uint32_t kDuetBinaryVersion = 1;
+
+/// Serialises a binary. Never fails.
+std::string writeProgramBinary(const ProgramBinary& binary);
+
+struct ReadProgramBinaryResult {
+    cl_int status = CL_SUCCESS; ///< CL_SUCCESS or CL_INVALID_BINARY
+    std::string reason;         ///< why the bytes are not a Duet binary
+    ProgramBinary binary;
+};
+
+/// Parses and validates a binary: every offset and size is checked, so truncated, corrupted
+/// or foreign input gives CL_INVALID_BINARY with a reason. Bitcode is not parsed here.
+ReadProgramBinaryResult readProgramBinary(std::span<const unsigned char> bytes);
+
+} // namespace duet::rt

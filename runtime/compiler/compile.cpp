@@ -1,0 +1,286 @@
+// compileSource: OpenCL C -> spir64 LLVM bitcode with clang linked in-process.
+#include "compiler/compiler.hpp"
+#include "compiler/llvm_util.hpp"
+#include "compiler/options.hpp"
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Decl.h>
+#include <clang/AST/GlobalDecl.h>
+#include <clang/AST/Mangle.h>
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/Basic/SourceManager.h>
+#include <clang/CodeGen/CodeGenAction.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/MultiplexConsumer.h>
+#include <clang/Frontend/TextDiagnosticPrinter.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Metadata.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/VirtualFileSystem.h>
+#include <llvm/Support/raw_ostream.h>
+
+#ifndef DUET_CLANG_RESOURCE_DIR
+#error "DUET_CLANG_RESOURCE_DIR must name clang's resource directory"
+#endif
+
+namespace duet::rt {
+namespace {
+
+/// The name the program source has in diagnostics ("input.cl:3:7: error: ...").
+constexpr const char* kMainFileName = "input.cl";
+
+/// Remembers functions the user declared in the program's own files (not clang's headers, not
+/// the implicit builtin declarations), by their IR name, so the linker can tell a missing user
+/// function from a builtin still to be resolved against the builtin library.
+class UserDeclRecorder final : public clang::ASTConsumer {
+public:
+    explicit UserDeclRecorder(std::vector<std::string>& names) : m_names(names) {}
+
+    void Initialize(clang::ASTContext& ctx) override {
+        m_ctx = &ctx;
+        m_mangler.reset(ctx.createMangleContext());
+    }
+
+    bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
+        for (clang::Decl* d : group) {
+            auto* fd = llvm::dyn_cast<clang::FunctionDecl>(d);
+            if (!fd || fd->isImplicit() || fd->doesThisDeclarationHaveABody())
+                continue;
+            if (m_ctx->getSourceManager().isInSystemHeader(fd->getLocation()))
+                continue;
+            std::string name;
+            if (m_mangler->shouldMangleDeclName(fd)) {
+                llvm::raw_string_ostream os(name);
+                m_mangler->mangleName(clang::GlobalDecl(fd), os);
+            } else {
+                name = fd->getName().str();
+            }
+            m_names.push_back(std::move(name));
+        }
+        return true;
+    }
+
+private:
+    std::vector<std::string>& m_names;
+    clang::ASTContext* m_ctx = nullptr;
+    std::unique_ptr<clang::MangleContext> m_mangler;
+};
+
+/// EmitLLVMOnlyAction plus the user-declaration recorder.
+class CompileAction final : public clang::EmitLLVMOnlyAction {
+public:
+    explicit CompileAction(llvm::LLVMContext* ctx) : clang::EmitLLVMOnlyAction(ctx) {}
+    std::vector<std::string> userDeclarations;
+
+protected:
+    std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci,
+                                                          llvm::StringRef inFile) override {
+        std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
+        consumers.push_back(clang::EmitLLVMOnlyAction::CreateASTConsumer(ci, inFile));
+        if (!consumers.back())
+            return nullptr;
+        consumers.push_back(std::make_unique<UserDeclRecorder>(userDeclarations));
+        return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
+    }
+};
+
+const char* clStdFlag(unsigned v) {
+    switch (v) {
+    case 100:
+        return "-cl-std=CL1.0";
+    case 110:
+        return "-cl-std=CL1.1";
+    case 200:
+        return "-cl-std=CL2.0";
+    case 300:
+        return "-cl-std=CL3.0";
+    default:
+        return "-cl-std=CL1.2";
+    }
+}
+
+/// The cc1 command line for one compilation (what the clang driver would pass, minus what a
+/// host-less spir64 compile does not need).
+std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& target) {
+    std::vector<std::string> a = {
+        "-triple", "spir64-unknown-unknown",
+        // Same parsing mode as the builtin library (runtime/builtins/CMakeLists.txt), so mangled
+        // builtin names agree; -fdeclare-opencl-builtins avoids parsing opencl-c.h.
+        "-finclude-default-header", "-fdeclare-opencl-builtins",
+        "-resource-dir", DUET_CLANG_RESOURCE_DIR,
+        // No host system headers: only clang's resource headers and the user's -I paths.
+        "-nostdsysteminc",
+        "-ffp-contract=on", "-ferror-limit", "50", "-main-file-name", kMainFileName,
+    };
+    a.push_back(clStdFlag(o.clStd));
+
+    std::string ext = "-cl-ext=-all";
+    auto addExt = [&](const std::string& e) {
+        if (!e.empty())
+            ext += ",+" + e;
+    };
+    for (const std::string& e : target.clExtensions)
+        addExt(e);
+    if (target.fp64) {
+        addExt("cl_khr_fp64");
+        addExt("__opencl_c_fp64");
+    }
+    if (target.images)
+        addExt("__opencl_c_images");
+    a.push_back(ext);
+
+    const unsigned opt = o.effectiveOptLevel();
+    a.push_back("-O" + std::to_string(opt));
+    if (opt == 0)
+        a.push_back("-disable-O0-optnone"); // the device code generator still optimises
+    if (!o.saveTemps && !o.debugInfo)
+        a.push_back("-discard-value-names");
+
+    // Spec options clang's cc1 knows under the same name (it derives the implied fast-math
+    // flags and __FAST_RELAXED_MATH__ itself, as for the driver).
+    struct Forward {
+        bool BuildOptions::*field;
+        const char* flag;
+    };
+    static constexpr Forward kForward[] = {
+        {&BuildOptions::optDisable, "-cl-opt-disable"},
+        {&BuildOptions::madEnable, "-cl-mad-enable"},
+        {&BuildOptions::noSignedZeros, "-cl-no-signed-zeros"},
+        {&BuildOptions::unsafeMathOptimizations, "-cl-unsafe-math-optimizations"},
+        {&BuildOptions::finiteMathOnly, "-cl-finite-math-only"},
+        {&BuildOptions::fastRelaxedMath, "-cl-fast-relaxed-math"},
+        {&BuildOptions::singlePrecisionConstant, "-cl-single-precision-constant"},
+        {&BuildOptions::fp32CorrectlyRoundedDivideSqrt, "-cl-fp32-correctly-rounded-divide-sqrt"},
+        {&BuildOptions::kernelArgInfo, "-cl-kernel-arg-info"},
+        {&BuildOptions::noWarnings, "-w"},
+        {&BuildOptions::warningsAsErrors, "-Werror"},
+    };
+    for (const Forward& f : kForward)
+        if (o.*f.field)
+            a.push_back(f.flag);
+    // Flush f32 denormals: a function attribute the CPU code generator honours.
+    if (o.denormsAreZero)
+        a.push_back("-fdenormal-fp-math-f32=preserve-sign,preserve-sign");
+    // What the driver turns -cl-uniform-work-group-size into.
+    if (o.uniformWorkGroupSize)
+        a.push_back("-foffload-uniform-block");
+    if (o.debugInfo) {
+        a.push_back("-debug-info-kind=constructor");
+        a.push_back("-dwarf-version=5");
+    }
+    // -cl-no-subgroup-ifp and -cl-strict-aliasing change nothing in the front end: the first
+    // is a promise the CPU device does not need, the second is deprecated.
+
+    for (const std::string& d : o.defines) {
+        a.push_back("-D");
+        a.push_back(d);
+    }
+    for (const std::string& dir : o.includeDirs) {
+        a.push_back("-I");
+        a.push_back(dir);
+    }
+    a.push_back("-x");
+    a.push_back("cl");
+    a.push_back(kMainFileName);
+    return a;
+}
+
+} // namespace
+
+CompileResult compileSource(std::string_view source, std::string_view options,
+                            std::span<const HeaderSource> headers, const TargetSpec& target) {
+    CompileResult result;
+    const std::string effective = effectiveBuildOptions(options);
+    ParsedOptions parsed = parseBuildOptions(effective, OptionsKind::Compile);
+    if (!parsed.ok) {
+        result.status = CL_INVALID_COMPILER_OPTIONS;
+        result.log = "error: " + parsed.error + "\n";
+        return result;
+    }
+
+    llvm::raw_string_ostream logStream(result.log);
+    std::vector<std::string> args = cc1Arguments(parsed.options, target);
+    std::vector<const char*> argv;
+    argv.reserve(args.size());
+    for (const std::string& s : args)
+        argv.push_back(s.c_str());
+
+    // Diagnostics of the command line itself (should not happen: options were checked).
+    auto invocation = std::make_shared<clang::CompilerInvocation>();
+    {
+        llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> diagOpts = new clang::DiagnosticOptions;
+        clang::TextDiagnosticPrinter printer(logStream, diagOpts.get());
+        clang::DiagnosticsEngine diags(new clang::DiagnosticIDs, diagOpts, &printer, false);
+        if (!clang::CompilerInvocation::CreateFromArgs(*invocation, argv, diags) ||
+            diags.hasErrorOccurred()) {
+            logStream.flush();
+            result.status = CL_INVALID_COMPILER_OPTIONS;
+            return result;
+        }
+    }
+
+    clang::CompilerInstance ci;
+    ci.setInvocation(invocation);
+    clang::DiagnosticOptions& diagOpts = ci.getDiagnosticOpts();
+    diagOpts.ShowColors = false;
+    auto* printer = new clang::TextDiagnosticPrinter(logStream, &diagOpts);
+    ci.createDiagnostics(printer, /*ShouldOwnClient=*/true);
+    ci.setVerboseOutputStream(logStream); // "N errors generated." belongs in the log too
+
+    // Source and headers live in memory, layered over a private view of the real file system
+    // (its own working directory object, so concurrent builds never chdir). Both layers share
+    // the process's working directory: "input.cl" and the headers appear there, relative -I
+    // paths and #include "file" of real files work as in a command-line compiler.
+    auto physical = llvm::vfs::createPhysicalFileSystem();
+    llvm::ErrorOr<std::string> cwd = physical->getCurrentWorkingDirectory();
+    const std::string workDir = cwd ? *cwd : std::string("/");
+    auto memFs = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+    memFs->setCurrentWorkingDirectory(workDir);
+    memFs->addFile(kMainFileName, 0,
+                   llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(source.data(),
+                                                                        source.size()),
+                                                        kMainFileName));
+    for (const HeaderSource& h : headers) {
+        if (h.includeName.empty())
+            continue;
+        memFs->addFile(h.includeName, 0,
+                       llvm::MemoryBuffer::getMemBufferCopy(h.source, h.includeName));
+    }
+    auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(std::move(physical));
+    overlay->pushOverlay(memFs);
+    overlay->setCurrentWorkingDirectory(workDir);
+    ci.createFileManager(overlay);
+    ci.createSourceManager(ci.getFileManager());
+
+    llvm::LLVMContext llvmCtx;
+    CompileAction action(&llvmCtx);
+    const bool ok = ci.ExecuteAction(action);
+    std::unique_ptr<llvm::Module> module = action.takeModule();
+    logStream.flush();
+    if (!ok || !module || ci.getDiagnostics().hasErrorOccurred()) {
+        result.status = CL_COMPILE_PROGRAM_FAILURE;
+        if (result.log.empty())
+            result.log = "error: compilation failed\n";
+        return result;
+    }
+
+    // Record user-declared functions this object leaves undefined (see kUserDeclarationsMD).
+    std::vector<llvm::Metadata*> undefined;
+    for (const std::string& name : action.userDeclarations) {
+        llvm::Function* f = module->getFunction(name);
+        if (f && f->isDeclaration())
+            undefined.push_back(llvm::MDString::get(llvmCtx, name));
+    }
+    if (!undefined.empty()) {
+        llvm::NamedMDNode* md = module->getOrInsertNamedMetadata(kUserDeclarationsMD);
+        md->addOperand(llvm::MDNode::get(llvmCtx, undefined));
+    }
+
+    result.bitcode = writeBitcode(*module);
+    return result;
+}
+
+} // namespace duet::rt

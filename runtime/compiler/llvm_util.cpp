@@ -1,0 +1,70 @@
+// Bitcode I/O and access to the embedded CPU builtin library.
+#include "compiler/llvm_util.hpp"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+
+extern "C" const unsigned char duet_cpu_builtins_bc[];
+extern "C" const unsigned char duet_cpu_builtins_bc_end[];
+
+namespace duet::rt {
+
+std::unique_ptr<llvm::Module> parseBitcode(std::string_view bitcode, llvm::LLVMContext& ctx,
+                                           std::string* error) {
+    if (!looksLikeBitcode(bitcode)) {
+        if (error)
+            *error = "not LLVM bitcode";
+        return nullptr;
+    }
+    llvm::MemoryBufferRef ref(llvm::StringRef(bitcode.data(), bitcode.size()), "bitcode");
+    auto module = llvm::parseBitcodeFile(ref, ctx);
+    if (!module) {
+        std::string message = llvm::toString(module.takeError());
+        if (error)
+            *error = std::move(message);
+        return nullptr;
+    }
+    return std::move(*module);
+}
+
+std::string writeBitcode(const llvm::Module& module) {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    llvm::WriteBitcodeToFile(module, os);
+    os.flush();
+    return out;
+}
+
+bool looksLikeBitcode(std::string_view b) {
+    auto at = [&](size_t i) { return static_cast<unsigned char>(b[i]); };
+    if (b.size() < 4)
+        return false;
+    if (at(0) == 'B' && at(1) == 'C' && at(2) == 0xC0 && at(3) == 0xDE)
+        return true;
+    return at(0) == 0xDE && at(1) == 0xC0 && at(2) == 0x17 && at(3) == 0x0B; // wrapper
+}
+
+std::string_view cpuBuiltinLibraryBitcode() {
+    const auto* begin = reinterpret_cast<const char*>(duet_cpu_builtins_bc);
+    const auto* end = reinterpret_cast<const char*>(duet_cpu_builtins_bc_end);
+    return std::string_view(begin, size_t(end - begin));
+}
+
+const llvm::StringSet<>& cpuBuiltinLibrarySymbols() {
+    static const llvm::StringSet<> symbols = [] {
+        llvm::StringSet<> names;
+        llvm::LLVMContext ctx;
+        if (auto module = parseBitcode(cpuBuiltinLibraryBitcode(), ctx)) {
+            for (const llvm::Function& f : *module)
+                if (!f.isDeclaration())
+                    names.insert(f.getName());
+        }
+        return names;
+    }();
+    return symbols;
+}
+
+} // namespace duet::rt

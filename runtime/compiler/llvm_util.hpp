@@ -1,0 +1,35 @@
+// Small LLVM helpers shared by the compiler's translation units (bitcode I/O, builtin library).
+// Private to runtime/compiler and runtime/devices/cpu/jit: includes LLVM headers.
+#pragma once
+
+#include <llvm/ADT/StringSet.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace duet::rt {
+
+/// Named metadata listing functions the user declared in OpenCL C source (not builtins) that
+/// the compiled object leaves undefined; the linker reports them if nothing defines them.
+inline constexpr const char* kUserDeclarationsMD = "duet.user.undefined";
+
+/// Parses bitcode; on failure returns null and sets `error` (when given).
+std::unique_ptr<llvm::Module> parseBitcode(std::string_view bitcode, llvm::LLVMContext& ctx,
+                                           std::string* error = nullptr);
+
+/// Serialises a module to bitcode.
+std::string writeBitcode(const llvm::Module& module);
+
+/// True when the bytes start like LLVM bitcode (raw or wrapper magic).
+bool looksLikeBitcode(std::string_view bytes);
+
+/// The bitcode of the CPU builtin library, embedded at build time.
+std::string_view cpuBuiltinLibraryBitcode();
+
+/// Names of the functions the CPU builtin library defines. Parsed once; thread-safe.
+const llvm::StringSet<>& cpuBuiltinLibrarySymbols();
+
+} // namespace duet::rt

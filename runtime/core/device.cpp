@@ -1,0 +1,76 @@
+// The Duet platform singleton and its devices, chosen by DUET_DEVICES.
+#include "core/device.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace duet::rt {
+
+Device::Device(Platform* platform, std::unique_ptr<DeviceBackend> backend, DeviceInfo info)
+    : _cl_device_id(kTag), m_platform(platform), m_backend(std::move(backend)),
+      m_info(std::move(info)) {}
+
+bool Device::hasExtension(std::string_view ext) const {
+    std::istringstream in(m_info.extensions);
+    std::string word;
+    while (in >> word)
+        if (word == ext)
+            return true;
+    return false;
+}
+
+std::vector<cl_name_version> namesWithVersion(std::string_view spaceSeparated, cl_version version) {
+    std::vector<cl_name_version> out;
+    std::istringstream in{std::string(spaceSeparated)};
+    std::string word;
+    while (in >> word) {
+        cl_name_version nv{};
+        nv.version = version;
+        std::snprintf(nv.name, sizeof nv.name, "%s", word.c_str());
+        out.push_back(nv);
+    }
+    return out;
+}
+
+Platform::Platform() : _cl_platform_id(kTag) {
+    m_extensions = "cl_khr_icd cl_khr_extended_versioning";
+    // DUET_DEVICES: comma-separated device kinds; unknown names are reported, not fatal.
+    std::string wanted = "cpu";
+    if (const char* env = std::getenv("DUET_DEVICES"); env && *env)
+        wanted = env;
+    std::istringstream in(wanted);
+    std::string kind;
+    while (std::getline(in, kind, ',')) {
+        if (kind == "cpu" || kind == "all") {
+            DeviceInfo info;
+            auto backend = makeCpuBackend(info);
+            m_devices.push_back(new Device(this, std::move(backend), std::move(info)));
+        } else if (kind == "gcn") {
+            std::fprintf(stderr, "duet: DUET_DEVICES: the GCN device is not available in this "
+                                 "build; ignoring 'gcn'\n");
+        } else if (!kind.empty()) {
+            std::fprintf(stderr, "duet: DUET_DEVICES: unknown device kind '%s' (known: cpu, gcn)\n",
+                         kind.c_str());
+        }
+    }
+}
+
+Platform& Platform::get() {
+    static Platform* platform = new Platform; // lives for the process: handles may outlive exit
+    return *platform;
+}
+
+bool Platform::owns(const Device* d) const {
+    for (Device* dev : m_devices)
+        if (dev == d)
+            return true;
+    return false;
+}
+
+std::vector<cl_name_version> Platform::extensionsWithVersion() const {
+    return namesWithVersion(m_extensions);
+}
+
+} // namespace duet::rt

@@ -1,0 +1,130 @@
+// Platform and device objects; a device's behaviour lives behind the DeviceBackend interface.
+#pragma once
+
+#include "compiler/compiler.hpp"
+#include "core/object.hpp"
+
+#include <CL/cl_ext.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace duet::rt {
+
+class Kernel;
+struct KernelLaunch;
+
+/// Every clGetDeviceInfo answer that is a plain value. Filled once by the backend.
+struct DeviceInfo {
+    cl_device_type type = CL_DEVICE_TYPE_CPU;
+    std::string name, vendor, driverVersion, profile = "FULL_PROFILE", version, openclCVersion;
+    std::string extensions; ///< space separated, as CL_DEVICE_EXTENSIONS
+    std::vector<cl_name_version> extensionsWithVersion, openclCAllVersions, openclCFeatures,
+        ilsWithVersion, builtInKernelsWithVersion;
+    cl_version numericVersion = CL_MAKE_VERSION(3, 0, 0);
+    cl_uint vendorId = 0, maxComputeUnits = 1, maxWorkItemDimensions = 3;
+    size_t maxWorkItemSizes[3] = {4096, 4096, 4096};
+    size_t maxWorkGroupSize = 4096;
+    cl_uint preferredVectorWidth[7] = {}; ///< char short int long float double half
+    cl_uint nativeVectorWidth[7] = {};
+    cl_uint maxClockFrequency = 0, addressBits = 64;
+    cl_ulong maxMemAllocSize = 0, globalMemSize = 0, globalMemCacheSize = 0;
+    cl_ulong maxConstantBufferSize = 0, localMemSize = 0;
+    cl_uint globalMemCachelineSize = 64, maxConstantArgs = 16, memBaseAddrAlign = 1024;
+    cl_device_mem_cache_type globalMemCacheType = CL_READ_WRITE_CACHE;
+    cl_device_local_mem_type localMemType = CL_GLOBAL;
+    bool imageSupport = false;
+    cl_uint maxReadImageArgs = 128, maxWriteImageArgs = 64, maxReadWriteImageArgs = 64;
+    size_t image2dMaxWidth = 16384, image2dMaxHeight = 16384, image3dMaxWidth = 2048,
+           image3dMaxHeight = 2048, image3dMaxDepth = 2048, imageMaxBufferSize = 65536 * 1024,
+           imageMaxArraySize = 2048;
+    cl_uint maxSamplers = 16, imagePitchAlignment = 1, imageBaseAddressAlignment = 1;
+    size_t maxParameterSize = 1024;
+    cl_device_fp_config singleFpConfig = 0, doubleFpConfig = 0, halfFpConfig = 0;
+    size_t profilingTimerResolution = 1;
+    bool endianLittle = true, available = true, compilerAvailable = true, linkerAvailable = true,
+         errorCorrectionSupport = false, hostUnifiedMemory = true;
+    cl_device_exec_capabilities executionCapabilities = CL_EXEC_KERNEL | CL_EXEC_NATIVE_KERNEL;
+    cl_command_queue_properties queueProperties =
+        CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+    size_t printfBufferSize = 1 << 20;
+    bool preferredInteropUserSync = true;
+    cl_uint partitionMaxSubDevices = 0;
+    cl_device_svm_capabilities svmCapabilities = 0;
+    cl_device_atomic_capabilities atomicMemoryCapabilities =
+        CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL |
+        CL_DEVICE_ATOMIC_ORDER_SEQ_CST | CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM |
+        CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP | CL_DEVICE_ATOMIC_SCOPE_DEVICE |
+        CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES;
+    cl_device_atomic_capabilities atomicFenceCapabilities = atomicMemoryCapabilities;
+    bool genericAddressSpace = true, nonUniformWorkGroup = true, workGroupCollectives = false;
+    cl_uint globalVariableMaxSize = 65536;
+    size_t globalVariablePreferredTotalSize = 1 << 20;
+    size_t preferredWorkGroupSizeMultiple = 16;
+    cl_device_device_enqueue_capabilities deviceEnqueueCapabilities = 0;
+    std::string latestConformanceVersionPassed = "v0000-01-01-00";
+    // cl_amd_device_attribute_query style extras
+    std::string boardName;
+};
+
+/// What a kind of device does: compile for itself and run kernels. Implementations are
+/// thread-safe; runNDRange blocks until every work-group finished.
+class DeviceBackend {
+public:
+    virtual ~DeviceBackend() = default;
+    virtual const TargetSpec& target() const = 0;
+    virtual FinalizeResult finalize(const std::string& bitcode, std::string_view options,
+                                    std::string_view source) = 0;
+    virtual LoadBinaryResult loadBinary(std::span<const unsigned char> binary) = 0;
+    /// Runs every work-group of `launch`. Returns CL_SUCCESS or an execution error.
+    virtual cl_int runNDRange(const KernelLaunch& launch) = 0;
+    /// Work-group size picked when clEnqueueNDRangeKernel gets no local size.
+    virtual void pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t* global,
+                               size_t* local) const = 0;
+};
+
+class Platform;
+
+class Device final : public _cl_device_id {
+public:
+    static constexpr Tag kTag = Tag::Device;
+    Device(Platform* platform, std::unique_ptr<DeviceBackend> backend, DeviceInfo info);
+
+    Platform* platform() const { return m_platform; }
+    const DeviceInfo& info() const { return m_info; }
+    DeviceBackend& backend() const { return *m_backend; }
+    bool hasExtension(std::string_view ext) const;
+
+private:
+    Platform* m_platform;
+    std::unique_ptr<DeviceBackend> m_backend;
+    DeviceInfo m_info;
+};
+
+/// The one "Duet" platform. Devices are made once, on first use, from DUET_DEVICES
+/// ("cpu", "gcn", comma separated; default all). Platform and devices are never freed.
+class Platform final : public _cl_platform_id {
+public:
+    static constexpr Tag kTag = Tag::Platform;
+    static Platform& get();
+
+    const std::vector<Device*>& devices() const { return m_devices; }
+    bool owns(const Device* d) const;
+    const std::string& extensions() const { return m_extensions; }
+    std::vector<cl_name_version> extensionsWithVersion() const;
+
+private:
+    Platform();
+    std::vector<Device*> m_devices;
+    std::string m_extensions;
+};
+
+/// Backend factories, one per device kind.
+std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info);
+
+/// Splits an extension string into cl_name_version entries (all version 1.0.0).
+std::vector<cl_name_version> namesWithVersion(std::string_view spaceSeparated,
+                                              cl_version version = CL_MAKE_VERSION(1, 0, 0));
+
+} // namespace duet::rt

@@ -1,0 +1,65 @@
+// Events: command status, profiling timestamps, callbacks, waiting.
+#pragma once
+
+#include "core/context.hpp"
+#include "core/object.hpp"
+
+#include <condition_variable>
+#include <mutex>
+#include <span>
+#include <vector>
+
+namespace duet::rt {
+
+class Queue;
+
+/// Monotonic nanoseconds (CLOCK_MONOTONIC), the device and host timer of the CPU device.
+cl_ulong nowNs();
+
+class Event final : public _cl_event {
+public:
+    static constexpr Tag kTag = Tag::Event;
+    /// A command's event (queue set) or a user event (queue null, status CL_SUBMITTED).
+    Event(Ref<Context> context, Queue* queue, cl_command_type type);
+    ~Event();
+
+    Context* context() const { return m_context.get(); }
+    Queue* queue() const { return m_queue; }
+    cl_command_type commandType() const { return m_type; }
+    cl_int status() const { return m_status.load(std::memory_order_acquire); }
+    bool isUser() const { return m_type == CL_COMMAND_USER; }
+
+    /// Moves the event to `status` (CL_SUBMITTED, CL_RUNNING, CL_COMPLETE or an error < 0),
+    /// records the profiling time and runs callbacks. Never called with locks held.
+    void setStatus(cl_int status);
+    /// Blocks until complete or failed; returns the final status.
+    cl_int wait();
+
+    using CallbackFn = void(CL_CALLBACK*)(cl_event, cl_int, void*);
+    void addCallback(cl_int onStatus, CallbackFn fn, void* userData);
+    /// Profiling time for CL_PROFILING_COMMAND_QUEUED..COMPLETE (index 0..4).
+    cl_ulong profile(int index) const { return m_times[index]; }
+    void setProfile(int index, cl_ulong t) { m_times[index] = t; }
+
+private:
+    struct Callback {
+        cl_int onStatus;
+        CallbackFn fn;
+        void* userData;
+    };
+    Ref<Context> m_context;
+    Queue* m_queue; ///< kept alive by the reference below
+    Ref<_cl_command_queue> m_queueRef;
+    cl_command_type m_type;
+    std::atomic<cl_int> m_status;
+    cl_ulong m_times[5] = {};
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::vector<Callback> m_callbacks;
+    bool m_waiters = false;
+};
+
+/// Waits for all events; returns CL_SUCCESS or CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST.
+cl_int waitForEvents(std::span<Event* const> events);
+
+} // namespace duet::rt

@@ -1,0 +1,62 @@
+// Kernels: an entry of a built program plus its argument values; launches snapshot them.
+#pragma once
+
+#include "core/memory.hpp"
+#include "core/program.hpp"
+
+#include <array>
+#include <vector>
+
+namespace duet::rt {
+
+/// One argument's value as set by clSetKernelArg.
+struct ArgValue {
+    bool set = false;
+    std::vector<unsigned char> bytes; ///< Value args (and the sampler's 32-bit value)
+    Ref<Mem> mem;                     ///< buffer or image (null for a NULL buffer)
+    Ref<Sampler> sampler;
+    size_t localSize = 0; ///< LocalBuffer
+};
+
+class Kernel final : public _cl_kernel {
+public:
+    static constexpr Tag kTag = Tag::Kernel;
+    Kernel(Ref<Program> program, KernelDesc desc);
+    ~Kernel();
+    Kernel(const Kernel& other); ///< clCloneKernel
+
+    Program* program() const { return m_program.get(); }
+    Context* context() const { return m_program->context(); }
+    const KernelDesc& desc() const { return m_desc; }
+    const std::string& name() const { return m_desc.name; }
+    std::vector<ArgValue>& args() { return m_args; }
+    const std::vector<ArgValue>& args() const { return m_args; }
+    /// Entry for `device` (WorkGroupFn on the CPU); null when not built for it.
+    void* entry(const Device* device) const;
+    std::shared_ptr<DeviceExecutable> executable(const Device* device) const;
+
+private:
+    void resolveEntries();
+    struct DeviceEntry {
+        const Device* device;
+        std::shared_ptr<DeviceExecutable> executable;
+        void* entry;
+    };
+    Ref<Program> m_program;
+    KernelDesc m_desc;
+    std::vector<ArgValue> m_args;
+    /// Resolved once: a program cannot be rebuilt while kernels are attached to it.
+    std::vector<DeviceEntry> m_entries;
+};
+
+/// Everything one NDRange execution needs, captured at enqueue time.
+struct KernelLaunch {
+    Ref<Kernel> kernel;
+    std::shared_ptr<DeviceExecutable> executable; ///< keeps the code alive
+    void* entry = nullptr;
+    cl_uint workDim = 1;
+    std::array<size_t, 3> offset{0, 0, 0}, global{1, 1, 1}, local{1, 1, 1};
+    std::vector<ArgValue> args; ///< snapshot of the kernel's arguments
+};
+
+} // namespace duet::rt

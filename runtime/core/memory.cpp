@@ -1,0 +1,44 @@
+// Memory objects and samplers.
+#include "core/memory.hpp"
+
+#include <cstdlib>
+
+namespace duet::rt {
+
+constexpr size_t kStorageAlign = 128; // >= CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8 and a cache line
+
+char* allocateStorage(size_t size) {
+    size_t rounded = (size + kStorageAlign - 1) / kStorageAlign * kStorageAlign;
+    return static_cast<char*>(std::aligned_alloc(kStorageAlign, rounded ? rounded : kStorageAlign));
+}
+
+void freeStorage(char* p) { std::free(p); }
+
+Mem::Mem(Ref<Context> context, cl_mem_object_type type, cl_mem_flags flags, size_t size,
+         void* hostPtr, char* storage, bool owns)
+    : _cl_mem(kTag), m_context(std::move(context)), m_type(type), m_flags(flags), m_size(size),
+      m_hostPtr(hostPtr), m_data(storage), m_owns(owns) {}
+
+Mem::~Mem() {
+    // Spec: destructor callbacks run in reverse order, before the memory is released.
+    for (auto it = m_destructorCallbacks.rbegin(); it != m_destructorCallbacks.rend(); ++it)
+        it->first(this, it->second);
+    if (m_owns)
+        freeStorage(m_data);
+}
+
+void Mem::addDestructorCallback(DestructorFn fn, void* userData) {
+    std::lock_guard lock(m_mutex);
+    m_destructorCallbacks.emplace_back(fn, userData);
+}
+
+uint32_t Sampler::kernelValue() const {
+    // Same bit layout as clang's sampler_t literals (CLK_* values of opencl-c-base.h):
+    // normalized coords 0x1, addressing mode << 1 (CL_ADDRESS_* - 0x1130), filter 0x10/0x20.
+    uint32_t v = normalizedCoords ? 0x1 : 0x0;
+    v |= uint32_t(addressingMode - CL_ADDRESS_NONE) << 1;
+    v |= filterMode == CL_FILTER_LINEAR ? 0x20 : 0x10;
+    return v;
+}
+
+} // namespace duet::rt

@@ -1,0 +1,173 @@
+// Program builds: compile (clang), link, finalise per device; logs and status per device.
+#include "core/program.hpp"
+
+namespace duet::rt {
+
+Program::Program(Ref<Context> context, Origin origin, std::string source)
+    : _cl_program(kTag), m_context(std::move(context)), m_origin(origin),
+      m_source(std::move(source)), m_devices(m_context->devices()) {}
+
+Program::~Program() = default;
+
+Program::Build Program::build(const Device* d) const {
+    std::lock_guard lock(m_mutex);
+    auto it = m_builds.find(d);
+    return it == m_builds.end() ? Build{} : it->second;
+}
+
+void Program::setBuild(const Device* d, Build b) {
+    std::lock_guard lock(m_mutex);
+    m_builds[d] = std::move(b);
+}
+
+std::shared_ptr<DeviceExecutable> Program::executable(const Device* d) const {
+    std::lock_guard lock(m_mutex);
+    auto it = m_builds.find(d);
+    return it == m_builds.end() ? nullptr : it->second.executable;
+}
+
+bool Program::hasExecutable() const {
+    std::lock_guard lock(m_mutex);
+    for (auto& [d, b] : m_builds)
+        if (b.executable)
+            return true;
+    return false;
+}
+
+std::vector<KernelDesc> Program::kernels() const {
+    std::lock_guard lock(m_mutex);
+    for (Device* d : m_devices) {
+        auto it = m_builds.find(d);
+        if (it != m_builds.end() && it->second.executable)
+            return it->second.executable->kernels();
+    }
+    return {};
+}
+
+Status Program::buildFor(std::span<Device* const> devices, std::string_view options) {
+    Status result;
+    for (Device* d : devices) {
+        Build b;
+        b.options = std::string(options);
+        b.status = CL_BUILD_IN_PROGRESS;
+        Build old = build(d);
+        std::string bitcode;
+        if (m_origin == Origin::Source) {
+            CompileResult c = compileSource(m_source, options, {}, d->backend().target());
+            b.log = std::move(c.log);
+            if (c.status != CL_SUCCESS) {
+                b.status = CL_BUILD_ERROR;
+                setBuild(d, b);
+                cl_int code = c.status == CL_COMPILE_PROGRAM_FAILURE ? CL_BUILD_PROGRAM_FAILURE
+                                                                     : c.status;
+                result = makeError(code, "clBuildProgram: compiling for " + d->info().name +
+                                             " failed; see CL_PROGRAM_BUILD_LOG");
+                continue;
+            }
+            bitcode = std::move(c.bitcode);
+        } else {
+            // From a binary: executables are ready; objects and libraries are finalised now.
+            if (old.executable) {
+                old.status = CL_BUILD_SUCCESS;
+                old.options = b.options;
+                setBuild(d, old);
+                continue;
+            }
+            bitcode = old.bitcode;
+        }
+        FinalizeResult f = d->backend().finalize(bitcode, options, m_source);
+        if (!f.log.empty()) {
+            if (!b.log.empty() && b.log.back() != '\n')
+                b.log += '\n';
+            b.log += f.log;
+        }
+        if (f.status != CL_SUCCESS) {
+            b.status = CL_BUILD_ERROR;
+            setBuild(d, b);
+            result = makeError(f.status == CL_LINK_PROGRAM_FAILURE ? CL_BUILD_PROGRAM_FAILURE
+                                                                   : f.status,
+                               "clBuildProgram: building for " + d->info().name +
+                                   " failed; see CL_PROGRAM_BUILD_LOG");
+            continue;
+        }
+        b.executable = std::move(f.executable);
+        b.binary = b.executable->binary();
+        b.binaryType = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+        b.status = CL_BUILD_SUCCESS;
+        setBuild(d, std::move(b));
+    }
+    return result;
+}
+
+Status Program::compileFor(std::span<Device* const> devices, std::string_view options,
+                           std::span<const HeaderSource> headers) {
+    Status result;
+    for (Device* d : devices) {
+        Build b;
+        b.options = std::string(options);
+        CompileResult c = compileSource(m_source, options, headers, d->backend().target());
+        b.log = std::move(c.log);
+        if (c.status != CL_SUCCESS) {
+            b.status = CL_BUILD_ERROR;
+            setBuild(d, b);
+            result = makeError(c.status, "clCompileProgram: compiling for " + d->info().name +
+                                             " failed; see CL_PROGRAM_BUILD_LOG");
+            continue;
+        }
+        b.bitcode = std::move(c.bitcode);
+        b.binaryType = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
+        b.binary = makeObjectBinary(b.bitcode, m_source, b.binaryType);
+        b.status = CL_BUILD_SUCCESS;
+        setBuild(d, std::move(b));
+    }
+    return result;
+}
+
+Status Program::linkFrom(std::span<Device* const> devices, std::string_view options,
+                         std::span<Program* const> inputs) {
+    bool library = options.find("-create-library") != std::string_view::npos;
+    Status result;
+    for (Device* d : devices) {
+        Build b;
+        b.options = std::string(options);
+        std::vector<std::string> objects;
+        for (Program* p : inputs)
+            objects.push_back(p->build(d).bitcode);
+        LinkResult l = linkBitcode(objects, options, library);
+        b.log = std::move(l.log);
+        if (l.status != CL_SUCCESS) {
+            b.status = CL_BUILD_ERROR;
+            setBuild(d, b);
+            result = makeError(l.status, "clLinkProgram: linking for " + d->info().name +
+                                             " failed; see CL_PROGRAM_BUILD_LOG");
+            continue;
+        }
+        if (library) {
+            b.bitcode = std::move(l.bitcode);
+            b.binaryType = CL_PROGRAM_BINARY_TYPE_LIBRARY;
+            b.binary = makeObjectBinary(b.bitcode, "", b.binaryType);
+            b.status = CL_BUILD_SUCCESS;
+            setBuild(d, std::move(b));
+            continue;
+        }
+        FinalizeResult f = d->backend().finalize(l.bitcode, options, "");
+        if (!f.log.empty())
+            b.log += f.log;
+        if (f.status != CL_SUCCESS) {
+            b.status = CL_BUILD_ERROR;
+            setBuild(d, b);
+            result = makeError(CL_LINK_PROGRAM_FAILURE, "clLinkProgram: finalising for " +
+                                                            d->info().name + " failed; see "
+                                                            "CL_PROGRAM_BUILD_LOG");
+            continue;
+        }
+        b.executable = std::move(f.executable);
+        b.binary = b.executable->binary();
+        b.binaryType = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+        b.status = CL_BUILD_SUCCESS;
+        setBuild(d, std::move(b));
+    }
+    return result;
+}
+
+} // namespace duet::rt

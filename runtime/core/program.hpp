@@ -1,0 +1,67 @@
+// Programs: source or binary, per-device builds (compile, link, finalise) and their logs.
+#pragma once
+
+#include "compiler/compiler.hpp"
+#include "core/context.hpp"
+#include "core/result.hpp"
+
+#include <atomic>
+#include <map>
+#include <mutex>
+
+namespace duet::rt {
+
+class Program final : public _cl_program {
+public:
+    static constexpr Tag kTag = Tag::Program;
+    enum class Origin { Source, Binary, Linked, BuiltIn };
+
+    Program(Ref<Context> context, Origin origin, std::string source);
+    ~Program();
+
+    Context* context() const { return m_context.get(); }
+    Origin origin() const { return m_origin; }
+    const std::string& source() const { return m_source; }
+
+    /// Per-device build state.
+    struct Build {
+        cl_build_status status = CL_BUILD_NONE;
+        std::string options, log;
+        cl_program_binary_type binaryType = CL_PROGRAM_BINARY_TYPE_NONE;
+        std::string bitcode;                         ///< compiled object / library
+        std::shared_ptr<DeviceExecutable> executable; ///< set once built or linked
+        std::string binary;                          ///< CL_PROGRAM_BINARIES bytes
+    };
+    /// Devices the program is associated with (the context's, or the ones given).
+    const std::vector<Device*>& devices() const { return m_devices; }
+    void setDevices(std::vector<Device*> d) { m_devices = std::move(d); }
+
+    /// Snapshot of one device's build (copy: builds may run concurrently).
+    Build build(const Device* d) const;
+    void setBuild(const Device* d, Build b);
+
+    Status buildFor(std::span<Device* const> devices, std::string_view options);
+    Status compileFor(std::span<Device* const> devices, std::string_view options,
+                      std::span<const HeaderSource> headers);
+    /// Links `inputs` into this (new) program.
+    Status linkFrom(std::span<Device* const> devices, std::string_view options,
+                    std::span<Program* const> inputs);
+
+    /// Kernels of the program (from the first device with an executable).
+    std::vector<KernelDesc> kernels() const;
+    bool hasExecutable() const;
+    std::shared_ptr<DeviceExecutable> executable(const Device* d) const;
+
+    std::atomic<int> attachedKernels{0};
+    std::atomic<bool> building{false};
+
+private:
+    Ref<Context> m_context;
+    Origin m_origin;
+    std::string m_source;
+    std::vector<Device*> m_devices;
+    mutable std::mutex m_mutex;
+    std::map<const Device*, Build> m_builds;
+};
+
+} // namespace duet::rt

@@ -1,0 +1,65 @@
+// Command queues: enqueue returns at once; one worker thread per queue runs the commands.
+#pragma once
+
+#include "core/event.hpp"
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace duet::rt {
+
+/// One enqueued operation. `run` does the work on the queue's worker thread and returns
+/// CL_SUCCESS or the (negative) execution status to give the event.
+struct Command {
+    Ref<Event> event;
+    std::vector<Ref<Event>> waitList;
+    std::function<cl_int()> run;
+};
+
+class Queue final : public _cl_command_queue {
+public:
+    static constexpr Tag kTag = Tag::Queue;
+    Queue(Ref<Context> context, Device* device, cl_command_queue_properties properties,
+          std::vector<cl_queue_properties> propertyList);
+    ~Queue();
+
+    Context* context() const { return m_context.get(); }
+    Device* device() const { return m_device; }
+    cl_command_queue_properties properties() const { return m_properties; }
+    const std::vector<cl_queue_properties>& propertyList() const { return m_propertyList; }
+    bool profiling() const { return m_properties & CL_QUEUE_PROFILING_ENABLE; }
+
+    /// Creates the command's event and submits it; returns the event (the caller owns the
+    /// returned reference). Commands run in enqueue order, each after its wait list.
+    Ref<Event> enqueue(cl_command_type type, std::span<Event* const> waitList,
+                       std::function<cl_int()> run);
+    /// Blocks until every command enqueued so far has finished.
+    void finish();
+    /// All commands are submitted at enqueue; flush has nothing left to do.
+    void flush() {}
+
+    /// State shared with the worker thread, which may outlive the queue object by a moment
+    /// (the worker can drop the last reference to its own queue).
+    struct Shared {
+        std::mutex mutex;
+        std::condition_variable workCv, doneCv;
+        std::deque<Command> pending;
+        uint64_t enqueued = 0, completed = 0;
+        bool stop = false, workerSleeping = false, waiters = false;
+    };
+
+private:
+    Ref<Context> m_context;
+    Device* m_device;
+    cl_command_queue_properties m_properties;
+    std::vector<cl_queue_properties> m_propertyList;
+    std::shared_ptr<Shared> m_shared;
+    std::thread m_worker;
+};
+
+} // namespace duet::rt

@@ -1,0 +1,336 @@
+// The CPU device: host-CPU device info, LLVM JIT builds, work-groups on a thread pool.
+#include "core/device.hpp"
+#include "core/kernel.hpp"
+#include "devices/cpu/thread_pool.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+namespace duet::rt {
+
+std::string hostCpuName();     // devices/cpu/jit: LLVM's name for the host CPU
+std::string hostCpuFeatures(); // devices/cpu/jit: "+avx2,+avx512f,..." for the host
+
+namespace cpu {
+namespace {
+
+constexpr size_t kLocalMemSize = 256 * 1024;
+constexpr size_t kLocalAlign = 128;
+
+std::string readFirstLine(const char* path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+
+std::string cpuModelName() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0) {
+            auto pos = line.find(':');
+            if (pos != std::string::npos) {
+                std::string n = line.substr(pos + 1);
+                n.erase(0, n.find_first_not_of(' '));
+                return n;
+            }
+        }
+    return "Unknown CPU";
+}
+
+cl_uint cpuMaxMHz() {
+    std::string khz = readFirstLine("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+    if (!khz.empty())
+        return cl_uint(std::strtoul(khz.c_str(), nullptr, 10) / 1000);
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("cpu MHz", 0) == 0)
+            return cl_uint(std::strtod(line.substr(line.find(':') + 1).c_str(), nullptr));
+    return 0;
+}
+
+/// Size in bytes of the largest data cache level the kernel reports (L3 or L2).
+cl_ulong lastLevelCacheSize() {
+    cl_ulong best = 0;
+    for (int i = 0; i < 8; ++i) {
+        std::string base = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i);
+        std::string type = readFirstLine((base + "/type").c_str());
+        if (type.empty())
+            break;
+        if (type == "Instruction")
+            continue;
+        std::string size = readFirstLine((base + "/size").c_str());
+        cl_ulong v = std::strtoull(size.c_str(), nullptr, 10);
+        if (!size.empty() && size.back() == 'K')
+            v *= 1024;
+        else if (!size.empty() && size.back() == 'M')
+            v *= 1024 * 1024;
+        best = std::max(best, v);
+    }
+    return best ? best : 1 << 20;
+}
+
+class CpuBackend final : public DeviceBackend {
+public:
+    explicit CpuBackend(TargetSpec target)
+        : m_target(std::move(target)),
+          m_pool(std::max(1u, std::thread::hardware_concurrency())) {}
+
+    const TargetSpec& target() const override { return m_target; }
+
+    FinalizeResult finalize(const std::string& bitcode, std::string_view options,
+                            std::string_view source) override {
+        return finalizeForCpu(bitcode, options, source, m_target);
+    }
+
+    LoadBinaryResult loadBinary(std::span<const unsigned char> binary) override {
+        return loadCpuBinary(binary, m_target);
+    }
+
+    cl_int runNDRange(const KernelLaunch& launch) override;
+
+    void pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t* global,
+                       size_t* local) const override;
+
+private:
+    /// Per-participant scratch: __local memory and the argument pointer table.
+    struct WorkerState {
+        std::unique_ptr<char, decltype(&std::free)> local{nullptr, &std::free};
+        size_t localCapacity = 0;
+        std::vector<void*> args;
+        std::vector<void*> slots;
+    };
+
+    TargetSpec m_target;
+    ThreadPool m_pool;
+    std::mutex m_stateMutex;
+    std::vector<WorkerState> m_workers{m_pool.participants()};
+};
+
+cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
+    const KernelDesc& desc = launch.kernel->desc();
+    auto fn = reinterpret_cast<WorkGroupFn>(launch.entry);
+
+    size_t groups[3], total = 1;
+    for (int d = 0; d < 3; ++d) {
+        groups[d] = (launch.global[d] + launch.local[d] - 1) / launch.local[d];
+        total *= groups[d];
+    }
+
+    // __local layout per work-group: kernel-scope variables first, then each __local
+    // argument, every block aligned for the widest type.
+    size_t localBytes = (desc.staticLocalMemSize + kLocalAlign - 1) / kLocalAlign * kLocalAlign;
+    std::vector<size_t> localOffsets(launch.args.size(), 0);
+    for (size_t i = 0; i < launch.args.size(); ++i)
+        if (desc.args[i].kind == KernelArgKind::LocalBuffer) {
+            localOffsets[i] = localBytes;
+            localBytes += (launch.args[i].localSize + kLocalAlign - 1) / kLocalAlign * kLocalAlign;
+        }
+
+    // By-value arguments go into one block where each sits at a 128-byte boundary, so code
+    // may load them with the alignment of any OpenCL C type (double16 included).
+    size_t valueBytes = 0;
+    for (size_t i = 0; i < launch.args.size(); ++i)
+        valueBytes += (launch.args[i].bytes.size() + kLocalAlign - 1) / kLocalAlign * kLocalAlign;
+    std::unique_ptr<char, decltype(&std::free)> values(
+        static_cast<char*>(std::aligned_alloc(kLocalAlign, std::max(valueBytes, kLocalAlign))),
+        &std::free);
+    if (!values)
+        return CL_OUT_OF_HOST_MEMORY;
+
+    // Argument table shared by all participants except for __local slots.
+    std::vector<void*> baseSlots(launch.args.size(), nullptr);
+    std::vector<void*> baseArgs(launch.args.size(), nullptr);
+    size_t valueOffset = 0;
+    for (size_t i = 0; i < launch.args.size(); ++i) {
+        const ArgValue& a = launch.args[i];
+        switch (desc.args[i].kind) {
+        case KernelArgKind::Value:
+        case KernelArgKind::Sampler:
+            std::memcpy(values.get() + valueOffset, a.bytes.data(), a.bytes.size());
+            baseArgs[i] = values.get() + valueOffset;
+            valueOffset += (a.bytes.size() + kLocalAlign - 1) / kLocalAlign * kLocalAlign;
+            break;
+        case KernelArgKind::GlobalBuffer:
+        case KernelArgKind::ConstantBuffer:
+        case KernelArgKind::Image:
+            baseSlots[i] = a.mem ? a.mem->data() : nullptr;
+            break;
+        case KernelArgKind::LocalBuffer:
+            break;
+        }
+    }
+
+    WorkGroupContext base{};
+    base.workDim = launch.workDim;
+    for (int d = 0; d < 3; ++d) {
+        base.globalOffset[d] = launch.offset[d];
+        base.globalSize[d] = launch.global[d];
+        base.enqueuedLocalSize[d] = launch.local[d];
+        base.numGroups[d] = groups[d];
+    }
+
+    std::lock_guard lock(m_stateMutex);
+    for (WorkerState& w : m_workers) {
+        if (w.localCapacity < localBytes) {
+            w.local.reset(static_cast<char*>(std::aligned_alloc(kLocalAlign, localBytes)));
+            if (!w.local)
+                return CL_OUT_OF_RESOURCES;
+            w.localCapacity = localBytes;
+        }
+        w.slots = baseSlots;
+        w.args = baseArgs;
+        for (size_t i = 0; i < launch.args.size(); ++i) {
+            if (desc.args[i].kind == KernelArgKind::LocalBuffer)
+                w.slots[i] = w.local.get() + localOffsets[i];
+            if (!w.args[i])
+                w.args[i] = &w.slots[i];
+        }
+    }
+
+    // Chunks small enough to balance, large enough to amortise the dispatch.
+    size_t participants = m_pool.participants();
+    size_t chunk = std::max<size_t>(1, total / (participants * 8));
+    m_pool.run(total, chunk, [&](size_t begin, size_t end, unsigned worker) {
+        WorkerState& w = m_workers[worker];
+        WorkGroupContext ctx = base;
+        ctx.localMem = w.local.get();
+        for (size_t g = begin; g < end; ++g) {
+            size_t gx = g % groups[0], gy = (g / groups[0]) % groups[1],
+                   gz = g / (groups[0] * groups[1]);
+            size_t id[3] = {gx, gy, gz};
+            for (int d = 0; d < 3; ++d) {
+                ctx.groupId[d] = id[d];
+                size_t start = id[d] * launch.local[d];
+                ctx.localSize[d] = std::min(launch.local[d], launch.global[d] - start);
+            }
+            fn(w.args.data(), &ctx);
+        }
+    });
+    return CL_SUCCESS;
+}
+
+void CpuBackend::pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t* global,
+                               size_t* local) const {
+    const KernelDesc& desc = kernel.desc();
+    if (desc.reqdWorkGroupSize[0]) {
+        for (cl_uint d = 0; d < dims; ++d)
+            local[d] = desc.reqdWorkGroupSize[d];
+        return;
+    }
+    // Work-items of a group are a loop in one thread: big groups amortise per-group work and
+    // fill SIMD lanes; keep enough groups to feed every core. Sizes divide the global size so
+    // that OpenCL 1.2 programs get uniform groups.
+    size_t participants = m_pool.participants();
+    size_t budget = 1024;
+    for (cl_uint d = 0; d < dims; ++d) {
+        size_t want = budget;
+        if (d == 0) {
+            size_t others = 1;
+            for (cl_uint e = 1; e < dims; ++e)
+                others *= global[e];
+            // Leave at least 4 groups per participant when the range allows it.
+            size_t perGroup = global[0] * others / (participants * 4);
+            want = std::clamp<size_t>(perGroup, 16, budget);
+        }
+        size_t best = 1;
+        for (size_t l = std::min(want, global[d]); l >= 1; --l)
+            if (global[d] % l == 0) {
+                best = l;
+                break;
+            }
+        local[d] = best;
+        budget = std::max<size_t>(1, budget / best);
+    }
+}
+
+} // namespace
+} // namespace cpu
+
+std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    info.type = CL_DEVICE_TYPE_CPU;
+    info.name = cpu::cpuModelName();
+    info.vendor = "Duet";
+    info.vendorId = 0x10006; // Khronos-assigned vendor ids are for hardware; this is a private one
+    info.driverVersion = "0.1.0";
+    info.version = "OpenCL 3.0 Duet";
+    info.numericVersion = CL_MAKE_VERSION(3, 0, 0);
+    info.openclCVersion = "OpenCL C 1.2 Duet";
+    info.maxComputeUnits = cores;
+    info.maxClockFrequency = cpu::cpuMaxMHz();
+    long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+    info.globalMemSize = cl_ulong(pages) * cl_ulong(pageSize);
+    info.maxMemAllocSize = std::max<cl_ulong>(info.globalMemSize / 4, 128ull << 20);
+    info.globalMemCacheSize = cpu::lastLevelCacheSize();
+    info.globalMemCachelineSize = 64;
+    info.maxConstantBufferSize = info.maxMemAllocSize;
+    info.localMemSize = cpu::kLocalMemSize;
+    info.localMemType = CL_GLOBAL;
+    info.memBaseAddrAlign = 1024; // bits
+    info.maxWorkGroupSize = 4096;
+    info.maxWorkItemSizes[0] = info.maxWorkItemSizes[1] = info.maxWorkItemSizes[2] = 4096;
+    info.profilingTimerResolution = 1;
+    info.singleFpConfig = CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST |
+                          CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_FMA |
+                          CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT;
+    info.doubleFpConfig = CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST |
+                          CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_FMA;
+    info.halfFpConfig = 0;
+
+    TargetSpec target;
+    target.kind = TargetSpec::Kind::Cpu;
+    target.cpuName = hostCpuName();
+    target.cpuFeatures = hostCpuFeatures();
+    bool avx512 = target.cpuFeatures.find("+avx512f") != std::string::npos;
+    bool avx = target.cpuFeatures.find("+avx,") != std::string::npos ||
+               target.cpuFeatures.find("+avx2") != std::string::npos;
+    cl_uint bytes = avx512 ? 64 : avx ? 32 : 16;
+    // char short int long float double half
+    cl_uint widths[7] = {bytes, bytes / 2, bytes / 4, bytes / 8, bytes / 4, bytes / 8, 0};
+    std::copy(widths, widths + 7, info.preferredVectorWidth);
+    std::copy(widths, widths + 7, info.nativeVectorWidth);
+    info.preferredWorkGroupSizeMultiple = bytes / 4;
+
+    info.extensions = "cl_khr_byte_addressable_store cl_khr_fp64 "
+                      "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "
+                      "cl_khr_local_int32_base_atomics cl_khr_local_int32_extended_atomics "
+                      "cl_khr_int64_base_atomics cl_khr_int64_extended_atomics "
+                      "cl_khr_icd cl_khr_extended_versioning";
+    info.extensionsWithVersion = namesWithVersion(info.extensions);
+    info.openclCAllVersions = {
+        {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"},
+        {CL_MAKE_VERSION(1, 1, 0), "OpenCL C"},
+        {CL_MAKE_VERSION(1, 2, 0), "OpenCL C"},
+        {CL_MAKE_VERSION(3, 0, 0), "OpenCL C"},
+    };
+    std::string features = "__opencl_c_int64 __opencl_c_fp64 __opencl_c_atomic_order_acq_rel "
+                           "__opencl_c_atomic_order_seq_cst __opencl_c_atomic_scope_device "
+                           "__opencl_c_atomic_scope_all_devices "
+                           "__opencl_c_generic_address_space "
+                           "__opencl_c_program_scope_global_variables";
+    info.openclCFeatures = namesWithVersion(features, CL_MAKE_VERSION(3, 0, 0));
+    info.genericAddressSpace = true;
+    info.nonUniformWorkGroup = true;
+
+    std::istringstream ext(info.extensions + " " + features);
+    std::string w;
+    while (ext >> w)
+        if (w != "cl_khr_icd" && w != "cl_khr_extended_versioning")
+            target.clExtensions.push_back(w);
+    target.fp64 = true;
+    target.images = false;
+    return std::make_unique<cpu::CpuBackend>(std::move(target));
+}
+
+} // namespace duet::rt

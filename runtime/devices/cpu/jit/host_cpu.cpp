@@ -1,0 +1,24 @@
+// Host CPU name and features as LLVM spells them, for the CPU device's target.
+#include <llvm/ADT/StringMap.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <string>
+
+namespace duet::rt {
+
+std::string hostCpuName() { return llvm::sys::getHostCPUName().str(); }
+
+std::string hostCpuFeatures() {
+    llvm::StringMap<bool> features;
+    std::string out;
+    if (!llvm::sys::getHostCPUFeatures(features))
+        return out;
+    for (const auto& f : features) {
+        if (!out.empty())
+            out += ',';
+        out += (f.second ? "+" : "-") + f.first().str();
+    }
+    return out;
+}
+
+} // namespace duet::rt
