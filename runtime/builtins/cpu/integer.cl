@@ -259,3 +259,26 @@ DUET_UPSAMPLE(short, ushort, int, uint, 16)
 DUET_UPSAMPLE(ushort, ushort, uint, uint, 16)
 DUET_UPSAMPLE(int, uint, long, ulong, 32)
 DUET_UPSAMPLE(uint, uint, ulong, ulong, 32)
+
+// ---- cl_khr_integer_dot_product: 4x8-bit dot products, plain and saturating-accumulate ----
+#define DUET_DOT8(A, B, R)                                                                     \
+    DUET_CONST R dot(A##4 a, B##4 b) {                                                         \
+        return (R)a.x * (R)b.x + (R)a.y * (R)b.y + (R)a.z * (R)b.z + (R)a.w * (R)b.w;          \
+    }                                                                                          \
+    DUET_CONST R dot_acc_sat(A##4 a, B##4 b, R acc) { return add_sat(dot(a, b), acc); }
+DUET_DOT8(uchar, uchar, uint)
+DUET_DOT8(char, char, int)
+DUET_DOT8(uchar, char, int)
+DUET_DOT8(char, uchar, int)
+
+#define DUET_DOT8_PACKED(TAG, A, B, R)                                                         \
+    DUET_CONST R dot_4x8packed_##TAG##_##R(uint a, uint b) {                                   \
+        return dot(DUET_AS(A##4, a), DUET_AS(B##4, b));                                        \
+    }                                                                                          \
+    DUET_CONST R dot_acc_sat_4x8packed_##TAG##_##R(uint a, uint b, R acc) {                    \
+        return dot_acc_sat(DUET_AS(A##4, a), DUET_AS(B##4, b), acc);                           \
+    }
+DUET_DOT8_PACKED(uu, uchar, uchar, uint)
+DUET_DOT8_PACKED(ss, char, char, int)
+DUET_DOT8_PACKED(us, uchar, char, int)
+DUET_DOT8_PACKED(su, char, uchar, int)
