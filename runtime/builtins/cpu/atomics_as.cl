@@ -1,0 +1,221 @@
+// Atomic builtins: OpenCL 1.x atomic_* and atom_* (cl_khr_{global,local}_int32_*,
+// cl_khr_int64_*), OpenCL 2.0+ C11-style atomics with memory order and scope (incl.
+// cl_ext_float_atomics add/sub/min/max), atomic_flag, and the fences. Clang's atomic builtins
+// become LLVM atomics; order and scope may be runtime values (clang emits a switch), and on
+// x86 every scope is the whole machine.
+#include "builtins.h"
+
+#if !DUET_GENERIC_PASS
+// ---- OpenCL 1.x: named address spaces only ----
+#define DUET_ATOMIC11(AS, T, P)                                                                \
+    DUET_OVL T P##add(volatile AS T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); } \
+    DUET_OVL T P##sub(volatile AS T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); } \
+    DUET_OVL T P##xchg(volatile AS T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); } \
+    DUET_OVL T P##min(volatile AS T* p, T v) { return __atomic_fetch_min(p, v, __ATOMIC_SEQ_CST); } \
+    DUET_OVL T P##max(volatile AS T* p, T v) { return __atomic_fetch_max(p, v, __ATOMIC_SEQ_CST); } \
+    DUET_OVL T P##and(volatile AS T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); } \
+    DUET_OVL T P##or(volatile AS T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); } \
+    DUET_OVL T P##xor(volatile AS T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); } \
+    DUET_OVL T P##inc(volatile AS T* p) { return __atomic_fetch_add(p, (T)1, __ATOMIC_SEQ_CST); } \
+    DUET_OVL T P##dec(volatile AS T* p) { return __atomic_fetch_sub(p, (T)1, __ATOMIC_SEQ_CST); } \
+    DUET_OVL T P##cmpxchg(volatile AS T* p, T cmp, T v) {                                      \
+        __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);    \
+        return cmp;                                                                            \
+    }
+#define DUET_ATOMIC11_XCHG_FLOAT(AS, P)                                                        \
+    DUET_OVL float P##xchg(volatile AS float* p, float v) {                                    \
+        return DUET_AS(float, __atomic_exchange_n((volatile AS uint*)p, DUET_AS(uint, v),       \
+                                                  __ATOMIC_SEQ_CST));                          \
+    }
+
+DUET_ATOMIC11(__global, int, atomic_)
+DUET_ATOMIC11(__global, uint, atomic_)
+DUET_ATOMIC11(__local, int, atomic_)
+DUET_ATOMIC11(__local, uint, atomic_)
+DUET_ATOMIC11_XCHG_FLOAT(__global, atomic_)
+DUET_ATOMIC11_XCHG_FLOAT(__local, atomic_)
+DUET_ATOMIC11(__global, int, atom_)
+DUET_ATOMIC11(__global, uint, atom_)
+DUET_ATOMIC11(__local, int, atom_)
+DUET_ATOMIC11(__local, uint, atom_)
+DUET_ATOMIC11(__global, long, atom_)
+DUET_ATOMIC11(__global, ulong, atom_)
+DUET_ATOMIC11(__local, long, atom_)
+DUET_ATOMIC11(__local, ulong, atom_)
+// cl_khr_*_atomics also accept non-volatile pointers for atom_*.
+#define DUET_ATOM_NV(AS, T)                                                                    \
+    DUET_OVL T atom_add(AS T* p, T v) { return atom_add((volatile AS T*)p, v); }               \
+    DUET_OVL T atom_sub(AS T* p, T v) { return atom_sub((volatile AS T*)p, v); }               \
+    DUET_OVL T atom_xchg(AS T* p, T v) { return atom_xchg((volatile AS T*)p, v); }             \
+    DUET_OVL T atom_min(AS T* p, T v) { return atom_min((volatile AS T*)p, v); }               \
+    DUET_OVL T atom_max(AS T* p, T v) { return atom_max((volatile AS T*)p, v); }               \
+    DUET_OVL T atom_and(AS T* p, T v) { return atom_and((volatile AS T*)p, v); }               \
+    DUET_OVL T atom_or(AS T* p, T v) { return atom_or((volatile AS T*)p, v); }                 \
+    DUET_OVL T atom_xor(AS T* p, T v) { return atom_xor((volatile AS T*)p, v); }               \
+    DUET_OVL T atom_inc(AS T* p) { return atom_inc((volatile AS T*)p); }                       \
+    DUET_OVL T atom_dec(AS T* p) { return atom_dec((volatile AS T*)p); }                       \
+    DUET_OVL T atom_cmpxchg(AS T* p, T c, T v) { return atom_cmpxchg((volatile AS T*)p, c, v); }
+#endif
+
+#if DUET_GENERIC_PASS
+// ---- OpenCL 2.0+ C11-style atomics ----
+#define DUET_SEQ __ATOMIC_SEQ_CST
+#define DUET_DEV __OPENCL_MEMORY_SCOPE_DEVICE
+
+// Operations every atomic type has. AS: the object's space.
+#define DUET_C11_BASIC(AS, A, T)                                                               \
+    DUET_OVL void atomic_init(volatile AS A* p, T v) { __opencl_atomic_init(p, v); }           \
+    DUET_OVL void atomic_store(volatile AS A* p, T v) {                                        \
+        __opencl_atomic_store(p, v, DUET_SEQ, DUET_DEV);                                       \
+    }                                                                                          \
+    DUET_OVL void atomic_store_explicit(volatile AS A* p, T v, memory_order o) {               \
+        __opencl_atomic_store(p, v, o, DUET_DEV);                                              \
+    }                                                                                          \
+    DUET_OVL void atomic_store_explicit(volatile AS A* p, T v, memory_order o,                 \
+                                        memory_scope s) {                                      \
+        __opencl_atomic_store(p, v, o, s);                                                     \
+    }                                                                                          \
+    DUET_OVL T atomic_load(volatile AS A* p) { return __opencl_atomic_load(p, DUET_SEQ, DUET_DEV); } \
+    DUET_OVL T atomic_load_explicit(volatile AS A* p, memory_order o) {                        \
+        return __opencl_atomic_load(p, o, DUET_DEV);                                           \
+    }                                                                                          \
+    DUET_OVL T atomic_load_explicit(volatile AS A* p, memory_order o, memory_scope s) {        \
+        return __opencl_atomic_load(p, o, s);                                                  \
+    }                                                                                          \
+    DUET_OVL T atomic_exchange(volatile AS A* p, T v) {                                        \
+        return __opencl_atomic_exchange(p, v, DUET_SEQ, DUET_DEV);                             \
+    }                                                                                          \
+    DUET_OVL T atomic_exchange_explicit(volatile AS A* p, T v, memory_order o) {               \
+        return __opencl_atomic_exchange(p, v, o, DUET_DEV);                                    \
+    }                                                                                          \
+    DUET_OVL T atomic_exchange_explicit(volatile AS A* p, T v, memory_order o,                 \
+                                        memory_scope s) {                                      \
+        return __opencl_atomic_exchange(p, v, o, s);                                           \
+    }
+
+// compare_exchange with the expected value in space EAS (copied through a private temporary,
+// so every pairing of spaces works the same way).
+#define DUET_C11_CAS1(AS, EAS, A, T, KIND)                                                     \
+    DUET_OVL bool atomic_compare_exchange_##KIND(volatile AS A* p, EAS T* e, T d) {            \
+        T x = *e;                                                                              \
+        bool ok = __opencl_atomic_compare_exchange_##KIND(p, &x, d, DUET_SEQ, DUET_SEQ,        \
+                                                          DUET_DEV);                           \
+        *e = x;                                                                                \
+        return ok;                                                                             \
+    }                                                                                          \
+    DUET_OVL bool atomic_compare_exchange_##KIND##_explicit(volatile AS A* p, EAS T* e, T d,   \
+                                                             memory_order so,                  \
+                                                             memory_order fo) {                \
+        T x = *e;                                                                              \
+        bool ok = __opencl_atomic_compare_exchange_##KIND(p, &x, d, so, fo, DUET_DEV);         \
+        *e = x;                                                                                \
+        return ok;                                                                             \
+    }                                                                                          \
+    DUET_OVL bool atomic_compare_exchange_##KIND##_explicit(volatile AS A* p, EAS T* e, T d,   \
+                                                             memory_order so, memory_order fo, \
+                                                             memory_scope s) {                 \
+        T x = *e;                                                                              \
+        bool ok = __opencl_atomic_compare_exchange_##KIND(p, &x, d, so, fo, s);                \
+        *e = x;                                                                                \
+        return ok;                                                                             \
+    }
+#define DUET_C11_CAS(AS, EAS, A, T)                                                            \
+    DUET_C11_CAS1(AS, EAS, A, T, strong) DUET_C11_CAS1(AS, EAS, A, T, weak)
+
+// fetch_<op>: OP is the clang builtin suffix; V the operand type.
+#define DUET_C11_FETCH(AS, A, T, V, OP)                                                        \
+    DUET_OVL T atomic_fetch_##OP(volatile AS A* p, V v) {                                      \
+        return __opencl_atomic_fetch_##OP(p, v, DUET_SEQ, DUET_DEV);                           \
+    }                                                                                          \
+    DUET_OVL T atomic_fetch_##OP##_explicit(volatile AS A* p, V v, memory_order o) {           \
+        return __opencl_atomic_fetch_##OP(p, v, o, DUET_DEV);                                  \
+    }                                                                                          \
+    DUET_OVL T atomic_fetch_##OP##_explicit(volatile AS A* p, V v, memory_order o,             \
+                                            memory_scope s) {                                  \
+        return __opencl_atomic_fetch_##OP(p, v, o, s);                                         \
+    }
+
+#define DUET_C11_INT(AS, A, T)                                                                 \
+    DUET_C11_BASIC(AS, A, T)                                                                   \
+    DUET_C11_FETCH(AS, A, T, T, add) DUET_C11_FETCH(AS, A, T, T, sub)                          \
+    DUET_C11_FETCH(AS, A, T, T, or) DUET_C11_FETCH(AS, A, T, T, xor)                           \
+    DUET_C11_FETCH(AS, A, T, T, and) DUET_C11_FETCH(AS, A, T, T, min)                          \
+    DUET_C11_FETCH(AS, A, T, T, max)
+#define DUET_C11_FLOAT(AS, A, T)                                                               \
+    DUET_C11_BASIC(AS, A, T)                                                                   \
+    DUET_C11_FETCH(AS, A, T, T, add) DUET_C11_FETCH(AS, A, T, T, sub)                          \
+    DUET_C11_FETCH(AS, A, T, T, min) DUET_C11_FETCH(AS, A, T, T, max)
+
+#define DUET_C11_FLAG(AS)                                                                      \
+    DUET_OVL bool atomic_flag_test_and_set(volatile AS atomic_flag* p) {                       \
+        return __opencl_atomic_exchange(p, 1, DUET_SEQ, DUET_DEV) != 0;                        \
+    }                                                                                          \
+    DUET_OVL bool atomic_flag_test_and_set_explicit(volatile AS atomic_flag* p,                \
+                                                    memory_order o) {                          \
+        return __opencl_atomic_exchange(p, 1, o, DUET_DEV) != 0;                               \
+    }                                                                                          \
+    DUET_OVL bool atomic_flag_test_and_set_explicit(volatile AS atomic_flag* p,                \
+                                                    memory_order o, memory_scope s) {          \
+        return __opencl_atomic_exchange(p, 1, o, s) != 0;                                      \
+    }                                                                                          \
+    DUET_OVL void atomic_flag_clear(volatile AS atomic_flag* p) {                              \
+        __opencl_atomic_store(p, 0, DUET_SEQ, DUET_DEV);                                       \
+    }                                                                                          \
+    DUET_OVL void atomic_flag_clear_explicit(volatile AS atomic_flag* p, memory_order o) {     \
+        __opencl_atomic_store(p, 0, o, DUET_DEV);                                              \
+    }                                                                                          \
+    DUET_OVL void atomic_flag_clear_explicit(volatile AS atomic_flag* p, memory_order o,       \
+                                             memory_scope s) {                                 \
+        __opencl_atomic_store(p, 0, o, s);                                                     \
+    }
+
+// uintptr_t arithmetic takes a ptrdiff_t operand (same bits as ulong's).
+#define DUET_C11_ALL(AS)                                                                       \
+    DUET_C11_INT(AS, atomic_int, int)                                                          \
+    DUET_C11_INT(AS, atomic_uint, uint)                                                        \
+    DUET_C11_INT(AS, atomic_long, long)                                                        \
+    DUET_C11_INT(AS, atomic_ulong, ulong)                                                      \
+    DUET_C11_FLOAT(AS, atomic_float, float)                                                    \
+    DUET_C11_FLOAT(AS, atomic_double, double)                                                  \
+    DUET_C11_FETCH(AS, atomic_uintptr_t, uintptr_t, ptrdiff_t, add)                            \
+    DUET_C11_FETCH(AS, atomic_uintptr_t, uintptr_t, ptrdiff_t, sub)                            \
+    DUET_C11_FLAG(AS)
+#define DUET_C11_CAS_ALL(AS, EAS)                                                              \
+    DUET_C11_CAS(AS, EAS, atomic_int, int)                                                     \
+    DUET_C11_CAS(AS, EAS, atomic_uint, uint)                                                   \
+    DUET_C11_CAS(AS, EAS, atomic_long, long)                                                   \
+    DUET_C11_CAS(AS, EAS, atomic_ulong, ulong)                                                 \
+    DUET_C11_CAS(AS, EAS, atomic_float, float)                                                 \
+    DUET_C11_CAS(AS, EAS, atomic_double, double)
+
+DUET_C11_ALL()
+DUET_C11_ALL(__global)
+DUET_C11_ALL(__local)
+DUET_C11_CAS_ALL(, )
+DUET_C11_CAS_ALL(__global, __global)
+DUET_C11_CAS_ALL(__global, __local)
+DUET_C11_CAS_ALL(__global, __private)
+DUET_C11_CAS_ALL(__local, __global)
+DUET_C11_CAS_ALL(__local, __local)
+DUET_C11_CAS_ALL(__local, __private)
+
+// ---- fences (no pointers: built in this pass only) ----
+DUET_OVL void atomic_work_item_fence(cl_mem_fence_flags flags, memory_order o, memory_scope s) {
+    (void)flags;
+    (void)s;
+    if (o != memory_order_relaxed)
+        __c11_atomic_thread_fence(o);
+}
+DUET_OVL void mem_fence(cl_mem_fence_flags flags) {
+    (void)flags;
+    __c11_atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+DUET_OVL void read_mem_fence(cl_mem_fence_flags flags) {
+    (void)flags;
+    __c11_atomic_thread_fence(__ATOMIC_ACQUIRE);
+}
+DUET_OVL void write_mem_fence(cl_mem_fence_flags flags) {
+    (void)flags;
+    __c11_atomic_thread_fence(__ATOMIC_RELEASE);
+}
+#endif
