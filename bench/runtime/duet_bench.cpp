@@ -13,6 +13,9 @@
 #include <functional>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace duet::bench;
 using duet::seeds::ClError;
 using duet::seeds::errorName;
@@ -132,6 +135,105 @@ std::string isoNow() {
     return buf;
 }
 
+// A platform's run as JSON: what a child process (--isolate) hands back to the parent.
+nlohmann::json runToJson(const PlatformRun &run) {
+    nlohmann::json j;
+    j["opened"] = run.opened;
+    j["open_error"] = run.openError;
+    j["platform"] = run.platformName;
+    j["platform_version"] = run.platformVersion;
+    j["device"] = run.deviceName;
+    j["device_version"] = run.deviceVersion;
+    j["driver_version"] = run.driverVersion;
+    j["compute_units"] = run.computeUnits;
+    for (const auto &[key, f] : run.figures)
+        j["figures"][key] = {{"value", f.value}, {"ok", f.ok}, {"detail", f.detail}};
+    return j;
+}
+
+void runFromJson(PlatformRun &run, const nlohmann::json &j) {
+    run.opened = j.at("opened").get<bool>();
+    run.openError = j.at("open_error").get<std::string>();
+    run.platformName = j.at("platform").get<std::string>();
+    run.platformVersion = j.at("platform_version").get<std::string>();
+    run.deviceName = j.at("device").get<std::string>();
+    run.deviceVersion = j.at("device_version").get<std::string>();
+    run.driverVersion = j.at("driver_version").get<std::string>();
+    run.computeUnits = j.at("compute_units").get<cl_uint>();
+    if (j.contains("figures"))
+        for (const auto &[key, f] : j["figures"].items())
+            run.figures[key] = Figure{f.at("value").get<double>(), f.at("ok").get<bool>(),
+                                      f.at("detail").get<std::string>()};
+}
+
+// Runs one platform in a child process: a runtime that crashes or hangs loses only its own
+// column. The parent never loads an OpenCL platform itself.
+void runPlatformIsolated(PlatformRun &run, const Config &cfg,
+                         const std::vector<FigureInfo> &infos) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+        run.openError = "pipe failed";
+        return;
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    pid_t child = fork();
+    if (child < 0) {
+        run.openError = "fork failed";
+        close(fds[0]);
+        close(fds[1]);
+        return;
+    }
+    if (child == 0) {
+        close(fds[0]);
+        runPlatform(run, cfg, infos);
+        std::string text = runToJson(run).dump();
+        size_t done = 0;
+        while (done < text.size()) {
+            ssize_t n = write(fds[1], text.data() + done, text.size() - done);
+            if (n <= 0)
+                break;
+            done += size_t(n);
+        }
+        close(fds[1]);
+        std::fflush(stdout);
+        _exit(0);
+    }
+    close(fds[1]);
+    std::string text;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) > 0)
+        text.append(buf, size_t(n));
+    close(fds[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    std::string crash;
+    if (WIFSIGNALED(status))
+        crash = "child process killed by signal " + std::to_string(WTERMSIG(status));
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        crash = "child process exited with status " + std::to_string(WEXITSTATUS(status));
+    if (!text.empty()) {
+        try {
+            runFromJson(run, nlohmann::json::parse(text));
+        } catch (const std::exception &e) {
+            crash += (crash.empty() ? "" : "; ") + std::string("bad report: ") + e.what();
+        }
+    } else if (crash.empty()) {
+        crash = "child process sent no report";
+    }
+    if (crash.empty())
+        return;
+    std::printf("  [%s] %s\n", run.column.c_str(), crash.c_str());
+    if (!run.opened && run.openError.empty()) {
+        // It died before it could say anything: count it as run and failed, not as absent.
+        run.opened = true;
+    }
+    for (const FigureInfo &info : infos)
+        if (run.opened && !run.figures.count(info.key))
+            run.figures[info.key] = Figure{0, false, crash};
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -146,6 +248,10 @@ int main(int argc, char **argv) {
         ->delimiter(',')
         ->capture_default_str();
     app.add_flag("--quick", quick, "smaller problems and fewer repetitions");
+    bool isolate = false;
+    app.add_flag("--isolate", isolate,
+                 "run each platform in its own child process (a runtime that crashes loses "
+                 "only its own column)");
     app.add_option("--json", jsonPath, "also write the results to this JSON file");
     app.add_option("--bodies", bodies, "N-body size (a multiple of 64; default 16384, quick 4096)")
         ->check(CLI::Range(uint32_t(64), uint32_t(1) << 20));
@@ -180,8 +286,12 @@ int main(int argc, char **argv) {
         run.column = shortName(p);
         runs.push_back(std::move(run));
     }
-    for (PlatformRun &run : runs)
-        runPlatform(run, cfg, infos);
+    for (PlatformRun &run : runs) {
+        if (isolate)
+            runPlatformIsolated(run, cfg, infos);
+        else
+            runPlatform(run, cfg, infos);
+    }
 
     // The table: one column per platform, then first/second where both have a figure.
     const bool ratio = runs.size() >= 2;
