@@ -89,10 +89,10 @@ std::vector<FigureInfo> figureInfos(const Config &cfg) {
     };
     return {
         {"build_ms", "clBuildProgram, medium source, uncached (median)", "ms", false},
-        {"nbody_first_ms", "N-body " + std::to_string(cfg.bodies) + ", first step (lazy JIT)",
-         "ms", false},
-        {"nbody_ginter", "N-body " + std::to_string(cfg.bodies) + " bodies, best step",
-         "G inter/s", true},
+        {"nbody_first_ms", "N-body " + std::to_string(cfg.bodies) + ", first step (lazy JIT)", "ms",
+         false},
+        {"nbody_ginter", "N-body " + std::to_string(cfg.bodies) + " bodies, best step", "G inter/s",
+         true},
         {"nbody_gflops", "N-body at 20 flop/interaction", "GFLOP/s", true},
         {"triad_gbs", "triad a=b+s*c, " + mi(cfg.triadElements) + " floats", "GB/s", true},
         {"min_gbs", "parallel min, " + mi(cfg.minElements) + " uints", "GB/s", true},
@@ -114,9 +114,9 @@ Session Session::open(const std::string &nameSubstr) {
     check(clGetPlatformInfo(s.platform, CL_PLATFORM_VERSION, 0, nullptr, &size),
           "clGetPlatformInfo(CL_PLATFORM_VERSION)");
     s.platformVersion.resize(size);
-    check(clGetPlatformInfo(s.platform, CL_PLATFORM_VERSION, size, s.platformVersion.data(),
-                            nullptr),
-          "clGetPlatformInfo(CL_PLATFORM_VERSION)");
+    check(
+        clGetPlatformInfo(s.platform, CL_PLATFORM_VERSION, size, s.platformVersion.data(), nullptr),
+        "clGetPlatformInfo(CL_PLATFORM_VERSION)");
     while (!s.platformVersion.empty() && s.platformVersion.back() == '\0')
         s.platformVersion.pop_back();
     s.deviceName = seeds::deviceName(s.device);
@@ -165,8 +165,7 @@ Program benchBuild(Session &s, const Config &cfg, Figures &out) {
         check(clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &namesSize),
               "clGetProgramInfo(CL_PROGRAM_KERNEL_NAMES)");
         std::string names(namesSize, '\0');
-        check(clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, namesSize, names.data(),
-                               nullptr),
+        check(clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, namesSize, names.data(), nullptr),
               "clGetProgramInfo(CL_PROGRAM_KERNEL_NAMES)");
         names = ";" + std::string(names.c_str()) + ";";
         for (const std::string &want : benchKernelNames()) {
@@ -177,9 +176,9 @@ Program benchBuild(Session &s, const Config &cfg, Figures &out) {
             }
         }
         if (kernelCount != benchKernelNames().size()) {
-            out["build_ms"] = failFigure("CL_PROGRAM_NUM_KERNELS is " +
-                                         std::to_string(kernelCount) + ", want " +
-                                         std::to_string(benchKernelNames().size()));
+            out["build_ms"] =
+                failFigure("CL_PROGRAM_NUM_KERNELS is " + std::to_string(kernelCount) + ", want " +
+                           std::to_string(benchKernelNames().size()));
             return {};
         }
         buildMs.push_back(ms);
@@ -328,10 +327,10 @@ void benchTriad(Session &s, cl_program program, const Config &cfg, Figures &out)
         c[i] = float((i >> 10) & 511);
     }
     Buffer aBuf = makeBuffer(s.context, CL_MEM_WRITE_ONLY, n * sizeof(float), nullptr, "a");
-    Buffer bBuf = makeBuffer(s.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                             n * sizeof(float), b.data(), "b");
-    Buffer cBuf = makeBuffer(s.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                             n * sizeof(float), c.data(), "c");
+    Buffer bBuf = makeBuffer(s.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(float),
+                             b.data(), "b");
+    Buffer cBuf = makeBuffer(s.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(float),
+                             c.data(), "c");
     const float poison = std::numeric_limits<float>::quiet_NaN();
     check(clEnqueueFillBuffer(s.queue, aBuf, &poison, sizeof poison, 0, n * sizeof(float), 0,
                               nullptr, nullptr),
@@ -376,8 +375,8 @@ void benchMin(Session &s, cl_program program, const Config &cfg, Figures &out) {
     for (auto &v : data)
         v = rng();
     const cl_uint want = *std::min_element(data.begin(), data.end());
-    Buffer src = makeBuffer(s.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                            n * sizeof(cl_uint), data.data(), "src");
+    Buffer src = makeBuffer(s.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(cl_uint),
+                            data.data(), "src");
     ParallelMin pmin(s.context, s.device, program, src, n);
 
     double best = std::numeric_limits<double>::infinity();
@@ -456,8 +455,8 @@ void benchLaunch(Session &s, cl_program program, const Config &cfg, Figures &out
     detail << "best of " << samples << " batches; all " << launched << " launches counted";
     out["launch_us"] = okFigure(best / double(cfg.launches) * 1e6, detail.str());
     std::ostringstream trip;
-    trip << cfg.roundTrips << " trips, min "
-         << *std::min_element(trips.begin(), trips.end()) * 1e6 << " us";
+    trip << cfg.roundTrips << " trips, min " << *std::min_element(trips.begin(), trips.end()) * 1e6
+         << " us";
     out["roundtrip_us"] = okFigure(median(trips) * 1e6, trip.str());
 }
 

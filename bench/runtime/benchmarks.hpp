@@ -13,14 +13,14 @@ namespace duet::bench {
 /// Problem sizes and repetitions (full run or --quick).
 struct Config {
     uint32_t bodies = 16384;
-    int nbodySteps = 8;                  ///< timed steps after the first (untimed) one
-    uint32_t nbodyChecked = 64;          ///< bodies checked against the host reference
+    int nbodySteps = 8;         ///< timed steps after the first one (timed alone)
+    uint32_t nbodyChecked = 64; ///< bodies checked against the host reference
     size_t triadElements = size_t(32) << 20;
     size_t minElements = size_t(16) << 20;
-    int repeats = 10;                    ///< timed runs of triad and min (best is reported)
-    size_t launches = 20000;             ///< queued launches per latency sample
-    size_t roundTrips = 2000;            ///< blocking single launches
-    int builds = 3;                      ///< uncached builds (median is reported)
+    int repeats = 10;         ///< timed runs of triad and min (best is reported)
+    size_t launches = 20000;  ///< queued launches per latency sample
+    size_t roundTrips = 2000; ///< blocking single launches
+    int builds = 3;           ///< uncached builds (median is reported)
 
     static Config quick();
 };

@@ -341,10 +341,14 @@ int main(int argc, char **argv) {
         j["env"] = {{"POCL_KERNEL_CACHE", "0"},
                     {"note", "set by duet-bench before loading platforms; builds use a fresh "
                              "nonce per build"}};
-        j["config"] = {{"nbody_bodies", cfg.bodies},          {"nbody_steps", cfg.nbodySteps},
-                       {"nbody_checked", cfg.nbodyChecked},   {"triad_elements", cfg.triadElements},
-                       {"min_elements", cfg.minElements},     {"repeats", cfg.repeats},
-                       {"launches", cfg.launches},            {"round_trips", cfg.roundTrips},
+        j["config"] = {{"nbody_bodies", cfg.bodies},
+                       {"nbody_steps", cfg.nbodySteps},
+                       {"nbody_checked", cfg.nbodyChecked},
+                       {"triad_elements", cfg.triadElements},
+                       {"min_elements", cfg.minElements},
+                       {"repeats", cfg.repeats},
+                       {"launches", cfg.launches},
+                       {"round_trips", cfg.roundTrips},
                        {"builds", cfg.builds}};
         j["platforms"] = nlohmann::ordered_json::array();
         for (const PlatformRun &run : runs) {

@@ -72,8 +72,8 @@ ParallelMinPlan planParallelMin(cl_device_id device, cl_kernel stage1) {
     return plan;
 }
 
-ParallelMin::ParallelMin(cl_context context, cl_device_id device, cl_program program,
-                         cl_mem src, size_t count)
+ParallelMin::ParallelMin(cl_context context, cl_device_id device, cl_program program, cl_mem src,
+                         size_t count)
     : stage1(createKernel(program, "min_stage1")), reduce(createKernel(program, "min_reduce")) {
     if (count == 0 || count % 4 != 0 || count / 4 > 0xffffffffu)
         throw std::invalid_argument("parallel min needs a non-zero multiple of 4 uints "
@@ -81,8 +81,8 @@ ParallelMin::ParallelMin(cl_context context, cl_device_id device, cl_program pro
     vec4Count = cl_uint(count / 4);
     plan = planParallelMin(device, stage1);
     cl_int err = CL_SUCCESS;
-    slots = Buffer(clCreateBuffer(context, CL_MEM_READ_WRITE, plan.slots * sizeof(cl_uint),
-                                  nullptr, &err));
+    slots = Buffer(
+        clCreateBuffer(context, CL_MEM_READ_WRITE, plan.slots * sizeof(cl_uint), nullptr, &err));
     check(err, "clCreateBuffer(slots)");
     result = Buffer(clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(cl_uint), nullptr, &err));
     check(err, "clCreateBuffer(result)");
@@ -121,8 +121,7 @@ void ParallelMin::enqueue(cl_command_queue queue) const {
 
 cl_uint ParallelMin::read(cl_command_queue queue) const {
     cl_uint value = 0;
-    check(clEnqueueReadBuffer(queue, result, CL_TRUE, 0, sizeof value, &value, 0, nullptr,
-                              nullptr),
+    check(clEnqueueReadBuffer(queue, result, CL_TRUE, 0, sizeof value, &value, 0, nullptr, nullptr),
           "clEnqueueReadBuffer(result)");
     return value;
 }

@@ -11,8 +11,8 @@ namespace duet::seeds {
 
 std::string errorName(cl_int code) {
     switch (code) {
-#define DUET_ERR(name)                                                                        \
-    case name:                                                                                \
+#define DUET_ERR(name)                                                                             \
+    case name:                                                                                     \
         return #name;
         DUET_ERR(CL_SUCCESS)
         DUET_ERR(CL_DEVICE_NOT_FOUND)

@@ -17,11 +17,11 @@ std::string errorName(cl_int code);
 
 /// An OpenCL call that failed: which call, and the code it returned.
 class ClError : public std::runtime_error {
-public:
+  public:
     ClError(std::string what, cl_int code);
     cl_int code() const { return m_code; }
 
-private:
+  private:
     cl_int m_code;
 };
 
@@ -59,7 +59,7 @@ int runMain(const char *tool, const std::function<int()> &body);
 
 /// Owning handle for OpenCL objects: releases on destruction, moves but does not copy.
 template <typename T, cl_int (*Release)(T)> class Handle {
-public:
+  public:
     Handle() = default;
     explicit Handle(T h) : m_h(h) {}
     Handle(Handle &&o) noexcept : m_h(o.m_h) { o.m_h = nullptr; }
@@ -83,7 +83,7 @@ public:
     T get() const { return m_h; }
     operator T() const { return m_h; }
 
-private:
+  private:
     T m_h = nullptr;
 };
 

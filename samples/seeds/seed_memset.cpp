@@ -40,9 +40,9 @@ int main(int argc, char **argv) {
                                   count * sizeof(cl_uint), nullptr, &err));
         check(err, "clCreateBuffer");
         setArg(kernel, 0, out.get());
-        check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &count, nullptr, 0, nullptr,
-                                     nullptr),
-              "clEnqueueNDRangeKernel");
+        check(
+            clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &count, nullptr, 0, nullptr, nullptr),
+            "clEnqueueNDRangeKernel");
 
         // Blocking map: returns once the kernel's writes are visible to the host.
         auto *ids = static_cast<cl_uint *>(clEnqueueMapBuffer(queue, out, CL_TRUE, CL_MAP_READ, 0,

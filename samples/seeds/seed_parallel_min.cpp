@@ -43,8 +43,9 @@ int main(int argc, char **argv) {
         ->capture_default_str()
         ->check(CLI::Range(size_t(4), size_t(1) << 31));
     std::string access = "auto";
-    app.add_option("--access", access, "how work-items read: auto (by device type), chunked, "
-                                        "interleaved")
+    app.add_option("--access", access,
+                   "how work-items read: auto (by device type), chunked, "
+                   "interleaved")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "chunked", "interleaved"}));
     app.add_option("--seed", seed, "random seed of the input")->capture_default_str();

@@ -127,8 +127,8 @@ int main(int argc, char **argv) {
                 if (!(std::fabs(result[i] - ref) <= tol) && bad++ == 0)
                     firstBad = i;
             }
-            std::string where = platform.getInfo<CL_PLATFORM_NAME>() + " / " +
-                                device.getInfo<CL_DEVICE_NAME>();
+            std::string where =
+                platform.getInfo<CL_PLATFORM_NAME>() + " / " + device.getInfo<CL_DEVICE_NAME>();
             // getInfo strings from the bindings may keep the terminating NUL.
             where.erase(std::remove(where.begin(), where.end(), '\0'), where.end());
             if (bad) {
@@ -138,8 +138,8 @@ int main(int argc, char **argv) {
                             double(a) * x[firstBad] + y[firstBad], where.c_str());
                 return 1;
             }
-            std::printf("seed-saxpy: PASS %u elements of y = %g*x + y match the host on %s\n", n,
-                        a, where.c_str());
+            std::printf("seed-saxpy: PASS %u elements of y = %g*x + y match the host on %s\n", n, a,
+                        where.c_str());
             return 0;
         } catch (const cl::Error &e) {
             throw ClError(e.what(), e.err()); // the bindings name the call; we add the code
