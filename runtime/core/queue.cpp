@@ -17,6 +17,10 @@ void execute(Command& cmd, bool profiling) {
         status = cmd.run();
     }
     (void)profiling;
+    // Drop what the command holds (memory objects, kernels) before anyone can see it complete:
+    // a release right after a wait must be the last one.
+    cmd.run = nullptr;
+    cmd.waitList.clear();
     ev.setStatus(status == CL_SUCCESS ? CL_COMPLETE : status);
 }
 

@@ -1,6 +1,7 @@
 // Buffers: creation flags, sub-buffers, transfers (+rect), fill, map/unmap, host access, errors.
 #include "support/cl_test.hpp"
 
+#include <cstring>
 #include <numeric>
 
 using namespace duet::test;

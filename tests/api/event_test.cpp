@@ -107,7 +107,7 @@ TEST_CASE("markers and barriers complete after the commands before them", "[api]
     REQUIRE_CL(clGetEventInfo(w, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
     CHECK(status == CL_COMPLETE);
     CHECK_CL_ERR(CL_INVALID_VALUE, clWaitForEvents(0, &w));
-    cl_event bogus = reinterpret_cast<cl_event>(&v);
+    cl_event bogus = reinterpret_cast<cl_event>(m); // a live handle of another type
     CHECK_CL_ERR(CL_INVALID_EVENT, clWaitForEvents(1, &bogus));
     CHECK_CL_ERR(CL_INVALID_EVENT_WAIT_LIST, clEnqueueMarkerWithWaitList(f.queue, 1, &bogus, nullptr));
     for (cl_event e : {gate, w, marker, barrier})
