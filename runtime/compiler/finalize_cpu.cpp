@@ -29,9 +29,11 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
+#include <llvm/Transforms/Scalar/Scalarizer.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 
 namespace duet::rt {
@@ -139,6 +141,15 @@ void applyFastMath(Module& m, const BuildOptions& o) {
     }
 }
 
+/// Implicit barriers around uniform loops pay off once the vectoriser runs; DUET_CPU_LOOP_BARRIERS=0
+/// turns them off (for comparisons).
+bool loopBarriersEnabled(const BuildOptions& o) {
+    if (o.effectiveOptLevel() < 2)
+        return false;
+    const char* env = std::getenv("DUET_CPU_LOOP_BARRIERS");
+    return !(env && env[0] == '0');
+}
+
 void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     LoopAnalysisManager lam;
     FunctionAnalysisManager fam;
@@ -162,8 +173,19 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     if (optLevel == 0) {
         mpm = pb.buildO0DefaultPipeline(OptimizationLevel::O0);
     } else {
+        if (optLevel > 1) {
+            // OpenCL vector types (float4 ...) would stop the loop vectoriser, which only
+            // widens scalars: split them, so work-items become the SIMD dimension; the SLP
+            // vectoriser regroups what the loop vectoriser leaves.
+            FunctionPassManager fpm;
+            ScalarizerPassOptions so;
+            so.ScalarizeLoadStore = true;
+            so.ScalarizeVariableInsertExtract = true;
+            fpm.addPass(ScalarizerPass(so));
+            mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
+        }
         OptimizationLevel level = optLevel == 1 ? OptimizationLevel::O1 : OptimizationLevel::O3;
-        mpm = pb.buildPerModuleDefaultPipeline(level);
+        mpm.addPass(pb.buildPerModuleDefaultPipeline(level));
     }
     mpm.run(m, mam);
 }
@@ -246,7 +268,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
 
     normaliseForCpu(*m);
     std::vector<WorkGroupKernelInfo> wgKernels;
-    if (!buildWorkGroupFunctions(*m, wgKernels, error))
+    if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriersEnabled(opts), error))
         return failure(log + "error: " + error);
     if (std::string missing = unresolvedFunctions(*m); !missing.empty())
         return failure(log + missing);

@@ -20,7 +20,11 @@
 #include <llvm/ADT/BitVector.h>
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/PostDominators.h>
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
@@ -140,10 +144,161 @@ struct Placeholders {
     Function* linear = nullptr;
 };
 
+
+/// Which values may differ between the work-items of a group ("varying"), and which blocks
+/// only some work-items may reach (inside the influence region of a varying branch).
+struct Uniformity {
+    SmallPtrSet<const Value*, 32> varying;
+    SmallPtrSet<const BasicBlock*, 32> divergent;
+    bool isVarying(const Value* v) const { return isa<AllocaInst>(v) || varying.contains(v); }
+};
+
+/// A forward data-flow analysis from the work-item ids. Loads from global or local memory at
+/// a uniform address are uniform (a work-item seeing another's unsynchronised store would be
+/// a data race); loads from private memory, atomics and calls that touch memory are varying.
+/// A varying branch makes the blocks up to its immediate post-dominator divergent, and the
+/// phis there and at the join varying.
+Uniformity analyseUniformity(Function& w, BasicBlock* entry, const Placeholders& ph) {
+    PostDominatorTree pdt(w);
+    Uniformity u;
+    SmallPtrSet<const BasicBlock*, 16> joins;
+    SmallPtrSet<const BasicBlock*, 16> varyingBranches;
+    auto isPlaceholder = [&](const Function* f) {
+        return f && (f == ph.localId[0] || f == ph.localId[1] || f == ph.localId[2] ||
+                     f == ph.linear);
+    };
+    auto anyVarying = [&](auto&& range) {
+        for (const Value* v : range)
+            if (u.isVarying(v))
+                return true;
+        return false;
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (BasicBlock& bb : w) {
+            if (&bb == entry)
+                continue;
+            for (Instruction& inst : bb) {
+                if (u.varying.contains(&inst))
+                    continue;
+                bool varying;
+                if (auto* phi = dyn_cast<PHINode>(&inst)) {
+                    varying = u.divergent.contains(&bb) || joins.contains(&bb) ||
+                              anyVarying(phi->incoming_values());
+                } else if (auto* call = dyn_cast<CallBase>(&inst)) {
+                    varying = isPlaceholder(call->getCalledFunction()) ||
+                              !call->doesNotAccessMemory() || anyVarying(call->args());
+                } else if (auto* ld = dyn_cast<LoadInst>(&inst)) {
+                    varying = !ld->isSimple() || u.isVarying(ld->getPointerOperand()) ||
+                              isa<AllocaInst>(getUnderlyingObject(ld->getPointerOperand()));
+                } else if (isa<AtomicRMWInst, AtomicCmpXchgInst>(inst)) {
+                    varying = true;
+                } else {
+                    varying = anyVarying(inst.operands());
+                }
+                if (varying) {
+                    u.varying.insert(&inst);
+                    changed = true;
+                }
+            }
+            Instruction* term = bb.getTerminator();
+            Value* cond = nullptr;
+            if (auto* br = dyn_cast<BranchInst>(term); br && br->isConditional())
+                cond = br->getCondition();
+            else if (auto* sw = dyn_cast<SwitchInst>(term))
+                cond = sw->getCondition();
+            if (!cond || !u.isVarying(cond) || !varyingBranches.insert(&bb).second)
+                continue;
+            changed = true;
+            BasicBlock* join = nullptr;
+            if (DomTreeNode* node = pdt.getNode(&bb); node && node->getIDom())
+                join = node->getIDom()->getBlock();
+            if (join)
+                joins.insert(join);
+            SmallVector<BasicBlock*, 16> work;
+            for (BasicBlock* s : successors(&bb))
+                if (s != join && u.divergent.insert(s).second)
+                    work.push_back(s);
+            while (!work.empty()) {
+                BasicBlock* b = work.pop_back_val();
+                for (BasicBlock* s : successors(b))
+                    if (s != join && u.divergent.insert(s).second)
+                        work.push_back(s);
+            }
+        }
+    }
+    return u;
+}
+
+/// Puts `from -> to` through a new empty block, which is returned.
+BasicBlock* splitEdgeBlock(BasicBlock* from, BasicBlock* to, const Twine& name) {
+    BasicBlock* mid = BasicBlock::Create(from->getContext(), name, from->getParent(), to);
+    BranchInst::Create(to, mid);
+    Instruction* term = from->getTerminator();
+    for (unsigned i = 0; i < term->getNumSuccessors(); ++i)
+        if (term->getSuccessor(i) == to)
+            term->setSuccessor(i, mid);
+    for (PHINode& phi : to->phis()) {
+        // One incoming entry per edge: keep one for the new block, drop duplicates.
+        bool kept = false;
+        for (int i = int(phi.getNumIncomingValues()) - 1; i >= 0; --i) {
+            if (phi.getIncomingBlock(unsigned(i)) != from)
+                continue;
+            if (kept) {
+                phi.removeIncomingValue(unsigned(i), false);
+            } else {
+                phi.setIncomingBlock(unsigned(i), mid);
+                kept = true;
+            }
+        }
+    }
+    return mid;
+}
+
+/// Implicit barriers around innermost loops that every work-item runs the same number of
+/// times (reached and left under uniform control): on the entry edge, the back edges and the
+/// exit edges. Each iteration then runs as a loop over the work-items, which the loop
+/// vectoriser widens, instead of a scalar loop inside one work-item's turn. Adding barriers
+/// where all work-items arrive together does not change what a race-free kernel computes.
+void insertLoopBarriers(Function& w, const Uniformity& u, std::vector<BasicBlock*>& barriers) {
+    DominatorTree dt(w);
+    LoopInfo li(dt);
+    SmallPtrSet<BasicBlock*, 16> barrierSet(barriers.begin(), barriers.end());
+    SmallVector<std::pair<BasicBlock*, BasicBlock*>, 16> edges;
+    for (Loop* loop : li.getLoopsInPreorder()) {
+        if (!loop->isInnermost() || u.divergent.contains(loop->getHeader()))
+            continue;
+        bool ok = true;
+        for (BasicBlock* bb : loop->blocks())
+            if (barrierSet.contains(bb))
+                ok = false;
+        SmallVector<BasicBlock*, 4> exiting;
+        loop->getExitingBlocks(exiting);
+        for (BasicBlock* bb : exiting) {
+            auto* br = dyn_cast<BranchInst>(bb->getTerminator());
+            if (!br || (br->isConditional() && u.isVarying(br->getCondition())))
+                ok = false;
+        }
+        if (!ok)
+            continue;
+        // Entry and back edges: every edge into the header.
+        SmallPtrSet<BasicBlock*, 4> preds;
+        for (BasicBlock* p : predecessors(loop->getHeader()))
+            if (preds.insert(p).second)
+                edges.push_back({p, loop->getHeader()});
+        SmallVector<Loop::Edge, 4> exits;
+        loop->getExitEdges(exits);
+        for (auto& [from, to] : exits)
+            edges.push_back({const_cast<BasicBlock*>(from), const_cast<BasicBlock*>(to)});
+    }
+    for (auto& [from, to] : edges)
+        barriers.push_back(splitEdgeBlock(from, to, "loop.barrier"));
+}
+
 class WorkGroupBuilder {
 public:
-    WorkGroupBuilder(Module& m, Placeholders& ph, Function* printfHook)
-        : m_module(m), m_ctx(m.getContext()), m_ph(ph), m_printfHook(printfHook),
+    WorkGroupBuilder(Module& m, Placeholders& ph, Function* printfHook, bool loopBarriers)
+        : m_module(m), m_loopBarriers(loopBarriers), m_ctx(m.getContext()), m_ph(ph), m_printfHook(printfHook),
           m_i64(Type::getInt64Ty(m_ctx)), m_i32(Type::getInt32Ty(m_ctx)),
           m_ptr(PointerType::get(m_ctx, 0)) {}
 
@@ -158,10 +313,11 @@ private:
     bool lowerPrintf(Function& w, std::string& error);
     uint64_t lowerLocalVariables(Function& w);
     bool buildRegions(Function& w, BasicBlock* entry, BasicBlock* start, BasicBlock* exit,
-                      std::vector<BasicBlock*>& barriers, unsigned& regionCount,
-                      std::string& error);
+                      std::vector<BasicBlock*>& barriers, const Uniformity& uniformity,
+                      unsigned& regionCount, std::string& error);
 
     Module& m_module;
+    bool m_loopBarriers;
     LLVMContext& m_ctx;
     Placeholders& m_ph;
     Function* m_printfHook;
@@ -389,7 +545,8 @@ BitVector reachable(ArrayRef<unsigned> from, const std::vector<std::vector<unsig
 
 bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* start,
                                     BasicBlock* exit, std::vector<BasicBlock*>& barriers,
-                                    unsigned& regionCount, std::string& error) {
+                                    const Uniformity& uniformity, unsigned& regionCount,
+                                    std::string& error) {
     // Number the kernel's blocks (all but the prologue).
     std::vector<BasicBlock*> blocks;
     DenseMap<BasicBlock*, unsigned> index;
@@ -424,6 +581,56 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
             }
         return out;
     };
+
+    // Regions: entry 0 is the kernel's start, entry j + 1 barrier j. A region holds the blocks
+    // reachable from its entry without crossing a barrier, in discovery order.
+    std::vector<BasicBlock*> entries{start};
+    entries.insert(entries.end(), barriers.begin(), barriers.end());
+    DenseMap<BasicBlock*, int> regionOfEntry;
+    for (size_t k = 0; k < entries.size(); ++k)
+        regionOfEntry[entries[k]] = int(k);
+    constexpr int kExit = -1;
+    regionCount = unsigned(entries.size());
+    auto stopsRegion = [&](BasicBlock* bb) {
+        return bb == exit || isBarrier.test(index.lookup(bb));
+    };
+    std::vector<std::vector<BasicBlock*>> members(entries.size());
+    std::vector<BitVector> regionsOf(n, BitVector(unsigned(entries.size())));
+    for (size_t k = 0; k < entries.size(); ++k) {
+        SmallPtrSet<BasicBlock*, 32> seen{entries[k]};
+        members[k].push_back(entries[k]);
+        for (size_t i = 0; i < members[k].size(); ++i)
+            for (BasicBlock* s : successors(members[k][i]))
+                if (!stopsRegion(s) && seen.insert(s).second)
+                    members[k].push_back(s);
+        for (BasicBlock* bb : members[k])
+            regionsOf[index.lookup(bb)].set(unsigned(k));
+    }
+    // Within one region, without crossing a barrier: can `to` follow `from`?
+    auto followsInRegion = [&](BasicBlock* from, BasicBlock* to) {
+        SmallPtrSet<BasicBlock*, 32> seen;
+        SmallVector<BasicBlock*, 16> work{from};
+        while (!work.empty()) {
+            BasicBlock* bb = work.pop_back_val();
+            for (BasicBlock* s : successors(bb)) {
+                if (stopsRegion(s))
+                    continue; // leaves the region: a barrier block starts a later one
+                if (s == to)
+                    return true;
+                if (seen.insert(s).second)
+                    work.push_back(s);
+            }
+        }
+        return false;
+    };
+    // Uniform values live across a barrier whose slot is double-buffered: work-items store the
+    // new value in `next`, read the old one from `cur`, and each region containing the
+    // definition ends by copying next to cur.
+    struct UniformCopy {
+        AllocaInst* cur;
+        AllocaInst* next;
+    };
+    std::vector<std::vector<UniformCopy>> copiesAfter(entries.size());
 
     IRBuilder<> eb(entry->getTerminator());
     if (!barriers.empty()) {
@@ -509,35 +716,56 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
                     error = "a token value lives across a barrier";
                     return false;
                 }
-                AllocaInst* slot =
-                    eb.CreateAlloca(inst->getType(), m_pro.groupItems, inst->getName() + ".wi");
+                // Where the value lives: one slot per work-item, unless it is uniform (defined
+                // under uniform control with uniform operands). A uniform value needs one slot
+                // when no region both defines and reads it across a barrier (every work-item
+                // stores the same bits); two (cur/next) when such a region reads it only
+                // before defining it; otherwise one per work-item.
+                enum class Slot { Single, DoubleBuffered, PerItem } mode = Slot::Single;
+                if (uniformity.isVarying(inst) || uniformity.divergent.contains(def))
+                    mode = Slot::PerItem;
+                for (Use* u : crossing) {
+                    if (mode == Slot::PerItem)
+                        break;
+                    auto* user = cast<Instruction>(u->getUser());
+                    BasicBlock* ub = user->getParent();
+                    if (auto* phi = dyn_cast<PHINode>(user))
+                        ub = phi->getIncomingBlock(*u);
+                    BitVector common = regionsOf[di];
+                    common &= regionsOf[index.lookup(ub)];
+                    if (common.any())
+                        mode = followsInRegion(def, ub) ? Slot::PerItem : Slot::DoubleBuffered;
+                }
+                Type* ty = inst->getType();
+                AllocaInst* slot = eb.CreateAlloca(ty, mode == Slot::PerItem ? m_pro.groupItems
+                                                                             : nullptr,
+                                                   inst->getName() + ".wi");
+                AllocaInst* storeSlot = slot;
+                if (mode == Slot::DoubleBuffered) {
+                    storeSlot = eb.CreateAlloca(ty, nullptr, inst->getName() + ".next");
+                    for (unsigned k : regionsOf[di].set_bits())
+                        copiesAfter[k].push_back({slot, storeSlot});
+                }
+                auto slotAddress = [&](IRBuilder<>& at, AllocaInst* base) -> Value* {
+                    return mode == Slot::PerItem
+                               ? at.CreateInBoundsGEP(ty, base, linearValue(at))
+                               : base;
+                };
                 Instruction* after = isa<PHINode>(inst) ? &*def->getFirstInsertionPt()
                                                         : inst->getNextNode();
                 IRBuilder<> sb(after);
-                sb.CreateStore(inst, sb.CreateInBoundsGEP(inst->getType(), slot, linearValue(sb)));
+                sb.CreateStore(inst, slotAddress(sb, storeSlot));
                 for (Use* u : crossing) {
                     auto* user = cast<Instruction>(u->getUser());
                     Instruction* at = user;
                     if (auto* phi = dyn_cast<PHINode>(user))
                         at = phi->getIncomingBlock(*u)->getTerminator();
                     IRBuilder<> lb(at);
-                    u->set(lb.CreateLoad(inst->getType(),
-                                         lb.CreateInBoundsGEP(inst->getType(), slot,
-                                                              linearValue(lb)),
-                                         inst->getName() + ".reload"));
+                    u->set(lb.CreateLoad(ty, slotAddress(lb, slot), inst->getName() + ".reload"));
                 }
             }
         }
     }
-
-    // Regions: entry 0 is the kernel's start, entry j + 1 barrier j.
-    std::vector<BasicBlock*> entries{start};
-    entries.insert(entries.end(), barriers.begin(), barriers.end());
-    DenseMap<BasicBlock*, int> regionOfEntry;
-    for (size_t k = 0; k < entries.size(); ++k)
-        regionOfEntry[entries[k]] = int(k);
-    constexpr int kExit = -1;
-    regionCount = unsigned(entries.size());
 
     struct Region {
         BasicBlock* pre = nullptr;
@@ -554,19 +782,14 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
 
     for (size_t k = 0; k < entries.size(); ++k) {
         Region& r = regions[k];
-        // The region's blocks, in discovery order.
-        std::vector<BasicBlock*> members{entries[k]};
-        SmallPtrSet<BasicBlock*, 32> memberSet{entries[k]};
+        SmallPtrSet<BasicBlock*, 32> memberSet(members[k].begin(), members[k].end());
         std::map<int, bool> targetSeen;
-        for (size_t i = 0; i < members.size(); ++i)
-            for (BasicBlock* s : successors(members[i])) {
-                if (s == exit) {
+        for (BasicBlock* bb : members[k])
+            for (BasicBlock* s : successors(bb)) {
+                if (s == exit)
                     targetSeen[kExit] = true;
-                } else if (isBarrier.test(index.lookup(s))) {
+                else if (isBarrier.test(index.lookup(s)))
                     targetSeen[regionOfEntry.lookup(s)] = true;
-                } else if (memberSet.insert(s).second) {
-                    members.push_back(s);
-                }
             }
         for (auto& [t, _] : targetSeen)
             r.targets.push_back(t);
@@ -597,7 +820,7 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
         // Clone the region's blocks.
         ValueToValueMapTy vmap;
         std::vector<BasicBlock*> clones;
-        for (BasicBlock* bb : members) {
+        for (BasicBlock* bb : members[k]) {
             BasicBlock* c = CloneBasicBlock(bb, vmap, ".r" + std::to_string(k), &w);
             vmap[bb] = c;
             clones.push_back(c);
@@ -677,6 +900,8 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
     for (size_t k = 0; k < regions.size(); ++k) {
         Region& r = regions[k];
         IRBuilder<> b(r.done);
+        for (const UniformCopy& c : copiesAfter[k])
+            b.CreateStore(b.CreateLoad(c.next->getAllocatedType(), c.next), c.cur);
         if (r.targets.size() == 1) {
             int t = r.targets[0];
             b.CreateBr(t == kExit ? exit : regions[size_t(t)].pre);
@@ -801,7 +1026,10 @@ bool WorkGroupBuilder::build(Function& kernel, WorkGroupKernelInfo& info, std::s
         barriers.push_back(bar);
     }
     info.hasBarrier = !barriers.empty();
-    if (info.hasBarrier) {
+    Uniformity uniformity = analyseUniformity(*w, entry, m_ph);
+    if (m_loopBarriers)
+        insertLoopBarriers(*w, uniformity, barriers);
+    if (!barriers.empty()) {
         // Lifetimes would span several region loops; per-work-item storage has none.
         SmallVector<Instruction*, 16> markers;
         for (Instruction& inst : instructions(*w))
@@ -818,7 +1046,7 @@ bool WorkGroupBuilder::build(Function& kernel, WorkGroupKernelInfo& info, std::s
                 return false;
         return true;
     });
-    return buildRegions(*w, entry, start, exit, barriers, info.regions, error);
+    return buildRegions(*w, entry, start, exit, barriers, uniformity, info.regions, error);
 }
 
 } // namespace
@@ -844,7 +1072,7 @@ void normaliseForCpu(llvm::Module& module) {
 }
 
 bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelInfo>& kernels,
-                             std::string& error) {
+                             bool loopBarriers, std::string& error) {
     using namespace llvm;
     LLVMContext& ctx = module.getContext();
     std::vector<Function*> kernelFns;
@@ -923,7 +1151,7 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
                                                   false),
                                 GlobalValue::ExternalLinkage, "__duet_printf", module);
 
-    WorkGroupBuilder builder(module, ph, hook);
+    WorkGroupBuilder builder(module, ph, hook, loopBarriers);
     kernels.clear();
     for (Function* k : kernelFns) {
         WorkGroupKernelInfo info;

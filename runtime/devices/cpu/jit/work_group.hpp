@@ -26,9 +26,11 @@ struct WorkGroupKernelInfo {
 /// as a loop over all work-items, values and private arrays live across a barrier move to
 /// per-work-item storage, __local variables become offsets into ctx->localMem, printf calls
 /// the host hook. The original kernels and the functions inlined into them are removed.
+/// `loopBarriers`: also split at innermost loops with a uniform trip count, so that their
+/// iterations run as vectorisable loops over the work-items (an optimisation).
 /// Returns false and sets `error` on input it cannot handle (recursion, ...).
 bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelInfo>& kernels,
-                             std::string& error);
+                             bool loopBarriers, std::string& error);
 
 /// Removes `convergent`, `optnone` and `noinline`, and turns the SPIR calling conventions into
 /// the C one, on every function and call of `module` (none of them mean anything on the CPU).
