@@ -737,6 +737,40 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
                         mode = followsInRegion(def, ub) ? Slot::PerItem : Slot::DoubleBuffered;
                 }
                 Type* ty = inst->getType();
+                auto* vecTy = dyn_cast<FixedVectorType>(ty);
+                if (mode == Slot::PerItem && vecTy) {
+                    // Per work-item vectors as one array per component (structure of arrays):
+                    // the vectorised work-item loop then reads them with plain vector loads.
+                    Type* elTy = vecTy->getElementType();
+                    const unsigned lanes = vecTy->getNumElements();
+                    SmallVector<AllocaInst*, 4> slots;
+                    for (unsigned e = 0; e < lanes; ++e)
+                        slots.push_back(eb.CreateAlloca(elTy, m_pro.groupItems,
+                                                        inst->getName() + ".wi" +
+                                                            std::to_string(e)));
+                    Instruction* after = isa<PHINode>(inst) ? &*def->getFirstInsertionPt()
+                                                            : inst->getNextNode();
+                    IRBuilder<> sb(after);
+                    Value* lin = linearValue(sb);
+                    for (unsigned e = 0; e < lanes; ++e)
+                        sb.CreateStore(sb.CreateExtractElement(inst, e),
+                                       sb.CreateInBoundsGEP(elTy, slots[e], lin));
+                    for (Use* u : crossing) {
+                        auto* user = cast<Instruction>(u->getUser());
+                        Instruction* at = user;
+                        if (auto* phi = dyn_cast<PHINode>(user))
+                            at = phi->getIncomingBlock(*u)->getTerminator();
+                        IRBuilder<> lb(at);
+                        Value* l = linearValue(lb);
+                        Value* v = PoisonValue::get(ty);
+                        for (unsigned e = 0; e < lanes; ++e)
+                            v = lb.CreateInsertElement(
+                                v, lb.CreateLoad(elTy, lb.CreateInBoundsGEP(elTy, slots[e], l)),
+                                e);
+                        u->set(v);
+                    }
+                    continue;
+                }
                 AllocaInst* slot = eb.CreateAlloca(ty, mode == Slot::PerItem ? m_pro.groupItems
                                                                              : nullptr,
                                                    inst->getName() + ".wi");
