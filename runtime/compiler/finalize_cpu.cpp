@@ -4,6 +4,7 @@
 #include "compiler/compiler.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
+#include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/printf.hpp"
 #include "devices/cpu/jit/work_group.hpp"
 
@@ -266,6 +267,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
             return failure(log + "error: linking the builtin library failed");
     }
 
+    lowerOpaqueTypes(*m);
     normaliseForCpu(*m);
     std::vector<WorkGroupKernelInfo> wgKernels;
     if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriersEnabled(opts), error))

@@ -15,6 +15,8 @@
 //     linear id.
 #include "devices/cpu/jit/work_group.hpp"
 
+#include "devices/cpu/jit/opaque_types.hpp"
+
 #include "compiler/compiler.hpp"
 
 #include <llvm/ADT/BitVector.h>
@@ -1006,6 +1008,12 @@ bool WorkGroupBuilder::build(Function& kernel, WorkGroupKernelInfo& info, std::s
                                           Align(8), "arg" + std::to_string(a.getArgNo()));
         if (a.hasByValAttr()) {
             callArgs.push_back(slot); // the call copies it (byval), per work-item
+            continue;
+        }
+        if (kernel.getAttributes().hasParamAttr(a.getArgNo(), kSamplerParamAttr)) {
+            // A sampler argument is its 32-bit value (see opaque_types.hpp).
+            Value* bits = b.CreateAlignedLoad(m_i32, slot, Align(1), a.getName());
+            callArgs.push_back(b.CreateIntToPtr(b.CreateZExt(bits, m_i64), a.getType()));
             continue;
         }
         callArgs.push_back(b.CreateAlignedLoad(a.getType(), slot, Align(1), a.getName()));
