@@ -46,6 +46,8 @@ namespace {
 using namespace llvm;
 
 constexpr unsigned kAsLocal = 3;
+/// Groups smaller than this run the kernel variant without implicit loop barriers.
+constexpr uint64_t kMinSimdGroup = 16;
 
 enum class WorkItemFn {
     None,
@@ -262,7 +264,8 @@ BasicBlock* splitEdgeBlock(BasicBlock* from, BasicBlock* to, const Twine& name) 
 /// exit edges. Each iteration then runs as a loop over the work-items, which the loop
 /// vectoriser widens, instead of a scalar loop inside one work-item's turn. Adding barriers
 /// where all work-items arrive together does not change what a race-free kernel computes.
-void insertLoopBarriers(Function& w, const Uniformity& u, std::vector<BasicBlock*>& barriers) {
+/// Returns the number of barriers added.
+size_t insertLoopBarriers(Function& w, const Uniformity& u, std::vector<BasicBlock*>& barriers) {
     DominatorTree dt(w);
     LoopInfo li(dt);
     SmallPtrSet<BasicBlock*, 16> barrierSet(barriers.begin(), barriers.end());
@@ -295,16 +298,20 @@ void insertLoopBarriers(Function& w, const Uniformity& u, std::vector<BasicBlock
     }
     for (auto& [from, to] : edges)
         barriers.push_back(splitEdgeBlock(from, to, "loop.barrier"));
+    return edges.size();
 }
 
 class WorkGroupBuilder {
 public:
-    WorkGroupBuilder(Module& m, Placeholders& ph, Function* printfHook, bool loopBarriers)
-        : m_module(m), m_loopBarriers(loopBarriers), m_ctx(m.getContext()), m_ph(ph), m_printfHook(printfHook),
+    WorkGroupBuilder(Module& m, Placeholders& ph, Function* printfHook)
+        : m_module(m), m_ctx(m.getContext()), m_ph(ph), m_printfHook(printfHook),
           m_i64(Type::getInt64Ty(m_ctx)), m_i32(Type::getInt32Ty(m_ctx)),
           m_ptr(PointerType::get(m_ctx, 0)) {}
 
-    bool build(Function& kernel, WorkGroupKernelInfo& info, std::string& error);
+    /// Builds the work-group function `name` of `kernel`; `loopBarriers` as for
+    /// buildWorkGroupFunctions. Sets `loopBarriersAdded`.
+    bool build(Function& kernel, const std::string& name, bool loopBarriers,
+               WorkGroupKernelInfo& info, size_t& loopBarriersAdded, std::string& error);
 
 private:
     void emitPrologue(IRBuilder<>& b, Argument* ctx);
@@ -319,7 +326,6 @@ private:
                       unsigned& regionCount, std::string& error);
 
     Module& m_module;
-    bool m_loopBarriers;
     LLVMContext& m_ctx;
     Placeholders& m_ph;
     Function* m_printfHook;
@@ -982,9 +988,11 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
     return true;
 }
 
-bool WorkGroupBuilder::build(Function& kernel, WorkGroupKernelInfo& info, std::string& error) {
+bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loopBarriers,
+                             WorkGroupKernelInfo& info, size_t& loopBarriersAdded,
+                             std::string& error) {
     info.name = kernel.getName().str();
-    info.entryName = "__duet_wg_" + info.name;
+    info.entryName = name;
     auto* fnTy = FunctionType::get(Type::getVoidTy(m_ctx), {m_ptr, m_ptr}, false);
     Function* w = Function::Create(fnTy, GlobalValue::ExternalLinkage, info.entryName, m_module);
     w->addFnAttr(Attribute::NoUnwind);
@@ -1069,8 +1077,7 @@ bool WorkGroupBuilder::build(Function& kernel, WorkGroupKernelInfo& info, std::s
     }
     info.hasBarrier = !barriers.empty();
     Uniformity uniformity = analyseUniformity(*w, entry, m_ph);
-    if (m_loopBarriers)
-        insertLoopBarriers(*w, uniformity, barriers);
+    loopBarriersAdded = loopBarriers ? insertLoopBarriers(*w, uniformity, barriers) : 0;
     if (!barriers.empty()) {
         // Lifetimes would span several region loops; per-work-item storage has none.
         SmallVector<Instruction*, 16> markers;
@@ -1193,12 +1200,47 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
                                                   false),
                                 GlobalValue::ExternalLinkage, "__duet_printf", module);
 
-    WorkGroupBuilder builder(module, ph, hook, loopBarriers);
+    WorkGroupBuilder builder(module, ph, hook);
     kernels.clear();
     for (Function* k : kernelFns) {
         WorkGroupKernelInfo info;
-        if (!builder.build(*k, info, error))
+        const std::string entry = "__duet_wg_" + k->getName().str();
+        size_t added = 0;
+        if (!builder.build(*k, entry, loopBarriers, info, added, error))
             return false;
+        if (added) {
+            // Small groups do not fill a vector: per-iteration region loops would only cost
+            // there. Keep a variant without the loop barriers and pick one per group.
+            Function* simd = module.getFunction(entry);
+            simd->setName(entry + ".simd");
+            WorkGroupKernelInfo serialInfo;
+            size_t none = 0;
+            if (!builder.build(*k, entry + ".serial", false, serialInfo, none, error))
+                return false;
+            Function* serial = module.getFunction(entry + ".serial");
+            simd->setLinkage(GlobalValue::InternalLinkage);
+            serial->setLinkage(GlobalValue::InternalLinkage);
+            Function* w = Function::Create(simd->getFunctionType(), GlobalValue::ExternalLinkage,
+                                           entry, module);
+            w->setAttributes(simd->getAttributes());
+            BasicBlock* bb = BasicBlock::Create(ctx, "entry", w);
+            IRBuilder<> b(bb);
+            Value* items = b.getInt64(1);
+            for (unsigned d = 0; d < 3; ++d) {
+                Value* p = b.CreateConstInBoundsGEP1_64(
+                    b.getInt8Ty(), w->getArg(1), offsetof(WorkGroupContext, localSize) + 8 * d);
+                items = b.CreateMul(items, b.CreateAlignedLoad(i64, p, Align(4)));
+            }
+            BasicBlock* small = BasicBlock::Create(ctx, "small", w);
+            BasicBlock* large = BasicBlock::Create(ctx, "large", w);
+            b.CreateCondBr(b.CreateICmpULT(items, b.getInt64(kMinSimdGroup)), small, large);
+            for (auto [block, callee] : {std::pair{small, serial}, std::pair{large, simd}}) {
+                IRBuilder<> cb(block);
+                cb.CreateCall(callee, {w->getArg(0), w->getArg(1)});
+                cb.CreateRetVoid();
+            }
+            info.entryName = entry;
+        }
         kernels.push_back(std::move(info));
     }
 
