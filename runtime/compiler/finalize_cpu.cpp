@@ -142,8 +142,8 @@ void applyFastMath(Module& m, const BuildOptions& o) {
     }
 }
 
-/// Implicit barriers around uniform loops pay off once the vectoriser runs; DUET_CPU_LOOP_BARRIERS=0
-/// turns them off (for comparisons).
+/// Implicit barriers around uniform loops pay off once the vectoriser runs;
+/// DUET_CPU_LOOP_BARRIERS=0 turns them off (for comparisons).
 bool loopBarriersEnabled(const BuildOptions& o) {
     if (o.effectiveOptLevel() < 2)
         return false;
@@ -237,8 +237,8 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
 
     BuildOptions opts;
     {
-        ParsedOptions parsed = parseBuildOptions(effectiveBuildOptions(options),
-                                                 OptionsKind::Compile);
+        ParsedOptions parsed =
+            parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Compile);
         if (!parsed.ok)
             parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Link);
         if (parsed.ok)
@@ -284,7 +284,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
             f.AddFeature(e.getKey(), e.getValue());
         features = f.getString();
     }
-    const unsigned optLevel = opts.effectiveOptLevel() == 0 ? 0
+    const unsigned optLevel = opts.effectiveOptLevel() == 0   ? 0
                               : opts.effectiveOptLevel() == 1 ? 1
                                                               : 3;
     orc::JITTargetMachineBuilder jtmb{Triple(sys::getProcessTriple())};
@@ -298,8 +298,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         jtmb.getOptions().AllowFPOpFusion = FPOpFusion::Fast;
     auto tm = jtmb.createTargetMachine();
     if (!tm)
-        return failure(log + "error: no code generator for the host: " +
-                       toString(tm.takeError()));
+        return failure(log + "error: no code generator for the host: " + toString(tm.takeError()));
     m->setTargetTriple((*tm)->getTargetTriple().str());
     m->setDataLayout((*tm)->createDataLayout());
     for (Function& f : *m) {

@@ -462,8 +462,8 @@ TEST_CASE("entries run from many threads at once", "[cpu_codegen]") {
             float s = 3.0f;
             PtrArgs p{c.data(), a.data(), bb.data()};
             runNDRange(fn, {p.at(0), p.at(1), p.at(2), &s}, 1, {n, 1, 1}, {128, 1, 1});
-            ok[size_t(t)] = std::all_of(c.begin(), c.end(),
-                                        [&](float v) { return v == float(t) + 6.0f; });
+            ok[size_t(t)] =
+                std::all_of(c.begin(), c.end(), [&](float v) { return v == float(t) + 6.0f; });
         });
     for (auto& th : threads)
         th.join();
@@ -475,7 +475,9 @@ TEST_CASE("the program binary holds source, bitcode and the object code", "[cpu_
     Built b = build(kTriad);
     const std::string& bin = b.fin.executable->binary();
     REQUIRE(bin.size() > 64);
-    CHECK(bin.compare(0, 4, "\x7f" "ELF") == 0);
+    CHECK(bin.compare(0, 4,
+                      "\x7f"
+                      "ELF") == 0);
     LoadBinaryResult again = loadCpuBinary(
         std::span(reinterpret_cast<const unsigned char*>(bin.data()), bin.size()), hostTarget());
     INFO(again.log);
@@ -554,8 +556,8 @@ TEST_CASE("programs finalised on several threads at once", "[cpu_codegen]") {
     for (int t = 0; t < 4; ++t)
         threads.emplace_back([&, t] {
             FinalizeResult f = finalizeForCpu(c.bitcode, "-cl-std=CL3.0", kNBody, hostTarget());
-            ok[size_t(t)] = f.status == CL_SUCCESS && f.executable &&
-                            f.executable->entry(0) != nullptr;
+            ok[size_t(t)] =
+                f.status == CL_SUCCESS && f.executable && f.executable->entry(0) != nullptr;
         });
     for (auto& th : threads)
         th.join();
@@ -563,8 +565,7 @@ TEST_CASE("programs finalised on several threads at once", "[cpu_codegen]") {
         CHECK(v == 1);
 }
 
-TEST_CASE("image, sampler and event types reach code generation as pointers",
-          "[cpu_codegen]") {
+TEST_CASE("image, sampler and event types reach code generation as pointers", "[cpu_codegen]") {
     // The image is passed through a helper and a sampler literal is used; nothing reads
     // pixels (that is the builtin library's part), so the kernel checks the plumbing only.
     Built b = build(R"CL(

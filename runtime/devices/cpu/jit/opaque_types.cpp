@@ -77,8 +77,8 @@ void lowerOpaqueTypes(llvm::Module& module) {
         std::vector<Function*> fresh;
         for (Function* f : old) {
             auto* fnTy = cast<FunctionType>(mapper.remapType(f->getFunctionType()));
-            Function* nf = Function::Create(fnTy, f->getLinkage(), f->getAddressSpace(), "",
-                                            &module);
+            Function* nf =
+                Function::Create(fnTy, f->getLinkage(), f->getAddressSpace(), "", &module);
             nf->copyAttributesFrom(f);
             // Remember which kernel parameters were samplers: as pointers they look like
             // any other.
@@ -88,8 +88,8 @@ void lowerOpaqueTypes(llvm::Module& module) {
                     nf->addParamAttr(i, Attribute::get(ctx, kSamplerParamAttr));
                 // Attributes of the old type (if any) do not fit a pointer.
                 if (ext)
-                    nf->removeParamAttrs(i, AttributeFuncs::typeIncompatible(
-                                                PointerType::get(ctx, 0)));
+                    nf->removeParamAttrs(
+                        i, AttributeFuncs::typeIncompatible(PointerType::get(ctx, 0)));
             }
             vmap[f] = nf;
             fresh.push_back(nf);

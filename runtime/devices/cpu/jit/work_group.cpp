@@ -148,7 +148,6 @@ struct Placeholders {
     Function* linear = nullptr;
 };
 
-
 /// Which values may differ between the work-items of a group ("varying"), and which blocks
 /// only some work-items may reach (inside the influence region of a varying branch).
 struct Uniformity {
@@ -168,8 +167,8 @@ Uniformity analyseUniformity(Function& w, BasicBlock* entry, const Placeholders&
     SmallPtrSet<const BasicBlock*, 16> joins;
     SmallPtrSet<const BasicBlock*, 16> varyingBranches;
     auto isPlaceholder = [&](const Function* f) {
-        return f && (f == ph.localId[0] || f == ph.localId[1] || f == ph.localId[2] ||
-                     f == ph.linear);
+        return f &&
+               (f == ph.localId[0] || f == ph.localId[1] || f == ph.localId[2] || f == ph.linear);
     };
     auto anyVarying = [&](auto&& range) {
         for (const Value* v : range)
@@ -385,9 +384,9 @@ Value* WorkGroupBuilder::lowerOne(CallInst* call, WorkItemFn kind) {
     };
     switch (kind) {
     case WorkItemFn::GlobalId:
-        return perDim([&](unsigned d) { return b.CreateAdd(globalMinusOffset(d),
-                                                           m_pro.globalOffset[d]); },
-                      0);
+        return perDim(
+            [&](unsigned d) { return b.CreateAdd(globalMinusOffset(d), m_pro.globalOffset[d]); },
+            0);
     case WorkItemFn::LocalId:
         return perDim([&](unsigned d) { return localIdValue(b, d); }, 0);
     case WorkItemFn::LocalSize:
@@ -410,9 +409,9 @@ Value* WorkGroupBuilder::lowerOne(CallInst* call, WorkItemFn kind) {
         Value* z = globalMinusOffset(2);
         Value* y = globalMinusOffset(1);
         Value* x = globalMinusOffset(0);
-        return b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(z, m_pro.globalSize[1]), y),
-                                       m_pro.globalSize[0]),
-                           x);
+        return b.CreateAdd(
+            b.CreateMul(b.CreateAdd(b.CreateMul(z, m_pro.globalSize[1]), y), m_pro.globalSize[0]),
+            x);
     }
     default:
         return nullptr;
@@ -423,8 +422,7 @@ void WorkGroupBuilder::lowerWorkItemCalls(Function& w) {
     SmallVector<std::pair<CallInst*, WorkItemFn>, 16> calls;
     for (Instruction& inst : instructions(w)) {
         WorkItemFn kind = classifyCall(inst);
-        if (kind != WorkItemFn::None && kind != WorkItemFn::Barrier &&
-            kind != WorkItemFn::Printf)
+        if (kind != WorkItemFn::None && kind != WorkItemFn::Barrier && kind != WorkItemFn::Printf)
             calls.push_back({cast<CallInst>(&inst), kind});
     }
     for (auto [call, kind] : calls) {
@@ -471,15 +469,15 @@ bool WorkGroupBuilder::lowerPrintf(Function& w, std::string& error) {
                 layout.push_back(uint32_t(dl.getTypeAllocSize(types[i]).getFixedValue()));
             }
             auto* init = ConstantDataArray::get(m_ctx, layout);
-            auto* gv = new GlobalVariable(m_module, init->getType(), true,
-                                          GlobalValue::PrivateLinkage, init, "printf.layout",
-                                          nullptr, GlobalValue::NotThreadLocal, 0u);
+            auto* gv =
+                new GlobalVariable(m_module, init->getType(), true, GlobalValue::PrivateLinkage,
+                                   init, "printf.layout", nullptr, GlobalValue::NotThreadLocal, 0u);
             argsPtr = storage;
             layoutPtr = gv;
         }
         Value* format = b.CreateAddrSpaceCast(call->getArgOperand(0), m_ptr);
-        CallInst* hook = b.CreateCall(m_printfHook, {m_pro.printfCtx, format, argsPtr, layoutPtr,
-                                                     b.getInt32(count)});
+        CallInst* hook = b.CreateCall(
+            m_printfHook, {m_pro.printfCtx, format, argsPtr, layoutPtr, b.getInt32(count)});
         call->replaceAllUsesWith(hook);
         call->eraseFromParent();
     }
@@ -677,8 +675,8 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
             }
             if (!perItem)
                 continue;
-            AllocaInst* items = eb.CreateAlloca(a->getAllocatedType(), m_pro.groupItems,
-                                                a->getName() + ".items");
+            AllocaInst* items =
+                eb.CreateAlloca(a->getAllocatedType(), m_pro.groupItems, a->getName() + ".items");
             items->setAlignment(a->getAlign());
             SmallVector<Use*, 8> uses;
             for (Use& u : a->uses())
@@ -753,11 +751,10 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
                     const unsigned lanes = vecTy->getNumElements();
                     SmallVector<AllocaInst*, 4> slots;
                     for (unsigned e = 0; e < lanes; ++e)
-                        slots.push_back(eb.CreateAlloca(elTy, m_pro.groupItems,
-                                                        inst->getName() + ".wi" +
-                                                            std::to_string(e)));
-                    Instruction* after = isa<PHINode>(inst) ? &*def->getFirstInsertionPt()
-                                                            : inst->getNextNode();
+                        slots.push_back(eb.CreateAlloca(
+                            elTy, m_pro.groupItems, inst->getName() + ".wi" + std::to_string(e)));
+                    Instruction* after =
+                        isa<PHINode>(inst) ? &*def->getFirstInsertionPt() : inst->getNextNode();
                     IRBuilder<> sb(after);
                     Value* lin = linearValue(sb);
                     for (unsigned e = 0; e < lanes; ++e)
@@ -773,15 +770,14 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
                         Value* v = PoisonValue::get(ty);
                         for (unsigned e = 0; e < lanes; ++e)
                             v = lb.CreateInsertElement(
-                                v, lb.CreateLoad(elTy, lb.CreateInBoundsGEP(elTy, slots[e], l)),
-                                e);
+                                v, lb.CreateLoad(elTy, lb.CreateInBoundsGEP(elTy, slots[e], l)), e);
                         u->set(v);
                     }
                     continue;
                 }
-                AllocaInst* slot = eb.CreateAlloca(ty, mode == Slot::PerItem ? m_pro.groupItems
-                                                                             : nullptr,
-                                                   inst->getName() + ".wi");
+                AllocaInst* slot =
+                    eb.CreateAlloca(ty, mode == Slot::PerItem ? m_pro.groupItems : nullptr,
+                                    inst->getName() + ".wi");
                 AllocaInst* storeSlot = slot;
                 if (mode == Slot::DoubleBuffered) {
                     storeSlot = eb.CreateAlloca(ty, nullptr, inst->getName() + ".next");
@@ -789,12 +785,11 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
                         copiesAfter[k].push_back({slot, storeSlot});
                 }
                 auto slotAddress = [&](IRBuilder<>& at, AllocaInst* base) -> Value* {
-                    return mode == Slot::PerItem
-                               ? at.CreateInBoundsGEP(ty, base, linearValue(at))
-                               : base;
+                    return mode == Slot::PerItem ? at.CreateInBoundsGEP(ty, base, linearValue(at))
+                                                 : base;
                 };
-                Instruction* after = isa<PHINode>(inst) ? &*def->getFirstInsertionPt()
-                                                        : inst->getNextNode();
+                Instruction* after =
+                    isa<PHINode>(inst) ? &*def->getFirstInsertionPt() : inst->getNextNode();
                 IRBuilder<> sb(after);
                 sb.CreateStore(inst, slotAddress(sb, storeSlot));
                 for (Use* u : crossing) {
@@ -954,8 +949,8 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
                 nextSlot = eb.CreateAlloca(m_i32, nullptr, "next_region");
                 dispatch = BasicBlock::Create(m_ctx, "dispatch", &w);
                 IRBuilder<> db(dispatch);
-                auto* sw = db.CreateSwitch(db.CreateLoad(m_i32, nextSlot), exit,
-                                           unsigned(regions.size()));
+                auto* sw =
+                    db.CreateSwitch(db.CreateLoad(m_i32, nextSlot), exit, unsigned(regions.size()));
                 for (size_t j = 0; j < regions.size(); ++j)
                     sw->addCase(db.getInt32(uint32_t(j)), regions[j].pre);
             }
@@ -1011,9 +1006,9 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     emitPrologue(b, ctxArg);
     SmallVector<Value*, 8> callArgs;
     for (Argument& a : kernel.args()) {
-        Value* slot = b.CreateAlignedLoad(m_ptr, b.CreateConstInBoundsGEP1_64(m_ptr, argsArg,
-                                                                              a.getArgNo()),
-                                          Align(8), "arg" + std::to_string(a.getArgNo()));
+        Value* slot =
+            b.CreateAlignedLoad(m_ptr, b.CreateConstInBoundsGEP1_64(m_ptr, argsArg, a.getArgNo()),
+                                Align(8), "arg" + std::to_string(a.getArgNo()));
         if (a.hasByValAttr()) {
             callArgs.push_back(slot); // the call copies it (byval), per work-item
             continue;
@@ -1186,8 +1181,7 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
     const char* phNames[] = {"__duet.local_id.x", "__duet.local_id.y", "__duet.local_id.z"};
     for (unsigned d = 0; d < 3; ++d)
         ph.localId[d] = Function::Create(phTy, GlobalValue::ExternalLinkage, phNames[d], module);
-    ph.linear = Function::Create(phTy, GlobalValue::ExternalLinkage, "__duet.local_linear",
-                                 module);
+    ph.linear = Function::Create(phTy, GlobalValue::ExternalLinkage, "__duet.local_linear", module);
     for (Function* f : {ph.localId[0], ph.localId[1], ph.localId[2], ph.linear}) {
         f->setDoesNotAccessMemory();
         f->setDoesNotThrow();
@@ -1195,10 +1189,10 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
     auto* ptr = PointerType::get(ctx, 0);
     Function* hook = module.getFunction("__duet_printf");
     if (!hook)
-        hook = Function::Create(FunctionType::get(Type::getInt32Ty(ctx),
-                                                  {ptr, ptr, ptr, ptr, Type::getInt32Ty(ctx)},
-                                                  false),
-                                GlobalValue::ExternalLinkage, "__duet_printf", module);
+        hook =
+            Function::Create(FunctionType::get(Type::getInt32Ty(ctx),
+                                               {ptr, ptr, ptr, ptr, Type::getInt32Ty(ctx)}, false),
+                             GlobalValue::ExternalLinkage, "__duet_printf", module);
 
     WorkGroupBuilder builder(module, ph, hook);
     kernels.clear();

@@ -12,8 +12,8 @@ namespace duet::rt {
 
 /// What the pass learnt about one kernel.
 struct WorkGroupKernelInfo {
-    std::string name;       ///< the kernel's name
-    std::string entryName;  ///< its work-group function, `__duet_wg_<name>`
+    std::string name;      ///< the kernel's name
+    std::string entryName; ///< its work-group function, `__duet_wg_<name>`
     bool hasBarrier = false;
     bool usesPrintf = false;
     uint64_t staticLocalMemSize = 0; ///< bytes of kernel-scope __local variables in ctx->localMem
