@@ -33,6 +33,7 @@
 #include <llvm/Transforms/Scalar/Scalarizer.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -364,6 +365,9 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         k.hasBarrier = info->hasBarrier;
         k.usesPrintf = info->usesPrintf;
         k.staticLocalMemSize = info->staticLocalMemSize;
+        // The work-group function's stack use grows with the group: per-work-item storage
+        // (executors bound CL_KERNEL_WORK_GROUP_SIZE by their thread stack with it).
+        k.privateMemSize = std::max(k.privateMemSize, info->perItemBytes);
         auto sym = j.lookup(info->entryName);
         if (!sym)
             return failure(log + "error: JIT: " + toString(sym.takeError()));

@@ -37,6 +37,7 @@
 #include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Utils/ValueMapper.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 
@@ -1090,7 +1091,14 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
                 return false;
         return true;
     });
-    return buildRegions(*w, entry, start, exit, barriers, uniformity, info.regions, error);
+    if (!buildRegions(*w, entry, start, exit, barriers, uniformity, info.regions, error))
+        return false;
+    // Per-work-item storage lives on the calling thread's stack, sized by the group.
+    const DataLayout& dl = m_module.getDataLayout();
+    for (Instruction& inst : *entry)
+        if (auto* a = dyn_cast<AllocaInst>(&inst); a && a->getArraySize() == m_pro.groupItems)
+            info.perItemBytes += dl.getTypeAllocSize(a->getAllocatedType()).getFixedValue();
+    return true;
 }
 
 } // namespace
@@ -1234,6 +1242,7 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
                 cb.CreateRetVoid();
             }
             info.entryName = entry;
+            info.perItemBytes = std::max(info.perItemBytes, serialInfo.perItemBytes);
         }
         kernels.push_back(std::move(info));
     }

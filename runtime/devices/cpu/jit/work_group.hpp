@@ -18,6 +18,9 @@ struct WorkGroupKernelInfo {
     bool usesPrintf = false;
     uint64_t staticLocalMemSize = 0; ///< bytes of kernel-scope __local variables in ctx->localMem
     unsigned regions = 0;            ///< barrier-free regions (1 without barriers)
+    /// Bytes of per-work-item storage (values and private arrays live across barriers) that
+    /// the work-group function allocates on its caller's stack for each work-item of a group.
+    uint64_t perItemBytes = 0;
 };
 
 /// Rewrites every kernel of `module` (spir_kernel functions, builtin library already linked)
