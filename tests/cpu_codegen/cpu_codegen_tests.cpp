@@ -591,3 +591,91 @@ __kernel void plumb(read_only image2d_t img, sampler_t s, __global ulong* out) {
     CHECK(out[3] != 0);
     CHECK(out[2] == out[3]);
 }
+
+namespace {
+/// Control flow around barriers and uniform/divergent loops, each work-item writing a value a
+/// host loop can predict.
+const char* kControl = R"CL(
+__kernel void control(__global const int* count, __global int* out, __local int* sh, int n) {
+    size_t g = get_global_id(0);
+    size_t l = get_local_id(0);
+    size_t ls = get_local_size(0);
+    int before = (int)g * 7;                 // lives across every barrier below
+    int acc = 0;
+    if (n > 0) {                             // uniform branch around a barrier
+        sh[l] = (int)l;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc += sh[ls - 1 - l];
+    }
+    for (int i = 0; i < n; ++i) {            // barrier in a loop with a uniform break
+        sh[l] = i + (int)l;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc += sh[(l + 1) % ls];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (i == 2)
+            break;
+    }
+    int c = count[0];
+    for (int k = 0; k < c; ++k)              // uniform trip count read from memory
+        acc += k * (int)(g % 3);
+    for (int k = 0; k < (int)(g % 5); ++k)   // divergent trip count
+        acc += 2;
+    if (l < 3)                               // uniform loop in divergent code
+        for (int k = 0; k < n; ++k)
+            acc += 100;
+    for (int a = 0; a < 3; ++a)              // nested uniform loops
+        for (int b = 0; b < c; ++b)
+            acc += a * b + (int)l;
+    if (get_group_id(0) == 1)                // uniform early return
+        return;
+    out[g] = acc + before;
+}
+)CL";
+
+int controlReference(size_t g, size_t l, size_t wg, int n, int c) {
+    int acc = 0;
+    if (n > 0)
+        acc += int(wg - 1 - l);
+    for (int i = 0; i < n; ++i) {
+        acc += i + int((l + 1) % wg);
+        if (i == 2)
+            break;
+    }
+    for (int k = 0; k < c; ++k)
+        acc += k * int(g % 3);
+    acc += 2 * int(g % 5);
+    if (l < 3)
+        acc += 100 * n;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < c; ++b)
+            acc += a * b + int(l);
+    return acc + int(g) * 7;
+}
+} // namespace
+
+TEST_CASE("control flow around barriers, uniform and divergent loops", "[cpu_codegen]") {
+    // Both code shapes: with implicit loop barriers (default) and without.
+    const char* mode = GENERATE("1", "0");
+    ::setenv("DUET_CPU_LOOP_BARRIERS", mode, 1);
+    Built b = build(kControl);
+    ::unsetenv("DUET_CPU_LOOP_BARRIERS");
+    const size_t wg = GENERATE(32, 4);
+    const size_t n = 3 * wg + wg / 2;
+    for (int loops : {0, 5}) {
+        int count = 4;
+        std::vector<int> out(n, -1), sh(wg);
+        PtrArgs p{&count, out.data(), sh.data()};
+        runNDRange(b.fn("control"), {p.at(0), p.at(1), p.at(2), &loops}, 1, {n, 1, 1},
+                   {wg, 1, 1});
+        for (size_t g = 0; g < n; ++g) {
+            INFO("loop barriers " << mode << ", group size " << wg << ", n " << loops
+                                  << ", item " << g);
+            size_t group = g / wg;
+            size_t size = std::min(wg, n - group * wg);
+            if (group == 1)
+                REQUIRE(out[g] == -1);
+            else
+                REQUIRE(out[g] == controlReference(g, g - group * wg, size, loops, count));
+        }
+    }
+}
