@@ -679,3 +679,47 @@ TEST_CASE("control flow around barriers, uniform and divergent loops", "[cpu_cod
         }
     }
 }
+
+TEST_CASE("2D tiled matrix multiply with barriers (region loops over y and x)",
+          "[cpu_codegen]") {
+    Built b = build(R"CL(
+#define TS 8
+__kernel void matmul(__global const float* A, __global const float* B, __global float* C,
+                     int M, int N, int K) {
+    __local float As[TS][TS];
+    __local float Bs[TS][TS];
+    int col = get_global_id(0), row = get_global_id(1);
+    int lc = get_local_id(0), lr = get_local_id(1);
+    float acc = 0.0f;
+    for (int t = 0; t < K; t += TS) {
+        As[lr][lc] = A[row * K + t + lc];
+        Bs[lr][lc] = B[(t + lr) * N + col];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < TS; ++k)
+            acc += As[lr][k] * Bs[k][lc];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    C[row * N + col] = acc;
+}
+)CL");
+    CHECK(b.desc("matmul").staticLocalMemSize == 2 * 8 * 8 * sizeof(float));
+    const int M = 24, N = 32, K = 40;
+    std::vector<float> A(size_t(M * K)), B(size_t(K * N)), C(size_t(M * N), -1.0f);
+    for (size_t i = 0; i < A.size(); ++i)
+        A[i] = float(int(i % 7) - 3);
+    for (size_t i = 0; i < B.size(); ++i)
+        B[i] = float(int(i % 5) - 2) * 0.5f;
+    int m = M, n = N, k = K;
+    PtrArgs p{A.data(), B.data(), C.data()};
+    runNDRange(b.fn("matmul"), {p.at(0), p.at(1), p.at(2), &m, &n, &k}, 2,
+               {size_t(N), size_t(M), 1}, {8, 8, 1}, {0, 0, 0},
+               b.desc("matmul").staticLocalMemSize);
+    for (int r = 0; r < M; ++r)
+        for (int c = 0; c < N; ++c) {
+            float expect = 0;
+            for (int i = 0; i < K; ++i)
+                expect += A[size_t(r * K + i)] * B[size_t(i * N + c)];
+            INFO("row " << r << " col " << c);
+            REQUIRE(C[size_t(r * N + c)] == Approx(expect));
+        }
+}
