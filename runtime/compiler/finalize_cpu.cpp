@@ -25,6 +25,7 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -32,6 +33,8 @@
 #include <llvm/TargetParser/SubtargetFeature.h>
 #include <llvm/Transforms/Scalar/Scalarizer.h>
 #include <llvm/Transforms/Utils/Cloning.h>
+
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
@@ -81,6 +84,30 @@ FinalizeResult failure(std::string log) {
     return r;
 }
 
+/// C functions generated code may call in the process: the maths libraries (the builtin
+/// library calls libm, the vectoriser libmvec), the memory intrinsics' libc functions and the
+/// compiler's runtime helpers (`__extendhfsf2`, ...). Anything else (a user's prototype without
+/// a body, say `system`) is an undefined function, not a call into the host.
+bool allowedHostFunction(StringRef name) {
+    if (name.starts_with("_Z"))
+        return false; // mangled: an OpenCL C function, never a host one
+    if (name == "memcpy" || name == "memmove" || name == "memset")
+        return true;
+    const std::string n = name.str();
+    void* address = sys::DynamicLibrary::SearchForAddressOfSymbol(n);
+    if (!address)
+        return false;
+    if (name.starts_with("__"))
+        return true;
+    // dlsym through libm's handle would also find libc (a dependency): ask where it lives.
+    Dl_info info;
+    if (!dladdr(address, &info) || !info.dli_fname)
+        return false;
+    StringRef file = sys::path::filename(info.dli_fname);
+    return file.starts_with("libm.so") || file.starts_with("libm-") ||
+           file.starts_with("libmvec.so") || file.starts_with("libmvec-");
+}
+
 /// A declaration nothing defines: an OpenCL builtin the library lacks, or a user function
 /// without a body. Reported at build time, never left for the JIT to trip on.
 std::string unresolvedFunctions(Module& m) {
@@ -91,9 +118,7 @@ std::string unresolvedFunctions(Module& m) {
         StringRef name = f.getName();
         if (name == kPrintfHookName)
             continue;
-        // C functions (libm, libmvec) resolve from the process; mangled names never do.
-        if (!name.starts_with("_Z") &&
-            sys::DynamicLibrary::SearchForAddressOfSymbol(name.str()) != nullptr)
+        if (allowedHostFunction(name))
             continue;
         std::string demangled = demangle(name.str());
         out += "error: undefined function '" + name.str() + "'";

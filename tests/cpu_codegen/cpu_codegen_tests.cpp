@@ -450,6 +450,18 @@ __kernel void k(__global int* out) { out[0] = helper_that_does_not_exist(3); }
     CHECK(f.log.find("helper_that_does_not_exist") != std::string::npos);
 }
 
+TEST_CASE("a prototype of a host function is not a way into the host", "[cpu_codegen]") {
+    const std::string src = R"CL(
+int system(const __constant char* command);
+__kernel void k(__global int* out) { out[0] = system("true"); }
+)CL";
+    CompileResult c = compileSource(src, "-cl-std=CL3.0", {}, hostTarget());
+    REQUIRE(c.status == CL_SUCCESS);
+    FinalizeResult f = finalizeForCpu(c.bitcode, "-cl-std=CL3.0", src, hostTarget());
+    CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+    CHECK(f.log.find("'system'") != std::string::npos);
+}
+
 TEST_CASE("entries run from many threads at once", "[cpu_codegen]") {
     Built b = build(kTriad);
     WorkGroupFn fn = b.fn("triad");
