@@ -211,6 +211,8 @@ __kernel void ids(__global ulong* out) {
 }
 
 TEST_CASE("barrier: reversal through local memory", "[cpu_codegen]") {
+    const char* opts = GENERATE("-cl-std=CL3.0", "-cl-std=CL1.2 -cl-opt-disable");
+    INFO(opts);
     Built b = build(R"CL(
 __kernel void reverse(__global const int* in, __global int* out, __local int* tmp) {
     size_t l = get_local_id(0);
@@ -218,7 +220,8 @@ __kernel void reverse(__global const int* in, __global int* out, __local int* tm
     barrier(CLK_LOCAL_MEM_FENCE);
     out[get_global_id(0)] = tmp[get_local_size(0) - 1 - l];
 }
-)CL");
+)CL",
+                    opts);
     CHECK(b.desc("reverse").hasBarrier);
     const size_t n = 200, wg = 32;
     std::vector<int> in(n), out(n, -1), tmp(wg);
@@ -294,7 +297,9 @@ __kernel void nbody(__global const float4* pos, __global float4* acc, int n, flo
 }
 
 TEST_CASE("barriers in a loop: tiled all-pairs N-body", "[cpu_codegen]") {
-    Built b = build(kNBody);
+    const char* opts = GENERATE("-cl-std=CL3.0", "-cl-std=CL3.0 -cl-opt-disable");
+    INFO(opts);
+    Built b = build(kNBody, opts);
     const KernelDesc& k = b.desc("nbody");
     CHECK(k.hasBarrier);
     CHECK(k.staticLocalMemSize == 64 * 16);
@@ -667,9 +672,10 @@ int controlReference(size_t g, size_t l, size_t wg, int n, int c) {
 
 TEST_CASE("control flow around barriers, uniform and divergent loops", "[cpu_codegen]") {
     // Both code shapes: with implicit loop barriers (default) and without.
-    const char* mode = GENERATE("1", "0");
+    const char* mode = GENERATE("1", "0", "O0");
     ::setenv("DUET_CPU_LOOP_BARRIERS", mode, 1);
-    Built b = build(kControl);
+    Built b =
+        build(kControl, std::string("-cl-std=CL3.0") + (mode[0] == 'O' ? " -cl-opt-disable" : ""));
     ::unsetenv("DUET_CPU_LOOP_BARRIERS");
     const size_t wg = GENERATE(32, 4);
     const size_t n = 3 * wg + wg / 2;
@@ -677,11 +683,10 @@ TEST_CASE("control flow around barriers, uniform and divergent loops", "[cpu_cod
         int count = 4;
         std::vector<int> out(n, -1), sh(wg);
         PtrArgs p{&count, out.data(), sh.data()};
-        runNDRange(b.fn("control"), {p.at(0), p.at(1), p.at(2), &loops}, 1, {n, 1, 1},
-                   {wg, 1, 1});
+        runNDRange(b.fn("control"), {p.at(0), p.at(1), p.at(2), &loops}, 1, {n, 1, 1}, {wg, 1, 1});
         for (size_t g = 0; g < n; ++g) {
-            INFO("loop barriers " << mode << ", group size " << wg << ", n " << loops
-                                  << ", item " << g);
+            INFO("loop barriers " << mode << ", group size " << wg << ", n " << loops << ", item "
+                                  << g);
             size_t group = g / wg;
             size_t size = std::min(wg, n - group * wg);
             if (group == 1)
@@ -692,8 +697,7 @@ TEST_CASE("control flow around barriers, uniform and divergent loops", "[cpu_cod
     }
 }
 
-TEST_CASE("2D tiled matrix multiply with barriers (region loops over y and x)",
-          "[cpu_codegen]") {
+TEST_CASE("2D tiled matrix multiply with barriers (region loops over y and x)", "[cpu_codegen]") {
     Built b = build(R"CL(
 #define TS 8
 __kernel void matmul(__global const float* A, __global const float* B, __global float* C,
