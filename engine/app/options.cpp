@@ -41,7 +41,7 @@ ParseResult parseCommandLine(int argc, const char* const* argv, Options& options
                    "frames to render, then exit (0: until the window closes; headless default " +
                        std::to_string(Options::kDefaultHeadlessFrames) +
                        "); a fixed 1/60 s step is used when set, so output is reproducible")
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::Range(0, 100000000));
     app.add_option("--size", size, "framebuffer size WIDTHxHEIGHT (default 1280x720)");
     app.add_option("--screenshot", options.screenshot, "write the last frame to this PNG file");
     app.add_option("--platform", options.platform, "OpenCL platform whose name contains this");
@@ -53,7 +53,8 @@ ParseResult parseCommandLine(int argc, const char* const* argv, Options& options
     app.add_flag("--no-vsync", noVsync, "do not wait for vertical sync (windowed)");
     app.add_option("--sample", options.sample, "which registered sample to run");
     app.add_flag("--list", options.list, "list the registered samples and exit");
-    app.add_option("--set", options.set, "set a sample parameter: NAME=VALUE (repeatable)");
+    app.add_option("--set", options.set, "set a sample parameter: NAME=VALUE (repeatable)")
+        ->allow_extra_args(false);
     app.get_formatter()->column_width(24);
 
     ParseResult result;

@@ -127,8 +127,9 @@ Program loadProgram(const std::vector<std::string>& files) {
     std::vector<Shader> shaders;
     std::string names;
     for (const std::string& file : files) {
+        GLenum stage = stageFromName(file);
         std::string path = file.starts_with('/') ? file : shaderDirectory() + "/" + file;
-        shaders.push_back(compileShader(stageFromName(file), readFile(path), path));
+        shaders.push_back(compileShader(stage, readFile(path), path));
         names += (names.empty() ? "" : " + ") + file;
     }
     std::vector<const Shader*> pointers;

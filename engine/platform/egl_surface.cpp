@@ -159,7 +159,9 @@ std::vector<Candidate> candidates(const char* clientExtensions, const std::strin
 std::unique_ptr<EglSurface> tryCandidate(const Candidate& c, const SurfaceDesc& desc,
                                          bool allowPbuffer, std::string& why) {
     auto fail = [&](const std::string& what) {
-        why += " " + c.name + ": " + what + " (" + eglErrorName(eglGetError()) + ");";
+        EGLint error = eglGetError();
+        why += " " + c.name + ": " + what +
+               (error == EGL_SUCCESS ? std::string() : " (" + eglErrorName(error) + ")") + ";";
         return nullptr;
     };
     EGLDisplay display = c.platform ? eglGetPlatformDisplayEXT(c.platform, c.nativeDisplay, nullptr)
@@ -182,7 +184,10 @@ std::unique_ptr<EglSurface> tryCandidate(const Candidate& c, const SurfaceDesc& 
                                     EGL_OPENGL_BIT, EGL_RED_SIZE, 8, EGL_GREEN_SIZE, 8,
                                     EGL_BLUE_SIZE, 8, EGL_ALPHA_SIZE, 8, EGL_DEPTH_SIZE, 24,
                                     EGL_STENCIL_SIZE, 8, EGL_NONE};
-    const EGLint anyConfig[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE};
+    // EGL_SURFACE_TYPE defaults to EGL_WINDOW_BIT, which surfaceless displays never offer; 0 matches
+    // every config.
+    const EGLint anyConfig[] = {EGL_SURFACE_TYPE, 0, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
+                                EGL_RED_SIZE, 8, EGL_GREEN_SIZE, 8, EGL_BLUE_SIZE, 8, EGL_NONE};
     EGLConfig config = nullptr;
     EGLint count = 0;
     bool pbuffer = allowPbuffer && eglChooseConfig(display, pbufferConfig, &config, 1, &count) &&
@@ -263,10 +268,14 @@ std::unique_ptr<Surface> createEglSurface(const SurfaceDesc& desc) {
     bool allowPbuffer = !(surfaceEnv && std::string(surfaceEnv) == "fbo");
 
     std::string why;
+    if (!forced.empty() && forced != "device" && forced != "surfaceless" && forced != "default")
+        why = " DUET_EGL_PLATFORM=" + forced + " is not one of device, surfaceless, default;";
     for (const Candidate& c : candidates(clientExtensions, forced, why)) {
         if (auto surface = tryCandidate(c, desc, allowPbuffer, why))
             return surface;
     }
+    if (!why.empty() && why.back() == ';')
+        why.pop_back();
     throw Error("no OpenGL: no headless EGL display gives a GL 3.3 core context:" + why);
 }
 

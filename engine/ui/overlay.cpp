@@ -85,16 +85,19 @@ void Overlay::draw(double dt, int width, int height, const Panel& panel) {
     ImGui::SetNextWindowBgAlpha(0.85f);
     ImGui::Begin(("Duet: " + panel.title).c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize);
     ImGui::Text("%.1f FPS (%.2f ms)", panel.fps, panel.fps > 0 ? 1000.0 / panel.fps : 0.0);
+    // Wrap long lines (surface, renderer) so the panel stays narrow on small framebuffers.
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
     ImGui::TextUnformatted(panel.surface.c_str());
     if (Context* ctx = panel.context) {
         for (const auto& [key, value] : ctx->info())
-            ImGui::Text("%s: %s", key.c_str(), value.c_str());
+            ImGui::TextWrapped("%s: %s", key.c_str(), value.c_str());
         if (ImGui::CollapsingHeader("Timings (ms, last / mean)", ImGuiTreeNodeFlags_DefaultOpen)) {
             for (const Stats::Summary& s : ctx->stats().summarize())
                 if (s.count)
                     ImGui::Text("%-16s %8.3f %8.3f", s.name.c_str(), s.last * 1e3, s.mean * 1e3);
         }
     }
+    ImGui::PopTextWrapPos();
     if (panel.parameters && !panel.parameters->entries().empty() &&
         ImGui::CollapsingHeader("Parameters", ImGuiTreeNodeFlags_DefaultOpen))
         drawParameters(*panel.parameters);
