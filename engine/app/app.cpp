@@ -11,8 +11,8 @@
 
 namespace duet::engine {
 
-void Context::setInfo(const std::string& key, std::string value) {
-    for (auto& [k, v] : m_info)
+void Context::setInfo(const std::string &key, std::string value) {
+    for (auto &[k, v] : m_info)
         if (k == key) {
             v = std::move(value);
             return;
@@ -22,31 +22,31 @@ void Context::setInfo(const std::string& key, std::string value) {
 
 /// Runs one sample; a class so it may reach Context's private state.
 class Loop {
-public:
-    Loop(Sample& sample, const std::string& name, const Options& options)
+  public:
+    Loop(Sample &sample, const std::string &name, const Options &options)
         : m_sample(sample), m_name(name), m_options(options) {}
 
     int run();
 
-private:
-    void frames(Surface& surface, Context& ctx, Parameters& parameters, Overlay* overlay);
-    void capture(Surface& surface, const std::string& path, int width, int height);
-    void fail(const std::string& message) {
+  private:
+    void frames(Surface &surface, Context &ctx, Parameters &parameters, Overlay *overlay);
+    void capture(Surface &surface, const std::string &path, int width, int height);
+    void fail(const std::string &message) {
         std::fprintf(stderr, "%s: %s\n", m_name.c_str(), message.c_str());
     }
 
-    Sample& m_sample;
+    Sample &m_sample;
     std::string m_name;
-    const Options& m_options;
+    const Options &m_options;
     bool m_captureRequested = false;
 };
 
-int runSample(Sample& sample, const std::string& name, const Options& options) {
+int runSample(Sample &sample, const std::string &name, const Options &options) {
     return Loop(sample, name, options).run();
 }
 
 int Loop::run() {
-    const char* display = std::getenv("DISPLAY");
+    const char *display = std::getenv("DISPLAY");
     bool headless = m_options.mode == Options::Mode::Headless ||
                     (m_options.mode == Options::Mode::Auto && (!display || !*display));
     SurfaceDesc desc;
@@ -57,12 +57,12 @@ int Loop::run() {
     std::unique_ptr<Surface> surface;
     try {
         surface = headless ? createEglSurface(desc) : createGlfwSurface(desc);
-    } catch (const Error& e) {
+    } catch (const Error &e) {
         fail(e.what());
         return 1;
     }
-    std::printf("%s: %s, %dx%d\n", m_name.c_str(), surface->description().c_str(),
-                m_options.width, m_options.height);
+    std::printf("%s: %s, %dx%d\n", m_name.c_str(), surface->description().c_str(), m_options.width,
+                m_options.height);
 
     Context ctx(m_options, *surface);
     Parameters parameters;
@@ -72,7 +72,7 @@ int Loop::run() {
     try {
         if (m_options.overlay)
             overlay = std::make_unique<Overlay>(*surface);
-        surface->setEventHandler([&](const Event& e) {
+        surface->setEventHandler([&](const Event &e) {
             if (e.type == Event::Type::Resize) {
                 ctx.m_width = int(e.x);
                 ctx.m_height = int(e.y);
@@ -93,7 +93,7 @@ int Loop::run() {
         m_sample.initializeGL(ctx);
         m_sample.initializeCompute(ctx);
         m_sample.parameters(parameters);
-        for (const std::string& assignment : m_options.set) {
+        for (const std::string &assignment : m_options.set) {
             std::string error;
             if (!parameters.set(assignment, error)) {
                 fail(error);
@@ -103,17 +103,17 @@ int Loop::run() {
         }
         if (status == 0)
             frames(*surface, ctx, parameters, overlay.get());
-    } catch (const Error& e) {
+    } catch (const Error &e) {
         fail(e.what());
         status = 1;
-    } catch (const std::exception& e) {
+    } catch (const std::exception &e) {
         fail(std::string("unexpected error: ") + e.what());
         status = 1;
     }
     if (initialized) {
         try {
             m_sample.shutdown(ctx);
-        } catch (const std::exception& e) {
+        } catch (const std::exception &e) {
             fail(std::string("shutdown: ") + e.what());
             status = status ? status : 1;
         }
@@ -127,7 +127,7 @@ int Loop::run() {
     return status;
 }
 
-void Loop::frames(Surface& surface, Context& ctx, Parameters& parameters, Overlay* overlay) {
+void Loop::frames(Surface &surface, Context &ctx, Parameters &parameters, Overlay *overlay) {
     using Clock = std::chrono::steady_clock;
     long count = m_options.frames ? m_options.frames
                                   : (surface.headless() ? Options::kDefaultHeadlessFrames : 0);
@@ -166,8 +166,8 @@ void Loop::frames(Surface& surface, Context& ctx, Parameters& parameters, Overla
             auto timed = ctx.stats().scope(phase::Ui);
             glBindFramebuffer(GL_FRAMEBUFFER, surface.framebuffer());
             glViewport(0, 0, ctx.m_width, ctx.m_height);
-            Overlay::Panel panel{m_name, surface.description(), fps, &ctx, &parameters,
-                                 [&] { m_sample.ui(ctx); }};
+            Overlay::Panel panel{m_name, surface.description(), fps,
+                                 &ctx,   &parameters,           [&] { m_sample.ui(ctx); }};
             overlay->draw(i ? realDt : 1.0 / 60.0, ctx.m_width, ctx.m_height, panel);
             if (m_options.stats)
                 glFinish();
@@ -177,9 +177,9 @@ void Loop::frames(Surface& surface, Context& ctx, Parameters& parameters, Overla
         if (m_captureRequested) {
             m_captureRequested = false;
             capture(surface,
-                    m_options.screenshot.empty() ? "duet-" + m_name + "-" + std::to_string(i) +
-                                                       ".png"
-                                                 : m_options.screenshot,
+                    m_options.screenshot.empty()
+                        ? "duet-" + m_name + "-" + std::to_string(i) + ".png"
+                        : m_options.screenshot,
                     ctx.m_width, ctx.m_height);
         }
         surface.swapBuffers();
@@ -206,7 +206,7 @@ void Loop::frames(Surface& surface, Context& ctx, Parameters& parameters, Overla
     ctx.m_frame = count;
 }
 
-void Loop::capture(Surface& surface, const std::string& path, int width, int height) {
+void Loop::capture(Surface &surface, const std::string &path, int width, int height) {
     Image image = readFramebuffer(surface.framebuffer(), surface.readBuffer(), width, height);
     writePng(path, image);
     std::printf("%s: wrote %s (%dx%d)\n", m_name.c_str(), path.c_str(), width, height);

@@ -9,11 +9,11 @@ namespace duet::engine {
 struct Event {
     enum class Type { Key, MouseButton, MouseMove, Scroll, Resize };
     Type type = Type::Key;
-    int key = 0;      ///< Key: GLFW key code; MouseButton: button index (0 left, 1 right, 2 middle)
-    int action = 0;   ///< 0 release, 1 press, 2 repeat
+    int key = 0;    ///< Key: GLFW key code; MouseButton: button index (0 left, 1 right, 2 middle)
+    int action = 0; ///< 0 release, 1 press, 2 repeat
     int mods = 0;
-    double x = 0;     ///< MouseMove: cursor x in window pixels; Scroll: x offset; Resize: width
-    double y = 0;     ///< MouseMove: cursor y; Scroll: y offset; Resize: height
+    double x = 0; ///< MouseMove: cursor x in window pixels; Scroll: x offset; Resize: width
+    double y = 0; ///< MouseMove: cursor y; Scroll: y offset; Resize: height
 };
 
 namespace keys {

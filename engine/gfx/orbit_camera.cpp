@@ -38,7 +38,7 @@ void OrbitCamera::zoom(float steps) {
     distance = std::clamp(distance * std::pow(0.9f, steps), nearPlane * 2, farPlane / 2);
 }
 
-bool OrbitCamera::handle(const Event& event) {
+bool OrbitCamera::handle(const Event &event) {
     switch (event.type) {
     case Event::Type::MouseButton:
         if (event.key == 0)
