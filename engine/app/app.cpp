@@ -70,8 +70,16 @@ int Loop::run() {
     int status = 0;
     bool initialized = false;
     try {
-        if (m_options.overlay)
-            overlay = std::make_unique<Overlay>(*surface);
+        // The overlay is a convenience: without it (e.g. ImGui's GL loader finds no libGL.so.1)
+        // the sample still runs, and says so.
+        if (m_options.overlay) {
+            try {
+                overlay = std::make_unique<Overlay>(*surface);
+            } catch (const Error& e) {
+                std::fprintf(stderr, "%s: warning: overlay disabled: %s\n", m_name.c_str(),
+                             e.what());
+            }
+        }
         surface->setEventHandler([&](const Event &e) {
             if (e.type == Event::Type::Resize) {
                 ctx.m_width = int(e.x);
