@@ -1,6 +1,7 @@
 // Headless EGL context, pixels read back, PNG round trip, shader logs, camera maths.
 #include "engine_test_support.hpp"
 
+#include "engine/app/event.hpp"
 #include "engine/error.hpp"
 #include "engine/gfx/gl_objects.hpp"
 #include "engine/gfx/orbit_camera.hpp"
@@ -183,4 +184,25 @@ TEST_CASE("orbit camera looks at its target from its distance", "[camera]") {
     CHECK(camera.distance == Approx(4.5f));
     camera.orbit(0, 1e6f); // clamped short of the pole
     CHECK(camera.pitch < 1.571f);
+}
+
+TEST_CASE("orbit camera follows left drag, right drag and scroll events", "[camera]") {
+    OrbitCamera camera;
+    float yaw = camera.yaw, pitch = camera.pitch, distance = camera.distance;
+    auto move = [&](double x, double y) {
+        return camera.handle(Event{Event::Type::MouseMove, 0, 0, 0, x, y});
+    };
+    CHECK_FALSE(move(100, 100)); // no button held: not used
+    CHECK(camera.handle(Event{Event::Type::MouseButton, 0, keys::Press, 0, 0, 0}));
+    CHECK(move(140, 120));
+    CHECK(camera.yaw == Approx(yaw - 40 * 0.005f));
+    CHECK(camera.pitch == Approx(pitch + 20 * 0.005f));
+    camera.handle(Event{Event::Type::MouseButton, 0, keys::Release, 0, 0, 0});
+    CHECK_FALSE(move(200, 200));
+    glm::vec3 target = camera.target;
+    camera.handle(Event{Event::Type::MouseButton, 1, keys::Press, 0, 0, 0});
+    CHECK(move(220, 200));
+    CHECK(glm::length(camera.target - target) > 0);
+    CHECK(camera.handle(Event{Event::Type::Scroll, 0, 0, 0, 0, 2}));
+    CHECK(camera.distance == Approx(distance * 0.81f));
 }
