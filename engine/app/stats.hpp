@@ -42,7 +42,7 @@ class Stats {
 
       private:
         Stats &m_stats;
-        std::string_view m_phase;
+        std::string m_phase; // a copy: callers may pass a temporary name
         std::chrono::steady_clock::time_point m_start;
     };
     Scope scope(std::string_view phase) { return Scope(*this, phase); }
