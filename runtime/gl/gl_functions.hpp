@@ -23,7 +23,22 @@ struct GlFunctions {
     PFNEGLGETERRORPROC eglGetError = nullptr;
     PFNEGLRELEASETHREADPROC eglReleaseThread = nullptr;
     // GLX (libGL.so.1), as untyped pointers to keep Xlib headers out
+    // (Display*, GLXContext, GLXFBConfig as void*, GLXDrawable as unsigned long.)
     void* (*glXGetProcAddress)(const unsigned char*) = nullptr;
+    int (*glXQueryContext)(void*, void*, int, int*) = nullptr;
+    void** (*glXGetFBConfigs)(void*, int, int*) = nullptr;
+    int (*glXGetFBConfigAttrib)(void*, void*, int, int*) = nullptr;
+    void* (*glXCreateNewContext)(void*, void*, int, void*, int) = nullptr;
+    void (*glXDestroyContext)(void*, void*) = nullptr;
+    int (*glXMakeContextCurrent)(void*, unsigned long, unsigned long, void*) = nullptr;
+    void* (*glXGetCurrentContext)() = nullptr;
+    unsigned long (*glXCreatePbuffer)(void*, void*, const int*) = nullptr;
+    void (*glXDestroyPbuffer)(void*, unsigned long) = nullptr;
+    // Xlib (libX11.so.6)
+    void* (*XOpenDisplay)(const char*) = nullptr;
+    int (*XCloseDisplay)(void*) = nullptr;
+    char* (*XDisplayString)(void*) = nullptr;
+    int (*XFree)(void*) = nullptr;
     // GL, through the window system's GetProcAddress
     PFNGLBINDBUFFERPROC glBindBuffer = nullptr;
     PFNGLISBUFFERPROC glIsBuffer = nullptr;
@@ -40,6 +55,10 @@ struct GlFunctions {
     PFNGLGETERRORPROC glGetError = nullptr;
 
     bool hasEgl() const { return eglGetProcAddress && eglCreateContext && eglMakeCurrent; }
+    bool hasGlx() const {
+        return glXQueryContext && glXGetFBConfigs && glXCreateNewContext &&
+               glXMakeContextCurrent && XOpenDisplay && XDisplayString;
+    }
     bool hasGl() const { return glBindBuffer && glMapBufferRange && glFenceSync; }
 };
 

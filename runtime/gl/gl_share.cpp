@@ -6,6 +6,7 @@
 
 #include <CL/cl_gl.h>
 
+#include <cassert>
 #include <condition_variable>
 #include <deque>
 #include <dlfcn.h>
@@ -38,8 +39,24 @@ GlFunctions loadFunctions() {
         load(f.eglGetError, egl, "eglGetError");
         load(f.eglReleaseThread, egl, "eglReleaseThread");
     }
-    if (void* glx = dlopen("libGL.so.1", RTLD_NOW | RTLD_LOCAL))
+    if (void* glx = dlopen("libGL.so.1", RTLD_NOW | RTLD_LOCAL)) {
         load(f.glXGetProcAddress, glx, "glXGetProcAddressARB");
+        load(f.glXQueryContext, glx, "glXQueryContext");
+        load(f.glXGetFBConfigs, glx, "glXGetFBConfigs");
+        load(f.glXGetFBConfigAttrib, glx, "glXGetFBConfigAttrib");
+        load(f.glXCreateNewContext, glx, "glXCreateNewContext");
+        load(f.glXDestroyContext, glx, "glXDestroyContext");
+        load(f.glXMakeContextCurrent, glx, "glXMakeContextCurrent");
+        load(f.glXGetCurrentContext, glx, "glXGetCurrentContext");
+        load(f.glXCreatePbuffer, glx, "glXCreatePbuffer");
+        load(f.glXDestroyPbuffer, glx, "glXDestroyPbuffer");
+    }
+    if (void* x11 = dlopen("libX11.so.6", RTLD_NOW | RTLD_LOCAL)) {
+        load(f.XOpenDisplay, x11, "XOpenDisplay");
+        load(f.XCloseDisplay, x11, "XCloseDisplay");
+        load(f.XDisplayString, x11, "XDisplayString");
+        load(f.XFree, x11, "XFree");
+    }
     auto gl = [&](auto& fn, const char* name) {
         void* p = nullptr;
         if (f.eglGetProcAddress)
@@ -64,11 +81,27 @@ GlFunctions loadFunctions() {
     return f;
 }
 
-/// The runtime's EGL context in the application's share group, current on its own thread.
-class EglShare final : public Share {
+/// A share whose GL context lives on its own thread; subclasses create and destroy it there.
+class ThreadShare : public Share {
 public:
-    explicit EglShare(const GlProperties& props) { m_props = props; }
-    ~EglShare() override {
+    explicit ThreadShare(const GlProperties& props) { m_props = props; }
+    ~ThreadShare() override { assert(!m_thread.joinable() && "stop() before destruction"); }
+
+    Status start() {
+        std::promise<Status> started;
+        auto ready = started.get_future();
+        m_thread = std::thread([this, &started] {
+            Status s = setUp();
+            bool ok = s.ok();
+            started.set_value(std::move(s));
+            if (!ok)
+                return;
+            loop();
+            tearDown();
+        });
+        return ready.get();
+    }
+    void stop() {
         {
             std::lock_guard lock(m_mutex);
             m_stop = true;
@@ -76,14 +109,6 @@ public:
         m_cv.notify_all();
         if (m_thread.joinable())
             m_thread.join();
-    }
-
-    Status start() {
-        std::promise<Status> started;
-        auto ready = started.get_future();
-        m_thread = std::thread([this, &started] { threadMain(started); });
-        Status s = ready.get();
-        return s;
     }
 
     void run(std::function<void()> job) override {
@@ -103,6 +128,41 @@ public:
         m_cv.notify_one();
     }
 
+protected:
+    /// On the GL thread: create the shared context and make it current.
+    virtual Status setUp() = 0;
+    /// On the GL thread, after the last job.
+    virtual void tearDown() = 0;
+
+private:
+    void loop() {
+        for (;;) {
+            std::function<void()> job;
+            {
+                std::unique_lock lock(m_mutex);
+                m_cv.wait(lock, [&] { return m_stop || !m_jobs.empty(); });
+                if (m_jobs.empty())
+                    return;
+                job = std::move(m_jobs.front());
+                m_jobs.pop_front();
+            }
+            job();
+        }
+    }
+
+    std::thread m_thread;
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::deque<std::function<void()>> m_jobs;
+    bool m_stop = false;
+};
+
+/// The runtime's EGL context in the application's share group, surfaceless.
+class EglShare final : public ThreadShare {
+public:
+    using ThreadShare::ThreadShare;
+    ~EglShare() override { stop(); }
+
     void* fenceAppContext() override {
         const GlFunctions& f = glFunctions();
         if (!f.eglGetCurrentContext || f.eglGetCurrentContext() != m_props.context)
@@ -113,7 +173,7 @@ public:
     }
 
 private:
-    void threadMain(std::promise<Status>& started) {
+    Status setUp() override {
         const GlFunctions& f = glFunctions();
         auto dpy = static_cast<EGLDisplay>(m_props.display);
         auto app = static_cast<EGLContext>(m_props.context);
@@ -125,55 +185,126 @@ private:
         if (configId) {
             const EGLint attrs[] = {EGL_CONFIG_ID, configId, EGL_NONE};
             EGLint n = 0;
-            if (!f.eglChooseConfig(dpy, attrs, &config, 1, &n) || n != 1) {
-                started.set_value(makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
-                                            "the EGL context's config cannot be found"));
-                return;
-            }
+            if (!f.eglChooseConfig(dpy, attrs, &config, 1, &n) || n != 1)
+                return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
+                                 "the EGL context's config cannot be found");
         }
         f.eglBindAPI(clientType == EGL_OPENGL_ES_API ? EGL_OPENGL_ES_API : EGL_OPENGL_API);
         EGLint esAttrs[] = {EGL_CONTEXT_CLIENT_VERSION, clientVersion, EGL_NONE};
         const EGLint none[] = {EGL_NONE};
-        EGLContext own = f.eglCreateContext(dpy, config, app,
-                                            clientType == EGL_OPENGL_ES_API ? esAttrs : none);
-        if (own == EGL_NO_CONTEXT) {
-            started.set_value(makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
-                                        "cannot create a GL context in the EGL context's share "
-                                        "group (EGL error " +
-                                            std::to_string(f.eglGetError()) + ")"));
-            return;
-        }
+        m_own = f.eglCreateContext(dpy, config, app,
+                                   clientType == EGL_OPENGL_ES_API ? esAttrs : none);
+        if (m_own == EGL_NO_CONTEXT)
+            return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
+                             "cannot create a GL context in the EGL context's share group (EGL "
+                             "error " + std::to_string(f.eglGetError()) + ")");
         // Surfaceless (EGL_KHR_surfaceless_context): the runtime never draws.
-        if (!f.eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, own)) {
-            f.eglDestroyContext(dpy, own);
-            started.set_value(makeError(CL_INVALID_OPERATION,
-                                        "cannot make the runtime's shared EGL context current "
-                                        "without a surface"));
-            return;
+        if (!f.eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, m_own)) {
+            f.eglDestroyContext(dpy, m_own);
+            return makeError(CL_INVALID_OPERATION, "cannot make the runtime's shared EGL "
+                                                   "context current without a surface");
         }
-        started.set_value(Status::success());
-        for (;;) {
-            std::function<void()> job;
-            {
-                std::unique_lock lock(m_mutex);
-                m_cv.wait(lock, [&] { return m_stop || !m_jobs.empty(); });
-                if (m_jobs.empty())
-                    break;
-                job = std::move(m_jobs.front());
-                m_jobs.pop_front();
-            }
-            job();
-        }
+        return Status::success();
+    }
+    void tearDown() override {
+        const GlFunctions& f = glFunctions();
+        auto dpy = static_cast<EGLDisplay>(m_props.display);
         f.eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-        f.eglDestroyContext(dpy, own);
+        f.eglDestroyContext(dpy, m_own);
         f.eglReleaseThread();
     }
 
-    std::thread m_thread;
-    std::mutex m_mutex;
-    std::condition_variable m_cv;
-    std::deque<std::function<void()>> m_jobs;
-    bool m_stop = false;
+    EGLContext m_own = EGL_NO_CONTEXT;
+};
+
+/// The runtime's GLX context in the application's share group. It talks to the X server on
+/// its own Display connection, so the application's connection is never used from the GL
+/// thread (Xlib connections are not thread-safe without XInitThreads).
+class GlxShare final : public ThreadShare {
+public:
+    using ThreadShare::ThreadShare;
+    ~GlxShare() override { stop(); }
+
+    void* fenceAppContext() override {
+        const GlFunctions& f = glFunctions();
+        if (!f.glXGetCurrentContext || f.glXGetCurrentContext() != m_props.context)
+            return nullptr;
+        GLsync s = f.glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+        f.glFlush();
+        return s;
+    }
+
+private:
+    Status setUp() override {
+        const GlFunctions& f = glFunctions();
+        int configId = 0, screen = 0;
+        if (f.glXQueryContext(m_props.display, m_props.context, kGlxFbconfigId, &configId) != 0 ||
+            f.glXQueryContext(m_props.display, m_props.context, kGlxScreen, &screen) != 0)
+            return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
+                             "CL_GL_CONTEXT_KHR is not a GLX context of CL_GLX_DISPLAY_KHR");
+        m_dpy = f.XOpenDisplay(f.XDisplayString(m_props.display));
+        if (!m_dpy)
+            return makeError(CL_INVALID_OPERATION, "cannot open a second connection to the X "
+                                                   "server of CL_GLX_DISPLAY_KHR");
+        // The config with the application's id, looked up by hand: Mesa's glXChooseFBConfig
+        // does not honour GLX_FBCONFIG_ID alone.
+        int n = 0;
+        void** configs = f.glXGetFBConfigs(m_dpy, screen, &n);
+        void* config = nullptr;
+        for (int i = 0; i < n && !config; ++i) {
+            int id = 0;
+            if (f.glXGetFBConfigAttrib(m_dpy, configs[i], kGlxFbconfigId, &id) == 0 &&
+                id == configId)
+                config = configs[i];
+        }
+        if (configs)
+            f.XFree(configs);
+        if (!config) {
+            tearDown();
+            return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
+                             "the GLX context's FBConfig (id " + std::to_string(configId) +
+                                 ") cannot be found");
+        }
+        m_own = f.glXCreateNewContext(m_dpy, config, kGlxRgbaType, m_props.context, 1);
+        if (!m_own) {
+            tearDown();
+            return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
+                             "cannot create a GLX context in the application's share group");
+        }
+        // A 1x1 pbuffer where the config has one; GL 3.0+ contexts may also go without.
+        const int pbAttrs[] = {kGlxPbufferWidth, 1, kGlxPbufferHeight, 1, 0};
+        int drawableType = 0;
+        f.glXGetFBConfigAttrib(m_dpy, config, kGlxDrawableType, &drawableType);
+        if (drawableType & kGlxPbufferBit)
+            m_pbuffer = f.glXCreatePbuffer(m_dpy, config, pbAttrs);
+        if (!f.glXMakeContextCurrent(m_dpy, m_pbuffer, m_pbuffer, m_own)) {
+            tearDown();
+            return makeError(CL_INVALID_OPERATION,
+                             "cannot make the runtime's shared GLX context current");
+        }
+        return Status::success();
+    }
+    void tearDown() override {
+        const GlFunctions& f = glFunctions();
+        if (!m_dpy)
+            return;
+        f.glXMakeContextCurrent(m_dpy, 0, 0, nullptr);
+        if (m_own)
+            f.glXDestroyContext(m_dpy, m_own);
+        if (m_pbuffer)
+            f.glXDestroyPbuffer(m_dpy, m_pbuffer);
+        f.XCloseDisplay(m_dpy);
+        m_dpy = nullptr;
+        m_own = nullptr;
+        m_pbuffer = 0;
+    }
+
+    static constexpr int kGlxScreen = 0x800C, kGlxFbconfigId = 0x8013, kGlxRgbaType = 0x8014,
+                         kGlxDrawableType = 0x8010, kGlxPbufferBit = 0x4,
+                         kGlxPbufferHeight = 0x8040, kGlxPbufferWidth = 0x8041;
+    void* m_dpy = nullptr;
+    void* m_own = nullptr;
+    unsigned long m_pbuffer = 0;
 };
 
 std::mutex g_sharesMutex;
@@ -246,16 +377,25 @@ Result<GlProperties> parseProperties(const cl_context_properties* props) {
     if (glx) {
         out.api = WindowApi::Glx;
         out.display = glx;
-        return makeError(CL_INVALID_OPERATION, "GLX sharing is not implemented yet");
+        if (!f.hasGlx() || !f.hasGl())
+            return makeError(CL_INVALID_OPERATION, "libGL.so.1, libX11.so.6 or their GLX entry "
+                                                   "points are missing");
+        // (glvnd reports an unknown GLXContext as an X error, so the handle itself is checked
+        // when the runtime's context is created, through glXQueryContext on the GL thread.)
+        return out;
     }
     return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
                      "CL_GL_CONTEXT_KHR needs CL_EGL_DISPLAY_KHR or CL_GLX_DISPLAY_KHR");
 }
 
 Result<std::shared_ptr<Share>> createShare(const GlProperties& props) {
-    if (props.api != WindowApi::Egl)
-        return makeError(CL_INVALID_OPERATION, "GLX sharing is not implemented yet");
-    auto share = std::make_shared<EglShare>(props);
+    if (props.api == WindowApi::Egl) {
+        auto share = std::make_shared<EglShare>(props);
+        if (Status s = share->start(); !s)
+            return s.error();
+        return std::shared_ptr<Share>(std::move(share));
+    }
+    auto share = std::make_shared<GlxShare>(props);
     if (Status s = share->start(); !s)
         return s.error();
     return std::shared_ptr<Share>(std::move(share));
