@@ -228,7 +228,12 @@ cl_int enqueueGlObjects(const char* api, cl_command_queue queue, cl_uint num, co
     void* fence = acquire ? share->fenceAppContext() : nullptr;
     setAcquired(objects, acquire);
     cl_command_type type = acquire ? CL_COMMAND_ACQUIRE_GL_OBJECTS : CL_COMMAND_RELEASE_GL_OBJECTS;
-    return submit(q, type, numEvents, waitList, event, false,
+    // Release with the application's GL context current here: GL commands the application
+    // issues after this call must see CL's writes (cl_khr_gl_event's implicit
+    // synchronisation), so the call returns once the release has run.
+    bool waitHere = !acquire && share->appContextCurrent();
+    cl_event own = nullptr;
+    cl_int r = submit(q, type, numEvents, waitList, (event || waitHere) ? &own : nullptr, false,
                   [share, fence, acquire, objects = std::move(objects)]() -> cl_int {
                       cl_int status = CL_SUCCESS;
                       share->run([&] {
@@ -266,6 +271,15 @@ cl_int enqueueGlObjects(const char* api, cl_command_queue queue, cl_uint num, co
                       });
                       return status;
                   });
+    if (r != CL_SUCCESS || !own)
+        return r;
+    if (waitHere)
+        static_cast<Event*>(own)->wait();
+    if (event)
+        *event = own;
+    else
+        clReleaseEvent(own);
+    return CL_SUCCESS;
 }
 
 } // namespace

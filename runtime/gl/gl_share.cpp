@@ -163,9 +163,13 @@ public:
     using ThreadShare::ThreadShare;
     ~EglShare() override { stop(); }
 
+    bool appContextCurrent() const override {
+        const GlFunctions& f = glFunctions();
+        return f.eglGetCurrentContext && f.eglGetCurrentContext() == m_props.context;
+    }
     void* fenceAppContext() override {
         const GlFunctions& f = glFunctions();
-        if (!f.eglGetCurrentContext || f.eglGetCurrentContext() != m_props.context)
+        if (!appContextCurrent())
             return nullptr;
         GLsync s = f.glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
         f.glFlush(); // the GL thread's wait must not depend on this thread flushing later
@@ -225,9 +229,13 @@ public:
     using ThreadShare::ThreadShare;
     ~GlxShare() override { stop(); }
 
+    bool appContextCurrent() const override {
+        const GlFunctions& f = glFunctions();
+        return f.glXGetCurrentContext && f.glXGetCurrentContext() == m_props.context;
+    }
     void* fenceAppContext() override {
         const GlFunctions& f = glFunctions();
-        if (!f.glXGetCurrentContext || f.glXGetCurrentContext() != m_props.context)
+        if (!appContextCurrent())
             return nullptr;
         GLsync s = f.glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
         f.glFlush();

@@ -55,6 +55,8 @@ public:
     /// it, so the GL thread waits for the application's GL work without a glFinish. Null when
     /// the application's context is not current (the application must then have finished).
     virtual void* fenceAppContext() = 0;
+    /// True when the application's GL context is current on the calling thread.
+    virtual bool appContextCurrent() const = 0;
 
 protected:
     GlProperties m_props;
