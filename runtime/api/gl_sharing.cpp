@@ -344,6 +344,34 @@ DUET_API cl_int CL_API_CALL clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info
     });
 }
 
+namespace {
+
+/// A GL sync object an event waits for.
+struct SyncPoll {
+    Ref<Event> event;
+    GLsync sync = nullptr;
+    gl::Share* share = nullptr;
+};
+
+/// Polls on the GL thread without blocking it, so acquires queued behind still run.
+void pollSync(std::shared_ptr<SyncPoll> st) {
+    st->share->post([st] {
+        GLenum r = gl::glFunctions().glClientWaitSync(st->sync, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
+        if (r == GL_TIMEOUT_EXPIRED) {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+            pollSync(st);
+            return;
+        }
+        Ref<Event> e = std::move(st->event);
+        e->setStatus(r == GL_WAIT_FAILED ? CL_OUT_OF_RESOURCES : CL_COMPLETE);
+        // The last reference may take the context and its GL thread with it: drop it on
+        // another thread, never on the GL thread it would join.
+        std::thread([e = std::move(e)] {}).detach();
+    });
+}
+
+} // namespace
+
 DUET_API cl_event CL_API_CALL clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync,
                                                          cl_int* errcodeRet) {
     Call call("clCreateEventFromGLsyncKHR", errcodeRet);
@@ -362,20 +390,11 @@ DUET_API cl_event CL_API_CALL clCreateEventFromGLsyncKHR(cl_context context, cl_
             return call.fail(CL_INVALID_GL_OBJECT, "sync is not a GL sync object of the share "
                                                    "group");
         Event* e = makeObject<Event>(retainRef(c), nullptr, CL_COMMAND_GL_FENCE_SYNC_OBJECT_KHR);
-        // Polls on the GL thread without blocking it, so acquires behind it still run.
-        Ref<Event> ref = retainRef(e);
-        auto poll = std::make_shared<std::function<void()>>();
-        *poll = [share, s, ref, poll]() mutable {
-            GLenum r = gl::glFunctions().glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
-            if (r == GL_TIMEOUT_EXPIRED) {
-                std::this_thread::sleep_for(std::chrono::microseconds(200));
-                share->post(*poll);
-                return;
-            }
-            ref->setStatus(r == GL_WAIT_FAILED ? CL_OUT_OF_RESOURCES : CL_COMPLETE);
-            *poll = nullptr; // breaks the self-reference
-        };
-        share->post(*poll);
+        auto state = std::make_shared<SyncPoll>();
+        state->event = retainRef(e);
+        state->sync = s;
+        state->share = share.get(); // alive while the event (and so its context) is
+        pollSync(state);
         return call.ok(e);
     });
 }

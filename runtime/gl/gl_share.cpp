@@ -107,7 +107,9 @@ public:
             m_stop = true;
         }
         m_cv.notify_all();
-        if (m_thread.joinable())
+        assert(m_thread.get_id() != std::this_thread::get_id() &&
+               "the GL thread must not drop the last reference to its share");
+        if (m_thread.joinable() && m_thread.get_id() != std::this_thread::get_id())
             m_thread.join();
     }
 

@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <numeric>
+#include <thread>
 
 using namespace duet::test;
 
@@ -407,4 +408,19 @@ TEST_CASE("clCreateEventFromGLsyncKHR completes when GL passes the fence", "[gl]
     WithQueue plain;
     CHECK(clCreateEventFromGLsyncKHR(plain.context, nullptr, &err) == nullptr);
     CHECK_CL_ERR(CL_INVALID_CONTEXT, err);
+}
+
+TEST_CASE("a GL sync event released with its context before it completes", "[gl]") {
+    GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    glFlush();
+    for (int i = 0; i < 20; ++i) {
+        Shared s;
+        cl_int err = CL_SUCCESS;
+        cl_event e =
+            clCreateEventFromGLsyncKHR(s.context, reinterpret_cast<cl_GLsync>(sync), &err);
+        REQUIRE_CL(err);
+        clReleaseEvent(e); // the context goes with `s`, the event's last reference is Duet's
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    glDeleteSync(sync);
 }
