@@ -39,6 +39,9 @@ struct GlFunctions {
     int (*XCloseDisplay)(void*) = nullptr;
     char* (*XDisplayString)(void*) = nullptr;
     int (*XFree)(void*) = nullptr;
+    int (*XSync)(void*, int) = nullptr;
+    using XErrorHandler = int (*)(void*, void*);
+    XErrorHandler (*XSetErrorHandler)(XErrorHandler) = nullptr;
     // GL, through the window system's GetProcAddress
     PFNGLBINDBUFFERPROC glBindBuffer = nullptr;
     PFNGLISBUFFERPROC glIsBuffer = nullptr;
@@ -57,7 +60,8 @@ struct GlFunctions {
     bool hasEgl() const { return eglGetProcAddress && eglCreateContext && eglMakeCurrent; }
     bool hasGlx() const {
         return glXQueryContext && glXGetFBConfigs && glXCreateNewContext &&
-               glXMakeContextCurrent && XOpenDisplay && XDisplayString;
+               glXMakeContextCurrent && XOpenDisplay && XDisplayString && XSync &&
+               XSetErrorHandler;
     }
     bool hasGl() const { return glBindBuffer && glMapBufferRange && glFenceSync; }
 };

@@ -6,6 +6,7 @@
 
 #include <CL/cl_gl.h>
 
+#include <atomic>
 #include <cassert>
 #include <condition_variable>
 #include <deque>
@@ -56,6 +57,8 @@ GlFunctions loadFunctions() {
         load(f.XCloseDisplay, x11, "XCloseDisplay");
         load(f.XDisplayString, x11, "XDisplayString");
         load(f.XFree, x11, "XFree");
+        load(f.XSync, x11, "XSync");
+        load(f.XSetErrorHandler, x11, "XSetErrorHandler");
     }
     auto gl = [&](auto& fn, const char* name) {
         void* p = nullptr;
@@ -247,11 +250,7 @@ public:
 private:
     Status setUp() override {
         const GlFunctions& f = glFunctions();
-        int configId = 0, screen = 0;
-        if (f.glXQueryContext(m_props.display, m_props.context, kGlxFbconfigId, &configId) != 0 ||
-            f.glXQueryContext(m_props.display, m_props.context, kGlxScreen, &screen) != 0)
-            return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
-                             "CL_GL_CONTEXT_KHR is not a GLX context of CL_GLX_DISPLAY_KHR");
+        int configId = m_props.glxConfigId, screen = m_props.glxScreen;
         m_dpy = f.XOpenDisplay(f.XDisplayString(m_props.display));
         if (!m_dpy)
             return makeError(CL_INVALID_OPERATION, "cannot open a second connection to the X "
@@ -316,6 +315,25 @@ private:
     void* m_own = nullptr;
     unsigned long m_pbuffer = 0;
 };
+
+std::atomic<int> g_xErrors{0};
+int countXError(void*, void*) {
+    ++g_xErrors;
+    return 0;
+}
+
+/// glXQueryContext for the FBConfig id and screen, with X errors counted instead of fatal.
+bool queryGlxContext(const GlFunctions& f, GlProperties& p) {
+    static std::mutex mutex; // one handler swap at a time within the runtime
+    std::lock_guard lock(mutex);
+    auto previous = f.XSetErrorHandler(&countXError);
+    int before = g_xErrors.load();
+    int a = f.glXQueryContext(p.display, p.context, 0x8013 /*GLX_FBCONFIG_ID*/, &p.glxConfigId);
+    int b = f.glXQueryContext(p.display, p.context, 0x800C /*GLX_SCREEN*/, &p.glxScreen);
+    f.XSync(p.display, 0);
+    f.XSetErrorHandler(previous);
+    return a == 0 && b == 0 && g_xErrors.load() == before;
+}
 
 std::mutex g_sharesMutex;
 std::map<const Context*, std::shared_ptr<Share>> g_shares;
@@ -390,8 +408,11 @@ Result<GlProperties> parseProperties(const cl_context_properties* props) {
         if (!f.hasGlx() || !f.hasGl())
             return makeError(CL_INVALID_OPERATION, "libGL.so.1, libX11.so.6 or their GLX entry "
                                                    "points are missing");
-        // (glvnd reports an unknown GLXContext as an X error, so the handle itself is checked
-        // when the runtime's context is created, through glXQueryContext on the GL thread.)
+        // On the calling thread: the application's Display is used on no other. An unknown
+        // GLXContext makes glvnd raise an X error; a handler catches it for the moment.
+        if (!queryGlxContext(f, out))
+            return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
+                             "CL_GL_CONTEXT_KHR is not a GLX context of CL_GLX_DISPLAY_KHR");
         return out;
     }
     return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
