@@ -460,6 +460,44 @@ __kernel void hello(int k) {
     }
 }
 
+TEST_CASE("printf formatting rules", "[cpu_codegen]") {
+    auto format = [](const char* fmt, std::vector<std::vector<char>> args, std::string& out) {
+        std::string buf;
+        std::vector<uint32_t> layout;
+        for (auto& a : args) {
+            layout.push_back(uint32_t(buf.size()));
+            layout.push_back(uint32_t(a.size()));
+            buf.append(a.begin(), a.end());
+            buf.append((8 - buf.size() % 8) % 8, '\0');
+        }
+        return formatOpenClPrintf(fmt, buf.data(), layout.data(), uint32_t(args.size()), out);
+    };
+    auto bytesOf = [](auto... v) {
+        std::vector<char> b;
+        (b.insert(b.end(), reinterpret_cast<const char*>(&v),
+                  reinterpret_cast<const char*>(&v) + sizeof(v)),
+         ...);
+        return b;
+    };
+    std::string out;
+    CHECK(format("%d|%5.1f|%hhd|%x", {bytesOf(-7), bytesOf(2.25), bytesOf(0x1ff), bytesOf(255u)},
+                 out));
+    CHECK(out == "-7|  2.2|-1|ff");
+    out.clear();
+    // float3 occupies four floats; half vectors; %hlf on a scalar is lenient.
+    CHECK(format(
+        "%v3hlf %v2hx %hlf",
+        {bytesOf(1.0f, 2.0f, 3.0f, 0.0f), bytesOf(uint16_t(0xab), uint16_t(0xcd)), bytesOf(0.5)},
+        out));
+    CHECK(out == "1.000000,2.000000,3.000000 ab,cd 0.500000");
+    out.clear();
+    CHECK(format("%v2hf", {bytesOf(uint16_t(0x3c00), uint16_t(0xc000))}, out));
+    CHECK(out == "1.000000,-2.000000");
+    out.clear();
+    CHECK_FALSE(format("%d %d", {bytesOf(1)}, out)); // missing argument
+    CHECK_FALSE(format("%v5d", {bytesOf(1)}, out));  // no such vector size
+}
+
 TEST_CASE("an undefined function fails the build and is named in the log", "[cpu_codegen]") {
     const std::string src = R"CL(
 int helper_that_does_not_exist(int x);
