@@ -1,5 +1,6 @@
 // CPU code generator: compile OpenCL C, finalise for the CPU, run the work-group functions by
 // hand over whole NDRanges, and compare with host references.
+#include "compiler/binary.hpp"
 #include "compiler/compiler.hpp"
 #include "devices/cpu/jit/printf.hpp"
 
@@ -551,6 +552,17 @@ TEST_CASE("the program binary holds source, bitcode and the object code", "[cpu_
     CHECK(bin.compare(0, 4,
                       "\x7f"
                       "ELF") == 0);
+    ReadProgramBinaryResult parsed = readProgramBinary(
+        std::span(reinterpret_cast<const unsigned char*>(bin.data()), bin.size()));
+    REQUIRE(parsed.status == CL_SUCCESS);
+    CHECK(parsed.binary.type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+    CHECK(parsed.binary.source == kTriad);
+    CHECK_FALSE(parsed.binary.bitcode.empty());
+    // .text: the relocatable x86-64 object the JIT linked.
+    REQUIRE(parsed.binary.text.size() > 64);
+    CHECK(parsed.binary.text.compare(0, 4, "\x7f"
+                                           "ELF") == 0);
+    CHECK(parsed.binary.machine == 62);
     LoadBinaryResult again = loadCpuBinary(
         std::span(reinterpret_cast<const unsigned char*>(bin.data()), bin.size()), hostTarget());
     INFO(again.log);
