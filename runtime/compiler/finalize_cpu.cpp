@@ -16,6 +16,8 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Operator.h>
@@ -69,7 +71,8 @@ public:
     }
     const std::string& binary() const override { return m_binary; }
 
-    std::unique_ptr<orc::LLJIT> m_jit; // owns the code the entries point into
+    std::shared_ptr<std::string> m_diagnostics; // outlives the JIT's LLVMContext
+    std::unique_ptr<orc::LLJIT> m_jit;          // owns the code the entries point into
     std::vector<KernelDesc> m_kernels;
     std::vector<void*> m_entries;
     std::string m_binary;
@@ -275,6 +278,20 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
 
     auto tsctx = std::make_unique<LLVMContext>();
     LLVMContext& ctx = *tsctx;
+    // LLVM's default reaction to an error diagnostic (from the linker, say) is exit(1):
+    // collect them for the build log instead.
+    auto diagnostics = std::make_shared<std::string>();
+    ctx.setDiagnosticHandlerCallBack(
+        [](const DiagnosticInfo* info, void* context) {
+            if (info->getSeverity() != DS_Error)
+                return;
+            std::string text;
+            raw_string_ostream os(text);
+            DiagnosticPrinterRawOStream printer(os);
+            info->print(printer);
+            *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
+        },
+        diagnostics.get());
     std::string error;
     std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
     if (!m)
@@ -290,7 +307,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         (*libModule)->setDataLayout(m->getDataLayout());
         (*libModule)->setTargetTriple(m->getTargetTriple());
         if (Linker::linkModules(*m, std::move(*libModule), Linker::Flags::LinkOnlyNeeded))
-            return failure(log + "error: linking the builtin library failed");
+            return failure(log + *diagnostics + "error: linking the builtin library failed");
     }
 
     lowerOpaqueTypes(*m);
@@ -352,6 +369,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
 
     // JIT: one LLJIT (one JITDylib) per executable.
     auto exe = std::make_shared<CpuExecutable>();
+    exe->m_diagnostics = diagnostics; // the context's handler writes there while the JIT lives
     auto object = std::make_shared<std::string>();
     auto jit = orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
     if (!jit)
@@ -395,7 +413,9 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         k.privateMemSize = std::max(k.privateMemSize, info->perItemBytes);
         auto sym = j.lookup(info->entryName);
         if (!sym)
-            return failure(log + "error: JIT: " + toString(sym.takeError()));
+            return failure(log + *diagnostics + "error: JIT: " + toString(sym.takeError()));
+        if (!diagnostics->empty())
+            return failure(log + *diagnostics);
         exe->m_entries.push_back(sym->toPtr<void*>());
     }
 
