@@ -807,3 +807,49 @@ __kernel void matmul(__global const float* A, __global const float* B, __global 
             REQUIRE(C[size_t(r * N + c)] == Approx(expect));
         }
 }
+
+TEST_CASE("bitonic sort in local memory (barrier in nested loops)", "[cpu_codegen]") {
+    const char* mode = GENERATE("1", "0");
+    ::setenv("DUET_CPU_LOOP_BARRIERS", mode, 1);
+    Built b = build(R"CL(
+__kernel void bitonic(__global int* data) {
+    __local int s[256];
+    uint l = get_local_id(0), n = get_local_size(0);
+    size_t base = get_group_id(0) * n;
+    s[l] = data[base + l];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = 2; k <= n; k <<= 1) {
+        for (uint j = k >> 1; j > 0; j >>= 1) {
+            uint ixj = l ^ j;
+            if (ixj > l) {
+                int a = s[l], c = s[ixj];
+                bool up = (l & k) == 0;
+                if ((a > c) == up) {
+                    s[l] = c;
+                    s[ixj] = a;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    data[base + l] = s[l];
+}
+)CL");
+    ::unsetenv("DUET_CPU_LOOP_BARRIERS");
+    const size_t wg = GENERATE(256, 16);
+    const size_t groups = 5, n = wg * groups;
+    std::vector<int> data(n);
+    uint32_t seed = 12345;
+    for (int& v : data) {
+        seed = seed * 1664525u + 1013904223u;
+        v = int(seed >> 8) % 1000 - 500;
+    }
+    std::vector<int> expect = data;
+    for (size_t g = 0; g < groups; ++g)
+        std::sort(expect.begin() + long(g * wg), expect.begin() + long((g + 1) * wg));
+    PtrArgs p{data.data()};
+    runNDRange(b.fn("bitonic"), {p.at(0)}, 1, {n, 1, 1}, {wg, 1, 1}, {0, 0, 0},
+               b.desc("bitonic").staticLocalMemSize);
+    INFO("loop barriers " << mode << ", group size " << wg);
+    CHECK(data == expect);
+}
