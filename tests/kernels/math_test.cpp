@@ -20,7 +20,7 @@ std::string header(bool dbl) {
     return dbl ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "";
 }
 
-constexpr int kWidths[] = {1, 3, 4, 16};
+constexpr int kWidths[] = {1, 3, 16};
 
 // One kernel per width, f_<w>: y[j*n + i] = names[j](x[i][, x2[i]]) over vloadN/vstoreN.
 // (One kernel for all functions keeps the number of kernel compilations small.)

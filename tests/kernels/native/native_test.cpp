@@ -38,27 +38,29 @@ using IntFn = void (*)(const void*, const void*, const void*, void*, int);
 using HalfFn = void (*)(const void*, uint16_t*, int);
 
 struct MathEntry {
-    std::string name, type;
+    const char* name;
+    const char* type;
     int width;
     MathFn fn;
 };
 struct ConvEntry {
-    std::string dst, src;
+    const char* dst;
+    const char* src;
     int sat, mode, width;
     ConvFn fn;
 };
 struct IntEntry {
-    std::string type;
+    const char* type;
     int width;
     IntFn fn;
 };
 struct HalfEntry {
-    std::string type;
+    const char* type;
     int mode;
     HalfFn fn;
 };
 
-const std::vector<MathEntry> kMath = {
+const MathEntry kMath[] = {
 #define W(F, T, WIDTH, N) {F, T, WIDTH, N},
 #define C(D, S, SAT, MODE, WIDTH, N)
 #define I(T, WIDTH, N)
@@ -69,7 +71,7 @@ const std::vector<MathEntry> kMath = {
 #undef I
 #undef H
 };
-const std::vector<ConvEntry> kConv = {
+const ConvEntry kConv[] = {
 #define W(F, T, WIDTH, N)
 #define C(D, S, SAT, MODE, WIDTH, N) {D, S, SAT, MODE, WIDTH, N},
 #define I(T, WIDTH, N)
@@ -80,7 +82,7 @@ const std::vector<ConvEntry> kConv = {
 #undef I
 #undef H
 };
-const std::vector<IntEntry> kIntFns = {
+const IntEntry kIntFns[] = {
 #define W(F, T, WIDTH, N)
 #define C(D, S, SAT, MODE, WIDTH, N)
 #define I(T, WIDTH, N) {T, WIDTH, N},
@@ -91,7 +93,7 @@ const std::vector<IntEntry> kIntFns = {
 #undef I
 #undef H
 };
-const std::vector<HalfEntry> kHalf = {
+const HalfEntry kHalf[] = {
 #define W(F, T, WIDTH, N)
 #define C(D, S, SAT, MODE, WIDTH, N)
 #define I(T, WIDTH, N)
@@ -128,7 +130,7 @@ template <class T> void checkMath() {
         limit[b.name] = sizeof(T) == 4 ? b.ulpFloat : b.ulpDouble;
     }
     for (const MathEntry& e : kMath) {
-        if (e.type != tn || !limit.count(e.name) || limit[e.name] == kAny)
+        if (std::string(e.type) != tn || !limit.count(e.name) || limit[e.name] == kAny)
             continue;
         bool binary = bin.count(e.name) != 0;
         const std::vector<T>& a = binary ? xb : x;
@@ -272,7 +274,7 @@ TEST_CASE("native: integer functions on every type and width", "[native][integer
     for (const IntEntry& e : kIntFns) {
         const IntType* tp = nullptr;
         for (const IntType& t : kInts)
-            if (e.type == t.name)
+            if (std::string(e.type) == t.name)
                 tp = &t;
         REQUIRE(tp);
         const IntType& t = *tp;
@@ -364,7 +366,7 @@ TEST_CASE("native: vload_half and vstore_half in every rounding mode", "[native]
     xd[21] = 65520.0 - 0x1p-30;
     for (const HalfEntry& e : kHalf) {
         std::vector<uint16_t> out(2 * n);
-        bool isFloat = e.type == "float";
+        bool isFloat = std::string(e.type) == "float";
         e.fn(isFloat ? (const void*)xf.data() : (const void*)xd.data(), out.data(),
              static_cast<int>(n));
         int mode = e.mode == 0 ? 0 : e.mode - 1;
