@@ -194,7 +194,8 @@ template <class T> void checkMixed() {
         if (n[i] == 0 || (xv < 0 && n[i] % 2 == 0))
             root = NAN;
         else if (xv == 0)
-            root = n[i] > 0 ? (n[i] % 2 ? xv : 0.0L) : (n[i] % 2 ? copysignl(INFINITY, xv) : INFINITY);
+            root = n[i] > 0 ? (n[i] % 2 ? xv : 0.0L)
+                            : (n[i] % 2 ? copysignl(INFINITY, xv) : INFINITY);
         else
             root = copysignl(powl(fabsl(xv), 1.0L / n[i]), xv);
         check("rootn", ulpError<T>(y[9 * i + 1], root), 16);

@@ -7,7 +7,9 @@
 #include "../integer_reference.hpp"
 #include "../math_reference.hpp"
 
+#include <algorithm>
 #include <map>
+#include <thread>
 #include <sstream>
 #include <string>
 
@@ -28,6 +30,7 @@ void n_mixed_float(const float*, const float*, const int*, float*, int*, int);
 void n_mixed_double(const double*, const double*, const int*, double*, int*, int);
 void n_vlh(const uint16_t*, float*, float*, float*, int);
 void n_rel(const float*, const float*, int*, int*, int);
+void n_atomics(int*, long*, int*, int, int);
 }
 
 namespace {
@@ -409,4 +412,45 @@ TEST_CASE("native: relational builtins, scalar 1/0 and vector -1/0", "[native][r
             bad += s[i * 14 + j] != (want[j] ? 1 : 0) || v[i * 14 + j] != (want[j] ? -1 : 0);
     }
     CHECK(bad == 0);
+}
+
+TEST_CASE("native: atomics from concurrent host threads give exact results", "[native][atomics]") {
+    const int threads = 4, iters = 20000;
+    std::vector<int> c(16, 0);
+    std::vector<long> l(8, 0);
+    c[4] = 0;
+    std::vector<std::vector<int>> olds(threads, std::vector<int>(iters));
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] { n_atomics(c.data(), l.data(), olds[t].data(), iters, t); });
+    for (auto& th : pool)
+        th.join();
+    const int n = threads * iters;
+    CHECK(c[0] == n);
+    CHECK(c[1] == 3 * n);
+    CHECK(c[2] == -2 * n);
+    CHECK(c[3] == n - 1);
+    CHECK(c[4] == -(n - 1));
+    CHECK(c[5] == 0x7fffffff);
+    int x = 0;
+    for (int i = 0; i < n; ++i)
+        x ^= i;
+    CHECK(c[6] == x);
+    CHECK(c[7] == n);
+    CHECK(l[0] == static_cast<long>(n) << 34);
+    CHECK(l[1] == n);
+    CHECK(l[2] == 5L * n);
+    CHECK(c[8] == 2 * n);
+    CHECK(c[9] == -n);
+    CHECK(c[10] == 3 * n);
+    CHECK(l[4] == 7L * n);
+    CHECK(l[5] == n - 1);
+    std::vector<int> all;
+    for (auto& o : olds)
+        all.insert(all.end(), o.begin(), o.end());
+    std::sort(all.begin(), all.end());
+    bool unique = true;
+    for (int i = 0; i < n; ++i)
+        unique &= all[i] == i;
+    CHECK(unique); // atomic_inc handed out every old value once
 }
