@@ -3,6 +3,7 @@
 #include "compiler/binary.hpp"
 #include "compiler/compiler.hpp"
 #include "compiler/llvm_util.hpp"
+#include "compiler/lower_opencl_types.hpp"
 #include "compiler/options.hpp"
 #include "devices/cpu/jit/printf.hpp"
 #include "devices/cpu/jit/work_group.hpp"
@@ -244,6 +245,8 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
             return failure(log + "error: linking the builtin library failed");
     }
 
+    if (!lowerOpenCLTypes(*m, error))
+        return failure(log + "error: " + error);
     normaliseForCpu(*m);
     std::vector<WorkGroupKernelInfo> wgKernels;
     if (!buildWorkGroupFunctions(*m, wgKernels, error))
