@@ -1,7 +1,7 @@
 // Image and sampler entry points: creation (clCreateImage*, from buffers), info, supported
 // formats, read/write/copy/fill/map of images and image<->buffer copies, samplers.
-#include "api/api.hpp"
 #include "core/image.hpp"
+#include "api/api.hpp"
 #include "core/memory.hpp"
 #include "core/queue.hpp"
 
@@ -96,14 +96,13 @@ cl_mem createImage(Call& call, cl_context context, const cl_mem_properties* prop
     if (!format)
         return call.fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format is NULL");
     if (!isValidFormat(*format))
-        return call.fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR,
-                         "image_format (order 0x" + [&] {
-                             char b[64];
-                             std::snprintf(b, sizeof b, "%x, type 0x%x",
-                                           format->image_channel_order,
-                                           format->image_channel_data_type);
-                             return std::string(b);
-                         }() + ") is not a valid channel order/type combination");
+        return call.fail(
+            CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format (order 0x" + [&] {
+                char b[64];
+                std::snprintf(b, sizeof b, "%x, type 0x%x", format->image_channel_order,
+                              format->image_channel_data_type);
+                return std::string(b);
+            }() + ") is not a valid channel order/type combination");
     const size_t elem = elementSize(*format);
 
     // CL_INVALID_IMAGE_DESCRIPTOR: type, sizes, mip/sample counts, mem_object, pitches.
@@ -122,8 +121,7 @@ cl_mem createImage(Call& call, cl_context context, const cl_mem_properties* prop
                          "image_width, image_height, image_depth or image_array_size is 0 for "
                          "a dimension the image type has");
     if (desc->num_mip_levels != 0 || desc->num_samples != 0)
-        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
-                         "num_mip_levels and num_samples must be 0");
+        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR, "num_mip_levels and num_samples must be 0");
     Mem* buffer = nullptr;
     if (desc->mem_object) {
         buffer = from<Mem>(desc->mem_object);
@@ -187,8 +185,7 @@ cl_mem createImage(Call& call, cl_context context, const cl_mem_properties* prop
     // Without slices, slicePitch is rowPitch * height: one formula for every type.
     const size_t bytes = slicePitch * d * layers;
     if (lim.any && !buffer && bytes > lim.maxAlloc)
-        return call.fail(CL_INVALID_IMAGE_SIZE,
-                         "image size exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+        return call.fail(CL_INVALID_IMAGE_SIZE, "image size exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE");
 
     // Images over a buffer: flags inherit from the buffer and may not contradict it.
     if (buffer) {
@@ -218,10 +215,10 @@ cl_mem createImage(Call& call, cl_context context, const cl_mem_properties* prop
         // cl_khr_image2d_from_buffer: CL_DEVICE_IMAGE_PITCH_ALIGNMENT is 1 texel, any pitch
         // that is a multiple of the element size works.
         if (bytes > buffer->size())
-            return call.fail(CL_INVALID_IMAGE_SIZE,
-                             "the buffer (" + std::to_string(buffer->size()) +
-                                 " bytes) is smaller than the image (" + std::to_string(bytes) +
-                                 " bytes)");
+            return call.fail(CL_INVALID_IMAGE_SIZE, "the buffer (" +
+                                                        std::to_string(buffer->size()) +
+                                                        " bytes) is smaller than the image (" +
+                                                        std::to_string(bytes) + " bytes)");
         if (hostPtr)
             return call.fail(CL_INVALID_HOST_PTR,
                              "host_ptr must be NULL for an image created from a buffer");
@@ -344,9 +341,9 @@ struct Box3 {
     size_t o[3], r[3];
 };
 
-cl_int rwImage(const char* api, bool read, cl_command_queue queue, cl_mem image,
-               cl_bool blocking, const size_t* origin, const size_t* region, size_t rowPitch,
-               size_t slicePitch, void* ptr, cl_uint num, const cl_event* list, cl_event* event) {
+cl_int rwImage(const char* api, bool read, cl_command_queue queue, cl_mem image, cl_bool blocking,
+               const size_t* origin, const size_t* region, size_t rowPitch, size_t slicePitch,
+               void* ptr, cl_uint num, const cl_event* list, cl_event* event) {
     cl_int err = CL_SUCCESS;
     Queue* q = checkQueue(api, queue, err);
     if (!q)
@@ -395,11 +392,11 @@ cl_int rwImage(const char* api, bool read, cl_command_queue queue, cl_mem image,
     return submit(q, read ? CL_COMMAND_READ_IMAGE : CL_COMMAND_WRITE_IMAGE, num, list, event,
                   blocking, [=] {
                       if (read)
-                          copyBox(host, hostY, slicePitch, img, b.stride[1], b.stride[2],
-                                  rowBytes, rows, slices);
+                          copyBox(host, hostY, slicePitch, img, b.stride[1], b.stride[2], rowBytes,
+                                  rows, slices);
                       else
-                          copyBox(img, b.stride[1], b.stride[2], host, hostY, slicePitch,
-                                  rowBytes, rows, slices);
+                          copyBox(img, b.stride[1], b.stride[2], host, hostY, slicePitch, rowBytes,
+                                  rows, slices);
                       (void)keep;
                       return CL_SUCCESS;
                   });
@@ -411,7 +408,7 @@ bool sameFormat(const cl_image_format& a, const cl_image_format& b) {
 }
 
 cl_int samplerFlagsOk(cl_bool normalized, cl_addressing_mode am, cl_filter_mode fm,
-                            std::string& why) {
+                      std::string& why) {
     if (normalized != CL_TRUE && normalized != CL_FALSE)
         return why = "normalized_coords must be CL_TRUE or CL_FALSE", CL_INVALID_VALUE;
     if (am < CL_ADDRESS_NONE || am > CL_ADDRESS_MIRRORED_REPEAT)
@@ -425,9 +422,8 @@ cl_int samplerFlagsOk(cl_bool normalized, cl_addressing_mode am, cl_filter_mode 
     return CL_SUCCESS;
 }
 
-cl_sampler createSampler(Call& call, cl_context context, cl_bool normalized,
-                         cl_addressing_mode am, cl_filter_mode fm,
-                         std::vector<cl_sampler_properties> props) {
+cl_sampler createSampler(Call& call, cl_context context, cl_bool normalized, cl_addressing_mode am,
+                         cl_filter_mode fm, std::vector<cl_sampler_properties> props) {
     Context* c = from<Context>(context);
     if (!c)
         return call.fail(CL_INVALID_CONTEXT, "not a valid context");
@@ -447,24 +443,19 @@ cl_sampler createSampler(Call& call, cl_context context, cl_bool normalized,
 // ---- Creation and info ----------------------------------------------------------------------
 
 DUET_API cl_mem CL_API_CALL clCreateImage(cl_context context, cl_mem_flags flags,
-                                          const cl_image_format* format,
-                                          const cl_image_desc* desc, void* hostPtr,
-                                          cl_int* errcodeRet) {
+                                          const cl_image_format* format, const cl_image_desc* desc,
+                                          void* hostPtr, cl_int* errcodeRet) {
     Call call("clCreateImage", errcodeRet);
     return guardHandle<_cl_mem>(
         call, [&] { return createImage(call, context, nullptr, flags, format, desc, hostPtr); });
 }
 
-DUET_API cl_mem CL_API_CALL clCreateImageWithProperties(cl_context context,
-                                                        const cl_mem_properties* properties,
-                                                        cl_mem_flags flags,
-                                                        const cl_image_format* format,
-                                                        const cl_image_desc* desc, void* hostPtr,
-                                                        cl_int* errcodeRet) {
+DUET_API cl_mem CL_API_CALL clCreateImageWithProperties(
+    cl_context context, const cl_mem_properties* properties, cl_mem_flags flags,
+    const cl_image_format* format, const cl_image_desc* desc, void* hostPtr, cl_int* errcodeRet) {
     Call call("clCreateImageWithProperties", errcodeRet);
-    return guardHandle<_cl_mem>(call, [&] {
-        return createImage(call, context, properties, flags, format, desc, hostPtr);
-    });
+    return guardHandle<_cl_mem>(
+        call, [&] { return createImage(call, context, properties, flags, format, desc, hostPtr); });
 }
 
 DUET_API cl_mem CL_API_CALL clCreateImage2D(cl_context context, cl_mem_flags flags,
@@ -490,8 +481,7 @@ DUET_API cl_mem CL_API_CALL clCreateImage2D(cl_context context, cl_mem_flags fla
 DUET_API cl_mem CL_API_CALL clCreateImage3D(cl_context context, cl_mem_flags flags,
                                             const cl_image_format* format, size_t width,
                                             size_t height, size_t depth, size_t rowPitch,
-                                            size_t slicePitch, void* hostPtr,
-                                            cl_int* errcodeRet) {
+                                            size_t slicePitch, void* hostPtr, cl_int* errcodeRet) {
     Call call("clCreateImage3D", errcodeRet);
     return guardHandle<_cl_mem>(call, [&]() -> cl_mem {
         // OpenCL 1.1: a 3D image has depth > 1.
@@ -513,8 +503,7 @@ DUET_API cl_mem CL_API_CALL clCreateImage3D(cl_context context, cl_mem_flags fla
 
 DUET_API cl_int CL_API_CALL clGetSupportedImageFormats(cl_context context, cl_mem_flags flags,
                                                        cl_mem_object_type type, cl_uint num,
-                                                       cl_image_format* formats,
-                                                       cl_uint* numRet) {
+                                                       cl_image_format* formats, cl_uint* numRet) {
     return guard("clGetSupportedImageFormats", [&]() -> cl_int {
         const char* api = "clGetSupportedImageFormats";
         Context* c = from<Context>(context);
@@ -562,8 +551,7 @@ DUET_API cl_int CL_API_CALL clGetImageInfo(cl_mem image, cl_image_info param, si
         case CL_IMAGE_SLICE_PITCH:
             // 0 for images without slices or layers.
             r = infoValue<size_t>(size, value, sizeRet,
-                                  (t == CL_MEM_OBJECT_IMAGE3D || isArray(t)) ? m->slicePitch
-                                                                             : 0);
+                                  (t == CL_MEM_OBJECT_IMAGE3D || isArray(t)) ? m->slicePitch : 0);
             break;
         case CL_IMAGE_WIDTH:
             r = infoValue<size_t>(size, value, sizeRet, m->desc.image_width);
@@ -602,8 +590,8 @@ DUET_API cl_int CL_API_CALL clEnqueueReadImage(cl_command_queue queue, cl_mem im
                                                size_t slicePitch, void* ptr, cl_uint num,
                                                const cl_event* list, cl_event* event) {
     return guard("clEnqueueReadImage", [&] {
-        return rwImage("clEnqueueReadImage", true, queue, image, blocking, origin, region,
-                       rowPitch, slicePitch, ptr, num, list, event);
+        return rwImage("clEnqueueReadImage", true, queue, image, blocking, origin, region, rowPitch,
+                       slicePitch, ptr, num, list, event);
     });
 }
 
@@ -621,8 +609,7 @@ DUET_API cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue queue, cl_mem i
 DUET_API cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue queue, cl_mem srcImage,
                                                cl_mem dstImage, const size_t* srcOrigin,
                                                const size_t* dstOrigin, const size_t* region,
-                                               cl_uint num, const cl_event* list,
-                                               cl_event* event) {
+                                               cl_uint num, const cl_event* list, cl_event* event) {
     return guard("clEnqueueCopyImage", [&]() -> cl_int {
         const char* api = "clEnqueueCopyImage";
         cl_int err = CL_SUCCESS;
@@ -658,8 +645,7 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue queue, cl_mem sr
         ImageBox sb = imageBox(*s), db = imageBox(*d);
         char* src = texelAddress(*s, srcOrigin);
         char* dst = texelAddress(*d, dstOrigin);
-        const size_t rowBytes = region[0] * s->elementSize, rows = region[1],
-                     slices = region[2];
+        const size_t rowBytes = region[0] * s->elementSize, rows = region[1], slices = region[2];
         Ref<Mem> ks = retainRef(s), kd = retainRef(d);
         return submit(q, CL_COMMAND_COPY_IMAGE, num, list, event, false, [=] {
             copyBox(dst, db.stride[1], db.stride[2], src, sb.stride[1], sb.stride[2], rowBytes,
@@ -750,12 +736,11 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue queue, c
         ImageBox sb = imageBox(*s);
         char* src = texelAddress(*s, srcOrigin);
         char* dst = d->data() + dstOffset;
-        const size_t rowBytes = region[0] * s->elementSize, rows = region[1],
-                     slices = region[2];
+        const size_t rowBytes = region[0] * s->elementSize, rows = region[1], slices = region[2];
         Ref<Mem> ks = retainRef(s), kd = retainRef(d);
         return submit(q, CL_COMMAND_COPY_IMAGE_TO_BUFFER, num, list, event, false, [=] {
-            copyBox(dst, rowBytes, rowBytes * rows, src, sb.stride[1], sb.stride[2], rowBytes,
-                    rows, slices);
+            copyBox(dst, rowBytes, rowBytes * rows, src, sb.stride[1], sb.stride[2], rowBytes, rows,
+                    slices);
             (void)ks;
             (void)kd;
             return CL_SUCCESS;
@@ -796,12 +781,11 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue queue, c
         ImageBox db = imageBox(*d);
         char* src = s->data() + srcOffset;
         char* dst = texelAddress(*d, dstOrigin);
-        const size_t rowBytes = region[0] * d->elementSize, rows = region[1],
-                     slices = region[2];
+        const size_t rowBytes = region[0] * d->elementSize, rows = region[1], slices = region[2];
         Ref<Mem> ks = retainRef(s), kd = retainRef(d);
         return submit(q, CL_COMMAND_COPY_BUFFER_TO_IMAGE, num, list, event, false, [=] {
-            copyBox(dst, db.stride[1], db.stride[2], src, rowBytes, rowBytes * rows, rowBytes,
-                    rows, slices);
+            copyBox(dst, db.stride[1], db.stride[2], src, rowBytes, rowBytes * rows, rowBytes, rows,
+                    slices);
             (void)ks;
             (void)kd;
             return CL_SUCCESS;
@@ -809,11 +793,11 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue queue, c
     });
 }
 
-DUET_API void* CL_API_CALL clEnqueueMapImage(cl_command_queue queue, cl_mem image,
-                                             cl_bool blocking, cl_map_flags flags,
-                                             const size_t* origin, const size_t* region,
-                                             size_t* rowPitchOut, size_t* slicePitchOut,
-                                             cl_uint num, const cl_event* list, cl_event* event,
+DUET_API void* CL_API_CALL clEnqueueMapImage(cl_command_queue queue, cl_mem image, cl_bool blocking,
+                                             cl_map_flags flags, const size_t* origin,
+                                             const size_t* region, size_t* rowPitchOut,
+                                             size_t* slicePitchOut, cl_uint num,
+                                             const cl_event* list, cl_event* event,
                                              cl_int* errcodeRet) {
     Call call("clEnqueueMapImage", errcodeRet);
     return guardHandle<void>(call, [&]() -> void* {
@@ -933,8 +917,8 @@ DUET_API cl_int CL_API_CALL clReleaseSampler(cl_sampler sampler) {
     return CL_SUCCESS;
 }
 
-DUET_API cl_int CL_API_CALL clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param,
-                                             size_t size, void* value, size_t* sizeRet) {
+DUET_API cl_int CL_API_CALL clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param, size_t size,
+                                             void* value, size_t* sizeRet) {
     return guard("clGetSamplerInfo", [&]() -> cl_int {
         const char* api = "clGetSamplerInfo";
         Sampler* s = from<Sampler>(sampler);

@@ -28,7 +28,7 @@ using namespace llvm;
 constexpr unsigned kGlobalAddressSpace = 1; // spir64: images are global memory
 
 class OpaqueTypeRemapper final : public ValueMapTypeRemapper {
-public:
+  public:
     explicit OpaqueTypeRemapper(LLVMContext& ctx)
         : m_image(PointerType::get(ctx, kGlobalAddressSpace)), m_sampler(Type::getInt32Ty(ctx)) {}
 
@@ -69,7 +69,7 @@ public:
 
     bool changes(Type* t) { return remapType(t) != t; }
 
-private:
+  private:
     Type* m_image;
     Type* m_sampler;
 };
@@ -171,15 +171,15 @@ bool lowerOpenCLTypes(Module& module, std::string& error) {
         return false;
 
     for (Function& f : module) {
-        if (mapper.changes(f.getFunctionType()) || (!f.isDeclaration() && bodyMentions(f, mapper))) {
+        if (mapper.changes(f.getFunctionType()) ||
+            (!f.isDeclaration() && bodyMentions(f, mapper))) {
             error = "internal: image or sampler values left in " + f.getName().str();
             return false;
         }
     }
     for (GlobalVariable& g : module.globals())
         if (mapper.changes(g.getValueType())) {
-            error = "image or sampler global variable '" + g.getName().str() +
-                    "' is not supported";
+            error = "image or sampler global variable '" + g.getName().str() + "' is not supported";
             return false;
         }
     return true;

@@ -16,16 +16,15 @@ bool isPacked(cl_channel_type t) {
 }
 
 bool isEightBit(cl_channel_type t) {
-    return t == CL_UNORM_INT8 || t == CL_SNORM_INT8 || t == CL_SIGNED_INT8 ||
-           t == CL_UNSIGNED_INT8;
+    return t == CL_UNORM_INT8 || t == CL_SNORM_INT8 || t == CL_SIGNED_INT8 || t == CL_UNSIGNED_INT8;
 }
 
 /// The channel types every plain order (R, RG, RGBA) supports, in clGetSupportedImageFormats
 /// order.
 constexpr cl_channel_type kPlainTypes[] = {
-    CL_UNORM_INT8,   CL_UNORM_INT16,   CL_SNORM_INT8,     CL_SNORM_INT16,
-    CL_SIGNED_INT8,  CL_SIGNED_INT16,  CL_SIGNED_INT32,   CL_UNSIGNED_INT8,
-    CL_UNSIGNED_INT16, CL_UNSIGNED_INT32, CL_HALF_FLOAT,  CL_FLOAT,
+    CL_UNORM_INT8,     CL_UNORM_INT16,    CL_SNORM_INT8,   CL_SNORM_INT16,
+    CL_SIGNED_INT8,    CL_SIGNED_INT16,   CL_SIGNED_INT32, CL_UNSIGNED_INT8,
+    CL_UNSIGNED_INT16, CL_UNSIGNED_INT32, CL_HALF_FLOAT,   CL_FLOAT,
 };
 
 /// For each stored channel, which RGBA component it holds.

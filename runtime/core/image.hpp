@@ -54,8 +54,8 @@ float halfToFloat(uint16_t h);
 
 /// Image geometry as a 3D box: x texels, y rows (1D array: layers), z slices or layers.
 struct ImageBox {
-    std::array<size_t, 3> extent;  ///< sizes along x, y, z
-    std::array<size_t, 3> stride;  ///< bytes between neighbours along x, y, z
+    std::array<size_t, 3> extent; ///< sizes along x, y, z
+    std::array<size_t, 3> stride; ///< bytes between neighbours along x, y, z
 };
 ImageBox imageBox(const Mem& image);
 

@@ -66,7 +66,7 @@ TEST_CASE("the device reports image support and the image extensions", "[image][
 TEST_CASE("clGetSupportedImageFormats lists exactly the formats that can be created",
           "[image][api]") {
     WithQueue w;
-    const cl_mem_object_type types[] = {CL_MEM_OBJECT_IMAGE1D, CL_MEM_OBJECT_IMAGE1D_BUFFER,
+    const cl_mem_object_type types[] = {CL_MEM_OBJECT_IMAGE1D,       CL_MEM_OBJECT_IMAGE1D_BUFFER,
                                         CL_MEM_OBJECT_IMAGE1D_ARRAY, CL_MEM_OBJECT_IMAGE2D,
                                         CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_MEM_OBJECT_IMAGE3D};
     cl_mem buffer = w.buffer(4096);
@@ -75,7 +75,8 @@ TEST_CASE("clGetSupportedImageFormats lists exactly the formats that can be crea
         REQUIRE_CL(clGetSupportedImageFormats(w.context, CL_MEM_READ_WRITE, t, 0, nullptr, &n));
         std::vector<cl_image_format> list(n);
         cl_uint n2 = 0;
-        REQUIRE_CL(clGetSupportedImageFormats(w.context, CL_MEM_READ_WRITE, t, n, list.data(), &n2));
+        REQUIRE_CL(
+            clGetSupportedImageFormats(w.context, CL_MEM_READ_WRITE, t, n, list.data(), &n2));
         CHECK(n2 == n);
         const bool depthType = t == CL_MEM_OBJECT_IMAGE2D || t == CL_MEM_OBJECT_IMAGE2D_ARRAY;
         // R, RG, RGBA x 12 types; BGRA x 4; sRGBA, sBGRA; depth x 2 on 2D types.
@@ -86,9 +87,9 @@ TEST_CASE("clGetSupportedImageFormats lists exactly the formats that can be crea
                 return f.image_channel_order == o && f.image_channel_data_type == ty;
             });
         };
-        for (cl_channel_type ty : {CL_UNORM_INT8, CL_UNORM_INT16, CL_SIGNED_INT8, CL_SIGNED_INT16,
-                                   CL_SIGNED_INT32, CL_UNSIGNED_INT8, CL_UNSIGNED_INT16,
-                                   CL_UNSIGNED_INT32, CL_HALF_FLOAT, CL_FLOAT})
+        for (cl_channel_type ty :
+             {CL_UNORM_INT8, CL_UNORM_INT16, CL_SIGNED_INT8, CL_SIGNED_INT16, CL_SIGNED_INT32,
+              CL_UNSIGNED_INT8, CL_UNSIGNED_INT16, CL_UNSIGNED_INT32, CL_HALF_FLOAT, CL_FLOAT})
             CHECK(has(CL_RGBA, ty));
         CHECK(has(CL_BGRA, CL_UNORM_INT8));
         CHECK(has(CL_DEPTH, CL_FLOAT) == depthType);
@@ -113,18 +114,18 @@ TEST_CASE("clGetSupportedImageFormats lists exactly the formats that can be crea
     REQUIRE_CL(clGetSupportedImageFormats(w.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 1,
                                           &one, &n));
     CHECK(n > 1);
-    CHECK_CL_ERR(CL_INVALID_VALUE, clGetSupportedImageFormats(w.context, CL_MEM_READ_ONLY,
-                                                              CL_MEM_OBJECT_IMAGE2D, 0, &one,
-                                                              nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clGetSupportedImageFormats(w.context, CL_MEM_READ_ONLY,
-                                                              CL_MEM_OBJECT_BUFFER, 0, nullptr,
-                                                              &n));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetSupportedImageFormats(w.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0,
+                                            &one, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetSupportedImageFormats(w.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_BUFFER, 0,
+                                            nullptr, &n));
     CHECK_CL_ERR(CL_INVALID_VALUE,
                  clGetSupportedImageFormats(w.context, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY,
                                             CL_MEM_OBJECT_IMAGE2D, 0, nullptr, &n));
-    CHECK_CL_ERR(CL_INVALID_CONTEXT, clGetSupportedImageFormats(nullptr, CL_MEM_READ_ONLY,
-                                                                CL_MEM_OBJECT_IMAGE2D, 0,
-                                                                nullptr, &n));
+    CHECK_CL_ERR(CL_INVALID_CONTEXT,
+                 clGetSupportedImageFormats(nullptr, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0,
+                                            nullptr, &n));
     clReleaseMemObject(buffer);
 }
 
@@ -206,8 +207,8 @@ TEST_CASE("clCreateImage argument errors", "[image][api]") {
 
     // Sizes beyond the device limits.
     size_t max2d = 0;
-    REQUIRE_CL(clGetDeviceInfo(w.device, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof max2d, &max2d,
-                               nullptr));
+    REQUIRE_CL(
+        clGetDeviceInfo(w.device, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof max2d, &max2d, nullptr));
     e = desc2d(max2d + 1, 1);
     CHECK_CL_ERR(CL_INVALID_IMAGE_SIZE, createError(c, 0, &kRgba8, &e, nullptr));
     e = desc3d(4, 4, 1 << 20);
@@ -290,8 +291,10 @@ TEST_CASE("clGetImageInfo answers every query for every image type", "[image][ap
         clReleaseMemObject(m);
     }
     size_t v;
-    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clGetImageInfo(buffer, CL_IMAGE_WIDTH, sizeof v, &v, nullptr));
-    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clGetImageInfo(nullptr, CL_IMAGE_WIDTH, sizeof v, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT,
+                 clGetImageInfo(buffer, CL_IMAGE_WIDTH, sizeof v, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT,
+                 clGetImageInfo(nullptr, CL_IMAGE_WIDTH, sizeof v, &v, nullptr));
     clReleaseMemObject(buffer);
 }
 
@@ -305,8 +308,8 @@ TEST_CASE("image read/write round trips with pitches and sub-regions", "[image][
     std::vector<unsigned char> all(6 * 5 * 4 * 4);
     std::iota(all.begin(), all.end(), 0);
     const size_t o0[3] = {0, 0, 0}, full[3] = {6, 5, 4};
-    REQUIRE_CL(clEnqueueWriteImage(w.queue, im, CL_TRUE, o0, full, 0, 0, all.data(), 0, nullptr,
-                                   nullptr));
+    REQUIRE_CL(
+        clEnqueueWriteImage(w.queue, im, CL_TRUE, o0, full, 0, 0, all.data(), 0, nullptr, nullptr));
     // A sub-region read with padded host pitches.
     const size_t o[3] = {1, 2, 1}, r[3] = {3, 2, 2}, hostRow = 20, hostSlice = 64;
     std::vector<unsigned char> sub(hostSlice * 2, 0xee);
@@ -323,8 +326,8 @@ TEST_CASE("image read/write round trips with pitches and sub-regions", "[image][
     REQUIRE_CL(clEnqueueWriteImage(w.queue, im, CL_TRUE, o2, r, hostRow, hostSlice, sub.data(), 0,
                                    nullptr, nullptr));
     std::vector<unsigned char> back(all.size());
-    REQUIRE_CL(clEnqueueReadImage(w.queue, im, CL_TRUE, o0, full, 0, 0, back.data(), 0, nullptr,
-                                  nullptr));
+    REQUIRE_CL(
+        clEnqueueReadImage(w.queue, im, CL_TRUE, o0, full, 0, 0, back.data(), 0, nullptr, nullptr));
     CHECK(back[(2 * 5 + 0) * 24 + 0] == all[((1) * 5 + 2) * 24 + 4]);
     CHECK(back[(2 * 5 + 1) * 24 + 11] == all[((1) * 5 + 3) * 24 + 4 + 11]);
     CHECK(back[0] == all[0]);
@@ -333,35 +336,35 @@ TEST_CASE("image read/write round trips with pitches and sub-regions", "[image][
     unsigned char px[64];
     const size_t one[3] = {1, 1, 1};
     const size_t outside[3] = {6, 0, 0}, zero[3] = {1, 0, 1};
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im, CL_TRUE, outside, one, 0, 0,
-                                                      px, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im, CL_TRUE, o0, zero, 0, 0, px, 0,
-                                                      nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im, CL_TRUE, nullptr, one, 0, 0,
-                                                      px, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im, CL_TRUE, o0, one, 0, 0,
-                                                      nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im, CL_TRUE, outside, one, 0, 0, px,
+                                                      0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueReadImage(w.queue, im, CL_TRUE, o0, zero, 0, 0, px, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im, CL_TRUE, nullptr, one, 0, 0, px,
+                                                      0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im, CL_TRUE, o0, one, 0, 0, nullptr,
+                                                      0, nullptr, nullptr));
     CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im, CL_TRUE, o0, one, 2, 0, px, 0,
                                                       nullptr, nullptr)); // row pitch < 4
     cl_image_desc d2 = desc2d(4, 4);
     cl_mem im2 = clCreateImage(w.context, CL_MEM_HOST_READ_ONLY, &kRgba8, &d2, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     const size_t deep[3] = {1, 1, 2}, z1[3] = {0, 0, 1};
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im2, CL_TRUE, o0, deep, 0, 0, px,
-                                                      0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im2, CL_TRUE, z1, one, 0, 0, px,
-                                                      0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im2, CL_TRUE, o0, one, 0, 4, px,
-                                                      0, nullptr, nullptr)); // 2D: slice pitch 0
-    CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueWriteImage(w.queue, im2, CL_TRUE, o0, one, 0, 0,
-                                                           px, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_SUCCESS, clEnqueueReadImage(w.queue, im2, CL_TRUE, o0, one, 0, 0, px, 0,
-                                                nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im2, CL_TRUE, o0, deep, 0, 0, px, 0,
+                                                      nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueReadImage(w.queue, im2, CL_TRUE, z1, one, 0, 0, px, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadImage(w.queue, im2, CL_TRUE, o0, one, 0, 4, px, 0,
+                                                      nullptr, nullptr)); // 2D: slice pitch 0
+    CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueWriteImage(w.queue, im2, CL_TRUE, o0, one, 0, 0, px,
+                                                           0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_SUCCESS,
+                 clEnqueueReadImage(w.queue, im2, CL_TRUE, o0, one, 0, 0, px, 0, nullptr, nullptr));
     cl_mem buf = w.buffer(64);
-    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clEnqueueReadImage(w.queue, buf, CL_TRUE, o0, one, 0, 0,
-                                                           px, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_COMMAND_QUEUE, clEnqueueReadImage(nullptr, im, CL_TRUE, o0, one, 0, 0,
-                                                              px, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT,
+                 clEnqueueReadImage(w.queue, buf, CL_TRUE, o0, one, 0, 0, px, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_COMMAND_QUEUE,
+                 clEnqueueReadImage(nullptr, im, CL_TRUE, o0, one, 0, 0, px, 0, nullptr, nullptr));
     clReleaseMemObject(buf);
     clReleaseMemObject(im2);
     clReleaseMemObject(im);
@@ -410,8 +413,8 @@ TEST_CASE("image copies, fills and image<->buffer copies", "[image][api]") {
     REQUIRE_CL(clEnqueueCopyImage(w.queue, a, b, so, dz, r, 0, nullptr, nullptr));
     std::vector<unsigned char> got(4 * 4 * 3 * 4);
     const size_t full3[3] = {4, 4, 3};
-    REQUIRE_CL(clEnqueueReadImage(w.queue, b, CL_TRUE, o0, full3, 0, 0, got.data(), 0, nullptr,
-                                  nullptr));
+    REQUIRE_CL(
+        clEnqueueReadImage(w.queue, b, CL_TRUE, o0, full3, 0, 0, got.data(), 0, nullptr, nullptr));
     for (size_t y = 0; y < 4; ++y)
         for (size_t x = 0; x < 12; ++x)
             CHECK(got[(2 * 4 + y) * 16 + 4 + x] == px[(1 + y) * 32 + 8 + x]);
@@ -468,13 +471,13 @@ TEST_CASE("image copies, fills and image<->buffer copies", "[image][api]") {
     REQUIRE_CL(clEnqueueCopyImageToBuffer(w.queue, a, buf, io, ir, 8, 0, nullptr, nullptr));
     auto bytes = w.read<unsigned char>(buf, 8 + 24);
     std::vector<unsigned char> region(24);
-    REQUIRE_CL(clEnqueueReadImage(w.queue, a, CL_TRUE, io, ir, 0, 0, region.data(), 0, nullptr,
-                                  nullptr));
+    REQUIRE_CL(
+        clEnqueueReadImage(w.queue, a, CL_TRUE, io, ir, 0, 0, region.data(), 0, nullptr, nullptr));
     CHECK(std::equal(region.begin(), region.end(), bytes.begin() + 8));
     REQUIRE_CL(clEnqueueCopyBufferToImage(w.queue, buf, b, 8, o0, ir, 0, nullptr, nullptr));
     std::vector<unsigned char> region2(24);
-    REQUIRE_CL(clEnqueueReadImage(w.queue, b, CL_TRUE, o0, ir, 0, 0, region2.data(), 0, nullptr,
-                                  nullptr));
+    REQUIRE_CL(
+        clEnqueueReadImage(w.queue, b, CL_TRUE, o0, ir, 0, 0, region2.data(), 0, nullptr, nullptr));
     CHECK(region2 == region);
     CHECK_CL_ERR(CL_INVALID_VALUE,
                  clEnqueueCopyImageToBuffer(w.queue, a, buf, io, ir, 240, 0, nullptr, nullptr));
@@ -496,9 +499,8 @@ TEST_CASE("mapping an image gives its texels and pitches", "[image][api]") {
     REQUIRE(err == CL_SUCCESS);
     const size_t o[3] = {1, 1, 1}, r[3] = {2, 2, 1};
     size_t row = 0, slice = 0;
-    auto* p = static_cast<unsigned char*>(clEnqueueMapImage(w.queue, im, CL_TRUE, CL_MAP_WRITE, o,
-                                                            r, &row, &slice, 0, nullptr, nullptr,
-                                                            &err));
+    auto* p = static_cast<unsigned char*>(clEnqueueMapImage(
+        w.queue, im, CL_TRUE, CL_MAP_WRITE, o, r, &row, &slice, 0, nullptr, nullptr, &err));
     REQUIRE(err == CL_SUCCESS);
     CHECK(row == 16);
     CHECK(slice == 48);
@@ -552,8 +554,8 @@ TEST_CASE("images over buffers and host memory share their bytes", "[image][api]
     CHECK_CL_ERR(CL_INVALID_IMAGE_SIZE, createError(w.context, 0, &kRgba8, &d, nullptr));
     d = desc2d(8, 3, 40);
     d.buffer = buf;
-    CHECK_CL_ERR(CL_INVALID_VALUE, createError(w.context, CL_MEM_COPY_HOST_PTR, &kRgba8, &d,
-                                               bytes.data()));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 createError(w.context, CL_MEM_COPY_HOST_PTR, &kRgba8, &d, bytes.data()));
     cl_mem ro = w.buffer(256, CL_MEM_READ_ONLY);
     d.buffer = ro;
     CHECK_CL_ERR(CL_INVALID_VALUE, createError(w.context, CL_MEM_WRITE_ONLY, &kRgba8, &d, nullptr));
@@ -582,8 +584,8 @@ TEST_CASE("images over buffers and host memory share their bytes", "[image][api]
 TEST_CASE("samplers: creation, properties, info and errors", "[image][api][sampler]") {
     WithQueue w;
     cl_int err;
-    cl_sampler s = clCreateSampler(w.context, CL_TRUE, CL_ADDRESS_MIRRORED_REPEAT,
-                                   CL_FILTER_LINEAR, &err);
+    cl_sampler s =
+        clCreateSampler(w.context, CL_TRUE, CL_ADDRESS_MIRRORED_REPEAT, CL_FILTER_LINEAR, &err);
     REQUIRE(err == CL_SUCCESS);
     cl_bool norm = CL_FALSE;
     cl_addressing_mode am = 0;
@@ -645,14 +647,14 @@ TEST_CASE("image and sampler kernel arguments are checked", "[image][api]") {
     cl_mem wo = clCreateImage(w.context, CL_MEM_WRITE_ONLY, &kRgba8, &d2, nullptr, &err);
     cl_sampler s = clCreateSampler(w.context, CL_FALSE, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST, &err);
     CHECK_CL_ERR(CL_SUCCESS, clSetKernelArg(k, 0, sizeof a, &a));
-    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clSetKernelArg(k, 0, sizeof b, &b)); // wrong type
+    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clSetKernelArg(k, 0, sizeof b, &b));  // wrong type
     CHECK_CL_ERR(CL_INVALID_ARG_VALUE, clSetKernelArg(k, 0, sizeof wo, &wo)); // write-only
     CHECK_CL_ERR(CL_SUCCESS, clSetKernelArg(k, 1, sizeof b, &b));
     CHECK_CL_ERR(CL_SUCCESS, clSetKernelArg(k, 2, sizeof s, &s));
     CHECK_CL_ERR(CL_INVALID_SAMPLER, clSetKernelArg(k, 2, sizeof a, &a));
     const size_t one = 1;
-    CHECK_CL_ERR(CL_SUCCESS,
-                 clEnqueueNDRangeKernel(w.queue, k, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_SUCCESS, clEnqueueNDRangeKernel(w.queue, k, 1, nullptr, &one, nullptr, 0,
+                                                    nullptr, nullptr));
     REQUIRE_CL(clFinish(w.queue));
     clReleaseSampler(s);
     for (cl_mem m : {a, b, wo})

@@ -14,8 +14,8 @@ namespace {
 struct TypeCase {
     cl_mem_object_type type;
     const char* clType;
-    const char* coord;  ///< OpenCL C coordinate expression over x, y, z
-    size_t extent[3];   ///< NDRange = image box: x, y (1D array: layers), z (2D array: layers)
+    const char* coord; ///< OpenCL C coordinate expression over x, y, z
+    size_t extent[3];  ///< NDRange = image box: x, y (1D array: layers), z (2D array: layers)
 };
 
 const TypeCase kTypes[] = {
@@ -84,10 +84,10 @@ std::string kernelSource(const TypeCase& tc, Kind k, const char* type) {
 }
 
 /// Random texel bytes that are valid values of the format (finite floats and halves).
-std::vector<unsigned char> randomTexels(const cl_image_format& f, size_t count,
-                                        std::mt19937& rng) {
+std::vector<unsigned char> randomTexels(const cl_image_format& f, size_t count, std::mt19937& rng) {
     std::vector<unsigned char> out(count * texelBytes(f));
-    const unsigned n = channels(f.image_channel_order), cb = channelBytes(f.image_channel_data_type);
+    const unsigned n = channels(f.image_channel_order),
+                   cb = channelBytes(f.image_channel_data_type);
     std::uniform_real_distribution<float> real(-4.0f, 4.0f);
     for (size_t t = 0; t < count; ++t)
         for (unsigned c = 0; c < n; ++c) {
@@ -163,13 +163,13 @@ void roundTrip(WithQueue& w, const TypeCase& tc, const cl_image_format& f, std::
 
     // Host write -> read_image*.
     std::vector<unsigned char> texels = randomTexels(f, n, rng);
-    REQUIRE_CL(clEnqueueWriteImage(w.queue, image, CL_TRUE, origin, tc.extent, 0, 0,
-                                   texels.data(), 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueWriteImage(w.queue, image, CL_TRUE, origin, tc.extent, 0, 0, texels.data(),
+                                   0, nullptr, nullptr));
     cl_mem out = w.buffer(n * 16);
     REQUIRE_CL(clSetKernelArg(rd, 0, sizeof image, &image));
     REQUIRE_CL(clSetKernelArg(rd, 1, sizeof out, &out));
-    REQUIRE_CL(clEnqueueNDRangeKernel(w.queue, rd, 3, nullptr, tc.extent, nullptr, 0, nullptr,
-                                      nullptr));
+    REQUIRE_CL(
+        clEnqueueNDRangeKernel(w.queue, rd, 3, nullptr, tc.extent, nullptr, 0, nullptr, nullptr));
     if (k == Kind::Float) {
         auto got = w.read<float>(out, n * 4);
         for (size_t t = 0; t < n; ++t) {
@@ -209,8 +209,8 @@ void roundTrip(WithQueue& w, const TypeCase& tc, const cl_image_format& f, std::
     cl_mem inBuf = w.buffer(in.size(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, in.data());
     REQUIRE_CL(clSetKernelArg(wr, 0, sizeof image, &image));
     REQUIRE_CL(clSetKernelArg(wr, 1, sizeof inBuf, &inBuf));
-    REQUIRE_CL(clEnqueueNDRangeKernel(w.queue, wr, 3, nullptr, tc.extent, nullptr, 0, nullptr,
-                                      nullptr));
+    REQUIRE_CL(
+        clEnqueueNDRangeKernel(w.queue, wr, 3, nullptr, tc.extent, nullptr, 0, nullptr, nullptr));
     std::vector<unsigned char> got(n * e);
     REQUIRE_CL(clEnqueueReadImage(w.queue, image, CL_TRUE, origin, tc.extent, 0, 0, got.data(), 0,
                                   nullptr, nullptr));
@@ -246,7 +246,8 @@ std::vector<cl_image_format> formatsFor(WithQueue& w, cl_mem_object_type type) {
     cl_uint n = 0;
     REQUIRE_CL(clGetSupportedImageFormats(w.context, CL_MEM_READ_WRITE, type, 0, nullptr, &n));
     std::vector<cl_image_format> f(n);
-    REQUIRE_CL(clGetSupportedImageFormats(w.context, CL_MEM_READ_WRITE, type, n, f.data(), nullptr));
+    REQUIRE_CL(
+        clGetSupportedImageFormats(w.context, CL_MEM_READ_WRITE, type, n, f.data(), nullptr));
     return f;
 }
 
@@ -329,8 +330,8 @@ kernel void wra(write_only image2d_array_depth_t im, global const float* in) {
             REQUIRE(err == CL_SUCCESS);
             REQUIRE_CL(clSetKernelArg(rd, 0, sizeof image, &image));
             REQUIRE_CL(clSetKernelArg(rd, 1, sizeof out, &out));
-            REQUIRE_CL(clEnqueueNDRangeKernel(w.queue, rd, 3, nullptr, region, nullptr, 0,
-                                              nullptr, nullptr));
+            REQUIRE_CL(clEnqueueNDRangeKernel(w.queue, rd, 3, nullptr, region, nullptr, 0, nullptr,
+                                              nullptr));
             auto got = w.read<float>(out, 128);
             for (size_t i = 0; i < n; ++i) {
                 double want = unpack(f, texels.data() + i * texelBytes(f))[0];
@@ -346,8 +347,8 @@ kernel void wra(write_only image2d_array_depth_t im, global const float* in) {
             REQUIRE(err == CL_SUCCESS);
             REQUIRE_CL(clSetKernelArg(wr, 0, sizeof image, &image));
             REQUIRE_CL(clSetKernelArg(wr, 1, sizeof in, &in));
-            REQUIRE_CL(clEnqueueNDRangeKernel(w.queue, wr, 3, nullptr, region, nullptr, 0,
-                                              nullptr, nullptr));
+            REQUIRE_CL(clEnqueueNDRangeKernel(w.queue, wr, 3, nullptr, region, nullptr, 0, nullptr,
+                                              nullptr));
             std::vector<unsigned char> back(n * texelBytes(f)), want(4);
             REQUIRE_CL(clEnqueueReadImage(w.queue, image, CL_TRUE, origin, region, 0, 0,
                                           back.data(), 0, nullptr, nullptr));
@@ -499,8 +500,17 @@ kernel void q2(read_only image2d_t a, write_only image2d_array_t b, read_only im
         REQUIRE_CL(clSetKernelArg(k2, i, sizeof(cl_mem), &args2[i]));
     REQUIRE_CL(clEnqueueNDRangeKernel(w.queue, k2, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
     o = w.read<int>(out, 22);
-    CHECK(o == std::vector<int>{11, 13, 11, 13, 6, 4, 9, 3, 5, 8, 3, 5, 8, 0, 21, 2, CL_DEPTH,
-                                CL_UNORM_INT16, 4, 10, CL_sRGBA, CL_UNORM_INT8});
+    CHECK(o == std::vector<int>{11,       13,
+                                11,       13,
+                                6,        4,
+                                9,        3,
+                                5,        8,
+                                3,        5,
+                                8,        0,
+                                21,       2,
+                                CL_DEPTH, CL_UNORM_INT16,
+                                4,        10,
+                                CL_sRGBA, CL_UNORM_INT8});
     for (cl_mem m : {a1, b1, c1, a2, b2, c3, d2, e2, out, buf})
         clReleaseMemObject(m);
     clReleaseKernel(k1);

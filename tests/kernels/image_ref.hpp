@@ -300,8 +300,8 @@ sample(const SamplerDesc& sm, int dims, const int size[3], const float coord[3],
                     w *= dy ? t[1].a : 1 - t[1].a;
                 if (dims > 2)
                     w *= dz ? t[2].a : 1 - t[2].a;
-                auto v = fetch(dx ? t[0].i1 : t[0].i0, dy ? t[1].i1 : t[1].i0,
-                               dz ? t[2].i1 : t[2].i0);
+                auto v =
+                    fetch(dx ? t[0].i1 : t[0].i0, dy ? t[1].i1 : t[1].i0, dz ? t[2].i1 : t[2].i0);
                 for (int c = 0; c < 4; ++c)
                     r[c] += w * v[c];
             }
@@ -316,31 +316,52 @@ inline int layerIndex(float v, int layers) {
 inline std::string formatName(const cl_image_format& f) {
     auto order = [](cl_channel_order o) -> std::string {
         switch (o) {
-        case CL_R: return "R";
-        case CL_RG: return "RG";
-        case CL_RGBA: return "RGBA";
-        case CL_BGRA: return "BGRA";
-        case CL_sRGBA: return "sRGBA";
-        case CL_sBGRA: return "sBGRA";
-        case CL_DEPTH: return "DEPTH";
-        default: return "order?" + std::to_string(o);
+        case CL_R:
+            return "R";
+        case CL_RG:
+            return "RG";
+        case CL_RGBA:
+            return "RGBA";
+        case CL_BGRA:
+            return "BGRA";
+        case CL_sRGBA:
+            return "sRGBA";
+        case CL_sBGRA:
+            return "sBGRA";
+        case CL_DEPTH:
+            return "DEPTH";
+        default:
+            return "order?" + std::to_string(o);
         }
     };
     auto type = [](cl_channel_type t) -> std::string {
         switch (t) {
-        case CL_UNORM_INT8: return "UNORM_INT8";
-        case CL_UNORM_INT16: return "UNORM_INT16";
-        case CL_SNORM_INT8: return "SNORM_INT8";
-        case CL_SNORM_INT16: return "SNORM_INT16";
-        case CL_SIGNED_INT8: return "SIGNED_INT8";
-        case CL_SIGNED_INT16: return "SIGNED_INT16";
-        case CL_SIGNED_INT32: return "SIGNED_INT32";
-        case CL_UNSIGNED_INT8: return "UNSIGNED_INT8";
-        case CL_UNSIGNED_INT16: return "UNSIGNED_INT16";
-        case CL_UNSIGNED_INT32: return "UNSIGNED_INT32";
-        case CL_HALF_FLOAT: return "HALF_FLOAT";
-        case CL_FLOAT: return "FLOAT";
-        default: return "type?" + std::to_string(t);
+        case CL_UNORM_INT8:
+            return "UNORM_INT8";
+        case CL_UNORM_INT16:
+            return "UNORM_INT16";
+        case CL_SNORM_INT8:
+            return "SNORM_INT8";
+        case CL_SNORM_INT16:
+            return "SNORM_INT16";
+        case CL_SIGNED_INT8:
+            return "SIGNED_INT8";
+        case CL_SIGNED_INT16:
+            return "SIGNED_INT16";
+        case CL_SIGNED_INT32:
+            return "SIGNED_INT32";
+        case CL_UNSIGNED_INT8:
+            return "UNSIGNED_INT8";
+        case CL_UNSIGNED_INT16:
+            return "UNSIGNED_INT16";
+        case CL_UNSIGNED_INT32:
+            return "UNSIGNED_INT32";
+        case CL_HALF_FLOAT:
+            return "HALF_FLOAT";
+        case CL_FLOAT:
+            return "FLOAT";
+        default:
+            return "type?" + std::to_string(t);
         }
     };
     return order(f.image_channel_order) + "/" + type(f.image_channel_data_type);

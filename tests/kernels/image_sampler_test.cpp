@@ -15,10 +15,10 @@ namespace {
 struct Geometry {
     cl_mem_object_type type;
     const char* clType;
-    int dims;      ///< spatial dimensions
-    int layerArg;  ///< index of the layer in the coordinate vector, -1 without
+    int dims;     ///< spatial dimensions
+    int layerArg; ///< index of the layer in the coordinate vector, -1 without
     int coordWidth;
-    int size[3];   ///< width, height, depth
+    int size[3]; ///< width, height, depth
     int layers;
 };
 
@@ -31,9 +31,7 @@ const Geometry kGeometries[] = {
 };
 
 const char* coordType(int w) { return w == 1 ? "float" : w == 2 ? "float2" : "float4"; }
-const char* coordExpr(int w) {
-    return w == 1 ? "c[i].x" : w == 2 ? "c[i].xy" : "c[i]";
-}
+const char* coordExpr(int w) { return w == 1 ? "c[i].x" : w == 2 ? "c[i].xy" : "c[i]"; }
 
 cl_mem makeImage(WithQueue& w, const Geometry& g, const cl_image_format& f, const void* data) {
     cl_image_desc d{};
@@ -81,7 +79,8 @@ std::vector<std::array<float, 4>> coordinates(const Geometry& g, const SamplerDe
             }
         }
         if (g.layerArg >= 0)
-            c[g.layerArg] = std::uniform_real_distribution<float>(-1.0f, float(g.layers) + 1.0f)(rng);
+            c[g.layerArg] =
+                std::uniform_real_distribution<float>(-1.0f, float(g.layers) + 1.0f)(rng);
         out.push_back(c);
     }
     return out;
@@ -108,7 +107,9 @@ void checkSampling(WithQueue& w, ProgramCache& cache, const Geometry& g, const c
                    const std::vector<unsigned char>& texels, const SamplerDesc& sm,
                    std::mt19937& rng, double tolerance) {
     const Kind k = kindOf(f.image_channel_data_type);
-    const char* fn = k == Kind::Float ? "read_imagef" : k == Kind::Int ? "read_imagei" : "read_imageui";
+    const char* fn = k == Kind::Float ? "read_imagef"
+                     : k == Kind::Int ? "read_imagei"
+                                      : "read_imageui";
     const char* rt = k == Kind::Float ? "float4" : k == Kind::Int ? "int4" : "uint4";
     std::string src = std::string("kernel void s(read_only ") + g.clType +
                       " im, sampler_t smp, global const float4* c, global " + rt +
@@ -122,8 +123,8 @@ void checkSampling(WithQueue& w, ProgramCache& cache, const Geometry& g, const c
     cl_sampler smp = clCreateSampler(w.context, sm.normalized, sm.addressing, sm.filter, &err);
     REQUIRE(err == CL_SUCCESS);
     auto coords = coordinates(g, sm, rng);
-    cl_mem cbuf = w.buffer(coords.size() * 16, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                           coords.data());
+    cl_mem cbuf =
+        w.buffer(coords.size() * 16, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, coords.data());
     cl_mem out = w.buffer(coords.size() * 16);
     REQUIRE_CL(clSetKernelArg(kern, 0, sizeof image, &image));
     REQUIRE_CL(clSetKernelArg(kern, 1, sizeof smp, &smp));
@@ -150,14 +151,14 @@ void checkSampling(WithQueue& w, ProgramCache& cache, const Geometry& g, const c
         int layer = g.layerArg >= 0 ? layerIndex(coords[i][g.layerArg], g.layers) : 0;
         auto want = sample(ref, g.dims, g.size, c, layer, fetch);
         for (int ch = 0; ch < 4; ++ch) {
-            INFO(g.clType << " " << formatName(f) << " normalized=" << sm.normalized
-                          << " addressing=0x" << std::hex << sm.addressing << " filter=0x"
-                          << sm.filter << std::dec << " coord (" << coords[i][0] << ", "
-                          << coords[i][1] << ", " << coords[i][2] << ", " << coords[i][3]
-                          << ") channel " << ch << ": got "
-                          << (k == Kind::Float ? double(gotF[i * 4 + ch])
-                                               : double(gotI[i * 4 + ch]))
-                          << ", want " << want[ch]);
+            INFO(
+                g.clType << " " << formatName(f) << " normalized=" << sm.normalized
+                         << " addressing=0x" << std::hex << sm.addressing << " filter=0x"
+                         << sm.filter << std::dec << " coord (" << coords[i][0] << ", "
+                         << coords[i][1] << ", " << coords[i][2] << ", " << coords[i][3]
+                         << ") channel " << ch << ": got "
+                         << (k == Kind::Float ? double(gotF[i * 4 + ch]) : double(gotI[i * 4 + ch]))
+                         << ", want " << want[ch]);
             if (k == Kind::Float)
                 CHECK(std::fabs(gotF[i * 4 + ch] - want[ch]) <= tolerance);
             else
@@ -231,13 +232,10 @@ TEST_CASE("border colours, sRGB and normalized formats under filtering", "[image
     const Geometry& g2 = kGeometries[2];
     const Geometry& g3 = kGeometries[4];
     const cl_image_format formats[] = {
-        {CL_R, CL_FLOAT},        // border (0, 0, 0, 1): no alpha
-        {CL_RG, CL_UNORM_INT16}, // border (0, 0, 0, 1)
-        {CL_BGRA, CL_UNORM_INT8},
-        {CL_sRGBA, CL_UNORM_INT8}, // linearised before filtering
-        {CL_sBGRA, CL_UNORM_INT8},
-        {CL_RGBA, CL_SNORM_INT16},
-        {CL_RGBA, CL_HALF_FLOAT},
+        {CL_R, CL_FLOAT},                                     // border (0, 0, 0, 1): no alpha
+        {CL_RG, CL_UNORM_INT16},                              // border (0, 0, 0, 1)
+        {CL_BGRA, CL_UNORM_INT8},  {CL_sRGBA, CL_UNORM_INT8}, // linearised before filtering
+        {CL_sBGRA, CL_UNORM_INT8}, {CL_RGBA, CL_SNORM_INT16}, {CL_RGBA, CL_HALF_FLOAT},
     };
     for (const cl_image_format& f : formats)
         for (const Geometry* g : {&g2, &g3}) {
@@ -248,8 +246,7 @@ TEST_CASE("border colours, sRGB and normalized formats under filtering", "[image
         }
 }
 
-TEST_CASE("integer formats sample with nearest filtering and integer borders",
-          "[image][sampler]") {
+TEST_CASE("integer formats sample with nearest filtering and integer borders", "[image][sampler]") {
     WithQueue w;
     ProgramCache cache;
     std::mt19937 rng(9);
@@ -316,4 +313,69 @@ kernel void k(read_only image2d_t im, global float4* out) {
     clReleaseMemObject(out);
     clReleaseKernel(k);
     clReleaseProgram(prog);
+}
+
+TEST_CASE("images and samplers pass through helper functions, unoptimised and across linked "
+          "programs",
+          "[image][sampler]") {
+    WithQueue w;
+    const char* helperSrc = R"(
+float4 fetch_twice(read_only image2d_t im, sampler_t s, float2 c) {
+    return read_imagef(im, s, c) + read_imagef(im, s, c);
+}
+)";
+    const char* kernelSrc = R"(
+float4 fetch_twice(read_only image2d_t im, sampler_t s, float2 c);
+kernel void k(read_only image2d_t im, sampler_t s, global float4* out) {
+    sampler_t copy = s;
+    out[get_global_id(0)] = fetch_twice(im, copy, (float2)(get_global_id(0) + 0.5f, 1.5f));
+}
+)";
+    std::mt19937 rng(11);
+    const Geometry& g = kGeometries[2];
+    const cl_image_format f{CL_RGBA, CL_FLOAT};
+    auto texels = randomImage(g, f, rng);
+    cl_int err;
+    cl_mem image = makeImage(w, g, f, texels.data());
+    cl_sampler smp =
+        clCreateSampler(w.context, CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_NEAREST, &err);
+    REQUIRE(err == CL_SUCCESS);
+    for (const char* options : {"-cl-opt-disable", "-g -cl-opt-disable", ""}) {
+        INFO("options: " << options);
+        cl_program parts[2];
+        const char* srcs[2] = {helperSrc, kernelSrc};
+        for (int i = 0; i < 2; ++i) {
+            parts[i] = clCreateProgramWithSource(w.context, 1, &srcs[i], nullptr, &err);
+            REQUIRE(err == CL_SUCCESS);
+            REQUIRE_CL(clCompileProgram(parts[i], 1, &w.device, options, 0, nullptr, nullptr,
+                                        nullptr, nullptr));
+        }
+        cl_program prog =
+            clLinkProgram(w.context, 1, &w.device, "", 2, parts, nullptr, nullptr, &err);
+        INFO(buildLog(prog, w.device));
+        REQUIRE(err == CL_SUCCESS);
+        cl_kernel k = clCreateKernel(prog, "k", &err);
+        REQUIRE(err == CL_SUCCESS);
+        cl_mem out = w.buffer(5 * 16);
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof image, &image));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof smp, &smp));
+        REQUIRE_CL(clSetKernelArg(k, 2, sizeof out, &out));
+        const size_t n = 5;
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(w.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+        auto got = w.read<float>(out, 20);
+        for (size_t x = 0; x < 5; ++x)
+            for (int c = 0; c < 4; ++c) {
+                float v;
+                std::memcpy(&v, texels.data() + ((1 * g.size[0] + x) * 4 + c) * 4, 4);
+                CHECK(got[x * 4 + c] == v + v);
+            }
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+        clReleaseProgram(prog);
+        clReleaseProgram(parts[0]);
+        clReleaseProgram(parts[1]);
+    }
+    clReleaseSampler(smp);
+    clReleaseMemObject(image);
 }
