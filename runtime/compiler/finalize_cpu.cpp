@@ -3,8 +3,8 @@
 #include "compiler/binary.hpp"
 #include "compiler/compiler.hpp"
 #include "compiler/llvm_util.hpp"
-#include "compiler/lower_opencl_types.hpp"
 #include "compiler/options.hpp"
+#include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/printf.hpp"
 #include "devices/cpu/jit/work_group.hpp"
 
@@ -25,14 +25,20 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
+#include <llvm/Transforms/Scalar/Scalarizer.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
+#include <dlfcn.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 
 namespace duet::rt {
@@ -78,6 +84,30 @@ FinalizeResult failure(std::string log) {
     return r;
 }
 
+/// C functions generated code may call in the process: the maths libraries (the builtin
+/// library calls libm, the vectoriser libmvec), the memory intrinsics' libc functions and the
+/// compiler's runtime helpers (`__extendhfsf2`, ...). Anything else (a user's prototype without
+/// a body, say `system`) is an undefined function, not a call into the host.
+bool allowedHostFunction(StringRef name) {
+    if (name.starts_with("_Z"))
+        return false; // mangled: an OpenCL C function, never a host one
+    if (name == "memcpy" || name == "memmove" || name == "memset")
+        return true;
+    const std::string n = name.str();
+    void* address = sys::DynamicLibrary::SearchForAddressOfSymbol(n);
+    if (!address)
+        return false;
+    if (name.starts_with("__"))
+        return true;
+    // dlsym through libm's handle would also find libc (a dependency): ask where it lives.
+    Dl_info info;
+    if (!dladdr(address, &info) || !info.dli_fname)
+        return false;
+    StringRef file = sys::path::filename(info.dli_fname);
+    return file.starts_with("libm.so") || file.starts_with("libm-") ||
+           file.starts_with("libmvec.so") || file.starts_with("libmvec-");
+}
+
 /// A declaration nothing defines: an OpenCL builtin the library lacks, or a user function
 /// without a body. Reported at build time, never left for the JIT to trip on.
 std::string unresolvedFunctions(Module& m) {
@@ -88,9 +118,7 @@ std::string unresolvedFunctions(Module& m) {
         StringRef name = f.getName();
         if (name == kPrintfHookName)
             continue;
-        // C functions (libm, libmvec) resolve from the process; mangled names never do.
-        if (!name.starts_with("_Z") &&
-            sys::DynamicLibrary::SearchForAddressOfSymbol(name.str()) != nullptr)
+        if (allowedHostFunction(name))
             continue;
         std::string demangled = demangle(name.str());
         out += "error: undefined function '" + name.str() + "'";
@@ -140,6 +168,15 @@ void applyFastMath(Module& m, const BuildOptions& o) {
     }
 }
 
+/// Implicit barriers around uniform loops pay off once the vectoriser runs;
+/// DUET_CPU_LOOP_BARRIERS=0 turns them off (for comparisons).
+bool loopBarriersEnabled(const BuildOptions& o) {
+    if (o.effectiveOptLevel() < 2)
+        return false;
+    const char* env = std::getenv("DUET_CPU_LOOP_BARRIERS");
+    return !(env && env[0] == '0');
+}
+
 void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     LoopAnalysisManager lam;
     FunctionAnalysisManager fam;
@@ -163,8 +200,19 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     if (optLevel == 0) {
         mpm = pb.buildO0DefaultPipeline(OptimizationLevel::O0);
     } else {
+        if (optLevel > 1) {
+            // OpenCL vector types (float4 ...) would stop the loop vectoriser, which only
+            // widens scalars: split them, so work-items become the SIMD dimension; the SLP
+            // vectoriser regroups what the loop vectoriser leaves.
+            FunctionPassManager fpm;
+            ScalarizerPassOptions so;
+            so.ScalarizeLoadStore = true;
+            so.ScalarizeVariableInsertExtract = true;
+            fpm.addPass(ScalarizerPass(so));
+            mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
+        }
         OptimizationLevel level = optLevel == 1 ? OptimizationLevel::O1 : OptimizationLevel::O3;
-        mpm = pb.buildPerModuleDefaultPipeline(level);
+        mpm.addPass(pb.buildPerModuleDefaultPipeline(level));
     }
     mpm.run(m, mam);
 }
@@ -215,8 +263,8 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
 
     BuildOptions opts;
     {
-        ParsedOptions parsed = parseBuildOptions(effectiveBuildOptions(options),
-                                                 OptionsKind::Compile);
+        ParsedOptions parsed =
+            parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Compile);
         if (!parsed.ok)
             parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Link);
         if (parsed.ok)
@@ -245,11 +293,10 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
             return failure(log + "error: linking the builtin library failed");
     }
 
-    if (!lowerOpenCLTypes(*m, error))
-        return failure(log + "error: " + error);
+    lowerOpaqueTypes(*m);
     normaliseForCpu(*m);
     std::vector<WorkGroupKernelInfo> wgKernels;
-    if (!buildWorkGroupFunctions(*m, wgKernels, error))
+    if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriersEnabled(opts), error))
         return failure(log + "error: " + error);
     if (std::string missing = unresolvedFunctions(*m); !missing.empty())
         return failure(log + missing);
@@ -263,7 +310,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
             f.AddFeature(e.getKey(), e.getValue());
         features = f.getString();
     }
-    const unsigned optLevel = opts.effectiveOptLevel() == 0 ? 0
+    const unsigned optLevel = opts.effectiveOptLevel() == 0   ? 0
                               : opts.effectiveOptLevel() == 1 ? 1
                                                               : 3;
     orc::JITTargetMachineBuilder jtmb{Triple(sys::getProcessTriple())};
@@ -277,8 +324,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         jtmb.getOptions().AllowFPOpFusion = FPOpFusion::Fast;
     auto tm = jtmb.createTargetMachine();
     if (!tm)
-        return failure(log + "error: no code generator for the host: " +
-                       toString(tm.takeError()));
+        return failure(log + "error: no code generator for the host: " + toString(tm.takeError()));
     m->setTargetTriple((*tm)->getTargetTriple().str());
     m->setDataLayout((*tm)->createDataLayout());
     for (Function& f : *m) {
@@ -344,6 +390,9 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         k.hasBarrier = info->hasBarrier;
         k.usesPrintf = info->usesPrintf;
         k.staticLocalMemSize = info->staticLocalMemSize;
+        // The work-group function's stack use grows with the group: per-work-item storage
+        // (executors bound CL_KERNEL_WORK_GROUP_SIZE by their thread stack with it).
+        k.privateMemSize = std::max(k.privateMemSize, info->perItemBytes);
         auto sym = j.lookup(info->entryName);
         if (!sym)
             return failure(log + "error: JIT: " + toString(sym.takeError()));

@@ -114,3 +114,33 @@ TEST_CASE("markers and barriers complete after the commands before them", "[api]
         clReleaseEvent(e);
     clReleaseMemObject(m);
 }
+
+TEST_CASE("an out-of-order queue runs independent commands past a blocked one", "[api][event]") {
+    WithQueue f(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    cl_int err;
+    cl_event gate = clCreateUserEvent(f.context, &err);
+    cl_mem a = f.buffer(4), b = f.buffer(4);
+    cl_uint one = 1, two = 2;
+    cl_event blocked, free, barrier, after;
+    REQUIRE_CL(clEnqueueWriteBuffer(f.queue, a, CL_FALSE, 0, 4, &one, 1, &gate, &blocked));
+    REQUIRE_CL(clEnqueueWriteBuffer(f.queue, b, CL_FALSE, 0, 4, &two, 0, nullptr, &free));
+    REQUIRE_CL(clWaitForEvents(1, &free)); // would hang if the queue ran strictly in order
+    cl_int status;
+    REQUIRE_CL(clGetEventInfo(blocked, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    CHECK(status > CL_COMPLETE);
+    // A barrier holds back what comes after it until everything before it is done.
+    REQUIRE_CL(clEnqueueBarrierWithWaitList(f.queue, 0, nullptr, &barrier));
+    REQUIRE_CL(clEnqueueWriteBuffer(f.queue, b, CL_FALSE, 0, 4, &one, 0, nullptr, &after));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE_CL(clGetEventInfo(after, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    CHECK(status > CL_COMPLETE);
+    REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+    REQUIRE_CL(clWaitForEvents(1, &after));
+    REQUIRE_CL(clGetEventInfo(blocked, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    CHECK(status == CL_COMPLETE);
+    CHECK(f.read<cl_uint>(a, 1)[0] == 1);
+    for (cl_event e : {gate, blocked, free, barrier, after})
+        clReleaseEvent(e);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+}

@@ -4,6 +4,7 @@
 #include "compiler/options.hpp"
 
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/Instructions.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -288,4 +289,29 @@ TEST_CASE("concurrent compilations are independent", "[compile][threads]") {
         th.join();
     for (int t = 0; t < kThreads; ++t)
         CHECK(ok[size_t(t)] == 1);
+}
+
+TEST_CASE("-g, -cl-uniform-work-group-size and -cl-opt-disable reach the IR",
+          "[compile][options]") {
+    llvm::LLVMContext ctx;
+    auto dbg = parse(compileOk(kTrivial, "-g"), ctx);
+    CHECK(dbg->getNamedMetadata("llvm.dbg.cu"));
+    auto nodbg = parse(compileOk(kTrivial), ctx);
+    CHECK_FALSE(nodbg->getNamedMetadata("llvm.dbg.cu"));
+
+    auto uniform = parse(compileOk(kTrivial, "-cl-std=CL2.0 -cl-uniform-work-group-size"), ctx);
+    CHECK(uniform->getFunction("k")->getFnAttribute("uniform-work-group-size").getValueAsString() ==
+          "true");
+    auto nonUniform = parse(compileOk(kTrivial, "-cl-std=CL2.0"), ctx);
+    CHECK(nonUniform->getFunction("k")
+              ->getFnAttribute("uniform-work-group-size")
+              .getValueAsString() == "false");
+
+    // Unoptimised, but not optnone: the device code generator still optimises it.
+    auto o0 = parse(compileOk(kTrivial, "-cl-opt-disable"), ctx);
+    CHECK_FALSE(o0->getFunction("k")->hasFnAttribute(llvm::Attribute::OptimizeNone));
+    bool hasAlloca = false;
+    for (llvm::Instruction& i : o0->getFunction("k")->getEntryBlock())
+        hasAlloca |= llvm::isa<llvm::AllocaInst>(i);
+    CHECK(hasAlloca);
 }

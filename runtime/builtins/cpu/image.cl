@@ -2,12 +2,13 @@
 // cl_khr_srgb_image_writes): sampled and sampler-less reads, writes and queries for every
 // image type, following the addressing and filtering rules of the OpenCL C spec §8.
 //
-// How an image reaches this code: the compiler's lowering pass (compiler/lower_opencl_types)
-// turns every image value into a pointer to the descriptor the runtime builds per launch
-// (struct duet_image below = KernelImageDesc in core/image.hpp), and every sampler into its
-// CLK_* bits. Here, images keep their OpenCL types, so that the definitions get the mangled
-// names user code calls; the declaration-only accessors __duet_image_desc(image) and
-// __duet_sampler_bits(sampler) are folded into their argument by that pass.
+// How an image reaches this code: the CPU code generator's opaque-type lowering
+// (devices/cpu/jit/opaque_types) turns every image value into the pointer the executor stores
+// for an image argument, the descriptor it builds per launch (struct duet_image below =
+// KernelImageDesc in core/image.hpp), and every sampler into its CLK_* bits. Here, images keep
+// their OpenCL types, so that the definitions get the mangled names user code calls; the
+// declaration-only accessors __duet_image_ptr(image) and __duet_sampler_bits(sampler) are
+// replaced by that lowering with the descriptor pointer and the sampler bits.
 #include "builtins.h"
 
 typedef struct {
@@ -28,7 +29,7 @@ typedef struct {
     X(ACC, image2d_depth_t)                                                                    \
     X(ACC, image2d_array_depth_t)
 
-#define DUET_DESC_DECL(ACC, T) global duet_image* DUET_OVL __duet_image_desc(ACC T);
+#define DUET_DESC_DECL(ACC, T) global void* DUET_OVL __duet_image_ptr(ACC T);
 DUET_IMAGE_TYPES(DUET_DESC_DECL, read_only)
 DUET_IMAGE_TYPES(DUET_DESC_DECL, write_only)
 DUET_IMAGE_TYPES(DUET_DESC_DECL, read_write)
@@ -415,7 +416,7 @@ DUET_INLINE void duet_write_u(global duet_image* d, int4 c, int dims, int layer,
 typedef int int1;
 typedef float float1;
 
-#define DESC(i) __duet_image_desc(i)
+#define DESC(i) ((global duet_image*)__duet_image_ptr(i))
 #define SBITS(s) __duet_sampler_bits(s)
 
 // Sampled reads of colour images: float and int coordinates.

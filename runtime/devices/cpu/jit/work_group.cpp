@@ -15,12 +15,18 @@
 //     linear id.
 #include "devices/cpu/jit/work_group.hpp"
 
+#include "devices/cpu/jit/opaque_types.hpp"
+
 #include "compiler/compiler.hpp"
 
 #include <llvm/ADT/BitVector.h>
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/PostDominators.h>
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
@@ -31,6 +37,7 @@
 #include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Utils/ValueMapper.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 
@@ -40,6 +47,8 @@ namespace {
 using namespace llvm;
 
 constexpr unsigned kAsLocal = 3;
+/// Groups smaller than this run the kernel variant without implicit loop barriers.
+constexpr uint64_t kMinSimdGroup = 16;
 
 enum class WorkItemFn {
     None,
@@ -140,6 +149,158 @@ struct Placeholders {
     Function* linear = nullptr;
 };
 
+/// Which values may differ between the work-items of a group ("varying"), and which blocks
+/// only some work-items may reach (inside the influence region of a varying branch).
+struct Uniformity {
+    SmallPtrSet<const Value*, 32> varying;
+    SmallPtrSet<const BasicBlock*, 32> divergent;
+    bool isVarying(const Value* v) const { return isa<AllocaInst>(v) || varying.contains(v); }
+};
+
+/// A forward data-flow analysis from the work-item ids. Loads from global or local memory at
+/// a uniform address are uniform (a work-item seeing another's unsynchronised store would be
+/// a data race); loads from private memory, atomics and calls that touch memory are varying.
+/// A varying branch makes the blocks up to its immediate post-dominator divergent, and the
+/// phis there and at the join varying.
+Uniformity analyseUniformity(Function& w, BasicBlock* entry, const Placeholders& ph) {
+    PostDominatorTree pdt(w);
+    Uniformity u;
+    SmallPtrSet<const BasicBlock*, 16> joins;
+    SmallPtrSet<const BasicBlock*, 16> varyingBranches;
+    auto isPlaceholder = [&](const Function* f) {
+        return f &&
+               (f == ph.localId[0] || f == ph.localId[1] || f == ph.localId[2] || f == ph.linear);
+    };
+    auto anyVarying = [&](auto&& range) {
+        for (const Value* v : range)
+            if (u.isVarying(v))
+                return true;
+        return false;
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (BasicBlock& bb : w) {
+            if (&bb == entry)
+                continue;
+            for (Instruction& inst : bb) {
+                if (u.varying.contains(&inst))
+                    continue;
+                bool varying;
+                if (auto* phi = dyn_cast<PHINode>(&inst)) {
+                    varying = u.divergent.contains(&bb) || joins.contains(&bb) ||
+                              anyVarying(phi->incoming_values());
+                } else if (auto* call = dyn_cast<CallBase>(&inst)) {
+                    varying = isPlaceholder(call->getCalledFunction()) ||
+                              !call->doesNotAccessMemory() || anyVarying(call->args());
+                } else if (auto* ld = dyn_cast<LoadInst>(&inst)) {
+                    varying = !ld->isSimple() || u.isVarying(ld->getPointerOperand()) ||
+                              isa<AllocaInst>(getUnderlyingObject(ld->getPointerOperand()));
+                } else if (isa<AtomicRMWInst, AtomicCmpXchgInst>(inst)) {
+                    varying = true;
+                } else {
+                    varying = anyVarying(inst.operands());
+                }
+                if (varying) {
+                    u.varying.insert(&inst);
+                    changed = true;
+                }
+            }
+            Instruction* term = bb.getTerminator();
+            Value* cond = nullptr;
+            if (auto* br = dyn_cast<BranchInst>(term); br && br->isConditional())
+                cond = br->getCondition();
+            else if (auto* sw = dyn_cast<SwitchInst>(term))
+                cond = sw->getCondition();
+            if (!cond || !u.isVarying(cond) || !varyingBranches.insert(&bb).second)
+                continue;
+            changed = true;
+            BasicBlock* join = nullptr;
+            if (DomTreeNode* node = pdt.getNode(&bb); node && node->getIDom())
+                join = node->getIDom()->getBlock();
+            if (join)
+                joins.insert(join);
+            SmallVector<BasicBlock*, 16> work;
+            for (BasicBlock* s : successors(&bb))
+                if (s != join && u.divergent.insert(s).second)
+                    work.push_back(s);
+            while (!work.empty()) {
+                BasicBlock* b = work.pop_back_val();
+                for (BasicBlock* s : successors(b))
+                    if (s != join && u.divergent.insert(s).second)
+                        work.push_back(s);
+            }
+        }
+    }
+    return u;
+}
+
+/// Puts `from -> to` through a new empty block, which is returned.
+BasicBlock* splitEdgeBlock(BasicBlock* from, BasicBlock* to, const Twine& name) {
+    BasicBlock* mid = BasicBlock::Create(from->getContext(), name, from->getParent(), to);
+    BranchInst::Create(to, mid);
+    Instruction* term = from->getTerminator();
+    for (unsigned i = 0; i < term->getNumSuccessors(); ++i)
+        if (term->getSuccessor(i) == to)
+            term->setSuccessor(i, mid);
+    for (PHINode& phi : to->phis()) {
+        // One incoming entry per edge: keep one for the new block, drop duplicates.
+        bool kept = false;
+        for (int i = int(phi.getNumIncomingValues()) - 1; i >= 0; --i) {
+            if (phi.getIncomingBlock(unsigned(i)) != from)
+                continue;
+            if (kept) {
+                phi.removeIncomingValue(unsigned(i), false);
+            } else {
+                phi.setIncomingBlock(unsigned(i), mid);
+                kept = true;
+            }
+        }
+    }
+    return mid;
+}
+
+/// Implicit barriers around innermost loops that every work-item runs the same number of
+/// times (reached and left under uniform control): on the entry edge, the back edges and the
+/// exit edges. Each iteration then runs as a loop over the work-items, which the loop
+/// vectoriser widens, instead of a scalar loop inside one work-item's turn. Adding barriers
+/// where all work-items arrive together does not change what a race-free kernel computes.
+/// Returns the number of barriers added.
+size_t insertLoopBarriers(Function& w, const Uniformity& u, std::vector<BasicBlock*>& barriers) {
+    DominatorTree dt(w);
+    LoopInfo li(dt);
+    SmallPtrSet<BasicBlock*, 16> barrierSet(barriers.begin(), barriers.end());
+    SmallVector<std::pair<BasicBlock*, BasicBlock*>, 16> edges;
+    for (Loop* loop : li.getLoopsInPreorder()) {
+        if (!loop->isInnermost() || u.divergent.contains(loop->getHeader()))
+            continue;
+        bool ok = true;
+        for (BasicBlock* bb : loop->blocks())
+            if (barrierSet.contains(bb))
+                ok = false;
+        SmallVector<BasicBlock*, 4> exiting;
+        loop->getExitingBlocks(exiting);
+        for (BasicBlock* bb : exiting) {
+            auto* br = dyn_cast<BranchInst>(bb->getTerminator());
+            if (!br || (br->isConditional() && u.isVarying(br->getCondition())))
+                ok = false;
+        }
+        if (!ok)
+            continue;
+        // Entry and back edges: every edge into the header.
+        SmallPtrSet<BasicBlock*, 4> preds;
+        for (BasicBlock* p : predecessors(loop->getHeader()))
+            if (preds.insert(p).second)
+                edges.push_back({p, loop->getHeader()});
+        SmallVector<Loop::Edge, 4> exits;
+        loop->getExitEdges(exits);
+        for (auto& [from, to] : exits)
+            edges.push_back({const_cast<BasicBlock*>(from), const_cast<BasicBlock*>(to)});
+    }
+    for (auto& [from, to] : edges)
+        barriers.push_back(splitEdgeBlock(from, to, "loop.barrier"));
+    return edges.size();
+}
+
 class WorkGroupBuilder {
 public:
     WorkGroupBuilder(Module& m, Placeholders& ph, Function* printfHook)
@@ -147,7 +308,10 @@ public:
           m_i64(Type::getInt64Ty(m_ctx)), m_i32(Type::getInt32Ty(m_ctx)),
           m_ptr(PointerType::get(m_ctx, 0)) {}
 
-    bool build(Function& kernel, WorkGroupKernelInfo& info, std::string& error);
+    /// Builds the work-group function `name` of `kernel`; `loopBarriers` as for
+    /// buildWorkGroupFunctions. Sets `loopBarriersAdded`.
+    bool build(Function& kernel, const std::string& name, bool loopBarriers,
+               WorkGroupKernelInfo& info, size_t& loopBarriersAdded, std::string& error);
 
 private:
     void emitPrologue(IRBuilder<>& b, Argument* ctx);
@@ -158,8 +322,8 @@ private:
     bool lowerPrintf(Function& w, std::string& error);
     uint64_t lowerLocalVariables(Function& w);
     bool buildRegions(Function& w, BasicBlock* entry, BasicBlock* start, BasicBlock* exit,
-                      std::vector<BasicBlock*>& barriers, unsigned& regionCount,
-                      std::string& error);
+                      std::vector<BasicBlock*>& barriers, const Uniformity& uniformity,
+                      unsigned& regionCount, std::string& error);
 
     Module& m_module;
     LLVMContext& m_ctx;
@@ -221,9 +385,9 @@ Value* WorkGroupBuilder::lowerOne(CallInst* call, WorkItemFn kind) {
     };
     switch (kind) {
     case WorkItemFn::GlobalId:
-        return perDim([&](unsigned d) { return b.CreateAdd(globalMinusOffset(d),
-                                                           m_pro.globalOffset[d]); },
-                      0);
+        return perDim(
+            [&](unsigned d) { return b.CreateAdd(globalMinusOffset(d), m_pro.globalOffset[d]); },
+            0);
     case WorkItemFn::LocalId:
         return perDim([&](unsigned d) { return localIdValue(b, d); }, 0);
     case WorkItemFn::LocalSize:
@@ -246,9 +410,9 @@ Value* WorkGroupBuilder::lowerOne(CallInst* call, WorkItemFn kind) {
         Value* z = globalMinusOffset(2);
         Value* y = globalMinusOffset(1);
         Value* x = globalMinusOffset(0);
-        return b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(z, m_pro.globalSize[1]), y),
-                                       m_pro.globalSize[0]),
-                           x);
+        return b.CreateAdd(
+            b.CreateMul(b.CreateAdd(b.CreateMul(z, m_pro.globalSize[1]), y), m_pro.globalSize[0]),
+            x);
     }
     default:
         return nullptr;
@@ -259,8 +423,7 @@ void WorkGroupBuilder::lowerWorkItemCalls(Function& w) {
     SmallVector<std::pair<CallInst*, WorkItemFn>, 16> calls;
     for (Instruction& inst : instructions(w)) {
         WorkItemFn kind = classifyCall(inst);
-        if (kind != WorkItemFn::None && kind != WorkItemFn::Barrier &&
-            kind != WorkItemFn::Printf)
+        if (kind != WorkItemFn::None && kind != WorkItemFn::Barrier && kind != WorkItemFn::Printf)
             calls.push_back({cast<CallInst>(&inst), kind});
     }
     for (auto [call, kind] : calls) {
@@ -307,15 +470,15 @@ bool WorkGroupBuilder::lowerPrintf(Function& w, std::string& error) {
                 layout.push_back(uint32_t(dl.getTypeAllocSize(types[i]).getFixedValue()));
             }
             auto* init = ConstantDataArray::get(m_ctx, layout);
-            auto* gv = new GlobalVariable(m_module, init->getType(), true,
-                                          GlobalValue::PrivateLinkage, init, "printf.layout",
-                                          nullptr, GlobalValue::NotThreadLocal, 0u);
+            auto* gv =
+                new GlobalVariable(m_module, init->getType(), true, GlobalValue::PrivateLinkage,
+                                   init, "printf.layout", nullptr, GlobalValue::NotThreadLocal, 0u);
             argsPtr = storage;
             layoutPtr = gv;
         }
         Value* format = b.CreateAddrSpaceCast(call->getArgOperand(0), m_ptr);
-        CallInst* hook = b.CreateCall(m_printfHook, {m_pro.printfCtx, format, argsPtr, layoutPtr,
-                                                     b.getInt32(count)});
+        CallInst* hook = b.CreateCall(
+            m_printfHook, {m_pro.printfCtx, format, argsPtr, layoutPtr, b.getInt32(count)});
         call->replaceAllUsesWith(hook);
         call->eraseFromParent();
     }
@@ -389,7 +552,8 @@ BitVector reachable(ArrayRef<unsigned> from, const std::vector<std::vector<unsig
 
 bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* start,
                                     BasicBlock* exit, std::vector<BasicBlock*>& barriers,
-                                    unsigned& regionCount, std::string& error) {
+                                    const Uniformity& uniformity, unsigned& regionCount,
+                                    std::string& error) {
     // Number the kernel's blocks (all but the prologue).
     std::vector<BasicBlock*> blocks;
     DenseMap<BasicBlock*, unsigned> index;
@@ -424,6 +588,56 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
             }
         return out;
     };
+
+    // Regions: entry 0 is the kernel's start, entry j + 1 barrier j. A region holds the blocks
+    // reachable from its entry without crossing a barrier, in discovery order.
+    std::vector<BasicBlock*> entries{start};
+    entries.insert(entries.end(), barriers.begin(), barriers.end());
+    DenseMap<BasicBlock*, int> regionOfEntry;
+    for (size_t k = 0; k < entries.size(); ++k)
+        regionOfEntry[entries[k]] = int(k);
+    constexpr int kExit = -1;
+    regionCount = unsigned(entries.size());
+    auto stopsRegion = [&](BasicBlock* bb) {
+        return bb == exit || isBarrier.test(index.lookup(bb));
+    };
+    std::vector<std::vector<BasicBlock*>> members(entries.size());
+    std::vector<BitVector> regionsOf(n, BitVector(unsigned(entries.size())));
+    for (size_t k = 0; k < entries.size(); ++k) {
+        SmallPtrSet<BasicBlock*, 32> seen{entries[k]};
+        members[k].push_back(entries[k]);
+        for (size_t i = 0; i < members[k].size(); ++i)
+            for (BasicBlock* s : successors(members[k][i]))
+                if (!stopsRegion(s) && seen.insert(s).second)
+                    members[k].push_back(s);
+        for (BasicBlock* bb : members[k])
+            regionsOf[index.lookup(bb)].set(unsigned(k));
+    }
+    // Within one region, without crossing a barrier: can `to` follow `from`?
+    auto followsInRegion = [&](BasicBlock* from, BasicBlock* to) {
+        SmallPtrSet<BasicBlock*, 32> seen;
+        SmallVector<BasicBlock*, 16> work{from};
+        while (!work.empty()) {
+            BasicBlock* bb = work.pop_back_val();
+            for (BasicBlock* s : successors(bb)) {
+                if (stopsRegion(s))
+                    continue; // leaves the region: a barrier block starts a later one
+                if (s == to)
+                    return true;
+                if (seen.insert(s).second)
+                    work.push_back(s);
+            }
+        }
+        return false;
+    };
+    // Uniform values live across a barrier whose slot is double-buffered: work-items store the
+    // new value in `next`, read the old one from `cur`, and each region containing the
+    // definition ends by copying next to cur.
+    struct UniformCopy {
+        AllocaInst* cur;
+        AllocaInst* next;
+    };
+    std::vector<std::vector<UniformCopy>> copiesAfter(entries.size());
 
     IRBuilder<> eb(entry->getTerminator());
     if (!barriers.empty()) {
@@ -462,8 +676,8 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
             }
             if (!perItem)
                 continue;
-            AllocaInst* items = eb.CreateAlloca(a->getAllocatedType(), m_pro.groupItems,
-                                                a->getName() + ".items");
+            AllocaInst* items =
+                eb.CreateAlloca(a->getAllocatedType(), m_pro.groupItems, a->getName() + ".items");
             items->setAlignment(a->getAlign());
             SmallVector<Use*, 8> uses;
             for (Use& u : a->uses())
@@ -509,35 +723,87 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
                     error = "a token value lives across a barrier";
                     return false;
                 }
+                // Where the value lives: one slot per work-item, unless it is uniform (defined
+                // under uniform control with uniform operands). A uniform value needs one slot
+                // when no region both defines and reads it across a barrier (every work-item
+                // stores the same bits); two (cur/next) when such a region reads it only
+                // before defining it; otherwise one per work-item.
+                enum class Slot { Single, DoubleBuffered, PerItem } mode = Slot::Single;
+                if (uniformity.isVarying(inst) || uniformity.divergent.contains(def))
+                    mode = Slot::PerItem;
+                for (Use* u : crossing) {
+                    if (mode == Slot::PerItem)
+                        break;
+                    auto* user = cast<Instruction>(u->getUser());
+                    BasicBlock* ub = user->getParent();
+                    if (auto* phi = dyn_cast<PHINode>(user))
+                        ub = phi->getIncomingBlock(*u);
+                    BitVector common = regionsOf[di];
+                    common &= regionsOf[index.lookup(ub)];
+                    if (common.any())
+                        mode = followsInRegion(def, ub) ? Slot::PerItem : Slot::DoubleBuffered;
+                }
+                Type* ty = inst->getType();
+                auto* vecTy = dyn_cast<FixedVectorType>(ty);
+                if (mode == Slot::PerItem && vecTy) {
+                    // Per work-item vectors as one array per component (structure of arrays):
+                    // the vectorised work-item loop then reads them with plain vector loads.
+                    Type* elTy = vecTy->getElementType();
+                    const unsigned lanes = vecTy->getNumElements();
+                    SmallVector<AllocaInst*, 4> slots;
+                    for (unsigned e = 0; e < lanes; ++e)
+                        slots.push_back(eb.CreateAlloca(
+                            elTy, m_pro.groupItems, inst->getName() + ".wi" + std::to_string(e)));
+                    Instruction* after =
+                        isa<PHINode>(inst) ? &*def->getFirstInsertionPt() : inst->getNextNode();
+                    IRBuilder<> sb(after);
+                    Value* lin = linearValue(sb);
+                    for (unsigned e = 0; e < lanes; ++e)
+                        sb.CreateStore(sb.CreateExtractElement(inst, e),
+                                       sb.CreateInBoundsGEP(elTy, slots[e], lin));
+                    for (Use* u : crossing) {
+                        auto* user = cast<Instruction>(u->getUser());
+                        Instruction* at = user;
+                        if (auto* phi = dyn_cast<PHINode>(user))
+                            at = phi->getIncomingBlock(*u)->getTerminator();
+                        IRBuilder<> lb(at);
+                        Value* l = linearValue(lb);
+                        Value* v = PoisonValue::get(ty);
+                        for (unsigned e = 0; e < lanes; ++e)
+                            v = lb.CreateInsertElement(
+                                v, lb.CreateLoad(elTy, lb.CreateInBoundsGEP(elTy, slots[e], l)), e);
+                        u->set(v);
+                    }
+                    continue;
+                }
                 AllocaInst* slot =
-                    eb.CreateAlloca(inst->getType(), m_pro.groupItems, inst->getName() + ".wi");
-                Instruction* after = isa<PHINode>(inst) ? &*def->getFirstInsertionPt()
-                                                        : inst->getNextNode();
+                    eb.CreateAlloca(ty, mode == Slot::PerItem ? m_pro.groupItems : nullptr,
+                                    inst->getName() + ".wi");
+                AllocaInst* storeSlot = slot;
+                if (mode == Slot::DoubleBuffered) {
+                    storeSlot = eb.CreateAlloca(ty, nullptr, inst->getName() + ".next");
+                    for (unsigned k : regionsOf[di].set_bits())
+                        copiesAfter[k].push_back({slot, storeSlot});
+                }
+                auto slotAddress = [&](IRBuilder<>& at, AllocaInst* base) -> Value* {
+                    return mode == Slot::PerItem ? at.CreateInBoundsGEP(ty, base, linearValue(at))
+                                                 : base;
+                };
+                Instruction* after =
+                    isa<PHINode>(inst) ? &*def->getFirstInsertionPt() : inst->getNextNode();
                 IRBuilder<> sb(after);
-                sb.CreateStore(inst, sb.CreateInBoundsGEP(inst->getType(), slot, linearValue(sb)));
+                sb.CreateStore(inst, slotAddress(sb, storeSlot));
                 for (Use* u : crossing) {
                     auto* user = cast<Instruction>(u->getUser());
                     Instruction* at = user;
                     if (auto* phi = dyn_cast<PHINode>(user))
                         at = phi->getIncomingBlock(*u)->getTerminator();
                     IRBuilder<> lb(at);
-                    u->set(lb.CreateLoad(inst->getType(),
-                                         lb.CreateInBoundsGEP(inst->getType(), slot,
-                                                              linearValue(lb)),
-                                         inst->getName() + ".reload"));
+                    u->set(lb.CreateLoad(ty, slotAddress(lb, slot), inst->getName() + ".reload"));
                 }
             }
         }
     }
-
-    // Regions: entry 0 is the kernel's start, entry j + 1 barrier j.
-    std::vector<BasicBlock*> entries{start};
-    entries.insert(entries.end(), barriers.begin(), barriers.end());
-    DenseMap<BasicBlock*, int> regionOfEntry;
-    for (size_t k = 0; k < entries.size(); ++k)
-        regionOfEntry[entries[k]] = int(k);
-    constexpr int kExit = -1;
-    regionCount = unsigned(entries.size());
 
     struct Region {
         BasicBlock* pre = nullptr;
@@ -554,19 +820,14 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
 
     for (size_t k = 0; k < entries.size(); ++k) {
         Region& r = regions[k];
-        // The region's blocks, in discovery order.
-        std::vector<BasicBlock*> members{entries[k]};
-        SmallPtrSet<BasicBlock*, 32> memberSet{entries[k]};
+        SmallPtrSet<BasicBlock*, 32> memberSet(members[k].begin(), members[k].end());
         std::map<int, bool> targetSeen;
-        for (size_t i = 0; i < members.size(); ++i)
-            for (BasicBlock* s : successors(members[i])) {
-                if (s == exit) {
+        for (BasicBlock* bb : members[k])
+            for (BasicBlock* s : successors(bb)) {
+                if (s == exit)
                     targetSeen[kExit] = true;
-                } else if (isBarrier.test(index.lookup(s))) {
+                else if (isBarrier.test(index.lookup(s)))
                     targetSeen[regionOfEntry.lookup(s)] = true;
-                } else if (memberSet.insert(s).second) {
-                    members.push_back(s);
-                }
             }
         for (auto& [t, _] : targetSeen)
             r.targets.push_back(t);
@@ -597,7 +858,7 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
         // Clone the region's blocks.
         ValueToValueMapTy vmap;
         std::vector<BasicBlock*> clones;
-        for (BasicBlock* bb : members) {
+        for (BasicBlock* bb : members[k]) {
             BasicBlock* c = CloneBasicBlock(bb, vmap, ".r" + std::to_string(k), &w);
             vmap[bb] = c;
             clones.push_back(c);
@@ -677,6 +938,8 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
     for (size_t k = 0; k < regions.size(); ++k) {
         Region& r = regions[k];
         IRBuilder<> b(r.done);
+        for (const UniformCopy& c : copiesAfter[k])
+            b.CreateStore(b.CreateLoad(c.next->getAllocatedType(), c.next), c.cur);
         if (r.targets.size() == 1) {
             int t = r.targets[0];
             b.CreateBr(t == kExit ? exit : regions[size_t(t)].pre);
@@ -687,8 +950,8 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
                 nextSlot = eb.CreateAlloca(m_i32, nullptr, "next_region");
                 dispatch = BasicBlock::Create(m_ctx, "dispatch", &w);
                 IRBuilder<> db(dispatch);
-                auto* sw = db.CreateSwitch(db.CreateLoad(m_i32, nextSlot), exit,
-                                           unsigned(regions.size()));
+                auto* sw =
+                    db.CreateSwitch(db.CreateLoad(m_i32, nextSlot), exit, unsigned(regions.size()));
                 for (size_t j = 0; j < regions.size(); ++j)
                     sw->addCase(db.getInt32(uint32_t(j)), regions[j].pre);
             }
@@ -721,9 +984,11 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
     return true;
 }
 
-bool WorkGroupBuilder::build(Function& kernel, WorkGroupKernelInfo& info, std::string& error) {
+bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loopBarriers,
+                             WorkGroupKernelInfo& info, size_t& loopBarriersAdded,
+                             std::string& error) {
     info.name = kernel.getName().str();
-    info.entryName = "__duet_wg_" + info.name;
+    info.entryName = name;
     auto* fnTy = FunctionType::get(Type::getVoidTy(m_ctx), {m_ptr, m_ptr}, false);
     Function* w = Function::Create(fnTy, GlobalValue::ExternalLinkage, info.entryName, m_module);
     w->addFnAttr(Attribute::NoUnwind);
@@ -742,11 +1007,17 @@ bool WorkGroupBuilder::build(Function& kernel, WorkGroupKernelInfo& info, std::s
     emitPrologue(b, ctxArg);
     SmallVector<Value*, 8> callArgs;
     for (Argument& a : kernel.args()) {
-        Value* slot = b.CreateAlignedLoad(m_ptr, b.CreateConstInBoundsGEP1_64(m_ptr, argsArg,
-                                                                              a.getArgNo()),
-                                          Align(8), "arg" + std::to_string(a.getArgNo()));
+        Value* slot =
+            b.CreateAlignedLoad(m_ptr, b.CreateConstInBoundsGEP1_64(m_ptr, argsArg, a.getArgNo()),
+                                Align(8), "arg" + std::to_string(a.getArgNo()));
         if (a.hasByValAttr()) {
             callArgs.push_back(slot); // the call copies it (byval), per work-item
+            continue;
+        }
+        if (kernel.getAttributes().hasParamAttr(a.getArgNo(), kSamplerParamAttr)) {
+            // A sampler argument is its 32-bit value (see opaque_types.hpp).
+            Value* bits = b.CreateAlignedLoad(m_i32, slot, Align(1), a.getName());
+            callArgs.push_back(b.CreateIntToPtr(b.CreateZExt(bits, m_i64), a.getType()));
             continue;
         }
         callArgs.push_back(b.CreateAlignedLoad(a.getType(), slot, Align(1), a.getName()));
@@ -801,7 +1072,9 @@ bool WorkGroupBuilder::build(Function& kernel, WorkGroupKernelInfo& info, std::s
         barriers.push_back(bar);
     }
     info.hasBarrier = !barriers.empty();
-    if (info.hasBarrier) {
+    Uniformity uniformity = analyseUniformity(*w, entry, m_ph);
+    loopBarriersAdded = loopBarriers ? insertLoopBarriers(*w, uniformity, barriers) : 0;
+    if (!barriers.empty()) {
         // Lifetimes would span several region loops; per-work-item storage has none.
         SmallVector<Instruction*, 16> markers;
         for (Instruction& inst : instructions(*w))
@@ -818,7 +1091,14 @@ bool WorkGroupBuilder::build(Function& kernel, WorkGroupKernelInfo& info, std::s
                 return false;
         return true;
     });
-    return buildRegions(*w, entry, start, exit, barriers, info.regions, error);
+    if (!buildRegions(*w, entry, start, exit, barriers, uniformity, info.regions, error))
+        return false;
+    // Per-work-item storage lives on the calling thread's stack, sized by the group.
+    const DataLayout& dl = m_module.getDataLayout();
+    for (Instruction& inst : *entry)
+        if (auto* a = dyn_cast<AllocaInst>(&inst); a && a->getArraySize() == m_pro.groupItems)
+            info.perItemBytes += dl.getTypeAllocSize(a->getAllocatedType()).getFixedValue();
+    return true;
 }
 
 } // namespace
@@ -844,7 +1124,7 @@ void normaliseForCpu(llvm::Module& module) {
 }
 
 bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelInfo>& kernels,
-                             std::string& error) {
+                             bool loopBarriers, std::string& error) {
     using namespace llvm;
     LLVMContext& ctx = module.getContext();
     std::vector<Function*> kernelFns;
@@ -909,8 +1189,7 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
     const char* phNames[] = {"__duet.local_id.x", "__duet.local_id.y", "__duet.local_id.z"};
     for (unsigned d = 0; d < 3; ++d)
         ph.localId[d] = Function::Create(phTy, GlobalValue::ExternalLinkage, phNames[d], module);
-    ph.linear = Function::Create(phTy, GlobalValue::ExternalLinkage, "__duet.local_linear",
-                                 module);
+    ph.linear = Function::Create(phTy, GlobalValue::ExternalLinkage, "__duet.local_linear", module);
     for (Function* f : {ph.localId[0], ph.localId[1], ph.localId[2], ph.linear}) {
         f->setDoesNotAccessMemory();
         f->setDoesNotThrow();
@@ -918,17 +1197,53 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
     auto* ptr = PointerType::get(ctx, 0);
     Function* hook = module.getFunction("__duet_printf");
     if (!hook)
-        hook = Function::Create(FunctionType::get(Type::getInt32Ty(ctx),
-                                                  {ptr, ptr, ptr, ptr, Type::getInt32Ty(ctx)},
-                                                  false),
-                                GlobalValue::ExternalLinkage, "__duet_printf", module);
+        hook =
+            Function::Create(FunctionType::get(Type::getInt32Ty(ctx),
+                                               {ptr, ptr, ptr, ptr, Type::getInt32Ty(ctx)}, false),
+                             GlobalValue::ExternalLinkage, "__duet_printf", module);
 
     WorkGroupBuilder builder(module, ph, hook);
     kernels.clear();
     for (Function* k : kernelFns) {
         WorkGroupKernelInfo info;
-        if (!builder.build(*k, info, error))
+        const std::string entry = "__duet_wg_" + k->getName().str();
+        size_t added = 0;
+        if (!builder.build(*k, entry, loopBarriers, info, added, error))
             return false;
+        if (added) {
+            // Small groups do not fill a vector: per-iteration region loops would only cost
+            // there. Keep a variant without the loop barriers and pick one per group.
+            Function* simd = module.getFunction(entry);
+            simd->setName(entry + ".simd");
+            WorkGroupKernelInfo serialInfo;
+            size_t none = 0;
+            if (!builder.build(*k, entry + ".serial", false, serialInfo, none, error))
+                return false;
+            Function* serial = module.getFunction(entry + ".serial");
+            simd->setLinkage(GlobalValue::InternalLinkage);
+            serial->setLinkage(GlobalValue::InternalLinkage);
+            Function* w = Function::Create(simd->getFunctionType(), GlobalValue::ExternalLinkage,
+                                           entry, module);
+            w->setAttributes(simd->getAttributes());
+            BasicBlock* bb = BasicBlock::Create(ctx, "entry", w);
+            IRBuilder<> b(bb);
+            Value* items = b.getInt64(1);
+            for (unsigned d = 0; d < 3; ++d) {
+                Value* p = b.CreateConstInBoundsGEP1_64(
+                    b.getInt8Ty(), w->getArg(1), offsetof(WorkGroupContext, localSize) + 8 * d);
+                items = b.CreateMul(items, b.CreateAlignedLoad(i64, p, Align(4)));
+            }
+            BasicBlock* small = BasicBlock::Create(ctx, "small", w);
+            BasicBlock* large = BasicBlock::Create(ctx, "large", w);
+            b.CreateCondBr(b.CreateICmpULT(items, b.getInt64(kMinSimdGroup)), small, large);
+            for (auto [block, callee] : {std::pair{small, serial}, std::pair{large, simd}}) {
+                IRBuilder<> cb(block);
+                cb.CreateCall(callee, {w->getArg(0), w->getArg(1)});
+                cb.CreateRetVoid();
+            }
+            info.entryName = entry;
+            info.perItemBytes = std::max(info.perItemBytes, serialInfo.perItemBytes);
+        }
         kernels.push_back(std::move(info));
     }
 

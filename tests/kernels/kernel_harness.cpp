@@ -1,0 +1,168 @@
+// Implementation of the kernel test helpers (platform choice, builds, buffers, launches).
+#include "kernel_harness.hpp"
+
+#include <cstdio>
+
+namespace duet::test {
+
+namespace {
+
+std::string platformInfo(cl_platform_id p, cl_platform_info what) {
+    size_t n = 0;
+    clGetPlatformInfo(p, what, 0, nullptr, &n);
+    std::string s(n, '\0');
+    clGetPlatformInfo(p, what, n, s.data(), nullptr);
+    while (!s.empty() && s.back() == '\0')
+        s.pop_back();
+    return s;
+}
+
+std::string deviceInfo(cl_device_id d, cl_device_info what) {
+    size_t n = 0;
+    clGetDeviceInfo(d, what, 0, nullptr, &n);
+    std::string s(n, '\0');
+    clGetDeviceInfo(d, what, n, s.data(), nullptr);
+    while (!s.empty() && s.back() == '\0')
+        s.pop_back();
+    return s;
+}
+
+} // namespace
+
+KernelEnv& KernelEnv::get() {
+    static std::unique_ptr<KernelEnv> env;
+    if (env)
+        return *env;
+    const char* want = std::getenv("DUET_TEST_PLATFORM");
+    std::string wanted = want && *want ? want : "Duet";
+    cl_uint n = 0;
+    clGetPlatformIDs(0, nullptr, &n);
+    std::vector<cl_platform_id> ps(n);
+    if (n)
+        clGetPlatformIDs(n, ps.data(), nullptr);
+    auto e = std::make_unique<KernelEnv>();
+    std::string seen;
+    for (cl_platform_id p : ps) {
+        std::string name = platformInfo(p, CL_PLATFORM_NAME);
+        seen += " '" + name + "'";
+        if (name.find(wanted) != std::string::npos) {
+            e->platform = p;
+            e->platformName = name;
+            break;
+        }
+    }
+    INFO("no OpenCL platform named like '" << wanted << "' (set DUET_TEST_PLATFORM); found:"
+                                           << seen);
+    REQUIRE(e->platform != nullptr);
+    cl_uint nd = 0;
+    REQUIRE(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL, 1, &e->device, &nd) == CL_SUCCESS);
+    cl_int err = CL_SUCCESS;
+    e->context = clCreateContext(nullptr, 1, &e->device, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    e->queue = clCreateCommandQueue(e->context, e->device, 0, &err);
+    REQUIRE(err == CL_SUCCESS);
+    e->extensions = deviceInfo(e->device, CL_DEVICE_EXTENSIONS);
+    e->deviceVersion = deviceInfo(e->device, CL_DEVICE_OPENCL_C_VERSION);
+    e->fp64 = e->hasExtension("cl_khr_fp64");
+    e->int64Atomics = e->hasExtension("cl_khr_int64_base_atomics") &&
+                      e->hasExtension("cl_khr_int64_extended_atomics");
+    // "OpenCL C 3.0 ...": 2.0 and 3.0 compilers both accept the C11 atomics we use
+    // (3.0 only with the generic address space and seq_cst/device-scope features).
+    int major = 0, minor = 0;
+    std::sscanf(e->deviceVersion.c_str(), "OpenCL C %d.%d", &major, &minor);
+    if (major >= 2) {
+        std::string feats = e->extensions;
+        size_t nf = 0;
+        if (clGetDeviceInfo(e->device, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &nf) ==
+                CL_SUCCESS &&
+            nf) {
+            std::vector<cl_name_version> fv(nf / sizeof(cl_name_version));
+            clGetDeviceInfo(e->device, CL_DEVICE_OPENCL_C_FEATURES, nf, fv.data(), nullptr);
+            for (auto& f : fv)
+                feats += std::string(" ") + f.name;
+        }
+        e->openclC20 = major == 2 ||
+                       (feats.find("__opencl_c_generic_address_space") != std::string::npos &&
+                        feats.find("__opencl_c_atomic_order_seq_cst") != std::string::npos &&
+                        feats.find("__opencl_c_atomic_scope_device") != std::string::npos);
+    }
+    std::fprintf(stderr, "kernel tests on platform '%s', device '%s' (%s)\n",
+                 e->platformName.c_str(), deviceInfo(e->device, CL_DEVICE_NAME).c_str(),
+                 e->deviceVersion.c_str());
+    env = std::move(e);
+    return *env;
+}
+
+Program::Program(const std::string& source, const std::string& options) {
+    KernelEnv& env = KernelEnv::get();
+    const char* src = source.c_str();
+    size_t len = source.size();
+    cl_int err = CL_SUCCESS;
+    m_program = clCreateProgramWithSource(env.context, 1, &src, &len, &err);
+    REQUIRE(err == CL_SUCCESS);
+    err = clBuildProgram(m_program, 1, &env.device, options.c_str(), nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+        size_t n = 0;
+        clGetProgramBuildInfo(m_program, env.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+        std::string log(n, '\0');
+        clGetProgramBuildInfo(m_program, env.device, CL_PROGRAM_BUILD_LOG, n, log.data(),
+                              nullptr);
+        FAIL("clBuildProgram failed (" << err << ") with options '" << options << "':\n"
+                                       << log << "\nsource:\n"
+                                       << source.substr(0, 4000));
+    }
+}
+
+Program::~Program() {
+    for (cl_kernel k : m_kernels)
+        clReleaseKernel(k);
+    if (m_program)
+        clReleaseProgram(m_program);
+}
+
+cl_kernel Program::kernel(const std::string& name) {
+    cl_int err = CL_SUCCESS;
+    cl_kernel k = clCreateKernel(m_program, name.c_str(), &err);
+    INFO("kernel " << name);
+    REQUIRE(err == CL_SUCCESS);
+    m_kernels.push_back(k);
+    return k;
+}
+
+Buffer::Buffer(size_t bytes, const void* init) {
+    KernelEnv& env = KernelEnv::get();
+    cl_int err = CL_SUCCESS;
+    cl_mem_flags flags = CL_MEM_READ_WRITE | (init ? CL_MEM_COPY_HOST_PTR : 0);
+    m_mem = clCreateBuffer(env.context, flags, bytes ? bytes : 1, const_cast<void*>(init), &err);
+    REQUIRE(err == CL_SUCCESS);
+}
+
+Buffer::~Buffer() {
+    if (m_mem)
+        clReleaseMemObject(m_mem);
+}
+
+void Buffer::read(void* dst, size_t bytes) const {
+    cl_int err = clEnqueueReadBuffer(KernelEnv::get().queue, m_mem, CL_TRUE, 0, bytes, dst, 0,
+                                     nullptr, nullptr);
+    REQUIRE(err == CL_SUCCESS);
+}
+
+void setArg(cl_kernel k, cl_uint i, const Buffer& b) {
+    cl_mem m = b.handle();
+    REQUIRE(clSetKernelArg(k, i, sizeof(cl_mem), &m) == CL_SUCCESS);
+}
+
+void setArg(cl_kernel k, cl_uint i, LocalBytes l) {
+    REQUIRE(clSetKernelArg(k, i, l.bytes, nullptr) == CL_SUCCESS);
+}
+
+void run1D(cl_kernel k, size_t global, size_t local) {
+    cl_command_queue q = KernelEnv::get().queue;
+    cl_int err = clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, local ? &local : nullptr, 0,
+                                        nullptr, nullptr);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(clFinish(q) == CL_SUCCESS);
+}
+
+} // namespace duet::test

@@ -1,0 +1,360 @@
+// Relational (scalar 1/0, vector -1/0), select/bitselect/any/all, shuffle, vloadn/vstoren,
+// vload_half/vstore_half in every rounding mode (against an exact search over all halves),
+// common and geometric builtins.
+#include "kernel_harness.hpp"
+#include "half_reference.hpp"
+
+#include <cfloat>
+#include <cmath>
+#include <limits>
+
+using namespace duet::test;
+
+using namespace duet::test::ref;
+
+namespace {
+} // namespace
+
+TEST_CASE("relational builtins: scalar 1/0, vector -1/0", "[relational]") {
+    Program prog(R"(
+#define REL(F) F(x, y)
+kernel void k(global const float* a, global const float* b, global int* s, global int* v) {
+    size_t i = get_global_id(0);
+    float x = a[i], y = b[i];
+    float4 x4 = (float4)(x), y4 = (float4)(y);
+    int r[16];
+    int4 q[16];
+    r[0] = isequal(x, y); q[0] = isequal(x4, y4);
+    r[1] = isnotequal(x, y); q[1] = isnotequal(x4, y4);
+    r[2] = isgreater(x, y); q[2] = isgreater(x4, y4);
+    r[3] = isgreaterequal(x, y); q[3] = isgreaterequal(x4, y4);
+    r[4] = isless(x, y); q[4] = isless(x4, y4);
+    r[5] = islessequal(x, y); q[5] = islessequal(x4, y4);
+    r[6] = islessgreater(x, y); q[6] = islessgreater(x4, y4);
+    r[7] = isfinite(x); q[7] = isfinite(x4);
+    r[8] = isinf(x); q[8] = isinf(x4);
+    r[9] = isnan(x); q[9] = isnan(x4);
+    r[10] = isnormal(x); q[10] = isnormal(x4);
+    r[11] = isordered(x, y); q[11] = isordered(x4, y4);
+    r[12] = isunordered(x, y); q[12] = isunordered(x4, y4);
+    r[13] = signbit(x); q[13] = signbit(x4);
+    for (int j = 0; j < 14; ++j) {
+        s[i * 14 + j] = r[j];
+        v[i * 14 + j] = q[j].x & q[j].y & q[j].z & q[j].w;
+        if (q[j].x != q[j].w) v[i * 14 + j] = 99;
+    }
+}
+)");
+    std::vector<float> vals = relValues(), a, b;
+    for (float x : vals)
+        for (float y : vals) {
+            a.push_back(x);
+            b.push_back(y);
+        }
+    Buffer ba(a), bb(b), bs(a.size() * 14 * 4), bv(a.size() * 14 * 4);
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, ba, bb, bs, bv);
+    run1D(k, a.size());
+    std::vector<int> s = bs.read<int>(a.size() * 14), v = bv.read<int>(a.size() * 14);
+    size_t bad = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        float x = a[i], y = b[i];
+        bool want[14] = {x == y,
+                         x != y,
+                         x > y,
+                         x >= y,
+                         x < y,
+                         x <= y,
+                         x < y || x > y,
+                         std::isfinite(x),
+                         std::isinf(x),
+                         std::isnan(x),
+                         std::isnormal(x),
+                         !std::isnan(x) && !std::isnan(y),
+                         std::isnan(x) || std::isnan(y),
+                         std::signbit(x)};
+        for (int j = 0; j < 14; ++j) {
+            bool wrong = s[i * 14 + j] != (want[j] ? 1 : 0) || v[i * 14 + j] != (want[j] ? -1 : 0);
+            if (wrong && bad++ < 10)
+                UNSCOPED_INFO("relational " << j << " x=" << x << " y=" << y << " scalar "
+                                            << s[i * 14 + j] << " vector " << v[i * 14 + j]);
+        }
+    }
+    CHECK(bad == 0);
+}
+
+TEST_CASE("select, bitselect, any, all and shuffle", "[relational]") {
+    Program prog(R"(
+kernel void k(global int* o, global float* f) {
+    o[0] = select(1, 2, 0);
+    o[1] = select(1, 2, 5);
+    int4 s = select((int4)(1, 2, 3, 4), (int4)(10, 20, 30, 40), (int4)(-1, 0, 0x80000000, 1));
+    vstore4(s, 0, o + 2);
+    uint4 su = select((uint4)(1), (uint4)(2), (uint4)(0x80000000u, 0x7fffffffu, 0xffffffffu, 0));
+    vstore4(as_int4(su), 0, o + 6);
+    o[10] = any((int4)(0, 1, 2, -5));
+    o[11] = any((int4)(0, 1, 2, 5));
+    o[12] = all((int4)(-1, -2, -3, -4));
+    o[13] = all((int4)(-1, -2, 3, -4));
+    o[14] = any((char)-1);
+    o[15] = all((long2)(-1, 0));
+    o[16] = bitselect(0x0f0f0f0f, 0x33333333, 0x00ff00ff);
+    float4 sf = select((float4)(1.0f), (float4)(2.0f), (int4)(0, -1, 0, -1));
+    vstore4(sf, 0, f);
+    f[4] = bitselect(1.0f, -1.0f, as_float(0x80000000u));
+    float8 src = (float8)(0, 1, 2, 3, 4, 5, 6, 7);
+    float4 sh = shuffle(src, (uint4)(7, 0, 9, 3)); // 9 & 7 = 1
+    vstore4(sh, 0, f + 5);
+    float4 sh2 = shuffle2((float4)(0, 1, 2, 3), (float4)(4, 5, 6, 7), (uint4)(4, 3, 15, 8));
+    vstore4(sh2, 0, f + 9);
+    int16 big = shuffle((int2)(5, 6), (uint16)(1));
+    o[17] = big.sf;
+}
+)");
+    Buffer bo(18 * 4), bf(13 * 4);
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bo, bf);
+    run1D(k, 1);
+    std::vector<int> o = bo.read<int>(18);
+    std::vector<float> f = bf.read<float>(13);
+    CHECK(o[0] == 1);
+    CHECK(o[1] == 2);
+    CHECK((o[2] == 10 && o[3] == 2 && o[4] == 30 && o[5] == 4));
+    CHECK((o[6] == 2 && o[7] == 1 && o[8] == 2 && o[9] == 1));
+    CHECK(o[10] == 1);
+    CHECK(o[11] == 0);
+    CHECK(o[12] == 1);
+    CHECK(o[13] == 0);
+    CHECK(o[14] == 1);
+    CHECK(o[15] == 0);
+    CHECK(o[16] == (0x0f0f0f0f & ~0x00ff00ff) + (0x33333333 & 0x00ff00ff));
+    CHECK((f[0] == 1 && f[1] == 2 && f[2] == 1 && f[3] == 2));
+    CHECK(f[4] == -1.0f);
+    CHECK((f[5] == 7 && f[6] == 0 && f[7] == 1 && f[8] == 3));
+    CHECK((f[9] == 4 && f[10] == 3 && f[11] == 7 && f[12] == 0));
+    CHECK(o[17] == 6);
+}
+
+TEST_CASE("vloadn and vstoren at element alignment, including 3", "[vload]") {
+    Program prog(R"(
+kernel void k(global const int* in, global int* out, global const char* cin, global char* cout,
+              global const float* fin, global float* fout) {
+    size_t i = get_global_id(0);
+    vstore3(vload3(i, in) + (int3)(1, 2, 3), i, out);
+    vstore16(vload16(i, cin), i, cout);
+    float8 v = vload8(0, fin + 1 + i); // misaligned for a float8
+    vstore2(v.s01 + v.s67, 0, fout + 2 * i + 1);
+}
+)");
+    const size_t n = 64;
+    std::vector<int> in(3 * n);
+    std::vector<char> cin(16 * n);
+    std::vector<float> fin(n + 16);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = static_cast<int>(i * 3);
+    for (size_t i = 0; i < cin.size(); ++i)
+        cin[i] = static_cast<char>(i);
+    for (size_t i = 0; i < fin.size(); ++i)
+        fin[i] = static_cast<float>(i);
+    std::vector<int> out0(3 * n + 1, -7);
+    Buffer bin(in), bout(out0), bcin(cin), bcout(cin.size()), bfin(fin),
+        bfout(std::vector<float>(2 * n + 2, -1.0f));
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bin, bout, bcin, bcout, bfin, bfout);
+    run1D(k, n);
+    std::vector<int> out = bout.read<int>(3 * n + 1);
+    std::vector<char> cout = bcout.read<char>(cin.size());
+    std::vector<float> fout = bfout.read<float>(2 * n + 2);
+    size_t bad = 0;
+    for (size_t i = 0; i < 3 * n; ++i)
+        bad += out[i] != in[i] + static_cast<int>(i % 3 + 1);
+    CHECK(out[3 * n] == -7); // vstore3 wrote 3 elements, not 4
+    bad += cout != cin;
+    for (size_t i = 0; i < n; ++i) {
+        bad += fout[2 * i + 1] != fin[1 + i] + fin[7 + i];
+        bad += fout[2 * i + 2] != fin[2 + i] + fin[8 + i];
+    }
+    CHECK(fout[0] == -1.0f);
+    CHECK(bad == 0);
+}
+
+TEST_CASE("vload_half reads every half exactly", "[vload][half]") {
+    Program prog(R"(
+kernel void k(global const half* h, global float* f, global float* f4, global float* fa3) {
+    size_t i = get_global_id(0);
+    f[i] = vload_half(i, h);
+    if (i % 4 == 0) vstore4(vload_half4(i / 4, h), i / 4, f4);
+    if (i % 4 == 0) vstore3(vloada_half3(i / 4, h), i / 4, fa3);
+}
+)");
+    std::vector<uint16_t> h(65536);
+    for (size_t i = 0; i < h.size(); ++i)
+        h[i] = static_cast<uint16_t>(i);
+    Buffer bh(h), bf(65536 * 4), bf4(65536 * 4), bfa3(65536 * 4);
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bh, bf, bf4, bfa3);
+    run1D(k, 65536);
+    std::vector<float> f = bf.read<float>(65536), f4 = bf4.read<float>(65536),
+                       fa3 = bfa3.read<float>(65536 / 4 * 3);
+    size_t bad = 0;
+    for (size_t i = 0; i < 65536; ++i) {
+        double want = halfValue(static_cast<uint16_t>(i));
+        auto same = [&](float got) {
+            return std::isnan(want) ? std::isnan(got)
+                                    : (got == want && std::signbit(got) == std::signbit(want));
+        };
+        bad += !same(f[i]);
+        bad += !same(f4[i]);
+        if (i % 4 != 3)
+            bad += !same(fa3[i / 4 * 3 + i % 4]);
+    }
+    CHECK(bad == 0);
+}
+
+TEST_CASE("vstore_half rounds correctly in every mode", "[vload][half]") {
+    const char* modes[] = {"", "_rte", "_rtz", "_rtp", "_rtn"};
+    std::string src = "kernel void k(global const float* x, global half* h, uint n) {\n"
+                      "  size_t i = get_global_id(0);\n";
+    for (int m = 0; m < 5; ++m) {
+        std::string off = std::to_string(m) + " * (size_t)n";
+        src += std::string("  vstore_half") + modes[m] + "(x[i], i, h + 2 * " + off + ");\n";
+        src += std::string("  if (i % 4 == 0) vstore_half4") + modes[m] +
+               "(vload4(i / 4, x), i / 4, h + 2 * " + off + " + n);\n";
+    }
+    src += "}\n";
+    Program prog(src);
+    std::vector<float> x = {0.0f, -0.0f, 1.0f, 65504.0f, 65519.99f, 65520.0f, 65536.0f, 1e10f,
+                            -65520.0f, -1e10f, kInf, -kInf, kNan, 0x1p-24f, 0x1p-25f,
+                            0x1.8p-25f, 0x1p-26f, -0x1p-25f, 0x1.004p0f, 0x1.002p0f, 0x1.006p0f,
+                            0x1.0021p0f, 0x1p-14f, 0x1.ff8p-15f, FLT_MIN, 1e-40f, -1e-40f,
+                            3.14159265f, -2.71828f, 1000.1f};
+    Rng rng(11);
+    while (x.size() < 4096) {
+        uint32_t b = static_cast<uint32_t>(rng.next());
+        if (x.size() % 2)
+            b = (b & 0x8fffffffu) | 0x30000000u; // exponents in and around the half range
+        float v;
+        std::memcpy(&v, &b, 4);
+        x.push_back(v);
+    }
+    const size_t n = x.size();
+    Buffer bx(x), bh(5 * 2 * n * 2);
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bx, bh, static_cast<cl_uint>(n));
+    run1D(k, n);
+    std::vector<uint16_t> h = bh.read<uint16_t>(5 * 2 * n);
+    size_t bad = 0;
+    for (int m = 0; m < 5; ++m) {
+        int mode = m == 0 ? 0 : m - 1;
+        for (size_t i = 0; i < n; ++i) {
+            uint16_t want = toHalf(x[i], mode);
+            for (int vec = 0; vec < 2; ++vec) {
+                uint16_t got = h[2 * m * n + vec * n + i];
+                bool ok = std::isnan(x[i]) ? ((got & 0x7c00) == 0x7c00 && (got & 0x3ff))
+                                           : got == want;
+                if (!ok && bad++ < 10)
+                    UNSCOPED_INFO("vstore_half" << (vec ? "4" : "") << modes[m] << "("
+                                                << std::hexfloat << x[i] << ") = 0x" << std::hex
+                                                << got << ", want 0x" << want << std::dec);
+            }
+        }
+    }
+    CHECK(bad == 0);
+}
+
+TEST_CASE("vstore_half from double rounds once", "[vload][half]") {
+    if (!KernelEnv::get().fp64)
+        return;
+    Program prog(R"(
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+kernel void k(global const double* x, global half* h, uint n) {
+    size_t i = get_global_id(0);
+    vstore_half_rte(x[i], i, h);
+    vstore_half_rtz(x[i], i, h + n);
+    vstore_half_rtp(x[i], i, h + 2 * n);
+    vstore_half_rtn(x[i], i, h + 3 * n);
+}
+)");
+    // Just above a half-way point: rounding through float first would tie and go to even.
+    std::vector<double> x = {1.0 + 0x1p-11 + 0x1p-40, 1.0 + 0x1p-11, 1.0 + 3 * 0x1p-11 - 0x1p-45,
+                             -(1.0 + 0x1p-11 + 0x1p-40), 65520.0 - 0x1p-30, 0x1p-25 + 0x1p-60,
+                             1e300, -1e-300, 0.1, 2.0 / 3.0};
+    const size_t n = x.size();
+    Buffer bx(x), bh(4 * n * 2);
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bx, bh, static_cast<cl_uint>(n));
+    run1D(k, n);
+    std::vector<uint16_t> h = bh.read<uint16_t>(4 * n);
+    size_t bad = 0;
+    for (int m = 0; m < 4; ++m)
+        for (size_t i = 0; i < n; ++i)
+            if (h[m * n + i] != toHalf(x[i], m) && bad++ < 10)
+                UNSCOPED_INFO("mode " << m << " x=" << std::hexfloat << x[i] << " got 0x"
+                                      << std::hex << h[m * n + i] << " want 0x"
+                                      << toHalf(x[i], m) << std::dec);
+    CHECK(bad == 0);
+}
+
+TEST_CASE("common and geometric builtins", "[common][geometric]") {
+    Program prog(R"(
+kernel void k(global float* o) {
+    o[0] = clamp(5.0f, 1.0f, 3.0f);
+    o[1] = degrees(M_PI_F);
+    o[2] = radians(180.0f);
+    o[3] = mix(1.0f, 3.0f, 0.25f);
+    o[4] = step(1.0f, 0.5f);
+    o[5] = step(1.0f, 1.0f);
+    o[6] = smoothstep(0.0f, 2.0f, 1.0f);
+    o[7] = sign(-3.0f);
+    o[8] = sign(0.0f);
+    o[9] = dot((float4)(1, 2, 3, 4), (float4)(5, 6, 7, 8));
+    float3 c = cross((float3)(1, 0, 0), (float3)(0, 1, 0));
+    o[10] = c.x; o[11] = c.y; o[12] = c.z;
+    o[13] = length((float3)(3, 4, 12));
+    o[14] = distance((float2)(1, 1), (float2)(4, 5));
+    float4 nv = normalize((float4)(0, 3, 0, 4));
+    o[15] = nv.y; o[16] = nv.w;
+    o[17] = fast_length((float2)(3, 4));
+    o[18] = length((float2)(3e30f, 4e30f));
+    o[19] = length((float2)(3e-30f, 4e-30f));
+    float2 ni = normalize((float2)(INFINITY, 1.0f));
+    o[20] = ni.x; o[21] = ni.y;
+    float4 z = normalize((float4)(0.0f));
+    o[22] = z.x + z.y + z.z + z.w;
+    float3 m = max((float3)(1, 5, 3), 2.0f);
+    o[23] = m.x + m.y + m.z;
+    o[24] = sign(NAN);
+    o[25] = fast_normalize((float2)(0, 2)).y;
+}
+)");
+    Buffer bo(26 * 4);
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bo);
+    run1D(k, 1);
+    std::vector<float> o = bo.read<float>(26);
+    auto near = [](float got, double want, double rel) {
+        return std::fabs(got - want) <= rel * std::fabs(want) + 1e-30;
+    };
+    CHECK(o[0] == 3.0f);
+    CHECK(near(o[1], 180.0, 1e-6));
+    CHECK(near(o[2], 3.14159265358979, 1e-6));
+    CHECK(o[3] == 1.5f);
+    CHECK(o[4] == 0.0f);
+    CHECK(o[5] == 1.0f);
+    CHECK(o[6] == 0.5f);
+    CHECK(o[7] == -1.0f);
+    CHECK(o[8] == 0.0f);
+    CHECK(o[9] == 70.0f);
+    CHECK((o[10] == 0 && o[11] == 0 && o[12] == 1));
+    CHECK(near(o[13], 13.0, 1e-6));
+    CHECK(near(o[14], 5.0, 1e-6));
+    CHECK((near(o[15], 0.6, 1e-6) && near(o[16], 0.8, 1e-6)));
+    CHECK(near(o[17], 5.0, 1e-3));
+    CHECK(near(o[18], 5e30, 1e-6)); // no overflow in the squares
+    CHECK(near(o[19], 5e-30, 1e-6)); // no underflow in the squares
+    CHECK((o[20] == 1.0f && o[21] == 0.0f));
+    CHECK(o[22] == 0.0f);
+    CHECK(o[23] == 10.0f);
+    CHECK(o[24] == 0.0f);
+    CHECK(near(o[25], 1.0, 1e-3));
+}
