@@ -1,5 +1,6 @@
 // The CPU device: host-CPU device info, LLVM JIT builds, work-groups on a thread pool.
 #include "core/device.hpp"
+#include "core/image.hpp"
 #include "core/kernel.hpp"
 #include "devices/cpu/thread_pool.hpp"
 
@@ -135,6 +136,7 @@ private:
         AlignedBlock values;
         std::vector<size_t> localOffsets;
         std::vector<void*> baseSlots, baseArgs;
+        std::vector<KernelImageDesc> imageDescs;
     };
 
     TargetSpec m_target;
@@ -182,6 +184,8 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     if (!s.values.reserve(valueBytes))
         return CL_OUT_OF_HOST_MEMORY;
 
+    s.imageDescs.resize(std::max(s.imageDescs.size(), nargs));
+
     // Argument table shared by all participants except for __local slots.
     s.baseSlots.assign(nargs, nullptr);
     s.baseArgs.assign(nargs, nullptr);
@@ -197,8 +201,12 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
             break;
         case KernelArgKind::GlobalBuffer:
         case KernelArgKind::ConstantBuffer:
-        case KernelArgKind::Image:
             s.baseSlots[i] = a.mem ? a.mem->data() : nullptr;
+            break;
+        case KernelArgKind::Image:
+            // Kernels see an image as a pointer to its descriptor (core/image.hpp).
+            makeKernelImageDesc(*a.mem, s.imageDescs[i]);
+            s.baseSlots[i] = &s.imageDescs[i];
             break;
         case KernelArgKind::LocalBuffer:
             break;
@@ -336,7 +344,8 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                       "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "
                       "cl_khr_local_int32_base_atomics cl_khr_local_int32_extended_atomics "
                       "cl_khr_int64_base_atomics cl_khr_int64_extended_atomics "
-                      "cl_khr_icd cl_khr_extended_versioning";
+                      "cl_khr_icd cl_khr_extended_versioning cl_khr_3d_image_writes "
+                      "cl_khr_depth_images cl_khr_image2d_from_buffer cl_khr_srgb_image_writes";
     info.extensionsWithVersion = namesWithVersion(info.extensions);
     info.openclCAllVersions = {
         {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"},
@@ -348,9 +357,14 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                            "__opencl_c_atomic_order_seq_cst __opencl_c_atomic_scope_device "
                            "__opencl_c_atomic_scope_all_devices "
                            "__opencl_c_generic_address_space "
-                           "__opencl_c_program_scope_global_variables";
+                           "__opencl_c_program_scope_global_variables __opencl_c_images "
+                           "__opencl_c_read_write_images __opencl_c_3d_image_writes";
     info.openclCFeatures = namesWithVersion(features, CL_MAKE_VERSION(3, 0, 0));
     info.genericAddressSpace = true;
+    // Images live in host memory; the limits are the 1.2 full-profile minimums or more.
+    info.imageSupport = true;
+    info.imagePitchAlignment = 1;
+    info.imageBaseAddressAlignment = 1;
     info.nonUniformWorkGroup = true;
 
     std::istringstream ext(info.extensions + " " + features);
@@ -359,7 +373,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
         if (w != "cl_khr_icd" && w != "cl_khr_extended_versioning")
             target.clExtensions.push_back(w);
     target.fp64 = true;
-    target.images = false;
+    target.images = true;
     return std::make_unique<cpu::CpuBackend>(std::move(target));
 }
 
