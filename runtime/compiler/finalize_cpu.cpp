@@ -442,7 +442,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     j.getObjTransformLayer().setTransform(
         [object](std::unique_ptr<MemoryBuffer> obj) -> Expected<std::unique_ptr<MemoryBuffer>> {
             object->append(obj->getBufferStart(), obj->getBufferSize());
-            return std::move(obj);
+            return obj;
         });
     orc::JITDylib& jd = j.getMainJITDylib();
     auto gen = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
