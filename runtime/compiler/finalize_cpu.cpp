@@ -355,31 +355,64 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
             *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
         },
         diagnostics.get());
-    std::string error;
-    std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
-    if (!m)
-        return failure(log + "error: invalid program bitcode: " + error);
-
-    // The builtin library: only what the program calls, loaded lazily.
-    {
+    // Bitcode -> builtins linked -> work-group functions, verified. The implicit loop
+    // barriers are an optimisation: should the module they give not verify (a bug of ours),
+    // build again without them rather than fail the user's build.
+    std::vector<WorkGroupKernelInfo> wgKernels;
+    bool retry = false;
+    auto prepare = [&](bool loopBarriers, std::string& error) -> std::unique_ptr<Module> {
+        retry = false;
+        std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
+        if (!m) {
+            error = "error: invalid program bitcode: " + error;
+            return nullptr;
+        }
+        // The builtin library: only what the program calls, loaded lazily.
         std::string_view lib = cpuBuiltinLibraryBitcode();
         auto libModule = getLazyBitcodeModule(
             MemoryBufferRef(StringRef(lib.data(), lib.size()), "duet-cpu-builtins"), ctx);
-        if (!libModule)
-            return failure(log + "error: builtin library: " + toString(libModule.takeError()));
+        if (!libModule) {
+            error = "error: builtin library: " + toString(libModule.takeError());
+            return nullptr;
+        }
         (*libModule)->setDataLayout(m->getDataLayout());
         (*libModule)->setTargetTriple(m->getTargetTriple());
-        if (Linker::linkModules(*m, std::move(*libModule), Linker::Flags::LinkOnlyNeeded))
-            return failure(log + *diagnostics + "error: linking the builtin library failed");
+        if (Linker::linkModules(*m, std::move(*libModule), Linker::Flags::LinkOnlyNeeded)) {
+            error = *diagnostics + "error: linking the builtin library failed";
+            return nullptr;
+        }
+        lowerOpaqueTypes(*m);
+        normaliseForCpu(*m);
+        if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriers, error)) {
+            error = "error: " + error;
+            retry = true;
+            return nullptr;
+        }
+        if (std::string missing = unresolvedFunctions(*m); !missing.empty()) {
+            error = missing;
+            return nullptr;
+        }
+        std::string verifyLog;
+        raw_string_ostream os(verifyLog);
+        if (verifyModule(*m, &os)) {
+            error = "error: internal: the work-group functions do not verify:\n" + os.str();
+            retry = true;
+            return nullptr;
+        }
+        return m;
+    };
+    std::string error;
+    const bool loopBarriers = loopBarriersEnabled(opts);
+    std::unique_ptr<Module> m = prepare(loopBarriers, error);
+    if (!m && retry && loopBarriers) {
+        std::string first = error;
+        error.clear();
+        m = prepare(false, error);
+        if (m)
+            log += "warning: built without implicit loop barriers after: " + first + "\n";
     }
-
-    lowerOpaqueTypes(*m);
-    normaliseForCpu(*m);
-    std::vector<WorkGroupKernelInfo> wgKernels;
-    if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriersEnabled(opts), error))
-        return failure(log + "error: " + error);
-    if (std::string missing = unresolvedFunctions(*m); !missing.empty())
-        return failure(log + missing);
+    if (!m)
+        return failure(log + error);
 
     // Retarget to the host.
     std::string cpu = target.cpuName.empty() ? sys::getHostCPUName().str() : target.cpuName;
@@ -418,14 +451,6 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
             f.addFnAttr("target-features", features);
     }
     applyFastMath(*m, opts);
-
-    {
-        std::string verifyLog;
-        raw_string_ostream os(verifyLog);
-        if (verifyModule(*m, &os))
-            return failure(log + "error: internal: the work-group functions do not verify:\n" +
-                           os.str());
-    }
     optimise(*m, **tm, optLevel, features, opts.effectiveUnsafeMath());
     if (opts.saveTemps)
         log += saveTemps(*m, **tm, opts, wgKernels);
@@ -442,7 +467,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     j.getObjTransformLayer().setTransform(
         [object](std::unique_ptr<MemoryBuffer> obj) -> Expected<std::unique_ptr<MemoryBuffer>> {
             object->append(obj->getBufferStart(), obj->getBufferSize());
-            return std::move(obj);
+            return obj;
         });
     orc::JITDylib& jd = j.getMainJITDylib();
     auto gen = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(

@@ -560,8 +560,9 @@ TEST_CASE("the program binary holds source, bitcode and the object code", "[cpu_
     CHECK_FALSE(parsed.binary.bitcode.empty());
     // .text: the relocatable x86-64 object the JIT linked.
     REQUIRE(parsed.binary.text.size() > 64);
-    CHECK(parsed.binary.text.compare(0, 4, "\x7f"
-                                           "ELF") == 0);
+    CHECK(parsed.binary.text.compare(0, 4,
+                                     "\x7f"
+                                     "ELF") == 0);
     CHECK(parsed.binary.machine == 62);
     LoadBinaryResult again = loadCpuBinary(
         std::span(reinterpret_cast<const unsigned char*>(bin.data()), bin.size()), hostTarget());

@@ -577,7 +577,6 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
     BitVector isBarrier(n);
     for (BasicBlock* bb : barriers)
         isBarrier.set(index.lookup(bb));
-    const unsigned exitIdx = index.lookup(exit);
 
     // Reach of each barrier block (itself included), for the liveness questions below.
     std::vector<BitVector> barrierReach;
