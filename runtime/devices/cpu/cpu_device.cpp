@@ -100,7 +100,7 @@ public:
 
     cl_int runNDRange(const KernelLaunch& launch) override;
 
-    void pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t* global,
+    void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims, const size_t* global,
                        size_t* local) const override;
 
 private:
@@ -258,7 +258,7 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     return CL_SUCCESS;
 }
 
-void CpuBackend::pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t* global,
+void CpuBackend::pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims, const size_t* global,
                                size_t* local) const {
     const KernelDesc& desc = kernel.desc();
     if (desc.reqdWorkGroupSize[0]) {
@@ -270,7 +270,7 @@ void CpuBackend::pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t*
     // fill SIMD lanes; keep enough groups to feed every core. Sizes divide the global size so
     // that OpenCL 1.2 programs get uniform groups.
     size_t participants = m_pool.participants();
-    size_t budget = 1024;
+    size_t budget = std::min<size_t>(1024, kernel.workGroupLimit(device));
     for (cl_uint d = 0; d < dims; ++d) {
         size_t want = budget;
         if (d == 0) {
