@@ -169,6 +169,13 @@ template <class T> void checkMixed(void (*fn)(const T*, const T*, const int*, T*
             fabsl((LD)x[i] / x2[i]) >= 0x1p30L)
             x2[i] = x[i] / (T)1000;
     }
+    // The extremes of the range with every small exponent (rootn, pown, ldexp).
+    for (size_t i = 0; i < 164; ++i) {
+        const T ext[] = {std::numeric_limits<T>::max(), std::numeric_limits<T>::denorm_min(),
+                         -std::numeric_limits<T>::max(), std::numeric_limits<T>::min()};
+        x[i] = ext[i / 41];
+        nn[i] = static_cast<int>(i % 41) - 20;
+    }
     std::vector<T> y(count * 9);
     std::vector<int> iy(count * 4);
     fn(x.data(), x2.data(), nn.data(), y.data(), iy.data(), static_cast<int>(count));
