@@ -64,19 +64,39 @@ void initialiseLlvmOnce() {
     });
 }
 
+/// Compiled lazily: clBuildProgram prepares the module (builtins linked, work-group
+/// functions built and checked); each kernel is optimised and JIT-compiled the first time its
+/// entry is asked for, and the binary's machine code only when the binary is asked for. So a
+/// build pays for what the application uses, as on other CPU runtimes.
 class CpuExecutable final : public DeviceExecutable {
 public:
     const std::vector<KernelDesc>& kernels() const override { return m_kernels; }
-    void* entry(size_t index) const override {
-        return index < m_entries.size() ? m_entries[index] : nullptr;
-    }
-    const std::string& binary() const override { return m_binary; }
+    void* entry(size_t index) const override;
+    const std::string& binary() const override;
 
     std::shared_ptr<std::string> m_diagnostics; // outlives the JIT's LLVMContext
     std::unique_ptr<orc::LLJIT> m_jit;          // owns the code the entries point into
     std::vector<KernelDesc> m_kernels;
-    std::vector<void*> m_entries;
-    std::string m_binary;
+    std::vector<std::string> m_entryNames; ///< work-group function of each kernel
+    std::unique_ptr<TargetMachine> m_tm;
+    unsigned m_optLevel = 3;
+    std::string m_features;
+    bool m_unsafeMath = false;
+    /// Kernels share mutable program-scope globals: compile the module as a whole.
+    bool m_wholeModule = false;
+    ProgramBinary m_binaryParts; ///< all but .text, filled at build
+
+    mutable std::mutex m_mutex; ///< guards everything below
+    mutable orc::ThreadSafeContext m_context;
+    mutable std::unique_ptr<Module> m_module; ///< prepared, unoptimised; null once all is JITted
+    mutable std::vector<void*> m_entries;
+    mutable bool m_wholeAdded = false;
+    bool m_preOptimised = false; ///< -save-temps optimised the whole module at build
+    std::shared_ptr<std::string> m_object = std::make_shared<std::string>(); ///< JIT objects
+    mutable std::string m_binary;
+
+private:
+    Error addToJit(std::unique_ptr<Module> m) const;
 };
 
 FinalizeResult failure(std::string log) {
@@ -320,6 +340,125 @@ std::string saveTemps(const Module& m, TargetMachine& tm, const BuildOptions& o,
     return log;
 }
 
+/// Functions and variables `root` reaches through its instructions and initialisers.
+std::set<const GlobalValue*> reachableFrom(const Function& root) {
+    std::set<const GlobalValue*> globals;
+    std::set<const Value*> seen;
+    std::vector<const Value*> work{&root};
+    while (!work.empty()) {
+        const Value* v = work.back();
+        work.pop_back();
+        if (!seen.insert(v).second)
+            continue;
+        if (auto* gv = dyn_cast<GlobalValue>(v)) {
+            globals.insert(gv);
+            if (auto* f = dyn_cast<Function>(gv)) {
+                for (const Instruction& i : instructions(*f))
+                    for (const Value* op : i.operands())
+                        if (isa<Constant>(op))
+                            work.push_back(op);
+            } else if (auto* g = dyn_cast<GlobalVariable>(gv)) {
+                if (g->hasInitializer())
+                    work.push_back(g->getInitializer());
+            } else if (auto* a = dyn_cast<GlobalAlias>(gv)) {
+                work.push_back(a->getAliasee());
+            }
+        } else if (auto* c = dyn_cast<Constant>(v)) {
+            for (const Value* op : c->operands())
+                work.push_back(op);
+        }
+    }
+    return globals;
+}
+
+Error CpuExecutable::addToJit(std::unique_ptr<Module> m) const {
+    return m_jit->addIRModule(orc::ThreadSafeModule(std::move(m), m_context));
+}
+
+void* CpuExecutable::entry(size_t index) const {
+    if (index >= m_entries.size())
+        return nullptr;
+    std::lock_guard lock(m_mutex);
+    if (m_entries[index])
+        return m_entries[index];
+    if (m_wholeModule) {
+        if (!m_wholeAdded) {
+            if (!m_preOptimised)
+                optimise(*m_module, *m_tm, m_optLevel, m_features, m_unsafeMath);
+            m_wholeAdded = true;
+            if (Error e = addToJit(std::move(m_module))) {
+                *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
+                return nullptr;
+            }
+        }
+    } else {
+        // This kernel's work-group function and what it reaches, on their own: every other
+        // definition stays out, and what is cloned is private to the clone.
+        Function* root = m_module->getFunction(m_entryNames[index]);
+        if (!root)
+            return nullptr;
+        std::set<const GlobalValue*> keep = reachableFrom(*root);
+        ValueToValueMapTy vmap;
+        std::unique_ptr<Module> part = CloneModule(
+            *m_module, vmap, [&](const GlobalValue* gv) { return keep.count(gv) != 0; });
+        for (Function& f : make_early_inc_range(*part)) {
+            if (f.isDeclaration()) {
+                if (f.use_empty())
+                    f.eraseFromParent();
+            } else if (f.getName() != m_entryNames[index]) {
+                f.setLinkage(GlobalValue::InternalLinkage);
+            }
+        }
+        for (GlobalVariable& g : make_early_inc_range(part->globals())) {
+            if (g.isDeclaration()) {
+                if (g.use_empty())
+                    g.eraseFromParent();
+            } else if (!g.hasAppendingLinkage()) {
+                g.setLinkage(GlobalValue::InternalLinkage);
+            }
+        }
+        optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath);
+        if (Error e = addToJit(std::move(part))) {
+            *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
+            return nullptr;
+        }
+    }
+    auto sym = m_jit->lookup(m_entryNames[index]);
+    if (!sym) {
+        *m_diagnostics += "error: JIT: " + toString(sym.takeError()) + "\n";
+        return nullptr;
+    }
+    m_entries[index] = sym->toPtr<void*>();
+    return m_entries[index];
+}
+
+const std::string& CpuExecutable::binary() const {
+    std::unique_lock lock(m_mutex);
+    if (!m_binary.empty())
+        return m_binary;
+    ProgramBinary bin = m_binaryParts;
+    if (m_wholeModule) {
+        // The JIT compiles the whole module: its object is the machine code.
+        lock.unlock();
+        for (size_t i = 0; i < m_entries.size(); ++i)
+            entry(i);
+        lock.lock();
+        bin.text = *m_object;
+    } else {
+        std::unique_ptr<Module> whole = CloneModule(*m_module);
+        optimise(*whole, *m_tm, m_optLevel, m_features, m_unsafeMath);
+        SmallVector<char, 0> object;
+        raw_svector_ostream os(object);
+        legacy::PassManager pm;
+        if (!m_tm->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::ObjectFile)) {
+            pm.run(*whole);
+            bin.text.assign(object.begin(), object.end());
+        }
+    }
+    m_binary = writeProgramBinary(bin);
+    return m_binary;
+}
+
 } // namespace
 
 FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view options,
@@ -451,21 +590,33 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
             f.addFnAttr("target-features", features);
     }
     applyFastMath(*m, opts);
-    optimise(*m, **tm, optLevel, features, opts.effectiveUnsafeMath());
-    if (opts.saveTemps)
-        log += saveTemps(*m, **tm, opts, wgKernels);
 
-    // JIT: one LLJIT (one JITDylib) per executable.
     auto exe = std::make_shared<CpuExecutable>();
     exe->m_diagnostics = diagnostics; // the context's handler writes there while the JIT lives
-    auto object = std::make_shared<std::string>();
+    exe->m_optLevel = optLevel;
+    exe->m_features = features;
+    exe->m_unsafeMath = opts.effectiveUnsafeMath();
+    // Kernels that share mutable program-scope variables must see one copy of them.
+    for (GlobalVariable& g : m->globals())
+        if (!g.isDeclaration() && !g.isConstant() && !g.hasAppendingLinkage())
+            exe->m_wholeModule = true;
+    if (opts.saveTemps) {
+        // The files show the code that runs: optimise now, as one module.
+        optimise(*m, **tm, optLevel, features, opts.effectiveUnsafeMath());
+        log += saveTemps(*m, **tm, opts, wgKernels);
+        exe->m_preOptimised = true;
+        exe->m_wholeModule = true;
+    }
+
+    // JIT: one LLJIT (one JITDylib) per executable; kernels are added as they are needed.
     auto jit = orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
     if (!jit)
         return failure(log + "error: cannot create the JIT: " + toString(jit.takeError()));
     exe->m_jit = std::move(*jit);
     orc::LLJIT& j = *exe->m_jit;
     j.getObjTransformLayer().setTransform(
-        [object](std::unique_ptr<MemoryBuffer> obj) -> Expected<std::unique_ptr<MemoryBuffer>> {
+        [object = exe->m_object](
+            std::unique_ptr<MemoryBuffer> obj) -> Expected<std::unique_ptr<MemoryBuffer>> {
             object->append(obj->getBufferStart(), obj->getBufferSize());
             return obj;
         });
@@ -480,8 +631,6 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     hooks[mangle(kPrintfHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_printf),
                                       JITSymbolFlags::Exported | JITSymbolFlags::Callable};
     if (Error e = jd.define(orc::absoluteSymbols(std::move(hooks))))
-        return failure(log + "error: JIT: " + toString(std::move(e)));
-    if (Error e = j.addIRModule(orc::ThreadSafeModule(std::move(m), std::move(tsctx))))
         return failure(log + "error: JIT: " + toString(std::move(e)));
 
     // Kernel descriptions in the front end's order, completed with what the pass found.
@@ -499,24 +648,23 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         // The work-group function's stack use grows with the group: per-work-item storage
         // (executors bound CL_KERNEL_WORK_GROUP_SIZE by their thread stack with it).
         k.privateMemSize = std::max(k.privateMemSize, info->perItemBytes);
-        auto sym = j.lookup(info->entryName);
-        if (!sym)
-            return failure(log + *diagnostics + "error: JIT: " + toString(sym.takeError()));
-        if (!diagnostics->empty())
-            return failure(log + *diagnostics);
-        exe->m_entries.push_back(sym->toPtr<void*>());
+        exe->m_entryNames.push_back(info->entryName);
     }
+    if (!diagnostics->empty())
+        return failure(log + *diagnostics);
+    exe->m_entries.assign(exe->m_kernels.size(), nullptr);
+    exe->m_tm = std::move(*tm);
+    exe->m_module = std::move(m);
+    exe->m_context = orc::ThreadSafeContext(std::move(tsctx));
 
-    ProgramBinary bin;
+    ProgramBinary& bin = exe->m_binaryParts;
     bin.type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
     bin.targetKind = TargetSpec::Kind::Cpu;
     bin.targetName = cpu;
     bin.options = std::string(options);
     bin.source = std::string(source);
     bin.bitcode = bitcode;
-    bin.text = *object;
     bin.machine = kEmX86_64;
-    exe->m_binary = writeProgramBinary(bin);
 
     FinalizeResult r;
     r.log = std::move(log);
