@@ -62,7 +62,8 @@ void checkType(const IntType& t) {
         }
         s << "}\n";
     }
-    Program prog(s.str(), hasCtz ? KernelEnv::get().clStd20 : "");
+    const std::string options = hasCtz ? KernelEnv::get().clStd20 : std::string();
+    Program prog(s.str(), options);
     Buffer ba(in[0].size(), in[0].data()), bb(in[1].size(), in[1].data()),
         bc(in[2].size(), in[2].data()), bout(kNumFns * n * bytes);
     for (int w : {1, 3, 4}) {

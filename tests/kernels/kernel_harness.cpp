@@ -99,9 +99,9 @@ KernelEnv& KernelEnv::get() {
                                       has("__opencl_c_atomic_scope_device"));
         e->clStd20 = major == 2 ? "-cl-std=CL2.0" : "-cl-std=CL3.0";
     }
-    std::fprintf(stderr, "kernel tests on platform '%s', device '%s' (%s)\n",
+    std::fprintf(stderr, "kernel tests on platform '%s', device '%s' (%s; C11 atomics: %s)\n",
                  e->platformName.c_str(), deviceInfo(e->device, CL_DEVICE_NAME).c_str(),
-                 e->deviceVersion.c_str());
+                 e->deviceVersion.c_str(), e->openclC20 ? e->clStd20.c_str() : "no");
     env = std::move(e);
     return *env;
 }

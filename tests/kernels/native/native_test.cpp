@@ -164,17 +164,16 @@ template <class T> void checkMixed(void (*fn)(const T*, const T*, const int*, T*
     std::vector<int> nn(count);
     Rng rng(5);
     for (size_t i = 0; i < count; ++i) {
-        nn[i] = i % 50 == 0 ? 0 : static_cast<int>(rng.next() % 41) - 20;
+        nn[i] = i < 164 ? static_cast<int>(i % 41) - 20
+                        : (i % 50 == 0 ? 0 : static_cast<int>(rng.next() % 41) - 20);
+        if (i < 164) { // the extremes of the range with every small exponent
+            const T ext[] = {std::numeric_limits<T>::max(), std::numeric_limits<T>::denorm_min(),
+                             -std::numeric_limits<T>::max(), std::numeric_limits<T>::min()};
+            x[i] = ext[i / 41];
+        }
         if (std::isfinite(x[i]) && std::isfinite(x2[i]) && x2[i] != 0 &&
             fabsl((LD)x[i] / x2[i]) >= 0x1p30L)
             x2[i] = x[i] / (T)1000;
-    }
-    // The extremes of the range with every small exponent (rootn, pown, ldexp).
-    for (size_t i = 0; i < 164; ++i) {
-        const T ext[] = {std::numeric_limits<T>::max(), std::numeric_limits<T>::denorm_min(),
-                         -std::numeric_limits<T>::max(), std::numeric_limits<T>::min()};
-        x[i] = ext[i / 41];
-        nn[i] = static_cast<int>(i % 41) - 20;
     }
     std::vector<T> y(count * 9);
     std::vector<int> iy(count * 4);
