@@ -16,6 +16,8 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Operator.h>
@@ -40,6 +42,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 
 namespace duet::rt {
 namespace {
@@ -69,7 +72,8 @@ public:
     }
     const std::string& binary() const override { return m_binary; }
 
-    std::unique_ptr<orc::LLJIT> m_jit; // owns the code the entries point into
+    std::shared_ptr<std::string> m_diagnostics; // outlives the JIT's LLVMContext
+    std::unique_ptr<orc::LLJIT> m_jit;          // owns the code the entries point into
     std::vector<KernelDesc> m_kernels;
     std::vector<void*> m_entries;
     std::string m_binary;
@@ -177,7 +181,70 @@ bool loopBarriersEnabled(const BuildOptions& o) {
     return !(env && env[0] == '0');
 }
 
-void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
+/// Vector variants of libm functions from glibc's libmvec, for the loop vectoriser. LLVM's own
+/// LIBMVEC_X86 table covers six functions at SSE/AVX2 widths; this one covers what libmvec
+/// exports at every width the target has. libmvec is accurate to 4 ulp, so functions whose
+/// OpenCL limit is tighter (exp*, log*, cbrt: 2-3 ulp) only map under the unsafe-math options.
+std::vector<VecDesc> libmvecTable(const std::string& features, bool unsafeMath) {
+    static sys::DynamicLibrary libmvec = sys::DynamicLibrary::getPermanentLibrary("libmvec.so.1");
+    struct MathFn {
+        const char* name;
+        unsigned arity;
+        bool tightLimit; ///< OpenCL's ulp limit is under libmvec's 4
+    };
+    static const MathFn fns[] = {
+        {"acos", 1, false}, {"acosh", 1, false}, {"asin", 1, false},  {"asinh", 1, false},
+        {"atan", 1, false}, {"atanh", 1, false}, {"cos", 1, false},   {"cosh", 1, false},
+        {"erf", 1, false},  {"erfc", 1, false},  {"sin", 1, false},   {"sinh", 1, false},
+        {"tan", 1, false},  {"tanh", 1, false},  {"atan2", 2, false}, {"hypot", 2, false},
+        {"pow", 2, false},  {"exp", 1, true},    {"exp2", 1, true},   {"exp10", 1, true},
+        {"expm1", 1, true}, {"log", 1, true},    {"log2", 1, true},   {"log10", 1, true},
+        {"log1p", 1, true}, {"cbrt", 1, true},
+    };
+    struct Isa {
+        char letter;
+        unsigned floatLanes;
+        const char* feature; ///< required target feature, null for the x86-64 baseline
+    };
+    static const Isa isas[] = {{'b', 4, nullptr}, {'d', 8, "+avx2"}, {'e', 16, "+avx512f"}};
+    // The table's strings must outlive the TargetLibraryInfoImpl: keep them all.
+    static std::mutex namesMutex;
+    static std::set<std::string> names;
+    auto keep = [&](std::string n) -> StringRef {
+        std::lock_guard<std::mutex> lock(namesMutex);
+        return *names.insert(std::move(n)).first;
+    };
+    std::vector<VecDesc> table;
+    if (!libmvec.isValid())
+        return table;
+    for (const Isa& isa : isas) {
+        if (isa.feature && features.find(isa.feature) == std::string::npos)
+            continue;
+        for (const MathFn& fn : fns) {
+            if (fn.tightLimit && !unsafeMath)
+                continue;
+            for (bool isDouble : {false, true}) {
+                const unsigned lanes = isDouble ? isa.floatLanes / 2 : isa.floatLanes;
+                const std::string params(fn.arity, 'v');
+                const std::string scalar = std::string(fn.name) + (isDouble ? "" : "f");
+                const std::string vector = std::string("_ZGV") + isa.letter + "N" +
+                                           std::to_string(lanes) + params + "_" + scalar;
+                if (!libmvec.getAddressOfSymbol(vector.c_str()))
+                    continue;
+                StringRef abi = keep("_ZGV_LLVM_N" + std::to_string(lanes) + params);
+                StringRef vec = keep(vector);
+                const std::string intrinsic =
+                    std::string("llvm.") + fn.name + (isDouble ? ".f64" : ".f32");
+                for (const std::string& key : {scalar, intrinsic})
+                    table.emplace_back(keep(key), vec, ElementCount::getFixed(lanes), false, abi);
+            }
+        }
+    }
+    return table;
+}
+
+void optimise(Module& m, TargetMachine& tm, unsigned optLevel, const std::string& features,
+              bool unsafeMath) {
     LoopAnalysisManager lam;
     FunctionAnalysisManager fam;
     CGSCCAnalysisManager cgam;
@@ -188,8 +255,7 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     pto.LoopUnrolling = optLevel > 0;
     PassBuilder pb(&tm, pto);
     TargetLibraryInfoImpl tlii(tm.getTargetTriple());
-    tlii.addVectorizableFunctionsFromVecLib(TargetLibraryInfoImpl::LIBMVEC_X86,
-                                            tm.getTargetTriple());
+    tlii.addVectorizableFunctions(libmvecTable(features, unsafeMath));
     fam.registerPass([&] { return TargetLibraryAnalysis(tlii); });
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
@@ -275,31 +341,78 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
 
     auto tsctx = std::make_unique<LLVMContext>();
     LLVMContext& ctx = *tsctx;
-    std::string error;
-    std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
-    if (!m)
-        return failure(log + "error: invalid program bitcode: " + error);
-
-    // The builtin library: only what the program calls, loaded lazily.
-    {
+    // LLVM's default reaction to an error diagnostic (from the linker, say) is exit(1):
+    // collect them for the build log instead.
+    auto diagnostics = std::make_shared<std::string>();
+    ctx.setDiagnosticHandlerCallBack(
+        [](const DiagnosticInfo* info, void* context) {
+            if (info->getSeverity() != DS_Error)
+                return;
+            std::string text;
+            raw_string_ostream os(text);
+            DiagnosticPrinterRawOStream printer(os);
+            info->print(printer);
+            *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
+        },
+        diagnostics.get());
+    // Bitcode -> builtins linked -> work-group functions, verified. The implicit loop
+    // barriers are an optimisation: should the module they give not verify (a bug of ours),
+    // build again without them rather than fail the user's build.
+    std::vector<WorkGroupKernelInfo> wgKernels;
+    bool retry = false;
+    auto prepare = [&](bool loopBarriers, std::string& error) -> std::unique_ptr<Module> {
+        retry = false;
+        std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
+        if (!m) {
+            error = "error: invalid program bitcode: " + error;
+            return nullptr;
+        }
+        // The builtin library: only what the program calls, loaded lazily.
         std::string_view lib = cpuBuiltinLibraryBitcode();
         auto libModule = getLazyBitcodeModule(
             MemoryBufferRef(StringRef(lib.data(), lib.size()), "duet-cpu-builtins"), ctx);
-        if (!libModule)
-            return failure(log + "error: builtin library: " + toString(libModule.takeError()));
+        if (!libModule) {
+            error = "error: builtin library: " + toString(libModule.takeError());
+            return nullptr;
+        }
         (*libModule)->setDataLayout(m->getDataLayout());
         (*libModule)->setTargetTriple(m->getTargetTriple());
-        if (Linker::linkModules(*m, std::move(*libModule), Linker::Flags::LinkOnlyNeeded))
-            return failure(log + "error: linking the builtin library failed");
+        if (Linker::linkModules(*m, std::move(*libModule), Linker::Flags::LinkOnlyNeeded)) {
+            error = *diagnostics + "error: linking the builtin library failed";
+            return nullptr;
+        }
+        lowerOpaqueTypes(*m);
+        normaliseForCpu(*m);
+        if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriers, error)) {
+            error = "error: " + error;
+            retry = true;
+            return nullptr;
+        }
+        if (std::string missing = unresolvedFunctions(*m); !missing.empty()) {
+            error = missing;
+            return nullptr;
+        }
+        std::string verifyLog;
+        raw_string_ostream os(verifyLog);
+        if (verifyModule(*m, &os)) {
+            error = "error: internal: the work-group functions do not verify:\n" + os.str();
+            retry = true;
+            return nullptr;
+        }
+        return m;
+    };
+    std::string error;
+    const bool loopBarriers = loopBarriersEnabled(opts);
+    std::unique_ptr<Module> m = prepare(loopBarriers, error);
+    if (!m && retry && loopBarriers) {
+        std::string first = error;
+        error.clear();
+        m = prepare(false, error);
+        if (m)
+            log += "warning: built without implicit loop barriers after: " + first + "\n";
     }
-
-    lowerOpaqueTypes(*m);
-    normaliseForCpu(*m);
-    std::vector<WorkGroupKernelInfo> wgKernels;
-    if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriersEnabled(opts), error))
-        return failure(log + "error: " + error);
-    if (std::string missing = unresolvedFunctions(*m); !missing.empty())
-        return failure(log + missing);
+    if (!m)
+        return failure(log + error);
 
     // Retarget to the host.
     std::string cpu = target.cpuName.empty() ? sys::getHostCPUName().str() : target.cpuName;
@@ -338,20 +451,13 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
             f.addFnAttr("target-features", features);
     }
     applyFastMath(*m, opts);
-
-    {
-        std::string verifyLog;
-        raw_string_ostream os(verifyLog);
-        if (verifyModule(*m, &os))
-            return failure(log + "error: internal: the work-group functions do not verify:\n" +
-                           os.str());
-    }
-    optimise(*m, **tm, optLevel);
+    optimise(*m, **tm, optLevel, features, opts.effectiveUnsafeMath());
     if (opts.saveTemps)
         log += saveTemps(*m, **tm, opts, wgKernels);
 
     // JIT: one LLJIT (one JITDylib) per executable.
     auto exe = std::make_shared<CpuExecutable>();
+    exe->m_diagnostics = diagnostics; // the context's handler writes there while the JIT lives
     auto object = std::make_shared<std::string>();
     auto jit = orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
     if (!jit)
@@ -361,7 +467,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     j.getObjTransformLayer().setTransform(
         [object](std::unique_ptr<MemoryBuffer> obj) -> Expected<std::unique_ptr<MemoryBuffer>> {
             object->append(obj->getBufferStart(), obj->getBufferSize());
-            return std::move(obj);
+            return obj;
         });
     orc::JITDylib& jd = j.getMainJITDylib();
     auto gen = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
@@ -395,7 +501,9 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         k.privateMemSize = std::max(k.privateMemSize, info->perItemBytes);
         auto sym = j.lookup(info->entryName);
         if (!sym)
-            return failure(log + "error: JIT: " + toString(sym.takeError()));
+            return failure(log + *diagnostics + "error: JIT: " + toString(sym.takeError()));
+        if (!diagnostics->empty())
+            return failure(log + *diagnostics);
         exe->m_entries.push_back(sym->toPtr<void*>());
     }
 
