@@ -149,6 +149,12 @@ DUET_API cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size
             if (!mem || !mem->isImage() || mem->context() != ctx || mem->type() != d.imageType)
                 return report(api, ctx, CL_INVALID_MEM_OBJECT,
                               which + " needs an image object of type " + d.typeName);
+            // image2d_depth_t takes exactly the CL_DEPTH images, image2d_t the others.
+            if (d.imageDepth != (mem->format.image_channel_order == CL_DEPTH))
+                return report(api, ctx, CL_INVALID_MEM_OBJECT,
+                              which + (d.imageDepth ? " is a depth image: it needs a CL_DEPTH image"
+                                                    : " cannot take a CL_DEPTH image (declare it "
+                                                      "image2d_depth_t)"));
             if (d.accessQualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY &&
                 (mem->flags() & CL_MEM_WRITE_ONLY))
                 return report(api, ctx, CL_INVALID_ARG_VALUE,

@@ -662,3 +662,31 @@ TEST_CASE("image and sampler kernel arguments are checked", "[image][api]") {
     clReleaseKernel(k);
     clReleaseProgram(p);
 }
+
+TEST_CASE("depth and colour images only bind to their own kernel argument types", "[image][api]") {
+    duet::test::WithQueue f;
+    const char* src = "__kernel void colour(read_only image2d_t i, __global float* o) { o[0] = read_imagef(i, (int2)(0, 0)).x; }\n"
+                      "__kernel void depth(read_only image2d_depth_t i, __global float* o) { o[0] = read_imagef(i, (int2)(0, 0)); }\n";
+    cl_program p = duet::test::buildProgram(f.context, f.device, src);
+    cl_int err;
+    cl_kernel colour = clCreateKernel(p, "colour", &err);
+    cl_kernel depth = clCreateKernel(p, "depth", &err);
+    cl_image_desc desc{};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = 4;
+    desc.image_height = 4;
+    cl_image_format rgba{CL_RGBA, CL_UNORM_INT8}, dfmt{CL_DEPTH, CL_FLOAT};
+    cl_mem ci = clCreateImage(f.context, CL_MEM_READ_ONLY, &rgba, &desc, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem di = clCreateImage(f.context, CL_MEM_READ_ONLY, &dfmt, &desc, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clSetKernelArg(colour, 0, sizeof di, &di));
+    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clSetKernelArg(depth, 0, sizeof ci, &ci));
+    REQUIRE_CL(clSetKernelArg(colour, 0, sizeof ci, &ci));
+    REQUIRE_CL(clSetKernelArg(depth, 0, sizeof di, &di));
+    clReleaseMemObject(ci);
+    clReleaseMemObject(di);
+    clReleaseKernel(colour);
+    clReleaseKernel(depth);
+    clReleaseProgram(p);
+}
