@@ -91,7 +91,6 @@ public:
     mutable std::unique_ptr<Module> m_module; ///< prepared, unoptimised; null once all is JITted
     mutable std::vector<void*> m_entries;
     mutable bool m_wholeAdded = false;
-    bool m_preOptimised = false; ///< -save-temps optimised the whole module at build
     std::shared_ptr<std::string> m_object = std::make_shared<std::string>(); ///< JIT objects
     mutable std::string m_binary;
 
@@ -303,42 +302,6 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel, const std::string
     mpm.run(m, mam);
 }
 
-/// -save-temps[=prefix]: the optimised module as LLVM IR (.ll) and as assembly (.s).
-/// Names: `<prefix>_<name>.ll` / `.s`, where <name> is the kernel's name for a one-kernel
-/// program and "program" otherwise. Without a prefix, AMD-style `_temp_<n>_cpu` in the working
-/// directory, n counting the builds of this process. Returns a log line per file problem.
-std::string saveTemps(const Module& m, TargetMachine& tm, const BuildOptions& o,
-                      const std::vector<WorkGroupKernelInfo>& kernels) {
-    static std::atomic<unsigned> counter{0};
-    std::string prefix = o.saveTempsPrefix;
-    if (prefix.empty())
-        prefix = "_temp_" + std::to_string(counter++) + "_cpu";
-    std::string base = prefix + "_" + (kernels.size() == 1 ? kernels[0].name : "program");
-    std::string log;
-    {
-        std::error_code ec;
-        raw_fd_ostream os(base + ".ll", ec, sys::fs::OF_Text);
-        if (ec)
-            log += "warning: -save-temps: cannot write " + base + ".ll: " + ec.message() + "\n";
-        else
-            m.print(os, nullptr);
-    }
-    {
-        std::error_code ec;
-        raw_fd_ostream os(base + ".s", ec, sys::fs::OF_Text);
-        if (ec) {
-            log += "warning: -save-temps: cannot write " + base + ".s: " + ec.message() + "\n";
-        } else {
-            std::unique_ptr<Module> copy = CloneModule(m);
-            legacy::PassManager pm;
-            if (tm.addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::AssemblyFile))
-                log += "warning: -save-temps: no assembly printer for this target\n";
-            else
-                pm.run(*copy);
-        }
-    }
-    return log;
-}
 
 /// Functions and variables `root` reaches through its instructions and initialisers.
 std::set<const GlobalValue*> reachableFrom(const Function& root) {
@@ -371,6 +334,75 @@ std::set<const GlobalValue*> reachableFrom(const Function& root) {
     return globals;
 }
 
+/// One kernel's work-group function and what it reaches, on their own: every other
+/// definition stays out, and what is cloned is private to the clone. Null when `entryName`
+/// is not in `m`.
+std::unique_ptr<Module> kernelPart(const Module& m, StringRef entryName) {
+    const Function* root = m.getFunction(entryName);
+    if (!root)
+        return nullptr;
+    std::set<const GlobalValue*> keep = reachableFrom(*root);
+    ValueToValueMapTy vmap;
+    std::unique_ptr<Module> part =
+        CloneModule(m, vmap, [&](const GlobalValue* gv) { return keep.count(gv) != 0; });
+    for (Function& f : make_early_inc_range(*part)) {
+        if (f.isDeclaration()) {
+            if (f.use_empty())
+                f.eraseFromParent();
+        } else if (f.getName() != entryName) {
+            f.setLinkage(GlobalValue::InternalLinkage);
+        }
+    }
+    for (GlobalVariable& g : make_early_inc_range(part->globals())) {
+        if (g.isDeclaration()) {
+            if (g.use_empty())
+                g.eraseFromParent();
+        } else if (!g.hasAppendingLinkage()) {
+            g.setLinkage(GlobalValue::InternalLinkage);
+        }
+    }
+    return part;
+}
+
+/// -save-temps[=prefix] (AMD's option): each kernel's optimised code as LLVM IR (.ll) and
+/// as assembly (.s), `<prefix>_<kernel>.ll` / `.s`. Without a prefix, AMD-style
+/// `_temp_<n>_cpu` in the working directory, n counting the builds of this process. The code
+/// is what the JIT runs for that kernel. Returns a log line per file problem.
+std::string saveTemps(const Module& m, TargetMachine& tm, const BuildOptions& o,
+                      const std::vector<WorkGroupKernelInfo>& kernels, unsigned optLevel,
+                      const std::string& features) {
+    static std::atomic<unsigned> counter{0};
+    std::string prefix = o.saveTempsPrefix;
+    if (prefix.empty())
+        prefix = "_temp_" + std::to_string(counter++) + "_cpu";
+    std::string log;
+    for (const WorkGroupKernelInfo& k : kernels) {
+        std::unique_ptr<Module> part = kernelPart(m, k.entryName);
+        if (!part)
+            continue;
+        optimise(*part, tm, optLevel, features, o.effectiveUnsafeMath());
+        std::string base = prefix + "_" + k.name;
+        std::error_code ec;
+        raw_fd_ostream ll(base + ".ll", ec, sys::fs::OF_Text);
+        if (ec) {
+            log += "warning: -save-temps: cannot write " + base + ".ll: " + ec.message() + "\n";
+            continue;
+        }
+        part->print(ll, nullptr);
+        raw_fd_ostream s(base + ".s", ec, sys::fs::OF_Text);
+        if (ec) {
+            log += "warning: -save-temps: cannot write " + base + ".s: " + ec.message() + "\n";
+            continue;
+        }
+        legacy::PassManager pm;
+        if (tm.addPassesToEmitFile(pm, s, nullptr, CodeGenFileType::AssemblyFile))
+            log += "warning: -save-temps: no assembly printer for this target\n";
+        else
+            pm.run(*part);
+    }
+    return log;
+}
+
 Error CpuExecutable::addToJit(std::unique_ptr<Module> m) const {
     return m_jit->addIRModule(orc::ThreadSafeModule(std::move(m), m_context));
 }
@@ -383,8 +415,7 @@ void* CpuExecutable::entry(size_t index) const {
         return m_entries[index];
     if (m_wholeModule) {
         if (!m_wholeAdded) {
-            if (!m_preOptimised)
-                optimise(*m_module, *m_tm, m_optLevel, m_features, m_unsafeMath);
+            optimise(*m_module, *m_tm, m_optLevel, m_features, m_unsafeMath);
             m_wholeAdded = true;
             if (Error e = addToJit(std::move(m_module))) {
                 *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
@@ -392,31 +423,9 @@ void* CpuExecutable::entry(size_t index) const {
             }
         }
     } else {
-        // This kernel's work-group function and what it reaches, on their own: every other
-        // definition stays out, and what is cloned is private to the clone.
-        Function* root = m_module->getFunction(m_entryNames[index]);
-        if (!root)
+        std::unique_ptr<Module> part = kernelPart(*m_module, m_entryNames[index]);
+        if (!part)
             return nullptr;
-        std::set<const GlobalValue*> keep = reachableFrom(*root);
-        ValueToValueMapTy vmap;
-        std::unique_ptr<Module> part = CloneModule(
-            *m_module, vmap, [&](const GlobalValue* gv) { return keep.count(gv) != 0; });
-        for (Function& f : make_early_inc_range(*part)) {
-            if (f.isDeclaration()) {
-                if (f.use_empty())
-                    f.eraseFromParent();
-            } else if (f.getName() != m_entryNames[index]) {
-                f.setLinkage(GlobalValue::InternalLinkage);
-            }
-        }
-        for (GlobalVariable& g : make_early_inc_range(part->globals())) {
-            if (g.isDeclaration()) {
-                if (g.use_empty())
-                    g.eraseFromParent();
-            } else if (!g.hasAppendingLinkage()) {
-                g.setLinkage(GlobalValue::InternalLinkage);
-            }
-        }
         optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath);
         if (Error e = addToJit(std::move(part))) {
             *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
@@ -600,13 +609,8 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     for (GlobalVariable& g : m->globals())
         if (!g.isDeclaration() && !g.isConstant() && !g.hasAppendingLinkage())
             exe->m_wholeModule = true;
-    if (opts.saveTemps) {
-        // The files show the code that runs: optimise now, as one module.
-        optimise(*m, **tm, optLevel, features, opts.effectiveUnsafeMath());
-        log += saveTemps(*m, **tm, opts, wgKernels);
-        exe->m_preOptimised = true;
-        exe->m_wholeModule = true;
-    }
+    if (opts.saveTemps)
+        log += saveTemps(*m, **tm, opts, wgKernels, optLevel, features);
 
     // JIT: one LLJIT (one JITDylib) per executable; kernels are added as they are needed.
     auto jit = orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
