@@ -209,6 +209,7 @@ cl_int deviceInfo(Device* d, cl_device_info param, size_t size, void* value, siz
     case CL_DEVICE_VERSION: return s(i.version);
     case CL_DEVICE_NUMERIC_VERSION: return v(i.numericVersion);
     case CL_DEVICE_OPENCL_C_VERSION: return s(i.openclCVersion);
+    case CL_DEVICE_OPENCL_C_NUMERIC_VERSION_KHR: return v(cl_version(CL_MAKE_VERSION(1, 2, 0)));
     case CL_DEVICE_OPENCL_C_ALL_VERSIONS: return infoVector(size, value, sizeRet, i.openclCAllVersions);
     case CL_DEVICE_OPENCL_C_FEATURES: return infoVector(size, value, sizeRet, i.openclCFeatures);
     case CL_DEVICE_EXTENSIONS: return s(i.extensions);

@@ -7,9 +7,9 @@ using namespace duet::api;
 namespace duet::api {
 
 cl_int submit(Queue* queue, cl_command_type type, cl_uint numEvents, const cl_event* waitList,
-              cl_event* eventOut, bool blocking, std::function<cl_int()> run) {
+              cl_event* eventOut, bool blocking, std::function<cl_int()> run, bool fence) {
     std::span<Event* const> waits(reinterpret_cast<Event* const*>(waitList), numEvents);
-    Ref<Event> ev = queue->enqueue(type, waits, std::move(run));
+    Ref<Event> ev = queue->enqueue(type, waits, std::move(run), fence, blocking || eventOut);
     cl_int status = CL_SUCCESS;
     if (blocking && ev->wait() < 0)
         status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
@@ -189,11 +189,10 @@ cl_int enqueueSync(const char* api, cl_command_queue queue, cl_command_type type
             return report(api, nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
         if (cl_int e = checkWaitList(api, q->context(), num, list))
             return e;
-        // Commands of a queue run in enqueue order, so waiting for the wait list (or, with
-        // none, for everything enqueued before, which precedes it anyway) is all a marker or
-        // barrier has to do.
-        (void)allPrior;
-        return submit(q, type, num, list, event, false, [] { return CL_SUCCESS; });
+        // In-order queues already order everything. Out of order, a barrier (and a marker
+        // with no wait list) waits for all earlier commands and holds back later ones.
+        bool fence = type == CL_COMMAND_BARRIER ? true : (allPrior && num == 0);
+        return submit(q, type, num, list, event, false, [] { return CL_SUCCESS; }, fence);
     });
 }
 

@@ -8,7 +8,7 @@ with its TableGen'd -fdeclare-opencl-builtins declarations) is preprocessed with
 kernel, compiled the way user code is (-fdeclare-opencl-builtins). The module is linked with
 the library; any mangled (_Z) symbol left undefined is a builtin the library lacks. Families
 that the library leaves to others on purpose (work-item functions, barriers, printf: lowered by
-the compiler; images: deferred) are excluded by name and listed in the output.
+the compiler) are excluded by name and listed in the output.
 """
 import argparse
 import collections
@@ -24,7 +24,6 @@ EXCLUDED = [
      "work-item function, lowered by the compiler"),
     (r"^(barrier|work_group_barrier)$", "barrier, lowered by the compiler"),
     (r"^printf$", "printf, lowered by the compiler"),
-    (r"^(read_image|write_image|get_image_)\w*$", "images: deferred"),
     (r"^(sub_group_|get_sub_group|get_max_sub_group|get_num_sub_groups|"
      r"intel_sub_group|intel_)\w*", "subgroups: not supported by the CPU device"),
     (r"^work_group_(all|any|broadcast|reduce|scan)\w*$",

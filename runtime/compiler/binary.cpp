@@ -176,6 +176,8 @@ ReadProgramBinaryResult readProgramBinary(std::span<const unsigned char> bytes) 
     if (eh.e_type != ET_REL)
         return invalid("binary is an ELF file but not a Duet program binary (e_type " +
                        std::to_string(eh.e_type) + ")");
+    if (eh.e_ehsize != sizeof(Elf64_Ehdr) || eh.e_phnum != 0)
+        return invalid("ELF header size or program header count is not that of a Duet binary");
     if (eh.e_shentsize != sizeof(Elf64_Shdr))
         return invalid("ELF section header size is " + std::to_string(eh.e_shentsize));
     if (eh.e_shnum == 0 || eh.e_shnum > 64)
@@ -206,8 +208,8 @@ ReadProgramBinaryResult readProgramBinary(std::span<const unsigned char> bytes) 
     for (size_t i = 1; i < sh.size(); ++i) {
         if (sh[i].sh_name >= strtab.sh_size)
             return invalid("ELF section " + std::to_string(i) + " has a bad name offset");
-        auto name = boundedString(base + strtab.sh_offset + sh[i].sh_name,
-                                  strtab.sh_size - sh[i].sh_name);
+        auto name =
+            boundedString(base + strtab.sh_offset + sh[i].sh_name, strtab.sh_size - sh[i].sh_name);
         if (!name)
             return invalid("ELF section " + std::to_string(i) + " has an unterminated name");
         if (sh[i].sh_type == SHT_NOBITS)

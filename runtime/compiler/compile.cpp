@@ -31,6 +31,9 @@ namespace {
 
 /// The name the program source has in diagnostics ("input.cl:3:7: error: ...").
 constexpr const char* kMainFileName = "input.cl";
+/// A second, in-memory home of clCompileProgram's headers, searched last (-I), so that
+/// #include <name.h> finds them as well as #include "name.h".
+constexpr const char* kHeaderDir = "/duet-input-headers";
 
 /// Remembers functions the user declared in the program's own files (not clang's headers, not
 /// the implicit builtin declarations), by their IR name, so the linker can tell a missing user
@@ -104,7 +107,9 @@ const char* clStdFlag(unsigned v) {
 
 /// The cc1 command line for one compilation (what the clang driver would pass, minus what a
 /// host-less spir64 compile does not need).
-std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& target) {
+std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& target,
+                                      bool withHeaders) {
+    // clang-format off
     std::vector<std::string> a = {
         "-triple", "spir64-unknown-unknown",
         // Same parsing mode as the builtin library (runtime/builtins/CMakeLists.txt), so mangled
@@ -115,6 +120,7 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
         "-nostdsysteminc",
         "-ffp-contract=on", "-ferror-limit", "50", "-main-file-name", kMainFileName,
     };
+    // clang-format on
     a.push_back(clStdFlag(o.clStd));
 
     std::string ext = "-cl-ext=-all";
@@ -182,6 +188,10 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
         a.push_back("-I");
         a.push_back(dir);
     }
+    if (withHeaders) {
+        a.push_back("-I");
+        a.push_back(kHeaderDir);
+    }
     a.push_back("-x");
     a.push_back("cl");
     a.push_back(kMainFileName);
@@ -202,7 +212,7 @@ CompileResult compileSource(std::string_view source, std::string_view options,
     }
 
     llvm::raw_string_ostream logStream(result.log);
-    std::vector<std::string> args = cc1Arguments(parsed.options, target);
+    std::vector<std::string> args = cc1Arguments(parsed.options, target, !headers.empty());
     std::vector<const char*> argv;
     argv.reserve(args.size());
     for (const std::string& s : args)
@@ -240,14 +250,16 @@ CompileResult compileSource(std::string_view source, std::string_view options,
     auto memFs = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
     memFs->setCurrentWorkingDirectory(workDir);
     memFs->addFile(kMainFileName, 0,
-                   llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(source.data(),
-                                                                        source.size()),
-                                                        kMainFileName));
+                   llvm::MemoryBuffer::getMemBufferCopy(
+                       llvm::StringRef(source.data(), source.size()), kMainFileName));
     for (const HeaderSource& h : headers) {
         if (h.includeName.empty())
             continue;
         memFs->addFile(h.includeName, 0,
                        llvm::MemoryBuffer::getMemBufferCopy(h.source, h.includeName));
+        if (!llvm::sys::path::is_absolute(h.includeName))
+            memFs->addFile(std::string(kHeaderDir) + "/" + h.includeName, 0,
+                           llvm::MemoryBuffer::getMemBufferCopy(h.source, h.includeName));
     }
     auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(std::move(physical));
     overlay->pushOverlay(memFs);

@@ -200,6 +200,11 @@ KernelDesc describeKernel(const llvm::Function& f, const llvm::DataLayout& dl) {
             // clang leaves images "none" only when written without a qualifier: read_only.
             if (a.accessQualifier == CL_KERNEL_ARG_ACCESS_NONE)
                 a.accessQualifier = CL_KERNEL_ARG_ACCESS_READ_ONLY;
+        } else if (tq & CL_KERNEL_ARG_TYPE_PIPE) {
+            // A pipe is a cl_mem in the global address space (§6.13.16).
+            a.kind = KernelArgKind::GlobalBuffer;
+            a.addressQualifier = CL_KERNEL_ARG_ADDRESS_GLOBAL;
+            a.size = a.align = 8;
         } else if (a.typeName == "sampler_t") {
             a.kind = KernelArgKind::Sampler;
             a.size = a.align = 8;
@@ -293,8 +298,8 @@ KernelDesc describeKernel(const llvm::Function& f, const llvm::DataLayout& dl) {
     for (const llvm::GlobalVariable& gv : f.getParent()->globals()) {
         if (!locals.contains(&gv))
             continue;
-        uint64_t align = gv.getAlign() ? gv.getAlign()->value()
-                                       : dl.getABITypeAlign(gv.getValueType()).value();
+        uint64_t align =
+            gv.getAlign() ? gv.getAlign()->value() : dl.getABITypeAlign(gv.getValueType()).value();
         k.staticLocalMemSize = alignTo(k.staticLocalMemSize, align) +
                                dl.getTypeAllocSize(gv.getValueType()).getFixedValue();
     }

@@ -51,7 +51,9 @@ namespace {
 bool isIdentifier(std::string_view s) {
     if (s.empty())
         return false;
-    auto isAlpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+    auto isAlpha = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    };
     if (!isAlpha(s[0]))
         return false;
     for (char c : s)

@@ -27,19 +27,19 @@ struct BuildOptions {
     unsigned optLevel = 2;
     bool optDisable = false; ///< -cl-opt-disable
 
-    bool madEnable = false;                  ///< -cl-mad-enable
-    bool noSignedZeros = false;              ///< -cl-no-signed-zeros
-    bool unsafeMathOptimizations = false;    ///< -cl-unsafe-math-optimizations
-    bool finiteMathOnly = false;             ///< -cl-finite-math-only
-    bool fastRelaxedMath = false;            ///< -cl-fast-relaxed-math
-    bool denormsAreZero = false;             ///< -cl-denorms-are-zero
-    bool singlePrecisionConstant = false;    ///< -cl-single-precision-constant
+    bool madEnable = false;                      ///< -cl-mad-enable
+    bool noSignedZeros = false;                  ///< -cl-no-signed-zeros
+    bool unsafeMathOptimizations = false;        ///< -cl-unsafe-math-optimizations
+    bool finiteMathOnly = false;                 ///< -cl-finite-math-only
+    bool fastRelaxedMath = false;                ///< -cl-fast-relaxed-math
+    bool denormsAreZero = false;                 ///< -cl-denorms-are-zero
+    bool singlePrecisionConstant = false;        ///< -cl-single-precision-constant
     bool fp32CorrectlyRoundedDivideSqrt = false; ///< -cl-fp32-correctly-rounded-divide-sqrt
-    bool uniformWorkGroupSize = false;       ///< -cl-uniform-work-group-size
-    bool noSubgroupIfp = false;              ///< -cl-no-subgroup-ifp
-    bool strictAliasing = false;             ///< -cl-strict-aliasing (deprecated, no effect)
-    bool kernelArgInfo = false;              ///< -cl-kernel-arg-info
-    bool debugInfo = false;                  ///< -g
+    bool uniformWorkGroupSize = false;           ///< -cl-uniform-work-group-size
+    bool noSubgroupIfp = false;                  ///< -cl-no-subgroup-ifp
+    bool strictAliasing = false;                 ///< -cl-strict-aliasing (deprecated, no effect)
+    bool kernelArgInfo = false;                  ///< -cl-kernel-arg-info
+    bool debugInfo = false;                      ///< -g
 
     /// -save-temps[=prefix] (AMD): the code generator writes intermediate files. An empty
     /// prefix with saveTemps set means "in the working directory, default name".

@@ -3,11 +3,24 @@
 
 #include <cstdlib>
 
+#include <sys/mman.h>
+
 namespace duet::rt {
 
 constexpr size_t kStorageAlign = 128; // >= CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8 and a cache line
 
+constexpr size_t kHugePage = 2u << 20;
+
 char* allocateStorage(size_t size) {
+    // Large buffers are streamed by kernels: put them on transparent huge pages (where the
+    // system grants them on request) to spare the TLB.
+    if (size >= kHugePage) {
+        size_t rounded = (size + kHugePage - 1) / kHugePage * kHugePage;
+        char* p = static_cast<char*>(std::aligned_alloc(kHugePage, rounded));
+        if (p)
+            madvise(p, rounded, MADV_HUGEPAGE);
+        return p;
+    }
     size_t rounded = (size + kStorageAlign - 1) / kStorageAlign * kStorageAlign;
     return static_cast<char*>(std::aligned_alloc(kStorageAlign, rounded ? rounded : kStorageAlign));
 }

@@ -1,26 +1,80 @@
-// Queue worker: runs commands in order, each once its wait list has finished.
+// Queue worker: runs commands in order (or, out of order, as their wait lists complete).
 #include "core/queue.hpp"
+
+#include <algorithm>
 
 namespace duet::rt {
 
 namespace {
 
 /// Runs one command: waits for its dependencies, then executes and completes its event.
-void execute(Command& cmd, bool profiling) {
-    Event& ev = *cmd.event;
+void execute(Command& cmd) {
+    Event* ev = cmd.event.get(); // null: nobody can observe this command but the queue
     cl_int status = CL_SUCCESS;
     for (Ref<Event>& dep : cmd.waitList)
         if (dep->wait() < 0)
             status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     if (status == CL_SUCCESS) {
-        ev.setStatus(CL_RUNNING);
+        if (ev)
+            ev->setStatus(CL_RUNNING);
         status = cmd.run();
     }
-    (void)profiling;
-    ev.setStatus(status == CL_SUCCESS ? CL_COMPLETE : status);
+    // Drop what the command holds (memory objects, kernels) before anyone can see it complete:
+    // a release right after a wait must be the last one.
+    cmd.run = nullptr;
+    cmd.waitList.clear();
+    if (ev)
+        ev->setStatus(status == CL_SUCCESS ? CL_COMPLETE : status);
 }
 
-void workerLoop(std::shared_ptr<Queue::Shared> sh, bool profiling) {
+bool ready(const Command& cmd) {
+    for (const Ref<Event>& dep : cmd.waitList)
+        if (dep->status() > CL_COMPLETE)
+            return false;
+    return true;
+}
+
+/// Completion callback of a foreign event an out-of-order queue is waiting for.
+void CL_CALLBACK wakeQueue(cl_event, cl_int, void* data) {
+    auto* weak = static_cast<std::weak_ptr<Queue::Shared>*>(data);
+    if (auto sh = weak->lock()) {
+        std::lock_guard lock(sh->mutex);
+        ++sh->wakeups;
+        sh->workCv.notify_one();
+    }
+    delete weak;
+}
+
+/// Picks the next command to run. In order: the front. Out of order: the first whose wait
+/// list has completed; when none is, returns in `toWatch` the foreign events (user events,
+/// other queues' commands) to be woken by. Called with the lock held.
+bool takeNext(const std::shared_ptr<Queue::Shared>& sh, Command& out,
+              std::vector<Ref<Event>>& toWatch) {
+    if (!sh->outOfOrder) {
+        out = std::move(sh->pending.front());
+        sh->pending.pop_front();
+        return true;
+    }
+    for (auto it = sh->pending.begin(); it != sh->pending.end(); ++it)
+        if (ready(*it)) {
+            out = std::move(*it);
+            sh->pending.erase(it);
+            return true;
+        }
+    // Nothing ready: every blocker is either a command of this queue (its completion comes
+    // back through this worker) or foreign (a user event or another queue's command).
+    for (Command& c : sh->pending) {
+        if (c.watched)
+            continue;
+        c.watched = true;
+        for (Ref<Event>& dep : c.waitList)
+            if (dep->status() > CL_COMPLETE && dep->queue() != sh->owner)
+                toWatch.push_back(dep);
+    }
+    return false;
+}
+
+void workerLoop(std::shared_ptr<Queue::Shared> sh) {
     std::unique_lock lock(sh->mutex);
     for (;;) {
         if (sh->pending.empty()) {
@@ -44,10 +98,26 @@ void workerLoop(std::shared_ptr<Queue::Shared> sh, bool profiling) {
             }
             continue;
         }
-        Command cmd = std::move(sh->pending.front());
-        sh->pending.pop_front();
+        Command cmd;
+        std::vector<Ref<Event>> toWatch;
+        if (!takeNext(sh, cmd, toWatch)) {
+            uint64_t seen = sh->wakeups;
+            size_t count = sh->pending.size();
+            // Callbacks may run at once (the event just finished): never under our lock.
+            lock.unlock();
+            for (Ref<Event>& e : toWatch)
+                e->addCallback(CL_COMPLETE, wakeQueue, new std::weak_ptr<Queue::Shared>(sh));
+            toWatch.clear();
+            lock.lock();
+            sh->workerSleeping = true;
+            sh->workCv.wait(lock, [&] {
+                return sh->wakeups != seen || sh->pending.size() != count || sh->stop;
+            });
+            sh->workerSleeping = false;
+            continue;
+        }
         lock.unlock();
-        execute(cmd, profiling);
+        execute(cmd);
         // Dropping the command may release the last reference to the queue itself; only
         // `sh` is touched afterwards.
         cmd = Command{};
@@ -65,7 +135,9 @@ Queue::Queue(Ref<Context> context, Device* device, cl_command_queue_properties p
     : _cl_command_queue(kTag), m_context(std::move(context)), m_device(device),
       m_properties(properties), m_propertyList(std::move(propertyList)),
       m_shared(std::make_shared<Shared>()) {
-    m_worker = std::thread(workerLoop, m_shared, profiling());
+    m_shared->outOfOrder = outOfOrder();
+    m_shared->owner = this;
+    m_worker = std::thread(workerLoop, m_shared);
 }
 
 Queue::~Queue() {
@@ -81,22 +153,42 @@ Queue::~Queue() {
 }
 
 Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList,
-                          std::function<cl_int()> run) {
+                          std::function<cl_int()> run, bool fence, bool wantEvent) {
     Command cmd;
-    cmd.event = adoptRef(makeObject<Event>(retainRef(m_context.get()), this, type));
-    cmd.event->setProfile(0, nowNs());
+    // An in-order queue orders and counts its commands itself: an event is only made when
+    // someone can look at it (the caller, a blocking call, an out-of-order dependency).
+    if (wantEvent || m_shared->outOfOrder) {
+        cmd.event = adoptRef(makeObject<Event>(retainRef(m_context.get()), this, type));
+        cmd.event->setProfile(0, nowNs());
+        cmd.event->setStatus(CL_SUBMITTED);
+    }
     cmd.waitList.reserve(waitList.size());
     for (Event* e : waitList)
         cmd.waitList.push_back(retainRef(e));
     cmd.run = std::move(run);
-    cmd.event->setStatus(CL_SUBMITTED);
+    cmd.fence = fence;
     Ref<Event> result = cmd.event;
     {
         std::lock_guard lock(m_shared->mutex);
-        m_shared->pending.push_back(std::move(cmd));
-        ++m_shared->enqueued;
-        if (m_shared->workerSleeping)
-            m_shared->workCv.notify_one();
+        Shared& sh = *m_shared;
+        if (sh.outOfOrder) {
+            // Order around fences: a fence waits for everything before it, and everything
+            // after waits for the last fence.
+            std::erase_if(sh.outstanding,
+                          [](const Ref<Event>& e) { return e->status() <= CL_COMPLETE; });
+            if (fence)
+                for (Ref<Event>& e : sh.outstanding)
+                    cmd.waitList.push_back(e);
+            else if (sh.lastFence && sh.lastFence->status() > CL_COMPLETE)
+                cmd.waitList.push_back(sh.lastFence);
+            if (fence)
+                sh.lastFence = result;
+            sh.outstanding.push_back(result);
+        }
+        sh.pending.push_back(std::move(cmd));
+        ++sh.enqueued;
+        if (sh.workerSleeping)
+            sh.workCv.notify_one();
     }
     return result;
 }

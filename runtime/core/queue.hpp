@@ -19,6 +19,9 @@ struct Command {
     Ref<Event> event;
     std::vector<Ref<Event>> waitList;
     std::function<cl_int()> run;
+    /// Out-of-order queues: later commands wait for this one (barriers, list-less markers).
+    bool fence = false;
+    bool watched = false; ///< completion callbacks already asked of its foreign events
 };
 
 class Queue final : public _cl_command_queue {
@@ -35,9 +38,13 @@ public:
     bool profiling() const { return m_properties & CL_QUEUE_PROFILING_ENABLE; }
 
     /// Creates the command's event and submits it; returns the event (the caller owns the
-    /// returned reference). Commands run in enqueue order, each after its wait list.
+    /// returned reference). In-order queues run commands in enqueue order, each after its wait
+    /// list; out-of-order queues run any command whose wait list has completed, and barriers
+    /// and markers without a wait list (`fence`) order everything around them.
+    /// `wantEvent` false lets an in-order queue skip the event (the result is then null).
     Ref<Event> enqueue(cl_command_type type, std::span<Event* const> waitList,
-                       std::function<cl_int()> run);
+                       std::function<cl_int()> run, bool fence = false, bool wantEvent = true);
+    bool outOfOrder() const { return m_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE; }
     /// Blocks until every command enqueued so far has finished.
     void finish();
     /// All commands are submitted at enqueue; flush has nothing left to do.
@@ -51,6 +58,13 @@ public:
         std::deque<Command> pending;
         uint64_t enqueued = 0, completed = 0;
         bool stop = false, workerSleeping = false, waiters = false;
+        bool outOfOrder = false;
+        const void* owner = nullptr; ///< the Queue, to tell its own events from foreign ones
+        /// Out-of-order: events of commands not known complete, and the last fence's event.
+        std::vector<Ref<Event>> outstanding;
+        Ref<Event> lastFence;
+        /// Bumped by completion callbacks of foreign events an out-of-order queue waits for.
+        uint64_t wakeups = 0;
     };
 
 private:

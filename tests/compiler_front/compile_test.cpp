@@ -4,6 +4,7 @@
 #include "compiler/options.hpp"
 
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/Instructions.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -48,8 +49,8 @@ TEST_CASE("a good kernel compiles to spir64 bitcode", "[compile]") {
 }
 
 TEST_CASE("a syntax error fails with clang's message and its line:column", "[compile]") {
-    CompileResult r = compileSource("kernel void k(global int* a) {\n  a[0] = 1\n}\n", "", {},
-                                    cpuTarget());
+    CompileResult r =
+        compileSource("kernel void k(global int* a) {\n  a[0] = 1\n}\n", "", {}, cpuTarget());
     CHECK(r.status == CL_COMPILE_PROGRAM_FAILURE);
     CHECK(r.bitcode.empty());
     INFO(r.log);
@@ -57,8 +58,8 @@ TEST_CASE("a syntax error fails with clang's message and its line:column", "[com
 }
 
 TEST_CASE("semantic errors are reported", "[compile]") {
-    CompileResult r = compileSource("kernel void k(global int* a) { a[0] = undeclared_fn(1); }",
-                                    "", {}, cpuTarget());
+    CompileResult r = compileSource("kernel void k(global int* a) { a[0] = undeclared_fn(1); }", "",
+                                    {}, cpuTarget());
     CHECK(r.status == CL_COMPILE_PROGRAM_FAILURE);
     INFO(r.log);
     CHECK(r.log.find("undeclared_fn") != std::string::npos);
@@ -99,8 +100,10 @@ TEST_CASE("headers given to clCompileProgram are found by #include", "[compile][
         {"util.h", "#include \"sub/consts.h\"\ninline float twice(float x) { return x * TWO; }\n"},
         {"sub/consts.h", "#define TWO 2.0f\n"},
     };
-    compileOk("#include \"util.h\"\nkernel void k(global float* a) { a[0] = twice(a[0]); }\n",
-              "", headers);
+    compileOk("#include \"util.h\"\nkernel void k(global float* a) { a[0] = twice(a[0]); }\n", "",
+              headers);
+    compileOk("#include <util.h>\nkernel void k(global float* a) { a[0] = twice(a[0]); }\n", "",
+              headers);
     CompileResult missing =
         compileSource("#include \"nothere.h\"\nkernel void k(){}\n", "", {}, cpuTarget());
     CHECK(missing.status == CL_COMPILE_PROGRAM_FAILURE);
@@ -113,15 +116,35 @@ TEST_CASE("host system headers are not visible", "[compile][headers]") {
 }
 
 TEST_CASE("every OpenCL 3.0 compiler option is accepted", "[compile][options]") {
-    const char* options[] = {
-        "-cl-opt-disable", "-cl-mad-enable", "-cl-no-signed-zeros",
-        "-cl-unsafe-math-optimizations", "-cl-finite-math-only", "-cl-fast-relaxed-math",
-        "-cl-denorms-are-zero", "-cl-single-precision-constant",
-        "-cl-fp32-correctly-rounded-divide-sqrt", "-cl-uniform-work-group-size",
-        "-cl-no-subgroup-ifp", "-cl-kernel-arg-info", "-g", "-w", "-Werror", "-cl-std=CL1.0",
-        "-cl-std=CL1.1", "-cl-std=CL1.2", "-cl-std=CL2.0", "-cl-std=CL3.0", "-save-temps",
-        "-save-temps=/tmp/duet-x", "-O0", "-O1", "-O2", "-O3", "-I /nonexistent", "-I.",
-        "-cl-strict-aliasing"};
+    const char* options[] = {"-cl-opt-disable",
+                             "-cl-mad-enable",
+                             "-cl-no-signed-zeros",
+                             "-cl-unsafe-math-optimizations",
+                             "-cl-finite-math-only",
+                             "-cl-fast-relaxed-math",
+                             "-cl-denorms-are-zero",
+                             "-cl-single-precision-constant",
+                             "-cl-fp32-correctly-rounded-divide-sqrt",
+                             "-cl-uniform-work-group-size",
+                             "-cl-no-subgroup-ifp",
+                             "-cl-kernel-arg-info",
+                             "-g",
+                             "-w",
+                             "-Werror",
+                             "-cl-std=CL1.0",
+                             "-cl-std=CL1.1",
+                             "-cl-std=CL1.2",
+                             "-cl-std=CL2.0",
+                             "-cl-std=CL3.0",
+                             "-save-temps",
+                             "-save-temps=/tmp/duet-x",
+                             "-O0",
+                             "-O1",
+                             "-O2",
+                             "-O3",
+                             "-I /nonexistent",
+                             "-I.",
+                             "-cl-strict-aliasing"};
     for (const char* o : options) {
         INFO(o);
         compileOk(kTrivial, o);
@@ -149,8 +172,9 @@ TEST_CASE("-cl-std selects the OpenCL C version (default 1.2)", "[compile][optio
 }
 
 TEST_CASE("unknown or malformed options give CL_INVALID_COMPILER_OPTIONS", "[compile][options]") {
-    const char* bad[] = {"-cl-bogus", "-fno-such-thing", "-cl-std=CL9.9", "-D", "-D 9bad",
-                         "-I", "-create-library", "-O7", "\"unterminated"};
+    const char* bad[] = {
+        "-cl-bogus", "-fno-such-thing", "-cl-std=CL9.9", "-D", "-D 9bad", "-I", "-create-library",
+        "-O7",       "\"unterminated"};
     for (const char* o : bad) {
         CompileResult r = compileSource(kTrivial, o, {}, cpuTarget());
         INFO(o << " -> " << r.log);
@@ -199,7 +223,8 @@ TEST_CASE("option words: quotes and escapes", "[options]") {
     CHECK((*w)[3] == "-DY=\"s\"");
     CHECK_FALSE(splitOptionWords("-D'open"));
 
-    ParsedOptions p = parseBuildOptions("-cl-fast-relaxed-math -O3 -save-temps=out/k", OptionsKind::Compile);
+    ParsedOptions p =
+        parseBuildOptions("-cl-fast-relaxed-math -O3 -save-temps=out/k", OptionsKind::Compile);
     REQUIRE(p.ok);
     CHECK(p.options.effectiveFiniteMathOnly());
     CHECK(p.options.effectiveNoSignedZeros());
@@ -207,7 +232,8 @@ TEST_CASE("option words: quotes and escapes", "[options]") {
     CHECK(p.options.optLevel == 3);
     CHECK(p.options.saveTemps);
     CHECK(p.options.saveTempsPrefix == "out/k");
-    CHECK(parseBuildOptions("-cl-opt-disable", OptionsKind::Compile).options.effectiveOptLevel() == 0);
+    CHECK(parseBuildOptions("-cl-opt-disable", OptionsKind::Compile).options.effectiveOptLevel() ==
+          0);
     CHECK(parseBuildOptions("", OptionsKind::Compile).options.clStd == 120);
 }
 
@@ -229,8 +255,9 @@ TEST_CASE("a trivial kernel compiles fast (no opencl-c.h parse)", "[compile][per
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < n; ++i)
         compileOk(kTrivial);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                    .count() / n;
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+        n;
     WARN("trivial kernel compile: " << ms << " ms");
     CHECK(ms < 50.0);
 }
@@ -241,13 +268,13 @@ TEST_CASE("concurrent compilations are independent", "[compile][threads]") {
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
         threads.emplace_back([t, &ok] {
-            std::string src = "kernel void k" + std::to_string(t) +
-                              "(global int* a) { a[0] = VAL; }\n";
+            std::string src =
+                "kernel void k" + std::to_string(t) + "(global int* a) { a[0] = VAL; }\n";
             std::vector<HeaderSource> h = {{"h.h", "#define X " + std::to_string(t) + "\n"}};
             int good = 1;
             for (int i = 0; i < 10; ++i) {
-                CompileResult r = compileSource("#include \"h.h\"\n" + src,
-                                                "-DVAL=X", h, cpuTarget());
+                CompileResult r =
+                    compileSource("#include \"h.h\"\n" + src, "-DVAL=X", h, cpuTarget());
                 auto kernels = describeKernels(r.bitcode);
                 good &= r.status == CL_SUCCESS && kernels.size() == 1 &&
                         kernels[0].name == "k" + std::to_string(t);
@@ -262,4 +289,29 @@ TEST_CASE("concurrent compilations are independent", "[compile][threads]") {
         th.join();
     for (int t = 0; t < kThreads; ++t)
         CHECK(ok[size_t(t)] == 1);
+}
+
+TEST_CASE("-g, -cl-uniform-work-group-size and -cl-opt-disable reach the IR",
+          "[compile][options]") {
+    llvm::LLVMContext ctx;
+    auto dbg = parse(compileOk(kTrivial, "-g"), ctx);
+    CHECK(dbg->getNamedMetadata("llvm.dbg.cu"));
+    auto nodbg = parse(compileOk(kTrivial), ctx);
+    CHECK_FALSE(nodbg->getNamedMetadata("llvm.dbg.cu"));
+
+    auto uniform = parse(compileOk(kTrivial, "-cl-std=CL2.0 -cl-uniform-work-group-size"), ctx);
+    CHECK(uniform->getFunction("k")->getFnAttribute("uniform-work-group-size").getValueAsString() ==
+          "true");
+    auto nonUniform = parse(compileOk(kTrivial, "-cl-std=CL2.0"), ctx);
+    CHECK(nonUniform->getFunction("k")
+              ->getFnAttribute("uniform-work-group-size")
+              .getValueAsString() == "false");
+
+    // Unoptimised, but not optnone: the device code generator still optimises it.
+    auto o0 = parse(compileOk(kTrivial, "-cl-opt-disable"), ctx);
+    CHECK_FALSE(o0->getFunction("k")->hasFnAttribute(llvm::Attribute::OptimizeNone));
+    bool hasAlloca = false;
+    for (llvm::Instruction& i : o0->getFunction("k")->getEntryBlock())
+        hasAlloca |= llvm::isa<llvm::AllocaInst>(i);
+    CHECK(hasAlloca);
 }

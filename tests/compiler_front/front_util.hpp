@@ -15,13 +15,20 @@ inline TargetSpec cpuTarget() {
     TargetSpec t;
     t.kind = TargetSpec::Kind::Cpu;
     t.cpuName = "x86-64";
-    t.clExtensions = {"cl_khr_byte_addressable_store", "cl_khr_global_int32_base_atomics",
-                      "cl_khr_global_int32_extended_atomics", "cl_khr_local_int32_base_atomics",
-                      "cl_khr_local_int32_extended_atomics", "cl_khr_int64_base_atomics",
-                      "cl_khr_int64_extended_atomics", "cl_khr_3d_image_writes",
-                      "__opencl_c_3d_image_writes", "__opencl_c_read_write_images",
-                      "__opencl_c_atomic_order_acq_rel", "__opencl_c_atomic_scope_device",
-                      "__opencl_c_generic_address_space", "__opencl_c_program_scope_global_variables",
+    t.clExtensions = {"cl_khr_byte_addressable_store",
+                      "cl_khr_global_int32_base_atomics",
+                      "cl_khr_global_int32_extended_atomics",
+                      "cl_khr_local_int32_base_atomics",
+                      "cl_khr_local_int32_extended_atomics",
+                      "cl_khr_int64_base_atomics",
+                      "cl_khr_int64_extended_atomics",
+                      "cl_khr_3d_image_writes",
+                      "__opencl_c_3d_image_writes",
+                      "__opencl_c_read_write_images",
+                      "__opencl_c_atomic_order_acq_rel",
+                      "__opencl_c_atomic_scope_device",
+                      "__opencl_c_generic_address_space",
+                      "__opencl_c_program_scope_global_variables",
                       "__opencl_c_int64"};
     return t;
 }

@@ -1,5 +1,6 @@
 // The CPU device: host-CPU device info, LLVM JIT builds, work-groups on a thread pool.
 #include "core/device.hpp"
+#include "core/image.hpp"
 #include "core/kernel.hpp"
 #include "devices/cpu/thread_pool.hpp"
 
@@ -99,72 +100,113 @@ public:
 
     cl_int runNDRange(const KernelLaunch& launch) override;
 
-    void pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t* global,
+    void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims, const size_t* global,
                        size_t* local) const override;
 
 private:
+    /// A growable block aligned for any OpenCL C type.
+    class AlignedBlock {
+    public:
+        bool reserve(size_t bytes) {
+            if (bytes <= m_capacity)
+                return true;
+            size_t cap = std::max<size_t>(bytes, 2 * m_capacity);
+            cap = (cap + kLocalAlign - 1) / kLocalAlign * kLocalAlign;
+            char* p = static_cast<char*>(std::aligned_alloc(kLocalAlign, cap));
+            if (!p)
+                return false;
+            m_p.reset(p);
+            m_capacity = cap;
+            return true;
+        }
+        char* data() const { return m_p.get(); }
+
+    private:
+        std::unique_ptr<char, decltype(&std::free)> m_p{nullptr, &std::free};
+        size_t m_capacity = 0;
+    };
     /// Per-participant scratch: __local memory and the argument pointer table.
     struct WorkerState {
-        std::unique_ptr<char, decltype(&std::free)> local{nullptr, &std::free};
-        size_t localCapacity = 0;
+        AlignedBlock local;
         std::vector<void*> args;
         std::vector<void*> slots;
+    };
+    /// Per-launch scratch, reused from launch to launch.
+    struct LaunchScratch {
+        AlignedBlock values;
+        std::vector<size_t> localOffsets;
+        std::vector<void*> baseSlots, baseArgs;
+        std::vector<KernelImageDesc> imageDescs;
     };
 
     TargetSpec m_target;
     ThreadPool m_pool;
-    std::mutex m_stateMutex;
+    std::mutex m_stateMutex; ///< guards the scratch below
+    LaunchScratch m_scratch;
     std::vector<WorkerState> m_workers{m_pool.participants()};
 };
 
 cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     const KernelDesc& desc = launch.kernel->desc();
     auto fn = reinterpret_cast<WorkGroupFn>(launch.entry);
+    const size_t nargs = launch.args.size();
 
     size_t groups[3], total = 1;
     for (int d = 0; d < 3; ++d) {
         groups[d] = (launch.global[d] + launch.local[d] - 1) / launch.local[d];
         total *= groups[d];
     }
+    // Chunks small enough to balance, large enough to amortise the dispatch.
+    const size_t participants = m_pool.participants();
+    const size_t chunk = std::max<size_t>(1, total / (participants * 8));
+    const size_t used = total <= chunk ? 1 : participants;
+
+    // One launch at a time owns the scratch below (the pool runs one job at a time anyway);
+    // reusing it keeps allocation off the launch path.
+    std::lock_guard lock(m_stateMutex);
+    LaunchScratch& s = m_scratch;
 
     // __local layout per work-group: kernel-scope variables first, then each __local
     // argument, every block aligned for the widest type.
-    size_t localBytes = (desc.staticLocalMemSize + kLocalAlign - 1) / kLocalAlign * kLocalAlign;
-    std::vector<size_t> localOffsets(launch.args.size(), 0);
-    for (size_t i = 0; i < launch.args.size(); ++i)
+    auto roundUp = [](size_t n) { return (n + kLocalAlign - 1) / kLocalAlign * kLocalAlign; };
+    size_t localBytes = roundUp(desc.staticLocalMemSize);
+    s.localOffsets.assign(nargs, 0);
+    size_t valueBytes = 0;
+    for (size_t i = 0; i < nargs; ++i) {
         if (desc.args[i].kind == KernelArgKind::LocalBuffer) {
-            localOffsets[i] = localBytes;
-            localBytes += (launch.args[i].localSize + kLocalAlign - 1) / kLocalAlign * kLocalAlign;
+            s.localOffsets[i] = localBytes;
+            localBytes += roundUp(launch.args[i].localSize);
         }
-
+        valueBytes += roundUp(launch.args[i].bytes.size());
+    }
     // By-value arguments go into one block where each sits at a 128-byte boundary, so code
     // may load them with the alignment of any OpenCL C type (double16 included).
-    size_t valueBytes = 0;
-    for (size_t i = 0; i < launch.args.size(); ++i)
-        valueBytes += (launch.args[i].bytes.size() + kLocalAlign - 1) / kLocalAlign * kLocalAlign;
-    std::unique_ptr<char, decltype(&std::free)> values(
-        static_cast<char*>(std::aligned_alloc(kLocalAlign, std::max(valueBytes, kLocalAlign))),
-        &std::free);
-    if (!values)
+    if (!s.values.reserve(valueBytes))
         return CL_OUT_OF_HOST_MEMORY;
 
+    s.imageDescs.resize(std::max(s.imageDescs.size(), nargs));
+
     // Argument table shared by all participants except for __local slots.
-    std::vector<void*> baseSlots(launch.args.size(), nullptr);
-    std::vector<void*> baseArgs(launch.args.size(), nullptr);
+    s.baseSlots.assign(nargs, nullptr);
+    s.baseArgs.assign(nargs, nullptr);
     size_t valueOffset = 0;
-    for (size_t i = 0; i < launch.args.size(); ++i) {
+    for (size_t i = 0; i < nargs; ++i) {
         const ArgValue& a = launch.args[i];
         switch (desc.args[i].kind) {
         case KernelArgKind::Value:
         case KernelArgKind::Sampler:
-            std::memcpy(values.get() + valueOffset, a.bytes.data(), a.bytes.size());
-            baseArgs[i] = values.get() + valueOffset;
-            valueOffset += (a.bytes.size() + kLocalAlign - 1) / kLocalAlign * kLocalAlign;
+            std::memcpy(s.values.data() + valueOffset, a.bytes.data(), a.bytes.size());
+            s.baseArgs[i] = s.values.data() + valueOffset;
+            valueOffset += roundUp(a.bytes.size());
             break;
         case KernelArgKind::GlobalBuffer:
         case KernelArgKind::ConstantBuffer:
+            s.baseSlots[i] = a.mem ? a.mem->data() : nullptr;
+            break;
         case KernelArgKind::Image:
-            baseSlots[i] = a.mem ? a.mem->data() : nullptr;
+            // Kernels see an image as a pointer to its descriptor (core/image.hpp).
+            makeKernelImageDesc(*a.mem, s.imageDescs[i]);
+            s.baseSlots[i] = &s.imageDescs[i];
             break;
         case KernelArgKind::LocalBuffer:
             break;
@@ -180,35 +222,27 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
         base.numGroups[d] = groups[d];
     }
 
-    std::lock_guard lock(m_stateMutex);
-    for (WorkerState& w : m_workers) {
-        if (w.localCapacity < localBytes) {
-            w.local.reset(static_cast<char*>(std::aligned_alloc(kLocalAlign, localBytes)));
-            if (!w.local)
-                return CL_OUT_OF_RESOURCES;
-            w.localCapacity = localBytes;
-        }
-        w.slots = baseSlots;
-        w.args = baseArgs;
-        for (size_t i = 0; i < launch.args.size(); ++i) {
+    for (size_t wi = 0; wi < used; ++wi) {
+        WorkerState& w = m_workers[wi];
+        if (!w.local.reserve(localBytes))
+            return CL_OUT_OF_RESOURCES;
+        w.slots = s.baseSlots;
+        w.args = s.baseArgs;
+        for (size_t i = 0; i < nargs; ++i) {
             if (desc.args[i].kind == KernelArgKind::LocalBuffer)
-                w.slots[i] = w.local.get() + localOffsets[i];
+                w.slots[i] = w.local.data() + s.localOffsets[i];
             if (!w.args[i])
                 w.args[i] = &w.slots[i];
         }
     }
 
-    // Chunks small enough to balance, large enough to amortise the dispatch.
-    size_t participants = m_pool.participants();
-    size_t chunk = std::max<size_t>(1, total / (participants * 8));
-    m_pool.run(total, chunk, [&](size_t begin, size_t end, unsigned worker) {
+    auto runGroups = [&](size_t begin, size_t end, unsigned worker) {
         WorkerState& w = m_workers[worker];
         WorkGroupContext ctx = base;
-        ctx.localMem = w.local.get();
+        ctx.localMem = w.local.data();
         for (size_t g = begin; g < end; ++g) {
-            size_t gx = g % groups[0], gy = (g / groups[0]) % groups[1],
-                   gz = g / (groups[0] * groups[1]);
-            size_t id[3] = {gx, gy, gz};
+            size_t id[3] = {g % groups[0], (g / groups[0]) % groups[1],
+                            g / (groups[0] * groups[1])};
             for (int d = 0; d < 3; ++d) {
                 ctx.groupId[d] = id[d];
                 size_t start = id[d] * launch.local[d];
@@ -216,11 +250,15 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
             }
             fn(w.args.data(), &ctx);
         }
-    });
+    };
+    if (used == 1)
+        runGroups(0, total, 0);
+    else
+        m_pool.run(total, chunk, runGroups);
     return CL_SUCCESS;
 }
 
-void CpuBackend::pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t* global,
+void CpuBackend::pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims, const size_t* global,
                                size_t* local) const {
     const KernelDesc& desc = kernel.desc();
     if (desc.reqdWorkGroupSize[0]) {
@@ -232,7 +270,7 @@ void CpuBackend::pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t*
     // fill SIMD lanes; keep enough groups to feed every core. Sizes divide the global size so
     // that OpenCL 1.2 programs get uniform groups.
     size_t participants = m_pool.participants();
-    size_t budget = 1024;
+    size_t budget = std::min<size_t>(1024, kernel.workGroupLimit(device));
     for (cl_uint d = 0; d < dims; ++d) {
         size_t want = budget;
         if (d == 0) {
@@ -306,7 +344,8 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                       "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "
                       "cl_khr_local_int32_base_atomics cl_khr_local_int32_extended_atomics "
                       "cl_khr_int64_base_atomics cl_khr_int64_extended_atomics "
-                      "cl_khr_icd cl_khr_extended_versioning";
+                      "cl_khr_icd cl_khr_extended_versioning cl_khr_3d_image_writes "
+                      "cl_khr_depth_images cl_khr_image2d_from_buffer cl_khr_srgb_image_writes";
     info.extensionsWithVersion = namesWithVersion(info.extensions);
     info.openclCAllVersions = {
         {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"},
@@ -318,9 +357,14 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                            "__opencl_c_atomic_order_seq_cst __opencl_c_atomic_scope_device "
                            "__opencl_c_atomic_scope_all_devices "
                            "__opencl_c_generic_address_space "
-                           "__opencl_c_program_scope_global_variables";
+                           "__opencl_c_program_scope_global_variables __opencl_c_images "
+                           "__opencl_c_read_write_images __opencl_c_3d_image_writes";
     info.openclCFeatures = namesWithVersion(features, CL_MAKE_VERSION(3, 0, 0));
     info.genericAddressSpace = true;
+    // Images live in host memory; the limits are the 1.2 full-profile minimums or more.
+    info.imageSupport = true;
+    info.imagePitchAlignment = 1;
+    info.imageBaseAddressAlignment = 1;
     info.nonUniformWorkGroup = true;
 
     std::istringstream ext(info.extensions + " " + features);
@@ -329,7 +373,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
         if (w != "cl_khr_icd" && w != "cl_khr_extended_versioning")
             target.clExtensions.push_back(w);
     target.fp64 = true;
-    target.images = false;
+    target.images = true;
     return std::make_unique<cpu::CpuBackend>(std::move(target));
 }
 

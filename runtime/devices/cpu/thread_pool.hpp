@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace duet::rt::cpu {
@@ -21,7 +22,7 @@ public:
     /// being worker 0; returns when all chunks are done. Calls are serialised.
     template <class F> void run(size_t count, size_t chunk, F&& fn) {
         runErased(count, chunk, &fn, [](void* f, size_t b, size_t e, unsigned w) {
-            (*static_cast<F*>(f))(b, e, w);
+            (*static_cast<std::remove_reference_t<F>*>(f))(b, e, w);
         });
     }
 

@@ -9,10 +9,8 @@ namespace duet::rt {
 std::string hostCpuName() { return llvm::sys::getHostCPUName().str(); }
 
 std::string hostCpuFeatures() {
-    llvm::StringMap<bool> features;
+    const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
     std::string out;
-    if (!llvm::sys::getHostCPUFeatures(features))
-        return out;
     for (const auto& f : features) {
         if (!out.empty())
             out += ',';

@@ -1,0 +1,74 @@
+// The measurements of duet-bench: each runs the same host code on whichever platform it is given.
+#pragma once
+
+#include "seed_common.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace duet::bench {
+
+/// Problem sizes and repetitions (full run or --quick).
+struct Config {
+    uint32_t bodies = 16384;
+    int nbodySteps = 8;         ///< timed steps after the first one (timed alone)
+    uint32_t nbodyChecked = 64; ///< bodies checked against the host reference
+    size_t triadElements = size_t(32) << 20;
+    size_t minElements = size_t(16) << 20;
+    int repeats = 10;         ///< timed runs of triad and min (best is reported)
+    size_t launches = 20000;  ///< queued launches per latency sample
+    size_t roundTrips = 2000; ///< blocking single launches
+    int builds = 3;           ///< uncached builds (median is reported)
+
+    static Config quick();
+};
+
+/// What the table shows about one figure.
+struct FigureInfo {
+    std::string key;
+    std::string label;
+    std::string unit;
+    bool higherIsBetter = true;
+};
+
+/// Every figure duet-bench produces, in table order (labels carry the configured sizes).
+std::vector<FigureInfo> figureInfos(const Config &cfg);
+
+/// One measured figure on one platform; `ok` false means the result was wrong or the run
+/// failed, and `detail` says why (the value is then meaningless).
+struct Figure {
+    double value = 0;
+    bool ok = false;
+    std::string detail;
+};
+
+/// An opened platform: its first CPU device, a context and an in-order queue.
+struct Session {
+    cl_platform_id platform = nullptr;
+    cl_device_id device = nullptr;
+    seeds::Context context;
+    seeds::Queue queue;
+    std::string platformName, platformVersion, deviceName, deviceVersion, driverVersion;
+    cl_uint computeUnits = 0;
+
+    /// Opens the first platform whose name contains `nameSubstr`; throws seeds::ClError.
+    static Session open(const std::string &nameSubstr);
+};
+
+using Figures = std::map<std::string, Figure>;
+
+/// Builds the benchmark source cfg.builds times, each uncached (fresh nonce); records
+/// build_ms and returns the last program (null when every build failed).
+seeds::Program benchBuild(Session &s, const Config &cfg, Figures &out);
+/// nbody_first_ms, nbody_ginter, nbody_gflops.
+void benchNbody(Session &s, cl_program program, const Config &cfg, Figures &out);
+/// triad_gbs.
+void benchTriad(Session &s, cl_program program, const Config &cfg, Figures &out);
+/// min_gbs.
+void benchMin(Session &s, cl_program program, const Config &cfg, Figures &out);
+/// launch_us, roundtrip_us.
+void benchLaunch(Session &s, cl_program program, const Config &cfg, Figures &out);
+
+} // namespace duet::bench

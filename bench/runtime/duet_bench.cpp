@@ -1,0 +1,406 @@
+// duet-bench: one process runs the same host code and kernels on two OpenCL platforms (Duet and
+// PoCL by default) and prints their figures side by side with the ratio, plus optional JSON.
+#include "benchmarks.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace duet::bench;
+using duet::seeds::ClError;
+using duet::seeds::errorName;
+
+namespace {
+
+struct PlatformRun {
+    std::string requested;
+    std::string column; ///< short name for the table
+    bool opened = false;
+    std::string openError;
+    std::string platformName, platformVersion, deviceName, deviceVersion, driverVersion;
+    cl_uint computeUnits = 0;
+    Figures figures;
+};
+
+std::string shortName(const std::string &requested) {
+    if (requested.find("Portable Computing Language") != std::string::npos)
+        return "PoCL";
+    return requested.size() <= 12 ? requested : requested.substr(0, 12);
+}
+
+std::string cpuModel() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("model name", 0) == 0) {
+            auto colon = line.find(':');
+            return colon == std::string::npos ? line : line.substr(colon + 2);
+        }
+    }
+    return "unknown";
+}
+
+// Runs one benchmark; an exception fails every one of `keys` it did not already fill.
+void guarded(Figures &out, std::initializer_list<const char *> keys,
+             const std::function<void()> &body) {
+    std::string why;
+    try {
+        body();
+        return;
+    } catch (const ClError &e) {
+        why = e.what();
+    } catch (const std::exception &e) {
+        why = e.what();
+    }
+    for (const char *k : keys) {
+        if (!out.count(k))
+            out[k] = Figure{0, false, why};
+    }
+}
+
+void printFigure(const FigureInfo &info, const Figure &f) {
+    if (f.ok)
+        std::printf("  %-52s %12.4g %-9s  %s\n", info.label.c_str(), f.value, info.unit.c_str(),
+                    f.detail.c_str());
+    else
+        std::printf("  %-52s %12s %-9s  %s\n", info.label.c_str(), "FAIL", info.unit.c_str(),
+                    f.detail.c_str());
+    std::fflush(stdout);
+}
+
+void runPlatform(PlatformRun &run, const Config &cfg, const std::vector<FigureInfo> &infos) {
+    std::printf("\n[%s] opening platform \"%s\"\n", run.column.c_str(), run.requested.c_str());
+    std::fflush(stdout);
+    Session s;
+    try {
+        s = Session::open(run.requested);
+    } catch (const std::exception &e) {
+        run.openError = e.what();
+        std::printf("  cannot open: %s\n", e.what());
+        return;
+    }
+    run.opened = true;
+    run.platformName = s.platformName;
+    run.platformVersion = s.platformVersion;
+    run.deviceName = s.deviceName;
+    run.deviceVersion = s.deviceVersion;
+    run.driverVersion = s.driverVersion;
+    run.computeUnits = s.computeUnits;
+    std::printf("  platform \"%s\" (%s), device \"%s\" (%s, driver %s, %u compute units)\n",
+                s.platformName.c_str(), s.platformVersion.c_str(), s.deviceName.c_str(),
+                s.deviceVersion.c_str(), s.driverVersion.c_str(), s.computeUnits);
+
+    auto show = [&](std::initializer_list<const char *> keys) {
+        for (const char *k : keys)
+            for (const FigureInfo &info : infos)
+                if (info.key == k && run.figures.count(k))
+                    printFigure(info, run.figures[k]);
+    };
+
+    duet::seeds::Program program;
+    guarded(run.figures, {"build_ms"}, [&] { program = benchBuild(s, cfg, run.figures); });
+    show({"build_ms"});
+    if (!program) {
+        for (const FigureInfo &info : infos)
+            if (!run.figures.count(info.key))
+                run.figures[info.key] = Figure{0, false, "no program (the build failed)"};
+        return;
+    }
+    guarded(run.figures, {"nbody_first_ms", "nbody_ginter", "nbody_gflops"},
+            [&] { benchNbody(s, program, cfg, run.figures); });
+    show({"nbody_first_ms", "nbody_ginter", "nbody_gflops"});
+    guarded(run.figures, {"triad_gbs"}, [&] { benchTriad(s, program, cfg, run.figures); });
+    show({"triad_gbs"});
+    guarded(run.figures, {"min_gbs"}, [&] { benchMin(s, program, cfg, run.figures); });
+    show({"min_gbs"});
+    guarded(run.figures, {"launch_us", "roundtrip_us"},
+            [&] { benchLaunch(s, program, cfg, run.figures); });
+    show({"launch_us", "roundtrip_us"});
+}
+
+std::string isoNow() {
+    std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+// A platform's run as JSON: what a child process (--isolate) hands back to the parent.
+nlohmann::json runToJson(const PlatformRun &run) {
+    nlohmann::json j;
+    j["opened"] = run.opened;
+    j["open_error"] = run.openError;
+    j["platform"] = run.platformName;
+    j["platform_version"] = run.platformVersion;
+    j["device"] = run.deviceName;
+    j["device_version"] = run.deviceVersion;
+    j["driver_version"] = run.driverVersion;
+    j["compute_units"] = run.computeUnits;
+    for (const auto &[key, f] : run.figures)
+        j["figures"][key] = {{"value", f.value}, {"ok", f.ok}, {"detail", f.detail}};
+    return j;
+}
+
+void runFromJson(PlatformRun &run, const nlohmann::json &j) {
+    run.opened = j.at("opened").get<bool>();
+    run.openError = j.at("open_error").get<std::string>();
+    run.platformName = j.at("platform").get<std::string>();
+    run.platformVersion = j.at("platform_version").get<std::string>();
+    run.deviceName = j.at("device").get<std::string>();
+    run.deviceVersion = j.at("device_version").get<std::string>();
+    run.driverVersion = j.at("driver_version").get<std::string>();
+    run.computeUnits = j.at("compute_units").get<cl_uint>();
+    if (j.contains("figures"))
+        for (const auto &[key, f] : j["figures"].items())
+            run.figures[key] = Figure{f.at("value").get<double>(), f.at("ok").get<bool>(),
+                                      f.at("detail").get<std::string>()};
+}
+
+// Runs one platform in a child process: a runtime that crashes or hangs loses only its own
+// column. The parent never loads an OpenCL platform itself.
+void runPlatformIsolated(PlatformRun &run, const Config &cfg,
+                         const std::vector<FigureInfo> &infos) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+        run.openError = "pipe failed";
+        return;
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    pid_t child = fork();
+    if (child < 0) {
+        run.openError = "fork failed";
+        close(fds[0]);
+        close(fds[1]);
+        return;
+    }
+    if (child == 0) {
+        close(fds[0]);
+        runPlatform(run, cfg, infos);
+        std::string text = runToJson(run).dump();
+        size_t done = 0;
+        while (done < text.size()) {
+            ssize_t n = write(fds[1], text.data() + done, text.size() - done);
+            if (n <= 0)
+                break;
+            done += size_t(n);
+        }
+        close(fds[1]);
+        std::fflush(stdout);
+        _exit(0);
+    }
+    close(fds[1]);
+    std::string text;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) > 0)
+        text.append(buf, size_t(n));
+    close(fds[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    std::string crash;
+    if (WIFSIGNALED(status))
+        crash = "child process killed by signal " + std::to_string(WTERMSIG(status));
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        crash = "child process exited with status " + std::to_string(WEXITSTATUS(status));
+    if (!text.empty()) {
+        try {
+            runFromJson(run, nlohmann::json::parse(text));
+        } catch (const std::exception &e) {
+            crash += (crash.empty() ? "" : "; ") + std::string("bad report: ") + e.what();
+        }
+    } else if (crash.empty()) {
+        crash = "child process sent no report";
+    }
+    if (crash.empty())
+        return;
+    std::printf("  [%s] %s\n", run.column.c_str(), crash.c_str());
+    if (!run.opened && run.openError.empty()) {
+        // It died before it could say anything: count it as run and failed, not as absent.
+        run.opened = true;
+    }
+    for (const FigureInfo &info : infos)
+        if (run.opened && !run.figures.count(info.key))
+            run.figures[info.key] = Figure{0, false, crash};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    std::vector<std::string> platforms = {"Duet", "Portable Computing Language"};
+    bool quick = false;
+    std::string jsonPath;
+    uint32_t bodies = 0;
+    CLI::App app{"Runs the same OpenCL host code and kernels on two platforms and compares them."};
+    app.add_option("--platforms", platforms,
+                   "comma-separated platform name substrings; the first is the numerator of "
+                   "the ratio")
+        ->delimiter(',')
+        ->capture_default_str();
+    app.add_flag("--quick", quick, "smaller problems and fewer repetitions");
+    bool isolate = false;
+    app.add_flag("--isolate", isolate,
+                 "run each platform in its own child process (a runtime that crashes loses "
+                 "only its own column)");
+    app.add_option("--json", jsonPath, "also write the results to this JSON file");
+    app.add_option("--bodies", bodies, "N-body size (a multiple of 64; default 16384, quick 4096)")
+        ->check(CLI::Range(uint32_t(64), uint32_t(1) << 20));
+    CLI11_PARSE(app, argc, argv);
+
+    // PoCL keeps compiled kernels in ~/.cache/pocl; the build benchmark must not hit it. The
+    // ICD loader loads the platforms at the first clGetPlatformIDs, which has not happened yet.
+    const char *previousCache = std::getenv("POCL_KERNEL_CACHE");
+    std::string previousCacheText = previousCache ? previousCache : "";
+    setenv("POCL_KERNEL_CACHE", "0", 1);
+
+    Config cfg = quick ? Config::quick() : Config{};
+    if (bodies) {
+        if (bodies % 64) {
+            std::fprintf(stderr, "duet-bench: --bodies must be a multiple of 64\n");
+            return 2;
+        }
+        cfg.bodies = bodies;
+    }
+    const std::vector<FigureInfo> infos = figureInfos(cfg);
+
+    std::printf("duet-bench: %s run on %u CPUs (%s)\n", quick ? "quick" : "full",
+                std::thread::hardware_concurrency(), cpuModel().c_str());
+    std::printf("env: POCL_KERNEL_CACHE=0 set before any platform loads%s; every build's "
+                "source and options carry a fresh random nonce, so no program cache can hit\n",
+                previousCache ? (" (was \"" + previousCacheText + "\")").c_str() : "");
+
+    std::vector<PlatformRun> runs;
+    for (const std::string &p : platforms) {
+        PlatformRun run;
+        run.requested = p;
+        run.column = shortName(p);
+        runs.push_back(std::move(run));
+    }
+    for (PlatformRun &run : runs) {
+        if (isolate)
+            runPlatformIsolated(run, cfg, infos);
+        else
+            runPlatform(run, cfg, infos);
+    }
+
+    // The table: one column per platform, then first/second where both have a figure.
+    const bool ratio = runs.size() >= 2;
+    std::string ratioName = ratio ? runs[0].column + "/" + runs[1].column : "";
+    std::printf("\n%-52s %-9s", "figure", "unit");
+    for (const PlatformRun &run : runs)
+        std::printf(" %12s", run.column.c_str());
+    if (ratio)
+        std::printf(" %12s", ratioName.c_str());
+    std::printf("\n");
+    bool anyFail = false, anyMissing = false;
+    nlohmann::ordered_json ratios = nlohmann::ordered_json::object();
+    for (const FigureInfo &info : infos) {
+        std::printf("%-52s %-9s", info.label.c_str(), info.unit.c_str());
+        for (const PlatformRun &run : runs) {
+            auto it = run.figures.find(info.key);
+            if (!run.opened) {
+                std::printf(" %12s", "n/a");
+                anyMissing = true;
+            } else if (it == run.figures.end() || !it->second.ok) {
+                std::printf(" %12s", "FAIL");
+                anyFail = true;
+            } else {
+                std::printf(" %12.4g", it->second.value);
+            }
+        }
+        if (ratio) {
+            auto a = runs[0].figures.find(info.key), b = runs[1].figures.find(info.key);
+            if (a != runs[0].figures.end() && b != runs[1].figures.end() && a->second.ok &&
+                b->second.ok && b->second.value > 0) {
+                double r = a->second.value / b->second.value;
+                ratios[info.key] = r;
+                std::printf(" %12.3f  (%s is better)", r, info.higherIsBetter ? "higher" : "lower");
+            } else {
+                std::printf(" %12s", "-");
+            }
+        }
+        std::printf("\n");
+    }
+
+    if (!jsonPath.empty()) {
+        nlohmann::ordered_json j;
+        j["tool"] = "duet-bench";
+        j["time"] = isoNow();
+        j["quick"] = quick;
+        j["host"] = {{"cpus", std::thread::hardware_concurrency()}, {"cpu", cpuModel()}};
+        j["env"] = {{"POCL_KERNEL_CACHE", "0"},
+                    {"note", "set by duet-bench before loading platforms; builds use a fresh "
+                             "nonce per build"}};
+        j["config"] = {{"nbody_bodies", cfg.bodies},
+                       {"nbody_steps", cfg.nbodySteps},
+                       {"nbody_checked", cfg.nbodyChecked},
+                       {"triad_elements", cfg.triadElements},
+                       {"min_elements", cfg.minElements},
+                       {"repeats", cfg.repeats},
+                       {"launches", cfg.launches},
+                       {"round_trips", cfg.roundTrips},
+                       {"builds", cfg.builds}};
+        j["platforms"] = nlohmann::ordered_json::array();
+        for (const PlatformRun &run : runs) {
+            nlohmann::ordered_json p;
+            p["requested"] = run.requested;
+            p["column"] = run.column;
+            p["opened"] = run.opened;
+            if (!run.opened) {
+                p["error"] = run.openError;
+            } else {
+                p["platform"] = run.platformName;
+                p["platform_version"] = run.platformVersion;
+                p["device"] = run.deviceName;
+                p["device_version"] = run.deviceVersion;
+                p["driver_version"] = run.driverVersion;
+                p["compute_units"] = run.computeUnits;
+                nlohmann::ordered_json results = nlohmann::ordered_json::object();
+                for (const FigureInfo &info : infos) {
+                    auto it = run.figures.find(info.key);
+                    nlohmann::ordered_json r;
+                    r["label"] = info.label;
+                    r["unit"] = info.unit;
+                    r["higher_is_better"] = info.higherIsBetter;
+                    if (it != run.figures.end() && it->second.ok) {
+                        r["status"] = "ok";
+                        r["value"] = it->second.value;
+                    } else {
+                        r["status"] = "FAIL";
+                        r["value"] = nullptr;
+                    }
+                    r["detail"] = it != run.figures.end() ? it->second.detail : "not run";
+                    results[info.key] = r;
+                }
+                p["results"] = results;
+            }
+            j["platforms"].push_back(p);
+        }
+        if (ratio) {
+            j["ratio_of"] = ratioName;
+            j["ratios"] = ratios;
+        }
+        std::ofstream out(jsonPath);
+        out << j.dump(2) << "\n";
+        if (!out) {
+            std::fprintf(stderr, "duet-bench: cannot write %s\n", jsonPath.c_str());
+            return 1;
+        }
+        std::printf("\nJSON written to %s\n", jsonPath.c_str());
+    }
+    if (anyFail)
+        std::printf("duet-bench: some figures FAILED (wrong result or OpenCL error; see above)\n");
+    if (anyMissing)
+        std::printf("duet-bench: some platforms could not be opened (see above)\n");
+    return anyFail || anyMissing ? 1 : 0;
+}

@@ -1,0 +1,4 @@
+// main() for sample executables (the duet-engine-main library).
+#include "engine/app/registry.hpp"
+
+int main(int argc, char **argv) { return duet::engine::runMain(argc, argv); }

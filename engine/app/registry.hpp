@@ -1,0 +1,44 @@
+// The sample registry and the entry point every sample executable shares.
+#pragma once
+
+#include "engine/app/sample.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace duet::engine {
+
+struct SampleInfo {
+    std::string name;
+    std::string description;
+    std::function<std::unique_ptr<Sample>()> create;
+};
+
+/// Samples register themselves at static-initialisation time (DUET_REGISTER_SAMPLE).
+class SampleRegistry {
+  public:
+    static SampleRegistry &instance();
+    bool add(SampleInfo info);
+    const std::vector<SampleInfo> &samples() const { return m_samples; }
+    const SampleInfo *find(const std::string &name) const;
+
+  private:
+    std::vector<SampleInfo> m_samples;
+};
+
+/// Parses the command line, picks the sample (--sample NAME, or the only one registered) and
+/// runs it. Returns the process exit code: 0 success, 1 runtime failure (no GL, sample error,
+/// PNG not written), kUsageError (2) for a bad command line.
+int runMain(int argc, const char *const *argv);
+
+/// Runs one sample with parsed options; returns the exit code as runMain does.
+int runSample(Sample &sample, const std::string &name, const Options &options);
+
+} // namespace duet::engine
+
+/// Registers `Type` (default-constructible Sample) under `name`. Put it in the sample's .cpp.
+#define DUET_REGISTER_SAMPLE(Type, name, description)                                              \
+    static const bool duetRegistered##Type = ::duet::engine::SampleRegistry::instance().add(       \
+        {name, description, [] { return std::unique_ptr<::duet::engine::Sample>(new Type()); }})

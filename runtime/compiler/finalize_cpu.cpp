@@ -1,0 +1,675 @@
+// finalizeForCpu: spir64 bitcode -> builtins linked -> work-group functions -> host code
+// (O3, libmvec) -> ORC LLJIT, wrapped as a DeviceExecutable with its ELF program binary.
+#include "compiler/binary.hpp"
+#include "compiler/compiler.hpp"
+#include "compiler/llvm_util.hpp"
+#include "compiler/options.hpp"
+#include "devices/cpu/jit/opaque_types.hpp"
+#include "devices/cpu/jit/printf.hpp"
+#include "devices/cpu/jit/work_group.hpp"
+
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Demangle/Demangle.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Operator.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/DynamicLibrary.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
+#include <llvm/Transforms/Scalar/Scalarizer.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+
+namespace duet::rt {
+namespace {
+
+using namespace llvm;
+
+constexpr uint16_t kEmX86_64 = 62;
+
+void initialiseLlvmOnce() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        InitializeNativeTarget();
+        InitializeNativeTargetAsmPrinter();
+        InitializeNativeTargetAsmParser();
+        // Vector maths for the loop vectoriser (LIBMVEC_X86): load it into the process so
+        // both the check below and the JIT's symbol search find it.
+        sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
+        sys::DynamicLibrary::LoadLibraryPermanently(nullptr);
+    });
+}
+
+/// Compiled lazily: clBuildProgram prepares the module (builtins linked, work-group
+/// functions built and checked); each kernel is optimised and JIT-compiled the first time its
+/// entry is asked for, and the binary's machine code only when the binary is asked for. So a
+/// build pays for what the application uses, as on other CPU runtimes.
+class CpuExecutable final : public DeviceExecutable {
+public:
+    const std::vector<KernelDesc>& kernels() const override { return m_kernels; }
+    void* entry(size_t index) const override;
+    const std::string& binary() const override;
+
+    std::shared_ptr<std::string> m_diagnostics; // outlives the JIT's LLVMContext
+    std::unique_ptr<orc::LLJIT> m_jit;          // owns the code the entries point into
+    std::vector<KernelDesc> m_kernels;
+    std::vector<std::string> m_entryNames; ///< work-group function of each kernel
+    std::unique_ptr<TargetMachine> m_tm;
+    unsigned m_optLevel = 3;
+    std::string m_features;
+    bool m_unsafeMath = false;
+    /// Kernels share mutable program-scope globals: compile the module as a whole.
+    bool m_wholeModule = false;
+    ProgramBinary m_binaryParts; ///< all but .text, filled at build
+
+    mutable std::mutex m_mutex; ///< guards everything below
+    mutable orc::ThreadSafeContext m_context;
+    mutable std::unique_ptr<Module> m_module; ///< prepared, unoptimised; null once all is JITted
+    mutable std::vector<void*> m_entries;
+    mutable bool m_wholeAdded = false;
+    bool m_preOptimised = false; ///< -save-temps optimised the whole module at build
+    std::shared_ptr<std::string> m_object = std::make_shared<std::string>(); ///< JIT objects
+    mutable std::string m_binary;
+
+private:
+    Error addToJit(std::unique_ptr<Module> m) const;
+};
+
+FinalizeResult failure(std::string log) {
+    FinalizeResult r;
+    r.status = CL_BUILD_PROGRAM_FAILURE;
+    r.log = std::move(log);
+    if (!r.log.empty() && r.log.back() != '\n')
+        r.log.push_back('\n');
+    return r;
+}
+
+/// C functions generated code may call in the process: the maths libraries (the builtin
+/// library calls libm, the vectoriser libmvec), the memory intrinsics' libc functions and the
+/// compiler's runtime helpers (`__extendhfsf2`, ...). Anything else (a user's prototype without
+/// a body, say `system`) is an undefined function, not a call into the host.
+bool allowedHostFunction(StringRef name) {
+    if (name.starts_with("_Z"))
+        return false; // mangled: an OpenCL C function, never a host one
+    if (name == "memcpy" || name == "memmove" || name == "memset")
+        return true;
+    const std::string n = name.str();
+    void* address = sys::DynamicLibrary::SearchForAddressOfSymbol(n);
+    if (!address)
+        return false;
+    if (name.starts_with("__"))
+        return true;
+    // dlsym through libm's handle would also find libc (a dependency): ask where it lives.
+    Dl_info info;
+    if (!dladdr(address, &info) || !info.dli_fname)
+        return false;
+    StringRef file = sys::path::filename(info.dli_fname);
+    return file.starts_with("libm.so") || file.starts_with("libm-") ||
+           file.starts_with("libmvec.so") || file.starts_with("libmvec-");
+}
+
+/// A declaration nothing defines: an OpenCL builtin the library lacks, or a user function
+/// without a body. Reported at build time, never left for the JIT to trip on.
+std::string unresolvedFunctions(Module& m) {
+    std::string out;
+    for (Function& f : m) {
+        if (!f.isDeclaration() || f.isIntrinsic() || f.use_empty())
+            continue;
+        StringRef name = f.getName();
+        if (name == kPrintfHookName)
+            continue;
+        if (allowedHostFunction(name))
+            continue;
+        std::string demangled = demangle(name.str());
+        out += "error: undefined function '" + name.str() + "'";
+        if (demangled != name)
+            out += " (" + demangled + ")";
+        out += ": not an OpenCL C builtin this device implements, nor defined in the program\n";
+    }
+    for (GlobalVariable& g : m.globals())
+        if (g.isDeclaration() && !g.use_empty())
+            out += "error: undefined variable '" + g.getName().str() + "'\n";
+    return out;
+}
+
+/// Fast-math flags the build options allow, on every floating-point operation.
+void applyFastMath(Module& m, const BuildOptions& o) {
+    FastMathFlags fmf;
+    if (o.effectiveUnsafeMath()) {
+        fmf.setAllowReassoc();
+        fmf.setAllowReciprocal();
+        fmf.setApproxFunc();
+    }
+    if (o.effectiveMadEnable())
+        fmf.setAllowContract();
+    if (o.effectiveNoSignedZeros())
+        fmf.setNoSignedZeros();
+    if (o.effectiveFiniteMathOnly()) {
+        fmf.setNoNaNs();
+        fmf.setNoInfs();
+    }
+    if (!fmf.any())
+        return;
+    for (Function& f : m) {
+        if (o.effectiveUnsafeMath())
+            f.addFnAttr("unsafe-fp-math", "true");
+        if (o.effectiveFiniteMathOnly()) {
+            f.addFnAttr("no-nans-fp-math", "true");
+            f.addFnAttr("no-infs-fp-math", "true");
+        }
+        if (o.effectiveNoSignedZeros())
+            f.addFnAttr("no-signed-zeros-fp-math", "true");
+        for (Instruction& inst : instructions(f))
+            if (isa<FPMathOperator>(inst)) {
+                FastMathFlags flags = inst.getFastMathFlags();
+                flags |= fmf;
+                inst.setFastMathFlags(flags);
+            }
+    }
+}
+
+/// Implicit barriers around uniform loops pay off once the vectoriser runs;
+/// DUET_CPU_LOOP_BARRIERS=0 turns them off (for comparisons).
+bool loopBarriersEnabled(const BuildOptions& o) {
+    if (o.effectiveOptLevel() < 2)
+        return false;
+    const char* env = std::getenv("DUET_CPU_LOOP_BARRIERS");
+    return !(env && env[0] == '0');
+}
+
+/// Vector variants of libm functions from glibc's libmvec, for the loop vectoriser. LLVM's own
+/// LIBMVEC_X86 table covers six functions at SSE/AVX2 widths; this one covers what libmvec
+/// exports at every width the target has. libmvec is accurate to 4 ulp, so functions whose
+/// OpenCL limit is tighter (exp*, log*, cbrt: 2-3 ulp) only map under the unsafe-math options.
+std::vector<VecDesc> libmvecTable(const std::string& features, bool unsafeMath) {
+    static sys::DynamicLibrary libmvec = sys::DynamicLibrary::getPermanentLibrary("libmvec.so.1");
+    struct MathFn {
+        const char* name;
+        unsigned arity;
+        bool tightLimit; ///< OpenCL's ulp limit is under libmvec's 4
+    };
+    static const MathFn fns[] = {
+        {"acos", 1, false}, {"acosh", 1, false}, {"asin", 1, false},  {"asinh", 1, false},
+        {"atan", 1, false}, {"atanh", 1, false}, {"cos", 1, false},   {"cosh", 1, false},
+        {"erf", 1, false},  {"erfc", 1, false},  {"sin", 1, false},   {"sinh", 1, false},
+        {"tan", 1, false},  {"tanh", 1, false},  {"atan2", 2, false}, {"hypot", 2, false},
+        {"pow", 2, false},  {"exp", 1, true},    {"exp2", 1, true},   {"exp10", 1, true},
+        {"expm1", 1, true}, {"log", 1, true},    {"log2", 1, true},   {"log10", 1, true},
+        {"log1p", 1, true}, {"cbrt", 1, true},
+    };
+    struct Isa {
+        char letter;
+        unsigned floatLanes;
+        const char* feature; ///< required target feature, null for the x86-64 baseline
+    };
+    static const Isa isas[] = {{'b', 4, nullptr}, {'d', 8, "+avx2"}, {'e', 16, "+avx512f"}};
+    // The table's strings must outlive the TargetLibraryInfoImpl: keep them all.
+    static std::mutex namesMutex;
+    static std::set<std::string> names;
+    auto keep = [&](std::string n) -> StringRef {
+        std::lock_guard<std::mutex> lock(namesMutex);
+        return *names.insert(std::move(n)).first;
+    };
+    std::vector<VecDesc> table;
+    if (!libmvec.isValid())
+        return table;
+    for (const Isa& isa : isas) {
+        if (isa.feature && features.find(isa.feature) == std::string::npos)
+            continue;
+        for (const MathFn& fn : fns) {
+            if (fn.tightLimit && !unsafeMath)
+                continue;
+            for (bool isDouble : {false, true}) {
+                const unsigned lanes = isDouble ? isa.floatLanes / 2 : isa.floatLanes;
+                const std::string params(fn.arity, 'v');
+                const std::string scalar = std::string(fn.name) + (isDouble ? "" : "f");
+                const std::string vector = std::string("_ZGV") + isa.letter + "N" +
+                                           std::to_string(lanes) + params + "_" + scalar;
+                if (!libmvec.getAddressOfSymbol(vector.c_str()))
+                    continue;
+                StringRef abi = keep("_ZGV_LLVM_N" + std::to_string(lanes) + params);
+                StringRef vec = keep(vector);
+                const std::string intrinsic =
+                    std::string("llvm.") + fn.name + (isDouble ? ".f64" : ".f32");
+                for (const std::string& key : {scalar, intrinsic})
+                    table.emplace_back(keep(key), vec, ElementCount::getFixed(lanes), false, abi);
+            }
+        }
+    }
+    return table;
+}
+
+void optimise(Module& m, TargetMachine& tm, unsigned optLevel, const std::string& features,
+              bool unsafeMath) {
+    LoopAnalysisManager lam;
+    FunctionAnalysisManager fam;
+    CGSCCAnalysisManager cgam;
+    ModuleAnalysisManager mam;
+    PipelineTuningOptions pto;
+    pto.LoopVectorization = optLevel > 1;
+    pto.SLPVectorization = optLevel > 1;
+    pto.LoopUnrolling = optLevel > 0;
+    PassBuilder pb(&tm, pto);
+    TargetLibraryInfoImpl tlii(tm.getTargetTriple());
+    tlii.addVectorizableFunctions(libmvecTable(features, unsafeMath));
+    fam.registerPass([&] { return TargetLibraryAnalysis(tlii); });
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    ModulePassManager mpm;
+    if (optLevel == 0) {
+        mpm = pb.buildO0DefaultPipeline(OptimizationLevel::O0);
+    } else {
+        if (optLevel > 1) {
+            // OpenCL vector types (float4 ...) would stop the loop vectoriser, which only
+            // widens scalars: split them, so work-items become the SIMD dimension; the SLP
+            // vectoriser regroups what the loop vectoriser leaves.
+            FunctionPassManager fpm;
+            ScalarizerPassOptions so;
+            so.ScalarizeLoadStore = true;
+            so.ScalarizeVariableInsertExtract = true;
+            fpm.addPass(ScalarizerPass(so));
+            mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
+        }
+        OptimizationLevel level = optLevel == 1 ? OptimizationLevel::O1 : OptimizationLevel::O3;
+        mpm.addPass(pb.buildPerModuleDefaultPipeline(level));
+    }
+    mpm.run(m, mam);
+}
+
+/// -save-temps[=prefix]: the optimised module as LLVM IR (.ll) and as assembly (.s).
+/// Names: `<prefix>_<name>.ll` / `.s`, where <name> is the kernel's name for a one-kernel
+/// program and "program" otherwise. Without a prefix, AMD-style `_temp_<n>_cpu` in the working
+/// directory, n counting the builds of this process. Returns a log line per file problem.
+std::string saveTemps(const Module& m, TargetMachine& tm, const BuildOptions& o,
+                      const std::vector<WorkGroupKernelInfo>& kernels) {
+    static std::atomic<unsigned> counter{0};
+    std::string prefix = o.saveTempsPrefix;
+    if (prefix.empty())
+        prefix = "_temp_" + std::to_string(counter++) + "_cpu";
+    std::string base = prefix + "_" + (kernels.size() == 1 ? kernels[0].name : "program");
+    std::string log;
+    {
+        std::error_code ec;
+        raw_fd_ostream os(base + ".ll", ec, sys::fs::OF_Text);
+        if (ec)
+            log += "warning: -save-temps: cannot write " + base + ".ll: " + ec.message() + "\n";
+        else
+            m.print(os, nullptr);
+    }
+    {
+        std::error_code ec;
+        raw_fd_ostream os(base + ".s", ec, sys::fs::OF_Text);
+        if (ec) {
+            log += "warning: -save-temps: cannot write " + base + ".s: " + ec.message() + "\n";
+        } else {
+            std::unique_ptr<Module> copy = CloneModule(m);
+            legacy::PassManager pm;
+            if (tm.addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::AssemblyFile))
+                log += "warning: -save-temps: no assembly printer for this target\n";
+            else
+                pm.run(*copy);
+        }
+    }
+    return log;
+}
+
+/// Functions and variables `root` reaches through its instructions and initialisers.
+std::set<const GlobalValue*> reachableFrom(const Function& root) {
+    std::set<const GlobalValue*> globals;
+    std::set<const Value*> seen;
+    std::vector<const Value*> work{&root};
+    while (!work.empty()) {
+        const Value* v = work.back();
+        work.pop_back();
+        if (!seen.insert(v).second)
+            continue;
+        if (auto* gv = dyn_cast<GlobalValue>(v)) {
+            globals.insert(gv);
+            if (auto* f = dyn_cast<Function>(gv)) {
+                for (const Instruction& i : instructions(*f))
+                    for (const Value* op : i.operands())
+                        if (isa<Constant>(op))
+                            work.push_back(op);
+            } else if (auto* g = dyn_cast<GlobalVariable>(gv)) {
+                if (g->hasInitializer())
+                    work.push_back(g->getInitializer());
+            } else if (auto* a = dyn_cast<GlobalAlias>(gv)) {
+                work.push_back(a->getAliasee());
+            }
+        } else if (auto* c = dyn_cast<Constant>(v)) {
+            for (const Value* op : c->operands())
+                work.push_back(op);
+        }
+    }
+    return globals;
+}
+
+Error CpuExecutable::addToJit(std::unique_ptr<Module> m) const {
+    return m_jit->addIRModule(orc::ThreadSafeModule(std::move(m), m_context));
+}
+
+void* CpuExecutable::entry(size_t index) const {
+    if (index >= m_entries.size())
+        return nullptr;
+    std::lock_guard lock(m_mutex);
+    if (m_entries[index])
+        return m_entries[index];
+    if (m_wholeModule) {
+        if (!m_wholeAdded) {
+            if (!m_preOptimised)
+                optimise(*m_module, *m_tm, m_optLevel, m_features, m_unsafeMath);
+            m_wholeAdded = true;
+            if (Error e = addToJit(std::move(m_module))) {
+                *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
+                return nullptr;
+            }
+        }
+    } else {
+        // This kernel's work-group function and what it reaches, on their own: every other
+        // definition stays out, and what is cloned is private to the clone.
+        Function* root = m_module->getFunction(m_entryNames[index]);
+        if (!root)
+            return nullptr;
+        std::set<const GlobalValue*> keep = reachableFrom(*root);
+        ValueToValueMapTy vmap;
+        std::unique_ptr<Module> part = CloneModule(
+            *m_module, vmap, [&](const GlobalValue* gv) { return keep.count(gv) != 0; });
+        for (Function& f : make_early_inc_range(*part)) {
+            if (f.isDeclaration()) {
+                if (f.use_empty())
+                    f.eraseFromParent();
+            } else if (f.getName() != m_entryNames[index]) {
+                f.setLinkage(GlobalValue::InternalLinkage);
+            }
+        }
+        for (GlobalVariable& g : make_early_inc_range(part->globals())) {
+            if (g.isDeclaration()) {
+                if (g.use_empty())
+                    g.eraseFromParent();
+            } else if (!g.hasAppendingLinkage()) {
+                g.setLinkage(GlobalValue::InternalLinkage);
+            }
+        }
+        optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath);
+        if (Error e = addToJit(std::move(part))) {
+            *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
+            return nullptr;
+        }
+    }
+    auto sym = m_jit->lookup(m_entryNames[index]);
+    if (!sym) {
+        *m_diagnostics += "error: JIT: " + toString(sym.takeError()) + "\n";
+        return nullptr;
+    }
+    m_entries[index] = sym->toPtr<void*>();
+    return m_entries[index];
+}
+
+const std::string& CpuExecutable::binary() const {
+    std::unique_lock lock(m_mutex);
+    if (!m_binary.empty())
+        return m_binary;
+    ProgramBinary bin = m_binaryParts;
+    if (m_wholeModule) {
+        // The JIT compiles the whole module: its object is the machine code.
+        lock.unlock();
+        for (size_t i = 0; i < m_entries.size(); ++i)
+            entry(i);
+        lock.lock();
+        bin.text = *m_object;
+    } else {
+        std::unique_ptr<Module> whole = CloneModule(*m_module);
+        optimise(*whole, *m_tm, m_optLevel, m_features, m_unsafeMath);
+        SmallVector<char, 0> object;
+        raw_svector_ostream os(object);
+        legacy::PassManager pm;
+        if (!m_tm->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::ObjectFile)) {
+            pm.run(*whole);
+            bin.text.assign(object.begin(), object.end());
+        }
+    }
+    m_binary = writeProgramBinary(bin);
+    return m_binary;
+}
+
+} // namespace
+
+FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view options,
+                              std::string_view source, const TargetSpec& target) {
+    initialiseLlvmOnce();
+    std::string log;
+
+    BuildOptions opts;
+    {
+        ParsedOptions parsed =
+            parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Compile);
+        if (!parsed.ok)
+            parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Link);
+        if (parsed.ok)
+            opts = parsed.options;
+        else
+            log += "warning: code generator ignores the options: " + parsed.error + "\n";
+    }
+
+    auto tsctx = std::make_unique<LLVMContext>();
+    LLVMContext& ctx = *tsctx;
+    // LLVM's default reaction to an error diagnostic (from the linker, say) is exit(1):
+    // collect them for the build log instead.
+    auto diagnostics = std::make_shared<std::string>();
+    ctx.setDiagnosticHandlerCallBack(
+        [](const DiagnosticInfo* info, void* context) {
+            if (info->getSeverity() != DS_Error)
+                return;
+            std::string text;
+            raw_string_ostream os(text);
+            DiagnosticPrinterRawOStream printer(os);
+            info->print(printer);
+            *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
+        },
+        diagnostics.get());
+    // Bitcode -> builtins linked -> work-group functions, verified. The implicit loop
+    // barriers are an optimisation: should the module they give not verify (a bug of ours),
+    // build again without them rather than fail the user's build.
+    std::vector<WorkGroupKernelInfo> wgKernels;
+    bool retry = false;
+    auto prepare = [&](bool loopBarriers, std::string& error) -> std::unique_ptr<Module> {
+        retry = false;
+        std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
+        if (!m) {
+            error = "error: invalid program bitcode: " + error;
+            return nullptr;
+        }
+        // The builtin library: only what the program calls, loaded lazily.
+        std::string_view lib = cpuBuiltinLibraryBitcode();
+        auto libModule = getLazyBitcodeModule(
+            MemoryBufferRef(StringRef(lib.data(), lib.size()), "duet-cpu-builtins"), ctx);
+        if (!libModule) {
+            error = "error: builtin library: " + toString(libModule.takeError());
+            return nullptr;
+        }
+        (*libModule)->setDataLayout(m->getDataLayout());
+        (*libModule)->setTargetTriple(m->getTargetTriple());
+        if (Linker::linkModules(*m, std::move(*libModule), Linker::Flags::LinkOnlyNeeded)) {
+            error = *diagnostics + "error: linking the builtin library failed";
+            return nullptr;
+        }
+        lowerOpaqueTypes(*m);
+        normaliseForCpu(*m);
+        if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriers, error)) {
+            error = "error: " + error;
+            retry = true;
+            return nullptr;
+        }
+        if (std::string missing = unresolvedFunctions(*m); !missing.empty()) {
+            error = missing;
+            return nullptr;
+        }
+        std::string verifyLog;
+        raw_string_ostream os(verifyLog);
+        if (verifyModule(*m, &os)) {
+            error = "error: internal: the work-group functions do not verify:\n" + os.str();
+            retry = true;
+            return nullptr;
+        }
+        return m;
+    };
+    std::string error;
+    const bool loopBarriers = loopBarriersEnabled(opts);
+    std::unique_ptr<Module> m = prepare(loopBarriers, error);
+    if (!m && retry && loopBarriers) {
+        std::string first = error;
+        error.clear();
+        m = prepare(false, error);
+        if (m)
+            log += "warning: built without implicit loop barriers after: " + first + "\n";
+    }
+    if (!m)
+        return failure(log + error);
+
+    // Retarget to the host.
+    std::string cpu = target.cpuName.empty() ? sys::getHostCPUName().str() : target.cpuName;
+    std::string features = target.cpuFeatures;
+    if (features.empty() && target.cpuName.empty()) {
+        SubtargetFeatures f;
+        for (const auto& e : sys::getHostCPUFeatures())
+            f.AddFeature(e.getKey(), e.getValue());
+        features = f.getString();
+    }
+    const unsigned optLevel = opts.effectiveOptLevel() == 0   ? 0
+                              : opts.effectiveOptLevel() == 1 ? 1
+                                                              : 3;
+    orc::JITTargetMachineBuilder jtmb{Triple(sys::getProcessTriple())};
+    jtmb.setCPU(cpu);
+    {
+        SubtargetFeatures f(features);
+        jtmb.addFeatures(f.getFeatures());
+    }
+    jtmb.setCodeGenOptLevel(optLevel == 0 ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive);
+    if (opts.effectiveMadEnable())
+        jtmb.getOptions().AllowFPOpFusion = FPOpFusion::Fast;
+    auto tm = jtmb.createTargetMachine();
+    if (!tm)
+        return failure(log + "error: no code generator for the host: " + toString(tm.takeError()));
+    m->setTargetTriple((*tm)->getTargetTriple().str());
+    m->setDataLayout((*tm)->createDataLayout());
+    for (Function& f : *m) {
+        if (f.isDeclaration())
+            continue;
+        f.removeFnAttr("target-cpu");
+        f.removeFnAttr("target-features");
+        f.removeFnAttr("tune-cpu");
+        f.addFnAttr("target-cpu", cpu);
+        if (!features.empty())
+            f.addFnAttr("target-features", features);
+    }
+    applyFastMath(*m, opts);
+
+    auto exe = std::make_shared<CpuExecutable>();
+    exe->m_diagnostics = diagnostics; // the context's handler writes there while the JIT lives
+    exe->m_optLevel = optLevel;
+    exe->m_features = features;
+    exe->m_unsafeMath = opts.effectiveUnsafeMath();
+    // Kernels that share mutable program-scope variables must see one copy of them.
+    for (GlobalVariable& g : m->globals())
+        if (!g.isDeclaration() && !g.isConstant() && !g.hasAppendingLinkage())
+            exe->m_wholeModule = true;
+    if (opts.saveTemps) {
+        // The files show the code that runs: optimise now, as one module.
+        optimise(*m, **tm, optLevel, features, opts.effectiveUnsafeMath());
+        log += saveTemps(*m, **tm, opts, wgKernels);
+        exe->m_preOptimised = true;
+        exe->m_wholeModule = true;
+    }
+
+    // JIT: one LLJIT (one JITDylib) per executable; kernels are added as they are needed.
+    auto jit = orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
+    if (!jit)
+        return failure(log + "error: cannot create the JIT: " + toString(jit.takeError()));
+    exe->m_jit = std::move(*jit);
+    orc::LLJIT& j = *exe->m_jit;
+    j.getObjTransformLayer().setTransform(
+        [object = exe->m_object](
+            std::unique_ptr<MemoryBuffer> obj) -> Expected<std::unique_ptr<MemoryBuffer>> {
+            object->append(obj->getBufferStart(), obj->getBufferSize());
+            return obj;
+        });
+    orc::JITDylib& jd = j.getMainJITDylib();
+    auto gen = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        j.getDataLayout().getGlobalPrefix());
+    if (!gen)
+        return failure(log + "error: JIT symbol search: " + toString(gen.takeError()));
+    jd.addGenerator(std::move(*gen));
+    orc::MangleAndInterner mangle(j.getExecutionSession(), j.getDataLayout());
+    orc::SymbolMap hooks;
+    hooks[mangle(kPrintfHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_printf),
+                                      JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+    if (Error e = jd.define(orc::absoluteSymbols(std::move(hooks))))
+        return failure(log + "error: JIT: " + toString(std::move(e)));
+
+    // Kernel descriptions in the front end's order, completed with what the pass found.
+    exe->m_kernels = describeKernels(bitcode);
+    for (KernelDesc& k : exe->m_kernels) {
+        const WorkGroupKernelInfo* info = nullptr;
+        for (const WorkGroupKernelInfo& w : wgKernels)
+            if (w.name == k.name)
+                info = &w;
+        if (!info)
+            return failure(log + "error: internal: no work-group function for kernel " + k.name);
+        k.hasBarrier = info->hasBarrier;
+        k.usesPrintf = info->usesPrintf;
+        k.staticLocalMemSize = info->staticLocalMemSize;
+        // The work-group function's stack use grows with the group: per-work-item storage
+        // (executors bound CL_KERNEL_WORK_GROUP_SIZE by their thread stack with it).
+        k.privateMemSize = std::max(k.privateMemSize, info->perItemBytes);
+        exe->m_entryNames.push_back(info->entryName);
+    }
+    if (!diagnostics->empty())
+        return failure(log + *diagnostics);
+    exe->m_entries.assign(exe->m_kernels.size(), nullptr);
+    exe->m_tm = std::move(*tm);
+    exe->m_module = std::move(m);
+    exe->m_context = orc::ThreadSafeContext(std::move(tsctx));
+
+    ProgramBinary& bin = exe->m_binaryParts;
+    bin.type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+    bin.targetKind = TargetSpec::Kind::Cpu;
+    bin.targetName = cpu;
+    bin.options = std::string(options);
+    bin.source = std::string(source);
+    bin.bitcode = bitcode;
+    bin.machine = kEmX86_64;
+
+    FinalizeResult r;
+    r.log = std::move(log);
+    r.executable = std::move(exe);
+    return r;
+}
+
+} // namespace duet::rt

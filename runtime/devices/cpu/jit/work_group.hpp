@@ -1,0 +1,42 @@
+// The work-group pass: turns OpenCL kernels into work-group functions (loops over work-items
+// around barrier-free regions). Private to the CPU code generator: includes LLVM headers.
+#pragma once
+
+#include <llvm/IR/Module.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace duet::rt {
+
+/// What the pass learnt about one kernel.
+struct WorkGroupKernelInfo {
+    std::string name;      ///< the kernel's name
+    std::string entryName; ///< its work-group function, `__duet_wg_<name>`
+    bool hasBarrier = false;
+    bool usesPrintf = false;
+    uint64_t staticLocalMemSize = 0; ///< bytes of kernel-scope __local variables in ctx->localMem
+    unsigned regions = 0;            ///< barrier-free regions (1 without barriers)
+    /// Bytes of per-work-item storage (values and private arrays live across barriers) that
+    /// the work-group function allocates on its caller's stack for each work-item of a group.
+    uint64_t perItemBytes = 0;
+};
+
+/// Rewrites every kernel of `module` (spir_kernel functions, builtin library already linked)
+/// into a WorkGroupFn `void __duet_wg_<name>(void* const* args, const WorkGroupContext* ctx)`:
+/// work-item functions read the context, barriers split the kernel into regions that each run
+/// as a loop over all work-items, values and private arrays live across a barrier move to
+/// per-work-item storage, __local variables become offsets into ctx->localMem, printf calls
+/// the host hook. The original kernels and the functions inlined into them are removed.
+/// `loopBarriers`: also split at innermost loops with a uniform trip count, so that their
+/// iterations run as vectorisable loops over the work-items (an optimisation).
+/// Returns false and sets `error` on input it cannot handle (recursion, ...).
+bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelInfo>& kernels,
+                             bool loopBarriers, std::string& error);
+
+/// Removes `convergent`, `optnone` and `noinline`, and turns the SPIR calling conventions into
+/// the C one, on every function and call of `module` (none of them mean anything on the CPU).
+void normaliseForCpu(llvm::Module& module);
+
+} // namespace duet::rt

@@ -1,0 +1,137 @@
+// Contexts and command queues: creation, properties, callbacks, info, error cases.
+#include "support/cl_test.hpp"
+
+#include <atomic>
+#include <string>
+
+using namespace duet::test;
+
+namespace {
+struct Notes {
+    std::vector<std::string> messages;
+};
+void CL_CALLBACK collect(const char* msg, const void*, size_t, void* user) {
+    static_cast<Notes*>(user)->messages.emplace_back(msg);
+}
+} // namespace
+
+TEST_CASE("contexts are created from devices or types and validate their input", "[api][context]") {
+    cl_platform_id p = platformUnderTest();
+    cl_device_id d = defaultDevice();
+    cl_int err;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p), 0};
+    cl_context c = clCreateContext(props, 1, &d, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_uint n = 0;
+    REQUIRE_CL(clGetContextInfo(c, CL_CONTEXT_NUM_DEVICES, sizeof n, &n, nullptr));
+    CHECK(n == 1);
+    cl_context_properties back[3];
+    size_t sz = 0;
+    REQUIRE_CL(clGetContextInfo(c, CL_CONTEXT_PROPERTIES, sizeof back, back, &sz));
+    CHECK(sz == sizeof back);
+    CHECK(back[1] == cl_context_properties(p));
+    clReleaseContext(c);
+
+    c = clCreateContextFromType(props, CL_DEVICE_TYPE_CPU, nullptr, nullptr, &err);
+    CHECK(err == CL_SUCCESS);
+    clReleaseContext(c);
+
+    CHECK(clCreateContext(props, 0, &d, nullptr, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_VALUE);
+    CHECK(clCreateContext(props, 1, nullptr, nullptr, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_VALUE);
+    int junk = 0;
+    // A live handle of another type: the loader can route it, Duet must reject it.
+    cl_device_id bad = reinterpret_cast<cl_device_id>(p);
+    CHECK(clCreateContext(nullptr, 1, &bad, nullptr, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_DEVICE);
+    cl_context_properties badProps[] = {0x7777, 1, 0};
+    CHECK(clCreateContext(badProps, 1, &d, nullptr, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_PROPERTY);
+    cl_context_properties badPlatform[] = {CL_CONTEXT_PLATFORM, cl_context_properties(&junk), 0};
+    CHECK(clCreateContext(badPlatform, 1, &d, nullptr, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_PLATFORM);
+    CHECK(clCreateContext(nullptr, 1, &d, nullptr, &junk, &err) == nullptr);
+    CHECK(err == CL_INVALID_VALUE);
+    CHECK(clCreateContextFromType(nullptr, CL_DEVICE_TYPE_ACCELERATOR, nullptr, nullptr, &err) ==
+          nullptr);
+    CHECK(err == CL_DEVICE_NOT_FOUND);
+}
+
+TEST_CASE("errors reach the context's notify callback with a reason", "[api][context]") {
+    cl_device_id d = defaultDevice();
+    Notes notes;
+    cl_int err;
+    cl_context c = clCreateContext(nullptr, 1, &d, collect, &notes, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(clCreateBuffer(c, CL_MEM_READ_WRITE, 0, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_BUFFER_SIZE);
+    REQUIRE(notes.messages.size() == 1);
+    CHECK(notes.messages[0].find("clCreateBuffer") != std::string::npos);
+    CHECK(notes.messages[0].find("CL_INVALID_BUFFER_SIZE") != std::string::npos);
+    clReleaseContext(c);
+}
+
+TEST_CASE("released handles are rejected, not crashed on", "[api][context]") {
+    cl_device_id d = defaultDevice();
+    cl_int err;
+    cl_context c = clCreateContext(nullptr, 1, &d, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clReleaseContext(c));
+    CHECK_CL_ERR(CL_INVALID_CONTEXT, clRetainContext(c));
+    CHECK_CL_ERR(CL_INVALID_CONTEXT, clGetContextInfo(c, CL_CONTEXT_NUM_DEVICES, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_CONTEXT, clReleaseContext(nullptr));
+}
+
+TEST_CASE("context destructor callbacks run in reverse order", "[api][context]") {
+    cl_device_id d = defaultDevice();
+    cl_int err;
+    cl_context c = clCreateContext(nullptr, 1, &d, nullptr, nullptr, &err);
+    static std::string order;
+    order.clear();
+    REQUIRE_CL(clSetContextDestructorCallback(c, [](cl_context, void*) { order += "a"; }, nullptr));
+    REQUIRE_CL(clSetContextDestructorCallback(c, [](cl_context, void*) { order += "b"; }, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE, clSetContextDestructorCallback(c, nullptr, nullptr));
+    clReleaseContext(c);
+    CHECK(order == "ba");
+}
+
+TEST_CASE("command queues: properties, info and errors", "[api][queue]") {
+    cl_device_id d = defaultDevice();
+    cl_int err;
+    cl_context c = clCreateContext(nullptr, 1, &d, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueue(
+        c, d, CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue_properties got = 0;
+    REQUIRE_CL(clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof got, &got, nullptr));
+    CHECK(got == (CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE));
+    cl_context qc;
+    REQUIRE_CL(clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof qc, &qc, nullptr));
+    CHECK(qc == c);
+    REQUIRE_CL(clFinish(q));
+    clReleaseCommandQueue(q);
+
+    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    q = clCreateCommandQueueWithProperties(c, d, props, &err);
+    REQUIRE(err == CL_SUCCESS);
+    size_t sz = 0;
+    REQUIRE_CL(clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, 0, nullptr, &sz));
+    CHECK(sz == sizeof props);
+    clReleaseCommandQueue(q);
+
+    cl_queue_properties onDevice[] = {CL_QUEUE_PROPERTIES,
+                                      CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+    CHECK(clCreateCommandQueueWithProperties(c, d, onDevice, &err) == nullptr);
+    CHECK(err == CL_INVALID_QUEUE_PROPERTIES);
+    CHECK(clCreateCommandQueue(c, d, cl_command_queue_properties(1) << 40, &err) == nullptr);
+    CHECK(err == CL_INVALID_VALUE);
+    CHECK(clCreateCommandQueue(nullptr, d, 0, &err) == nullptr);
+    CHECK(err == CL_INVALID_CONTEXT);
+    CHECK(clCreateCommandQueue(c, nullptr, 0, &err) == nullptr);
+    CHECK(err == CL_INVALID_DEVICE);
+    CHECK_CL_ERR(CL_INVALID_COMMAND_QUEUE, clFinish(nullptr));
+    CHECK_CL_ERR(CL_INVALID_COMMAND_QUEUE, clFlush(nullptr));
+    clReleaseContext(c);
+}

@@ -1,0 +1,369 @@
+// Programs and kernels: build, logs, binaries, compile+link, arguments, NDRange checks.
+#include "support/cl_test.hpp"
+
+#include <numeric>
+
+using namespace duet::test;
+
+namespace {
+const char* kSource = R"CL(
+typedef struct { float scale; int offset; } Params;
+__kernel void axpy(__global float* y, __global const float* x, float a) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + y[i];
+}
+__kernel void ids(__global uint* out) {
+    size_t w = get_global_size(0), h = get_global_size(1);
+    size_t x = get_global_id(0) - get_global_offset(0);
+    size_t y = get_global_id(1) - get_global_offset(1);
+    size_t z = get_global_id(2) - get_global_offset(2);
+    out[(z * h + y) * w + x] = (uint)(get_global_id(0) + 100 * get_global_id(1) + 10000 * get_global_id(2));
+}
+__kernel void with_struct(__global float* out, Params p) {
+    out[get_global_id(0)] = p.scale * (float)(get_global_id(0) + p.offset);
+}
+__kernel void reverse_local(__global int* data, __local int* tmp) {
+    size_t l = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+    tmp[l] = data[g * n + l];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    data[g * n + l] = tmp[n - 1 - l];
+}
+__kernel __attribute__((reqd_work_group_size(4, 1, 1))) void fixed(__global int* out) {
+    out[get_global_id(0)] = (int)get_local_size(0);
+}
+)CL";
+} // namespace
+
+TEST_CASE("a program builds, lists its kernels and runs them", "[api][program]") {
+    WithQueue f;
+    cl_program p = buildProgram(f.context, f.device, kSource);
+    size_t n = 0;
+    REQUIRE_CL(clGetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, sizeof n, &n, nullptr));
+    CHECK(n == 5);
+    char names[256];
+    REQUIRE_CL(clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, nullptr));
+    CHECK(std::string(names).find("axpy") != std::string::npos);
+    cl_build_status st;
+    REQUIRE_CL(clGetProgramBuildInfo(p, f.device, CL_PROGRAM_BUILD_STATUS, sizeof st, &st, nullptr));
+    CHECK(st == CL_BUILD_SUCCESS);
+
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, "axpy", &err);
+    REQUIRE(err == CL_SUCCESS);
+    const size_t N = 1000;
+    std::vector<float> x(N), y(N);
+    std::iota(x.begin(), x.end(), 0.f);
+    std::fill(y.begin(), y.end(), 1.f);
+    cl_mem bx = f.buffer(N * 4, CL_MEM_COPY_HOST_PTR, x.data());
+    cl_mem by = f.buffer(N * 4, CL_MEM_COPY_HOST_PTR, y.data());
+    float a = 2.f;
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof(cl_mem), &by));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof(cl_mem), &bx));
+    REQUIRE_CL(clSetKernelArg(k, 2, sizeof a, &a));
+    REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &N, nullptr, 0, nullptr, nullptr));
+    auto out = f.read<float>(by, N);
+    for (size_t i = 0; i < N; ++i)
+        REQUIRE(out[i] == 2.f * float(i) + 1.f);
+
+    CHECK(clCreateKernel(p, "nope", &err) == nullptr);
+    CHECK(err == CL_INVALID_KERNEL_NAME);
+    CHECK(clCreateKernel(p, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_VALUE);
+    // Kernels attached: rebuilding is refused.
+    CHECK_CL_ERR(CL_INVALID_OPERATION, clBuildProgram(p, 0, nullptr, "", nullptr, nullptr));
+    clReleaseKernel(k);
+    clReleaseMemObject(bx);
+    clReleaseMemObject(by);
+    clReleaseProgram(p);
+}
+
+TEST_CASE("build failures keep clang's diagnostics in the log", "[api][program]") {
+    WithQueue f;
+    const char* bad = "__kernel void k(__global int* p) {\n  p[0] = undeclared_thing;\n}\n";
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(f.context, 1, &bad, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK_CL_ERR(CL_BUILD_PROGRAM_FAILURE, clBuildProgram(p, 1, &f.device, nullptr, nullptr, nullptr));
+    std::string log = buildLog(p, f.device);
+    CHECK(log.find("undeclared_thing") != std::string::npos);
+    CHECK(log.find("2:10") != std::string::npos);
+    cl_build_status st;
+    REQUIRE_CL(clGetProgramBuildInfo(p, f.device, CL_PROGRAM_BUILD_STATUS, sizeof st, &st, nullptr));
+    CHECK(st == CL_BUILD_ERROR);
+    cl_kernel k = clCreateKernel(p, "k", &err);
+    CHECK(k == nullptr);
+    CHECK(err == CL_INVALID_PROGRAM_EXECUTABLE);
+    CHECK_CL_ERR(CL_INVALID_COMPILER_OPTIONS, clBuildProgram(p, 1, &f.device, "-fbogus-option", nullptr, nullptr));
+    clReleaseProgram(p);
+    CHECK(clCreateProgramWithSource(f.context, 0, &bad, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_VALUE);
+}
+
+TEST_CASE("build options: -D, -Werror, -cl-kernel-arg-info", "[api][program]") {
+    WithQueue f;
+    const char* src = "__kernel void k(__global int* restrict out, const int v) { out[0] = VALUE + v; }\n";
+    cl_program p = buildProgram(f.context, f.device, src, "-D VALUE=40 -cl-kernel-arg-info");
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, "k", &err);
+    char name[64];
+    REQUIRE_CL(clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr));
+    CHECK(std::string(name) == "out");
+    REQUIRE_CL(clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, nullptr));
+    CHECK(std::string(name) == "int*");
+    cl_kernel_arg_address_qualifier aq;
+    REQUIRE_CL(clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, nullptr));
+    CHECK(aq == CL_KERNEL_ARG_ADDRESS_GLOBAL);
+    cl_kernel_arg_type_qualifier tq;
+    REQUIRE_CL(clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, nullptr));
+    CHECK((tq & CL_KERNEL_ARG_TYPE_RESTRICT));
+    CHECK_CL_ERR(CL_INVALID_ARG_INDEX, clGetKernelArgInfo(k, 2, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr));
+    cl_mem out = f.buffer(4);
+    int v = 2;
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof v, &v));
+    REQUIRE_CL(clEnqueueTask(f.queue, k, 0, nullptr, nullptr));
+    CHECK(f.read<int>(out, 1)[0] == 42);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+
+    p = buildProgram(f.context, f.device, "__kernel void k(__global int* o) { o[0] = 1; }");
+    k = clCreateKernel(p, "k", &err);
+    CHECK_CL_ERR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE, clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr));
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+
+    const char* warn = "#warning this is only a warning\n__kernel void k(__global int* o) { o[0] = 1; }";
+    p = clCreateProgramWithSource(f.context, 1, &warn, nullptr, &err);
+    REQUIRE_CL(clBuildProgram(p, 1, &f.device, "", nullptr, nullptr));
+    CHECK(buildLog(p, f.device).find("this is only a warning") != std::string::npos);
+    CHECK_CL_ERR(CL_BUILD_PROGRAM_FAILURE, clBuildProgram(p, 1, &f.device, "-Werror", nullptr, nullptr));
+    clReleaseProgram(p);
+    clReleaseMemObject(out);
+}
+
+TEST_CASE("program binaries round-trip and bad binaries are rejected", "[api][program]") {
+    WithQueue f;
+    cl_program p = buildProgram(f.context, f.device, kSource);
+    size_t size = 0;
+    REQUIRE_CL(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr));
+    REQUIRE(size > 64);
+    std::vector<unsigned char> bin(size);
+    unsigned char* ptr = bin.data();
+    REQUIRE_CL(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr));
+    CHECK(bin[0] == 0x7f);
+    CHECK(bin[1] == 'E');
+    const unsigned char* cbin = bin.data();
+    cl_int status, err;
+    cl_program p2 = clCreateProgramWithBinary(f.context, 1, &f.device, &size, &cbin, &status, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clBuildProgram(p2, 1, &f.device, nullptr, nullptr, nullptr));
+    cl_kernel k = clCreateKernel(p2, "with_struct", &err);
+    REQUIRE(err == CL_SUCCESS);
+    struct {
+        float scale;
+        int offset;
+    } params{0.5f, 10};
+    cl_mem out = f.buffer(64 * 4);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof params, &params));
+    size_t g = 64;
+    REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+    auto r = f.read<float>(out, 64);
+    for (int i = 0; i < 64; ++i)
+        REQUIRE(r[i] == 0.5f * float(i + 10));
+    clReleaseKernel(k);
+    clReleaseProgram(p2);
+
+    std::vector<unsigned char> junk(100, 0x42);
+    const unsigned char* jp = junk.data();
+    size_t js = junk.size();
+    CHECK(clCreateProgramWithBinary(f.context, 1, &f.device, &js, &jp, &status, &err) == nullptr);
+    CHECK(err == CL_INVALID_BINARY);
+    CHECK(status == CL_INVALID_BINARY);
+    bin.resize(bin.size() / 2);
+    size_t half = bin.size();
+    cbin = bin.data();
+    CHECK(clCreateProgramWithBinary(f.context, 1, &f.device, &half, &cbin, &status, &err) == nullptr);
+    CHECK(err == CL_INVALID_BINARY);
+    clReleaseMemObject(out);
+    clReleaseProgram(p);
+}
+
+TEST_CASE("separate compilation and linking", "[api][program]") {
+    WithQueue f;
+    const char* lib = "#include \"helper.h\"\nint twice(int x) { return HELPER_FACTOR * x; }\n";
+    const char* hdr = "#define HELPER_FACTOR 2\n";
+    const char* main = "int twice(int x);\n__kernel void k(__global int* o) { o[get_global_id(0)] = twice((int)get_global_id(0)); }\n";
+    cl_int err;
+    cl_program pl = clCreateProgramWithSource(f.context, 1, &lib, nullptr, &err);
+    cl_program ph = clCreateProgramWithSource(f.context, 1, &hdr, nullptr, &err);
+    cl_program pm = clCreateProgramWithSource(f.context, 1, &main, nullptr, &err);
+    const char* hname = "helper.h";
+    REQUIRE_CL(clCompileProgram(pl, 1, &f.device, nullptr, 1, &ph, &hname, nullptr, nullptr));
+    REQUIRE_CL(clCompileProgram(pm, 1, &f.device, nullptr, 0, nullptr, nullptr, nullptr, nullptr));
+    cl_program_binary_type bt;
+    REQUIRE_CL(clGetProgramBuildInfo(pm, f.device, CL_PROGRAM_BINARY_TYPE, sizeof bt, &bt, nullptr));
+    CHECK(bt == CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+    cl_program objs[] = {pm, pl};
+    cl_program linked = clLinkProgram(f.context, 1, &f.device, nullptr, 2, objs, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_kernel k = clCreateKernel(linked, "k", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem out = f.buffer(16 * 4);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    size_t g = 16;
+    REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+    auto r = f.read<int>(out, 16);
+    for (int i = 0; i < 16; ++i)
+        CHECK(r[i] == 2 * i);
+    clReleaseKernel(k);
+    clReleaseProgram(linked);
+
+    // Linking the main object alone leaves `twice` undefined.
+    cl_program alone = clLinkProgram(f.context, 1, &f.device, nullptr, 1, &pm, nullptr, nullptr, &err);
+    CHECK(err == CL_LINK_PROGRAM_FAILURE);
+    if (alone) {
+        CHECK(buildLog(alone, f.device).find("twice") != std::string::npos);
+        clReleaseProgram(alone);
+    }
+    CHECK(clLinkProgram(f.context, 1, &f.device, "-bogus", 1, &pl, nullptr, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_LINKER_OPTIONS);
+    CHECK(clLinkProgram(f.context, 0, nullptr, nullptr, 1, &ph, nullptr, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_OPERATION);
+    for (cl_program p : {pl, ph, pm})
+        clReleaseProgram(p);
+    clReleaseMemObject(out);
+}
+
+TEST_CASE("kernel arguments are checked", "[api][kernel]") {
+    WithQueue f;
+    cl_program p = buildProgram(f.context, f.device, kSource);
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, "axpy", &err);
+    cl_mem m = f.buffer(64);
+    float a = 1;
+    CHECK_CL_ERR(CL_INVALID_ARG_INDEX, clSetKernelArg(k, 3, sizeof a, &a));
+    CHECK_CL_ERR(CL_INVALID_ARG_SIZE, clSetKernelArg(k, 2, sizeof(double), &a));
+    CHECK_CL_ERR(CL_INVALID_ARG_VALUE, clSetKernelArg(k, 2, sizeof a, nullptr));
+    CHECK_CL_ERR(CL_INVALID_ARG_SIZE, clSetKernelArg(k, 0, 4, &m));
+    cl_mem fake = reinterpret_cast<cl_mem>(f.queue); // a live handle of another type
+    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clSetKernelArg(k, 0, sizeof fake, &fake));
+    CHECK_CL_ERR(CL_INVALID_KERNEL, clSetKernelArg(nullptr, 0, sizeof m, &m));
+    // Not all arguments set.
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof m, &m));
+    size_t g = 16;
+    CHECK_CL_ERR(CL_INVALID_KERNEL_ARGS, clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+    cl_kernel rl = clCreateKernel(p, "reverse_local", &err);
+    CHECK_CL_ERR(CL_INVALID_ARG_VALUE, clSetKernelArg(rl, 1, 64, &m));
+    CHECK_CL_ERR(CL_INVALID_ARG_SIZE, clSetKernelArg(rl, 1, 0, nullptr));
+    cl_uint nargs;
+    REQUIRE_CL(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr));
+    CHECK(nargs == 3);
+    clReleaseKernel(rl);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseMemObject(m);
+}
+
+TEST_CASE("NDRange in 1, 2 and 3 dimensions with offsets and chosen local sizes", "[api][kernel]") {
+    WithQueue f;
+    cl_program p = buildProgram(f.context, f.device, kSource);
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, "ids", &err);
+    const size_t W = 12, H = 5, D = 3;
+    cl_mem out = f.buffer(W * H * D * 4);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    size_t offset[3] = {1, 2, 3}, global[3] = {W, H, D};
+    for (cl_uint dims = 1; dims <= 3; ++dims) {
+        std::vector<cl_uint> zero(W * H * D, 0);
+        REQUIRE_CL(clEnqueueWriteBuffer(f.queue, out, CL_TRUE, 0, zero.size() * 4, zero.data(), 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, dims, offset, global, nullptr, 0, nullptr, nullptr));
+        auto r = f.read<cl_uint>(out, W * H * D);
+        size_t h = dims > 1 ? H : 1, d = dims > 2 ? D : 1;
+        for (size_t z = 0; z < d; ++z)
+            for (size_t y = 0; y < h; ++y)
+                for (size_t x = 0; x < W; ++x) {
+                    cl_uint gx = cl_uint(x + 1), gy = dims > 1 ? cl_uint(y + 2) : 0,
+                            gz = dims > 2 ? cl_uint(z + 3) : 0;
+                    INFO("dims " << dims << " at " << x << "," << y << "," << z);
+                    REQUIRE(r[(z * h + y) * W + x] == gx + 100 * gy + 10000 * gz);
+                }
+    }
+    size_t local[3] = {4, 5, 1};
+    REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, 2, nullptr, global, local, 0, nullptr, nullptr));
+    size_t badLocal[3] = {5, 5, 1};
+    CHECK_CL_ERR(CL_INVALID_WORK_GROUP_SIZE, clEnqueueNDRangeKernel(f.queue, k, 2, nullptr, global, badLocal, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_WORK_DIMENSION, clEnqueueNDRangeKernel(f.queue, k, 4, nullptr, global, nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_WORK_DIMENSION, clEnqueueNDRangeKernel(f.queue, k, 0, nullptr, global, nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_GLOBAL_WORK_SIZE, clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, nullptr, nullptr, 0, nullptr, nullptr));
+    size_t huge[3] = {1 << 20, 1, 1};
+    size_t hugeLocal[3] = {1 << 20, 1, 1};
+    CHECK_CL_ERR(CL_INVALID_WORK_ITEM_SIZE, clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, huge, hugeLocal, 0, nullptr, nullptr));
+    size_t bigOffset[3] = {~size_t(0) - 2, 0, 0};
+    CHECK_CL_ERR(CL_INVALID_GLOBAL_OFFSET, clEnqueueNDRangeKernel(f.queue, k, 1, bigOffset, global, nullptr, 0, nullptr, nullptr));
+    clReleaseKernel(k);
+
+    // reqd_work_group_size: enforced, and used when no local size is given.
+    cl_kernel fixed = clCreateKernel(p, "fixed", &err);
+    cl_mem o2 = f.buffer(16 * 4);
+    REQUIRE_CL(clSetKernelArg(fixed, 0, sizeof o2, &o2));
+    size_t g16 = 16, l8 = 8;
+    CHECK_CL_ERR(CL_INVALID_WORK_GROUP_SIZE, clEnqueueNDRangeKernel(f.queue, fixed, 1, nullptr, &g16, &l8, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, fixed, 1, nullptr, &g16, nullptr, 0, nullptr, nullptr));
+    CHECK(f.read<int>(o2, 16)[7] == 4);
+    size_t cwgs[3];
+    REQUIRE_CL(clGetKernelWorkGroupInfo(fixed, f.device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof cwgs, cwgs, nullptr));
+    CHECK(cwgs[0] == 4);
+    char attrs[128];
+    REQUIRE_CL(clGetKernelInfo(fixed, CL_KERNEL_ATTRIBUTES, sizeof attrs, attrs, nullptr));
+    CHECK(std::string(attrs).find("reqd_work_group_size(4,1,1)") != std::string::npos);
+    clReleaseKernel(fixed);
+    clReleaseMemObject(o2);
+    clReleaseMemObject(out);
+    clReleaseProgram(p);
+}
+
+TEST_CASE("__local arguments and barriers", "[api][kernel]") {
+    WithQueue f;
+    cl_program p = buildProgram(f.context, f.device, kSource);
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, "reverse_local", &err);
+    const size_t N = 256, L = 64;
+    std::vector<int> data(N);
+    std::iota(data.begin(), data.end(), 0);
+    cl_mem m = f.buffer(N * 4, CL_MEM_COPY_HOST_PTR, data.data());
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof m, &m));
+    REQUIRE_CL(clSetKernelArg(k, 1, L * sizeof(int), nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &N, &L, 0, nullptr, nullptr));
+    auto r = f.read<int>(m, N);
+    for (size_t g = 0; g < N / L; ++g)
+        for (size_t l = 0; l < L; ++l)
+            REQUIRE(r[g * L + l] == int(g * L + (L - 1 - l)));
+    cl_ulong localSize = 0;
+    REQUIRE_CL(clGetKernelWorkGroupInfo(k, f.device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof localSize, &localSize, nullptr));
+    CHECK(localSize >= L * sizeof(int));
+    cl_ulong devLocal;
+    REQUIRE_CL(clGetDeviceInfo(f.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof devLocal, &devLocal, nullptr));
+    REQUIRE_CL(clSetKernelArg(k, 1, devLocal + 1, nullptr));
+    CHECK_CL_ERR(CL_OUT_OF_RESOURCES, clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &N, &L, 0, nullptr, nullptr));
+    clReleaseKernel(k);
+    clReleaseMemObject(m);
+    clReleaseProgram(p);
+}
+
+TEST_CASE("native kernels see memory objects as pointers", "[api][kernel]") {
+    WithQueue f;
+    cl_mem m = f.buffer(16);
+    struct Args {
+        cl_mem mem;
+        int value;
+    } args{m, 77};
+    const void* loc = &args.mem;
+    REQUIRE_CL(clEnqueueNativeKernel(f.queue, [](void* a) {
+        auto* p = static_cast<Args*>(a);
+        reinterpret_cast<int*>(p->mem)[0] = p->value;
+    }, &args, sizeof args, 1, &m, &loc, 0, nullptr, nullptr));
+    CHECK(f.read<int>(m, 1)[0] == 77);
+    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueNativeKernel(f.queue, nullptr, &args, sizeof args, 0, nullptr, nullptr, 0, nullptr, nullptr));
+    clReleaseMemObject(m);
+}
