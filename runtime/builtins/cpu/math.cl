@@ -336,12 +336,12 @@ DUET_INLINE double duet_rootn(double x, int n, bool refine) {
         double m = n > 0 ? INFINITY : 0.0;
         return x < 0 ? -m : m;
     }
-    // Subnormal or huge x: scale by 2^(+-|n| k) so y^n stays normal and finite in the
+    // Tiny or huge x: scale by 2^(+-|n| k) so y^n stays normal and finite in the
     // refinement; the root scales by 2^(+-k). Large |n| needs no refinement (the error of
     // 1/n shrinks with n).
     int k = 0;
     int an = n < 0 ? -n : n;
-    if (refine && (ax < 0x1p-1022 || ax > 0x1p1000) && an <= 1000) {
+    if (refine && (ax < 0x1p-960 || ax > 0x1p960) && an <= 1000) {
         k = (64 + an - 1) / an;
         if (ax > 1.0)
             k = -k;
