@@ -333,7 +333,12 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     bool avx512 = target.cpuFeatures.find("+avx512f") != std::string::npos;
     bool avx = target.cpuFeatures.find("+avx,") != std::string::npos ||
                target.cpuFeatures.find("+avx2") != std::string::npos;
-    cl_uint bytes = avx512 ? 64 : avx ? 32 : 16;
+    // Code is generated for 256-bit vectors unless DUET_CPU_VECTOR_WIDTH says otherwise
+    // (see finalize_cpu.cpp); the preferred widths follow.
+    const char* widthEnv = std::getenv("DUET_CPU_VECTOR_WIDTH");
+    cl_uint bytes = avx ? 32 : 16;
+    if (avx512 && widthEnv && std::string(widthEnv) == "512")
+        bytes = 64;
     // char short int long float double half
     cl_uint widths[7] = {bytes, bytes / 2, bytes / 4, bytes / 8, bytes / 4, bytes / 8, 0};
     std::copy(widths, widths + 7, info.preferredVectorWidth);
