@@ -342,7 +342,11 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     // char short int long float double half
     cl_uint widths[7] = {bytes, bytes / 2, bytes / 4, bytes / 8, bytes / 4, bytes / 8, 0};
     std::copy(widths, widths + 7, info.preferredVectorWidth);
-    std::copy(widths, widths + 7, info.nativeVectorWidth);
+    // Native widths are the ISA's registers, whatever code generation prefers.
+    const cl_uint nativeBytes = avx512 ? 64 : avx ? 32 : 16;
+    cl_uint native[7] = {nativeBytes,     nativeBytes / 2, nativeBytes / 4, nativeBytes / 8,
+                         nativeBytes / 4, nativeBytes / 8, 0};
+    std::copy(native, native + 7, info.nativeVectorWidth);
     info.preferredWorkGroupSizeMultiple = bytes / 4;
 
     info.extensions = "cl_khr_byte_addressable_store cl_khr_fp64 "
