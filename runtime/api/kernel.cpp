@@ -1,5 +1,6 @@
 // Kernel entry points: creation, arguments, info, NDRange/task/native enqueues.
 #include "api/api.hpp"
+#include "gl/gl_share.hpp"
 #include "core/kernel.hpp"
 #include "core/queue.hpp"
 
@@ -456,6 +457,12 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                       "the kernel needs " + std::to_string(localBytes) +
                           " bytes of __local memory; the device has " +
                           std::to_string(dev->info().localMemSize));
+    // cl_khr_gl_sharing: a GL object must be acquired before a kernel uses it.
+    for (const ArgValue& a : k->args())
+        if (a.mem && duet::rt::gl::usedWhileNotAcquired(a.mem.get()))
+            return report(api, ctx, CL_INVALID_OPERATION,
+                          "a kernel argument is a GL object not acquired with "
+                          "clEnqueueAcquireGLObjects");
     if (cl_int e = checkWaitList(api, ctx, num, list))
         return e;
     if (empty)
