@@ -1,0 +1,325 @@
+// Context creation (which platform/device can share with the current GL context), the sharing
+// and host-copy acquire/release, and OpenCL error names.
+#include "interop/interop.hpp"
+
+#include <CL/cl_ext.h>
+#include <glad/gl.h>
+
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+namespace duet::interop {
+
+std::string errorName(cl_int code) {
+    switch (code) {
+#define DUET_CASE(x)                                                                               \
+    case x:                                                                                        \
+        return #x;
+        DUET_CASE(CL_SUCCESS)
+        DUET_CASE(CL_DEVICE_NOT_FOUND)
+        DUET_CASE(CL_DEVICE_NOT_AVAILABLE)
+        DUET_CASE(CL_OUT_OF_RESOURCES)
+        DUET_CASE(CL_OUT_OF_HOST_MEMORY)
+        DUET_CASE(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        DUET_CASE(CL_BUILD_PROGRAM_FAILURE)
+        DUET_CASE(CL_INVALID_VALUE)
+        DUET_CASE(CL_INVALID_PLATFORM)
+        DUET_CASE(CL_INVALID_DEVICE)
+        DUET_CASE(CL_INVALID_CONTEXT)
+        DUET_CASE(CL_INVALID_COMMAND_QUEUE)
+        DUET_CASE(CL_INVALID_MEM_OBJECT)
+        DUET_CASE(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        DUET_CASE(CL_INVALID_IMAGE_SIZE)
+        DUET_CASE(CL_INVALID_KERNEL_ARGS)
+        DUET_CASE(CL_INVALID_WORK_GROUP_SIZE)
+        DUET_CASE(CL_INVALID_OPERATION)
+        DUET_CASE(CL_INVALID_GL_OBJECT)
+        DUET_CASE(CL_INVALID_BUFFER_SIZE)
+        DUET_CASE(CL_INVALID_MIP_LEVEL)
+        DUET_CASE(CL_INVALID_PROPERTY)
+        DUET_CASE(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR)
+        DUET_CASE(CL_PLATFORM_NOT_FOUND_KHR)
+#undef DUET_CASE
+    default:
+        return "CL_UNKNOWN_ERROR(" + std::to_string(code) + ")";
+    }
+}
+
+void check(cl_int code, const char *what) {
+    if (code != CL_SUCCESS)
+        throw Error(std::string(what) + " failed: " + errorName(code), code);
+}
+
+namespace {
+
+std::string platformInfo(cl_platform_id platform, cl_platform_info what) {
+    size_t size = 0;
+    if (clGetPlatformInfo(platform, what, 0, nullptr, &size) != CL_SUCCESS || size == 0)
+        return {};
+    std::string text(size, '\0');
+    clGetPlatformInfo(platform, what, size, text.data(), nullptr);
+    text.resize(text.find('\0') == std::string::npos ? size : text.find('\0'));
+    return text;
+}
+
+std::string deviceInfo(cl_device_id device, cl_device_info what) {
+    size_t size = 0;
+    if (clGetDeviceInfo(device, what, 0, nullptr, &size) != CL_SUCCESS || size == 0)
+        return {};
+    std::string text(size, '\0');
+    clGetDeviceInfo(device, what, size, text.data(), nullptr);
+    text.resize(text.find('\0') == std::string::npos ? size : text.find('\0'));
+    return text;
+}
+
+bool hasWord(const std::string &list, const std::string &word) {
+    size_t at = 0;
+    while ((at = list.find(word, at)) != std::string::npos) {
+        size_t end = at + word.size();
+        if ((at == 0 || list[at - 1] == ' ') && (end == list.size() || list[end] == ' '))
+            return true;
+        at = end;
+    }
+    return false;
+}
+
+// One CL device the search saw, and why it was or was not taken.
+struct Candidate {
+    cl_platform_id platform;
+    cl_device_id device;
+    std::string platformName, deviceName;
+    cl_device_type type = 0;
+    std::string why; // empty: it can share
+};
+
+using GetGLContextInfoFn = cl_int(CL_API_CALL *)(const cl_context_properties *, cl_gl_context_info,
+                                                 size_t, void *, size_t *);
+
+std::vector<cl_context_properties> glProperties(const GLHandles &gl, cl_platform_id platform) {
+    return {CL_GL_CONTEXT_KHR,
+            reinterpret_cast<cl_context_properties>(gl.context),
+            gl.api == GLHandles::Api::Egl ? CL_EGL_DISPLAY_KHR : CL_GLX_DISPLAY_KHR,
+            reinterpret_cast<cl_context_properties>(gl.display),
+            CL_CONTEXT_PLATFORM,
+            reinterpret_cast<cl_context_properties>(platform),
+            0};
+}
+
+// The devices clGetGLContextInfoKHR names for the GL context on `platform`, or the reason why not.
+std::vector<cl_device_id> sharingDevices(const GLHandles &gl, cl_platform_id platform,
+                                         std::string &why) {
+    std::string extensions = platformInfo(platform, CL_PLATFORM_EXTENSIONS);
+    if (!hasWord(extensions, "cl_khr_gl_sharing")) {
+        why = "no cl_khr_gl_sharing";
+        return {};
+    }
+    auto fn = reinterpret_cast<GetGLContextInfoFn>(
+        clGetExtensionFunctionAddressForPlatform(platform, "clGetGLContextInfoKHR"));
+    if (!fn) {
+        why = "cl_khr_gl_sharing listed but clGetGLContextInfoKHR not found";
+        return {};
+    }
+    auto props = glProperties(gl, platform);
+    size_t size = 0;
+    cl_int err = fn(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, 0, nullptr, &size);
+    if (err != CL_SUCCESS || size == 0) {
+        why = "clGetGLContextInfoKHR: " + (err ? errorName(err) : std::string("no device"));
+        return {};
+    }
+    std::vector<cl_device_id> devices(size / sizeof(cl_device_id));
+    err = fn(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, size, devices.data(), nullptr);
+    if (err != CL_SUCCESS) {
+        why = "clGetGLContextInfoKHR: " + errorName(err);
+        return {};
+    }
+    return devices;
+}
+
+std::string glRenderer() {
+    const GLubyte *renderer = glad_glGetString ? glGetString(GL_RENDERER) : nullptr;
+    return renderer ? reinterpret_cast<const char *>(renderer) : "(no current GL context)";
+}
+
+} // namespace
+
+std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &options) {
+    cl_uint count = 0;
+    cl_int err = clGetPlatformIDs(0, nullptr, &count);
+    if (err != CL_SUCCESS && err != CL_PLATFORM_NOT_FOUND_KHR)
+        check(err, "clGetPlatformIDs");
+    std::vector<cl_platform_id> platforms(err == CL_SUCCESS ? count : 0);
+    if (!platforms.empty())
+        check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
+
+    std::vector<Candidate> seen;
+    const Candidate *sharing = nullptr;
+    for (cl_platform_id platform : platforms) {
+        std::string name = platformInfo(platform, CL_PLATFORM_NAME);
+        if (name.find(options.platform) == std::string::npos)
+            continue;
+        cl_uint n = 0;
+        if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS || !n)
+            continue;
+        std::vector<cl_device_id> devices(n);
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, devices.data(), nullptr);
+        std::string why;
+        std::vector<cl_device_id> shareable = sharingDevices(gl, platform, why);
+        for (cl_device_id device : devices) {
+            Candidate c{platform, device, name, deviceInfo(device, CL_DEVICE_NAME), 0, why};
+            clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof c.type, &c.type, nullptr);
+            if (c.deviceName.find(options.device) == std::string::npos)
+                continue;
+            if (why.empty()) {
+                bool listed = false;
+                for (cl_device_id d : shareable)
+                    listed |= d == device;
+                if (!listed)
+                    c.why = "not a device for this GL context";
+            }
+            seen.push_back(c);
+        }
+    }
+    for (const Candidate &c : seen)
+        if (c.why.empty()) {
+            sharing = &c;
+            break;
+        }
+
+    std::unique_ptr<Context> ctx(new Context());
+    const Candidate *chosen = sharing;
+    if (sharing) {
+        auto props = glProperties(gl, sharing->platform);
+        ctx->m_context = clCreateContext(props.data(), 1, &sharing->device, nullptr, nullptr, &err);
+        if (err != CL_SUCCESS)
+            throw Error("interop: clCreateContext with GL sharing on " + sharing->platformName +
+                            " / " + sharing->deviceName + " failed: " + errorName(err),
+                        err);
+        ctx->m_mode = Mode::Sharing;
+        ctx->m_glEvents = hasWord(deviceInfo(sharing->device, CL_DEVICE_EXTENSIONS),
+                                  "cl_khr_gl_event");
+    } else {
+        if (options.allowHostCopy) {
+            // Default: Duet's CPU device; else whatever the filters left first.
+            for (const Candidate &c : seen)
+                if (options.platform.empty() && c.platformName.find("Duet") != std::string::npos &&
+                    (c.type & CL_DEVICE_TYPE_CPU)) {
+                    chosen = &c;
+                    break;
+                }
+            if (!chosen && !seen.empty())
+                chosen = &seen.front();
+        }
+        if (!chosen) {
+            std::string message = "interop: no OpenCL device can share with GL renderer '" +
+                                  glRenderer() + "'; devices seen:";
+            if (seen.empty())
+                message += " none";
+            for (const Candidate &c : seen)
+                message += " [" + c.platformName + " / " + c.deviceName + ": " + c.why + "]";
+            if (!options.platform.empty() || !options.device.empty())
+                message += " (filters: platform '" + options.platform + "', device '" +
+                           options.device + "')";
+            throw Error(message, CL_DEVICE_NOT_FOUND);
+        }
+        cl_context_properties props[] = {
+            CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(chosen->platform), 0};
+        ctx->m_context = clCreateContext(props, 1, &chosen->device, nullptr, nullptr, &err);
+        check(err, "interop: clCreateContext");
+        ctx->m_mode = Mode::HostCopy;
+        static std::mutex reportedMutex;
+        static std::set<std::string> reported;
+        std::lock_guard lock(reportedMutex);
+        if (reported.insert(chosen->platformName).second)
+            std::fprintf(stderr, "interop: %s has no cl_khr_gl_sharing; using host copies\n",
+                         chosen->platformName.c_str());
+    }
+    ctx->m_platform = chosen->platform;
+    ctx->m_device = chosen->device;
+    ctx->m_platformName = chosen->platformName;
+    ctx->m_deviceName = chosen->deviceName;
+    cl_queue_properties qprops[] = {
+        CL_QUEUE_PROPERTIES, cl_queue_properties(options.profiling ? CL_QUEUE_PROFILING_ENABLE : 0), 0};
+    ctx->m_queue = clCreateCommandQueueWithProperties(ctx->m_context, ctx->m_device, qprops, &err);
+    if (err == CL_INVALID_OPERATION || !ctx->m_queue) // an OpenCL 1.x device
+        ctx->m_queue = clCreateCommandQueue(ctx->m_context, ctx->m_device,
+                                            options.profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+    check(err, "interop: creating the command queue");
+    return ctx;
+}
+
+Context::~Context() {
+    if (m_queue)
+        clReleaseCommandQueue(m_queue);
+    if (m_context)
+        clReleaseContext(m_context);
+}
+
+std::string Context::description() const {
+    return m_platformName + " / " + m_deviceName +
+           (m_mode == Mode::Sharing ? (m_glEvents ? " (GL sharing, gl_event)" : " (GL sharing)")
+                                    : " (host copies)");
+}
+
+void Context::acquire(const std::vector<SharedObject *> &objects) {
+    if (objects.empty())
+        return;
+    if (m_mode == Mode::HostCopy) {
+        for (SharedObject *o : objects)
+            o->upload(m_queue);
+        return;
+    }
+    // Without cl_khr_gl_event the spec leaves GL/CL ordering to the application: glFinish.
+    if (m_glEvents)
+        glFlush();
+    else
+        glFinish();
+    std::vector<cl_mem> mems;
+    for (SharedObject *o : objects)
+        mems.push_back(o->mem());
+    check(clEnqueueAcquireGLObjects(m_queue, cl_uint(mems.size()), mems.data(), 0, nullptr,
+                                    nullptr),
+          "clEnqueueAcquireGLObjects");
+}
+
+void Context::release(const std::vector<SharedObject *> &objects) {
+    if (objects.empty())
+        return;
+    if (m_mode == Mode::HostCopy) {
+        for (SharedObject *o : objects)
+            o->download(m_queue);
+        return;
+    }
+    std::vector<cl_mem> mems;
+    for (SharedObject *o : objects)
+        mems.push_back(o->mem());
+    check(clEnqueueReleaseGLObjects(m_queue, cl_uint(mems.size()), mems.data(), 0, nullptr,
+                                    nullptr),
+          "clEnqueueReleaseGLObjects");
+    check(m_glEvents ? clFlush(m_queue) : clFinish(m_queue), "finishing the GL release");
+}
+
+AcquireScope::AcquireScope(Context &context, std::initializer_list<SharedObject *> objects)
+    : AcquireScope(context, std::vector<SharedObject *>(objects)) {}
+
+AcquireScope::AcquireScope(Context &context, std::vector<SharedObject *> objects)
+    : m_context(context), m_objects(std::move(objects)) {
+    m_context.acquire(m_objects);
+}
+
+AcquireScope::~AcquireScope() {
+    try {
+        release();
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "interop: release failed: %s\n", e.what());
+    }
+}
+
+void AcquireScope::release() {
+    if (m_released)
+        return;
+    m_released = true;
+    m_context.release(m_objects);
+}
+
+} // namespace duet::interop

@@ -1,0 +1,203 @@
+// duet-nbody: all-pairs gravitational N-body on OpenCL (kernels/nbody), positions in GL vertex
+// buffers shared through libduet-interop and drawn as additive point sprites (shaders/nbody).
+#include "nbody_sim.hpp"
+
+#include "engine/app/registry.hpp"
+#include "engine/error.hpp"
+#include "engine/gfx/gl_objects.hpp"
+#include "engine/gfx/shader.hpp"
+#include "interop/interop.hpp"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace {
+
+using namespace duet::engine;
+namespace interop = duet::interop;
+namespace nbody = duet::nbody;
+
+class NBodySample final : public Sample {
+  public:
+    void initializeGL(Context &ctx) override {
+        m_program = gl::loadProgram({"nbody/bodies.vert.glsl", "nbody/bodies.frag.glsl"});
+        ctx.camera().distance = nbody::kCameraDistance;
+        ctx.camera().yaw = nbody::kCameraYaw;
+        ctx.camera().pitch = nbody::kCameraPitch;
+        ctx.setInfo("renderer", reinterpret_cast<const char *>(glGetString(GL_RENDERER)));
+    }
+
+    void initializeCompute(Context &ctx) override {
+        NativeGL native = ctx.nativeGL();
+        interop::GLHandles handles;
+        handles.api = native.api == NativeGL::Api::Egl ? interop::GLHandles::Api::Egl
+                                                       : interop::GLHandles::Api::Glx;
+        handles.display = native.display;
+        handles.context = native.context;
+        interop::Options options;
+        options.platform = ctx.options().platform;
+        options.device = ctx.options().device;
+        try {
+            m_cl = interop::Context::create(handles, options);
+            m_sim = std::make_unique<nbody::Simulator>(m_cl->context(), m_cl->device(),
+                                                       m_cl->queue());
+        } catch (const interop::Error &e) {
+            throw Error(std::string("duet-nbody: ") + e.what());
+        }
+        ctx.setInfo("device", m_cl->description());
+        rebuild(ctx);
+    }
+
+    void parameters(Parameters &p) override {
+        p.addInt("N", &m_n, 2, 262144);
+        p.addFloat("dt", &m_dt, 0.0f, 0.05f);
+        p.addFloat("softening", &m_softening, 0.001f, 0.5f);
+        p.addFloat("damping", &m_damping, 0.9f, 1.0f);
+        p.addFloat("point size", &m_pointSize, 1.0f, 64.0f);
+        p.addChoice("scene", &m_scene, {"galaxy", "collision"});
+        p.addBool("paused", &m_paused);
+    }
+
+    void update(Context &ctx, double) override {
+        try {
+            if (m_n != m_builtN || m_scene != m_builtScene)
+                rebuild(ctx);
+            if (!m_paused)
+                step(ctx);
+        } catch (const interop::Error &e) {
+            throw Error(std::string("duet-nbody: ") + e.what());
+        }
+    }
+
+    void render(Context &ctx) override {
+        glClearColor(0.0f, 0.0f, 0.02f, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+        glDisable(GL_DEPTH_TEST);
+        glEnable(GL_BLEND);
+        glBlendFunc(GL_ONE, GL_ONE);
+        glEnable(GL_PROGRAM_POINT_SIZE);
+        glUseProgram(m_program.id());
+        gl::setUniform(m_program.id(), "view", ctx.camera().view());
+        gl::setUniform(m_program.id(), "projection", ctx.camera().projection(ctx.aspect()));
+        gl::setUniform(m_program.id(), "pointSize", m_pointSize);
+        gl::setUniform(m_program.id(), "massScale", float(m_builtN));
+        gl::setUniform(m_program.id(), "intensity", m_intensity);
+        gl::setUniform(m_program.id(), "color", glm::vec3(0.55f, 0.7f, 1.0f));
+        glBindVertexArray(m_vao[m_current].id());
+        glDrawArrays(GL_POINTS, 0, m_builtN);
+        glBindVertexArray(0);
+        glUseProgram(0);
+        glDisable(GL_PROGRAM_POINT_SIZE);
+        glDisable(GL_BLEND);
+    }
+
+    void shutdown(Context &) override {
+        m_shared[0].reset();
+        m_shared[1].reset();
+        if (m_vel)
+            clReleaseMemObject(m_vel);
+        m_vel = nullptr;
+        m_sim.reset();
+        m_cl.reset();
+        for (int i = 0; i < 2; ++i) {
+            m_vao[i].reset();
+            m_vbo[i].reset();
+        }
+        m_program.reset();
+    }
+
+  private:
+    // (Re)creates bodies, vertex buffers and their CL views; GL buffers are made after the CL
+    // context, and their CL objects after them.
+    void rebuild(Context &ctx) {
+        if (m_cl)
+            clFinish(m_cl->queue());
+        m_shared[0].reset();
+        m_shared[1].reset();
+        if (m_vel)
+            clReleaseMemObject(m_vel);
+        m_vel = nullptr;
+        float eps2 = m_softening * m_softening;
+        nbody::State state = nbody::makeScene(nbody::Scene(m_scene), m_n, eps2);
+        size_t bytes = state.pos.size() * sizeof(cl_float4);
+        for (int i = 0; i < 2; ++i) {
+            m_vao[i] = gl::VertexArray::create();
+            m_vbo[i] = gl::Buffer::create();
+            glBindVertexArray(m_vao[i].id());
+            glBindBuffer(GL_ARRAY_BUFFER, m_vbo[i].id());
+            glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(bytes), state.pos.data(), GL_DYNAMIC_DRAW);
+            glVertexAttribPointer(0, 4, GL_FLOAT, GL_FALSE, sizeof(cl_float4), nullptr);
+            glEnableVertexAttribArray(0);
+            glBindVertexArray(0);
+            glBindBuffer(GL_ARRAY_BUFFER, 0);
+            // GL only draws these, so host copies never need uploading after the first.
+            m_shared[i] = m_cl->shareBuffer(m_vbo[i].id(), CL_MEM_READ_WRITE, false);
+        }
+        cl_int err;
+        m_vel = clCreateBuffer(m_cl->context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
+                               state.vel.data(), &err);
+        interop::check(err, "clCreateBuffer(velocities)");
+        m_current = 0;
+        m_builtN = m_n;
+        m_builtScene = m_scene;
+        ctx.setInfo("bodies", std::to_string(m_n) + " (work-group " +
+                                  std::to_string(m_sim->localSize()) + ")");
+    }
+
+    void step(Context &ctx) {
+        using clock = std::chrono::steady_clock;
+        int next = 1 - m_current;
+        auto t0 = clock::now();
+        std::optional<interop::AcquireScope> scope;
+        scope.emplace(*m_cl, std::initializer_list<interop::SharedObject *>{
+                                 m_shared[m_current].get(), m_shared[next].get()});
+        auto t1 = clock::now();
+        cl_event event = nullptr;
+        m_sim->step(m_shared[m_current]->mem(), m_shared[next]->mem(), m_vel, m_builtN, m_dt,
+                    m_softening * m_softening, m_damping, &event);
+        interop::check(clWaitForEvents(1, &event), "clWaitForEvents(nbody_step)");
+        auto t2 = clock::now();
+        cl_ulong start = 0, end = 0;
+        double compute = std::chrono::duration<double>(t2 - t1).count();
+        if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start,
+                                    nullptr) == CL_SUCCESS &&
+            clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end,
+                                    nullptr) == CL_SUCCESS &&
+            end >= start)
+            compute = double(end - start) * 1e-9;
+        clReleaseEvent(event);
+        scope->release();
+        auto t3 = clock::now();
+        ctx.stats().add(phase::Compute, compute);
+        ctx.stats().add(phase::AcquireRelease,
+                        std::chrono::duration<double>((t1 - t0) + (t3 - t2)).count());
+        ctx.setInfo("kernel nbody_step", std::to_string(compute * 1e3) + " ms");
+        m_current = next;
+    }
+
+    std::unique_ptr<interop::Context> m_cl;
+    std::unique_ptr<nbody::Simulator> m_sim;
+    gl::Program m_program;
+    gl::VertexArray m_vao[2];
+    gl::Buffer m_vbo[2];
+    std::unique_ptr<interop::SharedObject> m_shared[2];
+    cl_mem m_vel = nullptr;
+    int m_current = 0; // the buffer holding the latest positions
+    int m_builtN = 0, m_builtScene = -1;
+
+    int m_n = 16384;
+    float m_dt = 0.002f;
+    float m_softening = 0.05f;
+    float m_damping = 1.0f;
+    float m_pointSize = 20.0f;
+    float m_intensity = 0.8f;
+    int m_scene = 0;
+    bool m_paused = false;
+};
+
+} // namespace
+
+DUET_REGISTER_SAMPLE(NBodySample, "duet-nbody",
+                     "all-pairs N-body in OpenCL, bodies drawn from shared GL vertex buffers");

@@ -1,0 +1,248 @@
+// duet-nbody: the CL step against a double-precision host reference (N = 256, on Duet and PoCL),
+// energy drift, and the sample run headless with its PNG checked for bodies where physics puts them.
+#include "../interop/icd_vendors.hpp"
+
+#include "engine/app/event.hpp"
+#include "engine/gfx/capture.hpp"
+#include "engine/gfx/orbit_camera.hpp"
+#include "nbody_sim.hpp"
+
+#include <catch.hpp>
+#include <glm/glm.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+namespace nbody = duet::nbody;
+
+namespace {
+
+struct ClOn {
+    cl_platform_id platform = nullptr;
+    cl_device_id device = nullptr;
+    cl_context context = nullptr;
+    cl_command_queue queue = nullptr;
+    explicit ClOn(const std::string &name) {
+        duet::test::useDuetAndPocl();
+        cl_uint n = 0;
+        clGetPlatformIDs(0, nullptr, &n);
+        std::vector<cl_platform_id> platforms(n);
+        clGetPlatformIDs(n, platforms.data(), nullptr);
+        for (cl_platform_id p : platforms) {
+            char text[256] = {};
+            clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof text - 1, text, nullptr);
+            if (name == text)
+                platform = p;
+        }
+        REQUIRE(platform);
+        REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS);
+        cl_int err;
+        context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+    }
+    ~ClOn() {
+        if (queue)
+            clReleaseCommandQueue(queue);
+        if (context)
+            clReleaseContext(context);
+    }
+};
+
+std::vector<std::string> platformsUnderTest() {
+    std::vector<std::string> names = {"Duet"};
+    if (duet::test::havePocl())
+        names.push_back("Portable Computing Language");
+    return names;
+}
+
+// Runs `steps` CL steps from `state` and returns the final positions and velocities.
+nbody::State runCl(ClOn &cl, const nbody::State &state, int steps, float dt, float eps2) {
+    size_t bytes = state.pos.size() * sizeof(cl_float4);
+    cl_int err;
+    cl_mem pos[2], vel;
+    for (cl_mem &p : pos) {
+        p = clCreateBuffer(cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
+                           const_cast<cl_float4 *>(state.pos.data()), &err);
+        REQUIRE(err == CL_SUCCESS);
+    }
+    vel = clCreateBuffer(cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
+                         const_cast<cl_float4 *>(state.vel.data()), &err);
+    REQUIRE(err == CL_SUCCESS);
+    nbody::Simulator sim(cl.context, cl.device, cl.queue);
+    int n = int(state.pos.size());
+    for (int s = 0; s < steps; ++s)
+        sim.step(pos[s % 2], pos[(s + 1) % 2], vel, n, dt, eps2, 1.0f);
+    nbody::State out;
+    out.pos.resize(n);
+    out.vel.resize(n);
+    REQUIRE(clEnqueueReadBuffer(cl.queue, pos[steps % 2], CL_TRUE, 0, bytes, out.pos.data(), 0,
+                                nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clEnqueueReadBuffer(cl.queue, vel, CL_TRUE, 0, bytes, out.vel.data(), 0, nullptr,
+                                nullptr) == CL_SUCCESS);
+    clReleaseMemObject(pos[0]);
+    clReleaseMemObject(pos[1]);
+    clReleaseMemObject(vel);
+    return out;
+}
+
+struct CommandResult {
+    int exitCode = -1;
+    std::string output;
+};
+
+CommandResult runCommand(const std::string &command) {
+    CommandResult result;
+    FILE *pipe = popen((command + " 2>&1").c_str(), "r");
+    if (!pipe)
+        return result;
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
+        result.output.append(buffer, n);
+    int status = pclose(pipe);
+    result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return result;
+}
+
+int brightness(const duet::engine::Image &image, int x, int y) {
+    auto p = image.at(x, y);
+    return std::max({int(p[0]), int(p[1]), int(p[2])});
+}
+
+} // namespace
+
+TEST_CASE("the N-body step matches a double-precision host reference for N = 256") {
+    const int n = 256;
+    const float dt = 0.002f, eps = 0.05f, eps2 = eps * eps;
+    for (const std::string &platform : platformsUnderTest()) {
+        INFO("platform " << platform);
+        ClOn cl(platform);
+        for (nbody::Scene scene : {nbody::Scene::Galaxy, nbody::Scene::Collision}) {
+            INFO("scene " << int(scene));
+            nbody::State start = nbody::makeScene(scene, n, eps2);
+            const int steps = 10;
+            nbody::State got = runCl(cl, start, steps, dt, eps2);
+            nbody::ReferenceState ref = nbody::toReference(start);
+            for (int s = 0; s < steps; ++s)
+                nbody::referenceStep(ref, dt, eps2, 1.0);
+            double worstPos = 0, worstVel = 0, moved = 0;
+            for (int i = 0; i < n; ++i)
+                for (int k = 0; k < 3; ++k) {
+                    worstPos = std::max(worstPos, std::abs(got.pos[i].s[k] - ref.pos[i][k]));
+                    worstVel = std::max(worstVel, std::abs(got.vel[i].s[k] - ref.vel[i][k]));
+                    moved = std::max(moved, std::abs(double(start.pos[i].s[k]) - ref.pos[i][k]));
+                }
+            INFO("worst position error " << worstPos << ", velocity " << worstVel
+                                         << ", largest move " << moved);
+            CHECK(moved > 1e-3); // the bodies do move, so matching means something
+            CHECK(worstPos < 5e-6);
+            CHECK(worstVel < 1e-5);
+            for (int i = 0; i < n; ++i)
+                CHECK(got.pos[i].s[3] == start.pos[i].s[3]); // masses ride along unchanged
+        }
+    }
+}
+
+TEST_CASE("N-body energy drift stays within bounds over 300 steps") {
+    const int n = 256;
+    const float dt = 0.001f, eps = 0.05f, eps2 = eps * eps;
+    for (const std::string &platform : platformsUnderTest()) {
+        INFO("platform " << platform);
+        ClOn cl(platform);
+        nbody::State start = nbody::makeScene(nbody::Scene::Galaxy, n, eps2);
+        double e0 = nbody::totalEnergy(nbody::toReference(start), eps2);
+        nbody::State end = runCl(cl, start, 300, dt, eps2);
+        double e1 = nbody::totalEnergy(nbody::toReference(end), eps2);
+        double drift = std::abs(e1 - e0) / std::abs(e0);
+        INFO("E0 " << e0 << " E1 " << e1 << " relative drift " << drift);
+        CHECK(e0 < 0); // a bound system
+        CHECK(drift < 1e-3);
+    }
+}
+
+TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts them") {
+    duet::test::useDuetAndPocl();
+    for (const std::string &platform : platformsUnderTest()) {
+        INFO("platform " << platform);
+        std::string png = std::filesystem::absolute("nbody_" + platform.substr(0, 4) + ".png");
+        std::filesystem::remove(png);
+        const int n = 1024, frames = 5, w = 320, h = 240;
+        CommandResult run = runCommand(std::string(DUET_NBODY) + " --headless --frames " +
+                                       std::to_string(frames) + " --size 320x240 --no-overlay" +
+                                       " --set N=" + std::to_string(n) + " --set dt=0.02 --platform '" +
+                                       platform + "' --screenshot " + png + " --stats");
+        INFO(run.output);
+        REQUIRE(run.exitCode == 0);
+        CHECK(run.output.find("compute") != std::string::npos);
+        CHECK(run.output.find("acquire/release") != std::string::npos);
+        REQUIRE(std::filesystem::exists(png));
+        duet::engine::Image image = duet::engine::readPng(png);
+        REQUIRE(image.width == w);
+        REQUIRE(image.height == h);
+
+        // Where the bodies are after `frames` steps (dt large enough that they move several
+        // pixels, so a picture of the starting positions would not pass).
+        const float eps = 0.05f, dt = 0.02f;
+        nbody::State start = nbody::makeScene(nbody::Scene::Galaxy, n, eps * eps);
+        nbody::ReferenceState ref = nbody::toReference(start);
+        for (int s = 0; s < frames; ++s)
+            nbody::referenceStep(ref, dt, eps * eps, 1.0);
+        duet::engine::OrbitCamera camera;
+        camera.distance = nbody::kCameraDistance;
+        camera.yaw = nbody::kCameraYaw;
+        camera.pitch = nbody::kCameraPitch;
+        glm::mat4 mvp = camera.projection(float(w) / float(h)) * camera.view();
+        std::vector<unsigned char> nearBody(size_t(w) * h, 0);
+        int inView = 0, lit = 0;
+        for (const auto &p : ref.pos) {
+            glm::vec4 c = mvp * glm::vec4(p[0], p[1], p[2], 1.0);
+            int x = int((c.x / c.w * 0.5f + 0.5f) * w), y = int((0.5f - c.y / c.w * 0.5f) * h);
+            if (x < 2 || y < 2 || x >= w - 2 || y >= h - 2)
+                continue;
+            ++inView;
+            int best = 0;
+            for (int dy = -1; dy <= 1; ++dy)
+                for (int dx = -1; dx <= 1; ++dx)
+                    best = std::max(best, brightness(image, x + dx, y + dy));
+            lit += best > 40;
+            for (int dy = -4; dy <= 4; ++dy)
+                for (int dx = -4; dx <= 4; ++dx) {
+                    int xx = x + dx, yy = y + dy;
+                    if (xx >= 0 && yy >= 0 && xx < w && yy < h)
+                        nearBody[size_t(yy) * w + xx] = 1;
+                }
+        }
+        int bright = 0, strayBright = 0;
+        for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x)
+                if (brightness(image, x, y) > 40) {
+                    ++bright;
+                    strayBright += !nearBody[size_t(y) * w + x];
+                }
+        INFO(inView << " bodies in view, " << lit << " drawn lit; " << bright << " bright pixels, "
+                    << strayBright << " away from every body");
+        CHECK(inView > n * 9 / 10);
+        CHECK(lit >= inView * 95 / 100);
+        CHECK(bright > 500);                // not blank
+        CHECK(strayBright <= bright / 100); // nothing drawn where no body is
+        CHECK(brightness(image, 2, 2) < 20); // dark background in the corners
+        CHECK(brightness(image, w - 3, h - 3) < 20);
+    }
+}
+
+TEST_CASE("duet-nbody with no usable CL device prints one line and exits non-zero") {
+    duet::test::useDuetAndPocl();
+    CommandResult run = runCommand(std::string(DUET_NBODY) +
+                                   " --headless --frames 1 --size 64x64 --platform 'no such'");
+    INFO(run.output);
+    CHECK(run.exitCode != 0);
+    CHECK(run.output.find("duet-nbody: interop: no OpenCL device can share with GL renderer") !=
+          std::string::npos);
+}
