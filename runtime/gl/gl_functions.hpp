@@ -56,6 +56,28 @@ struct GlFunctions {
     PFNGLDELETESYNCPROC glDeleteSync = nullptr;
     PFNGLISSYNCPROC glIsSync = nullptr;
     PFNGLGETERRORPROC glGetError = nullptr;
+    PFNGLISTEXTUREPROC glIsTexture = nullptr;
+    PFNGLISRENDERBUFFERPROC glIsRenderbuffer = nullptr;
+    PFNGLBINDTEXTUREPROC glBindTexture = nullptr;
+    PFNGLBINDRENDERBUFFERPROC glBindRenderbuffer = nullptr;
+    PFNGLGETTEXLEVELPARAMETERIVPROC glGetTexLevelParameteriv = nullptr;
+    PFNGLGETRENDERBUFFERPARAMETERIVPROC glGetRenderbufferParameteriv = nullptr;
+    PFNGLGETTEXIMAGEPROC glGetTexImage = nullptr;
+    PFNGLTEXSUBIMAGE1DPROC glTexSubImage1D = nullptr;
+    PFNGLTEXSUBIMAGE2DPROC glTexSubImage2D = nullptr;
+    PFNGLTEXSUBIMAGE3DPROC glTexSubImage3D = nullptr;
+    PFNGLPIXELSTOREIPROC glPixelStorei = nullptr;
+    PFNGLGENFRAMEBUFFERSPROC glGenFramebuffers = nullptr;
+    PFNGLDELETEFRAMEBUFFERSPROC glDeleteFramebuffers = nullptr;
+    PFNGLBINDFRAMEBUFFERPROC glBindFramebuffer = nullptr;
+    PFNGLFRAMEBUFFERRENDERBUFFERPROC glFramebufferRenderbuffer = nullptr;
+    PFNGLFRAMEBUFFERTEXTURE2DPROC glFramebufferTexture2D = nullptr;
+    PFNGLREADPIXELSPROC glReadPixels = nullptr;
+    PFNGLGENTEXTURESPROC glGenTextures = nullptr;
+    PFNGLDELETETEXTURESPROC glDeleteTextures = nullptr;
+    PFNGLTEXIMAGE2DPROC glTexImage2D = nullptr;
+    PFNGLBLITFRAMEBUFFERPROC glBlitFramebuffer = nullptr;
+    PFNGLREADBUFFERPROC glReadBuffer = nullptr;
 
     bool hasEgl() const { return eglGetProcAddress && eglCreateContext && eglMakeCurrent; }
     bool hasGlx() const {

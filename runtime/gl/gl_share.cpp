@@ -81,6 +81,29 @@ GlFunctions loadFunctions() {
     gl(f.glDeleteSync, "glDeleteSync");
     gl(f.glIsSync, "glIsSync");
     gl(f.glGetError, "glGetError");
+    gl(f.glIsTexture, "glIsTexture");
+    gl(f.glIsRenderbuffer, "glIsRenderbuffer");
+    gl(f.glBindTexture, "glBindTexture");
+    gl(f.glBindRenderbuffer, "glBindRenderbuffer");
+    gl(f.glGetTexLevelParameteriv, "glGetTexLevelParameteriv");
+    gl(f.glGetRenderbufferParameteriv, "glGetRenderbufferParameteriv");
+    gl(f.glGetTexImage, "glGetTexImage");
+    gl(f.glTexSubImage1D, "glTexSubImage1D");
+    gl(f.glTexSubImage2D, "glTexSubImage2D");
+    gl(f.glTexSubImage3D, "glTexSubImage3D");
+    gl(f.glPixelStorei, "glPixelStorei");
+    gl(f.glGenFramebuffers, "glGenFramebuffers");
+    gl(f.glDeleteFramebuffers, "glDeleteFramebuffers");
+    gl(f.glBindFramebuffer, "glBindFramebuffer");
+    gl(f.glFramebufferRenderbuffer, "glFramebufferRenderbuffer");
+    gl(f.glFramebufferTexture2D, "glFramebufferTexture2D");
+    gl(f.glReadPixels, "glReadPixels");
+    gl(f.glGenTextures, "glGenTextures");
+    gl(f.glDeleteTextures, "glDeleteTextures");
+    gl(f.glTexImage2D, "glTexImage2D");
+    gl(f.glBlitFramebuffer, "glBlitFramebuffer");
+    gl(f.glReadBuffer, "glReadBuffer");
+
     return f;
 }
 
