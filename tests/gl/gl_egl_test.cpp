@@ -596,3 +596,69 @@ TEST_CASE("GL textures: sRGB, depth, cube faces, renderbuffers and their errors"
     GLuint tex[] = {srgb, depth, cube, rgb};
     glDeleteTextures(4, tex);
 }
+
+TEST_CASE("GL textures of every target and mip levels travel both ways", "[gl]") {
+    Shared s;
+    struct Case {
+        GLenum target;
+        int w, h, d; ///< GL sizes (h: layers of a 1D array, d: layers or depth)
+        int level;
+    };
+    const Case cases[] = {{GL_TEXTURE_1D, 16, 1, 1, 0},       {GL_TEXTURE_1D_ARRAY, 8, 3, 1, 0},
+                          {GL_TEXTURE_2D, 8, 4, 1, 1},        {GL_TEXTURE_RECTANGLE, 6, 5, 1, 0},
+                          {GL_TEXTURE_2D_ARRAY, 4, 4, 3, 0},  {GL_TEXTURE_3D, 4, 3, 2, 0}};
+    for (const Case& c : cases) {
+        INFO("target 0x" << std::hex << c.target << std::dec << " level " << c.level);
+        GLuint t = 0;
+        glGenTextures(1, &t);
+        glBindTexture(c.target, t);
+        // Level 0 and, for level 1 cases, level 1 at half size.
+        for (int lv = 0; lv <= c.level; ++lv) {
+            int w = c.w << (c.level - lv), h = c.target == GL_TEXTURE_1D_ARRAY || c.h == 1
+                                                    ? c.h
+                                                    : c.h << (c.level - lv);
+            std::vector<float> init(size_t(w) * h * c.d, 0.0f);
+            if (c.target == GL_TEXTURE_1D)
+                glTexImage1D(c.target, lv, GL_R32F, w, 0, GL_RED, GL_FLOAT, init.data());
+            else if (c.target == GL_TEXTURE_2D_ARRAY || c.target == GL_TEXTURE_3D)
+                glTexImage3D(c.target, lv, GL_R32F, w, h, c.d, 0, GL_RED, GL_FLOAT, init.data());
+            else
+                glTexImage2D(c.target, lv, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, init.data());
+        }
+        const size_t n = size_t(c.w) * c.h * c.d;
+        std::vector<float> data(n);
+        for (size_t i = 0; i < n; ++i)
+            data[i] = float(i) + 0.5f;
+        if (c.target == GL_TEXTURE_1D)
+            glTexSubImage1D(c.target, c.level, 0, c.w, GL_RED, GL_FLOAT, data.data());
+        else if (c.target == GL_TEXTURE_2D_ARRAY || c.target == GL_TEXTURE_3D)
+            glTexSubImage3D(c.target, c.level, 0, 0, 0, c.w, c.h, c.d, GL_RED, GL_FLOAT,
+                            data.data());
+        else
+            glTexSubImage2D(c.target, c.level, 0, 0, c.w, c.h, GL_RED, GL_FLOAT, data.data());
+        glBindTexture(c.target, 0);
+
+        cl_int err = CL_SUCCESS;
+        cl_mem m = clCreateFromGLTexture(s.context, CL_MEM_READ_WRITE, c.target, c.level, t, &err);
+        REQUIRE_CL(err);
+        size_t origin[3] = {0, 0, 0};
+        size_t region[3] = {size_t(c.w), size_t(c.h), size_t(c.d)};
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+        std::vector<float> got(n, -1.0f);
+        REQUIRE_CL(clEnqueueReadImage(s.queue, m, CL_TRUE, origin, region, 0, 0, got.data(), 0,
+                                      nullptr, nullptr));
+        CHECK(got == data);
+        for (float& v : data)
+            v = -v;
+        REQUIRE_CL(clEnqueueWriteImage(s.queue, m, CL_TRUE, origin, region, 0, 0, data.data(), 0,
+                                       nullptr, nullptr));
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+        std::vector<float> back(n, 0.0f);
+        glBindTexture(c.target, t);
+        glGetTexImage(c.target, c.level, GL_RED, GL_FLOAT, back.data());
+        glBindTexture(c.target, 0);
+        CHECK(back == data);
+        clReleaseMemObject(m);
+        glDeleteTextures(1, &t);
+    }
+}
