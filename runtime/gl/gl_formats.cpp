@@ -47,11 +47,12 @@ constexpr GlFormat kFormats[] = {
     {GL_RG32UI, {CL_RG, CL_UNSIGNED_INT32}, GL_RG_INTEGER, GL_UNSIGNED_INT, 8},
     {GL_RG16F, {CL_RG, CL_HALF_FLOAT}, GL_RG, GL_HALF_FLOAT, 4},
     {GL_RG32F, {CL_RG, CL_FLOAT}, GL_RG, GL_FLOAT, 8},
-    // Depth (cl_khr_gl_depth_images). DEPTH_COMPONENT24 travels as 32-bit words whose top 24
-    // bits are the depth (GL_UNSIGNED_INT), which is how CL_UNORM_INT24 is laid out.
+    // Depth (cl_khr_gl_depth_images). DEPTH_COMPONENT24 is not in that table; CL sees it as
+    // CL_DEPTH / CL_FLOAT (GL converts on transfer, and a float holds 24 bits exactly), since
+    // CL_DEPTH has no 24-bit type.
     {GL_DEPTH_COMPONENT16, {CL_DEPTH, CL_UNORM_INT16}, GL_DEPTH_COMPONENT, GL_UNSIGNED_SHORT, 2},
-    {GL_DEPTH_COMPONENT24, {CL_DEPTH, CL_UNORM_INT24}, GL_DEPTH_COMPONENT, GL_UNSIGNED_INT, 4},
     {GL_DEPTH_COMPONENT32F, {CL_DEPTH, CL_FLOAT}, GL_DEPTH_COMPONENT, GL_FLOAT, 4},
+    {GL_DEPTH_COMPONENT24, {CL_DEPTH, CL_FLOAT}, GL_DEPTH_COMPONENT, GL_FLOAT, 4},
     {GL_DEPTH24_STENCIL8, {CL_DEPTH_STENCIL, CL_UNORM_INT24}, GL_DEPTH_STENCIL,
      GL_UNSIGNED_INT_24_8, 4},
     {GL_DEPTH32F_STENCIL8, {CL_DEPTH_STENCIL, CL_FLOAT}, GL_DEPTH_STENCIL,

@@ -549,6 +549,17 @@ TEST_CASE("GL textures: sRGB, depth, cube faces, renderbuffers and their errors"
     REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
     clReleaseMemObject(m);
 
+    // DEPTH_COMPONENT16 and 24 share as CL_DEPTH too.
+    for (GLint internal : {GL_DEPTH_COMPONENT16, GL_DEPTH_COMPONENT24}) {
+        GLuint d = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, internal, w, h, GL_DEPTH_COMPONENT,
+                               GL_FLOAT, depthData.data());
+        m = clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 0, d, &err);
+        REQUIRE_CL(err);
+        CHECK(format(m).image_channel_order == CL_DEPTH);
+        clReleaseMemObject(m);
+        glDeleteTextures(1, &d);
+    }
+
     m = clCreateFromGLTexture(s.context, CL_MEM_READ_WRITE, GL_TEXTURE_CUBE_MAP_NEGATIVE_Y, 0,
                               cube, &err);
     REQUIRE_CL(err);

@@ -29,7 +29,7 @@ TEST_CASE("GL formats map to the CL formats of the sharing table", "[gl]") {
     checkFormat(GL_RG16UI, CL_RG, CL_UNSIGNED_INT16, 4);
     checkFormat(GL_SRGB8_ALPHA8, CL_sRGBA, CL_UNORM_INT8, 4);
     checkFormat(GL_DEPTH_COMPONENT16, CL_DEPTH, CL_UNORM_INT16, 2);
-    checkFormat(GL_DEPTH_COMPONENT24, CL_DEPTH, CL_UNORM_INT24, 4);
+    checkFormat(GL_DEPTH_COMPONENT24, CL_DEPTH, CL_FLOAT, 4);
     checkFormat(GL_DEPTH_COMPONENT32F, CL_DEPTH, CL_FLOAT, 4);
     checkFormat(GL_DEPTH24_STENCIL8, CL_DEPTH_STENCIL, CL_UNORM_INT24, 4);
     // Integer formats travel as *_INTEGER client formats.
