@@ -215,6 +215,15 @@ GLuint readFramebuffer(const gl::GlFunctions& f, GLuint rb, GLenum format) {
     return fbo;
 }
 
+/// The buffer object (and byte offset) behind a buffer texture, as of now (GL thread).
+void textureBufferStore(const gl::GlFunctions& f, GLuint texture, GLint& buffer, GLint& offset) {
+    f.glBindTexture(GL_TEXTURE_BUFFER, texture);
+    f.glGetTexLevelParameteriv(GL_TEXTURE_BUFFER, 0, GL_TEXTURE_BUFFER_DATA_STORE_BINDING,
+                               &buffer);
+    f.glGetTexLevelParameteriv(GL_TEXTURE_BUFFER, 0, GL_TEXTURE_BUFFER_OFFSET, &offset);
+    f.glBindTexture(GL_TEXTURE_BUFFER, 0);
+}
+
 /// GL -> CL copy at acquire (GL thread).
 cl_int copyFromGl(Mem& m, const GlObject& o) {
     const auto& f = gl::glFunctions();
@@ -224,6 +233,20 @@ cl_int copyFromGl(Mem& m, const GlObject& o) {
                                      GL_MAP_READ_BIT);
         if (p) {
             std::memcpy(m.data(), p, m.size());
+            f.glUnmapBuffer(GL_COPY_READ_BUFFER);
+        }
+        f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        return p ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
+    }
+    if (o.type == CL_GL_OBJECT_TEXTURE_BUFFER) {
+        GLint buffer = 0, offset = 0;
+        textureBufferStore(f, o.name, buffer, offset);
+        f.glBindBuffer(GL_COPY_READ_BUFFER, GLuint(buffer));
+        size_t bytes = packedSize(m);
+        void* p = f.glMapBufferRange(GL_COPY_READ_BUFFER, offset, GLsizeiptr(bytes),
+                                     GL_MAP_READ_BIT);
+        if (p) {
+            std::memcpy(m.data(), p, bytes);
             f.glUnmapBuffer(GL_COPY_READ_BUFFER);
         }
         f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
@@ -252,6 +275,14 @@ void copyToGl(Mem& m, const GlObject& o) {
     if (o.type == CL_GL_OBJECT_BUFFER) {
         f.glBindBuffer(GL_COPY_READ_BUFFER, o.name);
         f.glBufferSubData(GL_COPY_READ_BUFFER, 0, GLsizeiptr(m.size()), m.data());
+        f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        return;
+    }
+    if (o.type == CL_GL_OBJECT_TEXTURE_BUFFER) {
+        GLint buffer = 0, offset = 0;
+        textureBufferStore(f, o.name, buffer, offset);
+        f.glBindBuffer(GL_COPY_READ_BUFFER, GLuint(buffer));
+        f.glBufferSubData(GL_COPY_READ_BUFFER, offset, GLsizeiptr(packedSize(m)), m.data());
         f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
         return;
     }
@@ -460,6 +491,7 @@ cl_mem_object_type imageTypeFor(GLenum target) {
     case GL_TEXTURE_CUBE_MAP_NEGATIVE_Z: return CL_MEM_OBJECT_IMAGE2D;
     case GL_TEXTURE_2D_ARRAY: return CL_MEM_OBJECT_IMAGE2D_ARRAY;
     case GL_TEXTURE_3D: return CL_MEM_OBJECT_IMAGE3D;
+    case GL_TEXTURE_BUFFER: return CL_MEM_OBJECT_IMAGE1D_BUFFER;
     default: return 0;
     }
 }
@@ -470,6 +502,7 @@ cl_gl_object_type objectTypeFor(cl_mem_object_type t) {
     case CL_MEM_OBJECT_IMAGE1D_ARRAY: return CL_GL_OBJECT_TEXTURE1D_ARRAY;
     case CL_MEM_OBJECT_IMAGE2D_ARRAY: return CL_GL_OBJECT_TEXTURE2D_ARRAY;
     case CL_MEM_OBJECT_IMAGE3D: return CL_GL_OBJECT_TEXTURE3D;
+    case CL_MEM_OBJECT_IMAGE1D_BUFFER: return CL_GL_OBJECT_TEXTURE_BUFFER;
     default: return CL_GL_OBJECT_TEXTURE2D;
     }
 }
@@ -495,8 +528,8 @@ cl_mem createFromGlImage(Call& call, cl_context context, cl_mem_flags flags, GLe
                                                " cannot be shared by this call");
     if (level < 0)
         return call.fail(CL_INVALID_MIP_LEVEL, "miplevel is negative");
-    if (target == GL_TEXTURE_RECTANGLE && level != 0)
-        return call.fail(CL_INVALID_MIP_LEVEL, "rectangle textures have only level 0");
+    if ((target == GL_TEXTURE_RECTANGLE || target == GL_TEXTURE_BUFFER) && level != 0)
+        return call.fail(CL_INVALID_MIP_LEVEL, "rectangle and buffer textures have only level 0");
     bool exists = false, bound = false;
     GLint w = 0, h = 0, d = 0, internal = 0;
     share->run([&] {
@@ -567,7 +600,16 @@ cl_mem createFromGlImage(Call& call, cl_context context, cl_mem_flags flags, GLe
     default: break;
     }
     cl_int err = CL_SUCCESS;
+    cl_mem texels = nullptr; // a texture buffer's image lives in a CL buffer of its own
+    if (type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+        texels = clCreateBuffer(context, flags, size_t(w) * fmt->bytesPerTexel, nullptr, &err);
+        if (!texels)
+            return call.fail(err, what + ": no CL buffer for its texels");
+        desc.buffer = texels;
+    }
     cl_mem img = clCreateImage(context, flags, &fmt->cl, &desc, nullptr, &err);
+    if (texels)
+        clReleaseMemObject(texels); // the image keeps it
     if (!img)
         return call.fail(err == CL_IMAGE_FORMAT_NOT_SUPPORTED ? CL_INVALID_IMAGE_FORMAT_DESCRIPTOR
                                                                : err,
@@ -600,7 +642,7 @@ DUET_API cl_mem CL_API_CALL clCreateFromGLTexture(cl_context context, cl_mem_fla
              GL_TEXTURE_3D, GL_TEXTURE_RECTANGLE, GL_TEXTURE_CUBE_MAP_POSITIVE_X,
              GL_TEXTURE_CUBE_MAP_NEGATIVE_X, GL_TEXTURE_CUBE_MAP_POSITIVE_Y,
              GL_TEXTURE_CUBE_MAP_NEGATIVE_Y, GL_TEXTURE_CUBE_MAP_POSITIVE_Z,
-             GL_TEXTURE_CUBE_MAP_NEGATIVE_Z});
+             GL_TEXTURE_CUBE_MAP_NEGATIVE_Z, GL_TEXTURE_BUFFER});
     });
 }
 DUET_API cl_mem CL_API_CALL clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags,

@@ -673,3 +673,55 @@ TEST_CASE("GL textures of every target and mip levels travel both ways", "[gl]")
         glDeleteTextures(1, &t);
     }
 }
+
+TEST_CASE("GL buffer textures share as image1d_buffer", "[gl]") {
+    Shared s;
+    const int n = 32;
+    std::vector<float> data(n * 4);
+    for (size_t i = 0; i < data.size(); ++i)
+        data[i] = float(i) * 0.25f;
+    GLuint buf = makeGlBuffer(data.size() * sizeof(float), data.data());
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_BUFFER, tex);
+    glTexBuffer(GL_TEXTURE_BUFFER, GL_RGBA32F, buf);
+    glBindTexture(GL_TEXTURE_BUFFER, 0);
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateFromGLTexture(s.context, CL_MEM_READ_WRITE, GL_TEXTURE_BUFFER, 0, tex, &err);
+    REQUIRE_CL(err);
+    cl_gl_object_type type = 0;
+    REQUIRE_CL(clGetGLObjectInfo(m, &type, nullptr));
+    CHECK(type == CL_GL_OBJECT_TEXTURE_BUFFER);
+    cl_program prog = buildProgram(s.context, s.device, R"(
+kernel void twice(write_only image1d_buffer_t img) {
+    int i = get_global_id(0);
+    write_imagef(img, i, (float4)(4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3) * 0.5f);
+})");
+    cl_kernel k = clCreateKernel(prog, "twice", &err);
+    REQUIRE_CL(err);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof m, &m));
+    size_t global = n;
+    REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+    // GL's texels reach CL at acquire.
+    std::vector<float> got(data.size(), -1.0f);
+    size_t origin[3] = {0, 0, 0}, region[3] = {size_t(n), 1, 1};
+    REQUIRE_CL(clEnqueueReadImage(s.queue, m, CL_TRUE, origin, region, 0, 0, got.data(), 0,
+                                  nullptr, nullptr));
+    CHECK(got == data);
+    REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr,
+                                      nullptr));
+    REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+    std::vector<float> back(data.size(), 0.0f);
+    glBindBuffer(GL_ARRAY_BUFFER, buf);
+    glGetBufferSubData(GL_ARRAY_BUFFER, 0, GLsizeiptr(back.size() * sizeof(float)), back.data());
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    for (size_t i = 0; i < data.size(); ++i) {
+        INFO("float " << i);
+        REQUIRE(back[i] == data[i] * 2.0f);
+    }
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    clReleaseMemObject(m);
+    glDeleteTextures(1, &tex);
+    glDeleteBuffers(1, &buf);
+}
