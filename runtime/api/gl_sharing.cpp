@@ -6,10 +6,13 @@
 #include "core/memory.hpp"
 #include "core/queue.hpp"
 #include "gl/gl_functions.hpp"
+#include "gl/gl_formats.hpp"
 #include "gl/gl_share.hpp"
+#include "core/image.hpp"
 
 #include <CL/cl_gl.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -25,6 +28,9 @@ struct GlObject {
     cl_gl_object_type type;
     GLuint name;
     bool acquired = false; ///< as of the latest enqueued acquire/release
+    GLenum target = 0;     ///< textures: the texture_target given (a cube face, ...)
+    GLint level = 0;
+    GLenum transferFormat = 0, transferType = 0; ///< textures and renderbuffers
 };
 
 std::mutex g_objectsMutex;
@@ -166,6 +172,153 @@ DUET_API cl_int CL_API_CALL clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type* 
 
 namespace {
 
+/// Tightly packed texels of `m` <-> its storage (whose rows may be padded).
+void packedToImage(const Mem& m, const std::vector<unsigned char>& packed, bool toImage,
+                   std::vector<unsigned char>* out) {
+    ImageBox b = imageBox(m);
+    size_t row = b.extent[0] * m.elementSize;
+    for (size_t z = 0; z < b.extent[2]; ++z)
+        for (size_t y = 0; y < b.extent[1]; ++y) {
+            char* img = m.data() + z * b.stride[2] + y * b.stride[1];
+            size_t at = (z * b.extent[1] + y) * row;
+            if (toImage)
+                std::memcpy(img, packed.data() + at, row);
+            else
+                std::memcpy(out->data() + at, img, row);
+        }
+}
+
+size_t packedSize(const Mem& m) {
+    ImageBox b = imageBox(m);
+    return b.extent[0] * b.extent[1] * b.extent[2] * m.elementSize;
+}
+
+GLenum bindTarget(GLenum target) {
+    if (target >= GL_TEXTURE_CUBE_MAP_POSITIVE_X && target <= GL_TEXTURE_CUBE_MAP_NEGATIVE_Z)
+        return GL_TEXTURE_CUBE_MAP;
+    return target;
+}
+
+bool isDepth(GLenum format) {
+    return format == GL_DEPTH_COMPONENT || format == GL_DEPTH_STENCIL;
+}
+
+/// A framebuffer reading renderbuffer `rb` (on the GL thread).
+GLuint readFramebuffer(const gl::GlFunctions& f, GLuint rb, GLenum format) {
+    GLuint fbo = 0;
+    f.glGenFramebuffers(1, &fbo);
+    f.glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
+    GLenum attach = format == GL_DEPTH_STENCIL     ? GL_DEPTH_STENCIL_ATTACHMENT
+                    : format == GL_DEPTH_COMPONENT ? GL_DEPTH_ATTACHMENT
+                                                   : GL_COLOR_ATTACHMENT0;
+    f.glFramebufferRenderbuffer(GL_READ_FRAMEBUFFER, attach, GL_RENDERBUFFER, rb);
+    return fbo;
+}
+
+/// GL -> CL copy at acquire (GL thread).
+cl_int copyFromGl(Mem& m, const GlObject& o) {
+    const auto& f = gl::glFunctions();
+    if (o.type == CL_GL_OBJECT_BUFFER) {
+        f.glBindBuffer(GL_COPY_READ_BUFFER, o.name);
+        void* p = f.glMapBufferRange(GL_COPY_READ_BUFFER, 0, GLsizeiptr(m.size()),
+                                     GL_MAP_READ_BIT);
+        if (p) {
+            std::memcpy(m.data(), p, m.size());
+            f.glUnmapBuffer(GL_COPY_READ_BUFFER);
+        }
+        f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        return p ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
+    }
+    std::vector<unsigned char> packed(packedSize(m));
+    f.glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    if (o.type == CL_GL_OBJECT_RENDERBUFFER) {
+        GLuint fbo = readFramebuffer(f, o.name, o.transferFormat);
+        f.glReadPixels(0, 0, GLsizei(m.desc.image_width), GLsizei(m.desc.image_height),
+                       o.transferFormat, o.transferType, packed.data());
+        f.glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+        f.glDeleteFramebuffers(1, &fbo);
+    } else {
+        f.glBindTexture(bindTarget(o.target), o.name);
+        f.glGetTexImage(o.target, o.level, o.transferFormat, o.transferType, packed.data());
+        f.glBindTexture(bindTarget(o.target), 0);
+    }
+    packedToImage(m, packed, true, nullptr);
+    return f.glGetError() == GL_NO_ERROR ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
+}
+
+/// CL -> GL copy at release (GL thread).
+void copyToGl(Mem& m, const GlObject& o) {
+    const auto& f = gl::glFunctions();
+    if (o.type == CL_GL_OBJECT_BUFFER) {
+        f.glBindBuffer(GL_COPY_READ_BUFFER, o.name);
+        f.glBufferSubData(GL_COPY_READ_BUFFER, 0, GLsizeiptr(m.size()), m.data());
+        f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        return;
+    }
+    std::vector<unsigned char> packed(packedSize(m));
+    packedToImage(m, packed, false, &packed);
+    f.glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    GLsizei w = GLsizei(m.desc.image_width);
+    GLsizei h = GLsizei(std::max<size_t>(1, m.desc.image_height));
+    if (o.type == CL_GL_OBJECT_RENDERBUFFER) {
+        // Through a scratch texture of the same format, blitted into the renderbuffer.
+        GLint internal = 0;
+        f.glBindRenderbuffer(GL_RENDERBUFFER, o.name);
+        f.glGetRenderbufferParameteriv(GL_RENDERBUFFER, GL_RENDERBUFFER_INTERNAL_FORMAT,
+                                       &internal);
+        f.glBindRenderbuffer(GL_RENDERBUFFER, 0);
+        GLuint tex = 0, fbos[2] = {0, 0};
+        f.glGenTextures(1, &tex);
+        f.glBindTexture(GL_TEXTURE_2D, tex);
+        f.glTexImage2D(GL_TEXTURE_2D, 0, internal, w, h, 0, o.transferFormat, o.transferType,
+                       packed.data());
+        f.glBindTexture(GL_TEXTURE_2D, 0);
+        bool depth = isDepth(o.transferFormat);
+        GLenum attach = o.transferFormat == GL_DEPTH_STENCIL ? GL_DEPTH_STENCIL_ATTACHMENT
+                        : depth                             ? GL_DEPTH_ATTACHMENT
+                                                            : GL_COLOR_ATTACHMENT0;
+        f.glGenFramebuffers(2, fbos);
+        f.glBindFramebuffer(GL_READ_FRAMEBUFFER, fbos[0]);
+        f.glFramebufferTexture2D(GL_READ_FRAMEBUFFER, attach, GL_TEXTURE_2D, tex, 0);
+        f.glBindFramebuffer(GL_DRAW_FRAMEBUFFER, fbos[1]);
+        f.glFramebufferRenderbuffer(GL_DRAW_FRAMEBUFFER, attach, GL_RENDERBUFFER, o.name);
+        GLbitfield mask = o.transferFormat == GL_DEPTH_STENCIL
+                              ? GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT
+                          : depth ? GL_DEPTH_BUFFER_BIT
+                                  : GL_COLOR_BUFFER_BIT;
+        f.glBlitFramebuffer(0, 0, w, h, 0, 0, w, h, mask, GL_NEAREST);
+        f.glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+        f.glBindFramebuffer(GL_DRAW_FRAMEBUFFER, 0);
+        f.glDeleteFramebuffers(2, fbos);
+        f.glDeleteTextures(1, &tex);
+        return;
+    }
+    GLenum bt = bindTarget(o.target);
+    f.glBindTexture(bt, o.name);
+    switch (m.type()) {
+    case CL_MEM_OBJECT_IMAGE1D:
+        f.glTexSubImage1D(o.target, o.level, 0, w, o.transferFormat, o.transferType,
+                          packed.data());
+        break;
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+        f.glTexSubImage2D(o.target, o.level, 0, 0, w, GLsizei(m.desc.image_array_size),
+                          o.transferFormat, o.transferType, packed.data());
+        break;
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+        f.glTexSubImage3D(o.target, o.level, 0, 0, 0, w, h, GLsizei(m.desc.image_array_size),
+                          o.transferFormat, o.transferType, packed.data());
+        break;
+    case CL_MEM_OBJECT_IMAGE3D:
+        f.glTexSubImage3D(o.target, o.level, 0, 0, 0, w, h, GLsizei(m.desc.image_depth),
+                          o.transferFormat, o.transferType, packed.data());
+        break;
+    default:
+        f.glTexSubImage2D(o.target, o.level, 0, 0, w, h, o.transferFormat, o.transferType,
+                          packed.data());
+    }
+    f.glBindTexture(bt, 0);
+}
+
 /// Shared checks of acquire and release; on success fills `objects` and flips their state.
 cl_int checkGlObjects(const char* api, Queue* q, cl_uint num, const cl_mem* mems, bool acquire,
                       std::vector<std::pair<Ref<Mem>, GlObject>>& objects) {
@@ -248,22 +401,10 @@ cl_int enqueueGlObjects(const char* api, cl_command_queue queue, cl_uint num, co
                           for (auto& [m, o] : objects) {
                               bool clReads = !(m->flags() & CL_MEM_WRITE_ONLY);
                               bool clWrites = !(m->flags() & CL_MEM_READ_ONLY);
-                              f.glBindBuffer(GL_COPY_READ_BUFFER, o.name);
-                              if (acquire && clReads) {
-                                  void* p = f.glMapBufferRange(GL_COPY_READ_BUFFER, 0,
-                                                               GLsizeiptr(m->size()),
-                                                               GL_MAP_READ_BIT);
-                                  if (!p) {
-                                      status = CL_OUT_OF_RESOURCES;
-                                  } else {
-                                      std::memcpy(m->data(), p, m->size());
-                                      f.glUnmapBuffer(GL_COPY_READ_BUFFER);
-                                  }
-                              } else if (!acquire && clWrites) {
-                                  f.glBufferSubData(GL_COPY_READ_BUFFER, 0, GLsizeiptr(m->size()),
-                                                    m->data());
-                              }
-                              f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
+                              if (acquire && clReads)
+                                  status = std::min(status, copyFromGl(*m, o));
+                              else if (!acquire && clWrites)
+                                  copyToGl(*m, o);
                           }
                           // Release: GL commands after the release event see CL's writes.
                           if (!acquire)
@@ -302,47 +443,254 @@ DUET_API cl_int CL_API_CALL clEnqueueReleaseGLObjects(cl_command_queue queue, cl
     });
 }
 
-// Textures and renderbuffers need images (merged separately); until then they say so.
 namespace {
-cl_mem noImages(const char* api, cl_context context, cl_int* errcodeRet) {
-    Call call(api, errcodeRet);
+
+/// The CL image type for a texture target, 0 when CL cannot share that target.
+cl_mem_object_type imageTypeFor(GLenum target) {
+    switch (target) {
+    case GL_TEXTURE_1D: return CL_MEM_OBJECT_IMAGE1D;
+    case GL_TEXTURE_1D_ARRAY: return CL_MEM_OBJECT_IMAGE1D_ARRAY;
+    case GL_TEXTURE_2D:
+    case GL_TEXTURE_RECTANGLE:
+    case GL_TEXTURE_CUBE_MAP_POSITIVE_X:
+    case GL_TEXTURE_CUBE_MAP_NEGATIVE_X:
+    case GL_TEXTURE_CUBE_MAP_POSITIVE_Y:
+    case GL_TEXTURE_CUBE_MAP_NEGATIVE_Y:
+    case GL_TEXTURE_CUBE_MAP_POSITIVE_Z:
+    case GL_TEXTURE_CUBE_MAP_NEGATIVE_Z: return CL_MEM_OBJECT_IMAGE2D;
+    case GL_TEXTURE_2D_ARRAY: return CL_MEM_OBJECT_IMAGE2D_ARRAY;
+    case GL_TEXTURE_3D: return CL_MEM_OBJECT_IMAGE3D;
+    default: return 0;
+    }
+}
+
+cl_gl_object_type objectTypeFor(cl_mem_object_type t) {
+    switch (t) {
+    case CL_MEM_OBJECT_IMAGE1D: return CL_GL_OBJECT_TEXTURE1D;
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY: return CL_GL_OBJECT_TEXTURE1D_ARRAY;
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY: return CL_GL_OBJECT_TEXTURE2D_ARRAY;
+    case CL_MEM_OBJECT_IMAGE3D: return CL_GL_OBJECT_TEXTURE3D;
+    default: return CL_GL_OBJECT_TEXTURE2D;
+    }
+}
+
+/// clCreateFromGLTexture* and clCreateFromGLRenderbuffer: `target` 0 means a renderbuffer.
+cl_mem createFromGlImage(Call& call, cl_context context, cl_mem_flags flags, GLenum target,
+                         GLint level, GLuint name, std::initializer_list<GLenum> allowed) {
     Context* c = from<Context>(context);
     if (!c)
         return call.fail(CL_INVALID_CONTEXT, "not a valid context");
     call.setContext(c);
-    return call.fail(CL_INVALID_OPERATION, "GL textures and renderbuffers are not supported yet");
+    auto share = gl::shareOf(c);
+    if (!share)
+        return call.fail(CL_INVALID_CONTEXT, "the context was not created from a GL context");
+    if (flags != CL_MEM_READ_ONLY && flags != CL_MEM_WRITE_ONLY && flags != CL_MEM_READ_WRITE)
+        return call.fail(CL_INVALID_VALUE, "flags must be exactly one of CL_MEM_READ_WRITE, "
+                                           "CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY");
+    bool renderbuffer = target == 0;
+    cl_mem_object_type type = renderbuffer ? CL_MEM_OBJECT_IMAGE2D : imageTypeFor(target);
+    if (!renderbuffer &&
+        (!type || std::find(allowed.begin(), allowed.end(), target) == allowed.end()))
+        return call.fail(CL_INVALID_VALUE, "texture_target " + std::to_string(target) +
+                                               " cannot be shared by this call");
+    if (level < 0)
+        return call.fail(CL_INVALID_MIP_LEVEL, "miplevel is negative");
+    if (target == GL_TEXTURE_RECTANGLE && level != 0)
+        return call.fail(CL_INVALID_MIP_LEVEL, "rectangle textures have only level 0");
+    bool exists = false, bound = false;
+    GLint w = 0, h = 0, d = 0, internal = 0;
+    share->run([&] {
+        const auto& f = gl::glFunctions();
+        while (f.glGetError() != GL_NO_ERROR) {
+        }
+        if (renderbuffer) {
+            exists = f.glIsRenderbuffer(name);
+            if (!exists)
+                return;
+            f.glBindRenderbuffer(GL_RENDERBUFFER, name);
+            f.glGetRenderbufferParameteriv(GL_RENDERBUFFER, GL_RENDERBUFFER_WIDTH, &w);
+            f.glGetRenderbufferParameteriv(GL_RENDERBUFFER, GL_RENDERBUFFER_HEIGHT, &h);
+            f.glGetRenderbufferParameteriv(GL_RENDERBUFFER, GL_RENDERBUFFER_INTERNAL_FORMAT,
+                                           &internal);
+            f.glBindRenderbuffer(GL_RENDERBUFFER, 0);
+            bound = true;
+            d = 1;
+            return;
+        }
+        exists = f.glIsTexture(name);
+        if (!exists)
+            return;
+        GLenum bt = bindTarget(target);
+        f.glBindTexture(bt, name);
+        bound = f.glGetError() == GL_NO_ERROR; // another target's texture fails to bind
+        if (bound) {
+            f.glGetTexLevelParameteriv(target, level, GL_TEXTURE_WIDTH, &w);
+            f.glGetTexLevelParameteriv(target, level, GL_TEXTURE_HEIGHT, &h);
+            f.glGetTexLevelParameteriv(target, level, GL_TEXTURE_DEPTH, &d);
+            f.glGetTexLevelParameteriv(target, level, GL_TEXTURE_INTERNAL_FORMAT, &internal);
+            f.glBindTexture(bt, 0);
+        }
+        if (f.glGetError() != GL_NO_ERROR)
+            w = 0; // level out of range
+    });
+    std::string what = (renderbuffer ? "renderbuffer " : "texture ") + std::to_string(name);
+    if (!exists)
+        return call.fail(CL_INVALID_GL_OBJECT, what + " is not a GL " +
+                                                   (renderbuffer ? "renderbuffer" : "texture") +
+                                                   " object");
+    if (!bound)
+        return call.fail(CL_INVALID_GL_OBJECT, what + " is not a texture of texture_target " +
+                                                   std::to_string(target));
+    if (w <= 0 || h <= 0)
+        return call.fail(renderbuffer ? CL_INVALID_GL_OBJECT : CL_INVALID_MIP_LEVEL,
+                         what + (renderbuffer ? " has no storage" : " has no level " +
+                                                                       std::to_string(level)));
+    auto fmt = gl::formatFromGl(unsigned(internal));
+    if (!fmt)
+        return call.fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR,
+                         what + ": GL internal format " + std::to_string(internal) +
+                             " has no OpenCL image format");
+    cl_image_desc desc{};
+    desc.image_type = type;
+    desc.image_width = size_t(w);
+    switch (type) {
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY: desc.image_array_size = size_t(h); break;
+    case CL_MEM_OBJECT_IMAGE2D: desc.image_height = size_t(h); break;
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+        desc.image_height = size_t(h);
+        desc.image_array_size = size_t(d);
+        break;
+    case CL_MEM_OBJECT_IMAGE3D:
+        desc.image_height = size_t(h);
+        desc.image_depth = size_t(d);
+        break;
+    default: break;
+    }
+    cl_int err = CL_SUCCESS;
+    cl_mem img = clCreateImage(context, flags, &fmt->cl, &desc, nullptr, &err);
+    if (!img)
+        return call.fail(err == CL_IMAGE_FORMAT_NOT_SUPPORTED ? CL_INVALID_IMAGE_FORMAT_DESCRIPTOR
+                                                               : err,
+                         what + ": the CL image could not be created (" +
+                             std::string(errorName(err)) + ")");
+    Mem* m = static_cast<Mem*>(img);
+    {
+        std::lock_guard lock(g_objectsMutex);
+        GlObject o{share, renderbuffer ? CL_GL_OBJECT_RENDERBUFFER : objectTypeFor(type), name};
+        o.target = target;
+        o.level = level;
+        o.transferFormat = fmt->transferFormat;
+        o.transferType = fmt->transferType;
+        g_objects[m] = std::move(o);
+    }
+    m->addDestructorCallback(&forgetObject, nullptr);
+    return call.ok(img);
 }
+
 } // namespace
 
-DUET_API cl_mem CL_API_CALL clCreateFromGLTexture(cl_context context, cl_mem_flags, cl_GLenum,
-                                                  cl_GLint, cl_GLuint, cl_int* errcodeRet) {
-    return noImages("clCreateFromGLTexture", context, errcodeRet);
-}
-DUET_API cl_mem CL_API_CALL clCreateFromGLTexture2D(cl_context context, cl_mem_flags, cl_GLenum,
-                                                    cl_GLint, cl_GLuint, cl_int* errcodeRet) {
-    return noImages("clCreateFromGLTexture2D", context, errcodeRet);
-}
-DUET_API cl_mem CL_API_CALL clCreateFromGLTexture3D(cl_context context, cl_mem_flags, cl_GLenum,
-                                                    cl_GLint, cl_GLuint, cl_int* errcodeRet) {
-    return noImages("clCreateFromGLTexture3D", context, errcodeRet);
-}
-DUET_API cl_mem CL_API_CALL clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags,
-                                                       cl_GLuint, cl_int* errcodeRet) {
-    return noImages("clCreateFromGLRenderbuffer", context, errcodeRet);
-}
-
-DUET_API cl_int CL_API_CALL clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info, size_t, void*,
-                                               size_t*) {
-    return guard("clGetGLTextureInfo", [&]() -> cl_int {
-        Mem* m = from<Mem>(memobj);
-        if (!m)
-            return report("clGetGLTextureInfo", nullptr, CL_INVALID_MEM_OBJECT,
-                          "not a valid memory object");
-        // Only buffers can be shared so far, and a buffer has no texture information.
-        return report("clGetGLTextureInfo", m->context(), CL_INVALID_GL_OBJECT,
-                      "the memory object is not a GL texture");
+DUET_API cl_mem CL_API_CALL clCreateFromGLTexture(cl_context context, cl_mem_flags flags,
+                                                  cl_GLenum target, cl_GLint level,
+                                                  cl_GLuint texture, cl_int* errcodeRet) {
+    Call call("clCreateFromGLTexture", errcodeRet);
+    return guardHandle<_cl_mem>(call, [&] {
+        return createFromGlImage(
+            call, context, flags, target, level, texture,
+            {GL_TEXTURE_1D, GL_TEXTURE_1D_ARRAY, GL_TEXTURE_2D, GL_TEXTURE_2D_ARRAY,
+             GL_TEXTURE_3D, GL_TEXTURE_RECTANGLE, GL_TEXTURE_CUBE_MAP_POSITIVE_X,
+             GL_TEXTURE_CUBE_MAP_NEGATIVE_X, GL_TEXTURE_CUBE_MAP_POSITIVE_Y,
+             GL_TEXTURE_CUBE_MAP_NEGATIVE_Y, GL_TEXTURE_CUBE_MAP_POSITIVE_Z,
+             GL_TEXTURE_CUBE_MAP_NEGATIVE_Z});
     });
 }
+DUET_API cl_mem CL_API_CALL clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags,
+                                                    cl_GLenum target, cl_GLint level,
+                                                    cl_GLuint texture, cl_int* errcodeRet) {
+    Call call("clCreateFromGLTexture2D", errcodeRet);
+    return guardHandle<_cl_mem>(call, [&] {
+        return createFromGlImage(
+            call, context, flags, target, level, texture,
+            {GL_TEXTURE_2D, GL_TEXTURE_RECTANGLE, GL_TEXTURE_CUBE_MAP_POSITIVE_X,
+             GL_TEXTURE_CUBE_MAP_NEGATIVE_X, GL_TEXTURE_CUBE_MAP_POSITIVE_Y,
+             GL_TEXTURE_CUBE_MAP_NEGATIVE_Y, GL_TEXTURE_CUBE_MAP_POSITIVE_Z,
+             GL_TEXTURE_CUBE_MAP_NEGATIVE_Z});
+    });
+}
+DUET_API cl_mem CL_API_CALL clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags,
+                                                    cl_GLenum target, cl_GLint level,
+                                                    cl_GLuint texture, cl_int* errcodeRet) {
+    Call call("clCreateFromGLTexture3D", errcodeRet);
+    return guardHandle<_cl_mem>(call, [&] {
+        return createFromGlImage(call, context, flags, target, level, texture, {GL_TEXTURE_3D});
+    });
+}
+DUET_API cl_mem CL_API_CALL clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags,
+                                                       cl_GLuint renderbuffer,
+                                                       cl_int* errcodeRet) {
+    Call call("clCreateFromGLRenderbuffer", errcodeRet);
+    return guardHandle<_cl_mem>(call, [&] {
+        return createFromGlImage(call, context, flags, 0, 0, renderbuffer, {});
+    });
+}
+
+DUET_API cl_int CL_API_CALL clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param,
+                                               size_t size, void* value, size_t* sizeRet) {
+    return guard("clGetGLTextureInfo", [&]() -> cl_int {
+        const char* api = "clGetGLTextureInfo";
+        Mem* m = from<Mem>(memobj);
+        if (!m)
+            return report(api, nullptr, CL_INVALID_MEM_OBJECT, "not a valid memory object");
+        GlObject o;
+        {
+            std::lock_guard lock(g_objectsMutex);
+            GlObject* found = findObject(m);
+            if (!found || found->type == CL_GL_OBJECT_BUFFER ||
+                found->type == CL_GL_OBJECT_RENDERBUFFER)
+                return report(api, m->context(), CL_INVALID_GL_OBJECT,
+                              "the memory object is not a GL texture");
+            o = *found;
+        }
+        cl_int r;
+        switch (param) {
+        case CL_GL_TEXTURE_TARGET: r = infoValue<cl_GLenum>(size, value, sizeRet, o.target); break;
+        case CL_GL_MIPMAP_LEVEL: r = infoValue<cl_GLint>(size, value, sizeRet, o.level); break;
+        default:
+            return report(api, m->context(), CL_INVALID_VALUE,
+                          "unknown param_name " + std::to_string(param));
+        }
+        if (r != CL_SUCCESS)
+            return report(api, m->context(), r, "param_value_size is smaller than the answer");
+        return CL_SUCCESS;
+    });
+}
+
+namespace {
+
+/// A GL sync object an event waits for.
+struct SyncPoll {
+    Ref<Event> event;
+    GLsync sync = nullptr;
+    gl::Share* share = nullptr;
+};
+
+/// Polls on the GL thread without blocking it, so acquires queued behind still run.
+void pollSync(std::shared_ptr<SyncPoll> st) {
+    st->share->post([st] {
+        GLenum r = gl::glFunctions().glClientWaitSync(st->sync, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
+        if (r == GL_TIMEOUT_EXPIRED) {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+            pollSync(st);
+            return;
+        }
+        Ref<Event> e = std::move(st->event);
+        e->setStatus(r == GL_WAIT_FAILED ? CL_OUT_OF_RESOURCES : CL_COMPLETE);
+        // The last reference may take the context and its GL thread with it: drop it on
+        // another thread, never on the GL thread it would join.
+        std::thread([e = std::move(e)] {}).detach();
+    });
+}
+
+} // namespace
 
 DUET_API cl_event CL_API_CALL clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync,
                                                          cl_int* errcodeRet) {
@@ -362,20 +710,11 @@ DUET_API cl_event CL_API_CALL clCreateEventFromGLsyncKHR(cl_context context, cl_
             return call.fail(CL_INVALID_GL_OBJECT, "sync is not a GL sync object of the share "
                                                    "group");
         Event* e = makeObject<Event>(retainRef(c), nullptr, CL_COMMAND_GL_FENCE_SYNC_OBJECT_KHR);
-        // Polls on the GL thread without blocking it, so acquires behind it still run.
-        Ref<Event> ref = retainRef(e);
-        auto poll = std::make_shared<std::function<void()>>();
-        *poll = [share, s, ref, poll]() mutable {
-            GLenum r = gl::glFunctions().glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
-            if (r == GL_TIMEOUT_EXPIRED) {
-                std::this_thread::sleep_for(std::chrono::microseconds(200));
-                share->post(*poll);
-                return;
-            }
-            ref->setStatus(r == GL_WAIT_FAILED ? CL_OUT_OF_RESOURCES : CL_COMPLETE);
-            *poll = nullptr; // breaks the self-reference
-        };
-        share->post(*poll);
+        auto state = std::make_shared<SyncPoll>();
+        state->event = retainRef(e);
+        state->sync = s;
+        state->share = share.get(); // alive while the event (and so its context) is
+        pollSync(state);
         return call.ok(e);
     });
 }

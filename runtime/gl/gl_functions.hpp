@@ -39,6 +39,9 @@ struct GlFunctions {
     int (*XCloseDisplay)(void*) = nullptr;
     char* (*XDisplayString)(void*) = nullptr;
     int (*XFree)(void*) = nullptr;
+    int (*XSync)(void*, int) = nullptr;
+    using XErrorHandler = int (*)(void*, void*);
+    XErrorHandler (*XSetErrorHandler)(XErrorHandler) = nullptr;
     // GL, through the window system's GetProcAddress
     PFNGLBINDBUFFERPROC glBindBuffer = nullptr;
     PFNGLISBUFFERPROC glIsBuffer = nullptr;
@@ -53,11 +56,34 @@ struct GlFunctions {
     PFNGLDELETESYNCPROC glDeleteSync = nullptr;
     PFNGLISSYNCPROC glIsSync = nullptr;
     PFNGLGETERRORPROC glGetError = nullptr;
+    PFNGLISTEXTUREPROC glIsTexture = nullptr;
+    PFNGLISRENDERBUFFERPROC glIsRenderbuffer = nullptr;
+    PFNGLBINDTEXTUREPROC glBindTexture = nullptr;
+    PFNGLBINDRENDERBUFFERPROC glBindRenderbuffer = nullptr;
+    PFNGLGETTEXLEVELPARAMETERIVPROC glGetTexLevelParameteriv = nullptr;
+    PFNGLGETRENDERBUFFERPARAMETERIVPROC glGetRenderbufferParameteriv = nullptr;
+    PFNGLGETTEXIMAGEPROC glGetTexImage = nullptr;
+    PFNGLTEXSUBIMAGE1DPROC glTexSubImage1D = nullptr;
+    PFNGLTEXSUBIMAGE2DPROC glTexSubImage2D = nullptr;
+    PFNGLTEXSUBIMAGE3DPROC glTexSubImage3D = nullptr;
+    PFNGLPIXELSTOREIPROC glPixelStorei = nullptr;
+    PFNGLGENFRAMEBUFFERSPROC glGenFramebuffers = nullptr;
+    PFNGLDELETEFRAMEBUFFERSPROC glDeleteFramebuffers = nullptr;
+    PFNGLBINDFRAMEBUFFERPROC glBindFramebuffer = nullptr;
+    PFNGLFRAMEBUFFERRENDERBUFFERPROC glFramebufferRenderbuffer = nullptr;
+    PFNGLFRAMEBUFFERTEXTURE2DPROC glFramebufferTexture2D = nullptr;
+    PFNGLREADPIXELSPROC glReadPixels = nullptr;
+    PFNGLGENTEXTURESPROC glGenTextures = nullptr;
+    PFNGLDELETETEXTURESPROC glDeleteTextures = nullptr;
+    PFNGLTEXIMAGE2DPROC glTexImage2D = nullptr;
+    PFNGLBLITFRAMEBUFFERPROC glBlitFramebuffer = nullptr;
+    PFNGLREADBUFFERPROC glReadBuffer = nullptr;
 
     bool hasEgl() const { return eglGetProcAddress && eglCreateContext && eglMakeCurrent; }
     bool hasGlx() const {
         return glXQueryContext && glXGetFBConfigs && glXCreateNewContext &&
-               glXMakeContextCurrent && XOpenDisplay && XDisplayString;
+               glXMakeContextCurrent && XOpenDisplay && XDisplayString && XSync &&
+               XSetErrorHandler;
     }
     bool hasGl() const { return glBindBuffer && glMapBufferRange && glFenceSync; }
 };

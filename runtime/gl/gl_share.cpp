@@ -6,6 +6,7 @@
 
 #include <CL/cl_gl.h>
 
+#include <atomic>
 #include <cassert>
 #include <condition_variable>
 #include <deque>
@@ -56,6 +57,8 @@ GlFunctions loadFunctions() {
         load(f.XCloseDisplay, x11, "XCloseDisplay");
         load(f.XDisplayString, x11, "XDisplayString");
         load(f.XFree, x11, "XFree");
+        load(f.XSync, x11, "XSync");
+        load(f.XSetErrorHandler, x11, "XSetErrorHandler");
     }
     auto gl = [&](auto& fn, const char* name) {
         void* p = nullptr;
@@ -78,6 +81,29 @@ GlFunctions loadFunctions() {
     gl(f.glDeleteSync, "glDeleteSync");
     gl(f.glIsSync, "glIsSync");
     gl(f.glGetError, "glGetError");
+    gl(f.glIsTexture, "glIsTexture");
+    gl(f.glIsRenderbuffer, "glIsRenderbuffer");
+    gl(f.glBindTexture, "glBindTexture");
+    gl(f.glBindRenderbuffer, "glBindRenderbuffer");
+    gl(f.glGetTexLevelParameteriv, "glGetTexLevelParameteriv");
+    gl(f.glGetRenderbufferParameteriv, "glGetRenderbufferParameteriv");
+    gl(f.glGetTexImage, "glGetTexImage");
+    gl(f.glTexSubImage1D, "glTexSubImage1D");
+    gl(f.glTexSubImage2D, "glTexSubImage2D");
+    gl(f.glTexSubImage3D, "glTexSubImage3D");
+    gl(f.glPixelStorei, "glPixelStorei");
+    gl(f.glGenFramebuffers, "glGenFramebuffers");
+    gl(f.glDeleteFramebuffers, "glDeleteFramebuffers");
+    gl(f.glBindFramebuffer, "glBindFramebuffer");
+    gl(f.glFramebufferRenderbuffer, "glFramebufferRenderbuffer");
+    gl(f.glFramebufferTexture2D, "glFramebufferTexture2D");
+    gl(f.glReadPixels, "glReadPixels");
+    gl(f.glGenTextures, "glGenTextures");
+    gl(f.glDeleteTextures, "glDeleteTextures");
+    gl(f.glTexImage2D, "glTexImage2D");
+    gl(f.glBlitFramebuffer, "glBlitFramebuffer");
+    gl(f.glReadBuffer, "glReadBuffer");
+
     return f;
 }
 
@@ -107,7 +133,9 @@ public:
             m_stop = true;
         }
         m_cv.notify_all();
-        if (m_thread.joinable())
+        assert(m_thread.get_id() != std::this_thread::get_id() &&
+               "the GL thread must not drop the last reference to its share");
+        if (m_thread.joinable() && m_thread.get_id() != std::this_thread::get_id())
             m_thread.join();
     }
 
@@ -245,11 +273,7 @@ public:
 private:
     Status setUp() override {
         const GlFunctions& f = glFunctions();
-        int configId = 0, screen = 0;
-        if (f.glXQueryContext(m_props.display, m_props.context, kGlxFbconfigId, &configId) != 0 ||
-            f.glXQueryContext(m_props.display, m_props.context, kGlxScreen, &screen) != 0)
-            return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
-                             "CL_GL_CONTEXT_KHR is not a GLX context of CL_GLX_DISPLAY_KHR");
+        int configId = m_props.glxConfigId, screen = m_props.glxScreen;
         m_dpy = f.XOpenDisplay(f.XDisplayString(m_props.display));
         if (!m_dpy)
             return makeError(CL_INVALID_OPERATION, "cannot open a second connection to the X "
@@ -314,6 +338,25 @@ private:
     void* m_own = nullptr;
     unsigned long m_pbuffer = 0;
 };
+
+std::atomic<int> g_xErrors{0};
+int countXError(void*, void*) {
+    ++g_xErrors;
+    return 0;
+}
+
+/// glXQueryContext for the FBConfig id and screen, with X errors counted instead of fatal.
+bool queryGlxContext(const GlFunctions& f, GlProperties& p) {
+    static std::mutex mutex; // one handler swap at a time within the runtime
+    std::lock_guard lock(mutex);
+    auto previous = f.XSetErrorHandler(&countXError);
+    int before = g_xErrors.load();
+    int a = f.glXQueryContext(p.display, p.context, 0x8013 /*GLX_FBCONFIG_ID*/, &p.glxConfigId);
+    int b = f.glXQueryContext(p.display, p.context, 0x800C /*GLX_SCREEN*/, &p.glxScreen);
+    f.XSync(p.display, 0);
+    f.XSetErrorHandler(previous);
+    return a == 0 && b == 0 && g_xErrors.load() == before;
+}
 
 std::mutex g_sharesMutex;
 std::map<const Context*, std::shared_ptr<Share>> g_shares;
@@ -388,8 +431,11 @@ Result<GlProperties> parseProperties(const cl_context_properties* props) {
         if (!f.hasGlx() || !f.hasGl())
             return makeError(CL_INVALID_OPERATION, "libGL.so.1, libX11.so.6 or their GLX entry "
                                                    "points are missing");
-        // (glvnd reports an unknown GLXContext as an X error, so the handle itself is checked
-        // when the runtime's context is created, through glXQueryContext on the GL thread.)
+        // On the calling thread: the application's Display is used on no other. An unknown
+        // GLXContext makes glvnd raise an X error; a handler catches it for the moment.
+        if (!queryGlxContext(f, out))
+            return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
+                             "CL_GL_CONTEXT_KHR is not a GLX context of CL_GLX_DISPLAY_KHR");
         return out;
     }
     return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,

@@ -24,6 +24,7 @@ struct GlProperties {
     WindowApi api = WindowApi::None;
     void* display = nullptr; ///< EGLDisplay or X11 Display*
     void* context = nullptr; ///< EGLContext or GLXContext
+    int glxConfigId = 0, glxScreen = 0; ///< GLX: the context's FBConfig id and screen
     bool sharing() const { return context != nullptr; }
 };
 

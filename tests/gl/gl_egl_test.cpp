@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <numeric>
+#include <thread>
 
 using namespace duet::test;
 
@@ -102,7 +103,7 @@ TEST_CASE("extension strings and extension function addresses", "[gl]") {
     cl_platform_id p = platformUnderTest();
     std::string pext = platformString(p, CL_PLATFORM_EXTENSIONS);
     std::string dext = deviceString(defaultDevice(), CL_DEVICE_EXTENSIONS);
-    for (const char* e : {"cl_khr_gl_sharing", "cl_khr_gl_event"}) {
+    for (const char* e : {"cl_khr_gl_sharing", "cl_khr_gl_event", "cl_khr_gl_depth_images"}) {
         CHECK(pext.find(e) != std::string::npos);
         CHECK(dext.find(e) != std::string::npos);
     }
@@ -407,4 +408,191 @@ TEST_CASE("clCreateEventFromGLsyncKHR completes when GL passes the fence", "[gl]
     WithQueue plain;
     CHECK(clCreateEventFromGLsyncKHR(plain.context, nullptr, &err) == nullptr);
     CHECK_CL_ERR(CL_INVALID_CONTEXT, err);
+}
+
+TEST_CASE("a GL sync event released with its context before it completes", "[gl]") {
+    GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    glFlush();
+    for (int i = 0; i < 20; ++i) {
+        Shared s;
+        cl_int err = CL_SUCCESS;
+        cl_event e =
+            clCreateEventFromGLsyncKHR(s.context, reinterpret_cast<cl_GLsync>(sync), &err);
+        REQUIRE_CL(err);
+        clReleaseEvent(e); // the context goes with `s`, the event's last reference is Duet's
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    glDeleteSync(sync);
+}
+
+namespace {
+GLuint makeTexture(GLenum target, GLenum bindTarget, GLint internal, int w, int h, GLenum format,
+                   GLenum type, const void* data) {
+    GLuint t = 0;
+    glGenTextures(1, &t);
+    glBindTexture(bindTarget, t);
+    glTexImage2D(target, 0, internal, w, h, 0, format, type, data);
+    glBindTexture(bindTarget, 0);
+    return t;
+}
+} // namespace
+
+TEST_CASE("GL textures: a kernel inverts an RGBA8 texture, GL reads the result", "[gl]") {
+    Shared s;
+    const int w = 8, h = 4;
+    std::vector<unsigned char> px(w * h * 4);
+    for (size_t i = 0; i < px.size(); ++i)
+        px[i] = (unsigned char)(i * 7);
+    GLuint src = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_RGBA8, w, h, GL_RGBA,
+                             GL_UNSIGNED_BYTE, px.data());
+    GLuint dst = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_RGBA8, w, h, GL_RGBA,
+                             GL_UNSIGNED_BYTE, nullptr);
+    cl_int err = CL_SUCCESS;
+    cl_mem in = clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 0, src, &err);
+    REQUIRE_CL(err);
+    cl_mem out = clCreateFromGLTexture(s.context, CL_MEM_WRITE_ONLY, GL_TEXTURE_2D, 0, dst, &err);
+    REQUIRE_CL(err);
+    cl_image_format fmt{};
+    REQUIRE_CL(clGetImageInfo(in, CL_IMAGE_FORMAT, sizeof fmt, &fmt, nullptr));
+    CHECK(fmt.image_channel_order == CL_RGBA);
+    CHECK(fmt.image_channel_data_type == CL_UNORM_INT8);
+    cl_gl_object_type type = 0;
+    REQUIRE_CL(clGetGLObjectInfo(in, &type, nullptr));
+    CHECK(type == CL_GL_OBJECT_TEXTURE2D);
+    cl_GLenum target = 0;
+    cl_GLint level = -1;
+    REQUIRE_CL(clGetGLTextureInfo(in, CL_GL_TEXTURE_TARGET, sizeof target, &target, nullptr));
+    REQUIRE_CL(clGetGLTextureInfo(in, CL_GL_MIPMAP_LEVEL, sizeof level, &level, nullptr));
+    CHECK(target == GL_TEXTURE_2D);
+    CHECK(level == 0);
+
+    cl_program prog = buildProgram(s.context, s.device, R"(
+kernel void invert(read_only image2d_t a, write_only image2d_t b) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    write_imageui(b, p, (uint4)(255) - convert_uint4(read_imagef(a, p) * 255.0f + 0.5f));
+}
+kernel void invertf(read_only image2d_t a, write_only image2d_t b) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    write_imagef(b, p, (float4)(1.0f) - read_imagef(a, p));
+})");
+    cl_kernel k = clCreateKernel(prog, "invertf", &err);
+    REQUIRE_CL(err);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof in, &in));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof out, &out));
+    size_t global[2] = {w, h};
+    CHECK_CL_ERR(CL_INVALID_OPERATION,
+                 clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global, nullptr, 0, nullptr,
+                                        nullptr));
+    cl_mem both[2] = {in, out};
+    REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 2, both, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global, nullptr, 0, nullptr,
+                                      nullptr));
+    REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 2, both, 0, nullptr, nullptr));
+    std::vector<unsigned char> back(px.size(), 0);
+    glBindTexture(GL_TEXTURE_2D, dst);
+    glGetTexImage(GL_TEXTURE_2D, 0, GL_RGBA, GL_UNSIGNED_BYTE, back.data());
+    glBindTexture(GL_TEXTURE_2D, 0);
+    for (size_t i = 0; i < px.size(); ++i) {
+        INFO("byte " << i);
+        REQUIRE(int(back[i]) == 255 - int(px[i]));
+    }
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    glDeleteTextures(1, &src);
+    glDeleteTextures(1, &dst);
+}
+
+TEST_CASE("GL textures: sRGB, depth, cube faces, renderbuffers and their errors", "[gl]") {
+    Shared s;
+    cl_int err = CL_SUCCESS;
+    const int w = 4, h = 4;
+    GLuint srgb = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_SRGB8_ALPHA8, w, h, GL_RGBA,
+                              GL_UNSIGNED_BYTE, nullptr);
+    std::vector<float> depthData(w * h);
+    for (int i = 0; i < w * h; ++i)
+        depthData[i] = float(i) / 16.0f;
+    GLuint depth = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_DEPTH_COMPONENT32F, w, h,
+                               GL_DEPTH_COMPONENT, GL_FLOAT, depthData.data());
+    GLuint cube = 0;
+    glGenTextures(1, &cube);
+    glBindTexture(GL_TEXTURE_CUBE_MAP, cube);
+    for (int f = 0; f < 6; ++f)
+        glTexImage2D(GL_TEXTURE_CUBE_MAP_POSITIVE_X + f, 0, GL_R32F, w, w, 0, GL_RED, GL_FLOAT,
+                     nullptr);
+    glBindTexture(GL_TEXTURE_CUBE_MAP, 0);
+    GLuint rgb = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_RGB8, w, h, GL_RGB,
+                             GL_UNSIGNED_BYTE, nullptr);
+
+    auto format = [](cl_mem m) {
+        cl_image_format f{};
+        clGetImageInfo(m, CL_IMAGE_FORMAT, sizeof f, &f, nullptr);
+        return f;
+    };
+    cl_mem m = clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 0, srgb, &err);
+    REQUIRE_CL(err);
+    CHECK(format(m).image_channel_order == CL_sRGBA);
+    clReleaseMemObject(m);
+
+    m = clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 0, depth, &err);
+    REQUIRE_CL(err);
+    CHECK(format(m).image_channel_order == CL_DEPTH);
+    CHECK(format(m).image_channel_data_type == CL_FLOAT);
+    // The depth values reach CL at acquire.
+    REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+    std::vector<float> got(w * h, -1.0f);
+    size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
+    REQUIRE_CL(clEnqueueReadImage(s.queue, m, CL_TRUE, origin, region, 0, 0, got.data(), 0,
+                                  nullptr, nullptr));
+    CHECK(got == depthData);
+    REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+    clReleaseMemObject(m);
+
+    m = clCreateFromGLTexture(s.context, CL_MEM_READ_WRITE, GL_TEXTURE_CUBE_MAP_NEGATIVE_Y, 0,
+                              cube, &err);
+    REQUIRE_CL(err);
+    cl_GLenum target = 0;
+    REQUIRE_CL(clGetGLTextureInfo(m, CL_GL_TEXTURE_TARGET, sizeof target, &target, nullptr));
+    CHECK(target == GL_TEXTURE_CUBE_MAP_NEGATIVE_Y);
+    clReleaseMemObject(m);
+
+    GLuint rb = 0;
+    glGenRenderbuffers(1, &rb);
+    glBindRenderbuffer(GL_RENDERBUFFER, rb);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, w, h);
+    glBindRenderbuffer(GL_RENDERBUFFER, 0);
+    m = clCreateFromGLRenderbuffer(s.context, CL_MEM_READ_WRITE, rb, &err);
+    REQUIRE_CL(err);
+    cl_gl_object_type type = 0;
+    REQUIRE_CL(clGetGLObjectInfo(m, &type, nullptr));
+    CHECK(type == CL_GL_OBJECT_RENDERBUFFER);
+    CHECK_CL_ERR(CL_INVALID_GL_OBJECT,
+                 clGetGLTextureInfo(m, CL_GL_TEXTURE_TARGET, sizeof target, &target, nullptr));
+    clReleaseMemObject(m);
+
+    // Errors.
+    CHECK(clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 0, 424242, &err) ==
+          nullptr);
+    CHECK_CL_ERR(CL_INVALID_GL_OBJECT, err);
+    CHECK(clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_3D, 0, srgb, &err) ==
+          nullptr);
+    CHECK_CL_ERR(CL_INVALID_GL_OBJECT, err); // a 2D texture named with another target
+    CHECK(clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 3, srgb, &err) ==
+          nullptr);
+    CHECK_CL_ERR(CL_INVALID_MIP_LEVEL, err);
+    CHECK(clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 0, rgb, &err) ==
+          nullptr);
+    CHECK_CL_ERR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, err);
+    CHECK(clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_CUBE_MAP, 0, cube,
+                                &err) == nullptr);
+    CHECK_CL_ERR(CL_INVALID_VALUE, err);
+    CHECK(clCreateFromGLTexture2D(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_3D, 0, srgb, &err) ==
+          nullptr);
+    CHECK_CL_ERR(CL_INVALID_VALUE, err);
+    CHECK(clCreateFromGLRenderbuffer(s.context, CL_MEM_READ_ONLY, 31337, &err) == nullptr);
+    CHECK_CL_ERR(CL_INVALID_GL_OBJECT, err);
+    glDeleteRenderbuffers(1, &rb);
+    GLuint tex[] = {srgb, depth, cube, rgb};
+    glDeleteTextures(4, tex);
 }

@@ -130,6 +130,25 @@ TEST_CASE("GLX: clGetGLContextInfoKHR and context creation with CL_GLX_DISPLAY_K
     REQUIRE_CL(clGetContextInfo(ctx, CL_CONTEXT_PROPERTIES, size, back.data(), nullptr));
     CHECK(back == props);
     clReleaseContext(ctx);
+
+    // A GLXContext handle that is not one, and two window systems at once.
+    int notAContext = 0;
+    cl_context_properties bogus[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p),
+                                     CL_GL_CONTEXT_KHR, cl_context_properties(&notAContext),
+                                     CL_GLX_DISPLAY_KHR, cl_context_properties(g_dpy), 0};
+    CHECK_CL_ERR(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
+                 clGetGLContextInfoKHR(bogus, CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR, sizeof dev,
+                                       &dev, nullptr));
+    CHECK(clCreateContext(bogus, 1, &dev, nullptr, nullptr, &err) == nullptr);
+    CHECK_CL_ERR(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR, err);
+    cl_context_properties two[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p),
+                                   CL_GL_CONTEXT_KHR, cl_context_properties(g_ctx),
+                                   CL_GLX_DISPLAY_KHR, cl_context_properties(g_dpy),
+                                   CL_EGL_DISPLAY_KHR, cl_context_properties(g_dpy), 0};
+    CHECK(clCreateContext(two, 1, &dev, nullptr, nullptr, &err) == nullptr);
+    CHECK_CL_ERR(CL_INVALID_OPERATION, err);
+    // The application's context still works.
+    CHECK(glXGetCurrentContext() == g_ctx);
 }
 
 TEST_CASE("GLX: GL buffers written and read by kernels", "[glx]") {

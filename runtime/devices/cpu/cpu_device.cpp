@@ -355,7 +355,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                       "cl_khr_int64_base_atomics cl_khr_int64_extended_atomics "
                       "cl_khr_icd cl_khr_extended_versioning cl_khr_3d_image_writes "
                       "cl_khr_depth_images cl_khr_image2d_from_buffer cl_khr_srgb_image_writes "
-                      "cl_khr_gl_sharing cl_khr_gl_event";
+                      "cl_khr_gl_sharing cl_khr_gl_event cl_khr_gl_depth_images";
     info.extensionsWithVersion = namesWithVersion(info.extensions);
     info.openclCAllVersions = {
         {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"},
