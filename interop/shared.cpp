@@ -148,6 +148,10 @@ class HostCopyImage final : public SharedObject {
             throw Error("interop: GL " + what + std::to_string(name) + " has internal format 0x" +
                             hex(internal) + ", which has no CL image format here",
                         CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+        if (!deviceSupports(context, flags, m_format->cl))
+            throw Error("interop: GL " + what + std::to_string(name) + " has internal format 0x" +
+                            hex(internal) + ", whose CL image format this device does not support",
+                        CL_IMAGE_FORMAT_NOT_SUPPORTED);
         cl_image_desc desc{};
         desc.image_type = CL_MEM_OBJECT_IMAGE2D;
         desc.image_width = size_t(m_width);
@@ -212,6 +216,21 @@ class HostCopyImage final : public SharedObject {
     static GLenum bindingOf(GLenum target) {
         return target == GL_TEXTURE_RECTANGLE ? GL_TEXTURE_BINDING_RECTANGLE
                                               : GL_TEXTURE_BINDING_2D;
+    }
+    // Asked first: implementations disagree on what clCreateImage returns for an unsupported one.
+    static bool deviceSupports(cl_context context, cl_mem_flags flags, cl_image_format format) {
+        cl_uint count = 0;
+        if (clGetSupportedImageFormats(context, flags, CL_MEM_OBJECT_IMAGE2D, 0, nullptr,
+                                       &count) != CL_SUCCESS)
+            return false;
+        std::vector<cl_image_format> formats(count);
+        clGetSupportedImageFormats(context, flags, CL_MEM_OBJECT_IMAGE2D, count, formats.data(),
+                                   nullptr);
+        for (const cl_image_format &f : formats)
+            if (f.image_channel_order == format.image_channel_order &&
+                f.image_channel_data_type == format.image_channel_data_type)
+                return true;
+        return false;
     }
     static std::string hex(GLint v) {
         char text[16];
