@@ -230,9 +230,16 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
         static std::mutex reportedMutex;
         static std::set<std::string> reported;
         std::lock_guard lock(reportedMutex);
-        if (reported.insert(chosen->platformName).second)
-            std::fprintf(stderr, "interop: %s has no cl_khr_gl_sharing; using host copies\n",
-                         chosen->platformName.c_str());
+        if (reported.insert(chosen->platformName).second) {
+            if (chosen->why == "no cl_khr_gl_sharing")
+                std::fprintf(stderr, "interop: %s has no cl_khr_gl_sharing; using host copies\n",
+                             chosen->platformName.c_str());
+            else
+                std::fprintf(stderr,
+                             "interop: %s cannot share with this GL context (%s); using host "
+                             "copies\n",
+                             chosen->platformName.c_str(), chosen->why.c_str());
+        }
     }
     ctx->m_platform = chosen->platform;
     ctx->m_device = chosen->device;
