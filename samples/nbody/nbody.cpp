@@ -44,7 +44,7 @@ class NBodySample final : public Sample {
             m_sim = std::make_unique<nbody::Simulator>(m_cl->context(), m_cl->device(),
                                                        m_cl->queue());
         } catch (const interop::Error &e) {
-            throw Error(std::string("duet-nbody: ") + e.what());
+            throw Error(e.what()); // the engine prefixes the sample name
         }
         ctx.setInfo("device", m_cl->description());
         rebuild(ctx);
@@ -67,7 +67,7 @@ class NBodySample final : public Sample {
             if (!m_paused)
                 step(ctx);
         } catch (const interop::Error &e) {
-            throw Error(std::string("duet-nbody: ") + e.what());
+            throw Error(e.what()); // the engine prefixes the sample name
         }
     }
 
