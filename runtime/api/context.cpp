@@ -1,6 +1,7 @@
 // Context entry points.
 #include "api/api.hpp"
 #include "core/device.hpp"
+#include "gl/gl_share.hpp"
 
 using namespace duet::api;
 
@@ -27,6 +28,12 @@ Result<std::vector<cl_context_properties>> checkProperties(const cl_context_prop
             seenSync = true;
             break;
         default:
+            if (duet::rt::gl::isGlProperty(p[0])) {
+                for (size_t i = 0; i < out.size(); i += 2)
+                    if (out[i] == p[0])
+                        return makeError(CL_INVALID_PROPERTY, "a GL property is given twice");
+                break; // checked by gl::parseProperties
+            }
             return makeError(CL_INVALID_PROPERTY,
                              "unsupported context property " + std::to_string(p[0]));
         }
@@ -35,6 +42,37 @@ Result<std::vector<cl_context_properties>> checkProperties(const cl_context_prop
     }
     out.push_back(0);
     return out;
+}
+
+void CL_CALLBACK detachGl(cl_context c, void*) {
+    duet::rt::gl::detachShare(static_cast<Context*>(c));
+}
+
+/// Creates the context; with CL_GL_CONTEXT_KHR, first the runtime's GL context in the
+/// application's share group (cl_khr_gl_sharing).
+cl_context makeContext(Call& call, const cl_context_properties* properties,
+                       std::vector<Device*> list, std::vector<cl_context_properties> props,
+                       ContextNotifyFn notify, void* userData) {
+    auto glProps = duet::rt::gl::parseProperties(properties);
+    if (!glProps)
+        return call.fail(glProps.error());
+    std::shared_ptr<duet::rt::gl::Share> share;
+    if (glProps->sharing()) {
+        for (Device* d : list)
+            if (!d->hasExtension("cl_khr_gl_sharing"))
+                return call.fail(CL_INVALID_OPERATION,
+                                 "a device cannot share data with the GL context");
+        auto made = duet::rt::gl::createShare(*glProps);
+        if (!made)
+            return call.fail(made.error());
+        share = std::move(*made);
+    }
+    Context* c = makeObject<Context>(std::move(list), std::move(props), notify, userData);
+    if (share) {
+        duet::rt::gl::attachShare(c, std::move(share));
+        c->addDestructorCallback(&detachGl, nullptr);
+    }
+    return call.ok(c);
 }
 
 } // namespace
@@ -62,7 +100,7 @@ DUET_API cl_context CL_API_CALL clCreateContext(const cl_context_properties* pro
             if (std::find(list.begin(), list.end(), d) == list.end())
                 list.push_back(d);
         }
-        return call.ok(makeObject<Context>(std::move(list), std::move(*props), notify, userData));
+        return makeContext(call, properties, std::move(list), std::move(*props), notify, userData);
     });
 }
 
@@ -88,7 +126,7 @@ DUET_API cl_context CL_API_CALL clCreateContextFromType(const cl_context_propert
         std::vector<Device*> list;
         for (cl_device_id id : ids)
             list.push_back(static_cast<Device*>(id));
-        return call.ok(makeObject<Context>(std::move(list), std::move(*props), notify, userData));
+        return makeContext(call, properties, std::move(list), std::move(*props), notify, userData);
     });
 }
 

@@ -37,6 +37,8 @@ const char* errorName(cl_int code) {
         E(CL_INVALID_PIPE_SIZE) E(CL_INVALID_DEVICE_QUEUE) E(CL_INVALID_SPEC_ID)
         E(CL_MAX_SIZE_RESTRICTION_EXCEEDED)
 #undef E
+    case -1000:
+        return "CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR";
     case -1001:
         return "CL_PLATFORM_NOT_FOUND_KHR";
     default:

@@ -2,6 +2,8 @@
 #include "core/object.hpp"
 
 #include <CL/cl.h>
+#include <CL/cl_gl.h>
+#include <CL/cl_icd.h>
 
 namespace duet::rt {
 
@@ -74,6 +76,7 @@ cl_icd_dispatch makeDispatch() {
     d.clEnqueueWaitForEvents = &::clEnqueueWaitForEvents;
     d.clEnqueueBarrier = &::clEnqueueBarrier;
     d.clGetExtensionFunctionAddress = &::clGetExtensionFunctionAddress;
+    d.clGetExtensionFunctionAddressForPlatform = &::clGetExtensionFunctionAddressForPlatform;
     d.clSetEventCallback = &::clSetEventCallback;
     d.clCreateSubBuffer = &::clCreateSubBuffer;
     d.clSetMemObjectDestructorCallback = &::clSetMemObjectDestructorCallback;
@@ -121,6 +124,18 @@ cl_icd_dispatch makeDispatch() {
     d.clCreateBufferWithProperties = &::clCreateBufferWithProperties;
     d.clCreateImageWithProperties = &::clCreateImageWithProperties;
     d.clSetContextDestructorCallback = &::clSetContextDestructorCallback;
+    // cl_khr_gl_sharing, cl_khr_gl_event: the loader routes these through the table too.
+    d.clCreateFromGLBuffer = &::clCreateFromGLBuffer;
+    d.clCreateFromGLTexture = &::clCreateFromGLTexture;
+    d.clCreateFromGLTexture2D = &::clCreateFromGLTexture2D;
+    d.clCreateFromGLTexture3D = &::clCreateFromGLTexture3D;
+    d.clCreateFromGLRenderbuffer = &::clCreateFromGLRenderbuffer;
+    d.clGetGLObjectInfo = &::clGetGLObjectInfo;
+    d.clGetGLTextureInfo = &::clGetGLTextureInfo;
+    d.clEnqueueAcquireGLObjects = &::clEnqueueAcquireGLObjects;
+    d.clEnqueueReleaseGLObjects = &::clEnqueueReleaseGLObjects;
+    d.clGetGLContextInfoKHR = &::clGetGLContextInfoKHR;
+    d.clCreateEventFromGLsyncKHR = &::clCreateEventFromGLsyncKHR;
     return d;
 }
 } // namespace

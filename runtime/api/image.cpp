@@ -1,150 +1,904 @@
-// Image and sampler entry points. No device supports images yet (CL_DEVICE_IMAGE_SUPPORT is
-// CL_FALSE), so creation fails with the spec's CL_INVALID_OPERATION.
+// Image and sampler entry points: creation (clCreateImage*, from buffers), info, supported
+// formats, read/write/copy/fill/map of images and image<->buffer copies, samplers.
+#include "core/image.hpp"
 #include "api/api.hpp"
 #include "core/memory.hpp"
 #include "core/queue.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+namespace duet::api {
+// Shared with the buffer entry points (api/memory.cpp).
+cl_int checkMemFlags(cl_mem_flags flags, std::string& why);
+Queue* checkQueue(const char* api, cl_command_queue queue, cl_int& err);
+Mem* checkMem(const char* api, Queue* q, cl_mem mem, const char* what, cl_int& err,
+              bool wantBuffer);
+bool hostCanRead(const Mem* m);
+bool hostCanWrite(const Mem* m);
+} // namespace duet::api
 
 using namespace duet::api;
 
 namespace {
 
-bool contextHasImages(const Context* c) {
-    for (const Device* d : c->devices())
-        if (d->info().imageSupport)
-            return true;
-    return false;
+bool isImageType(cl_mem_object_type t) {
+    return t == CL_MEM_OBJECT_IMAGE1D || t == CL_MEM_OBJECT_IMAGE1D_BUFFER ||
+           t == CL_MEM_OBJECT_IMAGE1D_ARRAY || t == CL_MEM_OBJECT_IMAGE2D ||
+           t == CL_MEM_OBJECT_IMAGE2D_ARRAY || t == CL_MEM_OBJECT_IMAGE3D;
 }
 
-std::nullptr_t noImages(Call& call, cl_context context) {
+bool isArray(cl_mem_object_type t) {
+    return t == CL_MEM_OBJECT_IMAGE1D_ARRAY || t == CL_MEM_OBJECT_IMAGE2D_ARRAY;
+}
+
+bool is1D(cl_mem_object_type t) {
+    return t == CL_MEM_OBJECT_IMAGE1D || t == CL_MEM_OBJECT_IMAGE1D_BUFFER ||
+           t == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+}
+
+/// Limits of the context's image-capable devices (the smallest of each).
+struct ImageLimits {
+    bool any = false;
+    size_t w2 = SIZE_MAX, h2 = SIZE_MAX, w3 = SIZE_MAX, h3 = SIZE_MAX, d3 = SIZE_MAX,
+           buf = SIZE_MAX, arr = SIZE_MAX;
+    cl_ulong maxAlloc = ~cl_ulong(0);
+};
+
+ImageLimits limitsOf(const Context* c) {
+    ImageLimits l;
+    for (const Device* d : c->devices()) {
+        const DeviceInfo& i = d->info();
+        if (!i.imageSupport)
+            continue;
+        l.any = true;
+        l.w2 = std::min(l.w2, i.image2dMaxWidth);
+        l.h2 = std::min(l.h2, i.image2dMaxHeight);
+        l.w3 = std::min(l.w3, i.image3dMaxWidth);
+        l.h3 = std::min(l.h3, i.image3dMaxHeight);
+        l.d3 = std::min(l.d3, i.image3dMaxDepth);
+        l.buf = std::min(l.buf, i.imageMaxBufferSize);
+        l.arr = std::min(l.arr, i.imageMaxArraySize);
+        l.maxAlloc = std::min(l.maxAlloc, i.maxMemAllocSize);
+    }
+    return l;
+}
+
+/// Copies a box of `rows` x `slices` rows of `rowBytes` bytes between two strided layouts.
+void copyBox(char* dst, size_t dstRow, size_t dstSlice, const char* src, size_t srcRow,
+             size_t srcSlice, size_t rowBytes, size_t rows, size_t slices) {
+    for (size_t z = 0; z < slices; ++z)
+        for (size_t y = 0; y < rows; ++y)
+            std::memmove(dst + z * dstSlice + y * dstRow, src + z * srcSlice + y * srcRow,
+                         rowBytes);
+}
+
+cl_mem createImage(Call& call, cl_context context, const cl_mem_properties* properties,
+                   cl_mem_flags flags, const cl_image_format* format, const cl_image_desc* desc,
+                   void* hostPtr) {
     Context* c = from<Context>(context);
     if (!c)
         return call.fail(CL_INVALID_CONTEXT, "not a valid context");
     call.setContext(c);
-    return call.fail(CL_INVALID_OPERATION,
-                     "no device in the context supports images (CL_DEVICE_IMAGE_SUPPORT is "
-                     "CL_FALSE)");
+    std::vector<cl_mem_properties> props;
+    if (properties) {
+        if (*properties)
+            return call.fail(CL_INVALID_PROPERTY,
+                             "unsupported memory property " + std::to_string(*properties));
+        props.push_back(0);
+    }
+    std::string why;
+    if (checkMemFlags(flags, why))
+        return call.fail(CL_INVALID_VALUE, why);
+
+    // CL_INVALID_IMAGE_FORMAT_DESCRIPTOR: format NULL or not a combination the spec defines.
+    if (!format)
+        return call.fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format is NULL");
+    if (!isValidFormat(*format))
+        return call.fail(
+            CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format (order 0x" + [&] {
+                char b[64];
+                std::snprintf(b, sizeof b, "%x, type 0x%x", format->image_channel_order,
+                              format->image_channel_data_type);
+                return std::string(b);
+            }() + ") is not a valid channel order/type combination");
+    const size_t elem = elementSize(*format);
+
+    // CL_INVALID_IMAGE_DESCRIPTOR: type, sizes, mip/sample counts, mem_object, pitches.
+    if (!desc)
+        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR, "image_desc is NULL");
+    const cl_mem_object_type type = desc->image_type;
+    if (!isImageType(type))
+        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR, "image_type is not an image type");
+    const bool has2 = !is1D(type), has3 = type == CL_MEM_OBJECT_IMAGE3D;
+    const size_t w = desc->image_width;
+    const size_t h = has2 ? desc->image_height : 1;
+    const size_t d = has3 ? desc->image_depth : 1;
+    const size_t layers = isArray(type) ? desc->image_array_size : 1;
+    if (w == 0 || h == 0 || d == 0 || layers == 0)
+        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
+                         "image_width, image_height, image_depth or image_array_size is 0 for "
+                         "a dimension the image type has");
+    if (desc->num_mip_levels != 0 || desc->num_samples != 0)
+        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR, "num_mip_levels and num_samples must be 0");
+    Mem* buffer = nullptr;
+    if (desc->mem_object) {
+        buffer = from<Mem>(desc->mem_object);
+        if (type != CL_MEM_OBJECT_IMAGE1D_BUFFER && type != CL_MEM_OBJECT_IMAGE2D)
+            return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
+                             "mem_object must be NULL for this image type");
+        if (!buffer || buffer->type() != CL_MEM_OBJECT_BUFFER || buffer->context() != c)
+            return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
+                             "mem_object is not a buffer of this context (images from images "
+                             "are not supported)");
+    } else if (type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
+                         "CL_MEM_OBJECT_IMAGE1D_BUFFER needs a buffer in mem_object");
+    }
+    size_t rowPitch = desc->image_row_pitch, slicePitch = desc->image_slice_pitch;
+    const size_t tightRow = w * elem;
+    if (!hostPtr && !buffer && (rowPitch || slicePitch))
+        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
+                         "image_row_pitch and image_slice_pitch must be 0 when host_ptr is NULL");
+    if (rowPitch && (rowPitch < tightRow || rowPitch % elem))
+        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
+                         "image_row_pitch is smaller than image_width * element size or not a "
+                         "multiple of the element size");
+    if (!rowPitch)
+        rowPitch = tightRow;
+    const bool hasSlices = has3 || isArray(type);
+    const size_t tightSlice = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? rowPitch : rowPitch * h;
+    if (hasSlices && slicePitch && (slicePitch < tightSlice || slicePitch % rowPitch))
+        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
+                         "image_slice_pitch is smaller than the slice size or not a multiple "
+                         "of the row pitch");
+    if (!hasSlices || !slicePitch)
+        slicePitch = tightSlice;
+
+    // CL_INVALID_IMAGE_SIZE: the devices' limits.
+    ImageLimits lim = limitsOf(c);
+    if (lim.any) {
+        bool tooBig = false;
+        switch (type) {
+        case CL_MEM_OBJECT_IMAGE1D:
+        case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+            tooBig = w > lim.w2;
+            break;
+        case CL_MEM_OBJECT_IMAGE1D_BUFFER:
+            tooBig = w > lim.buf;
+            break;
+        case CL_MEM_OBJECT_IMAGE2D:
+        case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+            tooBig = w > lim.w2 || h > lim.h2;
+            break;
+        case CL_MEM_OBJECT_IMAGE3D:
+            tooBig = w > lim.w3 || h > lim.h3 || d > lim.d3;
+            break;
+        }
+        if (isArray(type) && layers > lim.arr)
+            tooBig = true;
+        if (tooBig)
+            return call.fail(CL_INVALID_IMAGE_SIZE,
+                             "image dimensions exceed the device's image size limits");
+    }
+    // Without slices, slicePitch is rowPitch * height: one formula for every type.
+    const size_t bytes = slicePitch * d * layers;
+    if (lim.any && !buffer && bytes > lim.maxAlloc)
+        return call.fail(CL_INVALID_IMAGE_SIZE, "image size exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+
+    // Images over a buffer: flags inherit from the buffer and may not contradict it.
+    if (buffer) {
+        const cl_mem_flags bf = buffer->flags();
+        if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))
+            return call.fail(CL_INVALID_VALUE, "host-pointer flags cannot be given for an image "
+                                               "created from a buffer");
+        if ((bf & CL_MEM_WRITE_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY)))
+            return call.fail(CL_INVALID_VALUE, "the buffer is CL_MEM_WRITE_ONLY");
+        if ((bf & CL_MEM_READ_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY)))
+            return call.fail(CL_INVALID_VALUE, "the buffer is CL_MEM_READ_ONLY");
+        if ((bf & CL_MEM_HOST_WRITE_ONLY) && (flags & CL_MEM_HOST_READ_ONLY))
+            return call.fail(CL_INVALID_VALUE, "the buffer is CL_MEM_HOST_WRITE_ONLY");
+        if ((bf & CL_MEM_HOST_READ_ONLY) && (flags & CL_MEM_HOST_WRITE_ONLY))
+            return call.fail(CL_INVALID_VALUE, "the buffer is CL_MEM_HOST_READ_ONLY");
+        if ((bf & CL_MEM_HOST_NO_ACCESS) &&
+            (flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY)))
+            return call.fail(CL_INVALID_VALUE, "the buffer is CL_MEM_HOST_NO_ACCESS");
+        const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+        const cl_mem_flags hostAccess =
+            CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+        if (!(flags & access))
+            flags |= bf & access;
+        if (!(flags & hostAccess))
+            flags |= bf & hostAccess;
+        flags |= bf & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+        // cl_khr_image2d_from_buffer: CL_DEVICE_IMAGE_PITCH_ALIGNMENT is 1 texel, any pitch
+        // that is a multiple of the element size works.
+        if (bytes > buffer->size())
+            return call.fail(CL_INVALID_IMAGE_SIZE, "the buffer (" +
+                                                        std::to_string(buffer->size()) +
+                                                        " bytes) is smaller than the image (" +
+                                                        std::to_string(bytes) + " bytes)");
+        if (hostPtr)
+            return call.fail(CL_INVALID_HOST_PTR,
+                             "host_ptr must be NULL for an image created from a buffer");
+    } else {
+        const bool wantsPtr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+        if (wantsPtr && !hostPtr)
+            return call.fail(CL_INVALID_HOST_PTR,
+                             "host_ptr is NULL with CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR");
+        if (!wantsPtr && hostPtr)
+            return call.fail(CL_INVALID_HOST_PTR,
+                             "host_ptr given without CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR");
+    }
+    if (!(flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)))
+        flags |= CL_MEM_READ_WRITE;
+
+    if (!lim.any)
+        return call.fail(CL_INVALID_OPERATION,
+                         "no device in the context supports images (CL_DEVICE_IMAGE_SUPPORT is "
+                         "CL_FALSE)");
+    if (!isSupportedFormat(*format, type, flags))
+        return call.fail(CL_IMAGE_FORMAT_NOT_SUPPORTED,
+                         "the image format is not supported for this image type (see "
+                         "clGetSupportedImageFormats)");
+
+    char* storage;
+    bool owns = false;
+    size_t storedRow = rowPitch, storedSlice = slicePitch;
+    if (buffer) {
+        storage = buffer->data();
+    } else if (flags & CL_MEM_USE_HOST_PTR) {
+        // Zero copy: kernels work in the application's memory, with its pitches.
+        storage = static_cast<char*>(hostPtr);
+    } else {
+        storedRow = tightRow;
+        storedSlice = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? tightRow : tightRow * h;
+        size_t tightBytes = storedSlice * d * layers;
+        storage = allocateStorage(tightBytes);
+        if (!storage)
+            return call.fail(CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                             "could not allocate " + std::to_string(tightBytes) + " bytes");
+        owns = true;
+        if (flags & CL_MEM_COPY_HOST_PTR) {
+            const size_t hostRowStep = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? slicePitch : rowPitch;
+            const size_t rows = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? layers : h;
+            const size_t slices = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? 1 : d * layers;
+            const size_t storedRowStep =
+                type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? storedSlice : storedRow;
+            copyBox(storage, storedRowStep, storedSlice, static_cast<const char*>(hostPtr),
+                    hostRowStep, slicePitch, tightRow, rows, slices);
+        }
+    }
+    const size_t size = buffer ? bytes : storedSlice * d * layers;
+    Mem* m = makeObject<Mem>(retainRef(c), type, flags, size,
+                             (flags & CL_MEM_USE_HOST_PTR) ? hostPtr : nullptr, storage, owns);
+    m->properties = std::move(props);
+    m->format = *format;
+    m->elementSize = elem;
+    m->rowPitch = storedRow;
+    m->slicePitch = storedSlice;
+    cl_image_desc nd{};
+    nd.image_type = type;
+    nd.image_width = w;
+    nd.image_height = has2 ? h : 0;
+    nd.image_depth = has3 ? d : 0;
+    nd.image_array_size = isArray(type) ? layers : 0;
+    nd.image_row_pitch = storedRow;
+    nd.image_slice_pitch = storedSlice;
+    nd.mem_object = buffer;
+    m->desc = nd;
+    if (buffer)
+        m->bufferRef = retainRef(buffer);
+    return call.ok(m);
 }
 
-cl_int noImageObject(const char* api, cl_command_queue queue) {
-    Queue* q = from<Queue>(queue);
+/// The image behind `mem` if it is a live image of the queue's context, else reports.
+Mem* checkImage(const char* api, Queue* q, cl_mem mem, const char* what, cl_int& err) {
+    Mem* m = from<Mem>(mem);
+    if (!m || !m->isImage()) {
+        err = report(api, q->context(), CL_INVALID_MEM_OBJECT,
+                     std::string(what) + " is not a valid image");
+        return nullptr;
+    }
+    if (m->context() != q->context()) {
+        err = report(api, q->context(), CL_INVALID_CONTEXT,
+                     std::string(what) + " belongs to another context than the queue");
+        return nullptr;
+    }
+    return m;
+}
+
+/// origin/region rules of image transfers (CL_INVALID_VALUE). Empty when valid.
+std::string checkRegion(const Mem& m, const size_t* origin, const size_t* region,
+                        const char* which) {
+    if (!origin || !region)
+        return std::string(which) + " origin or region is NULL";
+    if (!region[0] || !region[1] || !region[2])
+        return std::string(which) + " region has a 0 component";
+    const cl_mem_object_type t = m.type();
+    if ((t == CL_MEM_OBJECT_IMAGE1D || t == CL_MEM_OBJECT_IMAGE1D_BUFFER) &&
+        (origin[1] || region[1] != 1))
+        return std::string(which) + " image is 1D: origin[1] must be 0 and region[1] 1";
+    if (t != CL_MEM_OBJECT_IMAGE3D && t != CL_MEM_OBJECT_IMAGE2D_ARRAY &&
+        (origin[2] || region[2] != 1))
+        return std::string(which) + " image has no third dimension: origin[2] must be 0 and "
+                                    "region[2] 1";
+    ImageBox box = imageBox(m);
+    for (int i = 0; i < 3; ++i)
+        if (origin[i] > box.extent[i] || region[i] > box.extent[i] - origin[i])
+            return std::string(which) + " origin + region is out of the image's bounds";
+    return {};
+}
+
+/// Address of texel `origin` of `m`.
+char* texelAddress(const Mem& m, const size_t* origin) {
+    ImageBox b = imageBox(m);
+    return m.data() + origin[0] * b.stride[0] + origin[1] * b.stride[1] + origin[2] * b.stride[2];
+}
+
+struct Box3 {
+    size_t o[3], r[3];
+};
+
+cl_int rwImage(const char* api, bool read, cl_command_queue queue, cl_mem image, cl_bool blocking,
+               const size_t* origin, const size_t* region, size_t rowPitch, size_t slicePitch,
+               void* ptr, cl_uint num, const cl_event* list, cl_event* event) {
+    cl_int err = CL_SUCCESS;
+    Queue* q = checkQueue(api, queue, err);
     if (!q)
-        return report(api, nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
-    return report(api, q->context(), CL_INVALID_MEM_OBJECT, "not a valid image object");
+        return err;
+    Mem* m = checkImage(api, q, image, "image", err);
+    if (!m)
+        return err;
+    std::string why = checkRegion(*m, origin, region, "image");
+    if (why.empty() && !ptr)
+        why = "ptr is NULL";
+    const size_t elem = m->elementSize;
+    const cl_mem_object_type t = m->type();
+    if (why.empty()) {
+        if (rowPitch == 0)
+            rowPitch = region[0] * elem;
+        else if (rowPitch < region[0] * elem)
+            why = "row_pitch is smaller than region[0] * element size";
+    }
+    if (why.empty()) {
+        if (t == CL_MEM_OBJECT_IMAGE1D || t == CL_MEM_OBJECT_IMAGE1D_BUFFER ||
+            t == CL_MEM_OBJECT_IMAGE2D) {
+            if (slicePitch)
+                why = "slice_pitch must be 0 for a 1D or 2D image";
+        } else {
+            size_t min = t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? rowPitch : rowPitch * region[1];
+            if (slicePitch == 0)
+                slicePitch = min;
+            else if (slicePitch < min)
+                why = "slice_pitch is smaller than the size of one slice of the region";
+        }
+    }
+    if (!why.empty())
+        return report(api, q->context(), CL_INVALID_VALUE, why);
+    if (cl_int e = checkWaitList(api, q->context(), num, list))
+        return e;
+    if (read ? !hostCanRead(m) : !hostCanWrite(m))
+        return report(api, q->context(), CL_INVALID_OPERATION,
+                      "the image's host access flags forbid this transfer");
+    // Host layout: rows along y except for a 1D array, whose layers (y) step by slice_pitch.
+    const size_t hostY = t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? slicePitch : rowPitch;
+    ImageBox b = imageBox(*m);
+    char* img = texelAddress(*m, origin);
+    char* host = static_cast<char*>(ptr);
+    const size_t rowBytes = region[0] * elem, rows = region[1], slices = region[2];
+    Ref<Mem> keep = retainRef(m);
+    return submit(q, read ? CL_COMMAND_READ_IMAGE : CL_COMMAND_WRITE_IMAGE, num, list, event,
+                  blocking, [=] {
+                      if (read)
+                          copyBox(host, hostY, slicePitch, img, b.stride[1], b.stride[2], rowBytes,
+                                  rows, slices);
+                      else
+                          copyBox(img, b.stride[1], b.stride[2], host, hostY, slicePitch, rowBytes,
+                                  rows, slices);
+                      (void)keep;
+                      return CL_SUCCESS;
+                  });
+}
+
+bool sameFormat(const cl_image_format& a, const cl_image_format& b) {
+    return a.image_channel_order == b.image_channel_order &&
+           a.image_channel_data_type == b.image_channel_data_type;
+}
+
+cl_int samplerFlagsOk(cl_bool normalized, cl_addressing_mode am, cl_filter_mode fm,
+                      std::string& why) {
+    if (normalized != CL_TRUE && normalized != CL_FALSE)
+        return why = "normalized_coords must be CL_TRUE or CL_FALSE", CL_INVALID_VALUE;
+    if (am < CL_ADDRESS_NONE || am > CL_ADDRESS_MIRRORED_REPEAT)
+        return why = "unknown addressing mode", CL_INVALID_VALUE;
+    if (fm != CL_FILTER_NEAREST && fm != CL_FILTER_LINEAR)
+        return why = "unknown filter mode", CL_INVALID_VALUE;
+    if (!normalized && (am == CL_ADDRESS_REPEAT || am == CL_ADDRESS_MIRRORED_REPEAT))
+        return why = "CL_ADDRESS_REPEAT and CL_ADDRESS_MIRRORED_REPEAT need normalized "
+                     "coordinates",
+               CL_INVALID_VALUE;
+    return CL_SUCCESS;
+}
+
+cl_sampler createSampler(Call& call, cl_context context, cl_bool normalized, cl_addressing_mode am,
+                         cl_filter_mode fm, std::vector<cl_sampler_properties> props) {
+    Context* c = from<Context>(context);
+    if (!c)
+        return call.fail(CL_INVALID_CONTEXT, "not a valid context");
+    call.setContext(c);
+    std::string why;
+    if (samplerFlagsOk(normalized, am, fm, why))
+        return call.fail(CL_INVALID_VALUE, why);
+    if (!limitsOf(c).any)
+        return call.fail(CL_INVALID_OPERATION,
+                         "no device in the context supports images (CL_DEVICE_IMAGE_SUPPORT is "
+                         "CL_FALSE)");
+    return call.ok(makeObject<Sampler>(retainRef(c), normalized, am, fm, std::move(props)));
 }
 
 } // namespace
 
-DUET_API cl_mem CL_API_CALL clCreateImage(cl_context context, cl_mem_flags, const cl_image_format*,
-                                          const cl_image_desc*, void*, cl_int* errcodeRet) {
+// ---- Creation and info ----------------------------------------------------------------------
+
+DUET_API cl_mem CL_API_CALL clCreateImage(cl_context context, cl_mem_flags flags,
+                                          const cl_image_format* format, const cl_image_desc* desc,
+                                          void* hostPtr, cl_int* errcodeRet) {
     Call call("clCreateImage", errcodeRet);
-    return noImages(call, context);
+    return guardHandle<_cl_mem>(
+        call, [&] { return createImage(call, context, nullptr, flags, format, desc, hostPtr); });
 }
 
-DUET_API cl_mem CL_API_CALL clCreateImageWithProperties(cl_context context,
-                                                        const cl_mem_properties*, cl_mem_flags,
-                                                        const cl_image_format*,
-                                                        const cl_image_desc*, void*,
-                                                        cl_int* errcodeRet) {
+DUET_API cl_mem CL_API_CALL clCreateImageWithProperties(
+    cl_context context, const cl_mem_properties* properties, cl_mem_flags flags,
+    const cl_image_format* format, const cl_image_desc* desc, void* hostPtr, cl_int* errcodeRet) {
     Call call("clCreateImageWithProperties", errcodeRet);
-    return noImages(call, context);
+    return guardHandle<_cl_mem>(
+        call, [&] { return createImage(call, context, properties, flags, format, desc, hostPtr); });
 }
 
-DUET_API cl_mem CL_API_CALL clCreateImage2D(cl_context context, cl_mem_flags,
-                                            const cl_image_format*, size_t, size_t, size_t,
-                                            void*, cl_int* errcodeRet) {
+DUET_API cl_mem CL_API_CALL clCreateImage2D(cl_context context, cl_mem_flags flags,
+                                            const cl_image_format* format, size_t width,
+                                            size_t height, size_t rowPitch, void* hostPtr,
+                                            cl_int* errcodeRet) {
     Call call("clCreateImage2D", errcodeRet);
-    return noImages(call, context);
+    return guardHandle<_cl_mem>(call, [&]() -> cl_mem {
+        // OpenCL 1.1: zero sizes are CL_INVALID_IMAGE_SIZE here, not a descriptor error.
+        if (from<Context>(context) && (width == 0 || height == 0)) {
+            call.setContext(from<Context>(context));
+            return call.fail(CL_INVALID_IMAGE_SIZE, "image_width or image_height is 0");
+        }
+        cl_image_desc d{};
+        d.image_type = CL_MEM_OBJECT_IMAGE2D;
+        d.image_width = width;
+        d.image_height = height;
+        d.image_row_pitch = rowPitch;
+        return createImage(call, context, nullptr, flags, format, &d, hostPtr);
+    });
 }
 
-DUET_API cl_mem CL_API_CALL clCreateImage3D(cl_context context, cl_mem_flags,
-                                            const cl_image_format*, size_t, size_t, size_t,
-                                            size_t, size_t, void*, cl_int* errcodeRet) {
+DUET_API cl_mem CL_API_CALL clCreateImage3D(cl_context context, cl_mem_flags flags,
+                                            const cl_image_format* format, size_t width,
+                                            size_t height, size_t depth, size_t rowPitch,
+                                            size_t slicePitch, void* hostPtr, cl_int* errcodeRet) {
     Call call("clCreateImage3D", errcodeRet);
-    return noImages(call, context);
+    return guardHandle<_cl_mem>(call, [&]() -> cl_mem {
+        // OpenCL 1.1: a 3D image has depth > 1.
+        if (from<Context>(context) && (width == 0 || height == 0 || depth <= 1)) {
+            call.setContext(from<Context>(context));
+            return call.fail(CL_INVALID_IMAGE_SIZE,
+                             "image_width or image_height is 0 or image_depth <= 1");
+        }
+        cl_image_desc d{};
+        d.image_type = CL_MEM_OBJECT_IMAGE3D;
+        d.image_width = width;
+        d.image_height = height;
+        d.image_depth = depth;
+        d.image_row_pitch = rowPitch;
+        d.image_slice_pitch = slicePitch;
+        return createImage(call, context, nullptr, flags, format, &d, hostPtr);
+    });
 }
 
 DUET_API cl_int CL_API_CALL clGetSupportedImageFormats(cl_context context, cl_mem_flags flags,
                                                        cl_mem_object_type type, cl_uint num,
-                                                       cl_image_format* formats,
-                                                       cl_uint* numRet) {
-    Context* c = from<Context>(context);
-    if (!c)
-        return report("clGetSupportedImageFormats", nullptr, CL_INVALID_CONTEXT,
-                      "not a valid context");
-    (void)flags;
-    (void)type;
-    if (num == 0 && formats)
-        return report("clGetSupportedImageFormats", c, CL_INVALID_VALUE,
-                      "num_entries is 0 and image_formats is not NULL");
-    if (numRet)
-        *numRet = contextHasImages(c) ? 0 : 0; // no device supports images: no formats
-    return CL_SUCCESS;
+                                                       cl_image_format* formats, cl_uint* numRet) {
+    return guard("clGetSupportedImageFormats", [&]() -> cl_int {
+        const char* api = "clGetSupportedImageFormats";
+        Context* c = from<Context>(context);
+        if (!c)
+            return report(api, nullptr, CL_INVALID_CONTEXT, "not a valid context");
+        std::string why;
+        if (checkMemFlags(flags, why))
+            return report(api, c, CL_INVALID_VALUE, why);
+        if (!isImageType(type))
+            return report(api, c, CL_INVALID_VALUE, "image_type is not an image type");
+        if (num == 0 && formats)
+            return report(api, c, CL_INVALID_VALUE,
+                          "num_entries is 0 and image_formats is not NULL");
+        std::vector<cl_image_format> list;
+        if (limitsOf(c).any)
+            list = supportedFormats(type, flags);
+        if (formats)
+            std::copy_n(list.begin(), std::min<size_t>(num, list.size()), formats);
+        if (numRet)
+            *numRet = cl_uint(list.size());
+        return CL_SUCCESS;
+    });
 }
 
-DUET_API cl_int CL_API_CALL clGetImageInfo(cl_mem image, cl_image_info, size_t, void*, size_t*) {
-    Mem* m = from<Mem>(image);
-    return report("clGetImageInfo", m ? m->context() : nullptr, CL_INVALID_MEM_OBJECT,
-                  "not a valid image object");
+DUET_API cl_int CL_API_CALL clGetImageInfo(cl_mem image, cl_image_info param, size_t size,
+                                           void* value, size_t* sizeRet) {
+    return guard("clGetImageInfo", [&]() -> cl_int {
+        const char* api = "clGetImageInfo";
+        Mem* m = from<Mem>(image);
+        if (!m || !m->isImage())
+            return report(api, m ? m->context() : nullptr, CL_INVALID_MEM_OBJECT,
+                          "not a valid image object");
+        const cl_mem_object_type t = m->type();
+        cl_int r;
+        switch (param) {
+        case CL_IMAGE_FORMAT:
+            r = infoValue<cl_image_format>(size, value, sizeRet, m->format);
+            break;
+        case CL_IMAGE_ELEMENT_SIZE:
+            r = infoValue<size_t>(size, value, sizeRet, m->elementSize);
+            break;
+        case CL_IMAGE_ROW_PITCH:
+            r = infoValue<size_t>(size, value, sizeRet, m->rowPitch);
+            break;
+        case CL_IMAGE_SLICE_PITCH:
+            // 0 for images without slices or layers.
+            r = infoValue<size_t>(size, value, sizeRet,
+                                  (t == CL_MEM_OBJECT_IMAGE3D || isArray(t)) ? m->slicePitch : 0);
+            break;
+        case CL_IMAGE_WIDTH:
+            r = infoValue<size_t>(size, value, sizeRet, m->desc.image_width);
+            break;
+        case CL_IMAGE_HEIGHT:
+            r = infoValue<size_t>(size, value, sizeRet, m->desc.image_height);
+            break;
+        case CL_IMAGE_DEPTH:
+            r = infoValue<size_t>(size, value, sizeRet, m->desc.image_depth);
+            break;
+        case CL_IMAGE_ARRAY_SIZE:
+            r = infoValue<size_t>(size, value, sizeRet, m->desc.image_array_size);
+            break;
+        case CL_IMAGE_BUFFER:
+            r = infoValue<cl_mem>(size, value, sizeRet, m->bufferRef.get());
+            break;
+        case CL_IMAGE_NUM_MIP_LEVELS:
+        case CL_IMAGE_NUM_SAMPLES:
+            r = infoValue<cl_uint>(size, value, sizeRet, 0);
+            break;
+        default:
+            return report(api, m->context(), CL_INVALID_VALUE,
+                          "unknown param_name " + std::to_string(param));
+        }
+        if (r != CL_SUCCESS)
+            return report(api, m->context(), r, "param_value_size is smaller than the answer");
+        return CL_SUCCESS;
+    });
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueReadImage(cl_command_queue queue, cl_mem, cl_bool,
-                                               const size_t*, const size_t*, size_t, size_t,
-                                               void*, cl_uint, const cl_event*, cl_event*) {
-    return noImageObject("clEnqueueReadImage", queue);
+// ---- Transfers ------------------------------------------------------------------------------
+
+DUET_API cl_int CL_API_CALL clEnqueueReadImage(cl_command_queue queue, cl_mem image,
+                                               cl_bool blocking, const size_t* origin,
+                                               const size_t* region, size_t rowPitch,
+                                               size_t slicePitch, void* ptr, cl_uint num,
+                                               const cl_event* list, cl_event* event) {
+    return guard("clEnqueueReadImage", [&] {
+        return rwImage("clEnqueueReadImage", true, queue, image, blocking, origin, region, rowPitch,
+                       slicePitch, ptr, num, list, event);
+    });
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue queue, cl_mem, cl_bool,
-                                                const size_t*, const size_t*, size_t, size_t,
-                                                const void*, cl_uint, const cl_event*,
-                                                cl_event*) {
-    return noImageObject("clEnqueueWriteImage", queue);
+DUET_API cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue queue, cl_mem image,
+                                                cl_bool blocking, const size_t* origin,
+                                                const size_t* region, size_t rowPitch,
+                                                size_t slicePitch, const void* ptr, cl_uint num,
+                                                const cl_event* list, cl_event* event) {
+    return guard("clEnqueueWriteImage", [&] {
+        return rwImage("clEnqueueWriteImage", false, queue, image, blocking, origin, region,
+                       rowPitch, slicePitch, const_cast<void*>(ptr), num, list, event);
+    });
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue queue, cl_mem, cl_mem,
-                                               const size_t*, const size_t*, const size_t*,
-                                               cl_uint, const cl_event*, cl_event*) {
-    return noImageObject("clEnqueueCopyImage", queue);
+DUET_API cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue queue, cl_mem srcImage,
+                                               cl_mem dstImage, const size_t* srcOrigin,
+                                               const size_t* dstOrigin, const size_t* region,
+                                               cl_uint num, const cl_event* list, cl_event* event) {
+    return guard("clEnqueueCopyImage", [&]() -> cl_int {
+        const char* api = "clEnqueueCopyImage";
+        cl_int err = CL_SUCCESS;
+        Queue* q = checkQueue(api, queue, err);
+        if (!q)
+            return err;
+        Mem* s = checkImage(api, q, srcImage, "src_image", err);
+        if (!s)
+            return err;
+        Mem* d = checkImage(api, q, dstImage, "dst_image", err);
+        if (!d)
+            return err;
+        if (!sameFormat(s->format, d->format))
+            return report(api, q->context(), CL_IMAGE_FORMAT_MISMATCH,
+                          "src_image and dst_image have different image formats");
+        std::string why = checkRegion(*s, srcOrigin, region, "src");
+        if (why.empty())
+            why = checkRegion(*d, dstOrigin, region, "dst");
+        if (!why.empty())
+            return report(api, q->context(), CL_INVALID_VALUE, why);
+        if (s == d) {
+            bool overlap = true;
+            for (int i = 0; i < 3; ++i)
+                if (srcOrigin[i] + region[i] <= dstOrigin[i] ||
+                    dstOrigin[i] + region[i] <= srcOrigin[i])
+                    overlap = false;
+            if (overlap)
+                return report(api, q->context(), CL_MEM_COPY_OVERLAP,
+                              "source and destination regions overlap");
+        }
+        if (cl_int e = checkWaitList(api, q->context(), num, list))
+            return e;
+        ImageBox sb = imageBox(*s), db = imageBox(*d);
+        char* src = texelAddress(*s, srcOrigin);
+        char* dst = texelAddress(*d, dstOrigin);
+        const size_t rowBytes = region[0] * s->elementSize, rows = region[1], slices = region[2];
+        Ref<Mem> ks = retainRef(s), kd = retainRef(d);
+        return submit(q, CL_COMMAND_COPY_IMAGE, num, list, event, false, [=] {
+            copyBox(dst, db.stride[1], db.stride[2], src, sb.stride[1], sb.stride[2], rowBytes,
+                    rows, slices);
+            (void)ks;
+            (void)kd;
+            return CL_SUCCESS;
+        });
+    });
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue queue, cl_mem, const void*,
-                                               const size_t*, const size_t*, cl_uint,
-                                               const cl_event*, cl_event*) {
-    return noImageObject("clEnqueueFillImage", queue);
+DUET_API cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue queue, cl_mem image,
+                                               const void* color, const size_t* origin,
+                                               const size_t* region, cl_uint num,
+                                               const cl_event* list, cl_event* event) {
+    return guard("clEnqueueFillImage", [&]() -> cl_int {
+        const char* api = "clEnqueueFillImage";
+        cl_int err = CL_SUCCESS;
+        Queue* q = checkQueue(api, queue, err);
+        if (!q)
+            return err;
+        Mem* m = checkImage(api, q, image, "image", err);
+        if (!m)
+            return err;
+        std::string why = !color ? "fill_color is NULL" : checkRegion(*m, origin, region, "image");
+        if (!why.empty())
+            return report(api, q->context(), CL_INVALID_VALUE, why);
+        if (cl_int e = checkWaitList(api, q->context(), num, list))
+            return e;
+        // cl_khr_depth_images: a depth image's fill colour is one float; read it as such.
+        float rgba[4] = {};
+        const void* c = color;
+        if (m->format.image_channel_order == CL_DEPTH) {
+            std::memcpy(rgba, color, sizeof(float));
+            c = rgba;
+        }
+        std::vector<unsigned char> texel(m->elementSize);
+        packFillColor(m->format, c, texel.data());
+        ImageBox b = imageBox(*m);
+        char* dst = texelAddress(*m, origin);
+        const size_t w = region[0], rows = region[1], slices = region[2];
+        Ref<Mem> keep = retainRef(m);
+        return submit(q, CL_COMMAND_FILL_IMAGE, num, list, event, false,
+                      [=, texel = std::move(texel)] {
+                          const size_t e = texel.size();
+                          for (size_t z = 0; z < slices; ++z)
+                              for (size_t y = 0; y < rows; ++y) {
+                                  char* row = dst + z * b.stride[2] + y * b.stride[1];
+                                  for (size_t x = 0; x < w; ++x)
+                                      std::memcpy(row + x * e, texel.data(), e);
+                              }
+                          (void)keep;
+                          return CL_SUCCESS;
+                      });
+    });
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem, cl_mem,
-                                                       const size_t*, const size_t*, size_t,
-                                                       cl_uint, const cl_event*, cl_event*) {
-    return noImageObject("clEnqueueCopyImageToBuffer", queue);
+DUET_API cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem srcImage,
+                                                       cl_mem dstBuffer, const size_t* srcOrigin,
+                                                       const size_t* region, size_t dstOffset,
+                                                       cl_uint num, const cl_event* list,
+                                                       cl_event* event) {
+    return guard("clEnqueueCopyImageToBuffer", [&]() -> cl_int {
+        const char* api = "clEnqueueCopyImageToBuffer";
+        cl_int err = CL_SUCCESS;
+        Queue* q = checkQueue(api, queue, err);
+        if (!q)
+            return err;
+        Mem* s = checkImage(api, q, srcImage, "src_image", err);
+        if (!s)
+            return err;
+        Mem* d = checkMem(api, q, dstBuffer, "dst_buffer", err, true);
+        if (!d)
+            return err;
+        std::string why = checkRegion(*s, srcOrigin, region, "src");
+        if (why.empty()) {
+            size_t bytes = region[0] * region[1] * region[2] * s->elementSize;
+            if (dstOffset > d->size() || bytes > d->size() - dstOffset)
+                why = "dst_offset + the region's size is out of the buffer's bounds";
+        }
+        if (!why.empty())
+            return report(api, q->context(), CL_INVALID_VALUE, why);
+        if (s->bufferRef && s->bufferRef.get() == (d->parent() ? d->parent() : d))
+            return report(api, q->context(), CL_MEM_COPY_OVERLAP,
+                          "src_image was created from dst_buffer");
+        if (cl_int e = checkWaitList(api, q->context(), num, list))
+            return e;
+        ImageBox sb = imageBox(*s);
+        char* src = texelAddress(*s, srcOrigin);
+        char* dst = d->data() + dstOffset;
+        const size_t rowBytes = region[0] * s->elementSize, rows = region[1], slices = region[2];
+        Ref<Mem> ks = retainRef(s), kd = retainRef(d);
+        return submit(q, CL_COMMAND_COPY_IMAGE_TO_BUFFER, num, list, event, false, [=] {
+            copyBox(dst, rowBytes, rowBytes * rows, src, sb.stride[1], sb.stride[2], rowBytes, rows,
+                    slices);
+            (void)ks;
+            (void)kd;
+            return CL_SUCCESS;
+        });
+    });
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem, cl_mem,
-                                                       size_t, const size_t*, const size_t*,
-                                                       cl_uint, const cl_event*, cl_event*) {
-    return noImageObject("clEnqueueCopyBufferToImage", queue);
+DUET_API cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem srcBuffer,
+                                                       cl_mem dstImage, size_t srcOffset,
+                                                       const size_t* dstOrigin,
+                                                       const size_t* region, cl_uint num,
+                                                       const cl_event* list, cl_event* event) {
+    return guard("clEnqueueCopyBufferToImage", [&]() -> cl_int {
+        const char* api = "clEnqueueCopyBufferToImage";
+        cl_int err = CL_SUCCESS;
+        Queue* q = checkQueue(api, queue, err);
+        if (!q)
+            return err;
+        Mem* s = checkMem(api, q, srcBuffer, "src_buffer", err, true);
+        if (!s)
+            return err;
+        Mem* d = checkImage(api, q, dstImage, "dst_image", err);
+        if (!d)
+            return err;
+        std::string why = checkRegion(*d, dstOrigin, region, "dst");
+        if (why.empty()) {
+            size_t bytes = region[0] * region[1] * region[2] * d->elementSize;
+            if (srcOffset > s->size() || bytes > s->size() - srcOffset)
+                why = "src_offset + the region's size is out of the buffer's bounds";
+        }
+        if (!why.empty())
+            return report(api, q->context(), CL_INVALID_VALUE, why);
+        if (d->bufferRef && d->bufferRef.get() == (s->parent() ? s->parent() : s))
+            return report(api, q->context(), CL_MEM_COPY_OVERLAP,
+                          "dst_image was created from src_buffer");
+        if (cl_int e = checkWaitList(api, q->context(), num, list))
+            return e;
+        ImageBox db = imageBox(*d);
+        char* src = s->data() + srcOffset;
+        char* dst = texelAddress(*d, dstOrigin);
+        const size_t rowBytes = region[0] * d->elementSize, rows = region[1], slices = region[2];
+        Ref<Mem> ks = retainRef(s), kd = retainRef(d);
+        return submit(q, CL_COMMAND_COPY_BUFFER_TO_IMAGE, num, list, event, false, [=] {
+            copyBox(dst, db.stride[1], db.stride[2], src, rowBytes, rowBytes * rows, rowBytes, rows,
+                    slices);
+            (void)ks;
+            (void)kd;
+            return CL_SUCCESS;
+        });
+    });
 }
 
-DUET_API void* CL_API_CALL clEnqueueMapImage(cl_command_queue queue, cl_mem, cl_bool,
-                                             cl_map_flags, const size_t*, const size_t*,
-                                             size_t*, size_t*, cl_uint, const cl_event*,
-                                             cl_event*, cl_int* errcodeRet) {
-    cl_int e = noImageObject("clEnqueueMapImage", queue);
-    if (errcodeRet)
-        *errcodeRet = e;
-    return nullptr;
+DUET_API void* CL_API_CALL clEnqueueMapImage(cl_command_queue queue, cl_mem image, cl_bool blocking,
+                                             cl_map_flags flags, const size_t* origin,
+                                             const size_t* region, size_t* rowPitchOut,
+                                             size_t* slicePitchOut, cl_uint num,
+                                             const cl_event* list, cl_event* event,
+                                             cl_int* errcodeRet) {
+    Call call("clEnqueueMapImage", errcodeRet);
+    return guardHandle<void>(call, [&]() -> void* {
+        const char* api = call.api();
+        Queue* q = from<Queue>(queue);
+        if (!q)
+            return call.fail(CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
+        call.setContext(q->context());
+        Mem* m = from<Mem>(image);
+        if (!m || !m->isImage())
+            return call.fail(CL_INVALID_MEM_OBJECT, "image is not a valid image");
+        if (m->context() != q->context())
+            return call.fail(CL_INVALID_CONTEXT, "image belongs to another context");
+        std::string why = checkRegion(*m, origin, region, "image");
+        if (!why.empty())
+            return call.fail(CL_INVALID_VALUE, why);
+        if (!rowPitchOut)
+            return call.fail(CL_INVALID_VALUE, "image_row_pitch is NULL");
+        const cl_mem_object_type t = m->type();
+        if (!slicePitchOut && (t == CL_MEM_OBJECT_IMAGE3D || isArray(t)))
+            return call.fail(CL_INVALID_VALUE,
+                             "image_slice_pitch is NULL for a 3D image or an image array");
+        if (flags & ~cl_map_flags(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
+            return call.fail(CL_INVALID_VALUE, "unknown map_flags bits");
+        if ((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & (CL_MAP_READ | CL_MAP_WRITE)))
+            return call.fail(CL_INVALID_VALUE, "CL_MAP_WRITE_INVALIDATE_REGION with CL_MAP_READ "
+                                               "or CL_MAP_WRITE");
+        if (cl_int e = checkWaitList(api, q->context(), num, list)) {
+            if (errcodeRet)
+                *errcodeRet = e;
+            return nullptr;
+        }
+        if ((flags & CL_MAP_READ) && !hostCanRead(m))
+            return call.fail(CL_INVALID_OPERATION, "CL_MAP_READ on an image the host may not read");
+        if ((flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) && !hostCanWrite(m))
+            return call.fail(CL_INVALID_OPERATION,
+                             "CL_MAP_WRITE on an image the host may not write");
+        // Host memory: the map is the image itself, with its own pitches.
+        void* ptr = texelAddress(*m, origin);
+        *rowPitchOut = m->rowPitch;
+        if (slicePitchOut)
+            *slicePitchOut = (t == CL_MEM_OBJECT_IMAGE3D || isArray(t)) ? m->slicePitch : 0;
+        Ref<Mem> keep = retainRef(m);
+        cl_int st = submit(q, CL_COMMAND_MAP_IMAGE, num, list, event, blocking, [keep] {
+            keep->mapCount.fetch_add(1);
+            return CL_SUCCESS;
+        });
+        if (st != CL_SUCCESS)
+            return call.fail(st, "a command in the wait list failed");
+        return call.ok(ptr);
+    });
 }
 
-DUET_API cl_sampler CL_API_CALL clCreateSampler(cl_context context, cl_bool, cl_addressing_mode,
-                                                cl_filter_mode, cl_int* errcodeRet) {
+// ---- Samplers -------------------------------------------------------------------------------
+
+DUET_API cl_sampler CL_API_CALL clCreateSampler(cl_context context, cl_bool normalized,
+                                                cl_addressing_mode am, cl_filter_mode fm,
+                                                cl_int* errcodeRet) {
     Call call("clCreateSampler", errcodeRet);
-    return noImages(call, context);
+    return guardHandle<_cl_sampler>(
+        call, [&] { return createSampler(call, context, normalized, am, fm, {}); });
 }
 
-DUET_API cl_sampler CL_API_CALL clCreateSamplerWithProperties(cl_context context,
-                                                              const cl_sampler_properties*,
-                                                              cl_int* errcodeRet) {
+DUET_API cl_sampler CL_API_CALL clCreateSamplerWithProperties(
+    cl_context context, const cl_sampler_properties* properties, cl_int* errcodeRet) {
     Call call("clCreateSamplerWithProperties", errcodeRet);
-    return noImages(call, context);
+    return guardHandle<_cl_sampler>(call, [&]() -> cl_sampler {
+        cl_bool normalized = CL_TRUE;
+        cl_addressing_mode am = CL_ADDRESS_CLAMP;
+        cl_filter_mode fm = CL_FILTER_NEAREST;
+        std::vector<cl_sampler_properties> props;
+        if (properties) {
+            Context* c = from<Context>(context);
+            if (!c)
+                return call.fail(CL_INVALID_CONTEXT, "not a valid context");
+            call.setContext(c);
+            bool seen[3] = {};
+            const cl_sampler_properties* p = properties;
+            for (; *p; p += 2) {
+                int idx = p[0] == CL_SAMPLER_NORMALIZED_COORDS ? 0
+                          : p[0] == CL_SAMPLER_ADDRESSING_MODE ? 1
+                          : p[0] == CL_SAMPLER_FILTER_MODE     ? 2
+                                                               : -1;
+                if (idx < 0)
+                    return call.fail(CL_INVALID_VALUE,
+                                     "unknown sampler property " + std::to_string(p[0]));
+                if (seen[idx])
+                    return call.fail(CL_INVALID_VALUE,
+                                     "sampler property " + std::to_string(p[0]) + " given twice");
+                seen[idx] = true;
+                if (idx == 0)
+                    normalized = cl_bool(p[1]);
+                else if (idx == 1)
+                    am = cl_addressing_mode(p[1]);
+                else
+                    fm = cl_filter_mode(p[1]);
+            }
+            props.assign(properties, p + 1);
+        }
+        return createSampler(call, context, normalized, am, fm, std::move(props));
+    });
 }
 
 DUET_API cl_int CL_API_CALL clRetainSampler(cl_sampler sampler) {
@@ -163,8 +917,8 @@ DUET_API cl_int CL_API_CALL clReleaseSampler(cl_sampler sampler) {
     return CL_SUCCESS;
 }
 
-DUET_API cl_int CL_API_CALL clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param,
-                                             size_t size, void* value, size_t* sizeRet) {
+DUET_API cl_int CL_API_CALL clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param, size_t size,
+                                             void* value, size_t* sizeRet) {
     return guard("clGetSamplerInfo", [&]() -> cl_int {
         const char* api = "clGetSamplerInfo";
         Sampler* s = from<Sampler>(sampler);

@@ -1,5 +1,6 @@
 // Kernel entry points: creation, arguments, info, NDRange/task/native enqueues.
 #include "api/api.hpp"
+#include "gl/gl_share.hpp"
 #include "core/kernel.hpp"
 #include "core/queue.hpp"
 
@@ -149,6 +150,12 @@ DUET_API cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size
             if (!mem || !mem->isImage() || mem->context() != ctx || mem->type() != d.imageType)
                 return report(api, ctx, CL_INVALID_MEM_OBJECT,
                               which + " needs an image object of type " + d.typeName);
+            // image2d_depth_t takes exactly the CL_DEPTH images, image2d_t the others.
+            if (d.imageDepth != (mem->format.image_channel_order == CL_DEPTH))
+                return report(api, ctx, CL_INVALID_MEM_OBJECT,
+                              which + (d.imageDepth ? " is a depth image: it needs a CL_DEPTH image"
+                                                    : " cannot take a CL_DEPTH image (declare it "
+                                                      "image2d_depth_t)"));
             if (d.accessQualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY &&
                 (mem->flags() & CL_MEM_WRITE_ONLY))
                 return report(api, ctx, CL_INVALID_ARG_VALUE,
@@ -314,7 +321,7 @@ DUET_API cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device
         cl_int r;
         switch (param) {
         case CL_KERNEL_WORK_GROUP_SIZE:
-            r = infoValue<size_t>(size, value, sizeRet, d->info().maxWorkGroupSize);
+            r = infoValue<size_t>(size, value, sizeRet, k->workGroupLimit(*d));
             break;
         case CL_KERNEL_COMPILE_WORK_GROUP_SIZE:
             r = writeInfo(size, value, sizeRet, desc.reqdWorkGroupSize.data(), 3 * sizeof(size_t));
@@ -417,11 +424,11 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                         reqd[2] != launch.local[2]))
             return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
                           "local_work_size differs from the kernel's reqd_work_group_size");
-        if (total > dev->info().maxWorkGroupSize)
+        if (size_t limit = k->workGroupLimit(*dev); total > limit)
             return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
                           "the work-group has " + std::to_string(total) +
                               " work-items, more than CL_KERNEL_WORK_GROUP_SIZE (" +
-                              std::to_string(dev->info().maxWorkGroupSize) + ")");
+                              std::to_string(limit) + ")");
         bool nonUniformOk = allowsNonUniform(k->program()->build(dev));
         for (cl_uint d = 0; d < dims && !empty; ++d)
             if (global[d] % local[d] && !nonUniformOk)
@@ -438,7 +445,7 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
         }
     } else if (!empty) {
         size_t picked[3] = {1, 1, 1};
-        dev->backend().pickLocalSize(*k, dims, launch.global.data(), picked);
+        dev->backend().pickLocalSize(*dev, *k, dims, launch.global.data(), picked);
         for (cl_uint d = 0; d < dims; ++d)
             launch.local[d] = picked[d];
     }
@@ -450,6 +457,12 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                       "the kernel needs " + std::to_string(localBytes) +
                           " bytes of __local memory; the device has " +
                           std::to_string(dev->info().localMemSize));
+    // cl_khr_gl_sharing: a GL object must be acquired before a kernel uses it.
+    for (const ArgValue& a : k->args())
+        if (a.mem && duet::rt::gl::usedWhileNotAcquired(a.mem.get()))
+            return report(api, ctx, CL_INVALID_OPERATION,
+                          "a kernel argument is a GL object not acquired with "
+                          "clEnqueueAcquireGLObjects");
     if (cl_int e = checkWaitList(api, ctx, num, list))
         return e;
     if (empty)

@@ -1,5 +1,6 @@
 // Platform and device entry points: discovery, clGetPlatformInfo, clGetDeviceInfo, timers.
 #include "api/api.hpp"
+#include "gl/gl_share.hpp"
 #include "core/device.hpp"
 #include "core/event.hpp"
 
@@ -335,7 +336,7 @@ DUET_API void* CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platform_
         return nullptr;
     if (std::string_view(name) == "clIcdGetPlatformIDsKHR")
         return reinterpret_cast<void*>(&clIcdGetPlatformIDsKHR);
-    return nullptr;
+    return duet::rt::gl::extensionFunction(name);
 }
 
 DUET_API void* CL_API_CALL clGetExtensionFunctionAddress(const char* name) {

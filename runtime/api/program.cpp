@@ -369,7 +369,7 @@ DUET_API cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_info
         case CL_PROGRAM_BINARY_SIZES: {
             std::vector<size_t> sizes;
             for (Device* d : p->devices())
-                sizes.push_back(p->build(d).binary.size());
+                sizes.push_back(p->binary(d).size());
             r = infoVector(size, value, sizeRet, sizes);
             break;
         }
@@ -384,7 +384,7 @@ DUET_API cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_info
                 auto** out = static_cast<unsigned char**>(value);
                 for (size_t i = 0; i < p->devices().size(); ++i)
                     if (out[i]) {
-                        std::string b = p->build(p->devices()[i]).binary;
+                        std::string b = p->binary(p->devices()[i]);
                         std::memcpy(out[i], b.data(), b.size());
                     }
             }

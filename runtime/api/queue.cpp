@@ -9,7 +9,7 @@ namespace duet::api {
 cl_int submit(Queue* queue, cl_command_type type, cl_uint numEvents, const cl_event* waitList,
               cl_event* eventOut, bool blocking, std::function<cl_int()> run, bool fence) {
     std::span<Event* const> waits(reinterpret_cast<Event* const*>(waitList), numEvents);
-    Ref<Event> ev = queue->enqueue(type, waits, std::move(run), fence);
+    Ref<Event> ev = queue->enqueue(type, waits, std::move(run), fence, blocking || eventOut);
     cl_int status = CL_SUCCESS;
     if (blocking && ev->wait() < 0)
         status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;

@@ -35,7 +35,7 @@ std::vector<cl_name_version> namesWithVersion(std::string_view spaceSeparated, c
 }
 
 Platform::Platform() : _cl_platform_id(kTag) {
-    m_extensions = "cl_khr_icd cl_khr_extended_versioning";
+    m_extensions = "cl_khr_icd cl_khr_extended_versioning cl_khr_gl_sharing cl_khr_gl_event";
     // DUET_DEVICES: comma-separated device kinds; unknown names are reported, not fatal.
     std::string wanted = "cpu";
     if (const char* env = std::getenv("DUET_DEVICES"); env && *env)

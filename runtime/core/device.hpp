@@ -12,6 +12,7 @@
 
 namespace duet::rt {
 
+class Device;
 class Kernel;
 struct KernelLaunch;
 
@@ -80,7 +81,7 @@ public:
     /// Runs every work-group of `launch`. Returns CL_SUCCESS or an execution error.
     virtual cl_int runNDRange(const KernelLaunch& launch) = 0;
     /// Work-group size picked when clEnqueueNDRangeKernel gets no local size.
-    virtual void pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t* global,
+    virtual void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims, const size_t* global,
                                size_t* local) const = 0;
 };
 

@@ -1,6 +1,8 @@
 // Kernel objects: argument storage and per-device entries.
 #include "core/kernel.hpp"
 
+#include <algorithm>
+
 namespace duet::rt {
 
 Kernel::Kernel(Ref<Program> program, KernelDesc desc)
@@ -35,6 +37,14 @@ std::shared_ptr<DeviceExecutable> Kernel::executable(const Device* device) const
         if (e.device == device)
             return e.executable;
     return nullptr;
+}
+
+size_t Kernel::workGroupLimit(const Device& device) const {
+    constexpr size_t kStackBudget = 4u << 20; // of the 8 MiB default thread stack
+    size_t limit = device.info().maxWorkGroupSize;
+    if (m_desc.privateMemSize)
+        limit = std::min<size_t>(limit, std::max<size_t>(1, kStackBudget / m_desc.privateMemSize));
+    return limit;
 }
 
 void* Kernel::entry(const Device* device) const {

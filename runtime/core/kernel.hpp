@@ -34,6 +34,10 @@ public:
     /// Entry for `device` (WorkGroupFn on the CPU); null when not built for it.
     void* entry(const Device* device) const;
     std::shared_ptr<DeviceExecutable> executable(const Device* device) const;
+    /// CL_KERNEL_WORK_GROUP_SIZE: the device's limit, lowered so that the per-work-item
+    /// storage a work-group function keeps on its thread's stack (values live across
+    /// barriers, private arrays) fits in a conservative share of a thread stack.
+    size_t workGroupLimit(const Device& device) const;
 
 private:
     void resolveEntries();

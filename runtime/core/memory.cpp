@@ -1,18 +1,48 @@
 // Memory objects and samplers.
 #include "core/memory.hpp"
 
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
+
+#include <sys/mman.h>
 
 namespace duet::rt {
 
 constexpr size_t kStorageAlign = 128; // >= CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8 and a cache line
 
+constexpr size_t kHugePage = 2u << 20;
+
 char* allocateStorage(size_t size) {
-    size_t rounded = (size + kStorageAlign - 1) / kStorageAlign * kStorageAlign;
-    return static_cast<char*>(std::aligned_alloc(kStorageAlign, rounded ? rounded : kStorageAlign));
+    // Each allocation starts at a different offset within a 4 KiB page (a multiple of the
+    // 128-byte base alignment): buffers that all start at the same offset make a kernel's
+    // loads from one look like they alias its stores to another (4K aliasing), stalling
+    // streaming kernels. The offset also leaves room to remember the
+    // block's start. Large buffers go on transparent huge pages (where the system grants them
+    // on request) to spare the TLB.
+    static std::atomic<unsigned> counter{0};
+    const size_t offset =
+        kStorageAlign * (1 + counter.fetch_add(1, std::memory_order_relaxed) % 31);
+    const bool huge = size >= kHugePage;
+    const size_t align = huge ? kHugePage : kStorageAlign;
+    const size_t rounded = (size + offset + align - 1) / align * align;
+    char* base = static_cast<char*>(std::aligned_alloc(align, rounded));
+    if (!base)
+        return nullptr;
+    if (huge)
+        madvise(base, rounded, MADV_HUGEPAGE);
+    char* p = base + offset;
+    std::memcpy(p - sizeof(char*), &base, sizeof(char*));
+    return p;
 }
 
-void freeStorage(char* p) { std::free(p); }
+void freeStorage(char* p) {
+    if (!p)
+        return;
+    char* base;
+    std::memcpy(&base, p - sizeof(char*), sizeof(char*));
+    std::free(base);
+}
 
 Mem::Mem(Ref<Context> context, cl_mem_object_type type, cl_mem_flags flags, size_t size,
          void* hostPtr, char* storage, bool owns)

@@ -60,6 +60,7 @@ private:
 };
 
 /// Aligned host allocation for memory objects (alignment = CL_DEVICE_MEM_BASE_ADDR_ALIGN).
+/// Storage of `size` bytes, 128-byte aligned. Release with freeStorage.
 char* allocateStorage(size_t size);
 void freeStorage(char* p);
 

@@ -20,6 +20,12 @@ void Program::setBuild(const Device* d, Build b) {
     m_builds[d] = std::move(b);
 }
 
+std::string Program::binary(const Device* d) const {
+    Build b = build(d);
+    // An executable makes its machine code only when asked (the CPU device JITs lazily).
+    return b.executable ? b.executable->binary() : b.binary;
+}
+
 std::shared_ptr<DeviceExecutable> Program::executable(const Device* d) const {
     std::lock_guard lock(m_mutex);
     auto it = m_builds.find(d);
@@ -91,7 +97,6 @@ Status Program::buildFor(std::span<Device* const> devices, std::string_view opti
             continue;
         }
         b.executable = std::move(f.executable);
-        b.binary = b.executable->binary();
         b.binaryType = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
         b.status = CL_BUILD_SUCCESS;
         setBuild(d, std::move(b));
@@ -162,7 +167,6 @@ Status Program::linkFrom(std::span<Device* const> devices, std::string_view opti
             continue;
         }
         b.executable = std::move(f.executable);
-        b.binary = b.executable->binary();
         b.binaryType = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
         b.status = CL_BUILD_SUCCESS;
         setBuild(d, std::move(b));

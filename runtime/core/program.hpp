@@ -30,7 +30,7 @@ public:
         cl_program_binary_type binaryType = CL_PROGRAM_BINARY_TYPE_NONE;
         std::string bitcode;                         ///< compiled object / library
         std::shared_ptr<DeviceExecutable> executable; ///< set once built or linked
-        std::string binary;                          ///< CL_PROGRAM_BINARIES bytes
+        std::string binary; ///< CL_PROGRAM_BINARIES bytes, unless executable makes them
     };
     /// Devices the program is associated with (the context's, or the ones given).
     const std::vector<Device*>& devices() const { return m_devices; }
@@ -51,6 +51,8 @@ public:
     std::vector<KernelDesc> kernels() const;
     bool hasExecutable() const;
     std::shared_ptr<DeviceExecutable> executable(const Device* d) const;
+    /// CL_PROGRAM_BINARIES bytes for `d` (empty when there is nothing to give).
+    std::string binary(const Device* d) const;
 
     std::atomic<int> attachedKernels{0};
     std::atomic<bool> building{false};

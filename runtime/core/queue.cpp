@@ -9,20 +9,22 @@ namespace {
 
 /// Runs one command: waits for its dependencies, then executes and completes its event.
 void execute(Command& cmd) {
-    Event& ev = *cmd.event;
+    Event* ev = cmd.event.get(); // null: nobody can observe this command but the queue
     cl_int status = CL_SUCCESS;
     for (Ref<Event>& dep : cmd.waitList)
         if (dep->wait() < 0)
             status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     if (status == CL_SUCCESS) {
-        ev.setStatus(CL_RUNNING);
+        if (ev)
+            ev->setStatus(CL_RUNNING);
         status = cmd.run();
     }
     // Drop what the command holds (memory objects, kernels) before anyone can see it complete:
     // a release right after a wait must be the last one.
     cmd.run = nullptr;
     cmd.waitList.clear();
-    ev.setStatus(status == CL_SUCCESS ? CL_COMPLETE : status);
+    if (ev)
+        ev->setStatus(status == CL_SUCCESS ? CL_COMPLETE : status);
 }
 
 bool ready(const Command& cmd) {
@@ -151,16 +153,20 @@ Queue::~Queue() {
 }
 
 Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList,
-                          std::function<cl_int()> run, bool fence) {
+                          std::function<cl_int()> run, bool fence, bool wantEvent) {
     Command cmd;
-    cmd.event = adoptRef(makeObject<Event>(retainRef(m_context.get()), this, type));
-    cmd.event->setProfile(0, nowNs());
+    // An in-order queue orders and counts its commands itself: an event is only made when
+    // someone can look at it (the caller, a blocking call, an out-of-order dependency).
+    if (wantEvent || m_shared->outOfOrder) {
+        cmd.event = adoptRef(makeObject<Event>(retainRef(m_context.get()), this, type));
+        cmd.event->setProfile(0, nowNs());
+        cmd.event->setStatus(CL_SUBMITTED);
+    }
     cmd.waitList.reserve(waitList.size());
     for (Event* e : waitList)
         cmd.waitList.push_back(retainRef(e));
     cmd.run = std::move(run);
     cmd.fence = fence;
-    cmd.event->setStatus(CL_SUBMITTED);
     Ref<Event> result = cmd.event;
     {
         std::lock_guard lock(m_shared->mutex);

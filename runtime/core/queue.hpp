@@ -41,8 +41,9 @@ public:
     /// returned reference). In-order queues run commands in enqueue order, each after its wait
     /// list; out-of-order queues run any command whose wait list has completed, and barriers
     /// and markers without a wait list (`fence`) order everything around them.
+    /// `wantEvent` false lets an in-order queue skip the event (the result is then null).
     Ref<Event> enqueue(cl_command_type type, std::span<Event* const> waitList,
-                       std::function<cl_int()> run, bool fence = false);
+                       std::function<cl_int()> run, bool fence = false, bool wantEvent = true);
     bool outOfOrder() const { return m_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE; }
     /// Blocks until every command enqueued so far has finished.
     void finish();

@@ -1,7 +1,10 @@
 // Programs and kernels: build, logs, binaries, compile+link, arguments, NDRange checks.
 #include "support/cl_test.hpp"
 
+#include <fstream>
 #include <numeric>
+#include <sstream>
+#include <unistd.h>
 
 using namespace duet::test;
 
@@ -366,4 +369,31 @@ TEST_CASE("native kernels see memory objects as pointers", "[api][kernel]") {
     CHECK(f.read<int>(m, 1)[0] == 77);
     CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueNativeKernel(f.queue, nullptr, &args, sizeof args, 0, nullptr, nullptr, 0, nullptr, nullptr));
     clReleaseMemObject(m);
+}
+
+TEST_CASE("-save-temps writes each kernel's LLVM IR and assembly", "[api][program]") {
+    WithQueue f;
+    char dir[] = "/tmp/duet-save-temps-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    std::string prefix = std::string(dir) + "/t";
+    cl_program p = buildProgram(f.context, f.device, kSource, "-save-temps=" + prefix);
+    for (const char* k : {"axpy", "ids", "with_struct", "reverse_local", "fixed"}) {
+        for (const char* ext : {".ll", ".s"}) {
+            std::string path = prefix + "_" + k + ext;
+            std::ifstream in(path);
+            INFO(path);
+            REQUIRE(in.good());
+            std::stringstream ss;
+            ss << in.rdbuf();
+            std::string text = ss.str();
+            // The IR holds the kernel's work-group function; the assembly is x86-64 code.
+            if (std::string(ext) == ".ll")
+                CHECK(text.find(std::string("__duet_wg_") + k) != std::string::npos);
+            else
+                CHECK(text.find("ret") != std::string::npos);
+            std::remove(path.c_str());
+        }
+    }
+    rmdir(dir);
+    clReleaseProgram(p);
 }

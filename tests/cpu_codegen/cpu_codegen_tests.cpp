@@ -1,5 +1,6 @@
 // CPU code generator: compile OpenCL C, finalise for the CPU, run the work-group functions by
 // hand over whole NDRanges, and compare with host references.
+#include "compiler/binary.hpp"
 #include "compiler/compiler.hpp"
 #include "devices/cpu/jit/printf.hpp"
 
@@ -296,13 +297,31 @@ __kernel void nbody(__global const float4* pos, __global float4* acc, int n, flo
 )CL";
 }
 
+const char* kNaiveNBody = R"CL(
+__kernel void nbody(__global const float4* pos, __global float4* acc, int n, float eps2) {
+    size_t i = get_global_id(0);
+    float4 p = pos[i];
+    float3 a = (float3)(0.0f);
+    for (int j = 0; j < n; ++j) {
+        float4 q = pos[j];
+        float3 d = q.xyz - p.xyz;
+        float r2 = d.x * d.x + d.y * d.y + d.z * d.z + eps2;
+        float inv = 1.0f / sqrt(r2);
+        a += (q.w * inv * inv * inv) * d;
+    }
+    acc[i] = (float4)(a, 0.0f);
+}
+)CL";
+
 TEST_CASE("barriers in a loop: tiled all-pairs N-body", "[cpu_codegen]") {
     const char* opts = GENERATE("-cl-std=CL3.0", "-cl-std=CL3.0 -cl-opt-disable");
-    INFO(opts);
-    Built b = build(kNBody, opts);
+    // The tiled kernel, and the plain one (no barrier: its uniform loop gets implicit ones).
+    const bool tiled = GENERATE(true, false);
+    INFO(opts << (tiled ? " tiled" : " plain"));
+    Built b = build(tiled ? kNBody : kNaiveNBody, opts);
     const KernelDesc& k = b.desc("nbody");
-    CHECK(k.hasBarrier);
-    CHECK(k.staticLocalMemSize == 64 * 16);
+    CHECK(k.hasBarrier == tiled);
+    CHECK(k.staticLocalMemSize == (tiled ? 64 * 16 : 0));
     const int n = 256;
     // 64: the vectorised variant; 8: the one for groups too small to fill a vector.
     const size_t wg = GENERATE(64, 8);
@@ -442,6 +461,44 @@ __kernel void hello(int k) {
     }
 }
 
+TEST_CASE("printf formatting rules", "[cpu_codegen]") {
+    auto format = [](const char* fmt, std::vector<std::vector<char>> args, std::string& out) {
+        std::string buf;
+        std::vector<uint32_t> layout;
+        for (auto& a : args) {
+            layout.push_back(uint32_t(buf.size()));
+            layout.push_back(uint32_t(a.size()));
+            buf.append(a.begin(), a.end());
+            buf.append((8 - buf.size() % 8) % 8, '\0');
+        }
+        return formatOpenClPrintf(fmt, buf.data(), layout.data(), uint32_t(args.size()), out);
+    };
+    auto bytesOf = [](auto... v) {
+        std::vector<char> b;
+        (b.insert(b.end(), reinterpret_cast<const char*>(&v),
+                  reinterpret_cast<const char*>(&v) + sizeof(v)),
+         ...);
+        return b;
+    };
+    std::string out;
+    CHECK(format("%d|%5.1f|%hhd|%x", {bytesOf(-7), bytesOf(2.25), bytesOf(0x1ff), bytesOf(255u)},
+                 out));
+    CHECK(out == "-7|  2.2|-1|ff");
+    out.clear();
+    // float3 occupies four floats; half vectors; %hlf on a scalar is lenient.
+    CHECK(format(
+        "%v3hlf %v2hx %hlf",
+        {bytesOf(1.0f, 2.0f, 3.0f, 0.0f), bytesOf(uint16_t(0xab), uint16_t(0xcd)), bytesOf(0.5)},
+        out));
+    CHECK(out == "1.000000,2.000000,3.000000 ab,cd 0.500000");
+    out.clear();
+    CHECK(format("%v2hf", {bytesOf(uint16_t(0x3c00), uint16_t(0xc000))}, out));
+    CHECK(out == "1.000000,-2.000000");
+    out.clear();
+    CHECK_FALSE(format("%d %d", {bytesOf(1)}, out)); // missing argument
+    CHECK_FALSE(format("%v5d", {bytesOf(1)}, out));  // no such vector size
+}
+
 TEST_CASE("an undefined function fails the build and is named in the log", "[cpu_codegen]") {
     const std::string src = R"CL(
 int helper_that_does_not_exist(int x);
@@ -495,6 +552,18 @@ TEST_CASE("the program binary holds source, bitcode and the object code", "[cpu_
     CHECK(bin.compare(0, 4,
                       "\x7f"
                       "ELF") == 0);
+    ReadProgramBinaryResult parsed = readProgramBinary(
+        std::span(reinterpret_cast<const unsigned char*>(bin.data()), bin.size()));
+    REQUIRE(parsed.status == CL_SUCCESS);
+    CHECK(parsed.binary.type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+    CHECK(parsed.binary.source == kTriad);
+    CHECK_FALSE(parsed.binary.bitcode.empty());
+    // .text: the relocatable x86-64 object the JIT linked.
+    REQUIRE(parsed.binary.text.size() > 64);
+    CHECK(parsed.binary.text.compare(0, 4,
+                                     "\x7f"
+                                     "ELF") == 0);
+    CHECK(parsed.binary.machine == 62);
     LoadBinaryResult again = loadCpuBinary(
         std::span(reinterpret_cast<const unsigned char*>(bin.data()), bin.size()), hostTarget());
     INFO(again.log);
@@ -524,10 +593,9 @@ TEST_CASE("-save-temps writes IR and assembly; the triad's work-item loop is vec
     REQUIRE_FALSE(wg.empty());
     // Work-items on SIMD lanes: vector loads/stores of floats in the work-group function.
     CHECK(wg.find("x float>") != std::string::npos);
-    if (__builtin_cpu_supports("avx512f"))
-        CHECK(asmText.find("zmm") != std::string::npos);
-    else if (__builtin_cpu_supports("avx2"))
-        CHECK(asmText.find("ymm") != std::string::npos);
+    // 256-bit vectors by default (DUET_CPU_VECTOR_WIDTH), 512 when asked for.
+    if (__builtin_cpu_supports("avx2") || __builtin_cpu_supports("avx512f"))
+        CHECK((asmText.find("ymm") != std::string::npos || asmText.find("zmm") != std::string::npos));
     fs::remove_all(dir);
 }
 
@@ -738,4 +806,50 @@ __kernel void matmul(__global const float* A, __global const float* B, __global 
             INFO("row " << r << " col " << c);
             REQUIRE(C[size_t(r * N + c)] == Approx(expect));
         }
+}
+
+TEST_CASE("bitonic sort in local memory (barrier in nested loops)", "[cpu_codegen]") {
+    const char* mode = GENERATE("1", "0");
+    ::setenv("DUET_CPU_LOOP_BARRIERS", mode, 1);
+    Built b = build(R"CL(
+__kernel void bitonic(__global int* data) {
+    __local int s[256];
+    uint l = get_local_id(0), n = get_local_size(0);
+    size_t base = get_group_id(0) * n;
+    s[l] = data[base + l];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = 2; k <= n; k <<= 1) {
+        for (uint j = k >> 1; j > 0; j >>= 1) {
+            uint ixj = l ^ j;
+            if (ixj > l) {
+                int a = s[l], c = s[ixj];
+                bool up = (l & k) == 0;
+                if ((a > c) == up) {
+                    s[l] = c;
+                    s[ixj] = a;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    data[base + l] = s[l];
+}
+)CL");
+    ::unsetenv("DUET_CPU_LOOP_BARRIERS");
+    const size_t wg = GENERATE(256, 16);
+    const size_t groups = 5, n = wg * groups;
+    std::vector<int> data(n);
+    uint32_t seed = 12345;
+    for (int& v : data) {
+        seed = seed * 1664525u + 1013904223u;
+        v = int(seed >> 8) % 1000 - 500;
+    }
+    std::vector<int> expect = data;
+    for (size_t g = 0; g < groups; ++g)
+        std::sort(expect.begin() + long(g * wg), expect.begin() + long((g + 1) * wg));
+    PtrArgs p{data.data()};
+    runNDRange(b.fn("bitonic"), {p.at(0)}, 1, {n, 1, 1}, {wg, 1, 1}, {0, 0, 0},
+               b.desc("bitonic").staticLocalMemSize);
+    INFO("loop barriers " << mode << ", group size " << wg);
+    CHECK(data == expect);
 }

@@ -205,7 +205,7 @@ kernel void k(volatile global atomic_int* c, volatile global atomic_long* l,
         firsts[get_group_id(0)] = atomic_load(&lc);
 }
 )",
-                 "-cl-std=CL2.0");
+                 KernelEnv::get().clStd20);
     std::vector<int> c = {0, 0, 0, 0, 0, 0, 0};
     std::vector<int64_t> l = {0};
     std::vector<unsigned> u = {0};

@@ -40,8 +40,12 @@ I128 wrap(const IntType& t, I128 v) {
         v -= mod;
     return v;
 }
-I128 sat(const IntType& t, I128 v) { return v < tmin(t) ? tmin(t) : (v > tmax(t) ? tmax(t) : v); }
-I128 asUnsigned(const IntType& t, I128 v) { return wrap({t.uname, t.uname, t.bits, false, nullptr}, v); }
+I128 sat(const IntType& t, I128 v) {
+    return v < tmin(t) ? tmin(t) : (v > tmax(t) ? tmax(t) : v);
+}
+I128 asUnsigned(const IntType& t, I128 v) {
+    return wrap({t.uname, t.uname, t.bits, false, nullptr}, v);
+}
 
 // Floor division by 2^k for negative values too.
 I128 shr(I128 v, int k) { return v >= 0 ? v >> k : -((-v + (I128(1) << k) - 1) >> k); }

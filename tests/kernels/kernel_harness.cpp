@@ -1,6 +1,7 @@
 // Implementation of the kernel test helpers (platform choice, builds, buffers, launches).
 #include "kernel_harness.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace duet::test {
@@ -70,6 +71,16 @@ KernelEnv& KernelEnv::get() {
     // (3.0 only with the generic address space and seq_cst/device-scope features).
     int major = 0, minor = 0;
     std::sscanf(e->deviceVersion.c_str(), "OpenCL C %d.%d", &major, &minor);
+    // OpenCL 3.0 devices report 1.2 there and list what they accept in ALL_VERSIONS.
+    size_t nv = 0;
+    if (clGetDeviceInfo(e->device, CL_DEVICE_OPENCL_C_ALL_VERSIONS, 0, nullptr, &nv) ==
+            CL_SUCCESS &&
+        nv) {
+        std::vector<cl_name_version> vs(nv / sizeof(cl_name_version));
+        clGetDeviceInfo(e->device, CL_DEVICE_OPENCL_C_ALL_VERSIONS, nv, vs.data(), nullptr);
+        for (auto& v : vs)
+            major = std::max(major, static_cast<int>(CL_VERSION_MAJOR(v.version)));
+    }
     if (major >= 2) {
         std::string feats = e->extensions;
         size_t nf = 0;
@@ -81,14 +92,16 @@ KernelEnv& KernelEnv::get() {
             for (auto& f : fv)
                 feats += std::string(" ") + f.name;
         }
-        e->openclC20 = major == 2 ||
-                       (feats.find("__opencl_c_generic_address_space") != std::string::npos &&
-                        feats.find("__opencl_c_atomic_order_seq_cst") != std::string::npos &&
-                        feats.find("__opencl_c_atomic_scope_device") != std::string::npos);
+        auto has = [&](const char* f) { return feats.find(f) != std::string::npos; };
+        e->openclC20 = major == 2 || (has("__opencl_c_generic_address_space") &&
+                                      has("__opencl_c_atomic_order_seq_cst") &&
+                                      has("__opencl_c_atomic_order_acq_rel") &&
+                                      has("__opencl_c_atomic_scope_device"));
+        e->clStd20 = major == 2 ? "-cl-std=CL2.0" : "-cl-std=CL3.0";
     }
-    std::fprintf(stderr, "kernel tests on platform '%s', device '%s' (%s)\n",
+    std::fprintf(stderr, "kernel tests on platform '%s', device '%s' (%s; C11 atomics: %s)\n",
                  e->platformName.c_str(), deviceInfo(e->device, CL_DEVICE_NAME).c_str(),
-                 e->deviceVersion.c_str());
+                 e->deviceVersion.c_str(), e->openclC20 ? e->clStd20.c_str() : "no");
     env = std::move(e);
     return *env;
 }

@@ -27,7 +27,8 @@ struct KernelEnv {
     std::string extensions;
     bool fp64 = false;
     bool int64Atomics = false;
-    bool openclC20 = false; ///< the device accepts -cl-std=CL2.0 or newer
+    bool openclC20 = false; ///< C11 atomics usable, with the option in clStd20
+    std::string clStd20;    ///< "-cl-std=CL2.0" or "-cl-std=CL3.0"
 
     static KernelEnv& get();
     bool hasExtension(const std::string& ext) const {
@@ -54,7 +55,8 @@ private:
 class Buffer {
 public:
     Buffer(size_t bytes, const void* init = nullptr);
-    template <class T> explicit Buffer(const std::vector<T>& v) : Buffer(v.size() * sizeof(T), v.data()) {}
+    template <class T>
+    explicit Buffer(const std::vector<T>& v) : Buffer(v.size() * sizeof(T), v.data()) {}
     ~Buffer();
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;

@@ -50,7 +50,8 @@ LD refCospi(LD x) {
         r = 1 - r;
         neg = true;
     }
-    LD c = r == 0.5L ? 0.0L : cosl(kPi * r);
+    // Near r = 1/2 cos(pi r) cancels: take sin(pi (1/2 - r)), with 1/2 - r exact.
+    LD c = r > 0.25L ? sinl(kPi * (0.5L - r)) : cosl(kPi * r);
     return neg ? -c : c;
 }
 LD refTanpi(LD x) {
@@ -68,7 +69,7 @@ LD refTanpi(LD x) {
     bool flip = r > 0.5L;
     if (flip)
         r = 1 - r;
-    LD t = tanl(kPi * r);
+    LD t = r > 0.25L ? 1.0L / tanl(kPi * (0.5L - r)) : tanl(kPi * r);
     if (flip)
         t = -t;
     return x < 0 ? -t : t;

@@ -7,17 +7,23 @@
 
 #if !DUET_GENERIC_PASS
 // ---- OpenCL 1.x: named address spaces only ----
+#define DUET_RMW11(AS, T, NAME, BUILTIN)                                                       \
+    DUET_OVL T NAME(volatile AS T* p, T v) { return BUILTIN(p, v, __ATOMIC_SEQ_CST); }
 #define DUET_ATOMIC11(AS, T, P)                                                                \
-    DUET_OVL T P##add(volatile AS T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); } \
-    DUET_OVL T P##sub(volatile AS T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); } \
-    DUET_OVL T P##xchg(volatile AS T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); } \
-    DUET_OVL T P##min(volatile AS T* p, T v) { return __atomic_fetch_min(p, v, __ATOMIC_SEQ_CST); } \
-    DUET_OVL T P##max(volatile AS T* p, T v) { return __atomic_fetch_max(p, v, __ATOMIC_SEQ_CST); } \
-    DUET_OVL T P##and(volatile AS T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); } \
-    DUET_OVL T P##or(volatile AS T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); } \
-    DUET_OVL T P##xor(volatile AS T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); } \
-    DUET_OVL T P##inc(volatile AS T* p) { return __atomic_fetch_add(p, (T)1, __ATOMIC_SEQ_CST); } \
-    DUET_OVL T P##dec(volatile AS T* p) { return __atomic_fetch_sub(p, (T)1, __ATOMIC_SEQ_CST); } \
+    DUET_RMW11(AS, T, P##add, __atomic_fetch_add)                                              \
+    DUET_RMW11(AS, T, P##sub, __atomic_fetch_sub)                                              \
+    DUET_RMW11(AS, T, P##xchg, __atomic_exchange_n)                                            \
+    DUET_RMW11(AS, T, P##min, __atomic_fetch_min)                                              \
+    DUET_RMW11(AS, T, P##max, __atomic_fetch_max)                                              \
+    DUET_RMW11(AS, T, P##and, __atomic_fetch_and)                                              \
+    DUET_RMW11(AS, T, P##or, __atomic_fetch_or)                                                \
+    DUET_RMW11(AS, T, P##xor, __atomic_fetch_xor)                                              \
+    DUET_OVL T P##inc(volatile AS T* p) {                                                      \
+        return __atomic_fetch_add(p, (T)1, __ATOMIC_SEQ_CST);                                  \
+    }                                                                                          \
+    DUET_OVL T P##dec(volatile AS T* p) {                                                      \
+        return __atomic_fetch_sub(p, (T)1, __ATOMIC_SEQ_CST);                                  \
+    }                                                                                          \
     DUET_OVL T P##cmpxchg(volatile AS T* p, T cmp, T v) {                                      \
         __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);    \
         return cmp;                                                                            \
@@ -42,19 +48,6 @@ DUET_ATOMIC11(__global, long, atom_)
 DUET_ATOMIC11(__global, ulong, atom_)
 DUET_ATOMIC11(__local, long, atom_)
 DUET_ATOMIC11(__local, ulong, atom_)
-// cl_khr_*_atomics also accept non-volatile pointers for atom_*.
-#define DUET_ATOM_NV(AS, T)                                                                    \
-    DUET_OVL T atom_add(AS T* p, T v) { return atom_add((volatile AS T*)p, v); }               \
-    DUET_OVL T atom_sub(AS T* p, T v) { return atom_sub((volatile AS T*)p, v); }               \
-    DUET_OVL T atom_xchg(AS T* p, T v) { return atom_xchg((volatile AS T*)p, v); }             \
-    DUET_OVL T atom_min(AS T* p, T v) { return atom_min((volatile AS T*)p, v); }               \
-    DUET_OVL T atom_max(AS T* p, T v) { return atom_max((volatile AS T*)p, v); }               \
-    DUET_OVL T atom_and(AS T* p, T v) { return atom_and((volatile AS T*)p, v); }               \
-    DUET_OVL T atom_or(AS T* p, T v) { return atom_or((volatile AS T*)p, v); }                 \
-    DUET_OVL T atom_xor(AS T* p, T v) { return atom_xor((volatile AS T*)p, v); }               \
-    DUET_OVL T atom_inc(AS T* p) { return atom_inc((volatile AS T*)p); }                       \
-    DUET_OVL T atom_dec(AS T* p) { return atom_dec((volatile AS T*)p); }                       \
-    DUET_OVL T atom_cmpxchg(AS T* p, T c, T v) { return atom_cmpxchg((volatile AS T*)p, c, v); }
 #endif
 
 #if DUET_GENERIC_PASS
@@ -75,7 +68,9 @@ DUET_ATOMIC11(__local, ulong, atom_)
                                         memory_scope s) {                                      \
         __opencl_atomic_store(p, v, o, s);                                                     \
     }                                                                                          \
-    DUET_OVL T atomic_load(volatile AS A* p) { return __opencl_atomic_load(p, DUET_SEQ, DUET_DEV); } \
+    DUET_OVL T atomic_load(volatile AS A* p) {                                                 \
+        return __opencl_atomic_load(p, DUET_SEQ, DUET_DEV);                                    \
+    }                                                                                          \
     DUET_OVL T atomic_load_explicit(volatile AS A* p, memory_order o) {                        \
         return __opencl_atomic_load(p, o, DUET_DEV);                                           \
     }                                                                                          \

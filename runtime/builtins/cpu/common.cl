@@ -2,7 +2,9 @@
 #include "builtins.h"
 
 #define DUET_COMMON(T, S, M_180_PI, M_PI_180)                                                  \
-    DUET_CONST T clamp(T x, T lo, T hi) { return __builtin_fmin##S(__builtin_fmax##S(x, lo), hi); } \
+    DUET_CONST T clamp(T x, T lo, T hi) {                                                      \
+        return __builtin_fmin##S(__builtin_fmax##S(x, lo), hi);                                \
+    }                                                                                          \
     DUET_CONST T degrees(T r) { return r * (T)M_180_PI; }                                      \
     DUET_CONST T radians(T d) { return d * (T)M_PI_180; }                                      \
     DUET_CONST T max(T x, T y) { return __builtin_fmax##S(x, y); }                             \

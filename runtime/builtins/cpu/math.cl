@@ -27,7 +27,6 @@ DUET_LIBM_1(asin)
 DUET_LIBM_1(asinh)
 DUET_LIBM_1(atan)
 DUET_LIBM_1(atanh)
-DUET_LIBM_1(cbrt)
 DUET_LIBM_1(cos)
 DUET_LIBM_1(cosh)
 DUET_LIBM_1(erf)
@@ -53,6 +52,25 @@ DUET_LIBM_1(round)
 DUET_LIBM_1(rint)
 DUET_LIBM_1(sqrt)
 DUET_LIBM_1(fabs)
+
+// cbrt: glibc's double cbrt is off by up to 4 ulp (the spec allows 2); one Newton step with
+// y^3 formed exactly (fma) brings it under 1. Far from 1 the value is first scaled by 2^(3k).
+DUET_CONST float cbrt(float x) { return __builtin_cbrtf(x); }
+DUET_CONST double cbrt(double x) {
+    double ax = __builtin_fabs(x);
+    if (ax == 0.0 || __builtin_isinf(ax) || x != x)
+        return __builtin_cbrt(x);
+    int k = ax < 0x1p-900 ? 100 : (ax > 0x1p900 ? -100 : 0); // scale by 2^(3k)
+    double xs = __builtin_ldexp(x, 3 * k);
+    double y = __builtin_cbrt(xs);
+    double y2 = y * y, y2lo = __builtin_fma(y, y, -y2);
+    double y3 = y2 * y, y3lo = __builtin_fma(y2, y, -y3) + y2lo * y;
+    double d = (y3 - xs) + y3lo; // y^3 - x, nearly exact (y3 and xs are close)
+    y = y - d / (3.0 * y2);
+    return __builtin_ldexp(y, -k);
+}
+DUET_VEC_1(DUET_CONST, float, cbrt, float)
+DUET_VEC_1(DUET_CONST, double, cbrt, double)
 
 DUET_LIBM_2(atan2)
 DUET_LIBM_2(copysign)
@@ -318,6 +336,17 @@ DUET_INLINE double duet_rootn(double x, int n, bool refine) {
         double m = n > 0 ? INFINITY : 0.0;
         return x < 0 ? -m : m;
     }
+    // Tiny or huge x: scale by 2^(+-|n| k) so y^n stays normal and finite in the
+    // refinement; the root scales by 2^(+-k). Large |n| needs no refinement (the error of
+    // 1/n shrinks with n).
+    int k = 0;
+    int an = n < 0 ? -n : n;
+    if (refine && (ax < 0x1p-960 || ax > 0x1p960) && an <= 1000) {
+        k = (64 + an - 1) / an;
+        if (ax > 1.0)
+            k = -k;
+        ax = __builtin_ldexp(ax, an * k);
+    }
     double y = __builtin_pow(ax, 1.0 / (double)n);
     if (refine && y != 0 && !__builtin_isinf(y)) {
         double yn = __builtin_pow(y, (double)n);
@@ -326,6 +355,8 @@ DUET_INLINE double duet_rootn(double x, int n, bool refine) {
             y = y + y * ((q - 1.0) / (double)n);
         }
     }
+    if (k != 0)
+        y = __builtin_ldexp(y, n > 0 ? -k : k);
     return x < 0 ? -y : y;
 }
 DUET_CONST float rootn(float x, int n) { return (float)duet_rootn(x, n, false); }

@@ -1,5 +1,6 @@
 // The CPU device: host-CPU device info, LLVM JIT builds, work-groups on a thread pool.
 #include "core/device.hpp"
+#include "core/image.hpp"
 #include "core/kernel.hpp"
 #include "devices/cpu/thread_pool.hpp"
 
@@ -99,7 +100,7 @@ public:
 
     cl_int runNDRange(const KernelLaunch& launch) override;
 
-    void pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t* global,
+    void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims, const size_t* global,
                        size_t* local) const override;
 
 private:
@@ -135,6 +136,7 @@ private:
         AlignedBlock values;
         std::vector<size_t> localOffsets;
         std::vector<void*> baseSlots, baseArgs;
+        std::vector<KernelImageDesc> imageDescs;
     };
 
     TargetSpec m_target;
@@ -182,6 +184,8 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     if (!s.values.reserve(valueBytes))
         return CL_OUT_OF_HOST_MEMORY;
 
+    s.imageDescs.resize(std::max(s.imageDescs.size(), nargs));
+
     // Argument table shared by all participants except for __local slots.
     s.baseSlots.assign(nargs, nullptr);
     s.baseArgs.assign(nargs, nullptr);
@@ -197,8 +201,12 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
             break;
         case KernelArgKind::GlobalBuffer:
         case KernelArgKind::ConstantBuffer:
-        case KernelArgKind::Image:
             s.baseSlots[i] = a.mem ? a.mem->data() : nullptr;
+            break;
+        case KernelArgKind::Image:
+            // Kernels see an image as a pointer to its descriptor (core/image.hpp).
+            makeKernelImageDesc(*a.mem, s.imageDescs[i]);
+            s.baseSlots[i] = &s.imageDescs[i];
             break;
         case KernelArgKind::LocalBuffer:
             break;
@@ -250,7 +258,7 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     return CL_SUCCESS;
 }
 
-void CpuBackend::pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t* global,
+void CpuBackend::pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims, const size_t* global,
                                size_t* local) const {
     const KernelDesc& desc = kernel.desc();
     if (desc.reqdWorkGroupSize[0]) {
@@ -262,7 +270,7 @@ void CpuBackend::pickLocalSize(const Kernel& kernel, cl_uint dims, const size_t*
     // fill SIMD lanes; keep enough groups to feed every core. Sizes divide the global size so
     // that OpenCL 1.2 programs get uniform groups.
     size_t participants = m_pool.participants();
-    size_t budget = 1024;
+    size_t budget = std::min<size_t>(1024, kernel.workGroupLimit(device));
     for (cl_uint d = 0; d < dims; ++d) {
         size_t want = budget;
         if (d == 0) {
@@ -325,18 +333,29 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     bool avx512 = target.cpuFeatures.find("+avx512f") != std::string::npos;
     bool avx = target.cpuFeatures.find("+avx,") != std::string::npos ||
                target.cpuFeatures.find("+avx2") != std::string::npos;
-    cl_uint bytes = avx512 ? 64 : avx ? 32 : 16;
+    // Code is generated for 256-bit vectors unless DUET_CPU_VECTOR_WIDTH says otherwise
+    // (see finalize_cpu.cpp); the preferred widths follow.
+    const char* widthEnv = std::getenv("DUET_CPU_VECTOR_WIDTH");
+    cl_uint bytes = avx ? 32 : 16;
+    if (avx512 && widthEnv && std::string(widthEnv) == "512")
+        bytes = 64;
     // char short int long float double half
     cl_uint widths[7] = {bytes, bytes / 2, bytes / 4, bytes / 8, bytes / 4, bytes / 8, 0};
     std::copy(widths, widths + 7, info.preferredVectorWidth);
-    std::copy(widths, widths + 7, info.nativeVectorWidth);
+    // Native widths are the ISA's registers, whatever code generation prefers.
+    const cl_uint nativeBytes = avx512 ? 64 : avx ? 32 : 16;
+    cl_uint native[7] = {nativeBytes,     nativeBytes / 2, nativeBytes / 4, nativeBytes / 8,
+                         nativeBytes / 4, nativeBytes / 8, 0};
+    std::copy(native, native + 7, info.nativeVectorWidth);
     info.preferredWorkGroupSizeMultiple = bytes / 4;
 
     info.extensions = "cl_khr_byte_addressable_store cl_khr_fp64 "
                       "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "
                       "cl_khr_local_int32_base_atomics cl_khr_local_int32_extended_atomics "
                       "cl_khr_int64_base_atomics cl_khr_int64_extended_atomics "
-                      "cl_khr_icd cl_khr_extended_versioning";
+                      "cl_khr_icd cl_khr_extended_versioning cl_khr_3d_image_writes "
+                      "cl_khr_depth_images cl_khr_image2d_from_buffer cl_khr_srgb_image_writes "
+                      "cl_khr_gl_sharing cl_khr_gl_event";
     info.extensionsWithVersion = namesWithVersion(info.extensions);
     info.openclCAllVersions = {
         {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"},
@@ -348,9 +367,14 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                            "__opencl_c_atomic_order_seq_cst __opencl_c_atomic_scope_device "
                            "__opencl_c_atomic_scope_all_devices "
                            "__opencl_c_generic_address_space "
-                           "__opencl_c_program_scope_global_variables";
+                           "__opencl_c_program_scope_global_variables __opencl_c_images "
+                           "__opencl_c_read_write_images __opencl_c_3d_image_writes";
     info.openclCFeatures = namesWithVersion(features, CL_MAKE_VERSION(3, 0, 0));
     info.genericAddressSpace = true;
+    // Images live in host memory; the limits are the 1.2 full-profile minimums or more.
+    info.imageSupport = true;
+    info.imagePitchAlignment = 1;
+    info.imageBaseAddressAlignment = 1;
     info.nonUniformWorkGroup = true;
 
     std::istringstream ext(info.extensions + " " + features);
@@ -359,7 +383,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
         if (w != "cl_khr_icd" && w != "cl_khr_extended_versioning")
             target.clExtensions.push_back(w);
     target.fp64 = true;
-    target.images = false;
+    target.images = true;
     return std::make_unique<cpu::CpuBackend>(std::move(target));
 }
 

@@ -111,6 +111,34 @@ def main():
     cl.append("void n_rel(const float* a, const float* b, int* s, int* v, int n) { "
               "for (int i = 0; i < n; ++i) { float x = a[i], y = b[i]; float4 x4 = (float4)(x), "
               "y4 = (float4)(y); " + " ".join(body) + " } }")
+    # Atomics: each call does `iters` operations of every kind on shared counters, so
+    # concurrent host threads contend on them. Generic pointers are cast to __global for the
+    # OpenCL 1.x names.
+    cl.append("""void n_atomics(int* c, long* l, int* olds, int iters, int tid) {
+  volatile __global int* g = (volatile __global int*)c;
+  volatile __global long* gl = (volatile __global long*)l;
+  volatile atomic_int* a = (volatile atomic_int*)(c + 8);
+  volatile atomic_long* al = (volatile atomic_long*)(l + 4);
+  for (int i = 0; i < iters; ++i) {
+    olds[i] = atomic_inc(&g[0]);
+    atomic_add(&g[1], 3);
+    atomic_sub(&g[2], 2);
+    atomic_max(&g[3], tid * iters + i);
+    atomic_min(&g[4], -(tid * iters + i));
+    atomic_or(&g[5], 1 << (i % 31));
+    atomic_xor(&g[6], tid * iters + i);
+    int prev; do { prev = g[7]; } while (atomic_cmpxchg(&g[7], prev, prev + 1) != prev);
+    atom_add(&gl[0], 1L << 34);
+    atom_inc(&gl[1]);
+    long p2; do { p2 = gl[2]; } while (atom_cmpxchg(&gl[2], p2, p2 + 5) != p2);
+    atomic_fetch_add_explicit(&a[0], 2, memory_order_relaxed, memory_scope_device);
+    atomic_fetch_sub(&a[1], 1);
+    int e = atomic_load(&a[2]);
+    while (!atomic_compare_exchange_weak(&a[2], &e, e + 3)) {}
+    atomic_fetch_add(&al[0], 7L);
+    atomic_fetch_max(&al[1], (long)(tid * iters + i));
+  }
+}""")
     with open(sys.argv[1], "w") as f:
         f.write("\n".join(cl) + "\n")
     with open(sys.argv[2], "w") as f:

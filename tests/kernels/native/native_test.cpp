@@ -7,7 +7,9 @@
 #include "../integer_reference.hpp"
 #include "../math_reference.hpp"
 
+#include <algorithm>
 #include <map>
+#include <thread>
 #include <sstream>
 #include <string>
 
@@ -28,6 +30,7 @@ void n_mixed_float(const float*, const float*, const int*, float*, int*, int);
 void n_mixed_double(const double*, const double*, const int*, double*, int*, int);
 void n_vlh(const uint16_t*, float*, float*, float*, int);
 void n_rel(const float*, const float*, int*, int*, int);
+void n_atomics(int*, long*, int*, int, int);
 }
 
 namespace {
@@ -38,27 +41,29 @@ using IntFn = void (*)(const void*, const void*, const void*, void*, int);
 using HalfFn = void (*)(const void*, uint16_t*, int);
 
 struct MathEntry {
-    std::string name, type;
+    const char* name;
+    const char* type;
     int width;
     MathFn fn;
 };
 struct ConvEntry {
-    std::string dst, src;
+    const char* dst;
+    const char* src;
     int sat, mode, width;
     ConvFn fn;
 };
 struct IntEntry {
-    std::string type;
+    const char* type;
     int width;
     IntFn fn;
 };
 struct HalfEntry {
-    std::string type;
+    const char* type;
     int mode;
     HalfFn fn;
 };
 
-const std::vector<MathEntry> kMath = {
+const MathEntry kMath[] = {
 #define W(F, T, WIDTH, N) {F, T, WIDTH, N},
 #define C(D, S, SAT, MODE, WIDTH, N)
 #define I(T, WIDTH, N)
@@ -69,7 +74,7 @@ const std::vector<MathEntry> kMath = {
 #undef I
 #undef H
 };
-const std::vector<ConvEntry> kConv = {
+const ConvEntry kConv[] = {
 #define W(F, T, WIDTH, N)
 #define C(D, S, SAT, MODE, WIDTH, N) {D, S, SAT, MODE, WIDTH, N},
 #define I(T, WIDTH, N)
@@ -80,7 +85,7 @@ const std::vector<ConvEntry> kConv = {
 #undef I
 #undef H
 };
-const std::vector<IntEntry> kIntFns = {
+const IntEntry kIntFns[] = {
 #define W(F, T, WIDTH, N)
 #define C(D, S, SAT, MODE, WIDTH, N)
 #define I(T, WIDTH, N) {T, WIDTH, N},
@@ -91,7 +96,7 @@ const std::vector<IntEntry> kIntFns = {
 #undef I
 #undef H
 };
-const std::vector<HalfEntry> kHalf = {
+const HalfEntry kHalf[] = {
 #define W(F, T, WIDTH, N)
 #define C(D, S, SAT, MODE, WIDTH, N)
 #define I(T, WIDTH, N)
@@ -128,7 +133,7 @@ template <class T> void checkMath() {
         limit[b.name] = sizeof(T) == 4 ? b.ulpFloat : b.ulpDouble;
     }
     for (const MathEntry& e : kMath) {
-        if (e.type != tn || !limit.count(e.name) || limit[e.name] == kAny)
+        if (std::string(e.type) != tn || !limit.count(e.name) || limit[e.name] == kAny)
             continue;
         bool binary = bin.count(e.name) != 0;
         const std::vector<T>& a = binary ? xb : x;
@@ -159,7 +164,13 @@ template <class T> void checkMixed(void (*fn)(const T*, const T*, const int*, T*
     std::vector<int> nn(count);
     Rng rng(5);
     for (size_t i = 0; i < count; ++i) {
-        nn[i] = i % 50 == 0 ? 0 : static_cast<int>(rng.next() % 41) - 20;
+        nn[i] = i < 164 ? static_cast<int>(i % 41) - 20
+                        : (i % 50 == 0 ? 0 : static_cast<int>(rng.next() % 41) - 20);
+        if (i < 164) { // the extremes of the range with every small exponent
+            const T ext[] = {std::numeric_limits<T>::max(), std::numeric_limits<T>::denorm_min(),
+                             -std::numeric_limits<T>::max(), std::numeric_limits<T>::min()};
+            x[i] = ext[i / 41];
+        }
         if (std::isfinite(x[i]) && std::isfinite(x2[i]) && x2[i] != 0 &&
             fabsl((LD)x[i] / x2[i]) >= 0x1p30L)
             x2[i] = x[i] / (T)1000;
@@ -272,7 +283,7 @@ TEST_CASE("native: integer functions on every type and width", "[native][integer
     for (const IntEntry& e : kIntFns) {
         const IntType* tp = nullptr;
         for (const IntType& t : kInts)
-            if (e.type == t.name)
+            if (std::string(e.type) == t.name)
                 tp = &t;
         REQUIRE(tp);
         const IntType& t = *tp;
@@ -364,7 +375,7 @@ TEST_CASE("native: vload_half and vstore_half in every rounding mode", "[native]
     xd[21] = 65520.0 - 0x1p-30;
     for (const HalfEntry& e : kHalf) {
         std::vector<uint16_t> out(2 * n);
-        bool isFloat = e.type == "float";
+        bool isFloat = std::string(e.type) == "float";
         e.fn(isFloat ? (const void*)xf.data() : (const void*)xd.data(), out.data(),
              static_cast<int>(n));
         int mode = e.mode == 0 ? 0 : e.mode - 1;
@@ -407,4 +418,45 @@ TEST_CASE("native: relational builtins, scalar 1/0 and vector -1/0", "[native][r
             bad += s[i * 14 + j] != (want[j] ? 1 : 0) || v[i * 14 + j] != (want[j] ? -1 : 0);
     }
     CHECK(bad == 0);
+}
+
+TEST_CASE("native: atomics from concurrent host threads give exact results", "[native][atomics]") {
+    const int threads = 4, iters = 20000;
+    std::vector<int> c(16, 0);
+    std::vector<long> l(8, 0);
+    c[4] = 0;
+    std::vector<std::vector<int>> olds(threads, std::vector<int>(iters));
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] { n_atomics(c.data(), l.data(), olds[t].data(), iters, t); });
+    for (auto& th : pool)
+        th.join();
+    const int n = threads * iters;
+    CHECK(c[0] == n);
+    CHECK(c[1] == 3 * n);
+    CHECK(c[2] == -2 * n);
+    CHECK(c[3] == n - 1);
+    CHECK(c[4] == -(n - 1));
+    CHECK(c[5] == 0x7fffffff);
+    int x = 0;
+    for (int i = 0; i < n; ++i)
+        x ^= i;
+    CHECK(c[6] == x);
+    CHECK(c[7] == n);
+    CHECK(l[0] == static_cast<long>(n) << 34);
+    CHECK(l[1] == n);
+    CHECK(l[2] == 5L * n);
+    CHECK(c[8] == 2 * n);
+    CHECK(c[9] == -n);
+    CHECK(c[10] == 3 * n);
+    CHECK(l[4] == 7L * n);
+    CHECK(l[5] == n - 1);
+    std::vector<int> all;
+    for (auto& o : olds)
+        all.insert(all.end(), o.begin(), o.end());
+    std::sort(all.begin(), all.end());
+    bool unique = true;
+    for (int i = 0; i < n; ++i)
+        unique &= all[i] == i;
+    CHECK(unique); // atomic_inc handed out every old value once
 }

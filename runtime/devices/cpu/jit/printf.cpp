@@ -99,9 +99,9 @@ bool formatOpenClPrintf(const char* format, const char* args, const uint32_t* la
             lengthBytes = 1;
             q += 2;
         } else if (q[0] == 'h' && q[1] == 'l') {
-            if (!vecLen)
-                return false; // hl is only defined with a vector specifier
-            lengthBytes = 4;
+            // hl (32-bit elements) is only defined with a vector specifier; on a scalar it is
+            // taken as no modifier rather than failing the whole call.
+            lengthBytes = vecLen ? 4 : 0;
             q += 2;
         } else if (q[0] == 'h') {
             lengthBytes = 2;

@@ -12,7 +12,14 @@
 //     the work-item's turn; the (uniform) barrier reached picks the next region.
 //  4. SSA values that can be live across a barrier, and private arrays used on both sides of
 //     one, move to per-work-item storage: arrays of the group's size, indexed by the local
-//     linear id.
+//     linear id (vectors as one array per component). Uniform values (a data-flow analysis
+//     from the work-item ids) need a single slot, double-buffered where a region reads the old
+//     value before redefining it.
+//  5. Innermost loops that all work-items run the same number of times get implicit barriers
+//     on their entry, back and exit edges: each iteration then runs as a loop over the
+//     work-items, which the vectoriser widens (a loop over j inside the kernel would otherwise
+//     keep every work-item's turn scalar). Groups under kMinSimdGroup items use a variant
+//     without them.
 #include "devices/cpu/jit/work_group.hpp"
 
 #include "devices/cpu/jit/opaque_types.hpp"
@@ -570,7 +577,6 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
     BitVector isBarrier(n);
     for (BasicBlock* bb : barriers)
         isBarrier.set(index.lookup(bb));
-    const unsigned exitIdx = index.lookup(exit);
 
     // Reach of each barrier block (itself included), for the liveness questions below.
     std::vector<BitVector> barrierReach;

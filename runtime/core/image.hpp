@@ -1,0 +1,65 @@
+// Images on the host: the supported format table, pixel packing for fills, and the descriptor
+// that kernels receive for an image argument.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace duet::rt {
+
+class Mem;
+
+/// What a kernel sees for an image argument: the lowering pass (compiler/lower_opencl_types)
+/// turns every image value into a pointer to one of these, and the builtin library
+/// (builtins/cpu/image.cl, struct duet_image) reads it. Keep the two layouts identical.
+struct KernelImageDesc {
+    char* data;          ///< texel (0,0,0) of layer 0
+    uint64_t rowPitch;   ///< bytes between rows
+    uint64_t slicePitch; ///< bytes between 3D slices or array layers (1D array: layers)
+    int32_t width, height, depth, arraySize; ///< 1 for the dimensions the type lacks
+    int32_t elementSize;                     ///< bytes per texel
+    int32_t channelOrder;                    ///< CL_R, CL_RGBA, ... (cl_channel_order)
+    int32_t channelType;                     ///< CL_UNORM_INT8, ... (cl_channel_type)
+    int32_t imageType;                       ///< CL_MEM_OBJECT_IMAGE2D, ...
+    int32_t channels;                        ///< channels stored per texel
+    int32_t reserved;
+};
+static_assert(sizeof(KernelImageDesc) == 64, "layout shared with the OpenCL C library");
+
+/// Number of channels stored for `order`, 0 for an order Duet does not know.
+unsigned channelCount(cl_channel_order order);
+/// Bytes of one channel of `type`, 0 for a type Duet does not know (or a packed type).
+unsigned channelSize(cl_channel_type type);
+/// Whether (order, type) is a combination the specification defines (valid descriptor).
+bool isValidFormat(const cl_image_format& f);
+/// Bytes per texel of a valid format.
+size_t elementSize(const cl_image_format& f);
+/// Whether the CPU device supports `f` for image type `type` with `flags`: the list that
+/// clGetSupportedImageFormats reports is exactly the formats for which this is true.
+bool isSupportedFormat(const cl_image_format& f, cl_mem_object_type type, cl_mem_flags flags);
+/// Every format the CPU device supports for `type` and `flags`, in a fixed order.
+std::vector<cl_image_format> supportedFormats(cl_mem_object_type type, cl_mem_flags flags);
+
+/// Packs an RGBA fill colour (float4 for normalized/float types, int4 or uint4 for integer
+/// types, as clEnqueueFillImage reads it) into one texel of `f`. `out` holds elementSize bytes.
+void packFillColor(const cl_image_format& f, const void* color, unsigned char* out);
+
+/// Float -> half, round to nearest even (as write_imagef and the fill do).
+uint16_t floatToHalf(float v);
+float halfToFloat(uint16_t h);
+
+/// Image geometry as a 3D box: x texels, y rows (1D array: layers), z slices or layers.
+struct ImageBox {
+    std::array<size_t, 3> extent; ///< sizes along x, y, z
+    std::array<size_t, 3> stride; ///< bytes between neighbours along x, y, z
+};
+ImageBox imageBox(const Mem& image);
+
+/// Fills `out` for a kernel argument bound to `image`.
+void makeKernelImageDesc(const Mem& image, KernelImageDesc& out);
+
+} // namespace duet::rt

@@ -1,0 +1,65 @@
+// GL, EGL and GLX entry points the runtime loads at run time (no link-time GL dependency).
+// Only the sharing sources include this header.
+#pragma once
+
+#define EGL_NO_X11
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <GL/glcorearb.h>
+
+namespace duet::rt::gl {
+
+/// Loaded once by libraries(); members are null when a library or symbol is missing.
+struct GlFunctions {
+    // EGL (libEGL.so.1)
+    PFNEGLGETPROCADDRESSPROC eglGetProcAddress = nullptr;
+    PFNEGLQUERYCONTEXTPROC eglQueryContext = nullptr;
+    PFNEGLCHOOSECONFIGPROC eglChooseConfig = nullptr;
+    PFNEGLCREATECONTEXTPROC eglCreateContext = nullptr;
+    PFNEGLDESTROYCONTEXTPROC eglDestroyContext = nullptr;
+    PFNEGLMAKECURRENTPROC eglMakeCurrent = nullptr;
+    PFNEGLBINDAPIPROC eglBindAPI = nullptr;
+    PFNEGLGETCURRENTCONTEXTPROC eglGetCurrentContext = nullptr;
+    PFNEGLGETERRORPROC eglGetError = nullptr;
+    PFNEGLRELEASETHREADPROC eglReleaseThread = nullptr;
+    // GLX (libGL.so.1), as untyped pointers to keep Xlib headers out
+    // (Display*, GLXContext, GLXFBConfig as void*, GLXDrawable as unsigned long.)
+    void* (*glXGetProcAddress)(const unsigned char*) = nullptr;
+    int (*glXQueryContext)(void*, void*, int, int*) = nullptr;
+    void** (*glXGetFBConfigs)(void*, int, int*) = nullptr;
+    int (*glXGetFBConfigAttrib)(void*, void*, int, int*) = nullptr;
+    void* (*glXCreateNewContext)(void*, void*, int, void*, int) = nullptr;
+    void (*glXDestroyContext)(void*, void*) = nullptr;
+    int (*glXMakeContextCurrent)(void*, unsigned long, unsigned long, void*) = nullptr;
+    void* (*glXGetCurrentContext)() = nullptr;
+    unsigned long (*glXCreatePbuffer)(void*, void*, const int*) = nullptr;
+    void (*glXDestroyPbuffer)(void*, unsigned long) = nullptr;
+    // Xlib (libX11.so.6)
+    void* (*XOpenDisplay)(const char*) = nullptr;
+    int (*XCloseDisplay)(void*) = nullptr;
+    char* (*XDisplayString)(void*) = nullptr;
+    int (*XFree)(void*) = nullptr;
+    // GL, through the window system's GetProcAddress
+    PFNGLBINDBUFFERPROC glBindBuffer = nullptr;
+    PFNGLISBUFFERPROC glIsBuffer = nullptr;
+    PFNGLGETBUFFERPARAMETERIVPROC glGetBufferParameteriv = nullptr;
+    PFNGLMAPBUFFERRANGEPROC glMapBufferRange = nullptr;
+    PFNGLUNMAPBUFFERPROC glUnmapBuffer = nullptr;
+    PFNGLBUFFERSUBDATAPROC glBufferSubData = nullptr;
+    PFNGLFINISHPROC glFinish = nullptr;
+    PFNGLFLUSHPROC glFlush = nullptr;
+    PFNGLFENCESYNCPROC glFenceSync = nullptr;
+    PFNGLCLIENTWAITSYNCPROC glClientWaitSync = nullptr;
+    PFNGLDELETESYNCPROC glDeleteSync = nullptr;
+    PFNGLISSYNCPROC glIsSync = nullptr;
+    PFNGLGETERRORPROC glGetError = nullptr;
+
+    bool hasEgl() const { return eglGetProcAddress && eglCreateContext && eglMakeCurrent; }
+    bool hasGlx() const {
+        return glXQueryContext && glXGetFBConfigs && glXCreateNewContext &&
+               glXMakeContextCurrent && XOpenDisplay && XDisplayString;
+    }
+    bool hasGl() const { return glBindBuffer && glMapBufferRange && glFenceSync; }
+};
+
+} // namespace duet::rt::gl

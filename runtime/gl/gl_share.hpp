@@ -1,0 +1,84 @@
+// The runtime's side of GL sharing: the application's GL context named in the context
+// properties, and the runtime's own GL context in its share group, driven by one GL thread.
+#pragma once
+
+#include "core/result.hpp"
+
+#include <CL/cl.h>
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+namespace duet::rt {
+class Context;
+class Mem;
+} // namespace duet::rt
+
+namespace duet::rt::gl {
+
+enum class WindowApi { None, Egl, Glx };
+
+/// The GL entries of a cl_context_properties list.
+struct GlProperties {
+    WindowApi api = WindowApi::None;
+    void* display = nullptr; ///< EGLDisplay or X11 Display*
+    void* context = nullptr; ///< EGLContext or GLXContext
+    bool sharing() const { return context != nullptr; }
+};
+
+/// True for the property names of cl_khr_gl_sharing (so the generic property check accepts
+/// them and leaves their meaning to parseProperties).
+bool isGlProperty(cl_context_properties name);
+
+/// Reads and checks the GL entries of a 0-terminated property list (null: none). Errors as
+/// the cl_khr_gl_sharing spec names them (CL_INVALID_OPERATION for unsupported or conflicting
+/// window-system bindings, CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR for a GL context that is not
+/// one). Loads libEGL / libGL on first use.
+Result<GlProperties> parseProperties(const cl_context_properties* props);
+
+/// The runtime's GL context, shared with the application's, and the thread it is current on.
+/// Thread affinity: every GL call of the runtime happens on that thread (run/post); the
+/// object itself may be used from any thread.
+class Share {
+public:
+    virtual ~Share() = default;
+    const GlProperties& properties() const { return m_props; }
+
+    /// Runs `job` on the GL thread and waits for it.
+    virtual void run(std::function<void()> job) = 0;
+    /// Queues `job` on the GL thread and returns at once.
+    virtual void post(std::function<void()> job) = 0;
+
+    /// Called on the application's thread before an acquire: when the application's GL
+    /// context is current there, puts a fence into its command stream (flushed) and returns
+    /// it, so the GL thread waits for the application's GL work without a glFinish. Null when
+    /// the application's context is not current (the application must then have finished).
+    virtual void* fenceAppContext() = 0;
+    /// True when the application's GL context is current on the calling thread.
+    virtual bool appContextCurrent() const = 0;
+
+protected:
+    GlProperties m_props;
+};
+
+/// Creates the runtime's GL context in the share group of `props` and its thread.
+Result<std::shared_ptr<Share>> createShare(const GlProperties& props);
+
+/// Entry points of GL used by the sharing code, valid on the GL thread.
+struct GlFunctions;
+const GlFunctions& glFunctions();
+
+/// Context bookkeeping: the share a context was created with (null when none).
+void attachShare(const Context* context, std::shared_ptr<Share> share);
+void detachShare(const Context* context);
+std::shared_ptr<Share> shareOf(const Context* context);
+
+/// True when `mem` (or the buffer it was made from) is a GL object not acquired by CL at
+/// this point of the enqueue order; commands that use it then fail with CL_INVALID_OPERATION.
+bool usedWhileNotAcquired(const Mem* mem);
+
+/// The cl_khr_gl_sharing / cl_khr_gl_event entry points by name (null when unknown).
+void* extensionFunction(std::string_view name);
+
+} // namespace duet::rt::gl

@@ -1,0 +1,80 @@
+// Thread safety: concurrent builds and enqueues on one context, releases with work pending.
+#include "support/cl_test.hpp"
+
+#include <thread>
+
+using namespace duet::test;
+
+TEST_CASE("threads build, enqueue and count concurrently on one context", "[api][threads]") {
+    WithQueue f;
+    cl_int err;
+    cl_mem counter = f.buffer(sizeof(cl_uint));
+    cl_uint zero = 0;
+    REQUIRE_CL(clEnqueueWriteBuffer(f.queue, counter, CL_TRUE, 0, 4, &zero, 0, nullptr, nullptr));
+    constexpr int kThreads = 4, kLaunches = 100;
+    constexpr size_t kGlobal = 64;
+    std::vector<std::thread> threads;
+    std::vector<cl_int> results(kThreads, CL_SUCCESS);
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            // Each thread its own program (compiled concurrently), kernel and queue.
+            std::string src = "__kernel void inc(__global uint* c) { atomic_inc(c); } // " +
+                              std::to_string(t);
+            const char* s = src.c_str();
+            cl_int e;
+            cl_program p = clCreateProgramWithSource(f.context, 1, &s, nullptr, &e);
+            if (e == CL_SUCCESS)
+                e = clBuildProgram(p, 1, &f.device, "", nullptr, nullptr);
+            cl_kernel k = e == CL_SUCCESS ? clCreateKernel(p, "inc", &e) : nullptr;
+            cl_command_queue q = e == CL_SUCCESS ? clCreateCommandQueue(f.context, f.device, 0, &e) : nullptr;
+            if (e == CL_SUCCESS)
+                e = clSetKernelArg(k, 0, sizeof counter, &counter);
+            for (int i = 0; i < kLaunches && e == CL_SUCCESS; ++i)
+                e = clEnqueueNDRangeKernel(q, k, 1, nullptr, &kGlobal, nullptr, 0, nullptr, nullptr);
+            if (e == CL_SUCCESS)
+                e = clFinish(q);
+            results[t] = e;
+            if (q)
+                clReleaseCommandQueue(q);
+            if (k)
+                clReleaseKernel(k);
+            clReleaseProgram(p);
+        });
+    for (auto& th : threads)
+        th.join();
+    for (cl_int r : results)
+        CHECK(r == CL_SUCCESS);
+    CHECK(f.read<cl_uint>(counter, 1)[0] == kThreads * kLaunches * kGlobal);
+    clReleaseMemObject(counter);
+}
+
+TEST_CASE("released queues, kernels and buffers finish the work already enqueued", "[api][threads]") {
+    WithQueue f;
+    cl_int err;
+    cl_program p = buildProgram(f.context, f.device, "__kernel void set(__global int* o, int v) { o[get_global_id(0)] = v; }");
+    cl_kernel k = clCreateKernel(p, "set", &err);
+    cl_mem out = f.buffer(16 * sizeof(int));
+    cl_event gate = clCreateUserEvent(f.context, &err);
+    cl_command_queue q = clCreateCommandQueue(f.context, f.device, 0, &err);
+    int v = 5;
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof v, &v));
+    size_t g = 16;
+    cl_event done;
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 1, &gate, &done));
+    // Everything released while the command waits; it must still run, with the values set
+    // at enqueue time.
+    v = 6;
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof v, &v));
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseCommandQueue(q);
+    REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+    REQUIRE_CL(clWaitForEvents(1, &done));
+    auto r = f.read<int>(out, 16);
+    for (int x : r)
+        CHECK(x == 5);
+    clReleaseEvent(done);
+    clReleaseEvent(gate);
+    clReleaseMemObject(out);
+}
