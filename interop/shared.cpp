@@ -21,6 +21,7 @@ namespace {
 class SharedByKhr final : public SharedObject {
   public:
     explicit SharedByKhr(cl_mem mem) { m_mem = mem; }
+    bool hostCopy() const override { return false; }
 };
 
 class HostCopyBuffer final : public SharedObject {
@@ -279,6 +280,16 @@ class HostCopyImage final : public SharedObject {
 
 } // namespace
 
+void Context::reportImageFallback(const char *api) {
+    if (m_imageFallbackReported)
+        return;
+    m_imageFallbackReported = true;
+    std::fprintf(stderr,
+                 "interop: %s shares GL buffers but %s says CL_INVALID_OPERATION; using host "
+                 "copies for GL textures and renderbuffers\n",
+                 m_platformName.c_str(), api);
+}
+
 std::unique_ptr<SharedObject> Context::shareBuffer(unsigned buffer, cl_mem_flags flags,
                                                    bool glWrites) {
     if (m_mode == Mode::HostCopy)
@@ -298,6 +309,10 @@ std::unique_ptr<SharedObject> Context::shareTexture(unsigned target, int level, 
         return std::make_unique<HostCopyImage>(m_context, m_queue, target, level, texture, flags);
     cl_int err;
     cl_mem mem = clCreateFromGLTexture(m_context, flags, target, level, texture, &err);
+    if (err == CL_INVALID_OPERATION) {
+        reportImageFallback("clCreateFromGLTexture");
+        return std::make_unique<HostCopyImage>(m_context, m_queue, target, level, texture, flags);
+    }
     check(err, "clCreateFromGLTexture");
     return std::make_unique<SharedByKhr>(mem);
 }
@@ -308,6 +323,10 @@ std::unique_ptr<SharedObject> Context::shareRenderbuffer(unsigned renderbuffer,
         return std::make_unique<HostCopyImage>(m_context, m_queue, 0, 0, renderbuffer, flags);
     cl_int err;
     cl_mem mem = clCreateFromGLRenderbuffer(m_context, flags, renderbuffer, &err);
+    if (err == CL_INVALID_OPERATION) {
+        reportImageFallback("clCreateFromGLRenderbuffer");
+        return std::make_unique<HostCopyImage>(m_context, m_queue, 0, 0, renderbuffer, flags);
+    }
     check(err, "clCreateFromGLRenderbuffer");
     return std::make_unique<SharedByKhr>(mem);
 }
