@@ -9,6 +9,7 @@
 #include "interop/interop.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,8 @@ class NBodySample final : public Sample {
             throw Error(e.what()); // the engine prefixes the sample name
         }
         ctx.setInfo("device", m_cl->description());
+        std::printf("duet-nbody: OpenCL %s\n", m_cl->description().c_str());
+        std::fflush(stdout);
         rebuild(ctx);
     }
 
