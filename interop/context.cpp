@@ -230,9 +230,16 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
         static std::mutex reportedMutex;
         static std::set<std::string> reported;
         std::lock_guard lock(reportedMutex);
-        if (reported.insert(chosen->platformName).second)
-            std::fprintf(stderr, "interop: %s has no cl_khr_gl_sharing; using host copies\n",
-                         chosen->platformName.c_str());
+        if (reported.insert(chosen->platformName).second) {
+            if (chosen->why == "no cl_khr_gl_sharing")
+                std::fprintf(stderr, "interop: %s has no cl_khr_gl_sharing; using host copies\n",
+                             chosen->platformName.c_str());
+            else
+                std::fprintf(stderr,
+                             "interop: %s cannot share with this GL context (%s); using host "
+                             "copies\n",
+                             chosen->platformName.c_str(), chosen->why.c_str());
+        }
     }
     ctx->m_platform = chosen->platform;
     ctx->m_device = chosen->device;
@@ -262,37 +269,33 @@ std::string Context::description() const {
 }
 
 void Context::acquire(const std::vector<SharedObject *> &objects) {
-    if (objects.empty())
-        return;
-    if (m_mode == Mode::HostCopy) {
-        for (SharedObject *o : objects)
+    std::vector<cl_mem> mems;
+    for (SharedObject *o : objects)
+        if (o->hostCopy())
             o->upload(m_queue);
+        else
+            mems.push_back(o->mem());
+    if (mems.empty())
         return;
-    }
     // Without cl_khr_gl_event the spec leaves GL/CL ordering to the application: glFinish.
     if (m_glEvents)
         glFlush();
     else
         glFinish();
-    std::vector<cl_mem> mems;
-    for (SharedObject *o : objects)
-        mems.push_back(o->mem());
     check(clEnqueueAcquireGLObjects(m_queue, cl_uint(mems.size()), mems.data(), 0, nullptr,
                                     nullptr),
           "clEnqueueAcquireGLObjects");
 }
 
 void Context::release(const std::vector<SharedObject *> &objects) {
-    if (objects.empty())
-        return;
-    if (m_mode == Mode::HostCopy) {
-        for (SharedObject *o : objects)
-            o->download(m_queue);
-        return;
-    }
     std::vector<cl_mem> mems;
     for (SharedObject *o : objects)
-        mems.push_back(o->mem());
+        if (o->hostCopy())
+            o->download(m_queue);
+        else
+            mems.push_back(o->mem());
+    if (mems.empty())
+        return;
     check(clEnqueueReleaseGLObjects(m_queue, cl_uint(mems.size()), mems.data(), 0, nullptr,
                                     nullptr),
           "clEnqueueReleaseGLObjects");

@@ -92,7 +92,8 @@ class Context {
                                               bool glWrites = true);
     /// A CL image for level `level` of a 2D texture (GL_TEXTURE_2D or GL_TEXTURE_RECTANGLE):
     /// colour (RGBA8, SRGB8_ALPHA8, RGBA16F, RGBA32F, R32F, RG32F) or depth (DEPTH_COMPONENT16,
-    /// DEPTH_COMPONENT32F).
+    /// DEPTH_COMPONENT32F). In sharing mode, where the platform answers CL_INVALID_OPERATION
+    /// (it shares buffers only), the object falls back to host copies, reported once.
     std::unique_ptr<SharedObject> shareTexture(unsigned target, int level, unsigned texture,
                                                cl_mem_flags flags);
     /// A CL image for a renderbuffer, same formats as shareTexture.
@@ -103,6 +104,7 @@ class Context {
     Context() = default;
     void acquire(const std::vector<SharedObject *> &objects);
     void release(const std::vector<SharedObject *> &objects);
+    void reportImageFallback(const char *api);
 
     Mode m_mode = Mode::HostCopy;
     cl_platform_id m_platform = nullptr;
@@ -110,6 +112,7 @@ class Context {
     cl_context m_context = nullptr;
     cl_command_queue m_queue = nullptr;
     bool m_glEvents = false;
+    bool m_imageFallbackReported = false;
     std::string m_platformName, m_deviceName;
 };
 
@@ -122,6 +125,9 @@ class SharedObject {
     virtual void upload(cl_command_queue) {}
     /// Host-copy mode: copies the CL object's contents back into GL.
     virtual void download(cl_command_queue) {}
+    /// True when this object travels by host copies (always in host-copy mode; in sharing mode
+    /// for images the platform cannot share, e.g. a runtime that shares buffers only).
+    virtual bool hostCopy() const { return true; }
 
   protected:
     SharedObject() = default;

@@ -21,6 +21,7 @@ namespace {
 class SharedByKhr final : public SharedObject {
   public:
     explicit SharedByKhr(cl_mem mem) { m_mem = mem; }
+    bool hostCopy() const override { return false; }
 };
 
 class HostCopyBuffer final : public SharedObject {
@@ -148,6 +149,10 @@ class HostCopyImage final : public SharedObject {
             throw Error("interop: GL " + what + std::to_string(name) + " has internal format 0x" +
                             hex(internal) + ", which has no CL image format here",
                         CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+        if (!deviceSupports(context, flags, m_format->cl))
+            throw Error("interop: GL " + what + std::to_string(name) + " has internal format 0x" +
+                            hex(internal) + ", whose CL image format this device does not support",
+                        CL_IMAGE_FORMAT_NOT_SUPPORTED);
         cl_image_desc desc{};
         desc.image_type = CL_MEM_OBJECT_IMAGE2D;
         desc.image_width = size_t(m_width);
@@ -213,6 +218,21 @@ class HostCopyImage final : public SharedObject {
         return target == GL_TEXTURE_RECTANGLE ? GL_TEXTURE_BINDING_RECTANGLE
                                               : GL_TEXTURE_BINDING_2D;
     }
+    // Asked first: implementations disagree on what clCreateImage returns for an unsupported one.
+    static bool deviceSupports(cl_context context, cl_mem_flags flags, cl_image_format format) {
+        cl_uint count = 0;
+        if (clGetSupportedImageFormats(context, flags, CL_MEM_OBJECT_IMAGE2D, 0, nullptr,
+                                       &count) != CL_SUCCESS)
+            return false;
+        std::vector<cl_image_format> formats(count);
+        clGetSupportedImageFormats(context, flags, CL_MEM_OBJECT_IMAGE2D, count, formats.data(),
+                                   nullptr);
+        for (const cl_image_format &f : formats)
+            if (f.image_channel_order == format.image_channel_order &&
+                f.image_channel_data_type == format.image_channel_data_type)
+                return true;
+        return false;
+    }
     static std::string hex(GLint v) {
         char text[16];
         std::snprintf(text, sizeof text, "%X", unsigned(v));
@@ -260,6 +280,16 @@ class HostCopyImage final : public SharedObject {
 
 } // namespace
 
+void Context::reportImageFallback(const char *api) {
+    if (m_imageFallbackReported)
+        return;
+    m_imageFallbackReported = true;
+    std::fprintf(stderr,
+                 "interop: %s shares GL buffers but %s says CL_INVALID_OPERATION; using host "
+                 "copies for GL textures and renderbuffers\n",
+                 m_platformName.c_str(), api);
+}
+
 std::unique_ptr<SharedObject> Context::shareBuffer(unsigned buffer, cl_mem_flags flags,
                                                    bool glWrites) {
     if (m_mode == Mode::HostCopy)
@@ -279,6 +309,10 @@ std::unique_ptr<SharedObject> Context::shareTexture(unsigned target, int level, 
         return std::make_unique<HostCopyImage>(m_context, m_queue, target, level, texture, flags);
     cl_int err;
     cl_mem mem = clCreateFromGLTexture(m_context, flags, target, level, texture, &err);
+    if (err == CL_INVALID_OPERATION) {
+        reportImageFallback("clCreateFromGLTexture");
+        return std::make_unique<HostCopyImage>(m_context, m_queue, target, level, texture, flags);
+    }
     check(err, "clCreateFromGLTexture");
     return std::make_unique<SharedByKhr>(mem);
 }
@@ -289,6 +323,10 @@ std::unique_ptr<SharedObject> Context::shareRenderbuffer(unsigned renderbuffer,
         return std::make_unique<HostCopyImage>(m_context, m_queue, 0, 0, renderbuffer, flags);
     cl_int err;
     cl_mem mem = clCreateFromGLRenderbuffer(m_context, flags, renderbuffer, &err);
+    if (err == CL_INVALID_OPERATION) {
+        reportImageFallback("clCreateFromGLRenderbuffer");
+        return std::make_unique<HostCopyImage>(m_context, m_queue, 0, 0, renderbuffer, flags);
+    }
     check(err, "clCreateFromGLRenderbuffer");
     return std::make_unique<SharedByKhr>(mem);
 }

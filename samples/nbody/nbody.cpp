@@ -9,6 +9,7 @@
 #include "interop/interop.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,9 +45,11 @@ class NBodySample final : public Sample {
             m_sim = std::make_unique<nbody::Simulator>(m_cl->context(), m_cl->device(),
                                                        m_cl->queue());
         } catch (const interop::Error &e) {
-            throw Error(std::string("duet-nbody: ") + e.what());
+            throw Error(e.what()); // the engine prefixes the sample name
         }
         ctx.setInfo("device", m_cl->description());
+        std::printf("duet-nbody: OpenCL %s\n", m_cl->description().c_str());
+        std::fflush(stdout);
         rebuild(ctx);
     }
 
@@ -67,7 +70,7 @@ class NBodySample final : public Sample {
             if (!m_paused)
                 step(ctx);
         } catch (const interop::Error &e) {
-            throw Error(std::string("duet-nbody: ") + e.what());
+            throw Error(e.what()); // the engine prefixes the sample name
         }
     }
 

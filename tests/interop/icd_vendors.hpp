@@ -16,7 +16,8 @@ inline constexpr const char *kPoclIcd = "/etc/OpenCL/vendors/pocl.icd";
 inline bool havePocl() { return std::filesystem::exists(kPoclIcd); }
 
 /// Points OCL_ICD_VENDORS (ocl-icd) and OCL_ICD_FILENAMES (Khronos loader) at a temporary folder
-/// with the build's duet.icd and the system's pocl.icd. Must run before the first OpenCL call.
+/// with the build's duet.icd (or $DUET_TEST_DUET_ICD, e.g. another build's) and the system's
+/// pocl.icd. Must run before the first OpenCL call.
 inline void useDuetAndPocl() {
     static bool done = false;
     if (done)
@@ -25,8 +26,12 @@ inline void useDuetAndPocl() {
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("duet-vendors-" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    fs::copy_file(DUET_ICD_FILE, dir / "duet.icd", fs::copy_options::overwrite_existing);
-    std::string libraries = DUET_OPENCL_LIBRARY;
+    const char *override = std::getenv("DUET_TEST_DUET_ICD");
+    fs::path duetIcd = override && *override ? override : DUET_ICD_FILE;
+    fs::copy_file(duetIcd, dir / "duet.icd", fs::copy_options::overwrite_existing);
+    std::ifstream duet(duetIcd);
+    std::string libraries;
+    std::getline(duet, libraries);
     if (havePocl()) {
         fs::copy_file(kPoclIcd, dir / "pocl.icd", fs::copy_options::overwrite_existing);
         std::ifstream icd(kPoclIcd);

@@ -10,6 +10,7 @@
 #include <catch.hpp>
 #include <unistd.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@
 using duet::interop::AcquireScope;
 using duet::interop::Context;
 using duet::interop::Mode;
+
+void textureFormatsOn(const std::string &platform);
 
 namespace {
 
@@ -105,9 +108,14 @@ TEST_CASE("interop creates the CL context for the engine's GL context on each pl
         CHECK(platformName(ctx->platform()) == platform);
         CHECK(ctx->context() != nullptr);
         CHECK(ctx->queue() != nullptr);
-        // PoCL has no cl_khr_gl_sharing: it must be the host-copy path.
-        if (platform != "Duet")
-            CHECK(ctx->mode() == Mode::HostCopy);
+        // A platform with cl_khr_gl_sharing for this GL context must get real sharing (Duet once
+        // its GL side is in); one without (PoCL) the host-copy path.
+        char extensions[4096] = {};
+        clGetPlatformInfo(ctx->platform(), CL_PLATFORM_EXTENSIONS, sizeof extensions - 1,
+                          extensions, nullptr);
+        std::string list = " " + std::string(extensions) + " ";
+        bool sharing = list.find(" cl_khr_gl_sharing ") != std::string::npos;
+        CHECK(ctx->mode() == (sharing ? Mode::Sharing : Mode::HostCopy));
         CHECK(ctx->description().find(platform) == 0);
     }
 }
@@ -286,5 +294,79 @@ TEST_CASE("when nothing can share, one error names the GL renderer and every dev
         std::string message = e.what();
         CHECK(message.find(renderer) != std::string::npos);
         CHECK(message.find("devices seen: none") != std::string::npos);
+    }
+}
+
+TEST_CASE("sRGB, float and depth textures travel both ways") {
+    REQUIRE(surface());
+    for (const std::string &platform : platformsUnderTest()) {
+        INFO("platform " << platform);
+        textureFormatsOn(platform);
+    }
+}
+
+void textureFormatsOn(const std::string &platform) {
+    std::unique_ptr<Context> ctx = contextOn(platform);
+    cl_bool images = CL_FALSE;
+    clGetDeviceInfo(ctx->device(), CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
+    if (!images)
+        return;
+    struct Case {
+        GLenum internal, format, type;
+        size_t bytes;
+    };
+    const Case cases[] = {{GL_SRGB8_ALPHA8, GL_RGBA, GL_UNSIGNED_BYTE, 4},
+                          {GL_R32F, GL_RED, GL_FLOAT, 4},
+                          {GL_RGBA32F, GL_RGBA, GL_FLOAT, 16},
+                          {GL_DEPTH_COMPONENT32F, GL_DEPTH_COMPONENT, GL_FLOAT, 4}};
+    const int w = 8, h = 4;
+    for (const Case &c : cases) {
+        INFO("GL internal format 0x" << std::hex << c.internal);
+        // Bytes that are valid in every format: floats in [0, 1).
+        std::vector<unsigned char> before(w * h * c.bytes), after(before.size()),
+            seen(before.size());
+        for (size_t i = 0; i < before.size() / 4; ++i) {
+            float a = float(i % 97) / 128.0f, b = float((i * 7) % 89) / 128.0f;
+            std::memcpy(&before[i * 4], &a, 4);
+            std::memcpy(&after[i * 4], &b, 4);
+        }
+        GLuint tex = 0;
+        glGenTextures(1, &tex);
+        glBindTexture(GL_TEXTURE_2D, tex);
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+        glTexImage2D(GL_TEXTURE_2D, 0, GLint(c.internal), w, h, 0, c.format, c.type,
+                     before.data());
+        glBindTexture(GL_TEXTURE_2D, 0);
+        REQUIRE(glGetError() == GL_NO_ERROR);
+        std::unique_ptr<duet::interop::SharedObject> shared;
+        try {
+            shared = ctx->shareTexture(GL_TEXTURE_2D, 0, tex, CL_MEM_READ_WRITE);
+        } catch (const duet::interop::Error &e) {
+            glDeleteTextures(1, &tex);
+            if (e.code() == CL_IMAGE_FORMAT_NOT_SUPPORTED ||
+                e.code() == CL_INVALID_IMAGE_FORMAT_DESCRIPTOR) {
+                WARN("skipped: " << e.what());
+                continue;
+            }
+            throw;
+        }
+        size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
+        {
+            AcquireScope scope(*ctx, {shared.get()});
+            REQUIRE(clEnqueueReadImage(ctx->queue(), shared->mem(), CL_TRUE, origin, region, 0, 0,
+                                       seen.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+            REQUIRE(clEnqueueWriteImage(ctx->queue(), shared->mem(), CL_TRUE, origin, region, 0,
+                                        0, after.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+        }
+        CHECK(seen == before);
+        std::vector<unsigned char> back(after.size());
+        glPixelStorei(GL_PACK_ALIGNMENT, 1);
+        glBindTexture(GL_TEXTURE_2D, tex);
+        glGetTexImage(GL_TEXTURE_2D, 0, c.format, c.type, back.data());
+        glBindTexture(GL_TEXTURE_2D, 0);
+        CHECK(back == after);
+        shared.reset();
+        glDeleteTextures(1, &tex);
+        CHECK(glGetError() == GL_NO_ERROR);
     }
 }

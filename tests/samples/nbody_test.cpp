@@ -180,6 +180,7 @@ TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts 
                                        platform + "' --screenshot " + png + " --stats");
         INFO(run.output);
         REQUIRE(run.exitCode == 0);
+        CHECK(run.output.find("duet-nbody: OpenCL " + platform + " / ") != std::string::npos);
         CHECK(run.output.find("compute") != std::string::npos);
         CHECK(run.output.find("acquire/release") != std::string::npos);
         REQUIRE(std::filesystem::exists(png));
