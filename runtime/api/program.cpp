@@ -452,7 +452,8 @@ DUET_API cl_int CL_API_CALL clGetProgramBuildInfo(cl_program program, cl_device_
             r = infoValue<cl_program_binary_type>(size, value, sizeRet, b.binaryType);
             break;
         case CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE:
-            r = infoValue<size_t>(size, value, sizeRet, 0);
+            r = infoValue<size_t>(size, value, sizeRet,
+                                  b.executable ? b.executable->globalVariableTotalSize() : 0);
             break;
         default:
             return report(api, p->context(), CL_INVALID_VALUE,

@@ -123,6 +123,8 @@ public:
     virtual void* entry(size_t index) const = 0;
     /// The program binary for CL_PROGRAM_BINARIES: an ELF with .source, .llvmir, .text.
     virtual const std::string& binary() const = 0;
+    /// Bytes of program-scope __global variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
+    virtual size_t globalVariableTotalSize() const { return 0; }
 };
 
 struct FinalizeResult {

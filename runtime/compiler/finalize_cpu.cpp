@@ -73,6 +73,7 @@ public:
     const std::vector<KernelDesc>& kernels() const override { return m_kernels; }
     void* entry(size_t index) const override;
     const std::string& binary() const override;
+    size_t globalVariableTotalSize() const override { return m_globalBytes; }
 
     std::shared_ptr<std::string> m_diagnostics; // outlives the JIT's LLVMContext
     std::unique_ptr<orc::LLJIT> m_jit;          // owns the code the entries point into
@@ -82,6 +83,7 @@ public:
     unsigned m_optLevel = 3;
     std::string m_features;
     bool m_unsafeMath = false;
+    size_t m_globalBytes = 0; ///< program-scope __global variables
     /// Kernels share mutable program-scope globals: compile the module as a whole.
     bool m_wholeModule = false;
     ProgramBinary m_binaryParts; ///< all but .text, filled at build
@@ -613,9 +615,14 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     exe->m_features = features;
     exe->m_unsafeMath = opts.effectiveUnsafeMath();
     // Kernels that share mutable program-scope variables must see one copy of them.
-    for (GlobalVariable& g : m->globals())
-        if (!g.isDeclaration() && !g.isConstant() && !g.hasAppendingLinkage())
+    for (GlobalVariable& g : m->globals()) {
+        if (g.isDeclaration() || g.hasAppendingLinkage())
+            continue;
+        if (!g.isConstant())
             exe->m_wholeModule = true;
+        if (g.getAddressSpace() == 1) // spir's __global
+            exe->m_globalBytes += m->getDataLayout().getTypeAllocSize(g.getValueType());
+    }
     if (opts.saveTemps)
         log += saveTemps(*m, **tm, opts, wgKernels, optLevel, features);
 

@@ -397,3 +397,30 @@ TEST_CASE("-save-temps writes each kernel's LLVM IR and assembly", "[api][progra
     rmdir(dir);
     clReleaseProgram(p);
 }
+
+TEST_CASE("program-scope global variables are shared by kernels and counted", "[api][program]") {
+    WithQueue f;
+    const char* src = "global int counter = 5;\nglobal float table[100];\n"
+                      "__kernel void bump() { counter += 1; table[3] = 2.0f; }\n"
+                      "__kernel void get(__global int* o) { o[0] = counter; o[1] = (int)table[3]; }\n";
+    cl_program p = buildProgram(f.context, f.device, src, "-cl-std=CL3.0");
+    size_t total = 0;
+    REQUIRE_CL(clGetProgramBuildInfo(p, f.device, CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
+                                     sizeof total, &total, nullptr));
+    CHECK(total >= sizeof(int) + 100 * sizeof(float));
+    cl_int err;
+    cl_kernel bump = clCreateKernel(p, "bump", &err);
+    cl_kernel get = clCreateKernel(p, "get", &err);
+    cl_mem out = f.buffer(2 * sizeof(int));
+    REQUIRE_CL(clSetKernelArg(get, 0, sizeof out, &out));
+    REQUIRE_CL(clEnqueueTask(f.queue, bump, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueTask(f.queue, bump, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueTask(f.queue, get, 0, nullptr, nullptr));
+    auto r = f.read<int>(out, 2);
+    CHECK(r[0] == 7); // one variable, seen by both kernels
+    CHECK(r[1] == 2);
+    clReleaseKernel(bump);
+    clReleaseKernel(get);
+    clReleaseMemObject(out);
+    clReleaseProgram(p);
+}
