@@ -29,6 +29,10 @@ const char* errorName(cl_int code) {
         E(CL_INVALID_PROPERTY) E(CL_INVALID_IMAGE_DESCRIPTOR) E(CL_INVALID_COMPILER_OPTIONS)
         E(CL_INVALID_LINKER_OPTIONS)
 #undef E
+    case -1000:
+        return "CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR";
+    case -1001:
+        return "CL_PLATFORM_NOT_FOUND_KHR";
     default:
         return "CL_UNKNOWN_ERROR";
     }
