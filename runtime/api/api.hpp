@@ -111,10 +111,27 @@ cl_int checkWaitList(const char* api, const Context* ctx, cl_uint num, const cl_
 #define DUET_API extern "C" __attribute__((visibility("default")))
 
 namespace duet::rt {
+class Mem;
 class Queue;
-}
+} // namespace duet::rt
 
 namespace duet::api {
+
+/// Memory-object checks shared by the buffer and image entry points (api/memory.cpp).
+/// CL_INVALID_VALUE with `why` for conflicting or unknown cl_mem_flags, else CL_SUCCESS.
+cl_int checkMemFlags(cl_mem_flags flags, std::string& why);
+/// The queue behind a handle, or null with `err` reported.
+Queue* checkQueue(const char* api, cl_command_queue queue, cl_int& err);
+/// A memory object of the queue's context (a buffer unless `wantBuffer` is false), or null
+/// with `err` reported.
+Mem* checkMem(const char* api, Queue* q, cl_mem mem, const char* what, cl_int& err,
+              bool wantBuffer = true);
+bool hostCanRead(const Mem* m);
+bool hostCanWrite(const Mem* m);
+/// Why map_flags are invalid (CL_INVALID_VALUE); empty when they are fine.
+std::string badMapFlags(cl_map_flags flags);
+/// Why the host access flags of `m` forbid this map (CL_INVALID_OPERATION); empty if allowed.
+std::string mapForbidden(cl_map_flags flags, const Mem* m, const char* what);
 
 /// Enqueues `run` on `queue` after the wait list; hands the event out and, when blocking,
 /// waits for it. The wait list must have been checked.

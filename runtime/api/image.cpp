@@ -9,16 +9,6 @@
 #include <cstdio>
 #include <cstring>
 
-namespace duet::api {
-// Shared with the buffer entry points (api/memory.cpp).
-cl_int checkMemFlags(cl_mem_flags flags, std::string& why);
-Queue* checkQueue(const char* api, cl_command_queue queue, cl_int& err);
-Mem* checkMem(const char* api, Queue* q, cl_mem mem, const char* what, cl_int& err,
-              bool wantBuffer);
-bool hostCanRead(const Mem* m);
-bool hostCanWrite(const Mem* m);
-} // namespace duet::api
-
 using namespace duet::api;
 
 namespace {
@@ -820,21 +810,15 @@ DUET_API void* CL_API_CALL clEnqueueMapImage(cl_command_queue queue, cl_mem imag
         if (!slicePitchOut && (t == CL_MEM_OBJECT_IMAGE3D || isArray(t)))
             return call.fail(CL_INVALID_VALUE,
                              "image_slice_pitch is NULL for a 3D image or an image array");
-        if (flags & ~cl_map_flags(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
-            return call.fail(CL_INVALID_VALUE, "unknown map_flags bits");
-        if ((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & (CL_MAP_READ | CL_MAP_WRITE)))
-            return call.fail(CL_INVALID_VALUE, "CL_MAP_WRITE_INVALIDATE_REGION with CL_MAP_READ "
-                                               "or CL_MAP_WRITE");
+        if (std::string why = badMapFlags(flags); !why.empty())
+            return call.fail(CL_INVALID_VALUE, why);
         if (cl_int e = checkWaitList(api, q->context(), num, list)) {
             if (errcodeRet)
                 *errcodeRet = e;
             return nullptr;
         }
-        if ((flags & CL_MAP_READ) && !hostCanRead(m))
-            return call.fail(CL_INVALID_OPERATION, "CL_MAP_READ on an image the host may not read");
-        if ((flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) && !hostCanWrite(m))
-            return call.fail(CL_INVALID_OPERATION,
-                             "CL_MAP_WRITE on an image the host may not write");
+        if (std::string why = mapForbidden(flags, m, "an image"); !why.empty())
+            return call.fail(CL_INVALID_OPERATION, why);
         // Host memory: the map is the image itself, with its own pitches.
         void* ptr = texelAddress(*m, origin);
         *rowPitchOut = m->rowPitch;

@@ -43,7 +43,7 @@ Queue* checkQueue(const char* api, cl_command_queue queue, cl_int& err) {
 }
 
 Mem* checkMem(const char* api, Queue* q, cl_mem mem, const char* what, cl_int& err,
-              bool wantBuffer = true) {
+              bool wantBuffer) {
     Mem* m = from<Mem>(mem);
     if (!m || (wantBuffer && m->type() != CL_MEM_OBJECT_BUFFER)) {
         err = report(api, q->context(), CL_INVALID_MEM_OBJECT,
@@ -60,6 +60,22 @@ Mem* checkMem(const char* api, Queue* q, cl_mem mem, const char* what, cl_int& e
 
 bool hostCanRead(const Mem* m) { return !(m->flags() & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)); }
 bool hostCanWrite(const Mem* m) { return !(m->flags() & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)); }
+
+std::string badMapFlags(cl_map_flags flags) {
+    if (flags & ~cl_map_flags(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
+        return "unknown map_flags bits";
+    if ((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & (CL_MAP_READ | CL_MAP_WRITE)))
+        return "CL_MAP_WRITE_INVALIDATE_REGION with CL_MAP_READ or CL_MAP_WRITE";
+    return {};
+}
+
+std::string mapForbidden(cl_map_flags flags, const Mem* m, const char* what) {
+    if ((flags & CL_MAP_READ) && !hostCanRead(m))
+        return std::string("CL_MAP_READ on ") + what + " the host may not read";
+    if ((flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) && !hostCanWrite(m))
+        return std::string("CL_MAP_WRITE on ") + what + " the host may not write";
+    return {};
+}
 
 } // namespace duet::api
 
@@ -285,36 +301,52 @@ DUET_API cl_int CL_API_CALL clGetMemObjectInfo(cl_mem mem, cl_mem_info param, si
 
 // ---- Transfers ------------------------------------------------------------------------------
 
+namespace {
+
+/// clEnqueueReadBuffer and clEnqueueWriteBuffer: the same checks, the copy's direction apart.
+cl_int enqueueTransfer(const char* api, bool read, cl_command_queue queue, cl_mem buffer,
+                       cl_bool blocking, size_t offset, size_t size, void* ptr, cl_uint num,
+                       const cl_event* list, cl_event* event) {
+    cl_int err = CL_SUCCESS;
+    Queue* q = checkQueue(api, queue, err);
+    if (!q)
+        return err;
+    Mem* m = checkMem(api, q, buffer, "buffer", err);
+    if (!m)
+        return err;
+    if (offset > m->size() || size > m->size() - offset || size == 0 || !ptr)
+        return report(api, q->context(), CL_INVALID_VALUE,
+                      !ptr ? "ptr is NULL" : "offset/size out of bounds or size is 0");
+    if (cl_int e = checkWaitList(api, q->context(), num, list))
+        return e;
+    if (read ? !hostCanRead(m) : !hostCanWrite(m))
+        return report(api, q->context(), CL_INVALID_OPERATION,
+                      read ? "buffer was created with CL_MEM_HOST_WRITE_ONLY or "
+                             "CL_MEM_HOST_NO_ACCESS"
+                           : "buffer was created with CL_MEM_HOST_READ_ONLY or "
+                             "CL_MEM_HOST_NO_ACCESS");
+    char* data = m->data() + offset;
+    char* host = static_cast<char*>(ptr);
+    char* dst = read ? host : data;
+    const char* src = read ? data : host;
+    Ref<Mem> keep = retainRef(m);
+    return submit(q, read ? CL_COMMAND_READ_BUFFER : CL_COMMAND_WRITE_BUFFER, num, list, event,
+                  blocking, [dst, src, size, keep] {
+                      if (dst != src) // USE_HOST_PTR buffers may be their own host copy
+                          std::memcpy(dst, src, size);
+                      return CL_SUCCESS;
+                  });
+}
+
+} // namespace
+
 DUET_API cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue queue, cl_mem buffer,
                                                 cl_bool blocking, size_t offset, size_t size,
                                                 void* ptr, cl_uint num, const cl_event* list,
                                                 cl_event* event) {
-    return guard("clEnqueueReadBuffer", [&]() -> cl_int {
-        const char* api = "clEnqueueReadBuffer";
-        cl_int err = CL_SUCCESS;
-        Queue* q = checkQueue(api, queue, err);
-        if (!q)
-            return err;
-        Mem* m = checkMem(api, q, buffer, "buffer", err);
-        if (!m)
-            return err;
-        if (offset > m->size() || size > m->size() - offset || size == 0 || !ptr)
-            return report(api, q->context(), CL_INVALID_VALUE,
-                          !ptr ? "ptr is NULL" : "offset/size out of bounds or size is 0");
-        if (cl_int e = checkWaitList(api, q->context(), num, list))
-            return e;
-        if (!hostCanRead(m))
-            return report(api, q->context(), CL_INVALID_OPERATION,
-                          "buffer was created with CL_MEM_HOST_WRITE_ONLY or "
-                          "CL_MEM_HOST_NO_ACCESS");
-        char* src = m->data() + offset;
-        Ref<Mem> keep = retainRef(m);
-        return submit(q, CL_COMMAND_READ_BUFFER, num, list, event, blocking,
-                      [src, ptr, size, keep] {
-                          if (src != ptr)
-                              std::memcpy(ptr, src, size);
-                          return CL_SUCCESS;
-                      });
+    return guard("clEnqueueReadBuffer", [&] {
+        return enqueueTransfer("clEnqueueReadBuffer", true, queue, buffer, blocking, offset,
+                               size, ptr, num, list, event);
     });
 }
 
@@ -322,32 +354,9 @@ DUET_API cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue queue, cl_mem 
                                                  cl_bool blocking, size_t offset, size_t size,
                                                  const void* ptr, cl_uint num,
                                                  const cl_event* list, cl_event* event) {
-    return guard("clEnqueueWriteBuffer", [&]() -> cl_int {
-        const char* api = "clEnqueueWriteBuffer";
-        cl_int err = CL_SUCCESS;
-        Queue* q = checkQueue(api, queue, err);
-        if (!q)
-            return err;
-        Mem* m = checkMem(api, q, buffer, "buffer", err);
-        if (!m)
-            return err;
-        if (offset > m->size() || size > m->size() - offset || size == 0 || !ptr)
-            return report(api, q->context(), CL_INVALID_VALUE,
-                          !ptr ? "ptr is NULL" : "offset/size out of bounds or size is 0");
-        if (cl_int e = checkWaitList(api, q->context(), num, list))
-            return e;
-        if (!hostCanWrite(m))
-            return report(api, q->context(), CL_INVALID_OPERATION,
-                          "buffer was created with CL_MEM_HOST_READ_ONLY or "
-                          "CL_MEM_HOST_NO_ACCESS");
-        char* dst = m->data() + offset;
-        Ref<Mem> keep = retainRef(m);
-        return submit(q, CL_COMMAND_WRITE_BUFFER, num, list, event, blocking,
-                      [dst, ptr, size, keep] {
-                          if (dst != ptr)
-                              std::memcpy(dst, ptr, size);
-                          return CL_SUCCESS;
-                      });
+    return guard("clEnqueueWriteBuffer", [&] {
+        return enqueueTransfer("clEnqueueWriteBuffer", false, queue, buffer, blocking, offset,
+                               size, const_cast<void*>(ptr), num, list, event);
     });
 }
 
@@ -620,21 +629,15 @@ DUET_API void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue queue, cl_mem buf
             return call.fail(CL_INVALID_CONTEXT, "buffer belongs to another context");
         if (offset > m->size() || size > m->size() - offset || size == 0)
             return call.fail(CL_INVALID_VALUE, "offset/size out of bounds or size is 0");
-        if (flags & ~cl_map_flags(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
-            return call.fail(CL_INVALID_VALUE, "unknown map_flags bits");
-        if ((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & (CL_MAP_READ | CL_MAP_WRITE)))
-            return call.fail(CL_INVALID_VALUE, "CL_MAP_WRITE_INVALIDATE_REGION with CL_MAP_READ "
-                                               "or CL_MAP_WRITE");
+        if (std::string why = badMapFlags(flags); !why.empty())
+            return call.fail(CL_INVALID_VALUE, why);
         if (cl_int e = checkWaitList(api, q->context(), num, list)) {
             if (errcodeRet)
                 *errcodeRet = e;
             return nullptr;
         }
-        if ((flags & CL_MAP_READ) && !hostCanRead(m))
-            return call.fail(CL_INVALID_OPERATION, "CL_MAP_READ on a buffer the host may not read");
-        if ((flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) && !hostCanWrite(m))
-            return call.fail(CL_INVALID_OPERATION,
-                             "CL_MAP_WRITE on a buffer the host may not write");
+        if (std::string why = mapForbidden(flags, m, "a buffer"); !why.empty())
+            return call.fail(CL_INVALID_OPERATION, why);
         // The CPU device's memory is host memory: the map is the buffer itself.
         void* ptr = m->data() + offset;
         Ref<Mem> keep = retainRef(m);
