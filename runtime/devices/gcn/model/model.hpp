@@ -1,0 +1,78 @@
+// The software GCN model's interface: what the compute pipe of a gfx9 GPU holds when a
+// DISPATCH_DIRECT packet arrives, and the model that runs it. The PM4 decoder
+// (devices/gcn/pm4) fills DispatchState from the same command stream the amdgpu sink
+// submits; the model never sees the runtime's objects.
+//
+// Addresses are host virtual addresses: the model's GPU VA space is the process's own, so
+// buffers, kernarg segments, code objects and scratch are plain host memory.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace duet::gcn {
+
+/// The COMPUTE_* registers (gfx9 names and bit layouts) and the DISPATCH_DIRECT operands.
+struct DispatchState {
+    uint64_t pgmAddress = 0;          ///< COMPUTE_PGM_LO/HI << 8: the kernel's first instruction
+    uint32_t pgmRsrc1 = 0;            ///< COMPUTE_PGM_RSRC1: VGPRS, SGPRS, FLOAT_MODE, IEEE_MODE, ...
+    uint32_t pgmRsrc2 = 0;            ///< COMPUTE_PGM_RSRC2: SCRATCH_EN, USER_SGPR, TGID_*_EN, TG_SIZE_EN, TIDIG_COMP_CNT, LDS_SIZE
+    uint32_t pgmRsrc3 = 0;            ///< COMPUTE_PGM_RSRC3 (gfx90a+: ACCUM_OFFSET; 0 on gfx900)
+    std::array<uint32_t, 16> userData{}; ///< COMPUTE_USER_DATA_0..15: the first USER_SGPR SGPRs
+    std::array<uint32_t, 3> numThread{1, 1, 1}; ///< COMPUTE_NUM_THREAD_X/Y/Z: work-group size
+    std::array<uint32_t, 3> start{};  ///< COMPUTE_START_X/Y/Z: first work-group id
+    uint32_t tmpringSize = 0;         ///< COMPUTE_TMPRING_SIZE: WAVES (max waves with scratch), WAVESIZE (1 KiB units)
+    uint32_t resourceLimits = 0;      ///< COMPUTE_RESOURCE_LIMITS
+    std::array<uint32_t, 3> dim{};    ///< DISPATCH_DIRECT DIM_X/Y/Z (work-groups, or work-items when
+                                      ///< the initiator's USE_THREAD_DIMENSIONS bit is set)
+    uint32_t initiator = 0;           ///< COMPUTE_DISPATCH_INITIATOR
+};
+
+/// Instruction classes the statistics count.
+enum class InstClass : uint8_t { Salu, Smem, Valu, Vmem, Flat, Lds, Branch, Barrier, Waitcnt, Other, Count };
+
+/// What one dispatch did: the AMD profiler's counters, as the model sees them.
+struct DispatchStats {
+    std::array<uint64_t, static_cast<size_t>(InstClass::Count)> wavefrontInstructions{};
+    uint64_t valuLaneOps = 0;         ///< sum over VALU instructions of active EXEC lanes
+    uint64_t valuInstructions = 0;    ///< wave-level VALU instructions (denominator of lane utilisation)
+    uint64_t ldsBankConflictCycles = 0;
+    uint64_t workGroups = 0, wavefronts = 0;
+    unsigned vgprs = 0, sgprs = 0, ldsBytesPerGroup = 0;
+    unsigned wavesPerSimd = 0;        ///< occupancy: waves per SIMD the resources allow (max 10)
+    std::string occupancyLimit;       ///< "VGPRs", "SGPRs", "LDS", "work-group size" or "none"
+    double seconds = 0;               ///< host time the model spent
+};
+
+struct ModelConfig {
+    unsigned computeUnits = 64;
+    unsigned hostThreads = 0;         ///< 0: one per host core
+};
+
+/// Result of a dispatch: empty error means success. An instruction the model does not
+/// implement, a memory fault it can detect, or an invalid register state stops the
+/// dispatch with an error naming it (instruction mnemonic or encoding and its address).
+struct DispatchResult {
+    std::string error;
+    explicit operator bool() const { return error.empty(); }
+};
+
+class Model {
+public:
+    explicit Model(ModelConfig config);
+    ~Model();
+    Model(const Model&) = delete;
+    Model& operator=(const Model&) = delete;
+
+    const ModelConfig& config() const;
+    /// Runs every work-group of the dispatch; blocks until done. Thread-safe.
+    DispatchResult dispatch(const DispatchState& state, DispatchStats* stats = nullptr);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace duet::gcn
