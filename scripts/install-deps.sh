@@ -8,7 +8,8 @@ pkgs=(
   opencl-c-headers opencl-clhpp-headers ocl-icd-opencl-dev ocl-icd-libopencl1 clinfo
   pocl-opencl-icd
   catch2 libcli11-dev nlohmann-json3-dev libfmt-dev libstb-dev libpng-dev
-  libglfw3-dev libglm-dev libimgui-dev libdrm-dev libx11-dev libxrandr-dev libegl-dev libgl-dev
+  libglfw3-dev libglm-dev libimgui-dev libdrm-dev libdrm-amdgpu1 libx11-dev libxrandr-dev libegl-dev libgl-dev
+  liblld-19-dev
   libgles-dev
   libegl-mesa0 libgl1-mesa-dri mesa-utils xvfb xauth python3-glad
 )

@@ -96,6 +96,11 @@ DUET_API cl_context CL_API_CALL clCreateContext(const cl_context_properties* pro
             if (!d)
                 return call.fail(CL_INVALID_DEVICE,
                                  "devices[" + std::to_string(i) + "] is not a valid device");
+            // CL_DEVICE_NOT_AVAILABLE: "a device in devices is currently not available".
+            if (!d->info().available)
+                return call.fail(CL_DEVICE_NOT_AVAILABLE,
+                                 d->info().name + " is not available: " +
+                                     d->info().unavailableReason);
             // Duplicates are ignored (spec).
             if (std::find(list.begin(), list.end(), d) == list.end())
                 list.push_back(d);
@@ -125,7 +130,10 @@ DUET_API cl_context CL_API_CALL clCreateContextFromType(const cl_context_propert
         clGetDeviceIDs(nullptr, type, n, ids.data(), nullptr);
         std::vector<Device*> list;
         for (cl_device_id id : ids)
-            list.push_back(static_cast<Device*>(id));
+            if (static_cast<Device*>(id)->info().available)
+                list.push_back(static_cast<Device*>(id));
+        if (list.empty())
+            return call.fail(CL_DEVICE_NOT_AVAILABLE, "no device of the requested type is available");
         return makeContext(call, properties, std::move(list), std::move(*props), notify, userData);
     });
 }

@@ -384,6 +384,9 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
     if (!entry)
         return report(api, ctx, CL_INVALID_PROGRAM_EXECUTABLE,
                       "no executable of " + k->name() + " for " + dev->info().name);
+    // A device that cannot execute kernels in this build (the GCN device without its model).
+    if (std::string why = dev->backend().cannotRun(); !why.empty())
+        return report(api, ctx, CL_OUT_OF_RESOURCES, why);
     const KernelDesc& desc = k->desc();
     for (size_t i = 0; i < k->args().size(); ++i)
         if (!k->args()[i].set)

@@ -107,9 +107,17 @@ DUET_API cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_device_ty
             if (type == CL_DEVICE_TYPE_ALL || (type & d->info().type))
                 found.push_back(d);
         }
-        // CL_DEVICE_TYPE_DEFAULT: the first device (the fastest; the CPU today).
-        if ((type & CL_DEVICE_TYPE_DEFAULT) && found.empty() && !p->devices().empty())
-            found.push_back(p->devices().front());
+        // CL_DEVICE_TYPE_DEFAULT: the first device (the fastest; the CPU when listed — the
+        // modelled GCN device never is the default over it, being far slower).
+        if ((type & CL_DEVICE_TYPE_DEFAULT) && found.empty() && !p->devices().empty()) {
+            Device* pick = p->devices().front();
+            for (Device* d : p->devices())
+                if (d->info().type & CL_DEVICE_TYPE_CPU) {
+                    pick = d;
+                    break;
+                }
+            found.push_back(pick);
+        }
         if (found.empty())
             return report(api, nullptr, CL_DEVICE_NOT_FOUND, "no device of the requested type");
         if (devices)
@@ -257,6 +265,24 @@ cl_int deviceInfo(Device* d, cl_device_info param, size_t size, void* value, siz
         return s(i.boardName);
     default:
         break;
+    }
+    // cl_amd_device_attribute_query: only devices that report it answer.
+    if (i.amdAttributes) {
+        switch (param) {
+        case CL_DEVICE_TOPOLOGY_AMD: return v(i.topology);
+        case CL_DEVICE_SIMD_PER_COMPUTE_UNIT_AMD: return u(i.simdPerComputeUnit);
+        case CL_DEVICE_SIMD_WIDTH_AMD: return u(i.simdWidth);
+        case CL_DEVICE_SIMD_INSTRUCTION_WIDTH_AMD: return u(i.simdInstructionWidth);
+        case CL_DEVICE_WAVEFRONT_WIDTH_AMD: return u(i.wavefrontWidth);
+        case CL_DEVICE_GFXIP_MAJOR_AMD: return u(i.gfxipMajor);
+        case CL_DEVICE_GFXIP_MINOR_AMD: return u(i.gfxipMinor);
+        case CL_DEVICE_LOCAL_MEM_SIZE_PER_COMPUTE_UNIT_AMD: return u(i.localMemSizePerComputeUnit);
+        case CL_DEVICE_LOCAL_MEM_BANKS_AMD: return u(i.localMemBanks);
+        case CL_DEVICE_MAX_WORK_GROUP_SIZE_AMD: return z(i.maxWorkGroupSize);
+        case CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_AMD: return z(i.preferredWorkGroupSizeMultiple);
+        default:
+            break;
+        }
     }
     return CL_INVALID_OPERATION; // marker: unknown parameter (turned into CL_INVALID_VALUE)
 }

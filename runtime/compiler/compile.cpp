@@ -1,4 +1,4 @@
-// compileSource: OpenCL C -> spir64 LLVM bitcode with clang linked in-process.
+// compileSource: OpenCL C -> LLVM bitcode (spir64 for the CPU, amdgcn for GCN) with clang in-process.
 #include "compiler/compiler.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
@@ -109,9 +109,13 @@ const char* clStdFlag(unsigned v) {
 /// host-less spir64 compile does not need).
 std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& target,
                                       bool withHeaders) {
+    // The CPU device compiles through spir64 (retargeted to the host after the work-group
+    // pass); the GCN device parses for its real target, so that address spaces, the kernel
+    // calling convention and the code object ABI are the AMDGPU backend's from the start.
+    const bool gcn = target.kind == TargetSpec::Kind::Gcn;
     // clang-format off
     std::vector<std::string> a = {
-        "-triple", "spir64-unknown-unknown",
+        "-triple", gcn ? "amdgcn-amd-amdhsa" : "spir64-unknown-unknown",
         // Same parsing mode as the builtin library (runtime/builtins/CMakeLists.txt), so mangled
         // builtin names agree; -fdeclare-opencl-builtins avoids parsing opencl-c.h.
         "-finclude-default-header", "-fdeclare-opencl-builtins",
@@ -121,6 +125,10 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
         "-ffp-contract=on", "-ferror-limit", "50", "-main-file-name", kMainFileName,
     };
     // clang-format on
+    if (gcn) {
+        a.push_back("-target-cpu");
+        a.push_back(target.cpuName.empty() ? "gfx900" : target.cpuName);
+    }
     a.push_back(clStdFlag(o.clStd));
 
     std::string ext = "-cl-ext=-all";

@@ -138,6 +138,13 @@ struct FinalizeResult {
 FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view options,
                               std::string_view source, const TargetSpec& target);
 
+/// Bitcode (amdgcn) -> libclc and Duet's GCN additions linked -> optimised -> AMDGPU machine
+/// code -> lld -> an amdhsa code object (v5) loaded into host memory. The executable's entry()
+/// is a `const gcn::KernelEntry*` (devices/gcn/code_object.hpp). Implemented in
+/// finalize_gcn.cpp.
+FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view options,
+                              std::string_view source, const TargetSpec& target);
+
 /// clCreateProgramWithBinary: recreate an executable (or a compiled object) from binary().
 /// On success exactly one of `executable` or `bitcode` is set: a compiled-object binary
 /// gives bitcode only.
@@ -150,6 +157,9 @@ struct LoadBinaryResult {
     cl_program_binary_type binaryType = CL_PROGRAM_BINARY_TYPE_NONE;
 };
 LoadBinaryResult loadCpuBinary(std::span<const unsigned char> binary, const TargetSpec& target);
+/// The GCN device's binaries: executables carry the code object in .text (e_machine
+/// EM_AMDGPU) and are loaded from it without recompiling.
+LoadBinaryResult loadGcnBinary(std::span<const unsigned char> binary, const TargetSpec& target);
 
 /// Wraps bitcode of a compiled object or library as a binary (ELF with .llvmir [+ .source]).
 std::string makeObjectBinary(const std::string& bitcode, std::string_view source,

@@ -316,7 +316,8 @@ std::vector<KernelDesc> describeKernels(const std::string& bitcode) {
     const llvm::DataLayout& dl = m->getDataLayout();
     std::vector<KernelDesc> kernels;
     for (const llvm::Function& f : *m) {
-        if (f.isDeclaration() || f.getCallingConv() != llvm::CallingConv::SPIR_KERNEL)
+        if (f.isDeclaration() || (f.getCallingConv() != llvm::CallingConv::SPIR_KERNEL &&
+                                  f.getCallingConv() != llvm::CallingConv::AMDGPU_KERNEL))
             continue;
         kernels.push_back(describeKernel(f, dl));
     }

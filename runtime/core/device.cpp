@@ -48,11 +48,16 @@ Platform::Platform() : _cl_platform_id(kTag) {
             DeviceInfo info;
             auto backend = makeCpuBackend(info);
             m_devices.push_back(new Device(this, std::move(backend), std::move(info)));
-        } else if (kind == "gcn") {
-            std::fprintf(stderr, "duet: DUET_DEVICES: the GCN device is not available in this "
-                                 "build; ignoring 'gcn'\n");
-        } else if (!kind.empty()) {
-            std::fprintf(stderr, "duet: DUET_DEVICES: unknown device kind '%s' (known: cpu, gcn)\n",
+        }
+        if (kind == "gcn" || kind == "all") {
+            for (auto& [backend, info] : makeGcnBackends()) {
+                if (!info.available)
+                    std::fprintf(stderr, "duet: %s is not available: %s\n", info.name.c_str(),
+                                 info.unavailableReason.c_str());
+                m_devices.push_back(new Device(this, std::move(backend), std::move(info)));
+            }
+        } else if (!kind.empty() && kind != "cpu") {
+            std::fprintf(stderr, "duet: DUET_DEVICES: unknown device kind '%s' (known: cpu, gcn, all)\n",
                          kind.c_str());
         }
     }

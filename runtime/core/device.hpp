@@ -67,6 +67,13 @@ struct DeviceInfo {
     std::string latestConformanceVersionPassed = "v0000-01-01-00";
     // cl_amd_device_attribute_query style extras
     std::string boardName;
+    /// The GCN device answers the cl_amd_device_attribute_query queries below; others do not.
+    bool amdAttributes = false;
+    cl_device_topology_amd topology{}; ///< CL_DEVICE_TOPOLOGY_AMD (type 0: no PCI device)
+    cl_uint simdPerComputeUnit = 0, simdWidth = 0, simdInstructionWidth = 0, wavefrontWidth = 0;
+    cl_uint gfxipMajor = 0, gfxipMinor = 0, localMemSizePerComputeUnit = 0, localMemBanks = 0;
+    /// Why `available` is false (logged when the device is made), empty otherwise.
+    std::string unavailableReason;
 };
 
 /// What a kind of device does: compile for itself and run kernels. Implementations are
@@ -81,6 +88,9 @@ public:
     /// Runs every work-group of `launch`. Returns CL_SUCCESS or an execution error.
     virtual cl_int runNDRange(const KernelLaunch& launch) = 0;
     /// Work-group size picked when clEnqueueNDRangeKernel gets no local size.
+    /// Why this device cannot execute kernels at all (enqueues fail with CL_OUT_OF_RESOURCES
+    /// and this reason); empty when it can.
+    virtual std::string cannotRun() const { return {}; }
     virtual void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims, const size_t* global,
                                size_t* local) const = 0;
 };
@@ -104,7 +114,7 @@ private:
 };
 
 /// The one "Duet" platform. Devices are made once, on first use, from DUET_DEVICES
-/// ("cpu", "gcn", comma separated; default all). Platform and devices are never freed.
+/// ("cpu", "gcn", "all", comma separated; default "cpu"). Platform and devices are never freed.
 class Platform final : public _cl_platform_id {
 public:
     static constexpr Tag kTag = Tag::Platform;
@@ -123,6 +133,9 @@ private:
 
 /// Backend factories, one per device kind.
 std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info);
+/// GCN devices: one per AMD GPU libdrm finds (see devices/gcn/gcn_device.cpp), else one
+/// software-modelled gfx900. Each entry pairs a backend with its filled DeviceInfo.
+std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> makeGcnBackends();
 
 /// Splits an extension string into cl_name_version entries (all version 1.0.0).
 std::vector<cl_name_version> namesWithVersion(std::string_view spaceSeparated,

@@ -1,0 +1,649 @@
+// finalizeForGcn: amdgcn bitcode -> Duet's GCN additions and libclc linked (lazily) -> O3 ->
+// AMDGPU backend (object file, in memory) -> lld in-process (amdhsa shared object, code
+// object v5) -> reader + loader; -save-temps writes each kernel's .ll and disassembled .isa.
+#include "compiler/binary.hpp"
+#include "compiler/compiler.hpp"
+#include "compiler/llvm_util.hpp"
+#include "compiler/options.hpp"
+#include "devices/gcn/code_object.hpp"
+
+#include <lld/Common/Driver.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Demangle/Demangle.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Operator.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/MCAsmInfo.h>
+#include <llvm/MC/MCContext.h>
+#include <llvm/MC/MCDisassembler/MCDisassembler.h>
+#include <llvm/MC/MCInst.h>
+#include <llvm/MC/MCInstPrinter.h>
+#include <llvm/MC/MCInstrInfo.h>
+#include <llvm/MC/MCRegisterInfo.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/MCTargetOptions.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+
+LLD_HAS_DRIVER(elf)
+
+extern "C" {
+void LLVMInitializeAMDGPUTargetInfo();
+void LLVMInitializeAMDGPUTarget();
+void LLVMInitializeAMDGPUTargetMC();
+void LLVMInitializeAMDGPUAsmPrinter();
+void LLVMInitializeAMDGPUDisassembler();
+extern const unsigned char duet_gcn_builtins_bc[];
+extern const unsigned char duet_gcn_builtins_bc_end[];
+}
+
+namespace duet::rt {
+namespace {
+
+using namespace llvm;
+
+constexpr const char* kTriple = "amdgcn-amd-amdhsa";
+constexpr const char* kLibclcPath = "/usr/lib/clc/amdgcn--amdhsa.bc";
+constexpr uint16_t kEmAmdgpu = 224; // EM_AMDGPU
+/// Code object v5: LLVM 19's default, written down so that a newer LLVM cannot change the
+/// kernarg layout under the runtime (devices/gcn lays the v5 hidden arguments out).
+constexpr unsigned kCodeObjectVersion = 500;
+
+void initialiseAmdgpuOnce() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        LLVMInitializeAMDGPUTargetInfo();
+        LLVMInitializeAMDGPUTarget();
+        LLVMInitializeAMDGPUTargetMC();
+        LLVMInitializeAMDGPUAsmPrinter();
+        LLVMInitializeAMDGPUDisassembler();
+    });
+}
+
+std::string_view gcnAdditionsBitcode() {
+    const auto* begin = reinterpret_cast<const char*>(duet_gcn_builtins_bc);
+    const auto* end = reinterpret_cast<const char*>(duet_gcn_builtins_bc_end);
+    return std::string_view(begin, size_t(end - begin));
+}
+
+/// libclc's amdgcn library, read once and kept for the process (10 MB; modules are
+/// materialised lazily from it, so a build reads only what it links).
+const MemoryBuffer* libclc(std::string& error) {
+    static std::once_flag once;
+    static std::unique_ptr<MemoryBuffer> buffer;
+    static std::string loadError;
+    std::call_once(once, [] {
+        auto b = MemoryBuffer::getFile(kLibclcPath);
+        if (!b)
+            loadError = std::string("cannot read ") + kLibclcPath + " (package libclc-19): " +
+                        b.getError().message();
+        else
+            buffer = std::move(*b);
+    });
+    error = loadError;
+    return buffer.get();
+}
+
+FinalizeResult failure(std::string log) {
+    FinalizeResult r;
+    r.status = CL_BUILD_PROGRAM_FAILURE;
+    r.log = std::move(log);
+    if (!r.log.empty() && r.log.back() != '\n')
+        r.log.push_back('\n');
+    return r;
+}
+
+/// Links `bitcode` lazily into `m`: only what `m` still needs.
+bool linkLazily(Module& m, MemoryBufferRef bitcode, const std::string& what, std::string& error) {
+    auto lib = getLazyBitcodeModule(bitcode, m.getContext());
+    if (!lib) {
+        error = "error: " + what + ": " + toString(lib.takeError()) + "\n";
+        return false;
+    }
+    (*lib)->setDataLayout(m.getDataLayout());
+    (*lib)->setTargetTriple(m.getTargetTriple());
+    if (Linker::linkModules(m, std::move(*lib), Linker::Flags::LinkOnlyNeeded)) {
+        error = "error: linking " + what + " failed\n";
+        return false;
+    }
+    return true;
+}
+
+/// Declarations nothing defines, reported at build time (a user prototype without a body, or
+/// a builtin neither libclc nor Duet provides for GCN).
+std::string unresolvedFunctions(Module& m) {
+    std::string out;
+    for (Function& f : m) {
+        if (!f.isDeclaration() || f.isIntrinsic() || f.use_empty())
+            continue;
+        StringRef name = f.getName();
+        if (name == "printf") {
+            out += "error: printf is not supported on the GCN device yet\n";
+            continue;
+        }
+        std::string demangled = demangle(name.str());
+        out += "error: undefined function '" + name.str() + "'";
+        if (demangled != name)
+            out += " (" + demangled + ")";
+        out += ": not an OpenCL C builtin the GCN device implements, nor defined in the program\n";
+    }
+    for (GlobalVariable& g : m.globals())
+        if (g.isDeclaration() && !g.use_empty())
+            out += "error: undefined variable '" + g.getName().str() + "'\n";
+    return out;
+}
+
+/// Fast-math flags the build options allow (as the CPU device applies them).
+void applyFastMath(Module& m, const BuildOptions& o) {
+    FastMathFlags fmf;
+    if (o.effectiveUnsafeMath()) {
+        fmf.setAllowReassoc();
+        fmf.setAllowReciprocal();
+        fmf.setApproxFunc();
+    }
+    if (o.effectiveMadEnable())
+        fmf.setAllowContract();
+    if (o.effectiveNoSignedZeros())
+        fmf.setNoSignedZeros();
+    if (o.effectiveFiniteMathOnly()) {
+        fmf.setNoNaNs();
+        fmf.setNoInfs();
+    }
+    if (!fmf.any())
+        return;
+    for (Function& f : m)
+        for (Instruction& inst : instructions(f))
+            if (isa<FPMathOperator>(inst)) {
+                FastMathFlags flags = inst.getFastMathFlags();
+                flags |= fmf;
+                inst.setFastMathFlags(flags);
+            }
+}
+
+void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
+    LoopAnalysisManager lam;
+    FunctionAnalysisManager fam;
+    CGSCCAnalysisManager cgam;
+    ModuleAnalysisManager mam;
+    PassBuilder pb(&tm);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    ModulePassManager mpm = optLevel == 0
+                                ? pb.buildO0DefaultPipeline(OptimizationLevel::O0)
+                                : pb.buildPerModuleDefaultPipeline(
+                                      optLevel == 1 ? OptimizationLevel::O1 : OptimizationLevel::O3);
+    mpm.run(m, mam);
+}
+
+/// Functions and variables `root` reaches (for the per-kernel .ll of -save-temps).
+std::set<const GlobalValue*> reachableFrom(const Function& root) {
+    std::set<const GlobalValue*> globals;
+    std::set<const Value*> seen;
+    std::vector<const Value*> work{&root};
+    while (!work.empty()) {
+        const Value* v = work.back();
+        work.pop_back();
+        if (!seen.insert(v).second)
+            continue;
+        if (auto* gv = dyn_cast<GlobalValue>(v)) {
+            globals.insert(gv);
+            if (auto* f = dyn_cast<Function>(gv)) {
+                for (const Instruction& i : instructions(*f))
+                    for (const Value* op : i.operands())
+                        if (isa<Constant>(op))
+                            work.push_back(op);
+            } else if (auto* g = dyn_cast<GlobalVariable>(gv)) {
+                if (g->hasInitializer())
+                    work.push_back(g->getInitializer());
+            }
+        } else if (auto* c = dyn_cast<Constant>(v)) {
+            for (const Value* op : c->operands())
+                work.push_back(op);
+        }
+    }
+    return globals;
+}
+
+/// lld's ELF driver, in-process. It keeps global state, so one link at a time; its input
+/// and output are files (lld reads paths), kept in a private temporary directory.
+bool linkCodeObject(StringRef object, std::string& codeObject, std::string& error) {
+    static std::mutex lldMutex;
+    SmallString<128> dir;
+    if (std::error_code ec = sys::fs::createUniqueDirectory("duet-gcn", dir)) {
+        error = "cannot create a temporary directory for the linker: " + ec.message();
+        return false;
+    }
+    std::string in = (dir + "/kernels.o").str(), out = (dir + "/kernels.co").str();
+    auto cleanup = [&] {
+        sys::fs::remove(in);
+        sys::fs::remove(out);
+        sys::fs::remove(dir);
+    };
+    {
+        std::error_code ec;
+        raw_fd_ostream os(in, ec, sys::fs::OF_None);
+        if (ec) {
+            error = "cannot write " + in + ": " + ec.message();
+            cleanup();
+            return false;
+        }
+        os << object;
+    }
+    std::string messages;
+    raw_string_ostream msgOs(messages);
+    const char* args[] = {"ld.lld", "-shared", "--no-undefined", "-o", out.c_str(), in.c_str()};
+    lld::Result result;
+    {
+        std::lock_guard lock(lldMutex);
+        result = lld::lldMain(args, msgOs, msgOs, {{lld::Gnu, &lld::elf::link}});
+    }
+    msgOs.flush();
+    if (result.retCode != 0) {
+        error = "the linker (lld) failed:\n" + messages;
+        cleanup();
+        return false;
+    }
+    auto buffer = MemoryBuffer::getFile(out);
+    if (!buffer) {
+        error = "cannot read the linked code object: " + buffer.getError().message();
+        cleanup();
+        return false;
+    }
+    codeObject.assign((*buffer)->getBufferStart(), (*buffer)->getBufferSize());
+    cleanup();
+    return true;
+}
+
+/// Disassembles [address, address + size) of the loaded image with the MC disassembler and
+/// AMDGPU instruction printer (the syntax of llvm-objdump and AMD's .isa dumps).
+std::string disassemble(const unsigned char* image, uint64_t address, uint64_t size,
+                        const std::string& cpu) {
+    std::string error;
+    const Target* t = TargetRegistry::lookupTarget(kTriple, error);
+    if (!t)
+        return "; no AMDGPU target: " + error + "\n";
+    Triple triple(kTriple);
+    std::unique_ptr<MCRegisterInfo> mri(t->createMCRegInfo(kTriple));
+    MCTargetOptions mcOptions;
+    std::unique_ptr<MCAsmInfo> mai(t->createMCAsmInfo(*mri, kTriple, mcOptions));
+    std::unique_ptr<MCSubtargetInfo> sti(t->createMCSubtargetInfo(kTriple, cpu, ""));
+    std::unique_ptr<MCInstrInfo> mii(t->createMCInstrInfo());
+    if (!mri || !mai || !sti || !mii)
+        return "; the AMDGPU MC layer is not available\n";
+    MCContext ctx(triple, mai.get(), mri.get(), sti.get());
+    std::unique_ptr<MCDisassembler> disasm(t->createMCDisassembler(*sti, ctx));
+    std::unique_ptr<MCInstPrinter> printer(t->createMCInstPrinter(triple, 0, *mai, *mii, *mri));
+    if (!disasm || !printer)
+        return "; no AMDGPU disassembler\n";
+    std::string text;
+    raw_string_ostream os(text);
+    ArrayRef<uint8_t> bytes(image + address, size);
+    uint64_t pos = 0;
+    while (pos < size) {
+        MCInst inst;
+        uint64_t instSize = 0;
+        const uint64_t pc = address + pos;
+        std::string line;
+        raw_string_ostream ls(line);
+        if (disasm->getInstruction(inst, instSize, bytes.slice(pos), pc, nulls()) ==
+                MCDisassembler::Success &&
+            instSize) {
+            printer->printInst(&inst, pc, "", *sti, ls);
+        } else {
+            instSize = 4;
+            ls << "\t; undecodable dword";
+        }
+        ls.flush();
+        os << "\t" << StringRef(line).ltrim() << "\t// " << format_hex(pc, 10) << ":";
+        for (uint64_t i = 0; i < instSize && pos + i + 3 < size; i += 4) {
+            uint32_t dword;
+            std::memcpy(&dword, image + pc + i, 4);
+            os << " " << format_hex_no_prefix(dword, 8, true);
+        }
+        os << "\n";
+        pos += instSize;
+    }
+    os.flush();
+    return text;
+}
+
+class GcnExecutable final : public DeviceExecutable {
+public:
+    const std::vector<KernelDesc>& kernels() const override { return m_kernels; }
+    void* entry(size_t index) const override {
+        return index < m_entries.size() ? const_cast<gcn::KernelEntry*>(&m_entries[index])
+                                        : nullptr;
+    }
+    const std::string& binary() const override { return m_binary; }
+    size_t globalVariableTotalSize() const override { return m_globalBytes; }
+
+    std::vector<KernelDesc> m_kernels;
+    gcn::CodeObject m_codeObject;
+    gcn::LoadedCodeObject m_loaded;
+    std::vector<gcn::KernelEntry> m_entries;
+    std::string m_binary;
+    size_t m_globalBytes = 0;
+};
+
+/// Builds the executable from a code object and the bitcode it came from (for the kernels'
+/// OpenCL argument descriptions). Appends the occupancy lines to `log`.
+std::shared_ptr<GcnExecutable> makeExecutable(const std::string& codeObject,
+                                              const std::string& bitcode, std::string& log,
+                                              std::string& error) {
+    auto exe = std::make_shared<GcnExecutable>();
+    std::span<const unsigned char> bytes(reinterpret_cast<const unsigned char*>(codeObject.data()),
+                                         codeObject.size());
+    gcn::ReadCodeObjectResult read = gcn::readCodeObject(bytes);
+    if (!read) {
+        error = "error: the code object is not usable: " + read.error + "\n";
+        return nullptr;
+    }
+    exe->m_codeObject = std::move(read.object);
+    if (std::string e = exe->m_loaded.load(bytes); !e.empty()) {
+        error = "error: loading the code object: " + e + "\n";
+        return nullptr;
+    }
+    exe->m_kernels = describeKernels(bitcode);
+    for (KernelDesc& k : exe->m_kernels) {
+        const gcn::KernelInfo* info = exe->m_codeObject.find(k.name);
+        if (!info) {
+            error = "error: internal: kernel " + k.name + " is missing from the code object\n";
+            return nullptr;
+        }
+        for (const KernelArgDesc& a : k.args)
+            if (a.kind == KernelArgKind::Image || a.kind == KernelArgKind::Sampler) {
+                error = "error: kernel " + k.name + ": image and sampler arguments are not "
+                        "supported on the GCN device yet\n";
+                return nullptr;
+            }
+        size_t explicitArgs = 0;
+        for (const gcn::KernelArgMeta& a : info->args)
+            if (a.valueKind.rfind("hidden_", 0) != 0)
+                ++explicitArgs;
+        if (explicitArgs != k.args.size()) {
+            error = "error: internal: kernel " + k.name + " has " + std::to_string(k.args.size()) +
+                    " arguments but its code object metadata lists " +
+                    std::to_string(explicitArgs) + "\n";
+            return nullptr;
+        }
+        k.staticLocalMemSize = info->groupSegmentFixedSize;
+        k.privateMemSize = info->privateSegmentFixedSize;
+        exe->m_entries.push_back({&exe->m_codeObject, info, exe->m_loaded.base()});
+        unsigned wg = info->reqdWorkgroupSize[0]
+                          ? info->reqdWorkgroupSize[0] * info->reqdWorkgroupSize[1] *
+                                info->reqdWorkgroupSize[2]
+                          : 256;
+        log += gcn::occupancyLine(*info, wg) + "\n";
+    }
+    return exe;
+}
+
+/// Parses the bitcode's kernel names in order and checks the triple.
+bool isAmdgcnBitcode(const std::string& bitcode, std::string& triple) {
+    LLVMContext ctx;
+    auto m = parseBitcode(bitcode, ctx);
+    if (!m)
+        return false;
+    triple = m->getTargetTriple();
+    return StringRef(triple).starts_with("amdgcn");
+}
+
+} // namespace
+
+FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view options,
+                              std::string_view source, const TargetSpec& target) {
+    initialiseAmdgpuOnce();
+    std::string log;
+    BuildOptions opts;
+    {
+        ParsedOptions parsed =
+            parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Compile);
+        if (!parsed.ok)
+            parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Link);
+        if (parsed.ok)
+            opts = parsed.options;
+        else
+            log += "warning: code generator ignores the options: " + parsed.error + "\n";
+    }
+    const std::string cpu = target.cpuName.empty() ? "gfx900" : target.cpuName;
+
+    LLVMContext ctx;
+    std::string diagnostics;
+    ctx.setDiagnosticHandlerCallBack(
+        [](const DiagnosticInfo* info, void* context) {
+            if (info->getSeverity() != DS_Error)
+                return;
+            std::string text;
+            raw_string_ostream os(text);
+            DiagnosticPrinterRawOStream printer(os);
+            info->print(printer);
+            *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
+        },
+        &diagnostics);
+
+    std::string error;
+    std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
+    if (!m)
+        return failure(log + "error: invalid program bitcode: " + error);
+    if (!StringRef(m->getTargetTriple()).starts_with("amdgcn"))
+        return failure(log + "error: the program was compiled for '" + m->getTargetTriple() +
+                       "', not for the GCN device (amdgcn)");
+
+    // Duet's additions first (they replace libclc's work-item functions), then libclc.
+    std::string_view additions = gcnAdditionsBitcode();
+    if (!linkLazily(*m, MemoryBufferRef(StringRef(additions.data(), additions.size()),
+                                        "duet-gcn-builtins"),
+                    "the GCN builtin additions", error))
+        return failure(log + diagnostics + error);
+    const MemoryBuffer* clc = libclc(error);
+    if (!clc)
+        return failure(log + "error: " + error);
+    if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
+        return failure(log + diagnostics + error);
+    if (std::string missing = unresolvedFunctions(*m); !missing.empty())
+        return failure(log + missing);
+
+    // One target for every function (libclc's are built for generic amdgcn), kernels the only
+    // external symbols so the optimiser drops what they do not reach.
+    for (Function& f : *m) {
+        if (f.isDeclaration())
+            continue;
+        f.removeFnAttr("target-cpu");
+        f.removeFnAttr("target-features");
+        f.addFnAttr("target-cpu", cpu);
+        if (f.getCallingConv() != CallingConv::AMDGPU_KERNEL)
+            f.setLinkage(GlobalValue::InternalLinkage);
+    }
+    if (!m->getModuleFlag("amdhsa_code_object_version"))
+        m->addModuleFlag(Module::Error, "amdhsa_code_object_version", kCodeObjectVersion);
+    applyFastMath(*m, opts);
+
+    std::string verifyLog;
+    raw_string_ostream vos(verifyLog);
+    if (verifyModule(*m, &vos))
+        return failure(log + "error: internal: the linked module does not verify:\n" + vos.str());
+
+    const Target* t = TargetRegistry::lookupTarget(kTriple, error);
+    if (!t)
+        return failure(log + "error: no AMDGPU code generator: " + error);
+    TargetOptions to;
+    if (opts.effectiveMadEnable())
+        to.AllowFPOpFusion = FPOpFusion::Fast;
+    const unsigned optLevel = opts.effectiveOptLevel() == 0   ? 0
+                              : opts.effectiveOptLevel() == 1 ? 1
+                                                              : 3;
+    std::unique_ptr<TargetMachine> tm(t->createTargetMachine(
+        kTriple, cpu, "", to, Reloc::PIC_, std::nullopt,
+        optLevel == 0 ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive));
+    if (!tm)
+        return failure(log + "error: cannot create the AMDGPU target machine for " + cpu);
+    m->setTargetTriple(kTriple);
+    m->setDataLayout(tm->createDataLayout());
+
+    optimise(*m, *tm, optLevel);
+    if (!diagnostics.empty())
+        return failure(log + diagnostics);
+
+    size_t globalBytes = 0;
+    for (GlobalVariable& g : m->globals())
+        if (!g.isDeclaration() && g.getAddressSpace() == 1)
+            globalBytes += m->getDataLayout().getTypeAllocSize(g.getValueType());
+
+    // -save-temps: per kernel, the optimised IR it reaches (before code generation, which
+    // rewrites the module) — the .isa follows once the code object exists.
+    static std::atomic<unsigned> counter{0};
+    std::string tempPrefix;
+    if (opts.saveTemps) {
+        tempPrefix = opts.saveTempsPrefix;
+        if (tempPrefix.empty())
+            tempPrefix = "_temp_" + std::to_string(counter++) + "_" + cpu;
+        for (Function& f : *m) {
+            if (f.isDeclaration() || f.getCallingConv() != CallingConv::AMDGPU_KERNEL)
+                continue;
+            std::set<const GlobalValue*> keep = reachableFrom(f);
+            ValueToValueMapTy vmap;
+            std::unique_ptr<Module> part =
+                CloneModule(*m, vmap, [&](const GlobalValue* gv) { return keep.count(gv) != 0; });
+            std::string path = tempPrefix + "_" + f.getName().str() + ".ll";
+            std::error_code ec;
+            raw_fd_ostream ll(path, ec, sys::fs::OF_Text);
+            if (ec) {
+                log += "warning: -save-temps: cannot write " + path + ": " + ec.message() + "\n";
+                continue;
+            }
+            part->print(ll, nullptr);
+        }
+    }
+
+    SmallVector<char, 0> object;
+    {
+        raw_svector_ostream os(object);
+        legacy::PassManager pm;
+        if (tm->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::ObjectFile))
+            return failure(log + "error: the AMDGPU backend cannot emit object files");
+        pm.run(*m);
+    }
+    if (!diagnostics.empty())
+        return failure(log + diagnostics);
+
+    std::string codeObject;
+    if (!linkCodeObject(StringRef(object.data(), object.size()), codeObject, error))
+        return failure(log + "error: " + error);
+
+    std::string exeError;
+    std::shared_ptr<GcnExecutable> exe = makeExecutable(codeObject, bitcode, log, exeError);
+    if (!exe)
+        return failure(log + exeError);
+    exe->m_globalBytes = globalBytes;
+
+    if (opts.saveTemps) {
+        const auto* image = reinterpret_cast<const unsigned char*>(exe->m_loaded.base());
+        for (const gcn::KernelInfo& k : exe->m_codeObject.kernels) {
+            std::string path = tempPrefix + "_" + k.name + ".isa";
+            std::error_code ec;
+            raw_fd_ostream isa(path, ec, sys::fs::OF_Text);
+            if (ec) {
+                log += "warning: -save-temps: cannot write " + path + ": " + ec.message() + "\n";
+                continue;
+            }
+            const gcn::KernelDescriptor& d = k.descriptor;
+            isa << "; " << k.name << " for " << exe->m_codeObject.target << " (code object v"
+                << (exe->m_codeObject.abiVersion == 3 ? "5" : "?") << ")\n"
+                << "; " << gcn::occupancyLine(k, 256) << "\n"
+                << "; kernel descriptor " << k.symbol << " at " << format_hex(k.descriptorAddress, 10)
+                << ": group_segment_fixed_size " << d.groupSegmentFixedSize
+                << ", private_segment_fixed_size " << d.privateSegmentFixedSize
+                << ", kernarg_size " << d.kernargSize << ", compute_pgm_rsrc1 "
+                << format_hex(d.computePgmRsrc1, 10) << ", compute_pgm_rsrc2 "
+                << format_hex(d.computePgmRsrc2, 10) << ", kernel_code_properties "
+                << format_hex(d.kernelCodeProperties, 6) << "\n";
+            for (const gcn::KernelArgMeta& a : k.args)
+                isa << "; kernarg +" << a.offset << " size " << a.size << " " << a.valueKind
+                    << (a.name.empty() ? "" : " " + a.name) << "\n";
+            isa << k.name << ":\n";
+            isa << disassemble(image, k.codeAddress, k.codeSize, cpu);
+        }
+    }
+
+    ProgramBinary bin;
+    bin.type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+    bin.targetKind = TargetSpec::Kind::Gcn;
+    bin.targetName = cpu;
+    bin.options = std::string(options);
+    bin.source = std::string(source);
+    bin.bitcode = bitcode;
+    bin.text = std::move(codeObject);
+    bin.machine = kEmAmdgpu;
+    exe->m_binary = writeProgramBinary(bin);
+
+    FinalizeResult r;
+    r.log = std::move(log);
+    r.executable = std::move(exe);
+    return r;
+}
+
+LoadBinaryResult loadGcnBinary(std::span<const unsigned char> binary, const TargetSpec& target) {
+    auto fail = [&](std::string reason) {
+        LoadBinaryResult r;
+        r.status = CL_INVALID_BINARY;
+        r.log = "error: " + reason + "\n";
+        return r;
+    };
+    ReadProgramBinaryResult read = readProgramBinary(binary);
+    if (read.status != CL_SUCCESS)
+        return fail(read.reason);
+    ProgramBinary& b = read.binary;
+    std::string triple;
+    if (!isAmdgcnBitcode(b.bitcode, triple))
+        return fail(triple.empty() ? std::string(".llvmir is not readable bitcode")
+                                   : ".llvmir targets '" + triple + "', not amdgcn: the binary "
+                                     "was not built for the GCN device");
+    LoadBinaryResult result;
+    result.binaryType = b.type;
+    result.source = b.source;
+    if (b.type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE) {
+        result.bitcode = std::move(b.bitcode);
+        return result;
+    }
+    const std::string cpu = target.cpuName.empty() ? "gfx900" : target.cpuName;
+    if (b.targetKind != TargetSpec::Kind::Gcn)
+        return fail("the executable was built for the CPU device, not GCN");
+    if (b.machine == kEmAmdgpu && !b.text.empty() && b.targetName == cpu) {
+        // The code object is what runs: no recompilation.
+        initialiseAmdgpuOnce();
+        std::string log, error;
+        std::shared_ptr<GcnExecutable> exe = makeExecutable(b.text, b.bitcode, log, error);
+        if (!exe)
+            return fail("the binary's code object cannot be used: " + error);
+        exe->m_binary.assign(reinterpret_cast<const char*>(binary.data()), binary.size());
+        result.log = std::move(log);
+        result.executable = std::move(exe);
+        return result;
+    }
+    // Built for another GCN chip, or without code: rebuild from the bitcode.
+    FinalizeResult fin = finalizeForGcn(b.bitcode, b.options, b.source, target);
+    if (fin.status != CL_SUCCESS || !fin.executable)
+        return fail("the executable in the binary could not be rebuilt for " + cpu + ":\n" +
+                    fin.log);
+    result.log = std::move(fin.log);
+    result.executable = std::move(fin.executable);
+    return result;
+}
+
+} // namespace duet::rt

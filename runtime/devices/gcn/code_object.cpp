@@ -1,0 +1,388 @@
+// Code-object reader (llvm::object + llvm::msgpack), host-memory loader and occupancy maths.
+#include "devices/gcn/code_object.hpp"
+
+#include <llvm/BinaryFormat/ELF.h>
+#include <llvm/BinaryFormat/MsgPackDocument.h>
+#include <llvm/Object/ELFObjectFile.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace duet::gcn {
+namespace {
+
+using namespace llvm;
+using ELFT = object::ELF64LE;
+
+constexpr size_t kDescriptorSize = 64;
+
+template <class T> T readLE(const unsigned char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+KernelDescriptor parseDescriptor(const unsigned char* p) {
+    KernelDescriptor d;
+    d.groupSegmentFixedSize = readLE<uint32_t>(p + 0);
+    d.privateSegmentFixedSize = readLE<uint32_t>(p + 4);
+    d.kernargSize = readLE<uint32_t>(p + 8);
+    d.kernelCodeEntryByteOffset = readLE<int64_t>(p + 16);
+    d.computePgmRsrc3 = readLE<uint32_t>(p + 44);
+    d.computePgmRsrc1 = readLE<uint32_t>(p + 48);
+    d.computePgmRsrc2 = readLE<uint32_t>(p + 52);
+    d.kernelCodeProperties = readLE<uint16_t>(p + 56);
+    d.kernargPreload = readLE<uint16_t>(p + 58);
+    return d;
+}
+
+/// Map lookup that does not insert (MapDocNode::operator[] would).
+const msgpack::DocNode* field(msgpack::DocNode& map, StringRef key) {
+    if (!map.isMap())
+        return nullptr;
+    msgpack::MapDocNode& m = map.getMap();
+    auto it = m.find(key);
+    return it == m.end() ? nullptr : &it->second;
+}
+
+std::optional<uint64_t> uintField(msgpack::DocNode& map, StringRef key) {
+    const msgpack::DocNode* n = field(map, key);
+    if (!n)
+        return std::nullopt;
+    if (n->getKind() == msgpack::Type::UInt)
+        return n->getUInt();
+    if (n->getKind() == msgpack::Type::Int && n->getInt() >= 0)
+        return uint64_t(n->getInt());
+    return std::nullopt;
+}
+
+std::string stringField(msgpack::DocNode& map, StringRef key) {
+    const msgpack::DocNode* n = field(map, key);
+    return n && n->isString() ? n->getString().str() : std::string();
+}
+
+/// Reads one `amdhsa.kernels` entry; returns an error or "".
+std::string parseKernelMeta(msgpack::DocNode& k, KernelInfo& out) {
+    if (!k.isMap())
+        return "an amdhsa.kernels entry is not a map";
+    out.name = stringField(k, ".name");
+    out.symbol = stringField(k, ".symbol");
+    if (out.name.empty() || out.symbol.empty())
+        return "a kernel's metadata lacks .name or .symbol";
+    auto u32 = [&](StringRef key, uint32_t& v) {
+        if (auto x = uintField(k, key))
+            v = uint32_t(*x);
+    };
+    u32(".kernarg_segment_size", out.kernargSegmentSize);
+    u32(".kernarg_segment_align", out.kernargSegmentAlign);
+    u32(".group_segment_fixed_size", out.groupSegmentFixedSize);
+    u32(".private_segment_fixed_size", out.privateSegmentFixedSize);
+    u32(".wavefront_size", out.wavefrontSize);
+    u32(".sgpr_count", out.sgprCount);
+    u32(".vgpr_count", out.vgprCount);
+    u32(".sgpr_spill_count", out.sgprSpillCount);
+    u32(".vgpr_spill_count", out.vgprSpillCount);
+    u32(".max_flat_workgroup_size", out.maxFlatWorkgroupSize);
+    if (const msgpack::DocNode* n = field(k, ".uses_dynamic_stack"))
+        out.dynamicStack = n->getKind() == msgpack::Type::Boolean && n->getBool();
+    if (msgpack::DocNode* n = const_cast<msgpack::DocNode*>(field(k, ".reqd_workgroup_size"))) {
+        if (!n->isArray() || n->getArray().size() != 3)
+            return "kernel " + out.name + ": .reqd_workgroup_size is not 3 numbers";
+        for (unsigned d = 0; d < 3; ++d) {
+            msgpack::DocNode& e = n->getArray()[d];
+            if (e.getKind() != msgpack::Type::UInt)
+                return "kernel " + out.name + ": .reqd_workgroup_size is not 3 numbers";
+            out.reqdWorkgroupSize[d] = uint32_t(e.getUInt());
+        }
+    }
+    msgpack::DocNode* args = const_cast<msgpack::DocNode*>(field(k, ".args"));
+    if (!args)
+        return "";
+    if (!args->isArray())
+        return "kernel " + out.name + ": .args is not an array";
+    for (msgpack::DocNode& a : args->getArray()) {
+        if (!a.isMap())
+            return "kernel " + out.name + ": an .args entry is not a map";
+        KernelArgMeta m;
+        m.name = stringField(a, ".name");
+        m.valueKind = stringField(a, ".value_kind");
+        m.addressSpace = stringField(a, ".address_space");
+        auto offset = uintField(a, ".offset");
+        auto size = uintField(a, ".size");
+        if (m.valueKind.empty() || !offset || !size)
+            return "kernel " + out.name + ": an argument lacks .value_kind, .offset or .size";
+        m.offset = uint32_t(*offset);
+        m.size = uint32_t(*size);
+        m.pointeeAlign = uint32_t(uintField(a, ".pointee_align").value_or(0));
+        if (uint64_t(m.offset) + m.size > out.kernargSegmentSize)
+            return "kernel " + out.name + ": argument at offset " + std::to_string(m.offset) +
+                   " lies outside the kernarg segment";
+        out.args.push_back(std::move(m));
+    }
+    return "";
+}
+
+} // namespace
+
+const KernelInfo* CodeObject::find(std::string_view name) const {
+    for (const KernelInfo& k : kernels)
+        if (k.name == name)
+            return &k;
+    return nullptr;
+}
+
+ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {
+    ReadCodeObjectResult r;
+    auto fail = [&](std::string why) {
+        ReadCodeObjectResult f;
+        f.error = std::move(why);
+        return f;
+    };
+    StringRef data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    auto file = object::ELF64LEObjectFile::create(MemoryBufferRef(data, "code object"));
+    if (!file)
+        return fail("not an ELF64 little-endian file: " + toString(file.takeError()));
+    const object::ELFFile<ELFT>& elf = file->getELFFile();
+    const auto& eh = elf.getHeader();
+    if (eh.e_machine != ELF::EM_AMDGPU)
+        return fail("ELF machine is " + std::to_string(eh.e_machine) + ", not EM_AMDGPU");
+    if (eh.e_ident[ELF::EI_OSABI] != ELF::ELFOSABI_AMDGPU_HSA)
+        return fail("ELF OS ABI is not AMDGPU HSA");
+    if (eh.e_type != ELF::ET_DYN)
+        return fail("code object is not a shared object (ET_DYN)");
+    r.object.abiVersion = eh.e_ident[ELF::EI_ABIVERSION];
+    r.object.elfFlags = eh.e_flags;
+
+    // The metadata note: owner "AMDGPU", type NT_AMDGPU_METADATA, msgpack description.
+    std::string metadata;
+    bool haveMetadata = false;
+    auto sections = elf.sections();
+    if (!sections)
+        return fail("bad section table: " + toString(sections.takeError()));
+    for (const auto& sh : *sections) {
+        if (sh.sh_type != ELF::SHT_NOTE)
+            continue;
+        Error err = Error::success();
+        for (const auto& note : elf.notes(sh, err)) {
+            if (note.getName() != "AMDGPU" || note.getType() != ELF::NT_AMDGPU_METADATA)
+                continue;
+            ArrayRef<uint8_t> desc = note.getDesc(sh.sh_addralign ? sh.sh_addralign : 4);
+            metadata.assign(reinterpret_cast<const char*>(desc.data()), desc.size());
+            haveMetadata = true;
+        }
+        if (err)
+            return fail("bad note section: " + toString(std::move(err)));
+    }
+    if (!haveMetadata)
+        return fail("code object has no AMDGPU metadata note");
+
+    msgpack::Document doc;
+    if (!doc.readFromBlob(metadata, /*Multi=*/false))
+        return fail("AMDGPU metadata note is not valid msgpack");
+    msgpack::DocNode& root = doc.getRoot();
+    if (!root.isMap())
+        return fail("AMDGPU metadata is not a map");
+    r.object.target = stringField(root, "amdhsa.target");
+    if (msgpack::DocNode* v = const_cast<msgpack::DocNode*>(field(root, "amdhsa.version"))) {
+        if (v->isArray() && v->getArray().size() >= 2)
+            for (unsigned i = 0; i < 2; ++i)
+                if (v->getArray()[i].getKind() == msgpack::Type::UInt)
+                    r.object.version[i] = uint32_t(v->getArray()[i].getUInt());
+    }
+    if (msgpack::DocNode* p = const_cast<msgpack::DocNode*>(field(root, "amdhsa.printf"))) {
+        if (p->isArray())
+            for (msgpack::DocNode& s : p->getArray())
+                if (s.isString())
+                    r.object.printfFormats.push_back(s.getString().str());
+    }
+    msgpack::DocNode* kernels = const_cast<msgpack::DocNode*>(field(root, "amdhsa.kernels"));
+    if (!kernels || !kernels->isArray())
+        return fail("AMDGPU metadata has no amdhsa.kernels array");
+    for (msgpack::DocNode& k : kernels->getArray()) {
+        KernelInfo info;
+        if (std::string e = parseKernelMeta(k, info); !e.empty())
+            return fail(e);
+        r.object.kernels.push_back(std::move(info));
+    }
+
+    // Descriptors and code sizes from the symbol table.
+    for (const object::ELFSymbolRef& sym : file->symbols()) {
+        auto name = sym.getName();
+        if (!name) {
+            consumeError(name.takeError());
+            continue;
+        }
+        for (KernelInfo& k : r.object.kernels) {
+            if (*name == k.name) {
+                k.codeSize = sym.getSize();
+                continue;
+            }
+            if (*name != k.symbol)
+                continue;
+            auto addr = sym.getAddress();
+            auto sec = sym.getSection();
+            if (!addr || !sec || *sec == file->section_end()) {
+                if (!addr)
+                    consumeError(addr.takeError());
+                if (!sec)
+                    consumeError(sec.takeError());
+                return fail("kernel descriptor " + k.symbol + " has no section");
+            }
+            auto contents = (*sec)->getContents();
+            if (!contents)
+                return fail("kernel descriptor section: " + toString(contents.takeError()));
+            uint64_t secAddr = (*sec)->getAddress();
+            if (*addr < secAddr || *addr - secAddr + kDescriptorSize > contents->size())
+                return fail("kernel descriptor " + k.symbol + " lies outside its section");
+            k.descriptor = parseDescriptor(
+                reinterpret_cast<const unsigned char*>(contents->data()) + (*addr - secAddr));
+            k.descriptorAddress = *addr;
+            k.codeAddress = *addr + uint64_t(k.descriptor.kernelCodeEntryByteOffset);
+        }
+    }
+    for (const KernelInfo& k : r.object.kernels)
+        if (!k.descriptorAddress)
+            return fail("kernel " + k.name + " has no descriptor symbol " + k.symbol);
+    return r;
+}
+
+LoadedCodeObject::~LoadedCodeObject() { std::free(m_memory); }
+
+std::string LoadedCodeObject::load(std::span<const unsigned char> bytes) {
+    StringRef data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    auto file = object::ELF64LEObjectFile::create(MemoryBufferRef(data, "code object"));
+    if (!file)
+        return "not an ELF64 file: " + toString(file.takeError());
+    const object::ELFFile<ELFT>& elf = file->getELFFile();
+    auto phdrs = elf.program_headers();
+    if (!phdrs)
+        return "bad program headers: " + toString(phdrs.takeError());
+    uint64_t end = 0;
+    for (const auto& ph : *phdrs)
+        if (ph.p_type == ELF::PT_LOAD)
+            end = std::max<uint64_t>(end, ph.p_vaddr + ph.p_memsz);
+    if (end == 0 || end > (1ull << 32))
+        return "code object has no loadable segment, or an implausible size";
+    // Kernel entries must be 256-byte aligned (COMPUTE_PGM_LO holds address >> 8); pages keep
+    // the code apart from anything else.
+    const size_t size = (end + 4095) & ~size_t(4095);
+    auto* mem = static_cast<unsigned char*>(std::aligned_alloc(4096, size));
+    if (!mem)
+        return "out of host memory for the code object";
+    std::memset(mem, 0, size);
+    for (const auto& ph : *phdrs) {
+        if (ph.p_type != ELF::PT_LOAD)
+            continue;
+        if (ph.p_offset > bytes.size() || ph.p_filesz > bytes.size() - ph.p_offset ||
+            ph.p_filesz > ph.p_memsz) {
+            std::free(mem);
+            return "a loadable segment lies outside the file";
+        }
+        std::memcpy(mem + ph.p_vaddr, bytes.data() + ph.p_offset, ph.p_filesz);
+    }
+    // Dynamic relocations: lld leaves R_AMDGPU_RELATIVE64 (and ABS64 against defined
+    // symbols) for addresses of globals stored in memory.
+    auto sections = elf.sections();
+    if (!sections) {
+        std::free(mem);
+        return "bad section table: " + toString(sections.takeError());
+    }
+    for (const auto& sh : *sections) {
+        if (sh.sh_type != ELF::SHT_RELA)
+            continue;
+        auto relas = elf.relas(sh);
+        if (!relas) {
+            std::free(mem);
+            return "bad relocation section: " + toString(relas.takeError());
+        }
+        auto symtab = elf.getSection(sh.sh_link);
+        for (const auto& rel : *relas) {
+            const uint32_t type = rel.getType(false);
+            const uint64_t at = rel.r_offset;
+            if (at + 8 > size) {
+                std::free(mem);
+                return "a relocation lies outside the loaded image";
+            }
+            uint64_t value = 0;
+            if (type == ELF::R_AMDGPU_RELATIVE64) {
+                value = reinterpret_cast<uint64_t>(mem) + uint64_t(rel.r_addend);
+            } else if (type == ELF::R_AMDGPU_ABS64) {
+                if (!symtab) {
+                    consumeError(symtab.takeError());
+                    std::free(mem);
+                    return "a relocation has no symbol table";
+                }
+                auto sym = elf.getRelocationSymbol(rel, *symtab);
+                if (!sym || !*sym || (*sym)->st_shndx == ELF::SHN_UNDEF) {
+                    if (!sym)
+                        consumeError(sym.takeError());
+                    std::free(mem);
+                    return "a relocation refers to an undefined symbol";
+                }
+                value = reinterpret_cast<uint64_t>(mem) + (*sym)->st_value + uint64_t(rel.r_addend);
+            } else if (type == ELF::R_AMDGPU_NONE) {
+                continue;
+            } else {
+                std::free(mem);
+                return "unsupported dynamic relocation type " + std::to_string(type);
+            }
+            std::memcpy(mem + at, &value, 8);
+        }
+    }
+    std::free(m_memory);
+    m_memory = mem;
+    m_size = size;
+    return "";
+}
+
+Occupancy computeOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes,
+                           unsigned workGroupSize) {
+    constexpr unsigned kMaxWaves = 10, kSimds = 4, kLdsPerCu = 64 * 1024;
+    Occupancy o;
+    const unsigned v = std::max(4u, (vgprs + 3) / 4 * 4);
+    o.byVgprs = std::min(kMaxWaves, 256 / v);
+    o.bySgprs = std::min(kMaxWaves, 800 / std::max(1u, sgprs));
+    const unsigned wavesPerGroup = std::max(1u, (workGroupSize + 63) / 64);
+    // A CU holds at most 16 work-groups that use barriers (one wave needs none: 40).
+    const unsigned maxGroups = wavesPerGroup == 1 ? 40 : 16;
+    o.byWorkGroups = std::min(kMaxWaves, maxGroups * wavesPerGroup / kSimds);
+    const unsigned lds = (ldsBytes + 511) / 512 * 512;
+    if (lds > kLdsPerCu) {
+        o.byLds = 0;
+    } else {
+        const unsigned groups = lds ? std::min(maxGroups, kLdsPerCu / lds) : maxGroups;
+        o.byLds = std::min(kMaxWaves, std::max(groups * wavesPerGroup / kSimds, groups ? 1u : 0u));
+    }
+    o.wavesPerSimd = kMaxWaves;
+    auto limit = [&](unsigned w, const char* why) {
+        if (w < o.wavesPerSimd) {
+            o.wavesPerSimd = w;
+            o.limit = why;
+        }
+    };
+    limit(o.byVgprs, "VGPRs");
+    limit(o.bySgprs, "SGPRs");
+    limit(o.byLds, "LDS");
+    limit(o.byWorkGroups, "work-group size");
+    return o;
+}
+
+std::string occupancyLine(const KernelInfo& k, unsigned workGroupSize) {
+    Occupancy o = computeOccupancy(k.vgprCount, k.sgprCount, k.groupSegmentFixedSize,
+                                   workGroupSize);
+    std::string s = "kernel " + k.name + ": " + std::to_string(k.vgprCount) + " VGPRs, " +
+                    std::to_string(k.sgprCount) + " SGPRs, " +
+                    std::to_string(k.groupSegmentFixedSize) + " bytes LDS, " +
+                    std::to_string(k.privateSegmentFixedSize) + " bytes scratch per work-item";
+    if (k.sgprSpillCount || k.vgprSpillCount)
+        s += " (spills: " + std::to_string(k.sgprSpillCount) + " SGPRs, " +
+             std::to_string(k.vgprSpillCount) + " VGPRs)";
+    s += "; occupancy " + std::to_string(o.wavesPerSimd) + "/10 waves per SIMD at " +
+         std::to_string(workGroupSize) + " work-items per group (limited by " + o.limit + ")";
+    return s;
+}
+
+} // namespace duet::gcn
