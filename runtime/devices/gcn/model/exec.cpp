@@ -27,8 +27,15 @@ std::string hex(uint64_t v) {
 
 // ---- Float helpers -----------------------------------------------------------------------
 
-float flushF32(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
-double flushF64(double x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0, x) : x; }
+// Branch-free so that lane loops vectorise: a zero exponent field keeps only the sign.
+inline float flushF32(float x) {
+    uint32_t b = bc<uint32_t>(x);
+    return bc<float>((b & 0x7f800000u) ? b : (b & 0x80000000u));
+}
+inline double flushF64(double x) {
+    uint64_t b = bc<uint64_t>(x);
+    return bc<double>((b & 0x7ff0000000000000ull) ? b : (b & 0x8000000000000000ull));
+}
 f16 flushF16(f16 x) {
     uint16_t b = bc<uint16_t>(x);
     return (b & 0x7c00) == 0 ? bc<f16>(uint16_t(b & 0x8000)) : x;
