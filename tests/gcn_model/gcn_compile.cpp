@@ -12,7 +12,9 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -79,49 +81,93 @@ std::vector<uint8_t> compileToObject(const std::string& source, const std::vecto
 
 Kernel compileKernel(const std::string& source, const std::string& name,
                      const std::vector<std::string>& options) {
-    std::vector<uint8_t> elf = compileToObject(source, options);
+    std::vector<std::string> opts = options;
+    bool libclc = false;
+    for (auto it = opts.begin(); it != opts.end();)
+        if (*it == "libclc") libclc = true, it = opts.erase(it);
+        else ++it;
+    if (libclc) {
+        opts.insert(opts.end(), {"-finclude-default-header", "-resource-dir",
+                                 DUET_TEST_CLANG_RESOURCE_DIR, "-mlink-builtin-bitcode",
+                                 "/usr/lib/clc/amdgcn--amdhsa.bc", "-Wno-linker-warnings"});
+    }
+    std::vector<uint8_t> elf = compileToObject(source, opts);
     llvm::MemoryBufferRef ref(llvm::StringRef(reinterpret_cast<const char*>(elf.data()), elf.size()), "kernel.o");
     auto objOrErr = llvm::object::ObjectFile::createObjectFile(ref);
     if (!objOrErr) throw std::runtime_error("not an object file: " + llvm::toString(objOrErr.takeError()));
-    llvm::object::ObjectFile& obj = **objOrErr;
+    auto* obj = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(objOrErr->get());
+    if (!obj) throw std::runtime_error("not an ELF64 object");
 
-    Kernel k;
-    llvm::StringRef text;
-    uint64_t textIndex = ~0ull;
-    for (const llvm::object::SectionRef& sec : obj.sections()) {
-        auto secName = sec.getName();
-        if (!secName || *secName != ".text") continue;
-        auto contents = sec.getContents();
-        if (!contents) throw std::runtime_error("no .text contents");
-        text = *contents;
-        textIndex = sec.getIndex();
-        if (sec.relocations().begin() != sec.relocations().end())
-            throw std::runtime_error("test kernel code needs relocations (calls or globals)");
+    // Lay the allocated sections out in one 256-byte aligned block, the way a linker would
+    // load them, and apply the PC-relative relocations libclc's constant tables need.
+    std::map<uint64_t, uint64_t> sectionOffset; // section index -> offset in the block
+    uint64_t size = 0;
+    for (const llvm::object::SectionRef& sec : obj->sections()) {
+        if (!(llvm::object::ELFSectionRef(sec).getFlags() & llvm::ELF::SHF_ALLOC)) continue;
+        uint64_t align = std::max<uint64_t>(256, sec.getAlignment().value());
+        size = (size + align - 1) / align * align;
+        sectionOffset[sec.getIndex()] = size;
+        size += sec.getSize();
     }
-    if (textIndex == ~0ull) throw std::runtime_error("no .text");
-    uint8_t* mem = static_cast<uint8_t*>(std::aligned_alloc(256, (text.size() + 4096 + 255) / 256 * 256));
-    memset(mem, 0, (text.size() + 4096 + 255) / 256 * 256); // s_code_end padding reads past the end
-    memcpy(mem, text.data(), text.size());
+    size_t allocSize = (size + 4096 + 255) / 256 * 256; // the prefetch after s_code_end
+    uint8_t* mem = static_cast<uint8_t*>(std::aligned_alloc(256, allocSize));
+    memset(mem, 0, allocSize);
+    Kernel k;
     k.text = std::shared_ptr<uint8_t>(mem, [](uint8_t* p) { std::free(p); });
-
-    bool haveEntry = false, haveKd = false;
-    for (const llvm::object::SymbolRef& sym : obj.symbols()) {
-        auto symName = sym.getName();
+    for (const llvm::object::SectionRef& sec : obj->sections()) {
+        auto it = sectionOffset.find(sec.getIndex());
+        if (it == sectionOffset.end() || sec.isBSS()) continue;
+        auto contents = sec.getContents();
+        if (!contents) throw std::runtime_error("section contents");
+        memcpy(mem + it->second, contents->data(), contents->size());
+    }
+    auto symbolAddress = [&](const llvm::object::SymbolRef& sym) -> uint64_t {
         auto sec = sym.getSection();
         auto value = sym.getValue();
-        if (!symName || !sec || !value || *sec == obj.section_end()) {
-            if (!symName) llvm::consumeError(symName.takeError());
-            if (!sec) llvm::consumeError(sec.takeError());
-            if (!value) llvm::consumeError(value.takeError());
+        if (!sec || !value || *sec == obj->section_end())
+            throw std::runtime_error("relocation against an undefined symbol");
+        auto it = sectionOffset.find((*sec)->getIndex());
+        if (it == sectionOffset.end()) throw std::runtime_error("symbol in a non-allocated section");
+        return reinterpret_cast<uint64_t>(mem) + it->second + *value;
+    };
+    for (const llvm::object::SectionRef& sec : obj->sections()) {
+        auto target = sec.getRelocatedSection();
+        if (!target || *target == obj->section_end()) continue;
+        auto it = sectionOffset.find((*target)->getIndex());
+        if (it == sectionOffset.end()) continue;
+        for (const llvm::object::RelocationRef& rel : sec.relocations()) {
+            uint64_t place = reinterpret_cast<uint64_t>(mem) + it->second + rel.getOffset();
+            int64_t addend = 0;
+            if (auto a = llvm::object::ELFRelocationRef(rel).getAddend()) addend = *a;
+            else llvm::consumeError(a.takeError());
+            uint64_t s = symbolAddress(*rel.getSymbol()) + addend;
+            uint64_t pcrel = s - place;
+            switch (rel.getType()) {
+            case 1: { uint32_t v = uint32_t(s); memcpy((void*)place, &v, 4); break; }        // ABS32_LO
+            case 2: { uint32_t v = uint32_t(s >> 32); memcpy((void*)place, &v, 4); break; }  // ABS32_HI
+            case 3: memcpy((void*)place, &s, 8); break;                                      // ABS64
+            case 10: { uint32_t v = uint32_t(pcrel); memcpy((void*)place, &v, 4); break; }   // REL32_LO
+            case 11: { uint32_t v = uint32_t(pcrel >> 32); memcpy((void*)place, &v, 4); break; } // REL32_HI
+            case 5: memcpy((void*)place, &pcrel, 8); break;                                  // REL64
+            default: throw std::runtime_error("unsupported relocation type " + std::to_string(rel.getType()));
+            }
+        }
+    }
+
+    bool haveEntry = false, haveKd = false;
+    for (const llvm::object::SymbolRef& sym : obj->symbols()) {
+        auto symName = sym.getName();
+        if (!symName) {
+            llvm::consumeError(symName.takeError());
             continue;
         }
-        if (*symName == name && (*sec)->getIndex() == textIndex) {
-            k.entry = reinterpret_cast<uint64_t>(mem) + *value;
+        if (*symName != name && *symName != name + ".kd") continue;
+        uint64_t addr = symbolAddress(sym);
+        if (*symName == name) {
+            k.entry = addr;
             haveEntry = true;
-        } else if (*symName == name + ".kd") {
-            auto contents = (*sec)->getContents();
-            if (!contents) throw std::runtime_error("no descriptor contents");
-            const uint8_t* d = reinterpret_cast<const uint8_t*>(contents->data()) + *value;
+        } else {
+            const uint8_t* d = reinterpret_cast<const uint8_t*>(addr);
             memcpy(&k.groupSegmentSize, d + 0, 4);
             memcpy(&k.privateSegmentSize, d + 4, 4);
             memcpy(&k.kernargSize, d + 8, 4);
@@ -171,7 +217,9 @@ void prepare(Launch& l, const Kernel& k, const uint32_t global[3], const uint32_
     put32(20, global[2]);
     put32(24, k.privateSegmentSize);
     put32(28, k.groupSegmentSize);
-    if (l.kernargs.empty()) l.kernargs.resize(8);
+    // Room for the hidden (implicit) arguments after the explicit ones, zeroed: global
+    // offsets 0.
+    l.kernargs.resize(std::max<size_t>(l.kernargs.size(), k.kernargSize) + 256, 0);
     uint64_t kernargs = reinterpret_cast<uint64_t>(l.kernargs.data());
     uint64_t packet = reinterpret_cast<uint64_t>(l.dispatchPacket.data());
     memcpy(l.dispatchPacket.data() + 40, &kernargs, 8);

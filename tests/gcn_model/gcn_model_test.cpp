@@ -8,6 +8,8 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <algorithm>
+#include <bit>
 
 using namespace gcntest;
 using duet::gcn::DispatchResult;
@@ -406,4 +408,101 @@ TEST_CASE("occupancy: VGPR-heavy kernels are limited by VGPRs, LDS-heavy by LDS"
     auto light = duet::gcn::computeOccupancy(24, 24, 0, 256);
     CHECK(light.wavesPerSimd == 10);
     CHECK(std::string(light.limit) == "none");
+}
+
+TEST_CASE("libclc math builtins (a wide instruction mix) match the host", "[gcn_model]") {
+    Kernel k = compileKernel(R"(
+        __kernel void math(__global const float* x, __global float* out, __global const double* dx,
+                           __global double* dout, __global const int* ix, __global int* iout) {
+            size_t i = get_global_id(0);
+            float v = x[i];
+            __global float* o = out + i * 16;
+            o[0] = sin(v); o[1] = cos(v); o[2] = exp(v * 0.1f); o[3] = log(fabs(v) + 1.0f);
+            o[4] = pow(fabs(v) + 0.5f, 1.7f); o[5] = tanh(v * 0.2f); o[6] = cbrt(v);
+            o[7] = atan2(v, 3.0f); o[8] = sqrt(fabs(v)); o[9] = rsqrt(fabs(v) + 1.0f);
+            o[10] = floor(v) + ceil(v) * 2.0f + round(v) * 4.0f; o[11] = fmod(v, 3.0f);
+            o[12] = ldexp(v, 5); o[13] = native_recip(2.0f); o[14] = erf(v * 0.1f); o[15] = exp2(v * 0.1f);
+            double d = dx[i];
+            __global double* od = dout + i * 4;
+            od[0] = sin(d); od[1] = exp(d * 0.01); od[2] = log(fabs(d) + 1.0); od[3] = d / 7.0;
+            int n = ix[i];
+            __global int* oi = iout + i * 6;
+            oi[0] = popcount(n); oi[1] = clz(n); oi[2] = mul_hi(n, 0x12345); oi[3] = rotate(n, 7);
+            oi[4] = sub_sat(n, 0x7ffffff0); oi[5] = convert_int_sat_rte(v * 1e8f);
+        })", "math", {"libclc"});
+    const uint32_t n = 128;
+    std::vector<float> x(n), out(n * 16);
+    std::vector<double> dx(n), dout(n * 4);
+    std::vector<int32_t> ix(n), iout(n * 6);
+    for (uint32_t i = 0; i < n; ++i) {
+        x[i] = (float(i) - 64.0f) * 0.731f;
+        dx[i] = (double(i) - 64.0) * 1234.567; // large arguments reach sin's Payne-Hanek path
+        ix[i] = int32_t(i * 0x9e3779b9u);
+    }
+    Launch l;
+    for (void* p : {(void*)x.data(), (void*)out.data(), (void*)dx.data(), (void*)dout.data(),
+                    (void*)ix.data(), (void*)iout.data()})
+        pushArg(l, ptr(p));
+    Result r = run(k, l, n, 64);
+    REQUIRE(r.result.error == "");
+    auto near = [](double got, double want, double rel) {
+        if (std::isinf(want) || std::isnan(want)) return got == want || (std::isnan(got) && std::isnan(want));
+        return std::fabs(got - want) <= rel * std::max(1.0, std::fabs(want));
+    };
+    for (uint32_t i = 0; i < n; ++i) {
+        float v = x[i];
+        const float* o = &out[i * 16];
+        INFO("i=" << i << " v=" << v);
+        CHECK(near(o[0], std::sin(v), 1e-6));
+        CHECK(near(o[1], std::cos(v), 1e-6));
+        CHECK(near(o[2], std::exp(v * 0.1f), 1e-6));
+        CHECK(near(o[3], std::log(std::fabs(v) + 1.0f), 1e-6));
+        CHECK(near(o[4], std::pow(std::fabs(v) + 0.5f, 1.7f), 1e-5));
+        CHECK(near(o[5], std::tanh(v * 0.2f), 1e-6));
+        INFO("cbrt " << o[6] << " want " << std::cbrt(v));
+        CHECK(near(o[6], std::cbrt(v), 1e-6));
+        CHECK(near(o[7], std::atan2(v, 3.0f), 1e-6));
+        CHECK(near(o[8], std::sqrt(std::fabs(v)), 1e-7));
+        CHECK(near(o[9], 1.0 / std::sqrt(std::fabs(v) + 1.0f), 1e-6));
+        CHECK(o[10] == std::floor(v) + std::ceil(v) * 2.0f + std::round(v) * 4.0f);
+        CHECK(o[11] == std::fmod(v, 3.0f));
+        CHECK(o[12] == std::ldexp(v, 5));
+        CHECK(near(o[13], 0.5, 1e-6));
+        CHECK(near(o[14], std::erf(v * 0.1f), 1e-6));
+        CHECK(near(o[15], std::exp2(v * 0.1f), 1e-6));
+        const double* od = &dout[i * 4];
+        double d = dx[i];
+        CHECK(near(od[0], std::sin(d), 1e-14));
+        CHECK(near(od[1], std::exp(d * 0.01), 1e-14));
+        CHECK(near(od[2], std::log(std::fabs(d) + 1.0), 1e-14));
+        CHECK(od[3] == d / 7.0);
+        const int32_t* oi = &iout[i * 6];
+        int32_t m = ix[i];
+        CHECK(oi[0] == std::popcount(uint32_t(m)));
+        CHECK(oi[1] == (m ? std::countl_zero(uint32_t(m)) : 32));
+        CHECK(oi[2] == int32_t((int64_t(m) * 0x12345) >> 32));
+        CHECK(uint32_t(oi[3]) == std::rotl(uint32_t(m), 7));
+        CHECK(oi[4] == int32_t(std::clamp<int64_t>(int64_t(m) - 0x7ffffff0, INT32_MIN, INT32_MAX)));
+        double scaled = double(v * 1e8f);
+        CHECK(oi[5] == int32_t(std::clamp<double>(std::nearbyint(scaled), INT32_MIN, INT32_MAX)));
+    }
+}
+
+TEST_CASE("libclc cbrt", "[gcn_model]") {
+    Kernel k = compileKernel(R"(
+        __kernel void k(__global float* a, __global const float* b) {
+            size_t i = get_global_id(0);
+            a[i] = cbrt(b[i]);
+        })", "k", {"libclc"});
+    std::vector<float> x(64), out(64);
+    for (uint32_t i = 0; i < 64; ++i) x[i] = (float(i) - 32.0f) * 0.731f;
+    Launch l;
+    pushArg(l, ptr(out.data()));
+    pushArg(l, ptr(x.data()));
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    for (uint32_t i = 0; i < 64; ++i) {
+        INFO("x=" << x[i] << " got " << out[i]);
+        CHECK(std::fabs(out[i] - std::cbrt(x[i])) <= 1e-6f * std::max(1.0f, std::fabs(std::cbrt(x[i]))));
+    }
 }

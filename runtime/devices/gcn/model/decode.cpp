@@ -389,8 +389,9 @@ Inst decode(const uint32_t* w) {
             // SDWA's S0 flag (bit 23) selects an SGPR/constant source instead of a VGPR.
             in.src[0] = (in.ext == 1 && (w[1] >> 23 & 1)) ? s0 : opnd::kVgpr + s0;
             if (in.ext == 1 && in.enc == Enc::Vopc && (w[1] >> 15 & 1)) in.sdst = bits(w[1], 8, 7);
-            if (in.ext == 1 && in.enc == Enc::Vopc && (w[1] >> 31 & 1))
-                in.src[1] = bits(w[1] >> 0, 8, 0) + (in.src[1] - opnd::kVgpr); // S1: SGPR vsrc1
+            // S1 (bit 31): the vsrc1 field names an SGPR/constant instead of a VGPR.
+            if (in.ext == 1 && in.enc != Enc::Vop1 && (w[1] >> 31 & 1))
+                in.src[1] = static_cast<uint16_t>(in.src[1] - opnd::kVgpr);
         } else {
             literalIf(1);
             if (in.op == Op::v_madmk_f32 || in.op == Op::v_madak_f32 || in.op == Op::v_madmk_f16 ||

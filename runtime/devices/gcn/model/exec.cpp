@@ -7,6 +7,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -1866,6 +1867,8 @@ bool Executor::runWave(Wave& w) {
         }
         const Inst& in = *fetch(w.pc);
         ++cls[in.cls];
+        if (m_ctx.trace && w.id == 0 && stats.workGroups == 1 && m_thread == 0) [[unlikely]]
+            trace(w, in);
         w.pc += in.words * 4;
         switch (in.enc) {
         case Enc::Sopp: {
@@ -1930,6 +1933,18 @@ bool Executor::runWave(Wave& w) {
             return fail(w, in, ok ? x.err : std::string("instruction not implemented by the GCN model"));
         }
     }
+}
+
+void Executor::trace(const Wave& w, const Inst& in) {
+    // Printed before the instruction runs: the previous VALU result is visible in its VGPR.
+    fprintf(stderr, "[gcn] %6llx %-24s words=%u exec=%016llx scc=%d vcc=%016llx",
+            static_cast<unsigned long long>(w.pc - m_ctx.state->pgmAddress), in.name, in.words,
+            static_cast<unsigned long long>(w.exec()), int(w.scc),
+            static_cast<unsigned long long>(w.vcc()));
+    for (int i = 0; i < 3; ++i)
+        if (in.src[i] >= opnd::kVgpr) fprintf(stderr, " v%u=%08x", in.src[i] - opnd::kVgpr, w.v[(in.src[i] - opnd::kVgpr) * 64]);
+        else if (in.src[i] < 102) fprintf(stderr, " s%u=%08x", in.src[i], w.s[in.src[i]]);
+    fprintf(stderr, "\n");
 }
 
 bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 namespace duet::gcn {
@@ -59,6 +60,11 @@ DispatchResult Model::dispatch(const DispatchState& st, DispatchStats* statsOut)
     ctx.scratchSlots = st.tmpringSize & 0xfff;
     ctx.scratchWaveBytes = uint64_t((st.tmpringSize >> 12) & 0x1fff) * 1024;
     const bool scratch = st.pgmRsrc2 & 1;
+    static const bool traceEnv = [] {
+        const char* e = std::getenv("DUET_GCN_TRACE");
+        return e && *e && *e != '0';
+    }();
+    ctx.trace = m_impl->config.trace || traceEnv;
 
     uint32_t size[3];
     for (int d = 0; d < 3; ++d) size[d] = st.numThread[d] & 0xffff;

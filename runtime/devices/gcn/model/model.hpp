@@ -95,6 +95,9 @@ Occupancy computeOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes, un
 struct ModelConfig {
     unsigned computeUnits = 64;
     unsigned hostThreads = 0;         ///< 0: one per host core
+    /// Debugging: print every instruction wave 0 of work-group 0 executes (with lane 0 of its
+    /// VGPR result) to stderr. Also enabled by DUET_GCN_TRACE=1.
+    bool trace = false;
 };
 
 /// Result of a dispatch: empty error means success. An instruction the model does not

@@ -31,6 +31,7 @@ struct DispatchCtx {
     uint32_t mode = 0;                ///< initial MODE register (FLOAT_MODE, DX10_CLAMP, IEEE)
     uint64_t scratchWaveBytes = 0;    ///< TMPRING_SIZE.WAVESIZE in bytes
     unsigned scratchSlots = 0;        ///< TMPRING_SIZE.WAVES
+    bool trace = false;
     std::atomic<bool> failed{false};
     std::mutex errorMutex;
     std::string error;
@@ -82,6 +83,7 @@ private:
     const Inst* fetch(uint64_t pc);
     bool runWave(Wave& w);     ///< runs until s_endpgm, s_barrier or an error
     bool fail(const Wave& w, const Inst& in, const std::string& why);
+    void trace(const Wave& w, const Inst& in);
 
     DispatchCtx& m_ctx;
     unsigned m_thread;
