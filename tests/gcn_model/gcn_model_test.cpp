@@ -1,0 +1,508 @@
+// Software GCN model: real LLVM-compiled gfx900 kernels run on the model, checked against
+// results computed on the host; plus the error paths and the statistics.
+#include "gcn_compile.hpp"
+
+#include <catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <algorithm>
+#include <bit>
+
+using namespace gcntest;
+using duet::gcn::DispatchResult;
+using duet::gcn::DispatchStats;
+using duet::gcn::InstClass;
+using duet::gcn::Model;
+using duet::gcn::ModelConfig;
+
+namespace {
+
+const char* const kPrelude = R"(
+#define LID (__builtin_amdgcn_workitem_id_x())
+#define GRP (__builtin_amdgcn_workgroup_id_x())
+typedef unsigned int uint;
+typedef unsigned long ulong;
+)";
+
+struct Result {
+    DispatchResult result;
+    DispatchStats stats;
+};
+
+Result run(const Kernel& k, Launch& l, uint32_t global, uint32_t local, unsigned threads = 2) {
+    uint32_t g[3] = {global, 1, 1}, s[3] = {local, 1, 1};
+    prepare(l, k, g, s);
+    Model model(ModelConfig{.computeUnits = 64, .hostThreads = threads});
+    Result r;
+    r.result = model.dispatch(l.state, &r.stats);
+    return r;
+}
+
+uint64_t ptr(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+} // namespace
+
+TEST_CASE("vector add: launch, kernarg SMEM loads, global loads and stores", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void vadd(__global const float* a, __global const float* b, __global float* c, uint n) {
+            uint i = GRP * 64 + LID;
+            if (i < n) c[i] = a[i] + b[i] * 2.0f;
+        })", "vadd");
+    const uint32_t n = 1000;
+    std::vector<float> a(n), b(n), c(n, -1.0f);
+    for (uint32_t i = 0; i < n; ++i) a[i] = float(i) * 0.5f, b[i] = 3.0f - float(i);
+    Launch l;
+    pushArg(l, ptr(a.data()));
+    pushArg(l, ptr(b.data()));
+    pushArg(l, ptr(c.data()));
+    pushArg(l, n);
+    Result r = run(k, l, 1024, 64);
+    REQUIRE(r.result.error == "");
+    for (uint32_t i = 0; i < n; ++i) REQUIRE(c[i] == a[i] + b[i] * 2.0f);
+    CHECK(r.stats.workGroups == 16);
+    CHECK(r.stats.wavefronts == 16);
+    CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Smem)] >= 16);
+    CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Valu)] > 0);
+}
+
+TEST_CASE("partial work-group from USE_THREAD_DIMENSIONS runs only the live lanes", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void fill(__global uint* out) { out[GRP * 64 + LID] = GRP * 1000 + LID; })", "fill");
+    std::vector<uint32_t> out(192, 0xdeadbeef);
+    Launch l;
+    pushArg(l, ptr(out.data()));
+    Result r = run(k, l, 150, 64); // 2 full groups + 22 items
+    REQUIRE(r.result.error == "");
+    for (uint32_t i = 0; i < 192; ++i) {
+        if (i < 150) REQUIRE(out[i] == (i / 64) * 1000 + i % 64);
+        else REQUIRE(out[i] == 0xdeadbeef);
+    }
+    CHECK(r.stats.valuLaneOps < r.stats.valuInstructions * 64);
+}
+
+TEST_CASE("SALU, scalar loops and divergent per-lane loops with EXEC masking", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void loops(__global uint* out, uint iters) {
+            uint lid = LID;
+            uint acc = 0;
+            for (uint i = 0; i < iters; ++i) acc = acc * 31u + (i ^ (i >> 3));   // uniform
+            uint d = 0, x = lid;
+            while (x != 1 && x != 0) { x = (x & 1) ? 3 * x + 1 : x >> 1; ++d; } // divergent
+            out[GRP * 64 + lid] = acc + d * 7u + (lid % 3 == 0 ? 100u : 0u);
+        })", "loops");
+    auto collatz = [](uint32_t x) { uint32_t d = 0; while (x != 1 && x != 0) { x = (x & 1) ? 3 * x + 1 : x >> 1; ++d; } return d; };
+    const uint32_t iters = 77;
+    uint32_t acc = 0;
+    for (uint32_t i = 0; i < iters; ++i) acc = acc * 31u + (i ^ (i >> 3));
+    std::vector<uint32_t> out(128);
+    Launch l;
+    pushArg(l, ptr(out.data()));
+    pushArg(l, iters);
+    Result r = run(k, l, 128, 64);
+    REQUIRE(r.result.error == "");
+    for (uint32_t i = 0; i < 128; ++i)
+        REQUIRE(out[i] == acc + collatz(i % 64) * 7u + (i % 64 % 3 == 0 ? 100u : 0u));
+    // Divergence: lanes idle while others iterate.
+    CHECK(r.stats.laneUtilisation() < 0.9);
+    CHECK(r.stats.laneUtilisation() > 0.0);
+    CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Branch)] > 2 * iters);
+    CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Salu)] > iters);
+}
+
+TEST_CASE("scalar ALU instructions through inline assembly", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void salu(__global uint* out, uint a, uint b) {
+            uint r0, r1, r2, r3, r4, r5;
+            __asm__ volatile("s_brev_b32 %0, %1" : "=s"(r0) : "s"(a));
+            __asm__ volatile("s_bcnt1_i32_b32 %0, %1" : "=s"(r1) : "s"(a));
+            __asm__ volatile("s_ff1_i32_b32 %0, %1" : "=s"(r2) : "s"(b));
+            __asm__ volatile("s_bfe_u32 %0, %1, 0x80004" : "=s"(r3) : "s"(a));   // 8 bits at 4
+            __asm__ volatile("s_bfe_i32 %0, %1, 0x80004" : "=s"(r4) : "s"(a));
+            __asm__ volatile("s_flbit_i32 %0, %1" : "=s"(r5) : "s"(b));
+            if (LID == 0) { out[0] = r0; out[1] = r1; out[2] = r2; out[3] = r3; out[4] = r4; out[5] = r5; }
+        })", "salu");
+    std::vector<uint32_t> out(6);
+    Launch l;
+    pushArg(l, ptr(out.data()));
+    pushArg(l, 0x12345f80u);
+    pushArg(l, 0xfff0f000u);
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    CHECK(out[0] == 0x01fa2c48u);
+    CHECK(out[1] == 12u);
+    CHECK(out[2] == 12u);
+    CHECK(out[3] == 0xf8u);
+    CHECK(out[4] == 0xfffffff8u);
+    CHECK(out[5] == 12u); // first bit differing from the sign, counted from the MSB
+}
+
+TEST_CASE("VALU float: IEEE fdiv expansion, sqrt, min/max NaN rules, conversions", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void fmath(__global const float* a, __global const float* b, __global float* q,
+                            __global float* s, __global float* mn, __global int* cv) {
+            uint i = GRP * 64 + LID;
+            q[i] = a[i] / b[i];
+            s[i] = __builtin_sqrtf(__builtin_fabsf(a[i]));
+            mn[i] = __builtin_fminf(a[i], b[i]);
+            cv[i] = (int)(a[i] * 1000.0f);
+        })", "fmath", {"-cl-fp32-correctly-rounded-divide-sqrt"});
+    const uint32_t n = 256;
+    std::vector<float> a(n), b(n), q(n), s(n), mn(n);
+    std::vector<int32_t> cv(n);
+    std::mt19937 rng(42);
+    std::uniform_real_distribution<float> mant(1.0f, 2.0f);
+    std::uniform_int_distribution<int> ex(-40, 40);
+    for (uint32_t i = 0; i < n; ++i) {
+        a[i] = std::ldexp(mant(rng), ex(rng)) * (i & 1 ? -1.0f : 1.0f);
+        b[i] = std::ldexp(mant(rng), ex(rng));
+    }
+    // Special values: zeros, infinities, NaN, denormals, huge/tiny quotients.
+    a[0] = 0.0f, b[0] = 0.0f;
+    a[1] = 1.0f, b[1] = 0.0f;
+    a[2] = INFINITY, b[2] = INFINITY;
+    a[3] = NAN, b[3] = 2.0f;
+    a[4] = 1e-40f, b[4] = 3.0f;         // denormal numerator
+    a[5] = 3.0e38f, b[5] = 1.0e-5f;     // overflow to inf
+    a[6] = 1.0e-30f, b[6] = 1.0e20f;    // underflows to a denormal quotient
+    a[7] = 7.0f, b[7] = 1e-40f;         // denormal denominator
+    a[8] = 1.0f, b[8] = 3.0e38f;        // huge denominator
+    a[9] = 2.0f, b[9] = NAN;
+    Launch l;
+    for (void* p : {(void*)a.data(), (void*)b.data(), (void*)q.data(), (void*)s.data(), (void*)mn.data(), (void*)cv.data()})
+        pushArg(l, ptr(p));
+    Result r = run(k, l, n, 64);
+    REQUIRE(r.result.error == "");
+    for (uint32_t i = 0; i < n; ++i) {
+        INFO("i=" << i << " a=" << a[i] << " b=" << b[i] << " q=" << q[i]);
+        float want = a[i] / b[i];
+        if (std::isnan(want)) REQUIRE(std::isnan(q[i]));
+        else REQUIRE(q[i] == want); // correctly rounded, denormals included
+        if (std::isnan(a[i])) REQUIRE(std::isnan(s[i]));
+        else REQUIRE(s[i] == std::sqrt(std::fabs(a[i])));
+        float wantMin = std::fmin(a[i], b[i]);
+        if (std::isnan(wantMin)) REQUIRE(std::isnan(mn[i]));
+        else REQUIRE(mn[i] == wantMin); // NaN operand yields the other operand
+    }
+    CHECK(cv[10] == int32_t(a[10] * 1000.0f));
+}
+
+TEST_CASE("LDS reduction with barriers across the 4 waves of a 256-item group", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void reduce(__global const uint* in, __global uint* out) {
+            __local uint tmp[256];
+            uint lid = LID;
+            tmp[lid] = in[GRP * 256 + lid];
+            __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+            __builtin_amdgcn_s_barrier();
+            __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+            for (uint s = 128; s > 0; s >>= 1) {
+                if (lid < s) tmp[lid] += tmp[lid + s];
+                __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+                __builtin_amdgcn_s_barrier();
+                __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+            }
+            if (lid == 0) out[GRP] = tmp[0];
+        })", "reduce");
+    const uint32_t groups = 8;
+    std::vector<uint32_t> in(groups * 256), out(groups);
+    for (uint32_t i = 0; i < in.size(); ++i) in[i] = i * 7 + 3;
+    Launch l;
+    pushArg(l, ptr(in.data()));
+    pushArg(l, ptr(out.data()));
+    Result r = run(k, l, groups * 256, 256, 3);
+    REQUIRE(r.result.error == "");
+    for (uint32_t g = 0; g < groups; ++g) {
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < 256; ++i) sum += in[g * 256 + i];
+        REQUIRE(out[g] == uint32_t(sum));
+    }
+    CHECK(r.stats.wavefronts == groups * 4);
+    CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Barrier)] >= groups * 4 * 9);
+    CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Lds)] > 0);
+    CHECK(r.stats.ldsBytesPerGroup == 1024);
+}
+
+TEST_CASE("LDS bank conflicts: a stride-32 dword pattern serialises, stride 1 does not", "[gcn_model]") {
+    auto conflicts = [](uint32_t stride) {
+        Kernel k = compileKernel(std::string(kPrelude) + R"(
+            __kernel void bank(__global uint* out, uint stride) {
+                __local uint tmp[64 * 33];
+                tmp[(LID * stride) % (64 * 33)] = LID;
+                __builtin_amdgcn_s_barrier();
+                out[LID] = tmp[(LID * stride) % (64 * 33)];
+            })", "bank");
+        std::vector<uint32_t> out(64);
+        Launch l;
+        pushArg(l, ptr(out.data()));
+        pushArg(l, stride);
+        Result r = run(k, l, 64, 64);
+        REQUIRE(r.result.error == "");
+        for (uint32_t i = 0; i < 64; ++i) REQUIRE(out[i] == i);
+        return r.stats.ldsBankConflictCycles;
+    };
+    CHECK(conflicts(1) == 0);
+    // stride 32: the 32 lanes of a half-wave all hit bank 0 -> 31 extra cycles per half-wave,
+    // for the write and the read.
+    CHECK(conflicts(32) == 2 * 2 * 31);
+}
+
+TEST_CASE("global atomics are atomic across host threads, with returns", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void atom(volatile __global uint* counter, volatile __global int* mx,
+                           __global uint* slots) {
+            uint i = GRP * 64 + LID;
+            uint old = __opencl_atomic_fetch_add((volatile __global atomic_uint*)counter, 1u,
+                                                 __ATOMIC_RELAXED, __OPENCL_MEMORY_SCOPE_DEVICE);
+            slots[old] = i;
+            __opencl_atomic_fetch_max((volatile __global atomic_int*)mx, (int)(i * 37 % 1001),
+                                      __ATOMIC_RELAXED, __OPENCL_MEMORY_SCOPE_DEVICE);
+        })", "atom");
+    const uint32_t n = 64 * 64;
+    uint32_t counter = 0;
+    int32_t mx = -5;
+    std::vector<uint32_t> slots(n, ~0u);
+    Launch l;
+    pushArg(l, ptr(&counter));
+    pushArg(l, ptr(&mx));
+    pushArg(l, ptr(slots.data()));
+    Result r = run(k, l, n, 64, 4);
+    REQUIRE(r.result.error == "");
+    CHECK(counter == n);
+    int32_t want = 0;
+    for (uint32_t i = 0; i < n; ++i) want = std::max<int32_t>(want, int32_t(i * 37 % 1001));
+    CHECK(mx == want);
+    std::vector<uint32_t> sorted = slots;
+    std::sort(sorted.begin(), sorted.end());
+    for (uint32_t i = 0; i < n; ++i) REQUIRE(sorted[i] == i); // every return value unique
+}
+
+TEST_CASE("scratch: a private array indexed dynamically goes through swizzled MUBUF", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void priv(__global const uint* idx, __global uint* out) {
+            uint p[48];
+            uint lid = LID;
+            for (uint i = 0; i < 48; ++i) p[i] = i * lid + 5;
+            uint j = idx[GRP * 64 + lid] % 48;
+            p[j] += 1000;
+            out[GRP * 64 + lid] = p[j] + p[(j * 7) % 48];
+        })", "priv");
+    REQUIRE((k.rsrc2 & 1) == 1); // SCRATCH_EN
+    const uint32_t n = 256;
+    std::vector<uint32_t> idx(n), out(n);
+    for (uint32_t i = 0; i < n; ++i) idx[i] = i * 13 + 1;
+    Launch l;
+    pushArg(l, ptr(idx.data()));
+    pushArg(l, ptr(out.data()));
+    Result r = run(k, l, n, 64, 2);
+    REQUIRE(r.result.error == "");
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t lid = i % 64, j = idx[i] % 48, j2 = (j * 7) % 48;
+        uint32_t pj = j * lid + 5 + 1000, pj2 = j2 * lid + 5 + (j2 == j ? 1000 : 0);
+        REQUIRE(out[i] == pj + pj2);
+    }
+    CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Vmem)] > 0);
+}
+
+TEST_CASE("f64 and f16 arithmetic", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+        #pragma OPENCL EXTENSION cl_khr_fp16 : enable
+        __kernel void wide(__global const double* a, __global double* d, __global const half* h,
+                           __global half* ho) {
+            uint i = GRP * 64 + LID;
+            double x = a[i];
+            d[i] = __builtin_fma(x, x, 1.0) / (x + 3.0) + __builtin_sqrt(__builtin_fabs(x));
+            half y = h[i];
+            ho[i] = y * y + (half)0.5;
+        })", "wide", {"-cl-fp32-correctly-rounded-divide-sqrt"});
+    const uint32_t n = 64;
+    std::vector<double> a(n), d(n);
+    std::vector<_Float16> h(n), ho(n);
+    for (uint32_t i = 0; i < n; ++i) a[i] = 0.37 * i - 5.5, h[i] = _Float16(0.25f * float(i) - 3.0f);
+    Launch l;
+    pushArg(l, ptr(a.data()));
+    pushArg(l, ptr(d.data()));
+    pushArg(l, ptr(h.data()));
+    pushArg(l, ptr(ho.data()));
+    Result r = run(k, l, n, 64);
+    REQUIRE(r.result.error == "");
+    for (uint32_t i = 0; i < n; ++i) {
+        double x = a[i];
+        double want = std::fma(x, x, 1.0) / (x + 3.0) + std::sqrt(std::fabs(x));
+        REQUIRE(d[i] == Approx(want).epsilon(1e-15));
+        _Float16 y = h[i];
+        REQUIRE(float(ho[i]) == Approx(float(_Float16(float(_Float16(float(y) * float(y))) + 0.5f))).margin(1e-3));
+    }
+}
+
+TEST_CASE("an instruction the model lacks stops the dispatch with its name and address", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void img(__global uint* out) {
+            out[LID] = 1;
+            __asm__ volatile("image_load v[0:3], v0, s[0:7] dmask:0xf unorm" ::: "v0", "v1", "v2", "v3");
+            out[LID] = 2;
+        })", "img");
+    std::vector<uint32_t> out(64, 0);
+    Launch l;
+    pushArg(l, ptr(out.data()));
+    Result r = run(k, l, 64, 64);
+    REQUIRE_FALSE(r.result);
+    CHECK(r.result.error.find("MIMG") != std::string::npos);
+    CHECK(r.result.error.find("not implemented") != std::string::npos);
+    CHECK(r.result.error.find("kernel offset 0x") != std::string::npos);
+    CHECK(out[0] == 1); // the stores before it ran, the one after did not
+}
+
+TEST_CASE("out-of-range registers and bad register state are reported", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void many(__global float* out) {
+            __asm__ volatile("v_mov_b32 v40, 1.0" ::: "v40");
+            out[LID] = 1.0f;
+        })", "many");
+    std::vector<float> out(64);
+    {
+        Launch l;
+        pushArg(l, ptr(out.data()));
+        uint32_t g[3] = {64, 1, 1}, s[3] = {64, 1, 1};
+        prepare(l, k, g, s);
+        l.state.pgmRsrc1 &= ~63u; // claim 4 VGPRs
+        Model model(ModelConfig{});
+        DispatchResult res = model.dispatch(l.state);
+        REQUIRE_FALSE(res);
+        CHECK(res.error.find("VGPR") != std::string::npos);
+        CHECK(res.error.find("beyond the kernel's 4 VGPRs") != std::string::npos);
+    }
+    {
+        Launch l;
+        pushArg(l, ptr(out.data()));
+        uint32_t g[3] = {64, 1, 1}, s[3] = {2048, 1, 1};
+        prepare(l, k, g, s);
+        Model model(ModelConfig{});
+        DispatchResult res = model.dispatch(l.state);
+        REQUIRE_FALSE(res);
+        CHECK(res.error.find("work-group size") != std::string::npos);
+    }
+}
+
+TEST_CASE("occupancy: VGPR-heavy kernels are limited by VGPRs, LDS-heavy by LDS", "[gcn_model]") {
+    Kernel heavy = compileKernel(std::string(kPrelude) + R"(
+        __kernel void heavy(__global float* out) {
+            __asm__ volatile("v_mov_b32 v130, 0" ::: "v130");
+            out[LID] = 1.0f;
+        })", "heavy");
+    std::vector<float> out(64);
+    Launch l;
+    pushArg(l, ptr(out.data()));
+    Result r = run(heavy, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    CHECK(r.stats.vgprs >= 131);
+    CHECK(r.stats.wavesPerSimd == 1);
+    CHECK(r.stats.occupancyLimit == "VGPRs");
+
+    auto lds = duet::gcn::computeOccupancy(8, 16, 32768, 64);
+    CHECK(lds.wavesPerSimd == 1); // 2 single-wave groups per CU
+    CHECK(std::string(lds.limit) == "LDS");
+    auto light = duet::gcn::computeOccupancy(24, 24, 0, 256);
+    CHECK(light.wavesPerSimd == 10);
+    CHECK(std::string(light.limit) == "none");
+}
+
+TEST_CASE("libclc math builtins (a wide instruction mix) match the host", "[gcn_model]") {
+    Kernel k = compileKernel(R"(
+        __kernel void math(__global const float* x, __global float* out, __global const double* dx,
+                           __global double* dout, __global const int* ix, __global int* iout) {
+            size_t i = get_global_id(0);
+            float v = x[i];
+            __global float* o = out + i * 16;
+            o[0] = sin(v); o[1] = cos(v); o[2] = exp(v * 0.1f); o[3] = log(fabs(v) + 1.0f);
+            o[4] = pow(fabs(v) + 0.5f, 1.7f); o[5] = tanh(v * 0.2f); o[6] = cbrt(v);
+            o[7] = atan2(v, 3.0f); o[8] = sqrt(fabs(v)); o[9] = rsqrt(fabs(v) + 1.0f);
+            o[10] = floor(v) + ceil(v) * 2.0f + round(v) * 4.0f; o[11] = fmod(v, 3.0f);
+            o[12] = ldexp(v, 5); o[13] = native_recip(2.0f); o[14] = erf(v * 0.1f); o[15] = exp2(v * 0.1f);
+            double d = dx[i];
+            __global double* od = dout + i * 4;
+            od[0] = sin(d); od[1] = exp(d * 0.01); od[2] = log(fabs(d) + 1.0); od[3] = d / 7.0;
+            int n = ix[i];
+            __global int* oi = iout + i * 6;
+            oi[0] = popcount(n); oi[1] = clz(n); oi[2] = mul_hi(n, 0x12345); oi[3] = rotate(n, 7);
+            oi[4] = sub_sat(n, 0x7ffffff0); oi[5] = convert_int_sat_rte(v * 1e8f);
+        })", "math", {"libclc"});
+    const uint32_t n = 128;
+    std::vector<float> x(n), out(n * 16);
+    std::vector<double> dx(n), dout(n * 4);
+    std::vector<int32_t> ix(n), iout(n * 6);
+    for (uint32_t i = 0; i < n; ++i) {
+        x[i] = (float(i) - 64.0f) * 0.731f;
+        dx[i] = (double(i) - 64.0) * 1234.567; // large arguments reach sin's Payne-Hanek path
+        ix[i] = int32_t(i * 0x9e3779b9u);
+    }
+    Launch l;
+    for (void* p : {(void*)x.data(), (void*)out.data(), (void*)dx.data(), (void*)dout.data(),
+                    (void*)ix.data(), (void*)iout.data()})
+        pushArg(l, ptr(p));
+    Result r = run(k, l, n, 64);
+    REQUIRE(r.result.error == "");
+    auto near = [](double got, double want, double rel) {
+        if (std::isinf(want) || std::isnan(want)) return got == want || (std::isnan(got) && std::isnan(want));
+        return std::fabs(got - want) <= rel * std::max(1.0, std::fabs(want));
+    };
+    for (uint32_t i = 0; i < n; ++i) {
+        float v = x[i];
+        const float* o = &out[i * 16];
+        INFO("i=" << i << " v=" << v);
+        CHECK(near(o[0], std::sin(v), 1e-6));
+        CHECK(near(o[1], std::cos(v), 1e-6));
+        CHECK(near(o[2], std::exp(v * 0.1f), 1e-6));
+        CHECK(near(o[3], std::log(std::fabs(v) + 1.0f), 1e-6));
+        CHECK(near(o[4], std::pow(std::fabs(v) + 0.5f, 1.7f), 1e-5));
+        CHECK(near(o[5], std::tanh(v * 0.2f), 1e-6));
+        INFO("cbrt " << o[6] << " want " << std::cbrt(v));
+        CHECK(near(o[6], std::cbrt(v), 1e-6));
+        CHECK(near(o[7], std::atan2(v, 3.0f), 1e-6));
+        CHECK(near(o[8], std::sqrt(std::fabs(v)), 1e-7));
+        CHECK(near(o[9], 1.0 / std::sqrt(std::fabs(v) + 1.0f), 1e-6));
+        CHECK(o[10] == std::floor(v) + std::ceil(v) * 2.0f + std::round(v) * 4.0f);
+        CHECK(o[11] == std::fmod(v, 3.0f));
+        CHECK(o[12] == std::ldexp(v, 5));
+        CHECK(near(o[13], 0.5, 1e-6));
+        CHECK(near(o[14], std::erf(v * 0.1f), 1e-6));
+        CHECK(near(o[15], std::exp2(v * 0.1f), 1e-6));
+        const double* od = &dout[i * 4];
+        double d = dx[i];
+        CHECK(near(od[0], std::sin(d), 1e-14));
+        CHECK(near(od[1], std::exp(d * 0.01), 1e-14));
+        CHECK(near(od[2], std::log(std::fabs(d) + 1.0), 1e-14));
+        CHECK(od[3] == d / 7.0);
+        const int32_t* oi = &iout[i * 6];
+        int32_t m = ix[i];
+        CHECK(oi[0] == std::popcount(uint32_t(m)));
+        CHECK(oi[1] == (m ? std::countl_zero(uint32_t(m)) : 32));
+        CHECK(oi[2] == int32_t((int64_t(m) * 0x12345) >> 32));
+        CHECK(uint32_t(oi[3]) == std::rotl(uint32_t(m), 7));
+        CHECK(oi[4] == int32_t(std::clamp<int64_t>(int64_t(m) - 0x7ffffff0, INT32_MIN, INT32_MAX)));
+        double scaled = double(v * 1e8f);
+        CHECK(oi[5] == int32_t(std::clamp<double>(std::nearbyint(scaled), INT32_MIN, INT32_MAX)));
+    }
+}
+
+TEST_CASE("libclc cbrt", "[gcn_model]") {
+    Kernel k = compileKernel(R"(
+        __kernel void k(__global float* a, __global const float* b) {
+            size_t i = get_global_id(0);
+            a[i] = cbrt(b[i]);
+        })", "k", {"libclc"});
+    std::vector<float> x(64), out(64);
+    for (uint32_t i = 0; i < 64; ++i) x[i] = (float(i) - 32.0f) * 0.731f;
+    Launch l;
+    pushArg(l, ptr(out.data()));
+    pushArg(l, ptr(x.data()));
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    for (uint32_t i = 0; i < 64; ++i) {
+        INFO("x=" << x[i] << " got " << out[i]);
+        CHECK(std::fabs(out[i] - std::cbrt(x[i])) <= 1e-6f * std::max(1.0f, std::fabs(std::cbrt(x[i]))));
+    }
+}
