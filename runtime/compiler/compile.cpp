@@ -219,6 +219,8 @@ CompileResult compileSource(std::string_view source, std::string_view options,
         return result;
     }
 
+    if (target.kind == TargetSpec::Kind::Gcn)
+        initialiseAmdgpuTarget();
     llvm::raw_string_ostream logStream(result.log);
     std::vector<std::string> args = cc1Arguments(parsed.options, target, !headers.empty());
     std::vector<const char*> argv;

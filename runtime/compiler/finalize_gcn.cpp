@@ -62,7 +62,11 @@ constexpr uint16_t kEmAmdgpu = 224; // EM_AMDGPU
 /// kernarg layout under the runtime (devices/gcn lays the v5 hidden arguments out).
 constexpr unsigned kCodeObjectVersion = 500;
 
-void initialiseAmdgpuOnce() {
+void initialiseAmdgpuOnce() { initialiseAmdgpuTarget(); }
+
+} // namespace
+
+void initialiseAmdgpuTarget() {
     static std::once_flag once;
     std::call_once(once, [] {
         LLVMInitializeAMDGPUTargetInfo();
@@ -72,6 +76,8 @@ void initialiseAmdgpuOnce() {
         LLVMInitializeAMDGPUDisassembler();
     });
 }
+
+namespace {
 
 std::string_view gcnAdditionsBitcode() {
     const auto* begin = reinterpret_cast<const char*>(duet_gcn_builtins_bc);
@@ -130,7 +136,9 @@ std::string unresolvedFunctions(Module& m) {
         if (!f.isDeclaration() || f.isIntrinsic() || f.use_empty())
             continue;
         StringRef name = f.getName();
-        if (name == "printf") {
+        // clang's AMDGPU pipeline may already have lowered printf to the runtime's buffer
+        // protocol (__printf_alloc), which this runtime does not provide yet.
+        if (name == "printf" || name == "__printf_alloc") {
             out += "error: printf is not supported on the GCN device yet\n";
             continue;
         }

@@ -26,6 +26,10 @@ std::string writeBitcode(const llvm::Module& module);
 /// True when the bytes start like LLVM bitcode (raw or wrapper magic).
 bool looksLikeBitcode(std::string_view bytes);
 
+/// Registers the AMDGPU target with LLVM (once). The GCN device's compiles call it first, so
+/// that clang's optimisation pipeline always includes the AMDGPU passes (finalize_gcn.cpp).
+void initialiseAmdgpuTarget();
+
 /// The bitcode of the CPU builtin library, embedded at build time.
 std::string_view cpuBuiltinLibraryBitcode();
 

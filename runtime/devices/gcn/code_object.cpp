@@ -338,10 +338,10 @@ std::string LoadedCodeObject::load(std::span<const unsigned char> bytes) {
     return "";
 }
 
-Occupancy computeOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes,
+OccupancyEstimate estimateOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes,
                            unsigned workGroupSize) {
     constexpr unsigned kMaxWaves = 10, kSimds = 4, kLdsPerCu = 64 * 1024;
-    Occupancy o;
+    OccupancyEstimate o;
     const unsigned v = std::max(4u, (vgprs + 3) / 4 * 4);
     o.byVgprs = std::min(kMaxWaves, 256 / v);
     o.bySgprs = std::min(kMaxWaves, 800 / std::max(1u, sgprs));
@@ -371,7 +371,7 @@ Occupancy computeOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes,
 }
 
 std::string occupancyLine(const KernelInfo& k, unsigned workGroupSize) {
-    Occupancy o = computeOccupancy(k.vgprCount, k.sgprCount, k.groupSegmentFixedSize,
+    OccupancyEstimate o = estimateOccupancy(k.vgprCount, k.sgprCount, k.groupSegmentFixedSize,
                                    workGroupSize);
     std::string s = "kernel " + k.name + ": " + std::to_string(k.vgprCount) + " VGPRs, " +
                     std::to_string(k.sgprCount) + " SGPRs, " +

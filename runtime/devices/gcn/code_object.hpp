@@ -128,7 +128,7 @@ private:
 };
 
 /// Occupancy of one kernel on one gfx9 SIMD, from its register and LDS needs.
-struct Occupancy {
+struct OccupancyEstimate {
     unsigned wavesPerSimd = 0;  ///< 0 when the work-group cannot run at all
     unsigned byVgprs = 0, bySgprs = 0, byLds = 0, byWorkGroups = 0;
     const char* limit = "none"; ///< "VGPRs", "SGPRs", "LDS", "work-group size" or "none"
@@ -136,7 +136,7 @@ struct Occupancy {
 
 /// gfx9 limits: 10 waves per SIMD, 256 VGPRs per lane (granule 4), 800 SGPRs per SIMD
 /// (granule 16), 64 KiB LDS and 16 work-groups per CU, 4 SIMDs per CU.
-Occupancy computeOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytesPerGroup,
+OccupancyEstimate estimateOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytesPerGroup,
                            unsigned workGroupSize);
 
 /// The build log's line for one kernel: "kernel k: 12 VGPRs, 18 SGPRs, 0 bytes LDS, ...".

@@ -328,13 +328,14 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     const uint16_t props = kd.kernelCodeProperties;
     if (props & gcn::kEnableSgprPrivateSegmentBuffer) {
         // Scratch buffer resource (V#, gfx9 layout): swizzled, ADD_TID_ENABLE, index stride
-        // 64, 32-bit elements, so each lane's dwords interleave inside its wave's slot.
+        // 64, 4-byte elements, so each lane's dwords interleave inside its wave's slot.
         user(uint32_t(scratchBase));
         user(uint32_t((scratchBase >> 32) & 0xffff) | (1u << 31)); // SWIZZLE_ENABLE, stride 0
         user(uint32_t(std::min<uint64_t>(scratchBytes, 0xffffffffu))); // NUM_RECORDS
         user(4u | (5u << 3) | (6u << 6) | (7u << 9) // DST_SEL X Y Z W
              | (7u << 12)                            // NUM_FORMAT float
              | (4u << 15)                            // DATA_FORMAT 32
+             | (1u << 19)                            // ELEMENT_SIZE 4 bytes
              | (3u << 21)                            // INDEX_STRIDE 64
              | (1u << 23));                          // ADD_TID_ENABLE
     }
