@@ -43,7 +43,7 @@ def parse_stats(output):
 def split(phases):
     """compute / interop / render / frame per-frame medians (ms) from the parsed phases."""
     med = lambda name: phases.get(name, {}).get("median", 0.0)
-    fog_kernel, fog_interop = med("fog kernel"), med("fog acquire/release")
+    fog_kernel, fog_interop = med("fog kernel"), med("fog interop")
     return {
         "compute": med("compute") + fog_kernel,
         "interop": med("acquire/release") + fog_interop,

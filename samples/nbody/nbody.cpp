@@ -138,7 +138,7 @@ class NBodySample final : public Sample {
     // The CL fog pass runs inside render; its parts are timed apart so a split of the frame can
     // take them out of "render" (bench/samples_fps.sh does).
     static constexpr std::string_view kFogKernel = "fog kernel";
-    static constexpr std::string_view kFogAcquireRelease = "fog acquire/release";
+    static constexpr std::string_view kFogAcquireRelease = "fog interop";
     static constexpr glm::vec3 kBackground{0.0f, 0.0f, 0.02f};
 
     // Creates the fog pass on first use; where the device cannot run it, says why once and turns
@@ -146,8 +146,10 @@ class NBodySample final : public Sample {
     bool fogAvailable(Context &ctx) {
         if (m_fog)
             return true;
-        if (m_fogTried)
+        if (m_fogTried) {
+            m_fogOn = false; // the overlay's checkbox cannot turn on what the device lacks
             return false;
+        }
         m_fogTried = true;
         try {
             m_fog = std::make_unique<nbody::DepthFog>(*m_cl);
