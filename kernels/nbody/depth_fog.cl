@@ -21,8 +21,12 @@ __kernel void depth_fog(read_only image2d_t color, read_only image2d_depth_t dep
     int2 p = (int2)(get_global_id(0), get_global_id(1));
     if (p.x >= get_image_width(out) || p.y >= get_image_height(out))
         return;
-    float4 c = read_imagef(color, kNearest, p);
     float z = eyeDistance(read_imagef(depth, kNearest, p), zNear, zFar);
     float keep = exp(-density * fmax(z - start, 0.0f));
-    write_imagef(out, p, (float4)(mix(fog.xyz, c.xyz, keep), 1.0f));
+    // Most of the frame is background or far enough to be all fog: skip the sRGB decode there
+    // (below 1e-4 the scene's share moves the 8-bit sRGB result by under half a step).
+    float3 rgb = fog.xyz;
+    if (keep >= 1e-4f)
+        rgb = mix(fog.xyz, read_imagef(color, kNearest, p).xyz, keep);
+    write_imagef(out, p, (float4)(rgb, 1.0f));
 }
