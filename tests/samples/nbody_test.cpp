@@ -1,6 +1,7 @@
 // duet-nbody: the CL step against a double-precision host reference (N = 256, on Duet and PoCL),
 // energy drift, and the sample run headless with its PNG checked for bodies where physics puts them.
 #include "../interop/icd_vendors.hpp"
+#include "sample_run.hpp"
 
 #include "engine/app/event.hpp"
 #include "engine/gfx/capture.hpp"
@@ -10,15 +11,17 @@
 #include <catch.hpp>
 #include <glm/glm.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace nbody = duet::nbody;
+using duet::test::CommandResult;
+using duet::test::runCommand;
 
 namespace {
 
@@ -90,25 +93,6 @@ nbody::State runCl(ClOn &cl, const nbody::State &state, int steps, float dt, flo
     clReleaseMemObject(pos[1]);
     clReleaseMemObject(vel);
     return out;
-}
-
-struct CommandResult {
-    int exitCode = -1;
-    std::string output;
-};
-
-CommandResult runCommand(const std::string &command) {
-    CommandResult result;
-    FILE *pipe = popen((command + " 2>&1").c_str(), "r");
-    if (!pipe)
-        return result;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
-        result.output.append(buffer, n);
-    int status = pclose(pipe);
-    result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
 }
 
 int brightness(const duet::engine::Image &image, int x, int y) {

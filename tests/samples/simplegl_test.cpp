@@ -14,6 +14,7 @@
 #include <catch.hpp>
 #include <glm/glm.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
