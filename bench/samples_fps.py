@@ -81,8 +81,8 @@ def main():
         args.bodies, args.frames, args.size = 4096, 5, "640x360"
 
     samples = {
-        "nbody": ("samples/nbody/duet-nbody", [f"N={args.bodies}"]),
-        "nbody (no fog)": ("samples/nbody/duet-nbody", [f"N={args.bodies}", "fog=0"]),
+        "nbody": ("samples/nbody/duet-nbody", [f"N={args.bodies}", "fog=0"]),
+        "nbody (depth fog)": ("samples/nbody/duet-nbody", [f"N={args.bodies}", "fog=1"]),
         "simplegl": ("samples/simplegl/duet-simplegl", []),
     }
     wanted = [s.strip() for s in args.samples.split(",")]
@@ -141,8 +141,8 @@ def main():
     print("\nratio: first/second for times, first's frames/s over second's for frames/s. "
           "render is GL work only: duet-nbody's CL fog pass (*: kernel + acquire/release of its\n"
           "textures, run inside the render hook) is counted in compute and interop, and shown "
-          "apart. Where a platform cannot run the fog pass (PoCL), 'nbody (no fog)' is the like-"
-          "for-like row.")
+          "apart. PoCL cannot run the fog pass (no CL_DEPTH/CL_sRGBA images), so 'nbody' is the "
+          "like-for-like row.")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"frames": args.frames, "size": args.size, "bodies": args.bodies,

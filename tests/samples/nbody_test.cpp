@@ -160,7 +160,7 @@ TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts 
         const int n = 1024, frames = 5, w = 320, h = 240;
         CommandResult run = runCommand(std::string(DUET_NBODY) + " --headless --frames " +
                                        std::to_string(frames) + " --size 320x240 --no-overlay" +
-                                       " --set N=" + std::to_string(n) + " --set dt=0.02 --platform '" +
+                                       " --set N=" + std::to_string(n) + " --set dt=0.02 --set fog=1 --platform '" +
                                        platform + "' --screenshot " + png + " --stats");
         INFO(run.output);
         REQUIRE(run.exitCode == 0);
