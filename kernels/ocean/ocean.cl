@@ -72,10 +72,14 @@ __kernel void ocean_evolve(__global const float4 *h0, __global float2 *spectrum,
     float4 a = h0[iy * n + ix], b = h0[my * n + mx];
     float2 h = cmul(a.xy, (float2)(c, s)) + cmul((float2)(b.x, -b.y), (float2)(c, -s));
     float2 dx = (float2)(0.0f), dz = (float2)(0.0f);
+    // -i (k / |k|) h. On the Nyquist row or column (index n/2) a wave vector is its own mirror
+    // along that axis, where -i k h cannot be Hermitian: that component is left out there, so the
+    // displacements stay real.
     if (k > 0.0f) {
-        // -i (kx / k) h
-        dx = (float2)(h.y, -h.x) * (kx / k);
-        dz = (float2)(h.y, -h.x) * (kz / k);
+        if (ix != n / 2)
+            dx = (float2)(h.y, -h.x) * (kx / k);
+        if (iy != n / 2)
+            dz = (float2)(h.y, -h.x) * (kz / k);
     }
     // h + i dx
     spectrum[iy * n + ix] = (float2)(h.x - dx.y, h.y + dx.x);
