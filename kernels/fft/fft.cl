@@ -3,7 +3,7 @@
 // sequences in __local memory. Built by kernels/fft/fft.cpp with, per axis A in {X, Y}:
 //   FFT_NA  points along the axis (a power of two, 2 and up)
 //   FFT_GA  sequences per work-group
-// and FFT_LOCAL_POINTS = max over the axes of FFT_GA * FFT_NA (the __local array's size).
+// and FFT_LOCAL_POINTS = max over the axes of FFT_GA * FFT_NA (each half of the __local array).
 //
 // X kernels ("row" layout): local id 0 walks the butterflies of one sequence, local id 1 picks the
 // sequence, so neighbouring work-items touch neighbouring points — unit stride when the points
@@ -12,8 +12,8 @@
 // sequences are adjacent columns. Either way a SIMD-across-work-items device (Duet's CPU) gets
 // contiguous vector loads and stores, and a GPU gets coalesced ones.
 //
-// Every work-item holds 8 points (fewer when N < 8) through all passes; the first pass reads
-// global memory, the last writes it, the ones between go through __local memory. A work-group
+// Every work-item holds 8 points (fewer when N < 8) through a pass; the first pass reads global
+// memory, the last writes it, the ones between go through two halves of __local memory in turn. A work-group
 // reads all its points before it writes any, and no two work-groups share a sequence, so the
 // transform may run in place (in == out).
 //
@@ -117,6 +117,7 @@ fftAxis(__global const float2 *in, __global float2 *out, __global const float2 *
         const int r = p == 0 ? firstRadix : 8;
         const int per = points / r; // butterflies per work-item in this pass
         const int span = n / r;     // distance between a butterfly's inputs
+        __local const float2 *src = lm + ((p - 1) & 1) * (FFT_LOCAL_POINTS);
 #pragma unroll
         for (int b = 0; b < per; ++b) {
             int j = tid + b * threads;
@@ -126,7 +127,7 @@ fftAxis(__global const float2 *in, __global float2 *out, __global const float2 *
                 if (p == 0)
                     v[b * r + q] = valid ? in[base + (size_t)idx * stride] : (float2)(0.0f);
                 else
-                    v[b * r + q] = cols ? lm[idx * g + s] : lm[s * n + idx];
+                    v[b * r + q] = cols ? src[idx * g + s] : src[s * n + idx];
             }
             if (p > 0) {
                 // Twiddles e^(-2 pi i (j mod ns) q / (ns r)): entry (j mod ns) q n / (ns r).
@@ -153,8 +154,10 @@ fftAxis(__global const float2 *in, __global float2 *out, __global const float2 *
                 }
             }
         } else {
-            if (p > 0)
-                barrier(CLK_LOCAL_MEM_FENCE); // everyone has read this pass's inputs
+            // Ping-pong halves: pass p writes half p % 2 while others may still read the other
+            // half, so one barrier per pass suffices and no value lives across it (on a CPU
+            // device that compiles barriers into loops, nothing to keep per work-item).
+            __local float2 *dst = lm + (p & 1) * (FFT_LOCAL_POINTS);
 #pragma unroll
             for (int b = 0; b < per; ++b) {
                 int j = tid + b * threads;
@@ -163,9 +166,9 @@ fftAxis(__global const float2 *in, __global float2 *out, __global const float2 *
                 for (int q = 0; q < r; ++q) {
                     int idx = d + q * ns;
                     if (cols)
-                        lm[idx * g + s] = v[b * r + q];
+                        dst[idx * g + s] = v[b * r + q];
                     else
-                        lm[s * n + idx] = v[b * r + q];
+                        dst[s * n + idx] = v[b * r + q];
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -178,7 +181,7 @@ fftAxis(__global const float2 *in, __global float2 *out, __global const float2 *
     __kernel void name(__global const float2 *in, __global float2 *out,                           \
                        __global const float2 *tw, uint count, uint stride, uint dist, uint inner, \
                        uint slabDist, float scale) {                                             \
-        __local float2 lm[FFT_LOCAL_POINTS];                                                      \
+        __local float2 lm[2 * FFT_LOCAL_POINTS];                                                  \
         fftAxis(in, out, tw, lm, count, stride, dist, inner, slabDist, scale, N, G, COLS, INV);   \
     }
 

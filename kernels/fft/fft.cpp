@@ -72,7 +72,8 @@ size_t chooseGroup(size_t n, size_t count, size_t target, const Limits &lim, int
     size_t g = target;
     size_t byGroup = lim.maxGroup / threads;
     size_t byItems = lim.maxItems[seqDim];
-    size_t byLocal = size_t((lim.localBytes - reserveLocal) / (n * 2 * sizeof(cl_float)));
+    // Two halves of n complex floats per sequence (fft.cl's ping-pong).
+    size_t byLocal = size_t((lim.localBytes - reserveLocal) / (2 * n * 2 * sizeof(cl_float)));
     g = std::min({g, byGroup, byItems, byLocal, floorPow2(std::max<size_t>(count, 1))});
     return g == 0 ? 0 : floorPow2(g);
 }
@@ -126,14 +127,16 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
     plan->m_context = context;
     const bool twoD = desc.ny > 1;
 
-    // Work-group shapes. x: sequences are rows, 64 work-items or so per group (one sequence when
-    // it alone has that many). y: sequences are adjacent columns, 16 of them so that SIMD lanes
-    // (work-items along dimension 0) read 16 neighbouring complex values (128 bytes).
+    // Work-group shapes. x: sequences are rows, about 256 work-items per group (measured on
+    // Duet's CPU device: 64 was up to 4x slower at 256 points, the launch and barrier loops
+    // amortised over too little work). y: sequences are adjacent columns, so that work-items
+    // along dimension 0 (SIMD lanes on a CPU, a wavefront on a GPU) read neighbouring complex
+    // values: 8 (64 bytes, a cache line) on a CPU, 16 (128 bytes) on a GPU.
     size_t countX = desc.ny * desc.batch;
     size_t countY = desc.nx * desc.batch;
     size_t targetX = desc.groupX ? desc.groupX
-                                 : std::max<size_t>(1, 64 / threadsPerSequence(desc.nx));
-    size_t targetY = desc.groupY ? desc.groupY : (lim.gpuLike ? 16 : 16);
+                                 : std::max<size_t>(1, 256 / threadsPerSequence(desc.nx));
+    size_t targetY = desc.groupY ? desc.groupY : (lim.gpuLike ? 16 : 8);
     size_t reserve = 256; // what a device may keep for its own use of local memory
     plan->m_groupX = chooseGroup(desc.nx, countX, targetX, lim, 1, reserve);
     if (twoD)
