@@ -86,7 +86,7 @@ inline int ilog2(int n) {
 
 // One axis: n points, g sequences per work-group, cols selects the layout (see the top).
 // tw holds e^(-2 pi i k / n) for k < n (host-computed in double precision).
-__attribute__((always_inline)) inline void
+static __attribute__((always_inline)) inline void
 fftAxis(__global const float2 *in, __global float2 *out, __global const float2 *tw,
         __local float2 *lm, uint count, uint stride, uint dist, uint inner, uint slabDist,
         float scale, const int n, const int g, const bool cols, const bool inv) {
