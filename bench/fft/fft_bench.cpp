@@ -113,9 +113,10 @@ std::complex<double> dftBin(const std::vector<cl_float2> &x, size_t nx, size_t n
 
 // Best-of-`reps` forward 2D FFT of n x n points, validated first: 8 bins against a double DFT
 // and the round trip (forward, scaled inverse) against the input.
-Figure measure(Cl &cl, size_t n, int reps, size_t groupX, size_t groupY) {
+Figure measure(Cl &cl, size_t n, int reps, size_t groupX, size_t groupY, bool transpose) {
     Figure f;
     fft::Desc desc;
+    desc.columns = transpose ? fft::Desc::Columns::Transpose : fft::Desc::Columns::Auto;
     desc.nx = n;
     desc.ny = n;
     desc.groupX = groupX;
@@ -200,8 +201,9 @@ Figure measure(Cl &cl, size_t n, int reps, size_t groupX, size_t groupY) {
     f.ms = best * 1e3;
     f.gflops = fft::flops(desc) / best * 1e-9;
     char text[160];
-    std::snprintf(text, sizeof text, "best of %d, groups %zu/%zu, round trip err %.2g", reps,
-                  f.groupX, f.groupY, worstTrip);
+    std::snprintf(text, sizeof text, "best of %d, groups %zu/%zu%s, round trip err %.2g", reps,
+                  f.groupX, f.groupY, plan->transposes() ? " (transposed columns)" : "",
+                  worstTrip);
     f.detail = text;
     return f;
 }
@@ -228,6 +230,9 @@ int main(int argc, char **argv) {
     app.add_option("--group-y", groupY,
                    "columns per work-group in the y pass (0: the plan's choice)");
     app.add_option("--json", jsonPath, "also write the results to this JSON file");
+    bool transpose = false;
+    app.add_flag("--transpose", transpose,
+                 "y pass by transpose + rows + transpose (default: strided column kernel)");
     CLI11_PARSE(app, argc, argv);
     // No on-disk kernel cache: PoCL reads this when the loader loads it (not yet).
     setenv("POCL_KERNEL_CACHE", "0", 1);
@@ -245,7 +250,7 @@ int main(int argc, char **argv) {
             std::printf("%s: %s\n", run.column.c_str(), run.device.c_str());
             for (size_t n : sizes) {
                 std::string key = "fft2d_" + std::to_string(n);
-                Figure f = measure(cl, n, reps, groupX, groupY);
+                Figure f = measure(cl, n, reps, groupX, groupY, transpose);
                 std::printf("  %-12s %-6s %10s GFLOP/s %9s ms  %s\n", key.c_str(),
                             run.column.c_str(),
                             f.ok ? std::to_string(f.gflops).substr(0, 8).c_str() : "FAIL",
@@ -270,6 +275,7 @@ int main(int argc, char **argv) {
     j["bench"] = "duet-fft-bench";
     j["flops_per_transform"] = "5 N log2 N, N = nx * ny";
     j["repetitions"] = reps;
+    j["columns"] = transpose ? "transpose" : "strided";
     for (size_t n : sizes) {
         std::string key = "fft2d_" + std::to_string(n);
         std::printf("%-14s", (std::to_string(n) + "^2").c_str());

@@ -3,6 +3,7 @@
 // sequences in __local memory. Built by kernels/fft/fft.cpp with, per axis A in {X, Y}:
 //   FFT_NA  points along the axis (a power of two, 2 and up)
 //   FFT_GA  sequences per work-group
+// (FFT_GT and FFT_TILE for columns by transposition, below)
 // and FFT_LOCAL_POINTS = max over the axes of FFT_GA * FFT_NA (each half of the __local array).
 //
 // X kernels ("row" layout): local id 0 walks the butterflies of one sequence, local id 1 picks the
@@ -189,7 +190,29 @@ fftAxis(__global const float2 *in, __global float2 *out, __global const float2 *
 FFT_KERNEL(fft_x_forward, FFT_NX, FFT_GX, false, false)
 FFT_KERNEL(fft_x_inverse, FFT_NX, FFT_GX, false, true)
 #endif
-#ifdef FFT_NY
+#ifdef FFT_GY
 FFT_KERNEL(fft_y_forward, FFT_NY, FFT_GY, true, false)
 FFT_KERNEL(fft_y_inverse, FFT_NY, FFT_GY, true, true)
+#endif
+
+// The other way to do columns: transpose, transform rows (the T kernels: FFT_NY points, FFT_GT
+// sequences per group, row layout), transpose back.
+#ifdef FFT_TILE
+FFT_KERNEL(fft_t_forward, FFT_NY, FFT_GT, false, false)
+FFT_KERNEL(fft_t_inverse, FFT_NY, FFT_GT, false, true)
+
+// out (batch of nx x ny) = the transpose of in (batch of ny x nx), through a local tile so that
+// both the reads and the writes are contiguous along work-item dimension 0. The tile's rows are
+// padded by one against bank conflicts on GPUs.
+__kernel void fft_transpose(__global const float2 *in, __global float2 *out, uint nx, uint ny) {
+    __local float2 tile[FFT_TILE][FFT_TILE + 1];
+    uint lx = get_local_id(0), ly = get_local_id(1);
+    uint x0 = get_group_id(0) * FFT_TILE, y0 = get_group_id(1) * FFT_TILE;
+    size_t slab = (size_t)get_global_id(2) * nx * ny;
+    if (x0 + lx < nx && y0 + ly < ny)
+        tile[ly][lx] = in[slab + (size_t)(y0 + ly) * nx + x0 + lx];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (y0 + lx < ny && x0 + ly < nx)
+        out[slab + (size_t)(x0 + ly) * ny + y0 + lx] = tile[lx][ly];
+}
 #endif

@@ -138,8 +138,15 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
                                  : std::max<size_t>(1, 256 / threadsPerSequence(desc.nx));
     size_t targetY = desc.groupY ? desc.groupY : (lim.gpuLike ? 16 : 8);
     size_t reserve = 256; // what a device may keep for its own use of local memory
+    plan->m_transpose = twoD && desc.columns == Desc::Columns::Transpose;
     plan->m_groupX = chooseGroup(desc.nx, countX, targetX, lim, 1, reserve);
-    if (twoD)
+    if (plan->m_transpose) // rows of the transposed array: ny points, nx * batch of them
+        plan->m_groupY =
+            chooseGroup(desc.ny, countY,
+                        desc.groupY ? desc.groupY
+                                    : std::max<size_t>(1, 256 / threadsPerSequence(desc.ny)),
+                        lim, 1, reserve);
+    else if (twoD)
         plan->m_groupY = chooseGroup(desc.ny, countY, targetY, lim, 0, reserve);
     if (plan->m_groupX == 0 || (twoD && plan->m_groupY == 0))
         return fail(CL_INVALID_VALUE,
@@ -164,7 +171,14 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
     size_t localPoints = plan->m_groupX * desc.nx;
     std::string options = "-DFFT_NX=" + std::to_string(desc.nx) +
                           " -DFFT_GX=" + std::to_string(plan->m_groupX);
-    if (twoD) {
+    if (plan->m_transpose) {
+        // 16 x 16 tiles (8 x 8 where work-groups are smaller than 256).
+        plan->m_tile = lim.maxGroup >= 256 && lim.maxItems[0] >= 16 && lim.maxItems[1] >= 16 ? 16 : 8;
+        options += " -DFFT_NY=" + std::to_string(desc.ny) +
+                   " -DFFT_GT=" + std::to_string(plan->m_groupY) +
+                   " -DFFT_TILE=" + std::to_string(plan->m_tile);
+        localPoints = std::max(localPoints, plan->m_groupY * desc.ny);
+    } else if (twoD) {
         options += " -DFFT_NY=" + std::to_string(desc.ny) +
                    " -DFFT_GY=" + std::to_string(plan->m_groupY);
         localPoints = std::max(localPoints, plan->m_groupY * desc.ny);
@@ -186,21 +200,34 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
                               nullptr);
         return fail(err, "building fft.cl with '" + options + "' failed: " + log);
     }
-    const char *names[2][2] = {{"fft_x_forward", "fft_x_inverse"},
-                               {"fft_y_forward", "fft_y_inverse"}};
+    const char *names[3][2] = {{"fft_x_forward", "fft_x_inverse"},
+                               {"fft_y_forward", "fft_y_inverse"},
+                               {"fft_t_forward", "fft_t_inverse"}};
+    if (plan->m_transpose) {
+        plan->m_transposeKernel = clCreateKernel(plan->m_program, "fft_transpose", &err);
+        if (err != CL_SUCCESS)
+            return clFail(err, "clCreateKernel(fft_transpose)");
+        plan->m_scratch =
+            clCreateBuffer(context, CL_MEM_READ_WRITE, plan->bytes(), nullptr, &err);
+        if (err != CL_SUCCESS)
+            return clFail(err, "clCreateBuffer(transpose scratch)");
+    }
     for (int axis = 0; axis < (twoD ? 2 : 1); ++axis) {
+        int kernelAxis = axis == 1 && plan->m_transpose ? 2 : axis;
         for (int inv = 0; inv < 2; ++inv) {
-            plan->m_kernels[axis][inv] = clCreateKernel(plan->m_program, names[axis][inv], &err);
+            const char *name = names[kernelAxis][inv];
+            plan->m_kernels[kernelAxis][inv] = clCreateKernel(plan->m_program, name, &err);
             if (err != CL_SUCCESS)
-                return clFail(err, std::string("clCreateKernel(") + names[axis][inv] + ")");
+                return clFail(err, std::string("clCreateKernel(") + name + ")");
             size_t groupSize = 0;
-            clGetKernelWorkGroupInfo(plan->m_kernels[axis][inv], device, CL_KERNEL_WORK_GROUP_SIZE,
-                                     sizeof groupSize, &groupSize, nullptr);
+            clGetKernelWorkGroupInfo(plan->m_kernels[kernelAxis][inv], device,
+                                     CL_KERNEL_WORK_GROUP_SIZE, sizeof groupSize, &groupSize,
+                                     nullptr);
             size_t n = axis ? desc.ny : desc.nx;
             size_t want = threadsPerSequence(n) * (axis ? plan->m_groupY : plan->m_groupX);
             if (groupSize && groupSize < want)
                 return fail(CL_INVALID_VALUE,
-                            std::string(names[axis][inv]) + " runs at most " +
+                            std::string(name) + " runs at most " +
                                 std::to_string(groupSize) + " work-items per group, it needs " +
                                 std::to_string(want) + " (set a smaller groupX / groupY)");
         }
@@ -231,25 +258,36 @@ Plan::~Plan() {
         for (cl_kernel k : axis)
             if (k)
                 clReleaseKernel(k);
-    for (cl_mem m : m_twiddles)
+    if (m_transposeKernel)
+        clReleaseKernel(m_transposeKernel);
+    for (cl_mem m : {m_twiddles[0], m_twiddles[1], m_scratch})
         if (m)
             clReleaseMemObject(m);
     if (m_program)
         clReleaseProgram(m_program);
 }
 
-Status Plan::enqueueAxis(cl_command_queue queue, bool yAxis, bool inverse, cl_mem in, cl_mem out,
+Status Plan::enqueueAxis(cl_command_queue queue, int axis, bool inverse, cl_mem in, cl_mem out,
                          float scale, cl_uint numWait, const cl_event *wait, cl_event *event) {
-    cl_kernel k = m_kernels[yAxis][inverse];
+    cl_kernel k = m_kernels[axis][inverse];
     const Desc &d = m_desc;
+    const bool yAxis = axis == 1;
     cl_uint count, stride, dist, inner, slabDist;
     size_t n, g;
-    if (!yAxis) { // rows: contiguous sequences
+    if (axis == 0) { // rows: contiguous sequences
         n = d.nx;
         g = m_groupX;
         count = cl_uint(d.ny * d.batch);
         stride = 1;
         dist = cl_uint(d.nx);
+        inner = count;
+        slabDist = 0;
+    } else if (axis == 2) { // rows of the transposed arrays
+        n = d.ny;
+        g = m_groupY;
+        count = cl_uint(d.nx * d.batch);
+        stride = 1;
+        dist = cl_uint(d.ny);
         inner = count;
         slabDist = 0;
     } else { // columns of each 2D array
@@ -264,7 +302,7 @@ Status Plan::enqueueAxis(cl_command_queue queue, bool yAxis, bool inverse, cl_me
     cl_int err = CL_SUCCESS;
     err |= clSetKernelArg(k, 0, sizeof(cl_mem), &in);
     err |= clSetKernelArg(k, 1, sizeof(cl_mem), &out);
-    err |= clSetKernelArg(k, 2, sizeof(cl_mem), &m_twiddles[yAxis]);
+    err |= clSetKernelArg(k, 2, sizeof(cl_mem), &m_twiddles[axis == 0 ? 0 : 1]); // by length
     err |= clSetKernelArg(k, 3, sizeof count, &count);
     err |= clSetKernelArg(k, 4, sizeof stride, &stride);
     err |= clSetKernelArg(k, 5, sizeof dist, &dist);
@@ -285,8 +323,28 @@ Status Plan::enqueueAxis(cl_command_queue queue, bool yAxis, bool inverse, cl_me
     }
     err = clEnqueueNDRangeKernel(queue, k, 2, nullptr, global, local, numWait, wait, event);
     if (err != CL_SUCCESS)
-        return clFail(err, std::string("clEnqueueNDRangeKernel(fft_") + (yAxis ? "y" : "x") +
+        return clFail(err, std::string("clEnqueueNDRangeKernel(fft_") + "xyt"[axis] +
                                (inverse ? "_inverse" : "_forward") + ")");
+    return {};
+}
+
+Status Plan::enqueueTranspose(cl_command_queue queue, cl_mem in, cl_mem out, size_t nx, size_t ny,
+                              cl_uint numWait, const cl_event *wait, cl_event *event) {
+    cl_uint x = cl_uint(nx), y = cl_uint(ny);
+    cl_int err = CL_SUCCESS;
+    err |= clSetKernelArg(m_transposeKernel, 0, sizeof(cl_mem), &in);
+    err |= clSetKernelArg(m_transposeKernel, 1, sizeof(cl_mem), &out);
+    err |= clSetKernelArg(m_transposeKernel, 2, sizeof x, &x);
+    err |= clSetKernelArg(m_transposeKernel, 3, sizeof y, &y);
+    if (err != CL_SUCCESS)
+        return fail(CL_INVALID_KERNEL_ARGS, "clSetKernelArg failed for fft_transpose");
+    size_t t = m_tile;
+    size_t global[3] = {(nx + t - 1) / t * t, (ny + t - 1) / t * t, m_desc.batch};
+    size_t local[3] = {t, t, 1};
+    err = clEnqueueNDRangeKernel(queue, m_transposeKernel, 3, nullptr, global, local, numWait,
+                                 wait, event);
+    if (err != CL_SUCCESS)
+        return clFail(err, "clEnqueueNDRangeKernel(fft_transpose)");
     return {};
 }
 
@@ -325,13 +383,28 @@ Status Plan::enqueue(cl_command_queue queue, Direction direction, cl_mem in, cl_
     }
     const bool inverse = direction == Direction::Inverse;
     if (m_desc.ny == 1)
-        return enqueueAxis(queue, false, inverse, in, out, scale, numWait, wait, event);
+        return enqueueAxis(queue, 0, inverse, in, out, scale, numWait, wait, event);
     cl_event rows = nullptr;
-    Status s = enqueueAxis(queue, false, inverse, in, out, 1.0f, numWait, wait, &rows);
+    Status s = enqueueAxis(queue, 0, inverse, in, out, 1.0f, numWait, wait, &rows);
     if (!s)
         return s;
-    s = enqueueAxis(queue, true, inverse, out, out, scale, 1, &rows, event);
+    if (!m_transpose) {
+        s = enqueueAxis(queue, 1, inverse, out, out, scale, 1, &rows, event);
+        clReleaseEvent(rows);
+        return s;
+    }
+    // out -> scratch (transposed), rows of scratch in place, scratch -> out.
+    cl_event step[2] = {};
+    s = enqueueTranspose(queue, out, m_scratch, m_desc.nx, m_desc.ny, 1, &rows, &step[0]);
     clReleaseEvent(rows);
+    if (!s)
+        return s;
+    s = enqueueAxis(queue, 2, inverse, m_scratch, m_scratch, scale, 1, &step[0], &step[1]);
+    clReleaseEvent(step[0]);
+    if (!s)
+        return s;
+    s = enqueueTranspose(queue, m_scratch, out, m_desc.ny, m_desc.nx, 1, &step[1], event);
+    clReleaseEvent(step[1]);
     return s;
 }
 

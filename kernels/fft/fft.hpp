@@ -31,13 +31,19 @@ struct Desc {
     /// Sequences per work-group along x and y; 0 chooses from the device's limits (benchmarks
     /// set these to measure). Must be a power of two when set.
     size_t groupX = 0, groupY = 0;
+    /// How 2D transforms do the y pass: Strided, a kernel whose work-items walk adjacent columns
+    /// (no extra memory); Transpose, transpose + row transforms + transpose back (a scratch
+    /// buffer of bytes() in the plan). Auto picks Strided (see README.md for the measurements).
+    enum class Columns { Auto, Strided, Transpose } columns = Columns::Auto;
 };
 
 /// The source of the FFT kernels (kernels/fft/fft.cl, embedded at build time).
 const char *kernelSource();
 
 /// A built FFT for one Desc on one device. Not thread-safe: enqueue from one thread at a time
-/// (it sets kernel arguments). The context must outlive the plan.
+/// (it sets kernel arguments); with Columns::Transpose, transforms enqueued on an out-of-order
+/// queue must be ordered by events (they share the scratch buffer). The context must outlive the
+/// plan.
 class Plan {
   public:
     /// Checks `desc` against the device's limits, builds the kernels and uploads the twiddle
@@ -65,23 +71,32 @@ class Plan {
     /// Complex points per buffer (nx * ny * batch) and their size in bytes.
     size_t points() const { return m_desc.nx * m_desc.ny * m_desc.batch; }
     size_t bytes() const { return points() * 2 * sizeof(cl_float); }
-    /// Sequences per work-group chosen for x and y (y: 0 for 1D).
+    /// Sequences per work-group chosen for x and y (y: 0 for 1D; with Columns::Transpose, the
+    /// rows per group of the transposed pass).
     size_t groupX() const { return m_groupX; }
     size_t groupY() const { return m_groupY; }
+    /// True when the y pass transposes (Columns::Transpose).
+    bool transposes() const { return m_transpose; }
     /// The build options the kernels were built with (for logs and benchmarks).
     const std::string &buildOptions() const { return m_options; }
 
   private:
     Plan() = default;
-    Status enqueueAxis(cl_command_queue queue, bool yAxis, bool inverse, cl_mem in, cl_mem out,
+    // axis 0: x (rows), 1: y (strided columns), 2: the transposed array's rows.
+    Status enqueueAxis(cl_command_queue queue, int axis, bool inverse, cl_mem in, cl_mem out,
                        float scale, cl_uint numWait, const cl_event *wait, cl_event *event);
+    Status enqueueTranspose(cl_command_queue queue, cl_mem in, cl_mem out, size_t nx, size_t ny,
+                            cl_uint numWait, const cl_event *wait, cl_event *event);
 
     Desc m_desc;
     cl_context m_context = nullptr;
     cl_program m_program = nullptr;
-    cl_kernel m_kernels[2][2] = {}; // [axis x/y][forward/inverse]
+    cl_kernel m_kernels[3][2] = {}; // [axis x/y/transposed][forward/inverse]
+    cl_kernel m_transposeKernel = nullptr;
     cl_mem m_twiddles[2] = {};      // e^(-2 pi i k / n) for x and y
-    size_t m_groupX = 0, m_groupY = 0;
+    cl_mem m_scratch = nullptr;     // the transposed array (Columns::Transpose)
+    size_t m_groupX = 0, m_groupY = 0, m_tile = 0;
+    bool m_transpose = false;
     std::string m_options;
 };
 

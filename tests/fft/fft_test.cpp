@@ -239,12 +239,15 @@ TEST_CASE("2D transforms match a double-precision host 2D FFT") {
     for (const std::string &platform : platformsUnderTest()) {
         Cl cl(platform);
         INFO("platform " << platform << " / " << cl.name);
+        for (auto columns : {fft::Desc::Columns::Auto, fft::Desc::Columns::Transpose})
         for (const Shape &sh : shapes) {
-            INFO("shape " << sh.nx << " x " << sh.ny << " batch " << sh.batch);
+            INFO("shape " << sh.nx << " x " << sh.ny << " batch " << sh.batch << ", columns "
+                          << (columns == fft::Desc::Columns::Auto ? "auto (strided)" : "transposed"));
             fft::Desc desc;
             desc.nx = sh.nx;
             desc.ny = sh.ny;
             desc.batch = sh.batch;
+            desc.columns = columns;
             size_t points = sh.nx * sh.ny;
             std::vector<cl_float2> x = randomData(points * sh.batch, unsigned(sh.nx + 7 * sh.ny));
             for (fft::Direction dir : {fft::Direction::Forward, fft::Direction::Inverse}) {
@@ -276,13 +279,16 @@ TEST_CASE("forward then scaled inverse gives the input back") {
         struct Shape {
             size_t nx, ny, batch;
         };
+        for (auto columns : {fft::Desc::Columns::Strided, fft::Desc::Columns::Transpose})
         for (Shape sh : {Shape{1024, 1, 9}, Shape{32, 1, 1000}, Shape{512, 256, 1},
                          Shape{256, 256, 2}}) {
-            INFO("shape " << sh.nx << " x " << sh.ny << " batch " << sh.batch);
+            INFO("shape " << sh.nx << " x " << sh.ny << " batch " << sh.batch << " transposed "
+                          << (columns == fft::Desc::Columns::Transpose));
             fft::Desc desc;
             desc.nx = sh.nx;
             desc.ny = sh.ny;
             desc.batch = sh.batch;
+            desc.columns = columns;
             std::unique_ptr<fft::Plan> plan;
             fft::Status s = fft::Plan::create(cl.context, cl.device, desc, plan);
             INFO(s.message);
