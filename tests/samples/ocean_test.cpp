@@ -181,6 +181,74 @@ TEST_CASE("the Phillips spectrum kernel matches the host formula with standard n
     }
 }
 
+TEST_CASE("a new spectrum is generated on the CPU queue while frames go on with the old one") {
+    const int n = 64;
+    for (const std::string &platform : platformsUnderTest()) {
+        INFO("platform " << platform);
+        ClOn cl(platform);
+        ocean::Simulator sim(cl.context, cl.device, cl.queue, cl.device, cl.cpuQueue, n);
+        ocean::SpectrumParams first;
+        sim.requestSpectrum(first);
+        sim.waitSpectrum();
+        REQUIRE(sim.spectrumGeneration() == 1);
+        auto before = cl.read<cl_float4>(sim.h0(), size_t(n) * n);
+
+        // Hold the CPU queue with a user event, so the next spectrum task cannot start.
+        cl_int err;
+        cl_event gate = clCreateUserEvent(cl.context, &err);
+        REQUIRE(err == CL_SUCCESS);
+        REQUIRE(clEnqueueMarkerWithWaitList(cl.cpuQueue, 1, &gate, nullptr) == CL_SUCCESS);
+        ocean::SpectrumParams second = first;
+        second.windSpeed = 9.0f;
+        second.seed = 3;
+        sim.requestSpectrum(second);
+        CHECK(sim.spectrumPending());
+
+        // Frames neither wait for it nor see a half-written spectrum.
+        cl_mem pos = cl.buffer(size_t(n) * n * sizeof(cl_float4));
+        cl_mem nrm = cl.buffer(size_t(n) * n * sizeof(cl_float4));
+        for (int frame = 0; frame < 3; ++frame) {
+            cl_event last = nullptr;
+            sim.step(0.1f * frame, 1.0f, pos, nrm, nullptr, &last);
+            REQUIRE(clWaitForEvents(1, &last) == CL_SUCCESS);
+            clReleaseEvent(last);
+            CHECK(sim.spectrumGeneration() == 1);
+            CHECK(sim.params() == first);
+        }
+        auto during = cl.read<cl_float4>(sim.h0(), size_t(n) * n);
+        int same = 0;
+        for (size_t i = 0; i < during.size(); ++i)
+            same += during[i].s[0] == before[i].s[0] && during[i].s[1] == before[i].s[1];
+        CHECK(same == n * n);
+
+        // Open the gate: the task runs and the next frame swaps the new spectrum in.
+        REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
+        REQUIRE(clFinish(cl.cpuQueue) == CL_SUCCESS);
+        cl_event last = nullptr;
+        sim.step(0.5f, 1.0f, pos, nrm, nullptr, &last);
+        REQUIRE(clWaitForEvents(1, &last) == CL_SUCCESS);
+        clReleaseEvent(last);
+        CHECK(sim.spectrumGeneration() == 2);
+        CHECK(sim.params() == second);
+        CHECK(!sim.spectrumPending());
+        auto after = cl.read<cl_float4>(sim.h0(), size_t(n) * n);
+        double worst = 0, maxP = 0;
+        for (int iy = 0; iy < n; ++iy)
+            for (int ix = 0; ix < n; ++ix) {
+                double ref = ocean::phillips(waveNumber(ix, n, second.patch),
+                                             waveNumber(iy, n, second.patch), second);
+                maxP = std::max(maxP, ref);
+                worst = std::max(worst, std::abs(after[size_t(iy) * n + ix].s[2] - ref));
+            }
+        INFO("worst P error of the new spectrum " << worst << " (max P " << maxP << ")");
+        CHECK(maxP > 0);
+        CHECK(worst < 1e-5 * maxP);
+        clReleaseEvent(gate);
+        clReleaseMemObject(pos);
+        clReleaseMemObject(nrm);
+    }
+}
+
 TEST_CASE("the FFT'd height field's variance matches the spectrum (Parseval)") {
     for (const std::string &platform : platformsUnderTest()) {
         INFO("platform " << platform);
