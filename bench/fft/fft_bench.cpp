@@ -202,8 +202,7 @@ Figure measure(Cl &cl, size_t n, int reps, size_t groupX, size_t groupY, bool tr
     f.gflops = fft::flops(desc) / best * 1e-9;
     char text[160];
     std::snprintf(text, sizeof text, "best of %d, groups %zu/%zu%s, round trip err %.2g", reps,
-                  f.groupX, f.groupY, plan->transposes() ? " (transposed columns)" : "",
-                  worstTrip);
+                  f.groupX, f.groupY, plan->transposes() ? " (transposed columns)" : "", worstTrip);
     f.detail = text;
     return f;
 }
@@ -251,11 +250,10 @@ int main(int argc, char **argv) {
             for (size_t n : sizes) {
                 std::string key = "fft2d_" + std::to_string(n);
                 Figure f = measure(cl, n, reps, groupX, groupY, transpose);
-                std::printf("  %-12s %-6s %10s GFLOP/s %9s ms  %s\n", key.c_str(),
-                            run.column.c_str(),
-                            f.ok ? std::to_string(f.gflops).substr(0, 8).c_str() : "FAIL",
-                            f.ok ? std::to_string(f.ms).substr(0, 8).c_str() : "-",
-                            f.detail.c_str());
+                std::printf(
+                    "  %-12s %-6s %10s GFLOP/s %9s ms  %s\n", key.c_str(), run.column.c_str(),
+                    f.ok ? std::to_string(f.gflops).substr(0, 8).c_str() : "FAIL",
+                    f.ok ? std::to_string(f.ms).substr(0, 8).c_str() : "-", f.detail.c_str());
                 std::fflush(stdout);
                 run.figures[key] = f;
             }
@@ -302,8 +300,9 @@ int main(int argc, char **argv) {
             p["error"] = r.openError;
         p["device"] = r.device;
         for (const auto &[key, f] : r.figures)
-            p["results"][key] = {{"ok", f.ok},         {"gflops", f.gflops}, {"ms", f.ms},
-                                 {"group_x", f.groupX}, {"group_y", f.groupY}, {"detail", f.detail}};
+            p["results"][key] = {{"ok", f.ok},          {"gflops", f.gflops},
+                                 {"ms", f.ms},          {"group_x", f.groupX},
+                                 {"group_y", f.groupY}, {"detail", f.detail}};
         j["platforms"].push_back(p);
     }
     if (!jsonPath.empty()) {

@@ -134,31 +134,29 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
     // values: 8 (64 bytes, a cache line) on a CPU, 16 (128 bytes) on a GPU.
     size_t countX = desc.ny * desc.batch;
     size_t countY = desc.nx * desc.batch;
-    size_t targetX = desc.groupX ? desc.groupX
-                                 : std::max<size_t>(1, 256 / threadsPerSequence(desc.nx));
+    size_t targetX =
+        desc.groupX ? desc.groupX : std::max<size_t>(1, 256 / threadsPerSequence(desc.nx));
     size_t targetY = desc.groupY ? desc.groupY : (lim.gpuLike ? 16 : 8);
     size_t reserve = 256; // what a device may keep for its own use of local memory
     plan->m_transpose = twoD && desc.columns == Desc::Columns::Transpose;
     plan->m_groupX = chooseGroup(desc.nx, countX, targetX, lim, 1, reserve);
     if (plan->m_transpose) // rows of the transposed array: ny points, nx * batch of them
-        plan->m_groupY =
-            chooseGroup(desc.ny, countY,
-                        desc.groupY ? desc.groupY
-                                    : std::max<size_t>(1, 256 / threadsPerSequence(desc.ny)),
-                        lim, 1, reserve);
+        plan->m_groupY = chooseGroup(
+            desc.ny, countY,
+            desc.groupY ? desc.groupY : std::max<size_t>(1, 256 / threadsPerSequence(desc.ny)), lim,
+            1, reserve);
     else if (twoD)
         plan->m_groupY = chooseGroup(desc.ny, countY, targetY, lim, 0, reserve);
     if (plan->m_groupX == 0 || (twoD && plan->m_groupY == 0))
-        return fail(CL_INVALID_VALUE,
-                    "a sequence of " + std::to_string(twoD && plan->m_groupX ? desc.ny : desc.nx) +
-                        " points needs " +
-                        std::to_string(threadsPerSequence(twoD && plan->m_groupX ? desc.ny
-                                                                                 : desc.nx)) +
-                        " work-items and " +
-                        std::to_string((twoD && plan->m_groupX ? desc.ny : desc.nx) * 8) +
-                        " bytes of local memory in one work-group; the device allows " +
-                        std::to_string(lim.maxGroup) + " and " +
-                        std::to_string(lim.localBytes));
+        return fail(
+            CL_INVALID_VALUE,
+            "a sequence of " + std::to_string(twoD && plan->m_groupX ? desc.ny : desc.nx) +
+                " points needs " +
+                std::to_string(threadsPerSequence(twoD && plan->m_groupX ? desc.ny : desc.nx)) +
+                " work-items and " +
+                std::to_string((twoD && plan->m_groupX ? desc.ny : desc.nx) * 8) +
+                " bytes of local memory in one work-group; the device allows " +
+                std::to_string(lim.maxGroup) + " and " + std::to_string(lim.localBytes));
     if (desc.groupX && plan->m_groupX != desc.groupX)
         return fail(CL_INVALID_VALUE, "groupX = " + std::to_string(desc.groupX) +
                                           " does not fit the device (at most " +
@@ -169,18 +167,19 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
                                           std::to_string(plan->m_groupY) + ")");
 
     size_t localPoints = plan->m_groupX * desc.nx;
-    std::string options = "-DFFT_NX=" + std::to_string(desc.nx) +
-                          " -DFFT_GX=" + std::to_string(plan->m_groupX);
+    std::string options =
+        "-DFFT_NX=" + std::to_string(desc.nx) + " -DFFT_GX=" + std::to_string(plan->m_groupX);
     if (plan->m_transpose) {
         // 16 x 16 tiles (8 x 8 where work-groups are smaller than 256).
-        plan->m_tile = lim.maxGroup >= 256 && lim.maxItems[0] >= 16 && lim.maxItems[1] >= 16 ? 16 : 8;
+        plan->m_tile =
+            lim.maxGroup >= 256 && lim.maxItems[0] >= 16 && lim.maxItems[1] >= 16 ? 16 : 8;
         options += " -DFFT_NY=" + std::to_string(desc.ny) +
                    " -DFFT_GT=" + std::to_string(plan->m_groupY) +
                    " -DFFT_TILE=" + std::to_string(plan->m_tile);
         localPoints = std::max(localPoints, plan->m_groupY * desc.ny);
     } else if (twoD) {
-        options += " -DFFT_NY=" + std::to_string(desc.ny) +
-                   " -DFFT_GY=" + std::to_string(plan->m_groupY);
+        options +=
+            " -DFFT_NY=" + std::to_string(desc.ny) + " -DFFT_GY=" + std::to_string(plan->m_groupY);
         localPoints = std::max(localPoints, plan->m_groupY * desc.ny);
     }
     options += " -DFFT_LOCAL_POINTS=" + std::to_string(localPoints);
@@ -207,8 +206,7 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
         plan->m_transposeKernel = clCreateKernel(plan->m_program, "fft_transpose", &err);
         if (err != CL_SUCCESS)
             return clFail(err, "clCreateKernel(fft_transpose)");
-        plan->m_scratch =
-            clCreateBuffer(context, CL_MEM_READ_WRITE, plan->bytes(), nullptr, &err);
+        plan->m_scratch = clCreateBuffer(context, CL_MEM_READ_WRITE, plan->bytes(), nullptr, &err);
         if (err != CL_SUCCESS)
             return clFail(err, "clCreateBuffer(transpose scratch)");
     }
@@ -227,9 +225,9 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
             size_t want = threadsPerSequence(n) * (axis ? plan->m_groupY : plan->m_groupX);
             if (groupSize && groupSize < want)
                 return fail(CL_INVALID_VALUE,
-                            std::string(name) + " runs at most " +
-                                std::to_string(groupSize) + " work-items per group, it needs " +
-                                std::to_string(want) + " (set a smaller groupX / groupY)");
+                            std::string(name) + " runs at most " + std::to_string(groupSize) +
+                                " work-items per group, it needs " + std::to_string(want) +
+                                " (set a smaller groupX / groupY)");
         }
         // The twiddle table e^(-2 pi i k / n), k < n, in double precision.
         size_t n = axis ? desc.ny : desc.nx;
@@ -243,9 +241,8 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
             double a = -2.0 * std::numbers::pi * double(k) / double(n);
             table[k] = {{float(std::cos(a)), float(std::sin(a))}};
         }
-        plan->m_twiddles[axis] =
-            clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                           n * sizeof(cl_float2), table.data(), &err);
+        plan->m_twiddles[axis] = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                                n * sizeof(cl_float2), table.data(), &err);
         if (err != CL_SUCCESS)
             return clFail(err, "clCreateBuffer(twiddles)");
     }
@@ -341,8 +338,8 @@ Status Plan::enqueueTranspose(cl_command_queue queue, cl_mem in, cl_mem out, siz
     size_t t = m_tile;
     size_t global[3] = {(nx + t - 1) / t * t, (ny + t - 1) / t * t, m_desc.batch};
     size_t local[3] = {t, t, 1};
-    err = clEnqueueNDRangeKernel(queue, m_transposeKernel, 3, nullptr, global, local, numWait,
-                                 wait, event);
+    err = clEnqueueNDRangeKernel(queue, m_transposeKernel, 3, nullptr, global, local, numWait, wait,
+                                 event);
     if (err != CL_SUCCESS)
         return clFail(err, "clEnqueueNDRangeKernel(fft_transpose)");
     return {};
@@ -354,8 +351,8 @@ Status Plan::enqueue(cl_command_queue queue, Direction direction, cl_mem in, cl_
         *event = nullptr;
     // CL_INVALID_COMMAND_QUEUE, CL_INVALID_CONTEXT: the queue must belong to the plan's context.
     cl_context queueContext = nullptr;
-    if (!queue || clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof queueContext,
-                                        &queueContext, nullptr) != CL_SUCCESS)
+    if (!queue || clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof queueContext, &queueContext,
+                                        nullptr) != CL_SUCCESS)
         return fail(CL_INVALID_COMMAND_QUEUE, "the queue is not a valid cl_command_queue");
     if (queueContext != m_context)
         return fail(CL_INVALID_CONTEXT, "the queue belongs to another context than the plan");
@@ -365,8 +362,7 @@ Status Plan::enqueue(cl_command_queue queue, Direction direction, cl_mem in, cl_
         cl_mem_object_type type = 0;
         size_t size = 0;
         cl_context memContext = nullptr;
-        if (!m ||
-            clGetMemObjectInfo(m, CL_MEM_TYPE, sizeof type, &type, nullptr) != CL_SUCCESS ||
+        if (!m || clGetMemObjectInfo(m, CL_MEM_TYPE, sizeof type, &type, nullptr) != CL_SUCCESS ||
             type != CL_MEM_OBJECT_BUFFER ||
             clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, nullptr) != CL_SUCCESS ||
             clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof memContext, &memContext, nullptr) !=
@@ -377,9 +373,9 @@ Status Plan::enqueue(cl_command_queue queue, Direction direction, cl_mem in, cl_
             return fail(CL_INVALID_CONTEXT,
                         std::string("the ") + which + " buffer belongs to another context");
         if (size < bytes())
-            return fail(CL_INVALID_BUFFER_SIZE, std::string("the ") + which + " buffer holds " +
-                                                    std::to_string(size) + " bytes, the plan needs " +
-                                                    std::to_string(bytes()));
+            return fail(CL_INVALID_BUFFER_SIZE,
+                        std::string("the ") + which + " buffer holds " + std::to_string(size) +
+                            " bytes, the plan needs " + std::to_string(bytes()));
     }
     const bool inverse = direction == Direction::Inverse;
     if (m_desc.ny == 1)

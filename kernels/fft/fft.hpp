@@ -93,8 +93,8 @@ class Plan {
     cl_program m_program = nullptr;
     cl_kernel m_kernels[3][2] = {}; // [axis x/y/transposed][forward/inverse]
     cl_kernel m_transposeKernel = nullptr;
-    cl_mem m_twiddles[2] = {};      // e^(-2 pi i k / n) for x and y
-    cl_mem m_scratch = nullptr;     // the transposed array (Columns::Transpose)
+    cl_mem m_twiddles[2] = {};  // e^(-2 pi i k / n) for x and y
+    cl_mem m_scratch = nullptr; // the transposed array (Columns::Transpose)
     size_t m_groupX = 0, m_groupY = 0, m_tile = 0;
     bool m_transpose = false;
     std::string m_options;

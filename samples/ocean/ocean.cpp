@@ -148,7 +148,8 @@ class OceanSample final : public Sample {
                          std::cos(sky.sunElevation) * std::sin(sky.sunAzimuth));
         auto skyUniforms = [&](GLuint program) {
             gl::setUniform(program, "eye", eye);
-            gl::setUniform(program, "zenith", glm::vec3(sky.zenith[0], sky.zenith[1], sky.zenith[2]));
+            gl::setUniform(program, "zenith",
+                           glm::vec3(sky.zenith[0], sky.zenith[1], sky.zenith[2]));
             gl::setUniform(program, "horizon",
                            glm::vec3(sky.horizon[0], sky.horizon[1], sky.horizon[2]));
             gl::setUniform(program, "sunColor",
@@ -226,12 +227,12 @@ class OceanSample final : public Sample {
     void pickCpuQueue() {
         cl_context context = m_cl->context();
         cl_uint count = 0;
-        interop::check(clGetContextInfo(context, CL_CONTEXT_NUM_DEVICES, sizeof count, &count,
-                                        nullptr),
-                       "clGetContextInfo(CL_CONTEXT_NUM_DEVICES)");
+        interop::check(
+            clGetContextInfo(context, CL_CONTEXT_NUM_DEVICES, sizeof count, &count, nullptr),
+            "clGetContextInfo(CL_CONTEXT_NUM_DEVICES)");
         std::vector<cl_device_id> devices(count);
-        interop::check(clGetContextInfo(context, CL_CONTEXT_DEVICES,
-                                        count * sizeof(cl_device_id), devices.data(), nullptr),
+        interop::check(clGetContextInfo(context, CL_CONTEXT_DEVICES, count * sizeof(cl_device_id),
+                                        devices.data(), nullptr),
                        "clGetContextInfo(CL_CONTEXT_DEVICES)");
         m_cpuDevice = m_cl->device();
         for (cl_device_id d : devices)
@@ -242,8 +243,8 @@ class OceanSample final : public Sample {
         m_cpuQueue = clCreateCommandQueueWithProperties(context, m_cpuDevice, props, &err);
         interop::check(err, "clCreateCommandQueueWithProperties(CPU queue)");
         m_ownCpuQueue = true;
-        m_cpuDescription = deviceName(m_cpuDevice) +
-                           (m_cpuDevice == m_cl->device() ? " (same device, its own queue)"
+        m_cpuDescription = deviceName(m_cpuDevice) + (m_cpuDevice == m_cl->device()
+                                                          ? " (same device, its own queue)"
                                                           : " (a second device of the context)");
     }
 
@@ -345,8 +346,8 @@ class OceanSample final : public Sample {
         glBindRenderbuffer(GL_RENDERBUFFER, 0);
         m_fbo = gl::Framebuffer::create();
         glBindFramebuffer(GL_FRAMEBUFFER, m_fbo.id());
-        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D,
-                               m_colorTex.id(), 0);
+        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, m_colorTex.id(),
+                               0);
         glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER,
                                   m_depthRb.id());
         GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
@@ -392,5 +393,6 @@ class OceanSample final : public Sample {
 
 } // namespace
 
-DUET_REGISTER_SAMPLE(OceanSample, "duet-ocean",
-                     "Tessendorf ocean: Phillips spectrum task, our OpenCL FFTs, shared GL buffers");
+DUET_REGISTER_SAMPLE(
+    OceanSample, "duet-ocean",
+    "Tessendorf ocean: Phillips spectrum task, our OpenCL FFTs, shared GL buffers");

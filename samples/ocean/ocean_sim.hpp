@@ -108,8 +108,8 @@ class Simulator {
     cl_mem m_h0[2] = {};
     cl_mem m_spectrum = nullptr, m_fields = nullptr;
     int m_front = 0;
-    cl_event m_pending = nullptr;   // the back buffer's generation
-    cl_event m_lastRead = nullptr;  // the last evolve (which read the front buffer)
+    cl_event m_pending = nullptr;  // the back buffer's generation
+    cl_event m_lastRead = nullptr; // the last evolve (which read the front buffer)
     SpectrumParams m_params, m_pendingParams;
     int m_generation = 0;
 };

@@ -158,8 +158,8 @@ std::vector<cl_float2> run(Cl &cl, const fft::Desc &desc, fft::Direction dir,
     REQUIRE(bytes == input.size() * sizeof(cl_float2));
     cl_mem in = cl.buffer(bytes);
     cl_mem out = inPlace ? in : cl.buffer(bytes);
-    REQUIRE_CL(clEnqueueWriteBuffer(cl.queue, in, CL_TRUE, 0, bytes, input.data(), 0, nullptr,
-                                    nullptr));
+    REQUIRE_CL(
+        clEnqueueWriteBuffer(cl.queue, in, CL_TRUE, 0, bytes, input.data(), 0, nullptr, nullptr));
     if (!inPlace) { // poison the output so a point the kernels never write shows
         std::vector<cl_float2> nan(input.size(), {{NAN, NAN}});
         REQUIRE_CL(clEnqueueWriteBuffer(cl.queue, out, CL_TRUE, 0, bytes, nan.data(), 0, nullptr,
@@ -173,8 +173,8 @@ std::vector<cl_float2> run(Cl &cl, const fft::Desc &desc, fft::Direction dir,
     REQUIRE_CL(clWaitForEvents(1, &done));
     clReleaseEvent(done);
     std::vector<cl_float2> result(input.size());
-    REQUIRE_CL(clEnqueueReadBuffer(cl.queue, out, CL_TRUE, 0, bytes, result.data(), 0, nullptr,
-                                   nullptr));
+    REQUIRE_CL(
+        clEnqueueReadBuffer(cl.queue, out, CL_TRUE, 0, bytes, result.data(), 0, nullptr, nullptr));
     clReleaseMemObject(in);
     if (!inPlace)
         clReleaseMemObject(out);
@@ -234,41 +234,43 @@ TEST_CASE("2D transforms match a double-precision host 2D FFT") {
         size_t nx, ny, batch;
     };
     const Shape shapes[] = {{256, 256, 1}, {512, 512, 1}, {1024, 1024, 1}, {2, 2, 5},
-                            {8, 4, 3},     {1024, 2, 2},  {2, 1024, 2},   {64, 128, 3},
+                            {8, 4, 3},     {1024, 2, 2},  {2, 1024, 2},    {64, 128, 3},
                             {16, 256, 1},  {128, 32, 2}};
     for (const std::string &platform : platformsUnderTest()) {
         Cl cl(platform);
         INFO("platform " << platform << " / " << cl.name);
         for (auto columns : {fft::Desc::Columns::Auto, fft::Desc::Columns::Transpose})
-        for (const Shape &sh : shapes) {
-            INFO("shape " << sh.nx << " x " << sh.ny << " batch " << sh.batch << ", columns "
-                          << (columns == fft::Desc::Columns::Auto ? "auto (strided)" : "transposed"));
-            fft::Desc desc;
-            desc.nx = sh.nx;
-            desc.ny = sh.ny;
-            desc.batch = sh.batch;
-            desc.columns = columns;
-            size_t points = sh.nx * sh.ny;
-            std::vector<cl_float2> x = randomData(points * sh.batch, unsigned(sh.nx + 7 * sh.ny));
-            for (fft::Direction dir : {fft::Direction::Forward, fft::Direction::Inverse}) {
-                int sign = dir == fft::Direction::Forward ? -1 : 1;
-                INFO((sign < 0 ? "forward" : "inverse"));
-                std::vector<cplx> ref = toDouble(x);
-                for (size_t b = 0; b < sh.batch; ++b) {
-                    for (size_t y = 0; y < sh.ny; ++y)
-                        hostFft(ref, b * points + y * sh.nx, sh.nx, 1, sign);
-                    for (size_t c = 0; c < sh.nx; ++c)
-                        hostFft(ref, b * points + c, sh.ny, sh.nx, sign);
-                }
-                for (bool inPlace : {false, true}) {
-                    INFO("in place " << inPlace);
-                    std::vector<cl_float2> got = run(cl, desc, dir, x, inPlace);
-                    double err = worstRelativeError(got, ref, points);
-                    INFO("relative L2 error " << err);
-                    CHECK(err < tolerance(points));
+            for (const Shape &sh : shapes) {
+                INFO("shape " << sh.nx << " x " << sh.ny << " batch " << sh.batch << ", columns "
+                              << (columns == fft::Desc::Columns::Auto ? "auto (strided)"
+                                                                      : "transposed"));
+                fft::Desc desc;
+                desc.nx = sh.nx;
+                desc.ny = sh.ny;
+                desc.batch = sh.batch;
+                desc.columns = columns;
+                size_t points = sh.nx * sh.ny;
+                std::vector<cl_float2> x =
+                    randomData(points * sh.batch, unsigned(sh.nx + 7 * sh.ny));
+                for (fft::Direction dir : {fft::Direction::Forward, fft::Direction::Inverse}) {
+                    int sign = dir == fft::Direction::Forward ? -1 : 1;
+                    INFO((sign < 0 ? "forward" : "inverse"));
+                    std::vector<cplx> ref = toDouble(x);
+                    for (size_t b = 0; b < sh.batch; ++b) {
+                        for (size_t y = 0; y < sh.ny; ++y)
+                            hostFft(ref, b * points + y * sh.nx, sh.nx, 1, sign);
+                        for (size_t c = 0; c < sh.nx; ++c)
+                            hostFft(ref, b * points + c, sh.ny, sh.nx, sign);
+                    }
+                    for (bool inPlace : {false, true}) {
+                        INFO("in place " << inPlace);
+                        std::vector<cl_float2> got = run(cl, desc, dir, x, inPlace);
+                        double err = worstRelativeError(got, ref, points);
+                        INFO("relative L2 error " << err);
+                        CHECK(err < tolerance(points));
+                    }
                 }
             }
-        }
     }
 }
 
@@ -280,40 +282,40 @@ TEST_CASE("forward then scaled inverse gives the input back") {
             size_t nx, ny, batch;
         };
         for (auto columns : {fft::Desc::Columns::Strided, fft::Desc::Columns::Transpose})
-        for (Shape sh : {Shape{1024, 1, 9}, Shape{32, 1, 1000}, Shape{512, 256, 1},
-                         Shape{256, 256, 2}}) {
-            INFO("shape " << sh.nx << " x " << sh.ny << " batch " << sh.batch << " transposed "
-                          << (columns == fft::Desc::Columns::Transpose));
-            fft::Desc desc;
-            desc.nx = sh.nx;
-            desc.ny = sh.ny;
-            desc.batch = sh.batch;
-            desc.columns = columns;
-            std::unique_ptr<fft::Plan> plan;
-            fft::Status s = fft::Plan::create(cl.context, cl.device, desc, plan);
-            INFO(s.message);
-            REQUIRE(s.ok());
-            std::vector<cl_float2> x = randomData(plan->points(), 99);
-            cl_mem a = cl.buffer(plan->bytes()), b = cl.buffer(plan->bytes());
-            REQUIRE_CL(clEnqueueWriteBuffer(cl.queue, a, CL_TRUE, 0, plan->bytes(), x.data(), 0,
-                                            nullptr, nullptr));
-            float scale = 1.0f / float(sh.nx * sh.ny);
-            s = plan->enqueue(cl.queue, fft::Direction::Forward, a, b);
-            REQUIRE(s.ok());
-            s = plan->enqueue(cl.queue, fft::Direction::Inverse, b, b, scale);
-            REQUIRE(s.ok());
-            std::vector<cl_float2> back(x.size()), spectrum(x.size());
-            REQUIRE_CL(clEnqueueReadBuffer(cl.queue, b, CL_TRUE, 0, plan->bytes(), back.data(), 0,
-                                           nullptr, nullptr));
-            double worst = 0;
-            for (size_t i = 0; i < x.size(); ++i)
-                worst = std::max({worst, double(std::abs(back[i].s[0] - x[i].s[0])),
-                                  double(std::abs(back[i].s[1] - x[i].s[1]))});
-            INFO("worst round-trip error " << worst);
-            CHECK(worst < 1e-5);
-            clReleaseMemObject(a);
-            clReleaseMemObject(b);
-        }
+            for (Shape sh :
+                 {Shape{1024, 1, 9}, Shape{32, 1, 1000}, Shape{512, 256, 1}, Shape{256, 256, 2}}) {
+                INFO("shape " << sh.nx << " x " << sh.ny << " batch " << sh.batch << " transposed "
+                              << (columns == fft::Desc::Columns::Transpose));
+                fft::Desc desc;
+                desc.nx = sh.nx;
+                desc.ny = sh.ny;
+                desc.batch = sh.batch;
+                desc.columns = columns;
+                std::unique_ptr<fft::Plan> plan;
+                fft::Status s = fft::Plan::create(cl.context, cl.device, desc, plan);
+                INFO(s.message);
+                REQUIRE(s.ok());
+                std::vector<cl_float2> x = randomData(plan->points(), 99);
+                cl_mem a = cl.buffer(plan->bytes()), b = cl.buffer(plan->bytes());
+                REQUIRE_CL(clEnqueueWriteBuffer(cl.queue, a, CL_TRUE, 0, plan->bytes(), x.data(), 0,
+                                                nullptr, nullptr));
+                float scale = 1.0f / float(sh.nx * sh.ny);
+                s = plan->enqueue(cl.queue, fft::Direction::Forward, a, b);
+                REQUIRE(s.ok());
+                s = plan->enqueue(cl.queue, fft::Direction::Inverse, b, b, scale);
+                REQUIRE(s.ok());
+                std::vector<cl_float2> back(x.size()), spectrum(x.size());
+                REQUIRE_CL(clEnqueueReadBuffer(cl.queue, b, CL_TRUE, 0, plan->bytes(), back.data(),
+                                               0, nullptr, nullptr));
+                double worst = 0;
+                for (size_t i = 0; i < x.size(); ++i)
+                    worst = std::max({worst, double(std::abs(back[i].s[0] - x[i].s[0])),
+                                      double(std::abs(back[i].s[1] - x[i].s[1]))});
+                INFO("worst round-trip error " << worst);
+                CHECK(worst < 1e-5);
+                clReleaseMemObject(a);
+                clReleaseMemObject(b);
+            }
     }
 }
 

@@ -76,8 +76,8 @@ struct ClOn {
     }
     template <class T> std::vector<T> read(cl_mem m, size_t count) {
         std::vector<T> out(count);
-        REQUIRE(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, count * sizeof(T), out.data(), 0,
-                                    nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, count * sizeof(T), out.data(), 0, nullptr,
+                                    nullptr) == CL_SUCCESS);
         return out;
     }
 };
@@ -136,8 +136,8 @@ TEST_CASE("the Phillips spectrum kernel matches the host formula with standard n
         for (int iy = 0; iy < n; ++iy)
             for (int ix = 0; ix < n; ++ix) {
                 const cl_float4 &v = h0[size_t(iy) * n + ix];
-                double ref = ocean::phillips(waveNumber(ix, n, p.patch),
-                                             waveNumber(iy, n, p.patch), p);
+                double ref =
+                    ocean::phillips(waveNumber(ix, n, p.patch), waveNumber(iy, n, p.patch), p);
                 worstP = std::max(worstP, std::abs(v.s[2] - ref) / maxP);
                 if (ref < 1e-6 * maxP)
                     continue; // float underflow territory; the noise is checked where P is real
@@ -376,8 +376,8 @@ TEST_CASE("duet-ocean runs headless and draws sky and water where the camera put
         camera.pitch = view.pitch;
         camera.nearPlane = view.nearPlane;
         camera.farPlane = view.farPlane;
-        camera.target = glm::vec3(0.5f * view.tiles * params.patch, 0.0f,
-                                  0.5f * view.tiles * params.patch);
+        camera.target =
+            glm::vec3(0.5f * view.tiles * params.patch, 0.0f, 0.5f * view.tiles * params.patch);
         glm::mat4 inv = glm::inverse(camera.projection(float(w) / float(h)) * camera.view());
         glm::vec3 eye = camera.eye();
         auto rayAt = [&](int x, int y) {
@@ -400,8 +400,8 @@ TEST_CASE("duet-ocean runs headless and draws sky and water where the camera put
                 auto px = image.at(x, y);
                 int err = 0;
                 for (int c = 0; c < 3; ++c)
-                    err = std::max(err, std::abs(int(px[c]) -
-                                                 int(std::lround(255 * srgbEncode(rgb[c])))));
+                    err = std::max(
+                        err, std::abs(int(px[c]) - int(std::lround(255 * srgbEncode(rgb[c])))));
                 ++skyPixels;
                 skyWrong += err > 4;
                 worstSky = std::max(worstSky, err);
@@ -449,8 +449,8 @@ TEST_CASE("duet-ocean runs headless and draws sky and water where the camera put
 
         if (platform == "Duet") {
             // A calm sea (amplitude 0): the same view, flat water, far less variation.
-            duet::engine::Image calm = runOcean(std::filesystem::absolute("ocean_calm.png"),
-                                                " --set amplitude=0");
+            duet::engine::Image calm =
+                runOcean(std::filesystem::absolute("ocean_calm.png"), " --set amplitude=0");
             double cr, cg, cb, calmTexture;
             waterStats(calm, cr, cg, cb, calmTexture);
             INFO("calm water mean |luma step| " << calmTexture);
