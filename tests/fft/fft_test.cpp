@@ -383,3 +383,33 @@ TEST_CASE("bad sizes and bad buffers give errors, not crashes") {
         clReleaseMemObject(small);
     }
 }
+
+TEST_CASE("sizes past 1024 work where the device's work-group and local memory hold them") {
+    for (const std::string &platform : platformsUnderTest()) {
+        Cl cl(platform);
+        INFO("platform " << platform << " / " << cl.name);
+        for (size_t n : {size_t(2048), size_t(4096), size_t(8192)}) {
+            INFO("n " << n);
+            fft::Desc desc;
+            desc.nx = n;
+            desc.batch = 3;
+            std::unique_ptr<fft::Plan> plan;
+            fft::Status s = fft::Plan::create(cl.context, cl.device, desc, plan);
+            if (!s) {
+                // Unsupported here: said so, in the words of the device's limits.
+                INFO(s.message);
+                CHECK(s.code == CL_INVALID_VALUE);
+                CHECK(s.message.find("the device allows") != std::string::npos);
+                continue;
+            }
+            std::vector<cl_float2> x = randomData(n * desc.batch, unsigned(n));
+            std::vector<cplx> ref = toDouble(x);
+            for (size_t b = 0; b < desc.batch; ++b)
+                hostFft(ref, b * n, n, 1, -1);
+            std::vector<cl_float2> got = run(cl, desc, fft::Direction::Forward, x, false);
+            double err = worstRelativeError(got, ref, n);
+            INFO("relative L2 error " << err);
+            CHECK(err < tolerance(n));
+        }
+    }
+}
