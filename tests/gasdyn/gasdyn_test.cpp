@@ -323,7 +323,7 @@ TEST_CASE("mass, momentum and energy are conserved to round-off with periodic bo
             double change = 0;
             for (size_t c = 0; c < end.size(); ++c)
                 change = std::max(change, double(std::abs(end[c].s[0] - start[c].s[0])));
-            CHECK(change > 0.2);
+            CHECK(change > 0.05);
             const char *names[4] = {"mass", "x momentum", "y momentum", "energy"};
             for (int k = 0; k < 4; ++k) {
                 // Every face flux is added to one cell and subtracted from its neighbour, so the
