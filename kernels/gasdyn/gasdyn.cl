@@ -5,23 +5,18 @@
 // XY / YX, Strang), ghost-cell boundary kernels, and the CFL time step from a two-stage
 // max-reduction that leaves dt on the device (no host round trip per step).
 //
-// State: float4 per cell, conserved (rho, rho*u, rho*v, E), rows of `pitch = nx + 2*G` cells
-// with G ghost cells on every side, so cell (i, j) of the interior is at (j + G) * pitch + i + G.
-// The buffer has at least PAD benign cells after the last row: kernels let work-items past the
-// grid's edge read their neighbours' memory (results unused, writes guarded), so that loads stay
-// contiguous across work-items, which is what the CPU device turns into SIMD loads.
+// State: float4 per cell, conserved (rho, rho*u, rho*v, E), rows of `pitch` cells (at least
+// nx + 2*G, a multiple of the sweeps' work-group width) with G ghost cells on every side, so
+// cell (i, j) of the interior is at (j + G) * pitch + i + G. The sweeps run one work-item per
+// column of the row, ghost and padding columns included, and store every result: no condition
+// around a store, so the CPU device's vectoriser sees straight-line code with contiguous loads
+// and stores across work-items. What they write into ghost and padding columns is refilled by
+// the boundary kernels before anything reads it as data.
 //
-// Build options: -D LIMITER=0|1|2 (minmod, van Leer, MC), -D RIEMANN_EXACT, -D TILE=<x sweep
-// work-group size>, -D STRIP=<rows per work-item in the y sweep>.
+// Build options: -D LIMITER=0|1|2 (minmod, van Leer, MC), -D RIEMANN_EXACT.
 
 #ifndef LIMITER
 #define LIMITER 2
-#endif
-#ifndef TILE
-#define TILE 64
-#endif
-#ifndef STRIP
-#define STRIP 32
 #endif
 #define G 2
 
@@ -59,8 +54,10 @@ static inline float4 physicalFlux(float4 w, float gamma) {
 // branch-free so work-items stay in SIMD lanes.
 static inline float4 limitedSlope(float4 a, float4 b) {
 #if LIMITER == 0
-    // minmod
-    return 0.5f * (sign(a) + sign(b)) * fmin(fabs(a), fabs(b));
+    // minmod (copysign rather than sign: the builtin's branches on zero are not needed, since a
+    // zero difference makes the minimum zero anyway)
+    float4 m = fmin(fabs(a), fabs(b));
+    return select((float4)(0.0f), copysign(m, a), a * b > 0.0f);
 #elif LIMITER == 1
     // van Leer (harmonic mean)
     float4 ab = a * b;
@@ -69,15 +66,15 @@ static inline float4 limitedSlope(float4 a, float4 b) {
 #else
     // monotonised central
     float4 m = fmin(fmin(2.0f * fabs(a), 2.0f * fabs(b)), 0.5f * fabs(a + b));
-    return select((float4)(0.0f), sign(a) * m, a * b > 0.0f);
+    return select((float4)(0.0f), copysign(m, a), a * b > 0.0f);
 #endif
 }
 
 // MUSCL-Hancock for one cell: limited primitive slopes from its neighbours, the half-step
 // predictor (primitive form: w - dt/(2 dx) A(w) dw, plus half the gravity `gn` along the normal)
 // and the face states at the low (*lo) and high (*hi) faces of the cell.
-static inline void predict(float4 wm, float4 w, float4 wp, float dtdx, float dt, float gamma, float gn,
-                    float4 *lo, float4 *hi) {
+static inline void predict(float4 wm, float4 w, float4 wp, float dtdx, float dt, float gamma,
+                           float gn, float4 *lo, float4 *hi) {
     float4 d = limitedSlope(w - wm, wp - w);
     float inv = 1.0f / w.x;
     float4 adw = (float4)(w.y * d.x + w.x * d.y,
@@ -98,25 +95,25 @@ static inline void predict(float4 wm, float4 w, float4 wp, float dtdx, float dt,
 #ifndef RIEMANN_EXACT
 
 // HLLC (Toro, Spruce and Speares) with Davis wave-speed bounds; l and r are primitive states on
-// either side of the face. Both star fluxes are computed and the upwind one selected, no branch.
+// either side of the face. The contact's side picks the one star state needed (so one is
+// computed, not two), and selects rather than branches keep work-items in SIMD lanes.
 static inline float4 riemannFlux(float4 l, float4 r, float gamma) {
-    float cl = sqrt(gamma * l.w / l.x), cr = sqrt(gamma * r.w / r.x);
+    float il = 1.0f / l.x, ir = 1.0f / r.x;
+    float cl = sqrt(gamma * l.w * il), cr = sqrt(gamma * r.w * ir);
     float sl = fmin(l.y - cl, r.y - cr);
     float sr = fmax(l.y + cl, r.y + cr);
     float ml = l.x * (sl - l.y), mr = r.x * (sr - r.y); // mass fluxes relative to the waves
     float ss = (r.w - l.w + l.y * ml - r.y * mr) / (ml - mr);
-    float4 ul = toConserved(l, gamma), ur = toConserved(r, gamma);
-    float4 fl = physicalFlux(l, gamma), fr = physicalFlux(r, gamma);
-    float4 usl = (ml / (sl - ss)) *
-                 (float4)(1.0f, ss, l.z, ul.w / l.x + (ss - l.y) * (ss + l.w / ml));
-    float4 usr = (mr / (sr - ss)) *
-                 (float4)(1.0f, ss, r.z, ur.w / r.x + (ss - r.y) * (ss + r.w / mr));
-    float4 fsl = fl + sl * (usl - ul);
-    float4 fsr = fr + sr * (usr - ur);
-    float4 f = ss >= 0.0f ? fsl : fsr;
-    f = sl >= 0.0f ? fl : f;
-    f = sr <= 0.0f ? fr : f;
-    return f;
+    const int left = ss >= 0.0f;
+    float4 k = left ? l : r;
+    float sk = left ? sl : sr, mk = left ? ml : mr, ik = left ? il : ir;
+    float4 uk = toConserved(k, gamma), fk = physicalFlux(k, gamma);
+    float4 star = (mk / (sk - ss)) *
+                  (float4)(1.0f, ss, k.z, uk.w * ik + (ss - k.y) * (ss + k.w / mk));
+    float4 f = fk + sk * (star - uk);
+    // Supersonic: every wave leaves the face on one side, the flux is that side's own.
+    const int upwind = left ? sl >= 0.0f : sr <= 0.0f;
+    return upwind ? fk : f;
 }
 
 #else
@@ -202,134 +199,51 @@ static inline float4 addGravity(float4 u0, float4 u1, float dt, float gn) {
     return u1;
 }
 
-// The X sweep. A work-group of TILE work-items covers TILE consecutive cells of one row and
-// updates the TILE - 4 in the middle (neighbouring groups overlap by four cells, so no work-item
-// computes more than one cell's slopes or one face's flux; every region of the kernel is one
-// straight-line pass over the work-items). Local arrays are structure-of-arrays with one pad
-// element in front, so neighbour reads are contiguous vectors.
-__kernel __attribute__((reqd_work_group_size(TILE, 1, 1))) void
-sweep_x(__global const float4 *restrict in, __global float4 *restrict out, int nx, int ny,
-        __global const float *restrict clock, float dx, float gamma, float gn, int wallLow,
-        int wallHigh) {
-    __local float wr[TILE + 2], wu[TILE + 2], wv[TILE + 2], wp[TILE + 2];
-    __local float lr[TILE + 2], lu[TILE + 2], lv[TILE + 2], lp[TILE + 2];
-    __local float hr[TILE + 2], hu[TILE + 2], hv[TILE + 2], hp[TILE + 2];
-    __local float fr[TILE + 2], fu[TILE + 2], fv[TILE + 2], fe[TILE + 2];
-    const int lid = get_local_id(0);
-    const int j = get_global_id(1);
-    const int x0 = get_group_id(0) * (TILE - 4); // interior index of the first cell updated
-    const int pitch = nx + 2 * G;
-    // Cell x0 - 2 + lid of the interior is column x0 + lid of the buffer.
-    const size_t at = (size_t)(j + G) * pitch + x0 + lid;
-    const float dt = clock[0];
-    const float dtdx = dt / dx;
-
-    float4 w = toPrimitive(in[at], gamma);
-    wr[lid + 1] = w.x;
-    wu[lid + 1] = w.y;
-    wv[lid + 1] = w.z;
-    wp[lid + 1] = w.w;
-    if (lid == 0) {
-        // Pads: read only by the end work-items, whose results are discarded.
-        wr[0] = wr[TILE + 1] = 1.0f;
-        wu[0] = wu[TILE + 1] = 0.0f;
-        wv[0] = wv[TILE + 1] = 0.0f;
-        wp[0] = wp[TILE + 1] = 1.0f;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    float4 wm = (float4)(wr[lid], wu[lid], wv[lid], wp[lid]);
-    float4 w0 = (float4)(wr[lid + 1], wu[lid + 1], wv[lid + 1], wp[lid + 1]);
-    float4 wq = (float4)(wr[lid + 2], wu[lid + 2], wv[lid + 2], wp[lid + 2]);
-    float4 lo, hi;
-    predict(wm, w0, wq, dtdx, dt, gamma, gn, &lo, &hi);
-    lr[lid + 1] = lo.x;
-    lu[lid + 1] = lo.y;
-    lv[lid + 1] = lo.z;
-    lp[lid + 1] = lo.w;
-    hr[lid + 1] = hi.x;
-    hu[lid + 1] = hi.y;
-    hv[lid + 1] = hi.z;
-    hp[lid + 1] = hi.w;
-    if (lid == 0) {
-        hr[0] = 1.0f;
-        hu[0] = 0.0f;
-        hv[0] = 0.0f;
-        hp[0] = 1.0f;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    // Face lid lies between cells lid - 1 and lid.
-    float4 left = (float4)(hr[lid], hu[lid], hv[lid], hp[lid]);
-    float4 right = (float4)(lr[lid + 1], lu[lid + 1], lv[lid + 1], lp[lid + 1]);
-    float4 f = faceFlux(left, right, x0 - 2 + lid, nx, wallLow, wallHigh, gamma);
-    fr[lid] = f.x;
-    fu[lid] = f.y;
-    fv[lid] = f.z;
-    fe[lid] = f.w;
-    if (lid == 0) {
-        fr[TILE] = 0.0f;
-        fu[TILE] = 0.0f;
-        fv[TILE] = 0.0f;
-        fe[TILE] = 0.0f;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    float4 fl = (float4)(fr[lid], fu[lid], fv[lid], fe[lid]);
-    float4 fh = (float4)(fr[lid + 1], fu[lid + 1], fv[lid + 1], fe[lid + 1]);
-    const int i = x0 - 2 + lid;
-    if (lid >= 2 && lid < TILE - 2 && i < nx) {
-        float4 u0 = in[at];
-        float4 u1 = u0 - dtdx * (fh - fl);
-        out[at] = addGravity(u0, u1, dt, gn);
-    }
+// One cell's update by a sweep along the axis whose neighbours are `stride` elements apart
+// (1: x, pitch: y; swap: the y sweep's rotation of the momenta). Cell k of n along the axis.
+// Everything from the five-cell stencil: three predictors (the outer two only for one face
+// state each), the fluxes through the cell's two faces, the flux difference. Neighbouring
+// work-items recompute each other's faces (two Riemann solves per cell instead of one), which
+// buys kernels without barriers or loops: on the CPU device each is one loop over the
+// work-items that the compiler turns into SIMD code, with contiguous loads along x.
+static inline float4 updateCell(__global const float4 *restrict in, size_t at, size_t stride,
+                                int swap, int k, int n, float dtdx, float dt, float gamma,
+                                float gn, int wallLow, int wallHigh) {
+    float4 u0 = rotate(in[at], swap);
+    float4 wm2 = toPrimitive(rotate(in[at - 2 * stride], swap), gamma);
+    float4 wm1 = toPrimitive(rotate(in[at - stride], swap), gamma);
+    float4 w0 = toPrimitive(u0, gamma);
+    float4 wp1 = toPrimitive(rotate(in[at + stride], swap), gamma);
+    float4 wp2 = toPrimitive(rotate(in[at + 2 * stride], swap), gamma);
+    float4 lo, hi, loM, hiM, loP, hiP;
+    predict(wm2, wm1, w0, dtdx, dt, gamma, gn, &loM, &hiM);
+    predict(wm1, w0, wp1, dtdx, dt, gamma, gn, &lo, &hi);
+    predict(w0, wp1, wp2, dtdx, dt, gamma, gn, &loP, &hiP);
+    float4 fLow = faceFlux(hiM, lo, k, n, wallLow, wallHigh, gamma);
+    float4 fHigh = faceFlux(hi, loP, k + 1, n, wallLow, wallHigh, gamma);
+    float4 u1 = u0 - dtdx * (fHigh - fLow);
+    return rotate(addGravity(u0, u1, dt, gn), swap);
 }
 
-// The Y sweep. Work-items run along x (the contiguous axis, so their loads are SIMD vectors)
-// and each walks a strip of STRIP rows upwards with a sliding window: one new row per step, one
-// slope and predictor, one face flux, one cell updated. Rows past the top are clamped (a
-// uniform index); columns past the right edge compute on neighbouring memory and write nothing.
-__kernel void sweep_y(__global const float4 *restrict in, __global float4 *restrict out, int nx,
-                      int ny, __global const float *restrict clock, float dy, float gamma,
-                      float gn, int wallLow, int wallHigh) {
-    const int i = get_global_id(0);
-    const int j0 = get_global_id(1) * STRIP;
-    const int pitch = nx + 2 * G;
+// The X sweep: global size (pitch, ny), one work-item per column of each interior row.
+__kernel void sweep_x(__global const float4 *restrict in, __global float4 *restrict out, int nx,
+                      int ny, int pitch, __global const float *restrict clock, float dx,
+                      float gamma, float gn, int wallLow, int wallHigh) {
+    const size_t c = get_global_id(0), j = get_global_id(1);
+    const size_t at = (j + G) * (size_t)pitch + c;
     const float dt = clock[0];
-    const float dtdy = dt / dy;
-    __global const float4 *column = in + i + G;
-#define ROW(jj) ((size_t)(min((jj), ny + 1) + G) * pitch)
+    out[at] = updateCell(in, at, 1, 0, (int)c - G, nx, dt / dx, dt, gamma, gn, wallLow, wallHigh);
+}
 
-    float4 um2 = rotate(column[ROW(j0 - 2)], 1);
-    float4 um1 = rotate(column[ROW(j0 - 1)], 1);
-    float4 u0 = rotate(column[ROW(j0)], 1);
-    float4 u1 = rotate(column[ROW(j0 + 1)], 1);
-    float4 wm2 = toPrimitive(um2, gamma), wm1 = toPrimitive(um1, gamma);
-    float4 w0 = toPrimitive(u0, gamma), w1 = toPrimitive(u1, gamma);
-    float4 lo, hi, hiBelow;
-    predict(wm2, wm1, w0, dtdy, dt, gamma, gn, &lo, &hiBelow);
-    predict(wm1, w0, w1, dtdy, dt, gamma, gn, &lo, &hi);
-    float4 fLow = faceFlux(hiBelow, lo, j0, ny, wallLow, wallHigh, gamma);
-
-    for (int k = 0; k < STRIP; ++k) {
-        const int j = j0 + k;
-        float4 u2 = rotate(column[ROW(j + 2)], 1);
-        float4 w2 = toPrimitive(u2, gamma);
-        float4 loNext, hiNext;
-        predict(w0, w1, w2, dtdy, dt, gamma, gn, &loNext, &hiNext);
-        float4 fHigh = faceFlux(hi, loNext, j + 1, ny, wallLow, wallHigh, gamma);
-        if (j < ny && i < nx) {
-            float4 un = u0 - dtdy * (fHigh - fLow);
-            out[(size_t)(j + G) * pitch + i + G] = rotate(addGravity(u0, un, dt, gn), 1);
-        }
-        u0 = u1;
-        u1 = u2;
-        w0 = w1;
-        w1 = w2;
-        hi = hiNext;
-        fLow = fHigh;
-    }
-#undef ROW
+// The Y sweep: as the X sweep with neighbours a row apart (work-items still run along x, the
+// contiguous axis, so their loads are SIMD vectors).
+__kernel void sweep_y(__global const float4 *restrict in, __global float4 *restrict out, int nx,
+                      int ny, int pitch, __global const float *restrict clock, float dy,
+                      float gamma, float gn, int wallLow, int wallHigh) {
+    const size_t c = get_global_id(0), j = get_global_id(1);
+    const size_t at = (j + G) * (size_t)pitch + c;
+    const float dt = clock[0];
+    out[at] = updateCell(in, at, pitch, 1, (int)j, ny, dt / dy, dt, gamma, gn, wallLow, wallHigh);
 }
 
 // Boundary kinds, as the host's Boundary enum numbers them.
@@ -348,12 +262,13 @@ static inline int ghostSource(int kind, int side, int k, int n) {
 
 // Fills the x ghost columns of the interior rows: global size (2 * G, ny); work-item
 // (side * G + k, j) fills ghost k of that side in row j.
-__kernel void boundary_x(__global float4 *state, int nx, int ny, int low, int high) {
+__kernel void boundary_x(__global float4 *state, int nx, int ny, int pitch, int low,
+                         int high) {
     const int k = get_global_id(0) % G;
     const int side = get_global_id(0) / G;
     const int j = get_global_id(1);
     const int kind = side ? high : low;
-    __global float4 *row = state + (size_t)(j + G) * (nx + 2 * G) + G; // interior column 0
+    __global float4 *row = state + (size_t)(j + G) * pitch + G; // interior column 0
     const int ghost = side ? nx + k : -1 - k;
     float4 u = row[ghostSource(kind, side, k, nx)];
     if (kind == BC_REFLECTIVE)
@@ -363,13 +278,13 @@ __kernel void boundary_x(__global float4 *state, int nx, int ny, int low, int hi
 
 // Fills the y ghost rows of the interior columns: global size (>= nx, 2 * G); work-item
 // (i, side * G + k) fills ghost k of that side in column i.
-__kernel void boundary_y(__global float4 *state, int nx, int ny, int low, int high) {
+__kernel void boundary_y(__global float4 *state, int nx, int ny, int pitch, int low,
+                         int high) {
     const int i = get_global_id(0);
     const int k = get_global_id(1) % G;
     const int side = get_global_id(1) / G;
     if (i >= nx)
         return;
-    const int pitch = nx + 2 * G;
     const int kind = side ? high : low;
     __global float4 *column = state + (size_t)G * pitch + G + i; // interior row 0
     const int ghost = side ? ny + k : -1 - k;
@@ -379,74 +294,150 @@ __kernel void boundary_y(__global float4 *state, int nx, int ny, int low, int hi
     column[(ptrdiff_t)ghost * pitch] = u;
 }
 
-// Per-cell figures the reduction takes the maximum of: s0 the CFL rate max((|u|+c)/dx,
-// (|v|+c)/dy), s1/s2 max and -min density, s3/s4 max and -min pressure, s5 max |grad rho|
-// (central differences, only when `gradient` is set).
-static inline float8 cellFigures(__global const float4 *state, size_t at, int pitch, float rdx,
-                          float rdy, float gamma, int gradient) {
-    float4 w = toPrimitive(state[at], gamma);
-    float c = sqrt(gamma * w.w / w.x);
-    float rate = fmax((fabs(w.y) + c) * rdx, (fabs(w.z) + c) * rdy);
-    float grad = 0.0f;
-    if (gradient) {
-        float gx = (state[at + 1].x - state[at - 1].x) * 0.5f * rdx;
-        float gy = (state[at + pitch].x - state[at - pitch].x) * 0.5f * rdy;
-        grad = sqrt(gx * gx + gy * gy);
-    }
-    return (float8)(rate, w.x, -w.x, w.w, -w.w, grad, 0.0f, 0.0f);
-}
+// The reduction's figures, each a maximum (minima as maxima of negatives): the CFL rate
+// max((|u|+c)/dx, (|v|+c)/dy), density max and -min, pressure max and -min, and max |grad rho|
+// (central differences; at the edges from ghost cells, which may lag a sweep behind).
+#define FIGURES 6
 
-// Tree reduction (maximum) of one float8 per work-item in local memory; the result ends in
-// scratch[0]. The local size must be a power of two.
-static inline void reduceMax(__local float8 *scratch, float8 v) {
-    const int lid = get_local_id(0);
-    scratch[lid] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = get_local_size(0) / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            scratch[lid] = fmax(scratch[lid], scratch[lid + s]);
+// Tree reduction (maximum) of the FIGURES arrays of n floats at s (array c at s + c * n) into
+// element 0 of each; n a power of two.
+static inline void treeMax(__local float *s, int n) {
+    for (int h = n / 2; h > 0; h >>= 1) {
+        const int lid = get_local_id(0);
+        if (lid < h) {
+            s[lid] = fmax(s[lid], s[lid + h]);
+            s[n + lid] = fmax(s[n + lid], s[n + lid + h]);
+            s[2 * n + lid] = fmax(s[2 * n + lid], s[2 * n + lid + h]);
+            s[3 * n + lid] = fmax(s[3 * n + lid], s[3 * n + lid + h]);
+            s[4 * n + lid] = fmax(s[4 * n + lid], s[4 * n + lid + h]);
+            s[5 * n + lid] = fmax(s[5 * n + lid], s[5 * n + lid + h]);
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 
-// Reduction, stage 1: global size (L, groups), local (L, 1). Group g takes the interior rows
-// g, g + groups, ... and its work-items the columns lid, lid + L, ...; each group writes one
-// float8 of maxima to partial[g].
-__kernel void reduce_cells(__global const float4 *state, int nx, int ny, float dx, float dy,
-                           float gamma, int gradient, __global float8 *partial,
-                           __local float8 *scratch) {
-    const int lid = get_local_id(0);
-    const int lsize = get_local_size(0);
-    const int group = get_group_id(1), groups = get_num_groups(1);
-    const int pitch = nx + 2 * G;
-    const float rdx = 1.0f / dx, rdy = 1.0f / dy;
-    float8 m = (float8)(0.0f, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 0.0f, 0.0f, 0.0f);
-    for (int j = group; j < ny; j += groups) {
-        const size_t row = (size_t)(j + G) * pitch + G;
-        for (int i0 = 0; i0 < nx; i0 += lsize) {
-            const int i = i0 + lid;
-            float8 f = cellFigures(state, row + i, pitch, rdx, rdy, gamma, gradient);
-            m = i < nx ? fmax(m, f) : m;
-        }
+// Running maxima of one work-item.
+typedef struct {
+    float rate, rhoMax, rhoNeg, pMax, pNeg, grad;
+} Maxima;
+
+// Folds interior cell (i, j) at buffer index `at` into m; columns outside the interior (ghost
+// and padding) leave m alone. Central differences for the gradient inside, none across the
+// edges (ghost cells may hold anything between a sweep and the next boundary fill).
+static inline void visitCell(__global const float4 *state, size_t at, int i, int j, int nx,
+                             int ny, int pitch, float rdx, float rdy, float gamma,
+                             const int gradient, Maxima *m) {
+    float4 w = toPrimitive(state[at], gamma);
+    float sound = sqrt(gamma * w.w / w.x);
+    float r = fmax((fabs(w.y) + sound) * rdx, (fabs(w.z) + sound) * rdy);
+    float gx = 0.0f, gy = 0.0f;
+    if (gradient) { // a constant: the kernels below are the two cases
+        gx = (state[at + 1].x - state[at - 1].x) * 0.5f * rdx;
+        gy = (state[at + pitch].x - state[at - pitch].x) * 0.5f * rdy;
     }
-    reduceMax(scratch, m);
-    if (lid == 0)
-        partial[group] = scratch[0];
+    // Masks as factors rather than conditions: the compiler keeps arithmetic in SIMD lanes,
+    // where selects on the running maxima tended to become branches. Columns outside the
+    // interior contribute 0 to maxima of positive figures and -1e30 to the negated ones (and
+    // whatever NaN their garbage makes, which fmax ignores).
+    const float inx = (float)(i > 0 && i < nx - 1), iny = (float)(j > 0 && j < ny - 1);
+    gx *= inx;
+    gy *= iny;
+    float g = sqrt(gx * gx + gy * gy);
+    const float inside = (float)(i >= 0 && i < nx), outside = 1e30f * (1.0f - inside);
+    m->rate = fmax(m->rate, r * inside);
+    m->rhoMax = fmax(m->rhoMax, w.x * inside);
+    m->rhoNeg = fmax(m->rhoNeg, -w.x * inside - outside);
+    m->pMax = fmax(m->pMax, w.w * inside);
+    m->pNeg = fmax(m->pNeg, -w.w * inside - outside);
+    m->grad = fmax(m->grad, g * inside);
 }
 
-// Reduction, stage 2: one work-group folds the `count` partial maxima, writes them to
-// figures[0], and sets the step: clock[0] = dt = cfl / rate (cut to reach tEnd exactly, 0 once
-// there), clock[1] = t + dt (the time after the step), clock[2] = the rate.
+#define REDUCE_ROWS 8
+
+// Reduction, stage 1: global size (pitch, ceil(ny / REDUCE_ROWS)), local (L, 1), L a power of
+// two dividing pitch. Work-item (c, r) takes buffer column c of the interior rows
+// r * REDUCE_ROWS ... + REDUCE_ROWS - 1 (past the top, the top row again: a maximum does not
+// mind), written out rather than looped so that each is one SIMD pass with contiguous loads on
+// the CPU device. Each group folds its maxima in local memory (scratch: FIGURES * L floats)
+// and writes them to partial[group] (float8, components 0..5). reduce_cells leaves the gradient
+// at 0 (the solver needs only the rate); reduce_cells_gradient adds it (for schlieren pictures).
+static inline void reduceCells(__global const float4 *state, int nx, int ny, int pitch, float dx,
+                               float dy, float gamma, __global float8 *partial,
+                               __local float *scratch, const int gradient) {
+    const float rdx = 1.0f / dx, rdy = 1.0f / dy;
+    const size_t c = get_global_id(0);
+    const int i = (int)c - G;
+    const int j0 = get_group_id(1) * REDUCE_ROWS;
+    Maxima m = {0.0f, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 0.0f};
+#define VISIT(k)                                                                               \
+    {                                                                                          \
+        const int j = min(j0 + (k), ny - 1);                                                   \
+        visitCell(state, (size_t)(j + G) * (size_t)pitch + c, i, j, nx, ny, pitch, rdx, rdy,   \
+                  gamma, gradient, &m);                                                        \
+    }
+    VISIT(0)
+    VISIT(1)
+    VISIT(2)
+    VISIT(3)
+    VISIT(4)
+    VISIT(5)
+    VISIT(6)
+    VISIT(7)
+#undef VISIT
+    float rate = m.rate, rhoMax = m.rhoMax, rhoNeg = m.rhoNeg, pMax = m.pMax, pNeg = m.pNeg;
+    float grad = m.grad;
+    // Not needed for correctness: it keeps the stores to local memory out of the loop over the
+    // cells on the CPU device, whose vectoriser could not prove them apart from the loads.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int lid = get_local_id(0), n = get_local_size(0);
+    scratch[lid] = rate;
+    scratch[n + lid] = rhoMax;
+    scratch[2 * n + lid] = rhoNeg;
+    scratch[3 * n + lid] = pMax;
+    scratch[4 * n + lid] = pNeg;
+    scratch[5 * n + lid] = grad;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    treeMax(scratch, n);
+    if (get_local_id(0) == 0) {
+        float8 out = (float8)(scratch[0], scratch[n], scratch[2 * n], scratch[3 * n],
+                              scratch[4 * n], scratch[5 * n], 0.0f, 0.0f);
+        partial[get_group_id(1) * get_num_groups(0) + get_group_id(0)] = out;
+    }
+}
+
+__kernel void reduce_cells(__global const float4 *state, int nx, int ny, int pitch, float dx,
+                           float dy, float gamma, __global float8 *partial,
+                           __local float *scratch) {
+    reduceCells(state, nx, ny, pitch, dx, dy, gamma, partial, scratch, 0);
+}
+
+__kernel void reduce_cells_gradient(__global const float4 *state, int nx, int ny, int pitch,
+                                    float dx, float dy, float gamma, __global float8 *partial,
+                                    __local float *scratch) {
+    reduceCells(state, nx, ny, pitch, dx, dy, gamma, partial, scratch, 1);
+}
+
+// Reduction, stage 2: one work-group of L (a power of two) folds the `count` partial maxima,
+// writes them to figures[0], and sets the step: clock[0] = dt = cfl / rate (cut to reach tEnd
+// exactly, 0 once there), clock[1] = t + dt (the time after the step), clock[2] = the rate.
 __kernel void reduce_final(__global const float8 *partial, int count, float cfl, float tEnd,
                            __global float8 *figures, __global float *clock,
-                           __local float8 *scratch) {
-    const int lid = get_local_id(0);
+                           __local float *scratch) {
+    const int lid = get_local_id(0), n = get_local_size(0);
     float8 m = (float8)(0.0f, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 0.0f, 0.0f, 0.0f);
-    for (int k = lid; k < count; k += get_local_size(0))
+    for (int k = lid; k < count; k += n)
         m = fmax(m, partial[k]);
-    reduceMax(scratch, m);
-    if (lid == 0) {
-        float8 r = scratch[0];
+    scratch[lid] = m.s0;
+    scratch[n + lid] = m.s1;
+    scratch[2 * n + lid] = m.s2;
+    scratch[3 * n + lid] = m.s3;
+    scratch[4 * n + lid] = m.s4;
+    scratch[5 * n + lid] = m.s5;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    treeMax(scratch, n);
+    if (get_local_id(0) == 0) {
+        float8 r = (float8)(scratch[0], scratch[n], scratch[2 * n], scratch[3 * n],
+                            scratch[4 * n], scratch[5 * n], 0.0f, 0.0f);
         figures[0] = r;
         float t = clock[1];
         float dt = r.s0 > 0.0f ? cfl / r.s0 : 0.0f;

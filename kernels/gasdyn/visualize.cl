@@ -23,13 +23,13 @@ static inline float3 colorMap(float t) {
 
 // Global size (>= nx, >= ny); texel (i, j) shows interior cell (i, j) (row 0 at the bottom,
 // as GL's texture coordinates have it).
-__kernel void render_field(__global const float4 *state, int nx, int ny, float gamma, int field,
+__kernel void render_field(__global const float4 *state, int nx, int ny, int pitch, float gamma,
+                           int field,
                            __global const float8 *figures, float rdx, float rdy, float contrast,
                            __write_only image2d_t image) {
     const int i = get_global_id(0), j = get_global_id(1);
     if (i >= nx || j >= ny)
         return;
-    const int pitch = nx + 2 * G;
     const size_t at = (size_t)(j + G) * pitch + i + G;
     const float8 r = figures[0];
     float4 u = state[at];

@@ -36,8 +36,7 @@ ExactRiemann::ExactRiemann(State left, State right, double gamma)
                                     std::to_string(gamma));
     for (const State *s : {&left, &right})
         if (!(s->rho > 0.0) || !(s->p > 0.0))
-            throw std::invalid_argument(
-                "ExactRiemann: densities and pressures must be positive");
+            throw std::invalid_argument("ExactRiemann: densities and pressures must be positive");
     m_cl = std::sqrt(gamma * left.p / left.rho);
     m_cr = std::sqrt(gamma * right.p / right.rho);
     double du = right.u - left.u;

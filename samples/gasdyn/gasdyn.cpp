@@ -46,8 +46,8 @@ class GasdynSample final : public Sample {
             m_cl = interop::Context::create(handles, options);
             m_sim = std::make_unique<gasdyn::Simulator>(m_cl->context(), m_cl->device(),
                                                         m_cl->queue(), solverOptions());
-            m_renderer = std::make_unique<gasdyn::Renderer>(m_cl->context(), m_cl->device(),
-                                                            m_cl->queue());
+            m_renderer =
+                std::make_unique<gasdyn::Renderer>(m_cl->context(), m_cl->device(), m_cl->queue());
         });
         m_builtLimiter = m_limiter;
         m_builtRiemann = m_riemann;
@@ -162,8 +162,7 @@ class GasdynSample final : public Sample {
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, g.nx, g.ny, 0, GL_RGBA, GL_UNSIGNED_BYTE,
-                     nullptr);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, g.nx, g.ny, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
         glBindTexture(GL_TEXTURE_2D, 0);
         m_image = m_cl->shareTexture(GL_TEXTURE_2D, 0, m_texture.id(), CL_MEM_WRITE_ONLY);
         m_builtProblem = m_problem;
@@ -178,14 +177,14 @@ class GasdynSample final : public Sample {
 
     void advance(Context &ctx) {
         using clock = std::chrono::steady_clock;
-        bool schlieren = m_field == int(gasdyn::Field::Schlieren);
         double tEnd = m_stopAtEnd ? m_endTime : std::numeric_limits<double>::infinity();
         int steps = m_paused ? 0 : m_stepsPerFrame;
         if (steps == 0 && m_drawn && m_field == m_drawnField && m_contrast == m_drawnContrast)
             return; // the texture already shows this state
         auto t0 = clock::now();
+        bool schlieren = m_field == int(gasdyn::Field::Schlieren);
         if (steps == 0 && schlieren)
-            m_sim->reduce(m_cfl, tEnd, true); // the gradient's range for a field just switched to
+            m_sim->reduce(m_cfl, tEnd, true); // the gradient's scale for a field just switched to
         for (int s = 0; s < steps; ++s)
             m_sim->step(m_cfl, tEnd, schlieren);
         interop::check(clFinish(m_cl->queue()), "clFinish(steps)");
@@ -246,5 +245,6 @@ class GasdynSample final : public Sample {
 
 } // namespace
 
-DUET_REGISTER_SAMPLE(GasdynSample, "duet-gasdyn",
-                     "2D gas dynamics (MUSCL-Hancock, HLLC) in OpenCL, drawn from a shared texture");
+DUET_REGISTER_SAMPLE(
+    GasdynSample, "duet-gasdyn",
+    "2D gas dynamics (MUSCL-Hancock, HLLC) in OpenCL, drawn from a shared texture");

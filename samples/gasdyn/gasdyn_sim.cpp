@@ -14,6 +14,8 @@ namespace duet::gasdyn {
 
 namespace {
 
+constexpr size_t kFigures = 6;    // floats per work-item in the reduction's local memory
+constexpr size_t kReduceRows = 8; // rows per work-item of reduce_cells (REDUCE_ROWS)
 constexpr double kPi = 3.14159265358979323846;
 
 std::string buildLog(cl_program program, cl_device_id device) {
@@ -55,10 +57,8 @@ template <typename T> void setArg(cl_kernel kernel, cl_uint index, const T &valu
     interop::check(clSetKernelArg(kernel, index, sizeof(T), &value), "clSetKernelArg");
 }
 
-size_t roundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
-
-Setup gridFor(Problem problem, int nx, int ny, float gamma, double width, double height,
-              double x0, double y0) {
+Setup gridFor(Problem problem, int nx, int ny, float gamma, double width, double height, double x0,
+              double y0) {
     if (nx < 1 || ny < 1)
         throw std::invalid_argument("gasdyn: grid sizes must be at least 1, got " +
                                     std::to_string(nx) + " x " + std::to_string(ny));
@@ -166,8 +166,8 @@ Setup makeProblem(Problem problem, int nx, int ny, float gamma) {
         s.gravity = -0.1f;
         fill(s, [&](double x, double y) {
             double rho = y > 0.0 ? 2.0 : 1.0;
-            double v = 0.01 * (1.0 + std::cos(4.0 * kPi * x)) * (1.0 + std::cos(3.0 * kPi * y)) /
-                       4.0;
+            double v =
+                0.01 * (1.0 + std::cos(4.0 * kPi * x)) * (1.0 + std::cos(3.0 * kPi * y)) / 4.0;
             return Primitive{rho, 0.0, v, 2.5 - 0.1 * rho * y};
         });
         s.xLow = s.xHigh = Boundary::Periodic;
@@ -194,8 +194,7 @@ Setup makeSampleProblem(Problem problem, int n, float gamma) {
 
 std::string kernelSource(const std::string &file) {
     const char *dir = std::getenv("DUET_KERNEL_DIR");
-    std::string path =
-        std::string(dir && *dir ? dir : DUET_KERNEL_SOURCE_DIR) + "/gasdyn/" + file;
+    std::string path = std::string(dir && *dir ? dir : DUET_KERNEL_SOURCE_DIR) + "/gasdyn/" + file;
     std::ifstream in(path);
     if (!in)
         throw interop::Error("duet-gasdyn: cannot read the kernel " + path);
@@ -223,8 +222,8 @@ Simulator::~Simulator() {
 }
 
 void Simulator::release() {
-    for (cl_kernel *k :
-         {&m_sweepX, &m_sweepY, &m_boundX, &m_boundY, &m_reduceCells, &m_reduceFinal}) {
+    for (cl_kernel *k : {&m_sweepX, &m_sweepY, &m_boundX, &m_boundY, &m_reduceCells,
+                         &m_reduceCellsGradient, &m_reduceFinal}) {
         if (*k)
             clReleaseKernel(*k);
         *k = nullptr;
@@ -236,17 +235,12 @@ void Simulator::release() {
 
 void Simulator::build() {
     const SolverOptions &o = m_options;
-    if (o.tile < 8 || o.tile > kPad || (o.tile & (o.tile - 1)))
-        throw std::invalid_argument("gasdyn: the x sweep tile must be a power of two in [8, " +
-                                    std::to_string(kPad) + "], got " + std::to_string(o.tile));
-    if (o.rowGroup < 1 || o.rowGroup > kPad)
-        throw std::invalid_argument("gasdyn: the y sweep group width must be in [1, " +
-                                    std::to_string(kPad) + "]");
-    if (o.strip < 1)
-        throw std::invalid_argument("gasdyn: the y sweep strip must be at least 1 row");
-    std::string options = "-D LIMITER=" + std::to_string(int(o.limiter)) +
-                          " -D TILE=" + std::to_string(o.tile) +
-                          " -D STRIP=" + std::to_string(o.strip);
+    if (o.rowGroup < 1 || o.rowGroup > kRowAlign || (o.rowGroup & (o.rowGroup - 1)))
+        throw std::invalid_argument("gasdyn: the sweep work-group width must be a power of two "
+                                    "up to " +
+                                    std::to_string(kRowAlign) + ", got " +
+                                    std::to_string(o.rowGroup));
+    std::string options = "-D LIMITER=" + std::to_string(int(o.limiter));
     if (o.riemann == RiemannSolver::Exact)
         options += " -D RIEMANN_EXACT";
     if (!o.extraBuildOptions.empty())
@@ -259,24 +253,27 @@ void Simulator::build() {
     m_boundX = createKernel(m_program, "boundary_x");
     m_boundY = createKernel(m_program, "boundary_y");
     m_reduceCells = createKernel(m_program, "reduce_cells");
+    m_reduceCellsGradient = createKernel(m_program, "reduce_cells_gradient");
     m_reduceFinal = createKernel(m_program, "reduce_final");
-    size_t maxLocal = 0;
-    interop::check(clGetKernelWorkGroupInfo(m_sweepX, m_device, CL_KERNEL_WORK_GROUP_SIZE,
-                                            sizeof maxLocal, &maxLocal, nullptr),
-                   "clGetKernelWorkGroupInfo(sweep_x)");
-    if (maxLocal < size_t(o.tile))
-        throw interop::Error("gasdyn: the device runs at most " + std::to_string(maxLocal) +
-                             " work-items of sweep_x per group; the tile is " +
-                             std::to_string(o.tile));
-    size_t reduceMax = 0;
-    for (cl_kernel k : {m_reduceCells, m_reduceFinal}) {
-        size_t n = 0;
+    for (cl_kernel k : {m_sweepX, m_sweepY}) {
+        size_t maxLocal = 0;
         interop::check(clGetKernelWorkGroupInfo(k, m_device, CL_KERNEL_WORK_GROUP_SIZE,
-                                                sizeof n, &n, nullptr),
-                       "clGetKernelWorkGroupInfo(reduce)");
+                                                sizeof maxLocal, &maxLocal, nullptr),
+                       "clGetKernelWorkGroupInfo(sweep)");
+        if (maxLocal < size_t(o.rowGroup))
+            throw interop::Error("gasdyn: the device runs at most " + std::to_string(maxLocal) +
+                                 " work-items of a sweep per group; asked for " +
+                                 std::to_string(o.rowGroup));
+    }
+    size_t reduceMax = 0;
+    for (cl_kernel k : {m_reduceCells, m_reduceCellsGradient, m_reduceFinal}) {
+        size_t n = 0;
+        interop::check(
+            clGetKernelWorkGroupInfo(k, m_device, CL_KERNEL_WORK_GROUP_SIZE, sizeof n, &n, nullptr),
+            "clGetKernelWorkGroupInfo(reduce)");
         reduceMax = reduceMax ? std::min(reduceMax, n) : n;
     }
-    m_reduceLocal = 64;
+    m_reduceLocal = kRowAlign;
     while (m_reduceLocal > reduceMax && m_reduceLocal > 1)
         m_reduceLocal /= 2;
 }
@@ -304,19 +301,13 @@ void Simulator::load(const Setup &setup) {
         for (cl_mem &m : m_state) {
             if (m)
                 clReleaseMemObject(m);
-            m = clCreateBuffer(m_context, CL_MEM_READ_WRITE, g.cells() * sizeof(cl_float4),
-                               nullptr, &err);
+            m = clCreateBuffer(m_context, CL_MEM_READ_WRITE, g.cells() * sizeof(cl_float4), nullptr,
+                               &err);
             interop::check(err, "clCreateBuffer(state)");
         }
-        if (m_partial)
-            clReleaseMemObject(m_partial);
-        m_reduceGroups = size_t(std::min(g.ny, 128));
-        m_partial = clCreateBuffer(m_context, CL_MEM_READ_WRITE,
-                                   m_reduceGroups * 8 * sizeof(cl_float), nullptr, &err);
-        interop::check(err, "clCreateBuffer(partial maxima)");
     }
-    // Ghost and pad cells start as a gas at rest (never used before the boundary kernels
-    // overwrite the ghosts, but read by work-items past the edge, whose results are discarded).
+    // Ghost, padding and pad cells start as a gas at rest (read as neighbours by work-items whose
+    // results are never used as data).
     std::vector<cl_float4> host(g.cells(), toConserved(Primitive{}, setup.gamma));
     for (int j = 0; j < g.ny; ++j)
         std::copy_n(&setup.cells[size_t(j) * g.nx], g.nx, &host[g.index(0, j)]);
@@ -329,8 +320,8 @@ void Simulator::load(const Setup &setup) {
                                         nullptr, nullptr),
                    "clEnqueueWriteBuffer(clock)");
     const cl_float figures[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    interop::check(clEnqueueWriteBuffer(m_queue, m_figures, CL_TRUE, 0, sizeof figures, figures,
-                                        0, nullptr, nullptr),
+    interop::check(clEnqueueWriteBuffer(m_queue, m_figures, CL_TRUE, 0, sizeof figures, figures, 0,
+                                        nullptr, nullptr),
                    "clEnqueueWriteBuffer(figures)");
     m_current = 0;
     m_steps = 0;
@@ -338,13 +329,13 @@ void Simulator::load(const Setup &setup) {
     fillGhosts(Axis::Y);
 }
 
-void Simulator::enqueue(cl_kernel kernel, cl_uint dims, const size_t *global,
-                        const size_t *local, const char *name) {
+void Simulator::enqueue(cl_kernel kernel, cl_uint dims, const size_t *global, const size_t *local,
+                        const char *name) {
     cl_int err =
         clEnqueueNDRangeKernel(m_queue, kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
     if (err != CL_SUCCESS)
-        throw interop::Error(std::string("clEnqueueNDRangeKernel(") + name + ") failed: " +
-                                 interop::errorName(err),
+        throw interop::Error(std::string("clEnqueueNDRangeKernel(") + name +
+                                 ") failed: " + interop::errorName(err),
                              err);
 }
 
@@ -356,8 +347,9 @@ void Simulator::fillGhosts(Axis axis) {
     setArg(k, 0, m_state[m_current]);
     setArg(k, 1, cl_int(g.nx));
     setArg(k, 2, cl_int(g.ny));
-    setArg(k, 3, low);
-    setArg(k, 4, high);
+    setArg(k, 3, cl_int(g.pitch()));
+    setArg(k, 4, low);
+    setArg(k, 5, high);
     size_t global[2] = {axis == Axis::X ? size_t(2 * kGhost) : size_t(g.nx),
                         axis == Axis::X ? size_t(g.ny) : size_t(2 * kGhost)};
     enqueue(k, 2, global, nullptr, axis == Axis::X ? "boundary_x" : "boundary_y");
@@ -371,40 +363,48 @@ void Simulator::sweep(Axis axis) {
     setArg(k, 1, m_state[1 - m_current]);
     setArg(k, 2, cl_int(g.nx));
     setArg(k, 3, cl_int(g.ny));
-    setArg(k, 4, m_clock);
-    setArg(k, 5, cl_float(x ? g.dx : g.dy));
-    setArg(k, 6, cl_float(m_setup.gamma));
-    setArg(k, 7, cl_float(x ? 0.0f : m_setup.gravity));
-    setArg(k, 8, cl_int((x ? m_setup.xLow : m_setup.yLow) == Boundary::Reflective));
-    setArg(k, 9, cl_int((x ? m_setup.xHigh : m_setup.yHigh) == Boundary::Reflective));
-    if (x) {
-        size_t tile = size_t(m_options.tile), inner = tile - 4;
-        size_t global[2] = {(size_t(g.nx) + inner - 1) / inner * tile, size_t(g.ny)};
-        size_t local[2] = {tile, 1};
-        enqueue(k, 2, global, local, "sweep_x");
-    } else {
-        size_t group = size_t(m_options.rowGroup), strip = size_t(m_options.strip);
-        size_t global[2] = {roundUp(size_t(g.nx), group), (size_t(g.ny) + strip - 1) / strip};
-        size_t local[2] = {group, 1};
-        enqueue(k, 2, global, local, "sweep_y");
-    }
+    setArg(k, 4, cl_int(g.pitch()));
+    setArg(k, 5, m_clock);
+    setArg(k, 6, cl_float(x ? g.dx : g.dy));
+    setArg(k, 7, cl_float(m_setup.gamma));
+    setArg(k, 8, cl_float(x ? 0.0f : m_setup.gravity));
+    setArg(k, 9, cl_int((x ? m_setup.xLow : m_setup.yLow) == Boundary::Reflective));
+    setArg(k, 10, cl_int((x ? m_setup.xHigh : m_setup.yHigh) == Boundary::Reflective));
+    size_t group = size_t(m_options.rowGroup);
+    size_t global[2] = {size_t(g.pitch()), size_t(g.ny)};
+    size_t local[2] = {group, 1};
+    enqueue(k, 2, global, local, x ? "sweep_x" : "sweep_y");
     m_current = 1 - m_current;
 }
 
 void Simulator::reduce(float cfl, double tEnd, bool gradient) {
     const Grid &g = m_setup.grid;
-    cl_kernel k = m_reduceCells;
+    m_reduceRows = (size_t(g.ny) + kReduceRows - 1) / kReduceRows;
+    m_reduceGroups = m_reduceRows * (size_t(g.pitch()) / m_reduceLocal);
+    if (m_partialCapacity < m_reduceGroups) {
+        if (m_partial)
+            clReleaseMemObject(m_partial);
+        m_partial = nullptr;
+        m_partialCapacity = 0;
+        cl_int err;
+        m_partial = clCreateBuffer(m_context, CL_MEM_READ_WRITE,
+                                   m_reduceGroups * 8 * sizeof(cl_float), nullptr, &err);
+        interop::check(err, "clCreateBuffer(partial maxima)");
+        m_partialCapacity = m_reduceGroups;
+    }
+    cl_kernel k = gradient ? m_reduceCellsGradient : m_reduceCells;
     setArg(k, 0, m_state[m_current]);
     setArg(k, 1, cl_int(g.nx));
     setArg(k, 2, cl_int(g.ny));
-    setArg(k, 3, cl_float(g.dx));
-    setArg(k, 4, cl_float(g.dy));
-    setArg(k, 5, cl_float(m_setup.gamma));
-    setArg(k, 6, cl_int(gradient ? 1 : 0));
+    setArg(k, 3, cl_int(g.pitch()));
+    setArg(k, 4, cl_float(g.dx));
+    setArg(k, 5, cl_float(g.dy));
+    setArg(k, 6, cl_float(m_setup.gamma));
     setArg(k, 7, m_partial);
-    interop::check(clSetKernelArg(k, 8, m_reduceLocal * 8 * sizeof(cl_float), nullptr),
+    interop::check(clSetKernelArg(k, 8, m_reduceLocal * kFigures * sizeof(cl_float), nullptr),
                    "clSetKernelArg(reduce_cells scratch)");
-    size_t global[2] = {m_reduceLocal, m_reduceGroups}, local[2] = {m_reduceLocal, 1};
+    size_t global[2] = {size_t(g.pitch()), m_reduceRows};
+    size_t local[2] = {m_reduceLocal, 1};
     enqueue(k, 2, global, local, "reduce_cells");
 
     k = m_reduceFinal;
@@ -414,15 +414,15 @@ void Simulator::reduce(float cfl, double tEnd, bool gradient) {
     setArg(k, 3, cl_float(std::isfinite(tEnd) ? float(tEnd) : INFINITY));
     setArg(k, 4, m_figures);
     setArg(k, 5, m_clock);
-    interop::check(clSetKernelArg(k, 6, m_reduceLocal * 8 * sizeof(cl_float), nullptr),
+    interop::check(clSetKernelArg(k, 6, m_reduceLocal * kFigures * sizeof(cl_float), nullptr),
                    "clSetKernelArg(reduce_final scratch)");
     enqueue(k, 1, &m_reduceLocal, &m_reduceLocal, "reduce_final");
 }
 
 void Simulator::setTimeStep(float dt) {
-    interop::check(clEnqueueWriteBuffer(m_queue, m_clock, CL_TRUE, 0, sizeof dt, &dt, 0, nullptr,
-                                        nullptr),
-                   "clEnqueueWriteBuffer(dt)");
+    interop::check(
+        clEnqueueWriteBuffer(m_queue, m_clock, CL_TRUE, 0, sizeof dt, &dt, 0, nullptr, nullptr),
+        "clEnqueueWriteBuffer(dt)");
 }
 
 void Simulator::step(float cfl, double tEnd, bool gradient) {
@@ -440,25 +440,25 @@ void Simulator::step(float cfl, double tEnd, bool gradient) {
 
 double Simulator::time() {
     cl_float clock[4];
-    interop::check(clEnqueueReadBuffer(m_queue, m_clock, CL_TRUE, 0, sizeof clock, clock, 0,
-                                       nullptr, nullptr),
-                   "clEnqueueReadBuffer(clock)");
+    interop::check(
+        clEnqueueReadBuffer(m_queue, m_clock, CL_TRUE, 0, sizeof clock, clock, 0, nullptr, nullptr),
+        "clEnqueueReadBuffer(clock)");
     return clock[1];
 }
 
 double Simulator::timeStep() {
     cl_float dt;
-    interop::check(clEnqueueReadBuffer(m_queue, m_clock, CL_TRUE, 0, sizeof dt, &dt, 0, nullptr,
-                                       nullptr),
-                   "clEnqueueReadBuffer(clock)");
+    interop::check(
+        clEnqueueReadBuffer(m_queue, m_clock, CL_TRUE, 0, sizeof dt, &dt, 0, nullptr, nullptr),
+        "clEnqueueReadBuffer(clock)");
     return dt;
 }
 
 Figures Simulator::figures() {
     cl_float f[8];
-    interop::check(clEnqueueReadBuffer(m_queue, m_figures, CL_TRUE, 0, sizeof f, f, 0, nullptr,
-                                       nullptr),
-                   "clEnqueueReadBuffer(figures)");
+    interop::check(
+        clEnqueueReadBuffer(m_queue, m_figures, CL_TRUE, 0, sizeof f, f, 0, nullptr, nullptr),
+        "clEnqueueReadBuffer(figures)");
     Figures out;
     out.rate = f[0];
     out.rhoMax = f[1];
@@ -495,22 +495,22 @@ Renderer::~Renderer() {
         clReleaseProgram(m_program);
 }
 
-void Renderer::render(Simulator &sim, cl_mem image, Field field, float contrast,
-                      cl_event *event) {
+void Renderer::render(Simulator &sim, cl_mem image, Field field, float contrast, cl_event *event) {
     const Grid &g = sim.grid();
     setArg(m_kernel, 0, sim.current());
     setArg(m_kernel, 1, cl_int(g.nx));
     setArg(m_kernel, 2, cl_int(g.ny));
-    setArg(m_kernel, 3, cl_float(sim.setup().gamma));
-    setArg(m_kernel, 4, cl_int(field));
-    setArg(m_kernel, 5, sim.figuresBuffer());
-    setArg(m_kernel, 6, cl_float(1.0 / g.dx));
-    setArg(m_kernel, 7, cl_float(1.0 / g.dy));
-    setArg(m_kernel, 8, cl_float(contrast));
-    setArg(m_kernel, 9, image);
+    setArg(m_kernel, 3, cl_int(g.pitch()));
+    setArg(m_kernel, 4, cl_float(sim.setup().gamma));
+    setArg(m_kernel, 5, cl_int(field));
+    setArg(m_kernel, 6, sim.figuresBuffer());
+    setArg(m_kernel, 7, cl_float(1.0 / g.dx));
+    setArg(m_kernel, 8, cl_float(1.0 / g.dy));
+    setArg(m_kernel, 9, cl_float(contrast));
+    setArg(m_kernel, 10, image);
     size_t global[2] = {size_t(g.nx), size_t(g.ny)};
-    cl_int err = clEnqueueNDRangeKernel(m_queue, m_kernel, 2, nullptr, global, nullptr, 0,
-                                        nullptr, event);
+    cl_int err =
+        clEnqueueNDRangeKernel(m_queue, m_kernel, 2, nullptr, global, nullptr, 0, nullptr, event);
     interop::check(err, "clEnqueueNDRangeKernel(render_field)");
 }
 

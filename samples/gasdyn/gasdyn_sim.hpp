@@ -14,16 +14,17 @@ namespace duet::gasdyn {
 
 /// Ghost cells on every side of the grid (the MUSCL stencil reaches two cells).
 inline constexpr int kGhost = 2;
-/// Benign cells after the last row: kernels let work-items past the grid's edge read there
-/// (results discarded) so that their loads stay contiguous. At least every work-group width.
-inline constexpr int kPad = 256;
+/// Rows are padded to a multiple of this many cells: the sweeps run one work-item per column,
+/// in work-groups of a width that divides it.
+inline constexpr int kRowAlign = 64;
+/// Benign cells after the last row (read, never used, by work-items of the last row's edge).
+inline constexpr int kPad = 64;
 
 enum class Problem { SodX, SodY, LaxLiu3, LaxLiu12, KelvinHelmholtz, RayleighTaylor };
 /// Names in Problem order, as the sample's "problem" parameter shows them.
 inline const std::vector<std::string> &problemNames() {
-    static const std::vector<std::string> names = {"sod-x",     "sod-y",
-                                                   "lax-liu-3", "lax-liu-12",
-                                                   "kelvin-helmholtz", "rayleigh-taylor"};
+    static const std::vector<std::string> names = {
+        "sod-x", "sod-y", "lax-liu-3", "lax-liu-12", "kelvin-helmholtz", "rayleigh-taylor"};
     return names;
 }
 
@@ -35,12 +36,12 @@ enum class Field { Density = 0, Pressure = 1, Schlieren = 2 };
 enum class Axis { X, Y };
 
 /// Cell-centred grid over [x0, x0 + nx dx] x [y0, y0 + ny dy], stored with kGhost ghost cells
-/// around it and kPad cells after it.
+/// around it, rows padded to kRowAlign cells, and kPad cells after it.
 struct Grid {
     int nx = 0, ny = 0;
     double x0 = 0, y0 = 0, dx = 1, dy = 1;
 
-    int pitch() const { return nx + 2 * kGhost; }
+    int pitch() const { return (nx + 2 * kGhost + kRowAlign - 1) / kRowAlign * kRowAlign; }
     /// float4 elements of a state buffer.
     size_t cells() const { return size_t(pitch()) * size_t(ny + 2 * kGhost) + kPad; }
     /// Buffer index of interior cell (i, j); i and j may reach into the ghost cells.
@@ -88,9 +89,7 @@ Setup makeSampleProblem(Problem problem, int resolution, float gamma = 1.4f);
 struct SolverOptions {
     Limiter limiter = Limiter::MC;
     RiemannSolver riemann = RiemannSolver::Hllc;
-    int tile = 64;  ///< x sweep work-group width (cells); updates tile - 4 cells per group
-    int strip = 32; ///< rows per work-item in the y sweep
-    int rowGroup = 64; ///< y sweep work-group width
+    int rowGroup = 64; ///< sweep work-group width (cells along x): a power of two <= kRowAlign
     std::string extraBuildOptions; ///< appended to clBuildProgram's options
 };
 
@@ -98,7 +97,7 @@ struct SolverOptions {
 struct Figures {
     double rate = 0; ///< max((|u| + c) / dx, (|v| + c) / dy): dt = cfl / rate
     double rhoMin = 0, rhoMax = 0, pMin = 0, pMax = 0;
-    double gradRhoMax = 0; ///< 0 unless the reduction was asked for gradients
+    double gradRhoMax = 0; ///< central differences inside the grid; 0 unless asked for
 };
 
 /// kernels/gasdyn/<file> from $DUET_KERNEL_DIR, else the source tree's kernels/ folder.
@@ -130,7 +129,8 @@ class Simulator {
     /// Enqueues one time step: the reduction (dt = cfl / rate, cut so that t reaches tEnd and no
     /// further), then the X and Y sweeps, in the order X, Y on even steps and Y, X on odd ones
     /// (Strang's alternation; setFirstAxis(Axis::Y) swaps the two). Each sweep is preceded by
-    /// the ghost fill it needs. `gradient` adds max |grad rho| to the figures (for schlieren).
+    /// the ghost fill it needs. `gradient` adds max |grad rho| to the figures (schlieren's scale;
+    /// it costs the reduction about a third more).
     void step(float cfl, double tEnd = std::numeric_limits<double>::infinity(),
               bool gradient = false);
     void setFirstAxis(Axis axis) { m_firstAxis = axis; }
@@ -173,18 +173,18 @@ class Simulator {
     Setup m_setup;
     cl_program m_program = nullptr;
     cl_kernel m_sweepX = nullptr, m_sweepY = nullptr, m_boundX = nullptr, m_boundY = nullptr;
-    cl_kernel m_reduceCells = nullptr, m_reduceFinal = nullptr;
+    cl_kernel m_reduceCells = nullptr, m_reduceCellsGradient = nullptr, m_reduceFinal = nullptr;
     cl_mem m_state[2] = {nullptr, nullptr};
     cl_mem m_clock = nullptr, m_partial = nullptr, m_figures = nullptr;
     int m_current = 0;
     long m_steps = 0;
     Axis m_firstAxis = Axis::X;
-    size_t m_reduceLocal = 64, m_reduceGroups = 1;
+    size_t m_reduceLocal = 64, m_reduceRows = 1, m_reduceGroups = 1, m_partialCapacity = 0;
 };
 
 /// Writes the field into an RGBA image (CL_RGBA, CL_UNORM_INT8 or float; nx x ny) with
 /// kernels/gasdyn/visualize.cl. Ranges come from the simulator's figures buffer, so call after
-/// a step or reduce (with gradient = true for schlieren).
+/// a step or reduce (with gradient set for schlieren).
 class Renderer {
   public:
     Renderer(cl_context context, cl_device_id device, cl_command_queue queue);

@@ -147,10 +147,10 @@ TEST_CASE("duet-gasdyn's schlieren picture shows dark shock lines on a light gro
     duet::test::useDuetAndPocl();
     std::string png = std::filesystem::absolute("gasdyn_schlieren.png");
     std::filesystem::remove(png);
-    CommandResult run = runCommand(
-        std::string(DUET_GASDYN) + " --headless --frames 4 --size 256x256 --no-overlay" +
-        " --set problem=lax-liu-3 --set resolution=128 --set 'steps per frame=10'" +
-        " --set field=schlieren --platform Duet --screenshot " + png);
+    CommandResult run =
+        runCommand(std::string(DUET_GASDYN) + " --headless --frames 4 --size 256x256 --no-overlay" +
+                   " --set problem=lax-liu-3 --set resolution=128 --set 'steps per frame=10'" +
+                   " --set field=schlieren --platform Duet --screenshot " + png);
     INFO(run.output);
     REQUIRE(run.exitCode == 0);
     duet::engine::Image image = duet::engine::readPng(png);
