@@ -235,38 +235,15 @@ __kernel void sweep_x(__global const float4 *restrict in, __global float4 *restr
     out[at] = updateCell(in, at, 1, 0, (int)c - G, nx, dt / dx, dt, gamma, gn, wallLow, wallHigh);
 }
 
-// The Y sweep: global size (pitch, ceil(ny / 2)). Work-items run along x (the contiguous
-// axis, so their loads are SIMD vectors), each updating two cells of a column, rows 2r and
-// 2r + 1, from the six rows around them: three faces instead of four, four predictors instead
-// of six. With ny odd the last pair's upper cell is the first ghost row, which the boundary
-// kernel refills before anything reads it (and its top neighbours are clamped into the grid).
+// The Y sweep: as the X sweep with neighbours a row apart (work-items still run along x, the
+// contiguous axis, so their loads are SIMD vectors).
 __kernel void sweep_y(__global const float4 *restrict in, __global float4 *restrict out, int nx,
                       int ny, int pitch, __global const float *restrict clock, float dy,
                       float gamma, float gn, int wallLow, int wallHigh) {
-    const size_t c = get_global_id(0);
-    const int j = 2 * (int)get_global_id(1);
+    const size_t c = get_global_id(0), j = get_global_id(1);
+    const size_t at = (j + G) * (size_t)pitch + c;
     const float dt = clock[0];
-    const float dtdy = dt / dy;
-    __global const float4 *column = in + c;
-#define ROW(r) ((size_t)(min((r), ny + 1) + G) * (size_t)pitch)
-    float4 u0 = rotate(column[ROW(j)], 1), u1 = rotate(column[ROW(j + 1)], 1);
-    float4 wm2 = toPrimitive(rotate(column[ROW(j - 2)], 1), gamma);
-    float4 wm1 = toPrimitive(rotate(column[ROW(j - 1)], 1), gamma);
-    float4 w0 = toPrimitive(u0, gamma), w1 = toPrimitive(u1, gamma);
-    float4 w2 = toPrimitive(rotate(column[ROW(j + 2)], 1), gamma);
-    float4 w3 = toPrimitive(rotate(column[ROW(j + 3)], 1), gamma);
-#undef ROW
-    float4 loM, hiM, lo0, hi0, lo1, hi1, lo2, hi2;
-    predict(wm2, wm1, w0, dtdy, dt, gamma, gn, &loM, &hiM);
-    predict(wm1, w0, w1, dtdy, dt, gamma, gn, &lo0, &hi0);
-    predict(w0, w1, w2, dtdy, dt, gamma, gn, &lo1, &hi1);
-    predict(w1, w2, w3, dtdy, dt, gamma, gn, &lo2, &hi2);
-    float4 f0 = faceFlux(hiM, lo0, j, ny, wallLow, wallHigh, gamma);
-    float4 f1 = faceFlux(hi0, lo1, j + 1, ny, wallLow, wallHigh, gamma);
-    float4 f2 = faceFlux(hi1, lo2, j + 2, ny, wallLow, wallHigh, gamma);
-    const size_t at = (size_t)(j + G) * (size_t)pitch + c;
-    out[at] = rotate(addGravity(u0, u0 - dtdy * (f1 - f0), dt, gn), 1);
-    out[at + pitch] = rotate(addGravity(u1, u1 - dtdy * (f2 - f1), dt, gn), 1);
+    out[at] = updateCell(in, at, pitch, 1, (int)j, ny, dt / dy, dt, gamma, gn, wallLow, wallHigh);
 }
 
 // Boundary kinds, as the host's Boundary enum numbers them.

@@ -371,8 +371,7 @@ void Simulator::sweep(Axis axis) {
     setArg(k, 9, cl_int((x ? m_setup.xLow : m_setup.yLow) == Boundary::Reflective));
     setArg(k, 10, cl_int((x ? m_setup.xHigh : m_setup.yHigh) == Boundary::Reflective));
     size_t group = size_t(m_options.rowGroup);
-    // The Y sweep updates two rows per work-item (see sweep_y).
-    size_t global[2] = {size_t(g.pitch()), x ? size_t(g.ny) : size_t(g.ny + 1) / 2};
+    size_t global[2] = {size_t(g.pitch()), size_t(g.ny)};
     size_t local[2] = {group, 1};
     enqueue(k, 2, global, local, x ? "sweep_x" : "sweep_y");
     m_current = 1 - m_current;
