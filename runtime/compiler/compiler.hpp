@@ -51,6 +51,11 @@ struct KernelDesc {
     bool usesPrintf = false;
 };
 
+/// The CPU device's largest work-group (CL_DEVICE_MAX_WORK_GROUP_SIZE and every
+/// CL_DEVICE_MAX_WORK_ITEM_SIZES entry). Generated code relies on it: local sizes and ids
+/// are known to fit, so index arithmetic in int stays affine for the vectoriser.
+inline constexpr size_t kCpuMaxWorkGroupSize = 4096;
+
 /// Per-work-group launch context, read by generated code at fixed offsets. POD, keep in sync
 /// with the work-group pass (runtime/devices/cpu).
 struct WorkGroupContext {

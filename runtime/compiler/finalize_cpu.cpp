@@ -21,6 +21,7 @@
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Operator.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
@@ -269,6 +270,42 @@ std::vector<VecDesc> libmvecTable(const std::string& features, bool unsafeMath) 
     return table;
 }
 
+/// __global/__constant and __local memory never overlap (local memory is a block of its own
+/// per work-group), but LLVM cannot know it for the host, and its loop-access analysis will
+/// not compare pointers of two address spaces at run time: a work-item loop that reads a
+/// buffer and writes a __local tile stayed scalar. Accesses through addrspace(1)/(2) and
+/// addrspace(3) pointers get alias scopes that say so, just before the vectorisers run (after
+/// inlining, so the builtins' accesses are covered too). Generic pointers stay unmarked.
+struct AddressSpaceScopes : PassInfoMixin<AddressSpaceScopes> {
+    PreservedAnalyses run(Function& f, FunctionAnalysisManager&) {
+        LLVMContext& ctx = f.getContext();
+        MDBuilder mdb(ctx);
+        MDNode* domain = mdb.createAnonymousAliasScopeDomain("duet.address-spaces");
+        MDNode* global = mdb.createAnonymousAliasScope(domain, "global");
+        MDNode* local = mdb.createAnonymousAliasScope(domain, "local");
+        MDNode* globalList = MDNode::get(ctx, {global});
+        MDNode* localList = MDNode::get(ctx, {local});
+        bool changed = false;
+        for (Instruction& i : instructions(f)) {
+            Value* ptr = getLoadStorePointerOperand(&i);
+            if (!ptr)
+                continue;
+            unsigned as = ptr->getType()->getPointerAddressSpace();
+            bool isLocal = as == 3;
+            if (!isLocal && as != 1 && as != 2)
+                continue;
+            i.setMetadata(LLVMContext::MD_alias_scope,
+                          MDNode::concatenate(i.getMetadata(LLVMContext::MD_alias_scope),
+                                              isLocal ? localList : globalList));
+            i.setMetadata(LLVMContext::MD_noalias,
+                          MDNode::concatenate(i.getMetadata(LLVMContext::MD_noalias),
+                                              isLocal ? globalList : localList));
+            changed = true;
+        }
+        return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+    }
+};
+
 void optimise(Module& m, TargetMachine& tm, unsigned optLevel, const std::string& features,
               bool unsafeMath) {
     LoopAnalysisManager lam;
@@ -280,6 +317,8 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel, const std::string
     pto.SLPVectorization = optLevel > 1;
     pto.LoopUnrolling = optLevel > 0;
     PassBuilder pb(&tm, pto);
+    pb.registerVectorizerStartEPCallback(
+        [](FunctionPassManager& fpm, OptimizationLevel) { fpm.addPass(AddressSpaceScopes()); });
     TargetLibraryInfoImpl tlii(tm.getTargetTriple());
     tlii.addVectorizableFunctions(libmvecTable(features, unsafeMath));
     fam.registerPass([&] { return TargetLibraryAnalysis(tlii); });

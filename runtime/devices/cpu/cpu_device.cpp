@@ -366,8 +366,9 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     info.localMemSize = cpu::kLocalMemSize;
     info.localMemType = CL_GLOBAL;
     info.memBaseAddrAlign = 1024; // bits
-    info.maxWorkGroupSize = 4096;
-    info.maxWorkItemSizes[0] = info.maxWorkItemSizes[1] = info.maxWorkItemSizes[2] = 4096;
+    info.maxWorkGroupSize = kCpuMaxWorkGroupSize;
+    info.maxWorkItemSizes[0] = info.maxWorkItemSizes[1] = info.maxWorkItemSizes[2] =
+        kCpuMaxWorkGroupSize;
     info.profilingTimerResolution = 1;
     info.singleFpConfig = CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST |
                           CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_FMA |
