@@ -506,3 +506,111 @@ TEST_CASE("libclc cbrt", "[gcn_model]") {
         CHECK(std::fabs(out[i] - std::cbrt(x[i])) <= 1e-6f * std::max(1.0f, std::fabs(std::cbrt(x[i]))));
     }
 }
+
+TEST_CASE("calls, 64-bit division, local atomics, vectors and half conversions (libclc)", "[gcn_model]") {
+    Kernel k = compileKernel(R"(
+        __attribute__((noinline)) ulong mix(ulong a, ulong b, __private uint* scratch, uint n) {
+            for (uint i = 0; i < n; ++i) scratch[i] = (uint)(a >> (i % 64)) ^ (uint)b;
+            ulong s = 0;
+            for (uint i = 0; i < n; ++i) s += scratch[(i * 7) % n];
+            return a / (b | 1) + a % (b | 1) + s;
+        }
+        __kernel void misc(__global const ulong* a, __global ulong* q, __global uint* hist,
+                           __global const float4* v4, __global float* dots, __global half* hs) {
+            __local uint bins[16];
+            uint lid = get_local_id(0);
+            size_t i = get_global_id(0);
+            if (lid < 16) bins[lid] = 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            uint scratch[40];
+            q[i] = mix(a[i], a[i] >> 17, scratch, 20 + (uint)(i % 20));
+            atomic_inc(&bins[(uint)(a[i] % 16)]);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < 16) atomic_add(&hist[lid], bins[lid]);
+            float4 x = v4[i];
+            dots[i] = dot(x, (float4)(1.0f, 2.0f, 3.0f, 4.0f));
+            vstore_half(x.x * 3.0f, i, hs);
+        })", "misc", {"libclc", "-cl-std=CL1.2"}); // libclc 19 has no generic-space vstore_half
+    const uint32_t n = 256;
+    std::vector<uint64_t> a(n), q(n);
+    std::vector<uint32_t> hist(16, 0);
+    std::vector<float> v4(4 * n), dots(n);
+    std::vector<uint16_t> hs(n);
+    for (uint32_t i = 0; i < n; ++i) {
+        a[i] = 0x9e3779b97f4a7c15ull * (i + 1);
+        for (int c = 0; c < 4; ++c) v4[4 * i + c] = float(i) * 0.25f + float(c);
+    }
+    Launch l;
+    for (void* p : {(void*)a.data(), (void*)q.data(), (void*)hist.data(), (void*)v4.data(),
+                    (void*)dots.data(), (void*)hs.data()})
+        pushArg(l, ptr(p));
+    Result r = run(k, l, n, 128);
+    REQUIRE(r.result.error == "");
+    std::vector<uint32_t> wantHist(16, 0);
+    for (uint32_t i = 0; i < n; ++i) {
+        uint64_t x = a[i], y = x >> 17;
+        uint32_t m = 20 + i % 20;
+        uint32_t scratch[40];
+        for (uint32_t j = 0; j < m; ++j) scratch[j] = uint32_t(x >> (j % 64)) ^ uint32_t(y);
+        uint64_t s = 0;
+        for (uint32_t j = 0; j < m; ++j) s += scratch[(j * 7) % m];
+        REQUIRE(q[i] == x / (y | 1) + x % (y | 1) + s);
+        ++wantHist[x % 16];
+        const float* v = &v4[4 * i];
+        REQUIRE(dots[i] == Approx(v[0] + 2 * v[1] + 3 * v[2] + 4 * v[3]).epsilon(1e-6));
+        REQUIRE(hs[i] == std::bit_cast<uint16_t>(_Float16(v[0] * 3.0f)));
+    }
+    CHECK(hist == wantHist);
+}
+
+TEST_CASE("cross-lane: DPP, ds_swizzle, ds_bpermute, readlane; packed half2 (VOP3P)", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        #pragma OPENCL EXTENSION cl_khr_fp16 : enable
+        typedef half half2 __attribute__((ext_vector_type(2)));
+        __kernel void xlane(__global int* out, __global const half2* h, __global half2* ho) {
+            int lid = (int)LID;
+            int v = lid * 10 + 1;
+            out[lid * 8 + 0] = __builtin_amdgcn_update_dpp(-1, v, 0x111, 0xf, 0xf, false); // row_shr:1
+            out[lid * 8 + 1] = __builtin_amdgcn_update_dpp(-1, v, 0x1b, 0xf, 0xf, false);  // quad_perm [3,2,1,0]
+            out[lid * 8 + 2] = __builtin_amdgcn_update_dpp(-1, v, 0x140, 0xf, 0xf, false); // row_mirror
+            out[lid * 8 + 3] = __builtin_amdgcn_ds_swizzle(v, 0x041f);                      // xor 1 (bitmask mode)
+            out[lid * 8 + 4] = __builtin_amdgcn_ds_bpermute(((lid + 5) % 64) * 4, v);
+            out[lid * 8 + 5] = __builtin_amdgcn_readlane(v, 17);
+            out[lid * 8 + 6] = __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+            out[lid * 8 + 7] = __builtin_amdgcn_update_dpp(-1, v, 0x101, 0xf, 0xf, true);  // row_shl:1, bound_ctrl
+            half2 x = h[lid];
+            ho[lid] = x * x + (half2)((half)1.0, (half)-2.0);
+        })", "xlane");
+    std::vector<int32_t> out(64 * 8);
+    std::vector<_Float16> h(128), ho(128);
+    for (int i = 0; i < 128; ++i) h[i] = _Float16(0.125f * float(i) - 4.0f);
+    Launch l;
+    pushArg(l, ptr(out.data()));
+    pushArg(l, ptr(h.data()));
+    pushArg(l, ptr(ho.data()));
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    auto val = [](int lane) { return lane * 10 + 1; };
+    for (int lane = 0; lane < 64; ++lane) {
+        INFO("lane " << lane);
+        const int32_t* o = &out[lane * 8];
+        // row_shr:1 without bound_ctrl: the first lane of each row of 16 keeps `old` (-1).
+        CHECK(o[0] == (lane % 16 == 0 ? -1 : val(lane - 1)));
+        CHECK(o[1] == val((lane & ~3) + 3 - (lane & 3)));
+        CHECK(o[2] == val((lane & ~15) + 15 - (lane & 15)));
+        CHECK(o[3] == val(lane ^ 1));
+        CHECK(o[4] == val((lane + 5) % 64));
+        CHECK(o[5] == val(17));
+        CHECK(o[6] == lane);
+        // row_shl:1 with bound_ctrl: out-of-row source reads 0.
+        CHECK(o[7] == (lane % 16 == 15 ? 0 : val(lane + 1)));
+    }
+    for (int i = 0; i < 128; ++i) {
+        float x = float(h[i]);
+        float want = float(_Float16(float(_Float16(x * x)) + (i % 2 ? -2.0f : 1.0f)));
+        // fma contraction is allowed: accept either rounding.
+        float fused = float(_Float16(std::fma(x, x, i % 2 ? -2.0f : 1.0f)));
+        REQUIRE((float(ho[i]) == want || float(ho[i]) == fused));
+    }
+    CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Lds)] >= 2);
+}

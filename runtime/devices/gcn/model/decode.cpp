@@ -284,6 +284,7 @@ void setName(Inst& in, const char* name, const char* fallback) {
         if (!parseDs(n, in)) in.op = Op::Unimplemented;
         return;
     }
+    if (n == "buffer_wbinvl1" || n == "buffer_wbinvl1_vol") return; // found by opByName
     for (std::string_view p : {"flat_", "global_", "scratch_", "buffer_"})
         if (startsWith(n, p)) {
             if (!parseVmem(n.substr(p.size()), in)) in.op = Op::Unimplemented;

@@ -280,6 +280,7 @@ struct WaveExec {
     alignas(64) uint32_t res[64];
     alignas(64) uint32_t sdwaBuf[2][64];
     alignas(64) uint32_t dppBuf[64];
+    uint64_t dppSkip = 0; ///< lanes a DPP instruction leaves unwritten
     alignas(64) uint64_t res64[64];
 
     // Scalar operand values.
@@ -385,9 +386,13 @@ struct WaveExec {
             else if (ctrl == 0x143) srcLane = l >= 32 ? 31 : -2;                      // bcast31
             else if (err.empty()) err = "DPP control " + hex(ctrl) + " not modelled";
             if (srcLane == -2) { out[l] = p[l]; continue; } // broadcast rows keep their value
-            if (srcLane < 0 || !((execMask >> srcLane) & 1))
-                out[l] = boundCtrl ? 0 : p[l];
-            else out[l] = p[srcLane];
+            if (srcLane < 0 || !((execMask >> srcLane) & 1)) {
+                // Invalid or inactive source: 0 with bound_ctrl, else the lane is not written.
+                out[l] = 0;
+                if (!boundCtrl) dppSkip |= 1ull << l;
+            } else {
+                out[l] = p[srcLane];
+            }
         }
         return out;
     }
@@ -398,7 +403,7 @@ struct WaveExec {
         uint64_t m = 0;
         for (int l = 0; l < 64; ++l)
             if (((rowMask >> (l >> 4)) & 1) && ((bankMask >> ((l >> 2) & 3)) & 1)) m |= 1ull << l;
-        return m;
+        return m & ~dppSkip;
     }
     const uint32_t* sdwaSel(const uint32_t* p, int i) {
         unsigned shift = i == 0 ? 16 : 24;
@@ -755,7 +760,7 @@ bool WaveExec::valu() {
     }
 
     switch (in.op) {
-    case Op::v_nop: return true;
+    case Op::v_nop: case Op::v_clrexcp: return true; // no exception state is modelled
     case Op::v_mov_b32: I32_1(x)
     case Op::v_not_b32: I32_1(~x)
     case Op::v_bfrev_b32: I32_1([](U v) { U r = 0; for (int i = 0; i < 32; ++i) r |= ((v >> i) & 1) << (31 - i); return r; }(x))
@@ -1566,6 +1571,8 @@ uint32_t loadBytes(const uint8_t* p, unsigned n, bool sext) {
 } // namespace
 
 void MemExec::vmem() {
+    // L1 write-back/invalidate: the model has no caches, host memory is coherent.
+    if (in.op == Op::buffer_wbinvl1 || in.op == Op::buffer_wbinvl1_vol) return;
     const bool isBuffer = in.enc == Enc::Mubuf;
     const unsigned bytes = in.memBytes;
     const unsigned dwords = bytes >= 4 ? bytes / 4 : 1;
@@ -1694,9 +1701,9 @@ void MemExec::ds() {
     switch (in.op) {
     case Op::ds_nop: return;
     case Op::ds_swizzle_b32: {
-        x.checkVgpr(d0);
+        // The swizzled data comes from the ADDR operand (ds_swizzle_b32 vdst, vaddr offset:...).
         x.checkVgpr(dst);
-        const uint32_t* src = w.vrow(d0);
+        const uint32_t* src = addr;
         uint32_t out[64];
         unsigned off = uint32_t(in.imm);
         for (int l = 0; l < 64; ++l) {

@@ -68,7 +68,7 @@ enum class Enc : uint8_t { Sop2, Sopk, Sop1, Sopc, Sopp, Smem, Vop2, Vop1, Vopc,
     X(v_frexp_exp_i32_f32) X(v_frexp_mant_f32) X(v_cvt_f16_u16) X(v_cvt_f16_i16) X(v_cvt_u16_f16)   \
     X(v_cvt_i16_f16) X(v_rcp_f16) X(v_sqrt_f16) X(v_rsq_f16) X(v_log_f16) X(v_exp_f16)              \
     X(v_frexp_mant_f16) X(v_frexp_exp_i16_f16) X(v_floor_f16) X(v_ceil_f16) X(v_trunc_f16)          \
-    X(v_rndne_f16) X(v_fract_f16) X(v_sin_f16) X(v_cos_f16) X(v_swap_b32)                          \
+    X(v_rndne_f16) X(v_fract_f16) X(v_sin_f16) X(v_cos_f16) X(v_swap_b32) X(v_clrexcp)                          \
     /* VOP3 */ X(v_mad_legacy_f32) X(v_mad_f32) X(v_mad_i32_i24) X(v_mad_u32_u24) X(v_bfe_u32)      \
     X(v_bfe_i32) X(v_bfi_b32) X(v_fma_f32) X(v_fma_f64) X(v_alignbit_b32) X(v_alignbyte_b32)        \
     X(v_min3_f32) X(v_min3_i32) X(v_min3_u32) X(v_max3_f32) X(v_max3_i32) X(v_max3_u32)             \
@@ -91,7 +91,7 @@ enum class Enc : uint8_t { Sop2, Sopk, Sop1, Sopc, Sopp, Smem, Vop2, Vop1, Vopc,
     X(v_mad_mixlo_f16) X(v_mad_mixhi_f16)                                                          \
     /* parametric */ X(v_cmp) X(v_cmp_class) X(ds_read) X(ds_write) X(ds_read2) X(ds_write2)         \
     X(ds_atomic) X(ds_bpermute_b32) X(ds_permute_b32) X(ds_swizzle_b32) X(ds_nop)                  \
-    X(mem_load) X(mem_store) X(mem_atomic)
+    X(mem_load) X(mem_store) X(mem_atomic) X(buffer_wbinvl1) X(buffer_wbinvl1_vol)
 
 enum class Op : uint16_t {
     Unimplemented,
