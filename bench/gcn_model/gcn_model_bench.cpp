@@ -1,6 +1,7 @@
 // duet-gcn-model-bench: how fast the software GCN model runs LLVM-compiled gfx900 code, in
 // wave-instructions/s and VALU lane-ops/s, on one host thread and on all of them.
 #include "gcn_compile.hpp"
+#include "isa.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -101,9 +102,31 @@ uint64_t ptr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 int main(int argc, char** argv) {
     bool quick = false;
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--quick")) quick = true;
-        else {
-            std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+        if (!std::strcmp(argv[i], "--quick")) {
+            quick = true;
+        } else if (!std::strcmp(argv[i], "--list-opcodes")) {
+            // Which gfx900 mnemonics the model implements, per encoding.
+            const char* enc = "";
+            unsigned done = 0, total = 0;
+            std::string missing;
+            auto flush = [&] {
+                if (*enc)
+                    std::printf("%-8s %3u/%3u implemented; not: %s\n", enc, done, total,
+                                missing.empty() ? "-" : missing.c_str());
+            };
+            for (const auto& c : duet::gcn::model::opcodeCoverage()) {
+                if (std::strcmp(c.encoding, enc)) {
+                    flush();
+                    enc = c.encoding, done = total = 0, missing.clear();
+                }
+                ++total;
+                if (c.implemented) ++done;
+                else missing += std::string(missing.empty() ? "" : " ") + c.mnemonic;
+            }
+            flush();
+            return 0;
+        } else {
+            std::fprintf(stderr, "usage: %s [--quick] [--list-opcodes]\n", argv[0]);
             return 2;
         }
     }

@@ -614,3 +614,60 @@ TEST_CASE("cross-lane: DPP, ds_swizzle, ds_bpermute, readlane; packed half2 (VOP
     }
     CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Lds)] >= 2);
 }
+
+TEST_CASE("byte/pack VALU ops and DS d16/mskor through inline assembly", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"CL(
+        __kernel void bytes(__global const uint* in, __global uint* out) {
+            __local uint lds[64];
+            uint lid = LID;
+            uint a = in[lid], b = in[lid + 64], c = in[lid + 128];
+            uint r[8];
+            __asm__ volatile("v_sad_u8 %0, %1, %2, %3" : "=v"(r[0]) : "v"(a), "v"(b), "v"(c));
+            __asm__ volatile("v_lerp_u8 %0, %1, %2, %3" : "=v"(r[1]) : "v"(a), "v"(b), "v"(c));
+            __asm__ volatile("v_msad_u8 %0, %1, %2, %3" : "=v"(r[2]) : "v"(a), "v"(b), "v"(c));
+            __asm__ volatile("v_sat_pk_u8_i16 %0, %1" : "=v"(r[3]) : "v"(a));
+            float f = (float)(lid * 5) - 20.0f;
+            __asm__ volatile("v_cvt_pk_u8_f32 %0, %1, 2, %2" : "=v"(r[4]) : "v"(f), "v"(c));
+            lds[lid] = 0x11223344u;
+            __builtin_amdgcn_s_barrier();
+            uint v = c;
+            __asm__ volatile("ds_read_u16_d16_hi %0, %1 offset:0\n s_waitcnt lgkmcnt(0)" : "+v"(v) : "v"(lid * 4));
+            r[5] = v;
+            __asm__ volatile("ds_mskor_b32 %0, %1, %2\n s_waitcnt lgkmcnt(0)" :: "v"(lid * 4), "v"(0xff00ff00u), "v"(a & 0xff00ff00u));
+            r[6] = lds[lid];
+            __asm__ volatile("ds_write_b16_d16_hi %0, %1 offset:2\n s_waitcnt lgkmcnt(0)" :: "v"(lid * 4), "v"(b));
+            r[7] = lds[lid];
+            for (int i = 0; i < 8; ++i) out[lid * 8 + i] = r[i];
+        })CL", "bytes");
+    std::vector<uint32_t> in(192), out(64 * 8);
+    for (uint32_t i = 0; i < 192; ++i) in[i] = (i * 0x9e3779b9u) ^ (i << 7);
+    Launch l;
+    pushArg(l, ptr(in.data()));
+    pushArg(l, ptr(out.data()));
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    auto byte = [](uint32_t x, int i) { return int((x >> (8 * i)) & 255); };
+    for (uint32_t lane = 0; lane < 64; ++lane) {
+        uint32_t a = in[lane], b = in[lane + 64], c = in[lane + 128];
+        const uint32_t* o = &out[lane * 8];
+        INFO("lane " << lane);
+        uint32_t sad = c, msad = c, lerp = 0;
+        for (int i = 0; i < 4; ++i) {
+            sad += uint32_t(std::abs(byte(a, i) - byte(b, i)));
+            if (byte(b, i)) msad += uint32_t(std::abs(byte(a, i) - byte(b, i)));
+            lerp |= uint32_t(((byte(a, i) + byte(b, i) + (byte(c, i) & 1)) >> 1) & 255) << (8 * i);
+        }
+        CHECK(o[0] == sad);
+        CHECK(o[1] == lerp);
+        CHECK(o[2] == msad);
+        auto sat = [](int v) { return uint32_t(std::clamp(v, 0, 255)); };
+        CHECK(o[3] == (sat(int16_t(a)) | sat(int16_t(a >> 16)) << 8));
+        float f = float(lane * 5) - 20.0f;
+        uint32_t cv = uint32_t(std::clamp(std::nearbyint(f), 0.0f, 255.0f));
+        CHECK(o[4] == ((c & ~0xff0000u) | cv << 16));
+        CHECK(o[5] == ((c & 0xffffu) | 0x33440000u));
+        uint32_t m = (0x11223344u & ~0xff00ff00u) | (a & 0xff00ff00u);
+        CHECK(o[6] == m);
+        CHECK(o[7] == ((m & 0xffffu) | (b & 0xffff0000u)));
+    }
+}

@@ -200,7 +200,14 @@ bool parseDs(std::string_view n, Inst& in) {
         } else {
             return false;
         }
-        if (endsWith(n, "_d16_hi") || endsWith(n, "_d16") || startsWith(n, "addtid")) return false;
+        if (startsWith(n, "addtid")) return false;
+        if (endsWith(n, "_d16_hi")) {
+            in.memD16 = in.memD16Hi = true;
+            n.remove_suffix(7);
+        } else if (endsWith(n, "_d16")) {
+            in.memD16 = true;
+            n.remove_suffix(4);
+        }
         int w = widthOf(n);
         if (!w && !two) {
             if (n == "u8" || n == "b8") w = 1;
@@ -224,7 +231,12 @@ bool parseDs(std::string_view n, Inst& in) {
         in.memRtn = true;
         head.remove_suffix(4);
     }
-    if (startsWith(head, "wrxchg2") || head == "mskor" || endsWith(head, "src2") ||
+    if (head == "mskor") {
+        in.atomic = AtomicOp::Mskor;
+        in.op = Op::ds_atomic;
+        return true;
+    }
+    if (startsWith(head, "wrxchg2") || endsWith(head, "src2") ||
         head == "wrap" || head == "condxchg32")
         return false;
     bool isF = type[0] == 'f';
@@ -305,6 +317,35 @@ unsigned smemDwords(std::string_view n) {
 } // namespace
 
 const char* opName(Op op) { return kOpNames[static_cast<unsigned>(op)]; }
+
+std::vector<OpcodeCoverage> opcodeCoverage() {
+    std::vector<OpcodeCoverage> out;
+    auto add = [&](const char* enc, const auto& list, Enc e) {
+        for (const OpcodeName& n : list) {
+            Inst in;
+            in.enc = e;
+            setName(in, n.name, "");
+            out.push_back({enc, n.op, n.name, in.op != Op::Unimplemented});
+        }
+    };
+    add("SOP2", kSop2Names, Enc::Sop2);
+    add("SOPK", kSopkNames, Enc::Sopk);
+    add("SOP1", kSop1Names, Enc::Sop1);
+    add("SOPC", kSopcNames, Enc::Sopc);
+    add("SOPP", kSoppNames, Enc::Sopp);
+    add("SMEM", kSmemNames, Enc::Smem);
+    add("VOP2", kVop2Names, Enc::Vop2);
+    add("VOP1", kVop1Names, Enc::Vop1);
+    add("VOPC", kVopcNames, Enc::Vopc);
+    add("VOP3", kVop3Names, Enc::Vop3);
+    add("VOP3P", kVop3pNames, Enc::Vop3p);
+    add("DS", kDsNames, Enc::Ds);
+    add("MUBUF", kMubufNames, Enc::Mubuf);
+    add("FLAT", kFlatNames, Enc::Flat);
+    add("SCRATCH", kScratchNames, Enc::Flat);
+    add("GLOBAL", kGlobalNames, Enc::Flat);
+    return out;
+}
 
 Inst decode(const uint32_t* w) {
     const auto& t = tables();

@@ -186,6 +186,7 @@ template <class T> T atomicRmw(T* p, AtomicOp op, T data, T cmp, bool shared) {
         case AtomicOp::Or: return old | data;
         case AtomicOp::Xor: return old ^ data;
         case AtomicOp::Inc: return old >= data ? 0 : old + 1;
+        case AtomicOp::Mskor: return (old & ~data) | cmp;
         case AtomicOp::Dec: return (old == 0 || old > data) ? data : old - 1;
         case AtomicOp::Fmin: case AtomicOp::Fmax: case AtomicOp::Fadd: {
             if constexpr (sizeof(T) == 4) {
@@ -1143,6 +1144,28 @@ bool WaveExec::valu() {
         return true;
     }
     case Op::v_xad_u32: I32_3((x ^ y) + z)
+    case Op::v_sad_u8: I32_3([](U a, U b, U c) { for (int i = 0; i < 4; ++i) { int d = int((a >> 8 * i) & 255) - int((b >> 8 * i) & 255); c += U(d < 0 ? -d : d); } return c; }(x, y, z))
+    case Op::v_sad_hi_u8: I32_3([](U a, U b, U c) { U s = 0; for (int i = 0; i < 4; ++i) { int d = int((a >> 8 * i) & 255) - int((b >> 8 * i) & 255); s += U(d < 0 ? -d : d); } return (s << 16) + c; }(x, y, z))
+    case Op::v_sad_u16: I32_3([](U a, U b, U c) { for (int i = 0; i < 2; ++i) { int d = int((a >> 16 * i) & 0xffff) - int((b >> 16 * i) & 0xffff); c += U(d < 0 ? -d : d); } return c; }(x, y, z))
+    case Op::v_msad_u8: I32_3([](U a, U b, U c) { for (int i = 0; i < 4; ++i) { int bb = int((b >> 8 * i) & 255); if (!bb) continue; int d = int((a >> 8 * i) & 255) - bb; c += U(d < 0 ? -d : d); } return c; }(x, y, z))
+    case Op::v_lerp_u8: I32_3([](U a, U b, U c) { U r = 0; for (int i = 0; i < 4; ++i) { U s = ((a >> 8 * i) & 255) + ((b >> 8 * i) & 255) + ((c >> 8 * i) & 1); r |= ((s >> 1) & 255) << 8 * i; } return r; }(x, y, z))
+    case Op::v_cvt_pk_u8_f32: { const float* a = f32(0); const uint32_t* b = src32(1); const uint32_t* c = src32(2);
+        LANES { unsigned sh = 8 * (b[l] & 3); U byte = U(cvtSat<uint8_t>(std::nearbyint(a[l]))); res[l] = (c[l] & ~(255u << sh)) | byte << sh; }
+        wr32(res); return true; }
+    case Op::v_cvt_off_f32_i4: F32_FROM(float(int32_t(x << 28) >> 28) / 16.0f)
+    case Op::v_exp_legacy_f32: F32_1(std::exp2(x))
+    case Op::v_log_legacy_f32: F32_1(x < 0 ? std::numeric_limits<float>::quiet_NaN() : std::log2(x))
+    case Op::v_cvt_norm_i16_f16: { const f16* a = h16(0); LANES res[l] = uint16_t(int16_t(std::nearbyint(std::clamp(std::isnan(float(a[l])) ? 0.f : float(a[l]), -1.f, 1.f) * 32767.f))); wr16(res); return true; }
+    case Op::v_cvt_norm_u16_f16: { const f16* a = h16(0); LANES res[l] = uint16_t(std::nearbyint(std::clamp(std::isnan(float(a[l])) ? 0.f : float(a[l]), 0.f, 1.f) * 65535.f)); wr16(res); return true; }
+    case Op::v_sat_pk_u8_i16: I32_1(U(std::clamp(int(int16_t(x)), 0, 255)) | U(std::clamp(int(int16_t(x >> 16)), 0, 255)) << 8)
+    case Op::v_cvt_pknorm_i16_f16: case Op::v_cvt_pknorm_u16_f16: {
+        const f16* a = h16(0); const f16* b = h16(1);
+        bool sgn = in.op == Op::v_cvt_pknorm_i16_f16;
+        auto n = [&](f16 h) { float x = std::isnan(float(h)) ? 0.f : float(h);
+            return sgn ? U(uint16_t(int16_t(std::nearbyint(std::clamp(x, -1.f, 1.f) * 32767.f))))
+                       : U(uint16_t(std::nearbyint(std::clamp(x, 0.f, 1.f) * 65535.f))); };
+        LANES res[l] = n(a[l]) | n(b[l]) << 16;
+        wr32(res); return true; }
     case Op::v_lshl_add_u32: I32_3((x << (y & 31)) + z)
     case Op::v_add_lshl_u32: I32_3((x + y) << (z & 31))
     case Op::v_add3_u32: I32_3(x + y + z)
@@ -1464,6 +1487,9 @@ void WaveExec::salu() {
     case Op::s_movreld_b64: wrSgpr64((in.vdst + w.s[opnd::kM0]) & 127, a64()); return;
     case Op::s_abs_i32: { I x = I(a32()); d32scc(x < 0 ? U(0) - U(x) : U(x)); return; }
     case Op::s_wqm_b64: { U64 x = a64(), r = 0; for (int q = 0; q < 16; ++q) if ((x >> (4 * q)) & 15) r |= 15ull << (4 * q); d64scc(r); return; }
+    case Op::s_wqm_b32: { U x = a32(), r = 0; for (int q = 0; q < 8; ++q) if ((x >> (4 * q)) & 15) r |= 15u << (4 * q); d32scc(r); return; }
+    case Op::s_quadmask_b32: { U x = a32(), r = 0; for (int q = 0; q < 8; ++q) if ((x >> (4 * q)) & 15) r |= 1u << q; d32scc(r); return; }
+    case Op::s_bitreplicate_b64_b32: { U x = a32(); U64 r = 0; for (int i = 0; i < 32; ++i) if ((x >> i) & 1) r |= 3ull << (2 * i); d64(r); return; }
     case Op::s_quadmask_b64: { U64 x = a64(), r = 0; for (int q = 0; q < 16; ++q) if ((x >> (4 * q)) & 15) r |= 1ull << q; d64scc(r); return; }
     // SOPC
     case Op::s_cmp_eq_i32: case Op::s_cmp_eq_u32: w.scc = a32() == b32(); return;
@@ -1781,22 +1807,30 @@ void MemExec::ds() {
         for (unsigned k = 0; k < dwords; ++k) dwAddr[l][nAddr[l]++] = (a >> 2) + k;
         if (in.op == Op::ds_read) {
             x.checkVgpr(dst, dwords);
-            if (bytes < 4) w.vrow(dst)[l] = loadBytes(p, bytes, in.memSigned);
+            if (in.memD16) { // 16-bit result into one half, the other half kept
+                uint32_t v = loadBytes(p, bytes, in.memSigned) & 0xffff;
+                uint32_t& d = w.vrow(dst)[l];
+                d = in.memD16Hi ? (d & 0xffff) | (v << 16) : (d & 0xffff0000u) | v;
+            } else if (bytes < 4) w.vrow(dst)[l] = loadBytes(p, bytes, in.memSigned);
             else for (unsigned k = 0; k < dwords; ++k) memcpy(&w.vrow(dst + k)[l], p + 4 * k, 4);
         } else if (in.op == Op::ds_write) {
             x.checkVgpr(d0, dwords);
-            if (bytes < 4) memcpy(p, &w.vrow(d0)[l], bytes);
+            if (bytes < 4) {
+                uint32_t v = w.vrow(d0)[l] >> (in.memD16Hi ? 16 : 0);
+                memcpy(p, &v, bytes);
+            }
             else for (unsigned k = 0; k < dwords; ++k) memcpy(p + 4 * k, &w.vrow(d0 + k)[l], 4);
         } else { // ds_atomic
             // cmpst: DATA0 is the compare value, DATA1 the new one.
-            bool cmp = in.atomic == AtomicOp::CmpSwap;
+            // mskor: DATA0 is the mask, DATA1 the bits to set.
+            bool cmp = in.atomic == AtomicOp::CmpSwap, mskor = in.atomic == AtomicOp::Mskor;
             if (bytes == 4) {
-                uint32_t data = w.vrow(cmp ? d1 : d0)[l], c = cmp ? w.vrow(d0)[l] : 0;
+                uint32_t data = w.vrow(cmp ? d1 : d0)[l], c = cmp ? w.vrow(d0)[l] : mskor ? w.vrow(d1)[l] : 0;
                 uint32_t old = atomicRmw<uint32_t>(reinterpret_cast<uint32_t*>(p), in.atomic, data, c, false);
                 if (in.memRtn) w.vrow(dst)[l] = old;
             } else {
                 auto rd = [&](unsigned r) { return w.vrow(r)[l] | uint64_t(w.vrow(r + 1)[l]) << 32; };
-                uint64_t data = rd(cmp ? d1 : d0), c = cmp ? rd(d0) : 0;
+                uint64_t data = rd(cmp ? d1 : d0), c = cmp ? rd(d0) : mskor ? rd(d1) : 0;
                 uint64_t old = atomicRmw<uint64_t>(reinterpret_cast<uint64_t*>(p), in.atomic, data, c, false);
                 if (in.memRtn) w.vrow(dst)[l] = uint32_t(old), w.vrow(dst + 1)[l] = uint32_t(old >> 32);
             }
@@ -1899,6 +1933,9 @@ bool Executor::runWave(Wave& w) {
             case Op::s_icache_inv: case Op::s_incperflevel: case Op::s_decperflevel:
             case Op::s_ttracedata: case Op::s_wakeup:
                 continue;
+            case Op::s_trap:
+                w.pc -= in.words * 4;
+                return fail(w, in, "kernel executed s_trap " + std::to_string(in.imm & 0xff));
             default:
                 w.pc -= in.words * 4;
                 return fail(w, in, "instruction not implemented by the GCN model");

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace duet::gcn::model {
 
@@ -35,7 +36,8 @@ enum class Enc : uint8_t { Sop2, Sopk, Sop1, Sopc, Sopp, Smem, Vop2, Vop1, Vopc,
     X(s_xor_saveexec_b64) X(s_andn2_saveexec_b64) X(s_orn2_saveexec_b64) X(s_nand_saveexec_b64)    \
     X(s_nor_saveexec_b64) X(s_xnor_saveexec_b64) X(s_andn1_saveexec_b64) X(s_orn1_saveexec_b64)    \
     X(s_andn1_wrexec_b64) X(s_andn2_wrexec_b64) X(s_movrels_b32) X(s_movrels_b64) X(s_movreld_b32)  \
-    X(s_movreld_b64) X(s_abs_i32) X(s_wqm_b64) X(s_quadmask_b64)                                   \
+    X(s_movreld_b64) X(s_abs_i32) X(s_wqm_b64) X(s_quadmask_b64) X(s_wqm_b32) X(s_quadmask_b32) \
+    X(s_bitreplicate_b64_b32)                                   \
     /* SOPC */ X(s_cmp_eq_i32) X(s_cmp_lg_i32) X(s_cmp_gt_i32) X(s_cmp_ge_i32) X(s_cmp_lt_i32)      \
     X(s_cmp_le_i32) X(s_cmp_eq_u32) X(s_cmp_lg_u32) X(s_cmp_gt_u32) X(s_cmp_ge_u32) X(s_cmp_lt_u32) \
     X(s_cmp_le_u32) X(s_bitcmp0_b32) X(s_bitcmp1_b32) X(s_bitcmp0_b64) X(s_bitcmp1_b64)             \
@@ -43,8 +45,8 @@ enum class Enc : uint8_t { Sop2, Sopk, Sop1, Sopc, Sopp, Smem, Vop2, Vop1, Vopc,
     /* SOPP */ X(s_nop) X(s_endpgm) X(s_branch) X(s_cbranch_scc0) X(s_cbranch_scc1)                 \
     X(s_cbranch_vccz) X(s_cbranch_vccnz) X(s_cbranch_execz) X(s_cbranch_execnz) X(s_barrier)       \
     X(s_waitcnt) X(s_sleep) X(s_setprio) X(s_icache_inv) X(s_incperflevel) X(s_decperflevel)       \
-    X(s_ttracedata) X(s_setkill) X(s_wakeup) X(s_trap)                                             \
-    /* SMEM */ X(s_load) X(s_buffer_load) X(s_store) X(s_dcache_inv) X(s_dcache_wb)                 \
+    X(s_ttracedata) X(s_wakeup) X(s_trap)                                             \
+    /* SMEM */ X(s_load) X(s_buffer_load) X(s_dcache_inv) X(s_dcache_wb)                 \
     X(s_dcache_inv_vol) X(s_dcache_wb_vol) X(s_memtime) X(s_memrealtime)                           \
     /* VOP2 */ X(v_cndmask_b32) X(v_add_f32) X(v_sub_f32) X(v_subrev_f32) X(v_mul_legacy_f32)       \
     X(v_mul_f32) X(v_mul_i32_i24) X(v_mul_hi_i32_i24) X(v_mul_u32_u24) X(v_mul_hi_u32_u24)         \
@@ -83,7 +85,10 @@ enum class Enc : uint8_t { Sop2, Sopk, Sop1, Sopc, Sopp, Smem, Vop2, Vop1, Vopc,
     X(v_writelane_b32) X(v_bcnt_u32_b32) X(v_mbcnt_lo_u32_b32) X(v_mbcnt_hi_u32_b32)               \
     X(v_lshlrev_b64) X(v_lshrrev_b64) X(v_ashrrev_i64) X(v_trig_preop_f64) X(v_bfm_b32)            \
     X(v_cvt_pkrtz_f16_f32) X(v_cvt_pk_u16_u32) X(v_cvt_pk_i16_i32) X(v_add_i32) X(v_sub_i32)        \
-    X(v_add_i16) X(v_sub_i16) X(v_pack_b32_f16) X(v_cvt_pknorm_i16_f32) X(v_cvt_pknorm_u16_f32)     \
+    X(v_add_i16) X(v_sub_i16) X(v_pack_b32_f16) X(v_cvt_pknorm_i16_f32) X(v_cvt_pknorm_u16_f32) \
+    X(v_sad_u8) X(v_sad_hi_u8) X(v_sad_u16) X(v_msad_u8) X(v_lerp_u8) X(v_cvt_pk_u8_f32)            \
+    X(v_cvt_off_f32_i4) X(v_exp_legacy_f32) X(v_log_legacy_f32) X(v_cvt_norm_i16_f16)              \
+    X(v_cvt_norm_u16_f16) X(v_sat_pk_u8_i16) X(v_cvt_pknorm_i16_f16) X(v_cvt_pknorm_u16_f16)     \
     /* VOP3P */ X(v_pk_mad_i16) X(v_pk_mul_lo_u16) X(v_pk_add_i16) X(v_pk_sub_i16)                  \
     X(v_pk_lshlrev_b16) X(v_pk_lshrrev_b16) X(v_pk_ashrrev_i16) X(v_pk_max_i16) X(v_pk_min_i16)     \
     X(v_pk_mad_u16) X(v_pk_add_u16) X(v_pk_sub_u16) X(v_pk_max_u16) X(v_pk_min_u16) X(v_pk_fma_f16) \
@@ -108,7 +113,8 @@ enum class CmpType : uint8_t { F16, F32, F64, I16, U16, I32, U32, I64, U64 };
 
 /// Read-modify-write operations of DS, FLAT/GLOBAL and MUBUF atomics.
 enum class AtomicOp : uint8_t {
-    Swap, CmpSwap, Add, Sub, Rsub, Smin, Umin, Smax, Umax, And, Or, Xor, Inc, Dec, Fmin, Fmax, Fadd
+    Swap, CmpSwap, Add, Sub, Rsub, Smin, Umin, Smax, Umax, And, Or, Xor, Inc, Dec, Fmin, Fmax, Fadd,
+    Mskor ///< (old & ~data) | data2 (DS only)
 };
 
 /// FLAT segment / which memory a vector memory instruction addresses.
@@ -155,6 +161,16 @@ struct Inst {
 };
 
 const char* opName(Op op);
+
+/// Every gfx900 mnemonic the decoder knows, by encoding, with whether the interpreter
+/// implements it (for coverage reports).
+struct OpcodeCoverage {
+    const char* encoding;
+    unsigned opcode;
+    const char* mnemonic;
+    bool implemented;
+};
+std::vector<OpcodeCoverage> opcodeCoverage();
 /// Decodes the instruction at `words` (at least 3 readable dwords). On an encoding the model
 /// does not know, returns an Inst with op Unimplemented and a name describing the encoding.
 Inst decode(const uint32_t* words);
