@@ -18,7 +18,7 @@ using duet::gcn::ModelConfig;
 
 namespace {
 
-const char* const kSource = R"(
+const char *const kSource = R"(
 typedef unsigned int uint;
 typedef float float4 __attribute__((ext_vector_type(4)));
 typedef float float3 __attribute__((ext_vector_type(3)));
@@ -67,7 +67,7 @@ struct Figure {
     DispatchStats stats;
 };
 
-Figure timeDispatch(Launch& l, unsigned threads, int reps) {
+Figure timeDispatch(Launch &l, unsigned threads, int reps) {
     Model model(ModelConfig{.computeUnits = 64, .hostThreads = threads});
     Figure best;
     for (int r = 0; r < reps; ++r) {
@@ -87,26 +87,28 @@ Figure timeDispatch(Launch& l, unsigned threads, int reps) {
     return best;
 }
 
-void print(const char* name, unsigned threads, const Figure& f) {
+void print(const char *name, unsigned threads, const Figure &f) {
     std::printf("%-8s %3u thread%s  %8.3f s  %8.2f M wave-inst/s  %9.2f M lane-ops/s  "
                 "(%llu wave-inst, VALU lanes %.0f%%)\n",
-                name, threads, threads == 1 ? " " : "s", f.seconds, f.waveInst / 1e6, f.laneOps / 1e6,
-                static_cast<unsigned long long>(f.stats.totalInstructions()),
+                name, threads, threads == 1 ? " " : "s", f.seconds, f.waveInst / 1e6,
+                f.laneOps / 1e6, static_cast<unsigned long long>(f.stats.totalInstructions()),
                 100.0 * f.stats.laneUtilisation());
 }
 
-uint64_t ptr(const void* p) { return reinterpret_cast<uint64_t>(p); }
+uint64_t ptr(const void *p) {
+    return reinterpret_cast<uint64_t>(p);
+}
 
 } // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
     bool quick = false;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--quick")) {
             quick = true;
         } else if (!std::strcmp(argv[i], "--list-opcodes")) {
             // Which gfx900 mnemonics the model implements, per encoding.
-            const char* enc = "";
+            const char *enc = "";
             unsigned done = 0, total = 0;
             std::string missing;
             auto flush = [&] {
@@ -114,14 +116,16 @@ int main(int argc, char** argv) {
                     std::printf("%-8s %3u/%3u implemented; not: %s\n", enc, done, total,
                                 missing.empty() ? "-" : missing.c_str());
             };
-            for (const auto& c : duet::gcn::model::opcodeCoverage()) {
+            for (const auto &c : duet::gcn::model::opcodeCoverage()) {
                 if (std::strcmp(c.encoding, enc)) {
                     flush();
                     enc = c.encoding, done = total = 0, missing.clear();
                 }
                 ++total;
-                if (c.implemented) ++done;
-                else missing += std::string(missing.empty() ? "" : " ") + c.mnemonic;
+                if (c.implemented)
+                    ++done;
+                else
+                    missing += std::string(missing.empty() ? "" : " ") + c.mnemonic;
             }
             flush();
             return 0;
@@ -132,14 +136,16 @@ int main(int argc, char** argv) {
     }
     const unsigned all = std::max(1u, std::thread::hardware_concurrency());
     std::printf("Software GCN model (gfx900) speed. No PoCL comparison: PoCL has no GCN model to "
-                "run these code objects on.\nHost threads available: %u\n\n", all);
+                "run these code objects on.\nHost threads available: %u\n\n",
+                all);
 
     Kernel nbody = compileKernel(kSource, "nbody_step", {"-cl-fast-relaxed-math"});
     Kernel triad = compileKernel(kSource, "triad");
 
     // N-body.
     const uint32_t bodies = quick ? 1024 : 4096;
-    std::vector<float> pos(4 * bodies), vel(4 * bodies, 0.0f), posOut(4 * bodies), velOut(4 * bodies);
+    std::vector<float> pos(4 * bodies), vel(4 * bodies, 0.0f), posOut(4 * bodies),
+        velOut(4 * bodies);
     for (uint32_t i = 0; i < bodies; ++i) {
         float t = float(i) * 0.61803398f;
         pos[4 * i + 0] = std::cos(t * 6.2831853f) * (1.0f + float(i % 97) / 97.0f);
@@ -167,7 +173,8 @@ int main(int argc, char** argv) {
                            pos[4 * j + 2] - double(pos[4 * i + 2])};
             double inv = 1.0 / std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2);
             double f = pos[4 * j + 3] * inv * inv * inv;
-            for (int c = 0; c < 3; ++c) acc[c] += f * d[c], mag += std::fabs(f * d[c]);
+            for (int c = 0; c < 3; ++c)
+                acc[c] += f * d[c], mag += std::fabs(f * d[c]);
         }
         for (int c = 0; c < 3; ++c) {
             if (std::fabs(velOut[4 * i + c] - acc[c] * dt) > 1e-4 * mag * dt + 1e-9) {
@@ -183,7 +190,8 @@ int main(int argc, char** argv) {
     // Triad.
     const uint32_t n = quick ? (1u << 20) : (1u << 22);
     std::vector<float> a(n), b(n), c(n);
-    for (uint32_t i = 0; i < n; ++i) b[i] = float(i % 1000), c[i] = float(i % 7);
+    for (uint32_t i = 0; i < n; ++i)
+        b[i] = float(i % 1000), c[i] = float(i % 7);
     Launch lt;
     pushArg(lt, ptr(a.data()));
     pushArg(lt, ptr(b.data()));

@@ -4,12 +4,12 @@
 
 #include <catch.hpp>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <numeric>
 #include <random>
-#include <algorithm>
-#include <bit>
 
 using namespace gcntest;
 using duet::gcn::DispatchResult;
@@ -20,7 +20,7 @@ using duet::gcn::ModelConfig;
 
 namespace {
 
-const char* const kPrelude = R"(
+const char *const kPrelude = R"(
 #define LID (__builtin_amdgcn_workitem_id_x())
 #define GRP (__builtin_amdgcn_workgroup_id_x())
 typedef unsigned int uint;
@@ -32,7 +32,7 @@ struct Result {
     DispatchStats stats;
 };
 
-Result run(const Kernel& k, Launch& l, uint32_t global, uint32_t local, unsigned threads = 2) {
+Result run(const Kernel &k, Launch &l, uint32_t global, uint32_t local, unsigned threads = 2) {
     uint32_t g[3] = {global, 1, 1}, s[3] = {local, 1, 1};
     prepare(l, k, g, s);
     Model model(ModelConfig{.computeUnits = 64, .hostThreads = threads});
@@ -41,7 +41,9 @@ Result run(const Kernel& k, Launch& l, uint32_t global, uint32_t local, unsigned
     return r;
 }
 
-uint64_t ptr(const void* p) { return reinterpret_cast<uint64_t>(p); }
+uint64_t ptr(const void *p) {
+    return reinterpret_cast<uint64_t>(p);
+}
 
 } // namespace
 
@@ -50,10 +52,12 @@ TEST_CASE("vector add: launch, kernarg SMEM loads, global loads and stores", "[g
         __kernel void vadd(__global const float* a, __global const float* b, __global float* c, uint n) {
             uint i = GRP * 64 + LID;
             if (i < n) c[i] = a[i] + b[i] * 2.0f;
-        })", "vadd");
+        })",
+                             "vadd");
     const uint32_t n = 1000;
     std::vector<float> a(n), b(n), c(n, -1.0f);
-    for (uint32_t i = 0; i < n; ++i) a[i] = float(i) * 0.5f, b[i] = 3.0f - float(i);
+    for (uint32_t i = 0; i < n; ++i)
+        a[i] = float(i) * 0.5f, b[i] = 3.0f - float(i);
     Launch l;
     pushArg(l, ptr(a.data()));
     pushArg(l, ptr(b.data()));
@@ -61,7 +65,8 @@ TEST_CASE("vector add: launch, kernarg SMEM loads, global loads and stores", "[g
     pushArg(l, n);
     Result r = run(k, l, 1024, 64);
     REQUIRE(r.result.error == "");
-    for (uint32_t i = 0; i < n; ++i) REQUIRE(c[i] == a[i] + b[i] * 2.0f);
+    for (uint32_t i = 0; i < n; ++i)
+        REQUIRE(c[i] == a[i] + b[i] * 2.0f);
     CHECK(r.stats.workGroups == 16);
     CHECK(r.stats.wavefronts == 16);
     CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Smem)] >= 16);
@@ -70,15 +75,18 @@ TEST_CASE("vector add: launch, kernarg SMEM loads, global loads and stores", "[g
 
 TEST_CASE("partial work-group from USE_THREAD_DIMENSIONS runs only the live lanes", "[gcn_model]") {
     Kernel k = compileKernel(std::string(kPrelude) + R"(
-        __kernel void fill(__global uint* out) { out[GRP * 64 + LID] = GRP * 1000 + LID; })", "fill");
+        __kernel void fill(__global uint* out) { out[GRP * 64 + LID] = GRP * 1000 + LID; })",
+                             "fill");
     std::vector<uint32_t> out(192, 0xdeadbeef);
     Launch l;
     pushArg(l, ptr(out.data()));
     Result r = run(k, l, 150, 64); // 2 full groups + 22 items
     REQUIRE(r.result.error == "");
     for (uint32_t i = 0; i < 192; ++i) {
-        if (i < 150) REQUIRE(out[i] == (i / 64) * 1000 + i % 64);
-        else REQUIRE(out[i] == 0xdeadbeef);
+        if (i < 150)
+            REQUIRE(out[i] == (i / 64) * 1000 + i % 64);
+        else
+            REQUIRE(out[i] == 0xdeadbeef);
     }
     CHECK(r.stats.valuLaneOps < r.stats.valuInstructions * 64);
 }
@@ -92,11 +100,20 @@ TEST_CASE("SALU, scalar loops and divergent per-lane loops with EXEC masking", "
             uint d = 0, x = lid;
             while (x != 1 && x != 0) { x = (x & 1) ? 3 * x + 1 : x >> 1; ++d; } // divergent
             out[GRP * 64 + lid] = acc + d * 7u + (lid % 3 == 0 ? 100u : 0u);
-        })", "loops");
-    auto collatz = [](uint32_t x) { uint32_t d = 0; while (x != 1 && x != 0) { x = (x & 1) ? 3 * x + 1 : x >> 1; ++d; } return d; };
+        })",
+                             "loops");
+    auto collatz = [](uint32_t x) {
+        uint32_t d = 0;
+        while (x != 1 && x != 0) {
+            x = (x & 1) ? 3 * x + 1 : x >> 1;
+            ++d;
+        }
+        return d;
+    };
     const uint32_t iters = 77;
     uint32_t acc = 0;
-    for (uint32_t i = 0; i < iters; ++i) acc = acc * 31u + (i ^ (i >> 3));
+    for (uint32_t i = 0; i < iters; ++i)
+        acc = acc * 31u + (i ^ (i >> 3));
     std::vector<uint32_t> out(128);
     Launch l;
     pushArg(l, ptr(out.data()));
@@ -123,7 +140,8 @@ TEST_CASE("scalar ALU instructions through inline assembly", "[gcn_model]") {
             __asm__ volatile("s_bfe_i32 %0, %1, 0x80004" : "=s"(r4) : "s"(a));
             __asm__ volatile("s_flbit_i32 %0, %1" : "=s"(r5) : "s"(b));
             if (LID == 0) { out[0] = r0; out[1] = r1; out[2] = r2; out[3] = r3; out[4] = r4; out[5] = r5; }
-        })", "salu");
+        })",
+                             "salu");
     std::vector<uint32_t> out(6);
     Launch l;
     pushArg(l, ptr(out.data()));
@@ -148,7 +166,8 @@ TEST_CASE("VALU float: IEEE fdiv expansion, sqrt, min/max NaN rules, conversions
             s[i] = __builtin_sqrtf(__builtin_fabsf(a[i]));
             mn[i] = __builtin_fminf(a[i], b[i]);
             cv[i] = (int)(a[i] * 1000.0f);
-        })", "fmath", {"-cl-fp32-correctly-rounded-divide-sqrt"});
+        })",
+                             "fmath", {"-cl-fp32-correctly-rounded-divide-sqrt"});
     const uint32_t n = 256;
     std::vector<float> a(n), b(n), q(n), s(n), mn(n);
     std::vector<int32_t> cv(n);
@@ -164,27 +183,34 @@ TEST_CASE("VALU float: IEEE fdiv expansion, sqrt, min/max NaN rules, conversions
     a[1] = 1.0f, b[1] = 0.0f;
     a[2] = INFINITY, b[2] = INFINITY;
     a[3] = NAN, b[3] = 2.0f;
-    a[4] = 1e-40f, b[4] = 3.0f;         // denormal numerator
-    a[5] = 3.0e38f, b[5] = 1.0e-5f;     // overflow to inf
-    a[6] = 1.0e-30f, b[6] = 1.0e20f;    // underflows to a denormal quotient
-    a[7] = 7.0f, b[7] = 1e-40f;         // denormal denominator
-    a[8] = 1.0f, b[8] = 3.0e38f;        // huge denominator
+    a[4] = 1e-40f, b[4] = 3.0f;      // denormal numerator
+    a[5] = 3.0e38f, b[5] = 1.0e-5f;  // overflow to inf
+    a[6] = 1.0e-30f, b[6] = 1.0e20f; // underflows to a denormal quotient
+    a[7] = 7.0f, b[7] = 1e-40f;      // denormal denominator
+    a[8] = 1.0f, b[8] = 3.0e38f;     // huge denominator
     a[9] = 2.0f, b[9] = NAN;
     Launch l;
-    for (void* p : {(void*)a.data(), (void*)b.data(), (void*)q.data(), (void*)s.data(), (void*)mn.data(), (void*)cv.data()})
+    for (void *p : {(void *)a.data(), (void *)b.data(), (void *)q.data(), (void *)s.data(),
+                    (void *)mn.data(), (void *)cv.data()})
         pushArg(l, ptr(p));
     Result r = run(k, l, n, 64);
     REQUIRE(r.result.error == "");
     for (uint32_t i = 0; i < n; ++i) {
         INFO("i=" << i << " a=" << a[i] << " b=" << b[i] << " q=" << q[i]);
         float want = a[i] / b[i];
-        if (std::isnan(want)) REQUIRE(std::isnan(q[i]));
-        else REQUIRE(q[i] == want); // correctly rounded, denormals included
-        if (std::isnan(a[i])) REQUIRE(std::isnan(s[i]));
-        else REQUIRE(s[i] == std::sqrt(std::fabs(a[i])));
+        if (std::isnan(want))
+            REQUIRE(std::isnan(q[i]));
+        else
+            REQUIRE(q[i] == want); // correctly rounded, denormals included
+        if (std::isnan(a[i]))
+            REQUIRE(std::isnan(s[i]));
+        else
+            REQUIRE(s[i] == std::sqrt(std::fabs(a[i])));
         float wantMin = std::fmin(a[i], b[i]);
-        if (std::isnan(wantMin)) REQUIRE(std::isnan(mn[i]));
-        else REQUIRE(mn[i] == wantMin); // NaN operand yields the other operand
+        if (std::isnan(wantMin))
+            REQUIRE(std::isnan(mn[i]));
+        else
+            REQUIRE(mn[i] == wantMin); // NaN operand yields the other operand
     }
     CHECK(cv[10] == int32_t(a[10] * 1000.0f));
 }
@@ -205,10 +231,12 @@ TEST_CASE("LDS reduction with barriers across the 4 waves of a 256-item group", 
                 __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
             }
             if (lid == 0) out[GRP] = tmp[0];
-        })", "reduce");
+        })",
+                             "reduce");
     const uint32_t groups = 8;
     std::vector<uint32_t> in(groups * 256), out(groups);
-    for (uint32_t i = 0; i < in.size(); ++i) in[i] = i * 7 + 3;
+    for (uint32_t i = 0; i < in.size(); ++i)
+        in[i] = i * 7 + 3;
     Launch l;
     pushArg(l, ptr(in.data()));
     pushArg(l, ptr(out.data()));
@@ -216,7 +244,8 @@ TEST_CASE("LDS reduction with barriers across the 4 waves of a 256-item group", 
     REQUIRE(r.result.error == "");
     for (uint32_t g = 0; g < groups; ++g) {
         uint64_t sum = 0;
-        for (uint32_t i = 0; i < 256; ++i) sum += in[g * 256 + i];
+        for (uint32_t i = 0; i < 256; ++i)
+            sum += in[g * 256 + i];
         REQUIRE(out[g] == uint32_t(sum));
     }
     CHECK(r.stats.wavefronts == groups * 4);
@@ -225,7 +254,8 @@ TEST_CASE("LDS reduction with barriers across the 4 waves of a 256-item group", 
     CHECK(r.stats.ldsBytesPerGroup == 1024);
 }
 
-TEST_CASE("LDS bank conflicts: a stride-32 dword pattern serialises, stride 1 does not", "[gcn_model]") {
+TEST_CASE("LDS bank conflicts: a stride-32 dword pattern serialises, stride 1 does not",
+          "[gcn_model]") {
     auto conflicts = [](uint32_t stride) {
         Kernel k = compileKernel(std::string(kPrelude) + R"(
             __kernel void bank(__global uint* out, uint stride) {
@@ -233,14 +263,16 @@ TEST_CASE("LDS bank conflicts: a stride-32 dword pattern serialises, stride 1 do
                 tmp[(LID * stride) % (64 * 33)] = LID;
                 __builtin_amdgcn_s_barrier();
                 out[LID] = tmp[(LID * stride) % (64 * 33)];
-            })", "bank");
+            })",
+                                 "bank");
         std::vector<uint32_t> out(64);
         Launch l;
         pushArg(l, ptr(out.data()));
         pushArg(l, stride);
         Result r = run(k, l, 64, 64);
         REQUIRE(r.result.error == "");
-        for (uint32_t i = 0; i < 64; ++i) REQUIRE(out[i] == i);
+        for (uint32_t i = 0; i < 64; ++i)
+            REQUIRE(out[i] == i);
         return r.stats.ldsBankConflictCycles;
     };
     CHECK(conflicts(1) == 0);
@@ -259,7 +291,8 @@ TEST_CASE("global atomics are atomic across host threads, with returns", "[gcn_m
             slots[old] = i;
             __opencl_atomic_fetch_max((volatile __global atomic_int*)mx, (int)(i * 37 % 1001),
                                       __ATOMIC_RELAXED, __OPENCL_MEMORY_SCOPE_DEVICE);
-        })", "atom");
+        })",
+                             "atom");
     const uint32_t n = 64 * 64;
     uint32_t counter = 0;
     int32_t mx = -5;
@@ -272,14 +305,17 @@ TEST_CASE("global atomics are atomic across host threads, with returns", "[gcn_m
     REQUIRE(r.result.error == "");
     CHECK(counter == n);
     int32_t want = 0;
-    for (uint32_t i = 0; i < n; ++i) want = std::max<int32_t>(want, int32_t(i * 37 % 1001));
+    for (uint32_t i = 0; i < n; ++i)
+        want = std::max<int32_t>(want, int32_t(i * 37 % 1001));
     CHECK(mx == want);
     std::vector<uint32_t> sorted = slots;
     std::sort(sorted.begin(), sorted.end());
-    for (uint32_t i = 0; i < n; ++i) REQUIRE(sorted[i] == i); // every return value unique
+    for (uint32_t i = 0; i < n; ++i)
+        REQUIRE(sorted[i] == i); // every return value unique
 }
 
-TEST_CASE("scratch: a private array indexed dynamically goes through swizzled MUBUF", "[gcn_model]") {
+TEST_CASE("scratch: a private array indexed dynamically goes through swizzled MUBUF",
+          "[gcn_model]") {
     Kernel k = compileKernel(std::string(kPrelude) + R"(
         __kernel void priv(__global const uint* idx, __global uint* out) {
             uint p[48];
@@ -288,11 +324,13 @@ TEST_CASE("scratch: a private array indexed dynamically goes through swizzled MU
             uint j = idx[GRP * 64 + lid] % 48;
             p[j] += 1000;
             out[GRP * 64 + lid] = p[j] + p[(j * 7) % 48];
-        })", "priv");
+        })",
+                             "priv");
     REQUIRE((k.rsrc2 & 1) == 1); // SCRATCH_EN
     const uint32_t n = 256;
     std::vector<uint32_t> idx(n), out(n);
-    for (uint32_t i = 0; i < n; ++i) idx[i] = i * 13 + 1;
+    for (uint32_t i = 0; i < n; ++i)
+        idx[i] = i * 13 + 1;
     Launch l;
     pushArg(l, ptr(idx.data()));
     pushArg(l, ptr(out.data()));
@@ -317,11 +355,13 @@ TEST_CASE("f64 and f16 arithmetic", "[gcn_model]") {
             d[i] = __builtin_fma(x, x, 1.0) / (x + 3.0) + __builtin_sqrt(__builtin_fabs(x));
             half y = h[i];
             ho[i] = y * y + (half)0.5;
-        })", "wide", {"-cl-fp32-correctly-rounded-divide-sqrt"});
+        })",
+                             "wide", {"-cl-fp32-correctly-rounded-divide-sqrt"});
     const uint32_t n = 64;
     std::vector<double> a(n), d(n);
     std::vector<_Float16> h(n), ho(n);
-    for (uint32_t i = 0; i < n; ++i) a[i] = 0.37 * i - 5.5, h[i] = _Float16(0.25f * float(i) - 3.0f);
+    for (uint32_t i = 0; i < n; ++i)
+        a[i] = 0.37 * i - 5.5, h[i] = _Float16(0.25f * float(i) - 3.0f);
     Launch l;
     pushArg(l, ptr(a.data()));
     pushArg(l, ptr(d.data()));
@@ -334,17 +374,20 @@ TEST_CASE("f64 and f16 arithmetic", "[gcn_model]") {
         double want = std::fma(x, x, 1.0) / (x + 3.0) + std::sqrt(std::fabs(x));
         REQUIRE(d[i] == Approx(want).epsilon(1e-15));
         _Float16 y = h[i];
-        REQUIRE(float(ho[i]) == Approx(float(_Float16(float(_Float16(float(y) * float(y))) + 0.5f))).margin(1e-3));
+        REQUIRE(float(ho[i]) ==
+                Approx(float(_Float16(float(_Float16(float(y) * float(y))) + 0.5f))).margin(1e-3));
     }
 }
 
-TEST_CASE("an instruction the model lacks stops the dispatch with its name and address", "[gcn_model]") {
+TEST_CASE("an instruction the model lacks stops the dispatch with its name and address",
+          "[gcn_model]") {
     Kernel k = compileKernel(std::string(kPrelude) + R"(
         __kernel void img(__global uint* out) {
             out[LID] = 1;
             __asm__ volatile("image_load v[0:3], v0, s[0:7] dmask:0xf unorm" ::: "v0", "v1", "v2", "v3");
             out[LID] = 2;
-        })", "img");
+        })",
+                             "img");
     std::vector<uint32_t> out(64, 0);
     Launch l;
     pushArg(l, ptr(out.data()));
@@ -361,7 +404,8 @@ TEST_CASE("out-of-range registers and bad register state are reported", "[gcn_mo
         __kernel void many(__global float* out) {
             __asm__ volatile("v_mov_b32 v40, 1.0" ::: "v40");
             out[LID] = 1.0f;
-        })", "many");
+        })",
+                             "many");
     std::vector<float> out(64);
     {
         Launch l;
@@ -392,7 +436,8 @@ TEST_CASE("occupancy: VGPR-heavy kernels are limited by VGPRs, LDS-heavy by LDS"
         __kernel void heavy(__global float* out) {
             __asm__ volatile("v_mov_b32 v130, 0" ::: "v130");
             out[LID] = 1.0f;
-        })", "heavy");
+        })",
+                                 "heavy");
     std::vector<float> out(64);
     Launch l;
     pushArg(l, ptr(out.data()));
@@ -429,7 +474,8 @@ TEST_CASE("libclc math builtins (a wide instruction mix) match the host", "[gcn_
             __global int* oi = iout + i * 6;
             oi[0] = popcount(n); oi[1] = clz(n); oi[2] = mul_hi(n, 0x12345); oi[3] = rotate(n, 7);
             oi[4] = sub_sat(n, 0x7ffffff0); oi[5] = convert_int_sat_rte(v * 1e8f);
-        })", "math", {"libclc"});
+        })",
+                             "math", {"libclc"});
     const uint32_t n = 128;
     std::vector<float> x(n), out(n * 16);
     std::vector<double> dx(n), dout(n * 4);
@@ -440,18 +486,19 @@ TEST_CASE("libclc math builtins (a wide instruction mix) match the host", "[gcn_
         ix[i] = int32_t(i * 0x9e3779b9u);
     }
     Launch l;
-    for (void* p : {(void*)x.data(), (void*)out.data(), (void*)dx.data(), (void*)dout.data(),
-                    (void*)ix.data(), (void*)iout.data()})
+    for (void *p : {(void *)x.data(), (void *)out.data(), (void *)dx.data(), (void *)dout.data(),
+                    (void *)ix.data(), (void *)iout.data()})
         pushArg(l, ptr(p));
     Result r = run(k, l, n, 64);
     REQUIRE(r.result.error == "");
     auto near = [](double got, double want, double rel) {
-        if (std::isinf(want) || std::isnan(want)) return got == want || (std::isnan(got) && std::isnan(want));
+        if (std::isinf(want) || std::isnan(want))
+            return got == want || (std::isnan(got) && std::isnan(want));
         return std::fabs(got - want) <= rel * std::max(1.0, std::fabs(want));
     };
     for (uint32_t i = 0; i < n; ++i) {
         float v = x[i];
-        const float* o = &out[i * 16];
+        const float *o = &out[i * 16];
         INFO("i=" << i << " v=" << v);
         CHECK(near(o[0], std::sin(v), 1e-6));
         CHECK(near(o[1], std::cos(v), 1e-6));
@@ -470,13 +517,13 @@ TEST_CASE("libclc math builtins (a wide instruction mix) match the host", "[gcn_
         CHECK(near(o[13], 0.5, 1e-6));
         CHECK(near(o[14], std::erf(v * 0.1f), 1e-6));
         CHECK(near(o[15], std::exp2(v * 0.1f), 1e-6));
-        const double* od = &dout[i * 4];
+        const double *od = &dout[i * 4];
         double d = dx[i];
         CHECK(near(od[0], std::sin(d), 1e-14));
         CHECK(near(od[1], std::exp(d * 0.01), 1e-14));
         CHECK(near(od[2], std::log(std::fabs(d) + 1.0), 1e-14));
         CHECK(od[3] == d / 7.0);
-        const int32_t* oi = &iout[i * 6];
+        const int32_t *oi = &iout[i * 6];
         int32_t m = ix[i];
         CHECK(oi[0] == std::popcount(uint32_t(m)));
         CHECK(oi[1] == (m ? std::countl_zero(uint32_t(m)) : 32));
@@ -493,9 +540,11 @@ TEST_CASE("libclc cbrt", "[gcn_model]") {
         __kernel void k(__global float* a, __global const float* b) {
             size_t i = get_global_id(0);
             a[i] = cbrt(b[i]);
-        })", "k", {"libclc"});
+        })",
+                             "k", {"libclc"});
     std::vector<float> x(64), out(64);
-    for (uint32_t i = 0; i < 64; ++i) x[i] = (float(i) - 32.0f) * 0.731f;
+    for (uint32_t i = 0; i < 64; ++i)
+        x[i] = (float(i) - 32.0f) * 0.731f;
     Launch l;
     pushArg(l, ptr(out.data()));
     pushArg(l, ptr(x.data()));
@@ -503,12 +552,15 @@ TEST_CASE("libclc cbrt", "[gcn_model]") {
     REQUIRE(r.result.error == "");
     for (uint32_t i = 0; i < 64; ++i) {
         INFO("x=" << x[i] << " got " << out[i]);
-        CHECK(std::fabs(out[i] - std::cbrt(x[i])) <= 1e-6f * std::max(1.0f, std::fabs(std::cbrt(x[i]))));
+        CHECK(std::fabs(out[i] - std::cbrt(x[i])) <=
+              1e-6f * std::max(1.0f, std::fabs(std::cbrt(x[i]))));
     }
 }
 
-TEST_CASE("calls, 64-bit division, local atomics, vectors and half conversions (libclc)", "[gcn_model]") {
-    Kernel k = compileKernel(R"(
+TEST_CASE("calls, 64-bit division, local atomics, vectors and half conversions (libclc)",
+          "[gcn_model]") {
+    Kernel k = compileKernel(
+        R"(
         __attribute__((noinline)) ulong mix(ulong a, ulong b, __private uint* scratch, uint n) {
             for (uint i = 0; i < n; ++i) scratch[i] = (uint)(a >> (i % 64)) ^ (uint)b;
             ulong s = 0;
@@ -530,7 +582,8 @@ TEST_CASE("calls, 64-bit division, local atomics, vectors and half conversions (
             float4 x = v4[i];
             dots[i] = dot(x, (float4)(1.0f, 2.0f, 3.0f, 4.0f));
             vstore_half(x.x * 3.0f, i, hs);
-        })", "misc", {"libclc", "-cl-std=CL1.2"}); // libclc 19 has no generic-space vstore_half
+        })",
+        "misc", {"libclc", "-cl-std=CL1.2"}); // libclc 19 has no generic-space vstore_half
     const uint32_t n = 256;
     std::vector<uint64_t> a(n), q(n);
     std::vector<uint32_t> hist(16, 0);
@@ -538,11 +591,12 @@ TEST_CASE("calls, 64-bit division, local atomics, vectors and half conversions (
     std::vector<uint16_t> hs(n);
     for (uint32_t i = 0; i < n; ++i) {
         a[i] = 0x9e3779b97f4a7c15ull * (i + 1);
-        for (int c = 0; c < 4; ++c) v4[4 * i + c] = float(i) * 0.25f + float(c);
+        for (int c = 0; c < 4; ++c)
+            v4[4 * i + c] = float(i) * 0.25f + float(c);
     }
     Launch l;
-    for (void* p : {(void*)a.data(), (void*)q.data(), (void*)hist.data(), (void*)v4.data(),
-                    (void*)dots.data(), (void*)hs.data()})
+    for (void *p : {(void *)a.data(), (void *)q.data(), (void *)hist.data(), (void *)v4.data(),
+                    (void *)dots.data(), (void *)hs.data()})
         pushArg(l, ptr(p));
     Result r = run(k, l, n, 128);
     REQUIRE(r.result.error == "");
@@ -551,19 +605,22 @@ TEST_CASE("calls, 64-bit division, local atomics, vectors and half conversions (
         uint64_t x = a[i], y = x >> 17;
         uint32_t m = 20 + i % 20;
         uint32_t scratch[40];
-        for (uint32_t j = 0; j < m; ++j) scratch[j] = uint32_t(x >> (j % 64)) ^ uint32_t(y);
+        for (uint32_t j = 0; j < m; ++j)
+            scratch[j] = uint32_t(x >> (j % 64)) ^ uint32_t(y);
         uint64_t s = 0;
-        for (uint32_t j = 0; j < m; ++j) s += scratch[(j * 7) % m];
+        for (uint32_t j = 0; j < m; ++j)
+            s += scratch[(j * 7) % m];
         REQUIRE(q[i] == x / (y | 1) + x % (y | 1) + s);
         ++wantHist[x % 16];
-        const float* v = &v4[4 * i];
+        const float *v = &v4[4 * i];
         REQUIRE(dots[i] == Approx(v[0] + 2 * v[1] + 3 * v[2] + 4 * v[3]).epsilon(1e-6));
         REQUIRE(hs[i] == std::bit_cast<uint16_t>(_Float16(v[0] * 3.0f)));
     }
     CHECK(hist == wantHist);
 }
 
-TEST_CASE("cross-lane: DPP, ds_swizzle, ds_bpermute, readlane; packed half2 (VOP3P)", "[gcn_model]") {
+TEST_CASE("cross-lane: DPP, ds_swizzle, ds_bpermute, readlane; packed half2 (VOP3P)",
+          "[gcn_model]") {
     Kernel k = compileKernel(std::string(kPrelude) + R"(
         #pragma OPENCL EXTENSION cl_khr_fp16 : enable
         typedef half half2 __attribute__((ext_vector_type(2)));
@@ -580,10 +637,12 @@ TEST_CASE("cross-lane: DPP, ds_swizzle, ds_bpermute, readlane; packed half2 (VOP
             out[lid * 8 + 7] = __builtin_amdgcn_update_dpp(-1, v, 0x101, 0xf, 0xf, true);  // row_shl:1, bound_ctrl
             half2 x = h[lid];
             ho[lid] = x * x + (half2)((half)1.0, (half)-2.0);
-        })", "xlane");
+        })",
+                             "xlane");
     std::vector<int32_t> out(64 * 8);
     std::vector<_Float16> h(128), ho(128);
-    for (int i = 0; i < 128; ++i) h[i] = _Float16(0.125f * float(i) - 4.0f);
+    for (int i = 0; i < 128; ++i)
+        h[i] = _Float16(0.125f * float(i) - 4.0f);
     Launch l;
     pushArg(l, ptr(out.data()));
     pushArg(l, ptr(h.data()));
@@ -593,7 +652,7 @@ TEST_CASE("cross-lane: DPP, ds_swizzle, ds_bpermute, readlane; packed half2 (VOP
     auto val = [](int lane) { return lane * 10 + 1; };
     for (int lane = 0; lane < 64; ++lane) {
         INFO("lane " << lane);
-        const int32_t* o = &out[lane * 8];
+        const int32_t *o = &out[lane * 8];
         // row_shr:1 without bound_ctrl: the first lane of each row of 16 keeps `old` (-1).
         CHECK(o[0] == (lane % 16 == 0 ? -1 : val(lane - 1)));
         CHECK(o[1] == val((lane & ~3) + 3 - (lane & 3)));
@@ -638,9 +697,11 @@ TEST_CASE("byte/pack VALU ops and DS d16/mskor through inline assembly", "[gcn_m
             __asm__ volatile("ds_write_b16_d16_hi %0, %1 offset:2\n s_waitcnt lgkmcnt(0)" :: "v"(lid * 4), "v"(b));
             r[7] = lds[lid];
             for (int i = 0; i < 8; ++i) out[lid * 8 + i] = r[i];
-        })CL", "bytes");
+        })CL",
+                             "bytes");
     std::vector<uint32_t> in(192), out(64 * 8);
-    for (uint32_t i = 0; i < 192; ++i) in[i] = (i * 0x9e3779b9u) ^ (i << 7);
+    for (uint32_t i = 0; i < 192; ++i)
+        in[i] = (i * 0x9e3779b9u) ^ (i << 7);
     Launch l;
     pushArg(l, ptr(in.data()));
     pushArg(l, ptr(out.data()));
@@ -649,7 +710,7 @@ TEST_CASE("byte/pack VALU ops and DS d16/mskor through inline assembly", "[gcn_m
     auto byte = [](uint32_t x, int i) { return int((x >> (8 * i)) & 255); };
     for (uint32_t lane = 0; lane < 64; ++lane) {
         uint32_t a = in[lane], b = in[lane + 64], c = in[lane + 128];
-        const uint32_t* o = &out[lane * 8];
+        const uint32_t *o = &out[lane * 8];
         INFO("lane " << lane);
         uint32_t sad = c, msad = c, lerp = 0;
         for (int i = 0; i < 4; ++i) {

@@ -13,24 +13,24 @@ namespace {
 
 struct OpcodeName {
     unsigned op;
-    const char* name;
+    const char *name;
 };
 #include "opcode_names.inc"
 
 /// Opcode number -> mnemonic for one encoding, as a dense array.
 template <size_t N, size_t M> struct NameTable {
-    std::array<const char*, N> names{};
+    std::array<const char *, N> names{};
     explicit NameTable(const OpcodeName (&list)[M]) {
-        for (const OpcodeName& e : list)
+        for (const OpcodeName &e : list)
             if (e.op < N) names[e.op] = e.name;
     }
-    const char* operator[](unsigned op) const { return op < N ? names[op] : nullptr; }
+    const char *operator[](unsigned op) const { return op < N ? names[op] : nullptr; }
 };
 template <size_t N, size_t M> NameTable<N, M> makeTable(const OpcodeName (&list)[M]) {
     return NameTable<N, M>(list);
 }
 
-const auto& tables() {
+const auto &tables() {
     static const struct {
         decltype(makeTable<128>(kSop2Names)) sop2 = makeTable<128>(kSop2Names);
         decltype(makeTable<32>(kSopkNames)) sopk = makeTable<32>(kSopkNames);
@@ -52,14 +52,13 @@ const auto& tables() {
     return t;
 }
 
-const char* const kOpNames[] = {
-    "unimplemented",
-#define DUET_GCN_NAME(name) #name,
-    DUET_GCN_OPS(DUET_GCN_NAME)
-#undef DUET_GCN_NAME
+const char *const kOpNames[] = {"unimplemented",
+#define X(name) #name,
+#include "ops.inc"
+#undef X
 };
 
-const std::unordered_map<std::string_view, Op>& opByName() {
+const std::unordered_map<std::string_view, Op> &opByName() {
     static const std::unordered_map<std::string_view, Op> map = [] {
         std::unordered_map<std::string_view, Op> m;
         for (unsigned i = 1; i < static_cast<unsigned>(Op::Count); ++i)
@@ -69,13 +68,15 @@ const std::unordered_map<std::string_view, Op>& opByName() {
     return map;
 }
 
-bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool startsWith(std::string_view s, std::string_view p) {
+    return s.substr(0, p.size()) == p;
+}
 bool endsWith(std::string_view s, std::string_view p) {
     return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
 /// v_cmp[x]_<cond>_<type> and v_cmp[x]_class_<type>.
-bool parseCompare(std::string_view n, Inst& in) {
+bool parseCompare(std::string_view n, Inst &in) {
     if (!startsWith(n, "v_cmp")) return false;
     n.remove_prefix(5);
     in.cmpx = !n.empty() && n[0] == 'x';
@@ -90,7 +91,7 @@ bool parseCompare(std::string_view n, Inst& in) {
         {"i16", CmpType::I16}, {"u16", CmpType::U16}, {"i32", CmpType::I32},
         {"u32", CmpType::U32}, {"i64", CmpType::I64}, {"u64", CmpType::U64}};
     bool found = false;
-    for (auto& [s, t] : types)
+    for (auto &[s, t] : types)
         if (s == type) in.cmpType = t, found = true;
     if (!found) return false;
     bool isFloat = in.cmpType <= CmpType::F64;
@@ -99,11 +100,10 @@ bool parseCompare(std::string_view n, Inst& in) {
         in.op = Op::v_cmp_class;
         return true;
     }
-    static const std::string_view fconds[] = {"f",   "lt",  "eq",  "le",  "gt",  "lg",
-                                              "ge",  "o",   "u",   "nge", "nlg", "ngt",
-                                              "nle", "neq", "nlt", "tru"};
+    static const std::string_view fconds[] = {"f", "lt",  "eq",  "le",  "gt",  "lg",  "ge",  "o",
+                                              "u", "nge", "nlg", "ngt", "nle", "neq", "nlt", "tru"};
     static const std::string_view iconds[] = {"f", "lt", "eq", "le", "gt", "ne", "ge", "t"};
-    const std::string_view* list = isFloat ? fconds : iconds;
+    const std::string_view *list = isFloat ? fconds : iconds;
     unsigned count = isFloat ? 16 : 8;
     for (unsigned i = 0; i < count; ++i)
         if (list[i] == cond) {
@@ -114,15 +114,15 @@ bool parseCompare(std::string_view n, Inst& in) {
     return false;
 }
 
-bool parseAtomicName(std::string_view a, Inst& in) {
+bool parseAtomicName(std::string_view a, Inst &in) {
     static const std::pair<std::string_view, AtomicOp> ops[] = {
-        {"swap", AtomicOp::Swap}, {"wrxchg", AtomicOp::Swap}, {"cmpswap", AtomicOp::CmpSwap},
-        {"cmpst", AtomicOp::CmpSwap}, {"add", AtomicOp::Add}, {"sub", AtomicOp::Sub},
-        {"rsub", AtomicOp::Rsub}, {"smin", AtomicOp::Smin}, {"umin", AtomicOp::Umin},
-        {"smax", AtomicOp::Smax}, {"umax", AtomicOp::Umax}, {"and", AtomicOp::And},
-        {"or", AtomicOp::Or}, {"xor", AtomicOp::Xor}, {"inc", AtomicOp::Inc},
+        {"swap", AtomicOp::Swap},     {"wrxchg", AtomicOp::Swap}, {"cmpswap", AtomicOp::CmpSwap},
+        {"cmpst", AtomicOp::CmpSwap}, {"add", AtomicOp::Add},     {"sub", AtomicOp::Sub},
+        {"rsub", AtomicOp::Rsub},     {"smin", AtomicOp::Smin},   {"umin", AtomicOp::Umin},
+        {"smax", AtomicOp::Smax},     {"umax", AtomicOp::Umax},   {"and", AtomicOp::And},
+        {"or", AtomicOp::Or},         {"xor", AtomicOp::Xor},     {"inc", AtomicOp::Inc},
         {"dec", AtomicOp::Dec}};
-    for (auto& [s, op] : ops)
+    for (auto &[s, op] : ops)
         if (s == a) {
             in.atomic = op;
             return true;
@@ -131,7 +131,7 @@ bool parseAtomicName(std::string_view a, Inst& in) {
 }
 
 /// Loads/stores/atomics of FLAT, GLOBAL, SCRATCH and MUBUF (after the segment prefix).
-bool parseVmem(std::string_view n, Inst& in) {
+bool parseVmem(std::string_view n, Inst &in) {
     if (startsWith(n, "load_") || startsWith(n, "store_")) {
         bool load = n[0] == 'l';
         n.remove_prefix(load ? 5 : 6);
@@ -144,11 +144,11 @@ bool parseVmem(std::string_view n, Inst& in) {
             n.remove_suffix(4);
         }
         static const std::pair<std::string_view, std::pair<uint8_t, bool>> sizes[] = {
-            {"ubyte", {1, false}}, {"sbyte", {1, true}},   {"byte", {1, false}},
-            {"ushort", {2, false}}, {"sshort", {2, true}}, {"short", {2, false}},
-            {"dword", {4, false}},  {"dwordx2", {8, false}}, {"dwordx3", {12, false}},
+            {"ubyte", {1, false}},   {"sbyte", {1, true}},    {"byte", {1, false}},
+            {"ushort", {2, false}},  {"sshort", {2, true}},   {"short", {2, false}},
+            {"dword", {4, false}},   {"dwordx2", {8, false}}, {"dwordx3", {12, false}},
             {"dwordx4", {16, false}}};
-        for (auto& [s, v] : sizes)
+        for (auto &[s, v] : sizes)
             if (s == n) {
                 in.memBytes = v.first;
                 in.memSigned = v.second;
@@ -172,7 +172,7 @@ bool parseVmem(std::string_view n, Inst& in) {
 }
 
 /// ds_* mnemonics.
-bool parseDs(std::string_view n, Inst& in) {
+bool parseDs(std::string_view n, Inst &in) {
     if (Op op; opByName().count(n) && (op = opByName().at(n), true)) {
         in.op = op; // ds_bpermute_b32, ds_permute_b32, ds_swizzle_b32, ds_nop
         return true;
@@ -210,10 +210,14 @@ bool parseDs(std::string_view n, Inst& in) {
         }
         int w = widthOf(n);
         if (!w && !two) {
-            if (n == "u8" || n == "b8") w = 1;
-            else if (n == "i8") w = 1, in.memSigned = true;
-            else if (n == "u16" || n == "b16") w = 2;
-            else if (n == "i16") w = 2, in.memSigned = true;
+            if (n == "u8" || n == "b8")
+                w = 1;
+            else if (n == "i8")
+                w = 1, in.memSigned = true;
+            else if (n == "u16" || n == "b16")
+                w = 2;
+            else if (n == "i16")
+                w = 2, in.memSigned = true;
         }
         if (!w) return false;
         in.memBytes = static_cast<uint8_t>(w);
@@ -236,14 +240,17 @@ bool parseDs(std::string_view n, Inst& in) {
         in.op = Op::ds_atomic;
         return true;
     }
-    if (startsWith(head, "wrxchg2") || endsWith(head, "src2") ||
-        head == "wrap" || head == "condxchg32")
+    if (startsWith(head, "wrxchg2") || endsWith(head, "src2") || head == "wrap" ||
+        head == "condxchg32")
         return false;
     bool isF = type[0] == 'f';
     if (head == "min" || head == "max") {
-        if (isF) in.atomic = head == "min" ? AtomicOp::Fmin : AtomicOp::Fmax;
-        else if (type[0] == 'i') in.atomic = head == "min" ? AtomicOp::Smin : AtomicOp::Smax;
-        else in.atomic = head == "min" ? AtomicOp::Umin : AtomicOp::Umax;
+        if (isF)
+            in.atomic = head == "min" ? AtomicOp::Fmin : AtomicOp::Fmax;
+        else if (type[0] == 'i')
+            in.atomic = head == "min" ? AtomicOp::Smin : AtomicOp::Smax;
+        else
+            in.atomic = head == "min" ? AtomicOp::Umin : AtomicOp::Umax;
     } else if (head == "add" && isF) {
         in.atomic = AtomicOp::Fadd;
     } else if (head == "cmpst") {
@@ -255,26 +262,36 @@ bool parseDs(std::string_view n, Inst& in) {
     return true;
 }
 
-uint8_t classOf(const Inst& in) {
+uint8_t classOf(const Inst &in) {
     using C = InstClass;
     auto c = [](C x) { return static_cast<uint8_t>(x); };
     switch (in.enc) {
-    case Enc::Sop2: case Enc::Sopk: case Enc::Sop1: case Enc::Sopc:
+    case Enc::Sop2:
+    case Enc::Sopk:
+    case Enc::Sop1:
+    case Enc::Sopc:
         return in.op == Op::s_setpc_b64 || in.op == Op::s_swappc_b64 || in.op == Op::s_call_b64
                    ? c(C::Branch)
                    : c(C::Salu);
     case Enc::Sopp:
         switch (in.op) {
-        case Op::s_branch: case Op::s_cbranch_scc0: case Op::s_cbranch_scc1:
-        case Op::s_cbranch_vccz: case Op::s_cbranch_vccnz: case Op::s_cbranch_execz:
+        case Op::s_branch:
+        case Op::s_cbranch_scc0:
+        case Op::s_cbranch_scc1:
+        case Op::s_cbranch_vccz:
+        case Op::s_cbranch_vccnz:
+        case Op::s_cbranch_execz:
         case Op::s_cbranch_execnz: return c(C::Branch);
         case Op::s_barrier: return c(C::Barrier);
         case Op::s_waitcnt: return c(C::Waitcnt);
         default: return c(C::Other);
         }
     case Enc::Smem: return c(C::Smem);
-    case Enc::Vop2: case Enc::Vop1: case Enc::Vopc: case Enc::Vop3: case Enc::Vop3p:
-        return c(C::Valu);
+    case Enc::Vop2:
+    case Enc::Vop1:
+    case Enc::Vopc:
+    case Enc::Vop3:
+    case Enc::Vop3p: return c(C::Valu);
     case Enc::Ds: return c(C::Lds);
     case Enc::Mubuf: return c(C::Vmem);
     case Enc::Flat: return in.space == Space::Flat ? c(C::Flat) : c(C::Vmem);
@@ -282,11 +299,11 @@ uint8_t classOf(const Inst& in) {
     }
 }
 
-void setName(Inst& in, const char* name, const char* fallback) {
+void setName(Inst &in, const char *name, const char *fallback) {
     in.name = name ? name : fallback;
     if (!name) return;
     std::string_view n(name);
-    auto& map = opByName();
+    auto &map = opByName();
     if (auto it = map.find(n); it != map.end()) {
         in.op = it->second;
         return;
@@ -302,8 +319,10 @@ void setName(Inst& in, const char* name, const char* fallback) {
             if (!parseVmem(n.substr(p.size()), in)) in.op = Op::Unimplemented;
             return;
         }
-    if (startsWith(n, "s_load_dword")) in.op = Op::s_load;
-    else if (startsWith(n, "s_buffer_load_dword")) in.op = Op::s_buffer_load;
+    if (startsWith(n, "s_load_dword"))
+        in.op = Op::s_load;
+    else if (startsWith(n, "s_buffer_load_dword"))
+        in.op = Op::s_buffer_load;
 }
 
 unsigned smemDwords(std::string_view n) {
@@ -316,12 +335,14 @@ unsigned smemDwords(std::string_view n) {
 
 } // namespace
 
-const char* opName(Op op) { return kOpNames[static_cast<unsigned>(op)]; }
+const char *opName(Op op) {
+    return kOpNames[static_cast<unsigned>(op)];
+}
 
 std::vector<OpcodeCoverage> opcodeCoverage() {
     std::vector<OpcodeCoverage> out;
-    auto add = [&](const char* enc, const auto& list, Enc e) {
-        for (const OpcodeName& n : list) {
+    auto add = [&](const char *enc, const auto &list, Enc e) {
+        for (const OpcodeName &n : list) {
             Inst in;
             in.enc = e;
             setName(in, n.name, "");
@@ -347,8 +368,8 @@ std::vector<OpcodeCoverage> opcodeCoverage() {
     return out;
 }
 
-Inst decode(const uint32_t* w) {
-    const auto& t = tables();
+Inst decode(const uint32_t *w) {
+    const auto &t = tables();
     Inst in;
     uint32_t w0 = w[0];
     auto literalIf = [&](unsigned nsrc) {
@@ -417,9 +438,12 @@ Inst decode(const uint32_t* w) {
             in.src[1] = opnd::kVgpr + bits(w0, 9, 8);
             // Implicit operands of the 32-bit forms.
             switch (in.op) {
-            case Op::v_cndmask_b32: case Op::v_addc_co_u32: case Op::v_subb_co_u32:
+            case Op::v_cndmask_b32:
+            case Op::v_addc_co_u32:
+            case Op::v_subb_co_u32:
             case Op::v_subbrev_co_u32: in.src[2] = opnd::kVcc; break;
-            case Op::v_mac_f32: case Op::v_mac_f16: in.src[2] = opnd::kVgpr + in.vdst; break;
+            case Op::v_mac_f32:
+            case Op::v_mac_f16: in.src[2] = opnd::kVgpr + in.vdst; break;
             default: break;
             }
         }
@@ -450,14 +474,16 @@ Inst decode(const uint32_t* w) {
             w1 = w[1];
             in.enc = Enc::Smem;
             in.words = 2;
-            const char* name = t.smem[bits(w0, 18, 8)];
+            const char *name = t.smem[bits(w0, 18, 8)];
             setName(in, name, "SMEM");
             in.saddr = bits(w0, 0, 6) * 2;
             in.vdst = bits(w0, 6, 7);
             in.glc = bits(w0, 16, 1);
             in.smemImm = bits(w0, 17, 1);
-            if (in.smemImm) in.imm = static_cast<int32_t>(w1 & 0xfffff);
-            else in.soffset = w1 & 0xff;
+            if (in.smemImm)
+                in.imm = static_cast<int32_t>(w1 & 0xfffff);
+            else
+                in.soffset = w1 & 0xff;
             if (name) in.memBytes = static_cast<uint8_t>(smemDwords(name)); // dwords, for SMEM
             break;
         }
@@ -564,10 +590,19 @@ Inst decode(const uint32_t* w) {
             in.vdst = bits(w1, 24, 8);
             break;
         }
-        case 0b111010: in.name = "MTBUF (typed buffer)"; in.words = 2; break;
-        case 0b111100: in.name = "MIMG (image)"; in.words = 2; break;
+        case 0b111010:
+            in.name = "MTBUF (typed buffer)";
+            in.words = 2;
+            break;
+        case 0b111100:
+            in.name = "MIMG (image)";
+            in.words = 2;
+            break;
         case 0b110101: in.name = "VINTRP"; break;
-        case 0b110010: in.name = "EXP"; in.words = 2; break;
+        case 0b110010:
+            in.name = "EXP";
+            in.words = 2;
+            break;
         default: in.name = "unknown encoding"; break;
         }
     }
