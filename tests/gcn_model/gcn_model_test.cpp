@@ -252,6 +252,10 @@ TEST_CASE("LDS reduction with barriers across the 4 waves of a 256-item group", 
     CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Barrier)] >= groups * 4 * 9);
     CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Lds)] > 0);
     CHECK(r.stats.ldsBytesPerGroup == 1024);
+    std::string summary = r.stats.summary();
+    CHECK(summary.find("wavefronts 32") != std::string::npos);
+    CHECK(summary.find("barrier") != std::string::npos);
+    CHECK(summary.find("occupancy") != std::string::npos);
 }
 
 TEST_CASE("LDS bank conflicts: a stride-32 dword pattern serialises, stride 1 does not",

@@ -172,6 +172,32 @@ uint64_t twoOverPiBits(int start) {
     return r;
 }
 
+// ---- Fused multiply-add over a wave ----------------------------------------------------------
+// std::fma is a libm call per lane unless the compiler may assume FMA hardware; choose an
+// FMA3 build of the lane loop at run time when the host has it (exact either way).
+
+template <class T> void fmaLanesGeneric(T *r, const T *a, const T *b, const T *c) {
+    for (int l = 0; l < 64; ++l)
+        r[l] = std::fma(a[l], b[l], c[l]);
+}
+__attribute__((target("fma"))) void fmaLanesF32Hw(float *r, const float *a, const float *b,
+                                                  const float *c) {
+    for (int l = 0; l < 64; ++l)
+        r[l] = __builtin_fmaf(a[l], b[l], c[l]);
+}
+__attribute__((target("fma"))) void fmaLanesF64Hw(double *r, const double *a, const double *b,
+                                                  const double *c) {
+    for (int l = 0; l < 64; ++l)
+        r[l] = __builtin_fma(a[l], b[l], c[l]);
+}
+const bool kHostFma = __builtin_cpu_supports("fma");
+void fmaLanes(float *r, const float *a, const float *b, const float *c) {
+    kHostFma ? fmaLanesF32Hw(r, a, b, c) : fmaLanesGeneric(r, a, b, c);
+}
+void fmaLanes(double *r, const double *a, const double *b, const double *c) {
+    kHostFma ? fmaLanesF64Hw(r, a, b, c) : fmaLanesGeneric(r, a, b, c);
+}
+
 // ---- Atomics on host memory ----------------------------------------------------------------
 
 template <class T> T atomicRmw(T *p, AtomicOp op, T data, T cmp, bool shared) {
@@ -1055,7 +1081,15 @@ bool WaveExec::valu() {
     case Op::v_min3_f32: F32_3(fminIeee(fminIeee(x, y), z))
     case Op::v_max3_f32: F32_3(fmaxIeee(fmaxIeee(x, y), z))
     case Op::v_med3_f32: F32_3(fmed3(x, y, z))
-    case Op::v_fma_f32: F32_3(std::fma(x, y, z))
+    case Op::v_fma_f32: {
+        const float *a = f32(0);
+        const float *b = f32(1);
+        const float *c = f32(2);
+        float *r = reinterpret_cast<float *>(res);
+        fmaLanes(r, a, b, c);
+        wrF32(r);
+        return true;
+    }
     // v_mad/v_mac: multiply rounded, then add rounded; f32 denormals always flushed (gfx9).
     case Op::v_mad_f32:
     case Op::v_mac_f32: {
@@ -1234,7 +1268,15 @@ bool WaveExec::valu() {
     case Op::v_mul_f64: F64_2(x * y)
     case Op::v_min_f64: F64_2(fminIeee(x, y))
     case Op::v_max_f64: F64_2(fmaxIeee(x, y))
-    case Op::v_fma_f64: F64_3(std::fma(x, y, z))
+    case Op::v_fma_f64: {
+        const double *a = f64(0);
+        const double *b = f64(1);
+        const double *c = f64(2);
+        double *r = reinterpret_cast<double *>(res64);
+        fmaLanes(r, a, b, c);
+        wrF64(r);
+        return true;
+    }
     case Op::v_rcp_f64: F64_1(1.0 / x)
     case Op::v_rsq_f64: F64_1(1.0 / std::sqrt(x))
     case Op::v_sqrt_f64: F64_1(std::sqrt(x))
@@ -2364,6 +2406,39 @@ void MemExec::vmem() {
     if (isStore || isAtomic) x.checkVgpr(dataReg, dataDwords);
     if (isLoad || (isAtomic && in.memRtn)) x.checkVgpr(dstReg, dwords);
     if (!x.err.empty()) return;
+
+    // Fast path: global/flat dword loads and stores to plain host memory (the common case).
+    if (!isBuffer && in.space != Space::Scratch && bytes >= 4 && !isAtomic) {
+        uint64_t addr[64];
+        bool plain = true;
+        const uint32_t *lo = w.vrow(in.src[0]);
+        const uint32_t *hi = w.vrow(in.src[0] + 1);
+        uint64_t base = 0;
+        bool useSaddr = in.space == Space::Global && in.saddr != 0x7f;
+        if (useSaddr) base = x.sread64(in.saddr, false);
+        for (int l = 0; l < 64; ++l) {
+            if (!((exec >> l) & 1)) continue;
+            uint64_t a = useSaddr ? base + lo[l] + int64_t(in.imm)
+                                  : (uint64_t(lo[l]) | uint64_t(hi[l]) << 32) + int64_t(in.imm);
+            plain &= !badHostAddress(a); // apertures lie above 2^47 too
+            addr[l] = a;
+        }
+        if (plain) {
+            for (unsigned k = 0; k < dwords; ++k) {
+                uint32_t *row = w.vrow((isLoad ? dstReg : dataReg) + k);
+                if (isLoad) {
+                    for (int l = 0; l < 64; ++l)
+                        if ((exec >> l) & 1)
+                            memcpy(&row[l], reinterpret_cast<const void *>(addr[l] + 4 * k), 4);
+                } else {
+                    for (int l = 0; l < 64; ++l)
+                        if ((exec >> l) & 1)
+                            memcpy(reinterpret_cast<void *>(addr[l] + 4 * k), &row[l], 4);
+                }
+            }
+            return;
+        }
+    }
 
     // Per-lane address of the first byte (and how to reach the following dwords).
     std::optional<BufferRsrc> rsrc;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -50,6 +51,34 @@ Occupancy computeOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes, un
     for (auto &[n, name] : limits)
         if (n < o.wavesPerSimd) o.wavesPerSimd = n, o.limit = name;
     return o;
+}
+
+std::string DispatchStats::summary() const {
+    std::string out;
+    char line[256];
+    snprintf(line, sizeof line, "work-groups %llu, wavefronts %llu, wave instructions %llu\n",
+             static_cast<unsigned long long>(workGroups), static_cast<unsigned long long>(wavefronts),
+             static_cast<unsigned long long>(totalInstructions()));
+    out += line;
+    out += "  by class:";
+    for (size_t c = 0; c < wavefrontInstructions.size(); ++c) {
+        if (!wavefrontInstructions[c]) continue;
+        snprintf(line, sizeof line, " %s %llu", instClassName(static_cast<InstClass>(c)),
+                 static_cast<unsigned long long>(wavefrontInstructions[c]));
+        out += line;
+    }
+    snprintf(line, sizeof line,
+             "\n  VALU lane utilisation %.1f%% (%llu lane ops / %llu instructions)\n"
+             "  LDS bank conflict cycles %llu\n"
+             "  occupancy %u waves/SIMD (limit: %s; %u VGPRs, %u SGPRs, %u bytes LDS per group)\n"
+             "  model time %.3f ms on %u host threads (%.2f M wave-instructions/s)\n",
+             100.0 * laneUtilisation(), static_cast<unsigned long long>(valuLaneOps),
+             static_cast<unsigned long long>(valuInstructions),
+             static_cast<unsigned long long>(ldsBankConflictCycles), wavesPerSimd,
+             occupancyLimit.c_str(), vgprs, sgprs, ldsBytesPerGroup, seconds * 1e3, hostThreads,
+             seconds > 0 ? double(totalInstructions()) / seconds / 1e6 : 0.0);
+    out += line;
+    return out;
 }
 
 DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut) {
@@ -96,8 +125,11 @@ DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut)
     if (ctx.ldsBytes > 65536) return fail("LDS_SIZE above 64 KiB");
     if ((st.pgmRsrc2 >> 11 & 3) == 3) return fail("TIDIG_COMP_CNT 3 is reserved");
     if (ctx.mode & 0xf) return fail("non-default float round mode (FLOAT_MODE) not modelled");
-    if (ctx.userSgprs + 5 > ctx.sgprs + 6)
-        return fail("system SGPRs do not fit the kernel's SGPR count");
+    const unsigned systemSgprs = ((st.pgmRsrc2 >> 7) & 1) + ((st.pgmRsrc2 >> 8) & 1) +
+                                 ((st.pgmRsrc2 >> 9) & 1) + ((st.pgmRsrc2 >> 10) & 1) + scratch;
+    if (ctx.userSgprs + systemSgprs > ctx.sgprs)
+        return fail("user and system SGPRs (" + std::to_string(ctx.userSgprs + systemSgprs) +
+                    ") exceed the kernel's " + std::to_string(ctx.sgprs) + " SGPRs");
 
     const uint64_t totalGroups = uint64_t(groups[0]) * groups[1] * groups[2];
     unsigned threads = std::max(1u, m_impl->config.hostThreads);

@@ -90,6 +90,8 @@ struct DispatchStats {
     double laneUtilisation() const {
         return valuInstructions ? double(valuLaneOps) / (64.0 * double(valuInstructions)) : 0.0;
     }
+    /// One line per figure, as DUET_GCN_STATS prints them (the AMD profiler's counters).
+    std::string summary() const;
 };
 
 /// Names of InstClass values, for statistics output.
