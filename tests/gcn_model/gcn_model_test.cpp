@@ -736,3 +736,44 @@ TEST_CASE("byte/pack VALU ops and DS d16/mskor through inline assembly", "[gcn_m
         CHECK(o[7] == ((m & 0xffffu) | (b & 0xffff0000u)));
     }
 }
+
+TEST_CASE("FLAT through generic pointers: global, LDS and private apertures", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __attribute__((noinline)) void bump(uint* p, uint n, uint v) {   // generic pointer
+            for (uint i = 0; i < n; ++i) p[i] += v + i;
+        }
+        __kernel void gen(__global uint* g, __global uint* out, uint n) {
+            __local uint l[64 * 4];
+            uint priv[8];
+            uint lid = LID;
+            for (uint i = 0; i < 4; ++i) l[lid * 4 + i] = lid * 100 + i;
+            for (uint i = 0; i < 8; ++i) priv[i] = i * 3 + lid;
+            bump(g + lid * 4, n, 1);
+            bump(l + lid * 4, n, 2);
+            bump(priv + (lid % 4), n, 3);
+            for (uint i = 0; i < 4; ++i) out[lid * 12 + i] = l[lid * 4 + i];
+            for (uint i = 0; i < 8; ++i) out[lid * 12 + 4 + i] = priv[i];
+        })", "gen");
+    std::vector<uint32_t> g(256), out(64 * 12);
+    for (uint32_t i = 0; i < 256; ++i) g[i] = i * 7;
+    Launch l;
+    pushArg(l, ptr(g.data()));
+    pushArg(l, ptr(out.data()));
+    pushArg(l, 4u);
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    for (uint32_t lane = 0; lane < 64; ++lane) {
+        INFO("lane " << lane);
+        for (uint32_t i = 0; i < 4; ++i) {
+            CHECK(g[lane * 4 + i] == (lane * 4 + i) * 7 + 1 + i);
+            CHECK(out[lane * 12 + i] == lane * 100 + i + 2 + i);
+        }
+        for (uint32_t i = 0; i < 8; ++i) {
+            uint32_t want = i * 3 + lane;
+            uint32_t first = lane % 4;
+            if (i >= first && i < first + 4) want += 3 + (i - first);
+            CHECK(out[lane * 12 + 4 + i] == want);
+        }
+    }
+    CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Flat)] > 0);
+}
