@@ -1560,25 +1560,27 @@ bool WaveExec::valu() {
         const uint32_t *b = src32(1);
         bool withCarry = in.op == Op::v_addc_co_u32 || in.op == Op::v_subb_co_u32 ||
                          in.op == Op::v_subbrev_co_u32;
+        bool add = in.op == Op::v_add_co_u32 || in.op == Op::v_addc_co_u32;
+        bool rev = in.op == Op::v_subrev_co_u32 || in.op == Op::v_subbrev_co_u32;
+        if (rev) std::swap(a, b);
         uint64_t cin = withCarry ? sread64(in.src[2], false) : 0;
         uint64_t cout = 0;
-        LANES {
-            uint64_t x = a[l], y = b[l], c = (cin >> l) & 1;
-            if (in.op == Op::v_subrev_co_u32 || in.op == Op::v_subbrev_co_u32) std::swap(x, y);
-            uint64_t r;
-            bool carry;
-            if (in.op == Op::v_add_co_u32 || in.op == Op::v_addc_co_u32) {
-                r = x + y + c;
-                carry = r >> 32;
-            } else {
-                r = x - y - c;
-                carry = y + c > x;
+        // Separate branch-free loops per operation: this is every 64-bit address computation.
+        if (add) {
+            LANES {
+                uint64_t r = uint64_t(a[l]) + b[l] + ((cin >> l) & 1);
+                res[l] = U(r);
+                cout |= (r >> 32) << l;
             }
-            if (in.clamp && carry)
-                r = (in.op == Op::v_add_co_u32 || in.op == Op::v_addc_co_u32) ? 0xffffffffu : 0;
-            res[l] = U(r);
-            if (carry) cout |= 1ull << l;
+        } else {
+            LANES {
+                uint64_t c = (cin >> l) & 1;
+                res[l] = U(uint64_t(a[l]) - b[l] - c);
+                cout |= uint64_t(uint64_t(b[l]) + c > a[l]) << l;
+            }
         }
+        if (in.clamp) // saturate the lanes that carried / borrowed
+            LANES if ((cout >> l) & 1) res[l] = add ? 0xffffffffu : 0;
         wrMaskSgpr(in.sdst, cout & execMask);
         wr32(res);
         return true;
