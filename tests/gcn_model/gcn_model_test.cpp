@@ -424,6 +424,24 @@ TEST_CASE("out-of-range registers and bad register state are reported", "[gcn_mo
         CHECK(res.error.find("beyond the kernel's 4 VGPRs") != std::string::npos);
     }
     {
+        // A kernel touching an SGPR beyond its allocation (inline asm writes s40).
+        Kernel big = compileKernel(std::string(kPrelude) + R"(
+            __kernel void sg(__global uint* out) {
+                __asm__ volatile("s_mov_b32 s40, 7" ::: "s40");
+                out[LID] = 1;
+            })", "sg");
+        Launch l;
+        pushArg(l, ptr(out.data()));
+        uint32_t g[3] = {64, 1, 1}, s[3] = {64, 1, 1};
+        prepare(l, big, g, s);
+        l.state.pgmRsrc1 = (l.state.pgmRsrc1 & ~(15u << 6)) | (3u << 6); // 32 SGPRs
+        Model model(ModelConfig{});
+        DispatchResult res = model.dispatch(l.state);
+        REQUIRE_FALSE(res);
+        CHECK(res.error.find("SGPR s40 beyond the kernel's 32 SGPRs") != std::string::npos);
+        CHECK(res.error.find("s_mov_b32") != std::string::npos);
+    }
+    {
         Launch l;
         pushArg(l, ptr(out.data()));
         uint32_t g[3] = {64, 1, 1}, s[3] = {2048, 1, 1};
