@@ -308,6 +308,17 @@ void setName(Inst &in, const char *name, const char *fallback) {
         in.op = it->second;
         return;
     }
+    // gfx9's "legacy" 16-bit mads are the gfx8 encodings: same arithmetic, no op_sel (the
+    // result goes to the low half, the high half zeroed, as wr16 does without op_sel).
+    static const std::pair<std::string_view, Op> legacy16[] = {
+        {"v_mad_legacy_u16", Op::v_mad_u16}, {"v_mad_legacy_i16", Op::v_mad_i16},
+        {"v_mad_legacy_f16", Op::v_mad_f16}, {"v_fma_legacy_f16", Op::v_fma_f16},
+        {"v_div_fixup_legacy_f16", Op::v_div_fixup_f16}};
+    for (auto& [legacyName, op] : legacy16)
+        if (n == legacyName) {
+            in.op = op;
+            return;
+        }
     if (parseCompare(n, in)) return;
     if (startsWith(n, "ds_")) {
         if (!parseDs(n, in)) in.op = Op::Unimplemented;
