@@ -320,13 +320,15 @@ struct WaveExec {
     alignas(64) uint64_t res64[64];
 
     // Scalar operand values.
-    uint32_t sread(unsigned code) {
-        if (code < 128) {
-            if (code < 102 && code >= ex.m_ctx.sgprs && err.empty())
-                err = "SGPR s" + std::to_string(code) + " beyond the kernel's " +
-                      std::to_string(ex.m_ctx.sgprs) + " SGPRs";
+    __attribute__((always_inline)) uint32_t sread(unsigned code) {
+        if (code < 128) [[likely]] {
+            if (code < 102 && code >= ex.m_ctx.sgprs) [[unlikely]]
+                sgprError(code);
             return w.s[code];
         }
+        return sreadConst(code);
+    }
+    uint32_t sreadConst(unsigned code) {
         if (code <= 192) return code - 128;
         if (code <= 208) return static_cast<uint32_t>(-static_cast<int32_t>(code - 192));
         switch (code) {
@@ -378,10 +380,19 @@ struct WaveExec {
         return uint16_t(sread(code));
     }
 
-    void checkVgpr(unsigned r, unsigned n = 1) {
-        if (r + n > ex.m_ctx.vgprs && err.empty())
-            err = "VGPR v" + std::to_string(r + n - 1) + " beyond the kernel's " +
+    __attribute__((always_inline)) void checkVgpr(unsigned r, unsigned n = 1) {
+        if (r + n > ex.m_ctx.vgprs) [[unlikely]]
+            vgprError(r + n - 1);
+    }
+    __attribute__((noinline, cold)) void vgprError(unsigned r) {
+        if (err.empty())
+            err = "VGPR v" + std::to_string(r) + " beyond the kernel's " +
                   std::to_string(ex.m_ctx.vgprs) + " VGPRs";
+    }
+    __attribute__((noinline, cold)) void sgprError(unsigned code) {
+        if (err.empty())
+            err = "SGPR s" + std::to_string(code) + " beyond the kernel's " +
+                  std::to_string(ex.m_ctx.sgprs) + " SGPRs";
     }
 
     /// Raw 32-bit source i for all lanes (SDWA/DPP applied).
@@ -659,10 +670,9 @@ struct WaveExec {
             w.setSreg64(code, bits);
     }
     void wrSgpr(unsigned code, uint32_t x) {
-        if (code < 128) {
-            if (code < 102 && code >= ex.m_ctx.sgprs && err.empty())
-                err = "SGPR s" + std::to_string(code) + " beyond the kernel's " +
-                      std::to_string(ex.m_ctx.sgprs) + " SGPRs";
+        if (code < 128) [[likely]] {
+            if (code < 102 && code >= ex.m_ctx.sgprs) [[unlikely]]
+                sgprError(code);
             w.s[code] = x;
         } else if (err.empty()) {
             err = "invalid scalar destination " + std::to_string(code);
