@@ -283,6 +283,8 @@ TEST_CASE("LDS bank conflicts: a stride-32 dword pattern serialises, stride 1 do
     // stride 32: the 32 lanes of a half-wave all hit bank 0 -> 31 extra cycles per half-wave,
     // for the write and the read.
     CHECK(conflicts(32) == 2 * 2 * 31);
+    CHECK(conflicts(2) == 2 * 2 * 1); // two distinct dwords in every even bank
+    CHECK(conflicts(33) == 0);        // odd stride: every lane its own bank
 }
 
 TEST_CASE("global atomics are atomic across host threads, with returns", "[gcn_model]") {

@@ -2723,23 +2723,39 @@ void MemExec::ds() {
             }
         }
     }
-    // Bank conflicts.
+    // Bank conflicts. Fast path: every bank sees one dword (or several lanes the same dword);
+    // otherwise count the distinct dwords per bank exactly (at most 32 accesses per cycle).
     uint64_t conflicts = 0;
     for (unsigned first = 0; first < 64; first += lanesPerCycle) {
-        uint32_t seen[32][8];
-        unsigned count[32] = {};
-        unsigned worst = 1;
-        for (unsigned l = first; l < std::min(64u, first + lanesPerCycle); ++l)
+        const unsigned last = std::min(64u, first + lanesPerCycle);
+        uint32_t bankAddr[32];
+        uint32_t used = 0;
+        bool clash = false;
+        for (unsigned l = first; l < last && !clash; ++l)
             for (unsigned k = 0; k < nAddr[l]; ++k) {
                 uint32_t a = dwAddr[l][k];
                 unsigned bank = a & 31;
-                bool dup = false;
-                for (unsigned i = 0; i < count[bank] && i < 8; ++i)
-                    dup |= seen[bank][i] == a;
-                if (dup) continue;
-                if (count[bank] < 8) seen[bank][count[bank]] = a;
-                worst = std::max(worst, ++count[bank]);
+                if (!((used >> bank) & 1)) {
+                    used |= 1u << bank;
+                    bankAddr[bank] = a;
+                } else if (bankAddr[bank] != a) {
+                    clash = true;
+                    break;
+                }
             }
+        if (!clash) continue;
+        uint64_t keys[64];
+        unsigned n = 0;
+        for (unsigned l = first; l < last; ++l)
+            for (unsigned k = 0; k < nAddr[l] && n < 64; ++k)
+                keys[n++] = uint64_t(dwAddr[l][k] & 31) << 32 | dwAddr[l][k];
+        std::sort(keys, keys + n);
+        unsigned worst = 1, run = 0;
+        for (unsigned i = 0; i < n; ++i) {
+            if (i > 0 && keys[i] == keys[i - 1]) continue; // same dword: broadcast
+            run = (i > 0 && (keys[i] >> 32) == (keys[i - 1] >> 32)) ? run + 1 : 1;
+            worst = std::max(worst, run);
+        }
         conflicts += worst - 1;
     }
     ex.stats.ldsConflictCycles += conflicts;
