@@ -20,13 +20,17 @@ struct Kernel {
     uint32_t groupSegmentSize = 0, privateSegmentSize = 0, kernargSize = 0;
     uint32_t rsrc1 = 0, rsrc2 = 0, rsrc3 = 0;
     uint16_t codeProperties = 0;
-    std::string disassemblyHint; ///< mnemonics seen (for diagnostics)
+    size_t textSize = 0; ///< bytes of `text` (the loaded sections)
 };
 
 /// Compiles `source` (OpenCL C) for amdgcn-amd-amdhsa gfx900 at -O2 with `options`, and
 /// returns kernel `name`. Throws std::runtime_error with the build log on failure.
 Kernel compileKernel(const std::string &source, const std::string &name,
                      const std::vector<std::string> &options = {});
+
+/// A kernel rebuilt from `size` bytes of loaded code, the entry's offset in them and the
+/// descriptor fields of `fields` (for replaying code objects without LLVM).
+Kernel loadKernel(const uint8_t *blob, size_t size, uint64_t entryOffset, const Kernel &fields);
 
 /// Memory the model's dispatch needs beside the kernel's own buffers.
 struct Launch {

@@ -52,7 +52,8 @@ const auto &tables() {
     return t;
 }
 
-const char *const kOpNames[] = {"unimplemented",
+const char *const kOpNames[] = {
+    "unimplemented",
 #define X(name) #name,
 #include "ops.inc"
 #undef X
@@ -311,10 +312,12 @@ void setName(Inst &in, const char *name, const char *fallback) {
     // gfx9's "legacy" 16-bit mads are the gfx8 encodings: same arithmetic, no op_sel (the
     // result goes to the low half, the high half zeroed, as wr16 does without op_sel).
     static const std::pair<std::string_view, Op> legacy16[] = {
-        {"v_mad_legacy_u16", Op::v_mad_u16}, {"v_mad_legacy_i16", Op::v_mad_i16},
-        {"v_mad_legacy_f16", Op::v_mad_f16}, {"v_fma_legacy_f16", Op::v_fma_f16},
+        {"v_mad_legacy_u16", Op::v_mad_u16},
+        {"v_mad_legacy_i16", Op::v_mad_i16},
+        {"v_mad_legacy_f16", Op::v_mad_f16},
+        {"v_fma_legacy_f16", Op::v_fma_f16},
         {"v_div_fixup_legacy_f16", Op::v_div_fixup_f16}};
-    for (auto& [legacyName, op] : legacy16)
+    for (auto &[legacyName, op] : legacy16)
         if (n == legacyName) {
             in.op = op;
             return;
