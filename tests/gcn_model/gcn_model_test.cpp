@@ -824,3 +824,19 @@ TEST_CASE("16-bit mads: gfx9 op_sel form and the legacy (gfx8) encoding", "[gcn_
         CHECK(out[lane * 3 + 2] == ((uint32_t(lo) << 16) | 0x5678u)); // op_sel dst: high half
     }
 }
+
+TEST_CASE("a kernel that never ends is stopped by the instruction limit", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void spin(volatile __global uint* flag) {
+            while (*flag == 0) { }
+        })", "spin");
+    uint32_t flag = 0;
+    Launch l;
+    pushArg(l, ptr(&flag));
+    uint32_t g[3] = {64, 1, 1}, s[3] = {64, 1, 1};
+    prepare(l, k, g, s);
+    Model model(ModelConfig{.hostThreads = 1, .maxWaveInstructions = 100000});
+    DispatchResult res = model.dispatch(l.state);
+    REQUIRE_FALSE(res);
+    CHECK(res.error.find("exceeded 100000 instructions") != std::string::npos);
+}

@@ -2818,6 +2818,9 @@ bool Executor::runWave(Wave &w) {
         }
         const Inst &in = *fetch(w.pc);
         ++cls[in.cls];
+        if (++w.executed > m_ctx.maxWaveInstructions && m_ctx.maxWaveInstructions) [[unlikely]]
+            return fail(w, in, "wave exceeded " + std::to_string(m_ctx.maxWaveInstructions) +
+                                   " instructions (ModelConfig::maxWaveInstructions)");
         if (m_ctx.trace && w.id == 0 && stats.workGroups == 1 && m_thread == 0) [[unlikely]]
             trace(w, in);
         w.pc += in.words * 4;
@@ -2968,6 +2971,7 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
         w.mode = m_ctx.mode;
         w.scc = false;
         w.done = w.atBarrier = false;
+        w.executed = 0;
         w.id = i;
         w.scratchSlot = m_thread * nWaves + i;
         unsigned lanes = std::min(64u, items - i * 64);

@@ -102,6 +102,7 @@ DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut)
         return e && *e && *e != '0';
     }();
     ctx.trace = m_impl->config.trace || traceEnv;
+    ctx.maxWaveInstructions = m_impl->config.maxWaveInstructions;
 
     uint32_t size[3];
     for (int d = 0; d < 3; ++d)

@@ -116,6 +116,9 @@ struct ModelConfig {
     /// Debugging: print every instruction wave 0 of work-group 0 executes (with lane 0 of its
     /// VGPR result) to stderr. Also enabled by DUET_GCN_TRACE=1.
     bool trace = false;
+    /// Stops a wave that executes more instructions than this (0: no limit), with an error
+    /// naming the instruction it reached: a guard against kernels that never end.
+    uint64_t maxWaveInstructions = 0;
 };
 
 /// Result of a dispatch: empty error means success. An instruction the model does not
