@@ -840,3 +840,73 @@ TEST_CASE("a kernel that never ends is stopped by the instruction limit", "[gcn_
     REQUIRE_FALSE(res);
     CHECK(res.error.find("exceeded 100000 instructions") != std::string::npos);
 }
+
+TEST_CASE("IEEE fdiv expansion over random bit patterns (all exponents, denormals)", "[gcn_model]") {
+    for (const char* denorm : {"", "-fdenormal-fp-math-f32=preserve-sign"}) {
+        INFO("options: " << denorm);
+        std::vector<std::string> opts = {"-cl-fp32-correctly-rounded-divide-sqrt"};
+        if (*denorm) opts.push_back(denorm);
+        Kernel k = compileKernel(std::string(kPrelude) + R"(
+            __kernel void fdiv(__global const float* a, __global const float* b, __global float* q) {
+                uint i = GRP * 64 + LID;
+                q[i] = a[i] / b[i];
+            })", "fdiv", opts);
+        const uint32_t n = 8192;
+        std::vector<float> a(n), b(n), q(n);
+        std::mt19937 rng(7);
+        for (uint32_t i = 0; i < n; ++i) {
+            a[i] = std::bit_cast<float>(uint32_t(rng()));
+            b[i] = std::bit_cast<float>(uint32_t(rng()));
+            if (i % 4 == 1) b[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu); // denormal
+            if (i % 4 == 2) a[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu);
+        }
+        Launch l;
+        pushArg(l, ptr(a.data()));
+        pushArg(l, ptr(b.data()));
+        pushArg(l, ptr(q.data()));
+        Result r = run(k, l, n, 64);
+        REQUIRE(r.result.error == "");
+        bool daz = *denorm != 0;
+        auto flush = [&](float x) { return daz && std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; };
+        unsigned bad = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            float want = flush(flush(a[i]) / flush(b[i]));
+            bool ok = std::isnan(want) ? std::isnan(q[i]) : std::bit_cast<uint32_t>(q[i]) == std::bit_cast<uint32_t>(want);
+            if (!ok && bad++ < 5)
+                UNSCOPED_INFO("a=" << a[i] << " b=" << b[i] << " got " << q[i] << " want " << want);
+        }
+        CHECK(bad == 0);
+    }
+}
+
+TEST_CASE("f64 division expansion over random bit patterns", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+        __kernel void ddiv(__global const double* a, __global const double* b, __global double* q) {
+            uint i = GRP * 64 + LID;
+            q[i] = a[i] / b[i];
+        })", "ddiv");
+    const uint32_t n = 8192;
+    std::vector<double> a(n), b(n), q(n);
+    std::mt19937_64 rng(11);
+    for (uint32_t i = 0; i < n; ++i) {
+        a[i] = std::bit_cast<double>(uint64_t(rng()));
+        b[i] = std::bit_cast<double>(uint64_t(rng()));
+        if (i % 4 == 1) b[i] = std::bit_cast<double>(uint64_t(rng()) & 0x800fffffffffffffull);
+        if (i % 4 == 2) a[i] = std::bit_cast<double>(uint64_t(rng()) & 0x800fffffffffffffull);
+        if (i % 8 == 3) a[i] = std::ldexp(1.0 + double(i), -1000), b[i] = std::ldexp(3.0, 40);
+    }
+    Launch l;
+    pushArg(l, ptr(a.data()));
+    pushArg(l, ptr(b.data()));
+    pushArg(l, ptr(q.data()));
+    Result r = run(k, l, n, 64);
+    REQUIRE(r.result.error == "");
+    unsigned bad = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        double want = a[i] / b[i];
+        bool ok = std::isnan(want) ? std::isnan(q[i]) : std::bit_cast<uint64_t>(q[i]) == std::bit_cast<uint64_t>(want);
+        if (!ok && bad++ < 5) UNSCOPED_INFO("a=" << a[i] << " b=" << b[i] << " got " << q[i] << " want " << want);
+    }
+    CHECK(bad == 0);
+}

@@ -984,10 +984,10 @@ bool WaveExec::valu() {
             if (eNum - eDen >= BIG) {                                                              \
                 vccOut |= 1ull << l;                                                               \
                 if (s0 == den) r[l] = std::ldexp(s0, SCALE);                                       \
-            } else if (eNum - eDen < -(EMIN)) {                                                    \
+            } else if (eNum - eDen <= -(EMIN)) {                                                   \
                 vccOut |= 1ull << l;                                                               \
                 if (s0 == num) r[l] = std::ldexp(s0, SCALE);                                       \
-            } else if (eDen < -(EMIN) || eNum < -(EMIN) + TINY - MANT) {                           \
+            } else if (eDen < -(EMIN) || eNum <= TINY - (EMIN + 1)) {                           \
                 r[l] = std::ldexp(s0, SCALE);                                                      \
             } else if (eDen >= EMIN) {                                                             \
                 r[l] = std::ldexp(s0, -(SCALE));                                                   \
@@ -1241,9 +1241,14 @@ bool WaveExec::valu() {
         const float *c = f32(2);
         uint64_t vccIn = w.vcc();
         float *r = reinterpret_cast<float *>(res);
+        // Scaled lanes: fma and scaling in double, then one rounding to float, so a quotient
+        // that lands in the denormal range is not rounded twice.
         LANES {
-            float x = std::fma(a[l], b[l], c[l]);
-            r[l] = ((vccIn >> l) & 1) ? std::ldexp(x, std::fabs(c[l]) >= 2.0f ? 64 : -64) : x;
+            if ((vccIn >> l) & 1)
+                r[l] = float(std::ldexp(std::fma(double(a[l]), double(b[l]), double(c[l])),
+                                        std::fabs(c[l]) >= 2.0f ? 64 : -64));
+            else
+                r[l] = std::fma(a[l], b[l], c[l]);
         }
         wrF32(r);
         return true;
@@ -1360,8 +1365,12 @@ bool WaveExec::valu() {
         uint64_t vccIn = w.vcc();
         double *r = reinterpret_cast<double *>(res64);
         LANES {
-            double x = std::fma(a[l], b[l], c[l]);
-            r[l] = ((vccIn >> l) & 1) ? std::ldexp(x, std::fabs(c[l]) >= 2.0 ? 128 : -128) : x;
+            if ((vccIn >> l) & 1)
+                r[l] = double(std::ldexp(std::fma((long double)a[l], (long double)b[l],
+                                                  (long double)c[l]),
+                                         std::fabs(c[l]) >= 2.0 ? 128 : -128));
+            else
+                r[l] = std::fma(a[l], b[l], c[l]);
         }
         wrF64(r);
         return true;
