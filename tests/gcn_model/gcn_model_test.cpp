@@ -910,3 +910,71 @@ TEST_CASE("f64 division expansion over random bit patterns", "[gcn_model]") {
     }
     CHECK(bad == 0);
 }
+
+TEST_CASE("f32 arithmetic, rounding and conversions over random bit patterns", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        #pragma OPENCL EXTENSION cl_khr_fp16 : enable
+        #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+        __kernel void ops(__global const float* a, __global const float* b, __global const float* c,
+                          __global float* o, __global int* io, __global half* ho, __global double* dout) {
+            uint i = GRP * 64 + LID;
+            float x = a[i], y = b[i], z = c[i];
+            __global float* r = o + i * 12;
+            r[0] = x + y; r[1] = x * y; r[2] = __builtin_fmaf(x, y, z); r[3] = __builtin_sqrtf(x);
+            r[4] = __builtin_floorf(x); r[5] = __builtin_ceilf(x); r[6] = __builtin_truncf(x);
+            r[7] = __builtin_rintf(x); r[8] = __builtin_fminf(x, y); r[9] = __builtin_fmaxf(x, y);
+            r[10] = (float)__builtin_astype(y, int); r[11] = (float)__builtin_astype(z, uint);
+            io[i * 2] = (__builtin_fabsf(x) < 2.0e9f) ? (int)x : 0;
+            io[i * 2 + 1] = (x >= 0.0f && x < 4.0e9f) ? (int)(uint)x : 0;
+            ho[i] = (half)x;
+            dout[i] = (double)x * (double)y;
+        })", "ops", {"-cl-fp32-correctly-rounded-divide-sqrt"});
+    const uint32_t n = 4096;
+    std::vector<float> a(n), b(n), c(n), o(n * 12);
+    std::vector<int32_t> io(n * 2);
+    std::vector<_Float16> ho(n);
+    std::vector<double> dout(n);
+    std::mt19937 rng(3);
+    for (uint32_t i = 0; i < n; ++i) {
+        a[i] = std::bit_cast<float>(uint32_t(rng()));
+        b[i] = std::bit_cast<float>(uint32_t(rng()));
+        c[i] = std::bit_cast<float>(uint32_t(rng()));
+        if (i % 3 == 0) a[i] = std::ldexp(float(rng() % 100000) - 50000.0f, -int(rng() % 8)); // mid-range
+        if (i % 5 == 0) a[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu);          // denormal
+    }
+    Launch l;
+    for (void* p : {(void*)a.data(), (void*)b.data(), (void*)c.data(), (void*)o.data(),
+                    (void*)io.data(), (void*)ho.data(), (void*)dout.data()})
+        pushArg(l, ptr(p));
+    Result r = run(k, l, n, 64);
+    REQUIRE(r.result.error == "");
+    auto same = [](float got, float want) {
+        return std::isnan(want) ? std::isnan(got) : std::bit_cast<uint32_t>(got) == std::bit_cast<uint32_t>(want);
+    };
+    // OpenCL fmin/fmax: a NaN argument (quiet or signalling) yields the other one (glibc's
+    // fmin returns NaN for a signalling NaN).
+    auto fminCl = [](float p, float q) { return std::isnan(p) ? q : std::isnan(q) ? p : std::fmin(p, q); };
+    auto fmaxCl = [](float p, float q) { return std::isnan(p) ? q : std::isnan(q) ? p : std::fmax(p, q); };
+    unsigned bad[16] = {};
+    for (uint32_t i = 0; i < n; ++i) {
+        float x = a[i], y = b[i], z = c[i];
+        const float* got = &o[i * 12];
+        float want[12] = {x + y, x * y, std::fma(x, y, z), std::sqrt(x), std::floor(x), std::ceil(x),
+                          std::trunc(x), std::nearbyint(x), fminCl(x, y), fmaxCl(x, y),
+                          float(std::bit_cast<int32_t>(y)), float(std::bit_cast<uint32_t>(z))};
+        for (int j = 0; j < 12; ++j)
+            if (!same(got[j], want[j]) && bad[j]++ < 3)
+                UNSCOPED_INFO("op " << j << " x=" << x << " y=" << y << " got " << got[j] << " want " << want[j]);
+        int32_t wi = std::fabs(x) < 2.0e9f ? int32_t(x) : 0;
+        int32_t wu = (x >= 0.0f && x < 4.0e9f) ? int32_t(uint32_t(x)) : 0;
+        if (io[i * 2] != wi && bad[12]++ < 3) UNSCOPED_INFO("f2i x=" << x << " got " << io[i * 2]);
+        if (io[i * 2 + 1] != wu && bad[13]++ < 3) UNSCOPED_INFO("f2u x=" << x << " got " << io[i * 2 + 1]);
+        _Float16 h = _Float16(x);
+        bool hok = std::isnan(float(h)) ? std::isnan(float(ho[i])) : std::bit_cast<uint16_t>(ho[i]) == std::bit_cast<uint16_t>(h);
+        if (!hok && bad[14]++ < 3) UNSCOPED_INFO("f2h x=" << x << " got " << float(ho[i]));
+        double wd = double(x) * double(y);
+        if (!(std::isnan(wd) ? std::isnan(dout[i]) : dout[i] == wd) && bad[15]++ < 3)
+            UNSCOPED_INFO("f64 mul x=" << x << " got " << dout[i]);
+    }
+    for (int j = 0; j < 16; ++j) CHECK(bad[j] == 0);
+}

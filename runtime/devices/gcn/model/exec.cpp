@@ -46,15 +46,26 @@ f16 flushF16(f16 x) {
 /// Canonical quiet NaN the hardware produces.
 constexpr uint32_t kQnanF32 = 0x7fc00000;
 
-/// IEEE-mode min/max: a NaN operand yields the other operand, as the ISA's v_min/v_max do
-/// (signalling NaNs are quieted: both NaN gives the canonical quiet NaN).
+/// Signalling NaN (quiet bit clear).
+template <class T> bool isSnan(T x) {
+    if (!std::isnan(x)) return false;
+    if constexpr (sizeof(T) == 8) return !((std::bit_cast<uint64_t>(x) >> 51) & 1);
+    else if constexpr (sizeof(T) == 4) return !((std::bit_cast<uint32_t>(x) >> 22) & 1);
+    else return !((std::bit_cast<uint16_t>(x) >> 9) & 1);
+}
+
+/// IEEE-mode min/max (IEEE 754-2008 minNum/maxNum, as the ISA's v_min/v_max with MODE.IEEE):
+/// a signalling NaN operand gives a quiet NaN; a quiet NaN operand yields the other operand;
+/// -0 < +0.
 template <class T> T fminIeee(T a, T b) {
+    if (isSnan(a) || isSnan(b)) return std::numeric_limits<T>::quiet_NaN();
     if (std::isnan(a)) return std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : b;
     if (std::isnan(b)) return a;
-    if (a == b) return std::signbit(a) ? a : b; // -0 < +0
+    if (a == b) return std::signbit(a) ? a : b;
     return a < b ? a : b;
 }
 template <class T> T fmaxIeee(T a, T b) {
+    if (isSnan(a) || isSnan(b)) return std::numeric_limits<T>::quiet_NaN();
     if (std::isnan(a)) return std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : b;
     if (std::isnan(b)) return a;
     if (a == b) return std::signbit(a) ? b : a;
