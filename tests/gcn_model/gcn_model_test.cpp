@@ -798,13 +798,13 @@ TEST_CASE("FLAT through generic pointers: global, LDS and private apertures", "[
     CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Flat)] > 0);
 }
 
-TEST_CASE("16-bit mads: gfx9 op_sel form and the legacy (gfx8) encoding", "[gcn_model]") {
+TEST_CASE("16-bit mads: gfx9 op_sel form keeps the other half, the legacy (gfx8) one zeroes it", "[gcn_model]") {
     Kernel k = compileKernel(std::string(kPrelude) + R"CL(
         __kernel void mad16(__global const uint* in, __global uint* out) {
             uint lid = LID;
-            uint a = in[lid], b = in[lid + 64], c = in[lid + 128], r0, r1, r2 = 0x12345678u;
-            __asm__ volatile("v_mad_legacy_u16 %0, %1, %2, %3" : "=v"(r0) : "v"(a), "v"(b), "v"(c));
-            __asm__ volatile("v_mad_u16 %0, %1, %2, %3 op_sel:[1,0,0,0]" : "=v"(r1) : "v"(a), "v"(b), "v"(c));
+            uint a = in[lid], b = in[lid + 64], c = in[lid + 128], r0 = 0xffff0000u, r1 = 0xabcd0000u, r2 = 0x12345678u;
+            __asm__ volatile("v_mad_legacy_u16 %0, %1, %2, %3" : "+v"(r0) : "v"(a), "v"(b), "v"(c));
+            __asm__ volatile("v_mad_u16 %0, %1, %2, %3 op_sel:[1,0,0,0]" : "+v"(r1) : "v"(a), "v"(b), "v"(c));
             __asm__ volatile("v_mad_u16 %0, %1, %2, %3 op_sel:[0,0,0,1]" : "+v"(r2) : "v"(a), "v"(b), "v"(c));
             out[lid * 3] = r0; out[lid * 3 + 1] = r1; out[lid * 3 + 2] = r2;
         })CL", "mad16");
@@ -819,8 +819,8 @@ TEST_CASE("16-bit mads: gfx9 op_sel form and the legacy (gfx8) encoding", "[gcn_
         uint32_t a = in[lane], b = in[lane + 64], c = in[lane + 128];
         uint16_t lo = uint16_t(uint16_t(a) * uint16_t(b) + uint16_t(c));
         uint16_t hiA = uint16_t(uint16_t(a >> 16) * uint16_t(b) + uint16_t(c));
-        CHECK(out[lane * 3] == lo);
-        CHECK(out[lane * 3 + 1] == hiA);
+        CHECK(out[lane * 3] == lo);                  // legacy encoding: high half zeroed
+        CHECK(out[lane * 3 + 1] == (0xabcd0000u | hiA)); // gfx9 form: high half kept
         CHECK(out[lane * 3 + 2] == ((uint32_t(lo) << 16) | 0x5678u)); // op_sel dst: high half
     }
 }

@@ -307,6 +307,10 @@ void setName(Inst &in, const char *name, const char *fallback) {
     auto &map = opByName();
     if (auto it = map.find(n); it != map.end()) {
         in.op = it->second;
+        // gfx9 changed these (and only these) 16-bit ops to keep the unused half of the
+        // destination; their "legacy" gfx8 encodings, and all other 16-bit ops, zero it.
+        in.keepHi16 = in.op == Op::v_mad_f16 || in.op == Op::v_mad_u16 || in.op == Op::v_mad_i16 ||
+                      in.op == Op::v_fma_f16 || in.op == Op::v_div_fixup_f16;
         return;
     }
     // gfx9's "legacy" 16-bit mads are the gfx8 encodings: same arithmetic, no op_sel (the

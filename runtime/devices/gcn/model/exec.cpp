@@ -653,15 +653,20 @@ struct WaveExec {
         wr64(reinterpret_cast<uint64_t *>(r));
     }
     /// 16-bit results: op_sel[3] writes the high half and keeps the low one; otherwise the low
-    /// half is written and the high half zeroed (gfx9).
+    /// half is written and the high half zeroed, except by the gfx9 opsel mads (keepHi16),
+    /// which keep it.
     void wr16(const uint32_t *r) {
         if (sdwa()) return wrSdwa(r);
         checkVgpr(in.vdst);
         uint32_t *d = w.vrow(in.vdst);
         bool hi = in.enc == Enc::Vop3 && ((in.opsel >> 3) & 1);
         for (int l = 0; l < 64; ++l)
-            if ((execMask >> l) & 1) d[l] = hi ? (d[l] & 0xffff) | (r[l] << 16) : (r[l] & 0xffff);
+            if ((execMask >> l) & 1)
+                d[l] = hi            ? (d[l] & 0xffff) | (r[l] << 16)
+                       : in.keepHi16 ? (d[l] & 0xffff0000u) | (r[l] & 0xffff)
+                                     : (r[l] & 0xffff);
     }
+
     void wrF16(f16 *r) {
         float scale = in.omod == 1 ? 2.0f : in.omod == 2 ? 4.0f : in.omod == 3 ? 0.5f : 1.0f;
         bool fl = !f64DenormOut();
