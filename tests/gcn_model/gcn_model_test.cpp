@@ -978,3 +978,30 @@ TEST_CASE("f32 arithmetic, rounding and conversions over random bit patterns", "
     }
     for (int j = 0; j < 16; ++j) CHECK(bad[j] == 0);
 }
+
+TEST_CASE("v_trig_preop_f64 returns the 53-bit segments of 2/pi", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+        __kernel void preop(__global const double* x, __global double* out) {
+            uint lid = LID;
+            out[lid] = __builtin_amdgcn_trig_preop(x[lid], (int)(lid % 4));
+        })", "preop");
+    std::vector<double> x(64), out(64);
+    for (int i = 0; i < 64; ++i) x[i] = i < 32 ? 1.5 : std::ldexp(1.25, 70 + i * 10); // some above 2^54
+    Launch l;
+    pushArg(l, ptr(x.data()));
+    pushArg(l, ptr(out.data()));
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    // 2/pi = 0.636619772367581343..., segment 0 is its first 53 bits (truncated).
+    CHECK(out[0] == 0.6366197723675813); // 0x3fe45f306dc9c882
+    CHECK(std::bit_cast<uint64_t>(out[0]) == 0x3fe45f306dc9c882ull);
+    // The segments add up to 2/pi far beyond double precision: s0 + s1 + s2 in long double.
+    long double sum = (long double)out[0] + out[1] + out[2];
+    CHECK(std::fabs(sum - 0.636619772367581343075535053490057448L) < 1e-18L);
+    CHECK(out[1] > 0);
+    CHECK(out[1] < std::ldexp(1.0, -52));
+    CHECK(out[2] < std::ldexp(1.0, -105));
+    // Large inputs start further into the fraction (biased exponent above 1077).
+    CHECK(out[40] != out[0]);
+}

@@ -1420,13 +1420,16 @@ bool WaveExec::valu() {
         const double *a = f64(0);
         const uint32_t *b = src32(1);
         double *r = reinterpret_cast<double *>(res64);
+        // 53 bits of 2/pi from fraction bit `shift` on (segment S1[4:0], pushed further for
+        // inputs with biased exponent > 1077), scaled to their place; inputs with biased
+        // exponent >= 1968 get 2^128 more to stay clear of denormals.
         LANES {
-            int e = std::ilogb(a[l]);
+            int biased = int((bc<uint64_t>(a[l]) >> 52) & 0x7ff);
             int shift = int(b[l] & 31) * 53;
-            if (e > 1077) shift += e - 1077;
+            if (biased > 1077) shift += biased - 1077;
             uint64_t bits = twoOverPiBits(shift);
-            double v = std::ldexp(double(bits), -shift - 53);
-            r[l] = v;
+            int scale = -53 - shift + (biased >= 1968 ? 128 : 0);
+            r[l] = std::ldexp(double(bits), scale);
         }
         wrF64(r);
         return true;
