@@ -431,7 +431,8 @@ TEST_CASE("out-of-range registers and bad register state are reported", "[gcn_mo
             __kernel void sg(__global uint* out) {
                 __asm__ volatile("s_mov_b32 s40, 7" ::: "s40");
                 out[LID] = 1;
-            })", "sg");
+            })",
+                                   "sg");
         Launch l;
         pushArg(l, ptr(out.data()));
         uint32_t g[3] = {64, 1, 1}, s[3] = {64, 1, 1};
@@ -773,9 +774,11 @@ TEST_CASE("FLAT through generic pointers: global, LDS and private apertures", "[
             bump(priv + (lid % 4), n, 3);
             for (uint i = 0; i < 4; ++i) out[lid * 12 + i] = l[lid * 4 + i];
             for (uint i = 0; i < 8; ++i) out[lid * 12 + 4 + i] = priv[i];
-        })", "gen");
+        })",
+                             "gen");
     std::vector<uint32_t> g(256), out(64 * 12);
-    for (uint32_t i = 0; i < 256; ++i) g[i] = i * 7;
+    for (uint32_t i = 0; i < 256; ++i)
+        g[i] = i * 7;
     Launch l;
     pushArg(l, ptr(g.data()));
     pushArg(l, ptr(out.data()));
@@ -798,7 +801,8 @@ TEST_CASE("FLAT through generic pointers: global, LDS and private apertures", "[
     CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Flat)] > 0);
 }
 
-TEST_CASE("16-bit mads: gfx9 op_sel form keeps the other half, the legacy (gfx8) one zeroes it", "[gcn_model]") {
+TEST_CASE("16-bit mads: gfx9 op_sel form keeps the other half, the legacy (gfx8) one zeroes it",
+          "[gcn_model]") {
     Kernel k = compileKernel(std::string(kPrelude) + R"CL(
         __kernel void mad16(__global const uint* in, __global uint* out) {
             uint lid = LID;
@@ -807,9 +811,11 @@ TEST_CASE("16-bit mads: gfx9 op_sel form keeps the other half, the legacy (gfx8)
             __asm__ volatile("v_mad_u16 %0, %1, %2, %3 op_sel:[1,0,0,0]" : "+v"(r1) : "v"(a), "v"(b), "v"(c));
             __asm__ volatile("v_mad_u16 %0, %1, %2, %3 op_sel:[0,0,0,1]" : "+v"(r2) : "v"(a), "v"(b), "v"(c));
             out[lid * 3] = r0; out[lid * 3 + 1] = r1; out[lid * 3 + 2] = r2;
-        })CL", "mad16");
+        })CL",
+                             "mad16");
     std::vector<uint32_t> in(192), out(192);
-    for (uint32_t i = 0; i < 192; ++i) in[i] = i * 0x01234567u + 0x89abu;
+    for (uint32_t i = 0; i < 192; ++i)
+        in[i] = i * 0x01234567u + 0x89abu;
     Launch l;
     pushArg(l, ptr(in.data()));
     pushArg(l, ptr(out.data()));
@@ -819,7 +825,7 @@ TEST_CASE("16-bit mads: gfx9 op_sel form keeps the other half, the legacy (gfx8)
         uint32_t a = in[lane], b = in[lane + 64], c = in[lane + 128];
         uint16_t lo = uint16_t(uint16_t(a) * uint16_t(b) + uint16_t(c));
         uint16_t hiA = uint16_t(uint16_t(a >> 16) * uint16_t(b) + uint16_t(c));
-        CHECK(out[lane * 3] == lo);                  // legacy encoding: high half zeroed
+        CHECK(out[lane * 3] == lo);                      // legacy encoding: high half zeroed
         CHECK(out[lane * 3 + 1] == (0xabcd0000u | hiA)); // gfx9 form: high half kept
         CHECK(out[lane * 3 + 2] == ((uint32_t(lo) << 16) | 0x5678u)); // op_sel dst: high half
     }
@@ -829,7 +835,8 @@ TEST_CASE("a kernel that never ends is stopped by the instruction limit", "[gcn_
     Kernel k = compileKernel(std::string(kPrelude) + R"(
         __kernel void spin(volatile __global uint* flag) {
             while (*flag == 0) { }
-        })", "spin");
+        })",
+                             "spin");
     uint32_t flag = 0;
     Launch l;
     pushArg(l, ptr(&flag));
@@ -841,8 +848,9 @@ TEST_CASE("a kernel that never ends is stopped by the instruction limit", "[gcn_
     CHECK(res.error.find("exceeded 100000 instructions") != std::string::npos);
 }
 
-TEST_CASE("IEEE fdiv expansion over random bit patterns (all exponents, denormals)", "[gcn_model]") {
-    for (const char* denorm : {"", "-fdenormal-fp-math-f32=preserve-sign"}) {
+TEST_CASE("IEEE fdiv expansion over random bit patterns (all exponents, denormals)",
+          "[gcn_model]") {
+    for (const char *denorm : {"", "-fdenormal-fp-math-f32=preserve-sign"}) {
         INFO("options: " << denorm);
         std::vector<std::string> opts = {"-cl-fp32-correctly-rounded-divide-sqrt"};
         if (*denorm) opts.push_back(denorm);
@@ -850,7 +858,8 @@ TEST_CASE("IEEE fdiv expansion over random bit patterns (all exponents, denormal
             __kernel void fdiv(__global const float* a, __global const float* b, __global float* q) {
                 uint i = GRP * 64 + LID;
                 q[i] = a[i] / b[i];
-            })", "fdiv", opts);
+            })",
+                                 "fdiv", opts);
         const uint32_t n = 8192;
         std::vector<float> a(n), b(n), q(n);
         std::mt19937 rng(7);
@@ -867,11 +876,15 @@ TEST_CASE("IEEE fdiv expansion over random bit patterns (all exponents, denormal
         Result r = run(k, l, n, 64);
         REQUIRE(r.result.error == "");
         bool daz = *denorm != 0;
-        auto flush = [&](float x) { return daz && std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; };
+        auto flush = [&](float x) {
+            return daz && std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
+        };
         unsigned bad = 0;
         for (uint32_t i = 0; i < n; ++i) {
             float want = flush(flush(a[i]) / flush(b[i]));
-            bool ok = std::isnan(want) ? std::isnan(q[i]) : std::bit_cast<uint32_t>(q[i]) == std::bit_cast<uint32_t>(want);
+            bool ok = std::isnan(want)
+                          ? std::isnan(q[i])
+                          : std::bit_cast<uint32_t>(q[i]) == std::bit_cast<uint32_t>(want);
             if (!ok && bad++ < 5)
                 UNSCOPED_INFO("a=" << a[i] << " b=" << b[i] << " got " << q[i] << " want " << want);
         }
@@ -885,7 +898,8 @@ TEST_CASE("f64 division expansion over random bit patterns", "[gcn_model]") {
         __kernel void ddiv(__global const double* a, __global const double* b, __global double* q) {
             uint i = GRP * 64 + LID;
             q[i] = a[i] / b[i];
-        })", "ddiv");
+        })",
+                             "ddiv");
     const uint32_t n = 8192;
     std::vector<double> a(n), b(n), q(n);
     std::mt19937_64 rng(11);
@@ -905,8 +919,10 @@ TEST_CASE("f64 division expansion over random bit patterns", "[gcn_model]") {
     unsigned bad = 0;
     for (uint32_t i = 0; i < n; ++i) {
         double want = a[i] / b[i];
-        bool ok = std::isnan(want) ? std::isnan(q[i]) : std::bit_cast<uint64_t>(q[i]) == std::bit_cast<uint64_t>(want);
-        if (!ok && bad++ < 5) UNSCOPED_INFO("a=" << a[i] << " b=" << b[i] << " got " << q[i] << " want " << want);
+        bool ok = std::isnan(want) ? std::isnan(q[i])
+                                   : std::bit_cast<uint64_t>(q[i]) == std::bit_cast<uint64_t>(want);
+        if (!ok && bad++ < 5)
+            UNSCOPED_INFO("a=" << a[i] << " b=" << b[i] << " got " << q[i] << " want " << want);
     }
     CHECK(bad == 0);
 }
@@ -928,7 +944,8 @@ TEST_CASE("f32 arithmetic, rounding and conversions over random bit patterns", "
             io[i * 2 + 1] = (x >= 0.0f && x < 4.0e9f) ? (int)(uint)x : 0;
             ho[i] = (half)x;
             dout[i] = (double)x * (double)y;
-        })", "ops", {"-cl-fp32-correctly-rounded-divide-sqrt"});
+        })",
+                             "ops", {"-cl-fp32-correctly-rounded-divide-sqrt"});
     const uint32_t n = 4096;
     std::vector<float> a(n), b(n), c(n), o(n * 12);
     std::vector<int32_t> io(n * 2);
@@ -939,44 +956,64 @@ TEST_CASE("f32 arithmetic, rounding and conversions over random bit patterns", "
         a[i] = std::bit_cast<float>(uint32_t(rng()));
         b[i] = std::bit_cast<float>(uint32_t(rng()));
         c[i] = std::bit_cast<float>(uint32_t(rng()));
-        if (i % 3 == 0) a[i] = std::ldexp(float(rng() % 100000) - 50000.0f, -int(rng() % 8)); // mid-range
-        if (i % 5 == 0) a[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu);          // denormal
+        if (i % 3 == 0)
+            a[i] = std::ldexp(float(rng() % 100000) - 50000.0f, -int(rng() % 8));   // mid-range
+        if (i % 5 == 0) a[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu); // denormal
     }
     Launch l;
-    for (void* p : {(void*)a.data(), (void*)b.data(), (void*)c.data(), (void*)o.data(),
-                    (void*)io.data(), (void*)ho.data(), (void*)dout.data()})
+    for (void *p : {(void *)a.data(), (void *)b.data(), (void *)c.data(), (void *)o.data(),
+                    (void *)io.data(), (void *)ho.data(), (void *)dout.data()})
         pushArg(l, ptr(p));
     Result r = run(k, l, n, 64);
     REQUIRE(r.result.error == "");
     auto same = [](float got, float want) {
-        return std::isnan(want) ? std::isnan(got) : std::bit_cast<uint32_t>(got) == std::bit_cast<uint32_t>(want);
+        return std::isnan(want) ? std::isnan(got)
+                                : std::bit_cast<uint32_t>(got) == std::bit_cast<uint32_t>(want);
     };
     // OpenCL fmin/fmax: a NaN argument (quiet or signalling) yields the other one (glibc's
     // fmin returns NaN for a signalling NaN).
-    auto fminCl = [](float p, float q) { return std::isnan(p) ? q : std::isnan(q) ? p : std::fmin(p, q); };
-    auto fmaxCl = [](float p, float q) { return std::isnan(p) ? q : std::isnan(q) ? p : std::fmax(p, q); };
+    auto fminCl = [](float p, float q) {
+        return std::isnan(p) ? q : std::isnan(q) ? p : std::fmin(p, q);
+    };
+    auto fmaxCl = [](float p, float q) {
+        return std::isnan(p) ? q : std::isnan(q) ? p : std::fmax(p, q);
+    };
     unsigned bad[16] = {};
     for (uint32_t i = 0; i < n; ++i) {
         float x = a[i], y = b[i], z = c[i];
-        const float* got = &o[i * 12];
-        float want[12] = {x + y, x * y, std::fma(x, y, z), std::sqrt(x), std::floor(x), std::ceil(x),
-                          std::trunc(x), std::nearbyint(x), fminCl(x, y), fmaxCl(x, y),
-                          float(std::bit_cast<int32_t>(y)), float(std::bit_cast<uint32_t>(z))};
+        const float *got = &o[i * 12];
+        float want[12] = {x + y,
+                          x * y,
+                          std::fma(x, y, z),
+                          std::sqrt(x),
+                          std::floor(x),
+                          std::ceil(x),
+                          std::trunc(x),
+                          std::nearbyint(x),
+                          fminCl(x, y),
+                          fmaxCl(x, y),
+                          float(std::bit_cast<int32_t>(y)),
+                          float(std::bit_cast<uint32_t>(z))};
         for (int j = 0; j < 12; ++j)
             if (!same(got[j], want[j]) && bad[j]++ < 3)
-                UNSCOPED_INFO("op " << j << " x=" << x << " y=" << y << " got " << got[j] << " want " << want[j]);
+                UNSCOPED_INFO("op " << j << " x=" << x << " y=" << y << " got " << got[j]
+                                    << " want " << want[j]);
         int32_t wi = std::fabs(x) < 2.0e9f ? int32_t(x) : 0;
         int32_t wu = (x >= 0.0f && x < 4.0e9f) ? int32_t(uint32_t(x)) : 0;
         if (io[i * 2] != wi && bad[12]++ < 3) UNSCOPED_INFO("f2i x=" << x << " got " << io[i * 2]);
-        if (io[i * 2 + 1] != wu && bad[13]++ < 3) UNSCOPED_INFO("f2u x=" << x << " got " << io[i * 2 + 1]);
+        if (io[i * 2 + 1] != wu && bad[13]++ < 3)
+            UNSCOPED_INFO("f2u x=" << x << " got " << io[i * 2 + 1]);
         _Float16 h = _Float16(x);
-        bool hok = std::isnan(float(h)) ? std::isnan(float(ho[i])) : std::bit_cast<uint16_t>(ho[i]) == std::bit_cast<uint16_t>(h);
+        bool hok = std::isnan(float(h))
+                       ? std::isnan(float(ho[i]))
+                       : std::bit_cast<uint16_t>(ho[i]) == std::bit_cast<uint16_t>(h);
         if (!hok && bad[14]++ < 3) UNSCOPED_INFO("f2h x=" << x << " got " << float(ho[i]));
         double wd = double(x) * double(y);
         if (!(std::isnan(wd) ? std::isnan(dout[i]) : dout[i] == wd) && bad[15]++ < 3)
             UNSCOPED_INFO("f64 mul x=" << x << " got " << dout[i]);
     }
-    for (int j = 0; j < 16; ++j) CHECK(bad[j] == 0);
+    for (int j = 0; j < 16; ++j)
+        CHECK(bad[j] == 0);
 }
 
 TEST_CASE("v_trig_preop_f64 returns the 53-bit segments of 2/pi", "[gcn_model]") {
@@ -985,9 +1022,11 @@ TEST_CASE("v_trig_preop_f64 returns the 53-bit segments of 2/pi", "[gcn_model]")
         __kernel void preop(__global const double* x, __global double* out) {
             uint lid = LID;
             out[lid] = __builtin_amdgcn_trig_preop(x[lid], (int)(lid % 4));
-        })", "preop");
+        })",
+                             "preop");
     std::vector<double> x(64), out(64);
-    for (int i = 0; i < 64; ++i) x[i] = i < 32 ? 1.5 : std::ldexp(1.25, 70 + i * 10); // some above 2^54
+    for (int i = 0; i < 64; ++i)
+        x[i] = i < 32 ? 1.5 : std::ldexp(1.25, 70 + i * 10); // some above 2^54
     Launch l;
     pushArg(l, ptr(x.data()));
     pushArg(l, ptr(out.data()));

@@ -49,9 +49,12 @@ constexpr uint32_t kQnanF32 = 0x7fc00000;
 /// Signalling NaN (quiet bit clear).
 template <class T> bool isSnan(T x) {
     if (!std::isnan(x)) return false;
-    if constexpr (sizeof(T) == 8) return !((std::bit_cast<uint64_t>(x) >> 51) & 1);
-    else if constexpr (sizeof(T) == 4) return !((std::bit_cast<uint32_t>(x) >> 22) & 1);
-    else return !((std::bit_cast<uint16_t>(x) >> 9) & 1);
+    if constexpr (sizeof(T) == 8)
+        return !((std::bit_cast<uint64_t>(x) >> 51) & 1);
+    else if constexpr (sizeof(T) == 4)
+        return !((std::bit_cast<uint32_t>(x) >> 22) & 1);
+    else
+        return !((std::bit_cast<uint16_t>(x) >> 9) & 1);
 }
 
 /// IEEE-mode min/max (IEEE 754-2008 minNum/maxNum, as the ISA's v_min/v_max with MODE.IEEE):
@@ -1003,7 +1006,7 @@ bool WaveExec::valu() {
             } else if (eNum - eDen <= -(EMIN)) {                                                   \
                 vccOut |= 1ull << l;                                                               \
                 if (s0 == num) r[l] = std::ldexp(s0, SCALE);                                       \
-            } else if (eDen < -(EMIN) || eNum <= TINY - (EMIN + 1)) {                           \
+            } else if (eDen < -(EMIN) || eNum <= TINY - (EMIN + 1)) {                              \
                 r[l] = std::ldexp(s0, SCALE);                                                      \
             } else if (eDen >= EMIN) {                                                             \
                 r[l] = std::ldexp(s0, -(SCALE));                                                   \
@@ -1382,9 +1385,9 @@ bool WaveExec::valu() {
         double *r = reinterpret_cast<double *>(res64);
         LANES {
             if ((vccIn >> l) & 1)
-                r[l] = double(std::ldexp(std::fma((long double)a[l], (long double)b[l],
-                                                  (long double)c[l]),
-                                         std::fabs(c[l]) >= 2.0 ? 128 : -128));
+                r[l] = double(
+                    std::ldexp(std::fma((long double)a[l], (long double)b[l], (long double)c[l]),
+                               std::fabs(c[l]) >= 2.0 ? 128 : -128));
             else
                 r[l] = std::fma(a[l], b[l], c[l]);
         }
@@ -2847,8 +2850,9 @@ bool Executor::runWave(Wave &w) {
         const Inst &in = *fetch(w.pc);
         ++cls[in.cls];
         if (++w.executed > m_ctx.maxWaveInstructions && m_ctx.maxWaveInstructions) [[unlikely]]
-            return fail(w, in, "wave exceeded " + std::to_string(m_ctx.maxWaveInstructions) +
-                                   " instructions (ModelConfig::maxWaveInstructions)");
+            return fail(w, in,
+                        "wave exceeded " + std::to_string(m_ctx.maxWaveInstructions) +
+                            " instructions (ModelConfig::maxWaveInstructions)");
         if (m_ctx.trace && w.id == 0 && stats.workGroups == 1 && m_thread == 0) [[unlikely]]
             trace(w, in);
         w.pc += in.words * 4;

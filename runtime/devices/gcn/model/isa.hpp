@@ -85,9 +85,9 @@ struct Inst {
     uint8_t sdst = opnd::kVcc;   ///< scalar destination of VOPC / carry-out / VOP3b
     uint8_t abs = 0, neg = 0, negHi = 0, opsel = 0, opselHi = 0;
     uint8_t clamp = 0, omod = 0;
-    bool cmpx = false;   ///< v_cmpx_*: also writes EXEC
+    bool cmpx = false;     ///< v_cmpx_*: also writes EXEC
     bool keepHi16 = false; ///< 16-bit result keeps the other half (gfx9 opsel mads)
-    uint8_t cmpCond = 0; ///< condition index (see CmpType)
+    uint8_t cmpCond = 0;   ///< condition index (see CmpType)
     CmpType cmpType = CmpType::F32;
     // Memory
     Space space = Space::Global;

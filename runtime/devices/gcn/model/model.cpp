@@ -57,7 +57,8 @@ std::string DispatchStats::summary() const {
     std::string out;
     char line[256];
     snprintf(line, sizeof line, "work-groups %llu, wavefronts %llu, wave instructions %llu\n",
-             static_cast<unsigned long long>(workGroups), static_cast<unsigned long long>(wavefronts),
+             static_cast<unsigned long long>(workGroups),
+             static_cast<unsigned long long>(wavefronts),
              static_cast<unsigned long long>(totalInstructions()));
     out += line;
     out += "  by class:";

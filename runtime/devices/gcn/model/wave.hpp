@@ -54,7 +54,7 @@ struct Wave {
     bool done = false, atBarrier = false;
     unsigned id = 0; ///< wave index within the work-group
     unsigned scratchSlot = 0;
-    uint64_t executed = 0;            ///< instructions so far (for the hang guard)
+    uint64_t executed = 0; ///< instructions so far (for the hang guard)
 
     uint64_t exec() const { return uint64_t(s[126]) | uint64_t(s[127]) << 32; }
     void setExec(uint64_t e) { s[126] = uint32_t(e), s[127] = uint32_t(e >> 32); }
