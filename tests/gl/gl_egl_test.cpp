@@ -10,6 +10,7 @@
 
 #include <CL/cl_gl.h>
 
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <thread>
@@ -724,4 +725,418 @@ kernel void twice(write_only image1d_buffer_t img) {
     clReleaseMemObject(m);
     glDeleteTextures(1, &tex);
     glDeleteBuffers(1, &buf);
+}
+
+namespace {
+
+/// The test context's GL renderer ("llvmpipe (LLVM ...)").
+std::string glRenderer() {
+    const GLubyte* r = glGetString(GL_RENDERER);
+    return r ? reinterpret_cast<const char*>(r) : "";
+}
+
+/// Acquires `mem`, maps all of it for reading and writing and returns the host pointer CL
+/// hands out (the caller unmaps and releases).
+int* acquireAndMap(Shared& s, cl_mem mem, size_t bytes) {
+    REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+    cl_int err = CL_SUCCESS;
+    void* p = clEnqueueMapBuffer(s.queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
+                                 nullptr, nullptr, &err);
+    REQUIRE_CL(err);
+    return static_cast<int*>(p);
+}
+
+/// GL's own mapping of `vbo` right now (mapped and unmapped again by the test's context).
+void* glMapping(GLuint vbo, size_t bytes) {
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    void* q = glMapBufferRange(GL_ARRAY_BUFFER, 0, GLsizeiptr(bytes), GL_MAP_READ_BIT);
+    glUnmapBuffer(GL_ARRAY_BUFFER);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    return q;
+}
+
+std::vector<int> glBufferInts(GLuint vbo, size_t n) {
+    std::vector<int> back(n, -1);
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    glGetBufferSubData(GL_ARRAY_BUFFER, 0, GLsizeiptr(n * sizeof(int)), back.data());
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    return back;
+}
+
+} // namespace
+
+TEST_CASE("GL buffers are shared in place while acquired (zero copy on llvmpipe)", "[gl]") {
+    Shared s;
+    const size_t n = 4096, bytes = n * sizeof(int);
+    std::vector<int> init(n);
+    std::iota(init.begin(), init.end(), 0);
+    GLuint vbo = makeGlBuffer(bytes, init.data());
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = clCreateFromGLBuffer(s.context, CL_MEM_READ_WRITE, vbo, &err);
+    REQUIRE_CL(err);
+
+    // Written through CL's pointer, read by GL.
+    int* p = acquireAndMap(s, mem, bytes);
+    CHECK(std::equal(init.begin(), init.end(), p));
+    for (size_t i = 0; i < n; ++i)
+        p[i] = int(i) * 3;
+    REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, mem, p, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+    std::vector<int> back = glBufferInts(vbo, n);
+    for (size_t i = 0; i < n; ++i) {
+        INFO("element " << i);
+        REQUIRE(back[i] == int(i) * 3);
+    }
+    // Zero copy: the pointer CL handed out is GL's own store of the buffer. llvmpipe keeps
+    // buffers in host memory and maps them in place; other drivers may not.
+    if (glRenderer().find("llvmpipe") != std::string::npos)
+        CHECK(glMapping(vbo, bytes) == static_cast<void*>(p));
+    else
+        WARN("renderer '" << glRenderer() << "': zero copy not checked");
+
+    // GL gives the buffer new storage between acquires: kernels follow it.
+    std::vector<int> fresh(n, 5);
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(bytes), fresh.data(), GL_DYNAMIC_DRAW);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    cl_buffer_region half{bytes / 2, bytes / 2};
+    cl_mem upper =
+        clCreateSubBuffer(mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &half, &err);
+    REQUIRE_CL(err);
+    cl_program prog = buildProgram(s.context, s.device,
+                                   "kernel void add(global int* v, int k) {"
+                                   " v[get_global_id(0)] += k; }");
+    cl_kernel k = clCreateKernel(prog, "add", &err);
+    REQUIRE_CL(err);
+    int seven = 7, hundred = 100;
+    REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof mem, &mem));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof seven, &seven));
+    REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+    // A sub-buffer views the GL buffer's storage of this acquire too.
+    const size_t halfN = n / 2;
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof upper, &upper));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof hundred, &hundred));
+    REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &halfN, nullptr, 0, nullptr,
+                                      nullptr));
+    // Transfers resolve the storage when they run, after the acquire.
+    int firstTwo[2] = {-1, -1};
+    REQUIRE_CL(clEnqueueReadBuffer(s.queue, mem, CL_TRUE, 0, sizeof firstTwo, firstTwo, 0,
+                                   nullptr, nullptr));
+    CHECK(firstTwo[0] == 12);
+    CHECK(firstTwo[1] == 12);
+    REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+    back = glBufferInts(vbo, n);
+    for (size_t i = 0; i < n; ++i) {
+        INFO("element " << i);
+        REQUIRE(back[i] == (i < halfN ? 12 : 112));
+    }
+    // After the release GL may draw with it again: it is not left mapped.
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    GLint mapped = 1;
+    glGetBufferParameteriv(GL_ARRAY_BUFFER, GL_BUFFER_MAPPED, &mapped);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    CHECK(mapped == GL_FALSE);
+    // Released while acquired: GL gets the buffer back unmapped.
+    REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(s.queue));
+    clReleaseKernel(k);
+    clReleaseMemObject(upper);
+    clReleaseMemObject(mem);
+    clReleaseProgram(prog);
+    clReleaseContext(s.context); // the GL thread runs the unmap before it stops
+    clReleaseCommandQueue(s.queue);
+    s.context = nullptr;
+    s.queue = nullptr;
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    mapped = 1;
+    glGetBufferParameteriv(GL_ARRAY_BUFFER, GL_BUFFER_MAPPED, &mapped);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    CHECK(mapped == GL_FALSE);
+    glDeleteBuffers(1, &vbo);
+}
+
+TEST_CASE("DUET_GL_BUFFERS=copy shares GL buffers through host copies", "[gl]") {
+    setenv("DUET_GL_BUFFERS", "copy", 1);
+    Shared s;
+    const size_t n = 1024, bytes = n * sizeof(int);
+    std::vector<int> init(n);
+    std::iota(init.begin(), init.end(), 1);
+    GLuint vbo = makeGlBuffer(bytes, init.data());
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = clCreateFromGLBuffer(s.context, CL_MEM_READ_WRITE, vbo, &err);
+    unsetenv("DUET_GL_BUFFERS"); // read once, when the context's first GL buffer is made
+    REQUIRE_CL(err);
+    int* p = acquireAndMap(s, mem, bytes);
+    CHECK(std::equal(init.begin(), init.end(), p));
+    for (size_t i = 0; i < n; ++i)
+        p[i] = -int(i);
+    REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, mem, p, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+    std::vector<int> back = glBufferInts(vbo, n);
+    for (size_t i = 0; i < n; ++i) {
+        INFO("element " << i);
+        REQUIRE(back[i] == -int(i));
+    }
+    CHECK(glMapping(vbo, bytes) != static_cast<void*>(p)); // a host copy, not GL's store
+    clReleaseMemObject(mem);
+    glDeleteBuffers(1, &vbo);
+}
+
+TEST_CASE("commands using GL objects that are not acquired fail", "[gl]") {
+    // cl_khr_gl_sharing: GL objects "need to be acquired before they can be used by any
+    // OpenCL commands queued to a command-queue"; Duet answers CL_INVALID_OPERATION.
+    Shared s;
+    cl_int err = CL_SUCCESS;
+    const size_t bytes = 256;
+    GLuint vbo = makeGlBuffer(bytes, nullptr);
+    cl_mem buf = clCreateFromGLBuffer(s.context, CL_MEM_READ_WRITE, vbo, &err);
+    REQUIRE_CL(err);
+    cl_buffer_region region{0, 128};
+    cl_mem sub = clCreateSubBuffer(buf, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region,
+                                   &err);
+    REQUIRE_CL(err);
+    cl_mem plain = clCreateBuffer(s.context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+    REQUIRE_CL(err);
+    const int w = 4, h = 4;
+    GLuint tex = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_RGBA8, w, h, GL_RGBA,
+                             GL_UNSIGNED_BYTE, nullptr);
+    cl_mem img = clCreateFromGLTexture(s.context, CL_MEM_READ_WRITE, GL_TEXTURE_2D, 0, tex, &err);
+    REQUIRE_CL(err);
+    cl_image_format fmt{CL_RGBA, CL_UNORM_INT8};
+    cl_image_desc desc{};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = w;
+    desc.image_height = h;
+    cl_mem plainImg = clCreateImage(s.context, CL_MEM_READ_WRITE, &fmt, &desc, nullptr, &err);
+    REQUIRE_CL(err);
+
+    std::vector<unsigned char> host(bytes);
+    size_t origin[3] = {0, 0, 0}, rgn[3] = {w, h, 1}, rect[3] = {16, 2, 1};
+    const float color[4] = {0, 0, 0, 0};
+    const int pattern = 0;
+    size_t rowPitch = 0;
+    auto all = [&](cl_int want) {
+        CHECK_CL_ERR(want, clEnqueueReadBuffer(s.queue, buf, CL_TRUE, 0, bytes, host.data(), 0,
+                                               nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueWriteBuffer(s.queue, buf, CL_TRUE, 0, bytes, host.data(), 0,
+                                                nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueReadBuffer(s.queue, sub, CL_TRUE, 0, 128, host.data(), 0,
+                                               nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyBuffer(s.queue, buf, plain, 0, 0, bytes, 0, nullptr,
+                                               nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyBuffer(s.queue, plain, buf, 0, 0, bytes, 0, nullptr,
+                                               nullptr));
+        CHECK_CL_ERR(want, clEnqueueFillBuffer(s.queue, buf, &pattern, sizeof pattern, 0, bytes,
+                                               0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueReadBufferRect(s.queue, buf, CL_TRUE, origin, origin, rect, 0,
+                                                   0, 0, 0, host.data(), 0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyBufferRect(s.queue, plain, buf, origin, origin, rect, 0,
+                                                   0, 0, 0, 0, nullptr, nullptr));
+        cl_int e = CL_SUCCESS;
+        void* p = clEnqueueMapBuffer(s.queue, buf, CL_TRUE, CL_MAP_READ, 0, bytes, 0, nullptr,
+                                     nullptr, &e);
+        CHECK_CL_ERR(want, e);
+        if (p)
+            REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, buf, p, 0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueReadImage(s.queue, img, CL_TRUE, origin, rgn, 0, 0,
+                                              host.data(), 0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueWriteImage(s.queue, img, CL_TRUE, origin, rgn, 0, 0,
+                                               host.data(), 0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueFillImage(s.queue, img, color, origin, rgn, 0, nullptr,
+                                              nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyImage(s.queue, plainImg, img, origin, origin, rgn, 0,
+                                              nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyImageToBuffer(s.queue, img, plain, origin, rgn, 0, 0,
+                                                      nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyBufferToImage(s.queue, plain, img, 0, origin, rgn, 0,
+                                                      nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueMigrateMemObjects(s.queue, 1, &buf, 0, 0, nullptr, nullptr));
+        p = clEnqueueMapImage(s.queue, img, CL_TRUE, CL_MAP_READ, origin, rgn, &rowPitch,
+                              nullptr, 0, nullptr, nullptr, &e);
+        CHECK_CL_ERR(want, e);
+        if (p)
+            REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, img, p, 0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(s.queue));
+    };
+    SECTION("never acquired") { all(CL_INVALID_OPERATION); }
+    SECTION("acquired: every command works") {
+        cl_mem both[2] = {buf, img};
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 2, both, 0, nullptr, nullptr));
+        all(CL_SUCCESS);
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 2, both, 0, nullptr, nullptr));
+        SECTION("and released again: they fail") { all(CL_INVALID_OPERATION); }
+    }
+    clReleaseMemObject(plainImg);
+    clReleaseMemObject(img);
+    clReleaseMemObject(plain);
+    clReleaseMemObject(sub);
+    clReleaseMemObject(buf);
+    glDeleteTextures(1, &tex);
+    glDeleteBuffers(1, &vbo);
+}
+
+TEST_CASE("depth-stencil textures share as CL_DEPTH_STENCIL both ways", "[gl]") {
+    Shared s;
+    cl_int err = CL_SUCCESS;
+    const int w = 8, h = 4, n = w * h;
+    cl_program prog = buildProgram(s.context, s.device, R"(
+kernel void readDepth(read_only image2d_depth_t d, global float* out) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    out[p.y * get_image_width(d) + p.x] = read_imagef(d, p);
+}
+kernel void writeDepth(write_only image2d_depth_t d) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    write_imagef(d, p, (float)(p.y * get_image_width(d) + p.x) / 64.0f);
+})");
+    cl_kernel readK = clCreateKernel(prog, "readDepth", &err);
+    REQUIRE_CL(err);
+    cl_kernel writeK = clCreateKernel(prog, "writeDepth", &err);
+    REQUIRE_CL(err);
+    cl_mem out = clCreateBuffer(s.context, CL_MEM_WRITE_ONLY, n * sizeof(float), nullptr, &err);
+    REQUIRE_CL(err);
+    size_t global[2] = {w, h};
+    auto expectedWritten = [](int i) { return float(i) / 64.0f; };
+
+    SECTION("GL_DEPTH24_STENCIL8 <-> CL_DEPTH_STENCIL, CL_UNORM_INT24") {
+        std::vector<uint32_t> texels(n);
+        for (int i = 0; i < n; ++i)
+            texels[i] = (uint32_t(i) * 500000u) << 8 | uint32_t(200 + i % 50); // depth | stencil
+        GLuint tex = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_DEPTH24_STENCIL8, w, h,
+                                 GL_DEPTH_STENCIL, GL_UNSIGNED_INT_24_8, texels.data());
+        for (cl_mem_flags flags : {CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY}) {
+            INFO("flags " << flags);
+            cl_mem m = clCreateFromGLTexture(s.context, flags, GL_TEXTURE_2D, 0, tex, &err);
+            REQUIRE_CL(err);
+            cl_image_format fmt{};
+            REQUIRE_CL(clGetImageInfo(m, CL_IMAGE_FORMAT, sizeof fmt, &fmt, nullptr));
+            CHECK(fmt.image_channel_order == CL_DEPTH_STENCIL);
+            CHECK(fmt.image_channel_data_type == CL_UNORM_INT24);
+            size_t elem = 0;
+            REQUIRE_CL(clGetImageInfo(m, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, nullptr));
+            CHECK(elem == 4);
+            REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+            if (flags == CL_MEM_READ_WRITE) { // GL -> CL
+                REQUIRE_CL(clSetKernelArg(readK, 0, sizeof m, &m));
+                REQUIRE_CL(clSetKernelArg(readK, 1, sizeof out, &out));
+                REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, readK, 2, nullptr, global, nullptr, 0,
+                                                  nullptr, nullptr));
+                std::vector<float> got(n);
+                REQUIRE_CL(clEnqueueReadBuffer(s.queue, out, CL_TRUE, 0, n * sizeof(float),
+                                               got.data(), 0, nullptr, nullptr));
+                for (int i = 0; i < n; ++i) {
+                    INFO("texel " << i);
+                    CHECK(got[i] == Approx(double(texels[i] >> 8) / 16777215.0)
+                                        .epsilon(1e-6));
+                }
+                // cl_khr_gl_depth_images: no host transfers of CL_DEPTH_STENCIL images.
+                size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
+                CHECK_CL_ERR(CL_INVALID_OPERATION,
+                             clEnqueueReadImage(s.queue, m, CL_TRUE, origin, region, 0, 0,
+                                                got.data(), 0, nullptr, nullptr));
+                size_t pitch = 0;
+                CHECK(clEnqueueMapImage(s.queue, m, CL_TRUE, CL_MAP_READ, origin, region, &pitch,
+                                        nullptr, 0, nullptr, nullptr, &err) == nullptr);
+                CHECK_CL_ERR(CL_INVALID_OPERATION, err);
+            }
+            // CL -> GL: depth written, GL's stencil kept (also when CL only writes).
+            REQUIRE_CL(clSetKernelArg(writeK, 0, sizeof m, &m));
+            REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, writeK, 2, nullptr, global, nullptr, 0,
+                                              nullptr, nullptr));
+            REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+            std::vector<uint32_t> back(n, 0);
+            glBindTexture(GL_TEXTURE_2D, tex);
+            glGetTexImage(GL_TEXTURE_2D, 0, GL_DEPTH_STENCIL, GL_UNSIGNED_INT_24_8, back.data());
+            glBindTexture(GL_TEXTURE_2D, 0);
+            for (int i = 0; i < n; ++i) {
+                INFO("texel " << i);
+                CHECK(back[i] >> 8 == uint32_t(std::lround(expectedWritten(i) * 16777215.0)));
+                CHECK((back[i] & 0xFF) == (texels[i] & 0xFF));
+            }
+            clReleaseMemObject(m);
+        }
+        glDeleteTextures(1, &tex);
+    }
+    SECTION("GL_DEPTH32F_STENCIL8 <-> CL_DEPTH_STENCIL, CL_FLOAT") {
+        struct Texel {
+            float depth;
+            uint32_t stencil; ///< low 8 bits (GL_FLOAT_32_UNSIGNED_INT_24_8_REV)
+        };
+        std::vector<Texel> texels(n);
+        for (int i = 0; i < n; ++i)
+            texels[i] = {float(i) / 40.0f, uint32_t(10 + i)};
+        GLuint tex = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_DEPTH32F_STENCIL8, w, h,
+                                 GL_DEPTH_STENCIL, GL_FLOAT_32_UNSIGNED_INT_24_8_REV,
+                                 texels.data());
+        cl_mem m = clCreateFromGLTexture(s.context, CL_MEM_READ_WRITE, GL_TEXTURE_2D, 0, tex, &err);
+        REQUIRE_CL(err);
+        cl_image_format fmt{};
+        REQUIRE_CL(clGetImageInfo(m, CL_IMAGE_FORMAT, sizeof fmt, &fmt, nullptr));
+        CHECK(fmt.image_channel_order == CL_DEPTH_STENCIL);
+        CHECK(fmt.image_channel_data_type == CL_FLOAT);
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+        REQUIRE_CL(clSetKernelArg(readK, 0, sizeof m, &m));
+        REQUIRE_CL(clSetKernelArg(readK, 1, sizeof out, &out));
+        REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, readK, 2, nullptr, global, nullptr, 0, nullptr,
+                                          nullptr));
+        std::vector<float> got(n);
+        REQUIRE_CL(clEnqueueReadBuffer(s.queue, out, CL_TRUE, 0, n * sizeof(float), got.data(), 0,
+                                       nullptr, nullptr));
+        for (int i = 0; i < n; ++i) {
+            INFO("texel " << i);
+            CHECK(got[i] == texels[i].depth);
+        }
+        REQUIRE_CL(clSetKernelArg(writeK, 0, sizeof m, &m));
+        REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, writeK, 2, nullptr, global, nullptr, 0,
+                                          nullptr, nullptr));
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+        std::vector<Texel> back(n, Texel{-1.0f, 0});
+        glBindTexture(GL_TEXTURE_2D, tex);
+        glGetTexImage(GL_TEXTURE_2D, 0, GL_DEPTH_STENCIL, GL_FLOAT_32_UNSIGNED_INT_24_8_REV,
+                      back.data());
+        glBindTexture(GL_TEXTURE_2D, 0);
+        for (int i = 0; i < n; ++i) {
+            INFO("texel " << i);
+            CHECK(back[i].depth == expectedWritten(i));
+            CHECK((back[i].stencil & 0xFF) == texels[i].stencil);
+        }
+        clReleaseMemObject(m);
+        glDeleteTextures(1, &tex);
+    }
+    SECTION("CL_DEPTH_STENCIL exists for GL textures only") {
+        cl_uint count = 0;
+        REQUIRE_CL(clGetSupportedImageFormats(s.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D,
+                                              0, nullptr, &count));
+        std::vector<cl_image_format> formats(count);
+        REQUIRE_CL(clGetSupportedImageFormats(s.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D,
+                                              count, formats.data(), nullptr));
+        for (const cl_image_format& f : formats)
+            CHECK(f.image_channel_order != CL_DEPTH_STENCIL);
+        cl_image_format fmt{CL_DEPTH_STENCIL, CL_UNORM_INT24};
+        cl_image_desc desc{};
+        desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+        desc.image_width = w;
+        desc.image_height = h;
+        CHECK(clCreateImage(s.context, CL_MEM_READ_ONLY, &fmt, &desc, nullptr, &err) == nullptr);
+        CHECK_CL_ERR(CL_IMAGE_FORMAT_NOT_SUPPORTED, err);
+        // A depth-stencil image is a depth image to kernels: not an image2d_t.
+        GLuint tex = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_DEPTH24_STENCIL8, w, h,
+                                 GL_DEPTH_STENCIL, GL_UNSIGNED_INT_24_8, nullptr);
+        cl_mem m = clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 0, tex, &err);
+        REQUIRE_CL(err);
+        cl_program p2 = buildProgram(s.context, s.device,
+                                     "kernel void colour(read_only image2d_t i) {}");
+        cl_kernel colour = clCreateKernel(p2, "colour", &err);
+        REQUIRE_CL(err);
+        CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clSetKernelArg(colour, 0, sizeof m, &m));
+        clReleaseKernel(colour);
+        clReleaseProgram(p2);
+        clReleaseMemObject(m);
+        glDeleteTextures(1, &tex);
+    }
+    REQUIRE_CL(clFinish(s.queue));
+    clReleaseMemObject(out);
+    clReleaseKernel(readK);
+    clReleaseKernel(writeK);
+    clReleaseProgram(prog);
 }
