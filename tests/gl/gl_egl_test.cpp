@@ -1140,3 +1140,132 @@ kernel void writeDepth(write_only image2d_depth_t d) {
     clReleaseKernel(writeK);
     clReleaseProgram(prog);
 }
+
+TEST_CASE("an OpenGL ES 3 context shares textures and buffers", "[gl][gles]") {
+    // OpenGL ES has no glGetTexImage or glGetBufferSubData: Duet reads textures back through
+    // a framebuffer, and this test reads through one and through glMapBufferRange.
+    EglContext& desktop = egl();
+    eglBindAPI(EGL_OPENGL_ES_API);
+    const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_NONE};
+    EGLContext es = eglCreateContext(desktop.display, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
+    eglBindAPI(EGL_OPENGL_API);
+    if (es == EGL_NO_CONTEXT) {
+        WARN("no OpenGL ES 3 context on this EGL display: not tested");
+        return;
+    }
+    REQUIRE(eglMakeCurrent(desktop.display, EGL_NO_SURFACE, EGL_NO_SURFACE, es));
+    INFO("GL_VERSION " << reinterpret_cast<const char*>(glGetString(GL_VERSION)));
+
+    cl_platform_id platform = platformUnderTest();
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, cl_context_properties(platform),
+                                     CL_GL_CONTEXT_KHR,   cl_context_properties(es),
+                                     CL_EGL_DISPLAY_KHR,  cl_context_properties(desktop.display),
+                                     0};
+    cl_device_id device = nullptr;
+    REQUIRE_CL(clGetGLContextInfoKHR(props, CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR, sizeof device,
+                                     &device, nullptr));
+    cl_int err = CL_SUCCESS;
+    cl_context context = clCreateContext(props, 1, &device, nullptr, nullptr, &err);
+    REQUIRE_CL(err);
+    cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
+    REQUIRE_CL(err);
+
+    const int w = 8, h = 4, layers = 2;
+    std::vector<unsigned char> px(size_t(w) * h * 4 * layers);
+    for (size_t i = 0; i < px.size(); ++i)
+        px[i] = (unsigned char)(i * 5 + 3);
+    GLuint tex = 0, arr = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+    glBindTexture(GL_TEXTURE_2D, 0);
+    glGenTextures(1, &arr);
+    glBindTexture(GL_TEXTURE_2D_ARRAY, arr);
+    glTexStorage3D(GL_TEXTURE_2D_ARRAY, 1, GL_RGBA8, w, h, layers);
+    glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, w, h, layers, GL_RGBA, GL_UNSIGNED_BYTE,
+                    px.data());
+    glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
+    REQUIRE(glGetError() == GL_NO_ERROR);
+
+    cl_mem img = clCreateFromGLTexture(context, CL_MEM_READ_WRITE, GL_TEXTURE_2D, 0, tex, &err);
+    REQUIRE_CL(err);
+    cl_mem layered =
+        clCreateFromGLTexture(context, CL_MEM_READ_ONLY, GL_TEXTURE_2D_ARRAY, 0, arr, &err);
+    REQUIRE_CL(err);
+    cl_mem both[2] = {img, layered};
+    REQUIRE_CL(clEnqueueAcquireGLObjects(queue, 2, both, 0, nullptr, nullptr));
+    // GL ES -> CL, through Duet's framebuffer read-back.
+    std::vector<unsigned char> got(px.size(), 0);
+    size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1}, arrayRegion[3] = {w, h, layers};
+    REQUIRE_CL(clEnqueueReadImage(queue, layered, CL_TRUE, origin, arrayRegion, 0, 0, got.data(),
+                                  0, nullptr, nullptr));
+    CHECK(got == px);
+    std::fill(got.begin(), got.end(), 0);
+    REQUIRE_CL(clEnqueueReadImage(queue, img, CL_TRUE, origin, region, 0, 0, got.data(), 0,
+                                  nullptr, nullptr));
+    CHECK(std::equal(got.begin(), got.begin() + w * h * 4, px.begin()));
+    // CL -> GL ES.
+    cl_program prog = buildProgram(context, device, R"(
+kernel void invert(read_write image2d_t a) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    write_imagef(a, p, (float4)(1.0f) - read_imagef(a, p));
+})",
+                                   "-cl-std=CL3.0");
+    cl_kernel k = clCreateKernel(prog, "invert", &err);
+    REQUIRE_CL(err);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof img, &img));
+    size_t global[2] = {w, h};
+    REQUIRE_CL(clEnqueueNDRangeKernel(queue, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReleaseGLObjects(queue, 2, both, 0, nullptr, nullptr));
+    GLuint fbo = 0;
+    glGenFramebuffers(1, &fbo);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
+    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex, 0);
+    std::vector<unsigned char> back(size_t(w) * h * 4, 0);
+    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, back.data());
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &fbo);
+    for (size_t i = 0; i < back.size(); ++i) {
+        INFO("byte " << i);
+        REQUIRE(int(back[i]) == 255 - int(px[i]));
+    }
+
+    // A buffer, read back with glMapBufferRange (ES has no glGetBufferSubData).
+    const size_t n = 512;
+    GLuint vbo = makeGlBuffer(n * sizeof(float), nullptr);
+    cl_mem buf = clCreateFromGLBuffer(context, CL_MEM_WRITE_ONLY, vbo, &err);
+    REQUIRE_CL(err);
+    cl_program fillProg = buildProgram(context, device, kKernels);
+    cl_kernel fill = clCreateKernel(fillProg, "fill", &err);
+    REQUIRE_CL(err);
+    REQUIRE_CL(clSetKernelArg(fill, 0, sizeof buf, &buf));
+    REQUIRE_CL(clEnqueueAcquireGLObjects(queue, 1, &buf, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(queue, fill, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReleaseGLObjects(queue, 1, &buf, 0, nullptr, nullptr));
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    auto* mapped = static_cast<const int*>(
+        glMapBufferRange(GL_ARRAY_BUFFER, 0, GLsizeiptr(n * sizeof(int)), GL_MAP_READ_BIT));
+    REQUIRE(mapped);
+    for (size_t i = 0; i < n; ++i) {
+        INFO("element " << i);
+        REQUIRE(mapped[i] == int(i) * 3);
+    }
+    glUnmapBuffer(GL_ARRAY_BUFFER);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+
+    clReleaseKernel(fill);
+    clReleaseProgram(fillProg);
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    clReleaseMemObject(buf);
+    clReleaseMemObject(img);
+    clReleaseMemObject(layered);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+    glDeleteBuffers(1, &vbo);
+    GLuint texs[2] = {tex, arr};
+    glDeleteTextures(2, texs);
+    eglMakeCurrent(desktop.display, EGL_NO_SURFACE, EGL_NO_SURFACE, desktop.context);
+    eglDestroyContext(desktop.display, es);
+}
