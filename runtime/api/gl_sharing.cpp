@@ -670,7 +670,8 @@ cl_gl_object_type objectTypeFor(cl_mem_object_type t) {
 /// as for CL_DEPTH; tightly packed host storage in GL's own packing.
 cl_mem createDepthStencil(Context* c, cl_mem_flags flags, const cl_image_format& format,
                           const cl_image_desc& desc, cl_int& err) {
-    if (desc.image_type != CL_MEM_OBJECT_IMAGE2D && desc.image_type != CL_MEM_OBJECT_IMAGE2D_ARRAY) {
+    if (desc.image_type != CL_MEM_OBJECT_IMAGE2D &&
+        desc.image_type != CL_MEM_OBJECT_IMAGE2D_ARRAY) {
         err = CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
         return nullptr;
     }

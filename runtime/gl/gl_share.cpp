@@ -135,7 +135,8 @@ bool probeInPlaceMapping(std::string& why) {
     f.glBindBuffer(GL_COPY_WRITE_BUFFER, b);
     f.glBufferData(GL_COPY_WRITE_BUFFER, kBytes, nullptr, GL_DYNAMIC_DRAW);
     const GLbitfield rw = GL_MAP_READ_BIT | GL_MAP_WRITE_BIT;
-    auto* first = static_cast<unsigned char*>(f.glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, kBytes, rw));
+    auto* first =
+        static_cast<unsigned char*>(f.glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, kBytes, rw));
     bool inPlace = false;
     if (!first) {
         why = "glMapBufferRange failed (GL error " + std::to_string(f.glGetError()) + ")";

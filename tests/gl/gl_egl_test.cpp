@@ -1231,6 +1231,28 @@ kernel void invert(read_write image2d_t a) {
         REQUIRE(int(back[i]) == 255 - int(px[i]));
     }
 
+    // A depth texture reaches CL too (Mesa's GL ES reads depth with GL_NV_read_depth).
+    std::vector<float> depthData(size_t(w) * h);
+    for (size_t i = 0; i < depthData.size(); ++i)
+        depthData[i] = float(i) / 64.0f;
+    GLuint depthTex = 0;
+    glGenTextures(1, &depthTex);
+    glBindTexture(GL_TEXTURE_2D, depthTex);
+    glTexStorage2D(GL_TEXTURE_2D, 1, GL_DEPTH_COMPONENT32F, w, h);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_DEPTH_COMPONENT, GL_FLOAT, depthData.data());
+    glBindTexture(GL_TEXTURE_2D, 0);
+    cl_mem depthImg =
+        clCreateFromGLTexture(context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 0, depthTex, &err);
+    REQUIRE_CL(err);
+    REQUIRE_CL(clEnqueueAcquireGLObjects(queue, 1, &depthImg, 0, nullptr, nullptr));
+    std::vector<float> gotDepth(depthData.size(), -1.0f);
+    REQUIRE_CL(clEnqueueReadImage(queue, depthImg, CL_TRUE, origin, region, 0, 0,
+                                  gotDepth.data(), 0, nullptr, nullptr));
+    CHECK(gotDepth == depthData);
+    REQUIRE_CL(clEnqueueReleaseGLObjects(queue, 1, &depthImg, 0, nullptr, nullptr));
+    clReleaseMemObject(depthImg);
+    glDeleteTextures(1, &depthTex);
+
     // A buffer, read back with glMapBufferRange (ES has no glGetBufferSubData).
     const size_t n = 512;
     GLuint vbo = makeGlBuffer(n * sizeof(float), nullptr);
