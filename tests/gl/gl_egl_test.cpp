@@ -1291,3 +1291,63 @@ kernel void invert(read_write image2d_t a) {
     eglMakeCurrent(desktop.display, EGL_NO_SURFACE, EGL_NO_SURFACE, desktop.context);
     eglDestroyContext(desktop.display, es);
 }
+
+TEST_CASE("an image made from a GL buffer shared in place follows its storage", "[gl]") {
+    Shared s;
+    const size_t w = 16, h = 8, bytes = w * h * 4;
+    GLuint vbo = makeGlBuffer(bytes, nullptr);
+    cl_int err = CL_SUCCESS;
+    cl_mem buf = clCreateFromGLBuffer(s.context, CL_MEM_READ_WRITE, vbo, &err);
+    REQUIRE_CL(err);
+    cl_image_format fmt{CL_RGBA, CL_UNSIGNED_INT8};
+    cl_image_desc desc{};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = w;
+    desc.image_height = h;
+    desc.mem_object = buf;
+    cl_mem img = clCreateImage(s.context, CL_MEM_READ_WRITE, &fmt, &desc, nullptr, &err);
+    REQUIRE_CL(err);
+    cl_program prog = buildProgram(s.context, s.device, R"(
+kernel void paint(write_only image2d_t img, uint k) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    write_imageui(img, p, (uint4)(p.x, p.y, k, 255));
+})");
+    cl_kernel k = clCreateKernel(prog, "paint", &err);
+    REQUIRE_CL(err);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof img, &img));
+    size_t global[2] = {w, h};
+    for (cl_uint round = 1; round <= 2; ++round) {
+        INFO("round " << round);
+        // New GL storage each round: the image must land in the one of this acquire.
+        std::vector<unsigned char> zeros(bytes, 0);
+        glBindBuffer(GL_ARRAY_BUFFER, vbo);
+        glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(bytes), zeros.data(), GL_DYNAMIC_DRAW);
+        glBindBuffer(GL_ARRAY_BUFFER, 0);
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof round, &round));
+        // The image is over a GL object: unusable until the buffer is acquired.
+        CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global,
+                                                                  nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &buf, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global, nullptr, 0, nullptr,
+                                          nullptr));
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &buf, 0, nullptr, nullptr));
+        std::vector<unsigned char> back(bytes, 0);
+        glBindBuffer(GL_ARRAY_BUFFER, vbo);
+        glGetBufferSubData(GL_ARRAY_BUFFER, 0, GLsizeiptr(bytes), back.data());
+        glBindBuffer(GL_ARRAY_BUFFER, 0);
+        for (size_t y = 0; y < h; ++y)
+            for (size_t x = 0; x < w; ++x) {
+                INFO("texel " << x << "," << y);
+                const unsigned char* t = &back[(y * w + x) * 4];
+                REQUIRE(int(t[0]) == int(x));
+                REQUIRE(int(t[1]) == int(y));
+                REQUIRE(int(t[2]) == int(round));
+                REQUIRE(int(t[3]) == 255);
+            }
+    }
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    clReleaseMemObject(img);
+    clReleaseMemObject(buf);
+    glDeleteBuffers(1, &vbo);
+}
