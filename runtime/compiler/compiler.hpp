@@ -123,6 +123,7 @@ public:
     virtual void* entry(size_t index) const = 0;
     /// CPU: kernel `index` with non-temporal stores, for launches whose buffers exceed the
     /// last-level cache; null when that variant would be the same code (or is not made).
+    /// The thread that runs it must execute a store fence (sfence) after its last call.
     virtual void* streamingEntry(size_t /*index*/) const { return nullptr; }
     /// The program binary for CL_PROGRAM_BINARIES: an ELF with .source, .llvmir, .text.
     virtual const std::string& binary() const = 0;

@@ -192,6 +192,7 @@ WorkGroupFn CpuBackend::entryFor(const KernelLaunch& launch) const {
 cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     const KernelDesc& desc = launch.kernel->desc();
     WorkGroupFn fn = entryFor(launch);
+    const bool streaming = fn != reinterpret_cast<WorkGroupFn>(launch.entry);
     const size_t nargs = launch.args.size();
 
     size_t groups[3], total = 1;
@@ -293,6 +294,12 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
             }
             fn(w.args.data(), &ctx);
         }
+#if defined(__x86_64__)
+        // The streaming variant's non-temporal stores are weakly ordered: drain them before
+        // the pool (or the queue) tells anyone that this part of the launch is done.
+        if (streaming)
+            __builtin_ia32_sfence();
+#endif
     };
     if (used == 1)
         runGroups(0, total, 0);

@@ -4,7 +4,6 @@
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
-#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 
@@ -77,11 +76,6 @@ bool makeStreamingStores(Module& module, StringRef entry) {
         streaming->insertBefore(thenTerm);
         st->moveBefore(elseTerm);
     }
-
-    Function* sfence = Intrinsic::getDeclaration(&module, Intrinsic::x86_sse_sfence);
-    for (BasicBlock& bb : *fn)
-        if (auto* ret = dyn_cast<ReturnInst>(bb.getTerminator()))
-            CallInst::Create(sfence, {}, "", ret);
     return true;
 }
 

@@ -9,8 +9,10 @@ namespace duet::rt {
 /// Rewrites the vector stores to __global memory of the optimised work-group function
 /// `entry` into non-temporal stores, each guarded by a run-time check that its address is
 /// aligned to the vector's size (the only form x86 stores non-temporally in one instruction;
-/// a misaligned one stays a plain store), and fences those stores (sfence) before the
-/// function returns so the launch's completion publishes them.
+/// a misaligned one stays a plain store). Non-temporal stores are weakly ordered: whoever
+/// runs the function fences (sfence) once after its last work-group, before it signals that
+/// the work is done — not the function itself, since a fence per work-group waits for every
+/// group's lines to reach memory and serialises the stream.
 ///
 /// A store that misses the caches does not first read the line it overwrites: a kernel that
 /// streams through buffers larger than the last-level cache moves a third less memory
