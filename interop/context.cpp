@@ -188,7 +188,7 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
 
     std::unique_ptr<Context> ctx(new Context());
     const Candidate *chosen = sharing;
-    if (sharing) {
+    if (sharing && !options.forceHostCopy) {
         auto props = glProperties(gl, sharing->platform);
         ctx->m_context = clCreateContext(props.data(), 1, &sharing->device, nullptr, nullptr, &err);
         if (err != CL_SUCCESS)
@@ -199,10 +199,12 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
         ctx->m_glEvents = hasWord(deviceInfo(sharing->device, CL_DEVICE_EXTENSIONS),
                                   "cl_khr_gl_event");
     } else {
-        if (options.allowHostCopy) {
-            // Default: Duet's CPU device; else whatever the filters left first.
+        if (options.allowHostCopy || options.forceHostCopy) {
+            // Forced: the device that could share. Default: Duet's CPU device; else whatever
+            // the filters left first.
             for (const Candidate &c : seen)
-                if (options.platform.empty() && c.platformName.find("Duet") != std::string::npos &&
+                if (!chosen && options.platform.empty() &&
+                    c.platformName.find("Duet") != std::string::npos &&
                     (c.type & CL_DEVICE_TYPE_CPU)) {
                     chosen = &c;
                     break;
@@ -231,7 +233,10 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
         static std::set<std::string> reported;
         std::lock_guard lock(reportedMutex);
         if (reported.insert(chosen->platformName).second) {
-            if (chosen->why == "no cl_khr_gl_sharing")
+            if (chosen->why.empty())
+                std::fprintf(stderr, "interop: %s could share; using host copies as asked\n",
+                             chosen->platformName.c_str());
+            else if (chosen->why == "no cl_khr_gl_sharing")
                 std::fprintf(stderr, "interop: %s has no cl_khr_gl_sharing; using host copies\n",
                              chosen->platformName.c_str());
             else

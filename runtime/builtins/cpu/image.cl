@@ -43,6 +43,7 @@ uint DUET_OVL __duet_sampler_bits(sampler_t);
 #define DUET_RGBA 0x10B5
 #define DUET_BGRA 0x10B6
 #define DUET_DEPTH 0x10BD
+#define DUET_DEPTH_STENCIL 0x10BE
 #define DUET_SRGBA 0x10C1
 #define DUET_SBGRA 0x10C2
 
@@ -58,6 +59,7 @@ uint DUET_OVL __duet_sampler_bits(sampler_t);
 #define DUET_UNSIGNED_INT32 0x10DC
 #define DUET_HALF_FLOAT 0x10DD
 #define DUET_FLOAT 0x10DE
+#define DUET_UNORM_INT24 0x10DF
 
 // Sampler bits (same values as clang's CLK_* literals).
 #define DUET_S_NORMALIZED 0x1
@@ -251,6 +253,8 @@ DUET_INLINE float duet_channel_f(global duet_image* d, global uchar* p, int i) {
         return vload_half(i, (global half*)p);
     case DUET_FLOAT:
         return ((global float*)p)[i];
+    case DUET_UNORM_INT24: // CL_DEPTH_STENCIL from GL: depth in the top 24 bits, stencil below
+        return (float)(((global uint*)p)[0] >> 8) * (1.0f / 16777215.0f);
     default:
         return 0.0f;
     }
@@ -344,8 +348,14 @@ DUET_INLINE void duet_store_channel_f(global duet_image* d, global uchar* p, int
         vstore_half_rte(v, i, (global half*)p);
         break;
     case DUET_FLOAT:
-        ((global float*)p)[i] = v;
+        ((global float*)p)[i] = v; // CL_DEPTH_STENCIL: the stencil word after it stays
         break;
+    case DUET_UNORM_INT24: { // CL_DEPTH_STENCIL from GL: keeps the stencil byte
+        global uint* w = (global uint*)p;
+        uint depth = convert_uint_rte((v > 0.0f ? fmin(v, 1.0f) : 0.0f) * 16777215.0f);
+        *w = (depth << 8) | (*w & 0xFFu);
+        break;
+    }
     }
 }
 
