@@ -90,7 +90,7 @@ std::vector<cl_platform_id> platformsOrNone() {
 std::vector<std::string> splitWords(const char *list) {
     std::vector<std::string> out;
     std::string word;
-    for (const char *c = list ? list : ""; ; ++c) {
+    for (const char *c = list ? list : "";; ++c) {
         if (*c == ' ' || *c == '\0') {
             if (!word.empty())
                 out.push_back(word);

@@ -199,6 +199,15 @@ TEST_CASE("a display that does not exist is a readable error, not a crash", "[x]
     CHECK(garbage.exitCode == 1);
     CHECK(contains(garbage.err, "cannot open X display 'no such display'"));
 
+    Run badJson = runTool("--no-egl --json " + (g_dir / "no-such-folder" / "x.json").string());
+    CHECK(badJson.exitCode == 1);
+    CHECK(contains(badJson.err, "duet-displays: cannot write JSON to '"));
+
+    Run badOption = runTool("--frobnicate");
+    CHECK(badOption.exitCode != 0);
+    CHECK(badOption.exitCode != -1);
+    CHECK(contains(badOption.err, "frobnicate"));
+
     Run unset = runTool("--no-egl", "env -u DISPLAY");
     INFO(unset.out << unset.err);
     CHECK(unset.exitCode == 0);
