@@ -121,6 +121,10 @@ public:
     virtual const std::vector<KernelDesc>& kernels() const = 0;
     /// CPU: the WorkGroupFn of kernel `index` (in kernels() order). GCN: its code object entry.
     virtual void* entry(size_t index) const = 0;
+    /// CPU: kernel `index` with non-temporal stores, for launches whose buffers exceed the
+    /// last-level cache; null when that variant would be the same code (or is not made).
+    /// The thread that runs it must execute a store fence (sfence) after its last call.
+    virtual void* streamingEntry(size_t /*index*/) const { return nullptr; }
     /// The program binary for CL_PROGRAM_BINARIES: an ELF with .source, .llvmir, .text.
     virtual const std::string& binary() const = 0;
     /// Bytes of program-scope __global variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).

@@ -6,6 +6,7 @@
 #include "compiler/options.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/printf.hpp"
+#include "devices/cpu/jit/streaming_stores.hpp"
 #include "devices/cpu/jit/work_group.hpp"
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
@@ -72,6 +73,7 @@ class CpuExecutable final : public DeviceExecutable {
 public:
     const std::vector<KernelDesc>& kernels() const override { return m_kernels; }
     void* entry(size_t index) const override;
+    void* streamingEntry(size_t index) const override;
     const std::string& binary() const override;
     size_t globalVariableTotalSize() const override { return m_globalBytes; }
 
@@ -92,6 +94,9 @@ public:
     mutable orc::ThreadSafeContext m_context;
     mutable std::unique_ptr<Module> m_module; ///< prepared, unoptimised; null once all is JITted
     mutable std::vector<void*> m_entries;
+    /// Streaming variants: unknown until asked for, then the entry or kNoVariant.
+    mutable std::vector<void*> m_streamEntries;
+    static inline void* const kNoVariant = reinterpret_cast<void*>(1);
     mutable bool m_wholeAdded = false;
     std::shared_ptr<std::string> m_object = std::make_shared<std::string>(); ///< JIT objects
     mutable std::string m_binary;
@@ -443,6 +448,35 @@ void* CpuExecutable::entry(size_t index) const {
     return m_entries[index];
 }
 
+void* CpuExecutable::streamingEntry(size_t index) const {
+    if (index >= m_streamEntries.size())
+        return nullptr;
+    std::lock_guard lock(m_mutex);
+    void*& slot = m_streamEntries[index];
+    if (!slot) {
+        slot = kNoVariant;
+        // Whole-module programs share mutable globals: one copy of the code only.
+        if (!m_wholeModule && m_module) {
+            std::unique_ptr<Module> part = kernelPart(*m_module, m_entryNames[index]);
+            if (part) {
+                optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath);
+                std::string name = m_entryNames[index] + ".streaming";
+                if (Function* f = part->getFunction(m_entryNames[index]);
+                    f && makeStreamingStores(*part, m_entryNames[index])) {
+                    f->setName(name);
+                    if (Error e = addToJit(std::move(part)))
+                        *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
+                    else if (auto sym = m_jit->lookup(name))
+                        slot = sym->toPtr<void*>();
+                    else
+                        *m_diagnostics += "error: JIT: " + toString(sym.takeError()) + "\n";
+                }
+            }
+        }
+    }
+    return slot == kNoVariant ? nullptr : slot;
+}
+
 const std::string& CpuExecutable::binary() const {
     std::unique_lock lock(m_mutex);
     if (!m_binary.empty())
@@ -671,6 +705,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     if (!diagnostics->empty())
         return failure(log + *diagnostics);
     exe->m_entries.assign(exe->m_kernels.size(), nullptr);
+    exe->m_streamEntries.assign(exe->m_kernels.size(), nullptr);
     exe->m_tm = std::move(*tm);
     exe->m_module = std::move(m);
     exe->m_context = orc::ThreadSafeContext(std::move(tsctx));
