@@ -1,6 +1,7 @@
 // Context creation (which platform/device can share with the current GL context), the sharing
 // and host-copy acquire/release, and OpenCL error names.
 #include "interop/interop.hpp"
+#include "interop/gl_devices.hpp"
 
 #include <CL/cl_ext.h>
 #include <glad/gl.h>
@@ -53,37 +54,6 @@ void check(cl_int code, const char *what) {
 
 namespace {
 
-std::string platformInfo(cl_platform_id platform, cl_platform_info what) {
-    size_t size = 0;
-    if (clGetPlatformInfo(platform, what, 0, nullptr, &size) != CL_SUCCESS || size == 0)
-        return {};
-    std::string text(size, '\0');
-    clGetPlatformInfo(platform, what, size, text.data(), nullptr);
-    text.resize(text.find('\0') == std::string::npos ? size : text.find('\0'));
-    return text;
-}
-
-std::string deviceInfo(cl_device_id device, cl_device_info what) {
-    size_t size = 0;
-    if (clGetDeviceInfo(device, what, 0, nullptr, &size) != CL_SUCCESS || size == 0)
-        return {};
-    std::string text(size, '\0');
-    clGetDeviceInfo(device, what, size, text.data(), nullptr);
-    text.resize(text.find('\0') == std::string::npos ? size : text.find('\0'));
-    return text;
-}
-
-bool hasWord(const std::string &list, const std::string &word) {
-    size_t at = 0;
-    while ((at = list.find(word, at)) != std::string::npos) {
-        size_t end = at + word.size();
-        if ((at == 0 || list[at - 1] == ' ') && (end == list.size() || list[end] == ' '))
-            return true;
-        at = end;
-    }
-    return false;
-}
-
 // One CL device the search saw, and why it was or was not taken.
 struct Candidate {
     cl_platform_id platform;
@@ -91,50 +61,8 @@ struct Candidate {
     std::string platformName, deviceName;
     cl_device_type type = 0;
     std::string why; // empty: it can share
+    bool current = false; // CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR named it
 };
-
-using GetGLContextInfoFn = cl_int(CL_API_CALL *)(const cl_context_properties *, cl_gl_context_info,
-                                                 size_t, void *, size_t *);
-
-std::vector<cl_context_properties> glProperties(const GLHandles &gl, cl_platform_id platform) {
-    return {CL_GL_CONTEXT_KHR,
-            reinterpret_cast<cl_context_properties>(gl.context),
-            gl.api == GLHandles::Api::Egl ? CL_EGL_DISPLAY_KHR : CL_GLX_DISPLAY_KHR,
-            reinterpret_cast<cl_context_properties>(gl.display),
-            CL_CONTEXT_PLATFORM,
-            reinterpret_cast<cl_context_properties>(platform),
-            0};
-}
-
-// The devices clGetGLContextInfoKHR names for the GL context on `platform`, or the reason why not.
-std::vector<cl_device_id> sharingDevices(const GLHandles &gl, cl_platform_id platform,
-                                         std::string &why) {
-    std::string extensions = platformInfo(platform, CL_PLATFORM_EXTENSIONS);
-    if (!hasWord(extensions, "cl_khr_gl_sharing")) {
-        why = "no cl_khr_gl_sharing";
-        return {};
-    }
-    auto fn = reinterpret_cast<GetGLContextInfoFn>(
-        clGetExtensionFunctionAddressForPlatform(platform, "clGetGLContextInfoKHR"));
-    if (!fn) {
-        why = "cl_khr_gl_sharing listed but clGetGLContextInfoKHR not found";
-        return {};
-    }
-    auto props = glProperties(gl, platform);
-    size_t size = 0;
-    cl_int err = fn(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, 0, nullptr, &size);
-    if (err != CL_SUCCESS || size == 0) {
-        why = "clGetGLContextInfoKHR: " + (err ? errorName(err) : std::string("no device"));
-        return {};
-    }
-    std::vector<cl_device_id> devices(size / sizeof(cl_device_id));
-    err = fn(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, size, devices.data(), nullptr);
-    if (err != CL_SUCCESS) {
-        why = "clGetGLContextInfoKHR: " + errorName(err);
-        return {};
-    }
-    return devices;
-}
 
 std::string glRenderer() {
     const GLubyte *renderer = glad_glGetString ? glGetString(GL_RENDERER) : nullptr;
@@ -144,18 +72,13 @@ std::string glRenderer() {
 } // namespace
 
 std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &options) {
-    cl_uint count = 0;
-    cl_int err = clGetPlatformIDs(0, nullptr, &count);
-    if (err != CL_SUCCESS && err != CL_PLATFORM_NOT_FOUND_KHR)
-        check(err, "clGetPlatformIDs");
-    std::vector<cl_platform_id> platforms(err == CL_SUCCESS ? count : 0);
-    if (!platforms.empty())
-        check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
+    std::vector<cl_platform_id> platforms = platformIds();
+    cl_int err = CL_SUCCESS;
 
     std::vector<Candidate> seen;
     const Candidate *sharing = nullptr;
     for (cl_platform_id platform : platforms) {
-        std::string name = platformInfo(platform, CL_PLATFORM_NAME);
+        std::string name = platformString(platform, CL_PLATFORM_NAME);
         if (name.find(options.platform) == std::string::npos)
             continue;
         cl_uint n = 0;
@@ -163,10 +86,12 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
             continue;
         std::vector<cl_device_id> devices(n);
         clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, devices.data(), nullptr);
-        std::string why;
-        std::vector<cl_device_id> shareable = sharingDevices(gl, platform, why);
+        // The same query duet-displays lists (gl_devices.cpp); the current device first.
+        GLContextDevices answer = queryGLContextDevices(gl, platform);
+        std::string why = answer.why();
+        std::vector<cl_device_id> shareable = answer.shareable();
         for (cl_device_id device : devices) {
-            Candidate c{platform, device, name, deviceInfo(device, CL_DEVICE_NAME), 0, why};
+            Candidate c{platform, device, name, deviceString(device, CL_DEVICE_NAME), 0, why};
             clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof c.type, &c.type, nullptr);
             if (c.deviceName.find(options.device) == std::string::npos)
                 continue;
@@ -176,33 +101,37 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
                     listed |= d == device;
                 if (!listed)
                     c.why = "not a device for this GL context";
+                for (cl_device_id d : answer.current)
+                    c.current |= d == device;
             }
             seen.push_back(c);
         }
     }
+    // The device that runs the GL context shares without a copy across devices: prefer it, then
+    // any device that can share, in platform order.
     for (const Candidate &c : seen)
-        if (c.why.empty()) {
+        if (c.why.empty() && (!sharing || (c.current && !sharing->current)))
             sharing = &c;
-            break;
-        }
 
     std::unique_ptr<Context> ctx(new Context());
     const Candidate *chosen = sharing;
-    if (sharing) {
-        auto props = glProperties(gl, sharing->platform);
+    if (sharing && !options.forceHostCopy) {
+        auto props = glContextProperties(gl, sharing->platform);
         ctx->m_context = clCreateContext(props.data(), 1, &sharing->device, nullptr, nullptr, &err);
         if (err != CL_SUCCESS)
             throw Error("interop: clCreateContext with GL sharing on " + sharing->platformName +
                             " / " + sharing->deviceName + " failed: " + errorName(err),
                         err);
         ctx->m_mode = Mode::Sharing;
-        ctx->m_glEvents = hasWord(deviceInfo(sharing->device, CL_DEVICE_EXTENSIONS),
+        ctx->m_glEvents = hasExtension(deviceString(sharing->device, CL_DEVICE_EXTENSIONS),
                                   "cl_khr_gl_event");
     } else {
-        if (options.allowHostCopy) {
-            // Default: Duet's CPU device; else whatever the filters left first.
+        if (options.allowHostCopy || options.forceHostCopy) {
+            // Forced: the device that could share. Default: Duet's CPU device; else whatever
+            // the filters left first.
             for (const Candidate &c : seen)
-                if (options.platform.empty() && c.platformName.find("Duet") != std::string::npos &&
+                if (!chosen && options.platform.empty() &&
+                    c.platformName.find("Duet") != std::string::npos &&
                     (c.type & CL_DEVICE_TYPE_CPU)) {
                     chosen = &c;
                     break;
@@ -231,7 +160,10 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
         static std::set<std::string> reported;
         std::lock_guard lock(reportedMutex);
         if (reported.insert(chosen->platformName).second) {
-            if (chosen->why == "no cl_khr_gl_sharing")
+            if (chosen->why.empty())
+                std::fprintf(stderr, "interop: %s could share; using host copies as asked\n",
+                             chosen->platformName.c_str());
+            else if (chosen->why == "no cl_khr_gl_sharing")
                 std::fprintf(stderr, "interop: %s has no cl_khr_gl_sharing; using host copies\n",
                              chosen->platformName.c_str());
             else

@@ -50,6 +50,9 @@ struct Options {
     /// Fall back to host copies when no platform can share with the GL context. Off: Context::create
     /// throws the "nothing can share" error instead.
     bool allowHostCopy = true;
+    /// Use host copies even where a platform can share with the GL context (on the device that
+    /// could share): for comparisons of the two paths, as the GL interop benchmark makes.
+    bool forceHostCopy = false;
     /// Command queue with CL_QUEUE_PROFILING_ENABLE (kernel times from events).
     bool profiling = true;
 };

@@ -1,23 +1,17 @@
 // duet-gcn-model-bench: how fast the software GCN model runs LLVM-compiled gfx900 code, in
 // wave-instructions/s and VALU lane-ops/s, on one host thread and on all of them.
-#include "gcn_compile.hpp"
+#include "bench_workloads.hpp"
+#include "isa.hpp"
 
-#include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <string>
+#include <fstream>
 #include <thread>
-#include <vector>
 
-using namespace gcntest;
-using duet::gcn::DispatchStats;
-using duet::gcn::InstClass;
-using duet::gcn::Model;
-using duet::gcn::ModelConfig;
+using namespace gcnbench;
 
 namespace {
 
-const char* const kSource = R"(
+const char *const kSource = R"(
 typedef unsigned int uint;
 typedef float float4 __attribute__((ext_vector_type(4)));
 typedef float float3 __attribute__((ext_vector_type(3)));
@@ -61,125 +55,74 @@ __kernel void triad(__global float* a, __global const float* b, __global const f
 }
 )";
 
-struct Figure {
-    double seconds = 0, waveInst = 0, laneOps = 0;
-    DispatchStats stats;
-};
-
-Figure timeDispatch(Launch& l, unsigned threads, int reps) {
-    Model model(ModelConfig{.computeUnits = 64, .hostThreads = threads});
-    Figure best;
-    for (int r = 0; r < reps; ++r) {
-        DispatchStats s;
-        auto res = model.dispatch(l.state, &s);
-        if (!res) {
-            std::fprintf(stderr, "dispatch failed: %s\n", res.error.c_str());
-            std::exit(1);
-        }
-        if (r == 0 || s.seconds < best.seconds) {
-            best.seconds = s.seconds;
-            best.stats = s;
-        }
-    }
-    best.waveInst = double(best.stats.totalInstructions()) / best.seconds;
-    best.laneOps = double(best.stats.valuLaneOps) / best.seconds;
-    return best;
+/// Saves a kernel for duet-gcn-model-replay: a header of descriptor fields, then the code.
+bool saveKernel(const std::string &path, const Kernel &k) {
+    std::ofstream out(path, std::ios::binary);
+    uint64_t head[3] = {0x6b6e6367'74657564ull, k.textSize,
+                        k.entry - reinterpret_cast<uint64_t>(k.text.get())};
+    uint32_t fields[7] = {
+        k.groupSegmentSize, k.privateSegmentSize, k.kernargSize, k.rsrc1, k.rsrc2, k.rsrc3,
+        k.codeProperties};
+    out.write(reinterpret_cast<const char *>(head), sizeof head);
+    out.write(reinterpret_cast<const char *>(fields), sizeof fields);
+    out.write(reinterpret_cast<const char *>(k.text.get()), std::streamsize(k.textSize));
+    return bool(out);
 }
-
-void print(const char* name, unsigned threads, const Figure& f) {
-    std::printf("%-8s %3u thread%s  %8.3f s  %8.2f M wave-inst/s  %9.2f M lane-ops/s  "
-                "(%llu wave-inst, VALU lanes %.0f%%)\n",
-                name, threads, threads == 1 ? " " : "s", f.seconds, f.waveInst / 1e6, f.laneOps / 1e6,
-                static_cast<unsigned long long>(f.stats.totalInstructions()),
-                100.0 * f.stats.laneUtilisation());
-}
-
-uint64_t ptr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
 } // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
     bool quick = false;
+    std::string dump;
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--quick")) quick = true;
-        else {
-            std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+        if (!std::strcmp(argv[i], "--quick")) {
+            quick = true;
+        } else if (!std::strcmp(argv[i], "--dump") && i + 1 < argc) {
+            dump = argv[++i];
+        } else if (!std::strcmp(argv[i], "--list-opcodes")) {
+            // Which gfx900 mnemonics the model implements, per encoding.
+            const char *enc = "";
+            unsigned done = 0, total = 0;
+            std::string missing;
+            auto flush = [&] {
+                if (*enc)
+                    std::printf("%-8s %3u/%3u implemented; not: %s\n", enc, done, total,
+                                missing.empty() ? "-" : missing.c_str());
+            };
+            for (const auto &c : duet::gcn::model::opcodeCoverage()) {
+                if (std::strcmp(c.encoding, enc)) {
+                    flush();
+                    enc = c.encoding, done = total = 0, missing.clear();
+                }
+                ++total;
+                if (c.implemented)
+                    ++done;
+                else
+                    missing += std::string(missing.empty() ? "" : " ") + c.mnemonic;
+            }
+            flush();
+            return 0;
+        } else {
+            std::fprintf(stderr, "usage: %s [--quick] [--list-opcodes] [--dump DIR]\n", argv[0]);
             return 2;
         }
     }
     const unsigned all = std::max(1u, std::thread::hardware_concurrency());
     std::printf("Software GCN model (gfx900) speed. No PoCL comparison: PoCL has no GCN model to "
-                "run these code objects on.\nHost threads available: %u\n\n", all);
-
+                "run these code objects on.\nHost threads available: %u\n\n",
+                all);
     Kernel nbody = compileKernel(kSource, "nbody_step", {"-cl-fast-relaxed-math"});
     Kernel triad = compileKernel(kSource, "triad");
-
-    // N-body.
-    const uint32_t bodies = quick ? 1024 : 4096;
-    std::vector<float> pos(4 * bodies), vel(4 * bodies, 0.0f), posOut(4 * bodies), velOut(4 * bodies);
-    for (uint32_t i = 0; i < bodies; ++i) {
-        float t = float(i) * 0.61803398f;
-        pos[4 * i + 0] = std::cos(t * 6.2831853f) * (1.0f + float(i % 97) / 97.0f);
-        pos[4 * i + 1] = std::sin(t * 6.2831853f) * (1.0f + float(i % 89) / 89.0f);
-        pos[4 * i + 2] = float(i % 31) / 31.0f - 0.5f;
-        pos[4 * i + 3] = 1.0f / float(bodies);
-    }
-    const float dt = 0.001f, eps2 = 0.01f;
-    Launch ln;
-    pushArg(ln, ptr(pos.data()));
-    pushArg(ln, ptr(vel.data()));
-    pushArg(ln, ptr(posOut.data()));
-    pushArg(ln, ptr(velOut.data()));
-    pushArg(ln, bodies);
-    pushArg(ln, dt);
-    pushArg(ln, eps2);
-    uint32_t g[3] = {bodies, 1, 1}, s[3] = {256, 1, 1};
-    prepare(ln, nbody, g, s);
-    Figure n1 = timeDispatch(ln, 1, quick ? 1 : 2);
-    // Validate a few bodies against a double-precision host computation.
-    for (uint32_t i = 0; i < bodies; i += bodies / 16) {
-        double acc[3] = {0, 0, 0}, mag = 0;
-        for (uint32_t j = 0; j < bodies; ++j) {
-            double d[3] = {pos[4 * j] - double(pos[4 * i]), pos[4 * j + 1] - double(pos[4 * i + 1]),
-                           pos[4 * j + 2] - double(pos[4 * i + 2])};
-            double inv = 1.0 / std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2);
-            double f = pos[4 * j + 3] * inv * inv * inv;
-            for (int c = 0; c < 3; ++c) acc[c] += f * d[c], mag += std::fabs(f * d[c]);
-        }
-        for (int c = 0; c < 3; ++c) {
-            if (std::fabs(velOut[4 * i + c] - acc[c] * dt) > 1e-4 * mag * dt + 1e-9) {
-                std::printf("N-body FAIL: body %u component %d: model %g, host %g\n", i, c,
-                            double(velOut[4 * i + c]), acc[c] * dt);
-                return 1;
-            }
-        }
-    }
-    print("nbody", 1, n1);
-    if (all > 1) print("nbody", all, timeDispatch(ln, all, quick ? 1 : 2));
-
-    // Triad.
-    const uint32_t n = quick ? (1u << 20) : (1u << 22);
-    std::vector<float> a(n), b(n), c(n);
-    for (uint32_t i = 0; i < n; ++i) b[i] = float(i % 1000), c[i] = float(i % 7);
-    Launch lt;
-    pushArg(lt, ptr(a.data()));
-    pushArg(lt, ptr(b.data()));
-    pushArg(lt, ptr(c.data()));
-    pushArg(lt, 3.0f);
-    uint32_t gt[3] = {n, 1, 1};
-    prepare(lt, triad, gt, s);
-    Figure t1 = timeDispatch(lt, 1, quick ? 2 : 3);
-    for (uint32_t i = 0; i < n; ++i)
-        if (a[i] != b[i] + 3.0f * c[i]) {
-            std::printf("triad FAIL at %u\n", i);
+    if (!dump.empty()) {
+        if (!saveKernel(dump + "/nbody_step.gcnk", nbody) ||
+            !saveKernel(dump + "/triad.gcnk", triad)) {
+            std::fprintf(stderr, "cannot write kernels to %s\n", dump.c_str());
             return 1;
         }
-    print("triad", 1, t1);
-    if (all > 1) print("triad", all, timeDispatch(lt, all, quick ? 2 : 3));
-    Figure tAll = t1;
-    std::printf("\nnbody: %llu VALU instructions, %u VGPRs, %u SGPRs, %u waves/SIMD (limit: %s)\n",
-                static_cast<unsigned long long>(n1.stats.valuInstructions), n1.stats.vgprs,
-                n1.stats.sgprs, n1.stats.wavesPerSimd, n1.stats.occupancyLimit.c_str());
-    (void)tAll;
-    return 0;
+        std::printf("kernels saved to %s (run duet-gcn-model-replay %s)\n\n", dump.c_str(),
+                    dump.c_str());
+    }
+    std::vector<unsigned> threads = {1};
+    if (all > 1) threads.push_back(all);
+    return runWorkloads(nbody, triad, quick, threads);
 }

@@ -22,6 +22,12 @@ namespace gl = duet::rt::gl;
 
 namespace {
 
+/// A GL buffer shared in place, as the GL thread sees it (touched there only, or once no
+/// command can run any more).
+struct Mapping {
+    bool mapped = false; ///< CL's storage is GL's mapping (else the host copy, this acquire)
+};
+
 /// What a CL memory object made from a GL object remembers.
 struct GlObject {
     std::shared_ptr<gl::Share> share;
@@ -31,14 +37,37 @@ struct GlObject {
     GLenum target = 0;     ///< textures: the texture_target given (a cube face, ...)
     GLint level = 0;
     GLenum transferFormat = 0, transferType = 0; ///< textures and renderbuffers
+    /// Buffers shared in place: mapped at acquire, unmapped at release (null: host copies).
+    std::shared_ptr<Mapping> mapping;
+    Ref<Event> lastAcquire; ///< in place: the latest enqueued acquire (settleStorage)
 };
 
 std::mutex g_objectsMutex;
 std::map<const Mem*, GlObject> g_objects;
 
 void CL_CALLBACK forgetObject(cl_mem mem, void*) {
-    std::lock_guard lock(g_objectsMutex);
-    g_objects.erase(static_cast<const Mem*>(mem));
+    GlObject gone;
+    {
+        std::lock_guard lock(g_objectsMutex);
+        auto it = g_objects.find(static_cast<const Mem*>(mem));
+        if (it == g_objects.end())
+            return;
+        gone = std::move(it->second);
+        g_objects.erase(it);
+    }
+    // Released while acquired: GL must get its buffer back unmapped, or the application's
+    // draws with it fail. No command of this object is left, so the state is final; the job
+    // holds no reference to the share (the GL thread must not drop the last one).
+    if (gone.mapping && gone.mapping->mapped) {
+        GLuint name = gone.name;
+        gone.share->post([name] {
+            const auto& f = gl::glFunctions();
+            f.glBindBuffer(GL_COPY_WRITE_BUFFER, name);
+            f.glUnmapBuffer(GL_COPY_WRITE_BUFFER);
+            f.glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        });
+    }
+    // `gone` (its share and event references) goes here, outside the lock.
 }
 
 GlObject* findObject(const Mem* m) {
@@ -50,12 +79,22 @@ GlObject* findObject(const Mem* m) {
 
 namespace duet::rt::gl {
 
-bool usedWhileNotAcquired(const Mem* mem) {
-    std::lock_guard lock(g_objectsMutex);
-    for (const Mem* m = mem; m; m = m->parent())
-        if (GlObject* o = findObject(m); o && !o->acquired)
-            return true;
-    return false;
+void settleStorage(const Mem* mem) {
+    const Mem* owner = mem;
+    while (owner->parent() || owner->bufferRef)
+        owner = owner->parent() ? owner->parent() : owner->bufferRef.get();
+    if (owner->glState.load(std::memory_order_relaxed) == Mem::GlState::None)
+        return; // not a GL object: its storage never moves
+    Ref<Event> pending;
+    {
+        std::lock_guard lock(g_objectsMutex);
+        GlObject* o = findObject(owner);
+        if (!o || !o->mapping)
+            return;
+        pending = o->lastAcquire;
+    }
+    if (pending)
+        pending->wait(); // a failed acquire leaves the host copy, which is still memory
 }
 
 } // namespace duet::rt::gl
@@ -134,16 +173,23 @@ DUET_API cl_mem CL_API_CALL clCreateFromGLBuffer(cl_context context, cl_mem_flag
         if (size <= 0)
             return call.fail(CL_INVALID_GL_OBJECT,
                              "GL buffer " + std::to_string(bufobj) + " has no data store");
-        // A host copy filled at acquire and written back at release (only in the directions
-        // the flags allow).
+        // In place where the driver maps buffers in place: the CL buffer's storage is GL's
+        // mapping between acquire and release. Otherwise (and for an acquire whose mapping
+        // fails) a host copy filled at acquire and written back at release, only in the
+        // directions the flags allow.
+        bool inPlace = share->buffersInPlace();
         char* storage = allocateStorage(size_t(size));
         if (!storage)
             return call.fail(CL_OUT_OF_HOST_MEMORY, "could not allocate the buffer's host copy");
         Mem* m = makeObject<Mem>(retainRef(c), CL_MEM_OBJECT_BUFFER, flags, size_t(size), nullptr,
                                  storage, true);
+        m->glState.store(Mem::GlState::Released);
         {
             std::lock_guard lock(g_objectsMutex);
-            g_objects[m] = GlObject{share, CL_GL_OBJECT_BUFFER, bufobj};
+            GlObject o{share, CL_GL_OBJECT_BUFFER, bufobj};
+            if (inPlace)
+                o.mapping = std::make_shared<Mapping>();
+            g_objects[m] = std::move(o);
         }
         m->addDestructorCallback(&forgetObject, nullptr);
         return call.ok(m);
@@ -203,16 +249,43 @@ bool isDepth(GLenum format) {
     return format == GL_DEPTH_COMPONENT || format == GL_DEPTH_STENCIL;
 }
 
+/// The framebuffer attachment for data of client format `format`.
+GLenum attachmentFor(GLenum format) {
+    return format == GL_DEPTH_STENCIL     ? GL_DEPTH_STENCIL_ATTACHMENT
+           : format == GL_DEPTH_COMPONENT ? GL_DEPTH_ATTACHMENT
+                                          : GL_COLOR_ATTACHMENT0;
+}
+
 /// A framebuffer reading renderbuffer `rb` (on the GL thread).
 GLuint readFramebuffer(const gl::GlFunctions& f, GLuint rb, GLenum format) {
     GLuint fbo = 0;
     f.glGenFramebuffers(1, &fbo);
     f.glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
-    GLenum attach = format == GL_DEPTH_STENCIL     ? GL_DEPTH_STENCIL_ATTACHMENT
-                    : format == GL_DEPTH_COMPONENT ? GL_DEPTH_ATTACHMENT
-                                                   : GL_COLOR_ATTACHMENT0;
-    f.glFramebufferRenderbuffer(GL_READ_FRAMEBUFFER, attach, GL_RENDERBUFFER, rb);
+    f.glFramebufferRenderbuffer(GL_READ_FRAMEBUFFER, attachmentFor(format), GL_RENDERBUFFER, rb);
     return fbo;
+}
+
+/// OpenGL ES has no glGetTexImage: each layer of the shared level is attached to a read
+/// framebuffer and read with glReadPixels, tightly packed into `out` (GL thread).
+void readTextureThroughFramebuffer(const gl::GlFunctions& f, const Mem& m, const GlObject& o,
+                                   unsigned char* out) {
+    ImageBox b = imageBox(m);
+    const size_t layerBytes = b.extent[0] * b.extent[1] * m.elementSize;
+    const bool layered = o.target == GL_TEXTURE_2D_ARRAY || o.target == GL_TEXTURE_3D;
+    const GLenum attach = attachmentFor(o.transferFormat);
+    GLuint fbo = 0;
+    f.glGenFramebuffers(1, &fbo);
+    f.glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
+    for (size_t z = 0; z < b.extent[2]; ++z) {
+        if (layered)
+            f.glFramebufferTextureLayer(GL_READ_FRAMEBUFFER, attach, o.name, o.level, GLint(z));
+        else
+            f.glFramebufferTexture2D(GL_READ_FRAMEBUFFER, attach, o.target, o.name, o.level);
+        f.glReadPixels(0, 0, GLsizei(b.extent[0]), GLsizei(b.extent[1]), o.transferFormat,
+                       o.transferType, out + z * layerBytes);
+    }
+    f.glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+    f.glDeleteFramebuffers(1, &fbo);
 }
 
 /// The buffer object (and byte offset) behind a buffer texture, as of now (GL thread).
@@ -260,6 +333,8 @@ cl_int copyFromGl(Mem& m, const GlObject& o) {
                        o.transferFormat, o.transferType, packed.data());
         f.glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
         f.glDeleteFramebuffers(1, &fbo);
+    } else if (o.share->gles()) {
+        readTextureThroughFramebuffer(f, m, o, packed.data());
     } else {
         f.glBindTexture(bindTarget(o.target), o.name);
         f.glGetTexImage(o.target, o.level, o.transferFormat, o.transferType, packed.data());
@@ -350,6 +425,49 @@ void copyToGl(Mem& m, const GlObject& o) {
     f.glBindTexture(bt, 0);
 }
 
+/// Acquire of a buffer shared in place (GL thread): maps it and points the CL buffer at the
+/// mapping. False when GL does not map it (the acquire then copies).
+bool mapInPlace(Mem& m, const GlObject& o, bool clReads, bool clWrites) {
+    const auto& f = gl::glFunctions();
+    // GL forbids unsynchronised maps for reading. Where CL only writes, the acquire's wait
+    // for the application's GL work (or its glFinish) is all the synchronisation needed.
+    GLbitfield access = (clReads ? GL_MAP_READ_BIT : 0) | (clWrites ? GL_MAP_WRITE_BIT : 0);
+    if (!clReads)
+        access |= GL_MAP_UNSYNCHRONIZED_BIT;
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, o.name);
+    GLint size = 0;
+    f.glGetBufferParameteriv(GL_COPY_WRITE_BUFFER, GL_BUFFER_SIZE, &size);
+    void* p = size_t(size) >= m.size()
+                  ? f.glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, GLsizeiptr(m.size()), access)
+                  : nullptr;
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    if (!p) {
+        while (f.glGetError() != GL_NO_ERROR) {
+        }
+        static std::atomic<bool> said{false};
+        if (!said.exchange(true))
+            gl::logNote("GL buffer " + std::to_string(o.name) +
+                        (size_t(size) < m.size() ? " shrank since clCreateFromGLBuffer"
+                                                 : " could not be mapped") +
+                        "; this acquire copies instead");
+        return false;
+    }
+    m.setStorage(static_cast<char*>(p));
+    o.mapping->mapped = true;
+    return true;
+}
+
+/// Release of a buffer acquired in place (GL thread): CL's view goes back to the host copy
+/// and GL gets its buffer back.
+void unmapInPlace(Mem& m, const GlObject& o) {
+    const auto& f = gl::glFunctions();
+    m.setStorage(nullptr);
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, o.name);
+    f.glUnmapBuffer(GL_COPY_WRITE_BUFFER);
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    o.mapping->mapped = false;
+}
+
 /// Shared checks of acquire and release; on success fills `objects` and flips their state.
 cl_int checkGlObjects(const char* api, Queue* q, cl_uint num, const cl_mem* mems, bool acquire,
                       std::vector<std::pair<Ref<Mem>, GlObject>>& objects) {
@@ -392,8 +510,18 @@ cl_int checkGlObjects(const char* api, Queue* q, cl_uint num, const cl_mem* mems
 void setAcquired(const std::vector<std::pair<Ref<Mem>, GlObject>>& objects, bool acquired) {
     std::lock_guard lock(g_objectsMutex);
     for (auto& [m, o] : objects)
-        if (GlObject* live = findObject(m.get()))
+        if (GlObject* live = findObject(m.get())) {
             live->acquired = acquired;
+            m->glState.store(acquired ? Mem::GlState::Acquired : Mem::GlState::Released);
+        }
+}
+
+/// Remembers `acquire` as the latest acquire of the objects shared in place (settleStorage).
+void noteAcquire(const std::vector<std::pair<Ref<Mem>, GlObject>>& objects, Event* acquire) {
+    std::lock_guard lock(g_objectsMutex);
+    for (auto& [m, o] : objects)
+        if (GlObject* live = findObject(m.get()); live && live->mapping)
+            live->lastAcquire = retainRef(acquire);
 }
 
 cl_int enqueueGlObjects(const char* api, cl_command_queue queue, cl_uint num, const cl_mem* mems,
@@ -416,8 +544,14 @@ cl_int enqueueGlObjects(const char* api, cl_command_queue queue, cl_uint num, co
     // issues after this call must see CL's writes (cl_khr_gl_event's implicit
     // synchronisation), so the call returns once the release has run.
     bool waitHere = !acquire && share->appContextCurrent();
+    bool inPlace = std::any_of(objects.begin(), objects.end(),
+                               [](const auto& mo) { return mo.second.mapping != nullptr; });
+    bool wantEvent = event || waitHere || (acquire && inPlace);
+    std::vector<std::pair<Ref<Mem>, GlObject>> touched; // for noteAcquire
+    if (acquire && inPlace)
+        touched = objects;
     cl_event own = nullptr;
-    cl_int r = submit(q, type, numEvents, waitList, (event || waitHere) ? &own : nullptr, false,
+    cl_int r = submit(q, type, numEvents, waitList, wantEvent ? &own : nullptr, false,
                   [share, fence, acquire, objects = std::move(objects)]() -> cl_int {
                       cl_int status = CL_SUCCESS;
                       share->run([&] {
@@ -429,22 +563,45 @@ cl_int enqueueGlObjects(const char* api, cl_command_queue queue, cl_uint num, co
                               }
                               f.glDeleteSync(s);
                           }
+                          bool copied = false;
                           for (auto& [m, o] : objects) {
                               bool clReads = !(m->flags() & CL_MEM_WRITE_ONLY);
                               bool clWrites = !(m->flags() & CL_MEM_READ_ONLY);
-                              if (acquire && clReads)
+                              if (o.mapping) {
+                                  if (acquire && mapInPlace(*m, o, clReads, clWrites))
+                                      continue;
+                                  if (!acquire && o.mapping->mapped) {
+                                      unmapInPlace(*m, o);
+                                      continue;
+                                  }
+                              }
+                              // A depth-stencil image's stencil is GL's alone: CL writes
+                              // only depth, so the copy written back at release must start
+                              // from GL's texels even when CL never reads them.
+                              bool keepsGl = m->format.image_channel_order == CL_DEPTH_STENCIL;
+                              if (acquire && (clReads || (keepsGl && clWrites)))
                                   status = std::min(status, copyFromGl(*m, o));
-                              else if (!acquire && clWrites)
+                              else if (!acquire && clWrites) {
                                   copyToGl(*m, o);
+                                  copied = true;
+                              }
                           }
                           // Release: GL commands after the release event see CL's writes.
-                          if (!acquire)
-                              f.glFinish();
+                          // Copies are GL commands to finish; unmapping leaves CL's writes
+                          // in GL's own store already, so a flush does.
+                          if (!acquire) {
+                              if (copied)
+                                  f.glFinish();
+                              else
+                                  f.glFlush();
+                          }
                       });
                       return status;
                   });
     if (r != CL_SUCCESS || !own)
         return r;
+    if (acquire && inPlace)
+        noteAcquire(touched, static_cast<Event*>(own));
     if (waitHere)
         static_cast<Event*>(own)->wait();
     if (event)
@@ -505,6 +662,38 @@ cl_gl_object_type objectTypeFor(cl_mem_object_type t) {
     case CL_MEM_OBJECT_IMAGE1D_BUFFER: return CL_GL_OBJECT_TEXTURE_BUFFER;
     default: return CL_GL_OBJECT_TEXTURE2D;
     }
+}
+
+/// The CL image of a depth-stencil texture or renderbuffer (cl_khr_gl_depth_images). Made
+/// here rather than by clCreateImage, which accepts no CL_DEPTH_STENCIL format: such images
+/// "can only be created using the clCreateFromGLTexture API". 2D images and 2D arrays only,
+/// as for CL_DEPTH; tightly packed host storage in GL's own packing.
+cl_mem createDepthStencil(Context* c, cl_mem_flags flags, const cl_image_format& format,
+                          const cl_image_desc& desc, cl_int& err) {
+    if (desc.image_type != CL_MEM_OBJECT_IMAGE2D &&
+        desc.image_type != CL_MEM_OBJECT_IMAGE2D_ARRAY) {
+        err = CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
+        return nullptr;
+    }
+    const size_t elem = elementSize(format);
+    const size_t row = desc.image_width * elem, slice = row * desc.image_height;
+    const size_t layers = std::max<size_t>(1, desc.image_array_size);
+    char* storage = allocateStorage(slice * layers);
+    if (!storage) {
+        err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+        return nullptr;
+    }
+    Mem* m = makeObject<Mem>(retainRef(c), desc.image_type, flags, slice * layers, nullptr,
+                             storage, true);
+    m->format = format;
+    m->elementSize = elem;
+    m->rowPitch = row;
+    m->slicePitch = slice;
+    m->desc = desc;
+    m->desc.image_row_pitch = row;
+    m->desc.image_slice_pitch = slice;
+    err = CL_SUCCESS;
+    return m;
 }
 
 /// clCreateFromGLTexture* and clCreateFromGLRenderbuffer: `target` 0 means a renderbuffer.
@@ -607,7 +796,9 @@ cl_mem createFromGlImage(Call& call, cl_context context, cl_mem_flags flags, GLe
             return call.fail(err, what + ": no CL buffer for its texels");
         desc.buffer = texels;
     }
-    cl_mem img = clCreateImage(context, flags, &fmt->cl, &desc, nullptr, &err);
+    cl_mem img = fmt->cl.image_channel_order == CL_DEPTH_STENCIL
+                     ? createDepthStencil(c, flags, fmt->cl, desc, err)
+                     : clCreateImage(context, flags, &fmt->cl, &desc, nullptr, &err);
     if (texels)
         clReleaseMemObject(texels); // the image keeps it
     if (!img)
@@ -616,6 +807,7 @@ cl_mem createFromGlImage(Call& call, cl_context context, cl_mem_flags flags, GLe
                          what + ": the CL image could not be created (" +
                              std::string(errorName(err)) + ")");
     Mem* m = static_cast<Mem*>(img);
+    m->glState.store(Mem::GlState::Released);
     {
         std::lock_guard lock(g_objectsMutex);
         GlObject o{share, renderbuffer ? CL_GL_OBJECT_RENDERBUFFER : objectTypeFor(type), name};

@@ -4,6 +4,7 @@
 #include "api/api.hpp"
 #include "core/memory.hpp"
 #include "core/queue.hpp"
+#include "gl/gl_share.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -278,9 +279,24 @@ cl_mem createImage(Call& call, cl_context context, const cl_mem_properties* prop
     nd.image_slice_pitch = storedSlice;
     nd.mem_object = buffer;
     m->desc = nd;
-    if (buffer)
+    if (buffer) {
         m->bufferRef = retainRef(buffer);
+        m->viewOf(*buffer, 0); // follows the buffer's storage (GL buffers shared in place)
+    }
     return call.ok(m);
+}
+
+/// Why commands other than kernels may not use image `m` now (CL_INVALID_OPERATION), or empty.
+std::string unusableImage(const Mem& m, const char* what) {
+    // cl_khr_gl_depth_images: CL_DEPTH_STENCIL images "cannot be used as arguments to
+    // clEnqueueReadImage, ..., clEnqueueMapImage and clEnqueueFillImage".
+    if (m.format.image_channel_order == CL_DEPTH_STENCIL)
+        return std::string(what) + " is a CL_DEPTH_STENCIL image, which only kernels may use";
+    // cl_khr_gl_sharing: GL objects must be acquired before any command uses them.
+    if (m.glUnacquired())
+        return std::string(what) + " was created from a GL object that is not acquired "
+                                   "(clEnqueueAcquireGLObjects)";
+    return {};
 }
 
 /// The image behind `mem` if it is a live image of the queue's context, else reports.
@@ -294,6 +310,10 @@ Mem* checkImage(const char* api, Queue* q, cl_mem mem, const char* what, cl_int&
     if (m->context() != q->context()) {
         err = report(api, q->context(), CL_INVALID_CONTEXT,
                      std::string(what) + " belongs to another context than the queue");
+        return nullptr;
+    }
+    if (std::string why = unusableImage(*m, what); !why.empty()) {
+        err = report(api, q->context(), CL_INVALID_OPERATION, why);
         return nullptr;
     }
     return m;
@@ -321,10 +341,10 @@ std::string checkRegion(const Mem& m, const size_t* origin, const size_t* region
     return {};
 }
 
-/// Address of texel `origin` of `m`.
-char* texelAddress(const Mem& m, const size_t* origin) {
+/// Byte offset of texel `origin` of `m` from its data() (which commands read when they run).
+size_t texelOffset(const Mem& m, const size_t* origin) {
     ImageBox b = imageBox(m);
-    return m.data() + origin[0] * b.stride[0] + origin[1] * b.stride[1] + origin[2] * b.stride[2];
+    return origin[0] * b.stride[0] + origin[1] * b.stride[1] + origin[2] * b.stride[2];
 }
 
 struct Box3 {
@@ -375,19 +395,19 @@ cl_int rwImage(const char* api, bool read, cl_command_queue queue, cl_mem image,
     // Host layout: rows along y except for a 1D array, whose layers (y) step by slice_pitch.
     const size_t hostY = t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? slicePitch : rowPitch;
     ImageBox b = imageBox(*m);
-    char* img = texelAddress(*m, origin);
+    const size_t at = texelOffset(*m, origin);
     char* host = static_cast<char*>(ptr);
     const size_t rowBytes = region[0] * elem, rows = region[1], slices = region[2];
     Ref<Mem> keep = retainRef(m);
     return submit(q, read ? CL_COMMAND_READ_IMAGE : CL_COMMAND_WRITE_IMAGE, num, list, event,
                   blocking, [=] {
+                      char* img = keep->data() + at;
                       if (read)
                           copyBox(host, hostY, slicePitch, img, b.stride[1], b.stride[2], rowBytes,
                                   rows, slices);
                       else
                           copyBox(img, b.stride[1], b.stride[2], host, hostY, slicePitch, rowBytes,
                                   rows, slices);
-                      (void)keep;
                       return CL_SUCCESS;
                   });
 }
@@ -633,15 +653,12 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue queue, cl_mem sr
         if (cl_int e = checkWaitList(api, q->context(), num, list))
             return e;
         ImageBox sb = imageBox(*s), db = imageBox(*d);
-        char* src = texelAddress(*s, srcOrigin);
-        char* dst = texelAddress(*d, dstOrigin);
+        const size_t srcAt = texelOffset(*s, srcOrigin), dstAt = texelOffset(*d, dstOrigin);
         const size_t rowBytes = region[0] * s->elementSize, rows = region[1], slices = region[2];
         Ref<Mem> ks = retainRef(s), kd = retainRef(d);
         return submit(q, CL_COMMAND_COPY_IMAGE, num, list, event, false, [=] {
-            copyBox(dst, db.stride[1], db.stride[2], src, sb.stride[1], sb.stride[2], rowBytes,
-                    rows, slices);
-            (void)ks;
-            (void)kd;
+            copyBox(kd->data() + dstAt, db.stride[1], db.stride[2], ks->data() + srcAt,
+                    sb.stride[1], sb.stride[2], rowBytes, rows, slices);
             return CL_SUCCESS;
         });
     });
@@ -675,11 +692,12 @@ DUET_API cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue queue, cl_mem im
         std::vector<unsigned char> texel(m->elementSize);
         packFillColor(m->format, c, texel.data());
         ImageBox b = imageBox(*m);
-        char* dst = texelAddress(*m, origin);
+        const size_t at = texelOffset(*m, origin);
         const size_t w = region[0], rows = region[1], slices = region[2];
         Ref<Mem> keep = retainRef(m);
         return submit(q, CL_COMMAND_FILL_IMAGE, num, list, event, false,
                       [=, texel = std::move(texel)] {
+                          char* dst = keep->data() + at;
                           const size_t e = texel.size();
                           for (size_t z = 0; z < slices; ++z)
                               for (size_t y = 0; y < rows; ++y) {
@@ -687,7 +705,6 @@ DUET_API cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue queue, cl_mem im
                                   for (size_t x = 0; x < w; ++x)
                                       std::memcpy(row + x * e, texel.data(), e);
                               }
-                          (void)keep;
                           return CL_SUCCESS;
                       });
     });
@@ -724,15 +741,12 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue queue, c
         if (cl_int e = checkWaitList(api, q->context(), num, list))
             return e;
         ImageBox sb = imageBox(*s);
-        char* src = texelAddress(*s, srcOrigin);
-        char* dst = d->data() + dstOffset;
+        const size_t srcAt = texelOffset(*s, srcOrigin);
         const size_t rowBytes = region[0] * s->elementSize, rows = region[1], slices = region[2];
         Ref<Mem> ks = retainRef(s), kd = retainRef(d);
         return submit(q, CL_COMMAND_COPY_IMAGE_TO_BUFFER, num, list, event, false, [=] {
-            copyBox(dst, rowBytes, rowBytes * rows, src, sb.stride[1], sb.stride[2], rowBytes, rows,
-                    slices);
-            (void)ks;
-            (void)kd;
+            copyBox(kd->data() + dstOffset, rowBytes, rowBytes * rows, ks->data() + srcAt,
+                    sb.stride[1], sb.stride[2], rowBytes, rows, slices);
             return CL_SUCCESS;
         });
     });
@@ -769,15 +783,12 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue queue, c
         if (cl_int e = checkWaitList(api, q->context(), num, list))
             return e;
         ImageBox db = imageBox(*d);
-        char* src = s->data() + srcOffset;
-        char* dst = texelAddress(*d, dstOrigin);
+        const size_t dstAt = texelOffset(*d, dstOrigin);
         const size_t rowBytes = region[0] * d->elementSize, rows = region[1], slices = region[2];
         Ref<Mem> ks = retainRef(s), kd = retainRef(d);
         return submit(q, CL_COMMAND_COPY_BUFFER_TO_IMAGE, num, list, event, false, [=] {
-            copyBox(dst, db.stride[1], db.stride[2], src, rowBytes, rowBytes * rows, rowBytes, rows,
-                    slices);
-            (void)ks;
-            (void)kd;
+            copyBox(kd->data() + dstAt, db.stride[1], db.stride[2], ks->data() + srcOffset,
+                    rowBytes, rowBytes * rows, rowBytes, rows, slices);
             return CL_SUCCESS;
         });
     });
@@ -819,8 +830,12 @@ DUET_API void* CL_API_CALL clEnqueueMapImage(cl_command_queue queue, cl_mem imag
         }
         if (std::string why = mapForbidden(flags, m, "an image"); !why.empty())
             return call.fail(CL_INVALID_OPERATION, why);
-        // Host memory: the map is the image itself, with its own pitches.
-        void* ptr = texelAddress(*m, origin);
+        if (std::string why = unusableImage(*m, "image"); !why.empty())
+            return call.fail(CL_INVALID_OPERATION, why);
+        // Host memory: the map is the image itself, with its own pitches (an image over a GL
+        // buffer shared in place: once the buffer's acquire has mapped it).
+        duet::rt::gl::settleStorage(m);
+        void* ptr = m->data() + texelOffset(*m, origin);
         *rowPitchOut = m->rowPitch;
         if (slicePitchOut)
             *slicePitchOut = (t == CL_MEM_OBJECT_IMAGE3D || isArray(t)) ? m->slicePitch : 0;

@@ -1,6 +1,5 @@
 // Kernel entry points: creation, arguments, info, NDRange/task/native enqueues.
 #include "api/api.hpp"
-#include "gl/gl_share.hpp"
 #include "core/kernel.hpp"
 #include "core/queue.hpp"
 
@@ -150,12 +149,16 @@ DUET_API cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size
             if (!mem || !mem->isImage() || mem->context() != ctx || mem->type() != d.imageType)
                 return report(api, ctx, CL_INVALID_MEM_OBJECT,
                               which + " needs an image object of type " + d.typeName);
-            // image2d_depth_t takes exactly the CL_DEPTH images, image2d_t the others.
-            if (d.imageDepth != (mem->format.image_channel_order == CL_DEPTH))
+            // image2d_depth_t takes exactly the depth images (CL_DEPTH, and CL_DEPTH_STENCIL
+            // from GL), image2d_t the others.
+            const cl_channel_order order = mem->format.image_channel_order;
+            if (d.imageDepth != (order == CL_DEPTH || order == CL_DEPTH_STENCIL))
                 return report(api, ctx, CL_INVALID_MEM_OBJECT,
-                              which + (d.imageDepth ? " is a depth image: it needs a CL_DEPTH image"
-                                                    : " cannot take a CL_DEPTH image (declare it "
-                                                      "image2d_depth_t)"));
+                              which + (d.imageDepth
+                                           ? " is a depth image: it needs a CL_DEPTH or "
+                                             "CL_DEPTH_STENCIL image"
+                                           : " cannot take a depth image (declare it "
+                                             "image2d_depth_t)"));
             if (d.accessQualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY &&
                 (mem->flags() & CL_MEM_WRITE_ONLY))
                 return report(api, ctx, CL_INVALID_ARG_VALUE,
@@ -462,7 +465,7 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                           std::to_string(dev->info().localMemSize));
     // cl_khr_gl_sharing: a GL object must be acquired before a kernel uses it.
     for (const ArgValue& a : k->args())
-        if (a.mem && duet::rt::gl::usedWhileNotAcquired(a.mem.get()))
+        if (a.mem && a.mem->glUnacquired())
             return report(api, ctx, CL_INVALID_OPERATION,
                           "a kernel argument is a GL object not acquired with "
                           "clEnqueueAcquireGLObjects");
@@ -532,6 +535,10 @@ DUET_API cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue queue,
             if (!m || m->context() != ctx)
                 return report(api, ctx, CL_INVALID_MEM_OBJECT,
                               "mem_list[" + std::to_string(i) + "] is not a valid memory object");
+            if (m->glUnacquired())
+                return report(api, ctx, CL_INVALID_OPERATION,
+                              "mem_list[" + std::to_string(i) + "] was created from a GL object "
+                                                                "that is not acquired");
             auto loc = static_cast<const char*>(argsMemLoc[i]) - static_cast<const char*>(args);
             if (loc < 0 || size_t(loc) + sizeof(void*) > cbArgs)
                 return report(api, ctx, CL_INVALID_VALUE,
@@ -541,15 +548,17 @@ DUET_API cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue queue,
         }
         if (cl_int e = checkWaitList(api, ctx, num, list))
             return e;
-        // The arguments are copied now (spec); memory handles become their data pointers.
+        // The arguments are copied now (spec); memory handles become their data pointers when
+        // the command runs (a GL buffer shared in place has its storage from the acquire on).
         std::vector<unsigned char> copy(static_cast<unsigned char*>(args),
                                         static_cast<unsigned char*>(args) + cbArgs);
-        for (size_t i = 0; i < mems.size(); ++i) {
-            void* p = mems[i]->data();
-            std::memcpy(copy.data() + locs[i], &p, sizeof p);
-        }
         return submit(q, CL_COMMAND_NATIVE_KERNEL, num, list, event, false,
-                      [fn, copy = std::move(copy), mems = std::move(mems)]() mutable {
+                      [fn, copy = std::move(copy), mems = std::move(mems),
+                       locs = std::move(locs)]() mutable {
+                          for (size_t i = 0; i < mems.size(); ++i) {
+                              void* p = mems[i]->data();
+                              std::memcpy(copy.data() + locs[i], &p, sizeof p);
+                          }
                           fn(copy.empty() ? nullptr : copy.data());
                           return CL_SUCCESS;
                       });

@@ -2,6 +2,7 @@
 #include "api/api.hpp"
 #include "core/memory.hpp"
 #include "core/queue.hpp"
+#include "gl/gl_share.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -53,6 +54,14 @@ Mem* checkMem(const char* api, Queue* q, cl_mem mem, const char* what, cl_int& e
     if (m->context() != q->context()) {
         err = report(api, q->context(), CL_INVALID_CONTEXT,
                      std::string(what) + " belongs to another context than the queue");
+        return nullptr;
+    }
+    // cl_khr_gl_sharing: objects made from GL objects "need to be acquired before they can be
+    // used by any OpenCL commands queued to a command-queue".
+    if (m->glUnacquired()) {
+        err = report(api, q->context(), CL_INVALID_OPERATION,
+                     std::string(what) + " was created from a GL object that is not acquired "
+                                         "(clEnqueueAcquireGLObjects)");
         return nullptr;
     }
     return m;
@@ -325,13 +334,13 @@ cl_int enqueueTransfer(const char* api, bool read, cl_command_queue queue, cl_me
                              "CL_MEM_HOST_NO_ACCESS"
                            : "buffer was created with CL_MEM_HOST_READ_ONLY or "
                              "CL_MEM_HOST_NO_ACCESS");
-    char* data = m->data() + offset;
     char* host = static_cast<char*>(ptr);
-    char* dst = read ? host : data;
-    const char* src = read ? data : host;
     Ref<Mem> keep = retainRef(m);
     return submit(q, read ? CL_COMMAND_READ_BUFFER : CL_COMMAND_WRITE_BUFFER, num, list, event,
-                  blocking, [dst, src, size, keep] {
+                  blocking, [read, offset, host, size, keep] {
+                      char* data = keep->data() + offset; // resolved now (GL buffers move)
+                      char* dst = read ? host : data;
+                      const char* src = read ? data : host;
                       if (dst != src) // USE_HOST_PTR buffers may be their own host copy
                           std::memcpy(dst, src, size);
                       return CL_SUCCESS;
@@ -396,8 +405,8 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue queue, cl_mem s
                           "source and destination regions overlap");
         Ref<Mem> ks = retainRef(s), kd = retainRef(d);
         return submit(q, CL_COMMAND_COPY_BUFFER, num, list, event, false,
-                      [src, dst, size, ks, kd] {
-                          std::memcpy(dst, src, size);
+                      [srcOffset, dstOffset, size, ks, kd] {
+                          std::memcpy(kd->data() + dstOffset, ks->data() + srcOffset, size);
                           return CL_SUCCESS;
                       });
     });
@@ -473,9 +482,9 @@ cl_int enqueueRect(const char* api, cl_command_type type, cl_command_queue queue
     RectGeometry b{{bufOrigin[0], bufOrigin[1], bufOrigin[2]},
                    {region[0], region[1], region[2]}, bufRow, bufSlice};
     RectGeometry h{{hostOrigin[0], hostOrigin[1], hostOrigin[2]}, {}, hostRow, hostSlice};
-    char* data = m->data();
     Ref<Mem> keep = retainRef(m);
     return submit(q, type, num, list, event, blocking, [=] {
+        char* data = keep->data();
         if (read)
             copyRect(static_cast<char*>(ptr), h.origin, h.rowPitch, h.slicePitch, data,
                      b.origin, b.rowPitch, b.slicePitch, b.region);
@@ -557,13 +566,9 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyBufferRect(
         size_t so[3] = {srcOrigin[0], srcOrigin[1], srcOrigin[2]};
         size_t dor[3] = {dstOrigin[0], dstOrigin[1], dstOrigin[2]};
         size_t rg[3] = {region[0], region[1], region[2]};
-        char* sdata = s->data();
-        char* ddata = d->data();
         Ref<Mem> ks = retainRef(s), kd = retainRef(d);
         return submit(q, CL_COMMAND_COPY_BUFFER_RECT, num, list, event, false, [=] {
-            copyRect(ddata, dor, dstRow, dstSlice, sdata, so, srcRow, srcSlice, rg);
-            (void)ks;
-            (void)kd;
+            copyRect(kd->data(), dor, dstRow, dstSlice, ks->data(), so, srcRow, srcSlice, rg);
             return CL_SUCCESS;
         });
     });
@@ -594,10 +599,10 @@ DUET_API cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue queue, cl_mem b
             return e;
         std::vector<unsigned char> pat(static_cast<const unsigned char*>(pattern),
                                        static_cast<const unsigned char*>(pattern) + patternSize);
-        char* dst = m->data() + offset;
         Ref<Mem> keep = retainRef(m);
         return submit(q, CL_COMMAND_FILL_BUFFER, num, list, event, false,
-                      [dst, size, pat = std::move(pat), keep] {
+                      [offset, size, pat = std::move(pat), keep] {
+                          char* dst = keep->data() + offset;
                           size_t n = pat.size();
                           if (n == 1) {
                               std::memset(dst, pat[0], size);
@@ -638,7 +643,12 @@ DUET_API void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue queue, cl_mem buf
         }
         if (std::string why = mapForbidden(flags, m, "a buffer"); !why.empty())
             return call.fail(CL_INVALID_OPERATION, why);
-        // The CPU device's memory is host memory: the map is the buffer itself.
+        if (m->glUnacquired())
+            return call.fail(CL_INVALID_OPERATION, "buffer was created from a GL object that is "
+                                                   "not acquired (clEnqueueAcquireGLObjects)");
+        // The CPU device's memory is host memory: the map is the buffer itself. A GL buffer
+        // shared in place lives in GL's mapping once its acquire has run: wait for that.
+        duet::rt::gl::settleStorage(m);
         void* ptr = m->data() + offset;
         Ref<Mem> keep = retainRef(m);
         cl_int st = submit(q, CL_COMMAND_MAP_BUFFER, num, list, event, blocking, [keep] {

@@ -5,6 +5,7 @@
 
 #include <clang/AST/ASTConsumer.h>
 #include <clang/AST/ASTContext.h>
+#include <clang/AST/Attr.h>
 #include <clang/AST/Decl.h>
 #include <clang/AST/GlobalDecl.h>
 #include <clang/AST/Mangle.h>
@@ -40,7 +41,8 @@ constexpr const char* kHeaderDir = "/duet-input-headers";
 /// function from a builtin still to be resolved against the builtin library.
 class UserDeclRecorder final : public clang::ASTConsumer {
 public:
-    explicit UserDeclRecorder(std::vector<std::string>& names) : m_names(names) {}
+    UserDeclRecorder(std::vector<std::string>& names, std::vector<std::string>& inlineDefs)
+        : m_names(names), m_inlineDefs(inlineDefs) {}
 
     void Initialize(clang::ASTContext& ctx) override {
         m_ctx = &ctx;
@@ -50,24 +52,35 @@ public:
     bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
         for (clang::Decl* d : group) {
             auto* fd = llvm::dyn_cast<clang::FunctionDecl>(d);
-            if (!fd || fd->isImplicit() || fd->doesThisDeclarationHaveABody())
+            if (!fd || fd->isImplicit())
                 continue;
             if (m_ctx->getSourceManager().isInSystemHeader(fd->getLocation()))
                 continue;
-            std::string name;
-            if (m_mangler->shouldMangleDeclName(fd)) {
-                llvm::raw_string_ostream os(name);
-                m_mangler->mangleName(clang::GlobalDecl(fd), os);
-            } else {
-                name = fd->getName().str();
+            if (fd->doesThisDeclarationHaveABody()) {
+                if (fd->isInlineSpecified() && fd->getStorageClass() == clang::SC_None &&
+                    !fd->hasAttr<clang::OpenCLKernelAttr>())
+                    m_inlineDefs.push_back(mangledName(fd));
+                continue;
             }
-            m_names.push_back(std::move(name));
+            m_names.push_back(mangledName(fd));
         }
         return true;
     }
 
 private:
+    std::string mangledName(clang::FunctionDecl* fd) {
+        std::string name;
+        if (m_mangler->shouldMangleDeclName(fd)) {
+            llvm::raw_string_ostream os(name);
+            m_mangler->mangleName(clang::GlobalDecl(fd), os);
+        } else {
+            name = fd->getName().str();
+        }
+        return name;
+    }
+
     std::vector<std::string>& m_names;
+    std::vector<std::string>& m_inlineDefs;
     clang::ASTContext* m_ctx = nullptr;
     std::unique_ptr<clang::MangleContext> m_mangler;
 };
@@ -77,6 +90,7 @@ class CompileAction final : public clang::EmitLLVMOnlyAction {
 public:
     explicit CompileAction(llvm::LLVMContext* ctx) : clang::EmitLLVMOnlyAction(ctx) {}
     std::vector<std::string> userDeclarations;
+    std::vector<std::string> inlineDefinitions; ///< plain `inline` (not static) definitions
 
 protected:
     std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci,
@@ -85,7 +99,8 @@ protected:
         consumers.push_back(clang::EmitLLVMOnlyAction::CreateASTConsumer(ci, inFile));
         if (!consumers.back())
             return nullptr;
-        consumers.push_back(std::make_unique<UserDeclRecorder>(userDeclarations));
+        consumers.push_back(std::make_unique<UserDeclRecorder>(userDeclarations,
+                                                                inlineDefinitions));
         return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
     }
 };
@@ -146,6 +161,7 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
         addExt("__opencl_c_images");
     a.push_back(ext);
 
+    a.push_back("-fgnu89-inline"); // see compileSource: plain `inline` gets a body
     const unsigned opt = o.effectiveOptLevel();
     a.push_back("-O" + std::to_string(opt));
     if (opt == 0)
@@ -288,6 +304,16 @@ CompileResult compileSource(std::string_view source, std::string_view options,
             result.log = "error: compilation failed\n";
         return result;
     }
+
+    // A plain `inline` definition is, by C99's rule, no external definition: a call the
+    // optimiser does not inline (any call at -O0) would be left undefined. OpenCL programs
+    // written for other implementations rely on it working, as `inline` does in C++: clang
+    // emits the body (-fgnu89-inline) and it becomes linkonce_odr, so the copies that
+    // separately compiled objects carry from a shared header merge at clLinkProgram.
+    for (const std::string& name : action.inlineDefinitions)
+        if (llvm::Function* f = module->getFunction(name); f && !f->isDeclaration() &&
+                                                            f->hasExternalLinkage())
+            f->setLinkage(llvm::GlobalValue::LinkOnceODRLinkage);
 
     // Record user-declared functions this object leaves undefined (see kUserDeclarationsMD).
     std::vector<llvm::Metadata*> undefined;

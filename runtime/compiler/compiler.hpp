@@ -51,6 +51,11 @@ struct KernelDesc {
     bool usesPrintf = false;
 };
 
+/// The CPU device's largest work-group (CL_DEVICE_MAX_WORK_GROUP_SIZE and every
+/// CL_DEVICE_MAX_WORK_ITEM_SIZES entry). Generated code relies on it: local sizes and ids
+/// are known to fit, so index arithmetic in int stays affine for the vectoriser.
+inline constexpr size_t kCpuMaxWorkGroupSize = 4096;
+
 /// Per-work-group launch context, read by generated code at fixed offsets. POD, keep in sync
 /// with the work-group pass (runtime/devices/cpu).
 struct WorkGroupContext {
@@ -121,6 +126,10 @@ public:
     virtual const std::vector<KernelDesc>& kernels() const = 0;
     /// CPU: the WorkGroupFn of kernel `index` (in kernels() order). GCN: its code object entry.
     virtual void* entry(size_t index) const = 0;
+    /// CPU: kernel `index` with non-temporal stores, for launches whose buffers exceed the
+    /// last-level cache; null when that variant would be the same code (or is not made).
+    /// The thread that runs it must execute a store fence (sfence) after its last call.
+    virtual void* streamingEntry(size_t /*index*/) const { return nullptr; }
     /// The program binary for CL_PROGRAM_BINARIES: an ELF with .source, .llvmir, .text.
     virtual const std::string& binary() const = 0;
     /// Bytes of program-scope __global variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).

@@ -6,6 +6,7 @@
 #include "compiler/options.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/printf.hpp"
+#include "devices/cpu/jit/streaming_stores.hpp"
 #include "devices/cpu/jit/work_group.hpp"
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
@@ -20,6 +21,7 @@
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Operator.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
@@ -72,6 +74,7 @@ class CpuExecutable final : public DeviceExecutable {
 public:
     const std::vector<KernelDesc>& kernels() const override { return m_kernels; }
     void* entry(size_t index) const override;
+    void* streamingEntry(size_t index) const override;
     const std::string& binary() const override;
     size_t globalVariableTotalSize() const override { return m_globalBytes; }
 
@@ -92,6 +95,9 @@ public:
     mutable orc::ThreadSafeContext m_context;
     mutable std::unique_ptr<Module> m_module; ///< prepared, unoptimised; null once all is JITted
     mutable std::vector<void*> m_entries;
+    /// Streaming variants: unknown until asked for, then the entry or kNoVariant.
+    mutable std::vector<void*> m_streamEntries;
+    static inline void* const kNoVariant = reinterpret_cast<void*>(1);
     mutable bool m_wholeAdded = false;
     std::shared_ptr<std::string> m_object = std::make_shared<std::string>(); ///< JIT objects
     mutable std::string m_binary;
@@ -264,6 +270,42 @@ std::vector<VecDesc> libmvecTable(const std::string& features, bool unsafeMath) 
     return table;
 }
 
+/// __global/__constant and __local memory never overlap (local memory is a block of its own
+/// per work-group), but LLVM cannot know it for the host, and its loop-access analysis will
+/// not compare pointers of two address spaces at run time: a work-item loop that reads a
+/// buffer and writes a __local tile stayed scalar. Accesses through addrspace(1)/(2) and
+/// addrspace(3) pointers get alias scopes that say so, just before the vectorisers run (after
+/// inlining, so the builtins' accesses are covered too). Generic pointers stay unmarked.
+struct AddressSpaceScopes : PassInfoMixin<AddressSpaceScopes> {
+    PreservedAnalyses run(Function& f, FunctionAnalysisManager&) {
+        LLVMContext& ctx = f.getContext();
+        MDBuilder mdb(ctx);
+        MDNode* domain = mdb.createAnonymousAliasScopeDomain("duet.address-spaces");
+        MDNode* global = mdb.createAnonymousAliasScope(domain, "global");
+        MDNode* local = mdb.createAnonymousAliasScope(domain, "local");
+        MDNode* globalList = MDNode::get(ctx, {global});
+        MDNode* localList = MDNode::get(ctx, {local});
+        bool changed = false;
+        for (Instruction& i : instructions(f)) {
+            Value* ptr = getLoadStorePointerOperand(&i);
+            if (!ptr)
+                continue;
+            unsigned as = ptr->getType()->getPointerAddressSpace();
+            bool isLocal = as == 3;
+            if (!isLocal && as != 1 && as != 2)
+                continue;
+            i.setMetadata(LLVMContext::MD_alias_scope,
+                          MDNode::concatenate(i.getMetadata(LLVMContext::MD_alias_scope),
+                                              isLocal ? localList : globalList));
+            i.setMetadata(LLVMContext::MD_noalias,
+                          MDNode::concatenate(i.getMetadata(LLVMContext::MD_noalias),
+                                              isLocal ? globalList : localList));
+            changed = true;
+        }
+        return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+    }
+};
+
 void optimise(Module& m, TargetMachine& tm, unsigned optLevel, const std::string& features,
               bool unsafeMath) {
     LoopAnalysisManager lam;
@@ -275,6 +317,8 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel, const std::string
     pto.SLPVectorization = optLevel > 1;
     pto.LoopUnrolling = optLevel > 0;
     PassBuilder pb(&tm, pto);
+    pb.registerVectorizerStartEPCallback(
+        [](FunctionPassManager& fpm, OptimizationLevel) { fpm.addPass(AddressSpaceScopes()); });
     TargetLibraryInfoImpl tlii(tm.getTargetTriple());
     tlii.addVectorizableFunctions(libmvecTable(features, unsafeMath));
     fam.registerPass([&] { return TargetLibraryAnalysis(tlii); });
@@ -441,6 +485,35 @@ void* CpuExecutable::entry(size_t index) const {
     }
     m_entries[index] = sym->toPtr<void*>();
     return m_entries[index];
+}
+
+void* CpuExecutable::streamingEntry(size_t index) const {
+    if (index >= m_streamEntries.size())
+        return nullptr;
+    std::lock_guard lock(m_mutex);
+    void*& slot = m_streamEntries[index];
+    if (!slot) {
+        slot = kNoVariant;
+        // Whole-module programs share mutable globals: one copy of the code only.
+        if (!m_wholeModule && m_module) {
+            std::unique_ptr<Module> part = kernelPart(*m_module, m_entryNames[index]);
+            if (part) {
+                optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath);
+                std::string name = m_entryNames[index] + ".streaming";
+                if (Function* f = part->getFunction(m_entryNames[index]);
+                    f && makeStreamingStores(*part, m_entryNames[index])) {
+                    f->setName(name);
+                    if (Error e = addToJit(std::move(part)))
+                        *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
+                    else if (auto sym = m_jit->lookup(name))
+                        slot = sym->toPtr<void*>();
+                    else
+                        *m_diagnostics += "error: JIT: " + toString(sym.takeError()) + "\n";
+                }
+            }
+        }
+    }
+    return slot == kNoVariant ? nullptr : slot;
 }
 
 const std::string& CpuExecutable::binary() const {
@@ -671,6 +744,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     if (!diagnostics->empty())
         return failure(log + *diagnostics);
     exe->m_entries.assign(exe->m_kernels.size(), nullptr);
+    exe->m_streamEntries.assign(exe->m_kernels.size(), nullptr);
     exe->m_tm = std::move(*tm);
     exe->m_module = std::move(m);
     exe->m_context = orc::ThreadSafeContext(std::move(tsctx));

@@ -73,6 +73,7 @@ unsigned channelCount(cl_channel_order order) {
     case CL_INTENSITY:
     case CL_LUMINANCE:
     case CL_DEPTH:
+    case CL_DEPTH_STENCIL: // kernels see the depth alone
         return 1;
     case CL_RG:
     case CL_RA:
@@ -119,6 +120,9 @@ unsigned channelSize(cl_channel_type type) {
 
 bool isValidFormat(const cl_image_format& f) {
     const cl_channel_type t = f.image_channel_data_type;
+    // cl_khr_gl_depth_images (only GL textures have it; see supportedFormats).
+    if (f.image_channel_order == CL_DEPTH_STENCIL)
+        return t == CL_UNORM_INT24 || t == CL_FLOAT;
     const bool known = channelSize(t) != 0 || isPacked(t);
     if (!known)
         return false;
@@ -156,6 +160,11 @@ bool isValidFormat(const cl_image_format& f) {
 
 size_t elementSize(const cl_image_format& f) {
     const cl_channel_type t = f.image_channel_data_type;
+    // GL's packings: 24-bit depth over 8-bit stencil in one 32-bit word
+    // (GL_UNSIGNED_INT_24_8), or a float depth then a word holding the stencil
+    // (GL_FLOAT_32_UNSIGNED_INT_24_8_REV).
+    if (f.image_channel_order == CL_DEPTH_STENCIL)
+        return t == CL_FLOAT ? 8 : 4;
     if (t == CL_UNORM_SHORT_565 || t == CL_UNORM_SHORT_555)
         return 2;
     if (t == CL_UNORM_INT_101010 || t == CL_UNORM_INT_101010_2)
@@ -176,6 +185,8 @@ std::vector<cl_image_format> supportedFormats(cl_mem_object_type type, cl_mem_fl
     out.push_back({CL_sRGBA, CL_UNORM_INT8});
     out.push_back({CL_sBGRA, CL_UNORM_INT8});
     // cl_khr_depth_images: depth formats exist for 2D images and 2D image arrays only.
+    // CL_DEPTH_STENCIL is not listed: cl_khr_gl_depth_images images "can only be created
+    // using the clCreateFromGLTexture API", so clCreateImage never accepts it.
     if (type == CL_MEM_OBJECT_IMAGE2D || type == CL_MEM_OBJECT_IMAGE2D_ARRAY) {
         out.push_back({CL_DEPTH, CL_UNORM_INT16});
         out.push_back({CL_DEPTH, CL_FLOAT});

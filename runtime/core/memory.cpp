@@ -47,14 +47,14 @@ void freeStorage(char* p) {
 Mem::Mem(Ref<Context> context, cl_mem_object_type type, cl_mem_flags flags, size_t size,
          void* hostPtr, char* storage, bool owns)
     : _cl_mem(kTag), m_context(std::move(context)), m_type(type), m_flags(flags), m_size(size),
-      m_hostPtr(hostPtr), m_data(storage), m_owns(owns) {}
+      m_hostPtr(hostPtr), m_home(storage), m_storage(storage), m_owns(owns) {}
 
 Mem::~Mem() {
     // Spec: destructor callbacks run in reverse order, before the memory is released.
     for (auto it = m_destructorCallbacks.rbegin(); it != m_destructorCallbacks.rend(); ++it)
         it->first(this, it->second);
     if (m_owns)
-        freeStorage(m_data);
+        freeStorage(m_home);
 }
 
 void Mem::addDestructorCallback(DestructorFn fn, void* userData) {

@@ -3,6 +3,8 @@
 
 #include "core/context.hpp"
 
+#include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -21,16 +23,46 @@ public:
     cl_mem_flags flags() const { return m_flags; }
     size_t size() const { return m_size; }
     void* hostPtr() const { return m_hostPtr; }
-    /// Start of this object's bytes (a sub-buffer's points into its parent).
-    char* data() const { return m_data; }
+    /// Start of this object's bytes, as of now: a view (sub-buffer, image over a buffer)
+    /// points into the storage of the object it views, and a GL buffer shared in place points
+    /// into GL's mapping while it is acquired. Commands read it when they execute, never when
+    /// they are enqueued; one load through the owner's storage slot, no lock.
+    char* data() const { return m_base->load(std::memory_order_relaxed) + m_viewOffset; }
+    /// Makes this object a view of `owner`'s storage at byte `offset` (sub-buffers, images
+    /// created from buffers): it follows the owner when the owner's storage moves.
+    void viewOf(const Mem& owner, size_t offset) {
+        m_base = owner.m_base;
+        m_viewOffset = owner.m_viewOffset + offset;
+    }
+    /// Points this object's storage at `p`, or back at the storage it was created with when
+    /// `p` is null (GL buffers mapped in place between acquire and release). Only the commands
+    /// that acquire and release call it; the queue's ordering makes it visible to the commands
+    /// after them.
+    void setStorage(char* p) { m_storage.store(p ? p : m_home, std::memory_order_relaxed); }
+    /// The storage the object was created with (a GL object's host copy).
+    char* homeStorage() const { return m_home; }
     bool isImage() const { return m_type != CL_MEM_OBJECT_BUFFER && m_type != CL_MEM_OBJECT_PIPE; }
 
     // Sub-buffers
     Mem* parent() const { return m_parent.get(); }
     size_t offset() const { return m_offset; }
     void setParent(Ref<Mem> parent, size_t offset) {
+        viewOf(*parent, offset);
         m_parent = std::move(parent);
         m_offset = offset;
+    }
+
+    /// cl_khr_gl_sharing: None for ordinary objects; for objects made from GL objects, whether
+    /// CL holds them as of the latest enqueued acquire or release.
+    enum class GlState : uint8_t { None, Released, Acquired };
+    std::atomic<GlState> glState{GlState::None};
+    /// True when this object, or an object whose storage it views, was made from a GL object
+    /// that is not acquired: commands using it then fail with CL_INVALID_OPERATION.
+    bool glUnacquired() const {
+        for (const Mem* m = this; m; m = m->m_parent ? m->m_parent.get() : m->bufferRef.get())
+            if (m->glState.load(std::memory_order_relaxed) == GlState::Released)
+                return true;
+        return false;
     }
 
     // Images
@@ -51,7 +83,10 @@ private:
     cl_mem_flags m_flags;
     size_t m_size;
     void* m_hostPtr;
-    char* m_data;
+    char* m_home;                    ///< storage given at creation (freed when owned)
+    std::atomic<char*> m_storage;    ///< current storage of an owner (not of a view)
+    const std::atomic<char*>* m_base = &m_storage; ///< the owner's storage slot
+    size_t m_viewOffset = 0;         ///< bytes from the owner's storage to this object's
     bool m_owns;
     Ref<Mem> m_parent;
     size_t m_offset = 0;

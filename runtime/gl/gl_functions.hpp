@@ -78,6 +78,11 @@ struct GlFunctions {
     PFNGLTEXIMAGE2DPROC glTexImage2D = nullptr;
     PFNGLBLITFRAMEBUFFERPROC glBlitFramebuffer = nullptr;
     PFNGLREADBUFFERPROC glReadBuffer = nullptr;
+    PFNGLFRAMEBUFFERTEXTURELAYERPROC glFramebufferTextureLayer = nullptr;
+    PFNGLGETSTRINGPROC glGetString = nullptr;
+    PFNGLGENBUFFERSPROC glGenBuffers = nullptr;
+    PFNGLDELETEBUFFERSPROC glDeleteBuffers = nullptr;
+    PFNGLBUFFERDATAPROC glBufferData = nullptr;
 
     bool hasEgl() const { return eglGetProcAddress && eglCreateContext && eglMakeCurrent; }
     bool hasGlx() const {

@@ -9,6 +9,9 @@
 #include <atomic>
 #include <cassert>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <dlfcn.h>
 #include <future>
@@ -103,14 +106,95 @@ GlFunctions loadFunctions() {
     gl(f.glTexImage2D, "glTexImage2D");
     gl(f.glBlitFramebuffer, "glBlitFramebuffer");
     gl(f.glReadBuffer, "glReadBuffer");
+    gl(f.glFramebufferTextureLayer, "glFramebufferTextureLayer");
+    gl(f.glGetString, "glGetString");
+    gl(f.glGenBuffers, "glGenBuffers");
+    gl(f.glDeleteBuffers, "glDeleteBuffers");
+    gl(f.glBufferData, "glBufferData");
 
     return f;
+}
+
+/// On the GL thread: whether mapping a buffer gives a pointer to the buffer's own store,
+/// as on Mesa's software rasterisers, whose buffers are host memory. Evidence: a mapping
+/// made after glBufferSubData returns the same address as the mapping before it and already
+/// holds the new bytes. A driver that maps through a fresh staging copy fails this, and its
+/// buffers then go through Duet's host copies (which move only the bytes the flags need).
+/// `why` says what was seen.
+bool probeInPlaceMapping(std::string& why) {
+    const GlFunctions& f = glFunctions();
+    if (!f.glGenBuffers || !f.glBufferData || !f.glMapBufferRange || !f.glUnmapBuffer) {
+        why = "GL lacks glMapBufferRange";
+        return false;
+    }
+    while (f.glGetError() != GL_NO_ERROR) {
+    }
+    constexpr GLsizeiptr kBytes = 4096, kPatched = 64;
+    GLuint b = 0;
+    f.glGenBuffers(1, &b);
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, b);
+    f.glBufferData(GL_COPY_WRITE_BUFFER, kBytes, nullptr, GL_DYNAMIC_DRAW);
+    const GLbitfield rw = GL_MAP_READ_BIT | GL_MAP_WRITE_BIT;
+    auto* first =
+        static_cast<unsigned char*>(f.glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, kBytes, rw));
+    bool inPlace = false;
+    if (!first) {
+        why = "glMapBufferRange failed (GL error " + std::to_string(f.glGetError()) + ")";
+    } else {
+        std::memset(first, 0x5A, kBytes);
+        f.glUnmapBuffer(GL_COPY_WRITE_BUFFER);
+        unsigned char patch[kPatched];
+        std::memset(patch, 0xA5, sizeof patch);
+        f.glBufferSubData(GL_COPY_WRITE_BUFFER, 0, kPatched, patch);
+        auto* second =
+            static_cast<unsigned char*>(f.glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, kBytes, rw));
+        if (!second) {
+            why = "a second glMapBufferRange failed";
+        } else {
+            bool bytes = second[0] == 0xA5 && second[kPatched - 1] == 0xA5 &&
+                         second[kPatched] == 0x5A && second[kBytes - 1] == 0x5A;
+            inPlace = second == first && bytes;
+            if (!bytes)
+                why = "the mapping does not hold the buffer's bytes";
+            else if (!inPlace)
+                why = "mappings move between map calls (staging copies)";
+            f.glUnmapBuffer(GL_COPY_WRITE_BUFFER);
+        }
+    }
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    f.glDeleteBuffers(1, &b);
+    while (f.glGetError() != GL_NO_ERROR) {
+    }
+    return inPlace;
 }
 
 /// A share whose GL context lives on its own thread; subclasses create and destroy it there.
 class ThreadShare : public Share {
 public:
     explicit ThreadShare(const GlProperties& props) { m_props = props; }
+
+    bool buffersInPlace() override {
+        std::call_once(m_probeOnce, [this] {
+            const char* env = std::getenv("DUET_GL_BUFFERS");
+            if (env && std::string_view(env) == "copy") {
+                m_inPlace = false;
+                reportOnce("GL buffers are copied at acquire/release (DUET_GL_BUFFERS=copy)");
+                return;
+            }
+            std::string why, renderer;
+            run([&] {
+                m_inPlace = probeInPlaceMapping(why);
+                const GlFunctions& f = glFunctions();
+                if (auto* r = f.glGetString ? f.glGetString(GL_RENDERER) : nullptr)
+                    renderer = reinterpret_cast<const char*>(r);
+            });
+            reportOnce(m_inPlace ? "GL buffers are shared in place (mapped at acquire; " +
+                                       renderer + ")"
+                                 : "GL buffers are copied at acquire/release: " + why + " (" +
+                                       renderer + ")");
+        });
+        return m_inPlace;
+    }
     ~ThreadShare() override { assert(!m_thread.joinable() && "stop() before destruction"); }
 
     Status start() {
@@ -178,6 +262,14 @@ private:
         }
     }
 
+    static void reportOnce(const std::string& message) {
+        static std::atomic<bool> said{false};
+        if (!said.exchange(true))
+            logNote(message);
+    }
+
+    std::once_flag m_probeOnce;
+    bool m_inPlace = false;
     std::thread m_thread;
     std::mutex m_mutex;
     std::condition_variable m_cv;
@@ -221,7 +313,8 @@ private:
                 return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
                                  "the EGL context's config cannot be found");
         }
-        f.eglBindAPI(clientType == EGL_OPENGL_ES_API ? EGL_OPENGL_ES_API : EGL_OPENGL_API);
+        m_gles = clientType == EGL_OPENGL_ES_API;
+        f.eglBindAPI(m_gles ? EGL_OPENGL_ES_API : EGL_OPENGL_API);
         EGLint esAttrs[] = {EGL_CONTEXT_CLIENT_VERSION, clientVersion, EGL_NONE};
         const EGLint none[] = {EGL_NONE};
         m_own = f.eglCreateContext(dpy, config, app,
@@ -362,6 +455,15 @@ std::mutex g_sharesMutex;
 std::map<const Context*, std::shared_ptr<Share>> g_shares;
 
 } // namespace
+
+void logNote(const std::string& message) {
+    static const bool log = [] {
+        const char* v = std::getenv("DUET_LOG");
+        return v && *v && std::string_view(v) != "0";
+    }();
+    if (log)
+        std::fprintf(stderr, "duet: %s\n", message.c_str());
+}
 
 const GlFunctions& glFunctions() {
     static const GlFunctions f = loadFunctions();

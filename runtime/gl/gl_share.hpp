@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 
 namespace duet::rt {
@@ -59,8 +60,20 @@ public:
     /// True when the application's GL context is current on the calling thread.
     virtual bool appContextCurrent() const = 0;
 
+    /// True when the contexts are OpenGL ES ones (no glGetTexImage: textures are read back
+    /// through a framebuffer).
+    bool gles() const { return m_gles; }
+
+    /// Whether CL buffers made from GL buffers live in GL's own storage while acquired
+    /// (mapped at acquire, unmapped at release) rather than in host copies. Decided once per
+    /// share by a probe on the GL thread (see gl_share.cpp), or copies when the environment
+    /// has DUET_GL_BUFFERS=copy; the outcome is reported once per process under DUET_LOG.
+    /// Not to be called on the GL thread.
+    virtual bool buffersInPlace() = 0;
+
 protected:
     GlProperties m_props;
+    bool m_gles = false;
 };
 
 /// Creates the runtime's GL context in the share group of `props` and its thread.
@@ -75,9 +88,13 @@ void attachShare(const Context* context, std::shared_ptr<Share> share);
 void detachShare(const Context* context);
 std::shared_ptr<Share> shareOf(const Context* context);
 
-/// True when `mem` (or the buffer it was made from) is a GL object not acquired by CL at
-/// this point of the enqueue order; commands that use it then fail with CL_INVALID_OPERATION.
-bool usedWhileNotAcquired(const Mem* mem);
+/// For commands that hand out a pointer when enqueued (maps): when `mem` is, or views, a GL
+/// buffer shared in place, waits until its latest enqueued acquire has run, so that data()
+/// is GL's mapping. Returns at once for every other object.
+void settleStorage(const Mem* mem);
+
+/// Prints "duet: <message>" to stderr when DUET_LOG is set (notes, not errors).
+void logNote(const std::string& message);
 
 /// The cl_khr_gl_sharing / cl_khr_gl_event entry points by name (null when unknown).
 void* extensionFunction(std::string_view name);

@@ -424,3 +424,71 @@ TEST_CASE("program-scope global variables are shared by kernels and counted", "[
     clReleaseMemObject(out);
     clReleaseProgram(p);
 }
+
+TEST_CASE("plain inline functions build at every optimisation level and link from two objects",
+          "[api][program]") {
+    WithQueue f;
+    // C99 gives a plain `inline` definition no external body; programs written for other
+    // OpenCL implementations expect it to work like C++ inline.
+    const char* hdr = "inline int triple(int x) { return 3 * x; }\n"
+                      "inline float half_of(float x) { return 0.5f * x; }\n";
+    const std::string src = std::string(hdr) +
+        "__kernel void k(__global int* o, __global float* p) {\n"
+        "    size_t i = get_global_id(0); o[i] = triple((int)i); p[i] = half_of((float)i); }\n";
+    for (const char* opts : {"", "-cl-opt-disable", "-cl-std=CL3.0"}) {
+        INFO("options: " << opts);
+        cl_program p = buildProgram(f.context, f.device, src, opts);
+        REQUIRE(p);
+        cl_int err;
+        cl_kernel k = clCreateKernel(p, "k", &err);
+        REQUIRE(err == CL_SUCCESS);
+        cl_mem o = f.buffer(8 * 4), q = f.buffer(8 * 4);
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof o, &o));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof q, &q));
+        size_t g = 8;
+        REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+        auto ro = f.read<int>(o, 8);
+        auto rq = f.read<float>(q, 8);
+        for (int i = 0; i < 8; ++i) {
+            CHECK(ro[i] == 3 * i);
+            CHECK(rq[i] == 0.5f * float(i));
+        }
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+        clReleaseMemObject(o);
+        clReleaseMemObject(q);
+    }
+
+    // Two objects that both carry the header's inline definitions link into one program.
+    const char* hname = "inl.h";
+    const char* a = "#include \"inl.h\"\nint from_a(int x) { return triple(x) + 1; }\n";
+    const char* b = "#include \"inl.h\"\nint from_a(int x);\n"
+                    "__kernel void k(__global int* o) { size_t i = get_global_id(0);"
+                    " o[i] = from_a((int)i) + triple((int)i); }\n";
+    cl_int err;
+    cl_program ph = clCreateProgramWithSource(f.context, 1, &hdr, nullptr, &err);
+    cl_program pa = clCreateProgramWithSource(f.context, 1, &a, nullptr, &err);
+    cl_program pb = clCreateProgramWithSource(f.context, 1, &b, nullptr, &err);
+    for (const char* opts : {"", "-cl-opt-disable"}) {
+        INFO("options: " << opts);
+        REQUIRE_CL(clCompileProgram(pa, 1, &f.device, opts, 1, &ph, &hname, nullptr, nullptr));
+        REQUIRE_CL(clCompileProgram(pb, 1, &f.device, opts, 1, &ph, &hname, nullptr, nullptr));
+        cl_program objs[] = {pa, pb};
+        cl_program linked = clLinkProgram(f.context, 1, &f.device, nullptr, 2, objs, nullptr, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        cl_kernel k = clCreateKernel(linked, "k", &err);
+        REQUIRE(err == CL_SUCCESS);
+        cl_mem o = f.buffer(8 * 4);
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof o, &o));
+        size_t g = 8;
+        REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+        auto r = f.read<int>(o, 8);
+        for (int i = 0; i < 8; ++i)
+            CHECK(r[i] == 6 * i + 1);
+        clReleaseKernel(k);
+        clReleaseProgram(linked);
+        clReleaseMemObject(o);
+    }
+    for (cl_program p : {ph, pa, pb})
+        clReleaseProgram(p);
+}

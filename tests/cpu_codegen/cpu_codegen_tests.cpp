@@ -151,6 +151,66 @@ TEST_CASE("triad over a 1D range with offset and a partial last group", "[cpu_co
         REQUIRE(c[i] == a[i] + s * bb[i]);
 }
 
+TEST_CASE("streaming-store variants: same results, aligned or not; none where they would be wrong",
+          "[cpu_codegen]") {
+    Built b = build(std::string(kTriad) + R"CL(
+__kernel void scale4(__global float4* out, __global const float4* in, float s) {
+    size_t i = get_global_id(0);
+    out[i] = in[i] * s;
+}
+__kernel void count(__global float* out, __global const float* in, __global int* n) {
+    size_t i = get_global_id(0);
+    out[i] = in[i] + 1.0f;
+    atomic_inc(n);
+}
+__kernel void reduce_only(__global const float* in, __global float* out) {
+    if (get_global_id(0) == 0)
+        out[0] = in[0];
+}
+)CL");
+    // Kernels with atomics keep plain stores (non-temporal stores are weakly ordered), as do
+    // kernels with no vector stores to __global memory.
+    CHECK(b.fin.executable->streamingEntry(b.index("count")) == nullptr);
+    CHECK(b.fin.executable->streamingEntry(b.index("reduce_only")) == nullptr);
+    auto triad = reinterpret_cast<WorkGroupFn>(b.fin.executable->streamingEntry(b.index("triad")));
+    REQUIRE(triad);
+    CHECK(b.fin.executable->streamingEntry(b.index("triad")) == reinterpret_cast<void*>(triad));
+
+    // Offsets 0 (every vector store aligned) and 1, 3 (none aligned), partial last groups.
+    for (size_t off : {size_t(0), size_t(1), size_t(3)}) {
+        const size_t n = 4099;
+        std::vector<float> a(n + off), bb(n + off), c(n + off, -1.0f);
+        for (size_t i = 0; i < a.size(); ++i) {
+            a[i] = float(i) * 0.25f;
+            bb[i] = float(i % 29) - 7.0f;
+        }
+        float s = -2.5f;
+        PtrArgs p{c.data(), a.data(), bb.data()};
+        runNDRange(triad, {p.at(0), p.at(1), p.at(2), &s}, 1, {n, 1, 1}, {256, 1, 1},
+                   {off, 0, 0});
+        for (size_t i = 0; i < off; ++i)
+            REQUIRE(c[i] == -1.0f);
+        for (size_t i = off; i < n + off; ++i)
+            REQUIRE(c[i] == a[i] + s * bb[i]);
+    }
+
+    void* scale4 = b.fin.executable->streamingEntry(b.index("scale4"));
+    REQUIRE(scale4);
+    const size_t n = 1000;
+    alignas(64) static float out[4 * n + 4];
+    std::vector<float> in(4 * n);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(i);
+    float s = 0.5f;
+    // out + 4: float4-aligned as OpenCL requires, not aligned for wider vector stores.
+    PtrArgs p{out + 4, in.data()};
+    runNDRange(reinterpret_cast<WorkGroupFn>(scale4), {p.at(0), p.at(1), &s}, 1, {n, 1, 1},
+               {100, 1, 1});
+    CHECK(out[3] == 0.0f);
+    for (size_t i = 0; i < in.size(); ++i)
+        REQUIRE(out[i + 4] == in[i] * s);
+}
+
 TEST_CASE("work-item functions over 2D and 3D ranges", "[cpu_codegen]") {
     Built b = build(R"CL(
 __kernel void ids(__global ulong* out) {

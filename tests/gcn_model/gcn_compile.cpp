@@ -14,9 +14,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -34,7 +34,8 @@ namespace gcntest {
 
 namespace {
 
-std::vector<uint8_t> compileToObject(const std::string& source, const std::vector<std::string>& options) {
+std::vector<uint8_t> compileToObject(const std::string &source,
+                                     const std::vector<std::string> &options) {
     static std::once_flag once;
     std::call_once(once, [] {
         LLVMInitializeAMDGPUTargetInfo();
@@ -44,22 +45,25 @@ std::vector<uint8_t> compileToObject(const std::string& source, const std::vecto
         LLVMInitializeAMDGPUAsmParser();
     });
     static std::atomic<unsigned> counter{0};
-    std::string base = "/tmp/duet-gcn-model-test-" + std::to_string(getpid()) + "-" +
-                       std::to_string(counter++);
+    std::string base =
+        "/tmp/duet-gcn-model-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
     std::string input = base + ".cl", output = base + ".o";
     std::ofstream(input) << source;
 
-    std::vector<std::string> args = {"-triple", "amdgcn-amd-amdhsa", "-target-cpu", "gfx900",
-                                     "-O2", "-cl-std=CL2.0", "-emit-obj", "-o", output, input};
+    std::vector<std::string> args = {
+        "-triple",       "amdgcn-amd-amdhsa", "-target-cpu", "gfx900", "-O2",
+        "-cl-std=CL2.0", "-emit-obj",         "-o",          output,   input};
     args.insert(args.end(), options.begin(), options.end());
-    std::vector<const char*> argv;
-    for (auto& a : args) argv.push_back(a.c_str());
+    std::vector<const char *> argv;
+    for (auto &a : args)
+        argv.push_back(a.c_str());
 
     std::string log;
     llvm::raw_string_ostream logStream(log);
     auto diagOpts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
-    auto* printer = new clang::TextDiagnosticPrinter(logStream, diagOpts.get());
-    clang::DiagnosticsEngine diags(llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>(), diagOpts, printer);
+    auto *printer = new clang::TextDiagnosticPrinter(logStream, diagOpts.get());
+    clang::DiagnosticsEngine diags(llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>(), diagOpts,
+                                   printer);
     auto invocation = std::make_shared<clang::CompilerInvocation>();
     bool ok = clang::CompilerInvocation::CreateFromArgs(*invocation, argv, diags);
     clang::CompilerInstance ci;
@@ -70,39 +74,45 @@ std::vector<uint8_t> compileToObject(const std::string& source, const std::vecto
         ok = ci.ExecuteAction(action);
     }
     std::ifstream in(output, std::ios::binary);
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
     unlink(input.c_str());
     unlink(output.c_str());
-    if (!ok || bytes.empty()) throw std::runtime_error("OpenCL C build failed:\n" + logStream.str());
+    if (!ok || bytes.empty())
+        throw std::runtime_error("OpenCL C build failed:\n" + logStream.str());
     return bytes;
 }
 
 } // namespace
 
-Kernel compileKernel(const std::string& source, const std::string& name,
-                     const std::vector<std::string>& options) {
+Kernel compileKernel(const std::string &source, const std::string &name,
+                     const std::vector<std::string> &options) {
     std::vector<std::string> opts = options;
     bool libclc = false;
     for (auto it = opts.begin(); it != opts.end();)
-        if (*it == "libclc") libclc = true, it = opts.erase(it);
-        else ++it;
+        if (*it == "libclc")
+            libclc = true, it = opts.erase(it);
+        else
+            ++it;
     if (libclc) {
         opts.insert(opts.end(), {"-finclude-default-header", "-resource-dir",
                                  DUET_TEST_CLANG_RESOURCE_DIR, "-mlink-builtin-bitcode",
                                  "/usr/lib/clc/amdgcn--amdhsa.bc", "-Wno-linker-warnings"});
     }
     std::vector<uint8_t> elf = compileToObject(source, opts);
-    llvm::MemoryBufferRef ref(llvm::StringRef(reinterpret_cast<const char*>(elf.data()), elf.size()), "kernel.o");
+    llvm::MemoryBufferRef ref(
+        llvm::StringRef(reinterpret_cast<const char *>(elf.data()), elf.size()), "kernel.o");
     auto objOrErr = llvm::object::ObjectFile::createObjectFile(ref);
-    if (!objOrErr) throw std::runtime_error("not an object file: " + llvm::toString(objOrErr.takeError()));
-    auto* obj = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(objOrErr->get());
+    if (!objOrErr)
+        throw std::runtime_error("not an object file: " + llvm::toString(objOrErr.takeError()));
+    auto *obj = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(objOrErr->get());
     if (!obj) throw std::runtime_error("not an ELF64 object");
 
     // Lay the allocated sections out in one 256-byte aligned block, the way a linker would
     // load them, and apply the PC-relative relocations libclc's constant tables need.
     std::map<uint64_t, uint64_t> sectionOffset; // section index -> offset in the block
     uint64_t size = 0;
-    for (const llvm::object::SectionRef& sec : obj->sections()) {
+    for (const llvm::object::SectionRef &sec : obj->sections()) {
         if (!(llvm::object::ELFSectionRef(sec).getFlags() & llvm::ELF::SHF_ALLOC)) continue;
         uint64_t align = std::max<uint64_t>(256, sec.getAlignment().value());
         size = (size + align - 1) / align * align;
@@ -110,52 +120,74 @@ Kernel compileKernel(const std::string& source, const std::string& name,
         size += sec.getSize();
     }
     size_t allocSize = (size + 4096 + 255) / 256 * 256; // the prefetch after s_code_end
-    uint8_t* mem = static_cast<uint8_t*>(std::aligned_alloc(256, allocSize));
+    uint8_t *mem = static_cast<uint8_t *>(std::aligned_alloc(256, allocSize));
     memset(mem, 0, allocSize);
     Kernel k;
-    k.text = std::shared_ptr<uint8_t>(mem, [](uint8_t* p) { std::free(p); });
-    for (const llvm::object::SectionRef& sec : obj->sections()) {
+    k.text = std::shared_ptr<uint8_t>(mem, [](uint8_t *p) { std::free(p); });
+    k.textSize = size;
+    for (const llvm::object::SectionRef &sec : obj->sections()) {
         auto it = sectionOffset.find(sec.getIndex());
         if (it == sectionOffset.end() || sec.isBSS()) continue;
         auto contents = sec.getContents();
         if (!contents) throw std::runtime_error("section contents");
         memcpy(mem + it->second, contents->data(), contents->size());
     }
-    auto symbolAddress = [&](const llvm::object::SymbolRef& sym) -> uint64_t {
+    auto symbolAddress = [&](const llvm::object::SymbolRef &sym) -> uint64_t {
         auto sec = sym.getSection();
         auto value = sym.getValue();
         if (!sec || !value || *sec == obj->section_end())
             throw std::runtime_error("relocation against an undefined symbol");
         auto it = sectionOffset.find((*sec)->getIndex());
-        if (it == sectionOffset.end()) throw std::runtime_error("symbol in a non-allocated section");
+        if (it == sectionOffset.end())
+            throw std::runtime_error("symbol in a non-allocated section");
         return reinterpret_cast<uint64_t>(mem) + it->second + *value;
     };
-    for (const llvm::object::SectionRef& sec : obj->sections()) {
+    for (const llvm::object::SectionRef &sec : obj->sections()) {
         auto target = sec.getRelocatedSection();
         if (!target || *target == obj->section_end()) continue;
         auto it = sectionOffset.find((*target)->getIndex());
         if (it == sectionOffset.end()) continue;
-        for (const llvm::object::RelocationRef& rel : sec.relocations()) {
+        for (const llvm::object::RelocationRef &rel : sec.relocations()) {
             uint64_t place = reinterpret_cast<uint64_t>(mem) + it->second + rel.getOffset();
             int64_t addend = 0;
-            if (auto a = llvm::object::ELFRelocationRef(rel).getAddend()) addend = *a;
-            else llvm::consumeError(a.takeError());
+            if (auto a = llvm::object::ELFRelocationRef(rel).getAddend())
+                addend = *a;
+            else
+                llvm::consumeError(a.takeError());
             uint64_t s = symbolAddress(*rel.getSymbol()) + addend;
             uint64_t pcrel = s - place;
             switch (rel.getType()) {
-            case 1: { uint32_t v = uint32_t(s); memcpy((void*)place, &v, 4); break; }        // ABS32_LO
-            case 2: { uint32_t v = uint32_t(s >> 32); memcpy((void*)place, &v, 4); break; }  // ABS32_HI
-            case 3: memcpy((void*)place, &s, 8); break;                                      // ABS64
-            case 10: { uint32_t v = uint32_t(pcrel); memcpy((void*)place, &v, 4); break; }   // REL32_LO
-            case 11: { uint32_t v = uint32_t(pcrel >> 32); memcpy((void*)place, &v, 4); break; } // REL32_HI
-            case 5: memcpy((void*)place, &pcrel, 8); break;                                  // REL64
-            default: throw std::runtime_error("unsupported relocation type " + std::to_string(rel.getType()));
+            case 1: {
+                uint32_t v = uint32_t(s);
+                memcpy((void *)place, &v, 4);
+                break;
+            } // ABS32_LO
+            case 2: {
+                uint32_t v = uint32_t(s >> 32);
+                memcpy((void *)place, &v, 4);
+                break;
+            }                                            // ABS32_HI
+            case 3: memcpy((void *)place, &s, 8); break; // ABS64
+            case 10: {
+                uint32_t v = uint32_t(pcrel);
+                memcpy((void *)place, &v, 4);
+                break;
+            } // REL32_LO
+            case 11: {
+                uint32_t v = uint32_t(pcrel >> 32);
+                memcpy((void *)place, &v, 4);
+                break;
+            }                                                // REL32_HI
+            case 5: memcpy((void *)place, &pcrel, 8); break; // REL64
+            default:
+                throw std::runtime_error("unsupported relocation type " +
+                                         std::to_string(rel.getType()));
             }
         }
     }
 
     bool haveEntry = false, haveKd = false;
-    for (const llvm::object::SymbolRef& sym : obj->symbols()) {
+    for (const llvm::object::SymbolRef &sym : obj->symbols()) {
         auto symName = sym.getName();
         if (!symName) {
             llvm::consumeError(symName.takeError());
@@ -167,7 +199,7 @@ Kernel compileKernel(const std::string& source, const std::string& name,
             k.entry = addr;
             haveEntry = true;
         } else {
-            const uint8_t* d = reinterpret_cast<const uint8_t*>(addr);
+            const uint8_t *d = reinterpret_cast<const uint8_t *>(addr);
             memcpy(&k.groupSegmentSize, d + 0, 4);
             memcpy(&k.privateSegmentSize, d + 4, 4);
             memcpy(&k.kernargSize, d + 8, 4);
@@ -180,65 +212,6 @@ Kernel compileKernel(const std::string& source, const std::string& name,
     }
     if (!haveEntry || !haveKd) throw std::runtime_error("kernel " + name + " not found");
     return k;
-}
-
-void prepare(Launch& l, const Kernel& k, const uint32_t global[3], const uint32_t local[3],
-             unsigned scratchWaves) {
-    using duet::gcn::DispatchState;
-    DispatchState& st = l.state;
-    st = DispatchState{};
-    st.pgmAddress = k.entry;
-    st.pgmRsrc1 = k.rsrc1;
-    // The CP takes LDS from the dispatch packet's group segment size (granule 512 bytes).
-    st.pgmRsrc2 = (k.rsrc2 & ~(0x1ffu << 15)) | (((k.groupSegmentSize + 511) / 512) << 15);
-    st.pgmRsrc3 = k.rsrc3;
-    for (int d = 0; d < 3; ++d) {
-        st.numThread[d] = local[d];
-        st.dim[d] = global[d];
-    }
-    st.initiator = 1 | 1u << 1 | 1u << 5; // COMPUTE_SHADER_EN, PARTIAL_TG_EN, USE_THREAD_DIMENSIONS
-
-    // Scratch: WAVESIZE in 1 KiB units per wave (64 lanes x private size, rounded up).
-    uint32_t waveBytes = (k.privateSegmentSize * 64 + 1023) / 1024 * 1024;
-    if (k.rsrc2 & 1) {
-        st.tmpringSize = scratchWaves | (waveBytes / 1024) << 12;
-        l.scratch.assign(size_t(scratchWaves) * waveBytes + 256, 0);
-    }
-    uint64_t scratchBase = reinterpret_cast<uint64_t>(l.scratch.data());
-
-    // hsa_kernel_dispatch_packet_t: sizes for kernels that read the dispatch pointer.
-    auto put16 = [&](size_t at, uint16_t v) { memcpy(l.dispatchPacket.data() + at, &v, 2); };
-    auto put32 = [&](size_t at, uint32_t v) { memcpy(l.dispatchPacket.data() + at, &v, 4); };
-    put16(4, uint16_t(local[0]));
-    put16(6, uint16_t(local[1]));
-    put16(8, uint16_t(local[2]));
-    put32(12, global[0]);
-    put32(16, global[1]);
-    put32(20, global[2]);
-    put32(24, k.privateSegmentSize);
-    put32(28, k.groupSegmentSize);
-    // Room for the hidden (implicit) arguments after the explicit ones, zeroed: global
-    // offsets 0.
-    l.kernargs.resize(std::max<size_t>(l.kernargs.size(), k.kernargSize) + 256, 0);
-    uint64_t kernargs = reinterpret_cast<uint64_t>(l.kernargs.data());
-    uint64_t packet = reinterpret_cast<uint64_t>(l.dispatchPacket.data());
-    memcpy(l.dispatchPacket.data() + 40, &kernargs, 8);
-
-    unsigned n = 0;
-    auto user = [&](uint32_t v) { st.userData[n++] = v; };
-    uint16_t p = k.codeProperties;
-    if (p & 1) { // private segment buffer V#: swizzled, ADD_TID, index stride 64, element 4
-        user(uint32_t(scratchBase));
-        user(uint32_t(scratchBase >> 32) | 1u << 31);
-        user(0xffffffffu);
-        user(1u << 23 | 3u << 21 | 1u << 19);
-    }
-    if (p & 2) user(uint32_t(packet)), user(uint32_t(packet >> 32));
-    if (p & 4) user(0), user(0); // queue ptr: none
-    if (p & 8) user(uint32_t(kernargs)), user(uint32_t(kernargs >> 32));
-    if (p & 16) user(0), user(0); // dispatch id
-    if (p & 32) user(uint32_t(scratchBase)), user(uint32_t(scratchBase >> 32));
-    if (p & 64) user(k.privateSegmentSize);
 }
 
 } // namespace gcntest

@@ -20,18 +20,22 @@ struct Kernel {
     uint32_t groupSegmentSize = 0, privateSegmentSize = 0, kernargSize = 0;
     uint32_t rsrc1 = 0, rsrc2 = 0, rsrc3 = 0;
     uint16_t codeProperties = 0;
-    std::string disassemblyHint;   ///< mnemonics seen (for diagnostics)
+    size_t textSize = 0; ///< bytes of `text` (the loaded sections)
 };
 
 /// Compiles `source` (OpenCL C) for amdgcn-amd-amdhsa gfx900 at -O2 with `options`, and
 /// returns kernel `name`. Throws std::runtime_error with the build log on failure.
-Kernel compileKernel(const std::string& source, const std::string& name,
-                     const std::vector<std::string>& options = {});
+Kernel compileKernel(const std::string &source, const std::string &name,
+                     const std::vector<std::string> &options = {});
+
+/// A kernel rebuilt from `size` bytes of loaded code, the entry's offset in them and the
+/// descriptor fields of `fields` (for replaying code objects without LLVM).
+Kernel loadKernel(const uint8_t *blob, size_t size, uint64_t entryOffset, const Kernel &fields);
 
 /// Memory the model's dispatch needs beside the kernel's own buffers.
 struct Launch {
     std::vector<uint8_t> kernargs;
-    std::vector<uint8_t> scratch;   ///< WAVES * WAVESIZE
+    std::vector<uint8_t> scratch; ///< WAVES * WAVESIZE
     std::vector<uint8_t> dispatchPacket = std::vector<uint8_t>(64);
     duet::gcn::DispatchState state;
 };
@@ -40,10 +44,10 @@ struct Launch {
 /// of `localSize`: user SGPRs per the descriptor's enable bits (private segment buffer V#,
 /// dispatch ptr, kernarg ptr, flat scratch init, private segment size), LDS from the group
 /// segment, scratch slots for `scratchWaves` waves.
-void prepare(Launch& launch, const Kernel& k, const uint32_t globalSize[3],
+void prepare(Launch &launch, const Kernel &k, const uint32_t globalSize[3],
              const uint32_t localSize[3], unsigned scratchWaves = 256);
 
-template <class T> void pushArg(Launch& l, const T& value) {
+template <class T> void pushArg(Launch &l, const T &value) {
     size_t align = alignof(T) < 8 ? alignof(T) : 8;
     size_t at = (l.kernargs.size() + align - 1) / align * align;
     l.kernargs.resize(at + sizeof(T));

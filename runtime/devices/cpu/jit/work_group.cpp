@@ -37,6 +37,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/ReplaceConstant.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
@@ -46,6 +47,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <map>
 
 namespace duet::rt {
@@ -357,6 +359,14 @@ void WorkGroupBuilder::emitPrologue(IRBuilder<>& b, Argument* ctx) {
     field3(offsetof(WorkGroupContext, enqueuedLocalSize), m_pro.enqueuedLocalSize,
            "enqueued_local_size");
     field3(offsetof(WorkGroupContext, localSize), m_pro.localSize, "local_size");
+    // Group sizes are 1..kCpuMaxWorkGroupSize: with that range, the loop over the local ids
+    // bounds them, and `(int)get_local_id(0) + 1` stays an affine index (no sign-extension
+    // of a value that might wrap), which the loop vectoriser needs to widen it.
+    MDNode* groupRange = MDBuilder(b.getContext())
+                             .createRange(APInt(64, 1), APInt(64, kCpuMaxWorkGroupSize + 1));
+    for (unsigned d = 0; d < 3; ++d)
+        for (Value* v : {m_pro.enqueuedLocalSize[d], m_pro.localSize[d]})
+            cast<LoadInst>(v)->setMetadata(LLVMContext::MD_range, groupRange);
     field3(offsetof(WorkGroupContext, numGroups), m_pro.numGroups, "num_groups");
     field3(offsetof(WorkGroupContext, groupId), m_pro.groupId, "group_id");
     m_pro.localMem = field(offsetof(WorkGroupContext, localMem), m_ptr, "local_mem");
@@ -699,6 +709,46 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
             a->eraseFromParent();
         }
 
+        // Values that are cheap, pure functions of the work-item ids, the prologue (context,
+        // arguments) and constants - addresses like `tile + lid + 1` - are computed again
+        // where a barrier separates a use from them instead of living in per-work-item
+        // storage: the reload would hide from the loop vectoriser that the address is
+        // consecutive across work-items (it gave up on stencils through __local tiles).
+        DenseMap<Instruction*, bool> rematMemo;
+        std::function<bool(Value*, unsigned)> rematerialisable = [&](Value* v, unsigned depth) {
+            auto* i = dyn_cast<Instruction>(v);
+            if (!i || i->getParent() == entry)
+                return true; // constants, arguments and the prologue dominate every region
+            if (depth > 12)
+                return false;
+            if (auto it = rematMemo.find(i); it != rematMemo.end())
+                return it->second;
+            bool ok = false;
+            if (auto* call = dyn_cast<CallInst>(i)) {
+                Function* f = call->getCalledFunction();
+                ok = f == m_ph.localId[0] || f == m_ph.localId[1] || f == m_ph.localId[2] ||
+                     f == m_ph.linear;
+            } else if (isa<GetElementPtrInst, CastInst>(i) ||
+                       (isa<BinaryOperator>(i) && !i->isIntDivRem())) {
+                ok = !isa<PtrToIntInst, IntToPtrInst>(i);
+                for (Value* op : i->operands())
+                    ok = ok && rematerialisable(op, depth + 1);
+            }
+            rematMemo[i] = ok;
+            return ok;
+        };
+        std::function<Value*(Value*, IRBuilder<>&)> rematerialise = [&](Value* v,
+                                                                        IRBuilder<>& b) -> Value* {
+            auto* i = dyn_cast<Instruction>(v);
+            if (!i || i->getParent() == entry)
+                return v;
+            Instruction* c = i->clone();
+            for (Use& op : c->operands())
+                op.set(rematerialise(op.get(), b));
+            b.Insert(c, i->getName() + ".remat");
+            return c;
+        };
+
         // SSA values live across a barrier: stored after their definition, loaded before
         // each use that a barrier may separate from it.
         for (unsigned di = 0; di < n; ++di) {
@@ -728,6 +778,17 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
                 if (inst->getType()->isTokenTy()) {
                     error = "a token value lives across a barrier";
                     return false;
+                }
+                if (rematerialisable(inst, 0)) {
+                    for (Use* u : crossing) {
+                        auto* user = cast<Instruction>(u->getUser());
+                        Instruction* at = user;
+                        if (auto* phi = dyn_cast<PHINode>(user))
+                            at = phi->getIncomingBlock(*u)->getTerminator();
+                        IRBuilder<> rb(at);
+                        u->set(rematerialise(inst, rb));
+                    }
+                    continue;
                 }
                 // Where the value lives: one slot per work-item, unless it is uniform (defined
                 // under uniform control with uniform operands). A uniform value needs one slot
@@ -858,6 +919,12 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
         b.SetInsertPoint(xh);
         PHINode* x = b.CreatePHI(m_i64, 2, "lx");
         Value* lin = b.CreateAdd(row, x, "local_linear");
+        // Local ids are below kCpuMaxWorkGroupSize: said to the optimiser, `(int)lid + 1`
+        // folds to an affine 64-bit index instead of a shl/ashr pair the vectoriser cannot
+        // follow (assumptions feed the known bits instcombine folds with).
+        for (PHINode* id : {x, y, z})
+            b.CreateAssumption(
+                b.CreateICmpULT(id, ConstantInt::get(m_i64, kCpuMaxWorkGroupSize)));
         b.SetInsertPoint(yh);
         b.CreateBr(xh);
 

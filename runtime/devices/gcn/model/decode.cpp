@@ -13,24 +13,24 @@ namespace {
 
 struct OpcodeName {
     unsigned op;
-    const char* name;
+    const char *name;
 };
 #include "opcode_names.inc"
 
 /// Opcode number -> mnemonic for one encoding, as a dense array.
 template <size_t N, size_t M> struct NameTable {
-    std::array<const char*, N> names{};
+    std::array<const char *, N> names{};
     explicit NameTable(const OpcodeName (&list)[M]) {
-        for (const OpcodeName& e : list)
+        for (const OpcodeName &e : list)
             if (e.op < N) names[e.op] = e.name;
     }
-    const char* operator[](unsigned op) const { return op < N ? names[op] : nullptr; }
+    const char *operator[](unsigned op) const { return op < N ? names[op] : nullptr; }
 };
 template <size_t N, size_t M> NameTable<N, M> makeTable(const OpcodeName (&list)[M]) {
     return NameTable<N, M>(list);
 }
 
-const auto& tables() {
+const auto &tables() {
     static const struct {
         decltype(makeTable<128>(kSop2Names)) sop2 = makeTable<128>(kSop2Names);
         decltype(makeTable<32>(kSopkNames)) sopk = makeTable<32>(kSopkNames);
@@ -52,14 +52,14 @@ const auto& tables() {
     return t;
 }
 
-const char* const kOpNames[] = {
+const char *const kOpNames[] = {
     "unimplemented",
-#define DUET_GCN_NAME(name) #name,
-    DUET_GCN_OPS(DUET_GCN_NAME)
-#undef DUET_GCN_NAME
+#define X(name) #name,
+#include "ops.inc"
+#undef X
 };
 
-const std::unordered_map<std::string_view, Op>& opByName() {
+const std::unordered_map<std::string_view, Op> &opByName() {
     static const std::unordered_map<std::string_view, Op> map = [] {
         std::unordered_map<std::string_view, Op> m;
         for (unsigned i = 1; i < static_cast<unsigned>(Op::Count); ++i)
@@ -69,13 +69,15 @@ const std::unordered_map<std::string_view, Op>& opByName() {
     return map;
 }
 
-bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool startsWith(std::string_view s, std::string_view p) {
+    return s.substr(0, p.size()) == p;
+}
 bool endsWith(std::string_view s, std::string_view p) {
     return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
 /// v_cmp[x]_<cond>_<type> and v_cmp[x]_class_<type>.
-bool parseCompare(std::string_view n, Inst& in) {
+bool parseCompare(std::string_view n, Inst &in) {
     if (!startsWith(n, "v_cmp")) return false;
     n.remove_prefix(5);
     in.cmpx = !n.empty() && n[0] == 'x';
@@ -90,7 +92,7 @@ bool parseCompare(std::string_view n, Inst& in) {
         {"i16", CmpType::I16}, {"u16", CmpType::U16}, {"i32", CmpType::I32},
         {"u32", CmpType::U32}, {"i64", CmpType::I64}, {"u64", CmpType::U64}};
     bool found = false;
-    for (auto& [s, t] : types)
+    for (auto &[s, t] : types)
         if (s == type) in.cmpType = t, found = true;
     if (!found) return false;
     bool isFloat = in.cmpType <= CmpType::F64;
@@ -99,11 +101,10 @@ bool parseCompare(std::string_view n, Inst& in) {
         in.op = Op::v_cmp_class;
         return true;
     }
-    static const std::string_view fconds[] = {"f",   "lt",  "eq",  "le",  "gt",  "lg",
-                                              "ge",  "o",   "u",   "nge", "nlg", "ngt",
-                                              "nle", "neq", "nlt", "tru"};
+    static const std::string_view fconds[] = {"f", "lt",  "eq",  "le",  "gt",  "lg",  "ge",  "o",
+                                              "u", "nge", "nlg", "ngt", "nle", "neq", "nlt", "tru"};
     static const std::string_view iconds[] = {"f", "lt", "eq", "le", "gt", "ne", "ge", "t"};
-    const std::string_view* list = isFloat ? fconds : iconds;
+    const std::string_view *list = isFloat ? fconds : iconds;
     unsigned count = isFloat ? 16 : 8;
     for (unsigned i = 0; i < count; ++i)
         if (list[i] == cond) {
@@ -114,15 +115,15 @@ bool parseCompare(std::string_view n, Inst& in) {
     return false;
 }
 
-bool parseAtomicName(std::string_view a, Inst& in) {
+bool parseAtomicName(std::string_view a, Inst &in) {
     static const std::pair<std::string_view, AtomicOp> ops[] = {
-        {"swap", AtomicOp::Swap}, {"wrxchg", AtomicOp::Swap}, {"cmpswap", AtomicOp::CmpSwap},
-        {"cmpst", AtomicOp::CmpSwap}, {"add", AtomicOp::Add}, {"sub", AtomicOp::Sub},
-        {"rsub", AtomicOp::Rsub}, {"smin", AtomicOp::Smin}, {"umin", AtomicOp::Umin},
-        {"smax", AtomicOp::Smax}, {"umax", AtomicOp::Umax}, {"and", AtomicOp::And},
-        {"or", AtomicOp::Or}, {"xor", AtomicOp::Xor}, {"inc", AtomicOp::Inc},
+        {"swap", AtomicOp::Swap},     {"wrxchg", AtomicOp::Swap}, {"cmpswap", AtomicOp::CmpSwap},
+        {"cmpst", AtomicOp::CmpSwap}, {"add", AtomicOp::Add},     {"sub", AtomicOp::Sub},
+        {"rsub", AtomicOp::Rsub},     {"smin", AtomicOp::Smin},   {"umin", AtomicOp::Umin},
+        {"smax", AtomicOp::Smax},     {"umax", AtomicOp::Umax},   {"and", AtomicOp::And},
+        {"or", AtomicOp::Or},         {"xor", AtomicOp::Xor},     {"inc", AtomicOp::Inc},
         {"dec", AtomicOp::Dec}};
-    for (auto& [s, op] : ops)
+    for (auto &[s, op] : ops)
         if (s == a) {
             in.atomic = op;
             return true;
@@ -131,7 +132,7 @@ bool parseAtomicName(std::string_view a, Inst& in) {
 }
 
 /// Loads/stores/atomics of FLAT, GLOBAL, SCRATCH and MUBUF (after the segment prefix).
-bool parseVmem(std::string_view n, Inst& in) {
+bool parseVmem(std::string_view n, Inst &in) {
     if (startsWith(n, "load_") || startsWith(n, "store_")) {
         bool load = n[0] == 'l';
         n.remove_prefix(load ? 5 : 6);
@@ -144,11 +145,11 @@ bool parseVmem(std::string_view n, Inst& in) {
             n.remove_suffix(4);
         }
         static const std::pair<std::string_view, std::pair<uint8_t, bool>> sizes[] = {
-            {"ubyte", {1, false}}, {"sbyte", {1, true}},   {"byte", {1, false}},
-            {"ushort", {2, false}}, {"sshort", {2, true}}, {"short", {2, false}},
-            {"dword", {4, false}},  {"dwordx2", {8, false}}, {"dwordx3", {12, false}},
+            {"ubyte", {1, false}},   {"sbyte", {1, true}},    {"byte", {1, false}},
+            {"ushort", {2, false}},  {"sshort", {2, true}},   {"short", {2, false}},
+            {"dword", {4, false}},   {"dwordx2", {8, false}}, {"dwordx3", {12, false}},
             {"dwordx4", {16, false}}};
-        for (auto& [s, v] : sizes)
+        for (auto &[s, v] : sizes)
             if (s == n) {
                 in.memBytes = v.first;
                 in.memSigned = v.second;
@@ -172,7 +173,7 @@ bool parseVmem(std::string_view n, Inst& in) {
 }
 
 /// ds_* mnemonics.
-bool parseDs(std::string_view n, Inst& in) {
+bool parseDs(std::string_view n, Inst &in) {
     if (Op op; opByName().count(n) && (op = opByName().at(n), true)) {
         in.op = op; // ds_bpermute_b32, ds_permute_b32, ds_swizzle_b32, ds_nop
         return true;
@@ -200,13 +201,24 @@ bool parseDs(std::string_view n, Inst& in) {
         } else {
             return false;
         }
-        if (endsWith(n, "_d16_hi") || endsWith(n, "_d16") || startsWith(n, "addtid")) return false;
+        if (startsWith(n, "addtid")) return false;
+        if (endsWith(n, "_d16_hi")) {
+            in.memD16 = in.memD16Hi = true;
+            n.remove_suffix(7);
+        } else if (endsWith(n, "_d16")) {
+            in.memD16 = true;
+            n.remove_suffix(4);
+        }
         int w = widthOf(n);
         if (!w && !two) {
-            if (n == "u8" || n == "b8") w = 1;
-            else if (n == "i8") w = 1, in.memSigned = true;
-            else if (n == "u16" || n == "b16") w = 2;
-            else if (n == "i16") w = 2, in.memSigned = true;
+            if (n == "u8" || n == "b8")
+                w = 1;
+            else if (n == "i8")
+                w = 1, in.memSigned = true;
+            else if (n == "u16" || n == "b16")
+                w = 2;
+            else if (n == "i16")
+                w = 2, in.memSigned = true;
         }
         if (!w) return false;
         in.memBytes = static_cast<uint8_t>(w);
@@ -224,14 +236,22 @@ bool parseDs(std::string_view n, Inst& in) {
         in.memRtn = true;
         head.remove_suffix(4);
     }
-    if (startsWith(head, "wrxchg2") || head == "mskor" || endsWith(head, "src2") ||
-        head == "wrap" || head == "condxchg32")
+    if (head == "mskor") {
+        in.atomic = AtomicOp::Mskor;
+        in.op = Op::ds_atomic;
+        return true;
+    }
+    if (startsWith(head, "wrxchg2") || endsWith(head, "src2") || head == "wrap" ||
+        head == "condxchg32")
         return false;
     bool isF = type[0] == 'f';
     if (head == "min" || head == "max") {
-        if (isF) in.atomic = head == "min" ? AtomicOp::Fmin : AtomicOp::Fmax;
-        else if (type[0] == 'i') in.atomic = head == "min" ? AtomicOp::Smin : AtomicOp::Smax;
-        else in.atomic = head == "min" ? AtomicOp::Umin : AtomicOp::Umax;
+        if (isF)
+            in.atomic = head == "min" ? AtomicOp::Fmin : AtomicOp::Fmax;
+        else if (type[0] == 'i')
+            in.atomic = head == "min" ? AtomicOp::Smin : AtomicOp::Smax;
+        else
+            in.atomic = head == "min" ? AtomicOp::Umin : AtomicOp::Umax;
     } else if (head == "add" && isF) {
         in.atomic = AtomicOp::Fadd;
     } else if (head == "cmpst") {
@@ -243,26 +263,36 @@ bool parseDs(std::string_view n, Inst& in) {
     return true;
 }
 
-uint8_t classOf(const Inst& in) {
+uint8_t classOf(const Inst &in) {
     using C = InstClass;
     auto c = [](C x) { return static_cast<uint8_t>(x); };
     switch (in.enc) {
-    case Enc::Sop2: case Enc::Sopk: case Enc::Sop1: case Enc::Sopc:
+    case Enc::Sop2:
+    case Enc::Sopk:
+    case Enc::Sop1:
+    case Enc::Sopc:
         return in.op == Op::s_setpc_b64 || in.op == Op::s_swappc_b64 || in.op == Op::s_call_b64
                    ? c(C::Branch)
                    : c(C::Salu);
     case Enc::Sopp:
         switch (in.op) {
-        case Op::s_branch: case Op::s_cbranch_scc0: case Op::s_cbranch_scc1:
-        case Op::s_cbranch_vccz: case Op::s_cbranch_vccnz: case Op::s_cbranch_execz:
+        case Op::s_branch:
+        case Op::s_cbranch_scc0:
+        case Op::s_cbranch_scc1:
+        case Op::s_cbranch_vccz:
+        case Op::s_cbranch_vccnz:
+        case Op::s_cbranch_execz:
         case Op::s_cbranch_execnz: return c(C::Branch);
         case Op::s_barrier: return c(C::Barrier);
         case Op::s_waitcnt: return c(C::Waitcnt);
         default: return c(C::Other);
         }
     case Enc::Smem: return c(C::Smem);
-    case Enc::Vop2: case Enc::Vop1: case Enc::Vopc: case Enc::Vop3: case Enc::Vop3p:
-        return c(C::Valu);
+    case Enc::Vop2:
+    case Enc::Vop1:
+    case Enc::Vopc:
+    case Enc::Vop3:
+    case Enc::Vop3p: return c(C::Valu);
     case Enc::Ds: return c(C::Lds);
     case Enc::Mubuf: return c(C::Vmem);
     case Enc::Flat: return in.space == Space::Flat ? c(C::Flat) : c(C::Vmem);
@@ -270,27 +300,47 @@ uint8_t classOf(const Inst& in) {
     }
 }
 
-void setName(Inst& in, const char* name, const char* fallback) {
+void setName(Inst &in, const char *name, const char *fallback) {
     in.name = name ? name : fallback;
     if (!name) return;
     std::string_view n(name);
-    auto& map = opByName();
+    auto &map = opByName();
     if (auto it = map.find(n); it != map.end()) {
         in.op = it->second;
+        // gfx9 changed these (and only these) 16-bit ops to keep the unused half of the
+        // destination; their "legacy" gfx8 encodings, and all other 16-bit ops, zero it.
+        in.keepHi16 = in.op == Op::v_mad_f16 || in.op == Op::v_mad_u16 || in.op == Op::v_mad_i16 ||
+                      in.op == Op::v_fma_f16 || in.op == Op::v_div_fixup_f16;
         return;
     }
+    // gfx9's "legacy" 16-bit mads are the gfx8 encodings: same arithmetic, no op_sel (the
+    // result goes to the low half, the high half zeroed, as wr16 does without op_sel).
+    static const std::pair<std::string_view, Op> legacy16[] = {
+        {"v_mad_legacy_u16", Op::v_mad_u16},
+        {"v_mad_legacy_i16", Op::v_mad_i16},
+        {"v_mad_legacy_f16", Op::v_mad_f16},
+        {"v_fma_legacy_f16", Op::v_fma_f16},
+        {"v_div_fixup_legacy_f16", Op::v_div_fixup_f16}};
+    for (auto &[legacyName, op] : legacy16)
+        if (n == legacyName) {
+            in.op = op;
+            return;
+        }
     if (parseCompare(n, in)) return;
     if (startsWith(n, "ds_")) {
         if (!parseDs(n, in)) in.op = Op::Unimplemented;
         return;
     }
+    if (n == "buffer_wbinvl1" || n == "buffer_wbinvl1_vol") return; // found by opByName
     for (std::string_view p : {"flat_", "global_", "scratch_", "buffer_"})
         if (startsWith(n, p)) {
             if (!parseVmem(n.substr(p.size()), in)) in.op = Op::Unimplemented;
             return;
         }
-    if (startsWith(n, "s_load_dword")) in.op = Op::s_load;
-    else if (startsWith(n, "s_buffer_load_dword")) in.op = Op::s_buffer_load;
+    if (startsWith(n, "s_load_dword"))
+        in.op = Op::s_load;
+    else if (startsWith(n, "s_buffer_load_dword"))
+        in.op = Op::s_buffer_load;
 }
 
 unsigned smemDwords(std::string_view n) {
@@ -303,10 +353,41 @@ unsigned smemDwords(std::string_view n) {
 
 } // namespace
 
-const char* opName(Op op) { return kOpNames[static_cast<unsigned>(op)]; }
+const char *opName(Op op) {
+    return kOpNames[static_cast<unsigned>(op)];
+}
 
-Inst decode(const uint32_t* w) {
-    const auto& t = tables();
+std::vector<OpcodeCoverage> opcodeCoverage() {
+    std::vector<OpcodeCoverage> out;
+    auto add = [&](const char *enc, const auto &list, Enc e) {
+        for (const OpcodeName &n : list) {
+            Inst in;
+            in.enc = e;
+            setName(in, n.name, "");
+            out.push_back({enc, n.op, n.name, in.op != Op::Unimplemented});
+        }
+    };
+    add("SOP2", kSop2Names, Enc::Sop2);
+    add("SOPK", kSopkNames, Enc::Sopk);
+    add("SOP1", kSop1Names, Enc::Sop1);
+    add("SOPC", kSopcNames, Enc::Sopc);
+    add("SOPP", kSoppNames, Enc::Sopp);
+    add("SMEM", kSmemNames, Enc::Smem);
+    add("VOP2", kVop2Names, Enc::Vop2);
+    add("VOP1", kVop1Names, Enc::Vop1);
+    add("VOPC", kVopcNames, Enc::Vopc);
+    add("VOP3", kVop3Names, Enc::Vop3);
+    add("VOP3P", kVop3pNames, Enc::Vop3p);
+    add("DS", kDsNames, Enc::Ds);
+    add("MUBUF", kMubufNames, Enc::Mubuf);
+    add("FLAT", kFlatNames, Enc::Flat);
+    add("SCRATCH", kScratchNames, Enc::Flat);
+    add("GLOBAL", kGlobalNames, Enc::Flat);
+    return out;
+}
+
+Inst decode(const uint32_t *w) {
+    const auto &t = tables();
     Inst in;
     uint32_t w0 = w[0];
     auto literalIf = [&](unsigned nsrc) {
@@ -375,9 +456,12 @@ Inst decode(const uint32_t* w) {
             in.src[1] = opnd::kVgpr + bits(w0, 9, 8);
             // Implicit operands of the 32-bit forms.
             switch (in.op) {
-            case Op::v_cndmask_b32: case Op::v_addc_co_u32: case Op::v_subb_co_u32:
+            case Op::v_cndmask_b32:
+            case Op::v_addc_co_u32:
+            case Op::v_subb_co_u32:
             case Op::v_subbrev_co_u32: in.src[2] = opnd::kVcc; break;
-            case Op::v_mac_f32: case Op::v_mac_f16: in.src[2] = opnd::kVgpr + in.vdst; break;
+            case Op::v_mac_f32:
+            case Op::v_mac_f16: in.src[2] = opnd::kVgpr + in.vdst; break;
             default: break;
             }
         }
@@ -408,14 +492,16 @@ Inst decode(const uint32_t* w) {
             w1 = w[1];
             in.enc = Enc::Smem;
             in.words = 2;
-            const char* name = t.smem[bits(w0, 18, 8)];
+            const char *name = t.smem[bits(w0, 18, 8)];
             setName(in, name, "SMEM");
             in.saddr = bits(w0, 0, 6) * 2;
             in.vdst = bits(w0, 6, 7);
             in.glc = bits(w0, 16, 1);
             in.smemImm = bits(w0, 17, 1);
-            if (in.smemImm) in.imm = static_cast<int32_t>(w1 & 0xfffff);
-            else in.soffset = w1 & 0xff;
+            if (in.smemImm)
+                in.imm = static_cast<int32_t>(w1 & 0xfffff);
+            else
+                in.soffset = w1 & 0xff;
             if (name) in.memBytes = static_cast<uint8_t>(smemDwords(name)); // dwords, for SMEM
             break;
         }
@@ -522,10 +608,19 @@ Inst decode(const uint32_t* w) {
             in.vdst = bits(w1, 24, 8);
             break;
         }
-        case 0b111010: in.name = "MTBUF (typed buffer)"; in.words = 2; break;
-        case 0b111100: in.name = "MIMG (image)"; in.words = 2; break;
+        case 0b111010:
+            in.name = "MTBUF (typed buffer)";
+            in.words = 2;
+            break;
+        case 0b111100:
+            in.name = "MIMG (image)";
+            in.words = 2;
+            break;
         case 0b110101: in.name = "VINTRP"; break;
-        case 0b110010: in.name = "EXP"; in.words = 2; break;
+        case 0b110010:
+            in.name = "EXP";
+            in.words = 2;
+            break;
         default: in.name = "unknown encoding"; break;
         }
     }

@@ -18,7 +18,9 @@ namespace {
 
 using f16 = _Float16;
 
-template <class To, class From> To bc(From f) { return std::bit_cast<To>(f); }
+template <class To, class From> To bc(From f) {
+    return std::bit_cast<To>(f);
+}
 
 std::string hex(uint64_t v) {
     char buf[32];
@@ -44,15 +46,29 @@ f16 flushF16(f16 x) {
 /// Canonical quiet NaN the hardware produces.
 constexpr uint32_t kQnanF32 = 0x7fc00000;
 
-/// IEEE-mode min/max: a NaN operand yields the other operand, as the ISA's v_min/v_max do
-/// (signalling NaNs are quieted: both NaN gives the canonical quiet NaN).
+/// Signalling NaN (quiet bit clear).
+template <class T> bool isSnan(T x) {
+    if (!std::isnan(x)) return false;
+    if constexpr (sizeof(T) == 8)
+        return !((std::bit_cast<uint64_t>(x) >> 51) & 1);
+    else if constexpr (sizeof(T) == 4)
+        return !((std::bit_cast<uint32_t>(x) >> 22) & 1);
+    else
+        return !((std::bit_cast<uint16_t>(x) >> 9) & 1);
+}
+
+/// IEEE-mode min/max (IEEE 754-2008 minNum/maxNum, as the ISA's v_min/v_max with MODE.IEEE):
+/// a signalling NaN operand gives a quiet NaN; a quiet NaN operand yields the other operand;
+/// -0 < +0.
 template <class T> T fminIeee(T a, T b) {
+    if (isSnan(a) || isSnan(b)) return std::numeric_limits<T>::quiet_NaN();
     if (std::isnan(a)) return std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : b;
     if (std::isnan(b)) return a;
-    if (a == b) return std::signbit(a) ? a : b; // -0 < +0
+    if (a == b) return std::signbit(a) ? a : b;
     return a < b ? a : b;
 }
 template <class T> T fmaxIeee(T a, T b) {
+    if (isSnan(a) || isSnan(b)) return std::numeric_limits<T>::quiet_NaN();
     if (std::isnan(a)) return std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : b;
     if (std::isnan(b)) return a;
     if (a == b) return std::signbit(a) ? b : a;
@@ -98,9 +114,12 @@ template <class F> unsigned classBit(F x) {
     switch (std::fpclassify(x)) {
     case FP_NAN: {
         bool quiet;
-        if constexpr (sizeof(F) == 8) quiet = (bc<uint64_t>(x) >> 51) & 1;
-        else if constexpr (sizeof(F) == 4) quiet = (bc<uint32_t>(x) >> 22) & 1;
-        else quiet = (bc<uint16_t>(x) >> 9) & 1;
+        if constexpr (sizeof(F) == 8)
+            quiet = (bc<uint64_t>(x) >> 51) & 1;
+        else if constexpr (sizeof(F) == 4)
+            quiet = (bc<uint32_t>(x) >> 22) & 1;
+        else
+            quiet = (bc<uint16_t>(x) >> 9) & 1;
         return quiet ? 1 : 0;
     }
     case FP_INFINITE: return neg ? 2 : 9;
@@ -146,7 +165,7 @@ template <class I> bool icmp(unsigned cond, I a, I b) {
 /// 2/pi in 1201 bits, as v_trig_preop_f64 reads it: 53-bit segments of the fraction.
 uint64_t twoOverPiBits(int start) {
     // The first 1152 fraction bits of 2/pi (hex digits), enough for every shift the op allows.
-    static const char* const kDigits =
+    static const char *const kDigits =
         "A2F9836E4E441529FC2757D1F534DDC0DB6295993C439041FE5163ABDEBBC561B7246E3A424DD2E006492EEA09"
         "D1921CFE1DEB1CB129A73EE88235F52EBB4484E99C7026B45F7E413991D639835339F49C845F8BBDF9283B1FF8"
         "97FFDE05980FEF2F118B5A0A6D1F6D367ECF27CB09B74F463F669E5FEA2D7527BAC7EBE5F17B3D0739F78A5292"
@@ -167,9 +186,35 @@ uint64_t twoOverPiBits(int start) {
     return r;
 }
 
+// ---- Fused multiply-add over a wave ----------------------------------------------------------
+// std::fma is a libm call per lane unless the compiler may assume FMA hardware; choose an
+// FMA3 build of the lane loop at run time when the host has it (exact either way).
+
+template <class T> void fmaLanesGeneric(T *r, const T *a, const T *b, const T *c) {
+    for (int l = 0; l < 64; ++l)
+        r[l] = std::fma(a[l], b[l], c[l]);
+}
+__attribute__((target("fma"))) void fmaLanesF32Hw(float *r, const float *a, const float *b,
+                                                  const float *c) {
+    for (int l = 0; l < 64; ++l)
+        r[l] = __builtin_fmaf(a[l], b[l], c[l]);
+}
+__attribute__((target("fma"))) void fmaLanesF64Hw(double *r, const double *a, const double *b,
+                                                  const double *c) {
+    for (int l = 0; l < 64; ++l)
+        r[l] = __builtin_fma(a[l], b[l], c[l]);
+}
+const bool kHostFma = __builtin_cpu_supports("fma");
+void fmaLanes(float *r, const float *a, const float *b, const float *c) {
+    kHostFma ? fmaLanesF32Hw(r, a, b, c) : fmaLanesGeneric(r, a, b, c);
+}
+void fmaLanes(double *r, const double *a, const double *b, const double *c) {
+    kHostFma ? fmaLanesF64Hw(r, a, b, c) : fmaLanesGeneric(r, a, b, c);
+}
+
 // ---- Atomics on host memory ----------------------------------------------------------------
 
-template <class T> T atomicRmw(T* p, AtomicOp op, T data, T cmp, bool shared) {
+template <class T> T atomicRmw(T *p, AtomicOp op, T data, T cmp, bool shared) {
     using S = std::make_signed_t<T>;
     auto apply = [&](T old) -> T {
         switch (op) {
@@ -186,17 +231,22 @@ template <class T> T atomicRmw(T* p, AtomicOp op, T data, T cmp, bool shared) {
         case AtomicOp::Or: return old | data;
         case AtomicOp::Xor: return old ^ data;
         case AtomicOp::Inc: return old >= data ? 0 : old + 1;
+        case AtomicOp::Mskor: return (old & ~data) | cmp;
         case AtomicOp::Dec: return (old == 0 || old > data) ? data : old - 1;
-        case AtomicOp::Fmin: case AtomicOp::Fmax: case AtomicOp::Fadd: {
+        case AtomicOp::Fmin:
+        case AtomicOp::Fmax:
+        case AtomicOp::Fadd: {
             if constexpr (sizeof(T) == 4) {
                 float a = bc<float>(old), b = bc<float>(data);
-                float r = op == AtomicOp::Fadd ? a + b
-                          : op == AtomicOp::Fmin ? fminIeee(a, b) : fmaxIeee(a, b);
+                float r = op == AtomicOp::Fadd   ? a + b
+                          : op == AtomicOp::Fmin ? fminIeee(a, b)
+                                                 : fmaxIeee(a, b);
                 return bc<T>(r);
             } else {
                 double a = bc<double>(old), b = bc<double>(data);
-                double r = op == AtomicOp::Fadd ? a + b
-                           : op == AtomicOp::Fmin ? fminIeee(a, b) : fmaxIeee(a, b);
+                double r = op == AtomicOp::Fadd   ? a + b
+                           : op == AtomicOp::Fmin ? fminIeee(a, b)
+                                                  : fmaxIeee(a, b);
                 return bc<T>(r);
             }
         }
@@ -236,27 +286,27 @@ struct Executor::Page {
     bool valid[kDwords] = {};
 };
 
-Executor::Executor(DispatchCtx& ctx, unsigned thread) : m_ctx(ctx), m_thread(thread) {}
+Executor::Executor(DispatchCtx &ctx, unsigned thread) : m_ctx(ctx), m_thread(thread) {}
 Executor::~Executor() = default;
 
-const Inst* Executor::fetch(uint64_t pc) {
+const Inst *Executor::fetch(uint64_t pc) {
     uint64_t key = pc >> 10;
-    Page* page = m_lastPage;
+    Page *page = m_lastPage;
     if (key != m_lastPageKey) {
-        auto& slot = m_pages[key];
+        auto &slot = m_pages[key];
         if (!slot) slot = std::make_unique<Page>();
         page = m_lastPage = slot.get();
         m_lastPageKey = key;
     }
     unsigned i = (pc >> 2) & (Page::kDwords - 1);
     if (!page->valid[i]) {
-        page->inst[i] = decode(reinterpret_cast<const uint32_t*>(pc));
+        page->inst[i] = decode(reinterpret_cast<const uint32_t *>(pc));
         page->valid[i] = true;
     }
     return &page->inst[i];
 }
 
-bool Executor::fail(const Wave& w, const Inst& in, const std::string& why) {
+bool Executor::fail(const Wave &w, const Inst &in, const std::string &why) {
     m_ctx.fail(why + " (" + in.name + ") at " + hex(w.pc) + " (kernel offset " +
                hex(w.pc - m_ctx.state->pgmAddress) + ")");
     return false;
@@ -266,13 +316,13 @@ bool Executor::fail(const Wave& w, const Inst& in, const std::string& why) {
 
 /// One instruction on one wave: operand fetch with modifiers, the operation, writeback.
 struct WaveExec {
-    Executor& ex;
-    Wave& w;
-    const Inst& in;
+    Executor &ex;
+    Wave &w;
+    const Inst &in;
     uint64_t execMask;
     std::string err;
     // The scratch arrays below stay uninitialised: every use writes before it reads.
-    WaveExec(Executor& e, Wave& wave, const Inst& inst, uint64_t mask)
+    WaveExec(Executor &e, Wave &wave, const Inst &inst, uint64_t mask)
         : ex(e), w(wave), in(inst), execMask(mask) {}
 
     alignas(64) uint32_t buf[3][64];
@@ -280,16 +330,19 @@ struct WaveExec {
     alignas(64) uint32_t res[64];
     alignas(64) uint32_t sdwaBuf[2][64];
     alignas(64) uint32_t dppBuf[64];
+    uint64_t dppSkip = 0; ///< lanes a DPP instruction leaves unwritten
     alignas(64) uint64_t res64[64];
 
     // Scalar operand values.
-    uint32_t sread(unsigned code) {
-        if (code < 128) {
-            if (code < 102 && code >= ex.m_ctx.sgprs && err.empty())
-                err = "SGPR s" + std::to_string(code) + " beyond the kernel's " +
-                      std::to_string(ex.m_ctx.sgprs) + " SGPRs";
+    __attribute__((always_inline)) uint32_t sread(unsigned code) {
+        if (code < 128) [[likely]] {
+            if (code < 102 && code >= ex.m_ctx.sgprs) [[unlikely]]
+                sgprError(code);
             return w.s[code];
         }
+        return sreadConst(code);
+    }
+    uint32_t sreadConst(unsigned code) {
         if (code <= 192) return code - 128;
         if (code <= 208) return static_cast<uint32_t>(-static_cast<int32_t>(code - 192));
         switch (code) {
@@ -304,7 +357,8 @@ struct WaveExec {
         case 248: return 0x3e22f983; // 1/(2*pi)
         case opnd::kSharedBase: return uint32_t(kSharedAperture);
         case opnd::kPrivateBase: return uint32_t(kPrivateAperture);
-        case opnd::kSharedLimit: case opnd::kPrivateLimit: return 0xffffffff;
+        case opnd::kSharedLimit:
+        case opnd::kPrivateLimit: return 0xffffffff;
         case opnd::kVccz: return w.vcc() == 0;
         case opnd::kExecz: return w.exec() == 0;
         case opnd::kScc: return w.scc;
@@ -318,10 +372,12 @@ struct WaveExec {
     /// constants when `fp`, and a 32-bit literal (high half for f64, zero-extended otherwise).
     uint64_t sread64(unsigned code, bool fp) {
         if (code < 128) return uint64_t(sread(code)) | uint64_t(sread(code + 1)) << 32;
-        if (code <= 208) return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(sread(code))));
+        if (code <= 208)
+            return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(sread(code))));
         if (code >= 240 && code <= 248) {
             if (!fp) return sread(code); // integer ops see the f32 bit pattern
-            static const double k[] = {0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.15915494309189535};
+            static const double k[] = {
+                0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.15915494309189535};
             return bc<uint64_t>(k[code - 240]);
         }
         if (code == opnd::kSharedBase) return kSharedAperture;
@@ -338,16 +394,25 @@ struct WaveExec {
         return uint16_t(sread(code));
     }
 
-    void checkVgpr(unsigned r, unsigned n = 1) {
-        if (r + n > ex.m_ctx.vgprs && err.empty())
-            err = "VGPR v" + std::to_string(r + n - 1) + " beyond the kernel's " +
+    __attribute__((always_inline)) void checkVgpr(unsigned r, unsigned n = 1) {
+        if (r + n > ex.m_ctx.vgprs) [[unlikely]]
+            vgprError(r + n - 1);
+    }
+    __attribute__((noinline, cold)) void vgprError(unsigned r) {
+        if (err.empty())
+            err = "VGPR v" + std::to_string(r) + " beyond the kernel's " +
                   std::to_string(ex.m_ctx.vgprs) + " VGPRs";
+    }
+    __attribute__((noinline, cold)) void sgprError(unsigned code) {
+        if (err.empty())
+            err = "SGPR s" + std::to_string(code) + " beyond the kernel's " +
+                  std::to_string(ex.m_ctx.sgprs) + " SGPRs";
     }
 
     /// Raw 32-bit source i for all lanes (SDWA/DPP applied).
-    const uint32_t* src32(int i) {
+    const uint32_t *src32(int i) {
         unsigned code = in.src[i];
-        const uint32_t* p;
+        const uint32_t *p;
         if (code >= opnd::kVgpr) {
             checkVgpr(code - opnd::kVgpr);
             p = w.vrow(code - opnd::kVgpr);
@@ -360,13 +425,14 @@ struct WaveExec {
         if (in.ext == 1 && i < 2) p = sdwaSel(p, i);
         return p;
     }
-    const uint32_t* dpp(const uint32_t* p) {
+    const uint32_t *dpp(const uint32_t *p) {
         unsigned ctrl = (in.extWord >> 8) & 0x1ff;
         bool boundCtrl = (in.extWord >> 19) & 1;
-        uint32_t* out = dppBuf;
+        uint32_t *out = dppBuf;
         for (int l = 0; l < 64; ++l) {
             int srcLane = -1;
-            if (ctrl <= 0xff) srcLane = (l & ~3) + ((ctrl >> ((l & 3) * 2)) & 3);
+            if (ctrl <= 0xff)
+                srcLane = (l & ~3) + ((ctrl >> ((l & 3) * 2)) & 3);
             else if (ctrl >= 0x101 && ctrl <= 0x10f) { // row_shl
                 int s = l + int(ctrl & 15);
                 srcLane = (s >> 4) == (l >> 4) ? s : -1;
@@ -375,19 +441,35 @@ struct WaveExec {
                 srcLane = s >= 0 && (s >> 4) == (l >> 4) ? s : -1;
             } else if (ctrl >= 0x121 && ctrl <= 0x12f) { // row_ror
                 srcLane = (l & ~15) + ((l + 16 - int(ctrl & 15)) & 15);
-            } else if (ctrl == 0x130) srcLane = l + 1 < 64 ? l + 1 : -1; // wave_shl1
-            else if (ctrl == 0x134) srcLane = (l + 1) & 63;              // wave_rol1
-            else if (ctrl == 0x138) srcLane = l - 1;                     // wave_shr1
-            else if (ctrl == 0x13c) srcLane = (l + 63) & 63;             // wave_ror1
-            else if (ctrl == 0x140) srcLane = (l & ~15) + 15 - (l & 15); // row_mirror
-            else if (ctrl == 0x141) srcLane = (l & ~7) + 7 - (l & 7);    // row_half_mirror
-            else if (ctrl == 0x142) srcLane = (l & 31) >= 16 ? ((l & ~15) - 1) : -2; // bcast15
-            else if (ctrl == 0x143) srcLane = l >= 32 ? 31 : -2;                      // bcast31
-            else if (err.empty()) err = "DPP control " + hex(ctrl) + " not modelled";
-            if (srcLane == -2) { out[l] = p[l]; continue; } // broadcast rows keep their value
-            if (srcLane < 0 || !((execMask >> srcLane) & 1))
-                out[l] = boundCtrl ? 0 : p[l];
-            else out[l] = p[srcLane];
+            } else if (ctrl == 0x130)
+                srcLane = l + 1 < 64 ? l + 1 : -1; // wave_shl1
+            else if (ctrl == 0x134)
+                srcLane = (l + 1) & 63; // wave_rol1
+            else if (ctrl == 0x138)
+                srcLane = l - 1; // wave_shr1
+            else if (ctrl == 0x13c)
+                srcLane = (l + 63) & 63; // wave_ror1
+            else if (ctrl == 0x140)
+                srcLane = (l & ~15) + 15 - (l & 15); // row_mirror
+            else if (ctrl == 0x141)
+                srcLane = (l & ~7) + 7 - (l & 7); // row_half_mirror
+            else if (ctrl == 0x142)
+                srcLane = (l & 31) >= 16 ? ((l & ~15) - 1) : -2; // bcast15
+            else if (ctrl == 0x143)
+                srcLane = l >= 32 ? 31 : -2; // bcast31
+            else if (err.empty())
+                err = "DPP control " + hex(ctrl) + " not modelled";
+            if (srcLane == -2) {
+                out[l] = p[l];
+                continue;
+            } // broadcast rows keep their value
+            if (srcLane < 0 || !((execMask >> srcLane) & 1)) {
+                // Invalid or inactive source: 0 with bound_ctrl, else the lane is not written.
+                out[l] = 0;
+                if (!boundCtrl) dppSkip |= 1ull << l;
+            } else {
+                out[l] = p[srcLane];
+            }
         }
         return out;
     }
@@ -398,14 +480,14 @@ struct WaveExec {
         uint64_t m = 0;
         for (int l = 0; l < 64; ++l)
             if (((rowMask >> (l >> 4)) & 1) && ((bankMask >> ((l >> 2) & 3)) & 1)) m |= 1ull << l;
-        return m;
+        return m & ~dppSkip;
     }
-    const uint32_t* sdwaSel(const uint32_t* p, int i) {
+    const uint32_t *sdwaSel(const uint32_t *p, int i) {
         unsigned shift = i == 0 ? 16 : 24;
         unsigned sel = (in.extWord >> shift) & 7;
         bool sext = (in.extWord >> (shift + 3)) & 1;
         if (sel >= 6) return p;
-        uint32_t* out = sdwaBuf[i];
+        uint32_t *out = sdwaBuf[i];
         for (int l = 0; l < 64; ++l) {
             uint32_t x = p[l];
             if (sel <= 3) {
@@ -431,11 +513,11 @@ struct WaveExec {
     bool f64DenormOut() const { return (w.mode >> 7) & 1; }
 
     /// Float source with abs/neg and the MODE register's input denormal flush.
-    const float* f32(int i, bool forceFlush = false) {
-        const uint32_t* p = src32(i);
+    const float *f32(int i, bool forceFlush = false) {
+        const uint32_t *p = src32(i);
         bool a = absOf(i), n = negOf(i), fl = forceFlush || !f32DenormIn();
-        if (!a && !n && !fl) return reinterpret_cast<const float*>(p);
-        float* out = reinterpret_cast<float*>(buf[i] == p ? buf[i] : buf[i]);
+        if (!a && !n && !fl) return reinterpret_cast<const float *>(p);
+        float *out = reinterpret_cast<float *>(buf[i] == p ? buf[i] : buf[i]);
         for (int l = 0; l < 64; ++l) {
             float x = bc<float>(p[l]);
             if (a) x = std::fabs(x);
@@ -445,27 +527,30 @@ struct WaveExec {
         }
         return out;
     }
-    template <class T> const T* fsrc(int i) {
-        if constexpr (sizeof(T) == 4) return f32(i);
-        else return f64(i);
+    template <class T> const T *fsrc(int i) {
+        if constexpr (sizeof(T) == 4)
+            return f32(i);
+        else
+            return f64(i);
     }
-    const uint64_t* src64(int i, bool fp) {
+    const uint64_t *src64(int i, bool fp) {
         unsigned code = in.src[i];
-        uint64_t* out = buf64[i];
+        uint64_t *out = buf64[i];
         if (code >= opnd::kVgpr) {
             checkVgpr(code - opnd::kVgpr, 2);
-            const uint32_t* lo = w.vrow(code - opnd::kVgpr);
-            const uint32_t* hi = w.vrow((code - opnd::kVgpr + 1) & 255);
-            for (int l = 0; l < 64; ++l) out[l] = uint64_t(lo[l]) | uint64_t(hi[l]) << 32;
+            const uint32_t *lo = w.vrow(code - opnd::kVgpr);
+            const uint32_t *hi = w.vrow((code - opnd::kVgpr + 1) & 255);
+            for (int l = 0; l < 64; ++l)
+                out[l] = uint64_t(lo[l]) | uint64_t(hi[l]) << 32;
         } else {
             std::fill_n(out, 64, sread64(code, fp));
         }
         return out;
     }
-    const double* f64(int i) {
-        uint64_t* p = const_cast<uint64_t*>(src64(i, true));
+    const double *f64(int i) {
+        uint64_t *p = const_cast<uint64_t *>(src64(i, true));
         bool a = (in.abs >> i) & 1, n = (in.neg >> i) & 1, fl = !f64DenormIn();
-        double* d = reinterpret_cast<double*>(p);
+        double *d = reinterpret_cast<double *>(p);
         if (a || n || fl)
             for (int l = 0; l < 64; ++l) {
                 double x = d[l];
@@ -477,21 +562,22 @@ struct WaveExec {
         return d;
     }
     /// 16-bit source: low half, or high half when VOP3 op_sel selects it.
-    const uint32_t* src16(int i) {
+    const uint32_t *src16(int i) {
         unsigned code = in.src[i];
-        uint32_t* out = buf[i];
+        uint32_t *out = buf[i];
         bool hi = (in.opsel >> i) & 1;
         if (code < opnd::kVgpr && code >= 240 && code <= 248) {
             std::fill_n(out, 64, f16Const(code));
             return out;
         }
-        const uint32_t* p = src32(i);
-        for (int l = 0; l < 64; ++l) out[l] = hi ? p[l] >> 16 : p[l] & 0xffff;
+        const uint32_t *p = src32(i);
+        for (int l = 0; l < 64; ++l)
+            out[l] = hi ? p[l] >> 16 : p[l] & 0xffff;
         return out;
     }
-    const f16* h16(int i) {
-        const uint32_t* p = src16(i);
-        f16* out = reinterpret_cast<f16*>(buf64[i]);
+    const f16 *h16(int i) {
+        const uint32_t *p = src16(i);
+        f16 *out = reinterpret_cast<f16 *>(buf64[i]);
         bool a = absOf(i), n = negOf(i), fl = !f64DenormIn();
         for (int l = 0; l < 64; ++l) {
             f16 x = bc<f16>(uint16_t(p[l]));
@@ -504,10 +590,10 @@ struct WaveExec {
     }
 
     // Writeback. Only EXEC lanes (and DPP's row/bank masks) are written.
-    void wr32(const uint32_t* r) {
+    void wr32(const uint32_t *r) {
         if (sdwa()) return wrSdwa(r);
         checkVgpr(in.vdst);
-        uint32_t* d = w.vrow(in.vdst);
+        uint32_t *d = w.vrow(in.vdst);
         uint64_t m = execMask & dppWriteMask();
         if (m == ~0ull) {
             std::copy_n(r, 64, d);
@@ -516,10 +602,10 @@ struct WaveExec {
         for (int l = 0; l < 64; ++l)
             if ((m >> l) & 1) d[l] = r[l];
     }
-    void wrSdwa(const uint32_t* r) {
+    void wrSdwa(const uint32_t *r) {
         unsigned sel = (in.extWord >> 8) & 7, unused = (in.extWord >> 11) & 3;
         checkVgpr(in.vdst);
-        uint32_t* d = w.vrow(in.vdst);
+        uint32_t *d = w.vrow(in.vdst);
         for (int l = 0; l < 64; ++l) {
             if (!((execMask >> l) & 1)) continue;
             uint32_t x = r[l];
@@ -530,13 +616,15 @@ struct WaveExec {
             uint32_t mask = sel <= 3 ? 0xffu : 0xffffu;
             uint32_t shift = sel <= 3 ? 8 * sel : 16 * (sel - 4);
             uint32_t field = (x & mask) << shift;
-            if (unused == 2) d[l] = (d[l] & ~(mask << shift)) | field; // UNUSED_PRESERVE
+            if (unused == 2)
+                d[l] = (d[l] & ~(mask << shift)) | field; // UNUSED_PRESERVE
             else if (unused == 1) // UNUSED_SEXT: the field's sign fills the bits above it
                 d[l] = uint32_t((sel <= 3 ? int32_t(int8_t(x)) : int32_t(int16_t(x)))) << shift;
-            else d[l] = field; // UNUSED_PAD
+            else
+                d[l] = field; // UNUSED_PAD
         }
     }
-    void wrF32(float* r, bool forceFlush = false) {
+    void wrF32(float *r, bool forceFlush = false) {
         float scale = in.omod == 1 ? 2.0f : in.omod == 2 ? 4.0f : in.omod == 3 ? 0.5f : 1.0f;
         bool fl = forceFlush || !f32DenormOut();
         if (in.omod || in.clamp || fl || sdwaClamp())
@@ -546,17 +634,17 @@ struct WaveExec {
                 if (fl) x = flushF32(x);
                 r[l] = x;
             }
-        wr32(reinterpret_cast<uint32_t*>(r));
+        wr32(reinterpret_cast<uint32_t *>(r));
     }
     bool sdwaClamp() const { return sdwa() && ((in.extWord >> 13) & 1); }
-    void wr64(const uint64_t* r) {
+    void wr64(const uint64_t *r) {
         checkVgpr(in.vdst, 2);
-        uint32_t* lo = w.vrow(in.vdst);
-        uint32_t* hi = w.vrow((in.vdst + 1) & 255);
+        uint32_t *lo = w.vrow(in.vdst);
+        uint32_t *hi = w.vrow((in.vdst + 1) & 255);
         for (int l = 0; l < 64; ++l)
             if ((execMask >> l) & 1) lo[l] = uint32_t(r[l]), hi[l] = uint32_t(r[l] >> 32);
     }
-    void wrF64(double* r) {
+    void wrF64(double *r) {
         double scale = in.omod == 1 ? 2.0 : in.omod == 2 ? 4.0 : in.omod == 3 ? 0.5 : 1.0;
         bool fl = !f64DenormOut();
         for (int l = 0; l < 64; ++l) {
@@ -565,20 +653,24 @@ struct WaveExec {
             if (fl) x = flushF64(x);
             r[l] = x;
         }
-        wr64(reinterpret_cast<uint64_t*>(r));
+        wr64(reinterpret_cast<uint64_t *>(r));
     }
     /// 16-bit results: op_sel[3] writes the high half and keeps the low one; otherwise the low
-    /// half is written and the high half zeroed (gfx9).
-    void wr16(const uint32_t* r) {
+    /// half is written and the high half zeroed, except by the gfx9 opsel mads (keepHi16),
+    /// which keep it.
+    void wr16(const uint32_t *r) {
         if (sdwa()) return wrSdwa(r);
         checkVgpr(in.vdst);
-        uint32_t* d = w.vrow(in.vdst);
+        uint32_t *d = w.vrow(in.vdst);
         bool hi = in.enc == Enc::Vop3 && ((in.opsel >> 3) & 1);
         for (int l = 0; l < 64; ++l)
             if ((execMask >> l) & 1)
-                d[l] = hi ? (d[l] & 0xffff) | (r[l] << 16) : (r[l] & 0xffff);
+                d[l] = hi            ? (d[l] & 0xffff) | (r[l] << 16)
+                       : in.keepHi16 ? (d[l] & 0xffff0000u) | (r[l] & 0xffff)
+                                     : (r[l] & 0xffff);
     }
-    void wrF16(f16* r) {
+
+    void wrF16(f16 *r) {
         float scale = in.omod == 1 ? 2.0f : in.omod == 2 ? 4.0f : in.omod == 3 ? 0.5f : 1.0f;
         bool fl = !f64DenormOut();
         for (int l = 0; l < 64; ++l) {
@@ -591,14 +683,15 @@ struct WaveExec {
         wr16(res);
     }
     void wrMaskSgpr(unsigned code, uint64_t bits) {
-        if (code == opnd::kExec) w.setExec(bits);
-        else if (code < 127) w.setSreg64(code, bits);
+        if (code == opnd::kExec)
+            w.setExec(bits);
+        else if (code < 127)
+            w.setSreg64(code, bits);
     }
     void wrSgpr(unsigned code, uint32_t x) {
-        if (code < 128) {
-            if (code < 102 && code >= ex.m_ctx.sgprs && err.empty())
-                err = "SGPR s" + std::to_string(code) + " beyond the kernel's " +
-                      std::to_string(ex.m_ctx.sgprs) + " SGPRs";
+        if (code < 128) [[likely]] {
+            if (code < 102 && code >= ex.m_ctx.sgprs) [[unlikely]]
+                sgprError(code);
             w.s[code] = x;
         } else if (err.empty()) {
             err = "invalid scalar destination " + std::to_string(code);
@@ -620,20 +713,22 @@ bool WaveExec::vcmp() {
     uint64_t bits = 0;
     unsigned c = in.cmpCond;
     if (in.op == Op::v_cmp_class) {
-        const uint32_t* mask = src32(1);
+        const uint32_t *mask = src32(1);
         switch (in.cmpType) {
         case CmpType::F32: {
-            const uint32_t* a = src32(0);
-            LANES if ((mask[l] >> classBit(bc<float>(a[l]) * (negOf(0) ? -1.0f : 1.0f))) & 1) bits |= 1ull << l;
+            const uint32_t *a = src32(0);
+            LANES if ((mask[l] >> classBit(bc<float>(a[l]) * (negOf(0) ? -1.0f : 1.0f))) & 1)
+                bits |= 1ull << l;
             break;
         }
         case CmpType::F64: {
-            const uint64_t* a = src64(0, true);
-            LANES if ((mask[l] >> classBit(bc<double>(a[l]) * (negOf(0) ? -1.0 : 1.0))) & 1) bits |= 1ull << l;
+            const uint64_t *a = src64(0, true);
+            LANES if ((mask[l] >> classBit(bc<double>(a[l]) * (negOf(0) ? -1.0 : 1.0))) & 1) bits |=
+                1ull << l;
             break;
         }
         default: {
-            const uint32_t* a = src16(0);
+            const uint32_t *a = src16(0);
             LANES if ((mask[l] >> classBit(float(bc<f16>(uint16_t(a[l]))))) & 1) bits |= 1ull << l;
             break;
         }
@@ -641,42 +736,54 @@ bool WaveExec::vcmp() {
     } else {
         switch (in.cmpType) {
         case CmpType::F32: {
-            const float* a = f32(0);
-            const float* b = f32(1);
+            const float *a = f32(0);
+            const float *b = f32(1);
             LANES if (fcmp(c, a[l], b[l])) bits |= 1ull << l;
             break;
         }
         case CmpType::F64: {
-            const double* a = f64(0);
-            const double* b = f64(1);
+            const double *a = f64(0);
+            const double *b = f64(1);
             LANES if (fcmp(c, a[l], b[l])) bits |= 1ull << l;
             break;
         }
         case CmpType::F16: {
-            const f16* a = h16(0);
-            const f16* b = h16(1);
+            const f16 *a = h16(0);
+            const f16 *b = h16(1);
             LANES if (fcmp(c, float(a[l]), float(b[l]))) bits |= 1ull << l;
             break;
         }
-        case CmpType::I32: case CmpType::U32: {
-            const uint32_t* a = src32(0);
-            const uint32_t* b = src32(1);
-            if (in.cmpType == CmpType::I32) { LANES if (icmp(c, int32_t(a[l]), int32_t(b[l]))) bits |= 1ull << l; }
-            else { LANES if (icmp(c, a[l], b[l])) bits |= 1ull << l; }
+        case CmpType::I32:
+        case CmpType::U32: {
+            const uint32_t *a = src32(0);
+            const uint32_t *b = src32(1);
+            if (in.cmpType == CmpType::I32) {
+                LANES if (icmp(c, int32_t(a[l]), int32_t(b[l]))) bits |= 1ull << l;
+            } else {
+                LANES if (icmp(c, a[l], b[l])) bits |= 1ull << l;
+            }
             break;
         }
-        case CmpType::I64: case CmpType::U64: {
-            const uint64_t* a = src64(0, false);
-            const uint64_t* b = src64(1, false);
-            if (in.cmpType == CmpType::I64) { LANES if (icmp(c, int64_t(a[l]), int64_t(b[l]))) bits |= 1ull << l; }
-            else { LANES if (icmp(c, a[l], b[l])) bits |= 1ull << l; }
+        case CmpType::I64:
+        case CmpType::U64: {
+            const uint64_t *a = src64(0, false);
+            const uint64_t *b = src64(1, false);
+            if (in.cmpType == CmpType::I64) {
+                LANES if (icmp(c, int64_t(a[l]), int64_t(b[l]))) bits |= 1ull << l;
+            } else {
+                LANES if (icmp(c, a[l], b[l])) bits |= 1ull << l;
+            }
             break;
         }
-        case CmpType::I16: case CmpType::U16: {
-            const uint32_t* a = src16(0);
-            const uint32_t* b = src16(1);
-            if (in.cmpType == CmpType::I16) { LANES if (icmp(c, int16_t(a[l]), int16_t(b[l]))) bits |= 1ull << l; }
-            else { LANES if (icmp(c, uint16_t(a[l]), uint16_t(b[l]))) bits |= 1ull << l; }
+        case CmpType::I16:
+        case CmpType::U16: {
+            const uint32_t *a = src16(0);
+            const uint32_t *b = src16(1);
+            if (in.cmpType == CmpType::I16) {
+                LANES if (icmp(c, int16_t(a[l]), int16_t(b[l]))) bits |= 1ull << l;
+            } else {
+                LANES if (icmp(c, uint16_t(a[l]), uint16_t(b[l]))) bits |= 1ull << l;
+            }
             break;
         }
         }
@@ -689,22 +796,191 @@ bool WaveExec::vcmp() {
 
 bool WaveExec::valu() {
     // Shorthands: unary/binary/ternary float and integer lane loops.
-#define F32_1(expr) { const float* a = f32(0); float* r = reinterpret_cast<float*>(res); LANES { float x = a[l]; r[l] = (expr); } wrF32(r); return true; }
-#define F32_2(expr) { const float* a = f32(0); const float* b = f32(1); float* r = reinterpret_cast<float*>(res); LANES { float x = a[l], y = b[l]; r[l] = (expr); } wrF32(r); return true; }
-#define F32_3(expr) { const float* a = f32(0); const float* b = f32(1); const float* c = f32(2); float* r = reinterpret_cast<float*>(res); LANES { float x = a[l], y = b[l], z = c[l]; r[l] = (expr); } wrF32(r); return true; }
-#define F64_1(expr) { const double* a = f64(0); double* r = reinterpret_cast<double*>(res64); LANES { double x = a[l]; r[l] = (expr); } wrF64(r); return true; }
-#define F64_2(expr) { const double* a = f64(0); const double* b = f64(1); double* r = reinterpret_cast<double*>(res64); LANES { double x = a[l], y = b[l]; r[l] = (expr); } wrF64(r); return true; }
-#define F64_3(expr) { const double* a = f64(0); const double* b = f64(1); const double* c = f64(2); double* r = reinterpret_cast<double*>(res64); LANES { double x = a[l], y = b[l], z = c[l]; r[l] = (expr); } wrF64(r); return true; }
-#define F16_1(expr) { const f16* a = h16(0); f16* r = reinterpret_cast<f16*>(res64); LANES { f16 x = a[l]; r[l] = f16(expr); } wrF16(r); return true; }
-#define F16_2(expr) { const f16* a = h16(0); const f16* b = h16(1); f16* r = reinterpret_cast<f16*>(res64); LANES { f16 x = a[l], y = b[l]; r[l] = f16(expr); } wrF16(r); return true; }
-#define F16_3(expr) { const f16* a = h16(0); const f16* b = h16(1); const f16* c = h16(2); f16* r = reinterpret_cast<f16*>(res64); LANES { f16 x = a[l], y = b[l], z = c[l]; r[l] = f16(expr); } wrF16(r); return true; }
-#define I32_1(expr) { const uint32_t* a = src32(0); LANES { uint32_t x = a[l]; res[l] = (expr); } wr32(res); return true; }
-#define I32_2(expr) { const uint32_t* a = src32(0); const uint32_t* b = src32(1); LANES { uint32_t x = a[l], y = b[l]; res[l] = (expr); } wr32(res); return true; }
-#define I32_3(expr) { const uint32_t* a = src32(0); const uint32_t* b = src32(1); const uint32_t* c = src32(2); LANES { uint32_t x = a[l], y = b[l], z = c[l]; res[l] = (expr); } wr32(res); return true; }
-#define I16_2(expr) { const uint32_t* a = src16(0); const uint32_t* b = src16(1); LANES { uint16_t x = uint16_t(a[l]), y = uint16_t(b[l]); res[l] = uint16_t(expr); } wr16(res); return true; }
-#define I16_3(expr) { const uint32_t* a = src16(0); const uint32_t* b = src16(1); const uint32_t* c = src16(2); LANES { uint16_t x = uint16_t(a[l]), y = uint16_t(b[l]), z = uint16_t(c[l]); res[l] = uint16_t(expr); } wr16(res); return true; }
-#define CVT_F32_TO(expr) { const float* a = f32(0); LANES { float x = a[l]; res[l] = (expr); } wr32(res); return true; }
-#define F32_FROM(expr) { const uint32_t* a = src32(0); float* r = reinterpret_cast<float*>(res); LANES { uint32_t x = a[l]; r[l] = (expr); } wrF32(r); return true; }
+#define F32_1(expr)                                                                                \
+    {                                                                                              \
+        const float *a = f32(0);                                                                   \
+        float *r = reinterpret_cast<float *>(res);                                                 \
+        LANES {                                                                                    \
+            float x = a[l];                                                                        \
+            r[l] = (expr);                                                                         \
+        }                                                                                          \
+        wrF32(r);                                                                                  \
+        return true;                                                                               \
+    }
+#define F32_2(expr)                                                                                \
+    {                                                                                              \
+        const float *a = f32(0);                                                                   \
+        const float *b = f32(1);                                                                   \
+        float *r = reinterpret_cast<float *>(res);                                                 \
+        LANES {                                                                                    \
+            float x = a[l], y = b[l];                                                              \
+            r[l] = (expr);                                                                         \
+        }                                                                                          \
+        wrF32(r);                                                                                  \
+        return true;                                                                               \
+    }
+#define F32_3(expr)                                                                                \
+    {                                                                                              \
+        const float *a = f32(0);                                                                   \
+        const float *b = f32(1);                                                                   \
+        const float *c = f32(2);                                                                   \
+        float *r = reinterpret_cast<float *>(res);                                                 \
+        LANES {                                                                                    \
+            float x = a[l], y = b[l], z = c[l];                                                    \
+            r[l] = (expr);                                                                         \
+        }                                                                                          \
+        wrF32(r);                                                                                  \
+        return true;                                                                               \
+    }
+#define F64_1(expr)                                                                                \
+    {                                                                                              \
+        const double *a = f64(0);                                                                  \
+        double *r = reinterpret_cast<double *>(res64);                                             \
+        LANES {                                                                                    \
+            double x = a[l];                                                                       \
+            r[l] = (expr);                                                                         \
+        }                                                                                          \
+        wrF64(r);                                                                                  \
+        return true;                                                                               \
+    }
+#define F64_2(expr)                                                                                \
+    {                                                                                              \
+        const double *a = f64(0);                                                                  \
+        const double *b = f64(1);                                                                  \
+        double *r = reinterpret_cast<double *>(res64);                                             \
+        LANES {                                                                                    \
+            double x = a[l], y = b[l];                                                             \
+            r[l] = (expr);                                                                         \
+        }                                                                                          \
+        wrF64(r);                                                                                  \
+        return true;                                                                               \
+    }
+#define F64_3(expr)                                                                                \
+    {                                                                                              \
+        const double *a = f64(0);                                                                  \
+        const double *b = f64(1);                                                                  \
+        const double *c = f64(2);                                                                  \
+        double *r = reinterpret_cast<double *>(res64);                                             \
+        LANES {                                                                                    \
+            double x = a[l], y = b[l], z = c[l];                                                   \
+            r[l] = (expr);                                                                         \
+        }                                                                                          \
+        wrF64(r);                                                                                  \
+        return true;                                                                               \
+    }
+#define F16_1(expr)                                                                                \
+    {                                                                                              \
+        const f16 *a = h16(0);                                                                     \
+        f16 *r = reinterpret_cast<f16 *>(res64);                                                   \
+        LANES {                                                                                    \
+            f16 x = a[l];                                                                          \
+            r[l] = f16(expr);                                                                      \
+        }                                                                                          \
+        wrF16(r);                                                                                  \
+        return true;                                                                               \
+    }
+#define F16_2(expr)                                                                                \
+    {                                                                                              \
+        const f16 *a = h16(0);                                                                     \
+        const f16 *b = h16(1);                                                                     \
+        f16 *r = reinterpret_cast<f16 *>(res64);                                                   \
+        LANES {                                                                                    \
+            f16 x = a[l], y = b[l];                                                                \
+            r[l] = f16(expr);                                                                      \
+        }                                                                                          \
+        wrF16(r);                                                                                  \
+        return true;                                                                               \
+    }
+#define F16_3(expr)                                                                                \
+    {                                                                                              \
+        const f16 *a = h16(0);                                                                     \
+        const f16 *b = h16(1);                                                                     \
+        const f16 *c = h16(2);                                                                     \
+        f16 *r = reinterpret_cast<f16 *>(res64);                                                   \
+        LANES {                                                                                    \
+            f16 x = a[l], y = b[l], z = c[l];                                                      \
+            r[l] = f16(expr);                                                                      \
+        }                                                                                          \
+        wrF16(r);                                                                                  \
+        return true;                                                                               \
+    }
+#define I32_1(expr)                                                                                \
+    {                                                                                              \
+        const uint32_t *a = src32(0);                                                              \
+        LANES {                                                                                    \
+            uint32_t x = a[l];                                                                     \
+            res[l] = (expr);                                                                       \
+        }                                                                                          \
+        wr32(res);                                                                                 \
+        return true;                                                                               \
+    }
+#define I32_2(expr)                                                                                \
+    {                                                                                              \
+        const uint32_t *a = src32(0);                                                              \
+        const uint32_t *b = src32(1);                                                              \
+        LANES {                                                                                    \
+            uint32_t x = a[l], y = b[l];                                                           \
+            res[l] = (expr);                                                                       \
+        }                                                                                          \
+        wr32(res);                                                                                 \
+        return true;                                                                               \
+    }
+#define I32_3(expr)                                                                                \
+    {                                                                                              \
+        const uint32_t *a = src32(0);                                                              \
+        const uint32_t *b = src32(1);                                                              \
+        const uint32_t *c = src32(2);                                                              \
+        LANES {                                                                                    \
+            uint32_t x = a[l], y = b[l], z = c[l];                                                 \
+            res[l] = (expr);                                                                       \
+        }                                                                                          \
+        wr32(res);                                                                                 \
+        return true;                                                                               \
+    }
+#define I16_2(expr)                                                                                \
+    {                                                                                              \
+        const uint32_t *a = src16(0);                                                              \
+        const uint32_t *b = src16(1);                                                              \
+        LANES {                                                                                    \
+            uint16_t x = uint16_t(a[l]), y = uint16_t(b[l]);                                       \
+            res[l] = uint16_t(expr);                                                               \
+        }                                                                                          \
+        wr16(res);                                                                                 \
+        return true;                                                                               \
+    }
+#define I16_3(expr)                                                                                \
+    {                                                                                              \
+        const uint32_t *a = src16(0);                                                              \
+        const uint32_t *b = src16(1);                                                              \
+        const uint32_t *c = src16(2);                                                              \
+        LANES {                                                                                    \
+            uint16_t x = uint16_t(a[l]), y = uint16_t(b[l]), z = uint16_t(c[l]);                   \
+            res[l] = uint16_t(expr);                                                               \
+        }                                                                                          \
+        wr16(res);                                                                                 \
+        return true;                                                                               \
+    }
+#define CVT_F32_TO(expr)                                                                           \
+    {                                                                                              \
+        const float *a = f32(0);                                                                   \
+        LANES {                                                                                    \
+            float x = a[l];                                                                        \
+            res[l] = (expr);                                                                       \
+        }                                                                                          \
+        wr32(res);                                                                                 \
+        return true;                                                                               \
+    }
+#define F32_FROM(expr)                                                                             \
+    {                                                                                              \
+        const uint32_t *a = src32(0);                                                              \
+        float *r = reinterpret_cast<float *>(res);                                                 \
+        LANES {                                                                                    \
+            uint32_t x = a[l];                                                                     \
+            r[l] = (expr);                                                                         \
+        }                                                                                          \
+        wrF32(r);                                                                                  \
+        return true;                                                                               \
+    }
 
     // v_div_scale (model's scheme, self-consistent with v_div_fmas below; hardware-exact
     // only on the paths LLVM's fdiv expansion takes for normal operands):
@@ -714,8 +990,10 @@ bool WaveExec::valu() {
     // Zero, infinite and NaN operands pass through; v_div_fixup produces the IEEE result.
 #define F32_DIV_SCALE(T, BIG, EMIN, SCALE, TINY, MANT)                                             \
     {                                                                                              \
-        const T* a = fsrc<T>(0); const T* b = fsrc<T>(1); const T* c = fsrc<T>(2);                 \
-        T* r = sizeof(T) == 4 ? reinterpret_cast<T*>(res) : reinterpret_cast<T*>(res64);           \
+        const T *a = fsrc<T>(0);                                                                   \
+        const T *b = fsrc<T>(1);                                                                   \
+        const T *c = fsrc<T>(2);                                                                   \
+        T *r = sizeof(T) == 4 ? reinterpret_cast<T *>(res) : reinterpret_cast<T *>(res64);         \
         uint64_t vccOut = 0;                                                                       \
         LANES {                                                                                    \
             T s0 = a[l], den = b[l], num = c[l];                                                   \
@@ -725,18 +1003,20 @@ bool WaveExec::valu() {
             if (eNum - eDen >= BIG) {                                                              \
                 vccOut |= 1ull << l;                                                               \
                 if (s0 == den) r[l] = std::ldexp(s0, SCALE);                                       \
-            } else if (eNum - eDen < -(EMIN)) {                                                    \
+            } else if (eNum - eDen <= -(EMIN)) {                                                   \
                 vccOut |= 1ull << l;                                                               \
                 if (s0 == num) r[l] = std::ldexp(s0, SCALE);                                       \
-            } else if (eDen < -(EMIN) || eNum < -(EMIN) + TINY - MANT) {                            \
+            } else if (eDen < -(EMIN) || eNum <= TINY - (EMIN + 1)) {                              \
                 r[l] = std::ldexp(s0, SCALE);                                                      \
             } else if (eDen >= EMIN) {                                                             \
                 r[l] = std::ldexp(s0, -(SCALE));                                                   \
             }                                                                                      \
         }                                                                                          \
-        wrMaskSgpr(in.sdst, vccOut & execMask);                                                    \
-        if constexpr (sizeof(T) == 4) wrF32(reinterpret_cast<float*>(r));                          \
-        else wrF64(reinterpret_cast<double*>(r));                                                  \
+        wrMaskSgpr(in.sdst, vccOut &execMask);                                                     \
+        if constexpr (sizeof(T) == 4)                                                              \
+            wrF32(reinterpret_cast<float *>(r));                                                   \
+        else                                                                                       \
+            wrF64(reinterpret_cast<double *>(r));                                                  \
         return true;                                                                               \
     }
     using I = int32_t;
@@ -746,38 +1026,55 @@ bool WaveExec::valu() {
 
     // Integer ops that honour clamp saturate; the rest must not carry it.
     switch (in.op) {
-    case Op::v_add_u32: case Op::v_sub_u32: case Op::v_subrev_u32: case Op::v_add_co_u32:
-    case Op::v_sub_co_u32: case Op::v_subrev_co_u32: case Op::v_addc_co_u32:
-    case Op::v_subb_co_u32: case Op::v_subbrev_co_u32: case Op::v_add_i32: case Op::v_sub_i32:
-    case Op::v_add_u16: case Op::v_sub_u16: case Op::v_mad_u64_u32: case Op::v_mad_i64_i32:
-        break;
+    case Op::v_add_u32:
+    case Op::v_sub_u32:
+    case Op::v_subrev_u32:
+    case Op::v_add_co_u32:
+    case Op::v_sub_co_u32:
+    case Op::v_subrev_co_u32:
+    case Op::v_addc_co_u32:
+    case Op::v_subb_co_u32:
+    case Op::v_subbrev_co_u32:
+    case Op::v_add_i32:
+    case Op::v_sub_i32:
+    case Op::v_add_u16:
+    case Op::v_sub_u16:
+    case Op::v_mad_u64_u32:
+    case Op::v_mad_i64_i32: break;
     default: break;
     }
 
     switch (in.op) {
-    case Op::v_nop: return true;
+    case Op::v_nop:
+    case Op::v_clrexcp: return true; // no exception state is modelled
     case Op::v_mov_b32: I32_1(x)
     case Op::v_not_b32: I32_1(~x)
-    case Op::v_bfrev_b32: I32_1([](U v) { U r = 0; for (int i = 0; i < 32; ++i) r |= ((v >> i) & 1) << (31 - i); return r; }(x))
+    case Op::v_bfrev_b32:
+        I32_1([](U v) {
+            U r = 0;
+            for (int i = 0; i < 32; ++i)
+                r |= ((v >> i) & 1) << (31 - i);
+            return r;
+        }(x))
     case Op::v_ffbh_u32: I32_1(x ? U(std::countl_zero(x)) : ~0u)
     case Op::v_ffbl_b32: I32_1(x ? U(std::countr_zero(x)) : ~0u)
     case Op::v_ffbh_i32: I32_1((x == 0 || x == ~0u) ? ~0u : U(std::countl_zero(I(x) < 0 ? ~x : x)))
     case Op::v_swap_b32: {
         checkVgpr(in.vdst);
         checkVgpr(in.src[0] - opnd::kVgpr);
-        uint32_t* a = w.vrow(in.vdst);
-        uint32_t* b = w.vrow(in.src[0] - opnd::kVgpr);
+        uint32_t *a = w.vrow(in.vdst);
+        uint32_t *b = w.vrow(in.src[0] - opnd::kVgpr);
         LANES if ((execMask >> l) & 1) std::swap(a[l], b[l]);
         return true;
     }
     case Op::v_readfirstlane_b32: {
-        const uint32_t* a = src32(0);
+        const uint32_t *a = src32(0);
         int lane = execMask ? std::countr_zero(execMask) : 0;
         wrSgpr(in.vdst, a[lane]);
         return true;
     }
     case Op::v_readlane_b32: {
-        const uint32_t* a = src32(0);
+        const uint32_t *a = src32(0);
         wrSgpr(in.vdst, a[sread(in.src[1]) & 63]);
         return true;
     }
@@ -787,13 +1084,13 @@ bool WaveExec::valu() {
         return true;
     }
     case Op::v_cndmask_b32: {
-        const uint32_t* a = src32(0);
-        const uint32_t* b = src32(1);
+        const uint32_t *a = src32(0);
+        const uint32_t *b = src32(1);
         uint64_t m = sread64(in.src[2], false);
         if (in.abs || in.neg) { // float modifiers on VOP3 cndmask
-            const float* fa = f32(0);
-            const float* fb = f32(1);
-            float* r = reinterpret_cast<float*>(res);
+            const float *fa = f32(0);
+            const float *fb = f32(1);
+            float *r = reinterpret_cast<float *>(res);
             LANES r[l] = ((m >> l) & 1) ? fb[l] : fa[l];
             wr32(res);
             return true;
@@ -813,47 +1110,74 @@ bool WaveExec::valu() {
     case Op::v_min3_f32: F32_3(fminIeee(fminIeee(x, y), z))
     case Op::v_max3_f32: F32_3(fmaxIeee(fmaxIeee(x, y), z))
     case Op::v_med3_f32: F32_3(fmed3(x, y, z))
-    case Op::v_fma_f32: F32_3(std::fma(x, y, z))
+    case Op::v_fma_f32: {
+        const float *a = f32(0);
+        const float *b = f32(1);
+        const float *c = f32(2);
+        float *r = reinterpret_cast<float *>(res);
+        fmaLanes(r, a, b, c);
+        wrF32(r);
+        return true;
+    }
     // v_mad/v_mac: multiply rounded, then add rounded; f32 denormals always flushed (gfx9).
-    case Op::v_mad_f32: case Op::v_mac_f32: {
-        const float* a = f32(0, true); const float* b = f32(1, true); const float* c = f32(2, true);
-        float* r = reinterpret_cast<float*>(res);
+    case Op::v_mad_f32:
+    case Op::v_mac_f32: {
+        const float *a = f32(0, true);
+        const float *b = f32(1, true);
+        const float *c = f32(2, true);
+        float *r = reinterpret_cast<float *>(res);
         LANES r[l] = flushF32(flushF32(a[l] * b[l]) + c[l]);
         wrF32(r, true);
         return true;
     }
     case Op::v_mad_legacy_f32: {
-        const float* a = f32(0, true); const float* b = f32(1, true); const float* c = f32(2, true);
-        float* r = reinterpret_cast<float*>(res);
+        const float *a = f32(0, true);
+        const float *b = f32(1, true);
+        const float *c = f32(2, true);
+        float *r = reinterpret_cast<float *>(res);
         LANES r[l] = flushF32(((a[l] == 0 || b[l] == 0) ? 0.0f : flushF32(a[l] * b[l])) + c[l]);
         wrF32(r, true);
         return true;
     }
     case Op::v_madmk_f32: { // D = S0 * K + S1
-        const float* a = f32(0, true); const float* b = f32(1, true);
+        const float *a = f32(0, true);
+        const float *b = f32(1, true);
         float k = flushF32(bc<float>(in.literal));
-        float* r = reinterpret_cast<float*>(res);
+        float *r = reinterpret_cast<float *>(res);
         LANES r[l] = flushF32(flushF32(a[l] * k) + b[l]);
         wrF32(r, true);
         return true;
     }
     case Op::v_madak_f32: { // D = S0 * S1 + K
-        const float* a = f32(0, true); const float* b = f32(1, true);
+        const float *a = f32(0, true);
+        const float *b = f32(1, true);
         float k = flushF32(bc<float>(in.literal));
-        float* r = reinterpret_cast<float*>(res);
+        float *r = reinterpret_cast<float *>(res);
         LANES r[l] = flushF32(flushF32(a[l] * b[l]) + k);
         wrF32(r, true);
         return true;
     }
-    case Op::v_ldexp_f32: { const float* a = f32(0); const uint32_t* b = src32(1); float* r = reinterpret_cast<float*>(res); LANES r[l] = std::ldexp(a[l], std::clamp(I(b[l]), -1000, 1000)); wrF32(r); return true; }
+    case Op::v_ldexp_f32: {
+        const float *a = f32(0);
+        const uint32_t *b = src32(1);
+        float *r = reinterpret_cast<float *>(res);
+        LANES r[l] = std::ldexp(a[l], std::clamp(I(b[l]), -1000, 1000));
+        wrF32(r);
+        return true;
+    }
     // Transcendentals: correctly rounded host results (hardware: ~1 ulp).
-    case Op::v_rcp_f32: case Op::v_rcp_iflag_f32: F32_1(1.0f / x)
+    case Op::v_rcp_f32:
+    case Op::v_rcp_iflag_f32: F32_1(1.0f / x)
     case Op::v_rsq_f32: F32_1(float(1.0 / std::sqrt(double(x))))
     case Op::v_sqrt_f32: F32_1(std::sqrt(x))
     case Op::v_exp_f32: F32_1(std::exp2(x))
     case Op::v_log_f32: F32_1(std::log2(x))
-    case Op::v_sin_f32: F32_1(std::isinf(x) ? std::numeric_limits<float>::quiet_NaN() : float(std::sin(double(x) * 6.283185307179586)))
-    case Op::v_cos_f32: F32_1(std::isinf(x) ? std::numeric_limits<float>::quiet_NaN() : float(std::cos(double(x) * 6.283185307179586)))
+    case Op::v_sin_f32:
+        F32_1(std::isinf(x) ? std::numeric_limits<float>::quiet_NaN()
+                            : float(std::sin(double(x) * 6.283185307179586)))
+    case Op::v_cos_f32:
+        F32_1(std::isinf(x) ? std::numeric_limits<float>::quiet_NaN()
+                            : float(std::cos(double(x) * 6.283185307179586)))
     case Op::v_fract_f32: F32_1(fractOf(x))
     case Op::v_trunc_f32: F32_1(std::trunc(x))
     case Op::v_ceil_f32: F32_1(std::ceil(x))
@@ -872,9 +1196,16 @@ bool WaveExec::valu() {
     case Op::v_cvt_rpi_i32_f32: CVT_F32_TO(U(cvtSat<I>(std::floor(x + 0.5f))))
     case Op::v_cvt_flr_i32_f32: CVT_F32_TO(U(cvtSat<I>(std::floor(x))))
     case Op::v_cvt_f16_f32: CVT_F32_TO(U(bc<uint16_t>(f16(x)))) // round to nearest even
-    case Op::v_cvt_f32_f16: { const f16* a = h16(0); float* r = reinterpret_cast<float*>(res); LANES r[l] = float(a[l]); wrF32(r); return true; }
+    case Op::v_cvt_f32_f16: {
+        const f16 *a = h16(0);
+        float *r = reinterpret_cast<float *>(res);
+        LANES r[l] = float(a[l]);
+        wrF32(r);
+        return true;
+    }
     case Op::v_cvt_pkrtz_f16_f32: {
-        const float* a = f32(0); const float* b = f32(1);
+        const float *a = f32(0);
+        const float *b = f32(1);
         auto rtz = [](float x) {
             f16 h = f16(x);
             if (std::isfinite(x) && std::fabs(float(h)) > std::fabs(x))
@@ -885,37 +1216,83 @@ bool WaveExec::valu() {
         wr32(res);
         return true;
     }
-    case Op::v_cvt_pknorm_i16_f32: { const float* a = f32(0); const float* b = f32(1); auto n = [](float x) { return U(uint16_t(int16_t(cvtSat<int16_t>(std::nearbyint(std::clamp(std::isnan(x) ? 0.f : x, -1.f, 1.f) * 32767.f))))); }; LANES res[l] = n(a[l]) | n(b[l]) << 16; wr32(res); return true; }
-    case Op::v_cvt_pknorm_u16_f32: { const float* a = f32(0); const float* b = f32(1); auto n = [](float x) { return U(uint16_t(std::nearbyint(std::clamp(std::isnan(x) ? 0.f : x, 0.f, 1.f) * 65535.f))); }; LANES res[l] = n(a[l]) | n(b[l]) << 16; wr32(res); return true; }
+    case Op::v_cvt_pknorm_i16_f32: {
+        const float *a = f32(0);
+        const float *b = f32(1);
+        auto n = [](float x) {
+            return U(uint16_t(int16_t(cvtSat<int16_t>(
+                std::nearbyint(std::clamp(std::isnan(x) ? 0.f : x, -1.f, 1.f) * 32767.f)))));
+        };
+        LANES res[l] = n(a[l]) | n(b[l]) << 16;
+        wr32(res);
+        return true;
+    }
+    case Op::v_cvt_pknorm_u16_f32: {
+        const float *a = f32(0);
+        const float *b = f32(1);
+        auto n = [](float x) {
+            return U(
+                uint16_t(std::nearbyint(std::clamp(std::isnan(x) ? 0.f : x, 0.f, 1.f) * 65535.f)));
+        };
+        LANES res[l] = n(a[l]) | n(b[l]) << 16;
+        wr32(res);
+        return true;
+    }
     case Op::v_cvt_pk_u16_u32: I32_2(std::min(x, 0xffffu) | std::min(y, 0xffffu) << 16)
-    case Op::v_cvt_pk_i16_i32: I32_2(U(uint16_t(std::clamp(I(x), -32768, 32767))) | U(uint16_t(std::clamp(I(y), -32768, 32767))) << 16)
-    case Op::v_pack_b32_f16: { const uint32_t* a = src16(0); const uint32_t* b = src16(1); LANES res[l] = ((a[l] & 0xffff) ^ (negOf(0) ? 0x8000u : 0u)) | ((b[l] & 0xffff) ^ (negOf(1) ? 0x8000u : 0u)) << 16; wr32(res); return true; }
+    case Op::v_cvt_pk_i16_i32:
+        I32_2(U(uint16_t(std::clamp(I(x), -32768, 32767))) |
+              U(uint16_t(std::clamp(I(y), -32768, 32767))) << 16)
+    case Op::v_pack_b32_f16: {
+        const uint32_t *a = src16(0);
+        const uint32_t *b = src16(1);
+        LANES res[l] = ((a[l] & 0xffff) ^ (negOf(0) ? 0x8000u : 0u)) |
+                       ((b[l] & 0xffff) ^ (negOf(1) ? 0x8000u : 0u)) << 16;
+        wr32(res);
+        return true;
+    }
     // div expansion (LLVM's fdiv lowering: div_scale, rcp, fma chain, div_fmas, div_fixup)
-    case Op::v_div_scale_f32: { F32_DIV_SCALE(float, 96, 126, 64, 23, 24) }
+    case Op::v_div_scale_f32: {
+        F32_DIV_SCALE(float, 96, 126, 64, 23, 24)
+    }
     case Op::v_div_fmas_f32: {
-        const float* a = f32(0); const float* b = f32(1); const float* c = f32(2);
+        const float *a = f32(0);
+        const float *b = f32(1);
+        const float *c = f32(2);
         uint64_t vccIn = w.vcc();
-        float* r = reinterpret_cast<float*>(res);
+        float *r = reinterpret_cast<float *>(res);
+        // Scaled lanes: fma and scaling in double, then one rounding to float, so a quotient
+        // that lands in the denormal range is not rounded twice.
         LANES {
-            float x = std::fma(a[l], b[l], c[l]);
-            r[l] = ((vccIn >> l) & 1) ? std::ldexp(x, std::fabs(c[l]) >= 2.0f ? 64 : -64) : x;
+            if ((vccIn >> l) & 1)
+                r[l] = float(std::ldexp(std::fma(double(a[l]), double(b[l]), double(c[l])),
+                                        std::fabs(c[l]) >= 2.0f ? 64 : -64));
+            else
+                r[l] = std::fma(a[l], b[l], c[l]);
         }
         wrF32(r);
         return true;
     }
     case Op::v_div_fixup_f32: {
-        const float* a = f32(0); const float* b = f32(1); const float* c = f32(2);
-        float* r = reinterpret_cast<float*>(res);
+        const float *a = f32(0);
+        const float *b = f32(1);
+        const float *c = f32(2);
+        float *r = reinterpret_cast<float *>(res);
         LANES {
             float q = a[l], den = b[l], num = c[l];
             float sign = std::signbit(den) != std::signbit(num) ? -1.0f : 1.0f;
-            if (std::isnan(den)) r[l] = den;
-            else if (std::isnan(num)) r[l] = num;
+            if (std::isnan(den))
+                r[l] = den;
+            else if (std::isnan(num))
+                r[l] = num;
             else if ((den == 0 && num == 0) || (std::isinf(den) && std::isinf(num)))
                 r[l] = bc<float>(kQnanF32);
-            else if (den == 0 || std::isinf(num)) r[l] = sign * std::numeric_limits<float>::infinity();
-            else if (std::isinf(den) || num == 0) r[l] = sign * 0.0f;
-            else r[l] = std::isnan(q) ? sign * std::numeric_limits<float>::infinity() : sign * std::fabs(q);
+            else if (den == 0 || std::isinf(num))
+                r[l] = sign * std::numeric_limits<float>::infinity();
+            else if (std::isinf(den) || num == 0)
+                r[l] = sign * 0.0f;
+            else
+                r[l] = std::isnan(q) ? sign * std::numeric_limits<float>::infinity()
+                                     : sign * std::fabs(q);
         }
         wrF32(r);
         return true;
@@ -925,7 +1302,15 @@ bool WaveExec::valu() {
     case Op::v_mul_f64: F64_2(x * y)
     case Op::v_min_f64: F64_2(fminIeee(x, y))
     case Op::v_max_f64: F64_2(fmaxIeee(x, y))
-    case Op::v_fma_f64: F64_3(std::fma(x, y, z))
+    case Op::v_fma_f64: {
+        const double *a = f64(0);
+        const double *b = f64(1);
+        const double *c = f64(2);
+        double *r = reinterpret_cast<double *>(res64);
+        fmaLanes(r, a, b, c);
+        wrF64(r);
+        return true;
+    }
     case Op::v_rcp_f64: F64_1(1.0 / x)
     case Op::v_rsq_f64: F64_1(1.0 / std::sqrt(x))
     case Op::v_sqrt_f64: F64_1(std::sqrt(x))
@@ -935,53 +1320,119 @@ bool WaveExec::valu() {
     case Op::v_rndne_f64: F64_1(std::nearbyint(x))
     case Op::v_fract_f64: F64_1(fractOf(x))
     case Op::v_frexp_mant_f64: F64_1(frexpMant(x))
-    case Op::v_frexp_exp_i32_f64: { const double* a = f64(0); LANES res[l] = U(frexpExp(a[l])); wr32(res); return true; }
-    case Op::v_ldexp_f64: { const double* a = f64(0); const uint32_t* b = src32(1); double* r = reinterpret_cast<double*>(res64); LANES r[l] = std::ldexp(a[l], std::clamp(I(b[l]), -5000, 5000)); wrF64(r); return true; }
-    case Op::v_cvt_f64_f32: { const float* a = f32(0); double* r = reinterpret_cast<double*>(res64); LANES r[l] = a[l]; wrF64(r); return true; }
-    case Op::v_cvt_f32_f64: { const double* a = f64(0); float* r = reinterpret_cast<float*>(res); LANES r[l] = float(a[l]); wrF32(r); return true; }
-    case Op::v_cvt_f64_i32: { const uint32_t* a = src32(0); double* r = reinterpret_cast<double*>(res64); LANES r[l] = I(a[l]); wrF64(r); return true; }
-    case Op::v_cvt_f64_u32: { const uint32_t* a = src32(0); double* r = reinterpret_cast<double*>(res64); LANES r[l] = a[l]; wrF64(r); return true; }
-    case Op::v_cvt_i32_f64: { const double* a = f64(0); LANES res[l] = U(cvtSat<I>(a[l])); wr32(res); return true; }
-    case Op::v_cvt_u32_f64: { const double* a = f64(0); LANES res[l] = cvtSat<U>(a[l]); wr32(res); return true; }
-    case Op::v_div_scale_f64: { F32_DIV_SCALE(double, 768, 1022, 128, 53, 53) }
+    case Op::v_frexp_exp_i32_f64: {
+        const double *a = f64(0);
+        LANES res[l] = U(frexpExp(a[l]));
+        wr32(res);
+        return true;
+    }
+    case Op::v_ldexp_f64: {
+        const double *a = f64(0);
+        const uint32_t *b = src32(1);
+        double *r = reinterpret_cast<double *>(res64);
+        LANES r[l] = std::ldexp(a[l], std::clamp(I(b[l]), -5000, 5000));
+        wrF64(r);
+        return true;
+    }
+    case Op::v_cvt_f64_f32: {
+        const float *a = f32(0);
+        double *r = reinterpret_cast<double *>(res64);
+        LANES r[l] = a[l];
+        wrF64(r);
+        return true;
+    }
+    case Op::v_cvt_f32_f64: {
+        const double *a = f64(0);
+        float *r = reinterpret_cast<float *>(res);
+        LANES r[l] = float(a[l]);
+        wrF32(r);
+        return true;
+    }
+    case Op::v_cvt_f64_i32: {
+        const uint32_t *a = src32(0);
+        double *r = reinterpret_cast<double *>(res64);
+        LANES r[l] = I(a[l]);
+        wrF64(r);
+        return true;
+    }
+    case Op::v_cvt_f64_u32: {
+        const uint32_t *a = src32(0);
+        double *r = reinterpret_cast<double *>(res64);
+        LANES r[l] = a[l];
+        wrF64(r);
+        return true;
+    }
+    case Op::v_cvt_i32_f64: {
+        const double *a = f64(0);
+        LANES res[l] = U(cvtSat<I>(a[l]));
+        wr32(res);
+        return true;
+    }
+    case Op::v_cvt_u32_f64: {
+        const double *a = f64(0);
+        LANES res[l] = cvtSat<U>(a[l]);
+        wr32(res);
+        return true;
+    }
+    case Op::v_div_scale_f64: {
+        F32_DIV_SCALE(double, 768, 1022, 128, 53, 53)
+    }
     case Op::v_div_fmas_f64: {
-        const double* a = f64(0); const double* b = f64(1); const double* c = f64(2);
+        const double *a = f64(0);
+        const double *b = f64(1);
+        const double *c = f64(2);
         uint64_t vccIn = w.vcc();
-        double* r = reinterpret_cast<double*>(res64);
+        double *r = reinterpret_cast<double *>(res64);
         LANES {
-            double x = std::fma(a[l], b[l], c[l]);
-            r[l] = ((vccIn >> l) & 1) ? std::ldexp(x, std::fabs(c[l]) >= 2.0 ? 128 : -128) : x;
+            if ((vccIn >> l) & 1)
+                r[l] = double(
+                    std::ldexp(std::fma((long double)a[l], (long double)b[l], (long double)c[l]),
+                               std::fabs(c[l]) >= 2.0 ? 128 : -128));
+            else
+                r[l] = std::fma(a[l], b[l], c[l]);
         }
         wrF64(r);
         return true;
     }
     case Op::v_div_fixup_f64: {
-        const double* a = f64(0); const double* b = f64(1); const double* c = f64(2);
-        double* r = reinterpret_cast<double*>(res64);
+        const double *a = f64(0);
+        const double *b = f64(1);
+        const double *c = f64(2);
+        double *r = reinterpret_cast<double *>(res64);
         LANES {
             double q = a[l], den = b[l], num = c[l];
             double sign = std::signbit(den) != std::signbit(num) ? -1.0 : 1.0;
-            if (std::isnan(den)) r[l] = den;
-            else if (std::isnan(num)) r[l] = num;
+            if (std::isnan(den))
+                r[l] = den;
+            else if (std::isnan(num))
+                r[l] = num;
             else if ((den == 0 && num == 0) || (std::isinf(den) && std::isinf(num)))
                 r[l] = std::numeric_limits<double>::quiet_NaN();
-            else if (den == 0 || std::isinf(num)) r[l] = sign * std::numeric_limits<double>::infinity();
-            else if (std::isinf(den) || num == 0) r[l] = sign * 0.0;
-            else r[l] = std::isnan(q) ? sign * std::numeric_limits<double>::infinity() : sign * std::fabs(q);
+            else if (den == 0 || std::isinf(num))
+                r[l] = sign * std::numeric_limits<double>::infinity();
+            else if (std::isinf(den) || num == 0)
+                r[l] = sign * 0.0;
+            else
+                r[l] = std::isnan(q) ? sign * std::numeric_limits<double>::infinity()
+                                     : sign * std::fabs(q);
         }
         wrF64(r);
         return true;
     }
     case Op::v_trig_preop_f64: {
-        const double* a = f64(0); const uint32_t* b = src32(1);
-        double* r = reinterpret_cast<double*>(res64);
+        const double *a = f64(0);
+        const uint32_t *b = src32(1);
+        double *r = reinterpret_cast<double *>(res64);
+        // 53 bits of 2/pi from fraction bit `shift` on (segment S1[4:0], pushed further for
+        // inputs with biased exponent > 1077), scaled to their place; inputs with biased
+        // exponent >= 1968 get 2^128 more to stay clear of denormals.
         LANES {
-            int e = std::ilogb(a[l]);
+            int biased = int((bc<uint64_t>(a[l]) >> 52) & 0x7ff);
             int shift = int(b[l] & 31) * 53;
-            if (e > 1077) shift += e - 1077;
+            if (biased > 1077) shift += biased - 1077;
             uint64_t bits = twoOverPiBits(shift);
-            double v = std::ldexp(double(bits), -shift - 53);
-            r[l] = v;
+            int scale = -53 - shift + (biased >= 1968 ? 128 : 0);
+            r[l] = std::ldexp(double(bits), scale);
         }
         wrF64(r);
         return true;
@@ -993,14 +1444,38 @@ bool WaveExec::valu() {
     case Op::v_mul_f16: F16_2(float(x) * float(y))
     case Op::v_max_f16: F16_2(fmaxIeee(float(x), float(y)))
     case Op::v_min_f16: F16_2(fminIeee(float(x), float(y)))
-    case Op::v_mac_f16: case Op::v_mad_f16: F16_3(f16(float(x) * float(y)) + z)
+    case Op::v_mac_f16:
+    case Op::v_mad_f16: F16_3(f16(float(x) * float(y)) + z)
     case Op::v_fma_f16: F16_3(std::fma(double(x), double(y), double(z)))
     case Op::v_min3_f16: F16_3(fminIeee(fminIeee(float(x), float(y)), float(z)))
     case Op::v_max3_f16: F16_3(fmaxIeee(fmaxIeee(float(x), float(y)), float(z)))
     case Op::v_med3_f16: F16_3(fmed3(float(x), float(y), float(z)))
-    case Op::v_madmk_f16: { const f16* a = h16(0); const f16* b = h16(1); f16 k = bc<f16>(uint16_t(in.literal)); f16* r = reinterpret_cast<f16*>(res64); LANES r[l] = f16(a[l] * k) + b[l]; wrF16(r); return true; }
-    case Op::v_madak_f16: { const f16* a = h16(0); const f16* b = h16(1); f16 k = bc<f16>(uint16_t(in.literal)); f16* r = reinterpret_cast<f16*>(res64); LANES r[l] = f16(a[l] * b[l]) + k; wrF16(r); return true; }
-    case Op::v_ldexp_f16: { const f16* a = h16(0); const uint32_t* b = src16(1); f16* r = reinterpret_cast<f16*>(res64); LANES r[l] = f16(std::ldexp(float(a[l]), int16_t(b[l]))); wrF16(r); return true; }
+    case Op::v_madmk_f16: {
+        const f16 *a = h16(0);
+        const f16 *b = h16(1);
+        f16 k = bc<f16>(uint16_t(in.literal));
+        f16 *r = reinterpret_cast<f16 *>(res64);
+        LANES r[l] = f16(a[l] * k) + b[l];
+        wrF16(r);
+        return true;
+    }
+    case Op::v_madak_f16: {
+        const f16 *a = h16(0);
+        const f16 *b = h16(1);
+        f16 k = bc<f16>(uint16_t(in.literal));
+        f16 *r = reinterpret_cast<f16 *>(res64);
+        LANES r[l] = f16(a[l] * b[l]) + k;
+        wrF16(r);
+        return true;
+    }
+    case Op::v_ldexp_f16: {
+        const f16 *a = h16(0);
+        const uint32_t *b = src16(1);
+        f16 *r = reinterpret_cast<f16 *>(res64);
+        LANES r[l] = f16(std::ldexp(float(a[l]), int16_t(b[l])));
+        wrF16(r);
+        return true;
+    }
     case Op::v_rcp_f16: F16_1(1.0f / float(x))
     case Op::v_sqrt_f16: F16_1(std::sqrt(float(x)))
     case Op::v_rsq_f16: F16_1(1.0f / std::sqrt(float(x)))
@@ -1014,17 +1489,57 @@ bool WaveExec::valu() {
     case Op::v_rndne_f16: F16_1(std::nearbyint(float(x)))
     case Op::v_fract_f16: F16_1(fractOf(float(x)))
     case Op::v_frexp_mant_f16: F16_1(frexpMant(float(x)))
-    case Op::v_frexp_exp_i16_f16: { const f16* a = h16(0); LANES res[l] = uint16_t(frexpExp(float(a[l]))); wr16(res); return true; }
-    case Op::v_div_fixup_f16: { const f16* a = h16(0); const f16* b = h16(1); const f16* c = h16(2); f16* r = reinterpret_cast<f16*>(res64);
-        LANES { float q = a[l], den = b[l], num = c[l]; float sign = std::signbit(den) != std::signbit(num) ? -1.f : 1.f;
-            float v = std::isnan(den) ? den : std::isnan(num) ? num : ((den == 0 && num == 0) || (std::isinf(den) && std::isinf(num))) ? NAN
-                : (den == 0 || std::isinf(num)) ? sign * INFINITY : (std::isinf(den) || num == 0) ? sign * 0.f : sign * std::fabs(q);
-            r[l] = f16(v); }
-        wrF16(r); return true; }
-    case Op::v_cvt_f16_u16: { const uint32_t* a = src16(0); f16* r = reinterpret_cast<f16*>(res64); LANES r[l] = f16(float(uint16_t(a[l]))); wrF16(r); return true; }
-    case Op::v_cvt_f16_i16: { const uint32_t* a = src16(0); f16* r = reinterpret_cast<f16*>(res64); LANES r[l] = f16(float(int16_t(a[l]))); wrF16(r); return true; }
-    case Op::v_cvt_u16_f16: { const f16* a = h16(0); LANES res[l] = cvtSat<uint16_t>(float(a[l])); wr16(res); return true; }
-    case Op::v_cvt_i16_f16: { const f16* a = h16(0); LANES res[l] = uint16_t(cvtSat<int16_t>(float(a[l]))); wr16(res); return true; }
+    case Op::v_frexp_exp_i16_f16: {
+        const f16 *a = h16(0);
+        LANES res[l] = uint16_t(frexpExp(float(a[l])));
+        wr16(res);
+        return true;
+    }
+    case Op::v_div_fixup_f16: {
+        const f16 *a = h16(0);
+        const f16 *b = h16(1);
+        const f16 *c = h16(2);
+        f16 *r = reinterpret_cast<f16 *>(res64);
+        LANES {
+            float q = a[l], den = b[l], num = c[l];
+            float sign = std::signbit(den) != std::signbit(num) ? -1.f : 1.f;
+            float v = std::isnan(den)                                                    ? den
+                      : std::isnan(num)                                                  ? num
+                      : ((den == 0 && num == 0) || (std::isinf(den) && std::isinf(num))) ? NAN
+                      : (den == 0 || std::isinf(num)) ? sign * INFINITY
+                      : (std::isinf(den) || num == 0) ? sign * 0.f
+                                                      : sign * std::fabs(q);
+            r[l] = f16(v);
+        }
+        wrF16(r);
+        return true;
+    }
+    case Op::v_cvt_f16_u16: {
+        const uint32_t *a = src16(0);
+        f16 *r = reinterpret_cast<f16 *>(res64);
+        LANES r[l] = f16(float(uint16_t(a[l])));
+        wrF16(r);
+        return true;
+    }
+    case Op::v_cvt_f16_i16: {
+        const uint32_t *a = src16(0);
+        f16 *r = reinterpret_cast<f16 *>(res64);
+        LANES r[l] = f16(float(int16_t(a[l])));
+        wrF16(r);
+        return true;
+    }
+    case Op::v_cvt_u16_f16: {
+        const f16 *a = h16(0);
+        LANES res[l] = cvtSat<uint16_t>(float(a[l]));
+        wr16(res);
+        return true;
+    }
+    case Op::v_cvt_i16_f16: {
+        const f16 *a = h16(0);
+        LANES res[l] = uint16_t(cvtSat<int16_t>(float(a[l])));
+        wr16(res);
+        return true;
+    }
     // 16-bit integer
     case Op::v_add_u16: I16_2(x + y)
     case Op::v_sub_u16: I16_2(x - y)
@@ -1037,48 +1552,76 @@ bool WaveExec::valu() {
     case Op::v_min_u16: I16_2(std::min(x, y))
     case Op::v_max_i16: I16_2(std::max(int16_t(x), int16_t(y)))
     case Op::v_min_i16: I16_2(std::min(int16_t(x), int16_t(y)))
-    case Op::v_add_i16: I16_2(in.clamp ? std::clamp(int(int16_t(x)) + int16_t(y), -32768, 32767) : x + y)
-    case Op::v_sub_i16: I16_2(in.clamp ? std::clamp(int(int16_t(x)) - int16_t(y), -32768, 32767) : x - y)
+    case Op::v_add_i16:
+        I16_2(in.clamp ? std::clamp(int(int16_t(x)) + int16_t(y), -32768, 32767) : x + y)
+    case Op::v_sub_i16:
+        I16_2(in.clamp ? std::clamp(int(int16_t(x)) - int16_t(y), -32768, 32767) : x - y)
     case Op::v_mad_u16: I16_3(x * y + z)
     case Op::v_mad_i16: I16_3(int16_t(x) * int16_t(y) + int16_t(z))
     case Op::v_min3_i16: I16_3(std::min({int16_t(x), int16_t(y), int16_t(z)}))
     case Op::v_max3_i16: I16_3(std::max({int16_t(x), int16_t(y), int16_t(z)}))
-    case Op::v_med3_i16: I16_3(std::max(std::min(int16_t(x), int16_t(y)), std::min(std::max(int16_t(x), int16_t(y)), int16_t(z))))
+    case Op::v_med3_i16:
+        I16_3(std::max(std::min(int16_t(x), int16_t(y)),
+                       std::min(std::max(int16_t(x), int16_t(y)), int16_t(z))))
     case Op::v_min3_u16: I16_3(std::min({x, y, z}))
     case Op::v_max3_u16: I16_3(std::max({x, y, z}))
     case Op::v_med3_u16: I16_3(std::max(std::min(x, y), std::min(std::max(x, y), z)))
-    case Op::v_mad_u32_u16: { const uint32_t* a = src16(0); const uint32_t* b = src16(1); const uint32_t* c = src32(2); LANES res[l] = a[l] * b[l] + c[l]; wr32(res); return true; }
-    case Op::v_mad_i32_i16: { const uint32_t* a = src16(0); const uint32_t* b = src16(1); const uint32_t* c = src32(2); LANES res[l] = U(int16_t(a[l]) * int16_t(b[l])) + c[l]; wr32(res); return true; }
+    case Op::v_mad_u32_u16: {
+        const uint32_t *a = src16(0);
+        const uint32_t *b = src16(1);
+        const uint32_t *c = src32(2);
+        LANES res[l] = a[l] * b[l] + c[l];
+        wr32(res);
+        return true;
+    }
+    case Op::v_mad_i32_i16: {
+        const uint32_t *a = src16(0);
+        const uint32_t *b = src16(1);
+        const uint32_t *c = src32(2);
+        LANES res[l] = U(int16_t(a[l]) * int16_t(b[l])) + c[l];
+        wr32(res);
+        return true;
+    }
     // 32-bit integer
-    case Op::v_add_u32: I32_2(in.clamp ? U(std::min<uint64_t>(uint64_t(x) + y, 0xffffffffu)) : x + y)
+    case Op::v_add_u32:
+        I32_2(in.clamp ? U(std::min<uint64_t>(uint64_t(x) + y, 0xffffffffu)) : x + y)
     case Op::v_sub_u32: I32_2(in.clamp ? (x < y ? 0 : x - y) : x - y)
     case Op::v_subrev_u32: I32_2(in.clamp ? (y < x ? 0 : y - x) : y - x)
-    case Op::v_add_i32: I32_2(in.clamp ? U(std::clamp<int64_t>(int64_t(I(x)) + I(y), INT32_MIN, INT32_MAX)) : x + y)
-    case Op::v_sub_i32: I32_2(in.clamp ? U(std::clamp<int64_t>(int64_t(I(x)) - I(y), INT32_MIN, INT32_MAX)) : x - y)
-    case Op::v_add_co_u32: case Op::v_sub_co_u32: case Op::v_subrev_co_u32:
-    case Op::v_addc_co_u32: case Op::v_subb_co_u32: case Op::v_subbrev_co_u32: {
-        const uint32_t* a = src32(0);
-        const uint32_t* b = src32(1);
+    case Op::v_add_i32:
+        I32_2(in.clamp ? U(std::clamp<int64_t>(int64_t(I(x)) + I(y), INT32_MIN, INT32_MAX)) : x + y)
+    case Op::v_sub_i32:
+        I32_2(in.clamp ? U(std::clamp<int64_t>(int64_t(I(x)) - I(y), INT32_MIN, INT32_MAX)) : x - y)
+    case Op::v_add_co_u32:
+    case Op::v_sub_co_u32:
+    case Op::v_subrev_co_u32:
+    case Op::v_addc_co_u32:
+    case Op::v_subb_co_u32:
+    case Op::v_subbrev_co_u32: {
+        const uint32_t *a = src32(0);
+        const uint32_t *b = src32(1);
         bool withCarry = in.op == Op::v_addc_co_u32 || in.op == Op::v_subb_co_u32 ||
                          in.op == Op::v_subbrev_co_u32;
+        bool add = in.op == Op::v_add_co_u32 || in.op == Op::v_addc_co_u32;
+        bool rev = in.op == Op::v_subrev_co_u32 || in.op == Op::v_subbrev_co_u32;
+        if (rev) std::swap(a, b);
         uint64_t cin = withCarry ? sread64(in.src[2], false) : 0;
         uint64_t cout = 0;
-        LANES {
-            uint64_t x = a[l], y = b[l], c = (cin >> l) & 1;
-            if (in.op == Op::v_subrev_co_u32 || in.op == Op::v_subbrev_co_u32) std::swap(x, y);
-            uint64_t r;
-            bool carry;
-            if (in.op == Op::v_add_co_u32 || in.op == Op::v_addc_co_u32) {
-                r = x + y + c;
-                carry = r >> 32;
-            } else {
-                r = x - y - c;
-                carry = y + c > x;
+        // Separate branch-free loops per operation: this is every 64-bit address computation.
+        if (add) {
+            LANES {
+                uint64_t r = uint64_t(a[l]) + b[l] + ((cin >> l) & 1);
+                res[l] = U(r);
+                cout |= (r >> 32) << l;
             }
-            if (in.clamp && carry) r = (in.op == Op::v_add_co_u32 || in.op == Op::v_addc_co_u32) ? 0xffffffffu : 0;
-            res[l] = U(r);
-            if (carry) cout |= 1ull << l;
+        } else {
+            LANES {
+                uint64_t c = (cin >> l) & 1;
+                res[l] = U(uint64_t(a[l]) - b[l] - c);
+                cout |= uint64_t(uint64_t(b[l]) + c > a[l]) << l;
+            }
         }
+        if (in.clamp) // saturate the lanes that carried / borrowed
+            LANES if ((cout >> l) & 1) res[l] = add ? 0xffffffffu : 0;
         wrMaskSgpr(in.sdst, cout & execMask);
         wr32(res);
         return true;
@@ -1098,7 +1641,8 @@ bool WaveExec::valu() {
     case Op::v_max_u32: I32_2(std::max(x, y))
     case Op::v_min3_i32: I32_3(U(std::min({I(x), I(y), I(z)})))
     case Op::v_max3_i32: I32_3(U(std::max({I(x), I(y), I(z)})))
-    case Op::v_med3_i32: I32_3(U(std::max(std::min(I(x), I(y)), std::min(std::max(I(x), I(y)), I(z)))))
+    case Op::v_med3_i32:
+        I32_3(U(std::max(std::min(I(x), I(y)), std::min(std::max(I(x), I(y)), I(z)))))
     case Op::v_min3_u32: I32_3(std::min({x, y, z}))
     case Op::v_max3_u32: I32_3(std::max({x, y, z}))
     case Op::v_med3_u32: I32_3(std::max(std::min(x, y), std::min(std::max(x, y), z)))
@@ -1109,27 +1653,45 @@ bool WaveExec::valu() {
     case Op::v_and_b32: I32_2(x & y)
     case Op::v_or_b32: I32_2(x | y)
     case Op::v_xor_b32: I32_2(x ^ y)
-    case Op::v_bfe_u32: I32_3((z & 31) == 0 ? 0 : (x >> (y & 31)) & (0xffffffffu >> (32 - (z & 31))))
-    case Op::v_bfe_i32: I32_3((z & 31) == 0 ? 0 : U(I((x >> (y & 31)) << (32 - (z & 31))) >> (32 - (z & 31))))
+    case Op::v_bfe_u32:
+        I32_3((z & 31) == 0 ? 0 : (x >> (y & 31)) & (0xffffffffu >> (32 - (z & 31))))
+    case Op::v_bfe_i32:
+        I32_3((z & 31) == 0 ? 0 : U(I((x >> (y & 31)) << (32 - (z & 31))) >> (32 - (z & 31))))
     case Op::v_bfi_b32: I32_3((x & y) | (~x & z))
     case Op::v_bfm_b32: I32_2(((1u << (x & 31)) - 1) << (y & 31))
     case Op::v_alignbit_b32: I32_3(U(((uint64_t(x) << 32) | y) >> (z & 31)))
     case Op::v_alignbyte_b32: I32_3(U(((uint64_t(x) << 32) | y) >> (8 * (z & 3))))
     case Op::v_bcnt_u32_b32: I32_2(U(std::popcount(x)) + y)
-    case Op::v_mbcnt_lo_u32_b32: { const uint32_t* a = src32(0); const uint32_t* b = src32(1); LANES res[l] = U(std::popcount(a[l] & U((1ull << std::min(l, 32)) - 1))) + b[l]; wr32(res); return true; }
-    case Op::v_mbcnt_hi_u32_b32: { const uint32_t* a = src32(0); const uint32_t* b = src32(1); LANES res[l] = U(std::popcount(a[l] & U(l <= 32 ? 0 : (1ull << (l - 32)) - 1))) + b[l]; wr32(res); return true; }
+    case Op::v_mbcnt_lo_u32_b32: {
+        const uint32_t *a = src32(0);
+        const uint32_t *b = src32(1);
+        LANES res[l] = U(std::popcount(a[l] & U((1ull << std::min(l, 32)) - 1))) + b[l];
+        wr32(res);
+        return true;
+    }
+    case Op::v_mbcnt_hi_u32_b32: {
+        const uint32_t *a = src32(0);
+        const uint32_t *b = src32(1);
+        LANES res[l] = U(std::popcount(a[l] & U(l <= 32 ? 0 : (1ull << (l - 32)) - 1))) + b[l];
+        wr32(res);
+        return true;
+    }
     case Op::v_perm_b32: {
-        const uint32_t* a = src32(0); const uint32_t* b = src32(1); const uint32_t* c = src32(2);
+        const uint32_t *a = src32(0);
+        const uint32_t *b = src32(1);
+        const uint32_t *c = src32(2);
         LANES {
             uint64_t bytes = (uint64_t(a[l]) << 32) | b[l];
             U r = 0;
             for (int i = 0; i < 4; ++i) {
                 unsigned sel = (c[l] >> (8 * i)) & 0xff, out;
-                if (sel <= 7) out = (bytes >> (8 * sel)) & 0xff;
+                if (sel <= 7)
+                    out = (bytes >> (8 * sel)) & 0xff;
                 else if (sel <= 11) {
                     unsigned byteIdx = 2 * (sel - 8) + 1; // sign of the 16-bit halves
                     out = ((bytes >> (8 * byteIdx)) & 0x80) ? 0xff : 0;
-                } else out = sel == 12 ? 0 : 0xff;
+                } else
+                    out = sel == 12 ? 0 : 0xff;
                 r |= out << (8 * i);
             }
             res[l] = r;
@@ -1138,19 +1700,110 @@ bool WaveExec::valu() {
         return true;
     }
     case Op::v_xad_u32: I32_3((x ^ y) + z)
+    case Op::v_sad_u8:
+        I32_3([](U a, U b, U c) {
+            for (int i = 0; i < 4; ++i) {
+                int d = int((a >> 8 * i) & 255) - int((b >> 8 * i) & 255);
+                c += U(d < 0 ? -d : d);
+            }
+            return c;
+        }(x, y, z))
+    case Op::v_sad_hi_u8:
+        I32_3([](U a, U b, U c) {
+            U s = 0;
+            for (int i = 0; i < 4; ++i) {
+                int d = int((a >> 8 * i) & 255) - int((b >> 8 * i) & 255);
+                s += U(d < 0 ? -d : d);
+            }
+            return (s << 16) + c;
+        }(x, y, z))
+    case Op::v_sad_u16:
+        I32_3([](U a, U b, U c) {
+            for (int i = 0; i < 2; ++i) {
+                int d = int((a >> 16 * i) & 0xffff) - int((b >> 16 * i) & 0xffff);
+                c += U(d < 0 ? -d : d);
+            }
+            return c;
+        }(x, y, z))
+    case Op::v_msad_u8:
+        I32_3([](U a, U b, U c) {
+            for (int i = 0; i < 4; ++i) {
+                int bb = int((b >> 8 * i) & 255);
+                if (!bb) continue;
+                int d = int((a >> 8 * i) & 255) - bb;
+                c += U(d < 0 ? -d : d);
+            }
+            return c;
+        }(x, y, z))
+    case Op::v_lerp_u8:
+        I32_3([](U a, U b, U c) {
+            U r = 0;
+            for (int i = 0; i < 4; ++i) {
+                U s = ((a >> 8 * i) & 255) + ((b >> 8 * i) & 255) + ((c >> 8 * i) & 1);
+                r |= ((s >> 1) & 255) << 8 * i;
+            }
+            return r;
+        }(x, y, z))
+    case Op::v_cvt_pk_u8_f32: {
+        const float *a = f32(0);
+        const uint32_t *b = src32(1);
+        const uint32_t *c = src32(2);
+        LANES {
+            unsigned sh = 8 * (b[l] & 3);
+            U byte = U(cvtSat<uint8_t>(std::nearbyint(a[l])));
+            res[l] = (c[l] & ~(255u << sh)) | byte << sh;
+        }
+        wr32(res);
+        return true;
+    }
+    case Op::v_cvt_off_f32_i4: F32_FROM(float(int32_t(x << 28) >> 28) / 16.0f)
+    case Op::v_exp_legacy_f32: F32_1(std::exp2(x))
+    case Op::v_log_legacy_f32: F32_1(x < 0 ? std::numeric_limits<float>::quiet_NaN() : std::log2(x))
+    case Op::v_cvt_norm_i16_f16: {
+        const f16 *a = h16(0);
+        LANES res[l] = uint16_t(int16_t(std::nearbyint(
+            std::clamp(std::isnan(float(a[l])) ? 0.f : float(a[l]), -1.f, 1.f) * 32767.f)));
+        wr16(res);
+        return true;
+    }
+    case Op::v_cvt_norm_u16_f16: {
+        const f16 *a = h16(0);
+        LANES res[l] = uint16_t(std::nearbyint(
+            std::clamp(std::isnan(float(a[l])) ? 0.f : float(a[l]), 0.f, 1.f) * 65535.f));
+        wr16(res);
+        return true;
+    }
+    case Op::v_sat_pk_u8_i16:
+        I32_1(U(std::clamp(int(int16_t(x)), 0, 255)) | U(std::clamp(int(int16_t(x >> 16)), 0, 255))
+                                                           << 8)
+    case Op::v_cvt_pknorm_i16_f16:
+    case Op::v_cvt_pknorm_u16_f16: {
+        const f16 *a = h16(0);
+        const f16 *b = h16(1);
+        bool sgn = in.op == Op::v_cvt_pknorm_i16_f16;
+        auto n = [&](f16 h) {
+            float x = std::isnan(float(h)) ? 0.f : float(h);
+            return sgn ? U(uint16_t(int16_t(std::nearbyint(std::clamp(x, -1.f, 1.f) * 32767.f))))
+                       : U(uint16_t(std::nearbyint(std::clamp(x, 0.f, 1.f) * 65535.f)));
+        };
+        LANES res[l] = n(a[l]) | n(b[l]) << 16;
+        wr32(res);
+        return true;
+    }
     case Op::v_lshl_add_u32: I32_3((x << (y & 31)) + z)
     case Op::v_add_lshl_u32: I32_3((x + y) << (z & 31))
     case Op::v_add3_u32: I32_3(x + y + z)
     case Op::v_lshl_or_b32: I32_3((x << (y & 31)) | z)
     case Op::v_and_or_b32: I32_3((x & y) | z)
     case Op::v_or3_b32: I32_3(x | y | z)
-    case Op::v_mad_u64_u32: case Op::v_mad_i64_i32: {
-        const uint32_t* a = src32(0); const uint32_t* b = src32(1);
-        const uint64_t* c = src64(2, false);
+    case Op::v_mad_u64_u32:
+    case Op::v_mad_i64_i32: {
+        const uint32_t *a = src32(0);
+        const uint32_t *b = src32(1);
+        const uint64_t *c = src64(2, false);
         LANES {
-            res64[l] = in.op == Op::v_mad_u64_u32
-                           ? uint64_t(a[l]) * b[l] + c[l]
-                           : uint64_t(int64_t(I(a[l])) * I(b[l])) + c[l];
+            res64[l] = in.op == Op::v_mad_u64_u32 ? uint64_t(a[l]) * b[l] + c[l]
+                                                  : uint64_t(int64_t(I(a[l])) * I(b[l])) + c[l];
         }
         wrMaskSgpr(in.sdst, 0); // carry-out: overflow of the 64-bit add
         uint64_t carry = 0;
@@ -1164,16 +1817,37 @@ bool WaveExec::valu() {
         wr64(res64);
         return true;
     }
-    case Op::v_lshlrev_b64: { const uint32_t* a = src32(0); const uint64_t* b = src64(1, false); LANES res64[l] = b[l] << (a[l] & 63); wr64(res64); return true; }
-    case Op::v_lshrrev_b64: { const uint32_t* a = src32(0); const uint64_t* b = src64(1, false); LANES res64[l] = b[l] >> (a[l] & 63); wr64(res64); return true; }
-    case Op::v_ashrrev_i64: { const uint32_t* a = src32(0); const uint64_t* b = src64(1, false); LANES res64[l] = uint64_t(int64_t(b[l]) >> (a[l] & 63)); wr64(res64); return true; }
+    case Op::v_lshlrev_b64: {
+        const uint32_t *a = src32(0);
+        const uint64_t *b = src64(1, false);
+        LANES res64[l] = b[l] << (a[l] & 63);
+        wr64(res64);
+        return true;
+    }
+    case Op::v_lshrrev_b64: {
+        const uint32_t *a = src32(0);
+        const uint64_t *b = src64(1, false);
+        LANES res64[l] = b[l] >> (a[l] & 63);
+        wr64(res64);
+        return true;
+    }
+    case Op::v_ashrrev_i64: {
+        const uint32_t *a = src32(0);
+        const uint64_t *b = src64(1, false);
+        LANES res64[l] = uint64_t(int64_t(b[l]) >> (a[l] & 63));
+        wr64(res64);
+        return true;
+    }
     default: break;
     }
     if (in.enc == Enc::Vop3p) {
         // Packed: each half takes its operand half from op_sel (low result) / op_sel_hi (high).
-        unsigned n = (in.op == Op::v_pk_mad_i16 || in.op == Op::v_pk_mad_u16 || in.op == Op::v_pk_fma_f16 ||
-                      in.op == Op::v_mad_mix_f32 || in.op == Op::v_mad_mixlo_f16 || in.op == Op::v_mad_mixhi_f16) ? 3 : 2;
-        const uint32_t* s[3];
+        unsigned n = (in.op == Op::v_pk_mad_i16 || in.op == Op::v_pk_mad_u16 ||
+                      in.op == Op::v_pk_fma_f16 || in.op == Op::v_mad_mix_f32 ||
+                      in.op == Op::v_mad_mixlo_f16 || in.op == Op::v_mad_mixhi_f16)
+                         ? 3
+                         : 2;
+        const uint32_t *s[3];
         for (unsigned i = 0; i < n; ++i) {
             unsigned code = in.src[i];
             if (code < opnd::kVgpr && code >= 240 && code <= 248) {
@@ -1181,33 +1855,39 @@ bool WaveExec::valu() {
                 std::fill_n(buf[i], 64, uint32_t(f16Const(code)));
                 s[i] = buf[i];
             } else {
-                uint32_t* tmp = reinterpret_cast<uint32_t*>(buf64[i]);
-                const uint32_t* p = src32(i);
+                uint32_t *tmp = reinterpret_cast<uint32_t *>(buf64[i]);
+                const uint32_t *p = src32(i);
                 std::copy_n(p, 64, tmp);
                 s[i] = tmp;
             }
         }
-        if (in.op == Op::v_mad_mix_f32 || in.op == Op::v_mad_mixlo_f16 || in.op == Op::v_mad_mixhi_f16) {
+        if (in.op == Op::v_mad_mix_f32 || in.op == Op::v_mad_mixlo_f16 ||
+            in.op == Op::v_mad_mixhi_f16) {
             // op_sel_hi[i] = 1: operand i is f16 (half chosen by op_sel), else f32.
-            float* r = reinterpret_cast<float*>(res);
+            float *r = reinterpret_cast<float *>(res);
             LANES {
                 float v[3];
                 for (unsigned i = 0; i < 3; ++i) {
                     uint32_t x = s[i][l];
                     bool isF16 = (in.opselHi >> i) & 1;
-                    v[i] = isF16 ? float(bc<f16>(uint16_t((in.opsel >> i) & 1 ? x >> 16 : x))) : bc<float>(x);
+                    v[i] = isF16 ? float(bc<f16>(uint16_t((in.opsel >> i) & 1 ? x >> 16 : x)))
+                                 : bc<float>(x);
                     if ((in.negHi >> i) & 1) v[i] = std::fabs(v[i]);
                     if ((in.neg >> i) & 1) v[i] = -v[i];
                 }
                 r[l] = std::fma(v[0], v[1], v[2]);
                 if (in.clamp) r[l] = std::clamp(r[l], 0.0f, 1.0f);
             }
-            if (in.op == Op::v_mad_mix_f32) { wr32(res); return true; }
+            if (in.op == Op::v_mad_mix_f32) {
+                wr32(res);
+                return true;
+            }
             checkVgpr(in.vdst);
-            uint32_t* d = w.vrow(in.vdst);
+            uint32_t *d = w.vrow(in.vdst);
             LANES if ((execMask >> l) & 1) {
                 uint32_t h = bc<uint16_t>(f16(r[l]));
-                d[l] = in.op == Op::v_mad_mixlo_f16 ? (d[l] & 0xffff0000u) | h : (d[l] & 0xffff) | h << 16;
+                d[l] = in.op == Op::v_mad_mixlo_f16 ? (d[l] & 0xffff0000u) | h
+                                                    : (d[l] & 0xffff) | h << 16;
             }
             return true;
         }
@@ -1217,19 +1897,32 @@ bool WaveExec::valu() {
                 uint16_t x[3] = {0, 0, 0};
                 uint8_t sel = half ? in.opselHi : in.opsel;
                 uint8_t ng = half ? in.negHi : in.neg;
-                for (unsigned i = 0; i < n; ++i) x[i] = uint16_t((sel >> i) & 1 ? s[i][l] >> 16 : s[i][l]);
-                auto hf = [&](int i) { f16 h = bc<f16>(x[i]); return (ng >> i) & 1 ? -h : h; };
+                for (unsigned i = 0; i < n; ++i)
+                    x[i] = uint16_t((sel >> i) & 1 ? s[i][l] >> 16 : s[i][l]);
+                auto hf = [&](int i) {
+                    f16 h = bc<f16>(x[i]);
+                    return (ng >> i) & 1 ? -h : h;
+                };
                 uint16_t r;
                 switch (in.op) {
                 case Op::v_pk_add_f16: r = bc<uint16_t>(f16(hf(0) + hf(1))); break;
                 case Op::v_pk_mul_f16: r = bc<uint16_t>(f16(hf(0) * hf(1))); break;
-                case Op::v_pk_fma_f16: r = bc<uint16_t>(f16(std::fma(double(hf(0)), double(hf(1)), double(hf(2))))); break;
-                case Op::v_pk_min_f16: r = bc<uint16_t>(f16(fminIeee(float(hf(0)), float(hf(1))))); break;
-                case Op::v_pk_max_f16: r = bc<uint16_t>(f16(fmaxIeee(float(hf(0)), float(hf(1))))); break;
-                case Op::v_pk_add_u16: case Op::v_pk_add_i16: r = x[0] + x[1]; break;
-                case Op::v_pk_sub_u16: case Op::v_pk_sub_i16: r = x[0] - x[1]; break;
+                case Op::v_pk_fma_f16:
+                    r = bc<uint16_t>(f16(std::fma(double(hf(0)), double(hf(1)), double(hf(2)))));
+                    break;
+                case Op::v_pk_min_f16:
+                    r = bc<uint16_t>(f16(fminIeee(float(hf(0)), float(hf(1)))));
+                    break;
+                case Op::v_pk_max_f16:
+                    r = bc<uint16_t>(f16(fmaxIeee(float(hf(0)), float(hf(1)))));
+                    break;
+                case Op::v_pk_add_u16:
+                case Op::v_pk_add_i16: r = x[0] + x[1]; break;
+                case Op::v_pk_sub_u16:
+                case Op::v_pk_sub_i16: r = x[0] - x[1]; break;
                 case Op::v_pk_mul_lo_u16: r = x[0] * x[1]; break;
-                case Op::v_pk_mad_u16: case Op::v_pk_mad_i16: r = x[0] * x[1] + x[2]; break;
+                case Op::v_pk_mad_u16:
+                case Op::v_pk_mad_i16: r = x[0] * x[1] + x[2]; break;
                 case Op::v_pk_lshlrev_b16: r = x[1] << (x[0] & 15); break;
                 case Op::v_pk_lshrrev_b16: r = x[1] >> (x[0] & 15); break;
                 case Op::v_pk_ashrrev_i16: r = uint16_t(int16_t(x[1]) >> (x[0] & 15)); break;
@@ -1283,26 +1976,86 @@ void WaveExec::salu() {
     auto b64 = [&] { return sread64(in.src[1], false); };
     auto d32 = [&](U x) { wrSgpr(in.vdst, x); };
     auto d64 = [&](U64 x) {
-        if (in.vdst == opnd::kExec) w.setExec(x);
-        else wrSgpr64(in.vdst, x);
+        if (in.vdst == opnd::kExec)
+            w.setExec(x);
+        else
+            wrSgpr64(in.vdst, x);
     };
     auto d32scc = [&](U x) { d32(x), w.scc = x != 0; };
     auto d64scc = [&](U64 x) { d64(x), w.scc = x != 0; };
     auto ff1 = [](U64 x) { return x ? U(std::countr_zero(x)) : ~0u; };
-    auto brev64 = [](U64 x) { U64 r = 0; for (int i = 0; i < 64; ++i) r |= ((x >> i) & 1) << (63 - i); return r; };
+    auto brev64 = [](U64 x) {
+        U64 r = 0;
+        for (int i = 0; i < 64; ++i)
+            r |= ((x >> i) & 1) << (63 - i);
+        return r;
+    };
     U64 nextPc = w.pc; // already advanced past this instruction
     switch (op) {
     // SOP2
-    case Op::s_add_u32: { U64 r = U64(a32()) + b32(); d32(U(r)); w.scc = r >> 32; return; }
-    case Op::s_sub_u32: { U x = a32(), y = b32(); d32(x - y); w.scc = y > x; return; }
-    case Op::s_add_i32: { I x = I(a32()), y = I(b32()); I r = I(U(x) + U(y)); d32(U(r)); w.scc = ((x >= 0) == (y >= 0)) && ((r >= 0) != (x >= 0)); return; }
-    case Op::s_sub_i32: { I x = I(a32()), y = I(b32()); I r = I(U(x) - U(y)); d32(U(r)); w.scc = ((x >= 0) != (y >= 0)) && ((r >= 0) != (x >= 0)); return; }
-    case Op::s_addc_u32: { U64 r = U64(a32()) + b32() + w.scc; d32(U(r)); w.scc = r >> 32; return; }
-    case Op::s_subb_u32: { U x = a32(), y = b32(); U64 t = U64(y) + w.scc; d32(U(x - t)); w.scc = t > x; return; }
-    case Op::s_min_i32: { I x = I(a32()), y = I(b32()); w.scc = x < y; d32(U(std::min(x, y))); return; }
-    case Op::s_min_u32: { U x = a32(), y = b32(); w.scc = x < y; d32(std::min(x, y)); return; }
-    case Op::s_max_i32: { I x = I(a32()), y = I(b32()); w.scc = x > y; d32(U(std::max(x, y))); return; }
-    case Op::s_max_u32: { U x = a32(), y = b32(); w.scc = x > y; d32(std::max(x, y)); return; }
+    case Op::s_add_u32: {
+        U64 r = U64(a32()) + b32();
+        d32(U(r));
+        w.scc = r >> 32;
+        return;
+    }
+    case Op::s_sub_u32: {
+        U x = a32(), y = b32();
+        d32(x - y);
+        w.scc = y > x;
+        return;
+    }
+    case Op::s_add_i32: {
+        I x = I(a32()), y = I(b32());
+        I r = I(U(x) + U(y));
+        d32(U(r));
+        w.scc = ((x >= 0) == (y >= 0)) && ((r >= 0) != (x >= 0));
+        return;
+    }
+    case Op::s_sub_i32: {
+        I x = I(a32()), y = I(b32());
+        I r = I(U(x) - U(y));
+        d32(U(r));
+        w.scc = ((x >= 0) != (y >= 0)) && ((r >= 0) != (x >= 0));
+        return;
+    }
+    case Op::s_addc_u32: {
+        U64 r = U64(a32()) + b32() + w.scc;
+        d32(U(r));
+        w.scc = r >> 32;
+        return;
+    }
+    case Op::s_subb_u32: {
+        U x = a32(), y = b32();
+        U64 t = U64(y) + w.scc;
+        d32(U(x - t));
+        w.scc = t > x;
+        return;
+    }
+    case Op::s_min_i32: {
+        I x = I(a32()), y = I(b32());
+        w.scc = x < y;
+        d32(U(std::min(x, y)));
+        return;
+    }
+    case Op::s_min_u32: {
+        U x = a32(), y = b32();
+        w.scc = x < y;
+        d32(std::min(x, y));
+        return;
+    }
+    case Op::s_max_i32: {
+        I x = I(a32()), y = I(b32());
+        w.scc = x > y;
+        d32(U(std::max(x, y)));
+        return;
+    }
+    case Op::s_max_u32: {
+        U x = a32(), y = b32();
+        w.scc = x > y;
+        d32(std::max(x, y));
+        return;
+    }
     case Op::s_cselect_b32: d32(w.scc ? a32() : b32()); return;
     case Op::s_cselect_b64: d64(w.scc ? a64() : b64()); return;
     case Op::s_and_b32: d32scc(a32() & b32()); return;
@@ -1332,27 +2085,43 @@ void WaveExec::salu() {
     case Op::s_mul_i32: d32(a32() * b32()); return;
     case Op::s_mul_hi_u32: d32(U((U64(a32()) * b32()) >> 32)); return;
     case Op::s_mul_hi_i32: d32(U((int64_t(I(a32())) * I(b32())) >> 32)); return;
-    case Op::s_bfe_u32: case Op::s_bfe_i32: {
+    case Op::s_bfe_u32:
+    case Op::s_bfe_i32: {
         U x = a32(), ctl = b32(), off = ctl & 31, width = (ctl >> 16) & 0x7f;
         U r;
-        if (width == 0) r = 0;
-        else if (op == Op::s_bfe_u32) r = width >= 32 ? x >> off : (x >> off) & ((1u << width) - 1);
-        else r = width >= 32 ? U(I(x) >> off) : U(I((x >> off) << (32 - width)) >> (32 - width));
+        if (width == 0)
+            r = 0;
+        else if (op == Op::s_bfe_u32)
+            r = width >= 32 ? x >> off : (x >> off) & ((1u << width) - 1);
+        else
+            r = width >= 32 ? U(I(x) >> off) : U(I((x >> off) << (32 - width)) >> (32 - width));
         d32scc(r);
         return;
     }
-    case Op::s_bfe_u64: case Op::s_bfe_i64: {
+    case Op::s_bfe_u64:
+    case Op::s_bfe_i64: {
         U64 x = a64();
         U ctl = b32(), off = ctl & 63, width = (ctl >> 16) & 0x7f;
         U64 r;
-        if (width == 0) r = 0;
-        else if (op == Op::s_bfe_u64) r = width >= 64 ? x >> off : (x >> off) & ((1ull << width) - 1);
-        else r = width >= 64 ? U64(int64_t(x) >> off) : U64(int64_t((x >> off) << (64 - width)) >> (64 - width));
+        if (width == 0)
+            r = 0;
+        else if (op == Op::s_bfe_u64)
+            r = width >= 64 ? x >> off : (x >> off) & ((1ull << width) - 1);
+        else
+            r = width >= 64 ? U64(int64_t(x) >> off)
+                            : U64(int64_t((x >> off) << (64 - width)) >> (64 - width));
         d64scc(r);
         return;
     }
-    case Op::s_absdiff_i32: { I x = I(a32()), y = I(b32()); d32scc(U(x > y ? int64_t(x) - y : int64_t(y) - x)); return; }
-    case Op::s_lshl1_add_u32: case Op::s_lshl2_add_u32: case Op::s_lshl3_add_u32: case Op::s_lshl4_add_u32: {
+    case Op::s_absdiff_i32: {
+        I x = I(a32()), y = I(b32());
+        d32scc(U(x > y ? int64_t(x) - y : int64_t(y) - x));
+        return;
+    }
+    case Op::s_lshl1_add_u32:
+    case Op::s_lshl2_add_u32:
+    case Op::s_lshl3_add_u32:
+    case Op::s_lshl4_add_u32: {
         unsigned sh = 1 + unsigned(op) - unsigned(Op::s_lshl1_add_u32);
         U64 r = (U64(a32()) << sh) + b32();
         d32(U(r));
@@ -1364,7 +2133,9 @@ void WaveExec::salu() {
     case Op::s_pack_hh_b32_b16: d32((a32() >> 16) | (b32() & 0xffff0000u)); return;
     // SOPK
     case Op::s_movk_i32: d32(U(in.imm)); return;
-    case Op::s_cmovk_i32: if (w.scc) d32(U(in.imm)); return;
+    case Op::s_cmovk_i32:
+        if (w.scc) d32(U(in.imm));
+        return;
     case Op::s_cmpk_eq_i32: w.scc = I(sread(in.vdst)) == in.imm; return;
     case Op::s_cmpk_lg_i32: w.scc = I(sread(in.vdst)) != in.imm; return;
     case Op::s_cmpk_gt_i32: w.scc = I(sread(in.vdst)) > in.imm; return;
@@ -1377,32 +2148,58 @@ void WaveExec::salu() {
     case Op::s_cmpk_ge_u32: w.scc = sread(in.vdst) >= U(in.imm & 0xffff); return;
     case Op::s_cmpk_lt_u32: w.scc = sread(in.vdst) < U(in.imm & 0xffff); return;
     case Op::s_cmpk_le_u32: w.scc = sread(in.vdst) <= U(in.imm & 0xffff); return;
-    case Op::s_addk_i32: { I x = I(sread(in.vdst)), y = in.imm; I r = I(U(x) + U(y)); d32(U(r)); w.scc = ((x >= 0) == (y >= 0)) && ((r >= 0) != (x >= 0)); return; }
+    case Op::s_addk_i32: {
+        I x = I(sread(in.vdst)), y = in.imm;
+        I r = I(U(x) + U(y));
+        d32(U(r));
+        w.scc = ((x >= 0) == (y >= 0)) && ((r >= 0) != (x >= 0));
+        return;
+    }
     case Op::s_mulk_i32: d32(sread(in.vdst) * U(in.imm)); return;
-    case Op::s_call_b64: wrSgpr64(in.vdst, nextPc); w.pc = nextPc + int64_t(in.imm) * 4; return;
-    case Op::s_getreg_b32: case Op::s_setreg_b32: case Op::s_setreg_imm32_b32: {
+    case Op::s_call_b64:
+        wrSgpr64(in.vdst, nextPc);
+        w.pc = nextPc + int64_t(in.imm) * 4;
+        return;
+    case Op::s_getreg_b32:
+    case Op::s_setreg_b32:
+    case Op::s_setreg_imm32_b32: {
         unsigned id = in.imm & 63, offset = (in.imm >> 6) & 31, size = ((in.imm >> 11) & 31) + 1;
         U mask = size >= 32 ? ~0u : ((1u << size) - 1);
         if (op == Op::s_getreg_b32) {
             U value;
-            if (id == kHwRegMode) value = w.mode;
-            else if (id == kHwRegHwId) value = (w.id & 15) | (((w.id >> 2) & 3) << 4) /* SIMD */;
-            else { err = "s_getreg of hardware register " + std::to_string(id) + " not modelled"; return; }
+            if (id == kHwRegMode)
+                value = w.mode;
+            else if (id == kHwRegHwId)
+                value = (w.id & 15) | (((w.id >> 2) & 3) << 4) /* SIMD */;
+            else {
+                err = "s_getreg of hardware register " + std::to_string(id) + " not modelled";
+                return;
+            }
             d32((value >> offset) & mask);
             return;
         }
-        if (id != kHwRegMode) { err = "s_setreg of hardware register " + std::to_string(id) + " not modelled"; return; }
+        if (id != kHwRegMode) {
+            err = "s_setreg of hardware register " + std::to_string(id) + " not modelled";
+            return;
+        }
         U value = op == Op::s_setreg_b32 ? sread(in.vdst) : in.literal;
         U newMode = (w.mode & ~(mask << offset)) | ((value & mask) << offset);
-        if (newMode & 0xf) { err = "non-default float round mode (MODE.FP_ROUND) not modelled"; return; }
+        if (newMode & 0xf) {
+            err = "non-default float round mode (MODE.FP_ROUND) not modelled";
+            return;
+        }
         w.mode = newMode;
         return;
     }
     // SOP1
     case Op::s_mov_b32: d32(a32()); return;
     case Op::s_mov_b64: d64(a64()); return;
-    case Op::s_cmov_b32: if (w.scc) d32(a32()); return;
-    case Op::s_cmov_b64: if (w.scc) d64(a64()); return;
+    case Op::s_cmov_b32:
+        if (w.scc) d32(a32());
+        return;
+    case Op::s_cmov_b64:
+        if (w.scc) d64(a64());
+        return;
     case Op::s_not_b32: d32scc(~a32()); return;
     case Op::s_not_b64: d64scc(~a64()); return;
     case Op::s_brev_b32: d32(U(brev64(a32()) >> 32)); return;
@@ -1415,10 +2212,26 @@ void WaveExec::salu() {
     case Op::s_ff0_i32_b64: d32(ff1(~a64())); return;
     case Op::s_ff1_i32_b32: d32(ff1(a32())); return;
     case Op::s_ff1_i32_b64: d32(ff1(a64())); return;
-    case Op::s_flbit_i32_b32: { U x = a32(); d32(x ? U(std::countl_zero(x)) : ~0u); return; }
-    case Op::s_flbit_i32_b64: { U64 x = a64(); d32(x ? U(std::countl_zero(x)) : ~0u); return; }
-    case Op::s_flbit_i32: { U x = a32(); d32((x == 0 || x == ~0u) ? ~0u : U(std::countl_zero(I(x) < 0 ? ~x : x))); return; }
-    case Op::s_flbit_i32_i64: { U64 x = a64(); d32((x == 0 || x == ~0ull) ? ~0u : U(std::countl_zero(int64_t(x) < 0 ? ~x : x))); return; }
+    case Op::s_flbit_i32_b32: {
+        U x = a32();
+        d32(x ? U(std::countl_zero(x)) : ~0u);
+        return;
+    }
+    case Op::s_flbit_i32_b64: {
+        U64 x = a64();
+        d32(x ? U(std::countl_zero(x)) : ~0u);
+        return;
+    }
+    case Op::s_flbit_i32: {
+        U x = a32();
+        d32((x == 0 || x == ~0u) ? ~0u : U(std::countl_zero(I(x) < 0 ? ~x : x)));
+        return;
+    }
+    case Op::s_flbit_i32_i64: {
+        U64 x = a64();
+        d32((x == 0 || x == ~0ull) ? ~0u : U(std::countl_zero(int64_t(x) < 0 ? ~x : x)));
+        return;
+    }
     case Op::s_sext_i32_i8: d32(U(I(int8_t(a32())))); return;
     case Op::s_sext_i32_i16: d32(U(I(int16_t(a32())))); return;
     case Op::s_bitset0_b32: d32(sread(in.vdst) & ~(1u << (a32() & 31))); return;
@@ -1427,11 +2240,24 @@ void WaveExec::salu() {
     case Op::s_bitset1_b64: d64(sread64(in.vdst, false) | (1ull << (a32() & 63))); return;
     case Op::s_getpc_b64: d64(nextPc); return;
     case Op::s_setpc_b64: w.pc = a64(); return;
-    case Op::s_swappc_b64: { U64 target = a64(); d64(nextPc); w.pc = target; return; }
-    case Op::s_and_saveexec_b64: case Op::s_or_saveexec_b64: case Op::s_xor_saveexec_b64:
-    case Op::s_andn2_saveexec_b64: case Op::s_orn2_saveexec_b64: case Op::s_nand_saveexec_b64:
-    case Op::s_nor_saveexec_b64: case Op::s_xnor_saveexec_b64: case Op::s_andn1_saveexec_b64:
-    case Op::s_orn1_saveexec_b64: case Op::s_andn1_wrexec_b64: case Op::s_andn2_wrexec_b64: {
+    case Op::s_swappc_b64: {
+        U64 target = a64();
+        d64(nextPc);
+        w.pc = target;
+        return;
+    }
+    case Op::s_and_saveexec_b64:
+    case Op::s_or_saveexec_b64:
+    case Op::s_xor_saveexec_b64:
+    case Op::s_andn2_saveexec_b64:
+    case Op::s_orn2_saveexec_b64:
+    case Op::s_nand_saveexec_b64:
+    case Op::s_nor_saveexec_b64:
+    case Op::s_xnor_saveexec_b64:
+    case Op::s_andn1_saveexec_b64:
+    case Op::s_orn1_saveexec_b64:
+    case Op::s_andn1_wrexec_b64:
+    case Op::s_andn2_wrexec_b64: {
         U64 s0 = a64(), e = w.exec(), r = 0;
         switch (op) {
         case Op::s_and_saveexec_b64: r = s0 & e; break;
@@ -1442,7 +2268,8 @@ void WaveExec::salu() {
         case Op::s_nand_saveexec_b64: r = ~(s0 & e); break;
         case Op::s_nor_saveexec_b64: r = ~(s0 | e); break;
         case Op::s_xnor_saveexec_b64: r = ~(s0 ^ e); break;
-        case Op::s_andn1_saveexec_b64: case Op::s_andn1_wrexec_b64: r = ~s0 & e; break;
+        case Op::s_andn1_saveexec_b64:
+        case Op::s_andn1_wrexec_b64: r = ~s0 & e; break;
         case Op::s_orn1_saveexec_b64: r = ~s0 | e; break;
         case Op::s_andn2_wrexec_b64: r = s0 & ~e; break;
         default: break;
@@ -1457,12 +2284,52 @@ void WaveExec::salu() {
     case Op::s_movrels_b64: d64(sread64((in.src[0] + w.s[opnd::kM0]) & 127, false)); return;
     case Op::s_movreld_b32: wrSgpr((in.vdst + w.s[opnd::kM0]) & 127, a32()); return;
     case Op::s_movreld_b64: wrSgpr64((in.vdst + w.s[opnd::kM0]) & 127, a64()); return;
-    case Op::s_abs_i32: { I x = I(a32()); d32scc(x < 0 ? U(0) - U(x) : U(x)); return; }
-    case Op::s_wqm_b64: { U64 x = a64(), r = 0; for (int q = 0; q < 16; ++q) if ((x >> (4 * q)) & 15) r |= 15ull << (4 * q); d64scc(r); return; }
-    case Op::s_quadmask_b64: { U64 x = a64(), r = 0; for (int q = 0; q < 16; ++q) if ((x >> (4 * q)) & 15) r |= 1ull << q; d64scc(r); return; }
+    case Op::s_abs_i32: {
+        I x = I(a32());
+        d32scc(x < 0 ? U(0) - U(x) : U(x));
+        return;
+    }
+    case Op::s_wqm_b64: {
+        U64 x = a64(), r = 0;
+        for (int q = 0; q < 16; ++q)
+            if ((x >> (4 * q)) & 15) r |= 15ull << (4 * q);
+        d64scc(r);
+        return;
+    }
+    case Op::s_wqm_b32: {
+        U x = a32(), r = 0;
+        for (int q = 0; q < 8; ++q)
+            if ((x >> (4 * q)) & 15) r |= 15u << (4 * q);
+        d32scc(r);
+        return;
+    }
+    case Op::s_quadmask_b32: {
+        U x = a32(), r = 0;
+        for (int q = 0; q < 8; ++q)
+            if ((x >> (4 * q)) & 15) r |= 1u << q;
+        d32scc(r);
+        return;
+    }
+    case Op::s_bitreplicate_b64_b32: {
+        U x = a32();
+        U64 r = 0;
+        for (int i = 0; i < 32; ++i)
+            if ((x >> i) & 1) r |= 3ull << (2 * i);
+        d64(r);
+        return;
+    }
+    case Op::s_quadmask_b64: {
+        U64 x = a64(), r = 0;
+        for (int q = 0; q < 16; ++q)
+            if ((x >> (4 * q)) & 15) r |= 1ull << q;
+        d64scc(r);
+        return;
+    }
     // SOPC
-    case Op::s_cmp_eq_i32: case Op::s_cmp_eq_u32: w.scc = a32() == b32(); return;
-    case Op::s_cmp_lg_i32: case Op::s_cmp_lg_u32: w.scc = a32() != b32(); return;
+    case Op::s_cmp_eq_i32:
+    case Op::s_cmp_eq_u32: w.scc = a32() == b32(); return;
+    case Op::s_cmp_lg_i32:
+    case Op::s_cmp_lg_u32: w.scc = a32() != b32(); return;
     case Op::s_cmp_gt_i32: w.scc = I(a32()) > I(b32()); return;
     case Op::s_cmp_ge_i32: w.scc = I(a32()) >= I(b32()); return;
     case Op::s_cmp_lt_i32: w.scc = I(a32()) < I(b32()); return;
@@ -1477,15 +2344,14 @@ void WaveExec::salu() {
     case Op::s_bitcmp1_b64: w.scc = (a64() >> (b32() & 63)) & 1; return;
     case Op::s_cmp_eq_u64: w.scc = a64() == b64(); return;
     case Op::s_cmp_lg_u64: w.scc = a64() != b64(); return;
-    default:
-        err = "not implemented";
-        return;
+    default: err = "not implemented"; return;
     }
 }
 
 #undef LANES
 
-// ---- Memory --------------------------------------------------------------------------------------
+// ---- Memory
+// --------------------------------------------------------------------------------------
 
 namespace {
 
@@ -1494,7 +2360,7 @@ struct BufferRsrc {
     uint64_t base;
     uint32_t stride, numRecords, elementSize, indexStride;
     bool swizzle, addTid;
-    explicit BufferRsrc(const uint32_t* d) {
+    explicit BufferRsrc(const uint32_t *d) {
         base = d[0] | (uint64_t(d[1] & 0xffff) << 32);
         stride = (d[1] >> 16) & 0x3fff;
         swizzle = (d[1] >> 31) & 1;
@@ -1505,19 +2371,21 @@ struct BufferRsrc {
     }
 };
 
-bool badHostAddress(uint64_t a) { return a < 4096 || a >= (1ull << 47); }
+bool badHostAddress(uint64_t a) {
+    return a < 4096 || a >= (1ull << 47);
+}
 
 } // namespace
 
 struct MemExec {
-    WaveExec& x;
-    Executor& ex;
-    Wave& w;
-    const Inst& in;
+    WaveExec &x;
+    Executor &ex;
+    Wave &w;
+    const Inst &in;
 
     /// Host address of `bytes` at lane's memory location `addr` in `space`; null on a fault
     /// (x.err set).
-    uint8_t* lds(uint64_t off, unsigned bytes) {
+    uint8_t *lds(uint64_t off, unsigned bytes) {
         if (off + bytes > ex.m_ldsSize) {
             if (x.err.empty())
                 x.err = "LDS access at " + hex(off) + " beyond the work-group's " +
@@ -1528,20 +2396,20 @@ struct MemExec {
     }
     /// Private (scratch) memory of a lane, swizzled as the scratch V# / FLAT_SCRATCH define:
     /// 4-byte elements interleaved over the wave's 64 lanes.
-    uint8_t* priv(uint64_t off, int lane) {
+    uint8_t *priv(uint64_t off, int lane) {
         uint64_t base = w.sreg64(opnd::kFlatScr);
         uint64_t a = base + (off / 4) * 256 + uint64_t(lane) * 4 + (off & 3);
         return host(a, 1);
     }
-    uint8_t* host(uint64_t a, unsigned) {
+    uint8_t *host(uint64_t a, unsigned) {
         if (badHostAddress(a)) {
             if (x.err.empty()) x.err = "memory fault at address " + hex(a);
             return nullptr;
         }
-        return reinterpret_cast<uint8_t*>(a);
+        return reinterpret_cast<uint8_t *>(a);
     }
     /// FLAT address: LDS and private apertures, else global memory.
-    uint8_t* flat(uint64_t a, unsigned bytes, int lane, bool& isLds) {
+    uint8_t *flat(uint64_t a, unsigned bytes, int lane, bool &isLds) {
         isLds = false;
         if ((a >> 32) == (kSharedAperture >> 32)) {
             isLds = true;
@@ -1557,7 +2425,7 @@ struct MemExec {
 };
 
 namespace {
-uint32_t loadBytes(const uint8_t* p, unsigned n, bool sext) {
+uint32_t loadBytes(const uint8_t *p, unsigned n, bool sext) {
     uint32_t v = 0;
     memcpy(&v, p, n);
     if (sext) v = n == 1 ? uint32_t(int32_t(int8_t(v))) : uint32_t(int32_t(int16_t(v)));
@@ -1566,6 +2434,8 @@ uint32_t loadBytes(const uint8_t* p, unsigned n, bool sext) {
 } // namespace
 
 void MemExec::vmem() {
+    // L1 write-back/invalidate: the model has no caches, host memory is coherent.
+    if (in.op == Op::buffer_wbinvl1 || in.op == Op::buffer_wbinvl1_vol) return;
     const bool isBuffer = in.enc == Enc::Mubuf;
     const unsigned bytes = in.memBytes;
     const unsigned dwords = bytes >= 4 ? bytes / 4 : 1;
@@ -1580,12 +2450,46 @@ void MemExec::vmem() {
     if (isLoad || (isAtomic && in.memRtn)) x.checkVgpr(dstReg, dwords);
     if (!x.err.empty()) return;
 
+    // Fast path: global/flat dword loads and stores to plain host memory (the common case).
+    if (!isBuffer && in.space != Space::Scratch && bytes >= 4 && !isAtomic) {
+        uint64_t addr[64];
+        bool plain = true;
+        const uint32_t *lo = w.vrow(in.src[0]);
+        const uint32_t *hi = w.vrow(in.src[0] + 1);
+        uint64_t base = 0;
+        bool useSaddr = in.space == Space::Global && in.saddr != 0x7f;
+        if (useSaddr) base = x.sread64(in.saddr, false);
+        for (int l = 0; l < 64; ++l) {
+            if (!((exec >> l) & 1)) continue;
+            uint64_t a = useSaddr ? base + lo[l] + int64_t(in.imm)
+                                  : (uint64_t(lo[l]) | uint64_t(hi[l]) << 32) + int64_t(in.imm);
+            plain &= !badHostAddress(a); // apertures lie above 2^47 too
+            addr[l] = a;
+        }
+        if (plain) {
+            for (unsigned k = 0; k < dwords; ++k) {
+                uint32_t *row = w.vrow((isLoad ? dstReg : dataReg) + k);
+                if (isLoad) {
+                    for (int l = 0; l < 64; ++l)
+                        if ((exec >> l) & 1)
+                            memcpy(&row[l], reinterpret_cast<const void *>(addr[l] + 4 * k), 4);
+                } else {
+                    for (int l = 0; l < 64; ++l)
+                        if ((exec >> l) & 1)
+                            memcpy(reinterpret_cast<void *>(addr[l] + 4 * k), &row[l], 4);
+                }
+            }
+            return;
+        }
+    }
+
     // Per-lane address of the first byte (and how to reach the following dwords).
     std::optional<BufferRsrc> rsrc;
     uint32_t soffset = 0;
     if (isBuffer) {
         uint32_t d[4];
-        for (int i = 0; i < 4; ++i) d[i] = x.sread(in.saddr + i);
+        for (int i = 0; i < 4; ++i)
+            d[i] = x.sread(in.saddr + i);
         rsrc.emplace(d);
         soffset = x.sread(in.soffset);
     }
@@ -1598,27 +2502,34 @@ void MemExec::vmem() {
         if (!((exec >> l) & 1)) continue;
         // locate(k): host pointer of dword k (or of the sub-dword element)
         auto vreg = [&](unsigned r) { return w.vrow(r)[l]; };
-        uint8_t* ptr[4] = {};
+        uint8_t *ptr[4] = {};
         bool isLds = false, contiguous = true, outOfRange = false;
         if (isBuffer) {
-            const BufferRsrc& b = *rsrc;
+            const BufferRsrc &b = *rsrc;
             uint32_t vIndex = 0, vOffset = 0;
             unsigned a = in.src[0];
-            if (in.idxen && in.offen) vIndex = vreg(a), vOffset = vreg(a + 1);
-            else if (in.idxen) vIndex = vreg(a);
-            else if (in.offen) vOffset = vreg(a);
+            if (in.idxen && in.offen)
+                vIndex = vreg(a), vOffset = vreg(a + 1);
+            else if (in.idxen)
+                vIndex = vreg(a);
+            else if (in.offen)
+                vOffset = vreg(a);
             uint64_t index = uint64_t(vIndex) + (b.addTid ? l : 0);
             uint64_t offset = uint64_t(vOffset) + uint64_t(in.imm);
             if (!b.swizzle) {
-                if (b.stride == 0 && offset + bytes > b.numRecords) outOfRange = true;
-                else if (b.stride != 0 && index >= b.numRecords) outOfRange = true;
+                if (b.stride == 0 && offset + bytes > b.numRecords)
+                    outOfRange = true;
+                else if (b.stride != 0 && index >= b.numRecords)
+                    outOfRange = true;
                 if (!outOfRange) ptr[0] = host(b.base + soffset + offset + index * b.stride, bytes);
             } else {
                 contiguous = false;
                 for (unsigned k = 0; k < dwords; ++k) {
                     uint64_t off = offset + 4 * k;
                     uint64_t a2 = b.base + soffset +
-                                  ((index / b.indexStride) * b.stride + (off / b.elementSize) * b.elementSize) * b.indexStride +
+                                  ((index / b.indexStride) * b.stride +
+                                   (off / b.elementSize) * b.elementSize) *
+                                      b.indexStride +
                                   (index % b.indexStride) * b.elementSize + off % b.elementSize;
                     ptr[k] = host(a2, bytes < 4 ? bytes : 4);
                 }
@@ -1627,14 +2538,19 @@ void MemExec::vmem() {
             uint64_t off = (in.saddr != 0x7f ? saddrBase : vreg(in.src[0])) + int64_t(in.imm);
             if (in.saddr != 0x7f) off = uint32_t(saddrBase + int64_t(in.imm));
             contiguous = false;
-            for (unsigned k = 0; k < dwords; ++k) ptr[k] = priv(off + 4 * k, l);
+            for (unsigned k = 0; k < dwords; ++k)
+                ptr[k] = priv(off + 4 * k, l);
         } else {
             uint64_t a;
-            if (in.space == Space::Global && in.saddr != 0x7f) a = saddrBase + vreg(in.src[0]) + int64_t(in.imm);
-            else a = (uint64_t(vreg(in.src[0])) | uint64_t(vreg(in.src[0] + 1)) << 32) + int64_t(in.imm);
+            if (in.space == Space::Global && in.saddr != 0x7f)
+                a = saddrBase + vreg(in.src[0]) + int64_t(in.imm);
+            else
+                a = (uint64_t(vreg(in.src[0])) | uint64_t(vreg(in.src[0] + 1)) << 32) +
+                    int64_t(in.imm);
             if (in.space == Space::Flat && (a >> 32) == (kPrivateAperture >> 32)) {
                 contiguous = false;
-                for (unsigned k = 0; k < dwords; ++k) ptr[k] = priv(uint32_t(a) + 4 * k, l);
+                for (unsigned k = 0; k < dwords; ++k)
+                    ptr[k] = priv(uint32_t(a) + 4 * k, l);
             } else {
                 ptr[0] = flat(a, bytes, l, isLds);
             }
@@ -1642,21 +2558,27 @@ void MemExec::vmem() {
         if (!x.err.empty()) return;
         if (outOfRange) { // buffer range checking: loads return 0, stores and atomics are dropped
             if (isLoad || (isAtomic && in.memRtn))
-                for (unsigned k = 0; k < dwords; ++k) w.vrow(dstReg + k)[l] = 0;
+                for (unsigned k = 0; k < dwords; ++k)
+                    w.vrow(dstReg + k)[l] = 0;
             continue;
         }
         if (contiguous)
-            for (unsigned k = 1; k < dwords; ++k) ptr[k] = ptr[0] + 4 * k;
+            for (unsigned k = 1; k < dwords; ++k)
+                ptr[k] = ptr[0] + 4 * k;
 
         if (isLoad) {
             if (bytes < 4) {
                 uint32_t v = loadBytes(ptr[0], bytes, in.memSigned);
-                uint32_t& d = w.vrow(dstReg)[l];
-                if (in.memD16Hi) d = (d & 0xffff) | (v << 16);
-                else if (in.memD16) d = (d & 0xffff0000u) | (v & 0xffff);
-                else d = v;
+                uint32_t &d = w.vrow(dstReg)[l];
+                if (in.memD16Hi)
+                    d = (d & 0xffff) | (v << 16);
+                else if (in.memD16)
+                    d = (d & 0xffff0000u) | (v & 0xffff);
+                else
+                    d = v;
             } else {
-                for (unsigned k = 0; k < dwords; ++k) memcpy(&w.vrow(dstReg + k)[l], ptr[k], 4);
+                for (unsigned k = 0; k < dwords; ++k)
+                    memcpy(&w.vrow(dstReg + k)[l], ptr[k], 4);
             }
         } else if (isStore) {
             if (bytes < 4) {
@@ -1664,22 +2586,33 @@ void MemExec::vmem() {
                 if (in.memD16Hi) v >>= 16;
                 memcpy(ptr[0], &v, bytes);
             } else {
-                for (unsigned k = 0; k < dwords; ++k) memcpy(ptr[k], &w.vrow(dataReg + k)[l], 4);
+                for (unsigned k = 0; k < dwords; ++k)
+                    memcpy(ptr[k], &w.vrow(dataReg + k)[l], 4);
             }
         } else {
             bool shared = !isLds;
             if (bytes == 4) {
                 uint32_t data = w.vrow(dataReg)[l];
                 uint32_t c = cmp ? w.vrow(dataReg + 1)[l] : 0;
-                if (reinterpret_cast<uintptr_t>(ptr[0]) & 3) { x.err = "misaligned atomic"; return; }
-                uint32_t old = atomicRmw<uint32_t>(reinterpret_cast<uint32_t*>(ptr[0]), in.atomic, data, c, shared);
+                if (reinterpret_cast<uintptr_t>(ptr[0]) & 3) {
+                    x.err = "misaligned atomic";
+                    return;
+                }
+                uint32_t old = atomicRmw<uint32_t>(reinterpret_cast<uint32_t *>(ptr[0]), in.atomic,
+                                                   data, c, shared);
                 if (in.memRtn) w.vrow(dstReg)[l] = old;
             } else {
                 uint64_t data = w.vrow(dataReg)[l] | uint64_t(w.vrow(dataReg + 1)[l]) << 32;
-                uint64_t c = cmp ? (w.vrow(dataReg + 2)[l] | uint64_t(w.vrow(dataReg + 3)[l]) << 32) : 0;
-                if (reinterpret_cast<uintptr_t>(ptr[0]) & 7) { x.err = "misaligned atomic"; return; }
-                uint64_t old = atomicRmw<uint64_t>(reinterpret_cast<uint64_t*>(ptr[0]), in.atomic, data, c, shared);
-                if (in.memRtn) w.vrow(dstReg)[l] = uint32_t(old), w.vrow(dstReg + 1)[l] = uint32_t(old >> 32);
+                uint64_t c =
+                    cmp ? (w.vrow(dataReg + 2)[l] | uint64_t(w.vrow(dataReg + 3)[l]) << 32) : 0;
+                if (reinterpret_cast<uintptr_t>(ptr[0]) & 7) {
+                    x.err = "misaligned atomic";
+                    return;
+                }
+                uint64_t old = atomicRmw<uint64_t>(reinterpret_cast<uint64_t *>(ptr[0]), in.atomic,
+                                                   data, c, shared);
+                if (in.memRtn)
+                    w.vrow(dstReg)[l] = uint32_t(old), w.vrow(dstReg + 1)[l] = uint32_t(old >> 32);
             }
         }
     }
@@ -1690,39 +2623,45 @@ void MemExec::ds() {
     const unsigned addrReg = in.src[0], d0 = in.src[1], d1 = in.src[2], dst = in.vdst;
     x.checkVgpr(addrReg);
     if (!x.err.empty()) return;
-    const uint32_t* addr = w.vrow(addrReg);
+    const uint32_t *addr = w.vrow(addrReg);
     switch (in.op) {
     case Op::ds_nop: return;
     case Op::ds_swizzle_b32: {
-        x.checkVgpr(d0);
+        // The swizzled data comes from the ADDR operand (ds_swizzle_b32 vdst, vaddr offset:...).
         x.checkVgpr(dst);
-        const uint32_t* src = w.vrow(d0);
+        const uint32_t *src = addr;
         uint32_t out[64];
         unsigned off = uint32_t(in.imm);
         for (int l = 0; l < 64; ++l) {
             int s;
-            if (off & 0x8000) s = (l & ~3) + ((off >> (2 * (l & 3))) & 3);
+            if (off & 0x8000)
+                s = (l & ~3) + ((off >> (2 * (l & 3))) & 3);
             else {
                 unsigned andM = off & 31, orM = (off >> 5) & 31, xorM = (off >> 10) & 31;
                 s = (l & 32) | ((((l & 31) & andM) | orM) ^ xorM);
             }
             out[l] = ((exec >> s) & 1) ? src[s] : 0;
         }
-        for (int l = 0; l < 64; ++l) if ((exec >> l) & 1) w.vrow(dst)[l] = out[l];
+        for (int l = 0; l < 64; ++l)
+            if ((exec >> l) & 1) w.vrow(dst)[l] = out[l];
         return;
     }
-    case Op::ds_bpermute_b32: case Op::ds_permute_b32: {
+    case Op::ds_bpermute_b32:
+    case Op::ds_permute_b32: {
         x.checkVgpr(d0);
         x.checkVgpr(dst);
-        const uint32_t* src = w.vrow(d0);
+        const uint32_t *src = w.vrow(d0);
         uint32_t out[64] = {};
         for (int l = 0; l < 64; ++l) {
             if (!((exec >> l) & 1)) continue;
             unsigned s = ((addr[l] + uint32_t(in.imm)) >> 2) & 63;
-            if (in.op == Op::ds_bpermute_b32) out[l] = ((exec >> s) & 1) ? src[s] : 0;
-            else out[s] = src[l];
+            if (in.op == Op::ds_bpermute_b32)
+                out[l] = ((exec >> s) & 1) ? src[s] : 0;
+            else
+                out[s] = src[l];
         }
-        for (int l = 0; l < 64; ++l) if ((exec >> l) & 1) w.vrow(dst)[l] = out[l];
+        for (int l = 0; l < 64; ++l)
+            if ((exec >> l) & 1) w.vrow(dst)[l] = out[l];
         return;
     }
     default: break;
@@ -1745,8 +2684,8 @@ void MemExec::ds() {
             unsigned scale = bytes * (in.st64 ? 64 : 1);
             uint32_t a0 = addr[l] + uint32_t(in.imm) * scale;
             uint32_t a1 = addr[l] + uint32_t(in.offset1) * scale;
-            uint8_t* p0 = lds(a0, bytes);
-            uint8_t* p1 = lds(a1, bytes);
+            uint8_t *p0 = lds(a0, bytes);
+            uint8_t *p1 = lds(a1, bytes);
             if (!p0 || !p1) return;
             if (in.op == Op::ds_read2) {
                 x.checkVgpr(dst, 2 * dwords);
@@ -1769,48 +2708,85 @@ void MemExec::ds() {
             continue;
         }
         uint32_t a = addr[l] + uint32_t(in.imm);
-        uint8_t* p = lds(a, bytes);
+        uint8_t *p = lds(a, bytes);
         if (!p) return;
-        for (unsigned k = 0; k < dwords; ++k) dwAddr[l][nAddr[l]++] = (a >> 2) + k;
+        for (unsigned k = 0; k < dwords; ++k)
+            dwAddr[l][nAddr[l]++] = (a >> 2) + k;
         if (in.op == Op::ds_read) {
             x.checkVgpr(dst, dwords);
-            if (bytes < 4) w.vrow(dst)[l] = loadBytes(p, bytes, in.memSigned);
-            else for (unsigned k = 0; k < dwords; ++k) memcpy(&w.vrow(dst + k)[l], p + 4 * k, 4);
+            if (in.memD16) { // 16-bit result into one half, the other half kept
+                uint32_t v = loadBytes(p, bytes, in.memSigned) & 0xffff;
+                uint32_t &d = w.vrow(dst)[l];
+                d = in.memD16Hi ? (d & 0xffff) | (v << 16) : (d & 0xffff0000u) | v;
+            } else if (bytes < 4)
+                w.vrow(dst)[l] = loadBytes(p, bytes, in.memSigned);
+            else
+                for (unsigned k = 0; k < dwords; ++k)
+                    memcpy(&w.vrow(dst + k)[l], p + 4 * k, 4);
         } else if (in.op == Op::ds_write) {
             x.checkVgpr(d0, dwords);
-            if (bytes < 4) memcpy(p, &w.vrow(d0)[l], bytes);
-            else for (unsigned k = 0; k < dwords; ++k) memcpy(p + 4 * k, &w.vrow(d0 + k)[l], 4);
+            if (bytes < 4) {
+                uint32_t v = w.vrow(d0)[l] >> (in.memD16Hi ? 16 : 0);
+                memcpy(p, &v, bytes);
+            } else
+                for (unsigned k = 0; k < dwords; ++k)
+                    memcpy(p + 4 * k, &w.vrow(d0 + k)[l], 4);
         } else { // ds_atomic
             // cmpst: DATA0 is the compare value, DATA1 the new one.
-            bool cmp = in.atomic == AtomicOp::CmpSwap;
+            // mskor: DATA0 is the mask, DATA1 the bits to set.
+            bool cmp = in.atomic == AtomicOp::CmpSwap, mskor = in.atomic == AtomicOp::Mskor;
             if (bytes == 4) {
-                uint32_t data = w.vrow(cmp ? d1 : d0)[l], c = cmp ? w.vrow(d0)[l] : 0;
-                uint32_t old = atomicRmw<uint32_t>(reinterpret_cast<uint32_t*>(p), in.atomic, data, c, false);
+                uint32_t data = w.vrow(cmp ? d1 : d0)[l], c = cmp     ? w.vrow(d0)[l]
+                                                              : mskor ? w.vrow(d1)[l]
+                                                                      : 0;
+                uint32_t old =
+                    atomicRmw<uint32_t>(reinterpret_cast<uint32_t *>(p), in.atomic, data, c, false);
                 if (in.memRtn) w.vrow(dst)[l] = old;
             } else {
-                auto rd = [&](unsigned r) { return w.vrow(r)[l] | uint64_t(w.vrow(r + 1)[l]) << 32; };
-                uint64_t data = rd(cmp ? d1 : d0), c = cmp ? rd(d0) : 0;
-                uint64_t old = atomicRmw<uint64_t>(reinterpret_cast<uint64_t*>(p), in.atomic, data, c, false);
-                if (in.memRtn) w.vrow(dst)[l] = uint32_t(old), w.vrow(dst + 1)[l] = uint32_t(old >> 32);
+                auto rd = [&](unsigned r) {
+                    return w.vrow(r)[l] | uint64_t(w.vrow(r + 1)[l]) << 32;
+                };
+                uint64_t data = rd(cmp ? d1 : d0), c = cmp ? rd(d0) : mskor ? rd(d1) : 0;
+                uint64_t old =
+                    atomicRmw<uint64_t>(reinterpret_cast<uint64_t *>(p), in.atomic, data, c, false);
+                if (in.memRtn)
+                    w.vrow(dst)[l] = uint32_t(old), w.vrow(dst + 1)[l] = uint32_t(old >> 32);
             }
         }
     }
-    // Bank conflicts.
+    // Bank conflicts. Fast path: every bank sees one dword (or several lanes the same dword);
+    // otherwise count the distinct dwords per bank exactly (at most 32 accesses per cycle).
     uint64_t conflicts = 0;
     for (unsigned first = 0; first < 64; first += lanesPerCycle) {
-        uint32_t seen[32][8];
-        unsigned count[32] = {};
-        unsigned worst = 1;
-        for (unsigned l = first; l < std::min(64u, first + lanesPerCycle); ++l)
+        const unsigned last = std::min(64u, first + lanesPerCycle);
+        uint32_t bankAddr[32];
+        uint32_t used = 0;
+        bool clash = false;
+        for (unsigned l = first; l < last && !clash; ++l)
             for (unsigned k = 0; k < nAddr[l]; ++k) {
                 uint32_t a = dwAddr[l][k];
                 unsigned bank = a & 31;
-                bool dup = false;
-                for (unsigned i = 0; i < count[bank] && i < 8; ++i) dup |= seen[bank][i] == a;
-                if (dup) continue;
-                if (count[bank] < 8) seen[bank][count[bank]] = a;
-                worst = std::max(worst, ++count[bank]);
+                if (!((used >> bank) & 1)) {
+                    used |= 1u << bank;
+                    bankAddr[bank] = a;
+                } else if (bankAddr[bank] != a) {
+                    clash = true;
+                    break;
+                }
             }
+        if (!clash) continue;
+        uint64_t keys[64];
+        unsigned n = 0;
+        for (unsigned l = first; l < last; ++l)
+            for (unsigned k = 0; k < nAddr[l] && n < 64; ++k)
+                keys[n++] = uint64_t(dwAddr[l][k] & 31) << 32 | dwAddr[l][k];
+        std::sort(keys, keys + n);
+        unsigned worst = 1, run = 0;
+        for (unsigned i = 0; i < n; ++i) {
+            if (i > 0 && keys[i] == keys[i - 1]) continue; // same dword: broadcast
+            run = (i > 0 && (keys[i] >> 32) == (keys[i - 1] >> 32)) ? run + 1 : 1;
+            worst = std::max(worst, run);
+        }
         conflicts += worst - 1;
     }
     ex.stats.ldsConflictCycles += conflicts;
@@ -1818,10 +2794,14 @@ void MemExec::ds() {
 
 void MemExec::smem() {
     switch (in.op) {
-    case Op::s_dcache_inv: case Op::s_dcache_wb: case Op::s_dcache_inv_vol: case Op::s_dcache_wb_vol:
-        return;
-    case Op::s_memtime: case Op::s_memrealtime: {
-        uint64_t t = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    case Op::s_dcache_inv:
+    case Op::s_dcache_wb:
+    case Op::s_dcache_inv_vol:
+    case Op::s_dcache_wb_vol: return;
+    case Op::s_memtime:
+    case Op::s_memrealtime: {
+        uint64_t t =
+            static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
         x.wrSgpr64(in.vdst, in.op == Op::s_memrealtime ? t / 10 : t);
         return;
     }
@@ -1839,7 +2819,8 @@ void MemExec::smem() {
         base = x.sread64(in.saddr, false);
     } else {
         uint32_t d[4];
-        for (int i = 0; i < 4; ++i) d[i] = x.sread(in.saddr + i);
+        for (int i = 0; i < 4; ++i)
+            d[i] = x.sread(in.saddr + i);
         BufferRsrc b(d);
         base = b.base;
         limit = b.numRecords;
@@ -1848,7 +2829,7 @@ void MemExec::smem() {
     for (unsigned k = 0; k < n; ++k) {
         uint32_t v = 0;
         if (offset + 4 * k < limit) {
-            uint8_t* p = host(a + 4 * k, 4);
+            uint8_t *p = host(a + 4 * k, 4);
             if (!p) return;
             memcpy(&v, p, 4);
         }
@@ -1856,17 +2837,22 @@ void MemExec::smem() {
     }
 }
 
-// ---- Wave and work-group loops -------------------------------------------------------------------
+// ---- Wave and work-group loops
+// -------------------------------------------------------------------
 
-bool Executor::runWave(Wave& w) {
-    uint64_t* cls = stats.cls;
+bool Executor::runWave(Wave &w) {
+    uint64_t *cls = stats.cls;
     for (;;) {
         if (w.pc & 3) {
             m_ctx.fail("misaligned program counter " + hex(w.pc));
             return false;
         }
-        const Inst& in = *fetch(w.pc);
+        const Inst &in = *fetch(w.pc);
         ++cls[in.cls];
+        if (++w.executed > m_ctx.maxWaveInstructions && m_ctx.maxWaveInstructions) [[unlikely]]
+            return fail(w, in,
+                        "wave exceeded " + std::to_string(m_ctx.maxWaveInstructions) +
+                            " instructions (ModelConfig::maxWaveInstructions)");
         if (m_ctx.trace && w.id == 0 && stats.workGroups == 1 && m_thread == 0) [[unlikely]]
             trace(w, in);
         w.pc += in.words * 4;
@@ -1882,27 +2868,53 @@ bool Executor::runWave(Wave& w) {
                 }
                 continue;
             case Op::s_branch: w.pc = target; continue;
-            case Op::s_cbranch_scc0: if (!w.scc) w.pc = target; continue;
-            case Op::s_cbranch_scc1: if (w.scc) w.pc = target; continue;
-            case Op::s_cbranch_vccz: if (w.vcc() == 0) w.pc = target; continue;
-            case Op::s_cbranch_vccnz: if (w.vcc() != 0) w.pc = target; continue;
-            case Op::s_cbranch_execz: if (w.exec() == 0) w.pc = target; continue;
-            case Op::s_cbranch_execnz: if (w.exec() != 0) w.pc = target; continue;
-            case Op::s_nop: case Op::s_waitcnt: case Op::s_sleep: case Op::s_setprio:
-            case Op::s_icache_inv: case Op::s_incperflevel: case Op::s_decperflevel:
-            case Op::s_ttracedata: case Op::s_wakeup:
+            case Op::s_cbranch_scc0:
+                if (!w.scc) w.pc = target;
                 continue;
+            case Op::s_cbranch_scc1:
+                if (w.scc) w.pc = target;
+                continue;
+            case Op::s_cbranch_vccz:
+                if (w.vcc() == 0) w.pc = target;
+                continue;
+            case Op::s_cbranch_vccnz:
+                if (w.vcc() != 0) w.pc = target;
+                continue;
+            case Op::s_cbranch_execz:
+                if (w.exec() == 0) w.pc = target;
+                continue;
+            case Op::s_cbranch_execnz:
+                if (w.exec() != 0) w.pc = target;
+                continue;
+            case Op::s_nop:
+            case Op::s_waitcnt:
+            case Op::s_sleep:
+            case Op::s_setprio:
+            case Op::s_icache_inv:
+            case Op::s_incperflevel:
+            case Op::s_decperflevel:
+            case Op::s_ttracedata:
+            case Op::s_wakeup: continue;
+            case Op::s_trap:
+                w.pc -= in.words * 4;
+                return fail(w, in, "kernel executed s_trap " + std::to_string(in.imm & 0xff));
             default:
                 w.pc -= in.words * 4;
                 return fail(w, in, "instruction not implemented by the GCN model");
             }
         }
-        case Enc::Sop1: case Enc::Sop2: case Enc::Sopk: case Enc::Sopc: {
+        case Enc::Sop1:
+        case Enc::Sop2:
+        case Enc::Sopk:
+        case Enc::Sopc: {
             WaveExec x(*this, w, in, 0);
             x.salu();
             if (!x.err.empty()) {
                 w.pc -= in.words * 4;
-                return fail(w, in, x.err == "not implemented" ? "instruction not implemented by the GCN model" : x.err);
+                return fail(w, in,
+                            x.err == "not implemented"
+                                ? "instruction not implemented by the GCN model"
+                                : x.err);
             }
             continue;
         }
@@ -1916,39 +2928,62 @@ bool Executor::runWave(Wave& w) {
         WaveExec x(*this, w, in, exec);
         bool ok = true;
         switch (in.enc) {
-        case Enc::Vop1: case Enc::Vop2: case Enc::Vopc: case Enc::Vop3: case Enc::Vop3p: {
+        case Enc::Vop1:
+        case Enc::Vop2:
+        case Enc::Vopc:
+        case Enc::Vop3:
+        case Enc::Vop3p: {
             ++stats.valuInstructions;
             stats.valuLaneOps += std::popcount(exec);
-            if (in.op == Op::v_cmp || in.op == Op::v_cmp_class) ok = x.vcmp();
-            else ok = x.valu();
+            if (in.op == Op::v_cmp || in.op == Op::v_cmp_class)
+                ok = x.vcmp();
+            else
+                ok = x.valu();
             break;
         }
-        case Enc::Smem: { MemExec m{x, *this, w, in}; m.smem(); break; }
-        case Enc::Ds: { MemExec m{x, *this, w, in}; m.ds(); break; }
-        case Enc::Mubuf: case Enc::Flat: { MemExec m{x, *this, w, in}; m.vmem(); break; }
+        case Enc::Smem: {
+            MemExec m{x, *this, w, in};
+            m.smem();
+            break;
+        }
+        case Enc::Ds: {
+            MemExec m{x, *this, w, in};
+            m.ds();
+            break;
+        }
+        case Enc::Mubuf:
+        case Enc::Flat: {
+            MemExec m{x, *this, w, in};
+            m.vmem();
+            break;
+        }
         default: ok = false; break;
         }
         if (!ok || !x.err.empty()) {
             w.pc -= in.words * 4;
-            return fail(w, in, ok ? x.err : std::string("instruction not implemented by the GCN model"));
+            return fail(w, in,
+                        ok ? x.err : std::string("instruction not implemented by the GCN model"));
         }
     }
 }
 
-void Executor::trace(const Wave& w, const Inst& in) {
+void Executor::trace(const Wave &w, const Inst &in) {
     // Printed before the instruction runs: the previous VALU result is visible in its VGPR.
     fprintf(stderr, "[gcn] %6llx %-24s words=%u exec=%016llx scc=%d vcc=%016llx",
             static_cast<unsigned long long>(w.pc - m_ctx.state->pgmAddress), in.name, in.words,
             static_cast<unsigned long long>(w.exec()), int(w.scc),
             static_cast<unsigned long long>(w.vcc()));
     for (int i = 0; i < 3; ++i)
-        if (in.src[i] >= opnd::kVgpr) fprintf(stderr, " v%u=%08x", in.src[i] - opnd::kVgpr, w.v[(in.src[i] - opnd::kVgpr) * 64]);
-        else if (in.src[i] < 102) fprintf(stderr, " s%u=%08x", in.src[i], w.s[in.src[i]]);
+        if (in.src[i] >= opnd::kVgpr)
+            fprintf(stderr, " v%u=%08x", in.src[i] - opnd::kVgpr,
+                    w.v[(in.src[i] - opnd::kVgpr) * 64]);
+        else if (in.src[i] < 102)
+            fprintf(stderr, " s%u=%08x", in.src[i], w.s[in.src[i]]);
     fprintf(stderr, "\n");
 }
 
 bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
-    const DispatchState& st = *m_ctx.state;
+    const DispatchState &st = *m_ctx.state;
     const unsigned items = size[0] * size[1] * size[2];
     const unsigned nWaves = (items + 63) / 64;
     m_groupWaves = nWaves;
@@ -1961,27 +2996,29 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
     const uint32_t rsrc2 = st.pgmRsrc2;
     const unsigned tidigCnt = (rsrc2 >> 11) & 3;
     for (unsigned i = 0; i < nWaves; ++i) {
-        Wave& w = m_waves[i];
+        Wave &w = m_waves[i];
         memset(w.s, 0, sizeof w.s);
         w.v = m_vgprs.data() + size_t(i) * 256 * 64;
         w.pc = st.pgmAddress;
         w.mode = m_ctx.mode;
         w.scc = false;
         w.done = w.atBarrier = false;
+        w.executed = 0;
         w.id = i;
         w.scratchSlot = m_thread * nWaves + i;
         unsigned lanes = std::min(64u, items - i * 64);
         w.setExec(lanes == 64 ? ~0ull : (1ull << lanes) - 1);
         unsigned sg = 0;
-        for (; sg < m_ctx.userSgprs; ++sg) w.s[sg] = st.userData[sg];
+        for (; sg < m_ctx.userSgprs; ++sg)
+            w.s[sg] = st.userData[sg];
         if ((rsrc2 >> 7) & 1) w.s[sg++] = groupId[0];
         if ((rsrc2 >> 8) & 1) w.s[sg++] = groupId[1];
         if ((rsrc2 >> 9) & 1) w.s[sg++] = groupId[2];
         if ((rsrc2 >> 10) & 1) w.s[sg++] = nWaves; // work-group info: wave count
         if (rsrc2 & 1) w.s[sg++] = uint32_t(uint64_t(w.scratchSlot) * m_ctx.scratchWaveBytes);
-        uint32_t* v0 = w.vrow(0);
-        uint32_t* v1 = w.vrow(1);
-        uint32_t* v2 = w.vrow(2);
+        uint32_t *v0 = w.vrow(0);
+        uint32_t *v1 = w.vrow(1);
+        uint32_t *v2 = w.vrow(2);
         for (unsigned l = 0; l < 64; ++l) {
             unsigned t = i * 64 + l;
             if (t >= items) t = items - 1;
@@ -1997,7 +3034,7 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
     for (;;) {
         unsigned running = 0, waiting = 0;
         for (unsigned i = 0; i < nWaves; ++i) {
-            Wave& w = m_waves[i];
+            Wave &w = m_waves[i];
             if (w.done || w.atBarrier) continue;
             if (!runWave(w)) return false;
             if (m_ctx.failed.load(std::memory_order_relaxed)) return false;
@@ -2009,7 +3046,8 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
         }
         if (running == 0) return true;
         if (waiting == running)
-            for (unsigned i = 0; i < nWaves; ++i) m_waves[i].atBarrier = false;
+            for (unsigned i = 0; i < nWaves; ++i)
+                m_waves[i].atBarrier = false;
     }
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -17,13 +18,16 @@ struct Model::Impl {
 };
 
 Model::Model(ModelConfig config) : m_impl(std::make_unique<Impl>()) {
-    if (config.hostThreads == 0) config.hostThreads = std::max(1u, std::thread::hardware_concurrency());
+    if (config.hostThreads == 0)
+        config.hostThreads = std::max(1u, std::thread::hardware_concurrency());
     if (config.computeUnits == 0) config.computeUnits = 1;
     m_impl->config = config;
 }
 Model::~Model() = default;
 
-const ModelConfig& Model::config() const { return m_impl->config; }
+const ModelConfig &Model::config() const {
+    return m_impl->config;
+}
 
 Occupancy computeOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes, unsigned groupItems) {
     Occupancy o;
@@ -33,19 +37,52 @@ Occupancy computeOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes, un
     const unsigned sgprLimit = std::min(10u, 800u / sgprAlloc);
     // A CU has 4 SIMDs and 64 KiB of LDS; a work-group's waves share one CU and it holds at
     // most 16 work-groups (barrier slots) and 40 waves.
-    auto groupsToWaves = [&](unsigned groups) { return std::min(10u, (groups * wavesPerGroup + 3) / 4); };
+    auto groupsToWaves = [&](unsigned groups) {
+        return std::min(10u, (groups * wavesPerGroup + 3) / 4);
+    };
     const unsigned ldsLimit = ldsBytes ? groupsToWaves(65536u / ldsBytes) : 10u;
     const unsigned groupLimit = groupsToWaves(std::min(16u, 40u / wavesPerGroup));
     o.wavesPerSimd = 10;
     o.limit = "none";
-    const std::pair<unsigned, const char*> limits[] = {
-        {vgprLimit, "VGPRs"}, {sgprLimit, "SGPRs"}, {ldsLimit, "LDS"}, {groupLimit, "work-group size"}};
-    for (auto& [n, name] : limits)
+    const std::pair<unsigned, const char *> limits[] = {{vgprLimit, "VGPRs"},
+                                                        {sgprLimit, "SGPRs"},
+                                                        {ldsLimit, "LDS"},
+                                                        {groupLimit, "work-group size"}};
+    for (auto &[n, name] : limits)
         if (n < o.wavesPerSimd) o.wavesPerSimd = n, o.limit = name;
     return o;
 }
 
-DispatchResult Model::dispatch(const DispatchState& st, DispatchStats* statsOut) {
+std::string DispatchStats::summary() const {
+    std::string out;
+    char line[256];
+    snprintf(line, sizeof line, "work-groups %llu, wavefronts %llu, wave instructions %llu\n",
+             static_cast<unsigned long long>(workGroups),
+             static_cast<unsigned long long>(wavefronts),
+             static_cast<unsigned long long>(totalInstructions()));
+    out += line;
+    out += "  by class:";
+    for (size_t c = 0; c < wavefrontInstructions.size(); ++c) {
+        if (!wavefrontInstructions[c]) continue;
+        snprintf(line, sizeof line, " %s %llu", instClassName(static_cast<InstClass>(c)),
+                 static_cast<unsigned long long>(wavefrontInstructions[c]));
+        out += line;
+    }
+    snprintf(line, sizeof line,
+             "\n  VALU lane utilisation %.1f%% (%llu lane ops / %llu instructions)\n"
+             "  LDS bank conflict cycles %llu\n"
+             "  occupancy %u waves/SIMD (limit: %s; %u VGPRs, %u SGPRs, %u bytes LDS per group)\n"
+             "  model time %.3f ms on %u host threads (%.2f M wave-instructions/s)\n",
+             100.0 * laneUtilisation(), static_cast<unsigned long long>(valuLaneOps),
+             static_cast<unsigned long long>(valuInstructions),
+             static_cast<unsigned long long>(ldsBankConflictCycles), wavesPerSimd,
+             occupancyLimit.c_str(), vgprs, sgprs, ldsBytesPerGroup, seconds * 1e3, hostThreads,
+             seconds > 0 ? double(totalInstructions()) / seconds / 1e6 : 0.0);
+    out += line;
+    return out;
+}
+
+DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut) {
     using namespace model;
     auto t0 = std::chrono::steady_clock::now();
     DispatchResult result;
@@ -56,18 +93,21 @@ DispatchResult Model::dispatch(const DispatchState& st, DispatchStats* statsOut)
     ctx.userSgprs = (st.pgmRsrc2 >> 1) & 31;
     ctx.ldsBytes = ((st.pgmRsrc2 >> 15) & 0x1ff) * 512;
     // MODE: FP_ROUND and FP_DENORM from FLOAT_MODE, DX10_CLAMP (bit 8), IEEE (bit 9).
-    ctx.mode = ((st.pgmRsrc1 >> 12) & 0xff) | ((st.pgmRsrc1 >> 21) & 1) << 8 | ((st.pgmRsrc1 >> 23) & 1) << 9;
+    ctx.mode = ((st.pgmRsrc1 >> 12) & 0xff) | ((st.pgmRsrc1 >> 21) & 1) << 8 |
+               ((st.pgmRsrc1 >> 23) & 1) << 9;
     ctx.scratchSlots = st.tmpringSize & 0xfff;
     ctx.scratchWaveBytes = uint64_t((st.tmpringSize >> 12) & 0x1fff) * 1024;
     const bool scratch = st.pgmRsrc2 & 1;
     static const bool traceEnv = [] {
-        const char* e = std::getenv("DUET_GCN_TRACE");
+        const char *e = std::getenv("DUET_GCN_TRACE");
         return e && *e && *e != '0';
     }();
     ctx.trace = m_impl->config.trace || traceEnv;
+    ctx.maxWaveInstructions = m_impl->config.maxWaveInstructions;
 
     uint32_t size[3];
-    for (int d = 0; d < 3; ++d) size[d] = st.numThread[d] & 0xffff;
+    for (int d = 0; d < 3; ++d)
+        size[d] = st.numThread[d] & 0xffff;
     const bool threadDims = (st.initiator >> 5) & 1;
     uint32_t groups[3];
     for (int d = 0; d < 3; ++d)
@@ -79,30 +119,39 @@ DispatchResult Model::dispatch(const DispatchState& st, DispatchStats* statsOut)
         result.error = std::move(why);
         return result;
     };
-    if (st.pgmAddress == 0 || (st.pgmAddress & 0xff)) return fail("COMPUTE_PGM_LO/HI: no 256-byte aligned program address");
-    if (items == 0 || items > 1024) return fail("work-group size " + std::to_string(items) + " outside 1..1024");
+    if (st.pgmAddress == 0 || (st.pgmAddress & 0xff))
+        return fail("COMPUTE_PGM_LO/HI: no 256-byte aligned program address");
+    if (items == 0 || items > 1024)
+        return fail("work-group size " + std::to_string(items) + " outside 1..1024");
     if (ctx.userSgprs > 16) return fail("USER_SGPR count above 16");
     if (ctx.ldsBytes > 65536) return fail("LDS_SIZE above 64 KiB");
     if ((st.pgmRsrc2 >> 11 & 3) == 3) return fail("TIDIG_COMP_CNT 3 is reserved");
     if (ctx.mode & 0xf) return fail("non-default float round mode (FLOAT_MODE) not modelled");
-    if (ctx.userSgprs + 5 > ctx.sgprs + 6) return fail("system SGPRs do not fit the kernel's SGPR count");
+    const unsigned systemSgprs = ((st.pgmRsrc2 >> 7) & 1) + ((st.pgmRsrc2 >> 8) & 1) +
+                                 ((st.pgmRsrc2 >> 9) & 1) + ((st.pgmRsrc2 >> 10) & 1) + scratch;
+    if (ctx.userSgprs + systemSgprs > ctx.sgprs)
+        return fail("user and system SGPRs (" + std::to_string(ctx.userSgprs + systemSgprs) +
+                    ") exceed the kernel's " + std::to_string(ctx.sgprs) + " SGPRs");
 
     const uint64_t totalGroups = uint64_t(groups[0]) * groups[1] * groups[2];
     unsigned threads = std::max(1u, m_impl->config.hostThreads);
     threads = unsigned(std::min<uint64_t>(threads, std::max<uint64_t>(1, totalGroups)));
     if (scratch) {
-        if (ctx.scratchWaveBytes == 0) return fail("SCRATCH_EN without COMPUTE_TMPRING_SIZE.WAVESIZE");
+        if (ctx.scratchWaveBytes == 0)
+            return fail("SCRATCH_EN without COMPUTE_TMPRING_SIZE.WAVESIZE");
         if (ctx.scratchSlots < wavesPerGroup)
             return fail("COMPUTE_TMPRING_SIZE.WAVES (" + std::to_string(ctx.scratchSlots) +
-                        ") below the waves of one work-group (" + std::to_string(wavesPerGroup) + ")");
+                        ") below the waves of one work-group (" + std::to_string(wavesPerGroup) +
+                        ")");
         threads = std::min(threads, ctx.scratchSlots / wavesPerGroup);
     }
 
     std::atomic<uint64_t> next{0};
     std::vector<std::unique_ptr<Executor>> executors;
-    for (unsigned t = 0; t < threads; ++t) executors.push_back(std::make_unique<Executor>(ctx, t));
+    for (unsigned t = 0; t < threads; ++t)
+        executors.push_back(std::make_unique<Executor>(ctx, t));
     auto work = [&](unsigned t) {
-        Executor& ex = *executors[t];
+        Executor &ex = *executors[t];
         for (;;) {
             uint64_t g = next.fetch_add(1, std::memory_order_relaxed);
             if (g >= totalGroups || ctx.failed.load(std::memory_order_relaxed)) return;
@@ -122,14 +171,16 @@ DispatchResult Model::dispatch(const DispatchState& st, DispatchStats* statsOut)
         work(0);
     } else {
         std::vector<std::thread> pool;
-        for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work, t);
-        for (auto& th : pool) th.join();
+        for (unsigned t = 0; t < threads; ++t)
+            pool.emplace_back(work, t);
+        for (auto &th : pool)
+            th.join();
     }
     if (ctx.failed) result.error = ctx.error;
 
     if (statsOut) {
         DispatchStats s;
-        for (auto& ex : executors) {
+        for (auto &ex : executors) {
             for (size_t c = 0; c < s.wavefrontInstructions.size(); ++c)
                 s.wavefrontInstructions[c] += ex->stats.cls[c];
             s.valuLaneOps += ex->stats.valuLaneOps;

@@ -35,51 +35,69 @@ namespace duet::gcn {
 
 /// The COMPUTE_* registers (gfx9 names and bit layouts) and the DISPATCH_DIRECT operands.
 struct DispatchState {
-    uint64_t pgmAddress = 0;          ///< COMPUTE_PGM_LO/HI << 8: the kernel's first instruction
-    uint32_t pgmRsrc1 = 0;            ///< COMPUTE_PGM_RSRC1: VGPRS, SGPRS, FLOAT_MODE, IEEE_MODE, ...
-    uint32_t pgmRsrc2 = 0;            ///< COMPUTE_PGM_RSRC2: SCRATCH_EN, USER_SGPR, TGID_*_EN, TG_SIZE_EN, TIDIG_COMP_CNT, LDS_SIZE
-    uint32_t pgmRsrc3 = 0;            ///< COMPUTE_PGM_RSRC3 (gfx90a+: ACCUM_OFFSET; 0 on gfx900)
+    uint64_t pgmAddress = 0; ///< COMPUTE_PGM_LO/HI << 8: the kernel's first instruction
+    uint32_t pgmRsrc1 = 0;   ///< COMPUTE_PGM_RSRC1: VGPRS, SGPRS, FLOAT_MODE, IEEE_MODE, ...
+    uint32_t pgmRsrc2 = 0;   ///< COMPUTE_PGM_RSRC2: SCRATCH_EN, USER_SGPR, TGID_*_EN, TG_SIZE_EN,
+                             ///< TIDIG_COMP_CNT, LDS_SIZE
+    uint32_t pgmRsrc3 = 0;   ///< COMPUTE_PGM_RSRC3 (gfx90a+: ACCUM_OFFSET; 0 on gfx900)
     std::array<uint32_t, 16> userData{}; ///< COMPUTE_USER_DATA_0..15: the first USER_SGPR SGPRs
     std::array<uint32_t, 3> numThread{1, 1, 1}; ///< COMPUTE_NUM_THREAD_X/Y/Z: work-group size
-    std::array<uint32_t, 3> start{};  ///< COMPUTE_START_X/Y/Z: first work-group id
-    uint32_t tmpringSize = 0;         ///< COMPUTE_TMPRING_SIZE: WAVES (max waves with scratch), WAVESIZE (1 KiB units)
-    uint32_t resourceLimits = 0;      ///< COMPUTE_RESOURCE_LIMITS
-    std::array<uint32_t, 3> dim{};    ///< DISPATCH_DIRECT DIM_X/Y/Z (work-groups, or work-items when
-                                      ///< the initiator's USE_THREAD_DIMENSIONS bit is set)
-    uint32_t initiator = 0;           ///< COMPUTE_DISPATCH_INITIATOR
+    std::array<uint32_t, 3> start{};            ///< COMPUTE_START_X/Y/Z: first work-group id
+    uint32_t tmpringSize =
+        0; ///< COMPUTE_TMPRING_SIZE: WAVES (max waves with scratch), WAVESIZE (1 KiB units)
+    uint32_t resourceLimits = 0;   ///< COMPUTE_RESOURCE_LIMITS
+    std::array<uint32_t, 3> dim{}; ///< DISPATCH_DIRECT DIM_X/Y/Z (work-groups, or work-items when
+                                   ///< the initiator's USE_THREAD_DIMENSIONS bit is set)
+    uint32_t initiator = 0;        ///< COMPUTE_DISPATCH_INITIATOR
 };
 
 /// Instruction classes the statistics count.
-enum class InstClass : uint8_t { Salu, Smem, Valu, Vmem, Flat, Lds, Branch, Barrier, Waitcnt, Other, Count };
+enum class InstClass : uint8_t {
+    Salu,
+    Smem,
+    Valu,
+    Vmem,
+    Flat,
+    Lds,
+    Branch,
+    Barrier,
+    Waitcnt,
+    Other,
+    Count
+};
 
 /// What one dispatch did: the AMD profiler's counters, as the model sees them.
 struct DispatchStats {
     std::array<uint64_t, static_cast<size_t>(InstClass::Count)> wavefrontInstructions{};
-    uint64_t valuLaneOps = 0;         ///< sum over VALU instructions of active EXEC lanes
-    uint64_t valuInstructions = 0;    ///< wave-level VALU instructions (denominator of lane utilisation)
+    uint64_t valuLaneOps = 0; ///< sum over VALU instructions of active EXEC lanes
+    uint64_t valuInstructions =
+        0; ///< wave-level VALU instructions (denominator of lane utilisation)
     uint64_t ldsBankConflictCycles = 0;
     uint64_t workGroups = 0, wavefronts = 0;
     unsigned vgprs = 0, sgprs = 0, ldsBytesPerGroup = 0;
-    unsigned wavesPerSimd = 0;        ///< occupancy: waves per SIMD the resources allow (max 10)
-    std::string occupancyLimit;       ///< "VGPRs", "SGPRs", "LDS", "work-group size" or "none"
-    unsigned hostThreads = 0;         ///< host threads the dispatch ran on
-    double seconds = 0;               ///< host time the model spent
+    unsigned wavesPerSimd = 0;  ///< occupancy: waves per SIMD the resources allow (max 10)
+    std::string occupancyLimit; ///< "VGPRs", "SGPRs", "LDS", "work-group size" or "none"
+    unsigned hostThreads = 0;   ///< host threads the dispatch ran on
+    double seconds = 0;         ///< host time the model spent
 
     uint64_t totalInstructions() const {
         uint64_t n = 0;
-        for (uint64_t c : wavefrontInstructions) n += c;
+        for (uint64_t c : wavefrontInstructions)
+            n += c;
         return n;
     }
     /// VALU lane utilisation: active lanes per VALU instruction / 64.
     double laneUtilisation() const {
         return valuInstructions ? double(valuLaneOps) / (64.0 * double(valuInstructions)) : 0.0;
     }
+    /// One line per figure, as DUET_GCN_STATS prints them (the AMD profiler's counters).
+    std::string summary() const;
 };
 
 /// Names of InstClass values, for statistics output.
-inline const char* instClassName(InstClass c) {
-    static const char* const names[] = {"SALU", "SMEM",  "VALU",    "VMEM",    "FLAT", "LDS",
-                                        "branch", "barrier", "waitcnt", "other"};
+inline const char *instClassName(InstClass c) {
+    static const char *const names[] = {"SALU", "SMEM",   "VALU",    "VMEM",    "FLAT",
+                                        "LDS",  "branch", "barrier", "waitcnt", "other"};
     return names[static_cast<size_t>(c)];
 }
 
@@ -88,16 +106,19 @@ inline const char* instClassName(InstClass c) {
 /// per CU).
 struct Occupancy {
     unsigned wavesPerSimd = 10;
-    const char* limit = "none"; ///< "VGPRs", "SGPRs", "LDS", "work-group size" or "none"
+    const char *limit = "none"; ///< "VGPRs", "SGPRs", "LDS", "work-group size" or "none"
 };
 Occupancy computeOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes, unsigned groupItems);
 
 struct ModelConfig {
     unsigned computeUnits = 64;
-    unsigned hostThreads = 0;         ///< 0: one per host core
+    unsigned hostThreads = 0; ///< 0: one per host core
     /// Debugging: print every instruction wave 0 of work-group 0 executes (with lane 0 of its
     /// VGPR result) to stderr. Also enabled by DUET_GCN_TRACE=1.
     bool trace = false;
+    /// Stops a wave that executes more instructions than this (0: no limit), with an error
+    /// naming the instruction it reached: a guard against kernels that never end.
+    uint64_t maxWaveInstructions = 0;
 };
 
 /// Result of a dispatch: empty error means success. An instruction the model does not
@@ -109,17 +130,17 @@ struct DispatchResult {
 };
 
 class Model {
-public:
+  public:
     explicit Model(ModelConfig config);
     ~Model();
-    Model(const Model&) = delete;
-    Model& operator=(const Model&) = delete;
+    Model(const Model &) = delete;
+    Model &operator=(const Model &) = delete;
 
-    const ModelConfig& config() const;
+    const ModelConfig &config() const;
     /// Runs every work-group of the dispatch; blocks until done. Thread-safe.
-    DispatchResult dispatch(const DispatchState& state, DispatchStats* stats = nullptr);
+    DispatchResult dispatch(const DispatchState &state, DispatchStats *stats = nullptr);
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };

@@ -1,0 +1,27 @@
+// Streaming (non-temporal) stores for kernels whose data does not fit in the caches.
+// Private to the CPU code generator: includes LLVM headers.
+#pragma once
+
+#include <llvm/IR/Module.h>
+
+namespace duet::rt {
+
+/// Rewrites the vector stores to __global memory of the optimised work-group function
+/// `entry` into non-temporal stores, each guarded by a run-time check that its address is
+/// aligned to the vector's size (the only form x86 stores non-temporally in one instruction;
+/// a misaligned one stays a plain store). Non-temporal stores are weakly ordered: whoever
+/// runs the function fences (sfence) once after its last work-group, before it signals that
+/// the work is done — not the function itself, since a fence per work-group waits for every
+/// group's lines to reach memory and serialises the stream.
+///
+/// A store that misses the caches does not first read the line it overwrites: a kernel that
+/// streams through buffers larger than the last-level cache moves a third less memory
+/// (STREAM's triad: 3 arrays of traffic instead of 4). The variant is for such launches only;
+/// when the data would have stayed in cache for the next kernel, plain stores are better.
+///
+/// Returns false, leaving the module as it is, when the variant would not help or would be
+/// wrong: no vector stores to __global memory, a host other than x86-64, or atomics and
+/// fences in the module (non-temporal stores are weakly ordered).
+bool makeStreamingStores(llvm::Module& module, llvm::StringRef entry);
+
+} // namespace duet::rt

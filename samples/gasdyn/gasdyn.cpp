@@ -1,0 +1,250 @@
+// duet-gasdyn: 2D compressible gas dynamics by MUSCL-Hancock on OpenCL (kernels/gasdyn), the
+// density, pressure or schlieren field written by a kernel into a GL texture shared through
+// libduet-interop and drawn full-window (aspect kept) by shaders/gasdyn.
+#include "gasdyn_sim.hpp"
+
+#include "engine/app/registry.hpp"
+#include "engine/error.hpp"
+#include "engine/gfx/gl_objects.hpp"
+#include "engine/gfx/shader.hpp"
+#include "interop/interop.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+using namespace duet::engine;
+namespace interop = duet::interop;
+namespace gasdyn = duet::gasdyn;
+
+class GasdynSample final : public Sample {
+  public:
+    void initializeGL(Context &ctx) override {
+        m_program = gl::loadProgram({"gasdyn/field.vert.glsl", "gasdyn/field.frag.glsl"});
+        m_vao = gl::VertexArray::create();
+        ctx.setInfo("renderer", reinterpret_cast<const char *>(glGetString(GL_RENDERER)));
+    }
+
+    void initializeCompute(Context &ctx) override {
+        NativeGL native = ctx.nativeGL();
+        interop::GLHandles handles;
+        handles.api = native.api == NativeGL::Api::Egl ? interop::GLHandles::Api::Egl
+                                                       : interop::GLHandles::Api::Glx;
+        handles.display = native.display;
+        handles.context = native.context;
+        interop::Options options;
+        options.platform = ctx.options().platform;
+        options.device = ctx.options().device;
+        guarded([&] {
+            m_cl = interop::Context::create(handles, options);
+            m_sim = std::make_unique<gasdyn::Simulator>(m_cl->context(), m_cl->device(),
+                                                        m_cl->queue(), solverOptions());
+            m_renderer =
+                std::make_unique<gasdyn::Renderer>(m_cl->context(), m_cl->device(), m_cl->queue());
+        });
+        m_builtLimiter = m_limiter;
+        m_builtRiemann = m_riemann;
+        ctx.setInfo("device", m_cl->description());
+        std::printf("duet-gasdyn: OpenCL %s\n", m_cl->description().c_str());
+        std::fflush(stdout);
+    }
+
+    void parameters(Parameters &p) override {
+        p.addChoice("problem", &m_problem, gasdyn::problemNames());
+        p.addInt("resolution", &m_resolution, 16, 4096);
+        p.addFloat("cfl", &m_cfl, 0.05f, 0.95f);
+        p.addChoice("limiter", &m_limiter, {"minmod", "van-leer", "mc"});
+        p.addChoice("riemann", &m_riemann, {"hllc", "exact"});
+        p.addChoice("field", &m_field, {"density", "pressure", "schlieren"});
+        p.addFloat("gamma", &m_gamma, 1.05f, 3.0f);
+        p.addInt("steps per frame", &m_stepsPerFrame, 1, 100);
+        p.addFloat("schlieren contrast", &m_contrast, 1.0f, 50.0f);
+        p.addBool("stop at end time", &m_stopAtEnd);
+        p.addBool("paused", &m_paused);
+        p.addBool("restart", &m_restart);
+    }
+
+    void update(Context &ctx, double) override {
+        guarded([&] {
+            if (!m_texture || m_problem != m_builtProblem || m_resolution != m_builtResolution ||
+                m_gamma != m_builtGamma || m_restart)
+                rebuild(ctx);
+            if (m_limiter != m_builtLimiter || m_riemann != m_builtRiemann) {
+                clFinish(m_cl->queue());
+                m_sim->setOptions(solverOptions());
+                m_builtLimiter = m_limiter;
+                m_builtRiemann = m_riemann;
+            }
+            advance(ctx);
+        });
+    }
+
+    void render(Context &ctx) override {
+        glClearColor(0.02f, 0.02f, 0.03f, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+        if (!m_texture)
+            return;
+        const gasdyn::Grid &g = m_sim->grid();
+        gasdyn::Rect r = gasdyn::letterbox(g.width() / g.height(), ctx.width(), ctx.height());
+        glViewport(r.x, r.y, r.w, r.h);
+        glDisable(GL_DEPTH_TEST);
+        glDisable(GL_BLEND);
+        glUseProgram(m_program.id());
+        glActiveTexture(GL_TEXTURE0);
+        glBindTexture(GL_TEXTURE_2D, m_texture.id());
+        gl::setUniform(m_program.id(), "field", 0);
+        glBindVertexArray(m_vao.id());
+        glDrawArrays(GL_TRIANGLES, 0, 3);
+        glBindVertexArray(0);
+        glBindTexture(GL_TEXTURE_2D, 0);
+        glUseProgram(0);
+        glViewport(0, 0, ctx.width(), ctx.height());
+    }
+
+    void shutdown(Context &) override {
+        if (m_sim && m_cl) {
+            try {
+                std::printf("duet-gasdyn: %s %dx%d, t = %.6f after %ld steps\n",
+                            gasdyn::problemNames()[m_builtProblem].c_str(), m_sim->grid().nx,
+                            m_sim->grid().ny, m_sim->time(), m_sim->steps());
+                std::fflush(stdout);
+            } catch (const interop::Error &) {
+                // Nothing to report when the device failed; the loop already said why.
+            }
+        }
+        m_image.reset();
+        m_renderer.reset();
+        m_sim.reset();
+        m_cl.reset();
+        m_texture.reset();
+        m_vao.reset();
+        m_program.reset();
+    }
+
+  private:
+    template <typename F> void guarded(F &&body) {
+        try {
+            body();
+        } catch (const interop::Error &e) {
+            throw Error(e.what()); // the engine prefixes the sample name
+        } catch (const std::invalid_argument &e) {
+            throw Error(e.what());
+        }
+    }
+
+    gasdyn::SolverOptions solverOptions() const {
+        gasdyn::SolverOptions o;
+        o.limiter = gasdyn::Limiter(m_limiter);
+        o.riemann = m_riemann ? gasdyn::RiemannSolver::Exact : gasdyn::RiemannSolver::Hllc;
+        return o;
+    }
+
+    // (Re)creates the problem, the texture and its CL image; GL objects after the CL context,
+    // their CL views after them.
+    void rebuild(Context &ctx) {
+        clFinish(m_cl->queue());
+        m_image.reset();
+        gasdyn::Setup setup =
+            gasdyn::makeSampleProblem(gasdyn::Problem(m_problem), m_resolution, m_gamma);
+        m_sim->load(setup);
+        m_endTime = setup.tEnd;
+        const gasdyn::Grid &g = setup.grid;
+        m_texture = gl::Texture::create();
+        glBindTexture(GL_TEXTURE_2D, m_texture.id());
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, g.nx, g.ny, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+        glBindTexture(GL_TEXTURE_2D, 0);
+        m_image = m_cl->shareTexture(GL_TEXTURE_2D, 0, m_texture.id(), CL_MEM_WRITE_ONLY);
+        m_builtProblem = m_problem;
+        m_builtResolution = m_resolution;
+        m_builtGamma = m_gamma;
+        m_restart = false;
+        // The first picture needs the figures (ranges) of the initial state.
+        m_sim->reduce(m_cfl, m_endTime, true);
+        ctx.setInfo("grid", std::to_string(g.nx) + " x " + std::to_string(g.ny) + " cells");
+        m_drawn = false;
+    }
+
+    void advance(Context &ctx) {
+        using clock = std::chrono::steady_clock;
+        double tEnd = m_stopAtEnd ? m_endTime : std::numeric_limits<double>::infinity();
+        int steps = m_paused ? 0 : m_stepsPerFrame;
+        if (steps == 0 && m_drawn && m_field == m_drawnField && m_contrast == m_drawnContrast)
+            return; // the texture already shows this state
+        auto t0 = clock::now();
+        bool schlieren = m_field == int(gasdyn::Field::Schlieren);
+        if (steps == 0 && schlieren)
+            m_sim->reduce(m_cfl, tEnd, true); // the gradient's scale for a field just switched to
+        for (int s = 0; s < steps; ++s)
+            m_sim->step(m_cfl, tEnd, schlieren);
+        interop::check(clFinish(m_cl->queue()), "clFinish(steps)");
+        auto t1 = clock::now();
+        std::optional<interop::AcquireScope> scope;
+        scope.emplace(*m_cl, std::initializer_list<interop::SharedObject *>{m_image.get()});
+        auto t2 = clock::now();
+        m_renderer->render(*m_sim, m_image->mem(), gasdyn::Field(m_field), m_contrast);
+        interop::check(clFinish(m_cl->queue()), "clFinish(render_field)");
+        auto t3 = clock::now();
+        scope->release();
+        auto t4 = clock::now();
+        auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
+        double compute = seconds((t1 - t0) + (t3 - t2));
+        ctx.stats().add(phase::Compute, compute);
+        ctx.stats().add(phase::AcquireRelease, seconds((t2 - t1) + (t4 - t3)));
+        if (steps > 0) {
+            ctx.stats().add("solver step", seconds(t1 - t0) / steps);
+            const gasdyn::Grid &g = m_sim->grid();
+            double rate = double(g.nx) * g.ny * steps / seconds(t1 - t0);
+            ctx.setInfo("cell updates/s", std::to_string(rate / 1e6) + " M");
+        }
+        ctx.stats().add("render_field", seconds(t3 - t2));
+        ctx.setInfo("t", std::to_string(m_sim->time()) + " (" + std::to_string(m_sim->steps()) +
+                             " steps)");
+        m_drawn = true;
+        m_drawnField = m_field;
+        m_drawnContrast = m_contrast;
+    }
+
+    std::unique_ptr<interop::Context> m_cl;
+    std::unique_ptr<gasdyn::Simulator> m_sim;
+    std::unique_ptr<gasdyn::Renderer> m_renderer;
+    std::unique_ptr<interop::SharedObject> m_image;
+    gl::Program m_program;
+    gl::VertexArray m_vao;
+    gl::Texture m_texture;
+    double m_endTime = 0;
+    bool m_drawn = false;
+    int m_drawnField = -1;
+    float m_drawnContrast = 0;
+    int m_builtProblem = -1, m_builtResolution = 0, m_builtLimiter = -1, m_builtRiemann = -1;
+    float m_builtGamma = 0;
+
+    int m_problem = int(gasdyn::Problem::LaxLiu3);
+    int m_resolution = 256;
+    float m_cfl = 0.8f;
+    int m_limiter = int(gasdyn::Limiter::MC);
+    int m_riemann = 0;
+    int m_field = int(gasdyn::Field::Density);
+    float m_gamma = 1.4f;
+    int m_stepsPerFrame = 2;
+    float m_contrast = 8.0f;
+    bool m_stopAtEnd = false;
+    bool m_paused = false;
+    bool m_restart = false;
+};
+
+} // namespace
+
+DUET_REGISTER_SAMPLE(
+    GasdynSample, "duet-gasdyn",
+    "2D gas dynamics (MUSCL-Hancock, HLLC) in OpenCL, drawn from a shared texture");
