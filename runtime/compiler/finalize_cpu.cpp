@@ -691,7 +691,11 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     for (GlobalVariable& g : m->globals()) {
         if (g.isDeclaration() || g.hasAppendingLinkage())
             continue;
-        if (!g.isConstant())
+        // Kernel-scope __local variables stay behind unused once the work-group pass has
+        // moved them into the group's local memory: they share nothing. (Counting them made
+        // any program with a __local array compile whole, with no lazy JIT per kernel and no
+        // streaming-store variants.)
+        if (!g.isConstant() && !g.use_empty() && g.getAddressSpace() != 3)
             exe->m_wholeModule = true;
         if (g.getAddressSpace() == 1) // spir's __global
             exe->m_globalBytes += m->getDataLayout().getTypeAllocSize(g.getValueType());

@@ -167,6 +167,14 @@ __kernel void reduce_only(__global const float* in, __global float* out) {
     if (get_global_id(0) == 0)
         out[0] = in[0];
 }
+// A kernel-scope __local array elsewhere in the program must not make the program compile as
+// a whole (which has no variants).
+__kernel void with_local(__global float* out) {
+    __local float tmp[64];
+    tmp[get_local_id(0) % 64] = 1.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tmp[0];
+}
 )CL");
     // Kernels with atomics keep plain stores (non-temporal stores are weakly ordered), as do
     // kernels with no vector stores to __global memory.
