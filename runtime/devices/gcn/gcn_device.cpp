@@ -2,6 +2,7 @@
 // launches laid out as an amdhsa dispatch (kernarg segment, dispatch packet, user SGPRs,
 // scratch), encoded as a PM4 stream and fed to the software model through the PM4 decoder.
 #include "core/device.hpp"
+#include "core/image.hpp"
 #include "core/kernel.hpp"
 #include "devices/gcn/code_object.hpp"
 #include "devices/gcn/model/model.hpp"
@@ -136,7 +137,16 @@ private:
     std::unique_ptr<gcn::Model> m_model;
 #endif
     std::mutex m_mutex; ///< one launch at a time owns the blocks below
+    /// Writes an image argument (the address of its descriptor, m_imageDescs[index]) or a
+    /// sampler argument (its CLK_* bits) into the kernarg segment; false if the slot is not
+    /// 64-bit. Kernels read both as plain memory (builtins/cpu/image.cl, shared with the CPU).
+    bool putImageOrSampler(unsigned char* ka, const KernelArgMeta& a, const ArgValue& v,
+                           size_t index);
+
     HostBlock m_kernarg, m_packet, m_scratch, m_queue;
+    /// Per-argument image descriptors of the launch in flight (host memory the model reads
+    /// directly, as it reads buffers); guarded by m_mutex like the blocks above.
+    std::vector<KernelImageDesc> m_imageDescs;
     uint64_t m_dispatchId = 0;
     alignas(8) uint64_t m_fence = 0; ///< the RELEASE_MEM target
     pm4::Builder m_pm4;
@@ -176,6 +186,27 @@ std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::Dispat
         }
     }
     return {};
+}
+
+bool GcnBackend::putImageOrSampler(unsigned char* ka, const KernelArgMeta& a, const ArgValue& v,
+                                   size_t index) {
+    if (a.size != 8)
+        return false;
+    if (a.valueKind == "sampler") {
+        uint32_t bits = 0;
+        std::memcpy(&bits, v.bytes.data(), std::min<size_t>(4, v.bytes.size()));
+        put<uint64_t>(ka, a.offset, bits);
+        return true;
+    }
+    if (m_imageDescs.size() <= index)
+        m_imageDescs.resize(index + 1);
+    uint64_t address = 0;
+    if (v.mem) {
+        makeKernelImageDesc(*v.mem, m_imageDescs[index]);
+        address = reinterpret_cast<uint64_t>(&m_imageDescs[index]);
+    }
+    put<uint64_t>(ka, a.offset, address);
+    return true;
 }
 
 cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
@@ -224,6 +255,11 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
                 if (a.size != 8)
                     return fail(launch, CL_INVALID_KERNEL_ARGS, "a buffer argument is not 64-bit");
                 put<uint64_t>(ka, a.offset, v.mem ? reinterpret_cast<uint64_t>(v.mem->data()) : 0);
+            } else if (kind == "image" || kind == "sampler") {
+                if (!putImageOrSampler(ka, a, v, explicitIndex - 1))
+                    return fail(launch, CL_INVALID_KERNEL_ARGS,
+                                "argument " + std::to_string(explicitIndex - 1) + " (" +
+                                    ad.typeName + "): an image or sampler argument is not 64-bit");
             } else if (kind == "dynamic_shared_pointer") {
                 const uint32_t align = std::max<uint32_t>(a.pointeeAlign ? a.pointeeAlign : 16, 4);
                 lds = alignUp(lds, align);
@@ -496,7 +532,11 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.localMemType = CL_LOCAL;
     info.localMemSize = kLdsPerGroup;
     info.memBaseAddrAlign = 1024;
-    info.imageSupport = false; // image descriptors (T#/S#) are not laid out yet
+    // Images are descriptors and texels in plain memory read by ordinary loads (the CPU
+    // device's image library compiled for amdgcn), not T#/S# resources: the model has no MIMG.
+    info.imageSupport = true;
+    info.imagePitchAlignment = 1;
+    info.imageBaseAddressAlignment = 1;
     info.singleFpConfig = CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_FMA;
     info.doubleFpConfig = CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST |
                           CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_FMA;
@@ -517,7 +557,9 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
                       "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "
                       "cl_khr_local_int32_base_atomics cl_khr_local_int32_extended_atomics "
                       "cl_khr_int64_base_atomics cl_khr_int64_extended_atomics "
-                      "cl_khr_icd cl_khr_extended_versioning cl_amd_device_attribute_query";
+                      "cl_khr_icd cl_khr_extended_versioning cl_amd_device_attribute_query "
+                      "cl_khr_3d_image_writes cl_khr_depth_images cl_khr_image2d_from_buffer "
+                      "cl_khr_srgb_image_writes";
     info.extensionsWithVersion = namesWithVersion(info.extensions);
     info.openclCAllVersions = {
         {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"},
@@ -526,7 +568,9 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
         {CL_MAKE_VERSION(3, 0, 0), "OpenCL C"},
     };
     info.openclCFeatures =
-        namesWithVersion("__opencl_c_int64 __opencl_c_fp64", CL_MAKE_VERSION(3, 0, 0));
+        namesWithVersion("__opencl_c_int64 __opencl_c_fp64 __opencl_c_images "
+                         "__opencl_c_read_write_images __opencl_c_3d_image_writes",
+                         CL_MAKE_VERSION(3, 0, 0));
     info.amdAttributes = true;
     info.simdPerComputeUnit = 4;
     info.simdWidth = 16;
@@ -541,11 +585,13 @@ TargetSpec gcnTarget(const std::string& cpu) {
     t.kind = TargetSpec::Kind::Gcn;
     t.cpuName = cpu;
     t.fp64 = true;
-    t.images = false;
+    t.images = true;
     t.clExtensions = {"cl_khr_byte_addressable_store",      "cl_khr_global_int32_base_atomics",
                       "cl_khr_global_int32_extended_atomics", "cl_khr_local_int32_base_atomics",
                       "cl_khr_local_int32_extended_atomics",  "cl_khr_int64_base_atomics",
-                      "cl_khr_int64_extended_atomics",        "__opencl_c_int64"};
+                      "cl_khr_int64_extended_atomics",        "__opencl_c_int64",
+                      "cl_khr_3d_image_writes", "cl_khr_depth_images",
+                      "__opencl_c_read_write_images", "__opencl_c_3d_image_writes"};
     return t;
 }
 
