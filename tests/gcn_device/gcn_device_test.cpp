@@ -90,7 +90,12 @@ TEST_CASE("the modelled GCN device reports what GCN is", "[gcn][info]") {
     CHECK(info<cl_device_local_mem_type>(d, CL_DEVICE_LOCAL_MEM_TYPE) == CL_LOCAL);
     CHECK(info<size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE) == 256);
     CHECK(info<size_t>(d, CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE) == 64);
-    CHECK(info<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT) == CL_FALSE);
+    // Images are plain memory read by the shared image library (builtins/cpu/image.cl).
+    CHECK(info<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT) == CL_TRUE);
+    CHECK(info<size_t>(d, CL_DEVICE_IMAGE2D_MAX_WIDTH) >= 8192);
+    CHECK(info<cl_uint>(d, CL_DEVICE_MAX_READ_IMAGE_ARGS) >= 128);
+    CHECK(info<cl_uint>(d, CL_DEVICE_MAX_SAMPLERS) >= 16);
+    CHECK(deviceString(d, CL_DEVICE_EXTENSIONS).find("cl_khr_depth_images") != std::string::npos);
     CHECK(info<cl_bool>(d, CL_DEVICE_AVAILABLE) == CL_TRUE);
     cl_device_topology_amd topo = info<cl_device_topology_amd>(d, CL_DEVICE_TOPOLOGY_AMD);
     CHECK(topo.raw.type == 0); // a model has no PCI location
