@@ -132,6 +132,10 @@ private:
 };
 
 /// Backend factories, one per device kind.
+/// Host cores this process may run on: the scheduler affinity mask (taskset, cgroup cpusets),
+/// not every core of the machine, so thread pools never oversubscribe a restricted process.
+unsigned usableHostCores();
+
 std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info);
 /// GCN devices: one per AMD GPU libdrm finds (see devices/gcn/gcn_device.cpp), else one
 /// software-modelled gfx900. Each entry pairs a backend with its filled DeviceInfo.

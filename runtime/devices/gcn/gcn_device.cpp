@@ -102,6 +102,7 @@ public:
         if (m_cannotRun.empty()) {
             gcn::ModelConfig config;
             config.computeUnits = computeUnits;
+            config.hostThreads = usableHostCores();
             m_model = std::make_unique<gcn::Model>(config);
         }
 #endif
