@@ -3,6 +3,8 @@
 
 #include <sched.h>
 
+#include <fstream>
+#include <string>
 #include <thread>
 
 namespace duet::rt {
@@ -17,6 +19,19 @@ unsigned usableHostCores() {
     }
     // More than CPU_SETSIZE cores, or no affinity support: every core the system reports.
     return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::array<size_t, 2> DeviceBackend::freeGlobalMemoryKiB() const {
+    // MemAvailable: what the kernel says can be allocated without swapping.
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    size_t kib = 0;
+    while (in >> key >> kib) {
+        if (key == "MemAvailable:")
+            return {kib, kib};
+        in.ignore(256, '\n');
+    }
+    return {0, 0};
 }
 
 } // namespace duet::rt

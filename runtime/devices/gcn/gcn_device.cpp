@@ -535,6 +535,13 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.wavefrontWidth = kWaveSize;
     info.localMemSizePerComputeUnit = kLdsPerCu;
     info.localMemBanks = 32;
+    // Memory system of the gfx900 (Vega 10) part the model stands for. The model does not
+    // simulate channel or bank conflicts; these are the figures kernels tune against.
+    info.globalMemChannels = 16;
+    info.globalMemChannelBanks = 16;
+    info.globalMemChannelBankWidth = 256;
+    info.preferredConstantBufferSize = 16 * 1024;
+    info.asyncQueues = 1; // one PM4 stream is fed at a time (hardware: one compute ring)
 }
 
 TargetSpec gcnTarget(const std::string& cpu) {
@@ -621,6 +628,7 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> discoverAmdGp
         info.topology.pcie.bus = cl_char(bus->bus);
         info.topology.pcie.device = cl_char(bus->dev);
         info.topology.pcie.function = cl_char(bus->func);
+        info.pcieId = dev->deviceinfo.pci->device_id;
         // Submission (BOs, VA mapping, CS ioctl, fences) has never run on hardware here: the
         // device is listed truthfully but reports itself unavailable rather than submit
         // untested command buffers.
