@@ -123,7 +123,7 @@ private:
 };
 
 /// The one "Duet" platform. Devices are made once, on first use, from DUET_DEVICES
-/// ("cpu", "gcn", "all", comma separated; default "cpu"). Platform and devices are never freed.
+/// ("cpu", "gcn", "all", comma separated; default "all"). Platform and devices are never freed.
 class Platform final : public _cl_platform_id {
 public:
     static constexpr Tag kTag = Tag::Platform;
