@@ -338,40 +338,8 @@ std::string LoadedCodeObject::load(std::span<const unsigned char> bytes) {
     return "";
 }
 
-OccupancyEstimate estimateOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes,
-                           unsigned workGroupSize) {
-    constexpr unsigned kMaxWaves = 10, kSimds = 4, kLdsPerCu = 64 * 1024;
-    OccupancyEstimate o;
-    const unsigned v = std::max(4u, (vgprs + 3) / 4 * 4);
-    o.byVgprs = std::min(kMaxWaves, 256 / v);
-    o.bySgprs = std::min(kMaxWaves, 800 / std::max(1u, sgprs));
-    const unsigned wavesPerGroup = std::max(1u, (workGroupSize + 63) / 64);
-    // A CU holds at most 16 work-groups that use barriers (one wave needs none: 40).
-    const unsigned maxGroups = wavesPerGroup == 1 ? 40 : 16;
-    o.byWorkGroups = std::min(kMaxWaves, maxGroups * wavesPerGroup / kSimds);
-    const unsigned lds = (ldsBytes + 511) / 512 * 512;
-    if (lds > kLdsPerCu) {
-        o.byLds = 0;
-    } else {
-        const unsigned groups = lds ? std::min(maxGroups, kLdsPerCu / lds) : maxGroups;
-        o.byLds = std::min(kMaxWaves, std::max(groups * wavesPerGroup / kSimds, groups ? 1u : 0u));
-    }
-    o.wavesPerSimd = kMaxWaves;
-    auto limit = [&](unsigned w, const char* why) {
-        if (w < o.wavesPerSimd) {
-            o.wavesPerSimd = w;
-            o.limit = why;
-        }
-    };
-    limit(o.byVgprs, "VGPRs");
-    limit(o.bySgprs, "SGPRs");
-    limit(o.byLds, "LDS");
-    limit(o.byWorkGroups, "work-group size");
-    return o;
-}
-
 std::string occupancyLine(const KernelInfo& k, unsigned workGroupSize) {
-    OccupancyEstimate o = estimateOccupancy(k.vgprCount, k.sgprCount, k.groupSegmentFixedSize,
+    Occupancy o = computeOccupancy(k.vgprCount, k.sgprCount, k.groupSegmentFixedSize,
                                    workGroupSize);
     std::string s = "kernel " + k.name + ": " + std::to_string(k.vgprCount) + " VGPRs, " +
                     std::to_string(k.sgprCount) + " SGPRs, " +

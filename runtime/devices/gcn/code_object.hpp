@@ -3,6 +3,7 @@
 // and occupancy. No LLVM headers here: the device and the tests include it.
 #pragma once
 
+#include "devices/gcn/model/occupancy.hpp"
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -126,18 +127,6 @@ private:
     unsigned char* m_memory = nullptr;
     size_t m_size = 0;
 };
-
-/// Occupancy of one kernel on one gfx9 SIMD, from its register and LDS needs.
-struct OccupancyEstimate {
-    unsigned wavesPerSimd = 0;  ///< 0 when the work-group cannot run at all
-    unsigned byVgprs = 0, bySgprs = 0, byLds = 0, byWorkGroups = 0;
-    const char* limit = "none"; ///< "VGPRs", "SGPRs", "LDS", "work-group size" or "none"
-};
-
-/// gfx9 limits: 10 waves per SIMD, 256 VGPRs per lane (granule 4), 800 SGPRs per SIMD
-/// (granule 16), 64 KiB LDS and 16 work-groups per CU, 4 SIMDs per CU.
-OccupancyEstimate estimateOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytesPerGroup,
-                           unsigned workGroupSize);
 
 /// The build log's line for one kernel: "kernel k: 12 VGPRs, 18 SGPRs, 0 bytes LDS, ...".
 std::string occupancyLine(const KernelInfo& kernel, unsigned workGroupSize);
