@@ -6,13 +6,16 @@
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 #include "devices/gcn/code_object.hpp"
+#include "devices/gcn/printf_buffer.hpp"
 
 #include <lld/Common/Driver.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
+#include <llvm/IR/IntrinsicsAMDGPU.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Operator.h>
 #include <llvm/IR/Verifier.h>
@@ -136,10 +139,11 @@ std::string unresolvedFunctions(Module& m) {
         if (!f.isDeclaration() || f.isIntrinsic() || f.use_empty())
             continue;
         StringRef name = f.getName();
-        // clang's AMDGPU pipeline may already have lowered printf to the runtime's buffer
-        // protocol (__printf_alloc), which this runtime does not provide yet.
-        if (name == "printf" || name == "__printf_alloc") {
-            out += "error: printf is not supported on the GCN device yet\n";
+        // clang lowers OpenCL printf to __printf_alloc (defined by definePrintfAlloc); a
+        // printf call left over is one the lowering could not handle.
+        if (name == "printf") {
+            out += "error: a printf call the AMDGPU printf lowering left in place (its format "
+                   "is not a constant string?) cannot run on the GCN device\n";
             continue;
         }
         std::string demangled = demangle(name.str());
@@ -152,6 +156,37 @@ std::string unresolvedFunctions(Module& m) {
         if (g.isDeclaration() && !g.use_empty())
             out += "error: undefined variable '" + g.getName().str() + "'\n";
     return out;
+}
+
+/// Defines `__printf_alloc(i32 bytes)`, which clang's AMDGPU printf lowering calls for each
+/// printf record: it reserves `bytes` in the buffer the runtime passes as hidden_printf_buffer
+/// (layout in devices/gcn/printf_buffer.hpp) and returns null when they do not fit. The offset
+/// advances even then, so the runtime sees how much output was lost.
+void definePrintfAlloc(Module& m) {
+    Function* f = m.getFunction("__printf_alloc");
+    LLVMContext& c = m.getContext();
+    PointerType* global = PointerType::get(c, 1);
+    if (!f || !f->isDeclaration() || f->getReturnType() != global || f->arg_size() != 1 ||
+        !f->getArg(0)->getType()->isIntegerTy(32))
+        return; // absent, or not the lowering's signature: reported as undefined
+    f->setLinkage(GlobalValue::InternalLinkage);
+    f->addFnAttr(Attribute::AlwaysInline);
+    f->addFnAttr(Attribute::NoUnwind);
+    IRBuilder<> b(BasicBlock::Create(c, "entry", f));
+    Value* implicit = b.CreateIntrinsic(Intrinsic::amdgcn_implicitarg_ptr, {}, {});
+    Value* slot =
+        b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), implicit, gcn::kImplicitPrintfBufferOffset);
+    LoadInst* buffer = b.CreateAlignedLoad(global, slot, Align(8), "printf.buffer");
+    buffer->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(c, {}));
+    Value* bytes = b.CreateZExt(f->getArg(0), b.getInt64Ty());
+    Value* old = b.CreateAtomicRMW(AtomicRMWInst::Add, buffer, bytes, MaybeAlign(8),
+                                   AtomicOrdering::Monotonic, c.getOrInsertSyncScopeID("agent"));
+    Value* capacity = b.CreateAlignedLoad(
+        b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), buffer, 8), Align(8));
+    Value* fits = b.CreateICmpULE(b.CreateAdd(old, bytes), capacity);
+    Value* record = b.CreateInBoundsGEP(
+        b.getInt8Ty(), buffer, b.CreateAdd(old, b.getInt64(gcn::kPrintfHeaderBytes)));
+    b.CreateRet(b.CreateSelect(fits, record, ConstantPointerNull::get(global)));
 }
 
 /// Fast-math flags the build options allow (as the CPU device applies them).
@@ -464,6 +499,7 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
         return failure(log + "error: " + error);
     if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
         return failure(log + diagnostics + error);
+    definePrintfAlloc(*m);
     if (std::string missing = unresolvedFunctions(*m); !missing.empty())
         return failure(log + missing);
 
