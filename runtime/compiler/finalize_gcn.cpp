@@ -189,6 +189,50 @@ void definePrintfAlloc(Module& m) {
     b.CreateRet(b.CreateSelect(fits, record, ConstantPointerNull::get(global)));
 }
 
+/// Defines what clang calls for OpenCL C 2.0+ generic pointers and no library provides for
+/// amdgcn: `__to_global`/`__to_local`/`__to_private` (to_global() etc.) and `get_fence`. A
+/// generic pointer is a FLAT address; the shared and private apertures (src_shared_base /
+/// src_private_base on gfx9) tell where it points.
+void defineGenericAddressBuiltins(Module& m) {
+    LLVMContext& c = m.getContext();
+    PointerType* flat = PointerType::get(c, 0);
+    for (Function& f : m) {
+        if (!f.isDeclaration() || f.arg_size() != 1 || f.getArg(0)->getType() != flat)
+            continue;
+        StringRef name = f.getName();
+        const bool fence = name.starts_with("_Z9get_fenceP") && f.getReturnType()->isIntegerTy(32);
+        unsigned target = 0;
+        if (name == "__to_global")
+            target = 1;
+        else if (name == "__to_local")
+            target = 3;
+        else if (name == "__to_private")
+            target = 5;
+        if (!fence && (!target || f.getReturnType() != PointerType::get(c, target)))
+            continue;
+        f.setLinkage(GlobalValue::InternalLinkage);
+        f.addFnAttr(Attribute::AlwaysInline);
+        f.addFnAttr(Attribute::NoUnwind);
+        IRBuilder<> b(BasicBlock::Create(c, "entry", &f));
+        Value* p = f.getArg(0);
+        Value* shared = b.CreateIntrinsic(Intrinsic::amdgcn_is_shared, {}, {p});
+        if (fence) { // CLK_LOCAL_MEM_FENCE for LDS, CLK_GLOBAL_MEM_FENCE otherwise
+            b.CreateRet(b.CreateSelect(shared, b.getInt32(1), b.getInt32(2)));
+            continue;
+        }
+        Value* priv = b.CreateIntrinsic(Intrinsic::amdgcn_is_private, {}, {p});
+        Value* in = target == 3   ? shared
+                    : target == 5 ? priv
+                                  : b.CreateNot(b.CreateOr(shared, priv));
+        // OpenCL's NULL in that space: the cast of the generic null (all ones for LDS and
+        // scratch on AMDGPU, where offset 0 is a valid address), as clang compares against.
+        auto* type = PointerType::get(c, target);
+        b.CreateRet(b.CreateSelect(in, b.CreateAddrSpaceCast(p, type),
+                                   ConstantExpr::getAddrSpaceCast(ConstantPointerNull::get(flat),
+                                                                  type)));
+    }
+}
+
 /// Fast-math flags the build options allow (as the CPU device applies them).
 void applyFastMath(Module& m, const BuildOptions& o) {
     FastMathFlags fmf;
@@ -500,6 +544,7 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
     if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
         return failure(log + diagnostics + error);
     definePrintfAlloc(*m);
+    defineGenericAddressBuiltins(*m);
     if (std::string missing = unresolvedFunctions(*m); !missing.empty())
         return failure(log + missing);
 

@@ -200,3 +200,186 @@ __kernel void p(__global int* r) {
     clReleaseMemObject(out);
     clReleaseKernel(k);
 }
+
+TEST_CASE("program-scope __constant tables on the GCN device", "[gcn][globals]") {
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    const std::string src = R"CL(
+__constant int table[8] = {3, 1, 4, 1, 5, 9, 2, 6};
+__constant float scale = 0.5f;
+__constant struct { int a; float b[2]; } pair = {7, {1.5f, -2.0f}};
+__constant int* __constant pointerToTable = &table[2]; // needs a relocation
+__kernel void k(__global float* out) {
+    int i = (int)get_global_id(0);
+    out[i] = table[i % 8] * scale + pair.a * pair.b[i & 1] + pointerToTable[i % 4];
+}
+)CL";
+    std::vector<float> results[2];
+    cl_device_id devices[2] = {cpu, gpu};
+    for (int d = 0; d < 2; ++d) {
+        OnDevice on(devices[d], src);
+        cl_kernel k = on.kernel("k");
+        cl_mem out = on.buffer(64 * sizeof(float));
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+        on.run(k, 64);
+        results[d] = on.read<float>(out, 64);
+        size_t total = 1;
+        REQUIRE_CL(clGetProgramBuildInfo(on.program, devices[d],
+                                         CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
+                                         sizeof total, &total, nullptr));
+        CHECK(total == 0); // __constant variables are not in the global address space
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    const int table[8] = {3, 1, 4, 1, 5, 9, 2, 6};
+    for (int i = 0; i < 64; ++i)
+        CHECK(results[1][i] == table[i % 8] * 0.5f + 7 * (i & 1 ? -2.0f : 1.5f) + table[2 + i % 4]);
+    CHECK(results[1] == results[0]);
+}
+
+TEST_CASE("OpenCL C 3.0 program-scope __global variables on the GCN device",
+          "[gcn][globals]") {
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    size_t maxSize = 0;
+    REQUIRE_CL(clGetDeviceInfo(gpu, CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE, sizeof maxSize, &maxSize,
+                               nullptr));
+    CHECK(maxSize >= 65536);
+    // Initialised and zero-initialised variables, a pointer initialised to another variable
+    // (a relocation), and state kept between launches of different kernels.
+    const std::string src = R"CL(
+__global int counter = 100;
+__global float history[16];
+__global int* __global cursor = &counter;
+static __global long hidden = -7;
+__kernel void bump(__global int* out) {
+    int i = (int)get_global_id(0);
+    atomic_add(&counter, 1);
+    history[i] = (float)i * 0.25f;
+    out[i] = (int)hidden;
+}
+__kernel void report(__global int* out) {
+    out[0] = *cursor;
+    float s = 0.0f;
+    for (int i = 0; i < 16; ++i)
+        s += history[i];
+    out[1] = (int)(s * 4.0f);
+    hidden += 1;
+    out[2] = (int)hidden;
+}
+)CL";
+    std::vector<int> results[2];
+    cl_device_id devices[2] = {cpu, gpu};
+    for (int d = 0; d < 2; ++d) {
+        OnDevice on(devices[d], src, "-cl-std=CL3.0");
+        size_t total = 0;
+        REQUIRE_CL(clGetProgramBuildInfo(on.program, devices[d],
+                                         CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
+                                         sizeof total, &total, nullptr));
+        CHECK(total >= 4 + 16 * 4 + 8 + 8);
+        CHECK(total <= 4 + 16 * 4 + 8 + 8 + 32); // padding at most
+        cl_kernel bump = on.kernel("bump"), report = on.kernel("report");
+        cl_mem out = on.buffer(16 * sizeof(int));
+        REQUIRE_CL(clSetKernelArg(bump, 0, sizeof out, &out));
+        REQUIRE_CL(clSetKernelArg(report, 0, sizeof out, &out));
+        on.run(bump, 16);
+        CHECK(on.read<int>(out, 16) == std::vector<int>(16, -7));
+        on.run(report, 1);
+        std::vector<int> first = on.read<int>(out, 3);
+        on.run(bump, 16);
+        on.run(report, 1);
+        std::vector<int> second = on.read<int>(out, 3);
+        results[d] = {first[0], first[1], first[2], second[0], second[1], second[2]};
+        clReleaseMemObject(out);
+        clReleaseKernel(bump);
+        clReleaseKernel(report);
+    }
+    CHECK(results[1] == std::vector<int>{116, 120, -6, 132, 120, -5});
+    CHECK(results[1] == results[0]);
+}
+
+TEST_CASE("generic address space on the GCN device", "[gcn][generic]") {
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    cl_bool generic = CL_FALSE;
+    REQUIRE_CL(clGetDeviceInfo(gpu, CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT, sizeof generic,
+                               &generic, nullptr));
+    CHECK(generic == CL_TRUE);
+    size_t bytes = 0;
+    REQUIRE_CL(clGetDeviceInfo(gpu, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &bytes));
+    std::vector<cl_name_version> features(bytes / sizeof(cl_name_version));
+    REQUIRE_CL(clGetDeviceInfo(gpu, CL_DEVICE_OPENCL_C_FEATURES, bytes, features.data(), nullptr));
+    bool listed = false;
+    for (const cl_name_version& f : features)
+        listed = listed || std::string(f.name) == "__opencl_c_generic_address_space";
+    CHECK(listed);
+
+    // Generic pointers into each space (FLAT through the private and shared apertures), the
+    // casts back, and a function called with pointers of all three spaces.
+    const std::string src = R"CL(
+int sum3(const int* p) { return p[0] + p[1] + p[2]; }
+void scaleAll(int* p, int n, int by) { for (int i = 0; i < n; ++i) p[i] *= by; }
+#ifdef WITH_TO_SPACE
+int kindOf(int* p) {
+    return (to_global(p) != NULL ? 1 : 0) | (to_local(p) != NULL ? 2 : 0) |
+           (to_private(p) != NULL ? 4 : 0);
+}
+#endif
+__kernel void k(__global int* g, __global int* out) {
+    __local int l[64 * 3];
+    int priv[3];
+    int i = (int)get_local_id(0), gid = (int)get_global_id(0);
+    for (int j = 0; j < 3; ++j) {
+        l[3 * i + j] = gid + 10 * j;
+        priv[j] = gid * j;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int* pg = &g[3 * gid];
+    int* pl = &l[3 * ((i + 1) % (int)get_local_size(0))];
+    int* pp = priv;
+    scaleAll(pp, 3, 2);
+    int r = sum3(pg) + 1000 * sum3(pl) + 100000 * sum3(pp);
+    out[4 * gid + 0] = r;
+#ifdef WITH_TO_SPACE
+    out[4 * gid + 1] = kindOf(pg) | (kindOf(pl) << 3) | (kindOf(pp) << 6) |
+                       ((get_fence(pl) == CLK_LOCAL_MEM_FENCE) << 9) |
+                       ((get_fence(pg) == CLK_GLOBAL_MEM_FENCE) << 10);
+    __global int* back = to_global(pg);
+    out[4 * gid + 2] = back ? back[1] : -1;
+#endif
+    int* choose = (gid & 1) ? pl : pp; // one generic pointer, divergent spaces
+    out[4 * gid + 3] = choose[2];
+}
+)CL";
+    const size_t n = 128, local = 64;
+    std::vector<int> g(3 * n);
+    for (size_t i = 0; i < g.size(); ++i)
+        g[i] = int(i * 7 % 23);
+    std::vector<int> results[2];
+    // The CPU device does not implement to_global/to_local/to_private/get_fence yet: it runs
+    // the kernel without them, and is compared on the rest.
+    cl_device_id devices[2] = {cpu, gpu};
+    for (int d = 0; d < 2; ++d) {
+        OnDevice on(devices[d], src, d ? "-cl-std=CL3.0 -DWITH_TO_SPACE" : "-cl-std=CL3.0");
+        cl_kernel k = on.kernel("k");
+        cl_mem gb = on.buffer(g.size() * sizeof(int), g.data()), out = on.buffer(4 * n * sizeof(int));
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof gb, &gb));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof out, &out));
+        on.run(k, n, local);
+        results[d] = on.read<int>(out, 4 * n);
+        clReleaseMemObject(gb);
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    for (int gid = 0; gid < int(n); ++gid) {
+        const int i = gid % int(local), base = gid - i, next = base + (i + 1) % int(local);
+        const int sg = g[3 * gid] + g[3 * gid + 1] + g[3 * gid + 2];
+        const int sl = 3 * next + 30, sp = 2 * (gid * 0 + gid * 1 + gid * 2);
+        INFO("work-item " << gid);
+        CHECK(results[1][4 * gid + 0] == sg + 1000 * sl + 100000 * sp);
+        CHECK(results[1][4 * gid + 1] == (1 | (2 << 3) | (4 << 6) | (1 << 9) | (1 << 10)));
+        CHECK(results[1][4 * gid + 2] == g[3 * gid + 1]);
+        CHECK(results[1][4 * gid + 3] == ((gid & 1) ? next + 20 : 2 * gid * 2));
+    }
+    for (size_t j = 0; j < 4 * n; j += 4) {
+        CHECK(results[1][j] == results[0][j]);
+        CHECK(results[1][j + 3] == results[0][j + 3]);
+    }
+}

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 namespace duet::rt {
@@ -38,6 +39,10 @@ constexpr unsigned kLdsPerGroup = 32 * 1024; // what a work-group may allocate (
 constexpr unsigned kLdsGranule = 512;        // COMPUTE_PGM_RSRC2.LDS_SIZE unit on gfx7+
 constexpr uint64_t kMaxScratchBytes = 512ull << 20;
 constexpr size_t kPrintfBufferBytes = 1 << 20; // CL_DEVICE_PRINTF_BUFFER_SIZE
+/// OpenCL C 3.0 features about the program's memory the GCN device supports: generic pointers
+/// (FLAT) and program-scope __global variables (data segments of the code object).
+constexpr const char* kGcnProgramFeatures =
+    "__opencl_c_generic_address_space __opencl_c_program_scope_global_variables";
 
 /// A growable host block, zero-initialised, aligned for PM4/HSA structures.
 class HostBlock {
@@ -561,10 +566,11 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.printfBufferSize = kPrintfBufferBytes;
     info.preferredWorkGroupSizeMultiple = kWaveSize;
     info.nonUniformWorkGroup = true; // hidden_remainder_* and partial work-groups
-    info.genericAddressSpace = false;
+    info.genericAddressSpace = true; // FLAT through the LDS/private apertures (finalize_gcn.cpp)
     info.workGroupCollectives = false;
-    info.globalVariableMaxSize = 0;
-    info.globalVariablePreferredTotalSize = 0;
+    // Program-scope variables live in the loaded code object; the 3.0 minimum and default.
+    info.globalVariableMaxSize = 64 * 1024;
+    info.globalVariablePreferredTotalSize = 1 << 20;
     info.atomicMemoryCapabilities = CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP;
     info.atomicFenceCapabilities = CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL |
                                    CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP;
@@ -581,7 +587,8 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
         {CL_MAKE_VERSION(3, 0, 0), "OpenCL C"},
     };
     info.openclCFeatures =
-        namesWithVersion("__opencl_c_int64 __opencl_c_fp64", CL_MAKE_VERSION(3, 0, 0));
+        namesWithVersion("__opencl_c_int64 __opencl_c_fp64 " + std::string(kGcnProgramFeatures),
+                         CL_MAKE_VERSION(3, 0, 0));
     info.amdAttributes = true;
     info.simdPerComputeUnit = 4;
     info.simdWidth = 16;
@@ -601,6 +608,9 @@ TargetSpec gcnTarget(const std::string& cpu) {
                       "cl_khr_global_int32_extended_atomics", "cl_khr_local_int32_base_atomics",
                       "cl_khr_local_int32_extended_atomics",  "cl_khr_int64_base_atomics",
                       "cl_khr_int64_extended_atomics",        "__opencl_c_int64"};
+    std::istringstream features{std::string(kGcnProgramFeatures)};
+    for (std::string f; features >> f;)
+        t.clExtensions.push_back(f);
     return t;
 }
 
