@@ -38,6 +38,8 @@
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <atomic>
+#include <cctype>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -155,6 +157,86 @@ std::string unresolvedFunctions(Module& m) {
     for (GlobalVariable& g : m.globals())
         if (g.isDeclaration() && !g.use_empty())
             out += "error: undefined variable '" + g.getName().str() + "'\n";
+    return out;
+}
+
+/// The printf lowering (in the front end, before Duet sees the module) copies a %s argument's
+/// characters into the record only when the string is a compile-time constant; any other
+/// string becomes "???". Finds such records (the "???" word at a %s argument's place) so the
+/// build log says why the output will differ from the CPU device's. A literal "???" argument
+/// looks the same: hence a warning, not an error.
+std::string nonConstantPrintfStrings(Module& m) {
+    NamedMDNode* fmts = m.getNamedMetadata("llvm.printf.fmts");
+    Function* alloc = m.getFunction("__printf_alloc");
+    if (!fmts || !alloc)
+        return {};
+    // id -> record offsets of its %s arguments, and the format for the message.
+    std::map<uint64_t, std::pair<std::vector<uint64_t>, std::string>> strings;
+    for (MDNode* n : fmts->operands()) {
+        auto* text = n->getNumOperands() ? dyn_cast<MDString>(n->getOperand(0)) : nullptr;
+        gcn::PrintfFormat f;
+        if (!text || !gcn::parsePrintfFormat(text->getString(), f).empty())
+            continue;
+        std::vector<uint64_t> offsets;
+        uint64_t at = 4;
+        size_t arg = 0;
+        const std::string& s = f.format;
+        for (size_t i = 0; i < s.size() && arg < f.argSizes.size(); ++i) {
+            if (s[i] != '%')
+                continue;
+            if (i + 1 < s.size() && s[i + 1] == '%') {
+                ++i;
+                continue;
+            }
+            size_t j = i + 1;
+            while (j < s.size() && !std::isalpha(static_cast<unsigned char>(s[j])))
+                ++j;
+            if (j < s.size() && s[j] == 's' && f.argSizes[arg] == 4)
+                offsets.push_back(at);
+            at += f.argSizes[arg++];
+            i = j;
+        }
+        if (!offsets.empty())
+            strings[f.id] = {offsets, s};
+    }
+    if (strings.empty())
+        return {};
+    std::string out;
+    for (User* u : alloc->users()) {
+        auto* call = dyn_cast<CallInst>(u);
+        if (!call)
+            continue;
+        std::map<uint64_t, Value*> stored; // record offset -> stored value
+        std::vector<std::pair<Value*, uint64_t>> work{{call, 0}};
+        while (!work.empty()) {
+            auto [v, base] = work.back();
+            work.pop_back();
+            for (User* w : v->users()) {
+                if (auto* st = dyn_cast<StoreInst>(w); st && st->getPointerOperand() == v) {
+                    stored[base] = st->getValueOperand();
+                } else if (auto* gep = dyn_cast<GEPOperator>(w)) {
+                    APInt off(64, 0);
+                    if (gep->accumulateConstantOffset(m.getDataLayout(), off))
+                        work.push_back({gep, base + off.getZExtValue()});
+                } else if (isa<BitCastOperator>(w)) {
+                    work.push_back({w, base});
+                }
+            }
+        }
+        auto* id = stored.count(0) ? dyn_cast<ConstantInt>(stored[0]) : nullptr;
+        auto s = id ? strings.find(id->getZExtValue()) : strings.end();
+        if (s == strings.end())
+            continue;
+        for (uint64_t off : s->second.first) {
+            auto* word = stored.count(off) ? dyn_cast<ConstantInt>(stored[off]) : nullptr;
+            if (word && word->getZExtValue() == 0x003f3f3f) {
+                out += "warning: printf(\"" + s->second.second + "\"): a %s argument that is "
+                       "not a string literal prints as \"???\" on the GCN device (AMDGPU's "
+                       "printf lowering copies only constant strings)\n";
+                break;
+            }
+        }
+    }
     return out;
 }
 
@@ -543,6 +625,7 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
         return failure(log + "error: " + error);
     if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
         return failure(log + diagnostics + error);
+    log += nonConstantPrintfStrings(*m);
     definePrintfAlloc(*m);
     defineGenericAddressBuiltins(*m);
     if (std::string missing = unresolvedFunctions(*m); !missing.empty())

@@ -383,3 +383,32 @@ __kernel void k(__global int* g, __global int* out) {
         CHECK(results[1][j + 3] == results[0][j + 3]);
     }
 }
+
+TEST_CASE("printf of a string that is not a literal is flagged in the GCN build log",
+          "[gcn][printf]") {
+    const cl_device_id gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    const std::string src = R"CL(
+__constant char names[2][4] = {"one", "two"};
+__kernel void p(__global int* r) {
+    int i = (int)get_global_id(0);
+    printf("%s|%s|%d\n", names[i & 1], "lit", i);
+    r[i] = i;
+}
+)CL";
+    OnDevice on(gpu, src);
+    const std::string log = buildLog(on.program, gpu);
+    INFO(log);
+    CHECK(log.find("warning: printf(\"%s|%s|%d\n\"): a %s argument that is not a string literal "
+                   "prints as \"???\"") != std::string::npos);
+    cl_kernel k = on.kernel("p");
+    cl_mem out = on.buffer(sizeof(int) * 2);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    std::string text = capture(1, [&] { on.run(k, 2); });
+    CHECK(sortedLines(text) == std::vector<std::string>{"???|lit|0", "???|lit|1"});
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
+
+    // Literal strings only: no warning.
+    OnDevice plain(gpu, "__kernel void p(__global int* r) { printf(\"%s\\n\", \"fine\"); }");
+    CHECK(buildLog(plain.program, gpu).find("???") == std::string::npos);
+}
