@@ -315,6 +315,97 @@ void defineGenericAddressBuiltins(Module& m) {
     }
 }
 
+/// With the generic address space, clang declares OpenCL C 2.0+'s pointer builtins (fract,
+/// sincos, vload/vstore, wait_group_events, ...) on generic pointers ("U3AS0" in the mangled
+/// name); libclc defines only the global/local/private overloads. Defines each generic overload
+/// used as a dispatch on the pointer's aperture to the named ones, which it declares for libclc
+/// to supply. Returns whether it declared any (libclc must then be linked again).
+bool defineGenericOverloads(Module& m) {
+    LLVMContext& c = m.getContext();
+    PointerType* flat = PointerType::get(c, 0);
+    std::vector<Function*> todo;
+    for (Function& f : m)
+        if (f.isDeclaration() && !f.use_empty() && f.getName().starts_with("_Z") &&
+            f.getName().count("U3AS0") == 1)
+            todo.push_back(&f);
+    bool declared = false;
+    for (Function* f : todo) {
+        int which = -1, pointers = 0;
+        for (unsigned i = 0; i < f->arg_size(); ++i)
+            if (f->getArg(i)->getType() == flat) {
+                which = int(i);
+                ++pointers;
+            }
+        if (pointers != 1)
+            continue; // left undefined: reported as such
+        FunctionType* ft = f->getFunctionType();
+        const std::string name = f->getName().str();
+        auto variant = [&](unsigned space) {
+            std::string n = name;
+            n.replace(n.find("U3AS0"), 5, "U3AS" + std::to_string(space));
+            SmallVector<Type*, 4> params(ft->params().begin(), ft->params().end());
+            params[which] = PointerType::get(c, space);
+            return m.getOrInsertFunction(n, FunctionType::get(ft->getReturnType(), params, false));
+        };
+        f->setLinkage(GlobalValue::InternalLinkage);
+        f->addFnAttr(Attribute::AlwaysInline);
+        BasicBlock* entry = BasicBlock::Create(c, "entry", f);
+        BasicBlock* notLocal = BasicBlock::Create(c, "not.local", f);
+        IRBuilder<> b(entry);
+        Value* p = f->getArg(unsigned(which));
+        auto callIn = [&](unsigned space) {
+            BasicBlock* bb = BasicBlock::Create(c, "as" + std::to_string(space), f);
+            IRBuilder<> cb(bb);
+            SmallVector<Value*, 4> args;
+            for (Argument& a : f->args())
+                args.push_back(&a == p ? cb.CreateAddrSpaceCast(p, PointerType::get(c, space))
+                                       : static_cast<Value*>(&a));
+            CallInst* call = cb.CreateCall(variant(space), args);
+            if (ft->getReturnType()->isVoidTy())
+                cb.CreateRetVoid();
+            else
+                cb.CreateRet(call);
+            return bb;
+        };
+        b.CreateCondBr(b.CreateIntrinsic(Intrinsic::amdgcn_is_shared, {}, {p}), callIn(3),
+                       notLocal);
+        b.SetInsertPoint(notLocal);
+        b.CreateCondBr(b.CreateIntrinsic(Intrinsic::amdgcn_is_private, {}, {p}), callIn(5),
+                       callIn(1));
+        declared = true;
+    }
+    return declared;
+}
+
+/// Named overloads defineGenericOverloads called that libclc lacks (wait_group_events has only
+/// the private one): a generic pointer into that space traps instead of linking nothing.
+void trapMissingNamedOverloads(Module& m) {
+    std::vector<Function*> missing;
+    for (Function& f : m)
+        if (f.isDeclaration() && !f.use_empty() && f.getName().starts_with("_Z") &&
+            !f.getName().contains("U3AS0"))
+            for (User* u : f.users())
+                if (auto* call = dyn_cast<CallInst>(u);
+                    call && call->getFunction()->getName().contains("U3AS0")) {
+                    missing.push_back(&f);
+                    break;
+                }
+    for (Function* f : missing) {
+        std::vector<CallInst*> calls;
+        for (User* u : f->users())
+            if (auto* call = dyn_cast<CallInst>(u);
+                call && call->getFunction()->getName().contains("U3AS0"))
+                calls.push_back(call);
+        for (CallInst* call : calls) {
+            IRBuilder<> b(call);
+            b.CreateIntrinsic(Intrinsic::trap, {}, {});
+            if (!call->getType()->isVoidTy())
+                call->replaceAllUsesWith(PoisonValue::get(call->getType()));
+            call->eraseFromParent();
+        }
+    }
+}
+
 /// Fast-math flags the build options allow (as the CPU device applies them).
 void applyFastMath(Module& m, const BuildOptions& o) {
     FastMathFlags fmf;
@@ -625,9 +716,14 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
         return failure(log + "error: " + error);
     if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
         return failure(log + diagnostics + error);
+    defineGenericAddressBuiltins(*m); // before the overloads: get_fence is one of Duet's own
+    if (defineGenericOverloads(*m)) {
+        if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
+            return failure(log + diagnostics + error);
+        trapMissingNamedOverloads(*m);
+    }
     log += nonConstantPrintfStrings(*m);
     definePrintfAlloc(*m);
-    defineGenericAddressBuiltins(*m);
     if (std::string missing = unresolvedFunctions(*m); !missing.empty())
         return failure(log + missing);
 

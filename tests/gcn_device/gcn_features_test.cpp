@@ -4,6 +4,7 @@
 #include "support/cl_test.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -411,4 +412,55 @@ __kernel void p(__global int* r) {
     // Literal strings only: no warning.
     OnDevice plain(gpu, "__kernel void p(__global int* r) { printf(\"%s\\n\", \"fine\"); }");
     CHECK(buildLog(plain.program, gpu).find("???") == std::string::npos);
+}
+
+TEST_CASE("OpenCL C 3.0 pointer builtins on generic pointers on the GCN device",
+          "[gcn][generic]") {
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    // With the generic address space, clang declares fract/sincos/vload/vstore/
+    // wait_group_events on generic pointers: each space must reach the right overload.
+    const std::string src = R"CL(
+float work(int* p, float x) {
+    float whole;
+    float f = fract(x, &whole);
+    float c;
+    float s = sincos(x, &c);
+    float4 v = vload4(0, (float*)p);
+    return f + whole * 10.0f + s + c + v.x + v.w;
+}
+__kernel void k(__global float* in, __global float* out) {
+    __local float tile[64 * 4];
+    int i = (int)get_local_id(0), gid = (int)get_global_id(0);
+    event_t e = async_work_group_copy(tile, in + get_group_id(0) * 256, 256, 0);
+    wait_group_events(1, &e);
+    float priv[4] = {1.0f, 2.0f, 3.0f, (float)gid};
+    float x = 0.37f * gid;
+    float r = work((int*)&in[4 * gid], x) + 100.0f * work((int*)&tile[4 * i], x) +
+              10000.0f * work((int*)priv, x);
+    vstore2((float2)(r, -r), gid, out);
+}
+)CL";
+    const size_t n = 128;
+    std::vector<float> in(4 * n);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(i % 17) * 0.5f;
+    std::vector<float> results[2];
+    cl_device_id devices[2] = {cpu, gpu};
+    for (int d = 0; d < 2; ++d) {
+        OnDevice on(devices[d], src, "-cl-std=CL3.0");
+        cl_kernel k = on.kernel("k");
+        cl_mem a = on.buffer(in.size() * sizeof(float), in.data());
+        cl_mem out = on.buffer(2 * n * sizeof(float));
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof a, &a));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof out, &out));
+        on.run(k, n, 64);
+        results[d] = on.read<float>(out, 2 * n);
+        clReleaseMemObject(a);
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    for (size_t i = 0; i < 2 * n; ++i) {
+        INFO("element " << i);
+        CHECK(std::abs(results[1][i] - results[0][i]) <= 1e-4f * std::abs(results[0][i]) + 1e-3f);
+    }
 }
