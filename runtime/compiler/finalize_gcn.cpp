@@ -136,28 +136,15 @@ bool linkLazily(Module& m, MemoryBufferRef bitcode, const std::string& what, std
 /// Declarations nothing defines, reported at build time (a user prototype without a body, or
 /// a builtin neither libclc nor Duet provides for GCN).
 std::string unresolvedFunctions(Module& m) {
-    std::string out;
-    for (Function& f : m) {
-        if (!f.isDeclaration() || f.isIntrinsic() || f.use_empty())
-            continue;
-        StringRef name = f.getName();
+    return undefinedSymbolReport(m, "the GCN device", [](StringRef name, std::string& out) {
         // clang lowers OpenCL printf to __printf_alloc (defined by definePrintfAlloc); a
         // printf call left over is one the lowering could not handle.
-        if (name == "printf") {
-            out += "error: a printf call the AMDGPU printf lowering left in place (its format "
-                   "is not a constant string?) cannot run on the GCN device\n";
-            continue;
-        }
-        std::string demangled = demangle(name.str());
-        out += "error: undefined function '" + name.str() + "'";
-        if (demangled != name)
-            out += " (" + demangled + ")";
-        out += ": not an OpenCL C builtin the GCN device implements, nor defined in the program\n";
-    }
-    for (GlobalVariable& g : m.globals())
-        if (g.isDeclaration() && !g.use_empty())
-            out += "error: undefined variable '" + g.getName().str() + "'\n";
-    return out;
+        if (name != "printf")
+            return false;
+        out += "error: a printf call the AMDGPU printf lowering left in place (its format "
+               "is not a constant string?) cannot run on the GCN device\n";
+        return true;
+    });
 }
 
 /// The printf lowering (in the front end, before Duet sees the module) copies a %s argument's
@@ -404,33 +391,6 @@ void trapMissingNamedOverloads(Module& m) {
             call->eraseFromParent();
         }
     }
-}
-
-/// Fast-math flags the build options allow (as the CPU device applies them).
-void applyFastMath(Module& m, const BuildOptions& o) {
-    FastMathFlags fmf;
-    if (o.effectiveUnsafeMath()) {
-        fmf.setAllowReassoc();
-        fmf.setAllowReciprocal();
-        fmf.setApproxFunc();
-    }
-    if (o.effectiveMadEnable())
-        fmf.setAllowContract();
-    if (o.effectiveNoSignedZeros())
-        fmf.setNoSignedZeros();
-    if (o.effectiveFiniteMathOnly()) {
-        fmf.setNoNaNs();
-        fmf.setNoInfs();
-    }
-    if (!fmf.any())
-        return;
-    for (Function& f : m)
-        for (Instruction& inst : instructions(f))
-            if (isa<FPMathOperator>(inst)) {
-                FastMathFlags flags = inst.getFastMathFlags();
-                flags |= fmf;
-                inst.setFastMathFlags(flags);
-            }
 }
 
 void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {

@@ -109,6 +109,7 @@ public:
         if (m_cannotRun.empty()) {
             gcn::ModelConfig config;
             config.computeUnits = computeUnits;
+            config.hostThreads = usableHostCores();
             m_model = std::make_unique<gcn::Model>(config);
         }
 #endif
@@ -596,6 +597,13 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.wavefrontWidth = kWaveSize;
     info.localMemSizePerComputeUnit = kLdsPerCu;
     info.localMemBanks = 32;
+    // Memory system of the gfx900 (Vega 10) part the model stands for. The model does not
+    // simulate channel or bank conflicts; these are the figures kernels tune against.
+    info.globalMemChannels = 16;
+    info.globalMemChannelBanks = 16;
+    info.globalMemChannelBankWidth = 256;
+    info.preferredConstantBufferSize = 16 * 1024;
+    info.asyncQueues = 1; // one PM4 stream is fed at a time (hardware: one compute ring)
 }
 
 TargetSpec gcnTarget(const std::string& cpu) {
@@ -685,6 +693,7 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> discoverAmdGp
         info.topology.pcie.bus = cl_char(bus->bus);
         info.topology.pcie.device = cl_char(bus->dev);
         info.topology.pcie.function = cl_char(bus->func);
+        info.pcieId = dev->deviceinfo.pci->device_id;
         // Submission (BOs, VA mapping, CS ioctl, fences) has never run on hardware here: the
         // device is listed truthfully but reports itself unavailable rather than submit
         // untested command buffers.
@@ -728,6 +737,11 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> makeGcnBacken
         info.gfxipMajor = 9;
         info.gfxipMinor = 0;
         // topology stays type 0: the model has no PCI location
+        // The model's device memory is host memory, so GL buffers are shared the way the CPU
+        // device shares them (runtime/gl: GL's own mapping while acquired, or host copies).
+        // Textures need image support, which the GCN device does not have yet.
+        info.extensions += " cl_khr_gl_sharing cl_khr_gl_event";
+        info.extensionsWithVersion = namesWithVersion(info.extensions);
         devices.emplace_back(
             std::make_unique<GcnBackend>(gcnTarget("gfx900"), cus, cannotRunWithoutModel()),
             std::move(info));
