@@ -310,9 +310,40 @@ TEST_CASE("what the GCN device cannot compile fails the build with a reason", "[
         CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
         CHECK(f.log.find(words) != std::string::npos);
     };
-    fails("kernel void k(global int* a) { printf(\"%d\\n\", a[0]); }\n", "printf");
     fails("int helper(int);\nkernel void k(global int* a) { a[0] = helper(a[1]); }\n",
           "undefined function");
+}
+
+TEST_CASE("the code-object reader parses amdhsa.printf", "[code_object][printf]") {
+    const std::string src =
+        "kernel void p(global int* a) {\n"
+        "  printf(\"a:%d b=%v3f\\n\", a[0], (float3)(1, 2, 3));\n"
+        "  printf(\"%s %ld%%\", \"xyz12\", (long)a[1]); }\n";
+    auto exe = buildGcn(src, "");
+    const KernelEntry& e = entryOf(*exe, "p");
+    REQUIRE(e.codeObject->printf.size() == 2);
+    CHECK(arg(*e.kernel, "hidden_printf_buffer"));
+    for (const PrintfFormat& f : e.codeObject->printf) {
+        INFO(f.format);
+        if (f.format == "a:%d b=%v3f\n") { // ':' and the newline come back unescaped
+            CHECK(f.argSizes == std::vector<uint32_t>{4, 16});
+            CHECK(f.recordBytes == 24);
+        } else {
+            CHECK(f.format == "%s %ld%%");
+            CHECK(f.argSizes == std::vector<uint32_t>{8, 8}); // "xyz12" padded to 8
+            CHECK(f.recordBytes == 20);
+        }
+    }
+    CHECK(e.codeObject->printf[0].id != e.codeObject->printf[1].id);
+
+    PrintfFormat f;
+    CHECK(parsePrintfFormat("7:2:4:8:x\\72%d %ld", f).empty());
+    CHECK(f.id == 7);
+    CHECK(f.format == "x:%d %ld");
+    CHECK(f.recordBytes == 16);
+    CHECK_FALSE(parsePrintfFormat("7:2:4:%d %d", f).empty()); // a size missing
+    CHECK_FALSE(parsePrintfFormat("no fields", f).empty());
+    CHECK_FALSE(parsePrintfFormat("1:1:0:%d", f).empty());    // a zero size
 }
 
 TEST_CASE("occupancy follows the gfx9 limits", "[occupancy]") {

@@ -134,6 +134,50 @@ const KernelInfo* CodeObject::find(std::string_view name) const {
     return nullptr;
 }
 
+std::string parsePrintfFormat(std::string_view text, PrintfFormat& out) {
+    // Fields up to the format are decimal numbers; the format itself may hold ':' freely.
+    auto number = [&](uint32_t& v) -> bool {
+        size_t colon = text.find(':');
+        if (colon == std::string_view::npos || colon == 0 || colon > 9)
+            return false;
+        v = 0;
+        for (char c : text.substr(0, colon)) {
+            if (c < '0' || c > '9')
+                return false;
+            v = v * 10 + uint32_t(c - '0');
+        }
+        text.remove_prefix(colon + 1);
+        return true;
+    };
+    uint32_t argc = 0;
+    if (!number(out.id) || !number(argc))
+        return "not \"id:argument count:sizes:format\"";
+    if (argc > 1024)
+        return "too many arguments";
+    out.argSizes.resize(argc);
+    out.recordBytes = 4;
+    for (uint32_t& size : out.argSizes) {
+        if (!number(size) || size == 0 || size > 4096)
+            return "an argument size is missing or not a size";
+        out.recordBytes += size;
+    }
+    // The lowering writes a newline as the two characters '\\' 'n' and ':' (the field
+    // separator) as "\\72"; nothing else is escaped, not even '\\'.
+    out.format.clear();
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text.substr(i, 2) == "\\n") {
+            out.format.push_back('\n');
+            ++i;
+        } else if (text.substr(i, 3) == "\\72") {
+            out.format.push_back(':');
+            i += 2;
+        } else {
+            out.format.push_back(text[i]);
+        }
+    }
+    return {};
+}
+
 ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {
     ReadCodeObjectResult r;
     auto fail = [&](std::string why) {
@@ -195,8 +239,13 @@ ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {
     if (msgpack::DocNode* p = const_cast<msgpack::DocNode*>(field(root, "amdhsa.printf"))) {
         if (p->isArray())
             for (msgpack::DocNode& s : p->getArray())
-                if (s.isString())
+                if (s.isString()) {
                     r.object.printfFormats.push_back(s.getString().str());
+                    PrintfFormat f;
+                    if (std::string e = parsePrintfFormat(s.getString(), f); !e.empty())
+                        return fail("amdhsa.printf entry '" + s.getString().str() + "': " + e);
+                    r.object.printf.push_back(std::move(f));
+                }
     }
     msgpack::DocNode* kernels = const_cast<msgpack::DocNode*>(field(root, "amdhsa.kernels"));
     if (!kernels || !kernels->isArray())

@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace duet::gcn {
@@ -81,6 +82,18 @@ struct KernelInfo {
     bool dynamicStack = false;
 };
 
+/// One `amdhsa.printf` entry, "id:argc:size0:...:sizeN-1:format" (AMDGPU's printf lowering): a
+/// buffer record is the 32-bit id, then each argument's bytes packed in order.
+struct PrintfFormat {
+    uint32_t id = 0;
+    std::vector<uint32_t> argSizes;
+    std::string format;       ///< with the lowering's "\\n" escapes turned back into newlines
+    uint32_t recordBytes = 0; ///< 4 + the argument sizes
+};
+
+/// Parses one `amdhsa.printf` string; returns an empty string on success, or why not.
+std::string parsePrintfFormat(std::string_view text, PrintfFormat& out);
+
 /// What the reader extracts from a code object.
 struct CodeObject {
     std::string target;       ///< `amdhsa.target`, e.g. "amdgcn-amd-amdhsa--gfx900"
@@ -89,6 +102,7 @@ struct CodeObject {
     uint32_t elfFlags = 0;    ///< e_flags: EF_AMDGPU_MACH_* and feature bits
     std::vector<KernelInfo> kernels;
     std::vector<std::string> printfFormats; ///< `amdhsa.printf`, when the program calls printf
+    std::vector<PrintfFormat> printf;       ///< the same, parsed, indexed by nothing (ids inside)
     const KernelInfo* find(std::string_view name) const;
 };
 
