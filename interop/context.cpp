@@ -117,7 +117,15 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
     const Candidate *chosen = sharing;
     if (sharing && !options.forceHostCopy) {
         auto props = glContextProperties(gl, sharing->platform);
-        ctx->m_context = clCreateContext(props.data(), 1, &sharing->device, nullptr, nullptr, &err);
+        std::vector<cl_device_id> devices{sharing->device};
+        if (options.spanSharingDevices) {
+            // Every device that can share, whatever the device-name filter chose among them.
+            for (cl_device_id d : queryGLContextDevices(gl, sharing->platform).shareable())
+                if (d != sharing->device)
+                    devices.push_back(d);
+        }
+        ctx->m_context = clCreateContext(props.data(), cl_uint(devices.size()), devices.data(),
+                                         nullptr, nullptr, &err);
         if (err != CL_SUCCESS)
             throw Error("interop: clCreateContext with GL sharing on " + sharing->platformName +
                             " / " + sharing->deviceName + " failed: " + errorName(err),

@@ -55,6 +55,11 @@ struct Options {
     bool forceHostCopy = false;
     /// Command queue with CL_QUEUE_PROFILING_ENABLE (kernel times from events).
     bool profiling = true;
+    /// With GL sharing: the context spans every device of the chosen platform that can share
+    /// with the GL context (clGetGLContextInfoKHR's CL_DEVICES_FOR_GL_CONTEXT_KHR), not only the
+    /// chosen one; queue() stays on the chosen device. For applications that split work across
+    /// devices of one context, as the SC09 ocean does (queueCPU and queueGPU).
+    bool spanSharingDevices = false;
 };
 
 class SharedObject;

@@ -6,6 +6,8 @@
 
 #include <CL/cl_ext.h>
 
+#include <time.h>
+
 using namespace duet::api;
 
 namespace {
@@ -129,7 +131,23 @@ DUET_API cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_device_ty
     });
 }
 
+// cl_amd_device_attribute_query values clinfo asks for that the Khronos header lacks.
+#ifndef CL_DEVICE_MAX_REAL_TIME_COMPUTE_QUEUES_AMD
+#define CL_DEVICE_MAX_REAL_TIME_COMPUTE_QUEUES_AMD 0x404D
+#define CL_DEVICE_MAX_REAL_TIME_COMPUTE_UNITS_AMD 0x404E
+#endif
+
 namespace {
+
+/// CL_DEVICE_PROFILING_TIMER_OFFSET_AMD: profiling timestamps count CLOCK_MONOTONIC
+/// nanoseconds; this offset turns them into nanoseconds since the Unix epoch.
+cl_ulong profilingTimerOffsetNs() {
+    timespec real{}, mono{};
+    clock_gettime(CLOCK_REALTIME, &real);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    auto ns = [](const timespec& t) { return cl_ulong(t.tv_sec) * 1000000000ull + cl_ulong(t.tv_nsec); };
+    return ns(real) - ns(mono);
+}
 
 cl_int deviceInfo(Device* d, cl_device_info param, size_t size, void* value, size_t* sizeRet) {
     const DeviceInfo& i = d->info();
@@ -280,6 +298,17 @@ cl_int deviceInfo(Device* d, cl_device_info param, size_t size, void* value, siz
         case CL_DEVICE_LOCAL_MEM_BANKS_AMD: return u(i.localMemBanks);
         case CL_DEVICE_MAX_WORK_GROUP_SIZE_AMD: return z(i.maxWorkGroupSize);
         case CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_AMD: return z(i.preferredWorkGroupSizeMultiple);
+        case CL_DEVICE_PCIE_ID_AMD: return u(i.pcieId);
+        case CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: return v(d->backend().freeGlobalMemoryKiB());
+        case CL_DEVICE_GLOBAL_MEM_CHANNELS_AMD: return u(i.globalMemChannels);
+        case CL_DEVICE_GLOBAL_MEM_CHANNEL_BANKS_AMD: return u(i.globalMemChannelBanks);
+        case CL_DEVICE_GLOBAL_MEM_CHANNEL_BANK_WIDTH_AMD: return u(i.globalMemChannelBankWidth);
+        case CL_DEVICE_PREFERRED_CONSTANT_BUFFER_SIZE_AMD: return z(i.preferredConstantBufferSize);
+        case CL_DEVICE_PROFILING_TIMER_OFFSET_AMD: return v(profilingTimerOffsetNs());
+        case CL_DEVICE_THREAD_TRACE_SUPPORTED_AMD: return b(false);
+        case CL_DEVICE_AVAILABLE_ASYNC_QUEUES_AMD: return u(i.asyncQueues);
+        case CL_DEVICE_MAX_REAL_TIME_COMPUTE_QUEUES_AMD: return u(0);
+        case CL_DEVICE_MAX_REAL_TIME_COMPUTE_UNITS_AMD: return u(0);
         default:
             break;
         }

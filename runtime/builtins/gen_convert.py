@@ -69,9 +69,17 @@ def is_plain_cast(dst, src, sat, mode):
     return mode in ("", "_rte")  # double -> float
 
 
+def through_int(dst, src, sat):
+    """Unsaturated floating point -> char/short goes through int, so an out-of-range element
+    (undefined in C) wraps on its own instead of letting the compiler assume it cannot happen:
+    LLVM's AMDGPU backend packs fptoui-to-i8 lanes with ORs that let one out-of-range lane
+    corrupt its neighbours."""
+    return dst in INTS and INTS[dst][0] < 32 and src in FLOATS and not sat
+
+
 def scalar_body(dst, src, sat, mode):
     if is_plain_cast(dst, src, sat, mode):
-        return f"return ({dst})x;"
+        return f"return ({dst})(int)x;" if through_int(dst, src, sat) else f"return ({dst})x;"
     if dst in INTS and src in INTS:  # saturation
         (dlo, dhi), (slo, shi) = int_range(dst), int_range(src)
         lines = []
@@ -91,7 +99,8 @@ def scalar_body(dst, src, sat, mode):
             lines.append("if (x != x) return 0;")
             lines.append(f"if (r >= {fp_lit(lim)}) return {int_lit(dhi, dst)};")
             lines.append(f"if (r < {fp_lit(dlo)}) return {int_lit(dlo, dst)};")
-        lines.append(f"return ({dst})r;")
+        lines.append(f"return ({dst})(int)r;" if through_int(dst, src, sat) else
+                     f"return ({dst})r;")
         return " ".join(lines)
     if src in INTS:  # integer -> floating point with a directed rounding mode
         bits, signed = INTS[src]
@@ -150,14 +159,18 @@ def main():
                     for w in WIDTHS[1:]:
                         fn = name.format(n=w)
                         dt, st = dst + w, src + w
+                        # Narrow unsaturated results from floating point go through int.
+                        def cv(v):
+                            if through_int(dst, src, sat):
+                                v = f"__builtin_convertvector({v}, int{w})"
+                            return f"return __builtin_convertvector({v}, {dt});"
                         if plain:
-                            body = f"return __builtin_convertvector(x, {dt});"
+                            body = cv("x")
                         elif (dst in INTS and src in FLOATS and not sat):
                             r = ROUND[src][mode].replace("__builtin_", "").rstrip("f")
                             r = {"trunc": "trunc", "roundeven": "roundeven", "ceil": "ceil",
                                  "floor": "floor"}[r]
-                            body = (f"return __builtin_convertvector("
-                                    f"__builtin_elementwise_{r}(x), {dt});")
+                            body = cv(f"__builtin_elementwise_{r}(x)")
                         elif w == "3":
                             body = (f"return ({dt})({name.format(n='')}(x.x), "
                                     f"{name.format(n='')}(x.y), {name.format(n='')}(x.z));")

@@ -142,61 +142,9 @@ bool allowedHostFunction(StringRef name) {
 /// A declaration nothing defines: an OpenCL builtin the library lacks, or a user function
 /// without a body. Reported at build time, never left for the JIT to trip on.
 std::string unresolvedFunctions(Module& m) {
-    std::string out;
-    for (Function& f : m) {
-        if (!f.isDeclaration() || f.isIntrinsic() || f.use_empty())
-            continue;
-        StringRef name = f.getName();
-        if (name == kPrintfHookName)
-            continue;
-        if (allowedHostFunction(name))
-            continue;
-        std::string demangled = demangle(name.str());
-        out += "error: undefined function '" + name.str() + "'";
-        if (demangled != name)
-            out += " (" + demangled + ")";
-        out += ": not an OpenCL C builtin this device implements, nor defined in the program\n";
-    }
-    for (GlobalVariable& g : m.globals())
-        if (g.isDeclaration() && !g.use_empty())
-            out += "error: undefined variable '" + g.getName().str() + "'\n";
-    return out;
-}
-
-/// Fast-math flags the build options allow, on every floating-point operation.
-void applyFastMath(Module& m, const BuildOptions& o) {
-    FastMathFlags fmf;
-    if (o.effectiveUnsafeMath()) {
-        fmf.setAllowReassoc();
-        fmf.setAllowReciprocal();
-        fmf.setApproxFunc();
-    }
-    if (o.effectiveMadEnable())
-        fmf.setAllowContract();
-    if (o.effectiveNoSignedZeros())
-        fmf.setNoSignedZeros();
-    if (o.effectiveFiniteMathOnly()) {
-        fmf.setNoNaNs();
-        fmf.setNoInfs();
-    }
-    if (!fmf.any())
-        return;
-    for (Function& f : m) {
-        if (o.effectiveUnsafeMath())
-            f.addFnAttr("unsafe-fp-math", "true");
-        if (o.effectiveFiniteMathOnly()) {
-            f.addFnAttr("no-nans-fp-math", "true");
-            f.addFnAttr("no-infs-fp-math", "true");
-        }
-        if (o.effectiveNoSignedZeros())
-            f.addFnAttr("no-signed-zeros-fp-math", "true");
-        for (Instruction& inst : instructions(f))
-            if (isa<FPMathOperator>(inst)) {
-                FastMathFlags flags = inst.getFastMathFlags();
-                flags |= fmf;
-                inst.setFastMathFlags(flags);
-            }
-    }
+    return undefinedSymbolReport(m, "this device", [](StringRef name, std::string&) {
+        return name == kPrintfHookName || allowedHostFunction(name);
+    });
 }
 
 /// Implicit barriers around uniform loops pay off once the vectoriser runs;

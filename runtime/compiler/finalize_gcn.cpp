@@ -6,13 +6,16 @@
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 #include "devices/gcn/code_object.hpp"
+#include "devices/gcn/printf_buffer.hpp"
 
 #include <lld/Common/Driver.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
+#include <llvm/IR/IntrinsicsAMDGPU.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Operator.h>
 #include <llvm/IR/Verifier.h>
@@ -35,6 +38,8 @@
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <atomic>
+#include <cctype>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -131,54 +136,261 @@ bool linkLazily(Module& m, MemoryBufferRef bitcode, const std::string& what, std
 /// Declarations nothing defines, reported at build time (a user prototype without a body, or
 /// a builtin neither libclc nor Duet provides for GCN).
 std::string unresolvedFunctions(Module& m) {
-    std::string out;
-    for (Function& f : m) {
-        if (!f.isDeclaration() || f.isIntrinsic() || f.use_empty())
+    return undefinedSymbolReport(m, "the GCN device", [](StringRef name, std::string& out) {
+        // clang lowers OpenCL printf to __printf_alloc (defined by definePrintfAlloc); a
+        // printf call left over is one the lowering could not handle.
+        if (name != "printf")
+            return false;
+        out += "error: a printf call the AMDGPU printf lowering left in place (its format "
+               "is not a constant string?) cannot run on the GCN device\n";
+        return true;
+    });
+}
+
+/// The printf lowering (in the front end, before Duet sees the module) copies a %s argument's
+/// characters into the record only when the string is a compile-time constant; any other
+/// string becomes "???". Finds such records (the "???" word at a %s argument's place) so the
+/// build log says why the output will differ from the CPU device's. A literal "???" argument
+/// looks the same: hence a warning, not an error.
+std::string nonConstantPrintfStrings(Module& m) {
+    NamedMDNode* fmts = m.getNamedMetadata("llvm.printf.fmts");
+    Function* alloc = m.getFunction("__printf_alloc");
+    if (!fmts || !alloc)
+        return {};
+    // id -> record offsets of its %s arguments, and the format for the message.
+    std::map<uint64_t, std::pair<std::vector<uint64_t>, std::string>> strings;
+    for (MDNode* n : fmts->operands()) {
+        auto* text = n->getNumOperands() ? dyn_cast<MDString>(n->getOperand(0)) : nullptr;
+        gcn::PrintfFormat f;
+        if (!text || !gcn::parsePrintfFormat(text->getString(), f).empty())
             continue;
-        StringRef name = f.getName();
-        // clang's AMDGPU pipeline may already have lowered printf to the runtime's buffer
-        // protocol (__printf_alloc), which this runtime does not provide yet.
-        if (name == "printf" || name == "__printf_alloc") {
-            out += "error: printf is not supported on the GCN device yet\n";
-            continue;
+        std::vector<uint64_t> offsets;
+        uint64_t at = 4;
+        size_t arg = 0;
+        const std::string& s = f.format;
+        for (size_t i = 0; i < s.size() && arg < f.argSizes.size(); ++i) {
+            if (s[i] != '%')
+                continue;
+            if (i + 1 < s.size() && s[i + 1] == '%') {
+                ++i;
+                continue;
+            }
+            size_t j = i + 1;
+            while (j < s.size() && !std::isalpha(static_cast<unsigned char>(s[j])))
+                ++j;
+            if (j < s.size() && s[j] == 's' && f.argSizes[arg] == 4)
+                offsets.push_back(at);
+            at += f.argSizes[arg++];
+            i = j;
         }
-        std::string demangled = demangle(name.str());
-        out += "error: undefined function '" + name.str() + "'";
-        if (demangled != name)
-            out += " (" + demangled + ")";
-        out += ": not an OpenCL C builtin the GCN device implements, nor defined in the program\n";
+        if (!offsets.empty())
+            strings[f.id] = {offsets, s};
     }
-    for (GlobalVariable& g : m.globals())
-        if (g.isDeclaration() && !g.use_empty())
-            out += "error: undefined variable '" + g.getName().str() + "'\n";
+    if (strings.empty())
+        return {};
+    std::string out;
+    for (User* u : alloc->users()) {
+        auto* call = dyn_cast<CallInst>(u);
+        if (!call)
+            continue;
+        std::map<uint64_t, Value*> stored; // record offset -> stored value
+        std::vector<std::pair<Value*, uint64_t>> work{{call, 0}};
+        while (!work.empty()) {
+            auto [v, base] = work.back();
+            work.pop_back();
+            for (User* w : v->users()) {
+                if (auto* st = dyn_cast<StoreInst>(w); st && st->getPointerOperand() == v) {
+                    stored[base] = st->getValueOperand();
+                } else if (auto* gep = dyn_cast<GEPOperator>(w)) {
+                    APInt off(64, 0);
+                    if (gep->accumulateConstantOffset(m.getDataLayout(), off))
+                        work.push_back({gep, base + off.getZExtValue()});
+                } else if (isa<BitCastOperator>(w)) {
+                    work.push_back({w, base});
+                }
+            }
+        }
+        auto* id = stored.count(0) ? dyn_cast<ConstantInt>(stored[0]) : nullptr;
+        auto s = id ? strings.find(id->getZExtValue()) : strings.end();
+        if (s == strings.end())
+            continue;
+        for (uint64_t off : s->second.first) {
+            auto* word = stored.count(off) ? dyn_cast<ConstantInt>(stored[off]) : nullptr;
+            if (word && word->getZExtValue() == 0x003f3f3f) {
+                out += "warning: printf(\"" + s->second.second + "\"): a %s argument that is "
+                       "not a string literal prints as \"???\" on the GCN device (AMDGPU's "
+                       "printf lowering copies only constant strings)\n";
+                break;
+            }
+        }
+    }
     return out;
 }
 
-/// Fast-math flags the build options allow (as the CPU device applies them).
-void applyFastMath(Module& m, const BuildOptions& o) {
-    FastMathFlags fmf;
-    if (o.effectiveUnsafeMath()) {
-        fmf.setAllowReassoc();
-        fmf.setAllowReciprocal();
-        fmf.setApproxFunc();
+/// Defines `__printf_alloc(i32 bytes)`, which clang's AMDGPU printf lowering calls for each
+/// printf record: it reserves `bytes` in the buffer the runtime passes as hidden_printf_buffer
+/// (layout in devices/gcn/printf_buffer.hpp) and returns null when they do not fit. The offset
+/// advances even then, so the runtime sees how much output was lost.
+void definePrintfAlloc(Module& m) {
+    Function* f = m.getFunction("__printf_alloc");
+    LLVMContext& c = m.getContext();
+    PointerType* global = PointerType::get(c, 1);
+    if (!f || !f->isDeclaration() || f->getReturnType() != global || f->arg_size() != 1 ||
+        !f->getArg(0)->getType()->isIntegerTy(32))
+        return; // absent, or not the lowering's signature: reported as undefined
+    f->setLinkage(GlobalValue::InternalLinkage);
+    f->addFnAttr(Attribute::AlwaysInline);
+    f->addFnAttr(Attribute::NoUnwind);
+    IRBuilder<> b(BasicBlock::Create(c, "entry", f));
+    Value* implicit = b.CreateIntrinsic(Intrinsic::amdgcn_implicitarg_ptr, {}, {});
+    Value* slot =
+        b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), implicit, gcn::kImplicitPrintfBufferOffset);
+    LoadInst* buffer = b.CreateAlignedLoad(global, slot, Align(8), "printf.buffer");
+    buffer->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(c, {}));
+    Value* bytes = b.CreateZExt(f->getArg(0), b.getInt64Ty());
+    Value* old = b.CreateAtomicRMW(AtomicRMWInst::Add, buffer, bytes, MaybeAlign(8),
+                                   AtomicOrdering::Monotonic, c.getOrInsertSyncScopeID("agent"));
+    Value* capacity = b.CreateAlignedLoad(
+        b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), buffer, 8), Align(8));
+    Value* fits = b.CreateICmpULE(b.CreateAdd(old, bytes), capacity);
+    Value* record = b.CreateInBoundsGEP(
+        b.getInt8Ty(), buffer, b.CreateAdd(old, b.getInt64(gcn::kPrintfHeaderBytes)));
+    b.CreateRet(b.CreateSelect(fits, record, ConstantPointerNull::get(global)));
+}
+
+/// Defines what clang calls for OpenCL C 2.0+ generic pointers and no library provides for
+/// amdgcn: `__to_global`/`__to_local`/`__to_private` (to_global() etc.) and `get_fence`. A
+/// generic pointer is a FLAT address; the shared and private apertures (src_shared_base /
+/// src_private_base on gfx9) tell where it points.
+void defineGenericAddressBuiltins(Module& m) {
+    LLVMContext& c = m.getContext();
+    PointerType* flat = PointerType::get(c, 0);
+    for (Function& f : m) {
+        if (!f.isDeclaration() || f.arg_size() != 1 || f.getArg(0)->getType() != flat)
+            continue;
+        StringRef name = f.getName();
+        const bool fence = name.starts_with("_Z9get_fenceP") && f.getReturnType()->isIntegerTy(32);
+        unsigned target = 0;
+        if (name == "__to_global")
+            target = 1;
+        else if (name == "__to_local")
+            target = 3;
+        else if (name == "__to_private")
+            target = 5;
+        if (!fence && (!target || f.getReturnType() != PointerType::get(c, target)))
+            continue;
+        f.setLinkage(GlobalValue::InternalLinkage);
+        f.addFnAttr(Attribute::AlwaysInline);
+        f.addFnAttr(Attribute::NoUnwind);
+        IRBuilder<> b(BasicBlock::Create(c, "entry", &f));
+        Value* p = f.getArg(0);
+        Value* shared = b.CreateIntrinsic(Intrinsic::amdgcn_is_shared, {}, {p});
+        if (fence) { // CLK_LOCAL_MEM_FENCE for LDS, CLK_GLOBAL_MEM_FENCE otherwise
+            b.CreateRet(b.CreateSelect(shared, b.getInt32(1), b.getInt32(2)));
+            continue;
+        }
+        Value* priv = b.CreateIntrinsic(Intrinsic::amdgcn_is_private, {}, {p});
+        Value* in = target == 3   ? shared
+                    : target == 5 ? priv
+                                  : b.CreateNot(b.CreateOr(shared, priv));
+        // OpenCL's NULL in that space: the cast of the generic null (all ones for LDS and
+        // scratch on AMDGPU, where offset 0 is a valid address), as clang compares against.
+        auto* type = PointerType::get(c, target);
+        b.CreateRet(b.CreateSelect(in, b.CreateAddrSpaceCast(p, type),
+                                   ConstantExpr::getAddrSpaceCast(ConstantPointerNull::get(flat),
+                                                                  type)));
     }
-    if (o.effectiveMadEnable())
-        fmf.setAllowContract();
-    if (o.effectiveNoSignedZeros())
-        fmf.setNoSignedZeros();
-    if (o.effectiveFiniteMathOnly()) {
-        fmf.setNoNaNs();
-        fmf.setNoInfs();
-    }
-    if (!fmf.any())
-        return;
+}
+
+/// With the generic address space, clang declares OpenCL C 2.0+'s pointer builtins (fract,
+/// sincos, vload/vstore, wait_group_events, ...) on generic pointers ("U3AS0" in the mangled
+/// name); libclc defines only the global/local/private overloads. Defines each generic overload
+/// used as a dispatch on the pointer's aperture to the named ones, which it declares for libclc
+/// to supply. Returns whether it declared any (libclc must then be linked again).
+bool defineGenericOverloads(Module& m) {
+    LLVMContext& c = m.getContext();
+    PointerType* flat = PointerType::get(c, 0);
+    std::vector<Function*> todo;
     for (Function& f : m)
-        for (Instruction& inst : instructions(f))
-            if (isa<FPMathOperator>(inst)) {
-                FastMathFlags flags = inst.getFastMathFlags();
-                flags |= fmf;
-                inst.setFastMathFlags(flags);
+        if (f.isDeclaration() && !f.use_empty() && f.getName().starts_with("_Z") &&
+            f.getName().count("U3AS0") == 1)
+            todo.push_back(&f);
+    bool declared = false;
+    for (Function* f : todo) {
+        int which = -1, pointers = 0;
+        for (unsigned i = 0; i < f->arg_size(); ++i)
+            if (f->getArg(i)->getType() == flat) {
+                which = int(i);
+                ++pointers;
             }
+        if (pointers != 1)
+            continue; // left undefined: reported as such
+        FunctionType* ft = f->getFunctionType();
+        const std::string name = f->getName().str();
+        auto variant = [&](unsigned space) {
+            std::string n = name;
+            n.replace(n.find("U3AS0"), 5, "U3AS" + std::to_string(space));
+            SmallVector<Type*, 4> params(ft->params().begin(), ft->params().end());
+            params[which] = PointerType::get(c, space);
+            return m.getOrInsertFunction(n, FunctionType::get(ft->getReturnType(), params, false));
+        };
+        f->setLinkage(GlobalValue::InternalLinkage);
+        f->addFnAttr(Attribute::AlwaysInline);
+        BasicBlock* entry = BasicBlock::Create(c, "entry", f);
+        BasicBlock* notLocal = BasicBlock::Create(c, "not.local", f);
+        IRBuilder<> b(entry);
+        Value* p = f->getArg(unsigned(which));
+        auto callIn = [&](unsigned space) {
+            BasicBlock* bb = BasicBlock::Create(c, "as" + std::to_string(space), f);
+            IRBuilder<> cb(bb);
+            SmallVector<Value*, 4> args;
+            for (Argument& a : f->args())
+                args.push_back(&a == p ? cb.CreateAddrSpaceCast(p, PointerType::get(c, space))
+                                       : static_cast<Value*>(&a));
+            CallInst* call = cb.CreateCall(variant(space), args);
+            if (ft->getReturnType()->isVoidTy())
+                cb.CreateRetVoid();
+            else
+                cb.CreateRet(call);
+            return bb;
+        };
+        b.CreateCondBr(b.CreateIntrinsic(Intrinsic::amdgcn_is_shared, {}, {p}), callIn(3),
+                       notLocal);
+        b.SetInsertPoint(notLocal);
+        b.CreateCondBr(b.CreateIntrinsic(Intrinsic::amdgcn_is_private, {}, {p}), callIn(5),
+                       callIn(1));
+        declared = true;
+    }
+    return declared;
+}
+
+/// Named overloads defineGenericOverloads called that libclc lacks (wait_group_events has only
+/// the private one): a generic pointer into that space traps instead of linking nothing.
+void trapMissingNamedOverloads(Module& m) {
+    std::vector<Function*> missing;
+    for (Function& f : m)
+        if (f.isDeclaration() && !f.use_empty() && f.getName().starts_with("_Z") &&
+            !f.getName().contains("U3AS0"))
+            for (User* u : f.users())
+                if (auto* call = dyn_cast<CallInst>(u);
+                    call && call->getFunction()->getName().contains("U3AS0")) {
+                    missing.push_back(&f);
+                    break;
+                }
+    for (Function* f : missing) {
+        std::vector<CallInst*> calls;
+        for (User* u : f->users())
+            if (auto* call = dyn_cast<CallInst>(u);
+                call && call->getFunction()->getName().contains("U3AS0"))
+                calls.push_back(call);
+        for (CallInst* call : calls) {
+            IRBuilder<> b(call);
+            b.CreateIntrinsic(Intrinsic::trap, {}, {});
+            if (!call->getType()->isVoidTy())
+                call->replaceAllUsesWith(PoisonValue::get(call->getType()));
+            call->eraseFromParent();
+        }
+    }
 }
 
 void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
@@ -464,6 +676,14 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
         return failure(log + "error: " + error);
     if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
         return failure(log + diagnostics + error);
+    defineGenericAddressBuiltins(*m); // before the overloads: get_fence is one of Duet's own
+    if (defineGenericOverloads(*m)) {
+        if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
+            return failure(log + diagnostics + error);
+        trapMissingNamedOverloads(*m);
+    }
+    log += nonConstantPrintfStrings(*m);
+    definePrintfAlloc(*m);
     if (std::string missing = unresolvedFunctions(*m); !missing.empty())
         return failure(log + missing);
 

@@ -1,5 +1,10 @@
-// Bitcode I/O and access to the embedded CPU builtin library.
+// Bitcode I/O, the embedded CPU builtin library, and the IR steps both finalizers share.
 #include "compiler/llvm_util.hpp"
+#include "compiler/options.hpp"
+
+#include <llvm/Demangle/Demangle.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/Operator.h>
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
@@ -65,6 +70,64 @@ const llvm::StringSet<>& cpuBuiltinLibrarySymbols() {
         return names;
     }();
     return symbols;
+}
+
+void applyFastMath(llvm::Module& m, const BuildOptions& o) {
+    llvm::FastMathFlags fmf;
+    if (o.effectiveUnsafeMath()) {
+        fmf.setAllowReassoc();
+        fmf.setAllowReciprocal();
+        fmf.setApproxFunc();
+    }
+    if (o.effectiveMadEnable())
+        fmf.setAllowContract();
+    if (o.effectiveNoSignedZeros())
+        fmf.setNoSignedZeros();
+    if (o.effectiveFiniteMathOnly()) {
+        fmf.setNoNaNs();
+        fmf.setNoInfs();
+    }
+    if (!fmf.any())
+        return;
+    for (llvm::Function& f : m) {
+        if (o.effectiveUnsafeMath())
+            f.addFnAttr("unsafe-fp-math", "true");
+        if (o.effectiveFiniteMathOnly()) {
+            f.addFnAttr("no-nans-fp-math", "true");
+            f.addFnAttr("no-infs-fp-math", "true");
+        }
+        if (o.effectiveNoSignedZeros())
+            f.addFnAttr("no-signed-zeros-fp-math", "true");
+        for (llvm::Instruction& inst : llvm::instructions(f))
+            if (llvm::isa<llvm::FPMathOperator>(inst)) {
+                llvm::FastMathFlags flags = inst.getFastMathFlags();
+                flags |= fmf;
+                inst.setFastMathFlags(flags);
+            }
+    }
+}
+
+std::string undefinedSymbolReport(llvm::Module& m, std::string_view device,
+                                  llvm::function_ref<bool(llvm::StringRef, std::string&)> claim) {
+    std::string out;
+    for (llvm::Function& f : m) {
+        if (!f.isDeclaration() || f.isIntrinsic() || f.use_empty())
+            continue;
+        llvm::StringRef name = f.getName();
+        if (claim(name, out))
+            continue;
+        std::string demangled = llvm::demangle(name.str());
+        out += "error: undefined function '" + name.str() + "'";
+        if (demangled != name)
+            out += " (" + demangled + ")";
+        out += ": not an OpenCL C builtin ";
+        out += device;
+        out += " implements, nor defined in the program\n";
+    }
+    for (llvm::GlobalVariable& g : m.globals())
+        if (g.isDeclaration() && !g.use_empty())
+            out += "error: undefined variable '" + g.getName().str() + "'\n";
+    return out;
 }
 
 } // namespace duet::rt

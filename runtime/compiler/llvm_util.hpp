@@ -2,6 +2,7 @@
 // Private to runtime/compiler and runtime/devices/cpu/jit: includes LLVM headers.
 #pragma once
 
+#include <llvm/ADT/STLFunctionalExtras.h>
 #include <llvm/ADT/StringSet.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -29,6 +30,19 @@ bool looksLikeBitcode(std::string_view bytes);
 /// Registers the AMDGPU target with LLVM (once). The GCN device's compiles call it first, so
 /// that clang's optimisation pipeline always includes the AMDGPU passes (finalize_gcn.cpp).
 void initialiseAmdgpuTarget();
+
+struct BuildOptions;
+
+/// Puts the fast-math flags the build options allow (-cl-fast-relaxed-math, -cl-mad-enable,
+/// ...) on every floating-point operation of `m`, and the matching function attributes.
+void applyFastMath(llvm::Module& m, const BuildOptions& options);
+
+/// One "error:" line for each used declaration nothing defines (a user prototype without a
+/// body, or a builtin the device's library lacks); `device` names the device in the message.
+/// `claim` sees each undefined function first: returning true skips it (it may append its own
+/// message to the report).
+std::string undefinedSymbolReport(llvm::Module& m, std::string_view device,
+                                  llvm::function_ref<bool(llvm::StringRef, std::string&)> claim);
 
 /// The bitcode of the CPU builtin library, embedded at build time.
 std::string_view cpuBuiltinLibraryBitcode();

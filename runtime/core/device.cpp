@@ -38,7 +38,7 @@ Platform::Platform() : _cl_platform_id(kTag) {
     m_extensions = "cl_khr_icd cl_khr_extended_versioning cl_khr_gl_sharing cl_khr_gl_event "
                    "cl_khr_gl_depth_images";
     // DUET_DEVICES: comma-separated device kinds; unknown names are reported, not fatal.
-    std::string wanted = "cpu";
+    std::string wanted = "all"; // the CPU device first: it is CL_DEVICE_TYPE_DEFAULT
     if (const char* env = std::getenv("DUET_DEVICES"); env && *env)
         wanted = env;
     std::istringstream in(wanted);

@@ -6,6 +6,7 @@
 
 #include <CL/cl_ext.h>
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +73,10 @@ struct DeviceInfo {
     cl_device_topology_amd topology{}; ///< CL_DEVICE_TOPOLOGY_AMD (type 0: no PCI device)
     cl_uint simdPerComputeUnit = 0, simdWidth = 0, simdInstructionWidth = 0, wavefrontWidth = 0;
     cl_uint gfxipMajor = 0, gfxipMinor = 0, localMemSizePerComputeUnit = 0, localMemBanks = 0;
+    cl_uint pcieId = 0; ///< CL_DEVICE_PCIE_ID_AMD: PCI device id (0: no PCI device)
+    cl_uint globalMemChannels = 0, globalMemChannelBanks = 0, globalMemChannelBankWidth = 0;
+    size_t preferredConstantBufferSize = 0;
+    cl_uint asyncQueues = 0; ///< CL_DEVICE_AVAILABLE_ASYNC_QUEUES_AMD
     /// Why `available` is false (logged when the device is made), empty otherwise.
     std::string unavailableReason;
 };
@@ -91,6 +96,10 @@ public:
     /// Why this device cannot execute kernels at all (enqueues fail with CL_OUT_OF_RESOURCES
     /// and this reason); empty when it can.
     virtual std::string cannotRun() const { return {}; }
+    /// CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: free global memory and the largest free block, in
+    /// KiB. By default the device's memory is the host's, so both are the host's available
+    /// memory.
+    virtual std::array<size_t, 2> freeGlobalMemoryKiB() const;
     virtual void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims, const size_t* global,
                                size_t* local) const = 0;
 };
@@ -114,7 +123,7 @@ private:
 };
 
 /// The one "Duet" platform. Devices are made once, on first use, from DUET_DEVICES
-/// ("cpu", "gcn", "all", comma separated; default "cpu"). Platform and devices are never freed.
+/// ("cpu", "gcn", "all", comma separated; default "all"). Platform and devices are never freed.
 class Platform final : public _cl_platform_id {
 public:
     static constexpr Tag kTag = Tag::Platform;
@@ -132,6 +141,10 @@ private:
 };
 
 /// Backend factories, one per device kind.
+/// Host cores this process may run on: the scheduler affinity mask (taskset, cgroup cpusets),
+/// not every core of the machine, so thread pools never oversubscribe a restricted process.
+unsigned usableHostCores();
+
 std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info);
 /// GCN devices: one per AMD GPU libdrm finds (see devices/gcn/gcn_device.cpp), else one
 /// software-modelled gfx900. Each entry pairs a backend with its filled DeviceInfo.

@@ -81,6 +81,10 @@ class OceanSample final : public Sample {
         interop::Options options;
         options.platform = ctx.options().platform;
         options.device = ctx.options().device;
+        // One context over every device that shares with GL: the spectrum task can then run on
+        // the CPU device while the FFTs run on the chosen one (--device GCN puts them on the
+        // GCN device).
+        options.spanSharingDevices = true;
         try {
             m_cl = interop::Context::create(handles, options);
             pickCpuQueue();

@@ -310,27 +310,58 @@ TEST_CASE("what the GCN device cannot compile fails the build with a reason", "[
         CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
         CHECK(f.log.find(words) != std::string::npos);
     };
-    fails("kernel void k(global int* a) { printf(\"%d\\n\", a[0]); }\n", "printf");
     fails("int helper(int);\nkernel void k(global int* a) { a[0] = helper(a[1]); }\n",
           "undefined function");
 }
 
+TEST_CASE("the code-object reader parses amdhsa.printf", "[code_object][printf]") {
+    const std::string src =
+        "kernel void p(global int* a) {\n"
+        "  printf(\"a:%d b=%v3f\\n\", a[0], (float3)(1, 2, 3));\n"
+        "  printf(\"%s %ld%%\", \"xyz12\", (long)a[1]); }\n";
+    auto exe = buildGcn(src, "");
+    const KernelEntry& e = entryOf(*exe, "p");
+    REQUIRE(e.codeObject->printf.size() == 2);
+    CHECK(arg(*e.kernel, "hidden_printf_buffer"));
+    for (const PrintfFormat& f : e.codeObject->printf) {
+        INFO(f.format);
+        if (f.format == "a:%d b=%v3f\n") { // ':' and the newline come back unescaped
+            CHECK(f.argSizes == std::vector<uint32_t>{4, 16});
+            CHECK(f.recordBytes == 24);
+        } else {
+            CHECK(f.format == "%s %ld%%");
+            CHECK(f.argSizes == std::vector<uint32_t>{8, 8}); // "xyz12" padded to 8
+            CHECK(f.recordBytes == 20);
+        }
+    }
+    CHECK(e.codeObject->printf[0].id != e.codeObject->printf[1].id);
+
+    PrintfFormat f;
+    CHECK(parsePrintfFormat("7:2:4:8:x\\72%d %ld", f).empty());
+    CHECK(f.id == 7);
+    CHECK(f.format == "x:%d %ld");
+    CHECK(f.recordBytes == 16);
+    CHECK_FALSE(parsePrintfFormat("7:2:4:%d %d", f).empty()); // a size missing
+    CHECK_FALSE(parsePrintfFormat("no fields", f).empty());
+    CHECK_FALSE(parsePrintfFormat("1:1:0:%d", f).empty());    // a zero size
+}
+
 TEST_CASE("occupancy follows the gfx9 limits", "[occupancy]") {
     // 256 VGPRs per lane: 128 allow 2 waves per SIMD.
-    OccupancyEstimate o = estimateOccupancy(128, 20, 0, 256);
+    Occupancy o = computeOccupancy(128, 20, 0, 256);
     CHECK(o.wavesPerSimd == 2);
     CHECK(std::string(o.limit) == "VGPRs");
-    // 800 SGPRs per SIMD: 100 allow 8.
-    o = estimateOccupancy(24, 100, 0, 256);
-    CHECK(o.wavesPerSimd == 8);
+    // 800 SGPRs per SIMD in granules of 16 (as LLVM counts): 100 take 112, which allow 7.
+    o = computeOccupancy(24, 100, 0, 256);
+    CHECK(o.wavesPerSimd == 7);
     CHECK(std::string(o.limit) == "SGPRs");
     // 32 KiB of LDS per 256-item group: 2 groups per CU = 8 waves over 4 SIMDs.
-    o = estimateOccupancy(8, 16, 32768, 256);
+    o = computeOccupancy(8, 16, 32768, 256);
     CHECK(o.wavesPerSimd == 2);
     CHECK(std::string(o.limit) == "LDS");
-    o = estimateOccupancy(8, 16, 0, 64);
+    o = computeOccupancy(8, 16, 0, 64);
     CHECK(o.wavesPerSimd == 10);
     CHECK(std::string(o.limit) == "none");
     // More LDS than a CU has: nothing runs.
-    CHECK(estimateOccupancy(8, 16, 70000, 64).wavesPerSimd == 0);
+    CHECK(computeOccupancy(8, 16, 70000, 64).wavesPerSimd == 0);
 }

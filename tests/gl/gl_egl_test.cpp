@@ -11,8 +11,10 @@
 #include <CL/cl_gl.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include <thread>
 
 using namespace duet::test;
@@ -276,6 +278,83 @@ TEST_CASE("a GL buffer written by a kernel reads back with glGetBufferSubData", 
     clReleaseKernel(k);
     clReleaseProgram(prog);
     clReleaseMemObject(mem);
+    glDeleteBuffers(1, &vbo);
+}
+
+TEST_CASE("one GL buffer shared by every device that can share with the GL context",
+          "[gl][multi]") {
+    cl_platform_id p = platformUnderTest();
+    auto props = egl().properties(p);
+    size_t size = 0;
+    REQUIRE_CL(clGetGLContextInfoKHR(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, 0, nullptr,
+                                     &size));
+    std::vector<cl_device_id> devices(size / sizeof(cl_device_id));
+    REQUIRE_CL(clGetGLContextInfoKHR(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, size,
+                                     devices.data(), nullptr));
+    // DUET_DEVICES=all: the CPU device and the GCN model both share with GL.
+    const char* which = std::getenv("DUET_DEVICES");
+    if (which && std::string(which) == "all") {
+        REQUIRE(devices.size() >= 2);
+        cl_device_type type = 0;
+        REQUIRE_CL(clGetDeviceInfo(devices[1], CL_DEVICE_TYPE, sizeof type, &type, nullptr));
+        CHECK(type == CL_DEVICE_TYPE_GPU);
+    }
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(props.data(), cl_uint(devices.size()), devices.data(),
+                                     nullptr, nullptr, &err);
+    REQUIRE_CL(err);
+    std::vector<cl_command_queue> queues;
+    for (cl_device_id d : devices) {
+        queues.push_back(clCreateCommandQueueWithProperties(ctx, d, nullptr, &err));
+        REQUIRE_CL(err);
+    }
+    const size_t n = 4096;
+    std::vector<float> init(n);
+    std::iota(init.begin(), init.end(), 0.0f);
+    GLuint vbo = makeGlBuffer(n * sizeof(float), init.data());
+    cl_mem mem = clCreateFromGLBuffer(ctx, CL_MEM_READ_WRITE, vbo, &err);
+    REQUIRE_CL(err);
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &kKernels, nullptr, &err);
+    REQUIRE_CL(err);
+    REQUIRE_CL(clBuildProgram(prog, 0, nullptr, "", nullptr, nullptr)); // every device
+    cl_kernel k = clCreateKernel(prog, "scale", &err);
+    REQUIRE_CL(err);
+    const float factor = 2.0f;
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof mem, &mem));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof factor, &factor));
+    // Each device in turn acquires the buffer, scales it in place and releases it; the
+    // next device waits on the release.
+    cl_event released = nullptr;
+    for (cl_command_queue q : queues) {
+        cl_uint waits = released ? 1 : 0;
+        REQUIRE_CL(clEnqueueAcquireGLObjects(q, 1, &mem, waits, released ? &released : nullptr,
+                                             nullptr));
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+        if (released)
+            clReleaseEvent(released);
+        REQUIRE_CL(clEnqueueReleaseGLObjects(q, 1, &mem, 0, nullptr, &released));
+        REQUIRE_CL(clFlush(q));
+    }
+    REQUIRE_CL(clWaitForEvents(1, &released));
+    clReleaseEvent(released);
+
+    std::vector<float> back(n, -1.0f);
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    glGetBufferSubData(GL_ARRAY_BUFFER, 0, GLsizeiptr(n * sizeof(float)), back.data());
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    for (size_t i = 0; i < n; ++i) {
+        float want = float(i);
+        for (size_t d = 0; d < devices.size(); ++d)
+            want = want * factor + 1.0f;
+        INFO("element " << i << " after " << devices.size() << " devices");
+        REQUIRE(back[i] == want);
+    }
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    clReleaseMemObject(mem);
+    for (cl_command_queue q : queues)
+        clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
     glDeleteBuffers(1, &vbo);
 }
 

@@ -455,6 +455,30 @@ TEST_CASE("duet-ocean runs headless and draws sky and water where the camera put
             waterStats(calm, cr, cg, cb, calmTexture);
             INFO("calm water mean |luma step| " << calmTexture);
             CHECK(calmTexture < texture / 4);
+
+            // The tutorial's two-device context: FFTs, evolution and displacement on the GCN
+            // device (--device GCN), the spectrum task on the CPU device of the same context.
+            // Same simulation, same picture up to float rounding.
+            duet::engine::Image gcn =
+                runOcean(std::filesystem::absolute("ocean_gcn.png"), " --device GCN");
+            CommandResult run = runCommand(std::string(DUET_OCEAN) +
+                                           " --headless --frames 1 --size 64x64 --device GCN");
+            INFO(run.output);
+            CHECK(run.output.find("duet-ocean: OpenCL Duet / GCN gfx900") != std::string::npos);
+            CHECK(run.output.find("(a second device of the context)") != std::string::npos);
+            double diff = 0;
+            int differ = 0;
+            for (int y = 0; y < h; ++y)
+                for (int x = 0; x < w; ++x)
+                    for (int c = 0; c < 3; ++c) {
+                        int d = std::abs(int(gcn.at(x, y)[c]) - int(image.at(x, y)[c]));
+                        diff += d;
+                        differ += d > 8;
+                    }
+            INFO("GCN vs CPU: mean |difference| " << diff / (3.0 * w * h) << ", " << differ
+                                                  << " channel values off by more than 8");
+            CHECK(diff / (3.0 * w * h) < 1.0);
+            CHECK(differ < w * h / 100);
         }
     }
 }

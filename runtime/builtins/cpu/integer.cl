@@ -18,9 +18,11 @@
         U u = DUET_AS(U, x);                                                                   \
         return x < (T)0 ? (U)0 - u : u;                                                        \
     }                                                                                          \
+    /* max - min in unsigned arithmetic: no select, which LLVM 19's AMDGPU backend gets    \
+       wrong on char3/char4 (it drops the select of bytes 1 and 3). */                          \
     DUET_CONST U abs_diff(T x, T y) {                                                          \
-        U ux = DUET_AS(U, x), uy = DUET_AS(U, y);                                              \
-        return x > y ? ux - uy : uy - ux;                                                      \
+        return DUET_AS(U, (T)__builtin_elementwise_max(x, y)) -                                \
+               DUET_AS(U, (T)__builtin_elementwise_min(x, y));                                 \
     }                                                                                          \
     DUET_CONST T hadd(T x, T y) { return (x >> (T)1) + (y >> (T)1) + (x & y & (T)1); }         \
     DUET_CONST T rhadd(T x, T y) { return (x >> (T)1) + (y >> (T)1) + ((x | y) & (T)1); }      \

@@ -85,7 +85,7 @@ class CpuBackend final : public DeviceBackend {
 public:
     CpuBackend(TargetSpec target, cl_ulong lastLevelCache)
         : m_target(std::move(target)),
-          m_pool(std::max(1u, std::thread::hardware_concurrency())),
+          m_pool(usableHostCores()),
           m_streamingBytes(streamingThreshold(lastLevelCache)) {}
 
     const TargetSpec& target() const override { return m_target; }
@@ -346,7 +346,7 @@ void CpuBackend::pickLocalSize(const Device& device, const Kernel& kernel, cl_ui
 } // namespace cpu
 
 std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
-    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    unsigned cores = usableHostCores();
     info.type = CL_DEVICE_TYPE_CPU;
     info.name = cpu::cpuModelName();
     info.vendor = "Duet";

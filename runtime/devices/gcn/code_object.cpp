@@ -134,6 +134,50 @@ const KernelInfo* CodeObject::find(std::string_view name) const {
     return nullptr;
 }
 
+std::string parsePrintfFormat(std::string_view text, PrintfFormat& out) {
+    // Fields up to the format are decimal numbers; the format itself may hold ':' freely.
+    auto number = [&](uint32_t& v) -> bool {
+        size_t colon = text.find(':');
+        if (colon == std::string_view::npos || colon == 0 || colon > 9)
+            return false;
+        v = 0;
+        for (char c : text.substr(0, colon)) {
+            if (c < '0' || c > '9')
+                return false;
+            v = v * 10 + uint32_t(c - '0');
+        }
+        text.remove_prefix(colon + 1);
+        return true;
+    };
+    uint32_t argc = 0;
+    if (!number(out.id) || !number(argc))
+        return "not \"id:argument count:sizes:format\"";
+    if (argc > 1024)
+        return "too many arguments";
+    out.argSizes.resize(argc);
+    out.recordBytes = 4;
+    for (uint32_t& size : out.argSizes) {
+        if (!number(size) || size == 0 || size > 4096)
+            return "an argument size is missing or not a size";
+        out.recordBytes += size;
+    }
+    // The lowering writes a newline as the two characters '\\' 'n' and ':' (the field
+    // separator) as "\\72"; nothing else is escaped, not even '\\'.
+    out.format.clear();
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text.substr(i, 2) == "\\n") {
+            out.format.push_back('\n');
+            ++i;
+        } else if (text.substr(i, 3) == "\\72") {
+            out.format.push_back(':');
+            i += 2;
+        } else {
+            out.format.push_back(text[i]);
+        }
+    }
+    return {};
+}
+
 ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {
     ReadCodeObjectResult r;
     auto fail = [&](std::string why) {
@@ -195,8 +239,13 @@ ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {
     if (msgpack::DocNode* p = const_cast<msgpack::DocNode*>(field(root, "amdhsa.printf"))) {
         if (p->isArray())
             for (msgpack::DocNode& s : p->getArray())
-                if (s.isString())
+                if (s.isString()) {
                     r.object.printfFormats.push_back(s.getString().str());
+                    PrintfFormat f;
+                    if (std::string e = parsePrintfFormat(s.getString(), f); !e.empty())
+                        return fail("amdhsa.printf entry '" + s.getString().str() + "': " + e);
+                    r.object.printf.push_back(std::move(f));
+                }
     }
     msgpack::DocNode* kernels = const_cast<msgpack::DocNode*>(field(root, "amdhsa.kernels"));
     if (!kernels || !kernels->isArray())
@@ -338,40 +387,8 @@ std::string LoadedCodeObject::load(std::span<const unsigned char> bytes) {
     return "";
 }
 
-OccupancyEstimate estimateOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes,
-                           unsigned workGroupSize) {
-    constexpr unsigned kMaxWaves = 10, kSimds = 4, kLdsPerCu = 64 * 1024;
-    OccupancyEstimate o;
-    const unsigned v = std::max(4u, (vgprs + 3) / 4 * 4);
-    o.byVgprs = std::min(kMaxWaves, 256 / v);
-    o.bySgprs = std::min(kMaxWaves, 800 / std::max(1u, sgprs));
-    const unsigned wavesPerGroup = std::max(1u, (workGroupSize + 63) / 64);
-    // A CU holds at most 16 work-groups that use barriers (one wave needs none: 40).
-    const unsigned maxGroups = wavesPerGroup == 1 ? 40 : 16;
-    o.byWorkGroups = std::min(kMaxWaves, maxGroups * wavesPerGroup / kSimds);
-    const unsigned lds = (ldsBytes + 511) / 512 * 512;
-    if (lds > kLdsPerCu) {
-        o.byLds = 0;
-    } else {
-        const unsigned groups = lds ? std::min(maxGroups, kLdsPerCu / lds) : maxGroups;
-        o.byLds = std::min(kMaxWaves, std::max(groups * wavesPerGroup / kSimds, groups ? 1u : 0u));
-    }
-    o.wavesPerSimd = kMaxWaves;
-    auto limit = [&](unsigned w, const char* why) {
-        if (w < o.wavesPerSimd) {
-            o.wavesPerSimd = w;
-            o.limit = why;
-        }
-    };
-    limit(o.byVgprs, "VGPRs");
-    limit(o.bySgprs, "SGPRs");
-    limit(o.byLds, "LDS");
-    limit(o.byWorkGroups, "work-group size");
-    return o;
-}
-
 std::string occupancyLine(const KernelInfo& k, unsigned workGroupSize) {
-    OccupancyEstimate o = estimateOccupancy(k.vgprCount, k.sgprCount, k.groupSegmentFixedSize,
+    Occupancy o = computeOccupancy(k.vgprCount, k.sgprCount, k.groupSegmentFixedSize,
                                    workGroupSize);
     std::string s = "kernel " + k.name + ": " + std::to_string(k.vgprCount) + " VGPRs, " +
                     std::to_string(k.sgprCount) + " SGPRs, " +

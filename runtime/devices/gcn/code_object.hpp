@@ -3,12 +3,14 @@
 // and occupancy. No LLVM headers here: the device and the tests include it.
 #pragma once
 
+#include "devices/gcn/model/occupancy.hpp"
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace duet::gcn {
@@ -80,6 +82,18 @@ struct KernelInfo {
     bool dynamicStack = false;
 };
 
+/// One `amdhsa.printf` entry, "id:argc:size0:...:sizeN-1:format" (AMDGPU's printf lowering): a
+/// buffer record is the 32-bit id, then each argument's bytes packed in order.
+struct PrintfFormat {
+    uint32_t id = 0;
+    std::vector<uint32_t> argSizes;
+    std::string format;       ///< with the lowering's "\\n" escapes turned back into newlines
+    uint32_t recordBytes = 0; ///< 4 + the argument sizes
+};
+
+/// Parses one `amdhsa.printf` string; returns an empty string on success, or why not.
+std::string parsePrintfFormat(std::string_view text, PrintfFormat& out);
+
 /// What the reader extracts from a code object.
 struct CodeObject {
     std::string target;       ///< `amdhsa.target`, e.g. "amdgcn-amd-amdhsa--gfx900"
@@ -88,6 +102,7 @@ struct CodeObject {
     uint32_t elfFlags = 0;    ///< e_flags: EF_AMDGPU_MACH_* and feature bits
     std::vector<KernelInfo> kernels;
     std::vector<std::string> printfFormats; ///< `amdhsa.printf`, when the program calls printf
+    std::vector<PrintfFormat> printf;       ///< the same, parsed, indexed by nothing (ids inside)
     const KernelInfo* find(std::string_view name) const;
 };
 
@@ -126,18 +141,6 @@ private:
     unsigned char* m_memory = nullptr;
     size_t m_size = 0;
 };
-
-/// Occupancy of one kernel on one gfx9 SIMD, from its register and LDS needs.
-struct OccupancyEstimate {
-    unsigned wavesPerSimd = 0;  ///< 0 when the work-group cannot run at all
-    unsigned byVgprs = 0, bySgprs = 0, byLds = 0, byWorkGroups = 0;
-    const char* limit = "none"; ///< "VGPRs", "SGPRs", "LDS", "work-group size" or "none"
-};
-
-/// gfx9 limits: 10 waves per SIMD, 256 VGPRs per lane (granule 4), 800 SGPRs per SIMD
-/// (granule 16), 64 KiB LDS and 16 work-groups per CU, 4 SIMDs per CU.
-OccupancyEstimate estimateOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytesPerGroup,
-                           unsigned workGroupSize);
 
 /// The build log's line for one kernel: "kernel k: 12 VGPRs, 18 SGPRs, 0 bytes LDS, ...".
 std::string occupancyLine(const KernelInfo& kernel, unsigned workGroupSize);

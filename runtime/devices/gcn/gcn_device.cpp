@@ -6,6 +6,7 @@
 #include "devices/gcn/code_object.hpp"
 #include "devices/gcn/model/model.hpp"
 #include "devices/gcn/pm4.hpp"
+#include "devices/gcn/printf_buffer.hpp"
 
 #include <amdgpu.h>
 #include <amdgpu_drm.h>
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 namespace duet::rt {
@@ -36,6 +38,11 @@ constexpr unsigned kLdsPerCu = 64 * 1024;
 constexpr unsigned kLdsPerGroup = 32 * 1024; // what a work-group may allocate (AMD's limit)
 constexpr unsigned kLdsGranule = 512;        // COMPUTE_PGM_RSRC2.LDS_SIZE unit on gfx7+
 constexpr uint64_t kMaxScratchBytes = 512ull << 20;
+constexpr size_t kPrintfBufferBytes = 1 << 20; // CL_DEVICE_PRINTF_BUFFER_SIZE
+/// OpenCL C 3.0 features about the program's memory the GCN device supports: generic pointers
+/// (FLAT) and program-scope __global variables (data segments of the code object).
+constexpr const char* kGcnProgramFeatures =
+    "__opencl_c_generic_address_space __opencl_c_program_scope_global_variables";
 
 /// A growable host block, zero-initialised, aligned for PM4/HSA structures.
 class HostBlock {
@@ -102,6 +109,7 @@ public:
         if (m_cannotRun.empty()) {
             gcn::ModelConfig config;
             config.computeUnits = computeUnits;
+            config.hostThreads = usableHostCores();
             m_model = std::make_unique<gcn::Model>(config);
         }
 #endif
@@ -126,6 +134,11 @@ private:
                      why.c_str());
         return code;
     }
+    /// The printf buffer for one dispatch (allocated once, reset by each drain); 0 when out of
+    /// memory.
+    uint64_t printfBuffer();
+    /// Prints what the dispatch's printf calls recorded; reports overflow and bad records.
+    void drainPrintf(const KernelLaunch& launch, const gcn::CodeObject& code);
     /// Runs a PM4 stream on the software model: the sink that decodes it.
     std::string runOnModel(std::span<const uint32_t> stream, gcn::DispatchStats& stats);
 
@@ -136,7 +149,8 @@ private:
     std::unique_ptr<gcn::Model> m_model;
 #endif
     std::mutex m_mutex; ///< one launch at a time owns the blocks below
-    HostBlock m_kernarg, m_packet, m_scratch, m_queue;
+    HostBlock m_kernarg, m_packet, m_scratch, m_queue, m_printf;
+    bool m_printfReady = false;
     uint64_t m_dispatchId = 0;
     alignas(8) uint64_t m_fence = 0; ///< the RELEASE_MEM target
     pm4::Builder m_pm4;
@@ -178,6 +192,36 @@ std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::Dispat
     return {};
 }
 
+uint64_t GcnBackend::printfBuffer() {
+    if (!m_printfReady) {
+        const size_t bytes = gcn::kPrintfHeaderBytes + kPrintfBufferBytes;
+        if (!m_printf.reserve(bytes, 4096))
+            return 0;
+        std::memset(m_printf.data(), 0, bytes);
+        gcn::initPrintfBuffer(m_printf.data(), kPrintfBufferBytes);
+        m_printfReady = true;
+    }
+    return m_printf.address();
+}
+
+void GcnBackend::drainPrintf(const KernelLaunch& launch, const gcn::CodeObject& code) {
+    gcn::PrintfOutput out = gcn::drainPrintfBuffer(m_printf.data(), code.printf);
+    if (!out.text.empty()) {
+        // One write per dispatch, before the command is marked complete (OpenCL C 3.0
+        // §6.15.14.3: output is flushed by the time clFinish returns).
+        std::fwrite(out.text.data(), 1, out.text.size(), stdout);
+        std::fflush(stdout);
+    }
+    if (out.lostBytes)
+        fail(launch, CL_SUCCESS,
+             "printf output overflowed the " + std::to_string(kPrintfBufferBytes) +
+                 "-byte printf buffer (CL_DEVICE_PRINTF_BUFFER_SIZE): " +
+                 std::to_string(out.lostBytes) + " bytes of records were dropped after " +
+                 std::to_string(out.records) + " records");
+    if (!out.error.empty())
+        fail(launch, CL_SUCCESS, "printf buffer: " + out.error);
+}
+
 cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     if (!m_cannotRun.empty())
         return fail(launch, CL_OUT_OF_RESOURCES, m_cannotRun);
@@ -210,6 +254,7 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     uint32_t lds = ki.groupSegmentFixedSize;
     const uint32_t staticLds = lds;
     size_t explicitIndex = 0;
+    bool usesPrintf = false;
     for (const KernelArgMeta& a : ki.args) {
         const std::string& kind = a.valueKind;
         if (kind.rfind("hidden_", 0) != 0) {
@@ -254,8 +299,21 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
             put<uint16_t>(ka, a.offset, uint16_t(launch.workDim));
         else if (kind == "hidden_queue_ptr")
             put<uint64_t>(ka, a.offset, m_queue.address());
-        else if (kind == "hidden_printf_buffer")
-            return fail(launch, CL_OUT_OF_RESOURCES, "printf is not supported on the GCN device yet");
+        else if (kind == "hidden_printf_buffer") {
+            // __printf_alloc finds it through the implicit-argument pointer (code object v5).
+            uint32_t hiddenBase = 0;
+            for (const KernelArgMeta& h : ki.args)
+                if (h.valueKind == "hidden_block_count_x")
+                    hiddenBase = h.offset;
+            if (a.offset != hiddenBase + gcn::kImplicitPrintfBufferOffset)
+                return fail(launch, CL_OUT_OF_RESOURCES,
+                            "hidden_printf_buffer is not where code object v5 puts it");
+            const uint64_t buffer = printfBuffer();
+            if (!buffer)
+                return CL_OUT_OF_HOST_MEMORY;
+            put<uint64_t>(ka, a.offset, buffer);
+            usesPrintf = true;
+        }
         else if (kind == "hidden_hostcall_buffer" || kind == "hidden_multigrid_sync_arg" ||
                  kind == "hidden_heap_v1" || kind == "hidden_default_queue" ||
                  kind == "hidden_completion_action" || kind == "hidden_private_base" ||
@@ -387,8 +445,11 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
 
     gcn::DispatchStats stats;
     const auto t0 = std::chrono::steady_clock::now();
-    if (std::string e = runOnModel(m_pm4.dwords(), stats); !e.empty())
-        return fail(launch, CL_OUT_OF_RESOURCES, e);
+    std::string modelError = runOnModel(m_pm4.dwords(), stats);
+    if (usesPrintf)
+        drainPrintf(launch, *entry->codeObject); // also what ran before a failure
+    if (!modelError.empty())
+        return fail(launch, CL_OUT_OF_RESOURCES, modelError);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (m_fence != fenceValue)
@@ -503,13 +564,14 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.halfFpConfig = 0;
     info.profilingTimerResolution = 1;
     info.executionCapabilities = CL_EXEC_KERNEL;
-    info.printfBufferSize = 0; // printf is not supported on GCN yet
+    info.printfBufferSize = kPrintfBufferBytes;
     info.preferredWorkGroupSizeMultiple = kWaveSize;
     info.nonUniformWorkGroup = true; // hidden_remainder_* and partial work-groups
-    info.genericAddressSpace = false;
+    info.genericAddressSpace = true; // FLAT through the LDS/private apertures (finalize_gcn.cpp)
     info.workGroupCollectives = false;
-    info.globalVariableMaxSize = 0;
-    info.globalVariablePreferredTotalSize = 0;
+    // Program-scope variables live in the loaded code object; the 3.0 minimum and default.
+    info.globalVariableMaxSize = 64 * 1024;
+    info.globalVariablePreferredTotalSize = 1 << 20;
     info.atomicMemoryCapabilities = CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP;
     info.atomicFenceCapabilities = CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL |
                                    CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP;
@@ -526,7 +588,8 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
         {CL_MAKE_VERSION(3, 0, 0), "OpenCL C"},
     };
     info.openclCFeatures =
-        namesWithVersion("__opencl_c_int64 __opencl_c_fp64", CL_MAKE_VERSION(3, 0, 0));
+        namesWithVersion("__opencl_c_int64 __opencl_c_fp64 " + std::string(kGcnProgramFeatures),
+                         CL_MAKE_VERSION(3, 0, 0));
     info.amdAttributes = true;
     info.simdPerComputeUnit = 4;
     info.simdWidth = 16;
@@ -534,6 +597,13 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.wavefrontWidth = kWaveSize;
     info.localMemSizePerComputeUnit = kLdsPerCu;
     info.localMemBanks = 32;
+    // Memory system of the gfx900 (Vega 10) part the model stands for. The model does not
+    // simulate channel or bank conflicts; these are the figures kernels tune against.
+    info.globalMemChannels = 16;
+    info.globalMemChannelBanks = 16;
+    info.globalMemChannelBankWidth = 256;
+    info.preferredConstantBufferSize = 16 * 1024;
+    info.asyncQueues = 1; // one PM4 stream is fed at a time (hardware: one compute ring)
 }
 
 TargetSpec gcnTarget(const std::string& cpu) {
@@ -546,6 +616,9 @@ TargetSpec gcnTarget(const std::string& cpu) {
                       "cl_khr_global_int32_extended_atomics", "cl_khr_local_int32_base_atomics",
                       "cl_khr_local_int32_extended_atomics",  "cl_khr_int64_base_atomics",
                       "cl_khr_int64_extended_atomics",        "__opencl_c_int64"};
+    std::istringstream features{std::string(kGcnProgramFeatures)};
+    for (std::string f; features >> f;)
+        t.clExtensions.push_back(f);
     return t;
 }
 
@@ -620,6 +693,7 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> discoverAmdGp
         info.topology.pcie.bus = cl_char(bus->bus);
         info.topology.pcie.device = cl_char(bus->dev);
         info.topology.pcie.function = cl_char(bus->func);
+        info.pcieId = dev->deviceinfo.pci->device_id;
         // Submission (BOs, VA mapping, CS ioctl, fences) has never run on hardware here: the
         // device is listed truthfully but reports itself unavailable rather than submit
         // untested command buffers.
@@ -663,6 +737,11 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> makeGcnBacken
         info.gfxipMajor = 9;
         info.gfxipMinor = 0;
         // topology stays type 0: the model has no PCI location
+        // The model's device memory is host memory, so GL buffers are shared the way the CPU
+        // device shares them (runtime/gl: GL's own mapping while acquired, or host copies).
+        // Textures need image support, which the GCN device does not have yet.
+        info.extensions += " cl_khr_gl_sharing cl_khr_gl_event";
+        info.extensionsWithVersion = namesWithVersion(info.extensions);
         devices.emplace_back(
             std::make_unique<GcnBackend>(gcnTarget("gfx900"), cus, cannotRunWithoutModel()),
             std::move(info));

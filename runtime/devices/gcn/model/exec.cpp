@@ -1024,7 +1024,9 @@ bool WaveExec::valu() {
     auto sx24 = [](U x) { return int64_t(int32_t(x << 8) >> 8); };
     auto ux24 = [](U x) { return uint64_t(x & 0xffffff); };
 
-    // Integer ops that honour clamp saturate; the rest must not carry it.
+    // Integer ops that honour clamp saturate; the rest must not carry it. The clamp bit is
+    // VOP3's or, for SDWA, the SDWA word's (LLVM emits v_sub_u16_sdwa ... clamp for sub_sat).
+    const bool clampBit = in.clamp || sdwaClamp();
     switch (in.op) {
     case Op::v_add_u32:
     case Op::v_sub_u32:
@@ -1541,9 +1543,9 @@ bool WaveExec::valu() {
         return true;
     }
     // 16-bit integer
-    case Op::v_add_u16: I16_2(x + y)
-    case Op::v_sub_u16: I16_2(x - y)
-    case Op::v_subrev_u16: I16_2(y - x)
+    case Op::v_add_u16: I16_2(clampBit ? std::min(uint32_t(x) + y, 0xffffu) : x + y)
+    case Op::v_sub_u16: I16_2(clampBit ? (x < y ? 0 : x - y) : x - y)
+    case Op::v_subrev_u16: I16_2(clampBit ? (y < x ? 0 : y - x) : y - x)
     case Op::v_mul_lo_u16: I16_2(x * y)
     case Op::v_lshlrev_b16: I16_2(y << (x & 15))
     case Op::v_lshrrev_b16: I16_2(y >> (x & 15))
@@ -1553,9 +1555,9 @@ bool WaveExec::valu() {
     case Op::v_max_i16: I16_2(std::max(int16_t(x), int16_t(y)))
     case Op::v_min_i16: I16_2(std::min(int16_t(x), int16_t(y)))
     case Op::v_add_i16:
-        I16_2(in.clamp ? std::clamp(int(int16_t(x)) + int16_t(y), -32768, 32767) : x + y)
+        I16_2(clampBit ? std::clamp(int(int16_t(x)) + int16_t(y), -32768, 32767) : x + y)
     case Op::v_sub_i16:
-        I16_2(in.clamp ? std::clamp(int(int16_t(x)) - int16_t(y), -32768, 32767) : x - y)
+        I16_2(clampBit ? std::clamp(int(int16_t(x)) - int16_t(y), -32768, 32767) : x - y)
     case Op::v_mad_u16: I16_3(x * y + z)
     case Op::v_mad_i16: I16_3(int16_t(x) * int16_t(y) + int16_t(z))
     case Op::v_min3_i16: I16_3(std::min({int16_t(x), int16_t(y), int16_t(z)}))
@@ -1584,13 +1586,13 @@ bool WaveExec::valu() {
     }
     // 32-bit integer
     case Op::v_add_u32:
-        I32_2(in.clamp ? U(std::min<uint64_t>(uint64_t(x) + y, 0xffffffffu)) : x + y)
-    case Op::v_sub_u32: I32_2(in.clamp ? (x < y ? 0 : x - y) : x - y)
-    case Op::v_subrev_u32: I32_2(in.clamp ? (y < x ? 0 : y - x) : y - x)
+        I32_2(clampBit ? U(std::min<uint64_t>(uint64_t(x) + y, 0xffffffffu)) : x + y)
+    case Op::v_sub_u32: I32_2(clampBit ? (x < y ? 0 : x - y) : x - y)
+    case Op::v_subrev_u32: I32_2(clampBit ? (y < x ? 0 : y - x) : y - x)
     case Op::v_add_i32:
-        I32_2(in.clamp ? U(std::clamp<int64_t>(int64_t(I(x)) + I(y), INT32_MIN, INT32_MAX)) : x + y)
+        I32_2(clampBit ? U(std::clamp<int64_t>(int64_t(I(x)) + I(y), INT32_MIN, INT32_MAX)) : x + y)
     case Op::v_sub_i32:
-        I32_2(in.clamp ? U(std::clamp<int64_t>(int64_t(I(x)) - I(y), INT32_MIN, INT32_MAX)) : x - y)
+        I32_2(clampBit ? U(std::clamp<int64_t>(int64_t(I(x)) - I(y), INT32_MIN, INT32_MAX)) : x - y)
     case Op::v_add_co_u32:
     case Op::v_sub_co_u32:
     case Op::v_subrev_co_u32:
@@ -1620,7 +1622,7 @@ bool WaveExec::valu() {
                 cout |= uint64_t(uint64_t(b[l]) + c > a[l]) << l;
             }
         }
-        if (in.clamp) // saturate the lanes that carried / borrowed
+        if (clampBit) // saturate the lanes that carried / borrowed
             LANES if ((cout >> l) & 1) res[l] = add ? 0xffffffffu : 0;
         wrMaskSgpr(in.sdst, cout & execMask);
         wr32(res);
@@ -1916,10 +1918,21 @@ bool WaveExec::valu() {
                 case Op::v_pk_max_f16:
                     r = bc<uint16_t>(f16(fmaxIeee(float(hf(0)), float(hf(1)))));
                     break;
+                // clamp saturates the integer adds and subtracts (add_sat/sub_sat on short2..4).
                 case Op::v_pk_add_u16:
-                case Op::v_pk_add_i16: r = x[0] + x[1]; break;
+                    r = uint16_t(in.clamp ? std::min(uint32_t(x[0]) + x[1], 0xffffu) : x[0] + x[1]);
+                    break;
+                case Op::v_pk_add_i16:
+                    r = uint16_t(in.clamp ? std::clamp(int(int16_t(x[0])) + int16_t(x[1]), -32768, 32767)
+                                          : x[0] + x[1]);
+                    break;
                 case Op::v_pk_sub_u16:
-                case Op::v_pk_sub_i16: r = x[0] - x[1]; break;
+                    r = uint16_t(in.clamp ? (x[0] < x[1] ? 0 : x[0] - x[1]) : x[0] - x[1]);
+                    break;
+                case Op::v_pk_sub_i16:
+                    r = uint16_t(in.clamp ? std::clamp(int(int16_t(x[0])) - int16_t(x[1]), -32768, 32767)
+                                          : x[0] - x[1]);
+                    break;
                 case Op::v_pk_mul_lo_u16: r = x[0] * x[1]; break;
                 case Op::v_pk_mad_u16:
                 case Op::v_pk_mad_i16: r = x[0] * x[1] + x[2]; break;

@@ -29,30 +29,6 @@ const ModelConfig &Model::config() const {
     return m_impl->config;
 }
 
-Occupancy computeOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes, unsigned groupItems) {
-    Occupancy o;
-    const unsigned wavesPerGroup = std::max(1u, (groupItems + 63) / 64);
-    const unsigned vgprLimit = vgprs ? std::min(10u, 256u / ((vgprs + 3) / 4 * 4)) : 10u;
-    const unsigned sgprAlloc = std::max(16u, (sgprs + 15) / 16 * 16);
-    const unsigned sgprLimit = std::min(10u, 800u / sgprAlloc);
-    // A CU has 4 SIMDs and 64 KiB of LDS; a work-group's waves share one CU and it holds at
-    // most 16 work-groups (barrier slots) and 40 waves.
-    auto groupsToWaves = [&](unsigned groups) {
-        return std::min(10u, (groups * wavesPerGroup + 3) / 4);
-    };
-    const unsigned ldsLimit = ldsBytes ? groupsToWaves(65536u / ldsBytes) : 10u;
-    const unsigned groupLimit = groupsToWaves(std::min(16u, 40u / wavesPerGroup));
-    o.wavesPerSimd = 10;
-    o.limit = "none";
-    const std::pair<unsigned, const char *> limits[] = {{vgprLimit, "VGPRs"},
-                                                        {sgprLimit, "SGPRs"},
-                                                        {ldsLimit, "LDS"},
-                                                        {groupLimit, "work-group size"}};
-    for (auto &[n, name] : limits)
-        if (n < o.wavesPerSimd) o.wavesPerSimd = n, o.limit = name;
-    return o;
-}
-
 std::string DispatchStats::summary() const {
     std::string out;
     char line[256];

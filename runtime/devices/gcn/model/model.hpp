@@ -26,6 +26,7 @@
 // - LDS: RSRC2.LDS_SIZE * 512 bytes per work-group, zero-filled, at most 64 KiB.
 #pragma once
 
+#include "occupancy.hpp"
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -101,14 +102,6 @@ inline const char *instClassName(InstClass c) {
     return names[static_cast<size_t>(c)];
 }
 
-/// Occupancy of a kernel on a gfx9 CU (4 SIMDs, 10 waves each, 256 VGPRs per lane and SIMD in
-/// granules of 4, 800 SGPRs per SIMD in granules of 16, 64 KiB LDS, 16 work-groups / 40 waves
-/// per CU).
-struct Occupancy {
-    unsigned wavesPerSimd = 10;
-    const char *limit = "none"; ///< "VGPRs", "SGPRs", "LDS", "work-group size" or "none"
-};
-Occupancy computeOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBytes, unsigned groupItems);
 
 struct ModelConfig {
     unsigned computeUnits = 64;

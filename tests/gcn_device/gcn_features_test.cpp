@@ -1,0 +1,469 @@
+// printf, program-scope variables and the generic address space on the GCN device
+// (DUET_DEVICES=cpu,gcn): the software model runs what LLVM's AMDGPU backend emits, and its
+// results (and printed text) match the CPU device's.
+#include "support/cl_test.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using namespace duet::test;
+
+namespace {
+
+/// Runs `body` with file descriptor `fd` (1: stdout, 2: stderr) sent to a file; returns what
+/// was written there.
+template <class F> std::string capture(int which, F&& body) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    char path[] = "/tmp/duet-gcn-features-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    int saved = dup(which);
+    dup2(fd, which);
+    body();
+    std::fflush(stdout);
+    std::fflush(stderr);
+    dup2(saved, which);
+    close(saved);
+    close(fd);
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    unlink(path);
+    return ss.str();
+}
+
+std::vector<std::string> sortedLines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::stringstream ss(text);
+    for (std::string l; std::getline(ss, l);)
+        lines.push_back(l);
+    std::sort(lines.begin(), lines.end());
+    return lines;
+}
+
+struct OnDevice {
+    cl_device_id device = nullptr;
+    cl_context context = nullptr;
+    cl_command_queue queue = nullptr;
+    cl_program program = nullptr;
+    OnDevice(cl_device_id d, const std::string& source, const std::string& options = "")
+        : device(d) {
+        cl_int e = CL_SUCCESS;
+        context = clCreateContext(nullptr, 1, &d, nullptr, nullptr, &e);
+        REQUIRE_CL(e);
+        queue = clCreateCommandQueueWithProperties(context, d, nullptr, &e);
+        REQUIRE_CL(e);
+        program = buildProgram(context, d, source, options);
+        REQUIRE(program);
+    }
+    ~OnDevice() {
+        clReleaseProgram(program);
+        clReleaseCommandQueue(queue);
+        clReleaseContext(context);
+    }
+    cl_kernel kernel(const char* name) {
+        cl_int e = CL_SUCCESS;
+        cl_kernel k = clCreateKernel(program, name, &e);
+        REQUIRE_CL(e);
+        return k;
+    }
+    cl_mem buffer(size_t bytes, const void* init = nullptr) {
+        cl_int e = CL_SUCCESS;
+        cl_mem m = clCreateBuffer(context, init ? CL_MEM_COPY_HOST_PTR : CL_MEM_READ_WRITE, bytes,
+                                  const_cast<void*>(init), &e);
+        REQUIRE_CL(e);
+        return m;
+    }
+    template <class T> std::vector<T> read(cl_mem m, size_t count) {
+        std::vector<T> v(count);
+        REQUIRE_CL(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, count * sizeof(T), v.data(), 0,
+                                       nullptr, nullptr));
+        return v;
+    }
+    void run(cl_kernel k, size_t global, size_t local = 0) {
+        REQUIRE_CL(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, local ? &local : nullptr,
+                                          0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(queue));
+    }
+};
+
+cl_device_id deviceOfType(cl_device_type type) {
+    cl_device_id d = nullptr;
+    REQUIRE_CL(clGetDeviceIDs(platformUnderTest(), type, 1, &d, nullptr));
+    return d;
+}
+
+/// What one program's kernel prints on `device`.
+std::string printed(cl_device_id device, const std::string& src, size_t global,
+                    const std::string& options = "") {
+    OnDevice on(device, src, options);
+    cl_kernel k = on.kernel("p");
+    cl_mem out = on.buffer(sizeof(int) * global);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    std::string text = capture(1, [&] { on.run(k, global); });
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
+    return text;
+}
+
+} // namespace
+
+TEST_CASE("printf on the GCN device prints what the CPU device prints", "[gcn][printf]") {
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    size_t bufferSize = 0;
+    REQUIRE_CL(clGetDeviceInfo(gpu, CL_DEVICE_PRINTF_BUFFER_SIZE, sizeof bufferSize, &bufferSize,
+                               nullptr));
+    CHECK(bufferSize >= 1024 * 1024); // the full profile's minimum
+
+    const std::string src = R"CL(
+__kernel void p(__global int* r) {
+    int i = (int)get_global_id(0);
+    float4 v = (float4)(1.0f, 2.5f, -3.0f, (float)i);
+    int3 t = (int3)(i, -i, 7);
+    short2 s = (short2)(-4, 5);
+    uchar4 c = (uchar4)(1, 2, 3, 255);
+    printf("i=%d x=%.3f hex=%#x str=%s c=%c pct=%% colon:%s\n", i, 0.5f * i, 255, "abc", 'Z', "x:y");
+    printf("v=%.1v4hlf t=%v3d s=%v2hd c=%v4hhu\n", v, t, s, c);
+    printf("long=%ld ulong=%lu double=%.4f e=%e g=%g\n", (long)i - 5000000000l, (ulong)i << 40,
+           1.0 / 3.0 + i, 12345.678f, 0.0001f);
+    if (i == 3)
+        printf("only three\n");
+    r[i] = printf("%s", "");
+}
+)CL";
+    const std::string onCpu = printed(cpu, src, 40), onGcn = printed(gpu, src, 40);
+    INFO("CPU printed:\n" << onCpu << "GCN printed:\n" << onGcn);
+    CHECK(onGcn.find("i=3 x=1.500 hex=0xff str=abc c=Z pct=% colon:x:y\n") != std::string::npos);
+    CHECK(onGcn.find("v=1.0,2.5,-3.0,3.0 t=3,-3,7 s=-4,5 c=1,2,3,255\n") != std::string::npos);
+    CHECK(onGcn.find("only three\n") != std::string::npos);
+    // Work-items run in parallel on both devices: the same lines, in some order.
+    CHECK(sortedLines(onGcn) == sortedLines(onCpu));
+    CHECK(sortedLines(onGcn).size() == 3 * 40 + 1);
+}
+
+TEST_CASE("a work-item's printf lines keep their order on the GCN device", "[gcn][printf]") {
+    const cl_device_id gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    const std::string src = R"CL(
+__kernel void p(__global int* r) {
+    for (int n = 0; n < 5; ++n)
+        printf("step %d\n", n);
+    r[0] = 0;
+}
+)CL";
+    CHECK(printed(gpu, src, 1) == "step 0\nstep 1\nstep 2\nstep 3\nstep 4\n");
+}
+
+TEST_CASE("printf buffer overflow on the GCN device is reported, whole lines kept",
+          "[gcn][printf]") {
+    const cl_device_id gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    // 4 + 4 * 4 bytes per record: 65536 records are 1.25 MiB, beyond the 1 MiB buffer.
+    const std::string src = R"CL(
+__kernel void p(__global int* r) {
+    int i = (int)get_global_id(0);
+    printf("%d %d %d %d\n", i, i + 1, i + 2, i + 3);
+    r[i] = i;
+}
+)CL";
+    const size_t n = 65536;
+    OnDevice on(gpu, src);
+    cl_kernel k = on.kernel("p");
+    cl_mem out = on.buffer(sizeof(int) * n);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    std::string text;
+    std::string err = capture(2, [&] { text = capture(1, [&] { on.run(k, n, 256); }); });
+    INFO("stderr: " << err);
+    CHECK(err.find("overflowed") != std::string::npos);
+    CHECK(err.find("1048576-byte printf buffer") != std::string::npos);
+    std::vector<std::string> lines = sortedLines(text);
+    CHECK(lines.size() == (1u << 20) / 20); // every record that fit, none torn
+    CHECK(lines.size() < n);
+    for (const std::string& l : lines) {
+        int a = -1, b = -1, c = -1, d = -1;
+        REQUIRE(std::sscanf(l.c_str(), "%d %d %d %d", &a, &b, &c, &d) == 4);
+        CHECK((b == a + 1 && c == a + 2 && d == a + 3));
+    }
+    // The kernel's own results are intact, and the next dispatch prints in full again.
+    std::vector<int> r = on.read<int>(out, n);
+    for (size_t i = 0; i < n; ++i)
+        if (r[i] != int(i))
+            FAIL("r[" << i << "] = " << r[i]);
+    std::string again;
+    err = capture(2, [&] { again = capture(1, [&] { on.run(k, 8); }); });
+    CHECK(sortedLines(again).size() == 8);
+    CHECK(err.find("overflowed") == std::string::npos);
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
+}
+
+TEST_CASE("program-scope __constant tables on the GCN device", "[gcn][globals]") {
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    const std::string src = R"CL(
+__constant int table[8] = {3, 1, 4, 1, 5, 9, 2, 6};
+__constant float scale = 0.5f;
+__constant struct { int a; float b[2]; } pair = {7, {1.5f, -2.0f}};
+__constant int* __constant pointerToTable = &table[2]; // needs a relocation
+__kernel void k(__global float* out) {
+    int i = (int)get_global_id(0);
+    out[i] = table[i % 8] * scale + pair.a * pair.b[i & 1] + pointerToTable[i % 4];
+}
+)CL";
+    std::vector<float> results[2];
+    cl_device_id devices[2] = {cpu, gpu};
+    for (int d = 0; d < 2; ++d) {
+        OnDevice on(devices[d], src);
+        cl_kernel k = on.kernel("k");
+        cl_mem out = on.buffer(64 * sizeof(float));
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+        on.run(k, 64);
+        results[d] = on.read<float>(out, 64);
+        size_t total = 1;
+        REQUIRE_CL(clGetProgramBuildInfo(on.program, devices[d],
+                                         CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
+                                         sizeof total, &total, nullptr));
+        CHECK(total == 0); // __constant variables are not in the global address space
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    const int table[8] = {3, 1, 4, 1, 5, 9, 2, 6};
+    for (int i = 0; i < 64; ++i)
+        CHECK(results[1][i] == table[i % 8] * 0.5f + 7 * (i & 1 ? -2.0f : 1.5f) + table[2 + i % 4]);
+    CHECK(results[1] == results[0]);
+}
+
+TEST_CASE("OpenCL C 2.0/3.0 program-scope __global variables on the GCN device",
+          "[gcn][globals]") {
+    const std::string std = GENERATE(std::string("-cl-std=CL2.0"), std::string("-cl-std=CL3.0"));
+    INFO(std);
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    size_t maxSize = 0;
+    REQUIRE_CL(clGetDeviceInfo(gpu, CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE, sizeof maxSize, &maxSize,
+                               nullptr));
+    CHECK(maxSize >= 65536);
+    // Initialised and zero-initialised variables, a pointer initialised to another variable
+    // (a relocation), and state kept between launches of different kernels.
+    const std::string src = R"CL(
+__global int counter = 100;
+__global float history[16];
+__global int* __global cursor = &counter;
+static __global long hidden = -7;
+__global int untouched[4]; // zero-initialised (.bss), never written
+__kernel void bump(__global int* out) {
+    int i = (int)get_global_id(0);
+    atomic_add(&counter, 1);
+    history[i] = (float)i * 0.25f;
+    out[i] = (int)hidden;
+}
+__kernel void report(__global int* out) {
+    out[0] = *cursor;
+    float s = 0.0f;
+    for (int i = 0; i < 16; ++i)
+        s += history[i];
+    out[1] = (int)(s * 4.0f);
+    hidden += 1;
+    out[2] = (int)hidden + untouched[2] + untouched[3];
+}
+)CL";
+    std::vector<int> results[2];
+    cl_device_id devices[2] = {cpu, gpu};
+    for (int d = 0; d < 2; ++d) {
+        OnDevice on(devices[d], src, std);
+        size_t total = 0;
+        REQUIRE_CL(clGetProgramBuildInfo(on.program, devices[d],
+                                         CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
+                                         sizeof total, &total, nullptr));
+        CHECK(total >= 4 + 16 * 4 + 8 + 8 + 16);
+        CHECK(total <= 4 + 16 * 4 + 8 + 8 + 16 + 32); // padding at most
+        cl_kernel bump = on.kernel("bump"), report = on.kernel("report");
+        cl_mem out = on.buffer(16 * sizeof(int));
+        REQUIRE_CL(clSetKernelArg(bump, 0, sizeof out, &out));
+        REQUIRE_CL(clSetKernelArg(report, 0, sizeof out, &out));
+        on.run(bump, 16);
+        CHECK(on.read<int>(out, 16) == std::vector<int>(16, -7));
+        on.run(report, 1);
+        std::vector<int> first = on.read<int>(out, 3);
+        on.run(bump, 16);
+        on.run(report, 1);
+        std::vector<int> second = on.read<int>(out, 3);
+        results[d] = {first[0], first[1], first[2], second[0], second[1], second[2]};
+        clReleaseMemObject(out);
+        clReleaseKernel(bump);
+        clReleaseKernel(report);
+    }
+    CHECK(results[1] == std::vector<int>{116, 120, -6, 132, 120, -5});
+    CHECK(results[1] == results[0]);
+}
+
+TEST_CASE("generic address space on the GCN device", "[gcn][generic]") {
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    cl_bool generic = CL_FALSE;
+    REQUIRE_CL(clGetDeviceInfo(gpu, CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT, sizeof generic,
+                               &generic, nullptr));
+    CHECK(generic == CL_TRUE);
+    size_t bytes = 0;
+    REQUIRE_CL(clGetDeviceInfo(gpu, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &bytes));
+    std::vector<cl_name_version> features(bytes / sizeof(cl_name_version));
+    REQUIRE_CL(clGetDeviceInfo(gpu, CL_DEVICE_OPENCL_C_FEATURES, bytes, features.data(), nullptr));
+    bool listed = false;
+    for (const cl_name_version& f : features)
+        listed = listed || std::string(f.name) == "__opencl_c_generic_address_space";
+    CHECK(listed);
+
+    // Generic pointers into each space (FLAT through the private and shared apertures), the
+    // casts back, and a function called with pointers of all three spaces.
+    const std::string src = R"CL(
+int sum3(const int* p) { return p[0] + p[1] + p[2]; }
+void scaleAll(int* p, int n, int by) { for (int i = 0; i < n; ++i) p[i] *= by; }
+#ifdef WITH_TO_SPACE
+int kindOf(int* p) {
+    return (to_global(p) != NULL ? 1 : 0) | (to_local(p) != NULL ? 2 : 0) |
+           (to_private(p) != NULL ? 4 : 0);
+}
+#endif
+__kernel void k(__global int* g, __global int* out) {
+    __local int l[64 * 3];
+    int priv[3];
+    int i = (int)get_local_id(0), gid = (int)get_global_id(0);
+    for (int j = 0; j < 3; ++j) {
+        l[3 * i + j] = gid + 10 * j;
+        priv[j] = gid * j;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int* pg = &g[3 * gid];
+    int* pl = &l[3 * ((i + 1) % (int)get_local_size(0))];
+    int* pp = priv;
+    scaleAll(pp, 3, 2);
+    int r = sum3(pg) + 1000 * sum3(pl) + 100000 * sum3(pp);
+    out[4 * gid + 0] = r;
+#ifdef WITH_TO_SPACE
+    out[4 * gid + 1] = kindOf(pg) | (kindOf(pl) << 3) | (kindOf(pp) << 6) |
+                       ((get_fence(pl) == CLK_LOCAL_MEM_FENCE) << 9) |
+                       ((get_fence(pg) == CLK_GLOBAL_MEM_FENCE) << 10);
+    __global int* back = to_global(pg);
+    out[4 * gid + 2] = back ? back[1] : -1;
+#endif
+    int* choose = (gid & 1) ? pl : pp; // one generic pointer, divergent spaces
+    out[4 * gid + 3] = choose[2];
+}
+)CL";
+    const size_t n = 128, local = 64;
+    std::vector<int> g(3 * n);
+    for (size_t i = 0; i < g.size(); ++i)
+        g[i] = int(i * 7 % 23);
+    std::vector<int> results[2];
+    // The CPU device does not implement to_global/to_local/to_private/get_fence yet: it runs
+    // the kernel without them, and is compared on the rest.
+    cl_device_id devices[2] = {cpu, gpu};
+    for (int d = 0; d < 2; ++d) {
+        OnDevice on(devices[d], src, d ? "-cl-std=CL3.0 -DWITH_TO_SPACE" : "-cl-std=CL3.0");
+        cl_kernel k = on.kernel("k");
+        cl_mem gb = on.buffer(g.size() * sizeof(int), g.data()), out = on.buffer(4 * n * sizeof(int));
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof gb, &gb));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof out, &out));
+        on.run(k, n, local);
+        results[d] = on.read<int>(out, 4 * n);
+        clReleaseMemObject(gb);
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    for (int gid = 0; gid < int(n); ++gid) {
+        const int i = gid % int(local), base = gid - i, next = base + (i + 1) % int(local);
+        const int sg = g[3 * gid] + g[3 * gid + 1] + g[3 * gid + 2];
+        const int sl = 3 * next + 30, sp = 2 * (gid * 0 + gid * 1 + gid * 2);
+        INFO("work-item " << gid);
+        CHECK(results[1][4 * gid + 0] == sg + 1000 * sl + 100000 * sp);
+        CHECK(results[1][4 * gid + 1] == (1 | (2 << 3) | (4 << 6) | (1 << 9) | (1 << 10)));
+        CHECK(results[1][4 * gid + 2] == g[3 * gid + 1]);
+        CHECK(results[1][4 * gid + 3] == ((gid & 1) ? next + 20 : 2 * gid * 2));
+    }
+    for (size_t j = 0; j < 4 * n; j += 4) {
+        CHECK(results[1][j] == results[0][j]);
+        CHECK(results[1][j + 3] == results[0][j + 3]);
+    }
+}
+
+TEST_CASE("printf of a string that is not a literal is flagged in the GCN build log",
+          "[gcn][printf]") {
+    const cl_device_id gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    const std::string src = R"CL(
+__constant char names[2][4] = {"one", "two"};
+__kernel void p(__global int* r) {
+    int i = (int)get_global_id(0);
+    printf("%s|%s|%d\n", names[i & 1], "lit", i);
+    r[i] = i;
+}
+)CL";
+    OnDevice on(gpu, src);
+    const std::string log = buildLog(on.program, gpu);
+    INFO(log);
+    CHECK(log.find("warning: printf(\"%s|%s|%d\n\"): a %s argument that is not a string literal "
+                   "prints as \"???\"") != std::string::npos);
+    cl_kernel k = on.kernel("p");
+    cl_mem out = on.buffer(sizeof(int) * 2);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    std::string text = capture(1, [&] { on.run(k, 2); });
+    CHECK(sortedLines(text) == std::vector<std::string>{"???|lit|0", "???|lit|1"});
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
+
+    // Literal strings only: no warning.
+    OnDevice plain(gpu, "__kernel void p(__global int* r) { printf(\"%s\\n\", \"fine\"); }");
+    CHECK(buildLog(plain.program, gpu).find("???") == std::string::npos);
+}
+
+TEST_CASE("OpenCL C 3.0 pointer builtins on generic pointers on the GCN device",
+          "[gcn][generic]") {
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    // With the generic address space, clang declares fract/sincos/vload/vstore/
+    // wait_group_events on generic pointers: each space must reach the right overload.
+    const std::string src = R"CL(
+float work(int* p, float x) {
+    float whole;
+    float f = fract(x, &whole);
+    float c;
+    float s = sincos(x, &c);
+    float4 v = vload4(0, (float*)p);
+    return f + whole * 10.0f + s + c + v.x + v.w;
+}
+__kernel void k(__global float* in, __global float* out) {
+    __local float tile[64 * 4];
+    int i = (int)get_local_id(0), gid = (int)get_global_id(0);
+    event_t e = async_work_group_copy(tile, in + get_group_id(0) * 256, 256, 0);
+    wait_group_events(1, &e);
+    float priv[4] = {1.0f, 2.0f, 3.0f, (float)gid};
+    float x = 0.37f * gid;
+    float r = work((int*)&in[4 * gid], x) + 100.0f * work((int*)&tile[4 * i], x) +
+              10000.0f * work((int*)priv, x);
+    vstore2((float2)(r, -r), gid, out);
+}
+)CL";
+    const size_t n = 128;
+    std::vector<float> in(4 * n);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(i % 17) * 0.5f;
+    std::vector<float> results[2];
+    cl_device_id devices[2] = {cpu, gpu};
+    for (int d = 0; d < 2; ++d) {
+        OnDevice on(devices[d], src, "-cl-std=CL3.0");
+        cl_kernel k = on.kernel("k");
+        cl_mem a = on.buffer(in.size() * sizeof(float), in.data());
+        cl_mem out = on.buffer(2 * n * sizeof(float));
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof a, &a));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof out, &out));
+        on.run(k, n, 64);
+        results[d] = on.read<float>(out, 2 * n);
+        clReleaseMemObject(a);
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    for (size_t i = 0; i < 2 * n; ++i) {
+        INFO("element " << i);
+        CHECK(std::abs(results[1][i] - results[0][i]) <= 1e-4f * std::abs(results[0][i]) + 1e-3f);
+    }
+}
