@@ -3,6 +3,7 @@
 // libduet-interop and drawn full-window (aspect kept) by shaders/gasdyn.
 #include "gasdyn_sim.hpp"
 
+#include "engine/app/compute.hpp"
 #include "engine/app/registry.hpp"
 #include "engine/error.hpp"
 #include "engine/gfx/gl_objects.hpp"
@@ -33,17 +34,8 @@ class GasdynSample final : public Sample {
     }
 
     void initializeCompute(Context &ctx) override {
-        NativeGL native = ctx.nativeGL();
-        interop::GLHandles handles;
-        handles.api = native.api == NativeGL::Api::Egl ? interop::GLHandles::Api::Egl
-                                                       : interop::GLHandles::Api::Glx;
-        handles.display = native.display;
-        handles.context = native.context;
-        interop::Options options;
-        options.platform = ctx.options().platform;
-        options.device = ctx.options().device;
+        m_cl = createInteropContext(ctx);
         guarded([&] {
-            m_cl = interop::Context::create(handles, options);
             m_sim = std::make_unique<gasdyn::Simulator>(m_cl->context(), m_cl->device(),
                                                         m_cl->queue(), solverOptions());
             m_renderer =
@@ -51,9 +43,7 @@ class GasdynSample final : public Sample {
         });
         m_builtLimiter = m_limiter;
         m_builtRiemann = m_riemann;
-        ctx.setInfo("device", m_cl->description());
-        std::printf("duet-gasdyn: OpenCL %s\n", m_cl->description().c_str());
-        std::fflush(stdout);
+        announceDevice(ctx, "duet-gasdyn", *m_cl);
     }
 
     void parameters(Parameters &p) override {

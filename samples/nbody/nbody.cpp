@@ -4,6 +4,7 @@
 #include "depth_fog.hpp"
 #include "nbody_sim.hpp"
 
+#include "engine/app/compute.hpp"
 #include "engine/app/registry.hpp"
 #include "engine/error.hpp"
 #include "engine/gfx/gl_objects.hpp"
@@ -36,25 +37,14 @@ class NBodySample final : public Sample {
     }
 
     void initializeCompute(Context &ctx) override {
-        NativeGL native = ctx.nativeGL();
-        interop::GLHandles handles;
-        handles.api = native.api == NativeGL::Api::Egl ? interop::GLHandles::Api::Egl
-                                                       : interop::GLHandles::Api::Glx;
-        handles.display = native.display;
-        handles.context = native.context;
-        interop::Options options;
-        options.platform = ctx.options().platform;
-        options.device = ctx.options().device;
+        m_cl = createInteropContext(ctx);
         try {
-            m_cl = interop::Context::create(handles, options);
             m_sim = std::make_unique<nbody::Simulator>(m_cl->context(), m_cl->device(),
                                                        m_cl->queue());
         } catch (const interop::Error &e) {
             throw Error(e.what()); // the engine prefixes the sample name
         }
-        ctx.setInfo("device", m_cl->description());
-        std::printf("duet-nbody: OpenCL %s\n", m_cl->description().c_str());
-        std::fflush(stdout);
+        announceDevice(ctx, "duet-nbody", *m_cl);
         rebuild(ctx);
     }
 

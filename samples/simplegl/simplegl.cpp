@@ -3,6 +3,7 @@
 // libduet-interop; GL draws them as a lit surface, a wireframe or points with an orbit camera.
 #include "sine_mesh.hpp"
 
+#include "engine/app/compute.hpp"
 #include "engine/app/registry.hpp"
 #include "engine/error.hpp"
 #include "engine/gfx/gl_objects.hpp"
@@ -35,25 +36,14 @@ class SimpleGLSample final : public Sample {
     }
 
     void initializeCompute(Context &ctx) override {
-        NativeGL native = ctx.nativeGL();
-        interop::GLHandles handles;
-        handles.api = native.api == NativeGL::Api::Egl ? interop::GLHandles::Api::Egl
-                                                       : interop::GLHandles::Api::Glx;
-        handles.display = native.display;
-        handles.context = native.context;
-        interop::Options options;
-        options.platform = ctx.options().platform;
-        options.device = ctx.options().device;
+        m_cl = createInteropContext(ctx);
         try {
-            m_cl = interop::Context::create(handles, options);
             m_mesh = std::make_unique<simplegl::SineMesh>(m_cl->context(), m_cl->device(),
                                                           m_cl->queue());
         } catch (const interop::Error &e) {
             throw Error(e.what()); // the engine prefixes the sample name
         }
-        ctx.setInfo("device", m_cl->description());
-        std::printf("duet-simplegl: OpenCL %s\n", m_cl->description().c_str());
-        std::fflush(stdout);
+        announceDevice(ctx, "duet-simplegl", *m_cl);
     }
 
     void parameters(Parameters &p) override {

@@ -3,6 +3,7 @@
 // conservation to round-off with periodic boundaries, the CFL reduction against a host maximum,
 // the Y sweep against the X sweep on transposed problems, the boundary kernels, and bad input.
 #include "../interop/icd_vendors.hpp"
+#include "../samples/sample_run.hpp"
 
 #include "exact_riemann.hpp"
 #include "gasdyn_sim.hpp"
@@ -57,12 +58,7 @@ struct ClOn {
     }
 };
 
-std::vector<std::string> platformsUnderTest() {
-    std::vector<std::string> names = {"Duet"};
-    if (duet::test::havePocl())
-        names.push_back("Portable Computing Language");
-    return names;
-}
+using duet::test::platformsUnderTest;
 
 // Steps until the device clock reaches tEnd (the last step is cut to land on it).
 void runTo(gasdyn::Simulator &sim, float cfl, double tEnd) {

@@ -2,6 +2,7 @@
 // exact solution gives at the time the sample reports, a schlieren picture of a 2D Riemann problem
 // has its dark shock lines on a light ground, and a bad platform gives one line and a failure.
 #include "../interop/icd_vendors.hpp"
+#include "sample_run.hpp"
 
 #include "engine/gfx/capture.hpp"
 #include "exact_riemann.hpp"
@@ -15,38 +16,16 @@
 #include <regex>
 #include <set>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace gasdyn = duet::gasdyn;
 
 namespace {
 
-std::vector<std::string> platformsUnderTest() {
-    std::vector<std::string> names = {"Duet"};
-    if (duet::test::havePocl())
-        names.push_back("Portable Computing Language");
-    return names;
-}
+using duet::test::platformsUnderTest;
 
-struct CommandResult {
-    int exitCode = -1;
-    std::string output;
-};
-
-CommandResult runCommand(const std::string &command) {
-    CommandResult result;
-    FILE *pipe = popen((command + " 2>&1").c_str(), "r");
-    if (!pipe)
-        return result;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
-        result.output.append(buffer, n);
-    int status = pclose(pipe);
-    result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-}
+using duet::test::CommandResult;
+using duet::test::runCommand;
 
 int colourDistance(const std::array<std::uint8_t, 4> &p, const std::array<float, 3> &rgb) {
     int worst = 0;

@@ -58,12 +58,7 @@ struct ClOn {
     }
 };
 
-std::vector<std::string> platformsUnderTest() {
-    std::vector<std::string> names = {"Duet"};
-    if (duet::test::havePocl())
-        names.push_back("Portable Computing Language");
-    return names;
-}
+using duet::test::platformsUnderTest;
 
 // Runs `steps` CL steps from `state` and returns the final positions and velocities.
 nbody::State runCl(ClOn &cl, const nbody::State &state, int steps, float dt, float eps2) {

@@ -1,9 +1,13 @@
-// Sample smoke-test support: run a sample executable and collect its exit code and output.
+// Sample and solver test support: the platforms to test on, and running a sample executable for
+// its exit code and output. Include after tests/interop/icd_vendors.hpp (for havePocl()).
 #pragma once
+
+#include "../interop/icd_vendors.hpp"
 
 #include <cstdio>
 #include <string>
 #include <sys/wait.h>
+#include <vector>
 
 namespace duet::test {
 
@@ -11,6 +15,14 @@ struct CommandResult {
     int exitCode = -1;
     std::string output; ///< stdout and stderr together
 };
+
+/// Duet always, PoCL where its ICD is installed: names as platform-name substrings.
+inline std::vector<std::string> platformsUnderTest() {
+    std::vector<std::string> names = {"Duet"};
+    if (havePocl())
+        names.push_back("Portable Computing Language");
+    return names;
+}
 
 /// Runs `command` through the shell and waits for it.
 inline CommandResult runCommand(const std::string &command) {

@@ -26,12 +26,7 @@ using duet::test::runCommand;
 
 namespace {
 
-std::vector<std::string> platformsUnderTest() {
-    std::vector<std::string> names = {"Duet"};
-    if (duet::test::havePocl())
-        names.push_back("Portable Computing Language");
-    return names;
-}
+using duet::test::platformsUnderTest;
 
 std::unique_ptr<duet::engine::Surface> &surface() {
     static std::unique_ptr<duet::engine::Surface> s;
