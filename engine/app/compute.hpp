@@ -15,8 +15,11 @@ namespace duet::engine {
 
 /// Creates the interop context that shares with `ctx`'s GL context, on the platform and device
 /// the command line asked for. Throws engine::Error (the engine prefixes the sample name) with
-/// interop's reason. Call from Sample::initializeCompute, on the GL thread.
-inline std::unique_ptr<interop::Context> createInteropContext(Context &ctx) {
+/// interop's reason. Call from Sample::initializeCompute, on the GL thread. With
+/// `spanSharingDevices`, the context spans every device that can share with GL
+/// (interop::Options::spanSharingDevices).
+inline std::unique_ptr<interop::Context> createInteropContext(Context &ctx,
+                                                              bool spanSharingDevices = false) {
     NativeGL native = ctx.nativeGL();
     interop::GLHandles handles;
     handles.api = native.api == NativeGL::Api::Egl ? interop::GLHandles::Api::Egl
@@ -26,6 +29,7 @@ inline std::unique_ptr<interop::Context> createInteropContext(Context &ctx) {
     interop::Options options;
     options.platform = ctx.options().platform;
     options.device = ctx.options().device;
+    options.spanSharingDevices = spanSharingDevices;
     try {
         return interop::Context::create(handles, options);
     } catch (const interop::Error &e) {

@@ -349,13 +349,13 @@ void defineGenericAddressBuiltins(Module& m) {
 bool defineGenericOverloads(Module& m) {
     LLVMContext& c = m.getContext();
     PointerType* flat = PointerType::get(c, 0);
-    std::vector<Function*> todo;
+    std::vector<Function*> needBodies;
     for (Function& f : m)
         if (f.isDeclaration() && !f.use_empty() && f.getName().starts_with("_Z") &&
             f.getName().count("U3AS0") == 1)
-            todo.push_back(&f);
+            needBodies.push_back(&f);
     bool declared = false;
-    for (Function* f : todo) {
+    for (Function* f : needBodies) {
         int which = -1, pointers = 0;
         for (unsigned i = 0; i < f->arg_size(); ++i)
             if (f->getArg(i)->getType() == flat) {

@@ -5,6 +5,7 @@
 // specular into an sRGB framebuffer.
 #include "ocean_sim.hpp"
 
+#include "engine/app/compute.hpp"
 #include "engine/app/registry.hpp"
 #include "engine/error.hpp"
 #include "engine/gfx/gl_objects.hpp"
@@ -72,21 +73,11 @@ class OceanSample final : public Sample {
     }
 
     void initializeCompute(Context &ctx) override {
-        NativeGL native = ctx.nativeGL();
-        interop::GLHandles handles;
-        handles.api = native.api == NativeGL::Api::Egl ? interop::GLHandles::Api::Egl
-                                                       : interop::GLHandles::Api::Glx;
-        handles.display = native.display;
-        handles.context = native.context;
-        interop::Options options;
-        options.platform = ctx.options().platform;
-        options.device = ctx.options().device;
         // One context over every device that shares with GL: the spectrum task can then run on
         // the CPU device while the FFTs run on the chosen one (--device GCN puts them on the
         // GCN device).
-        options.spanSharingDevices = true;
+        m_cl = createInteropContext(ctx, /*spanSharingDevices=*/true);
         try {
-            m_cl = interop::Context::create(handles, options);
             pickCpuQueue();
         } catch (const interop::Error &e) {
             throw Error(e.what()); // the engine prefixes the sample name
