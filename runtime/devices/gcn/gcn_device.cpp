@@ -177,7 +177,9 @@ std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::Dispat
         switch (c.kind) {
         case pm4::Command::Kind::Dispatch: {
 #ifdef DUET_HAVE_GCN_MODEL
-            gcn::DispatchResult r = m_model->dispatch(c.dispatch, &stats);
+            gcn::DispatchState state = c.dispatch;
+            state.scratchBase = m_scratch.address(); // the queue's scratch, as a driver sets it
+            gcn::DispatchResult r = m_model->dispatch(state, &stats);
             if (!r)
                 return r.error;
 #else
