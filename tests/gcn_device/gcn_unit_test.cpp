@@ -2,6 +2,7 @@
 // streams; the code-object reader and loader on LLVM's and lld's real output; occupancy maths.
 #include "compiler/binary.hpp"
 #include "compiler/compiler.hpp"
+#include "devices/gcn/amdgpu_queue.hpp"
 #include "devices/gcn/amdgpu_target.hpp"
 #include "devices/gcn/code_object.hpp"
 #include "devices/gcn/pm4.hpp"
@@ -255,6 +256,19 @@ TEST_CASE("amdgpu discovery maps chips to LLVM targets and gates submission", "[
     CHECK_FALSE(zero.available);
     CHECK(zero.target.empty());
     CHECK(zero.reason.find("chip_external_rev 0x0") != std::string::npos);
+}
+
+TEST_CASE("the amdgpu queue reports what it cannot open as text", "[amdgpu]") {
+    // No AMD GPU is needed to check the failure paths: a missing node, and a file that is no
+    // DRM device at all.
+    std::string error;
+    CHECK(gcn::AmdgpuQueue::open("/nonexistent/renderD128", error) == nullptr);
+    CHECK(error.find("cannot open /nonexistent/renderD128") != std::string::npos);
+    CHECK(error.find("No such file") != std::string::npos);
+    error.clear();
+    CHECK(gcn::AmdgpuQueue::open("/dev/null", error) == nullptr);
+    CHECK(error.find("amdgpu_device_initialize failed") != std::string::npos);
+    CHECK(error.find("/dev/null") != std::string::npos);
 }
 
 TEST_CASE("the code-object reader sees what LLVM and lld produced", "[code_object]") {

@@ -9,6 +9,8 @@
 // addresses lie below 2^47, inside the low half of a gfx9 GPU's 48-bit VM, so the very same
 // pointers work on the GPU. The command buffer itself is a driver-owned GTT BO whose GPU VA
 // comes from the high range (AMDGPU_VA_RANGE_HIGH), which never collides with a host address.
+// libdrm shares one device handle, VM and VA manager among all users of a GPU in a process;
+// Mesa's drivers allocate from the high range too, so the low range is left to host addresses.
 #include "devices/gcn/amdgpu_queue.hpp"
 #include "devices/gcn/amdgpu_target.hpp"
 #include "devices/gcn/pm4.hpp"
@@ -133,7 +135,9 @@ struct AmdgpuQueue::Impl {
         if (r || got != start) {
             std::string why = r ? drmError("amdgpu_va_range_alloc", r)
                                 : "amdgpu_va_range_alloc returned " + hex(got);
-            release(start, m);
+            if (!r)
+                amdgpu_va_range_free(m.va);
+            amdgpu_bo_free(m.bo); // never mapped: nothing to unmap
             return why + " (GPU VA " + hex(start) + " for a host range of " +
                    std::to_string(bytes) + " bytes is not free)";
         }
