@@ -658,7 +658,8 @@ std::shared_ptr<GcnExecutable> makeExecutable(const std::string& codeObject,
         }
         k.staticLocalMemSize = info->groupSegmentFixedSize;
         k.privateMemSize = info->privateSegmentFixedSize;
-        exe->m_entries.push_back({&exe->m_codeObject, info, exe->m_loaded.base()});
+        exe->m_entries.push_back(
+            {&exe->m_codeObject, info, exe->m_loaded.base(), exe->m_loaded.size()});
         unsigned wg = info->reqdWorkgroupSize[0]
                           ? info->reqdWorkgroupSize[0] * info->reqdWorkgroupSize[1] *
                                 info->reqdWorkgroupSize[2]
