@@ -33,7 +33,6 @@
 #include <llvm/MC/MCTargetOptions.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
@@ -82,18 +81,6 @@ void initialiseAmdgpuTarget() {
         LLVMInitializeAMDGPUTargetMC();
         LLVMInitializeAMDGPUAsmPrinter();
         LLVMInitializeAMDGPUDisassembler();
-        // LLVM 19 allocates the VGPRs that hold spilled SGPRs (whole-wave registers) together
-        // with the per-lane ones: splitting such a register's live range makes a whole-wave
-        // copy (s_or_saveexec_b64 -1; v_mov_b32; s_mov_b64 exec) into a VGPR that a per-lane
-        // value had been spilled out of inside divergent code, and the reload restores only
-        // the active lanes, so the other lanes' value is lost (a double16 sin/cos kernel with
-        // tgamma calls came back wrong in element 0). LLVM 20 allocates them in a separate pass
-        // (llvm-project PR 93526); LLVM 19's pre-allocation of them before the per-lane
-        // allocator avoids the split. The option is the AMDGPU backend's own, so setting it
-        // process-wide touches no other LLVM user.
-        auto& registered = cl::getRegisteredOptions();
-        if (auto it = registered.find("amdgpu-prealloc-sgpr-spill-vgprs"); it != registered.end())
-            it->second->addOccurrence(0, it->first(), "true");
     });
 }
 
@@ -764,6 +751,17 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
         f.removeFnAttr("target-cpu");
         f.removeFnAttr("target-features");
         f.addFnAttr("target-cpu", cpu);
+        // LLVM 19 allocates the VGPRs that hold spilled SGPRs (whole-wave registers) together
+        // with the per-lane ones: splitting such a register's live range makes a whole-wave
+        // copy (s_or_saveexec_b64 -1; v_mov_b32; s_mov_b64 exec) into a VGPR that a per-lane
+        // value had been spilled out of inside divergent code; the reload restores only the
+        // active lanes, so the other lanes' value is lost (sin/cos of a double16 came back
+        // wrong in a kernel that also called tgamma). LLVM 20 allocates them in a pass of their
+        // own (llvm-project PR 93526); on 19 this attribute (the per-function form of
+        // -amdgpu-prealloc-sgpr-spill-vgprs, which lasts for one build only: lld, run in-process,
+        // resets LLVM's options) has them assigned before the per-lane allocator runs, so
+        // they are never split.
+        f.addFnAttr("amdgpu-prealloc-sgpr-spill-vgprs");
         if (f.getCallingConv() != CallingConv::AMDGPU_KERNEL)
             f.setLinkage(GlobalValue::InternalLinkage);
     }
