@@ -3008,7 +3008,20 @@ bool Executor::runWave(Wave &w) {
 }
 
 void Executor::trace(const Wave &w, const Inst &in) {
-    // Printed before the instruction runs: the previous VALU result is visible in its VGPR.
+    // Printed before the instruction runs, so the previous one's result is shown first: its
+    // destination VGPR and the next (both halves of a 64-bit result) in the traced lane.
+    const unsigned lane = m_ctx.traceLane;
+    if (m_traceVdst >= 0)
+        fprintf(stderr, "[gcn]        => v%d=%08x v%d=%08x\n", m_traceVdst,
+                w.v[m_traceVdst * 64 + lane], m_traceVdst + 1,
+                m_traceVdst < 255 ? w.v[(m_traceVdst + 1) * 64 + lane] : 0u);
+    const bool valu = in.enc == Enc::Vop1 || in.enc == Enc::Vop2 || in.enc == Enc::Vop3 ||
+                      in.enc == Enc::Vop3p;
+    const bool toSgpr = in.op == Op::v_readlane_b32 || in.op == Op::v_readfirstlane_b32 ||
+                        in.op == Op::v_cmp || in.op == Op::v_cmp_class;
+    const bool memory = in.enc == Enc::Mubuf || in.enc == Enc::Flat || in.enc == Enc::Ds;
+    const bool writesVgpr = (valu && !toSgpr) || memory;
+    m_traceVdst = writesVgpr ? int(in.vdst) : -1;
     fprintf(stderr, "[gcn] %6llx %-24s words=%u exec=%016llx scc=%d vcc=%016llx",
             static_cast<unsigned long long>(w.pc - m_ctx.state->pgmAddress), in.name, in.words,
             static_cast<unsigned long long>(w.exec()), int(w.scc),
@@ -3016,7 +3029,7 @@ void Executor::trace(const Wave &w, const Inst &in) {
     for (int i = 0; i < 3; ++i)
         if (in.src[i] >= opnd::kVgpr)
             fprintf(stderr, " v%u=%08x", in.src[i] - opnd::kVgpr,
-                    w.v[(in.src[i] - opnd::kVgpr) * 64]);
+                    w.v[(in.src[i] - opnd::kVgpr) * 64 + lane]);
         else if (in.src[i] < 102)
             fprintf(stderr, " s%u=%08x", in.src[i], w.s[in.src[i]]);
     fprintf(stderr, "\n");

@@ -80,6 +80,9 @@ DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut)
         return e && *e && *e != '0';
     }();
     ctx.trace = m_impl->config.trace || traceEnv;
+    static const char *traceLaneEnv = std::getenv("DUET_GCN_TRACE_LANE");
+    ctx.traceLane = (traceLaneEnv ? unsigned(std::strtoul(traceLaneEnv, nullptr, 0))
+                                  : m_impl->config.traceLane) & 63u;
     ctx.maxWaveInstructions = m_impl->config.maxWaveInstructions;
 
     uint32_t size[3];

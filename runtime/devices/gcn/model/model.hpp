@@ -110,9 +110,11 @@ inline const char *instClassName(InstClass c) {
 struct ModelConfig {
     unsigned computeUnits = 64;
     unsigned hostThreads = 0; ///< 0: one per host core
-    /// Debugging: print every instruction wave 0 of work-group 0 executes (with lane 0 of its
-    /// VGPR result) to stderr. Also enabled by DUET_GCN_TRACE=1.
+    /// Debugging: print every instruction wave 0 of work-group 0 executes (with one lane of its
+    /// VGPR operands and results) to stderr. Also enabled by DUET_GCN_TRACE=1.
     bool trace = false;
+    /// The lane the trace shows (0..63); DUET_GCN_TRACE_LANE overrides it.
+    unsigned traceLane = 0;
     /// Stops a wave that executes more instructions than this (0: no limit), with an error
     /// naming the instruction it reached: a guard against kernels that never end.
     uint64_t maxWaveInstructions = 0;

@@ -33,6 +33,7 @@ struct DispatchCtx {
     unsigned scratchSlots = 0;     ///< TMPRING_SIZE.WAVES
     uint64_t scratchBase = 0;      ///< DispatchState::scratchBase (0: unchecked)
     bool trace = false;
+    unsigned traceLane = 0;
     uint64_t maxWaveInstructions = 0; ///< 0: unlimited
     std::atomic<bool> failed{false};
     std::mutex errorMutex;
@@ -98,6 +99,7 @@ class Executor {
     std::vector<uint8_t> m_lds;
     unsigned m_ldsSize = 0;
     uint32_t m_groupWaves = 0;
+    int m_traceVdst = -1; ///< VGPR the previous traced instruction wrote (-1: none)
 
     friend struct WaveExec;
     friend struct MemExec;
