@@ -2195,7 +2195,29 @@ struct MemExec {
     uint8_t *priv(uint64_t off, int lane) {
         uint64_t base = w.sreg64(opnd::kFlatScr);
         uint64_t a = base + (off / 4) * 256 + uint64_t(lane) * 4 + (off & 3);
+        if (!inScratchSlot(a)) [[unlikely]] {
+            privateOverflow(off);
+            return nullptr;
+        }
         return host(a, 1);
+    }
+    /// Whether a private-memory address lies in this wave's scratch slot. The kernel prologue
+    /// folds the wave's offset into FLAT_SCRATCH or the private segment V#, so only the
+    /// absolute address tells.
+    bool inScratchSlot(uint64_t a) const {
+        const DispatchCtx &c = ex.m_ctx;
+        if (!c.scratchBase) return true;
+        return a - (c.scratchBase + uint64_t(w.scratchSlot) * c.scratchWaveBytes) <
+               c.scratchWaveBytes;
+    }
+    /// A private access outside the wave's scratch slot: a deep call chain or an out-of-bounds
+    /// private array. Hardware would fault or corrupt another wave's private memory.
+    void privateOverflow(uint64_t laneOffset) {
+        if (x.err.empty())
+            x.err = "private memory access at offset " + hex(laneOffset) +
+                    " beyond the work-item's " + std::to_string(ex.m_ctx.scratchWaveBytes / 64) +
+                    " bytes of scratch (call stack overflow, e.g. deep recursion, or a private "
+                    "array indexed out of bounds)";
     }
     uint8_t *host(uint64_t a, unsigned) {
         if (badHostAddress(a)) {
@@ -2319,6 +2341,7 @@ void MemExec::vmem() {
                     outOfRange = true;
                 if (!outOfRange) ptr[0] = host(b.base + soffset + offset + index * b.stride, bytes);
             } else {
+                // Swizzled: the private segment buffer (scratch).
                 contiguous = false;
                 for (unsigned k = 0; k < dwords; ++k) {
                     uint64_t off = offset + 4 * k;
@@ -2327,6 +2350,10 @@ void MemExec::vmem() {
                                    (off / b.elementSize) * b.elementSize) *
                                       b.indexStride +
                                   (index % b.indexStride) * b.elementSize + off % b.elementSize;
+                    if (!inScratchSlot(a2)) [[unlikely]] {
+                        privateOverflow(off);
+                        return;
+                    }
                     ptr[k] = host(a2, bytes < 4 ? bytes : 4);
                 }
             }
