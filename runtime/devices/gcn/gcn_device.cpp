@@ -894,9 +894,9 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> makeGcnBacken
         info.gfxipMinor = 0;
         // topology stays type 0: the model has no PCI location
         // The model's device memory is host memory, so GL buffers are shared the way the CPU
-        // device shares them (runtime/gl: GL's own mapping while acquired, or host copies).
-        // Textures need image support, which the GCN device does not have yet.
-        info.extensions += " cl_khr_gl_sharing cl_khr_gl_event";
+        // device shares them (runtime/gl: GL's own mapping while acquired, or host copies),
+        // and GL textures (depth and sRGB too) become images the kernels read as plain memory.
+        info.extensions += " cl_khr_gl_sharing cl_khr_gl_event cl_khr_gl_depth_images";
         info.extensionsWithVersion = namesWithVersion(info.extensions);
         devices.emplace_back(
             std::make_unique<GcnBackend>(gcnTarget("gfx900"), cus, cannotRunWithoutModel()),
