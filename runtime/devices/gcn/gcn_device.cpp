@@ -215,8 +215,10 @@ bool GcnBackend::putImageOrSampler(unsigned char* ka, const KernelArgMeta& a, co
         put<uint64_t>(ka, a.offset, bits);
         return true;
     }
-    if (m_imageDescs.size() <= index)
-        m_imageDescs.resize(index + 1);
+    // Sized once per launch before the arguments are laid out (runNDRange): growing it here
+    // would move the descriptors whose addresses earlier image arguments already hold.
+    if (index >= m_imageDescs.size())
+        return false;
     uint64_t address = 0;
     if (v.mem) {
         makeKernelImageDesc(*v.mem, m_imageDescs[index]);
@@ -289,6 +291,8 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     const uint32_t staticLds = lds;
     size_t explicitIndex = 0;
     bool usesPrintf = false;
+    if (m_imageDescs.size() < launch.args.size())
+        m_imageDescs.resize(launch.args.size());
     for (const KernelArgMeta& a : ki.args) {
         const std::string& kind = a.valueKind;
         if (kind.rfind("hidden_", 0) != 0) {
@@ -784,10 +788,10 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> makeGcnBacken
         info.gfxipMajor = 9;
         info.gfxipMinor = 0;
         // topology stays type 0: the model has no PCI location
-        // The model's device memory is host memory, so GL buffers are shared the way the CPU
-        // device shares them (runtime/gl: GL's own mapping while acquired, or host copies).
-        // Textures need image support, which the GCN device does not have yet.
-        info.extensions += " cl_khr_gl_sharing cl_khr_gl_event";
+        // The model's device memory is host memory, so GL objects are shared the way the CPU
+        // device shares them (runtime/gl): buffers through GL's own mapping while acquired
+        // (or host copies), textures and renderbuffers as images over host copies.
+        info.extensions += " cl_khr_gl_sharing cl_khr_gl_event cl_khr_gl_depth_images";
         info.extensionsWithVersion = namesWithVersion(info.extensions);
         devices.emplace_back(
             std::make_unique<GcnBackend>(gcnTarget("gfx900"), cus, cannotRunWithoutModel()),
