@@ -69,6 +69,14 @@ struct WorkGroupContext {
     uint64_t groupId[3];
     char* localMem;   ///< this thread's block for kernel-scope __local variables
     void* printfCtx;  ///< opaque, handed to the host printf hook
+    /// End of this group's __local blocks (kernel-scope variables and __local arguments):
+    /// to_local() and get_fence() answer from [localMem, localMemEnd).
+    char* localMemEnd;
+    /// The stack span that holds every work-item's private memory: from the running thread's
+    /// lowest stack address up to the frame that calls the WorkGroupFn (stacks grow down).
+    /// to_private() answers from [stackLow, stackHigh).
+    char* stackLow;
+    char* stackHigh;
 };
 
 /// Entry of one kernel compiled for the CPU: runs every work-item of one work-group.

@@ -9,6 +9,8 @@
 #include "devices/gcn/printf_buffer.hpp"
 
 #include <lld/Common/Driver.h>
+#include <llvm/ADT/SCCIterator.h>
+#include <llvm/Analysis/CallGraph.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/DiagnosticInfo.h>
@@ -88,6 +90,25 @@ std::string_view gcnAdditionsBitcode() {
     const auto* begin = reinterpret_cast<const char*>(duet_gcn_builtins_bc);
     const auto* end = reinterpret_cast<const char*>(duet_gcn_builtins_bc_end);
     return std::string_view(begin, size_t(end - begin));
+}
+
+/// The functions that still call themselves, directly or through others, once optimised: an
+/// error. OpenCL C forbids recursion (§6.11), and LLVM 19's AMDGPU backend sizes the private
+/// segment of a recursive call chain as if it ran once (no uses_dynamic_stack either), so
+/// the second level would write past the work-item's scratch.
+std::string recursiveFunctions(Module& m) {
+    CallGraph graph(m);
+    std::string out;
+    for (scc_iterator<CallGraph*> it = scc_begin(&graph); !it.isAtEnd(); ++it) {
+        if (!it.hasCycle())
+            continue;
+        for (const CallGraphNode* node : *it)
+            if (const Function* f = node->getFunction(); f && !f->isDeclaration())
+                out += "error: function '" + demangle(f->getName().str()) +
+                       "' is recursive: OpenCL C does not allow recursion (section 6.11), and "
+                       "the GCN device cannot size a recursive call stack\n";
+    }
+    return out;
 }
 
 /// libclc's amdgcn library, read once and kept for the process (10 MB; modules are
@@ -637,7 +658,8 @@ std::shared_ptr<GcnExecutable> makeExecutable(const std::string& codeObject,
         }
         k.staticLocalMemSize = info->groupSegmentFixedSize;
         k.privateMemSize = info->privateSegmentFixedSize;
-        exe->m_entries.push_back({&exe->m_codeObject, info, exe->m_loaded.base()});
+        exe->m_entries.push_back(
+            {&exe->m_codeObject, info, exe->m_loaded.base(), exe->m_loaded.size()});
         unsigned wg = info->reqdWorkgroupSize[0]
                           ? info->reqdWorkgroupSize[0] * info->reqdWorkgroupSize[1] *
                                 info->reqdWorkgroupSize[2]
@@ -761,6 +783,8 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
     optimise(*m, *tm, optLevel);
     if (!diagnostics.empty())
         return failure(log + diagnostics);
+    if (std::string cycle = recursiveFunctions(*m); !cycle.empty())
+        return failure(log + cycle);
 
     size_t globalBytes = 0;
     for (GlobalVariable& g : m->globals())

@@ -1,36 +1,8 @@
 // printf from kernels: formats, vector specifiers, strings, ordering within a work-item.
+#include "support/capture.hpp"
 #include "support/cl_test.hpp"
 
-#include <cstdio>
-#include <fstream>
-#include <sstream>
-#include <unistd.h>
-
 using namespace duet::test;
-
-namespace {
-
-/// Runs `body` with the process's stdout sent to a file; returns what was printed.
-template <class F> std::string captureStdout(F&& body) {
-    std::fflush(stdout);
-    char path[] = "/tmp/duet-printf-XXXXXX";
-    int fd = mkstemp(path);
-    REQUIRE(fd >= 0);
-    int saved = dup(1);
-    dup2(fd, 1);
-    body();
-    std::fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    close(fd);
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    unlink(path);
-    return ss.str();
-}
-
-} // namespace
 
 TEST_CASE("printf prints scalars, strings and vectors as OpenCL C specifies", "[api][printf]") {
     WithQueue f;

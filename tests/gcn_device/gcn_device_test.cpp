@@ -292,3 +292,51 @@ TEST_CASE("a GCN program binary round-trips and runs", "[gcn][binary]") {
     clReleaseKernel(k);
     clReleaseProgram(q);
 }
+
+TEST_CASE("recursion is a build error on the GCN device", "[gcn][build]") {
+    // OpenCL C forbids recursion; LLVM sizes a recursive chain's stack as one call deep, so a
+    // kernel that built would overrun its scratch.
+    WithQueue w;
+    // (Two calls, so LLVM cannot turn it into a loop.)
+    const char* src = "int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n"
+                      "kernel void k(global int* a) { a[0] = fib(a[1]); }\n";
+    cl_int e = CL_SUCCESS;
+    cl_program p = clCreateProgramWithSource(w.context, 1, &src, nullptr, &e);
+    REQUIRE_CL(e);
+    CHECK_CL_ERR(CL_BUILD_PROGRAM_FAILURE, clBuildProgram(p, 1, &w.device, "", nullptr, nullptr));
+    const std::string log = buildLog(p, w.device);
+    INFO(log);
+    CHECK(log.find("function 'fib' is recursive") != std::string::npos);
+    clReleaseProgram(p);
+}
+
+TEST_CASE("a private access outside the work-item's scratch stops the dispatch", "[gcn][run]") {
+    // Out of bounds in C, but the model must report it rather than write another wave's (or
+    // the host's) memory.
+    WithQueue w;
+    cl_program p = buildProgram(w.context, w.device,
+                                "kernel void k(global const int* at, global int* out) {\n"
+                                "  volatile int t[16];\n"
+                                "  for (int i = 0; i < 16; ++i) t[i] = i;\n"
+                                "  t[at[0]] = 7;\n"
+                                "  out[get_global_id(0)] = t[at[1]];\n}\n");
+    cl_kernel k = kernel(p, "k");
+    const cl_int at[2] = {1 << 22, 3};
+    cl_mem ma = w.buffer(sizeof at, CL_MEM_COPY_HOST_PTR, const_cast<cl_int*>(at));
+    cl_mem mo = w.buffer(64 * 4);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof ma, &ma));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof mo, &mo));
+    const size_t n = 64;
+    cl_event ev = nullptr;
+    REQUIRE_CL(clEnqueueNDRangeKernel(w.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, &ev));
+    clFinish(w.queue);
+    cl_int status = CL_COMPLETE;
+    REQUIRE_CL(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                              nullptr));
+    CHECK(status < 0);
+    clReleaseEvent(ev);
+    clReleaseMemObject(ma);
+    clReleaseMemObject(mo);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+}

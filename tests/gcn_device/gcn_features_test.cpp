@@ -1,43 +1,18 @@
 // printf, program-scope variables and the generic address space on the GCN device
 // (DUET_DEVICES=cpu,gcn): the software model runs what LLVM's AMDGPU backend emits, and its
 // results (and printed text) match the CPU device's.
-#include "support/cl_test.hpp"
+#include "gcn_device/on_device.hpp"
+#include "support/capture.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 using namespace duet::test;
 
 namespace {
-
-/// Runs `body` with file descriptor `fd` (1: stdout, 2: stderr) sent to a file; returns what
-/// was written there.
-template <class F> std::string capture(int which, F&& body) {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    char path[] = "/tmp/duet-gcn-features-XXXXXX";
-    int fd = mkstemp(path);
-    REQUIRE(fd >= 0);
-    int saved = dup(which);
-    dup2(fd, which);
-    body();
-    std::fflush(stdout);
-    std::fflush(stderr);
-    dup2(saved, which);
-    close(saved);
-    close(fd);
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    unlink(path);
-    return ss.str();
-}
 
 std::vector<std::string> sortedLines(const std::string& text) {
     std::vector<std::string> lines;
@@ -48,58 +23,6 @@ std::vector<std::string> sortedLines(const std::string& text) {
     return lines;
 }
 
-struct OnDevice {
-    cl_device_id device = nullptr;
-    cl_context context = nullptr;
-    cl_command_queue queue = nullptr;
-    cl_program program = nullptr;
-    OnDevice(cl_device_id d, const std::string& source, const std::string& options = "")
-        : device(d) {
-        cl_int e = CL_SUCCESS;
-        context = clCreateContext(nullptr, 1, &d, nullptr, nullptr, &e);
-        REQUIRE_CL(e);
-        queue = clCreateCommandQueueWithProperties(context, d, nullptr, &e);
-        REQUIRE_CL(e);
-        program = buildProgram(context, d, source, options);
-        REQUIRE(program);
-    }
-    ~OnDevice() {
-        clReleaseProgram(program);
-        clReleaseCommandQueue(queue);
-        clReleaseContext(context);
-    }
-    cl_kernel kernel(const char* name) {
-        cl_int e = CL_SUCCESS;
-        cl_kernel k = clCreateKernel(program, name, &e);
-        REQUIRE_CL(e);
-        return k;
-    }
-    cl_mem buffer(size_t bytes, const void* init = nullptr) {
-        cl_int e = CL_SUCCESS;
-        cl_mem m = clCreateBuffer(context, init ? CL_MEM_COPY_HOST_PTR : CL_MEM_READ_WRITE, bytes,
-                                  const_cast<void*>(init), &e);
-        REQUIRE_CL(e);
-        return m;
-    }
-    template <class T> std::vector<T> read(cl_mem m, size_t count) {
-        std::vector<T> v(count);
-        REQUIRE_CL(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, count * sizeof(T), v.data(), 0,
-                                       nullptr, nullptr));
-        return v;
-    }
-    void run(cl_kernel k, size_t global, size_t local = 0) {
-        REQUIRE_CL(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, local ? &local : nullptr,
-                                          0, nullptr, nullptr));
-        REQUIRE_CL(clFinish(queue));
-    }
-};
-
-cl_device_id deviceOfType(cl_device_type type) {
-    cl_device_id d = nullptr;
-    REQUIRE_CL(clGetDeviceIDs(platformUnderTest(), type, 1, &d, nullptr));
-    return d;
-}
-
 /// What one program's kernel prints on `device`.
 std::string printed(cl_device_id device, const std::string& src, size_t global,
                     const std::string& options = "") {
@@ -107,7 +30,7 @@ std::string printed(cl_device_id device, const std::string& src, size_t global,
     cl_kernel k = on.kernel("p");
     cl_mem out = on.buffer(sizeof(int) * global);
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
-    std::string text = capture(1, [&] { on.run(k, global); });
+    std::string text = captureStdout([&] { on.run(k, global); });
     clReleaseMemObject(out);
     clReleaseKernel(k);
     return text;
@@ -177,7 +100,7 @@ __kernel void p(__global int* r) {
     cl_mem out = on.buffer(sizeof(int) * n);
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
     std::string text;
-    std::string err = capture(2, [&] { text = capture(1, [&] { on.run(k, n, 256); }); });
+    std::string err = captureFd(2, [&] { text = captureStdout([&] { on.run(k, n, 256); }); });
     INFO("stderr: " << err);
     CHECK(err.find("overflowed") != std::string::npos);
     CHECK(err.find("1048576-byte printf buffer") != std::string::npos);
@@ -195,7 +118,7 @@ __kernel void p(__global int* r) {
         if (r[i] != int(i))
             FAIL("r[" << i << "] = " << r[i]);
     std::string again;
-    err = capture(2, [&] { again = capture(1, [&] { on.run(k, 8); }); });
+    err = captureFd(2, [&] { again = captureStdout([&] { on.run(k, 8); }); });
     CHECK(sortedLines(again).size() == 8);
     CHECK(err.find("overflowed") == std::string::npos);
     clReleaseMemObject(out);
@@ -320,12 +243,10 @@ TEST_CASE("generic address space on the GCN device", "[gcn][generic]") {
     const std::string src = R"CL(
 int sum3(const int* p) { return p[0] + p[1] + p[2]; }
 void scaleAll(int* p, int n, int by) { for (int i = 0; i < n; ++i) p[i] *= by; }
-#ifdef WITH_TO_SPACE
 int kindOf(int* p) {
     return (to_global(p) != NULL ? 1 : 0) | (to_local(p) != NULL ? 2 : 0) |
            (to_private(p) != NULL ? 4 : 0);
 }
-#endif
 __kernel void k(__global int* g, __global int* out) {
     __local int l[64 * 3];
     int priv[3];
@@ -341,13 +262,11 @@ __kernel void k(__global int* g, __global int* out) {
     scaleAll(pp, 3, 2);
     int r = sum3(pg) + 1000 * sum3(pl) + 100000 * sum3(pp);
     out[4 * gid + 0] = r;
-#ifdef WITH_TO_SPACE
     out[4 * gid + 1] = kindOf(pg) | (kindOf(pl) << 3) | (kindOf(pp) << 6) |
                        ((get_fence(pl) == CLK_LOCAL_MEM_FENCE) << 9) |
                        ((get_fence(pg) == CLK_GLOBAL_MEM_FENCE) << 10);
     __global int* back = to_global(pg);
     out[4 * gid + 2] = back ? back[1] : -1;
-#endif
     int* choose = (gid & 1) ? pl : pp; // one generic pointer, divergent spaces
     out[4 * gid + 3] = choose[2];
 }
@@ -357,11 +276,9 @@ __kernel void k(__global int* g, __global int* out) {
     for (size_t i = 0; i < g.size(); ++i)
         g[i] = int(i * 7 % 23);
     std::vector<int> results[2];
-    // The CPU device does not implement to_global/to_local/to_private/get_fence yet: it runs
-    // the kernel without them, and is compared on the rest.
     cl_device_id devices[2] = {cpu, gpu};
     for (int d = 0; d < 2; ++d) {
-        OnDevice on(devices[d], src, d ? "-cl-std=CL3.0 -DWITH_TO_SPACE" : "-cl-std=CL3.0");
+        OnDevice on(devices[d], src, "-cl-std=CL3.0");
         cl_kernel k = on.kernel("k");
         cl_mem gb = on.buffer(g.size() * sizeof(int), g.data()), out = on.buffer(4 * n * sizeof(int));
         REQUIRE_CL(clSetKernelArg(k, 0, sizeof gb, &gb));
@@ -382,10 +299,7 @@ __kernel void k(__global int* g, __global int* out) {
         CHECK(results[1][4 * gid + 2] == g[3 * gid + 1]);
         CHECK(results[1][4 * gid + 3] == ((gid & 1) ? next + 20 : 2 * gid * 2));
     }
-    for (size_t j = 0; j < 4 * n; j += 4) {
-        CHECK(results[1][j] == results[0][j]);
-        CHECK(results[1][j + 3] == results[0][j + 3]);
-    }
+    CHECK(results[1] == results[0]);
 }
 
 TEST_CASE("printf of a string that is not a literal is flagged in the GCN build log",
@@ -407,7 +321,7 @@ __kernel void p(__global int* r) {
     cl_kernel k = on.kernel("p");
     cl_mem out = on.buffer(sizeof(int) * 2);
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
-    std::string text = capture(1, [&] { on.run(k, 2); });
+    std::string text = captureStdout([&] { on.run(k, 2); });
     CHECK(sortedLines(text) == std::vector<std::string>{"???|lit|0", "???|lit|1"});
     clReleaseMemObject(out);
     clReleaseKernel(k);

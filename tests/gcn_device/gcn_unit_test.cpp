@@ -2,10 +2,13 @@
 // streams; the code-object reader and loader on LLVM's and lld's real output; occupancy maths.
 #include "compiler/binary.hpp"
 #include "compiler/compiler.hpp"
+#include "devices/gcn/amdgpu_queue.hpp"
+#include "devices/gcn/amdgpu_target.hpp"
 #include "devices/gcn/code_object.hpp"
 #include "devices/gcn/pm4.hpp"
 
 #include <catch.hpp>
+#include <llvm/TargetParser/TargetParser.h>
 
 #include <cstring>
 #include <vector>
@@ -188,6 +191,84 @@ TEST_CASE("malformed PM4 streams are rejected with a reason", "[pm4]") {
     std::vector<uint32_t> padded = good;
     padded.insert(padded.begin(), 0x80000000u);
     CHECK(pm4::decode(padded));
+}
+
+TEST_CASE("amdgpu discovery maps chips to LLVM targets and gates submission", "[amdgpu]") {
+    struct Chip {
+        uint32_t family, rev;
+        const char* target;
+    };
+    // family_id and chip_external_rev as amdgpu_query_gpu_info reports them for each part.
+    const Chip chips[] = {
+        {141, 0x01, "gfx900"}, {141, 0x13, "gfx900"}, // Vega 10 (RX Vega 56/64, MI25)
+        {141, 0x14, "gfx904"},                        // Vega 12
+        {141, 0x28, "gfx906"}, {141, 0x31, "gfx906"}, // Vega 20 (Radeon VII, MI50/60)
+        {141, 0x32, "gfx908"},                        // Arcturus (MI100)
+        {141, 0x3c, "gfx90a"},                        // Aldebaran (MI200)
+        {142, 0x01, "gfx902"}, {142, 0x80, "gfx902"}, // Raven, Picasso
+        {142, 0x81, "gfx909"},                        // Raven2
+        {142, 0x91, "gfx90c"},                        // Renoir
+    };
+    for (const Chip& c : chips) {
+        INFO("family " << c.family << " rev " << c.rev);
+        const gcn::AmdgpuTargetChoice gated = gcn::chooseAmdgpuTarget(c.family, c.rev, false);
+        CHECK(gated.target == c.target);
+        CHECK(gated.gfxMajor == 9);
+        // LLVM 19 (what the finalizer compiles with) knows the name.
+        CHECK(llvm::AMDGPU::parseArchAMDGCN(gated.target) != llvm::AMDGPU::GK_NONE);
+        // Without DUET_AMDGPU_SUBMIT=1: listed, unavailable, saying why and how to enable it.
+        CHECK_FALSE(gated.available);
+        CHECK(gated.reason.find("never been run on real hardware") != std::string::npos);
+        CHECK(gated.reason.find("DUET_AMDGPU_SUBMIT=1") != std::string::npos);
+        const gcn::AmdgpuTargetChoice enabled = gcn::chooseAmdgpuTarget(c.family, c.rev, true);
+        CHECK(enabled.available);
+        CHECK(enabled.reason.empty());
+        CHECK(enabled.target == c.target);
+    }
+
+    // Other families: unavailable even with submission enabled, naming the family.
+    struct Other {
+        uint32_t family, rev;
+        const char* named;
+        unsigned major;
+    };
+    const Other others[] = {
+        {110, 0x14, "SI (gfx6)", 6},   {120, 0x28, "CI (gfx7)", 7},
+        {130, 0x50, "VI (gfx8)", 8},   {143, 0x28, "NV (gfx10)", 10},
+        {145, 0x01, "GC 11.0.0 (gfx11)", 11}, {152, 0x01, "GC 12.0.0 (gfx12)", 12},
+        {999, 0x01, "unknown family 999", 0},
+    };
+    for (const Other& o : others) {
+        INFO("family " << o.family);
+        const gcn::AmdgpuTargetChoice c = gcn::chooseAmdgpuTarget(o.family, o.rev, true);
+        CHECK_FALSE(c.available);
+        CHECK(c.target.empty());
+        CHECK(c.gfxMajor == o.major);
+        CHECK(c.reason.find(o.named) != std::string::npos);
+        CHECK(c.reason.find("gfx9 register") != std::string::npos);
+    }
+    // gfx9 family, but a part this runtime does not target: MI300 (gfx94x), and a revision
+    // outside every range.
+    const gcn::AmdgpuTargetChoice mi300 = gcn::chooseAmdgpuTarget(141, 0x46, true);
+    CHECK_FALSE(mi300.available);
+    CHECK(mi300.reason.find("gfx94x") != std::string::npos);
+    const gcn::AmdgpuTargetChoice zero = gcn::chooseAmdgpuTarget(141, 0x00, true);
+    CHECK_FALSE(zero.available);
+    CHECK(zero.target.empty());
+    CHECK(zero.reason.find("chip_external_rev 0x0") != std::string::npos);
+}
+
+TEST_CASE("the amdgpu queue reports what it cannot open as text", "[amdgpu]") {
+    // No AMD GPU is needed to check the failure paths: a missing node, and a file that is no
+    // DRM device at all.
+    std::string error;
+    CHECK(gcn::AmdgpuQueue::open("/nonexistent/renderD128", error) == nullptr);
+    CHECK(error.find("cannot open /nonexistent/renderD128") != std::string::npos);
+    CHECK(error.find("No such file") != std::string::npos);
+    error.clear();
+    CHECK(gcn::AmdgpuQueue::open("/dev/null", error) == nullptr);
+    CHECK(error.find("amdgpu_device_initialize failed") != std::string::npos);
+    CHECK(error.find("/dev/null") != std::string::npos);
 }
 
 TEST_CASE("the code-object reader sees what LLVM and lld produced", "[code_object]") {

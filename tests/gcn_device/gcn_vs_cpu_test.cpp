@@ -1,6 +1,6 @@
 // The samples' kernels on both of Duet's devices (DUET_DEVICES=cpu,gcn): the N-body step and
 // SimpleGL's sine wave computed by the software GCN model match the CPU device.
-#include "support/cl_test.hpp"
+#include "gcn_device/on_device.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -18,50 +18,6 @@ std::string kernelSource(const std::string& relative) {
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-/// One device's context, queue and built program.
-struct OnDevice {
-    cl_device_id device = nullptr;
-    cl_context context = nullptr;
-    cl_command_queue queue = nullptr;
-    cl_program program = nullptr;
-    OnDevice(cl_device_id d, const std::string& source) : device(d) {
-        cl_int e = CL_SUCCESS;
-        context = clCreateContext(nullptr, 1, &d, nullptr, nullptr, &e);
-        REQUIRE_CL(e);
-        queue = clCreateCommandQueueWithProperties(context, d, nullptr, &e);
-        REQUIRE_CL(e);
-        program = buildProgram(context, d, source);
-        REQUIRE(program);
-    }
-    ~OnDevice() {
-        clReleaseProgram(program);
-        clReleaseCommandQueue(queue);
-        clReleaseContext(context);
-    }
-    cl_mem buffer(size_t bytes, const void* init) {
-        cl_int e = CL_SUCCESS;
-        cl_mem m = clCreateBuffer(context, init ? CL_MEM_COPY_HOST_PTR : CL_MEM_READ_WRITE, bytes,
-                                  const_cast<void*>(init), &e);
-        REQUIRE_CL(e);
-        return m;
-    }
-    template <class T> std::vector<T> read(cl_mem m, size_t count) {
-        std::vector<T> v(count);
-        REQUIRE_CL(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, count * sizeof(T), v.data(), 0, nullptr,
-                                       nullptr));
-        return v;
-    }
-};
-
-/// The CPU and the GCN device of the Duet platform.
-std::pair<cl_device_id, cl_device_id> cpuAndGcn() {
-    cl_platform_id p = platformUnderTest();
-    cl_device_id cpu = nullptr, gpu = nullptr;
-    REQUIRE_CL(clGetDeviceIDs(p, CL_DEVICE_TYPE_CPU, 1, &cpu, nullptr));
-    REQUIRE_CL(clGetDeviceIDs(p, CL_DEVICE_TYPE_GPU, 1, &gpu, nullptr));
-    return {cpu, gpu};
 }
 
 } // namespace

@@ -358,3 +358,95 @@ kernel void k(global float* o) {
     CHECK(o[24] == 0.0f);
     CHECK(near(o[25], 1.0, 1e-3));
 }
+
+TEST_CASE("to_global/to_local/to_private/get_fence on generic pointers", "[generic]") {
+    const KernelEnv& env = KernelEnv::get();
+    cl_bool generic = CL_FALSE;
+    REQUIRE(clGetDeviceInfo(env.device, CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT, sizeof generic,
+                            &generic, nullptr) == CL_SUCCESS);
+    if (env.platformName.find("Duet") != std::string::npos)
+        REQUIRE(generic == CL_TRUE); // both Duet devices claim the generic address space
+    if (!generic) {
+        WARN("not run: the device has no OpenCL C 2.0 generic address space");
+        return;
+    }
+    // Each generic pointer's answers as bits: to_global 1, to_local 2, to_private 4, and 8 when
+    // get_fence says CLK_LOCAL_MEM_FENCE (16 for CLK_GLOBAL_MEM_FENCE). Pointers into global
+    // buffers and program-scope variables, kernel-scope and argument __local blocks, private
+    // arrays and scalars (one of them live across a barrier), and NULL; the casts back are
+    // dereferenced.
+    Program prog(R"(
+global int counter = 5;
+int kindOf(const int* p) {
+    return (to_global(p) != NULL ? 1 : 0) | (to_local(p) != NULL ? 2 : 0) |
+           (to_private(p) != NULL ? 4 : 0) | (get_fence(p) == CLK_LOCAL_MEM_FENCE ? 8 : 0) |
+           (get_fence(p) == CLK_GLOBAL_MEM_FENCE ? 16 : 0);
+}
+kernel void k(global int* g, local int* la, global int* out) {
+    local int l[64];
+    int priv[4];
+    int one = (int)get_global_id(0);
+    size_t i = get_global_id(0), li = get_local_id(0);
+    l[li] = (int)i * 3;
+    la[li] = (int)i * 5;
+    for (int j = 0; j < 4; ++j)
+        priv[j] = (int)i + j;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int* pg = &g[i];
+    int* pl = &l[(li + 1) % get_local_size(0)];
+    int* pa = &la[li];
+    int* pp = &priv[(int)i & 3];
+    int* pn = NULL;
+    int* pc = &counter;
+    int* po = &one;
+    global int* out8 = out + 16 * i;
+    out8[0] = kindOf(pg);
+    out8[1] = kindOf(pl);
+    out8[2] = kindOf(pa);
+    out8[3] = kindOf(pp);
+    out8[4] = (to_global(pn) == NULL) | (to_local(pn) == NULL) << 1 | (to_private(pn) == NULL) << 2;
+    out8[5] = kindOf(pc);
+    out8[6] = kindOf(po);
+    global int* bg = to_global(pg);
+    local int* bl = to_local(pl);
+    private int* bp = to_private(pp);
+    out8[7] = bg ? *bg : -1;
+    out8[8] = bl ? *bl : -1;
+    out8[9] = bp ? *bp : -1;
+    out8[10] = *to_global(pc);
+    // A private array that lives across a barrier moves to per-work-item storage on the CPU.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out8[11] = kindOf(priv) | (priv[3] << 8);
+    out8[12] = to_private(pl) == NULL && to_global(pl) == NULL && to_local(pg) == NULL;
+}
+)",
+                 "-cl-std=CL3.0");
+    const size_t n = 256, local = 64;
+    std::vector<int> g(n);
+    for (size_t i = 0; i < n; ++i)
+        g[i] = int(i * 11 % 97);
+    Buffer bg(g), out(n * 16 * sizeof(int));
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bg, LocalBytes{local * sizeof(int)}, out);
+    run1D(k, n, local);
+    const std::vector<int> r = out.read<int>(n * 16);
+    const int global = 1 | 16, localKind = 2 | 8, priv = 4 | 16;
+    for (size_t i = 0; i < n; ++i) {
+        INFO("work-item " << i);
+        const int* o = &r[16 * i];
+        const size_t li = i % local, next = i - li + (li + 1) % local;
+        CHECK(o[0] == global);
+        CHECK(o[1] == localKind);
+        CHECK(o[2] == localKind);
+        CHECK(o[3] == priv);
+        CHECK(o[4] == 7);
+        CHECK(o[5] == global);
+        CHECK(o[6] == priv);
+        CHECK(o[7] == g[i]);
+        CHECK(o[8] == int(next * 3));
+        CHECK(o[9] == int(i + (i & 3)));
+        CHECK(o[10] == 5);
+        CHECK(o[11] == (priv | int(i + 3) << 8));
+        CHECK(o[12] == 1);
+    }
+}

@@ -96,3 +96,83 @@
 
 // Bit-level views without a conversion.
 #define DUET_AS(T, x) __builtin_astype((x), T)
+
+// Builtins with pointer out-parameters, for one address space AS (math_as.cl; the GCN
+// device's math overrides too).
+// F(Tn x, AS Un* p) from the scalar core; vectors split into halves through private temps.
+#define DUET_OUT1(AS, F, T, U, CORE)                                                           \
+    DUET_OVL T F(T x, AS U* p) {                                                               \
+        U o;                                                                                   \
+        T r = CORE(x, &o);                                                                     \
+        *p = o;                                                                                \
+        return r;                                                                              \
+    }                                                                                          \
+    DUET_OVL T##2 F(T##2 x, AS U##2* p) {                                                      \
+        U a, b;                                                                                \
+        T##2 r = (T##2)(CORE(x.x, &a), CORE(x.y, &b));                                         \
+        *p = (U##2)(a, b);                                                                     \
+        return r;                                                                              \
+    }                                                                                          \
+    DUET_OVL T##3 F(T##3 x, AS U##3* p) {                                                      \
+        U a, b, c;                                                                             \
+        T##3 r = (T##3)(CORE(x.x, &a), CORE(x.y, &b), CORE(x.z, &c));                          \
+        *p = (U##3)(a, b, c);                                                                  \
+        return r;                                                                              \
+    }                                                                                          \
+    DUET_OVL T##4 F(T##4 x, AS U##4* p) {                                                      \
+        U##2 a, b;                                                                             \
+        T##4 r = (T##4)(F(x.lo, &a), F(x.hi, &b));                                             \
+        *p = (U##4)(a, b);                                                                     \
+        return r;                                                                              \
+    }                                                                                          \
+    DUET_OVL T##8 F(T##8 x, AS U##8* p) {                                                      \
+        U##4 a, b;                                                                             \
+        T##8 r = (T##8)(F(x.lo, &a), F(x.hi, &b));                                             \
+        *p = (U##8)(a, b);                                                                     \
+        return r;                                                                              \
+    }                                                                                          \
+    DUET_OVL T##16 F(T##16 x, AS U##16* p) {                                                   \
+        U##8 a, b;                                                                             \
+        T##16 r = (T##16)(F(x.lo, &a), F(x.hi, &b));                                           \
+        *p = (U##16)(a, b);                                                                    \
+        return r;                                                                              \
+    }
+
+// remquo(Tn x, Tn y, AS intn* quo).
+#define DUET_OUT2(AS, F, T, U, CORE)                                                           \
+    DUET_OVL T F(T x, T y, AS U* p) {                                                          \
+        U o;                                                                                   \
+        T r = CORE(x, y, &o);                                                                  \
+        *p = o;                                                                                \
+        return r;                                                                              \
+    }                                                                                          \
+    DUET_OVL T##2 F(T##2 x, T##2 y, AS U##2* p) {                                              \
+        U a, b;                                                                                \
+        T##2 r = (T##2)(CORE(x.x, y.x, &a), CORE(x.y, y.y, &b));                               \
+        *p = (U##2)(a, b);                                                                     \
+        return r;                                                                              \
+    }                                                                                          \
+    DUET_OVL T##3 F(T##3 x, T##3 y, AS U##3* p) {                                              \
+        U a, b, c;                                                                             \
+        T##3 r = (T##3)(CORE(x.x, y.x, &a), CORE(x.y, y.y, &b), CORE(x.z, y.z, &c));           \
+        *p = (U##3)(a, b, c);                                                                  \
+        return r;                                                                              \
+    }                                                                                          \
+    DUET_OVL T##4 F(T##4 x, T##4 y, AS U##4* p) {                                              \
+        U##2 a, b;                                                                             \
+        T##4 r = (T##4)(F(x.lo, y.lo, &a), F(x.hi, y.hi, &b));                                 \
+        *p = (U##4)(a, b);                                                                     \
+        return r;                                                                              \
+    }                                                                                          \
+    DUET_OVL T##8 F(T##8 x, T##8 y, AS U##8* p) {                                              \
+        U##4 a, b;                                                                             \
+        T##8 r = (T##8)(F(x.lo, y.lo, &a), F(x.hi, y.hi, &b));                                 \
+        *p = (U##8)(a, b);                                                                     \
+        return r;                                                                              \
+    }                                                                                          \
+    DUET_OVL T##16 F(T##16 x, T##16 y, AS U##16* p) {                                          \
+        U##8 a, b;                                                                             \
+        T##16 r = (T##16)(F(x.lo, y.lo, &a), F(x.hi, y.hi, &b));                               \
+        *p = (U##16)(a, b);                                                                    \
+        return r;                                                                              \
+    }

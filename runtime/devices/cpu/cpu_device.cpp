@@ -13,6 +13,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <pthread.h>
 #include <unistd.h>
 
 namespace duet::rt {
@@ -24,6 +25,24 @@ namespace cpu {
 namespace {
 
 constexpr size_t kLocalMemSize = 256 * 1024;
+
+/// The lowest address of the calling thread's stack (cached per thread: for the main thread
+/// glibc reads /proc/self/maps). Null when unknown, which makes to_private() answer NULL.
+char* threadStackLow() {
+    thread_local char* low = [] {
+        pthread_attr_t attr;
+        void* addr = nullptr;
+        size_t size = 0;
+        if (pthread_getattr_np(pthread_self(), &attr) != 0)
+            return static_cast<char*>(nullptr);
+        if (pthread_attr_getstack(&attr, &addr, &size) != 0)
+            addr = nullptr;
+        pthread_attr_destroy(&attr);
+        return static_cast<char*>(addr);
+    }();
+    return low;
+}
+
 constexpr size_t kLocalAlign = 128;
 
 std::string readFirstLine(const char* path) {
@@ -284,6 +303,11 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
         WorkerState& w = m_workers[worker];
         WorkGroupContext ctx = base;
         ctx.localMem = w.local.data();
+        ctx.localMemEnd = ctx.localMem + localBytes;
+        // Every private object of the group's work-items lives in the frames below this one
+        // (the WorkGroupFn's and its callees'), above the thread's lowest stack address.
+        ctx.stackLow = threadStackLow();
+        ctx.stackHigh = ctx.stackLow ? static_cast<char*>(__builtin_frame_address(0)) : nullptr;
         for (size_t g = begin; g < end; ++g) {
             size_t id[3] = {g % groups[0], (g / groups[0]) % groups[1],
                             g / (groups[0] * groups[1])};

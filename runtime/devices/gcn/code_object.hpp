@@ -121,6 +121,7 @@ struct KernelEntry {
     const CodeObject* codeObject = nullptr;
     const KernelInfo* kernel = nullptr;
     uint64_t loadBase = 0; ///< host address the code object's virtual address 0 is loaded at
+    uint64_t loadSize = 0; ///< bytes loaded there (what a GPU must be able to read)
 };
 
 /// A code object loaded into host memory (the software model's GPU VA space is the process's):

@@ -1,9 +1,13 @@
 // The GCN device: discovery through libdrm's amdgpu interface, GCN device info, and kernel
 // launches laid out as an amdhsa dispatch (kernarg segment, dispatch packet, user SGPRs,
-// scratch), encoded as a PM4 stream and fed to the software model through the PM4 decoder.
+// scratch), encoded as a PM4 stream and fed either to the software model through the PM4
+// decoder or, on a real gfx9 GPU, to the amdgpu kernel driver (amdgpu_queue.cpp; untested on
+// hardware, enabled only with DUET_AMDGPU_SUBMIT=1).
 #include "core/device.hpp"
 #include "core/image.hpp"
 #include "core/kernel.hpp"
+#include "devices/gcn/amdgpu_queue.hpp"
+#include "devices/gcn/amdgpu_target.hpp"
 #include "devices/gcn/code_object.hpp"
 #include "devices/gcn/model/model.hpp"
 #include "devices/gcn/pm4.hpp"
@@ -96,6 +100,24 @@ template <class T> void put(unsigned char* base, uint32_t offset, T value) {
 
 uint32_t alignUp(uint32_t v, uint32_t a) { return a ? (v + a - 1) / a * a : v; }
 
+/// How long a hardware dispatch may run before the queue gives up on it.
+uint64_t hardwareTimeoutNs() {
+    static const uint64_t ns = [] {
+        uint64_t ms = 60000;
+        if (const char* v = std::getenv("DUET_AMDGPU_TIMEOUT_MS"); v && *v) {
+            char* end = nullptr;
+            const unsigned long long parsed = std::strtoull(v, &end, 10);
+            if (end && !*end && parsed > 0)
+                ms = parsed;
+            else
+                std::fprintf(stderr, "duet: DUET_AMDGPU_TIMEOUT_MS=%s is not a positive number "
+                                     "of milliseconds; using 60000\n", v);
+        }
+        return ms * 1000000ull;
+    }();
+    return ns;
+}
+
 bool statsEnabled() {
     static const bool on = [] {
         const char* v = std::getenv("DUET_GCN_STATS");
@@ -106,11 +128,13 @@ bool statsEnabled() {
 
 class GcnBackend final : public DeviceBackend {
 public:
-    GcnBackend(TargetSpec target, unsigned computeUnits, std::string cannotRunReason)
+    /// With `queue`, dispatches go to that real GPU; without, to the software model.
+    GcnBackend(TargetSpec target, unsigned computeUnits, std::string cannotRunReason,
+               std::unique_ptr<gcn::AmdgpuQueue> queue = nullptr)
         : m_target(std::move(target)), m_computeUnits(computeUnits),
-          m_cannotRun(std::move(cannotRunReason)) {
+          m_cannotRun(std::move(cannotRunReason)), m_hw(std::move(queue)) {
 #ifdef DUET_HAVE_GCN_MODEL
-        if (m_cannotRun.empty()) {
+        if (m_cannotRun.empty() && !m_hw) {
             gcn::ModelConfig config;
             config.computeUnits = computeUnits;
             config.hostThreads = usableHostCores();
@@ -145,10 +169,19 @@ private:
     void drainPrintf(const KernelLaunch& launch, const gcn::CodeObject& code);
     /// Runs a PM4 stream on the software model: the sink that decodes it.
     std::string runOnModel(std::span<const uint32_t> stream, gcn::DispatchStats& stats);
+    /// Hardware sink: makes every host range the launch refers to GPU-visible (userptr BOs at
+    /// GPU VA == host VA, so the addresses already written need no translation), then submits
+    /// the same PM4 dwords and waits for the kernel's fence.
+    std::string runOnHardware(std::span<const uint32_t> stream);
 
     TargetSpec m_target;
     unsigned m_computeUnits;
     std::string m_cannotRun;
+    std::unique_ptr<gcn::AmdgpuQueue> m_hw; ///< the real GPU's queue; null on the model
+    /// Host memory the launch in flight refers to besides the runtime's own blocks (buffer
+    /// and image storage); made GPU-visible by runOnHardware. Unused on the model.
+    std::vector<std::pair<const void*, uint64_t>> m_hostRanges;
+    HostBlock m_hwFence; ///< the RELEASE_MEM target on hardware: a page of its own
 #ifdef DUET_HAVE_GCN_MODEL
     std::unique_ptr<gcn::Model> m_model;
 #endif
@@ -177,7 +210,9 @@ std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::Dispat
         switch (c.kind) {
         case pm4::Command::Kind::Dispatch: {
 #ifdef DUET_HAVE_GCN_MODEL
-            gcn::DispatchResult r = m_model->dispatch(c.dispatch, &stats);
+            gcn::DispatchState state = c.dispatch;
+            state.scratchBase = m_scratch.address(); // the queue's scratch, as a driver sets it
+            gcn::DispatchResult r = m_model->dispatch(state, &stats);
             if (!r)
                 return r.error;
 #else
@@ -205,6 +240,15 @@ std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::Dispat
     return {};
 }
 
+std::string GcnBackend::runOnHardware(std::span<const uint32_t> stream) {
+    for (auto [p, bytes] : m_hostRanges)
+        if (std::string e = m_hw->useHostRange(p, bytes); !e.empty()) {
+            m_hw->dropPending();
+            return "making host memory GPU-visible: " + e;
+        }
+    return m_hw->submitAndWait(stream, hardwareTimeoutNs());
+}
+
 bool GcnBackend::putImageOrSampler(unsigned char* ka, const KernelArgMeta& a, const ArgValue& v,
                                    size_t index) {
     if (a.size != 8)
@@ -215,10 +259,8 @@ bool GcnBackend::putImageOrSampler(unsigned char* ka, const KernelArgMeta& a, co
         put<uint64_t>(ka, a.offset, bits);
         return true;
     }
-    // Sized once per launch before the arguments are laid out (runNDRange): growing it here
-    // would move the descriptors whose addresses earlier image arguments already hold.
-    if (index >= m_imageDescs.size())
-        return false;
+    if (m_imageDescs.size() <= index)
+        m_imageDescs.resize(index + 1);
     uint64_t address = 0;
     if (v.mem) {
         makeKernelImageDesc(*v.mem, m_imageDescs[index]);
@@ -278,6 +320,10 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     }
 
     std::lock_guard lock(m_mutex);
+    // Descriptor addresses go into the kernarg segment as arguments are visited: no later
+    // resize may move the earlier ones.
+    m_imageDescs.reserve(launch.args.size());
+    m_hostRanges.clear();
 
     // The kernarg segment, exactly as the metadata lays it out; __local arguments become LDS
     // offsets after the kernel's static LDS.
@@ -291,8 +337,6 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     const uint32_t staticLds = lds;
     size_t explicitIndex = 0;
     bool usesPrintf = false;
-    if (m_imageDescs.size() < launch.args.size())
-        m_imageDescs.resize(launch.args.size());
     for (const KernelArgMeta& a : ki.args) {
         const std::string& kind = a.valueKind;
         if (kind.rfind("hidden_", 0) != 0) {
@@ -307,11 +351,15 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
                 if (a.size != 8)
                     return fail(launch, CL_INVALID_KERNEL_ARGS, "a buffer argument is not 64-bit");
                 put<uint64_t>(ka, a.offset, v.mem ? reinterpret_cast<uint64_t>(v.mem->data()) : 0);
+                if (m_hw && v.mem)
+                    m_hostRanges.emplace_back(v.mem->data(), v.mem->size());
             } else if (kind == "image" || kind == "sampler") {
                 if (!putImageOrSampler(ka, a, v, explicitIndex - 1))
                     return fail(launch, CL_INVALID_KERNEL_ARGS,
                                 "argument " + std::to_string(explicitIndex - 1) + " (" +
                                     ad.typeName + "): an image or sampler argument is not 64-bit");
+                if (m_hw && kind == "image" && v.mem)
+                    m_hostRanges.emplace_back(v.mem->data(), v.mem->size()); // the texels
             } else if (kind == "dynamic_shared_pointer") {
                 const uint32_t align = std::max<uint32_t>(a.pointeeAlign ? a.pointeeAlign : 16, 4);
                 lds = alignUp(lds, align);
@@ -484,21 +532,53 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     m_pm4.clear();
     m_pm4.acquireMem(pm4::kCoherAllCaches);
     m_pm4.dispatch(st, declared);
-    m_pm4.releaseMemFence(reinterpret_cast<uint64_t>(&m_fence), fenceValue, true);
+    uint64_t* fence = &m_fence;
+    if (m_hw) {
+        // The GPU writes the fence through a userptr mapping: give it a page of its own.
+        if (!m_hwFence.reserve(4096, 4096))
+            return CL_OUT_OF_HOST_MEMORY;
+        fence = reinterpret_cast<uint64_t*>(m_hwFence.data());
+        *fence = 0;
+        // The runtime's own blocks the dispatch reads or writes, besides buffers and images.
+        m_hostRanges.emplace_back(m_kernarg.data(), kernargBytes);
+        m_hostRanges.emplace_back(m_packet.data(), sizeof(DispatchPacket));
+        m_hostRanges.emplace_back(m_queue.data(), 256);
+        m_hostRanges.emplace_back(fence, sizeof *fence);
+        if (scratchBytes)
+            m_hostRanges.emplace_back(m_scratch.data(), scratchBytes);
+        if (usesPrintf)
+            m_hostRanges.emplace_back(m_printf.data(),
+                                      gcn::kPrintfHeaderBytes + kPrintfBufferBytes);
+        if (!m_imageDescs.empty())
+            m_hostRanges.emplace_back(m_imageDescs.data(),
+                                      m_imageDescs.size() * sizeof(KernelImageDesc));
+        // The loaded code object: kernel code, descriptors and program-scope variables.
+        m_hostRanges.emplace_back(reinterpret_cast<const void*>(entry->loadBase),
+                                  entry->loadSize);
+    }
+    m_pm4.releaseMemFence(reinterpret_cast<uint64_t>(fence), fenceValue, true);
 
     gcn::DispatchStats stats;
     const auto t0 = std::chrono::steady_clock::now();
-    std::string modelError = runOnModel(m_pm4.dwords(), stats);
+    std::string sinkError = m_hw ? runOnHardware(m_pm4.dwords()) : runOnModel(m_pm4.dwords(), stats);
     if (usesPrintf)
         drainPrintf(launch, *entry->codeObject); // also what ran before a failure
-    if (!modelError.empty())
-        return fail(launch, CL_OUT_OF_RESOURCES, modelError);
+    if (!sinkError.empty())
+        return fail(launch, CL_OUT_OF_RESOURCES, sinkError);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (m_fence != fenceValue)
+    if (*fence != fenceValue)
         return fail(launch, CL_OUT_OF_RESOURCES, "the dispatch's end-of-pipe fence was not written");
 
-    if (statsEnabled()) {
+    if (m_hw && statsEnabled()) {
+        std::fprintf(stderr,
+                     "duet: GCN dispatch %s on %s hardware: global %zux%zux%zu local %zux%zux%zu: "
+                     "%llu work-groups; %.3f ms from submission to fence\n",
+                     launch.kernel->name().c_str(), m_target.cpuName.c_str(), launch.global[0],
+                     launch.global[1], launch.global[2], launch.local[0], launch.local[1],
+                     launch.local[2],
+                     (unsigned long long)groups[0] * groups[1] * groups[2], seconds * 1e3);
+    } else if (statsEnabled()) {
         static const char* kClassNames[] = {"SALU", "SMEM",    "VALU",    "VMEM",  "FLAT", "LDS",
                                             "branch", "barrier", "waitcnt", "other"};
         uint64_t total = 0;
@@ -682,24 +762,13 @@ std::string cannotRunWithoutModel() {
 #endif
 }
 
-/// gfx IP major version of an amdgpu family id (amdgpu_drm.h AMDGPU_FAMILY_*).
-unsigned gfxMajorOfFamily(uint32_t family) {
-    if (family >= 152)
-        return 12;
-    if (family == 145 || family == 148 || family == 150)
-        return 11;
-    if (family >= 143)
-        return 10;
-    if (family >= 141)
-        return 9;
-    if (family >= 130)
-        return 8;
-    if (family >= 120)
-        return 7;
-    return 6;
+bool submitEnabled() {
+    const char* v = std::getenv("DUET_AMDGPU_SUBMIT");
+    return v && std::string(v) == "1";
 }
 
-/// Every AMD GPU the amdgpu kernel driver exposes, with its real properties.
+/// Every AMD GPU the amdgpu kernel driver exposes, with its real properties. gfx9 chips get a
+/// hardware queue when DUET_AMDGPU_SUBMIT=1; the others are listed, unavailable, with why.
 std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> discoverAmdGpus() {
     std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> out;
     drmDevicePtr devices[16];
@@ -711,33 +780,62 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> discoverAmdGp
         if (dev->bustype != DRM_BUS_PCI || dev->deviceinfo.pci->vendor_id != 0x1002 ||
             !(dev->available_nodes & (1 << DRM_NODE_RENDER)))
             continue;
-        int fd = open(dev->nodes[DRM_NODE_RENDER], O_RDWR | O_CLOEXEC);
-        if (fd < 0)
+        const std::string node = dev->nodes[DRM_NODE_RENDER];
+        int fd = open(node.c_str(), O_RDWR | O_CLOEXEC);
+        if (fd < 0) {
+            std::fprintf(stderr, "duet: GCN: AMD GPU %s skipped: cannot open it: %s\n",
+                         node.c_str(), std::strerror(errno));
             continue;
+        }
         uint32_t major = 0, minor = 0;
         amdgpu_device_handle handle = nullptr;
-        if (amdgpu_device_initialize(fd, &major, &minor, &handle) != 0) {
+        if (int r = amdgpu_device_initialize(fd, &major, &minor, &handle); r != 0) {
+            std::fprintf(stderr,
+                         "duet: GCN: AMD GPU %s skipped: amdgpu_device_initialize failed: %s\n",
+                         node.c_str(), std::strerror(-r));
             close(fd);
             continue;
         }
         amdgpu_gpu_info gpu{};
-        amdgpu_heap_info vram{};
-        const bool haveInfo = amdgpu_query_gpu_info(handle, &gpu) == 0;
-        amdgpu_query_heap_info(handle, AMDGPU_GEM_DOMAIN_VRAM, 0, &vram);
+        amdgpu_heap_info vram{}, gtt{};
+        const int infoError = amdgpu_query_gpu_info(handle, &gpu);
+        if (infoError)
+            std::fprintf(stderr, "duet: GCN: AMD GPU %s: amdgpu_query_gpu_info failed: %s\n",
+                         node.c_str(), std::strerror(-infoError));
+        if (int r = amdgpu_query_heap_info(handle, AMDGPU_GEM_DOMAIN_VRAM, 0, &vram))
+            std::fprintf(stderr, "duet: GCN: AMD GPU %s: VRAM heap query failed: %s\n",
+                         node.c_str(), std::strerror(-r));
+        if (int r = amdgpu_query_heap_info(handle, AMDGPU_GEM_DOMAIN_GTT, 0, &gtt))
+            std::fprintf(stderr, "duet: GCN: AMD GPU %s: GTT heap query failed: %s\n",
+                         node.c_str(), std::strerror(-r));
         const char* marketing = amdgpu_get_marketing_name(handle);
+        const std::string name = marketing ? marketing : "AMD GPU";
+        amdgpu_device_deinitialize(handle);
+        close(fd);
+
+        gcn::AmdgpuTargetChoice choice;
+        if (infoError == 0)
+            choice = gcn::chooseAmdgpuTarget(gpu.family_id, gpu.chip_external_rev,
+                                             submitEnabled());
+        else
+            choice.reason = "amdgpu_query_gpu_info failed, so the chip is not known";
+
         DeviceInfo info;
-        const unsigned cus = haveInfo && gpu.cu_active_number ? gpu.cu_active_number : 1;
+        const unsigned cus = infoError == 0 && gpu.cu_active_number ? gpu.cu_active_number : 1;
         fillCommonInfo(info, cus);
         info.vendor = "Advanced Micro Devices, Inc.";
-        info.name = marketing ? marketing : "AMD GPU";
-        info.boardName = info.name;
-        if (haveInfo) {
+        info.name = name + (choice.target.empty() ? "" : " (" + choice.target + ")");
+        info.boardName = name;
+        if (infoError == 0) {
             info.maxClockFrequency = cl_uint(gpu.max_engine_clk / 1000);
-            info.gfxipMajor = gfxMajorOfFamily(gpu.family_id);
+            info.gfxipMajor = choice.gfxMajor;
+            info.gfxipMinor = choice.gfxMinor;
         }
-        if (vram.heap_size) {
-            info.globalMemSize = vram.heap_size;
-            info.maxMemAllocSize = std::max<cl_ulong>(vram.heap_size / 4, 128ull << 20);
+        // Buffers are host memory the GPU reads through userptr BOs (GTT), so GTT bounds what
+        // kernels can reach at once; VRAM holds none of them.
+        if (gtt.heap_size) {
+            info.globalMemSize = gtt.heap_size;
+            info.maxMemAllocSize = std::max<cl_ulong>(gtt.heap_size / 4, 128ull << 20);
         }
         const drmPciBusInfoPtr bus = dev->businfo.pci;
         info.topology.pcie.type = CL_DEVICE_TOPOLOGY_TYPE_PCIE_AMD;
@@ -745,16 +843,23 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> discoverAmdGp
         info.topology.pcie.device = cl_char(bus->dev);
         info.topology.pcie.function = cl_char(bus->func);
         info.pcieId = dev->deviceinfo.pci->device_id;
-        // Submission (BOs, VA mapping, CS ioctl, fences) has never run on hardware here: the
-        // device is listed truthfully but reports itself unavailable rather than submit
-        // untested command buffers.
-        info.available = false;
-        info.unavailableReason = "command submission through the amdgpu kernel driver is not "
-                                 "implemented yet (the PM4 stream runs only on the software model)";
-        amdgpu_device_deinitialize(handle);
-        close(fd);
-        out.emplace_back(std::make_unique<GcnBackend>(gcnTarget("gfx900"), cus,
-                                                      info.unavailableReason),
+
+        std::unique_ptr<gcn::AmdgpuQueue> queue;
+        if (choice.available) {
+            std::string error;
+            queue = gcn::AmdgpuQueue::open(node, error);
+            if (!queue) {
+                choice.available = false;
+                choice.reason = "cannot set up a compute queue: " + error;
+                std::fprintf(stderr, "duet: GCN: AMD GPU %s: %s\n", node.c_str(),
+                             choice.reason.c_str());
+            }
+        }
+        info.available = choice.available;
+        info.unavailableReason = choice.reason;
+        const std::string cpu = choice.target.empty() ? "gfx900" : choice.target;
+        out.emplace_back(std::make_unique<GcnBackend>(gcnTarget(cpu), cus, choice.reason,
+                                                      std::move(queue)),
                          std::move(info));
     }
     drmFreeDevices(devices, count);
@@ -788,9 +893,9 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> makeGcnBacken
         info.gfxipMajor = 9;
         info.gfxipMinor = 0;
         // topology stays type 0: the model has no PCI location
-        // The model's device memory is host memory, so GL objects are shared the way the CPU
-        // device shares them (runtime/gl): buffers through GL's own mapping while acquired
-        // (or host copies), textures and renderbuffers as images over host copies.
+        // The model's device memory is host memory, so GL buffers are shared the way the CPU
+        // device shares them (runtime/gl: GL's own mapping while acquired, or host copies),
+        // and GL textures (depth and sRGB too) become images the kernels read as plain memory.
         info.extensions += " cl_khr_gl_sharing cl_khr_gl_event cl_khr_gl_depth_images";
         info.extensionsWithVersion = namesWithVersion(info.extensions);
         devices.emplace_back(

@@ -75,6 +75,10 @@ enum class WorkItemFn {
     Barrier,
     Fence,
     Printf,
+    ToGlobal, ///< clang's __to_global (to_global() on a generic pointer)
+    ToLocal,
+    ToPrivate,
+    GetFence, ///< get_fence(const void*)
 };
 
 WorkItemFn classify(StringRef name) {
@@ -101,7 +105,18 @@ WorkItemFn classify(StringRef name) {
         {"printf", WorkItemFn::Printf},
     };
     auto it = names.find(std::string_view(name.data(), name.size()));
-    return it == names.end() ? WorkItemFn::None : it->second;
+    if (it != names.end())
+        return it->second;
+    // The generic address-space queries need the group's __local range and the stack.
+    if (name == "__to_global")
+        return WorkItemFn::ToGlobal;
+    if (name == "__to_local")
+        return WorkItemFn::ToLocal;
+    if (name == "__to_private")
+        return WorkItemFn::ToPrivate;
+    if (name.starts_with("_Z9get_fenceP"))
+        return WorkItemFn::GetFence;
+    return WorkItemFn::None;
 }
 
 WorkItemFn classifyCall(const Instruction& inst) {
@@ -148,6 +163,9 @@ struct Prologue {
     Value* numGroups[3]{};
     Value* groupId[3]{};
     Value* localMem = nullptr;
+    Value* localMemEnd = nullptr;
+    Value* stackLow = nullptr;
+    Value* stackHigh = nullptr;
     Value* printfCtx = nullptr;
     Value* groupItems = nullptr; ///< work-items in this group (localSize product)
 };
@@ -371,6 +389,9 @@ void WorkGroupBuilder::emitPrologue(IRBuilder<>& b, Argument* ctx) {
     field3(offsetof(WorkGroupContext, groupId), m_pro.groupId, "group_id");
     m_pro.localMem = field(offsetof(WorkGroupContext, localMem), m_ptr, "local_mem");
     m_pro.printfCtx = field(offsetof(WorkGroupContext, printfCtx), m_ptr, "printf_ctx");
+    m_pro.localMemEnd = field(offsetof(WorkGroupContext, localMemEnd), m_ptr, "local_mem_end");
+    m_pro.stackLow = field(offsetof(WorkGroupContext, stackLow), m_ptr, "stack_low");
+    m_pro.stackHigh = field(offsetof(WorkGroupContext, stackHigh), m_ptr, "stack_high");
     m_pro.groupItems = b.CreateMul(b.CreateMul(m_pro.localSize[0], m_pro.localSize[1]),
                                    m_pro.localSize[2], "group_items");
 }
@@ -423,6 +444,32 @@ Value* WorkGroupBuilder::lowerOne(CallInst* call, WorkItemFn kind) {
         return m_pro.workDim;
     case WorkItemFn::LocalLinearId:
         return linearValue(b);
+    case WorkItemFn::ToGlobal:
+    case WorkItemFn::ToLocal:
+    case WorkItemFn::ToPrivate:
+    case WorkItemFn::GetFence: {
+        // A generic pointer is a host address: __local blocks are one heap block per group
+        // ([localMem, localMemEnd)); private memory (allocas, per-work-item storage) lives in
+        // the frames between the thread's lowest stack address and the caller of W; anything
+        // else (buffers, program-scope variables) is global. Known gap: a by-value struct
+        // argument used in place (not copied to an alloca) sits in the runtime's heap block
+        // and so counts as global.
+        Value* p = b.CreatePtrToInt(call->getArgOperand(0), m_i64);
+        auto within = [&](Value* lo, Value* hi) {
+            return b.CreateAnd(b.CreateICmpUGE(p, b.CreatePtrToInt(lo, m_i64)),
+                               b.CreateICmpULT(p, b.CreatePtrToInt(hi, m_i64)));
+        };
+        Value* local = within(m_pro.localMem, m_pro.localMemEnd);
+        if (kind == WorkItemFn::GetFence) // CLK_LOCAL_MEM_FENCE or CLK_GLOBAL_MEM_FENCE
+            return b.CreateSelect(local, b.getInt32(1), b.getInt32(2));
+        Value* priv = within(m_pro.stackLow, m_pro.stackHigh);
+        Value* in = kind == WorkItemFn::ToLocal     ? local
+                    : kind == WorkItemFn::ToPrivate ? priv
+                                                    : b.CreateNot(b.CreateOr(local, priv));
+        auto* type = cast<PointerType>(call->getType());
+        return b.CreateSelect(in, b.CreateAddrSpaceCast(call->getArgOperand(0), type),
+                              ConstantPointerNull::get(type));
+    }
     case WorkItemFn::GlobalLinearId: {
         Value* z = globalMinusOffset(2);
         Value* y = globalMinusOffset(1);
@@ -449,7 +496,7 @@ void WorkGroupBuilder::lowerWorkItemCalls(Function& w) {
             continue;
         }
         Value* v = lowerOne(call, kind);
-        if (v->getType() != call->getType())
+        if (v->getType() != call->getType() && v->getType()->isIntegerTy())
             v = IRBuilder<>(call).CreateZExtOrTrunc(v, call->getType());
         call->replaceAllUsesWith(v);
         call->eraseFromParent();

@@ -83,6 +83,34 @@ template <class T> T fmed3(T a, T b, T c) {
 }
 
 /// Float to integer as the ISA converts: round toward zero, clamp to the range, NaN -> 0.
+/// v_div_fmas: a * b + c, and for the lanes v_div_scale flagged (`scaled`) scaled back by
+/// 2^+-`scale` (up when c is at least 2). Scaled lanes compute the fma and the scaling in the
+/// wider type `Wide`, then round once, so a quotient that lands in the denormal range is not
+/// rounded twice.
+template <class T, class Wide> T divFmas(T a, T b, T c, bool scaled, int scale) {
+    if (!scaled)
+        return std::fma(a, b, c);
+    return T(std::ldexp(std::fma(Wide(a), Wide(b), Wide(c)), std::fabs(c) >= T(2) ? scale : -scale));
+}
+
+/// v_div_fixup: the IEEE special cases of num / den around the quotient `q` that the fdiv
+/// expansion computed (NaN, 0/0, inf/inf, x/0, x/inf), and otherwise |q| with the sign of the
+/// division (q NaN: an overflowed division, infinity).
+template <class T> T divFixup(T q, T den, T num, T qnan) {
+    const T sign = std::signbit(den) != std::signbit(num) ? T(-1) : T(1);
+    if (std::isnan(den))
+        return den;
+    if (std::isnan(num))
+        return num;
+    if ((den == 0 && num == 0) || (std::isinf(den) && std::isinf(num)))
+        return qnan;
+    if (den == 0 || std::isinf(num))
+        return sign * std::numeric_limits<T>::infinity();
+    if (std::isinf(den) || num == 0)
+        return sign * T(0);
+    return std::isnan(q) ? sign * std::numeric_limits<T>::infinity() : sign * std::fabs(q);
+}
+
 template <class I, class F> I cvtSat(F x) {
     if (std::isnan(x)) return 0;
     if (x <= F(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
@@ -795,192 +823,61 @@ bool WaveExec::vcmp() {
 }
 
 bool WaveExec::valu() {
-    // Shorthands: unary/binary/ternary float and integer lane loops.
-#define F32_1(expr)                                                                                \
+    // Shorthands: unary/binary/ternary float and integer lane loops. LANE_OPn reads n
+    // operands through SRC as lanes of type T (x, y, z), stores CAST(expr) into BUF seen as
+    // R lanes (CAST empty: the implicit conversion) and writes them back with WR.
+#define LANE_OP1(T, SRC, R, BUF, CAST, WR, expr)                                                   \
     {                                                                                              \
-        const float *a = f32(0);                                                                   \
-        float *r = reinterpret_cast<float *>(res);                                                 \
+        const auto *a = SRC(0);                                                                    \
+        R *r = reinterpret_cast<R *>(BUF);                                                         \
         LANES {                                                                                    \
-            float x = a[l];                                                                        \
-            r[l] = (expr);                                                                         \
+            T x = T(a[l]);                                                                         \
+            r[l] = CAST(expr);                                                                     \
         }                                                                                          \
-        wrF32(r);                                                                                  \
+        WR(r);                                                                                     \
         return true;                                                                               \
     }
-#define F32_2(expr)                                                                                \
+#define LANE_OP2(T, SRC, R, BUF, CAST, WR, expr)                                                   \
     {                                                                                              \
-        const float *a = f32(0);                                                                   \
-        const float *b = f32(1);                                                                   \
-        float *r = reinterpret_cast<float *>(res);                                                 \
+        const auto *a = SRC(0);                                                                    \
+        const auto *b = SRC(1);                                                                    \
+        R *r = reinterpret_cast<R *>(BUF);                                                         \
         LANES {                                                                                    \
-            float x = a[l], y = b[l];                                                              \
-            r[l] = (expr);                                                                         \
+            T x = T(a[l]), y = T(b[l]);                                                            \
+            r[l] = CAST(expr);                                                                     \
         }                                                                                          \
-        wrF32(r);                                                                                  \
+        WR(r);                                                                                     \
         return true;                                                                               \
     }
-#define F32_3(expr)                                                                                \
+#define LANE_OP3(T, SRC, R, BUF, CAST, WR, expr)                                                   \
     {                                                                                              \
-        const float *a = f32(0);                                                                   \
-        const float *b = f32(1);                                                                   \
-        const float *c = f32(2);                                                                   \
-        float *r = reinterpret_cast<float *>(res);                                                 \
+        const auto *a = SRC(0);                                                                    \
+        const auto *b = SRC(1);                                                                    \
+        const auto *c = SRC(2);                                                                    \
+        R *r = reinterpret_cast<R *>(BUF);                                                         \
         LANES {                                                                                    \
-            float x = a[l], y = b[l], z = c[l];                                                    \
-            r[l] = (expr);                                                                         \
+            T x = T(a[l]), y = T(b[l]), z = T(c[l]);                                               \
+            r[l] = CAST(expr);                                                                     \
         }                                                                                          \
-        wrF32(r);                                                                                  \
+        WR(r);                                                                                     \
         return true;                                                                               \
     }
-#define F64_1(expr)                                                                                \
-    {                                                                                              \
-        const double *a = f64(0);                                                                  \
-        double *r = reinterpret_cast<double *>(res64);                                             \
-        LANES {                                                                                    \
-            double x = a[l];                                                                       \
-            r[l] = (expr);                                                                         \
-        }                                                                                          \
-        wrF64(r);                                                                                  \
-        return true;                                                                               \
-    }
-#define F64_2(expr)                                                                                \
-    {                                                                                              \
-        const double *a = f64(0);                                                                  \
-        const double *b = f64(1);                                                                  \
-        double *r = reinterpret_cast<double *>(res64);                                             \
-        LANES {                                                                                    \
-            double x = a[l], y = b[l];                                                             \
-            r[l] = (expr);                                                                         \
-        }                                                                                          \
-        wrF64(r);                                                                                  \
-        return true;                                                                               \
-    }
-#define F64_3(expr)                                                                                \
-    {                                                                                              \
-        const double *a = f64(0);                                                                  \
-        const double *b = f64(1);                                                                  \
-        const double *c = f64(2);                                                                  \
-        double *r = reinterpret_cast<double *>(res64);                                             \
-        LANES {                                                                                    \
-            double x = a[l], y = b[l], z = c[l];                                                   \
-            r[l] = (expr);                                                                         \
-        }                                                                                          \
-        wrF64(r);                                                                                  \
-        return true;                                                                               \
-    }
-#define F16_1(expr)                                                                                \
-    {                                                                                              \
-        const f16 *a = h16(0);                                                                     \
-        f16 *r = reinterpret_cast<f16 *>(res64);                                                   \
-        LANES {                                                                                    \
-            f16 x = a[l];                                                                          \
-            r[l] = f16(expr);                                                                      \
-        }                                                                                          \
-        wrF16(r);                                                                                  \
-        return true;                                                                               \
-    }
-#define F16_2(expr)                                                                                \
-    {                                                                                              \
-        const f16 *a = h16(0);                                                                     \
-        const f16 *b = h16(1);                                                                     \
-        f16 *r = reinterpret_cast<f16 *>(res64);                                                   \
-        LANES {                                                                                    \
-            f16 x = a[l], y = b[l];                                                                \
-            r[l] = f16(expr);                                                                      \
-        }                                                                                          \
-        wrF16(r);                                                                                  \
-        return true;                                                                               \
-    }
-#define F16_3(expr)                                                                                \
-    {                                                                                              \
-        const f16 *a = h16(0);                                                                     \
-        const f16 *b = h16(1);                                                                     \
-        const f16 *c = h16(2);                                                                     \
-        f16 *r = reinterpret_cast<f16 *>(res64);                                                   \
-        LANES {                                                                                    \
-            f16 x = a[l], y = b[l], z = c[l];                                                      \
-            r[l] = f16(expr);                                                                      \
-        }                                                                                          \
-        wrF16(r);                                                                                  \
-        return true;                                                                               \
-    }
-#define I32_1(expr)                                                                                \
-    {                                                                                              \
-        const uint32_t *a = src32(0);                                                              \
-        LANES {                                                                                    \
-            uint32_t x = a[l];                                                                     \
-            res[l] = (expr);                                                                       \
-        }                                                                                          \
-        wr32(res);                                                                                 \
-        return true;                                                                               \
-    }
-#define I32_2(expr)                                                                                \
-    {                                                                                              \
-        const uint32_t *a = src32(0);                                                              \
-        const uint32_t *b = src32(1);                                                              \
-        LANES {                                                                                    \
-            uint32_t x = a[l], y = b[l];                                                           \
-            res[l] = (expr);                                                                       \
-        }                                                                                          \
-        wr32(res);                                                                                 \
-        return true;                                                                               \
-    }
-#define I32_3(expr)                                                                                \
-    {                                                                                              \
-        const uint32_t *a = src32(0);                                                              \
-        const uint32_t *b = src32(1);                                                              \
-        const uint32_t *c = src32(2);                                                              \
-        LANES {                                                                                    \
-            uint32_t x = a[l], y = b[l], z = c[l];                                                 \
-            res[l] = (expr);                                                                       \
-        }                                                                                          \
-        wr32(res);                                                                                 \
-        return true;                                                                               \
-    }
-#define I16_2(expr)                                                                                \
-    {                                                                                              \
-        const uint32_t *a = src16(0);                                                              \
-        const uint32_t *b = src16(1);                                                              \
-        LANES {                                                                                    \
-            uint16_t x = uint16_t(a[l]), y = uint16_t(b[l]);                                       \
-            res[l] = uint16_t(expr);                                                               \
-        }                                                                                          \
-        wr16(res);                                                                                 \
-        return true;                                                                               \
-    }
-#define I16_3(expr)                                                                                \
-    {                                                                                              \
-        const uint32_t *a = src16(0);                                                              \
-        const uint32_t *b = src16(1);                                                              \
-        const uint32_t *c = src16(2);                                                              \
-        LANES {                                                                                    \
-            uint16_t x = uint16_t(a[l]), y = uint16_t(b[l]), z = uint16_t(c[l]);                   \
-            res[l] = uint16_t(expr);                                                               \
-        }                                                                                          \
-        wr16(res);                                                                                 \
-        return true;                                                                               \
-    }
-#define CVT_F32_TO(expr)                                                                           \
-    {                                                                                              \
-        const float *a = f32(0);                                                                   \
-        LANES {                                                                                    \
-            float x = a[l];                                                                        \
-            res[l] = (expr);                                                                       \
-        }                                                                                          \
-        wr32(res);                                                                                 \
-        return true;                                                                               \
-    }
-#define F32_FROM(expr)                                                                             \
-    {                                                                                              \
-        const uint32_t *a = src32(0);                                                              \
-        float *r = reinterpret_cast<float *>(res);                                                 \
-        LANES {                                                                                    \
-            uint32_t x = a[l];                                                                     \
-            r[l] = (expr);                                                                         \
-        }                                                                                          \
-        wrF32(r);                                                                                  \
-        return true;                                                                               \
-    }
+#define F32_1(expr) LANE_OP1(float, f32, float, res, , wrF32, expr)
+#define F32_2(expr) LANE_OP2(float, f32, float, res, , wrF32, expr)
+#define F32_3(expr) LANE_OP3(float, f32, float, res, , wrF32, expr)
+#define F64_1(expr) LANE_OP1(double, f64, double, res64, , wrF64, expr)
+#define F64_2(expr) LANE_OP2(double, f64, double, res64, , wrF64, expr)
+#define F64_3(expr) LANE_OP3(double, f64, double, res64, , wrF64, expr)
+#define F16_1(expr) LANE_OP1(f16, h16, f16, res64, f16, wrF16, expr)
+#define F16_2(expr) LANE_OP2(f16, h16, f16, res64, f16, wrF16, expr)
+#define F16_3(expr) LANE_OP3(f16, h16, f16, res64, f16, wrF16, expr)
+#define I32_1(expr) LANE_OP1(uint32_t, src32, uint32_t, res, , wr32, expr)
+#define I32_2(expr) LANE_OP2(uint32_t, src32, uint32_t, res, , wr32, expr)
+#define I32_3(expr) LANE_OP3(uint32_t, src32, uint32_t, res, , wr32, expr)
+#define I16_2(expr) LANE_OP2(uint16_t, src16, uint32_t, res, uint16_t, wr16, expr)
+#define I16_3(expr) LANE_OP3(uint16_t, src16, uint32_t, res, uint16_t, wr16, expr)
+#define CVT_F32_TO(expr) LANE_OP1(float, f32, uint32_t, res, , wr32, expr)
+#define F32_FROM(expr) LANE_OP1(uint32_t, src32, float, res, , wrF32, expr)
 
     // v_div_scale (model's scheme, self-consistent with v_div_fmas below; hardware-exact
     // only on the paths LLVM's fdiv expansion takes for normal operands):
@@ -1198,13 +1095,7 @@ bool WaveExec::valu() {
     case Op::v_cvt_rpi_i32_f32: CVT_F32_TO(U(cvtSat<I>(std::floor(x + 0.5f))))
     case Op::v_cvt_flr_i32_f32: CVT_F32_TO(U(cvtSat<I>(std::floor(x))))
     case Op::v_cvt_f16_f32: CVT_F32_TO(U(bc<uint16_t>(f16(x)))) // round to nearest even
-    case Op::v_cvt_f32_f16: {
-        const f16 *a = h16(0);
-        float *r = reinterpret_cast<float *>(res);
-        LANES r[l] = float(a[l]);
-        wrF32(r);
-        return true;
-    }
+    case Op::v_cvt_f32_f16: LANE_OP1(f16, h16, float, res, float, wrF32, x)
     case Op::v_cvt_pkrtz_f16_f32: {
         const float *a = f32(0);
         const float *b = f32(1);
@@ -1257,48 +1148,10 @@ bool WaveExec::valu() {
         F32_DIV_SCALE(float, 96, 126, 64, 23, 24)
     }
     case Op::v_div_fmas_f32: {
-        const float *a = f32(0);
-        const float *b = f32(1);
-        const float *c = f32(2);
-        uint64_t vccIn = w.vcc();
-        float *r = reinterpret_cast<float *>(res);
-        // Scaled lanes: fma and scaling in double, then one rounding to float, so a quotient
-        // that lands in the denormal range is not rounded twice.
-        LANES {
-            if ((vccIn >> l) & 1)
-                r[l] = float(std::ldexp(std::fma(double(a[l]), double(b[l]), double(c[l])),
-                                        std::fabs(c[l]) >= 2.0f ? 64 : -64));
-            else
-                r[l] = std::fma(a[l], b[l], c[l]);
-        }
-        wrF32(r);
-        return true;
+        const uint64_t vccIn = w.vcc();
+        F32_3((divFmas<float, double>(x, y, z, (vccIn >> l) & 1, 64)))
     }
-    case Op::v_div_fixup_f32: {
-        const float *a = f32(0);
-        const float *b = f32(1);
-        const float *c = f32(2);
-        float *r = reinterpret_cast<float *>(res);
-        LANES {
-            float q = a[l], den = b[l], num = c[l];
-            float sign = std::signbit(den) != std::signbit(num) ? -1.0f : 1.0f;
-            if (std::isnan(den))
-                r[l] = den;
-            else if (std::isnan(num))
-                r[l] = num;
-            else if ((den == 0 && num == 0) || (std::isinf(den) && std::isinf(num)))
-                r[l] = bc<float>(kQnanF32);
-            else if (den == 0 || std::isinf(num))
-                r[l] = sign * std::numeric_limits<float>::infinity();
-            else if (std::isinf(den) || num == 0)
-                r[l] = sign * 0.0f;
-            else
-                r[l] = std::isnan(q) ? sign * std::numeric_limits<float>::infinity()
-                                     : sign * std::fabs(q);
-        }
-        wrF32(r);
-        return true;
-    }
+    case Op::v_div_fixup_f32: F32_3(divFixup(x, y, z, bc<float>(kQnanF32)))
     // f64
     case Op::v_add_f64: F64_2(x + y)
     case Op::v_mul_f64: F64_2(x * y)
@@ -1336,34 +1189,10 @@ bool WaveExec::valu() {
         wrF64(r);
         return true;
     }
-    case Op::v_cvt_f64_f32: {
-        const float *a = f32(0);
-        double *r = reinterpret_cast<double *>(res64);
-        LANES r[l] = a[l];
-        wrF64(r);
-        return true;
-    }
-    case Op::v_cvt_f32_f64: {
-        const double *a = f64(0);
-        float *r = reinterpret_cast<float *>(res);
-        LANES r[l] = float(a[l]);
-        wrF32(r);
-        return true;
-    }
-    case Op::v_cvt_f64_i32: {
-        const uint32_t *a = src32(0);
-        double *r = reinterpret_cast<double *>(res64);
-        LANES r[l] = I(a[l]);
-        wrF64(r);
-        return true;
-    }
-    case Op::v_cvt_f64_u32: {
-        const uint32_t *a = src32(0);
-        double *r = reinterpret_cast<double *>(res64);
-        LANES r[l] = a[l];
-        wrF64(r);
-        return true;
-    }
+    case Op::v_cvt_f64_f32: LANE_OP1(float, f32, double, res64, , wrF64, x)
+    case Op::v_cvt_f32_f64: LANE_OP1(double, f64, float, res, float, wrF32, x)
+    case Op::v_cvt_f64_i32: LANE_OP1(uint32_t, src32, double, res64, , wrF64, I(x))
+    case Op::v_cvt_f64_u32: LANE_OP1(uint32_t, src32, double, res64, , wrF64, x)
     case Op::v_cvt_i32_f64: {
         const double *a = f64(0);
         LANES res[l] = U(cvtSat<I>(a[l]));
@@ -1380,47 +1209,10 @@ bool WaveExec::valu() {
         F32_DIV_SCALE(double, 768, 1022, 128, 53, 53)
     }
     case Op::v_div_fmas_f64: {
-        const double *a = f64(0);
-        const double *b = f64(1);
-        const double *c = f64(2);
-        uint64_t vccIn = w.vcc();
-        double *r = reinterpret_cast<double *>(res64);
-        LANES {
-            if ((vccIn >> l) & 1)
-                r[l] = double(
-                    std::ldexp(std::fma((long double)a[l], (long double)b[l], (long double)c[l]),
-                               std::fabs(c[l]) >= 2.0 ? 128 : -128));
-            else
-                r[l] = std::fma(a[l], b[l], c[l]);
-        }
-        wrF64(r);
-        return true;
+        const uint64_t vccIn = w.vcc();
+        F64_3((divFmas<double, long double>(x, y, z, (vccIn >> l) & 1, 128)))
     }
-    case Op::v_div_fixup_f64: {
-        const double *a = f64(0);
-        const double *b = f64(1);
-        const double *c = f64(2);
-        double *r = reinterpret_cast<double *>(res64);
-        LANES {
-            double q = a[l], den = b[l], num = c[l];
-            double sign = std::signbit(den) != std::signbit(num) ? -1.0 : 1.0;
-            if (std::isnan(den))
-                r[l] = den;
-            else if (std::isnan(num))
-                r[l] = num;
-            else if ((den == 0 && num == 0) || (std::isinf(den) && std::isinf(num)))
-                r[l] = std::numeric_limits<double>::quiet_NaN();
-            else if (den == 0 || std::isinf(num))
-                r[l] = sign * std::numeric_limits<double>::infinity();
-            else if (std::isinf(den) || num == 0)
-                r[l] = sign * 0.0;
-            else
-                r[l] = std::isnan(q) ? sign * std::numeric_limits<double>::infinity()
-                                     : sign * std::fabs(q);
-        }
-        wrF64(r);
-        return true;
-    }
+    case Op::v_div_fixup_f64: F64_3(divFixup(x, y, z, std::numeric_limits<double>::quiet_NaN()))
     case Op::v_trig_preop_f64: {
         const double *a = f64(0);
         const uint32_t *b = src32(1);
@@ -1516,20 +1308,8 @@ bool WaveExec::valu() {
         wrF16(r);
         return true;
     }
-    case Op::v_cvt_f16_u16: {
-        const uint32_t *a = src16(0);
-        f16 *r = reinterpret_cast<f16 *>(res64);
-        LANES r[l] = f16(float(uint16_t(a[l])));
-        wrF16(r);
-        return true;
-    }
-    case Op::v_cvt_f16_i16: {
-        const uint32_t *a = src16(0);
-        f16 *r = reinterpret_cast<f16 *>(res64);
-        LANES r[l] = f16(float(int16_t(a[l])));
-        wrF16(r);
-        return true;
-    }
+    case Op::v_cvt_f16_u16: LANE_OP1(uint32_t, src16, f16, res64, f16, wrF16, float(uint16_t(x)))
+    case Op::v_cvt_f16_i16: LANE_OP1(uint32_t, src16, f16, res64, f16, wrF16, float(int16_t(x)))
     case Op::v_cvt_u16_f16: {
         const f16 *a = h16(0);
         LANES res[l] = cvtSat<uint16_t>(float(a[l]));
@@ -1953,6 +1733,9 @@ bool WaveExec::valu() {
         return true;
     }
     return false;
+#undef LANE_OP1
+#undef LANE_OP2
+#undef LANE_OP3
 #undef F32_1
 #undef F32_2
 #undef F32_3
@@ -2412,7 +2195,29 @@ struct MemExec {
     uint8_t *priv(uint64_t off, int lane) {
         uint64_t base = w.sreg64(opnd::kFlatScr);
         uint64_t a = base + (off / 4) * 256 + uint64_t(lane) * 4 + (off & 3);
+        if (!inScratchSlot(a)) [[unlikely]] {
+            privateOverflow(off);
+            return nullptr;
+        }
         return host(a, 1);
+    }
+    /// Whether a private-memory address lies in this wave's scratch slot. The kernel prologue
+    /// folds the wave's offset into FLAT_SCRATCH or the private segment V#, so only the
+    /// absolute address tells.
+    bool inScratchSlot(uint64_t a) const {
+        const DispatchCtx &c = ex.m_ctx;
+        if (!c.scratchBase) return true;
+        return a - (c.scratchBase + uint64_t(w.scratchSlot) * c.scratchWaveBytes) <
+               c.scratchWaveBytes;
+    }
+    /// A private access outside the wave's scratch slot: a deep call chain or an out-of-bounds
+    /// private array. Hardware would fault or corrupt another wave's private memory.
+    void privateOverflow(uint64_t laneOffset) {
+        if (x.err.empty())
+            x.err = "private memory access at offset " + hex(laneOffset) +
+                    " beyond the work-item's " + std::to_string(ex.m_ctx.scratchWaveBytes / 64) +
+                    " bytes of scratch (call stack overflow, e.g. deep recursion, or a private "
+                    "array indexed out of bounds)";
     }
     uint8_t *host(uint64_t a, unsigned) {
         if (badHostAddress(a)) {
@@ -2536,6 +2341,7 @@ void MemExec::vmem() {
                     outOfRange = true;
                 if (!outOfRange) ptr[0] = host(b.base + soffset + offset + index * b.stride, bytes);
             } else {
+                // Swizzled: the private segment buffer (scratch).
                 contiguous = false;
                 for (unsigned k = 0; k < dwords; ++k) {
                     uint64_t off = offset + 4 * k;
@@ -2544,6 +2350,10 @@ void MemExec::vmem() {
                                    (off / b.elementSize) * b.elementSize) *
                                       b.indexStride +
                                   (index % b.indexStride) * b.elementSize + off % b.elementSize;
+                    if (!inScratchSlot(a2)) [[unlikely]] {
+                        privateOverflow(off);
+                        return;
+                    }
                     ptr[k] = host(a2, bytes < 4 ? bytes : 4);
                 }
             }

@@ -73,6 +73,7 @@ DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut)
                ((st.pgmRsrc1 >> 23) & 1) << 9;
     ctx.scratchSlots = st.tmpringSize & 0xfff;
     ctx.scratchWaveBytes = uint64_t((st.tmpringSize >> 12) & 0x1fff) * 1024;
+    ctx.scratchBase = st.scratchBase;
     const bool scratch = st.pgmRsrc2 & 1;
     static const bool traceEnv = [] {
         const char *e = std::getenv("DUET_GCN_TRACE");

@@ -50,6 +50,10 @@ struct DispatchState {
     std::array<uint32_t, 3> dim{}; ///< DISPATCH_DIRECT DIM_X/Y/Z (work-groups, or work-items when
                                    ///< the initiator's USE_THREAD_DIMENSIONS bit is set)
     uint32_t initiator = 0;        ///< COMPUTE_DISPATCH_INITIATOR
+    /// Not a PM4 register: the scratch memory the queue was given (on hardware the kernel
+    /// driver sets it per queue), WAVES slots of WAVESIZE each. With it the model stops any
+    /// private access outside the wave's own slot; 0 leaves private accesses unchecked.
+    uint64_t scratchBase = 0;
 };
 
 /// Instruction classes the statistics count.

@@ -31,6 +31,7 @@ struct DispatchCtx {
     uint32_t mode = 0;             ///< initial MODE register (FLOAT_MODE, DX10_CLAMP, IEEE)
     uint64_t scratchWaveBytes = 0; ///< TMPRING_SIZE.WAVESIZE in bytes
     unsigned scratchSlots = 0;     ///< TMPRING_SIZE.WAVES
+    uint64_t scratchBase = 0;      ///< DispatchState::scratchBase (0: unchecked)
     bool trace = false;
     uint64_t maxWaveInstructions = 0; ///< 0: unlimited
     std::atomic<bool> failed{false};

@@ -1,0 +1,209 @@
+// Math builtins that replace libclc's amdgcn ones where those break the OpenCL C full-profile
+// limits (§7.4) on a device that reports CL_FP_DENORM and correct IEEE special cases. Linked
+// ahead of libclc, whose definitions are weak, so these win for every width. Found by the
+// kernel suite on the GCN device (tests/kernels/math_test.cpp, kernels_math_gcn_test):
+// - float exp and exp2 return 0 where the result is a denormal (libclc clamps below
+//   ln(FLT_MIN) instead of scaling into the denormal range);
+// - float fmod, remainder and remquo flush denormal operands and results;
+// - float erfc is up to 58 ulp off near 8 (the limit is 16);
+// - tgamma of negative arguments is inf (float, large negative arguments) or wrong (double, everywhere
+//   including -0), because libclc computes exp(lgamma(|x|)) and then reflects in float range;
+// - double pow and powr get the C99/OpenCL special cases wrong (pow(1, inf) is inf).
+// Everything else stays libclc's.
+#include "builtins.h"
+
+// libclc's implementations behind its public names (weak, amdgcn--amdhsa.bc).
+double DUET_OVL __clc_pow(double, double);
+// The double overloads called below. Declared by hand: once this file defines a float
+// overload of a name, clang's lazily declared builtins no longer join that name's overload
+// set, and exp(double) would quietly resolve to exp(float) (or recurse, for erfc and fmod).
+double DUET_OVL exp(double);
+double DUET_OVL erfc(double);
+double DUET_OVL fmod(double, double);
+double DUET_OVL remainder(double, double);
+double DUET_OVL remquo(double, double, __private int*);
+
+// ---- exp and exp2 (float) ----
+// x = k*ln2 + r with |r| <= ln2/2, exp(r) by its Taylor series to r^7 (truncation below 0.1
+// ulp there), then one ldexp: it rounds once into the denormal range, and overflows to inf.
+DUET_INLINE float expReduced(float r) {
+    float p = 0x1.a01a02p-13f; // 1/7!
+    p = fma(p, r, 0x1.6c16c2p-10f); // 1/6!
+    p = fma(p, r, 0x1.111112p-7f);  // 1/5!
+    p = fma(p, r, 0x1.555556p-5f);  // 1/4!
+    p = fma(p, r, 0x1.555556p-3f);  // 1/3!
+    p = fma(p, r, 0.5f);
+    p = fma(p, r, 1.0f);
+    return fma(p, r, 1.0f);
+}
+
+DUET_CONST float exp(float x) {
+    if (isnan(x))
+        return x;
+    if (x > 0x1.62e430p+6f) // ln(FLT_MAX)
+        return INFINITY;
+    if (x < -0x1.9fe368p+6f) // ln(2^-150): below half the smallest denormal
+        return 0.0f;
+    const float ln2Hi = 0x1.62e430p-1f;
+    const float ln2Lo = (float)(0x1.62e42fefa39efp-1 - 0x1.62e430p-1);
+    float k = rint(x * 0x1.715476p+0f);
+    float r = fma(-k, ln2Hi, x); // exact: the difference fits in 24 bits
+    r = fma(-k, ln2Lo, r);
+    return __builtin_ldexpf(expReduced(r), (int)k);
+}
+
+DUET_CONST float exp2(float x) {
+    if (isnan(x))
+        return x;
+    if (x >= 128.0f)
+        return INFINITY;
+    if (x < -152.0f)
+        return 0.0f;
+    float k = rint(x);
+    float r = (x - k) * 0x1.62e430p-1f; // x - k is exact; the product's rounding costs < 0.5 ulp
+    return __builtin_ldexpf(expReduced(r), (int)k);
+}
+
+// ---- float functions computed in double ----
+// Every float is exact in double, and fmod/remainder/remquo results are exact in float too, so
+// libclc's double versions (which keep denormals and pass the double limits) answer exactly.
+DUET_CONST float fmod(float x, float y) { return (float)fmod((double)x, (double)y); }
+DUET_CONST float remainder(float x, float y) { return (float)remainder((double)x, (double)y); }
+DUET_INLINE float remquoFloat(float x, float y, __private int* quo) {
+    return (float)remquo((double)x, (double)y, quo);
+}
+DUET_CONST float erfc(float x) { return (float)erfc((double)x); }
+
+// ---- tgamma ----
+// Stirling's series for y >= 10 with the Bernoulli terms to B16 (remainder below 2^-60):
+// Gamma(y) = y^(y-1/2) e^-y sqrt(2 pi) e^c(y). Returned as two factors, h = y^(y/2-1/4) and
+// the rest, so that reflection can divide by Gamma(y) beyond DBL_MAX (y up to 200).
+DUET_INLINE double stirlingCorrection(double y) {
+    double z = 1.0 / y, z2 = z * z;
+    double c = -3617.0 / 122400.0;
+    c = fma(c, z2, 1.0 / 156.0);
+    c = fma(c, z2, -691.0 / 360360.0);
+    c = fma(c, z2, 1.0 / 1188.0);
+    c = fma(c, z2, -1.0 / 1680.0);
+    c = fma(c, z2, 1.0 / 1260.0);
+    c = fma(c, z2, -1.0 / 360.0);
+    c = fma(c, z2, 1.0 / 12.0);
+    return c * z;
+}
+
+// Gamma(x) = h * rest for 0 < x <= 200, returned as (h, rest). Below 10 the argument is shifted up,
+// Gamma(x) = Gamma(x + n) / (x (x+1) ... (x+n-1)); x + i is rounded, so the rounding errors are
+// carried separately (two-sum) and folded back to first order: through the digamma function
+// for Gamma(x + n), and through each factor for the product.
+DUET_INLINE double2 gammaSplit(double x) {
+    double y = x, prod = 1.0, err = 0.0, prodErr = 0.0;
+    while (y < 10.0) {
+        prod *= y;
+        prodErr += err / y;
+        double s = y + 1.0;
+        double bp = s - y, ap = s - bp;
+        err += (y - ap) + (1.0 - bp); // y + 1 == s + this, exactly
+        y = s;
+    }
+    double h = __clc_pow(y, 0.5 * y - 0.25); // the exponent is exact for y < 2^51
+    double digamma = log(y) - 0.5 / y - 1.0 / (12.0 * y * y);
+    double fix = 1.0 + (err * digamma - prodErr);
+    double rest = h * exp(-y) * (0x1.40d931ff62705p+1 * exp(stirlingCorrection(y))) * fix / prod;
+    return (double2)(h, rest);
+}
+
+DUET_CONST double tgamma(double x) {
+    if (isnan(x))
+        return x;
+    if (x == 0.0)
+        return copysign((double)INFINITY, x);
+    if (x > 0.0) {
+        if (x > 171.625)
+            return INFINITY;
+        double2 g = gammaSplit(x);
+        return g.x * g.y;
+    }
+    if (isinf(x) || rint(x) == x)
+        return NAN; // poles, and every double below -2^52 is an integer
+    double s = sinpi(x);
+    if (x < -200.0)
+        return copysign(0.0, s); // below DBL_TRUE_MIN even next to a pole; sign of sin(pi x)
+    if (x > -1.0) {
+        // Gamma(x) = Gamma(x + 1) / x: x + 1 rounds by at most 2^-54, where digamma is small.
+        // (Not a recursive call: recursion makes the AMDGPU backend use a dynamic stack.)
+        double2 g = gammaSplit(x + 1.0);
+        return g.x * g.y / x;
+    }
+    // Reflection: Gamma(x) = -pi / (x sin(pi x) Gamma(-x)); the division by h comes last, so
+    // only the final result underflows (once, into the denormals).
+    double2 g = gammaSplit(-x);
+    return ((-M_PI / (x * s)) / g.y) / g.x;
+}
+
+DUET_CONST float tgamma(float x) { return (float)tgamma((double)x); }
+
+// ---- pow and powr (double): the special cases of §7.5.1 / C99 F.9.4.4 first ----
+DUET_INLINE bool isOddInteger(double y) {
+    return fabs(y) < 0x1p53 && rint(y) == y && fmod(fabs(y), 2.0) == 1.0;
+}
+
+DUET_CONST double pow(double x, double y) {
+    if (y == 0.0 || x == 1.0)
+        return 1.0;
+    if (isnan(x) || isnan(y))
+        return x + y;
+    double ax = fabs(x);
+    if (isinf(y)) {
+        if (ax == 1.0)
+            return 1.0;
+        return (ax < 1.0) == (y < 0.0) ? INFINITY : 0.0;
+    }
+    bool odd = isOddInteger(y);
+    if (x == 0.0) {
+        if (y < 0.0)
+            return odd ? copysign((double)INFINITY, x) : INFINITY;
+        return odd ? x : 0.0;
+    }
+    if (isinf(x)) {
+        double r = y < 0.0 ? 0.0 : INFINITY;
+        return x < 0.0 && odd ? -r : r;
+    }
+    if (x < 0.0 && rint(y) != y)
+        return NAN;
+    return __clc_pow(x, y);
+}
+
+DUET_CONST double powr(double x, double y) {
+    if (isnan(x) || isnan(y) || x < 0.0)
+        return NAN;
+    if (x == 0.0) {
+        if (y == 0.0)
+            return NAN;
+        return y < 0.0 ? INFINITY : 0.0;
+    }
+    if (isinf(x)) {
+        if (y == 0.0)
+            return NAN;
+        return y < 0.0 ? 0.0 : INFINITY;
+    }
+    if (x == 1.0)
+        return isinf(y) ? NAN : 1.0;
+    if (y == 0.0)
+        return 1.0;
+    if (isinf(y))
+        return (x < 1.0) == (y < 0.0) ? INFINITY : 0.0;
+    return __clc_pow(x, y);
+}
+
+DUET_VEC_1(DUET_CONST, float, exp, float)
+DUET_VEC_1(DUET_CONST, float, exp2, float)
+DUET_VEC_1(DUET_CONST, float, erfc, float)
+DUET_VEC_1(DUET_CONST, float, tgamma, float)
+DUET_VEC_1(DUET_CONST, double, tgamma, double)
+DUET_VEC_2VV(DUET_CONST, float, fmod, float, float)
+DUET_VEC_2VV(DUET_CONST, float, remainder, float, float)
+DUET_VEC_2VV(DUET_CONST, double, pow, double, double)
+DUET_VEC_2VV(DUET_CONST, double, powr, double, double)
+DUET_OUT2(__private, remquo, float, int, remquoFloat)
+DUET_OUT2(__global, remquo, float, int, remquoFloat)
+DUET_OUT2(__local, remquo, float, int, remquoFloat)
