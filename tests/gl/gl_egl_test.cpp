@@ -688,6 +688,269 @@ TEST_CASE("GL textures: sRGB, depth, cube faces, renderbuffers and their errors"
     glDeleteTextures(4, tex);
 }
 
+namespace {
+
+/// A 2D texture or renderbuffer of one internal format, filled with `data` (renderbuffers by a
+/// blit from a texture of the same format), and read back through GL: glGetTexImage for
+/// textures, a framebuffer and glReadPixels for renderbuffers (what an application would do).
+struct GlSurface {
+    GLuint name = 0;
+    bool renderbuffer = false;
+    bool depth = false;
+    int w = 0, h = 0;
+    GLenum format = 0, type = 0;
+
+    GlSurface(bool rb, GLint internal, int width, int height, GLenum fmt, GLenum ty,
+              const void* data)
+        : renderbuffer(rb), depth(fmt == GL_DEPTH_COMPONENT), w(width), h(height), format(fmt),
+          type(ty) {
+        if (!rb) {
+            name = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, internal, w, h, fmt, ty, data);
+            return;
+        }
+        glGenRenderbuffers(1, &name);
+        glBindRenderbuffer(GL_RENDERBUFFER, name);
+        glRenderbufferStorage(GL_RENDERBUFFER, GLenum(internal), w, h);
+        glBindRenderbuffer(GL_RENDERBUFFER, 0);
+        if (!data)
+            return;
+        GLuint tex = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, internal, w, h, fmt, ty, data);
+        GLuint from = framebuffer(tex, false), to = framebuffer(name, true);
+        glBindFramebuffer(GL_READ_FRAMEBUFFER, from);
+        glBindFramebuffer(GL_DRAW_FRAMEBUFFER, to);
+        glBlitFramebuffer(0, 0, w, h, 0, 0, w, h,
+                          depth ? GL_DEPTH_BUFFER_BIT : GL_COLOR_BUFFER_BIT, GL_NEAREST);
+        glBindFramebuffer(GL_FRAMEBUFFER, 0);
+        GLuint fbs[] = {from, to};
+        glDeleteFramebuffers(2, fbs);
+        glDeleteTextures(1, &tex);
+        REQUIRE(glGetError() == GL_NO_ERROR);
+    }
+    ~GlSurface() {
+        if (renderbuffer)
+            glDeleteRenderbuffers(1, &name);
+        else
+            glDeleteTextures(1, &name);
+    }
+    GlSurface(const GlSurface&) = delete;
+    GlSurface& operator=(const GlSurface&) = delete;
+
+    GLuint framebuffer(GLuint object, bool isRenderbuffer) const {
+        GLuint fb = 0;
+        glGenFramebuffers(1, &fb);
+        glBindFramebuffer(GL_FRAMEBUFFER, fb);
+        GLenum attachment = depth ? GL_DEPTH_ATTACHMENT : GL_COLOR_ATTACHMENT0;
+        if (isRenderbuffer)
+            glFramebufferRenderbuffer(GL_FRAMEBUFFER, attachment, GL_RENDERBUFFER, object);
+        else
+            glFramebufferTexture2D(GL_FRAMEBUFFER, attachment, GL_TEXTURE_2D, object, 0);
+        if (depth) {
+            glDrawBuffer(GL_NONE);
+            glReadBuffer(GL_NONE);
+        }
+        REQUIRE(glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE);
+        glBindFramebuffer(GL_FRAMEBUFFER, 0);
+        return fb;
+    }
+
+    cl_mem share(cl_context context, cl_mem_flags flags, cl_int* err) const {
+        return renderbuffer ? clCreateFromGLRenderbuffer(context, flags, name, err)
+                            : clCreateFromGLTexture(context, flags, GL_TEXTURE_2D, 0, name, err);
+    }
+
+    template <typename T> std::vector<T> read(size_t components) const {
+        std::vector<T> out(size_t(w) * h * components);
+        glPixelStorei(GL_PACK_ALIGNMENT, 1);
+        if (renderbuffer) {
+            GLuint fb = framebuffer(name, true);
+            glBindFramebuffer(GL_READ_FRAMEBUFFER, fb);
+            glReadPixels(0, 0, w, h, format, type, out.data());
+            glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+            glDeleteFramebuffers(1, &fb);
+        } else {
+            glBindTexture(GL_TEXTURE_2D, name);
+            glGetTexImage(GL_TEXTURE_2D, 0, format, type, out.data());
+            glBindTexture(GL_TEXTURE_2D, 0);
+        }
+        REQUIRE(glGetError() == GL_NO_ERROR);
+        return out;
+    }
+};
+
+float srgbToLinear(float c) {
+    return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f);
+}
+float linearToSrgb(float c) {
+    return c <= 0.0031308f ? c * 12.92f : 1.055f * std::pow(c, 1.0f / 2.4f) - 0.055f;
+}
+
+} // namespace
+
+// What an application does with a shared texture or renderbuffer on whichever device the GL
+// context's CL context runs on (the suite runs again with DUET_DEVICES=gcn): a kernel samples
+// it with read_imagef and a sampler, writes another with write_imagef, and GL reads the
+// result once the objects are released.
+TEST_CASE("GL textures and renderbuffers: a kernel samples one and writes another",
+          "[gl][images]") {
+    Shared s;
+    cl_device_type devType = 0;
+    REQUIRE_CL(clGetDeviceInfo(s.device, CL_DEVICE_TYPE, sizeof devType, &devType, nullptr));
+    if (const char* which = std::getenv("DUET_DEVICES"); which && std::string(which) == "gcn")
+        REQUIRE(devType == CL_DEVICE_TYPE_GPU); // the GCN model, not the CPU device
+    INFO("device " << deviceString(s.device, CL_DEVICE_NAME));
+    cl_int err = CL_SUCCESS;
+    cl_program prog = buildProgram(s.context, s.device, R"(
+constant sampler_t kNormalized =
+    CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;
+// Colour: 1 - rgb with red and blue swapped (a channel order mix-up shows), alpha kept.
+kernel void invert(read_only image2d_t a, write_only image2d_t b, sampler_t s) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    float4 v = read_imagef(a, s, (float2)(p.x + 0.5f, p.y + 0.5f));
+    write_imagef(b, p, (float4)(1.0f - v.z, 1.0f - v.y, 1.0f - v.x, v.w));
+}
+kernel void invertDepth(read_only image2d_depth_t a, write_only image2d_depth_t b) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    float2 c = (float2)((p.x + 0.5f) / get_image_width(a), (p.y + 0.5f) / get_image_height(a));
+    write_imagef(b, p, 1.0f - read_imagef(a, kNormalized, c));
+})");
+    cl_kernel invert = clCreateKernel(prog, "invert", &err);
+    REQUIRE_CL(err);
+    cl_kernel invertDepth = clCreateKernel(prog, "invertDepth", &err);
+    REQUIRE_CL(err);
+    const cl_sampler_properties sprops[] = {CL_SAMPLER_NORMALIZED_COORDS, CL_FALSE,
+                                            CL_SAMPLER_ADDRESSING_MODE, CL_ADDRESS_CLAMP_TO_EDGE,
+                                            CL_SAMPLER_FILTER_MODE, CL_FILTER_NEAREST, 0};
+    cl_sampler sampler = clCreateSamplerWithProperties(s.context, sprops, &err);
+    REQUIRE_CL(err);
+    const int w = 8, h = 4, n = w * h;
+    size_t global[2] = {w, h};
+
+    // Shares src (read-only) and dst (write-only), checks their CL format, runs `k` on them
+    // (failing before the acquire and after the release, as the spec says), and leaves the
+    // result in dst for GL.
+    auto run = [&](const GlSurface& src, const GlSurface& dst, cl_kernel k,
+                   cl_channel_order order, cl_channel_type channelType) {
+        cl_mem in = src.share(s.context, CL_MEM_READ_ONLY, &err);
+        REQUIRE_CL(err);
+        cl_mem out = dst.share(s.context, CL_MEM_WRITE_ONLY, &err);
+        REQUIRE_CL(err);
+        for (cl_mem m : {in, out}) {
+            cl_image_format fmt{};
+            REQUIRE_CL(clGetImageInfo(m, CL_IMAGE_FORMAT, sizeof fmt, &fmt, nullptr));
+            CHECK(fmt.image_channel_order == order);
+            CHECK(fmt.image_channel_data_type == channelType);
+            cl_gl_object_type type = 0;
+            REQUIRE_CL(clGetGLObjectInfo(m, &type, nullptr));
+            CHECK(type == (src.renderbuffer ? CL_GL_OBJECT_RENDERBUFFER
+                                            : CL_GL_OBJECT_TEXTURE2D));
+        }
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof in, &in));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof out, &out));
+        if (k == invert)
+            REQUIRE_CL(clSetKernelArg(k, 2, sizeof sampler, &sampler));
+        CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global,
+                                                                  nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &in, 0, nullptr, nullptr));
+        // Only the source acquired is not enough either.
+        CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global,
+                                                                  nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &out, 0, nullptr, nullptr));
+        cl_mem both[2] = {in, out};
+        REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global, nullptr, 0, nullptr,
+                                          nullptr));
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 2, both, 0, nullptr, nullptr));
+        CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global,
+                                                                  nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(s.queue));
+        clReleaseMemObject(in);
+        clReleaseMemObject(out);
+    };
+
+    for (bool rb : {false, true}) {
+        INFO((rb ? "renderbuffers" : "textures"));
+        SECTION(std::string("RGBA8 ") + (rb ? "renderbuffers" : "textures")) {
+            std::vector<unsigned char> px(n * 4);
+            for (size_t i = 0; i < px.size(); ++i)
+                px[i] = (unsigned char)(i * 7 + 3);
+            GlSurface src(rb, GL_RGBA8, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+            GlSurface dst(rb, GL_RGBA8, w, h, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+            run(src, dst, invert, CL_RGBA, CL_UNORM_INT8);
+            std::vector<unsigned char> back = dst.read<unsigned char>(4);
+            for (int i = 0; i < n; ++i) {
+                INFO("texel " << i);
+                const unsigned char* p = &px[i * 4];
+                CHECK(int(back[i * 4 + 0]) == 255 - p[2]);
+                CHECK(int(back[i * 4 + 1]) == 255 - p[1]);
+                CHECK(int(back[i * 4 + 2]) == 255 - p[0]);
+                CHECK(int(back[i * 4 + 3]) == p[3]);
+            }
+        }
+        SECTION(std::string("RGBA32F ") + (rb ? "renderbuffers" : "textures")) {
+            std::vector<float> px(n * 4);
+            for (size_t i = 0; i < px.size(); ++i)
+                px[i] = float(int(i % 37) - 12) * 0.125f;
+            GlSurface src(rb, GL_RGBA32F, w, h, GL_RGBA, GL_FLOAT, px.data());
+            GlSurface dst(rb, GL_RGBA32F, w, h, GL_RGBA, GL_FLOAT, nullptr);
+            run(src, dst, invert, CL_RGBA, CL_FLOAT);
+            std::vector<float> back = dst.read<float>(4);
+            for (int i = 0; i < n; ++i) {
+                INFO("texel " << i);
+                const float* p = &px[i * 4];
+                CHECK(back[i * 4 + 0] == 1.0f - p[2]);
+                CHECK(back[i * 4 + 1] == 1.0f - p[1]);
+                CHECK(back[i * 4 + 2] == 1.0f - p[0]);
+                CHECK(back[i * 4 + 3] == p[3]);
+            }
+        }
+        for (GLint internal : {GL_DEPTH_COMPONENT32F, GL_DEPTH_COMPONENT24}) {
+            SECTION(std::string(internal == GL_DEPTH_COMPONENT24 ? "DEPTH24 " : "DEPTH32F ") +
+                    (rb ? "renderbuffers" : "textures")) {
+                std::vector<float> depth(n);
+                for (int i = 0; i < n; ++i)
+                    depth[i] = float((i * 13) % n) / float(n);
+                GlSurface src(rb, internal, w, h, GL_DEPTH_COMPONENT, GL_FLOAT, depth.data());
+                GlSurface dst(rb, internal, w, h, GL_DEPTH_COMPONENT, GL_FLOAT, nullptr);
+                run(src, dst, invertDepth, CL_DEPTH, CL_FLOAT);
+                std::vector<float> back = dst.read<float>(1);
+                // 24-bit depth is a unorm in GL: two rounding steps of 2^-24 each at most.
+                const double margin = internal == GL_DEPTH_COMPONENT24 ? 2.5 / 16777215.0 : 0.0;
+                for (int i = 0; i < n; ++i) {
+                    INFO("texel " << i);
+                    CHECK(back[i] == Approx(1.0 - depth[i]).margin(margin).epsilon(0));
+                }
+            }
+        }
+    }
+    // sRGB textures (renderbuffers would go through glReadPixels/blits, whose sRGB handling
+    // depends on GL_FRAMEBUFFER_SRGB): read_imagef linearises, write_imagef encodes.
+    SECTION("SRGB8_ALPHA8 textures") {
+        std::vector<unsigned char> px(n * 4);
+        for (size_t i = 0; i < px.size(); ++i)
+            px[i] = (unsigned char)(i * 29 + 5);
+        GlSurface src(false, GL_SRGB8_ALPHA8, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+        GlSurface dst(false, GL_SRGB8_ALPHA8, w, h, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+        run(src, dst, invert, CL_sRGBA, CL_UNORM_INT8);
+        std::vector<unsigned char> back = dst.read<unsigned char>(4);
+        auto expect = [](unsigned char b) {
+            float linear = 1.0f - srgbToLinear(float(b) / 255.0f);
+            return int(std::lround(linearToSrgb(linear) * 255.0f));
+        };
+        for (int i = 0; i < n; ++i) {
+            INFO("texel " << i);
+            const unsigned char* p = &px[i * 4];
+            // The spec's sRGB conversions allow some error: one step of 8 bits.
+            CHECK(std::abs(int(back[i * 4 + 0]) - expect(p[2])) <= 1);
+            CHECK(std::abs(int(back[i * 4 + 1]) - expect(p[1])) <= 1);
+            CHECK(std::abs(int(back[i * 4 + 2]) - expect(p[0])) <= 1);
+            CHECK(int(back[i * 4 + 3]) == p[3]); // alpha is linear
+        }
+    }
+    clReleaseSampler(sampler);
+    clReleaseKernel(invert);
+    clReleaseKernel(invertDepth);
+    clReleaseProgram(prog);
+}
+
 TEST_CASE("GL textures of every target and mip levels travel both ways", "[gl]") {
     Shared s;
     struct Case {

@@ -221,6 +221,34 @@ TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts 
         CHECK(strayBright <= bright / 100); // nothing drawn where no body is
         CHECK(brightness(image, 2, 2) < 20); // dark background in the corners
         CHECK(brightness(image, w - 3, h - 3) < 20);
+
+        if (platform == "Duet") {
+            // The same run on the GCN model (--device GCN): the bodies' step in GL buffers and
+            // the fog pass over GL's depth texture into an sRGB texture both run there, so the
+            // picture is the CPU device's up to float rounding.
+            std::string gcnPng = std::filesystem::absolute("nbody_gcn.png");
+            std::filesystem::remove(gcnPng);
+            CommandResult gcnRun = runCommand(
+                std::string(DUET_NBODY) + " --headless --frames " + std::to_string(frames) +
+                " --size 320x240 --no-overlay --set N=" + std::to_string(n) +
+                " --set dt=0.02 --set fog=1 --platform Duet --device GCN --screenshot " + gcnPng +
+                " --stats");
+            INFO(gcnRun.output);
+            REQUIRE(gcnRun.exitCode == 0);
+            CHECK(gcnRun.output.find("duet-nbody: OpenCL Duet / GCN gfx900") != std::string::npos);
+            CHECK(gcnRun.output.find("fog kernel") != std::string::npos);
+            duet::engine::Image gcn = duet::engine::readPng(gcnPng);
+            REQUIRE(gcn.width == w);
+            REQUIRE(gcn.height == h);
+            int differ = 0;
+            for (int y = 0; y < h; ++y)
+                for (int x = 0; x < w; ++x)
+                    for (int c = 0; c < 3; ++c)
+                        differ += std::abs(int(gcn.at(x, y)[c]) - int(image.at(x, y)[c])) > 8;
+            INFO("GCN vs CPU: " << differ << " channel values off by more than 8 (" << bright
+                                << " bright pixels)");
+            CHECK(differ <= bright / 50);
+        }
     }
 }
 

@@ -230,6 +230,32 @@ TEST_CASE("duet-simplegl runs headless and draws the mesh where the sine wave pu
         CHECK(lit > vertices * 3);      // not blank: 3x3 points
         CHECK(stray <= lit / 100);      // nothing drawn where no vertex is
         CHECK(offFlat >= lit / 5);      // and the heights are there: a flat grid would not pass
+
+        if (platform == "Duet") {
+            // The same run on the GCN model (--device GCN): its kernel fills the GL buffers, so
+            // the picture is the CPU device's up to float rounding of the sine (a vertex a
+            // pixel away at most).
+            std::string gcnPng = std::filesystem::absolute("simplegl_gcn.png");
+            std::filesystem::remove(gcnPng);
+            auto gcnRun = runCommand(
+                std::string(DUET_SIMPLEGL) + " --headless --frames " + std::to_string(frames) +
+                " --size 320x240 --no-overlay --set 'mesh width=40' --set 'mesh height=28'" +
+                " --set frequency=5 --set amplitude=0.8 --set speed=3 --set draw=points" +
+                " --set 'point size=3' --platform Duet --device GCN --screenshot " + gcnPng);
+            INFO(gcnRun.output);
+            REQUIRE(gcnRun.exitCode == 0);
+            CHECK(gcnRun.output.find("duet-simplegl: OpenCL Duet / GCN gfx900") !=
+                  std::string::npos);
+            duet::engine::Image gcn = duet::engine::readPng(gcnPng);
+            REQUIRE(gcn.width == w);
+            REQUIRE(gcn.height == h);
+            int differ = 0;
+            for (int y = 0; y < h; ++y)
+                for (int x = 0; x < w; ++x)
+                    differ += difference(gcn.at(x, y), image.at(x, y)) > 12;
+            INFO("GCN vs CPU: " << differ << " of " << lit << " lit pixels differ");
+            CHECK(differ <= lit / 100);
+        }
     }
 }
 
