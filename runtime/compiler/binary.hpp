@@ -36,7 +36,7 @@ enum : uint32_t {
     kDuetNoteTargetName = 4, ///< NUL-terminated string
     kDuetNoteOptions = 5,    ///< NUL-terminated string
 };
-inline constexpr uint32_t kDuetBinaryVersion = 1;
+inline constexpr uint32_t kDuetBinaryVersion = 2; ///< 2: GCN printf records (gcn_printf.cpp)
 
 /// Serialises a binary. Never fails.
 std::string writeProgramBinary(const ProgramBinary& binary);

@@ -143,6 +143,9 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
     if (gcn) {
         a.push_back("-target-cpu");
         a.push_back(target.cpuName.empty() ? "gfx900" : target.cpuName);
+        // printf stays a call, lowered by the finalizer (compiler/gcn_printf.cpp): clang's
+        // AMDGPU lowering would print every %s string that is not a literal as "???".
+        a.push_back("-fno-builtin-printf");
     }
     a.push_back(clStdFlag(o.clStd));
 

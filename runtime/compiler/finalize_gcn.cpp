@@ -3,10 +3,10 @@
 // object v5) -> reader + loader; -save-temps writes each kernel's .ll and disassembled .isa.
 #include "compiler/binary.hpp"
 #include "compiler/compiler.hpp"
+#include "compiler/gcn_printf.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 #include "devices/gcn/code_object.hpp"
-#include "devices/gcn/printf_buffer.hpp"
 
 #include <lld/Common/Driver.h>
 #include <llvm/ADT/SCCIterator.h>
@@ -19,7 +19,6 @@
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 #include <llvm/IR/LegacyPassManager.h>
-#include <llvm/IR/Operator.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/MCAsmInfo.h>
@@ -197,125 +196,14 @@ void defineImageAccessors(Module& m) {
 /// a builtin neither libclc nor Duet provides for GCN).
 std::string unresolvedFunctions(Module& m) {
     return undefinedSymbolReport(m, "the GCN device", [](StringRef name, std::string& out) {
-        // clang lowers OpenCL printf to __printf_alloc (defined by definePrintfAlloc); a
-        // printf call left over is one the lowering could not handle.
+        // lowerGcnPrintf turns every printf call into a record or an error; a printf left
+        // over is used some other way.
         if (name != "printf")
             return false;
-        out += "error: a printf call the AMDGPU printf lowering left in place (its format "
-               "is not a constant string?) cannot run on the GCN device\n";
+        out += "error: printf is used other than by calling it, which the GCN device cannot "
+               "do\n";
         return true;
     });
-}
-
-/// The printf lowering (in the front end, before Duet sees the module) copies a %s argument's
-/// characters into the record only when the string is a compile-time constant; any other
-/// string becomes "???". Finds such records (the "???" word at a %s argument's place) so the
-/// build log says why the output will differ from the CPU device's. A literal "???" argument
-/// looks the same: hence a warning, not an error.
-std::string nonConstantPrintfStrings(Module& m) {
-    NamedMDNode* fmts = m.getNamedMetadata("llvm.printf.fmts");
-    Function* alloc = m.getFunction("__printf_alloc");
-    if (!fmts || !alloc)
-        return {};
-    // id -> record offsets of its %s arguments, and the format for the message.
-    std::map<uint64_t, std::pair<std::vector<uint64_t>, std::string>> strings;
-    for (MDNode* n : fmts->operands()) {
-        auto* text = n->getNumOperands() ? dyn_cast<MDString>(n->getOperand(0)) : nullptr;
-        gcn::PrintfFormat f;
-        if (!text || !gcn::parsePrintfFormat(text->getString(), f).empty())
-            continue;
-        std::vector<uint64_t> offsets;
-        uint64_t at = 4;
-        size_t arg = 0;
-        const std::string& s = f.format;
-        for (size_t i = 0; i < s.size() && arg < f.argSizes.size(); ++i) {
-            if (s[i] != '%')
-                continue;
-            if (i + 1 < s.size() && s[i + 1] == '%') {
-                ++i;
-                continue;
-            }
-            size_t j = i + 1;
-            while (j < s.size() && !std::isalpha(static_cast<unsigned char>(s[j])))
-                ++j;
-            if (j < s.size() && s[j] == 's' && f.argSizes[arg] == 4)
-                offsets.push_back(at);
-            at += f.argSizes[arg++];
-            i = j;
-        }
-        if (!offsets.empty())
-            strings[f.id] = {offsets, s};
-    }
-    if (strings.empty())
-        return {};
-    std::string out;
-    for (User* u : alloc->users()) {
-        auto* call = dyn_cast<CallInst>(u);
-        if (!call)
-            continue;
-        std::map<uint64_t, Value*> stored; // record offset -> stored value
-        std::vector<std::pair<Value*, uint64_t>> work{{call, 0}};
-        while (!work.empty()) {
-            auto [v, base] = work.back();
-            work.pop_back();
-            for (User* w : v->users()) {
-                if (auto* st = dyn_cast<StoreInst>(w); st && st->getPointerOperand() == v) {
-                    stored[base] = st->getValueOperand();
-                } else if (auto* gep = dyn_cast<GEPOperator>(w)) {
-                    APInt off(64, 0);
-                    if (gep->accumulateConstantOffset(m.getDataLayout(), off))
-                        work.push_back({gep, base + off.getZExtValue()});
-                } else if (isa<BitCastOperator>(w)) {
-                    work.push_back({w, base});
-                }
-            }
-        }
-        auto* id = stored.count(0) ? dyn_cast<ConstantInt>(stored[0]) : nullptr;
-        auto s = id ? strings.find(id->getZExtValue()) : strings.end();
-        if (s == strings.end())
-            continue;
-        for (uint64_t off : s->second.first) {
-            auto* word = stored.count(off) ? dyn_cast<ConstantInt>(stored[off]) : nullptr;
-            if (word && word->getZExtValue() == 0x003f3f3f) {
-                out += "warning: printf(\"" + s->second.second + "\"): a %s argument that is "
-                       "not a string literal prints as \"???\" on the GCN device (AMDGPU's "
-                       "printf lowering copies only constant strings)\n";
-                break;
-            }
-        }
-    }
-    return out;
-}
-
-/// Defines `__printf_alloc(i32 bytes)`, which clang's AMDGPU printf lowering calls for each
-/// printf record: it reserves `bytes` in the buffer the runtime passes as hidden_printf_buffer
-/// (layout in devices/gcn/printf_buffer.hpp) and returns null when they do not fit. The offset
-/// advances even then, so the runtime sees how much output was lost.
-void definePrintfAlloc(Module& m) {
-    Function* f = m.getFunction("__printf_alloc");
-    LLVMContext& c = m.getContext();
-    PointerType* global = PointerType::get(c, 1);
-    if (!f || !f->isDeclaration() || f->getReturnType() != global || f->arg_size() != 1 ||
-        !f->getArg(0)->getType()->isIntegerTy(32))
-        return; // absent, or not the lowering's signature: reported as undefined
-    f->setLinkage(GlobalValue::InternalLinkage);
-    f->addFnAttr(Attribute::AlwaysInline);
-    f->addFnAttr(Attribute::NoUnwind);
-    IRBuilder<> b(BasicBlock::Create(c, "entry", f));
-    Value* implicit = b.CreateIntrinsic(Intrinsic::amdgcn_implicitarg_ptr, {}, {});
-    Value* slot =
-        b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), implicit, gcn::kImplicitPrintfBufferOffset);
-    LoadInst* buffer = b.CreateAlignedLoad(global, slot, Align(8), "printf.buffer");
-    buffer->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(c, {}));
-    Value* bytes = b.CreateZExt(f->getArg(0), b.getInt64Ty());
-    Value* old = b.CreateAtomicRMW(AtomicRMWInst::Add, buffer, bytes, MaybeAlign(8),
-                                   AtomicOrdering::Monotonic, c.getOrInsertSyncScopeID("agent"));
-    Value* capacity = b.CreateAlignedLoad(
-        b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), buffer, 8), Align(8));
-    Value* fits = b.CreateICmpULE(b.CreateAdd(old, bytes), capacity);
-    Value* record = b.CreateInBoundsGEP(
-        b.getInt8Ty(), buffer, b.CreateAdd(old, b.getInt64(gcn::kPrintfHeaderBytes)));
-    b.CreateRet(b.CreateSelect(fits, record, ConstantPointerNull::get(global)));
 }
 
 /// Defines what clang calls for OpenCL C 2.0+ generic pointers and no library provides for
@@ -738,8 +626,8 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
             return failure(log + diagnostics + error);
         trapMissingNamedOverloads(*m);
     }
-    log += nonConstantPrintfStrings(*m);
-    definePrintfAlloc(*m);
+    if (std::string errors = lowerGcnPrintf(*m); !errors.empty())
+        return failure(log + errors);
     if (std::string missing = unresolvedFunctions(*m); !missing.empty())
         return failure(log + missing);
 

@@ -32,7 +32,9 @@ TEST_CASE("contexts are created from devices or types and validate their input",
     CHECK(back[1] == cl_context_properties(p));
     clReleaseContext(c);
 
-    c = clCreateContextFromType(props, CL_DEVICE_TYPE_CPU, nullptr, nullptr, &err);
+    cl_device_type type = 0;
+    REQUIRE_CL(clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, nullptr));
+    c = clCreateContextFromType(props, type, nullptr, nullptr, &err);
     CHECK(err == CL_SUCCESS);
     clReleaseContext(c);
 

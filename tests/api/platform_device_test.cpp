@@ -23,7 +23,7 @@ TEST_CASE("the platform is Duet and its queries are well formed", "[api][platfor
     CHECK_CL_ERR(CL_INVALID_VALUE, clGetPlatformIDs(0, nullptr, nullptr));
 }
 
-TEST_CASE("device lookup by type and bad arguments", "[api][device]") {
+TEST_CASE("device lookup by type and bad arguments", "[api][device][cpu]") {
     cl_platform_id p = platformUnderTest();
     cl_uint n = 0;
     REQUIRE_CL(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n));
@@ -107,7 +107,7 @@ TEST_CASE("every OpenCL 3.0 device query is answered", "[api][device]") {
                                                     CL_DEVICE_NAME, 0, nullptr, nullptr));
 }
 
-TEST_CASE("device answers are truthful for the host CPU", "[api][device]") {
+TEST_CASE("device answers are truthful for the host CPU", "[api][device][cpu]") {
     cl_device_id d = defaultDevice();
     cl_device_type type;
     REQUIRE_CL(clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, nullptr));

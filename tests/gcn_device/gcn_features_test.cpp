@@ -302,33 +302,114 @@ __kernel void k(__global int* g, __global int* out) {
     CHECK(results[1] == results[0]);
 }
 
-TEST_CASE("printf of a string that is not a literal is flagged in the GCN build log",
+TEST_CASE("printf %s prints strings from every address space on the GCN device",
           "[gcn][printf]") {
-    const cl_device_id gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    // Strings known only at run time: an indexed __constant table, a __global buffer, __local
+    // and private arrays, with width, precision and an empty string; vectors and a long after
+    // a string (the record's later arguments move with the string's length).
     const std::string src = R"CL(
-__constant char names[2][4] = {"one", "two"};
-__kernel void p(__global int* r) {
+__constant char names[3][8] = {"one", "two", "three"};
+__kernel void p(__global const char* text, __global int* r) {
+    __local char shared[8];
     int i = (int)get_global_id(0);
-    printf("%s|%s|%d\n", names[i & 1], "lit", i);
-    r[i] = i;
+    char mine[8] = {'i', 't', 'e', 'm', (char)('0' + i), 0, 0, 0};
+    if (get_local_id(0) == 0) {
+        shared[0] = 'l'; shared[1] = 'd'; shared[2] = 's'; shared[3] = 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    r[i] = printf("%s|%s|%s|%s|%-7s|%.3s|%s|%v2d|%ld\n", names[i % 3], text + 2 * i, shared,
+                  mine, names[(i + 1) % 3], mine, text + 8, (int2)(i, -i), (long)i << 33);
 }
 )CL";
-    OnDevice on(gpu, src);
-    const std::string log = buildLog(on.program, gpu);
-    INFO(log);
-    CHECK(log.find("warning: printf(\"%s|%s|%d\n\"): a %s argument that is not a string literal "
-                   "prints as \"???\"") != std::string::npos);
+    const char text[] = "aabbccdd";
+    auto run = [&](cl_device_id d, std::vector<int>& result) {
+        OnDevice on(d, src);
+        cl_kernel k = on.kernel("p");
+        cl_mem t = on.buffer(sizeof text, text);
+        cl_mem out = on.buffer(sizeof(int) * 4);
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof t, &t));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof out, &out));
+        std::string printedText = captureStdout([&] { on.run(k, 4, 2); });
+        result = on.read<int>(out, 4);
+        clReleaseMemObject(t);
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+        CHECK(buildLog(on.program, d).find("???") == std::string::npos);
+        return printedText;
+    };
+    std::vector<int> onCpuResult, onGcnResult;
+    const std::string onCpu = run(cpu, onCpuResult), onGcn = run(gpu, onGcnResult);
+    INFO("CPU printed:\n" << onCpu << "GCN printed:\n" << onGcn);
+    CHECK(sortedLines(onGcn) == std::vector<std::string>{
+                                    "one|aabbccdd|lds|item0|two    |ite||0,0|0",
+                                    "one|dd|lds|item3|two    |ite||3,-3|25769803776",
+                                    "three|ccdd|lds|item2|one    |ite||2,-2|17179869184",
+                                    "two|bbccdd|lds|item1|three  |ite||1,-1|8589934592"});
+    CHECK(sortedLines(onGcn) == sortedLines(onCpu));
+    CHECK(onGcnResult == std::vector<int>{0, 0, 0, 0}); // printf's result: success
+}
+
+TEST_CASE("printf on the GCN device: a null %s, a long string, a full buffer's -1",
+          "[gcn][printf]") {
+    const cl_device_id gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    // A 5000-character private string runs through the copy loop; null prints "(null)" as
+    // on the CPU device.
+    const std::string src = R"CL(
+__kernel void p(__global int* r) {
+    char big[5001];
+    for (int n = 0; n < 5000; ++n)
+        big[n] = (char)('a' + n % 26);
+    big[5000] = 0;
+    __global const char* none = (__global const char*)0;
+    r[0] = printf("[%s][%s]\n", none, big);
+}
+)CL";
+    std::string expected = "[(null)][";
+    for (int n = 0; n < 5000; ++n)
+        expected += char('a' + n % 26);
+    expected += "]\n";
+    CHECK(printed(gpu, src, 1) == expected);
+
+    // Records past the buffer's end are dropped and their printf returns -1.
+    const std::string full = R"CL(
+__kernel void p(__global int* r) {
+    int i = (int)get_global_id(0);
+    r[i] = printf("%s %d\n", "0123456789012345678901234567890123456789", i);
+}
+)CL";
+    const size_t n = 32768; // 52-byte records: 1.6 MiB, beyond the 1 MiB buffer
+    OnDevice on(gpu, full);
     cl_kernel k = on.kernel("p");
-    cl_mem out = on.buffer(sizeof(int) * 2);
+    cl_mem out = on.buffer(sizeof(int) * n);
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
-    std::string text = captureStdout([&] { on.run(k, 2); });
-    CHECK(sortedLines(text) == std::vector<std::string>{"???|lit|0", "???|lit|1"});
+    std::string text;
+    std::string err = captureFd(2, [&] { text = captureStdout([&] { on.run(k, n, 256); }); });
+    CHECK(err.find("overflowed") != std::string::npos);
+    const std::vector<int> r = on.read<int>(out, n);
+    const size_t ok = size_t(std::count(r.begin(), r.end(), 0));
+    CHECK(ok == (1u << 20) / 52);
+    CHECK(size_t(std::count(r.begin(), r.end(), -1)) == n - ok);
+    CHECK(sortedLines(text).size() == ok);
     clReleaseMemObject(out);
     clReleaseKernel(k);
+}
 
-    // Literal strings only: no warning.
-    OnDevice plain(gpu, "__kernel void p(__global int* r) { printf(\"%s\\n\", \"fine\"); }");
-    CHECK(buildLog(plain.program, gpu).find("???") == std::string::npos);
+TEST_CASE("printf whose format is not a constant string is a GCN build error", "[gcn][printf]") {
+    const cl_device_id gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    cl_int e = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &gpu, nullptr, nullptr, &e);
+    REQUIRE_CL(e);
+    const char* src = "__constant char f[2][4] = {\"%d\\n\", \"%x\\n\"};\n"
+                      "__kernel void p(__global int* r) { printf(f[r[0] & 1], r[1]); }\n";
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &src, nullptr, &e);
+    REQUIRE_CL(e);
+    CHECK(clBuildProgram(prog, 1, &gpu, "", nullptr, nullptr) == CL_BUILD_PROGRAM_FAILURE);
+    const std::string log = buildLog(prog, gpu);
+    INFO(log);
+    CHECK(log.find("printf: the format is not a constant string") != std::string::npos);
+    clReleaseProgram(prog);
+    clReleaseContext(ctx);
 }
 
 TEST_CASE("OpenCL C 3.0 pointer builtins on generic pointers on the GCN device",

@@ -8,6 +8,7 @@
 #include <llvm/Support/MemoryBuffer.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 
@@ -161,21 +162,35 @@ std::string parsePrintfFormat(std::string_view text, PrintfFormat& out) {
             return "an argument size is missing or not a size";
         out.recordBytes += size;
     }
-    // The lowering writes a newline as the two characters '\\' 'n' and ':' (the field
-    // separator) as "\\72"; nothing else is escaped, not even '\\'.
-    out.format.clear();
-    for (size_t i = 0; i < text.size(); ++i) {
-        if (text.substr(i, 2) == "\\n") {
-            out.format.push_back('\n');
-            ++i;
-        } else if (text.substr(i, 3) == "\\72") {
-            out.format.push_back(':');
-            i += 2;
-        } else {
-            out.format.push_back(text[i]);
-        }
-    }
+    // The rest is the format, verbatim (Duet's printf lowering escapes nothing).
+    out.format.assign(text.begin(), text.end());
     return {};
+}
+
+std::vector<PrintfConversion> printfConversions(std::string_view f) {
+    std::vector<PrintfConversion> out;
+    for (size_t i = 0; i < f.size(); ++i) {
+        if (f[i] != '%')
+            continue;
+        if (i + 1 < f.size() && f[i + 1] == '%') {
+            ++i;
+            continue;
+        }
+        unsigned vector = 1;
+        size_t j = i + 1;
+        while (j < f.size() && !std::isalpha(static_cast<unsigned char>(f[j])))
+            ++j; // flags, width, precision
+        if (j < f.size() && f[j] == 'v') {
+            vector = 0;
+            for (++j; j < f.size() && std::isdigit(static_cast<unsigned char>(f[j])); ++j)
+                vector = vector * 10 + unsigned(f[j] - '0');
+        }
+        while (j < f.size() && (f[j] == 'h' || f[j] == 'l'))
+            ++j; // length modifiers
+        out.push_back({j < f.size() ? f[j] : '\0', vector});
+        i = j;
+    }
+    return out;
 }
 
 ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {

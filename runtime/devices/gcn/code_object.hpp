@@ -82,14 +82,25 @@ struct KernelInfo {
     bool dynamicStack = false;
 };
 
-/// One `amdhsa.printf` entry, "id:argc:size0:...:sizeN-1:format" (AMDGPU's printf lowering): a
-/// buffer record is the 32-bit id, then each argument's bytes packed in order.
+/// One `amdhsa.printf` entry, "id:argc:size0:...:sizeN-1:format" (written by Duet's printf
+/// lowering, compiler/gcn_printf.cpp; the record layout is in devices/gcn/printf_buffer.hpp).
 struct PrintfFormat {
     uint32_t id = 0;
-    std::vector<uint32_t> argSizes;
-    std::string format;       ///< with the lowering's "\\n" escapes turned back into newlines
-    uint32_t recordBytes = 0; ///< 4 + the argument sizes
+    std::vector<uint32_t> argSizes; ///< a %s argument's is 4: its length word
+    std::string format;
+    uint32_t recordBytes = 0; ///< 4 + the argument sizes: the least a record takes
 };
+
+/// One conversion of a printf format, in argument order: its letter ('d', 'f', 's', ...) and
+/// vector length (1 for scalars, from "%v4f"). "%%" is not a conversion.
+struct PrintfConversion {
+    char letter;
+    unsigned vector;
+};
+
+/// The conversions of `format`; the finalizer and the decoder agree through it on which
+/// arguments are strings.
+std::vector<PrintfConversion> printfConversions(std::string_view format);
 
 /// Parses one `amdhsa.printf` string; returns an empty string on success, or why not.
 std::string parsePrintfFormat(std::string_view text, PrintfFormat& out);

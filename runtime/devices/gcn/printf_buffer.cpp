@@ -11,44 +11,6 @@
 #include <vector>
 
 namespace duet::gcn {
-namespace {
-
-/// The conversions of a format, in argument order: the letter and the vector length (1 for
-/// scalars). The lowering packs a %s argument's characters into the record; the formatter
-/// wants a pointer, so the decoder needs to know which arguments are strings.
-struct Conversion {
-    char letter;
-    unsigned vector;
-};
-
-std::vector<Conversion> conversions(const std::string& f) {
-    std::vector<Conversion> out;
-    for (size_t i = 0; i < f.size(); ++i) {
-        if (f[i] != '%')
-            continue;
-        if (i + 1 < f.size() && f[i + 1] == '%') {
-            ++i;
-            continue;
-        }
-        unsigned vector = 1;
-        size_t j = i + 1;
-        while (j < f.size() && !std::isalpha(static_cast<unsigned char>(f[j])))
-            ++j; // flags, width, precision
-        if (j < f.size() && f[j] == 'v') {
-            vector = 0;
-            for (++j; j < f.size() && std::isdigit(static_cast<unsigned char>(f[j])); ++j)
-                vector = vector * 10 + unsigned(f[j] - '0');
-        }
-        while (j < f.size() && (f[j] == 'h' || f[j] == 'l'))
-            ++j; // length modifiers
-        out.push_back({j < f.size() ? f[j] : '\0', vector});
-        i = j;
-    }
-    return out;
-}
-
-} // namespace
-
 void initPrintfBuffer(unsigned char* buffer, uint64_t capacity) {
     const uint64_t zero = 0;
     std::memcpy(buffer, &zero, 8);
@@ -81,7 +43,7 @@ PrintfOutput drainPrintfBuffer(unsigned char* buffer, std::span<const PrintfForm
         }
         if (p + f->recordBytes > used)
             break;
-        const std::vector<Conversion> convs = conversions(f->format);
+        const std::vector<PrintfConversion> convs = printfConversions(f->format);
         if (convs.size() != f->argSizes.size()) {
             out.error = "printf format \"" + f->format + "\" has " +
                         std::to_string(convs.size()) + " conversions but the record has " +
@@ -92,15 +54,29 @@ PrintfOutput drainPrintfBuffer(unsigned char* buffer, std::span<const PrintfForm
         layout.clear();
         strings.clear();
         uint64_t at = p + 4;
-        for (size_t i = 0; i < convs.size(); ++i) {
-            const unsigned char* arg = data + at;
+        bool torn = false;
+        for (size_t i = 0; i < convs.size() && !torn; ++i) {
             const uint32_t size = f->argSizes[i];
+            if (at + size > used) {
+                torn = true;
+                break;
+            }
+            const unsigned char* arg = data + at;
             at += size;
             layout.push_back(uint32_t(args.size()));
-            if (convs[i].letter == 's' && convs[i].vector == 1) {
-                const auto* chars = reinterpret_cast<const char*>(arg);
-                strings.emplace_back(chars, strnlen(chars, size));
-                const char* s = strings.back().c_str();
+            if (convs[i].letter == 's' && convs[i].vector == 1 && size == 4) {
+                uint32_t length;
+                std::memcpy(&length, arg, 4);
+                const char* s = nullptr;
+                if (length != kPrintfNullString) {
+                    if (length > kPrintfMaxString || at + length > used) {
+                        torn = true;
+                        break;
+                    }
+                    strings.emplace_back(reinterpret_cast<const char*>(data + at), length);
+                    s = strings.back().c_str();
+                    at += (uint64_t(length) + 3) & ~uint64_t(3);
+                }
                 args.insert(args.end(), reinterpret_cast<const char*>(&s),
                             reinterpret_cast<const char*>(&s) + sizeof s);
                 layout.push_back(sizeof s);
@@ -109,13 +85,19 @@ PrintfOutput drainPrintfBuffer(unsigned char* buffer, std::span<const PrintfForm
             args.insert(args.end(), arg, arg + size); // a 3-vector as 4, as the formatter expects
             layout.push_back(size);
         }
+        if (torn) {
+            out.error = "a printf record of format \"" + f->format + "\" runs past the data the "
+                        "kernel wrote";
+            break;
+        }
+        at = (at + 3) & ~uint64_t(3);
         if (!duet::rt::formatOpenClPrintf(f->format.c_str(), args.data(), layout.data(),
                                           uint32_t(convs.size()), out.text)) {
             out.error = "printf format \"" + f->format + "\" is malformed";
             break;
         }
         ++out.records;
-        p += f->recordBytes;
+        p = at;
     }
     if (offset > capacity)
         out.lostBytes = offset - p;

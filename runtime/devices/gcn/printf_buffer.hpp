@@ -1,6 +1,13 @@
-// The GCN device's printf buffer: what the kernel's __printf_alloc (finalize_gcn.cpp) writes
-// into, and the decoder that turns its records into text with the CPU device's formatter.
+// The GCN device's printf buffer: what the kernel's printf records (compiler/gcn_printf.cpp)
+// are written into, and the decoder that turns them into text with the CPU device's formatter.
 // No LLVM headers.
+//
+// A record: the format's id (u32, never 0), then each argument in order, packed with no
+// padding: a scalar or vector at its in-memory size (a 3-vector as 4 elements, a pointer as a
+// 64-bit flat address); a %s string as a u32 length (0xffffffff for a null pointer) followed by
+// that many characters, padded to a multiple of 4. A record's size is a multiple of 4. Each
+// format is listed in the code object's `amdhsa.printf` as "id:argument count:sizes:format",
+// where a string's size is 4 (its length word).
 #pragma once
 
 #include "devices/gcn/code_object.hpp"
@@ -9,15 +16,21 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace duet::gcn {
 
-/// Buffer layout, shared with the __printf_alloc the finalizer defines: a 64-bit offset the
+/// Buffer layout, shared with the __printf_alloc the compiler defines: a 64-bit offset the
 /// kernel advances atomically for every record (also for those that do not fit, so overflow is
 /// visible), the 64-bit data capacity, then the records.
 inline constexpr size_t kPrintfHeaderBytes = 16;
 /// Where code object v5 puts hidden_printf_buffer, from the implicit-argument pointer.
 inline constexpr uint32_t kImplicitPrintfBufferOffset = 72;
+/// The length word of a %s argument whose pointer was null (printed "(null)").
+inline constexpr uint32_t kPrintfNullString = 0xffffffffu;
+/// The longest string a %s argument copies (a longer one, or one with no terminator, is cut).
+inline constexpr uint32_t kPrintfMaxString = 64 * 1024;
 
 /// Zeroes the header and sets the capacity: `buffer` holds kPrintfHeaderBytes + `capacity`
 /// bytes whose data part is zero.
