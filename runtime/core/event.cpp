@@ -38,6 +38,8 @@ void Event::setStatus(cl_int status) {
                 m_times[2] = t;
             if (!m_times[1])
                 m_times[1] = m_times[2];
+            if (m_deviceNs && status == CL_COMPLETE)
+                m_times[3] = m_times[4] = m_times[2] + m_deviceNs;
         }
         m_status.store(status, std::memory_order_release);
         // Callbacks registered for a state run once the event reaches or passes it; errors

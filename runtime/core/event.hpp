@@ -40,6 +40,10 @@ public:
     /// Profiling time for CL_PROFILING_COMMAND_QUEUED..COMPLETE (index 0..4).
     cl_ulong profile(int index) const { return m_times[index]; }
     void setProfile(int index, cl_ulong t) { m_times[index] = t; }
+    /// For a device that models its execution time (the GCN software model): the command took
+    /// `ns` on the modelled device, so CL_PROFILING_COMMAND_END and _COMPLETE become START
+    /// plus `ns` instead of the host's clock. Called by the command before it completes.
+    void setDeviceDuration(cl_ulong ns) { m_deviceNs = ns; }
 
 private:
     struct Callback {
@@ -53,6 +57,7 @@ private:
     cl_command_type m_type;
     std::atomic<cl_int> m_status;
     cl_ulong m_times[5] = {};
+    cl_ulong m_deviceNs = 0; ///< 0: the host's clock times the command
     std::mutex m_mutex;
     std::condition_variable m_cv;
     std::vector<Callback> m_callbacks;

@@ -7,6 +7,8 @@ namespace duet::rt {
 
 namespace {
 
+thread_local Event* t_runningEvent = nullptr;
+
 /// Runs one command: waits for its dependencies, then executes and completes its event.
 void execute(Command& cmd) {
     Event* ev = cmd.event.get(); // null: nobody can observe this command but the queue
@@ -17,7 +19,9 @@ void execute(Command& cmd) {
     if (status == CL_SUCCESS) {
         if (ev)
             ev->setStatus(CL_RUNNING);
+        t_runningEvent = ev;
         status = cmd.run();
+        t_runningEvent = nullptr;
     }
     // Drop what the command holds (memory objects, kernels) before anyone can see it complete:
     // a release right after a wait must be the last one.
@@ -129,6 +133,8 @@ void workerLoop(std::shared_ptr<Queue::Shared> sh) {
 }
 
 } // namespace
+
+Event* runningCommandEvent() { return t_runningEvent; }
 
 Queue::Queue(Ref<Context> context, Device* device, cl_command_queue_properties properties,
              std::vector<cl_queue_properties> propertyList)

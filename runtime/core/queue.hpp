@@ -15,6 +15,11 @@ namespace duet::rt {
 
 /// One enqueued operation. `run` does the work on the queue's worker thread and returns
 /// CL_SUCCESS or the (negative) execution status to give the event.
+/// The event of the command the calling thread is running (null outside a command, or when
+/// nothing can observe it): a backend reports modelled device time through it
+/// (Event::setDeviceDuration).
+Event* runningCommandEvent();
+
 struct Command {
     Ref<Event> event;
     std::vector<Ref<Event>> waitList;

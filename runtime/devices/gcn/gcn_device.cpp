@@ -6,6 +6,7 @@
 #include "core/device.hpp"
 #include "core/image.hpp"
 #include "core/kernel.hpp"
+#include "core/queue.hpp"
 #include "devices/gcn/amdgpu_queue.hpp"
 #include "devices/gcn/amdgpu_target.hpp"
 #include "devices/gcn/code_object.hpp"
@@ -44,6 +45,7 @@ constexpr unsigned kLdsPerGroup = 32 * 1024; // what a work-group may allocate (
 constexpr unsigned kLdsGranule = 512;        // COMPUTE_PGM_RSRC2.LDS_SIZE unit on gfx7+
 constexpr uint64_t kMaxScratchBytes = 512ull << 20;
 constexpr size_t kPrintfBufferBytes = 1 << 20; // CL_DEVICE_PRINTF_BUFFER_SIZE
+constexpr unsigned kModelClockMHz = 1500;       // the modelled chip's nominal clock (Vega 10)
 /// OpenCL C 3.0 features about the program's memory the GCN device supports: generic pointers
 /// (FLAT) and program-scope __global variables (data segments of the code object).
 constexpr const char* kGcnProgramFeatures =
@@ -391,7 +393,7 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
         else if (kind == "hidden_queue_ptr")
             put<uint64_t>(ka, a.offset, m_queue.address());
         else if (kind == "hidden_printf_buffer") {
-            // __printf_alloc finds it through the implicit-argument pointer (code object v5).
+            // __duet_printf_alloc finds it through the implicit-argument pointer (code object v5).
             uint32_t hiddenBase = 0;
             for (const KernelArgMeta& h : ki.args)
                 if (h.valueKind == "hidden_block_count_x")
@@ -569,6 +571,12 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (*fence != fenceValue)
         return fail(launch, CL_OUT_OF_RESOURCES, "the dispatch's end-of-pipe fence was not written");
+    // Profiling on the model: the modelled GPU's time, not the host's (the same for every run).
+    if (!m_hw)
+        if (Event* ev = runningCommandEvent())
+            ev->setDeviceDuration(std::max<cl_ulong>(
+                1, cl_ulong(stats.modelledSeconds(m_model->config().computeUnits,
+                                                  kModelClockMHz * 1e6) * 1e9 + 0.5)));
 
     if (m_hw && statsEnabled()) {
         std::fprintf(stderr,
@@ -598,15 +606,18 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
                      "duet: GCN dispatch %s: global %zux%zux%zu local %zux%zux%zu: %llu "
                      "work-groups, %llu wavefronts, %llu wave instructions (%s); VALU lane "
                      "utilisation %.1f%%; LDS bank-conflict cycles %llu; occupancy %u waves/SIMD "
-                     "(limit: %s; %u VGPRs, %u SGPRs, %u bytes LDS); model %.3f ms, %.2f M "
-                     "wave-instructions/s\n",
+                     "(limit: %s; %u VGPRs, %u SGPRs, %u bytes LDS); modelled GPU time %.1f us "
+                     "(%llu bytes of vector memory); model %.3f ms, %.2f M wave-instructions/s\n",
                      launch.kernel->name().c_str(), launch.global[0], launch.global[1],
                      launch.global[2], launch.local[0], launch.local[1], launch.local[2],
                      (unsigned long long)stats.workGroups, (unsigned long long)stats.wavefronts,
                      (unsigned long long)total, classes.empty() ? "none counted" : classes.c_str(),
                      util, (unsigned long long)stats.ldsBankConflictCycles, stats.wavesPerSimd,
                      stats.occupancyLimit.empty() ? "?" : stats.occupancyLimit.c_str(),
-                     stats.vgprs, stats.sgprs, stats.ldsBytesPerGroup, secs * 1e3,
+                     stats.vgprs, stats.sgprs, stats.ldsBytesPerGroup,
+                     stats.modelledSeconds(m_model->config().computeUnits, kModelClockMHz * 1e6) *
+                         1e6,
+                     (unsigned long long)stats.vmemBytes, secs * 1e3,
                      secs > 0 ? double(total) / secs / 1e6 : 0.0);
     }
     return CL_SUCCESS;
@@ -889,7 +900,7 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> makeGcnBacken
         info.name = "GCN gfx900 (software model)";
         info.boardName = "Duet software model of an AMD GCN 5 GPU (gfx900, " +
                          std::to_string(cus) + " CUs)";
-        info.maxClockFrequency = 1500; // the modelled chip's nominal clock (Vega 10 class)
+        info.maxClockFrequency = kModelClockMHz;
         info.gfxipMajor = 9;
         info.gfxipMinor = 0;
         // topology stays type 0: the model has no PCI location

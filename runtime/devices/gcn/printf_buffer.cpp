@@ -1,5 +1,6 @@
-// Decodes the records AMDGPU's printf lowering writes (see printf_buffer.hpp) and formats them
-// with the CPU device's formatter, so both devices print alike.
+// Decodes the records a kernel's printf calls write (compiler/gcn_printf.cpp; layout in
+// printf_buffer.hpp) and formats them with the CPU device's formatter, so both devices print
+// alike.
 #include "devices/gcn/printf_buffer.hpp"
 
 #include "devices/cpu/jit/printf.hpp"

@@ -21,7 +21,7 @@
 
 namespace duet::gcn {
 
-/// Buffer layout, shared with the __printf_alloc the compiler defines: a 64-bit offset the
+/// Buffer layout, shared with the __duet_printf_alloc the compiler defines: a 64-bit offset the
 /// kernel advances atomically for every record (also for those that do not fit, so overflow is
 /// visible), the 64-bit data capacity, then the records.
 inline constexpr size_t kPrintfHeaderBytes = 16;

@@ -2263,6 +2263,7 @@ void MemExec::vmem() {
     const bool isLoad = in.op == Op::mem_load, isStore = in.op == Op::mem_store;
     const bool isAtomic = in.op == Op::mem_atomic;
     const bool cmp = isAtomic && in.atomic == AtomicOp::CmpSwap;
+    ex.stats.vmemBytes += uint64_t(std::popcount(exec)) * bytes;
     const unsigned dataDwords = isAtomic ? dwords * (cmp ? 2 : 1) : dwords;
     if (isStore || isAtomic) x.checkVgpr(dataReg, dataDwords);
     if (isLoad || (isAtomic && in.memRtn)) x.checkVgpr(dstReg, dwords);

@@ -29,6 +29,21 @@ const ModelConfig &Model::config() const {
     return m_impl->config;
 }
 
+double DispatchStats::modelledSeconds(unsigned computeUnits, double clockHz) const {
+    uint64_t cycles = ldsBankConflictCycles;
+    for (size_t c = 0; c < wavefrontInstructions.size(); ++c) {
+        const InstClass k = static_cast<InstClass>(c);
+        const bool vector = k == InstClass::Valu || k == InstClass::Vmem ||
+                            k == InstClass::Flat || k == InstClass::Lds;
+        cycles += wavefrontInstructions[c] * (vector ? 4 : 1);
+    }
+    const uint64_t simds = std::max<uint64_t>(1, std::min<uint64_t>(uint64_t(computeUnits) * 4,
+                                                                     wavefronts));
+    const double compute = double(cycles) / double(simds) / clockHz;
+    const double memory = double(vmemBytes) / kModelledBandwidth;
+    return std::max(compute, memory) + kModelledLaunchSeconds;
+}
+
 std::string DispatchStats::summary() const {
     std::string out;
     char line[256];
@@ -166,6 +181,7 @@ DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut)
             s.valuLaneOps += ex->stats.valuLaneOps;
             s.valuInstructions += ex->stats.valuInstructions;
             s.ldsBankConflictCycles += ex->stats.ldsConflictCycles;
+            s.vmemBytes += ex->stats.vmemBytes;
             s.workGroups += ex->stats.workGroups;
             s.wavefronts += ex->stats.wavefronts;
         }

@@ -78,6 +78,7 @@ struct DispatchStats {
     uint64_t valuInstructions =
         0; ///< wave-level VALU instructions (denominator of lane utilisation)
     uint64_t ldsBankConflictCycles = 0;
+    uint64_t vmemBytes = 0; ///< bytes vector memory instructions moved (active lanes x size)
     uint64_t workGroups = 0, wavefronts = 0;
     unsigned vgprs = 0, sgprs = 0, ldsBytesPerGroup = 0;
     unsigned wavesPerSimd = 0;  ///< occupancy: waves per SIMD the resources allow (max 10)
@@ -95,6 +96,17 @@ struct DispatchStats {
     double laneUtilisation() const {
         return valuInstructions ? double(valuLaneOps) / (64.0 * double(valuInstructions)) : 0.0;
     }
+    /// The time the dispatch would take on the modelled GPU (`computeUnits` CUs at `clockHz`),
+    /// in seconds: the kernel's profiling time on the model. A first-order estimate from what
+    /// the dispatch executed, so every run of the same dispatch gets the same figure, whatever
+    /// the host: each SIMD issues one instruction per cycle; a VALU, vector-memory or LDS
+    /// instruction holds its SIMD 4 cycles (64 lanes on 16), any other 1, and LDS bank
+    /// conflicts add theirs; the waves' cycles spread over the CUs' 4 SIMDs each (over no more
+    /// SIMDs than there are waves). Vector memory is bounded by kModelledBandwidth. The
+    /// slower of the two, plus kModelledLaunchSeconds.
+    double modelledSeconds(unsigned computeUnits, double clockHz) const;
+    static constexpr double kModelledBandwidth = 484e9;     ///< bytes/s: Vega 10's HBM2
+    static constexpr double kModelledLaunchSeconds = 2e-6;  ///< dispatch to first wave, end
     /// One line per figure, as DUET_GCN_STATS prints them (the AMD profiler's counters).
     std::string summary() const;
 };

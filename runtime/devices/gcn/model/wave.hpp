@@ -69,7 +69,7 @@ struct Wave {
 /// Counters one host thread accumulates; summed into DispatchStats at the end.
 struct ThreadStats {
     uint64_t cls[static_cast<size_t>(InstClass::Count)] = {};
-    uint64_t valuLaneOps = 0, valuInstructions = 0, ldsConflictCycles = 0;
+    uint64_t valuLaneOps = 0, valuInstructions = 0, ldsConflictCycles = 0, vmemBytes = 0;
     uint64_t workGroups = 0, wavefronts = 0;
 };
 
