@@ -883,9 +883,13 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> discoverAmdGp
 std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> makeGcnBackends() {
     using namespace gcn_device;
     auto devices = discoverAmdGpus();
-    // No AMD GPU (or DUET_GCN_MODEL=1): one modelled gfx900.
+    // No usable AMD GPU (none found, or each unavailable: not gfx9, no DUET_AMDGPU_SUBMIT=1,
+    // no queue), or DUET_GCN_MODEL=1: one modelled gfx900 besides what was found, so the GCN
+    // device still runs kernels.
     const char* forceModel = std::getenv("DUET_GCN_MODEL");
-    if (devices.empty() || (forceModel && std::string(forceModel) == "1")) {
+    const bool anyAvailable = std::any_of(devices.begin(), devices.end(),
+                                          [](const auto& d) { return d.second.available; });
+    if (!anyAvailable || (forceModel && std::string(forceModel) == "1")) {
         unsigned cus = 64;
         if (const char* env = std::getenv("DUET_GCN_CUS"); env && *env) {
             long v = std::strtol(env, nullptr, 10);
