@@ -2240,6 +2240,12 @@ struct MemExec {
     void vmem();
     void ds();
     void smem();
+    /// Adds the LDS bank-conflict cycles of an access to the statistics: per lane, `nAddr`
+    /// dword addresses in `dwAddr`; or `dwords` consecutive dwords from each EXEC lane's byte
+    /// address `laneAddr`.
+    void ldsConflicts(const uint32_t (*dwAddr)[8], const unsigned *nAddr, unsigned lanesPerCycle);
+    void ldsConflicts(uint64_t exec, const uint32_t *laneAddr, unsigned dwords,
+                      unsigned lanesPerCycle);
 };
 
 namespace {
@@ -2263,7 +2269,7 @@ void MemExec::vmem() {
     const bool isLoad = in.op == Op::mem_load, isStore = in.op == Op::mem_store;
     const bool isAtomic = in.op == Op::mem_atomic;
     const bool cmp = isAtomic && in.atomic == AtomicOp::CmpSwap;
-    ex.stats.vmemBytes += uint64_t(std::popcount(exec)) * bytes;
+    ex.stats.vmemBytes += uint64_t(exec == ~0ull ? 64 : std::popcount(exec)) * bytes;
     const unsigned dataDwords = isAtomic ? dwords * (cmp ? 2 : 1) : dwords;
     if (isStore || isAtomic) x.checkVgpr(dataReg, dataDwords);
     if (isLoad || (isAtomic && in.memRtn)) x.checkVgpr(dstReg, dwords);
@@ -2499,6 +2505,59 @@ void MemExec::ds() {
     // Within a cycle, distinct dwords in one bank serialise; equal dwords broadcast.
     const unsigned perLane = two ? 2 * dwords : dwords;
     const unsigned lanesPerCycle = std::max(1u, 32u / perLane);
+
+    // Fast path: plain (non-d16) dword reads and writes with every lane in bounds. A read
+    // from one address in all lanes (an LDS tile broadcast) is one load; it has no bank
+    // conflicts (equal dwords broadcast). Anything out of bounds takes the per-lane path
+    // below, which reports the first failing lane.
+    if ((in.op == Op::ds_read || in.op == Op::ds_write) && !in.memD16 && bytes >= 4 && exec) {
+        uint32_t laneAddr[64];
+        const uint32_t first = addr[std::countr_zero(exec)] + uint32_t(in.imm);
+        bool inBounds = true, uniform = true;
+        for (int l = 0; l < 64; ++l) {
+            uint32_t a = addr[l] + uint32_t(in.imm);
+            laneAddr[l] = a;
+            bool on = (exec >> l) & 1;
+            inBounds &= !on || uint64_t(a) + bytes <= ex.m_ldsSize;
+            uniform &= !on || a == first;
+        }
+        if (inBounds) {
+            const bool isRead = in.op == Op::ds_read;
+            const unsigned reg = isRead ? dst : d0;
+            x.checkVgpr(reg, dwords);
+            const uint8_t *base = ex.m_lds.data();
+            if (isRead && uniform) {
+                for (unsigned k = 0; k < dwords; ++k) {
+                    uint32_t v;
+                    memcpy(&v, base + first + 4 * k, 4);
+                    uint32_t *row = w.vrow(reg + k);
+                    if (exec == ~0ull)
+                        std::fill_n(row, 64, v);
+                    else
+                        for (int l = 0; l < 64; ++l)
+                            if ((exec >> l) & 1) row[l] = v;
+                }
+                return; // one dword per bank: no conflicts
+            }
+            if (isRead) {
+                for (unsigned k = 0; k < dwords; ++k) {
+                    uint32_t *row = w.vrow(reg + k);
+                    for (int l = 0; l < 64; ++l)
+                        if ((exec >> l) & 1) memcpy(&row[l], base + laneAddr[l] + 4 * k, 4);
+                }
+            } else { // lane by lane: where lanes overlap, the higher lane's data stays
+                uint8_t *lds = ex.m_lds.data();
+                for (int l = 0; l < 64; ++l) {
+                    if (!((exec >> l) & 1)) continue;
+                    for (unsigned k = 0; k < dwords; ++k)
+                        memcpy(lds + laneAddr[l] + 4 * k, &w.vrow(reg + k)[l], 4);
+                }
+            }
+            if (!uniform) ldsConflicts(exec, laneAddr, dwords, lanesPerCycle);
+            return;
+        }
+    }
+
     uint32_t dwAddr[64][8];
     unsigned nAddr[64] = {};
 
@@ -2578,6 +2637,23 @@ void MemExec::ds() {
             }
         }
     }
+    ldsConflicts(dwAddr, nAddr, lanesPerCycle);
+}
+
+void MemExec::ldsConflicts(uint64_t exec, const uint32_t *laneAddr, unsigned dwords,
+                           unsigned lanesPerCycle) {
+    uint32_t dwAddr[64][8];
+    unsigned nAddr[64] = {};
+    for (int l = 0; l < 64; ++l) {
+        if (!((exec >> l) & 1)) continue;
+        for (unsigned k = 0; k < dwords; ++k)
+            dwAddr[l][nAddr[l]++] = (laneAddr[l] >> 2) + k;
+    }
+    ldsConflicts(dwAddr, nAddr, lanesPerCycle);
+}
+
+void MemExec::ldsConflicts(const uint32_t (*dwAddr)[8], const unsigned *nAddr,
+                           unsigned lanesPerCycle) {
     // Bank conflicts. Fast path: every bank sees one dword (or several lanes the same dword);
     // otherwise count the distinct dwords per bank exactly (at most 32 accesses per cycle).
     uint64_t conflicts = 0;
@@ -2758,7 +2834,8 @@ bool Executor::runWave(Wave &w) {
         case Enc::Vop3:
         case Enc::Vop3p: {
             ++stats.valuInstructions;
-            stats.valuLaneOps += std::popcount(exec);
+            // std::popcount is a libgcc call without POPCNT in the baseline ISA.
+            stats.valuLaneOps += exec == ~0ull ? 64 : std::popcount(exec);
             if (in.op == Op::v_cmp || in.op == Op::v_cmp_class)
                 ok = x.vcmp();
             else
