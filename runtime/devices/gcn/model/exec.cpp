@@ -11,6 +11,9 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 namespace duet::gcn::model {
 
@@ -238,6 +241,32 @@ void fmaLanes(float *r, const float *a, const float *b, const float *c) {
 }
 void fmaLanes(double *r, const double *a, const double *b, const double *c) {
     kHostFma ? fmaLanesF64Hw(r, a, b, c) : fmaLanesGeneric(r, a, b, c);
+}
+
+/// EXEC-style mask from 64 lane bytes that are 0 or 1.
+uint64_t packLaneBits(const uint8_t *c) {
+    uint64_t m = 0;
+#ifdef __SSE2__
+    for (int i = 0; i < 4; ++i) {
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(c + 16 * i));
+        m |= uint64_t(uint16_t(_mm_movemask_epi8(_mm_slli_epi16(v, 7)))) << (16 * i);
+    }
+#else
+    for (int l = 0; l < 64; ++l)
+        m |= uint64_t(c[l]) << l;
+#endif
+    return m;
+}
+
+/// The inverse: lane l's byte is bit l of `m`. Each mask byte's bits are spread to eight
+/// bytes (multiply, keep bit i in byte i), then a nonzero byte becomes 1.
+void unpackLaneBits(uint64_t m, uint8_t *c) {
+    static_assert(std::endian::native == std::endian::little);
+    for (int i = 0; i < 8; ++i) {
+        uint64_t x = ((m >> (8 * i)) & 0xff) * 0x0101010101010101ull & 0x8040201008040201ull;
+        x = ((x + 0x7f7f7f7f7f7f7f7full) >> 7) & 0x0101010101010101ull;
+        memcpy(c + 8 * i, &x, 8);
+    }
 }
 
 // ---- Atomics on host memory ----------------------------------------------------------------
@@ -1389,19 +1418,26 @@ bool WaveExec::valu() {
         uint64_t cin = withCarry ? sread64(in.src[2], false) : 0;
         uint64_t cout = 0;
         // Separate branch-free loops per operation: this is every 64-bit address computation.
+        // Carries go through bytes so that the lane loops vectorise.
+        alignas(16) uint8_t cb[64], co[64];
+        if (withCarry)
+            unpackLaneBits(cin, cb);
+        else
+            std::fill_n(cb, 64, 0);
         if (add) {
             LANES {
-                uint64_t r = uint64_t(a[l]) + b[l] + ((cin >> l) & 1);
-                res[l] = U(r);
-                cout |= (r >> 32) << l;
+                U s = a[l] + b[l], r = s + cb[l];
+                res[l] = r;
+                co[l] = (s < a[l]) | (r < s);
             }
         } else {
             LANES {
-                uint64_t c = (cin >> l) & 1;
-                res[l] = U(uint64_t(a[l]) - b[l] - c);
-                cout |= uint64_t(uint64_t(b[l]) + c > a[l]) << l;
+                U d = a[l] - b[l], r = d - cb[l];
+                res[l] = r;
+                co[l] = (a[l] < b[l]) | (d < cb[l]); // b + c > a
             }
         }
+        cout = packLaneBits(co);
         if (clampBit) // saturate the lanes that carried / borrowed
             LANES if ((cout >> l) & 1) res[l] = add ? 0xffffffffu : 0;
         wrMaskSgpr(in.sdst, cout & execMask);
@@ -2284,12 +2320,46 @@ void MemExec::vmem() {
         uint64_t base = 0;
         bool useSaddr = in.space == Space::Global && in.saddr != 0x7f;
         if (useSaddr) base = x.sread64(in.saddr, false);
-        for (int l = 0; l < 64; ++l) {
-            if (!((exec >> l) & 1)) continue;
-            uint64_t a = useSaddr ? base + lo[l] + int64_t(in.imm)
-                                  : (uint64_t(lo[l]) | uint64_t(hi[l]) << 32) + int64_t(in.imm);
-            plain &= !badHostAddress(a); // apertures lie above 2^47 too
-            addr[l] = a;
+        // Every lane's address (inactive ones unused), in loops without branches so they
+        // vectorise.
+        const uint64_t off = int64_t(in.imm);
+        if (useSaddr)
+            for (int l = 0; l < 64; ++l)
+                addr[l] = base + lo[l] + off;
+        else
+            for (int l = 0; l < 64; ++l)
+                addr[l] = (uint64_t(lo[l]) | uint64_t(hi[l]) << 32) + off;
+        alignas(16) uint8_t bad[64];
+        for (int l = 0; l < 64; ++l)
+            bad[l] = badHostAddress(addr[l]); // apertures lie above 2^47 too
+        plain = (packLaneBits(bad) & exec) == 0;
+        if (plain && exec == ~0ull) {
+            // Consecutive lanes at consecutive elements (a[i] with i the global id): one
+            // block copy per register for dwords, no per-lane mask tests for wider elements.
+            bool contiguous = true;
+            for (int l = 1; l < 64; ++l)
+                contiguous &= addr[l] == addr[0] + uint64_t(l) * bytes;
+            if (contiguous) {
+                auto *mem = reinterpret_cast<uint8_t *>(addr[0]);
+                const unsigned reg = isLoad ? dstReg : dataReg;
+                if (dwords == 1) {
+                    if (isLoad)
+                        memcpy(w.vrow(reg), mem, 256);
+                    else
+                        memcpy(mem, w.vrow(reg), 256);
+                    return;
+                }
+                for (unsigned k = 0; k < dwords; ++k) {
+                    uint32_t *row = w.vrow(reg + k);
+                    for (int l = 0; l < 64; ++l) {
+                        if (isLoad)
+                            memcpy(&row[l], mem + l * bytes + 4 * k, 4);
+                        else
+                            memcpy(mem + l * bytes + 4 * k, &row[l], 4);
+                    }
+                }
+                return;
+            }
         }
         if (plain) {
             for (unsigned k = 0; k < dwords; ++k) {
