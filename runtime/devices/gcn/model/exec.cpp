@@ -346,7 +346,15 @@ struct Executor::Page {
 Executor::Executor(DispatchCtx &ctx, unsigned thread) : m_ctx(ctx), m_thread(thread) {}
 Executor::~Executor() = default;
 
-const Inst *Executor::fetch(uint64_t pc) {
+// Inline hit path: the same page as the previous instruction, already decoded.
+inline const Inst *Executor::fetch(uint64_t pc) {
+    unsigned i = (pc >> 2) & (Page::kDwords - 1);
+    if ((pc >> 10) == m_lastPageKey && m_lastPage->valid[i]) [[likely]]
+        return &m_lastPage->inst[i];
+    return fetchSlow(pc);
+}
+
+const Inst *Executor::fetchSlow(uint64_t pc) {
     uint64_t key = pc >> 10;
     Page *page = m_lastPage;
     if (key != m_lastPageKey) {
@@ -466,8 +474,17 @@ struct WaveExec {
                   std::to_string(ex.m_ctx.sgprs) + " SGPRs";
     }
 
-    /// Raw 32-bit source i for all lanes (SDWA/DPP applied).
-    const uint32_t *src32(int i) {
+    /// Raw 32-bit source i for all lanes (SDWA/DPP applied). Inline for the common case, a
+    /// plain VGPR.
+    __attribute__((always_inline)) const uint32_t *src32(int i) {
+        unsigned code = in.src[i];
+        if (code >= opnd::kVgpr && in.ext == 0) [[likely]] {
+            checkVgpr(code - opnd::kVgpr);
+            return w.vrow(code - opnd::kVgpr);
+        }
+        return src32Slow(i);
+    }
+    const uint32_t *src32Slow(int i) {
         unsigned code = in.src[i];
         const uint32_t *p;
         if (code >= opnd::kVgpr) {
@@ -570,7 +587,13 @@ struct WaveExec {
     bool f64DenormOut() const { return (w.mode >> 7) & 1; }
 
     /// Float source with abs/neg and the MODE register's input denormal flush.
-    const float *f32(int i, bool forceFlush = false) {
+    __attribute__((always_inline)) const float *f32(int i, bool forceFlush = false) {
+        if (!forceFlush && in.ext == 0 && !(((in.abs | in.neg) >> i) & 1) && f32DenormIn())
+            [[likely]]
+            return reinterpret_cast<const float *>(src32(i));
+        return f32Slow(i, forceFlush);
+    }
+    const float *f32Slow(int i, bool forceFlush) {
         const uint32_t *p = src32(i);
         bool a = absOf(i), n = negOf(i), fl = forceFlush || !f32DenormIn();
         if (!a && !n && !fl) return reinterpret_cast<const float *>(p);
@@ -2329,37 +2352,47 @@ void MemExec::vmem() {
         else
             for (int l = 0; l < 64; ++l)
                 addr[l] = (uint64_t(lo[l]) | uint64_t(hi[l]) << 32) + off;
-        alignas(16) uint8_t bad[64];
-        for (int l = 0; l < 64; ++l)
-            bad[l] = badHostAddress(addr[l]); // apertures lie above 2^47 too
-        plain = (packLaneBits(bad) & exec) == 0;
-        if (plain && exec == ~0ull) {
-            // Consecutive lanes at consecutive elements (a[i] with i the global id): one
-            // block copy per register for dwords, no per-lane mask tests for wider elements.
-            bool contiguous = true;
-            for (int l = 1; l < 64; ++l)
-                contiguous &= addr[l] == addr[0] + uint64_t(l) * bytes;
-            if (contiguous) {
-                auto *mem = reinterpret_cast<uint8_t *>(addr[0]);
-                const unsigned reg = isLoad ? dstReg : dataReg;
-                if (dwords == 1) {
-                    if (isLoad)
-                        memcpy(w.vrow(reg), mem, 256);
-                    else
-                        memcpy(mem, w.vrow(reg), 256);
-                    return;
-                }
-                for (unsigned k = 0; k < dwords; ++k) {
-                    uint32_t *row = w.vrow(reg + k);
-                    for (int l = 0; l < 64; ++l) {
-                        if (isLoad)
-                            memcpy(&row[l], mem + l * bytes + 4 * k, 4);
-                        else
-                            memcpy(mem + l * bytes + 4 * k, &row[l], 4);
-                    }
-                }
+        bool contiguous = false;
+        if (exec == ~0ull) {
+            // badHostAddress as OR-reductions (SSE2 has no 64-bit compares): a >= 2^47, or
+            // a < 4096 (a - 4096 wraps to the top half; a >= 2^63 is caught by the first).
+            // Contiguous: lanes at consecutive elements (a[i] with i the global id).
+            uint64_t badBits = 0, strideDiff = 0;
+            const uint64_t a0 = addr[0];
+            for (int l = 0; l < 64; ++l) {
+                badBits |= (addr[l] >> 47) | ((addr[l] - 4096) >> 63);
+                strideDiff |= addr[l] ^ (a0 + uint64_t(l) * bytes);
+            }
+            plain = badBits == 0;
+            contiguous = strideDiff == 0;
+        } else {
+            alignas(16) uint8_t bad[64];
+            for (int l = 0; l < 64; ++l)
+                bad[l] = badHostAddress(addr[l]); // apertures lie above 2^47 too
+            plain = (packLaneBits(bad) & exec) == 0;
+        }
+        if (plain && contiguous) {
+            // One block copy per register for dwords, no per-lane mask tests for wider
+            // elements.
+            auto *mem = reinterpret_cast<uint8_t *>(addr[0]);
+            const unsigned reg = isLoad ? dstReg : dataReg;
+            if (dwords == 1) {
+                if (isLoad)
+                    memcpy(w.vrow(reg), mem, 256);
+                else
+                    memcpy(mem, w.vrow(reg), 256);
                 return;
             }
+            for (unsigned k = 0; k < dwords; ++k) {
+                uint32_t *row = w.vrow(reg + k);
+                for (int l = 0; l < 64; ++l) {
+                    if (isLoad)
+                        memcpy(&row[l], mem + l * bytes + 4 * k, 4);
+                    else
+                        memcpy(mem + l * bytes + 4 * k, &row[l], 4);
+                }
+            }
+            return;
         }
         if (plain) {
             for (unsigned k = 0; k < dwords; ++k) {

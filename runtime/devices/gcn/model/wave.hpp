@@ -85,6 +85,7 @@ class Executor {
   private:
     struct Page;
     const Inst *fetch(uint64_t pc);
+    const Inst *fetchSlow(uint64_t pc); ///< page change or first visit: decodes
     bool runWave(Wave &w); ///< runs until s_endpgm, s_barrier or an error
     bool fail(const Wave &w, const Inst &in, const std::string &why);
     void trace(const Wave &w, const Inst &in);
