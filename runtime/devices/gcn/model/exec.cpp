@@ -2617,12 +2617,24 @@ void MemExec::ds() {
         uint32_t laneAddr[64];
         const uint32_t first = addr[std::countr_zero(exec)] + uint32_t(in.imm);
         bool inBounds = true, uniform = true;
-        for (int l = 0; l < 64; ++l) {
-            uint32_t a = addr[l] + uint32_t(in.imm);
-            laneAddr[l] = a;
-            bool on = (exec >> l) & 1;
-            inBounds &= !on || uint64_t(a) + bytes <= ex.m_ldsSize;
-            uniform &= !on || a == first;
+        if (exec == ~0ull) { // branch-free: the highest address decides the bounds
+            uint32_t diff = 0, highest = 0;
+            for (int l = 0; l < 64; ++l) {
+                uint32_t a = addr[l] + uint32_t(in.imm);
+                laneAddr[l] = a;
+                diff |= a ^ first;
+                highest = std::max(highest, a);
+            }
+            uniform = diff == 0;
+            inBounds = uint64_t(highest) + bytes <= ex.m_ldsSize;
+        } else {
+            for (int l = 0; l < 64; ++l) {
+                uint32_t a = addr[l] + uint32_t(in.imm);
+                laneAddr[l] = a;
+                bool on = (exec >> l) & 1;
+                inBounds &= !on || uint64_t(a) + bytes <= ex.m_ldsSize;
+                uniform &= !on || a == first;
+            }
         }
         if (inBounds) {
             const bool isRead = in.op == Op::ds_read;
@@ -2845,18 +2857,21 @@ void MemExec::smem() {
 
 bool Executor::runWave(Wave &w) {
     uint64_t *cls = stats.cls;
+    // Loop invariants kept in locals: the stores to the counters could alias m_ctx's fields.
+    const uint64_t limit = m_ctx.maxWaveInstructions ? m_ctx.maxWaveInstructions : ~0ull;
+    const bool tracing = m_ctx.trace && w.id == 0 && stats.workGroups == 1 && m_thread == 0;
     for (;;) {
-        if (w.pc & 3) {
+        if (w.pc & 3) [[unlikely]] {
             m_ctx.fail("misaligned program counter " + hex(w.pc));
             return false;
         }
         const Inst &in = *fetch(w.pc);
         ++cls[in.cls];
-        if (++w.executed > m_ctx.maxWaveInstructions && m_ctx.maxWaveInstructions) [[unlikely]]
+        if (++w.executed > limit) [[unlikely]]
             return fail(w, in,
                         "wave exceeded " + std::to_string(m_ctx.maxWaveInstructions) +
                             " instructions (ModelConfig::maxWaveInstructions)");
-        if (m_ctx.trace && w.id == 0 && stats.workGroups == 1 && m_thread == 0) [[unlikely]]
+        if (tracing) [[unlikely]]
             trace(w, in);
         w.pc += in.words * 4;
         switch (in.enc) {
