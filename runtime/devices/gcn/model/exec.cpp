@@ -3051,12 +3051,21 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
         uint32_t *v0 = w.vrow(0);
         uint32_t *v1 = w.vrow(1);
         uint32_t *v2 = w.vrow(2);
+        // Work-item ids of lane l (item t = i * 64 + l; lanes past the group's end repeat the
+        // last item), counted up from the wave's first item: divisions only once per wave.
+        const unsigned t0 = i * 64, last = items - 1;
+        unsigned x = t0 % size[0], y = (t0 / size[0]) % size[1], z = t0 / (size[0] * size[1]);
+        const unsigned lastX = last % size[0], lastY = (last / size[0]) % size[1],
+                       lastZ = last / (size[0] * size[1]);
         for (unsigned l = 0; l < 64; ++l) {
-            unsigned t = i * 64 + l;
-            if (t >= items) t = items - 1;
-            v0[l] = t % size[0];
-            if (tidigCnt >= 1) v1[l] = (t / size[0]) % size[1];
-            if (tidigCnt >= 2) v2[l] = t / (size[0] * size[1]);
+            const bool past = t0 + l >= items;
+            v0[l] = past ? lastX : x;
+            if (tidigCnt >= 1) v1[l] = past ? lastY : y;
+            if (tidigCnt >= 2) v2[l] = past ? lastZ : z;
+            if (++x == size[0]) {
+                x = 0;
+                if (++y == size[1]) y = 0, ++z;
+            }
         }
     }
     stats.wavefronts += nWaves;
