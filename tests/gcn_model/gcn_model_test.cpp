@@ -287,6 +287,48 @@ TEST_CASE("LDS bank conflicts: a stride-32 dword pattern serialises, stride 1 do
     CHECK(conflicts(33) == 0);        // odd stride: every lane its own bank
 }
 
+TEST_CASE("LDS: overlapping lanes, broadcast reads and partial EXEC", "[gcn_model]") {
+    // ds_write_b64 with lanes 4 bytes apart: each dword is written by two lanes; as on
+    // hardware (and in the model's lane order), the higher lane's data stays. Then a b128
+    // broadcast read (every lane the same address) in all lanes and in the odd lanes only.
+    Kernel k = compileKernel(std::string(kPrelude) + R"CL(
+        typedef uint uint4 __attribute__((ext_vector_type(4)));
+        __kernel void overlap(__global uint* out) {
+            __local uint lds[96];
+            uint lid = LID;
+            uint lo = lid, hi = lid + 100;
+            __asm__ volatile("ds_write_b64 %0, %1\n s_waitcnt lgkmcnt(0)"
+                             :: "v"(lid * 4), "v"((ulong)hi << 32 | lo) : "memory");
+            if (lid < 31) lds[66 + lid] = lid * 3 + 1;
+            __builtin_amdgcn_s_barrier();
+            out[lid] = lds[lid];
+            if (lid == 0) out[64] = lds[64];
+            uint4 all;
+            __asm__ volatile("ds_read_b128 %0, %1 offset:264\n s_waitcnt lgkmcnt(0)"
+                             : "=v"(all) : "v"(0u) : "memory");
+            out[65 + lid] = all.x + all.y * 10 + all.z * 100 + all.w * 1000;
+            uint4 odd = (uint4)(7);
+            if (lid & 1)
+                __asm__ volatile("ds_read_b128 %0, %1 offset:8\n s_waitcnt lgkmcnt(0)"
+                                 : "+v"(odd) : "v"(lid * 0) : "memory");
+            out[129 + lid] = odd.x + odd.y + odd.z + odd.w;
+        })CL",
+                             "overlap");
+    std::vector<uint32_t> out(193, 0xdeadbeef);
+    Launch l;
+    pushArg(l, ptr(out.data()));
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    for (uint32_t i = 0; i < 64; ++i)
+        REQUIRE(out[i] == i); // lane i's low dword overwrote lane i-1's high one
+    CHECK(out[64] == 163);   // lane 63's high dword
+    // lds[66..69] = 1, 4, 7, 10
+    for (uint32_t i = 0; i < 64; ++i)
+        REQUIRE(out[65 + i] == 1 + 4 * 10 + 7 * 100 + 10 * 1000);
+    for (uint32_t i = 0; i < 64; ++i)
+        REQUIRE(out[129 + i] == ((i & 1) ? 2 + 3 + 4 + 5 : 4 * 7));
+}
+
 TEST_CASE("global atomics are atomic across host threads, with returns", "[gcn_model]") {
     Kernel k = compileKernel(std::string(kPrelude) + R"(
         __kernel void atom(volatile __global uint* counter, volatile __global int* mx,
