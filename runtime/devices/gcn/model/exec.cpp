@@ -874,7 +874,9 @@ bool WaveExec::vcmp() {
     return true;
 }
 
-bool WaveExec::valu() {
+// An AVX2 clone chosen at load time where the host has it: the lane loops run 8 wide. Same
+// results (no fast-math; fp-contract stays off, and AVX2 has no FMA anyway).
+__attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
     // Shorthands: unary/binary/ternary float and integer lane loops. LANE_OPn reads n
     // operands through SRC as lanes of type T (x, y, z), stores CAST(expr) into BUF seen as
     // R lanes (CAST empty: the implicit conversion) and writes them back with WR.
