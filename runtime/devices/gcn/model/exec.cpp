@@ -2318,7 +2318,7 @@ uint32_t loadBytes(const uint8_t *p, unsigned n, bool sext) {
 }
 } // namespace
 
-void MemExec::vmem() {
+__attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
     // L1 write-back/invalidate: the model has no caches, host memory is coherent.
     if (in.op == Op::buffer_wbinvl1 || in.op == Op::buffer_wbinvl1_vol) return;
     const bool isBuffer = in.enc == Enc::Mubuf;
@@ -2553,7 +2553,7 @@ void MemExec::vmem() {
     }
 }
 
-void MemExec::ds() {
+__attribute__((target_clones("avx2", "default"))) void MemExec::ds() {
     const uint64_t exec = x.execMask;
     const unsigned addrReg = in.src[0], d0 = in.src[1], d1 = in.src[2], dst = in.vdst;
     x.checkVgpr(addrReg);
