@@ -148,9 +148,7 @@ private:
 };
 
 uint32_t Lowering::formatId(const std::string& entryWithoutId) {
-    auto [it, fresh] = m_ids.emplace(entryWithoutId, uint32_t(m_ids.size() + 1));
-    (void)fresh;
-    return it->second;
+    return m_ids.emplace(entryWithoutId, uint32_t(m_ids.size() + 1)).first->second;
 }
 
 void Lowering::writeFormats() {

@@ -350,6 +350,33 @@ __kernel void p(__global const char* text, __global int* r) {
     CHECK(onGcnResult == std::vector<int>{0, 0, 0, 0}); // printf's result: success
 }
 
+TEST_CASE("printf from a helper function, with byte vectors and pointers, at -O0 and -O2 on "
+          "the GCN device", "[gcn][printf]") {
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    // A divergent string choice, a string after a 2-byte vector (so its length word is not
+    // 4-aligned), %c and %%, and a helper that printf's result flows through.
+    const std::string src = R"CL(
+int say(__constant char* who, int i) {
+    uchar2 h = (uchar2)((uchar)i, (uchar)200);
+    return printf("%s %% %v2hhu %s%c\n", who, h, (i & 1) ? "odd" : "even", 'A' + i);
+}
+__constant char names[2][6] = {"north", "south"};
+__kernel void p(__global int* r) {
+    int i = (int)get_global_id(0);
+    r[i] = say(names[i & 1], i) + (printf("%p\n", (void*)0) < 0);
+}
+)CL";
+    for (const char* options : {"", "-cl-opt-disable"}) {
+        INFO("options: " << options);
+        const std::string onCpu = printed(cpu, src, 6, options),
+                          onGcn = printed(gpu, src, 6, options);
+        INFO("CPU printed:\n" << onCpu << "GCN printed:\n" << onGcn);
+        CHECK(onGcn.find("south % 3,200 oddD\n") != std::string::npos);
+        CHECK(onGcn.find("north % 4,200 evenE\n") != std::string::npos);
+        CHECK(sortedLines(onGcn) == sortedLines(onCpu));
+    }
+}
+
 TEST_CASE("printf on the GCN device: a null %s, a long string, a full buffer's -1",
           "[gcn][printf]") {
     const cl_device_id gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
