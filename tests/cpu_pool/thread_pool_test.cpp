@@ -1,0 +1,73 @@
+// Thread pool: each index of each job runs exactly once, on a valid worker, before run() returns.
+#include "devices/cpu/thread_pool.hpp"
+
+#include <catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+using duet::rt::cpu::ThreadPool;
+
+namespace {
+
+/// Runs `jobs` jobs of `count` indices in chunks of `chunk`; counts, per job, how often each
+/// index ran and on which worker. The counters live in the job's own frame, so a worker that
+/// ran a chunk after run() returned would write to a dead job and show up as a miss.
+void checkJobs(ThreadPool& pool, int jobs, size_t count, size_t chunk, bool slowChunks) {
+    size_t bad = 0, badWorker = 0;
+    for (int j = 0; j < jobs; ++j) {
+        auto hits = std::make_unique<std::atomic<int>[]>(count);
+        for (size_t i = 0; i < count; ++i)
+            hits[i] = 0;
+        std::atomic<size_t> wrongWorker{0};
+        pool.run(count, chunk, [&](size_t begin, size_t end, unsigned worker) {
+            if (worker >= pool.participants())
+                wrongWorker.fetch_add(1);
+            // Slow chunks: the caller pauses once so that every worker has claimed a chunk,
+            // then finishes first and must still wait for theirs.
+            if (slowChunks && worker == 0 && begin == 0)
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            if (slowChunks && worker != 0)
+                std::this_thread::sleep_for(std::chrono::microseconds(500));
+            for (size_t i = begin; i < end; ++i)
+                hits[i].fetch_add(1);
+        });
+        for (size_t i = 0; i < count; ++i)
+            bad += hits[i].load() != 1;
+        badWorker += wrongWorker.load();
+    }
+    CHECK(bad == 0);
+    CHECK(badWorker == 0);
+}
+
+} // namespace
+
+TEST_CASE("every index runs once per job", "[cpu][pool]") {
+    const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
+    for (unsigned participants : {1u, 2u, cores, 3 * cores}) {
+        INFO("participants " << participants);
+        ThreadPool pool(participants);
+        REQUIRE(pool.participants() == participants);
+        for (size_t count : {size_t(1), size_t(2), size_t(7), size_t(64), size_t(1000)})
+            for (size_t chunk : {size_t(1), size_t(3), size_t(16)}) {
+                INFO("count " << count << ", chunk " << chunk);
+                checkJobs(pool, 20, count, chunk, false);
+            }
+    }
+}
+
+TEST_CASE("back-to-back small jobs: late workers never run a finished job", "[cpu][pool]") {
+    const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
+    // More participants than cores: some workers wake after their job is over.
+    ThreadPool pool(4 * cores);
+    checkJobs(pool, 3000, pool.participants() * 2, 1, false);
+}
+
+TEST_CASE("run() waits for chunks still running on other workers", "[cpu][pool]") {
+    ThreadPool pool(4);
+    checkJobs(pool, 50, 16, 1, true);
+}
