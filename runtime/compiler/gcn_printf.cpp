@@ -125,6 +125,7 @@ struct Slot {
     Value* value;         ///< the value, or the string's flat pointer
     uint32_t size;        ///< bytes in the record (4 for a string: its length word)
     Value* length = nullptr; ///< a string's length word (kPrintfNullString for null)
+    Value* copied = nullptr; ///< a string's characters to copy (0 for null)
 };
 
 /// Lowers printf calls one by one, defining the helpers on first use and numbering formats.
@@ -190,6 +191,9 @@ std::string Lowering::lower(CallInst* call) {
                        std::to_string(i + 1) + " is for %s but is not a pointer\n";
             slot.value = b.CreateAddrSpaceCast(v, PointerType::get(c, kFlat));
             slot.length = b.CreateCall(strlenFn(), {slot.value});
+            slot.copied = b.CreateSelect(
+                b.CreateICmpEQ(slot.length, b.getInt32(gcn::kPrintfNullString)), b.getInt32(0),
+                slot.length);
             slot.size = 4;
         } else {
             if (t->isPointerTy()) // %p (or any pointer): its flat address
@@ -210,13 +214,13 @@ std::string Lowering::lower(CallInst* call) {
 
     // Bytes: the fixed part, each string padded to 4, the whole rounded up to 4.
     Value* bytes = b.getInt32(fixed);
+    auto padded = [&](Value* n) { // n rounded up to a multiple of 4
+        return b.CreateAnd(b.CreateAdd(n, b.getInt32(3)), b.getInt32(~3u));
+    };
     for (const Slot& s : slots)
-        if (s.length) {
-            Value* n = b.CreateSelect(b.CreateICmpEQ(s.length, b.getInt32(gcn::kPrintfNullString)),
-                                      b.getInt32(0), s.length);
-            bytes = b.CreateAdd(bytes, b.CreateAnd(b.CreateAdd(n, b.getInt32(3)), b.getInt32(~3u)));
-        }
-    bytes = b.CreateAnd(b.CreateAdd(bytes, b.getInt32(3)), b.getInt32(~3u));
+        if (s.length)
+            bytes = b.CreateAdd(bytes, padded(s.copied));
+    bytes = padded(bytes);
     Value* record = b.CreateCall(allocFn(), {bytes}, "printf.record");
     Value* ok = b.CreateIsNotNull(record);
 
@@ -232,10 +236,9 @@ std::string Lowering::lower(CallInst* call) {
             b.CreateAlignedStore(s.value, ptr, align);
         } else {
             b.CreateAlignedStore(s.length, ptr, align);
-            Value* n = b.CreateSelect(b.CreateICmpEQ(s.length, b.getInt32(gcn::kPrintfNullString)),
-                                      b.getInt32(0), s.length);
-            b.CreateCall(copyFn(), {b.CreateConstGEP1_32(b.getInt8Ty(), ptr, 4), s.value, n});
-            at = b.CreateAdd(at, b.CreateAnd(b.CreateAdd(n, b.getInt32(3)), b.getInt32(~3u)));
+            b.CreateCall(copyFn(),
+                         {b.CreateConstGEP1_32(b.getInt8Ty(), ptr, 4), s.value, s.copied});
+            at = b.CreateAdd(at, padded(s.copied));
         }
         at = b.CreateAdd(at, b.getInt32(s.size));
         staticAt += s.size;

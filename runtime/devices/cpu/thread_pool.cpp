@@ -27,7 +27,7 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::drain(unsigned worker, uint64_t tag) {
     const size_t n = m_shares.size();
-    const uint64_t tagBits = (tag & ((uint64_t(1) << kTagBits) - 1)) << kIndexBits;
+    const uint64_t tagBits = tagBitsOf(tag);
     // Own share first, then the others in turn; a share found empty stays empty.
     for (size_t k = 0; k < n; ++k) {
         Share& s = m_shares[(worker + k) % n];
@@ -68,7 +68,7 @@ void ThreadPool::runErased(size_t count, size_t chunk, void* fn, Trampoline tram
         m_tramp = tramp;
         m_done.store(0, std::memory_order_relaxed);
         tag = m_generation.load(std::memory_order_relaxed) + 1;
-        const uint64_t tagBits = (tag & ((uint64_t(1) << kTagBits) - 1)) << kIndexBits;
+        const uint64_t tagBits = tagBitsOf(tag);
         // Share w is [count * w / n, count * (w + 1) / n): the same split for the same count.
         const size_t n = m_shares.size();
         for (size_t w = 0; w < n; ++w) {

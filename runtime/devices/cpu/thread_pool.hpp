@@ -45,6 +45,10 @@ private:
     static constexpr unsigned kTagBits = 20;
     static constexpr unsigned kIndexBits = 64 - kTagBits;
     static constexpr uint64_t kIndexMask = (uint64_t(1) << kIndexBits) - 1;
+    /// Job `tag`'s bits in a cursor.
+    static constexpr uint64_t tagBitsOf(uint64_t tag) {
+        return (tag & ((uint64_t(1) << kTagBits) - 1)) << kIndexBits;
+    }
 
     /// One participant's share of the current job: [cursor index, end).
     struct alignas(64) Share {

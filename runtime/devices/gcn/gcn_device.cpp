@@ -572,11 +572,11 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     if (*fence != fenceValue)
         return fail(launch, CL_OUT_OF_RESOURCES, "the dispatch's end-of-pipe fence was not written");
     // Profiling on the model: the modelled GPU's time, not the host's (the same for every run).
+    const double modelled =
+        m_hw ? 0.0 : stats.modelledSeconds(m_model->config().computeUnits, kModelClockMHz * 1e6);
     if (!m_hw)
         if (Event* ev = runningCommandEvent())
-            ev->setDeviceDuration(std::max<cl_ulong>(
-                1, cl_ulong(stats.modelledSeconds(m_model->config().computeUnits,
-                                                  kModelClockMHz * 1e6) * 1e9 + 0.5)));
+            ev->setDeviceDuration(std::max<cl_ulong>(1, cl_ulong(modelled * 1e9 + 0.5)));
 
     if (m_hw && statsEnabled()) {
         std::fprintf(stderr,
@@ -587,14 +587,13 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
                      launch.local[2],
                      (unsigned long long)groups[0] * groups[1] * groups[2], seconds * 1e3);
     } else if (statsEnabled()) {
-        static const char* kClassNames[] = {"SALU", "SMEM",    "VALU",    "VMEM",  "FLAT", "LDS",
-                                            "branch", "barrier", "waitcnt", "other"};
         uint64_t total = 0;
         std::string classes;
         for (size_t i = 0; i < stats.wavefrontInstructions.size(); ++i) {
             total += stats.wavefrontInstructions[i];
             if (stats.wavefrontInstructions[i])
-                classes += std::string(classes.empty() ? "" : ", ") + kClassNames[i] + " " +
+                classes += std::string(classes.empty() ? "" : ", ") +
+                           gcn::instClassName(static_cast<gcn::InstClass>(i)) + " " +
                            std::to_string(stats.wavefrontInstructions[i]);
         }
         const double util = stats.valuInstructions
@@ -615,8 +614,7 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
                      util, (unsigned long long)stats.ldsBankConflictCycles, stats.wavesPerSimd,
                      stats.occupancyLimit.empty() ? "?" : stats.occupancyLimit.c_str(),
                      stats.vgprs, stats.sgprs, stats.ldsBytesPerGroup,
-                     stats.modelledSeconds(m_model->config().computeUnits, kModelClockMHz * 1e6) *
-                         1e6,
+                     modelled * 1e6,
                      (unsigned long long)stats.vmemBytes, secs * 1e3,
                      secs > 0 ? double(total) / secs / 1e6 : 0.0);
     }
