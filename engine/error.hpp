@@ -9,7 +9,7 @@ namespace duet::engine {
 /// A recoverable failure (no GL, bad shader, unwritable PNG, bad parameter). The app loop catches
 /// it, prints what() as one line (plus any log it carries) and exits non-zero.
 class Error : public std::runtime_error {
-  public:
+public:
     using std::runtime_error::runtime_error;
 };
 

@@ -1,5 +1,6 @@
 // Context creation (which platform/device can share with the current GL context), the sharing
 // and host-copy acquire/release, and OpenCL error names.
+#include "duet/cl_error_name.hpp"
 #include "interop/interop.hpp"
 #include "interop/gl_devices.hpp"
 
@@ -13,41 +14,10 @@
 namespace duet::interop {
 
 std::string errorName(cl_int code) {
-    switch (code) {
-#define DUET_CASE(x)                                                                               \
-    case x:                                                                                        \
-        return #x;
-        DUET_CASE(CL_SUCCESS)
-        DUET_CASE(CL_DEVICE_NOT_FOUND)
-        DUET_CASE(CL_DEVICE_NOT_AVAILABLE)
-        DUET_CASE(CL_OUT_OF_RESOURCES)
-        DUET_CASE(CL_OUT_OF_HOST_MEMORY)
-        DUET_CASE(CL_IMAGE_FORMAT_NOT_SUPPORTED)
-        DUET_CASE(CL_BUILD_PROGRAM_FAILURE)
-        DUET_CASE(CL_INVALID_VALUE)
-        DUET_CASE(CL_INVALID_PLATFORM)
-        DUET_CASE(CL_INVALID_DEVICE)
-        DUET_CASE(CL_INVALID_CONTEXT)
-        DUET_CASE(CL_INVALID_COMMAND_QUEUE)
-        DUET_CASE(CL_INVALID_MEM_OBJECT)
-        DUET_CASE(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
-        DUET_CASE(CL_INVALID_IMAGE_SIZE)
-        DUET_CASE(CL_INVALID_KERNEL_ARGS)
-        DUET_CASE(CL_INVALID_WORK_GROUP_SIZE)
-        DUET_CASE(CL_INVALID_OPERATION)
-        DUET_CASE(CL_INVALID_GL_OBJECT)
-        DUET_CASE(CL_INVALID_BUFFER_SIZE)
-        DUET_CASE(CL_INVALID_MIP_LEVEL)
-        DUET_CASE(CL_INVALID_PROPERTY)
-        DUET_CASE(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR)
-        DUET_CASE(CL_PLATFORM_NOT_FOUND_KHR)
-#undef DUET_CASE
-    default:
-        return "CL_UNKNOWN_ERROR(" + std::to_string(code) + ")";
-    }
+    return clErrorName(code);
 }
 
-void check(cl_int code, const char *what) {
+void check(cl_int code, const char* what) {
     if (code != CL_SUCCESS)
         throw Error(std::string(what) + " failed: " + errorName(code), code);
 }
@@ -60,23 +30,23 @@ struct Candidate {
     cl_device_id device;
     std::string platformName, deviceName;
     cl_device_type type = 0;
-    std::string why; // empty: it can share
+    std::string why;      // empty: it can share
     bool current = false; // CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR named it
 };
 
 std::string glRenderer() {
-    const GLubyte *renderer = glad_glGetString ? glGetString(GL_RENDERER) : nullptr;
-    return renderer ? reinterpret_cast<const char *>(renderer) : "(no current GL context)";
+    const GLubyte* renderer = glad_glGetString ? glGetString(GL_RENDERER) : nullptr;
+    return renderer ? reinterpret_cast<const char*>(renderer) : "(no current GL context)";
 }
 
 } // namespace
 
-std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &options) {
+std::unique_ptr<Context> Context::create(const GLHandles& gl, const Options& options) {
     std::vector<cl_platform_id> platforms = platformIds();
     cl_int err = CL_SUCCESS;
 
     std::vector<Candidate> seen;
-    const Candidate *sharing = nullptr;
+    const Candidate* sharing = nullptr;
     for (cl_platform_id platform : platforms) {
         std::string name = platformString(platform, CL_PLATFORM_NAME);
         if (name.find(options.platform) == std::string::npos)
@@ -109,12 +79,12 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
     }
     // The device that runs the GL context shares without a copy across devices: prefer it, then
     // any device that can share, in platform order.
-    for (const Candidate &c : seen)
+    for (const Candidate& c : seen)
         if (c.why.empty() && (!sharing || (c.current && !sharing->current)))
             sharing = &c;
 
     std::unique_ptr<Context> ctx(new Context());
-    const Candidate *chosen = sharing;
+    const Candidate* chosen = sharing;
     if (sharing && !options.forceHostCopy) {
         auto props = glContextProperties(gl, sharing->platform);
         std::vector<cl_device_id> devices{sharing->device};
@@ -131,13 +101,13 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
                             " / " + sharing->deviceName + " failed: " + errorName(err),
                         err);
         ctx->m_mode = Mode::Sharing;
-        ctx->m_glEvents = hasExtension(deviceString(sharing->device, CL_DEVICE_EXTENSIONS),
-                                  "cl_khr_gl_event");
+        ctx->m_glEvents =
+            hasExtension(deviceString(sharing->device, CL_DEVICE_EXTENSIONS), "cl_khr_gl_event");
     } else {
         if (options.allowHostCopy || options.forceHostCopy) {
             // Forced: the device that could share. Default: Duet's CPU device; else whatever
             // the filters left first.
-            for (const Candidate &c : seen)
+            for (const Candidate& c : seen)
                 if (!chosen && options.platform.empty() &&
                     c.platformName.find("Duet") != std::string::npos &&
                     (c.type & CL_DEVICE_TYPE_CPU)) {
@@ -152,7 +122,7 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
                                   glRenderer() + "'; devices seen:";
             if (seen.empty())
                 message += " none";
-            for (const Candidate &c : seen)
+            for (const Candidate& c : seen)
                 message += " [" + c.platformName + " / " + c.deviceName + ": " + c.why + "]";
             if (!options.platform.empty() || !options.device.empty())
                 message += " (filters: platform '" + options.platform + "', device '" +
@@ -186,11 +156,12 @@ std::unique_ptr<Context> Context::create(const GLHandles &gl, const Options &opt
     ctx->m_platformName = chosen->platformName;
     ctx->m_deviceName = chosen->deviceName;
     cl_queue_properties qprops[] = {
-        CL_QUEUE_PROPERTIES, cl_queue_properties(options.profiling ? CL_QUEUE_PROFILING_ENABLE : 0), 0};
+        CL_QUEUE_PROPERTIES, cl_queue_properties(options.profiling ? CL_QUEUE_PROFILING_ENABLE : 0),
+        0};
     ctx->m_queue = clCreateCommandQueueWithProperties(ctx->m_context, ctx->m_device, qprops, &err);
     if (err == CL_INVALID_OPERATION || !ctx->m_queue) // an OpenCL 1.x device
-        ctx->m_queue = clCreateCommandQueue(ctx->m_context, ctx->m_device,
-                                            options.profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+        ctx->m_queue = clCreateCommandQueue(
+            ctx->m_context, ctx->m_device, options.profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     check(err, "interop: creating the command queue");
     return ctx;
 }
@@ -208,9 +179,9 @@ std::string Context::description() const {
                                     : " (host copies)");
 }
 
-void Context::acquire(const std::vector<SharedObject *> &objects) {
+void Context::acquire(const std::vector<SharedObject*>& objects) {
     std::vector<cl_mem> mems;
-    for (SharedObject *o : objects)
+    for (SharedObject* o : objects)
         if (o->hostCopy())
             o->upload(m_queue);
         else
@@ -222,30 +193,30 @@ void Context::acquire(const std::vector<SharedObject *> &objects) {
         glFlush();
     else
         glFinish();
-    check(clEnqueueAcquireGLObjects(m_queue, cl_uint(mems.size()), mems.data(), 0, nullptr,
-                                    nullptr),
-          "clEnqueueAcquireGLObjects");
+    check(
+        clEnqueueAcquireGLObjects(m_queue, cl_uint(mems.size()), mems.data(), 0, nullptr, nullptr),
+        "clEnqueueAcquireGLObjects");
 }
 
-void Context::release(const std::vector<SharedObject *> &objects) {
+void Context::release(const std::vector<SharedObject*>& objects) {
     std::vector<cl_mem> mems;
-    for (SharedObject *o : objects)
+    for (SharedObject* o : objects)
         if (o->hostCopy())
             o->download(m_queue);
         else
             mems.push_back(o->mem());
     if (mems.empty())
         return;
-    check(clEnqueueReleaseGLObjects(m_queue, cl_uint(mems.size()), mems.data(), 0, nullptr,
-                                    nullptr),
-          "clEnqueueReleaseGLObjects");
+    check(
+        clEnqueueReleaseGLObjects(m_queue, cl_uint(mems.size()), mems.data(), 0, nullptr, nullptr),
+        "clEnqueueReleaseGLObjects");
     check(m_glEvents ? clFlush(m_queue) : clFinish(m_queue), "finishing the GL release");
 }
 
-AcquireScope::AcquireScope(Context &context, std::initializer_list<SharedObject *> objects)
-    : AcquireScope(context, std::vector<SharedObject *>(objects)) {}
+AcquireScope::AcquireScope(Context& context, std::initializer_list<SharedObject*> objects)
+    : AcquireScope(context, std::vector<SharedObject*>(objects)) {}
 
-AcquireScope::AcquireScope(Context &context, std::vector<SharedObject *> objects)
+AcquireScope::AcquireScope(Context& context, std::vector<SharedObject*> objects)
     : m_context(context), m_objects(std::move(objects)) {
     m_context.acquire(m_objects);
 }
@@ -253,7 +224,7 @@ AcquireScope::AcquireScope(Context &context, std::vector<SharedObject *> objects
 AcquireScope::~AcquireScope() {
     try {
         release();
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         std::fprintf(stderr, "interop: release failed: %s\n", e.what());
     }
 }

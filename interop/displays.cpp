@@ -18,17 +18,17 @@
 namespace duet::interop {
 
 bool GLContextReport::canShare() const {
-    for (const PlatformSharing &p : sharing)
+    for (const PlatformSharing& p : sharing)
         if (!p.current.empty() || !p.devices.empty())
             return true;
     return false;
 }
 
 bool DisplayReport::anythingShares() const {
-    for (const XScreen &s : x.screens)
+    for (const XScreen& s : x.screens)
         if (s.gl.canShare())
             return true;
-    for (const EglDevice &d : egl.devices)
+    for (const EglDevice& d : egl.devices)
         if (d.gl.canShare())
             return true;
     return false;
@@ -38,12 +38,12 @@ namespace {
 
 // GL entry points are looked up through the window system that made the context, so the
 // listing needs no GL loader and works with glvnd's per-context dispatch.
-using GetStringFn = const GLubyte *(*)(GLenum);
+using GetStringFn = const GLubyte* (*)(GLenum);
 
-void readGLStrings(GetStringFn getString, GLContextReport &out) {
+void readGLStrings(GetStringFn getString, GLContextReport& out) {
     auto text = [&](GLenum name) {
-        const GLubyte *s = getString ? getString(name) : nullptr;
-        return s ? std::string(reinterpret_cast<const char *>(s)) : std::string("(unknown)");
+        const GLubyte* s = getString ? getString(name) : nullptr;
+        return s ? std::string(reinterpret_cast<const char*>(s)) : std::string("(unknown)");
     };
     out.renderer = text(GL_RENDERER);
     out.vendor = text(GL_VENDOR);
@@ -59,8 +59,8 @@ ClDeviceName nameOf(cl_platform_id platform, cl_device_id device) {
 }
 
 // Every platform's answer for one GL context, through the query Context::create uses.
-std::vector<PlatformSharing> askPlatforms(const GLHandles &gl,
-                                          const std::vector<cl_platform_id> &platforms) {
+std::vector<PlatformSharing> askPlatforms(const GLHandles& gl,
+                                          const std::vector<cl_platform_id>& platforms) {
     std::vector<PlatformSharing> out;
     for (cl_platform_id platform : platforms) {
         GLContextDevices answer = queryGLContextDevices(gl, platform);
@@ -82,15 +82,15 @@ std::vector<PlatformSharing> askPlatforms(const GLHandles &gl,
 std::vector<cl_platform_id> platformsOrNone() {
     try {
         return platformIds();
-    } catch (const Error &) {
+    } catch (const Error&) {
         return {};
     }
 }
 
-std::vector<std::string> splitWords(const char *list) {
+std::vector<std::string> splitWords(const char* list) {
     std::vector<std::string> out;
     std::string word;
-    for (const char *c = list ? list : "";; ++c) {
+    for (const char* c = list ? list : "";; ++c) {
         if (*c == ' ' || *c == '\0') {
             if (!word.empty())
                 out.push_back(word);
@@ -107,20 +107,25 @@ std::vector<std::string> splitWords(const char *list) {
 // ---------------------------------------------------------------------------------------------
 // libdrm
 
-const char *busName(int bustype) {
+const char* busName(int bustype) {
     switch (bustype) {
-    case DRM_BUS_PCI: return "pci";
-    case DRM_BUS_USB: return "usb";
-    case DRM_BUS_PLATFORM: return "platform";
-    case DRM_BUS_HOST1X: return "host1x";
-    default: return "unknown";
+    case DRM_BUS_PCI:
+        return "pci";
+    case DRM_BUS_USB:
+        return "usb";
+    case DRM_BUS_PLATFORM:
+        return "platform";
+    case DRM_BUS_HOST1X:
+        return "host1x";
+    default:
+        return "unknown";
     }
 }
 
 // The kernel driver behind a DRM node: drmGetVersion where the node opens (render nodes
 // usually do for any user), else the sysfs driver link, which needs no permission.
-void findDriver(Gpu &gpu) {
-    for (const std::string &node : {gpu.renderNode, gpu.primaryNode}) {
+void findDriver(Gpu& gpu) {
+    for (const std::string& node : {gpu.renderNode, gpu.primaryNode}) {
         if (node.empty())
             continue;
         int fd = open(node.c_str(), O_RDWR | O_CLOEXEC);
@@ -138,7 +143,7 @@ void findDriver(Gpu &gpu) {
         }
         gpu.driverError = "drmGetVersion failed on " + node;
     }
-    for (const std::string &node : {gpu.renderNode, gpu.primaryNode}) {
+    for (const std::string& node : {gpu.renderNode, gpu.primaryNode}) {
         if (node.empty())
             continue;
         std::string link = "/sys/class/drm/" + node.substr(node.rfind('/') + 1) + "/device/driver";
@@ -181,7 +186,7 @@ GpuList listGpus() {
         return out;
     }
     for (int i = 0; i < count; ++i) {
-        const drmDevice &d = *devices[size_t(i)];
+        const drmDevice& d = *devices[size_t(i)];
         Gpu gpu;
         gpu.bus = busName(d.bustype);
         if (d.bustype == DRM_BUS_PCI && d.businfo.pci && d.deviceinfo.pci) {
@@ -215,8 +220,8 @@ namespace {
 // screen an X error must become a per-screen message instead. Xlib's handler is process-wide:
 // calling thread only, and nested traps restore in order.
 class XErrorTrap {
-  public:
-    explicit XErrorTrap(Display *dpy) : m_dpy(dpy) {
+public:
+    explicit XErrorTrap(Display* dpy) : m_dpy(dpy) {
         XSync(m_dpy, False);
         s_error.clear();
         m_previous = XSetErrorHandler(&XErrorTrap::handler);
@@ -233,8 +238,8 @@ class XErrorTrap {
         return e;
     }
 
-  private:
-    static int handler(Display *dpy, XErrorEvent *event) {
+private:
+    static int handler(Display* dpy, XErrorEvent* event) {
         if (s_error.empty()) {
             char text[256] = {};
             XGetErrorText(dpy, event->error_code, text, sizeof text);
@@ -245,12 +250,12 @@ class XErrorTrap {
         return 0;
     }
     static inline std::string s_error;
-    Display *m_dpy;
-    int (*m_previous)(Display *, XErrorEvent *) = nullptr;
+    Display* m_dpy;
+    int (*m_previous)(Display*, XErrorEvent*) = nullptr;
 };
 
 // ":7.1" -> ":7"; "host:10.0" -> "host:10"; a name without a screen part stays as it is.
-std::string withoutScreen(const std::string &name) {
+std::string withoutScreen(const std::string& name) {
     size_t colon = name.rfind(':');
     if (colon == std::string::npos)
         return name;
@@ -260,17 +265,30 @@ std::string withoutScreen(const std::string &name) {
 
 // A GLX context on the default screen of `dpy`, current on a pbuffer (or an unmapped 1x1 window
 // where the screen has no pbuffer configs), then the GL strings and the CL answers.
-void probeScreen(Display *dpy, XScreen &screen, const std::vector<cl_platform_id> &platforms) {
+void probeScreen(Display* dpy, XScreen& screen, const std::vector<cl_platform_id>& platforms) {
     XErrorTrap trap(dpy);
     int scr = DefaultScreen(dpy);
-    const int pbufferAttrs[] = {GLX_DRAWABLE_TYPE, GLX_PBUFFER_BIT, GLX_RENDER_TYPE, GLX_RGBA_BIT,
-                                GLX_RED_SIZE,      1,               GLX_GREEN_SIZE,  1,
-                                GLX_BLUE_SIZE,     1,               None};
-    const int windowAttrs[] = {GLX_DRAWABLE_TYPE, GLX_WINDOW_BIT, GLX_RENDER_TYPE, GLX_RGBA_BIT,
-                               GLX_X_RENDERABLE,  True,           None};
+    const int pbufferAttrs[] = {GLX_DRAWABLE_TYPE,
+                                GLX_PBUFFER_BIT,
+                                GLX_RENDER_TYPE,
+                                GLX_RGBA_BIT,
+                                GLX_RED_SIZE,
+                                1,
+                                GLX_GREEN_SIZE,
+                                1,
+                                GLX_BLUE_SIZE,
+                                1,
+                                None};
+    const int windowAttrs[] = {GLX_DRAWABLE_TYPE,
+                               GLX_WINDOW_BIT,
+                               GLX_RENDER_TYPE,
+                               GLX_RGBA_BIT,
+                               GLX_X_RENDERABLE,
+                               True,
+                               None};
     bool pbuffer = true;
     int n = 0;
-    GLXFBConfig *configs = glXChooseFBConfig(dpy, scr, pbufferAttrs, &n);
+    GLXFBConfig* configs = glXChooseFBConfig(dpy, scr, pbufferAttrs, &n);
     if (!configs || n < 1) {
         if (configs)
             XFree(configs);
@@ -302,12 +320,12 @@ void probeScreen(Display *dpy, XScreen &screen, const std::vector<cl_platform_id
     if (pbuffer) {
         const int size[] = {GLX_PBUFFER_WIDTH, 1, GLX_PBUFFER_HEIGHT, 1, None};
         drawable = glXCreatePbuffer(dpy, config, size);
-    } else if (XVisualInfo *visual = glXGetVisualFromFBConfig(dpy, config)) {
+    } else if (XVisualInfo* visual = glXGetVisualFromFBConfig(dpy, config)) {
         colormap = XCreateColormap(dpy, RootWindow(dpy, scr), visual->visual, AllocNone);
         XSetWindowAttributes wa = {};
         wa.colormap = colormap;
-        window = XCreateWindow(dpy, RootWindow(dpy, scr), 0, 0, 1, 1, 0, visual->depth,
-                               InputOutput, visual->visual, CWColormap | CWBorderPixel, &wa);
+        window = XCreateWindow(dpy, RootWindow(dpy, scr), 0, 0, 1, 1, 0, visual->depth, InputOutput,
+                               visual->visual, CWColormap | CWBorderPixel, &wa);
         XFree(visual);
         drawable = glXCreateWindow(dpy, config, window, nullptr);
     }
@@ -316,16 +334,16 @@ void probeScreen(Display *dpy, XScreen &screen, const std::vector<cl_platform_id
         (x = trap.take()).empty()) {
         screen.gl.made = true;
         screen.direct = glXIsDirect(dpy, context);
-        readGLStrings(reinterpret_cast<GetStringFn>(glXGetProcAddressARB(
-                          reinterpret_cast<const GLubyte *>("glGetString"))),
+        readGLStrings(reinterpret_cast<GetStringFn>(
+                          glXGetProcAddressARB(reinterpret_cast<const GLubyte*>("glGetString"))),
                       screen.gl);
         GLHandles gl{GLHandles::Api::Glx, dpy, context};
         screen.gl.sharing = askPlatforms(gl, platforms);
         glXMakeContextCurrent(dpy, None, None, nullptr);
     } else {
-        screen.gl.error = std::string(drawable ? "glXMakeContextCurrent failed"
-                                               : pbuffer ? "glXCreatePbuffer failed"
-                                                         : "no window for the GLX config") +
+        screen.gl.error = std::string(drawable  ? "glXMakeContextCurrent failed"
+                                      : pbuffer ? "glXCreatePbuffer failed"
+                                                : "no window for the GLX config") +
                           (x.empty() ? std::string() : ": " + x);
     }
     if (drawable)
@@ -338,15 +356,15 @@ void probeScreen(Display *dpy, XScreen &screen, const std::vector<cl_platform_id
     trap.take();
 }
 
-XDisplayReport listX(const std::string &asked, const std::vector<cl_platform_id> &platforms) {
+XDisplayReport listX(const std::string& asked, const std::vector<cl_platform_id>& platforms) {
     XDisplayReport out;
-    const char *env = std::getenv("DISPLAY");
+    const char* env = std::getenv("DISPLAY");
     out.name = !asked.empty() ? asked : env ? env : "";
     if (out.name.empty()) {
         out.error = "no X display named and DISPLAY is not set";
         return out;
     }
-    Display *dpy = XOpenDisplay(out.name.c_str());
+    Display* dpy = XOpenDisplay(out.name.c_str());
     if (!dpy) {
         out.error = "cannot open X display '" + out.name +
                     "' (no X server there, or access refused: check DISPLAY and xauth)";
@@ -373,7 +391,7 @@ XDisplayReport listX(const std::string &asked, const std::vector<cl_platform_id>
         screen.depth = DefaultDepth(dpy, i);
         if (!out.error.empty()) {
             screen.gl.error = out.error;
-        } else if (Display *own = XOpenDisplay(screen.name.c_str())) {
+        } else if (Display* own = XOpenDisplay(screen.name.c_str())) {
             // Its own connection, as an application on that screen would have: DefaultScreen is
             // this screen, and a CL implementation that looks at it sees the right one.
             probeScreen(own, screen, platforms);
@@ -420,8 +438,8 @@ std::string eglErrorName(EGLint e) {
     }
 }
 
-bool listed(const std::vector<std::string> &words, const char *word) {
-    for (const std::string &w : words)
+bool listed(const std::vector<std::string>& words, const char* word) {
+    for (const std::string& w : words)
         if (w == word)
             return true;
     return false;
@@ -435,8 +453,8 @@ struct EglFunctions {
 
 // A GL context on the device's platform display: surfaceless where the display has
 // EGL_KHR_surfaceless_context (Mesa, NVIDIA), else on a 1x1 pbuffer.
-void probeEglDevice(const EglFunctions &fn, EGLDeviceEXT device, EglDevice &out,
-                    const std::vector<cl_platform_id> &platforms) {
+void probeEglDevice(const EglFunctions& fn, EGLDeviceEXT device, EglDevice& out,
+                    const std::vector<cl_platform_id>& platforms) {
     if (!fn.getPlatformDisplay) {
         out.gl.error = "no EGL_EXT_platform_device: no display can be made on a device";
         return;
@@ -455,8 +473,8 @@ void probeEglDevice(const EglFunctions &fn, EGLDeviceEXT device, EglDevice &out,
         out.gl.error = "eglInitialize failed: " + eglErrorName(eglGetError());
         return;
     }
-    const char *vendor = eglQueryString(dpy, EGL_VENDOR);
-    const char *version = eglQueryString(dpy, EGL_VERSION);
+    const char* vendor = eglQueryString(dpy, EGL_VENDOR);
+    const char* version = eglQueryString(dpy, EGL_VERSION);
     out.eglVendor = vendor ? vendor : "";
     out.eglVersion = version ? version : "";
     std::vector<std::string> displayExtensions = splitWords(eglQueryString(dpy, EGL_EXTENSIONS));
@@ -477,12 +495,19 @@ void probeEglDevice(const EglFunctions &fn, EGLDeviceEXT device, EglDevice &out,
     };
     if (!eglBindAPI(EGL_OPENGL_API))
         return finish("eglBindAPI(EGL_OPENGL_API) failed (no desktop OpenGL on this device)");
-    const EGLint pbufferAttrs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
-                                   EGL_OPENGL_BIT,   EGL_RED_SIZE,    1,
-                                   EGL_GREEN_SIZE,   1,               EGL_BLUE_SIZE,
-                                   1,                EGL_NONE};
-    const EGLint anyAttrs[] = {EGL_SURFACE_TYPE, EGL_DONT_CARE, EGL_RENDERABLE_TYPE,
-                               EGL_OPENGL_BIT, EGL_NONE};
+    const EGLint pbufferAttrs[] = {EGL_SURFACE_TYPE,
+                                   EGL_PBUFFER_BIT,
+                                   EGL_RENDERABLE_TYPE,
+                                   EGL_OPENGL_BIT,
+                                   EGL_RED_SIZE,
+                                   1,
+                                   EGL_GREEN_SIZE,
+                                   1,
+                                   EGL_BLUE_SIZE,
+                                   1,
+                                   EGL_NONE};
+    const EGLint anyAttrs[] = {EGL_SURFACE_TYPE, EGL_DONT_CARE, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
+                               EGL_NONE};
     EGLConfig config = nullptr;
     EGLint n = 0;
     bool pbuffer = eglChooseConfig(dpy, pbufferAttrs, &config, 1, &n) && n > 0;
@@ -498,7 +523,8 @@ void probeEglDevice(const EglFunctions &fn, EGLDeviceEXT device, EglDevice &out,
             return finish("eglCreatePbufferSurface failed");
     }
     if (!eglMakeCurrent(dpy, surface, surface, context))
-        return finish(surfaceless ? "eglMakeCurrent (surfaceless) failed" : "eglMakeCurrent failed");
+        return finish(surfaceless ? "eglMakeCurrent (surfaceless) failed"
+                                  : "eglMakeCurrent failed");
     out.gl.made = true;
     readGLStrings(reinterpret_cast<GetStringFn>(eglGetProcAddress("glGetString")), out.gl);
     GLHandles gl{GLHandles::Api::Egl, dpy, context};
@@ -506,9 +532,9 @@ void probeEglDevice(const EglFunctions &fn, EGLDeviceEXT device, EglDevice &out,
     finish({});
 }
 
-EglDeviceReport listEgl(const GpuList &gpus, const std::vector<cl_platform_id> &platforms) {
+EglDeviceReport listEgl(const GpuList& gpus, const std::vector<cl_platform_id>& platforms) {
     EglDeviceReport out;
-    const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+    const char* client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
     if (!client) {
         out.error = "EGL has no client extensions (EGL_EXT_client_extensions): no device list";
         return out;
@@ -547,7 +573,7 @@ EglDeviceReport listEgl(const GpuList &gpus, const std::vector<cl_platform_id> &
         d.index = int(i);
         d.extensions = splitWords(fn.queryDeviceString(devices[i], EGL_EXTENSIONS));
         auto text = [&](EGLint name) {
-            const char *s = fn.queryDeviceString(devices[i], name);
+            const char* s = fn.queryDeviceString(devices[i], name);
             eglGetError(); // a device without the string answers EGL_BAD_PARAMETER
             return s ? std::string(s) : std::string();
         };
@@ -558,7 +584,7 @@ EglDeviceReport listEgl(const GpuList &gpus, const std::vector<cl_platform_id> &
         if (listed(d.extensions, "EGL_EXT_device_query_name"))
             d.deviceRenderer = text(EGL_RENDERER_EXT);
         for (size_t g = 0; g < gpus.gpus.size() && d.gpu < 0; ++g) {
-            const Gpu &gpu = gpus.gpus[g];
+            const Gpu& gpu = gpus.gpus[g];
             if ((!d.drmDeviceFile.empty() && d.drmDeviceFile == gpu.primaryNode) ||
                 (!d.drmRenderNode.empty() && d.drmRenderNode == gpu.renderNode))
                 d.gpu = int(g);
@@ -593,20 +619,24 @@ std::vector<ClPlatformInfo> listClPlatforms() {
     return out;
 }
 
-XDisplayReport listXScreens(const std::string &name) { return listX(name, platformsOrNone()); }
+XDisplayReport listXScreens(const std::string& name) {
+    return listX(name, platformsOrNone());
+}
 
-EglDeviceReport listEglDevices(const GpuList &gpus) { return listEgl(gpus, platformsOrNone()); }
+EglDeviceReport listEglDevices(const GpuList& gpus) {
+    return listEgl(gpus, platformsOrNone());
+}
 
-DisplayReport enumerateDisplays(const DisplayOptions &options) {
+DisplayReport enumerateDisplays(const DisplayOptions& options) {
     DisplayReport out;
     try {
         out.platforms = listClPlatforms();
-    } catch (const Error &e) {
+    } catch (const Error& e) {
         out.platformsError = e.what();
     }
     std::vector<cl_platform_id> platforms = platformsOrNone();
     out.gpus = listGpus();
-    const char *env = std::getenv("DISPLAY");
+    const char* env = std::getenv("DISPLAY");
     out.xAsked = options.listX && (!options.xDisplay.empty() || (env && *env));
     if (out.xAsked)
         out.x = listX(options.xDisplay, platforms);

@@ -38,8 +38,8 @@ struct PlatformSharing {
 
 /// What a GL context made for the listing says about itself, and who can share with it.
 struct GLContextReport {
-    bool made = false;  ///< a context was made and made current
-    std::string error;  ///< why none was made (made == false)
+    bool made = false; ///< a context was made and made current
+    std::string error; ///< why none was made (made == false)
     std::string renderer, vendor, version;
     std::vector<PlatformSharing> sharing; ///< one entry per ICD platform
     /// True when some platform names at least one device (by either query).
@@ -73,9 +73,9 @@ struct XScreen {
 };
 
 struct XDisplayReport {
-    std::string name;  ///< as asked (or $DISPLAY)
+    std::string name; ///< as asked (or $DISPLAY)
     bool opened = false;
-    std::string error; ///< why it did not open ("cannot open X display ':7'"), or GLX missing
+    std::string error;      ///< why it did not open ("cannot open X display ':7'"), or GLX missing
     std::string glxVersion; ///< "1.4"
     std::vector<XScreen> screens;
 };
@@ -130,14 +130,14 @@ GpuList listGpus();
 /// RGBA pbuffer config, or a tiny unmapped window where the screen has no pbuffers) and the CL
 /// devices that can share with it. Failures are recorded per display and per screen; never throws.
 /// Opens its own connections; calling thread only.
-XDisplayReport listXScreens(const std::string &name);
+XDisplayReport listXScreens(const std::string& name);
 
 /// Every EGL device with a GL context made on its platform display (surfaceless where the display
 /// allows, else a 1x1 pbuffer), matched to `gpus` by DRM node. Displays this call initialised are
 /// terminated again; ones already initialised (by the caller) are left alone. Never throws.
-EglDeviceReport listEglDevices(const GpuList &gpus);
+EglDeviceReport listEglDevices(const GpuList& gpus);
 
 /// All of the above.
-DisplayReport enumerateDisplays(const DisplayOptions &options);
+DisplayReport enumerateDisplays(const DisplayOptions& options);
 
 } // namespace duet::interop

@@ -30,7 +30,7 @@ std::string deviceString(cl_device_id device, cl_device_info what) {
     return text;
 }
 
-bool hasExtension(const std::string &list, const std::string &word) {
+bool hasExtension(const std::string& list, const std::string& word) {
     size_t at = 0;
     while ((at = list.find(word, at)) != std::string::npos) {
         size_t end = at + word.size();
@@ -54,7 +54,7 @@ std::vector<cl_platform_id> platformIds() {
     return platforms;
 }
 
-std::vector<cl_context_properties> glContextProperties(const GLHandles &gl,
+std::vector<cl_context_properties> glContextProperties(const GLHandles& gl,
                                                        cl_platform_id platform) {
     return {CL_GL_CONTEXT_KHR,
             reinterpret_cast<cl_context_properties>(gl.context),
@@ -67,13 +67,13 @@ std::vector<cl_context_properties> glContextProperties(const GLHandles &gl,
 
 namespace {
 
-using GetGLContextInfoFn = cl_int(CL_API_CALL *)(const cl_context_properties *, cl_gl_context_info,
-                                                 size_t, void *, size_t *);
+using GetGLContextInfoFn = cl_int(CL_API_CALL*)(const cl_context_properties*, cl_gl_context_info,
+                                                size_t, void*, size_t*);
 
 // One clGetGLContextInfoKHR query: size first, then the devices. An answer of zero bytes is "no
 // device" (the spec's answer for CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR when none runs the context).
-std::vector<cl_device_id> askDevices(GetGLContextInfoFn fn, const cl_context_properties *props,
-                                     cl_gl_context_info param, std::string &error) {
+std::vector<cl_device_id> askDevices(GetGLContextInfoFn fn, const cl_context_properties* props,
+                                     cl_gl_context_info param, std::string& error) {
     size_t size = 0;
     cl_int err = fn(props, param, 0, nullptr, &size);
     if (err != CL_SUCCESS) {
@@ -95,7 +95,7 @@ std::vector<cl_device_id> askDevices(GetGLContextInfoFn fn, const cl_context_pro
 
 } // namespace
 
-GLContextDevices queryGLContextDevices(const GLHandles &gl, cl_platform_id platform) {
+GLContextDevices queryGLContextDevices(const GLHandles& gl, cl_platform_id platform) {
     GLContextDevices out;
     out.platform = platform;
     if (!hasExtension(platformString(platform, CL_PLATFORM_EXTENSIONS), "cl_khr_gl_sharing")) {
@@ -109,8 +109,8 @@ GLContextDevices queryGLContextDevices(const GLHandles &gl, cl_platform_id platf
         return out;
     }
     auto props = glContextProperties(gl, platform);
-    out.current = askDevices(fn, props.data(), CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR,
-                             out.currentError);
+    out.current =
+        askDevices(fn, props.data(), CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR, out.currentError);
     out.devices = askDevices(fn, props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, out.devicesError);
     return out;
 }

@@ -35,10 +35,10 @@ struct GLContextDevices {
 /// Asks `platform` both queries about the GL context `gl` (its handles; the context need not be
 /// current for Duet, but some drivers want it current, so callers make it so). The extension
 /// function is found with clGetExtensionFunctionAddressForPlatform. Any thread.
-GLContextDevices queryGLContextDevices(const GLHandles &gl, cl_platform_id platform);
+GLContextDevices queryGLContextDevices(const GLHandles& gl, cl_platform_id platform);
 
 /// The clGetGLContextInfoKHR / clCreateContext properties for `gl` on `platform`.
-std::vector<cl_context_properties> glContextProperties(const GLHandles &gl,
+std::vector<cl_context_properties> glContextProperties(const GLHandles& gl,
                                                        cl_platform_id platform);
 
 /// Every ICD platform; empty when the loader finds none (CL_PLATFORM_NOT_FOUND_KHR). Throws Error
@@ -50,6 +50,6 @@ std::string platformString(cl_platform_id platform, cl_platform_info what);
 std::string deviceString(cl_device_id device, cl_device_info what);
 
 /// True when the space-separated `list` holds `word` as a whole entry.
-bool hasExtension(const std::string &list, const std::string &word);
+bool hasExtension(const std::string& list, const std::string& word);
 
 } // namespace duet::interop

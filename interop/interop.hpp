@@ -15,13 +15,13 @@ namespace duet::interop {
 
 /// An interop failure a user can act on; what() is one readable line (or a short list).
 class Error : public std::runtime_error {
-  public:
+public:
     Error(std::string what, cl_int code = CL_SUCCESS)
         : std::runtime_error(std::move(what)), m_code(code) {}
     /// The OpenCL error behind it, CL_SUCCESS when there is none.
     cl_int code() const { return m_code; }
 
-  private:
+private:
     cl_int m_code;
 };
 
@@ -29,15 +29,15 @@ class Error : public std::runtime_error {
 std::string errorName(cl_int code);
 
 /// Throws Error naming `what` and the code unless `code` is CL_SUCCESS.
-void check(cl_int code, const char *what);
+void check(cl_int code, const char* what);
 
 /// Raw native handles of the current GL context (no GLFW): EGLDisplay/EGLContext or the X11
 /// Display* and GLXContext.
 struct GLHandles {
     enum class Api { Egl, Glx };
     Api api = Api::Egl;
-    void *display = nullptr;
-    void *context = nullptr;
+    void* display = nullptr;
+    void* context = nullptr;
 };
 
 /// How CL objects reach GL: real sharing (cl_khr_gl_sharing) or copies through host memory.
@@ -47,8 +47,8 @@ enum class Mode { Sharing, HostCopy };
 struct Options {
     std::string platform; ///< platform name substring; empty: any
     std::string device;   ///< device name substring; empty: any
-    /// Fall back to host copies when no platform can share with the GL context. Off: Context::create
-    /// throws the "nothing can share" error instead.
+    /// Fall back to host copies when no platform can share with the GL context. Off:
+    /// Context::create throws the "nothing can share" error instead.
     bool allowHostCopy = true;
     /// Use host copies even where a platform can share with the GL context (on the device that
     /// could share): for comparisons of the two paths, as the GL interop benchmark makes.
@@ -68,18 +68,18 @@ class SharedObject;
 /// it was created. Create shared objects only from here, after the CL context exists (the order the
 /// AMD APP guide requires). GL thread only; the GL context must be current for every call.
 class Context {
-  public:
+public:
     /// Finds the platform and device that can share with the current GL context by asking
     /// clGetGLContextInfoKHR on every ICD platform (filtered by options), and creates the context.
     /// When none can share and options.allowHostCopy is set, takes the named platform/device (by
     /// default Duet's CPU device, else the first device) in host-copy mode and prints once to
     /// stderr "interop: <platform> has no cl_khr_gl_sharing; using host copies". Otherwise throws
     /// Error naming the GL renderer and every CL device seen with why it did not fit.
-    static std::unique_ptr<Context> create(const GLHandles &gl, const Options &options);
+    static std::unique_ptr<Context> create(const GLHandles& gl, const Options& options);
 
     ~Context();
-    Context(const Context &) = delete;
-    Context &operator=(const Context &) = delete;
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
 
     Mode mode() const { return m_mode; }
     cl_platform_id platform() const { return m_platform; }
@@ -107,12 +107,12 @@ class Context {
     /// A CL image for a renderbuffer, same formats as shareTexture.
     std::unique_ptr<SharedObject> shareRenderbuffer(unsigned renderbuffer, cl_mem_flags flags);
 
-  private:
+private:
     friend class AcquireScope;
     Context() = default;
-    void acquire(const std::vector<SharedObject *> &objects);
-    void release(const std::vector<SharedObject *> &objects);
-    void reportImageFallback(const char *api);
+    void acquire(const std::vector<SharedObject*>& objects);
+    void release(const std::vector<SharedObject*>& objects);
+    void reportImageFallback(const char* api);
 
     Mode m_mode = Mode::HostCopy;
     cl_platform_id m_platform = nullptr;
@@ -126,7 +126,7 @@ class Context {
 
 /// One GL object seen from CL. mem() is valid for kernels only inside an AcquireScope.
 class SharedObject {
-  public:
+public:
     virtual ~SharedObject();
     cl_mem mem() const { return m_mem; }
     /// Host-copy mode: copies GL's contents into the CL object (skipped where not needed).
@@ -137,7 +137,7 @@ class SharedObject {
     /// for images the platform cannot share, e.g. a runtime that shares buffers only).
     virtual bool hostCopy() const { return true; }
 
-  protected:
+protected:
     SharedObject() = default;
     cl_mem m_mem = nullptr;
 };
@@ -145,18 +145,18 @@ class SharedObject {
 /// Acquires a frame's shared objects with one clEnqueueAcquireGLObjects (or one round of uploads)
 /// and releases them all with one call when it ends. GL must not touch the objects meanwhile.
 class AcquireScope {
-  public:
-    AcquireScope(Context &context, std::initializer_list<SharedObject *> objects);
-    AcquireScope(Context &context, std::vector<SharedObject *> objects);
+public:
+    AcquireScope(Context& context, std::initializer_list<SharedObject*> objects);
+    AcquireScope(Context& context, std::vector<SharedObject*> objects);
     ~AcquireScope();
-    AcquireScope(const AcquireScope &) = delete;
-    AcquireScope &operator=(const AcquireScope &) = delete;
+    AcquireScope(const AcquireScope&) = delete;
+    AcquireScope& operator=(const AcquireScope&) = delete;
     /// Releases now, reporting errors by exception (the destructor cannot); idempotent.
     void release();
 
-  private:
-    Context &m_context;
-    std::vector<SharedObject *> m_objects;
+private:
+    Context& m_context;
+    std::vector<SharedObject*> m_objects;
     bool m_released = false;
 };
 

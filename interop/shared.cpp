@@ -19,13 +19,13 @@ namespace {
 
 // A CL object made by clCreateFromGL*: acquire/release is all the synchronisation there is.
 class SharedByKhr final : public SharedObject {
-  public:
+public:
     explicit SharedByKhr(cl_mem mem) { m_mem = mem; }
     bool hostCopy() const override { return false; }
 };
 
 class HostCopyBuffer final : public SharedObject {
-  public:
+public:
     HostCopyBuffer(cl_context context, cl_command_queue queue, GLuint buffer, cl_mem_flags flags,
                    bool glWrites)
         : m_buffer(buffer), m_flags(flags), m_glWrites(glWrites) {
@@ -55,7 +55,7 @@ class HostCopyBuffer final : public SharedObject {
         if (m_flags & CL_MEM_READ_ONLY)
             return;
         cl_int err;
-        void *p = clEnqueueMapBuffer(queue, m_mem, CL_TRUE, CL_MAP_READ, 0, m_size, 0, nullptr,
+        void* p = clEnqueueMapBuffer(queue, m_mem, CL_TRUE, CL_MAP_READ, 0, m_size, 0, nullptr,
                                      nullptr, &err);
         check(err, "interop: clEnqueueMapBuffer (host copy to GL)");
         GLint previous = 0;
@@ -67,7 +67,7 @@ class HostCopyBuffer final : public SharedObject {
               "interop: clEnqueueUnmapMemObject");
     }
 
-  private:
+private:
     void copyToCl(cl_command_queue queue) {
         m_staging.resize(m_size);
         GLint previous = 0;
@@ -75,8 +75,8 @@ class HostCopyBuffer final : public SharedObject {
         glBindBuffer(GL_COPY_READ_BUFFER, m_buffer);
         glGetBufferSubData(GL_COPY_READ_BUFFER, 0, GLsizeiptr(m_size), m_staging.data());
         glBindBuffer(GL_COPY_READ_BUFFER, GLuint(previous));
-        check(clEnqueueWriteBuffer(queue, m_mem, CL_TRUE, 0, m_size, m_staging.data(), 0,
-                                   nullptr, nullptr),
+        check(clEnqueueWriteBuffer(queue, m_mem, CL_TRUE, 0, m_size, m_staging.data(), 0, nullptr,
+                                   nullptr),
               "interop: clEnqueueWriteBuffer (host copy from GL)");
     }
     GLuint m_buffer;
@@ -95,7 +95,7 @@ struct FormatMap {
     bool depth;
 };
 
-const FormatMap *findFormat(GLint internal) {
+const FormatMap* findFormat(GLint internal) {
     static const FormatMap formats[] = {
         {GL_RGBA8, {CL_RGBA, CL_UNORM_INT8}, GL_RGBA, GL_UNSIGNED_BYTE, 4, false},
         {GL_SRGB8_ALPHA8, {CL_sRGBA, CL_UNORM_INT8}, GL_RGBA, GL_UNSIGNED_BYTE, 4, false},
@@ -104,10 +104,14 @@ const FormatMap *findFormat(GLint internal) {
         {GL_R32F, {CL_R, CL_FLOAT}, GL_RED, GL_FLOAT, 4, false},
         {GL_RG32F, {CL_RG, CL_FLOAT}, GL_RG, GL_FLOAT, 8, false},
         {GL_DEPTH_COMPONENT32F, {CL_DEPTH, CL_FLOAT}, GL_DEPTH_COMPONENT, GL_FLOAT, 4, true},
-        {GL_DEPTH_COMPONENT16, {CL_DEPTH, CL_UNORM_INT16}, GL_DEPTH_COMPONENT,
-         GL_UNSIGNED_SHORT, 2, true},
+        {GL_DEPTH_COMPONENT16,
+         {CL_DEPTH, CL_UNORM_INT16},
+         GL_DEPTH_COMPONENT,
+         GL_UNSIGNED_SHORT,
+         2,
+         true},
     };
-    for (const FormatMap &f : formats)
+    for (const FormatMap& f : formats)
         if (GLint(f.internal) == internal)
             return &f;
     return nullptr;
@@ -115,7 +119,7 @@ const FormatMap *findFormat(GLint internal) {
 
 // A texture level or renderbuffer mirrored by a CL image.
 class HostCopyImage final : public SharedObject {
-  public:
+public:
     // target 0 means `name` is a renderbuffer.
     HostCopyImage(cl_context context, cl_command_queue queue, GLenum target, GLint level,
                   GLuint name, cl_mem_flags flags)
@@ -171,8 +175,8 @@ class HostCopyImage final : public SharedObject {
         if (m_flags & CL_MEM_READ_ONLY)
             return;
         size_t origin[3] = {0, 0, 0}, region[3] = {size_t(m_width), size_t(m_height), 1};
-        check(clEnqueueReadImage(queue, m_mem, CL_TRUE, origin, region, 0, 0, m_staging.data(),
-                                 0, nullptr, nullptr),
+        check(clEnqueueReadImage(queue, m_mem, CL_TRUE, origin, region, 0, 0, m_staging.data(), 0,
+                                 nullptr, nullptr),
               "interop: clEnqueueReadImage (host copy to GL)");
         GLint align = 4;
         glGetIntegerv(GL_UNPACK_ALIGNMENT, &align);
@@ -213,7 +217,7 @@ class HostCopyImage final : public SharedObject {
         glPixelStorei(GL_UNPACK_ALIGNMENT, align);
     }
 
-  private:
+private:
     static GLenum bindingOf(GLenum target) {
         return target == GL_TEXTURE_RECTANGLE ? GL_TEXTURE_BINDING_RECTANGLE
                                               : GL_TEXTURE_BINDING_2D;
@@ -221,13 +225,13 @@ class HostCopyImage final : public SharedObject {
     // Asked first: implementations disagree on what clCreateImage returns for an unsupported one.
     static bool deviceSupports(cl_context context, cl_mem_flags flags, cl_image_format format) {
         cl_uint count = 0;
-        if (clGetSupportedImageFormats(context, flags, CL_MEM_OBJECT_IMAGE2D, 0, nullptr,
-                                       &count) != CL_SUCCESS)
+        if (clGetSupportedImageFormats(context, flags, CL_MEM_OBJECT_IMAGE2D, 0, nullptr, &count) !=
+            CL_SUCCESS)
             return false;
         std::vector<cl_image_format> formats(count);
         clGetSupportedImageFormats(context, flags, CL_MEM_OBJECT_IMAGE2D, count, formats.data(),
                                    nullptr);
-        for (const cl_image_format &f : formats)
+        for (const cl_image_format& f : formats)
             if (f.image_channel_order == format.image_channel_order &&
                 f.image_channel_data_type == format.image_channel_data_type)
                 return true;
@@ -265,8 +269,8 @@ class HostCopyImage final : public SharedObject {
         }
         glPixelStorei(GL_PACK_ALIGNMENT, align);
         size_t origin[3] = {0, 0, 0}, region[3] = {size_t(m_width), size_t(m_height), 1};
-        check(clEnqueueWriteImage(queue, m_mem, CL_TRUE, origin, region, 0, 0, m_staging.data(),
-                                  0, nullptr, nullptr),
+        check(clEnqueueWriteImage(queue, m_mem, CL_TRUE, origin, region, 0, 0, m_staging.data(), 0,
+                                  nullptr, nullptr),
               "interop: clEnqueueWriteImage (host copy from GL)");
     }
     GLenum m_target;
@@ -274,13 +278,13 @@ class HostCopyImage final : public SharedObject {
     GLuint m_name;
     cl_mem_flags m_flags;
     GLint m_width = 0, m_height = 0;
-    const FormatMap *m_format = nullptr;
+    const FormatMap* m_format = nullptr;
     std::vector<unsigned char> m_staging;
 };
 
 } // namespace
 
-void Context::reportImageFallback(const char *api) {
+void Context::reportImageFallback(const char* api) {
     if (m_imageFallbackReported)
         return;
     m_imageFallbackReported = true;

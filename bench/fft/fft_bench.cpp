@@ -60,7 +60,7 @@ struct Cl {
 };
 
 // The first CPU device (else the first device) of the platform whose name contains `name`.
-bool open(const std::string &name, Cl &cl, std::string &why) {
+bool open(const std::string& name, Cl& cl, std::string& why) {
     cl_uint n = 0;
     clGetPlatformIDs(0, nullptr, &n);
     std::vector<cl_platform_id> ps(n);
@@ -94,7 +94,7 @@ bool open(const std::string &name, Cl &cl, std::string &why) {
 }
 
 // One bin of the 2D forward DFT of `x` (nx by ny), in double precision.
-std::complex<double> dftBin(const std::vector<cl_float2> &x, size_t nx, size_t ny, size_t kx,
+std::complex<double> dftBin(const std::vector<cl_float2>& x, size_t nx, size_t ny, size_t kx,
                             size_t ky) {
     std::complex<double> sum = 0;
     std::vector<std::complex<double>> wx(nx), wy(ny);
@@ -113,7 +113,7 @@ std::complex<double> dftBin(const std::vector<cl_float2> &x, size_t nx, size_t n
 
 // Best-of-`reps` forward 2D FFT of n x n points, validated first: 8 bins against a double DFT
 // and the round trip (forward, scaled inverse) against the input.
-Figure measure(Cl &cl, size_t n, int reps, size_t groupX, size_t groupY, bool transpose) {
+Figure measure(Cl& cl, size_t n, int reps, size_t groupX, size_t groupY, bool transpose) {
     Figure f;
     fft::Desc desc;
     desc.columns = transpose ? fft::Desc::Columns::Transpose : fft::Desc::Columns::Auto;
@@ -132,7 +132,7 @@ Figure measure(Cl &cl, size_t n, int reps, size_t groupX, size_t groupY, bool tr
     std::vector<cl_float2> x(plan->points());
     std::mt19937 rng{static_cast<unsigned>(n)};
     std::uniform_real_distribution<float> u(-1, 1);
-    for (auto &v : x)
+    for (auto& v : x)
         v = {{u(rng), u(rng)}};
     cl_int err;
     cl_mem a = clCreateBuffer(cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, plan->bytes(),
@@ -207,7 +207,7 @@ Figure measure(Cl &cl, size_t n, int reps, size_t groupX, size_t groupY, bool tr
     return f;
 }
 
-std::string shortName(const std::string &requested) {
+std::string shortName(const std::string& requested) {
     if (requested.find("Portable Computing Language") != std::string::npos)
         return "PoCL";
     return requested.size() <= 12 ? requested : requested.substr(0, 12);
@@ -215,7 +215,7 @@ std::string shortName(const std::string &requested) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     std::vector<std::string> platforms = {"Duet", "Portable Computing Language"};
     bool quick = false;
     std::string jsonPath;
@@ -238,7 +238,7 @@ int main(int argc, char **argv) {
     int reps = quick ? 5 : 20;
 
     std::vector<PlatformRun> runs;
-    for (const std::string &p : platforms) {
+    for (const std::string& p : platforms) {
         PlatformRun run;
         run.requested = p;
         run.column = shortName(p);
@@ -264,7 +264,7 @@ int main(int argc, char **argv) {
     }
 
     std::printf("\n%-14s", "GFLOP/s");
-    for (const PlatformRun &r : runs)
+    for (const PlatformRun& r : runs)
         std::printf(" %12s", r.column.c_str());
     if (runs.size() >= 2)
         std::printf("   %s/%s", runs[0].column.c_str(), runs[1].column.c_str());
@@ -277,7 +277,7 @@ int main(int argc, char **argv) {
     for (size_t n : sizes) {
         std::string key = "fft2d_" + std::to_string(n);
         std::printf("%-14s", (std::to_string(n) + "^2").c_str());
-        for (const PlatformRun &r : runs) {
+        for (const PlatformRun& r : runs) {
             auto it = r.figures.find(key);
             if (it != r.figures.end() && it->second.ok)
                 std::printf(" %12.3f", it->second.gflops);
@@ -292,14 +292,14 @@ int main(int argc, char **argv) {
         }
         std::printf("\n");
     }
-    for (const PlatformRun &r : runs) {
+    for (const PlatformRun& r : runs) {
         nlohmann::ordered_json p;
         p["platform"] = r.requested;
         p["opened"] = r.opened;
         if (!r.opened)
             p["error"] = r.openError;
         p["device"] = r.device;
-        for (const auto &[key, f] : r.figures)
+        for (const auto& [key, f] : r.figures)
             p["results"][key] = {{"ok", f.ok},          {"gflops", f.gflops},
                                  {"ms", f.ms},          {"group_x", f.groupX},
                                  {"group_y", f.groupY}, {"detail", f.detail}};

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <vector>
-const char *src = R"(
+const char* src = R"(
 __kernel void tiled(__global const float2 *in, __global float2 *out, uint nx, uint ny) {
     __local float2 tile[16][17];
     uint lx = get_local_id(0), ly = get_local_id(1);
@@ -25,12 +25,12 @@ __kernel void copy(__global const float2 *in, __global float2 *out, uint nx, uin
     out[(size_t)y * nx + x] = in[(size_t)y * nx + x];
 }
 )";
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     if (argc < 2) {
         std::fprintf(stderr, "usage: duet-fft-transpose-probe PLATFORM\n");
         return 2;
     }
-    const char *want = argv[1];
+    const char* want = argv[1];
     cl_uint np;
     clGetPlatformIDs(0, nullptr, &np);
     std::vector<cl_platform_id> ps(np);
@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < z.size(); ++i)
         z[i] = float(i);
     clEnqueueWriteBuffer(q, a, CL_TRUE, 0, bytes, z.data(), 0, 0, 0);
-    for (const char *name : {"tiled", "naive", "copy"}) {
+    for (const char* name : {"tiled", "naive", "copy"}) {
         cl_kernel k = clCreateKernel(pr, name, &e);
         clSetKernelArg(k, 0, sizeof a, &a);
         clSetKernelArg(k, 1, sizeof b, &b);

@@ -49,13 +49,13 @@ struct Column {
 };
 
 struct FigureInfo {
-    const char *key;
+    const char* key;
     std::string label;
-    const char *unit;
+    const char* unit;
     bool higherIsBetter;
 };
 
-std::vector<FigureInfo> figureInfos(const Config &c) {
+std::vector<FigureInfo> figureInfos(const Config& c) {
     std::string grid = std::to_string(c.n) + "^2";
     return {
         {"build_ms", "clBuildProgram(gasdyn.cl)", "ms", false},
@@ -95,7 +95,7 @@ std::string platformName(cl_platform_id p) {
 }
 
 // The first platform whose name contains `substring`, and its first CPU device (else any).
-bool open(Cl &cl, const std::string &substring, std::string &why) {
+bool open(Cl& cl, const std::string& substring, std::string& why) {
     cl_uint n = 0;
     clGetPlatformIDs(0, nullptr, &n);
     std::vector<cl_platform_id> platforms(n);
@@ -148,7 +148,7 @@ struct Timing {
 // Best of `repeats` batches of `count` calls of `body`, each batch ended by clFinish. The CPU
 // time (every thread of the process) goes beside the wall time: on a shared machine it still
 // says how much work a step costs when other processes stretch the wall clock.
-Timing bestOf(cl_command_queue queue, int repeats, int count, const std::function<void()> &body) {
+Timing bestOf(cl_command_queue queue, int repeats, int count, const std::function<void()>& body) {
     Timing best;
     for (int r = 0; r < repeats; ++r) {
         double c0 = cpuSeconds();
@@ -162,27 +162,27 @@ Timing bestOf(cl_command_queue queue, int repeats, int count, const std::functio
     return best;
 }
 
-double mass(const std::vector<cl_float4> &cells) {
+double mass(const std::vector<cl_float4>& cells) {
     double m = 0;
-    for (const cl_float4 &c : cells)
+    for (const cl_float4& c : cells)
         m += c.s[0];
     return m;
 }
 
-gasdyn::SolverOptions solverOptions(const Config &cfg) {
+gasdyn::SolverOptions solverOptions(const Config& cfg) {
     gasdyn::SolverOptions o;
     o.limiter = cfg.limiter == "minmod"     ? gasdyn::Limiter::Minmod
                 : cfg.limiter == "van-leer" ? gasdyn::Limiter::VanLeer
                                             : gasdyn::Limiter::MC;
     o.riemann = cfg.riemann == "exact" ? gasdyn::RiemannSolver::Exact : gasdyn::RiemannSolver::Hllc;
-    if (const char *g = std::getenv("DUET_GASDYN_ROW_GROUP"))
+    if (const char* g = std::getenv("DUET_GASDYN_ROW_GROUP"))
         o.rowGroup = std::atoi(g);
-    if (const char *x = std::getenv("DUET_GASDYN_BUILD_OPTIONS"))
+    if (const char* x = std::getenv("DUET_GASDYN_BUILD_OPTIONS"))
         o.extraBuildOptions = x;
     return o;
 }
 
-void solverFigures(Column &col, Cl &cl, const Config &cfg) {
+void solverFigures(Column& col, Cl& cl, const Config& cfg) {
     auto t0 = std::chrono::steady_clock::now();
     gasdyn::Simulator sim(cl.context, cl.device, cl.queue, solverOptions(cfg));
     col.figures["build_ms"] = {seconds(std::chrono::steady_clock::now() - t0) * 1e3, true, ""};
@@ -199,7 +199,7 @@ void solverFigures(Column &col, Cl &cl, const Config &cfg) {
     std::vector<cl_float4> after = sim.state();
     double m = mass(after);
     bool finite = true;
-    for (const cl_float4 &c : after)
+    for (const cl_float4& c : after)
         for (int k = 0; k < 4; ++k)
             finite = finite && std::isfinite(c.s[k]);
     std::string why;
@@ -225,14 +225,14 @@ void solverFigures(Column &col, Cl &cl, const Config &cfg) {
 }
 
 // Runs the demo headless with --stats and reads its mean frame and solver-step times.
-void demoFigures(Column &col, const Config &cfg, const std::string &demo) {
+void demoFigures(Column& col, const Config& cfg, const std::string& demo) {
     std::string command = demo + " --headless --frames " + std::to_string(cfg.demoFrames) +
                           " --size 640x640 --no-overlay --stats --set problem=kelvin-helmholtz" +
                           " --set resolution=" + std::to_string(cfg.demoResolution) +
                           " --set 'steps per frame=1' --set limiter=" + cfg.limiter +
                           " --set riemann=" + cfg.riemann + " --platform '" + col.requested +
                           "' 2>&1";
-    FILE *pipe = popen(command.c_str(), "r");
+    FILE* pipe = popen(command.c_str(), "r");
     std::string out;
     if (pipe) {
         char buffer[4096];
@@ -241,7 +241,7 @@ void demoFigures(Column &col, const Config &cfg, const std::string &demo) {
             out.append(buffer, n);
     }
     int status = pipe ? pclose(pipe) : -1;
-    auto fail = [&](const std::string &why) {
+    auto fail = [&](const std::string& why) {
         col.figures["demo_fps"] = {0, false, why};
         col.figures["demo_step_ms"] = {0, false, why};
     };
@@ -251,7 +251,7 @@ void demoFigures(Column &col, const Config &cfg, const std::string &demo) {
         return;
     }
     // "<phase> <count> <mean ms> ..." lines of the --stats table.
-    auto mean = [&](const std::string &phase) {
+    auto mean = [&](const std::string& phase) {
         std::smatch m;
         std::regex line("\n" + phase + " +[0-9]+ +([0-9.]+)");
         return std::regex_search(out, m, line) ? std::stod(m[1]) : -1.0;
@@ -266,7 +266,7 @@ void demoFigures(Column &col, const Config &cfg, const std::string &demo) {
     col.figures["demo_step_ms"] = {step, true, detail};
 }
 
-void printFigure(const FigureInfo &info, const Figure &f) {
+void printFigure(const FigureInfo& info, const Figure& f) {
     if (f.ok)
         std::printf("  %-50s %12.4g %-9s %s\n", info.label.c_str(), f.value, info.unit,
                     f.detail.c_str());
@@ -278,7 +278,7 @@ void printFigure(const FigureInfo &info, const Figure &f) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     CLI::App app{"duet-gasdyn-bench: gas-dynamics cell updates/s and demo frames/s on two OpenCL "
                  "platforms"};
     Config cfg;
@@ -311,7 +311,7 @@ int main(int argc, char **argv) {
                 cfg.n, cfg.n, cfg.limiter.c_str(), cfg.riemann.c_str(), cfg.repeats, cfg.steps);
     std::vector<FigureInfo> infos = figureInfos(cfg);
     std::vector<Column> columns;
-    for (const std::string &p : platforms) {
+    for (const std::string& p : platforms) {
         Column col;
         col.requested = p;
         col.name =
@@ -322,7 +322,7 @@ int main(int argc, char **argv) {
         std::string why;
         if (!open(cl, p, why)) {
             std::printf("  cannot open: %s\n", why.c_str());
-            for (const FigureInfo &info : infos)
+            for (const FigureInfo& info : infos)
                 col.figures[info.key] = {0, false, why};
             columns.push_back(col);
             continue;
@@ -335,34 +335,34 @@ int main(int argc, char **argv) {
                     device);
         try {
             solverFigures(col, cl, cfg);
-        } catch (const std::exception &e) {
-            for (const FigureInfo &info : infos)
+        } catch (const std::exception& e) {
+            for (const FigureInfo& info : infos)
                 if (!col.figures.count(info.key) && std::string(info.key).rfind("demo", 0) != 0)
                     col.figures[info.key] = {0, false, e.what()};
         }
         if (!noDemo)
             demoFigures(col, cfg, demo);
-        for (const FigureInfo &info : infos)
+        for (const FigureInfo& info : infos)
             if (col.figures.count(info.key))
                 printFigure(info, col.figures[info.key]);
         columns.push_back(col);
     }
 
     std::printf("\n%-52s", "figure");
-    for (const Column &c : columns)
+    for (const Column& c : columns)
         std::printf(" %12s", c.name.c_str());
     if (columns.size() == 2)
         std::printf(" %12s", (columns[0].name + "/" + columns[1].name).c_str());
     std::printf("\n");
     nlohmann::json out;
-    for (const FigureInfo &info : infos) {
+    for (const FigureInfo& info : infos) {
         bool any = false;
-        for (const Column &c : columns)
+        for (const Column& c : columns)
             any = any || c.figures.count(info.key);
         if (!any)
             continue;
         std::printf("%-52s", (info.label + " [" + info.unit + "]").c_str());
-        for (const Column &c : columns) {
+        for (const Column& c : columns) {
             auto it = c.figures.find(info.key);
             if (it != c.figures.end() && it->second.ok)
                 std::printf(" %12.4g", it->second.value);
@@ -386,7 +386,7 @@ int main(int argc, char **argv) {
     std::printf("(ratio = first / second column; higher is better for Mcell/s and frames/s, "
                 "lower for ms)\n");
     if (!json.empty()) {
-        for (const Column &c : columns)
+        for (const Column& c : columns)
             out["platforms"][c.name]["device"] = c.device;
         out["grid"] = cfg.n;
         out["steps"] = cfg.steps;

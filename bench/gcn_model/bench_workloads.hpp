@@ -31,7 +31,7 @@ struct Figure {
     DispatchStats stats;
 };
 
-inline Figure timeDispatch(Launch &l, unsigned threads, int reps) {
+inline Figure timeDispatch(Launch& l, unsigned threads, int reps) {
     Model model(ModelConfig{.computeUnits = 64, .hostThreads = threads});
     Figure best;
     for (int r = 0; r < reps; ++r) {
@@ -54,7 +54,7 @@ inline Figure timeDispatch(Launch &l, unsigned threads, int reps) {
     return best;
 }
 
-inline void print(const char *name, unsigned threads, const Figure &f) {
+inline void print(const char* name, unsigned threads, const Figure& f) {
     // Wall-clock rates, then rates per CPU-second (robust when other processes share the host).
     std::printf("%-6s %2u thr  %7.3f s  %7.2f M wave-inst/s  %8.2f M lane-ops/s  |  per CPU-s: "
                 "%6.2f M wave-inst  %8.2f M lane-ops  (%llu wave-inst, VALU lanes %.0f%%)\n",
@@ -65,13 +65,13 @@ inline void print(const char *name, unsigned threads, const Figure &f) {
                 100.0 * f.stats.laneUtilisation());
 }
 
-inline uint64_t ptr(const void *p) {
+inline uint64_t ptr(const void* p) {
     return reinterpret_cast<uint64_t>(p);
 }
 
 /// Runs both workloads on each host-thread count; returns a process exit code.
-inline int runWorkloads(const Kernel &nbody, const Kernel &triad, bool quick,
-                        const std::vector<unsigned> &threadCounts) {
+inline int runWorkloads(const Kernel& nbody, const Kernel& triad, bool quick,
+                        const std::vector<unsigned>& threadCounts) {
     // N-body.
     const uint32_t bodies = quick ? 1024 : 4096;
     std::vector<float> pos(4 * bodies), vel(4 * bodies, 0.0f), posOut(4 * bodies),

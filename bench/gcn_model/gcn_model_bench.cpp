@@ -11,7 +11,7 @@ using namespace gcnbench;
 
 namespace {
 
-const char *const kSource = R"(
+const char* const kSource = R"(
 typedef unsigned int uint;
 typedef float float4 __attribute__((ext_vector_type(4)));
 typedef float float3 __attribute__((ext_vector_type(3)));
@@ -56,22 +56,22 @@ __kernel void triad(__global float* a, __global const float* b, __global const f
 )";
 
 /// Saves a kernel for duet-gcn-model-replay: a header of descriptor fields, then the code.
-bool saveKernel(const std::string &path, const Kernel &k) {
+bool saveKernel(const std::string& path, const Kernel& k) {
     std::ofstream out(path, std::ios::binary);
     uint64_t head[3] = {0x6b6e6367'74657564ull, k.textSize,
                         k.entry - reinterpret_cast<uint64_t>(k.text.get())};
     uint32_t fields[7] = {
         k.groupSegmentSize, k.privateSegmentSize, k.kernargSize, k.rsrc1, k.rsrc2, k.rsrc3,
         k.codeProperties};
-    out.write(reinterpret_cast<const char *>(head), sizeof head);
-    out.write(reinterpret_cast<const char *>(fields), sizeof fields);
-    out.write(reinterpret_cast<const char *>(k.text.get()), std::streamsize(k.textSize));
+    out.write(reinterpret_cast<const char*>(head), sizeof head);
+    out.write(reinterpret_cast<const char*>(fields), sizeof fields);
+    out.write(reinterpret_cast<const char*>(k.text.get()), std::streamsize(k.textSize));
     return bool(out);
 }
 
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     bool quick = false;
     std::string dump;
     for (int i = 1; i < argc; ++i) {
@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
             dump = argv[++i];
         } else if (!std::strcmp(argv[i], "--list-opcodes")) {
             // Which gfx900 mnemonics the model implements, per encoding.
-            const char *enc = "";
+            const char* enc = "";
             unsigned done = 0, total = 0;
             std::string missing;
             auto flush = [&] {
@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
                     std::printf("%-8s %3u/%3u implemented; not: %s\n", enc, done, total,
                                 missing.empty() ? "-" : missing.c_str());
             };
-            for (const auto &c : duet::gcn::model::opcodeCoverage()) {
+            for (const auto& c : duet::gcn::model::opcodeCoverage()) {
                 if (std::strcmp(c.encoding, enc)) {
                     flush();
                     enc = c.encoding, done = total = 0, missing.clear();
@@ -123,6 +123,7 @@ int main(int argc, char **argv) {
                     dump.c_str());
     }
     std::vector<unsigned> threads = {1};
-    if (all > 1) threads.push_back(all);
+    if (all > 1)
+        threads.push_back(all);
     return runWorkloads(nbody, triad, quick, threads);
 }

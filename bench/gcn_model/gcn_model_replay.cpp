@@ -13,12 +13,13 @@ using namespace gcnbench;
 
 namespace {
 
-bool loadSaved(const std::string &path, Kernel &k) {
+bool loadSaved(const std::string& path, Kernel& k) {
     std::ifstream in(path, std::ios::binary);
     std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     uint64_t head[3];
     uint32_t fields[7];
-    if (bytes.size() < sizeof head + sizeof fields) return false;
+    if (bytes.size() < sizeof head + sizeof fields)
+        return false;
     std::memcpy(head, bytes.data(), sizeof head);
     std::memcpy(fields, bytes.data() + sizeof head, sizeof fields);
     if (head[0] != 0x6b6e6367'74657564ull || bytes.size() != sizeof head + sizeof fields + head[1])
@@ -27,14 +28,14 @@ bool loadSaved(const std::string &path, Kernel &k) {
     f.groupSegmentSize = fields[0], f.privateSegmentSize = fields[1], f.kernargSize = fields[2];
     f.rsrc1 = fields[3], f.rsrc2 = fields[4], f.rsrc3 = fields[5];
     f.codeProperties = uint16_t(fields[6]);
-    k = loadKernel(reinterpret_cast<const uint8_t *>(bytes.data()) + sizeof head + sizeof fields,
+    k = loadKernel(reinterpret_cast<const uint8_t*>(bytes.data()) + sizeof head + sizeof fields,
                    head[1], head[2], f);
     return true;
 }
 
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     if (argc < 2) {
         std::fprintf(stderr, "usage: %s DIR [--quick] [--threads 1,2,4,...]\n", argv[0]);
         return 2;
@@ -43,7 +44,8 @@ int main(int argc, char **argv) {
     bool quick = false;
     const unsigned all = std::max(1u, std::thread::hardware_concurrency());
     std::vector<unsigned> threads = {1};
-    if (all > 1) threads.push_back(all);
+    if (all > 1)
+        threads.push_back(all);
     for (int i = 2; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--quick")) {
             quick = true;
@@ -51,8 +53,10 @@ int main(int argc, char **argv) {
             threads.clear();
             std::stringstream list(argv[++i]);
             for (std::string n; std::getline(list, n, ',');)
-                if (int v = std::atoi(n.c_str()); v > 0) threads.push_back(unsigned(v));
-            if (threads.empty()) threads.push_back(1);
+                if (int v = std::atoi(n.c_str()); v > 0)
+                    threads.push_back(unsigned(v));
+            if (threads.empty())
+                threads.push_back(1);
         } else {
             std::fprintf(stderr, "unknown argument %s\n", argv[i]);
             return 2;

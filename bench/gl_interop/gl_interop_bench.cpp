@@ -36,7 +36,7 @@ struct Path {
 
 struct Figures {
     std::optional<double> pairUs, kernelUs; ///< medians; empty when the path failed
-    std::string mode;                        ///< interop's description of the context
+    std::string mode;                       ///< interop's description of the context
     std::string failure;
 };
 
@@ -106,8 +106,7 @@ Figures measure(const Path& path, const duet::interop::GLHandles& gl, size_t byt
                 if (withKernel) {
                     size_t one = 1;
                     duet::interop::check(clEnqueueNDRangeKernel(ctx->queue(), kernel, 1, nullptr,
-                                                                &one, nullptr, 0, nullptr,
-                                                                nullptr),
+                                                                &one, nullptr, 0, nullptr, nullptr),
                                          "clEnqueueNDRangeKernel");
                 }
             }

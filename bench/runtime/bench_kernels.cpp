@@ -7,7 +7,7 @@ namespace duet::bench {
 
 namespace {
 
-const char *const kMeasuredKernels = R"CLC(
+const char* const kMeasuredKernels = R"CLC(
 // All-pairs gravity, one body per work-item. Bodies are visited one work-group-sized tile at a
 // time; each tile is staged in __local memory, so a position is read from global memory once
 // per work-group instead of once per work-item. pos.w is the mass; eps2 softens close
@@ -55,7 +55,7 @@ __kernel void launch_probe(__global uint *count)
 }
 )CLC";
 
-const char *const kCompileOnlyKernels = R"CLC(
+const char* const kCompileOnlyKernels = R"CLC(
 #define MM_TILE 16
 
 // C = A * B for square n x n matrices (n a multiple of MM_TILE), 16x16 tiles in __local.
@@ -160,7 +160,7 @@ std::string benchBuildOptions(uint64_t nonce) {
     return "-D DUET_BENCH_NONCE=" + std::to_string(nonce) + "UL";
 }
 
-const std::vector<std::string> &benchKernelNames() {
+const std::vector<std::string>& benchKernelNames() {
     static const std::vector<std::string> names = {
         "min_stage1",   "min_reduce",     "nbody_step", "triad",       "launch_probe",
         "matmul_tiled", "scan_workgroup", "stencil5",   "histogram256"};

@@ -17,6 +17,6 @@ std::string benchSource(uint64_t nonce);
 std::string benchBuildOptions(uint64_t nonce);
 
 /// Every kernel benchSource defines, for checking a build.
-const std::vector<std::string> &benchKernelNames();
+const std::vector<std::string>& benchKernelNames();
 
 } // namespace duet::bench

@@ -40,8 +40,8 @@ std::string deviceString(cl_device_id d, cl_device_info what) {
     return s;
 }
 
-Buffer makeBuffer(cl_context context, cl_mem_flags flags, size_t bytes, void *host,
-                  const char *what) {
+Buffer makeBuffer(cl_context context, cl_mem_flags flags, size_t bytes, void* host,
+                  const char* what) {
     cl_int err = CL_SUCCESS;
     cl_mem mem = clCreateBuffer(context, flags, bytes, host, &err);
     if (err != CL_SUCCESS)
@@ -49,14 +49,14 @@ Buffer makeBuffer(cl_context context, cl_mem_flags flags, size_t bytes, void *ho
     return Buffer(mem);
 }
 
-void enqueue1D(cl_command_queue q, cl_kernel k, size_t global, const size_t *local,
-               const char *what) {
+void enqueue1D(cl_command_queue q, cl_kernel k, size_t global, const size_t* local,
+               const char* what) {
     cl_int err = clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, local, 0, nullptr, nullptr);
     if (err != CL_SUCCESS)
         throw ClError(std::string("clEnqueueNDRangeKernel(") + what + ")", err);
 }
 
-void readBuffer(cl_command_queue q, cl_mem mem, size_t bytes, void *dst) {
+void readBuffer(cl_command_queue q, cl_mem mem, size_t bytes, void* dst) {
     check(clEnqueueReadBuffer(q, mem, CL_TRUE, 0, bytes, dst, 0, nullptr, nullptr),
           "clEnqueueReadBuffer");
 }
@@ -65,7 +65,9 @@ Figure okFigure(double value, std::string detail = {}) {
     return Figure{value, true, std::move(detail)};
 }
 
-Figure failFigure(std::string why) { return Figure{0, false, std::move(why)}; }
+Figure failFigure(std::string why) {
+    return Figure{0, false, std::move(why)};
+}
 
 } // namespace
 
@@ -83,7 +85,7 @@ Config Config::quick() {
     return c;
 }
 
-std::vector<FigureInfo> figureInfos(const Config &cfg) {
+std::vector<FigureInfo> figureInfos(const Config& cfg) {
     auto mi = [](size_t n) {
         return n % (1 << 20) == 0 ? std::to_string(n >> 20) + " Mi" : std::to_string(n);
     };
@@ -102,7 +104,7 @@ std::vector<FigureInfo> figureInfos(const Config &cfg) {
     };
 }
 
-Session Session::open(const std::string &nameSubstr) {
+Session Session::open(const std::string& nameSubstr) {
     Session s;
     s.platform = findPlatform(nameSubstr);
     // The comparison is CPU device against CPU device: no fallback to another type.
@@ -132,7 +134,7 @@ Session Session::open(const std::string &nameSubstr) {
 // Build time. A fresh nonce per build defeats every program cache keyed on source or options
 // (PoCL's on-disk cache is also switched off through POCL_KERNEL_CACHE=0 by main()).
 
-Program benchBuild(Session &s, const Config &cfg, Figures &out) {
+Program benchBuild(Session& s, const Config& cfg, Figures& out) {
     std::random_device entropy;
     std::mt19937_64 rng((uint64_t(entropy()) << 32) ^ entropy() ^
                         uint64_t(Clock::now().time_since_epoch().count()));
@@ -142,7 +144,7 @@ Program benchBuild(Session &s, const Config &cfg, Figures &out) {
         uint64_t nonce = rng();
         std::string source = benchSource(nonce);
         std::string options = benchBuildOptions(nonce);
-        const char *text = source.c_str();
+        const char* text = source.c_str();
         size_t length = source.size();
         cl_int err = CL_SUCCESS;
         Program program(clCreateProgramWithSource(s.context, 1, &text, &length, &err));
@@ -168,7 +170,7 @@ Program benchBuild(Session &s, const Config &cfg, Figures &out) {
         check(clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, namesSize, names.data(), nullptr),
               "clGetProgramInfo(CL_PROGRAM_KERNEL_NAMES)");
         names = ";" + std::string(names.c_str()) + ";";
-        for (const std::string &want : benchKernelNames()) {
+        for (const std::string& want : benchKernelNames()) {
             if (names.find(";" + want + ";") == std::string::npos) {
                 out["build_ms"] = failFigure("built program lacks kernel " + want +
                                              " (CL_PROGRAM_KERNEL_NAMES: " + names + ")");
@@ -195,7 +197,7 @@ Program benchBuild(Session &s, const Config &cfg, Figures &out) {
 // ---------------------------------------------------------------------------------------------
 // All-pairs N-body.
 
-void benchNbody(Session &s, cl_program program, const Config &cfg, Figures &out) {
+void benchNbody(Session& s, cl_program program, const Config& cfg, Figures& out) {
     const uint32_t n = cfg.bodies;
     const float dt = 0.005f, eps2 = 0.0025f;
     Kernel kernel = createKernel(program, "nbody_step");
@@ -250,7 +252,7 @@ void benchNbody(Session &s, cl_program program, const Config &cfg, Figures &out)
     for (uint32_t k = 0; k < checked && bad.empty(); ++k) {
         uint32_t i = uint32_t((uint64_t(k) * n) / checked + (k * 37u) % std::max(1u, n / checked));
         i = std::min(i, n - 1);
-        const cl_float4 &p = pos[i];
+        const cl_float4& p = pos[i];
         double acc[3] = {0, 0, 0}, magnitudes = 0;
         for (uint32_t j = 0; j < n; ++j) {
             double d[3] = {double(pos[j].s[0]) - p.s[0], double(pos[j].s[1]) - p.s[1],
@@ -315,7 +317,7 @@ void benchNbody(Session &s, cl_program program, const Config &cfg, Figures &out)
 // ---------------------------------------------------------------------------------------------
 // STREAM triad.
 
-void benchTriad(Session &s, cl_program program, const Config &cfg, Figures &out) {
+void benchTriad(Session& s, cl_program program, const Config& cfg, Figures& out) {
     const size_t n = cfg.triadElements;
     const float scalar = 3.0f;
     Kernel kernel = createKernel(program, "triad");
@@ -368,11 +370,11 @@ void benchTriad(Session &s, cl_program program, const Config &cfg, Figures &out)
 // ---------------------------------------------------------------------------------------------
 // Parallel min: the seed's kernels and host code.
 
-void benchMin(Session &s, cl_program program, const Config &cfg, Figures &out) {
+void benchMin(Session& s, cl_program program, const Config& cfg, Figures& out) {
     const size_t n = cfg.minElements;
     std::vector<cl_uint> data(n);
     std::mt19937 rng(2009);
-    for (auto &v : data)
+    for (auto& v : data)
         v = rng();
     const cl_uint want = *std::min_element(data.begin(), data.end());
     Buffer src = makeBuffer(s.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(cl_uint),
@@ -403,7 +405,7 @@ void benchMin(Session &s, cl_program program, const Config &cfg, Figures &out) {
 // ---------------------------------------------------------------------------------------------
 // Launch latency: a queue full of one-work-item launches, and one launch at a time.
 
-void benchLaunch(Session &s, cl_program program, const Config &cfg, Figures &out) {
+void benchLaunch(Session& s, cl_program program, const Config& cfg, Figures& out) {
     Kernel kernel = createKernel(program, "launch_probe");
     Buffer counter = makeBuffer(s.context, CL_MEM_READ_WRITE, sizeof(cl_uint), nullptr, "count");
     const cl_uint zero = 0;

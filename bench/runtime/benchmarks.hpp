@@ -34,7 +34,7 @@ struct FigureInfo {
 };
 
 /// Every figure duet-bench produces, in table order (labels carry the configured sizes).
-std::vector<FigureInfo> figureInfos(const Config &cfg);
+std::vector<FigureInfo> figureInfos(const Config& cfg);
 
 /// One measured figure on one platform; `ok` false means the result was wrong or the run
 /// failed, and `detail` says why (the value is then meaningless).
@@ -54,21 +54,21 @@ struct Session {
     cl_uint computeUnits = 0;
 
     /// Opens the first platform whose name contains `nameSubstr`; throws seeds::ClError.
-    static Session open(const std::string &nameSubstr);
+    static Session open(const std::string& nameSubstr);
 };
 
 using Figures = std::map<std::string, Figure>;
 
 /// Builds the benchmark source cfg.builds times, each uncached (fresh nonce); records
 /// build_ms and returns the last program (null when every build failed).
-seeds::Program benchBuild(Session &s, const Config &cfg, Figures &out);
+seeds::Program benchBuild(Session& s, const Config& cfg, Figures& out);
 /// nbody_first_ms, nbody_ginter, nbody_gflops.
-void benchNbody(Session &s, cl_program program, const Config &cfg, Figures &out);
+void benchNbody(Session& s, cl_program program, const Config& cfg, Figures& out);
 /// triad_gbs.
-void benchTriad(Session &s, cl_program program, const Config &cfg, Figures &out);
+void benchTriad(Session& s, cl_program program, const Config& cfg, Figures& out);
 /// min_gbs.
-void benchMin(Session &s, cl_program program, const Config &cfg, Figures &out);
+void benchMin(Session& s, cl_program program, const Config& cfg, Figures& out);
 /// launch_us, roundtrip_us.
-void benchLaunch(Session &s, cl_program program, const Config &cfg, Figures &out);
+void benchLaunch(Session& s, cl_program program, const Config& cfg, Figures& out);
 
 } // namespace duet::bench

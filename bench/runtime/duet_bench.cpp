@@ -32,7 +32,7 @@ struct PlatformRun {
     Figures figures;
 };
 
-std::string shortName(const std::string &requested) {
+std::string shortName(const std::string& requested) {
     if (requested.find("Portable Computing Language") != std::string::npos)
         return "PoCL";
     return requested.size() <= 12 ? requested : requested.substr(0, 12);
@@ -51,24 +51,24 @@ std::string cpuModel() {
 }
 
 // Runs one benchmark; an exception fails every one of `keys` it did not already fill.
-void guarded(Figures &out, std::initializer_list<const char *> keys,
-             const std::function<void()> &body) {
+void guarded(Figures& out, std::initializer_list<const char*> keys,
+             const std::function<void()>& body) {
     std::string why;
     try {
         body();
         return;
-    } catch (const ClError &e) {
+    } catch (const ClError& e) {
         why = e.what();
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         why = e.what();
     }
-    for (const char *k : keys) {
+    for (const char* k : keys) {
         if (!out.count(k))
             out[k] = Figure{0, false, why};
     }
 }
 
-void printFigure(const FigureInfo &info, const Figure &f) {
+void printFigure(const FigureInfo& info, const Figure& f) {
     if (f.ok)
         std::printf("  %-52s %12.4g %-9s  %s\n", info.label.c_str(), f.value, info.unit.c_str(),
                     f.detail.c_str());
@@ -78,13 +78,13 @@ void printFigure(const FigureInfo &info, const Figure &f) {
     std::fflush(stdout);
 }
 
-void runPlatform(PlatformRun &run, const Config &cfg, const std::vector<FigureInfo> &infos) {
+void runPlatform(PlatformRun& run, const Config& cfg, const std::vector<FigureInfo>& infos) {
     std::printf("\n[%s] opening platform \"%s\"\n", run.column.c_str(), run.requested.c_str());
     std::fflush(stdout);
     Session s;
     try {
         s = Session::open(run.requested);
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         run.openError = e.what();
         std::printf("  cannot open: %s\n", e.what());
         return;
@@ -100,9 +100,9 @@ void runPlatform(PlatformRun &run, const Config &cfg, const std::vector<FigureIn
                 s.platformName.c_str(), s.platformVersion.c_str(), s.deviceName.c_str(),
                 s.deviceVersion.c_str(), s.driverVersion.c_str(), s.computeUnits);
 
-    auto show = [&](std::initializer_list<const char *> keys) {
-        for (const char *k : keys)
-            for (const FigureInfo &info : infos)
+    auto show = [&](std::initializer_list<const char*> keys) {
+        for (const char* k : keys)
+            for (const FigureInfo& info : infos)
                 if (info.key == k && run.figures.count(k))
                     printFigure(info, run.figures[k]);
     };
@@ -111,7 +111,7 @@ void runPlatform(PlatformRun &run, const Config &cfg, const std::vector<FigureIn
     guarded(run.figures, {"build_ms"}, [&] { program = benchBuild(s, cfg, run.figures); });
     show({"build_ms"});
     if (!program) {
-        for (const FigureInfo &info : infos)
+        for (const FigureInfo& info : infos)
             if (!run.figures.count(info.key))
                 run.figures[info.key] = Figure{0, false, "no program (the build failed)"};
         return;
@@ -136,7 +136,7 @@ std::string isoNow() {
 }
 
 // A platform's run as JSON: what a child process (--isolate) hands back to the parent.
-nlohmann::json runToJson(const PlatformRun &run) {
+nlohmann::json runToJson(const PlatformRun& run) {
     nlohmann::json j;
     j["opened"] = run.opened;
     j["open_error"] = run.openError;
@@ -146,12 +146,12 @@ nlohmann::json runToJson(const PlatformRun &run) {
     j["device_version"] = run.deviceVersion;
     j["driver_version"] = run.driverVersion;
     j["compute_units"] = run.computeUnits;
-    for (const auto &[key, f] : run.figures)
+    for (const auto& [key, f] : run.figures)
         j["figures"][key] = {{"value", f.value}, {"ok", f.ok}, {"detail", f.detail}};
     return j;
 }
 
-void runFromJson(PlatformRun &run, const nlohmann::json &j) {
+void runFromJson(PlatformRun& run, const nlohmann::json& j) {
     run.opened = j.at("opened").get<bool>();
     run.openError = j.at("open_error").get<std::string>();
     run.platformName = j.at("platform").get<std::string>();
@@ -161,15 +161,15 @@ void runFromJson(PlatformRun &run, const nlohmann::json &j) {
     run.driverVersion = j.at("driver_version").get<std::string>();
     run.computeUnits = j.at("compute_units").get<cl_uint>();
     if (j.contains("figures"))
-        for (const auto &[key, f] : j["figures"].items())
+        for (const auto& [key, f] : j["figures"].items())
             run.figures[key] = Figure{f.at("value").get<double>(), f.at("ok").get<bool>(),
                                       f.at("detail").get<std::string>()};
 }
 
 // Runs one platform in a child process: a runtime that crashes or hangs loses only its own
 // column. The parent never loads an OpenCL platform itself.
-void runPlatformIsolated(PlatformRun &run, const Config &cfg,
-                         const std::vector<FigureInfo> &infos) {
+void runPlatformIsolated(PlatformRun& run, const Config& cfg,
+                         const std::vector<FigureInfo>& infos) {
     int fds[2];
     if (pipe(fds) != 0) {
         run.openError = "pipe failed";
@@ -216,7 +216,7 @@ void runPlatformIsolated(PlatformRun &run, const Config &cfg,
     if (!text.empty()) {
         try {
             runFromJson(run, nlohmann::json::parse(text));
-        } catch (const std::exception &e) {
+        } catch (const std::exception& e) {
             crash += (crash.empty() ? "" : "; ") + std::string("bad report: ") + e.what();
         }
     } else if (crash.empty()) {
@@ -229,14 +229,14 @@ void runPlatformIsolated(PlatformRun &run, const Config &cfg,
         // It died before it could say anything: count it as run and failed, not as absent.
         run.opened = true;
     }
-    for (const FigureInfo &info : infos)
+    for (const FigureInfo& info : infos)
         if (run.opened && !run.figures.count(info.key))
             run.figures[info.key] = Figure{0, false, crash};
 }
 
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     std::vector<std::string> platforms = {"Duet", "Portable Computing Language"};
     bool quick = false;
     std::string jsonPath;
@@ -263,7 +263,7 @@ int main(int argc, char **argv) {
 
     // PoCL keeps compiled kernels in ~/.cache/pocl; the build benchmark must not hit it. The
     // ICD loader loads the platforms at the first clGetPlatformIDs, which has not happened yet.
-    const char *previousCache = std::getenv("POCL_KERNEL_CACHE");
+    const char* previousCache = std::getenv("POCL_KERNEL_CACHE");
     std::string previousCacheText = previousCache ? previousCache : "";
     setenv("POCL_KERNEL_CACHE", "0", 1);
 
@@ -284,7 +284,7 @@ int main(int argc, char **argv) {
                 previousCache ? (" (was \"" + previousCacheText + "\")").c_str() : "");
 
     std::vector<PlatformRun> runs;
-    for (const std::string &p : platforms) {
+    for (const std::string& p : platforms) {
         PlatformRun run;
         run.requested = p;
         run.column = shortName(p);
@@ -296,7 +296,7 @@ int main(int argc, char **argv) {
     for (unsigned round = 0; round < rounds; ++round) {
         if (rounds > 1)
             std::printf("\n=== round %u of %u\n", round + 1, rounds);
-        for (PlatformRun &run : runs) {
+        for (PlatformRun& run : runs) {
             PlatformRun fresh;
             fresh.requested = run.requested;
             fresh.column = run.column;
@@ -308,11 +308,11 @@ int main(int argc, char **argv) {
                 run = std::move(fresh);
                 continue;
             }
-            for (const FigureInfo &info : infos) {
+            for (const FigureInfo& info : infos) {
                 auto n = fresh.figures.find(info.key);
                 if (n == fresh.figures.end() || !n->second.ok)
                     continue;
-                Figure &best = run.figures[info.key];
+                Figure& best = run.figures[info.key];
                 bool better = info.higherIsBetter ? n->second.value > best.value
                                                   : n->second.value < best.value;
                 if (!best.ok || better)
@@ -325,16 +325,16 @@ int main(int argc, char **argv) {
     const bool ratio = runs.size() >= 2;
     std::string ratioName = ratio ? runs[0].column + "/" + runs[1].column : "";
     std::printf("\n%-52s %-9s", "figure", "unit");
-    for (const PlatformRun &run : runs)
+    for (const PlatformRun& run : runs)
         std::printf(" %12s", run.column.c_str());
     if (ratio)
         std::printf(" %12s", ratioName.c_str());
     std::printf("\n");
     bool anyFail = false, anyMissing = false;
     nlohmann::ordered_json ratios = nlohmann::ordered_json::object();
-    for (const FigureInfo &info : infos) {
+    for (const FigureInfo& info : infos) {
         std::printf("%-52s %-9s", info.label.c_str(), info.unit.c_str());
-        for (const PlatformRun &run : runs) {
+        for (const PlatformRun& run : runs) {
             auto it = run.figures.find(info.key);
             if (!run.opened) {
                 std::printf(" %12s", "n/a");
@@ -380,7 +380,7 @@ int main(int argc, char **argv) {
                        {"round_trips", cfg.roundTrips},
                        {"builds", cfg.builds}};
         j["platforms"] = nlohmann::ordered_json::array();
-        for (const PlatformRun &run : runs) {
+        for (const PlatformRun& run : runs) {
             nlohmann::ordered_json p;
             p["requested"] = run.requested;
             p["column"] = run.column;
@@ -395,7 +395,7 @@ int main(int argc, char **argv) {
                 p["driver_version"] = run.driverVersion;
                 p["compute_units"] = run.computeUnits;
                 nlohmann::ordered_json results = nlohmann::ordered_json::object();
-                for (const FigureInfo &info : infos) {
+                for (const FigureInfo& info : infos) {
                     auto it = run.figures.find(info.key);
                     nlohmann::ordered_json r;
                     r["label"] = info.label;

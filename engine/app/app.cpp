@@ -11,8 +11,8 @@
 
 namespace duet::engine {
 
-void Context::setInfo(const std::string &key, std::string value) {
-    for (auto &[k, v] : m_info)
+void Context::setInfo(const std::string& key, std::string value) {
+    for (auto& [k, v] : m_info)
         if (k == key) {
             v = std::move(value);
             return;
@@ -22,31 +22,31 @@ void Context::setInfo(const std::string &key, std::string value) {
 
 /// Runs one sample; a class so it may reach Context's private state.
 class Loop {
-  public:
-    Loop(Sample &sample, const std::string &name, const Options &options)
+public:
+    Loop(Sample& sample, const std::string& name, const Options& options)
         : m_sample(sample), m_name(name), m_options(options) {}
 
     int run();
 
-  private:
-    void frames(Surface &surface, Context &ctx, Parameters &parameters, Overlay *overlay);
-    void capture(Surface &surface, const std::string &path, int width, int height);
-    void fail(const std::string &message) {
+private:
+    void frames(Surface& surface, Context& ctx, Parameters& parameters, Overlay* overlay);
+    void capture(Surface& surface, const std::string& path, int width, int height);
+    void fail(const std::string& message) {
         std::fprintf(stderr, "%s: %s\n", m_name.c_str(), message.c_str());
     }
 
-    Sample &m_sample;
+    Sample& m_sample;
     std::string m_name;
-    const Options &m_options;
+    const Options& m_options;
     bool m_captureRequested = false;
 };
 
-int runSample(Sample &sample, const std::string &name, const Options &options) {
+int runSample(Sample& sample, const std::string& name, const Options& options) {
     return Loop(sample, name, options).run();
 }
 
 int Loop::run() {
-    const char *display = std::getenv("DISPLAY");
+    const char* display = std::getenv("DISPLAY");
     bool headless = m_options.mode == Options::Mode::Headless ||
                     (m_options.mode == Options::Mode::Auto && (!display || !*display));
     SurfaceDesc desc;
@@ -57,7 +57,7 @@ int Loop::run() {
     std::unique_ptr<Surface> surface;
     try {
         surface = headless ? createEglSurface(desc) : createGlfwSurface(desc);
-    } catch (const Error &e) {
+    } catch (const Error& e) {
         fail(e.what());
         return 1;
     }
@@ -80,7 +80,7 @@ int Loop::run() {
                              e.what());
             }
         }
-        surface->setEventHandler([&](const Event &e) {
+        surface->setEventHandler([&](const Event& e) {
             if (e.type == Event::Type::Resize) {
                 ctx.m_width = int(e.x);
                 ctx.m_height = int(e.y);
@@ -101,7 +101,7 @@ int Loop::run() {
         m_sample.initializeGL(ctx);
         m_sample.initializeCompute(ctx);
         m_sample.parameters(parameters);
-        for (const std::string &assignment : m_options.set) {
+        for (const std::string& assignment : m_options.set) {
             std::string error;
             if (!parameters.set(assignment, error)) {
                 fail(error);
@@ -111,17 +111,17 @@ int Loop::run() {
         }
         if (status == 0)
             frames(*surface, ctx, parameters, overlay.get());
-    } catch (const Error &e) {
+    } catch (const Error& e) {
         fail(e.what());
         status = 1;
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         fail(std::string("unexpected error: ") + e.what());
         status = 1;
     }
     if (initialized) {
         try {
             m_sample.shutdown(ctx);
-        } catch (const std::exception &e) {
+        } catch (const std::exception& e) {
             fail(std::string("shutdown: ") + e.what());
             status = status ? status : 1;
         }
@@ -135,7 +135,7 @@ int Loop::run() {
     return status;
 }
 
-void Loop::frames(Surface &surface, Context &ctx, Parameters &parameters, Overlay *overlay) {
+void Loop::frames(Surface& surface, Context& ctx, Parameters& parameters, Overlay* overlay) {
     using Clock = std::chrono::steady_clock;
     long count = m_options.frames ? m_options.frames
                                   : (surface.headless() ? Options::kDefaultHeadlessFrames : 0);
@@ -214,7 +214,7 @@ void Loop::frames(Surface &surface, Context &ctx, Parameters &parameters, Overla
     ctx.m_frame = count;
 }
 
-void Loop::capture(Surface &surface, const std::string &path, int width, int height) {
+void Loop::capture(Surface& surface, const std::string& path, int width, int height) {
     Image image = readFramebuffer(surface.framebuffer(), surface.readBuffer(), width, height);
     writePng(path, image);
     std::printf("%s: wrote %s (%dx%d)\n", m_name.c_str(), path.c_str(), width, height);

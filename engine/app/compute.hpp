@@ -18,7 +18,7 @@ namespace duet::engine {
 /// interop's reason. Call from Sample::initializeCompute, on the GL thread. With
 /// `spanSharingDevices`, the context spans every device that can share with GL
 /// (interop::Options::spanSharingDevices).
-inline std::unique_ptr<interop::Context> createInteropContext(Context &ctx,
+inline std::unique_ptr<interop::Context> createInteropContext(Context& ctx,
                                                               bool spanSharingDevices = false) {
     NativeGL native = ctx.nativeGL();
     interop::GLHandles handles;
@@ -32,14 +32,14 @@ inline std::unique_ptr<interop::Context> createInteropContext(Context &ctx,
     options.spanSharingDevices = spanSharingDevices;
     try {
         return interop::Context::create(handles, options);
-    } catch (const interop::Error &e) {
+    } catch (const interop::Error& e) {
         throw Error(e.what());
     }
 }
 
 /// Shows the CL device in the overlay and prints `<program>: OpenCL <device>` (tests and
 /// bench/samples_fps.sh read that line).
-inline void announceDevice(Context &ctx, const char *program, const interop::Context &cl) {
+inline void announceDevice(Context& ctx, const char* program, const interop::Context& cl) {
     ctx.setInfo("device", cl.description());
     std::printf("%s: OpenCL %s\n", program, cl.description().c_str());
     std::fflush(stdout);

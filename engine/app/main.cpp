@@ -1,4 +1,6 @@
 // main() for sample executables (the duet-engine-main library).
 #include "engine/app/registry.hpp"
 
-int main(int argc, char **argv) { return duet::engine::runMain(argc, argv); }
+int main(int argc, char** argv) {
+    return duet::engine::runMain(argc, argv);
+}

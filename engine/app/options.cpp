@@ -7,9 +7,9 @@
 
 namespace duet::engine {
 
-bool parseSize(std::string_view text, int &width, int &height, std::string &error) {
+bool parseSize(std::string_view text, int& width, int& height, std::string& error) {
     size_t x = text.find_first_of("xX");
-    auto number = [](std::string_view s, int &out) {
+    auto number = [](std::string_view s, int& out) {
         if (s.empty())
             return false;
         auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -30,7 +30,7 @@ bool parseSize(std::string_view text, int &width, int &height, std::string &erro
     return true;
 }
 
-ParseResult parseCommandLine(int argc, const char *const *argv, Options &options) {
+ParseResult parseCommandLine(int argc, const char* const* argv, Options& options) {
     CLI::App app{"Duet sample: OpenGL with OpenCL compute, windowed (GLFW/X11) or headless (EGL)."};
     app.name(argc > 0 && argv[0] ? argv[0] : "duet-sample");
     bool headless = false, window = false, noOverlay = false, noVsync = false;
@@ -61,9 +61,9 @@ ParseResult parseCommandLine(int argc, const char *const *argv, Options &options
     ParseResult result;
     try {
         app.parse(argc, argv);
-    } catch (const CLI::CallForHelp &) {
+    } catch (const CLI::CallForHelp&) {
         return ParseResult{true, 0, app.help()};
-    } catch (const CLI::ParseError &e) {
+    } catch (const CLI::ParseError& e) {
         return ParseResult{true, kUsageError,
                            std::string(e.what()) + "\nRun with --help for the options."};
     }
@@ -79,7 +79,7 @@ ParseResult parseCommandLine(int argc, const char *const *argv, Options &options
         if (!parseSize(size, options.width, options.height, error))
             return ParseResult{true, kUsageError, error};
     }
-    for (const std::string &s : options.set)
+    for (const std::string& s : options.set)
         if (s.find('=') == std::string::npos || s.front() == '=')
             return ParseResult{true, kUsageError, "--set: expected NAME=VALUE, got '" + s + "'"};
     return result;

@@ -39,10 +39,10 @@ struct ParseResult {
 inline constexpr int kUsageError = 2;
 
 /// Parses argv (argv[0] is the program name). Never throws and never exits the process.
-ParseResult parseCommandLine(int argc, const char *const *argv, Options &options);
+ParseResult parseCommandLine(int argc, const char* const* argv, Options& options);
 
 /// Parses "WxH" (e.g. 1280x720) into positive width and height up to 16384; on failure returns
 /// false with the reason in `error`.
-bool parseSize(std::string_view text, int &width, int &height, std::string &error);
+bool parseSize(std::string_view text, int& width, int& height, std::string& error);
 
 } // namespace duet::engine

@@ -10,20 +10,20 @@ namespace duet::engine {
 /// Parameters point into the sample's own variables, which must outlive the registration
 /// (the sample's lifetime). Main thread only.
 class Parameters {
-  public:
+public:
     struct Float {
-        float *value;
+        float* value;
         float min, max;
     };
     struct Int {
-        int *value;
+        int* value;
         int min, max;
     };
     struct Bool {
-        bool *value;
+        bool* value;
     };
     struct Choice {
-        int *value;
+        int* value;
         std::vector<std::string> names;
     };
     struct Entry {
@@ -31,19 +31,19 @@ class Parameters {
         std::variant<Float, Int, Bool, Choice> kind;
     };
 
-    void addFloat(std::string name, float *value, float min, float max);
-    void addInt(std::string name, int *value, int min, int max);
-    void addBool(std::string name, bool *value);
+    void addFloat(std::string name, float* value, float min, float max);
+    void addInt(std::string name, int* value, int min, int max);
+    void addBool(std::string name, bool* value);
     /// An index into `names`, shown as a combo box and set by name or index.
-    void addChoice(std::string name, int *value, std::vector<std::string> names);
+    void addChoice(std::string name, int* value, std::vector<std::string> names);
 
     /// Applies "NAME=VALUE". Returns false with the reason (unknown name, not a number, out of
     /// range, unknown choice) in `error`, leaving the value unchanged.
-    bool set(const std::string &assignment, std::string &error);
+    bool set(const std::string& assignment, std::string& error);
 
-    const std::vector<Entry> &entries() const { return m_entries; }
+    const std::vector<Entry>& entries() const { return m_entries; }
 
-  private:
+private:
     std::vector<Entry> m_entries;
 };
 

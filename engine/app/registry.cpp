@@ -5,7 +5,7 @@
 
 namespace duet::engine {
 
-SampleRegistry &SampleRegistry::instance() {
+SampleRegistry& SampleRegistry::instance() {
     static SampleRegistry registry;
     return registry;
 }
@@ -15,27 +15,27 @@ bool SampleRegistry::add(SampleInfo info) {
     return true;
 }
 
-const SampleInfo *SampleRegistry::find(const std::string &name) const {
-    for (const SampleInfo &s : m_samples)
+const SampleInfo* SampleRegistry::find(const std::string& name) const {
+    for (const SampleInfo& s : m_samples)
         if (s.name == name)
             return &s;
     return nullptr;
 }
 
-int runMain(int argc, const char *const *argv) {
+int runMain(int argc, const char* const* argv) {
     Options options;
     ParseResult parsed = parseCommandLine(argc, argv, options);
     if (parsed.exit) {
         std::fprintf(parsed.exitCode ? stderr : stdout, "%s\n", parsed.message.c_str());
         return parsed.exitCode;
     }
-    const auto &samples = SampleRegistry::instance().samples();
+    const auto& samples = SampleRegistry::instance().samples();
     if (options.list) {
-        for (const SampleInfo &s : samples)
+        for (const SampleInfo& s : samples)
             std::printf("%-20s %s\n", s.name.c_str(), s.description.c_str());
         return 0;
     }
-    const SampleInfo *info = nullptr;
+    const SampleInfo* info = nullptr;
     if (!options.sample.empty()) {
         info = SampleRegistry::instance().find(options.sample);
         if (!info) {

@@ -18,23 +18,23 @@ struct SampleInfo {
 
 /// Samples register themselves at static-initialisation time (DUET_REGISTER_SAMPLE).
 class SampleRegistry {
-  public:
-    static SampleRegistry &instance();
+public:
+    static SampleRegistry& instance();
     bool add(SampleInfo info);
-    const std::vector<SampleInfo> &samples() const { return m_samples; }
-    const SampleInfo *find(const std::string &name) const;
+    const std::vector<SampleInfo>& samples() const { return m_samples; }
+    const SampleInfo* find(const std::string& name) const;
 
-  private:
+private:
     std::vector<SampleInfo> m_samples;
 };
 
 /// Parses the command line, picks the sample (--sample NAME, or the only one registered) and
 /// runs it. Returns the process exit code: 0 success, 1 runtime failure (no GL, sample error,
 /// PNG not written), kUsageError (2) for a bad command line.
-int runMain(int argc, const char *const *argv);
+int runMain(int argc, const char* const* argv);
 
 /// Runs one sample with parsed options; returns the exit code as runMain does.
-int runSample(Sample &sample, const std::string &name, const Options &options);
+int runSample(Sample& sample, const std::string& name, const Options& options);
 
 } // namespace duet::engine
 

@@ -17,8 +17,8 @@ namespace duet::engine {
 /// Engine services during a run. Owned by the loop; valid from initializeGL to shutdown.
 /// Main (GL) thread only.
 class Context {
-  public:
-    const Options &options() const { return m_options; }
+public:
+    const Options& options() const { return m_options; }
     /// The native GL handles for clGetGLContextInfoKHR / clCreateContext properties.
     NativeGL nativeGL() const { return m_surface.native(); }
     bool headless() const { return m_surface.headless(); }
@@ -32,23 +32,23 @@ class Context {
     /// Simulated seconds since start (sum of the dt values update was given).
     double time() const { return m_time; }
 
-    OrbitCamera &camera() { return m_camera; }
-    Stats &stats() { return m_stats; }
+    OrbitCamera& camera() { return m_camera; }
+    Stats& stats() { return m_stats; }
 
     /// Sets an overlay line such as ("device", "Duet CPU") or ("kernel nbody", "1.2 ms");
     /// a key set again replaces its value.
-    void setInfo(const std::string &key, std::string value);
-    const std::vector<std::pair<std::string, std::string>> &info() const { return m_info; }
+    void setInfo(const std::string& key, std::string value);
+    const std::vector<std::pair<std::string, std::string>>& info() const { return m_info; }
 
     /// Ends the loop after the current frame.
     void requestExit() { m_exitRequested = true; }
 
-  private:
+private:
     friend class Loop;
-    Context(const Options &options, Surface &surface) : m_options(options), m_surface(surface) {}
+    Context(const Options& options, Surface& surface) : m_options(options), m_surface(surface) {}
 
-    const Options &m_options;
-    Surface &m_surface;
+    const Options& m_options;
+    Surface& m_surface;
     int m_width = 0, m_height = 0;
     long m_frame = 0;
     double m_time = 0;
@@ -63,25 +63,25 @@ class Context {
 /// then shutdown. A hook throws Error to stop the run: the message becomes the one line printed
 /// and the process exits non-zero.
 class Sample {
-  public:
+public:
     virtual ~Sample() = default;
     /// GL resources that do not depend on compute (shaders, vertex arrays).
-    virtual void initializeGL(Context &) {}
+    virtual void initializeGL(Context&) {}
     /// OpenCL set-up: the sample picks a platform/device (options().platform/device), pairs with
     /// nativeGL() and creates shared objects. The engine itself uses no OpenCL.
-    virtual void initializeCompute(Context &) {}
+    virtual void initializeCompute(Context&) {}
     /// Registers tunable parameters (overlay widgets and --set).
-    virtual void parameters(Parameters &) {}
+    virtual void parameters(Parameters&) {}
     /// An input event; return true to keep it from the default camera control.
-    virtual bool event(Context &, const Event &) { return false; }
+    virtual bool event(Context&, const Event&) { return false; }
     /// Advances the simulation by dt seconds (a fixed 1/60 s when --frames is given).
-    virtual void update(Context &, double /*dt*/) {}
+    virtual void update(Context&, double /*dt*/) {}
     /// Draws into ctx.framebuffer() (already bound, viewport set).
-    virtual void render(Context &) = 0;
+    virtual void render(Context&) = 0;
     /// Extra ImGui widgets inside the overlay window (ImGui is current).
-    virtual void ui(Context &) {}
+    virtual void ui(Context&) {}
     /// Releases compute and GL resources while the context is still current.
-    virtual void shutdown(Context &) {}
+    virtual void shutdown(Context&) {}
 };
 
 } // namespace duet::engine

@@ -12,7 +12,7 @@ Stats::Stats() {
 }
 
 void Stats::add(std::string_view phase, double seconds) {
-    for (Series &s : m_series)
+    for (Series& s : m_series)
         if (s.name == phase) {
             s.samples.push_back(seconds);
             return;
@@ -22,7 +22,7 @@ void Stats::add(std::string_view phase, double seconds) {
 
 std::vector<Stats::Summary> Stats::summarize() const {
     std::vector<Summary> out;
-    for (const Series &s : m_series) {
+    for (const Series& s : m_series) {
         Summary sum{s.name};
         sum.count = s.samples.size();
         if (sum.count) {
@@ -49,7 +49,7 @@ std::string Stats::table() const {
     std::snprintf(line, sizeof line, "%-18s %6s %10s %10s %10s %10s %11s\n", "phase", "count",
                   "mean ms", "min ms", "median ms", "max ms", "total ms");
     out += line;
-    for (const Summary &s : summarize()) {
+    for (const Summary& s : summarize()) {
         if (s.count == 0)
             std::snprintf(line, sizeof line, "%-18s %6zu %10s %10s %10s %10s %11s\n",
                           s.name.c_str(), s.count, "-", "-", "-", "-", "-");

@@ -21,7 +21,7 @@ inline constexpr std::string_view Frame = "frame";
 
 /// Collects durations per named phase. Main thread only.
 class Stats {
-  public:
+public:
     Stats();
 
     /// Records one duration of `seconds` for `phase` (created on first use).
@@ -29,19 +29,19 @@ class Stats {
 
     /// Times a scope on the CPU clock and records it on destruction.
     class Scope {
-      public:
-        Scope(Stats &stats, std::string_view phase)
+    public:
+        Scope(Stats& stats, std::string_view phase)
             : m_stats(stats), m_phase(phase), m_start(std::chrono::steady_clock::now()) {}
         ~Scope() {
             m_stats.add(
                 m_phase,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count());
         }
-        Scope(const Scope &) = delete;
-        Scope &operator=(const Scope &) = delete;
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
 
-      private:
-        Stats &m_stats;
+    private:
+        Stats& m_stats;
         std::string m_phase; // a copy: callers may pass a temporary name
         std::chrono::steady_clock::time_point m_start;
     };
@@ -57,7 +57,7 @@ class Stats {
     /// The table --stats prints, in milliseconds.
     std::string table() const;
 
-  private:
+private:
     struct Series {
         std::string name;
         std::vector<double> samples;

@@ -27,8 +27,8 @@ Image readFramebuffer(unsigned framebuffer, unsigned readBuffer, int width, int 
     size_t stride = size_t(width) * 4;
     std::vector<std::uint8_t> row(stride);
     for (int y = 0; y < height / 2; ++y) {
-        std::uint8_t *a = &image.rgba[size_t(y) * stride];
-        std::uint8_t *b = &image.rgba[size_t(height - 1 - y) * stride];
+        std::uint8_t* a = &image.rgba[size_t(y) * stride];
+        std::uint8_t* b = &image.rgba[size_t(height - 1 - y) * stride];
         std::memcpy(row.data(), a, stride);
         std::memcpy(a, b, stride);
         std::memcpy(b, row.data(), stride);
@@ -36,7 +36,7 @@ Image readFramebuffer(unsigned framebuffer, unsigned readBuffer, int width, int 
     return image;
 }
 
-void writePng(const std::string &path, const Image &image) {
+void writePng(const std::string& path, const Image& image) {
     if (image.width <= 0 || image.height <= 0 ||
         image.rgba.size() != size_t(image.width) * size_t(image.height) * 4)
         throw Error("PNG '" + path + "': empty or inconsistent image");
@@ -47,9 +47,9 @@ void writePng(const std::string &path, const Image &image) {
                     (errno ? std::string(": ") + std::strerror(errno) : std::string()));
 }
 
-Image readPng(const std::string &path) {
+Image readPng(const std::string& path) {
     int width = 0, height = 0, channels = 0;
-    stbi_uc *pixels = stbi_load(path.c_str(), &width, &height, &channels, 4);
+    stbi_uc* pixels = stbi_load(path.c_str(), &width, &height, &channels, 4);
     if (!pixels)
         throw Error("PNG '" + path + "': cannot read: " + stbi_failure_reason());
     Image image{width, height,

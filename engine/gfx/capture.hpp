@@ -16,7 +16,7 @@ struct Image {
 
     /// The pixel at column x of row y (y = 0 is the top row).
     std::array<std::uint8_t, 4> at(int x, int y) const {
-        const std::uint8_t *p = &rgba[(size_t(y) * size_t(width) + size_t(x)) * 4];
+        const std::uint8_t* p = &rgba[(size_t(y) * size_t(width) + size_t(x)) * 4];
         return {p[0], p[1], p[2], p[3]};
     }
 };
@@ -26,9 +26,9 @@ struct Image {
 Image readFramebuffer(unsigned framebuffer, unsigned readBuffer, int width, int height);
 
 /// Writes an image as PNG; throws Error naming the path when it cannot.
-void writePng(const std::string &path, const Image &image);
+void writePng(const std::string& path, const Image& image);
 
 /// Reads a PNG (any bit depth and channel count) as 8-bit RGBA; throws Error when it cannot.
-Image readPng(const std::string &path);
+Image readPng(const std::string& path);
 
 } // namespace duet::engine

@@ -9,7 +9,9 @@ namespace duet::engine::gl {
         gen(1, &id);                                                                               \
         return id;                                                                                 \
     }                                                                                              \
-    void Traits::destroy(GLuint id) { del(1, &id); }
+    void Traits::destroy(GLuint id) {                                                              \
+        del(1, &id);                                                                               \
+    }
 
 DUET_GL_GEN_TRAITS(BufferTraits, glGenBuffers, glDeleteBuffers)
 DUET_GL_GEN_TRAITS(VertexArrayTraits, glGenVertexArrays, glDeleteVertexArrays)
@@ -19,9 +21,17 @@ DUET_GL_GEN_TRAITS(RenderbufferTraits, glGenRenderbuffers, glDeleteRenderbuffers
 DUET_GL_GEN_TRAITS(QueryTraits, glGenQueries, glDeleteQueries)
 #undef DUET_GL_GEN_TRAITS
 
-GLuint ShaderTraits::create(GLenum stage) { return glCreateShader(stage); }
-void ShaderTraits::destroy(GLuint id) { glDeleteShader(id); }
-GLuint ProgramTraits::create() { return glCreateProgram(); }
-void ProgramTraits::destroy(GLuint id) { glDeleteProgram(id); }
+GLuint ShaderTraits::create(GLenum stage) {
+    return glCreateShader(stage);
+}
+void ShaderTraits::destroy(GLuint id) {
+    glDeleteShader(id);
+}
+GLuint ProgramTraits::create() {
+    return glCreateProgram();
+}
+void ProgramTraits::destroy(GLuint id) {
+    glDeleteProgram(id);
+}
 
 } // namespace duet::engine::gl

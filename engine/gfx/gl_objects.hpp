@@ -10,20 +10,20 @@ namespace duet::engine::gl {
 /// Owns one GL name of the kind Traits creates and deletes. The GL context that made it must be
 /// current when it is destroyed or reset.
 template <typename Traits> class Object {
-  public:
+public:
     Object() = default;
     explicit Object(GLuint id) : m_id(id) {}
     ~Object() { reset(); }
-    Object(Object &&other) noexcept : m_id(std::exchange(other.m_id, 0)) {}
-    Object &operator=(Object &&other) noexcept {
+    Object(Object&& other) noexcept : m_id(std::exchange(other.m_id, 0)) {}
+    Object& operator=(Object&& other) noexcept {
         if (this != &other) {
             reset();
             m_id = std::exchange(other.m_id, 0);
         }
         return *this;
     }
-    Object(const Object &) = delete;
-    Object &operator=(const Object &) = delete;
+    Object(const Object&) = delete;
+    Object& operator=(const Object&) = delete;
 
     /// A fresh name (glGen* / glCreate*).
     template <typename... Args> static Object create(Args... args) {
@@ -40,7 +40,7 @@ template <typename Traits> class Object {
         m_id = 0;
     }
 
-  private:
+private:
     GLuint m_id = 0;
 };
 

@@ -15,7 +15,9 @@ glm::vec3 OrbitCamera::eye() const {
     return target + distance * glm::vec3(c * std::sin(yaw), std::sin(pitch), c * std::cos(yaw));
 }
 
-glm::mat4 OrbitCamera::view() const { return glm::lookAt(eye(), target, glm::vec3(0, 1, 0)); }
+glm::mat4 OrbitCamera::view() const {
+    return glm::lookAt(eye(), target, glm::vec3(0, 1, 0));
+}
 
 glm::mat4 OrbitCamera::projection(float aspect) const {
     return glm::perspective(fovY, aspect > 0 ? aspect : 1.0f, nearPlane, farPlane);
@@ -38,7 +40,7 @@ void OrbitCamera::zoom(float steps) {
     distance = std::clamp(distance * std::pow(0.9f, steps), nearPlane * 2, farPlane / 2);
 }
 
-bool OrbitCamera::handle(const Event &event) {
+bool OrbitCamera::handle(const Event& event) {
     switch (event.type) {
     case Event::Type::MouseButton:
         if (event.key == 0)

@@ -11,7 +11,7 @@ struct Event;
 /// Looks at `target` from `distance` away, at `yaw` around +Y and `pitch` above the XZ plane
 /// (radians). Left drag orbits, right drag pans, scroll zooms.
 class OrbitCamera {
-  public:
+public:
     glm::vec3 target{0.0f};
     float distance = 3.0f;
     float yaw = 0.0f;
@@ -32,9 +32,9 @@ class OrbitCamera {
     void zoom(float steps);
 
     /// Applies mouse events (buttons held, drags, scroll); returns true when it used the event.
-    bool handle(const Event &event);
+    bool handle(const Event& event);
 
-  private:
+private:
     double m_lastX = 0, m_lastY = 0;
     bool m_orbiting = false, m_panning = false, m_havePosition = false;
     float m_viewportHeight = 720.0f;

@@ -15,7 +15,7 @@
 namespace duet::engine::gl {
 namespace {
 
-const char *stageName(GLenum stage) {
+const char* stageName(GLenum stage) {
     switch (stage) {
     case GL_VERTEX_SHADER:
         return "vertex";
@@ -28,7 +28,7 @@ const char *stageName(GLenum stage) {
     }
 }
 
-GLenum stageFromName(const std::string &file) {
+GLenum stageFromName(const std::string& file) {
     std::string base = file;
     if (base.size() > 5 && base.ends_with(".glsl"))
         base.resize(base.size() - 5);
@@ -43,7 +43,7 @@ GLenum stageFromName(const std::string &file) {
                 ".geom, optionally followed by .glsl)");
 }
 
-std::string readFile(const std::string &path) {
+std::string readFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw Error("shader '" + path + "': cannot open file");
@@ -55,7 +55,7 @@ std::string readFile(const std::string &path) {
 } // namespace
 
 std::string shaderDirectory() {
-    if (const char *dir = std::getenv("DUET_SHADER_DIR"); dir && *dir)
+    if (const char* dir = std::getenv("DUET_SHADER_DIR"); dir && *dir)
         return dir;
     return DUET_SHADER_SOURCE_DIR;
 }
@@ -90,7 +90,7 @@ Shader compileShader(GLenum stage, std::string_view source, std::string_view nam
     Shader shader = Shader::create(stage);
     if (!shader)
         throw Error("shader '" + std::string(name) + "': glCreateShader failed");
-    const char *text = source.data();
+    const char* text = source.data();
     GLint length = GLint(source.size());
     glShaderSource(shader.id(), 1, &text, &length);
     glCompileShader(shader.id());
@@ -108,12 +108,12 @@ Shader compileShader(GLenum stage, std::string_view source, std::string_view nam
     return shader;
 }
 
-Program linkProgram(const std::vector<const Shader *> &shaders, std::string_view name) {
+Program linkProgram(const std::vector<const Shader*>& shaders, std::string_view name) {
     Program program = Program::create();
-    for (const Shader *s : shaders)
+    for (const Shader* s : shaders)
         glAttachShader(program.id(), s->id());
     glLinkProgram(program.id());
-    for (const Shader *s : shaders)
+    for (const Shader* s : shaders)
         glDetachShader(program.id(), s->id());
     GLint ok = GL_FALSE;
     glGetProgramiv(program.id(), GL_LINK_STATUS, &ok);
@@ -128,24 +128,24 @@ Program linkProgram(const std::vector<const Shader *> &shaders, std::string_view
     return program;
 }
 
-Program loadProgram(const std::vector<std::string> &files) {
+Program loadProgram(const std::vector<std::string>& files) {
     std::vector<Shader> shaders;
     std::string names;
-    for (const std::string &file : files) {
+    for (const std::string& file : files) {
         GLenum stage = stageFromName(file);
         std::string path = file.starts_with('/') ? file : shaderDirectory() + "/" + file;
         shaders.push_back(compileShader(stage, readFile(path), path));
         names += (names.empty() ? "" : " + ") + file;
     }
-    std::vector<const Shader *> pointers;
-    for (const Shader &s : shaders)
+    std::vector<const Shader*> pointers;
+    for (const Shader& s : shaders)
         pointers.push_back(&s);
     return linkProgram(pointers, names);
 }
 
 namespace {
 // glProgramUniform* is GL 4.1; on 3.3 bind the program for the call and put the old one back.
-template <typename F> void withUniform(GLuint program, const char *name, F set) {
+template <typename F> void withUniform(GLuint program, const char* name, F set) {
     GLint location = glGetUniformLocation(program, name);
     if (location < 0)
         return;
@@ -159,19 +159,19 @@ template <typename F> void withUniform(GLuint program, const char *name, F set) 
 }
 } // namespace
 
-void setUniform(GLuint program, const char *name, float value) {
+void setUniform(GLuint program, const char* name, float value) {
     withUniform(program, name, [&](GLint l) { glUniform1f(l, value); });
 }
-void setUniform(GLuint program, const char *name, int value) {
+void setUniform(GLuint program, const char* name, int value) {
     withUniform(program, name, [&](GLint l) { glUniform1i(l, value); });
 }
-void setUniform(GLuint program, const char *name, const glm::vec3 &value) {
+void setUniform(GLuint program, const char* name, const glm::vec3& value) {
     withUniform(program, name, [&](GLint l) { glUniform3fv(l, 1, glm::value_ptr(value)); });
 }
-void setUniform(GLuint program, const char *name, const glm::vec4 &value) {
+void setUniform(GLuint program, const char* name, const glm::vec4& value) {
     withUniform(program, name, [&](GLint l) { glUniform4fv(l, 1, glm::value_ptr(value)); });
 }
-void setUniform(GLuint program, const char *name, const glm::mat4 &value) {
+void setUniform(GLuint program, const char* name, const glm::mat4& value) {
     withUniform(program, name,
                 [&](GLint l) { glUniformMatrix4fv(l, 1, GL_FALSE, glm::value_ptr(value)); });
 }

@@ -21,21 +21,21 @@ std::string shaderDirectory();
 Shader compileShader(GLenum stage, std::string_view source, std::string_view name);
 
 /// Links the given compiled stages; on failure throws Error with the link log.
-Program linkProgram(const std::vector<const Shader *> &shaders, std::string_view name);
+Program linkProgram(const std::vector<const Shader*>& shaders, std::string_view name);
 
 /// Reads, compiles and links shader files given relative to shaderDirectory() (or absolute).
 /// The stage comes from the name: *.vert(.glsl), *.frag(.glsl), *.geom(.glsl).
-Program loadProgram(const std::vector<std::string> &files);
+Program loadProgram(const std::vector<std::string>& files);
 
 /// Adds, after each log line that names a source line ("0:12(3): error" from Mesa,
 /// "0(12) : error" from NVIDIA), that source line: "    12 | <text>".
 std::string annotateShaderLog(std::string_view log, std::string_view source);
 
 /// Uniform setters by name; a name the program lacks (or the linker removed) is ignored.
-void setUniform(GLuint program, const char *name, float value);
-void setUniform(GLuint program, const char *name, int value);
-void setUniform(GLuint program, const char *name, const glm::vec3 &value);
-void setUniform(GLuint program, const char *name, const glm::vec4 &value);
-void setUniform(GLuint program, const char *name, const glm::mat4 &value);
+void setUniform(GLuint program, const char* name, float value);
+void setUniform(GLuint program, const char* name, int value);
+void setUniform(GLuint program, const char* name, const glm::vec3& value);
+void setUniform(GLuint program, const char* name, const glm::vec4& value);
+void setUniform(GLuint program, const char* name, const glm::mat4& value);
 
 } // namespace duet::engine::gl

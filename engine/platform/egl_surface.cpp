@@ -13,11 +13,11 @@
 namespace duet::engine {
 namespace {
 
-bool hasExtension(const char *list, const char *name) {
+bool hasExtension(const char* list, const char* name) {
     if (!list)
         return false;
     size_t n = std::strlen(name);
-    for (const char *p = list; (p = std::strstr(p, name)); p += n)
+    for (const char* p = list; (p = std::strstr(p, name)); p += n)
         if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
             return true;
     return false;
@@ -55,12 +55,12 @@ std::string eglErrorName(EGLint e) {
 /// One display to try, and the words that describe it.
 struct Candidate {
     EGLenum platform = 0; // 0: eglGetDisplay(EGL_DEFAULT_DISPLAY)
-    void *nativeDisplay = nullptr;
+    void* nativeDisplay = nullptr;
     std::string name;
 };
 
 class EglSurface final : public Surface {
-  public:
+public:
     EglSurface(EGLDisplay display, EGLContext context, EGLSurface pbuffer, std::string description,
                int width, int height)
         : m_display(display), m_context(context), m_pbuffer(pbuffer),
@@ -107,7 +107,7 @@ class EglSurface final : public Surface {
     }
     void pollEvents() override {}
     bool shouldClose() const override { return false; }
-    void framebufferSize(int &width, int &height) const override {
+    void framebufferSize(int& width, int& height) const override {
         width = m_width;
         height = m_height;
     }
@@ -118,7 +118,7 @@ class EglSurface final : public Surface {
     }
     std::string description() const override { return m_description; }
 
-  private:
+private:
     EGLDisplay m_display;
     EGLContext m_context;
     EGLSurface m_pbuffer;
@@ -128,8 +128,8 @@ class EglSurface final : public Surface {
     GLuint m_renderbuffers[2] = {0, 0};
 };
 
-std::vector<Candidate> candidates(const char *clientExtensions, const std::string &forced,
-                                  std::string &notes) {
+std::vector<Candidate> candidates(const char* clientExtensions, const std::string& forced,
+                                  std::string& notes) {
     std::vector<Candidate> hardware, software, result;
     bool devices = hasExtension(clientExtensions, "EGL_EXT_platform_device") &&
                    hasExtension(clientExtensions, "EGL_EXT_device_enumeration") &&
@@ -139,7 +139,7 @@ std::vector<Candidate> candidates(const char *clientExtensions, const std::strin
         EGLint count = 0;
         if (eglQueryDevicesEXT(16, list, &count)) {
             for (EGLint i = 0; i < count; ++i) {
-                const char *ext = eglQueryDeviceStringEXT
+                const char* ext = eglQueryDeviceStringEXT
                                       ? eglQueryDeviceStringEXT(list[i], EGL_EXTENSIONS)
                                       : nullptr;
                 bool isSoftware = hasExtension(ext, "EGL_MESA_device_software");
@@ -167,9 +167,9 @@ std::vector<Candidate> candidates(const char *clientExtensions, const std::strin
 }
 
 /// Tries one display; returns nullptr and appends the reason to `why` when it cannot serve.
-std::unique_ptr<EglSurface> tryCandidate(const Candidate &c, const SurfaceDesc &desc,
-                                         bool allowPbuffer, std::string &why) {
-    auto fail = [&](const std::string &what) {
+std::unique_ptr<EglSurface> tryCandidate(const Candidate& c, const SurfaceDesc& desc,
+                                         bool allowPbuffer, std::string& why) {
+    auto fail = [&](const std::string& what) {
         EGLint error = eglGetError();
         why += " " + c.name + ": " + what +
                (error == EGL_SUCCESS ? std::string() : " (" + eglErrorName(error) + ")") + ";";
@@ -184,7 +184,7 @@ std::unique_ptr<EglSurface> tryCandidate(const Candidate &c, const SurfaceDesc &
         return fail("eglInitialize failed");
     // Reload with the display so its extensions (surfaceless_context, create_context) are known.
     gladLoaderLoadEGL(display);
-    const char *displayExtensions = eglQueryString(display, EGL_EXTENSIONS);
+    const char* displayExtensions = eglQueryString(display, EGL_EXTENSIONS);
     if (!eglBindAPI(EGL_OPENGL_API)) {
         eglTerminate(display);
         return fail("no desktop OpenGL API");
@@ -266,8 +266,8 @@ std::unique_ptr<EglSurface> tryCandidate(const Candidate &c, const SurfaceDesc &
         return fail("eglMakeCurrent failed");
     }
     try {
-        loadGL(reinterpret_cast<void *(*)(const char *)>(eglGetProcAddress), c.name);
-    } catch (const Error &e) {
+        loadGL(reinterpret_cast<void* (*)(const char*)>(eglGetProcAddress), c.name);
+    } catch (const Error& e) {
         eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
         if (surface != EGL_NO_SURFACE)
             eglDestroySurface(display, surface);
@@ -277,11 +277,11 @@ std::unique_ptr<EglSurface> tryCandidate(const Candidate &c, const SurfaceDesc &
         return nullptr;
     }
 
-    const char *vendor = eglQueryString(display, EGL_VENDOR);
+    const char* vendor = eglQueryString(display, EGL_VENDOR);
     std::string text = c.name + (surface != EGL_NO_SURFACE ? " pbuffer" : " FBO") + ", " +
                        (vendor ? vendor : "?") + " EGL " + std::to_string(major) + "." +
                        std::to_string(minor) + ", " +
-                       reinterpret_cast<const char *>(glGetString(GL_RENDERER));
+                       reinterpret_cast<const char*>(glGetString(GL_RENDERER));
     auto result = std::make_unique<EglSurface>(display, context, surface, std::move(text),
                                                desc.width, desc.height);
     if (surface == EGL_NO_SURFACE)
@@ -291,23 +291,23 @@ std::unique_ptr<EglSurface> tryCandidate(const Candidate &c, const SurfaceDesc &
 
 } // namespace
 
-std::unique_ptr<Surface> createEglSurface(const SurfaceDesc &desc) {
+std::unique_ptr<Surface> createEglSurface(const SurfaceDesc& desc) {
     if (desc.width <= 0 || desc.height <= 0)
         throw Error("EGL: bad surface size " + std::to_string(desc.width) + "x" +
                     std::to_string(desc.height));
     if (!gladLoaderLoadEGL(EGL_NO_DISPLAY))
         throw Error("no OpenGL: cannot load libEGL.so.1 (install libegl1 and a driver, e.g. "
                     "libegl-mesa0)");
-    const char *clientExtensions = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
-    const char *forcedEnv = std::getenv("DUET_EGL_PLATFORM");
+    const char* clientExtensions = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+    const char* forcedEnv = std::getenv("DUET_EGL_PLATFORM");
     std::string forced = forcedEnv ? forcedEnv : "";
-    const char *surfaceEnv = std::getenv("DUET_EGL_SURFACE");
+    const char* surfaceEnv = std::getenv("DUET_EGL_SURFACE");
     bool allowPbuffer = !(surfaceEnv && std::string(surfaceEnv) == "fbo");
 
     std::string why;
     if (!forced.empty() && forced != "device" && forced != "surfaceless" && forced != "default")
         why = " DUET_EGL_PLATFORM=" + forced + " is not one of device, surfaceless, default;";
-    for (const Candidate &c : candidates(clientExtensions, forced, why)) {
+    for (const Candidate& c : candidates(clientExtensions, forced, why)) {
         if (auto surface = tryCandidate(c, desc, allowPbuffer, why))
             return surface;
     }

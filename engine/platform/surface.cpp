@@ -7,7 +7,7 @@
 
 namespace duet::engine {
 
-void loadGL(void *(*getProcAddress)(const char *), const std::string &what) {
+void loadGL(void* (*getProcAddress)(const char*), const std::string& what) {
     int version = gladLoadGL(reinterpret_cast<GLADloadfunc>(getProcAddress));
     if (version == 0)
         throw Error(what + ": cannot load OpenGL entry points");

@@ -14,8 +14,8 @@ struct Event;
 struct NativeGL {
     enum class Api { Egl, Glx };
     Api api = Api::Egl;
-    void *display = nullptr;    ///< EGLDisplay, or the X11 Display*
-    void *context = nullptr;    ///< EGLContext, or the GLXContext
+    void* display = nullptr;    ///< EGLDisplay, or the X11 Display*
+    void* context = nullptr;    ///< EGLContext, or the GLXContext
     unsigned long drawable = 0; ///< the GLXDrawable (X11 window) for Glx; 0 for Egl
 };
 
@@ -31,7 +31,7 @@ struct SurfaceDesc {
 /// A current GL 3.3+ core context plus its drawable. Thread affinity: the creating thread, which
 /// is the thread the context is current on; every call is from that thread.
 class Surface {
-  public:
+public:
     virtual ~Surface() = default;
 
     /// True for the EGL surface, false for a window.
@@ -45,7 +45,7 @@ class Surface {
     /// True once the user closed the window; never true headless.
     virtual bool shouldClose() const = 0;
     /// Size in pixels of what framebuffer() draws into.
-    virtual void framebufferSize(int &width, int &height) const = 0;
+    virtual void framebufferSize(int& width, int& height) const = 0;
     /// The GL framebuffer a frame is drawn into: 0 for a window or an EGL pbuffer, an engine-owned
     /// FBO for a surfaceless EGL context. Samples bind this, not 0.
     virtual unsigned framebuffer() const = 0;
@@ -55,29 +55,29 @@ class Surface {
     /// One line saying what this is, e.g. "EGL surfaceless pbuffer, Mesa llvmpipe".
     virtual std::string description() const = 0;
     /// The GLFWwindow* for a window (the ImGui backend needs it); nullptr headless.
-    virtual void *glfwWindow() const { return nullptr; }
+    virtual void* glfwWindow() const { return nullptr; }
 
     /// Receives window events (keys, mouse, scroll, resize) from pollEvents.
-    void setEventHandler(std::function<void(const Event &)> handler) {
+    void setEventHandler(std::function<void(const Event&)> handler) {
         m_handler = std::move(handler);
     }
 
-  protected:
-    std::function<void(const Event &)> m_handler;
+protected:
+    std::function<void(const Event&)> m_handler;
 };
 
 /// Creates a headless EGL context and makes it current, trying in order: EGL devices of real GPUs
 /// (EGL_EXT_platform_device), Mesa's surfaceless platform, software EGL devices, the default
 /// display. DUET_EGL_PLATFORM=device|surfaceless|default forces one; DUET_EGL_SURFACE=fbo skips
 /// the pbuffer and renders into an FBO. Throws Error saying what each attempt answered.
-std::unique_ptr<Surface> createEglSurface(const SurfaceDesc &desc);
+std::unique_ptr<Surface> createEglSurface(const SurfaceDesc& desc);
 
 /// Opens a GLFW window on X11 ($DISPLAY) with a GL 3.3+ core GLX context, made current.
 /// Throws Error with GLFW's reason when there is no display or no such context.
-std::unique_ptr<Surface> createGlfwSurface(const SurfaceDesc &desc);
+std::unique_ptr<Surface> createGlfwSurface(const SurfaceDesc& desc);
 
 /// Throws Error unless the current context is GL 3.3 or newer; loads glad's GL entry points.
 /// Called by both surfaces after making their context current.
-void loadGL(void *(*getProcAddress)(const char *), const std::string &what);
+void loadGL(void* (*getProcAddress)(const char*), const std::string& what);
 
 } // namespace duet::engine

@@ -13,14 +13,14 @@
 
 namespace duet::engine {
 
-Overlay::Overlay(Surface &surface) : m_window(surface.glfwWindow() != nullptr) {
+Overlay::Overlay(Surface& surface) : m_window(surface.glfwWindow() != nullptr) {
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
-    ImGuiIO &io = ImGui::GetIO();
+    ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr; // never drop imgui.ini into the working directory
     ImGui::StyleColorsDark();
     if (m_window &&
-        !ImGui_ImplGlfw_InitForOpenGL(static_cast<GLFWwindow *>(surface.glfwWindow()), true)) {
+        !ImGui_ImplGlfw_InitForOpenGL(static_cast<GLFWwindow*>(surface.glfwWindow()), true)) {
         ImGui::DestroyContext();
         throw Error("ImGui: GLFW backend failed to initialise");
     }
@@ -39,22 +39,26 @@ Overlay::~Overlay() {
     ImGui::DestroyContext();
 }
 
-bool Overlay::wantsMouse() const { return ImGui::GetIO().WantCaptureMouse; }
-bool Overlay::wantsKeyboard() const { return ImGui::GetIO().WantCaptureKeyboard; }
+bool Overlay::wantsMouse() const {
+    return ImGui::GetIO().WantCaptureMouse;
+}
+bool Overlay::wantsKeyboard() const {
+    return ImGui::GetIO().WantCaptureKeyboard;
+}
 
 namespace {
 
-void drawParameters(Parameters &parameters) {
-    for (const Parameters::Entry &e : parameters.entries()) {
-        const char *label = e.name.c_str();
-        if (auto *f = std::get_if<Parameters::Float>(&e.kind))
+void drawParameters(Parameters& parameters) {
+    for (const Parameters::Entry& e : parameters.entries()) {
+        const char* label = e.name.c_str();
+        if (auto* f = std::get_if<Parameters::Float>(&e.kind))
             ImGui::SliderFloat(label, f->value, f->min, f->max);
-        else if (auto *i = std::get_if<Parameters::Int>(&e.kind))
+        else if (auto* i = std::get_if<Parameters::Int>(&e.kind))
             ImGui::SliderInt(label, i->value, i->min, i->max);
-        else if (auto *b = std::get_if<Parameters::Bool>(&e.kind))
+        else if (auto* b = std::get_if<Parameters::Bool>(&e.kind))
             ImGui::Checkbox(label, b->value);
-        else if (auto *c = std::get_if<Parameters::Choice>(&e.kind)) {
-            const char *current = *c->value >= 0 && size_t(*c->value) < c->names.size()
+        else if (auto* c = std::get_if<Parameters::Choice>(&e.kind)) {
+            const char* current = *c->value >= 0 && size_t(*c->value) < c->names.size()
                                       ? c->names[*c->value].c_str()
                                       : "?";
             if (ImGui::BeginCombo(label, current)) {
@@ -69,8 +73,8 @@ void drawParameters(Parameters &parameters) {
 
 } // namespace
 
-void Overlay::draw(double dt, int width, int height, const Panel &panel) {
-    ImGuiIO &io = ImGui::GetIO();
+void Overlay::draw(double dt, int width, int height, const Panel& panel) {
+    ImGuiIO& io = ImGui::GetIO();
     ImGui_ImplOpenGL3_NewFrame();
     if (m_window) {
         ImGui_ImplGlfw_NewFrame();
@@ -88,11 +92,11 @@ void Overlay::draw(double dt, int width, int height, const Panel &panel) {
     // Wrap long lines (surface, renderer) so the panel stays narrow on small framebuffers.
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
     ImGui::TextUnformatted(panel.surface.c_str());
-    if (Context *ctx = panel.context) {
-        for (const auto &[key, value] : ctx->info())
+    if (Context* ctx = panel.context) {
+        for (const auto& [key, value] : ctx->info())
             ImGui::TextWrapped("%s: %s", key.c_str(), value.c_str());
         if (ImGui::CollapsingHeader("Timings (ms, last / mean)", ImGuiTreeNodeFlags_DefaultOpen)) {
-            for (const Stats::Summary &s : ctx->stats().summarize())
+            for (const Stats::Summary& s : ctx->stats().summarize())
                 if (s.count)
                     ImGui::Text("%-16s %8.3f %8.3f", s.name.c_str(), s.last * 1e3, s.mean * 1e3);
         }

@@ -14,31 +14,31 @@ class Surface;
 /// backend (which chains to the surface's own callbacks); headless it only draws. GL thread only;
 /// the GL context must be current for every call, including destruction.
 class Overlay {
-  public:
-    explicit Overlay(Surface &surface);
+public:
+    explicit Overlay(Surface& surface);
     ~Overlay();
-    Overlay(const Overlay &) = delete;
-    Overlay &operator=(const Overlay &) = delete;
+    Overlay(const Overlay&) = delete;
+    Overlay& operator=(const Overlay&) = delete;
 
     /// What the standard panel shows.
     struct Panel {
         std::string title;   ///< the sample's name
         std::string surface; ///< Surface::description()
         double fps = 0;
-        Context *context = nullptr; ///< info lines and phase timings
-        Parameters *parameters = nullptr;
+        Context* context = nullptr; ///< info lines and phase timings
+        Parameters* parameters = nullptr;
         std::function<void()> sampleUi; ///< the sample's own widgets
     };
 
     /// Starts an ImGui frame of the given framebuffer size, draws the panel and renders it into
     /// the currently bound framebuffer.
-    void draw(double dt, int width, int height, const Panel &panel);
+    void draw(double dt, int width, int height, const Panel& panel);
 
     /// True while ImGui wants the mouse (cursor over the panel) or keyboard (text field).
     bool wantsMouse() const;
     bool wantsKeyboard() const;
 
-  private:
+private:
     bool m_window;
 };
 

@@ -2,6 +2,8 @@
 // tables) and enqueueing of the fft.cl kernels.
 #include "fft.hpp"
 
+#include "duet/cl_error_name.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -11,42 +13,26 @@ namespace duet::fft {
 
 namespace {
 
-bool powerOfTwo(size_t n) { return n != 0 && (n & (n - 1)) == 0; }
-
-Status fail(cl_int code, std::string message) { return Status{code, "duet-fft: " + message}; }
-
-std::string errorText(cl_int code) {
-    switch (code) {
-#define NAME(c)                                                                                    \
-    case c:                                                                                        \
-        return #c;
-        NAME(CL_INVALID_VALUE)
-        NAME(CL_INVALID_CONTEXT)
-        NAME(CL_INVALID_DEVICE)
-        NAME(CL_INVALID_COMMAND_QUEUE)
-        NAME(CL_INVALID_MEM_OBJECT)
-        NAME(CL_INVALID_KERNEL_ARGS)
-        NAME(CL_INVALID_WORK_GROUP_SIZE)
-        NAME(CL_INVALID_WORK_ITEM_SIZE)
-        NAME(CL_INVALID_EVENT_WAIT_LIST)
-        NAME(CL_OUT_OF_RESOURCES)
-        NAME(CL_OUT_OF_HOST_MEMORY)
-        NAME(CL_MEM_OBJECT_ALLOCATION_FAILURE)
-        NAME(CL_BUILD_PROGRAM_FAILURE)
-        NAME(CL_INVALID_BUILD_OPTIONS)
-        NAME(CL_INVALID_BUFFER_SIZE)
-#undef NAME
-    default:
-        return "OpenCL error " + std::to_string(code);
-    }
+bool powerOfTwo(size_t n) {
+    return n != 0 && (n & (n - 1)) == 0;
 }
 
-Status clFail(cl_int code, const std::string &what) {
+Status fail(cl_int code, std::string message) {
+    return Status{code, "duet-fft: " + message};
+}
+
+std::string errorText(cl_int code) {
+    return clErrorName(code);
+}
+
+Status clFail(cl_int code, const std::string& what) {
     return fail(code, what + " returned " + errorText(code));
 }
 
 // Points per work-item in fft.cl: 8, or all of them for n < 8.
-size_t threadsPerSequence(size_t n) { return n < 8 ? 1 : n / 8; }
+size_t threadsPerSequence(size_t n) {
+    return n < 8 ? 1 : n / 8;
+}
 
 struct Limits {
     size_t maxGroup = 0;
@@ -66,7 +52,7 @@ size_t floorPow2(size_t v) {
 // Sequences per work-group: `target`, or less where the device's work-group size, work-item
 // sizes (dimension `seqDim` holds the sequences) or local memory (all of it for one work-group)
 // say so, and never more than the sequences there are.
-size_t chooseGroup(size_t n, size_t count, size_t target, const Limits &lim, int seqDim,
+size_t chooseGroup(size_t n, size_t count, size_t target, const Limits& lim, int seqDim,
                    size_t reserveLocal) {
     size_t threads = threadsPerSequence(n);
     size_t g = target;
@@ -80,7 +66,7 @@ size_t chooseGroup(size_t n, size_t count, size_t target, const Limits &lim, int
 
 } // namespace
 
-double flops(const Desc &d) {
+double flops(const Desc& d) {
     double perBatch = 0;
     double points = double(d.nx) * double(d.ny);
     // 2D: ny transforms of nx points plus nx of ny points = 5 N log2 N with N = nx * ny.
@@ -88,8 +74,8 @@ double flops(const Desc &d) {
     return perBatch * double(d.batch);
 }
 
-Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
-                    std::unique_ptr<Plan> &out) {
+Status Plan::create(cl_context context, cl_device_id device, const Desc& desc,
+                    std::unique_ptr<Plan>& out) {
     out.reset();
     // CL_INVALID_VALUE: sizes that are not powers of two, or none at all.
     if (!powerOfTwo(desc.nx) || desc.nx < 2)
@@ -186,7 +172,7 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
     plan->m_options = options;
 
     cl_int err;
-    const char *source = kernelSource();
+    const char* source = kernelSource();
     plan->m_program = clCreateProgramWithSource(context, 1, &source, nullptr, &err);
     if (err != CL_SUCCESS)
         return clFail(err, "clCreateProgramWithSource(fft.cl)");
@@ -199,7 +185,7 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
                               nullptr);
         return fail(err, "building fft.cl with '" + options + "' failed: " + log);
     }
-    const char *names[3][2] = {{"fft_x_forward", "fft_x_inverse"},
+    const char* names[3][2] = {{"fft_x_forward", "fft_x_inverse"},
                                {"fft_y_forward", "fft_y_inverse"},
                                {"fft_t_forward", "fft_t_inverse"}};
     if (plan->m_transpose) {
@@ -213,7 +199,7 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
     for (int axis = 0; axis < (twoD ? 2 : 1); ++axis) {
         int kernelAxis = axis == 1 && plan->m_transpose ? 2 : axis;
         for (int inv = 0; inv < 2; ++inv) {
-            const char *name = names[kernelAxis][inv];
+            const char* name = names[kernelAxis][inv];
             plan->m_kernels[kernelAxis][inv] = clCreateKernel(plan->m_program, name, &err);
             if (err != CL_SUCCESS)
                 return clFail(err, std::string("clCreateKernel(") + name + ")");
@@ -251,7 +237,7 @@ Status Plan::create(cl_context context, cl_device_id device, const Desc &desc,
 }
 
 Plan::~Plan() {
-    for (auto &axis : m_kernels)
+    for (auto& axis : m_kernels)
         for (cl_kernel k : axis)
             if (k)
                 clReleaseKernel(k);
@@ -265,9 +251,9 @@ Plan::~Plan() {
 }
 
 Status Plan::enqueueAxis(cl_command_queue queue, int axis, bool inverse, cl_mem in, cl_mem out,
-                         float scale, cl_uint numWait, const cl_event *wait, cl_event *event) {
+                         float scale, cl_uint numWait, const cl_event* wait, cl_event* event) {
     cl_kernel k = m_kernels[axis][inverse];
-    const Desc &d = m_desc;
+    const Desc& d = m_desc;
     const bool yAxis = axis == 1;
     cl_uint count, stride, dist, inner, slabDist;
     size_t n, g;
@@ -326,7 +312,7 @@ Status Plan::enqueueAxis(cl_command_queue queue, int axis, bool inverse, cl_mem 
 }
 
 Status Plan::enqueueTranspose(cl_command_queue queue, cl_mem in, cl_mem out, size_t nx, size_t ny,
-                              cl_uint numWait, const cl_event *wait, cl_event *event) {
+                              cl_uint numWait, const cl_event* wait, cl_event* event) {
     cl_uint x = cl_uint(nx), y = cl_uint(ny);
     cl_int err = CL_SUCCESS;
     err |= clSetKernelArg(m_transposeKernel, 0, sizeof(cl_mem), &in);
@@ -346,7 +332,7 @@ Status Plan::enqueueTranspose(cl_command_queue queue, cl_mem in, cl_mem out, siz
 }
 
 Status Plan::enqueue(cl_command_queue queue, Direction direction, cl_mem in, cl_mem out,
-                     float scale, cl_uint numWait, const cl_event *wait, cl_event *event) {
+                     float scale, cl_uint numWait, const cl_event* wait, cl_event* event) {
     if (event)
         *event = nullptr;
     // CL_INVALID_COMMAND_QUEUE, CL_INVALID_CONTEXT: the queue must belong to the plan's context.
@@ -358,7 +344,7 @@ Status Plan::enqueue(cl_command_queue queue, Direction direction, cl_mem in, cl_
         return fail(CL_INVALID_CONTEXT, "the queue belongs to another context than the plan");
     // CL_INVALID_MEM_OBJECT, CL_INVALID_BUFFER_SIZE: buffers of this context holding bytes().
     for (cl_mem m : {in, out}) {
-        const char *which = m == in ? "input" : "output";
+        const char* which = m == in ? "input" : "output";
         cl_mem_object_type type = 0;
         size_t size = 0;
         cl_context memContext = nullptr;

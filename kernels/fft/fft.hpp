@@ -38,23 +38,23 @@ struct Desc {
 };
 
 /// The source of the FFT kernels (kernels/fft/fft.cl, embedded at build time).
-const char *kernelSource();
+const char* kernelSource();
 
 /// A built FFT for one Desc on one device. Not thread-safe: enqueue from one thread at a time
 /// (it sets kernel arguments); with Columns::Transpose, transforms enqueued on an out-of-order
 /// queue must be ordered by events (they share the scratch buffer). The context must outlive the
 /// plan.
 class Plan {
-  public:
+public:
     /// Checks `desc` against the device's limits, builds the kernels and uploads the twiddle
     /// tables. Errors: CL_INVALID_VALUE for a size that is not a power of two in range, or one the
     /// device's work-group or local-memory limits cannot hold; CL_INVALID_CONTEXT /
     /// CL_INVALID_DEVICE for bad handles; CL_BUILD_PROGRAM_FAILURE with the build log.
-    static Status create(cl_context context, cl_device_id device, const Desc &desc,
-                         std::unique_ptr<Plan> &plan);
+    static Status create(cl_context context, cl_device_id device, const Desc& desc,
+                         std::unique_ptr<Plan>& plan);
     ~Plan();
-    Plan(const Plan &) = delete;
-    Plan &operator=(const Plan &) = delete;
+    Plan(const Plan&) = delete;
+    Plan& operator=(const Plan&) = delete;
 
     /// Enqueues the transform of `in` into `out` (they may be the same buffer: in place), each
     /// holding at least bytes(); every output point is multiplied by `scale`. 2D runs the x pass
@@ -64,10 +64,10 @@ class Plan {
     /// another context), CL_INVALID_BUFFER_SIZE (a buffer smaller than bytes()), else what
     /// clEnqueueNDRangeKernel returned.
     Status enqueue(cl_command_queue queue, Direction direction, cl_mem in, cl_mem out,
-                   float scale = 1.0f, cl_uint numWait = 0, const cl_event *wait = nullptr,
-                   cl_event *event = nullptr);
+                   float scale = 1.0f, cl_uint numWait = 0, const cl_event* wait = nullptr,
+                   cl_event* event = nullptr);
 
-    const Desc &desc() const { return m_desc; }
+    const Desc& desc() const { return m_desc; }
     /// Complex points per buffer (nx * ny * batch) and their size in bytes.
     size_t points() const { return m_desc.nx * m_desc.ny * m_desc.batch; }
     size_t bytes() const { return points() * 2 * sizeof(cl_float); }
@@ -78,15 +78,15 @@ class Plan {
     /// True when the y pass transposes (Columns::Transpose).
     bool transposes() const { return m_transpose; }
     /// The build options the kernels were built with (for logs and benchmarks).
-    const std::string &buildOptions() const { return m_options; }
+    const std::string& buildOptions() const { return m_options; }
 
-  private:
+private:
     Plan() = default;
     // axis 0: x (rows), 1: y (strided columns), 2: the transposed array's rows.
     Status enqueueAxis(cl_command_queue queue, int axis, bool inverse, cl_mem in, cl_mem out,
-                       float scale, cl_uint numWait, const cl_event *wait, cl_event *event);
+                       float scale, cl_uint numWait, const cl_event* wait, cl_event* event);
     Status enqueueTranspose(cl_command_queue queue, cl_mem in, cl_mem out, size_t nx, size_t ny,
-                            cl_uint numWait, const cl_event *wait, cl_event *event);
+                            cl_uint numWait, const cl_event* wait, cl_event* event);
 
     Desc m_desc;
     cl_context m_context = nullptr;
@@ -101,6 +101,6 @@ class Plan {
 };
 
 /// Flop count by the usual convention: 5 N log2 N per complex transform of N points.
-double flops(const Desc &desc);
+double flops(const Desc& desc);
 
 } // namespace duet::fft

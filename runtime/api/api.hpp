@@ -136,7 +136,6 @@ std::string mapForbidden(cl_map_flags flags, const Mem* m, const char* what);
 /// Enqueues `run` on `queue` after the wait list; hands the event out and, when blocking,
 /// waits for it. The wait list must have been checked.
 cl_int submit(Queue* queue, cl_command_type type, cl_uint numEvents, const cl_event* waitList,
-              cl_event* eventOut, bool blocking, std::function<cl_int()> run,
-              bool fence = false);
+              cl_event* eventOut, bool blocking, std::function<cl_int()> run, bool fence = false);
 
 } // namespace duet::api

@@ -98,9 +98,8 @@ DUET_API cl_context CL_API_CALL clCreateContext(const cl_context_properties* pro
                                  "devices[" + std::to_string(i) + "] is not a valid device");
             // CL_DEVICE_NOT_AVAILABLE: "a device in devices is currently not available".
             if (!d->info().available)
-                return call.fail(CL_DEVICE_NOT_AVAILABLE,
-                                 d->info().name + " is not available: " +
-                                     d->info().unavailableReason);
+                return call.fail(CL_DEVICE_NOT_AVAILABLE, d->info().name + " is not available: " +
+                                                              d->info().unavailableReason);
             // Duplicates are ignored (spec).
             if (std::find(list.begin(), list.end(), d) == list.end())
                 list.push_back(d);
@@ -110,9 +109,8 @@ DUET_API cl_context CL_API_CALL clCreateContext(const cl_context_properties* pro
 }
 
 DUET_API cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties* properties,
-                                                        cl_device_type type,
-                                                        ContextNotifyFn notify, void* userData,
-                                                        cl_int* errcodeRet) {
+                                                        cl_device_type type, ContextNotifyFn notify,
+                                                        void* userData, cl_int* errcodeRet) {
     Call call("clCreateContextFromType", errcodeRet);
     return guardHandle<_cl_context>(call, [&]() -> cl_context {
         auto props = checkProperties(properties);
@@ -133,7 +131,8 @@ DUET_API cl_context CL_API_CALL clCreateContextFromType(const cl_context_propert
             if (static_cast<Device*>(id)->info().available)
                 list.push_back(static_cast<Device*>(id));
         if (list.empty())
-            return call.fail(CL_DEVICE_NOT_AVAILABLE, "no device of the requested type is available");
+            return call.fail(CL_DEVICE_NOT_AVAILABLE,
+                             "no device of the requested type is available");
         return makeContext(call, properties, std::move(list), std::move(*props), notify, userData);
     });
 }
@@ -154,8 +153,8 @@ DUET_API cl_int CL_API_CALL clReleaseContext(cl_context context) {
     return CL_SUCCESS;
 }
 
-DUET_API cl_int CL_API_CALL clGetContextInfo(cl_context context, cl_context_info param,
-                                             size_t size, void* value, size_t* sizeRet) {
+DUET_API cl_int CL_API_CALL clGetContextInfo(cl_context context, cl_context_info param, size_t size,
+                                             void* value, size_t* sizeRet) {
     return guard("clGetContextInfo", [&]() -> cl_int {
         const char* api = "clGetContextInfo";
         Context* c = from<Context>(context);

@@ -103,8 +103,8 @@ DUET_API cl_int CL_API_CALL clGetEventProfilingInfo(cl_event event, cl_profiling
     });
 }
 
-DUET_API cl_int CL_API_CALL clSetEventCallback(cl_event event, cl_int type,
-                                               Event::CallbackFn fn, void* userData) {
+DUET_API cl_int CL_API_CALL clSetEventCallback(cl_event event, cl_int type, Event::CallbackFn fn,
+                                               void* userData) {
     return guard("clSetEventCallback", [&]() -> cl_int {
         const char* api = "clSetEventCallback";
         Event* e = from<Event>(event);

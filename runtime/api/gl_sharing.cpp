@@ -130,7 +130,8 @@ DUET_API cl_int CL_API_CALL clGetGLContextInfoKHR(const cl_context_properties* p
             if (devices.size() > 1)
                 devices.resize(1);
             break;
-        case CL_DEVICES_FOR_GL_CONTEXT_KHR: break;
+        case CL_DEVICES_FOR_GL_CONTEXT_KHR:
+            break;
         default:
             return report(api, nullptr, CL_INVALID_VALUE,
                           "unknown param_name " + std::to_string(param));
@@ -291,8 +292,7 @@ void readTextureThroughFramebuffer(const gl::GlFunctions& f, const Mem& m, const
 /// The buffer object (and byte offset) behind a buffer texture, as of now (GL thread).
 void textureBufferStore(const gl::GlFunctions& f, GLuint texture, GLint& buffer, GLint& offset) {
     f.glBindTexture(GL_TEXTURE_BUFFER, texture);
-    f.glGetTexLevelParameteriv(GL_TEXTURE_BUFFER, 0, GL_TEXTURE_BUFFER_DATA_STORE_BINDING,
-                               &buffer);
+    f.glGetTexLevelParameteriv(GL_TEXTURE_BUFFER, 0, GL_TEXTURE_BUFFER_DATA_STORE_BINDING, &buffer);
     f.glGetTexLevelParameteriv(GL_TEXTURE_BUFFER, 0, GL_TEXTURE_BUFFER_OFFSET, &offset);
     f.glBindTexture(GL_TEXTURE_BUFFER, 0);
 }
@@ -302,8 +302,7 @@ cl_int copyFromGl(Mem& m, const GlObject& o) {
     const auto& f = gl::glFunctions();
     if (o.type == CL_GL_OBJECT_BUFFER) {
         f.glBindBuffer(GL_COPY_READ_BUFFER, o.name);
-        void* p = f.glMapBufferRange(GL_COPY_READ_BUFFER, 0, GLsizeiptr(m.size()),
-                                     GL_MAP_READ_BIT);
+        void* p = f.glMapBufferRange(GL_COPY_READ_BUFFER, 0, GLsizeiptr(m.size()), GL_MAP_READ_BIT);
         if (p) {
             std::memcpy(m.data(), p, m.size());
             f.glUnmapBuffer(GL_COPY_READ_BUFFER);
@@ -316,8 +315,8 @@ cl_int copyFromGl(Mem& m, const GlObject& o) {
         textureBufferStore(f, o.name, buffer, offset);
         f.glBindBuffer(GL_COPY_READ_BUFFER, GLuint(buffer));
         size_t bytes = packedSize(m);
-        void* p = f.glMapBufferRange(GL_COPY_READ_BUFFER, offset, GLsizeiptr(bytes),
-                                     GL_MAP_READ_BIT);
+        void* p =
+            f.glMapBufferRange(GL_COPY_READ_BUFFER, offset, GLsizeiptr(bytes), GL_MAP_READ_BIT);
         if (p) {
             std::memcpy(m.data(), p, bytes);
             f.glUnmapBuffer(GL_COPY_READ_BUFFER);
@@ -370,8 +369,7 @@ void copyToGl(Mem& m, const GlObject& o) {
         // Through a scratch texture of the same format, blitted into the renderbuffer.
         GLint internal = 0;
         f.glBindRenderbuffer(GL_RENDERBUFFER, o.name);
-        f.glGetRenderbufferParameteriv(GL_RENDERBUFFER, GL_RENDERBUFFER_INTERNAL_FORMAT,
-                                       &internal);
+        f.glGetRenderbufferParameteriv(GL_RENDERBUFFER, GL_RENDERBUFFER_INTERNAL_FORMAT, &internal);
         f.glBindRenderbuffer(GL_RENDERBUFFER, 0);
         GLuint tex = 0, fbos[2] = {0, 0};
         f.glGenTextures(1, &tex);
@@ -381,8 +379,8 @@ void copyToGl(Mem& m, const GlObject& o) {
         f.glBindTexture(GL_TEXTURE_2D, 0);
         bool depth = isDepth(o.transferFormat);
         GLenum attach = o.transferFormat == GL_DEPTH_STENCIL ? GL_DEPTH_STENCIL_ATTACHMENT
-                        : depth                             ? GL_DEPTH_ATTACHMENT
-                                                            : GL_COLOR_ATTACHMENT0;
+                        : depth                              ? GL_DEPTH_ATTACHMENT
+                                                             : GL_COLOR_ATTACHMENT0;
         f.glGenFramebuffers(2, fbos);
         f.glBindFramebuffer(GL_READ_FRAMEBUFFER, fbos[0]);
         f.glFramebufferTexture2D(GL_READ_FRAMEBUFFER, attach, GL_TEXTURE_2D, tex, 0);
@@ -403,8 +401,7 @@ void copyToGl(Mem& m, const GlObject& o) {
     f.glBindTexture(bt, o.name);
     switch (m.type()) {
     case CL_MEM_OBJECT_IMAGE1D:
-        f.glTexSubImage1D(o.target, o.level, 0, w, o.transferFormat, o.transferType,
-                          packed.data());
+        f.glTexSubImage1D(o.target, o.level, 0, w, o.transferFormat, o.transferType, packed.data());
         break;
     case CL_MEM_OBJECT_IMAGE1D_ARRAY:
         f.glTexSubImage2D(o.target, o.level, 0, 0, w, GLsizei(m.desc.image_array_size),
@@ -493,8 +490,9 @@ cl_int checkGlObjects(const char* api, Queue* q, cl_uint num, const cl_mem* mems
         GlObject* o = findObject(m);
         if (!o)
             return report(api, ctx, CL_INVALID_GL_OBJECT,
-                          "mem_objects[" + std::to_string(i) + "] was not created from a GL "
-                                                               "object");
+                          "mem_objects[" + std::to_string(i) +
+                              "] was not created from a GL "
+                              "object");
         if (o->acquired == acquire)
             return report(api, ctx, CL_INVALID_OPERATION,
                           "mem_objects[" + std::to_string(i) + "] is " +
@@ -552,52 +550,52 @@ cl_int enqueueGlObjects(const char* api, cl_command_queue queue, cl_uint num, co
         touched = objects;
     cl_event own = nullptr;
     cl_int r = submit(q, type, numEvents, waitList, wantEvent ? &own : nullptr, false,
-                  [share, fence, acquire, objects = std::move(objects)]() -> cl_int {
-                      cl_int status = CL_SUCCESS;
-                      share->run([&] {
-                          const auto& f = gl::glFunctions();
-                          if (fence) {
-                              auto s = static_cast<GLsync>(fence);
-                              while (f.glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT,
-                                                        1000000000) == GL_TIMEOUT_EXPIRED) {
+                      [share, fence, acquire, objects = std::move(objects)]() -> cl_int {
+                          cl_int status = CL_SUCCESS;
+                          share->run([&] {
+                              const auto& f = gl::glFunctions();
+                              if (fence) {
+                                  auto s = static_cast<GLsync>(fence);
+                                  while (f.glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT,
+                                                            1000000000) == GL_TIMEOUT_EXPIRED) {
+                                  }
+                                  f.glDeleteSync(s);
                               }
-                              f.glDeleteSync(s);
-                          }
-                          bool copied = false;
-                          for (auto& [m, o] : objects) {
-                              bool clReads = !(m->flags() & CL_MEM_WRITE_ONLY);
-                              bool clWrites = !(m->flags() & CL_MEM_READ_ONLY);
-                              if (o.mapping) {
-                                  if (acquire && mapInPlace(*m, o, clReads, clWrites))
-                                      continue;
-                                  if (!acquire && o.mapping->mapped) {
-                                      unmapInPlace(*m, o);
-                                      continue;
+                              bool copied = false;
+                              for (auto& [m, o] : objects) {
+                                  bool clReads = !(m->flags() & CL_MEM_WRITE_ONLY);
+                                  bool clWrites = !(m->flags() & CL_MEM_READ_ONLY);
+                                  if (o.mapping) {
+                                      if (acquire && mapInPlace(*m, o, clReads, clWrites))
+                                          continue;
+                                      if (!acquire && o.mapping->mapped) {
+                                          unmapInPlace(*m, o);
+                                          continue;
+                                      }
+                                  }
+                                  // A depth-stencil image's stencil is GL's alone: CL writes
+                                  // only depth, so the copy written back at release must start
+                                  // from GL's texels even when CL never reads them.
+                                  bool keepsGl = m->format.image_channel_order == CL_DEPTH_STENCIL;
+                                  if (acquire && (clReads || (keepsGl && clWrites)))
+                                      status = std::min(status, copyFromGl(*m, o));
+                                  else if (!acquire && clWrites) {
+                                      copyToGl(*m, o);
+                                      copied = true;
                                   }
                               }
-                              // A depth-stencil image's stencil is GL's alone: CL writes
-                              // only depth, so the copy written back at release must start
-                              // from GL's texels even when CL never reads them.
-                              bool keepsGl = m->format.image_channel_order == CL_DEPTH_STENCIL;
-                              if (acquire && (clReads || (keepsGl && clWrites)))
-                                  status = std::min(status, copyFromGl(*m, o));
-                              else if (!acquire && clWrites) {
-                                  copyToGl(*m, o);
-                                  copied = true;
+                              // Release: GL commands after the release event see CL's writes.
+                              // Copies are GL commands to finish; unmapping leaves CL's writes
+                              // in GL's own store already, so a flush does.
+                              if (!acquire) {
+                                  if (copied)
+                                      f.glFinish();
+                                  else
+                                      f.glFlush();
                               }
-                          }
-                          // Release: GL commands after the release event see CL's writes.
-                          // Copies are GL commands to finish; unmapping leaves CL's writes
-                          // in GL's own store already, so a flush does.
-                          if (!acquire) {
-                              if (copied)
-                                  f.glFinish();
-                              else
-                                  f.glFlush();
-                          }
+                          });
+                          return status;
                       });
-                      return status;
-                  });
     if (r != CL_SUCCESS || !own)
         return r;
     if (acquire && inPlace)
@@ -636,8 +634,10 @@ namespace {
 /// The CL image type for a texture target, 0 when CL cannot share that target.
 cl_mem_object_type imageTypeFor(GLenum target) {
     switch (target) {
-    case GL_TEXTURE_1D: return CL_MEM_OBJECT_IMAGE1D;
-    case GL_TEXTURE_1D_ARRAY: return CL_MEM_OBJECT_IMAGE1D_ARRAY;
+    case GL_TEXTURE_1D:
+        return CL_MEM_OBJECT_IMAGE1D;
+    case GL_TEXTURE_1D_ARRAY:
+        return CL_MEM_OBJECT_IMAGE1D_ARRAY;
     case GL_TEXTURE_2D:
     case GL_TEXTURE_RECTANGLE:
     case GL_TEXTURE_CUBE_MAP_POSITIVE_X:
@@ -645,22 +645,33 @@ cl_mem_object_type imageTypeFor(GLenum target) {
     case GL_TEXTURE_CUBE_MAP_POSITIVE_Y:
     case GL_TEXTURE_CUBE_MAP_NEGATIVE_Y:
     case GL_TEXTURE_CUBE_MAP_POSITIVE_Z:
-    case GL_TEXTURE_CUBE_MAP_NEGATIVE_Z: return CL_MEM_OBJECT_IMAGE2D;
-    case GL_TEXTURE_2D_ARRAY: return CL_MEM_OBJECT_IMAGE2D_ARRAY;
-    case GL_TEXTURE_3D: return CL_MEM_OBJECT_IMAGE3D;
-    case GL_TEXTURE_BUFFER: return CL_MEM_OBJECT_IMAGE1D_BUFFER;
-    default: return 0;
+    case GL_TEXTURE_CUBE_MAP_NEGATIVE_Z:
+        return CL_MEM_OBJECT_IMAGE2D;
+    case GL_TEXTURE_2D_ARRAY:
+        return CL_MEM_OBJECT_IMAGE2D_ARRAY;
+    case GL_TEXTURE_3D:
+        return CL_MEM_OBJECT_IMAGE3D;
+    case GL_TEXTURE_BUFFER:
+        return CL_MEM_OBJECT_IMAGE1D_BUFFER;
+    default:
+        return 0;
     }
 }
 
 cl_gl_object_type objectTypeFor(cl_mem_object_type t) {
     switch (t) {
-    case CL_MEM_OBJECT_IMAGE1D: return CL_GL_OBJECT_TEXTURE1D;
-    case CL_MEM_OBJECT_IMAGE1D_ARRAY: return CL_GL_OBJECT_TEXTURE1D_ARRAY;
-    case CL_MEM_OBJECT_IMAGE2D_ARRAY: return CL_GL_OBJECT_TEXTURE2D_ARRAY;
-    case CL_MEM_OBJECT_IMAGE3D: return CL_GL_OBJECT_TEXTURE3D;
-    case CL_MEM_OBJECT_IMAGE1D_BUFFER: return CL_GL_OBJECT_TEXTURE_BUFFER;
-    default: return CL_GL_OBJECT_TEXTURE2D;
+    case CL_MEM_OBJECT_IMAGE1D:
+        return CL_GL_OBJECT_TEXTURE1D;
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+        return CL_GL_OBJECT_TEXTURE1D_ARRAY;
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+        return CL_GL_OBJECT_TEXTURE2D_ARRAY;
+    case CL_MEM_OBJECT_IMAGE3D:
+        return CL_GL_OBJECT_TEXTURE3D;
+    case CL_MEM_OBJECT_IMAGE1D_BUFFER:
+        return CL_GL_OBJECT_TEXTURE_BUFFER;
+    default:
+        return CL_GL_OBJECT_TEXTURE2D;
     }
 }
 
@@ -683,8 +694,8 @@ cl_mem createDepthStencil(Context* c, cl_mem_flags flags, const cl_image_format&
         err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
         return nullptr;
     }
-    Mem* m = makeObject<Mem>(retainRef(c), desc.image_type, flags, slice * layers, nullptr,
-                             storage, true);
+    Mem* m = makeObject<Mem>(retainRef(c), desc.image_type, flags, slice * layers, nullptr, storage,
+                             true);
     m->format = format;
     m->elementSize = elem;
     m->rowPitch = row;
@@ -761,23 +772,27 @@ cl_mem createFromGlImage(Call& call, cl_context context, cl_mem_flags flags, GLe
                                                    (renderbuffer ? "renderbuffer" : "texture") +
                                                    " object");
     if (!bound)
-        return call.fail(CL_INVALID_GL_OBJECT, what + " is not a texture of texture_target " +
-                                                   std::to_string(target));
+        return call.fail(CL_INVALID_GL_OBJECT,
+                         what + " is not a texture of texture_target " + std::to_string(target));
     if (w <= 0 || h <= 0)
-        return call.fail(renderbuffer ? CL_INVALID_GL_OBJECT : CL_INVALID_MIP_LEVEL,
-                         what + (renderbuffer ? " has no storage" : " has no level " +
-                                                                       std::to_string(level)));
+        return call.fail(
+            renderbuffer ? CL_INVALID_GL_OBJECT : CL_INVALID_MIP_LEVEL,
+            what + (renderbuffer ? " has no storage" : " has no level " + std::to_string(level)));
     auto fmt = gl::formatFromGl(unsigned(internal));
     if (!fmt)
-        return call.fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR,
-                         what + ": GL internal format " + std::to_string(internal) +
-                             " has no OpenCL image format");
+        return call.fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, what + ": GL internal format " +
+                                                                 std::to_string(internal) +
+                                                                 " has no OpenCL image format");
     cl_image_desc desc{};
     desc.image_type = type;
     desc.image_width = size_t(w);
     switch (type) {
-    case CL_MEM_OBJECT_IMAGE1D_ARRAY: desc.image_array_size = size_t(h); break;
-    case CL_MEM_OBJECT_IMAGE2D: desc.image_height = size_t(h); break;
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+        desc.image_array_size = size_t(h);
+        break;
+    case CL_MEM_OBJECT_IMAGE2D:
+        desc.image_height = size_t(h);
+        break;
     case CL_MEM_OBJECT_IMAGE2D_ARRAY:
         desc.image_height = size_t(h);
         desc.image_array_size = size_t(d);
@@ -786,7 +801,8 @@ cl_mem createFromGlImage(Call& call, cl_context context, cl_mem_flags flags, GLe
         desc.image_height = size_t(h);
         desc.image_depth = size_t(d);
         break;
-    default: break;
+    default:
+        break;
     }
     cl_int err = CL_SUCCESS;
     cl_mem texels = nullptr; // a texture buffer's image lives in a CL buffer of its own
@@ -802,10 +818,9 @@ cl_mem createFromGlImage(Call& call, cl_context context, cl_mem_flags flags, GLe
     if (texels)
         clReleaseMemObject(texels); // the image keeps it
     if (!img)
-        return call.fail(err == CL_IMAGE_FORMAT_NOT_SUPPORTED ? CL_INVALID_IMAGE_FORMAT_DESCRIPTOR
-                                                               : err,
-                         what + ": the CL image could not be created (" +
-                             std::string(errorName(err)) + ")");
+        return call.fail(
+            err == CL_IMAGE_FORMAT_NOT_SUPPORTED ? CL_INVALID_IMAGE_FORMAT_DESCRIPTOR : err,
+            what + ": the CL image could not be created (" + std::string(errorName(err)) + ")");
     Mem* m = static_cast<Mem*>(img);
     m->glState.store(Mem::GlState::Released);
     {
@@ -830,11 +845,10 @@ DUET_API cl_mem CL_API_CALL clCreateFromGLTexture(cl_context context, cl_mem_fla
     return guardHandle<_cl_mem>(call, [&] {
         return createFromGlImage(
             call, context, flags, target, level, texture,
-            {GL_TEXTURE_1D, GL_TEXTURE_1D_ARRAY, GL_TEXTURE_2D, GL_TEXTURE_2D_ARRAY,
-             GL_TEXTURE_3D, GL_TEXTURE_RECTANGLE, GL_TEXTURE_CUBE_MAP_POSITIVE_X,
-             GL_TEXTURE_CUBE_MAP_NEGATIVE_X, GL_TEXTURE_CUBE_MAP_POSITIVE_Y,
-             GL_TEXTURE_CUBE_MAP_NEGATIVE_Y, GL_TEXTURE_CUBE_MAP_POSITIVE_Z,
-             GL_TEXTURE_CUBE_MAP_NEGATIVE_Z, GL_TEXTURE_BUFFER});
+            {GL_TEXTURE_1D, GL_TEXTURE_1D_ARRAY, GL_TEXTURE_2D, GL_TEXTURE_2D_ARRAY, GL_TEXTURE_3D,
+             GL_TEXTURE_RECTANGLE, GL_TEXTURE_CUBE_MAP_POSITIVE_X, GL_TEXTURE_CUBE_MAP_NEGATIVE_X,
+             GL_TEXTURE_CUBE_MAP_POSITIVE_Y, GL_TEXTURE_CUBE_MAP_NEGATIVE_Y,
+             GL_TEXTURE_CUBE_MAP_POSITIVE_Z, GL_TEXTURE_CUBE_MAP_NEGATIVE_Z, GL_TEXTURE_BUFFER});
     });
 }
 DUET_API cl_mem CL_API_CALL clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags,
@@ -842,12 +856,11 @@ DUET_API cl_mem CL_API_CALL clCreateFromGLTexture2D(cl_context context, cl_mem_f
                                                     cl_GLuint texture, cl_int* errcodeRet) {
     Call call("clCreateFromGLTexture2D", errcodeRet);
     return guardHandle<_cl_mem>(call, [&] {
-        return createFromGlImage(
-            call, context, flags, target, level, texture,
-            {GL_TEXTURE_2D, GL_TEXTURE_RECTANGLE, GL_TEXTURE_CUBE_MAP_POSITIVE_X,
-             GL_TEXTURE_CUBE_MAP_NEGATIVE_X, GL_TEXTURE_CUBE_MAP_POSITIVE_Y,
-             GL_TEXTURE_CUBE_MAP_NEGATIVE_Y, GL_TEXTURE_CUBE_MAP_POSITIVE_Z,
-             GL_TEXTURE_CUBE_MAP_NEGATIVE_Z});
+        return createFromGlImage(call, context, flags, target, level, texture,
+                                 {GL_TEXTURE_2D, GL_TEXTURE_RECTANGLE,
+                                  GL_TEXTURE_CUBE_MAP_POSITIVE_X, GL_TEXTURE_CUBE_MAP_NEGATIVE_X,
+                                  GL_TEXTURE_CUBE_MAP_POSITIVE_Y, GL_TEXTURE_CUBE_MAP_NEGATIVE_Y,
+                                  GL_TEXTURE_CUBE_MAP_POSITIVE_Z, GL_TEXTURE_CUBE_MAP_NEGATIVE_Z});
     });
 }
 DUET_API cl_mem CL_API_CALL clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags,
@@ -859,16 +872,14 @@ DUET_API cl_mem CL_API_CALL clCreateFromGLTexture3D(cl_context context, cl_mem_f
     });
 }
 DUET_API cl_mem CL_API_CALL clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags,
-                                                       cl_GLuint renderbuffer,
-                                                       cl_int* errcodeRet) {
+                                                       cl_GLuint renderbuffer, cl_int* errcodeRet) {
     Call call("clCreateFromGLRenderbuffer", errcodeRet);
-    return guardHandle<_cl_mem>(call, [&] {
-        return createFromGlImage(call, context, flags, 0, 0, renderbuffer, {});
-    });
+    return guardHandle<_cl_mem>(
+        call, [&] { return createFromGlImage(call, context, flags, 0, 0, renderbuffer, {}); });
 }
 
-DUET_API cl_int CL_API_CALL clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param,
-                                               size_t size, void* value, size_t* sizeRet) {
+DUET_API cl_int CL_API_CALL clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param, size_t size,
+                                               void* value, size_t* sizeRet) {
     return guard("clGetGLTextureInfo", [&]() -> cl_int {
         const char* api = "clGetGLTextureInfo";
         Mem* m = from<Mem>(memobj);
@@ -886,8 +897,12 @@ DUET_API cl_int CL_API_CALL clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info
         }
         cl_int r;
         switch (param) {
-        case CL_GL_TEXTURE_TARGET: r = infoValue<cl_GLenum>(size, value, sizeRet, o.target); break;
-        case CL_GL_MIPMAP_LEVEL: r = infoValue<cl_GLint>(size, value, sizeRet, o.level); break;
+        case CL_GL_TEXTURE_TARGET:
+            r = infoValue<cl_GLenum>(size, value, sizeRet, o.target);
+            break;
+        case CL_GL_MIPMAP_LEVEL:
+            r = infoValue<cl_GLint>(size, value, sizeRet, o.level);
+            break;
         default:
             return report(api, m->context(), CL_INVALID_VALUE,
                           "unknown param_name " + std::to_string(param));

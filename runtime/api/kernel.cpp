@@ -154,11 +154,10 @@ DUET_API cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size
             const cl_channel_order order = mem->format.image_channel_order;
             if (d.imageDepth != (order == CL_DEPTH || order == CL_DEPTH_STENCIL))
                 return report(api, ctx, CL_INVALID_MEM_OBJECT,
-                              which + (d.imageDepth
-                                           ? " is a depth image: it needs a CL_DEPTH or "
-                                             "CL_DEPTH_STENCIL image"
-                                           : " cannot take a depth image (declare it "
-                                             "image2d_depth_t)"));
+                              which + (d.imageDepth ? " is a depth image: it needs a CL_DEPTH or "
+                                                      "CL_DEPTH_STENCIL image"
+                                                    : " cannot take a depth image (declare it "
+                                                      "image2d_depth_t)"));
             if (d.accessQualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY &&
                 (mem->flags() & CL_MEM_WRITE_ONLY))
                 return report(api, ctx, CL_INVALID_ARG_VALUE,
@@ -209,8 +208,8 @@ DUET_API cl_int CL_API_CALL clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint, 
                   "no device supports SVM (CL_DEVICE_SVM_CAPABILITIES is 0)");
 }
 
-DUET_API cl_int CL_API_CALL clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param,
-                                                size_t, const void*) {
+DUET_API cl_int CL_API_CALL clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param, size_t,
+                                                const void*) {
     cl_int err;
     Kernel* k = checkKernel("clSetKernelExecInfo", kernel, err);
     if (!k)
@@ -261,8 +260,8 @@ DUET_API cl_int CL_API_CALL clGetKernelInfo(cl_kernel kernel, cl_kernel_info par
 }
 
 DUET_API cl_int CL_API_CALL clGetKernelArgInfo(cl_kernel kernel, cl_uint index,
-                                               cl_kernel_arg_info param, size_t size,
-                                               void* value, size_t* sizeRet) {
+                                               cl_kernel_arg_info param, size_t size, void* value,
+                                               size_t* sizeRet) {
     return guard("clGetKernelArgInfo", [&]() -> cl_int {
         const char* api = "clGetKernelArgInfo";
         cl_int err;
@@ -304,8 +303,8 @@ DUET_API cl_int CL_API_CALL clGetKernelArgInfo(cl_kernel kernel, cl_uint index,
 }
 
 DUET_API cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
-                                                     cl_kernel_work_group_info param,
-                                                     size_t size, void* value, size_t* sizeRet) {
+                                                     cl_kernel_work_group_info param, size_t size,
+                                                     void* value, size_t* sizeRet) {
     return guard("clGetKernelWorkGroupInfo", [&]() -> cl_int {
         const char* api = "clGetKernelWorkGroupInfo";
         cl_int err;
@@ -357,8 +356,8 @@ DUET_API cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device
 }
 
 DUET_API cl_int CL_API_CALL clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id,
-                                                    cl_kernel_sub_group_info, size_t,
-                                                    const void*, size_t, void*, size_t*) {
+                                                    cl_kernel_sub_group_info, size_t, const void*,
+                                                    size_t, void*, size_t*) {
     cl_int err;
     Kernel* k = checkKernel("clGetKernelSubGroupInfo", kernel, err);
     if (!k)
@@ -421,8 +420,9 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                 return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE, "a local_work_size is 0");
             if (local[d] > dev->info().maxWorkItemSizes[d])
                 return report(api, ctx, CL_INVALID_WORK_ITEM_SIZE,
-                              "local_work_size[" + std::to_string(d) + "] exceeds "
-                              "CL_DEVICE_MAX_WORK_ITEM_SIZES");
+                              "local_work_size[" + std::to_string(d) +
+                                  "] exceeds "
+                                  "CL_DEVICE_MAX_WORK_ITEM_SIZES");
             total *= local[d];
             launch.local[d] = local[d];
         }
@@ -507,9 +507,9 @@ DUET_API cl_int CL_API_CALL clEnqueueTask(cl_command_queue queue, cl_kernel kern
 DUET_API cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue queue,
                                                   void(CL_CALLBACK* fn)(void*), void* args,
                                                   size_t cbArgs, cl_uint numMem,
-                                                  const cl_mem* memList,
-                                                  const void** argsMemLoc, cl_uint num,
-                                                  const cl_event* list, cl_event* event) {
+                                                  const cl_mem* memList, const void** argsMemLoc,
+                                                  cl_uint num, const cl_event* list,
+                                                  cl_event* event) {
     return guard("clEnqueueNativeKernel", [&]() -> cl_int {
         const char* api = "clEnqueueNativeKernel";
         Queue* q = from<Queue>(queue);
@@ -537,8 +537,9 @@ DUET_API cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue queue,
                               "mem_list[" + std::to_string(i) + "] is not a valid memory object");
             if (m->glUnacquired())
                 return report(api, ctx, CL_INVALID_OPERATION,
-                              "mem_list[" + std::to_string(i) + "] was created from a GL object "
-                                                                "that is not acquired");
+                              "mem_list[" + std::to_string(i) +
+                                  "] was created from a GL object "
+                                  "that is not acquired");
             auto loc = static_cast<const char*>(argsMemLoc[i]) - static_cast<const char*>(args);
             if (loc < 0 || size_t(loc) + sizeof(void*) > cbArgs)
                 return report(api, ctx, CL_INVALID_VALUE,
@@ -552,15 +553,15 @@ DUET_API cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue queue,
         // the command runs (a GL buffer shared in place has its storage from the acquire on).
         std::vector<unsigned char> copy(static_cast<unsigned char*>(args),
                                         static_cast<unsigned char*>(args) + cbArgs);
-        return submit(q, CL_COMMAND_NATIVE_KERNEL, num, list, event, false,
-                      [fn, copy = std::move(copy), mems = std::move(mems),
-                       locs = std::move(locs)]() mutable {
-                          for (size_t i = 0; i < mems.size(); ++i) {
-                              void* p = mems[i]->data();
-                              std::memcpy(copy.data() + locs[i], &p, sizeof p);
-                          }
-                          fn(copy.empty() ? nullptr : copy.data());
-                          return CL_SUCCESS;
-                      });
+        return submit(
+            q, CL_COMMAND_NATIVE_KERNEL, num, list, event, false,
+            [fn, copy = std::move(copy), mems = std::move(mems), locs = std::move(locs)]() mutable {
+                for (size_t i = 0; i < mems.size(); ++i) {
+                    void* p = mems[i]->data();
+                    std::memcpy(copy.data() + locs[i], &p, sizeof p);
+                }
+                fn(copy.empty() ? nullptr : copy.data());
+                return CL_SUCCESS;
+            });
     });
 }

@@ -15,20 +15,20 @@ namespace duet::api {
 /// `why` filled.
 cl_int checkMemFlags(cl_mem_flags flags, std::string& why) {
     const cl_mem_flags known = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY |
-                               CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR |
-                               CL_MEM_COPY_HOST_PTR | CL_MEM_HOST_WRITE_ONLY |
-                               CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS |
-                               CL_MEM_KERNEL_READ_AND_WRITE;
+                               CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR |
+                               CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY |
+                               CL_MEM_HOST_NO_ACCESS | CL_MEM_KERNEL_READ_AND_WRITE;
     if (flags & ~known)
         return why = "unknown cl_mem_flags bits", CL_INVALID_VALUE;
-    if (__builtin_popcountll(flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)) > 1)
+    if (__builtin_popcountll(flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)) >
+        1)
         return why = "more than one of CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY, CL_MEM_READ_ONLY",
                CL_INVALID_VALUE;
     if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))
         return why = "CL_MEM_USE_HOST_PTR with CL_MEM_ALLOC_HOST_PTR or CL_MEM_COPY_HOST_PTR",
                CL_INVALID_VALUE;
-    if (__builtin_popcountll(flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY |
-                                      CL_MEM_HOST_NO_ACCESS)) > 1)
+    if (__builtin_popcountll(
+            flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)) > 1)
         return why = "more than one of CL_MEM_HOST_WRITE_ONLY, CL_MEM_HOST_READ_ONLY, "
                      "CL_MEM_HOST_NO_ACCESS",
                CL_INVALID_VALUE;
@@ -67,8 +67,12 @@ Mem* checkMem(const char* api, Queue* q, cl_mem mem, const char* what, cl_int& e
     return m;
 }
 
-bool hostCanRead(const Mem* m) { return !(m->flags() & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)); }
-bool hostCanWrite(const Mem* m) { return !(m->flags() & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)); }
+bool hostCanRead(const Mem* m) {
+    return !(m->flags() & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS));
+}
+bool hostCanWrite(const Mem* m) {
+    return !(m->flags() & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS));
+}
 
 std::string badMapFlags(cl_map_flags flags) {
     if (flags & ~cl_map_flags(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
@@ -214,8 +218,8 @@ DUET_API cl_mem CL_API_CALL clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
         if (!(flags & hostAccess))
             flags |= pf & hostAccess;
         flags |= pf & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR);
-        void* hostPtr = parent->hostPtr() ? static_cast<char*>(parent->hostPtr()) + region->origin
-                                          : nullptr;
+        void* hostPtr =
+            parent->hostPtr() ? static_cast<char*>(parent->hostPtr()) + region->origin : nullptr;
         Mem* m = makeObject<Mem>(retainRef(parent->context()), CL_MEM_OBJECT_BUFFER, flags,
                                  region->size, hostPtr, parent->data() + region->origin, false);
         m->setParent(retainRef(parent), region->origin);
@@ -354,32 +358,34 @@ DUET_API cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue queue, cl_mem b
                                                 void* ptr, cl_uint num, const cl_event* list,
                                                 cl_event* event) {
     return guard("clEnqueueReadBuffer", [&] {
-        return enqueueTransfer("clEnqueueReadBuffer", true, queue, buffer, blocking, offset,
-                               size, ptr, num, list, event);
+        return enqueueTransfer("clEnqueueReadBuffer", true, queue, buffer, blocking, offset, size,
+                               ptr, num, list, event);
     });
 }
 
 DUET_API cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue queue, cl_mem buffer,
                                                  cl_bool blocking, size_t offset, size_t size,
-                                                 const void* ptr, cl_uint num,
-                                                 const cl_event* list, cl_event* event) {
+                                                 const void* ptr, cl_uint num, const cl_event* list,
+                                                 cl_event* event) {
     return guard("clEnqueueWriteBuffer", [&] {
-        return enqueueTransfer("clEnqueueWriteBuffer", false, queue, buffer, blocking, offset,
-                               size, const_cast<void*>(ptr), num, list, event);
+        return enqueueTransfer("clEnqueueWriteBuffer", false, queue, buffer, blocking, offset, size,
+                               const_cast<void*>(ptr), num, list, event);
     });
 }
 
 namespace {
 
 /// Whether [a, a+n) and [b, b+m) overlap in the same storage.
-bool overlaps(const char* a, size_t n, const char* b, size_t m) { return a < b + m && b < a + n; }
+bool overlaps(const char* a, size_t n, const char* b, size_t m) {
+    return a < b + m && b < a + n;
+}
 
 } // namespace
 
 DUET_API cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue queue, cl_mem srcBuf,
-                                                cl_mem dstBuf, size_t srcOffset,
-                                                size_t dstOffset, size_t size, cl_uint num,
-                                                const cl_event* list, cl_event* event) {
+                                                cl_mem dstBuf, size_t srcOffset, size_t dstOffset,
+                                                size_t size, cl_uint num, const cl_event* list,
+                                                cl_event* event) {
     return guard("clEnqueueCopyBuffer", [&]() -> cl_int {
         const char* api = "clEnqueueCopyBuffer";
         cl_int err = CL_SUCCESS;
@@ -435,23 +441,21 @@ std::string checkRect(const size_t* origin, const size_t* region, size_t& rowPit
     else if (slicePitch < region[1] * rowPitch || slicePitch % rowPitch)
         return std::string(which) + "_slice_pitch is smaller than region[1] * row pitch or not "
                                     "a multiple of it";
-    size_t last = (origin[2] + region[2] - 1) * slicePitch + (origin[1] + region[1] - 1) * rowPitch +
-                  origin[0] + region[0];
+    size_t last = (origin[2] + region[2] - 1) * slicePitch +
+                  (origin[1] + region[1] - 1) * rowPitch + origin[0] + region[0];
     if (last > limit)
         return std::string("the ") + which + " region is out of bounds";
     return {};
 }
 
-void copyRect(char* dst, const size_t* dstOrigin, size_t dstRow, size_t dstSlice,
-              const char* src, const size_t* srcOrigin, size_t srcRow, size_t srcSlice,
-              const size_t* region) {
+void copyRect(char* dst, const size_t* dstOrigin, size_t dstRow, size_t dstSlice, const char* src,
+              const size_t* srcOrigin, size_t srcRow, size_t srcSlice, const size_t* region) {
     for (size_t z = 0; z < region[2]; ++z)
         for (size_t y = 0; y < region[1]; ++y)
-            std::memmove(dst + (dstOrigin[2] + z) * dstSlice + (dstOrigin[1] + y) * dstRow +
-                             dstOrigin[0],
-                         src + (srcOrigin[2] + z) * srcSlice + (srcOrigin[1] + y) * srcRow +
-                             srcOrigin[0],
-                         region[0]);
+            std::memmove(
+                dst + (dstOrigin[2] + z) * dstSlice + (dstOrigin[1] + y) * dstRow + dstOrigin[0],
+                src + (srcOrigin[2] + z) * srcSlice + (srcOrigin[1] + y) * srcRow + srcOrigin[0],
+                region[0]);
 }
 
 cl_int enqueueRect(const char* api, cl_command_type type, cl_command_queue queue, cl_mem buffer,
@@ -480,17 +484,19 @@ cl_int enqueueRect(const char* api, cl_command_type type, cl_command_queue queue
         return report(api, q->context(), CL_INVALID_OPERATION,
                       "the buffer's host access flags forbid this transfer");
     RectGeometry b{{bufOrigin[0], bufOrigin[1], bufOrigin[2]},
-                   {region[0], region[1], region[2]}, bufRow, bufSlice};
+                   {region[0], region[1], region[2]},
+                   bufRow,
+                   bufSlice};
     RectGeometry h{{hostOrigin[0], hostOrigin[1], hostOrigin[2]}, {}, hostRow, hostSlice};
     Ref<Mem> keep = retainRef(m);
     return submit(q, type, num, list, event, blocking, [=] {
         char* data = keep->data();
         if (read)
-            copyRect(static_cast<char*>(ptr), h.origin, h.rowPitch, h.slicePitch, data,
-                     b.origin, b.rowPitch, b.slicePitch, b.region);
+            copyRect(static_cast<char*>(ptr), h.origin, h.rowPitch, h.slicePitch, data, b.origin,
+                     b.rowPitch, b.slicePitch, b.region);
         else
-            copyRect(data, b.origin, b.rowPitch, b.slicePitch, static_cast<char*>(ptr),
-                     h.origin, h.rowPitch, h.slicePitch, b.region);
+            copyRect(data, b.origin, b.rowPitch, b.slicePitch, static_cast<char*>(ptr), h.origin,
+                     h.rowPitch, h.slicePitch, b.region);
         (void)keep;
         return CL_SUCCESS;
     });
@@ -498,11 +504,12 @@ cl_int enqueueRect(const char* api, cl_command_type type, cl_command_queue queue
 
 } // namespace
 
-DUET_API cl_int CL_API_CALL clEnqueueReadBufferRect(
-    cl_command_queue queue, cl_mem buffer, cl_bool blocking, const size_t* bufOrigin,
-    const size_t* hostOrigin, const size_t* region, size_t bufRow, size_t bufSlice,
-    size_t hostRow, size_t hostSlice, void* ptr, cl_uint num, const cl_event* list,
-    cl_event* event) {
+DUET_API cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer,
+                                                    cl_bool blocking, const size_t* bufOrigin,
+                                                    const size_t* hostOrigin, const size_t* region,
+                                                    size_t bufRow, size_t bufSlice, size_t hostRow,
+                                                    size_t hostSlice, void* ptr, cl_uint num,
+                                                    const cl_event* list, cl_event* event) {
     return guard("clEnqueueReadBufferRect", [&] {
         return enqueueRect("clEnqueueReadBufferRect", CL_COMMAND_READ_BUFFER_RECT, queue, buffer,
                            blocking, bufOrigin, hostOrigin, region, bufRow, bufSlice, hostRow,
@@ -510,22 +517,25 @@ DUET_API cl_int CL_API_CALL clEnqueueReadBufferRect(
     });
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueWriteBufferRect(
-    cl_command_queue queue, cl_mem buffer, cl_bool blocking, const size_t* bufOrigin,
-    const size_t* hostOrigin, const size_t* region, size_t bufRow, size_t bufSlice,
-    size_t hostRow, size_t hostSlice, const void* ptr, cl_uint num, const cl_event* list,
-    cl_event* event) {
+DUET_API cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffer,
+                                                     cl_bool blocking, const size_t* bufOrigin,
+                                                     const size_t* hostOrigin, const size_t* region,
+                                                     size_t bufRow, size_t bufSlice, size_t hostRow,
+                                                     size_t hostSlice, const void* ptr, cl_uint num,
+                                                     const cl_event* list, cl_event* event) {
     return guard("clEnqueueWriteBufferRect", [&] {
-        return enqueueRect("clEnqueueWriteBufferRect", CL_COMMAND_WRITE_BUFFER_RECT, queue,
-                           buffer, blocking, bufOrigin, hostOrigin, region, bufRow, bufSlice,
-                           hostRow, hostSlice, const_cast<void*>(ptr), num, list, event);
+        return enqueueRect("clEnqueueWriteBufferRect", CL_COMMAND_WRITE_BUFFER_RECT, queue, buffer,
+                           blocking, bufOrigin, hostOrigin, region, bufRow, bufSlice, hostRow,
+                           hostSlice, const_cast<void*>(ptr), num, list, event);
     });
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueCopyBufferRect(
-    cl_command_queue queue, cl_mem srcBuf, cl_mem dstBuf, const size_t* srcOrigin,
-    const size_t* dstOrigin, const size_t* region, size_t srcRow, size_t srcSlice, size_t dstRow,
-    size_t dstSlice, cl_uint num, const cl_event* list, cl_event* event) {
+DUET_API cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem srcBuf,
+                                                    cl_mem dstBuf, const size_t* srcOrigin,
+                                                    const size_t* dstOrigin, const size_t* region,
+                                                    size_t srcRow, size_t srcSlice, size_t dstRow,
+                                                    size_t dstSlice, cl_uint num,
+                                                    const cl_event* list, cl_event* event) {
     return guard("clEnqueueCopyBufferRect", [&]() -> cl_int {
         const char* api = "clEnqueueCopyBufferRect";
         cl_int err = CL_SUCCESS;
@@ -547,7 +557,8 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyBufferRect(
             return report(api, q->context(), CL_INVALID_VALUE, why);
         if (cl_int e = checkWaitList(api, q->context(), num, list))
             return e;
-        if (s->data() == d->data() || (s->parent() ? s->parent() : s) == (d->parent() ? d->parent() : d)) {
+        if (s->data() == d->data() ||
+            (s->parent() ? s->parent() : s) == (d->parent() ? d->parent() : d)) {
             // Same storage: overlap if any pair of rows overlaps (spec: CL_MEM_COPY_OVERLAP).
             for (size_t z = 0; z < region[2]; ++z)
                 for (size_t y = 0; y < region[1]; ++y) {
@@ -587,8 +598,7 @@ DUET_API cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue queue, cl_mem b
         Mem* m = checkMem(api, q, buffer, "buffer", err);
         if (!m)
             return err;
-        if (!pattern || patternSize == 0 || patternSize > 128 ||
-            (patternSize & (patternSize - 1)))
+        if (!pattern || patternSize == 0 || patternSize > 128 || (patternSize & (patternSize - 1)))
             return report(api, q->context(), CL_INVALID_VALUE,
                           "pattern is NULL or pattern_size is not one of 1, 2, 4, ..., 128");
         if (offset % patternSize || size % patternSize || offset > m->size() ||
@@ -616,10 +626,9 @@ DUET_API cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue queue, cl_mem b
 }
 
 DUET_API void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue queue, cl_mem buffer,
-                                              cl_bool blocking, cl_map_flags flags,
-                                              size_t offset, size_t size, cl_uint num,
-                                              const cl_event* list, cl_event* event,
-                                              cl_int* errcodeRet) {
+                                              cl_bool blocking, cl_map_flags flags, size_t offset,
+                                              size_t size, cl_uint num, const cl_event* list,
+                                              cl_event* event, cl_int* errcodeRet) {
     Call call("clEnqueueMapBuffer", errcodeRet);
     return guardHandle<void>(call, [&]() -> void* {
         const char* api = call.api();
@@ -661,8 +670,8 @@ DUET_API void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue queue, cl_mem buf
     });
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue queue, cl_mem mem,
-                                                    void* ptr, cl_uint num, const cl_event* list,
+DUET_API cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue queue, cl_mem mem, void* ptr,
+                                                    cl_uint num, const cl_event* list,
                                                     cl_event* event) {
     return guard("clEnqueueUnmapMemObject", [&]() -> cl_int {
         const char* api = "clEnqueueUnmapMemObject";
@@ -695,9 +704,8 @@ DUET_API cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue queue, cl_m
 
 DUET_API cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue queue, cl_uint numMem,
                                                        const cl_mem* mems,
-                                                       cl_mem_migration_flags flags,
-                                                       cl_uint num, const cl_event* list,
-                                                       cl_event* event) {
+                                                       cl_mem_migration_flags flags, cl_uint num,
+                                                       const cl_event* list, cl_event* event) {
     return guard("clEnqueueMigrateMemObjects", [&]() -> cl_int {
         const char* api = "clEnqueueMigrateMemObjects";
         cl_int err = CL_SUCCESS;

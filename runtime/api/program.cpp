@@ -79,12 +79,9 @@ DUET_API cl_program CL_API_CALL clCreateProgramWithSource(cl_context context, cl
     });
 }
 
-DUET_API cl_program CL_API_CALL clCreateProgramWithBinary(cl_context context, cl_uint num,
-                                                          const cl_device_id* devices,
-                                                          const size_t* lengths,
-                                                          const unsigned char** binaries,
-                                                          cl_int* binaryStatus,
-                                                          cl_int* errcodeRet) {
+DUET_API cl_program CL_API_CALL clCreateProgramWithBinary(
+    cl_context context, cl_uint num, const cl_device_id* devices, const size_t* lengths,
+    const unsigned char** binaries, cl_int* binaryStatus, cl_int* errcodeRet) {
     Call call("clCreateProgramWithBinary", errcodeRet);
     return guardHandle<_cl_program>(call, [&]() -> cl_program {
         Context* c = from<Context>(context);
@@ -107,9 +104,9 @@ DUET_API cl_program CL_API_CALL clCreateProgramWithBinary(cl_context context, cl
             if (!lengths[i] || !binaries[i]) {
                 if (binaryStatus)
                     binaryStatus[i] = CL_INVALID_VALUE;
-                return call.fail(CL_INVALID_VALUE,
-                                 "lengths[" + std::to_string(i) + "] is 0 or binaries[" +
-                                     std::to_string(i) + "] is NULL");
+                return call.fail(CL_INVALID_VALUE, "lengths[" + std::to_string(i) +
+                                                       "] is 0 or binaries[" + std::to_string(i) +
+                                                       "] is NULL");
             }
         Ref<Program> p = adoptRef(makeObject<Program>(retainRef(c), Program::Origin::Binary, ""));
         p->setDevices(list);
@@ -139,8 +136,7 @@ DUET_API cl_program CL_API_CALL clCreateProgramWithBinary(cl_context context, cl
 }
 
 DUET_API cl_program CL_API_CALL clCreateProgramWithBuiltInKernels(cl_context context, cl_uint,
-                                                                  const cl_device_id*,
-                                                                  const char*,
+                                                                  const cl_device_id*, const char*,
                                                                   cl_int* errcodeRet) {
     Call call("clCreateProgramWithBuiltInKernels", errcodeRet);
     Context* c = from<Context>(context);
@@ -189,8 +185,8 @@ DUET_API cl_int CL_API_CALL clSetProgramReleaseCallback(cl_program program,
                   "no device supports program-scope global destructors");
 }
 
-DUET_API cl_int CL_API_CALL clSetProgramSpecializationConstant(cl_program program, cl_uint,
-                                                               size_t, const void*) {
+DUET_API cl_int CL_API_CALL clSetProgramSpecializationConstant(cl_program program, cl_uint, size_t,
+                                                               const void*) {
     Program* p = from<Program>(program);
     if (!p)
         return report("clSetProgramSpecializationConstant", nullptr, CL_INVALID_PROGRAM,
@@ -223,8 +219,8 @@ DUET_API cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num,
                           "kernel objects are attached to the program");
         std::string opts = options ? options : "";
         auto list = *devs;
-        return runBuild(p, notify, userData, [p, list, opts] { return p->buildFor(list, opts); },
-                        api);
+        return runBuild(
+            p, notify, userData, [p, list, opts] { return p->buildFor(list, opts); }, api);
     });
 }
 
@@ -255,8 +251,9 @@ DUET_API cl_int CL_API_CALL clCompileProgram(cl_program program, cl_uint num,
             Program* h = from<Program>(headers[i]);
             if (!h || !headerNames[i])
                 return report(api, p->context(), CL_INVALID_VALUE,
-                              "input_headers[" + std::to_string(i) + "] is not a program or its "
-                                                                     "name is NULL");
+                              "input_headers[" + std::to_string(i) +
+                                  "] is not a program or its "
+                                  "name is NULL");
             hs.push_back({headerNames[i], h->source()});
         }
         if (p->attachedKernels.load())
@@ -264,8 +261,9 @@ DUET_API cl_int CL_API_CALL clCompileProgram(cl_program program, cl_uint num,
                           "kernel objects are attached to the program");
         std::string opts = options ? options : "";
         auto list = *devs;
-        return runBuild(p, notify, userData,
-                        [p, list, opts, hs] { return p->compileFor(list, opts, hs); }, api);
+        return runBuild(
+            p, notify, userData, [p, list, opts, hs] { return p->compileFor(list, opts, hs); },
+            api);
     });
 }
 
@@ -337,8 +335,8 @@ DUET_API cl_program CL_API_CALL clLinkProgram(cl_context context, cl_uint num,
     });
 }
 
-DUET_API cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_info param,
-                                             size_t size, void* value, size_t* sizeRet) {
+DUET_API cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_info param, size_t size,
+                                             void* value, size_t* sizeRet) {
     return guard("clGetProgramInfo", [&]() -> cl_int {
         const char* api = "clGetProgramInfo";
         Program* p = from<Program>(program);

@@ -32,9 +32,9 @@ cl_command_queue createQueue(Call& call, cl_context context, cl_device_id device
     Device* d = from<Device>(device);
     if (!d || !c->hasDevice(d))
         return call.fail(CL_INVALID_DEVICE, "device is not valid or not in the context");
-    const cl_command_queue_properties known =
-        CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE |
-        CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT;
+    const cl_command_queue_properties known = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE |
+                                              CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_ON_DEVICE |
+                                              CL_QUEUE_ON_DEVICE_DEFAULT;
     if (props & ~known)
         return call.fail(CL_INVALID_VALUE, "unknown command-queue property bits");
     if (props & (CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT))
@@ -46,8 +46,7 @@ cl_command_queue createQueue(Call& call, cl_context context, cl_device_id device
 
 } // namespace
 
-DUET_API cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context context,
-                                                           cl_device_id device,
+DUET_API cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context context, cl_device_id device,
                                                            cl_command_queue_properties props,
                                                            cl_int* errcodeRet) {
     Call call("clCreateCommandQueue", errcodeRet);
@@ -55,9 +54,9 @@ DUET_API cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context context,
         call, [&] { return createQueue(call, context, device, props, {}); });
 }
 
-DUET_API cl_command_queue CL_API_CALL clCreateCommandQueueWithProperties(
-    cl_context context, cl_device_id device, const cl_queue_properties* properties,
-    cl_int* errcodeRet) {
+DUET_API cl_command_queue CL_API_CALL
+clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
+                                   const cl_queue_properties* properties, cl_int* errcodeRet) {
     Call call("clCreateCommandQueueWithProperties", errcodeRet);
     return guardHandle<_cl_command_queue>(call, [&]() -> cl_command_queue {
         cl_command_queue_properties props = 0;
@@ -143,8 +142,8 @@ DUET_API cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue queue,
 }
 
 DUET_API cl_int CL_API_CALL clSetCommandQueueProperty(cl_command_queue queue,
-                                                      cl_command_queue_properties,
-                                                      cl_bool, cl_command_queue_properties*) {
+                                                      cl_command_queue_properties, cl_bool,
+                                                      cl_command_queue_properties*) {
     Queue* q = from<Queue>(queue);
     if (!q)
         return report("clSetCommandQueueProperty", nullptr, CL_INVALID_COMMAND_QUEUE,
@@ -181,8 +180,8 @@ DUET_API cl_int CL_API_CALL clFinish(cl_command_queue queue) {
 
 namespace {
 
-cl_int enqueueSync(const char* api, cl_command_queue queue, cl_command_type type,
-                   cl_uint num, const cl_event* list, cl_event* event, bool allPrior) {
+cl_int enqueueSync(const char* api, cl_command_queue queue, cl_command_type type, cl_uint num,
+                   const cl_event* list, cl_event* event, bool allPrior) {
     return guard(api, [&]() -> cl_int {
         Queue* q = from<Queue>(queue);
         if (!q)
@@ -206,8 +205,8 @@ DUET_API cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue queue, 
 
 DUET_API cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue queue, cl_uint num,
                                                          const cl_event* list, cl_event* event) {
-    return enqueueSync("clEnqueueBarrierWithWaitList", queue, CL_COMMAND_BARRIER, num, list,
-                       event, true);
+    return enqueueSync("clEnqueueBarrierWithWaitList", queue, CL_COMMAND_BARRIER, num, list, event,
+                       true);
 }
 
 DUET_API cl_int CL_API_CALL clEnqueueMarker(cl_command_queue queue, cl_event* event) {

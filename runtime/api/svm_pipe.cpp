@@ -26,26 +26,24 @@ DUET_API void* CL_API_CALL clSVMAlloc(cl_context context, cl_svm_mem_flags, size
 DUET_API void CL_API_CALL clSVMFree(cl_context, void*) {}
 
 DUET_API cl_int CL_API_CALL clEnqueueSVMFree(cl_command_queue queue, cl_uint, void**,
-                                             void(CL_CALLBACK*)(cl_command_queue, cl_uint,
-                                                                void**, void*),
+                                             void(CL_CALLBACK*)(cl_command_queue, cl_uint, void**,
+                                                                void*),
                                              void*, cl_uint, const cl_event*, cl_event*) {
     return noSvm("clEnqueueSVMFree", queue);
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueSVMMemcpy(cl_command_queue queue, cl_bool, void*,
-                                               const void*, size_t, cl_uint, const cl_event*,
-                                               cl_event*) {
+DUET_API cl_int CL_API_CALL clEnqueueSVMMemcpy(cl_command_queue queue, cl_bool, void*, const void*,
+                                               size_t, cl_uint, const cl_event*, cl_event*) {
     return noSvm("clEnqueueSVMMemcpy", queue);
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueSVMMemFill(cl_command_queue queue, void*, const void*,
-                                                size_t, size_t, cl_uint, const cl_event*,
-                                                cl_event*) {
+DUET_API cl_int CL_API_CALL clEnqueueSVMMemFill(cl_command_queue queue, void*, const void*, size_t,
+                                                size_t, cl_uint, const cl_event*, cl_event*) {
     return noSvm("clEnqueueSVMMemFill", queue);
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueSVMMap(cl_command_queue queue, cl_bool, cl_map_flags,
-                                            void*, size_t, cl_uint, const cl_event*, cl_event*) {
+DUET_API cl_int CL_API_CALL clEnqueueSVMMap(cl_command_queue queue, cl_bool, cl_map_flags, void*,
+                                            size_t, cl_uint, const cl_event*, cl_event*) {
     return noSvm("clEnqueueSVMMap", queue);
 }
 
@@ -54,9 +52,8 @@ DUET_API cl_int CL_API_CALL clEnqueueSVMUnmap(cl_command_queue queue, void*, cl_
     return noSvm("clEnqueueSVMUnmap", queue);
 }
 
-DUET_API cl_int CL_API_CALL clEnqueueSVMMigrateMem(cl_command_queue queue, cl_uint,
-                                                   const void**, const size_t*,
-                                                   cl_mem_migration_flags, cl_uint,
+DUET_API cl_int CL_API_CALL clEnqueueSVMMigrateMem(cl_command_queue queue, cl_uint, const void**,
+                                                   const size_t*, cl_mem_migration_flags, cl_uint,
                                                    const cl_event*, cl_event*) {
     return noSvm("clEnqueueSVMMigrateMem", queue);
 }

@@ -19,7 +19,9 @@ static_assert(std::endian::native == std::endian::little,
 
 constexpr char kNoteOwner[] = "Duet"; // with its NUL: namesz 5
 
-size_t align4(size_t v) { return (v + 3) & ~size_t(3); }
+size_t align4(size_t v) {
+    return (v + 3) & ~size_t(3);
+}
 
 void appendRaw(std::string& out, const void* p, size_t n) {
     out.append(static_cast<const char*>(p), n);

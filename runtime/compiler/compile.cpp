@@ -1,4 +1,5 @@
-// compileSource: OpenCL C -> LLVM bitcode (spir64 for the CPU, amdgcn for GCN) with clang in-process.
+// compileSource: OpenCL C -> LLVM bitcode (spir64 for the CPU, amdgcn for GCN) with clang
+// in-process.
 #include "compiler/compiler.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
@@ -99,8 +100,8 @@ protected:
         consumers.push_back(clang::EmitLLVMOnlyAction::CreateASTConsumer(ci, inFile));
         if (!consumers.back())
             return nullptr;
-        consumers.push_back(std::make_unique<UserDeclRecorder>(userDeclarations,
-                                                                inlineDefinitions));
+        consumers.push_back(
+            std::make_unique<UserDeclRecorder>(userDeclarations, inlineDefinitions));
         return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
     }
 };
@@ -175,7 +176,7 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
     // Spec options clang's cc1 knows under the same name (it derives the implied fast-math
     // flags and __FAST_RELAXED_MATH__ itself, as for the driver).
     struct Forward {
-        bool BuildOptions::*field;
+        bool BuildOptions::* field;
         const char* flag;
     };
     static constexpr Forward kForward[] = {
@@ -314,8 +315,8 @@ CompileResult compileSource(std::string_view source, std::string_view options,
     // emits the body (-fgnu89-inline) and it becomes linkonce_odr, so the copies that
     // separately compiled objects carry from a shared header merge at clLinkProgram.
     for (const std::string& name : action.inlineDefinitions)
-        if (llvm::Function* f = module->getFunction(name); f && !f->isDeclaration() &&
-                                                            f->hasExternalLinkage())
+        if (llvm::Function* f = module->getFunction(name);
+            f && !f->isDeclaration() && f->hasExternalLinkage())
             f->setLinkage(llvm::GlobalValue::LinkOnceODRLinkage);
 
     // Record user-declared functions this object leaves undefined (see kUserDeclarationsMD).

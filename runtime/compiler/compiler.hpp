@@ -41,12 +41,12 @@ struct KernelArgDesc {
 struct KernelDesc {
     std::string name;
     std::vector<KernelArgDesc> args;
-    bool argInfoAvailable = false;                  ///< built with -cl-kernel-arg-info
+    bool argInfoAvailable = false;                    ///< built with -cl-kernel-arg-info
     std::array<size_t, 3> reqdWorkGroupSize{0, 0, 0}; ///< all 0 when not given
     std::array<size_t, 3> workGroupSizeHint{0, 0, 0};
-    std::string attributes;            ///< CL_KERNEL_ATTRIBUTES, as written in the source
-    uint64_t staticLocalMemSize = 0;   ///< bytes of kernel-scope __local variables
-    uint64_t privateMemSize = 0;       ///< per work-item stack estimate
+    std::string attributes;          ///< CL_KERNEL_ATTRIBUTES, as written in the source
+    uint64_t staticLocalMemSize = 0; ///< bytes of kernel-scope __local variables
+    uint64_t privateMemSize = 0;     ///< per work-item stack estimate
     bool hasBarrier = false;
     bool usesPrintf = false;
 };
@@ -67,8 +67,8 @@ struct WorkGroupContext {
     uint64_t localSize[3];         ///< this group's size (smaller for a trailing partial group)
     uint64_t numGroups[3];
     uint64_t groupId[3];
-    char* localMem;   ///< this thread's block for kernel-scope __local variables
-    void* printfCtx;  ///< opaque, handed to the host printf hook
+    char* localMem;  ///< this thread's block for kernel-scope __local variables
+    void* printfCtx; ///< opaque, handed to the host printf hook
     /// End of this group's __local blocks (kernel-scope variables and __local arguments):
     /// to_local() and get_fence() answer from [localMem, localMemEnd).
     char* localMemEnd;
@@ -102,9 +102,10 @@ struct HeaderSource {
 };
 
 struct CompileResult {
-    cl_int status = CL_SUCCESS; ///< CL_SUCCESS, CL_INVALID_COMPILER_OPTIONS, CL_COMPILE_PROGRAM_FAILURE
-    std::string log;            ///< clang's diagnostics, verbatim
-    std::string bitcode;        ///< LLVM bitcode of the compiled object
+    cl_int status =
+        CL_SUCCESS;      ///< CL_SUCCESS, CL_INVALID_COMPILER_OPTIONS, CL_COMPILE_PROGRAM_FAILURE
+    std::string log;     ///< clang's diagnostics, verbatim
+    std::string bitcode; ///< LLVM bitcode of the compiled object
 };
 
 /// clCompileProgram (and the first half of clBuildProgram): OpenCL C -> bitcode.

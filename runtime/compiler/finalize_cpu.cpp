@@ -296,7 +296,6 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel, const std::string
     mpm.run(m, mam);
 }
 
-
 /// Functions and variables `root` reaches through its instructions and initialisers.
 std::set<const GlobalValue*> reachableFrom(const Function& root) {
     std::set<const GlobalValue*> globals;

@@ -68,7 +68,9 @@ constexpr uint16_t kEmAmdgpu = 224; // EM_AMDGPU
 /// kernarg layout under the runtime (devices/gcn lays the v5 hidden arguments out).
 constexpr unsigned kCodeObjectVersion = 500;
 
-void initialiseAmdgpuOnce() { initialiseAmdgpuTarget(); }
+void initialiseAmdgpuOnce() {
+    initialiseAmdgpuTarget();
+}
 
 } // namespace
 
@@ -119,8 +121,8 @@ const MemoryBuffer* libclc(std::string& error) {
     std::call_once(once, [] {
         auto b = MemoryBuffer::getFile(kLibclcPath);
         if (!b)
-            loadError = std::string("cannot read ") + kLibclcPath + " (package libclc-19): " +
-                        b.getError().message();
+            loadError = std::string("cannot read ") + kLibclcPath +
+                        " (package libclc-19): " + b.getError().message();
         else
             buffer = std::move(*b);
     });
@@ -244,9 +246,9 @@ void defineGenericAddressBuiltins(Module& m) {
         // OpenCL's NULL in that space: the cast of the generic null (all ones for LDS and
         // scratch on AMDGPU, where offset 0 is a valid address), as clang compares against.
         auto* type = PointerType::get(c, target);
-        b.CreateRet(b.CreateSelect(in, b.CreateAddrSpaceCast(p, type),
-                                   ConstantExpr::getAddrSpaceCast(ConstantPointerNull::get(flat),
-                                                                  type)));
+        b.CreateRet(
+            b.CreateSelect(in, b.CreateAddrSpaceCast(p, type),
+                           ConstantExpr::getAddrSpaceCast(ConstantPointerNull::get(flat), type)));
     }
 }
 
@@ -352,10 +354,10 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
-    ModulePassManager mpm = optLevel == 0
-                                ? pb.buildO0DefaultPipeline(OptimizationLevel::O0)
-                                : pb.buildPerModuleDefaultPipeline(
-                                      optLevel == 1 ? OptimizationLevel::O1 : OptimizationLevel::O3);
+    ModulePassManager mpm =
+        optLevel == 0 ? pb.buildO0DefaultPipeline(OptimizationLevel::O0)
+                      : pb.buildPerModuleDefaultPipeline(optLevel == 1 ? OptimizationLevel::O1
+                                                                       : OptimizationLevel::O3);
     mpm.run(m, mam);
 }
 
@@ -610,9 +612,9 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
 
     // Duet's additions first (they replace libclc's work-item functions), then libclc.
     std::string_view additions = gcnAdditionsBitcode();
-    if (!linkLazily(*m, MemoryBufferRef(StringRef(additions.data(), additions.size()),
-                                        "duet-gcn-builtins"),
-                    "the GCN builtin additions", error))
+    if (!linkLazily(
+            *m, MemoryBufferRef(StringRef(additions.data(), additions.size()), "duet-gcn-builtins"),
+            "the GCN builtin additions", error))
         return failure(log + diagnostics + error);
     const MemoryBuffer* clc = libclc(error);
     if (!clc)
@@ -751,13 +753,13 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
             isa << "; " << k.name << " for " << exe->m_codeObject.target << " (code object v"
                 << (exe->m_codeObject.abiVersion == 3 ? "5" : "?") << ")\n"
                 << "; " << gcn::occupancyLine(k, 256) << "\n"
-                << "; kernel descriptor " << k.symbol << " at " << format_hex(k.descriptorAddress, 10)
-                << ": group_segment_fixed_size " << d.groupSegmentFixedSize
-                << ", private_segment_fixed_size " << d.privateSegmentFixedSize
-                << ", kernarg_size " << d.kernargSize << ", compute_pgm_rsrc1 "
-                << format_hex(d.computePgmRsrc1, 10) << ", compute_pgm_rsrc2 "
-                << format_hex(d.computePgmRsrc2, 10) << ", kernel_code_properties "
-                << format_hex(d.kernelCodeProperties, 6) << "\n";
+                << "; kernel descriptor " << k.symbol << " at "
+                << format_hex(k.descriptorAddress, 10) << ": group_segment_fixed_size "
+                << d.groupSegmentFixedSize << ", private_segment_fixed_size "
+                << d.privateSegmentFixedSize << ", kernarg_size " << d.kernargSize
+                << ", compute_pgm_rsrc1 " << format_hex(d.computePgmRsrc1, 10)
+                << ", compute_pgm_rsrc2 " << format_hex(d.computePgmRsrc2, 10)
+                << ", kernel_code_properties " << format_hex(d.kernelCodeProperties, 6) << "\n";
             for (const gcn::KernelArgMeta& a : k.args)
                 isa << "; kernarg +" << a.offset << " size " << a.size << " " << a.valueKind
                     << (a.name.empty() ? "" : " " + a.name) << "\n";
@@ -797,8 +799,9 @@ LoadBinaryResult loadGcnBinary(std::span<const unsigned char> binary, const Targ
     std::string triple;
     if (!isAmdgcnBitcode(b.bitcode, triple))
         return fail(triple.empty() ? std::string(".llvmir is not readable bitcode")
-                                   : ".llvmir targets '" + triple + "', not amdgcn: the binary "
-                                     "was not built for the GCN device");
+                                   : ".llvmir targets '" + triple +
+                                         "', not amdgcn: the binary "
+                                         "was not built for the GCN device");
     LoadBinaryResult result;
     result.binaryType = b.type;
     result.source = b.source;

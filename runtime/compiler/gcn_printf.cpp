@@ -35,9 +35,9 @@ Function* internalFunction(Module& m, StringRef name, FunctionType* type) {
 Function* defineStrlen(Module& m) {
     LLVMContext& c = m.getContext();
     IRBuilder<> b(c);
-    Function* f = internalFunction(
-        m, "__duet_printf_strlen",
-        FunctionType::get(b.getInt32Ty(), {PointerType::get(c, kFlat)}, false));
+    Function* f =
+        internalFunction(m, "__duet_printf_strlen",
+                         FunctionType::get(b.getInt32Ty(), {PointerType::get(c, kFlat)}, false));
     Value* s = f->getArg(0);
     BasicBlock* entry = BasicBlock::Create(c, "entry", f);
     BasicBlock* loop = BasicBlock::Create(c, "loop", f);
@@ -49,12 +49,13 @@ Function* defineStrlen(Module& m) {
     b.SetInsertPoint(loop);
     PHINode* i = b.CreatePHI(b.getInt32Ty(), 2, "i");
     i->addIncoming(b.getInt32(0), entry);
-    Value* ch = b.CreateLoad(b.getInt8Ty(), b.CreateGEP(b.getInt8Ty(), s, b.CreateZExt(i, b.getInt64Ty())));
+    Value* ch =
+        b.CreateLoad(b.getInt8Ty(), b.CreateGEP(b.getInt8Ty(), s, b.CreateZExt(i, b.getInt64Ty())));
     Value* end = b.CreateICmpEQ(ch, b.getInt8(0));
     Value* next = b.CreateAdd(i, b.getInt32(1));
     i->addIncoming(next, loop);
-    b.CreateCondBr(b.CreateOr(end, b.CreateICmpEQ(next, b.getInt32(gcn::kPrintfMaxString))),
-                   done, loop);
+    b.CreateCondBr(b.CreateOr(end, b.CreateICmpEQ(next, b.getInt32(gcn::kPrintfMaxString))), done,
+                   loop);
 
     b.SetInsertPoint(done);
     b.CreateRet(b.CreateSelect(end, i, next));
@@ -67,12 +68,11 @@ Function* defineStrlen(Module& m) {
 Function* defineCopy(Module& m) {
     LLVMContext& c = m.getContext();
     IRBuilder<> b(c);
-    Function* f = internalFunction(
-        m, "__duet_printf_copy",
-        FunctionType::get(b.getVoidTy(),
-                          {PointerType::get(c, kGlobal), PointerType::get(c, kFlat),
-                           b.getInt32Ty()},
-                          false));
+    Function* f = internalFunction(m, "__duet_printf_copy",
+                                   FunctionType::get(b.getVoidTy(),
+                                                     {PointerType::get(c, kGlobal),
+                                                      PointerType::get(c, kFlat), b.getInt32Ty()},
+                                                     false));
     Value *dst = f->getArg(0), *src = f->getArg(1), *n = f->getArg(2);
     BasicBlock* entry = BasicBlock::Create(c, "entry", f);
     BasicBlock* loop = BasicBlock::Create(c, "loop", f);
@@ -114,16 +114,16 @@ Function* defineAlloc(Module& m) {
     Value* capacity = b.CreateAlignedLoad(
         b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), buffer, 8), Align(8));
     Value* fits = b.CreateICmpULE(b.CreateAdd(old, bytes), capacity);
-    Value* record = b.CreateInBoundsGEP(
-        b.getInt8Ty(), buffer, b.CreateAdd(old, b.getInt64(gcn::kPrintfHeaderBytes)));
+    Value* record = b.CreateInBoundsGEP(b.getInt8Ty(), buffer,
+                                        b.CreateAdd(old, b.getInt64(gcn::kPrintfHeaderBytes)));
     b.CreateRet(b.CreateSelect(fits, record, ConstantPointerNull::get(global)));
     return f;
 }
 
 /// One argument of a record: a value stored as it is, or a string measured and copied.
 struct Slot {
-    Value* value;         ///< the value, or the string's flat pointer
-    uint32_t size;        ///< bytes in the record (4 for a string: its length word)
+    Value* value;            ///< the value, or the string's flat pointer
+    uint32_t size;           ///< bytes in the record (4 for a string: its length word)
     Value* length = nullptr; ///< a string's length word (kPrintfNullString for null)
     Value* copied = nullptr; ///< a string's characters to copy (0 for null)
 };
@@ -161,9 +161,9 @@ void Lowering::writeFormats() {
         byId.push_back({id, &entry});
     std::sort(byId.begin(), byId.end());
     for (const auto& [id, entry] : byId)
-        fmts->addOperand(MDNode::get(m_module.getContext(),
-                                     {MDString::get(m_module.getContext(),
-                                                    std::to_string(id) + ":" + *entry)}));
+        fmts->addOperand(
+            MDNode::get(m_module.getContext(),
+                        {MDString::get(m_module.getContext(), std::to_string(id) + ":" + *entry)}));
 }
 
 std::string Lowering::lower(CallInst* call) {
@@ -191,14 +191,14 @@ std::string Lowering::lower(CallInst* call) {
                        std::to_string(i + 1) + " is for %s but is not a pointer\n";
             slot.value = b.CreateAddrSpaceCast(v, PointerType::get(c, kFlat));
             slot.length = b.CreateCall(strlenFn(), {slot.value});
-            slot.copied = b.CreateSelect(
-                b.CreateICmpEQ(slot.length, b.getInt32(gcn::kPrintfNullString)), b.getInt32(0),
-                slot.length);
+            slot.copied =
+                b.CreateSelect(b.CreateICmpEQ(slot.length, b.getInt32(gcn::kPrintfNullString)),
+                               b.getInt32(0), slot.length);
             slot.size = 4;
         } else {
             if (t->isPointerTy()) // %p (or any pointer): its flat address
-                slot.value = b.CreatePtrToInt(
-                    b.CreateAddrSpaceCast(v, PointerType::get(c, kFlat)), b.getInt64Ty());
+                slot.value = b.CreatePtrToInt(b.CreateAddrSpaceCast(v, PointerType::get(c, kFlat)),
+                                              b.getInt64Ty());
             const uint64_t size = m_dl.getTypeAllocSize(slot.value->getType());
             if (size == 0 || size > 4096)
                 return "error: printf(\"" + format.str() + "\"): argument " +
@@ -227,8 +227,8 @@ std::string Lowering::lower(CallInst* call) {
     Instruction* then = SplitBlockAndInsertIfThen(ok, call, false);
     b.SetInsertPoint(then);
     b.CreateAlignedStore(b.getInt32(id), record, Align(4));
-    Value* at = b.getInt32(4);    // where the next argument goes
-    uint32_t staticAt = 4;        // its value modulo 4 (strings keep it)
+    Value* at = b.getInt32(4); // where the next argument goes
+    uint32_t staticAt = 4;     // its value modulo 4 (strings keep it)
     for (const Slot& s : slots) {
         Value* ptr = b.CreateGEP(b.getInt8Ty(), record, b.CreateZExt(at, b.getInt64Ty()));
         const Align align = commonAlignment(Align(4), staticAt);

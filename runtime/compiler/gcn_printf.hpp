@@ -16,9 +16,9 @@ namespace duet::rt {
 /// a plain call (-fno-builtin-printf): clang's own AMDGPU lowering copies a %s argument only
 /// when it is a literal and writes "???" for every other string. Here each string is measured
 /// and copied at run time, wherever it lives (constant, global, local or private memory).
-/// Also defines `__duet_printf_alloc`, which reserves a record. Returns "error: ..." lines for calls
-/// that cannot be lowered (a format that is not a constant string, a %s argument that is not a
-/// pointer); empty when every call was.
+/// Also defines `__duet_printf_alloc`, which reserves a record. Returns "error: ..." lines for
+/// calls that cannot be lowered (a format that is not a constant string, a %s argument that is not
+/// a pointer); empty when every call was.
 std::string lowerGcnPrintf(llvm::Module& m);
 
 } // namespace duet::rt

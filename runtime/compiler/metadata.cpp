@@ -146,7 +146,9 @@ bool isBarrierName(llvm::StringRef name) {
     return name.starts_with("_Z7barrier") || name.contains("work_group_");
 }
 
-uint64_t alignTo(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; }
+uint64_t alignTo(uint64_t v, uint64_t a) {
+    return a ? (v + a - 1) / a * a : v;
+}
 
 KernelDesc describeKernel(const llvm::Function& f, const llvm::DataLayout& dl) {
     KernelDesc k;

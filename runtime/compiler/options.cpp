@@ -65,7 +65,7 @@ bool isIdentifier(std::string_view s) {
 /// A flag option that simply sets one bool; `linkToo` when §5.8.6 also allows it at link time.
 struct FlagOption {
     const char* name;
-    bool BuildOptions::*field;
+    bool BuildOptions::* field;
     bool linkToo;
 };
 

@@ -57,7 +57,8 @@ Platform::Platform() : _cl_platform_id(kTag) {
                 m_devices.push_back(new Device(this, std::move(backend), std::move(info)));
             }
         } else if (!kind.empty() && kind != "cpu") {
-            std::fprintf(stderr, "duet: DUET_DEVICES: unknown device kind '%s' (known: cpu, gcn, all)\n",
+            std::fprintf(stderr,
+                         "duet: DUET_DEVICES: unknown device kind '%s' (known: cpu, gcn, all)\n",
                          kind.c_str());
         }
     }

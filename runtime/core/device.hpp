@@ -100,8 +100,8 @@ public:
     /// KiB. By default the device's memory is the host's, so both are the host's available
     /// memory.
     virtual std::array<size_t, 2> freeGlobalMemoryKiB() const;
-    virtual void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims, const size_t* global,
-                               size_t* local) const = 0;
+    virtual void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
+                               const size_t* global, size_t* local) const = 0;
 };
 
 class Platform;

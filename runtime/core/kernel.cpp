@@ -18,7 +18,9 @@ Kernel::Kernel(const Kernel& other)
     m_program->attachedKernels.fetch_add(1);
 }
 
-Kernel::~Kernel() { m_program->attachedKernels.fetch_sub(1); }
+Kernel::~Kernel() {
+    m_program->attachedKernels.fetch_sub(1);
+}
 
 void Kernel::resolveEntries() {
     for (const Device* d : m_program->devices()) {

@@ -83,10 +83,10 @@ private:
     cl_mem_flags m_flags;
     size_t m_size;
     void* m_hostPtr;
-    char* m_home;                    ///< storage given at creation (freed when owned)
-    std::atomic<char*> m_storage;    ///< current storage of an owner (not of a view)
+    char* m_home;                                  ///< storage given at creation (freed when owned)
+    std::atomic<char*> m_storage;                  ///< current storage of an owner (not of a view)
     const std::atomic<char*>* m_base = &m_storage; ///< the owner's storage slot
-    size_t m_viewOffset = 0;         ///< bytes from the owner's storage to this object's
+    size_t m_viewOffset = 0; ///< bytes from the owner's storage to this object's
     bool m_owns;
     Ref<Mem> m_parent;
     size_t m_offset = 0;

@@ -108,8 +108,12 @@ private:
     T* m_p = nullptr;
 };
 
-template <class T> Ref<T> retainRef(T* p) { return Ref<T>(p, true); }
-template <class T> Ref<T> adoptRef(T* p) { return Ref<T>(p, false); }
+template <class T> Ref<T> retainRef(T* p) {
+    return Ref<T>(p, true);
+}
+template <class T> Ref<T> adoptRef(T* p) {
+    return Ref<T>(p, false);
+}
 
 } // namespace duet::rt
 

@@ -64,8 +64,8 @@ Status Program::buildFor(std::span<Device* const> devices, std::string_view opti
             if (c.status != CL_SUCCESS) {
                 b.status = CL_BUILD_ERROR;
                 setBuild(d, b);
-                cl_int code = c.status == CL_COMPILE_PROGRAM_FAILURE ? CL_BUILD_PROGRAM_FAILURE
-                                                                     : c.status;
+                cl_int code =
+                    c.status == CL_COMPILE_PROGRAM_FAILURE ? CL_BUILD_PROGRAM_FAILURE : c.status;
                 result = makeError(code, "clBuildProgram: compiling for " + d->info().name +
                                              " failed; see CL_PROGRAM_BUILD_LOG");
                 continue;
@@ -90,10 +90,10 @@ Status Program::buildFor(std::span<Device* const> devices, std::string_view opti
         if (f.status != CL_SUCCESS) {
             b.status = CL_BUILD_ERROR;
             setBuild(d, b);
-            result = makeError(f.status == CL_LINK_PROGRAM_FAILURE ? CL_BUILD_PROGRAM_FAILURE
-                                                                   : f.status,
-                               "clBuildProgram: building for " + d->info().name +
-                                   " failed; see CL_PROGRAM_BUILD_LOG");
+            result =
+                makeError(f.status == CL_LINK_PROGRAM_FAILURE ? CL_BUILD_PROGRAM_FAILURE : f.status,
+                          "clBuildProgram: building for " + d->info().name +
+                              " failed; see CL_PROGRAM_BUILD_LOG");
             continue;
         }
         b.executable = std::move(f.executable);
@@ -162,7 +162,8 @@ Status Program::linkFrom(std::span<Device* const> devices, std::string_view opti
             b.status = CL_BUILD_ERROR;
             setBuild(d, b);
             result = makeError(CL_LINK_PROGRAM_FAILURE, "clLinkProgram: finalising for " +
-                                                            d->info().name + " failed; see "
+                                                            d->info().name +
+                                                            " failed; see "
                                                             "CL_PROGRAM_BUILD_LOG");
             continue;
         }

@@ -28,7 +28,7 @@ public:
         cl_build_status status = CL_BUILD_NONE;
         std::string options, log;
         cl_program_binary_type binaryType = CL_PROGRAM_BINARY_TYPE_NONE;
-        std::string bitcode;                         ///< compiled object / library
+        std::string bitcode;                          ///< compiled object / library
         std::shared_ptr<DeviceExecutable> executable; ///< set once built or linked
         std::string binary; ///< CL_PROGRAM_BINARIES bytes, unless executable makes them
     };

@@ -134,7 +134,9 @@ void workerLoop(std::shared_ptr<Queue::Shared> sh) {
 
 } // namespace
 
-Event* runningCommandEvent() { return t_runningEvent; }
+Event* runningCommandEvent() {
+    return t_runningEvent;
+}
 
 Queue::Queue(Ref<Context> context, Device* device, cl_command_queue_properties properties,
              std::vector<cl_queue_properties> propertyList)

@@ -19,7 +19,9 @@ struct Error {
 template <class T> class [[nodiscard]] Result {
 public:
     Result(T value) : m_value(std::move(value)) {}
-    Result(Error e) : m_error(std::move(e)) { assert(m_error.code != CL_SUCCESS && "error without code"); }
+    Result(Error e) : m_error(std::move(e)) {
+        assert(m_error.code != CL_SUCCESS && "error without code");
+    }
 
     bool ok() const { return m_value.has_value(); }
     explicit operator bool() const { return ok(); }
@@ -49,6 +51,8 @@ private:
     Error m_error;
 };
 
-inline Error makeError(cl_int code, std::string message) { return Error{code, std::move(message)}; }
+inline Error makeError(cl_int code, std::string message) {
+    return Error{code, std::move(message)};
+}
 
 } // namespace duet::rt

@@ -86,9 +86,8 @@ struct GlFunctions {
 
     bool hasEgl() const { return eglGetProcAddress && eglCreateContext && eglMakeCurrent; }
     bool hasGlx() const {
-        return glXQueryContext && glXGetFBConfigs && glXCreateNewContext &&
-               glXMakeContextCurrent && XOpenDisplay && XDisplayString && XSync &&
-               XSetErrorHandler;
+        return glXQueryContext && glXGetFBConfigs && glXCreateNewContext && glXMakeContextCurrent &&
+               XOpenDisplay && XDisplayString && XSync && XSetErrorHandler;
     }
     bool hasGl() const { return glBindBuffer && glMapBufferRange && glFenceSync; }
 };

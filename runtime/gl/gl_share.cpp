@@ -188,10 +188,10 @@ public:
                 if (auto* r = f.glGetString ? f.glGetString(GL_RENDERER) : nullptr)
                     renderer = reinterpret_cast<const char*>(r);
             });
-            reportOnce(m_inPlace ? "GL buffers are shared in place (mapped at acquire; " +
-                                       renderer + ")"
-                                 : "GL buffers are copied at acquire/release: " + why + " (" +
-                                       renderer + ")");
+            reportOnce(m_inPlace
+                           ? "GL buffers are shared in place (mapped at acquire; " + renderer + ")"
+                           : "GL buffers are copied at acquire/release: " + why + " (" + renderer +
+                                 ")");
         });
         return m_inPlace;
     }
@@ -317,12 +317,13 @@ private:
         f.eglBindAPI(m_gles ? EGL_OPENGL_ES_API : EGL_OPENGL_API);
         EGLint esAttrs[] = {EGL_CONTEXT_CLIENT_VERSION, clientVersion, EGL_NONE};
         const EGLint none[] = {EGL_NONE};
-        m_own = f.eglCreateContext(dpy, config, app,
-                                   clientType == EGL_OPENGL_ES_API ? esAttrs : none);
+        m_own =
+            f.eglCreateContext(dpy, config, app, clientType == EGL_OPENGL_ES_API ? esAttrs : none);
         if (m_own == EGL_NO_CONTEXT)
             return makeError(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
                              "cannot create a GL context in the EGL context's share group (EGL "
-                             "error " + std::to_string(f.eglGetError()) + ")");
+                             "error " +
+                                 std::to_string(f.eglGetError()) + ")");
         // Surfaceless (EGL_KHR_surfaceless_context): the runtime never draws.
         if (!f.eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, m_own)) {
             f.eglDestroyContext(dpy, m_own);
@@ -492,12 +493,26 @@ Result<GlProperties> parseProperties(const cl_context_properties* props) {
     for (const cl_context_properties* p = props; p && *p; p += 2) {
         void* v = reinterpret_cast<void*>(p[1]);
         switch (p[0]) {
-        case CL_GL_CONTEXT_KHR: out.context = v; break;
-        case CL_EGL_DISPLAY_KHR: egl = v; displays += v != nullptr; break;
-        case CL_GLX_DISPLAY_KHR: glx = v; displays += v != nullptr; break;
-        case CL_WGL_HDC_KHR: displays += v != nullptr; break;
-        case CL_CGL_SHAREGROUP_KHR: cgl = v != nullptr; displays += cgl; break;
-        default: break;
+        case CL_GL_CONTEXT_KHR:
+            out.context = v;
+            break;
+        case CL_EGL_DISPLAY_KHR:
+            egl = v;
+            displays += v != nullptr;
+            break;
+        case CL_GLX_DISPLAY_KHR:
+            glx = v;
+            displays += v != nullptr;
+            break;
+        case CL_WGL_HDC_KHR:
+            displays += v != nullptr;
+            break;
+        case CL_CGL_SHAREGROUP_KHR:
+            cgl = v != nullptr;
+            displays += cgl;
+            break;
+        default:
+            break;
         }
     }
     // CL_INVALID_OPERATION: more than one window-system attribute, CGL with a GL context, or a

@@ -23,8 +23,8 @@ enum class WindowApi { None, Egl, Glx };
 /// The GL entries of a cl_context_properties list.
 struct GlProperties {
     WindowApi api = WindowApi::None;
-    void* display = nullptr; ///< EGLDisplay or X11 Display*
-    void* context = nullptr; ///< EGLContext or GLXContext
+    void* display = nullptr;            ///< EGLDisplay or X11 Display*
+    void* context = nullptr;            ///< EGLContext or GLXContext
     int glxConfigId = 0, glxScreen = 0; ///< GLX: the context's FBConfig id and screen
     bool sharing() const { return context != nullptr; }
 };

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <iostream>
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     CLI::App app{"duet-displays: GPUs (libdrm), X screens (GLX), EGL devices, and for each GL "
                  "context the OpenCL devices that can share with it (clGetGLContextInfoKHR)"};
     std::string display, jsonFile;

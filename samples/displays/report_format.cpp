@@ -14,7 +14,7 @@ using json = nlohmann::ordered_json;
 
 std::string deviceTypeName(cl_device_type type) {
     std::string out;
-    auto add = [&](cl_device_type bit, const char *name) {
+    auto add = [&](cl_device_type bit, const char* name) {
         if (type & bit)
             out += (out.empty() ? "" : "|") + std::string(name);
     };
@@ -27,7 +27,9 @@ std::string deviceTypeName(cl_device_type type) {
 
 namespace {
 
-json orNull(const std::string &s) { return s.empty() ? json(nullptr) : json(s); }
+json orNull(const std::string& s) {
+    return s.empty() ? json(nullptr) : json(s);
+}
 
 std::string hex4(unsigned v) {
     char text[8];
@@ -35,22 +37,23 @@ std::string hex4(unsigned v) {
     return text;
 }
 
-json devicesJson(const std::vector<ClDeviceName> &devices) {
+json devicesJson(const std::vector<ClDeviceName>& devices) {
     json out = json::array();
-    for (const ClDeviceName &d : devices)
-        out.push_back({{"platform", d.platform}, {"name", d.device}, {"type", deviceTypeName(d.type)}});
+    for (const ClDeviceName& d : devices)
+        out.push_back(
+            {{"platform", d.platform}, {"name", d.device}, {"type", deviceTypeName(d.type)}});
     return out;
 }
 
-json glJson(const GLContextReport &gl) {
+json glJson(const GLContextReport& gl) {
     json sharing = json::array();
-    for (const PlatformSharing &p : gl.sharing)
-        sharing.push_back({{"platform", p.platform},
-                           {"unsupported", orNull(p.unsupported)},
-                           {"current", {{"devices", devicesJson(p.current)},
-                                        {"error", orNull(p.currentError)}}},
-                           {"devices", {{"devices", devicesJson(p.devices)},
-                                        {"error", orNull(p.devicesError)}}}});
+    for (const PlatformSharing& p : gl.sharing)
+        sharing.push_back(
+            {{"platform", p.platform},
+             {"unsupported", orNull(p.unsupported)},
+             {"current", {{"devices", devicesJson(p.current)}, {"error", orNull(p.currentError)}}},
+             {"devices",
+              {{"devices", devicesJson(p.devices)}, {"error", orNull(p.devicesError)}}}});
     return {{"made", gl.made},
             {"error", orNull(gl.error)},
             {"renderer", orNull(gl.renderer)},
@@ -61,35 +64,35 @@ json glJson(const GLContextReport &gl) {
 }
 
 // Every GL context the report made, with its label ("X screen :1.0", "EGL device 0").
-std::vector<std::pair<std::string, const GLContextReport *>> glContexts(const DisplayReport &r) {
-    std::vector<std::pair<std::string, const GLContextReport *>> out;
-    for (const auto &s : r.x.screens)
+std::vector<std::pair<std::string, const GLContextReport*>> glContexts(const DisplayReport& r) {
+    std::vector<std::pair<std::string, const GLContextReport*>> out;
+    for (const auto& s : r.x.screens)
         out.emplace_back("X screen " + s.name, &s.gl);
-    for (const auto &d : r.egl.devices)
+    for (const auto& d : r.egl.devices)
         out.emplace_back("EGL device " + std::to_string(d.index), &d.gl);
     return out;
 }
 
-std::string pad(const std::string &s, size_t width) {
+std::string pad(const std::string& s, size_t width) {
     return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
 
-std::string deviceList(const std::vector<ClDeviceName> &devices) {
+std::string deviceList(const std::vector<ClDeviceName>& devices) {
     std::string out;
-    for (const ClDeviceName &d : devices)
+    for (const ClDeviceName& d : devices)
         out += (out.empty() ? "" : ", ") + d.device + " [" + deviceTypeName(d.type) + "]";
     return out;
 }
 
 // One query's answer: the devices, "none", or the error.
-std::string answer(const std::vector<ClDeviceName> &devices, const std::string &error) {
+std::string answer(const std::vector<ClDeviceName>& devices, const std::string& error) {
     if (!error.empty())
         return "error (" + error + ")";
     return devices.empty() ? "none" : deviceList(devices);
 }
 
 // The GL lines and one "CL <platform>" line per platform for a context, indented by four.
-void glBlock(std::string &out, const GLContextReport &gl) {
+void glBlock(std::string& out, const GLContextReport& gl) {
     if (!gl.made) {
         out += "    no GL context: " + gl.error + "\n";
         return;
@@ -102,9 +105,9 @@ void glBlock(std::string &out, const GLContextReport &gl) {
         return;
     }
     size_t width = 0;
-    for (const PlatformSharing &p : gl.sharing)
+    for (const PlatformSharing& p : gl.sharing)
         width = std::max(width, p.platform.size());
-    for (const PlatformSharing &p : gl.sharing) {
+    for (const PlatformSharing& p : gl.sharing) {
         out += "    CL " + pad(p.platform, width) + "  ";
         if (!p.unsupported.empty())
             out += p.unsupported + "\n";
@@ -116,30 +119,31 @@ void glBlock(std::string &out, const GLContextReport &gl) {
 
 } // namespace
 
-json toJson(const DisplayReport &r) {
+json toJson(const DisplayReport& r) {
     json platforms = json::array();
-    for (const auto &p : r.platforms)
+    for (const auto& p : r.platforms)
         platforms.push_back({{"name", p.name},
                              {"vendor", p.vendor},
                              {"version", p.version},
                              {"gl_sharing", p.glSharing},
                              {"devices", devicesJson(p.devices)}});
     json gpus = json::array();
-    for (const auto &g : r.gpus.gpus)
-        gpus.push_back({{"bus", g.bus},
-                        {"bus_id", orNull(g.busId)},
-                        {"vendor_id", g.bus == "pci" ? json(hex4(g.vendorId)) : json(nullptr)},
-                        {"device_id", g.bus == "pci" ? json(hex4(g.deviceId)) : json(nullptr)},
-                        {"subvendor_id", g.bus == "pci" ? json(hex4(g.subVendorId)) : json(nullptr)},
-                        {"subdevice_id", g.bus == "pci" ? json(hex4(g.subDeviceId)) : json(nullptr)},
-                        {"primary_node", orNull(g.primaryNode)},
-                        {"render_node", orNull(g.renderNode)},
-                        {"driver", orNull(g.driver)},
-                        {"driver_error", orNull(g.driverError)}});
+    for (const auto& g : r.gpus.gpus)
+        gpus.push_back(
+            {{"bus", g.bus},
+             {"bus_id", orNull(g.busId)},
+             {"vendor_id", g.bus == "pci" ? json(hex4(g.vendorId)) : json(nullptr)},
+             {"device_id", g.bus == "pci" ? json(hex4(g.deviceId)) : json(nullptr)},
+             {"subvendor_id", g.bus == "pci" ? json(hex4(g.subVendorId)) : json(nullptr)},
+             {"subdevice_id", g.bus == "pci" ? json(hex4(g.subDeviceId)) : json(nullptr)},
+             {"primary_node", orNull(g.primaryNode)},
+             {"render_node", orNull(g.renderNode)},
+             {"driver", orNull(g.driver)},
+             {"driver_error", orNull(g.driverError)}});
     json x = nullptr;
     if (r.xAsked) {
         json screens = json::array();
-        for (const auto &s : r.x.screens)
+        for (const auto& s : r.x.screens)
             screens.push_back({{"name", s.name},
                                {"number", s.number},
                                {"width", s.width},
@@ -156,7 +160,7 @@ json toJson(const DisplayReport &r) {
     json egl = nullptr;
     if (r.eglAsked) {
         json devices = json::array();
-        for (const auto &d : r.egl.devices)
+        for (const auto& d : r.egl.devices)
             devices.push_back({{"index", d.index},
                                {"drm_device_file", orNull(d.drmDeviceFile)},
                                {"drm_render_node", orNull(d.drmRenderNode)},
@@ -170,7 +174,7 @@ json toJson(const DisplayReport &r) {
     }
     auto contexts = glContexts(r);
     size_t made = 0, sharing = 0;
-    for (const auto &c : contexts) {
+    for (const auto& c : contexts) {
         made += c.second->made;
         sharing += c.second->canShare();
     }
@@ -184,16 +188,16 @@ json toJson(const DisplayReport &r) {
             {"any_sharing", r.anythingShares()}};
 }
 
-std::string toTable(const DisplayReport &r) {
+std::string toTable(const DisplayReport& r) {
     std::string out = "OpenCL platforms\n";
     if (!r.platformsError.empty())
         out += "  error: " + r.platformsError + "\n";
     else if (r.platforms.empty())
         out += "  none (the ICD loader found no platform)\n";
     size_t width = 0;
-    for (const auto &p : r.platforms)
+    for (const auto& p : r.platforms)
         width = std::max(width, p.name.size());
-    for (const auto &p : r.platforms)
+    for (const auto& p : r.platforms)
         out += "  " + pad(p.name, width) + "  " +
                pad(p.glSharing ? "cl_khr_gl_sharing" : "no cl_khr_gl_sharing", 20) + "  " +
                (p.devices.empty() ? std::string("no devices") : deviceList(p.devices)) + "\n";
@@ -204,12 +208,12 @@ std::string toTable(const DisplayReport &r) {
     else {
         out += "  #  bus           vendor:device  driver          nodes\n";
         for (size_t i = 0; i < r.gpus.gpus.size(); ++i) {
-            const auto &g = r.gpus.gpus[i];
+            const auto& g = r.gpus.gpus[i];
             std::string id = g.bus == "pci" ? hex4(g.vendorId) + ":" + hex4(g.deviceId) : "-";
             std::string bus = g.busId.empty() ? g.bus : g.busId;
             std::string driver = g.driver.empty() ? "?" : g.driver;
-            out += "  " + pad(std::to_string(i), 2) + " " + pad(bus, 13) + " " + pad(id, 14) +
-                   " " + pad(driver, 15) + " " + g.primaryNode +
+            out += "  " + pad(std::to_string(i), 2) + " " + pad(bus, 13) + " " + pad(id, 14) + " " +
+                   pad(driver, 15) + " " + g.primaryNode +
                    (g.renderNode.empty() ? "" : " " + g.renderNode) +
                    (g.driverError.empty() ? "" : "  (" + g.driverError + ")") + "\n";
         }
@@ -225,7 +229,7 @@ std::string toTable(const DisplayReport &r) {
         out += "\n";
         if (!r.x.opened)
             out += "  error: " + r.x.error + "\n";
-        for (const auto &s : r.x.screens) {
+        for (const auto& s : r.x.screens) {
             out += "  screen " + s.name + "  " + std::to_string(s.width) + "x" +
                    std::to_string(s.height) + "x" + std::to_string(s.depth) +
                    (s.gl.made ? (s.direct ? "  direct rendering" : "  indirect rendering") : "") +
@@ -242,7 +246,7 @@ std::string toTable(const DisplayReport &r) {
             out += "  error: " + r.egl.error + "\n";
         else if (r.egl.devices.empty())
             out += "  none\n";
-        for (const auto &d : r.egl.devices) {
+        for (const auto& d : r.egl.devices) {
             std::string node = !d.drmDeviceFile.empty()   ? d.drmDeviceFile
                                : !d.drmRenderNode.empty() ? d.drmRenderNode
                                                           : "no DRM node";
@@ -263,12 +267,12 @@ std::string toTable(const DisplayReport &r) {
 
     auto contexts = glContexts(r);
     size_t made = 0, sharing = 0;
-    for (const auto &c : contexts) {
+    for (const auto& c : contexts) {
         made += c.second->made;
         sharing += c.second->canShare();
     }
-    out += "\nSummary: " + std::to_string(made) + " GL context" + (made == 1 ? "" : "s") +
-           " made; ";
+    out +=
+        "\nSummary: " + std::to_string(made) + " GL context" + (made == 1 ? "" : "s") + " made; ";
     if (made == 0)
         out += "no GL context to share with.\n";
     else if (sharing == 0)

@@ -18,10 +18,10 @@ std::string deviceTypeName(cl_device_type type);
 /// "gl_contexts", "gl_contexts_sharing", "any_sharing"}; each "gl" is {"made", "error", "renderer",
 /// "vendor", "version", "can_share", "sharing": [{"platform", "unsupported", "current": {"devices",
 /// "error"}, "devices": {"devices", "error"}}]}. Absent strings are null.
-nlohmann::ordered_json toJson(const interop::DisplayReport &report);
+nlohmann::ordered_json toJson(const interop::DisplayReport& report);
 
 /// The report as an aligned plain-text table, ending with a one-line summary that says whether
 /// any GL context listed can share with an OpenCL device.
-std::string toTable(const interop::DisplayReport &report);
+std::string toTable(const interop::DisplayReport& report);
 
 } // namespace duet::displays

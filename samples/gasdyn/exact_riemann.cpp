@@ -12,8 +12,8 @@ namespace {
 
 // f_K(p) and f_K'(p): the velocity change across the left or right wave for star pressure p
 // (a shock when p > p_K, a rarefaction otherwise).
-void pressureFunction(double p, const ExactRiemann::State &k, double c, double gamma, double &f,
-                      double &df) {
+void pressureFunction(double p, const ExactRiemann::State& k, double c, double gamma, double& f,
+                      double& df) {
     if (p > k.p) {
         double a = 2.0 / ((gamma + 1.0) * k.rho);
         double b = (gamma - 1.0) / (gamma + 1.0) * k.p;
@@ -34,7 +34,7 @@ ExactRiemann::ExactRiemann(State left, State right, double gamma)
     if (!(gamma > 1.0))
         throw std::invalid_argument("ExactRiemann: gamma must exceed 1, got " +
                                     std::to_string(gamma));
-    for (const State *s : {&left, &right})
+    for (const State* s : {&left, &right})
         if (!(s->rho > 0.0) || !(s->p > 0.0))
             throw std::invalid_argument("ExactRiemann: densities and pressures must be positive");
     m_cl = std::sqrt(gamma * left.p / left.rho);

@@ -6,7 +6,7 @@
 namespace duet::gasdyn {
 
 class ExactRiemann {
-  public:
+public:
     struct State {
         double rho = 1, u = 0, p = 1;
     };
@@ -22,7 +22,7 @@ class ExactRiemann {
     /// Newton iterations it took.
     int iterations() const { return m_iterations; }
 
-  private:
+private:
     State m_l, m_r;
     double m_gamma, m_cl, m_cr;
     double m_pStar = 0, m_uStar = 0;

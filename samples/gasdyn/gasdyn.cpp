@@ -26,14 +26,14 @@ namespace interop = duet::interop;
 namespace gasdyn = duet::gasdyn;
 
 class GasdynSample final : public Sample {
-  public:
-    void initializeGL(Context &ctx) override {
+public:
+    void initializeGL(Context& ctx) override {
         m_program = gl::loadProgram({"gasdyn/field.vert.glsl", "gasdyn/field.frag.glsl"});
         m_vao = gl::VertexArray::create();
-        ctx.setInfo("renderer", reinterpret_cast<const char *>(glGetString(GL_RENDERER)));
+        ctx.setInfo("renderer", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
     }
 
-    void initializeCompute(Context &ctx) override {
+    void initializeCompute(Context& ctx) override {
         m_cl = createInteropContext(ctx);
         guarded([&] {
             m_sim = std::make_unique<gasdyn::Simulator>(m_cl->context(), m_cl->device(),
@@ -46,7 +46,7 @@ class GasdynSample final : public Sample {
         announceDevice(ctx, "duet-gasdyn", *m_cl);
     }
 
-    void parameters(Parameters &p) override {
+    void parameters(Parameters& p) override {
         p.addChoice("problem", &m_problem, gasdyn::problemNames());
         p.addInt("resolution", &m_resolution, 16, 4096);
         p.addFloat("cfl", &m_cfl, 0.05f, 0.95f);
@@ -61,7 +61,7 @@ class GasdynSample final : public Sample {
         p.addBool("restart", &m_restart);
     }
 
-    void update(Context &ctx, double) override {
+    void update(Context& ctx, double) override {
         guarded([&] {
             if (!m_texture || m_problem != m_builtProblem || m_resolution != m_builtResolution ||
                 m_gamma != m_builtGamma || m_restart)
@@ -76,12 +76,12 @@ class GasdynSample final : public Sample {
         });
     }
 
-    void render(Context &ctx) override {
+    void render(Context& ctx) override {
         glClearColor(0.02f, 0.02f, 0.03f, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
         if (!m_texture)
             return;
-        const gasdyn::Grid &g = m_sim->grid();
+        const gasdyn::Grid& g = m_sim->grid();
         gasdyn::Rect r = gasdyn::letterbox(g.width() / g.height(), ctx.width(), ctx.height());
         glViewport(r.x, r.y, r.w, r.h);
         glDisable(GL_DEPTH_TEST);
@@ -98,14 +98,14 @@ class GasdynSample final : public Sample {
         glViewport(0, 0, ctx.width(), ctx.height());
     }
 
-    void shutdown(Context &) override {
+    void shutdown(Context&) override {
         if (m_sim && m_cl) {
             try {
                 std::printf("duet-gasdyn: %s %dx%d, t = %.6f after %ld steps\n",
                             gasdyn::problemNames()[m_builtProblem].c_str(), m_sim->grid().nx,
                             m_sim->grid().ny, m_sim->time(), m_sim->steps());
                 std::fflush(stdout);
-            } catch (const interop::Error &) {
+            } catch (const interop::Error&) {
                 // Nothing to report when the device failed; the loop already said why.
             }
         }
@@ -118,13 +118,13 @@ class GasdynSample final : public Sample {
         m_program.reset();
     }
 
-  private:
-    template <typename F> void guarded(F &&body) {
+private:
+    template <typename F> void guarded(F&& body) {
         try {
             body();
-        } catch (const interop::Error &e) {
+        } catch (const interop::Error& e) {
             throw Error(e.what()); // the engine prefixes the sample name
-        } catch (const std::invalid_argument &e) {
+        } catch (const std::invalid_argument& e) {
             throw Error(e.what());
         }
     }
@@ -138,14 +138,14 @@ class GasdynSample final : public Sample {
 
     // (Re)creates the problem, the texture and its CL image; GL objects after the CL context,
     // their CL views after them.
-    void rebuild(Context &ctx) {
+    void rebuild(Context& ctx) {
         clFinish(m_cl->queue());
         m_image.reset();
         gasdyn::Setup setup =
             gasdyn::makeSampleProblem(gasdyn::Problem(m_problem), m_resolution, m_gamma);
         m_sim->load(setup);
         m_endTime = setup.tEnd;
-        const gasdyn::Grid &g = setup.grid;
+        const gasdyn::Grid& g = setup.grid;
         m_texture = gl::Texture::create();
         glBindTexture(GL_TEXTURE_2D, m_texture.id());
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
@@ -165,7 +165,7 @@ class GasdynSample final : public Sample {
         m_drawn = false;
     }
 
-    void advance(Context &ctx) {
+    void advance(Context& ctx) {
         using clock = std::chrono::steady_clock;
         double tEnd = m_stopAtEnd ? m_endTime : std::numeric_limits<double>::infinity();
         int steps = m_paused ? 0 : m_stepsPerFrame;
@@ -180,7 +180,7 @@ class GasdynSample final : public Sample {
         interop::check(clFinish(m_cl->queue()), "clFinish(steps)");
         auto t1 = clock::now();
         std::optional<interop::AcquireScope> scope;
-        scope.emplace(*m_cl, std::initializer_list<interop::SharedObject *>{m_image.get()});
+        scope.emplace(*m_cl, std::initializer_list<interop::SharedObject*>{m_image.get()});
         auto t2 = clock::now();
         m_renderer->render(*m_sim, m_image->mem(), gasdyn::Field(m_field), m_contrast);
         interop::check(clFinish(m_cl->queue()), "clFinish(render_field)");
@@ -193,7 +193,7 @@ class GasdynSample final : public Sample {
         ctx.stats().add(phase::AcquireRelease, seconds((t2 - t1) + (t4 - t3)));
         if (steps > 0) {
             ctx.stats().add("solver step", seconds(t1 - t0) / steps);
-            const gasdyn::Grid &g = m_sim->grid();
+            const gasdyn::Grid& g = m_sim->grid();
             double rate = double(g.nx) * g.ny * steps / seconds(t1 - t0);
             ctx.setInfo("cell updates/s", std::to_string(rate / 1e6) + " M");
         }

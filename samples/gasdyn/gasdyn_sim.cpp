@@ -28,10 +28,10 @@ std::string buildLog(cl_program program, cl_device_id device) {
     return log;
 }
 
-cl_program buildProgram(cl_context context, cl_device_id device, const std::string &file,
-                        const std::string &options) {
+cl_program buildProgram(cl_context context, cl_device_id device, const std::string& file,
+                        const std::string& options) {
     std::string source = kernelSource(file);
-    const char *text = source.c_str();
+    const char* text = source.c_str();
     cl_int err;
     cl_program program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
     interop::check(err, ("clCreateProgramWithSource(" + file + ")").c_str());
@@ -46,14 +46,14 @@ cl_program buildProgram(cl_context context, cl_device_id device, const std::stri
     return program;
 }
 
-cl_kernel createKernel(cl_program program, const char *name) {
+cl_kernel createKernel(cl_program program, const char* name) {
     cl_int err;
     cl_kernel kernel = clCreateKernel(program, name, &err);
     interop::check(err, (std::string("clCreateKernel(") + name + ")").c_str());
     return kernel;
 }
 
-template <typename T> void setArg(cl_kernel kernel, cl_uint index, const T &value) {
+template <typename T> void setArg(cl_kernel kernel, cl_uint index, const T& value) {
     interop::check(clSetKernelArg(kernel, index, sizeof(T), &value), "clSetKernelArg");
 }
 
@@ -77,14 +77,16 @@ Setup gridFor(Problem problem, int nx, int ny, float gamma, double width, double
     return s;
 }
 
-template <typename F> void fill(Setup &s, F primitiveAt) {
+template <typename F> void fill(Setup& s, F primitiveAt) {
     for (int j = 0; j < s.grid.ny; ++j)
         for (int i = 0; i < s.grid.nx; ++i)
             s.cells[size_t(j) * s.grid.nx + i] =
                 toConserved(primitiveAt(s.grid.x(i), s.grid.y(j)), s.gamma);
 }
 
-void setBoundaries(Setup &s, Boundary all) { s.xLow = s.xHigh = s.yLow = s.yHigh = all; }
+void setBoundaries(Setup& s, Boundary all) {
+    s.xLow = s.xHigh = s.yLow = s.yHigh = all;
+}
 
 // The four quadrant states of a Lax-Liu configuration, counter-clockwise from the upper right.
 Setup quadrants(Problem problem, int nx, int ny, float gamma, const Primitive (&q)[4],
@@ -102,12 +104,12 @@ Setup quadrants(Problem problem, int nx, int ny, float gamma, const Primitive (&
 
 } // namespace
 
-cl_float4 toConserved(const Primitive &w, double gamma) {
+cl_float4 toConserved(const Primitive& w, double gamma) {
     double e = w.p / (gamma - 1.0) + 0.5 * w.rho * (w.u * w.u + w.v * w.v);
     return {{float(w.rho), float(w.rho * w.u), float(w.rho * w.v), float(e)}};
 }
 
-Primitive toPrimitive(const cl_float4 &u, double gamma) {
+Primitive toPrimitive(const cl_float4& u, double gamma) {
     Primitive w;
     w.rho = u.s[0];
     w.u = u.s[1] / w.rho;
@@ -192,8 +194,8 @@ Setup makeSampleProblem(Problem problem, int n, float gamma) {
     }
 }
 
-std::string kernelSource(const std::string &file) {
-    const char *dir = std::getenv("DUET_KERNEL_DIR");
+std::string kernelSource(const std::string& file) {
+    const char* dir = std::getenv("DUET_KERNEL_DIR");
     std::string path = std::string(dir && *dir ? dir : DUET_KERNEL_SOURCE_DIR) + "/gasdyn/" + file;
     std::ifstream in(path);
     if (!in)
@@ -222,7 +224,7 @@ Simulator::~Simulator() {
 }
 
 void Simulator::release() {
-    for (cl_kernel *k : {&m_sweepX, &m_sweepY, &m_boundX, &m_boundY, &m_reduceCells,
+    for (cl_kernel* k : {&m_sweepX, &m_sweepY, &m_boundX, &m_boundY, &m_reduceCells,
                          &m_reduceCellsGradient, &m_reduceFinal}) {
         if (*k)
             clReleaseKernel(*k);
@@ -234,7 +236,7 @@ void Simulator::release() {
 }
 
 void Simulator::build() {
-    const SolverOptions &o = m_options;
+    const SolverOptions& o = m_options;
     if (o.rowGroup < 1 || o.rowGroup > kRowAlign || (o.rowGroup & (o.rowGroup - 1)))
         throw std::invalid_argument("gasdyn: the sweep work-group width must be a power of two "
                                     "up to " +
@@ -278,7 +280,7 @@ void Simulator::build() {
         m_reduceLocal /= 2;
 }
 
-void Simulator::setOptions(const SolverOptions &options) {
+void Simulator::setOptions(const SolverOptions& options) {
     SolverOptions old = m_options;
     m_options = options;
     try {
@@ -289,8 +291,8 @@ void Simulator::setOptions(const SolverOptions &options) {
     }
 }
 
-void Simulator::load(const Setup &setup) {
-    const Grid &g = setup.grid;
+void Simulator::load(const Setup& setup) {
+    const Grid& g = setup.grid;
     if (g.nx < 1 || g.ny < 1 || setup.cells.size() != size_t(g.nx) * size_t(g.ny))
         throw std::invalid_argument("gasdyn: the setup's cells do not fill its grid");
     bool sameSize = m_state[0] && m_setup.grid.cells() == g.cells();
@@ -298,7 +300,7 @@ void Simulator::load(const Setup &setup) {
     m_setup.cells.clear(); // the device holds the state from here on
     cl_int err;
     if (!sameSize) {
-        for (cl_mem &m : m_state) {
+        for (cl_mem& m : m_state) {
             if (m)
                 clReleaseMemObject(m);
             m = clCreateBuffer(m_context, CL_MEM_READ_WRITE, g.cells() * sizeof(cl_float4), nullptr,
@@ -329,8 +331,8 @@ void Simulator::load(const Setup &setup) {
     fillGhosts(Axis::Y);
 }
 
-void Simulator::enqueue(cl_kernel kernel, cl_uint dims, const size_t *global, const size_t *local,
-                        const char *name) {
+void Simulator::enqueue(cl_kernel kernel, cl_uint dims, const size_t* global, const size_t* local,
+                        const char* name) {
     cl_int err =
         clEnqueueNDRangeKernel(m_queue, kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
     if (err != CL_SUCCESS)
@@ -340,7 +342,7 @@ void Simulator::enqueue(cl_kernel kernel, cl_uint dims, const size_t *global, co
 }
 
 void Simulator::fillGhosts(Axis axis) {
-    const Grid &g = m_setup.grid;
+    const Grid& g = m_setup.grid;
     cl_kernel k = axis == Axis::X ? m_boundX : m_boundY;
     cl_int low = cl_int(axis == Axis::X ? m_setup.xLow : m_setup.yLow);
     cl_int high = cl_int(axis == Axis::X ? m_setup.xHigh : m_setup.yHigh);
@@ -356,7 +358,7 @@ void Simulator::fillGhosts(Axis axis) {
 }
 
 void Simulator::sweep(Axis axis) {
-    const Grid &g = m_setup.grid;
+    const Grid& g = m_setup.grid;
     bool x = axis == Axis::X;
     cl_kernel k = x ? m_sweepX : m_sweepY;
     setArg(k, 0, m_state[m_current]);
@@ -378,7 +380,7 @@ void Simulator::sweep(Axis axis) {
 }
 
 void Simulator::reduce(float cfl, double tEnd, bool gradient) {
-    const Grid &g = m_setup.grid;
+    const Grid& g = m_setup.grid;
     m_reduceRows = (size_t(g.ny) + kReduceRows - 1) / kReduceRows;
     m_reduceGroups = m_reduceRows * (size_t(g.pitch()) / m_reduceLocal);
     if (m_partialCapacity < m_reduceGroups) {
@@ -470,7 +472,7 @@ Figures Simulator::figures() {
 }
 
 std::vector<cl_float4> Simulator::state() {
-    const Grid &g = m_setup.grid;
+    const Grid& g = m_setup.grid;
     std::vector<cl_float4> all(g.cells());
     interop::check(clEnqueueReadBuffer(m_queue, m_state[m_current], CL_TRUE, 0,
                                        all.size() * sizeof(cl_float4), all.data(), 0, nullptr,
@@ -495,8 +497,8 @@ Renderer::~Renderer() {
         clReleaseProgram(m_program);
 }
 
-void Renderer::render(Simulator &sim, cl_mem image, Field field, float contrast, cl_event *event) {
-    const Grid &g = sim.grid();
+void Renderer::render(Simulator& sim, cl_mem image, Field field, float contrast, cl_event* event) {
+    const Grid& g = sim.grid();
     setArg(m_kernel, 0, sim.current());
     setArg(m_kernel, 1, cl_int(g.nx));
     setArg(m_kernel, 2, cl_int(g.ny));

@@ -22,7 +22,7 @@ inline constexpr int kPad = 64;
 
 enum class Problem { SodX, SodY, LaxLiu3, LaxLiu12, KelvinHelmholtz, RayleighTaylor };
 /// Names in Problem order, as the sample's "problem" parameter shows them.
-inline const std::vector<std::string> &problemNames() {
+inline const std::vector<std::string>& problemNames() {
     static const std::vector<std::string> names = {
         "sod-x", "sod-y", "lax-liu-3", "lax-liu-12", "kelvin-helmholtz", "rayleigh-taylor"};
     return names;
@@ -71,8 +71,8 @@ struct Setup {
 struct Primitive {
     double rho = 1, u = 0, v = 0, p = 1;
 };
-cl_float4 toConserved(const Primitive &w, double gamma);
-Primitive toPrimitive(const cl_float4 &u, double gamma);
+cl_float4 toConserved(const Primitive& w, double gamma);
+Primitive toPrimitive(const cl_float4& u, double gamma);
 
 /// The problem on an nx x ny grid: Sod's shock tube along x or y (left/bottom rho 1, p 1;
 /// right/top rho 0.125, p 0.1; t = 0.2), the Lax-Liu 2D Riemann configurations 3 and 12
@@ -101,7 +101,7 @@ struct Figures {
 };
 
 /// kernels/gasdyn/<file> from $DUET_KERNEL_DIR, else the source tree's kernels/ folder.
-std::string kernelSource(const std::string &file);
+std::string kernelSource(const std::string& file);
 
 /// The solver on one OpenCL device and in-order queue (which it does not own). Two state
 /// buffers (ping-pong: a step's X and Y sweeps go A -> B -> A), the clock (dt, t, rate) and the
@@ -109,21 +109,21 @@ std::string kernelSource(const std::string &file);
 /// interop::Error on OpenCL failures (with the build log when the program does not build).
 /// Not thread-safe.
 class Simulator {
-  public:
+public:
     Simulator(cl_context context, cl_device_id device, cl_command_queue queue,
               SolverOptions options = {});
     ~Simulator();
-    Simulator(const Simulator &) = delete;
-    Simulator &operator=(const Simulator &) = delete;
+    Simulator(const Simulator&) = delete;
+    Simulator& operator=(const Simulator&) = delete;
 
     /// Rebuilds the program for new options (the state is kept).
-    void setOptions(const SolverOptions &options);
-    const SolverOptions &options() const { return m_options; }
+    void setOptions(const SolverOptions& options);
+    const SolverOptions& options() const { return m_options; }
 
     /// Uploads a problem (ghost cells filled by the boundary kernels), t = 0, step count 0.
-    void load(const Setup &setup);
-    const Setup &setup() const { return m_setup; }
-    const Grid &grid() const { return m_setup.grid; }
+    void load(const Setup& setup);
+    const Setup& setup() const { return m_setup; }
+    const Grid& grid() const { return m_setup.grid; }
     void setGamma(float gamma) { m_setup.gamma = gamma; }
 
     /// Enqueues one time step: the reduction (dt = cfl / rate, cut so that t reaches tEnd and no
@@ -160,11 +160,11 @@ class Simulator {
     /// Group sizes in use (for reports).
     size_t reduceGroups() const { return m_reduceGroups; }
 
-  private:
+private:
     void build();
     void release();
-    void enqueue(cl_kernel kernel, cl_uint dims, const size_t *global, const size_t *local,
-                 const char *name);
+    void enqueue(cl_kernel kernel, cl_uint dims, const size_t* global, const size_t* local,
+                 const char* name);
 
     cl_context m_context;
     cl_device_id m_device;
@@ -186,16 +186,16 @@ class Simulator {
 /// kernels/gasdyn/visualize.cl. Ranges come from the simulator's figures buffer, so call after
 /// a step or reduce (with gradient set for schlieren).
 class Renderer {
-  public:
+public:
     Renderer(cl_context context, cl_device_id device, cl_command_queue queue);
     ~Renderer();
-    Renderer(const Renderer &) = delete;
-    Renderer &operator=(const Renderer &) = delete;
+    Renderer(const Renderer&) = delete;
+    Renderer& operator=(const Renderer&) = delete;
 
-    void render(Simulator &sim, cl_mem image, Field field, float contrast = 8.0f,
-                cl_event *event = nullptr);
+    void render(Simulator& sim, cl_mem image, Field field, float contrast = 8.0f,
+                cl_event* event = nullptr);
 
-  private:
+private:
     cl_command_queue m_queue;
     cl_program m_program = nullptr;
     cl_kernel m_kernel = nullptr;

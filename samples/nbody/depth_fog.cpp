@@ -30,7 +30,7 @@ bool supports(cl_context context, cl_mem_flags flags, cl_channel_order order,
     std::vector<cl_image_format> formats(count);
     clGetSupportedImageFormats(context, flags, CL_MEM_OBJECT_IMAGE2D, count, formats.data(),
                                nullptr);
-    for (const cl_image_format &f : formats)
+    for (const cl_image_format& f : formats)
         if (f.image_channel_order == order && f.image_channel_data_type == type)
             return true;
     return false;
@@ -51,7 +51,7 @@ GLuint makeTexture(GLenum internal, GLenum format, GLenum type, int width, int h
 } // namespace
 
 std::string depthFogSource() {
-    const char *dir = std::getenv("DUET_KERNEL_DIR");
+    const char* dir = std::getenv("DUET_KERNEL_DIR");
     std::string path =
         std::string(dir && *dir ? dir : DUET_KERNEL_SOURCE_DIR) + "/nbody/depth_fog.cl";
     std::ifstream in(path);
@@ -62,7 +62,7 @@ std::string depthFogSource() {
     return text.str();
 }
 
-DepthFog::DepthFog(interop::Context &cl) : m_cl(cl) {
+DepthFog::DepthFog(interop::Context& cl) : m_cl(cl) {
     // Asked before anything is made, so the reason names what is missing rather than a symptom.
     std::string device = deviceName(cl.device());
     cl_bool images = CL_FALSE;
@@ -80,7 +80,7 @@ DepthFog::DepthFog(interop::Context &cl) : m_cl(cl) {
         throw interop::Error(device + " lacks " + missing);
 
     std::string source = depthFogSource();
-    const char *text = source.c_str();
+    const char* text = source.c_str();
     cl_int err;
     m_program = clCreateProgramWithSource(cl.context(), 1, &text, nullptr, &err);
     interop::check(err, "clCreateProgramWithSource(depth_fog.cl)");
@@ -117,18 +117,17 @@ void DepthFog::bindScene(int width, int height) {
         m_sharedColor.reset();
         m_sharedDepth.reset();
         m_sharedOutput.reset();
-        m_color = gl::Texture(
-            makeTexture(GL_SRGB8_ALPHA8, GL_RGBA, GL_UNSIGNED_BYTE, width, height));
+        m_color =
+            gl::Texture(makeTexture(GL_SRGB8_ALPHA8, GL_RGBA, GL_UNSIGNED_BYTE, width, height));
         m_depth = gl::Texture(
             makeTexture(GL_DEPTH_COMPONENT32F, GL_DEPTH_COMPONENT, GL_FLOAT, width, height));
-        m_output = gl::Texture(
-            makeTexture(GL_SRGB8_ALPHA8, GL_RGBA, GL_UNSIGNED_BYTE, width, height));
+        m_output =
+            gl::Texture(makeTexture(GL_SRGB8_ALPHA8, GL_RGBA, GL_UNSIGNED_BYTE, width, height));
         m_fbo = gl::Framebuffer::create();
         glBindFramebuffer(GL_FRAMEBUFFER, m_fbo.id());
         glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, m_color.id(),
                                0);
-        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_TEXTURE_2D, m_depth.id(),
-                               0);
+        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_TEXTURE_2D, m_depth.id(), 0);
         if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE)
             throw interop::Error("the fog pass's framebuffer (GL_SRGB8_ALPHA8 + "
                                  "GL_DEPTH_COMPONENT32F) is incomplete on this GL");
@@ -144,14 +143,14 @@ void DepthFog::bindScene(int width, int height) {
     glViewport(0, 0, width, height);
 }
 
-DepthFog::Timing DepthFog::apply(const Settings &s) {
+DepthFog::Timing DepthFog::apply(const Settings& s) {
     using clock = std::chrono::steady_clock;
     Timing timing;
     auto t0 = clock::now();
-    interop::AcquireScope scope(
-        m_cl, {m_sharedColor.get(), m_sharedDepth.get(), m_sharedOutput.get()});
+    interop::AcquireScope scope(m_cl,
+                                {m_sharedColor.get(), m_sharedDepth.get(), m_sharedOutput.get()});
     auto t1 = clock::now();
-    auto arg = [&](cl_uint i, size_t size, const void *value) {
+    auto arg = [&](cl_uint i, size_t size, const void* value) {
         interop::check(clSetKernelArg(m_kernel, i, size, value), "clSetKernelArg(depth_fog)");
     };
     cl_mem color = m_sharedColor->mem(), depth = m_sharedDepth->mem(),
@@ -174,16 +173,15 @@ DepthFog::Timing DepthFog::apply(const Settings &s) {
     auto t2 = clock::now();
     timing.kernel = std::chrono::duration<double>(t2 - t1).count();
     cl_ulong start = 0, end = 0;
-    if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start,
-                                nullptr) == CL_SUCCESS &&
+    if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) ==
+            CL_SUCCESS &&
         clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) ==
             CL_SUCCESS &&
         end >= start)
         timing.kernel = double(end - start) * 1e-9;
     clReleaseEvent(event);
     scope.release();
-    timing.acquireRelease =
-        std::chrono::duration<double>((t1 - t0) + (clock::now() - t2)).count();
+    timing.acquireRelease = std::chrono::duration<double>((t1 - t0) + (clock::now() - t2)).count();
     return timing;
 }
 

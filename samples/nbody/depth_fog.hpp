@@ -16,13 +16,13 @@ namespace duet::nbody {
 /// GL thread only; the GL context current for every call. Needs images of CL_DEPTH/CL_FLOAT
 /// (cl_khr_depth_images) and CL_sRGBA/CL_UNORM_INT8 on the interop context's device.
 class DepthFog {
-  public:
+public:
     /// Builds the kernel. Throws interop::Error saying what the device lacks (one line) when the
     /// pass cannot run there.
-    explicit DepthFog(interop::Context &cl);
+    explicit DepthFog(interop::Context& cl);
     ~DepthFog();
-    DepthFog(const DepthFog &) = delete;
-    DepthFog &operator=(const DepthFog &) = delete;
+    DepthFog(const DepthFog&) = delete;
+    DepthFog& operator=(const DepthFog&) = delete;
 
     /// Makes the FBO and the shared textures `width` x `height` (no-op when already so) and binds
     /// the FBO for drawing: colour GL_SRGB8_ALPHA8 written without GL_FRAMEBUFFER_SRGB (the
@@ -41,13 +41,13 @@ class DepthFog {
         double acquireRelease = 0; ///< seconds of wall time
     };
     /// Runs the fog kernel from the scene textures into the output texture.
-    Timing apply(const Settings &settings);
+    Timing apply(const Settings& settings);
 
     /// Draws the output texture into `framebuffer` (viewport already set).
     void present(unsigned framebuffer);
 
-  private:
-    interop::Context &m_cl;
+private:
+    interop::Context& m_cl;
     cl_program m_program = nullptr;
     cl_kernel m_kernel = nullptr;
     engine::gl::Program m_present;

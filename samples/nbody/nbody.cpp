@@ -26,29 +26,29 @@ namespace interop = duet::interop;
 namespace nbody = duet::nbody;
 
 class NBodySample final : public Sample {
-  public:
-    void initializeGL(Context &ctx) override {
+public:
+    void initializeGL(Context& ctx) override {
         m_program = gl::loadProgram({"nbody/bodies.vert.glsl", "nbody/bodies.frag.glsl"});
         m_depthProgram = gl::loadProgram({"nbody/bodies.vert.glsl", "nbody/depth.frag.glsl"});
         ctx.camera().distance = nbody::kCameraDistance;
         ctx.camera().yaw = nbody::kCameraYaw;
         ctx.camera().pitch = nbody::kCameraPitch;
-        ctx.setInfo("renderer", reinterpret_cast<const char *>(glGetString(GL_RENDERER)));
+        ctx.setInfo("renderer", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
     }
 
-    void initializeCompute(Context &ctx) override {
+    void initializeCompute(Context& ctx) override {
         m_cl = createInteropContext(ctx);
         try {
-            m_sim = std::make_unique<nbody::Simulator>(m_cl->context(), m_cl->device(),
-                                                       m_cl->queue());
-        } catch (const interop::Error &e) {
+            m_sim =
+                std::make_unique<nbody::Simulator>(m_cl->context(), m_cl->device(), m_cl->queue());
+        } catch (const interop::Error& e) {
             throw Error(e.what()); // the engine prefixes the sample name
         }
         announceDevice(ctx, "duet-nbody", *m_cl);
         rebuild(ctx);
     }
 
-    void parameters(Parameters &p) override {
+    void parameters(Parameters& p) override {
         p.addInt("N", &m_n, 2, 262144);
         p.addFloat("dt", &m_dt, 0.0f, 0.05f);
         p.addFloat("softening", &m_softening, 0.001f, 0.5f);
@@ -61,23 +61,23 @@ class NBodySample final : public Sample {
         p.addFloat("fog density", &m_fogDensity, 0.0f, 4.0f);
     }
 
-    void update(Context &ctx, double) override {
+    void update(Context& ctx, double) override {
         try {
             if (m_n != m_builtN || m_scene != m_builtScene)
                 rebuild(ctx);
             if (!m_paused)
                 step(ctx);
-        } catch (const interop::Error &e) {
+        } catch (const interop::Error& e) {
             throw Error(e.what()); // the engine prefixes the sample name
         }
     }
 
-    void render(Context &ctx) override {
+    void render(Context& ctx) override {
         bool fog = m_fogOn && fogAvailable(ctx);
         if (fog) {
             try {
                 m_fog->bindScene(ctx.width(), ctx.height());
-            } catch (const interop::Error &e) {
+            } catch (const interop::Error& e) {
                 throw Error(e.what());
             }
         }
@@ -100,14 +100,14 @@ class NBodySample final : public Sample {
             ctx.stats().add(kFogKernel, t.kernel);
             ctx.stats().add(kFogAcquireRelease, t.acquireRelease);
             ctx.setInfo("kernel depth_fog", std::to_string(t.kernel * 1e3) + " ms");
-        } catch (const interop::Error &e) {
+        } catch (const interop::Error& e) {
             throw Error(e.what());
         }
         glViewport(0, 0, ctx.width(), ctx.height());
         m_fog->present(ctx.framebuffer());
     }
 
-    void shutdown(Context &) override {
+    void shutdown(Context&) override {
         m_fog.reset();
         m_shared[0].reset();
         m_shared[1].reset();
@@ -124,7 +124,7 @@ class NBodySample final : public Sample {
         m_depthProgram.reset();
     }
 
-  private:
+private:
     // The CL fog pass runs inside render; its parts are timed apart so a split of the frame can
     // take them out of "render" (bench/samples_fps.sh does).
     static constexpr std::string_view kFogKernel = "fog kernel";
@@ -133,7 +133,7 @@ class NBodySample final : public Sample {
 
     // Creates the fog pass on first use; where the device cannot run it, says why once and turns
     // the fog off (the bodies are still drawn).
-    bool fogAvailable(Context &ctx) {
+    bool fogAvailable(Context& ctx) {
         if (m_fog)
             return true;
         if (m_fogTried) {
@@ -145,7 +145,7 @@ class NBodySample final : public Sample {
             m_fog = std::make_unique<nbody::DepthFog>(*m_cl);
             ctx.setInfo("depth fog", "CL pass: GL depth (CL_DEPTH) + sRGB textures");
             return true;
-        } catch (const interop::Error &e) {
+        } catch (const interop::Error& e) {
             std::string reason = e.what();
             std::fprintf(stderr, "duet-nbody: depth fog off: %s\n", reason.c_str());
             ctx.setInfo("depth fog", "off: " + reason.substr(0, reason.find('\n')));
@@ -155,7 +155,7 @@ class NBodySample final : public Sample {
     }
 
     // The fog path's depth pre-pass: every sprite's disc writes its depth, no colour.
-    void drawDepth(Context &ctx) {
+    void drawDepth(Context& ctx) {
         glEnable(GL_DEPTH_TEST);
         glDepthFunc(GL_LESS);
         glDepthMask(GL_TRUE);
@@ -164,7 +164,7 @@ class NBodySample final : public Sample {
         glColorMask(GL_TRUE, GL_TRUE, GL_TRUE, GL_TRUE);
     }
 
-    void drawBodies(Context &ctx) {
+    void drawBodies(Context& ctx) {
         glDisable(GL_DEPTH_TEST);
         glEnable(GL_BLEND);
         glBlendFunc(GL_ONE, GL_ONE);
@@ -172,7 +172,7 @@ class NBodySample final : public Sample {
         glDisable(GL_BLEND);
     }
 
-    void drawPoints(Context &ctx, const gl::Program &program) {
+    void drawPoints(Context& ctx, const gl::Program& program) {
         glEnable(GL_PROGRAM_POINT_SIZE);
         glUseProgram(program.id());
         gl::setUniform(program.id(), "view", ctx.camera().view());
@@ -190,7 +190,7 @@ class NBodySample final : public Sample {
 
     // (Re)creates bodies, vertex buffers and their CL views; GL buffers are made after the CL
     // context, and their CL objects after them.
-    void rebuild(Context &ctx) {
+    void rebuild(Context& ctx) {
         if (m_cl)
             clFinish(m_cl->queue());
         m_shared[0].reset();
@@ -225,12 +225,12 @@ class NBodySample final : public Sample {
                                   std::to_string(m_sim->localSize()) + ")");
     }
 
-    void step(Context &ctx) {
+    void step(Context& ctx) {
         using clock = std::chrono::steady_clock;
         int next = 1 - m_current;
         auto t0 = clock::now();
         std::optional<interop::AcquireScope> scope;
-        scope.emplace(*m_cl, std::initializer_list<interop::SharedObject *>{
+        scope.emplace(*m_cl, std::initializer_list<interop::SharedObject*>{
                                  m_shared[m_current].get(), m_shared[next].get()});
         auto t1 = clock::now();
         cl_event event = nullptr;
@@ -242,8 +242,8 @@ class NBodySample final : public Sample {
         double compute = std::chrono::duration<double>(t2 - t1).count();
         if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start,
                                     nullptr) == CL_SUCCESS &&
-            clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end,
-                                    nullptr) == CL_SUCCESS &&
+            clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) ==
+                CL_SUCCESS &&
             end >= start)
             compute = double(end - start) * 1e-9;
         clReleaseEvent(event);

@@ -13,7 +13,7 @@ namespace duet::nbody {
 
 namespace {
 
-void addDisc(State &s, int n, float cx, float vx, float mass, float eps2, std::mt19937 &rng,
+void addDisc(State& s, int n, float cx, float vx, float mass, float eps2, std::mt19937& rng,
              float radius, bool heavyCentre) {
     std::uniform_real_distribution<float> u(0.0f, 1.0f);
     std::normal_distribution<float> thick(0.0f, 0.02f * radius);
@@ -55,7 +55,7 @@ State makeScene(Scene scene, int n, float eps2, std::uint32_t seed) {
 }
 
 std::string kernelSource() {
-    const char *dir = std::getenv("DUET_KERNEL_DIR");
+    const char* dir = std::getenv("DUET_KERNEL_DIR");
     std::string path = std::string(dir && *dir ? dir : DUET_KERNEL_SOURCE_DIR) + "/nbody/nbody.cl";
     std::ifstream in(path);
     if (!in)
@@ -68,7 +68,7 @@ std::string kernelSource() {
 Simulator::Simulator(cl_context context, cl_device_id device, cl_command_queue queue)
     : m_queue(queue) {
     std::string source = kernelSource();
-    const char *text = source.c_str();
+    const char* text = source.c_str();
     cl_int err;
     m_program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
     interop::check(err, "clCreateProgramWithSource(nbody.cl)");
@@ -78,9 +78,8 @@ Simulator::Simulator(cl_context context, cl_device_id device, cl_command_queue q
         clGetProgramBuildInfo(m_program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
         std::string log(size, '\0');
         clGetProgramBuildInfo(m_program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-        throw interop::Error("clBuildProgram(nbody.cl) failed: " + interop::errorName(err) +
-                                 "\n" + log,
-                             err);
+        throw interop::Error(
+            "clBuildProgram(nbody.cl) failed: " + interop::errorName(err) + "\n" + log, err);
     }
     m_kernel = clCreateKernel(m_program, "nbody_step", &err);
     interop::check(err, "clCreateKernel(nbody_step)");
@@ -101,8 +100,8 @@ Simulator::~Simulator() {
 }
 
 void Simulator::step(cl_mem posIn, cl_mem posOut, cl_mem vel, int n, float dt, float eps2,
-                     float damping, cl_event *event) {
-    auto arg = [&](cl_uint i, size_t size, const void *value) {
+                     float damping, cl_event* event) {
+    auto arg = [&](cl_uint i, size_t size, const void* value) {
         interop::check(clSetKernelArg(m_kernel, i, size, value), "clSetKernelArg(nbody_step)");
     };
     arg(0, sizeof posIn, &posIn);
@@ -114,12 +113,12 @@ void Simulator::step(cl_mem posIn, cl_mem posOut, cl_mem vel, int n, float dt, f
     arg(6, sizeof eps2, &eps2);
     arg(7, sizeof damping, &damping);
     size_t global = (size_t(n) + m_local - 1) / m_local * m_local;
-    interop::check(clEnqueueNDRangeKernel(m_queue, m_kernel, 1, nullptr, &global, &m_local, 0,
-                                          nullptr, event),
-                   "clEnqueueNDRangeKernel(nbody_step)");
+    interop::check(
+        clEnqueueNDRangeKernel(m_queue, m_kernel, 1, nullptr, &global, &m_local, 0, nullptr, event),
+        "clEnqueueNDRangeKernel(nbody_step)");
 }
 
-ReferenceState toReference(const State &state) {
+ReferenceState toReference(const State& state) {
     ReferenceState r;
     for (size_t i = 0; i < state.pos.size(); ++i) {
         const cl_float4 &p = state.pos[i], &v = state.vel[i];
@@ -129,7 +128,7 @@ ReferenceState toReference(const State &state) {
     return r;
 }
 
-void referenceStep(ReferenceState &s, double dt, double eps2, double damping) {
+void referenceStep(ReferenceState& s, double dt, double eps2, double damping) {
     size_t n = s.pos.size();
     std::vector<std::array<double, 4>> next(n);
     for (size_t i = 0; i < n; ++i) {
@@ -151,11 +150,11 @@ void referenceStep(ReferenceState &s, double dt, double eps2, double damping) {
     s.pos = std::move(next);
 }
 
-double totalEnergy(const ReferenceState &s, double eps2) {
+double totalEnergy(const ReferenceState& s, double eps2) {
     double kinetic = 0, potential = 0;
     size_t n = s.pos.size();
     for (size_t i = 0; i < n; ++i) {
-        const auto &v = s.vel[i];
+        const auto& v = s.vel[i];
         kinetic += 0.5 * s.pos[i][3] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
         for (size_t j = i + 1; j < n; ++j) {
             double d[3] = {s.pos[j][0] - s.pos[i][0], s.pos[j][1] - s.pos[i][1],

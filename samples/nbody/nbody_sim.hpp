@@ -34,20 +34,20 @@ std::string kernelSource();
 /// Builds nbody_step for one device and runs it. Throws interop::Error on OpenCL failures (with
 /// the build log when the program does not build).
 class Simulator {
-  public:
+public:
     Simulator(cl_context context, cl_device_id device, cl_command_queue queue);
     ~Simulator();
-    Simulator(const Simulator &) = delete;
-    Simulator &operator=(const Simulator &) = delete;
+    Simulator(const Simulator&) = delete;
+    Simulator& operator=(const Simulator&) = delete;
 
     /// Enqueues one step reading posIn and writing posOut and vel. Returns the kernel's event
     /// (the caller releases it) when `event` is not null.
-    void step(cl_mem posIn, cl_mem posOut, cl_mem vel, int n, float dt, float eps2,
-              float damping, cl_event *event = nullptr);
+    void step(cl_mem posIn, cl_mem posOut, cl_mem vel, int n, float dt, float eps2, float damping,
+              cl_event* event = nullptr);
     /// Work-group (tile) size used.
     size_t localSize() const { return m_local; }
 
-  private:
+private:
     cl_command_queue m_queue;
     cl_program m_program = nullptr;
     cl_kernel m_kernel = nullptr;
@@ -60,10 +60,10 @@ struct ReferenceState {
     std::vector<std::array<double, 3>> vel;
 };
 
-ReferenceState toReference(const State &state);
+ReferenceState toReference(const State& state);
 /// The same step as the kernel, in double precision.
-void referenceStep(ReferenceState &s, double dt, double eps2, double damping);
+void referenceStep(ReferenceState& s, double dt, double eps2, double damping);
 /// Kinetic plus (softened) potential energy.
-double totalEnergy(const ReferenceState &s, double eps2);
+double totalEnergy(const ReferenceState& s, double eps2);
 
 } // namespace duet::nbody

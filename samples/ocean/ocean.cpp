@@ -58,12 +58,12 @@ double eventSeconds(cl_event from, cl_event to) {
 }
 
 class OceanSample final : public Sample {
-  public:
-    void initializeGL(Context &ctx) override {
+public:
+    void initializeGL(Context& ctx) override {
         m_sky = gl::loadProgram({"ocean/sky.vert.glsl", "ocean/sky.frag.glsl"});
         m_water = gl::loadProgram({"ocean/water.vert.glsl", "ocean/water.frag.glsl"});
         m_emptyVao = gl::VertexArray::create();
-        ctx.setInfo("renderer", reinterpret_cast<const char *>(glGetString(GL_RENDERER)));
+        ctx.setInfo("renderer", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
         ocean::View view;
         ctx.camera().distance = view.distance;
         ctx.camera().yaw = view.yaw;
@@ -72,14 +72,14 @@ class OceanSample final : public Sample {
         ctx.camera().farPlane = view.farPlane;
     }
 
-    void initializeCompute(Context &ctx) override {
+    void initializeCompute(Context& ctx) override {
         // One context over every device that shares with GL: the spectrum task can then run on
         // the CPU device while the FFTs run on the chosen one (--device GCN puts them on the
         // GCN device).
         m_cl = createInteropContext(ctx, /*spanSharingDevices=*/true);
         try {
             pickCpuQueue();
-        } catch (const interop::Error &e) {
+        } catch (const interop::Error& e) {
             throw Error(e.what()); // the engine prefixes the sample name
         }
         ctx.setInfo("device", m_cl->description());
@@ -89,7 +89,7 @@ class OceanSample final : public Sample {
         std::fflush(stdout);
     }
 
-    void parameters(Parameters &p) override {
+    void parameters(Parameters& p) override {
         p.addChoice("grid", &m_gridChoice, {"128", "256", "512", "1024"});
         p.addFloat("wind speed", &m_spectrum.windSpeed, 1.0f, 40.0f);
         p.addFloat("wind direction", &m_spectrum.windDirection, -180.0f, 180.0f);
@@ -102,7 +102,7 @@ class OceanSample final : public Sample {
         p.addBool("paused", &m_paused);
     }
 
-    void update(Context &ctx, double dt) override {
+    void update(Context& ctx, double dt) override {
         try {
             int n = kGridSizes[m_gridChoice];
             if (!m_sim || n != m_sim->n())
@@ -119,12 +119,12 @@ class OceanSample final : public Sample {
             if (!m_paused)
                 m_time += dt * m_timeScale;
             step(ctx);
-        } catch (const interop::Error &e) {
+        } catch (const interop::Error& e) {
             throw Error(e.what()); // the engine prefixes the sample name
         }
     }
 
-    void render(Context &ctx) override {
+    void render(Context& ctx) override {
         int w = ctx.width(), h = ctx.height();
         ensureTarget(w, h);
         // Everything is shaded in linear light into an sRGB texture, GL encoding on write.
@@ -134,7 +134,7 @@ class OceanSample final : public Sample {
         glClearColor(0, 0, 0, 1);
         glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
 
-        const OrbitCamera &cam = ctx.camera();
+        const OrbitCamera& cam = ctx.camera();
         glm::mat4 viewProjection = cam.projection(ctx.aspect()) * cam.view();
         glm::vec3 eye = cam.eye();
         ocean::Sky sky;
@@ -194,7 +194,7 @@ class OceanSample final : public Sample {
         glBindFramebuffer(GL_FRAMEBUFFER, ctx.framebuffer());
     }
 
-    void shutdown(Context &) override {
+    void shutdown(Context&) override {
         m_positions.reset();
         m_normals.reset();
         m_sim.reset();
@@ -216,7 +216,7 @@ class OceanSample final : public Sample {
         m_water.reset();
     }
 
-  private:
+private:
     // The spectrum task's queue: on a CPU device of the interop context other than the default
     // one when there is one (the tutorial's queueCPU), else a second queue on the same device.
     void pickCpuQueue() {
@@ -245,7 +245,7 @@ class OceanSample final : public Sample {
 
     // (Re)creates the simulation, the shared vertex buffers and the grid for n x n points. GL
     // buffers come after the CL context and their CL objects after them.
-    void rebuild(Context &ctx, int n) {
+    void rebuild(Context& ctx, int n) {
         clFinish(m_cl->queue());
         m_positions.reset();
         m_normals.reset();
@@ -256,7 +256,7 @@ class OceanSample final : public Sample {
         m_requested.seed = ~0u; // forces the first request
         size_t bytes = size_t(n) * n * sizeof(cl_float4);
         std::vector<float> zero(size_t(n) * n * 4, 0.0f);
-        for (auto *pair : {&m_posVbo, &m_nrmVbo}) {
+        for (auto* pair : {&m_posVbo, &m_nrmVbo}) {
             *pair = gl::Buffer::create();
             glBindBuffer(GL_TEXTURE_BUFFER, pair->id());
             glBufferData(GL_TEXTURE_BUFFER, GLsizeiptr(bytes), zero.data(), GL_DYNAMIC_DRAW);
@@ -296,12 +296,12 @@ class OceanSample final : public Sample {
                                 std::to_string(m_sim->plan().groupY()) + ")");
     }
 
-    void step(Context &ctx) {
+    void step(Context& ctx) {
         using clock = std::chrono::steady_clock;
         auto t0 = clock::now();
         std::optional<interop::AcquireScope> scope;
-        scope.emplace(*m_cl, std::initializer_list<interop::SharedObject *>{m_positions.get(),
-                                                                            m_normals.get()});
+        scope.emplace(*m_cl, std::initializer_list<interop::SharedObject*>{m_positions.get(),
+                                                                           m_normals.get()});
         auto t1 = clock::now();
         cl_event first = nullptr, last = nullptr;
         m_sim->step(float(m_time), m_choppiness, m_positions->mem(), m_normals->mem(), &first,

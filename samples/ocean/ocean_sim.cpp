@@ -13,7 +13,7 @@
 
 namespace duet::ocean {
 
-double phillips(double kx, double kz, const SpectrumParams &p) {
+double phillips(double kx, double kz, const SpectrumParams& p) {
     double k2 = kx * kx + kz * kz;
     if (k2 < 1e-12)
         return 0.0;
@@ -25,7 +25,7 @@ double phillips(double kx, double kz, const SpectrumParams &p) {
            std::exp(-k2 * l * l);
 }
 
-void skyColor(const Sky &sky, const float dir[3], float rgb[3]) {
+void skyColor(const Sky& sky, const float dir[3], float rgb[3]) {
     // Elevation gradient: horizon haze below ~10 degrees blending into the zenith colour.
     float up = std::max(dir[1], 0.0f);
     float t = 1.0f - std::exp(-up * 4.0f);
@@ -39,7 +39,7 @@ void skyColor(const Sky &sky, const float dir[3], float rgb[3]) {
 }
 
 std::string kernelSource() {
-    const char *dir = std::getenv("DUET_KERNEL_DIR");
+    const char* dir = std::getenv("DUET_KERNEL_DIR");
     std::string path = std::string(dir && *dir ? dir : DUET_KERNEL_SOURCE_DIR) + "/ocean/ocean.cl";
     std::ifstream in(path);
     if (!in)
@@ -51,7 +51,7 @@ std::string kernelSource() {
 
 namespace {
 
-void check(const fft::Status &s) {
+void check(const fft::Status& s) {
     if (!s)
         throw interop::Error(s.message, s.code);
 }
@@ -66,7 +66,7 @@ Simulator::Simulator(cl_context context, cl_device_id gpuDevice, cl_command_queu
                                  std::to_string(n),
                              CL_INVALID_VALUE);
     std::string source = kernelSource();
-    const char *text = source.c_str();
+    const char* text = source.c_str();
     cl_int err;
     m_program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
     interop::check(err, "clCreateProgramWithSource(ocean.cl)");
@@ -99,7 +99,7 @@ Simulator::Simulator(cl_context context, cl_device_id gpuDevice, cl_command_queu
     check(fft::Plan::create(context, gpuDevice, desc, m_plan));
 
     size_t points = size_t(n) * size_t(n);
-    for (cl_mem &h : m_h0) {
+    for (cl_mem& h : m_h0) {
         h = clCreateBuffer(context, CL_MEM_READ_WRITE, points * sizeof(cl_float4), nullptr, &err);
         interop::check(err, "clCreateBuffer(h0)");
     }
@@ -127,7 +127,7 @@ Simulator::~Simulator() {
         clReleaseProgram(m_program);
 }
 
-void Simulator::requestSpectrum(const SpectrumParams &p) {
+void Simulator::requestSpectrum(const SpectrumParams& p) {
     int back = 1 - m_front;
     float angle = float(double(p.windDirection) * std::numbers::pi / 180.0);
     cl_float2 wind = {{std::cos(angle), std::sin(angle)}};
@@ -175,10 +175,12 @@ void Simulator::swapIfReady(bool wait) {
     ++m_generation;
 }
 
-void Simulator::waitSpectrum() { swapIfReady(true); }
+void Simulator::waitSpectrum() {
+    swapIfReady(true);
+}
 
-void Simulator::step(float t, float lambda, cl_mem positions, cl_mem normals, cl_event *first,
-                     cl_event *last) {
+void Simulator::step(float t, float lambda, cl_mem positions, cl_mem normals, cl_event* first,
+                     cl_event* last) {
     swapIfReady(false);
     if (m_generation == 0)
         throw interop::Error("duet-ocean: step() before any spectrum was generated");

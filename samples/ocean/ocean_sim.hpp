@@ -22,14 +22,16 @@ struct SpectrumParams {
     float windDirection = 30.0f; ///< degrees from +x towards +z
     float amplitude = 4e-7f;     ///< Phillips constant A (heights scale with its root)
     std::uint32_t seed = 1;
-    bool operator==(const SpectrumParams &) const = default;
+    bool operator==(const SpectrumParams&) const = default;
 };
 
 /// The Phillips spectrum P(k) in double precision, the same formula as kernels/ocean/ocean.cl.
-double phillips(double kx, double kz, const SpectrumParams &p);
+double phillips(double kx, double kz, const SpectrumParams& p);
 
 /// Wave number of array index i along an axis of n points (FFT order: i, or i - n past n/2).
-inline int waveIndex(int i, int n) { return i < n / 2 ? i : i - n; }
+inline int waveIndex(int i, int n) {
+    return i < n / 2 ? i : i - n;
+}
 
 /// kernels/ocean/ocean.cl from $DUET_KERNEL_DIR, else the source tree's kernels/ folder.
 std::string kernelSource();
@@ -55,38 +57,38 @@ struct Sky {
     float sunAzimuth = 2.2f;    ///< radians from +x towards +z
 };
 /// The linear sky colour seen along unit direction (dx, dy, dz): sky.glsl's skyColor().
-void skyColor(const Sky &sky, const float dir[3], float rgb[3]);
+void skyColor(const Sky& sky, const float dir[3], float rgb[3]);
 
 /// Runs the ocean on one CL context: the spectrum on `cpuQueue`, everything per frame on
 /// `gpuQueue` (they may be the same device, even the same queue). Throws interop::Error on
 /// OpenCL failures. Main thread only; the context outlives it.
 class Simulator {
-  public:
+public:
     Simulator(cl_context context, cl_device_id gpuDevice, cl_command_queue gpuQueue,
               cl_device_id cpuDevice, cl_command_queue cpuQueue, int n);
     ~Simulator();
-    Simulator(const Simulator &) = delete;
-    Simulator &operator=(const Simulator &) = delete;
+    Simulator(const Simulator&) = delete;
+    Simulator& operator=(const Simulator&) = delete;
 
     int n() const { return m_n; }
 
     /// Starts generating the spectrum for `p` into the back buffer on the CPU queue and returns;
     /// step() swaps it in once it has finished, so frames never wait for it.
-    void requestSpectrum(const SpectrumParams &p);
+    void requestSpectrum(const SpectrumParams& p);
     /// Blocks until the requested spectrum is done and swaps it in (before the first frame).
     void waitSpectrum();
     /// True when a requested spectrum is still being generated.
     bool spectrumPending() const { return m_pending != nullptr; }
     /// The parameters of the spectrum frames use now.
-    const SpectrumParams &params() const { return m_params; }
+    const SpectrumParams& params() const { return m_params; }
     /// How many spectra have been swapped in.
     int spectrumGeneration() const { return m_generation; }
 
     /// Enqueues, for time t (seconds), the evolution, the inverse FFTs and the displacement
     /// (choppiness lambda) into `positions` and `normals` (n * n float4 each). Returns the
     /// events of the first and last kernels (the caller releases them).
-    void step(float t, float lambda, cl_mem positions, cl_mem normals, cl_event *first,
-              cl_event *last);
+    void step(float t, float lambda, cl_mem positions, cl_mem normals, cl_event* first,
+              cl_event* last);
 
     /// h0 in use: n * n float4 (h0.re, h0.im, P(k), 0).
     cl_mem h0() const { return m_h0[m_front]; }
@@ -94,9 +96,9 @@ class Simulator {
     cl_mem spectrum() const { return m_spectrum; }
     /// Their inverse FFTs: 2 * n * n float2 (h + i Dx, then Dz + i 0), real space.
     cl_mem fields() const { return m_fields; }
-    const fft::Plan &plan() const { return *m_plan; }
+    const fft::Plan& plan() const { return *m_plan; }
 
-  private:
+private:
     void swapIfReady(bool wait);
 
     cl_context m_context;

@@ -6,7 +6,7 @@
 
 namespace duet::seeds {
 
-const char *const kParallelMinSource = R"CLC(
+const char* const kParallelMinSource = R"CLC(
 #pragma OPENCL EXTENSION cl_khr_local_int32_extended_atomics : enable
 #pragma OPENCL EXTENSION cl_khr_global_int32_extended_atomics : enable
 

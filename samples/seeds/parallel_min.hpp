@@ -7,7 +7,7 @@ namespace duet::seeds {
 
 /// OpenCL C source of `min_stage1` (uint4 loads, __local then global atom_min per work-group)
 /// and `min_reduce` (folds the global slots into one value with atom_min).
-extern const char *const kParallelMinSource;
+extern const char* const kParallelMinSource;
 
 /// Work sizes for one device.
 struct ParallelMinPlan {

@@ -1,4 +1,5 @@
 // Error names, platform and device selection, program building for the seeds and duet-bench.
+#include "duet/cl_error_name.hpp"
 #include "seed_common.hpp"
 
 #include <CL/cl_ext.h>
@@ -10,88 +11,13 @@
 namespace duet::seeds {
 
 std::string errorName(cl_int code) {
-    switch (code) {
-#define DUET_ERR(name)                                                                             \
-    case name:                                                                                     \
-        return #name;
-        DUET_ERR(CL_SUCCESS)
-        DUET_ERR(CL_DEVICE_NOT_FOUND)
-        DUET_ERR(CL_DEVICE_NOT_AVAILABLE)
-        DUET_ERR(CL_COMPILER_NOT_AVAILABLE)
-        DUET_ERR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
-        DUET_ERR(CL_OUT_OF_RESOURCES)
-        DUET_ERR(CL_OUT_OF_HOST_MEMORY)
-        DUET_ERR(CL_PROFILING_INFO_NOT_AVAILABLE)
-        DUET_ERR(CL_MEM_COPY_OVERLAP)
-        DUET_ERR(CL_IMAGE_FORMAT_MISMATCH)
-        DUET_ERR(CL_IMAGE_FORMAT_NOT_SUPPORTED)
-        DUET_ERR(CL_BUILD_PROGRAM_FAILURE)
-        DUET_ERR(CL_MAP_FAILURE)
-        DUET_ERR(CL_MISALIGNED_SUB_BUFFER_OFFSET)
-        DUET_ERR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
-        DUET_ERR(CL_COMPILE_PROGRAM_FAILURE)
-        DUET_ERR(CL_LINKER_NOT_AVAILABLE)
-        DUET_ERR(CL_LINK_PROGRAM_FAILURE)
-        DUET_ERR(CL_DEVICE_PARTITION_FAILED)
-        DUET_ERR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
-        DUET_ERR(CL_INVALID_VALUE)
-        DUET_ERR(CL_INVALID_DEVICE_TYPE)
-        DUET_ERR(CL_INVALID_PLATFORM)
-        DUET_ERR(CL_INVALID_DEVICE)
-        DUET_ERR(CL_INVALID_CONTEXT)
-        DUET_ERR(CL_INVALID_QUEUE_PROPERTIES)
-        DUET_ERR(CL_INVALID_COMMAND_QUEUE)
-        DUET_ERR(CL_INVALID_HOST_PTR)
-        DUET_ERR(CL_INVALID_MEM_OBJECT)
-        DUET_ERR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
-        DUET_ERR(CL_INVALID_IMAGE_SIZE)
-        DUET_ERR(CL_INVALID_SAMPLER)
-        DUET_ERR(CL_INVALID_BINARY)
-        DUET_ERR(CL_INVALID_BUILD_OPTIONS)
-        DUET_ERR(CL_INVALID_PROGRAM)
-        DUET_ERR(CL_INVALID_PROGRAM_EXECUTABLE)
-        DUET_ERR(CL_INVALID_KERNEL_NAME)
-        DUET_ERR(CL_INVALID_KERNEL_DEFINITION)
-        DUET_ERR(CL_INVALID_KERNEL)
-        DUET_ERR(CL_INVALID_ARG_INDEX)
-        DUET_ERR(CL_INVALID_ARG_VALUE)
-        DUET_ERR(CL_INVALID_ARG_SIZE)
-        DUET_ERR(CL_INVALID_KERNEL_ARGS)
-        DUET_ERR(CL_INVALID_WORK_DIMENSION)
-        DUET_ERR(CL_INVALID_WORK_GROUP_SIZE)
-        DUET_ERR(CL_INVALID_WORK_ITEM_SIZE)
-        DUET_ERR(CL_INVALID_GLOBAL_OFFSET)
-        DUET_ERR(CL_INVALID_EVENT_WAIT_LIST)
-        DUET_ERR(CL_INVALID_EVENT)
-        DUET_ERR(CL_INVALID_OPERATION)
-        DUET_ERR(CL_INVALID_GL_OBJECT)
-        DUET_ERR(CL_INVALID_BUFFER_SIZE)
-        DUET_ERR(CL_INVALID_MIP_LEVEL)
-        DUET_ERR(CL_INVALID_GLOBAL_WORK_SIZE)
-        DUET_ERR(CL_INVALID_PROPERTY)
-        DUET_ERR(CL_INVALID_IMAGE_DESCRIPTOR)
-        DUET_ERR(CL_INVALID_COMPILER_OPTIONS)
-        DUET_ERR(CL_INVALID_LINKER_OPTIONS)
-        DUET_ERR(CL_INVALID_DEVICE_PARTITION_COUNT)
-        DUET_ERR(CL_INVALID_PIPE_SIZE)
-        DUET_ERR(CL_INVALID_DEVICE_QUEUE)
-        DUET_ERR(CL_INVALID_SPEC_ID)
-        DUET_ERR(CL_MAX_SIZE_RESTRICTION_EXCEEDED)
-#undef DUET_ERR
-    // Extension codes the ICD loader and GL sharing can return (names from cl_ext.h/cl_gl.h).
-    case CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR:
-        return "CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR";
-    case CL_PLATFORM_NOT_FOUND_KHR:
-        return "CL_PLATFORM_NOT_FOUND_KHR";
-    default:
-        return "CL_UNKNOWN_ERROR(" + std::to_string(code) + ")";
-    }
+    return clErrorName(code);
 }
 
 ClError::ClError(std::string what, cl_int code)
     : std::runtime_error(what + ": " + errorName(code)), m_code(code) {}
 
-void check(cl_int code, const char *what) {
+void check(cl_int code, const char* what) {
     if (code != CL_SUCCESS)
         throw ClError(what, code);
 }
@@ -108,7 +34,7 @@ std::string platformName(cl_platform_id platform) {
     return name;
 }
 
-static std::string deviceString(cl_device_id device, cl_device_info what, const char *call) {
+static std::string deviceString(cl_device_id device, cl_device_info what, const char* call) {
     size_t size = 0;
     check(clGetDeviceInfo(device, what, 0, nullptr, &size), call);
     std::string s(size, '\0');
@@ -194,9 +120,9 @@ std::string buildLog(cl_program program, cl_device_id device) {
     return log;
 }
 
-cl_program buildProgram(cl_context context, cl_device_id device, const std::string &source,
-                        const std::string &options) {
-    const char *text = source.c_str();
+cl_program buildProgram(cl_context context, cl_device_id device, const std::string& source,
+                        const std::string& options) {
+    const char* text = source.c_str();
     size_t length = source.size();
     cl_int err = CL_SUCCESS;
     cl_program program = clCreateProgramWithSource(context, 1, &text, &length, &err);
@@ -220,7 +146,7 @@ Context createContext(cl_platform_id platform, cl_device_id device) {
     return Context(context);
 }
 
-Kernel createKernel(cl_program program, const char *name) {
+Kernel createKernel(cl_program program, const char* name) {
     cl_int err = CL_SUCCESS;
     cl_kernel kernel = clCreateKernel(program, name, &err);
     if (err != CL_SUCCESS)
@@ -234,12 +160,12 @@ void setLocalArg(cl_kernel kernel, cl_uint index, size_t bytes) {
         throw ClError("clSetKernelArg(" + std::to_string(index) + ", __local)", err);
 }
 
-int runMain(const char *tool, const std::function<int()> &body) {
+int runMain(const char* tool, const std::function<int()>& body) {
     try {
         return body();
-    } catch (const ClError &e) {
+    } catch (const ClError& e) {
         std::fprintf(stderr, "%s: FAIL: %s (%d)\n", tool, e.what(), e.code());
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         std::fprintf(stderr, "%s: FAIL: %s\n", tool, e.what());
     }
     return 1;

@@ -17,16 +17,16 @@ std::string errorName(cl_int code);
 
 /// An OpenCL call that failed: which call, and the code it returned.
 class ClError : public std::runtime_error {
-  public:
+public:
     ClError(std::string what, cl_int code);
     cl_int code() const { return m_code; }
 
-  private:
+private:
     cl_int m_code;
 };
 
 /// Throws ClError naming `what` unless `code` is CL_SUCCESS.
-void check(cl_int code, const char *what);
+void check(cl_int code, const char* what);
 
 /// The first platform whose CL_PLATFORM_NAME contains `nameSubstr`. Throws ClError
 /// (CL_DEVICE_NOT_FOUND) listing the platforms that exist when none matches.
@@ -51,19 +51,19 @@ std::string buildLog(cl_program program, cl_device_id device);
 
 /// Creates and builds `source` for `device`. On CL_BUILD_PROGRAM_FAILURE prints the build log
 /// to stderr, releases the program and throws.
-cl_program buildProgram(cl_context context, cl_device_id device, const std::string &source,
-                        const std::string &options);
+cl_program buildProgram(cl_context context, cl_device_id device, const std::string& source,
+                        const std::string& options);
 
 /// Runs `body` and turns exceptions into one "<tool>: FAIL: ..." line on stderr and exit code 1.
-int runMain(const char *tool, const std::function<int()> &body);
+int runMain(const char* tool, const std::function<int()>& body);
 
 /// Owning handle for OpenCL objects: releases on destruction, moves but does not copy.
 template <typename T, cl_int (*Release)(T)> class Handle {
-  public:
+public:
     Handle() = default;
     explicit Handle(T h) : m_h(h) {}
-    Handle(Handle &&o) noexcept : m_h(o.m_h) { o.m_h = nullptr; }
-    Handle &operator=(Handle &&o) noexcept {
+    Handle(Handle&& o) noexcept : m_h(o.m_h) { o.m_h = nullptr; }
+    Handle& operator=(Handle&& o) noexcept {
         if (this != &o) {
             reset();
             m_h = o.m_h;
@@ -71,8 +71,8 @@ template <typename T, cl_int (*Release)(T)> class Handle {
         }
         return *this;
     }
-    Handle(const Handle &) = delete;
-    Handle &operator=(const Handle &) = delete;
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
     ~Handle() { reset(); }
 
     void reset() {
@@ -83,7 +83,7 @@ template <typename T, cl_int (*Release)(T)> class Handle {
     T get() const { return m_h; }
     operator T() const { return m_h; }
 
-  private:
+private:
     T m_h = nullptr;
 };
 
@@ -97,10 +97,10 @@ using Event = Handle<cl_event, clReleaseEvent>;
 /// clCreateContext for one device, checked.
 Context createContext(cl_platform_id platform, cl_device_id device);
 /// clCreateKernel, checked.
-Kernel createKernel(cl_program program, const char *name);
+Kernel createKernel(cl_program program, const char* name);
 
 /// clSetKernelArg for a value argument, checked (the call named by argument index).
-template <typename T> void setArg(cl_kernel kernel, cl_uint index, const T &value) {
+template <typename T> void setArg(cl_kernel kernel, cl_uint index, const T& value) {
     // Catches passing a Handle (whose size is not the handle's) instead of its .get().
     static_assert(std::is_trivially_copyable_v<T>, "pass plain OpenCL handles or values");
     cl_int err = clSetKernelArg(kernel, index, sizeof(T), &value);

@@ -8,7 +8,7 @@
 
 using namespace duet::seeds;
 
-static const char *kSource = R"CLC(
+static const char* kSource = R"CLC(
 #if !defined(TILE_DIM_X) || !defined(TILE_DIM_Y)
 #error "build with -D TILE_DIM_X=<n> -D TILE_DIM_Y=<n>"
 #endif
@@ -26,7 +26,7 @@ void fill_tiles(__global uint *image, uint width)
 
 static constexpr size_t kTileX = 16, kTileY = 16;
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     std::string platformSubstr = "Duet";
     size_t width = 2048, height = 1536;
     CLI::App app{"Fills the 16x16 tiles of a 2D buffer with their work-group id."};

@@ -8,7 +8,7 @@
 
 using namespace duet::seeds;
 
-static const char *kSource = R"CLC(
+static const char* kSource = R"CLC(
 __kernel void write_ids(__global uint *out)
 {
     size_t i = get_global_id(0);
@@ -16,7 +16,7 @@ __kernel void write_ids(__global uint *out)
 }
 )CLC";
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     std::string platformSubstr = "Duet";
     size_t count = 1 << 20;
     CLI::App app{"Writes each work-item's global id into a uint buffer and checks it."};
@@ -45,9 +45,9 @@ int main(int argc, char **argv) {
             "clEnqueueNDRangeKernel");
 
         // Blocking map: returns once the kernel's writes are visible to the host.
-        auto *ids = static_cast<cl_uint *>(clEnqueueMapBuffer(queue, out, CL_TRUE, CL_MAP_READ, 0,
-                                                              count * sizeof(cl_uint), 0, nullptr,
-                                                              nullptr, &err));
+        auto* ids = static_cast<cl_uint*>(clEnqueueMapBuffer(queue, out, CL_TRUE, CL_MAP_READ, 0,
+                                                             count * sizeof(cl_uint), 0, nullptr,
+                                                             nullptr, &err));
         check(err, "clEnqueueMapBuffer");
         size_t bad = 0, firstBad = 0;
         for (size_t i = 0; i < count; ++i) {

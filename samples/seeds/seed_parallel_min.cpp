@@ -13,8 +13,8 @@ using namespace duet::seeds;
 
 // Builds with -save-temps where the platform knows it; a platform that rejects the option gets
 // a second build without it, and the program says so.
-static Program buildSavingTemps(cl_context context, cl_device_id device, bool &savedTemps) {
-    const char *text = kParallelMinSource;
+static Program buildSavingTemps(cl_context context, cl_device_id device, bool& savedTemps) {
+    const char* text = kParallelMinSource;
     cl_int err = CL_SUCCESS;
     Program program(clCreateProgramWithSource(context, 1, &text, nullptr, &err));
     check(err, "clCreateProgramWithSource");
@@ -32,7 +32,7 @@ static Program buildSavingTemps(cl_context context, cl_device_id device, bool &s
     return program;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     std::string platformSubstr = "Duet";
     size_t count = size_t(16) << 20;
     unsigned seed = 2009;
@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
 
         std::vector<cl_uint> data(count);
         std::mt19937 rng(seed);
-        for (auto &v : data)
+        for (auto& v : data)
             v = rng();
         cl_int err = CL_SUCCESS;
         Buffer src(clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,

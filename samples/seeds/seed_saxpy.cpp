@@ -49,7 +49,7 @@ static cl_uint getContextPlatformVersion(cl_context context) {
 
 using namespace duet::seeds;
 
-static const char *kSource = R"CLC(
+static const char* kSource = R"CLC(
 __kernel void saxpy(float a, __global const float *x, __global float *y, uint n)
 {
     uint i = get_global_id(0);
@@ -59,11 +59,11 @@ __kernel void saxpy(float a, __global const float *x, __global float *y, uint n)
 )CLC";
 
 // The bindings say CL_DEVICE_NOT_FOUND by exception; fall back to any device type then.
-static cl::Device pickDevice(const cl::Platform &platform) {
+static cl::Device pickDevice(const cl::Platform& platform) {
     std::vector<cl::Device> devices;
     try {
         platform.getDevices(CL_DEVICE_TYPE_CPU, &devices);
-    } catch (const cl::Error &e) {
+    } catch (const cl::Error& e) {
         if (e.err() != CL_DEVICE_NOT_FOUND)
             throw;
     }
@@ -72,7 +72,7 @@ static cl::Device pickDevice(const cl::Platform &platform) {
     return devices.front();
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     std::string platformSubstr = "Duet";
     cl_uint n = 1000003; // not a multiple of any work-group size: exercises the tail guard
     float a = 2.5f;
@@ -95,8 +95,8 @@ int main(int argc, char **argv) {
             cl::Program program(context, kSource);
             try {
                 program.build(device);
-            } catch (const cl::BuildError &e) {
-                for (const auto &[dev, log] : e.getBuildLog())
+            } catch (const cl::BuildError& e) {
+                for (const auto& [dev, log] : e.getBuildLog())
                     std::fprintf(stderr, "build log:\n%s\n", log.c_str());
                 throw;
             }
@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
             std::printf("seed-saxpy: PASS %u elements of y = %g*x + y match the host on %s\n", n, a,
                         where.c_str());
             return 0;
-        } catch (const cl::Error &e) {
+        } catch (const cl::Error& e) {
             throw ClError(e.what(), e.err()); // the bindings name the call; we add the code
         }
     });

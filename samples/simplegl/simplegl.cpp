@@ -26,27 +26,27 @@ namespace simplegl = duet::simplegl;
 enum class Draw { Surface, Wireframe, Points };
 
 class SimpleGLSample final : public Sample {
-  public:
-    void initializeGL(Context &ctx) override {
+public:
+    void initializeGL(Context& ctx) override {
         m_program = gl::loadProgram({"simplegl/mesh.vert.glsl", "simplegl/mesh.frag.glsl"});
         ctx.camera().distance = simplegl::kCameraDistance;
         ctx.camera().yaw = simplegl::kCameraYaw;
         ctx.camera().pitch = simplegl::kCameraPitch;
-        ctx.setInfo("renderer", reinterpret_cast<const char *>(glGetString(GL_RENDERER)));
+        ctx.setInfo("renderer", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
     }
 
-    void initializeCompute(Context &ctx) override {
+    void initializeCompute(Context& ctx) override {
         m_cl = createInteropContext(ctx);
         try {
             m_mesh = std::make_unique<simplegl::SineMesh>(m_cl->context(), m_cl->device(),
                                                           m_cl->queue());
-        } catch (const interop::Error &e) {
+        } catch (const interop::Error& e) {
             throw Error(e.what()); // the engine prefixes the sample name
         }
         announceDevice(ctx, "duet-simplegl", *m_cl);
     }
 
-    void parameters(Parameters &p) override {
+    void parameters(Parameters& p) override {
         p.addInt("mesh width", &m_wave.width, 2, 1024);
         p.addInt("mesh height", &m_wave.height, 2, 1024);
         p.addFloat("frequency", &m_wave.frequency, 0.0f, 32.0f);
@@ -57,7 +57,7 @@ class SimpleGLSample final : public Sample {
         p.addBool("paused", &m_paused);
     }
 
-    void update(Context &ctx, double dt) override {
+    void update(Context& ctx, double dt) override {
         try {
             if (m_wave.width != m_builtWidth || m_wave.height != m_builtHeight)
                 rebuild(ctx);
@@ -65,12 +65,12 @@ class SimpleGLSample final : public Sample {
                 m_phase += dt * double(m_speed);
             // The mesh is rewritten every frame, paused or not, so parameter changes show.
             writeMesh(ctx);
-        } catch (const interop::Error &e) {
+        } catch (const interop::Error& e) {
             throw Error(e.what()); // the engine prefixes the sample name
         }
     }
 
-    void render(Context &ctx) override {
+    void render(Context& ctx) override {
         glClearColor(0.05f, 0.05f, 0.08f, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
         glEnable(GL_DEPTH_TEST);
@@ -96,7 +96,7 @@ class SimpleGLSample final : public Sample {
         glDisable(GL_DEPTH_TEST);
     }
 
-    void shutdown(Context &) override {
+    void shutdown(Context&) override {
         m_sharedPositions.reset();
         m_sharedColors.reset();
         m_mesh.reset();
@@ -108,10 +108,10 @@ class SimpleGLSample final : public Sample {
         m_program.reset();
     }
 
-  private:
+private:
     // (Re)creates the vertex buffers for the grid size, their CL views (after the CL context, as
     // the AMD guide asks) and the triangle indices, which only depend on the grid.
-    void rebuild(Context &ctx) {
+    void rebuild(Context& ctx) {
         clFinish(m_cl->queue());
         m_sharedPositions.reset();
         m_sharedColors.reset();
@@ -122,8 +122,8 @@ class SimpleGLSample final : public Sample {
         for (int y = 0; y + 1 < h; ++y)
             for (int x = 0; x + 1 < w; ++x) {
                 GLuint i = GLuint(y * w + x);
-                indices.insert(indices.end(), {i, i + 1, i + GLuint(w), i + 1, i + GLuint(w) + 1,
-                                               i + GLuint(w)});
+                indices.insert(indices.end(),
+                               {i, i + 1, i + GLuint(w), i + 1, i + GLuint(w) + 1, i + GLuint(w)});
             }
         m_indexCount = indices.size();
         m_vao = gl::VertexArray::create();
@@ -154,7 +154,7 @@ class SimpleGLSample final : public Sample {
         ctx.setInfo("mesh", std::to_string(w) + " x " + std::to_string(h) + " vertices");
     }
 
-    void writeMesh(Context &ctx) {
+    void writeMesh(Context& ctx) {
         using clock = std::chrono::steady_clock;
         simplegl::Wave wave = m_wave;
         wave.time = float(m_phase);
@@ -169,8 +169,8 @@ class SimpleGLSample final : public Sample {
         cl_ulong start = 0, end = 0;
         if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start,
                                     nullptr) == CL_SUCCESS &&
-            clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end,
-                                    nullptr) == CL_SUCCESS &&
+            clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) ==
+                CL_SUCCESS &&
             end >= start)
             compute = double(end - start) * 1e-9;
         clReleaseEvent(event);

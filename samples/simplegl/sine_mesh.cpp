@@ -13,30 +13,30 @@ namespace duet::simplegl {
 
 namespace {
 
-void gridCoordinates(const Wave &wave, int x, int y, float &u, float &v) {
+void gridCoordinates(const Wave& wave, int x, int y, float& u, float& v) {
     u = wave.width > 1 ? float(x) / float(wave.width - 1) * 2.0f - 1.0f : 0.0f;
     v = wave.height > 1 ? float(y) / float(wave.height - 1) * 2.0f - 1.0f : 0.0f;
 }
 
-float height(const Wave &wave, float u, float v) {
+float height(const Wave& wave, float u, float v) {
     return wave.amplitude * std::sin(u * wave.frequency + wave.time) *
            std::cos(v * wave.frequency + wave.time);
 }
 
 } // namespace
 
-cl_float4 referencePosition(const Wave &wave, int x, int y) {
+cl_float4 referencePosition(const Wave& wave, int x, int y) {
     float u, v;
     gridCoordinates(wave, x, y, u, v);
     return {{u, height(wave, u, v), v, 1.0f}};
 }
 
-std::array<std::uint8_t, 4> referenceColor(const Wave &wave, int x, int y) {
+std::array<std::uint8_t, 4> referenceColor(const Wave& wave, int x, int y) {
     float u, v;
     gridCoordinates(wave, x, y, u, v);
     float h = height(wave, u, v);
-    float s = wave.amplitude > 0.0f ? std::clamp(0.5f + 0.5f * h / wave.amplitude, 0.0f, 1.0f)
-                                    : 0.5f;
+    float s =
+        wave.amplitude > 0.0f ? std::clamp(0.5f + 0.5f * h / wave.amplitude, 0.0f, 1.0f) : 0.5f;
     float c[3] = {0.15f + 0.85f * s, 0.35f + 0.4f * (1.0f - std::fabs(2.0f * s - 1.0f)),
                   1.0f - 0.8f * s};
     std::array<std::uint8_t, 4> out{0, 0, 0, 255};
@@ -46,7 +46,7 @@ std::array<std::uint8_t, 4> referenceColor(const Wave &wave, int x, int y) {
 }
 
 std::string kernelSource() {
-    const char *dir = std::getenv("DUET_KERNEL_DIR");
+    const char* dir = std::getenv("DUET_KERNEL_DIR");
     std::string path =
         std::string(dir && *dir ? dir : DUET_KERNEL_SOURCE_DIR) + "/simplegl/sine_wave.cl";
     std::ifstream in(path);
@@ -60,7 +60,7 @@ std::string kernelSource() {
 SineMesh::SineMesh(cl_context context, cl_device_id device, cl_command_queue queue)
     : m_queue(queue) {
     std::string source = kernelSource();
-    const char *text = source.c_str();
+    const char* text = source.c_str();
     cl_int err;
     m_program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
     interop::check(err, "clCreateProgramWithSource(sine_wave.cl)");
@@ -70,9 +70,8 @@ SineMesh::SineMesh(cl_context context, cl_device_id device, cl_command_queue que
         clGetProgramBuildInfo(m_program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
         std::string log(size, '\0');
         clGetProgramBuildInfo(m_program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-        throw interop::Error("clBuildProgram(sine_wave.cl) failed: " + interop::errorName(err) +
-                                 "\n" + log,
-                             err);
+        throw interop::Error(
+            "clBuildProgram(sine_wave.cl) failed: " + interop::errorName(err) + "\n" + log, err);
     }
     m_kernel = clCreateKernel(m_program, "sine_wave", &err);
     interop::check(err, "clCreateKernel(sine_wave)");
@@ -91,8 +90,8 @@ SineMesh::~SineMesh() {
         clReleaseProgram(m_program);
 }
 
-void SineMesh::write(cl_mem positions, cl_mem colors, const Wave &wave, cl_event *event) {
-    auto arg = [&](cl_uint i, size_t size, const void *value) {
+void SineMesh::write(cl_mem positions, cl_mem colors, const Wave& wave, cl_event* event) {
+    auto arg = [&](cl_uint i, size_t size, const void* value) {
         interop::check(clSetKernelArg(m_kernel, i, size, value), "clSetKernelArg(sine_wave)");
     };
     arg(0, sizeof positions, &positions);
@@ -107,9 +106,9 @@ void SineMesh::write(cl_mem positions, cl_mem colors, const Wave &wave, cl_event
     size_t local[2] = {m_tile, m_tile};
     size_t global[2] = {(size_t(wave.width) + m_tile - 1) / m_tile * m_tile,
                         (size_t(wave.height) + m_tile - 1) / m_tile * m_tile};
-    interop::check(clEnqueueNDRangeKernel(m_queue, m_kernel, 2, nullptr, global, local, 0,
-                                          nullptr, event),
-                   "clEnqueueNDRangeKernel(sine_wave)");
+    interop::check(
+        clEnqueueNDRangeKernel(m_queue, m_kernel, 2, nullptr, global, local, 0, nullptr, event),
+        "clEnqueueNDRangeKernel(sine_wave)");
 }
 
 } // namespace duet::simplegl

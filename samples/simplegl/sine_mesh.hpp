@@ -26,8 +26,8 @@ struct Wave {
 
 /// The vertex (x, height, z, 1) and RGBA8 colour the kernel writes for grid point (x, y), computed
 /// on the host in float.
-cl_float4 referencePosition(const Wave &wave, int x, int y);
-std::array<std::uint8_t, 4> referenceColor(const Wave &wave, int x, int y);
+cl_float4 referencePosition(const Wave& wave, int x, int y);
+std::array<std::uint8_t, 4> referenceColor(const Wave& wave, int x, int y);
 
 /// kernels/simplegl/sine_wave.cl from $DUET_KERNEL_DIR, else the source tree's kernels/ folder.
 std::string kernelSource();
@@ -35,17 +35,17 @@ std::string kernelSource();
 /// Builds sine_wave for one device and runs it. Throws interop::Error on OpenCL failures (with
 /// the build log when the program does not build). Thread affinity: the caller's; not shared.
 class SineMesh {
-  public:
+public:
     SineMesh(cl_context context, cl_device_id device, cl_command_queue queue);
     ~SineMesh();
-    SineMesh(const SineMesh &) = delete;
-    SineMesh &operator=(const SineMesh &) = delete;
+    SineMesh(const SineMesh&) = delete;
+    SineMesh& operator=(const SineMesh&) = delete;
 
     /// Enqueues the kernel writing width*height float4 positions and uchar4 colours. Returns its
     /// event (the caller releases it) when `event` is not null.
-    void write(cl_mem positions, cl_mem colors, const Wave &wave, cl_event *event = nullptr);
+    void write(cl_mem positions, cl_mem colors, const Wave& wave, cl_event* event = nullptr);
 
-  private:
+private:
     cl_command_queue m_queue;
     cl_program m_program = nullptr;
     cl_kernel m_kernel = nullptr;

@@ -26,8 +26,8 @@ TEST_CASE("buffer creation flags and their errors", "[api][buffer]") {
     void* hp = nullptr;
     REQUIRE_CL(clGetMemObjectInfo(m, CL_MEM_HOST_PTR, sizeof hp, &hp, nullptr));
     CHECK(hp == host.data());
-    void* mapped = clEnqueueMapBuffer(f.queue, m, CL_TRUE, CL_MAP_READ, 16, 64, 0, nullptr,
-                                      nullptr, &err);
+    void* mapped =
+        clEnqueueMapBuffer(f.queue, m, CL_TRUE, CL_MAP_READ, 16, 64, 0, nullptr, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     CHECK(mapped == reinterpret_cast<char*>(host.data()) + 16);
     REQUIRE_CL(clEnqueueUnmapMemObject(f.queue, m, mapped, 0, nullptr, nullptr));
@@ -67,7 +67,8 @@ TEST_CASE("read, write, copy, fill and their bounds", "[api][buffer]") {
     std::vector<unsigned char> src(4096);
     for (size_t i = 0; i < src.size(); ++i)
         src[i] = static_cast<unsigned char>(i * 7);
-    REQUIRE_CL(clEnqueueWriteBuffer(f.queue, a, CL_FALSE, 0, 4096, src.data(), 0, nullptr, nullptr));
+    REQUIRE_CL(
+        clEnqueueWriteBuffer(f.queue, a, CL_FALSE, 0, 4096, src.data(), 0, nullptr, nullptr));
     REQUIRE_CL(clEnqueueCopyBuffer(f.queue, a, b, 100, 200, 1000, 0, nullptr, nullptr));
     auto out = f.read<unsigned char>(b, 4096);
     CHECK(std::equal(out.begin() + 200, out.begin() + 1200, src.begin() + 100));
@@ -79,15 +80,24 @@ TEST_CASE("read, write, copy, fill and their bounds", "[api][buffer]") {
         CHECK(words[i] == 0xdeadbeef);
 
     char tmp[16];
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadBuffer(f.queue, a, CL_TRUE, 4090, 16, tmp, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadBuffer(f.queue, a, CL_TRUE, 0, 16, nullptr, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clEnqueueReadBuffer(f.queue, nullptr, CL_TRUE, 0, 16, tmp, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_COMMAND_QUEUE, clEnqueueReadBuffer(nullptr, a, CL_TRUE, 0, 16, tmp, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_EVENT_WAIT_LIST, clEnqueueReadBuffer(f.queue, a, CL_TRUE, 0, 16, tmp, 1, nullptr, nullptr));
-    CHECK_CL_ERR(CL_MEM_COPY_OVERLAP, clEnqueueCopyBuffer(f.queue, a, a, 0, 8, 64, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueCopyBuffer(f.queue, a, b, 4000, 0, 200, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueFillBuffer(f.queue, b, &pattern, 3, 0, 12, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueFillBuffer(f.queue, b, &pattern, 4, 2, 12, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueReadBuffer(f.queue, a, CL_TRUE, 4090, 16, tmp, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueReadBuffer(f.queue, a, CL_TRUE, 0, 16, nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_MEM_OBJECT,
+                 clEnqueueReadBuffer(f.queue, nullptr, CL_TRUE, 0, 16, tmp, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_COMMAND_QUEUE,
+                 clEnqueueReadBuffer(nullptr, a, CL_TRUE, 0, 16, tmp, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_EVENT_WAIT_LIST,
+                 clEnqueueReadBuffer(f.queue, a, CL_TRUE, 0, 16, tmp, 1, nullptr, nullptr));
+    CHECK_CL_ERR(CL_MEM_COPY_OVERLAP,
+                 clEnqueueCopyBuffer(f.queue, a, a, 0, 8, 64, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueCopyBuffer(f.queue, a, b, 4000, 0, 200, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueFillBuffer(f.queue, b, &pattern, 3, 0, 12, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueFillBuffer(f.queue, b, &pattern, 4, 2, 12, 0, nullptr, nullptr));
     clReleaseMemObject(a);
     clReleaseMemObject(b);
 }
@@ -102,14 +112,17 @@ TEST_CASE("rectangular transfers", "[api][buffer]") {
         host[i] = static_cast<unsigned char>(i + 1);
     size_t bufOrigin[3] = {4, 1, 1}, hostOrigin[3] = {0, 0, 0}, region[3] = {16, 8, 2};
     std::vector<unsigned char> zero(slicePitch * 3, 0);
-    REQUIRE_CL(clEnqueueWriteBuffer(f.queue, m, CL_TRUE, 0, zero.size(), zero.data(), 0, nullptr, nullptr));
-    REQUIRE_CL(clEnqueueWriteBufferRect(f.queue, m, CL_TRUE, bufOrigin, hostOrigin, region, rowPitch,
-                                        slicePitch, 0, 0, host.data(), 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueWriteBuffer(f.queue, m, CL_TRUE, 0, zero.size(), zero.data(), 0, nullptr,
+                                    nullptr));
+    REQUIRE_CL(clEnqueueWriteBufferRect(f.queue, m, CL_TRUE, bufOrigin, hostOrigin, region,
+                                        rowPitch, slicePitch, 0, 0, host.data(), 0, nullptr,
+                                        nullptr));
     auto all = f.read<unsigned char>(m, slicePitch * 3);
     for (size_t z = 0; z < 2; ++z)
         for (size_t y = 0; y < 8; ++y)
             for (size_t x = 0; x < 16; ++x)
-                REQUIRE(all[(z + 1) * slicePitch + (y + 1) * rowPitch + x + 4] == host[z * 128 + y * 16 + x]);
+                REQUIRE(all[(z + 1) * slicePitch + (y + 1) * rowPitch + x + 4] ==
+                        host[z * 128 + y * 16 + x]);
     CHECK(all[0] == 0);
     std::vector<unsigned char> back(host.size());
     REQUIRE_CL(clEnqueueReadBufferRect(f.queue, m, CL_TRUE, bufOrigin, hostOrigin, region, rowPitch,
@@ -122,13 +135,16 @@ TEST_CASE("rectangular transfers", "[api][buffer]") {
     auto packed = f.read<unsigned char>(m2, 256);
     CHECK(std::equal(packed.begin(), packed.end(), host.begin()));
     size_t bad[3] = {16, 8, 0};
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadBufferRect(f.queue, m, CL_TRUE, bufOrigin, hostOrigin, bad,
-                                                           rowPitch, slicePitch, 0, 0, back.data(), 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadBufferRect(f.queue, m, CL_TRUE, bufOrigin, hostOrigin, region,
-                                                           8, slicePitch, 0, 0, back.data(), 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueReadBufferRect(f.queue, m, CL_TRUE, bufOrigin, hostOrigin, bad, rowPitch,
+                                         slicePitch, 0, 0, back.data(), 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueReadBufferRect(f.queue, m, CL_TRUE, bufOrigin, hostOrigin, region, 8,
+                                         slicePitch, 0, 0, back.data(), 0, nullptr, nullptr));
     size_t far[3] = {4, 1, 5};
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueReadBufferRect(f.queue, m, CL_TRUE, far, hostOrigin, region,
-                                                           rowPitch, slicePitch, 0, 0, back.data(), 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueReadBufferRect(f.queue, m, CL_TRUE, far, hostOrigin, region, rowPitch,
+                                         slicePitch, 0, 0, back.data(), 0, nullptr, nullptr));
     clReleaseMemObject(m);
     clReleaseMemObject(m2);
 }
@@ -136,7 +152,8 @@ TEST_CASE("rectangular transfers", "[api][buffer]") {
 TEST_CASE("sub-buffers share storage and check alignment and flags", "[api][buffer]") {
     WithQueue f;
     cl_uint align = 0;
-    REQUIRE_CL(clGetDeviceInfo(f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align, &align, nullptr));
+    REQUIRE_CL(
+        clGetDeviceInfo(f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align, &align, nullptr));
     size_t alignBytes = align / 8;
     cl_mem parent = f.buffer(alignBytes * 4, CL_MEM_READ_ONLY);
     cl_buffer_region region{alignBytes, alignBytes};
@@ -153,7 +170,8 @@ TEST_CASE("sub-buffers share storage and check alignment and flags", "[api][buff
     REQUIRE_CL(clGetMemObjectInfo(sub, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof assoc, &assoc, nullptr));
     CHECK(assoc == parent);
     std::vector<unsigned char> data(alignBytes, 0x5a);
-    REQUIRE_CL(clEnqueueWriteBuffer(f.queue, sub, CL_TRUE, 0, alignBytes, data.data(), 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueWriteBuffer(f.queue, sub, CL_TRUE, 0, alignBytes, data.data(), 0, nullptr,
+                                    nullptr));
     auto whole = f.read<unsigned char>(parent, alignBytes * 4);
     CHECK(whole[alignBytes] == 0x5a);
     CHECK(whole[alignBytes * 2 - 1] == 0x5a);
@@ -164,7 +182,8 @@ TEST_CASE("sub-buffers share storage and check alignment and flags", "[api][buff
     cl_buffer_region outside{alignBytes * 3, alignBytes * 2};
     CHECK(clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &outside, &err) == nullptr);
     CHECK(err == CL_INVALID_VALUE);
-    CHECK(clCreateSubBuffer(parent, CL_MEM_WRITE_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region, &err) == nullptr);
+    CHECK(clCreateSubBuffer(parent, CL_MEM_WRITE_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region,
+                            &err) == nullptr);
     CHECK(err == CL_INVALID_VALUE);
     CHECK(clCreateSubBuffer(sub, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err) == nullptr);
     CHECK(err == CL_INVALID_MEM_OBJECT);
@@ -179,26 +198,31 @@ TEST_CASE("host access flags, map counts and destructor callbacks", "[api][buffe
     WithQueue f;
     char tmp[16];
     cl_mem noRead = f.buffer(64, CL_MEM_HOST_WRITE_ONLY);
-    CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueReadBuffer(f.queue, noRead, CL_TRUE, 0, 16, tmp, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_OPERATION,
+                 clEnqueueReadBuffer(f.queue, noRead, CL_TRUE, 0, 16, tmp, 0, nullptr, nullptr));
     REQUIRE_CL(clEnqueueWriteBuffer(f.queue, noRead, CL_TRUE, 0, 16, tmp, 0, nullptr, nullptr));
     cl_int err;
-    CHECK(clEnqueueMapBuffer(f.queue, noRead, CL_TRUE, CL_MAP_READ, 0, 16, 0, nullptr, nullptr, &err) == nullptr);
+    CHECK(clEnqueueMapBuffer(f.queue, noRead, CL_TRUE, CL_MAP_READ, 0, 16, 0, nullptr, nullptr,
+                             &err) == nullptr);
     CHECK(err == CL_INVALID_OPERATION);
-    CHECK(clEnqueueMapBuffer(f.queue, noRead, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE_INVALIDATE_REGION, 0, 16,
-                             0, nullptr, nullptr, &err) == nullptr);
+    CHECK(clEnqueueMapBuffer(f.queue, noRead, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE_INVALIDATE_REGION,
+                             0, 16, 0, nullptr, nullptr, &err) == nullptr);
     CHECK(err == CL_INVALID_VALUE);
     cl_mem noWrite = f.buffer(64, CL_MEM_HOST_READ_ONLY);
-    CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueWriteBuffer(f.queue, noWrite, CL_TRUE, 0, 16, tmp, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_OPERATION,
+                 clEnqueueWriteBuffer(f.queue, noWrite, CL_TRUE, 0, 16, tmp, 0, nullptr, nullptr));
 
     cl_mem m = f.buffer(256);
-    void* p = clEnqueueMapBuffer(f.queue, m, CL_TRUE, CL_MAP_WRITE, 0, 256, 0, nullptr, nullptr, &err);
+    void* p =
+        clEnqueueMapBuffer(f.queue, m, CL_TRUE, CL_MAP_WRITE, 0, 256, 0, nullptr, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     std::memset(p, 0x11, 256);
     cl_uint count = 0;
     REQUIRE_CL(clGetMemObjectInfo(m, CL_MEM_MAP_COUNT, sizeof count, &count, nullptr));
     CHECK(count == 1);
     int notMapped;
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueUnmapMemObject(f.queue, m, &notMapped, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueUnmapMemObject(f.queue, m, &notMapped, 0, nullptr, nullptr));
     REQUIRE_CL(clEnqueueUnmapMemObject(f.queue, m, p, 0, nullptr, nullptr));
     REQUIRE_CL(clFinish(f.queue));
     REQUIRE_CL(clGetMemObjectInfo(m, CL_MEM_MAP_COUNT, sizeof count, &count, nullptr));

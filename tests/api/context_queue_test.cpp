@@ -81,7 +81,8 @@ TEST_CASE("released handles are rejected, not crashed on", "[api][context]") {
     REQUIRE(err == CL_SUCCESS);
     REQUIRE_CL(clReleaseContext(c));
     CHECK_CL_ERR(CL_INVALID_CONTEXT, clRetainContext(c));
-    CHECK_CL_ERR(CL_INVALID_CONTEXT, clGetContextInfo(c, CL_CONTEXT_NUM_DEVICES, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_CONTEXT,
+                 clGetContextInfo(c, CL_CONTEXT_NUM_DEVICES, 0, nullptr, nullptr));
     CHECK_CL_ERR(CL_INVALID_CONTEXT, clReleaseContext(nullptr));
 }
 
@@ -123,8 +124,8 @@ TEST_CASE("command queues: properties, info and errors", "[api][queue]") {
     CHECK(sz == sizeof props);
     clReleaseCommandQueue(q);
 
-    cl_queue_properties onDevice[] = {CL_QUEUE_PROPERTIES,
-                                      CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+    cl_queue_properties onDevice[] = {
+        CL_QUEUE_PROPERTIES, CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
     CHECK(clCreateCommandQueueWithProperties(c, d, onDevice, &err) == nullptr);
     CHECK(err == CL_INVALID_QUEUE_PROPERTIES);
     CHECK(clCreateCommandQueue(c, d, cl_command_queue_properties(1) << 40, &err) == nullptr);

@@ -13,22 +13,25 @@ TEST_CASE("a user event holds back the commands that wait for it", "[api][event]
     cl_event gate = clCreateUserEvent(f.context, &err);
     REQUIRE(err == CL_SUCCESS);
     cl_int status;
-    REQUIRE_CL(clGetEventInfo(gate, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    REQUIRE_CL(
+        clGetEventInfo(gate, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
     CHECK(status == CL_SUBMITTED);
     cl_mem m = f.buffer(4);
     cl_uint v = 7;
     cl_event write;
     REQUIRE_CL(clEnqueueWriteBuffer(f.queue, m, CL_FALSE, 0, 4, &v, 1, &gate, &write));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    REQUIRE_CL(clGetEventInfo(write, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    REQUIRE_CL(
+        clGetEventInfo(write, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
     CHECK(status > CL_COMPLETE);
     REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE));
     REQUIRE_CL(clWaitForEvents(1, &write));
     CHECK(f.read<cl_uint>(m, 1)[0] == 7);
     CHECK_CL_ERR(CL_INVALID_OPERATION, clSetUserEventStatus(gate, CL_COMPLETE));
     CHECK_CL_ERR(CL_INVALID_VALUE, clSetUserEventStatus(gate, CL_SUBMITTED));
-    CHECK_CL_ERR(CL_PROFILING_INFO_NOT_AVAILABLE,
-                 clGetEventProfilingInfo(gate, CL_PROFILING_COMMAND_START, sizeof(cl_ulong), &v, nullptr));
+    CHECK_CL_ERR(
+        CL_PROFILING_INFO_NOT_AVAILABLE,
+        clGetEventProfilingInfo(gate, CL_PROFILING_COMMAND_START, sizeof(cl_ulong), &v, nullptr));
     clReleaseEvent(write);
     clReleaseEvent(gate);
     clReleaseMemObject(m);
@@ -45,7 +48,8 @@ TEST_CASE("a failed user event fails the commands waiting on it", "[api][event]"
     REQUIRE_CL(clSetUserEventStatus(gate, -42));
     CHECK_CL_ERR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &write));
     cl_int status;
-    REQUIRE_CL(clGetEventInfo(write, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    REQUIRE_CL(
+        clGetEventInfo(write, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
     CHECK(status < 0);
     cl_uint out;
     CHECK_CL_ERR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
@@ -62,14 +66,21 @@ TEST_CASE("event callbacks fire for each state and profiling times are ordered",
     cl_event ev;
     static std::atomic<int> submitted, running, complete;
     submitted = running = complete = 0;
-    REQUIRE_CL(clEnqueueWriteBuffer(f.queue, m, CL_FALSE, 0, host.size(), host.data(), 0, nullptr, &ev));
-    REQUIRE_CL(clSetEventCallback(ev, CL_SUBMITTED, [](cl_event, cl_int, void*) { ++submitted; }, nullptr));
-    REQUIRE_CL(clSetEventCallback(ev, CL_RUNNING, [](cl_event, cl_int, void*) { ++running; }, nullptr));
-    REQUIRE_CL(clSetEventCallback(ev, CL_COMPLETE, [](cl_event, cl_int s, void*) {
-        if (s == CL_COMPLETE)
-            ++complete;
-    }, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clSetEventCallback(ev, CL_QUEUED, [](cl_event, cl_int, void*) {}, nullptr));
+    REQUIRE_CL(
+        clEnqueueWriteBuffer(f.queue, m, CL_FALSE, 0, host.size(), host.data(), 0, nullptr, &ev));
+    REQUIRE_CL(clSetEventCallback(
+        ev, CL_SUBMITTED, [](cl_event, cl_int, void*) { ++submitted; }, nullptr));
+    REQUIRE_CL(
+        clSetEventCallback(ev, CL_RUNNING, [](cl_event, cl_int, void*) { ++running; }, nullptr));
+    REQUIRE_CL(clSetEventCallback(
+        ev, CL_COMPLETE,
+        [](cl_event, cl_int s, void*) {
+            if (s == CL_COMPLETE)
+                ++complete;
+        },
+        nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clSetEventCallback(ev, CL_QUEUED, [](cl_event, cl_int, void*) {}, nullptr));
     CHECK_CL_ERR(CL_INVALID_VALUE, clSetEventCallback(ev, CL_COMPLETE, nullptr, nullptr));
     REQUIRE_CL(clFinish(f.queue));
     REQUIRE_CL(clWaitForEvents(1, &ev));
@@ -78,7 +89,8 @@ TEST_CASE("event callbacks fire for each state and profiling times are ordered",
     CHECK(complete == 1);
     cl_ulong t[4];
     for (int i = 0; i < 4; ++i)
-        REQUIRE_CL(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED + i, sizeof(cl_ulong), &t[i], nullptr));
+        REQUIRE_CL(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED + i, sizeof(cl_ulong),
+                                           &t[i], nullptr));
     CHECK(t[0] <= t[1]);
     CHECK(t[1] <= t[2]);
     CHECK(t[2] <= t[3]);
@@ -100,16 +112,19 @@ TEST_CASE("markers and barriers complete after the commands before them", "[api]
     REQUIRE_CL(clEnqueueMarkerWithWaitList(f.queue, 1, &w, &marker));
     REQUIRE_CL(clEnqueueBarrierWithWaitList(f.queue, 0, nullptr, &barrier));
     cl_int status;
-    REQUIRE_CL(clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    REQUIRE_CL(
+        clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
     CHECK(status > CL_COMPLETE);
     REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE));
     REQUIRE_CL(clWaitForEvents(1, &barrier));
-    REQUIRE_CL(clGetEventInfo(w, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    REQUIRE_CL(
+        clGetEventInfo(w, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
     CHECK(status == CL_COMPLETE);
     CHECK_CL_ERR(CL_INVALID_VALUE, clWaitForEvents(0, &w));
     cl_event bogus = reinterpret_cast<cl_event>(m); // a live handle of another type
     CHECK_CL_ERR(CL_INVALID_EVENT, clWaitForEvents(1, &bogus));
-    CHECK_CL_ERR(CL_INVALID_EVENT_WAIT_LIST, clEnqueueMarkerWithWaitList(f.queue, 1, &bogus, nullptr));
+    CHECK_CL_ERR(CL_INVALID_EVENT_WAIT_LIST,
+                 clEnqueueMarkerWithWaitList(f.queue, 1, &bogus, nullptr));
     for (cl_event e : {gate, w, marker, barrier})
         clReleaseEvent(e);
     clReleaseMemObject(m);
@@ -126,17 +141,20 @@ TEST_CASE("an out-of-order queue runs independent commands past a blocked one", 
     REQUIRE_CL(clEnqueueWriteBuffer(f.queue, b, CL_FALSE, 0, 4, &two, 0, nullptr, &free));
     REQUIRE_CL(clWaitForEvents(1, &free)); // would hang if the queue ran strictly in order
     cl_int status;
-    REQUIRE_CL(clGetEventInfo(blocked, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    REQUIRE_CL(clGetEventInfo(blocked, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                              nullptr));
     CHECK(status > CL_COMPLETE);
     // A barrier holds back what comes after it until everything before it is done.
     REQUIRE_CL(clEnqueueBarrierWithWaitList(f.queue, 0, nullptr, &barrier));
     REQUIRE_CL(clEnqueueWriteBuffer(f.queue, b, CL_FALSE, 0, 4, &one, 0, nullptr, &after));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    REQUIRE_CL(clGetEventInfo(after, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    REQUIRE_CL(
+        clGetEventInfo(after, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
     CHECK(status > CL_COMPLETE);
     REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE));
     REQUIRE_CL(clWaitForEvents(1, &after));
-    REQUIRE_CL(clGetEventInfo(blocked, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    REQUIRE_CL(clGetEventInfo(blocked, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                              nullptr));
     CHECK(status == CL_COMPLETE);
     CHECK(f.read<cl_uint>(a, 1)[0] == 1);
     for (cl_event e : {gate, blocked, free, barrier, after})

@@ -665,8 +665,10 @@ TEST_CASE("image and sampler kernel arguments are checked", "[image][api]") {
 
 TEST_CASE("depth and colour images only bind to their own kernel argument types", "[image][api]") {
     duet::test::WithQueue f;
-    const char* src = "__kernel void colour(read_only image2d_t i, __global float* o) { o[0] = read_imagef(i, (int2)(0, 0)).x; }\n"
-                      "__kernel void depth(read_only image2d_depth_t i, __global float* o) { o[0] = read_imagef(i, (int2)(0, 0)); }\n";
+    const char* src = "__kernel void colour(read_only image2d_t i, __global float* o) { o[0] = "
+                      "read_imagef(i, (int2)(0, 0)).x; }\n"
+                      "__kernel void depth(read_only image2d_depth_t i, __global float* o) { o[0] "
+                      "= read_imagef(i, (int2)(0, 0)); }\n";
     cl_program p = duet::test::buildProgram(f.context, f.device, src);
     cl_int err;
     cl_kernel colour = clCreateKernel(p, "colour", &err);

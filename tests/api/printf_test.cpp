@@ -38,13 +38,15 @@ __kernel void p(int i, float x) {
 
 TEST_CASE("each work-item's printf lines arrive whole", "[api][printf]") {
     WithQueue f;
-    const char* src = "__kernel void p() { printf(\"item %d of %d\\n\", (int)get_global_id(0), (int)get_global_size(0)); }";
+    const char* src = "__kernel void p() { printf(\"item %d of %d\\n\", (int)get_global_id(0), "
+                      "(int)get_global_size(0)); }";
     cl_program p = buildProgram(f.context, f.device, src);
     cl_int err;
     cl_kernel k = clCreateKernel(p, "p", &err);
     size_t g = 64;
     std::string out = captureStdout([&] {
-        REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
         REQUIRE_CL(clFinish(f.queue));
     });
     for (int item = 0; item < 64; ++item)

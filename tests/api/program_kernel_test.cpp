@@ -47,7 +47,8 @@ TEST_CASE("a program builds, lists its kernels and runs them", "[api][program]")
     REQUIRE_CL(clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, nullptr));
     CHECK(std::string(names).find("axpy") != std::string::npos);
     cl_build_status st;
-    REQUIRE_CL(clGetProgramBuildInfo(p, f.device, CL_PROGRAM_BUILD_STATUS, sizeof st, &st, nullptr));
+    REQUIRE_CL(
+        clGetProgramBuildInfo(p, f.device, CL_PROGRAM_BUILD_STATUS, sizeof st, &st, nullptr));
     CHECK(st == CL_BUILD_SUCCESS);
 
     cl_int err;
@@ -86,17 +87,20 @@ TEST_CASE("build failures keep clang's diagnostics in the log", "[api][program]"
     cl_int err;
     cl_program p = clCreateProgramWithSource(f.context, 1, &bad, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
-    CHECK_CL_ERR(CL_BUILD_PROGRAM_FAILURE, clBuildProgram(p, 1, &f.device, nullptr, nullptr, nullptr));
+    CHECK_CL_ERR(CL_BUILD_PROGRAM_FAILURE,
+                 clBuildProgram(p, 1, &f.device, nullptr, nullptr, nullptr));
     std::string log = buildLog(p, f.device);
     CHECK(log.find("undeclared_thing") != std::string::npos);
     CHECK(log.find("2:10") != std::string::npos);
     cl_build_status st;
-    REQUIRE_CL(clGetProgramBuildInfo(p, f.device, CL_PROGRAM_BUILD_STATUS, sizeof st, &st, nullptr));
+    REQUIRE_CL(
+        clGetProgramBuildInfo(p, f.device, CL_PROGRAM_BUILD_STATUS, sizeof st, &st, nullptr));
     CHECK(st == CL_BUILD_ERROR);
     cl_kernel k = clCreateKernel(p, "k", &err);
     CHECK(k == nullptr);
     CHECK(err == CL_INVALID_PROGRAM_EXECUTABLE);
-    CHECK_CL_ERR(CL_INVALID_COMPILER_OPTIONS, clBuildProgram(p, 1, &f.device, "-fbogus-option", nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_COMPILER_OPTIONS,
+                 clBuildProgram(p, 1, &f.device, "-fbogus-option", nullptr, nullptr));
     clReleaseProgram(p);
     CHECK(clCreateProgramWithSource(f.context, 0, &bad, nullptr, &err) == nullptr);
     CHECK(err == CL_INVALID_VALUE);
@@ -104,7 +108,8 @@ TEST_CASE("build failures keep clang's diagnostics in the log", "[api][program]"
 
 TEST_CASE("build options: -D, -Werror, -cl-kernel-arg-info", "[api][program]") {
     WithQueue f;
-    const char* src = "__kernel void k(__global int* restrict out, const int v) { out[0] = VALUE + v; }\n";
+    const char* src =
+        "__kernel void k(__global int* restrict out, const int v) { out[0] = VALUE + v; }\n";
     cl_program p = buildProgram(f.context, f.device, src, "-D VALUE=40 -cl-kernel-arg-info");
     cl_int err;
     cl_kernel k = clCreateKernel(p, "k", &err);
@@ -119,7 +124,8 @@ TEST_CASE("build options: -D, -Werror, -cl-kernel-arg-info", "[api][program]") {
     cl_kernel_arg_type_qualifier tq;
     REQUIRE_CL(clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, nullptr));
     CHECK((tq & CL_KERNEL_ARG_TYPE_RESTRICT));
-    CHECK_CL_ERR(CL_INVALID_ARG_INDEX, clGetKernelArgInfo(k, 2, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr));
+    CHECK_CL_ERR(CL_INVALID_ARG_INDEX,
+                 clGetKernelArgInfo(k, 2, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr));
     cl_mem out = f.buffer(4);
     int v = 2;
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
@@ -131,15 +137,18 @@ TEST_CASE("build options: -D, -Werror, -cl-kernel-arg-info", "[api][program]") {
 
     p = buildProgram(f.context, f.device, "__kernel void k(__global int* o) { o[0] = 1; }");
     k = clCreateKernel(p, "k", &err);
-    CHECK_CL_ERR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE, clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr));
+    CHECK_CL_ERR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE,
+                 clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr));
     clReleaseKernel(k);
     clReleaseProgram(p);
 
-    const char* warn = "#warning this is only a warning\n__kernel void k(__global int* o) { o[0] = 1; }";
+    const char* warn =
+        "#warning this is only a warning\n__kernel void k(__global int* o) { o[0] = 1; }";
     p = clCreateProgramWithSource(f.context, 1, &warn, nullptr, &err);
     REQUIRE_CL(clBuildProgram(p, 1, &f.device, "", nullptr, nullptr));
     CHECK(buildLog(p, f.device).find("this is only a warning") != std::string::npos);
-    CHECK_CL_ERR(CL_BUILD_PROGRAM_FAILURE, clBuildProgram(p, 1, &f.device, "-Werror", nullptr, nullptr));
+    CHECK_CL_ERR(CL_BUILD_PROGRAM_FAILURE,
+                 clBuildProgram(p, 1, &f.device, "-Werror", nullptr, nullptr));
     clReleaseProgram(p);
     clReleaseMemObject(out);
 }
@@ -186,7 +195,8 @@ TEST_CASE("program binaries round-trip and bad binaries are rejected", "[api][pr
     bin.resize(bin.size() / 2);
     size_t half = bin.size();
     cbin = bin.data();
-    CHECK(clCreateProgramWithBinary(f.context, 1, &f.device, &half, &cbin, &status, &err) == nullptr);
+    CHECK(clCreateProgramWithBinary(f.context, 1, &f.device, &half, &cbin, &status, &err) ==
+          nullptr);
     CHECK(err == CL_INVALID_BINARY);
     clReleaseMemObject(out);
     clReleaseProgram(p);
@@ -196,7 +206,8 @@ TEST_CASE("separate compilation and linking", "[api][program]") {
     WithQueue f;
     const char* lib = "#include \"helper.h\"\nint twice(int x) { return HELPER_FACTOR * x; }\n";
     const char* hdr = "#define HELPER_FACTOR 2\n";
-    const char* main = "int twice(int x);\n__kernel void k(__global int* o) { o[get_global_id(0)] = twice((int)get_global_id(0)); }\n";
+    const char* main = "int twice(int x);\n__kernel void k(__global int* o) { o[get_global_id(0)] "
+                       "= twice((int)get_global_id(0)); }\n";
     cl_int err;
     cl_program pl = clCreateProgramWithSource(f.context, 1, &lib, nullptr, &err);
     cl_program ph = clCreateProgramWithSource(f.context, 1, &hdr, nullptr, &err);
@@ -205,10 +216,12 @@ TEST_CASE("separate compilation and linking", "[api][program]") {
     REQUIRE_CL(clCompileProgram(pl, 1, &f.device, nullptr, 1, &ph, &hname, nullptr, nullptr));
     REQUIRE_CL(clCompileProgram(pm, 1, &f.device, nullptr, 0, nullptr, nullptr, nullptr, nullptr));
     cl_program_binary_type bt;
-    REQUIRE_CL(clGetProgramBuildInfo(pm, f.device, CL_PROGRAM_BINARY_TYPE, sizeof bt, &bt, nullptr));
+    REQUIRE_CL(
+        clGetProgramBuildInfo(pm, f.device, CL_PROGRAM_BINARY_TYPE, sizeof bt, &bt, nullptr));
     CHECK(bt == CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
     cl_program objs[] = {pm, pl};
-    cl_program linked = clLinkProgram(f.context, 1, &f.device, nullptr, 2, objs, nullptr, nullptr, &err);
+    cl_program linked =
+        clLinkProgram(f.context, 1, &f.device, nullptr, 2, objs, nullptr, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     cl_kernel k = clCreateKernel(linked, "k", &err);
     REQUIRE(err == CL_SUCCESS);
@@ -223,13 +236,15 @@ TEST_CASE("separate compilation and linking", "[api][program]") {
     clReleaseProgram(linked);
 
     // Linking the main object alone leaves `twice` undefined.
-    cl_program alone = clLinkProgram(f.context, 1, &f.device, nullptr, 1, &pm, nullptr, nullptr, &err);
+    cl_program alone =
+        clLinkProgram(f.context, 1, &f.device, nullptr, 1, &pm, nullptr, nullptr, &err);
     CHECK(err == CL_LINK_PROGRAM_FAILURE);
     if (alone) {
         CHECK(buildLog(alone, f.device).find("twice") != std::string::npos);
         clReleaseProgram(alone);
     }
-    CHECK(clLinkProgram(f.context, 1, &f.device, "-bogus", 1, &pl, nullptr, nullptr, &err) == nullptr);
+    CHECK(clLinkProgram(f.context, 1, &f.device, "-bogus", 1, &pl, nullptr, nullptr, &err) ==
+          nullptr);
     CHECK(err == CL_INVALID_LINKER_OPTIONS);
     CHECK(clLinkProgram(f.context, 0, nullptr, nullptr, 1, &ph, nullptr, nullptr, &err) == nullptr);
     CHECK(err == CL_INVALID_OPERATION);
@@ -255,7 +270,8 @@ TEST_CASE("kernel arguments are checked", "[api][kernel]") {
     // Not all arguments set.
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof m, &m));
     size_t g = 16;
-    CHECK_CL_ERR(CL_INVALID_KERNEL_ARGS, clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_KERNEL_ARGS,
+                 clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
     cl_kernel rl = clCreateKernel(p, "reverse_local", &err);
     CHECK_CL_ERR(CL_INVALID_ARG_VALUE, clSetKernelArg(rl, 1, 64, &m));
     CHECK_CL_ERR(CL_INVALID_ARG_SIZE, clSetKernelArg(rl, 1, 0, nullptr));
@@ -279,8 +295,10 @@ TEST_CASE("NDRange in 1, 2 and 3 dimensions with offsets and chosen local sizes"
     size_t offset[3] = {1, 2, 3}, global[3] = {W, H, D};
     for (cl_uint dims = 1; dims <= 3; ++dims) {
         std::vector<cl_uint> zero(W * H * D, 0);
-        REQUIRE_CL(clEnqueueWriteBuffer(f.queue, out, CL_TRUE, 0, zero.size() * 4, zero.data(), 0, nullptr, nullptr));
-        REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, dims, offset, global, nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueWriteBuffer(f.queue, out, CL_TRUE, 0, zero.size() * 4, zero.data(), 0,
+                                        nullptr, nullptr));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(f.queue, k, dims, offset, global, nullptr, 0, nullptr, nullptr));
         auto r = f.read<cl_uint>(out, W * H * D);
         size_t h = dims > 1 ? H : 1, d = dims > 2 ? D : 1;
         for (size_t z = 0; z < d; ++z)
@@ -295,15 +313,22 @@ TEST_CASE("NDRange in 1, 2 and 3 dimensions with offsets and chosen local sizes"
     size_t local[3] = {4, 5, 1};
     REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, 2, nullptr, global, local, 0, nullptr, nullptr));
     size_t badLocal[3] = {5, 5, 1};
-    CHECK_CL_ERR(CL_INVALID_WORK_GROUP_SIZE, clEnqueueNDRangeKernel(f.queue, k, 2, nullptr, global, badLocal, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_WORK_DIMENSION, clEnqueueNDRangeKernel(f.queue, k, 4, nullptr, global, nullptr, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_WORK_DIMENSION, clEnqueueNDRangeKernel(f.queue, k, 0, nullptr, global, nullptr, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_GLOBAL_WORK_SIZE, clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, nullptr, nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_WORK_GROUP_SIZE, clEnqueueNDRangeKernel(f.queue, k, 2, nullptr, global,
+                                                                    badLocal, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_WORK_DIMENSION, clEnqueueNDRangeKernel(f.queue, k, 4, nullptr, global,
+                                                                   nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_WORK_DIMENSION, clEnqueueNDRangeKernel(f.queue, k, 0, nullptr, global,
+                                                                   nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(
+        CL_INVALID_GLOBAL_WORK_SIZE,
+        clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, nullptr, nullptr, 0, nullptr, nullptr));
     size_t huge[3] = {1 << 20, 1, 1};
     size_t hugeLocal[3] = {1 << 20, 1, 1};
-    CHECK_CL_ERR(CL_INVALID_WORK_ITEM_SIZE, clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, huge, hugeLocal, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_WORK_ITEM_SIZE, clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, huge,
+                                                                   hugeLocal, 0, nullptr, nullptr));
     size_t bigOffset[3] = {~size_t(0) - 2, 0, 0};
-    CHECK_CL_ERR(CL_INVALID_GLOBAL_OFFSET, clEnqueueNDRangeKernel(f.queue, k, 1, bigOffset, global, nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_GLOBAL_OFFSET, clEnqueueNDRangeKernel(f.queue, k, 1, bigOffset, global,
+                                                                  nullptr, 0, nullptr, nullptr));
     clReleaseKernel(k);
 
     // reqd_work_group_size: enforced, and used when no local size is given.
@@ -311,11 +336,15 @@ TEST_CASE("NDRange in 1, 2 and 3 dimensions with offsets and chosen local sizes"
     cl_mem o2 = f.buffer(16 * 4);
     REQUIRE_CL(clSetKernelArg(fixed, 0, sizeof o2, &o2));
     size_t g16 = 16, l8 = 8;
-    CHECK_CL_ERR(CL_INVALID_WORK_GROUP_SIZE, clEnqueueNDRangeKernel(f.queue, fixed, 1, nullptr, &g16, &l8, 0, nullptr, nullptr));
-    REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, fixed, 1, nullptr, &g16, nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(
+        CL_INVALID_WORK_GROUP_SIZE,
+        clEnqueueNDRangeKernel(f.queue, fixed, 1, nullptr, &g16, &l8, 0, nullptr, nullptr));
+    REQUIRE_CL(
+        clEnqueueNDRangeKernel(f.queue, fixed, 1, nullptr, &g16, nullptr, 0, nullptr, nullptr));
     CHECK(f.read<int>(o2, 16)[7] == 4);
     size_t cwgs[3];
-    REQUIRE_CL(clGetKernelWorkGroupInfo(fixed, f.device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof cwgs, cwgs, nullptr));
+    REQUIRE_CL(clGetKernelWorkGroupInfo(fixed, f.device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                                        sizeof cwgs, cwgs, nullptr));
     CHECK(cwgs[0] == 4);
     char attrs[128];
     REQUIRE_CL(clGetKernelInfo(fixed, CL_KERNEL_ATTRIBUTES, sizeof attrs, attrs, nullptr));
@@ -343,12 +372,15 @@ TEST_CASE("__local arguments and barriers", "[api][kernel]") {
         for (size_t l = 0; l < L; ++l)
             REQUIRE(r[g * L + l] == int(g * L + (L - 1 - l)));
     cl_ulong localSize = 0;
-    REQUIRE_CL(clGetKernelWorkGroupInfo(k, f.device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof localSize, &localSize, nullptr));
+    REQUIRE_CL(clGetKernelWorkGroupInfo(k, f.device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof localSize,
+                                        &localSize, nullptr));
     CHECK(localSize >= L * sizeof(int));
     cl_ulong devLocal;
-    REQUIRE_CL(clGetDeviceInfo(f.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof devLocal, &devLocal, nullptr));
+    REQUIRE_CL(
+        clGetDeviceInfo(f.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof devLocal, &devLocal, nullptr));
     REQUIRE_CL(clSetKernelArg(k, 1, devLocal + 1, nullptr));
-    CHECK_CL_ERR(CL_OUT_OF_RESOURCES, clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &N, &L, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_OUT_OF_RESOURCES,
+                 clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &N, &L, 0, nullptr, nullptr));
     clReleaseKernel(k);
     clReleaseMemObject(m);
     clReleaseProgram(p);
@@ -363,21 +395,25 @@ TEST_CASE("native kernels see memory objects as pointers", "[api][kernel]") {
     } args{m, 77};
     const void* loc = &args.mem;
     cl_device_exec_capabilities caps = 0;
-    REQUIRE_CL(clGetDeviceInfo(f.device, CL_DEVICE_EXECUTION_CAPABILITIES, sizeof caps, &caps,
-                               nullptr));
+    REQUIRE_CL(
+        clGetDeviceInfo(f.device, CL_DEVICE_EXECUTION_CAPABILITIES, sizeof caps, &caps, nullptr));
     if (!(caps & CL_EXEC_NATIVE_KERNEL)) { // the GCN device: the spec's error, nothing run
-        CHECK_CL_ERR(CL_INVALID_OPERATION,
-                     clEnqueueNativeKernel(f.queue, [](void*) { FAIL("ran"); }, &args,
-                                           sizeof args, 1, &m, &loc, 0, nullptr, nullptr));
+        CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueNativeKernel(
+                                               f.queue, [](void*) { FAIL("ran"); }, &args,
+                                               sizeof args, 1, &m, &loc, 0, nullptr, nullptr));
         clReleaseMemObject(m);
         return;
     }
-    REQUIRE_CL(clEnqueueNativeKernel(f.queue, [](void* a) {
-        auto* p = static_cast<Args*>(a);
-        reinterpret_cast<int*>(p->mem)[0] = p->value;
-    }, &args, sizeof args, 1, &m, &loc, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueNativeKernel(
+        f.queue,
+        [](void* a) {
+            auto* p = static_cast<Args*>(a);
+            reinterpret_cast<int*>(p->mem)[0] = p->value;
+        },
+        &args, sizeof args, 1, &m, &loc, 0, nullptr, nullptr));
     CHECK(f.read<int>(m, 1)[0] == 77);
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueNativeKernel(f.queue, nullptr, &args, sizeof args, 0, nullptr, nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueNativeKernel(f.queue, nullptr, &args, sizeof args, 0,
+                                                         nullptr, nullptr, 0, nullptr, nullptr));
     clReleaseMemObject(m);
 }
 
@@ -410,9 +446,10 @@ TEST_CASE("-save-temps writes each kernel's LLVM IR and assembly", "[api][progra
 
 TEST_CASE("program-scope global variables are shared by kernels and counted", "[api][program]") {
     WithQueue f;
-    const char* src = "global int counter = 5;\nglobal float table[100];\n"
-                      "__kernel void bump() { counter += 1; table[3] = 2.0f; }\n"
-                      "__kernel void get(__global int* o) { o[0] = counter; o[1] = (int)table[3]; }\n";
+    const char* src =
+        "global int counter = 5;\nglobal float table[100];\n"
+        "__kernel void bump() { counter += 1; table[3] = 2.0f; }\n"
+        "__kernel void get(__global int* o) { o[0] = counter; o[1] = (int)table[3]; }\n";
     cl_program p = buildProgram(f.context, f.device, src, "-cl-std=CL3.0");
     size_t total = 0;
     REQUIRE_CL(clGetProgramBuildInfo(p, f.device, CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
@@ -442,7 +479,8 @@ TEST_CASE("plain inline functions build at every optimisation level and link fro
     // OpenCL implementations expect it to work like C++ inline.
     const char* hdr = "inline int triple(int x) { return 3 * x; }\n"
                       "inline float half_of(float x) { return 0.5f * x; }\n";
-    const std::string src = std::string(hdr) +
+    const std::string src =
+        std::string(hdr) +
         "__kernel void k(__global int* o, __global float* p) {\n"
         "    size_t i = get_global_id(0); o[i] = triple((int)i); p[i] = half_of((float)i); }\n";
     for (const char* opts : {"", "-cl-opt-disable", "-cl-std=CL3.0"}) {
@@ -456,7 +494,8 @@ TEST_CASE("plain inline functions build at every optimisation level and link fro
         REQUIRE_CL(clSetKernelArg(k, 0, sizeof o, &o));
         REQUIRE_CL(clSetKernelArg(k, 1, sizeof q, &q));
         size_t g = 8;
-        REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
         auto ro = f.read<int>(o, 8);
         auto rq = f.read<float>(q, 8);
         for (int i = 0; i < 8; ++i) {
@@ -484,14 +523,16 @@ TEST_CASE("plain inline functions build at every optimisation level and link fro
         REQUIRE_CL(clCompileProgram(pa, 1, &f.device, opts, 1, &ph, &hname, nullptr, nullptr));
         REQUIRE_CL(clCompileProgram(pb, 1, &f.device, opts, 1, &ph, &hname, nullptr, nullptr));
         cl_program objs[] = {pa, pb};
-        cl_program linked = clLinkProgram(f.context, 1, &f.device, nullptr, 2, objs, nullptr, nullptr, &err);
+        cl_program linked =
+            clLinkProgram(f.context, 1, &f.device, nullptr, 2, objs, nullptr, nullptr, &err);
         REQUIRE(err == CL_SUCCESS);
         cl_kernel k = clCreateKernel(linked, "k", &err);
         REQUIRE(err == CL_SUCCESS);
         cl_mem o = f.buffer(8 * 4);
         REQUIRE_CL(clSetKernelArg(k, 0, sizeof o, &o));
         size_t g = 8;
-        REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
         auto r = f.read<int>(o, 8);
         for (int i = 0; i < 8; ++i)
             CHECK(r[i] == 6 * i + 1);

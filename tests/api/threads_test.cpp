@@ -18,19 +18,21 @@ TEST_CASE("threads build, enqueue and count concurrently on one context", "[api]
     for (int t = 0; t < kThreads; ++t)
         threads.emplace_back([&, t] {
             // Each thread its own program (compiled concurrently), kernel and queue.
-            std::string src = "__kernel void inc(__global uint* c) { atomic_inc(c); } // " +
-                              std::to_string(t);
+            std::string src =
+                "__kernel void inc(__global uint* c) { atomic_inc(c); } // " + std::to_string(t);
             const char* s = src.c_str();
             cl_int e;
             cl_program p = clCreateProgramWithSource(f.context, 1, &s, nullptr, &e);
             if (e == CL_SUCCESS)
                 e = clBuildProgram(p, 1, &f.device, "", nullptr, nullptr);
             cl_kernel k = e == CL_SUCCESS ? clCreateKernel(p, "inc", &e) : nullptr;
-            cl_command_queue q = e == CL_SUCCESS ? clCreateCommandQueue(f.context, f.device, 0, &e) : nullptr;
+            cl_command_queue q =
+                e == CL_SUCCESS ? clCreateCommandQueue(f.context, f.device, 0, &e) : nullptr;
             if (e == CL_SUCCESS)
                 e = clSetKernelArg(k, 0, sizeof counter, &counter);
             for (int i = 0; i < kLaunches && e == CL_SUCCESS; ++i)
-                e = clEnqueueNDRangeKernel(q, k, 1, nullptr, &kGlobal, nullptr, 0, nullptr, nullptr);
+                e = clEnqueueNDRangeKernel(q, k, 1, nullptr, &kGlobal, nullptr, 0, nullptr,
+                                           nullptr);
             if (e == CL_SUCCESS)
                 e = clFinish(q);
             results[t] = e;
@@ -48,10 +50,13 @@ TEST_CASE("threads build, enqueue and count concurrently on one context", "[api]
     clReleaseMemObject(counter);
 }
 
-TEST_CASE("released queues, kernels and buffers finish the work already enqueued", "[api][threads]") {
+TEST_CASE("released queues, kernels and buffers finish the work already enqueued",
+          "[api][threads]") {
     WithQueue f;
     cl_int err;
-    cl_program p = buildProgram(f.context, f.device, "__kernel void set(__global int* o, int v) { o[get_global_id(0)] = v; }");
+    cl_program p =
+        buildProgram(f.context, f.device,
+                     "__kernel void set(__global int* o, int v) { o[get_global_id(0)] = v; }");
     cl_kernel k = clCreateKernel(p, "set", &err);
     cl_mem out = f.buffer(16 * sizeof(int));
     cl_event gate = clCreateUserEvent(f.context, &err);

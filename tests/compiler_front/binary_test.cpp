@@ -20,7 +20,9 @@ std::span<const unsigned char> bytes(const std::string& s) {
     return {reinterpret_cast<const unsigned char*>(s.data()), s.size()};
 }
 
-ReadProgramBinaryResult read(const std::string& s) { return readProgramBinary(bytes(s)); }
+ReadProgramBinaryResult read(const std::string& s) {
+    return readProgramBinary(bytes(s));
+}
 
 Elf64_Ehdr header(const std::string& s) {
     Elf64_Ehdr h;

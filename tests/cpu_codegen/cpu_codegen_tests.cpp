@@ -194,8 +194,7 @@ __kernel void with_local(__global float* out) {
         }
         float s = -2.5f;
         PtrArgs p{c.data(), a.data(), bb.data()};
-        runNDRange(triad, {p.at(0), p.at(1), p.at(2), &s}, 1, {n, 1, 1}, {256, 1, 1},
-                   {off, 0, 0});
+        runNDRange(triad, {p.at(0), p.at(1), p.at(2), &s}, 1, {n, 1, 1}, {256, 1, 1}, {off, 0, 0});
         for (size_t i = 0; i < off; ++i)
             REQUIRE(c[i] == -1.0f);
         for (size_t i = off; i < n + off; ++i)
@@ -663,7 +662,8 @@ TEST_CASE("-save-temps writes IR and assembly; the triad's work-item loop is vec
     CHECK(wg.find("x float>") != std::string::npos);
     // 256-bit vectors by default (DUET_CPU_VECTOR_WIDTH), 512 when asked for.
     if (__builtin_cpu_supports("avx2") || __builtin_cpu_supports("avx512f"))
-        CHECK((asmText.find("ymm") != std::string::npos || asmText.find("zmm") != std::string::npos));
+        CHECK(
+            (asmText.find("ymm") != std::string::npos || asmText.find("zmm") != std::string::npos));
     fs::remove_all(dir);
 }
 

@@ -33,15 +33,15 @@ namespace {
 std::string g_display; // ":N" of the Xvfb server this test runs
 fs::path g_dir;        // scratch folder for output files and vendor folders
 
-bool exists(const std::string &path) {
+bool exists(const std::string& path) {
     struct stat st;
     return stat(path.c_str(), &st) == 0;
 }
 
 /// Starts Xvfb with `args` (screens, extensions) on a free display number from `first`; returns
 /// its pid (or -1) and sets `display`.
-pid_t startXvfb(std::string &display, const std::vector<std::string> &args, int first) {
-    const char *xvfb = "/usr/bin/Xvfb";
+pid_t startXvfb(std::string& display, const std::vector<std::string>& args, int first) {
+    const char* xvfb = "/usr/bin/Xvfb";
     if (access(xvfb, X_OK) != 0)
         return -1;
     for (int n = first + int(getpid() % 50); n < first + 200; ++n) {
@@ -53,8 +53,8 @@ pid_t startXvfb(std::string &display, const std::vector<std::string> &args, int 
             std::vector<std::string> all = {"Xvfb", ":" + number};
             all.insert(all.end(), args.begin(), args.end());
             all.insert(all.end(), {"-nolisten", "tcp", "-noreset"});
-            std::vector<char *> argv;
-            for (std::string &a : all)
+            std::vector<char*> argv;
+            for (std::string& a : all)
                 argv.push_back(a.data());
             argv.push_back(nullptr);
             execv(xvfb, argv.data());
@@ -83,7 +83,7 @@ struct Run {
     std::string out, err;
 };
 
-std::string readFile(const fs::path &path) {
+std::string readFile(const fs::path& path) {
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
@@ -91,10 +91,10 @@ std::string readFile(const fs::path &path) {
 }
 
 /// Runs duet-displays with `args`, stdout and stderr kept apart; `env` is prefixed (VAR=value ...).
-Run runTool(const std::string &args, const std::string &env = "") {
+Run runTool(const std::string& args, const std::string& env = "") {
     fs::path out = g_dir / "stdout.txt", err = g_dir / "stderr.txt";
-    std::string command = env + " " + DUET_DISPLAYS + " " + args + " >" + out.string() + " 2>" +
-                          err.string();
+    std::string command =
+        env + " " + DUET_DISPLAYS + " " + args + " >" + out.string() + " 2>" + err.string();
     int status = std::system(command.c_str());
     Run r;
     r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -104,21 +104,21 @@ Run runTool(const std::string &args, const std::string &env = "") {
 }
 
 /// A vendors folder with only the given .icd files (for OCL_ICD_VENDORS).
-std::string vendorsWith(const std::string &name, const std::vector<std::string> &icds) {
+std::string vendorsWith(const std::string& name, const std::vector<std::string>& icds) {
     fs::path dir = g_dir / name;
     fs::create_directories(dir);
-    for (const std::string &icd : icds)
+    for (const std::string& icd : icds)
         fs::copy_file(icd, dir / fs::path(icd).filename(), fs::copy_options::overwrite_existing);
     return dir.string();
 }
 
-bool contains(const std::string &text, const std::string &part) {
+bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
 
-const interop::PlatformSharing *platformNamed(const interop::GLContextReport &gl,
-                                              const std::string &name) {
-    for (const auto &p : gl.sharing)
+const interop::PlatformSharing* platformNamed(const interop::GLContextReport& gl,
+                                              const std::string& name) {
+    for (const auto& p : gl.sharing)
         if (p.platform == name)
             return &p;
     return nullptr;
@@ -126,8 +126,8 @@ const interop::PlatformSharing *platformNamed(const interop::GLContextReport &gl
 
 /// Duet's answer for a GL context: the current device is one Duet device, and the device list
 /// holds Duet's CPU device.
-void checkDuetShares(const interop::GLContextReport &gl) {
-    const interop::PlatformSharing *duet = platformNamed(gl, "Duet");
+void checkDuetShares(const interop::GLContextReport& gl) {
+    const interop::PlatformSharing* duet = platformNamed(gl, "Duet");
     REQUIRE(duet);
     CHECK(duet->unsupported.empty());
     CHECK(duet->currentError.empty());
@@ -135,11 +135,11 @@ void checkDuetShares(const interop::GLContextReport &gl) {
     REQUIRE(duet->current.size() == 1);
     CHECK(duet->current[0].platform == "Duet");
     bool cpu = false;
-    for (const auto &d : duet->devices)
+    for (const auto& d : duet->devices)
         cpu |= d.platform == "Duet" && (d.type & CL_DEVICE_TYPE_CPU) != 0;
     CHECK(cpu);
     bool currentListed = false;
-    for (const auto &d : duet->devices)
+    for (const auto& d : duet->devices)
         currentListed |= d.device == duet->current[0].device;
     CHECK(currentListed);
     CHECK(gl.canShare());
@@ -161,7 +161,7 @@ TEST_CASE("both Xvfb screens are listed, each with a llvmpipe GLX context Duet c
     CHECK(x.screens[0].height == 480);
     CHECK(x.screens[1].width == 800);
     CHECK(x.screens[1].height == 600);
-    for (const auto &screen : x.screens) {
+    for (const auto& screen : x.screens) {
         INFO(screen.name << ": " << screen.gl.error);
         REQUIRE(screen.gl.made);
         CHECK(contains(screen.gl.renderer, "llvmpipe"));
@@ -229,8 +229,9 @@ TEST_CASE("an X server without GLX: each screen says so, the tool still exits 0"
     Run r = runTool("--no-egl --display " + display);
     INFO(r.out << r.err);
     CHECK(r.exitCode == 0);
-    CHECK(contains(r.out, "  screen " + display + ".0  1280x1024x24\n    no GL context: X display '" +
-                              display + "' has no GLX extension"));
+    CHECK(contains(r.out, "  screen " + display +
+                              ".0  1280x1024x24\n    no GL context: X display '" + display +
+                              "' has no GLX extension"));
     CHECK(contains(r.err, "duet-displays: X: X display '" + display + "' has no GLX extension"));
     CHECK(contains(r.out, "Summary: 0 GL contexts made; no GL context to share with."));
     kill(server, SIGTERM);
@@ -246,11 +247,11 @@ TEST_CASE("EGL devices: each gets a GL context that Duet can share with; Mesa's 
     REQUIRE(egl.error.empty());
     REQUIRE_FALSE(egl.devices.empty());
     bool software = false;
-    for (const auto &d : egl.devices) {
+    for (const auto& d : egl.devices) {
         INFO("EGL device " << d.index << ": " << d.gl.error);
         CHECK_FALSE(d.extensions.empty());
         bool isSoftware = false;
-        for (const auto &e : d.extensions)
+        for (const auto& e : d.extensions)
             isSoftware |= e == "EGL_MESA_device_software";
         if (isSoftware) {
             software = true;
@@ -275,7 +276,7 @@ TEST_CASE("GPUs from libdrm: an empty list with a reason where there is no /dev/
         CHECK(gpus.gpus.empty());
         CHECK(contains(gpus.note, "/dev/dri"));
     }
-    for (const auto &g : gpus.gpus) {
+    for (const auto& g : gpus.gpus) {
         CHECK((!g.primaryNode.empty() || !g.renderNode.empty()));
         if (g.bus == "pci") {
             CHECK(g.busId.size() == 12); // 0000:01:00.0
@@ -291,11 +292,11 @@ TEST_CASE("duet-displays: the JSON parses and says what the table says", "[tool]
     INFO(r.out << r.err);
     REQUIRE(r.exitCode == 0);
     json j = json::parse(readFile(jsonPath)); // throws (fails the test) if it does not parse
-    const std::string &table = r.out;
+    const std::string& table = r.out;
 
     REQUIRE(j["platforms"].is_array());
     bool duet = false;
-    for (const auto &p : j["platforms"]) {
+    for (const auto& p : j["platforms"]) {
         CHECK(contains(table, "  " + p["name"].get<std::string>()));
         duet |= p["name"] == "Duet" && p["gl_sharing"] == true;
     }
@@ -304,7 +305,7 @@ TEST_CASE("duet-displays: the JSON parses and says what the table says", "[tool]
     REQUIRE(j["x"].is_object());
     CHECK(j["x"]["display"] == g_display);
     REQUIRE(j["x"]["screens"].size() == 2);
-    for (const auto &s : j["x"]["screens"]) {
+    for (const auto& s : j["x"]["screens"]) {
         std::string line = "  screen " + s["name"].get<std::string>() + "  " +
                            std::to_string(s["width"].get<int>()) + "x" +
                            std::to_string(s["height"].get<int>()) + "x24";
@@ -314,7 +315,7 @@ TEST_CASE("duet-displays: the JSON parses and says what the table says", "[tool]
         CHECK(contains(table, "GL renderer  " + s["gl"]["renderer"].get<std::string>()));
         CHECK(s["gl"]["can_share"] == true);
         bool shared = false;
-        for (const auto &p : s["gl"]["sharing"])
+        for (const auto& p : s["gl"]["sharing"])
             if (p["platform"] == "Duet") {
                 REQUIRE(p["current"]["devices"].size() == 1);
                 std::string name = p["current"]["devices"][0]["name"];
@@ -329,7 +330,7 @@ TEST_CASE("duet-displays: the JSON parses and says what the table says", "[tool]
     REQUIRE(j["egl"].is_object());
     CHECK(j["egl"]["error"].is_null());
     REQUIRE(j["egl"]["devices"].size() >= 1);
-    for (const auto &d : j["egl"]["devices"]) {
+    for (const auto& d : j["egl"]["devices"]) {
         std::string head = "  device " + std::to_string(d["index"].get<int>()) + "  ";
         CHECK(contains(table, head));
         if (d["gl"]["made"] == true)
@@ -338,7 +339,7 @@ TEST_CASE("duet-displays: the JSON parses and says what the table says", "[tool]
 
     if (j["gpus"]["list"].empty())
         CHECK(contains(table, "GPUs (libdrm)\n  none"));
-    for (const auto &g : j["gpus"]["list"])
+    for (const auto& g : j["gpus"]["list"])
         if (g["bus_id"].is_string())
             CHECK(contains(table, g["bus_id"].get<std::string>() + "  " +
                                       g["vendor_id"].get<std::string>() + ":" +
@@ -384,13 +385,12 @@ TEST_CASE("a platform without cl_khr_gl_sharing is named as such; nothing sharin
 
         // Both platforms: Duet shares, PoCL is reported per GL context without the extension.
         std::string both = vendorsWith("duet-and-pocl", {DUET_ICD_FILE, pocl});
-        Run b = runTool("--display " + g_display + " --no-egl --json -",
-                        "OCL_ICD_VENDORS=" + both);
+        Run b = runTool("--display " + g_display + " --no-egl --json -", "OCL_ICD_VENDORS=" + both);
         REQUIRE(b.exitCode == 0);
         json j = json::parse(b.out);
-        for (const auto &s : j["x"]["screens"]) {
+        for (const auto& s : j["x"]["screens"]) {
             bool poclSeen = false;
-            for (const auto &p : s["gl"]["sharing"])
+            for (const auto& p : s["gl"]["sharing"])
                 if (p["platform"] == "Portable Computing Language") {
                     poclSeen = true;
                     CHECK(p["unsupported"] == "no cl_khr_gl_sharing");
@@ -413,12 +413,12 @@ TEST_CASE("a platform without cl_khr_gl_sharing is named as such; nothing sharin
 TEST_CASE("Context::create picks the device the listing names as current for the same GLX "
           "context",
           "[interop]") {
-    Display *dpy = XOpenDisplay((g_display + ".1").c_str());
+    Display* dpy = XOpenDisplay((g_display + ".1").c_str());
     REQUIRE(dpy);
-    const int attrs[] = {GLX_DRAWABLE_TYPE, GLX_PBUFFER_BIT, GLX_RENDER_TYPE, GLX_RGBA_BIT,
-                         GLX_RED_SIZE, 8, None};
+    const int attrs[] = {
+        GLX_DRAWABLE_TYPE, GLX_PBUFFER_BIT, GLX_RENDER_TYPE, GLX_RGBA_BIT, GLX_RED_SIZE, 8, None};
     int n = 0;
-    GLXFBConfig *configs = glXChooseFBConfig(dpy, DefaultScreen(dpy), attrs, &n);
+    GLXFBConfig* configs = glXChooseFBConfig(dpy, DefaultScreen(dpy), attrs, &n);
     REQUIRE((configs && n > 0));
     GLXContext ctx = glXCreateNewContext(dpy, configs[0], GLX_RGBA_TYPE, nullptr, True);
     const int pb[] = {GLX_PBUFFER_WIDTH, 4, GLX_PBUFFER_HEIGHT, 4, None};
@@ -447,7 +447,7 @@ TEST_CASE("Context::create picks the device the listing names as current for the
     XCloseDisplay(dpy);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     std::string display;
     pid_t xvfb =
         startXvfb(display, {"-screen", "0", "640x480x24", "-screen", "1", "800x600x24"}, 400);

@@ -12,7 +12,7 @@ using namespace duet::engine::test;
 
 namespace {
 
-ParseResult parse(std::vector<const char *> args, Options &options) {
+ParseResult parse(std::vector<const char*> args, Options& options) {
     args.insert(args.begin(), "demo");
     return parseCommandLine(int(args.size()), args.data(), options);
 }
@@ -29,7 +29,7 @@ TEST_CASE("--size accepts WIDTHxHEIGHT and rejects anything else", "[cli]") {
     CHECK(h == 480);
     CHECK(parseSize("1X2", w, h, error));
     CHECK(w == 1);
-    for (const char *bad : {"", "640", "640x", "x480", "640x480x3", "-640x480", "0x480", "a x b",
+    for (const char* bad : {"", "640", "640x", "x480", "640x480x3", "-640x480", "0x480", "a x b",
                             "640 x 480", "99999x10"}) {
         INFO(bad);
         error.clear();
@@ -67,10 +67,10 @@ TEST_CASE("the command line fills Options", "[cli]") {
 
 TEST_CASE("bad command lines give a clear error and exit code 2", "[cli]") {
     struct Case {
-        std::vector<const char *> args;
-        const char *says;
+        std::vector<const char*> args;
+        const char* says;
     };
-    for (const Case &c : std::vector<Case>{{{"--size", "big"}, "--size: expected WIDTHxHEIGHT"},
+    for (const Case& c : std::vector<Case>{{{"--size", "big"}, "--size: expected WIDTHxHEIGHT"},
                                            {{"--size", "0x5"}, "--size"},
                                            {{"--frames", "-1"}, "--frames"},
                                            {{"--frames", "ten"}, "--frames"},
@@ -174,7 +174,7 @@ TEST_CASE("demo: headless 10 frames write a PNG with the triangle and the overla
     REQUIRE(r.exitCode == 0);
     CHECK(r.output.find("wrote demo.png (800x600)") != std::string::npos);
     CHECK(r.output.find("10 frames") != std::string::npos);
-    for (const char *p : {"compute", "acquire/release", "render ", "frame ", "ui "})
+    for (const char* p : {"compute", "acquire/release", "render ", "frame ", "ui "})
         CHECK(r.output.find(std::string("\n") + p) != std::string::npos);
     checkDemoPicture(readPng("demo.png"), 800, 600, true);
 

@@ -19,9 +19,9 @@ struct CommandResult {
 };
 
 /// Runs a shell command line, capturing its output and exit code.
-inline CommandResult runCommand(const std::string &command) {
+inline CommandResult runCommand(const std::string& command) {
     CommandResult result;
-    FILE *pipe = popen((command + " 2>&1").c_str(), "r");
+    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
     if (!pipe)
         return result;
     char buffer[4096];
@@ -34,13 +34,13 @@ inline CommandResult runCommand(const std::string &command) {
 }
 
 /// True when the pixel is within `tolerance` of (r, g, b) in every channel.
-inline bool near(const std::array<std::uint8_t, 4> &p, int r, int g, int b, int tolerance = 8) {
+inline bool near(const std::array<std::uint8_t, 4>& p, int r, int g, int b, int tolerance = 8) {
     return std::abs(p[0] - r) <= tolerance && std::abs(p[1] - g) <= tolerance &&
            std::abs(p[2] - b) <= tolerance;
 }
 
 /// Counts pixels in a rectangle where one channel dominates: red > 150 and the others < 80, etc.
-inline int countDominant(const Image &image, int channel, int x0, int y0, int x1, int y1) {
+inline int countDominant(const Image& image, int channel, int x0, int y0, int x1, int y1) {
     int count = 0;
     for (int y = y0; y < y1; ++y)
         for (int x = x0; x < x1; ++x) {
@@ -55,7 +55,7 @@ inline int countDominant(const Image &image, int channel, int x0, int y0, int x1
 }
 
 /// Counts near-white pixels (the overlay's text) in a rectangle.
-inline int countBright(const Image &image, int x0, int y0, int x1, int y1) {
+inline int countBright(const Image& image, int x0, int y0, int x1, int y1) {
     int count = 0;
     for (int y = y0; y < y1; ++y)
         for (int x = x0; x < x1; ++x) {
@@ -69,7 +69,7 @@ inline int countBright(const Image &image, int x0, int y0, int x1, int y1) {
 /// visible): the triangle's red corner bottom left, green corner bottom right, blue corner on top,
 /// the dark background in the bottom-right corner, and the overlay's text top left, where the
 /// triangle never reaches (or no text there when `overlay` is false).
-inline void checkDemoPicture(const Image &image, int width, int height, bool overlay) {
+inline void checkDemoPicture(const Image& image, int width, int height, bool overlay) {
     REQUIRE(image.width == width);
     REQUIRE(image.height == height);
     int w = width, h = height, enough = w * h / 1000;
@@ -89,13 +89,13 @@ inline void checkDemoPicture(const Image &image, int width, int height, bool ove
 /// Draws the test scene into the bound framebuffer of size w x h: cleared to blue, the left half
 /// covered by a red quad through a real shader program.
 inline void drawTestScene(int w, int h) {
-    static const char *vs = "#version 330 core\n"
+    static const char* vs = "#version 330 core\n"
                             "void main() {\n"
                             "    vec2 p = vec2((gl_VertexID & 1) == 0 ? -1.0 : 0.0,\n"
                             "                  (gl_VertexID & 2) == 0 ? -1.0 : 1.0);\n"
                             "    gl_Position = vec4(p, 0.0, 1.0);\n"
                             "}\n";
-    static const char *fs = "#version 330 core\n"
+    static const char* fs = "#version 330 core\n"
                             "uniform vec4 color;\n"
                             "out vec4 fragColor;\n"
                             "void main() { fragColor = color; }\n";
@@ -116,7 +116,7 @@ inline void drawTestScene(int w, int h) {
 }
 
 /// Checks what drawTestScene drew, read back with glReadPixels.
-inline void checkTestScene(const Image &image, int w, int h) {
+inline void checkTestScene(const Image& image, int w, int h) {
     REQUIRE(image.width == w);
     REQUIRE(image.height == h);
     for (int y : {0, h / 3, h - 1}) {

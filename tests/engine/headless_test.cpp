@@ -20,7 +20,7 @@ using namespace duet::engine::test;
 namespace {
 
 /// A headless surface with DUET_EGL_SURFACE set to `mode` while it is created.
-std::unique_ptr<Surface> headless(int w, int h, const char *surfaceMode = nullptr) {
+std::unique_ptr<Surface> headless(int w, int h, const char* surfaceMode = nullptr) {
     if (surfaceMode)
         setenv("DUET_EGL_SURFACE", surfaceMode, 1);
     else
@@ -99,7 +99,7 @@ TEST_CASE("a rendered frame captured to PNG decodes to the rendered pixels", "[p
 
 TEST_CASE("shader compile errors carry the driver log and the offending line", "[shader]") {
     auto surface = headless(8, 8);
-    const char *source = "#version 330 core\n"
+    const char* source = "#version 330 core\n"
                          "out vec4 fragColor;\n"
                          "void main() {\n"
                          "    fragColor = vec4(undefinedThing, 1.0);\n"
@@ -107,7 +107,7 @@ TEST_CASE("shader compile errors carry the driver log and the offending line", "
     try {
         gl::compileShader(GL_FRAGMENT_SHADER, source, "broken.frag");
         FAIL("a shader with an undeclared identifier compiled");
-    } catch (const Error &e) {
+    } catch (const Error& e) {
         std::string text = e.what();
         INFO(text);
         CHECK(text.find("broken.frag") != std::string::npos);

@@ -19,8 +19,8 @@ using namespace duet::engine::test;
 
 namespace {
 
-std::string findInPath(const std::string &program) {
-    const char *path = std::getenv("PATH");
+std::string findInPath(const std::string& program) {
+    const char* path = std::getenv("PATH");
     std::string dirs = path ? path : "/usr/bin:/bin";
     for (size_t start = 0; start <= dirs.size();) {
         size_t end = dirs.find(':', start);
@@ -34,14 +34,14 @@ std::string findInPath(const std::string &program) {
     return {};
 }
 
-bool exists(const std::string &path) {
+bool exists(const std::string& path) {
     struct stat st;
     return stat(path.c_str(), &st) == 0;
 }
 
 /// Starts Xvfb on the first display from :90 whose lock and socket are free, and waits for its
 /// socket. Returns the child's pid and sets `display`, or -1 when none starts.
-pid_t startXvfb(const std::string &xvfb, std::string &display) {
+pid_t startXvfb(const std::string& xvfb, std::string& display) {
     for (int n = 90 + int(getpid() % 50); n < 300; ++n) {
         std::string number = std::to_string(n);
         if (exists("/tmp/.X" + number + "-lock") || exists("/tmp/.X11-unix/X" + number))
@@ -49,7 +49,7 @@ pid_t startXvfb(const std::string &xvfb, std::string &display) {
         pid_t pid = fork();
         if (pid == 0) {
             execl(xvfb.c_str(), "Xvfb", (":" + number).c_str(), "-screen", "0", "1024x768x24",
-                  "-nolisten", "tcp", "-noreset", static_cast<char *>(nullptr));
+                  "-nolisten", "tcp", "-noreset", static_cast<char*>(nullptr));
             _exit(127);
         }
         if (pid < 0)
@@ -112,7 +112,7 @@ TEST_CASE("demo runs in a window and captures the triangle and the overlay", "[x
     checkDemoPicture(readPng("window.png"), 800, 600, true);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     std::string xvfb = findInPath("Xvfb");
     if (xvfb.empty()) {
         std::printf("SKIPPED: Xvfb is not installed (apt-get install xvfb); the GLFW window "

@@ -25,7 +25,7 @@ namespace {
 // The platforms under test: $DUET_TEST_PLATFORM alone when set, else Duet and PoCL (installed).
 std::vector<std::string> platformsUnderTest() {
     duet::test::useDuetAndPocl();
-    const char *env = std::getenv("DUET_TEST_PLATFORM");
+    const char* env = std::getenv("DUET_TEST_PLATFORM");
     if (env && *env)
         return {env};
     std::vector<std::string> names = {"Duet"};
@@ -39,7 +39,7 @@ struct Cl {
     cl_context context = nullptr;
     cl_command_queue queue = nullptr;
     std::string name;
-    explicit Cl(const std::string &platformName) {
+    explicit Cl(const std::string& platformName) {
         cl_uint n = 0;
         clGetPlatformIDs(0, nullptr, &n);
         std::vector<cl_platform_id> platforms(n);
@@ -77,13 +77,13 @@ std::vector<cl_float2> randomData(size_t n, unsigned seed) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     std::vector<cl_float2> v(n);
-    for (auto &x : v)
+    for (auto& x : v)
         x = {{u(rng), u(rng)}};
     return v;
 }
 
 // Direct DFT of `n` points `stride` apart starting at `first`; sign -1 forward, +1 inverse.
-void dft(const std::vector<cplx> &in, std::vector<cplx> &out, size_t first, size_t n, size_t stride,
+void dft(const std::vector<cplx>& in, std::vector<cplx>& out, size_t first, size_t n, size_t stride,
          int sign) {
     std::vector<cplx> w(n);
     for (size_t k = 0; k < n; ++k)
@@ -98,7 +98,7 @@ void dft(const std::vector<cplx> &in, std::vector<cplx> &out, size_t first, size
 
 // Host radix-2 FFT in double (in place, `n` points `stride` apart), for 2D references too big
 // for the DFT; checked against dft() below.
-void hostFft(std::vector<cplx> &a, size_t first, size_t n, size_t stride, int sign) {
+void hostFft(std::vector<cplx>& a, size_t first, size_t n, size_t stride, int sign) {
     std::vector<cplx> v(n);
     for (size_t i = 0; i < n; ++i)
         v[i] = a[first + i * stride];
@@ -123,7 +123,7 @@ void hostFft(std::vector<cplx> &a, size_t first, size_t n, size_t stride, int si
         a[first + i * stride] = v[i];
 }
 
-std::vector<cplx> toDouble(const std::vector<cl_float2> &v) {
+std::vector<cplx> toDouble(const std::vector<cl_float2>& v) {
     std::vector<cplx> out(v.size());
     for (size_t i = 0; i < v.size(); ++i)
         out[i] = {v[i].s[0], v[i].s[1]};
@@ -131,7 +131,7 @@ std::vector<cplx> toDouble(const std::vector<cl_float2> &v) {
 }
 
 // Relative L2 error of `got` against `ref`, per transform of `len` points (the worst one).
-double worstRelativeError(const std::vector<cl_float2> &got, const std::vector<cplx> &ref,
+double worstRelativeError(const std::vector<cl_float2>& got, const std::vector<cplx>& ref,
                           size_t len) {
     double worst = 0;
     for (size_t t = 0; t < ref.size() / len; ++t) {
@@ -148,8 +148,8 @@ double worstRelativeError(const std::vector<cl_float2> &got, const std::vector<c
     return worst;
 }
 
-std::vector<cl_float2> run(Cl &cl, const fft::Desc &desc, fft::Direction dir,
-                           const std::vector<cl_float2> &input, bool inPlace, float scale = 1) {
+std::vector<cl_float2> run(Cl& cl, const fft::Desc& desc, fft::Direction dir,
+                           const std::vector<cl_float2>& input, bool inPlace, float scale = 1) {
     std::unique_ptr<fft::Plan> plan;
     fft::Status s = fft::Plan::create(cl.context, cl.device, desc, plan);
     INFO(s.message);
@@ -182,7 +182,9 @@ std::vector<cl_float2> run(Cl &cl, const fft::Desc &desc, fft::Direction dir,
 }
 
 // Float FFTs are accurate to a few float epsilons times log2 N in the relative L2 norm.
-double tolerance(size_t points) { return 2e-7 * (4 + std::log2(double(points))); }
+double tolerance(size_t points) {
+    return 2e-7 * (4 + std::log2(double(points)));
+}
 
 } // namespace
 
@@ -200,7 +202,7 @@ TEST_CASE("the host FFT reference agrees with the DFT") {
 }
 
 TEST_CASE("1D batched transforms of every power of two 2..1024 match a double DFT") {
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         Cl cl(platform);
         INFO("platform " << platform << " / " << cl.name);
         for (size_t n = 2; n <= 1024; n *= 2) {
@@ -236,11 +238,11 @@ TEST_CASE("2D transforms match a double-precision host 2D FFT") {
     const Shape shapes[] = {{256, 256, 1}, {512, 512, 1}, {1024, 1024, 1}, {2, 2, 5},
                             {8, 4, 3},     {1024, 2, 2},  {2, 1024, 2},    {64, 128, 3},
                             {16, 256, 1},  {128, 32, 2}};
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         Cl cl(platform);
         INFO("platform " << platform << " / " << cl.name);
         for (auto columns : {fft::Desc::Columns::Auto, fft::Desc::Columns::Transpose})
-            for (const Shape &sh : shapes) {
+            for (const Shape& sh : shapes) {
                 INFO("shape " << sh.nx << " x " << sh.ny << " batch " << sh.batch << ", columns "
                               << (columns == fft::Desc::Columns::Auto ? "auto (strided)"
                                                                       : "transposed"));
@@ -275,7 +277,7 @@ TEST_CASE("2D transforms match a double-precision host 2D FFT") {
 }
 
 TEST_CASE("forward then scaled inverse gives the input back") {
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         Cl cl(platform);
         INFO("platform " << platform << " / " << cl.name);
         struct Shape {
@@ -320,7 +322,7 @@ TEST_CASE("forward then scaled inverse gives the input back") {
 }
 
 TEST_CASE("bad sizes and bad buffers give errors, not crashes") {
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         Cl cl(platform);
         INFO("platform " << platform << " / " << cl.name);
         std::unique_ptr<fft::Plan> plan;
@@ -385,7 +387,7 @@ TEST_CASE("bad sizes and bad buffers give errors, not crashes") {
 }
 
 TEST_CASE("sizes past 1024 work where the device's work-group and local memory hold them") {
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         Cl cl(platform);
         INFO("platform " << platform << " / " << cl.name);
         for (size_t n : {size_t(2048), size_t(4096), size_t(8192)}) {

@@ -30,7 +30,7 @@ struct ClOn {
     cl_device_id device = nullptr;
     cl_context context = nullptr;
     cl_command_queue queue = nullptr;
-    explicit ClOn(const std::string &name) {
+    explicit ClOn(const std::string& name) {
         duet::test::useDuetAndPocl();
         cl_uint n = 0;
         clGetPlatformIDs(0, nullptr, &n);
@@ -61,7 +61,7 @@ struct ClOn {
 using duet::test::platformsUnderTest;
 
 // Steps until the device clock reaches tEnd (the last step is cut to land on it).
-void runTo(gasdyn::Simulator &sim, float cfl, double tEnd) {
+void runTo(gasdyn::Simulator& sim, float cfl, double tEnd) {
     for (int guard = 0; guard < 100000; guard += 16) {
         for (int s = 0; s < 16; ++s)
             sim.step(cfl, tEnd);
@@ -77,7 +77,7 @@ struct SodErrors {
     double time = 0;
 };
 
-SodErrors sodError(gasdyn::Simulator &sim, int n, float cfl) {
+SodErrors sodError(gasdyn::Simulator& sim, int n, float cfl) {
     gasdyn::Setup setup = gasdyn::makeProblem(Problem::SodX, n, 4);
     sim.load(setup);
     runTo(sim, cfl, setup.tEnd);
@@ -85,7 +85,7 @@ SodErrors sodError(gasdyn::Simulator &sim, int n, float cfl) {
     e.time = sim.time();
     std::vector<cl_float4> cells = sim.state();
     ExactRiemann exact({1.0, 0.0, 1.0}, {0.125, 0.0, 0.1}, 1.4);
-    const gasdyn::Grid &g = setup.grid;
+    const gasdyn::Grid& g = setup.grid;
     for (int i = 0; i < n; ++i) {
         double rho = exact.sample((g.x(i) - 0.5) / e.time).rho;
         e.l1 += std::abs(cells[size_t(i)].s[0] - rho) * g.dx;
@@ -104,9 +104,9 @@ struct Totals {
     double magnitude[4] = {0, 0, 0, 0};
 };
 
-Totals totals(const std::vector<cl_float4> &cells) {
+Totals totals(const std::vector<cl_float4>& cells) {
     Totals t;
-    for (const cl_float4 &c : cells)
+    for (const cl_float4& c : cells)
         for (int k = 0; k < 4; ++k) {
             t.q[k] += c.s[k];
             t.magnitude[k] += std::abs(c.s[k]);
@@ -116,7 +116,7 @@ Totals totals(const std::vector<cl_float4> &cells) {
 
 // The setup mirrored about the diagonal: cell (i, j) from (j, i), momenta swapped, boundaries
 // swapped.
-gasdyn::Setup transposed(const gasdyn::Setup &s) {
+gasdyn::Setup transposed(const gasdyn::Setup& s) {
     gasdyn::Setup t = s;
     std::swap(t.grid.nx, t.grid.ny);
     std::swap(t.grid.dx, t.grid.dy);
@@ -134,15 +134,15 @@ gasdyn::Setup transposed(const gasdyn::Setup &s) {
 
 // Largest difference between a run and the transposed run, per component, relative to the
 // largest magnitude of that component.
-double transposeMismatch(const std::vector<cl_float4> &a, int nx, int ny,
-                         const std::vector<cl_float4> &b) {
+double transposeMismatch(const std::vector<cl_float4>& a, int nx, int ny,
+                         const std::vector<cl_float4>& b) {
     double worst = 0;
     for (int k = 0; k < 4; ++k) {
         double scale = 1e-30, diff = 0;
         for (int j = 0; j < ny; ++j)
             for (int i = 0; i < nx; ++i) {
-                const cl_float4 &p = a[size_t(j) * nx + i];
-                const cl_float4 &q = b[size_t(i) * ny + j];
+                const cl_float4& p = a[size_t(j) * nx + i];
+                const cl_float4& q = b[size_t(i) * ny + j];
                 int kq = k == 1 ? 2 : k == 2 ? 1 : k;
                 scale = std::max(scale, double(std::abs(p.s[k])));
                 diff = std::max(diff, double(std::abs(p.s[k] - q.s[kq])));
@@ -172,7 +172,7 @@ TEST_CASE("the host exact Riemann solver reproduces Toro's star states", "[gasdy
          14.2823,
          31.0426},
     };
-    for (const Case &c : cases) {
+    for (const Case& c : cases) {
         ExactRiemann e(c.l, c.r, 1.4);
         INFO("pL " << c.l.p << " pR " << c.r.p << ": p* " << e.pressureStar() << " u* "
                    << e.velocityStar());
@@ -202,11 +202,11 @@ TEST_CASE("the host exact Riemann solver reproduces Toro's star states", "[gasdy
 
 TEST_CASE("Sod's shock tube converges to the exact solution at the expected order",
           "[gasdyn][sod]") {
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         ClOn cl(platform);
         struct Variant {
-            const char *name;
+            const char* name;
             gasdyn::Limiter limiter;
             gasdyn::RiemannSolver riemann;
             double boundAt100; ///< L1 density error allowed at N = 100
@@ -218,7 +218,7 @@ TEST_CASE("Sod's shock tube converges to the exact solution at the expected orde
             {"minmod + HLLC", gasdyn::Limiter::Minmod, gasdyn::RiemannSolver::Hllc, 1.2e-2},
             {"MC + exact", gasdyn::Limiter::MC, gasdyn::RiemannSolver::Exact, 8e-3},
         };
-        for (const Variant &v : variants) {
+        for (const Variant& v : variants) {
             INFO(v.name);
             gasdyn::SolverOptions o;
             o.limiter = v.limiter;
@@ -251,7 +251,7 @@ TEST_CASE("Sod's shock tube converges to the exact solution at the expected orde
 
 TEST_CASE("Sod along y equals Sod along x transposed, and the sweeps commute with transposition",
           "[gasdyn][symmetry]") {
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         ClOn cl(platform);
         gasdyn::Simulator sim(cl.context, cl.device, cl.queue);
@@ -303,7 +303,7 @@ TEST_CASE("Sod along y equals Sod along x transposed, and the sweeps commute wit
 
 TEST_CASE("mass, momentum and energy are conserved to round-off with periodic boundaries",
           "[gasdyn][conservation]") {
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         ClOn cl(platform);
         gasdyn::Simulator sim(cl.context, cl.device, cl.queue);
@@ -323,7 +323,7 @@ TEST_CASE("mass, momentum and energy are conserved to round-off with periodic bo
             for (size_t c = 0; c < end.size(); ++c)
                 change = std::max(change, double(std::abs(end[c].s[0] - start[c].s[0])));
             CHECK(change > 0.05);
-            const char *names[4] = {"mass", "x momentum", "y momentum", "energy"};
+            const char* names[4] = {"mass", "x momentum", "y momentum", "energy"};
             for (int k = 0; k < 4; ++k) {
                 // Every face flux is added to one cell and subtracted from its neighbour, so the
                 // totals change only by the rounding of each cell's float update: about
@@ -347,7 +347,7 @@ TEST_CASE("mass, momentum and energy are conserved to round-off with periodic bo
 
 TEST_CASE("the CFL reduction finds the host's maximum, and the clock lands on the end time",
           "[gasdyn][cfl]") {
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         ClOn cl(platform);
         gasdyn::Simulator sim(cl.context, cl.device, cl.queue);
@@ -366,7 +366,7 @@ TEST_CASE("the CFL reduction finds the host's maximum, and the clock lands on th
             double dt = sim.timeStep();
             // The host's maxima over the same float state, in double precision.
             std::vector<cl_float4> cells = sim.state();
-            const gasdyn::Grid &g = setup.grid;
+            const gasdyn::Grid& g = setup.grid;
             double rate = 0, rhoMin = 1e300, rhoMax = -1e300, pMin = 1e300, pMax = -1e300;
             size_t argmax = 0;
             for (size_t c = 0; c < cells.size(); ++c) {
@@ -436,7 +436,7 @@ TEST_CASE("the CFL reduction finds the host's maximum, and the clock lands on th
 TEST_CASE("the boundary kernels fill ghost cells as reflective, outflow and periodic walls",
           "[gasdyn][boundary]") {
     using gasdyn::Boundary;
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         ClOn cl(platform);
         gasdyn::Simulator sim(cl.context, cl.device, cl.queue);
@@ -454,7 +454,7 @@ TEST_CASE("the boundary kernels fill ghost cells as reflective, outflow and peri
                 s.xLow = s.yLow = lo;
                 s.xHigh = s.yHigh = hi;
                 sim.load(s); // fills the ghosts of both axes
-                const gasdyn::Grid &g = s.grid;
+                const gasdyn::Grid& g = s.grid;
                 std::vector<cl_float4> all(g.cells());
                 REQUIRE(clEnqueueReadBuffer(cl.queue, sim.current(), CL_TRUE, 0,
                                             all.size() * sizeof(cl_float4), all.data(), 0, nullptr,
@@ -522,7 +522,7 @@ TEST_CASE("Rayleigh-Taylor: gravity pulls the heavy gas down and the interface g
     gasdyn::Simulator sim(cl.context, cl.device, cl.queue);
     gasdyn::Setup s = gasdyn::makeProblem(Problem::RayleighTaylor, 32, 96);
     sim.load(s);
-    auto heavyCentre = [&](const std::vector<cl_float4> &cells) {
+    auto heavyCentre = [&](const std::vector<cl_float4>& cells) {
         // Centre of mass height.
         double m = 0, my = 0;
         for (int j = 0; j < s.grid.ny; ++j)
@@ -533,9 +533,9 @@ TEST_CASE("Rayleigh-Taylor: gravity pulls the heavy gas down and the interface g
             }
         return my / m;
     };
-    auto maxSpeed = [&](const std::vector<cl_float4> &cells) {
+    auto maxSpeed = [&](const std::vector<cl_float4>& cells) {
         double v = 0;
-        for (const cl_float4 &c : cells)
+        for (const cl_float4& c : cells)
             v = std::max(v, double(std::abs(c.s[2] / c.s[0])));
         return v;
     };
@@ -567,7 +567,7 @@ TEST_CASE("bad input is reported, not crashed on", "[gasdyn][errors]") {
     try {
         gasdyn::Simulator sim(cl.context, cl.device, cl.queue, o);
         FAIL("a program that does not build was accepted");
-    } catch (const duet::interop::Error &e) {
+    } catch (const duet::interop::Error& e) {
         CHECK(e.code() == CL_BUILD_PROGRAM_FAILURE);
         CHECK(std::string(e.what()).find("gasdyn.cl") != std::string::npos);
     }

@@ -283,7 +283,8 @@ TEST_CASE("a GCN program binary round-trips and runs", "[gcn][binary]") {
     std::vector<unsigned char> bad(bin.begin(), bin.begin() + bin.size() / 3);
     const unsigned char* badBins[] = {bad.data()};
     size_t badSize = bad.size();
-    cl_program r = clCreateProgramWithBinary(w.context, 1, &w.device, &badSize, badBins, &status, &e);
+    cl_program r =
+        clCreateProgramWithBinary(w.context, 1, &w.device, &badSize, badBins, &status, &e);
     CHECK(r == nullptr);
     CHECK(e == CL_INVALID_BINARY);
     clReleaseMemObject(ma);
@@ -331,8 +332,8 @@ TEST_CASE("a private access outside the work-item's scratch stops the dispatch",
     REQUIRE_CL(clEnqueueNDRangeKernel(w.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, &ev));
     clFinish(w.queue);
     cl_int status = CL_COMPLETE;
-    REQUIRE_CL(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
-                              nullptr));
+    REQUIRE_CL(
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
     CHECK(status < 0);
     clReleaseEvent(ev);
     clReleaseMemObject(ma);

@@ -39,7 +39,8 @@ std::string printed(cl_device_id device, const std::string& src, size_t global,
 } // namespace
 
 TEST_CASE("printf on the GCN device prints what the CPU device prints", "[gcn][printf]") {
-    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU),
+                       gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
     size_t bufferSize = 0;
     REQUIRE_CL(clGetDeviceInfo(gpu, CL_DEVICE_PRINTF_BUFFER_SIZE, sizeof bufferSize, &bufferSize,
                                nullptr));
@@ -126,7 +127,8 @@ __kernel void p(__global int* r) {
 }
 
 TEST_CASE("program-scope __constant tables on the GCN device", "[gcn][globals]") {
-    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU),
+                       gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
     const std::string src = R"CL(
 __constant int table[8] = {3, 1, 4, 1, 5, 9, 2, 6};
 __constant float scale = 0.5f;
@@ -148,8 +150,8 @@ __kernel void k(__global float* out) {
         results[d] = on.read<float>(out, 64);
         size_t total = 1;
         REQUIRE_CL(clGetProgramBuildInfo(on.program, devices[d],
-                                         CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
-                                         sizeof total, &total, nullptr));
+                                         CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE, sizeof total,
+                                         &total, nullptr));
         CHECK(total == 0); // __constant variables are not in the global address space
         clReleaseMemObject(out);
         clReleaseKernel(k);
@@ -160,11 +162,11 @@ __kernel void k(__global float* out) {
     CHECK(results[1] == results[0]);
 }
 
-TEST_CASE("OpenCL C 2.0/3.0 program-scope __global variables on the GCN device",
-          "[gcn][globals]") {
+TEST_CASE("OpenCL C 2.0/3.0 program-scope __global variables on the GCN device", "[gcn][globals]") {
     const std::string std = GENERATE(std::string("-cl-std=CL2.0"), std::string("-cl-std=CL3.0"));
     INFO(std);
-    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU),
+                       gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
     size_t maxSize = 0;
     REQUIRE_CL(clGetDeviceInfo(gpu, CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE, sizeof maxSize, &maxSize,
                                nullptr));
@@ -199,8 +201,8 @@ __kernel void report(__global int* out) {
         OnDevice on(devices[d], src, std);
         size_t total = 0;
         REQUIRE_CL(clGetProgramBuildInfo(on.program, devices[d],
-                                         CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
-                                         sizeof total, &total, nullptr));
+                                         CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE, sizeof total,
+                                         &total, nullptr));
         CHECK(total >= 4 + 16 * 4 + 8 + 8 + 16);
         CHECK(total <= 4 + 16 * 4 + 8 + 8 + 16 + 32); // padding at most
         cl_kernel bump = on.kernel("bump"), report = on.kernel("report");
@@ -224,7 +226,8 @@ __kernel void report(__global int* out) {
 }
 
 TEST_CASE("generic address space on the GCN device", "[gcn][generic]") {
-    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU),
+                       gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
     cl_bool generic = CL_FALSE;
     REQUIRE_CL(clGetDeviceInfo(gpu, CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT, sizeof generic,
                                &generic, nullptr));
@@ -280,7 +283,8 @@ __kernel void k(__global int* g, __global int* out) {
     for (int d = 0; d < 2; ++d) {
         OnDevice on(devices[d], src, "-cl-std=CL3.0");
         cl_kernel k = on.kernel("k");
-        cl_mem gb = on.buffer(g.size() * sizeof(int), g.data()), out = on.buffer(4 * n * sizeof(int));
+        cl_mem gb = on.buffer(g.size() * sizeof(int), g.data()),
+               out = on.buffer(4 * n * sizeof(int));
         REQUIRE_CL(clSetKernelArg(k, 0, sizeof gb, &gb));
         REQUIRE_CL(clSetKernelArg(k, 1, sizeof out, &out));
         on.run(k, n, local);
@@ -302,9 +306,9 @@ __kernel void k(__global int* g, __global int* out) {
     CHECK(results[1] == results[0]);
 }
 
-TEST_CASE("printf %s prints strings from every address space on the GCN device",
-          "[gcn][printf]") {
-    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+TEST_CASE("printf %s prints strings from every address space on the GCN device", "[gcn][printf]") {
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU),
+                       gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
     // Strings known only at run time: an indexed __constant table, a __global buffer, __local
     // and private arrays, with width, precision and an empty string; vectors and a long after
     // a string (the record's later arguments move with the string's length).
@@ -341,18 +345,20 @@ __kernel void p(__global const char* text, __global int* r) {
     std::vector<int> onCpuResult, onGcnResult;
     const std::string onCpu = run(cpu, onCpuResult), onGcn = run(gpu, onGcnResult);
     INFO("CPU printed:\n" << onCpu << "GCN printed:\n" << onGcn);
-    CHECK(sortedLines(onGcn) == std::vector<std::string>{
-                                    "one|aabbccdd|lds|item0|two    |ite||0,0|0",
-                                    "one|dd|lds|item3|two    |ite||3,-3|25769803776",
-                                    "three|ccdd|lds|item2|one    |ite||2,-2|17179869184",
-                                    "two|bbccdd|lds|item1|three  |ite||1,-1|8589934592"});
+    CHECK(sortedLines(onGcn) ==
+          std::vector<std::string>{"one|aabbccdd|lds|item0|two    |ite||0,0|0",
+                                   "one|dd|lds|item3|two    |ite||3,-3|25769803776",
+                                   "three|ccdd|lds|item2|one    |ite||2,-2|17179869184",
+                                   "two|bbccdd|lds|item1|three  |ite||1,-1|8589934592"});
     CHECK(sortedLines(onGcn) == sortedLines(onCpu));
     CHECK(onGcnResult == std::vector<int>{0, 0, 0, 0}); // printf's result: success
 }
 
 TEST_CASE("printf from a helper function, with byte vectors and pointers, at -O0 and -O2 on "
-          "the GCN device", "[gcn][printf]") {
-    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+          "the GCN device",
+          "[gcn][printf]") {
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU),
+                       gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
     // A divergent string choice, a string after a 2-byte vector (so its length word is not
     // 4-aligned), %c and %%, and a helper that printf's result flows through.
     const std::string src = R"CL(
@@ -439,9 +445,9 @@ TEST_CASE("printf whose format is not a constant string is a GCN build error", "
     clReleaseContext(ctx);
 }
 
-TEST_CASE("OpenCL C 3.0 pointer builtins on generic pointers on the GCN device",
-          "[gcn][generic]") {
-    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU), gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
+TEST_CASE("OpenCL C 3.0 pointer builtins on generic pointers on the GCN device", "[gcn][generic]") {
+    const cl_device_id cpu = deviceOfType(CL_DEVICE_TYPE_CPU),
+                       gpu = deviceOfType(CL_DEVICE_TYPE_GPU);
     // With the generic address space, clang declares fract/sincos/vload/vstore/
     // wait_group_events on generic pointers: each space must reach the right overload.
     const std::string src = R"CL(
@@ -532,8 +538,8 @@ __kernel void triad(__global const float* a, __global const float* b, __global f
         REQUIRE_CL(clWaitForEvents(1, &ev));
         cl_ulong t[4];
         for (int i = 0; i < 4; ++i)
-            REQUIRE_CL(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED + i,
-                                               sizeof t[i], &t[i], nullptr));
+            REQUIRE_CL(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED + i, sizeof t[i],
+                                               &t[i], nullptr));
         clReleaseEvent(ev);
         CHECK(t[0] <= t[1]);
         CHECK(t[1] <= t[2]);

@@ -105,8 +105,8 @@ TEST_CASE("PM4 packets have the gfx9 encodings", "[pm4]") {
     // DATA_SEL 2 (64 bits), no interrupt.
     CHECK(built([](pm4::Builder& b) {
               b.releaseMemFence(0x7fff12345678ull, 0x1122334455667788ull, true);
-          }) == std::vector<uint32_t>{0xC0064902u, 0x00038514u, 0x40000000u, 0x12345678u,
-                                      0x7fffu, 0x55667788u, 0x11223344u, 0u});
+          }) == std::vector<uint32_t>{0xC0064902u, 0x00038514u, 0x40000000u, 0x12345678u, 0x7fffu,
+                                      0x55667788u, 0x11223344u, 0u});
     CHECK(built([](pm4::Builder& b) { b.eventWrite(pm4::kCsPartialFlush, 4); }) ==
           std::vector<uint32_t>{0xC0004602u, 0x407u});
 }
@@ -233,8 +233,8 @@ TEST_CASE("amdgpu discovery maps chips to LLVM targets and gates submission", "[
         unsigned major;
     };
     const Other others[] = {
-        {110, 0x14, "SI (gfx6)", 6},   {120, 0x28, "CI (gfx7)", 7},
-        {130, 0x50, "VI (gfx8)", 8},   {143, 0x28, "NV (gfx10)", 10},
+        {110, 0x14, "SI (gfx6)", 6},          {120, 0x28, "CI (gfx7)", 7},
+        {130, 0x50, "VI (gfx8)", 8},          {143, 0x28, "NV (gfx10)", 10},
         {145, 0x01, "GC 11.0.0 (gfx11)", 11}, {152, 0x01, "GC 12.0.0 (gfx12)", 12},
         {999, 0x01, "unknown family 999", 0},
     };
@@ -372,12 +372,13 @@ TEST_CASE("GCN program binaries carry the code object and load without recompili
           co.object.kernels[0].sgprCount);
 
     // A CPU binary is not a GCN one; garbage is not a code object.
-    rt::LoadBinaryResult wrong = rt::loadGcnBinary(
-        bytes(rt::makeObjectBinary("BC\xC0\xDE" + std::string(60, '\0'), "",
-                                   CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT)),
-        gcnTarget());
+    rt::LoadBinaryResult wrong =
+        rt::loadGcnBinary(bytes(rt::makeObjectBinary("BC\xC0\xDE" + std::string(60, '\0'), "",
+                                                     CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT)),
+                          gcnTarget());
     CHECK(wrong.status == CL_INVALID_BINARY);
-    CHECK_FALSE(readCodeObject(bytes(std::string("\x7f" "ELF garbage"))));
+    CHECK_FALSE(readCodeObject(bytes(std::string("\x7f"
+                                                 "ELF garbage"))));
     std::string truncated = read.binary.text.substr(0, read.binary.text.size() / 2);
     CHECK_FALSE(readCodeObject(bytes(truncated)));
 }
@@ -396,10 +397,9 @@ TEST_CASE("what the GCN device cannot compile fails the build with a reason", "[
 }
 
 TEST_CASE("the code-object reader parses amdhsa.printf", "[code_object][printf]") {
-    const std::string src =
-        "kernel void p(global int* a) {\n"
-        "  printf(\"a:%d b=%v3f\\n\", a[0], (float3)(1, 2, 3));\n"
-        "  printf(\"%s %ld%%\", \"xyz12\", (long)a[1]); }\n";
+    const std::string src = "kernel void p(global int* a) {\n"
+                            "  printf(\"a:%d b=%v3f\\n\", a[0], (float3)(1, 2, 3));\n"
+                            "  printf(\"%s %ld%%\", \"xyz12\", (long)a[1]); }\n";
     auto exe = buildGcn(src, "");
     const KernelEntry& e = entryOf(*exe, "p");
     REQUIRE(e.codeObject->printf.size() == 2);
@@ -424,7 +424,7 @@ TEST_CASE("the code-object reader parses amdhsa.printf", "[code_object][printf]"
     CHECK(f.recordBytes == 16);
     CHECK_FALSE(parsePrintfFormat("7:2:4:%d %d", f).empty()); // a size missing
     CHECK_FALSE(parsePrintfFormat("no fields", f).empty());
-    CHECK_FALSE(parsePrintfFormat("1:1:0:%d", f).empty());    // a zero size
+    CHECK_FALSE(parsePrintfFormat("1:1:0:%d", f).empty()); // a zero size
 }
 
 TEST_CASE("occupancy follows the gfx9 limits", "[occupancy]") {

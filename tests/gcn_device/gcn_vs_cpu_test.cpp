@@ -43,7 +43,8 @@ TEST_CASE("the N-body step on the GCN model matches the CPU device", "[gcn][samp
         cl_int e = CL_SUCCESS;
         cl_kernel k = clCreateKernel(on.program, "nbody_step", &e);
         REQUIRE_CL(e);
-        cl_mem pIn = on.buffer(pos.size() * 4, pos.data()), pOut = on.buffer(pos.size() * 4, nullptr);
+        cl_mem pIn = on.buffer(pos.size() * 4, pos.data()),
+               pOut = on.buffer(pos.size() * 4, nullptr);
         cl_mem v = on.buffer(vel.size() * 4, vel.data());
         const size_t local = 64, global = (n + local - 1) / local * local;
         float dt = 0.005f, eps2 = 0.01f, damping = 0.999f;
@@ -55,8 +56,8 @@ TEST_CASE("the N-body step on the GCN model matches the CPU device", "[gcn][samp
         REQUIRE_CL(clSetKernelArg(k, 5, sizeof dt, &dt));
         REQUIRE_CL(clSetKernelArg(k, 6, sizeof eps2, &eps2));
         REQUIRE_CL(clSetKernelArg(k, 7, sizeof damping, &damping));
-        REQUIRE_CL(clEnqueueNDRangeKernel(on.queue, k, 1, nullptr, &global, &local, 0, nullptr,
-                                          nullptr));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(on.queue, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
         outPos[d] = on.read<float>(pOut, pos.size());
         outVel[d] = on.read<float>(v, vel.size());
         for (cl_mem m : {pIn, pOut, v})
@@ -101,8 +102,8 @@ TEST_CASE("SimpleGL's sine wave on the GCN model matches the CPU device", "[gcn]
         REQUIRE_CL(clSetKernelArg(k, 5, sizeof frequency, &frequency));
         REQUIRE_CL(clSetKernelArg(k, 6, sizeof amplitude, &amplitude));
         const size_t local[2] = {8, 8}, global[2] = {40, 24}; // partial groups are masked
-        REQUIRE_CL(clEnqueueNDRangeKernel(on.queue, k, 2, nullptr, global, local, 0, nullptr,
-                                          nullptr));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(on.queue, k, 2, nullptr, global, local, 0, nullptr, nullptr));
         pos[d] = on.read<float>(p, size_t(width) * height * 4);
         col[d] = on.read<cl_uchar>(c, size_t(width) * height * 4);
         clReleaseMemObject(p);

@@ -25,12 +25,12 @@ struct Kernel {
 
 /// Compiles `source` (OpenCL C) for amdgcn-amd-amdhsa gfx900 at -O2 with `options`, and
 /// returns kernel `name`. Throws std::runtime_error with the build log on failure.
-Kernel compileKernel(const std::string &source, const std::string &name,
-                     const std::vector<std::string> &options = {});
+Kernel compileKernel(const std::string& source, const std::string& name,
+                     const std::vector<std::string>& options = {});
 
 /// A kernel rebuilt from `size` bytes of loaded code, the entry's offset in them and the
 /// descriptor fields of `fields` (for replaying code objects without LLVM).
-Kernel loadKernel(const uint8_t *blob, size_t size, uint64_t entryOffset, const Kernel &fields);
+Kernel loadKernel(const uint8_t* blob, size_t size, uint64_t entryOffset, const Kernel& fields);
 
 /// Memory the model's dispatch needs beside the kernel's own buffers.
 struct Launch {
@@ -44,10 +44,10 @@ struct Launch {
 /// of `localSize`: user SGPRs per the descriptor's enable bits (private segment buffer V#,
 /// dispatch ptr, kernarg ptr, flat scratch init, private segment size), LDS from the group
 /// segment, scratch slots for `scratchWaves` waves.
-void prepare(Launch &launch, const Kernel &k, const uint32_t globalSize[3],
+void prepare(Launch& launch, const Kernel& k, const uint32_t globalSize[3],
              const uint32_t localSize[3], unsigned scratchWaves = 256);
 
-template <class T> void pushArg(Launch &l, const T &value) {
+template <class T> void pushArg(Launch& l, const T& value) {
     size_t align = alignof(T) < 8 ? alignof(T) : 8;
     size_t at = (l.kernargs.size() + align - 1) / align * align;
     l.kernargs.resize(at + sizeof(T));

@@ -9,22 +9,22 @@
 
 namespace gcntest {
 
-Kernel loadKernel(const uint8_t *blob, size_t size, uint64_t entryOffset, const Kernel &fields) {
+Kernel loadKernel(const uint8_t* blob, size_t size, uint64_t entryOffset, const Kernel& fields) {
     Kernel k = fields;
     size_t alloc = (size + 4096 + 255) / 256 * 256;
-    uint8_t *mem = static_cast<uint8_t *>(std::aligned_alloc(256, alloc));
+    uint8_t* mem = static_cast<uint8_t*>(std::aligned_alloc(256, alloc));
     std::memset(mem, 0, alloc);
     std::memcpy(mem, blob, size);
-    k.text = std::shared_ptr<uint8_t>(mem, [](uint8_t *p) { std::free(p); });
+    k.text = std::shared_ptr<uint8_t>(mem, [](uint8_t* p) { std::free(p); });
     k.textSize = size;
     k.entry = reinterpret_cast<uint64_t>(mem) + entryOffset;
     return k;
 }
 
-void prepare(Launch &l, const Kernel &k, const uint32_t global[3], const uint32_t local[3],
+void prepare(Launch& l, const Kernel& k, const uint32_t global[3], const uint32_t local[3],
              unsigned scratchWaves) {
     using duet::gcn::DispatchState;
-    DispatchState &st = l.state;
+    DispatchState& st = l.state;
     st = DispatchState{};
     st.pgmAddress = k.entry;
     st.pgmRsrc1 = k.rsrc1;
@@ -72,12 +72,18 @@ void prepare(Launch &l, const Kernel &k, const uint32_t global[3], const uint32_
         user(0xffffffffu);
         user(1u << 23 | 3u << 21 | 1u << 19);
     }
-    if (p & 2) user(uint32_t(packet)), user(uint32_t(packet >> 32));
-    if (p & 4) user(0), user(0); // queue ptr: none
-    if (p & 8) user(uint32_t(kernargs)), user(uint32_t(kernargs >> 32));
-    if (p & 16) user(0), user(0); // dispatch id
-    if (p & 32) user(uint32_t(scratchBase)), user(uint32_t(scratchBase >> 32));
-    if (p & 64) user(k.privateSegmentSize);
+    if (p & 2)
+        user(uint32_t(packet)), user(uint32_t(packet >> 32));
+    if (p & 4)
+        user(0), user(0); // queue ptr: none
+    if (p & 8)
+        user(uint32_t(kernargs)), user(uint32_t(kernargs >> 32));
+    if (p & 16)
+        user(0), user(0); // dispatch id
+    if (p & 32)
+        user(uint32_t(scratchBase)), user(uint32_t(scratchBase >> 32));
+    if (p & 64)
+        user(k.privateSegmentSize);
 }
 
 } // namespace gcntest

@@ -20,7 +20,7 @@ using duet::gcn::ModelConfig;
 
 namespace {
 
-const char *const kPrelude = R"(
+const char* const kPrelude = R"(
 #define LID (__builtin_amdgcn_workitem_id_x())
 #define GRP (__builtin_amdgcn_workgroup_id_x())
 typedef unsigned int uint;
@@ -32,7 +32,7 @@ struct Result {
     DispatchStats stats;
 };
 
-Result run(const Kernel &k, Launch &l, uint32_t global, uint32_t local, unsigned threads = 2) {
+Result run(const Kernel& k, Launch& l, uint32_t global, uint32_t local, unsigned threads = 2) {
     uint32_t g[3] = {global, 1, 1}, s[3] = {local, 1, 1};
     prepare(l, k, g, s);
     Model model(ModelConfig{.computeUnits = 64, .hostThreads = threads});
@@ -41,7 +41,7 @@ Result run(const Kernel &k, Launch &l, uint32_t global, uint32_t local, unsigned
     return r;
 }
 
-uint64_t ptr(const void *p) {
+uint64_t ptr(const void* p) {
     return reinterpret_cast<uint64_t>(p);
 }
 
@@ -190,8 +190,8 @@ TEST_CASE("VALU float: IEEE fdiv expansion, sqrt, min/max NaN rules, conversions
     a[8] = 1.0f, b[8] = 3.0e38f;     // huge denominator
     a[9] = 2.0f, b[9] = NAN;
     Launch l;
-    for (void *p : {(void *)a.data(), (void *)b.data(), (void *)q.data(), (void *)s.data(),
-                    (void *)mn.data(), (void *)cv.data()})
+    for (void* p : {(void*)a.data(), (void*)b.data(), (void*)q.data(), (void*)s.data(),
+                    (void*)mn.data(), (void*)cv.data()})
         pushArg(l, ptr(p));
     Result r = run(k, l, n, 64);
     REQUIRE(r.result.error == "");
@@ -321,7 +321,7 @@ TEST_CASE("LDS: overlapping lanes, broadcast reads and partial EXEC", "[gcn_mode
     REQUIRE(r.result.error == "");
     for (uint32_t i = 0; i < 64; ++i)
         REQUIRE(out[i] == i); // lane i's low dword overwrote lane i-1's high one
-    CHECK(out[64] == 163);   // lane 63's high dword
+    CHECK(out[64] == 163);    // lane 63's high dword
     // lds[66..69] = 1, 4, 7, 10
     for (uint32_t i = 0; i < 64; ++i)
         REQUIRE(out[65 + i] == 1 + 4 * 10 + 7 * 100 + 10 * 1000);
@@ -553,8 +553,8 @@ TEST_CASE("libclc math builtins (a wide instruction mix) match the host", "[gcn_
         ix[i] = int32_t(i * 0x9e3779b9u);
     }
     Launch l;
-    for (void *p : {(void *)x.data(), (void *)out.data(), (void *)dx.data(), (void *)dout.data(),
-                    (void *)ix.data(), (void *)iout.data()})
+    for (void* p : {(void*)x.data(), (void*)out.data(), (void*)dx.data(), (void*)dout.data(),
+                    (void*)ix.data(), (void*)iout.data()})
         pushArg(l, ptr(p));
     Result r = run(k, l, n, 64);
     REQUIRE(r.result.error == "");
@@ -565,7 +565,7 @@ TEST_CASE("libclc math builtins (a wide instruction mix) match the host", "[gcn_
     };
     for (uint32_t i = 0; i < n; ++i) {
         float v = x[i];
-        const float *o = &out[i * 16];
+        const float* o = &out[i * 16];
         INFO("i=" << i << " v=" << v);
         CHECK(near(o[0], std::sin(v), 1e-6));
         CHECK(near(o[1], std::cos(v), 1e-6));
@@ -584,13 +584,13 @@ TEST_CASE("libclc math builtins (a wide instruction mix) match the host", "[gcn_
         CHECK(near(o[13], 0.5, 1e-6));
         CHECK(near(o[14], std::erf(v * 0.1f), 1e-6));
         CHECK(near(o[15], std::exp2(v * 0.1f), 1e-6));
-        const double *od = &dout[i * 4];
+        const double* od = &dout[i * 4];
         double d = dx[i];
         CHECK(near(od[0], std::sin(d), 1e-14));
         CHECK(near(od[1], std::exp(d * 0.01), 1e-14));
         CHECK(near(od[2], std::log(std::fabs(d) + 1.0), 1e-14));
         CHECK(od[3] == d / 7.0);
-        const int32_t *oi = &iout[i * 6];
+        const int32_t* oi = &iout[i * 6];
         int32_t m = ix[i];
         CHECK(oi[0] == std::popcount(uint32_t(m)));
         CHECK(oi[1] == (m ? std::countl_zero(uint32_t(m)) : 32));
@@ -662,8 +662,8 @@ TEST_CASE("calls, 64-bit division, local atomics, vectors and half conversions (
             v4[4 * i + c] = float(i) * 0.25f + float(c);
     }
     Launch l;
-    for (void *p : {(void *)a.data(), (void *)q.data(), (void *)hist.data(), (void *)v4.data(),
-                    (void *)dots.data(), (void *)hs.data()})
+    for (void* p : {(void*)a.data(), (void*)q.data(), (void*)hist.data(), (void*)v4.data(),
+                    (void*)dots.data(), (void*)hs.data()})
         pushArg(l, ptr(p));
     Result r = run(k, l, n, 128);
     REQUIRE(r.result.error == "");
@@ -679,7 +679,7 @@ TEST_CASE("calls, 64-bit division, local atomics, vectors and half conversions (
             s += scratch[(j * 7) % m];
         REQUIRE(q[i] == x / (y | 1) + x % (y | 1) + s);
         ++wantHist[x % 16];
-        const float *v = &v4[4 * i];
+        const float* v = &v4[4 * i];
         REQUIRE(dots[i] == Approx(v[0] + 2 * v[1] + 3 * v[2] + 4 * v[3]).epsilon(1e-6));
         REQUIRE(hs[i] == std::bit_cast<uint16_t>(_Float16(v[0] * 3.0f)));
     }
@@ -719,7 +719,7 @@ TEST_CASE("cross-lane: DPP, ds_swizzle, ds_bpermute, readlane; packed half2 (VOP
     auto val = [](int lane) { return lane * 10 + 1; };
     for (int lane = 0; lane < 64; ++lane) {
         INFO("lane " << lane);
-        const int32_t *o = &out[lane * 8];
+        const int32_t* o = &out[lane * 8];
         // row_shr:1 without bound_ctrl: the first lane of each row of 16 keeps `old` (-1).
         CHECK(o[0] == (lane % 16 == 0 ? -1 : val(lane - 1)));
         CHECK(o[1] == val((lane & ~3) + 3 - (lane & 3)));
@@ -777,12 +777,13 @@ TEST_CASE("byte/pack VALU ops and DS d16/mskor through inline assembly", "[gcn_m
     auto byte = [](uint32_t x, int i) { return int((x >> (8 * i)) & 255); };
     for (uint32_t lane = 0; lane < 64; ++lane) {
         uint32_t a = in[lane], b = in[lane + 64], c = in[lane + 128];
-        const uint32_t *o = &out[lane * 8];
+        const uint32_t* o = &out[lane * 8];
         INFO("lane " << lane);
         uint32_t sad = c, msad = c, lerp = 0;
         for (int i = 0; i < 4; ++i) {
             sad += uint32_t(std::abs(byte(a, i) - byte(b, i)));
-            if (byte(b, i)) msad += uint32_t(std::abs(byte(a, i) - byte(b, i)));
+            if (byte(b, i))
+                msad += uint32_t(std::abs(byte(a, i) - byte(b, i)));
             lerp |= uint32_t(((byte(a, i) + byte(b, i) + (byte(c, i) & 1)) >> 1) & 255) << (8 * i);
         }
         CHECK(o[0] == sad);
@@ -836,7 +837,8 @@ TEST_CASE("FLAT through generic pointers: global, LDS and private apertures", "[
         for (uint32_t i = 0; i < 8; ++i) {
             uint32_t want = i * 3 + lane;
             uint32_t first = lane % 4;
-            if (i >= first && i < first + 4) want += 3 + (i - first);
+            if (i >= first && i < first + 4)
+                want += 3 + (i - first);
             CHECK(out[lane * 12 + 4 + i] == want);
         }
     }
@@ -892,10 +894,11 @@ TEST_CASE("a kernel that never ends is stopped by the instruction limit", "[gcn_
 
 TEST_CASE("IEEE fdiv expansion over random bit patterns (all exponents, denormals)",
           "[gcn_model]") {
-    for (const char *denorm : {"", "-fdenormal-fp-math-f32=preserve-sign"}) {
+    for (const char* denorm : {"", "-fdenormal-fp-math-f32=preserve-sign"}) {
         INFO("options: " << denorm);
         std::vector<std::string> opts = {"-cl-fp32-correctly-rounded-divide-sqrt"};
-        if (*denorm) opts.push_back(denorm);
+        if (*denorm)
+            opts.push_back(denorm);
         Kernel k = compileKernel(std::string(kPrelude) + R"(
             __kernel void fdiv(__global const float* a, __global const float* b, __global float* q) {
                 uint i = GRP * 64 + LID;
@@ -908,8 +911,10 @@ TEST_CASE("IEEE fdiv expansion over random bit patterns (all exponents, denormal
         for (uint32_t i = 0; i < n; ++i) {
             a[i] = std::bit_cast<float>(uint32_t(rng()));
             b[i] = std::bit_cast<float>(uint32_t(rng()));
-            if (i % 4 == 1) b[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu); // denormal
-            if (i % 4 == 2) a[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu);
+            if (i % 4 == 1)
+                b[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu); // denormal
+            if (i % 4 == 2)
+                a[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu);
         }
         Launch l;
         pushArg(l, ptr(a.data()));
@@ -948,9 +953,12 @@ TEST_CASE("f64 division expansion over random bit patterns", "[gcn_model]") {
     for (uint32_t i = 0; i < n; ++i) {
         a[i] = std::bit_cast<double>(uint64_t(rng()));
         b[i] = std::bit_cast<double>(uint64_t(rng()));
-        if (i % 4 == 1) b[i] = std::bit_cast<double>(uint64_t(rng()) & 0x800fffffffffffffull);
-        if (i % 4 == 2) a[i] = std::bit_cast<double>(uint64_t(rng()) & 0x800fffffffffffffull);
-        if (i % 8 == 3) a[i] = std::ldexp(1.0 + double(i), -1000), b[i] = std::ldexp(3.0, 40);
+        if (i % 4 == 1)
+            b[i] = std::bit_cast<double>(uint64_t(rng()) & 0x800fffffffffffffull);
+        if (i % 4 == 2)
+            a[i] = std::bit_cast<double>(uint64_t(rng()) & 0x800fffffffffffffull);
+        if (i % 8 == 3)
+            a[i] = std::ldexp(1.0 + double(i), -1000), b[i] = std::ldexp(3.0, 40);
     }
     Launch l;
     pushArg(l, ptr(a.data()));
@@ -999,12 +1007,13 @@ TEST_CASE("f32 arithmetic, rounding and conversions over random bit patterns", "
         b[i] = std::bit_cast<float>(uint32_t(rng()));
         c[i] = std::bit_cast<float>(uint32_t(rng()));
         if (i % 3 == 0)
-            a[i] = std::ldexp(float(rng() % 100000) - 50000.0f, -int(rng() % 8));   // mid-range
-        if (i % 5 == 0) a[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu); // denormal
+            a[i] = std::ldexp(float(rng() % 100000) - 50000.0f, -int(rng() % 8)); // mid-range
+        if (i % 5 == 0)
+            a[i] = std::bit_cast<float>(uint32_t(rng()) & 0x807fffffu); // denormal
     }
     Launch l;
-    for (void *p : {(void *)a.data(), (void *)b.data(), (void *)c.data(), (void *)o.data(),
-                    (void *)io.data(), (void *)ho.data(), (void *)dout.data()})
+    for (void* p : {(void*)a.data(), (void*)b.data(), (void*)c.data(), (void*)o.data(),
+                    (void*)io.data(), (void*)ho.data(), (void*)dout.data()})
         pushArg(l, ptr(p));
     Result r = run(k, l, n, 64);
     REQUIRE(r.result.error == "");
@@ -1023,7 +1032,7 @@ TEST_CASE("f32 arithmetic, rounding and conversions over random bit patterns", "
     unsigned bad[16] = {};
     for (uint32_t i = 0; i < n; ++i) {
         float x = a[i], y = b[i], z = c[i];
-        const float *got = &o[i * 12];
+        const float* got = &o[i * 12];
         float want[12] = {x + y,
                           x * y,
                           std::fma(x, y, z),
@@ -1042,14 +1051,16 @@ TEST_CASE("f32 arithmetic, rounding and conversions over random bit patterns", "
                                     << " want " << want[j]);
         int32_t wi = std::fabs(x) < 2.0e9f ? int32_t(x) : 0;
         int32_t wu = (x >= 0.0f && x < 4.0e9f) ? int32_t(uint32_t(x)) : 0;
-        if (io[i * 2] != wi && bad[12]++ < 3) UNSCOPED_INFO("f2i x=" << x << " got " << io[i * 2]);
+        if (io[i * 2] != wi && bad[12]++ < 3)
+            UNSCOPED_INFO("f2i x=" << x << " got " << io[i * 2]);
         if (io[i * 2 + 1] != wu && bad[13]++ < 3)
             UNSCOPED_INFO("f2u x=" << x << " got " << io[i * 2 + 1]);
         _Float16 h = _Float16(x);
         bool hok = std::isnan(float(h))
                        ? std::isnan(float(ho[i]))
                        : std::bit_cast<uint16_t>(ho[i]) == std::bit_cast<uint16_t>(h);
-        if (!hok && bad[14]++ < 3) UNSCOPED_INFO("f2h x=" << x << " got " << float(ho[i]));
+        if (!hok && bad[14]++ < 3)
+            UNSCOPED_INFO("f2h x=" << x << " got " << float(ho[i]));
         double wd = double(x) * double(y);
         if (!(std::isnan(wd) ? std::isnan(dout[i]) : dout[i] == wd) && bad[15]++ < 3)
             UNSCOPED_INFO("f64 mul x=" << x << " got " << dout[i]);

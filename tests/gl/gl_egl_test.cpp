@@ -35,9 +35,13 @@ struct EglContext {
         if (display == EGL_NO_DISPLAY || !eglInitialize(display, nullptr, nullptr))
             return;
         eglBindAPI(EGL_OPENGL_API);
-        const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 3,
+        const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION,
+                                3,
+                                EGL_CONTEXT_MINOR_VERSION,
+                                3,
                                 EGL_CONTEXT_OPENGL_PROFILE_MASK,
-                                EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
+                                EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+                                EGL_NONE};
         context = eglCreateContext(display, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
         if (context != EGL_NO_CONTEXT)
             eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, context);
@@ -50,9 +54,12 @@ struct EglContext {
     }
     bool ok() const { return context != EGL_NO_CONTEXT; }
     std::vector<cl_context_properties> properties(cl_platform_id p) const {
-        return {CL_CONTEXT_PLATFORM, cl_context_properties(p),
-                CL_GL_CONTEXT_KHR,   cl_context_properties(context),
-                CL_EGL_DISPLAY_KHR,  cl_context_properties(display),
+        return {CL_CONTEXT_PLATFORM,
+                cl_context_properties(p),
+                CL_GL_CONTEXT_KHR,
+                cl_context_properties(context),
+                CL_EGL_DISPLAY_KHR,
+                cl_context_properties(display),
                 0};
     }
 };
@@ -110,9 +117,9 @@ TEST_CASE("extension strings and extension function addresses", "[gl]") {
         CHECK(pext.find(e) != std::string::npos);
         CHECK(dext.find(e) != std::string::npos);
     }
-    for (const char* fn : {"clGetGLContextInfoKHR", "clCreateFromGLBuffer", "clGetGLObjectInfo",
-                           "clEnqueueAcquireGLObjects", "clEnqueueReleaseGLObjects",
-                           "clCreateEventFromGLsyncKHR"}) {
+    for (const char* fn :
+         {"clGetGLContextInfoKHR", "clCreateFromGLBuffer", "clGetGLObjectInfo",
+          "clEnqueueAcquireGLObjects", "clEnqueueReleaseGLObjects", "clCreateEventFromGLsyncKHR"}) {
         INFO(fn);
         CHECK(clGetExtensionFunctionAddressForPlatform(p, fn) != nullptr);
     }
@@ -128,21 +135,20 @@ TEST_CASE("clGetGLContextInfoKHR finds the Duet device", "[gl]") {
                                      sizeof current, &current, &size));
     CHECK(size == sizeof(cl_device_id));
     CHECK(current == defaultDevice());
-    REQUIRE_CL(clGetGLContextInfoKHR(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, 0, nullptr,
-                                     &size));
+    REQUIRE_CL(
+        clGetGLContextInfoKHR(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, 0, nullptr, &size));
     std::vector<cl_device_id> all(size / sizeof(cl_device_id));
     REQUIRE(!all.empty());
-    REQUIRE_CL(clGetGLContextInfoKHR(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, size,
-                                     all.data(), nullptr));
+    REQUIRE_CL(clGetGLContextInfoKHR(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, size, all.data(),
+                                     nullptr));
     CHECK(std::find(all.begin(), all.end(), current) != all.end());
 
     SECTION("errors") {
+        CHECK_CL_ERR(CL_INVALID_VALUE, clGetGLContextInfoKHR(props.data(), 0x1234, sizeof current,
+                                                             &current, nullptr));
         CHECK_CL_ERR(CL_INVALID_VALUE,
-                     clGetGLContextInfoKHR(props.data(), 0x1234, sizeof current, &current,
-                                           nullptr));
-        CHECK_CL_ERR(CL_INVALID_VALUE,
-                     clGetGLContextInfoKHR(props.data(), CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR,
-                                           1, &current, nullptr));
+                     clGetGLContextInfoKHR(props.data(), CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR, 1,
+                                           &current, nullptr));
         // No GL context at all.
         cl_context_properties none[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p), 0};
         CHECK_CL_ERR(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
@@ -150,32 +156,43 @@ TEST_CASE("clGetGLContextInfoKHR finds the Duet device", "[gl]") {
                                            sizeof current, &current, nullptr));
         // A GL context handle that is not one.
         int notAContext = 0;
-        cl_context_properties bogus[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p),
-                                         CL_GL_CONTEXT_KHR, cl_context_properties(&notAContext),
+        cl_context_properties bogus[] = {CL_CONTEXT_PLATFORM,
+                                         cl_context_properties(p),
+                                         CL_GL_CONTEXT_KHR,
+                                         cl_context_properties(&notAContext),
                                          CL_EGL_DISPLAY_KHR,
-                                         cl_context_properties(egl().display), 0};
+                                         cl_context_properties(egl().display),
+                                         0};
         CHECK_CL_ERR(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
                      clGetGLContextInfoKHR(bogus, CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR,
                                            sizeof current, &current, nullptr));
         // Two window systems at once.
-        cl_context_properties two[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p),
-                                       CL_GL_CONTEXT_KHR, cl_context_properties(egl().context),
-                                       CL_EGL_DISPLAY_KHR, cl_context_properties(egl().display),
-                                       CL_GLX_DISPLAY_KHR, cl_context_properties(egl().display),
+        cl_context_properties two[] = {CL_CONTEXT_PLATFORM,
+                                       cl_context_properties(p),
+                                       CL_GL_CONTEXT_KHR,
+                                       cl_context_properties(egl().context),
+                                       CL_EGL_DISPLAY_KHR,
+                                       cl_context_properties(egl().display),
+                                       CL_GLX_DISPLAY_KHR,
+                                       cl_context_properties(egl().display),
                                        0};
         CHECK_CL_ERR(CL_INVALID_OPERATION,
                      clGetGLContextInfoKHR(two, CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR,
                                            sizeof current, &current, nullptr));
         // A window system this platform does not have (WGL).
-        cl_context_properties wgl[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p),
-                                       CL_GL_CONTEXT_KHR, cl_context_properties(egl().context),
-                                       CL_WGL_HDC_KHR, cl_context_properties(1), 0};
+        cl_context_properties wgl[] = {CL_CONTEXT_PLATFORM,
+                                       cl_context_properties(p),
+                                       CL_GL_CONTEXT_KHR,
+                                       cl_context_properties(egl().context),
+                                       CL_WGL_HDC_KHR,
+                                       cl_context_properties(1),
+                                       0};
         CHECK_CL_ERR(CL_INVALID_OPERATION,
                      clGetGLContextInfoKHR(wgl, CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR,
                                            sizeof current, &current, nullptr));
         // (The ICD loader needs CL_CONTEXT_PLATFORM to route the call to Duet.)
-        cl_context_properties unknown[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p),
-                                           0x7777, 1, 0};
+        cl_context_properties unknown[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p), 0x7777, 1,
+                                           0};
         CHECK_CL_ERR(CL_INVALID_PROPERTY,
                      clGetGLContextInfoKHR(unknown, CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR,
                                            sizeof current, &current, nullptr));
@@ -201,14 +218,22 @@ TEST_CASE("context creation with GL properties", "[gl]") {
     clReleaseContext(ctx);
 
     int notAContext = 0;
-    cl_context_properties bogus[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p),
-                                     CL_GL_CONTEXT_KHR, cl_context_properties(&notAContext),
-                                     CL_EGL_DISPLAY_KHR, cl_context_properties(egl().display), 0};
+    cl_context_properties bogus[] = {CL_CONTEXT_PLATFORM,
+                                     cl_context_properties(p),
+                                     CL_GL_CONTEXT_KHR,
+                                     cl_context_properties(&notAContext),
+                                     CL_EGL_DISPLAY_KHR,
+                                     cl_context_properties(egl().display),
+                                     0};
     CHECK(clCreateContext(bogus, 1, &dev, nullptr, nullptr, &err) == nullptr);
     CHECK_CL_ERR(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR, err);
-    cl_context_properties twice[] = {CL_GL_CONTEXT_KHR, cl_context_properties(egl().context),
-                                     CL_GL_CONTEXT_KHR, cl_context_properties(egl().context),
-                                     CL_EGL_DISPLAY_KHR, cl_context_properties(egl().display), 0};
+    cl_context_properties twice[] = {CL_GL_CONTEXT_KHR,
+                                     cl_context_properties(egl().context),
+                                     CL_GL_CONTEXT_KHR,
+                                     cl_context_properties(egl().context),
+                                     CL_EGL_DISPLAY_KHR,
+                                     cl_context_properties(egl().display),
+                                     0};
     CHECK(clCreateContext(twice, 1, &dev, nullptr, nullptr, &err) == nullptr);
     CHECK_CL_ERR(CL_INVALID_PROPERTY, err);
     cl_context_properties cgl[] = {CL_GL_CONTEXT_KHR, cl_context_properties(egl().context),
@@ -244,8 +269,7 @@ TEST_CASE("a GL buffer written by a kernel reads back with glGetBufferSubData", 
 
     // Not acquired yet: CL_INVALID_OPERATION.
     CHECK_CL_ERR(CL_INVALID_OPERATION,
-                 clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &n, nullptr, 0, nullptr,
-                                        nullptr));
+                 clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
     cl_event acquired = nullptr;
     REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, &acquired));
     cl_command_type ct = 0;
@@ -273,8 +297,7 @@ TEST_CASE("a GL buffer written by a kernel reads back with glGetBufferSubData", 
 
     // Released: the kernel may not use it again.
     CHECK_CL_ERR(CL_INVALID_OPERATION,
-                 clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &n, nullptr, 0, nullptr,
-                                        nullptr));
+                 clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
     clReleaseKernel(k);
     clReleaseProgram(prog);
     clReleaseMemObject(mem);
@@ -286,8 +309,8 @@ TEST_CASE("one GL buffer shared by every device that can share with the GL conte
     cl_platform_id p = platformUnderTest();
     auto props = egl().properties(p);
     size_t size = 0;
-    REQUIRE_CL(clGetGLContextInfoKHR(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, 0, nullptr,
-                                     &size));
+    REQUIRE_CL(
+        clGetGLContextInfoKHR(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, 0, nullptr, &size));
     std::vector<cl_device_id> devices(size / sizeof(cl_device_id));
     REQUIRE_CL(clGetGLContextInfoKHR(props.data(), CL_DEVICES_FOR_GL_CONTEXT_KHR, size,
                                      devices.data(), nullptr));
@@ -300,8 +323,8 @@ TEST_CASE("one GL buffer shared by every device that can share with the GL conte
         CHECK(type == CL_DEVICE_TYPE_GPU);
     }
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(props.data(), cl_uint(devices.size()), devices.data(),
-                                     nullptr, nullptr, &err);
+    cl_context ctx = clCreateContext(props.data(), cl_uint(devices.size()), devices.data(), nullptr,
+                                     nullptr, &err);
     REQUIRE_CL(err);
     std::vector<cl_command_queue> queues;
     for (cl_device_id d : devices) {
@@ -327,8 +350,8 @@ TEST_CASE("one GL buffer shared by every device that can share with the GL conte
     cl_event released = nullptr;
     for (cl_command_queue q : queues) {
         cl_uint waits = released ? 1 : 0;
-        REQUIRE_CL(clEnqueueAcquireGLObjects(q, 1, &mem, waits, released ? &released : nullptr,
-                                             nullptr));
+        REQUIRE_CL(
+            clEnqueueAcquireGLObjects(q, 1, &mem, waits, released ? &released : nullptr, nullptr));
         REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
         if (released)
             clReleaseEvent(released);
@@ -435,10 +458,10 @@ TEST_CASE("GL object error cases", "[gl]") {
 
     cl_mem mem = clCreateFromGLBuffer(s.context, CL_MEM_READ_WRITE, vbo, &err);
     REQUIRE_CL(err);
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueAcquireGLObjects(s.queue, 1, nullptr, 0, nullptr,
-                                                             nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueAcquireGLObjects(s.queue, 0, &mem, 0, nullptr,
-                                                             nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueAcquireGLObjects(s.queue, 1, nullptr, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueAcquireGLObjects(s.queue, 0, &mem, 0, nullptr, nullptr));
     CHECK_CL_ERR(CL_SUCCESS, clEnqueueAcquireGLObjects(s.queue, 0, nullptr, 0, nullptr, nullptr));
     CHECK_CL_ERR(CL_INVALID_COMMAND_QUEUE,
                  clEnqueueAcquireGLObjects(nullptr, 1, &mem, 0, nullptr, nullptr));
@@ -471,8 +494,8 @@ TEST_CASE("clCreateEventFromGLsyncKHR completes when GL passes the fence", "[gl]
     CHECK(ct == CL_COMMAND_GL_FENCE_SYNC_OBJECT_KHR);
     REQUIRE_CL(clWaitForEvents(1, &e));
     cl_int status = 1;
-    REQUIRE_CL(clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
-                              nullptr));
+    REQUIRE_CL(
+        clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
     CHECK(status == CL_COMPLETE);
     // Commands can wait for it.
     cl_event marker = nullptr;
@@ -496,8 +519,7 @@ TEST_CASE("a GL sync event released with its context before it completes", "[gl]
     for (int i = 0; i < 20; ++i) {
         Shared s;
         cl_int err = CL_SUCCESS;
-        cl_event e =
-            clCreateEventFromGLsyncKHR(s.context, reinterpret_cast<cl_GLsync>(sync), &err);
+        cl_event e = clCreateEventFromGLsyncKHR(s.context, reinterpret_cast<cl_GLsync>(sync), &err);
         REQUIRE_CL(err);
         clReleaseEvent(e); // the context goes with `s`, the event's last reference is Duet's
     }
@@ -560,13 +582,12 @@ kernel void invertf(read_only image2d_t a, write_only image2d_t b) {
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof in, &in));
     REQUIRE_CL(clSetKernelArg(k, 1, sizeof out, &out));
     size_t global[2] = {w, h};
-    CHECK_CL_ERR(CL_INVALID_OPERATION,
-                 clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global, nullptr, 0, nullptr,
-                                        nullptr));
+    CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global,
+                                                              nullptr, 0, nullptr, nullptr));
     cl_mem both[2] = {in, out};
     REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 2, both, 0, nullptr, nullptr));
-    REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global, nullptr, 0, nullptr,
-                                      nullptr));
+    REQUIRE_CL(
+        clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
     REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 2, both, 0, nullptr, nullptr));
     std::vector<unsigned char> back(px.size(), 0);
     glBindTexture(GL_TEXTURE_2D, dst);
@@ -602,8 +623,8 @@ TEST_CASE("GL textures: sRGB, depth, cube faces, renderbuffers and their errors"
         glTexImage2D(GL_TEXTURE_CUBE_MAP_POSITIVE_X + f, 0, GL_R32F, w, w, 0, GL_RED, GL_FLOAT,
                      nullptr);
     glBindTexture(GL_TEXTURE_CUBE_MAP, 0);
-    GLuint rgb = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_RGB8, w, h, GL_RGB,
-                             GL_UNSIGNED_BYTE, nullptr);
+    GLuint rgb =
+        makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_RGB8, w, h, GL_RGB, GL_UNSIGNED_BYTE, nullptr);
 
     auto format = [](cl_mem m) {
         cl_image_format f{};
@@ -623,8 +644,8 @@ TEST_CASE("GL textures: sRGB, depth, cube faces, renderbuffers and their errors"
     REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
     std::vector<float> got(w * h, -1.0f);
     size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
-    REQUIRE_CL(clEnqueueReadImage(s.queue, m, CL_TRUE, origin, region, 0, 0, got.data(), 0,
-                                  nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReadImage(s.queue, m, CL_TRUE, origin, region, 0, 0, got.data(), 0, nullptr,
+                                  nullptr));
     CHECK(got == depthData);
     REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
     clReleaseMemObject(m);
@@ -640,8 +661,8 @@ TEST_CASE("GL textures: sRGB, depth, cube faces, renderbuffers and their errors"
         glDeleteTextures(1, &d);
     }
 
-    m = clCreateFromGLTexture(s.context, CL_MEM_READ_WRITE, GL_TEXTURE_CUBE_MAP_NEGATIVE_Y, 0,
-                              cube, &err);
+    m = clCreateFromGLTexture(s.context, CL_MEM_READ_WRITE, GL_TEXTURE_CUBE_MAP_NEGATIVE_Y, 0, cube,
+                              &err);
     REQUIRE_CL(err);
     cl_GLenum target = 0;
     REQUIRE_CL(clGetGLTextureInfo(m, CL_GL_TEXTURE_TARGET, sizeof target, &target, nullptr));
@@ -675,8 +696,8 @@ TEST_CASE("GL textures: sRGB, depth, cube faces, renderbuffers and their errors"
     CHECK(clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 0, rgb, &err) ==
           nullptr);
     CHECK_CL_ERR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, err);
-    CHECK(clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_CUBE_MAP, 0, cube,
-                                &err) == nullptr);
+    CHECK(clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_CUBE_MAP, 0, cube, &err) ==
+          nullptr);
     CHECK_CL_ERR(CL_INVALID_VALUE, err);
     CHECK(clCreateFromGLTexture2D(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_3D, 0, srgb, &err) ==
           nullptr);
@@ -718,8 +739,8 @@ struct GlSurface {
         GLuint from = framebuffer(tex, false), to = framebuffer(name, true);
         glBindFramebuffer(GL_READ_FRAMEBUFFER, from);
         glBindFramebuffer(GL_DRAW_FRAMEBUFFER, to);
-        glBlitFramebuffer(0, 0, w, h, 0, 0, w, h,
-                          depth ? GL_DEPTH_BUFFER_BIT : GL_COLOR_BUFFER_BIT, GL_NEAREST);
+        glBlitFramebuffer(0, 0, w, h, 0, 0, w, h, depth ? GL_DEPTH_BUFFER_BIT : GL_COLOR_BUFFER_BIT,
+                          GL_NEAREST);
         glBindFramebuffer(GL_FRAMEBUFFER, 0);
         GLuint fbs[] = {from, to};
         glDeleteFramebuffers(2, fbs);
@@ -817,9 +838,13 @@ kernel void invertDepth(read_only image2d_depth_t a, write_only image2d_depth_t 
     REQUIRE_CL(err);
     cl_kernel invertDepth = clCreateKernel(prog, "invertDepth", &err);
     REQUIRE_CL(err);
-    const cl_sampler_properties sprops[] = {CL_SAMPLER_NORMALIZED_COORDS, CL_FALSE,
-                                            CL_SAMPLER_ADDRESSING_MODE, CL_ADDRESS_CLAMP_TO_EDGE,
-                                            CL_SAMPLER_FILTER_MODE, CL_FILTER_NEAREST, 0};
+    const cl_sampler_properties sprops[] = {CL_SAMPLER_NORMALIZED_COORDS,
+                                            CL_FALSE,
+                                            CL_SAMPLER_ADDRESSING_MODE,
+                                            CL_ADDRESS_CLAMP_TO_EDGE,
+                                            CL_SAMPLER_FILTER_MODE,
+                                            CL_FILTER_NEAREST,
+                                            0};
     cl_sampler sampler = clCreateSamplerWithProperties(s.context, sprops, &err);
     REQUIRE_CL(err);
     const int w = 8, h = 4, n = w * h;
@@ -828,8 +853,8 @@ kernel void invertDepth(read_only image2d_depth_t a, write_only image2d_depth_t 
     // Shares src (read-only) and dst (write-only), checks their CL format, runs `k` on them
     // (failing before the acquire and after the release, as the spec says), and leaves the
     // result in dst for GL.
-    auto run = [&](const GlSurface& src, const GlSurface& dst, cl_kernel k,
-                   cl_channel_order order, cl_channel_type channelType) {
+    auto run = [&](const GlSurface& src, const GlSurface& dst, cl_kernel k, cl_channel_order order,
+                   cl_channel_type channelType) {
         cl_mem in = src.share(s.context, CL_MEM_READ_ONLY, &err);
         REQUIRE_CL(err);
         cl_mem out = dst.share(s.context, CL_MEM_WRITE_ONLY, &err);
@@ -841,8 +866,7 @@ kernel void invertDepth(read_only image2d_depth_t a, write_only image2d_depth_t 
             CHECK(fmt.image_channel_data_type == channelType);
             cl_gl_object_type type = 0;
             REQUIRE_CL(clGetGLObjectInfo(m, &type, nullptr));
-            CHECK(type == (src.renderbuffer ? CL_GL_OBJECT_RENDERBUFFER
-                                            : CL_GL_OBJECT_TEXTURE2D));
+            CHECK(type == (src.renderbuffer ? CL_GL_OBJECT_RENDERBUFFER : CL_GL_OBJECT_TEXTURE2D));
         }
         REQUIRE_CL(clSetKernelArg(k, 0, sizeof in, &in));
         REQUIRE_CL(clSetKernelArg(k, 1, sizeof out, &out));
@@ -856,8 +880,8 @@ kernel void invertDepth(read_only image2d_depth_t a, write_only image2d_depth_t 
                                                                   nullptr, 0, nullptr, nullptr));
         REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &out, 0, nullptr, nullptr));
         cl_mem both[2] = {in, out};
-        REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global, nullptr, 0, nullptr,
-                                          nullptr));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
         REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 2, both, 0, nullptr, nullptr));
         CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global,
                                                                   nullptr, 0, nullptr, nullptr));
@@ -958,9 +982,9 @@ TEST_CASE("GL textures of every target and mip levels travel both ways", "[gl]")
         int w, h, d; ///< GL sizes (h: layers of a 1D array, d: layers or depth)
         int level;
     };
-    const Case cases[] = {{GL_TEXTURE_1D, 16, 1, 1, 0},       {GL_TEXTURE_1D_ARRAY, 8, 3, 1, 0},
-                          {GL_TEXTURE_2D, 8, 4, 1, 1},        {GL_TEXTURE_RECTANGLE, 6, 5, 1, 0},
-                          {GL_TEXTURE_2D_ARRAY, 4, 4, 3, 0},  {GL_TEXTURE_3D, 4, 3, 2, 0}};
+    const Case cases[] = {{GL_TEXTURE_1D, 16, 1, 1, 0},      {GL_TEXTURE_1D_ARRAY, 8, 3, 1, 0},
+                          {GL_TEXTURE_2D, 8, 4, 1, 1},       {GL_TEXTURE_RECTANGLE, 6, 5, 1, 0},
+                          {GL_TEXTURE_2D_ARRAY, 4, 4, 3, 0}, {GL_TEXTURE_3D, 4, 3, 2, 0}};
     for (const Case& c : cases) {
         INFO("target 0x" << std::hex << c.target << std::dec << " level " << c.level);
         GLuint t = 0;
@@ -968,9 +992,8 @@ TEST_CASE("GL textures of every target and mip levels travel both ways", "[gl]")
         glBindTexture(c.target, t);
         // Level 0 and, for level 1 cases, level 1 at half size.
         for (int lv = 0; lv <= c.level; ++lv) {
-            int w = c.w << (c.level - lv), h = c.target == GL_TEXTURE_1D_ARRAY || c.h == 1
-                                                    ? c.h
-                                                    : c.h << (c.level - lv);
+            int w = c.w << (c.level - lv),
+                h = c.target == GL_TEXTURE_1D_ARRAY || c.h == 1 ? c.h : c.h << (c.level - lv);
             std::vector<float> init(size_t(w) * h * c.d, 0.0f);
             if (c.target == GL_TEXTURE_1D)
                 glTexImage1D(c.target, lv, GL_R32F, w, 0, GL_RED, GL_FLOAT, init.data());
@@ -1048,11 +1071,11 @@ kernel void twice(write_only image1d_buffer_t img) {
     // GL's texels reach CL at acquire.
     std::vector<float> got(data.size(), -1.0f);
     size_t origin[3] = {0, 0, 0}, region[3] = {size_t(n), 1, 1};
-    REQUIRE_CL(clEnqueueReadImage(s.queue, m, CL_TRUE, origin, region, 0, 0, got.data(), 0,
-                                  nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReadImage(s.queue, m, CL_TRUE, origin, region, 0, 0, got.data(), 0, nullptr,
+                                  nullptr));
     CHECK(got == data);
-    REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr,
-                                      nullptr));
+    REQUIRE_CL(
+        clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
     REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
     std::vector<float> back(data.size(), 0.0f);
     glBindBuffer(GL_ARRAY_BUFFER, buf);
@@ -1159,12 +1182,12 @@ TEST_CASE("GL buffers are shared in place while acquired (zero copy on llvmpipe)
     const size_t halfN = n / 2;
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof upper, &upper));
     REQUIRE_CL(clSetKernelArg(k, 1, sizeof hundred, &hundred));
-    REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &halfN, nullptr, 0, nullptr,
-                                      nullptr));
+    REQUIRE_CL(
+        clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &halfN, nullptr, 0, nullptr, nullptr));
     // Transfers resolve the storage when they run, after the acquire.
     int firstTwo[2] = {-1, -1};
-    REQUIRE_CL(clEnqueueReadBuffer(s.queue, mem, CL_TRUE, 0, sizeof firstTwo, firstTwo, 0,
-                                   nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReadBuffer(s.queue, mem, CL_TRUE, 0, sizeof firstTwo, firstTwo, 0, nullptr,
+                                   nullptr));
     CHECK(firstTwo[0] == 12);
     CHECK(firstTwo[1] == 12);
     REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
@@ -1235,8 +1258,8 @@ TEST_CASE("commands using GL objects that are not acquired fail", "[gl]") {
     cl_mem buf = clCreateFromGLBuffer(s.context, CL_MEM_READ_WRITE, vbo, &err);
     REQUIRE_CL(err);
     cl_buffer_region region{0, 128};
-    cl_mem sub = clCreateSubBuffer(buf, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region,
-                                   &err);
+    cl_mem sub =
+        clCreateSubBuffer(buf, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
     REQUIRE_CL(err);
     cl_mem plain = clCreateBuffer(s.context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
     REQUIRE_CL(err);
@@ -1265,28 +1288,28 @@ TEST_CASE("commands using GL objects that are not acquired fail", "[gl]") {
                                                 nullptr, nullptr));
         CHECK_CL_ERR(want, clEnqueueReadBuffer(s.queue, sub, CL_TRUE, 0, 128, host.data(), 0,
                                                nullptr, nullptr));
-        CHECK_CL_ERR(want, clEnqueueCopyBuffer(s.queue, buf, plain, 0, 0, bytes, 0, nullptr,
-                                               nullptr));
-        CHECK_CL_ERR(want, clEnqueueCopyBuffer(s.queue, plain, buf, 0, 0, bytes, 0, nullptr,
-                                               nullptr));
-        CHECK_CL_ERR(want, clEnqueueFillBuffer(s.queue, buf, &pattern, sizeof pattern, 0, bytes,
-                                               0, nullptr, nullptr));
+        CHECK_CL_ERR(want,
+                     clEnqueueCopyBuffer(s.queue, buf, plain, 0, 0, bytes, 0, nullptr, nullptr));
+        CHECK_CL_ERR(want,
+                     clEnqueueCopyBuffer(s.queue, plain, buf, 0, 0, bytes, 0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueFillBuffer(s.queue, buf, &pattern, sizeof pattern, 0, bytes, 0,
+                                               nullptr, nullptr));
         CHECK_CL_ERR(want, clEnqueueReadBufferRect(s.queue, buf, CL_TRUE, origin, origin, rect, 0,
                                                    0, 0, 0, host.data(), 0, nullptr, nullptr));
-        CHECK_CL_ERR(want, clEnqueueCopyBufferRect(s.queue, plain, buf, origin, origin, rect, 0,
-                                                   0, 0, 0, 0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueCopyBufferRect(s.queue, plain, buf, origin, origin, rect, 0, 0,
+                                                   0, 0, 0, nullptr, nullptr));
         cl_int e = CL_SUCCESS;
         void* p = clEnqueueMapBuffer(s.queue, buf, CL_TRUE, CL_MAP_READ, 0, bytes, 0, nullptr,
                                      nullptr, &e);
         CHECK_CL_ERR(want, e);
         if (p)
             REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, buf, p, 0, nullptr, nullptr));
-        CHECK_CL_ERR(want, clEnqueueReadImage(s.queue, img, CL_TRUE, origin, rgn, 0, 0,
-                                              host.data(), 0, nullptr, nullptr));
+        CHECK_CL_ERR(want, clEnqueueReadImage(s.queue, img, CL_TRUE, origin, rgn, 0, 0, host.data(),
+                                              0, nullptr, nullptr));
         CHECK_CL_ERR(want, clEnqueueWriteImage(s.queue, img, CL_TRUE, origin, rgn, 0, 0,
                                                host.data(), 0, nullptr, nullptr));
-        CHECK_CL_ERR(want, clEnqueueFillImage(s.queue, img, color, origin, rgn, 0, nullptr,
-                                              nullptr));
+        CHECK_CL_ERR(want,
+                     clEnqueueFillImage(s.queue, img, color, origin, rgn, 0, nullptr, nullptr));
         CHECK_CL_ERR(want, clEnqueueCopyImage(s.queue, plainImg, img, origin, origin, rgn, 0,
                                               nullptr, nullptr));
         CHECK_CL_ERR(want, clEnqueueCopyImageToBuffer(s.queue, img, plain, origin, rgn, 0, 0,
@@ -1294,20 +1317,24 @@ TEST_CASE("commands using GL objects that are not acquired fail", "[gl]") {
         CHECK_CL_ERR(want, clEnqueueCopyBufferToImage(s.queue, plain, img, 0, origin, rgn, 0,
                                                       nullptr, nullptr));
         CHECK_CL_ERR(want, clEnqueueMigrateMemObjects(s.queue, 1, &buf, 0, 0, nullptr, nullptr));
-        p = clEnqueueMapImage(s.queue, img, CL_TRUE, CL_MAP_READ, origin, rgn, &rowPitch,
-                              nullptr, 0, nullptr, nullptr, &e);
+        p = clEnqueueMapImage(s.queue, img, CL_TRUE, CL_MAP_READ, origin, rgn, &rowPitch, nullptr,
+                              0, nullptr, nullptr, &e);
         CHECK_CL_ERR(want, e);
         if (p)
             REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, img, p, 0, nullptr, nullptr));
         REQUIRE_CL(clFinish(s.queue));
     };
-    SECTION("never acquired") { all(CL_INVALID_OPERATION); }
+    SECTION("never acquired") {
+        all(CL_INVALID_OPERATION);
+    }
     SECTION("acquired: every command works") {
         cl_mem both[2] = {buf, img};
         REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 2, both, 0, nullptr, nullptr));
         all(CL_SUCCESS);
         REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 2, both, 0, nullptr, nullptr));
-        SECTION("and released again: they fail") { all(CL_INVALID_OPERATION); }
+        SECTION("and released again: they fail") {
+            all(CL_INVALID_OPERATION);
+        }
     }
     clReleaseMemObject(plainImg);
     clReleaseMemObject(img);
@@ -1368,8 +1395,7 @@ kernel void writeDepth(write_only image2d_depth_t d) {
                                                got.data(), 0, nullptr, nullptr));
                 for (int i = 0; i < n; ++i) {
                     INFO("texel " << i);
-                    CHECK(got[i] == Approx(double(texels[i] >> 8) / 16777215.0)
-                                        .epsilon(1e-6));
+                    CHECK(got[i] == Approx(double(texels[i] >> 8) / 16777215.0).epsilon(1e-6));
                 }
                 // cl_khr_gl_depth_images: no host transfers of CL_DEPTH_STENCIL images.
                 size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
@@ -1407,9 +1433,9 @@ kernel void writeDepth(write_only image2d_depth_t d) {
         std::vector<Texel> texels(n);
         for (int i = 0; i < n; ++i)
             texels[i] = {float(i) / 40.0f, uint32_t(10 + i)};
-        GLuint tex = makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_DEPTH32F_STENCIL8, w, h,
-                                 GL_DEPTH_STENCIL, GL_FLOAT_32_UNSIGNED_INT_24_8_REV,
-                                 texels.data());
+        GLuint tex =
+            makeTexture(GL_TEXTURE_2D, GL_TEXTURE_2D, GL_DEPTH32F_STENCIL8, w, h, GL_DEPTH_STENCIL,
+                        GL_FLOAT_32_UNSIGNED_INT_24_8_REV, texels.data());
         cl_mem m = clCreateFromGLTexture(s.context, CL_MEM_READ_WRITE, GL_TEXTURE_2D, 0, tex, &err);
         REQUIRE_CL(err);
         cl_image_format fmt{};
@@ -1429,8 +1455,8 @@ kernel void writeDepth(write_only image2d_depth_t d) {
             CHECK(got[i] == texels[i].depth);
         }
         REQUIRE_CL(clSetKernelArg(writeK, 0, sizeof m, &m));
-        REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, writeK, 2, nullptr, global, nullptr, 0,
-                                          nullptr, nullptr));
+        REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, writeK, 2, nullptr, global, nullptr, 0, nullptr,
+                                          nullptr));
         REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &m, 0, nullptr, nullptr));
         std::vector<Texel> back(n, Texel{-1.0f, 0});
         glBindTexture(GL_TEXTURE_2D, tex);
@@ -1447,8 +1473,8 @@ kernel void writeDepth(write_only image2d_depth_t d) {
     }
     SECTION("CL_DEPTH_STENCIL exists for GL textures only") {
         cl_uint count = 0;
-        REQUIRE_CL(clGetSupportedImageFormats(s.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D,
-                                              0, nullptr, &count));
+        REQUIRE_CL(clGetSupportedImageFormats(s.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0,
+                                              nullptr, &count));
         std::vector<cl_image_format> formats(count);
         REQUIRE_CL(clGetSupportedImageFormats(s.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D,
                                               count, formats.data(), nullptr));
@@ -1466,8 +1492,8 @@ kernel void writeDepth(write_only image2d_depth_t d) {
                                  GL_DEPTH_STENCIL, GL_UNSIGNED_INT_24_8, nullptr);
         cl_mem m = clCreateFromGLTexture(s.context, CL_MEM_READ_ONLY, GL_TEXTURE_2D, 0, tex, &err);
         REQUIRE_CL(err);
-        cl_program p2 = buildProgram(s.context, s.device,
-                                     "kernel void colour(read_only image2d_t i) {}");
+        cl_program p2 =
+            buildProgram(s.context, s.device, "kernel void colour(read_only image2d_t i) {}");
         cl_kernel colour = clCreateKernel(p2, "colour", &err);
         REQUIRE_CL(err);
         CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clSetKernelArg(colour, 0, sizeof m, &m));
@@ -1499,9 +1525,12 @@ TEST_CASE("an OpenGL ES 3 context shares textures and buffers", "[gl][gles]") {
     INFO("GL_VERSION " << reinterpret_cast<const char*>(glGetString(GL_VERSION)));
 
     cl_platform_id platform = platformUnderTest();
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, cl_context_properties(platform),
-                                     CL_GL_CONTEXT_KHR,   cl_context_properties(es),
-                                     CL_EGL_DISPLAY_KHR,  cl_context_properties(desktop.display),
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                     cl_context_properties(platform),
+                                     CL_GL_CONTEXT_KHR,
+                                     cl_context_properties(es),
+                                     CL_EGL_DISPLAY_KHR,
+                                     cl_context_properties(desktop.display),
                                      0};
     cl_device_id device = nullptr;
     REQUIRE_CL(clGetGLContextInfoKHR(props, CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR, sizeof device,
@@ -1540,12 +1569,12 @@ TEST_CASE("an OpenGL ES 3 context shares textures and buffers", "[gl][gles]") {
     // GL ES -> CL, through Duet's framebuffer read-back.
     std::vector<unsigned char> got(px.size(), 0);
     size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1}, arrayRegion[3] = {w, h, layers};
-    REQUIRE_CL(clEnqueueReadImage(queue, layered, CL_TRUE, origin, arrayRegion, 0, 0, got.data(),
-                                  0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReadImage(queue, layered, CL_TRUE, origin, arrayRegion, 0, 0, got.data(), 0,
+                                  nullptr, nullptr));
     CHECK(got == px);
     std::fill(got.begin(), got.end(), 0);
-    REQUIRE_CL(clEnqueueReadImage(queue, img, CL_TRUE, origin, region, 0, 0, got.data(), 0,
-                                  nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReadImage(queue, img, CL_TRUE, origin, region, 0, 0, got.data(), 0, nullptr,
+                                  nullptr));
     CHECK(std::equal(got.begin(), got.begin() + w * h * 4, px.begin()));
     // CL -> GL ES.
     cl_program prog = buildProgram(context, device, R"(
@@ -1588,8 +1617,8 @@ kernel void invert(read_write image2d_t a) {
     REQUIRE_CL(err);
     REQUIRE_CL(clEnqueueAcquireGLObjects(queue, 1, &depthImg, 0, nullptr, nullptr));
     std::vector<float> gotDepth(depthData.size(), -1.0f);
-    REQUIRE_CL(clEnqueueReadImage(queue, depthImg, CL_TRUE, origin, region, 0, 0,
-                                  gotDepth.data(), 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReadImage(queue, depthImg, CL_TRUE, origin, region, 0, 0, gotDepth.data(),
+                                  0, nullptr, nullptr));
     CHECK(gotDepth == depthData);
     REQUIRE_CL(clEnqueueReleaseGLObjects(queue, 1, &depthImg, 0, nullptr, nullptr));
     clReleaseMemObject(depthImg);
@@ -1670,8 +1699,8 @@ kernel void paint(write_only image2d_t img, uint k) {
         CHECK_CL_ERR(CL_INVALID_OPERATION, clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global,
                                                                   nullptr, 0, nullptr, nullptr));
         REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &buf, 0, nullptr, nullptr));
-        REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global, nullptr, 0, nullptr,
-                                          nullptr));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(s.queue, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
         REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &buf, 0, nullptr, nullptr));
         std::vector<unsigned char> back(bytes, 0);
         glBindBuffer(GL_ARRAY_BUFFER, vbo);

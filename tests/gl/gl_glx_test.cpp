@@ -66,16 +66,21 @@ GLXPbuffer g_pbuffer = 0;
 
 /// A GL 3.3 core GLX context on a pbuffer, current on the main thread.
 bool makeGlxContext() {
-    const int attrs[] = {GLX_DRAWABLE_TYPE, GLX_PBUFFER_BIT, GLX_RENDER_TYPE, GLX_RGBA_BIT,
-                         GLX_RED_SIZE, 8, None};
+    const int attrs[] = {
+        GLX_DRAWABLE_TYPE, GLX_PBUFFER_BIT, GLX_RENDER_TYPE, GLX_RGBA_BIT, GLX_RED_SIZE, 8, None};
     int n = 0;
     GLXFBConfig* configs = glXChooseFBConfig(g_dpy, DefaultScreen(g_dpy), attrs, &n);
     if (!configs || n < 1)
         return false;
     auto createAttribs = reinterpret_cast<PFNGLXCREATECONTEXTATTRIBSARBPROC>(
         glXGetProcAddressARB(reinterpret_cast<const GLubyte*>("glXCreateContextAttribsARB")));
-    const int ctxAttrs[] = {GLX_CONTEXT_MAJOR_VERSION_ARB, 3, GLX_CONTEXT_MINOR_VERSION_ARB, 3,
-                            GLX_CONTEXT_PROFILE_MASK_ARB, GLX_CONTEXT_CORE_PROFILE_BIT_ARB, None};
+    const int ctxAttrs[] = {GLX_CONTEXT_MAJOR_VERSION_ARB,
+                            3,
+                            GLX_CONTEXT_MINOR_VERSION_ARB,
+                            3,
+                            GLX_CONTEXT_PROFILE_MASK_ARB,
+                            GLX_CONTEXT_CORE_PROFILE_BIT_ARB,
+                            None};
     g_ctx = createAttribs(g_dpy, configs[0], nullptr, True, ctxAttrs);
     const int pb[] = {GLX_PBUFFER_WIDTH, 16, GLX_PBUFFER_HEIGHT, 16, None};
     g_pbuffer = glXCreatePbuffer(g_dpy, configs[0], pb);
@@ -84,8 +89,13 @@ bool makeGlxContext() {
 }
 
 std::vector<cl_context_properties> glxProperties(cl_platform_id p) {
-    return {CL_CONTEXT_PLATFORM, cl_context_properties(p), CL_GL_CONTEXT_KHR,
-            cl_context_properties(g_ctx), CL_GLX_DISPLAY_KHR, cl_context_properties(g_dpy), 0};
+    return {CL_CONTEXT_PLATFORM,
+            cl_context_properties(p),
+            CL_GL_CONTEXT_KHR,
+            cl_context_properties(g_ctx),
+            CL_GLX_DISPLAY_KHR,
+            cl_context_properties(g_dpy),
+            0};
 }
 
 } // namespace
@@ -118,8 +128,8 @@ TEST_CASE("GLX: clGetGLContextInfoKHR and context creation with CL_GLX_DISPLAY_K
     cl_platform_id p = platformUnderTest();
     auto props = glxProperties(p);
     cl_device_id dev = nullptr;
-    REQUIRE_CL(clGetGLContextInfoKHR(props.data(), CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR,
-                                     sizeof dev, &dev, nullptr));
+    REQUIRE_CL(clGetGLContextInfoKHR(props.data(), CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR, sizeof dev,
+                                     &dev, nullptr));
     CHECK(dev == defaultDevice());
     cl_int err = CL_SUCCESS;
     cl_context ctx = clCreateContext(props.data(), 1, &dev, nullptr, nullptr, &err);
@@ -133,18 +143,22 @@ TEST_CASE("GLX: clGetGLContextInfoKHR and context creation with CL_GLX_DISPLAY_K
 
     // A GLXContext handle that is not one, and two window systems at once.
     int notAContext = 0;
-    cl_context_properties bogus[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p),
-                                     CL_GL_CONTEXT_KHR, cl_context_properties(&notAContext),
-                                     CL_GLX_DISPLAY_KHR, cl_context_properties(g_dpy), 0};
+    cl_context_properties bogus[] = {CL_CONTEXT_PLATFORM,
+                                     cl_context_properties(p),
+                                     CL_GL_CONTEXT_KHR,
+                                     cl_context_properties(&notAContext),
+                                     CL_GLX_DISPLAY_KHR,
+                                     cl_context_properties(g_dpy),
+                                     0};
     CHECK_CL_ERR(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
                  clGetGLContextInfoKHR(bogus, CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR, sizeof dev,
                                        &dev, nullptr));
     CHECK(clCreateContext(bogus, 1, &dev, nullptr, nullptr, &err) == nullptr);
     CHECK_CL_ERR(CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR, err);
-    cl_context_properties two[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p),
-                                   CL_GL_CONTEXT_KHR, cl_context_properties(g_ctx),
-                                   CL_GLX_DISPLAY_KHR, cl_context_properties(g_dpy),
-                                   CL_EGL_DISPLAY_KHR, cl_context_properties(g_dpy), 0};
+    cl_context_properties two[] = {
+        CL_CONTEXT_PLATFORM,          cl_context_properties(p),     CL_GL_CONTEXT_KHR,
+        cl_context_properties(g_ctx), CL_GLX_DISPLAY_KHR,           cl_context_properties(g_dpy),
+        CL_EGL_DISPLAY_KHR,           cl_context_properties(g_dpy), 0};
     CHECK(clCreateContext(two, 1, &dev, nullptr, nullptr, &err) == nullptr);
     CHECK_CL_ERR(CL_INVALID_OPERATION, err);
     // The application's context still works.

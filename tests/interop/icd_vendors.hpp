@@ -10,10 +10,12 @@
 
 namespace duet::test {
 
-inline constexpr const char *kPoclIcd = "/etc/OpenCL/vendors/pocl.icd";
+inline constexpr const char* kPoclIcd = "/etc/OpenCL/vendors/pocl.icd";
 
 /// True when PoCL's .icd is installed.
-inline bool havePocl() { return std::filesystem::exists(kPoclIcd); }
+inline bool havePocl() {
+    return std::filesystem::exists(kPoclIcd);
+}
 
 /// Points OCL_ICD_VENDORS (ocl-icd) and OCL_ICD_FILENAMES (Khronos loader) at a temporary folder
 /// with the build's duet.icd (or $DUET_TEST_DUET_ICD, e.g. another build's) and the system's
@@ -26,7 +28,7 @@ inline void useDuetAndPocl() {
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("duet-vendors-" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    const char *override = std::getenv("DUET_TEST_DUET_ICD");
+    const char* override = std::getenv("DUET_TEST_DUET_ICD");
     fs::path duetIcd = override && *override ? override : DUET_ICD_FILE;
     fs::copy_file(duetIcd, dir / "duet.icd", fs::copy_options::overwrite_existing);
     std::ifstream duet(duetIcd);

@@ -19,11 +19,11 @@ using duet::interop::AcquireScope;
 using duet::interop::Context;
 using duet::interop::Mode;
 
-void textureFormatsOn(const std::string &platform);
+void textureFormatsOn(const std::string& platform);
 
 namespace {
 
-std::unique_ptr<duet::engine::Surface> &surface() {
+std::unique_ptr<duet::engine::Surface>& surface() {
     static std::unique_ptr<duet::engine::Surface> s;
     if (!s) {
         duet::test::useDuetAndPocl();
@@ -51,13 +51,13 @@ std::string platformName(cl_platform_id p) {
     return name;
 }
 
-std::unique_ptr<Context> contextOn(const std::string &platform) {
+std::unique_ptr<Context> contextOn(const std::string& platform) {
     duet::interop::Options options;
     options.platform = platform;
     return Context::create(handles(), options);
 }
 
-cl_kernel buildKernel(Context &ctx, const char *source, const char *name) {
+cl_kernel buildKernel(Context& ctx, const char* source, const char* name) {
     cl_int err;
     cl_program program = clCreateProgramWithSource(ctx.context(), 1, &source, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
@@ -81,7 +81,7 @@ std::vector<std::string> platformsUnderTest() {
     return names;
 }
 
-const char *kScaleSource = R"(
+const char* kScaleSource = R"(
 __kernel void scale(__global float *v) {
     int i = get_global_id(0);
     v[i] = v[i] * 2.0f + (float)i;
@@ -89,7 +89,7 @@ __kernel void scale(__global float *v) {
 )";
 
 // Kept apart: a device without images does not build image kernels.
-const char *kImageSource = R"(
+const char* kImageSource = R"(
 __kernel void swap_rb(__read_only image2d_t src, __write_only image2d_t dst) {
     int2 p = (int2)(get_global_id(0), get_global_id(1));
     float4 c = read_imagef(src, p);
@@ -101,7 +101,7 @@ __kernel void swap_rb(__read_only image2d_t src, __write_only image2d_t dst) {
 
 TEST_CASE("interop creates the CL context for the engine's GL context on each platform") {
     REQUIRE(surface());
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         std::unique_ptr<Context> ctx = contextOn(platform);
         REQUIRE(ctx);
@@ -128,7 +128,7 @@ TEST_CASE("interop defaults to Duet when no platform can share") {
 
 TEST_CASE("a VBO written by a kernel reads back through glGetBufferSubData") {
     REQUIRE(surface());
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         std::unique_ptr<Context> ctx = contextOn(platform);
         const int n = 1000;
@@ -154,8 +154,8 @@ TEST_CASE("a VBO written by a kernel reads back through glGetBufferSubData") {
                 cl_mem mem = shared->mem();
                 REQUIRE(clSetKernelArg(kernel, 0, sizeof mem, &mem) == CL_SUCCESS);
                 size_t global = n;
-                REQUIRE(clEnqueueNDRangeKernel(ctx->queue(), kernel, 1, nullptr, &global,
-                                               nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+                REQUIRE(clEnqueueNDRangeKernel(ctx->queue(), kernel, 1, nullptr, &global, nullptr,
+                                               0, nullptr, nullptr) == CL_SUCCESS);
                 scope.release();
                 std::vector<float> back(n, -1.0f);
                 glBindBuffer(GL_ARRAY_BUFFER, vbo);
@@ -175,7 +175,7 @@ TEST_CASE("a VBO written by a kernel reads back through glGetBufferSubData") {
 
 TEST_CASE("textures and renderbuffers round-trip through a kernel") {
     REQUIRE(surface());
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         std::unique_ptr<Context> ctx = contextOn(platform);
         cl_bool images = CL_FALSE;
@@ -260,7 +260,7 @@ TEST_CASE("an unsupported GL object gets CL_INVALID_GL_OBJECT, not a crash") {
     try {
         ctx->shareBuffer(424242, CL_MEM_READ_WRITE);
         FAIL("no error for a buffer name GL never made");
-    } catch (const duet::interop::Error &e) {
+    } catch (const duet::interop::Error& e) {
         CHECK(e.code() == CL_INVALID_GL_OBJECT);
     }
     glGetError();
@@ -268,7 +268,7 @@ TEST_CASE("an unsupported GL object gets CL_INVALID_GL_OBJECT, not a crash") {
 
 TEST_CASE("when nothing can share, one error names the GL renderer and every device seen") {
     REQUIRE(surface());
-    std::string renderer = reinterpret_cast<const char *>(glGetString(GL_RENDERER));
+    std::string renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
     duet::interop::Options options;
     options.allowHostCopy = false;
     if (duet::test::havePocl()) {
@@ -276,7 +276,7 @@ TEST_CASE("when nothing can share, one error names the GL renderer and every dev
         try {
             Context::create(handles(), options);
             FAIL("PoCL has no cl_khr_gl_sharing, yet a sharing context was made");
-        } catch (const duet::interop::Error &e) {
+        } catch (const duet::interop::Error& e) {
             std::string message = e.what();
             INFO(message);
             CHECK(e.code() == CL_DEVICE_NOT_FOUND);
@@ -290,7 +290,7 @@ TEST_CASE("when nothing can share, one error names the GL renderer and every dev
     try {
         Context::create(handles(), options);
         FAIL("a context on a platform that does not exist");
-    } catch (const duet::interop::Error &e) {
+    } catch (const duet::interop::Error& e) {
         std::string message = e.what();
         CHECK(message.find(renderer) != std::string::npos);
         CHECK(message.find("devices seen: none") != std::string::npos);
@@ -299,13 +299,13 @@ TEST_CASE("when nothing can share, one error names the GL renderer and every dev
 
 TEST_CASE("sRGB, float and depth textures travel both ways") {
     REQUIRE(surface());
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         textureFormatsOn(platform);
     }
 }
 
-void textureFormatsOn(const std::string &platform) {
+void textureFormatsOn(const std::string& platform) {
     std::unique_ptr<Context> ctx = contextOn(platform);
     cl_bool images = CL_FALSE;
     clGetDeviceInfo(ctx->device(), CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
@@ -320,7 +320,7 @@ void textureFormatsOn(const std::string &platform) {
                           {GL_RGBA32F, GL_RGBA, GL_FLOAT, 16},
                           {GL_DEPTH_COMPONENT32F, GL_DEPTH_COMPONENT, GL_FLOAT, 4}};
     const int w = 8, h = 4;
-    for (const Case &c : cases) {
+    for (const Case& c : cases) {
         INFO("GL internal format 0x" << std::hex << c.internal);
         // Bytes that are valid in every format: floats in [0, 1).
         std::vector<unsigned char> before(w * h * c.bytes), after(before.size()),
@@ -334,14 +334,13 @@ void textureFormatsOn(const std::string &platform) {
         glGenTextures(1, &tex);
         glBindTexture(GL_TEXTURE_2D, tex);
         glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-        glTexImage2D(GL_TEXTURE_2D, 0, GLint(c.internal), w, h, 0, c.format, c.type,
-                     before.data());
+        glTexImage2D(GL_TEXTURE_2D, 0, GLint(c.internal), w, h, 0, c.format, c.type, before.data());
         glBindTexture(GL_TEXTURE_2D, 0);
         REQUIRE(glGetError() == GL_NO_ERROR);
         std::unique_ptr<duet::interop::SharedObject> shared;
         try {
             shared = ctx->shareTexture(GL_TEXTURE_2D, 0, tex, CL_MEM_READ_WRITE);
-        } catch (const duet::interop::Error &e) {
+        } catch (const duet::interop::Error& e) {
             glDeleteTextures(1, &tex);
             if (e.code() == CL_IMAGE_FORMAT_NOT_SUPPORTED ||
                 e.code() == CL_INVALID_IMAGE_FORMAT_DESCRIPTOR) {
@@ -355,8 +354,8 @@ void textureFormatsOn(const std::string &platform) {
             AcquireScope scope(*ctx, {shared.get()});
             REQUIRE(clEnqueueReadImage(ctx->queue(), shared->mem(), CL_TRUE, origin, region, 0, 0,
                                        seen.data(), 0, nullptr, nullptr) == CL_SUCCESS);
-            REQUIRE(clEnqueueWriteImage(ctx->queue(), shared->mem(), CL_TRUE, origin, region, 0,
-                                        0, after.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+            REQUIRE(clEnqueueWriteImage(ctx->queue(), shared->mem(), CL_TRUE, origin, region, 0, 0,
+                                        after.data(), 0, nullptr, nullptr) == CL_SUCCESS);
         }
         CHECK(seen == before);
         std::vector<unsigned char> back(after.size());

@@ -12,7 +12,6 @@
 namespace duet::test::ref {
 namespace { // each test executable includes a reference once
 
-
 using LD = long double;
 
 enum class Kind { Int, Float };
@@ -23,15 +22,17 @@ struct TypeInfo {
     bool isSigned;
 };
 const TypeInfo kTypes[] = {
-    {"char", Kind::Int, 1, true},     {"uchar", Kind::Int, 1, false},
-    {"short", Kind::Int, 2, true},    {"ushort", Kind::Int, 2, false},
-    {"int", Kind::Int, 4, true},      {"uint", Kind::Int, 4, false},
-    {"long", Kind::Int, 8, true},     {"ulong", Kind::Int, 8, false},
-    {"float", Kind::Float, 4, true},  {"double", Kind::Float, 8, true},
+    {"char", Kind::Int, 1, true},    {"uchar", Kind::Int, 1, false},
+    {"short", Kind::Int, 2, true},   {"ushort", Kind::Int, 2, false},
+    {"int", Kind::Int, 4, true},     {"uint", Kind::Int, 4, false},
+    {"long", Kind::Int, 8, true},    {"ulong", Kind::Int, 8, false},
+    {"float", Kind::Float, 4, true}, {"double", Kind::Float, 8, true},
 };
 const char* kModes[] = {"", "_rte", "_rtz", "_rtp", "_rtn"};
 
-LD intMin(const TypeInfo& t) { return t.isSigned ? -ldexpl(1, t.bytes * 8 - 1) : 0; }
+LD intMin(const TypeInfo& t) {
+    return t.isSigned ? -ldexpl(1, t.bytes * 8 - 1) : 0;
+}
 LD intMax(const TypeInfo& t) {
     return t.isSigned ? ldexpl(1, t.bytes * 8 - 1) - 1 : ldexpl(1, t.bytes * 8) - 1;
 }
@@ -39,31 +40,61 @@ LD intMax(const TypeInfo& t) {
 // Raw value <-> long double.
 LD load(const TypeInfo& t, const unsigned char* p) {
     switch (t.bytes * 2 + (t.kind == Kind::Float ? 100 : 0) + (t.isSigned ? 1 : 0)) {
-    case 3: return *reinterpret_cast<const int8_t*>(p);
-    case 2: return *reinterpret_cast<const uint8_t*>(p);
-    case 5: return *reinterpret_cast<const int16_t*>(p);
-    case 4: return *reinterpret_cast<const uint16_t*>(p);
-    case 9: return *reinterpret_cast<const int32_t*>(p);
-    case 8: return *reinterpret_cast<const uint32_t*>(p);
-    case 17: return *reinterpret_cast<const int64_t*>(p);
-    case 16: return *reinterpret_cast<const uint64_t*>(p);
-    case 109: return *reinterpret_cast<const float*>(p);
-    case 117: return *reinterpret_cast<const double*>(p);
+    case 3:
+        return *reinterpret_cast<const int8_t*>(p);
+    case 2:
+        return *reinterpret_cast<const uint8_t*>(p);
+    case 5:
+        return *reinterpret_cast<const int16_t*>(p);
+    case 4:
+        return *reinterpret_cast<const uint16_t*>(p);
+    case 9:
+        return *reinterpret_cast<const int32_t*>(p);
+    case 8:
+        return *reinterpret_cast<const uint32_t*>(p);
+    case 17:
+        return *reinterpret_cast<const int64_t*>(p);
+    case 16:
+        return *reinterpret_cast<const uint64_t*>(p);
+    case 109:
+        return *reinterpret_cast<const float*>(p);
+    case 117:
+        return *reinterpret_cast<const double*>(p);
     }
     return NAN;
 }
 void store(const TypeInfo& t, LD v, unsigned char* p) {
     switch (t.bytes * 2 + (t.kind == Kind::Float ? 100 : 0) + (t.isSigned ? 1 : 0)) {
-    case 3: *reinterpret_cast<int8_t*>(p) = (int8_t)v; break;
-    case 2: *reinterpret_cast<uint8_t*>(p) = (uint8_t)v; break;
-    case 5: *reinterpret_cast<int16_t*>(p) = (int16_t)v; break;
-    case 4: *reinterpret_cast<uint16_t*>(p) = (uint16_t)v; break;
-    case 9: *reinterpret_cast<int32_t*>(p) = (int32_t)v; break;
-    case 8: *reinterpret_cast<uint32_t*>(p) = (uint32_t)v; break;
-    case 17: *reinterpret_cast<int64_t*>(p) = (int64_t)v; break;
-    case 16: *reinterpret_cast<uint64_t*>(p) = (uint64_t)v; break;
-    case 109: *reinterpret_cast<float*>(p) = (float)v; break;
-    case 117: *reinterpret_cast<double*>(p) = (double)v; break;
+    case 3:
+        *reinterpret_cast<int8_t*>(p) = (int8_t)v;
+        break;
+    case 2:
+        *reinterpret_cast<uint8_t*>(p) = (uint8_t)v;
+        break;
+    case 5:
+        *reinterpret_cast<int16_t*>(p) = (int16_t)v;
+        break;
+    case 4:
+        *reinterpret_cast<uint16_t*>(p) = (uint16_t)v;
+        break;
+    case 9:
+        *reinterpret_cast<int32_t*>(p) = (int32_t)v;
+        break;
+    case 8:
+        *reinterpret_cast<uint32_t*>(p) = (uint32_t)v;
+        break;
+    case 17:
+        *reinterpret_cast<int64_t*>(p) = (int64_t)v;
+        break;
+    case 16:
+        *reinterpret_cast<uint64_t*>(p) = (uint64_t)v;
+        break;
+    case 109:
+        *reinterpret_cast<float*>(p) = (float)v;
+        break;
+    case 117:
+        *reinterpret_cast<double*>(p) = (double)v;
+        break;
     }
 }
 
@@ -93,9 +124,12 @@ LD roundInt(LD v, int mode, bool fromFloat) {
             f += 1;
         return f;
     }
-    case 3: return ceill(v);
-    case 4: return floorl(v);
-    default: return truncl(v); // default and rtz
+    case 3:
+        return ceill(v);
+    case 4:
+        return floorl(v);
+    default:
+        return truncl(v); // default and rtz
     }
 }
 
@@ -143,12 +177,47 @@ bool expected(const TypeInfo& dst, const TypeInfo& src, bool sat, int mode, LD v
 
 // Interesting source values, stored in the source type when representable.
 std::vector<LD> candidateValues() {
-    std::vector<LD> v = {0, 1, 2, 3, 0.5L, 1.5L, 2.5L, 0.49999997L, 0.75L, 126.5L, 127.5L, 128.5L,
-                         255.5L, 256.5L, 32767.5L, 65535.5L, 2147483647.5L, 4294967295.5L,
-                         1e10L, 1e19L, 1e30L, 1e300L, 0x1p-140L, 0x1p-1070L, 0x1.fffffep127L,
-                         0x1p24L + 1, 0x1p24L + 3, 0x1p25L + 2, 0x1p53L + 1, 0x1p53L + 3,
-                         0x1p31L, 0x1p32L, 0x1p63L, 0x1p64L, 0x1p63L - 512, 0x1p64L - 1024,
-                         0x1p31L - 64, 0x1p32L - 128, 12345678.9L, 0.1L, 1e-45L};
+    std::vector<LD> v = {0,
+                         1,
+                         2,
+                         3,
+                         0.5L,
+                         1.5L,
+                         2.5L,
+                         0.49999997L,
+                         0.75L,
+                         126.5L,
+                         127.5L,
+                         128.5L,
+                         255.5L,
+                         256.5L,
+                         32767.5L,
+                         65535.5L,
+                         2147483647.5L,
+                         4294967295.5L,
+                         1e10L,
+                         1e19L,
+                         1e30L,
+                         1e300L,
+                         0x1p-140L,
+                         0x1p-1070L,
+                         0x1.fffffep127L,
+                         0x1p24L + 1,
+                         0x1p24L + 3,
+                         0x1p25L + 2,
+                         0x1p53L + 1,
+                         0x1p53L + 3,
+                         0x1p31L,
+                         0x1p32L,
+                         0x1p63L,
+                         0x1p64L,
+                         0x1p63L - 512,
+                         0x1p64L - 1024,
+                         0x1p31L - 64,
+                         0x1p32L - 128,
+                         12345678.9L,
+                         0.1L,
+                         1e-45L};
     for (int b : {8, 16, 32, 64})
         for (LD d : {-1.0L, 0.0L, 1.0L}) {
             v.push_back(ldexpl(1, b - 1) + d);
@@ -169,8 +238,8 @@ std::vector<unsigned char> sourceData(const TypeInfo& t, size_t count) {
     for (LD c : candidateValues()) {
         if (i >= count)
             break;
-        if (t.kind == Kind::Int && (std::isnan(c) || c != truncl(c) || c < intMin(t) ||
-                                    c > intMax(t)))
+        if (t.kind == Kind::Int &&
+            (std::isnan(c) || c != truncl(c) || c < intMin(t) || c > intMax(t)))
             continue;
         store(t, c, &data[i * t.bytes]);
         if (t.kind == Kind::Float && !std::isnan(c) && load(t, &data[i * t.bytes]) != c)
@@ -189,7 +258,6 @@ std::vector<unsigned char> sourceData(const TypeInfo& t, size_t count) {
     }
     return data;
 }
-
 
 } // namespace
 } // namespace duet::test::ref

@@ -78,8 +78,8 @@ void checkFrom(const TypeInfo& src, bool fp64) {
                     same = std::isnan(load(*v.dst, got)) && std::isnan(load(*v.dst, want));
                 if (!same && bad++ == 0) {
                     std::ostringstream m;
-                    m << std::hexfloat << "x = " << x << " got " << load(*v.dst, got)
-                      << " want " << load(*v.dst, want);
+                    m << std::hexfloat << "x = " << x << " got " << load(*v.dst, got) << " want "
+                      << load(*v.dst, want);
                     first = m.str();
                 }
             }

@@ -10,20 +10,20 @@
 namespace duet::test::ref {
 namespace { // each test executable includes a reference once
 
-
 const float kNan = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 
 std::vector<float> relValues() {
-    return {0.0f, -0.0f, 1.0f, -1.0f, 2.5f, kInf, -kInf, kNan, FLT_MIN, FLT_MIN / 4, FLT_MAX,
-            -FLT_MIN / 2};
+    return {0.0f,  -0.0f, 1.0f,    -1.0f,       2.5f,    kInf,
+            -kInf, kNan,  FLT_MIN, FLT_MIN / 4, FLT_MAX, -FLT_MIN / 2};
 }
 
 // Exact value of a half bit pattern.
 double halfValue(uint16_t h) {
     int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY)
-                                                     : std::ldexp(m + 1024, e - 25);
+    double v = e == 0    ? std::ldexp(m, -24)
+               : e == 31 ? (m ? NAN : INFINITY)
+                         : std::ldexp(m + 1024, e - 25);
     return (h & 0x8000) ? -v : v;
 }
 
@@ -61,12 +61,14 @@ uint16_t toHalf(long double x, int mode) {
             return sign | lo;
         return sign | up;
     }
-    case 1: return sign | lo;
-    case 2: return sign | (neg ? lo : up);
-    default: return sign | (neg ? up : lo);
+    case 1:
+        return sign | lo;
+    case 2:
+        return sign | (neg ? lo : up);
+    default:
+        return sign | (neg ? up : lo);
     }
 }
-
 
 } // namespace
 } // namespace duet::test::ref

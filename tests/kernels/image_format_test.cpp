@@ -69,7 +69,9 @@ const char* readFn(Kind k) {
 const char* writeFn(Kind k) {
     return k == Kind::Float ? "write_imagef" : k == Kind::Int ? "write_imagei" : "write_imageui";
 }
-const char* vec4(Kind k) { return k == Kind::Float ? "float4" : k == Kind::Int ? "int4" : "uint4"; }
+const char* vec4(Kind k) {
+    return k == Kind::Float ? "float4" : k == Kind::Int ? "int4" : "uint4";
+}
 
 std::string kernelSource(const TypeCase& tc, Kind k, const char* type) {
     std::string s = "#pragma OPENCL EXTENSION cl_khr_3d_image_writes : enable\n"
@@ -144,7 +146,9 @@ std::vector<std::array<double, 4>> randomValues(const cl_image_format& f, size_t
     return out;
 }
 
-size_t boxCount(const TypeCase& tc) { return tc.extent[0] * tc.extent[1] * tc.extent[2]; }
+size_t boxCount(const TypeCase& tc) {
+    return tc.extent[0] * tc.extent[1] * tc.extent[2];
+}
 
 /// One format on one image type: both directions, values checked against the reference.
 void roundTrip(WithQueue& w, const TypeCase& tc, const cl_image_format& f, std::mt19937& rng) {
@@ -271,7 +275,9 @@ TEST_CASE("every supported format round-trips through kernels on every image typ
                           f.image_channel_data_type == CL_UNSIGNED_INT32;
             if (!wanted)
                 continue;
-            SECTION(std::string(tc.clType) + " " + formatName(f)) { roundTrip(w, tc, f, rng); }
+            SECTION(std::string(tc.clType) + " " + formatName(f)) {
+                roundTrip(w, tc, f, rng);
+            }
         }
     }
 }

@@ -68,8 +68,12 @@ inline size_t texelBytes(const cl_image_format& f) {
     return channels(f.image_channel_order) * channelBytes(f.image_channel_data_type);
 }
 
-inline bool isSrgb(cl_channel_order o) { return o == CL_sRGBA || o == CL_sBGRA; }
-inline bool isBgra(cl_channel_order o) { return o == CL_BGRA || o == CL_sBGRA; }
+inline bool isSrgb(cl_channel_order o) {
+    return o == CL_sRGBA || o == CL_sBGRA;
+}
+inline bool isBgra(cl_channel_order o) {
+    return o == CL_BGRA || o == CL_sBGRA;
+}
 inline bool hasAlpha(cl_channel_order o) {
     return o == CL_RGBA || o == CL_BGRA || o == CL_sRGBA || o == CL_sBGRA;
 }
@@ -217,7 +221,9 @@ struct SamplerDesc {
     cl_filter_mode filter;
 };
 
-inline int floorI(float f) { return int(std::floor(f)); }
+inline int floorI(float f) {
+    return int(std::floor(f));
+}
 
 /// Nearest: texel index along one dimension (may be -1 or size: border).
 inline int nearestIndex(float s, int size, const SamplerDesc& sm) {

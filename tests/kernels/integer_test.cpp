@@ -46,19 +46,31 @@ void checkType(const IntType& t) {
           << ";\n  " << T << " lo = min(y, z), hi = max(y, z);\n";
         for (int f = 0; f < kNumFns; ++f) {
             std::string fn = kFns[f], call;
-            if (fn == "abs") call = "(" + T + ")abs(x)";
-            else if (fn == "abs_diff") call = "as_" + T + "(abs_diff(x, y))";
-            else if (fn == "clamp") call = "clamp(x, lo, hi)";
-            else if (fn == "ctz") call = hasCtz ? "ctz(x)" : "x"; // ctz is OpenCL C 2.0
-            else if (fn == "clz" || fn == "popcount") call = fn + "(x)";
-            else if (fn == "mad_hi" || fn == "mad_sat") call = fn + "(x, y, z)";
-            else if (fn == "mul24") call = is32 ? "mul24(x >> 17, y >> 17)" : "x";
-            else if (fn == "mad24") call = is32 ? "mad24(x >> 17, y >> 17, z)" : "x";
-            else call = fn + "(x, y)";
-            if (fn == "abs" && w > 1) call = "as_" + T + "(abs(x))";
+            if (fn == "abs")
+                call = "(" + T + ")abs(x)";
+            else if (fn == "abs_diff")
+                call = "as_" + T + "(abs_diff(x, y))";
+            else if (fn == "clamp")
+                call = "clamp(x, lo, hi)";
+            else if (fn == "ctz")
+                call = hasCtz ? "ctz(x)" : "x"; // ctz is OpenCL C 2.0
+            else if (fn == "clz" || fn == "popcount")
+                call = fn + "(x)";
+            else if (fn == "mad_hi" || fn == "mad_sat")
+                call = fn + "(x, y, z)";
+            else if (fn == "mul24")
+                call = is32 ? "mul24(x >> 17, y >> 17)" : "x";
+            else if (fn == "mad24")
+                call = is32 ? "mad24(x >> 17, y >> 17, z)" : "x";
+            else
+                call = fn + "(x, y)";
+            if (fn == "abs" && w > 1)
+                call = "as_" + T + "(abs(x))";
             std::string out = "out + " + std::to_string(f) + " * (size_t)n";
-            if (w == 1) s << "  (" << out << ")[i] = " << call << ";\n";
-            else s << "  vstore" << w << "(" << call << ", i, " << out << ");\n";
+            if (w == 1)
+                s << "  (" << out << ")[i] = " << call << ";\n";
+            else
+                s << "  vstore" << w << "(" << call << ", i, " << out << ");\n";
         }
         s << "}\n";
     }
@@ -88,9 +100,10 @@ void checkType(const IntType& t) {
                 ++checked;
                 I128 got = load(t, &out[(f * n + i) * bytes]);
                 if (wrap(t, want) != got && bad++ == 0)
-                    first = "x=" + std::to_string((long long)x) + " y=" +
-                            std::to_string((long long)y) + " z=" + std::to_string((long long)z) +
-                            " got " + std::to_string((long long)got) + " want " +
+                    first = "x=" + std::to_string((long long)x) +
+                            " y=" + std::to_string((long long)y) +
+                            " z=" + std::to_string((long long)z) + " got " +
+                            std::to_string((long long)got) + " want " +
                             std::to_string((long long)wrap(t, want));
             }
             INFO(kFns[f] << "(" << t.name << ") width " << w << ": " << bad << " wrong of "
@@ -104,7 +117,9 @@ void checkType(const IntType& t) {
 
 TEST_CASE("integer builtins on every integer type and width", "[integer]") {
     for (const IntType& t : kInts) {
-        SECTION(t.name) { checkType(t); }
+        SECTION(t.name) {
+            checkType(t);
+        }
     }
 }
 

@@ -52,8 +52,8 @@ KernelEnv& KernelEnv::get() {
             break;
         }
     }
-    INFO("no OpenCL platform named like '" << wanted << "' (set DUET_TEST_PLATFORM); found:"
-                                           << seen);
+    INFO("no OpenCL platform named like '" << wanted
+                                           << "' (set DUET_TEST_PLATFORM); found:" << seen);
     REQUIRE(e->platform != nullptr);
     cl_uint nd = 0;
     REQUIRE(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL, 1, &e->device, &nd) == CL_SUCCESS);
@@ -93,10 +93,10 @@ KernelEnv& KernelEnv::get() {
                 feats += std::string(" ") + f.name;
         }
         auto has = [&](const char* f) { return feats.find(f) != std::string::npos; };
-        e->openclC20 = major == 2 || (has("__opencl_c_generic_address_space") &&
-                                      has("__opencl_c_atomic_order_seq_cst") &&
-                                      has("__opencl_c_atomic_order_acq_rel") &&
-                                      has("__opencl_c_atomic_scope_device"));
+        e->openclC20 =
+            major == 2 ||
+            (has("__opencl_c_generic_address_space") && has("__opencl_c_atomic_order_seq_cst") &&
+             has("__opencl_c_atomic_order_acq_rel") && has("__opencl_c_atomic_scope_device"));
         e->clStd20 = major == 2 ? "-cl-std=CL2.0" : "-cl-std=CL3.0";
     }
     std::fprintf(stderr, "kernel tests on platform '%s', device '%s' (%s; C11 atomics: %s)\n",
@@ -118,8 +118,7 @@ Program::Program(const std::string& source, const std::string& options) {
         size_t n = 0;
         clGetProgramBuildInfo(m_program, env.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
         std::string log(n, '\0');
-        clGetProgramBuildInfo(m_program, env.device, CL_PROGRAM_BUILD_LOG, n, log.data(),
-                              nullptr);
+        clGetProgramBuildInfo(m_program, env.device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
         FAIL("clBuildProgram failed (" << err << ") with options '" << options << "':\n"
                                        << log << "\nsource:\n"
                                        << source.substr(0, 4000));

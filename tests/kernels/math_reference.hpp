@@ -14,7 +14,6 @@
 namespace duet::test::ref {
 namespace { // each test executable includes a reference once
 
-
 using LD = long double;
 using Ref1 = LD (*)(LD);
 using Ref2 = LD (*)(LD, LD);
@@ -196,12 +195,43 @@ template <class T> double ulpError(T got, LD ref) {
 
 template <class T> std::vector<T> specialValues() {
     using L = std::numeric_limits<T>;
-    std::vector<T> v = {0, 1, 2, 0.5, 3, 10, 100, 0.1, 0.999, 1.001, 1e-3, 1e-10, 1e10, 1e30,
-                        (T)3.14159265358979, (T)1.5707963267949, (T)0.25, (T)0.75, (T)1.5,
-                        (T)2.5, (T)1e6 + (T)0.5, (T)12345.678, (T)88.5, (T)-88.5, (T)700,
-                        L::min(), L::denorm_min(), L::min() - L::denorm_min(), L::max(),
-                        L::epsilon(), L::infinity(), (T)1e-40, (T)16777217, (T)4.5e15,
-                        (T)1e20, (T)1e37, (T)7e22};
+    std::vector<T> v = {0,
+                        1,
+                        2,
+                        0.5,
+                        3,
+                        10,
+                        100,
+                        0.1,
+                        0.999,
+                        1.001,
+                        1e-3,
+                        1e-10,
+                        1e10,
+                        1e30,
+                        (T)3.14159265358979,
+                        (T)1.5707963267949,
+                        (T)0.25,
+                        (T)0.75,
+                        (T)1.5,
+                        (T)2.5,
+                        (T)1e6 + (T)0.5,
+                        (T)12345.678,
+                        (T)88.5,
+                        (T)-88.5,
+                        (T)700,
+                        L::min(),
+                        L::denorm_min(),
+                        L::min() - L::denorm_min(),
+                        L::max(),
+                        L::epsilon(),
+                        L::infinity(),
+                        (T)1e-40,
+                        (T)16777217,
+                        (T)4.5e15,
+                        (T)1e20,
+                        (T)1e37,
+                        (T)7e22};
     size_t n = v.size();
     for (size_t i = 0; i < n; ++i)
         v.push_back(-v[i]);
@@ -229,7 +259,6 @@ template <class T> std::vector<T> inputs(size_t count, uint64_t seed) {
     v.resize(count);
     return v;
 }
-
 
 } // namespace
 } // namespace duet::test::ref

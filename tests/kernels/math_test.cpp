@@ -14,7 +14,9 @@ using namespace duet::test;
 using namespace duet::test::ref;
 
 namespace {
-template <class T> const char* typeName() { return sizeof(T) == 4 ? "float" : "double"; }
+template <class T> const char* typeName() {
+    return sizeof(T) == 4 ? "float" : "double";
+}
 
 std::string header(bool dbl) {
     return dbl ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "";
@@ -87,10 +89,10 @@ template <class T> void checkUnary() {
                 }
             }
             INFO(typeName<T>() << " " << u.name << " width " << w << ": worst " << worst
-                               << " ulp (limit " << limit << ") at x = "
-                               << std::hexfloat << (LD)x[worstAt] << " got " << (LD)y[worstAt]
-                               << " want " << u.ref(x[worstAt]) << std::defaultfloat << "; "
-                               << failures << " of " << n << " inputs over the limit");
+                               << " ulp (limit " << limit << ") at x = " << std::hexfloat
+                               << (LD)x[worstAt] << " got " << (LD)y[worstAt] << " want "
+                               << u.ref(x[worstAt]) << std::defaultfloat << "; " << failures
+                               << " of " << n << " inputs over the limit");
             CHECK(failures == 0);
         }
     }
@@ -201,16 +203,16 @@ template <class T> void checkMixed() {
         if (n[i] == 0 || (xv < 0 && n[i] % 2 == 0))
             root = NAN;
         else if (xv == 0)
-            root = n[i] > 0 ? (n[i] % 2 ? xv : 0.0L)
-                            : (n[i] % 2 ? copysignl(INFINITY, xv) : INFINITY);
+            root =
+                n[i] > 0 ? (n[i] % 2 ? xv : 0.0L) : (n[i] % 2 ? copysignl(INFINITY, xv) : INFINITY);
         else
             root = copysignl(powl(fabsl(xv), 1.0L / n[i]), xv);
         check("rootn", ulpError<T>(y[9 * i + 1], root), 16);
         check("ldexp", ulpError<T>(y[9 * i + 2], ldexpl(xv, n[i])), 0);
-        int wantIlogb = std::isnan(xv) ? INT_MAX
-                        : xv == 0     ? INT_MIN
+        int wantIlogb = std::isnan(xv)   ? INT_MAX
+                        : xv == 0        ? INT_MIN
                         : std::isinf(xv) ? INT_MAX
-                                      : ilogbl(xv);
+                                         : ilogbl(xv);
         check("ilogb", iy[4 * i] == wantIlogb ? 0 : 1e9, 0);
         if (std::isfinite(xv)) {
             int e;
@@ -266,12 +268,11 @@ TEST_CASE("double16 sin and cos stay right in a kernel that spills SGPRs into VG
         SUCCEED("device without cl_khr_fp64");
         return;
     }
-    const char* names[] = {"acos",  "acosh", "acospi", "asin",   "asinh", "asinpi", "atan",
-                           "atanh", "atanpi", "cbrt",  "ceil",   "cos",   "cosh",   "cospi",
-                           "erfc",  "erf",   "exp",    "exp2",   "exp10", "expm1",  "fabs",
-                           "floor", "log",   "log2",   "log10",  "log1p", "logb",   "rint",
-                           "round", "rsqrt", "sin",    "sinh",   "sinpi", "sqrt",   "tan",
-                           "tanh",  "tanpi", "tgamma", "trunc"};
+    const char* names[] = {"acos",   "acosh", "acospi", "asin",  "asinh", "asinpi", "atan", "atanh",
+                           "atanpi", "cbrt",  "ceil",   "cos",   "cosh",  "cospi",  "erfc", "erf",
+                           "exp",    "exp2",  "exp10",  "expm1", "fabs",  "floor",  "log",  "log2",
+                           "log10",  "log1p", "logb",   "rint",  "round", "rsqrt",  "sin",  "sinh",
+                           "sinpi",  "sqrt",  "tan",    "tanh",  "tanpi", "tgamma", "trunc"};
     constexpr size_t kSin = 30, kCos = 11, kFunctions = std::size(names);
     std::ostringstream src;
     src << header(true) << "kernel void f(global const double* x, global double* y, uint n) {\n"
@@ -301,8 +302,7 @@ TEST_CASE("double16 sin and cos stay right in a kernel that spills SGPRs into VG
     CHECK(bad == 0);
 }
 
-TEST_CASE("double two-argument math builtins are within the spec's ULP limits",
-          "[math][double]") {
+TEST_CASE("double two-argument math builtins are within the spec's ULP limits", "[math][double]") {
     if (KernelEnv::get().fp64)
         checkBinary<double>();
 }

@@ -12,8 +12,7 @@ using namespace duet::test;
 
 using namespace duet::test::ref;
 
-namespace {
-} // namespace
+namespace {} // namespace
 
 TEST_CASE("relational builtins: scalar 1/0, vector -1/0", "[relational]") {
     Program prog(R"(
@@ -223,11 +222,12 @@ TEST_CASE("vstore_half rounds correctly in every mode", "[vload][half]") {
     }
     src += "}\n";
     Program prog(src);
-    std::vector<float> x = {0.0f, -0.0f, 1.0f, 65504.0f, 65519.99f, 65520.0f, 65536.0f, 1e10f,
-                            -65520.0f, -1e10f, kInf, -kInf, kNan, 0x1p-24f, 0x1p-25f,
-                            0x1.8p-25f, 0x1p-26f, -0x1p-25f, 0x1.004p0f, 0x1.002p0f, 0x1.006p0f,
-                            0x1.0021p0f, 0x1p-14f, 0x1.ff8p-15f, FLT_MIN, 1e-40f, -1e-40f,
-                            3.14159265f, -2.71828f, 1000.1f};
+    std::vector<float> x = {0.0f,       -0.0f,       1.0f,        65504.0f,     65519.99f,
+                            65520.0f,   65536.0f,    1e10f,       -65520.0f,    -1e10f,
+                            kInf,       -kInf,       kNan,        0x1p-24f,     0x1p-25f,
+                            0x1.8p-25f, 0x1p-26f,    -0x1p-25f,   0x1.004p0f,   0x1.002p0f,
+                            0x1.006p0f, 0x1.0021p0f, 0x1p-14f,    0x1.ff8p-15f, FLT_MIN,
+                            1e-40f,     -1e-40f,     3.14159265f, -2.71828f,    1000.1f};
     Rng rng(11);
     while (x.size() < 4096) {
         uint32_t b = static_cast<uint32_t>(rng.next());
@@ -250,8 +250,8 @@ TEST_CASE("vstore_half rounds correctly in every mode", "[vload][half]") {
             uint16_t want = toHalf(x[i], mode);
             for (int vec = 0; vec < 2; ++vec) {
                 uint16_t got = h[2 * m * n + vec * n + i];
-                bool ok = std::isnan(x[i]) ? ((got & 0x7c00) == 0x7c00 && (got & 0x3ff))
-                                           : got == want;
+                bool ok =
+                    std::isnan(x[i]) ? ((got & 0x7c00) == 0x7c00 && (got & 0x3ff)) : got == want;
                 if (!ok && bad++ < 10)
                     UNSCOPED_INFO("vstore_half" << (vec ? "4" : "") << modes[m] << "("
                                                 << std::hexfloat << x[i] << ") = 0x" << std::hex
@@ -276,9 +276,16 @@ kernel void k(global const double* x, global half* h, uint n) {
 }
 )");
     // Just above a half-way point: rounding through float first would tie and go to even.
-    std::vector<double> x = {1.0 + 0x1p-11 + 0x1p-40, 1.0 + 0x1p-11, 1.0 + 3 * 0x1p-11 - 0x1p-45,
-                             -(1.0 + 0x1p-11 + 0x1p-40), 65520.0 - 0x1p-30, 0x1p-25 + 0x1p-60,
-                             1e300, -1e-300, 0.1, 2.0 / 3.0};
+    std::vector<double> x = {1.0 + 0x1p-11 + 0x1p-40,
+                             1.0 + 0x1p-11,
+                             1.0 + 3 * 0x1p-11 - 0x1p-45,
+                             -(1.0 + 0x1p-11 + 0x1p-40),
+                             65520.0 - 0x1p-30,
+                             0x1p-25 + 0x1p-60,
+                             1e300,
+                             -1e-300,
+                             0.1,
+                             2.0 / 3.0};
     const size_t n = x.size();
     Buffer bx(x), bh(4 * n * 2);
     cl_kernel k = prog.kernel("k");
@@ -290,8 +297,8 @@ kernel void k(global const double* x, global half* h, uint n) {
         for (size_t i = 0; i < n; ++i)
             if (h[m * n + i] != toHalf(x[i], m) && bad++ < 10)
                 UNSCOPED_INFO("mode " << m << " x=" << std::hexfloat << x[i] << " got 0x"
-                                      << std::hex << h[m * n + i] << " want 0x"
-                                      << toHalf(x[i], m) << std::dec);
+                                      << std::hex << h[m * n + i] << " want 0x" << toHalf(x[i], m)
+                                      << std::dec);
     CHECK(bad == 0);
 }
 
@@ -350,7 +357,7 @@ kernel void k(global float* o) {
     CHECK(near(o[14], 5.0, 1e-6));
     CHECK((near(o[15], 0.6, 1e-6) && near(o[16], 0.8, 1e-6)));
     CHECK(near(o[17], 5.0, 1e-3));
-    CHECK(near(o[18], 5e30, 1e-6)); // no overflow in the squares
+    CHECK(near(o[18], 5e30, 1e-6));  // no overflow in the squares
     CHECK(near(o[19], 5e-30, 1e-6)); // no underflow in the squares
     CHECK((o[20] == 1.0f && o[21] == 0.0f));
     CHECK(o[22] == 0.0f);

@@ -27,7 +27,7 @@ using duet::test::platformsUnderTest;
 using duet::test::CommandResult;
 using duet::test::runCommand;
 
-int colourDistance(const std::array<std::uint8_t, 4> &p, const std::array<float, 3> &rgb) {
+int colourDistance(const std::array<std::uint8_t, 4>& p, const std::array<float, 3>& rgb) {
     int worst = 0;
     for (int c = 0; c < 3; ++c)
         worst = std::max(worst, std::abs(int(p[c]) - int(std::lround(rgb[c] * 255.0f))));
@@ -35,7 +35,7 @@ int colourDistance(const std::array<std::uint8_t, 4> &p, const std::array<float,
 }
 
 // The simulated time and step count the sample prints at exit.
-bool parseTime(const std::string &output, double &t, long &steps) {
+bool parseTime(const std::string& output, double& t, long& steps) {
     std::smatch m;
     static const std::regex line("t = ([0-9.]+) after ([0-9]+) steps");
     if (!std::regex_search(output, m, line))
@@ -49,7 +49,7 @@ bool parseTime(const std::string &output, double &t, long &steps) {
 
 TEST_CASE("duet-gasdyn draws Sod's shock tube in the colours of the exact solution") {
     duet::test::useDuetAndPocl();
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         std::string png = std::filesystem::absolute("gasdyn_sod_" + platform.substr(0, 4) + ".png");
         std::filesystem::remove(png);

@@ -1,5 +1,6 @@
 // duet-nbody: the CL step against a double-precision host reference (N = 256, on Duet and PoCL),
-// energy drift, and the sample run headless with its PNG checked for bodies where physics puts them.
+// energy drift, and the sample run headless with its PNG checked for bodies where physics puts
+// them.
 #include "../interop/icd_vendors.hpp"
 #include "sample_run.hpp"
 
@@ -30,7 +31,7 @@ struct ClOn {
     cl_device_id device = nullptr;
     cl_context context = nullptr;
     cl_command_queue queue = nullptr;
-    explicit ClOn(const std::string &name) {
+    explicit ClOn(const std::string& name) {
         duet::test::useDuetAndPocl();
         cl_uint n = 0;
         clGetPlatformIDs(0, nullptr, &n);
@@ -61,17 +62,17 @@ struct ClOn {
 using duet::test::platformsUnderTest;
 
 // Runs `steps` CL steps from `state` and returns the final positions and velocities.
-nbody::State runCl(ClOn &cl, const nbody::State &state, int steps, float dt, float eps2) {
+nbody::State runCl(ClOn& cl, const nbody::State& state, int steps, float dt, float eps2) {
     size_t bytes = state.pos.size() * sizeof(cl_float4);
     cl_int err;
     cl_mem pos[2], vel;
-    for (cl_mem &p : pos) {
+    for (cl_mem& p : pos) {
         p = clCreateBuffer(cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
-                           const_cast<cl_float4 *>(state.pos.data()), &err);
+                           const_cast<cl_float4*>(state.pos.data()), &err);
         REQUIRE(err == CL_SUCCESS);
     }
     vel = clCreateBuffer(cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
-                         const_cast<cl_float4 *>(state.vel.data()), &err);
+                         const_cast<cl_float4*>(state.vel.data()), &err);
     REQUIRE(err == CL_SUCCESS);
     nbody::Simulator sim(cl.context, cl.device, cl.queue);
     int n = int(state.pos.size());
@@ -90,7 +91,7 @@ nbody::State runCl(ClOn &cl, const nbody::State &state, int steps, float dt, flo
     return out;
 }
 
-int brightness(const duet::engine::Image &image, int x, int y) {
+int brightness(const duet::engine::Image& image, int x, int y) {
     auto p = image.at(x, y);
     return std::max({int(p[0]), int(p[1]), int(p[2])});
 }
@@ -100,7 +101,7 @@ int brightness(const duet::engine::Image &image, int x, int y) {
 TEST_CASE("the N-body step matches a double-precision host reference for N = 256") {
     const int n = 256;
     const float dt = 0.002f, eps = 0.05f, eps2 = eps * eps;
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         ClOn cl(platform);
         for (nbody::Scene scene : {nbody::Scene::Galaxy, nbody::Scene::Collision}) {
@@ -132,7 +133,7 @@ TEST_CASE("the N-body step matches a double-precision host reference for N = 256
 TEST_CASE("N-body energy drift stays within bounds over 300 steps") {
     const int n = 256;
     const float dt = 0.001f, eps = 0.05f, eps2 = eps * eps;
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         ClOn cl(platform);
         nbody::State start = nbody::makeScene(nbody::Scene::Galaxy, n, eps2);
@@ -148,15 +149,16 @@ TEST_CASE("N-body energy drift stays within bounds over 300 steps") {
 
 TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts them") {
     duet::test::useDuetAndPocl();
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         std::string png = std::filesystem::absolute("nbody_" + platform.substr(0, 4) + ".png");
         std::filesystem::remove(png);
         const int n = 1024, frames = 5, w = 320, h = 240;
-        CommandResult run = runCommand(std::string(DUET_NBODY) + " --headless --frames " +
-                                       std::to_string(frames) + " --size 320x240 --no-overlay" +
-                                       " --set N=" + std::to_string(n) + " --set dt=0.02 --set fog=1 --platform '" +
-                                       platform + "' --screenshot " + png + " --stats");
+        CommandResult run =
+            runCommand(std::string(DUET_NBODY) + " --headless --frames " + std::to_string(frames) +
+                       " --size 320x240 --no-overlay" + " --set N=" + std::to_string(n) +
+                       " --set dt=0.02 --set fog=1 --platform '" + platform + "' --screenshot " +
+                       png + " --stats");
         INFO(run.output);
         REQUIRE(run.exitCode == 0);
         CHECK(run.output.find("duet-nbody: OpenCL " + platform + " / ") != std::string::npos);
@@ -188,7 +190,7 @@ TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts 
         glm::mat4 mvp = camera.projection(float(w) / float(h)) * camera.view();
         std::vector<unsigned char> nearBody(size_t(w) * h, 0);
         int inView = 0, lit = 0;
-        for (const auto &p : ref.pos) {
+        for (const auto& p : ref.pos) {
             glm::vec4 c = mvp * glm::vec4(p[0], p[1], p[2], 1.0);
             int x = int((c.x / c.w * 0.5f + 0.5f) * w), y = int((0.5f - c.y / c.w * 0.5f) * h);
             if (x < 2 || y < 2 || x >= w - 2 || y >= h - 2)
@@ -217,8 +219,8 @@ TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts 
                     << strayBright << " away from every body");
         CHECK(inView > n * 9 / 10);
         CHECK(lit >= inView * 95 / 100);
-        CHECK(bright > 500);                // not blank
-        CHECK(strayBright <= bright / 100); // nothing drawn where no body is
+        CHECK(bright > 500);                 // not blank
+        CHECK(strayBright <= bright / 100);  // nothing drawn where no body is
         CHECK(brightness(image, 2, 2) < 20); // dark background in the corners
         CHECK(brightness(image, w - 3, h - 3) < 20);
 
@@ -271,7 +273,7 @@ double linearToSrgb(double v) {
     return v <= 0.0031308 ? v * 12.92 : 1.055 * std::pow(v, 1.0 / 2.4) - 0.055;
 }
 
-duet::engine::Image runNbody(const std::string &name, const std::string &settings) {
+duet::engine::Image runNbody(const std::string& name, const std::string& settings) {
     std::string png = std::filesystem::absolute("fog_" + name + ".png");
     std::filesystem::remove(png);
     CommandResult run = runCommand(std::string(DUET_NBODY) +
@@ -326,7 +328,7 @@ TEST_CASE("duet-nbody's depth fog: a CL pass over GL's depth texture dims each b
     const double fogBlue = srgbToLinear(0.02);
     int measured = 0, predicted = 0;
     std::vector<std::pair<double, double>> keepByDistance; // (z, measured keep)
-    for (const auto &p : ref.pos) {
+    for (const auto& p : ref.pos) {
         glm::vec4 eye = view * glm::vec4(p[0], p[1], p[2], 1.0);
         glm::vec4 c = projection * eye;
         int x = int((c.x / c.w * 0.5f + 0.5f) * w), y = int((0.5f - c.y / c.w * 0.5f) * h);
@@ -342,8 +344,7 @@ TEST_CASE("duet-nbody's depth fog: a CL pass over GL's depth texture dims each b
         ++measured;
         // A nearer body's sprite may cover this one's centre (its depth then rules), so not all.
         predicted += std::abs(after - expected) <= 8;
-        keepByDistance.emplace_back(
-            z, (srgbToLinear(after / 255.0) - fogBlue) / (lin - fogBlue));
+        keepByDistance.emplace_back(z, (srgbToLinear(after / 255.0) - fogBlue) / (lin - fogBlue));
     }
     std::sort(keepByDistance.begin(), keepByDistance.end());
     size_t third = keepByDistance.size() / 3;

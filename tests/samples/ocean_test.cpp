@@ -38,7 +38,7 @@ struct ClOn {
     cl_device_id device = nullptr;
     cl_context context = nullptr;
     cl_command_queue queue = nullptr, cpuQueue = nullptr;
-    explicit ClOn(const std::string &name) {
+    explicit ClOn(const std::string& name) {
         duet::test::useDuetAndPocl();
         cl_uint n = 0;
         clGetPlatformIDs(0, nullptr, &n);
@@ -87,9 +87,9 @@ struct CommandResult {
     std::string output;
 };
 
-CommandResult runCommand(const std::string &command) {
+CommandResult runCommand(const std::string& command) {
     CommandResult result;
-    FILE *pipe = popen((command + " 2>&1").c_str(), "r");
+    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
     if (!pipe)
         return result;
     char buffer[4096];
@@ -114,7 +114,7 @@ double srgbEncode(double linear) {
 
 TEST_CASE("the Phillips spectrum kernel matches the host formula with standard normal noise") {
     const int n = 256;
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         ClOn cl(platform);
         ocean::Simulator sim(cl.context, cl.device, cl.queue, cl.device, cl.cpuQueue, n);
@@ -135,7 +135,7 @@ TEST_CASE("the Phillips spectrum kernel matches the host formula with standard n
         int used = 0;
         for (int iy = 0; iy < n; ++iy)
             for (int ix = 0; ix < n; ++ix) {
-                const cl_float4 &v = h0[size_t(iy) * n + ix];
+                const cl_float4& v = h0[size_t(iy) * n + ix];
                 double ref =
                     ocean::phillips(waveNumber(ix, n, p.patch), waveNumber(iy, n, p.patch), p);
                 worstP = std::max(worstP, std::abs(v.s[2] - ref) / maxP);
@@ -183,7 +183,7 @@ TEST_CASE("the Phillips spectrum kernel matches the host formula with standard n
 
 TEST_CASE("a new spectrum is generated on the CPU queue while frames go on with the old one") {
     const int n = 64;
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         ClOn cl(platform);
         ocean::Simulator sim(cl.context, cl.device, cl.queue, cl.device, cl.cpuQueue, n);
@@ -250,7 +250,7 @@ TEST_CASE("a new spectrum is generated on the CPU queue while frames go on with 
 }
 
 TEST_CASE("the FFT'd height field's variance matches the spectrum (Parseval)") {
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         ClOn cl(platform);
         for (int n : {256, 512}) {
@@ -322,7 +322,7 @@ TEST_CASE("the FFT'd height field's variance matches the spectrum (Parseval)") {
                                       iy * cell - lambda * field[points + i].s[0]};
                     for (int c = 0; c < 3; ++c)
                         worstPos = std::max(worstPos, std::abs(positions[i].s[c] - want[c]));
-                    const cl_float4 &nv = normals[i];
+                    const cl_float4& nv = normals[i];
                     double len = std::sqrt(double(nv.s[0]) * nv.s[0] + double(nv.s[1]) * nv.s[1] +
                                            double(nv.s[2]) * nv.s[2]);
                     worstLen = std::max(worstLen, std::abs(len - 1));
@@ -343,10 +343,10 @@ TEST_CASE("the FFT'd height field's variance matches the spectrum (Parseval)") {
 
 TEST_CASE("duet-ocean runs headless and draws sky and water where the camera puts them") {
     duet::test::useDuetAndPocl();
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         const int w = 320, h = 240;
-        auto runOcean = [&](const std::string &png, const std::string &extra) {
+        auto runOcean = [&](const std::string& png, const std::string& extra) {
             std::filesystem::remove(png);
             CommandResult run = runCommand(std::string(DUET_OCEAN) +
                                            " --headless --frames 3 --size 320x240 --no-overlay"
@@ -413,8 +413,8 @@ TEST_CASE("duet-ocean runs headless and draws sky and water where the camera put
         // Water: rays 8 degrees or more below the horizon meet the ocean; its pixels are bluish,
         // darker than the sky on average, and vary from pixel to pixel (waves, glints), which
         // a flat sea's smooth Fresnel gradient does not.
-        auto waterStats = [&](const duet::engine::Image &img, double &meanR, double &meanG,
-                              double &meanB, double &texture) {
+        auto waterStats = [&](const duet::engine::Image& img, double& meanR, double& meanG,
+                              double& meanB, double& texture) {
             double sum[3] = {}, steps = 0;
             int count = 0, pairs = 0;
             auto luma = [&](int x, int y) {

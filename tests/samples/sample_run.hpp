@@ -25,9 +25,9 @@ inline std::vector<std::string> platformsUnderTest() {
 }
 
 /// Runs `command` through the shell and waits for it.
-inline CommandResult runCommand(const std::string &command) {
+inline CommandResult runCommand(const std::string& command) {
     CommandResult result;
-    FILE *pipe = popen((command + " 2>&1").c_str(), "r");
+    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
     if (!pipe)
         return result;
     char buffer[4096];

@@ -28,7 +28,7 @@ namespace {
 
 using duet::test::platformsUnderTest;
 
-std::unique_ptr<duet::engine::Surface> &surface() {
+std::unique_ptr<duet::engine::Surface>& surface() {
     static std::unique_ptr<duet::engine::Surface> s;
     if (!s) {
         duet::test::useDuetAndPocl();
@@ -40,7 +40,7 @@ std::unique_ptr<duet::engine::Surface> &surface() {
     return s;
 }
 
-std::unique_ptr<duet::interop::Context> contextOn(const std::string &platform) {
+std::unique_ptr<duet::interop::Context> contextOn(const std::string& platform) {
     duet::engine::NativeGL n = surface()->native();
     duet::interop::GLHandles h;
     h.api = n.api == duet::engine::NativeGL::Api::Egl ? duet::interop::GLHandles::Api::Egl
@@ -71,7 +71,7 @@ template <typename T> std::vector<T> readBuffer(GLuint b, size_t count) {
     return out;
 }
 
-int difference(const std::array<std::uint8_t, 4> &a, const std::array<std::uint8_t, 4> &b) {
+int difference(const std::array<std::uint8_t, 4>& a, const std::array<std::uint8_t, 4>& b) {
     return std::max({std::abs(a[0] - b[0]), std::abs(a[1] - b[1]), std::abs(a[2] - b[2])});
 }
 
@@ -79,7 +79,7 @@ int difference(const std::array<std::uint8_t, 4> &a, const std::array<std::uint8
 
 TEST_CASE("the sine-wave kernel's vertex buffers, read back from GL, match the host formula") {
     REQUIRE(surface());
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         std::unique_ptr<duet::interop::Context> ctx = contextOn(platform);
         INFO(ctx->description());
@@ -100,7 +100,7 @@ TEST_CASE("the sine-wave kernel's vertex buffers, read back from GL, match the h
         {
             auto sharedPositions = ctx->shareBuffer(positions, CL_MEM_WRITE_ONLY, false);
             auto sharedColors = ctx->shareBuffer(colors, CL_MEM_WRITE_ONLY, false);
-            for (const simplegl::Wave &wave : waves) {
+            for (const simplegl::Wave& wave : waves) {
                 INFO("time " << wave.time << ", amplitude " << wave.amplitude);
                 {
                     duet::interop::AcquireScope scope(*ctx,
@@ -118,9 +118,9 @@ TEST_CASE("the sine-wave kernel's vertex buffers, read back from GL, match the h
                         for (int k = 0; k < 4; ++k)
                             worst = std::max(worst, double(std::abs(gotPos[i].s[k] - want.s[k])));
                         highest = std::max(highest, double(want.s[1]));
-                        worstColor = std::max(
-                            worstColor,
-                            difference(gotColor[i], simplegl::referenceColor(wave, x, y)));
+                        worstColor =
+                            std::max(worstColor,
+                                     difference(gotColor[i], simplegl::referenceColor(wave, x, y)));
                         CHECK(int(gotColor[i][3]) == 255);
                     }
                 INFO("worst position error " << worst << ", colour " << worstColor
@@ -138,7 +138,7 @@ TEST_CASE("the sine-wave kernel's vertex buffers, read back from GL, match the h
 
 TEST_CASE("duet-simplegl runs headless and draws the mesh where the sine wave puts it") {
     duet::test::useDuetAndPocl();
-    for (const std::string &platform : platformsUnderTest()) {
+    for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         std::string png = std::filesystem::absolute("simplegl_" + platform.substr(0, 4) + ".png");
         std::filesystem::remove(png);
@@ -153,8 +153,7 @@ TEST_CASE("duet-simplegl runs headless and draws the mesh where the sine wave pu
             std::string(DUET_SIMPLEGL) + " --headless --frames " + std::to_string(frames) +
             " --size 320x240 --no-overlay --set 'mesh width=40' --set 'mesh height=28'" +
             " --set frequency=5 --set amplitude=0.8 --set speed=3 --set draw=points" +
-            " --set 'point size=3' --platform '" + platform + "' --screenshot " + png +
-            " --stats");
+            " --set 'point size=3' --platform '" + platform + "' --screenshot " + png + " --stats");
         INFO(run.output);
         REQUIRE(run.exitCode == 0);
         CHECK(run.output.find("duet-simplegl: OpenCL " + platform + " / ") != std::string::npos);
@@ -174,7 +173,7 @@ TEST_CASE("duet-simplegl runs headless and draws the mesh where the sine wave pu
         camera.yaw = simplegl::kCameraYaw;
         camera.pitch = simplegl::kCameraPitch;
         glm::mat4 mvp = camera.projection(float(w) / float(h)) * camera.view();
-        auto project = [&](const cl_float4 &p, int &x, int &y) {
+        auto project = [&](const cl_float4& p, int& x, int& y) {
             glm::vec4 c = mvp * glm::vec4(p.s[0], p.s[1], p.s[2], 1.0f);
             x = int((c.x / c.w * 0.5f + 0.5f) * w);
             y = int((0.5f - c.y / c.w * 0.5f) * h);
@@ -184,7 +183,7 @@ TEST_CASE("duet-simplegl runs headless and draws the mesh where the sine wave pu
         CHECK(int(background[0]) < 30); // the clear colour, dark
         auto isLit = [&](int x, int y) { return difference(image.at(x, y), background) > 30; };
         std::vector<unsigned char> nearWave(size_t(w) * h, 0), nearFlat(size_t(w) * h, 0);
-        auto mark = [&](std::vector<unsigned char> &mask, int x, int y) {
+        auto mark = [&](std::vector<unsigned char>& mask, int x, int y) {
             for (int dy = -3; dy <= 3; ++dy)
                 for (int dx = -3; dx <= 3; ++dx) {
                     int xx = x + dx, yy = y + dy;
@@ -227,9 +226,9 @@ TEST_CASE("duet-simplegl runs headless and draws the mesh where the sine wave pu
                     << " away from every vertex, " << offFlat << " away from the flat grid");
         CHECK(inView > vertices * 9 / 10);
         CHECK(colourMatch >= inView * 85 / 100);
-        CHECK(lit > vertices * 3);      // not blank: 3x3 points
-        CHECK(stray <= lit / 100);      // nothing drawn where no vertex is
-        CHECK(offFlat >= lit / 5);      // and the heights are there: a flat grid would not pass
+        CHECK(lit > vertices * 3); // not blank: 3x3 points
+        CHECK(stray <= lit / 100); // nothing drawn where no vertex is
+        CHECK(offFlat >= lit / 5); // and the heights are there: a flat grid would not pass
 
         if (platform == "Duet") {
             // The same run on the GCN model (--device GCN): its kernel fills the GL buffers, so

@@ -45,16 +45,16 @@ struct WithQueue {
 } // namespace duet::test
 
 /// Asserts an OpenCL call's status and names both codes on failure.
-#define CHECK_CL_ERR(expected, expr)                                                           \
-    do {                                                                                       \
-        cl_int duet_err_ = (expr);                                                             \
-        INFO(#expr << " returned " << ::duet::test::errorName(duet_err_) << ", expected "       \
-                   << ::duet::test::errorName(expected));                                      \
-        CHECK(duet_err_ == (expected));                                                        \
+#define CHECK_CL_ERR(expected, expr)                                                               \
+    do {                                                                                           \
+        cl_int duet_err_ = (expr);                                                                 \
+        INFO(#expr << " returned " << ::duet::test::errorName(duet_err_) << ", expected "          \
+                   << ::duet::test::errorName(expected));                                          \
+        CHECK(duet_err_ == (expected));                                                            \
     } while (0)
-#define REQUIRE_CL(expr)                                                                       \
-    do {                                                                                       \
-        cl_int duet_err_ = (expr);                                                             \
-        INFO(#expr << " returned " << ::duet::test::errorName(duet_err_));                     \
-        REQUIRE(duet_err_ == CL_SUCCESS);                                                      \
+#define REQUIRE_CL(expr)                                                                           \
+    do {                                                                                           \
+        cl_int duet_err_ = (expr);                                                                 \
+        INFO(#expr << " returned " << ::duet::test::errorName(duet_err_));                         \
+        REQUIRE(duet_err_ == CL_SUCCESS);                                                          \
     } while (0)

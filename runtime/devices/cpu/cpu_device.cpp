@@ -103,8 +103,7 @@ cl_ulong lastLevelCacheSize() {
 class CpuBackend final : public DeviceBackend {
 public:
     CpuBackend(TargetSpec target, cl_ulong lastLevelCache)
-        : m_target(std::move(target)),
-          m_pool(usableHostCores()),
+        : m_target(std::move(target)), m_pool(usableHostCores()),
           m_streamingBytes(streamingThreshold(lastLevelCache)) {}
 
     const TargetSpec& target() const override { return m_target; }
@@ -120,8 +119,8 @@ public:
 
     cl_int runNDRange(const KernelLaunch& launch) override;
 
-    void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims, const size_t* global,
-                       size_t* local) const override;
+    void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
+                       const size_t* global, size_t* local) const override;
 
 private:
     /// A growable block aligned for any OpenCL C type.
@@ -332,8 +331,8 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     return CL_SUCCESS;
 }
 
-void CpuBackend::pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims, const size_t* global,
-                               size_t* local) const {
+void CpuBackend::pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
+                               const size_t* global, size_t* local) const {
     const KernelDesc& desc = kernel.desc();
     if (desc.reqdWorkGroupSize[0]) {
         for (cl_uint d = 0; d < dims; ++d)
@@ -419,8 +418,13 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     std::copy(widths, widths + 7, info.preferredVectorWidth);
     // Native widths are the ISA's registers, whatever code generation prefers.
     const cl_uint nativeBytes = avx512 ? 64 : avx ? 32 : 16;
-    cl_uint native[7] = {nativeBytes,     nativeBytes / 2, nativeBytes / 4, nativeBytes / 8,
-                         nativeBytes / 4, nativeBytes / 8, 0};
+    cl_uint native[7] = {nativeBytes,
+                         nativeBytes / 2,
+                         nativeBytes / 4,
+                         nativeBytes / 8,
+                         nativeBytes / 4,
+                         nativeBytes / 8,
+                         0};
     std::copy(native, native + 7, info.nativeVectorWidth);
     info.preferredWorkGroupSizeMultiple = bytes / 4;
 

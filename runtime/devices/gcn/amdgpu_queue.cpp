@@ -68,7 +68,7 @@ struct AmdgpuQueue::Impl {
     uint64_t ibGpu = 0, ibBytes = 0;
     void* ibCpu = nullptr;
 
-    std::map<uint64_t, Mapping> maps; ///< by start page; never overlapping
+    std::map<uint64_t, Mapping> maps;                   ///< by start page; never overlapping
     std::vector<std::pair<uint64_t, uint64_t>> pending; ///< page ranges of the next submission
     uint64_t serial = 1;
     std::string broken;
@@ -302,9 +302,13 @@ std::string AmdgpuQueue::useHostRange(const void* p, uint64_t bytes) {
     return {};
 }
 
-void AmdgpuQueue::dropPending() { m->pending.clear(); }
+void AmdgpuQueue::dropPending() {
+    m->pending.clear();
+}
 
-const std::string& AmdgpuQueue::broken() const { return m->broken; }
+const std::string& AmdgpuQueue::broken() const {
+    return m->broken;
+}
 
 std::string AmdgpuQueue::submitAndWait(std::span<const uint32_t> dwords, uint64_t timeoutNs) {
     Impl& q = *m;

@@ -6,7 +6,9 @@
 namespace duet::gcn {
 namespace {
 
-bool inRange(uint32_t v, uint32_t lo, uint32_t hi) { return v >= lo && v < hi; }
+bool inRange(uint32_t v, uint32_t lo, uint32_t hi) {
+    return v >= lo && v < hi;
+}
 
 /// Family names for families the device does not run on: the reason names them.
 const char* familyName(uint32_t family, unsigned& major) {
@@ -16,12 +18,22 @@ const char* familyName(uint32_t family, unsigned& major) {
         unsigned major;
     };
     static constexpr Entry kFamilies[] = {
-        {110, "SI (gfx6)", 6},        {120, "CI (gfx7)", 7},          {125, "KV (gfx7)", 7},
-        {130, "VI (gfx8)", 8},        {135, "CZ (gfx8)", 8},          {141, "AI (gfx9)", 9},
-        {142, "RV (gfx9)", 9},        {143, "NV (gfx10)", 10},        {144, "VGH (gfx10.3)", 10},
-        {145, "GC 11.0.0 (gfx11)", 11}, {146, "YC (gfx10.3)", 10},    {148, "GC 11.0.1 (gfx11)", 11},
-        {149, "GC 10.3.6 (gfx10.3)", 10}, {150, "GC 11.5.0 (gfx11)", 11},
-        {151, "GC 10.3.7 (gfx10.3)", 10}, {152, "GC 12.0.0 (gfx12)", 12},
+        {110, "SI (gfx6)", 6},
+        {120, "CI (gfx7)", 7},
+        {125, "KV (gfx7)", 7},
+        {130, "VI (gfx8)", 8},
+        {135, "CZ (gfx8)", 8},
+        {141, "AI (gfx9)", 9},
+        {142, "RV (gfx9)", 9},
+        {143, "NV (gfx10)", 10},
+        {144, "VGH (gfx10.3)", 10},
+        {145, "GC 11.0.0 (gfx11)", 11},
+        {146, "YC (gfx10.3)", 10},
+        {148, "GC 11.0.1 (gfx11)", 11},
+        {149, "GC 10.3.6 (gfx10.3)", 10},
+        {150, "GC 11.5.0 (gfx11)", 11},
+        {151, "GC 10.3.7 (gfx10.3)", 10},
+        {152, "GC 12.0.0 (gfx12)", 12},
     };
     for (const Entry& e : kFamilies)
         if (e.id == family) {

@@ -313,7 +313,9 @@ ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {
     return r;
 }
 
-LoadedCodeObject::~LoadedCodeObject() { std::free(m_memory); }
+LoadedCodeObject::~LoadedCodeObject() {
+    std::free(m_memory);
+}
 
 std::string LoadedCodeObject::load(std::span<const unsigned char> bytes) {
     StringRef data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -403,8 +405,8 @@ std::string LoadedCodeObject::load(std::span<const unsigned char> bytes) {
 }
 
 std::string occupancyLine(const KernelInfo& k, unsigned workGroupSize) {
-    Occupancy o = computeOccupancy(k.vgprCount, k.sgprCount, k.groupSegmentFixedSize,
-                                   workGroupSize);
+    Occupancy o =
+        computeOccupancy(k.vgprCount, k.sgprCount, k.groupSegmentFixedSize, workGroupSize);
     std::string s = "kernel " + k.name + ": " + std::to_string(k.vgprCount) + " VGPRs, " +
                     std::to_string(k.sgprCount) + " SGPRs, " +
                     std::to_string(k.groupSegmentFixedSize) + " bytes LDS, " +

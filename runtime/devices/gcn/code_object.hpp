@@ -44,20 +44,33 @@ enum KernelCodeProperty : uint16_t {
 
 /// COMPUTE_PGM_RSRC1/2 fields the runtime reads (gfx9 layout).
 namespace rsrc {
-constexpr uint32_t rsrc1Vgprs(uint32_t r) { return r & 0x3f; }           ///< granulated, 4 per unit
-constexpr uint32_t rsrc1Sgprs(uint32_t r) { return (r >> 6) & 0xf; }     ///< granulated, 8 per unit
-constexpr uint32_t rsrc2ScratchEn(uint32_t r) { return r & 1; }
-constexpr uint32_t rsrc2UserSgprs(uint32_t r) { return (r >> 1) & 0x1f; }
-constexpr uint32_t rsrc2TgidEn(uint32_t r, int d) { return (r >> (7 + d)) & 1; }
-constexpr uint32_t rsrc2TidigCompCnt(uint32_t r) { return (r >> 11) & 3; }
+constexpr uint32_t rsrc1Vgprs(uint32_t r) {
+    return r & 0x3f;
+} ///< granulated, 4 per unit
+constexpr uint32_t rsrc1Sgprs(uint32_t r) {
+    return (r >> 6) & 0xf;
+} ///< granulated, 8 per unit
+constexpr uint32_t rsrc2ScratchEn(uint32_t r) {
+    return r & 1;
+}
+constexpr uint32_t rsrc2UserSgprs(uint32_t r) {
+    return (r >> 1) & 0x1f;
+}
+constexpr uint32_t rsrc2TgidEn(uint32_t r, int d) {
+    return (r >> (7 + d)) & 1;
+}
+constexpr uint32_t rsrc2TidigCompCnt(uint32_t r) {
+    return (r >> 11) & 3;
+}
 constexpr uint32_t kRsrc2LdsSizeShift = 15;
 constexpr uint32_t kRsrc2LdsSizeMask = 0x1ffu << kRsrc2LdsSizeShift;
 } // namespace rsrc
 
 /// One entry of a kernel's `.args` in the metadata.
 struct KernelArgMeta {
-    std::string name;         ///< `.name` (empty unless built with -cl-kernel-arg-info)
-    std::string valueKind;    ///< `.value_kind`: by_value, global_buffer, dynamic_shared_pointer, hidden_*...
+    std::string name; ///< `.name` (empty unless built with -cl-kernel-arg-info)
+    std::string
+        valueKind; ///< `.value_kind`: by_value, global_buffer, dynamic_shared_pointer, hidden_*...
     std::string addressSpace; ///< `.address_space` for pointers: global, constant, local, ...
     uint32_t offset = 0;      ///< byte offset in the kernarg segment
     uint32_t size = 0;
@@ -107,10 +120,10 @@ std::string parsePrintfFormat(std::string_view text, PrintfFormat& out);
 
 /// What the reader extracts from a code object.
 struct CodeObject {
-    std::string target;       ///< `amdhsa.target`, e.g. "amdgcn-amd-amdhsa--gfx900"
+    std::string target;                    ///< `amdhsa.target`, e.g. "amdgcn-amd-amdhsa--gfx900"
     std::array<uint32_t, 2> version{0, 0}; ///< `amdhsa.version` (1.2 for code object v5)
-    unsigned abiVersion = 0;  ///< ELF EI_ABIVERSION (3 for v5)
-    uint32_t elfFlags = 0;    ///< e_flags: EF_AMDGPU_MACH_* and feature bits
+    unsigned abiVersion = 0;               ///< ELF EI_ABIVERSION (3 for v5)
+    uint32_t elfFlags = 0;                 ///< e_flags: EF_AMDGPU_MACH_* and feature bits
     std::vector<KernelInfo> kernels;
     std::vector<std::string> printfFormats; ///< `amdhsa.printf`, when the program calls printf
     std::vector<PrintfFormat> printf;       ///< the same, parsed, indexed by nothing (ids inside)

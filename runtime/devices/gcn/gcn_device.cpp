@@ -39,13 +39,13 @@ using gcn::KernelEntry;
 using gcn::KernelInfo;
 
 constexpr unsigned kWaveSize = 64;
-constexpr unsigned kMaxWorkGroupSize = 256;  // LLVM's default flat work-group size for OpenCL
+constexpr unsigned kMaxWorkGroupSize = 256; // LLVM's default flat work-group size for OpenCL
 constexpr unsigned kLdsPerCu = 64 * 1024;
 constexpr unsigned kLdsPerGroup = 32 * 1024; // what a work-group may allocate (AMD's limit)
 constexpr unsigned kLdsGranule = 512;        // COMPUTE_PGM_RSRC2.LDS_SIZE unit on gfx7+
 constexpr uint64_t kMaxScratchBytes = 512ull << 20;
 constexpr size_t kPrintfBufferBytes = 1 << 20; // CL_DEVICE_PRINTF_BUFFER_SIZE
-constexpr unsigned kModelClockMHz = 1500;       // the modelled chip's nominal clock (Vega 10)
+constexpr unsigned kModelClockMHz = 1500;      // the modelled chip's nominal clock (Vega 10)
 /// OpenCL C 3.0 features about the program's memory the GCN device supports: generic pointers
 /// (FLAT) and program-scope __global variables (data segments of the code object).
 constexpr const char* kGcnProgramFeatures =
@@ -100,7 +100,9 @@ template <class T> void put(unsigned char* base, uint32_t offset, T value) {
     std::memcpy(base + offset, &value, sizeof value);
 }
 
-uint32_t alignUp(uint32_t v, uint32_t a) { return a ? (v + a - 1) / a * a : v; }
+uint32_t alignUp(uint32_t v, uint32_t a) {
+    return a ? (v + a - 1) / a * a : v;
+}
 
 /// How long a hardware dispatch may run before the queue gives up on it.
 uint64_t hardwareTimeoutNs() {
@@ -112,8 +114,10 @@ uint64_t hardwareTimeoutNs() {
             if (end && !*end && parsed > 0)
                 ms = parsed;
             else
-                std::fprintf(stderr, "duet: DUET_AMDGPU_TIMEOUT_MS=%s is not a positive number "
-                                     "of milliseconds; using 60000\n", v);
+                std::fprintf(stderr,
+                             "duet: DUET_AMDGPU_TIMEOUT_MS=%s is not a positive number "
+                             "of milliseconds; using 60000\n",
+                             v);
         }
         return ms * 1000000ull;
     }();
@@ -348,7 +352,8 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
             const KernelArgDesc& ad = desc.args[explicitIndex];
             ++explicitIndex;
             if (kind == "by_value") {
-                std::memcpy(ka + a.offset, v.bytes.data(), std::min<size_t>(a.size, v.bytes.size()));
+                std::memcpy(ka + a.offset, v.bytes.data(),
+                            std::min<size_t>(a.size, v.bytes.size()));
             } else if (kind == "global_buffer") {
                 if (a.size != 8)
                     return fail(launch, CL_INVALID_KERNEL_ARGS, "a buffer argument is not 64-bit");
@@ -406,12 +411,12 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
                 return CL_OUT_OF_HOST_MEMORY;
             put<uint64_t>(ka, a.offset, buffer);
             usesPrintf = true;
-        }
-        else if (kind == "hidden_hostcall_buffer" || kind == "hidden_multigrid_sync_arg" ||
-                 kind == "hidden_heap_v1" || kind == "hidden_default_queue" ||
-                 kind == "hidden_completion_action" || kind == "hidden_private_base" ||
-                 kind == "hidden_shared_base" || kind == "hidden_none")
-            continue; // services this runtime does not offer: left null; gfx9 needs no apertures here
+        } else if (kind == "hidden_hostcall_buffer" || kind == "hidden_multigrid_sync_arg" ||
+                   kind == "hidden_heap_v1" || kind == "hidden_default_queue" ||
+                   kind == "hidden_completion_action" || kind == "hidden_private_base" ||
+                   kind == "hidden_shared_base" || kind == "hidden_none")
+            continue; // services this runtime does not offer: left null; gfx9 needs no apertures
+                      // here
         else if (kind == "hidden_dynamic_lds_size")
             continue; // written below, once the dynamic LDS is known
         else
@@ -439,7 +444,7 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
         if (waveBytes / 1024 > 0x1fff)
             return fail(launch, CL_OUT_OF_RESOURCES,
                         std::to_string(privateBytes) + " bytes of scratch per work-item exceed "
-                        "COMPUTE_TMPRING_SIZE.WAVESIZE");
+                                                       "COMPUTE_TMPRING_SIZE.WAVESIZE");
         scratchBytes = waves * waveBytes;
         if (!m_scratch.reserve(scratchBytes, 4096))
             return CL_OUT_OF_HOST_MEMORY;
@@ -481,14 +486,14 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
         // Scratch buffer resource (V#, gfx9 layout): swizzled, ADD_TID_ENABLE, index stride
         // 64, 4-byte elements, so each lane's dwords interleave inside its wave's slot.
         user(uint32_t(scratchBase));
-        user(uint32_t((scratchBase >> 32) & 0xffff) | (1u << 31)); // SWIZZLE_ENABLE, stride 0
+        user(uint32_t((scratchBase >> 32) & 0xffff) | (1u << 31));     // SWIZZLE_ENABLE, stride 0
         user(uint32_t(std::min<uint64_t>(scratchBytes, 0xffffffffu))); // NUM_RECORDS
-        user(4u | (5u << 3) | (6u << 6) | (7u << 9) // DST_SEL X Y Z W
-             | (7u << 12)                            // NUM_FORMAT float
-             | (4u << 15)                            // DATA_FORMAT 32
-             | (1u << 19)                            // ELEMENT_SIZE 4 bytes
-             | (3u << 21)                            // INDEX_STRIDE 64
-             | (1u << 23));                          // ADD_TID_ENABLE
+        user(4u | (5u << 3) | (6u << 6) | (7u << 9)                    // DST_SEL X Y Z W
+             | (7u << 12)                                              // NUM_FORMAT float
+             | (4u << 15)                                              // DATA_FORMAT 32
+             | (1u << 19)                                              // ELEMENT_SIZE 4 bytes
+             | (3u << 21)                                              // INDEX_STRIDE 64
+             | (1u << 23));                                            // ADD_TID_ENABLE
     }
     if (props & gcn::kEnableSgprDispatchPtr)
         user64(m_packet.address());
@@ -555,14 +560,14 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
             m_hostRanges.emplace_back(m_imageDescs.data(),
                                       m_imageDescs.size() * sizeof(KernelImageDesc));
         // The loaded code object: kernel code, descriptors and program-scope variables.
-        m_hostRanges.emplace_back(reinterpret_cast<const void*>(entry->loadBase),
-                                  entry->loadSize);
+        m_hostRanges.emplace_back(reinterpret_cast<const void*>(entry->loadBase), entry->loadSize);
     }
     m_pm4.releaseMemFence(reinterpret_cast<uint64_t>(fence), fenceValue, true);
 
     gcn::DispatchStats stats;
     const auto t0 = std::chrono::steady_clock::now();
-    std::string sinkError = m_hw ? runOnHardware(m_pm4.dwords()) : runOnModel(m_pm4.dwords(), stats);
+    std::string sinkError =
+        m_hw ? runOnHardware(m_pm4.dwords()) : runOnModel(m_pm4.dwords(), stats);
     if (usesPrintf)
         drainPrintf(launch, *entry->codeObject); // also what ran before a failure
     if (!sinkError.empty())
@@ -570,7 +575,8 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (*fence != fenceValue)
-        return fail(launch, CL_OUT_OF_RESOURCES, "the dispatch's end-of-pipe fence was not written");
+        return fail(launch, CL_OUT_OF_RESOURCES,
+                    "the dispatch's end-of-pipe fence was not written");
     // Profiling on the model: the modelled GPU's time, not the host's (the same for every run).
     const double modelled =
         m_hw ? 0.0 : stats.modelledSeconds(m_model->config().computeUnits, kModelClockMHz * 1e6);
@@ -584,8 +590,8 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
                      "%llu work-groups; %.3f ms from submission to fence\n",
                      launch.kernel->name().c_str(), m_target.cpuName.c_str(), launch.global[0],
                      launch.global[1], launch.global[2], launch.local[0], launch.local[1],
-                     launch.local[2],
-                     (unsigned long long)groups[0] * groups[1] * groups[2], seconds * 1e3);
+                     launch.local[2], (unsigned long long)groups[0] * groups[1] * groups[2],
+                     seconds * 1e3);
     } else if (statsEnabled()) {
         uint64_t total = 0;
         std::string classes;
@@ -596,10 +602,10 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
                            gcn::instClassName(static_cast<gcn::InstClass>(i)) + " " +
                            std::to_string(stats.wavefrontInstructions[i]);
         }
-        const double util = stats.valuInstructions
-                                ? 100.0 * double(stats.valuLaneOps) /
-                                      (double(stats.valuInstructions) * kWaveSize)
-                                : 0.0;
+        const double util =
+            stats.valuInstructions
+                ? 100.0 * double(stats.valuLaneOps) / (double(stats.valuInstructions) * kWaveSize)
+                : 0.0;
         const double secs = stats.seconds > 0 ? stats.seconds : seconds;
         std::fprintf(stderr,
                      "duet: GCN dispatch %s: global %zux%zux%zu local %zux%zux%zu: %llu "
@@ -612,9 +618,8 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
                      (unsigned long long)stats.workGroups, (unsigned long long)stats.wavefronts,
                      (unsigned long long)total, classes.empty() ? "none counted" : classes.c_str(),
                      util, (unsigned long long)stats.ldsBankConflictCycles, stats.wavesPerSimd,
-                     stats.occupancyLimit.empty() ? "?" : stats.occupancyLimit.c_str(),
-                     stats.vgprs, stats.sgprs, stats.ldsBytesPerGroup,
-                     modelled * 1e6,
+                     stats.occupancyLimit.empty() ? "?" : stats.occupancyLimit.c_str(), stats.vgprs,
+                     stats.sgprs, stats.ldsBytesPerGroup, modelled * 1e6,
                      (unsigned long long)stats.vmemBytes, secs * 1e3,
                      secs > 0 ? double(total) / secs / 1e6 : 0.0);
     }
@@ -708,7 +713,8 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     // Program-scope variables live in the loaded code object; the 3.0 minimum and default.
     info.globalVariableMaxSize = 64 * 1024;
     info.globalVariablePreferredTotalSize = 1 << 20;
-    info.atomicMemoryCapabilities = CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP;
+    info.atomicMemoryCapabilities =
+        CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP;
     info.atomicFenceCapabilities = CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL |
                                    CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP;
     info.extensions = "cl_khr_byte_addressable_store cl_khr_fp64 "
@@ -751,11 +757,16 @@ TargetSpec gcnTarget(const std::string& cpu) {
     t.cpuName = cpu;
     t.fp64 = true;
     t.images = true;
-    t.clExtensions = {"cl_khr_byte_addressable_store",      "cl_khr_global_int32_base_atomics",
-                      "cl_khr_global_int32_extended_atomics", "cl_khr_local_int32_base_atomics",
-                      "cl_khr_local_int32_extended_atomics",  "cl_khr_int64_base_atomics",
-                      "cl_khr_int64_extended_atomics",        "__opencl_c_int64",
-                      "cl_khr_3d_image_writes",               "cl_khr_depth_images"};
+    t.clExtensions = {"cl_khr_byte_addressable_store",
+                      "cl_khr_global_int32_base_atomics",
+                      "cl_khr_global_int32_extended_atomics",
+                      "cl_khr_local_int32_base_atomics",
+                      "cl_khr_local_int32_extended_atomics",
+                      "cl_khr_int64_base_atomics",
+                      "cl_khr_int64_extended_atomics",
+                      "__opencl_c_int64",
+                      "cl_khr_3d_image_writes",
+                      "cl_khr_depth_images"};
     std::istringstream features{std::string(kGcnProgramFeatures) + " " + kGcnImageFeatures};
     for (std::string f; features >> f;)
         t.clExtensions.push_back(f);
@@ -815,8 +826,8 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> discoverAmdGp
             std::fprintf(stderr, "duet: GCN: AMD GPU %s: VRAM heap query failed: %s\n",
                          node.c_str(), std::strerror(-r));
         if (int r = amdgpu_query_heap_info(handle, AMDGPU_GEM_DOMAIN_GTT, 0, &gtt))
-            std::fprintf(stderr, "duet: GCN: AMD GPU %s: GTT heap query failed: %s\n",
-                         node.c_str(), std::strerror(-r));
+            std::fprintf(stderr, "duet: GCN: AMD GPU %s: GTT heap query failed: %s\n", node.c_str(),
+                         std::strerror(-r));
         const char* marketing = amdgpu_get_marketing_name(handle);
         const std::string name = marketing ? marketing : "AMD GPU";
         amdgpu_device_deinitialize(handle);
@@ -824,8 +835,7 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> discoverAmdGp
 
         gcn::AmdgpuTargetChoice choice;
         if (infoError == 0)
-            choice = gcn::chooseAmdgpuTarget(gpu.family_id, gpu.chip_external_rev,
-                                             submitEnabled());
+            choice = gcn::chooseAmdgpuTarget(gpu.family_id, gpu.chip_external_rev, submitEnabled());
         else
             choice.reason = "amdgpu_query_gpu_info failed, so the chip is not known";
 
@@ -867,9 +877,9 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> discoverAmdGp
         info.available = choice.available;
         info.unavailableReason = choice.reason;
         const std::string cpu = choice.target.empty() ? "gfx900" : choice.target;
-        out.emplace_back(std::make_unique<GcnBackend>(gcnTarget(cpu), cus, choice.reason,
-                                                      std::move(queue)),
-                         std::move(info));
+        out.emplace_back(
+            std::make_unique<GcnBackend>(gcnTarget(cpu), cus, choice.reason, std::move(queue)),
+            std::move(info));
     }
     drmFreeDevices(devices, count);
     return out;
@@ -894,14 +904,16 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> makeGcnBacken
             if (v >= 1 && v <= 1024)
                 cus = unsigned(v);
             else
-                std::fprintf(stderr, "duet: DUET_GCN_CUS=%s is not a CU count (1..1024); "
-                                     "using 64\n", env);
+                std::fprintf(stderr,
+                             "duet: DUET_GCN_CUS=%s is not a CU count (1..1024); "
+                             "using 64\n",
+                             env);
         }
         DeviceInfo info;
         fillCommonInfo(info, cus);
         info.name = "GCN gfx900 (software model)";
-        info.boardName = "Duet software model of an AMD GCN 5 GPU (gfx900, " +
-                         std::to_string(cus) + " CUs)";
+        info.boardName =
+            "Duet software model of an AMD GCN 5 GPU (gfx900, " + std::to_string(cus) + " CUs)";
         info.maxClockFrequency = kModelClockMHz;
         info.gfxipMajor = 9;
         info.gfxipMinor = 0;

@@ -60,8 +60,8 @@ enum CoherCntl : uint32_t {
     kShIcacheActionEna = 1u << 29,
     /// What a kernel launch needs: instruction, scalar (K$), vector L1 and L2 caches coherent
     /// with memory the host wrote (kernargs, code, buffers).
-    kCoherAllCaches = kShIcacheActionEna | kShKcacheActionEna | kTcActionEna | kTcl1ActionEna |
-                      kTcWbActionEna,
+    kCoherAllCaches =
+        kShIcacheActionEna | kShKcacheActionEna | kTcActionEna | kTcl1ActionEna | kTcWbActionEna,
 };
 
 /// RELEASE_MEM / EVENT_WRITE event types and fields (gfx9).

@@ -46,9 +46,9 @@ PrintfOutput drainPrintfBuffer(unsigned char* buffer, std::span<const PrintfForm
             break;
         const std::vector<PrintfConversion> convs = printfConversions(f->format);
         if (convs.size() != f->argSizes.size()) {
-            out.error = "printf format \"" + f->format + "\" has " +
-                        std::to_string(convs.size()) + " conversions but the record has " +
-                        std::to_string(f->argSizes.size()) + " arguments";
+            out.error = "printf format \"" + f->format + "\" has " + std::to_string(convs.size()) +
+                        " conversions but the record has " + std::to_string(f->argSizes.size()) +
+                        " arguments";
             break;
         }
         args.clear();
@@ -87,7 +87,8 @@ PrintfOutput drainPrintfBuffer(unsigned char* buffer, std::span<const PrintfForm
             layout.push_back(size);
         }
         if (torn) {
-            out.error = "a printf record of format \"" + f->format + "\" runs past the data the "
+            out.error = "a printf record of format \"" + f->format +
+                        "\" runs past the data the "
                         "kernel wrote";
             break;
         }

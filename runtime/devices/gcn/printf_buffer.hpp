@@ -37,10 +37,10 @@ inline constexpr uint32_t kPrintfMaxString = 64 * 1024;
 void initPrintfBuffer(unsigned char* buffer, uint64_t capacity);
 
 struct PrintfOutput {
-    std::string text;          ///< every record that fit, formatted, in buffer order
-    uint64_t lostBytes = 0;    ///< bytes of records that did not fit (0: no overflow)
+    std::string text;       ///< every record that fit, formatted, in buffer order
+    uint64_t lostBytes = 0; ///< bytes of records that did not fit (0: no overflow)
     uint64_t records = 0;
-    std::string error;         ///< a record the decoder could not read (unknown id, bad format)
+    std::string error; ///< a record the decoder could not read (unknown id, bad format)
 };
 
 /// Formats the buffer's records and resets it (data zeroed up to what was used, offset 0) for

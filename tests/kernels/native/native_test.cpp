@@ -151,9 +151,9 @@ template <class T> void checkMath() {
             }
         }
         INFO(tn << " " << e.name << " width " << e.width << ": worst " << worst << " ulp (limit "
-                << limit[e.name] << ") at " << std::hexfloat << (LD)a[at]
-                << (binary ? ", " : "") << (binary ? (LD)b[at] : 0.0L) << " got " << (LD)y[at]
-                << std::defaultfloat << "; " << bad << " of " << n << " over");
+                << limit[e.name] << ") at " << std::hexfloat << (LD)a[at] << (binary ? ", " : "")
+                << (binary ? (LD)b[at] : 0.0L) << " got " << (LD)y[at] << std::defaultfloat << "; "
+                << bad << " of " << n << " over");
         CHECK(bad == 0);
     }
 }
@@ -197,8 +197,10 @@ template <class T> void checkMixed(void (*fn)(const T*, const T*, const int*, T*
             root = copysignl(powl(fabsl(xv), 1.0L / nn[i]), xv);
         check("rootn", ulpError<T>(y[9 * i + 1], root), 16);
         check("ldexp", ulpError<T>(y[9 * i + 2], ldexpl(xv, nn[i])), 0);
-        int wantIlogb = std::isnan(xv) ? INT_MAX : xv == 0 ? INT_MIN : std::isinf(xv) ? INT_MAX
-                                                                                      : ilogbl(xv);
+        int wantIlogb = std::isnan(xv)   ? INT_MAX
+                        : xv == 0        ? INT_MIN
+                        : std::isinf(xv) ? INT_MAX
+                                         : ilogbl(xv);
         check("ilogb", iy[4 * i] == wantIlogb ? 0 : 1e9, 0);
         if (std::isfinite(xv)) {
             int e;
@@ -261,9 +263,9 @@ TEST_CASE("native: every conversion, every rounding mode and width", "[native][c
             if (!expected(d, s, e.sat != 0, e.mode, x, want))
                 continue;
             const unsigned char* got = &out[i * d.bytes];
-            bool same = std::memcmp(got, want, d.bytes) == 0 ||
-                        (d.kind == Kind::Float && std::isnan(load(d, got)) &&
-                         std::isnan(load(d, want)));
+            bool same =
+                std::memcmp(got, want, d.bytes) == 0 ||
+                (d.kind == Kind::Float && std::isnan(load(d, got)) && std::isnan(load(d, want)));
             if (!same && bad++ == 0) {
                 std::ostringstream m;
                 m << std::hexfloat << "x = " << x << " got " << load(d, got) << " want "
@@ -295,7 +297,10 @@ TEST_CASE("native: integer functions on every type and width", "[native][integer
         for (int a = 0; a < 3; ++a) {
             in[a].resize(n * bytes);
             for (size_t i = 0; i < n; ++i) {
-                I128 v = i < 1000 ? wrap(t, edges[(i / (a == 0 ? 1 : a == 1 ? 10 : 100)) % 10])
+                I128 v = i < 1000 ? wrap(t, edges[(i / (a == 0   ? 1
+                                                        : a == 1 ? 10
+                                                                 : 100)) %
+                                                  10])
                                   : wrap(t, (I128)(rng.next() >> (rng.next() % 64)));
                 uint64_t raw = (uint64_t)v;
                 std::memcpy(&in[a][i * bytes], &raw, bytes);
@@ -318,9 +323,10 @@ TEST_CASE("native: integer functions on every type and width", "[native][integer
                     continue;
                 I128 got = load(t, &out[(f * n + i) * bytes]);
                 if (wrap(t, want) != got && bad++ == 0)
-                    first = "x=" + std::to_string((long long)x) + " y=" +
-                            std::to_string((long long)y) + " z=" + std::to_string((long long)z) +
-                            " got " + std::to_string((long long)got) + " want " +
+                    first = "x=" + std::to_string((long long)x) +
+                            " y=" + std::to_string((long long)y) +
+                            " z=" + std::to_string((long long)z) + " got " +
+                            std::to_string((long long)got) + " want " +
                             std::to_string((long long)wrap(t, want));
             }
             INFO(kFns[f] << "(" << t.name << ") width " << e.width << ": " << bad
@@ -387,10 +393,9 @@ TEST_CASE("native: vload_half and vstore_half in every rounding mode", "[native]
                 uint16_t got = out[v * n + i];
                 bool ok = std::isnan(x) ? ((got & 0x7c00) == 0x7c00 && (got & 0x3ff)) : got == want;
                 if (!ok && wrong++ < 5)
-                    UNSCOPED_INFO("vstore_half" << (v ? "4" : "") << kModes[e.mode] << "("
-                                                << e.type << " " << std::hexfloat << x
-                                                << ") = 0x" << std::hex << got << " want 0x"
-                                                << want << std::dec);
+                    UNSCOPED_INFO("vstore_half" << (v ? "4" : "") << kModes[e.mode] << "(" << e.type
+                                                << " " << std::hexfloat << x << ") = 0x" << std::hex
+                                                << got << " want 0x" << want << std::dec);
             }
         }
         CHECK(wrong == 0);
@@ -409,11 +414,20 @@ TEST_CASE("native: relational builtins, scalar 1/0 and vector -1/0", "[native][r
     size_t bad = 0;
     for (size_t i = 0; i < a.size(); ++i) {
         float x = a[i], y = b[i];
-        bool want[14] = {x == y,          x != y,          x > y,
-                         x >= y,          x < y,           x <= y,
-                         x < y || x > y,  std::isfinite(x), std::isinf(x),
-                         std::isnan(x),   std::isnormal(x), !std::isnan(x) && !std::isnan(y),
-                         std::isnan(x) || std::isnan(y), std::signbit(x)};
+        bool want[14] = {x == y,
+                         x != y,
+                         x > y,
+                         x >= y,
+                         x < y,
+                         x <= y,
+                         x < y || x > y,
+                         std::isfinite(x),
+                         std::isinf(x),
+                         std::isnan(x),
+                         std::isnormal(x),
+                         !std::isnan(x) && !std::isnan(y),
+                         std::isnan(x) || std::isnan(y),
+                         std::signbit(x)};
         for (int j = 0; j < 14; ++j)
             bad += s[i * 14 + j] != (want[j] ? 1 : 0) || v[i * 14 + j] != (want[j] ? -1 : 0);
     }

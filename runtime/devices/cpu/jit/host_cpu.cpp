@@ -6,7 +6,9 @@
 
 namespace duet::rt {
 
-std::string hostCpuName() { return llvm::sys::getHostCPUName().str(); }
+std::string hostCpuName() {
+    return llvm::sys::getHostCPUName().str();
+}
 
 std::string hostCpuFeatures() {
     const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();

@@ -38,7 +38,9 @@ template <typename T> T readAs(const char* p) {
     return v;
 }
 
-bool isFlag(char c) { return c == '-' || c == '+' || c == ' ' || c == '#' || c == '0'; }
+bool isFlag(char c) {
+    return c == '-' || c == '+' || c == ' ' || c == '#' || c == '0';
+}
 
 void appendFormatted(std::string& out, const std::string& spec, auto value) {
     char buf[512];

@@ -60,8 +60,8 @@ bool makeStreamingStores(Module& module, StringRef entry) {
         return false;
 
     LLVMContext& ctx = module.getContext();
-    MDNode* nontemporal = MDNode::get(ctx, ConstantAsMetadata::get(ConstantInt::get(
-                                               Type::getInt32Ty(ctx), 1)));
+    MDNode* nontemporal =
+        MDNode::get(ctx, ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(ctx), 1)));
     for (StoreInst* st : stores) {
         uint64_t bytes = dl.getTypeStoreSize(st->getValueOperand()->getType()).getFixedValue();
         IRBuilder<> b(st);

@@ -380,8 +380,8 @@ void WorkGroupBuilder::emitPrologue(IRBuilder<>& b, Argument* ctx) {
     // Group sizes are 1..kCpuMaxWorkGroupSize: with that range, the loop over the local ids
     // bounds them, and `(int)get_local_id(0) + 1` stays an affine index (no sign-extension
     // of a value that might wrap), which the loop vectoriser needs to widen it.
-    MDNode* groupRange = MDBuilder(b.getContext())
-                             .createRange(APInt(64, 1), APInt(64, kCpuMaxWorkGroupSize + 1));
+    MDNode* groupRange =
+        MDBuilder(b.getContext()).createRange(APInt(64, 1), APInt(64, kCpuMaxWorkGroupSize + 1));
     for (unsigned d = 0; d < 3; ++d)
         for (Value* v : {m_pro.enqueuedLocalSize[d], m_pro.localSize[d]})
             cast<LoadInst>(v)->setMetadata(LLVMContext::MD_range, groupRange);
@@ -400,7 +400,9 @@ Value* WorkGroupBuilder::localIdValue(IRBuilder<>& b, unsigned dim) {
     return b.CreateCall(m_ph.localId[dim]);
 }
 
-Value* WorkGroupBuilder::linearValue(IRBuilder<>& b) { return b.CreateCall(m_ph.linear); }
+Value* WorkGroupBuilder::linearValue(IRBuilder<>& b) {
+    return b.CreateCall(m_ph.linear);
+}
 
 Value* WorkGroupBuilder::lowerOne(CallInst* call, WorkItemFn kind) {
     IRBuilder<> b(call);
@@ -970,8 +972,7 @@ bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* 
         // folds to an affine 64-bit index instead of a shl/ashr pair the vectoriser cannot
         // follow (assumptions feed the known bits instcombine folds with).
         for (PHINode* id : {x, y, z})
-            b.CreateAssumption(
-                b.CreateICmpULT(id, ConstantInt::get(m_i64, kCpuMaxWorkGroupSize)));
+            b.CreateAssumption(b.CreateICmpULT(id, ConstantInt::get(m_i64, kCpuMaxWorkGroupSize)));
         b.SetInsertPoint(yh);
         b.CreateBr(xh);
 

@@ -13,24 +13,25 @@ namespace {
 
 struct OpcodeName {
     unsigned op;
-    const char *name;
+    const char* name;
 };
 #include "opcode_names.inc"
 
 /// Opcode number -> mnemonic for one encoding, as a dense array.
 template <size_t N, size_t M> struct NameTable {
-    std::array<const char *, N> names{};
+    std::array<const char*, N> names{};
     explicit NameTable(const OpcodeName (&list)[M]) {
-        for (const OpcodeName &e : list)
-            if (e.op < N) names[e.op] = e.name;
+        for (const OpcodeName& e : list)
+            if (e.op < N)
+                names[e.op] = e.name;
     }
-    const char *operator[](unsigned op) const { return op < N ? names[op] : nullptr; }
+    const char* operator[](unsigned op) const { return op < N ? names[op] : nullptr; }
 };
 template <size_t N, size_t M> NameTable<N, M> makeTable(const OpcodeName (&list)[M]) {
     return NameTable<N, M>(list);
 }
 
-const auto &tables() {
+const auto& tables() {
     static const struct {
         decltype(makeTable<128>(kSop2Names)) sop2 = makeTable<128>(kSop2Names);
         decltype(makeTable<32>(kSopkNames)) sopk = makeTable<32>(kSopkNames);
@@ -52,14 +53,14 @@ const auto &tables() {
     return t;
 }
 
-const char *const kOpNames[] = {
+const char* const kOpNames[] = {
     "unimplemented",
 #define X(name) #name,
 #include "ops.inc"
 #undef X
 };
 
-const std::unordered_map<std::string_view, Op> &opByName() {
+const std::unordered_map<std::string_view, Op>& opByName() {
     static const std::unordered_map<std::string_view, Op> map = [] {
         std::unordered_map<std::string_view, Op> m;
         for (unsigned i = 1; i < static_cast<unsigned>(Op::Count); ++i)
@@ -77,34 +78,41 @@ bool endsWith(std::string_view s, std::string_view p) {
 }
 
 /// v_cmp[x]_<cond>_<type> and v_cmp[x]_class_<type>.
-bool parseCompare(std::string_view n, Inst &in) {
-    if (!startsWith(n, "v_cmp")) return false;
+bool parseCompare(std::string_view n, Inst& in) {
+    if (!startsWith(n, "v_cmp"))
+        return false;
     n.remove_prefix(5);
     in.cmpx = !n.empty() && n[0] == 'x';
-    if (in.cmpx) n.remove_prefix(1);
-    if (n.empty() || n[0] != '_') return false;
+    if (in.cmpx)
+        n.remove_prefix(1);
+    if (n.empty() || n[0] != '_')
+        return false;
     n.remove_prefix(1);
     size_t us = n.rfind('_');
-    if (us == std::string_view::npos) return false;
+    if (us == std::string_view::npos)
+        return false;
     std::string_view cond = n.substr(0, us), type = n.substr(us + 1);
     static const std::pair<std::string_view, CmpType> types[] = {
         {"f16", CmpType::F16}, {"f32", CmpType::F32}, {"f64", CmpType::F64},
         {"i16", CmpType::I16}, {"u16", CmpType::U16}, {"i32", CmpType::I32},
         {"u32", CmpType::U32}, {"i64", CmpType::I64}, {"u64", CmpType::U64}};
     bool found = false;
-    for (auto &[s, t] : types)
-        if (s == type) in.cmpType = t, found = true;
-    if (!found) return false;
+    for (auto& [s, t] : types)
+        if (s == type)
+            in.cmpType = t, found = true;
+    if (!found)
+        return false;
     bool isFloat = in.cmpType <= CmpType::F64;
     if (cond == "class") {
-        if (!isFloat) return false;
+        if (!isFloat)
+            return false;
         in.op = Op::v_cmp_class;
         return true;
     }
     static const std::string_view fconds[] = {"f", "lt",  "eq",  "le",  "gt",  "lg",  "ge",  "o",
                                               "u", "nge", "nlg", "ngt", "nle", "neq", "nlt", "tru"};
     static const std::string_view iconds[] = {"f", "lt", "eq", "le", "gt", "ne", "ge", "t"};
-    const std::string_view *list = isFloat ? fconds : iconds;
+    const std::string_view* list = isFloat ? fconds : iconds;
     unsigned count = isFloat ? 16 : 8;
     for (unsigned i = 0; i < count; ++i)
         if (list[i] == cond) {
@@ -115,7 +123,7 @@ bool parseCompare(std::string_view n, Inst &in) {
     return false;
 }
 
-bool parseAtomicName(std::string_view a, Inst &in) {
+bool parseAtomicName(std::string_view a, Inst& in) {
     static const std::pair<std::string_view, AtomicOp> ops[] = {
         {"swap", AtomicOp::Swap},     {"wrxchg", AtomicOp::Swap}, {"cmpswap", AtomicOp::CmpSwap},
         {"cmpst", AtomicOp::CmpSwap}, {"add", AtomicOp::Add},     {"sub", AtomicOp::Sub},
@@ -123,7 +131,7 @@ bool parseAtomicName(std::string_view a, Inst &in) {
         {"smax", AtomicOp::Smax},     {"umax", AtomicOp::Umax},   {"and", AtomicOp::And},
         {"or", AtomicOp::Or},         {"xor", AtomicOp::Xor},     {"inc", AtomicOp::Inc},
         {"dec", AtomicOp::Dec}};
-    for (auto &[s, op] : ops)
+    for (auto& [s, op] : ops)
         if (s == a) {
             in.atomic = op;
             return true;
@@ -132,11 +140,12 @@ bool parseAtomicName(std::string_view a, Inst &in) {
 }
 
 /// Loads/stores/atomics of FLAT, GLOBAL, SCRATCH and MUBUF (after the segment prefix).
-bool parseVmem(std::string_view n, Inst &in) {
+bool parseVmem(std::string_view n, Inst& in) {
     if (startsWith(n, "load_") || startsWith(n, "store_")) {
         bool load = n[0] == 'l';
         n.remove_prefix(load ? 5 : 6);
-        if (startsWith(n, "format")) return false;
+        if (startsWith(n, "format"))
+            return false;
         if (endsWith(n, "_d16_hi")) {
             in.memD16 = in.memD16Hi = true;
             n.remove_suffix(7);
@@ -149,7 +158,7 @@ bool parseVmem(std::string_view n, Inst &in) {
             {"ushort", {2, false}},  {"sshort", {2, true}},   {"short", {2, false}},
             {"dword", {4, false}},   {"dwordx2", {8, false}}, {"dwordx3", {12, false}},
             {"dwordx4", {16, false}}};
-        for (auto &[s, v] : sizes)
+        for (auto& [s, v] : sizes)
             if (s == n) {
                 in.memBytes = v.first;
                 in.memSigned = v.second;
@@ -165,7 +174,8 @@ bool parseVmem(std::string_view n, Inst &in) {
             in.memBytes = 8;
             n.remove_suffix(3);
         }
-        if (!parseAtomicName(n, in) || in.atomic == AtomicOp::Rsub) return false;
+        if (!parseAtomicName(n, in) || in.atomic == AtomicOp::Rsub)
+            return false;
         in.op = Op::mem_atomic;
         return true;
     }
@@ -173,17 +183,21 @@ bool parseVmem(std::string_view n, Inst &in) {
 }
 
 /// ds_* mnemonics.
-bool parseDs(std::string_view n, Inst &in) {
+bool parseDs(std::string_view n, Inst& in) {
     if (Op op; opByName().count(n) && (op = opByName().at(n), true)) {
         in.op = op; // ds_bpermute_b32, ds_permute_b32, ds_swizzle_b32, ds_nop
         return true;
     }
     n.remove_prefix(3);
     auto widthOf = [&](std::string_view t) -> int {
-        if (t == "b32" || t == "u32" || t == "i32" || t == "f32") return 4;
-        if (t == "b64" || t == "u64" || t == "i64" || t == "f64") return 8;
-        if (t == "b96") return 12;
-        if (t == "b128") return 16;
+        if (t == "b32" || t == "u32" || t == "i32" || t == "f32")
+            return 4;
+        if (t == "b64" || t == "u64" || t == "i64" || t == "f64")
+            return 8;
+        if (t == "b96")
+            return 12;
+        if (t == "b128")
+            return 16;
         return 0;
     };
     if (startsWith(n, "read") || startsWith(n, "write")) {
@@ -201,7 +215,8 @@ bool parseDs(std::string_view n, Inst &in) {
         } else {
             return false;
         }
-        if (startsWith(n, "addtid")) return false;
+        if (startsWith(n, "addtid"))
+            return false;
         if (endsWith(n, "_d16_hi")) {
             in.memD16 = in.memD16Hi = true;
             n.remove_suffix(7);
@@ -220,17 +235,20 @@ bool parseDs(std::string_view n, Inst &in) {
             else if (n == "i16")
                 w = 2, in.memSigned = true;
         }
-        if (!w) return false;
+        if (!w)
+            return false;
         in.memBytes = static_cast<uint8_t>(w);
         in.op = read ? (two ? Op::ds_read2 : Op::ds_read) : (two ? Op::ds_write2 : Op::ds_write);
         return true;
     }
     // Atomics: <op>[_rtn]_<type>, with wrxchg/cmpst/min_f32... variants.
     size_t us = n.rfind('_');
-    if (us == std::string_view::npos) return false;
+    if (us == std::string_view::npos)
+        return false;
     std::string_view type = n.substr(us + 1), head = n.substr(0, us);
     int w = widthOf(type);
-    if (!w || w > 8) return false;
+    if (!w || w > 8)
+        return false;
     in.memBytes = static_cast<uint8_t>(w);
     if (endsWith(head, "_rtn")) {
         in.memRtn = true;
@@ -263,7 +281,7 @@ bool parseDs(std::string_view n, Inst &in) {
     return true;
 }
 
-uint8_t classOf(const Inst &in) {
+uint8_t classOf(const Inst& in) {
     using C = InstClass;
     auto c = [](C x) { return static_cast<uint8_t>(x); };
     switch (in.enc) {
@@ -282,29 +300,40 @@ uint8_t classOf(const Inst &in) {
         case Op::s_cbranch_vccz:
         case Op::s_cbranch_vccnz:
         case Op::s_cbranch_execz:
-        case Op::s_cbranch_execnz: return c(C::Branch);
-        case Op::s_barrier: return c(C::Barrier);
-        case Op::s_waitcnt: return c(C::Waitcnt);
-        default: return c(C::Other);
+        case Op::s_cbranch_execnz:
+            return c(C::Branch);
+        case Op::s_barrier:
+            return c(C::Barrier);
+        case Op::s_waitcnt:
+            return c(C::Waitcnt);
+        default:
+            return c(C::Other);
         }
-    case Enc::Smem: return c(C::Smem);
+    case Enc::Smem:
+        return c(C::Smem);
     case Enc::Vop2:
     case Enc::Vop1:
     case Enc::Vopc:
     case Enc::Vop3:
-    case Enc::Vop3p: return c(C::Valu);
-    case Enc::Ds: return c(C::Lds);
-    case Enc::Mubuf: return c(C::Vmem);
-    case Enc::Flat: return in.space == Space::Flat ? c(C::Flat) : c(C::Vmem);
-    default: return c(C::Other);
+    case Enc::Vop3p:
+        return c(C::Valu);
+    case Enc::Ds:
+        return c(C::Lds);
+    case Enc::Mubuf:
+        return c(C::Vmem);
+    case Enc::Flat:
+        return in.space == Space::Flat ? c(C::Flat) : c(C::Vmem);
+    default:
+        return c(C::Other);
     }
 }
 
-void setName(Inst &in, const char *name, const char *fallback) {
+void setName(Inst& in, const char* name, const char* fallback) {
     in.name = name ? name : fallback;
-    if (!name) return;
+    if (!name)
+        return;
     std::string_view n(name);
-    auto &map = opByName();
+    auto& map = opByName();
     if (auto it = map.find(n); it != map.end()) {
         in.op = it->second;
         // gfx9 changed these (and only these) 16-bit ops to keep the unused half of the
@@ -321,20 +350,24 @@ void setName(Inst &in, const char *name, const char *fallback) {
         {"v_mad_legacy_f16", Op::v_mad_f16},
         {"v_fma_legacy_f16", Op::v_fma_f16},
         {"v_div_fixup_legacy_f16", Op::v_div_fixup_f16}};
-    for (auto &[legacyName, op] : legacy16)
+    for (auto& [legacyName, op] : legacy16)
         if (n == legacyName) {
             in.op = op;
             return;
         }
-    if (parseCompare(n, in)) return;
+    if (parseCompare(n, in))
+        return;
     if (startsWith(n, "ds_")) {
-        if (!parseDs(n, in)) in.op = Op::Unimplemented;
+        if (!parseDs(n, in))
+            in.op = Op::Unimplemented;
         return;
     }
-    if (n == "buffer_wbinvl1" || n == "buffer_wbinvl1_vol") return; // found by opByName
+    if (n == "buffer_wbinvl1" || n == "buffer_wbinvl1_vol")
+        return; // found by opByName
     for (std::string_view p : {"flat_", "global_", "scratch_", "buffer_"})
         if (startsWith(n, p)) {
-            if (!parseVmem(n.substr(p.size()), in)) in.op = Op::Unimplemented;
+            if (!parseVmem(n.substr(p.size()), in))
+                in.op = Op::Unimplemented;
             return;
         }
     if (startsWith(n, "s_load_dword"))
@@ -344,23 +377,27 @@ void setName(Inst &in, const char *name, const char *fallback) {
 }
 
 unsigned smemDwords(std::string_view n) {
-    if (endsWith(n, "x16")) return 16;
-    if (endsWith(n, "x8")) return 8;
-    if (endsWith(n, "x4")) return 4;
-    if (endsWith(n, "x2")) return 2;
+    if (endsWith(n, "x16"))
+        return 16;
+    if (endsWith(n, "x8"))
+        return 8;
+    if (endsWith(n, "x4"))
+        return 4;
+    if (endsWith(n, "x2"))
+        return 2;
     return 1;
 }
 
 } // namespace
 
-const char *opName(Op op) {
+const char* opName(Op op) {
     return kOpNames[static_cast<unsigned>(op)];
 }
 
 std::vector<OpcodeCoverage> opcodeCoverage() {
     std::vector<OpcodeCoverage> out;
-    auto add = [&](const char *enc, const auto &list, Enc e) {
-        for (const OpcodeName &n : list) {
+    auto add = [&](const char* enc, const auto& list, Enc e) {
+        for (const OpcodeName& n : list) {
             Inst in;
             in.enc = e;
             setName(in, n.name, "");
@@ -386,8 +423,8 @@ std::vector<OpcodeCoverage> opcodeCoverage() {
     return out;
 }
 
-Inst decode(const uint32_t *w) {
-    const auto &t = tables();
+Inst decode(const uint32_t* w) {
+    const auto& t = tables();
     Inst in;
     uint32_t w0 = w[0];
     auto literalIf = [&](unsigned nsrc) {
@@ -443,7 +480,8 @@ Inst decode(const uint32_t *w) {
             in.enc = Enc::Vop1;
             setName(in, t.vop1[bits(w0, 9, 8)], "VOP1");
             in.vdst = bits(w0, 17, 8);
-            if (in.op == Op::v_readfirstlane_b32) in.vdst = bits(w0, 17, 8); // SGPR code
+            if (in.op == Op::v_readfirstlane_b32)
+                in.vdst = bits(w0, 17, 8); // SGPR code
         } else if (top7 == 0b0111110) {
             in.enc = Enc::Vopc;
             setName(in, t.vopc[bits(w0, 17, 8)], "VOPC");
@@ -459,10 +497,15 @@ Inst decode(const uint32_t *w) {
             case Op::v_cndmask_b32:
             case Op::v_addc_co_u32:
             case Op::v_subb_co_u32:
-            case Op::v_subbrev_co_u32: in.src[2] = opnd::kVcc; break;
+            case Op::v_subbrev_co_u32:
+                in.src[2] = opnd::kVcc;
+                break;
             case Op::v_mac_f32:
-            case Op::v_mac_f16: in.src[2] = opnd::kVgpr + in.vdst; break;
-            default: break;
+            case Op::v_mac_f16:
+                in.src[2] = opnd::kVgpr + in.vdst;
+                break;
+            default:
+                break;
             }
         }
         if (in.src[0] == opnd::kSdwa || in.src[0] == opnd::kDpp) {
@@ -472,7 +515,8 @@ Inst decode(const uint32_t *w) {
             unsigned s0 = bits(w[1], 0, 8);
             // SDWA's S0 flag (bit 23) selects an SGPR/constant source instead of a VGPR.
             in.src[0] = (in.ext == 1 && (w[1] >> 23 & 1)) ? s0 : opnd::kVgpr + s0;
-            if (in.ext == 1 && in.enc == Enc::Vopc && (w[1] >> 15 & 1)) in.sdst = bits(w[1], 8, 7);
+            if (in.ext == 1 && in.enc == Enc::Vopc && (w[1] >> 15 & 1))
+                in.sdst = bits(w[1], 8, 7);
             // S1 (bit 31): the vsrc1 field names an SGPR/constant instead of a VGPR.
             if (in.ext == 1 && in.enc != Enc::Vop1 && (w[1] >> 31 & 1))
                 in.src[1] = static_cast<uint16_t>(in.src[1] - opnd::kVgpr);
@@ -492,7 +536,7 @@ Inst decode(const uint32_t *w) {
             w1 = w[1];
             in.enc = Enc::Smem;
             in.words = 2;
-            const char *name = t.smem[bits(w0, 18, 8)];
+            const char* name = t.smem[bits(w0, 18, 8)];
             setName(in, name, "SMEM");
             in.saddr = bits(w0, 0, 6) * 2;
             in.vdst = bits(w0, 6, 7);
@@ -502,7 +546,8 @@ Inst decode(const uint32_t *w) {
                 in.imm = static_cast<int32_t>(w1 & 0xfffff);
             else
                 in.soffset = w1 & 0xff;
-            if (name) in.memBytes = static_cast<uint8_t>(smemDwords(name)); // dwords, for SMEM
+            if (name)
+                in.memBytes = static_cast<uint8_t>(smemDwords(name)); // dwords, for SMEM
             break;
         }
         case 0b110100: { // VOP3a/b, or VOP3P
@@ -534,7 +579,8 @@ Inst decode(const uint32_t *w) {
             } else {
                 in.abs = bits(w0, 8, 3);
                 in.opsel = bits(w0, 11, 4);
-                if (op < 256) in.sdst = bits(w0, 0, 8); // VOPC in VOP3: vdst is the SGPR pair
+                if (op < 256)
+                    in.sdst = bits(w0, 0, 8); // VOPC in VOP3: vdst is the SGPR pair
             }
             break;
         }
@@ -616,12 +662,16 @@ Inst decode(const uint32_t *w) {
             in.name = "MIMG (image)";
             in.words = 2;
             break;
-        case 0b110101: in.name = "VINTRP"; break;
+        case 0b110101:
+            in.name = "VINTRP";
+            break;
         case 0b110010:
             in.name = "EXP";
             in.words = 2;
             break;
-        default: in.name = "unknown encoding"; break;
+        default:
+            in.name = "unknown encoding";
+            break;
         }
     }
     in.cls = classOf(in);

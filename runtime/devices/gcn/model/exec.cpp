@@ -51,7 +51,8 @@ constexpr uint32_t kQnanF32 = 0x7fc00000;
 
 /// Signalling NaN (quiet bit clear).
 template <class T> bool isSnan(T x) {
-    if (!std::isnan(x)) return false;
+    if (!std::isnan(x))
+        return false;
     if constexpr (sizeof(T) == 8)
         return !((std::bit_cast<uint64_t>(x) >> 51) & 1);
     else if constexpr (sizeof(T) == 4)
@@ -64,24 +65,35 @@ template <class T> bool isSnan(T x) {
 /// a signalling NaN operand gives a quiet NaN; a quiet NaN operand yields the other operand;
 /// -0 < +0.
 template <class T> T fminIeee(T a, T b) {
-    if (isSnan(a) || isSnan(b)) return std::numeric_limits<T>::quiet_NaN();
-    if (std::isnan(a)) return std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : b;
-    if (std::isnan(b)) return a;
-    if (a == b) return std::signbit(a) ? a : b;
+    if (isSnan(a) || isSnan(b))
+        return std::numeric_limits<T>::quiet_NaN();
+    if (std::isnan(a))
+        return std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : b;
+    if (std::isnan(b))
+        return a;
+    if (a == b)
+        return std::signbit(a) ? a : b;
     return a < b ? a : b;
 }
 template <class T> T fmaxIeee(T a, T b) {
-    if (isSnan(a) || isSnan(b)) return std::numeric_limits<T>::quiet_NaN();
-    if (std::isnan(a)) return std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : b;
-    if (std::isnan(b)) return a;
-    if (a == b) return std::signbit(a) ? b : a;
+    if (isSnan(a) || isSnan(b))
+        return std::numeric_limits<T>::quiet_NaN();
+    if (std::isnan(a))
+        return std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : b;
+    if (std::isnan(b))
+        return a;
+    if (a == b)
+        return std::signbit(a) ? b : a;
     return a > b ? a : b;
 }
 template <class T> T fmed3(T a, T b, T c) {
-    if (std::isnan(a) || std::isnan(b) || std::isnan(c)) return fminIeee(fminIeee(a, b), c);
+    if (std::isnan(a) || std::isnan(b) || std::isnan(c))
+        return fminIeee(fminIeee(a, b), c);
     T mx = fmaxIeee(fmaxIeee(a, b), c);
-    if (mx == a) return fmaxIeee(b, c);
-    if (mx == b) return fmaxIeee(a, c);
+    if (mx == a)
+        return fmaxIeee(b, c);
+    if (mx == b)
+        return fmaxIeee(a, c);
     return fmaxIeee(a, b);
 }
 
@@ -93,7 +105,8 @@ template <class T> T fmed3(T a, T b, T c) {
 template <class T, class Wide> T divFmas(T a, T b, T c, bool scaled, int scale) {
     if (!scaled)
         return std::fma(a, b, c);
-    return T(std::ldexp(std::fma(Wide(a), Wide(b), Wide(c)), std::fabs(c) >= T(2) ? scale : -scale));
+    return T(
+        std::ldexp(std::fma(Wide(a), Wide(b), Wide(c)), std::fabs(c) >= T(2) ? scale : -scale));
 }
 
 /// v_div_fixup: the IEEE special cases of num / den around the quotient `q` that the fdiv
@@ -115,25 +128,31 @@ template <class T> T divFixup(T q, T den, T num, T qnan) {
 }
 
 template <class I, class F> I cvtSat(F x) {
-    if (std::isnan(x)) return 0;
-    if (x <= F(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
-    if (x >= F(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+    if (std::isnan(x))
+        return 0;
+    if (x <= F(std::numeric_limits<I>::min()))
+        return std::numeric_limits<I>::min();
+    if (x >= F(std::numeric_limits<I>::max()))
+        return std::numeric_limits<I>::max();
     return static_cast<I>(x);
 }
 
 int frexpExp(double x) {
-    if (!std::isfinite(x) || x == 0) return 0;
+    if (!std::isfinite(x) || x == 0)
+        return 0;
     int e;
     std::frexp(x, &e);
     return e;
 }
 template <class F> F frexpMant(F x) {
-    if (!std::isfinite(x) || x == 0) return x;
+    if (!std::isfinite(x) || x == 0)
+        return x;
     int e;
     return std::frexp(x, &e);
 }
 template <class F> F fractOf(F x) {
-    if (std::isinf(x)) return std::numeric_limits<F>::quiet_NaN();
+    if (std::isinf(x))
+        return std::numeric_limits<F>::quiet_NaN();
     F f = x - std::floor(x);
     return std::min(f, std::nextafter(F(1), F(0)));
 }
@@ -153,50 +172,78 @@ template <class F> unsigned classBit(F x) {
             quiet = (bc<uint16_t>(x) >> 9) & 1;
         return quiet ? 1 : 0;
     }
-    case FP_INFINITE: return neg ? 2 : 9;
-    case FP_NORMAL: return neg ? 3 : 8;
-    case FP_SUBNORMAL: return neg ? 4 : 7;
-    default: return neg ? 5 : 6;
+    case FP_INFINITE:
+        return neg ? 2 : 9;
+    case FP_NORMAL:
+        return neg ? 3 : 8;
+    case FP_SUBNORMAL:
+        return neg ? 4 : 7;
+    default:
+        return neg ? 5 : 6;
     }
 }
 template <class F> bool fcmp(unsigned cond, F a, F b) {
     bool u = std::isnan(a) || std::isnan(b);
     switch (cond) {
-    case 0: return false;
-    case 1: return a < b;
-    case 2: return a == b;
-    case 3: return a <= b;
-    case 4: return a > b;
-    case 5: return !u && a != b;
-    case 6: return a >= b;
-    case 7: return !u;
-    case 8: return u;
-    case 9: return !(a >= b);
-    case 10: return !(!u && a != b);
-    case 11: return !(a > b);
-    case 12: return !(a <= b);
-    case 13: return !(a == b);
-    case 14: return !(a < b);
-    default: return true;
+    case 0:
+        return false;
+    case 1:
+        return a < b;
+    case 2:
+        return a == b;
+    case 3:
+        return a <= b;
+    case 4:
+        return a > b;
+    case 5:
+        return !u && a != b;
+    case 6:
+        return a >= b;
+    case 7:
+        return !u;
+    case 8:
+        return u;
+    case 9:
+        return !(a >= b);
+    case 10:
+        return !(!u && a != b);
+    case 11:
+        return !(a > b);
+    case 12:
+        return !(a <= b);
+    case 13:
+        return !(a == b);
+    case 14:
+        return !(a < b);
+    default:
+        return true;
     }
 }
 template <class I> bool icmp(unsigned cond, I a, I b) {
     switch (cond) {
-    case 0: return false;
-    case 1: return a < b;
-    case 2: return a == b;
-    case 3: return a <= b;
-    case 4: return a > b;
-    case 5: return a != b;
-    case 6: return a >= b;
-    default: return true;
+    case 0:
+        return false;
+    case 1:
+        return a < b;
+    case 2:
+        return a == b;
+    case 3:
+        return a <= b;
+    case 4:
+        return a > b;
+    case 5:
+        return a != b;
+    case 6:
+        return a >= b;
+    default:
+        return true;
     }
 }
 
 /// 2/pi in 1201 bits, as v_trig_preop_f64 reads it: 53-bit segments of the fraction.
 uint64_t twoOverPiBits(int start) {
     // The first 1152 fraction bits of 2/pi (hex digits), enough for every shift the op allows.
-    static const char *const kDigits =
+    static const char* const kDigits =
         "A2F9836E4E441529FC2757D1F534DDC0DB6295993C439041FE5163ABDEBBC561B7246E3A424DD2E006492EEA09"
         "D1921CFE1DEB1CB129A73EE88235F52EBB4484E99C7026B45F7E413991D639835339F49C845F8BBDF9283B1FF8"
         "97FFDE05980FEF2F118B5A0A6D1F6D367ECF27CB09B74F463F669E5FEA2D7527BAC7EBE5F17B3D0739F78A5292"
@@ -221,34 +268,34 @@ uint64_t twoOverPiBits(int start) {
 // std::fma is a libm call per lane unless the compiler may assume FMA hardware; choose an
 // FMA3 build of the lane loop at run time when the host has it (exact either way).
 
-template <class T> void fmaLanesGeneric(T *r, const T *a, const T *b, const T *c) {
+template <class T> void fmaLanesGeneric(T* r, const T* a, const T* b, const T* c) {
     for (int l = 0; l < 64; ++l)
         r[l] = std::fma(a[l], b[l], c[l]);
 }
-__attribute__((target("fma"))) void fmaLanesF32Hw(float *r, const float *a, const float *b,
-                                                  const float *c) {
+__attribute__((target("fma"))) void fmaLanesF32Hw(float* r, const float* a, const float* b,
+                                                  const float* c) {
     for (int l = 0; l < 64; ++l)
         r[l] = __builtin_fmaf(a[l], b[l], c[l]);
 }
-__attribute__((target("fma"))) void fmaLanesF64Hw(double *r, const double *a, const double *b,
-                                                  const double *c) {
+__attribute__((target("fma"))) void fmaLanesF64Hw(double* r, const double* a, const double* b,
+                                                  const double* c) {
     for (int l = 0; l < 64; ++l)
         r[l] = __builtin_fma(a[l], b[l], c[l]);
 }
 const bool kHostFma = __builtin_cpu_supports("fma");
-void fmaLanes(float *r, const float *a, const float *b, const float *c) {
+void fmaLanes(float* r, const float* a, const float* b, const float* c) {
     kHostFma ? fmaLanesF32Hw(r, a, b, c) : fmaLanesGeneric(r, a, b, c);
 }
-void fmaLanes(double *r, const double *a, const double *b, const double *c) {
+void fmaLanes(double* r, const double* a, const double* b, const double* c) {
     kHostFma ? fmaLanesF64Hw(r, a, b, c) : fmaLanesGeneric(r, a, b, c);
 }
 
 /// EXEC-style mask from 64 lane bytes that are 0 or 1.
-uint64_t packLaneBits(const uint8_t *c) {
+uint64_t packLaneBits(const uint8_t* c) {
     uint64_t m = 0;
 #ifdef __SSE2__
     for (int i = 0; i < 4; ++i) {
-        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(c + 16 * i));
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + 16 * i));
         m |= uint64_t(uint16_t(_mm_movemask_epi8(_mm_slli_epi16(v, 7)))) << (16 * i);
     }
 #else
@@ -260,7 +307,7 @@ uint64_t packLaneBits(const uint8_t *c) {
 
 /// The inverse: lane l's byte is bit l of `m`. Each mask byte's bits are spread to eight
 /// bytes (multiply, keep bit i in byte i), then a nonzero byte becomes 1.
-void unpackLaneBits(uint64_t m, uint8_t *c) {
+void unpackLaneBits(uint64_t m, uint8_t* c) {
     static_assert(std::endian::native == std::endian::little);
     for (int i = 0; i < 8; ++i) {
         uint64_t x = ((m >> (8 * i)) & 0xff) * 0x0101010101010101ull & 0x8040201008040201ull;
@@ -271,25 +318,40 @@ void unpackLaneBits(uint64_t m, uint8_t *c) {
 
 // ---- Atomics on host memory ----------------------------------------------------------------
 
-template <class T> T atomicRmw(T *p, AtomicOp op, T data, T cmp, bool shared) {
+template <class T> T atomicRmw(T* p, AtomicOp op, T data, T cmp, bool shared) {
     using S = std::make_signed_t<T>;
     auto apply = [&](T old) -> T {
         switch (op) {
-        case AtomicOp::Swap: return data;
-        case AtomicOp::CmpSwap: return old == cmp ? data : old;
-        case AtomicOp::Add: return old + data;
-        case AtomicOp::Sub: return old - data;
-        case AtomicOp::Rsub: return data - old;
-        case AtomicOp::Smin: return T(std::min(S(old), S(data)));
-        case AtomicOp::Umin: return std::min(old, data);
-        case AtomicOp::Smax: return T(std::max(S(old), S(data)));
-        case AtomicOp::Umax: return std::max(old, data);
-        case AtomicOp::And: return old & data;
-        case AtomicOp::Or: return old | data;
-        case AtomicOp::Xor: return old ^ data;
-        case AtomicOp::Inc: return old >= data ? 0 : old + 1;
-        case AtomicOp::Mskor: return (old & ~data) | cmp;
-        case AtomicOp::Dec: return (old == 0 || old > data) ? data : old - 1;
+        case AtomicOp::Swap:
+            return data;
+        case AtomicOp::CmpSwap:
+            return old == cmp ? data : old;
+        case AtomicOp::Add:
+            return old + data;
+        case AtomicOp::Sub:
+            return old - data;
+        case AtomicOp::Rsub:
+            return data - old;
+        case AtomicOp::Smin:
+            return T(std::min(S(old), S(data)));
+        case AtomicOp::Umin:
+            return std::min(old, data);
+        case AtomicOp::Smax:
+            return T(std::max(S(old), S(data)));
+        case AtomicOp::Umax:
+            return std::max(old, data);
+        case AtomicOp::And:
+            return old & data;
+        case AtomicOp::Or:
+            return old | data;
+        case AtomicOp::Xor:
+            return old ^ data;
+        case AtomicOp::Inc:
+            return old >= data ? 0 : old + 1;
+        case AtomicOp::Mskor:
+            return (old & ~data) | cmp;
+        case AtomicOp::Dec:
+            return (old == 0 || old > data) ? data : old - 1;
         case AtomicOp::Fmin:
         case AtomicOp::Fmax:
         case AtomicOp::Fadd: {
@@ -319,13 +381,20 @@ template <class T> T atomicRmw(T *p, AtomicOp op, T data, T cmp, bool shared) {
     }
     std::atomic_ref<T> ref(*p);
     switch (op) {
-    case AtomicOp::Add: return ref.fetch_add(data);
-    case AtomicOp::Sub: return ref.fetch_sub(data);
-    case AtomicOp::And: return ref.fetch_and(data);
-    case AtomicOp::Or: return ref.fetch_or(data);
-    case AtomicOp::Xor: return ref.fetch_xor(data);
-    case AtomicOp::Swap: return ref.exchange(data);
-    default: break;
+    case AtomicOp::Add:
+        return ref.fetch_add(data);
+    case AtomicOp::Sub:
+        return ref.fetch_sub(data);
+    case AtomicOp::And:
+        return ref.fetch_and(data);
+    case AtomicOp::Or:
+        return ref.fetch_or(data);
+    case AtomicOp::Xor:
+        return ref.fetch_xor(data);
+    case AtomicOp::Swap:
+        return ref.exchange(data);
+    default:
+        break;
     }
     T old = ref.load();
     while (!ref.compare_exchange_weak(old, apply(old))) {
@@ -343,35 +412,36 @@ struct Executor::Page {
     bool valid[kDwords] = {};
 };
 
-Executor::Executor(DispatchCtx &ctx, unsigned thread) : m_ctx(ctx), m_thread(thread) {}
+Executor::Executor(DispatchCtx& ctx, unsigned thread) : m_ctx(ctx), m_thread(thread) {}
 Executor::~Executor() = default;
 
 // Inline hit path: the same page as the previous instruction, already decoded.
-inline const Inst *Executor::fetch(uint64_t pc) {
+inline const Inst* Executor::fetch(uint64_t pc) {
     unsigned i = (pc >> 2) & (Page::kDwords - 1);
     if ((pc >> 10) == m_lastPageKey && m_lastPage->valid[i]) [[likely]]
         return &m_lastPage->inst[i];
     return fetchSlow(pc);
 }
 
-const Inst *Executor::fetchSlow(uint64_t pc) {
+const Inst* Executor::fetchSlow(uint64_t pc) {
     uint64_t key = pc >> 10;
-    Page *page = m_lastPage;
+    Page* page = m_lastPage;
     if (key != m_lastPageKey) {
-        auto &slot = m_pages[key];
-        if (!slot) slot = std::make_unique<Page>();
+        auto& slot = m_pages[key];
+        if (!slot)
+            slot = std::make_unique<Page>();
         page = m_lastPage = slot.get();
         m_lastPageKey = key;
     }
     unsigned i = (pc >> 2) & (Page::kDwords - 1);
     if (!page->valid[i]) {
-        page->inst[i] = decode(reinterpret_cast<const uint32_t *>(pc));
+        page->inst[i] = decode(reinterpret_cast<const uint32_t*>(pc));
         page->valid[i] = true;
     }
     return &page->inst[i];
 }
 
-bool Executor::fail(const Wave &w, const Inst &in, const std::string &why) {
+bool Executor::fail(const Wave& w, const Inst& in, const std::string& why) {
     m_ctx.fail(why + " (" + in.name + ") at " + hex(w.pc) + " (kernel offset " +
                hex(w.pc - m_ctx.state->pgmAddress) + ")");
     return false;
@@ -381,13 +451,13 @@ bool Executor::fail(const Wave &w, const Inst &in, const std::string &why) {
 
 /// One instruction on one wave: operand fetch with modifiers, the operation, writeback.
 struct WaveExec {
-    Executor &ex;
-    Wave &w;
-    const Inst &in;
+    Executor& ex;
+    Wave& w;
+    const Inst& in;
     uint64_t execMask;
     std::string err;
     // The scratch arrays below stay uninitialised: every use writes before it reads.
-    WaveExec(Executor &e, Wave &wave, const Inst &inst, uint64_t mask)
+    WaveExec(Executor& e, Wave& wave, const Inst& inst, uint64_t mask)
         : ex(e), w(wave), in(inst), execMask(mask) {}
 
     alignas(64) uint32_t buf[3][64];
@@ -408,54 +478,82 @@ struct WaveExec {
         return sreadConst(code);
     }
     uint32_t sreadConst(unsigned code) {
-        if (code <= 192) return code - 128;
-        if (code <= 208) return static_cast<uint32_t>(-static_cast<int32_t>(code - 192));
+        if (code <= 192)
+            return code - 128;
+        if (code <= 208)
+            return static_cast<uint32_t>(-static_cast<int32_t>(code - 192));
         switch (code) {
-        case 240: return bc<uint32_t>(0.5f);
-        case 241: return bc<uint32_t>(-0.5f);
-        case 242: return bc<uint32_t>(1.0f);
-        case 243: return bc<uint32_t>(-1.0f);
-        case 244: return bc<uint32_t>(2.0f);
-        case 245: return bc<uint32_t>(-2.0f);
-        case 246: return bc<uint32_t>(4.0f);
-        case 247: return bc<uint32_t>(-4.0f);
-        case 248: return 0x3e22f983; // 1/(2*pi)
-        case opnd::kSharedBase: return uint32_t(kSharedAperture);
-        case opnd::kPrivateBase: return uint32_t(kPrivateAperture);
+        case 240:
+            return bc<uint32_t>(0.5f);
+        case 241:
+            return bc<uint32_t>(-0.5f);
+        case 242:
+            return bc<uint32_t>(1.0f);
+        case 243:
+            return bc<uint32_t>(-1.0f);
+        case 244:
+            return bc<uint32_t>(2.0f);
+        case 245:
+            return bc<uint32_t>(-2.0f);
+        case 246:
+            return bc<uint32_t>(4.0f);
+        case 247:
+            return bc<uint32_t>(-4.0f);
+        case 248:
+            return 0x3e22f983; // 1/(2*pi)
+        case opnd::kSharedBase:
+            return uint32_t(kSharedAperture);
+        case opnd::kPrivateBase:
+            return uint32_t(kPrivateAperture);
         case opnd::kSharedLimit:
-        case opnd::kPrivateLimit: return 0xffffffff;
-        case opnd::kVccz: return w.vcc() == 0;
-        case opnd::kExecz: return w.exec() == 0;
-        case opnd::kScc: return w.scc;
-        case opnd::kLiteral: return in.literal;
+        case opnd::kPrivateLimit:
+            return 0xffffffff;
+        case opnd::kVccz:
+            return w.vcc() == 0;
+        case opnd::kExecz:
+            return w.exec() == 0;
+        case opnd::kScc:
+            return w.scc;
+        case opnd::kLiteral:
+            return in.literal;
         default:
-            if (err.empty()) err = "invalid scalar operand " + std::to_string(code);
+            if (err.empty())
+                err = "invalid scalar operand " + std::to_string(code);
             return 0;
         }
     }
     /// 64-bit scalar operand: register pairs, sign-extended integer constants, f64 float
     /// constants when `fp`, and a 32-bit literal (high half for f64, zero-extended otherwise).
     uint64_t sread64(unsigned code, bool fp) {
-        if (code < 128) return uint64_t(sread(code)) | uint64_t(sread(code + 1)) << 32;
+        if (code < 128)
+            return uint64_t(sread(code)) | uint64_t(sread(code + 1)) << 32;
         if (code <= 208)
             return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(sread(code))));
         if (code >= 240 && code <= 248) {
-            if (!fp) return sread(code); // integer ops see the f32 bit pattern
+            if (!fp)
+                return sread(code); // integer ops see the f32 bit pattern
             static const double k[] = {
                 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.15915494309189535};
             return bc<uint64_t>(k[code - 240]);
         }
-        if (code == opnd::kSharedBase) return kSharedAperture;
-        if (code == opnd::kPrivateBase) return kPrivateAperture;
-        if (code == opnd::kSharedLimit) return kSharedAperture + 0xffffffffull;
-        if (code == opnd::kPrivateLimit) return kPrivateAperture + 0xffffffffull;
-        if (code == opnd::kLiteral) return fp ? uint64_t(in.literal) << 32 : in.literal;
+        if (code == opnd::kSharedBase)
+            return kSharedAperture;
+        if (code == opnd::kPrivateBase)
+            return kPrivateAperture;
+        if (code == opnd::kSharedLimit)
+            return kSharedAperture + 0xffffffffull;
+        if (code == opnd::kPrivateLimit)
+            return kPrivateAperture + 0xffffffffull;
+        if (code == opnd::kLiteral)
+            return fp ? uint64_t(in.literal) << 32 : in.literal;
         return sread(code);
     }
     uint16_t f16Const(unsigned code) {
         static const float k[] = {0.5f, -0.5f, 1.0f, -1.0f, 2.0f, -2.0f, 4.0f, -4.0f};
-        if (code >= 240 && code <= 247) return bc<uint16_t>(f16(k[code - 240]));
-        if (code == 248) return 0x3118;
+        if (code >= 240 && code <= 247)
+            return bc<uint16_t>(f16(k[code - 240]));
+        if (code == 248)
+            return 0x3118;
         return uint16_t(sread(code));
     }
 
@@ -476,7 +574,7 @@ struct WaveExec {
 
     /// Raw 32-bit source i for all lanes (SDWA/DPP applied). Inline for the common case, a
     /// plain VGPR.
-    __attribute__((always_inline)) const uint32_t *src32(int i) {
+    __attribute__((always_inline)) const uint32_t* src32(int i) {
         unsigned code = in.src[i];
         if (code >= opnd::kVgpr && in.ext == 0) [[likely]] {
             checkVgpr(code - opnd::kVgpr);
@@ -484,9 +582,9 @@ struct WaveExec {
         }
         return src32Slow(i);
     }
-    const uint32_t *src32Slow(int i) {
+    const uint32_t* src32Slow(int i) {
         unsigned code = in.src[i];
-        const uint32_t *p;
+        const uint32_t* p;
         if (code >= opnd::kVgpr) {
             checkVgpr(code - opnd::kVgpr);
             p = w.vrow(code - opnd::kVgpr);
@@ -495,14 +593,16 @@ struct WaveExec {
             std::fill_n(buf[i], 64, x);
             p = buf[i];
         }
-        if (in.ext == 2 && i == 0) p = dpp(p);
-        if (in.ext == 1 && i < 2) p = sdwaSel(p, i);
+        if (in.ext == 2 && i == 0)
+            p = dpp(p);
+        if (in.ext == 1 && i < 2)
+            p = sdwaSel(p, i);
         return p;
     }
-    const uint32_t *dpp(const uint32_t *p) {
+    const uint32_t* dpp(const uint32_t* p) {
         unsigned ctrl = (in.extWord >> 8) & 0x1ff;
         bool boundCtrl = (in.extWord >> 19) & 1;
-        uint32_t *out = dppBuf;
+        uint32_t* out = dppBuf;
         for (int l = 0; l < 64; ++l) {
             int srcLane = -1;
             if (ctrl <= 0xff)
@@ -540,7 +640,8 @@ struct WaveExec {
             if (srcLane < 0 || !((execMask >> srcLane) & 1)) {
                 // Invalid or inactive source: 0 with bound_ctrl, else the lane is not written.
                 out[l] = 0;
-                if (!boundCtrl) dppSkip |= 1ull << l;
+                if (!boundCtrl)
+                    dppSkip |= 1ull << l;
             } else {
                 out[l] = p[srcLane];
             }
@@ -549,19 +650,22 @@ struct WaveExec {
     }
     /// DPP row/bank masks: lanes the instruction leaves untouched.
     uint64_t dppWriteMask() const {
-        if (in.ext != 2) return ~0ull;
+        if (in.ext != 2)
+            return ~0ull;
         unsigned rowMask = (in.extWord >> 28) & 15, bankMask = (in.extWord >> 24) & 15;
         uint64_t m = 0;
         for (int l = 0; l < 64; ++l)
-            if (((rowMask >> (l >> 4)) & 1) && ((bankMask >> ((l >> 2) & 3)) & 1)) m |= 1ull << l;
+            if (((rowMask >> (l >> 4)) & 1) && ((bankMask >> ((l >> 2) & 3)) & 1))
+                m |= 1ull << l;
         return m & ~dppSkip;
     }
-    const uint32_t *sdwaSel(const uint32_t *p, int i) {
+    const uint32_t* sdwaSel(const uint32_t* p, int i) {
         unsigned shift = i == 0 ? 16 : 24;
         unsigned sel = (in.extWord >> shift) & 7;
         bool sext = (in.extWord >> (shift + 3)) & 1;
-        if (sel >= 6) return p;
-        uint32_t *out = sdwaBuf[i];
+        if (sel >= 6)
+            return p;
+        uint32_t* out = sdwaBuf[i];
         for (int l = 0; l < 64; ++l) {
             uint32_t x = p[l];
             if (sel <= 3) {
@@ -587,39 +691,43 @@ struct WaveExec {
     bool f64DenormOut() const { return (w.mode >> 7) & 1; }
 
     /// Float source with abs/neg and the MODE register's input denormal flush.
-    __attribute__((always_inline)) const float *f32(int i, bool forceFlush = false) {
+    __attribute__((always_inline)) const float* f32(int i, bool forceFlush = false) {
         if (!forceFlush && in.ext == 0 && !(((in.abs | in.neg) >> i) & 1) && f32DenormIn())
             [[likely]]
-            return reinterpret_cast<const float *>(src32(i));
+            return reinterpret_cast<const float*>(src32(i));
         return f32Slow(i, forceFlush);
     }
-    const float *f32Slow(int i, bool forceFlush) {
-        const uint32_t *p = src32(i);
+    const float* f32Slow(int i, bool forceFlush) {
+        const uint32_t* p = src32(i);
         bool a = absOf(i), n = negOf(i), fl = forceFlush || !f32DenormIn();
-        if (!a && !n && !fl) return reinterpret_cast<const float *>(p);
-        float *out = reinterpret_cast<float *>(buf[i] == p ? buf[i] : buf[i]);
+        if (!a && !n && !fl)
+            return reinterpret_cast<const float*>(p);
+        float* out = reinterpret_cast<float*>(buf[i] == p ? buf[i] : buf[i]);
         for (int l = 0; l < 64; ++l) {
             float x = bc<float>(p[l]);
-            if (a) x = std::fabs(x);
-            if (n) x = -x;
-            if (fl) x = flushF32(x);
+            if (a)
+                x = std::fabs(x);
+            if (n)
+                x = -x;
+            if (fl)
+                x = flushF32(x);
             out[l] = x;
         }
         return out;
     }
-    template <class T> const T *fsrc(int i) {
+    template <class T> const T* fsrc(int i) {
         if constexpr (sizeof(T) == 4)
             return f32(i);
         else
             return f64(i);
     }
-    const uint64_t *src64(int i, bool fp) {
+    const uint64_t* src64(int i, bool fp) {
         unsigned code = in.src[i];
-        uint64_t *out = buf64[i];
+        uint64_t* out = buf64[i];
         if (code >= opnd::kVgpr) {
             checkVgpr(code - opnd::kVgpr, 2);
-            const uint32_t *lo = w.vrow(code - opnd::kVgpr);
-            const uint32_t *hi = w.vrow((code - opnd::kVgpr + 1) & 255);
+            const uint32_t* lo = w.vrow(code - opnd::kVgpr);
+            const uint32_t* hi = w.vrow((code - opnd::kVgpr + 1) & 255);
             for (int l = 0; l < 64; ++l)
                 out[l] = uint64_t(lo[l]) | uint64_t(hi[l]) << 32;
         } else {
@@ -627,67 +735,76 @@ struct WaveExec {
         }
         return out;
     }
-    const double *f64(int i) {
-        uint64_t *p = const_cast<uint64_t *>(src64(i, true));
+    const double* f64(int i) {
+        uint64_t* p = const_cast<uint64_t*>(src64(i, true));
         bool a = (in.abs >> i) & 1, n = (in.neg >> i) & 1, fl = !f64DenormIn();
-        double *d = reinterpret_cast<double *>(p);
+        double* d = reinterpret_cast<double*>(p);
         if (a || n || fl)
             for (int l = 0; l < 64; ++l) {
                 double x = d[l];
-                if (a) x = std::fabs(x);
-                if (n) x = -x;
-                if (fl) x = flushF64(x);
+                if (a)
+                    x = std::fabs(x);
+                if (n)
+                    x = -x;
+                if (fl)
+                    x = flushF64(x);
                 d[l] = x;
             }
         return d;
     }
     /// 16-bit source: low half, or high half when VOP3 op_sel selects it.
-    const uint32_t *src16(int i) {
+    const uint32_t* src16(int i) {
         unsigned code = in.src[i];
-        uint32_t *out = buf[i];
+        uint32_t* out = buf[i];
         bool hi = (in.opsel >> i) & 1;
         if (code < opnd::kVgpr && code >= 240 && code <= 248) {
             std::fill_n(out, 64, f16Const(code));
             return out;
         }
-        const uint32_t *p = src32(i);
+        const uint32_t* p = src32(i);
         for (int l = 0; l < 64; ++l)
             out[l] = hi ? p[l] >> 16 : p[l] & 0xffff;
         return out;
     }
-    const f16 *h16(int i) {
-        const uint32_t *p = src16(i);
-        f16 *out = reinterpret_cast<f16 *>(buf64[i]);
+    const f16* h16(int i) {
+        const uint32_t* p = src16(i);
+        f16* out = reinterpret_cast<f16*>(buf64[i]);
         bool a = absOf(i), n = negOf(i), fl = !f64DenormIn();
         for (int l = 0; l < 64; ++l) {
             f16 x = bc<f16>(uint16_t(p[l]));
-            if (a) x = bc<f16>(uint16_t(bc<uint16_t>(x) & 0x7fff));
-            if (n) x = bc<f16>(uint16_t(bc<uint16_t>(x) ^ 0x8000));
-            if (fl) x = flushF16(x);
+            if (a)
+                x = bc<f16>(uint16_t(bc<uint16_t>(x) & 0x7fff));
+            if (n)
+                x = bc<f16>(uint16_t(bc<uint16_t>(x) ^ 0x8000));
+            if (fl)
+                x = flushF16(x);
             out[l] = x;
         }
         return out;
     }
 
     // Writeback. Only EXEC lanes (and DPP's row/bank masks) are written.
-    void wr32(const uint32_t *r) {
-        if (sdwa()) return wrSdwa(r);
+    void wr32(const uint32_t* r) {
+        if (sdwa())
+            return wrSdwa(r);
         checkVgpr(in.vdst);
-        uint32_t *d = w.vrow(in.vdst);
+        uint32_t* d = w.vrow(in.vdst);
         uint64_t m = execMask & dppWriteMask();
         if (m == ~0ull) {
             std::copy_n(r, 64, d);
             return;
         }
         for (int l = 0; l < 64; ++l)
-            if ((m >> l) & 1) d[l] = r[l];
+            if ((m >> l) & 1)
+                d[l] = r[l];
     }
-    void wrSdwa(const uint32_t *r) {
+    void wrSdwa(const uint32_t* r) {
         unsigned sel = (in.extWord >> 8) & 7, unused = (in.extWord >> 11) & 3;
         checkVgpr(in.vdst);
-        uint32_t *d = w.vrow(in.vdst);
+        uint32_t* d = w.vrow(in.vdst);
         for (int l = 0; l < 64; ++l) {
-            if (!((execMask >> l) & 1)) continue;
+            if (!((execMask >> l) & 1))
+                continue;
             uint32_t x = r[l];
             if (sel >= 6) {
                 d[l] = x;
@@ -704,44 +821,50 @@ struct WaveExec {
                 d[l] = field; // UNUSED_PAD
         }
     }
-    void wrF32(float *r, bool forceFlush = false) {
+    void wrF32(float* r, bool forceFlush = false) {
         float scale = in.omod == 1 ? 2.0f : in.omod == 2 ? 4.0f : in.omod == 3 ? 0.5f : 1.0f;
         bool fl = forceFlush || !f32DenormOut();
         if (in.omod || in.clamp || fl || sdwaClamp())
             for (int l = 0; l < 64; ++l) {
                 float x = r[l] * scale;
-                if (in.clamp || sdwaClamp()) x = std::isnan(x) ? 0.0f : std::clamp(x, 0.0f, 1.0f);
-                if (fl) x = flushF32(x);
+                if (in.clamp || sdwaClamp())
+                    x = std::isnan(x) ? 0.0f : std::clamp(x, 0.0f, 1.0f);
+                if (fl)
+                    x = flushF32(x);
                 r[l] = x;
             }
-        wr32(reinterpret_cast<uint32_t *>(r));
+        wr32(reinterpret_cast<uint32_t*>(r));
     }
     bool sdwaClamp() const { return sdwa() && ((in.extWord >> 13) & 1); }
-    void wr64(const uint64_t *r) {
+    void wr64(const uint64_t* r) {
         checkVgpr(in.vdst, 2);
-        uint32_t *lo = w.vrow(in.vdst);
-        uint32_t *hi = w.vrow((in.vdst + 1) & 255);
+        uint32_t* lo = w.vrow(in.vdst);
+        uint32_t* hi = w.vrow((in.vdst + 1) & 255);
         for (int l = 0; l < 64; ++l)
-            if ((execMask >> l) & 1) lo[l] = uint32_t(r[l]), hi[l] = uint32_t(r[l] >> 32);
+            if ((execMask >> l) & 1)
+                lo[l] = uint32_t(r[l]), hi[l] = uint32_t(r[l] >> 32);
     }
-    void wrF64(double *r) {
+    void wrF64(double* r) {
         double scale = in.omod == 1 ? 2.0 : in.omod == 2 ? 4.0 : in.omod == 3 ? 0.5 : 1.0;
         bool fl = !f64DenormOut();
         for (int l = 0; l < 64; ++l) {
             double x = r[l] * scale;
-            if (in.clamp) x = std::isnan(x) ? 0.0 : std::clamp(x, 0.0, 1.0);
-            if (fl) x = flushF64(x);
+            if (in.clamp)
+                x = std::isnan(x) ? 0.0 : std::clamp(x, 0.0, 1.0);
+            if (fl)
+                x = flushF64(x);
             r[l] = x;
         }
-        wr64(reinterpret_cast<uint64_t *>(r));
+        wr64(reinterpret_cast<uint64_t*>(r));
     }
     /// 16-bit results: op_sel[3] writes the high half and keeps the low one; otherwise the low
     /// half is written and the high half zeroed, except by the gfx9 opsel mads (keepHi16),
     /// which keep it.
-    void wr16(const uint32_t *r) {
-        if (sdwa()) return wrSdwa(r);
+    void wr16(const uint32_t* r) {
+        if (sdwa())
+            return wrSdwa(r);
         checkVgpr(in.vdst);
-        uint32_t *d = w.vrow(in.vdst);
+        uint32_t* d = w.vrow(in.vdst);
         bool hi = in.enc == Enc::Vop3 && ((in.opsel >> 3) & 1);
         for (int l = 0; l < 64; ++l)
             if ((execMask >> l) & 1)
@@ -750,14 +873,15 @@ struct WaveExec {
                                      : (r[l] & 0xffff);
     }
 
-    void wrF16(f16 *r) {
+    void wrF16(f16* r) {
         float scale = in.omod == 1 ? 2.0f : in.omod == 2 ? 4.0f : in.omod == 3 ? 0.5f : 1.0f;
         bool fl = !f64DenormOut();
         for (int l = 0; l < 64; ++l) {
             f16 x = in.omod ? f16(float(r[l]) * scale) : r[l];
             if (in.clamp || sdwaClamp())
                 x = std::isnan(float(x)) ? f16(0) : f16(std::clamp(float(x), 0.0f, 1.0f));
-            if (fl) x = flushF16(x);
+            if (fl)
+                x = flushF16(x);
             res[l] = bc<uint16_t>(x);
         }
         wr16(res);
@@ -793,22 +917,22 @@ bool WaveExec::vcmp() {
     uint64_t bits = 0;
     unsigned c = in.cmpCond;
     if (in.op == Op::v_cmp_class) {
-        const uint32_t *mask = src32(1);
+        const uint32_t* mask = src32(1);
         switch (in.cmpType) {
         case CmpType::F32: {
-            const uint32_t *a = src32(0);
+            const uint32_t* a = src32(0);
             LANES if ((mask[l] >> classBit(bc<float>(a[l]) * (negOf(0) ? -1.0f : 1.0f))) & 1)
                 bits |= 1ull << l;
             break;
         }
         case CmpType::F64: {
-            const uint64_t *a = src64(0, true);
+            const uint64_t* a = src64(0, true);
             LANES if ((mask[l] >> classBit(bc<double>(a[l]) * (negOf(0) ? -1.0 : 1.0))) & 1) bits |=
                 1ull << l;
             break;
         }
         default: {
-            const uint32_t *a = src16(0);
+            const uint32_t* a = src16(0);
             LANES if ((mask[l] >> classBit(float(bc<f16>(uint16_t(a[l]))))) & 1) bits |= 1ull << l;
             break;
         }
@@ -816,27 +940,27 @@ bool WaveExec::vcmp() {
     } else {
         switch (in.cmpType) {
         case CmpType::F32: {
-            const float *a = f32(0);
-            const float *b = f32(1);
+            const float* a = f32(0);
+            const float* b = f32(1);
             LANES if (fcmp(c, a[l], b[l])) bits |= 1ull << l;
             break;
         }
         case CmpType::F64: {
-            const double *a = f64(0);
-            const double *b = f64(1);
+            const double* a = f64(0);
+            const double* b = f64(1);
             LANES if (fcmp(c, a[l], b[l])) bits |= 1ull << l;
             break;
         }
         case CmpType::F16: {
-            const f16 *a = h16(0);
-            const f16 *b = h16(1);
+            const f16* a = h16(0);
+            const f16* b = h16(1);
             LANES if (fcmp(c, float(a[l]), float(b[l]))) bits |= 1ull << l;
             break;
         }
         case CmpType::I32:
         case CmpType::U32: {
-            const uint32_t *a = src32(0);
-            const uint32_t *b = src32(1);
+            const uint32_t* a = src32(0);
+            const uint32_t* b = src32(1);
             if (in.cmpType == CmpType::I32) {
                 LANES if (icmp(c, int32_t(a[l]), int32_t(b[l]))) bits |= 1ull << l;
             } else {
@@ -846,8 +970,8 @@ bool WaveExec::vcmp() {
         }
         case CmpType::I64:
         case CmpType::U64: {
-            const uint64_t *a = src64(0, false);
-            const uint64_t *b = src64(1, false);
+            const uint64_t* a = src64(0, false);
+            const uint64_t* b = src64(1, false);
             if (in.cmpType == CmpType::I64) {
                 LANES if (icmp(c, int64_t(a[l]), int64_t(b[l]))) bits |= 1ull << l;
             } else {
@@ -857,8 +981,8 @@ bool WaveExec::vcmp() {
         }
         case CmpType::I16:
         case CmpType::U16: {
-            const uint32_t *a = src16(0);
-            const uint32_t *b = src16(1);
+            const uint32_t* a = src16(0);
+            const uint32_t* b = src16(1);
             if (in.cmpType == CmpType::I16) {
                 LANES if (icmp(c, int16_t(a[l]), int16_t(b[l]))) bits |= 1ull << l;
             } else {
@@ -870,7 +994,8 @@ bool WaveExec::vcmp() {
     }
     bits &= execMask;
     wrMaskSgpr(in.sdst, bits);
-    if (in.cmpx) w.setExec(bits);
+    if (in.cmpx)
+        w.setExec(bits);
     return true;
 }
 
@@ -882,8 +1007,8 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
     // R lanes (CAST empty: the implicit conversion) and writes them back with WR.
 #define LANE_OP1(T, SRC, R, BUF, CAST, WR, expr)                                                   \
     {                                                                                              \
-        const auto *a = SRC(0);                                                                    \
-        R *r = reinterpret_cast<R *>(BUF);                                                         \
+        const auto* a = SRC(0);                                                                    \
+        R* r = reinterpret_cast<R*>(BUF);                                                          \
         LANES {                                                                                    \
             T x = T(a[l]);                                                                         \
             r[l] = CAST(expr);                                                                     \
@@ -893,9 +1018,9 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
     }
 #define LANE_OP2(T, SRC, R, BUF, CAST, WR, expr)                                                   \
     {                                                                                              \
-        const auto *a = SRC(0);                                                                    \
-        const auto *b = SRC(1);                                                                    \
-        R *r = reinterpret_cast<R *>(BUF);                                                         \
+        const auto* a = SRC(0);                                                                    \
+        const auto* b = SRC(1);                                                                    \
+        R* r = reinterpret_cast<R*>(BUF);                                                          \
         LANES {                                                                                    \
             T x = T(a[l]), y = T(b[l]);                                                            \
             r[l] = CAST(expr);                                                                     \
@@ -905,10 +1030,10 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
     }
 #define LANE_OP3(T, SRC, R, BUF, CAST, WR, expr)                                                   \
     {                                                                                              \
-        const auto *a = SRC(0);                                                                    \
-        const auto *b = SRC(1);                                                                    \
-        const auto *c = SRC(2);                                                                    \
-        R *r = reinterpret_cast<R *>(BUF);                                                         \
+        const auto* a = SRC(0);                                                                    \
+        const auto* b = SRC(1);                                                                    \
+        const auto* c = SRC(2);                                                                    \
+        R* r = reinterpret_cast<R*>(BUF);                                                          \
         LANES {                                                                                    \
             T x = T(a[l]), y = T(b[l]), z = T(c[l]);                                               \
             r[l] = CAST(expr);                                                                     \
@@ -941,33 +1066,36 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
     // Zero, infinite and NaN operands pass through; v_div_fixup produces the IEEE result.
 #define F32_DIV_SCALE(T, BIG, EMIN, SCALE, TINY, MANT)                                             \
     {                                                                                              \
-        const T *a = fsrc<T>(0);                                                                   \
-        const T *b = fsrc<T>(1);                                                                   \
-        const T *c = fsrc<T>(2);                                                                   \
-        T *r = sizeof(T) == 4 ? reinterpret_cast<T *>(res) : reinterpret_cast<T *>(res64);         \
+        const T* a = fsrc<T>(0);                                                                   \
+        const T* b = fsrc<T>(1);                                                                   \
+        const T* c = fsrc<T>(2);                                                                   \
+        T* r = sizeof(T) == 4 ? reinterpret_cast<T*>(res) : reinterpret_cast<T*>(res64);           \
         uint64_t vccOut = 0;                                                                       \
         LANES {                                                                                    \
             T s0 = a[l], den = b[l], num = c[l];                                                   \
             r[l] = s0;                                                                             \
-            if (den == 0 || num == 0 || !std::isfinite(den) || !std::isfinite(num)) continue;      \
+            if (den == 0 || num == 0 || !std::isfinite(den) || !std::isfinite(num))                \
+                continue;                                                                          \
             int eNum = std::ilogb(num), eDen = std::ilogb(den);                                    \
             if (eNum - eDen >= BIG) {                                                              \
                 vccOut |= 1ull << l;                                                               \
-                if (s0 == den) r[l] = std::ldexp(s0, SCALE);                                       \
+                if (s0 == den)                                                                     \
+                    r[l] = std::ldexp(s0, SCALE);                                                  \
             } else if (eNum - eDen <= -(EMIN)) {                                                   \
                 vccOut |= 1ull << l;                                                               \
-                if (s0 == num) r[l] = std::ldexp(s0, SCALE);                                       \
+                if (s0 == num)                                                                     \
+                    r[l] = std::ldexp(s0, SCALE);                                                  \
             } else if (eDen < -(EMIN) || eNum <= TINY - (EMIN + 1)) {                              \
                 r[l] = std::ldexp(s0, SCALE);                                                      \
             } else if (eDen >= EMIN) {                                                             \
                 r[l] = std::ldexp(s0, -(SCALE));                                                   \
             }                                                                                      \
         }                                                                                          \
-        wrMaskSgpr(in.sdst, vccOut &execMask);                                                     \
+        wrMaskSgpr(in.sdst, vccOut& execMask);                                                     \
         if constexpr (sizeof(T) == 4)                                                              \
-            wrF32(reinterpret_cast<float *>(r));                                                   \
+            wrF32(reinterpret_cast<float*>(r));                                                    \
         else                                                                                       \
-            wrF64(reinterpret_cast<double *>(r));                                                  \
+            wrF64(reinterpret_cast<double*>(r));                                                   \
         return true;                                                                               \
     }
     using I = int32_t;
@@ -993,15 +1121,20 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
     case Op::v_add_u16:
     case Op::v_sub_u16:
     case Op::v_mad_u64_u32:
-    case Op::v_mad_i64_i32: break;
-    default: break;
+    case Op::v_mad_i64_i32:
+        break;
+    default:
+        break;
     }
 
     switch (in.op) {
     case Op::v_nop:
-    case Op::v_clrexcp: return true; // no exception state is modelled
-    case Op::v_mov_b32: I32_1(x)
-    case Op::v_not_b32: I32_1(~x)
+    case Op::v_clrexcp:
+        return true; // no exception state is modelled
+    case Op::v_mov_b32:
+        I32_1(x)
+    case Op::v_not_b32:
+        I32_1(~x)
     case Op::v_bfrev_b32:
         I32_1([](U v) {
             U r = 0;
@@ -1009,25 +1142,28 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
                 r |= ((v >> i) & 1) << (31 - i);
             return r;
         }(x))
-    case Op::v_ffbh_u32: I32_1(x ? U(std::countl_zero(x)) : ~0u)
-    case Op::v_ffbl_b32: I32_1(x ? U(std::countr_zero(x)) : ~0u)
-    case Op::v_ffbh_i32: I32_1((x == 0 || x == ~0u) ? ~0u : U(std::countl_zero(I(x) < 0 ? ~x : x)))
+    case Op::v_ffbh_u32:
+        I32_1(x ? U(std::countl_zero(x)) : ~0u)
+    case Op::v_ffbl_b32:
+        I32_1(x ? U(std::countr_zero(x)) : ~0u)
+    case Op::v_ffbh_i32:
+        I32_1((x == 0 || x == ~0u) ? ~0u : U(std::countl_zero(I(x) < 0 ? ~x : x)))
     case Op::v_swap_b32: {
         checkVgpr(in.vdst);
         checkVgpr(in.src[0] - opnd::kVgpr);
-        uint32_t *a = w.vrow(in.vdst);
-        uint32_t *b = w.vrow(in.src[0] - opnd::kVgpr);
+        uint32_t* a = w.vrow(in.vdst);
+        uint32_t* b = w.vrow(in.src[0] - opnd::kVgpr);
         LANES if ((execMask >> l) & 1) std::swap(a[l], b[l]);
         return true;
     }
     case Op::v_readfirstlane_b32: {
-        const uint32_t *a = src32(0);
+        const uint32_t* a = src32(0);
         int lane = execMask ? std::countr_zero(execMask) : 0;
         wrSgpr(in.vdst, a[lane]);
         return true;
     }
     case Op::v_readlane_b32: {
-        const uint32_t *a = src32(0);
+        const uint32_t* a = src32(0);
         wrSgpr(in.vdst, a[sread(in.src[1]) & 63]);
         return true;
     }
@@ -1037,13 +1173,13 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         return true;
     }
     case Op::v_cndmask_b32: {
-        const uint32_t *a = src32(0);
-        const uint32_t *b = src32(1);
+        const uint32_t* a = src32(0);
+        const uint32_t* b = src32(1);
         uint64_t m = sread64(in.src[2], false);
         if (in.abs || in.neg) { // float modifiers on VOP3 cndmask
-            const float *fa = f32(0);
-            const float *fb = f32(1);
-            float *r = reinterpret_cast<float *>(res);
+            const float* fa = f32(0);
+            const float* fb = f32(1);
+            float* r = reinterpret_cast<float*>(res);
             LANES r[l] = ((m >> l) & 1) ? fb[l] : fa[l];
             wr32(res);
             return true;
@@ -1053,21 +1189,31 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         return true;
     }
     // f32 arithmetic
-    case Op::v_add_f32: F32_2(x + y)
-    case Op::v_sub_f32: F32_2(x - y)
-    case Op::v_subrev_f32: F32_2(y - x)
-    case Op::v_mul_f32: F32_2(x * y)
-    case Op::v_mul_legacy_f32: F32_2((x == 0 || y == 0) ? 0.0f : x * y)
-    case Op::v_min_f32: F32_2(fminIeee(x, y))
-    case Op::v_max_f32: F32_2(fmaxIeee(x, y))
-    case Op::v_min3_f32: F32_3(fminIeee(fminIeee(x, y), z))
-    case Op::v_max3_f32: F32_3(fmaxIeee(fmaxIeee(x, y), z))
-    case Op::v_med3_f32: F32_3(fmed3(x, y, z))
+    case Op::v_add_f32:
+        F32_2(x + y)
+    case Op::v_sub_f32:
+        F32_2(x - y)
+    case Op::v_subrev_f32:
+        F32_2(y - x)
+    case Op::v_mul_f32:
+        F32_2(x * y)
+    case Op::v_mul_legacy_f32:
+        F32_2((x == 0 || y == 0) ? 0.0f : x * y)
+    case Op::v_min_f32:
+        F32_2(fminIeee(x, y))
+    case Op::v_max_f32:
+        F32_2(fmaxIeee(x, y))
+    case Op::v_min3_f32:
+        F32_3(fminIeee(fminIeee(x, y), z))
+    case Op::v_max3_f32:
+        F32_3(fmaxIeee(fmaxIeee(x, y), z))
+    case Op::v_med3_f32:
+        F32_3(fmed3(x, y, z))
     case Op::v_fma_f32: {
-        const float *a = f32(0);
-        const float *b = f32(1);
-        const float *c = f32(2);
-        float *r = reinterpret_cast<float *>(res);
+        const float* a = f32(0);
+        const float* b = f32(1);
+        const float* c = f32(2);
+        float* r = reinterpret_cast<float*>(res);
         fmaLanes(r, a, b, c);
         wrF32(r);
         return true;
@@ -1075,84 +1221,108 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
     // v_mad/v_mac: multiply rounded, then add rounded; f32 denormals always flushed (gfx9).
     case Op::v_mad_f32:
     case Op::v_mac_f32: {
-        const float *a = f32(0, true);
-        const float *b = f32(1, true);
-        const float *c = f32(2, true);
-        float *r = reinterpret_cast<float *>(res);
+        const float* a = f32(0, true);
+        const float* b = f32(1, true);
+        const float* c = f32(2, true);
+        float* r = reinterpret_cast<float*>(res);
         LANES r[l] = flushF32(flushF32(a[l] * b[l]) + c[l]);
         wrF32(r, true);
         return true;
     }
     case Op::v_mad_legacy_f32: {
-        const float *a = f32(0, true);
-        const float *b = f32(1, true);
-        const float *c = f32(2, true);
-        float *r = reinterpret_cast<float *>(res);
+        const float* a = f32(0, true);
+        const float* b = f32(1, true);
+        const float* c = f32(2, true);
+        float* r = reinterpret_cast<float*>(res);
         LANES r[l] = flushF32(((a[l] == 0 || b[l] == 0) ? 0.0f : flushF32(a[l] * b[l])) + c[l]);
         wrF32(r, true);
         return true;
     }
     case Op::v_madmk_f32: { // D = S0 * K + S1
-        const float *a = f32(0, true);
-        const float *b = f32(1, true);
+        const float* a = f32(0, true);
+        const float* b = f32(1, true);
         float k = flushF32(bc<float>(in.literal));
-        float *r = reinterpret_cast<float *>(res);
+        float* r = reinterpret_cast<float*>(res);
         LANES r[l] = flushF32(flushF32(a[l] * k) + b[l]);
         wrF32(r, true);
         return true;
     }
     case Op::v_madak_f32: { // D = S0 * S1 + K
-        const float *a = f32(0, true);
-        const float *b = f32(1, true);
+        const float* a = f32(0, true);
+        const float* b = f32(1, true);
         float k = flushF32(bc<float>(in.literal));
-        float *r = reinterpret_cast<float *>(res);
+        float* r = reinterpret_cast<float*>(res);
         LANES r[l] = flushF32(flushF32(a[l] * b[l]) + k);
         wrF32(r, true);
         return true;
     }
     case Op::v_ldexp_f32: {
-        const float *a = f32(0);
-        const uint32_t *b = src32(1);
-        float *r = reinterpret_cast<float *>(res);
+        const float* a = f32(0);
+        const uint32_t* b = src32(1);
+        float* r = reinterpret_cast<float*>(res);
         LANES r[l] = std::ldexp(a[l], std::clamp(I(b[l]), -1000, 1000));
         wrF32(r);
         return true;
     }
     // Transcendentals: correctly rounded host results (hardware: ~1 ulp).
     case Op::v_rcp_f32:
-    case Op::v_rcp_iflag_f32: F32_1(1.0f / x)
-    case Op::v_rsq_f32: F32_1(float(1.0 / std::sqrt(double(x))))
-    case Op::v_sqrt_f32: F32_1(std::sqrt(x))
-    case Op::v_exp_f32: F32_1(std::exp2(x))
-    case Op::v_log_f32: F32_1(std::log2(x))
+    case Op::v_rcp_iflag_f32:
+        F32_1(1.0f / x)
+    case Op::v_rsq_f32:
+        F32_1(float(1.0 / std::sqrt(double(x))))
+    case Op::v_sqrt_f32:
+        F32_1(std::sqrt(x))
+    case Op::v_exp_f32:
+        F32_1(std::exp2(x))
+    case Op::v_log_f32:
+        F32_1(std::log2(x))
     case Op::v_sin_f32:
         F32_1(std::isinf(x) ? std::numeric_limits<float>::quiet_NaN()
                             : float(std::sin(double(x) * 6.283185307179586)))
     case Op::v_cos_f32:
         F32_1(std::isinf(x) ? std::numeric_limits<float>::quiet_NaN()
                             : float(std::cos(double(x) * 6.283185307179586)))
-    case Op::v_fract_f32: F32_1(fractOf(x))
-    case Op::v_trunc_f32: F32_1(std::trunc(x))
-    case Op::v_ceil_f32: F32_1(std::ceil(x))
-    case Op::v_floor_f32: F32_1(std::floor(x))
-    case Op::v_rndne_f32: F32_1(std::nearbyint(x))
-    case Op::v_frexp_mant_f32: F32_1(frexpMant(x))
-    case Op::v_frexp_exp_i32_f32: CVT_F32_TO(U(frexpExp(x)))
-    case Op::v_cvt_f32_i32: F32_FROM(float(I(x)))
-    case Op::v_cvt_f32_u32: F32_FROM(float(x))
-    case Op::v_cvt_f32_ubyte0: F32_FROM(float(x & 0xff))
-    case Op::v_cvt_f32_ubyte1: F32_FROM(float((x >> 8) & 0xff))
-    case Op::v_cvt_f32_ubyte2: F32_FROM(float((x >> 16) & 0xff))
-    case Op::v_cvt_f32_ubyte3: F32_FROM(float(x >> 24))
-    case Op::v_cvt_u32_f32: CVT_F32_TO(cvtSat<U>(x))
-    case Op::v_cvt_i32_f32: CVT_F32_TO(U(cvtSat<I>(x)))
-    case Op::v_cvt_rpi_i32_f32: CVT_F32_TO(U(cvtSat<I>(std::floor(x + 0.5f))))
-    case Op::v_cvt_flr_i32_f32: CVT_F32_TO(U(cvtSat<I>(std::floor(x))))
-    case Op::v_cvt_f16_f32: CVT_F32_TO(U(bc<uint16_t>(f16(x)))) // round to nearest even
-    case Op::v_cvt_f32_f16: LANE_OP1(f16, h16, float, res, float, wrF32, x)
+    case Op::v_fract_f32:
+        F32_1(fractOf(x))
+    case Op::v_trunc_f32:
+        F32_1(std::trunc(x))
+    case Op::v_ceil_f32:
+        F32_1(std::ceil(x))
+    case Op::v_floor_f32:
+        F32_1(std::floor(x))
+    case Op::v_rndne_f32:
+        F32_1(std::nearbyint(x))
+    case Op::v_frexp_mant_f32:
+        F32_1(frexpMant(x))
+    case Op::v_frexp_exp_i32_f32:
+        CVT_F32_TO(U(frexpExp(x)))
+    case Op::v_cvt_f32_i32:
+        F32_FROM(float(I(x)))
+    case Op::v_cvt_f32_u32:
+        F32_FROM(float(x))
+    case Op::v_cvt_f32_ubyte0:
+        F32_FROM(float(x & 0xff))
+    case Op::v_cvt_f32_ubyte1:
+        F32_FROM(float((x >> 8) & 0xff))
+    case Op::v_cvt_f32_ubyte2:
+        F32_FROM(float((x >> 16) & 0xff))
+    case Op::v_cvt_f32_ubyte3:
+        F32_FROM(float(x >> 24))
+    case Op::v_cvt_u32_f32:
+        CVT_F32_TO(cvtSat<U>(x))
+    case Op::v_cvt_i32_f32:
+        CVT_F32_TO(U(cvtSat<I>(x)))
+    case Op::v_cvt_rpi_i32_f32:
+        CVT_F32_TO(U(cvtSat<I>(std::floor(x + 0.5f))))
+    case Op::v_cvt_flr_i32_f32:
+        CVT_F32_TO(U(cvtSat<I>(std::floor(x))))
+    case Op::v_cvt_f16_f32:
+        CVT_F32_TO(U(bc<uint16_t>(f16(x)))) // round to nearest even
+    case Op::v_cvt_f32_f16:
+        LANE_OP1(f16, h16, float, res, float, wrF32, x)
     case Op::v_cvt_pkrtz_f16_f32: {
-        const float *a = f32(0);
-        const float *b = f32(1);
+        const float* a = f32(0);
+        const float* b = f32(1);
         auto rtz = [](float x) {
             f16 h = f16(x);
             if (std::isfinite(x) && std::fabs(float(h)) > std::fabs(x))
@@ -1164,8 +1334,8 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         return true;
     }
     case Op::v_cvt_pknorm_i16_f32: {
-        const float *a = f32(0);
-        const float *b = f32(1);
+        const float* a = f32(0);
+        const float* b = f32(1);
         auto n = [](float x) {
             return U(uint16_t(int16_t(cvtSat<int16_t>(
                 std::nearbyint(std::clamp(std::isnan(x) ? 0.f : x, -1.f, 1.f) * 32767.f)))));
@@ -1175,8 +1345,8 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         return true;
     }
     case Op::v_cvt_pknorm_u16_f32: {
-        const float *a = f32(0);
-        const float *b = f32(1);
+        const float* a = f32(0);
+        const float* b = f32(1);
         auto n = [](float x) {
             return U(
                 uint16_t(std::nearbyint(std::clamp(std::isnan(x) ? 0.f : x, 0.f, 1.f) * 65535.f)));
@@ -1185,13 +1355,14 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         wr32(res);
         return true;
     }
-    case Op::v_cvt_pk_u16_u32: I32_2(std::min(x, 0xffffu) | std::min(y, 0xffffu) << 16)
+    case Op::v_cvt_pk_u16_u32:
+        I32_2(std::min(x, 0xffffu) | std::min(y, 0xffffu) << 16)
     case Op::v_cvt_pk_i16_i32:
         I32_2(U(uint16_t(std::clamp(I(x), -32768, 32767))) |
               U(uint16_t(std::clamp(I(y), -32768, 32767))) << 16)
     case Op::v_pack_b32_f16: {
-        const uint32_t *a = src16(0);
-        const uint32_t *b = src16(1);
+        const uint32_t* a = src16(0);
+        const uint32_t* b = src16(1);
         LANES res[l] = ((a[l] & 0xffff) ^ (negOf(0) ? 0x8000u : 0u)) |
                        ((b[l] & 0xffff) ^ (negOf(1) ? 0x8000u : 0u)) << 16;
         wr32(res);
@@ -1205,56 +1376,74 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         const uint64_t vccIn = w.vcc();
         F32_3((divFmas<float, double>(x, y, z, (vccIn >> l) & 1, 64)))
     }
-    case Op::v_div_fixup_f32: F32_3(divFixup(x, y, z, bc<float>(kQnanF32)))
+    case Op::v_div_fixup_f32:
+        F32_3(divFixup(x, y, z, bc<float>(kQnanF32)))
     // f64
-    case Op::v_add_f64: F64_2(x + y)
-    case Op::v_mul_f64: F64_2(x * y)
-    case Op::v_min_f64: F64_2(fminIeee(x, y))
-    case Op::v_max_f64: F64_2(fmaxIeee(x, y))
+    case Op::v_add_f64:
+        F64_2(x + y)
+    case Op::v_mul_f64:
+        F64_2(x * y)
+    case Op::v_min_f64:
+        F64_2(fminIeee(x, y))
+    case Op::v_max_f64:
+        F64_2(fmaxIeee(x, y))
     case Op::v_fma_f64: {
-        const double *a = f64(0);
-        const double *b = f64(1);
-        const double *c = f64(2);
-        double *r = reinterpret_cast<double *>(res64);
+        const double* a = f64(0);
+        const double* b = f64(1);
+        const double* c = f64(2);
+        double* r = reinterpret_cast<double*>(res64);
         fmaLanes(r, a, b, c);
         wrF64(r);
         return true;
     }
-    case Op::v_rcp_f64: F64_1(1.0 / x)
-    case Op::v_rsq_f64: F64_1(1.0 / std::sqrt(x))
-    case Op::v_sqrt_f64: F64_1(std::sqrt(x))
-    case Op::v_trunc_f64: F64_1(std::trunc(x))
-    case Op::v_ceil_f64: F64_1(std::ceil(x))
-    case Op::v_floor_f64: F64_1(std::floor(x))
-    case Op::v_rndne_f64: F64_1(std::nearbyint(x))
-    case Op::v_fract_f64: F64_1(fractOf(x))
-    case Op::v_frexp_mant_f64: F64_1(frexpMant(x))
+    case Op::v_rcp_f64:
+        F64_1(1.0 / x)
+    case Op::v_rsq_f64:
+        F64_1(1.0 / std::sqrt(x))
+    case Op::v_sqrt_f64:
+        F64_1(std::sqrt(x))
+    case Op::v_trunc_f64:
+        F64_1(std::trunc(x))
+    case Op::v_ceil_f64:
+        F64_1(std::ceil(x))
+    case Op::v_floor_f64:
+        F64_1(std::floor(x))
+    case Op::v_rndne_f64:
+        F64_1(std::nearbyint(x))
+    case Op::v_fract_f64:
+        F64_1(fractOf(x))
+    case Op::v_frexp_mant_f64:
+        F64_1(frexpMant(x))
     case Op::v_frexp_exp_i32_f64: {
-        const double *a = f64(0);
+        const double* a = f64(0);
         LANES res[l] = U(frexpExp(a[l]));
         wr32(res);
         return true;
     }
     case Op::v_ldexp_f64: {
-        const double *a = f64(0);
-        const uint32_t *b = src32(1);
-        double *r = reinterpret_cast<double *>(res64);
+        const double* a = f64(0);
+        const uint32_t* b = src32(1);
+        double* r = reinterpret_cast<double*>(res64);
         LANES r[l] = std::ldexp(a[l], std::clamp(I(b[l]), -5000, 5000));
         wrF64(r);
         return true;
     }
-    case Op::v_cvt_f64_f32: LANE_OP1(float, f32, double, res64, , wrF64, x)
-    case Op::v_cvt_f32_f64: LANE_OP1(double, f64, float, res, float, wrF32, x)
-    case Op::v_cvt_f64_i32: LANE_OP1(uint32_t, src32, double, res64, , wrF64, I(x))
-    case Op::v_cvt_f64_u32: LANE_OP1(uint32_t, src32, double, res64, , wrF64, x)
+    case Op::v_cvt_f64_f32:
+        LANE_OP1(float, f32, double, res64, , wrF64, x)
+    case Op::v_cvt_f32_f64:
+        LANE_OP1(double, f64, float, res, float, wrF32, x)
+    case Op::v_cvt_f64_i32:
+        LANE_OP1(uint32_t, src32, double, res64, , wrF64, I(x))
+    case Op::v_cvt_f64_u32:
+        LANE_OP1(uint32_t, src32, double, res64, , wrF64, x)
     case Op::v_cvt_i32_f64: {
-        const double *a = f64(0);
+        const double* a = f64(0);
         LANES res[l] = U(cvtSat<I>(a[l]));
         wr32(res);
         return true;
     }
     case Op::v_cvt_u32_f64: {
-        const double *a = f64(0);
+        const double* a = f64(0);
         LANES res[l] = cvtSat<U>(a[l]);
         wr32(res);
         return true;
@@ -1266,18 +1455,20 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         const uint64_t vccIn = w.vcc();
         F64_3((divFmas<double, long double>(x, y, z, (vccIn >> l) & 1, 128)))
     }
-    case Op::v_div_fixup_f64: F64_3(divFixup(x, y, z, std::numeric_limits<double>::quiet_NaN()))
+    case Op::v_div_fixup_f64:
+        F64_3(divFixup(x, y, z, std::numeric_limits<double>::quiet_NaN()))
     case Op::v_trig_preop_f64: {
-        const double *a = f64(0);
-        const uint32_t *b = src32(1);
-        double *r = reinterpret_cast<double *>(res64);
+        const double* a = f64(0);
+        const uint32_t* b = src32(1);
+        double* r = reinterpret_cast<double*>(res64);
         // 53 bits of 2/pi from fraction bit `shift` on (segment S1[4:0], pushed further for
         // inputs with biased exponent > 1077), scaled to their place; inputs with biased
         // exponent >= 1968 get 2^128 more to stay clear of denormals.
         LANES {
             int biased = int((bc<uint64_t>(a[l]) >> 52) & 0x7ff);
             int shift = int(b[l] & 31) * 53;
-            if (biased > 1077) shift += biased - 1077;
+            if (biased > 1077)
+                shift += biased - 1077;
             uint64_t bits = twoOverPiBits(shift);
             int scale = -53 - shift + (biased >= 1968 ? 128 : 0);
             r[l] = std::ldexp(double(bits), scale);
@@ -1286,68 +1477,92 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         return true;
     }
     // f16
-    case Op::v_add_f16: F16_2(float(x) + float(y))
-    case Op::v_sub_f16: F16_2(float(x) - float(y))
-    case Op::v_subrev_f16: F16_2(float(y) - float(x))
-    case Op::v_mul_f16: F16_2(float(x) * float(y))
-    case Op::v_max_f16: F16_2(fmaxIeee(float(x), float(y)))
-    case Op::v_min_f16: F16_2(fminIeee(float(x), float(y)))
+    case Op::v_add_f16:
+        F16_2(float(x) + float(y))
+    case Op::v_sub_f16:
+        F16_2(float(x) - float(y))
+    case Op::v_subrev_f16:
+        F16_2(float(y) - float(x))
+    case Op::v_mul_f16:
+        F16_2(float(x) * float(y))
+    case Op::v_max_f16:
+        F16_2(fmaxIeee(float(x), float(y)))
+    case Op::v_min_f16:
+        F16_2(fminIeee(float(x), float(y)))
     case Op::v_mac_f16:
-    case Op::v_mad_f16: F16_3(f16(float(x) * float(y)) + z)
-    case Op::v_fma_f16: F16_3(std::fma(double(x), double(y), double(z)))
-    case Op::v_min3_f16: F16_3(fminIeee(fminIeee(float(x), float(y)), float(z)))
-    case Op::v_max3_f16: F16_3(fmaxIeee(fmaxIeee(float(x), float(y)), float(z)))
-    case Op::v_med3_f16: F16_3(fmed3(float(x), float(y), float(z)))
+    case Op::v_mad_f16:
+        F16_3(f16(float(x) * float(y)) + z)
+    case Op::v_fma_f16:
+        F16_3(std::fma(double(x), double(y), double(z)))
+    case Op::v_min3_f16:
+        F16_3(fminIeee(fminIeee(float(x), float(y)), float(z)))
+    case Op::v_max3_f16:
+        F16_3(fmaxIeee(fmaxIeee(float(x), float(y)), float(z)))
+    case Op::v_med3_f16:
+        F16_3(fmed3(float(x), float(y), float(z)))
     case Op::v_madmk_f16: {
-        const f16 *a = h16(0);
-        const f16 *b = h16(1);
+        const f16* a = h16(0);
+        const f16* b = h16(1);
         f16 k = bc<f16>(uint16_t(in.literal));
-        f16 *r = reinterpret_cast<f16 *>(res64);
+        f16* r = reinterpret_cast<f16*>(res64);
         LANES r[l] = f16(a[l] * k) + b[l];
         wrF16(r);
         return true;
     }
     case Op::v_madak_f16: {
-        const f16 *a = h16(0);
-        const f16 *b = h16(1);
+        const f16* a = h16(0);
+        const f16* b = h16(1);
         f16 k = bc<f16>(uint16_t(in.literal));
-        f16 *r = reinterpret_cast<f16 *>(res64);
+        f16* r = reinterpret_cast<f16*>(res64);
         LANES r[l] = f16(a[l] * b[l]) + k;
         wrF16(r);
         return true;
     }
     case Op::v_ldexp_f16: {
-        const f16 *a = h16(0);
-        const uint32_t *b = src16(1);
-        f16 *r = reinterpret_cast<f16 *>(res64);
+        const f16* a = h16(0);
+        const uint32_t* b = src16(1);
+        f16* r = reinterpret_cast<f16*>(res64);
         LANES r[l] = f16(std::ldexp(float(a[l]), int16_t(b[l])));
         wrF16(r);
         return true;
     }
-    case Op::v_rcp_f16: F16_1(1.0f / float(x))
-    case Op::v_sqrt_f16: F16_1(std::sqrt(float(x)))
-    case Op::v_rsq_f16: F16_1(1.0f / std::sqrt(float(x)))
-    case Op::v_log_f16: F16_1(std::log2(float(x)))
-    case Op::v_exp_f16: F16_1(std::exp2(float(x)))
-    case Op::v_sin_f16: F16_1(std::sin(float(x) * 6.2831853f))
-    case Op::v_cos_f16: F16_1(std::cos(float(x) * 6.2831853f))
-    case Op::v_floor_f16: F16_1(std::floor(float(x)))
-    case Op::v_ceil_f16: F16_1(std::ceil(float(x)))
-    case Op::v_trunc_f16: F16_1(std::trunc(float(x)))
-    case Op::v_rndne_f16: F16_1(std::nearbyint(float(x)))
-    case Op::v_fract_f16: F16_1(fractOf(float(x)))
-    case Op::v_frexp_mant_f16: F16_1(frexpMant(float(x)))
+    case Op::v_rcp_f16:
+        F16_1(1.0f / float(x))
+    case Op::v_sqrt_f16:
+        F16_1(std::sqrt(float(x)))
+    case Op::v_rsq_f16:
+        F16_1(1.0f / std::sqrt(float(x)))
+    case Op::v_log_f16:
+        F16_1(std::log2(float(x)))
+    case Op::v_exp_f16:
+        F16_1(std::exp2(float(x)))
+    case Op::v_sin_f16:
+        F16_1(std::sin(float(x) * 6.2831853f))
+    case Op::v_cos_f16:
+        F16_1(std::cos(float(x) * 6.2831853f))
+    case Op::v_floor_f16:
+        F16_1(std::floor(float(x)))
+    case Op::v_ceil_f16:
+        F16_1(std::ceil(float(x)))
+    case Op::v_trunc_f16:
+        F16_1(std::trunc(float(x)))
+    case Op::v_rndne_f16:
+        F16_1(std::nearbyint(float(x)))
+    case Op::v_fract_f16:
+        F16_1(fractOf(float(x)))
+    case Op::v_frexp_mant_f16:
+        F16_1(frexpMant(float(x)))
     case Op::v_frexp_exp_i16_f16: {
-        const f16 *a = h16(0);
+        const f16* a = h16(0);
         LANES res[l] = uint16_t(frexpExp(float(a[l])));
         wr16(res);
         return true;
     }
     case Op::v_div_fixup_f16: {
-        const f16 *a = h16(0);
-        const f16 *b = h16(1);
-        const f16 *c = h16(2);
-        f16 *r = reinterpret_cast<f16 *>(res64);
+        const f16* a = h16(0);
+        const f16* b = h16(1);
+        const f16* c = h16(2);
+        f16* r = reinterpret_cast<f16*>(res64);
         LANES {
             float q = a[l], den = b[l], num = c[l];
             float sign = std::signbit(den) != std::signbit(num) ? -1.f : 1.f;
@@ -1362,58 +1577,78 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         wrF16(r);
         return true;
     }
-    case Op::v_cvt_f16_u16: LANE_OP1(uint32_t, src16, f16, res64, f16, wrF16, float(uint16_t(x)))
-    case Op::v_cvt_f16_i16: LANE_OP1(uint32_t, src16, f16, res64, f16, wrF16, float(int16_t(x)))
+    case Op::v_cvt_f16_u16:
+        LANE_OP1(uint32_t, src16, f16, res64, f16, wrF16, float(uint16_t(x)))
+    case Op::v_cvt_f16_i16:
+        LANE_OP1(uint32_t, src16, f16, res64, f16, wrF16, float(int16_t(x)))
     case Op::v_cvt_u16_f16: {
-        const f16 *a = h16(0);
+        const f16* a = h16(0);
         LANES res[l] = cvtSat<uint16_t>(float(a[l]));
         wr16(res);
         return true;
     }
     case Op::v_cvt_i16_f16: {
-        const f16 *a = h16(0);
+        const f16* a = h16(0);
         LANES res[l] = uint16_t(cvtSat<int16_t>(float(a[l])));
         wr16(res);
         return true;
     }
     // 16-bit integer
-    case Op::v_add_u16: I16_2(clampBit ? std::min(uint32_t(x) + y, 0xffffu) : x + y)
-    case Op::v_sub_u16: I16_2(clampBit ? (x < y ? 0 : x - y) : x - y)
-    case Op::v_subrev_u16: I16_2(clampBit ? (y < x ? 0 : y - x) : y - x)
-    case Op::v_mul_lo_u16: I16_2(x * y)
-    case Op::v_lshlrev_b16: I16_2(y << (x & 15))
-    case Op::v_lshrrev_b16: I16_2(y >> (x & 15))
-    case Op::v_ashrrev_i16: I16_2(int16_t(y) >> (x & 15))
-    case Op::v_max_u16: I16_2(std::max(x, y))
-    case Op::v_min_u16: I16_2(std::min(x, y))
-    case Op::v_max_i16: I16_2(std::max(int16_t(x), int16_t(y)))
-    case Op::v_min_i16: I16_2(std::min(int16_t(x), int16_t(y)))
+    case Op::v_add_u16:
+        I16_2(clampBit ? std::min(uint32_t(x) + y, 0xffffu) : x + y)
+    case Op::v_sub_u16:
+        I16_2(clampBit ? (x < y ? 0 : x - y) : x - y)
+    case Op::v_subrev_u16:
+        I16_2(clampBit ? (y < x ? 0 : y - x) : y - x)
+    case Op::v_mul_lo_u16:
+        I16_2(x * y)
+    case Op::v_lshlrev_b16:
+        I16_2(y << (x & 15))
+    case Op::v_lshrrev_b16:
+        I16_2(y >> (x & 15))
+    case Op::v_ashrrev_i16:
+        I16_2(int16_t(y) >> (x & 15))
+    case Op::v_max_u16:
+        I16_2(std::max(x, y))
+    case Op::v_min_u16:
+        I16_2(std::min(x, y))
+    case Op::v_max_i16:
+        I16_2(std::max(int16_t(x), int16_t(y)))
+    case Op::v_min_i16:
+        I16_2(std::min(int16_t(x), int16_t(y)))
     case Op::v_add_i16:
         I16_2(clampBit ? std::clamp(int(int16_t(x)) + int16_t(y), -32768, 32767) : x + y)
     case Op::v_sub_i16:
         I16_2(clampBit ? std::clamp(int(int16_t(x)) - int16_t(y), -32768, 32767) : x - y)
-    case Op::v_mad_u16: I16_3(x * y + z)
-    case Op::v_mad_i16: I16_3(int16_t(x) * int16_t(y) + int16_t(z))
-    case Op::v_min3_i16: I16_3(std::min({int16_t(x), int16_t(y), int16_t(z)}))
-    case Op::v_max3_i16: I16_3(std::max({int16_t(x), int16_t(y), int16_t(z)}))
+    case Op::v_mad_u16:
+        I16_3(x * y + z)
+    case Op::v_mad_i16:
+        I16_3(int16_t(x) * int16_t(y) + int16_t(z))
+    case Op::v_min3_i16:
+        I16_3(std::min({int16_t(x), int16_t(y), int16_t(z)}))
+    case Op::v_max3_i16:
+        I16_3(std::max({int16_t(x), int16_t(y), int16_t(z)}))
     case Op::v_med3_i16:
         I16_3(std::max(std::min(int16_t(x), int16_t(y)),
                        std::min(std::max(int16_t(x), int16_t(y)), int16_t(z))))
-    case Op::v_min3_u16: I16_3(std::min({x, y, z}))
-    case Op::v_max3_u16: I16_3(std::max({x, y, z}))
-    case Op::v_med3_u16: I16_3(std::max(std::min(x, y), std::min(std::max(x, y), z)))
+    case Op::v_min3_u16:
+        I16_3(std::min({x, y, z}))
+    case Op::v_max3_u16:
+        I16_3(std::max({x, y, z}))
+    case Op::v_med3_u16:
+        I16_3(std::max(std::min(x, y), std::min(std::max(x, y), z)))
     case Op::v_mad_u32_u16: {
-        const uint32_t *a = src16(0);
-        const uint32_t *b = src16(1);
-        const uint32_t *c = src32(2);
+        const uint32_t* a = src16(0);
+        const uint32_t* b = src16(1);
+        const uint32_t* c = src32(2);
         LANES res[l] = a[l] * b[l] + c[l];
         wr32(res);
         return true;
     }
     case Op::v_mad_i32_i16: {
-        const uint32_t *a = src16(0);
-        const uint32_t *b = src16(1);
-        const uint32_t *c = src32(2);
+        const uint32_t* a = src16(0);
+        const uint32_t* b = src16(1);
+        const uint32_t* c = src32(2);
         LANES res[l] = U(int16_t(a[l]) * int16_t(b[l])) + c[l];
         wr32(res);
         return true;
@@ -1421,8 +1656,10 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
     // 32-bit integer
     case Op::v_add_u32:
         I32_2(clampBit ? U(std::min<uint64_t>(uint64_t(x) + y, 0xffffffffu)) : x + y)
-    case Op::v_sub_u32: I32_2(clampBit ? (x < y ? 0 : x - y) : x - y)
-    case Op::v_subrev_u32: I32_2(clampBit ? (y < x ? 0 : y - x) : y - x)
+    case Op::v_sub_u32:
+        I32_2(clampBit ? (x < y ? 0 : x - y) : x - y)
+    case Op::v_subrev_u32:
+        I32_2(clampBit ? (y < x ? 0 : y - x) : y - x)
     case Op::v_add_i32:
         I32_2(clampBit ? U(std::clamp<int64_t>(int64_t(I(x)) + I(y), INT32_MIN, INT32_MAX)) : x + y)
     case Op::v_sub_i32:
@@ -1433,13 +1670,14 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
     case Op::v_addc_co_u32:
     case Op::v_subb_co_u32:
     case Op::v_subbrev_co_u32: {
-        const uint32_t *a = src32(0);
-        const uint32_t *b = src32(1);
+        const uint32_t* a = src32(0);
+        const uint32_t* b = src32(1);
         bool withCarry = in.op == Op::v_addc_co_u32 || in.op == Op::v_subb_co_u32 ||
                          in.op == Op::v_subbrev_co_u32;
         bool add = in.op == Op::v_add_co_u32 || in.op == Op::v_addc_co_u32;
         bool rev = in.op == Op::v_subrev_co_u32 || in.op == Op::v_subbrev_co_u32;
-        if (rev) std::swap(a, b);
+        if (rev)
+            std::swap(a, b);
         uint64_t cin = withCarry ? sread64(in.src[2], false) : 0;
         uint64_t cout = 0;
         // Separate branch-free loops per operation: this is every 64-bit address computation.
@@ -1469,60 +1707,90 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         wr32(res);
         return true;
     }
-    case Op::v_mul_lo_u32: I32_2(x * y)
-    case Op::v_mul_hi_u32: I32_2(U((uint64_t(x) * y) >> 32))
-    case Op::v_mul_hi_i32: I32_2(U((int64_t(I(x)) * I(y)) >> 32))
-    case Op::v_mul_i32_i24: I32_2(U(sx24(x) * sx24(y)))
-    case Op::v_mul_hi_i32_i24: I32_2(U((sx24(x) * sx24(y)) >> 32))
-    case Op::v_mul_u32_u24: I32_2(U(ux24(x) * ux24(y)))
-    case Op::v_mul_hi_u32_u24: I32_2(U((ux24(x) * ux24(y)) >> 32))
-    case Op::v_mad_i32_i24: I32_3(U(sx24(x) * sx24(y)) + z)
-    case Op::v_mad_u32_u24: I32_3(U(ux24(x) * ux24(y)) + z)
-    case Op::v_min_i32: I32_2(U(std::min(I(x), I(y))))
-    case Op::v_max_i32: I32_2(U(std::max(I(x), I(y))))
-    case Op::v_min_u32: I32_2(std::min(x, y))
-    case Op::v_max_u32: I32_2(std::max(x, y))
-    case Op::v_min3_i32: I32_3(U(std::min({I(x), I(y), I(z)})))
-    case Op::v_max3_i32: I32_3(U(std::max({I(x), I(y), I(z)})))
+    case Op::v_mul_lo_u32:
+        I32_2(x * y)
+    case Op::v_mul_hi_u32:
+        I32_2(U((uint64_t(x) * y) >> 32))
+    case Op::v_mul_hi_i32:
+        I32_2(U((int64_t(I(x)) * I(y)) >> 32))
+    case Op::v_mul_i32_i24:
+        I32_2(U(sx24(x) * sx24(y)))
+    case Op::v_mul_hi_i32_i24:
+        I32_2(U((sx24(x) * sx24(y)) >> 32))
+    case Op::v_mul_u32_u24:
+        I32_2(U(ux24(x) * ux24(y)))
+    case Op::v_mul_hi_u32_u24:
+        I32_2(U((ux24(x) * ux24(y)) >> 32))
+    case Op::v_mad_i32_i24:
+        I32_3(U(sx24(x) * sx24(y)) + z)
+    case Op::v_mad_u32_u24:
+        I32_3(U(ux24(x) * ux24(y)) + z)
+    case Op::v_min_i32:
+        I32_2(U(std::min(I(x), I(y))))
+    case Op::v_max_i32:
+        I32_2(U(std::max(I(x), I(y))))
+    case Op::v_min_u32:
+        I32_2(std::min(x, y))
+    case Op::v_max_u32:
+        I32_2(std::max(x, y))
+    case Op::v_min3_i32:
+        I32_3(U(std::min({I(x), I(y), I(z)})))
+    case Op::v_max3_i32:
+        I32_3(U(std::max({I(x), I(y), I(z)})))
     case Op::v_med3_i32:
         I32_3(U(std::max(std::min(I(x), I(y)), std::min(std::max(I(x), I(y)), I(z)))))
-    case Op::v_min3_u32: I32_3(std::min({x, y, z}))
-    case Op::v_max3_u32: I32_3(std::max({x, y, z}))
-    case Op::v_med3_u32: I32_3(std::max(std::min(x, y), std::min(std::max(x, y), z)))
-    case Op::v_sad_u32: I32_3((x > y ? x - y : y - x) + z)
-    case Op::v_lshrrev_b32: I32_2(y >> (x & 31))
-    case Op::v_ashrrev_i32: I32_2(U(I(y) >> (x & 31)))
-    case Op::v_lshlrev_b32: I32_2(y << (x & 31))
-    case Op::v_and_b32: I32_2(x & y)
-    case Op::v_or_b32: I32_2(x | y)
-    case Op::v_xor_b32: I32_2(x ^ y)
+    case Op::v_min3_u32:
+        I32_3(std::min({x, y, z}))
+    case Op::v_max3_u32:
+        I32_3(std::max({x, y, z}))
+    case Op::v_med3_u32:
+        I32_3(std::max(std::min(x, y), std::min(std::max(x, y), z)))
+    case Op::v_sad_u32:
+        I32_3((x > y ? x - y : y - x) + z)
+    case Op::v_lshrrev_b32:
+        I32_2(y >> (x & 31))
+    case Op::v_ashrrev_i32:
+        I32_2(U(I(y) >> (x & 31)))
+    case Op::v_lshlrev_b32:
+        I32_2(y << (x & 31))
+    case Op::v_and_b32:
+        I32_2(x & y)
+    case Op::v_or_b32:
+        I32_2(x | y)
+    case Op::v_xor_b32:
+        I32_2(x ^ y)
     case Op::v_bfe_u32:
         I32_3((z & 31) == 0 ? 0 : (x >> (y & 31)) & (0xffffffffu >> (32 - (z & 31))))
     case Op::v_bfe_i32:
         I32_3((z & 31) == 0 ? 0 : U(I((x >> (y & 31)) << (32 - (z & 31))) >> (32 - (z & 31))))
-    case Op::v_bfi_b32: I32_3((x & y) | (~x & z))
-    case Op::v_bfm_b32: I32_2(((1u << (x & 31)) - 1) << (y & 31))
-    case Op::v_alignbit_b32: I32_3(U(((uint64_t(x) << 32) | y) >> (z & 31)))
-    case Op::v_alignbyte_b32: I32_3(U(((uint64_t(x) << 32) | y) >> (8 * (z & 3))))
-    case Op::v_bcnt_u32_b32: I32_2(U(std::popcount(x)) + y)
+    case Op::v_bfi_b32:
+        I32_3((x & y) | (~x & z))
+    case Op::v_bfm_b32:
+        I32_2(((1u << (x & 31)) - 1) << (y & 31))
+    case Op::v_alignbit_b32:
+        I32_3(U(((uint64_t(x) << 32) | y) >> (z & 31)))
+    case Op::v_alignbyte_b32:
+        I32_3(U(((uint64_t(x) << 32) | y) >> (8 * (z & 3))))
+    case Op::v_bcnt_u32_b32:
+        I32_2(U(std::popcount(x)) + y)
     case Op::v_mbcnt_lo_u32_b32: {
-        const uint32_t *a = src32(0);
-        const uint32_t *b = src32(1);
+        const uint32_t* a = src32(0);
+        const uint32_t* b = src32(1);
         LANES res[l] = U(std::popcount(a[l] & U((1ull << std::min(l, 32)) - 1))) + b[l];
         wr32(res);
         return true;
     }
     case Op::v_mbcnt_hi_u32_b32: {
-        const uint32_t *a = src32(0);
-        const uint32_t *b = src32(1);
+        const uint32_t* a = src32(0);
+        const uint32_t* b = src32(1);
         LANES res[l] = U(std::popcount(a[l] & U(l <= 32 ? 0 : (1ull << (l - 32)) - 1))) + b[l];
         wr32(res);
         return true;
     }
     case Op::v_perm_b32: {
-        const uint32_t *a = src32(0);
-        const uint32_t *b = src32(1);
-        const uint32_t *c = src32(2);
+        const uint32_t* a = src32(0);
+        const uint32_t* b = src32(1);
+        const uint32_t* c = src32(2);
         LANES {
             uint64_t bytes = (uint64_t(a[l]) << 32) | b[l];
             U r = 0;
@@ -1542,7 +1810,8 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         wr32(res);
         return true;
     }
-    case Op::v_xad_u32: I32_3((x ^ y) + z)
+    case Op::v_xad_u32:
+        I32_3((x ^ y) + z)
     case Op::v_sad_u8:
         I32_3([](U a, U b, U c) {
             for (int i = 0; i < 4; ++i) {
@@ -1572,7 +1841,8 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         I32_3([](U a, U b, U c) {
             for (int i = 0; i < 4; ++i) {
                 int bb = int((b >> 8 * i) & 255);
-                if (!bb) continue;
+                if (!bb)
+                    continue;
                 int d = int((a >> 8 * i) & 255) - bb;
                 c += U(d < 0 ? -d : d);
             }
@@ -1588,9 +1858,9 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
             return r;
         }(x, y, z))
     case Op::v_cvt_pk_u8_f32: {
-        const float *a = f32(0);
-        const uint32_t *b = src32(1);
-        const uint32_t *c = src32(2);
+        const float* a = f32(0);
+        const uint32_t* b = src32(1);
+        const uint32_t* c = src32(2);
         LANES {
             unsigned sh = 8 * (b[l] & 3);
             U byte = U(cvtSat<uint8_t>(std::nearbyint(a[l])));
@@ -1599,18 +1869,21 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         wr32(res);
         return true;
     }
-    case Op::v_cvt_off_f32_i4: F32_FROM(float(int32_t(x << 28) >> 28) / 16.0f)
-    case Op::v_exp_legacy_f32: F32_1(std::exp2(x))
-    case Op::v_log_legacy_f32: F32_1(x < 0 ? std::numeric_limits<float>::quiet_NaN() : std::log2(x))
+    case Op::v_cvt_off_f32_i4:
+        F32_FROM(float(int32_t(x << 28) >> 28) / 16.0f)
+    case Op::v_exp_legacy_f32:
+        F32_1(std::exp2(x))
+    case Op::v_log_legacy_f32:
+        F32_1(x < 0 ? std::numeric_limits<float>::quiet_NaN() : std::log2(x))
     case Op::v_cvt_norm_i16_f16: {
-        const f16 *a = h16(0);
+        const f16* a = h16(0);
         LANES res[l] = uint16_t(int16_t(std::nearbyint(
             std::clamp(std::isnan(float(a[l])) ? 0.f : float(a[l]), -1.f, 1.f) * 32767.f)));
         wr16(res);
         return true;
     }
     case Op::v_cvt_norm_u16_f16: {
-        const f16 *a = h16(0);
+        const f16* a = h16(0);
         LANES res[l] = uint16_t(std::nearbyint(
             std::clamp(std::isnan(float(a[l])) ? 0.f : float(a[l]), 0.f, 1.f) * 65535.f));
         wr16(res);
@@ -1621,8 +1894,8 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
                                                            << 8)
     case Op::v_cvt_pknorm_i16_f16:
     case Op::v_cvt_pknorm_u16_f16: {
-        const f16 *a = h16(0);
-        const f16 *b = h16(1);
+        const f16* a = h16(0);
+        const f16* b = h16(1);
         bool sgn = in.op == Op::v_cvt_pknorm_i16_f16;
         auto n = [&](f16 h) {
             float x = std::isnan(float(h)) ? 0.f : float(h);
@@ -1633,17 +1906,23 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         wr32(res);
         return true;
     }
-    case Op::v_lshl_add_u32: I32_3((x << (y & 31)) + z)
-    case Op::v_add_lshl_u32: I32_3((x + y) << (z & 31))
-    case Op::v_add3_u32: I32_3(x + y + z)
-    case Op::v_lshl_or_b32: I32_3((x << (y & 31)) | z)
-    case Op::v_and_or_b32: I32_3((x & y) | z)
-    case Op::v_or3_b32: I32_3(x | y | z)
+    case Op::v_lshl_add_u32:
+        I32_3((x << (y & 31)) + z)
+    case Op::v_add_lshl_u32:
+        I32_3((x + y) << (z & 31))
+    case Op::v_add3_u32:
+        I32_3(x + y + z)
+    case Op::v_lshl_or_b32:
+        I32_3((x << (y & 31)) | z)
+    case Op::v_and_or_b32:
+        I32_3((x & y) | z)
+    case Op::v_or3_b32:
+        I32_3(x | y | z)
     case Op::v_mad_u64_u32:
     case Op::v_mad_i64_i32: {
-        const uint32_t *a = src32(0);
-        const uint32_t *b = src32(1);
-        const uint64_t *c = src64(2, false);
+        const uint32_t* a = src32(0);
+        const uint32_t* b = src32(1);
+        const uint64_t* c = src64(2, false);
         LANES {
             res64[l] = in.op == Op::v_mad_u64_u32 ? uint64_t(a[l]) * b[l] + c[l]
                                                   : uint64_t(int64_t(I(a[l])) * I(b[l])) + c[l];
@@ -1653,7 +1932,8 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         LANES {
             if (in.op == Op::v_mad_u64_u32) {
                 unsigned __int128 f = (unsigned __int128)(uint64_t(a[l]) * b[l]) + c[l];
-                if (f >> 64) carry |= 1ull << l;
+                if (f >> 64)
+                    carry |= 1ull << l;
             }
         }
         wrMaskSgpr(in.sdst, carry & execMask);
@@ -1661,27 +1941,28 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         return true;
     }
     case Op::v_lshlrev_b64: {
-        const uint32_t *a = src32(0);
-        const uint64_t *b = src64(1, false);
+        const uint32_t* a = src32(0);
+        const uint64_t* b = src64(1, false);
         LANES res64[l] = b[l] << (a[l] & 63);
         wr64(res64);
         return true;
     }
     case Op::v_lshrrev_b64: {
-        const uint32_t *a = src32(0);
-        const uint64_t *b = src64(1, false);
+        const uint32_t* a = src32(0);
+        const uint64_t* b = src64(1, false);
         LANES res64[l] = b[l] >> (a[l] & 63);
         wr64(res64);
         return true;
     }
     case Op::v_ashrrev_i64: {
-        const uint32_t *a = src32(0);
-        const uint64_t *b = src64(1, false);
+        const uint32_t* a = src32(0);
+        const uint64_t* b = src64(1, false);
         LANES res64[l] = uint64_t(int64_t(b[l]) >> (a[l] & 63));
         wr64(res64);
         return true;
     }
-    default: break;
+    default:
+        break;
     }
     if (in.enc == Enc::Vop3p) {
         // Packed: each half takes its operand half from op_sel (low result) / op_sel_hi (high).
@@ -1690,7 +1971,7 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
                       in.op == Op::v_mad_mixlo_f16 || in.op == Op::v_mad_mixhi_f16)
                          ? 3
                          : 2;
-        const uint32_t *s[3];
+        const uint32_t* s[3];
         for (unsigned i = 0; i < n; ++i) {
             unsigned code = in.src[i];
             if (code < opnd::kVgpr && code >= 240 && code <= 248) {
@@ -1698,8 +1979,8 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
                 std::fill_n(buf[i], 64, uint32_t(f16Const(code)));
                 s[i] = buf[i];
             } else {
-                uint32_t *tmp = reinterpret_cast<uint32_t *>(buf64[i]);
-                const uint32_t *p = src32(i);
+                uint32_t* tmp = reinterpret_cast<uint32_t*>(buf64[i]);
+                const uint32_t* p = src32(i);
                 std::copy_n(p, 64, tmp);
                 s[i] = tmp;
             }
@@ -1707,7 +1988,7 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
         if (in.op == Op::v_mad_mix_f32 || in.op == Op::v_mad_mixlo_f16 ||
             in.op == Op::v_mad_mixhi_f16) {
             // op_sel_hi[i] = 1: operand i is f16 (half chosen by op_sel), else f32.
-            float *r = reinterpret_cast<float *>(res);
+            float* r = reinterpret_cast<float*>(res);
             LANES {
                 float v[3];
                 for (unsigned i = 0; i < 3; ++i) {
@@ -1715,18 +1996,21 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
                     bool isF16 = (in.opselHi >> i) & 1;
                     v[i] = isF16 ? float(bc<f16>(uint16_t((in.opsel >> i) & 1 ? x >> 16 : x)))
                                  : bc<float>(x);
-                    if ((in.negHi >> i) & 1) v[i] = std::fabs(v[i]);
-                    if ((in.neg >> i) & 1) v[i] = -v[i];
+                    if ((in.negHi >> i) & 1)
+                        v[i] = std::fabs(v[i]);
+                    if ((in.neg >> i) & 1)
+                        v[i] = -v[i];
                 }
                 r[l] = std::fma(v[0], v[1], v[2]);
-                if (in.clamp) r[l] = std::clamp(r[l], 0.0f, 1.0f);
+                if (in.clamp)
+                    r[l] = std::clamp(r[l], 0.0f, 1.0f);
             }
             if (in.op == Op::v_mad_mix_f32) {
                 wr32(res);
                 return true;
             }
             checkVgpr(in.vdst);
-            uint32_t *d = w.vrow(in.vdst);
+            uint32_t* d = w.vrow(in.vdst);
             LANES if ((execMask >> l) & 1) {
                 uint32_t h = bc<uint16_t>(f16(r[l]));
                 d[l] = in.op == Op::v_mad_mixlo_f16 ? (d[l] & 0xffff0000u) | h
@@ -1748,8 +2032,12 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
                 };
                 uint16_t r;
                 switch (in.op) {
-                case Op::v_pk_add_f16: r = bc<uint16_t>(f16(hf(0) + hf(1))); break;
-                case Op::v_pk_mul_f16: r = bc<uint16_t>(f16(hf(0) * hf(1))); break;
+                case Op::v_pk_add_f16:
+                    r = bc<uint16_t>(f16(hf(0) + hf(1)));
+                    break;
+                case Op::v_pk_mul_f16:
+                    r = bc<uint16_t>(f16(hf(0) * hf(1)));
+                    break;
                 case Op::v_pk_fma_f16:
                     r = bc<uint16_t>(f16(std::fma(double(hf(0)), double(hf(1)), double(hf(2)))));
                     break;
@@ -1764,27 +2052,49 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
                     r = uint16_t(in.clamp ? std::min(uint32_t(x[0]) + x[1], 0xffffu) : x[0] + x[1]);
                     break;
                 case Op::v_pk_add_i16:
-                    r = uint16_t(in.clamp ? std::clamp(int(int16_t(x[0])) + int16_t(x[1]), -32768, 32767)
-                                          : x[0] + x[1]);
+                    r = uint16_t(in.clamp
+                                     ? std::clamp(int(int16_t(x[0])) + int16_t(x[1]), -32768, 32767)
+                                     : x[0] + x[1]);
                     break;
                 case Op::v_pk_sub_u16:
                     r = uint16_t(in.clamp ? (x[0] < x[1] ? 0 : x[0] - x[1]) : x[0] - x[1]);
                     break;
                 case Op::v_pk_sub_i16:
-                    r = uint16_t(in.clamp ? std::clamp(int(int16_t(x[0])) - int16_t(x[1]), -32768, 32767)
-                                          : x[0] - x[1]);
+                    r = uint16_t(in.clamp
+                                     ? std::clamp(int(int16_t(x[0])) - int16_t(x[1]), -32768, 32767)
+                                     : x[0] - x[1]);
                     break;
-                case Op::v_pk_mul_lo_u16: r = x[0] * x[1]; break;
+                case Op::v_pk_mul_lo_u16:
+                    r = x[0] * x[1];
+                    break;
                 case Op::v_pk_mad_u16:
-                case Op::v_pk_mad_i16: r = x[0] * x[1] + x[2]; break;
-                case Op::v_pk_lshlrev_b16: r = x[1] << (x[0] & 15); break;
-                case Op::v_pk_lshrrev_b16: r = x[1] >> (x[0] & 15); break;
-                case Op::v_pk_ashrrev_i16: r = uint16_t(int16_t(x[1]) >> (x[0] & 15)); break;
-                case Op::v_pk_max_i16: r = uint16_t(std::max(int16_t(x[0]), int16_t(x[1]))); break;
-                case Op::v_pk_min_i16: r = uint16_t(std::min(int16_t(x[0]), int16_t(x[1]))); break;
-                case Op::v_pk_max_u16: r = std::max(x[0], x[1]); break;
-                case Op::v_pk_min_u16: r = std::min(x[0], x[1]); break;
-                default: r = 0; break;
+                case Op::v_pk_mad_i16:
+                    r = x[0] * x[1] + x[2];
+                    break;
+                case Op::v_pk_lshlrev_b16:
+                    r = x[1] << (x[0] & 15);
+                    break;
+                case Op::v_pk_lshrrev_b16:
+                    r = x[1] >> (x[0] & 15);
+                    break;
+                case Op::v_pk_ashrrev_i16:
+                    r = uint16_t(int16_t(x[1]) >> (x[0] & 15));
+                    break;
+                case Op::v_pk_max_i16:
+                    r = uint16_t(std::max(int16_t(x[0]), int16_t(x[1])));
+                    break;
+                case Op::v_pk_min_i16:
+                    r = uint16_t(std::min(int16_t(x[0]), int16_t(x[1])));
+                    break;
+                case Op::v_pk_max_u16:
+                    r = std::max(x[0], x[1]);
+                    break;
+                case Op::v_pk_min_u16:
+                    r = std::min(x[0], x[1]);
+                    break;
+                default:
+                    r = 0;
+                    break;
                 }
                 out |= uint32_t(r) << (16 * half);
             }
@@ -1913,35 +2223,93 @@ void WaveExec::salu() {
         d32(std::max(x, y));
         return;
     }
-    case Op::s_cselect_b32: d32(w.scc ? a32() : b32()); return;
-    case Op::s_cselect_b64: d64(w.scc ? a64() : b64()); return;
-    case Op::s_and_b32: d32scc(a32() & b32()); return;
-    case Op::s_and_b64: d64scc(a64() & b64()); return;
-    case Op::s_or_b32: d32scc(a32() | b32()); return;
-    case Op::s_or_b64: d64scc(a64() | b64()); return;
-    case Op::s_xor_b32: d32scc(a32() ^ b32()); return;
-    case Op::s_xor_b64: d64scc(a64() ^ b64()); return;
-    case Op::s_andn2_b32: d32scc(a32() & ~b32()); return;
-    case Op::s_andn2_b64: d64scc(a64() & ~b64()); return;
-    case Op::s_orn2_b32: d32scc(a32() | ~b32()); return;
-    case Op::s_orn2_b64: d64scc(a64() | ~b64()); return;
-    case Op::s_nand_b32: d32scc(~(a32() & b32())); return;
-    case Op::s_nand_b64: d64scc(~(a64() & b64())); return;
-    case Op::s_nor_b32: d32scc(~(a32() | b32())); return;
-    case Op::s_nor_b64: d64scc(~(a64() | b64())); return;
-    case Op::s_xnor_b32: d32scc(~(a32() ^ b32())); return;
-    case Op::s_xnor_b64: d64scc(~(a64() ^ b64())); return;
-    case Op::s_lshl_b32: d32scc(a32() << (b32() & 31)); return;
-    case Op::s_lshl_b64: d64scc(a64() << (b32() & 63)); return;
-    case Op::s_lshr_b32: d32scc(a32() >> (b32() & 31)); return;
-    case Op::s_lshr_b64: d64scc(a64() >> (b32() & 63)); return;
-    case Op::s_ashr_i32: d32scc(U(I(a32()) >> (b32() & 31))); return;
-    case Op::s_ashr_i64: d64scc(U64(int64_t(a64()) >> (b32() & 63))); return;
-    case Op::s_bfm_b32: d32(((1u << (a32() & 31)) - 1) << (b32() & 31)); return;
-    case Op::s_bfm_b64: d64(((1ull << (a32() & 63)) - 1) << (b32() & 63)); return;
-    case Op::s_mul_i32: d32(a32() * b32()); return;
-    case Op::s_mul_hi_u32: d32(U((U64(a32()) * b32()) >> 32)); return;
-    case Op::s_mul_hi_i32: d32(U((int64_t(I(a32())) * I(b32())) >> 32)); return;
+    case Op::s_cselect_b32:
+        d32(w.scc ? a32() : b32());
+        return;
+    case Op::s_cselect_b64:
+        d64(w.scc ? a64() : b64());
+        return;
+    case Op::s_and_b32:
+        d32scc(a32() & b32());
+        return;
+    case Op::s_and_b64:
+        d64scc(a64() & b64());
+        return;
+    case Op::s_or_b32:
+        d32scc(a32() | b32());
+        return;
+    case Op::s_or_b64:
+        d64scc(a64() | b64());
+        return;
+    case Op::s_xor_b32:
+        d32scc(a32() ^ b32());
+        return;
+    case Op::s_xor_b64:
+        d64scc(a64() ^ b64());
+        return;
+    case Op::s_andn2_b32:
+        d32scc(a32() & ~b32());
+        return;
+    case Op::s_andn2_b64:
+        d64scc(a64() & ~b64());
+        return;
+    case Op::s_orn2_b32:
+        d32scc(a32() | ~b32());
+        return;
+    case Op::s_orn2_b64:
+        d64scc(a64() | ~b64());
+        return;
+    case Op::s_nand_b32:
+        d32scc(~(a32() & b32()));
+        return;
+    case Op::s_nand_b64:
+        d64scc(~(a64() & b64()));
+        return;
+    case Op::s_nor_b32:
+        d32scc(~(a32() | b32()));
+        return;
+    case Op::s_nor_b64:
+        d64scc(~(a64() | b64()));
+        return;
+    case Op::s_xnor_b32:
+        d32scc(~(a32() ^ b32()));
+        return;
+    case Op::s_xnor_b64:
+        d64scc(~(a64() ^ b64()));
+        return;
+    case Op::s_lshl_b32:
+        d32scc(a32() << (b32() & 31));
+        return;
+    case Op::s_lshl_b64:
+        d64scc(a64() << (b32() & 63));
+        return;
+    case Op::s_lshr_b32:
+        d32scc(a32() >> (b32() & 31));
+        return;
+    case Op::s_lshr_b64:
+        d64scc(a64() >> (b32() & 63));
+        return;
+    case Op::s_ashr_i32:
+        d32scc(U(I(a32()) >> (b32() & 31)));
+        return;
+    case Op::s_ashr_i64:
+        d64scc(U64(int64_t(a64()) >> (b32() & 63)));
+        return;
+    case Op::s_bfm_b32:
+        d32(((1u << (a32() & 31)) - 1) << (b32() & 31));
+        return;
+    case Op::s_bfm_b64:
+        d64(((1ull << (a32() & 63)) - 1) << (b32() & 63));
+        return;
+    case Op::s_mul_i32:
+        d32(a32() * b32());
+        return;
+    case Op::s_mul_hi_u32:
+        d32(U((U64(a32()) * b32()) >> 32));
+        return;
+    case Op::s_mul_hi_i32:
+        d32(U((int64_t(I(a32())) * I(b32())) >> 32));
+        return;
     case Op::s_bfe_u32:
     case Op::s_bfe_i32: {
         U x = a32(), ctl = b32(), off = ctl & 31, width = (ctl >> 16) & 0x7f;
@@ -1985,26 +2353,59 @@ void WaveExec::salu() {
         w.scc = r >> 32;
         return;
     }
-    case Op::s_pack_ll_b32_b16: d32((a32() & 0xffff) | b32() << 16); return;
-    case Op::s_pack_lh_b32_b16: d32((a32() & 0xffff) | (b32() & 0xffff0000u)); return;
-    case Op::s_pack_hh_b32_b16: d32((a32() >> 16) | (b32() & 0xffff0000u)); return;
-    // SOPK
-    case Op::s_movk_i32: d32(U(in.imm)); return;
-    case Op::s_cmovk_i32:
-        if (w.scc) d32(U(in.imm));
+    case Op::s_pack_ll_b32_b16:
+        d32((a32() & 0xffff) | b32() << 16);
         return;
-    case Op::s_cmpk_eq_i32: w.scc = I(sread(in.vdst)) == in.imm; return;
-    case Op::s_cmpk_lg_i32: w.scc = I(sread(in.vdst)) != in.imm; return;
-    case Op::s_cmpk_gt_i32: w.scc = I(sread(in.vdst)) > in.imm; return;
-    case Op::s_cmpk_ge_i32: w.scc = I(sread(in.vdst)) >= in.imm; return;
-    case Op::s_cmpk_lt_i32: w.scc = I(sread(in.vdst)) < in.imm; return;
-    case Op::s_cmpk_le_i32: w.scc = I(sread(in.vdst)) <= in.imm; return;
-    case Op::s_cmpk_eq_u32: w.scc = sread(in.vdst) == U(in.imm & 0xffff); return;
-    case Op::s_cmpk_lg_u32: w.scc = sread(in.vdst) != U(in.imm & 0xffff); return;
-    case Op::s_cmpk_gt_u32: w.scc = sread(in.vdst) > U(in.imm & 0xffff); return;
-    case Op::s_cmpk_ge_u32: w.scc = sread(in.vdst) >= U(in.imm & 0xffff); return;
-    case Op::s_cmpk_lt_u32: w.scc = sread(in.vdst) < U(in.imm & 0xffff); return;
-    case Op::s_cmpk_le_u32: w.scc = sread(in.vdst) <= U(in.imm & 0xffff); return;
+    case Op::s_pack_lh_b32_b16:
+        d32((a32() & 0xffff) | (b32() & 0xffff0000u));
+        return;
+    case Op::s_pack_hh_b32_b16:
+        d32((a32() >> 16) | (b32() & 0xffff0000u));
+        return;
+    // SOPK
+    case Op::s_movk_i32:
+        d32(U(in.imm));
+        return;
+    case Op::s_cmovk_i32:
+        if (w.scc)
+            d32(U(in.imm));
+        return;
+    case Op::s_cmpk_eq_i32:
+        w.scc = I(sread(in.vdst)) == in.imm;
+        return;
+    case Op::s_cmpk_lg_i32:
+        w.scc = I(sread(in.vdst)) != in.imm;
+        return;
+    case Op::s_cmpk_gt_i32:
+        w.scc = I(sread(in.vdst)) > in.imm;
+        return;
+    case Op::s_cmpk_ge_i32:
+        w.scc = I(sread(in.vdst)) >= in.imm;
+        return;
+    case Op::s_cmpk_lt_i32:
+        w.scc = I(sread(in.vdst)) < in.imm;
+        return;
+    case Op::s_cmpk_le_i32:
+        w.scc = I(sread(in.vdst)) <= in.imm;
+        return;
+    case Op::s_cmpk_eq_u32:
+        w.scc = sread(in.vdst) == U(in.imm & 0xffff);
+        return;
+    case Op::s_cmpk_lg_u32:
+        w.scc = sread(in.vdst) != U(in.imm & 0xffff);
+        return;
+    case Op::s_cmpk_gt_u32:
+        w.scc = sread(in.vdst) > U(in.imm & 0xffff);
+        return;
+    case Op::s_cmpk_ge_u32:
+        w.scc = sread(in.vdst) >= U(in.imm & 0xffff);
+        return;
+    case Op::s_cmpk_lt_u32:
+        w.scc = sread(in.vdst) < U(in.imm & 0xffff);
+        return;
+    case Op::s_cmpk_le_u32:
+        w.scc = sread(in.vdst) <= U(in.imm & 0xffff);
+        return;
     case Op::s_addk_i32: {
         I x = I(sread(in.vdst)), y = in.imm;
         I r = I(U(x) + U(y));
@@ -2012,7 +2413,9 @@ void WaveExec::salu() {
         w.scc = ((x >= 0) == (y >= 0)) && ((r >= 0) != (x >= 0));
         return;
     }
-    case Op::s_mulk_i32: d32(sread(in.vdst) * U(in.imm)); return;
+    case Op::s_mulk_i32:
+        d32(sread(in.vdst) * U(in.imm));
+        return;
     case Op::s_call_b64:
         wrSgpr64(in.vdst, nextPc);
         w.pc = nextPc + int64_t(in.imm) * 4;
@@ -2049,26 +2452,56 @@ void WaveExec::salu() {
         return;
     }
     // SOP1
-    case Op::s_mov_b32: d32(a32()); return;
-    case Op::s_mov_b64: d64(a64()); return;
+    case Op::s_mov_b32:
+        d32(a32());
+        return;
+    case Op::s_mov_b64:
+        d64(a64());
+        return;
     case Op::s_cmov_b32:
-        if (w.scc) d32(a32());
+        if (w.scc)
+            d32(a32());
         return;
     case Op::s_cmov_b64:
-        if (w.scc) d64(a64());
+        if (w.scc)
+            d64(a64());
         return;
-    case Op::s_not_b32: d32scc(~a32()); return;
-    case Op::s_not_b64: d64scc(~a64()); return;
-    case Op::s_brev_b32: d32(U(brev64(a32()) >> 32)); return;
-    case Op::s_brev_b64: d64(brev64(a64())); return;
-    case Op::s_bcnt0_i32_b32: d32scc(U(32 - std::popcount(a32()))); return;
-    case Op::s_bcnt0_i32_b64: d32scc(U(64 - std::popcount(a64()))); return;
-    case Op::s_bcnt1_i32_b32: d32scc(U(std::popcount(a32()))); return;
-    case Op::s_bcnt1_i32_b64: d32scc(U(std::popcount(a64()))); return;
-    case Op::s_ff0_i32_b32: d32(ff1(U(~a32()))); return;
-    case Op::s_ff0_i32_b64: d32(ff1(~a64())); return;
-    case Op::s_ff1_i32_b32: d32(ff1(a32())); return;
-    case Op::s_ff1_i32_b64: d32(ff1(a64())); return;
+    case Op::s_not_b32:
+        d32scc(~a32());
+        return;
+    case Op::s_not_b64:
+        d64scc(~a64());
+        return;
+    case Op::s_brev_b32:
+        d32(U(brev64(a32()) >> 32));
+        return;
+    case Op::s_brev_b64:
+        d64(brev64(a64()));
+        return;
+    case Op::s_bcnt0_i32_b32:
+        d32scc(U(32 - std::popcount(a32())));
+        return;
+    case Op::s_bcnt0_i32_b64:
+        d32scc(U(64 - std::popcount(a64())));
+        return;
+    case Op::s_bcnt1_i32_b32:
+        d32scc(U(std::popcount(a32())));
+        return;
+    case Op::s_bcnt1_i32_b64:
+        d32scc(U(std::popcount(a64())));
+        return;
+    case Op::s_ff0_i32_b32:
+        d32(ff1(U(~a32())));
+        return;
+    case Op::s_ff0_i32_b64:
+        d32(ff1(~a64()));
+        return;
+    case Op::s_ff1_i32_b32:
+        d32(ff1(a32()));
+        return;
+    case Op::s_ff1_i32_b64:
+        d32(ff1(a64()));
+        return;
     case Op::s_flbit_i32_b32: {
         U x = a32();
         d32(x ? U(std::countl_zero(x)) : ~0u);
@@ -2089,14 +2522,30 @@ void WaveExec::salu() {
         d32((x == 0 || x == ~0ull) ? ~0u : U(std::countl_zero(int64_t(x) < 0 ? ~x : x)));
         return;
     }
-    case Op::s_sext_i32_i8: d32(U(I(int8_t(a32())))); return;
-    case Op::s_sext_i32_i16: d32(U(I(int16_t(a32())))); return;
-    case Op::s_bitset0_b32: d32(sread(in.vdst) & ~(1u << (a32() & 31))); return;
-    case Op::s_bitset1_b32: d32(sread(in.vdst) | (1u << (a32() & 31))); return;
-    case Op::s_bitset0_b64: d64(sread64(in.vdst, false) & ~(1ull << (a32() & 63))); return;
-    case Op::s_bitset1_b64: d64(sread64(in.vdst, false) | (1ull << (a32() & 63))); return;
-    case Op::s_getpc_b64: d64(nextPc); return;
-    case Op::s_setpc_b64: w.pc = a64(); return;
+    case Op::s_sext_i32_i8:
+        d32(U(I(int8_t(a32()))));
+        return;
+    case Op::s_sext_i32_i16:
+        d32(U(I(int16_t(a32()))));
+        return;
+    case Op::s_bitset0_b32:
+        d32(sread(in.vdst) & ~(1u << (a32() & 31)));
+        return;
+    case Op::s_bitset1_b32:
+        d32(sread(in.vdst) | (1u << (a32() & 31)));
+        return;
+    case Op::s_bitset0_b64:
+        d64(sread64(in.vdst, false) & ~(1ull << (a32() & 63)));
+        return;
+    case Op::s_bitset1_b64:
+        d64(sread64(in.vdst, false) | (1ull << (a32() & 63)));
+        return;
+    case Op::s_getpc_b64:
+        d64(nextPc);
+        return;
+    case Op::s_setpc_b64:
+        w.pc = a64();
+        return;
     case Op::s_swappc_b64: {
         U64 target = a64();
         d64(nextPc);
@@ -2117,19 +2566,42 @@ void WaveExec::salu() {
     case Op::s_andn2_wrexec_b64: {
         U64 s0 = a64(), e = w.exec(), r = 0;
         switch (op) {
-        case Op::s_and_saveexec_b64: r = s0 & e; break;
-        case Op::s_or_saveexec_b64: r = s0 | e; break;
-        case Op::s_xor_saveexec_b64: r = s0 ^ e; break;
-        case Op::s_andn2_saveexec_b64: r = s0 & ~e; break;
-        case Op::s_orn2_saveexec_b64: r = s0 | ~e; break;
-        case Op::s_nand_saveexec_b64: r = ~(s0 & e); break;
-        case Op::s_nor_saveexec_b64: r = ~(s0 | e); break;
-        case Op::s_xnor_saveexec_b64: r = ~(s0 ^ e); break;
+        case Op::s_and_saveexec_b64:
+            r = s0 & e;
+            break;
+        case Op::s_or_saveexec_b64:
+            r = s0 | e;
+            break;
+        case Op::s_xor_saveexec_b64:
+            r = s0 ^ e;
+            break;
+        case Op::s_andn2_saveexec_b64:
+            r = s0 & ~e;
+            break;
+        case Op::s_orn2_saveexec_b64:
+            r = s0 | ~e;
+            break;
+        case Op::s_nand_saveexec_b64:
+            r = ~(s0 & e);
+            break;
+        case Op::s_nor_saveexec_b64:
+            r = ~(s0 | e);
+            break;
+        case Op::s_xnor_saveexec_b64:
+            r = ~(s0 ^ e);
+            break;
         case Op::s_andn1_saveexec_b64:
-        case Op::s_andn1_wrexec_b64: r = ~s0 & e; break;
-        case Op::s_orn1_saveexec_b64: r = ~s0 | e; break;
-        case Op::s_andn2_wrexec_b64: r = s0 & ~e; break;
-        default: break;
+        case Op::s_andn1_wrexec_b64:
+            r = ~s0 & e;
+            break;
+        case Op::s_orn1_saveexec_b64:
+            r = ~s0 | e;
+            break;
+        case Op::s_andn2_wrexec_b64:
+            r = s0 & ~e;
+            break;
+        default:
+            break;
         }
         bool wr = op == Op::s_andn1_wrexec_b64 || op == Op::s_andn2_wrexec_b64;
         w.setExec(r);
@@ -2137,10 +2609,18 @@ void WaveExec::salu() {
         w.scc = r != 0;
         return;
     }
-    case Op::s_movrels_b32: d32(sread((in.src[0] + w.s[opnd::kM0]) & 127)); return;
-    case Op::s_movrels_b64: d64(sread64((in.src[0] + w.s[opnd::kM0]) & 127, false)); return;
-    case Op::s_movreld_b32: wrSgpr((in.vdst + w.s[opnd::kM0]) & 127, a32()); return;
-    case Op::s_movreld_b64: wrSgpr64((in.vdst + w.s[opnd::kM0]) & 127, a64()); return;
+    case Op::s_movrels_b32:
+        d32(sread((in.src[0] + w.s[opnd::kM0]) & 127));
+        return;
+    case Op::s_movrels_b64:
+        d64(sread64((in.src[0] + w.s[opnd::kM0]) & 127, false));
+        return;
+    case Op::s_movreld_b32:
+        wrSgpr((in.vdst + w.s[opnd::kM0]) & 127, a32());
+        return;
+    case Op::s_movreld_b64:
+        wrSgpr64((in.vdst + w.s[opnd::kM0]) & 127, a64());
+        return;
     case Op::s_abs_i32: {
         I x = I(a32());
         d32scc(x < 0 ? U(0) - U(x) : U(x));
@@ -2149,21 +2629,24 @@ void WaveExec::salu() {
     case Op::s_wqm_b64: {
         U64 x = a64(), r = 0;
         for (int q = 0; q < 16; ++q)
-            if ((x >> (4 * q)) & 15) r |= 15ull << (4 * q);
+            if ((x >> (4 * q)) & 15)
+                r |= 15ull << (4 * q);
         d64scc(r);
         return;
     }
     case Op::s_wqm_b32: {
         U x = a32(), r = 0;
         for (int q = 0; q < 8; ++q)
-            if ((x >> (4 * q)) & 15) r |= 15u << (4 * q);
+            if ((x >> (4 * q)) & 15)
+                r |= 15u << (4 * q);
         d32scc(r);
         return;
     }
     case Op::s_quadmask_b32: {
         U x = a32(), r = 0;
         for (int q = 0; q < 8; ++q)
-            if ((x >> (4 * q)) & 15) r |= 1u << q;
+            if ((x >> (4 * q)) & 15)
+                r |= 1u << q;
         d32scc(r);
         return;
     }
@@ -2171,37 +2654,73 @@ void WaveExec::salu() {
         U x = a32();
         U64 r = 0;
         for (int i = 0; i < 32; ++i)
-            if ((x >> i) & 1) r |= 3ull << (2 * i);
+            if ((x >> i) & 1)
+                r |= 3ull << (2 * i);
         d64(r);
         return;
     }
     case Op::s_quadmask_b64: {
         U64 x = a64(), r = 0;
         for (int q = 0; q < 16; ++q)
-            if ((x >> (4 * q)) & 15) r |= 1ull << q;
+            if ((x >> (4 * q)) & 15)
+                r |= 1ull << q;
         d64scc(r);
         return;
     }
     // SOPC
     case Op::s_cmp_eq_i32:
-    case Op::s_cmp_eq_u32: w.scc = a32() == b32(); return;
+    case Op::s_cmp_eq_u32:
+        w.scc = a32() == b32();
+        return;
     case Op::s_cmp_lg_i32:
-    case Op::s_cmp_lg_u32: w.scc = a32() != b32(); return;
-    case Op::s_cmp_gt_i32: w.scc = I(a32()) > I(b32()); return;
-    case Op::s_cmp_ge_i32: w.scc = I(a32()) >= I(b32()); return;
-    case Op::s_cmp_lt_i32: w.scc = I(a32()) < I(b32()); return;
-    case Op::s_cmp_le_i32: w.scc = I(a32()) <= I(b32()); return;
-    case Op::s_cmp_gt_u32: w.scc = a32() > b32(); return;
-    case Op::s_cmp_ge_u32: w.scc = a32() >= b32(); return;
-    case Op::s_cmp_lt_u32: w.scc = a32() < b32(); return;
-    case Op::s_cmp_le_u32: w.scc = a32() <= b32(); return;
-    case Op::s_bitcmp0_b32: w.scc = !((a32() >> (b32() & 31)) & 1); return;
-    case Op::s_bitcmp1_b32: w.scc = (a32() >> (b32() & 31)) & 1; return;
-    case Op::s_bitcmp0_b64: w.scc = !((a64() >> (b32() & 63)) & 1); return;
-    case Op::s_bitcmp1_b64: w.scc = (a64() >> (b32() & 63)) & 1; return;
-    case Op::s_cmp_eq_u64: w.scc = a64() == b64(); return;
-    case Op::s_cmp_lg_u64: w.scc = a64() != b64(); return;
-    default: err = "not implemented"; return;
+    case Op::s_cmp_lg_u32:
+        w.scc = a32() != b32();
+        return;
+    case Op::s_cmp_gt_i32:
+        w.scc = I(a32()) > I(b32());
+        return;
+    case Op::s_cmp_ge_i32:
+        w.scc = I(a32()) >= I(b32());
+        return;
+    case Op::s_cmp_lt_i32:
+        w.scc = I(a32()) < I(b32());
+        return;
+    case Op::s_cmp_le_i32:
+        w.scc = I(a32()) <= I(b32());
+        return;
+    case Op::s_cmp_gt_u32:
+        w.scc = a32() > b32();
+        return;
+    case Op::s_cmp_ge_u32:
+        w.scc = a32() >= b32();
+        return;
+    case Op::s_cmp_lt_u32:
+        w.scc = a32() < b32();
+        return;
+    case Op::s_cmp_le_u32:
+        w.scc = a32() <= b32();
+        return;
+    case Op::s_bitcmp0_b32:
+        w.scc = !((a32() >> (b32() & 31)) & 1);
+        return;
+    case Op::s_bitcmp1_b32:
+        w.scc = (a32() >> (b32() & 31)) & 1;
+        return;
+    case Op::s_bitcmp0_b64:
+        w.scc = !((a64() >> (b32() & 63)) & 1);
+        return;
+    case Op::s_bitcmp1_b64:
+        w.scc = (a64() >> (b32() & 63)) & 1;
+        return;
+    case Op::s_cmp_eq_u64:
+        w.scc = a64() == b64();
+        return;
+    case Op::s_cmp_lg_u64:
+        w.scc = a64() != b64();
+        return;
+    default:
+        err = "not implemented";
+        return;
     }
 }
 
@@ -2217,7 +2736,7 @@ struct BufferRsrc {
     uint64_t base;
     uint32_t stride, numRecords, elementSize, indexStride;
     bool swizzle, addTid;
-    explicit BufferRsrc(const uint32_t *d) {
+    explicit BufferRsrc(const uint32_t* d) {
         base = d[0] | (uint64_t(d[1] & 0xffff) << 32);
         stride = (d[1] >> 16) & 0x3fff;
         swizzle = (d[1] >> 31) & 1;
@@ -2235,14 +2754,14 @@ bool badHostAddress(uint64_t a) {
 } // namespace
 
 struct MemExec {
-    WaveExec &x;
-    Executor &ex;
-    Wave &w;
-    const Inst &in;
+    WaveExec& x;
+    Executor& ex;
+    Wave& w;
+    const Inst& in;
 
     /// Host address of `bytes` at lane's memory location `addr` in `space`; null on a fault
     /// (x.err set).
-    uint8_t *lds(uint64_t off, unsigned bytes) {
+    uint8_t* lds(uint64_t off, unsigned bytes) {
         if (off + bytes > ex.m_ldsSize) {
             if (x.err.empty())
                 x.err = "LDS access at " + hex(off) + " beyond the work-group's " +
@@ -2253,7 +2772,7 @@ struct MemExec {
     }
     /// Private (scratch) memory of a lane, swizzled as the scratch V# / FLAT_SCRATCH define:
     /// 4-byte elements interleaved over the wave's 64 lanes.
-    uint8_t *priv(uint64_t off, int lane) {
+    uint8_t* priv(uint64_t off, int lane) {
         uint64_t base = w.sreg64(opnd::kFlatScr);
         uint64_t a = base + (off / 4) * 256 + uint64_t(lane) * 4 + (off & 3);
         if (!inScratchSlot(a)) [[unlikely]] {
@@ -2266,8 +2785,9 @@ struct MemExec {
     /// folds the wave's offset into FLAT_SCRATCH or the private segment V#, so only the
     /// absolute address tells.
     bool inScratchSlot(uint64_t a) const {
-        const DispatchCtx &c = ex.m_ctx;
-        if (!c.scratchBase) return true;
+        const DispatchCtx& c = ex.m_ctx;
+        if (!c.scratchBase)
+            return true;
         return a - (c.scratchBase + uint64_t(w.scratchSlot) * c.scratchWaveBytes) <
                c.scratchWaveBytes;
     }
@@ -2280,21 +2800,23 @@ struct MemExec {
                     " bytes of scratch (call stack overflow, e.g. deep recursion, or a private "
                     "array indexed out of bounds)";
     }
-    uint8_t *host(uint64_t a, unsigned) {
+    uint8_t* host(uint64_t a, unsigned) {
         if (badHostAddress(a)) {
-            if (x.err.empty()) x.err = "memory fault at address " + hex(a);
+            if (x.err.empty())
+                x.err = "memory fault at address " + hex(a);
             return nullptr;
         }
-        return reinterpret_cast<uint8_t *>(a);
+        return reinterpret_cast<uint8_t*>(a);
     }
     /// FLAT address: LDS and private apertures, else global memory.
-    uint8_t *flat(uint64_t a, unsigned bytes, int lane, bool &isLds) {
+    uint8_t* flat(uint64_t a, unsigned bytes, int lane, bool& isLds) {
         isLds = false;
         if ((a >> 32) == (kSharedAperture >> 32)) {
             isLds = true;
             return lds(uint32_t(a), bytes);
         }
-        if ((a >> 32) == (kPrivateAperture >> 32)) return priv(uint32_t(a), lane);
+        if ((a >> 32) == (kPrivateAperture >> 32))
+            return priv(uint32_t(a), lane);
         return host(a, bytes);
     }
 
@@ -2304,23 +2826,25 @@ struct MemExec {
     /// Adds the LDS bank-conflict cycles of an access to the statistics: per lane, `nAddr`
     /// dword addresses in `dwAddr`; or `dwords` consecutive dwords from each EXEC lane's byte
     /// address `laneAddr`.
-    void ldsConflicts(const uint32_t (*dwAddr)[8], const unsigned *nAddr, unsigned lanesPerCycle);
-    void ldsConflicts(uint64_t exec, const uint32_t *laneAddr, unsigned dwords,
+    void ldsConflicts(const uint32_t (*dwAddr)[8], const unsigned* nAddr, unsigned lanesPerCycle);
+    void ldsConflicts(uint64_t exec, const uint32_t* laneAddr, unsigned dwords,
                       unsigned lanesPerCycle);
 };
 
 namespace {
-uint32_t loadBytes(const uint8_t *p, unsigned n, bool sext) {
+uint32_t loadBytes(const uint8_t* p, unsigned n, bool sext) {
     uint32_t v = 0;
     memcpy(&v, p, n);
-    if (sext) v = n == 1 ? uint32_t(int32_t(int8_t(v))) : uint32_t(int32_t(int16_t(v)));
+    if (sext)
+        v = n == 1 ? uint32_t(int32_t(int8_t(v))) : uint32_t(int32_t(int16_t(v)));
     return v;
 }
 } // namespace
 
 __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
     // L1 write-back/invalidate: the model has no caches, host memory is coherent.
-    if (in.op == Op::buffer_wbinvl1 || in.op == Op::buffer_wbinvl1_vol) return;
+    if (in.op == Op::buffer_wbinvl1 || in.op == Op::buffer_wbinvl1_vol)
+        return;
     const bool isBuffer = in.enc == Enc::Mubuf;
     const unsigned bytes = in.memBytes;
     const unsigned dwords = bytes >= 4 ? bytes / 4 : 1;
@@ -2332,19 +2856,23 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
     const bool cmp = isAtomic && in.atomic == AtomicOp::CmpSwap;
     ex.stats.vmemBytes += uint64_t(exec == ~0ull ? 64 : std::popcount(exec)) * bytes;
     const unsigned dataDwords = isAtomic ? dwords * (cmp ? 2 : 1) : dwords;
-    if (isStore || isAtomic) x.checkVgpr(dataReg, dataDwords);
-    if (isLoad || (isAtomic && in.memRtn)) x.checkVgpr(dstReg, dwords);
-    if (!x.err.empty()) return;
+    if (isStore || isAtomic)
+        x.checkVgpr(dataReg, dataDwords);
+    if (isLoad || (isAtomic && in.memRtn))
+        x.checkVgpr(dstReg, dwords);
+    if (!x.err.empty())
+        return;
 
     // Fast path: global/flat dword loads and stores to plain host memory (the common case).
     if (!isBuffer && in.space != Space::Scratch && bytes >= 4 && !isAtomic) {
         uint64_t addr[64];
         bool plain = true;
-        const uint32_t *lo = w.vrow(in.src[0]);
-        const uint32_t *hi = w.vrow(in.src[0] + 1);
+        const uint32_t* lo = w.vrow(in.src[0]);
+        const uint32_t* hi = w.vrow(in.src[0] + 1);
         uint64_t base = 0;
         bool useSaddr = in.space == Space::Global && in.saddr != 0x7f;
-        if (useSaddr) base = x.sread64(in.saddr, false);
+        if (useSaddr)
+            base = x.sread64(in.saddr, false);
         // Every lane's address (inactive ones unused), in loops without branches so they
         // vectorise.
         const uint64_t off = int64_t(in.imm);
@@ -2376,7 +2904,7 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
         if (plain && contiguous) {
             // One block copy per register for dwords, no per-lane mask tests for wider
             // elements.
-            auto *mem = reinterpret_cast<uint8_t *>(addr[0]);
+            auto* mem = reinterpret_cast<uint8_t*>(addr[0]);
             const unsigned reg = isLoad ? dstReg : dataReg;
             if (dwords == 1) {
                 if (isLoad)
@@ -2386,7 +2914,7 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
                 return;
             }
             for (unsigned k = 0; k < dwords; ++k) {
-                uint32_t *row = w.vrow(reg + k);
+                uint32_t* row = w.vrow(reg + k);
                 for (int l = 0; l < 64; ++l) {
                     if (isLoad)
                         memcpy(&row[l], mem + l * bytes + 4 * k, 4);
@@ -2398,15 +2926,15 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
         }
         if (plain) {
             for (unsigned k = 0; k < dwords; ++k) {
-                uint32_t *row = w.vrow((isLoad ? dstReg : dataReg) + k);
+                uint32_t* row = w.vrow((isLoad ? dstReg : dataReg) + k);
                 if (isLoad) {
                     for (int l = 0; l < 64; ++l)
                         if ((exec >> l) & 1)
-                            memcpy(&row[l], reinterpret_cast<const void *>(addr[l] + 4 * k), 4);
+                            memcpy(&row[l], reinterpret_cast<const void*>(addr[l] + 4 * k), 4);
                 } else {
                     for (int l = 0; l < 64; ++l)
                         if ((exec >> l) & 1)
-                            memcpy(reinterpret_cast<void *>(addr[l] + 4 * k), &row[l], 4);
+                            memcpy(reinterpret_cast<void*>(addr[l] + 4 * k), &row[l], 4);
                 }
             }
             return;
@@ -2429,13 +2957,14 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
     }
 
     for (int l = 0; l < 64; ++l) {
-        if (!((exec >> l) & 1)) continue;
+        if (!((exec >> l) & 1))
+            continue;
         // locate(k): host pointer of dword k (or of the sub-dword element)
         auto vreg = [&](unsigned r) { return w.vrow(r)[l]; };
-        uint8_t *ptr[4] = {};
+        uint8_t* ptr[4] = {};
         bool isLds = false, contiguous = true, outOfRange = false;
         if (isBuffer) {
-            const BufferRsrc &b = *rsrc;
+            const BufferRsrc& b = *rsrc;
             uint32_t vIndex = 0, vOffset = 0;
             unsigned a = in.src[0];
             if (in.idxen && in.offen)
@@ -2451,7 +2980,8 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
                     outOfRange = true;
                 else if (b.stride != 0 && index >= b.numRecords)
                     outOfRange = true;
-                if (!outOfRange) ptr[0] = host(b.base + soffset + offset + index * b.stride, bytes);
+                if (!outOfRange)
+                    ptr[0] = host(b.base + soffset + offset + index * b.stride, bytes);
             } else {
                 // Swizzled: the private segment buffer (scratch).
                 contiguous = false;
@@ -2471,7 +3001,8 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
             }
         } else if (in.space == Space::Scratch) {
             uint64_t off = (in.saddr != 0x7f ? saddrBase : vreg(in.src[0])) + int64_t(in.imm);
-            if (in.saddr != 0x7f) off = uint32_t(saddrBase + int64_t(in.imm));
+            if (in.saddr != 0x7f)
+                off = uint32_t(saddrBase + int64_t(in.imm));
             contiguous = false;
             for (unsigned k = 0; k < dwords; ++k)
                 ptr[k] = priv(off + 4 * k, l);
@@ -2490,7 +3021,8 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
                 ptr[0] = flat(a, bytes, l, isLds);
             }
         }
-        if (!x.err.empty()) return;
+        if (!x.err.empty())
+            return;
         if (outOfRange) { // buffer range checking: loads return 0, stores and atomics are dropped
             if (isLoad || (isAtomic && in.memRtn))
                 for (unsigned k = 0; k < dwords; ++k)
@@ -2504,7 +3036,7 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
         if (isLoad) {
             if (bytes < 4) {
                 uint32_t v = loadBytes(ptr[0], bytes, in.memSigned);
-                uint32_t &d = w.vrow(dstReg)[l];
+                uint32_t& d = w.vrow(dstReg)[l];
                 if (in.memD16Hi)
                     d = (d & 0xffff) | (v << 16);
                 else if (in.memD16)
@@ -2518,7 +3050,8 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
         } else if (isStore) {
             if (bytes < 4) {
                 uint32_t v = w.vrow(dataReg)[l];
-                if (in.memD16Hi) v >>= 16;
+                if (in.memD16Hi)
+                    v >>= 16;
                 memcpy(ptr[0], &v, bytes);
             } else {
                 for (unsigned k = 0; k < dwords; ++k)
@@ -2533,9 +3066,10 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
                     x.err = "misaligned atomic";
                     return;
                 }
-                uint32_t old = atomicRmw<uint32_t>(reinterpret_cast<uint32_t *>(ptr[0]), in.atomic,
+                uint32_t old = atomicRmw<uint32_t>(reinterpret_cast<uint32_t*>(ptr[0]), in.atomic,
                                                    data, c, shared);
-                if (in.memRtn) w.vrow(dstReg)[l] = old;
+                if (in.memRtn)
+                    w.vrow(dstReg)[l] = old;
             } else {
                 uint64_t data = w.vrow(dataReg)[l] | uint64_t(w.vrow(dataReg + 1)[l]) << 32;
                 uint64_t c =
@@ -2544,7 +3078,7 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::vmem() {
                     x.err = "misaligned atomic";
                     return;
                 }
-                uint64_t old = atomicRmw<uint64_t>(reinterpret_cast<uint64_t *>(ptr[0]), in.atomic,
+                uint64_t old = atomicRmw<uint64_t>(reinterpret_cast<uint64_t*>(ptr[0]), in.atomic,
                                                    data, c, shared);
                 if (in.memRtn)
                     w.vrow(dstReg)[l] = uint32_t(old), w.vrow(dstReg + 1)[l] = uint32_t(old >> 32);
@@ -2557,14 +3091,16 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::ds() {
     const uint64_t exec = x.execMask;
     const unsigned addrReg = in.src[0], d0 = in.src[1], d1 = in.src[2], dst = in.vdst;
     x.checkVgpr(addrReg);
-    if (!x.err.empty()) return;
-    const uint32_t *addr = w.vrow(addrReg);
+    if (!x.err.empty())
+        return;
+    const uint32_t* addr = w.vrow(addrReg);
     switch (in.op) {
-    case Op::ds_nop: return;
+    case Op::ds_nop:
+        return;
     case Op::ds_swizzle_b32: {
         // The swizzled data comes from the ADDR operand (ds_swizzle_b32 vdst, vaddr offset:...).
         x.checkVgpr(dst);
-        const uint32_t *src = addr;
+        const uint32_t* src = addr;
         uint32_t out[64];
         unsigned off = uint32_t(in.imm);
         for (int l = 0; l < 64; ++l) {
@@ -2578,17 +3114,19 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::ds() {
             out[l] = ((exec >> s) & 1) ? src[s] : 0;
         }
         for (int l = 0; l < 64; ++l)
-            if ((exec >> l) & 1) w.vrow(dst)[l] = out[l];
+            if ((exec >> l) & 1)
+                w.vrow(dst)[l] = out[l];
         return;
     }
     case Op::ds_bpermute_b32:
     case Op::ds_permute_b32: {
         x.checkVgpr(d0);
         x.checkVgpr(dst);
-        const uint32_t *src = w.vrow(d0);
+        const uint32_t* src = w.vrow(d0);
         uint32_t out[64] = {};
         for (int l = 0; l < 64; ++l) {
-            if (!((exec >> l) & 1)) continue;
+            if (!((exec >> l) & 1))
+                continue;
             unsigned s = ((addr[l] + uint32_t(in.imm)) >> 2) & 63;
             if (in.op == Op::ds_bpermute_b32)
                 out[l] = ((exec >> s) & 1) ? src[s] : 0;
@@ -2596,10 +3134,12 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::ds() {
                 out[s] = src[l];
         }
         for (int l = 0; l < 64; ++l)
-            if ((exec >> l) & 1) w.vrow(dst)[l] = out[l];
+            if ((exec >> l) & 1)
+                w.vrow(dst)[l] = out[l];
         return;
     }
-    default: break;
+    default:
+        break;
     }
 
     const unsigned bytes = in.memBytes;
@@ -2642,35 +3182,39 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::ds() {
             const bool isRead = in.op == Op::ds_read;
             const unsigned reg = isRead ? dst : d0;
             x.checkVgpr(reg, dwords);
-            const uint8_t *base = ex.m_lds.data();
+            const uint8_t* base = ex.m_lds.data();
             if (isRead && uniform) {
                 for (unsigned k = 0; k < dwords; ++k) {
                     uint32_t v;
                     memcpy(&v, base + first + 4 * k, 4);
-                    uint32_t *row = w.vrow(reg + k);
+                    uint32_t* row = w.vrow(reg + k);
                     if (exec == ~0ull)
                         std::fill_n(row, 64, v);
                     else
                         for (int l = 0; l < 64; ++l)
-                            if ((exec >> l) & 1) row[l] = v;
+                            if ((exec >> l) & 1)
+                                row[l] = v;
                 }
                 return; // one dword per bank: no conflicts
             }
             if (isRead) {
                 for (unsigned k = 0; k < dwords; ++k) {
-                    uint32_t *row = w.vrow(reg + k);
+                    uint32_t* row = w.vrow(reg + k);
                     for (int l = 0; l < 64; ++l)
-                        if ((exec >> l) & 1) memcpy(&row[l], base + laneAddr[l] + 4 * k, 4);
+                        if ((exec >> l) & 1)
+                            memcpy(&row[l], base + laneAddr[l] + 4 * k, 4);
                 }
             } else { // lane by lane: where lanes overlap, the higher lane's data stays
-                uint8_t *lds = ex.m_lds.data();
+                uint8_t* lds = ex.m_lds.data();
                 for (int l = 0; l < 64; ++l) {
-                    if (!((exec >> l) & 1)) continue;
+                    if (!((exec >> l) & 1))
+                        continue;
                     for (unsigned k = 0; k < dwords; ++k)
                         memcpy(lds + laneAddr[l] + 4 * k, &w.vrow(reg + k)[l], 4);
                 }
             }
-            if (!uniform) ldsConflicts(exec, laneAddr, dwords, lanesPerCycle);
+            if (!uniform)
+                ldsConflicts(exec, laneAddr, dwords, lanesPerCycle);
             return;
         }
     }
@@ -2679,14 +3223,16 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::ds() {
     unsigned nAddr[64] = {};
 
     for (int l = 0; l < 64; ++l) {
-        if (!((exec >> l) & 1)) continue;
+        if (!((exec >> l) & 1))
+            continue;
         if (two) {
             unsigned scale = bytes * (in.st64 ? 64 : 1);
             uint32_t a0 = addr[l] + uint32_t(in.imm) * scale;
             uint32_t a1 = addr[l] + uint32_t(in.offset1) * scale;
-            uint8_t *p0 = lds(a0, bytes);
-            uint8_t *p1 = lds(a1, bytes);
-            if (!p0 || !p1) return;
+            uint8_t* p0 = lds(a0, bytes);
+            uint8_t* p1 = lds(a1, bytes);
+            if (!p0 || !p1)
+                return;
             if (in.op == Op::ds_read2) {
                 x.checkVgpr(dst, 2 * dwords);
                 for (unsigned k = 0; k < dwords; ++k) {
@@ -2708,15 +3254,16 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::ds() {
             continue;
         }
         uint32_t a = addr[l] + uint32_t(in.imm);
-        uint8_t *p = lds(a, bytes);
-        if (!p) return;
+        uint8_t* p = lds(a, bytes);
+        if (!p)
+            return;
         for (unsigned k = 0; k < dwords; ++k)
             dwAddr[l][nAddr[l]++] = (a >> 2) + k;
         if (in.op == Op::ds_read) {
             x.checkVgpr(dst, dwords);
             if (in.memD16) { // 16-bit result into one half, the other half kept
                 uint32_t v = loadBytes(p, bytes, in.memSigned) & 0xffff;
-                uint32_t &d = w.vrow(dst)[l];
+                uint32_t& d = w.vrow(dst)[l];
                 d = in.memD16Hi ? (d & 0xffff) | (v << 16) : (d & 0xffff0000u) | v;
             } else if (bytes < 4)
                 w.vrow(dst)[l] = loadBytes(p, bytes, in.memSigned);
@@ -2740,15 +3287,16 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::ds() {
                                                               : mskor ? w.vrow(d1)[l]
                                                                       : 0;
                 uint32_t old =
-                    atomicRmw<uint32_t>(reinterpret_cast<uint32_t *>(p), in.atomic, data, c, false);
-                if (in.memRtn) w.vrow(dst)[l] = old;
+                    atomicRmw<uint32_t>(reinterpret_cast<uint32_t*>(p), in.atomic, data, c, false);
+                if (in.memRtn)
+                    w.vrow(dst)[l] = old;
             } else {
                 auto rd = [&](unsigned r) {
                     return w.vrow(r)[l] | uint64_t(w.vrow(r + 1)[l]) << 32;
                 };
                 uint64_t data = rd(cmp ? d1 : d0), c = cmp ? rd(d0) : mskor ? rd(d1) : 0;
                 uint64_t old =
-                    atomicRmw<uint64_t>(reinterpret_cast<uint64_t *>(p), in.atomic, data, c, false);
+                    atomicRmw<uint64_t>(reinterpret_cast<uint64_t*>(p), in.atomic, data, c, false);
                 if (in.memRtn)
                     w.vrow(dst)[l] = uint32_t(old), w.vrow(dst + 1)[l] = uint32_t(old >> 32);
             }
@@ -2757,19 +3305,20 @@ __attribute__((target_clones("avx2", "default"))) void MemExec::ds() {
     ldsConflicts(dwAddr, nAddr, lanesPerCycle);
 }
 
-void MemExec::ldsConflicts(uint64_t exec, const uint32_t *laneAddr, unsigned dwords,
+void MemExec::ldsConflicts(uint64_t exec, const uint32_t* laneAddr, unsigned dwords,
                            unsigned lanesPerCycle) {
     uint32_t dwAddr[64][8];
     unsigned nAddr[64] = {};
     for (int l = 0; l < 64; ++l) {
-        if (!((exec >> l) & 1)) continue;
+        if (!((exec >> l) & 1))
+            continue;
         for (unsigned k = 0; k < dwords; ++k)
             dwAddr[l][nAddr[l]++] = (laneAddr[l] >> 2) + k;
     }
     ldsConflicts(dwAddr, nAddr, lanesPerCycle);
 }
 
-void MemExec::ldsConflicts(const uint32_t (*dwAddr)[8], const unsigned *nAddr,
+void MemExec::ldsConflicts(const uint32_t (*dwAddr)[8], const unsigned* nAddr,
                            unsigned lanesPerCycle) {
     // Bank conflicts. Fast path: every bank sees one dword (or several lanes the same dword);
     // otherwise count the distinct dwords per bank exactly (at most 32 accesses per cycle).
@@ -2791,7 +3340,8 @@ void MemExec::ldsConflicts(const uint32_t (*dwAddr)[8], const unsigned *nAddr,
                     break;
                 }
             }
-        if (!clash) continue;
+        if (!clash)
+            continue;
         uint64_t keys[64];
         unsigned n = 0;
         for (unsigned l = first; l < last; ++l)
@@ -2800,7 +3350,8 @@ void MemExec::ldsConflicts(const uint32_t (*dwAddr)[8], const unsigned *nAddr,
         std::sort(keys, keys + n);
         unsigned worst = 1, run = 0;
         for (unsigned i = 0; i < n; ++i) {
-            if (i > 0 && keys[i] == keys[i - 1]) continue; // same dword: broadcast
+            if (i > 0 && keys[i] == keys[i - 1])
+                continue; // same dword: broadcast
             run = (i > 0 && (keys[i] >> 32) == (keys[i - 1] >> 32)) ? run + 1 : 1;
             worst = std::max(worst, run);
         }
@@ -2814,7 +3365,8 @@ void MemExec::smem() {
     case Op::s_dcache_inv:
     case Op::s_dcache_wb:
     case Op::s_dcache_inv_vol:
-    case Op::s_dcache_wb_vol: return;
+    case Op::s_dcache_wb_vol:
+        return;
     case Op::s_memtime:
     case Op::s_memrealtime: {
         uint64_t t =
@@ -2822,7 +3374,8 @@ void MemExec::smem() {
         x.wrSgpr64(in.vdst, in.op == Op::s_memrealtime ? t / 10 : t);
         return;
     }
-    default: break;
+    default:
+        break;
     }
     if (in.op != Op::s_load && in.op != Op::s_buffer_load) {
         x.err = "not implemented";
@@ -2846,8 +3399,9 @@ void MemExec::smem() {
     for (unsigned k = 0; k < n; ++k) {
         uint32_t v = 0;
         if (offset + 4 * k < limit) {
-            uint8_t *p = host(a + 4 * k, 4);
-            if (!p) return;
+            uint8_t* p = host(a + 4 * k, 4);
+            if (!p)
+                return;
             memcpy(&v, p, 4);
         }
         x.wrSgpr(in.vdst + k, v);
@@ -2857,8 +3411,8 @@ void MemExec::smem() {
 // ---- Wave and work-group loops
 // -------------------------------------------------------------------
 
-bool Executor::runWave(Wave &w) {
-    uint64_t *cls = stats.cls;
+bool Executor::runWave(Wave& w) {
+    uint64_t* cls = stats.cls;
     // Loop invariants kept in locals: the stores to the counters could alias m_ctx's fields.
     const uint64_t limit = m_ctx.maxWaveInstructions ? m_ctx.maxWaveInstructions : ~0ull;
     const bool tracing = m_ctx.trace && w.id == 0 && stats.workGroups == 1 && m_thread == 0;
@@ -2867,7 +3421,7 @@ bool Executor::runWave(Wave &w) {
             m_ctx.fail("misaligned program counter " + hex(w.pc));
             return false;
         }
-        const Inst &in = *fetch(w.pc);
+        const Inst& in = *fetch(w.pc);
         ++cls[in.cls];
         if (++w.executed > limit) [[unlikely]]
             return fail(w, in,
@@ -2880,31 +3434,41 @@ bool Executor::runWave(Wave &w) {
         case Enc::Sopp: {
             int64_t target = int64_t(w.pc) + int64_t(in.imm) * 4;
             switch (in.op) {
-            case Op::s_endpgm: w.done = true; return true;
+            case Op::s_endpgm:
+                w.done = true;
+                return true;
             case Op::s_barrier:
                 if (m_groupWaves > 1) {
                     w.atBarrier = true;
                     return true;
                 }
                 continue;
-            case Op::s_branch: w.pc = target; continue;
+            case Op::s_branch:
+                w.pc = target;
+                continue;
             case Op::s_cbranch_scc0:
-                if (!w.scc) w.pc = target;
+                if (!w.scc)
+                    w.pc = target;
                 continue;
             case Op::s_cbranch_scc1:
-                if (w.scc) w.pc = target;
+                if (w.scc)
+                    w.pc = target;
                 continue;
             case Op::s_cbranch_vccz:
-                if (w.vcc() == 0) w.pc = target;
+                if (w.vcc() == 0)
+                    w.pc = target;
                 continue;
             case Op::s_cbranch_vccnz:
-                if (w.vcc() != 0) w.pc = target;
+                if (w.vcc() != 0)
+                    w.pc = target;
                 continue;
             case Op::s_cbranch_execz:
-                if (w.exec() == 0) w.pc = target;
+                if (w.exec() == 0)
+                    w.pc = target;
                 continue;
             case Op::s_cbranch_execnz:
-                if (w.exec() != 0) w.pc = target;
+                if (w.exec() != 0)
+                    w.pc = target;
                 continue;
             case Op::s_nop:
             case Op::s_waitcnt:
@@ -2914,7 +3478,8 @@ bool Executor::runWave(Wave &w) {
             case Op::s_incperflevel:
             case Op::s_decperflevel:
             case Op::s_ttracedata:
-            case Op::s_wakeup: continue;
+            case Op::s_wakeup:
+                continue;
             case Op::s_trap:
                 w.pc -= in.words * 4;
                 return fail(w, in, "kernel executed s_trap " + std::to_string(in.imm & 0xff));
@@ -2938,7 +3503,8 @@ bool Executor::runWave(Wave &w) {
             }
             continue;
         }
-        default: break;
+        default:
+            break;
         }
         if (in.op == Op::Unimplemented) {
             w.pc -= in.words * 4;
@@ -2978,7 +3544,9 @@ bool Executor::runWave(Wave &w) {
             m.vmem();
             break;
         }
-        default: ok = false; break;
+        default:
+            ok = false;
+            break;
         }
         if (!ok || !x.err.empty()) {
             w.pc -= in.words * 4;
@@ -2988,7 +3556,7 @@ bool Executor::runWave(Wave &w) {
     }
 }
 
-void Executor::trace(const Wave &w, const Inst &in) {
+void Executor::trace(const Wave& w, const Inst& in) {
     // Printed before the instruction runs, so the previous one's result is shown first: its
     // destination VGPR and the next (both halves of a 64-bit result) in the traced lane.
     const unsigned lane = m_ctx.traceLane;
@@ -2996,8 +3564,8 @@ void Executor::trace(const Wave &w, const Inst &in) {
         fprintf(stderr, "[gcn]        => v%d=%08x v%d=%08x\n", m_traceVdst,
                 w.v[m_traceVdst * 64 + lane], m_traceVdst + 1,
                 m_traceVdst < 255 ? w.v[(m_traceVdst + 1) * 64 + lane] : 0u);
-    const bool valu = in.enc == Enc::Vop1 || in.enc == Enc::Vop2 || in.enc == Enc::Vop3 ||
-                      in.enc == Enc::Vop3p;
+    const bool valu =
+        in.enc == Enc::Vop1 || in.enc == Enc::Vop2 || in.enc == Enc::Vop3 || in.enc == Enc::Vop3p;
     const bool toSgpr = in.op == Op::v_readlane_b32 || in.op == Op::v_readfirstlane_b32 ||
                         in.op == Op::v_cmp || in.op == Op::v_cmp_class;
     const bool memory = in.enc == Enc::Mubuf || in.enc == Enc::Flat || in.enc == Enc::Ds;
@@ -3017,7 +3585,7 @@ void Executor::trace(const Wave &w, const Inst &in) {
 }
 
 bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
-    const DispatchState &st = *m_ctx.state;
+    const DispatchState& st = *m_ctx.state;
     const unsigned items = size[0] * size[1] * size[2];
     const unsigned nWaves = (items + 63) / 64;
     m_groupWaves = nWaves;
@@ -3030,7 +3598,7 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
     const uint32_t rsrc2 = st.pgmRsrc2;
     const unsigned tidigCnt = (rsrc2 >> 11) & 3;
     for (unsigned i = 0; i < nWaves; ++i) {
-        Wave &w = m_waves[i];
+        Wave& w = m_waves[i];
         memset(w.s, 0, sizeof w.s);
         w.v = m_vgprs.data() + size_t(i) * 256 * 64;
         w.pc = st.pgmAddress;
@@ -3045,14 +3613,19 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
         unsigned sg = 0;
         for (; sg < m_ctx.userSgprs; ++sg)
             w.s[sg] = st.userData[sg];
-        if ((rsrc2 >> 7) & 1) w.s[sg++] = groupId[0];
-        if ((rsrc2 >> 8) & 1) w.s[sg++] = groupId[1];
-        if ((rsrc2 >> 9) & 1) w.s[sg++] = groupId[2];
-        if ((rsrc2 >> 10) & 1) w.s[sg++] = nWaves; // work-group info: wave count
-        if (rsrc2 & 1) w.s[sg++] = uint32_t(uint64_t(w.scratchSlot) * m_ctx.scratchWaveBytes);
-        uint32_t *v0 = w.vrow(0);
-        uint32_t *v1 = w.vrow(1);
-        uint32_t *v2 = w.vrow(2);
+        if ((rsrc2 >> 7) & 1)
+            w.s[sg++] = groupId[0];
+        if ((rsrc2 >> 8) & 1)
+            w.s[sg++] = groupId[1];
+        if ((rsrc2 >> 9) & 1)
+            w.s[sg++] = groupId[2];
+        if ((rsrc2 >> 10) & 1)
+            w.s[sg++] = nWaves; // work-group info: wave count
+        if (rsrc2 & 1)
+            w.s[sg++] = uint32_t(uint64_t(w.scratchSlot) * m_ctx.scratchWaveBytes);
+        uint32_t* v0 = w.vrow(0);
+        uint32_t* v1 = w.vrow(1);
+        uint32_t* v2 = w.vrow(2);
         // Work-item ids of lane l (item t = i * 64 + l; lanes past the group's end repeat the
         // last item), counted up from the wave's first item: divisions only once per wave.
         const unsigned t0 = i * 64, last = items - 1;
@@ -3062,11 +3635,14 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
         for (unsigned l = 0; l < 64; ++l) {
             const bool past = t0 + l >= items;
             v0[l] = past ? lastX : x;
-            if (tidigCnt >= 1) v1[l] = past ? lastY : y;
-            if (tidigCnt >= 2) v2[l] = past ? lastZ : z;
+            if (tidigCnt >= 1)
+                v1[l] = past ? lastY : y;
+            if (tidigCnt >= 2)
+                v2[l] = past ? lastZ : z;
             if (++x == size[0]) {
                 x = 0;
-                if (++y == size[1]) y = 0, ++z;
+                if (++y == size[1])
+                    y = 0, ++z;
             }
         }
     }
@@ -3077,17 +3653,22 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
     for (;;) {
         unsigned running = 0, waiting = 0;
         for (unsigned i = 0; i < nWaves; ++i) {
-            Wave &w = m_waves[i];
-            if (w.done || w.atBarrier) continue;
-            if (!runWave(w)) return false;
-            if (m_ctx.failed.load(std::memory_order_relaxed)) return false;
+            Wave& w = m_waves[i];
+            if (w.done || w.atBarrier)
+                continue;
+            if (!runWave(w))
+                return false;
+            if (m_ctx.failed.load(std::memory_order_relaxed))
+                return false;
         }
         for (unsigned i = 0; i < nWaves; ++i) {
-            if (m_waves[i].done) continue;
+            if (m_waves[i].done)
+                continue;
             ++running;
             waiting += m_waves[i].atBarrier;
         }
-        if (running == 0) return true;
+        if (running == 0)
+            return true;
         if (waiting == running)
             for (unsigned i = 0; i < nWaves; ++i)
                 m_waves[i].atBarrier = false;

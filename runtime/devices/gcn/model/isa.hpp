@@ -105,22 +105,22 @@ struct Inst {
     // SDWA / DPP (the second dword as encoded; 0 when absent)
     uint8_t ext = 0; ///< 0 none, 1 SDWA, 2 DPP
     uint32_t extWord = 0;
-    const char *name = ""; ///< mnemonic, for errors and statistics
+    const char* name = ""; ///< mnemonic, for errors and statistics
 };
 
-const char *opName(Op op);
+const char* opName(Op op);
 
 /// Every gfx900 mnemonic the decoder knows, by encoding, with whether the interpreter
 /// implements it (for coverage reports).
 struct OpcodeCoverage {
-    const char *encoding;
+    const char* encoding;
     unsigned opcode;
-    const char *mnemonic;
+    const char* mnemonic;
     bool implemented;
 };
 std::vector<OpcodeCoverage> opcodeCoverage();
 /// Decodes the instruction at `words` (at least 3 readable dwords). On an encoding the model
 /// does not know, returns an Inst with op Unimplemented and a name describing the encoding.
-Inst decode(const uint32_t *words);
+Inst decode(const uint32_t* words);
 
 } // namespace duet::gcn::model

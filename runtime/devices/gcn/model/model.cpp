@@ -20,12 +20,13 @@ struct Model::Impl {
 Model::Model(ModelConfig config) : m_impl(std::make_unique<Impl>()) {
     if (config.hostThreads == 0)
         config.hostThreads = std::max(1u, std::thread::hardware_concurrency());
-    if (config.computeUnits == 0) config.computeUnits = 1;
+    if (config.computeUnits == 0)
+        config.computeUnits = 1;
     m_impl->config = config;
 }
 Model::~Model() = default;
 
-const ModelConfig &Model::config() const {
+const ModelConfig& Model::config() const {
     return m_impl->config;
 }
 
@@ -33,12 +34,12 @@ double DispatchStats::modelledSeconds(unsigned computeUnits, double clockHz) con
     uint64_t cycles = ldsBankConflictCycles;
     for (size_t c = 0; c < wavefrontInstructions.size(); ++c) {
         const InstClass k = static_cast<InstClass>(c);
-        const bool vector = k == InstClass::Valu || k == InstClass::Vmem ||
-                            k == InstClass::Flat || k == InstClass::Lds;
+        const bool vector = k == InstClass::Valu || k == InstClass::Vmem || k == InstClass::Flat ||
+                            k == InstClass::Lds;
         cycles += wavefrontInstructions[c] * (vector ? 4 : 1);
     }
-    const uint64_t simds = std::max<uint64_t>(1, std::min<uint64_t>(uint64_t(computeUnits) * 4,
-                                                                     wavefronts));
+    const uint64_t simds =
+        std::max<uint64_t>(1, std::min<uint64_t>(uint64_t(computeUnits) * 4, wavefronts));
     const double compute = double(cycles) / double(simds) / clockHz;
     const double memory = double(vmemBytes) / kModelledBandwidth;
     return std::max(compute, memory) + kModelledLaunchSeconds;
@@ -54,7 +55,8 @@ std::string DispatchStats::summary() const {
     out += line;
     out += "  by class:";
     for (size_t c = 0; c < wavefrontInstructions.size(); ++c) {
-        if (!wavefrontInstructions[c]) continue;
+        if (!wavefrontInstructions[c])
+            continue;
         snprintf(line, sizeof line, " %s %llu", instClassName(static_cast<InstClass>(c)),
                  static_cast<unsigned long long>(wavefrontInstructions[c]));
         out += line;
@@ -73,7 +75,7 @@ std::string DispatchStats::summary() const {
     return out;
 }
 
-DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut) {
+DispatchResult Model::dispatch(const DispatchState& st, DispatchStats* statsOut) {
     using namespace model;
     auto t0 = std::chrono::steady_clock::now();
     DispatchResult result;
@@ -91,13 +93,14 @@ DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut)
     ctx.scratchBase = st.scratchBase;
     const bool scratch = st.pgmRsrc2 & 1;
     static const bool traceEnv = [] {
-        const char *e = std::getenv("DUET_GCN_TRACE");
+        const char* e = std::getenv("DUET_GCN_TRACE");
         return e && *e && *e != '0';
     }();
     ctx.trace = m_impl->config.trace || traceEnv;
-    static const char *traceLaneEnv = std::getenv("DUET_GCN_TRACE_LANE");
+    static const char* traceLaneEnv = std::getenv("DUET_GCN_TRACE_LANE");
     ctx.traceLane = (traceLaneEnv ? unsigned(std::strtoul(traceLaneEnv, nullptr, 0))
-                                  : m_impl->config.traceLane) & 63u;
+                                  : m_impl->config.traceLane) &
+                    63u;
     ctx.maxWaveInstructions = m_impl->config.maxWaveInstructions;
 
     uint32_t size[3];
@@ -118,10 +121,14 @@ DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut)
         return fail("COMPUTE_PGM_LO/HI: no 256-byte aligned program address");
     if (items == 0 || items > 1024)
         return fail("work-group size " + std::to_string(items) + " outside 1..1024");
-    if (ctx.userSgprs > 16) return fail("USER_SGPR count above 16");
-    if (ctx.ldsBytes > 65536) return fail("LDS_SIZE above 64 KiB");
-    if ((st.pgmRsrc2 >> 11 & 3) == 3) return fail("TIDIG_COMP_CNT 3 is reserved");
-    if (ctx.mode & 0xf) return fail("non-default float round mode (FLOAT_MODE) not modelled");
+    if (ctx.userSgprs > 16)
+        return fail("USER_SGPR count above 16");
+    if (ctx.ldsBytes > 65536)
+        return fail("LDS_SIZE above 64 KiB");
+    if ((st.pgmRsrc2 >> 11 & 3) == 3)
+        return fail("TIDIG_COMP_CNT 3 is reserved");
+    if (ctx.mode & 0xf)
+        return fail("non-default float round mode (FLOAT_MODE) not modelled");
     const unsigned systemSgprs = ((st.pgmRsrc2 >> 7) & 1) + ((st.pgmRsrc2 >> 8) & 1) +
                                  ((st.pgmRsrc2 >> 9) & 1) + ((st.pgmRsrc2 >> 10) & 1) + scratch;
     if (ctx.userSgprs + systemSgprs > ctx.sgprs)
@@ -146,10 +153,11 @@ DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut)
     for (unsigned t = 0; t < threads; ++t)
         executors.push_back(std::make_unique<Executor>(ctx, t));
     auto work = [&](unsigned t) {
-        Executor &ex = *executors[t];
+        Executor& ex = *executors[t];
         for (;;) {
             uint64_t g = next.fetch_add(1, std::memory_order_relaxed);
-            if (g >= totalGroups || ctx.failed.load(std::memory_order_relaxed)) return;
+            if (g >= totalGroups || ctx.failed.load(std::memory_order_relaxed))
+                return;
             uint32_t local[3] = {uint32_t(g % groups[0]), uint32_t((g / groups[0]) % groups[1]),
                                  uint32_t(g / (uint64_t(groups[0]) * groups[1]))};
             uint32_t id[3], gsize[3];
@@ -159,7 +167,8 @@ DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut)
                 if (threadDims && uint64_t(local[d] + 1) * size[d] > st.dim[d])
                     gsize[d] = st.dim[d] - local[d] * size[d]; // partial work-group
             }
-            if (!ex.runGroup(id, gsize)) return;
+            if (!ex.runGroup(id, gsize))
+                return;
         }
     };
     if (threads == 1) {
@@ -168,14 +177,15 @@ DispatchResult Model::dispatch(const DispatchState &st, DispatchStats *statsOut)
         std::vector<std::thread> pool;
         for (unsigned t = 0; t < threads; ++t)
             pool.emplace_back(work, t);
-        for (auto &th : pool)
+        for (auto& th : pool)
             th.join();
     }
-    if (ctx.failed) result.error = ctx.error;
+    if (ctx.failed)
+        result.error = ctx.error;
 
     if (statsOut) {
         DispatchStats s;
-        for (auto &ex : executors) {
+        for (auto& ex : executors) {
             for (size_t c = 0; c < s.wavefrontInstructions.size(); ++c)
                 s.wavefrontInstructions[c] += ex->stats.cls[c];
             s.valuLaneOps += ex->stats.valuLaneOps;

@@ -105,19 +105,18 @@ struct DispatchStats {
     /// SIMDs than there are waves). Vector memory is bounded by kModelledBandwidth. The
     /// slower of the two, plus kModelledLaunchSeconds.
     double modelledSeconds(unsigned computeUnits, double clockHz) const;
-    static constexpr double kModelledBandwidth = 484e9;     ///< bytes/s: Vega 10's HBM2
-    static constexpr double kModelledLaunchSeconds = 2e-6;  ///< dispatch to first wave, end
+    static constexpr double kModelledBandwidth = 484e9;    ///< bytes/s: Vega 10's HBM2
+    static constexpr double kModelledLaunchSeconds = 2e-6; ///< dispatch to first wave, end
     /// One line per figure, as DUET_GCN_STATS prints them (the AMD profiler's counters).
     std::string summary() const;
 };
 
 /// Names of InstClass values, for statistics output.
-inline const char *instClassName(InstClass c) {
-    static const char *const names[] = {"SALU", "SMEM",   "VALU",    "VMEM",    "FLAT",
+inline const char* instClassName(InstClass c) {
+    static const char* const names[] = {"SALU", "SMEM",   "VALU",    "VMEM",    "FLAT",
                                         "LDS",  "branch", "barrier", "waitcnt", "other"};
     return names[static_cast<size_t>(c)];
 }
-
 
 struct ModelConfig {
     unsigned computeUnits = 64;
@@ -141,17 +140,17 @@ struct DispatchResult {
 };
 
 class Model {
-  public:
+public:
     explicit Model(ModelConfig config);
     ~Model();
-    Model(const Model &) = delete;
-    Model &operator=(const Model &) = delete;
+    Model(const Model&) = delete;
+    Model& operator=(const Model&) = delete;
 
-    const ModelConfig &config() const;
+    const ModelConfig& config() const;
     /// Runs every work-group of the dispatch; blocks until done. Thread-safe.
-    DispatchResult dispatch(const DispatchState &state, DispatchStats *stats = nullptr);
+    DispatchResult dispatch(const DispatchState& state, DispatchStats* stats = nullptr);
 
-  private:
+private:
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };

@@ -10,7 +10,7 @@ namespace duet::gcn {
 struct Occupancy {
     unsigned wavesPerSimd = 10; ///< 0 when the work-group cannot run at all
     unsigned byVgprs = 10, bySgprs = 10, byLds = 10, byWorkGroups = 10;
-    const char *limit = "none"; ///< "VGPRs", "SGPRs", "LDS", "work-group size" or "none"
+    const char* limit = "none"; ///< "VGPRs", "SGPRs", "LDS", "work-group size" or "none"
 };
 
 /// gfx9 limits: 4 SIMDs per CU and 10 waves per SIMD; 256 VGPRs per lane in granules of 4;
@@ -31,14 +31,14 @@ inline Occupancy computeOccupancy(unsigned vgprs, unsigned sgprs, unsigned ldsBy
     };
     o.byWorkGroups = groupsToWaves(maxGroups);
     const unsigned lds = (ldsBytes + 511) / 512 * 512;
-    o.byLds = lds > kLdsPerCu ? 0 : groupsToWaves(lds ? std::min(maxGroups, kLdsPerCu / lds)
-                                                       : maxGroups);
+    o.byLds =
+        lds > kLdsPerCu ? 0 : groupsToWaves(lds ? std::min(maxGroups, kLdsPerCu / lds) : maxGroups);
     o.wavesPerSimd = kMaxWaves;
-    const std::pair<unsigned, const char *> limits[] = {{o.byVgprs, "VGPRs"},
-                                                        {o.bySgprs, "SGPRs"},
-                                                        {o.byLds, "LDS"},
-                                                        {o.byWorkGroups, "work-group size"}};
-    for (auto &[n, name] : limits)
+    const std::pair<unsigned, const char*> limits[] = {{o.byVgprs, "VGPRs"},
+                                                       {o.bySgprs, "SGPRs"},
+                                                       {o.byLds, "LDS"},
+                                                       {o.byWorkGroups, "work-group size"}};
+    for (auto& [n, name] : limits)
         if (n < o.wavesPerSimd)
             o.wavesPerSimd = n, o.limit = name;
     return o;

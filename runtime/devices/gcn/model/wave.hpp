@@ -22,7 +22,7 @@ inline constexpr uint64_t kPrivateAperture = 0x0002'0000'0000'0000ull;
 
 /// What every wave of one dispatch shares (read-only while it runs, except the error).
 struct DispatchCtx {
-    const DispatchState *state = nullptr;
+    const DispatchState* state = nullptr;
     unsigned vgprs = 0, sgprs = 0; ///< allocated counts (RSRC1 granules)
     unsigned userSgprs = 0;
     unsigned ldsBytes = 0; ///< per work-group
@@ -40,7 +40,8 @@ struct DispatchCtx {
     std::string error;
     void fail(std::string message) {
         std::lock_guard lock(errorMutex);
-        if (error.empty()) error = std::move(message);
+        if (error.empty())
+            error = std::move(message);
         failed.store(true, std::memory_order_relaxed);
     }
 };
@@ -49,7 +50,7 @@ struct Wave {
     /// Scalar operand space 0..127: s0..s101, FLAT_SCRATCH (102-103), XNACK_MASK (104-105),
     /// VCC (106-107), TTMP0-15 (108-123), M0 (124), EXEC (126-127).
     alignas(8) uint32_t s[128];
-    uint32_t *v = nullptr; ///< 256 VGPRs x 64 lanes, register-major
+    uint32_t* v = nullptr; ///< 256 VGPRs x 64 lanes, register-major
     uint64_t pc = 0;
     uint32_t mode = 0;
     bool scc = false;
@@ -63,7 +64,7 @@ struct Wave {
     uint64_t vcc() const { return uint64_t(s[106]) | uint64_t(s[107]) << 32; }
     uint64_t sreg64(unsigned i) const { return uint64_t(s[i]) | uint64_t(s[i + 1]) << 32; }
     void setSreg64(unsigned i, uint64_t x) { s[i] = uint32_t(x), s[i + 1] = uint32_t(x >> 32); }
-    uint32_t *vrow(unsigned r) { return v + size_t(r) * 64; }
+    uint32_t* vrow(unsigned r) { return v + size_t(r) * 64; }
 };
 
 /// Counters one host thread accumulates; summed into DispatchStats at the end.
@@ -75,26 +76,26 @@ struct ThreadStats {
 
 /// Runs work-groups of one dispatch on the calling thread; owns the decoded-code cache.
 class Executor {
-  public:
-    Executor(DispatchCtx &ctx, unsigned thread);
+public:
+    Executor(DispatchCtx& ctx, unsigned thread);
     ~Executor();
     /// Runs one work-group to completion; false when the dispatch failed.
     bool runGroup(const uint32_t groupId[3], const uint32_t groupSize[3]);
     ThreadStats stats;
 
-  private:
+private:
     struct Page;
-    const Inst *fetch(uint64_t pc);
-    const Inst *fetchSlow(uint64_t pc); ///< page change or first visit: decodes
-    bool runWave(Wave &w); ///< runs until s_endpgm, s_barrier or an error
-    bool fail(const Wave &w, const Inst &in, const std::string &why);
-    void trace(const Wave &w, const Inst &in);
+    const Inst* fetch(uint64_t pc);
+    const Inst* fetchSlow(uint64_t pc); ///< page change or first visit: decodes
+    bool runWave(Wave& w);              ///< runs until s_endpgm, s_barrier or an error
+    bool fail(const Wave& w, const Inst& in, const std::string& why);
+    void trace(const Wave& w, const Inst& in);
 
-    DispatchCtx &m_ctx;
+    DispatchCtx& m_ctx;
     unsigned m_thread;
     std::unordered_map<uint64_t, std::unique_ptr<Page>> m_pages;
     uint64_t m_lastPageKey = ~0ull;
-    Page *m_lastPage = nullptr;
+    Page* m_lastPage = nullptr;
     std::vector<Wave> m_waves;
     std::vector<uint32_t> m_vgprs;
     std::vector<uint8_t> m_lds;
