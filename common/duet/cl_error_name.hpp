@@ -5,10 +5,10 @@
 
 namespace duet {
 
+// clang-format off
 /// The name of an OpenCL error code ("CL_INVALID_VALUE"), or "CL_UNKNOWN_ERROR".
 constexpr const char* clErrorName(cl_int code) {
     switch (code) {
-    // clang-format off
 #define DUET_CL_ERROR(x) case x: return #x;
     DUET_CL_ERROR(CL_SUCCESS)
     DUET_CL_ERROR(CL_DEVICE_NOT_FOUND)
@@ -74,7 +74,6 @@ constexpr const char* clErrorName(cl_int code) {
     DUET_CL_ERROR(CL_INVALID_SPEC_ID)
     DUET_CL_ERROR(CL_MAX_SIZE_RESTRICTION_EXCEEDED)
 #undef DUET_CL_ERROR
-    // clang-format on
     // cl_khr_gl_sharing and cl_khr_icd (their headers may not be included here).
     case -1000:
         return "CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR";
@@ -84,5 +83,6 @@ constexpr const char* clErrorName(cl_int code) {
         return "CL_UNKNOWN_ERROR";
     }
 }
+// clang-format on
 
 } // namespace duet
