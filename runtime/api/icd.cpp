@@ -119,7 +119,11 @@ cl_icd_dispatch makeDispatch() {
     d.clGetHostTimer = &::clGetHostTimer;
     d.clGetKernelSubGroupInfo = &::clGetKernelSubGroupInfo;
     d.clSetDefaultDeviceCommandQueue = &::clSetDefaultDeviceCommandQueue;
+    // Deprecated in OpenCL 3.0, still an ICD dispatch slot.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     d.clSetProgramReleaseCallback = &::clSetProgramReleaseCallback;
+#pragma GCC diagnostic pop
     d.clSetProgramSpecializationConstant = &::clSetProgramSpecializationConstant;
     d.clCreateBufferWithProperties = &::clCreateBufferWithProperties;
     d.clCreateImageWithProperties = &::clCreateImageWithProperties;

@@ -113,7 +113,8 @@ DUET_API cl_program CL_API_CALL clCreateProgramWithBinary(
         cl_int result = CL_SUCCESS;
         std::string why;
         for (cl_uint i = 0; i < num; ++i) {
-            LoadBinaryResult r = list[i]->backend().loadBinary({binaries[i], lengths[i]});
+            LoadBinaryResult r =
+                list[i]->backend().toolchain().loadBinary({binaries[i], lengths[i]});
             if (binaryStatus)
                 binaryStatus[i] = r.status;
             if (r.status != CL_SUCCESS) {

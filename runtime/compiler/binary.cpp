@@ -60,19 +60,6 @@ bool validBinaryType(uint32_t t) {
            t == CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
 }
 
-const char* binaryTypeName(cl_program_binary_type t) {
-    switch (t) {
-    case CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT:
-        return "compiled object";
-    case CL_PROGRAM_BINARY_TYPE_LIBRARY:
-        return "library";
-    case CL_PROGRAM_BINARY_TYPE_EXECUTABLE:
-        return "executable";
-    default:
-        return "unknown";
-    }
-}
-
 ReadProgramBinaryResult invalid(std::string reason) {
     ReadProgramBinaryResult r;
     r.status = CL_INVALID_BINARY;
@@ -91,11 +78,29 @@ std::optional<std::string> boundedString(const unsigned char* p, size_t n) {
 
 } // namespace
 
+const char* binaryTypeName(cl_program_binary_type t) {
+    switch (t) {
+    case CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT:
+        return "compiled object";
+    case CL_PROGRAM_BINARY_TYPE_LIBRARY:
+        return "library";
+    case CL_PROGRAM_BINARY_TYPE_EXECUTABLE:
+        return "executable";
+    default:
+        return "unknown";
+    }
+}
+
+std::string targetKindName(uint32_t kind) {
+    static const char* const kNames[] = {"CPU", "GCN", "NVIDIA"};
+    return kind <= kDuetMaxTargetKind ? kNames[kind] : "kind " + std::to_string(kind);
+}
+
 std::string writeProgramBinary(const ProgramBinary& b) {
     std::string notes;
     appendNoteU32(notes, kDuetNoteVersion, kDuetBinaryVersion);
     appendNoteU32(notes, kDuetNoteBinaryType, uint32_t(b.type));
-    appendNoteU32(notes, kDuetNoteTargetKind, b.targetKind == TargetSpec::Kind::Gcn ? 1u : 0u);
+    appendNoteU32(notes, kDuetNoteTargetKind, b.targetKind);
     appendNoteString(notes, kDuetNoteTargetName, b.targetName);
     appendNoteString(notes, kDuetNoteOptions, b.options);
 
@@ -287,9 +292,9 @@ ReadProgramBinaryResult readProgramBinary(std::span<const unsigned char> bytes) 
                     haveType = true;
                     break;
                 case kDuetNoteTargetKind:
-                    if (!u32(v) || v > 1)
+                    if (!u32(v) || v > kDuetMaxTargetKind)
                         return invalid(".note.duet target kind is invalid");
-                    b.targetKind = v ? TargetSpec::Kind::Gcn : TargetSpec::Kind::Cpu;
+                    b.targetKind = v;
                     break;
                 case kDuetNoteTargetName:
                 case kDuetNoteOptions: {
@@ -323,53 +328,6 @@ std::string makeObjectBinary(const std::string& bitcode, std::string_view source
     b.source = std::string(source);
     b.bitcode = bitcode;
     return writeProgramBinary(b);
-}
-
-LoadBinaryResult loadCpuBinary(std::span<const unsigned char> binary, const TargetSpec& target) {
-    LoadBinaryResult result;
-    auto fail = [&](std::string reason) {
-        LoadBinaryResult r;
-        r.status = CL_INVALID_BINARY;
-        r.log = "error: " + reason + "\n";
-        return r;
-    };
-    ReadProgramBinaryResult read = readProgramBinary(binary);
-    if (read.status != CL_SUCCESS)
-        return fail(read.reason);
-    ProgramBinary& b = read.binary;
-    if (b.targetKind != TargetSpec::Kind::Cpu)
-        return fail("binary was built for a GCN device, not the CPU");
-
-    // The bitcode is all we run from (executables are re-JITed), so it must be sound IR.
-    {
-        llvm::LLVMContext ctx;
-        std::string error;
-        std::unique_ptr<llvm::Module> m = parseBitcode(b.bitcode, ctx, &error);
-        if (!m)
-            return fail(".llvmir is not readable: " + error);
-        if (!llvm::StringRef(m->getTargetTriple()).starts_with("spir64"))
-            return fail(".llvmir targets '" + m->getTargetTriple() + "', not spir64");
-        std::string verify;
-        llvm::raw_string_ostream os(verify);
-        if (llvm::verifyModule(*m, &os)) {
-            os.flush();
-            return fail(".llvmir is not valid LLVM IR: " + verify);
-        }
-    }
-
-    result.binaryType = b.type;
-    result.source = b.source;
-    if (b.type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE) {
-        result.bitcode = std::move(b.bitcode);
-        return result;
-    }
-    FinalizeResult fin = finalizeForCpu(b.bitcode, b.options, b.source, target);
-    if (fin.status != CL_SUCCESS || !fin.executable)
-        return fail(std::string("the ") + binaryTypeName(b.type) +
-                    " in the binary could not be rebuilt for this CPU:\n" + fin.log);
-    result.log = std::move(fin.log);
-    result.executable = std::move(fin.executable);
-    return result;
 }
 
 } // namespace duet::rt

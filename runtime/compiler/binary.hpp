@@ -2,7 +2,7 @@
 // No LLVM headers: the core, the code generators and tests may include it.
 #pragma once
 
-#include "compiler/compiler.hpp"
+#include "compiler/front_end.hpp"
 
 #include <cstdint>
 #include <span>
@@ -19,9 +19,9 @@ namespace duet::rt {
 ///   .text       device code (executables only; optional)
 struct ProgramBinary {
     cl_program_binary_type type = CL_PROGRAM_BINARY_TYPE_NONE;
-    TargetSpec::Kind targetKind = TargetSpec::Kind::Cpu;
-    std::string targetName; ///< LLVM CPU name; empty for device-independent objects
-    std::string options;    ///< build options the executable was made with (re-JIT uses them)
+    uint32_t targetKind = 0; ///< the device kind's TargetSpec::binaryKind (0 CPU, 1 GCN)
+    std::string targetName;  ///< LLVM CPU name; empty for device-independent objects
+    std::string options;     ///< build options the executable was made with (re-JIT uses them)
     std::string source;
     std::string bitcode;
     std::string text;
@@ -32,11 +32,19 @@ struct ProgramBinary {
 enum : uint32_t {
     kDuetNoteVersion = 1,    ///< u32 format version
     kDuetNoteBinaryType = 2, ///< u32 cl_program_binary_type
-    kDuetNoteTargetKind = 3, ///< u32: 0 CPU, 1 GCN
+    kDuetNoteTargetKind = 3, ///< u32: TargetSpec::binaryKind of the device kind
     kDuetNoteTargetName = 4, ///< NUL-terminated string
     kDuetNoteOptions = 5,    ///< NUL-terminated string
 };
-inline constexpr uint32_t kDuetBinaryVersion = 2; ///< 2: GCN printf records (gcn_printf.cpp)
+/// Largest target kind a reader accepts (0 CPU, 1 GCN, 2 NVIDIA); each device's loader
+/// rejects the kinds that are not its own.
+inline constexpr uint32_t kDuetMaxTargetKind = 2;
+/// "compiled object", "library", "executable" (for messages).
+const char* binaryTypeName(cl_program_binary_type type);
+/// A target kind's name for messages ("CPU", "GCN", "NVIDIA").
+std::string targetKindName(uint32_t kind);
+inline constexpr uint32_t kDuetBinaryVersion =
+    2; ///< 2: GCN printf records (devices/gcn/codegen/printf_lowering.cpp)
 
 /// Serialises a binary. Never fails.
 std::string writeProgramBinary(const ProgramBinary& binary);

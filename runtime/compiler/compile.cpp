@@ -1,6 +1,6 @@
 // compileSource: OpenCL C -> LLVM bitcode (spir64 for the CPU, amdgcn for GCN) with clang
 // in-process.
-#include "compiler/compiler.hpp"
+#include "compiler/front_end.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 
@@ -125,13 +125,12 @@ const char* clStdFlag(unsigned v) {
 /// host-less spir64 compile does not need).
 std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& target,
                                       bool withHeaders) {
-    // The CPU device compiles through spir64 (retargeted to the host after the work-group
-    // pass); the GCN device parses for its real target, so that address spaces, the kernel
-    // calling convention and the code object ABI are the AMDGPU backend's from the start.
-    const bool gcn = target.kind == TargetSpec::Kind::Gcn;
+    // The device names the triple: the CPU device compiles through spir64 (retargeted to the
+    // host after the work-group pass); GPU devices parse for their real target, so that address
+    // spaces, the kernel calling convention and the ABI are their backend's from the start.
     // clang-format off
     std::vector<std::string> a = {
-        "-triple", gcn ? "amdgcn-amd-amdhsa" : "spir64-unknown-unknown",
+        "-triple", target.triple,
         // Same parsing mode as the builtin library (runtime/builtins/CMakeLists.txt), so mangled
         // builtin names agree; -fdeclare-opencl-builtins avoids parsing opencl-c.h.
         "-finclude-default-header", "-fdeclare-opencl-builtins",
@@ -141,13 +140,7 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
         "-ffp-contract=on", "-ferror-limit", "50", "-main-file-name", kMainFileName,
     };
     // clang-format on
-    if (gcn) {
-        a.push_back("-target-cpu");
-        a.push_back(target.cpuName.empty() ? "gfx900" : target.cpuName);
-        // printf stays a call, lowered by the finalizer (compiler/gcn_printf.cpp): clang's
-        // AMDGPU lowering would print every %s string that is not a literal as "???".
-        a.push_back("-fno-builtin-printf");
-    }
+    a.insert(a.end(), target.frontEndArgs.begin(), target.frontEndArgs.end());
     a.push_back(clStdFlag(o.clStd));
 
     std::string ext = "-cl-ext=-all";
@@ -239,8 +232,8 @@ CompileResult compileSource(std::string_view source, std::string_view options,
         return result;
     }
 
-    if (target.kind == TargetSpec::Kind::Gcn)
-        initialiseAmdgpuTarget();
+    if (target.initialiseTarget)
+        target.initialiseTarget();
     llvm::raw_string_ostream logStream(result.log);
     std::vector<std::string> args = cc1Arguments(parsed.options, target, !headers.empty());
     std::vector<const char*> argv;

@@ -1,5 +1,5 @@
 // linkBitcode: clLinkProgram's module linking, link-time options and unresolved-symbol checks.
-#include "compiler/compiler.hpp"
+#include "compiler/front_end.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 

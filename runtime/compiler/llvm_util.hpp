@@ -1,5 +1,5 @@
 // Small LLVM helpers shared by the compiler's translation units (bitcode I/O, builtin library).
-// Private to runtime/compiler and runtime/devices/cpu/jit: includes LLVM headers.
+// Private to runtime/compiler and the devices' code generators: includes LLVM headers.
 #pragma once
 
 #include <llvm/ADT/STLFunctionalExtras.h>
@@ -26,10 +26,6 @@ std::string writeBitcode(const llvm::Module& module);
 
 /// True when the bytes start like LLVM bitcode (raw or wrapper magic).
 bool looksLikeBitcode(std::string_view bytes);
-
-/// Registers the AMDGPU target with LLVM (once). The GCN device's compiles call it first, so
-/// that clang's optimisation pipeline always includes the AMDGPU passes (finalize_gcn.cpp).
-void initialiseAmdgpuTarget();
 
 struct BuildOptions;
 

@@ -1,5 +1,5 @@
 // describeKernels: KernelDesc from clang's OpenCL kernel metadata and the module's IR.
-#include "compiler/compiler.hpp"
+#include "compiler/front_end.hpp"
 #include "compiler/llvm_util.hpp"
 
 #include <llvm/ADT/SmallPtrSet.h>

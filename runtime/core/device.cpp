@@ -1,6 +1,7 @@
 // The Duet platform singleton and its devices, chosen by DUET_DEVICES.
 #include "core/device.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,33 +35,57 @@ std::vector<cl_name_version> namesWithVersion(std::string_view spaceSeparated, c
     return out;
 }
 
+namespace {
+
+/// Registered device kinds, in registration order (sorted by DeviceKind::order on use).
+std::vector<DeviceKind>& deviceKinds() {
+    static std::vector<DeviceKind> kinds;
+    return kinds;
+}
+
+} // namespace
+
+DeviceKindRegistrar::DeviceKindRegistrar(const DeviceKind& kind) {
+    deviceKinds().push_back(kind);
+}
+
 Platform::Platform() : _cl_platform_id(kTag) {
     m_extensions = "cl_khr_icd cl_khr_extended_versioning cl_khr_gl_sharing cl_khr_gl_event "
                    "cl_khr_gl_depth_images";
-    // DUET_DEVICES: comma-separated device kinds; unknown names are reported, not fatal.
-    std::string wanted = "all"; // the CPU device first: it is CL_DEVICE_TYPE_DEFAULT
+    std::vector<DeviceKind> kinds = deviceKinds();
+    std::stable_sort(kinds.begin(), kinds.end(),
+                     [](const DeviceKind& a, const DeviceKind& b) { return a.order < b.order; });
+    std::string known;
+    for (const DeviceKind& k : kinds)
+        known += std::string(known.empty() ? "" : ", ") + k.name;
+    auto addKind = [&](const DeviceKind& k) {
+        for (auto& [backend, info] : k.discover()) {
+            if (!info.available)
+                std::fprintf(stderr, "duet: %s is not available: %s\n", info.name.c_str(),
+                             info.unavailableReason.c_str());
+            m_devices.push_back(new Device(this, std::move(backend), std::move(info)));
+        }
+    };
+    // DUET_DEVICES: comma-separated device kinds, or "all" (every kind in order: the CPU
+    // device first, it is CL_DEVICE_TYPE_DEFAULT); unknown names are reported, not fatal.
+    std::string wanted = "all";
     if (const char* env = std::getenv("DUET_DEVICES"); env && *env)
         wanted = env;
     std::istringstream in(wanted);
-    std::string kind;
-    while (std::getline(in, kind, ',')) {
-        if (kind == "cpu" || kind == "all") {
-            DeviceInfo info;
-            auto backend = makeCpuBackend(info);
-            m_devices.push_back(new Device(this, std::move(backend), std::move(info)));
+    std::string word;
+    while (std::getline(in, word, ',')) {
+        if (word == "all") {
+            for (const DeviceKind& k : kinds)
+                addKind(k);
+            continue;
         }
-        if (kind == "gcn" || kind == "all") {
-            for (auto& [backend, info] : makeGcnBackends()) {
-                if (!info.available)
-                    std::fprintf(stderr, "duet: %s is not available: %s\n", info.name.c_str(),
-                                 info.unavailableReason.c_str());
-                m_devices.push_back(new Device(this, std::move(backend), std::move(info)));
-            }
-        } else if (!kind.empty() && kind != "cpu") {
-            std::fprintf(stderr,
-                         "duet: DUET_DEVICES: unknown device kind '%s' (known: cpu, gcn, all)\n",
-                         kind.c_str());
-        }
+        auto it = std::find_if(kinds.begin(), kinds.end(),
+                               [&](const DeviceKind& k) { return word == k.name; });
+        if (it != kinds.end())
+            addKind(*it);
+        else if (!word.empty())
+            std::fprintf(stderr, "duet: DUET_DEVICES: unknown device kind '%s' (known: %s, all)\n",
+                         word.c_str(), known.c_str());
     }
 }
 

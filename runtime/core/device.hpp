@@ -1,8 +1,8 @@
 // Platform and device objects; a device's behaviour lives behind the DeviceBackend interface.
 #pragma once
 
-#include "compiler/compiler.hpp"
 #include "core/object.hpp"
+#include "core/toolchain.hpp"
 
 #include <CL/cl_ext.h>
 
@@ -86,10 +86,8 @@ struct DeviceInfo {
 class DeviceBackend {
 public:
     virtual ~DeviceBackend() = default;
-    virtual const TargetSpec& target() const = 0;
-    virtual FinalizeResult finalize(const std::string& bitcode, std::string_view options,
-                                    std::string_view source) = 0;
-    virtual LoadBinaryResult loadBinary(std::span<const unsigned char> binary) = 0;
+    /// The device's compiler (front end + its code generation); lives as long as the backend.
+    virtual const Toolchain& toolchain() const = 0;
     /// Runs every work-group of `launch`. Returns CL_SUCCESS or an execution error.
     virtual cl_int runNDRange(const KernelLaunch& launch) = 0;
     /// Work-group size picked when clEnqueueNDRangeKernel gets no local size.
@@ -140,15 +138,29 @@ private:
     std::string m_extensions;
 };
 
-/// Backend factories, one per device kind.
 /// Host cores this process may run on: the scheduler affinity mask (taskset, cgroup cpusets),
 /// not every core of the machine, so thread pools never oversubscribe a restricted process.
 unsigned usableHostCores();
 
-std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info);
-/// GCN devices: one per AMD GPU libdrm finds (see devices/gcn/gcn_device.cpp), else one
-/// software-modelled gfx900. Each entry pairs a backend with its filled DeviceInfo.
-std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> makeGcnBackends();
+/// One device a kind found on this machine: its backend and its filled DeviceInfo.
+using DiscoveredDevice = std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>;
+
+/// A kind of device ("cpu", "gcn", ...). Each device folder registers its kind with a
+/// DeviceKindRegistrar at static initialisation; the platform asks every registered kind that
+/// DUET_DEVICES names for its devices when it is first used. Core names no device.
+struct DeviceKind {
+    const char* name; ///< the DUET_DEVICES word
+    /// Where the kind's devices come in the platform's list with DUET_DEVICES=all (lower
+    /// first): the CPU device (CL_DEVICE_TYPE_DEFAULT) is 0.
+    int order;
+    /// Devices of this kind on this machine (may be none; unavailable ones carry a reason).
+    std::vector<DiscoveredDevice> (*discover)();
+};
+
+/// Registers `kind` (from a static object's constructor in the device's folder).
+struct DeviceKindRegistrar {
+    explicit DeviceKindRegistrar(const DeviceKind& kind);
+};
 
 /// Splits an extension string into cl_name_version entries (all version 1.0.0).
 std::vector<cl_name_version> namesWithVersion(std::string_view spaceSeparated,

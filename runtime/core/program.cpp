@@ -59,7 +59,7 @@ Status Program::buildFor(std::span<Device* const> devices, std::string_view opti
         Build old = build(d);
         std::string bitcode;
         if (m_origin == Origin::Source) {
-            CompileResult c = compileSource(m_source, options, {}, d->backend().target());
+            CompileResult c = d->backend().toolchain().compile(m_source, options, {});
             b.log = std::move(c.log);
             if (c.status != CL_SUCCESS) {
                 b.status = CL_BUILD_ERROR;
@@ -81,7 +81,7 @@ Status Program::buildFor(std::span<Device* const> devices, std::string_view opti
             }
             bitcode = old.bitcode;
         }
-        FinalizeResult f = d->backend().finalize(bitcode, options, m_source);
+        FinalizeResult f = d->backend().toolchain().finalize(bitcode, options, m_source);
         if (!f.log.empty()) {
             if (!b.log.empty() && b.log.back() != '\n')
                 b.log += '\n';
@@ -110,7 +110,7 @@ Status Program::compileFor(std::span<Device* const> devices, std::string_view op
     for (Device* d : devices) {
         Build b;
         b.options = std::string(options);
-        CompileResult c = compileSource(m_source, options, headers, d->backend().target());
+        CompileResult c = d->backend().toolchain().compile(m_source, options, headers);
         b.log = std::move(c.log);
         if (c.status != CL_SUCCESS) {
             b.status = CL_BUILD_ERROR;
@@ -121,7 +121,7 @@ Status Program::compileFor(std::span<Device* const> devices, std::string_view op
         }
         b.bitcode = std::move(c.bitcode);
         b.binaryType = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
-        b.binary = makeObjectBinary(b.bitcode, m_source, b.binaryType);
+        b.binary = d->backend().toolchain().objectBinary(b.bitcode, m_source, b.binaryType);
         b.status = CL_BUILD_SUCCESS;
         setBuild(d, std::move(b));
     }
@@ -138,7 +138,7 @@ Status Program::linkFrom(std::span<Device* const> devices, std::string_view opti
         std::vector<std::string> objects;
         for (Program* p : inputs)
             objects.push_back(p->build(d).bitcode);
-        LinkResult l = linkBitcode(objects, options, library);
+        LinkResult l = d->backend().toolchain().link(objects, options, library);
         b.log = std::move(l.log);
         if (l.status != CL_SUCCESS) {
             b.status = CL_BUILD_ERROR;
@@ -150,12 +150,12 @@ Status Program::linkFrom(std::span<Device* const> devices, std::string_view opti
         if (library) {
             b.bitcode = std::move(l.bitcode);
             b.binaryType = CL_PROGRAM_BINARY_TYPE_LIBRARY;
-            b.binary = makeObjectBinary(b.bitcode, "", b.binaryType);
+            b.binary = d->backend().toolchain().objectBinary(b.bitcode, "", b.binaryType);
             b.status = CL_BUILD_SUCCESS;
             setBuild(d, std::move(b));
             continue;
         }
-        FinalizeResult f = d->backend().finalize(l.bitcode, options, "");
+        FinalizeResult f = d->backend().toolchain().finalize(l.bitcode, options, "");
         if (!f.log.empty())
             b.log += f.log;
         if (f.status != CL_SUCCESS) {

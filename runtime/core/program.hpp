@@ -1,7 +1,6 @@
 // Programs: source or binary, per-device builds (compile, link, finalise) and their logs.
 #pragma once
 
-#include "compiler/compiler.hpp"
 #include "core/context.hpp"
 #include "core/result.hpp"
 

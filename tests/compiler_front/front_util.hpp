@@ -1,7 +1,8 @@
 // Shared helpers for the compiler front-end tests: a CPU target and one-call compile/link.
 #pragma once
 
-#include "compiler/compiler.hpp"
+#include "compiler/front_end.hpp"
+#include "devices/cpu/jit/cpu_toolchain.hpp"
 
 #include <catch.hpp>
 
@@ -13,7 +14,6 @@ namespace duet::rt::test {
 /// A CPU target like the one the core describes: OpenCL C 3.0 features of a full profile CPU.
 inline TargetSpec cpuTarget() {
     TargetSpec t;
-    t.kind = TargetSpec::Kind::Cpu;
     t.cpuName = "x86-64";
     t.clExtensions = {"cl_khr_byte_addressable_store",
                       "cl_khr_global_int32_base_atomics",

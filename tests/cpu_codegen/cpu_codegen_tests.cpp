@@ -1,7 +1,9 @@
 // CPU code generator: compile OpenCL C, finalise for the CPU, run the work-group functions by
 // hand over whole NDRanges, and compare with host references.
 #include "compiler/binary.hpp"
-#include "compiler/compiler.hpp"
+#include "compiler/front_end.hpp"
+#include "devices/cpu/jit/cpu_toolchain.hpp"
+#include "devices/cpu/work_group_abi.hpp"
 #include "devices/cpu/jit/printf.hpp"
 
 #include <catch.hpp>
@@ -24,8 +26,8 @@ namespace {
 
 TargetSpec hostTarget() {
     TargetSpec t;
-    t.kind = TargetSpec::Kind::Cpu; // cpuName empty: the host CPU and its features
-    return t;
+    // cpuName empty: the host CPU and its features
+    return withCpuFrontEnd(t);
 }
 
 struct Built {

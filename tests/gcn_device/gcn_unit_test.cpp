@@ -1,7 +1,8 @@
 // GCN device units: PM4 packets against hand-computed dwords, decode round trips and malformed
 // streams; the code-object reader and loader on LLVM's and lld's real output; occupancy maths.
 #include "compiler/binary.hpp"
-#include "compiler/compiler.hpp"
+#include "compiler/front_end.hpp"
+#include "devices/gcn/codegen/gcn_toolchain.hpp"
 #include "devices/gcn/amdgpu_queue.hpp"
 #include "devices/gcn/amdgpu_target.hpp"
 #include "devices/gcn/code_object.hpp"
@@ -43,12 +44,11 @@ DispatchState sampleState() {
 
 rt::TargetSpec gcnTarget() {
     rt::TargetSpec t;
-    t.kind = rt::TargetSpec::Kind::Gcn;
     t.cpuName = "gfx900";
     t.images = false;
     t.clExtensions = {"cl_khr_byte_addressable_store", "cl_khr_global_int32_base_atomics",
                       "cl_khr_local_int32_base_atomics", "__opencl_c_int64"};
-    return t;
+    return rt::withGcnFrontEnd(t);
 }
 
 /// OpenCL C -> GCN executable, failing the test with the log otherwise.
@@ -353,7 +353,7 @@ TEST_CASE("GCN program binaries carry the code object and load without recompili
     const std::string& bin = exe->binary();
     rt::ReadProgramBinaryResult read = rt::readProgramBinary(bytes(bin));
     REQUIRE(read.status == CL_SUCCESS);
-    CHECK(read.binary.targetKind == rt::TargetSpec::Kind::Gcn);
+    CHECK(read.binary.targetKind == rt::kGcnBinaryKind);
     CHECK(read.binary.machine == 224); // EM_AMDGPU
     CHECK(read.binary.targetName == "gfx900");
     ReadCodeObjectResult co = readCodeObject(bytes(read.binary.text));

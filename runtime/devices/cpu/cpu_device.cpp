@@ -2,7 +2,9 @@
 #include "core/device.hpp"
 #include "core/image.hpp"
 #include "core/kernel.hpp"
+#include "devices/cpu/jit/cpu_toolchain.hpp"
 #include "devices/cpu/thread_pool.hpp"
+#include "devices/cpu/work_group_abi.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -103,19 +105,10 @@ cl_ulong lastLevelCacheSize() {
 class CpuBackend final : public DeviceBackend {
 public:
     CpuBackend(TargetSpec target, cl_ulong lastLevelCache)
-        : m_target(std::move(target)), m_pool(usableHostCores()),
+        : m_toolchain(makeCpuToolchain(std::move(target))), m_pool(usableHostCores()),
           m_streamingBytes(streamingThreshold(lastLevelCache)) {}
 
-    const TargetSpec& target() const override { return m_target; }
-
-    FinalizeResult finalize(const std::string& bitcode, std::string_view options,
-                            std::string_view source) override {
-        return finalizeForCpu(bitcode, options, source, m_target);
-    }
-
-    LoadBinaryResult loadBinary(std::span<const unsigned char> binary) override {
-        return loadCpuBinary(binary, m_target);
-    }
+    const Toolchain& toolchain() const override { return *m_toolchain; }
 
     cl_int runNDRange(const KernelLaunch& launch) override;
 
@@ -170,7 +163,7 @@ private:
     /// The entry `launch` runs: its streaming variant for launches over the threshold.
     WorkGroupFn entryFor(const KernelLaunch& launch) const;
 
-    TargetSpec m_target;
+    std::unique_ptr<Toolchain> m_toolchain;
     ThreadPool m_pool;
     size_t m_streamingBytes;
     std::mutex m_stateMutex; ///< guards the scratch below
@@ -368,6 +361,8 @@ void CpuBackend::pickLocalSize(const Device& device, const Kernel& kernel, cl_ui
 } // namespace
 } // namespace cpu
 
+namespace {
+
 std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     unsigned cores = usableHostCores();
     info.type = CL_DEVICE_TYPE_CPU;
@@ -401,7 +396,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     info.halfFpConfig = 0;
 
     TargetSpec target;
-    target.kind = TargetSpec::Kind::Cpu;
+    target.binaryKind = kCpuBinaryKind;
     target.cpuName = hostCpuName();
     target.cpuFeatures = hostCpuFeatures();
     bool avx512 = target.cpuFeatures.find("+avx512f") != std::string::npos;
@@ -465,5 +460,18 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     target.images = true;
     return std::make_unique<cpu::CpuBackend>(std::move(target), info.globalMemCacheSize);
 }
+
+std::vector<DiscoveredDevice> discoverCpu() {
+    std::vector<DiscoveredDevice> out;
+    DeviceInfo info;
+    auto backend = makeCpuBackend(info);
+    out.emplace_back(std::move(backend), std::move(info));
+    return out;
+}
+
+/// The host CPU, first in the platform's list: it is CL_DEVICE_TYPE_DEFAULT.
+const DeviceKindRegistrar kRegisterCpu{DeviceKind{"cpu", 0, &discoverCpu}};
+
+} // namespace
 
 } // namespace duet::rt

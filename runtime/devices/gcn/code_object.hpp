@@ -96,7 +96,7 @@ struct KernelInfo {
 };
 
 /// One `amdhsa.printf` entry, "id:argc:size0:...:sizeN-1:format" (written by Duet's printf
-/// lowering, compiler/gcn_printf.cpp; the record layout is in devices/gcn/printf_buffer.hpp).
+/// lowering, codegen/printf_lowering.cpp; the record layout is in devices/gcn/printf_buffer.hpp).
 struct PrintfFormat {
     uint32_t id = 0;
     std::vector<uint32_t> argSizes; ///< a %s argument's is 4: its length word

@@ -10,6 +10,7 @@
 #include "devices/gcn/amdgpu_queue.hpp"
 #include "devices/gcn/amdgpu_target.hpp"
 #include "devices/gcn/code_object.hpp"
+#include "devices/gcn/codegen/gcn_toolchain.hpp"
 #include "devices/gcn/model/model.hpp"
 #include "devices/gcn/pm4.hpp"
 #include "devices/gcn/printf_buffer.hpp"
@@ -137,8 +138,9 @@ public:
     /// With `queue`, dispatches go to that real GPU; without, to the software model.
     GcnBackend(TargetSpec target, unsigned computeUnits, std::string cannotRunReason,
                std::unique_ptr<gcn::AmdgpuQueue> queue = nullptr)
-        : m_target(std::move(target)), m_computeUnits(computeUnits),
-          m_cannotRun(std::move(cannotRunReason)), m_hw(std::move(queue)) {
+        : m_processor(target.cpuName), m_toolchain(makeGcnToolchain(std::move(target))),
+          m_computeUnits(computeUnits), m_cannotRun(std::move(cannotRunReason)),
+          m_hw(std::move(queue)) {
 #ifdef DUET_HAVE_GCN_MODEL
         if (m_cannotRun.empty() && !m_hw) {
             gcn::ModelConfig config;
@@ -149,14 +151,7 @@ public:
 #endif
     }
 
-    const TargetSpec& target() const override { return m_target; }
-    FinalizeResult finalize(const std::string& bitcode, std::string_view options,
-                            std::string_view source) override {
-        return finalizeForGcn(bitcode, options, source, m_target);
-    }
-    LoadBinaryResult loadBinary(std::span<const unsigned char> binary) override {
-        return loadGcnBinary(binary, m_target);
-    }
+    const Toolchain& toolchain() const override { return *m_toolchain; }
     std::string cannotRun() const override { return m_cannotRun; }
     cl_int runNDRange(const KernelLaunch& launch) override;
     void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
@@ -180,7 +175,8 @@ private:
     /// the same PM4 dwords and waits for the kernel's fence.
     std::string runOnHardware(std::span<const uint32_t> stream);
 
-    TargetSpec m_target;
+    std::string m_processor; ///< "gfx900"
+    std::unique_ptr<Toolchain> m_toolchain;
     unsigned m_computeUnits;
     std::string m_cannotRun;
     std::unique_ptr<gcn::AmdgpuQueue> m_hw; ///< the real GPU's queue; null on the model
@@ -531,7 +527,7 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
         partial = partial || remainders[d];
     }
     st.initiator = pm4::kComputeShaderEn | pm4::kForceStartAt000 | pm4::kUseThreadDimensions |
-                   (partial ? pm4::kPartialTgEn : 0);
+                   (partial ? uint32_t(pm4::kPartialTgEn) : 0u);
 
     // One command buffer: caches coherent with the host's writes, the dispatch, and the fence
     // that says it finished.
@@ -588,7 +584,7 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
         std::fprintf(stderr,
                      "duet: GCN dispatch %s on %s hardware: global %zux%zux%zu local %zux%zux%zu: "
                      "%llu work-groups; %.3f ms from submission to fence\n",
-                     launch.kernel->name().c_str(), m_target.cpuName.c_str(), launch.global[0],
+                     launch.kernel->name().c_str(), m_processor.c_str(), launch.global[0],
                      launch.global[1], launch.global[2], launch.local[0], launch.local[1],
                      launch.local[2], (unsigned long long)groups[0] * groups[1] * groups[2],
                      seconds * 1e3);
@@ -753,7 +749,6 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
 
 TargetSpec gcnTarget(const std::string& cpu) {
     TargetSpec t;
-    t.kind = TargetSpec::Kind::Gcn;
     t.cpuName = cpu;
     t.fp64 = true;
     t.images = true;
@@ -888,7 +883,10 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> discoverAmdGp
 } // namespace
 } // namespace gcn_device
 
-std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> makeGcnBackends() {
+namespace {
+
+/// GCN devices: one per AMD GPU libdrm finds, else one software-modelled gfx900.
+std::vector<DiscoveredDevice> discoverGcn() {
     using namespace gcn_device;
     auto devices = discoverAmdGpus();
     // No usable AMD GPU (none found, or each unavailable: not gfx9, no DUET_AMDGPU_SUBMIT=1,
@@ -929,5 +927,9 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> makeGcnBacken
     }
     return devices;
 }
+
+const DeviceKindRegistrar kRegisterGcn{DeviceKind{"gcn", 1, &discoverGcn}};
+
+} // namespace
 
 } // namespace duet::rt

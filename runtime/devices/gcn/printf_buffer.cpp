@@ -1,9 +1,9 @@
-// Decodes the records a kernel's printf calls write (compiler/gcn_printf.cpp; layout in
-// printf_buffer.hpp) and formats them with the CPU device's formatter, so both devices print
+// Decodes the records a kernel's printf calls write (codegen/printf_lowering.cpp; layout in
+// printf_buffer.hpp) and formats them with core's formatter, so both devices print
 // alike.
 #include "devices/gcn/printf_buffer.hpp"
 
-#include "devices/cpu/jit/printf.hpp"
+#include "core/printf_format.hpp"
 
 #include <algorithm>
 #include <cctype>

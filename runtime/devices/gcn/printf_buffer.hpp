@@ -1,4 +1,4 @@
-// The GCN device's printf buffer: what the kernel's printf records (compiler/gcn_printf.cpp)
+// The GCN device's printf buffer: what the kernel's printf records (codegen/printf_lowering.cpp)
 // are written into, and the decoder that turns them into text with the CPU device's formatter.
 // No LLVM headers.
 //

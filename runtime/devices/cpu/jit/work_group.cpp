@@ -24,7 +24,7 @@
 
 #include "devices/cpu/jit/opaque_types.hpp"
 
-#include "compiler/compiler.hpp"
+#include "devices/cpu/work_group_abi.hpp"
 
 #include <llvm/ADT/BitVector.h>
 #include <llvm/ADT/DenseMap.h>

@@ -2,11 +2,12 @@
 // AMDGPU backend (object file, in memory) -> lld in-process (amdhsa shared object, code
 // object v5) -> reader + loader; -save-temps writes each kernel's .ll and disassembled .isa.
 #include "compiler/binary.hpp"
-#include "compiler/compiler.hpp"
-#include "compiler/gcn_printf.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
+#include "compiler/save_temps.hpp"
 #include "devices/gcn/code_object.hpp"
+#include "devices/gcn/codegen/gcn_toolchain.hpp"
+#include "devices/gcn/codegen/printf_lowering.hpp"
 
 #include <lld/Common/Driver.h>
 #include <llvm/ADT/SCCIterator.h>
@@ -361,35 +362,6 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     mpm.run(m, mam);
 }
 
-/// Functions and variables `root` reaches (for the per-kernel .ll of -save-temps).
-std::set<const GlobalValue*> reachableFrom(const Function& root) {
-    std::set<const GlobalValue*> globals;
-    std::set<const Value*> seen;
-    std::vector<const Value*> work{&root};
-    while (!work.empty()) {
-        const Value* v = work.back();
-        work.pop_back();
-        if (!seen.insert(v).second)
-            continue;
-        if (auto* gv = dyn_cast<GlobalValue>(v)) {
-            globals.insert(gv);
-            if (auto* f = dyn_cast<Function>(gv)) {
-                for (const Instruction& i : instructions(*f))
-                    for (const Value* op : i.operands())
-                        if (isa<Constant>(op))
-                            work.push_back(op);
-            } else if (auto* g = dyn_cast<GlobalVariable>(gv)) {
-                if (g->hasInitializer())
-                    work.push_back(g->getInitializer());
-            }
-        } else if (auto* c = dyn_cast<Constant>(v)) {
-            for (const Value* op : c->operands())
-                work.push_back(op);
-        }
-    }
-    return globals;
-}
-
 /// lld's ELF driver, in-process. It keeps global state, so one link at a time; its input
 /// and output are files (lld reads paths), kept in a private temporary directory.
 bool linkCodeObject(StringRef object, std::string& codeObject, std::string& error) {
@@ -569,6 +541,26 @@ bool isAmdgcnBitcode(const std::string& bitcode, std::string& triple) {
     return StringRef(triple).starts_with("amdgcn");
 }
 
+/// A kernel's -save-temps .isa: its descriptor, kernel arguments and disassembly.
+void writeIsa(raw_ostream& isa, const GcnExecutable& exe, const gcn::KernelInfo& k,
+              const unsigned char* image, const std::string& cpu) {
+    const gcn::KernelDescriptor& d = k.descriptor;
+    isa << "; " << k.name << " for " << exe.m_codeObject.target << " (code object v"
+        << (exe.m_codeObject.abiVersion == 3 ? "5" : "?") << ")\n"
+        << "; " << gcn::occupancyLine(k, 256) << "\n"
+        << "; kernel descriptor " << k.symbol << " at " << format_hex(k.descriptorAddress, 10)
+        << ": group_segment_fixed_size " << d.groupSegmentFixedSize
+        << ", private_segment_fixed_size " << d.privateSegmentFixedSize << ", kernarg_size "
+        << d.kernargSize << ", compute_pgm_rsrc1 " << format_hex(d.computePgmRsrc1, 10)
+        << ", compute_pgm_rsrc2 " << format_hex(d.computePgmRsrc2, 10)
+        << ", kernel_code_properties " << format_hex(d.kernelCodeProperties, 6) << "\n";
+    for (const gcn::KernelArgMeta& a : k.args)
+        isa << "; kernarg +" << a.offset << " size " << a.size << " " << a.valueKind
+            << (a.name.empty() ? "" : " " + a.name) << "\n";
+    isa << k.name << ":\n";
+    isa << disassemble(image, k.codeAddress, k.codeSize, cpu);
+}
+
 } // namespace
 
 FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view options,
@@ -694,27 +686,15 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
 
     // -save-temps: per kernel, the optimised IR it reaches (before code generation, which
     // rewrites the module) — the .isa follows once the code object exists.
-    static std::atomic<unsigned> counter{0};
     std::string tempPrefix;
     if (opts.saveTemps) {
-        tempPrefix = opts.saveTempsPrefix;
-        if (tempPrefix.empty())
-            tempPrefix = "_temp_" + std::to_string(counter++) + "_" + cpu;
+        tempPrefix = saveTempsPrefix(opts, cpu);
         for (Function& f : *m) {
             if (f.isDeclaration() || f.getCallingConv() != CallingConv::AMDGPU_KERNEL)
                 continue;
-            std::set<const GlobalValue*> keep = reachableFrom(f);
-            ValueToValueMapTy vmap;
-            std::unique_ptr<Module> part =
-                CloneModule(*m, vmap, [&](const GlobalValue* gv) { return keep.count(gv) != 0; });
-            std::string path = tempPrefix + "_" + f.getName().str() + ".ll";
-            std::error_code ec;
-            raw_fd_ostream ll(path, ec, sys::fs::OF_Text);
-            if (ec) {
-                log += "warning: -save-temps: cannot write " + path + ": " + ec.message() + "\n";
-                continue;
-            }
-            part->print(ll, nullptr);
+            std::unique_ptr<Module> part = cloneReachable(*m, f);
+            log += writeTempFile(tempPrefix + "_" + f.getName().str() + ".ll",
+                                 [&](raw_pwrite_stream& ll) { part->print(ll, nullptr); });
         }
     }
 
@@ -741,36 +721,15 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
 
     if (opts.saveTemps) {
         const auto* image = reinterpret_cast<const unsigned char*>(exe->m_loaded.base());
-        for (const gcn::KernelInfo& k : exe->m_codeObject.kernels) {
-            std::string path = tempPrefix + "_" + k.name + ".isa";
-            std::error_code ec;
-            raw_fd_ostream isa(path, ec, sys::fs::OF_Text);
-            if (ec) {
-                log += "warning: -save-temps: cannot write " + path + ": " + ec.message() + "\n";
-                continue;
-            }
-            const gcn::KernelDescriptor& d = k.descriptor;
-            isa << "; " << k.name << " for " << exe->m_codeObject.target << " (code object v"
-                << (exe->m_codeObject.abiVersion == 3 ? "5" : "?") << ")\n"
-                << "; " << gcn::occupancyLine(k, 256) << "\n"
-                << "; kernel descriptor " << k.symbol << " at "
-                << format_hex(k.descriptorAddress, 10) << ": group_segment_fixed_size "
-                << d.groupSegmentFixedSize << ", private_segment_fixed_size "
-                << d.privateSegmentFixedSize << ", kernarg_size " << d.kernargSize
-                << ", compute_pgm_rsrc1 " << format_hex(d.computePgmRsrc1, 10)
-                << ", compute_pgm_rsrc2 " << format_hex(d.computePgmRsrc2, 10)
-                << ", kernel_code_properties " << format_hex(d.kernelCodeProperties, 6) << "\n";
-            for (const gcn::KernelArgMeta& a : k.args)
-                isa << "; kernarg +" << a.offset << " size " << a.size << " " << a.valueKind
-                    << (a.name.empty() ? "" : " " + a.name) << "\n";
-            isa << k.name << ":\n";
-            isa << disassemble(image, k.codeAddress, k.codeSize, cpu);
-        }
+        for (const gcn::KernelInfo& k : exe->m_codeObject.kernels)
+            log += writeTempFile(tempPrefix + "_" + k.name + ".isa", [&](raw_pwrite_stream& isa) {
+                writeIsa(isa, *exe, k, image, cpu);
+            });
     }
 
     ProgramBinary bin;
     bin.type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-    bin.targetKind = TargetSpec::Kind::Gcn;
+    bin.targetKind = kGcnBinaryKind;
     bin.targetName = cpu;
     bin.options = std::string(options);
     bin.source = std::string(source);
@@ -810,8 +769,9 @@ LoadBinaryResult loadGcnBinary(std::span<const unsigned char> binary, const Targ
         return result;
     }
     const std::string cpu = target.cpuName.empty() ? "gfx900" : target.cpuName;
-    if (b.targetKind != TargetSpec::Kind::Gcn)
-        return fail("the executable was built for the CPU device, not GCN");
+    if (b.targetKind != kGcnBinaryKind)
+        return fail("the executable was built for the " + targetKindName(b.targetKind) +
+                    " device, not GCN");
     if (b.machine == kEmAmdgpu && !b.text.empty() && b.targetName == cpu) {
         // The code object is what runs: no recompilation.
         initialiseAmdgpuOnce();
@@ -832,6 +792,38 @@ LoadBinaryResult loadGcnBinary(std::span<const unsigned char> binary, const Targ
     result.log = std::move(fin.log);
     result.executable = std::move(fin.executable);
     return result;
+}
+
+namespace {
+
+class GcnToolchain final : public FrontEndToolchain {
+public:
+    using FrontEndToolchain::FrontEndToolchain;
+    FinalizeResult finalize(const std::string& bitcode, std::string_view options,
+                            std::string_view source) const override {
+        return finalizeForGcn(bitcode, options, source, target());
+    }
+    LoadBinaryResult loadBinary(std::span<const unsigned char> binary) const override {
+        return loadGcnBinary(binary, target());
+    }
+};
+
+} // namespace
+
+TargetSpec withGcnFrontEnd(TargetSpec target) {
+    target.triple = "amdgcn-amd-amdhsa";
+    if (target.cpuName.empty())
+        target.cpuName = "gfx900";
+    // printf stays a call, lowered by the finaliser (codegen/printf_lowering.cpp): clang's
+    // AMDGPU lowering would print every %s string that is not a literal as "???".
+    target.frontEndArgs = {"-target-cpu", target.cpuName, "-fno-builtin-printf"};
+    target.initialiseTarget = &initialiseAmdgpuTarget;
+    target.binaryKind = kGcnBinaryKind;
+    return target;
+}
+
+std::unique_ptr<Toolchain> makeGcnToolchain(TargetSpec target) {
+    return std::make_unique<GcnToolchain>(withGcnFrontEnd(std::move(target)));
 }
 
 } // namespace duet::rt

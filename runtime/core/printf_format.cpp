@@ -1,10 +1,9 @@
 // OpenCL C printf on the host: formats a kernel's printf arguments with OpenCL's rules.
-#include "devices/cpu/jit/printf.hpp"
+#include "core/printf_format.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 
 namespace duet::rt {
 namespace {
@@ -192,18 +191,3 @@ bool formatOpenClPrintf(const char* format, const char* args, const uint32_t* la
 }
 
 } // namespace duet::rt
-
-extern "C" int __duet_printf(void* printfCtx, const char* format, const char* args,
-                             const uint32_t* layout, uint32_t count) {
-    static std::mutex stdoutMutex;
-    std::string text;
-    const bool ok = duet::rt::formatOpenClPrintf(format, args, layout, count, text);
-    if (printfCtx) {
-        static_cast<duet::rt::PrintfSink*>(printfCtx)->write(text);
-    } else {
-        std::lock_guard<std::mutex> lock(stdoutMutex);
-        std::fwrite(text.data(), 1, text.size(), stdout);
-        std::fflush(stdout);
-    }
-    return ok ? 0 : -1;
-}

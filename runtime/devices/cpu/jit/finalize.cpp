@@ -1,13 +1,15 @@
 // finalizeForCpu: spir64 bitcode -> builtins linked -> work-group functions -> host code
 // (O3, libmvec) -> ORC LLJIT, wrapped as a DeviceExecutable with its ELF program binary.
 #include "compiler/binary.hpp"
-#include "compiler/compiler.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
+#include "compiler/save_temps.hpp"
+#include "devices/cpu/jit/cpu_toolchain.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/printf.hpp"
 #include "devices/cpu/jit/streaming_stores.hpp"
 #include "devices/cpu/jit/work_group.hpp"
+#include "devices/cpu/work_group_abi.hpp"
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Bitcode/BitcodeReader.h>
@@ -296,37 +298,6 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel, const std::string
     mpm.run(m, mam);
 }
 
-/// Functions and variables `root` reaches through its instructions and initialisers.
-std::set<const GlobalValue*> reachableFrom(const Function& root) {
-    std::set<const GlobalValue*> globals;
-    std::set<const Value*> seen;
-    std::vector<const Value*> work{&root};
-    while (!work.empty()) {
-        const Value* v = work.back();
-        work.pop_back();
-        if (!seen.insert(v).second)
-            continue;
-        if (auto* gv = dyn_cast<GlobalValue>(v)) {
-            globals.insert(gv);
-            if (auto* f = dyn_cast<Function>(gv)) {
-                for (const Instruction& i : instructions(*f))
-                    for (const Value* op : i.operands())
-                        if (isa<Constant>(op))
-                            work.push_back(op);
-            } else if (auto* g = dyn_cast<GlobalVariable>(gv)) {
-                if (g->hasInitializer())
-                    work.push_back(g->getInitializer());
-            } else if (auto* a = dyn_cast<GlobalAlias>(gv)) {
-                work.push_back(a->getAliasee());
-            }
-        } else if (auto* c = dyn_cast<Constant>(v)) {
-            for (const Value* op : c->operands())
-                work.push_back(op);
-        }
-    }
-    return globals;
-}
-
 /// One kernel's work-group function and what it reaches, on their own: every other
 /// definition stays out, and what is cloned is private to the clone. Null when `entryName`
 /// is not in `m`.
@@ -334,10 +305,7 @@ std::unique_ptr<Module> kernelPart(const Module& m, StringRef entryName) {
     const Function* root = m.getFunction(entryName);
     if (!root)
         return nullptr;
-    std::set<const GlobalValue*> keep = reachableFrom(*root);
-    ValueToValueMapTy vmap;
-    std::unique_ptr<Module> part =
-        CloneModule(m, vmap, [&](const GlobalValue* gv) { return keep.count(gv) != 0; });
+    std::unique_ptr<Module> part = cloneReachable(m, *root);
     for (Function& f : make_early_inc_range(*part)) {
         if (f.isDeclaration()) {
             if (f.use_empty())
@@ -358,40 +326,30 @@ std::unique_ptr<Module> kernelPart(const Module& m, StringRef entryName) {
 }
 
 /// -save-temps[=prefix] (AMD's option): each kernel's optimised code as LLVM IR (.ll) and
-/// as assembly (.s), `<prefix>_<kernel>.ll` / `.s`. Without a prefix, AMD-style
-/// `_temp_<n>_cpu` in the working directory, n counting the builds of this process. The code
-/// is what the JIT runs for that kernel. Returns a log line per file problem.
+/// as assembly (.s), `<prefix>_<kernel>.ll` / `.s` (prefix: compiler/save_temps.hpp, tag
+/// "cpu"). The code is what the JIT runs for that kernel. Returns a log line per file problem.
 std::string saveTemps(const Module& m, TargetMachine& tm, const BuildOptions& o,
                       const std::vector<WorkGroupKernelInfo>& kernels, unsigned optLevel,
                       const std::string& features) {
-    static std::atomic<unsigned> counter{0};
-    std::string prefix = o.saveTempsPrefix;
-    if (prefix.empty())
-        prefix = "_temp_" + std::to_string(counter++) + "_cpu";
+    const std::string prefix = saveTempsPrefix(o, "cpu");
     std::string log;
     for (const WorkGroupKernelInfo& k : kernels) {
         std::unique_ptr<Module> part = kernelPart(m, k.entryName);
         if (!part)
             continue;
         optimise(*part, tm, optLevel, features, o.effectiveUnsafeMath());
-        std::string base = prefix + "_" + k.name;
-        std::error_code ec;
-        raw_fd_ostream ll(base + ".ll", ec, sys::fs::OF_Text);
-        if (ec) {
-            log += "warning: -save-temps: cannot write " + base + ".ll: " + ec.message() + "\n";
-            continue;
-        }
-        part->print(ll, nullptr);
-        raw_fd_ostream s(base + ".s", ec, sys::fs::OF_Text);
-        if (ec) {
-            log += "warning: -save-temps: cannot write " + base + ".s: " + ec.message() + "\n";
-            continue;
-        }
-        legacy::PassManager pm;
-        if (tm.addPassesToEmitFile(pm, s, nullptr, CodeGenFileType::AssemblyFile))
-            log += "warning: -save-temps: no assembly printer for this target\n";
-        else
-            pm.run(*part);
+        const std::string base = prefix + "_" + k.name;
+        std::string problem =
+            writeTempFile(base + ".ll", [&](raw_pwrite_stream& ll) { part->print(ll, nullptr); });
+        if (problem.empty())
+            problem = writeTempFile(base + ".s", [&](raw_pwrite_stream& s) {
+                legacy::PassManager pm;
+                if (tm.addPassesToEmitFile(pm, s, nullptr, CodeGenFileType::AssemblyFile))
+                    log += "warning: -save-temps: no assembly printer for this target\n";
+                else
+                    pm.run(*part);
+            });
+        log += problem;
     }
     return log;
 }
@@ -702,7 +660,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
 
     ProgramBinary& bin = exe->m_binaryParts;
     bin.type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-    bin.targetKind = TargetSpec::Kind::Cpu;
+    bin.targetKind = kCpuBinaryKind;
     bin.targetName = cpu;
     bin.options = std::string(options);
     bin.source = std::string(source);

@@ -1,7 +1,7 @@
 // printf on the GCN device: each call becomes a record in the printf buffer the runtime passes
-// as hidden_printf_buffer (see gcn_printf.hpp, and devices/gcn/printf_buffer.hpp for the
+// as hidden_printf_buffer (see printf_lowering.hpp, and devices/gcn/printf_buffer.hpp for the
 // layout the decoder reads).
-#include "compiler/gcn_printf.hpp"
+#include "devices/gcn/codegen/printf_lowering.hpp"
 
 #include "devices/gcn/printf_buffer.hpp"
 

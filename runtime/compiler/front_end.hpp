@@ -1,0 +1,78 @@
+// The OpenCL C front end: source -> LLVM bitcode, linking, kernel metadata, object binaries,
+// for any target a device names. Knows no device. No LLVM headers here.
+#pragma once
+
+#include "core/toolchain.hpp"
+
+#include <CL/cl.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace duet::rt {
+
+/// What a build needs to know about the target device; each device fills one.
+struct TargetSpec {
+    /// The triple clang parses for: "spir64-unknown-unknown" (the CPU device, retargeted to
+    /// the host after its work-group pass), "amdgcn-amd-amdhsa", "nvptx64-nvidia-cuda".
+    std::string triple = "spir64-unknown-unknown";
+    std::string cpuName;     ///< LLVM CPU name for code generation ("znver4", "gfx900")
+    std::string cpuFeatures; ///< LLVM feature string ("+avx512f,...")
+    /// OpenCL C features and extensions the device reports, passed to clang as -cl-ext.
+    std::vector<std::string> clExtensions;
+    bool fp64 = true;
+    bool images = true;
+    /// Extra cc1 arguments of this device ("-target-cpu", "gfx900", "-fno-builtin-printf").
+    std::vector<std::string> frontEndArgs;
+    /// Registers the device's LLVM target before the first compile, so that clang's
+    /// optimisation pipeline includes the target's passes (null: nothing to register).
+    void (*initialiseTarget)() = nullptr;
+    /// The target kind recorded in this device's program binaries (.note.duet; binary.hpp).
+    uint32_t binaryKind = 0;
+};
+
+/// clCompileProgram (and the first half of clBuildProgram): OpenCL C -> bitcode.
+/// Thread-safe: each call builds its own clang instance.
+CompileResult compileSource(std::string_view source, std::string_view options,
+                            std::span<const HeaderSource> headers, const TargetSpec& target);
+
+/// clLinkProgram: bitcode objects -> one module. `createLibrary` skips the final checks.
+LinkResult linkBitcode(std::span<const std::string> objects, std::string_view options,
+                       bool createLibrary);
+
+/// Kernel metadata of a compiled or linked module (for CL_PROGRAM_KERNEL_NAMES and clCreateKernel).
+/// Returns an empty vector on unreadable input.
+std::vector<KernelDesc> describeKernels(const std::string& bitcode);
+
+/// Wraps bitcode of a compiled object or library as a binary (ELF with .llvmir [+ .source]).
+std::string makeObjectBinary(const std::string& bitcode, std::string_view source,
+                             cl_program_binary_type type);
+
+/// The front end's share of a device's Toolchain: compile, link and object binaries for
+/// `target`. A device derives from it and adds its code generation (finalize, loadBinary).
+class FrontEndToolchain : public Toolchain {
+public:
+    explicit FrontEndToolchain(TargetSpec target) : m_target(std::move(target)) {}
+    const TargetSpec& target() const { return m_target; }
+
+    CompileResult compile(std::string_view source, std::string_view options,
+                          std::span<const HeaderSource> headers) const override {
+        return compileSource(source, options, headers, m_target);
+    }
+    LinkResult link(std::span<const std::string> objects, std::string_view options,
+                    bool createLibrary) const override {
+        return linkBitcode(objects, options, createLibrary);
+    }
+    std::string objectBinary(const std::string& bitcode, std::string_view source,
+                             cl_program_binary_type type) const override {
+        return makeObjectBinary(bitcode, source, type);
+    }
+
+private:
+    TargetSpec m_target;
+};
+
+} // namespace duet::rt

@@ -1,0 +1,95 @@
+// What core asks of a device's compiler: compile, link, finalise, load binaries. No LLVM here.
+#pragma once
+
+#include "core/kernel_desc.hpp"
+
+#include <CL/cl.h>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace duet::rt {
+
+/// A program header for clCompileProgram's input_headers.
+struct HeaderSource {
+    std::string includeName;
+    std::string source;
+};
+
+struct CompileResult {
+    cl_int status =
+        CL_SUCCESS;      ///< CL_SUCCESS, CL_INVALID_COMPILER_OPTIONS, CL_COMPILE_PROGRAM_FAILURE
+    std::string log;     ///< clang's diagnostics, verbatim
+    std::string bitcode; ///< LLVM bitcode of the compiled object
+};
+
+struct LinkResult {
+    cl_int status = CL_SUCCESS; ///< CL_SUCCESS, CL_INVALID_LINKER_OPTIONS, CL_LINK_PROGRAM_FAILURE
+    std::string log;
+    std::string bitcode; ///< the linked module (library or executable input)
+};
+
+/// Executable code for one device: what clBuildProgram/clLinkProgram produce in the end.
+/// Thread-safe after creation; lives as long as any kernel made from it.
+class DeviceExecutable {
+public:
+    virtual ~DeviceExecutable() = default;
+    virtual const std::vector<KernelDesc>& kernels() const = 0;
+    /// The device's handle of kernel `index` (in kernels() order), opaque to core: the CPU's
+    /// work-group function, the GCN code object entry, the NVIDIA CUfunction.
+    virtual void* entry(size_t index) const = 0;
+    /// CPU: kernel `index` with non-temporal stores, for launches whose buffers exceed the
+    /// last-level cache; null when that variant would be the same code (or is not made).
+    /// The thread that runs it must execute a store fence (sfence) after its last call.
+    virtual void* streamingEntry(size_t /*index*/) const { return nullptr; }
+    /// The program binary for CL_PROGRAM_BINARIES: an ELF with .source, .llvmir, .text.
+    virtual const std::string& binary() const = 0;
+    /// Bytes of program-scope __global variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
+    virtual size_t globalVariableTotalSize() const { return 0; }
+};
+
+struct FinalizeResult {
+    cl_int status = CL_SUCCESS; ///< CL_SUCCESS, CL_BUILD_PROGRAM_FAILURE, CL_LINK_PROGRAM_FAILURE
+    std::string log;
+    std::shared_ptr<DeviceExecutable> executable;
+};
+
+/// clCreateProgramWithBinary: recreate an executable (or a compiled object) from binary().
+/// On success exactly one of `executable` or `bitcode` is set: a compiled-object binary
+/// gives bitcode only.
+struct LoadBinaryResult {
+    cl_int status = CL_SUCCESS; ///< CL_SUCCESS or CL_INVALID_BINARY
+    std::string log;
+    std::shared_ptr<DeviceExecutable> executable;
+    std::string bitcode;
+    std::string source;
+    cl_program_binary_type binaryType = CL_PROGRAM_BINARY_TYPE_NONE;
+};
+
+/// A device's compiler as core's Program sees it. The OpenCL C front end (runtime/compiler)
+/// implements compile, link and objectBinary for any target; each device adds finalize and
+/// loadBinary (its code generation). Every member is thread-safe.
+class Toolchain {
+public:
+    virtual ~Toolchain() = default;
+    /// clCompileProgram (and the first half of clBuildProgram): OpenCL C -> bitcode.
+    virtual CompileResult compile(std::string_view source, std::string_view options,
+                                  std::span<const HeaderSource> headers) const = 0;
+    /// clLinkProgram: bitcode objects -> one module. `createLibrary` skips the final checks.
+    virtual LinkResult link(std::span<const std::string> objects, std::string_view options,
+                            bool createLibrary) const = 0;
+    /// Bitcode -> code the device runs. `options` are the build options (-cl-*, -save-temps);
+    /// `source` is kept in the binary.
+    virtual FinalizeResult finalize(const std::string& bitcode, std::string_view options,
+                                    std::string_view source) const = 0;
+    /// A CL_PROGRAM_BINARIES blob of this device back into an executable or object.
+    virtual LoadBinaryResult loadBinary(std::span<const unsigned char> binary) const = 0;
+    /// Wraps bitcode of a compiled object or library as a program binary.
+    virtual std::string objectBinary(const std::string& bitcode, std::string_view source,
+                                     cl_program_binary_type type) const = 0;
+};
+
+} // namespace duet::rt

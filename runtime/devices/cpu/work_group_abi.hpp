@@ -1,0 +1,43 @@
+// The CPU device's kernel ABI: the work-group function generated code exports and the launch
+// context it reads. Shared by the code generator (jit/) and the executor (cpu_device.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace duet::rt {
+
+/// The CPU device's largest work-group (CL_DEVICE_MAX_WORK_GROUP_SIZE and every
+/// CL_DEVICE_MAX_WORK_ITEM_SIZES entry). Generated code relies on it: local sizes and ids
+/// are known to fit, so index arithmetic in int stays affine for the vectoriser.
+inline constexpr size_t kCpuMaxWorkGroupSize = 4096;
+
+/// Per-work-group launch context, read by generated code at fixed offsets. POD, keep in sync
+/// with the work-group pass (runtime/devices/cpu).
+struct WorkGroupContext {
+    uint32_t workDim;
+    uint32_t reserved;
+    uint64_t globalOffset[3];
+    uint64_t globalSize[3];
+    uint64_t enqueuedLocalSize[3]; ///< the local size of the NDRange
+    uint64_t localSize[3];         ///< this group's size (smaller for a trailing partial group)
+    uint64_t numGroups[3];
+    uint64_t groupId[3];
+    char* localMem;  ///< this thread's block for kernel-scope __local variables
+    void* printfCtx; ///< opaque, handed to the host printf hook
+    /// End of this group's __local blocks (kernel-scope variables and __local arguments):
+    /// to_local() and get_fence() answer from [localMem, localMemEnd).
+    char* localMemEnd;
+    /// The stack span that holds every work-item's private memory: from the running thread's
+    /// lowest stack address up to the frame that calls the WorkGroupFn (stacks grow down).
+    /// to_private() answers from [stackLow, stackHigh).
+    char* stackLow;
+    char* stackHigh;
+};
+
+/// Entry of one kernel compiled for the CPU: runs every work-item of one work-group.
+/// `args[i]` points at the storage of argument i: the value bytes for Value; a `void*` holding
+/// the address for buffers, __local blocks, images; a `uint32_t` sampler value for Sampler.
+using WorkGroupFn = void (*)(void* const* args, const WorkGroupContext* ctx);
+
+} // namespace duet::rt
