@@ -1,20 +1,19 @@
 // cl_khr_gl_sharing and cl_khr_gl_event entry points: argument checks in the spec's order, then
-// runtime/gl (GL objects, acquire/release) or core does the work; events from GL sync objects.
+// runtime/gl (GL objects, acquire/release, GL sync events) or core does the work.
 #include "api/api.hpp"
 #include "core/device.hpp"
 #include "core/event.hpp"
 #include "core/memory.hpp"
 #include "core/queue.hpp"
-#include "gl/gl_functions.hpp"
 #include "gl/gl_object.hpp"
 #include "gl/gl_share.hpp"
 
 #include <CL/cl_gl.h>
+#include <GL/glcorearb.h>
 
 #include <algorithm>
 #include <initializer_list>
 #include <span>
-#include <thread>
 
 using namespace duet::api;
 namespace gl = duet::rt::gl;
@@ -352,34 +351,6 @@ DUET_API cl_int CL_API_CALL clEnqueueReleaseGLObjects(cl_command_queue queue, cl
     });
 }
 
-namespace {
-
-/// A GL sync object an event waits for.
-struct SyncPoll {
-    Ref<Event> event;
-    GLsync sync = nullptr;
-    gl::Share* share = nullptr;
-};
-
-/// Polls on the GL thread without blocking it, so acquires queued behind still run.
-void pollSync(std::shared_ptr<SyncPoll> st) {
-    st->share->post([st] {
-        GLenum r = gl::glFunctions().glClientWaitSync(st->sync, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
-        if (r == GL_TIMEOUT_EXPIRED) {
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
-            pollSync(st);
-            return;
-        }
-        Ref<Event> e = std::move(st->event);
-        e->setStatus(r == GL_WAIT_FAILED ? CL_OUT_OF_RESOURCES : CL_COMPLETE);
-        // The last reference may take the context and its GL thread with it: drop it on
-        // another thread, never on the GL thread it would join.
-        std::thread([e = std::move(e)] {}).detach();
-    });
-}
-
-} // namespace
-
 DUET_API cl_event CL_API_CALL clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync,
                                                          cl_int* errcodeRet) {
     Call call("clCreateEventFromGLsyncKHR", errcodeRet);
@@ -388,19 +359,12 @@ DUET_API cl_event CL_API_CALL clCreateEventFromGLsyncKHR(cl_context context, cl_
         auto share = checkGlContext(call, context, c);
         if (!share)
             return nullptr;
-        bool valid = false;
-        auto s = reinterpret_cast<GLsync>(sync);
-        share->run([&] { valid = sync && gl::glFunctions().glIsSync(s); });
-        if (!valid)
-            return call.fail(CL_INVALID_GL_OBJECT, "sync is not a GL sync object of the share "
-                                                   "group");
-        Event* e = makeObject<Event>(retainRef(c), nullptr, CL_COMMAND_GL_FENCE_SYNC_OBJECT_KHR);
-        auto state = std::make_shared<SyncPoll>();
-        state->event = retainRef(e);
-        state->sync = s;
-        state->share = share.get(); // alive while the event (and so its context) is
-        pollSync(state);
-        return call.ok(e);
+        // CL_INVALID_GL_OBJECT: sync is not a GL sync object of the share group (asked on the
+        // GL thread).
+        auto made = gl::createEventFromSync(*c, std::move(share), sync);
+        if (!made)
+            return call.fail(made.error());
+        return call.ok(*made);
     });
 }
 

@@ -106,4 +106,9 @@ Ref<Event> enqueueAcquire(Queue& queue, std::shared_ptr<Share> share, std::span<
 Ref<Event> enqueueRelease(Queue& queue, std::shared_ptr<Share> share, std::span<Mem* const> objects,
                           std::span<Event* const> waitList, bool wantEvent);
 
+/// clCreateEventFromGLsyncKHR after its argument checks: an event that completes when the GL
+/// sync object `sync` is signalled, polled on the GL thread. Errors: CL_INVALID_GL_OBJECT when
+/// `sync` is not a sync object of the share group.
+Result<Event*> createEventFromSync(Context& context, std::shared_ptr<Share> share, void* sync);
+
 } // namespace duet::rt::gl
