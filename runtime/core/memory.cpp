@@ -53,8 +53,19 @@ Mem::~Mem() {
     // Spec: destructor callbacks run in reverse order, before the memory is released.
     for (auto it = m_destructorCallbacks.rbegin(); it != m_destructorCallbacks.rend(); ++it)
         it->first(this, it->second);
+    // After the application's callbacks (GL state: a released-while-acquired buffer is handed
+    // back to GL here), before the storage goes.
+    m_attachment.reset();
     if (m_owns)
         freeStorage(m_home);
+}
+
+void Mem::settleStorage() const {
+    const Mem* owner = this;
+    while (owner->parent() || owner->bufferRef)
+        owner = owner->parent() ? owner->parent() : owner->bufferRef.get();
+    if (owner->m_attachment)
+        owner->m_attachment->settleStorage();
 }
 
 void Mem::addDestructorCallback(DestructorFn fn, void* userData) {

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -65,6 +66,27 @@ public:
         return false;
     }
 
+    /// State an extension keeps on a memory object (cl_khr_gl_sharing: the GL object it was
+    /// made from, runtime/gl). Core owns it and knows nothing else of it: it is destroyed with
+    /// the object, after the destructor callbacks and before the storage is freed.
+    class Attachment {
+    public:
+        virtual ~Attachment() = default;
+        /// Waits until the commands enqueued so far that move the object's storage (setStorage)
+        /// have run. Any thread; called without locks held.
+        virtual void settleStorage() const {}
+    };
+    /// Attaches `a`, once, while the object is being created: before its handle is handed out
+    /// (the slot is not synchronised; it is read-only from then on).
+    void attach(std::unique_ptr<Attachment> a) { m_attachment = std::move(a); }
+    /// The extension state, null for an ordinary object.
+    Attachment* attachment() const { return m_attachment.get(); }
+    /// For commands that hand out a pointer when enqueued (maps): waits until data() of this
+    /// object, or of the object whose storage it views, is what the commands enqueued before
+    /// will have left it (a GL buffer shared in place: its latest acquire has run). Returns at
+    /// once for objects without an attachment.
+    void settleStorage() const;
+
     // Images
     cl_image_format format{};
     cl_image_desc desc{};
@@ -92,6 +114,7 @@ private:
     size_t m_offset = 0;
     std::mutex m_mutex;
     std::vector<std::pair<DestructorFn, void*>> m_destructorCallbacks;
+    std::unique_ptr<Attachment> m_attachment;
 };
 
 /// Aligned host allocation for memory objects (alignment = CL_DEVICE_MEM_BASE_ADDR_ALIGN).

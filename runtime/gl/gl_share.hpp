@@ -90,7 +90,8 @@ std::shared_ptr<Share> shareOf(const Context* context);
 
 /// For commands that hand out a pointer when enqueued (maps): when `mem` is, or views, a GL
 /// buffer shared in place, waits until its latest enqueued acquire has run, so that data()
-/// is GL's mapping. Returns at once for every other object.
+/// is GL's mapping. Returns at once for every other object. The same as mem->settleStorage()
+/// (core code calls that; the GL state answers through Mem::Attachment).
 void settleStorage(const Mem* mem);
 
 /// Prints "duet: <message>" to stderr when DUET_LOG is set (notes, not errors).

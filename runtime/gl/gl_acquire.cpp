@@ -1,0 +1,121 @@
+// clEnqueueAcquireGLObjects / clEnqueueReleaseGLObjects as commands: the objects' glState flips
+// at enqueue, and the command, run by the queue's worker, maps or copies them on the GL thread.
+#include "core/queue.hpp"
+#include "gl/gl_functions.hpp"
+#include "gl/gl_object.hpp"
+#include "gl/gl_share.hpp"
+#include "gl/gl_transfer.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace duet::rt::gl {
+
+namespace {
+
+/// One object of an acquire or release; the reference keeps its GL state alive.
+struct Shared {
+    Ref<Mem> mem;
+    GlObject* gl;
+};
+
+/// Waits on the GL thread for the application's fence, then deletes it.
+void waitForApp(const GlFunctions& f, void* fence) {
+    auto s = static_cast<GLsync>(fence);
+    while (f.glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000) == GL_TIMEOUT_EXPIRED) {
+    }
+    f.glDeleteSync(s);
+}
+
+/// The command body: on the GL thread, after the application's GL work (`fence`), maps or
+/// copies each object in the directions its flags need. Returns the command's status.
+cl_int runAcquireRelease(Share& share, void* fence, bool acquire,
+                         const std::vector<Shared>& objects) {
+    cl_int status = CL_SUCCESS;
+    share.run([&] {
+        const auto& f = glFunctions();
+        if (fence)
+            waitForApp(f, fence);
+        bool copied = false;
+        for (const auto& [m, o] : objects) {
+            bool clReads = !(m->flags() & CL_MEM_WRITE_ONLY);
+            bool clWrites = !(m->flags() & CL_MEM_READ_ONLY);
+            if (o->inPlace) {
+                if (acquire && mapInPlace(*m, *o, clReads, clWrites))
+                    continue;
+                if (!acquire && o->mapped) {
+                    unmapInPlace(*m, *o);
+                    continue;
+                }
+            }
+            // A depth-stencil image's stencil is GL's alone: CL writes only depth, so the
+            // copy written back at release must start from GL's texels even when CL never
+            // reads them.
+            bool keepsGl = m->format.image_channel_order == CL_DEPTH_STENCIL;
+            if (acquire && (clReads || (keepsGl && clWrites))) {
+                status = std::min(status, copyFromGl(*m, *o));
+            } else if (!acquire && clWrites) {
+                copyToGl(*m, *o);
+                copied = true;
+            }
+        }
+        // Release: GL commands after the release event see CL's writes. Copies are GL
+        // commands to finish; unmapping leaves CL's writes in GL's own store already, so a
+        // flush does.
+        if (!acquire) {
+            if (copied)
+                f.glFinish();
+            else
+                f.glFlush();
+        }
+    });
+    return status;
+}
+
+Ref<Event> enqueueGlObjects(Queue& queue, std::shared_ptr<Share> share, std::span<Mem* const> mems,
+                            std::span<Event* const> waitList, bool wantEvent, bool acquire) {
+    std::vector<Shared> objects;
+    objects.reserve(mems.size());
+    for (Mem* m : mems)
+        objects.push_back({retainRef(m), glObjectOf(*m)});
+    // Acquire: the application's GL work issued so far must be done before CL reads.
+    void* fence = acquire ? share->fenceAppContext() : nullptr;
+    for (const auto& [m, o] : objects)
+        m->glState.store(acquire ? Mem::GlState::Acquired : Mem::GlState::Released);
+    // Release with the application's GL context current here: GL commands the application
+    // issues after this call must see CL's writes (cl_khr_gl_event's implicit
+    // synchronisation), so the call returns once the release has run.
+    const bool waitHere = !acquire && share->appContextCurrent();
+    std::vector<Shared> inPlace; // acquire: settleStorage waits for this command
+    if (acquire)
+        for (const Shared& s : objects)
+            if (s.gl->inPlace)
+                inPlace.push_back(s);
+    const cl_command_type type =
+        acquire ? CL_COMMAND_ACQUIRE_GL_OBJECTS : CL_COMMAND_RELEASE_GL_OBJECTS;
+    Ref<Event> event = queue.enqueue(
+        type, waitList,
+        [share, fence, acquire, objects = std::move(objects)] {
+            return runAcquireRelease(*share, fence, acquire, objects);
+        },
+        false, wantEvent || waitHere || !inPlace.empty());
+    for (const Shared& s : inPlace)
+        s.gl->noteAcquire(event);
+    if (waitHere)
+        event->wait();
+    return event;
+}
+
+} // namespace
+
+Ref<Event> enqueueAcquire(Queue& queue, std::shared_ptr<Share> share, std::span<Mem* const> objects,
+                          std::span<Event* const> waitList, bool wantEvent) {
+    return enqueueGlObjects(queue, std::move(share), objects, waitList, wantEvent, true);
+}
+
+Ref<Event> enqueueRelease(Queue& queue, std::shared_ptr<Share> share, std::span<Mem* const> objects,
+                          std::span<Event* const> waitList, bool wantEvent) {
+    return enqueueGlObjects(queue, std::move(share), objects, waitList, wantEvent, false);
+}
+
+} // namespace duet::rt::gl

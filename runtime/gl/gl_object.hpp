@@ -1,0 +1,114 @@
+// CL memory objects made from GL objects: the state each keeps (a Mem::Attachment), how they are
+// made, and the acquire/release commands that hand them between GL and CL.
+#pragma once
+
+#include "core/event.hpp"
+#include "core/memory.hpp"
+#include "core/result.hpp"
+
+#include <CL/cl_gl.h>
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+
+namespace duet::rt {
+class Queue;
+} // namespace duet::rt
+
+namespace duet::rt::gl {
+
+class Share;
+
+/// What a CL memory object made from a GL object remembers. Owned by that Mem (Mem::attach)
+/// and destroyed with it. Everything is fixed at creation except `mapped` (GL thread) and the
+/// latest in-place acquire (under the object's own mutex, a leaf lock). GL enums and names are
+/// `unsigned` here to keep GL headers out.
+class GlObject final : public Mem::Attachment {
+public:
+    GlObject(std::shared_ptr<Share> glShare, cl_gl_object_type glType, unsigned glName);
+    /// Released while acquired in place: GL must get its buffer back unmapped, or the
+    /// application's draws with it fail. Posts the unmap to the GL thread (no command of the
+    /// object is left by now) and returns without waiting.
+    ~GlObject() override;
+
+    /// In place: waits for the latest enqueued acquire (a failed acquire leaves the host
+    /// copy, which is still memory). Any thread, no lock held while waiting.
+    void settleStorage() const override;
+    /// Remembers `acquire` as the latest enqueued acquire (settleStorage).
+    void noteAcquire(Ref<Event> acquire);
+
+    const std::shared_ptr<Share> share;
+    const cl_gl_object_type type;
+    const unsigned name;
+    unsigned target = 0;                           ///< textures: the texture_target given
+    int level = 0;                                 ///< textures: the mipmap level shared
+    unsigned transferFormat = 0, transferType = 0; ///< textures and renderbuffers
+    /// Buffers shared in place: mapped at acquire, unmapped at release (else host copies).
+    bool inPlace = false;
+    /// In place: CL's storage is GL's mapping now (else the host copy). Touched on the GL
+    /// thread only, or by the destructor once no command can run.
+    bool mapped = false;
+
+private:
+    mutable std::mutex m_mutex;
+    Ref<Event> m_lastAcquire; ///< guarded by m_mutex
+};
+
+/// The GL state of `m`, null when `m` was not made from a GL object.
+GlObject* glObjectOf(const Mem& m);
+
+/// clCreateFromGLBuffer after its argument checks: reads the buffer's size on the GL thread
+/// and makes the CL buffer (in place or a host copy, as the share decides). Errors:
+/// CL_INVALID_GL_OBJECT (not a buffer object, or one without a data store),
+/// CL_OUT_OF_HOST_MEMORY (no host copy).
+Result<Mem*> createFromBuffer(Context& context, std::shared_ptr<Share> share, cl_mem_flags flags,
+                              unsigned buffer);
+
+/// A GL texture level or renderbuffer as a CL image will see it.
+struct GlImage {
+    cl_gl_object_type type = 0; ///< CL_GL_OBJECT_TEXTURE2D, ..., CL_GL_OBJECT_RENDERBUFFER
+    unsigned name = 0;
+    unsigned target = 0; ///< 0 for a renderbuffer
+    int level = 0;
+    cl_image_format format{};
+    unsigned transferFormat = 0, transferType = 0, bytesPerTexel = 0;
+    cl_image_desc desc{}; ///< type and sizes; no pitches, no buffer
+    std::string what;     ///< "texture 7" / "renderbuffer 3", for messages
+};
+
+/// The CL image type for a texture target, 0 when CL cannot share that target.
+cl_mem_object_type imageTypeFor(unsigned target);
+
+/// Reads level `level` of texture `name` bound to `target` (renderbuffer `name` when `target`
+/// is 0) on the GL thread. Errors: CL_INVALID_GL_OBJECT (no such object, another target's
+/// texture, a renderbuffer without storage), CL_INVALID_MIP_LEVEL (no such level),
+/// CL_INVALID_IMAGE_FORMAT_DESCRIPTOR (an internal format CL cannot share).
+Result<GlImage> describeImage(Share& share, unsigned target, int level, unsigned name);
+
+/// The CL image of a depth-stencil texture or renderbuffer (cl_khr_gl_depth_images), which
+/// clCreateImage refuses. Errors: CL_INVALID_IMAGE_FORMAT_DESCRIPTOR (not 2D or a 2D array),
+/// CL_MEM_OBJECT_ALLOCATION_FAILURE.
+Result<Mem*> createDepthStencilImage(Context& context, cl_mem_flags flags,
+                                     const cl_image_format& format, const cl_image_desc& desc);
+
+/// Makes `image`, just created for `gl` and not yet handed out, share it.
+void shareImage(Mem& image, std::shared_ptr<Share> share, const GlImage& gl);
+
+/// clEnqueueAcquireGLObjects / clEnqueueReleaseGLObjects after their argument checks (every
+/// object a GL object of the queue's context, in the other state): flips the objects' glState
+/// now and enqueues the command that maps or copies them on the GL thread. A release with the
+/// application's GL context current on this thread returns once it has run (cl_khr_gl_event).
+/// Returns the command's event when `wantEvent` (may be null otherwise).
+Ref<Event> enqueueAcquire(Queue& queue, std::shared_ptr<Share> share, std::span<Mem* const> objects,
+                          std::span<Event* const> waitList, bool wantEvent);
+Ref<Event> enqueueRelease(Queue& queue, std::shared_ptr<Share> share, std::span<Mem* const> objects,
+                          std::span<Event* const> waitList, bool wantEvent);
+
+/// clCreateEventFromGLsyncKHR after its argument checks: an event that completes when the GL
+/// sync object `sync` is signalled, polled on the GL thread. Errors: CL_INVALID_GL_OBJECT when
+/// `sync` is not a sync object of the share group.
+Result<Event*> createEventFromSync(Context& context, std::shared_ptr<Share> share, void* sync);
+
+} // namespace duet::rt::gl
