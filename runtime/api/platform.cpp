@@ -7,6 +7,7 @@
 #include <CL/cl_ext.h>
 
 #include <time.h>
+#include <tuple>
 
 using namespace duet::api;
 
@@ -151,16 +152,32 @@ cl_ulong profilingTimerOffsetNs() {
     return ns(real) - ns(mono);
 }
 
-cl_int deviceInfo(Device* d, cl_device_info param, size_t size, void* value, size_t* sizeRet) {
-    const DeviceInfo& i = d->info();
-    auto v = [&](auto x) { return infoValue(size, value, sizeRet, x); };
-    auto s = [&](const std::string& x) { return infoString(size, value, sizeRet, x); };
-    auto b = [&](bool x) {
-        return infoValue<cl_bool>(size, value, sizeRet, x ? CL_TRUE : CL_FALSE);
-    };
-    auto u = [&](cl_uint x) { return infoValue<cl_uint>(size, value, sizeRet, x); };
-    auto z = [&](size_t x) { return infoValue<size_t>(size, value, sizeRet, x); };
-    auto ul = [&](cl_ulong x) { return infoValue<cl_ulong>(size, value, sizeRet, x); };
+/// Where clGetDeviceInfo writes its answer, and typed writers for the common value types.
+struct InfoOut {
+    size_t size;
+    void* value;
+    size_t* sizeRet;
+    auto writers() const {
+        auto v = [this](auto x) { return infoValue(size, value, sizeRet, x); };
+        auto s = [this](const std::string& x) { return infoString(size, value, sizeRet, x); };
+        auto b = [this](bool x) {
+            return infoValue<cl_bool>(size, value, sizeRet, x ? CL_TRUE : CL_FALSE);
+        };
+        auto u = [this](cl_uint x) { return infoValue<cl_uint>(size, value, sizeRet, x); };
+        auto z = [this](size_t x) { return infoValue<size_t>(size, value, sizeRet, x); };
+        auto ul = [this](cl_ulong x) { return infoValue<cl_ulong>(size, value, sizeRet, x); };
+        return std::tuple{v, s, b, u, z, ul};
+    }
+};
+
+/// A group's answer for a parameter it does not know (the caller tries the next group; in the
+/// end it becomes CL_INVALID_VALUE).
+constexpr cl_int kNotAnswered = CL_INVALID_OPERATION;
+
+/// Compute units, work-group limits, vector widths, clocks, images.
+cl_int computeInfo(const Device* d, const DeviceInfo& i, cl_device_info param, const InfoOut& out) {
+    auto [v, s, b, u, z, ul] = out.writers();
+    (void)d, (void)v, (void)s, (void)b, (void)u, (void)z, (void)ul;
     switch (param) {
     case CL_DEVICE_TYPE:
         return v(i.type);
@@ -171,7 +188,8 @@ cl_int deviceInfo(Device* d, cl_device_info param, size_t size, void* value, siz
     case CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS:
         return u(i.maxWorkItemDimensions);
     case CL_DEVICE_MAX_WORK_ITEM_SIZES:
-        return writeInfo(size, value, sizeRet, i.maxWorkItemSizes, sizeof i.maxWorkItemSizes);
+        return writeInfo(out.size, out.value, out.sizeRet, i.maxWorkItemSizes,
+                         sizeof i.maxWorkItemSizes);
     case CL_DEVICE_MAX_WORK_GROUP_SIZE:
         return z(i.maxWorkGroupSize);
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR:
@@ -242,6 +260,17 @@ cl_int deviceInfo(Device* d, cl_device_info param, size_t size, void* value, siz
         return u(i.memBaseAddrAlign);
     case CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE:
         return u(128);
+    default:
+        break;
+    }
+    return kNotAnswered;
+}
+
+/// Floating-point configuration, memory and caches, queues and capabilities.
+cl_int memoryInfo(const Device* d, const DeviceInfo& i, cl_device_info param, const InfoOut& out) {
+    auto [v, s, b, u, z, ul] = out.writers();
+    (void)d, (void)v, (void)s, (void)b, (void)u, (void)z, (void)ul;
+    switch (param) {
     case CL_DEVICE_SINGLE_FP_CONFIG:
         return v(i.singleFpConfig);
     case CL_DEVICE_DOUBLE_FP_CONFIG:
@@ -292,10 +321,22 @@ cl_int deviceInfo(Device* d, cl_device_info param, size_t size, void* value, siz
         return u(0);
     case CL_DEVICE_MAX_ON_DEVICE_EVENTS:
         return u(0);
+    default:
+        break;
+    }
+    return kNotAnswered;
+}
+
+/// Names, versions, extensions, features, partitioning, SVM, atomics, pipes.
+cl_int identityInfo(const Device* d, const DeviceInfo& i, cl_device_info param,
+                    const InfoOut& out) {
+    auto [v, s, b, u, z, ul] = out.writers();
+    (void)d, (void)v, (void)s, (void)b, (void)u, (void)z, (void)ul;
+    switch (param) {
     case CL_DEVICE_BUILT_IN_KERNELS:
         return s("");
     case CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION:
-        return infoVector(size, value, sizeRet, i.builtInKernelsWithVersion);
+        return infoVector(out.size, out.value, out.sizeRet, i.builtInKernelsWithVersion);
     case CL_DEVICE_PLATFORM:
         return v(static_cast<cl_platform_id>(d->platform()));
     case CL_DEVICE_NAME:
@@ -315,15 +356,15 @@ cl_int deviceInfo(Device* d, cl_device_info param, size_t size, void* value, siz
     case CL_DEVICE_OPENCL_C_NUMERIC_VERSION_KHR:
         return v(cl_version(CL_MAKE_VERSION(1, 2, 0)));
     case CL_DEVICE_OPENCL_C_ALL_VERSIONS:
-        return infoVector(size, value, sizeRet, i.openclCAllVersions);
+        return infoVector(out.size, out.value, out.sizeRet, i.openclCAllVersions);
     case CL_DEVICE_OPENCL_C_FEATURES:
-        return infoVector(size, value, sizeRet, i.openclCFeatures);
+        return infoVector(out.size, out.value, out.sizeRet, i.openclCFeatures);
     case CL_DEVICE_EXTENSIONS:
         return s(i.extensions);
     case CL_DEVICE_EXTENSIONS_WITH_VERSION:
-        return infoVector(size, value, sizeRet, i.extensionsWithVersion);
+        return infoVector(out.size, out.value, out.sizeRet, i.extensionsWithVersion);
     case CL_DEVICE_ILS_WITH_VERSION:
-        return infoVector(size, value, sizeRet, i.ilsWithVersion);
+        return infoVector(out.size, out.value, out.sizeRet, i.ilsWithVersion);
     case CL_DEVICE_IL_VERSION:
         return s("");
     case CL_DEVICE_PRINTF_BUFFER_SIZE:
@@ -338,7 +379,7 @@ cl_int deviceInfo(Device* d, cl_device_info param, size_t size, void* value, siz
     case CL_DEVICE_PARTITION_TYPE: {
         // Not partitionable: the spec's answer is a single 0 property (partition type: none).
         if (param == CL_DEVICE_PARTITION_TYPE)
-            return writeInfo(size, value, sizeRet, nullptr, 0);
+            return writeInfo(out.size, out.value, out.sizeRet, nullptr, 0);
         cl_device_partition_property none = 0;
         return v(none);
     }
@@ -389,58 +430,73 @@ cl_int deviceInfo(Device* d, cl_device_info param, size_t size, void* value, siz
     default:
         break;
     }
-    // cl_amd_device_attribute_query: only devices that report it answer.
-    if (i.amdAttributes) {
-        switch (param) {
-        case CL_DEVICE_TOPOLOGY_AMD:
-            return v(i.topology);
-        case CL_DEVICE_SIMD_PER_COMPUTE_UNIT_AMD:
-            return u(i.simdPerComputeUnit);
-        case CL_DEVICE_SIMD_WIDTH_AMD:
-            return u(i.simdWidth);
-        case CL_DEVICE_SIMD_INSTRUCTION_WIDTH_AMD:
-            return u(i.simdInstructionWidth);
-        case CL_DEVICE_WAVEFRONT_WIDTH_AMD:
-            return u(i.wavefrontWidth);
-        case CL_DEVICE_GFXIP_MAJOR_AMD:
-            return u(i.gfxipMajor);
-        case CL_DEVICE_GFXIP_MINOR_AMD:
-            return u(i.gfxipMinor);
-        case CL_DEVICE_LOCAL_MEM_SIZE_PER_COMPUTE_UNIT_AMD:
-            return u(i.localMemSizePerComputeUnit);
-        case CL_DEVICE_LOCAL_MEM_BANKS_AMD:
-            return u(i.localMemBanks);
-        case CL_DEVICE_MAX_WORK_GROUP_SIZE_AMD:
-            return z(i.maxWorkGroupSize);
-        case CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_AMD:
-            return z(i.preferredWorkGroupSizeMultiple);
-        case CL_DEVICE_PCIE_ID_AMD:
-            return u(i.pcieId);
-        case CL_DEVICE_GLOBAL_FREE_MEMORY_AMD:
-            return v(d->backend().freeGlobalMemoryKiB());
-        case CL_DEVICE_GLOBAL_MEM_CHANNELS_AMD:
-            return u(i.globalMemChannels);
-        case CL_DEVICE_GLOBAL_MEM_CHANNEL_BANKS_AMD:
-            return u(i.globalMemChannelBanks);
-        case CL_DEVICE_GLOBAL_MEM_CHANNEL_BANK_WIDTH_AMD:
-            return u(i.globalMemChannelBankWidth);
-        case CL_DEVICE_PREFERRED_CONSTANT_BUFFER_SIZE_AMD:
-            return z(i.preferredConstantBufferSize);
-        case CL_DEVICE_PROFILING_TIMER_OFFSET_AMD:
-            return v(profilingTimerOffsetNs());
-        case CL_DEVICE_THREAD_TRACE_SUPPORTED_AMD:
-            return b(false);
-        case CL_DEVICE_AVAILABLE_ASYNC_QUEUES_AMD:
-            return u(i.asyncQueues);
-        case CL_DEVICE_MAX_REAL_TIME_COMPUTE_QUEUES_AMD:
-            return u(0);
-        case CL_DEVICE_MAX_REAL_TIME_COMPUTE_UNITS_AMD:
-            return u(0);
-        default:
-            break;
-        }
+    return kNotAnswered;
+}
+
+/// cl_amd_device_attribute_query: only devices that report it answer.
+cl_int amdInfo(const Device* d, const DeviceInfo& i, cl_device_info param, const InfoOut& out) {
+    auto [v, s, b, u, z, ul] = out.writers();
+    (void)d, (void)v, (void)s, (void)b, (void)u, (void)z, (void)ul;
+    switch (param) {
+    case CL_DEVICE_TOPOLOGY_AMD:
+        return v(i.topology);
+    case CL_DEVICE_SIMD_PER_COMPUTE_UNIT_AMD:
+        return u(i.simdPerComputeUnit);
+    case CL_DEVICE_SIMD_WIDTH_AMD:
+        return u(i.simdWidth);
+    case CL_DEVICE_SIMD_INSTRUCTION_WIDTH_AMD:
+        return u(i.simdInstructionWidth);
+    case CL_DEVICE_WAVEFRONT_WIDTH_AMD:
+        return u(i.wavefrontWidth);
+    case CL_DEVICE_GFXIP_MAJOR_AMD:
+        return u(i.gfxipMajor);
+    case CL_DEVICE_GFXIP_MINOR_AMD:
+        return u(i.gfxipMinor);
+    case CL_DEVICE_LOCAL_MEM_SIZE_PER_COMPUTE_UNIT_AMD:
+        return u(i.localMemSizePerComputeUnit);
+    case CL_DEVICE_LOCAL_MEM_BANKS_AMD:
+        return u(i.localMemBanks);
+    case CL_DEVICE_MAX_WORK_GROUP_SIZE_AMD:
+        return z(i.maxWorkGroupSize);
+    case CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_AMD:
+        return z(i.preferredWorkGroupSizeMultiple);
+    case CL_DEVICE_PCIE_ID_AMD:
+        return u(i.pcieId);
+    case CL_DEVICE_GLOBAL_FREE_MEMORY_AMD:
+        return v(d->backend().freeGlobalMemoryKiB());
+    case CL_DEVICE_GLOBAL_MEM_CHANNELS_AMD:
+        return u(i.globalMemChannels);
+    case CL_DEVICE_GLOBAL_MEM_CHANNEL_BANKS_AMD:
+        return u(i.globalMemChannelBanks);
+    case CL_DEVICE_GLOBAL_MEM_CHANNEL_BANK_WIDTH_AMD:
+        return u(i.globalMemChannelBankWidth);
+    case CL_DEVICE_PREFERRED_CONSTANT_BUFFER_SIZE_AMD:
+        return z(i.preferredConstantBufferSize);
+    case CL_DEVICE_PROFILING_TIMER_OFFSET_AMD:
+        return v(profilingTimerOffsetNs());
+    case CL_DEVICE_THREAD_TRACE_SUPPORTED_AMD:
+        return b(false);
+    case CL_DEVICE_AVAILABLE_ASYNC_QUEUES_AMD:
+        return u(i.asyncQueues);
+    case CL_DEVICE_MAX_REAL_TIME_COMPUTE_QUEUES_AMD:
+        return u(0);
+    case CL_DEVICE_MAX_REAL_TIME_COMPUTE_UNITS_AMD:
+        return u(0);
+    default:
+        break;
     }
-    return CL_INVALID_OPERATION; // marker: unknown parameter (turned into CL_INVALID_VALUE)
+    return kNotAnswered;
+}
+
+cl_int deviceInfo(Device* d, cl_device_info param, size_t size, void* value, size_t* sizeRet) {
+    const DeviceInfo& i = d->info();
+    const InfoOut out{size, value, sizeRet};
+    for (auto group : {computeInfo, memoryInfo, identityInfo})
+        if (cl_int r = group(d, i, param, out); r != kNotAnswered)
+            return r;
+    if (i.amdAttributes)
+        return amdInfo(d, i, param, out);
+    return kNotAnswered; // unknown parameter (turned into CL_INVALID_VALUE)
 }
 
 } // namespace
