@@ -1,7 +1,7 @@
 // libduet-interop: the engine makes the GL context, interop the CL context (on Duet and on PoCL),
 // host-copy round trips of GL buffers, textures and renderbuffers, and the "nothing can share"
 // error.
-#include "icd_vendors.hpp"
+#include "support/icd_vendors.hpp"
 
 #include "engine/gfx/gl.hpp"
 #include "engine/platform/surface.hpp"

@@ -1,8 +1,8 @@
 // duet-gasdyn run headless on Duet and PoCL: the PNG shows Sod's shock tube with the colours the
 // exact solution gives at the time the sample reports, a schlieren picture of a 2D Riemann problem
 // has its dark shock lines on a light ground, and a bad platform gives one line and a failure.
-#include "../interop/icd_vendors.hpp"
-#include "sample_run.hpp"
+#include "support/icd_vendors.hpp"
+#include "support/sample_run.hpp"
 
 #include "engine/gfx/capture.hpp"
 #include "exact_riemann.hpp"

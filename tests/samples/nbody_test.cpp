@@ -1,8 +1,8 @@
 // duet-nbody: the CL step against a double-precision host reference (N = 256, on Duet and PoCL),
 // energy drift, and the sample run headless with its PNG checked for bodies where physics puts
 // them.
-#include "../interop/icd_vendors.hpp"
-#include "sample_run.hpp"
+#include "support/icd_vendors.hpp"
+#include "support/sample_run.hpp"
 
 #include "engine/app/event.hpp"
 #include "engine/gfx/capture.hpp"

@@ -2,7 +2,7 @@
 // the FFT'd height field's variance against the spectrum (Parseval, exactly and in expectation),
 // the displacement kernel's output, and the sample run headless with its sRGB PNG checked for
 // sky and water where the camera puts them; on Duet and PoCL.
-#include "../interop/icd_vendors.hpp"
+#include "support/icd_vendors.hpp"
 
 #include "engine/gfx/capture.hpp"
 #include "engine/gfx/orbit_camera.hpp"

@@ -1,8 +1,8 @@
 // duet-simplegl: the kernel's VBO contents read back from GL with glGetBufferSubData against the
 // host formula (Duet sharing, PoCL host copies), and the sample run headless with its PNG checked
 // for the mesh where the sine wave puts it.
-#include "../interop/icd_vendors.hpp"
-#include "sample_run.hpp"
+#include "support/icd_vendors.hpp"
+#include "support/sample_run.hpp"
 
 #include "engine/gfx/capture.hpp"
 #include "engine/gfx/gl.hpp"

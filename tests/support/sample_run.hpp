@@ -1,8 +1,8 @@
 // Sample and solver test support: the platforms to test on, and running a sample executable for
-// its exit code and output. Include after tests/interop/icd_vendors.hpp (for havePocl()).
+// its exit code and output. Include after support/icd_vendors.hpp (for havePocl()).
 #pragma once
 
-#include "../interop/icd_vendors.hpp"
+#include "support/icd_vendors.hpp"
 
 #include <cstdio>
 #include <string>

@@ -1,7 +1,7 @@
 // printf, program-scope variables and the generic address space on the GCN device
 // (DUET_DEVICES=cpu,gcn): the software model runs what LLVM's AMDGPU backend emits, and its
 // results (and printed text) match the CPU device's.
-#include "gcn_device/on_device.hpp"
+#include "support/on_device.hpp"
 #include "support/capture.hpp"
 
 #include <algorithm>

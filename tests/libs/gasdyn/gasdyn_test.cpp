@@ -2,8 +2,8 @@
 // tube against the exact Riemann solution with the L1 error falling at the expected order,
 // conservation to round-off with periodic boundaries, the CFL reduction against a host maximum,
 // the Y sweep against the X sweep on transposed problems, the boundary kernels, and bad input.
-#include "../interop/icd_vendors.hpp"
-#include "../samples/sample_run.hpp"
+#include "support/icd_vendors.hpp"
+#include "support/sample_run.hpp"
 
 #include "exact_riemann.hpp"
 #include "gasdyn_sim.hpp"

@@ -1,6 +1,6 @@
 // The samples' kernels on both of Duet's devices (DUET_DEVICES=cpu,gcn): the N-body step and
 // SimpleGL's sine wave computed by the software GCN model match the CPU device.
-#include "gcn_device/on_device.hpp"
+#include "support/on_device.hpp"
 
 #include <cmath>
 #include <fstream>

@@ -1,7 +1,7 @@
 // libduet-fft: 1D (every power of two 2..1024, several batch counts) and 2D (256^2..1024^2 and
 // uneven shapes) transforms against double-precision host references, round trips, in place,
 // and the errors bad sizes and bad buffers give.
-#include "../interop/icd_vendors.hpp"
+#include "support/icd_vendors.hpp"
 #include "support/cl_test.hpp"
 
 #include "fft.hpp"
