@@ -1,6 +1,7 @@
 // libduet-interop: the engine makes the GL context, interop the CL context (on Duet and on PoCL),
 // host-copy round trips of GL buffers, textures and renderbuffers, and the "nothing can share"
 // error.
+#include "support/cl_test.hpp"
 #include "support/icd_vendors.hpp"
 
 #include "engine/gfx/gl.hpp"
@@ -46,9 +47,7 @@ duet::interop::GLHandles handles() {
 }
 
 std::string platformName(cl_platform_id p) {
-    char name[256] = {};
-    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-    return name;
+    return duet::test::platformString(p, CL_PLATFORM_NAME);
 }
 
 std::unique_ptr<Context> contextOn(const std::string& platform) {
@@ -63,23 +62,15 @@ cl_kernel buildKernel(Context& ctx, const char* source, const char* name) {
     REQUIRE(err == CL_SUCCESS);
     cl_device_id device = ctx.device();
     err = clBuildProgram(program, 1, &device, "", nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-        char log[4096] = {};
-        clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, nullptr);
-        FAIL("build failed: " << log);
-    }
+    if (err != CL_SUCCESS)
+        FAIL("build failed: " << duet::test::buildLog(program, device));
     cl_kernel kernel = clCreateKernel(program, name, &err);
     REQUIRE(err == CL_SUCCESS);
     clReleaseProgram(program); // the kernel keeps it alive
     return kernel;
 }
 
-std::vector<std::string> platformsUnderTest() {
-    std::vector<std::string> names = {"Duet"};
-    if (duet::test::havePocl())
-        names.push_back("Portable Computing Language");
-    return names;
-}
+using duet::test::platformsUnderTest;
 
 const char* kScaleSource = R"(
 __kernel void scale(__global float *v) {

@@ -2,7 +2,7 @@
 // exact solution gives at the time the sample reports, a schlieren picture of a 2D Riemann problem
 // has its dark shock lines on a light ground, and a bad platform gives one line and a failure.
 #include "support/icd_vendors.hpp"
-#include "support/sample_run.hpp"
+#include "support/process.hpp"
 
 #include "engine/gfx/capture.hpp"
 #include "exact_riemann.hpp"

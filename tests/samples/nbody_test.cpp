@@ -1,8 +1,9 @@
 // duet-nbody: the CL step against a double-precision host reference (N = 256, on Duet and PoCL),
 // energy drift, and the sample run headless with its PNG checked for bodies where physics puts
 // them.
+#include "support/cl_test.hpp"
 #include "support/icd_vendors.hpp"
-#include "support/sample_run.hpp"
+#include "support/process.hpp"
 
 #include "engine/app/event.hpp"
 #include "engine/gfx/capture.hpp"
@@ -26,39 +27,7 @@ using duet::test::runCommand;
 
 namespace {
 
-struct ClOn {
-    cl_platform_id platform = nullptr;
-    cl_device_id device = nullptr;
-    cl_context context = nullptr;
-    cl_command_queue queue = nullptr;
-    explicit ClOn(const std::string& name) {
-        duet::test::useDuetAndPocl();
-        cl_uint n = 0;
-        clGetPlatformIDs(0, nullptr, &n);
-        std::vector<cl_platform_id> platforms(n);
-        clGetPlatformIDs(n, platforms.data(), nullptr);
-        for (cl_platform_id p : platforms) {
-            char text[256] = {};
-            clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof text - 1, text, nullptr);
-            if (name == text)
-                platform = p;
-        }
-        REQUIRE(platform);
-        REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS);
-        cl_int err;
-        context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
-        queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
-    }
-    ~ClOn() {
-        if (queue)
-            clReleaseCommandQueue(queue);
-        if (context)
-            clReleaseContext(context);
-    }
-};
-
+using duet::test::ClOn;
 using duet::test::platformsUnderTest;
 
 // Runs `steps` CL steps from `state` and returns the final positions and velocities.

@@ -2,7 +2,7 @@
 // host formula (Duet sharing, PoCL host copies), and the sample run headless with its PNG checked
 // for the mesh where the sine wave puts it.
 #include "support/icd_vendors.hpp"
-#include "support/sample_run.hpp"
+#include "support/process.hpp"
 
 #include "engine/gfx/capture.hpp"
 #include "engine/gfx/gl.hpp"

@@ -1,14 +1,13 @@
 // The GCN device through the public API (DUET_DEVICES=gcn, DUET_GCN_CUS=8): device info,
 // builds for gfx900, -save-temps, binaries, and kernels run on the software GCN model.
 #include "support/cl_test.hpp"
+#include "support/process.hpp"
 
 #include <CL/cl_ext.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <numeric>
-#include <sstream>
 #include <unistd.h>
 
 using namespace duet::test;
@@ -19,13 +18,6 @@ template <class T> T info(cl_device_id d, cl_device_info what) {
     T v{};
     REQUIRE_CL(clGetDeviceInfo(d, what, sizeof v, &v, nullptr));
     return v;
-}
-
-std::string readFile(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 cl_kernel kernel(cl_program p, const char* name) {

@@ -7,25 +7,23 @@
 #include "interop/gl_devices.hpp"
 #include "interop/interop.hpp"
 #include "report_format.hpp"
+#include "support/process.hpp"
+#include "support/xvfb.hpp"
 
 #include <catch.hpp>
 
 #include <GL/glx.h>
 #include <X11/Xlib.h>
 
-#include <chrono>
-#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace duet;
+using duet::test::readFile;
 using nlohmann::json;
 
 namespace {
@@ -33,62 +31,10 @@ namespace {
 std::string g_display; // ":N" of the Xvfb server this test runs
 fs::path g_dir;        // scratch folder for output files and vendor folders
 
-bool exists(const std::string& path) {
-    struct stat st;
-    return stat(path.c_str(), &st) == 0;
-}
-
-/// Starts Xvfb with `args` (screens, extensions) on a free display number from `first`; returns
-/// its pid (or -1) and sets `display`.
-pid_t startXvfb(std::string& display, const std::vector<std::string>& args, int first) {
-    const char* xvfb = "/usr/bin/Xvfb";
-    if (access(xvfb, X_OK) != 0)
-        return -1;
-    for (int n = first + int(getpid() % 50); n < first + 200; ++n) {
-        std::string number = std::to_string(n);
-        if (exists("/tmp/.X" + number + "-lock") || exists("/tmp/.X11-unix/X" + number))
-            continue;
-        pid_t pid = fork();
-        if (pid == 0) {
-            std::vector<std::string> all = {"Xvfb", ":" + number};
-            all.insert(all.end(), args.begin(), args.end());
-            all.insert(all.end(), {"-nolisten", "tcp", "-noreset"});
-            std::vector<char*> argv;
-            for (std::string& a : all)
-                argv.push_back(a.data());
-            argv.push_back(nullptr);
-            execv(xvfb, argv.data());
-            _exit(127);
-        }
-        if (pid < 0)
-            return -1;
-        for (int i = 0; i < 200; ++i) {
-            int status = 0;
-            if (waitpid(pid, &status, WNOHANG) == pid)
-                break;
-            if (exists("/tmp/.X11-unix/X" + number)) {
-                display = ":" + number;
-                return pid;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-        kill(pid, SIGKILL);
-        waitpid(pid, nullptr, 0);
-    }
-    return -1;
-}
-
 struct Run {
     int exitCode = -1; ///< -1: killed by a signal (a crash)
     std::string out, err;
 };
-
-std::string readFile(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 /// Runs duet-displays with `args`, stdout and stderr kept apart; `env` is prefixed (VAR=value ...).
 Run runTool(const std::string& args, const std::string& env = "") {
@@ -216,9 +162,9 @@ TEST_CASE("a display that does not exist is a readable error, not a crash", "[x]
 }
 
 TEST_CASE("an X server without GLX: each screen says so, the tool still exits 0", "[x][errors]") {
-    std::string display;
-    pid_t server = startXvfb(display, {"-extension", "GLX"}, 620);
-    REQUIRE(server > 0);
+    duet::test::XvfbServer server({"-extension", "GLX"}, 620);
+    REQUIRE(server.running());
+    const std::string display = server.display();
     interop::XDisplayReport x = interop::listXScreens(display);
     CHECK(x.opened);
     CHECK(x.error == "X display '" + display + "' has no GLX extension");
@@ -234,8 +180,6 @@ TEST_CASE("an X server without GLX: each screen says so, the tool still exits 0"
                               "' has no GLX extension"));
     CHECK(contains(r.err, "duet-displays: X: X display '" + display + "' has no GLX extension"));
     CHECK(contains(r.out, "Summary: 0 GL contexts made; no GL context to share with."));
-    kill(server, SIGTERM);
-    waitpid(server, nullptr, 0);
 }
 
 TEST_CASE("EGL devices: each gets a GL context that Duet can share with; Mesa's software device "
@@ -272,7 +216,7 @@ TEST_CASE("EGL devices: each gets a GL context that Duet can share with; Mesa's 
 
 TEST_CASE("GPUs from libdrm: an empty list with a reason where there is no /dev/dri", "[drm]") {
     interop::GpuList gpus = interop::listGpus();
-    if (!exists("/dev/dri")) {
+    if (!duet::test::pathExists("/dev/dri")) {
         CHECK(gpus.gpus.empty());
         CHECK(contains(gpus.note, "/dev/dri"));
     }
@@ -373,7 +317,7 @@ TEST_CASE("duet-displays with $DISPLAY and no --display lists the same screens",
 TEST_CASE("a platform without cl_khr_gl_sharing is named as such; nothing sharing is said, exit 0",
           "[tool][pocl]") {
     const std::string pocl = "/etc/OpenCL/vendors/pocl.icd";
-    if (exists(pocl)) {
+    if (duet::test::pathExists(pocl)) {
         std::string vendors = vendorsWith("pocl-only", {pocl});
         Run r = runTool("--display " + g_display, "OCL_ICD_VENDORS=" + vendors);
         INFO(r.out << r.err);
@@ -448,21 +392,20 @@ TEST_CASE("Context::create picks the device the listing names as current for the
 }
 
 int main(int argc, char** argv) {
-    std::string display;
-    pid_t xvfb =
-        startXvfb(display, {"-screen", "0", "640x480x24", "-screen", "1", "800x600x24"}, 400);
-    if (xvfb < 0) {
-        std::fprintf(stderr, "SKIP: Xvfb could not be started (apt-get install xvfb)\n");
-        return 77;
+    if (duet::test::xvfbPath().empty())
+        return duet::test::skipTest("Xvfb is not installed (apt-get install xvfb)");
+    duet::test::XvfbServer xvfb({"-screen", "0", "640x480x24", "-screen", "1", "800x600x24"}, 400);
+    if (!xvfb.running()) {
+        std::fprintf(stderr, "FAILED: Xvfb is installed but did not start on any display from "
+                             ":400\n");
+        return 1;
     }
-    g_display = display;
-    setenv("DISPLAY", display.c_str(), 1);
+    g_display = xvfb.display();
+    setenv("DISPLAY", g_display.c_str(), 1);
     g_dir = fs::temp_directory_path() / ("duet-displays-test-" + std::to_string(getpid()));
     fs::create_directories(g_dir);
-    std::printf("Xvfb on %s (pid %d)\n", display.c_str(), int(xvfb));
+    std::printf("Xvfb on %s (pid %d)\n", g_display.c_str(), int(xvfb.pid()));
     int rc = Catch::Session().run(argc, argv);
-    kill(xvfb, SIGTERM);
-    waitpid(xvfb, nullptr, 0);
     std::error_code ignored;
     fs::remove_all(g_dir, ignored);
     return rc;

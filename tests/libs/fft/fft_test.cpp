@@ -1,8 +1,8 @@
 // libduet-fft: 1D (every power of two 2..1024, several batch counts) and 2D (256^2..1024^2 and
 // uneven shapes) transforms against double-precision host references, round trips, in place,
 // and the errors bad sizes and bad buffers give.
-#include "support/icd_vendors.hpp"
 #include "support/cl_test.hpp"
+#include "support/icd_vendors.hpp"
 
 #include "fft.hpp"
 
@@ -24,53 +24,19 @@ namespace {
 
 // The platforms under test: $DUET_TEST_PLATFORM alone when set, else Duet and PoCL (installed).
 std::vector<std::string> platformsUnderTest() {
-    duet::test::useDuetAndPocl();
+    std::vector<std::string> names = duet::test::platformsUnderTest();
     const char* env = std::getenv("DUET_TEST_PLATFORM");
     if (env && *env)
         return {env};
-    std::vector<std::string> names = {"Duet"};
-    if (duet::test::havePocl())
-        names.push_back("Portable Computing Language");
     return names;
 }
 
-struct Cl {
-    cl_device_id device = nullptr;
-    cl_context context = nullptr;
-    cl_command_queue queue = nullptr;
+// The platform's default device, a context and a queue, and the device's name for the log.
+struct Cl : duet::test::ClOn {
     std::string name;
-    explicit Cl(const std::string& platformName) {
-        cl_uint n = 0;
-        clGetPlatformIDs(0, nullptr, &n);
-        std::vector<cl_platform_id> platforms(n);
-        clGetPlatformIDs(n, platforms.data(), nullptr);
-        cl_platform_id platform = nullptr;
-        for (cl_platform_id p : platforms)
-            if (duet::test::platformString(p, CL_PLATFORM_NAME).find(platformName) !=
-                std::string::npos)
-                platform = p;
-        INFO("platform " << platformName);
-        REQUIRE(platform);
-        REQUIRE_CL(clGetDeviceIDs(platform, CL_DEVICE_TYPE_DEFAULT, 1, &device, nullptr));
-        name = duet::test::deviceString(device, CL_DEVICE_NAME);
-        cl_int err;
-        context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-        REQUIRE_CL(err);
-        queue = clCreateCommandQueue(context, device, 0, &err);
-        REQUIRE_CL(err);
-    }
-    ~Cl() {
-        if (queue)
-            clReleaseCommandQueue(queue);
-        if (context)
-            clReleaseContext(context);
-    }
-    cl_mem buffer(size_t bytes) {
-        cl_int err;
-        cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
-        REQUIRE_CL(err);
-        return m;
-    }
+    explicit Cl(const std::string& platformName)
+        : duet::test::ClOn(platformName, CL_DEVICE_TYPE_DEFAULT),
+          name(duet::test::deviceString(device, CL_DEVICE_NAME)) {}
 };
 
 std::vector<cl_float2> randomData(size_t n, unsigned seed) {

@@ -2,8 +2,8 @@
 // tube against the exact Riemann solution with the L1 error falling at the expected order,
 // conservation to round-off with periodic boundaries, the CFL reduction against a host maximum,
 // the Y sweep against the X sweep on transposed problems, the boundary kernels, and bad input.
+#include "support/cl_test.hpp"
 #include "support/icd_vendors.hpp"
-#include "support/sample_run.hpp"
 
 #include "exact_riemann.hpp"
 #include "gasdyn_sim.hpp"
@@ -25,39 +25,7 @@ using gasdyn::Problem;
 
 namespace {
 
-struct ClOn {
-    cl_platform_id platform = nullptr;
-    cl_device_id device = nullptr;
-    cl_context context = nullptr;
-    cl_command_queue queue = nullptr;
-    explicit ClOn(const std::string& name) {
-        duet::test::useDuetAndPocl();
-        cl_uint n = 0;
-        clGetPlatformIDs(0, nullptr, &n);
-        std::vector<cl_platform_id> platforms(n);
-        clGetPlatformIDs(n, platforms.data(), nullptr);
-        for (cl_platform_id p : platforms) {
-            char text[256] = {};
-            clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof text - 1, text, nullptr);
-            if (name == text)
-                platform = p;
-        }
-        REQUIRE(platform);
-        REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS);
-        cl_int err;
-        context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
-        queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
-    }
-    ~ClOn() {
-        if (queue)
-            clReleaseCommandQueue(queue);
-        if (context)
-            clReleaseContext(context);
-    }
-};
-
+using duet::test::ClOn;
 using duet::test::platformsUnderTest;
 
 // Steps until the device clock reaches tEnd (the last step is cut to land on it).
