@@ -30,9 +30,6 @@ const Geometry kGeometries[] = {
     {CL_MEM_OBJECT_IMAGE3D, "image3d_t", 3, -1, 4, {4, 3, 3}, 1},
 };
 
-const char* coordType(int w) {
-    return w == 1 ? "float" : w == 2 ? "float2" : "float4";
-}
 const char* coordExpr(int w) {
     return w == 1 ? "c[i].x" : w == 2 ? "c[i].xy" : "c[i]";
 }
