@@ -15,7 +15,8 @@
 using namespace duet::engine;
 using namespace duet::engine::test;
 
-TEST_CASE("GLFW window with a GLX context renders and reads back the expected pixels", "[xvfb]") {
+TEST_CASE("GLFW window with a GLX context renders and reads back the expected pixels",
+          "[engine][xvfb]") {
     SurfaceDesc desc;
     desc.width = 320;
     desc.height = 240;
@@ -43,7 +44,8 @@ TEST_CASE("GLFW window with a GLX context renders and reads back the expected pi
     }
 }
 
-TEST_CASE("demo runs in a window and captures the triangle and the overlay", "[xvfb][demo]") {
+TEST_CASE("demo runs in a window and captures the triangle and the overlay",
+          "[engine][xvfb][demo]") {
     std::remove("window.png");
     CommandResult r = runCommand(std::string(DUET_ENGINE_DEMO) +
                                  " --frames 5 --size 800x600 --screenshot window.png --stats");

@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     return rc;
 }
 
-TEST_CASE("GLX: clGetGLContextInfoKHR and context creation with CL_GLX_DISPLAY_KHR", "[glx]") {
+TEST_CASE("GLX: clGetGLContextInfoKHR and context creation with CL_GLX_DISPLAY_KHR", "[gl][glx]") {
     cl_platform_id p = platformUnderTest();
     auto props = glxProperties(p);
     cl_device_id dev = nullptr;
@@ -124,7 +124,7 @@ TEST_CASE("GLX: clGetGLContextInfoKHR and context creation with CL_GLX_DISPLAY_K
     CHECK(glXGetCurrentContext() == g_ctx);
 }
 
-TEST_CASE("GLX: GL buffers written and read by kernels", "[glx]") {
+TEST_CASE("GLX: GL buffers written and read by kernels", "[gl][glx]") {
     cl_platform_id p = platformUnderTest();
     auto props = glxProperties(p);
     cl_device_id dev = defaultDevice();

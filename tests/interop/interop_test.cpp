@@ -90,7 +90,8 @@ __kernel void swap_rb(__read_only image2d_t src, __write_only image2d_t dst) {
 
 } // namespace
 
-TEST_CASE("interop creates the CL context for the engine's GL context on each platform") {
+TEST_CASE("interop creates the CL context for the engine's GL context on each platform",
+          "[interop]") {
     REQUIRE(surface());
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -111,13 +112,13 @@ TEST_CASE("interop creates the CL context for the engine's GL context on each pl
     }
 }
 
-TEST_CASE("interop defaults to Duet when no platform can share") {
+TEST_CASE("interop defaults to Duet when no platform can share", "[interop]") {
     REQUIRE(surface());
     std::unique_ptr<Context> ctx = Context::create(handles(), {});
     CHECK(platformName(ctx->platform()) == "Duet");
 }
 
-TEST_CASE("a VBO written by a kernel reads back through glGetBufferSubData") {
+TEST_CASE("a VBO written by a kernel reads back through glGetBufferSubData", "[interop]") {
     REQUIRE(surface());
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -164,7 +165,7 @@ TEST_CASE("a VBO written by a kernel reads back through glGetBufferSubData") {
     }
 }
 
-TEST_CASE("textures and renderbuffers round-trip through a kernel") {
+TEST_CASE("textures and renderbuffers round-trip through a kernel", "[interop]") {
     REQUIRE(surface());
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -243,7 +244,7 @@ TEST_CASE("textures and renderbuffers round-trip through a kernel") {
     }
 }
 
-TEST_CASE("an unsupported GL object gets CL_INVALID_GL_OBJECT, not a crash") {
+TEST_CASE("an unsupported GL object gets CL_INVALID_GL_OBJECT, not a crash", "[interop]") {
     REQUIRE(surface());
     std::unique_ptr<Context> ctx = Context::create(handles(), {});
     if (ctx->mode() != Mode::HostCopy)
@@ -257,7 +258,8 @@ TEST_CASE("an unsupported GL object gets CL_INVALID_GL_OBJECT, not a crash") {
     glGetError();
 }
 
-TEST_CASE("when nothing can share, one error names the GL renderer and every device seen") {
+TEST_CASE("when nothing can share, one error names the GL renderer and every device seen",
+          "[interop]") {
     REQUIRE(surface());
     std::string renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
     duet::interop::Options options;
@@ -288,7 +290,7 @@ TEST_CASE("when nothing can share, one error names the GL renderer and every dev
     }
 }
 
-TEST_CASE("sRGB, float and depth textures travel both ways") {
+TEST_CASE("sRGB, float and depth textures travel both ways", "[interop]") {
     REQUIRE(surface());
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);

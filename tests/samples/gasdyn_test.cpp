@@ -47,7 +47,8 @@ bool parseTime(const std::string& output, double& t, long& steps) {
 
 } // namespace
 
-TEST_CASE("duet-gasdyn draws Sod's shock tube in the colours of the exact solution") {
+TEST_CASE("duet-gasdyn draws Sod's shock tube in the colours of the exact solution",
+          "[samples][gasdyn]") {
     duet::test::useDuetAndPocl();
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -122,7 +123,8 @@ TEST_CASE("duet-gasdyn draws Sod's shock tube in the colours of the exact soluti
     }
 }
 
-TEST_CASE("duet-gasdyn's schlieren picture shows dark shock lines on a light ground") {
+TEST_CASE("duet-gasdyn's schlieren picture shows dark shock lines on a light ground",
+          "[samples][gasdyn]") {
     duet::test::useDuetAndPocl();
     std::string png = std::filesystem::absolute("gasdyn_schlieren.png");
     std::filesystem::remove(png);
@@ -151,7 +153,8 @@ TEST_CASE("duet-gasdyn's schlieren picture shows dark shock lines on a light gro
     CHECK(dark < all / 4);
 }
 
-TEST_CASE("duet-gasdyn with no usable CL device prints one line and exits non-zero") {
+TEST_CASE("duet-gasdyn with no usable CL device prints one line and exits non-zero",
+          "[samples][gasdyn]") {
     duet::test::useDuetAndPocl();
     CommandResult run = runCommand(std::string(DUET_GASDYN) +
                                    " --headless --frames 1 --size 64x64 --platform 'no such'");

@@ -67,7 +67,8 @@ int brightness(const duet::engine::Image& image, int x, int y) {
 
 } // namespace
 
-TEST_CASE("the N-body step matches a double-precision host reference for N = 256") {
+TEST_CASE("the N-body step matches a double-precision host reference for N = 256",
+          "[samples][nbody]") {
     const int n = 256;
     const float dt = 0.002f, eps = 0.05f, eps2 = eps * eps;
     for (const std::string& platform : platformsUnderTest()) {
@@ -99,7 +100,7 @@ TEST_CASE("the N-body step matches a double-precision host reference for N = 256
     }
 }
 
-TEST_CASE("N-body energy drift stays within bounds over 300 steps") {
+TEST_CASE("N-body energy drift stays within bounds over 300 steps", "[samples][nbody]") {
     const int n = 256;
     const float dt = 0.001f, eps = 0.05f, eps2 = eps * eps;
     for (const std::string& platform : platformsUnderTest()) {
@@ -116,7 +117,8 @@ TEST_CASE("N-body energy drift stays within bounds over 300 steps") {
     }
 }
 
-TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts them") {
+TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts them",
+          "[samples][nbody]") {
     duet::test::useDuetAndPocl();
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -223,7 +225,8 @@ TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts 
     }
 }
 
-TEST_CASE("duet-nbody with no usable CL device prints one line and exits non-zero") {
+TEST_CASE("duet-nbody with no usable CL device prints one line and exits non-zero",
+          "[samples][nbody]") {
     duet::test::useDuetAndPocl();
     CommandResult run = runCommand(std::string(DUET_NBODY) +
                                    " --headless --frames 1 --size 64x64 --platform 'no such'");
@@ -258,7 +261,8 @@ duet::engine::Image runNbody(const std::string& name, const std::string& setting
 } // namespace
 
 TEST_CASE("duet-nbody's depth fog: a CL pass over GL's depth texture dims each body by its "
-          "distance, in linear light through sRGB textures") {
+          "distance, in linear light through sRGB textures",
+          "[samples][nbody]") {
     duet::test::useDuetAndPocl();
     const int w = 320, h = 240, n = 512, frames = 5;
     duet::engine::Image plain = runNbody("off", "--set fog=0");

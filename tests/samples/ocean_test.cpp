@@ -56,7 +56,8 @@ double srgbEncode(double linear) {
 
 } // namespace
 
-TEST_CASE("the Phillips spectrum kernel matches the host formula with standard normal noise") {
+TEST_CASE("the Phillips spectrum kernel matches the host formula with standard normal noise",
+          "[samples][ocean]") {
     const int n = 256;
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -125,7 +126,8 @@ TEST_CASE("the Phillips spectrum kernel matches the host formula with standard n
     }
 }
 
-TEST_CASE("a new spectrum is generated on the CPU queue while frames go on with the old one") {
+TEST_CASE("a new spectrum is generated on the CPU queue while frames go on with the old one",
+          "[samples][ocean]") {
     const int n = 64;
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -193,7 +195,7 @@ TEST_CASE("a new spectrum is generated on the CPU queue while frames go on with 
     }
 }
 
-TEST_CASE("the FFT'd height field's variance matches the spectrum (Parseval)") {
+TEST_CASE("the FFT'd height field's variance matches the spectrum (Parseval)", "[samples][ocean]") {
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         ClOn cl(platform);
@@ -285,7 +287,8 @@ TEST_CASE("the FFT'd height field's variance matches the spectrum (Parseval)") {
     }
 }
 
-TEST_CASE("duet-ocean runs headless and draws sky and water where the camera puts them") {
+TEST_CASE("duet-ocean runs headless and draws sky and water where the camera puts them",
+          "[samples][ocean]") {
     duet::test::useDuetAndPocl();
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -427,7 +430,8 @@ TEST_CASE("duet-ocean runs headless and draws sky and water where the camera put
     }
 }
 
-TEST_CASE("duet-ocean with no usable CL device prints one line and exits non-zero") {
+TEST_CASE("duet-ocean with no usable CL device prints one line and exits non-zero",
+          "[samples][ocean]") {
     duet::test::useDuetAndPocl();
     CommandResult run = runCommand(std::string(DUET_OCEAN) +
                                    " --headless --frames 1 --size 64x64 --platform 'no such'");

@@ -94,7 +94,7 @@ void checkDuetShares(const interop::GLContextReport& gl) {
 } // namespace
 
 TEST_CASE("both Xvfb screens are listed, each with a llvmpipe GLX context Duet can share with",
-          "[x]") {
+          "[displays][x]") {
     interop::XDisplayReport x = interop::listXScreens(g_display);
     INFO(x.error);
     REQUIRE(x.opened);
@@ -117,7 +117,7 @@ TEST_CASE("both Xvfb screens are listed, each with a llvmpipe GLX context Duet c
 }
 
 TEST_CASE("the X display defaults to $DISPLAY; a screen name like :N.1 lists the same display",
-          "[x]") {
+          "[displays][x]") {
     interop::XDisplayReport fromEnv = interop::listXScreens("");
     CHECK(fromEnv.name == g_display);
     CHECK(fromEnv.screens.size() == 2);
@@ -126,7 +126,8 @@ TEST_CASE("the X display defaults to $DISPLAY; a screen name like :N.1 lists the
     CHECK(fromScreen.screens[0].name == g_display + ".0");
 }
 
-TEST_CASE("a display that does not exist is a readable error, not a crash", "[x][errors]") {
+TEST_CASE("a display that does not exist is a readable error, not a crash",
+          "[displays][x][errors]") {
     interop::XDisplayReport x = interop::listXScreens(":1999");
     CHECK_FALSE(x.opened);
     CHECK(x.screens.empty());
@@ -161,7 +162,8 @@ TEST_CASE("a display that does not exist is a readable error, not a crash", "[x]
     CHECK(contains(unset.out, "no GL context to share with"));
 }
 
-TEST_CASE("an X server without GLX: each screen says so, the tool still exits 0", "[x][errors]") {
+TEST_CASE("an X server without GLX: each screen says so, the tool still exits 0",
+          "[displays][x][errors]") {
     duet::test::XvfbServer server({"-extension", "GLX"}, 620);
     REQUIRE(server.running());
     const std::string display = server.display();
@@ -184,7 +186,7 @@ TEST_CASE("an X server without GLX: each screen says so, the tool still exits 0"
 
 TEST_CASE("EGL devices: each gets a GL context that Duet can share with; Mesa's software device "
           "has no DRM node",
-          "[egl]") {
+          "[displays][egl]") {
     interop::GpuList gpus = interop::listGpus();
     interop::EglDeviceReport egl = interop::listEglDevices(gpus);
     INFO(egl.error);
@@ -214,7 +216,8 @@ TEST_CASE("EGL devices: each gets a GL context that Duet can share with; Mesa's 
     CHECK(software);
 }
 
-TEST_CASE("GPUs from libdrm: an empty list with a reason where there is no /dev/dri", "[drm]") {
+TEST_CASE("GPUs from libdrm: an empty list with a reason where there is no /dev/dri",
+          "[displays][drm]") {
     interop::GpuList gpus = interop::listGpus();
     if (!duet::test::pathExists("/dev/dri")) {
         CHECK(gpus.gpus.empty());
@@ -230,7 +233,7 @@ TEST_CASE("GPUs from libdrm: an empty list with a reason where there is no /dev/
     }
 }
 
-TEST_CASE("duet-displays: the JSON parses and says what the table says", "[tool]") {
+TEST_CASE("duet-displays: the JSON parses and says what the table says", "[displays][tool]") {
     fs::path jsonPath = g_dir / "displays.json";
     Run r = runTool("--display " + g_display + " --json " + jsonPath.string());
     INFO(r.out << r.err);
@@ -304,7 +307,8 @@ TEST_CASE("duet-displays: the JSON parses and says what the table says", "[tool]
     CHECK(j2["gl_contexts_sharing"] == contexts);
 }
 
-TEST_CASE("duet-displays with $DISPLAY and no --display lists the same screens", "[tool]") {
+TEST_CASE("duet-displays with $DISPLAY and no --display lists the same screens",
+          "[displays][tool]") {
     Run r = runTool("--no-egl --json -");
     INFO(r.err);
     REQUIRE(r.exitCode == 0);
@@ -315,7 +319,7 @@ TEST_CASE("duet-displays with $DISPLAY and no --display lists the same screens",
 }
 
 TEST_CASE("a platform without cl_khr_gl_sharing is named as such; nothing sharing is said, exit 0",
-          "[tool][pocl]") {
+          "[displays][tool][pocl]") {
     const std::string pocl = "/etc/OpenCL/vendors/pocl.icd";
     if (duet::test::pathExists(pocl)) {
         std::string vendors = vendorsWith("pocl-only", {pocl});
@@ -356,7 +360,7 @@ TEST_CASE("a platform without cl_khr_gl_sharing is named as such; nothing sharin
 
 TEST_CASE("Context::create picks the device the listing names as current for the same GLX "
           "context",
-          "[interop]") {
+          "[displays][interop]") {
     Display* dpy = XOpenDisplay((g_display + ".1").c_str());
     REQUIRE(dpy);
     const int attrs[] = {

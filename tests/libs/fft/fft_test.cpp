@@ -154,7 +154,7 @@ double tolerance(size_t points) {
 
 } // namespace
 
-TEST_CASE("the host FFT reference agrees with the DFT") {
+TEST_CASE("the host FFT reference agrees with the DFT", "[fft]") {
     for (size_t n : {2, 8, 64, 512}) {
         std::vector<cplx> a = toDouble(randomData(n, 7));
         std::vector<cplx> ref(n), fast = a;
@@ -167,7 +167,7 @@ TEST_CASE("the host FFT reference agrees with the DFT") {
     }
 }
 
-TEST_CASE("1D batched transforms of every power of two 2..1024 match a double DFT") {
+TEST_CASE("1D batched transforms of every power of two 2..1024 match a double DFT", "[fft]") {
     for (const std::string& platform : platformsUnderTest()) {
         Cl cl(platform);
         INFO("platform " << platform << " / " << cl.name);
@@ -197,7 +197,7 @@ TEST_CASE("1D batched transforms of every power of two 2..1024 match a double DF
     }
 }
 
-TEST_CASE("2D transforms match a double-precision host 2D FFT") {
+TEST_CASE("2D transforms match a double-precision host 2D FFT", "[fft]") {
     struct Shape {
         size_t nx, ny, batch;
     };
@@ -242,7 +242,7 @@ TEST_CASE("2D transforms match a double-precision host 2D FFT") {
     }
 }
 
-TEST_CASE("forward then scaled inverse gives the input back") {
+TEST_CASE("forward then scaled inverse gives the input back", "[fft]") {
     for (const std::string& platform : platformsUnderTest()) {
         Cl cl(platform);
         INFO("platform " << platform << " / " << cl.name);
@@ -287,7 +287,7 @@ TEST_CASE("forward then scaled inverse gives the input back") {
     }
 }
 
-TEST_CASE("bad sizes and bad buffers give errors, not crashes") {
+TEST_CASE("bad sizes and bad buffers give errors, not crashes", "[fft]") {
     for (const std::string& platform : platformsUnderTest()) {
         Cl cl(platform);
         INFO("platform " << platform << " / " << cl.name);
@@ -352,7 +352,8 @@ TEST_CASE("bad sizes and bad buffers give errors, not crashes") {
     }
 }
 
-TEST_CASE("sizes past 1024 work where the device's work-group and local memory hold them") {
+TEST_CASE("sizes past 1024 work where the device's work-group and local memory hold them",
+          "[fft]") {
     for (const std::string& platform : platformsUnderTest()) {
         Cl cl(platform);
         INFO("platform " << platform << " / " << cl.name);

@@ -32,7 +32,7 @@ Elf64_Ehdr header(const std::string& s) {
 
 } // namespace
 
-TEST_CASE("object binaries round-trip", "[binary]") {
+TEST_CASE("object binaries round-trip", "[compiler][binary]") {
     std::string bc = compileOk(kSource);
     for (cl_program_binary_type type :
          {CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, CL_PROGRAM_BINARY_TYPE_LIBRARY}) {
@@ -63,7 +63,7 @@ TEST_CASE("object binaries round-trip", "[binary]") {
     }
 }
 
-TEST_CASE("every field of the container round-trips", "[binary]") {
+TEST_CASE("every field of the container round-trips", "[compiler][binary]") {
     ProgramBinary b;
     b.type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
     b.targetKind = TargetSpec::Kind::Gcn;
@@ -95,7 +95,7 @@ TEST_CASE("every field of the container round-trips", "[binary]") {
     CHECK(load.log.find("GCN") != std::string::npos);
 }
 
-TEST_CASE("an executable binary is rebuilt for the CPU", "[binary][executable]") {
+TEST_CASE("an executable binary is rebuilt for the CPU", "[compiler][binary][executable]") {
     ProgramBinary b;
     b.type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
     b.source = kSource;
@@ -111,7 +111,7 @@ TEST_CASE("an executable binary is rebuilt for the CPU", "[binary][executable]")
     CHECK(load.executable->entry(0) != nullptr);
 }
 
-TEST_CASE("truncated binaries are rejected at every length", "[binary][corrupt]") {
+TEST_CASE("truncated binaries are rejected at every length", "[compiler][binary][corrupt]") {
     std::string bin =
         makeObjectBinary(compileOk(kSource), kSource, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
     for (size_t n = 0; n < bin.size(); n += (n < 256 ? 1 : 97)) {
@@ -125,7 +125,7 @@ TEST_CASE("truncated binaries are rejected at every length", "[binary][corrupt]"
     CHECK(readProgramBinary({}).status == CL_INVALID_BINARY);
 }
 
-TEST_CASE("corrupted headers never crash the reader", "[binary][corrupt]") {
+TEST_CASE("corrupted headers never crash the reader", "[compiler][binary][corrupt]") {
     std::string good =
         makeObjectBinary(compileOk(kSource), kSource, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
     const Elf64_Ehdr eh = header(good);
@@ -163,7 +163,7 @@ TEST_CASE("corrupted headers never crash the reader", "[binary][corrupt]") {
     CHECK(rejected > positions.size() / 4);
 }
 
-TEST_CASE("specific corruptions give a reason", "[binary][corrupt]") {
+TEST_CASE("specific corruptions give a reason", "[compiler][binary][corrupt]") {
     std::string bc = compileOk(kSource);
     std::string good = makeObjectBinary(bc, kSource, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
 

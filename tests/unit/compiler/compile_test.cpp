@@ -35,7 +35,7 @@ struct EnvGuard {
 
 } // namespace
 
-TEST_CASE("a good kernel compiles to spir64 bitcode", "[compile]") {
+TEST_CASE("a good kernel compiles to spir64 bitcode", "[compiler][compile]") {
     std::string bc = compileOk(kTrivial);
     llvm::LLVMContext ctx;
     auto m = parse(bc, ctx);
@@ -48,7 +48,7 @@ TEST_CASE("a good kernel compiles to spir64 bitcode", "[compile]") {
     CHECK(m->getFunction("_Z13get_global_idj"));
 }
 
-TEST_CASE("a syntax error fails with clang's message and its line:column", "[compile]") {
+TEST_CASE("a syntax error fails with clang's message and its line:column", "[compiler][compile]") {
     CompileResult r =
         compileSource("kernel void k(global int* a) {\n  a[0] = 1\n}\n", "", {}, cpuTarget());
     CHECK(r.status == CL_COMPILE_PROGRAM_FAILURE);
@@ -57,7 +57,7 @@ TEST_CASE("a syntax error fails with clang's message and its line:column", "[com
     CHECK(r.log.find("input.cl:2:11: error: expected ';'") != std::string::npos);
 }
 
-TEST_CASE("semantic errors are reported", "[compile]") {
+TEST_CASE("semantic errors are reported", "[compiler][compile]") {
     CompileResult r = compileSource("kernel void k(global int* a) { a[0] = undeclared_fn(1); }", "",
                                     {}, cpuTarget());
     CHECK(r.status == CL_COMPILE_PROGRAM_FAILURE);
@@ -66,7 +66,8 @@ TEST_CASE("semantic errors are reported", "[compile]") {
     CHECK(r.log.find("error:") != std::string::npos);
 }
 
-TEST_CASE("-Werror turns a warning into a failure, -w silences it", "[compile][options]") {
+TEST_CASE("-Werror turns a warning into a failure, -w silences it",
+          "[compiler][compile][options]") {
     const char* src = "kernel void k(global int* a) { int unused_var; a[0] = 1; }\n"
                       "int f(void) { }\n";
     CompileResult plain = compileSource(src, "", {}, cpuTarget());
@@ -84,7 +85,7 @@ TEST_CASE("-Werror turns a warning into a failure, -w silences it", "[compile][o
     CHECK(quiet.log.find("warning:") == std::string::npos);
 }
 
-TEST_CASE("-D defines reach the preprocessor in every spelling", "[compile][options]") {
+TEST_CASE("-D defines reach the preprocessor in every spelling", "[compiler][compile][options]") {
     const char* src = "#if !defined(FLAG) || VALUE != 42 || !defined(SPACED) || OTHER != 7\n"
                       "#error defines missing\n"
                       "#endif\n"
@@ -95,7 +96,8 @@ TEST_CASE("-D defines reach the preprocessor in every spelling", "[compile][opti
     CHECK(r.log.find("defines missing") != std::string::npos);
 }
 
-TEST_CASE("headers given to clCompileProgram are found by #include", "[compile][headers]") {
+TEST_CASE("headers given to clCompileProgram are found by #include",
+          "[compiler][compile][headers]") {
     std::vector<HeaderSource> headers = {
         {"util.h", "#include \"sub/consts.h\"\ninline float twice(float x) { return x * TWO; }\n"},
         {"sub/consts.h", "#define TWO 2.0f\n"},
@@ -110,12 +112,12 @@ TEST_CASE("headers given to clCompileProgram are found by #include", "[compile][
     CHECK(missing.log.find("'nothere.h' file not found") != std::string::npos);
 }
 
-TEST_CASE("host system headers are not visible", "[compile][headers]") {
+TEST_CASE("host system headers are not visible", "[compiler][compile][headers]") {
     CompileResult r = compileSource("#include <stdio.h>\nkernel void k(){}\n", "", {}, cpuTarget());
     CHECK(r.status == CL_COMPILE_PROGRAM_FAILURE);
 }
 
-TEST_CASE("every OpenCL 3.0 compiler option is accepted", "[compile][options]") {
+TEST_CASE("every OpenCL 3.0 compiler option is accepted", "[compiler][compile][options]") {
     const char* options[] = {"-cl-opt-disable",
                              "-cl-mad-enable",
                              "-cl-no-signed-zeros",
@@ -151,13 +153,13 @@ TEST_CASE("every OpenCL 3.0 compiler option is accepted", "[compile][options]") 
     }
 }
 
-TEST_CASE("-cl-fast-relaxed-math defines __FAST_RELAXED_MATH__", "[compile][options]") {
+TEST_CASE("-cl-fast-relaxed-math defines __FAST_RELAXED_MATH__", "[compiler][compile][options]") {
     const char* src = "#ifndef __FAST_RELAXED_MATH__\n#error not fast\n#endif\nkernel void k(){}";
     compileOk(src, "-cl-fast-relaxed-math");
     CHECK(compileSource(src, "", {}, cpuTarget()).status == CL_COMPILE_PROGRAM_FAILURE);
 }
 
-TEST_CASE("-cl-std selects the OpenCL C version (default 1.2)", "[compile][options]") {
+TEST_CASE("-cl-std selects the OpenCL C version (default 1.2)", "[compiler][compile][options]") {
     const char* src = "#if __OPENCL_C_VERSION__ != EXPECT\n#error wrong version\n#endif\n"
                       "kernel void k(){}";
     compileOk(src, "-DEXPECT=120");
@@ -171,7 +173,8 @@ TEST_CASE("-cl-std selects the OpenCL C version (default 1.2)", "[compile][optio
     CHECK(compileSource(generic, "", {}, cpuTarget()).status == CL_COMPILE_PROGRAM_FAILURE);
 }
 
-TEST_CASE("unknown or malformed options give CL_INVALID_COMPILER_OPTIONS", "[compile][options]") {
+TEST_CASE("unknown or malformed options give CL_INVALID_COMPILER_OPTIONS",
+          "[compiler][compile][options]") {
     const char* bad[] = {
         "-cl-bogus", "-fno-such-thing", "-cl-std=CL9.9", "-D", "-D 9bad", "-I", "-create-library",
         "-O7",       "\"unterminated"};
@@ -186,7 +189,7 @@ TEST_CASE("unknown or malformed options give CL_INVALID_COMPILER_OPTIONS", "[com
     CHECK(r.log.find("-cl-bogus") != std::string::npos);
 }
 
-TEST_CASE("build options from the environment", "[compile][options][env]") {
+TEST_CASE("build options from the environment", "[compiler][compile][options][env]") {
     const char* src = "#ifndef FROM_ENV\n#error no env\n#endif\nkernel void k(){}";
     SECTION("AMD_OCL_BUILD_OPTIONS replaces the options") {
         EnvGuard g("AMD_OCL_BUILD_OPTIONS", "-DFROM_ENV");
@@ -214,7 +217,7 @@ TEST_CASE("build options from the environment", "[compile][options][env]") {
     }
 }
 
-TEST_CASE("option words: quotes and escapes", "[options]") {
+TEST_CASE("option words: quotes and escapes", "[compiler][options]") {
     auto w = splitOptionWords("-I \"a dir\" -D'X=1 2'  -DY=\\\"s\\\"");
     REQUIRE(w);
     REQUIRE(w->size() == 4);
@@ -237,7 +240,7 @@ TEST_CASE("option words: quotes and escapes", "[options]") {
     CHECK(parseBuildOptions("", OptionsKind::Compile).options.clStd == 120);
 }
 
-TEST_CASE("fast-math options reach the IR", "[compile][options]") {
+TEST_CASE("fast-math options reach the IR", "[compiler][compile][options]") {
     const char* src = "kernel void k(global float* a) { a[0] = a[1] * a[2] + a[3]; }";
     llvm::LLVMContext ctx;
     auto fast = parse(compileOk(src, "-cl-fast-relaxed-math"), ctx);
@@ -249,7 +252,7 @@ TEST_CASE("fast-math options reach the IR", "[compile][options]") {
           "preserve-sign,preserve-sign");
 }
 
-TEST_CASE("a trivial kernel compiles fast (no opencl-c.h parse)", "[compile][perf]") {
+TEST_CASE("a trivial kernel compiles fast (no opencl-c.h parse)", "[compiler][compile][perf]") {
     compileOk(kTrivial); // warm up
     const int n = 20;
     auto t0 = std::chrono::steady_clock::now();
@@ -262,7 +265,7 @@ TEST_CASE("a trivial kernel compiles fast (no opencl-c.h parse)", "[compile][per
     CHECK(ms < 50.0);
 }
 
-TEST_CASE("concurrent compilations are independent", "[compile][threads]") {
+TEST_CASE("concurrent compilations are independent", "[compiler][compile][threads]") {
     constexpr int kThreads = 4;
     std::vector<int> ok(kThreads, 0);
     std::vector<std::thread> threads;
@@ -292,7 +295,7 @@ TEST_CASE("concurrent compilations are independent", "[compile][threads]") {
 }
 
 TEST_CASE("-g, -cl-uniform-work-group-size and -cl-opt-disable reach the IR",
-          "[compile][options]") {
+          "[compiler][compile][options]") {
     llvm::LLVMContext ctx;
     auto dbg = parse(compileOk(kTrivial, "-g"), ctx);
     CHECK(dbg->getNamedMetadata("llvm.dbg.cu"));

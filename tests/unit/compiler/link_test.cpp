@@ -29,7 +29,7 @@ LinkResult link(std::vector<std::string> objects, const char* options = "", bool
 
 } // namespace
 
-TEST_CASE("linking two objects resolves a cross-object call", "[link]") {
+TEST_CASE("linking two objects resolves a cross-object call", "[compiler][link]") {
     std::string a = compileOk(kHelperDef);
     std::string b = compileOk(kKernelUsingHelper);
     LinkResult r = link({a, b});
@@ -51,7 +51,7 @@ TEST_CASE("linking two objects resolves a cross-object call", "[link]") {
     CHECK(kernels[0].name == "k");
 }
 
-TEST_CASE("a declared but undefined user function fails the link", "[link]") {
+TEST_CASE("a declared but undefined user function fails the link", "[compiler][link]") {
     std::string b = compileOk(kKernelUsingHelper);
     LinkResult r = link({b});
     CHECK(r.status == CL_LINK_PROGRAM_FAILURE);
@@ -68,7 +68,7 @@ TEST_CASE("a declared but undefined user function fails the link", "[link]") {
     CHECK(rc.log.find("'g(float)' (_Z1gf)") != std::string::npos);
 }
 
-TEST_CASE("calls to builtins are not unresolved user functions", "[link]") {
+TEST_CASE("calls to builtins are not unresolved user functions", "[compiler][link]") {
     std::string o = compileOk("kernel void k(global float* a) {\n"
                               "  size_t i = get_global_id(0);\n"
                               "  a[i] = sqrt(a[i]) + native_sin(a[i]) + mad(a[i], a[i], 1.0f);\n"
@@ -79,7 +79,7 @@ TEST_CASE("calls to builtins are not unresolved user functions", "[link]") {
     CHECK(r.status == CL_SUCCESS);
 }
 
-TEST_CASE("duplicate definitions fail the link with a readable log", "[link]") {
+TEST_CASE("duplicate definitions fail the link with a readable log", "[compiler][link]") {
     std::string a = compileOk(kHelperDef);
     std::string b = compileOk(kKernelUsingHelper);
     LinkResult r = link({a, b, a});
@@ -93,7 +93,8 @@ TEST_CASE("duplicate definitions fail the link with a readable log", "[link]") {
     CHECK(link({k1, k2}).status == CL_LINK_PROGRAM_FAILURE);
 }
 
-TEST_CASE("libraries may leave user functions open until the final link", "[link][library]") {
+TEST_CASE("libraries may leave user functions open until the final link",
+          "[compiler][link][library]") {
     std::string a = compileOk(kHelperDef);
     std::string b = compileOk(kKernelUsingHelper);
     LinkResult lib = link({b}, "", /*library=*/true);
@@ -113,7 +114,7 @@ TEST_CASE("libraries may leave user functions open until the final link", "[link
     CHECK(describeKernels(full.bitcode).size() == 1);
 }
 
-TEST_CASE("linker options", "[link][options]") {
+TEST_CASE("linker options", "[compiler][link][options]") {
     std::string o = compileOk("kernel void k(global float* a) { a[0] = a[1] * a[2] + a[3]; }");
     const char* good[] = {"",
                           "-cl-denorms-are-zero",
@@ -151,7 +152,7 @@ TEST_CASE("linker options", "[link][options]") {
     CHECK(sawFast);
 }
 
-TEST_CASE("garbage input fails the link without crashing", "[link]") {
+TEST_CASE("garbage input fails the link without crashing", "[compiler][link]") {
     CHECK(link({}).status == CL_LINK_PROGRAM_FAILURE);
     CHECK(link({std::string("not bitcode at all")}).status == CL_LINK_PROGRAM_FAILURE);
     std::string o = compileOk("kernel void k(){}");

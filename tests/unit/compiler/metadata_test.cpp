@@ -44,7 +44,7 @@ kernel void img(read_only image2d_t a, write_only image2d_array_depth_t b,
 
 } // namespace
 
-TEST_CASE("kernel argument kinds, sizes and qualifiers", "[metadata]") {
+TEST_CASE("kernel argument kinds, sizes and qualifiers", "[compiler][metadata]") {
     auto kernels = describeKernels(compileOk(kKernels, "-cl-kernel-arg-info"));
     REQUIRE(kernels.size() == 3);
     CHECK(kernels[0].name == "k1");
@@ -99,7 +99,7 @@ TEST_CASE("kernel argument kinds, sizes and qualifiers", "[metadata]") {
     }
 }
 
-TEST_CASE("kernel attributes, barriers, printf and static local memory", "[metadata]") {
+TEST_CASE("kernel attributes, barriers, printf and static local memory", "[compiler][metadata]") {
     for (const char* opts : {"", "-cl-opt-disable"}) {
         INFO("options: " << opts);
         auto kernels = describeKernels(compileOk(kKernels, opts));
@@ -131,7 +131,7 @@ TEST_CASE("kernel attributes, barriers, printf and static local memory", "[metad
     }
 }
 
-TEST_CASE("image and sampler arguments", "[metadata][images]") {
+TEST_CASE("image and sampler arguments", "[compiler][metadata][images]") {
     auto kernels = describeKernels(compileOk(kImages, "-cl-std=CL3.0 -cl-kernel-arg-info"));
     REQUIRE(kernels.size() == 1);
     const auto& args = kernels[0].args;
@@ -169,7 +169,7 @@ TEST_CASE("image and sampler arguments", "[metadata][images]") {
     CHECK(args[9].kind == KernelArgKind::GlobalBuffer);
 }
 
-TEST_CASE("unreadable input gives no kernels", "[metadata]") {
+TEST_CASE("unreadable input gives no kernels", "[compiler][metadata]") {
     CHECK(describeKernels("").empty());
     CHECK(describeKernels("garbage that is not bitcode").empty());
     std::string bc = compileOk(kKernels);
@@ -177,7 +177,7 @@ TEST_CASE("unreadable input gives no kernels", "[metadata]") {
     CHECK(describeKernels(compileOk("void f(void) {}")).empty());
 }
 
-TEST_CASE("pipe arguments are global memory objects", "[metadata][pipes]") {
+TEST_CASE("pipe arguments are global memory objects", "[compiler][metadata][pipes]") {
     TargetSpec t = cpuTarget();
     t.clExtensions.push_back("__opencl_c_pipes");
     CompileResult r =

@@ -131,7 +131,7 @@ __kernel void triad(__global float* c, __global const float* a, __global const f
 
 } // namespace
 
-TEST_CASE("triad over a 1D range with offset and a partial last group", "[cpu_codegen]") {
+TEST_CASE("triad over a 1D range with offset and a partial last group", "[cpu][cpu_codegen]") {
     Built b = build(kTriad);
     const KernelDesc& k = b.desc("triad");
     CHECK_FALSE(k.hasBarrier);
@@ -153,7 +153,7 @@ TEST_CASE("triad over a 1D range with offset and a partial last group", "[cpu_co
 }
 
 TEST_CASE("streaming-store variants: same results, aligned or not; none where they would be wrong",
-          "[cpu_codegen]") {
+          "[cpu][cpu_codegen]") {
     Built b = build(std::string(kTriad) + R"CL(
 __kernel void scale4(__global float4* out, __global const float4* in, float s) {
     size_t i = get_global_id(0);
@@ -219,7 +219,7 @@ __kernel void with_local(__global float* out) {
         REQUIRE(out[i + 4] == in[i] * s);
 }
 
-TEST_CASE("work-item functions over 2D and 3D ranges", "[cpu_codegen]") {
+TEST_CASE("work-item functions over 2D and 3D ranges", "[cpu][cpu_codegen]") {
     Built b = build(R"CL(
 __kernel void ids(__global ulong* out) {
     size_t gx = get_global_id(0) - get_global_offset(0);
@@ -279,7 +279,7 @@ __kernel void ids(__global ulong* out) {
     }
 }
 
-TEST_CASE("barrier: reversal through local memory", "[cpu_codegen]") {
+TEST_CASE("barrier: reversal through local memory", "[cpu][cpu_codegen]") {
     const char* opts = GENERATE("-cl-std=CL3.0", "-cl-std=CL1.2 -cl-opt-disable");
     INFO(opts);
     Built b = build(R"CL(
@@ -304,7 +304,7 @@ __kernel void reverse(__global const int* in, __global int* out, __local int* tm
     }
 }
 
-TEST_CASE("barriers in a loop: tree reduction in kernel-scope local memory", "[cpu_codegen]") {
+TEST_CASE("barriers in a loop: tree reduction in kernel-scope local memory", "[cpu][cpu_codegen]") {
     Built b = build(R"CL(
 __kernel void reduce(__global const float* in, __global float* sums) {
     __local float scratch[64];
@@ -381,7 +381,7 @@ __kernel void nbody(__global const float4* pos, __global float4* acc, int n, flo
 }
 )CL";
 
-TEST_CASE("barriers in a loop: tiled all-pairs N-body", "[cpu_codegen]") {
+TEST_CASE("barriers in a loop: tiled all-pairs N-body", "[cpu][cpu_codegen]") {
     const char* opts = GENERATE("-cl-std=CL3.0", "-cl-std=CL3.0 -cl-opt-disable");
     // The tiled kernel, and the plain one (no barrier: its uniform loop gets implicit ones).
     const bool tiled = GENERATE(true, false);
@@ -421,7 +421,7 @@ TEST_CASE("barriers in a loop: tiled all-pairs N-body", "[cpu_codegen]") {
     }
 }
 
-TEST_CASE("private arrays and values live across a barrier", "[cpu_codegen]") {
+TEST_CASE("private arrays and values live across a barrier", "[cpu][cpu_codegen]") {
     Built b = build(R"CL(
 __kernel void priv(__global int* out, __local int* shared, int k) {
     int mine[8];
@@ -454,7 +454,7 @@ __kernel void priv(__global int* out, __local int* shared, int k) {
     }
 }
 
-TEST_CASE("struct arguments by value", "[cpu_codegen]") {
+TEST_CASE("struct arguments by value", "[cpu][cpu_codegen]") {
     Built b = build(R"CL(
 typedef struct { float scale; int shift; double bias; char tag; } Params;
 __kernel void apply(__global double* out, Params p) {
@@ -478,7 +478,7 @@ __kernel void apply(__global double* out, Params p) {
         REQUIRE(out[i] == double(2.0f * float(i + 4)) + 0.25 + 7);
 }
 
-TEST_CASE("a kernel calling another kernel", "[cpu_codegen]") {
+TEST_CASE("a kernel calling another kernel", "[cpu][cpu_codegen]") {
     Built b = build(R"CL(
 __kernel void fill(__global int* out, int v) { out[get_global_id(0)] = v + (int)get_local_id(0); }
 __kernel void twice(__global int* out, __global int* out2) {
@@ -507,7 +507,7 @@ struct CaptureSink : PrintfSink {
 };
 } // namespace
 
-TEST_CASE("printf with scalars, vectors and strings", "[cpu_codegen]") {
+TEST_CASE("printf with scalars, vectors and strings", "[cpu][cpu_codegen]") {
     Built b = build(R"CL(
 __kernel void hello(int k) {
     size_t i = get_global_id(0);
@@ -529,7 +529,7 @@ __kernel void hello(int k) {
     }
 }
 
-TEST_CASE("printf formatting rules", "[cpu_codegen]") {
+TEST_CASE("printf formatting rules", "[cpu][cpu_codegen]") {
     auto format = [](const char* fmt, std::vector<std::vector<char>> args, std::string& out) {
         std::string buf;
         std::vector<uint32_t> layout;
@@ -568,7 +568,7 @@ TEST_CASE("printf formatting rules", "[cpu_codegen]") {
     CHECK_FALSE(format("%v5d", {bytesOf(1)}, out));  // no such vector size
 }
 
-TEST_CASE("an undefined function fails the build and is named in the log", "[cpu_codegen]") {
+TEST_CASE("an undefined function fails the build and is named in the log", "[cpu][cpu_codegen]") {
     const std::string src = R"CL(
 int helper_that_does_not_exist(int x);
 __kernel void k(__global int* out) { out[0] = helper_that_does_not_exist(3); }
@@ -581,7 +581,7 @@ __kernel void k(__global int* out) { out[0] = helper_that_does_not_exist(3); }
     CHECK(f.log.find("helper_that_does_not_exist") != std::string::npos);
 }
 
-TEST_CASE("a prototype of a host function is not a way into the host", "[cpu_codegen]") {
+TEST_CASE("a prototype of a host function is not a way into the host", "[cpu][cpu_codegen]") {
     const std::string src = R"CL(
 int system(const __constant char* command);
 __kernel void k(__global int* out) { out[0] = system("true"); }
@@ -593,7 +593,7 @@ __kernel void k(__global int* out) { out[0] = system("true"); }
     CHECK(f.log.find("'system'") != std::string::npos);
 }
 
-TEST_CASE("entries run from many threads at once", "[cpu_codegen]") {
+TEST_CASE("entries run from many threads at once", "[cpu][cpu_codegen]") {
     Built b = build(kTriad);
     WorkGroupFn fn = b.fn("triad");
     const size_t n = 4096;
@@ -614,7 +614,7 @@ TEST_CASE("entries run from many threads at once", "[cpu_codegen]") {
         CHECK(v == 1);
 }
 
-TEST_CASE("the program binary holds source, bitcode and the object code", "[cpu_codegen]") {
+TEST_CASE("the program binary holds source, bitcode and the object code", "[cpu][cpu_codegen]") {
     Built b = build(kTriad);
     const std::string& bin = b.fin.executable->binary();
     REQUIRE(bin.size() > 64);
@@ -648,7 +648,7 @@ TEST_CASE("the program binary holds source, bitcode and the object code", "[cpu_
 }
 
 TEST_CASE("-save-temps writes IR and assembly; the triad's work-item loop is vectorised",
-          "[cpu_codegen]") {
+          "[cpu][cpu_codegen]") {
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("duet_cg_" + std::to_string(::getpid()));
     fs::create_directories(dir);
@@ -669,7 +669,7 @@ TEST_CASE("-save-temps writes IR and assembly; the triad's work-item loop is vec
     fs::remove_all(dir);
 }
 
-TEST_CASE("the tiled N-body inner loop runs as vectorised work-item loops", "[cpu_codegen]") {
+TEST_CASE("the tiled N-body inner loop runs as vectorised work-item loops", "[cpu][cpu_codegen]") {
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("duet_cg_nb_" + std::to_string(::getpid()));
     fs::create_directories(dir);
@@ -686,7 +686,7 @@ TEST_CASE("the tiled N-body inner loop runs as vectorised work-item loops", "[cp
     fs::remove_all(dir);
 }
 
-TEST_CASE("-cl-opt-disable and fast-math options still compute the triad", "[cpu_codegen]") {
+TEST_CASE("-cl-opt-disable and fast-math options still compute the triad", "[cpu][cpu_codegen]") {
     for (const char* opts : {"-cl-std=CL3.0 -cl-opt-disable", "-cl-std=CL3.0 -cl-fast-relaxed-math",
                              "-cl-std=CL3.0 -cl-mad-enable -cl-no-signed-zeros"}) {
         INFO(opts);
@@ -703,7 +703,7 @@ TEST_CASE("-cl-opt-disable and fast-math options still compute the triad", "[cpu
     }
 }
 
-TEST_CASE("programs finalised on several threads at once", "[cpu_codegen]") {
+TEST_CASE("programs finalised on several threads at once", "[cpu][cpu_codegen]") {
     CompileResult c = compileSource(kNBody, "-cl-std=CL3.0", {}, hostTarget());
     REQUIRE(c.status == CL_SUCCESS);
     std::vector<std::thread> threads;
@@ -720,7 +720,8 @@ TEST_CASE("programs finalised on several threads at once", "[cpu_codegen]") {
         CHECK(v == 1);
 }
 
-TEST_CASE("image, sampler and event types reach code generation as pointers", "[cpu_codegen]") {
+TEST_CASE("image, sampler and event types reach code generation as pointers",
+          "[cpu][cpu_codegen]") {
     // The image is passed through a helper and a sampler literal is used; nothing reads
     // pixels (that is the builtin library's part), so the kernel checks the plumbing only.
     Built b = build(R"CL(
@@ -808,7 +809,7 @@ int controlReference(size_t g, size_t l, size_t wg, int n, int c) {
 }
 } // namespace
 
-TEST_CASE("control flow around barriers, uniform and divergent loops", "[cpu_codegen]") {
+TEST_CASE("control flow around barriers, uniform and divergent loops", "[cpu][cpu_codegen]") {
     // Both code shapes: with implicit loop barriers (default) and without.
     const char* mode = GENERATE("1", "0", "O0");
     ::setenv("DUET_CPU_LOOP_BARRIERS", mode, 1);
@@ -835,7 +836,8 @@ TEST_CASE("control flow around barriers, uniform and divergent loops", "[cpu_cod
     }
 }
 
-TEST_CASE("2D tiled matrix multiply with barriers (region loops over y and x)", "[cpu_codegen]") {
+TEST_CASE("2D tiled matrix multiply with barriers (region loops over y and x)",
+          "[cpu][cpu_codegen]") {
     Built b = build(R"CL(
 #define TS 8
 __kernel void matmul(__global const float* A, __global const float* B, __global float* C,
@@ -878,7 +880,7 @@ __kernel void matmul(__global const float* A, __global const float* B, __global 
         }
 }
 
-TEST_CASE("bitonic sort in local memory (barrier in nested loops)", "[cpu_codegen]") {
+TEST_CASE("bitonic sort in local memory (barrier in nested loops)", "[cpu][cpu_codegen]") {
     const char* mode = GENERATE("1", "0");
     ::setenv("DUET_CPU_LOOP_BARRIERS", mode, 1);
     Built b = build(R"CL(

@@ -87,7 +87,7 @@ std::span<const unsigned char> bytes(const std::string& s) {
 
 } // namespace
 
-TEST_CASE("PM4 packets have the gfx9 encodings", "[pm4]") {
+TEST_CASE("PM4 packets have the gfx9 encodings", "[gcn][pm4]") {
     // Type 3, count = body - 1, opcode, shader type (compute) bit 1.
     CHECK(pm4::header(pm4::kSetShReg, 3) == 0xC0027602u);
     CHECK(built([](pm4::Builder& b) {
@@ -111,7 +111,7 @@ TEST_CASE("PM4 packets have the gfx9 encodings", "[pm4]") {
           std::vector<uint32_t>{0xC0004602u, 0x407u});
 }
 
-TEST_CASE("a dispatch decodes to the register state it was built from", "[pm4]") {
+TEST_CASE("a dispatch decodes to the register state it was built from", "[gcn][pm4]") {
     DispatchState s = sampleState();
     pm4::Builder b;
     uint64_t fence = 0;
@@ -161,7 +161,7 @@ TEST_CASE("a dispatch decodes to the register state it was built from", "[pm4]")
     CHECK(d3.commands[0].dispatch.pgmRsrc3 == 5);
 }
 
-TEST_CASE("malformed PM4 streams are rejected with a reason", "[pm4]") {
+TEST_CASE("malformed PM4 streams are rejected with a reason", "[gcn][pm4]") {
     pm4::Builder b;
     b.dispatch(sampleState(), 4);
     std::vector<uint32_t> good = b.dwords();
@@ -193,7 +193,7 @@ TEST_CASE("malformed PM4 streams are rejected with a reason", "[pm4]") {
     CHECK(pm4::decode(padded));
 }
 
-TEST_CASE("amdgpu discovery maps chips to LLVM targets and gates submission", "[amdgpu]") {
+TEST_CASE("amdgpu discovery maps chips to LLVM targets and gates submission", "[gcn][amdgpu]") {
     struct Chip {
         uint32_t family, rev;
         const char* target;
@@ -258,7 +258,7 @@ TEST_CASE("amdgpu discovery maps chips to LLVM targets and gates submission", "[
     CHECK(zero.reason.find("chip_external_rev 0x0") != std::string::npos);
 }
 
-TEST_CASE("the amdgpu queue reports what it cannot open as text", "[amdgpu]") {
+TEST_CASE("the amdgpu queue reports what it cannot open as text", "[gcn][amdgpu]") {
     // No AMD GPU is needed to check the failure paths: a missing node, and a file that is no
     // DRM device at all.
     std::string error;
@@ -271,7 +271,7 @@ TEST_CASE("the amdgpu queue reports what it cannot open as text", "[amdgpu]") {
     CHECK(error.find("/dev/null") != std::string::npos);
 }
 
-TEST_CASE("the code-object reader sees what LLVM and lld produced", "[code_object]") {
+TEST_CASE("the code-object reader sees what LLVM and lld produced", "[gcn][code_object]") {
     const std::string src =
         "kernel void vadd(global float* a, global const float* b, float s, local int* l) {\n"
         "  size_t i = get_global_id(0); l[get_local_id(0)] = 1; a[i] += s * b[i]; }\n"
@@ -347,7 +347,7 @@ TEST_CASE("the code-object reader sees what LLVM and lld produced", "[code_objec
 }
 
 TEST_CASE("GCN program binaries carry the code object and load without recompiling",
-          "[code_object][binary]") {
+          "[gcn][code_object][binary]") {
     const std::string src = "kernel void k(global int* a) { a[get_global_id(0)] = 7; }\n";
     auto exe = buildGcn(src, "-cl-mad-enable");
     const std::string& bin = exe->binary();
@@ -383,7 +383,8 @@ TEST_CASE("GCN program binaries carry the code object and load without recompili
     CHECK_FALSE(readCodeObject(bytes(truncated)));
 }
 
-TEST_CASE("what the GCN device cannot compile fails the build with a reason", "[code_object]") {
+TEST_CASE("what the GCN device cannot compile fails the build with a reason",
+          "[gcn][code_object]") {
     auto fails = [](const std::string& src, const char* words) {
         rt::CompileResult c = rt::compileSource(src, "", {}, gcnTarget());
         REQUIRE(c.status == CL_SUCCESS);
@@ -396,7 +397,7 @@ TEST_CASE("what the GCN device cannot compile fails the build with a reason", "[
           "undefined function");
 }
 
-TEST_CASE("the code-object reader parses amdhsa.printf", "[code_object][printf]") {
+TEST_CASE("the code-object reader parses amdhsa.printf", "[gcn][code_object][printf]") {
     const std::string src = "kernel void p(global int* a) {\n"
                             "  printf(\"a:%d b=%v3f\\n\", a[0], (float3)(1, 2, 3));\n"
                             "  printf(\"%s %ld%%\", \"xyz12\", (long)a[1]); }\n";
@@ -427,7 +428,7 @@ TEST_CASE("the code-object reader parses amdhsa.printf", "[code_object][printf]"
     CHECK_FALSE(parsePrintfFormat("1:1:0:%d", f).empty()); // a zero size
 }
 
-TEST_CASE("occupancy follows the gfx9 limits", "[occupancy]") {
+TEST_CASE("occupancy follows the gfx9 limits", "[gcn][occupancy]") {
     // 256 VGPRs per lane: 128 allow 2 waves per SIMD.
     Occupancy o = computeOccupancy(128, 20, 0, 256);
     CHECK(o.wavesPerSimd == 2);
