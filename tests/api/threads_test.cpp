@@ -7,7 +7,6 @@ using namespace duet::test;
 
 TEST_CASE("threads build, enqueue and count concurrently on one context", "[api][threads]") {
     WithQueue f;
-    cl_int err;
     cl_mem counter = f.buffer(sizeof(cl_uint));
     cl_uint zero = 0;
     REQUIRE_CL(clEnqueueWriteBuffer(f.queue, counter, CL_TRUE, 0, 4, &zero, 0, nullptr, nullptr));

@@ -21,7 +21,7 @@ const std::string demo = DUET_ENGINE_DEMO;
 
 } // namespace
 
-TEST_CASE("--size accepts WIDTHxHEIGHT and rejects anything else", "[cli]") {
+TEST_CASE("--size accepts WIDTHxHEIGHT and rejects anything else", "[engine][cli]") {
     int w = 0, h = 0;
     std::string error;
     CHECK(parseSize("640x480", w, h, error));
@@ -38,7 +38,7 @@ TEST_CASE("--size accepts WIDTHxHEIGHT and rejects anything else", "[cli]") {
     }
 }
 
-TEST_CASE("the command line fills Options", "[cli]") {
+TEST_CASE("the command line fills Options", "[engine][cli]") {
     Options o;
     ParseResult r = parse({"--headless", "--frames", "12", "--size", "320x200", "--screenshot",
                            "a.png", "--platform", "Duet", "--device", "CPU", "--stats",
@@ -65,7 +65,7 @@ TEST_CASE("the command line fills Options", "[cli]") {
     CHECK(d.overlay);
 }
 
-TEST_CASE("bad command lines give a clear error and exit code 2", "[cli]") {
+TEST_CASE("bad command lines give a clear error and exit code 2", "[engine][cli]") {
     struct Case {
         std::vector<const char*> args;
         const char* says;
@@ -91,7 +91,7 @@ TEST_CASE("bad command lines give a clear error and exit code 2", "[cli]") {
     CHECK(help.message.find("--screenshot") != std::string::npos);
 }
 
-TEST_CASE("parameters are set by name with range and type checks", "[cli]") {
+TEST_CASE("parameters are set by name with range and type checks", "[engine][cli]") {
     float speed = 1;
     int count = 4, mode = 0;
     bool spin = true;
@@ -122,7 +122,7 @@ TEST_CASE("parameters are set by name with range and type checks", "[cli]") {
     CHECK(error.find("known: speed, count, spin, mode") != std::string::npos);
 }
 
-TEST_CASE("stats summarise each phase", "[stats]") {
+TEST_CASE("stats summarise each phase", "[engine][stats]") {
     Stats stats;
     for (double ms : {4.0, 1.0, 3.0, 2.0})
         stats.add(phase::Render, ms / 1e3);
@@ -147,7 +147,7 @@ TEST_CASE("stats summarise each phase", "[stats]") {
     CHECK(table.find("compute                 0          -") != std::string::npos);
 }
 
-TEST_CASE("demo: bad --size is one clear line and exit code 2", "[demo]") {
+TEST_CASE("demo: bad --size is one clear line and exit code 2", "[engine][demo]") {
     CommandResult r = runCommand(demo + " --headless --size 640by480");
     CHECK(r.exitCode == 2);
     CHECK(r.output == "--size: expected WIDTHxHEIGHT such as 1280x720, got '640by480'\n");
@@ -156,7 +156,7 @@ TEST_CASE("demo: bad --size is one clear line and exit code 2", "[demo]") {
     CHECK(r.output.find("--set speed: must be in") != std::string::npos);
 }
 
-TEST_CASE("demo: no GL is one clear line and a non-zero exit", "[demo]") {
+TEST_CASE("demo: no GL is one clear line and a non-zero exit", "[engine][demo]") {
     CommandResult r = runCommand("DUET_EGL_PLATFORM=none " + demo + " --headless --frames 1");
     CHECK(r.exitCode == 1);
     CHECK(r.output.rfind("engine-demo: no OpenGL: ", 0) == 0);
@@ -166,7 +166,8 @@ TEST_CASE("demo: no GL is one clear line and a non-zero exit", "[demo]") {
     CHECK(r.output.find("no OpenGL window") != std::string::npos);
 }
 
-TEST_CASE("demo: headless 10 frames write a PNG with the triangle and the overlay", "[demo]") {
+TEST_CASE("demo: headless 10 frames write a PNG with the triangle and the overlay",
+          "[engine][demo]") {
     std::remove("demo.png");
     CommandResult r =
         runCommand(demo + " --headless --frames 10 --size 800x600 --screenshot demo.png --stats");
@@ -185,7 +186,7 @@ TEST_CASE("demo: headless 10 frames write a PNG with the triangle and the overla
     checkDemoPicture(readPng("demo-plain.png"), 800, 600, false);
 }
 
-TEST_CASE("demo: the sample registry lists and selects samples by name", "[demo]") {
+TEST_CASE("demo: the sample registry lists and selects samples by name", "[engine][demo]") {
     CommandResult r = runCommand(demo + " --list");
     CHECK(r.exitCode == 0);
     CHECK(r.output.rfind("engine-demo ", 0) == 0);

@@ -1,37 +1,22 @@
-// Helpers shared by the engine tests: running a command and checking pictures.
+// Helpers shared by the engine tests: checking pictures (running a command is tests/support's).
 #pragma once
 
 #include "engine/gfx/capture.hpp"
 #include "engine/gfx/shader.hpp"
+#include "support/process.hpp"
 
 #include <catch.hpp>
 
-#include <cstdio>
+#include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
-#include <sys/wait.h>
 
 namespace duet::engine::test {
 
-struct CommandResult {
-    int exitCode = -1;
-    std::string output; ///< stdout and stderr together
-};
-
-/// Runs a shell command line, capturing its output and exit code.
-inline CommandResult runCommand(const std::string& command) {
-    CommandResult result;
-    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-    if (!pipe)
-        return result;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
-        result.output.append(buffer, n);
-    int status = pclose(pipe);
-    result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-}
+using duet::test::CommandResult;
+using duet::test::runCommand;
 
 /// True when the pixel is within `tolerance` of (r, g, b) in every channel.
 inline bool near(const std::array<std::uint8_t, 4>& p, int r, int g, int b, int tolerance = 8) {

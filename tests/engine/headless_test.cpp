@@ -35,7 +35,7 @@ std::unique_ptr<Surface> headless(int w, int h, const char* surfaceMode = nullpt
 
 } // namespace
 
-TEST_CASE("headless EGL context renders and reads back the expected pixels", "[egl]") {
+TEST_CASE("headless EGL context renders and reads back the expected pixels", "[engine][egl]") {
     std::string mode = GENERATE(as<std::string>{}, "pbuffer", "fbo");
     INFO("DUET_EGL_SURFACE=" << mode);
     auto surface = headless(64, 48, mode.c_str());
@@ -59,7 +59,8 @@ TEST_CASE("headless EGL context renders and reads back the expected pixels", "[e
     checkTestScene(readFramebuffer(surface->framebuffer(), surface->readBuffer(), w, h), w, h);
 }
 
-TEST_CASE("forced EGL platforms: device and surfaceless work, an unknown one says why", "[egl]") {
+TEST_CASE("forced EGL platforms: device and surfaceless work, an unknown one says why",
+          "[engine][egl]") {
     setenv("DUET_EGL_PLATFORM", "surfaceless", 1);
     CHECK(headless(8, 8)->description().find("surfaceless") != std::string::npos);
     setenv("DUET_EGL_PLATFORM", "device", 1);
@@ -71,7 +72,7 @@ TEST_CASE("forced EGL platforms: device and surfaceless work, an unknown one say
     CHECK_THROWS_AS(headless(0, 8), Error);
 }
 
-TEST_CASE("PNG written and decoded back is the same image", "[png]") {
+TEST_CASE("PNG written and decoded back is the same image", "[engine][png]") {
     Image image{7, 5, {}};
     for (int y = 0; y < image.height; ++y)
         for (int x = 0; x < image.width; ++x)
@@ -90,14 +91,14 @@ TEST_CASE("PNG written and decoded back is the same image", "[png]") {
     CHECK_THROWS_AS(writePng("empty.png", Image{}), Error);
 }
 
-TEST_CASE("a rendered frame captured to PNG decodes to the rendered pixels", "[png][egl]") {
+TEST_CASE("a rendered frame captured to PNG decodes to the rendered pixels", "[engine][png][egl]") {
     auto surface = headless(40, 30);
     drawTestScene(40, 30);
     writePng("frame.png", readFramebuffer(surface->framebuffer(), surface->readBuffer(), 40, 30));
     checkTestScene(readPng("frame.png"), 40, 30);
 }
 
-TEST_CASE("shader compile errors carry the driver log and the offending line", "[shader]") {
+TEST_CASE("shader compile errors carry the driver log and the offending line", "[engine][shader]") {
     auto surface = headless(8, 8);
     const char* source = "#version 330 core\n"
                          "out vec4 fragColor;\n"
@@ -129,7 +130,7 @@ TEST_CASE("shader compile errors carry the driver log and the offending line", "
                           Catch::Contains("main"));
 }
 
-TEST_CASE("shader files load from shaders/ and bad names say why", "[shader]") {
+TEST_CASE("shader files load from shaders/ and bad names say why", "[engine][shader]") {
     auto surface = headless(8, 8);
     CHECK(gl::shaderDirectory() == DUET_TEST_SHADER_DIR);
     gl::Program program =
@@ -142,7 +143,7 @@ TEST_CASE("shader files load from shaders/ and bad names say why", "[shader]") {
                       Catch::Contains("cannot tell the stage"));
 }
 
-TEST_CASE("shader log annotation understands Mesa and NVIDIA line references", "[shader]") {
+TEST_CASE("shader log annotation understands Mesa and NVIDIA line references", "[engine][shader]") {
     std::string source = "line one\nline two\nline three\n";
     std::string mesa = gl::annotateShaderLog("0:2(5): error: bad thing\n", source);
     CHECK(mesa == "0:2(5): error: bad thing\n    2 | line two\n");
@@ -152,7 +153,7 @@ TEST_CASE("shader log annotation understands Mesa and NVIDIA line references", "
     CHECK(gl::annotateShaderLog("0:99(1): error: x\n", source) == "0:99(1): error: x\n");
 }
 
-TEST_CASE("RAII GL objects delete their names and move ownership", "[gl]") {
+TEST_CASE("RAII GL objects delete their names and move ownership", "[engine][gl]") {
     auto surface = headless(8, 8);
     GLuint id = 0;
     {
@@ -169,7 +170,7 @@ TEST_CASE("RAII GL objects delete their names and move ownership", "[gl]") {
     CHECK_FALSE(glIsBuffer(id));
 }
 
-TEST_CASE("orbit camera looks at its target from its distance", "[camera]") {
+TEST_CASE("orbit camera looks at its target from its distance", "[engine][camera]") {
     OrbitCamera camera;
     camera.target = glm::vec3(1, 2, 3);
     camera.distance = 5;
@@ -186,7 +187,7 @@ TEST_CASE("orbit camera looks at its target from its distance", "[camera]") {
     CHECK(camera.pitch < 1.571f);
 }
 
-TEST_CASE("orbit camera follows left drag, right drag and scroll events", "[camera]") {
+TEST_CASE("orbit camera follows left drag, right drag and scroll events", "[engine][camera]") {
     OrbitCamera camera;
     float yaw = camera.yaw, pitch = camera.pitch, distance = camera.distance;
     auto move = [&](double x, double y) {

@@ -4,76 +4,19 @@
 #include "engine_test_support.hpp"
 
 #include "engine/platform/surface.hpp"
+#include "support/xvfb.hpp"
 
 #include <catch.hpp>
 
-#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <sys/stat.h>
-#include <thread>
-#include <unistd.h>
 
 using namespace duet::engine;
 using namespace duet::engine::test;
 
-namespace {
-
-std::string findInPath(const std::string& program) {
-    const char* path = std::getenv("PATH");
-    std::string dirs = path ? path : "/usr/bin:/bin";
-    for (size_t start = 0; start <= dirs.size();) {
-        size_t end = dirs.find(':', start);
-        if (end == std::string::npos)
-            end = dirs.size();
-        std::string candidate = dirs.substr(start, end - start) + "/" + program;
-        if (access(candidate.c_str(), X_OK) == 0)
-            return candidate;
-        start = end + 1;
-    }
-    return {};
-}
-
-bool exists(const std::string& path) {
-    struct stat st;
-    return stat(path.c_str(), &st) == 0;
-}
-
-/// Starts Xvfb on the first display from :90 whose lock and socket are free, and waits for its
-/// socket. Returns the child's pid and sets `display`, or -1 when none starts.
-pid_t startXvfb(const std::string& xvfb, std::string& display) {
-    for (int n = 90 + int(getpid() % 50); n < 300; ++n) {
-        std::string number = std::to_string(n);
-        if (exists("/tmp/.X" + number + "-lock") || exists("/tmp/.X11-unix/X" + number))
-            continue;
-        pid_t pid = fork();
-        if (pid == 0) {
-            execl(xvfb.c_str(), "Xvfb", (":" + number).c_str(), "-screen", "0", "1024x768x24",
-                  "-nolisten", "tcp", "-noreset", static_cast<char*>(nullptr));
-            _exit(127);
-        }
-        if (pid < 0)
-            return -1;
-        // Up to 10 s for the socket; a server that exits lost a race for this number.
-        for (int i = 0; i < 200; ++i) {
-            int status = 0;
-            if (waitpid(pid, &status, WNOHANG) == pid)
-                break;
-            if (exists("/tmp/.X11-unix/X" + number)) {
-                display = ":" + number;
-                return pid;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-        kill(pid, SIGKILL);
-        waitpid(pid, nullptr, 0);
-    }
-    return -1;
-}
-
-} // namespace
-
-TEST_CASE("GLFW window with a GLX context renders and reads back the expected pixels", "[xvfb]") {
+TEST_CASE("GLFW window with a GLX context renders and reads back the expected pixels",
+          "[engine][xvfb]") {
     SurfaceDesc desc;
     desc.width = 320;
     desc.height = 240;
@@ -101,7 +44,8 @@ TEST_CASE("GLFW window with a GLX context renders and reads back the expected pi
     }
 }
 
-TEST_CASE("demo runs in a window and captures the triangle and the overlay", "[xvfb][demo]") {
+TEST_CASE("demo runs in a window and captures the triangle and the overlay",
+          "[engine][xvfb][demo]") {
     std::remove("window.png");
     CommandResult r = runCommand(std::string(DUET_ENGINE_DEMO) +
                                  " --frames 5 --size 800x600 --screenshot window.png --stats");
@@ -113,23 +57,16 @@ TEST_CASE("demo runs in a window and captures the triangle and the overlay", "[x
 }
 
 int main(int argc, char** argv) {
-    std::string xvfb = findInPath("Xvfb");
-    if (xvfb.empty()) {
-        std::printf("SKIPPED: Xvfb is not installed (apt-get install xvfb); the GLFW window "
-                    "tests need an X server.\n");
-        return 77;
-    }
-    std::string display;
-    pid_t server = startXvfb(xvfb, display);
-    if (server < 0) {
+    if (duet::test::xvfbPath().empty())
+        return duet::test::skipTest("Xvfb is not installed (apt-get install xvfb); the GLFW "
+                                    "window tests need an X server.");
+    duet::test::XvfbServer server({"-screen", "0", "1024x768x24"}, 90);
+    if (!server.running()) {
         std::printf("FAILED: Xvfb is installed but did not start on any display from :90\n");
         return 1;
     }
-    setenv("DISPLAY", display.c_str(), 1);
+    setenv("DISPLAY", server.display().c_str(), 1);
     unsetenv("DUET_EGL_PLATFORM");
-    std::printf("Xvfb on %s (pid %d)\n", display.c_str(), int(server));
-    int result = Catch::Session().run(argc, argv);
-    kill(server, SIGTERM);
-    waitpid(server, nullptr, 0);
-    return result;
+    std::printf("Xvfb on %s (pid %d)\n", server.display().c_str(), int(server.pid()));
+    return Catch::Session().run(argc, argv);
 }

@@ -2,6 +2,7 @@
 // creation with CL_GLX_DISPLAY_KHR, and GL buffers written and read by kernels.
 #define CATCH_CONFIG_RUNNER
 #include "support/cl_test.hpp"
+#include "support/xvfb.hpp"
 
 #define GL_GLEXT_PROTOTYPES
 #include <GL/gl.h>
@@ -10,55 +11,12 @@
 
 #include <CL/cl_gl.h>
 
-#include <chrono>
-#include <csignal>
+#include <cstdio>
 #include <numeric>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <thread>
-#include <unistd.h>
 
 using namespace duet::test;
 
 namespace {
-
-bool exists(const std::string& path) {
-    struct stat st;
-    return stat(path.c_str(), &st) == 0;
-}
-
-/// Starts Xvfb on a free display number; returns its pid (or -1) and sets `display`.
-pid_t startXvfb(std::string& display) {
-    const char* xvfb = "/usr/bin/Xvfb";
-    if (access(xvfb, X_OK) != 0)
-        return -1;
-    for (int n = 150 + int(getpid() % 50); n < 400; ++n) {
-        std::string number = std::to_string(n);
-        if (exists("/tmp/.X" + number + "-lock") || exists("/tmp/.X11-unix/X" + number))
-            continue;
-        pid_t pid = fork();
-        if (pid == 0) {
-            execl(xvfb, "Xvfb", (":" + number).c_str(), "-screen", "0", "640x480x24", "-nolisten",
-                  "tcp", "-noreset", static_cast<char*>(nullptr));
-            _exit(127);
-        }
-        if (pid < 0)
-            return -1;
-        for (int i = 0; i < 200; ++i) {
-            int status = 0;
-            if (waitpid(pid, &status, WNOHANG) == pid)
-                break;
-            if (exists("/tmp/.X11-unix/X" + number)) {
-                display = ":" + number;
-                return pid;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-        kill(pid, SIGKILL);
-        waitpid(pid, nullptr, 0);
-    }
-    return -1;
-}
 
 Display* g_dpy = nullptr;
 GLXContext g_ctx = nullptr;
@@ -101,16 +59,19 @@ std::vector<cl_context_properties> glxProperties(cl_platform_id p) {
 } // namespace
 
 int main(int argc, char** argv) {
-    std::string display;
-    pid_t xvfb = startXvfb(display);
-    if (xvfb < 0) {
-        std::fprintf(stderr, "SKIP: Xvfb could not be started\n");
-        return 77;
+    if (xvfbPath().empty())
+        return skipTest("Xvfb is not installed (apt-get install xvfb); GLX sharing needs an X "
+                        "server");
+    XvfbServer xvfb({"-screen", "0", "640x480x24"}, 150);
+    if (!xvfb.running()) {
+        std::fprintf(stderr, "FAILED: Xvfb is installed but did not start on any display from "
+                             ":150\n");
+        return 1;
     }
-    g_dpy = XOpenDisplay(display.c_str());
+    g_dpy = XOpenDisplay(xvfb.display().c_str());
     int rc = 1;
     if (!g_dpy || !makeGlxContext()) {
-        std::fprintf(stderr, "no GLX context on Xvfb %s\n", display.c_str());
+        std::fprintf(stderr, "no GLX context on Xvfb %s\n", xvfb.display().c_str());
     } else {
         rc = Catch::Session().run(argc, argv);
         glXMakeContextCurrent(g_dpy, None, None, nullptr);
@@ -119,12 +80,10 @@ int main(int argc, char** argv) {
     }
     if (g_dpy)
         XCloseDisplay(g_dpy);
-    kill(xvfb, SIGTERM);
-    waitpid(xvfb, nullptr, 0);
     return rc;
 }
 
-TEST_CASE("GLX: clGetGLContextInfoKHR and context creation with CL_GLX_DISPLAY_KHR", "[glx]") {
+TEST_CASE("GLX: clGetGLContextInfoKHR and context creation with CL_GLX_DISPLAY_KHR", "[gl][glx]") {
     cl_platform_id p = platformUnderTest();
     auto props = glxProperties(p);
     cl_device_id dev = nullptr;
@@ -165,7 +124,7 @@ TEST_CASE("GLX: clGetGLContextInfoKHR and context creation with CL_GLX_DISPLAY_K
     CHECK(glXGetCurrentContext() == g_ctx);
 }
 
-TEST_CASE("GLX: GL buffers written and read by kernels", "[glx]") {
+TEST_CASE("GLX: GL buffers written and read by kernels", "[gl][glx]") {
     cl_platform_id p = platformUnderTest();
     auto props = glxProperties(p);
     cl_device_id dev = defaultDevice();

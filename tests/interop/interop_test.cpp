@@ -1,7 +1,8 @@
 // libduet-interop: the engine makes the GL context, interop the CL context (on Duet and on PoCL),
 // host-copy round trips of GL buffers, textures and renderbuffers, and the "nothing can share"
 // error.
-#include "icd_vendors.hpp"
+#include "support/cl_test.hpp"
+#include "support/icd_vendors.hpp"
 
 #include "engine/gfx/gl.hpp"
 #include "engine/platform/surface.hpp"
@@ -46,9 +47,7 @@ duet::interop::GLHandles handles() {
 }
 
 std::string platformName(cl_platform_id p) {
-    char name[256] = {};
-    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-    return name;
+    return duet::test::platformString(p, CL_PLATFORM_NAME);
 }
 
 std::unique_ptr<Context> contextOn(const std::string& platform) {
@@ -63,23 +62,15 @@ cl_kernel buildKernel(Context& ctx, const char* source, const char* name) {
     REQUIRE(err == CL_SUCCESS);
     cl_device_id device = ctx.device();
     err = clBuildProgram(program, 1, &device, "", nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-        char log[4096] = {};
-        clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, nullptr);
-        FAIL("build failed: " << log);
-    }
+    if (err != CL_SUCCESS)
+        FAIL("build failed: " << duet::test::buildLog(program, device));
     cl_kernel kernel = clCreateKernel(program, name, &err);
     REQUIRE(err == CL_SUCCESS);
     clReleaseProgram(program); // the kernel keeps it alive
     return kernel;
 }
 
-std::vector<std::string> platformsUnderTest() {
-    std::vector<std::string> names = {"Duet"};
-    if (duet::test::havePocl())
-        names.push_back("Portable Computing Language");
-    return names;
-}
+using duet::test::platformsUnderTest;
 
 const char* kScaleSource = R"(
 __kernel void scale(__global float *v) {
@@ -99,7 +90,8 @@ __kernel void swap_rb(__read_only image2d_t src, __write_only image2d_t dst) {
 
 } // namespace
 
-TEST_CASE("interop creates the CL context for the engine's GL context on each platform") {
+TEST_CASE("interop creates the CL context for the engine's GL context on each platform",
+          "[interop]") {
     REQUIRE(surface());
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -120,13 +112,13 @@ TEST_CASE("interop creates the CL context for the engine's GL context on each pl
     }
 }
 
-TEST_CASE("interop defaults to Duet when no platform can share") {
+TEST_CASE("interop defaults to Duet when no platform can share", "[interop]") {
     REQUIRE(surface());
     std::unique_ptr<Context> ctx = Context::create(handles(), {});
     CHECK(platformName(ctx->platform()) == "Duet");
 }
 
-TEST_CASE("a VBO written by a kernel reads back through glGetBufferSubData") {
+TEST_CASE("a VBO written by a kernel reads back through glGetBufferSubData", "[interop]") {
     REQUIRE(surface());
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -173,7 +165,7 @@ TEST_CASE("a VBO written by a kernel reads back through glGetBufferSubData") {
     }
 }
 
-TEST_CASE("textures and renderbuffers round-trip through a kernel") {
+TEST_CASE("textures and renderbuffers round-trip through a kernel", "[interop]") {
     REQUIRE(surface());
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -252,7 +244,7 @@ TEST_CASE("textures and renderbuffers round-trip through a kernel") {
     }
 }
 
-TEST_CASE("an unsupported GL object gets CL_INVALID_GL_OBJECT, not a crash") {
+TEST_CASE("an unsupported GL object gets CL_INVALID_GL_OBJECT, not a crash", "[interop]") {
     REQUIRE(surface());
     std::unique_ptr<Context> ctx = Context::create(handles(), {});
     if (ctx->mode() != Mode::HostCopy)
@@ -266,7 +258,8 @@ TEST_CASE("an unsupported GL object gets CL_INVALID_GL_OBJECT, not a crash") {
     glGetError();
 }
 
-TEST_CASE("when nothing can share, one error names the GL renderer and every device seen") {
+TEST_CASE("when nothing can share, one error names the GL renderer and every device seen",
+          "[interop]") {
     REQUIRE(surface());
     std::string renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
     duet::interop::Options options;
@@ -297,7 +290,7 @@ TEST_CASE("when nothing can share, one error names the GL renderer and every dev
     }
 }
 
-TEST_CASE("sRGB, float and depth textures travel both ways") {
+TEST_CASE("sRGB, float and depth textures travel both ways", "[interop]") {
     REQUIRE(surface());
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);

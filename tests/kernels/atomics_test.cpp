@@ -13,7 +13,7 @@ constexpr size_t kItems = 1 << 15;
 constexpr size_t kGroup = 64;
 } // namespace
 
-TEST_CASE("32-bit global atomics under contention give exact results", "[atomics]") {
+TEST_CASE("32-bit global atomics under contention give exact results", "[kernels][atomics]") {
     Program prog(R"(
 kernel void k(volatile global int* c, volatile global uint* u, global int* old,
               volatile global float* f, global float* fold) {
@@ -88,7 +88,7 @@ kernel void k(volatile global int* c, volatile global uint* u, global int* old,
     CHECK(fok);
 }
 
-TEST_CASE("32-bit local atomics within each work-group", "[atomics]") {
+TEST_CASE("32-bit local atomics within each work-group", "[kernels][atomics]") {
     Program prog(R"(
 kernel void k(global int* out, global int* olds) {
     local int counter[3];
@@ -125,7 +125,7 @@ kernel void k(global int* out, global int* olds) {
     CHECK(bad == 0);
 }
 
-TEST_CASE("64-bit atom_* under contention (cl_khr_int64_*_atomics)", "[atomics]") {
+TEST_CASE("64-bit atom_* under contention (cl_khr_int64_*_atomics)", "[kernels][atomics]") {
     if (!KernelEnv::get().int64Atomics) {
         SUCCEED("device without 64-bit atomics");
         return;
@@ -172,7 +172,7 @@ kernel void k(volatile global long* c, volatile global ulong* u, global long* ol
     CHECK(unique);
 }
 
-TEST_CASE("C11 atomics with memory order and scope (OpenCL C 2.0+)", "[atomics]") {
+TEST_CASE("C11 atomics with memory order and scope (OpenCL C 2.0+)", "[kernels][atomics]") {
     if (!KernelEnv::get().openclC20) {
         SUCCEED("device without OpenCL C 2.0 atomics");
         return;
@@ -236,7 +236,7 @@ kernel void k(volatile global atomic_int* c, volatile global atomic_long* l,
                       [](int v) { return v == 2 * static_cast<int>(kGroup); }));
 }
 
-TEST_CASE("async_work_group_copy and strided copies with wait_group_events", "[async]") {
+TEST_CASE("async_work_group_copy and strided copies with wait_group_events", "[kernels][async]") {
     Program prog(R"(
 kernel void k(global const float4* in, global float4* out, global const int* src,
               global int* dst, local float4* tile, local int* itile, uint per) {

@@ -92,18 +92,18 @@ void checkFrom(const TypeInfo& src, bool fp64) {
 
 } // namespace
 
-TEST_CASE("conversions from every integer type", "[convert]") {
+TEST_CASE("conversions from every integer type", "[kernels][convert]") {
     bool fp64 = KernelEnv::get().fp64;
     for (const TypeInfo& t : kTypes)
         if (t.kind == Kind::Int)
             checkFrom(t, fp64);
 }
 
-TEST_CASE("conversions from float", "[convert]") {
+TEST_CASE("conversions from float", "[kernels][convert]") {
     checkFrom(kTypes[8], KernelEnv::get().fp64);
 }
 
-TEST_CASE("conversions from double", "[convert]") {
+TEST_CASE("conversions from double", "[kernels][convert]") {
     if (KernelEnv::get().fp64)
         checkFrom(kTypes[9], true);
 }

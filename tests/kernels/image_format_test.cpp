@@ -258,7 +258,7 @@ std::vector<cl_image_format> formatsFor(WithQueue& w, cl_mem_object_type type) {
 } // namespace
 
 TEST_CASE("every supported format round-trips through kernels on every image type",
-          "[image][kernel]") {
+          "[kernels][image][kernel]") {
     WithQueue w;
     std::mt19937 rng(1234);
     for (const TypeCase& tc : kTypes) {
@@ -282,7 +282,7 @@ TEST_CASE("every supported format round-trips through kernels on every image typ
     }
 }
 
-TEST_CASE("depth images read and write a float", "[image][kernel][depth]") {
+TEST_CASE("depth images read and write a float", "[kernels][image][kernel][depth]") {
     WithQueue w;
     std::mt19937 rng(99);
     const char* src = R"(
@@ -372,7 +372,7 @@ kernel void wra(write_only image2d_array_depth_t im, global const float* in) {
     clReleaseProgram(prog);
 }
 
-TEST_CASE("read_write images read back what the kernel wrote", "[image][kernel]") {
+TEST_CASE("read_write images read back what the kernel wrote", "[kernels][image][kernel]") {
     WithQueue w;
     const char* src = R"(
 kernel void twice(read_write image2d_t im) {
@@ -439,7 +439,8 @@ kernel void bump(read_write image3d_t im) {
     clReleaseProgram(prog);
 }
 
-TEST_CASE("get_image_* queries answer the image's geometry and format", "[image][kernel]") {
+TEST_CASE("get_image_* queries answer the image's geometry and format",
+          "[kernels][image][kernel]") {
     WithQueue w;
     const char* src = R"(
 kernel void q1(read_only image1d_t a, read_only image1d_buffer_t b, write_only image1d_array_t c,

@@ -30,9 +30,6 @@ const Geometry kGeometries[] = {
     {CL_MEM_OBJECT_IMAGE3D, "image3d_t", 3, -1, 4, {4, 3, 3}, 1},
 };
 
-const char* coordType(int w) {
-    return w == 1 ? "float" : w == 2 ? "float2" : "float4";
-}
 const char* coordExpr(int w) {
     return w == 1 ? "c[i].x" : w == 2 ? "c[i].xy" : "c[i]";
 }
@@ -216,7 +213,8 @@ constexpr double kLinearTolerance = 2e-5;
 
 } // namespace
 
-TEST_CASE("every sampler mode on every image type matches the reference", "[image][sampler]") {
+TEST_CASE("every sampler mode on every image type matches the reference",
+          "[kernels][image][sampler]") {
     WithQueue w;
     ProgramCache cache;
     std::mt19937 rng(7);
@@ -229,7 +227,8 @@ TEST_CASE("every sampler mode on every image type matches the reference", "[imag
     }
 }
 
-TEST_CASE("border colours, sRGB and normalized formats under filtering", "[image][sampler]") {
+TEST_CASE("border colours, sRGB and normalized formats under filtering",
+          "[kernels][image][sampler]") {
     WithQueue w;
     ProgramCache cache;
     std::mt19937 rng(8);
@@ -250,7 +249,8 @@ TEST_CASE("border colours, sRGB and normalized formats under filtering", "[image
         }
 }
 
-TEST_CASE("integer formats sample with nearest filtering and integer borders", "[image][sampler]") {
+TEST_CASE("integer formats sample with nearest filtering and integer borders",
+          "[kernels][image][sampler]") {
     WithQueue w;
     ProgramCache cache;
     std::mt19937 rng(9);
@@ -265,7 +265,7 @@ TEST_CASE("integer formats sample with nearest filtering and integer borders", "
         }
 }
 
-TEST_CASE("sampler literals and integer coordinates", "[image][sampler]") {
+TEST_CASE("sampler literals and integer coordinates", "[kernels][image][sampler]") {
     WithQueue w;
     const char* src = R"(
 constant sampler_t global_smp = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_REPEAT | CLK_FILTER_LINEAR;
@@ -321,7 +321,7 @@ kernel void k(read_only image2d_t im, global float4* out) {
 
 TEST_CASE("images and samplers pass through helper functions, unoptimised and across linked "
           "programs",
-          "[image][sampler]") {
+          "[kernels][image][sampler]") {
     WithQueue w;
     const char* helperSrc = R"(
 float4 fetch_twice(read_only image2d_t im, sampler_t s, float2 c) {

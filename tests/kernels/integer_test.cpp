@@ -115,7 +115,7 @@ void checkType(const IntType& t) {
 
 } // namespace
 
-TEST_CASE("integer builtins on every integer type and width", "[integer]") {
+TEST_CASE("integer builtins on every integer type and width", "[kernels][integer]") {
     for (const IntType& t : kInts) {
         SECTION(t.name) {
             checkType(t);
@@ -123,7 +123,7 @@ TEST_CASE("integer builtins on every integer type and width", "[integer]") {
     }
 }
 
-TEST_CASE("upsample joins high and low halves", "[integer]") {
+TEST_CASE("upsample joins high and low halves", "[kernels][integer]") {
     Program prog("kernel void k(global const char* a, global const uchar* b, global short* s,"
                  " global ushort* us, global const int* c, global const uint* d,"
                  " global long* l, global ulong* ul, global const short* e,"

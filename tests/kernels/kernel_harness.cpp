@@ -1,60 +1,20 @@
 // Implementation of the kernel test helpers (platform choice, builds, buffers, launches).
 #include "kernel_harness.hpp"
 
+#include "support/cl_test.hpp"
+
 #include <algorithm>
 #include <cstdio>
 
 namespace duet::test {
 
-namespace {
-
-std::string platformInfo(cl_platform_id p, cl_platform_info what) {
-    size_t n = 0;
-    clGetPlatformInfo(p, what, 0, nullptr, &n);
-    std::string s(n, '\0');
-    clGetPlatformInfo(p, what, n, s.data(), nullptr);
-    while (!s.empty() && s.back() == '\0')
-        s.pop_back();
-    return s;
-}
-
-std::string deviceInfo(cl_device_id d, cl_device_info what) {
-    size_t n = 0;
-    clGetDeviceInfo(d, what, 0, nullptr, &n);
-    std::string s(n, '\0');
-    clGetDeviceInfo(d, what, n, s.data(), nullptr);
-    while (!s.empty() && s.back() == '\0')
-        s.pop_back();
-    return s;
-}
-
-} // namespace
-
 KernelEnv& KernelEnv::get() {
     static std::unique_ptr<KernelEnv> env;
     if (env)
         return *env;
-    const char* want = std::getenv("DUET_TEST_PLATFORM");
-    std::string wanted = want && *want ? want : "Duet";
-    cl_uint n = 0;
-    clGetPlatformIDs(0, nullptr, &n);
-    std::vector<cl_platform_id> ps(n);
-    if (n)
-        clGetPlatformIDs(n, ps.data(), nullptr);
     auto e = std::make_unique<KernelEnv>();
-    std::string seen;
-    for (cl_platform_id p : ps) {
-        std::string name = platformInfo(p, CL_PLATFORM_NAME);
-        seen += " '" + name + "'";
-        if (name.find(wanted) != std::string::npos) {
-            e->platform = p;
-            e->platformName = name;
-            break;
-        }
-    }
-    INFO("no OpenCL platform named like '" << wanted
-                                           << "' (set DUET_TEST_PLATFORM); found:" << seen);
-    REQUIRE(e->platform != nullptr);
+    e->platform = platformUnderTest(); // fails, listing the platforms there are, when missing
+    e->platformName = platformString(e->platform, CL_PLATFORM_NAME);
     cl_uint nd = 0;
     REQUIRE(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL, 1, &e->device, &nd) == CL_SUCCESS);
     cl_int err = CL_SUCCESS;
@@ -62,8 +22,8 @@ KernelEnv& KernelEnv::get() {
     REQUIRE(err == CL_SUCCESS);
     e->queue = clCreateCommandQueue(e->context, e->device, 0, &err);
     REQUIRE(err == CL_SUCCESS);
-    e->extensions = deviceInfo(e->device, CL_DEVICE_EXTENSIONS);
-    e->deviceVersion = deviceInfo(e->device, CL_DEVICE_OPENCL_C_VERSION);
+    e->extensions = deviceString(e->device, CL_DEVICE_EXTENSIONS);
+    e->deviceVersion = deviceString(e->device, CL_DEVICE_OPENCL_C_VERSION);
     e->fp64 = e->hasExtension("cl_khr_fp64");
     e->int64Atomics = e->hasExtension("cl_khr_int64_base_atomics") &&
                       e->hasExtension("cl_khr_int64_extended_atomics");
@@ -100,7 +60,7 @@ KernelEnv& KernelEnv::get() {
         e->clStd20 = major == 2 ? "-cl-std=CL2.0" : "-cl-std=CL3.0";
     }
     std::fprintf(stderr, "kernel tests on platform '%s', device '%s' (%s; C11 atomics: %s)\n",
-                 e->platformName.c_str(), deviceInfo(e->device, CL_DEVICE_NAME).c_str(),
+                 e->platformName.c_str(), deviceString(e->device, CL_DEVICE_NAME).c_str(),
                  e->deviceVersion.c_str(), e->openclC20 ? e->clStd20.c_str() : "no");
     env = std::move(e);
     return *env;
@@ -114,15 +74,10 @@ Program::Program(const std::string& source, const std::string& options) {
     m_program = clCreateProgramWithSource(env.context, 1, &src, &len, &err);
     REQUIRE(err == CL_SUCCESS);
     err = clBuildProgram(m_program, 1, &env.device, options.c_str(), nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-        size_t n = 0;
-        clGetProgramBuildInfo(m_program, env.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
-        std::string log(n, '\0');
-        clGetProgramBuildInfo(m_program, env.device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
-        FAIL("clBuildProgram failed (" << err << ") with options '" << options << "':\n"
-                                       << log << "\nsource:\n"
+    if (err != CL_SUCCESS)
+        FAIL("clBuildProgram failed (" << errorName(err) << ") with options '" << options << "':\n"
+                                       << buildLog(m_program, env.device) << "\nsource:\n"
                                        << source.substr(0, 4000));
-    }
 }
 
 Program::~Program() {

@@ -239,19 +239,20 @@ template <class T> void checkMixed() {
 
 } // namespace
 
-TEST_CASE("float math builtins are within the spec's ULP limits", "[math][float]") {
+TEST_CASE("float math builtins are within the spec's ULP limits", "[kernels][math][float]") {
     checkUnary<float>();
 }
 
-TEST_CASE("float two-argument math builtins are within the spec's ULP limits", "[math][float]") {
+TEST_CASE("float two-argument math builtins are within the spec's ULP limits",
+          "[kernels][math][float]") {
     checkBinary<float>();
 }
 
-TEST_CASE("float math builtins with int and pointer arguments", "[math][float]") {
+TEST_CASE("float math builtins with int and pointer arguments", "[kernels][math][float]") {
     checkMixed<float>();
 }
 
-TEST_CASE("double math builtins are within the spec's ULP limits", "[math][double]") {
+TEST_CASE("double math builtins are within the spec's ULP limits", "[kernels][math][double]") {
     if (!KernelEnv::get().fp64)
         SUCCEED("device without cl_khr_fp64");
     else
@@ -263,7 +264,7 @@ TEST_CASE("double math builtins are within the spec's ULP limits", "[math][doubl
 // into a VGPR whose inactive lanes still held a value (lost on the GCN device: sin and cos of
 // element 0 wrong for ~3% of inputs); finalize_gcn.cpp pre-allocates those registers.
 TEST_CASE("double16 sin and cos stay right in a kernel that spills SGPRs into VGPRs",
-          "[math][double]") {
+          "[kernels][math][double]") {
     if (!KernelEnv::get().fp64) {
         SUCCEED("device without cl_khr_fp64");
         return;
@@ -302,17 +303,18 @@ TEST_CASE("double16 sin and cos stay right in a kernel that spills SGPRs into VG
     CHECK(bad == 0);
 }
 
-TEST_CASE("double two-argument math builtins are within the spec's ULP limits", "[math][double]") {
+TEST_CASE("double two-argument math builtins are within the spec's ULP limits",
+          "[kernels][math][double]") {
     if (KernelEnv::get().fp64)
         checkBinary<double>();
 }
 
-TEST_CASE("double math builtins with int and pointer arguments", "[math][double]") {
+TEST_CASE("double math builtins with int and pointer arguments", "[kernels][math][double]") {
     if (KernelEnv::get().fp64)
         checkMixed<double>();
 }
 
-TEST_CASE("fma is exact and mad is close", "[math]") {
+TEST_CASE("fma is exact and mad is close", "[kernels][math]") {
     Program prog("kernel void k(global const float* a, global float* y) {\n"
                  "  size_t i = get_global_id(0);\n"
                  "  y[2*i] = fma(a[3*i], a[3*i+1], a[3*i+2]);\n"

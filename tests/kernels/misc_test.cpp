@@ -14,7 +14,7 @@ using namespace duet::test::ref;
 
 namespace {} // namespace
 
-TEST_CASE("relational builtins: scalar 1/0, vector -1/0", "[relational]") {
+TEST_CASE("relational builtins: scalar 1/0, vector -1/0", "[kernels][relational]") {
     Program prog(R"(
 #define REL(F) F(x, y)
 kernel void k(global const float* a, global const float* b, global int* s, global int* v) {
@@ -82,7 +82,7 @@ kernel void k(global const float* a, global const float* b, global int* s, globa
     CHECK(bad == 0);
 }
 
-TEST_CASE("select, bitselect, any, all and shuffle", "[relational]") {
+TEST_CASE("select, bitselect, any, all and shuffle", "[kernels][relational]") {
     Program prog(R"(
 kernel void k(global int* o, global float* f) {
     o[0] = select(1, 2, 0);
@@ -134,7 +134,7 @@ kernel void k(global int* o, global float* f) {
     CHECK(o[17] == 6);
 }
 
-TEST_CASE("vloadn and vstoren at element alignment, including 3", "[vload]") {
+TEST_CASE("vloadn and vstoren at element alignment, including 3", "[kernels][vload]") {
     Program prog(R"(
 kernel void k(global const int* in, global int* out, global const char* cin, global char* cout,
               global const float* fin, global float* fout) {
@@ -177,7 +177,7 @@ kernel void k(global const int* in, global int* out, global const char* cin, glo
     CHECK(bad == 0);
 }
 
-TEST_CASE("vload_half reads every half exactly", "[vload][half]") {
+TEST_CASE("vload_half reads every half exactly", "[kernels][vload][half]") {
     Program prog(R"(
 kernel void k(global const half* h, global float* f, global float* f4, global float* fa3) {
     size_t i = get_global_id(0);
@@ -210,7 +210,7 @@ kernel void k(global const half* h, global float* f, global float* f4, global fl
     CHECK(bad == 0);
 }
 
-TEST_CASE("vstore_half rounds correctly in every mode", "[vload][half]") {
+TEST_CASE("vstore_half rounds correctly in every mode", "[kernels][vload][half]") {
     const char* modes[] = {"", "_rte", "_rtz", "_rtp", "_rtn"};
     std::string src = "kernel void k(global const float* x, global half* h, uint n) {\n"
                       "  size_t i = get_global_id(0);\n";
@@ -262,7 +262,7 @@ TEST_CASE("vstore_half rounds correctly in every mode", "[vload][half]") {
     CHECK(bad == 0);
 }
 
-TEST_CASE("vstore_half from double rounds once", "[vload][half]") {
+TEST_CASE("vstore_half from double rounds once", "[kernels][vload][half]") {
     if (!KernelEnv::get().fp64)
         return;
     Program prog(R"(
@@ -302,7 +302,7 @@ kernel void k(global const double* x, global half* h, uint n) {
     CHECK(bad == 0);
 }
 
-TEST_CASE("common and geometric builtins", "[common][geometric]") {
+TEST_CASE("common and geometric builtins", "[kernels][common][geometric]") {
     Program prog(R"(
 kernel void k(global float* o) {
     o[0] = clamp(5.0f, 1.0f, 3.0f);
@@ -366,7 +366,7 @@ kernel void k(global float* o) {
     CHECK(near(o[25], 1.0, 1e-3));
 }
 
-TEST_CASE("to_global/to_local/to_private/get_fence on generic pointers", "[generic]") {
+TEST_CASE("to_global/to_local/to_private/get_fence on generic pointers", "[kernels][generic]") {
     const KernelEnv& env = KernelEnv::get();
     cl_bool generic = CL_FALSE;
     REQUIRE(clGetDeviceInfo(env.device, CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT, sizeof generic,

@@ -1,8 +1,8 @@
 // duet-gasdyn run headless on Duet and PoCL: the PNG shows Sod's shock tube with the colours the
 // exact solution gives at the time the sample reports, a schlieren picture of a 2D Riemann problem
 // has its dark shock lines on a light ground, and a bad platform gives one line and a failure.
-#include "../interop/icd_vendors.hpp"
-#include "sample_run.hpp"
+#include "support/icd_vendors.hpp"
+#include "support/process.hpp"
 
 #include "engine/gfx/capture.hpp"
 #include "exact_riemann.hpp"
@@ -47,7 +47,8 @@ bool parseTime(const std::string& output, double& t, long& steps) {
 
 } // namespace
 
-TEST_CASE("duet-gasdyn draws Sod's shock tube in the colours of the exact solution") {
+TEST_CASE("duet-gasdyn draws Sod's shock tube in the colours of the exact solution",
+          "[samples][gasdyn]") {
     duet::test::useDuetAndPocl();
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -122,7 +123,8 @@ TEST_CASE("duet-gasdyn draws Sod's shock tube in the colours of the exact soluti
     }
 }
 
-TEST_CASE("duet-gasdyn's schlieren picture shows dark shock lines on a light ground") {
+TEST_CASE("duet-gasdyn's schlieren picture shows dark shock lines on a light ground",
+          "[samples][gasdyn]") {
     duet::test::useDuetAndPocl();
     std::string png = std::filesystem::absolute("gasdyn_schlieren.png");
     std::filesystem::remove(png);
@@ -151,7 +153,8 @@ TEST_CASE("duet-gasdyn's schlieren picture shows dark shock lines on a light gro
     CHECK(dark < all / 4);
 }
 
-TEST_CASE("duet-gasdyn with no usable CL device prints one line and exits non-zero") {
+TEST_CASE("duet-gasdyn with no usable CL device prints one line and exits non-zero",
+          "[samples][gasdyn]") {
     duet::test::useDuetAndPocl();
     CommandResult run = runCommand(std::string(DUET_GASDYN) +
                                    " --headless --frames 1 --size 64x64 --platform 'no such'");

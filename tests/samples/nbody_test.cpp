@@ -1,8 +1,9 @@
 // duet-nbody: the CL step against a double-precision host reference (N = 256, on Duet and PoCL),
 // energy drift, and the sample run headless with its PNG checked for bodies where physics puts
 // them.
-#include "../interop/icd_vendors.hpp"
-#include "sample_run.hpp"
+#include "support/cl_test.hpp"
+#include "support/icd_vendors.hpp"
+#include "support/process.hpp"
 
 #include "engine/app/event.hpp"
 #include "engine/gfx/capture.hpp"
@@ -26,39 +27,7 @@ using duet::test::runCommand;
 
 namespace {
 
-struct ClOn {
-    cl_platform_id platform = nullptr;
-    cl_device_id device = nullptr;
-    cl_context context = nullptr;
-    cl_command_queue queue = nullptr;
-    explicit ClOn(const std::string& name) {
-        duet::test::useDuetAndPocl();
-        cl_uint n = 0;
-        clGetPlatformIDs(0, nullptr, &n);
-        std::vector<cl_platform_id> platforms(n);
-        clGetPlatformIDs(n, platforms.data(), nullptr);
-        for (cl_platform_id p : platforms) {
-            char text[256] = {};
-            clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof text - 1, text, nullptr);
-            if (name == text)
-                platform = p;
-        }
-        REQUIRE(platform);
-        REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS);
-        cl_int err;
-        context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
-        queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
-    }
-    ~ClOn() {
-        if (queue)
-            clReleaseCommandQueue(queue);
-        if (context)
-            clReleaseContext(context);
-    }
-};
-
+using duet::test::ClOn;
 using duet::test::platformsUnderTest;
 
 // Runs `steps` CL steps from `state` and returns the final positions and velocities.
@@ -98,7 +67,8 @@ int brightness(const duet::engine::Image& image, int x, int y) {
 
 } // namespace
 
-TEST_CASE("the N-body step matches a double-precision host reference for N = 256") {
+TEST_CASE("the N-body step matches a double-precision host reference for N = 256",
+          "[samples][nbody]") {
     const int n = 256;
     const float dt = 0.002f, eps = 0.05f, eps2 = eps * eps;
     for (const std::string& platform : platformsUnderTest()) {
@@ -130,7 +100,7 @@ TEST_CASE("the N-body step matches a double-precision host reference for N = 256
     }
 }
 
-TEST_CASE("N-body energy drift stays within bounds over 300 steps") {
+TEST_CASE("N-body energy drift stays within bounds over 300 steps", "[samples][nbody]") {
     const int n = 256;
     const float dt = 0.001f, eps = 0.05f, eps2 = eps * eps;
     for (const std::string& platform : platformsUnderTest()) {
@@ -147,7 +117,8 @@ TEST_CASE("N-body energy drift stays within bounds over 300 steps") {
     }
 }
 
-TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts them") {
+TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts them",
+          "[samples][nbody]") {
     duet::test::useDuetAndPocl();
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -254,7 +225,8 @@ TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts 
     }
 }
 
-TEST_CASE("duet-nbody with no usable CL device prints one line and exits non-zero") {
+TEST_CASE("duet-nbody with no usable CL device prints one line and exits non-zero",
+          "[samples][nbody]") {
     duet::test::useDuetAndPocl();
     CommandResult run = runCommand(std::string(DUET_NBODY) +
                                    " --headless --frames 1 --size 64x64 --platform 'no such'");
@@ -289,7 +261,8 @@ duet::engine::Image runNbody(const std::string& name, const std::string& setting
 } // namespace
 
 TEST_CASE("duet-nbody's depth fog: a CL pass over GL's depth texture dims each body by its "
-          "distance, in linear light through sRGB textures") {
+          "distance, in linear light through sRGB textures",
+          "[samples][nbody]") {
     duet::test::useDuetAndPocl();
     const int w = 320, h = 240, n = 512, frames = 5;
     duet::engine::Image plain = runNbody("off", "--set fog=0");

@@ -2,7 +2,9 @@
 // the FFT'd height field's variance against the spectrum (Parseval, exactly and in expectation),
 // the displacement kernel's output, and the sample run headless with its sRGB PNG checked for
 // sky and water where the camera puts them; on Duet and PoCL.
-#include "../interop/icd_vendors.hpp"
+#include "support/cl_test.hpp"
+#include "support/icd_vendors.hpp"
+#include "support/process.hpp"
 
 #include "engine/gfx/capture.hpp"
 #include "engine/gfx/orbit_camera.hpp"
@@ -18,88 +20,30 @@
 #include <memory>
 #include <numbers>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace ocean = duet::ocean;
 
 namespace {
 
-std::vector<std::string> platformsUnderTest() {
-    std::vector<std::string> names = {"Duet"};
-    if (duet::test::havePocl())
-        names.push_back("Portable Computing Language");
-    return names;
-}
+using duet::test::CommandResult;
+using duet::test::platformsUnderTest;
+using duet::test::runCommand;
 
 // A context on the platform's first device with two queues, as the sample has when the context
-// holds one device: the spectrum task's and the frame's.
-struct ClOn {
-    cl_device_id device = nullptr;
-    cl_context context = nullptr;
-    cl_command_queue queue = nullptr, cpuQueue = nullptr;
-    explicit ClOn(const std::string& name) {
-        duet::test::useDuetAndPocl();
-        cl_uint n = 0;
-        clGetPlatformIDs(0, nullptr, &n);
-        std::vector<cl_platform_id> platforms(n);
-        clGetPlatformIDs(n, platforms.data(), nullptr);
-        cl_platform_id platform = nullptr;
-        for (cl_platform_id p : platforms) {
-            char text[256] = {};
-            clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof text - 1, text, nullptr);
-            if (name == text)
-                platform = p;
-        }
-        REQUIRE(platform);
-        REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS);
+// holds one device: the spectrum task's (cpuQueue) and the frame's (queue).
+struct ClOn : duet::test::ClOn {
+    cl_command_queue cpuQueue = nullptr;
+    explicit ClOn(const std::string& name) : duet::test::ClOn(name) {
         cl_int err;
-        context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
-        queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
         cpuQueue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
         REQUIRE(err == CL_SUCCESS);
     }
     ~ClOn() {
-        for (cl_command_queue q : {queue, cpuQueue})
-            if (q)
-                clReleaseCommandQueue(q);
-        if (context)
-            clReleaseContext(context);
-    }
-    cl_mem buffer(size_t bytes) {
-        cl_int err;
-        cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
-        return m;
-    }
-    template <class T> std::vector<T> read(cl_mem m, size_t count) {
-        std::vector<T> out(count);
-        REQUIRE(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, count * sizeof(T), out.data(), 0, nullptr,
-                                    nullptr) == CL_SUCCESS);
-        return out;
+        if (cpuQueue)
+            clReleaseCommandQueue(cpuQueue);
     }
 };
-
-struct CommandResult {
-    int exitCode = -1;
-    std::string output;
-};
-
-CommandResult runCommand(const std::string& command) {
-    CommandResult result;
-    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-    if (!pipe)
-        return result;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
-        result.output.append(buffer, n);
-    int status = pclose(pipe);
-    result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-}
 
 double waveNumber(int i, int n, double patch) {
     return 2.0 * std::numbers::pi * ocean::waveIndex(i, n) / patch;
@@ -112,7 +56,8 @@ double srgbEncode(double linear) {
 
 } // namespace
 
-TEST_CASE("the Phillips spectrum kernel matches the host formula with standard normal noise") {
+TEST_CASE("the Phillips spectrum kernel matches the host formula with standard normal noise",
+          "[samples][ocean]") {
     const int n = 256;
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -181,7 +126,8 @@ TEST_CASE("the Phillips spectrum kernel matches the host formula with standard n
     }
 }
 
-TEST_CASE("a new spectrum is generated on the CPU queue while frames go on with the old one") {
+TEST_CASE("a new spectrum is generated on the CPU queue while frames go on with the old one",
+          "[samples][ocean]") {
     const int n = 64;
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -249,7 +195,7 @@ TEST_CASE("a new spectrum is generated on the CPU queue while frames go on with 
     }
 }
 
-TEST_CASE("the FFT'd height field's variance matches the spectrum (Parseval)") {
+TEST_CASE("the FFT'd height field's variance matches the spectrum (Parseval)", "[samples][ocean]") {
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
         ClOn cl(platform);
@@ -341,7 +287,8 @@ TEST_CASE("the FFT'd height field's variance matches the spectrum (Parseval)") {
     }
 }
 
-TEST_CASE("duet-ocean runs headless and draws sky and water where the camera puts them") {
+TEST_CASE("duet-ocean runs headless and draws sky and water where the camera puts them",
+          "[samples][ocean]") {
     duet::test::useDuetAndPocl();
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -483,7 +430,8 @@ TEST_CASE("duet-ocean runs headless and draws sky and water where the camera put
     }
 }
 
-TEST_CASE("duet-ocean with no usable CL device prints one line and exits non-zero") {
+TEST_CASE("duet-ocean with no usable CL device prints one line and exits non-zero",
+          "[samples][ocean]") {
     duet::test::useDuetAndPocl();
     CommandResult run = runCommand(std::string(DUET_OCEAN) +
                                    " --headless --frames 1 --size 64x64 --platform 'no such'");

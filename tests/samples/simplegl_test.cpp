@@ -1,8 +1,8 @@
 // duet-simplegl: the kernel's VBO contents read back from GL with glGetBufferSubData against the
 // host formula (Duet sharing, PoCL host copies), and the sample run headless with its PNG checked
 // for the mesh where the sine wave puts it.
-#include "../interop/icd_vendors.hpp"
-#include "sample_run.hpp"
+#include "support/icd_vendors.hpp"
+#include "support/process.hpp"
 
 #include "engine/gfx/capture.hpp"
 #include "engine/gfx/gl.hpp"
@@ -77,7 +77,8 @@ int difference(const std::array<std::uint8_t, 4>& a, const std::array<std::uint8
 
 } // namespace
 
-TEST_CASE("the sine-wave kernel's vertex buffers, read back from GL, match the host formula") {
+TEST_CASE("the sine-wave kernel's vertex buffers, read back from GL, match the host formula",
+          "[samples][simplegl]") {
     REQUIRE(surface());
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -136,7 +137,8 @@ TEST_CASE("the sine-wave kernel's vertex buffers, read back from GL, match the h
     }
 }
 
-TEST_CASE("duet-simplegl runs headless and draws the mesh where the sine wave puts it") {
+TEST_CASE("duet-simplegl runs headless and draws the mesh where the sine wave puts it",
+          "[samples][simplegl]") {
     duet::test::useDuetAndPocl();
     for (const std::string& platform : platformsUnderTest()) {
         INFO("platform " << platform);
@@ -258,7 +260,7 @@ TEST_CASE("duet-simplegl runs headless and draws the mesh where the sine wave pu
     }
 }
 
-TEST_CASE("duet-simplegl draws a lit surface and rejects a bad mesh size") {
+TEST_CASE("duet-simplegl draws a lit surface and rejects a bad mesh size", "[samples][simplegl]") {
     duet::test::useDuetAndPocl();
     std::string png = std::filesystem::absolute("simplegl_surface.png");
     std::filesystem::remove(png);

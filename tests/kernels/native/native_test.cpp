@@ -234,17 +234,17 @@ const TypeInfo& typeInfo(const std::string& name) {
 
 } // namespace
 
-TEST_CASE("native: float math within the spec's ULP limits", "[native][math]") {
+TEST_CASE("native: float math within the spec's ULP limits", "[kernels][native][math]") {
     checkMath<float>();
     checkMixed<float>(n_mixed_float);
 }
 
-TEST_CASE("native: double math within the spec's ULP limits", "[native][math]") {
+TEST_CASE("native: double math within the spec's ULP limits", "[kernels][native][math]") {
     checkMath<double>();
     checkMixed<double>(n_mixed_double);
 }
 
-TEST_CASE("native: every conversion, every rounding mode and width", "[native][convert]") {
+TEST_CASE("native: every conversion, every rounding mode and width", "[kernels][native][convert]") {
     const size_t n = 48 * 64;
     std::map<std::string, std::vector<unsigned char>> data;
     for (const TypeInfo& t : kTypes)
@@ -281,7 +281,7 @@ TEST_CASE("native: every conversion, every rounding mode and width", "[native][c
     CHECK(failing == 0);
 }
 
-TEST_CASE("native: integer functions on every type and width", "[native][integer]") {
+TEST_CASE("native: integer functions on every type and width", "[kernels][native][integer]") {
     for (const IntEntry& e : kIntFns) {
         const IntType* tp = nullptr;
         for (const IntType& t : kInts)
@@ -336,7 +336,7 @@ TEST_CASE("native: integer functions on every type and width", "[native][integer
     }
 }
 
-TEST_CASE("native: vload_half and vstore_half in every rounding mode", "[native][half]") {
+TEST_CASE("native: vload_half and vstore_half in every rounding mode", "[kernels][native][half]") {
     std::vector<uint16_t> h(65536);
     for (size_t i = 0; i < h.size(); ++i)
         h[i] = static_cast<uint16_t>(i);
@@ -402,7 +402,8 @@ TEST_CASE("native: vload_half and vstore_half in every rounding mode", "[native]
     }
 }
 
-TEST_CASE("native: relational builtins, scalar 1/0 and vector -1/0", "[native][relational]") {
+TEST_CASE("native: relational builtins, scalar 1/0 and vector -1/0",
+          "[kernels][native][relational]") {
     std::vector<float> vals = relValues(), a, b;
     for (float x : vals)
         for (float y : vals) {
@@ -434,7 +435,8 @@ TEST_CASE("native: relational builtins, scalar 1/0 and vector -1/0", "[native][r
     CHECK(bad == 0);
 }
 
-TEST_CASE("native: atomics from concurrent host threads give exact results", "[native][atomics]") {
+TEST_CASE("native: atomics from concurrent host threads give exact results",
+          "[kernels][native][atomics]") {
     const int threads = 4, iters = 20000;
     std::vector<int> c(16, 0);
     std::vector<long> l(8, 0);

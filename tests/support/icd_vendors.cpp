@@ -1,0 +1,48 @@
+// The Duet + PoCL vendors folder for the tests that run on both platforms.
+#include "support/icd_vendors.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace duet::test {
+
+bool havePocl() {
+    return std::filesystem::exists(kPoclIcd);
+}
+
+void useDuetAndPocl() {
+    static bool done = false;
+    if (done)
+        return;
+    done = true;
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet-vendors-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const char* override = std::getenv("DUET_TEST_DUET_ICD");
+    fs::path duetIcd = override && *override ? override : DUET_ICD_FILE;
+    fs::copy_file(duetIcd, dir / "duet.icd", fs::copy_options::overwrite_existing);
+    std::ifstream duet(duetIcd);
+    std::string libraries;
+    std::getline(duet, libraries);
+    if (havePocl()) {
+        fs::copy_file(kPoclIcd, dir / "pocl.icd", fs::copy_options::overwrite_existing);
+        std::ifstream icd(kPoclIcd);
+        std::string pocl;
+        std::getline(icd, pocl);
+        libraries += ":" + pocl;
+    }
+    setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
+    setenv("OCL_ICD_FILENAMES", libraries.c_str(), 1);
+}
+
+std::vector<std::string> platformsUnderTest() {
+    useDuetAndPocl();
+    std::vector<std::string> names = {"Duet"};
+    if (havePocl())
+        names.push_back("Portable Computing Language");
+    return names;
+}
+
+} // namespace duet::test

@@ -1,0 +1,929 @@
+// CPU code generator: compile OpenCL C, finalise for the CPU, run the work-group functions by
+// hand over whole NDRanges, and compare with host references.
+#include "compiler/binary.hpp"
+#include "compiler/front_end.hpp"
+#include "devices/cpu/jit/cpu_toolchain.hpp"
+#include "devices/cpu/work_group_abi.hpp"
+#include "devices/cpu/jit/printf.hpp"
+
+#include <catch.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace duet::rt;
+
+namespace {
+
+TargetSpec hostTarget() {
+    TargetSpec t;
+    // cpuName empty: the host CPU and its features
+    return withCpuFrontEnd(t);
+}
+
+struct Built {
+    FinalizeResult fin;
+    std::string log;
+    size_t index(const std::string& name) const {
+        const auto& ks = fin.executable->kernels();
+        for (size_t i = 0; i < ks.size(); ++i)
+            if (ks[i].name == name)
+                return i;
+        FAIL("no kernel " << name);
+        return 0;
+    }
+    WorkGroupFn fn(const std::string& name) const {
+        return reinterpret_cast<WorkGroupFn>(fin.executable->entry(index(name)));
+    }
+    const KernelDesc& desc(const std::string& name) const {
+        return fin.executable->kernels()[index(name)];
+    }
+};
+
+Built build(const std::string& source, const std::string& options = "-cl-std=CL3.0") {
+    Built b;
+    CompileResult c = compileSource(source, options, {}, hostTarget());
+    INFO(c.log);
+    REQUIRE(c.status == CL_SUCCESS);
+    b.fin = finalizeForCpu(c.bitcode, options, source, hostTarget());
+    b.log = b.fin.log;
+    INFO(b.fin.log);
+    REQUIRE(b.fin.status == CL_SUCCESS);
+    REQUIRE(b.fin.executable);
+    return b;
+}
+
+/// Runs every work-group of an NDRange on this thread (non-uniform: trailing partial groups).
+void runNDRange(WorkGroupFn fn, std::vector<void*> args, unsigned dims,
+                std::array<size_t, 3> global, std::array<size_t, 3> local,
+                std::array<size_t, 3> offset = {0, 0, 0}, uint64_t localMemSize = 0,
+                void* printfCtx = nullptr) {
+    for (unsigned d = dims; d < 3; ++d) {
+        global[d] = 1;
+        local[d] = 1;
+        offset[d] = 0;
+    }
+    WorkGroupContext ctx{};
+    ctx.workDim = dims;
+    size_t groups[3];
+    for (unsigned d = 0; d < 3; ++d) {
+        ctx.globalOffset[d] = offset[d];
+        ctx.globalSize[d] = global[d];
+        ctx.enqueuedLocalSize[d] = local[d];
+        groups[d] = (global[d] + local[d] - 1) / local[d];
+        ctx.numGroups[d] = groups[d];
+    }
+    std::vector<std::max_align_t> localMem(localMemSize / sizeof(std::max_align_t) + 1);
+    ctx.localMem = reinterpret_cast<char*>(localMem.data());
+    ctx.printfCtx = printfCtx;
+    for (size_t gz = 0; gz < groups[2]; ++gz)
+        for (size_t gy = 0; gy < groups[1]; ++gy)
+            for (size_t gx = 0; gx < groups[0]; ++gx) {
+                size_t g[3] = {gx, gy, gz};
+                for (unsigned d = 0; d < 3; ++d) {
+                    ctx.groupId[d] = g[d];
+                    ctx.localSize[d] = std::min(local[d], global[d] - g[d] * local[d]);
+                }
+                fn(args.data(), &ctx);
+            }
+}
+
+/// Holds pointer arguments: args[i] must point at a void* holding the address.
+struct PtrArgs {
+    std::vector<void*> storage;
+    explicit PtrArgs(std::initializer_list<void*> ptrs) : storage(ptrs) {}
+    void* at(size_t i) { return &storage[i]; }
+};
+
+std::string readFile(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// The body of `define ... @name(` in an LLVM IR text.
+std::string functionText(const std::string& ir, const std::string& name) {
+    size_t at = ir.find("@" + name + "(");
+    while (at != std::string::npos && ir.rfind("define", at) < ir.rfind('\n', at))
+        break;
+    if (at == std::string::npos)
+        return {};
+    size_t end = ir.find("\n}\n", at);
+    return ir.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+const char* kTriad = R"CL(
+__kernel void triad(__global float* c, __global const float* a, __global const float* b,
+                    float s) {
+    size_t i = get_global_id(0);
+    c[i] = a[i] + s * b[i];
+}
+)CL";
+
+} // namespace
+
+TEST_CASE("triad over a 1D range with offset and a partial last group", "[cpu][cpu_codegen]") {
+    Built b = build(kTriad);
+    const KernelDesc& k = b.desc("triad");
+    CHECK_FALSE(k.hasBarrier);
+    CHECK_FALSE(k.usesPrintf);
+    const size_t n = 1000, off = 7;
+    std::vector<float> a(n + off), bb(n + off), c(n + off, -1.0f);
+    for (size_t i = 0; i < a.size(); ++i) {
+        a[i] = float(i) * 0.5f;
+        bb[i] = float(i % 13) - 3.0f;
+    }
+    float s = 1.5f;
+    PtrArgs p{c.data(), a.data(), bb.data()};
+    runNDRange(b.fn("triad"), {p.at(0), p.at(1), p.at(2), &s}, 1, {n, 1, 1}, {64, 1, 1},
+               {off, 0, 0});
+    for (size_t i = 0; i < off; ++i)
+        REQUIRE(c[i] == -1.0f);
+    for (size_t i = off; i < n + off; ++i)
+        REQUIRE(c[i] == a[i] + s * bb[i]);
+}
+
+TEST_CASE("streaming-store variants: same results, aligned or not; none where they would be wrong",
+          "[cpu][cpu_codegen]") {
+    Built b = build(std::string(kTriad) + R"CL(
+__kernel void scale4(__global float4* out, __global const float4* in, float s) {
+    size_t i = get_global_id(0);
+    out[i] = in[i] * s;
+}
+__kernel void count(__global float* out, __global const float* in, __global int* n) {
+    size_t i = get_global_id(0);
+    out[i] = in[i] + 1.0f;
+    atomic_inc(n);
+}
+__kernel void reduce_only(__global const float* in, __global float* out) {
+    if (get_global_id(0) == 0)
+        out[0] = in[0];
+}
+// A kernel-scope __local array elsewhere in the program must not make the program compile as
+// a whole (which has no variants).
+__kernel void with_local(__global float* out) {
+    __local float tmp[64];
+    tmp[get_local_id(0) % 64] = 1.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tmp[0];
+}
+)CL");
+    // Kernels with atomics keep plain stores (non-temporal stores are weakly ordered), as do
+    // kernels with no vector stores to __global memory.
+    CHECK(b.fin.executable->streamingEntry(b.index("count")) == nullptr);
+    CHECK(b.fin.executable->streamingEntry(b.index("reduce_only")) == nullptr);
+    auto triad = reinterpret_cast<WorkGroupFn>(b.fin.executable->streamingEntry(b.index("triad")));
+    REQUIRE(triad);
+    CHECK(b.fin.executable->streamingEntry(b.index("triad")) == reinterpret_cast<void*>(triad));
+
+    // Offsets 0 (every vector store aligned) and 1, 3 (none aligned), partial last groups.
+    for (size_t off : {size_t(0), size_t(1), size_t(3)}) {
+        const size_t n = 4099;
+        std::vector<float> a(n + off), bb(n + off), c(n + off, -1.0f);
+        for (size_t i = 0; i < a.size(); ++i) {
+            a[i] = float(i) * 0.25f;
+            bb[i] = float(i % 29) - 7.0f;
+        }
+        float s = -2.5f;
+        PtrArgs p{c.data(), a.data(), bb.data()};
+        runNDRange(triad, {p.at(0), p.at(1), p.at(2), &s}, 1, {n, 1, 1}, {256, 1, 1}, {off, 0, 0});
+        for (size_t i = 0; i < off; ++i)
+            REQUIRE(c[i] == -1.0f);
+        for (size_t i = off; i < n + off; ++i)
+            REQUIRE(c[i] == a[i] + s * bb[i]);
+    }
+
+    void* scale4 = b.fin.executable->streamingEntry(b.index("scale4"));
+    REQUIRE(scale4);
+    const size_t n = 1000;
+    alignas(64) static float out[4 * n + 4];
+    std::vector<float> in(4 * n);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(i);
+    float s = 0.5f;
+    // out + 4: float4-aligned as OpenCL requires, not aligned for wider vector stores.
+    PtrArgs p{out + 4, in.data()};
+    runNDRange(reinterpret_cast<WorkGroupFn>(scale4), {p.at(0), p.at(1), &s}, 1, {n, 1, 1},
+               {100, 1, 1});
+    CHECK(out[3] == 0.0f);
+    for (size_t i = 0; i < in.size(); ++i)
+        REQUIRE(out[i + 4] == in[i] * s);
+}
+
+TEST_CASE("work-item functions over 2D and 3D ranges", "[cpu][cpu_codegen]") {
+    Built b = build(R"CL(
+__kernel void ids(__global ulong* out) {
+    size_t gx = get_global_id(0) - get_global_offset(0);
+    size_t gy = get_global_id(1) - get_global_offset(1);
+    size_t gz = get_global_id(2) - get_global_offset(2);
+    size_t lin = (gz * get_global_size(1) + gy) * get_global_size(0) + gx;
+    __global ulong* o = out + lin * 12;
+    o[0] = get_global_id(0); o[1] = get_global_id(1); o[2] = get_global_id(2);
+    o[3] = get_local_id(0) + 100 * get_local_id(1) + 10000 * get_local_id(2);
+    o[4] = get_local_size(0) + 100 * get_local_size(1) + 10000 * get_local_size(2);
+    o[5] = get_group_id(0) + 100 * get_group_id(1) + 10000 * get_group_id(2);
+    o[6] = get_num_groups(0) + 100 * get_num_groups(1) + 10000 * get_num_groups(2);
+    o[7] = get_enqueued_local_size(0) + 100 * get_enqueued_local_size(1);
+    o[8] = get_work_dim();
+    o[9] = get_global_linear_id();
+    o[10] = get_local_linear_id();
+    uint d = (uint)(o[0] & 3); // a dimension only known at run time
+    o[11] = get_global_size(d) + 1000 * get_local_id(d);
+}
+)CL");
+    for (unsigned dims : {2u, 3u}) {
+        std::array<size_t, 3> global{13, 7, dims == 3 ? 5u : 1u}, local{4, 3, dims == 3 ? 2u : 1u},
+            offset{3, 2, dims == 3 ? 1u : 0u};
+        const size_t total = global[0] * global[1] * global[2];
+        std::vector<uint64_t> out(total * 12, ~0ull);
+        PtrArgs p{out.data()};
+        runNDRange(b.fn("ids"), {p.at(0)}, dims, global, local, offset);
+        for (size_t z = 0; z < global[2]; ++z)
+            for (size_t y = 0; y < global[1]; ++y)
+                for (size_t x = 0; x < global[0]; ++x) {
+                    size_t g[3] = {x, y, z};
+                    size_t lin = (z * global[1] + y) * global[0] + x;
+                    const uint64_t* o = &out[lin * 12];
+                    size_t lid[3], lsz[3], grp[3], ngr[3];
+                    for (int d = 0; d < 3; ++d) {
+                        grp[d] = g[d] / local[d];
+                        lid[d] = g[d] % local[d];
+                        ngr[d] = (global[d] + local[d] - 1) / local[d];
+                        lsz[d] = std::min(local[d], global[d] - grp[d] * local[d]);
+                    }
+                    INFO("dims " << dims << " item " << x << "," << y << "," << z);
+                    REQUIRE(o[0] == x + offset[0]);
+                    REQUIRE(o[1] == y + offset[1]);
+                    REQUIRE(o[2] == z + offset[2]);
+                    REQUIRE(o[3] == lid[0] + 100 * lid[1] + 10000 * lid[2]);
+                    REQUIRE(o[4] == lsz[0] + 100 * lsz[1] + 10000 * lsz[2]);
+                    REQUIRE(o[5] == grp[0] + 100 * grp[1] + 10000 * grp[2]);
+                    REQUIRE(o[6] == ngr[0] + 100 * ngr[1] + 10000 * ngr[2]);
+                    REQUIRE(o[7] == local[0] + 100 * local[1]);
+                    REQUIRE(o[8] == dims);
+                    REQUIRE(o[9] == lin);
+                    REQUIRE(o[10] == (lid[2] * lsz[1] + lid[1]) * lsz[0] + lid[0]);
+                    unsigned d = unsigned((x + offset[0]) & 3);
+                    uint64_t expect = d < 3 ? global[d] + 1000 * lid[d] : 1;
+                    REQUIRE(o[11] == expect);
+                }
+    }
+}
+
+TEST_CASE("barrier: reversal through local memory", "[cpu][cpu_codegen]") {
+    const char* opts = GENERATE("-cl-std=CL3.0", "-cl-std=CL1.2 -cl-opt-disable");
+    INFO(opts);
+    Built b = build(R"CL(
+__kernel void reverse(__global const int* in, __global int* out, __local int* tmp) {
+    size_t l = get_local_id(0);
+    tmp[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tmp[get_local_size(0) - 1 - l];
+}
+)CL",
+                    opts);
+    CHECK(b.desc("reverse").hasBarrier);
+    const size_t n = 200, wg = 32;
+    std::vector<int> in(n), out(n, -1), tmp(wg);
+    for (size_t i = 0; i < n; ++i)
+        in[i] = int(i * 3 + 1);
+    PtrArgs p{in.data(), out.data(), tmp.data()};
+    runNDRange(b.fn("reverse"), {p.at(0), p.at(1), p.at(2)}, 1, {n, 1, 1}, {wg, 1, 1});
+    for (size_t i = 0; i < n; ++i) {
+        size_t g = i / wg, l = i % wg, size = std::min(wg, n - g * wg);
+        REQUIRE(out[i] == in[g * wg + size - 1 - l]);
+    }
+}
+
+TEST_CASE("barriers in a loop: tree reduction in kernel-scope local memory", "[cpu][cpu_codegen]") {
+    Built b = build(R"CL(
+__kernel void reduce(__global const float* in, __global float* sums) {
+    __local float scratch[64];
+    size_t l = get_local_id(0);
+    scratch[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t s = get_local_size(0) / 2; s > 0; s /= 2) {
+        if (l < s)
+            scratch[l] += scratch[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0)
+        sums[get_group_id(0)] = scratch[0];
+}
+)CL");
+    const KernelDesc& k = b.desc("reduce");
+    CHECK(k.hasBarrier);
+    CHECK(k.staticLocalMemSize == 64 * sizeof(float));
+    const size_t wg = 64, groups = 10, n = wg * groups;
+    std::vector<float> in(n), sums(groups, -1.0f);
+    for (size_t i = 0; i < n; ++i)
+        in[i] = float(i % 17);
+    PtrArgs p{in.data(), sums.data()};
+    runNDRange(b.fn("reduce"), {p.at(0), p.at(1)}, 1, {n, 1, 1}, {wg, 1, 1}, {0, 0, 0},
+               k.staticLocalMemSize);
+    for (size_t g = 0; g < groups; ++g) {
+        float expect = 0;
+        for (size_t i = 0; i < wg; ++i)
+            expect += in[g * wg + i];
+        REQUIRE(sums[g] == expect);
+    }
+}
+
+namespace {
+const char* kNBody = R"CL(
+__kernel void nbody(__global const float4* pos, __global float4* acc, int n, float eps2) {
+    __local float4 tile[64];
+    size_t i = get_global_id(0);
+    size_t l = get_local_id(0);
+    size_t ls = get_local_size(0);
+    float4 p = pos[i];
+    float3 a = (float3)(0.0f);
+    for (int t = 0; t < n; t += ls) {
+        tile[l] = pos[t + l];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int j = 0; j < ls; ++j) {
+            float4 q = tile[j];
+            float3 d = q.xyz - p.xyz;
+            float r2 = d.x * d.x + d.y * d.y + d.z * d.z + eps2;
+            float inv = 1.0f / sqrt(r2);
+            float s = q.w * inv * inv * inv;
+            a += s * d;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    acc[i] = (float4)(a, 0.0f);
+}
+)CL";
+}
+
+const char* kNaiveNBody = R"CL(
+__kernel void nbody(__global const float4* pos, __global float4* acc, int n, float eps2) {
+    size_t i = get_global_id(0);
+    float4 p = pos[i];
+    float3 a = (float3)(0.0f);
+    for (int j = 0; j < n; ++j) {
+        float4 q = pos[j];
+        float3 d = q.xyz - p.xyz;
+        float r2 = d.x * d.x + d.y * d.y + d.z * d.z + eps2;
+        float inv = 1.0f / sqrt(r2);
+        a += (q.w * inv * inv * inv) * d;
+    }
+    acc[i] = (float4)(a, 0.0f);
+}
+)CL";
+
+TEST_CASE("barriers in a loop: tiled all-pairs N-body", "[cpu][cpu_codegen]") {
+    const char* opts = GENERATE("-cl-std=CL3.0", "-cl-std=CL3.0 -cl-opt-disable");
+    // The tiled kernel, and the plain one (no barrier: its uniform loop gets implicit ones).
+    const bool tiled = GENERATE(true, false);
+    INFO(opts << (tiled ? " tiled" : " plain"));
+    Built b = build(tiled ? kNBody : kNaiveNBody, opts);
+    const KernelDesc& k = b.desc("nbody");
+    CHECK(k.hasBarrier == tiled);
+    CHECK(k.staticLocalMemSize == (tiled ? 64 * 16 : 0));
+    const int n = 256;
+    // 64: the vectorised variant; 8: the one for groups too small to fill a vector.
+    const size_t wg = GENERATE(64, 8);
+    std::vector<std::array<float, 4>> pos(n), acc(n);
+    for (int i = 0; i < n; ++i)
+        pos[size_t(i)] = {std::sin(float(i)) * 10, std::cos(float(i) * 0.7f) * 10,
+                          float(i % 11) - 5, 1.0f + float(i % 3)};
+    float eps2 = 0.01f;
+    int nn = n;
+    PtrArgs p{pos.data(), acc.data()};
+    runNDRange(b.fn("nbody"), {p.at(0), p.at(1), &nn, &eps2}, 1, {size_t(n), 1, 1}, {wg, 1, 1},
+               {0, 0, 0}, k.staticLocalMemSize);
+    for (int i = 0; i < n; ++i) {
+        double a[3] = {0, 0, 0};
+        for (int j = 0; j < n; ++j) {
+            double d[3];
+            for (int c = 0; c < 3; ++c)
+                d[c] = double(pos[size_t(j)][c]) - pos[size_t(i)][c];
+            double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2;
+            double inv = 1.0 / std::sqrt(r2);
+            double s = pos[size_t(j)][3] * inv * inv * inv;
+            for (int c = 0; c < 3; ++c)
+                a[c] += s * d[c];
+        }
+        for (int c = 0; c < 3; ++c) {
+            INFO("group size " << wg << " body " << i << " component " << c);
+            REQUIRE(acc[size_t(i)][c] == Approx(a[c]).epsilon(1e-3).margin(1e-2));
+        }
+    }
+}
+
+TEST_CASE("private arrays and values live across a barrier", "[cpu][cpu_codegen]") {
+    Built b = build(R"CL(
+__kernel void priv(__global int* out, __local int* shared, int k) {
+    int mine[8];
+    size_t g = get_global_id(0);
+    size_t l = get_local_id(0);
+    int v = (int)g * 3 + k;
+    for (int i = 0; i < 8; ++i)
+        mine[i] = (int)g * 10 + i;
+    shared[l] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int other = shared[(l + 1) % get_local_size(0)];
+    int sum = 0;
+    for (int i = 0; i < 8; ++i)
+        sum += mine[(i + k) & 7] * (i + 1);
+    out[g] = sum + v * 1000 + other * 100000;
+}
+)CL");
+    const size_t n = 48, wg = 16;
+    std::vector<int> out(n, -1), shared(wg);
+    int k = 5;
+    PtrArgs p{out.data(), shared.data()};
+    runNDRange(b.fn("priv"), {p.at(0), p.at(1), &k}, 1, {n, 1, 1}, {wg, 1, 1});
+    for (size_t g = 0; g < n; ++g) {
+        int sum = 0;
+        for (int i = 0; i < 8; ++i)
+            sum += (int(g) * 10 + ((i + k) & 7)) * (i + 1);
+        size_t grp = g / wg, l = g % wg;
+        int other = int(grp * wg + (l + 1) % wg) * 3 + k;
+        REQUIRE(out[g] == sum + (int(g) * 3 + k) * 1000 + other * 100000);
+    }
+}
+
+TEST_CASE("struct arguments by value", "[cpu][cpu_codegen]") {
+    Built b = build(R"CL(
+typedef struct { float scale; int shift; double bias; char tag; } Params;
+__kernel void apply(__global double* out, Params p) {
+    size_t i = get_global_id(0);
+    p.shift += 1; // the kernel's copy, not the caller's
+    out[i] = (double)(p.scale * (float)(i + p.shift)) + p.bias + p.tag;
+}
+)CL");
+    struct Params {
+        float scale;
+        int shift;
+        double bias;
+        char tag;
+    } params{2.0f, 3, 0.25, 7};
+    const size_t n = 37;
+    std::vector<double> out(n);
+    PtrArgs p{out.data()};
+    runNDRange(b.fn("apply"), {p.at(0), &params}, 1, {n, 1, 1}, {8, 1, 1});
+    CHECK(params.shift == 3);
+    for (size_t i = 0; i < n; ++i)
+        REQUIRE(out[i] == double(2.0f * float(i + 4)) + 0.25 + 7);
+}
+
+TEST_CASE("a kernel calling another kernel", "[cpu][cpu_codegen]") {
+    Built b = build(R"CL(
+__kernel void fill(__global int* out, int v) { out[get_global_id(0)] = v + (int)get_local_id(0); }
+__kernel void twice(__global int* out, __global int* out2) {
+    fill(out, 100);
+    fill(out2, 200);
+}
+)CL");
+    const size_t n = 20;
+    std::vector<int> o1(n), o2(n);
+    PtrArgs p{o1.data(), o2.data()};
+    runNDRange(b.fn("twice"), {p.at(0), p.at(1)}, 1, {n, 1, 1}, {5, 1, 1});
+    for (size_t i = 0; i < n; ++i) {
+        REQUIRE(o1[i] == 100 + int(i % 5));
+        REQUIRE(o2[i] == 200 + int(i % 5));
+    }
+}
+
+namespace {
+struct CaptureSink : PrintfSink {
+    std::mutex mutex;
+    std::vector<std::string> lines;
+    void write(std::string_view text) override {
+        std::lock_guard<std::mutex> lock(mutex);
+        lines.emplace_back(text);
+    }
+};
+} // namespace
+
+TEST_CASE("printf with scalars, vectors and strings", "[cpu][cpu_codegen]") {
+    Built b = build(R"CL(
+__kernel void hello(int k) {
+    size_t i = get_global_id(0);
+    float4 f = (float4)(1.5f, -2.0f, 3.25f, (float)i);
+    short2 s = (short2)(-3, (short)i);
+    printf("item %d k=%d f=%v4hlf s=%v2hd %s %.2f %c%%\n", (int)i, k, f, s, "ok", 0.5f, 'x');
+}
+)CL");
+    CHECK(b.desc("hello").usesPrintf);
+    CaptureSink sink;
+    int k = 42;
+    runNDRange(b.fn("hello"), {&k}, 1, {3, 1, 1}, {3, 1, 1}, {0, 0, 0}, 0, &sink);
+    REQUIRE(sink.lines.size() == 3);
+    for (int i = 0; i < 3; ++i) {
+        std::string expect = "item " + std::to_string(i) + " k=42 f=1.500000,-2.000000,3.250000," +
+                             std::to_string(i) + ".000000 s=-3," + std::to_string(i) +
+                             " ok 0.50 x%\n";
+        REQUIRE(sink.lines[size_t(i)] == expect);
+    }
+}
+
+TEST_CASE("printf formatting rules", "[cpu][cpu_codegen]") {
+    auto format = [](const char* fmt, std::vector<std::vector<char>> args, std::string& out) {
+        std::string buf;
+        std::vector<uint32_t> layout;
+        for (auto& a : args) {
+            layout.push_back(uint32_t(buf.size()));
+            layout.push_back(uint32_t(a.size()));
+            buf.append(a.begin(), a.end());
+            buf.append((8 - buf.size() % 8) % 8, '\0');
+        }
+        return formatOpenClPrintf(fmt, buf.data(), layout.data(), uint32_t(args.size()), out);
+    };
+    // Sized up front and filled with memcpy: GCC 12 takes vector::insert of a byte range here
+    // for a write past the end (-Wstringop-overflow).
+    auto bytesOf = [](auto... v) {
+        std::vector<char> b((sizeof(v) + ...));
+        size_t at = 0;
+        ((std::memcpy(b.data() + at, &v, sizeof(v)), at += sizeof(v)), ...);
+        return b;
+    };
+    std::string out;
+    CHECK(format("%d|%5.1f|%hhd|%x", {bytesOf(-7), bytesOf(2.25), bytesOf(0x1ff), bytesOf(255u)},
+                 out));
+    CHECK(out == "-7|  2.2|-1|ff");
+    out.clear();
+    // float3 occupies four floats; half vectors; %hlf on a scalar is lenient.
+    CHECK(format(
+        "%v3hlf %v2hx %hlf",
+        {bytesOf(1.0f, 2.0f, 3.0f, 0.0f), bytesOf(uint16_t(0xab), uint16_t(0xcd)), bytesOf(0.5)},
+        out));
+    CHECK(out == "1.000000,2.000000,3.000000 ab,cd 0.500000");
+    out.clear();
+    CHECK(format("%v2hf", {bytesOf(uint16_t(0x3c00), uint16_t(0xc000))}, out));
+    CHECK(out == "1.000000,-2.000000");
+    out.clear();
+    CHECK_FALSE(format("%d %d", {bytesOf(1)}, out)); // missing argument
+    CHECK_FALSE(format("%v5d", {bytesOf(1)}, out));  // no such vector size
+}
+
+TEST_CASE("an undefined function fails the build and is named in the log", "[cpu][cpu_codegen]") {
+    const std::string src = R"CL(
+int helper_that_does_not_exist(int x);
+__kernel void k(__global int* out) { out[0] = helper_that_does_not_exist(3); }
+)CL";
+    CompileResult c = compileSource(src, "-cl-std=CL3.0", {}, hostTarget());
+    REQUIRE(c.status == CL_SUCCESS);
+    FinalizeResult f = finalizeForCpu(c.bitcode, "-cl-std=CL3.0", src, hostTarget());
+    CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+    CHECK_FALSE(f.executable);
+    CHECK(f.log.find("helper_that_does_not_exist") != std::string::npos);
+}
+
+TEST_CASE("a prototype of a host function is not a way into the host", "[cpu][cpu_codegen]") {
+    const std::string src = R"CL(
+int system(const __constant char* command);
+__kernel void k(__global int* out) { out[0] = system("true"); }
+)CL";
+    CompileResult c = compileSource(src, "-cl-std=CL3.0", {}, hostTarget());
+    REQUIRE(c.status == CL_SUCCESS);
+    FinalizeResult f = finalizeForCpu(c.bitcode, "-cl-std=CL3.0", src, hostTarget());
+    CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+    CHECK(f.log.find("'system'") != std::string::npos);
+}
+
+TEST_CASE("entries run from many threads at once", "[cpu][cpu_codegen]") {
+    Built b = build(kTriad);
+    WorkGroupFn fn = b.fn("triad");
+    const size_t n = 4096;
+    std::vector<std::thread> threads;
+    std::vector<int> ok(4, 0);
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            std::vector<float> a(n, float(t)), bb(n, 2.0f), c(n, 0.0f);
+            float s = 3.0f;
+            PtrArgs p{c.data(), a.data(), bb.data()};
+            runNDRange(fn, {p.at(0), p.at(1), p.at(2), &s}, 1, {n, 1, 1}, {128, 1, 1});
+            ok[size_t(t)] =
+                std::all_of(c.begin(), c.end(), [&](float v) { return v == float(t) + 6.0f; });
+        });
+    for (auto& th : threads)
+        th.join();
+    for (int v : ok)
+        CHECK(v == 1);
+}
+
+TEST_CASE("the program binary holds source, bitcode and the object code", "[cpu][cpu_codegen]") {
+    Built b = build(kTriad);
+    const std::string& bin = b.fin.executable->binary();
+    REQUIRE(bin.size() > 64);
+    CHECK(bin.compare(0, 4,
+                      "\x7f"
+                      "ELF") == 0);
+    ReadProgramBinaryResult parsed = readProgramBinary(
+        std::span(reinterpret_cast<const unsigned char*>(bin.data()), bin.size()));
+    REQUIRE(parsed.status == CL_SUCCESS);
+    CHECK(parsed.binary.type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+    CHECK(parsed.binary.source == kTriad);
+    CHECK_FALSE(parsed.binary.bitcode.empty());
+    // .text: the relocatable x86-64 object the JIT linked.
+    REQUIRE(parsed.binary.text.size() > 64);
+    CHECK(parsed.binary.text.compare(0, 4,
+                                     "\x7f"
+                                     "ELF") == 0);
+    CHECK(parsed.binary.machine == 62);
+    LoadBinaryResult again = loadCpuBinary(
+        std::span(reinterpret_cast<const unsigned char*>(bin.data()), bin.size()), hostTarget());
+    INFO(again.log);
+    REQUIRE(again.status == CL_SUCCESS);
+    REQUIRE(again.executable);
+    auto fn = reinterpret_cast<WorkGroupFn>(again.executable->entry(0));
+    std::vector<float> a(16, 1.0f), bb(16, 2.0f), c(16, 0.0f);
+    float s = 0.5f;
+    PtrArgs p{c.data(), a.data(), bb.data()};
+    runNDRange(fn, {p.at(0), p.at(1), p.at(2), &s}, 1, {16, 1, 1}, {16, 1, 1});
+    for (float v : c)
+        REQUIRE(v == 2.0f);
+}
+
+TEST_CASE("-save-temps writes IR and assembly; the triad's work-item loop is vectorised",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::string prefix = (dir / "t").string();
+    Built b = build(kTriad, "-cl-std=CL3.0 -save-temps=" + prefix);
+    std::string ir = readFile(prefix + "_triad.ll");
+    std::string asmText = readFile(prefix + "_triad.s");
+    REQUIRE_FALSE(ir.empty());
+    REQUIRE_FALSE(asmText.empty());
+    std::string wg = functionText(ir, "__duet_wg_triad");
+    REQUIRE_FALSE(wg.empty());
+    // Work-items on SIMD lanes: vector loads/stores of floats in the work-group function.
+    CHECK(wg.find("x float>") != std::string::npos);
+    // 256-bit vectors by default (DUET_CPU_VECTOR_WIDTH), 512 when asked for.
+    if (__builtin_cpu_supports("avx2") || __builtin_cpu_supports("avx512f"))
+        CHECK(
+            (asmText.find("ymm") != std::string::npos || asmText.find("zmm") != std::string::npos));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("the tiled N-body inner loop runs as vectorised work-item loops", "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_nb_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::string prefix = (dir / "t").string();
+    Built b = build(kNBody, "-cl-std=CL3.0 -save-temps=" + prefix);
+    // The module holds only this kernel's work-group function(s) and what they call.
+    std::string wg = readFile(prefix + "_nbody.ll");
+    REQUIRE(wg.find("@__duet_wg_nbody(") != std::string::npos);
+    // The body's square root and division widened across work-items, not per work-item.
+    CHECK(wg.find("@llvm.sqrt.v") != std::string::npos);
+    CHECK(wg.find("fdiv <") != std::string::npos);
+    // The tile index is uniform: no gathers from local memory.
+    CHECK(wg.find("masked.gather") == std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("-cl-opt-disable and fast-math options still compute the triad", "[cpu][cpu_codegen]") {
+    for (const char* opts : {"-cl-std=CL3.0 -cl-opt-disable", "-cl-std=CL3.0 -cl-fast-relaxed-math",
+                             "-cl-std=CL3.0 -cl-mad-enable -cl-no-signed-zeros"}) {
+        INFO(opts);
+        Built b = build(kTriad, opts);
+        const size_t n = 100;
+        std::vector<float> a(n, 1.0f), bb(n), c(n, 0.0f);
+        for (size_t i = 0; i < n; ++i)
+            bb[i] = float(i);
+        float s = 2.0f;
+        PtrArgs p{c.data(), a.data(), bb.data()};
+        runNDRange(b.fn("triad"), {p.at(0), p.at(1), p.at(2), &s}, 1, {n, 1, 1}, {16, 1, 1});
+        for (size_t i = 0; i < n; ++i)
+            REQUIRE(c[i] == 1.0f + 2.0f * float(i));
+    }
+}
+
+TEST_CASE("programs finalised on several threads at once", "[cpu][cpu_codegen]") {
+    CompileResult c = compileSource(kNBody, "-cl-std=CL3.0", {}, hostTarget());
+    REQUIRE(c.status == CL_SUCCESS);
+    std::vector<std::thread> threads;
+    std::vector<int> ok(4, 0);
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            FinalizeResult f = finalizeForCpu(c.bitcode, "-cl-std=CL3.0", kNBody, hostTarget());
+            ok[size_t(t)] =
+                f.status == CL_SUCCESS && f.executable && f.executable->entry(0) != nullptr;
+        });
+    for (auto& th : threads)
+        th.join();
+    for (int v : ok)
+        CHECK(v == 1);
+}
+
+TEST_CASE("image, sampler and event types reach code generation as pointers",
+          "[cpu][cpu_codegen]") {
+    // The image is passed through a helper and a sampler literal is used; nothing reads
+    // pixels (that is the builtin library's part), so the kernel checks the plumbing only.
+    Built b = build(R"CL(
+__global void* __duet_image_ptr(read_only image2d_t img) __attribute__((overloadable));
+uint __duet_sampler_bits(sampler_t s) __attribute__((overloadable));
+__global void* pass(read_only image2d_t img) { return __duet_image_ptr(img); }
+__kernel void plumb(read_only image2d_t img, sampler_t s, __global ulong* out) {
+    const sampler_t lit = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_REPEAT | CLK_FILTER_LINEAR;
+    out[0] = (ulong)pass(img);
+    out[1] = __duet_sampler_bits(s);
+    out[2] = __duet_sampler_bits(lit);
+    out[3] = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_REPEAT | CLK_FILTER_LINEAR;
+}
+)CL");
+    int fakeImage = 0;
+    void* img = &fakeImage;
+    uint32_t sampler = 0x1234;
+    std::vector<uint64_t> out(4, 0);
+    PtrArgs p{out.data()};
+    runNDRange(b.fn("plumb"), {&img, &sampler, p.at(0)}, 1, {1, 1, 1}, {1, 1, 1});
+    CHECK(out[0] == reinterpret_cast<uint64_t>(img));
+    CHECK(out[1] == 0x1234);
+    CHECK(out[3] != 0);
+    CHECK(out[2] == out[3]);
+}
+
+namespace {
+/// Control flow around barriers and uniform/divergent loops, each work-item writing a value a
+/// host loop can predict.
+const char* kControl = R"CL(
+__kernel void control(__global const int* count, __global int* out, __local int* sh, int n) {
+    size_t g = get_global_id(0);
+    size_t l = get_local_id(0);
+    size_t ls = get_local_size(0);
+    int before = (int)g * 7;                 // lives across every barrier below
+    int acc = 0;
+    if (n > 0) {                             // uniform branch around a barrier
+        sh[l] = (int)l;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc += sh[ls - 1 - l];
+    }
+    for (int i = 0; i < n; ++i) {            // barrier in a loop with a uniform break
+        sh[l] = i + (int)l;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc += sh[(l + 1) % ls];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (i == 2)
+            break;
+    }
+    int c = count[0];
+    for (int k = 0; k < c; ++k)              // uniform trip count read from memory
+        acc += k * (int)(g % 3);
+    for (int k = 0; k < (int)(g % 5); ++k)   // divergent trip count
+        acc += 2;
+    if (l < 3)                               // uniform loop in divergent code
+        for (int k = 0; k < n; ++k)
+            acc += 100;
+    for (int a = 0; a < 3; ++a)              // nested uniform loops
+        for (int b = 0; b < c; ++b)
+            acc += a * b + (int)l;
+    if (get_group_id(0) == 1)                // uniform early return
+        return;
+    out[g] = acc + before;
+}
+)CL";
+
+int controlReference(size_t g, size_t l, size_t wg, int n, int c) {
+    int acc = 0;
+    if (n > 0)
+        acc += int(wg - 1 - l);
+    for (int i = 0; i < n; ++i) {
+        acc += i + int((l + 1) % wg);
+        if (i == 2)
+            break;
+    }
+    for (int k = 0; k < c; ++k)
+        acc += k * int(g % 3);
+    acc += 2 * int(g % 5);
+    if (l < 3)
+        acc += 100 * n;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < c; ++b)
+            acc += a * b + int(l);
+    return acc + int(g) * 7;
+}
+} // namespace
+
+TEST_CASE("control flow around barriers, uniform and divergent loops", "[cpu][cpu_codegen]") {
+    // Both code shapes: with implicit loop barriers (default) and without.
+    const char* mode = GENERATE("1", "0", "O0");
+    ::setenv("DUET_CPU_LOOP_BARRIERS", mode, 1);
+    Built b =
+        build(kControl, std::string("-cl-std=CL3.0") + (mode[0] == 'O' ? " -cl-opt-disable" : ""));
+    ::unsetenv("DUET_CPU_LOOP_BARRIERS");
+    const size_t wg = GENERATE(32, 4);
+    const size_t n = 3 * wg + wg / 2;
+    for (int loops : {0, 5}) {
+        int count = 4;
+        std::vector<int> out(n, -1), sh(wg);
+        PtrArgs p{&count, out.data(), sh.data()};
+        runNDRange(b.fn("control"), {p.at(0), p.at(1), p.at(2), &loops}, 1, {n, 1, 1}, {wg, 1, 1});
+        for (size_t g = 0; g < n; ++g) {
+            INFO("loop barriers " << mode << ", group size " << wg << ", n " << loops << ", item "
+                                  << g);
+            size_t group = g / wg;
+            size_t size = std::min(wg, n - group * wg);
+            if (group == 1)
+                REQUIRE(out[g] == -1);
+            else
+                REQUIRE(out[g] == controlReference(g, g - group * wg, size, loops, count));
+        }
+    }
+}
+
+TEST_CASE("2D tiled matrix multiply with barriers (region loops over y and x)",
+          "[cpu][cpu_codegen]") {
+    Built b = build(R"CL(
+#define TS 8
+__kernel void matmul(__global const float* A, __global const float* B, __global float* C,
+                     int M, int N, int K) {
+    __local float As[TS][TS];
+    __local float Bs[TS][TS];
+    int col = get_global_id(0), row = get_global_id(1);
+    int lc = get_local_id(0), lr = get_local_id(1);
+    float acc = 0.0f;
+    for (int t = 0; t < K; t += TS) {
+        As[lr][lc] = A[row * K + t + lc];
+        Bs[lr][lc] = B[(t + lr) * N + col];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < TS; ++k)
+            acc += As[lr][k] * Bs[k][lc];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    C[row * N + col] = acc;
+}
+)CL");
+    CHECK(b.desc("matmul").staticLocalMemSize == 2 * 8 * 8 * sizeof(float));
+    const int M = 24, N = 32, K = 40;
+    std::vector<float> A(size_t(M * K)), B(size_t(K * N)), C(size_t(M * N), -1.0f);
+    for (size_t i = 0; i < A.size(); ++i)
+        A[i] = float(int(i % 7) - 3);
+    for (size_t i = 0; i < B.size(); ++i)
+        B[i] = float(int(i % 5) - 2) * 0.5f;
+    int m = M, n = N, k = K;
+    PtrArgs p{A.data(), B.data(), C.data()};
+    runNDRange(b.fn("matmul"), {p.at(0), p.at(1), p.at(2), &m, &n, &k}, 2,
+               {size_t(N), size_t(M), 1}, {8, 8, 1}, {0, 0, 0},
+               b.desc("matmul").staticLocalMemSize);
+    for (int r = 0; r < M; ++r)
+        for (int c = 0; c < N; ++c) {
+            float expect = 0;
+            for (int i = 0; i < K; ++i)
+                expect += A[size_t(r * K + i)] * B[size_t(i * N + c)];
+            INFO("row " << r << " col " << c);
+            REQUIRE(C[size_t(r * N + c)] == Approx(expect));
+        }
+}
+
+TEST_CASE("bitonic sort in local memory (barrier in nested loops)", "[cpu][cpu_codegen]") {
+    const char* mode = GENERATE("1", "0");
+    ::setenv("DUET_CPU_LOOP_BARRIERS", mode, 1);
+    Built b = build(R"CL(
+__kernel void bitonic(__global int* data) {
+    __local int s[256];
+    uint l = get_local_id(0), n = get_local_size(0);
+    size_t base = get_group_id(0) * n;
+    s[l] = data[base + l];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = 2; k <= n; k <<= 1) {
+        for (uint j = k >> 1; j > 0; j >>= 1) {
+            uint ixj = l ^ j;
+            if (ixj > l) {
+                int a = s[l], c = s[ixj];
+                bool up = (l & k) == 0;
+                if ((a > c) == up) {
+                    s[l] = c;
+                    s[ixj] = a;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    data[base + l] = s[l];
+}
+)CL");
+    ::unsetenv("DUET_CPU_LOOP_BARRIERS");
+    const size_t wg = GENERATE(256, 16);
+    const size_t groups = 5, n = wg * groups;
+    std::vector<int> data(n);
+    uint32_t seed = 12345;
+    for (int& v : data) {
+        seed = seed * 1664525u + 1013904223u;
+        v = int(seed >> 8) % 1000 - 500;
+    }
+    std::vector<int> expect = data;
+    for (size_t g = 0; g < groups; ++g)
+        std::sort(expect.begin() + long(g * wg), expect.begin() + long((g + 1) * wg));
+    PtrArgs p{data.data()};
+    runNDRange(b.fn("bitonic"), {p.at(0)}, 1, {n, 1, 1}, {wg, 1, 1}, {0, 0, 0},
+               b.desc("bitonic").staticLocalMemSize);
+    INFO("loop barriers " << mode << ", group size " << wg);
+    CHECK(data == expect);
+}
