@@ -1,6 +1,6 @@
 // Which LLVM target an AMD GPU is, and whether the GCN device may run kernels on it: pure
 // functions of what amdgpu_query_gpu_info reports, kept free of libdrm so that they are
-// unit-tested without hardware (tests/gcn_device/gcn_unit_test.cpp).
+// unit-tested without hardware (tests/unit/gcn/gcn_unit_test.cpp).
 #pragma once
 
 #include <cstdint>
