@@ -1,6 +1,7 @@
 // Shared helpers of the API shims: handle checks, info answers, error reporting.
 #pragma once
 
+#include "core/commands.hpp"
 #include "core/context.hpp"
 #include "core/result.hpp"
 #include "core/object.hpp"
@@ -133,8 +134,21 @@ std::string badMapFlags(cl_map_flags flags);
 /// Why the host access flags of `m` forbid this map (CL_INVALID_OPERATION); empty if allowed.
 std::string mapForbidden(cl_map_flags flags, const Mem* m, const char* what);
 
-/// Enqueues `run` on `queue` after the wait list; hands the event out and, when blocking,
-/// waits for it. The wait list must have been checked.
+/// The Submit of an enqueue's checked wait list, blocking flag and event argument.
+inline Submit submitOf(cl_uint numEvents, const cl_event* waitList, bool blocking,
+                       const cl_event* eventOut) {
+    return {{reinterpret_cast<Event* const*>(waitList), numEvents}, blocking, eventOut != nullptr};
+}
+/// Hands an enqueued command's event out through `eventOut` (when not null); returns the
+/// enqueue's status.
+inline cl_int handOut(Enqueued enqueued, cl_event* eventOut) {
+    if (eventOut)
+        *eventOut = enqueued.event.detach();
+    return enqueued.status;
+}
+
+/// Enqueues `run` on `queue` after the wait list (core's enqueueCommand); hands the event out
+/// and, when blocking, waits for it. The wait list must have been checked.
 cl_int submit(Queue* queue, cl_command_type type, cl_uint numEvents, const cl_event* waitList,
               cl_event* eventOut, bool blocking, std::function<cl_int()> run, bool fence = false);
 

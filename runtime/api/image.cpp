@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 
 using namespace duet::api;
 
@@ -54,15 +53,6 @@ ImageLimits limitsOf(const Context* c) {
         l.maxAlloc = std::min(l.maxAlloc, i.maxMemAllocSize);
     }
     return l;
-}
-
-/// Copies a box of `rows` x `slices` rows of `rowBytes` bytes between two strided layouts.
-void copyBox(char* dst, size_t dstRow, size_t dstSlice, const char* src, size_t srcRow,
-             size_t srcSlice, size_t rowBytes, size_t rows, size_t slices) {
-    for (size_t z = 0; z < slices; ++z)
-        for (size_t y = 0; y < rows; ++y)
-            std::memmove(dst + z * dstSlice + y * dstRow, src + z * srcSlice + y * srcRow,
-                         rowBytes);
 }
 
 cl_mem createImage(Call& call, cl_context context, const cl_mem_properties* properties,
@@ -257,8 +247,8 @@ cl_mem createImage(Call& call, cl_context context, const cl_mem_properties* prop
             const size_t slices = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? 1 : d * layers;
             const size_t storedRowStep =
                 type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? storedSlice : storedRow;
-            copyBox(storage, storedRowStep, storedSlice, static_cast<const char*>(hostPtr),
-                    hostRowStep, slicePitch, tightRow, rows, slices);
+            copyBox(storage, {0, storedRowStep, storedSlice}, static_cast<const char*>(hostPtr),
+                    {0, hostRowStep, slicePitch}, {tightRow, rows, slices});
         }
     }
     const size_t size = buffer ? bytes : storedSlice * d * layers;
@@ -341,16 +331,6 @@ std::string checkRegion(const Mem& m, const size_t* origin, const size_t* region
     return {};
 }
 
-/// Byte offset of texel `origin` of `m` from its data() (which commands read when they run).
-size_t texelOffset(const Mem& m, const size_t* origin) {
-    ImageBox b = imageBox(m);
-    return origin[0] * b.stride[0] + origin[1] * b.stride[1] + origin[2] * b.stride[2];
-}
-
-struct Box3 {
-    size_t o[3], r[3];
-};
-
 cl_int rwImage(const char* api, bool read, cl_command_queue queue, cl_mem image, cl_bool blocking,
                const size_t* origin, const size_t* region, size_t rowPitch, size_t slicePitch,
                void* ptr, cl_uint num, const cl_event* list, cl_event* event) {
@@ -392,24 +372,13 @@ cl_int rwImage(const char* api, bool read, cl_command_queue queue, cl_mem image,
     if (read ? !hostCanRead(m) : !hostCanWrite(m))
         return report(api, q->context(), CL_INVALID_OPERATION,
                       "the image's host access flags forbid this transfer");
-    // Host layout: rows along y except for a 1D array, whose layers (y) step by slice_pitch.
-    const size_t hostY = t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? slicePitch : rowPitch;
-    ImageBox b = imageBox(*m);
-    const size_t at = texelOffset(*m, origin);
-    char* host = static_cast<char*>(ptr);
-    const size_t rowBytes = region[0] * elem, rows = region[1], slices = region[2];
-    Ref<Mem> keep = retainRef(m);
-    return submit(q, read ? CL_COMMAND_READ_IMAGE : CL_COMMAND_WRITE_IMAGE, num, list, event,
-                  blocking, [=] {
-                      char* img = keep->data() + at;
-                      if (read)
-                          copyBox(host, hostY, slicePitch, img, b.stride[1], b.stride[2], rowBytes,
-                                  rows, slices);
-                      else
-                          copyBox(img, b.stride[1], b.stride[2], host, hostY, slicePitch, rowBytes,
-                                  rows, slices);
-                      return CL_SUCCESS;
-                  });
+    Submit how = submitOf(num, list, blocking, event);
+    if (read)
+        return handOut(
+            enqueueReadImage(*q, retainRef(m), origin, region, rowPitch, slicePitch, ptr, how),
+            event);
+    return handOut(
+        enqueueWriteImage(*q, retainRef(m), origin, region, rowPitch, slicePitch, ptr, how), event);
 }
 
 bool sameFormat(const cl_image_format& a, const cl_image_format& b) {
@@ -652,15 +621,9 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue queue, cl_mem sr
         }
         if (cl_int e = checkWaitList(api, q->context(), num, list))
             return e;
-        ImageBox sb = imageBox(*s), db = imageBox(*d);
-        const size_t srcAt = texelOffset(*s, srcOrigin), dstAt = texelOffset(*d, dstOrigin);
-        const size_t rowBytes = region[0] * s->elementSize, rows = region[1], slices = region[2];
-        Ref<Mem> ks = retainRef(s), kd = retainRef(d);
-        return submit(q, CL_COMMAND_COPY_IMAGE, num, list, event, false, [=] {
-            copyBox(kd->data() + dstAt, db.stride[1], db.stride[2], ks->data() + srcAt,
-                    sb.stride[1], sb.stride[2], rowBytes, rows, slices);
-            return CL_SUCCESS;
-        });
+        return handOut(enqueueCopyImage(*q, retainRef(s), retainRef(d), srcOrigin, dstOrigin,
+                                        region, submitOf(num, list, false, event)),
+                       event);
     });
 }
 
@@ -682,31 +645,9 @@ DUET_API cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue queue, cl_mem im
             return report(api, q->context(), CL_INVALID_VALUE, why);
         if (cl_int e = checkWaitList(api, q->context(), num, list))
             return e;
-        // cl_khr_depth_images: a depth image's fill colour is one float; read it as such.
-        float rgba[4] = {};
-        const void* c = color;
-        if (m->format.image_channel_order == CL_DEPTH) {
-            std::memcpy(rgba, color, sizeof(float));
-            c = rgba;
-        }
-        std::vector<unsigned char> texel(m->elementSize);
-        packFillColor(m->format, c, texel.data());
-        ImageBox b = imageBox(*m);
-        const size_t at = texelOffset(*m, origin);
-        const size_t w = region[0], rows = region[1], slices = region[2];
-        Ref<Mem> keep = retainRef(m);
-        return submit(q, CL_COMMAND_FILL_IMAGE, num, list, event, false,
-                      [=, texel = std::move(texel)] {
-                          char* dst = keep->data() + at;
-                          const size_t e = texel.size();
-                          for (size_t z = 0; z < slices; ++z)
-                              for (size_t y = 0; y < rows; ++y) {
-                                  char* row = dst + z * b.stride[2] + y * b.stride[1];
-                                  for (size_t x = 0; x < w; ++x)
-                                      std::memcpy(row + x * e, texel.data(), e);
-                              }
-                          return CL_SUCCESS;
-                      });
+        return handOut(enqueueFillImage(*q, retainRef(m), color, origin, region,
+                                        submitOf(num, list, false, event)),
+                       event);
     });
 }
 
@@ -740,15 +681,9 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue queue, c
                           "src_image was created from dst_buffer");
         if (cl_int e = checkWaitList(api, q->context(), num, list))
             return e;
-        ImageBox sb = imageBox(*s);
-        const size_t srcAt = texelOffset(*s, srcOrigin);
-        const size_t rowBytes = region[0] * s->elementSize, rows = region[1], slices = region[2];
-        Ref<Mem> ks = retainRef(s), kd = retainRef(d);
-        return submit(q, CL_COMMAND_COPY_IMAGE_TO_BUFFER, num, list, event, false, [=] {
-            copyBox(kd->data() + dstOffset, rowBytes, rowBytes * rows, ks->data() + srcAt,
-                    sb.stride[1], sb.stride[2], rowBytes, rows, slices);
-            return CL_SUCCESS;
-        });
+        return handOut(enqueueCopyImageToBuffer(*q, retainRef(s), retainRef(d), srcOrigin, region,
+                                                dstOffset, submitOf(num, list, false, event)),
+                       event);
     });
 }
 
@@ -782,15 +717,10 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue queue, c
                           "dst_image was created from src_buffer");
         if (cl_int e = checkWaitList(api, q->context(), num, list))
             return e;
-        ImageBox db = imageBox(*d);
-        const size_t dstAt = texelOffset(*d, dstOrigin);
-        const size_t rowBytes = region[0] * d->elementSize, rows = region[1], slices = region[2];
-        Ref<Mem> ks = retainRef(s), kd = retainRef(d);
-        return submit(q, CL_COMMAND_COPY_BUFFER_TO_IMAGE, num, list, event, false, [=] {
-            copyBox(kd->data() + dstAt, db.stride[1], db.stride[2], ks->data() + srcOffset,
-                    rowBytes, rowBytes * rows, rowBytes, rows, slices);
-            return CL_SUCCESS;
-        });
+        return handOut(enqueueCopyBufferToImage(*q, retainRef(s), retainRef(d), srcOffset,
+                                                dstOrigin, region,
+                                                submitOf(num, list, false, event)),
+                       event);
     });
 }
 
@@ -832,19 +762,16 @@ DUET_API void* CL_API_CALL clEnqueueMapImage(cl_command_queue queue, cl_mem imag
             return call.fail(CL_INVALID_OPERATION, why);
         if (std::string why = unusableImage(*m, "image"); !why.empty())
             return call.fail(CL_INVALID_OPERATION, why);
-        // Host memory: the map is the image itself, with its own pitches (an image over a GL
+        // The map hands out the image's host storage, with its own pitches (an image over a GL
         // buffer shared in place: once the buffer's acquire has mapped it).
         duet::rt::gl::settleStorage(m);
-        void* ptr = m->data() + texelOffset(*m, origin);
-        *rowPitchOut = m->rowPitch;
+        Mapped mapped = enqueueMapImage(*q, retainRef(m), flags, origin, region,
+                                        submitOf(num, list, blocking, event));
+        void* ptr = mapped.ptr;
+        *rowPitchOut = mapped.rowPitch;
         if (slicePitchOut)
-            *slicePitchOut = (t == CL_MEM_OBJECT_IMAGE3D || isArray(t)) ? m->slicePitch : 0;
-        Ref<Mem> keep = retainRef(m);
-        cl_int st = submit(q, CL_COMMAND_MAP_IMAGE, num, list, event, blocking, [keep] {
-            keep->mapCount.fetch_add(1);
-            return CL_SUCCESS;
-        });
-        if (st != CL_SUCCESS)
+            *slicePitchOut = mapped.slicePitch;
+        if (cl_int st = handOut(std::move(mapped), event); st != CL_SUCCESS)
             return call.fail(st, "a command in the wait list failed");
         return call.ok(ptr);
     });

@@ -3,8 +3,6 @@
 #include "core/kernel.hpp"
 #include "core/queue.hpp"
 
-#include <cstring>
-
 using namespace duet::api;
 
 namespace {
@@ -368,10 +366,11 @@ DUET_API cl_int CL_API_CALL clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_
 
 namespace {
 
+/// clEnqueueNDRangeKernel's checks in the spec's order (clEnqueueTask: the same with one
+/// work-item in one work-group), then the launch.
 cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue queue,
                      cl_kernel kernel, cl_uint dims, const size_t* offset, const size_t* global,
                      const size_t* local, cl_uint num, const cl_event* list, cl_event* event) {
-    cl_int err;
     Queue* q = from<Queue>(queue);
     if (!q)
         return report(api, nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
@@ -382,8 +381,7 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
     if (k->context() != ctx)
         return report(api, ctx, CL_INVALID_CONTEXT, "kernel and queue have different contexts");
     Device* dev = q->device();
-    void* entry = k->entry(dev);
-    if (!entry)
+    if (!k->entry(dev))
         return report(api, ctx, CL_INVALID_PROGRAM_EXECUTABLE,
                       "no executable of " + k->name() + " for " + dev->info().name);
     // A device that cannot execute kernels in this build (the GCN device without its model).
@@ -400,21 +398,18 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
         return report(api, ctx, CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3");
     if (!global)
         return report(api, ctx, CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size is NULL");
-    KernelLaunch launch;
-    launch.workDim = dims;
     bool empty = false;
     for (cl_uint d = 0; d < dims; ++d) {
-        launch.global[d] = global[d];
-        launch.offset[d] = offset ? offset[d] : 0;
         if (global[d] == 0)
             empty = true; // OpenCL 2.1+: a zero-sized NDRange does nothing
-        if (launch.offset[d] > ~size_t(0) - global[d])
+        if ((offset ? offset[d] : 0) > ~size_t(0) - global[d])
             return report(api, ctx, CL_INVALID_GLOBAL_OFFSET,
                           "global_work_offset + global_work_size overflows size_t");
     }
     const auto& reqd = desc.reqdWorkGroupSize;
     if (local) {
         size_t total = 1;
+        size_t given[3] = {1, 1, 1}; // dimensions past work_dim count as 1
         for (cl_uint d = 0; d < dims; ++d) {
             if (local[d] == 0)
                 return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE, "a local_work_size is 0");
@@ -424,10 +419,9 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                                   "] exceeds "
                                   "CL_DEVICE_MAX_WORK_ITEM_SIZES");
             total *= local[d];
-            launch.local[d] = local[d];
+            given[d] = local[d];
         }
-        if (reqd[0] && (reqd[0] != launch.local[0] || reqd[1] != launch.local[1] ||
-                        reqd[2] != launch.local[2]))
+        if (reqd[0] && (reqd[0] != given[0] || reqd[1] != given[1] || reqd[2] != given[2]))
             return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
                           "local_work_size differs from the kernel's reqd_work_group_size");
         if (size_t limit = k->workGroupLimit(*dev); total > limit)
@@ -443,17 +437,10 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                                   "] is not a multiple of local_work_size (non-uniform "
                                   "work-groups need -cl-std=CL2.0 or later)");
     } else if (reqd[0]) {
-        for (cl_uint d = 0; d < dims; ++d) {
-            launch.local[d] = reqd[d];
+        for (cl_uint d = 0; d < dims; ++d)
             if (!empty && global[d] % reqd[d] && !allowsNonUniform(k->program()->build(dev)))
                 return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
                               "global_work_size is not a multiple of reqd_work_group_size");
-        }
-    } else if (!empty) {
-        size_t picked[3] = {1, 1, 1};
-        dev->backend().pickLocalSize(*dev, *k, dims, launch.global.data(), picked);
-        for (cl_uint d = 0; d < dims; ++d)
-            launch.local[d] = picked[d];
     }
     cl_ulong localBytes = desc.staticLocalMemSize;
     for (const ArgValue& a : k->args())
@@ -471,15 +458,10 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                           "clEnqueueAcquireGLObjects");
     if (cl_int e = checkWaitList(api, ctx, num, list))
         return e;
-    if (empty)
-        return submit(q, type, num, list, event, false, [] { return CL_SUCCESS; });
-    launch.kernel = retainRef(k);
-    launch.executable = k->executable(dev);
-    launch.entry = entry;
-    launch.args = k->args();
-    (void)err;
-    return submit(q, type, num, list, event, false,
-                  [dev, launch = std::move(launch)] { return dev->backend().runNDRange(launch); });
+    Submit how = submitOf(num, list, false, event);
+    if (type == CL_COMMAND_TASK)
+        return handOut(enqueueTask(*q, *k, how), event);
+    return handOut(enqueueNDRange(*q, *k, dims, offset, global, local, how), event);
 }
 
 } // namespace
@@ -528,8 +510,6 @@ DUET_API cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue queue,
                           "mem_list or args_mem_loc given with num_mem_objects 0");
         if (!(q->device()->info().executionCapabilities & CL_EXEC_NATIVE_KERNEL))
             return report(api, ctx, CL_INVALID_OPERATION, "the device cannot run native kernels");
-        std::vector<Ref<Mem>> mems;
-        std::vector<size_t> locs;
         for (cl_uint i = 0; i < numMem; ++i) {
             Mem* m = from<Mem>(memList[i]);
             if (!m || m->context() != ctx)
@@ -544,24 +524,12 @@ DUET_API cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue queue,
             if (loc < 0 || size_t(loc) + sizeof(void*) > cbArgs)
                 return report(api, ctx, CL_INVALID_VALUE,
                               "args_mem_loc[" + std::to_string(i) + "] is outside args");
-            mems.push_back(retainRef(m));
-            locs.push_back(size_t(loc));
         }
         if (cl_int e = checkWaitList(api, ctx, num, list))
             return e;
-        // The arguments are copied now (spec); memory handles become their data pointers when
-        // the command runs (a GL buffer shared in place has its storage from the acquire on).
-        std::vector<unsigned char> copy(static_cast<unsigned char*>(args),
-                                        static_cast<unsigned char*>(args) + cbArgs);
-        return submit(
-            q, CL_COMMAND_NATIVE_KERNEL, num, list, event, false,
-            [fn, copy = std::move(copy), mems = std::move(mems), locs = std::move(locs)]() mutable {
-                for (size_t i = 0; i < mems.size(); ++i) {
-                    void* p = mems[i]->data();
-                    std::memcpy(copy.data() + locs[i], &p, sizeof p);
-                }
-                fn(copy.empty() ? nullptr : copy.data());
-                return CL_SUCCESS;
-            });
+        std::span<Mem* const> mems(reinterpret_cast<Mem* const*>(memList), numMem);
+        return handOut(enqueueNativeKernel(*q, fn, args, cbArgs, mems, argsMemLoc,
+                                           submitOf(num, list, false, event)),
+                       event);
     });
 }

@@ -338,17 +338,10 @@ cl_int enqueueTransfer(const char* api, bool read, cl_command_queue queue, cl_me
                              "CL_MEM_HOST_NO_ACCESS"
                            : "buffer was created with CL_MEM_HOST_READ_ONLY or "
                              "CL_MEM_HOST_NO_ACCESS");
-    char* host = static_cast<char*>(ptr);
-    Ref<Mem> keep = retainRef(m);
-    return submit(q, read ? CL_COMMAND_READ_BUFFER : CL_COMMAND_WRITE_BUFFER, num, list, event,
-                  blocking, [read, offset, host, size, keep] {
-                      char* data = keep->data() + offset; // resolved now (GL buffers move)
-                      char* dst = read ? host : data;
-                      const char* src = read ? data : host;
-                      if (dst != src) // USE_HOST_PTR buffers may be their own host copy
-                          std::memcpy(dst, src, size);
-                      return CL_SUCCESS;
-                  });
+    Submit how = submitOf(num, list, blocking, event);
+    if (read)
+        return handOut(enqueueReadBuffer(*q, retainRef(m), offset, size, ptr, how), event);
+    return handOut(enqueueWriteBuffer(*q, retainRef(m), offset, size, ptr, how), event);
 }
 
 } // namespace
@@ -409,20 +402,13 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue queue, cl_mem s
         if (overlaps(src, size, dst, size))
             return report(api, q->context(), CL_MEM_COPY_OVERLAP,
                           "source and destination regions overlap");
-        Ref<Mem> ks = retainRef(s), kd = retainRef(d);
-        return submit(q, CL_COMMAND_COPY_BUFFER, num, list, event, false,
-                      [srcOffset, dstOffset, size, ks, kd] {
-                          std::memcpy(kd->data() + dstOffset, ks->data() + srcOffset, size);
-                          return CL_SUCCESS;
-                      });
+        return handOut(enqueueCopyBuffer(*q, retainRef(s), retainRef(d), srcOffset, dstOffset, size,
+                                         submitOf(num, list, false, event)),
+                       event);
     });
 }
 
 namespace {
-
-struct RectGeometry {
-    size_t origin[3], region[3], rowPitch, slicePitch;
-};
 
 /// Normalises and checks a rect's pitches against a memory of `limit` bytes (spec rules of
 /// clEnqueueReadBufferRect). Returns empty string on success, else the reason.
@@ -446,16 +432,6 @@ std::string checkRect(const size_t* origin, const size_t* region, size_t& rowPit
     if (last > limit)
         return std::string("the ") + which + " region is out of bounds";
     return {};
-}
-
-void copyRect(char* dst, const size_t* dstOrigin, size_t dstRow, size_t dstSlice, const char* src,
-              const size_t* srcOrigin, size_t srcRow, size_t srcSlice, const size_t* region) {
-    for (size_t z = 0; z < region[2]; ++z)
-        for (size_t y = 0; y < region[1]; ++y)
-            std::memmove(
-                dst + (dstOrigin[2] + z) * dstSlice + (dstOrigin[1] + y) * dstRow + dstOrigin[0],
-                src + (srcOrigin[2] + z) * srcSlice + (srcOrigin[1] + y) * srcRow + srcOrigin[0],
-                region[0]);
 }
 
 cl_int enqueueRect(const char* api, cl_command_type type, cl_command_queue queue, cl_mem buffer,
@@ -483,23 +459,14 @@ cl_int enqueueRect(const char* api, cl_command_type type, cl_command_queue queue
     if (read ? !hostCanRead(m) : !hostCanWrite(m))
         return report(api, q->context(), CL_INVALID_OPERATION,
                       "the buffer's host access flags forbid this transfer");
-    RectGeometry b{{bufOrigin[0], bufOrigin[1], bufOrigin[2]},
-                   {region[0], region[1], region[2]},
-                   bufRow,
-                   bufSlice};
-    RectGeometry h{{hostOrigin[0], hostOrigin[1], hostOrigin[2]}, {}, hostRow, hostSlice};
-    Ref<Mem> keep = retainRef(m);
-    return submit(q, type, num, list, event, blocking, [=] {
-        char* data = keep->data();
-        if (read)
-            copyRect(static_cast<char*>(ptr), h.origin, h.rowPitch, h.slicePitch, data, b.origin,
-                     b.rowPitch, b.slicePitch, b.region);
-        else
-            copyRect(data, b.origin, b.rowPitch, b.slicePitch, static_cast<char*>(ptr), h.origin,
-                     h.rowPitch, h.slicePitch, b.region);
-        (void)keep;
-        return CL_SUCCESS;
-    });
+    Submit how = submitOf(num, list, blocking, event);
+    if (read)
+        return handOut(enqueueReadBufferRect(*q, retainRef(m), bufOrigin, hostOrigin, region,
+                                             bufRow, bufSlice, hostRow, hostSlice, ptr, how),
+                       event);
+    return handOut(enqueueWriteBufferRect(*q, retainRef(m), bufOrigin, hostOrigin, region, bufRow,
+                                          bufSlice, hostRow, hostSlice, ptr, how),
+                   event);
 }
 
 } // namespace
@@ -574,14 +541,10 @@ DUET_API cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue queue, cl_m
                         }
                 }
         }
-        size_t so[3] = {srcOrigin[0], srcOrigin[1], srcOrigin[2]};
-        size_t dor[3] = {dstOrigin[0], dstOrigin[1], dstOrigin[2]};
-        size_t rg[3] = {region[0], region[1], region[2]};
-        Ref<Mem> ks = retainRef(s), kd = retainRef(d);
-        return submit(q, CL_COMMAND_COPY_BUFFER_RECT, num, list, event, false, [=] {
-            copyRect(kd->data(), dor, dstRow, dstSlice, ks->data(), so, srcRow, srcSlice, rg);
-            return CL_SUCCESS;
-        });
+        return handOut(enqueueCopyBufferRect(*q, retainRef(s), retainRef(d), srcOrigin, dstOrigin,
+                                             region, srcRow, srcSlice, dstRow, dstSlice,
+                                             submitOf(num, list, false, event)),
+                       event);
     });
 }
 
@@ -607,21 +570,9 @@ DUET_API cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue queue, cl_mem b
                           "offset/size out of bounds or not multiples of pattern_size");
         if (cl_int e = checkWaitList(api, q->context(), num, list))
             return e;
-        std::vector<unsigned char> pat(static_cast<const unsigned char*>(pattern),
-                                       static_cast<const unsigned char*>(pattern) + patternSize);
-        Ref<Mem> keep = retainRef(m);
-        return submit(q, CL_COMMAND_FILL_BUFFER, num, list, event, false,
-                      [offset, size, pat = std::move(pat), keep] {
-                          char* dst = keep->data() + offset;
-                          size_t n = pat.size();
-                          if (n == 1) {
-                              std::memset(dst, pat[0], size);
-                          } else {
-                              for (size_t i = 0; i < size; i += n)
-                                  std::memcpy(dst + i, pat.data(), n);
-                          }
-                          return CL_SUCCESS;
-                      });
+        return handOut(enqueueFillBuffer(*q, retainRef(m), pattern, patternSize, offset, size,
+                                         submitOf(num, list, false, event)),
+                       event);
     });
 }
 
@@ -655,16 +606,13 @@ DUET_API void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue queue, cl_mem buf
         if (m->glUnacquired())
             return call.fail(CL_INVALID_OPERATION, "buffer was created from a GL object that is "
                                                    "not acquired (clEnqueueAcquireGLObjects)");
-        // The CPU device's memory is host memory: the map is the buffer itself. A GL buffer
-        // shared in place lives in GL's mapping once its acquire has run: wait for that.
+        // The map hands out the buffer's host storage. A GL buffer shared in place lives in GL's
+        // mapping once its acquire has run: wait for that.
         duet::rt::gl::settleStorage(m);
-        void* ptr = m->data() + offset;
-        Ref<Mem> keep = retainRef(m);
-        cl_int st = submit(q, CL_COMMAND_MAP_BUFFER, num, list, event, blocking, [keep] {
-            keep->mapCount.fetch_add(1);
-            return CL_SUCCESS;
-        });
-        if (st != CL_SUCCESS)
+        Mapped mapped = enqueueMapBuffer(*q, retainRef(m), flags, offset, size,
+                                         submitOf(num, list, blocking, event));
+        void* ptr = mapped.ptr;
+        if (cl_int st = handOut(std::move(mapped), event); st != CL_SUCCESS)
             return call.fail(st, "a command in the wait list failed");
         return call.ok(ptr);
     });
@@ -692,13 +640,8 @@ DUET_API cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue queue, cl_m
                           "mapped_ptr was not returned by a map of this memory object");
         if (cl_int e = checkWaitList(api, q->context(), num, list))
             return e;
-        Ref<Mem> keep = retainRef(m);
-        return submit(q, CL_COMMAND_UNMAP_MEM_OBJECT, num, list, event, false, [keep] {
-            cl_uint c = keep->mapCount.load();
-            while (c && !keep->mapCount.compare_exchange_weak(c, c - 1)) {
-            }
-            return CL_SUCCESS;
-        });
+        return handOut(enqueueUnmap(*q, retainRef(m), ptr, submitOf(num, list, false, event)),
+                       event);
     });
 }
 
@@ -723,8 +666,8 @@ DUET_API cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue queue, c
             return report(api, q->context(), CL_INVALID_VALUE, "unknown flags bits");
         if (cl_int e = checkWaitList(api, q->context(), num, list))
             return e;
-        // All of a CPU context's memory is in one place; migration only orders commands.
-        return submit(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, num, list, event, false,
-                      [] { return CL_SUCCESS; });
+        std::span<Mem* const> objects(reinterpret_cast<Mem* const*>(mems), numMem);
+        return handOut(enqueueMigrate(*q, objects, flags, submitOf(num, list, false, event)),
+                       event);
     });
 }

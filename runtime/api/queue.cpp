@@ -8,14 +8,9 @@ namespace duet::api {
 
 cl_int submit(Queue* queue, cl_command_type type, cl_uint numEvents, const cl_event* waitList,
               cl_event* eventOut, bool blocking, std::function<cl_int()> run, bool fence) {
-    std::span<Event* const> waits(reinterpret_cast<Event* const*>(waitList), numEvents);
-    Ref<Event> ev = queue->enqueue(type, waits, std::move(run), fence, blocking || eventOut);
-    cl_int status = CL_SUCCESS;
-    if (blocking && ev->wait() < 0)
-        status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-    if (eventOut)
-        *eventOut = ev.detach();
-    return status;
+    return handOut(enqueueCommand(*queue, type, submitOf(numEvents, waitList, blocking, eventOut),
+                                  std::move(run), fence),
+                   eventOut);
 }
 
 } // namespace duet::api
@@ -191,7 +186,7 @@ cl_int enqueueSync(const char* api, cl_command_queue queue, cl_command_type type
         // In-order queues already order everything. Out of order, a barrier (and a marker
         // with no wait list) waits for all earlier commands and holds back later ones.
         bool fence = type == CL_COMMAND_BARRIER ? true : (allPrior && num == 0);
-        return submit(q, type, num, list, event, false, [] { return CL_SUCCESS; }, fence);
+        return handOut(enqueueMarker(*q, type, fence, submitOf(num, list, false, event)), event);
     });
 }
 

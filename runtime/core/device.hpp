@@ -16,6 +16,9 @@ namespace duet::rt {
 class Device;
 class Kernel;
 struct KernelLaunch;
+class Mem;
+struct Strided;
+struct BoxSize;
 
 /// Every clGetDeviceInfo answer that is a plain value. Filled once by the backend.
 struct DeviceInfo {
@@ -100,6 +103,43 @@ public:
     virtual std::array<size_t, 2> freeGlobalMemoryKiB() const;
     virtual void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
                                const size_t* global, size_t* local) const = 0;
+
+    // Data movement. Commands (core/commands.hpp) call these on their queue's worker thread once
+    // the command's wait list has completed, with ranges already checked against the objects.
+    // The defaults (core/transfer.cpp) work on host storage, Mem::data(), where the CPU and GCN
+    // devices keep memory objects; a device with memory of its own overrides them. Each returns
+    // CL_SUCCESS or the command's (negative) execution status. Offsets count bytes from the
+    // object's start; an image's are bytes of its storage (core/image.hpp: texelOffset).
+
+    /// Copies `size` bytes at `offset` of `src` to `host`.
+    virtual cl_int read(const Mem& src, size_t offset, size_t size, void* host);
+    /// Copies `size` bytes from `host` to `dst` at `offset`.
+    virtual cl_int write(Mem& dst, size_t offset, size_t size, const void* host);
+    /// Copies `size` bytes of `src` at `srcOffset` to `dst` at `dstOffset`; the two ranges do
+    /// not overlap.
+    virtual cl_int copy(const Mem& src, size_t srcOffset, Mem& dst, size_t dstOffset, size_t size);
+    /// Box forms of read, write and copy: buffer rects, image regions and image<->buffer
+    /// copies. `hostAt` is the layout of the host side.
+    virtual cl_int readRect(const Mem& src, const Strided& srcAt, void* host, const Strided& hostAt,
+                            const BoxSize& box);
+    virtual cl_int writeRect(Mem& dst, const Strided& dstAt, const void* host,
+                             const Strided& hostAt, const BoxSize& box);
+    virtual cl_int copyRect(const Mem& src, const Strided& srcAt, Mem& dst, const Strided& dstAt,
+                            const BoxSize& box);
+    /// Repeats `pattern` (`patternSize` bytes, a divisor of box.width) along every row of the box
+    /// at `at`: a buffer fill is one row, an image fill repeats one texel.
+    virtual cl_int fill(Mem& dst, const Strided& at, const BoxSize& box, const void* pattern,
+                        size_t patternSize);
+    /// A map hands the host `m`'s host storage (Mem::data()) at `at` until the unmap: makes those
+    /// bytes current for `flags`. By default the host storage is the memory: nothing to do.
+    virtual cl_int map(Mem& m, const Strided& at, const BoxSize& box, cl_map_flags flags);
+    /// Ends the map of `m` that handed out `ptr` (a device with memory of its own writes back
+    /// what the host may have written; it keeps what map() needs to know about the region).
+    /// By default nothing to do.
+    virtual cl_int unmap(Mem& m, void* ptr);
+    /// clEnqueueMigrateMemObjects: moves `m` to this device, or to the host with
+    /// CL_MIGRATE_MEM_OBJECT_HOST. By default there is one memory: nothing to do.
+    virtual cl_int migrate(Mem& m, cl_mem_migration_flags flags);
 };
 
 class Platform;

@@ -294,6 +294,21 @@ ImageBox imageBox(const Mem& m) {
     }
 }
 
+size_t texelOffset(const Mem& m, const size_t* origin) {
+    ImageBox b = imageBox(m);
+    return origin[0] * b.stride[0] + origin[1] * b.stride[1] + origin[2] * b.stride[2];
+}
+
+Strided imageRegion(const Mem& m, const size_t* origin) {
+    ImageBox b = imageBox(m);
+    return {origin[0] * b.stride[0] + origin[1] * b.stride[1] + origin[2] * b.stride[2],
+            b.stride[1], b.stride[2]};
+}
+
+BoxSize imageRegionSize(const Mem& m, const size_t* region) {
+    return {region[0] * m.elementSize, region[1], region[2]};
+}
+
 void makeKernelImageDesc(const Mem& m, KernelImageDesc& out) {
     const cl_image_desc& d = m.desc;
     out = {};

@@ -2,6 +2,8 @@
 // that kernels receive for an image argument.
 #pragma once
 
+#include "core/transfer.hpp"
+
 #include <CL/cl.h>
 
 #include <array>
@@ -58,6 +60,13 @@ struct ImageBox {
     std::array<size_t, 3> stride; ///< bytes between neighbours along x, y, z
 };
 ImageBox imageBox(const Mem& image);
+/// Byte offset of texel `origin` (x, y or layer, z or layer) of `image` from its data().
+size_t texelOffset(const Mem& image, const size_t* origin);
+/// Where the region of `image` that starts at texel `origin` lies in its storage: offset of
+/// that texel, steps along y and z.
+Strided imageRegion(const Mem& image, const size_t* origin);
+/// The bytes of an image region of `region` texels: region[0] texels per row.
+BoxSize imageRegionSize(const Mem& image, const size_t* region);
 
 /// Fills `out` for a kernel argument bound to `image`.
 void makeKernelImageDesc(const Mem& image, KernelImageDesc& out);
