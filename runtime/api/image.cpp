@@ -236,7 +236,7 @@ cl_mem createImage(Call& call, cl_context context, const cl_mem_properties* prop
         storedRow = tightRow;
         storedSlice = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? tightRow : tightRow * h;
         size_t tightBytes = storedSlice * d * layers;
-        storage = allocateStorage(tightBytes);
+        storage = c->allocateStorage(tightBytes);
         if (!storage)
             return call.fail(CL_MEM_OBJECT_ALLOCATION_FAILURE,
                              "could not allocate " + std::to_string(tightBytes) + " bytes");

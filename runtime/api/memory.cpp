@@ -131,11 +131,16 @@ cl_mem createBuffer(Call& call, cl_context context, const cl_mem_properties* pro
     char* storage;
     bool owns = true;
     if (flags & CL_MEM_USE_HOST_PTR) {
-        // Zero copy: the CPU device works in the application's memory.
+        // Zero copy: the devices work in the application's memory (registered with the
+        // context's device allocator where there is one).
         storage = static_cast<char*>(hostPtr);
         owns = false;
+        std::string why;
+        if (!c->registerHostMemory(hostPtr, size, why))
+            return call.fail(CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                             "host_ptr cannot be shared with the context's devices: " + why);
     } else {
-        storage = allocateStorage(size);
+        storage = c->allocateStorage(size);
         if (!storage)
             return call.fail(CL_MEM_OBJECT_ALLOCATION_FAILURE,
                              "could not allocate " + std::to_string(size) + " bytes");
@@ -144,6 +149,8 @@ cl_mem createBuffer(Call& call, cl_context context, const cl_mem_properties* pro
     }
     Mem* m = makeObject<Mem>(retainRef(c), CL_MEM_OBJECT_BUFFER, flags, size,
                              (flags & CL_MEM_USE_HOST_PTR) ? hostPtr : nullptr, storage, owns);
+    if (flags & CL_MEM_USE_HOST_PTR)
+        m->markHostRegistered();
     m->properties = std::move(props);
     return call.ok(m);
 }

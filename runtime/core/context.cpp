@@ -1,5 +1,6 @@
 // Context object: devices, properties, error notification, destructor callbacks.
 #include "core/context.hpp"
+#include "core/memory.hpp"
 
 #include <algorithm>
 
@@ -8,7 +9,11 @@ namespace duet::rt {
 Context::Context(std::vector<Device*> devices, std::vector<cl_context_properties> properties,
                  ContextNotifyFn notify, void* userData)
     : _cl_context(kTag), m_devices(std::move(devices)), m_properties(std::move(properties)),
-      m_notify(notify), m_userData(userData) {}
+      m_notify(notify), m_userData(userData) {
+    for (Device* d : m_devices)
+        if ((m_allocator = d->backend().storageAllocator()))
+            break;
+}
 
 Context::~Context() {
     // Spec: destructor callbacks run in reverse order of registration.
@@ -18,6 +23,26 @@ Context::~Context() {
 
 bool Context::hasDevice(const Device* d) const {
     return std::find(m_devices.begin(), m_devices.end(), d) != m_devices.end();
+}
+
+char* Context::allocateStorage(size_t size) const {
+    return m_allocator ? m_allocator->allocate(size) : rt::allocateStorage(size);
+}
+
+void Context::freeStorage(char* p) const {
+    if (m_allocator)
+        m_allocator->release(p);
+    else
+        rt::freeStorage(p);
+}
+
+bool Context::registerHostMemory(void* p, size_t size, std::string& why) const {
+    return !m_allocator || m_allocator->registerHost(p, size, why);
+}
+
+void Context::unregisterHostMemory(void* p) const {
+    if (m_allocator)
+        m_allocator->unregisterHost(p);
 }
 
 void Context::notify(const std::string& message) const {

@@ -24,6 +24,16 @@ public:
     /// Properties as given, terminated by 0 (empty when none were given).
     const std::vector<cl_context_properties>& properties() const { return m_properties; }
 
+    /// Storage for a memory object of this context: from the allocator of the first device that
+    /// has one (memory every device of the context addresses), else host memory
+    /// (core/memory.hpp). Null when out of memory. Release with freeStorage.
+    char* allocateStorage(size_t size) const;
+    void freeStorage(char* p) const;
+    /// CL_MEM_USE_HOST_PTR memory made addressable by the context's devices (a no-op without
+    /// a device allocator). False with `why` when a device cannot address it.
+    bool registerHostMemory(void* p, size_t size, std::string& why) const;
+    void unregisterHostMemory(void* p) const;
+
     /// Reports an error reason through the application's callback (any thread, no locks held).
     void notify(const std::string& message) const;
 
@@ -32,6 +42,7 @@ public:
 
 private:
     std::vector<Device*> m_devices;
+    StorageAllocator* m_allocator = nullptr; ///< the first device's that has one, or null
     std::vector<cl_context_properties> m_properties;
     ContextNotifyFn m_notify;
     void* m_userData;

@@ -84,6 +84,23 @@ struct DeviceInfo {
     std::string unavailableReason;
 };
 
+/// Where a device wants memory objects' storage: memory both the host and the device address
+/// (the NVIDIA device: CUDA managed memory), so that every command and every device of a
+/// context works on the same bytes through Mem::data(). A context takes the allocator of its
+/// first device that has one; devices without one (CPU, GCN model) use host memory.
+/// Thread-safe.
+class StorageAllocator {
+public:
+    virtual ~StorageAllocator() = default;
+    /// `size` bytes, at least 128-byte aligned; null when out of memory.
+    virtual char* allocate(size_t size) = 0;
+    virtual void release(char* p) = 0;
+    /// Makes application memory (CL_MEM_USE_HOST_PTR) addressable by the device. False with
+    /// `why` when it cannot.
+    virtual bool registerHost(void* p, size_t size, std::string& why) = 0;
+    virtual void unregisterHost(void* p) = 0;
+};
+
 /// What a kind of device does: compile for itself and run kernels. Implementations are
 /// thread-safe; runNDRange blocks until every work-group finished.
 class DeviceBackend {
@@ -91,6 +108,8 @@ public:
     virtual ~DeviceBackend() = default;
     /// The device's compiler (front end + its code generation); lives as long as the backend.
     virtual const Toolchain& toolchain() const = 0;
+    /// The device's storage allocator, or null when host memory serves (the default).
+    virtual StorageAllocator* storageAllocator() { return nullptr; }
     /// Runs every work-group of `launch`. Returns CL_SUCCESS or an execution error.
     virtual cl_int runNDRange(const KernelLaunch& launch) = 0;
     /// Work-group size picked when clEnqueueNDRangeKernel gets no local size.

@@ -57,7 +57,9 @@ Mem::~Mem() {
     // back to GL here), before the storage goes.
     m_attachment.reset();
     if (m_owns)
-        freeStorage(m_home);
+        m_context->freeStorage(m_home);
+    if (m_hostRegistered)
+        m_context->unregisterHostMemory(m_hostPtr);
 }
 
 void Mem::settleStorage() const {

@@ -40,6 +40,9 @@ public:
     /// that acquire and release call it; the queue's ordering makes it visible to the commands
     /// after them.
     void setStorage(char* p) { m_storage.store(p ? p : m_home, std::memory_order_relaxed); }
+    /// CL_MEM_USE_HOST_PTR memory that Context::registerHostMemory registered: unregistered
+    /// when the object goes.
+    void markHostRegistered() { m_hostRegistered = true; }
     /// The storage the object was created with (a GL object's host copy).
     char* homeStorage() const { return m_home; }
     bool isImage() const { return m_type != CL_MEM_OBJECT_BUFFER && m_type != CL_MEM_OBJECT_PIPE; }
@@ -110,6 +113,7 @@ private:
     const std::atomic<char*>* m_base = &m_storage; ///< the owner's storage slot
     size_t m_viewOffset = 0; ///< bytes from the owner's storage to this object's
     bool m_owns;
+    bool m_hostRegistered = false; ///< m_hostPtr registered with the context's devices
     Ref<Mem> m_parent;
     size_t m_offset = 0;
     std::mutex m_mutex;
@@ -118,7 +122,8 @@ private:
 };
 
 /// Aligned host allocation for memory objects (alignment = CL_DEVICE_MEM_BASE_ADDR_ALIGN).
-/// Storage of `size` bytes, 128-byte aligned. Release with freeStorage.
+/// Storage of `size` bytes, 128-byte aligned. Release with freeStorage. Memory objects get
+/// theirs through Context::allocateStorage, which may use a device's allocator instead.
 char* allocateStorage(size_t size);
 void freeStorage(char* p);
 

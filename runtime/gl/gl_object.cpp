@@ -75,7 +75,7 @@ Result<Mem*> createFromBuffer(Context& context, std::shared_ptr<Share> share, cl
     // directions the flags allow.
     auto state = std::make_unique<GlObject>(share, CL_GL_OBJECT_BUFFER, buffer);
     state->inPlace = share->buffersInPlace();
-    char* storage = allocateStorage(size_t(size));
+    char* storage = context.allocateStorage(size_t(size));
     if (!storage)
         return makeError(CL_OUT_OF_HOST_MEMORY, "could not allocate the buffer's host copy");
     Mem* m = makeObject<Mem>(retainRef(&context), CL_MEM_OBJECT_BUFFER, flags, size_t(size),
@@ -242,7 +242,7 @@ Result<Mem*> createDepthStencilImage(Context& context, cl_mem_flags flags,
     const size_t elem = elementSize(format);
     const size_t row = desc.image_width * elem, slice = row * desc.image_height;
     const size_t layers = std::max<size_t>(1, desc.image_array_size);
-    char* storage = allocateStorage(slice * layers);
+    char* storage = context.allocateStorage(slice * layers);
     if (!storage)
         return makeError(CL_MEM_OBJECT_ALLOCATION_FAILURE,
                          "could not allocate " + std::to_string(slice * layers) + " bytes");
