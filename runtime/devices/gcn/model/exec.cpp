@@ -150,24 +150,73 @@ bool Executor::runWave(Wave& w) {
             w.pc -= in.words * 4;
             return fail(w, in, "instruction not implemented by the GCN model");
         }
-        uint64_t exec = w.exec();
-        WaveExec x(*this, w, in, exec);
-        bool ok = true;
+        if (!runVector(w, in))
+            return false;
+    }
+}
+
+// VALU, VOPC and memory instructions. A VALU instruction that ran before goes straight to its
+// family (Inst::valuFamily, one switch); its first execution finds the family (WaveExec::valu).
+__attribute__((always_inline)) inline bool Executor::runVector(Wave& w, const Inst& in) {
+    const uint64_t exec = w.exec();
+    WaveExec x(*this, w, in, exec);
+    auto countValu = [&] {
+        ++stats.valuInstructions;
+        // std::popcount is a libgcc call without POPCNT in the baseline ISA.
+        stats.valuLaneOps += exec == ~0ull ? 64 : std::popcount(exec);
+    };
+    bool ok = true;
+    switch (in.valuFamily) {
+    case WaveExec::kValuF32:
+        countValu();
+        ok = x.valuF32();
+        break;
+    case WaveExec::kValuInt32:
+        countValu();
+        ok = x.valuInt32();
+        break;
+    case WaveExec::kValuBits:
+        countValu();
+        ok = x.valuBits();
+        break;
+    case WaveExec::kValuMove:
+        countValu();
+        ok = x.valuMove();
+        break;
+    case WaveExec::kValuConvert:
+        countValu();
+        ok = x.valuConvert();
+        break;
+    case WaveExec::kValuF64:
+        countValu();
+        ok = x.valuF64();
+        break;
+    case WaveExec::kValuF16:
+        countValu();
+        ok = x.valuF16();
+        break;
+    case WaveExec::kValuInt16:
+        countValu();
+        ok = x.valuInt16();
+        break;
+    case WaveExec::kValuPacked:
+        countValu();
+        ok = x.valuPacked();
+        break;
+    case WaveExec::kValuCmp:
+        countValu();
+        ok = x.vcmp();
+        break;
+    default: // not a VALU instruction, or its first execution
         switch (in.enc) {
         case Enc::Vop1:
         case Enc::Vop2:
         case Enc::Vopc:
         case Enc::Vop3:
-        case Enc::Vop3p: {
-            ++stats.valuInstructions;
-            // std::popcount is a libgcc call without POPCNT in the baseline ISA.
-            stats.valuLaneOps += exec == ~0ull ? 64 : std::popcount(exec);
-            if (in.op == Op::v_cmp || in.op == Op::v_cmp_class)
-                ok = x.vcmp();
-            else
-                ok = x.valu();
+        case Enc::Vop3p:
+            countValu();
+            ok = x.valu();
             break;
-        }
         case Enc::Smem:
             x.smem();
             break;
@@ -182,12 +231,13 @@ bool Executor::runWave(Wave& w) {
             ok = false;
             break;
         }
-        if (!ok || !x.err.empty()) {
-            w.pc -= in.words * 4;
-            return fail(w, in,
-                        ok ? x.err : std::string("instruction not implemented by the GCN model"));
-        }
     }
+    if (!ok || !x.err.empty()) {
+        w.pc -= in.words * 4;
+        return fail(w, in,
+                    ok ? x.err : std::string("instruction not implemented by the GCN model"));
+    }
+    return true;
 }
 
 void Executor::trace(const Wave& w, const Inst& in) {

@@ -325,8 +325,11 @@ __attribute__((always_inline)) inline uint16_t packedHalf(Op op, const uint16_t*
         return true;                                                                               \
     }
 
+// Each family has an AVX2 clone chosen at load time where the host has it: the lane loops run
+// 8 wide. Same results (no fast-math; fp-contract stays off, and AVX2 has no FMA anyway).
+
 /// f32 arithmetic, fused and unfused multiply-adds, transcendentals, rounding, the fdiv helpers.
-__attribute__((always_inline)) inline bool WaveExec::valuF32() {
+__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuF32() {
     switch (in.op) {
     case Op::v_add_f32:
         F32_2(x + y)
@@ -456,7 +459,7 @@ __attribute__((always_inline)) inline bool WaveExec::valuF32() {
 
 /// 32-bit integer arithmetic: adds with carries and clamp, multiplies, min/max/median,
 /// v_mad_u64_u32.
-__attribute__((always_inline)) inline bool WaveExec::valuInt32() {
+__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuInt32() {
     // Integer ops that honour clamp saturate; the rest must not carry it. The clamp bit is
     // VOP3's or, for SDWA, the SDWA word's (LLVM emits v_sub_u16_sdwa ... clamp for sub_sat).
     const bool clampBit = in.clamp || sdwaClamp();
@@ -582,7 +585,7 @@ __attribute__((always_inline)) inline bool WaveExec::valuInt32() {
 }
 
 /// Bitwise operations: logic, shifts (64-bit ones too), bit fields, counts, permutes, byte sums.
-__attribute__((always_inline)) inline bool WaveExec::valuBits() {
+__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuBits() {
     switch (in.op) {
     case Op::v_not_b32:
         I32_1(~x)
@@ -748,7 +751,7 @@ __attribute__((always_inline)) inline bool WaveExec::valuBits() {
 }
 
 /// Moves, lane reads and writes, and v_cndmask.
-__attribute__((always_inline)) inline bool WaveExec::valuMove() {
+__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuMove() {
     switch (in.op) {
     case Op::v_nop:
     case Op::v_clrexcp:
@@ -801,7 +804,7 @@ __attribute__((always_inline)) inline bool WaveExec::valuMove() {
 }
 
 /// Conversions between float and integer formats, packing and normalising.
-__attribute__((always_inline)) inline bool WaveExec::valuConvert() {
+__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuConvert() {
     switch (in.op) {
     case Op::v_cvt_f32_i32:
         F32_FROM(float(I(x)))
@@ -962,7 +965,7 @@ __attribute__((always_inline)) inline bool WaveExec::valuConvert() {
 }
 
 /// f64 arithmetic, rounding, the fdiv helpers and v_trig_preop.
-__attribute__((always_inline)) inline bool WaveExec::valuF64() {
+__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuF64() {
     switch (in.op) {
     case Op::v_add_f64:
         F64_2(x + y)
@@ -1047,7 +1050,7 @@ __attribute__((always_inline)) inline bool WaveExec::valuF64() {
 }
 
 /// f16 arithmetic, multiply-adds, transcendentals and rounding.
-__attribute__((always_inline)) inline bool WaveExec::valuF16() {
+__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuF16() {
     switch (in.op) {
     case Op::v_add_f16:
         F16_2(float(x) + float(y))
@@ -1155,7 +1158,7 @@ __attribute__((always_inline)) inline bool WaveExec::valuF16() {
 }
 
 /// 16-bit integer arithmetic (and the 16 x 16 + 32 multiply-adds).
-__attribute__((always_inline)) inline bool WaveExec::valuInt16() {
+__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuInt16() {
     // Integer ops that honour clamp saturate; the rest must not carry it. The clamp bit is
     // VOP3's or, for SDWA, the SDWA word's (LLVM emits v_sub_u16_sdwa ... clamp for sub_sat).
     const bool clampBit = in.clamp || sdwaClamp();
@@ -1259,7 +1262,7 @@ __attribute__((always_inline)) inline bool WaveExec::valuMadMix(const uint32_t* 
 
 /// VOP3P: the packed 16-bit operations, each half from the operand halves op_sel (low result) or
 /// op_sel_hi (high) select, and the mixed-precision mads.
-__attribute__((always_inline)) inline bool WaveExec::valuPacked() {
+__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuPacked() {
     // Packed: each half takes its operand half from op_sel (low result) / op_sel_hi (high).
     unsigned n =
         (in.op == Op::v_pk_mad_i16 || in.op == Op::v_pk_mad_u16 || in.op == Op::v_pk_fma_f16 ||
@@ -1298,49 +1301,29 @@ __attribute__((always_inline)) inline bool WaveExec::valuPacked() {
     return true;
 }
 
-// An AVX2 clone chosen at load time where the host has it: the lane loops run 8 wide. Same
-// results (no fast-math; fp-contract stays off, and AVX2 has no FMA anyway).
-__attribute__((target_clones("avx2", "default"))) bool WaveExec::valu() {
-    switch (in.valuFamily) {
-    case kValuF32:
-        return valuF32();
-    case kValuInt32:
-        return valuInt32();
-    case kValuBits:
-        return valuBits();
-    case kValuMove:
-        return valuMove();
-    case kValuConvert:
-        return valuConvert();
-    case kValuF64:
-        return valuF64();
-    case kValuF16:
-        return valuF16();
-    case kValuInt16:
-        return valuInt16();
-    case kValuPacked:
-        return valuPacked();
-    default:
-        return valuFirst();
+// A VALU instruction's first execution (per host thread and code address): finds the family
+// that implements its operation, keeps it in Inst::valuFamily for Executor::runVector, and runs
+// it. A family that does not implement the operation returns false before doing anything.
+bool WaveExec::valu() {
+    if (in.op == Op::v_cmp || in.op == Op::v_cmp_class) {
+        in.valuFamily = kValuCmp;
+        return vcmp();
     }
-}
-
-// The first execution of an instruction (per host thread and code address): finds the family
-// that implements the operation and keeps it in Inst::valuFamily, so that later executions
-// switch once. Only VOP3P encodes the packed operations; the other families are tried in turn,
-// and one that does not implement the operation returns false before doing anything.
-bool WaveExec::valuFirst() {
-    if (in.enc == Enc::Vop3p) {
+    if (in.enc == Enc::Vop3p) { // only VOP3P encodes the packed operations
         in.valuFamily = kValuPacked;
-        return valu();
+        return valuPacked();
     }
-    for (uint8_t f = kValuF32; f < kValuPacked; ++f) {
-        in.valuFamily = f;
-        if (valu())
-            return true;
-    }
-    in.valuFamily = kValuUnknown;
-    return false;
+    const uint8_t family = valuF32()       ? kValuF32
+                           : valuInt32()   ? kValuInt32
+                           : valuBits()    ? kValuBits
+                           : valuMove()    ? kValuMove
+                           : valuConvert() ? kValuConvert
+                           : valuF64()     ? kValuF64
+                           : valuF16()     ? kValuF16
+                           : valuInt16()   ? kValuInt16
+                                           : kValuUnknown;
+    in.valuFamily = family;
+    return family != kValuUnknown;
 }
 
 #undef LANE_OP1

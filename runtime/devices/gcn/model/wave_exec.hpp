@@ -19,10 +19,10 @@ namespace duet::gcn::model {
 
 using f16 = _Float16;
 
-/// For the small helpers of the lane loops. The instruction families are always_inline (so that
-/// both clones of valu, ds and vmem get their code), GCC does not inline ordinary functions into
-/// an always_inline body early, and by the time it would, the large clones have used up the
-/// inliner's growth budget: without the attribute these helpers stay calls.
+/// For the small helpers of the lane loops, which both clones (default, AVX2) of every family
+/// must inline: GCC does not inline ordinary functions early into an always_inline body (the
+/// parts of ds, vmem and salu are), and the large clones use up the inliner's growth budget;
+/// without the attribute such helpers can stay calls.
 #define DUET_GCN_ALWAYS_INLINE __attribute__((always_inline)) inline
 
 template <class To, class From> To bc(From f) {
@@ -586,16 +586,16 @@ struct WaveExec {
 
     // The instruction families, each in its own file: they return false (or set `err`) for
     // an operation they do not implement.
-    bool valu(); ///< VOP1/VOP2/VOP3/VOP3P except the comparisons (valu.cpp)
+    bool valu(); ///< a VALU instruction's first execution: finds its family (valu.cpp)
     bool vcmp(); ///< v_cmp*, v_cmpx*, v_cmp_class (vcmp.cpp)
     void salu(); ///< SOP1/SOP2/SOPK/SOPC (salu.cpp)
     void smem(); ///< scalar memory (memory.cpp)
     void ds();   ///< LDS and the DS cross-lane operations (memory.cpp)
     void vmem(); ///< MUBUF, FLAT, GLOBAL and SCRATCH (memory.cpp)
 
-    /// The VALU families (valu.cpp), by their number in Inst::valuFamily: valu() switches on it
-    /// once valuFirst() has found it on the instruction's first execution. A family returns
-    /// false for an operation outside it. All are inlined into both clones of valu().
+    /// The VALU families (valu.cpp; kValuCmp: vcmp.cpp), by their number in Inst::valuFamily,
+    /// which valu() sets on an instruction's first execution and Executor::runVector switches
+    /// on later. A family returns false for an operation outside it. Each has an AVX2 clone.
     enum ValuFamily : uint8_t {
         kValuUnknown,
         kValuF32,
@@ -607,17 +607,17 @@ struct WaveExec {
         kValuF16,
         kValuInt16,
         kValuPacked,
+        kValuCmp,
     };
-    bool valuFirst();
-    inline bool valuF32();
-    inline bool valuInt32();
-    inline bool valuBits();
-    inline bool valuMove();
-    inline bool valuConvert();
-    inline bool valuF64();
-    inline bool valuF16();
-    inline bool valuInt16();
-    inline bool valuPacked();
+    bool valuF32();
+    bool valuInt32();
+    bool valuBits();
+    bool valuMove();
+    bool valuConvert();
+    bool valuF64();
+    bool valuF16();
+    bool valuInt16();
+    bool valuPacked();
     inline bool valuMadMix(const uint32_t* const* s);
 
     // salu() picks one of these by encoding (salu.cpp).
