@@ -1,6 +1,5 @@
 // The GCN device: discovery through libdrm's amdgpu interface, GCN device info, and kernel
-// launches laid out as an amdhsa dispatch (kernarg segment, dispatch packet, user SGPRs,
-// scratch), encoded as a PM4 stream and fed either to the software model through the PM4
+// launches (built as PM4 by dispatch.cpp) fed either to the software model through the PM4
 // decoder or, on a real gfx9 GPU, to the amdgpu kernel driver (amdgpu_queue.cpp; untested on
 // hardware, enabled only with DUET_AMDGPU_SUBMIT=1).
 #include "core/device.hpp"
@@ -11,6 +10,7 @@
 #include "devices/gcn/amdgpu_target.hpp"
 #include "devices/gcn/code_object.hpp"
 #include "devices/gcn/codegen/gcn_toolchain.hpp"
+#include "devices/gcn/dispatch.hpp"
 #include "devices/gcn/model/model.hpp"
 #include "devices/gcn/pm4.hpp"
 #include "devices/gcn/printf_buffer.hpp"
@@ -35,18 +35,11 @@ namespace gcn_device {
 namespace {
 
 namespace pm4 = gcn::pm4;
-using gcn::KernelArgMeta;
 using gcn::KernelEntry;
-using gcn::KernelInfo;
 
-constexpr unsigned kWaveSize = 64;
 constexpr unsigned kMaxWorkGroupSize = 256; // LLVM's default flat work-group size for OpenCL
 constexpr unsigned kLdsPerCu = 64 * 1024;
-constexpr unsigned kLdsPerGroup = 32 * 1024; // what a work-group may allocate (AMD's limit)
-constexpr unsigned kLdsGranule = 512;        // COMPUTE_PGM_RSRC2.LDS_SIZE unit on gfx7+
-constexpr uint64_t kMaxScratchBytes = 512ull << 20;
-constexpr size_t kPrintfBufferBytes = 1 << 20; // CL_DEVICE_PRINTF_BUFFER_SIZE
-constexpr unsigned kModelClockMHz = 1500;      // the modelled chip's nominal clock (Vega 10)
+constexpr unsigned kModelClockMHz = 1500; // the modelled chip's nominal clock (Vega 10)
 /// OpenCL C 3.0 features about the program's memory the GCN device supports: generic pointers
 /// (FLAT) and program-scope __global variables (data segments of the code object).
 constexpr const char* kGcnProgramFeatures =
@@ -54,56 +47,6 @@ constexpr const char* kGcnProgramFeatures =
 /// Images are descriptors and texels in plain memory (builtins/cpu/image.cl built for amdgcn).
 constexpr const char* kGcnImageFeatures =
     "__opencl_c_images __opencl_c_read_write_images __opencl_c_3d_image_writes";
-
-/// A growable host block, zero-initialised, aligned for PM4/HSA structures.
-class HostBlock {
-public:
-    bool reserve(size_t bytes, size_t align = 256) {
-        if (bytes <= m_capacity)
-            return true;
-        size_t cap = (std::max(bytes, 2 * m_capacity) + align - 1) / align * align;
-        void* p = std::aligned_alloc(align, cap);
-        if (!p)
-            return false;
-        m_p.reset(static_cast<unsigned char*>(p));
-        m_capacity = cap;
-        return true;
-    }
-    unsigned char* data() const { return m_p.get(); }
-    uint64_t address() const { return reinterpret_cast<uint64_t>(m_p.get()); }
-
-private:
-    struct Free {
-        void operator()(unsigned char* p) const { std::free(p); }
-    };
-    std::unique_ptr<unsigned char, Free> m_p;
-    size_t m_capacity = 0;
-};
-
-/// hsa_kernel_dispatch_packet_t, as the HSA runtime's AQL packet lays it out (64 bytes): what
-/// the dispatch-pointer user SGPRs point at.
-struct DispatchPacket {
-    uint16_t header;
-    uint16_t setup; ///< dimensions in bits 0..1
-    uint16_t workgroupSize[3];
-    uint16_t reserved0;
-    uint32_t gridSize[3];
-    uint32_t privateSegmentSize;
-    uint32_t groupSegmentSize;
-    uint64_t kernelObject;
-    uint64_t kernargAddress;
-    uint64_t reserved2;
-    uint64_t completionSignal;
-};
-static_assert(sizeof(DispatchPacket) == 64);
-
-template <class T> void put(unsigned char* base, uint32_t offset, T value) {
-    std::memcpy(base + offset, &value, sizeof value);
-}
-
-uint32_t alignUp(uint32_t v, uint32_t a) {
-    return a ? (v + a - 1) / a * a : v;
-}
 
 /// How long a hardware dispatch may run before the queue gives up on it.
 uint64_t hardwareTimeoutNs() {
@@ -140,7 +83,7 @@ public:
                std::unique_ptr<gcn::AmdgpuQueue> queue = nullptr)
         : m_processor(target.cpuName), m_toolchain(makeGcnToolchain(std::move(target))),
           m_computeUnits(computeUnits), m_cannotRun(std::move(cannotRunReason)),
-          m_hw(std::move(queue)) {
+          m_hw(std::move(queue)), m_dispatch(computeUnits, m_hw != nullptr) {
 #ifdef DUET_HAVE_GCN_MODEL
         if (m_cannotRun.empty() && !m_hw) {
             gcn::ModelConfig config;
@@ -163,9 +106,6 @@ private:
                      why.c_str());
         return code;
     }
-    /// The printf buffer for one dispatch (allocated once, reset by each drain); 0 when out of
-    /// memory.
-    uint64_t printfBuffer();
     /// Prints what the dispatch's printf calls recorded; reports overflow and bad records.
     void drainPrintf(const KernelLaunch& launch, const gcn::CodeObject& code);
     /// Runs a PM4 stream on the software model: the sink that decodes it.
@@ -174,34 +114,21 @@ private:
     /// GPU VA == host VA, so the addresses already written need no translation), then submits
     /// the same PM4 dwords and waits for the kernel's fence.
     std::string runOnHardware(std::span<const uint32_t> stream);
+    /// DUET_GCN_STATS: one line per dispatch on stderr (the model's counters, or the time on
+    /// hardware).
+    void reportStats(const KernelLaunch& launch, const gcn::DispatchStats& stats, double modelled,
+                     double seconds) const;
 
     std::string m_processor; ///< "gfx900"
     std::unique_ptr<Toolchain> m_toolchain;
     unsigned m_computeUnits;
     std::string m_cannotRun;
     std::unique_ptr<gcn::AmdgpuQueue> m_hw; ///< the real GPU's queue; null on the model
-    /// Host memory the launch in flight refers to besides the runtime's own blocks (buffer
-    /// and image storage); made GPU-visible by runOnHardware. Unused on the model.
-    std::vector<std::pair<const void*, uint64_t>> m_hostRanges;
-    HostBlock m_hwFence; ///< the RELEASE_MEM target on hardware: a page of its own
 #ifdef DUET_HAVE_GCN_MODEL
     std::unique_ptr<gcn::Model> m_model;
 #endif
-    std::mutex m_mutex; ///< one launch at a time owns the blocks below
-    /// Writes an image argument (the address of its descriptor, m_imageDescs[index]) or a
-    /// sampler argument (its CLK_* bits) into the kernarg segment; false if the slot is not
-    /// 64-bit. Kernels read both as plain memory (builtins/cpu/image.cl, shared with the CPU).
-    bool putImageOrSampler(unsigned char* ka, const KernelArgMeta& a, const ArgValue& v,
-                           size_t index);
-
-    HostBlock m_kernarg, m_packet, m_scratch, m_queue, m_printf;
-    bool m_printfReady = false;
-    /// Per-argument image descriptors of the launch in flight (host memory the model reads
-    /// directly, as it reads buffers); guarded by m_mutex like the blocks above.
-    std::vector<KernelImageDesc> m_imageDescs;
-    uint64_t m_dispatchId = 0;
-    alignas(8) uint64_t m_fence = 0; ///< the RELEASE_MEM target
-    pm4::Builder m_pm4;
+    std::mutex m_mutex;         ///< one launch at a time owns the dispatch builder
+    DispatchBuilder m_dispatch; ///< the host memory of the launch in flight
 };
 
 std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::DispatchStats& stats) {
@@ -213,7 +140,7 @@ std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::Dispat
         case pm4::Command::Kind::Dispatch: {
 #ifdef DUET_HAVE_GCN_MODEL
             gcn::DispatchState state = c.dispatch;
-            state.scratchBase = m_scratch.address(); // the queue's scratch, as a driver sets it
+            state.scratchBase = m_dispatch.scratchAddress(); // the queue's scratch
             gcn::DispatchResult r = m_model->dispatch(state, &stats);
             if (!r)
                 return r.error;
@@ -243,7 +170,7 @@ std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::Dispat
 }
 
 std::string GcnBackend::runOnHardware(std::span<const uint32_t> stream) {
-    for (auto [p, bytes] : m_hostRanges)
+    for (auto [p, bytes] : m_dispatch.hostRanges())
         if (std::string e = m_hw->useHostRange(p, bytes); !e.empty()) {
             m_hw->dropPending();
             return "making host memory GPU-visible: " + e;
@@ -251,41 +178,8 @@ std::string GcnBackend::runOnHardware(std::span<const uint32_t> stream) {
     return m_hw->submitAndWait(stream, hardwareTimeoutNs());
 }
 
-bool GcnBackend::putImageOrSampler(unsigned char* ka, const KernelArgMeta& a, const ArgValue& v,
-                                   size_t index) {
-    if (a.size != 8)
-        return false;
-    if (a.valueKind == "sampler") {
-        uint32_t bits = 0;
-        std::memcpy(&bits, v.bytes.data(), std::min<size_t>(4, v.bytes.size()));
-        put<uint64_t>(ka, a.offset, bits);
-        return true;
-    }
-    if (m_imageDescs.size() <= index)
-        m_imageDescs.resize(index + 1);
-    uint64_t address = 0;
-    if (v.mem) {
-        makeKernelImageDesc(*v.mem, m_imageDescs[index]);
-        address = reinterpret_cast<uint64_t>(&m_imageDescs[index]);
-    }
-    put<uint64_t>(ka, a.offset, address);
-    return true;
-}
-
-uint64_t GcnBackend::printfBuffer() {
-    if (!m_printfReady) {
-        const size_t bytes = gcn::kPrintfHeaderBytes + kPrintfBufferBytes;
-        if (!m_printf.reserve(bytes, 4096))
-            return 0;
-        std::memset(m_printf.data(), 0, bytes);
-        gcn::initPrintfBuffer(m_printf.data(), kPrintfBufferBytes);
-        m_printfReady = true;
-    }
-    return m_printf.address();
-}
-
 void GcnBackend::drainPrintf(const KernelLaunch& launch, const gcn::CodeObject& code) {
-    gcn::PrintfOutput out = gcn::drainPrintfBuffer(m_printf.data(), code.printf);
+    gcn::PrintfOutput out = m_dispatch.drainPrintf(code);
     if (!out.text.empty()) {
         // One write per dispatch, before the command is marked complete (OpenCL C 3.0
         // §6.15.14.3: output is flushed by the time clFinish returns).
@@ -305,272 +199,23 @@ void GcnBackend::drainPrintf(const KernelLaunch& launch, const gcn::CodeObject& 
 cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     if (!m_cannotRun.empty())
         return fail(launch, CL_OUT_OF_RESOURCES, m_cannotRun);
-    const auto* entry = static_cast<const KernelEntry*>(launch.entry);
-    if (!entry || !entry->kernel)
-        return fail(launch, CL_INVALID_PROGRAM_EXECUTABLE, "no code object entry");
-    const KernelInfo& ki = *entry->kernel;
-    const gcn::KernelDescriptor& kd = ki.descriptor;
-    const KernelDesc& desc = launch.kernel->desc();
-
-    uint32_t groups[3], remainders[3];
-    for (int d = 0; d < 3; ++d) {
-        if (launch.global[d] > 0xffffffffu || launch.local[d] > 0xffff)
-            return fail(launch, CL_OUT_OF_RESOURCES,
-                        "a global size beyond 2^32-1 work-items does not fit a GCN dispatch");
-        groups[d] = uint32_t((launch.global[d] + launch.local[d] - 1) / launch.local[d]);
-        remainders[d] = uint32_t(launch.global[d] % launch.local[d]);
-    }
-
     std::lock_guard lock(m_mutex);
-    // Descriptor addresses go into the kernarg segment as arguments are visited: no later
-    // resize may move the earlier ones.
-    m_imageDescs.reserve(launch.args.size());
-    m_hostRanges.clear();
-
-    // The kernarg segment, exactly as the metadata lays it out; __local arguments become LDS
-    // offsets after the kernel's static LDS.
-    const uint32_t kernargBytes = std::max<uint32_t>(ki.kernargSegmentSize, 16);
-    if (!m_kernarg.reserve(kernargBytes) || !m_packet.reserve(sizeof(DispatchPacket)) ||
-        !m_queue.reserve(256))
-        return CL_OUT_OF_HOST_MEMORY;
-    unsigned char* ka = m_kernarg.data();
-    std::memset(ka, 0, kernargBytes);
-    uint32_t lds = ki.groupSegmentFixedSize;
-    const uint32_t staticLds = lds;
-    size_t explicitIndex = 0;
-    bool usesPrintf = false;
-    for (const KernelArgMeta& a : ki.args) {
-        const std::string& kind = a.valueKind;
-        if (kind.rfind("hidden_", 0) != 0) {
-            if (explicitIndex >= launch.args.size())
-                return fail(launch, CL_INVALID_KERNEL_ARGS, "more arguments in the metadata");
-            const ArgValue& v = launch.args[explicitIndex];
-            const KernelArgDesc& ad = desc.args[explicitIndex];
-            ++explicitIndex;
-            if (kind == "by_value") {
-                std::memcpy(ka + a.offset, v.bytes.data(),
-                            std::min<size_t>(a.size, v.bytes.size()));
-            } else if (kind == "global_buffer") {
-                if (a.size != 8)
-                    return fail(launch, CL_INVALID_KERNEL_ARGS, "a buffer argument is not 64-bit");
-                put<uint64_t>(ka, a.offset, v.mem ? reinterpret_cast<uint64_t>(v.mem->data()) : 0);
-                if (m_hw && v.mem)
-                    m_hostRanges.emplace_back(v.mem->data(), v.mem->size());
-            } else if (kind == "image" || kind == "sampler") {
-                if (!putImageOrSampler(ka, a, v, explicitIndex - 1))
-                    return fail(launch, CL_INVALID_KERNEL_ARGS,
-                                "argument " + std::to_string(explicitIndex - 1) + " (" +
-                                    ad.typeName + "): an image or sampler argument is not 64-bit");
-                if (m_hw && kind == "image" && v.mem)
-                    m_hostRanges.emplace_back(v.mem->data(), v.mem->size()); // the texels
-            } else if (kind == "dynamic_shared_pointer") {
-                const uint32_t align = std::max<uint32_t>(a.pointeeAlign ? a.pointeeAlign : 16, 4);
-                lds = alignUp(lds, align);
-                put<uint32_t>(ka, a.offset, lds);
-                lds += uint32_t(v.localSize);
-            } else {
-                return fail(launch, CL_INVALID_KERNEL_ARGS,
-                            "argument " + std::to_string(explicitIndex - 1) + " (" + ad.typeName +
-                                ") of kind " + kind + " is not supported on the GCN device yet");
-            }
-            continue;
-        }
-        auto dim = [&](const char* prefix) -> int {
-            for (int d = 0; d < 3; ++d)
-                if (kind == std::string(prefix) + char('x' + d))
-                    return d;
-            return -1;
-        };
-        if (int d = dim("hidden_block_count_"); d >= 0)
-            put<uint32_t>(ka, a.offset, groups[d]);
-        else if (int d2 = dim("hidden_group_size_"); d2 >= 0)
-            put<uint16_t>(ka, a.offset, uint16_t(launch.local[d2]));
-        else if (int d3 = dim("hidden_remainder_"); d3 >= 0)
-            put<uint16_t>(ka, a.offset, uint16_t(remainders[d3]));
-        else if (int d4 = dim("hidden_global_offset_"); d4 >= 0)
-            put<uint64_t>(ka, a.offset, uint64_t(launch.offset[d4]));
-        else if (kind == "hidden_grid_dims")
-            put<uint16_t>(ka, a.offset, uint16_t(launch.workDim));
-        else if (kind == "hidden_queue_ptr")
-            put<uint64_t>(ka, a.offset, m_queue.address());
-        else if (kind == "hidden_printf_buffer") {
-            // __duet_printf_alloc finds it through the implicit-argument pointer (code object v5).
-            uint32_t hiddenBase = 0;
-            for (const KernelArgMeta& h : ki.args)
-                if (h.valueKind == "hidden_block_count_x")
-                    hiddenBase = h.offset;
-            if (a.offset != hiddenBase + gcn::kImplicitPrintfBufferOffset)
-                return fail(launch, CL_OUT_OF_RESOURCES,
-                            "hidden_printf_buffer is not where code object v5 puts it");
-            const uint64_t buffer = printfBuffer();
-            if (!buffer)
-                return CL_OUT_OF_HOST_MEMORY;
-            put<uint64_t>(ka, a.offset, buffer);
-            usesPrintf = true;
-        } else if (kind == "hidden_hostcall_buffer" || kind == "hidden_multigrid_sync_arg" ||
-                   kind == "hidden_heap_v1" || kind == "hidden_default_queue" ||
-                   kind == "hidden_completion_action" || kind == "hidden_private_base" ||
-                   kind == "hidden_shared_base" || kind == "hidden_none")
-            continue; // services this runtime does not offer: left null; gfx9 needs no apertures
-                      // here
-        else if (kind == "hidden_dynamic_lds_size")
-            continue; // written below, once the dynamic LDS is known
-        else
-            return fail(launch, CL_OUT_OF_RESOURCES,
-                        "hidden kernel argument " + kind + " is not supported");
-    }
-    for (const KernelArgMeta& a : ki.args)
-        if (a.valueKind == "hidden_dynamic_lds_size")
-            put<uint32_t>(ka, a.offset, lds - staticLds);
-    if (lds > kLdsPerGroup)
-        return fail(launch, CL_OUT_OF_RESOURCES,
-                    "the work-group needs " + std::to_string(lds) + " bytes of LDS (limit " +
-                        std::to_string(kLdsPerGroup) + ")");
-
-    // Scratch: per-work-item private segment, interleaved per lane within each wave's slot.
-    uint32_t privateBytes = kd.privateSegmentFixedSize;
-    if (ki.dynamicStack)
-        privateBytes = std::max<uint32_t>(privateBytes, 1024) + 1024; // calls of unknown depth
-    uint32_t tmpring = 0;
-    uint64_t scratchBase = 0, scratchBytes = 0;
-    if (privateBytes) {
-        const uint64_t waveBytes = alignUp(privateBytes * kWaveSize, 1024);
-        uint64_t waves = std::min<uint64_t>(4095, uint64_t(m_computeUnits) * 40);
-        waves = std::max<uint64_t>(1, std::min(waves, kMaxScratchBytes / waveBytes));
-        if (waveBytes / 1024 > 0x1fff)
-            return fail(launch, CL_OUT_OF_RESOURCES,
-                        std::to_string(privateBytes) + " bytes of scratch per work-item exceed "
-                                                       "COMPUTE_TMPRING_SIZE.WAVESIZE");
-        scratchBytes = waves * waveBytes;
-        if (!m_scratch.reserve(scratchBytes, 4096))
-            return CL_OUT_OF_HOST_MEMORY;
-        scratchBase = m_scratch.address();
-        tmpring = uint32_t(waves & 0xfff) | (uint32_t((waveBytes / 1024) & 0x1fff) << 12);
-    }
-
-    // The AQL dispatch packet the dispatch pointer refers to.
-    const uint64_t kernelObject = entry->loadBase + ki.descriptorAddress;
-    DispatchPacket pkt{};
-    // KERNEL_DISPATCH, barrier, system-scope acquire and release fences.
-    pkt.header = uint16_t(2 | (1 << 8) | (2 << 9) | (2 << 11));
-    pkt.setup = uint16_t(launch.workDim);
-    for (int d = 0; d < 3; ++d) {
-        pkt.workgroupSize[d] = uint16_t(launch.local[d]);
-        pkt.gridSize[d] = uint32_t(launch.global[d]);
-    }
-    pkt.privateSegmentSize = privateBytes;
-    pkt.groupSegmentSize = lds;
-    pkt.kernelObject = kernelObject;
-    pkt.kernargAddress = m_kernarg.address();
-    std::memcpy(m_packet.data(), &pkt, sizeof pkt);
-    std::memset(m_queue.data(), 0, 256); // amd_queue_t stand-in: no doorbells, no signals
-
-    // User SGPRs in the order AMDGPUUsage fixes, as kernel_code_properties enables them.
-    gcn::DispatchState st;
-    unsigned n = 0;
-    auto user = [&](uint32_t v) {
-        if (n < st.userData.size())
-            st.userData[n] = v;
-        ++n;
-    };
-    auto user64 = [&](uint64_t v) {
-        user(uint32_t(v));
-        user(uint32_t(v >> 32));
-    };
-    const uint16_t props = kd.kernelCodeProperties;
-    if (props & gcn::kEnableSgprPrivateSegmentBuffer) {
-        // Scratch buffer resource (V#, gfx9 layout): swizzled, ADD_TID_ENABLE, index stride
-        // 64, 4-byte elements, so each lane's dwords interleave inside its wave's slot.
-        user(uint32_t(scratchBase));
-        user(uint32_t((scratchBase >> 32) & 0xffff) | (1u << 31));     // SWIZZLE_ENABLE, stride 0
-        user(uint32_t(std::min<uint64_t>(scratchBytes, 0xffffffffu))); // NUM_RECORDS
-        user(4u | (5u << 3) | (6u << 6) | (7u << 9)                    // DST_SEL X Y Z W
-             | (7u << 12)                                              // NUM_FORMAT float
-             | (4u << 15)                                              // DATA_FORMAT 32
-             | (1u << 19)                                              // ELEMENT_SIZE 4 bytes
-             | (3u << 21)                                              // INDEX_STRIDE 64
-             | (1u << 23));                                            // ADD_TID_ENABLE
-    }
-    if (props & gcn::kEnableSgprDispatchPtr)
-        user64(m_packet.address());
-    if (props & gcn::kEnableSgprQueuePtr)
-        user64(m_queue.address());
-    if (props & gcn::kEnableSgprKernargSegmentPtr)
-        user64(m_kernarg.address());
-    if (props & gcn::kEnableSgprDispatchId)
-        user64(m_dispatchId);
-    if (props & gcn::kEnableSgprFlatScratchInit)
-        user64(scratchBase); // gfx9: the queue's scratch base; the prologue adds the wave offset
-    if (props & gcn::kEnableSgprPrivateSegmentSize)
-        user(privateBytes);
-    const unsigned declared = gcn::rsrc::rsrc2UserSgprs(kd.computePgmRsrc2);
-    if (n > 16 || n > declared)
-        return fail(launch, CL_OUT_OF_RESOURCES,
-                    "the kernel descriptor enables " + std::to_string(n) +
-                        " user SGPRs but COMPUTE_PGM_RSRC2 declares " + std::to_string(declared));
-    ++m_dispatchId;
-
-    st.pgmAddress = entry->loadBase + ki.codeAddress;
-    if (st.pgmAddress & 0xff)
-        return fail(launch, CL_OUT_OF_RESOURCES, "kernel code is not 256-byte aligned");
-    st.pgmRsrc1 = kd.computePgmRsrc1;
-    st.pgmRsrc2 = (kd.computePgmRsrc2 & ~gcn::rsrc::kRsrc2LdsSizeMask) |
-                  (((lds + kLdsGranule - 1) / kLdsGranule) << gcn::rsrc::kRsrc2LdsSizeShift);
-    st.pgmRsrc3 = kd.computePgmRsrc3;
-    st.tmpringSize = tmpring;
-    st.resourceLimits = 0; // no wave or work-group limits per CU
-    bool partial = false;
-    for (int d = 0; d < 3; ++d) {
-        st.numThread[d] = uint32_t(launch.local[d]); // NUM_THREAD_FULL; PARTIAL left 0
-        st.start[d] = 0;
-        st.dim[d] = uint32_t(launch.global[d]); // work-items: USE_THREAD_DIMENSIONS
-        partial = partial || remainders[d];
-    }
-    st.initiator = pm4::kComputeShaderEn | pm4::kForceStartAt000 | pm4::kUseThreadDimensions |
-                   (partial ? uint32_t(pm4::kPartialTgEn) : 0u);
-
-    // One command buffer: caches coherent with the host's writes, the dispatch, and the fence
-    // that says it finished.
-    const uint64_t fenceValue = m_dispatchId;
-    m_pm4.clear();
-    m_pm4.acquireMem(pm4::kCoherAllCaches);
-    m_pm4.dispatch(st, declared);
-    uint64_t* fence = &m_fence;
-    if (m_hw) {
-        // The GPU writes the fence through a userptr mapping: give it a page of its own.
-        if (!m_hwFence.reserve(4096, 4096))
-            return CL_OUT_OF_HOST_MEMORY;
-        fence = reinterpret_cast<uint64_t*>(m_hwFence.data());
-        *fence = 0;
-        // The runtime's own blocks the dispatch reads or writes, besides buffers and images.
-        m_hostRanges.emplace_back(m_kernarg.data(), kernargBytes);
-        m_hostRanges.emplace_back(m_packet.data(), sizeof(DispatchPacket));
-        m_hostRanges.emplace_back(m_queue.data(), 256);
-        m_hostRanges.emplace_back(fence, sizeof *fence);
-        if (scratchBytes)
-            m_hostRanges.emplace_back(m_scratch.data(), scratchBytes);
-        if (usesPrintf)
-            m_hostRanges.emplace_back(m_printf.data(),
-                                      gcn::kPrintfHeaderBytes + kPrintfBufferBytes);
-        if (!m_imageDescs.empty())
-            m_hostRanges.emplace_back(m_imageDescs.data(),
-                                      m_imageDescs.size() * sizeof(KernelImageDesc));
-        // The loaded code object: kernel code, descriptors and program-scope variables.
-        m_hostRanges.emplace_back(reinterpret_cast<const void*>(entry->loadBase), entry->loadSize);
-    }
-    m_pm4.releaseMemFence(reinterpret_cast<uint64_t>(fence), fenceValue, true);
+    std::string why;
+    if (cl_int err = m_dispatch.build(launch, why); err != CL_SUCCESS)
+        return why.empty() ? err : fail(launch, err, why);
+    const auto* entry = static_cast<const KernelEntry*>(launch.entry);
 
     gcn::DispatchStats stats;
     const auto t0 = std::chrono::steady_clock::now();
     std::string sinkError =
-        m_hw ? runOnHardware(m_pm4.dwords()) : runOnModel(m_pm4.dwords(), stats);
-    if (usesPrintf)
+        m_hw ? runOnHardware(m_dispatch.dwords()) : runOnModel(m_dispatch.dwords(), stats);
+    if (m_dispatch.usesPrintf())
         drainPrintf(launch, *entry->codeObject); // also what ran before a failure
     if (!sinkError.empty())
         return fail(launch, CL_OUT_OF_RESOURCES, sinkError);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (*fence != fenceValue)
+    if (!m_dispatch.fenceWritten())
         return fail(launch, CL_OUT_OF_RESOURCES,
                     "the dispatch's end-of-pipe fence was not written");
     // Profiling on the model: the modelled GPU's time, not the host's (the same for every run).
@@ -579,16 +224,21 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     if (!m_hw)
         if (Event* ev = runningCommandEvent())
             ev->setDeviceDuration(std::max<cl_ulong>(1, cl_ulong(modelled * 1e9 + 0.5)));
+    if (statsEnabled())
+        reportStats(launch, stats, modelled, seconds);
+    return CL_SUCCESS;
+}
 
-    if (m_hw && statsEnabled()) {
+void GcnBackend::reportStats(const KernelLaunch& launch, const gcn::DispatchStats& stats,
+                             double modelled, double seconds) const {
+    if (m_hw) {
         std::fprintf(stderr,
                      "duet: GCN dispatch %s on %s hardware: global %zux%zux%zu local %zux%zux%zu: "
                      "%llu work-groups; %.3f ms from submission to fence\n",
                      launch.kernel->name().c_str(), m_processor.c_str(), launch.global[0],
                      launch.global[1], launch.global[2], launch.local[0], launch.local[1],
-                     launch.local[2], (unsigned long long)groups[0] * groups[1] * groups[2],
-                     seconds * 1e3);
-    } else if (statsEnabled()) {
+                     launch.local[2], (unsigned long long)m_dispatch.workGroups(), seconds * 1e3);
+    } else {
         uint64_t total = 0;
         std::string classes;
         for (size_t i = 0; i < stats.wavefrontInstructions.size(); ++i) {
@@ -619,7 +269,6 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
                      (unsigned long long)stats.vmemBytes, secs * 1e3,
                      secs > 0 ? double(total) / secs / 1e6 : 0.0);
     }
-    return CL_SUCCESS;
 }
 
 /// Largest divisor of n that is at most `limit` (and, when `multiple` divides n, a multiple

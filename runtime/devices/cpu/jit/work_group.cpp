@@ -20,20 +20,18 @@
 //     work-items, which the vectoriser widens (a loop over j inside the kernel would otherwise
 //     keep every work-item's turn scalar). Groups under kMinSimdGroup items use a variant
 //     without them.
+// regions.cpp holds the uniformity analysis, the loop barriers (5) and the regions with their
+// storage (2-4); this file lowers work-item functions, printf and __local variables, and
+// drives the steps.
 #include "devices/cpu/jit/work_group.hpp"
 
 #include "devices/cpu/jit/opaque_types.hpp"
+#include "devices/cpu/jit/regions.hpp"
 
 #include "devices/cpu/work_group_abi.hpp"
 
-#include <llvm/ADT/BitVector.h>
-#include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallPtrSet.h>
-#include <llvm/Analysis/LoopInfo.h>
-#include <llvm/Analysis/PostDominators.h>
-#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Constants.h>
-#include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
@@ -43,7 +41,6 @@
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/Local.h>
-#include <llvm/Transforms/Utils/ValueMapper.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -54,6 +51,8 @@ namespace duet::rt {
 namespace {
 
 using namespace llvm;
+using wg::Placeholders;
+using wg::Uniformity;
 
 constexpr unsigned kAsLocal = 3;
 /// Groups smaller than this run the kernel variant without implicit loop barriers.
@@ -170,164 +169,6 @@ struct Prologue {
     Value* groupItems = nullptr; ///< work-items in this group (localSize product)
 };
 
-/// Placeholders for the local id and the local linear id, replaced in each region loop.
-struct Placeholders {
-    Function* localId[3]{};
-    Function* linear = nullptr;
-};
-
-/// Which values may differ between the work-items of a group ("varying"), and which blocks
-/// only some work-items may reach (inside the influence region of a varying branch).
-struct Uniformity {
-    SmallPtrSet<const Value*, 32> varying;
-    SmallPtrSet<const BasicBlock*, 32> divergent;
-    bool isVarying(const Value* v) const { return isa<AllocaInst>(v) || varying.contains(v); }
-};
-
-/// A forward data-flow analysis from the work-item ids. Loads from global or local memory at
-/// a uniform address are uniform (a work-item seeing another's unsynchronised store would be
-/// a data race); loads from private memory, atomics and calls that touch memory are varying.
-/// A varying branch makes the blocks up to its immediate post-dominator divergent, and the
-/// phis there and at the join varying.
-Uniformity analyseUniformity(Function& w, BasicBlock* entry, const Placeholders& ph) {
-    PostDominatorTree pdt(w);
-    Uniformity u;
-    SmallPtrSet<const BasicBlock*, 16> joins;
-    SmallPtrSet<const BasicBlock*, 16> varyingBranches;
-    auto isPlaceholder = [&](const Function* f) {
-        return f &&
-               (f == ph.localId[0] || f == ph.localId[1] || f == ph.localId[2] || f == ph.linear);
-    };
-    auto anyVarying = [&](auto&& range) {
-        for (const Value* v : range)
-            if (u.isVarying(v))
-                return true;
-        return false;
-    };
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (BasicBlock& bb : w) {
-            if (&bb == entry)
-                continue;
-            for (Instruction& inst : bb) {
-                if (u.varying.contains(&inst))
-                    continue;
-                bool varying;
-                if (auto* phi = dyn_cast<PHINode>(&inst)) {
-                    varying = u.divergent.contains(&bb) || joins.contains(&bb) ||
-                              anyVarying(phi->incoming_values());
-                } else if (auto* call = dyn_cast<CallBase>(&inst)) {
-                    varying = isPlaceholder(call->getCalledFunction()) ||
-                              !call->doesNotAccessMemory() || anyVarying(call->args());
-                } else if (auto* ld = dyn_cast<LoadInst>(&inst)) {
-                    varying = !ld->isSimple() || u.isVarying(ld->getPointerOperand()) ||
-                              isa<AllocaInst>(getUnderlyingObject(ld->getPointerOperand()));
-                } else if (isa<AtomicRMWInst, AtomicCmpXchgInst>(inst)) {
-                    varying = true;
-                } else {
-                    varying = anyVarying(inst.operands());
-                }
-                if (varying) {
-                    u.varying.insert(&inst);
-                    changed = true;
-                }
-            }
-            Instruction* term = bb.getTerminator();
-            Value* cond = nullptr;
-            if (auto* br = dyn_cast<BranchInst>(term); br && br->isConditional())
-                cond = br->getCondition();
-            else if (auto* sw = dyn_cast<SwitchInst>(term))
-                cond = sw->getCondition();
-            if (!cond || !u.isVarying(cond) || !varyingBranches.insert(&bb).second)
-                continue;
-            changed = true;
-            BasicBlock* join = nullptr;
-            if (DomTreeNode* node = pdt.getNode(&bb); node && node->getIDom())
-                join = node->getIDom()->getBlock();
-            if (join)
-                joins.insert(join);
-            SmallVector<BasicBlock*, 16> work;
-            for (BasicBlock* s : successors(&bb))
-                if (s != join && u.divergent.insert(s).second)
-                    work.push_back(s);
-            while (!work.empty()) {
-                BasicBlock* b = work.pop_back_val();
-                for (BasicBlock* s : successors(b))
-                    if (s != join && u.divergent.insert(s).second)
-                        work.push_back(s);
-            }
-        }
-    }
-    return u;
-}
-
-/// Puts `from -> to` through a new empty block, which is returned.
-BasicBlock* splitEdgeBlock(BasicBlock* from, BasicBlock* to, const Twine& name) {
-    BasicBlock* mid = BasicBlock::Create(from->getContext(), name, from->getParent(), to);
-    BranchInst::Create(to, mid);
-    Instruction* term = from->getTerminator();
-    for (unsigned i = 0; i < term->getNumSuccessors(); ++i)
-        if (term->getSuccessor(i) == to)
-            term->setSuccessor(i, mid);
-    for (PHINode& phi : to->phis()) {
-        // One incoming entry per edge: keep one for the new block, drop duplicates.
-        bool kept = false;
-        for (int i = int(phi.getNumIncomingValues()) - 1; i >= 0; --i) {
-            if (phi.getIncomingBlock(unsigned(i)) != from)
-                continue;
-            if (kept) {
-                phi.removeIncomingValue(unsigned(i), false);
-            } else {
-                phi.setIncomingBlock(unsigned(i), mid);
-                kept = true;
-            }
-        }
-    }
-    return mid;
-}
-
-/// Implicit barriers around innermost loops that every work-item runs the same number of
-/// times (reached and left under uniform control): on the entry edge, the back edges and the
-/// exit edges. Each iteration then runs as a loop over the work-items, which the loop
-/// vectoriser widens, instead of a scalar loop inside one work-item's turn. Adding barriers
-/// where all work-items arrive together does not change what a race-free kernel computes.
-/// Returns the number of barriers added.
-size_t insertLoopBarriers(Function& w, const Uniformity& u, std::vector<BasicBlock*>& barriers) {
-    DominatorTree dt(w);
-    LoopInfo li(dt);
-    SmallPtrSet<BasicBlock*, 16> barrierSet(barriers.begin(), barriers.end());
-    SmallVector<std::pair<BasicBlock*, BasicBlock*>, 16> edges;
-    for (Loop* loop : li.getLoopsInPreorder()) {
-        if (!loop->isInnermost() || u.divergent.contains(loop->getHeader()))
-            continue;
-        bool ok = true;
-        for (BasicBlock* bb : loop->blocks())
-            if (barrierSet.contains(bb))
-                ok = false;
-        SmallVector<BasicBlock*, 4> exiting;
-        loop->getExitingBlocks(exiting);
-        for (BasicBlock* bb : exiting) {
-            auto* br = dyn_cast<BranchInst>(bb->getTerminator());
-            if (!br || (br->isConditional() && u.isVarying(br->getCondition())))
-                ok = false;
-        }
-        if (!ok)
-            continue;
-        // Entry and back edges: every edge into the header.
-        SmallPtrSet<BasicBlock*, 4> preds;
-        for (BasicBlock* p : predecessors(loop->getHeader()))
-            if (preds.insert(p).second)
-                edges.push_back({p, loop->getHeader()});
-        SmallVector<Loop::Edge, 4> exits;
-        loop->getExitEdges(exits);
-        for (auto& [from, to] : exits)
-            edges.push_back({const_cast<BasicBlock*>(from), const_cast<BasicBlock*>(to)});
-    }
-    for (auto& [from, to] : edges)
-        barriers.push_back(splitEdgeBlock(from, to, "loop.barrier"));
-    return edges.size();
-}
-
 class WorkGroupBuilder {
 public:
     WorkGroupBuilder(Module& m, Placeholders& ph, Function* printfHook)
@@ -348,9 +189,6 @@ private:
     Value* lowerOne(CallInst* call, WorkItemFn kind);
     bool lowerPrintf(Function& w, std::string& error);
     uint64_t lowerLocalVariables(Function& w);
-    bool buildRegions(Function& w, BasicBlock* entry, BasicBlock* start, BasicBlock* exit,
-                      std::vector<BasicBlock*>& barriers, const Uniformity& uniformity,
-                      unsigned& regionCount, std::string& error);
 
     Module& m_module;
     LLVMContext& m_ctx;
@@ -594,517 +432,6 @@ uint64_t WorkGroupBuilder::lowerLocalVariables(Function& w) {
     }
     return offset;
 }
-
-/// Blocks reachable from `from` (included) without entering `blocked`.
-BitVector reachable(ArrayRef<unsigned> from, const std::vector<std::vector<unsigned>>& succ,
-                    int blocked) {
-    BitVector seen(unsigned(succ.size()));
-    SmallVector<unsigned, 32> work;
-    for (unsigned f : from)
-        if (int(f) != blocked && !seen.test(f)) {
-            seen.set(f);
-            work.push_back(f);
-        }
-    while (!work.empty()) {
-        unsigned n = work.pop_back_val();
-        for (unsigned s : succ[n])
-            if (int(s) != blocked && !seen.test(s)) {
-                seen.set(s);
-                work.push_back(s);
-            }
-    }
-    return seen;
-}
-
-bool WorkGroupBuilder::buildRegions(Function& w, BasicBlock* entry, BasicBlock* start,
-                                    BasicBlock* exit, std::vector<BasicBlock*>& barriers,
-                                    const Uniformity& uniformity, unsigned& regionCount,
-                                    std::string& error) {
-    // Number the kernel's blocks (all but the prologue).
-    std::vector<BasicBlock*> blocks;
-    DenseMap<BasicBlock*, unsigned> index;
-    for (BasicBlock& bb : w)
-        if (&bb != entry) {
-            index[&bb] = unsigned(blocks.size());
-            blocks.push_back(&bb);
-        }
-    const unsigned n = unsigned(blocks.size());
-    std::vector<std::vector<unsigned>> succ(n);
-    for (unsigned i = 0; i < n; ++i)
-        for (BasicBlock* s : successors(blocks[i]))
-            succ[i].push_back(index.lookup(s));
-    BitVector isBarrier(n);
-    for (BasicBlock* bb : barriers)
-        isBarrier.set(index.lookup(bb));
-
-    // Reach of each barrier block (itself included), for the liveness questions below.
-    std::vector<BitVector> barrierReach;
-    for (BasicBlock* bb : barriers)
-        barrierReach.push_back(reachable({index.lookup(bb)}, succ, -1));
-    auto throughBarrier = [&](unsigned from, int blocked) {
-        BitVector out(n);
-        BitVector r = reachable(succ[from], succ, blocked);
-        for (size_t j = 0; j < barriers.size(); ++j)
-            if (r.test(index.lookup(barriers[j]))) {
-                if (blocked < 0)
-                    out |= barrierReach[j];
-                else
-                    out |= reachable({index.lookup(barriers[j])}, succ, blocked);
-            }
-        return out;
-    };
-
-    // Regions: entry 0 is the kernel's start, entry j + 1 barrier j. A region holds the blocks
-    // reachable from its entry without crossing a barrier, in discovery order.
-    std::vector<BasicBlock*> entries{start};
-    entries.insert(entries.end(), barriers.begin(), barriers.end());
-    DenseMap<BasicBlock*, int> regionOfEntry;
-    for (size_t k = 0; k < entries.size(); ++k)
-        regionOfEntry[entries[k]] = int(k);
-    constexpr int kExit = -1;
-    regionCount = unsigned(entries.size());
-    auto stopsRegion = [&](BasicBlock* bb) {
-        return bb == exit || isBarrier.test(index.lookup(bb));
-    };
-    std::vector<std::vector<BasicBlock*>> members(entries.size());
-    std::vector<BitVector> regionsOf(n, BitVector(unsigned(entries.size())));
-    for (size_t k = 0; k < entries.size(); ++k) {
-        SmallPtrSet<BasicBlock*, 32> seen{entries[k]};
-        members[k].push_back(entries[k]);
-        for (size_t i = 0; i < members[k].size(); ++i)
-            for (BasicBlock* s : successors(members[k][i]))
-                if (!stopsRegion(s) && seen.insert(s).second)
-                    members[k].push_back(s);
-        for (BasicBlock* bb : members[k])
-            regionsOf[index.lookup(bb)].set(unsigned(k));
-    }
-    // Within one region, without crossing a barrier: can `to` follow `from`?
-    auto followsInRegion = [&](BasicBlock* from, BasicBlock* to) {
-        SmallPtrSet<BasicBlock*, 32> seen;
-        SmallVector<BasicBlock*, 16> work{from};
-        while (!work.empty()) {
-            BasicBlock* bb = work.pop_back_val();
-            for (BasicBlock* s : successors(bb)) {
-                if (stopsRegion(s))
-                    continue; // leaves the region: a barrier block starts a later one
-                if (s == to)
-                    return true;
-                if (seen.insert(s).second)
-                    work.push_back(s);
-            }
-        }
-        return false;
-    };
-    // Uniform values live across a barrier whose slot is double-buffered: work-items store the
-    // new value in `next`, read the old one from `cur`, and each region containing the
-    // definition ends by copying next to cur.
-    struct UniformCopy {
-        AllocaInst* cur;
-        AllocaInst* next;
-    };
-    std::vector<std::vector<UniformCopy>> copiesAfter(entries.size());
-
-    IRBuilder<> eb(entry->getTerminator());
-    if (!barriers.empty()) {
-        // Private arrays used on both sides of a barrier: one copy per work-item.
-        SmallVector<AllocaInst*, 8> allocas;
-        for (Instruction& inst : *entry)
-            if (auto* a = dyn_cast<AllocaInst>(&inst))
-                allocas.push_back(a);
-        for (AllocaInst* a : allocas) {
-            bool escapes = false;
-            SmallPtrSet<Value*, 16> seen{a};
-            SmallVector<Value*, 16> work{a};
-            SmallVector<unsigned, 16> useBlocks;
-            while (!work.empty()) {
-                Value* v = work.pop_back_val();
-                for (User* u : v->users()) {
-                    auto* inst = cast<Instruction>(u);
-                    if (isa<GetElementPtrInst, CastInst, SelectInst, PHINode>(inst)) {
-                        if (isa<PtrToIntInst>(inst))
-                            escapes = true;
-                        else if (seen.insert(inst).second)
-                            work.push_back(inst);
-                    }
-                    if (auto* st = dyn_cast<StoreInst>(inst); st && st->getValueOperand() == v)
-                        escapes = true;
-                    if (inst->getParent() != entry)
-                        useBlocks.push_back(index.lookup(inst->getParent()));
-                }
-            }
-            bool perItem = escapes;
-            for (size_t i = 0; i < useBlocks.size() && !perItem; ++i) {
-                BitVector after = throughBarrier(useBlocks[i], -1);
-                for (unsigned u : useBlocks)
-                    if (after.test(u))
-                        perItem = true;
-            }
-            if (!perItem)
-                continue;
-            AllocaInst* items =
-                eb.CreateAlloca(a->getAllocatedType(), m_pro.groupItems, a->getName() + ".items");
-            items->setAlignment(a->getAlign());
-            SmallVector<Use*, 8> uses;
-            for (Use& u : a->uses())
-                uses.push_back(&u);
-            for (Use* u : uses) {
-                auto* user = cast<Instruction>(u->getUser());
-                Instruction* at = user;
-                if (auto* phi = dyn_cast<PHINode>(user))
-                    at = phi->getIncomingBlock(*u)->getTerminator();
-                IRBuilder<> b(at);
-                u->set(b.CreateInBoundsGEP(a->getAllocatedType(), items, linearValue(b)));
-            }
-            a->eraseFromParent();
-        }
-
-        // Values that are cheap, pure functions of the work-item ids, the prologue (context,
-        // arguments) and constants - addresses like `tile + lid + 1` - are computed again
-        // where a barrier separates a use from them instead of living in per-work-item
-        // storage: the reload would hide from the loop vectoriser that the address is
-        // consecutive across work-items (it gave up on stencils through __local tiles).
-        DenseMap<Instruction*, bool> rematMemo;
-        std::function<bool(Value*, unsigned)> rematerialisable = [&](Value* v, unsigned depth) {
-            auto* i = dyn_cast<Instruction>(v);
-            if (!i || i->getParent() == entry)
-                return true; // constants, arguments and the prologue dominate every region
-            if (depth > 12)
-                return false;
-            if (auto it = rematMemo.find(i); it != rematMemo.end())
-                return it->second;
-            bool ok = false;
-            if (auto* call = dyn_cast<CallInst>(i)) {
-                Function* f = call->getCalledFunction();
-                ok = f == m_ph.localId[0] || f == m_ph.localId[1] || f == m_ph.localId[2] ||
-                     f == m_ph.linear;
-            } else if (isa<GetElementPtrInst, CastInst>(i) ||
-                       (isa<BinaryOperator>(i) && !i->isIntDivRem())) {
-                ok = !isa<PtrToIntInst, IntToPtrInst>(i);
-                for (Value* op : i->operands())
-                    ok = ok && rematerialisable(op, depth + 1);
-            }
-            rematMemo[i] = ok;
-            return ok;
-        };
-        std::function<Value*(Value*, IRBuilder<>&)> rematerialise = [&](Value* v,
-                                                                        IRBuilder<>& b) -> Value* {
-            auto* i = dyn_cast<Instruction>(v);
-            if (!i || i->getParent() == entry)
-                return v;
-            Instruction* c = i->clone();
-            for (Use& op : c->operands())
-                op.set(rematerialise(op.get(), b));
-            b.Insert(c, i->getName() + ".remat");
-            return c;
-        };
-
-        // SSA values live across a barrier: stored after their definition, loaded before
-        // each use that a barrier may separate from it.
-        for (unsigned di = 0; di < n; ++di) {
-            BasicBlock* def = blocks[di];
-            std::optional<BitVector> cross;
-            SmallVector<Instruction*, 16> values;
-            for (Instruction& inst : *def)
-                values.push_back(&inst);
-            for (Instruction* inst : values) {
-                if (inst->getType()->isVoidTy() || inst->use_empty())
-                    continue;
-                SmallVector<Use*, 8> crossing;
-                for (Use& u : inst->uses()) {
-                    auto* user = cast<Instruction>(u.getUser());
-                    BasicBlock* ub = user->getParent();
-                    if (auto* phi = dyn_cast<PHINode>(user))
-                        ub = phi->getIncomingBlock(u);
-                    if (ub == def)
-                        continue;
-                    if (!cross)
-                        cross = throughBarrier(di, int(di));
-                    if (cross->test(index.lookup(ub)))
-                        crossing.push_back(&u);
-                }
-                if (crossing.empty())
-                    continue;
-                if (inst->getType()->isTokenTy()) {
-                    error = "a token value lives across a barrier";
-                    return false;
-                }
-                if (rematerialisable(inst, 0)) {
-                    for (Use* u : crossing) {
-                        auto* user = cast<Instruction>(u->getUser());
-                        Instruction* at = user;
-                        if (auto* phi = dyn_cast<PHINode>(user))
-                            at = phi->getIncomingBlock(*u)->getTerminator();
-                        IRBuilder<> rb(at);
-                        u->set(rematerialise(inst, rb));
-                    }
-                    continue;
-                }
-                // Where the value lives: one slot per work-item, unless it is uniform (defined
-                // under uniform control with uniform operands). A uniform value needs one slot
-                // when no region both defines and reads it across a barrier (every work-item
-                // stores the same bits); two (cur/next) when such a region reads it only
-                // before defining it; otherwise one per work-item.
-                enum class Slot { Single, DoubleBuffered, PerItem } mode = Slot::Single;
-                if (uniformity.isVarying(inst) || uniformity.divergent.contains(def))
-                    mode = Slot::PerItem;
-                for (Use* u : crossing) {
-                    if (mode == Slot::PerItem)
-                        break;
-                    auto* user = cast<Instruction>(u->getUser());
-                    BasicBlock* ub = user->getParent();
-                    if (auto* phi = dyn_cast<PHINode>(user))
-                        ub = phi->getIncomingBlock(*u);
-                    BitVector common = regionsOf[di];
-                    common &= regionsOf[index.lookup(ub)];
-                    if (common.any())
-                        mode = followsInRegion(def, ub) ? Slot::PerItem : Slot::DoubleBuffered;
-                }
-                Type* ty = inst->getType();
-                auto* vecTy = dyn_cast<FixedVectorType>(ty);
-                if (mode == Slot::PerItem && vecTy) {
-                    // Per work-item vectors as one array per component (structure of arrays):
-                    // the vectorised work-item loop then reads them with plain vector loads.
-                    Type* elTy = vecTy->getElementType();
-                    const unsigned lanes = vecTy->getNumElements();
-                    SmallVector<AllocaInst*, 4> slots;
-                    for (unsigned e = 0; e < lanes; ++e)
-                        slots.push_back(eb.CreateAlloca(
-                            elTy, m_pro.groupItems, inst->getName() + ".wi" + std::to_string(e)));
-                    Instruction* after =
-                        isa<PHINode>(inst) ? &*def->getFirstInsertionPt() : inst->getNextNode();
-                    IRBuilder<> sb(after);
-                    Value* lin = linearValue(sb);
-                    for (unsigned e = 0; e < lanes; ++e)
-                        sb.CreateStore(sb.CreateExtractElement(inst, e),
-                                       sb.CreateInBoundsGEP(elTy, slots[e], lin));
-                    for (Use* u : crossing) {
-                        auto* user = cast<Instruction>(u->getUser());
-                        Instruction* at = user;
-                        if (auto* phi = dyn_cast<PHINode>(user))
-                            at = phi->getIncomingBlock(*u)->getTerminator();
-                        IRBuilder<> lb(at);
-                        Value* l = linearValue(lb);
-                        Value* v = PoisonValue::get(ty);
-                        for (unsigned e = 0; e < lanes; ++e)
-                            v = lb.CreateInsertElement(
-                                v, lb.CreateLoad(elTy, lb.CreateInBoundsGEP(elTy, slots[e], l)), e);
-                        u->set(v);
-                    }
-                    continue;
-                }
-                AllocaInst* slot =
-                    eb.CreateAlloca(ty, mode == Slot::PerItem ? m_pro.groupItems : nullptr,
-                                    inst->getName() + ".wi");
-                AllocaInst* storeSlot = slot;
-                if (mode == Slot::DoubleBuffered) {
-                    storeSlot = eb.CreateAlloca(ty, nullptr, inst->getName() + ".next");
-                    for (unsigned k : regionsOf[di].set_bits())
-                        copiesAfter[k].push_back({slot, storeSlot});
-                }
-                auto slotAddress = [&](IRBuilder<>& at, AllocaInst* base) -> Value* {
-                    return mode == Slot::PerItem ? at.CreateInBoundsGEP(ty, base, linearValue(at))
-                                                 : base;
-                };
-                Instruction* after =
-                    isa<PHINode>(inst) ? &*def->getFirstInsertionPt() : inst->getNextNode();
-                IRBuilder<> sb(after);
-                sb.CreateStore(inst, slotAddress(sb, storeSlot));
-                for (Use* u : crossing) {
-                    auto* user = cast<Instruction>(u->getUser());
-                    Instruction* at = user;
-                    if (auto* phi = dyn_cast<PHINode>(user))
-                        at = phi->getIncomingBlock(*u)->getTerminator();
-                    IRBuilder<> lb(at);
-                    u->set(lb.CreateLoad(ty, slotAddress(lb, slot), inst->getName() + ".reload"));
-                }
-            }
-        }
-    }
-
-    struct Region {
-        BasicBlock* pre = nullptr;
-        BasicBlock* done = nullptr;
-        std::vector<int> targets; // next region ids, kExit
-        Value* next = nullptr;    // the target picked by the last work-item (several targets)
-    };
-    std::vector<Region> regions(entries.size());
-    AllocaInst* nextSlot = nullptr;
-    BasicBlock* dispatch = nullptr;
-    std::vector<BasicBlock*> original = blocks;
-    SmallPtrSet<BasicBlock*, 32> originalSet(blocks.begin(), blocks.end());
-    originalSet.erase(exit);
-
-    for (size_t k = 0; k < entries.size(); ++k) {
-        Region& r = regions[k];
-        SmallPtrSet<BasicBlock*, 32> memberSet(members[k].begin(), members[k].end());
-        std::map<int, bool> targetSeen;
-        for (BasicBlock* bb : members[k])
-            for (BasicBlock* s : successors(bb)) {
-                if (s == exit)
-                    targetSeen[kExit] = true;
-                else if (isBarrier.test(index.lookup(s)))
-                    targetSeen[regionOfEntry.lookup(s)] = true;
-            }
-        for (auto& [t, _] : targetSeen)
-            r.targets.push_back(t);
-
-        r.pre = BasicBlock::Create(m_ctx, "region" + std::to_string(k), &w);
-        BasicBlock* zh = BasicBlock::Create(m_ctx, "wi.z", &w);
-        BasicBlock* yh = BasicBlock::Create(m_ctx, "wi.y", &w);
-        BasicBlock* xh = BasicBlock::Create(m_ctx, "wi.x", &w);
-        BasicBlock* xl = BasicBlock::Create(m_ctx, "wi.x.next", &w);
-        BasicBlock* yl = BasicBlock::Create(m_ctx, "wi.y.next", &w);
-        BasicBlock* zl = BasicBlock::Create(m_ctx, "wi.z.next", &w);
-        r.done = BasicBlock::Create(m_ctx, "region" + std::to_string(k) + ".done", &w);
-        IRBuilder<> b(r.pre);
-        b.CreateBr(zh);
-        b.SetInsertPoint(zh);
-        PHINode* z = b.CreatePHI(m_i64, 2, "lz");
-        b.CreateBr(yh);
-        b.SetInsertPoint(yh);
-        PHINode* y = b.CreatePHI(m_i64, 2, "ly");
-        Value* row = b.CreateMul(b.CreateAdd(b.CreateMul(z, m_pro.localSize[1]), y),
-                                 m_pro.localSize[0], "row");
-        b.SetInsertPoint(xh);
-        PHINode* x = b.CreatePHI(m_i64, 2, "lx");
-        Value* lin = b.CreateAdd(row, x, "local_linear");
-        // Local ids are below kCpuMaxWorkGroupSize: said to the optimiser, `(int)lid + 1`
-        // folds to an affine 64-bit index instead of a shl/ashr pair the vectoriser cannot
-        // follow (assumptions feed the known bits instcombine folds with).
-        for (PHINode* id : {x, y, z})
-            b.CreateAssumption(b.CreateICmpULT(id, ConstantInt::get(m_i64, kCpuMaxWorkGroupSize)));
-        b.SetInsertPoint(yh);
-        b.CreateBr(xh);
-
-        // Clone the region's blocks.
-        ValueToValueMapTy vmap;
-        std::vector<BasicBlock*> clones;
-        for (BasicBlock* bb : members[k]) {
-            BasicBlock* c = CloneBasicBlock(bb, vmap, ".r" + std::to_string(k), &w);
-            vmap[bb] = c;
-            clones.push_back(c);
-        }
-        std::map<int, BasicBlock*> exitBlocks;
-        for (int t : r.targets) {
-            exitBlocks[t] = BasicBlock::Create(m_ctx, "to." + std::to_string(t), &w);
-            BranchInst::Create(xl, exitBlocks[t]);
-        }
-        for (BasicBlock* c : clones) {
-            Instruction* term = c->getTerminator();
-            for (unsigned s = 0; s < term->getNumSuccessors(); ++s) {
-                BasicBlock* target = term->getSuccessor(s);
-                if (target == exit)
-                    term->setSuccessor(s, exitBlocks[kExit]);
-                else if (isBarrier.test(index.lookup(target)))
-                    term->setSuccessor(s, exitBlocks[regionOfEntry.lookup(target)]);
-            }
-            for (PHINode& phi : c->phis())
-                for (int i = int(phi.getNumIncomingValues()) - 1; i >= 0; --i)
-                    if (!memberSet.contains(phi.getIncomingBlock(unsigned(i))))
-                        phi.removeIncomingValue(unsigned(i), false);
-        }
-        for (BasicBlock* c : clones)
-            for (Instruction& inst : *c)
-                RemapInstruction(&inst, vmap, RF_NoModuleLevelChanges | RF_IgnoreMissingLocals);
-        // Work-item placeholders -> this loop's indices.
-        for (BasicBlock* c : clones) {
-            for (Instruction& inst : make_early_inc_range(*c)) {
-                auto* call = dyn_cast<CallInst>(&inst);
-                if (!call)
-                    continue;
-                Function* f = call->getCalledFunction();
-                Value* v = nullptr;
-                if (f == m_ph.localId[0])
-                    v = x;
-                else if (f == m_ph.localId[1])
-                    v = y;
-                else if (f == m_ph.localId[2])
-                    v = z;
-                else if (f == m_ph.linear)
-                    v = lin;
-                if (v) {
-                    call->replaceAllUsesWith(v);
-                    call->eraseFromParent();
-                }
-            }
-        }
-        b.SetInsertPoint(xh);
-        b.CreateBr(cast<BasicBlock>(vmap[entries[k]]));
-
-        b.SetInsertPoint(xl);
-        if (r.targets.size() > 1) {
-            PHINode* next = b.CreatePHI(m_i32, unsigned(r.targets.size()), "next_region");
-            for (int t : r.targets)
-                next->addIncoming(b.getInt32(uint32_t(t)), exitBlocks[t]);
-            r.next = next;
-        }
-        Value* x1 = b.CreateAdd(x, ConstantInt::get(m_i64, 1));
-        b.CreateCondBr(b.CreateICmpULT(x1, m_pro.localSize[0]), xh, yl);
-        b.SetInsertPoint(yl);
-        Value* y1 = b.CreateAdd(y, ConstantInt::get(m_i64, 1));
-        b.CreateCondBr(b.CreateICmpULT(y1, m_pro.localSize[1]), yh, zl);
-        b.SetInsertPoint(zl);
-        Value* z1 = b.CreateAdd(z, ConstantInt::get(m_i64, 1));
-        b.CreateCondBr(b.CreateICmpULT(z1, m_pro.localSize[2]), zh, r.done);
-        x->addIncoming(ConstantInt::get(m_i64, 0), yh);
-        x->addIncoming(x1, xl);
-        y->addIncoming(ConstantInt::get(m_i64, 0), zh);
-        y->addIncoming(y1, yl);
-        z->addIncoming(ConstantInt::get(m_i64, 0), r.pre);
-        z->addIncoming(z1, zl);
-    }
-
-    // Tie the regions together: a region with one successor jumps there, others go through
-    // the dispatcher with the barrier the work-items reached.
-    for (size_t k = 0; k < regions.size(); ++k) {
-        Region& r = regions[k];
-        IRBuilder<> b(r.done);
-        for (const UniformCopy& c : copiesAfter[k])
-            b.CreateStore(b.CreateLoad(c.next->getAllocatedType(), c.next), c.cur);
-        if (r.targets.size() == 1) {
-            int t = r.targets[0];
-            b.CreateBr(t == kExit ? exit : regions[size_t(t)].pre);
-        } else if (r.targets.empty()) {
-            b.CreateBr(exit); // the region never ends: this block is unreachable
-        } else {
-            if (!dispatch) {
-                nextSlot = eb.CreateAlloca(m_i32, nullptr, "next_region");
-                dispatch = BasicBlock::Create(m_ctx, "dispatch", &w);
-                IRBuilder<> db(dispatch);
-                auto* sw =
-                    db.CreateSwitch(db.CreateLoad(m_i32, nextSlot), exit, unsigned(regions.size()));
-                for (size_t j = 0; j < regions.size(); ++j)
-                    sw->addCase(db.getInt32(uint32_t(j)), regions[j].pre);
-            }
-            b.CreateStore(r.next, nextSlot);
-            b.CreateBr(dispatch);
-        }
-    }
-    entry->getTerminator()->setSuccessor(0, regions[0].pre);
-
-    // Every value a clone uses must come from its own region or the prologue.
-    for (BasicBlock& bb : w) {
-        if (originalSet.contains(&bb))
-            continue;
-        for (Instruction& inst : bb)
-            for (Value* op : inst.operands())
-                if (auto* def = dyn_cast<Instruction>(op);
-                    def && originalSet.contains(def->getParent())) {
-                    error = "internal error: value '" + def->getName().str() +
-                            "' of kernel block '" + def->getParent()->getName().str() +
-                            "' escapes its barrier region";
-                    return false;
-                }
-    }
-    for (BasicBlock* bb : original)
-        if (bb != exit)
-            bb->dropAllReferences();
-    for (BasicBlock* bb : original)
-        if (bb != exit)
-            bb->eraseFromParent();
-    return true;
-}
-
 bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loopBarriers,
                              WorkGroupKernelInfo& info, size_t& loopBarriersAdded,
                              std::string& error) {
@@ -1193,8 +520,8 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
         barriers.push_back(bar);
     }
     info.hasBarrier = !barriers.empty();
-    Uniformity uniformity = analyseUniformity(*w, entry, m_ph);
-    loopBarriersAdded = loopBarriers ? insertLoopBarriers(*w, uniformity, barriers) : 0;
+    Uniformity uniformity = wg::analyseUniformity(*w, entry, m_ph);
+    loopBarriersAdded = loopBarriers ? wg::insertLoopBarriers(*w, uniformity, barriers) : 0;
     if (!barriers.empty()) {
         // Lifetimes would span several region loops; per-work-item storage has none.
         SmallVector<Instruction*, 16> markers;
@@ -1212,7 +539,10 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
                 return false;
         return true;
     });
-    if (!buildRegions(*w, entry, start, exit, barriers, uniformity, info.regions, error))
+    const wg::GroupShape group{{m_pro.localSize[0], m_pro.localSize[1], m_pro.localSize[2]},
+                               m_pro.groupItems};
+    if (!wg::buildRegions(*w, entry, start, exit, barriers, uniformity, m_ph, group, info.regions,
+                          error))
         return false;
     // Per-work-item storage lives on the calling thread's stack, sized by the group.
     const DataLayout& dl = m_module.getDataLayout();

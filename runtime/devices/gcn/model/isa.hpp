@@ -106,6 +106,10 @@ struct Inst {
     uint8_t ext = 0; ///< 0 none, 1 SDWA, 2 DPP
     uint32_t extWord = 0;
     const char* name = ""; ///< mnemonic, for errors and statistics
+    /// Which of the interpreter's VALU functions runs this instruction (WaveExec::ValuFamily;
+    /// 0: unknown). Filled in on the first execution: decoded instructions are cached per host
+    /// thread, so no other thread sees the write.
+    mutable uint8_t valuFamily = 0;
 };
 
 const char* opName(Op op);

@@ -86,8 +86,9 @@ public:
 private:
     struct Page;
     const Inst* fetch(uint64_t pc);
-    const Inst* fetchSlow(uint64_t pc); ///< page change or first visit: decodes
-    bool runWave(Wave& w);              ///< runs until s_endpgm, s_barrier or an error
+    const Inst* fetchSlow(uint64_t pc);      ///< page change or first visit: decodes
+    bool runWave(Wave& w);                   ///< runs until s_endpgm, s_barrier or an error
+    bool runVector(Wave& w, const Inst& in); ///< one VALU/VOPC/memory instruction
     bool fail(const Wave& w, const Inst& in, const std::string& why);
     void trace(const Wave& w, const Inst& in);
 

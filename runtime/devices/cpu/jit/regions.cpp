@@ -1,0 +1,802 @@
+// Region formation for the work-group pass: barrier-free regions, their loops over work-items.
+#include "devices/cpu/jit/regions.hpp"
+
+#include "compiler/compiler.hpp"
+
+#include <llvm/ADT/BitVector.h>
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/PostDominators.h>
+#include <llvm/Analysis/ValueTracking.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Transforms/Utils/ValueMapper.h>
+
+#include <map>
+#include <optional>
+
+namespace duet::rt::wg {
+
+using namespace llvm;
+
+Uniformity analyseUniformity(Function& w, BasicBlock* entry, const Placeholders& ph) {
+    PostDominatorTree pdt(w);
+    Uniformity u;
+    SmallPtrSet<const BasicBlock*, 16> joins;
+    SmallPtrSet<const BasicBlock*, 16> varyingBranches;
+    auto isPlaceholder = [&](const Function* f) {
+        return f &&
+               (f == ph.localId[0] || f == ph.localId[1] || f == ph.localId[2] || f == ph.linear);
+    };
+    auto anyVarying = [&](auto&& range) {
+        for (const Value* v : range)
+            if (u.isVarying(v))
+                return true;
+        return false;
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (BasicBlock& bb : w) {
+            if (&bb == entry)
+                continue;
+            for (Instruction& inst : bb) {
+                if (u.varying.contains(&inst))
+                    continue;
+                bool varying;
+                if (auto* phi = dyn_cast<PHINode>(&inst)) {
+                    varying = u.divergent.contains(&bb) || joins.contains(&bb) ||
+                              anyVarying(phi->incoming_values());
+                } else if (auto* call = dyn_cast<CallBase>(&inst)) {
+                    varying = isPlaceholder(call->getCalledFunction()) ||
+                              !call->doesNotAccessMemory() || anyVarying(call->args());
+                } else if (auto* ld = dyn_cast<LoadInst>(&inst)) {
+                    varying = !ld->isSimple() || u.isVarying(ld->getPointerOperand()) ||
+                              isa<AllocaInst>(getUnderlyingObject(ld->getPointerOperand()));
+                } else if (isa<AtomicRMWInst, AtomicCmpXchgInst>(inst)) {
+                    varying = true;
+                } else {
+                    varying = anyVarying(inst.operands());
+                }
+                if (varying) {
+                    u.varying.insert(&inst);
+                    changed = true;
+                }
+            }
+            Instruction* term = bb.getTerminator();
+            Value* cond = nullptr;
+            if (auto* br = dyn_cast<BranchInst>(term); br && br->isConditional())
+                cond = br->getCondition();
+            else if (auto* sw = dyn_cast<SwitchInst>(term))
+                cond = sw->getCondition();
+            if (!cond || !u.isVarying(cond) || !varyingBranches.insert(&bb).second)
+                continue;
+            changed = true;
+            BasicBlock* join = nullptr;
+            if (DomTreeNode* node = pdt.getNode(&bb); node && node->getIDom())
+                join = node->getIDom()->getBlock();
+            if (join)
+                joins.insert(join);
+            SmallVector<BasicBlock*, 16> work;
+            for (BasicBlock* s : successors(&bb))
+                if (s != join && u.divergent.insert(s).second)
+                    work.push_back(s);
+            while (!work.empty()) {
+                BasicBlock* b = work.pop_back_val();
+                for (BasicBlock* s : successors(b))
+                    if (s != join && u.divergent.insert(s).second)
+                        work.push_back(s);
+            }
+        }
+    }
+    return u;
+}
+
+namespace {
+
+/// Puts `from -> to` through a new empty block, which is returned.
+BasicBlock* splitEdgeBlock(BasicBlock* from, BasicBlock* to, const Twine& name) {
+    BasicBlock* mid = BasicBlock::Create(from->getContext(), name, from->getParent(), to);
+    BranchInst::Create(to, mid);
+    Instruction* term = from->getTerminator();
+    for (unsigned i = 0; i < term->getNumSuccessors(); ++i)
+        if (term->getSuccessor(i) == to)
+            term->setSuccessor(i, mid);
+    for (PHINode& phi : to->phis()) {
+        // One incoming entry per edge: keep one for the new block, drop duplicates.
+        bool kept = false;
+        for (int i = int(phi.getNumIncomingValues()) - 1; i >= 0; --i) {
+            if (phi.getIncomingBlock(unsigned(i)) != from)
+                continue;
+            if (kept) {
+                phi.removeIncomingValue(unsigned(i), false);
+            } else {
+                phi.setIncomingBlock(unsigned(i), mid);
+                kept = true;
+            }
+        }
+    }
+    return mid;
+}
+
+} // namespace
+
+size_t insertLoopBarriers(Function& w, const Uniformity& u, std::vector<BasicBlock*>& barriers) {
+    DominatorTree dt(w);
+    LoopInfo li(dt);
+    SmallPtrSet<BasicBlock*, 16> barrierSet(barriers.begin(), barriers.end());
+    SmallVector<std::pair<BasicBlock*, BasicBlock*>, 16> edges;
+    for (Loop* loop : li.getLoopsInPreorder()) {
+        if (!loop->isInnermost() || u.divergent.contains(loop->getHeader()))
+            continue;
+        bool ok = true;
+        for (BasicBlock* bb : loop->blocks())
+            if (barrierSet.contains(bb))
+                ok = false;
+        SmallVector<BasicBlock*, 4> exiting;
+        loop->getExitingBlocks(exiting);
+        for (BasicBlock* bb : exiting) {
+            auto* br = dyn_cast<BranchInst>(bb->getTerminator());
+            if (!br || (br->isConditional() && u.isVarying(br->getCondition())))
+                ok = false;
+        }
+        if (!ok)
+            continue;
+        // Entry and back edges: every edge into the header.
+        SmallPtrSet<BasicBlock*, 4> preds;
+        for (BasicBlock* p : predecessors(loop->getHeader()))
+            if (preds.insert(p).second)
+                edges.push_back({p, loop->getHeader()});
+        SmallVector<Loop::Edge, 4> exits;
+        loop->getExitEdges(exits);
+        for (auto& [from, to] : exits)
+            edges.push_back({const_cast<BasicBlock*>(from), const_cast<BasicBlock*>(to)});
+    }
+    for (auto& [from, to] : edges)
+        barriers.push_back(splitEdgeBlock(from, to, "loop.barrier"));
+    return edges.size();
+}
+
+namespace {
+
+/// Blocks reachable from `from` (included) without entering `blocked`.
+BitVector reachable(ArrayRef<unsigned> from, const std::vector<std::vector<unsigned>>& succ,
+                    int blocked) {
+    BitVector seen(unsigned(succ.size()));
+    SmallVector<unsigned, 32> work;
+    for (unsigned f : from)
+        if (int(f) != blocked && !seen.test(f)) {
+            seen.set(f);
+            work.push_back(f);
+        }
+    while (!work.empty()) {
+        unsigned n = work.pop_back_val();
+        for (unsigned s : succ[n])
+            if (int(s) != blocked && !seen.test(s)) {
+                seen.set(s);
+                work.push_back(s);
+            }
+    }
+    return seen;
+}
+
+/// Where a use reads its value: the user, or for a phi the end of the incoming block.
+Instruction* useSite(Use* u) {
+    auto* user = cast<Instruction>(u->getUser());
+    if (auto* phi = dyn_cast<PHINode>(user))
+        return phi->getIncomingBlock(*u)->getTerminator();
+    return user;
+}
+
+/// The block a use reads its value in (for a phi, the incoming block).
+BasicBlock* useBlock(const Use& u) {
+    auto* user = cast<Instruction>(u.getUser());
+    if (auto* phi = dyn_cast<PHINode>(user))
+        return phi->getIncomingBlock(u);
+    return user->getParent();
+}
+
+/// The region number of the kernel's end, as a region's target.
+constexpr int kExit = -1;
+
+/// buildRegions' state: the kernel's blocks numbered, the regions, the storage of values
+/// live across barriers, and the region loops as they are built.
+class RegionBuilder {
+public:
+    RegionBuilder(Function& w, BasicBlock* entry, BasicBlock* start, BasicBlock* exit,
+                  const std::vector<BasicBlock*>& barriers, const Uniformity& uniformity,
+                  const Placeholders& ph, const GroupShape& group)
+        : m_w(w), m_ctx(w.getContext()), m_entry(entry), m_start(start), m_exit(exit),
+          m_barriers(barriers), m_uniformity(uniformity), m_ph(ph), m_group(group),
+          m_i64(Type::getInt64Ty(m_ctx)), m_i32(Type::getInt32Ty(m_ctx)),
+          m_eb(entry->getTerminator()) {}
+
+    bool run(unsigned& regionCount, std::string& error);
+
+private:
+    /// Uniform values live across a barrier whose slot is double-buffered: work-items store
+    /// the new value in `next`, read the old one from `cur`, and each region containing the
+    /// definition ends by copying next to cur.
+    struct UniformCopy {
+        AllocaInst* cur;
+        AllocaInst* next;
+    };
+    struct Region {
+        BasicBlock* pre = nullptr;
+        BasicBlock* done = nullptr;
+        std::vector<int> targets; // next region ids, kExit
+        Value* next = nullptr;    // the target picked by the last work-item (several targets)
+    };
+    /// Where a value live across a barrier is kept.
+    enum class Slot { Single, DoubleBuffered, PerItem };
+    /// A region's loop nest over local z, y, x (x innermost): the ids, the local linear id,
+    /// the headers and the latches.
+    struct LoopNest {
+        PHINode *x, *y, *z;
+        Value* linear;
+        BasicBlock *zHead, *yHead, *xHead, *xLatch, *yLatch, *zLatch;
+    };
+
+    void numberBlocks();
+    BitVector throughBarrier(unsigned from, int blocked) const;
+    void findRegions();
+    bool stopsRegion(BasicBlock* bb) const;
+    bool followsInRegion(BasicBlock* from, BasicBlock* to) const;
+    void privatiseArrays();
+    bool rematerialisable(Value* v, unsigned depth);
+    Value* rematerialise(Value* v, IRBuilder<>& b);
+    bool storeCrossingValues(std::string& error);
+    Slot slotFor(unsigned di, Instruction* inst, ArrayRef<Use*> crossing) const;
+    void storePerItemVector(BasicBlock* def, Instruction* inst, ArrayRef<Use*> crossing);
+    void storeInSlot(unsigned di, Instruction* inst, Slot mode, ArrayRef<Use*> crossing);
+    void emitRegion(size_t k);
+    LoopNest emitLoopNest(size_t k);
+    void cloneMembers(size_t k, const LoopNest& nest, std::map<int, BasicBlock*>& exitBlocks);
+    void linkRegions();
+    bool eraseOriginals(std::string& error);
+    Value* linearValue(IRBuilder<>& b) const { return b.CreateCall(m_ph.linear); }
+
+    Function& m_w;
+    LLVMContext& m_ctx;
+    BasicBlock* m_entry;
+    BasicBlock* m_start;
+    BasicBlock* m_exit;
+    const std::vector<BasicBlock*>& m_barriers;
+    const Uniformity& m_uniformity;
+    const Placeholders& m_ph;
+    const GroupShape& m_group;
+    Type* m_i64;
+    Type* m_i32;
+    IRBuilder<> m_eb; ///< allocates per-work-item storage, at the end of the prologue
+
+    // The kernel's blocks (all but the prologue), numbered.
+    std::vector<BasicBlock*> m_blocks;
+    DenseMap<BasicBlock*, unsigned> m_index;
+    std::vector<std::vector<unsigned>> m_succ;
+    BitVector m_isBarrier;
+    std::vector<BitVector> m_barrierReach; ///< per barrier, the blocks it reaches (itself too)
+
+    // Regions: entry 0 is the kernel's start, entry j + 1 barrier j.
+    std::vector<BasicBlock*> m_entries;
+    DenseMap<BasicBlock*, int> m_regionOfEntry;
+    std::vector<std::vector<BasicBlock*>> m_members; ///< per region, in discovery order
+    std::vector<BitVector> m_regionsOf;              ///< per block, the regions holding it
+    std::vector<std::vector<UniformCopy>> m_copiesAfter;
+    DenseMap<Instruction*, bool> m_rematMemo;
+
+    std::vector<Region> m_regions;
+    AllocaInst* m_nextSlot = nullptr;
+    BasicBlock* m_dispatch = nullptr;
+};
+
+void RegionBuilder::numberBlocks() {
+    for (BasicBlock& bb : m_w)
+        if (&bb != m_entry) {
+            m_index[&bb] = unsigned(m_blocks.size());
+            m_blocks.push_back(&bb);
+        }
+    const unsigned n = unsigned(m_blocks.size());
+    m_succ.resize(n);
+    for (unsigned i = 0; i < n; ++i)
+        for (BasicBlock* s : successors(m_blocks[i]))
+            m_succ[i].push_back(m_index.lookup(s));
+    m_isBarrier.resize(n);
+    for (BasicBlock* bb : m_barriers)
+        m_isBarrier.set(m_index.lookup(bb));
+
+    // Reach of each barrier block (itself included), for the liveness questions below.
+    for (BasicBlock* bb : m_barriers)
+        m_barrierReach.push_back(reachable({m_index.lookup(bb)}, m_succ, -1));
+}
+
+/// The blocks reachable from block `from` through a barrier (not entering block `blocked`,
+/// when not -1).
+BitVector RegionBuilder::throughBarrier(unsigned from, int blocked) const {
+    BitVector out(unsigned(m_blocks.size()));
+    BitVector r = reachable(m_succ[from], m_succ, blocked);
+    for (size_t j = 0; j < m_barriers.size(); ++j)
+        if (r.test(m_index.lookup(m_barriers[j]))) {
+            if (blocked < 0)
+                out |= m_barrierReach[j];
+            else
+                out |= reachable({m_index.lookup(m_barriers[j])}, m_succ, blocked);
+        }
+    return out;
+}
+
+/// A region holds the blocks reachable from its entry without crossing a barrier, in
+/// discovery order.
+void RegionBuilder::findRegions() {
+    m_entries.push_back(m_start);
+    m_entries.insert(m_entries.end(), m_barriers.begin(), m_barriers.end());
+    for (size_t k = 0; k < m_entries.size(); ++k)
+        m_regionOfEntry[m_entries[k]] = int(k);
+    m_members.resize(m_entries.size());
+    m_regionsOf.assign(m_blocks.size(), BitVector(unsigned(m_entries.size())));
+    for (size_t k = 0; k < m_entries.size(); ++k) {
+        SmallPtrSet<BasicBlock*, 32> seen{m_entries[k]};
+        m_members[k].push_back(m_entries[k]);
+        for (size_t i = 0; i < m_members[k].size(); ++i)
+            for (BasicBlock* s : successors(m_members[k][i]))
+                if (!stopsRegion(s) && seen.insert(s).second)
+                    m_members[k].push_back(s);
+        for (BasicBlock* bb : m_members[k])
+            m_regionsOf[m_index.lookup(bb)].set(unsigned(k));
+    }
+    m_copiesAfter.resize(m_entries.size());
+}
+
+bool RegionBuilder::stopsRegion(BasicBlock* bb) const {
+    return bb == m_exit || m_isBarrier.test(m_index.lookup(bb));
+}
+
+/// Within one region, without crossing a barrier: can `to` follow `from`?
+bool RegionBuilder::followsInRegion(BasicBlock* from, BasicBlock* to) const {
+    SmallPtrSet<BasicBlock*, 32> seen;
+    SmallVector<BasicBlock*, 16> work{from};
+    while (!work.empty()) {
+        BasicBlock* bb = work.pop_back_val();
+        for (BasicBlock* s : successors(bb)) {
+            if (stopsRegion(s))
+                continue; // leaves the region: a barrier block starts a later one
+            if (s == to)
+                return true;
+            if (seen.insert(s).second)
+                work.push_back(s);
+        }
+    }
+    return false;
+}
+
+/// Private arrays used on both sides of a barrier: one copy per work-item.
+void RegionBuilder::privatiseArrays() {
+    SmallVector<AllocaInst*, 8> allocas;
+    for (Instruction& inst : *m_entry)
+        if (auto* a = dyn_cast<AllocaInst>(&inst))
+            allocas.push_back(a);
+    for (AllocaInst* a : allocas) {
+        bool escapes = false;
+        SmallPtrSet<Value*, 16> seen{a};
+        SmallVector<Value*, 16> work{a};
+        SmallVector<unsigned, 16> useBlocks;
+        while (!work.empty()) {
+            Value* v = work.pop_back_val();
+            for (User* u : v->users()) {
+                auto* inst = cast<Instruction>(u);
+                if (isa<GetElementPtrInst, CastInst, SelectInst, PHINode>(inst)) {
+                    if (isa<PtrToIntInst>(inst))
+                        escapes = true;
+                    else if (seen.insert(inst).second)
+                        work.push_back(inst);
+                }
+                if (auto* st = dyn_cast<StoreInst>(inst); st && st->getValueOperand() == v)
+                    escapes = true;
+                if (inst->getParent() != m_entry)
+                    useBlocks.push_back(m_index.lookup(inst->getParent()));
+            }
+        }
+        bool perItem = escapes;
+        for (size_t i = 0; i < useBlocks.size() && !perItem; ++i) {
+            BitVector after = throughBarrier(useBlocks[i], -1);
+            for (unsigned u : useBlocks)
+                if (after.test(u))
+                    perItem = true;
+        }
+        if (!perItem)
+            continue;
+        AllocaInst* items =
+            m_eb.CreateAlloca(a->getAllocatedType(), m_group.items, a->getName() + ".items");
+        items->setAlignment(a->getAlign());
+        SmallVector<Use*, 8> uses;
+        for (Use& u : a->uses())
+            uses.push_back(&u);
+        for (Use* u : uses) {
+            IRBuilder<> b(useSite(u));
+            u->set(b.CreateInBoundsGEP(a->getAllocatedType(), items, linearValue(b)));
+        }
+        a->eraseFromParent();
+    }
+}
+
+/// Values that are cheap, pure functions of the work-item ids, the prologue (context,
+/// arguments) and constants - addresses like `tile + lid + 1` - are computed again where a
+/// barrier separates a use from them instead of living in per-work-item storage: the reload
+/// would hide from the loop vectoriser that the address is consecutive across work-items (it
+/// gave up on stencils through __local tiles).
+bool RegionBuilder::rematerialisable(Value* v, unsigned depth) {
+    auto* i = dyn_cast<Instruction>(v);
+    if (!i || i->getParent() == m_entry)
+        return true; // constants, arguments and the prologue dominate every region
+    if (depth > 12)
+        return false;
+    if (auto it = m_rematMemo.find(i); it != m_rematMemo.end())
+        return it->second;
+    bool ok = false;
+    if (auto* call = dyn_cast<CallInst>(i)) {
+        Function* f = call->getCalledFunction();
+        ok = f == m_ph.localId[0] || f == m_ph.localId[1] || f == m_ph.localId[2] ||
+             f == m_ph.linear;
+    } else if (isa<GetElementPtrInst, CastInst>(i) ||
+               (isa<BinaryOperator>(i) && !i->isIntDivRem())) {
+        ok = !isa<PtrToIntInst, IntToPtrInst>(i);
+        for (Value* op : i->operands())
+            ok = ok && rematerialisable(op, depth + 1);
+    }
+    m_rematMemo[i] = ok;
+    return ok;
+}
+
+Value* RegionBuilder::rematerialise(Value* v, IRBuilder<>& b) {
+    auto* i = dyn_cast<Instruction>(v);
+    if (!i || i->getParent() == m_entry)
+        return v;
+    Instruction* c = i->clone();
+    for (Use& op : c->operands())
+        op.set(rematerialise(op.get(), b));
+    b.Insert(c, i->getName() + ".remat");
+    return c;
+}
+
+/// SSA values live across a barrier: stored after their definition, loaded before each use
+/// that a barrier may separate from it (or computed again there).
+bool RegionBuilder::storeCrossingValues(std::string& error) {
+    for (unsigned di = 0; di < unsigned(m_blocks.size()); ++di) {
+        BasicBlock* def = m_blocks[di];
+        std::optional<BitVector> cross;
+        SmallVector<Instruction*, 16> values;
+        for (Instruction& inst : *def)
+            values.push_back(&inst);
+        for (Instruction* inst : values) {
+            if (inst->getType()->isVoidTy() || inst->use_empty())
+                continue;
+            SmallVector<Use*, 8> crossing;
+            for (Use& u : inst->uses()) {
+                BasicBlock* ub = useBlock(u);
+                if (ub == def)
+                    continue;
+                if (!cross)
+                    cross = throughBarrier(di, int(di));
+                if (cross->test(m_index.lookup(ub)))
+                    crossing.push_back(&u);
+            }
+            if (crossing.empty())
+                continue;
+            if (inst->getType()->isTokenTy()) {
+                error = "a token value lives across a barrier";
+                return false;
+            }
+            if (rematerialisable(inst, 0)) {
+                for (Use* u : crossing) {
+                    IRBuilder<> rb(useSite(u));
+                    u->set(rematerialise(inst, rb));
+                }
+                continue;
+            }
+            Slot mode = slotFor(di, inst, crossing);
+            if (mode == Slot::PerItem && isa<FixedVectorType>(inst->getType()))
+                storePerItemVector(def, inst, crossing);
+            else
+                storeInSlot(di, inst, mode, crossing);
+        }
+    }
+    return true;
+}
+
+/// Where the value lives: one slot per work-item, unless it is uniform (defined under uniform
+/// control with uniform operands). A uniform value needs one slot when no region both defines
+/// and reads it across a barrier (every work-item stores the same bits); two (cur/next) when
+/// such a region reads it only before defining it; otherwise one per work-item.
+RegionBuilder::Slot RegionBuilder::slotFor(unsigned di, Instruction* inst,
+                                           ArrayRef<Use*> crossing) const {
+    Slot mode = Slot::Single;
+    if (m_uniformity.isVarying(inst) || m_uniformity.divergent.contains(m_blocks[di]))
+        mode = Slot::PerItem;
+    for (Use* u : crossing) {
+        if (mode == Slot::PerItem)
+            break;
+        BasicBlock* ub = useBlock(*u);
+        BitVector common = m_regionsOf[di];
+        common &= m_regionsOf[m_index.lookup(ub)];
+        if (common.any())
+            mode = followsInRegion(m_blocks[di], ub) ? Slot::PerItem : Slot::DoubleBuffered;
+    }
+    return mode;
+}
+
+/// Per work-item vectors as one array per component (structure of arrays): the vectorised
+/// work-item loop then reads them with plain vector loads.
+void RegionBuilder::storePerItemVector(BasicBlock* def, Instruction* inst,
+                                       ArrayRef<Use*> crossing) {
+    Type* ty = inst->getType();
+    auto* vecTy = cast<FixedVectorType>(ty);
+    Type* elTy = vecTy->getElementType();
+    const unsigned lanes = vecTy->getNumElements();
+    SmallVector<AllocaInst*, 4> slots;
+    for (unsigned e = 0; e < lanes; ++e)
+        slots.push_back(
+            m_eb.CreateAlloca(elTy, m_group.items, inst->getName() + ".wi" + std::to_string(e)));
+    Instruction* after = isa<PHINode>(inst) ? &*def->getFirstInsertionPt() : inst->getNextNode();
+    IRBuilder<> sb(after);
+    Value* lin = linearValue(sb);
+    for (unsigned e = 0; e < lanes; ++e)
+        sb.CreateStore(sb.CreateExtractElement(inst, e), sb.CreateInBoundsGEP(elTy, slots[e], lin));
+    for (Use* u : crossing) {
+        IRBuilder<> lb(useSite(u));
+        Value* l = linearValue(lb);
+        Value* v = PoisonValue::get(ty);
+        for (unsigned e = 0; e < lanes; ++e)
+            v = lb.CreateInsertElement(
+                v, lb.CreateLoad(elTy, lb.CreateInBoundsGEP(elTy, slots[e], l)), e);
+        u->set(v);
+    }
+}
+
+void RegionBuilder::storeInSlot(unsigned di, Instruction* inst, Slot mode,
+                                ArrayRef<Use*> crossing) {
+    Type* ty = inst->getType();
+    AllocaInst* slot = m_eb.CreateAlloca(ty, mode == Slot::PerItem ? m_group.items : nullptr,
+                                         inst->getName() + ".wi");
+    AllocaInst* storeSlot = slot;
+    if (mode == Slot::DoubleBuffered) {
+        storeSlot = m_eb.CreateAlloca(ty, nullptr, inst->getName() + ".next");
+        for (unsigned k : m_regionsOf[di].set_bits())
+            m_copiesAfter[k].push_back({slot, storeSlot});
+    }
+    auto slotAddress = [&](IRBuilder<>& at, AllocaInst* base) -> Value* {
+        return mode == Slot::PerItem ? at.CreateInBoundsGEP(ty, base, linearValue(at)) : base;
+    };
+    BasicBlock* def = m_blocks[di];
+    Instruction* after = isa<PHINode>(inst) ? &*def->getFirstInsertionPt() : inst->getNextNode();
+    IRBuilder<> sb(after);
+    sb.CreateStore(inst, slotAddress(sb, storeSlot));
+    for (Use* u : crossing) {
+        IRBuilder<> lb(useSite(u));
+        u->set(lb.CreateLoad(ty, slotAddress(lb, slot), inst->getName() + ".reload"));
+    }
+}
+
+/// Region `k`'s blocks and loop nest: entry block `pre`, the nest over z, y, x around clones
+/// of its members, and `done` once every work-item has reached a barrier or the end.
+void RegionBuilder::emitRegion(size_t k) {
+    Region& r = m_regions[k];
+    std::map<int, bool> targetSeen;
+    for (BasicBlock* bb : m_members[k])
+        for (BasicBlock* s : successors(bb)) {
+            if (s == m_exit)
+                targetSeen[kExit] = true;
+            else if (m_isBarrier.test(m_index.lookup(s)))
+                targetSeen[m_regionOfEntry.lookup(s)] = true;
+        }
+    for (auto& [t, _] : targetSeen)
+        r.targets.push_back(t);
+
+    LoopNest nest = emitLoopNest(k);
+    std::map<int, BasicBlock*> exitBlocks;
+    cloneMembers(k, nest, exitBlocks);
+
+    PHINode *x = nest.x, *y = nest.y, *z = nest.z;
+    IRBuilder<> b(nest.xLatch);
+    if (r.targets.size() > 1) {
+        PHINode* next = b.CreatePHI(m_i32, unsigned(r.targets.size()), "next_region");
+        for (int t : r.targets)
+            next->addIncoming(b.getInt32(uint32_t(t)), exitBlocks[t]);
+        r.next = next;
+    }
+    Value* x1 = b.CreateAdd(x, ConstantInt::get(m_i64, 1));
+    b.CreateCondBr(b.CreateICmpULT(x1, m_group.localSize[0]), nest.xHead, nest.yLatch);
+    b.SetInsertPoint(nest.yLatch);
+    Value* y1 = b.CreateAdd(y, ConstantInt::get(m_i64, 1));
+    b.CreateCondBr(b.CreateICmpULT(y1, m_group.localSize[1]), nest.yHead, nest.zLatch);
+    b.SetInsertPoint(nest.zLatch);
+    Value* z1 = b.CreateAdd(z, ConstantInt::get(m_i64, 1));
+    b.CreateCondBr(b.CreateICmpULT(z1, m_group.localSize[2]), nest.zHead, r.done);
+    x->addIncoming(ConstantInt::get(m_i64, 0), nest.yHead);
+    x->addIncoming(x1, nest.xLatch);
+    y->addIncoming(ConstantInt::get(m_i64, 0), nest.zHead);
+    y->addIncoming(y1, nest.yLatch);
+    z->addIncoming(ConstantInt::get(m_i64, 0), r.pre);
+    z->addIncoming(z1, nest.zLatch);
+}
+
+/// Region `k`'s blocks (`pre`, the loop headers and latches, `done`, in that order) and the
+/// loop headers' ids.
+RegionBuilder::LoopNest RegionBuilder::emitLoopNest(size_t k) {
+    Region& r = m_regions[k];
+    LoopNest nest;
+    r.pre = BasicBlock::Create(m_ctx, "region" + std::to_string(k), &m_w);
+    nest.zHead = BasicBlock::Create(m_ctx, "wi.z", &m_w);
+    nest.yHead = BasicBlock::Create(m_ctx, "wi.y", &m_w);
+    nest.xHead = BasicBlock::Create(m_ctx, "wi.x", &m_w);
+    nest.xLatch = BasicBlock::Create(m_ctx, "wi.x.next", &m_w);
+    nest.yLatch = BasicBlock::Create(m_ctx, "wi.y.next", &m_w);
+    nest.zLatch = BasicBlock::Create(m_ctx, "wi.z.next", &m_w);
+    r.done = BasicBlock::Create(m_ctx, "region" + std::to_string(k) + ".done", &m_w);
+    IRBuilder<> b(r.pre);
+    b.CreateBr(nest.zHead);
+    b.SetInsertPoint(nest.zHead);
+    nest.z = b.CreatePHI(m_i64, 2, "lz");
+    b.CreateBr(nest.yHead);
+    b.SetInsertPoint(nest.yHead);
+    nest.y = b.CreatePHI(m_i64, 2, "ly");
+    Value* row = b.CreateMul(b.CreateAdd(b.CreateMul(nest.z, m_group.localSize[1]), nest.y),
+                             m_group.localSize[0], "row");
+    b.SetInsertPoint(nest.xHead);
+    nest.x = b.CreatePHI(m_i64, 2, "lx");
+    nest.linear = b.CreateAdd(row, nest.x, "local_linear");
+    // Local ids are below kCpuMaxWorkGroupSize: said to the optimiser, `(int)lid + 1` folds
+    // to an affine 64-bit index instead of a shl/ashr pair the vectoriser cannot follow
+    // (assumptions feed the known bits instcombine folds with).
+    for (PHINode* id : {nest.x, nest.y, nest.z})
+        b.CreateAssumption(b.CreateICmpULT(id, ConstantInt::get(m_i64, kCpuMaxWorkGroupSize)));
+    b.SetInsertPoint(nest.yHead);
+    b.CreateBr(nest.xHead);
+    return nest;
+}
+
+/// Clones region `k`'s blocks into the loop nest: edges to a barrier or the end go to one
+/// block per target (`exitBlocks`, which continue at the x latch), phis keep the region's
+/// incoming edges only, and the work-item placeholders become the loop's ids.
+void RegionBuilder::cloneMembers(size_t k, const LoopNest& nest,
+                                 std::map<int, BasicBlock*>& exitBlocks) {
+    const Region& r = m_regions[k];
+    SmallPtrSet<BasicBlock*, 32> memberSet(m_members[k].begin(), m_members[k].end());
+    ValueToValueMapTy vmap;
+    std::vector<BasicBlock*> clones;
+    for (BasicBlock* bb : m_members[k]) {
+        BasicBlock* c = CloneBasicBlock(bb, vmap, ".r" + std::to_string(k), &m_w);
+        vmap[bb] = c;
+        clones.push_back(c);
+    }
+    for (int t : r.targets) {
+        exitBlocks[t] = BasicBlock::Create(m_ctx, "to." + std::to_string(t), &m_w);
+        BranchInst::Create(nest.xLatch, exitBlocks[t]);
+    }
+    for (BasicBlock* c : clones) {
+        Instruction* term = c->getTerminator();
+        for (unsigned s = 0; s < term->getNumSuccessors(); ++s) {
+            BasicBlock* target = term->getSuccessor(s);
+            if (target == m_exit)
+                term->setSuccessor(s, exitBlocks[kExit]);
+            else if (m_isBarrier.test(m_index.lookup(target)))
+                term->setSuccessor(s, exitBlocks[m_regionOfEntry.lookup(target)]);
+        }
+        for (PHINode& phi : c->phis())
+            for (int i = int(phi.getNumIncomingValues()) - 1; i >= 0; --i)
+                if (!memberSet.contains(phi.getIncomingBlock(unsigned(i))))
+                    phi.removeIncomingValue(unsigned(i), false);
+    }
+    for (BasicBlock* c : clones)
+        for (Instruction& inst : *c)
+            RemapInstruction(&inst, vmap, RF_NoModuleLevelChanges | RF_IgnoreMissingLocals);
+    // Work-item placeholders -> this loop's indices.
+    for (BasicBlock* c : clones) {
+        for (Instruction& inst : make_early_inc_range(*c)) {
+            auto* call = dyn_cast<CallInst>(&inst);
+            if (!call)
+                continue;
+            Function* f = call->getCalledFunction();
+            Value* v = nullptr;
+            if (f == m_ph.localId[0])
+                v = nest.x;
+            else if (f == m_ph.localId[1])
+                v = nest.y;
+            else if (f == m_ph.localId[2])
+                v = nest.z;
+            else if (f == m_ph.linear)
+                v = nest.linear;
+            if (v) {
+                call->replaceAllUsesWith(v);
+                call->eraseFromParent();
+            }
+        }
+    }
+    IRBuilder<> b(nest.xHead);
+    b.CreateBr(cast<BasicBlock>(vmap[m_entries[k]]));
+}
+
+/// Ties the regions together: a region with one successor jumps there, others go through the
+/// dispatcher with the barrier the work-items reached.
+void RegionBuilder::linkRegions() {
+    for (size_t k = 0; k < m_regions.size(); ++k) {
+        Region& r = m_regions[k];
+        IRBuilder<> b(r.done);
+        for (const UniformCopy& c : m_copiesAfter[k])
+            b.CreateStore(b.CreateLoad(c.next->getAllocatedType(), c.next), c.cur);
+        if (r.targets.size() == 1) {
+            int t = r.targets[0];
+            b.CreateBr(t == kExit ? m_exit : m_regions[size_t(t)].pre);
+        } else if (r.targets.empty()) {
+            b.CreateBr(m_exit); // the region never ends: this block is unreachable
+        } else {
+            if (!m_dispatch) {
+                m_nextSlot = m_eb.CreateAlloca(m_i32, nullptr, "next_region");
+                m_dispatch = BasicBlock::Create(m_ctx, "dispatch", &m_w);
+                IRBuilder<> db(m_dispatch);
+                auto* sw = db.CreateSwitch(db.CreateLoad(m_i32, m_nextSlot), m_exit,
+                                           unsigned(m_regions.size()));
+                for (size_t j = 0; j < m_regions.size(); ++j)
+                    sw->addCase(db.getInt32(uint32_t(j)), m_regions[j].pre);
+            }
+            b.CreateStore(r.next, m_nextSlot);
+            b.CreateBr(m_dispatch);
+        }
+    }
+    m_entry->getTerminator()->setSuccessor(0, m_regions[0].pre);
+}
+
+/// Checks that every value a clone uses comes from its own region or the prologue, then
+/// erases the original blocks (all but the exit).
+bool RegionBuilder::eraseOriginals(std::string& error) {
+    SmallPtrSet<BasicBlock*, 32> originalSet(m_blocks.begin(), m_blocks.end());
+    originalSet.erase(m_exit);
+    for (BasicBlock& bb : m_w) {
+        if (originalSet.contains(&bb))
+            continue;
+        for (Instruction& inst : bb)
+            for (Value* op : inst.operands())
+                if (auto* def = dyn_cast<Instruction>(op);
+                    def && originalSet.contains(def->getParent())) {
+                    error = "internal error: value '" + def->getName().str() +
+                            "' of kernel block '" + def->getParent()->getName().str() +
+                            "' escapes its barrier region";
+                    return false;
+                }
+    }
+    for (BasicBlock* bb : m_blocks)
+        if (bb != m_exit)
+            bb->dropAllReferences();
+    for (BasicBlock* bb : m_blocks)
+        if (bb != m_exit)
+            bb->eraseFromParent();
+    return true;
+}
+
+bool RegionBuilder::run(unsigned& regionCount, std::string& error) {
+    numberBlocks();
+    findRegions();
+    regionCount = unsigned(m_entries.size());
+    if (!m_barriers.empty()) {
+        privatiseArrays();
+        if (!storeCrossingValues(error))
+            return false;
+    }
+    m_regions.resize(m_entries.size());
+    for (size_t k = 0; k < m_entries.size(); ++k)
+        emitRegion(k);
+    linkRegions();
+    return eraseOriginals(error);
+}
+
+} // namespace
+
+bool buildRegions(Function& w, BasicBlock* entry, BasicBlock* start, BasicBlock* exit,
+                  const std::vector<BasicBlock*>& barriers, const Uniformity& uniformity,
+                  const Placeholders& ph, const GroupShape& group, unsigned& regionCount,
+                  std::string& error) {
+    RegionBuilder builder(w, entry, start, exit, barriers, uniformity, ph, group);
+    return builder.run(regionCount, error);
+}
+
+} // namespace duet::rt::wg

@@ -1,0 +1,65 @@
+// Region formation for the work-group pass: uniformity, implicit loop barriers, region loops.
+// Private to work_group.cpp and regions.cpp (LLVM headers); the scheme is in work_group.cpp.
+#pragma once
+
+#include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Instructions.h>
+
+#include <string>
+#include <vector>
+
+namespace duet::rt::wg {
+
+/// Placeholders for the local id and the local linear id, replaced in each region loop.
+struct Placeholders {
+    llvm::Function* localId[3]{};
+    llvm::Function* linear = nullptr;
+};
+
+/// Which values may differ between the work-items of a group ("varying"), and which blocks
+/// only some work-items may reach (inside the influence region of a varying branch).
+struct Uniformity {
+    llvm::SmallPtrSet<const llvm::Value*, 32> varying;
+    llvm::SmallPtrSet<const llvm::BasicBlock*, 32> divergent;
+    bool isVarying(const llvm::Value* v) const {
+        return llvm::isa<llvm::AllocaInst>(v) || varying.contains(v);
+    }
+};
+
+/// A forward data-flow analysis from the work-item ids over the work-group function `w`
+/// (`entry` is its prologue). Loads from global or local memory at a uniform address are
+/// uniform (a work-item seeing another's unsynchronised store would be a data race); loads
+/// from private memory, atomics and calls that touch memory are varying. A varying branch
+/// makes the blocks up to its immediate post-dominator divergent, and the phis there and at
+/// the join varying.
+Uniformity analyseUniformity(llvm::Function& w, llvm::BasicBlock* entry, const Placeholders& ph);
+
+/// Implicit barriers around innermost loops that every work-item runs the same number of
+/// times (reached and left under uniform control): on the entry edge, the back edges and the
+/// exit edges, as new blocks appended to `barriers`. Each iteration then runs as a loop over
+/// the work-items, which the loop vectoriser widens, instead of a scalar loop inside one
+/// work-item's turn. Adding barriers where all work-items arrive together does not change what
+/// a race-free kernel computes. Returns the number of barriers added.
+size_t insertLoopBarriers(llvm::Function& w, const Uniformity& u,
+                          std::vector<llvm::BasicBlock*>& barriers);
+
+/// The group's shape as the prologue of the work-group function loaded it.
+struct GroupShape {
+    llvm::Value* localSize[3]{};
+    llvm::Value* items = nullptr; ///< the product of localSize
+};
+
+/// Turns the kernel body of `w` into region loops: `entry` is the prologue (per-work-item
+/// storage is allocated there), `start` the kernel's first block, `exit` the block holding
+/// only `ret void`, `barriers` one empty block per barrier. A region starts at `start` or at a
+/// barrier and holds the blocks reachable from there without crossing another; each is cloned
+/// into a loop nest over the local ids, values and private arrays live across a barrier move to
+/// per-work-item storage (one slot, or two, for uniform values), and the original blocks are
+/// erased. Sets `regionCount`; returns false and sets `error` on what it cannot handle.
+bool buildRegions(llvm::Function& w, llvm::BasicBlock* entry, llvm::BasicBlock* start,
+                  llvm::BasicBlock* exit, const std::vector<llvm::BasicBlock*>& barriers,
+                  const Uniformity& uniformity, const Placeholders& ph, const GroupShape& group,
+                  unsigned& regionCount, std::string& error);
+
+} // namespace duet::rt::wg
