@@ -122,7 +122,7 @@ cl_int DispatchBuilder::build(const KernelLaunch& launch, std::string& why) {
         partial = partial || m_remainders[d];
     }
     st.initiator = pm4::kComputeShaderEn | pm4::kForceStartAt000 | pm4::kUseThreadDimensions |
-                   (partial ? pm4::kPartialTgEn : 0);
+                   (partial ? uint32_t(pm4::kPartialTgEn) : 0u);
     return emitStream(st, declared, *entry);
 }
 
