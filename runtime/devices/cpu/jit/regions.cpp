@@ -1,7 +1,7 @@
 // Region formation for the work-group pass: barrier-free regions, their loops over work-items.
 #include "devices/cpu/jit/regions.hpp"
 
-#include "compiler/compiler.hpp"
+#include "devices/cpu/work_group_abi.hpp"
 
 #include <llvm/ADT/BitVector.h>
 #include <llvm/ADT/DenseMap.h>
