@@ -55,6 +55,247 @@ ImageLimits limitsOf(const Context* c) {
     return l;
 }
 
+// clCreateImage's checks, one helper per error code group, in the spec's order.
+
+// CL_INVALID_IMAGE_FORMAT_DESCRIPTOR: format NULL or not a combination the spec defines.
+Status checkFormat(const cl_image_format* format) {
+    if (!format)
+        return makeError(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format is NULL");
+    if (!isValidFormat(*format))
+        return makeError(
+            CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format (order 0x" + [&] {
+                char b[64];
+                std::snprintf(b, sizeof b, "%x, type 0x%x", format->image_channel_order,
+                              format->image_channel_data_type);
+                return std::string(b);
+            }() + ") is not a valid channel order/type combination");
+    return Status::success();
+}
+
+/// An image descriptor that passed the checks: the sizes of the dimensions its type has (1
+/// for the others) and the pitches of the application's data (tight where it gave none).
+struct ImageShape {
+    cl_mem_object_type type = 0;
+    bool has2 = false, has3 = false; ///< has a height; has a depth
+    size_t w = 0, h = 0, d = 0, layers = 0;
+    Mem* buffer = nullptr; ///< mem_object, for an image over a buffer
+    size_t elem = 0;       ///< bytes per element
+    size_t tightRow = 0;   ///< w * elem
+    size_t rowPitch = 0, slicePitch = 0;
+};
+
+// CL_INVALID_IMAGE_DESCRIPTOR: type, sizes, mip/sample counts, mem_object, pitches.
+Result<ImageShape> checkDescriptor(const Context* c, const cl_image_desc* desc, size_t elem,
+                                   const void* hostPtr) {
+    if (!desc)
+        return makeError(CL_INVALID_IMAGE_DESCRIPTOR, "image_desc is NULL");
+    ImageShape s;
+    s.elem = elem;
+    s.type = desc->image_type;
+    const cl_mem_object_type type = s.type;
+    if (!isImageType(type))
+        return makeError(CL_INVALID_IMAGE_DESCRIPTOR, "image_type is not an image type");
+    s.has2 = !is1D(type), s.has3 = type == CL_MEM_OBJECT_IMAGE3D;
+    s.w = desc->image_width;
+    s.h = s.has2 ? desc->image_height : 1;
+    s.d = s.has3 ? desc->image_depth : 1;
+    s.layers = isArray(type) ? desc->image_array_size : 1;
+    if (s.w == 0 || s.h == 0 || s.d == 0 || s.layers == 0)
+        return makeError(CL_INVALID_IMAGE_DESCRIPTOR,
+                         "image_width, image_height, image_depth or image_array_size is 0 for "
+                         "a dimension the image type has");
+    if (desc->num_mip_levels != 0 || desc->num_samples != 0)
+        return makeError(CL_INVALID_IMAGE_DESCRIPTOR, "num_mip_levels and num_samples must be 0");
+    if (desc->mem_object) {
+        s.buffer = from<Mem>(desc->mem_object);
+        if (type != CL_MEM_OBJECT_IMAGE1D_BUFFER && type != CL_MEM_OBJECT_IMAGE2D)
+            return makeError(CL_INVALID_IMAGE_DESCRIPTOR,
+                             "mem_object must be NULL for this image type");
+        if (!s.buffer || s.buffer->type() != CL_MEM_OBJECT_BUFFER || s.buffer->context() != c)
+            return makeError(CL_INVALID_IMAGE_DESCRIPTOR,
+                             "mem_object is not a buffer of this context (images from images "
+                             "are not supported)");
+    } else if (type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+        return makeError(CL_INVALID_IMAGE_DESCRIPTOR,
+                         "CL_MEM_OBJECT_IMAGE1D_BUFFER needs a buffer in mem_object");
+    }
+    size_t rowPitch = desc->image_row_pitch, slicePitch = desc->image_slice_pitch;
+    s.tightRow = s.w * elem;
+    if (!hostPtr && !s.buffer && (rowPitch || slicePitch))
+        return makeError(CL_INVALID_IMAGE_DESCRIPTOR,
+                         "image_row_pitch and image_slice_pitch must be 0 when host_ptr is NULL");
+    if (rowPitch && (rowPitch < s.tightRow || rowPitch % elem))
+        return makeError(CL_INVALID_IMAGE_DESCRIPTOR,
+                         "image_row_pitch is smaller than image_width * element size or not a "
+                         "multiple of the element size");
+    if (!rowPitch)
+        rowPitch = s.tightRow;
+    const bool hasSlices = s.has3 || isArray(type);
+    const size_t tightSlice = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? rowPitch : rowPitch * s.h;
+    if (hasSlices && slicePitch && (slicePitch < tightSlice || slicePitch % rowPitch))
+        return makeError(CL_INVALID_IMAGE_DESCRIPTOR,
+                         "image_slice_pitch is smaller than the slice size or not a multiple "
+                         "of the row pitch");
+    if (!hasSlices || !slicePitch)
+        slicePitch = tightSlice;
+    s.rowPitch = rowPitch;
+    s.slicePitch = slicePitch;
+    return s;
+}
+
+// CL_INVALID_IMAGE_SIZE: the devices' limits. `bytes` is the size of the application's data.
+Status checkSize(const ImageShape& s, const ImageLimits& lim, size_t bytes) {
+    if (lim.any) {
+        bool tooBig = false;
+        switch (s.type) {
+        case CL_MEM_OBJECT_IMAGE1D:
+        case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+            tooBig = s.w > lim.w2;
+            break;
+        case CL_MEM_OBJECT_IMAGE1D_BUFFER:
+            tooBig = s.w > lim.buf;
+            break;
+        case CL_MEM_OBJECT_IMAGE2D:
+        case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+            tooBig = s.w > lim.w2 || s.h > lim.h2;
+            break;
+        case CL_MEM_OBJECT_IMAGE3D:
+            tooBig = s.w > lim.w3 || s.h > lim.h3 || s.d > lim.d3;
+            break;
+        }
+        if (isArray(s.type) && s.layers > lim.arr)
+            tooBig = true;
+        if (tooBig)
+            return makeError(CL_INVALID_IMAGE_SIZE,
+                             "image dimensions exceed the device's image size limits");
+    }
+    if (lim.any && !s.buffer && bytes > lim.maxAlloc)
+        return makeError(CL_INVALID_IMAGE_SIZE, "image size exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+    return Status::success();
+}
+
+// Images over a buffer: flags inherit from the buffer and may not contradict it. Otherwise
+// host_ptr and the host-pointer flags go together (CL_INVALID_HOST_PTR). Completes `flags`.
+Status checkBufferAndHostPtr(cl_mem_flags& flags, const ImageShape& s, const void* hostPtr,
+                             size_t bytes) {
+    if (s.buffer) {
+        const cl_mem_flags bf = s.buffer->flags();
+        if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))
+            return makeError(CL_INVALID_VALUE, "host-pointer flags cannot be given for an image "
+                                               "created from a buffer");
+        if ((bf & CL_MEM_WRITE_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY)))
+            return makeError(CL_INVALID_VALUE, "the buffer is CL_MEM_WRITE_ONLY");
+        if ((bf & CL_MEM_READ_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY)))
+            return makeError(CL_INVALID_VALUE, "the buffer is CL_MEM_READ_ONLY");
+        if ((bf & CL_MEM_HOST_WRITE_ONLY) && (flags & CL_MEM_HOST_READ_ONLY))
+            return makeError(CL_INVALID_VALUE, "the buffer is CL_MEM_HOST_WRITE_ONLY");
+        if ((bf & CL_MEM_HOST_READ_ONLY) && (flags & CL_MEM_HOST_WRITE_ONLY))
+            return makeError(CL_INVALID_VALUE, "the buffer is CL_MEM_HOST_READ_ONLY");
+        if ((bf & CL_MEM_HOST_NO_ACCESS) &&
+            (flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY)))
+            return makeError(CL_INVALID_VALUE, "the buffer is CL_MEM_HOST_NO_ACCESS");
+        const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+        const cl_mem_flags hostAccess =
+            CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+        if (!(flags & access))
+            flags |= bf & access;
+        if (!(flags & hostAccess))
+            flags |= bf & hostAccess;
+        flags |= bf & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+        // cl_khr_image2d_from_buffer: CL_DEVICE_IMAGE_PITCH_ALIGNMENT is 1 texel, any pitch
+        // that is a multiple of the element size works.
+        if (bytes > s.buffer->size())
+            return makeError(CL_INVALID_IMAGE_SIZE, "the buffer (" +
+                                                        std::to_string(s.buffer->size()) +
+                                                        " bytes) is smaller than the image (" +
+                                                        std::to_string(bytes) + " bytes)");
+        if (hostPtr)
+            return makeError(CL_INVALID_HOST_PTR,
+                             "host_ptr must be NULL for an image created from a buffer");
+    } else {
+        const bool wantsPtr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+        if (wantsPtr && !hostPtr)
+            return makeError(CL_INVALID_HOST_PTR,
+                             "host_ptr is NULL with CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR");
+        if (!wantsPtr && hostPtr)
+            return makeError(CL_INVALID_HOST_PTR,
+                             "host_ptr given without CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR");
+    }
+    if (!(flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)))
+        flags |= CL_MEM_READ_WRITE;
+    return Status::success();
+}
+
+/// Where an image's elements live, with the pitches they have there.
+struct ImageStorage {
+    char* data = nullptr;
+    bool owns = false; ///< allocated for the image (else the buffer's or the application's)
+    size_t rowPitch = 0, slicePitch = 0;
+};
+
+/// The buffer's memory, the application's (CL_MEM_USE_HOST_PTR) or a tight copy of its own,
+/// filled from host_ptr with CL_MEM_COPY_HOST_PTR.
+Result<ImageStorage> imageStorage(Context* c, const ImageShape& s, cl_mem_flags flags,
+                                  void* hostPtr) {
+    ImageStorage st;
+    st.rowPitch = s.rowPitch;
+    st.slicePitch = s.slicePitch;
+    if (s.buffer) {
+        st.data = s.buffer->data();
+    } else if (flags & CL_MEM_USE_HOST_PTR) {
+        // Zero copy: kernels work in the application's memory, with its pitches.
+        st.data = static_cast<char*>(hostPtr);
+    } else {
+        const bool is1dArray = s.type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+        st.rowPitch = s.tightRow;
+        st.slicePitch = is1dArray ? s.tightRow : s.tightRow * s.h;
+        size_t tightBytes = st.slicePitch * s.d * s.layers;
+        st.data = c->allocateStorage(tightBytes);
+        if (!st.data)
+            return makeError(CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                             "could not allocate " + std::to_string(tightBytes) + " bytes");
+        st.owns = true;
+        if (flags & CL_MEM_COPY_HOST_PTR) {
+            const size_t hostRowStep = is1dArray ? s.slicePitch : s.rowPitch;
+            const size_t rows = is1dArray ? s.layers : s.h;
+            const size_t slices = is1dArray ? 1 : s.d * s.layers;
+            const size_t storedRowStep = is1dArray ? st.slicePitch : st.rowPitch;
+            copyBox(st.data, {0, storedRowStep, st.slicePitch}, static_cast<const char*>(hostPtr),
+                    {0, hostRowStep, s.slicePitch}, {s.tightRow, rows, slices});
+        }
+    }
+    return st;
+}
+
+/// The image object over checked arguments and its storage.
+Mem* makeImage(Context* c, const ImageShape& s, cl_mem_flags flags, void* hostPtr,
+               const cl_image_format& format, const ImageStorage& st, size_t bytes,
+               std::vector<cl_mem_properties> props) {
+    const size_t size = s.buffer ? bytes : st.slicePitch * s.d * s.layers;
+    Mem* m = makeObject<Mem>(retainRef(c), s.type, flags, size,
+                             (flags & CL_MEM_USE_HOST_PTR) ? hostPtr : nullptr, st.data, st.owns);
+    m->properties = std::move(props);
+    m->format = format;
+    m->elementSize = s.elem;
+    m->rowPitch = st.rowPitch;
+    m->slicePitch = st.slicePitch;
+    cl_image_desc nd{};
+    nd.image_type = s.type;
+    nd.image_width = s.w;
+    nd.image_height = s.has2 ? s.h : 0;
+    nd.image_depth = s.has3 ? s.d : 0;
+    nd.image_array_size = isArray(s.type) ? s.layers : 0;
+    nd.image_row_pitch = st.rowPitch;
+    nd.image_slice_pitch = st.slicePitch;
+    nd.mem_object = s.buffer;
+    m->desc = nd;
+    if (s.buffer) {
+        m->bufferRef = retainRef(s.buffer);
+        m->viewOf(*s.buffer, 0); // follows the buffer's storage (GL buffers shared in place)
+    }
+    return m;
+}
+
 cl_mem createImage(Call& call, cl_context context, const cl_mem_properties* properties,
                    cl_mem_flags flags, const cl_image_format* format, const cl_image_desc* desc,
                    void* hostPtr) {
@@ -72,208 +313,32 @@ cl_mem createImage(Call& call, cl_context context, const cl_mem_properties* prop
     std::string why;
     if (checkMemFlags(flags, why))
         return call.fail(CL_INVALID_VALUE, why);
-
-    // CL_INVALID_IMAGE_FORMAT_DESCRIPTOR: format NULL or not a combination the spec defines.
-    if (!format)
-        return call.fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format is NULL");
-    if (!isValidFormat(*format))
-        return call.fail(
-            CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format (order 0x" + [&] {
-                char b[64];
-                std::snprintf(b, sizeof b, "%x, type 0x%x", format->image_channel_order,
-                              format->image_channel_data_type);
-                return std::string(b);
-            }() + ") is not a valid channel order/type combination");
-    const size_t elem = elementSize(*format);
-
-    // CL_INVALID_IMAGE_DESCRIPTOR: type, sizes, mip/sample counts, mem_object, pitches.
-    if (!desc)
-        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR, "image_desc is NULL");
-    const cl_mem_object_type type = desc->image_type;
-    if (!isImageType(type))
-        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR, "image_type is not an image type");
-    const bool has2 = !is1D(type), has3 = type == CL_MEM_OBJECT_IMAGE3D;
-    const size_t w = desc->image_width;
-    const size_t h = has2 ? desc->image_height : 1;
-    const size_t d = has3 ? desc->image_depth : 1;
-    const size_t layers = isArray(type) ? desc->image_array_size : 1;
-    if (w == 0 || h == 0 || d == 0 || layers == 0)
-        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
-                         "image_width, image_height, image_depth or image_array_size is 0 for "
-                         "a dimension the image type has");
-    if (desc->num_mip_levels != 0 || desc->num_samples != 0)
-        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR, "num_mip_levels and num_samples must be 0");
-    Mem* buffer = nullptr;
-    if (desc->mem_object) {
-        buffer = from<Mem>(desc->mem_object);
-        if (type != CL_MEM_OBJECT_IMAGE1D_BUFFER && type != CL_MEM_OBJECT_IMAGE2D)
-            return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
-                             "mem_object must be NULL for this image type");
-        if (!buffer || buffer->type() != CL_MEM_OBJECT_BUFFER || buffer->context() != c)
-            return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
-                             "mem_object is not a buffer of this context (images from images "
-                             "are not supported)");
-    } else if (type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
-        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
-                         "CL_MEM_OBJECT_IMAGE1D_BUFFER needs a buffer in mem_object");
-    }
-    size_t rowPitch = desc->image_row_pitch, slicePitch = desc->image_slice_pitch;
-    const size_t tightRow = w * elem;
-    if (!hostPtr && !buffer && (rowPitch || slicePitch))
-        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
-                         "image_row_pitch and image_slice_pitch must be 0 when host_ptr is NULL");
-    if (rowPitch && (rowPitch < tightRow || rowPitch % elem))
-        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
-                         "image_row_pitch is smaller than image_width * element size or not a "
-                         "multiple of the element size");
-    if (!rowPitch)
-        rowPitch = tightRow;
-    const bool hasSlices = has3 || isArray(type);
-    const size_t tightSlice = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? rowPitch : rowPitch * h;
-    if (hasSlices && slicePitch && (slicePitch < tightSlice || slicePitch % rowPitch))
-        return call.fail(CL_INVALID_IMAGE_DESCRIPTOR,
-                         "image_slice_pitch is smaller than the slice size or not a multiple "
-                         "of the row pitch");
-    if (!hasSlices || !slicePitch)
-        slicePitch = tightSlice;
-
-    // CL_INVALID_IMAGE_SIZE: the devices' limits.
-    ImageLimits lim = limitsOf(c);
-    if (lim.any) {
-        bool tooBig = false;
-        switch (type) {
-        case CL_MEM_OBJECT_IMAGE1D:
-        case CL_MEM_OBJECT_IMAGE1D_ARRAY:
-            tooBig = w > lim.w2;
-            break;
-        case CL_MEM_OBJECT_IMAGE1D_BUFFER:
-            tooBig = w > lim.buf;
-            break;
-        case CL_MEM_OBJECT_IMAGE2D:
-        case CL_MEM_OBJECT_IMAGE2D_ARRAY:
-            tooBig = w > lim.w2 || h > lim.h2;
-            break;
-        case CL_MEM_OBJECT_IMAGE3D:
-            tooBig = w > lim.w3 || h > lim.h3 || d > lim.d3;
-            break;
-        }
-        if (isArray(type) && layers > lim.arr)
-            tooBig = true;
-        if (tooBig)
-            return call.fail(CL_INVALID_IMAGE_SIZE,
-                             "image dimensions exceed the device's image size limits");
-    }
+    if (Status st = checkFormat(format); !st)
+        return call.fail(st.error());
+    Result<ImageShape> shape = checkDescriptor(c, desc, elementSize(*format), hostPtr);
+    if (!shape)
+        return call.fail(shape.error());
+    const ImageShape& s = *shape;
+    const ImageLimits lim = limitsOf(c);
     // Without slices, slicePitch is rowPitch * height: one formula for every type.
-    const size_t bytes = slicePitch * d * layers;
-    if (lim.any && !buffer && bytes > lim.maxAlloc)
-        return call.fail(CL_INVALID_IMAGE_SIZE, "image size exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE");
-
-    // Images over a buffer: flags inherit from the buffer and may not contradict it.
-    if (buffer) {
-        const cl_mem_flags bf = buffer->flags();
-        if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))
-            return call.fail(CL_INVALID_VALUE, "host-pointer flags cannot be given for an image "
-                                               "created from a buffer");
-        if ((bf & CL_MEM_WRITE_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY)))
-            return call.fail(CL_INVALID_VALUE, "the buffer is CL_MEM_WRITE_ONLY");
-        if ((bf & CL_MEM_READ_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY)))
-            return call.fail(CL_INVALID_VALUE, "the buffer is CL_MEM_READ_ONLY");
-        if ((bf & CL_MEM_HOST_WRITE_ONLY) && (flags & CL_MEM_HOST_READ_ONLY))
-            return call.fail(CL_INVALID_VALUE, "the buffer is CL_MEM_HOST_WRITE_ONLY");
-        if ((bf & CL_MEM_HOST_READ_ONLY) && (flags & CL_MEM_HOST_WRITE_ONLY))
-            return call.fail(CL_INVALID_VALUE, "the buffer is CL_MEM_HOST_READ_ONLY");
-        if ((bf & CL_MEM_HOST_NO_ACCESS) &&
-            (flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY)))
-            return call.fail(CL_INVALID_VALUE, "the buffer is CL_MEM_HOST_NO_ACCESS");
-        const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
-        const cl_mem_flags hostAccess =
-            CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-        if (!(flags & access))
-            flags |= bf & access;
-        if (!(flags & hostAccess))
-            flags |= bf & hostAccess;
-        flags |= bf & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR);
-        // cl_khr_image2d_from_buffer: CL_DEVICE_IMAGE_PITCH_ALIGNMENT is 1 texel, any pitch
-        // that is a multiple of the element size works.
-        if (bytes > buffer->size())
-            return call.fail(CL_INVALID_IMAGE_SIZE, "the buffer (" +
-                                                        std::to_string(buffer->size()) +
-                                                        " bytes) is smaller than the image (" +
-                                                        std::to_string(bytes) + " bytes)");
-        if (hostPtr)
-            return call.fail(CL_INVALID_HOST_PTR,
-                             "host_ptr must be NULL for an image created from a buffer");
-    } else {
-        const bool wantsPtr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
-        if (wantsPtr && !hostPtr)
-            return call.fail(CL_INVALID_HOST_PTR,
-                             "host_ptr is NULL with CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR");
-        if (!wantsPtr && hostPtr)
-            return call.fail(CL_INVALID_HOST_PTR,
-                             "host_ptr given without CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR");
-    }
-    if (!(flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)))
-        flags |= CL_MEM_READ_WRITE;
+    const size_t bytes = s.slicePitch * s.d * s.layers;
+    if (Status st = checkSize(s, lim, bytes); !st)
+        return call.fail(st.error());
+    if (Status st = checkBufferAndHostPtr(flags, s, hostPtr, bytes); !st)
+        return call.fail(st.error());
 
     if (!lim.any)
         return call.fail(CL_INVALID_OPERATION,
                          "no device in the context supports images (CL_DEVICE_IMAGE_SUPPORT is "
                          "CL_FALSE)");
-    if (!isSupportedFormat(*format, type, flags))
+    if (!isSupportedFormat(*format, s.type, flags))
         return call.fail(CL_IMAGE_FORMAT_NOT_SUPPORTED,
                          "the image format is not supported for this image type (see "
                          "clGetSupportedImageFormats)");
-
-    char* storage;
-    bool owns = false;
-    size_t storedRow = rowPitch, storedSlice = slicePitch;
-    if (buffer) {
-        storage = buffer->data();
-    } else if (flags & CL_MEM_USE_HOST_PTR) {
-        // Zero copy: kernels work in the application's memory, with its pitches.
-        storage = static_cast<char*>(hostPtr);
-    } else {
-        storedRow = tightRow;
-        storedSlice = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? tightRow : tightRow * h;
-        size_t tightBytes = storedSlice * d * layers;
-        storage = c->allocateStorage(tightBytes);
-        if (!storage)
-            return call.fail(CL_MEM_OBJECT_ALLOCATION_FAILURE,
-                             "could not allocate " + std::to_string(tightBytes) + " bytes");
-        owns = true;
-        if (flags & CL_MEM_COPY_HOST_PTR) {
-            const size_t hostRowStep = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? slicePitch : rowPitch;
-            const size_t rows = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? layers : h;
-            const size_t slices = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? 1 : d * layers;
-            const size_t storedRowStep =
-                type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? storedSlice : storedRow;
-            copyBox(storage, {0, storedRowStep, storedSlice}, static_cast<const char*>(hostPtr),
-                    {0, hostRowStep, slicePitch}, {tightRow, rows, slices});
-        }
-    }
-    const size_t size = buffer ? bytes : storedSlice * d * layers;
-    Mem* m = makeObject<Mem>(retainRef(c), type, flags, size,
-                             (flags & CL_MEM_USE_HOST_PTR) ? hostPtr : nullptr, storage, owns);
-    m->properties = std::move(props);
-    m->format = *format;
-    m->elementSize = elem;
-    m->rowPitch = storedRow;
-    m->slicePitch = storedSlice;
-    cl_image_desc nd{};
-    nd.image_type = type;
-    nd.image_width = w;
-    nd.image_height = has2 ? h : 0;
-    nd.image_depth = has3 ? d : 0;
-    nd.image_array_size = isArray(type) ? layers : 0;
-    nd.image_row_pitch = storedRow;
-    nd.image_slice_pitch = storedSlice;
-    nd.mem_object = buffer;
-    m->desc = nd;
-    if (buffer) {
-        m->bufferRef = retainRef(buffer);
-        m->viewOf(*buffer, 0); // follows the buffer's storage (GL buffers shared in place)
-    }
-    return call.ok(m);
+    Result<ImageStorage> storage = imageStorage(c, s, flags, hostPtr);
+    if (!storage)
+        return call.fail(storage.error());
+    return call.ok(makeImage(c, s, flags, hostPtr, *format, *storage, bytes, std::move(props)));
 }
 
 /// Why commands other than kernels may not use image `m` now (CL_INVALID_OPERATION), or empty.

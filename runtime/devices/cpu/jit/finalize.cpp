@@ -448,29 +448,23 @@ const std::string& CpuExecutable::binary() const {
     return m_binary;
 }
 
-} // namespace
-
-FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view options,
-                              std::string_view source, const TargetSpec& target) {
-    initialiseLlvmOnce();
-    std::string log;
-
+/// The options the code generator follows: clBuildProgram's (compile) or clLinkProgram's
+/// (link) set; ones it cannot parse are ignored with a warning in `log`.
+BuildOptions codegenOptions(std::string_view options, std::string& log) {
     BuildOptions opts;
-    {
-        ParsedOptions parsed =
-            parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Compile);
-        if (!parsed.ok)
-            parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Link);
-        if (parsed.ok)
-            opts = parsed.options;
-        else
-            log += "warning: code generator ignores the options: " + parsed.error + "\n";
-    }
+    ParsedOptions parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Compile);
+    if (!parsed.ok)
+        parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Link);
+    if (parsed.ok)
+        opts = parsed.options;
+    else
+        log += "warning: code generator ignores the options: " + parsed.error + "\n";
+    return opts;
+}
 
-    auto tsctx = std::make_unique<LLVMContext>();
-    LLVMContext& ctx = *tsctx;
-    // LLVM's default reaction to an error diagnostic (from the linker, say) is exit(1):
-    // collect them for the build log instead.
+/// LLVM's default reaction to an error diagnostic (from the linker, say) is exit(1): collect
+/// them for the build log instead, in the string returned (which must outlive `ctx`'s use).
+std::shared_ptr<std::string> collectDiagnostics(LLVMContext& ctx) {
     auto diagnostics = std::make_shared<std::string>();
     ctx.setDiagnosticHandlerCallBack(
         [](const DiagnosticInfo* info, void* context) {
@@ -483,117 +477,144 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
             *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
         },
         diagnostics.get());
-    // Bitcode -> builtins linked -> work-group functions, verified. The implicit loop
-    // barriers are an optimisation: should the module they give not verify (a bug of ours),
-    // build again without them rather than fail the user's build.
-    std::vector<WorkGroupKernelInfo> wgKernels;
-    bool retry = false;
-    auto prepare = [&](bool loopBarriers, std::string& error) -> std::unique_ptr<Module> {
-        retry = false;
-        std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
-        if (!m) {
-            error = "error: invalid program bitcode: " + error;
-            return nullptr;
-        }
-        // The builtin library: only what the program calls, loaded lazily.
-        std::string_view lib = cpuBuiltinLibraryBitcode();
-        auto libModule = getLazyBitcodeModule(
-            MemoryBufferRef(StringRef(lib.data(), lib.size()), "duet-cpu-builtins"), ctx);
-        if (!libModule) {
-            error = "error: builtin library: " + toString(libModule.takeError());
-            return nullptr;
-        }
-        (*libModule)->setDataLayout(m->getDataLayout());
-        (*libModule)->setTargetTriple(m->getTargetTriple());
-        if (Linker::linkModules(*m, std::move(*libModule), Linker::Flags::LinkOnlyNeeded)) {
-            error = *diagnostics + "error: linking the builtin library failed";
-            return nullptr;
-        }
-        lowerOpaqueTypes(*m);
-        normaliseForCpu(*m);
-        if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriers, error)) {
-            error = "error: " + error;
-            retry = true;
-            return nullptr;
-        }
-        if (std::string missing = unresolvedFunctions(*m); !missing.empty()) {
-            error = missing;
-            return nullptr;
-        }
-        std::string verifyLog;
-        raw_string_ostream os(verifyLog);
-        if (verifyModule(*m, &os)) {
-            error = "error: internal: the work-group functions do not verify:\n" + os.str();
-            retry = true;
-            return nullptr;
-        }
-        return m;
-    };
-    std::string error;
-    const bool loopBarriers = loopBarriersEnabled(opts);
-    std::unique_ptr<Module> m = prepare(loopBarriers, error);
-    if (!m && retry && loopBarriers) {
-        std::string first = error;
-        error.clear();
-        m = prepare(false, error);
-        if (m)
-            log += "warning: built without implicit loop barriers after: " + first + "\n";
-    }
-    if (!m)
-        return failure(log + error);
+    return diagnostics;
+}
 
-    // Retarget to the host.
-    std::string cpu = target.cpuName.empty() ? sys::getHostCPUName().str() : target.cpuName;
-    std::string features = target.cpuFeatures;
-    if (features.empty() && target.cpuName.empty()) {
+/// A prepared module, or why there is none; `retry`: building again without the implicit
+/// loop barriers may succeed.
+struct Prepared {
+    std::unique_ptr<Module> module;
+    std::string error;
+    bool retry = false;
+};
+
+/// Bitcode -> builtins linked -> work-group functions (their descriptions appended to
+/// `wgKernels`), verified. `diagnostics` is what `ctx`'s handler collected.
+Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::string& diagnostics,
+                       bool loopBarriers, std::vector<WorkGroupKernelInfo>& wgKernels) {
+    Prepared p;
+    std::string& error = p.error;
+    std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
+    if (!m) {
+        error = "error: invalid program bitcode: " + error;
+        return p;
+    }
+    // The builtin library: only what the program calls, loaded lazily.
+    std::string_view lib = cpuBuiltinLibraryBitcode();
+    auto libModule = getLazyBitcodeModule(
+        MemoryBufferRef(StringRef(lib.data(), lib.size()), "duet-cpu-builtins"), ctx);
+    if (!libModule) {
+        error = "error: builtin library: " + toString(libModule.takeError());
+        return p;
+    }
+    (*libModule)->setDataLayout(m->getDataLayout());
+    (*libModule)->setTargetTriple(m->getTargetTriple());
+    if (Linker::linkModules(*m, std::move(*libModule), Linker::Flags::LinkOnlyNeeded)) {
+        error = diagnostics + "error: linking the builtin library failed";
+        return p;
+    }
+    lowerOpaqueTypes(*m);
+    normaliseForCpu(*m);
+    if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriers, error)) {
+        error = "error: " + error;
+        p.retry = true;
+        return p;
+    }
+    if (std::string missing = unresolvedFunctions(*m); !missing.empty()) {
+        error = missing;
+        return p;
+    }
+    std::string verifyLog;
+    raw_string_ostream os(verifyLog);
+    if (verifyModule(*m, &os)) {
+        error = "error: internal: the work-group functions do not verify:\n" + os.str();
+        p.retry = true;
+        return p;
+    }
+    p.module = std::move(m);
+    return p;
+}
+
+/// prepareModule. The implicit loop barriers are an optimisation: should the module they give
+/// not verify (a bug of ours), build again without them (a warning in `log`) rather than fail
+/// the user's build.
+Prepared prepareModuleOrRetry(const std::string& bitcode, LLVMContext& ctx,
+                              const std::string& diagnostics, const BuildOptions& opts,
+                              std::vector<WorkGroupKernelInfo>& wgKernels, std::string& log) {
+    const bool loopBarriers = loopBarriersEnabled(opts);
+    Prepared p = prepareModule(bitcode, ctx, diagnostics, loopBarriers, wgKernels);
+    if (!p.module && p.retry && loopBarriers) {
+        Prepared second = prepareModule(bitcode, ctx, diagnostics, false, wgKernels);
+        if (second.module)
+            log += "warning: built without implicit loop barriers after: " + p.error + "\n";
+        p = std::move(second);
+    }
+    return p;
+}
+
+/// What the host code is generated for.
+struct HostTarget {
+    std::string cpu;      ///< the target's CPU, else the host's
+    std::string features; ///< the target's features, else (no CPU named) the host's
+    unsigned optLevel = 3;
+    std::string vectorWidth; ///< prefer-vector-width
+};
+
+HostTarget hostTarget(const TargetSpec& target, const BuildOptions& opts) {
+    HostTarget h;
+    h.cpu = target.cpuName.empty() ? sys::getHostCPUName().str() : target.cpuName;
+    h.features = target.cpuFeatures;
+    if (h.features.empty() && target.cpuName.empty()) {
         SubtargetFeatures f;
         for (const auto& e : sys::getHostCPUFeatures())
             f.AddFeature(e.getKey(), e.getValue());
-        features = f.getString();
+        h.features = f.getString();
     }
-    const unsigned optLevel = opts.effectiveOptLevel() == 0   ? 0
-                              : opts.effectiveOptLevel() == 1 ? 1
-                                                              : 3;
+    h.optLevel = opts.effectiveOptLevel() == 0 ? 0 : opts.effectiveOptLevel() == 1 ? 1 : 3;
     // 256-bit vectors by default: on the AVX-512 parts measured here (Zen 4, where 512-bit
     // operations are split in two) they ran the bench's kernels as fast or faster, as LLVM
     // already prefers for Intel's AVX-512 cores. DUET_CPU_VECTOR_WIDTH=512 overrides.
-    std::string vectorWidth = "256";
+    h.vectorWidth = "256";
     if (const char* w = std::getenv("DUET_CPU_VECTOR_WIDTH"); w && *w)
-        vectorWidth = w;
+        h.vectorWidth = w;
+    return h;
+}
+
+orc::JITTargetMachineBuilder machineBuilder(const HostTarget& h, const BuildOptions& opts) {
     orc::JITTargetMachineBuilder jtmb{Triple(sys::getProcessTriple())};
-    jtmb.setCPU(cpu);
+    jtmb.setCPU(h.cpu);
     {
-        SubtargetFeatures f(features);
+        SubtargetFeatures f(h.features);
         jtmb.addFeatures(f.getFeatures());
     }
-    jtmb.setCodeGenOptLevel(optLevel == 0 ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive);
+    jtmb.setCodeGenOptLevel(h.optLevel == 0 ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive);
     if (opts.effectiveMadEnable())
         jtmb.getOptions().AllowFPOpFusion = FPOpFusion::Fast;
-    auto tm = jtmb.createTargetMachine();
-    if (!tm)
-        return failure(log + "error: no code generator for the host: " + toString(tm.takeError()));
-    m->setTargetTriple((*tm)->getTargetTriple().str());
-    m->setDataLayout((*tm)->createDataLayout());
-    for (Function& f : *m) {
+    return jtmb;
+}
+
+/// Retargets the spir64 module to the host: triple, data layout and each function's CPU,
+/// features and vector width.
+void retarget(Module& m, const TargetMachine& tm, const HostTarget& h) {
+    m.setTargetTriple(tm.getTargetTriple().str());
+    m.setDataLayout(tm.createDataLayout());
+    for (Function& f : m) {
         if (f.isDeclaration())
             continue;
         f.removeFnAttr("target-cpu");
         f.removeFnAttr("target-features");
         f.removeFnAttr("tune-cpu");
-        f.addFnAttr("target-cpu", cpu);
-        if (!features.empty())
-            f.addFnAttr("target-features", features);
-        f.addFnAttr("prefer-vector-width", vectorWidth);
+        f.addFnAttr("target-cpu", h.cpu);
+        if (!h.features.empty())
+            f.addFnAttr("target-features", h.features);
+        f.addFnAttr("prefer-vector-width", h.vectorWidth);
     }
-    applyFastMath(*m, opts);
+}
 
-    auto exe = std::make_shared<CpuExecutable>();
-    exe->m_diagnostics = diagnostics; // the context's handler writes there while the JIT lives
-    exe->m_optLevel = optLevel;
-    exe->m_features = features;
-    exe->m_unsafeMath = opts.effectiveUnsafeMath();
-    // Kernels that share mutable program-scope variables must see one copy of them.
-    for (GlobalVariable& g : m->globals()) {
+/// Kernels that share mutable program-scope variables must see one copy of them: sets
+/// m_wholeModule, and counts the __global variables' bytes.
+void noteProgramGlobals(const Module& m, CpuExecutable& exe) {
+    for (const GlobalVariable& g : m.globals()) {
         if (g.isDeclaration() || g.hasAppendingLinkage())
             continue;
         // Kernel-scope __local variables stay behind unused once the work-group pass has
@@ -601,55 +622,102 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         // any program with a __local array compile whole, with no lazy JIT per kernel and no
         // streaming-store variants.)
         if (!g.isConstant() && !g.use_empty() && g.getAddressSpace() != 3)
-            exe->m_wholeModule = true;
+            exe.m_wholeModule = true;
         if (g.getAddressSpace() == 1) // spir's __global
-            exe->m_globalBytes += m->getDataLayout().getTypeAllocSize(g.getValueType());
+            exe.m_globalBytes += m.getDataLayout().getTypeAllocSize(g.getValueType());
     }
-    if (opts.saveTemps)
-        log += saveTemps(*m, **tm, opts, wgKernels, optLevel, features);
+}
 
-    // JIT: one LLJIT (one JITDylib) per executable; kernels are added as they are needed.
+/// One LLJIT (one JITDylib) per executable; kernels are added as they are needed. Its objects
+/// are kept for the program binary; symbols resolve to the printf hook and the process.
+/// Returns the error for the build log, empty on success.
+std::string createJit(CpuExecutable& exe, const orc::JITTargetMachineBuilder& jtmb) {
     auto jit = orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
     if (!jit)
-        return failure(log + "error: cannot create the JIT: " + toString(jit.takeError()));
-    exe->m_jit = std::move(*jit);
-    orc::LLJIT& j = *exe->m_jit;
-    j.getObjTransformLayer().setTransform(
-        [object = exe->m_object](
-            std::unique_ptr<MemoryBuffer> obj) -> Expected<std::unique_ptr<MemoryBuffer>> {
-            object->append(obj->getBufferStart(), obj->getBufferSize());
-            return obj;
-        });
+        return "error: cannot create the JIT: " + toString(jit.takeError());
+    exe.m_jit = std::move(*jit);
+    orc::LLJIT& j = *exe.m_jit;
+    j.getObjTransformLayer().setTransform([object = exe.m_object](std::unique_ptr<MemoryBuffer> obj)
+                                              -> Expected<std::unique_ptr<MemoryBuffer>> {
+        object->append(obj->getBufferStart(), obj->getBufferSize());
+        return obj;
+    });
     orc::JITDylib& jd = j.getMainJITDylib();
     auto gen = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
         j.getDataLayout().getGlobalPrefix());
     if (!gen)
-        return failure(log + "error: JIT symbol search: " + toString(gen.takeError()));
+        return "error: JIT symbol search: " + toString(gen.takeError());
     jd.addGenerator(std::move(*gen));
     orc::MangleAndInterner mangle(j.getExecutionSession(), j.getDataLayout());
     orc::SymbolMap hooks;
     hooks[mangle(kPrintfHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_printf),
                                       JITSymbolFlags::Exported | JITSymbolFlags::Callable};
     if (Error e = jd.define(orc::absoluteSymbols(std::move(hooks))))
-        return failure(log + "error: JIT: " + toString(std::move(e)));
+        return "error: JIT: " + toString(std::move(e));
+    return {};
+}
 
-    // Kernel descriptions in the front end's order, completed with what the pass found.
-    exe->m_kernels = describeKernels(bitcode);
-    for (KernelDesc& k : exe->m_kernels) {
+/// Kernel descriptions in the front end's order, completed with what the work-group pass
+/// found, and each kernel's entry name. Returns the error for the build log, empty on success.
+std::string describeCpuKernels(CpuExecutable& exe, const std::string& bitcode,
+                               const std::vector<WorkGroupKernelInfo>& wgKernels) {
+    exe.m_kernels = describeKernels(bitcode);
+    for (KernelDesc& k : exe.m_kernels) {
         const WorkGroupKernelInfo* info = nullptr;
         for (const WorkGroupKernelInfo& w : wgKernels)
             if (w.name == k.name)
                 info = &w;
         if (!info)
-            return failure(log + "error: internal: no work-group function for kernel " + k.name);
+            return "error: internal: no work-group function for kernel " + k.name;
         k.hasBarrier = info->hasBarrier;
         k.usesPrintf = info->usesPrintf;
         k.staticLocalMemSize = info->staticLocalMemSize;
         // The work-group function's stack use grows with the group: per-work-item storage
         // (executors bound CL_KERNEL_WORK_GROUP_SIZE by their thread stack with it).
         k.privateMemSize = std::max(k.privateMemSize, info->perItemBytes);
-        exe->m_entryNames.push_back(info->entryName);
+        exe.m_entryNames.push_back(info->entryName);
     }
+    return {};
+}
+
+} // namespace
+
+FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view options,
+                              std::string_view source, const TargetSpec& target) {
+    initialiseLlvmOnce();
+    std::string log;
+    const BuildOptions opts = codegenOptions(options, log);
+
+    auto tsctx = std::make_unique<LLVMContext>();
+    LLVMContext& ctx = *tsctx;
+    std::shared_ptr<std::string> diagnostics = collectDiagnostics(ctx);
+    std::vector<WorkGroupKernelInfo> wgKernels;
+    Prepared prepared = prepareModuleOrRetry(bitcode, ctx, *diagnostics, opts, wgKernels, log);
+    if (!prepared.module)
+        return failure(log + prepared.error);
+    std::unique_ptr<Module> m = std::move(prepared.module);
+
+    const HostTarget host = hostTarget(target, opts);
+    orc::JITTargetMachineBuilder jtmb = machineBuilder(host, opts);
+    auto tm = jtmb.createTargetMachine();
+    if (!tm)
+        return failure(log + "error: no code generator for the host: " + toString(tm.takeError()));
+    retarget(*m, **tm, host);
+    applyFastMath(*m, opts);
+
+    auto exe = std::make_shared<CpuExecutable>();
+    exe->m_diagnostics = diagnostics; // the context's handler writes there while the JIT lives
+    exe->m_optLevel = host.optLevel;
+    exe->m_features = host.features;
+    exe->m_unsafeMath = opts.effectiveUnsafeMath();
+    noteProgramGlobals(*m, *exe);
+    if (opts.saveTemps)
+        log += saveTemps(*m, **tm, opts, wgKernels, host.optLevel, host.features);
+
+    if (std::string error = createJit(*exe, jtmb); !error.empty())
+        return failure(log + error);
+    if (std::string error = describeCpuKernels(*exe, bitcode, wgKernels); !error.empty())
+        return failure(log + error);
     if (!diagnostics->empty())
         return failure(log + *diagnostics);
     exe->m_entries.assign(exe->m_kernels.size(), nullptr);
@@ -661,7 +729,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     ProgramBinary& bin = exe->m_binaryParts;
     bin.type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
     bin.targetKind = kCpuBinaryKind;
-    bin.targetName = cpu;
+    bin.targetName = host.cpu;
     bin.options = std::string(options);
     bin.source = std::string(source);
     bin.bitcode = bitcode;

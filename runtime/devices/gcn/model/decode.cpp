@@ -423,257 +423,300 @@ std::vector<OpcodeCoverage> opcodeCoverage() {
     return out;
 }
 
-Inst decode(const uint32_t* w) {
-    const auto& t = tables();
-    Inst in;
-    uint32_t w0 = w[0];
-    auto literalIf = [&](unsigned nsrc) {
-        for (unsigned i = 0; i < nsrc; ++i)
-            if (in.src[i] == opnd::kLiteral) {
-                in.literal = w[1];
-                in.words = 2;
-                return;
-            }
-    };
-    auto bits = [](uint32_t v, unsigned lo, unsigned n) { return (v >> lo) & ((1u << n) - 1); };
+namespace {
 
-    if ((w0 >> 30) == 0b10) { // scalar ALU / SOPP
-        unsigned top9 = w0 >> 23;
-        if (top9 == 0b101111101) {
-            in.enc = Enc::Sop1;
-            setName(in, t.sop1[bits(w0, 8, 8)], "SOP1");
-            in.vdst = bits(w0, 16, 7);
-            in.src[0] = bits(w0, 0, 8);
-            literalIf(1);
-        } else if (top9 == 0b101111110) {
-            in.enc = Enc::Sopc;
-            setName(in, t.sopc[bits(w0, 16, 7)], "SOPC");
-            in.src[0] = bits(w0, 0, 8);
-            in.src[1] = bits(w0, 8, 8);
-            literalIf(2);
-        } else if (top9 == 0b101111111) {
-            in.enc = Enc::Sopp;
-            setName(in, t.sopp[bits(w0, 16, 7)], "SOPP");
-            in.imm = static_cast<int16_t>(w0 & 0xffff);
-        } else if ((w0 >> 28) == 0b1011) {
-            in.enc = Enc::Sopk;
-            unsigned op = bits(w0, 23, 5);
-            setName(in, t.sopk[op], "SOPK");
-            in.vdst = bits(w0, 16, 7);
-            in.imm = static_cast<int16_t>(w0 & 0xffff);
-            if (in.op == Op::s_setreg_imm32_b32) {
-                in.literal = w[1];
-                in.words = 2;
-            }
-        } else {
-            in.enc = Enc::Sop2;
-            setName(in, t.sop2[bits(w0, 23, 7)], "SOP2");
-            in.vdst = bits(w0, 16, 7);
-            in.src[0] = bits(w0, 0, 8);
-            in.src[1] = bits(w0, 8, 8);
-            literalIf(2);
-        }
-    } else if ((w0 >> 31) == 0) { // VOP2 / VOP1 / VOPC
-        unsigned top7 = w0 >> 25;
-        in.src[0] = bits(w0, 0, 9);
-        if (top7 == 0b0111111) {
-            in.enc = Enc::Vop1;
-            setName(in, t.vop1[bits(w0, 9, 8)], "VOP1");
-            in.vdst = bits(w0, 17, 8);
-            if (in.op == Op::v_readfirstlane_b32)
-                in.vdst = bits(w0, 17, 8); // SGPR code
-        } else if (top7 == 0b0111110) {
-            in.enc = Enc::Vopc;
-            setName(in, t.vopc[bits(w0, 17, 8)], "VOPC");
-            in.src[1] = opnd::kVgpr + bits(w0, 9, 8);
-            in.sdst = opnd::kVcc;
-        } else {
-            in.enc = Enc::Vop2;
-            setName(in, t.vop2[bits(w0, 25, 6)], "VOP2");
-            in.vdst = bits(w0, 17, 8);
-            in.src[1] = opnd::kVgpr + bits(w0, 9, 8);
-            // Implicit operands of the 32-bit forms.
-            switch (in.op) {
-            case Op::v_cndmask_b32:
-            case Op::v_addc_co_u32:
-            case Op::v_subb_co_u32:
-            case Op::v_subbrev_co_u32:
-                in.src[2] = opnd::kVcc;
-                break;
-            case Op::v_mac_f32:
-            case Op::v_mac_f16:
-                in.src[2] = opnd::kVgpr + in.vdst;
-                break;
-            default:
-                break;
-            }
-        }
-        if (in.src[0] == opnd::kSdwa || in.src[0] == opnd::kDpp) {
-            in.ext = in.src[0] == opnd::kSdwa ? 1 : 2;
-            in.extWord = w[1];
+/// `n` bits of `v` from bit `lo`.
+uint32_t bits(uint32_t v, unsigned lo, unsigned n) {
+    return (v >> lo) & ((1u << n) - 1);
+}
+
+/// Takes the literal dword that follows the instruction if one of its first `nsrc` sources
+/// names it.
+void literalIf(const uint32_t* w, Inst& in, unsigned nsrc) {
+    for (unsigned i = 0; i < nsrc; ++i)
+        if (in.src[i] == opnd::kLiteral) {
+            in.literal = w[1];
             in.words = 2;
-            unsigned s0 = bits(w[1], 0, 8);
-            // SDWA's S0 flag (bit 23) selects an SGPR/constant source instead of a VGPR.
-            in.src[0] = (in.ext == 1 && (w[1] >> 23 & 1)) ? s0 : opnd::kVgpr + s0;
-            if (in.ext == 1 && in.enc == Enc::Vopc && (w[1] >> 15 & 1))
-                in.sdst = bits(w[1], 8, 7);
-            // S1 (bit 31): the vsrc1 field names an SGPR/constant instead of a VGPR.
-            if (in.ext == 1 && in.enc != Enc::Vop1 && (w[1] >> 31 & 1))
-                in.src[1] = static_cast<uint16_t>(in.src[1] - opnd::kVgpr);
-        } else {
-            literalIf(1);
-            if (in.op == Op::v_madmk_f32 || in.op == Op::v_madak_f32 || in.op == Op::v_madmk_f16 ||
-                in.op == Op::v_madak_f16) {
-                in.literal = w[1];
-                in.words = 2;
-            }
+            return;
+        }
+}
+
+/// SOP1, SOPC, SOPP, SOPK and SOP2 (w[0] bits 31:30 are 0b10).
+void decodeScalar(const uint32_t* w, Inst& in) {
+    const auto& t = tables();
+    uint32_t w0 = w[0];
+    unsigned top9 = w0 >> 23;
+    if (top9 == 0b101111101) {
+        in.enc = Enc::Sop1;
+        setName(in, t.sop1[bits(w0, 8, 8)], "SOP1");
+        in.vdst = bits(w0, 16, 7);
+        in.src[0] = bits(w0, 0, 8);
+        literalIf(w, in, 1);
+    } else if (top9 == 0b101111110) {
+        in.enc = Enc::Sopc;
+        setName(in, t.sopc[bits(w0, 16, 7)], "SOPC");
+        in.src[0] = bits(w0, 0, 8);
+        in.src[1] = bits(w0, 8, 8);
+        literalIf(w, in, 2);
+    } else if (top9 == 0b101111111) {
+        in.enc = Enc::Sopp;
+        setName(in, t.sopp[bits(w0, 16, 7)], "SOPP");
+        in.imm = static_cast<int16_t>(w0 & 0xffff);
+    } else if ((w0 >> 28) == 0b1011) {
+        in.enc = Enc::Sopk;
+        unsigned op = bits(w0, 23, 5);
+        setName(in, t.sopk[op], "SOPK");
+        in.vdst = bits(w0, 16, 7);
+        in.imm = static_cast<int16_t>(w0 & 0xffff);
+        if (in.op == Op::s_setreg_imm32_b32) {
+            in.literal = w[1];
+            in.words = 2;
         }
     } else {
-        unsigned top6 = w0 >> 26;
-        uint32_t w1 = 0;
-        switch (top6) {
-        case 0b110000: { // SMEM
-            w1 = w[1];
-            in.enc = Enc::Smem;
-            in.words = 2;
-            const char* name = t.smem[bits(w0, 18, 8)];
-            setName(in, name, "SMEM");
-            in.saddr = bits(w0, 0, 6) * 2;
-            in.vdst = bits(w0, 6, 7);
-            in.glc = bits(w0, 16, 1);
-            in.smemImm = bits(w0, 17, 1);
-            if (in.smemImm)
-                in.imm = static_cast<int32_t>(w1 & 0xfffff);
-            else
-                in.soffset = w1 & 0xff;
-            if (name)
-                in.memBytes = static_cast<uint8_t>(smemDwords(name)); // dwords, for SMEM
+        in.enc = Enc::Sop2;
+        setName(in, t.sop2[bits(w0, 23, 7)], "SOP2");
+        in.vdst = bits(w0, 16, 7);
+        in.src[0] = bits(w0, 0, 8);
+        in.src[1] = bits(w0, 8, 8);
+        literalIf(w, in, 2);
+    }
+}
+
+/// VOP1, VOPC and VOP2 (w[0] bit 31 is 0), with their SDWA/DPP dword or literal.
+void decodeVector32(const uint32_t* w, Inst& in) {
+    const auto& t = tables();
+    uint32_t w0 = w[0];
+    unsigned top7 = w0 >> 25;
+    in.src[0] = bits(w0, 0, 9);
+    if (top7 == 0b0111111) {
+        in.enc = Enc::Vop1;
+        setName(in, t.vop1[bits(w0, 9, 8)], "VOP1");
+        in.vdst = bits(w0, 17, 8);
+        if (in.op == Op::v_readfirstlane_b32)
+            in.vdst = bits(w0, 17, 8); // SGPR code
+    } else if (top7 == 0b0111110) {
+        in.enc = Enc::Vopc;
+        setName(in, t.vopc[bits(w0, 17, 8)], "VOPC");
+        in.src[1] = opnd::kVgpr + bits(w0, 9, 8);
+        in.sdst = opnd::kVcc;
+    } else {
+        in.enc = Enc::Vop2;
+        setName(in, t.vop2[bits(w0, 25, 6)], "VOP2");
+        in.vdst = bits(w0, 17, 8);
+        in.src[1] = opnd::kVgpr + bits(w0, 9, 8);
+        // Implicit operands of the 32-bit forms.
+        switch (in.op) {
+        case Op::v_cndmask_b32:
+        case Op::v_addc_co_u32:
+        case Op::v_subb_co_u32:
+        case Op::v_subbrev_co_u32:
+            in.src[2] = opnd::kVcc;
             break;
-        }
-        case 0b110100: { // VOP3a/b, or VOP3P
-            w1 = w[1];
-            in.words = 2;
-            in.src[0] = bits(w1, 0, 9);
-            in.src[1] = bits(w1, 9, 9);
-            in.src[2] = bits(w1, 18, 9);
-            in.neg = bits(w1, 29, 3);
-            in.vdst = bits(w0, 0, 8);
-            in.clamp = bits(w0, 15, 1);
-            if ((w0 >> 23) == 0b110100111) {
-                in.enc = Enc::Vop3p;
-                setName(in, t.vop3p[bits(w0, 16, 7)], "VOP3P");
-                in.negHi = bits(w0, 8, 3);
-                in.opsel = bits(w0, 11, 3);
-                in.opselHi = static_cast<uint8_t>(bits(w1, 27, 2) | bits(w0, 14, 1) << 2);
-                break;
-            }
-            unsigned op = bits(w0, 16, 10);
-            in.enc = Enc::Vop3;
-            setName(in, t.vop3[op], "VOP3");
-            in.omod = bits(w1, 27, 2);
-            bool vop3b = (op >= 256 + 25 && op <= 256 + 30) || in.op == Op::v_div_scale_f32 ||
-                         in.op == Op::v_div_scale_f64 || in.op == Op::v_mad_u64_u32 ||
-                         in.op == Op::v_mad_i64_i32;
-            if (vop3b) {
-                in.sdst = bits(w0, 8, 7);
-            } else {
-                in.abs = bits(w0, 8, 3);
-                in.opsel = bits(w0, 11, 4);
-                if (op < 256)
-                    in.sdst = bits(w0, 0, 8); // VOPC in VOP3: vdst is the SGPR pair
-            }
-            break;
-        }
-        case 0b110110: { // DS
-            w1 = w[1];
-            in.enc = Enc::Ds;
-            in.words = 2;
-            in.space = Space::Lds;
-            if (bits(w0, 16, 1)) {
-                in.name = "ds (GDS)";
-                break;
-            }
-            setName(in, t.ds[bits(w0, 17, 8)], "DS");
-            in.imm = bits(w0, 0, 8);
-            in.offset1 = bits(w0, 8, 8);
-            in.src[0] = bits(w1, 0, 8);  // addr
-            in.src[1] = bits(w1, 8, 8);  // data0
-            in.src[2] = bits(w1, 16, 8); // data1
-            in.vdst = bits(w1, 24, 8);
-            if (in.op == Op::ds_read || in.op == Op::ds_write || in.op == Op::ds_atomic ||
-                in.op == Op::ds_bpermute_b32 || in.op == Op::ds_permute_b32 ||
-                in.op == Op::ds_swizzle_b32)
-                in.imm = static_cast<int32_t>(bits(w0, 0, 16));
-            break;
-        }
-        case 0b111000: { // MUBUF
-            w1 = w[1];
-            in.enc = Enc::Mubuf;
-            in.words = 2;
-            in.space = Space::Buffer;
-            setName(in, t.mubuf[bits(w0, 18, 7)], "MUBUF");
-            if (bits(w0, 16, 1)) {
-                in.op = Op::Unimplemented; // lds: direct load to LDS
-                in.name = "buffer_* lds";
-            }
-            in.imm = bits(w0, 0, 12);
-            in.offen = bits(w0, 12, 1);
-            in.idxen = bits(w0, 13, 1);
-            in.glc = bits(w0, 14, 1);
-            in.memRtn = in.glc;
-            in.src[0] = bits(w1, 0, 8); // vaddr
-            in.src[1] = bits(w1, 8, 8); // vdata
-            in.vdst = in.src[1];
-            in.saddr = bits(w1, 16, 5) * 4;
-            in.soffset = bits(w1, 24, 8);
-            break;
-        }
-        case 0b110111: { // FLAT / GLOBAL / SCRATCH
-            w1 = w[1];
-            in.enc = Enc::Flat;
-            in.words = 2;
-            unsigned seg = bits(w0, 14, 2), op = bits(w0, 18, 7);
-            in.glc = bits(w0, 16, 1);
-            in.memRtn = in.glc;
-            if (seg == 0) {
-                in.space = Space::Flat;
-                setName(in, t.flat[op], "FLAT");
-                in.imm = bits(w0, 0, 12);
-            } else {
-                in.space = seg == 1 ? Space::Scratch : Space::Global;
-                setName(in, seg == 1 ? t.scratch[op] : t.global[op], "GLOBAL/SCRATCH");
-                in.imm = static_cast<int32_t>(bits(w0, 0, 13) << 19) >> 19;
-            }
-            if (bits(w0, 13, 1)) {
-                in.op = Op::Unimplemented;
-                in.name = "global/scratch lds";
-            }
-            in.src[0] = bits(w1, 0, 8); // addr
-            in.src[1] = bits(w1, 8, 8); // data
-            in.saddr = bits(w1, 16, 7);
-            in.vdst = bits(w1, 24, 8);
-            break;
-        }
-        case 0b111010:
-            in.name = "MTBUF (typed buffer)";
-            in.words = 2;
-            break;
-        case 0b111100:
-            in.name = "MIMG (image)";
-            in.words = 2;
-            break;
-        case 0b110101:
-            in.name = "VINTRP";
-            break;
-        case 0b110010:
-            in.name = "EXP";
-            in.words = 2;
+        case Op::v_mac_f32:
+        case Op::v_mac_f16:
+            in.src[2] = opnd::kVgpr + in.vdst;
             break;
         default:
-            in.name = "unknown encoding";
             break;
         }
     }
+    if (in.src[0] == opnd::kSdwa || in.src[0] == opnd::kDpp) {
+        in.ext = in.src[0] == opnd::kSdwa ? 1 : 2;
+        in.extWord = w[1];
+        in.words = 2;
+        unsigned s0 = bits(w[1], 0, 8);
+        // SDWA's S0 flag (bit 23) selects an SGPR/constant source instead of a VGPR.
+        in.src[0] = (in.ext == 1 && (w[1] >> 23 & 1)) ? s0 : opnd::kVgpr + s0;
+        if (in.ext == 1 && in.enc == Enc::Vopc && (w[1] >> 15 & 1))
+            in.sdst = bits(w[1], 8, 7);
+        // S1 (bit 31): the vsrc1 field names an SGPR/constant instead of a VGPR.
+        if (in.ext == 1 && in.enc != Enc::Vop1 && (w[1] >> 31 & 1))
+            in.src[1] = static_cast<uint16_t>(in.src[1] - opnd::kVgpr);
+    } else {
+        literalIf(w, in, 1);
+        if (in.op == Op::v_madmk_f32 || in.op == Op::v_madak_f32 || in.op == Op::v_madmk_f16 ||
+            in.op == Op::v_madak_f16) {
+            in.literal = w[1];
+            in.words = 2;
+        }
+    }
+}
+
+void decodeSmem(const uint32_t* w, Inst& in) {
+    uint32_t w0 = w[0], w1 = w[1];
+    in.enc = Enc::Smem;
+    in.words = 2;
+    const char* name = tables().smem[bits(w0, 18, 8)];
+    setName(in, name, "SMEM");
+    in.saddr = bits(w0, 0, 6) * 2;
+    in.vdst = bits(w0, 6, 7);
+    in.glc = bits(w0, 16, 1);
+    in.smemImm = bits(w0, 17, 1);
+    if (in.smemImm)
+        in.imm = static_cast<int32_t>(w1 & 0xfffff);
+    else
+        in.soffset = w1 & 0xff;
+    if (name)
+        in.memBytes = static_cast<uint8_t>(smemDwords(name)); // dwords, for SMEM
+}
+
+/// VOP3a, VOP3b (an SGPR carry-out in place of abs/op_sel) or VOP3P.
+void decodeVop3(const uint32_t* w, Inst& in) {
+    const auto& t = tables();
+    uint32_t w0 = w[0], w1 = w[1];
+    in.words = 2;
+    in.src[0] = bits(w1, 0, 9);
+    in.src[1] = bits(w1, 9, 9);
+    in.src[2] = bits(w1, 18, 9);
+    in.neg = bits(w1, 29, 3);
+    in.vdst = bits(w0, 0, 8);
+    in.clamp = bits(w0, 15, 1);
+    if ((w0 >> 23) == 0b110100111) {
+        in.enc = Enc::Vop3p;
+        setName(in, t.vop3p[bits(w0, 16, 7)], "VOP3P");
+        in.negHi = bits(w0, 8, 3);
+        in.opsel = bits(w0, 11, 3);
+        in.opselHi = static_cast<uint8_t>(bits(w1, 27, 2) | bits(w0, 14, 1) << 2);
+        return;
+    }
+    unsigned op = bits(w0, 16, 10);
+    in.enc = Enc::Vop3;
+    setName(in, t.vop3[op], "VOP3");
+    in.omod = bits(w1, 27, 2);
+    bool vop3b = (op >= 256 + 25 && op <= 256 + 30) || in.op == Op::v_div_scale_f32 ||
+                 in.op == Op::v_div_scale_f64 || in.op == Op::v_mad_u64_u32 ||
+                 in.op == Op::v_mad_i64_i32;
+    if (vop3b) {
+        in.sdst = bits(w0, 8, 7);
+    } else {
+        in.abs = bits(w0, 8, 3);
+        in.opsel = bits(w0, 11, 4);
+        if (op < 256)
+            in.sdst = bits(w0, 0, 8); // VOPC in VOP3: vdst is the SGPR pair
+    }
+}
+
+void decodeDs(const uint32_t* w, Inst& in) {
+    uint32_t w0 = w[0], w1 = w[1];
+    in.enc = Enc::Ds;
+    in.words = 2;
+    in.space = Space::Lds;
+    if (bits(w0, 16, 1)) {
+        in.name = "ds (GDS)";
+        return;
+    }
+    setName(in, tables().ds[bits(w0, 17, 8)], "DS");
+    in.imm = bits(w0, 0, 8);
+    in.offset1 = bits(w0, 8, 8);
+    in.src[0] = bits(w1, 0, 8);  // addr
+    in.src[1] = bits(w1, 8, 8);  // data0
+    in.src[2] = bits(w1, 16, 8); // data1
+    in.vdst = bits(w1, 24, 8);
+    if (in.op == Op::ds_read || in.op == Op::ds_write || in.op == Op::ds_atomic ||
+        in.op == Op::ds_bpermute_b32 || in.op == Op::ds_permute_b32 || in.op == Op::ds_swizzle_b32)
+        in.imm = static_cast<int32_t>(bits(w0, 0, 16));
+}
+
+void decodeMubuf(const uint32_t* w, Inst& in) {
+    uint32_t w0 = w[0], w1 = w[1];
+    in.enc = Enc::Mubuf;
+    in.words = 2;
+    in.space = Space::Buffer;
+    setName(in, tables().mubuf[bits(w0, 18, 7)], "MUBUF");
+    if (bits(w0, 16, 1)) {
+        in.op = Op::Unimplemented; // lds: direct load to LDS
+        in.name = "buffer_* lds";
+    }
+    in.imm = bits(w0, 0, 12);
+    in.offen = bits(w0, 12, 1);
+    in.idxen = bits(w0, 13, 1);
+    in.glc = bits(w0, 14, 1);
+    in.memRtn = in.glc;
+    in.src[0] = bits(w1, 0, 8); // vaddr
+    in.src[1] = bits(w1, 8, 8); // vdata
+    in.vdst = in.src[1];
+    in.saddr = bits(w1, 16, 5) * 4;
+    in.soffset = bits(w1, 24, 8);
+}
+
+/// FLAT, GLOBAL and SCRATCH (one encoding, told apart by the segment field).
+void decodeFlat(const uint32_t* w, Inst& in) {
+    const auto& t = tables();
+    uint32_t w0 = w[0], w1 = w[1];
+    in.enc = Enc::Flat;
+    in.words = 2;
+    unsigned seg = bits(w0, 14, 2), op = bits(w0, 18, 7);
+    in.glc = bits(w0, 16, 1);
+    in.memRtn = in.glc;
+    if (seg == 0) {
+        in.space = Space::Flat;
+        setName(in, t.flat[op], "FLAT");
+        in.imm = bits(w0, 0, 12);
+    } else {
+        in.space = seg == 1 ? Space::Scratch : Space::Global;
+        setName(in, seg == 1 ? t.scratch[op] : t.global[op], "GLOBAL/SCRATCH");
+        in.imm = static_cast<int32_t>(bits(w0, 0, 13) << 19) >> 19;
+    }
+    if (bits(w0, 13, 1)) {
+        in.op = Op::Unimplemented;
+        in.name = "global/scratch lds";
+    }
+    in.src[0] = bits(w1, 0, 8); // addr
+    in.src[1] = bits(w1, 8, 8); // data
+    in.saddr = bits(w1, 16, 7);
+    in.vdst = bits(w1, 24, 8);
+}
+
+/// The encodings with w[0] bits 31:30 = 0b11, told apart by bits 31:26.
+void decodeWide(const uint32_t* w, Inst& in) {
+    switch (w[0] >> 26) {
+    case 0b110000:
+        decodeSmem(w, in);
+        break;
+    case 0b110100:
+        decodeVop3(w, in);
+        break;
+    case 0b110110:
+        decodeDs(w, in);
+        break;
+    case 0b111000:
+        decodeMubuf(w, in);
+        break;
+    case 0b110111:
+        decodeFlat(w, in);
+        break;
+    case 0b111010:
+        in.name = "MTBUF (typed buffer)";
+        in.words = 2;
+        break;
+    case 0b111100:
+        in.name = "MIMG (image)";
+        in.words = 2;
+        break;
+    case 0b110101:
+        in.name = "VINTRP";
+        break;
+    case 0b110010:
+        in.name = "EXP";
+        in.words = 2;
+        break;
+    default:
+        in.name = "unknown encoding";
+        break;
+    }
+}
+
+} // namespace
+
+Inst decode(const uint32_t* w) {
+    Inst in;
+    uint32_t w0 = w[0];
+    if ((w0 >> 30) == 0b10) // scalar ALU / SOPP
+        decodeScalar(w, in);
+    else if ((w0 >> 31) == 0) // VOP2 / VOP1 / VOPC
+        decodeVector32(w, in);
+    else
+        decodeWide(w, in);
     in.cls = classOf(in);
     return in;
 }
