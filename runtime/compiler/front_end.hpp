@@ -51,11 +51,18 @@ std::vector<KernelDesc> describeKernels(const std::string& bitcode);
 std::string makeObjectBinary(const std::string& bitcode, std::string_view source,
                              cl_program_binary_type type);
 
-/// The front end's share of a device's Toolchain: compile, link and object binaries for
-/// `target`. A device derives from it and adds its code generation (finalize, loadBinary).
-class FrontEndToolchain : public Toolchain {
+/// A device's code generation: bitcode -> its executable, and its program binaries back.
+using FinalizeFn = FinalizeResult (*)(const std::string& bitcode, std::string_view options,
+                                      std::string_view source, const TargetSpec& target);
+using LoadBinaryFn = LoadBinaryResult (*)(std::span<const unsigned char> binary,
+                                          const TargetSpec& target);
+
+/// A device's Toolchain: the front end (compile, link, object binaries) for `target`, and the
+/// device's own code generation (`finalize`, `loadBinary`) for the rest.
+class FrontEndToolchain final : public Toolchain {
 public:
-    explicit FrontEndToolchain(TargetSpec target) : m_target(std::move(target)) {}
+    FrontEndToolchain(TargetSpec target, FinalizeFn finalize, LoadBinaryFn loadBinary)
+        : m_target(std::move(target)), m_finalize(finalize), m_loadBinary(loadBinary) {}
     const TargetSpec& target() const { return m_target; }
 
     CompileResult compile(std::string_view source, std::string_view options,
@@ -66,6 +73,13 @@ public:
                     bool createLibrary) const override {
         return linkBitcode(objects, options, createLibrary);
     }
+    FinalizeResult finalize(const std::string& bitcode, std::string_view options,
+                            std::string_view source) const override {
+        return m_finalize(bitcode, options, source, m_target);
+    }
+    LoadBinaryResult loadBinary(std::span<const unsigned char> binary) const override {
+        return m_loadBinary(binary, m_target);
+    }
     std::string objectBinary(const std::string& bitcode, std::string_view source,
                              cl_program_binary_type type) const override {
         return makeObjectBinary(bitcode, source, type);
@@ -73,6 +87,8 @@ public:
 
 private:
     TargetSpec m_target;
+    FinalizeFn m_finalize;
+    LoadBinaryFn m_loadBinary;
 };
 
 } // namespace duet::rt

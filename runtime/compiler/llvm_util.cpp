@@ -2,6 +2,8 @@
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Operator.h>
@@ -128,6 +130,22 @@ std::string undefinedSymbolReport(llvm::Module& m, std::string_view device,
         if (g.isDeclaration() && !g.use_empty())
             out += "error: undefined variable '" + g.getName().str() + "'\n";
     return out;
+}
+
+std::shared_ptr<std::string> collectDiagnostics(llvm::LLVMContext& ctx) {
+    auto diagnostics = std::make_shared<std::string>();
+    ctx.setDiagnosticHandlerCallBack(
+        [](const llvm::DiagnosticInfo* info, void* context) {
+            if (info->getSeverity() != llvm::DS_Error)
+                return;
+            std::string text;
+            llvm::raw_string_ostream os(text);
+            llvm::DiagnosticPrinterRawOStream printer(os);
+            info->print(printer);
+            *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
+        },
+        diagnostics.get());
+    return diagnostics;
 }
 
 } // namespace duet::rt

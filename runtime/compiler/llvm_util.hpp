@@ -29,6 +29,11 @@ bool looksLikeBitcode(std::string_view bytes);
 
 struct BuildOptions;
 
+/// LLVM's default reaction to an error diagnostic (from the linker, say) is exit(1): collects
+/// them for the build log instead, as "error: ..." lines in the string returned (which must
+/// outlive `ctx`'s use).
+std::shared_ptr<std::string> collectDiagnostics(llvm::LLVMContext& ctx);
+
 /// Puts the fast-math flags the build options allow (-cl-fast-relaxed-math, -cl-mad-enable,
 /// ...) on every floating-point operation of `m`, and the matching function attributes.
 void applyFastMath(llvm::Module& m, const BuildOptions& options);

@@ -57,22 +57,6 @@ LoadBinaryResult loadCpuBinary(std::span<const unsigned char> binary, const Targ
     return result;
 }
 
-namespace {
-
-class CpuToolchain final : public FrontEndToolchain {
-public:
-    using FrontEndToolchain::FrontEndToolchain;
-    FinalizeResult finalize(const std::string& bitcode, std::string_view options,
-                            std::string_view source) const override {
-        return finalizeForCpu(bitcode, options, source, target());
-    }
-    LoadBinaryResult loadBinary(std::span<const unsigned char> binary) const override {
-        return loadCpuBinary(binary, target());
-    }
-};
-
-} // namespace
-
 TargetSpec withCpuFrontEnd(TargetSpec target) {
     // Kernels are parsed as spir64 and retargeted to the host after the work-group pass.
     target.triple = "spir64-unknown-unknown";
@@ -83,7 +67,8 @@ TargetSpec withCpuFrontEnd(TargetSpec target) {
 }
 
 std::unique_ptr<Toolchain> makeCpuToolchain(TargetSpec target) {
-    return std::make_unique<CpuToolchain>(withCpuFrontEnd(std::move(target)));
+    return std::make_unique<FrontEndToolchain>(withCpuFrontEnd(std::move(target)), &finalizeForCpu,
+                                               &loadCpuBinary);
 }
 
 } // namespace duet::rt

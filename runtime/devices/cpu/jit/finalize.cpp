@@ -462,24 +462,6 @@ BuildOptions codegenOptions(std::string_view options, std::string& log) {
     return opts;
 }
 
-/// LLVM's default reaction to an error diagnostic (from the linker, say) is exit(1): collect
-/// them for the build log instead, in the string returned (which must outlive `ctx`'s use).
-std::shared_ptr<std::string> collectDiagnostics(LLVMContext& ctx) {
-    auto diagnostics = std::make_shared<std::string>();
-    ctx.setDiagnosticHandlerCallBack(
-        [](const DiagnosticInfo* info, void* context) {
-            if (info->getSeverity() != DS_Error)
-                return;
-            std::string text;
-            raw_string_ostream os(text);
-            DiagnosticPrinterRawOStream printer(os);
-            info->print(printer);
-            *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
-        },
-        diagnostics.get());
-    return diagnostics;
-}
-
 /// A prepared module, or why there is none; `retry`: building again without the implicit
 /// loop barriers may succeed.
 struct Prepared {

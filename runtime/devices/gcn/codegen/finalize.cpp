@@ -581,18 +581,8 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
     const std::string cpu = target.cpuName.empty() ? "gfx900" : target.cpuName;
 
     LLVMContext ctx;
-    std::string diagnostics;
-    ctx.setDiagnosticHandlerCallBack(
-        [](const DiagnosticInfo* info, void* context) {
-            if (info->getSeverity() != DS_Error)
-                return;
-            std::string text;
-            raw_string_ostream os(text);
-            DiagnosticPrinterRawOStream printer(os);
-            info->print(printer);
-            *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
-        },
-        &diagnostics);
+    std::shared_ptr<std::string> diagnosticsLog = collectDiagnostics(ctx);
+    const std::string& diagnostics = *diagnosticsLog;
 
     std::string error;
     std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
@@ -794,22 +784,6 @@ LoadBinaryResult loadGcnBinary(std::span<const unsigned char> binary, const Targ
     return result;
 }
 
-namespace {
-
-class GcnToolchain final : public FrontEndToolchain {
-public:
-    using FrontEndToolchain::FrontEndToolchain;
-    FinalizeResult finalize(const std::string& bitcode, std::string_view options,
-                            std::string_view source) const override {
-        return finalizeForGcn(bitcode, options, source, target());
-    }
-    LoadBinaryResult loadBinary(std::span<const unsigned char> binary) const override {
-        return loadGcnBinary(binary, target());
-    }
-};
-
-} // namespace
-
 TargetSpec withGcnFrontEnd(TargetSpec target) {
     target.triple = "amdgcn-amd-amdhsa";
     if (target.cpuName.empty())
@@ -823,7 +797,8 @@ TargetSpec withGcnFrontEnd(TargetSpec target) {
 }
 
 std::unique_ptr<Toolchain> makeGcnToolchain(TargetSpec target) {
-    return std::make_unique<GcnToolchain>(withGcnFrontEnd(std::move(target)));
+    return std::make_unique<FrontEndToolchain>(withGcnFrontEnd(std::move(target)), &finalizeForGcn,
+                                               &loadGcnBinary);
 }
 
 } // namespace duet::rt
