@@ -1,5 +1,5 @@
 // The NVIDIA code generator without a GPU: the test programs (kernels.hpp) to PTX, the kernel
-// ABI as the PTX shows it (launch block, __local offsets, .reqntid, shared memory, printf
+// ABI as the PTX shows it (launch block, __local offsets, .maxntid, shared memory, printf
 // formats), program binaries, -save-temps, bad input, the target choice, the Duet PTX header
 // and the CUDA driver loader.
 #include "build_util.hpp"
@@ -7,6 +7,7 @@
 
 #include "compiler/binary.hpp"
 #include "devices/nvidia/cuda_driver.hpp"
+#include "devices/nvidia/launch_plan.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -87,6 +88,9 @@ TEST_CASE("every test program builds to PTX for sm_90 and sm_80 with the kernel 
             const std::string& text = b.exe->ptx();
             if (std::getenv("DUET_TEST_DUMP_PTX"))
                 std::printf("==== %s %s\n%s\n", p.name, sm, text.c_str());
+            // DUET_TEST_PTX_DIR: the PTX for nvidia_gpu_abi_run, which runs it on a GPU.
+            if (const char* dir = std::getenv("DUET_TEST_PTX_DIR"); dir && *dir)
+                std::ofstream(std::string(dir) + "/" + p.name + "." + sm + ".ptx") << text;
             CHECK(contains(text, ".version 8.0\n"));
             CHECK(contains(text, std::string(".target ") + sm + "\n"));
             CHECK(b.exe->module().target == sm);
@@ -94,7 +98,7 @@ TEST_CASE("every test program builds to PTX for sm_90 and sm_80 with the kernel 
             // Everything resolved in the module: no external functions, not CUDA's vprintf.
             CHECK_FALSE(contains(text, ".extern .func"));
             CHECK_FALSE(contains(text, "vprintf"));
-            CHECK_FALSE(contains(text, ".maxntid"));
+            CHECK_FALSE(contains(text, ".reqntid"));
             // The header reads back as the module the executable carries.
             nvidia::ReadPtxResult read = nvidia::readPtxModule(text);
             REQUIRE(read.error.empty());
@@ -108,7 +112,7 @@ TEST_CASE("every test program builds to PTX for sm_90 and sm_80 with the kernel 
                 CHECK(r.params == e.params);
                 CHECK(r.localArgs == e.localArgs);
                 CHECK(r.staticSharedBytes == e.staticSharedBytes);
-                CHECK(r.reqntid == e.reqntid);
+                CHECK(r.reqdWorkGroupSize == e.reqdWorkGroupSize);
                 CHECK(r.usesPrintf == e.usesPrintf);
                 // Parameters: the OpenCL arguments (a __local one as a u64 offset), then the
                 // 96-byte launch block.
@@ -150,20 +154,21 @@ TEST_CASE("N-body: __local tile argument as a dynamic shared memory offset, fast
     CHECK(b.exe->kernels()[0].args[3].kind == rt::KernelArgKind::LocalBuffer);
 }
 
-TEST_CASE("reductions: static __local size, reqd_work_group_size as .reqntid, two __local args",
+TEST_CASE("reductions: static __local size, reqd_work_group_size as .maxntid, two __local args",
           "[nvidia][codegen]") {
     Built b = buildProgram("reduce");
     const KernelEntry& s = entryOf(*b.exe, "reduce_static");
-    CHECK(s.reqntid == std::array<uint32_t, 3>{256, 1, 1});
+    CHECK(s.reqdWorkGroupSize == std::array<uint32_t, 3>{256, 1, 1});
     CHECK(s.staticSharedBytes == 256 * sizeof(float));
     CHECK(s.localArgs.empty());
-    CHECK(contains(entryText(b.exe->ptx(), "reduce_static"), ".reqntid 256, 1, 1"));
+    CHECK(contains(entryText(b.exe->ptx(), "reduce_static"), ".maxntid 256, 1, 1"));
+    CHECK_FALSE(contains(b.exe->ptx(), ".reqntid"));
     CHECK(contains(b.exe->ptx(), ".shared .align 4 .b8 reduce_static_$_part[1024];"));
     const KernelEntry& a = entryOf(*b.exe, "reduce_arg");
     CHECK(a.localArgs == std::vector<uint32_t>{2, 3});
-    CHECK(a.reqntid == std::array<uint32_t, 3>{0, 0, 0});
+    CHECK(a.reqdWorkGroupSize == std::array<uint32_t, 3>{0, 0, 0});
     CHECK(a.staticSharedBytes == 0);
-    CHECK_FALSE(contains(entryText(b.exe->ptx(), "reduce_arg"), ".reqntid"));
+    CHECK_FALSE(contains(entryText(b.exe->ptx(), "reduce_arg"), ".maxntid"));
 }
 
 TEST_CASE("OpenCL 1.x atomics are relaxed atom instructions, 32- and 64-bit, global and local",
@@ -556,7 +561,7 @@ TEST_CASE("the Duet PTX header: round trip and malformed text", "[nvidia][header
     k.params = 4;
     k.localArgs = {0, 2};
     k.staticSharedBytes = 4096;
-    k.reqntid = {8, 4, 2};
+    k.reqdWorkGroupSize = {8, 4, 2};
     k.usesPrintf = true;
     m.kernels = {k};
     m.printf = {{1, {4, 8}, "a %d\n%s \"quoted\" %% é"}, {2, {}, ""}};
@@ -568,7 +573,7 @@ TEST_CASE("the Duet PTX header: round trip and malformed text", "[nvidia][header
     CHECK(r.module.globalBytes == 12);
     REQUIRE(r.module.kernels.size() == 1);
     CHECK(r.module.kernels[0].localArgs == k.localArgs);
-    CHECK(r.module.kernels[0].reqntid == k.reqntid);
+    CHECK(r.module.kernels[0].reqdWorkGroupSize == k.reqdWorkGroupSize);
     CHECK(r.module.kernels[0].staticSharedBytes == 4096);
     CHECK(r.module.kernels[0].usesPrintf);
     REQUIRE(r.module.printf.size() == 2);
@@ -625,5 +630,76 @@ TEST_CASE("the CUDA driver loader reports a missing library or entry point", "[n
         INFO(reason);
         CHECK(d);
         dlclose(real);
+    }
+}
+
+TEST_CASE("launch plans: grids, launch blocks and __local offsets of an NDRange",
+          "[nvidia][launch]") {
+    using nvidia::planLaunch;
+    SECTION("uniform 1D") {
+        const size_t off[] = {0}, global[] = {1024}, local[] = {256};
+        auto plan = planLaunch(1, off, global, local, {}, 0x1000);
+        REQUIRE(plan.error.empty());
+        REQUIRE(plan.grids.size() == 1);
+        const nvidia::Grid& g = plan.grids[0];
+        CHECK(g.blocks == std::array<uint32_t, 3>{4, 1, 1});
+        CHECK(g.threads == std::array<uint32_t, 3>{256, 1, 1});
+        CHECK(g.launch.workDim == 1);
+        CHECK(g.launch.globalSize[0] == 1024);
+        CHECK(g.launch.globalSize[1] == 1);
+        CHECK(g.launch.numGroups[0] == 4);
+        CHECK(g.launch.enqueuedLocalSize[0] == 256);
+        CHECK(g.launch.printfBuffer == 0x1000);
+        CHECK(plan.dynamicSharedBytes == 0);
+    }
+    SECTION("3D with partial work-groups: every work-item once, with the ids OpenCL gives") {
+        const size_t off[] = {5, 7, 11}, global[] = {13, 6, 3}, local[] = {4, 4, 2};
+        auto plan = planLaunch(3, off, global, local, {});
+        REQUIRE(plan.error.empty());
+        CHECK(plan.grids.size() == 8);
+        std::map<std::array<size_t, 3>, int> seen;
+        for (const nvidia::Grid& g : plan.grids)
+            for (uint32_t bz = 0; bz < g.blocks[2]; ++bz)
+                for (uint32_t by = 0; by < g.blocks[1]; ++by)
+                    for (uint32_t bx = 0; bx < g.blocks[0]; ++bx)
+                        for (uint32_t tz = 0; tz < g.threads[2]; ++tz)
+                            for (uint32_t ty = 0; ty < g.threads[1]; ++ty)
+                                for (uint32_t tx = 0; tx < g.threads[0]; ++tx) {
+                                    const uint32_t b[3] = {bx, by, bz}, t[3] = {tx, ty, tz};
+                                    std::array<size_t, 3> id{};
+                                    for (int d = 0; d < 3; ++d) {
+                                        const size_t group = g.launch.groupOffset[d] + b[d];
+                                        id[d] = group * g.launch.enqueuedLocalSize[d] + t[d] +
+                                                g.launch.globalOffset[d];
+                                        // get_local_size: the real size of this group.
+                                        const size_t expect =
+                                            std::min(local[d], global[d] - group * local[d]);
+                                        CHECK(g.threads[d] == expect);
+                                        CHECK(g.launch.numGroups[d] ==
+                                              (global[d] + local[d] - 1) / local[d]);
+                                    }
+                                    ++seen[id];
+                                }
+        CHECK(seen.size() == 13 * 6 * 3);
+        for (const auto& [id, n] : seen) {
+            CHECK(n == 1);
+            for (int d = 0; d < 3; ++d) {
+                CHECK(id[d] >= off[d]);
+                CHECK(id[d] < off[d] + global[d]);
+            }
+        }
+    }
+    SECTION("__local arguments: consecutive, 16-byte aligned") {
+        const size_t off[] = {0}, global[] = {64}, local[] = {64}, bytes[] = {4096, 1, 100};
+        auto plan = planLaunch(1, off, global, local, bytes);
+        REQUIRE(plan.error.empty());
+        CHECK(plan.localOffsets == std::vector<uint64_t>{0, 4096, 4112});
+        CHECK(plan.dynamicSharedBytes == 4212);
+    }
+    SECTION("what cannot be launched") {
+        const size_t off[] = {0, 0}, global[] = {64, 65536 * 2}, local[] = {64, 1}, zero[] = {0, 1};
+        CHECK_FALSE(planLaunch(0, off, global, local, {}).error.empty());
+        CHECK_FALSE(planLaunch(2, off, global, zero, {}).error.empty());
+        CHECK(contains(planLaunch(2, off, global, local, {}).error, "at most 65535"));
     }
 }

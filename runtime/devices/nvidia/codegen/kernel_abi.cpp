@@ -1,5 +1,5 @@
 // The NVIDIA kernel ABI (ptx_module.hpp): hidden launch block parameter, __local arguments as
-// dynamic shared memory offsets, work-item state inlined into kernels, .reqntid.
+// dynamic shared memory offsets, work-item state inlined into kernels, .maxntid.
 #include "devices/nvidia/codegen/passes.hpp"
 
 #include <llvm/ADT/SCCIterator.h>
@@ -185,15 +185,15 @@ std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries)
         e.name = k->getName().str();
         if (MDNode* reqd = k->getMetadata("reqd_work_group_size");
             reqd && reqd->getNumOperands() == 3) {
-            static const char* keys[3] = {"reqntidx", "reqntidy", "reqntidz"};
+            static const char* keys[3] = {"maxntidx", "maxntidy", "maxntidz"};
             for (unsigned d = 0; d < 3; ++d)
                 if (auto* v = mdconst::dyn_extract_or_null<ConstantInt>(reqd->getOperand(d)))
-                    e.reqntid[d] = uint32_t(v->getZExtValue());
-            if (e.reqntid[0] && e.reqntid[1] && e.reqntid[2])
+                    e.reqdWorkGroupSize[d] = uint32_t(v->getZExtValue());
+            if (e.reqdWorkGroupSize[0] && e.reqdWorkGroupSize[1] && e.reqdWorkGroupSize[2])
                 for (unsigned d = 0; d < 3; ++d)
-                    annotate(m, k, keys[d], e.reqntid[d]);
+                    annotate(m, k, keys[d], e.reqdWorkGroupSize[d]);
             else
-                e.reqntid = {0, 0, 0};
+                e.reqdWorkGroupSize = {0, 0, 0};
         }
         entries.push_back(std::move(e));
     }

@@ -47,7 +47,7 @@ std::string lowerPrintf(llvm::Module& m, std::vector<nvidia::PrintfFormat>& form
 /// parameter, its __local pointer parameters become u64 offsets into __duet_local_args, every
 /// function that reaches kLaunchBlockAccessor is inlined into the kernels and the accessor
 /// replaced with the parameter; a kernel that other code calls gets an internal copy for those
-/// calls (PTX cannot call an .entry); reqd_work_group_size becomes `.reqntid`. Non-kernel
+/// calls (PTX cannot call an .entry); reqd_work_group_size becomes `.maxntid`. Non-kernel
 /// functions become internal. Appends one KernelEntry per kernel (staticSharedBytes and
 /// usesPrintf are filled later). Returns "error: ..." lines on failure.
 std::string applyKernelAbi(llvm::Module& m, std::vector<nvidia::KernelEntry>& kernels);

@@ -124,9 +124,9 @@ std::string ptxHeader(const PtxModule& m) {
        << "\n";
     for (const KernelEntry& k : m.kernels)
         os << "// duet-kernel " << k.name << " params " << k.params << " local-args "
-           << listText(k.localArgs) << " static-shared " << k.staticSharedBytes << " reqntid "
-           << k.reqntid[0] << "," << k.reqntid[1] << "," << k.reqntid[2] << " printf "
-           << (k.usesPrintf ? 1 : 0) << "\n";
+           << listText(k.localArgs) << " static-shared " << k.staticSharedBytes << " reqd "
+           << k.reqdWorkGroupSize[0] << "," << k.reqdWorkGroupSize[1] << ","
+           << k.reqdWorkGroupSize[2] << " printf " << (k.usesPrintf ? 1 : 0) << "\n";
     for (const PrintfFormat& f : m.printf)
         os << "// duet-printf " << f.id << " " << listText(f.argSizes) << " "
            << (f.format.empty() ? "-" : hex(f.format)) << "\n";
@@ -187,13 +187,12 @@ ReadPtxResult readPtxModule(std::string_view ptx) {
             haveTarget = true;
         } else if (w[1] == "duet-kernel") {
             KernelEntry k;
-            std::vector<uint32_t> reqntid;
+            std::vector<uint32_t> reqd;
             unsigned printf = 0;
             if (w.size() != 13 || w[3] != "params" || !number(w[4], k.params) ||
                 w[5] != "local-args" || !numberList(w[6], k.localArgs) || w[7] != "static-shared" ||
-                !number(w[8], k.staticSharedBytes) || w[9] != "reqntid" ||
-                !numberList(w[10], reqntid) || reqntid.size() != 3 || w[11] != "printf" ||
-                !number(w[12], printf) || printf > 1)
+                !number(w[8], k.staticSharedBytes) || w[9] != "reqd" || !numberList(w[10], reqd) ||
+                reqd.size() != 3 || w[11] != "printf" || !number(w[12], printf) || printf > 1)
                 return fail("malformed duet-kernel line: " + std::string(line));
             k.name = std::string(w[2]);
             for (uint32_t a : k.localArgs)
@@ -201,7 +200,7 @@ ReadPtxResult readPtxModule(std::string_view ptx) {
                     return fail("kernel " + k.name + ": __local argument " + std::to_string(a) +
                                 " is not one of its " + std::to_string(k.params) +
                                 " parameters before the launch block");
-            k.reqntid = {reqntid[0], reqntid[1], reqntid[2]};
+            k.reqdWorkGroupSize = {reqd[0], reqd[1], reqd[2]};
             k.usesPrintf = printf == 1;
             r.module.kernels.push_back(std::move(k));
         } else if (w[1] == "duet-printf") {

@@ -80,9 +80,11 @@ struct KernelEntry {
     /// Bytes of the kernel's static __local variables (`.shared` in the module), each at its
     /// alignment. The driver's CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES is the final word.
     uint64_t staticSharedBytes = 0;
-    /// reqd_work_group_size, emitted as `.reqntid`; all 0 when the kernel has none (no `.maxntid`
-    /// either: the launcher takes CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK as the kernel's limit).
-    std::array<uint32_t, 3> reqntid{0, 0, 0};
+    /// reqd_work_group_size; all 0 when the kernel has none. Emitted as `.maxntid`, not
+    /// `.reqntid`: the partial last work-group of a non-uniform NDRange runs as a smaller block,
+    /// which .reqntid would refuse. Without it no bound is emitted, and the launcher takes
+    /// CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK as the kernel's work-group limit.
+    std::array<uint32_t, 3> reqdWorkGroupSize{0, 0, 0};
     bool usesPrintf = false;
 };
 
