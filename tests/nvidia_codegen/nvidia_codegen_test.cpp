@@ -337,6 +337,25 @@ TEST_CASE("work-item functions read the launch block and the grid registers", "[
     CHECK_FALSE(contains(entryText(h.exe->ptx(), "helpers"), "call"));
 }
 
+TEST_CASE("build options: -g, -cl-opt-disable, -cl-kernel-arg-info, -D", "[nvidia][codegen]") {
+    for (const char* options : {"-g", "-cl-opt-disable", "-g -cl-opt-disable",
+                                "-cl-kernel-arg-info -DSCALE=2.0f", "-cl-std=CL3.0 -g"}) {
+        INFO("options " << options);
+        Built b = build(program("nbody").source, options);
+        CHECK_FALSE(entryText(b.exe->ptx(), "nbody").empty());
+        Built c = build("#ifndef SCALE\n#define SCALE 1.0f\n#endif\n"
+                        "__kernel void k(__global float* x, __local float* t) {"
+                        " t[get_local_id(0)] = x[get_global_id(0)] * SCALE;"
+                        " barrier(CLK_LOCAL_MEM_FENCE); x[get_global_id(0)] = t[0]; }",
+                        options);
+        CHECK(entryOf(*c.exe, "k").localArgs == std::vector<uint32_t>{1});
+    }
+    Built named =
+        build("__kernel void k(__global float* data, float gain) {}", "-cl-kernel-arg-info");
+    CHECK(named.exe->kernels()[0].argInfoAvailable);
+    CHECK(named.exe->kernels()[0].args[1].name == "gain");
+}
+
 TEST_CASE("program binaries round-trip and rebuild for another target", "[nvidia][binary]") {
     Built b = buildProgram("nbody");
     const std::string& binary = b.exe->binary();

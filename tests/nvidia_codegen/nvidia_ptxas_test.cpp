@@ -75,6 +75,17 @@ TEST_CASE("ptxas accepts PTX 7.8 for sm_90 (drivers of CUDA 11.8)", "[ptxas]") {
     CHECK(a.status == 0);
 }
 
+TEST_CASE("ptxas accepts PTX with debug information and without optimisation", "[ptxas]") {
+    for (const char* options : {"-g", "-cl-opt-disable", "-g -cl-opt-disable"})
+        for (const Program& p : programs()) {
+            INFO("program " << p.name << " with " << options);
+            Built b = build(p.source, std::string(p.options) + " " + options);
+            Assembled a = assemble(b.exe->ptx(), "sm_90");
+            INFO("ptxas:\n" << a.output);
+            CHECK(a.status == 0);
+        }
+}
+
 int main(int argc, char** argv) {
     const std::string tool = ptxas();
     if (tool.empty() || access(tool.c_str(), X_OK) != 0) {

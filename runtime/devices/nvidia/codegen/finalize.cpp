@@ -407,6 +407,16 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
         if (const Function* f = m->getFunction(k.name))
             k.staticSharedBytes = staticSharedBytes(*f);
 
+    // PTX names cannot hold '.': the backend renames such symbols ("reduce.part" ->
+    // "reduce_$_part") but its DWARF (-g) still names the original, which ptxas rejects. Rename
+    // them here, the same way, so both agree.
+    for (GlobalValue& g : m->global_values())
+        if (g.hasLocalLinkage() && g.getName().contains('.') && !g.getName().starts_with("llvm.")) {
+            std::string name;
+            for (char ch : g.getName())
+                name += ch == '.' ? std::string("_$_") : std::string(1, ch);
+            g.setName(name);
+        }
     // -save-temps: per kernel, the optimised IR it reaches; the module's PTX below.
     std::string tempPrefix;
     if (opts.saveTemps) {

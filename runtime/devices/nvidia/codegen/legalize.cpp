@@ -247,6 +247,7 @@ void defineGenericAddressBuiltins(Module& m) {
         f.setLinkage(GlobalValue::InternalLinkage);
         f.addFnAttr(Attribute::AlwaysInline);
         f.addFnAttr(Attribute::NoUnwind);
+        f.setSubprogram(nullptr); // with -g: a declaration's !dbg is not a definition's
         IRBuilder<> b(BasicBlock::Create(c, "entry", &f));
         Value* p = f.getArg(0);
         if (fence) { // CLK_LOCAL_MEM_FENCE for shared memory, CLK_GLOBAL_MEM_FENCE otherwise
