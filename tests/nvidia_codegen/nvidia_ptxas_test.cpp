@@ -86,6 +86,45 @@ TEST_CASE("ptxas accepts PTX with debug information and without optimisation", "
         }
 }
 
+TEST_CASE("every builtin the device declares compiles to PTX that ptxas accepts",
+          "[ptxas][builtins]") {
+    // The calls builtins-completeness-nvidia generates (one function per overload of
+    // opencl-c.h for the device's features), each made a kernel and built without
+    // optimisation, so that every builtin reaches the NVPTX backend and ptxas.
+#ifdef DUET_COMPLETENESS_DIR
+    for (const char* std : {"CL12", "CL30"}) {
+        std::ifstream in(std::string(DUET_COMPLETENESS_DIR) + "/calls." + std + ".cl");
+        if (!in) {
+            WARN("no calls." << std << ".cl: run ctest -R builtins-completeness-nvidia first");
+            continue;
+        }
+        std::string source, line;
+        size_t kernels = 0;
+        while (std::getline(in, line)) {
+            if (line.find("image") != std::string::npos ||
+                line.find("sampler") != std::string::npos)
+                continue; // images are not supported yet
+            if (line.rfind("void duet_call_", 0) == 0) {
+                line = "__kernel " + line;
+                ++kernels;
+            }
+            source += line + "\n";
+        }
+        INFO(std << ": " << kernels << " kernels");
+        Built b = build(source,
+                        std::string(std == std::string("CL30") ? "-cl-std=CL3.0 " : "") +
+                            "-cl-opt-disable",
+                        target("sm_90", 80));
+        CHECK(b.exe->kernels().size() == kernels);
+        Assembled a = assemble(b.exe->ptx(), "sm_90");
+        INFO("ptxas:\n" << a.output.substr(0, 4000));
+        CHECK(a.status == 0);
+    }
+#else
+    WARN("built without DUET_COMPLETENESS_DIR");
+#endif
+}
+
 int main(int argc, char** argv) {
     const std::string tool = ptxas();
     if (tool.empty() || access(tool.c_str(), X_OK) != 0) {
