@@ -529,6 +529,18 @@ TEST_CASE("bad input: options, syntax, unsupported features, wrong bitcode", "[n
         CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
         CHECK(contains(f.log, "'r' is recursive"));
     }
+    SECTION("more static __local memory than PTX allows") {
+        rt::FinalizeResult f = finalizeSource(
+            "__kernel void k(__global float* x) { __local float big[16384];"
+            " big[get_local_id(0)] = x[0]; barrier(CLK_LOCAL_MEM_FENCE); x[1] = big[3]; }");
+        CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(contains(f.log, "65536 bytes of __local variables"));
+        // 48 KiB is fine.
+        f = finalizeSource(
+            "__kernel void k(__global float* x) { __local float big[12288];"
+            " big[get_local_id(0)] = x[0]; barrier(CLK_LOCAL_MEM_FENCE); x[1] = big[3]; }");
+        CHECK(f.status == CL_SUCCESS);
+    }
     SECTION("printf with a format that is not a literal") {
         rt::FinalizeResult f =
             finalizeSource("__kernel void k(__constant char* fmt) { printf(fmt); }");

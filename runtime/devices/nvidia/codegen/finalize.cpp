@@ -65,6 +65,8 @@ using namespace llvm;
 
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
 constexpr const char* kDefaultSm = "sm_90";
+/// The most static .shared memory a PTX kernel may declare (ptxas: 0xc000).
+constexpr uint64_t kMaxStaticShared = 48 * 1024;
 
 std::string_view additionsBitcode() {
     const auto* begin = reinterpret_cast<const char*>(duet_nvidia_builtins_bc);
@@ -403,9 +405,22 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
         if (!g.isDeclaration() && g.getAddressSpace() == 1)
             globalBytes += m->getDataLayout().getTypeAllocSize(g.getValueType());
     module.globalBytes = globalBytes;
-    for (nvidia::KernelEntry& k : module.kernels)
+    std::string tooBig;
+    for (nvidia::KernelEntry& k : module.kernels) {
         if (const Function* f = m->getFunction(k.name))
             k.staticSharedBytes = staticSharedBytes(*f);
+        // PTX static .shared is limited to 48 KiB on every GPU (more only as dynamic shared
+        // memory, which __local arguments use): a build error now, not a module load failure.
+        if (k.staticSharedBytes > kMaxStaticShared)
+            tooBig += "error: kernel '" + k.name + "' declares " +
+                      std::to_string(k.staticSharedBytes) +
+                      " bytes of __local variables; the NVIDIA device takes at most " +
+                      std::to_string(kMaxStaticShared) +
+                      " in kernel-scope __local variables (pass larger __local memory as a "
+                      "__local pointer argument, up to CL_DEVICE_LOCAL_MEM_SIZE)\n";
+    }
+    if (!tooBig.empty())
+        return failure(log + tooBig);
 
     // PTX names cannot hold '.': the backend renames such symbols ("reduce.part" ->
     // "reduce_$_part") but its DWARF (-g) still names the original, which ptxas rejects. Rename
