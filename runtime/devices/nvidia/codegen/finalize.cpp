@@ -213,6 +213,90 @@ std::string recursiveFunctions(Module& m) {
     return out;
 }
 
+/// The build options as the code generator reads them (compile or link options); what it
+/// cannot read becomes a warning in `log`.
+BuildOptions codegenOptions(std::string_view options, std::string& log) {
+    ParsedOptions parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Compile);
+    if (!parsed.ok)
+        parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Link);
+    if (parsed.ok)
+        return parsed.options;
+    log += "warning: code generator ignores the options: " + parsed.error + "\n";
+    return {};
+}
+
+/// LLVM's error diagnostics (the backend's among them) appended to `out` as "error:" lines.
+void collectErrors(LLVMContext& ctx, std::string& out) {
+    ctx.setDiagnosticHandlerCallBack(
+        [](const DiagnosticInfo* info, void* context) {
+            if (info->getSeverity() != DS_Error)
+                return;
+            std::string text;
+            raw_string_ostream os(text);
+            DiagnosticPrinterRawOStream printer(os);
+            info->print(printer);
+            *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
+        },
+        &out);
+}
+
+/// Duet's additions first (they replace libclc's work-item functions and atomics), then
+/// libclc, each lazily; then the generic-pointer builtins no library has.
+bool linkBuiltins(Module& m, std::string& error) {
+    std::string_view additions = additionsBitcode();
+    if (!linkLazily(
+            m,
+            MemoryBufferRef(StringRef(additions.data(), additions.size()), "duet-nvidia-builtins"),
+            "the NVIDIA builtin additions", error))
+        return false;
+    const MemoryBuffer* clc = libclc(error);
+    if (!clc) {
+        error = "error: " + error + "\n";
+        return false;
+    }
+    if (!linkLazily(m, clc->getMemBufferRef(), "libclc", error))
+        return false;
+    nvptx::defineGenericAddressBuiltins(m);
+    return true;
+}
+
+/// Fills the module's program-scope variable bytes and each kernel's static shared bytes;
+/// returns "error:" lines for kernels over PTX's static .shared limit of 48 KiB (more only as
+/// dynamic shared memory, which __local arguments use): a build error, not a module load
+/// failure.
+std::string measure(Module& m, nvidia::PtxModule& module) {
+    module.globalBytes = 0;
+    for (GlobalVariable& g : m.globals())
+        if (!g.isDeclaration() && g.getAddressSpace() == 1)
+            module.globalBytes += m.getDataLayout().getTypeAllocSize(g.getValueType());
+    std::string tooBig;
+    for (nvidia::KernelEntry& k : module.kernels) {
+        if (const Function* f = m.getFunction(k.name))
+            k.staticSharedBytes = staticSharedBytes(*f);
+        if (k.staticSharedBytes > kMaxStaticShared)
+            tooBig += "error: kernel '" + k.name + "' declares " +
+                      std::to_string(k.staticSharedBytes) +
+                      " bytes of __local variables; the NVIDIA device takes at most " +
+                      std::to_string(kMaxStaticShared) +
+                      " in kernel-scope __local variables (pass larger __local memory as a "
+                      "__local pointer argument, up to CL_DEVICE_LOCAL_MEM_SIZE)\n";
+    }
+    return tooBig;
+}
+
+/// PTX names cannot hold '.': the backend renames such symbols ("reduce.part" ->
+/// "reduce_$_part") but its DWARF (-g) still names the original, which ptxas rejects. Renames
+/// them the same way first, so both agree.
+void renameForPtx(Module& m) {
+    for (GlobalValue& g : m.global_values())
+        if (g.hasLocalLinkage() && g.getName().contains('.') && !g.getName().starts_with("llvm.")) {
+            std::string name;
+            for (char ch : g.getName())
+                name += ch == '.' ? std::string("_$_") : std::string(1, ch);
+            g.setName(name);
+        }
+}
+
 bool isNvptxBitcode(const std::string& bitcode, std::string& triple) {
     LLVMContext ctx;
     auto m = parseBitcode(bitcode, ctx);
@@ -282,33 +366,13 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
                                  std::string_view source, const TargetSpec& target) {
     initialiseNvptxTarget();
     std::string log;
-    BuildOptions opts;
-    {
-        ParsedOptions parsed =
-            parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Compile);
-        if (!parsed.ok)
-            parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Link);
-        if (parsed.ok)
-            opts = parsed.options;
-        else
-            log += "warning: code generator ignores the options: " + parsed.error + "\n";
-    }
+    const BuildOptions opts = codegenOptions(options, log);
     const std::string sm = target.cpuName.empty() ? kDefaultSm : target.cpuName;
     const std::string features = featuresOf(target);
 
     LLVMContext ctx;
     std::string diagnostics;
-    ctx.setDiagnosticHandlerCallBack(
-        [](const DiagnosticInfo* info, void* context) {
-            if (info->getSeverity() != DS_Error)
-                return;
-            std::string text;
-            raw_string_ostream os(text);
-            DiagnosticPrinterRawOStream printer(os);
-            info->print(printer);
-            *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
-        },
-        &diagnostics);
+    collectErrors(ctx, diagnostics);
 
     std::string error;
     std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
@@ -321,20 +385,8 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     if (std::string unsupported = unsupportedFeatures(descs); !unsupported.empty())
         return failure(log + unsupported);
 
-    // Duet's additions first (they replace libclc's work-item functions and atomics), then
-    // libclc.
-    std::string_view additions = additionsBitcode();
-    if (!linkLazily(
-            *m,
-            MemoryBufferRef(StringRef(additions.data(), additions.size()), "duet-nvidia-builtins"),
-            "the NVIDIA builtin additions", error))
+    if (!linkBuiltins(*m, error))
         return failure(log + diagnostics + error);
-    const MemoryBuffer* clc = libclc(error);
-    if (!clc)
-        return failure(log + "error: " + error);
-    if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
-        return failure(log + diagnostics + error);
-    nvptx::defineGenericAddressBuiltins(*m);
 
     // Which kernels print, before printf calls become stores.
     std::set<std::string> printing;
@@ -400,38 +452,9 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     if (std::string cycle = recursiveFunctions(*m); !cycle.empty())
         return failure(log + cycle);
 
-    size_t globalBytes = 0;
-    for (GlobalVariable& g : m->globals())
-        if (!g.isDeclaration() && g.getAddressSpace() == 1)
-            globalBytes += m->getDataLayout().getTypeAllocSize(g.getValueType());
-    module.globalBytes = globalBytes;
-    std::string tooBig;
-    for (nvidia::KernelEntry& k : module.kernels) {
-        if (const Function* f = m->getFunction(k.name))
-            k.staticSharedBytes = staticSharedBytes(*f);
-        // PTX static .shared is limited to 48 KiB on every GPU (more only as dynamic shared
-        // memory, which __local arguments use): a build error now, not a module load failure.
-        if (k.staticSharedBytes > kMaxStaticShared)
-            tooBig += "error: kernel '" + k.name + "' declares " +
-                      std::to_string(k.staticSharedBytes) +
-                      " bytes of __local variables; the NVIDIA device takes at most " +
-                      std::to_string(kMaxStaticShared) +
-                      " in kernel-scope __local variables (pass larger __local memory as a "
-                      "__local pointer argument, up to CL_DEVICE_LOCAL_MEM_SIZE)\n";
-    }
-    if (!tooBig.empty())
+    if (std::string tooBig = measure(*m, module); !tooBig.empty())
         return failure(log + tooBig);
-
-    // PTX names cannot hold '.': the backend renames such symbols ("reduce.part" ->
-    // "reduce_$_part") but its DWARF (-g) still names the original, which ptxas rejects. Rename
-    // them here, the same way, so both agree.
-    for (GlobalValue& g : m->global_values())
-        if (g.hasLocalLinkage() && g.getName().contains('.') && !g.getName().starts_with("llvm.")) {
-            std::string name;
-            for (char ch : g.getName())
-                name += ch == '.' ? std::string("_$_") : std::string(1, ch);
-            g.setName(name);
-        }
+    renameForPtx(*m);
     // -save-temps: per kernel, the optimised IR it reaches; the module's PTX below.
     std::string tempPrefix;
     if (opts.saveTemps) {
@@ -466,6 +489,7 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     module.ptxVersion = check.module.ptxVersion;
 
     std::string exeError;
+    const size_t globalBytes = size_t(module.globalBytes);
     std::shared_ptr<NvidiaExecutable> exe = NvidiaExecutableBuilder::make(
         std::move(descs), std::move(module), ptx, globalBytes, exeError);
     if (!exe)
