@@ -1,6 +1,6 @@
 // The NVIDIA device through the OpenCL API (ICD loader), without a GPU. [no-driver]: with
 // DUET_DEVICES=nvidia and no CUDA driver library, the platform has no device and says so with
-// the spec's code. [fake-driver]: with tests/nvidia_codegen/fake_cuda.cpp as the driver, the
+// the spec's code. [fake-driver]: with tests/devices/nvidia/fake_cuda.cpp as the driver, the
 // device info of what the driver reports, programs built to PTX through clBuildProgram, binaries,
 // and enqueues refused with a reason (execution is not in this build).
 #include "support/cl_test.hpp"
@@ -52,7 +52,7 @@ __kernel void nbody(__global const float4* pos, __global float4* acc, __local fl
 
 } // namespace
 
-TEST_CASE("without a CUDA driver, DUET_DEVICES=nvidia gives no device", "[no-driver]") {
+TEST_CASE("without a CUDA driver, DUET_DEVICES=nvidia gives no device", "[nvidia][no-driver]") {
     cl_int status = CL_SUCCESS;
     std::vector<cl_device_id> all = devices(CL_DEVICE_TYPE_ALL, status);
     CHECK(status == CL_DEVICE_NOT_FOUND);
@@ -69,7 +69,7 @@ TEST_CASE("without a CUDA driver, DUET_DEVICES=nvidia gives no device", "[no-dri
     CHECK(err == CL_DEVICE_NOT_FOUND);
 }
 
-TEST_CASE("a driver's GPUs become devices with what the driver reports", "[fake-driver]") {
+TEST_CASE("a driver's GPUs become devices with what the driver reports", "[nvidia][fake-driver]") {
     cl_int status = CL_SUCCESS;
     std::vector<cl_device_id> gpus = devices(CL_DEVICE_TYPE_GPU, status);
     REQUIRE(status == CL_SUCCESS);
@@ -123,7 +123,7 @@ TEST_CASE("a driver's GPUs become devices with what the driver reports", "[fake-
 }
 
 TEST_CASE("programs build to PTX through the API; enqueues say execution is missing",
-          "[fake-driver]") {
+          "[nvidia][fake-driver]") {
     cl_int status = CL_SUCCESS;
     std::vector<cl_device_id> gpus = devices(CL_DEVICE_TYPE_GPU, status);
     REQUIRE(gpus.size() == 2);

@@ -611,13 +611,13 @@ int main(int argc, char** argv) {
     std::string reason;
     cuda = CudaDriver::get(&reason);
     if (!cuda) {
-        std::printf("SKIP: %s\n", reason.c_str());
+        std::printf("SKIPPED: %s\n", reason.c_str());
         return 77;
     }
     int count = 0, version = 0;
     if (cuda->init(0) != cu::kSuccess || cuda->deviceGetCount(&count) != cu::kSuccess ||
         count == 0) {
-        std::printf("SKIP: the CUDA driver has no GPU\n");
+        std::printf("SKIPPED: the CUDA driver has no GPU\n");
         return 77;
     }
     cuda->driverGetVersion(&version);

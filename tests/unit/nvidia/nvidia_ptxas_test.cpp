@@ -1,9 +1,10 @@
 // Every test program's PTX through NVIDIA's assembler (ptxas of a CUDA toolkit, found at
 // configure time) for sm_90 and sm_80: what the driver's JIT would take. Without ptxas the test
-// says SKIP and exits 77 (ctest: skipped). No GPU needed.
+// says SKIPPED and exits 77 (ctest: skipped). No GPU needed.
 #define CATCH_CONFIG_RUNNER
 #include "build_util.hpp"
 #include "kernels.hpp"
+#include "support/xvfb.hpp" // skipTest
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,7 +56,7 @@ Assembled assemble(const std::string& ptx, const std::string& sm) {
 
 } // namespace
 
-TEST_CASE("ptxas accepts the PTX of every test program for sm_90 and sm_80", "[ptxas]") {
+TEST_CASE("ptxas accepts the PTX of every test program for sm_90 and sm_80", "[nvidia][ptxas]") {
     for (const char* sm : {"sm_90", "sm_80"}) {
         for (const Program& p : programs()) {
             INFO("program " << p.name << " for " << sm);
@@ -67,7 +68,7 @@ TEST_CASE("ptxas accepts the PTX of every test program for sm_90 and sm_80", "[p
     }
 }
 
-TEST_CASE("ptxas accepts PTX 7.8 for sm_90 (drivers of CUDA 11.8)", "[ptxas]") {
+TEST_CASE("ptxas accepts PTX 7.8 for sm_90 (drivers of CUDA 11.8)", "[nvidia][ptxas]") {
     Built b = build(programs().front().source, programs().front().options, target("sm_90", 78));
     REQUIRE(contains(b.exe->ptx(), ".version 7.8"));
     Assembled a = assemble(b.exe->ptx(), "sm_90");
@@ -75,7 +76,7 @@ TEST_CASE("ptxas accepts PTX 7.8 for sm_90 (drivers of CUDA 11.8)", "[ptxas]") {
     CHECK(a.status == 0);
 }
 
-TEST_CASE("ptxas accepts PTX with debug information and without optimisation", "[ptxas]") {
+TEST_CASE("ptxas accepts PTX with debug information and without optimisation", "[nvidia][ptxas]") {
     for (const char* options : {"-g", "-cl-opt-disable", "-g -cl-opt-disable"})
         for (const Program& p : programs()) {
             INFO("program " << p.name << " with " << options);
@@ -87,7 +88,7 @@ TEST_CASE("ptxas accepts PTX with debug information and without optimisation", "
 }
 
 TEST_CASE("every builtin the device declares compiles to PTX that ptxas accepts",
-          "[ptxas][builtins]") {
+          "[nvidia][ptxas][builtins]") {
     // The calls builtins-completeness-nvidia generates (one function per overload of
     // opencl-c.h for the device's features), each made a kernel and built without
     // optimisation, so that every builtin reaches the NVPTX backend and ptxas.
@@ -128,9 +129,8 @@ TEST_CASE("every builtin the device declares compiles to PTX that ptxas accepts"
 int main(int argc, char** argv) {
     const std::string tool = ptxas();
     if (tool.empty() || access(tool.c_str(), X_OK) != 0) {
-        std::printf("SKIP: no ptxas (CUDA toolkit) found at configure time; the PTX of the NVIDIA "
-                    "code generator is not assembled\n");
-        return 77;
+        return duet::test::skipTest("no ptxas (CUDA toolkit) found at configure time; the PTX "
+                                    "of the NVIDIA code generator is not assembled");
     }
     std::printf("assembling with %s\n", tool.c_str());
     return Catch::Session().run(argc, argv);
