@@ -86,7 +86,14 @@ def main():
     ap.add_argument("--clang", required=True)
     ap.add_argument("--llvm-link", required=True)
     ap.add_argument("--llvm-nm", required=True)
-    ap.add_argument("--library", required=True)
+    ap.add_argument("--library", required=True,
+                    help="bitcode library; several, comma separated, are linked in that order")
+    ap.add_argument("--target", default="spir64-unknown-unknown",
+                    help="the triple user code is compiled for")
+    ap.add_argument("--define", action="append", default=[],
+                    help="a macro the device's front end defines (-D)")
+    ap.add_argument("--unsupported", action="append", default=[],
+                    help="REGEX=REASON: a family the device does not support (excluded)")
     ap.add_argument("--ext", required=True, help="value of -cl-ext for the device")
     ap.add_argument("--std", action="append", default=[])
     ap.add_argument("--workdir", required=True)
@@ -96,12 +103,15 @@ def main():
     resource = run([args.clang, "-print-resource-dir"]).stdout.strip()
     header = os.path.join(resource, "include", "opencl-c.h")
     excluded_re = [(re.compile(r), why) for r, why in EXCLUDED]
+    for u in args.unsupported:
+        r, _, why = u.partition("=")
+        excluded_re.append((re.compile(r), why or "not supported by this device"))
     failed = False
 
     for std in args.std or ["CL1.2", "CL3.0"]:
         tag = std.replace(".", "")
-        base = [args.clang, "-target", "spir64-unknown-unknown", "-cl-std=" + std,
-                "-Xclang", "-cl-ext=" + args.ext]
+        base = [args.clang, "-target", args.target, "-cl-std=" + std,
+                "-Xclang", "-cl-ext=" + args.ext] + ["-D" + d for d in args.define]
         pre = run(base + ["-E", "-P", "-x", "cl", header])
         if pre.returncode:
             print(pre.stderr)
@@ -154,7 +164,7 @@ def main():
         called = {l.split()[-1] for l in run([args.llvm_nm, "--undefined-only", bc]).stdout
                   .splitlines() if l.split()[-1].startswith("_Z")}
         linked = os.path.join(args.workdir, f"linked.{tag}.bc")
-        res = run([args.llvm_link, bc, args.library, "-o", linked])
+        res = run([args.llvm_link, bc] + args.library.split(",") + ["-o", linked])
         if res.returncode:
             print(res.stderr)
             return 2

@@ -1,0 +1,617 @@
+// finalizeForNvidia: nvptx64 bitcode -> Duet's NVIDIA builtins and libclc linked (lazily) ->
+// generic-pointer builtins, printf, the kernel ABI -> O3 with the NVPTX target machine -> PTX
+// text with Duet's header; -save-temps writes each kernel's .ll and the module's .ptx. Also the
+// NVIDIA program binaries (loadNvidiaBinary) and the Toolchain.
+#include "compiler/binary.hpp"
+#include "compiler/llvm_util.hpp"
+#include "compiler/options.hpp"
+#include "compiler/save_temps.hpp"
+#include "devices/nvidia/codegen/nvidia_toolchain.hpp"
+#include "devices/nvidia/codegen/passes.hpp"
+
+#include <llvm/ADT/SCCIterator.h>
+#include <llvm/Analysis/CallGraph.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Demangle/Demangle.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <algorithm>
+#include <charconv>
+#include <mutex>
+#include <set>
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+extern const unsigned char duet_nvidia_builtins_bc[];
+extern const unsigned char duet_nvidia_builtins_bc_end[];
+}
+
+#ifndef DUET_NVPTX_LIBCLC
+#define DUET_NVPTX_LIBCLC "/usr/lib/clc/nvptx64--nvidiacl.bc"
+#endif
+
+namespace duet::rt {
+
+struct NvidiaExecutableBuilder {
+    static std::shared_ptr<NvidiaExecutable> make(std::vector<KernelDesc> descs,
+                                                  nvidia::PtxModule module, std::string ptx,
+                                                  size_t globalBytes, std::string& error);
+    static void setBinary(NvidiaExecutable& exe, std::string binary) {
+        exe.m_binary = std::move(binary);
+    }
+};
+
+void* NvidiaExecutable::entry(size_t index) const {
+    return index < m_module.kernels.size()
+               ? const_cast<nvidia::KernelEntry*>(&m_module.kernels[index])
+               : nullptr;
+}
+
+namespace {
+
+using namespace llvm;
+
+constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+constexpr const char* kDefaultSm = "sm_90";
+/// The most static .shared memory a PTX kernel may declare (ptxas: 0xc000).
+constexpr uint64_t kMaxStaticShared = 48 * 1024;
+
+std::string_view additionsBitcode() {
+    const auto* begin = reinterpret_cast<const char*>(duet_nvidia_builtins_bc);
+    const auto* end = reinterpret_cast<const char*>(duet_nvidia_builtins_bc_end);
+    return std::string_view(begin, size_t(end - begin));
+}
+
+/// libclc's nvptx64 library, read once and kept for the process (8 MB; modules are
+/// materialised lazily from it, so a build reads only what it links).
+const MemoryBuffer* libclc(std::string& error) {
+    static std::once_flag once;
+    static std::unique_ptr<MemoryBuffer> buffer;
+    static std::string loadError;
+    std::call_once(once, [] {
+        auto b = MemoryBuffer::getFile(DUET_NVPTX_LIBCLC);
+        if (!b)
+            loadError = std::string("cannot read ") + DUET_NVPTX_LIBCLC +
+                        " (package libclc-19): " + b.getError().message();
+        else
+            buffer = std::move(*b);
+    });
+    error = loadError;
+    return buffer.get();
+}
+
+FinalizeResult failure(std::string log) {
+    FinalizeResult r;
+    r.status = CL_BUILD_PROGRAM_FAILURE;
+    r.log = std::move(log);
+    if (!r.log.empty() && r.log.back() != '\n')
+        r.log.push_back('\n');
+    return r;
+}
+
+/// Links `bitcode` lazily into `m`: only what `m` still needs.
+bool linkLazily(Module& m, MemoryBufferRef bitcode, const std::string& what, std::string& error) {
+    auto lib = getLazyBitcodeModule(bitcode, m.getContext());
+    if (!lib) {
+        error = "error: " + what + ": " + toString(lib.takeError()) + "\n";
+        return false;
+    }
+    (*lib)->setDataLayout(m.getDataLayout());
+    (*lib)->setTargetTriple(m.getTargetTriple()); // libclc says nvptx64-unknown-nvidiacl
+    if (Linker::linkModules(m, std::move(*lib), Linker::Flags::LinkOnlyNeeded)) {
+        error = "error: linking " + what + " failed\n";
+        return false;
+    }
+    return true;
+}
+
+/// "+ptx80" in a feature string -> 80; 0 when none.
+unsigned ptxOfFeatures(std::string_view features) {
+    size_t at = features.find("+ptx");
+    if (at == std::string_view::npos)
+        return 0;
+    unsigned v = 0;
+    const char* begin = features.data() + at + 4;
+    std::from_chars(begin, features.data() + features.size(), v);
+    return v;
+}
+
+std::string featuresOf(const TargetSpec& target) {
+    return target.cpuFeatures.empty() ? "+ptx" + std::to_string(kPreferredPtx) : target.cpuFeatures;
+}
+
+/// A build error for what the NVIDIA device does not do yet, or an empty string.
+std::string unsupportedFeatures(const std::vector<KernelDesc>& kernels) {
+    std::string out;
+    for (const KernelDesc& k : kernels)
+        for (size_t i = 0; i < k.args.size(); ++i)
+            if (k.args[i].kind == KernelArgKind::Image || k.args[i].kind == KernelArgKind::Sampler)
+                out += "error: kernel '" + k.name + "' argument " + std::to_string(i) + " is " +
+                       (k.args[i].kind == KernelArgKind::Image ? "an image" : "a sampler") +
+                       ": the NVIDIA device does not support images yet "
+                       "(CL_DEVICE_IMAGE_SUPPORT is CL_FALSE)\n";
+    return out;
+}
+
+/// Declarations nothing defines, reported at build time.
+std::string unresolvedFunctions(Module& m) {
+    return undefinedSymbolReport(m, "the NVIDIA device", [](StringRef name, std::string& out) {
+        if (name == nvptx::kLaunchBlockAccessor)
+            return true; // applyKernelAbi replaces it
+        const std::string demangled = demangle(name.str());
+        const bool image = demangled.rfind("read_image", 0) == 0 ||
+                           demangled.rfind("write_image", 0) == 0 ||
+                           demangled.rfind("get_image", 0) == 0;
+        if (image || name == "__translate_sampler_initializer") {
+            out += "error: '" + demangled +
+                   "': the NVIDIA device does not support images yet (CL_DEVICE_IMAGE_SUPPORT "
+                   "is CL_FALSE)\n";
+            return true;
+        }
+        return false;
+    });
+}
+
+void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
+    LoopAnalysisManager lam;
+    FunctionAnalysisManager fam;
+    CGSCCAnalysisManager cgam;
+    ModuleAnalysisManager mam;
+    PassBuilder pb(&tm);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    ModulePassManager mpm =
+        optLevel == 0 ? pb.buildO0DefaultPipeline(OptimizationLevel::O0)
+                      : pb.buildPerModuleDefaultPipeline(optLevel == 1 ? OptimizationLevel::O1
+                                                                       : OptimizationLevel::O3);
+    mpm.run(m, mam);
+}
+
+/// Bytes of the static __local variables `k` reaches, each at its alignment.
+uint64_t staticSharedBytes(const Function& k) {
+    const DataLayout& dl = k.getParent()->getDataLayout();
+    uint64_t bytes = 0;
+    for (const GlobalValue* g : reachableFrom(k)) {
+        const auto* v = dyn_cast<GlobalVariable>(g);
+        if (!v || v->getAddressSpace() != 3 || v->getName() == nvptx::kLocalArgsSymbol)
+            continue;
+        const Align align = v->getAlign().value_or(dl.getABITypeAlign(v->getValueType()));
+        bytes = alignTo(bytes, align) + dl.getTypeAllocSize(v->getValueType());
+    }
+    return bytes;
+}
+
+/// The functions that still call themselves, directly or through others, once optimised: an
+/// error. OpenCL C forbids recursion (section 6.11), and PTX for it would need a call stack
+/// whose size ptxas cannot determine.
+std::string recursiveFunctions(Module& m) {
+    CallGraph graph(m);
+    std::string out;
+    for (scc_iterator<CallGraph*> it = scc_begin(&graph); !it.isAtEnd(); ++it) {
+        if (!it.hasCycle())
+            continue;
+        for (const CallGraphNode* node : *it)
+            if (const Function* f = node->getFunction(); f && !f->isDeclaration())
+                out += "error: function '" + demangle(f->getName().str()) +
+                       "' is recursive: OpenCL C does not allow recursion (section 6.11)\n";
+    }
+    return out;
+}
+
+/// The build options as the code generator reads them (compile or link options); what it
+/// cannot read becomes a warning in `log`.
+BuildOptions codegenOptions(std::string_view options, std::string& log) {
+    ParsedOptions parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Compile);
+    if (!parsed.ok)
+        parsed = parseBuildOptions(effectiveBuildOptions(options), OptionsKind::Link);
+    if (parsed.ok)
+        return parsed.options;
+    log += "warning: code generator ignores the options: " + parsed.error + "\n";
+    return {};
+}
+
+/// LLVM's error diagnostics (the backend's among them) appended to `out` as "error:" lines.
+void collectErrors(LLVMContext& ctx, std::string& out) {
+    ctx.setDiagnosticHandlerCallBack(
+        [](const DiagnosticInfo* info, void* context) {
+            if (info->getSeverity() != DS_Error)
+                return;
+            std::string text;
+            raw_string_ostream os(text);
+            DiagnosticPrinterRawOStream printer(os);
+            info->print(printer);
+            *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
+        },
+        &out);
+}
+
+/// Duet's additions first (they replace libclc's work-item functions and atomics), then
+/// libclc, each lazily; then the generic-pointer builtins no library has.
+bool linkBuiltins(Module& m, std::string& error) {
+    std::string_view additions = additionsBitcode();
+    if (!linkLazily(
+            m,
+            MemoryBufferRef(StringRef(additions.data(), additions.size()), "duet-nvidia-builtins"),
+            "the NVIDIA builtin additions", error))
+        return false;
+    const MemoryBuffer* clc = libclc(error);
+    if (!clc) {
+        error = "error: " + error + "\n";
+        return false;
+    }
+    if (!linkLazily(m, clc->getMemBufferRef(), "libclc", error))
+        return false;
+    nvptx::defineGenericAddressBuiltins(m);
+    return true;
+}
+
+/// Fills the module's program-scope variable bytes and each kernel's static shared bytes;
+/// returns "error:" lines for kernels over PTX's static .shared limit of 48 KiB (more only as
+/// dynamic shared memory, which __local arguments use): a build error, not a module load
+/// failure.
+std::string measure(Module& m, nvidia::PtxModule& module) {
+    module.globalBytes = 0;
+    for (GlobalVariable& g : m.globals())
+        if (!g.isDeclaration() && g.getAddressSpace() == 1)
+            module.globalBytes += m.getDataLayout().getTypeAllocSize(g.getValueType());
+    std::string tooBig;
+    for (nvidia::KernelEntry& k : module.kernels) {
+        if (const Function* f = m.getFunction(k.name))
+            k.staticSharedBytes = staticSharedBytes(*f);
+        if (k.staticSharedBytes > kMaxStaticShared)
+            tooBig += "error: kernel '" + k.name + "' declares " +
+                      std::to_string(k.staticSharedBytes) +
+                      " bytes of __local variables; the NVIDIA device takes at most " +
+                      std::to_string(kMaxStaticShared) +
+                      " in kernel-scope __local variables (pass larger __local memory as a "
+                      "__local pointer argument, up to CL_DEVICE_LOCAL_MEM_SIZE)\n";
+    }
+    return tooBig;
+}
+
+/// PTX names cannot hold '.': the backend renames such symbols ("reduce.part" ->
+/// "reduce_$_part") but its DWARF (-g) still names the original, which ptxas rejects. Renames
+/// them the same way first, so both agree.
+void renameForPtx(Module& m) {
+    for (GlobalValue& g : m.global_values())
+        if (g.hasLocalLinkage() && g.getName().contains('.') && !g.getName().starts_with("llvm.")) {
+            std::string name;
+            for (char ch : g.getName())
+                name += ch == '.' ? std::string("_$_") : std::string(1, ch);
+            g.setName(name);
+        }
+}
+
+bool isNvptxBitcode(const std::string& bitcode, std::string& triple) {
+    LLVMContext ctx;
+    auto m = parseBitcode(bitcode, ctx);
+    if (!m)
+        return false;
+    triple = m->getTargetTriple();
+    return StringRef(triple).starts_with("nvptx64");
+}
+
+} // namespace
+
+std::shared_ptr<NvidiaExecutable> NvidiaExecutableBuilder::make(std::vector<KernelDesc> descs,
+                                                                nvidia::PtxModule module,
+                                                                std::string ptx, size_t globalBytes,
+                                                                std::string& error) {
+    // module.kernels in the order of descs (describeKernels' order), one for one.
+    std::vector<nvidia::KernelEntry> ordered;
+    for (const KernelDesc& d : descs) {
+        auto it = std::find_if(module.kernels.begin(), module.kernels.end(),
+                               [&](const nvidia::KernelEntry& e) { return e.name == d.name; });
+        if (it == module.kernels.end()) {
+            error = "kernel " + d.name + " is missing from the PTX module";
+            return nullptr;
+        }
+        if (it->params != d.args.size() + 1) {
+            error = "kernel " + d.name + " has " + std::to_string(d.args.size()) +
+                    " arguments but " + std::to_string(it->params) + " PTX parameters (expected " +
+                    std::to_string(d.args.size() + 1) + ")";
+            return nullptr;
+        }
+        for (uint32_t a : it->localArgs)
+            if (d.args[a].kind != KernelArgKind::LocalBuffer) {
+                error = "kernel " + d.name + ": PTX parameter " + std::to_string(a) +
+                        " is a __local offset but the argument is not a __local pointer";
+                return nullptr;
+            }
+        ordered.push_back(*it);
+    }
+    if (ordered.size() != module.kernels.size()) {
+        error = "the PTX module has kernels the program does not declare";
+        return nullptr;
+    }
+    module.kernels = std::move(ordered);
+    auto exe = std::make_shared<NvidiaExecutable>();
+    exe->m_kernels = std::move(descs);
+    for (size_t i = 0; i < exe->m_kernels.size(); ++i) {
+        exe->m_kernels[i].staticLocalMemSize = module.kernels[i].staticSharedBytes;
+        exe->m_kernels[i].usesPrintf = module.kernels[i].usesPrintf;
+    }
+    exe->m_module = std::move(module);
+    exe->m_ptx = std::move(ptx);
+    exe->m_globalBytes = globalBytes;
+    return exe;
+}
+
+void initialiseNvptxTarget() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        LLVMInitializeNVPTXTargetInfo();
+        LLVMInitializeNVPTXTarget();
+        LLVMInitializeNVPTXTargetMC();
+        LLVMInitializeNVPTXAsmPrinter();
+    });
+}
+
+FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view options,
+                                 std::string_view source, const TargetSpec& target) {
+    initialiseNvptxTarget();
+    std::string log;
+    const BuildOptions opts = codegenOptions(options, log);
+    const std::string sm = target.cpuName.empty() ? kDefaultSm : target.cpuName;
+    const std::string features = featuresOf(target);
+
+    LLVMContext ctx;
+    std::string diagnostics;
+    collectErrors(ctx, diagnostics);
+
+    std::string error;
+    std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
+    if (!m)
+        return failure(log + "error: invalid program bitcode: " + error);
+    if (!StringRef(m->getTargetTriple()).starts_with("nvptx64"))
+        return failure(log + "error: the program was compiled for '" + m->getTargetTriple() +
+                       "', not for the NVIDIA device (nvptx64)");
+    std::vector<KernelDesc> descs = describeKernels(bitcode);
+    if (std::string unsupported = unsupportedFeatures(descs); !unsupported.empty())
+        return failure(log + unsupported);
+
+    if (!linkBuiltins(*m, error))
+        return failure(log + diagnostics + error);
+
+    // Which kernels print, before printf calls become stores.
+    std::set<std::string> printing;
+    if (Function* printf = m->getFunction("printf"))
+        for (Function& f : *m)
+            if (nvptx::isKernel(f) && reachableFrom(f).count(printf))
+                printing.insert(f.getName().str());
+    nvidia::PtxModule module;
+    module.target = sm;
+    module.ptxVersion = ptxOfFeatures(features);
+    if (std::string errors = nvptx::lowerPrintf(*m, module.printf); !errors.empty())
+        return failure(log + errors);
+    if (std::string missing = unresolvedFunctions(*m); !missing.empty())
+        return failure(log + missing);
+    nvptx::constantPointersToGeneric(*m);
+
+    // One target for every function (libclc's and the additions' carry clang's defaults).
+    for (Function& f : *m) {
+        if (f.isDeclaration())
+            continue;
+        f.removeFnAttr("target-cpu");
+        f.removeFnAttr("target-features");
+        f.addFnAttr("target-cpu", sm);
+        f.addFnAttr("target-features", features);
+    }
+    applyFastMath(*m, opts);
+    if (std::string errors = nvptx::legalizeForNvptx(*m); !errors.empty())
+        return failure(log + errors);
+    if (std::string errors = nvptx::applyKernelAbi(*m, module.kernels); !errors.empty())
+        return failure(log + errors);
+    for (nvidia::KernelEntry& k : module.kernels)
+        k.usesPrintf = printing.count(k.name) != 0;
+
+    std::string verifyLog;
+    raw_string_ostream vos(verifyLog);
+    if (verifyModule(*m, &vos))
+        return failure(log + "error: internal: the linked module does not verify:\n" + vos.str());
+
+    const Target* t = TargetRegistry::lookupTarget(kTriple, error);
+    if (!t)
+        return failure(log + "error: no NVPTX code generator: " + error);
+    TargetOptions to;
+    if (opts.effectiveMadEnable())
+        to.AllowFPOpFusion = FPOpFusion::Fast;
+    const unsigned optLevel = opts.effectiveOptLevel() == 0   ? 0
+                              : opts.effectiveOptLevel() == 1 ? 1
+                                                              : 3;
+    std::unique_ptr<TargetMachine> tm(t->createTargetMachine(
+        kTriple, sm, features, to, std::nullopt, std::nullopt,
+        optLevel == 0 ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive));
+    if (!tm)
+        return failure(log + "error: cannot create the NVPTX target machine for " + sm);
+    m->setTargetTriple(kTriple);
+    m->setDataLayout(tm->createDataLayout());
+
+    optimise(*m, *tm, optLevel);
+    if (!diagnostics.empty())
+        return failure(log + diagnostics);
+    // The optimiser may have made what the backend cannot select (or kept what it could not
+    // remove): a second pass, and nothing goes to the backend that would abort there.
+    if (std::string errors = nvptx::legalizeForNvptx(*m); !errors.empty())
+        return failure(log + errors);
+    if (std::string cycle = recursiveFunctions(*m); !cycle.empty())
+        return failure(log + cycle);
+
+    if (std::string tooBig = measure(*m, module); !tooBig.empty())
+        return failure(log + tooBig);
+    renameForPtx(*m);
+    // -save-temps: per kernel, the optimised IR it reaches; the module's PTX below.
+    std::string tempPrefix;
+    if (opts.saveTemps) {
+        tempPrefix = saveTempsPrefix(opts, sm);
+        for (const nvidia::KernelEntry& k : module.kernels)
+            if (const Function* f = m->getFunction(k.name)) {
+                std::unique_ptr<Module> part = cloneReachable(*m, *f);
+                log += writeTempFile(tempPrefix + "_" + k.name + ".ll",
+                                     [&](raw_pwrite_stream& ll) { part->print(ll, nullptr); });
+            }
+    }
+
+    SmallVector<char, 0> text;
+    {
+        raw_svector_ostream os(text);
+        legacy::PassManager pm;
+        if (tm->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::AssemblyFile))
+            return failure(log + "error: the NVPTX backend cannot emit PTX");
+        pm.run(*m);
+    }
+    if (!diagnostics.empty())
+        return failure(log + diagnostics);
+    std::string ptx = nvidia::ptxHeader(module) + std::string(text.data(), text.size());
+    if (opts.saveTemps)
+        log += writeTempFile(tempPrefix + ".ptx", [&](raw_pwrite_stream& os) { os << ptx; });
+
+    // What the header says must be what the PTX says.
+    nvidia::ReadPtxResult check = nvidia::readPtxModule(ptx);
+    if (!check.error.empty() || check.module.target != sm)
+        return failure(log + "error: internal: the PTX module does not read back: " +
+                       (check.error.empty() ? "target " + check.module.target : check.error));
+    module.ptxVersion = check.module.ptxVersion;
+
+    std::string exeError;
+    const size_t globalBytes = size_t(module.globalBytes);
+    std::shared_ptr<NvidiaExecutable> exe = NvidiaExecutableBuilder::make(
+        std::move(descs), std::move(module), ptx, globalBytes, exeError);
+    if (!exe)
+        return failure(log + "error: internal: " + exeError);
+
+    ProgramBinary bin;
+    bin.type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+    bin.targetKind = kNvidiaBinaryKind;
+    bin.targetName = sm;
+    bin.options = std::string(options);
+    bin.source = std::string(source);
+    bin.bitcode = bitcode;
+    bin.text = std::move(ptx);
+    bin.machine = kEmCuda;
+    NvidiaExecutableBuilder::setBinary(*exe, writeProgramBinary(bin));
+
+    FinalizeResult r;
+    r.log = std::move(log);
+    r.executable = std::move(exe);
+    return r;
+}
+
+LoadBinaryResult loadNvidiaBinary(std::span<const unsigned char> binary, const TargetSpec& target) {
+    auto fail = [&](std::string reason) {
+        LoadBinaryResult r;
+        r.status = CL_INVALID_BINARY;
+        r.log = "error: " + reason + "\n";
+        return r;
+    };
+    ReadProgramBinaryResult read = readProgramBinary(binary);
+    if (read.status != CL_SUCCESS)
+        return fail(read.reason);
+    ProgramBinary& b = read.binary;
+    std::string triple;
+    if (!isNvptxBitcode(b.bitcode, triple))
+        return fail(triple.empty() ? std::string(".llvmir is not readable bitcode")
+                                   : ".llvmir targets '" + triple +
+                                         "', not nvptx64: the binary was not built for the "
+                                         "NVIDIA device");
+    LoadBinaryResult result;
+    result.binaryType = b.type;
+    result.source = b.source;
+    if (b.type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE) {
+        result.bitcode = std::move(b.bitcode);
+        return result;
+    }
+    if (b.targetKind != kNvidiaBinaryKind)
+        return fail("the executable was built for the " + targetKindName(b.targetKind) +
+                    " device, not NVIDIA");
+    const std::string sm = target.cpuName.empty() ? kDefaultSm : target.cpuName;
+    const unsigned ptxLimit = ptxOfFeatures(featuresOf(target));
+    if (b.machine == kEmCuda && !b.text.empty() && b.targetName == sm) {
+        nvidia::ReadPtxResult ptx = nvidia::readPtxModule(b.text);
+        if (!ptx.error.empty())
+            return fail("the binary's PTX cannot be used: " + ptx.error);
+        if (ptx.module.target != sm)
+            return fail("the binary's PTX targets " + ptx.module.target + " but its note says " +
+                        b.targetName);
+        if (!ptxLimit || ptx.module.ptxVersion <= ptxLimit) {
+            // The PTX is what runs: no recompilation.
+            std::string error;
+            const size_t globalBytes = ptx.module.globalBytes;
+            std::shared_ptr<NvidiaExecutable> exe = NvidiaExecutableBuilder::make(
+                describeKernels(b.bitcode), std::move(ptx.module), b.text, globalBytes, error);
+            if (!exe)
+                return fail("the binary's PTX does not match its bitcode: " + error);
+            NvidiaExecutableBuilder::setBinary(
+                *exe, std::string(reinterpret_cast<const char*>(binary.data()), binary.size()));
+            result.executable = std::move(exe);
+            return result;
+        }
+    }
+    // Built for another processor, a newer PTX ISA than this device's driver takes, or without
+    // code: rebuild from the bitcode.
+    FinalizeResult fin = finalizeForNvidia(b.bitcode, b.options, b.source, target);
+    if (fin.status != CL_SUCCESS || !fin.executable)
+        return fail("the executable in the binary could not be rebuilt for " + sm + ":\n" +
+                    fin.log);
+    result.log = std::move(fin.log);
+    result.executable = std::move(fin.executable);
+    return result;
+}
+
+namespace {
+
+class NvidiaToolchain final : public FrontEndToolchain {
+public:
+    using FrontEndToolchain::FrontEndToolchain;
+    FinalizeResult finalize(const std::string& bitcode, std::string_view options,
+                            std::string_view source) const override {
+        return finalizeForNvidia(bitcode, options, source, target());
+    }
+    LoadBinaryResult loadBinary(std::span<const unsigned char> binary) const override {
+        return loadNvidiaBinary(binary, target());
+    }
+};
+
+} // namespace
+
+TargetSpec withNvidiaFrontEnd(TargetSpec target) {
+    target.triple = kTriple;
+    if (target.cpuName.empty())
+        target.cpuName = kDefaultSm;
+    target.cpuFeatures = featuresOf(target);
+    target.images = false;
+    // printf stays a call, lowered by the finaliser into Duet's printf buffer (clang would make
+    // it CUDA's vprintf). clang defines the atomic scope feature macro only for SPIR targets; the
+    // device supports device-scope atomics, so the functions that need it are declared.
+    target.frontEndArgs = {"-target-cpu",
+                           target.cpuName,
+                           "-target-feature",
+                           target.cpuFeatures,
+                           "-fno-builtin-printf",
+                           "-D",
+                           "__opencl_c_atomic_scope_device=1"};
+    target.initialiseTarget = &initialiseNvptxTarget;
+    target.binaryKind = kNvidiaBinaryKind;
+    return target;
+}
+
+std::unique_ptr<Toolchain> makeNvidiaToolchain(TargetSpec target) {
+    return std::make_unique<NvidiaToolchain>(withNvidiaFrontEnd(std::move(target)));
+}
+
+} // namespace duet::rt

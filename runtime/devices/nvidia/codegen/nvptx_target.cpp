@@ -1,0 +1,106 @@
+// Which NVPTX processor and PTX ISA the code generator targets for a GPU and its driver.
+#include "devices/nvidia/codegen/nvidia_toolchain.hpp"
+
+#include <sstream>
+
+namespace duet::rt {
+namespace {
+
+/// The processors LLVM 19's NVPTX backend knows from Maxwell on, with the PTX ISA each needs
+/// (PTX ISA manual, "PTX Module Directives: .target"). Arch-specific targets (sm_90a) are left
+/// out: their code runs on that GPU only.
+struct Processor {
+    int cc; ///< compute capability, major*10 + minor
+    unsigned minPtx;
+};
+constexpr Processor kProcessors[] = {
+    {50, 40}, {52, 41}, {53, 42}, {60, 50}, {61, 50}, {62, 50}, {70, 60},
+    {72, 61}, {75, 63}, {80, 70}, {86, 71}, {87, 74}, {89, 78}, {90, 78},
+};
+
+/// CUDA driver version -> newest PTX ISA its JIT accepts (CUDA release notes / PTX ISA manual
+/// "Release history").
+struct DriverPtx {
+    int version;
+    unsigned ptx;
+};
+constexpr DriverPtx kDriverPtx[] = {
+    {9000, 60},  {9010, 61},  {9020, 62},  {10000, 63}, {10010, 64}, {10020, 65}, {11000, 70},
+    {11010, 71}, {11020, 72}, {11030, 73}, {11040, 74}, {11050, 75}, {11060, 76}, {11070, 77},
+    {11080, 78}, {12000, 80}, {12010, 81}, {12020, 82}, {12030, 83}, {12040, 84}, {12050, 85},
+    {12060, 85}, {12080, 87}, {12090, 88}, {13000, 90},
+};
+
+std::string ptxText(unsigned ptx) {
+    return std::to_string(ptx / 10) + "." + std::to_string(ptx % 10);
+}
+
+} // namespace
+
+const char* const kNvidiaExtensions =
+    "cl_khr_byte_addressable_store cl_khr_fp64 cl_khr_global_int32_base_atomics "
+    "cl_khr_global_int32_extended_atomics cl_khr_local_int32_base_atomics "
+    "cl_khr_local_int32_extended_atomics cl_khr_int64_base_atomics "
+    "cl_khr_int64_extended_atomics cl_khr_icd cl_khr_extended_versioning";
+// 64-bit integers and doubles; generic pointers (PTX generic addressing; legalize.cpp defines
+// to_global & co); program-scope globals (.global in the module); acquire-release and
+// sequentially consistent atomics up to device scope (fences around relaxed atom instructions,
+// legalize.cpp).
+const char* const kNvidiaFeatures =
+    "__opencl_c_int64 __opencl_c_fp64 __opencl_c_generic_address_space "
+    "__opencl_c_program_scope_global_variables __opencl_c_atomic_order_acq_rel "
+    "__opencl_c_atomic_order_seq_cst __opencl_c_atomic_scope_device";
+
+TargetSpec nvidiaTarget(const std::string& sm, unsigned ptx) {
+    TargetSpec t;
+    t.cpuName = sm;
+    t.cpuFeatures = "+ptx" + std::to_string(ptx);
+    t.fp64 = true;
+    t.images = false;
+    std::istringstream words(std::string(kNvidiaExtensions) + " " + kNvidiaFeatures);
+    for (std::string w; words >> w;)
+        // Extensions of the API, not of the language; fp64 comes with TargetSpec::fp64.
+        if (w != "cl_khr_icd" && w != "cl_khr_extended_versioning" && w != "cl_khr_fp64" &&
+            w != "__opencl_c_fp64")
+            t.clExtensions.push_back(w);
+    return t;
+}
+
+unsigned maxPtxForDriver(int driverVersion) {
+    unsigned ptx = 0;
+    for (const DriverPtx& d : kDriverPtx)
+        if (driverVersion >= d.version)
+            ptx = d.ptx;
+    return ptx;
+}
+
+NvptxTargetChoice chooseNvptxTarget(int major, int minor, int driverVersion) {
+    NvptxTargetChoice r;
+    const int cc = major * 10 + minor;
+    const Processor* pick = nullptr;
+    for (const Processor& p : kProcessors)
+        if (p.cc <= cc)
+            pick = &p;
+    if (!pick || major < 5) {
+        r.reason = "compute capability " + std::to_string(major) + "." + std::to_string(minor) +
+                   " is older than Maxwell (5.0), the oldest GPU Duet generates PTX for";
+        return r;
+    }
+    const unsigned driverPtx = maxPtxForDriver(driverVersion);
+    unsigned ptx = std::max(kPreferredPtx, pick->minPtx);
+    if (driverVersion > 0) {
+        if (driverPtx < pick->minPtx) {
+            r.reason = "the CUDA driver (version " + std::to_string(driverVersion / 1000) + "." +
+                       std::to_string(driverVersion % 1000 / 10) + ") accepts PTX ISA up to " +
+                       (driverPtx ? ptxText(driverPtx) : std::string("an unknown version")) +
+                       ", but sm_" + std::to_string(pick->cc) + " needs " + ptxText(pick->minPtx);
+            return r;
+        }
+        ptx = std::min(ptx, std::max(driverPtx, pick->minPtx));
+    }
+    r.sm = "sm_" + std::to_string(pick->cc);
+    r.ptx = ptx;
+    return r;
+}
+
+} // namespace duet::rt

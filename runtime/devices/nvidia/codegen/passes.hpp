@@ -1,0 +1,58 @@
+// The NVIDIA code generator's module transformations, run in order by finalize.cpp. Private to
+// devices/nvidia/codegen: includes LLVM headers.
+#pragma once
+
+#include "devices/nvidia/codegen/ptx_module.hpp"
+
+#include <llvm/IR/Module.h>
+
+#include <string>
+#include <vector>
+
+namespace duet::rt::nvptx {
+
+/// The function the work-item builtins call for the launch block (builtins/nvidia/workitem.cl);
+/// applyKernelAbi replaces each call with the kernel's hidden parameter.
+inline constexpr const char* kLaunchBlockAccessor = "__duet_nv_launch";
+/// The dynamic shared memory that __local pointer arguments are offsets into.
+inline constexpr const char* kLocalArgsSymbol = "__duet_local_args";
+
+/// Defines what clang calls for OpenCL C 2.0+ generic pointers and no library provides for
+/// nvptx: `__to_global`, `__to_local`, `__to_private` and `get_fence`, with the isspacep
+/// intrinsics (a generic pointer into private memory points into PTX .local).
+void defineGenericAddressBuiltins(llvm::Module& m);
+
+/// Makes every __constant pointer (nvptx address space 4, PTX .const) a generic pointer, so
+/// that a __constant kernel argument, a buffer in global memory, is not read with ld.const
+/// (constant_space.cpp says why). Program-scope __constant variables stay in .const.
+void constantPointersToGeneric(llvm::Module& m);
+
+/// Rewrites what LLVM 19's NVPTX backend cannot select, and which would abort the process
+/// there ("Cannot select"): IR fences (to membar.cta / membar.gl by scope), atomic loads and
+/// stores stronger than monotonic, and atomic read-modify-writes stronger than monotonic (the
+/// backend would drop the ordering and emit a relaxed atom: fences go around them instead);
+/// float sin, cos, exp, exp2, exp10, log, log2, log10 and tan intrinsics (libclc's native_ and
+/// half_ functions) to the PTX approximate instructions. Returns one "error:" line per
+/// operation it cannot rewrite (such an intrinsic on double), empty when the module is fit for
+/// the backend. Idempotent: finalize runs it before and after optimisation.
+std::string legalizeForNvptx(llvm::Module& m);
+
+/// Turns every printf call into one record in the printf buffer of the launch block
+/// (layout in ptx_module.hpp) and appends the formats to `formats`. The front end leaves printf
+/// a plain call (-fno-builtin-printf): clang would otherwise emit CUDA's vprintf. Returns
+/// "error: ..." lines for calls that cannot be lowered.
+std::string lowerPrintf(llvm::Module& m, std::vector<nvidia::PrintfFormat>& formats);
+
+/// The kernel ABI (ptx_module.hpp): each kernel gets the launch block as a hidden last
+/// parameter, its __local pointer parameters become u64 offsets into __duet_local_args, every
+/// function that reaches kLaunchBlockAccessor is inlined into the kernels and the accessor
+/// replaced with the parameter; a kernel that other code calls gets an internal copy for those
+/// calls (PTX cannot call an .entry); reqd_work_group_size becomes `.maxntid`. Non-kernel
+/// functions become internal. Appends one KernelEntry per kernel (staticSharedBytes and
+/// usesPrintf are filled later). Returns "error: ..." lines on failure.
+std::string applyKernelAbi(llvm::Module& m, std::vector<nvidia::KernelEntry>& kernels);
+
+/// Whether `f` is a kernel of the module (listed as such in !nvvm.annotations).
+bool isKernel(const llvm::Function& f);
+
+} // namespace duet::rt::nvptx

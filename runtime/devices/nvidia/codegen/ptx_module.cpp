@@ -1,0 +1,221 @@
+// The Duet header of NVIDIA PTX modules: writing and reading the "// duet-..." comment lines,
+// and printf format conversions.
+#include "devices/nvidia/codegen/ptx_module.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <sstream>
+
+namespace duet::nvidia {
+namespace {
+
+constexpr const char* kMagic = "// duet-nvidia-ptx 1";
+
+std::string hex(std::string_view s) {
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size() * 2);
+    for (unsigned char c : s) {
+        out.push_back(digits[c >> 4]);
+        out.push_back(digits[c & 15]);
+    }
+    return out;
+}
+
+bool unhex(std::string_view s, std::string& out) {
+    if (s.size() % 2)
+        return false;
+    out.clear();
+    auto nibble = [](char c) -> int {
+        if (c >= '0' && c <= '9')
+            return c - '0';
+        if (c >= 'a' && c <= 'f')
+            return c - 'a' + 10;
+        return -1;
+    };
+    for (size_t i = 0; i < s.size(); i += 2) {
+        int hi = nibble(s[i]), lo = nibble(s[i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        out.push_back(char(hi * 16 + lo));
+    }
+    return true;
+}
+
+template <class T> bool number(std::string_view s, T& out) {
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size();
+}
+
+/// "a,b,c" of numbers (or "-" for none).
+template <class T> bool numberList(std::string_view s, std::vector<T>& out) {
+    out.clear();
+    if (s == "-")
+        return true;
+    while (true) {
+        size_t comma = s.find(',');
+        T v{};
+        if (!number(s.substr(0, comma), v))
+            return false;
+        out.push_back(v);
+        if (comma == std::string_view::npos)
+            return true;
+        s.remove_prefix(comma + 1);
+    }
+}
+
+template <class T> std::string listText(const std::vector<T>& v) {
+    if (v.empty())
+        return "-";
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i)
+        out += (i ? "," : "") + std::to_string(v[i]);
+    return out;
+}
+
+std::vector<std::string_view> words(std::string_view line) {
+    std::vector<std::string_view> out;
+    size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+            ++i;
+        size_t j = i;
+        while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r')
+            ++j;
+        if (j > i)
+            out.push_back(line.substr(i, j - i));
+        i = j;
+    }
+    return out;
+}
+
+} // namespace
+
+std::vector<PrintfConversion> printfConversions(std::string_view f) {
+    std::vector<PrintfConversion> out;
+    for (size_t i = 0; i < f.size(); ++i) {
+        if (f[i] != '%')
+            continue;
+        if (i + 1 < f.size() && f[i + 1] == '%') {
+            ++i;
+            continue;
+        }
+        unsigned vector = 1;
+        size_t j = i + 1;
+        while (j < f.size() && !std::isalpha(static_cast<unsigned char>(f[j])))
+            ++j; // flags, width, precision
+        if (j < f.size() && f[j] == 'v') {
+            vector = 0;
+            for (++j; j < f.size() && std::isdigit(static_cast<unsigned char>(f[j])); ++j)
+                vector = vector * 10 + unsigned(f[j] - '0');
+        }
+        while (j < f.size() && (f[j] == 'h' || f[j] == 'l'))
+            ++j; // length modifiers
+        out.push_back({j < f.size() ? f[j] : '\0', vector});
+        i = j;
+    }
+    return out;
+}
+
+std::string ptxHeader(const PtxModule& m) {
+    std::ostringstream os;
+    os << kMagic << "\n";
+    os << "// duet-target " << m.target << " ptx " << m.ptxVersion << " globals " << m.globalBytes
+       << "\n";
+    for (const KernelEntry& k : m.kernels)
+        os << "// duet-kernel " << k.name << " params " << k.params << " local-args "
+           << listText(k.localArgs) << " static-shared " << k.staticSharedBytes << " reqd "
+           << k.reqdWorkGroupSize[0] << "," << k.reqdWorkGroupSize[1] << ","
+           << k.reqdWorkGroupSize[2] << " printf " << (k.usesPrintf ? 1 : 0) << "\n";
+    for (const PrintfFormat& f : m.printf)
+        os << "// duet-printf " << f.id << " " << listText(f.argSizes) << " "
+           << (f.format.empty() ? "-" : hex(f.format)) << "\n";
+    return os.str();
+}
+
+ReadPtxResult readPtxModule(std::string_view ptx) {
+    ReadPtxResult r;
+    auto fail = [&](std::string why) {
+        ReadPtxResult f;
+        f.error = std::move(why);
+        return f;
+    };
+    if (ptx.substr(0, std::string_view(kMagic).size()) != kMagic)
+        return fail("the PTX text does not start with Duet's header (" + std::string(kMagic) + ")");
+    bool haveTarget = false, haveVersion = false;
+    size_t pos = 0;
+    while (pos < ptx.size()) {
+        size_t nl = ptx.find('\n', pos);
+        std::string_view line =
+            ptx.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        pos = nl == std::string_view::npos ? ptx.size() : nl + 1;
+        std::vector<std::string_view> w = words(line);
+        if (w.empty())
+            continue;
+        if (w[0] == ".version") {
+            // .version major.minor
+            unsigned major = 0, minor = 0;
+            size_t dot = w.size() > 1 ? w[1].find('.') : std::string_view::npos;
+            if (dot == std::string_view::npos || !number(w[1].substr(0, dot), major) ||
+                !number(w[1].substr(dot + 1), minor) || minor > 9)
+                return fail("malformed .version directive");
+            r.module.ptxVersion = major * 10 + minor;
+            haveVersion = true;
+            continue;
+        }
+        if (w[0] == ".target") {
+            if (w.size() < 2)
+                return fail("malformed .target directive");
+            std::string_view t = w[1];
+            if (!t.empty() && t.back() == ',')
+                t.remove_suffix(1);
+            if (haveTarget && r.module.target != t)
+                return fail("the .target directive (" + std::string(t) +
+                            ") disagrees with Duet's header (" + r.module.target + ")");
+            r.module.target = std::string(t);
+            haveTarget = true;
+            continue;
+        }
+        if (w[0] != "//" || w.size() < 2 || w[1].substr(0, 5) != "duet-")
+            continue;
+        if (w[1] == "duet-target") {
+            unsigned ptxv = 0;
+            if (w.size() != 7 || w[3] != "ptx" || !number(w[4], ptxv) || w[5] != "globals" ||
+                !number(w[6], r.module.globalBytes))
+                return fail("malformed duet-target line");
+            r.module.target = std::string(w[2]);
+            haveTarget = true;
+        } else if (w[1] == "duet-kernel") {
+            KernelEntry k;
+            std::vector<uint32_t> reqd;
+            unsigned printf = 0;
+            if (w.size() != 13 || w[3] != "params" || !number(w[4], k.params) ||
+                w[5] != "local-args" || !numberList(w[6], k.localArgs) || w[7] != "static-shared" ||
+                !number(w[8], k.staticSharedBytes) || w[9] != "reqd" || !numberList(w[10], reqd) ||
+                reqd.size() != 3 || w[11] != "printf" || !number(w[12], printf) || printf > 1)
+                return fail("malformed duet-kernel line: " + std::string(line));
+            k.name = std::string(w[2]);
+            for (uint32_t a : k.localArgs)
+                if (a + 1 >= k.params)
+                    return fail("kernel " + k.name + ": __local argument " + std::to_string(a) +
+                                " is not one of its " + std::to_string(k.params) +
+                                " parameters before the launch block");
+            k.reqdWorkGroupSize = {reqd[0], reqd[1], reqd[2]};
+            k.usesPrintf = printf == 1;
+            r.module.kernels.push_back(std::move(k));
+        } else if (w[1] == "duet-printf") {
+            PrintfFormat f;
+            if (w.size() != 5 || !number(w[2], f.id) || f.id == 0 ||
+                !numberList(w[3], f.argSizes) || !unhex(w[4] == "-" ? "" : w[4], f.format))
+                return fail("malformed duet-printf line");
+            r.module.printf.push_back(std::move(f));
+        }
+    }
+    if (!haveVersion)
+        return fail("the PTX text has no .version directive");
+    if (!haveTarget)
+        return fail("the PTX text has no .target directive");
+    return r;
+}
+
+} // namespace duet::nvidia

@@ -1,0 +1,112 @@
+// What the NVIDIA code generator tells the launcher about a PTX module: the kernel ABI (launch
+// block, __local arguments as dynamic shared memory offsets), each kernel's shared memory and
+// block-size requirements, printf formats; and the Duet comment header that carries them inside
+// the PTX text of a program binary. No LLVM headers: the device and tests include it.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace duet::nvidia {
+
+/// The hidden last parameter of every kernel (PTX `.param .align 8 .b8 <kernel>_param_<n>[96]`,
+/// passed by value through cuLaunchKernel's kernelParams). The work-item functions
+/// (runtime/builtins/nvidia/workitem.cl, DuetNvLaunch there: keep both in step) read it.
+///
+/// An NDRange runs as one CUDA grid per combination of "full blocks" and "the partial last
+/// work-group" along each dimension (at most 8 grids): blockDim is always the real work-group
+/// size, so get_local_size is %ntid and barriers need no masking. `groupOffset` is the
+/// work-group id of the grid's first block. Dimensions at or above workDim have size 1,
+/// offset 0.
+struct LaunchBlock {
+    uint64_t globalOffset[3];      ///< get_global_offset
+    uint64_t globalSize[3];        ///< get_global_size
+    uint32_t enqueuedLocalSize[3]; ///< get_enqueued_local_size (the full work-group size)
+    uint32_t groupOffset[3];       ///< work-group id of this grid's block (0,0,0)
+    uint32_t numGroups[3];         ///< get_num_groups of the whole NDRange
+    uint32_t workDim;              ///< get_work_dim
+    uint64_t printfBuffer;         ///< device address of the printf buffer; 0: printf returns -1
+};
+static_assert(sizeof(LaunchBlock) == 96);
+static_assert(offsetof(LaunchBlock, globalSize) == 24);
+static_assert(offsetof(LaunchBlock, enqueuedLocalSize) == 48);
+static_assert(offsetof(LaunchBlock, groupOffset) == 60);
+static_assert(offsetof(LaunchBlock, numGroups) == 72);
+static_assert(offsetof(LaunchBlock, workDim) == 84);
+static_assert(offsetof(LaunchBlock, printfBuffer) == 88);
+
+/// Each `__local T*` kernel argument is a `.param .u64`: its byte offset into the launch's
+/// dynamic shared memory (the module's `.extern .shared .align 16 .b8 __duet_local_args[]`,
+/// which CUDA places after the kernel's static shared variables). The launcher gives the
+/// arguments consecutive offsets, each rounded up to this alignment (the widest PTX shared
+/// access, ld.shared.v4.b32 / v2.b64), and passes their total as sharedMemBytes.
+inline constexpr uint32_t kLocalArgAlign = 16;
+
+/// Printf records in the printf buffer: 16-byte header {u64 offset the kernels advance
+/// atomically (also past the capacity, so overflow shows), u64 data capacity}, then records.
+/// A record: the format's id (u32, never 0), then each argument packed with no padding: a
+/// scalar or vector at its in-memory size (a 3-vector as 4 elements, a pointer as a 64-bit
+/// generic address); a %s string as a u32 length (kPrintfNullString for a null pointer)
+/// followed by that many characters, padded to 4. A record's size is a multiple of 4. (The
+/// GCN device's layout; the decoder is the launcher's.)
+inline constexpr size_t kPrintfHeaderBytes = 16;
+inline constexpr uint32_t kPrintfNullString = 0xffffffffu;
+/// The longest string a %s argument copies.
+inline constexpr uint32_t kPrintfMaxString = 64 * 1024;
+
+struct PrintfFormat {
+    uint32_t id = 0;
+    std::vector<uint32_t> argSizes; ///< bytes of each argument in a record (4 for a string)
+    std::string format;
+};
+
+/// One conversion of a printf format: its letter and vector width (1 for a scalar).
+struct PrintfConversion {
+    char letter;
+    unsigned vector;
+};
+/// The conversions of an OpenCL C printf format, in order ("%%" is none).
+std::vector<PrintfConversion> printfConversions(std::string_view format);
+
+/// What the launcher needs per kernel beyond the OpenCL argument list (KernelDesc).
+struct KernelEntry {
+    std::string name;                ///< the PTX .entry name (the OpenCL kernel name)
+    uint32_t params = 0;             ///< PTX parameters: the OpenCL arguments, then LaunchBlock
+    std::vector<uint32_t> localArgs; ///< indices of __local pointer arguments (u64 offsets)
+    /// Bytes of the kernel's static __local variables (`.shared` in the module), each at its
+    /// alignment. The driver's CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES is the final word.
+    uint64_t staticSharedBytes = 0;
+    /// reqd_work_group_size; all 0 when the kernel has none. Emitted as `.maxntid`, not
+    /// `.reqntid`: the partial last work-group of a non-uniform NDRange runs as a smaller block,
+    /// which .reqntid would refuse. Without it no bound is emitted, and the launcher takes
+    /// CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK as the kernel's work-group limit.
+    std::array<uint32_t, 3> reqdWorkGroupSize{0, 0, 0};
+    bool usesPrintf = false;
+};
+
+/// A PTX module and what Duet knows about it.
+struct PtxModule {
+    std::string target;       ///< "sm_90"
+    unsigned ptxVersion = 0;  ///< PTX ISA as major*10 + minor (80 for 8.0)
+    uint64_t globalBytes = 0; ///< program-scope __global variables (CL_PROGRAM_BUILD_GLOBAL_...)
+    std::vector<KernelEntry> kernels;
+    std::vector<PrintfFormat> printf;
+};
+
+/// PTX comment lines ("// duet-...") that describe `m`; the code generator puts them in front
+/// of the PTX text. ptxas and the driver's JIT ignore them.
+std::string ptxHeader(const PtxModule& m);
+
+struct ReadPtxResult {
+    std::string error; ///< empty on success
+    PtxModule module;
+};
+/// Reads the Duet header and the `.version` / `.target` directives of PTX text made by
+/// ptxHeader + the code generator. Bad input gives an error, never a crash.
+ReadPtxResult readPtxModule(std::string_view ptx);
+
+} // namespace duet::nvidia

@@ -1,0 +1,107 @@
+// Loading the CUDA driver API with dlopen/dlsym, and naming its error codes.
+#include "devices/nvidia/cuda_driver.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <type_traits>
+
+namespace duet::nvidia {
+
+void logNvidia(const std::string& message) {
+    static const bool on = [] {
+        const char* v = std::getenv("DUET_LOG");
+        return v && *v && std::string(v) != "0";
+    }();
+    if (on)
+        std::fprintf(stderr, "duet: %s\n", message.c_str());
+}
+
+std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& reason) {
+    dlerror();
+    void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char* why = dlerror();
+        reason = std::string("cannot load the CUDA driver library ") + library + ": " +
+                 (why ? why : "unknown error") + " (no NVIDIA driver installed?)";
+        return nullptr;
+    }
+    auto driver = std::make_unique<CudaDriver>();
+    driver->library = std::shared_ptr<void>(handle, [](void* h) { dlclose(h); });
+    std::string missing;
+    auto resolve = [&](auto& member, const char* symbol) {
+        void* p = dlsym(handle, symbol);
+        if (!p)
+            missing += std::string(missing.empty() ? "" : ", ") + symbol;
+        member = reinterpret_cast<std::remove_reference_t<decltype(member)>>(p);
+    };
+    CudaDriver& d = *driver;
+    resolve(d.init, "cuInit");
+    resolve(d.driverGetVersion, "cuDriverGetVersion");
+    resolve(d.deviceGetCount, "cuDeviceGetCount");
+    resolve(d.deviceGet, "cuDeviceGet");
+    resolve(d.deviceGetName, "cuDeviceGetName");
+    resolve(d.deviceGetAttribute, "cuDeviceGetAttribute");
+    resolve(d.deviceTotalMem, "cuDeviceTotalMem_v2");
+    resolve(d.getErrorName, "cuGetErrorName");
+    resolve(d.getErrorString, "cuGetErrorString");
+    resolve(d.devicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    resolve(d.devicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+    resolve(d.ctxPushCurrent, "cuCtxPushCurrent_v2");
+    resolve(d.ctxPopCurrent, "cuCtxPopCurrent_v2");
+    resolve(d.ctxSynchronize, "cuCtxSynchronize");
+    resolve(d.memGetInfo, "cuMemGetInfo_v2");
+    resolve(d.moduleLoadDataEx, "cuModuleLoadDataEx");
+    resolve(d.moduleUnload, "cuModuleUnload");
+    resolve(d.moduleGetFunction, "cuModuleGetFunction");
+    resolve(d.funcGetAttribute, "cuFuncGetAttribute");
+    resolve(d.funcSetAttribute, "cuFuncSetAttribute");
+    resolve(d.launchKernel, "cuLaunchKernel");
+    resolve(d.memAlloc, "cuMemAlloc_v2");
+    resolve(d.memFree, "cuMemFree_v2");
+    resolve(d.memcpyHtoD, "cuMemcpyHtoD_v2");
+    resolve(d.memcpyDtoH, "cuMemcpyDtoH_v2");
+    resolve(d.memHostRegister, "cuMemHostRegister_v2");
+    resolve(d.memHostUnregister, "cuMemHostUnregister");
+    resolve(d.memHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
+    resolve(d.streamCreate, "cuStreamCreate");
+    resolve(d.streamSynchronize, "cuStreamSynchronize");
+    resolve(d.streamDestroy, "cuStreamDestroy_v2");
+    if (!missing.empty()) {
+        reason = std::string("the CUDA driver library ") + library +
+                 " lacks entry points Duet needs (" + missing +
+                 "): a driver older than CUDA 11, or not NVIDIA's libcuda";
+        return nullptr;
+    }
+    return driver;
+}
+
+const CudaDriver* CudaDriver::get(std::string* reason) {
+    static std::once_flag once;
+    static std::unique_ptr<CudaDriver> driver;
+    static std::string why;
+    std::call_once(once, [] {
+        const char* library = std::getenv("DUET_CUDA_LIBRARY");
+        driver = loadCudaDriver(library && *library ? library : "libcuda.so.1", why);
+        if (!driver)
+            logNvidia("NVIDIA: " + why);
+    });
+    if (!driver && reason)
+        *reason = why;
+    return driver.get();
+}
+
+std::string CudaDriver::errorText(cu::Result error) const {
+    const char* name = nullptr;
+    const char* text = nullptr;
+    if (getErrorName(error, &name) != cu::kSuccess || !name)
+        return "CUDA error " + std::to_string(error);
+    std::string out = name;
+    if (getErrorString(error, &text) == cu::kSuccess && text)
+        out += std::string(": ") + text;
+    return out;
+}
+
+} // namespace duet::nvidia

@@ -1,0 +1,174 @@
+// The CUDA driver API as Duet uses it, loaded at run time from libcuda.so.1 (dlopen + dlsym):
+// no CUDA header or library at build time. Types, enum values and entry points are declared
+// here from the CUDA Driver API reference (cuda.h of CUDA 12/13), only those Duet calls; the
+// versioned names (`_v2`) are the symbols the current ABI exports for the unsuffixed API names.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace duet::nvidia {
+
+/// CUDA driver API types and constants (names as in cuda.h, without the CU/CU_ prefixes).
+namespace cu {
+
+using Result = int;           ///< CUresult
+using Device = int;           ///< CUdevice
+using DevicePtr = uint64_t;   ///< CUdeviceptr (unsigned long long on 64-bit hosts)
+struct Ctx;                   ///< CUctx_st
+struct Mod;                   ///< CUmod_st
+struct Func;                  ///< CUfunc_st
+struct Stream;                ///< CUstream_st
+using Context = Ctx*;         ///< CUcontext
+using Module = Mod*;          ///< CUmodule
+using Function = Func*;       ///< CUfunction
+using StreamHandle = Stream*; ///< CUstream
+
+/// CUresult values Duet tells apart.
+enum : Result {
+    kSuccess = 0,                            ///< CUDA_SUCCESS
+    kErrorInvalidValue = 1,                  ///< CUDA_ERROR_INVALID_VALUE
+    kErrorOutOfMemory = 2,                   ///< CUDA_ERROR_OUT_OF_MEMORY
+    kErrorNotInitialized = 3,                ///< CUDA_ERROR_NOT_INITIALIZED
+    kErrorInsufficientDriver = 35,           ///< CUDA_ERROR_INSUFFICIENT_DRIVER
+    kErrorNoDevice = 100,                    ///< CUDA_ERROR_NO_DEVICE
+    kErrorInvalidPtx = 218,                  ///< CUDA_ERROR_INVALID_PTX
+    kErrorUnsupportedPtxVersion = 222,       ///< CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+    kErrorLaunchOutOfResources = 701,        ///< CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+    kErrorHostMemoryAlreadyRegistered = 712, ///< CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+};
+
+/// CUdevice_attribute values Duet reads.
+enum DeviceAttribute : int {
+    kMaxThreadsPerBlock = 1,                ///< CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+    kMaxBlockDimX = 2,                      ///< CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
+    kMaxBlockDimY = 3,                      ///< CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y
+    kMaxBlockDimZ = 4,                      ///< CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z
+    kMaxGridDimX = 5,                       ///< CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X
+    kMaxGridDimY = 6,                       ///< CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y
+    kMaxGridDimZ = 7,                       ///< CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z
+    kMaxSharedMemoryPerBlock = 8,           ///< CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
+    kTotalConstantMemory = 9,               ///< CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY
+    kWarpSize = 10,                         ///< CU_DEVICE_ATTRIBUTE_WARP_SIZE
+    kMaxRegistersPerBlock = 12,             ///< CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK
+    kClockRate = 13,                        ///< CU_DEVICE_ATTRIBUTE_CLOCK_RATE (kHz)
+    kMultiprocessorCount = 16,              ///< CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+    kIntegrated = 18,                       ///< CU_DEVICE_ATTRIBUTE_INTEGRATED
+    kCanMapHostMemory = 19,                 ///< CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
+    kComputeMode = 20,                      ///< CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
+    kEccEnabled = 32,                       ///< CU_DEVICE_ATTRIBUTE_ECC_ENABLED
+    kPciBusId = 33,                         ///< CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
+    kPciDeviceId = 34,                      ///< CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
+    kMemoryClockRate = 36,                  ///< CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE (kHz)
+    kGlobalMemoryBusWidth = 37,             ///< CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH (bits)
+    kL2CacheSize = 38,                      ///< CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE
+    kMaxThreadsPerMultiprocessor = 39,      ///< CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
+    kAsyncEngineCount = 40,                 ///< CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT
+    kUnifiedAddressing = 41,                ///< CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
+    kPciDomainId = 50,                      ///< CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
+    kComputeCapabilityMajor = 75,           ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+    kComputeCapabilityMinor = 76,           ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+    kMaxSharedMemoryPerMultiprocessor = 81, ///< ..._MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+    kMaxSharedMemoryPerBlockOptin = 97, ///< CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+    kHostRegisterSupported = 99,        ///< CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
+};
+
+/// CUcomputemode: a prohibited device accepts no context.
+inline constexpr int kComputeModeProhibited = 2; ///< CU_COMPUTEMODE_PROHIBITED
+
+/// CUfunction_attribute values Duet reads or sets.
+enum FunctionAttribute : int {
+    kFuncMaxThreadsPerBlock = 0,        ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+    kFuncSharedSizeBytes = 1,           ///< CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+    kFuncConstSizeBytes = 2,            ///< CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
+    kFuncLocalSizeBytes = 3,            ///< CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+    kFuncNumRegs = 4,                   ///< CU_FUNC_ATTRIBUTE_NUM_REGS
+    kFuncPtxVersion = 5,                ///< CU_FUNC_ATTRIBUTE_PTX_VERSION
+    kFuncBinaryVersion = 6,             ///< CU_FUNC_ATTRIBUTE_BINARY_VERSION
+    kFuncMaxDynamicSharedSizeBytes = 8, ///< CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+};
+
+/// CUjit_option values Duet passes to cuModuleLoadDataEx.
+enum JitOption : int {
+    kJitInfoLogBuffer = 3,           ///< CU_JIT_INFO_LOG_BUFFER
+    kJitInfoLogBufferSizeBytes = 4,  ///< CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+    kJitErrorLogBuffer = 5,          ///< CU_JIT_ERROR_LOG_BUFFER
+    kJitErrorLogBufferSizeBytes = 6, ///< CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+    kJitOptimizationLevel = 7,       ///< CU_JIT_OPTIMIZATION_LEVEL
+    kJitLogVerbose = 12,             ///< CU_JIT_LOG_VERBOSE
+};
+
+/// cuMemHostRegister flags.
+inline constexpr unsigned kMemHostRegisterPortable = 0x01;  ///< CU_MEMHOSTREGISTER_PORTABLE
+inline constexpr unsigned kMemHostRegisterDeviceMap = 0x02; ///< CU_MEMHOSTREGISTER_DEVICEMAP
+/// cuStreamCreate flags.
+inline constexpr unsigned kStreamNonBlocking = 0x1; ///< CU_STREAM_NON_BLOCKING
+
+} // namespace cu
+
+/// The driver's entry points. Each member is the function of the same name without the `cu`
+/// prefix (`init` is cuInit); where the ABI versions a function, the comment names the symbol.
+/// Made once per process by CudaDriver::get; thread-safe as the driver API is.
+struct CudaDriver {
+    cu::Result (*init)(unsigned flags);
+    cu::Result (*driverGetVersion)(int* version);
+    cu::Result (*deviceGetCount)(int* count);
+    cu::Result (*deviceGet)(cu::Device* device, int ordinal);
+    cu::Result (*deviceGetName)(char* name, int length, cu::Device device);
+    cu::Result (*deviceGetAttribute)(int* value, cu::DeviceAttribute attribute, cu::Device device);
+    cu::Result (*deviceTotalMem)(size_t* bytes, cu::Device device); ///< cuDeviceTotalMem_v2
+    cu::Result (*getErrorName)(cu::Result error, const char** name);
+    cu::Result (*getErrorString)(cu::Result error, const char** text);
+    cu::Result (*devicePrimaryCtxRetain)(cu::Context* context, cu::Device device);
+    cu::Result (*devicePrimaryCtxRelease)(cu::Device device); ///< cuDevicePrimaryCtxRelease_v2
+    cu::Result (*ctxPushCurrent)(cu::Context context);        ///< cuCtxPushCurrent_v2
+    cu::Result (*ctxPopCurrent)(cu::Context* context);        ///< cuCtxPopCurrent_v2
+    cu::Result (*ctxSynchronize)();
+    cu::Result (*memGetInfo)(size_t* free, size_t* total); ///< cuMemGetInfo_v2
+    cu::Result (*moduleLoadDataEx)(cu::Module* module, const void* image, unsigned numOptions,
+                                   cu::JitOption* options, void** optionValues);
+    cu::Result (*moduleUnload)(cu::Module module);
+    cu::Result (*moduleGetFunction)(cu::Function* function, cu::Module module, const char* name);
+    cu::Result (*funcGetAttribute)(int* value, cu::FunctionAttribute attribute,
+                                   cu::Function function);
+    cu::Result (*funcSetAttribute)(cu::Function function, cu::FunctionAttribute attribute,
+                                   int value);
+    cu::Result (*launchKernel)(cu::Function function, unsigned gridX, unsigned gridY,
+                               unsigned gridZ, unsigned blockX, unsigned blockY, unsigned blockZ,
+                               unsigned sharedMemBytes, cu::StreamHandle stream,
+                               void** kernelParams, void** extra);
+    cu::Result (*memAlloc)(cu::DevicePtr* pointer, size_t bytes);               ///< cuMemAlloc_v2
+    cu::Result (*memFree)(cu::DevicePtr pointer);                               ///< cuMemFree_v2
+    cu::Result (*memcpyHtoD)(cu::DevicePtr dst, const void* src, size_t bytes); ///< cuMemcpyHtoD_v2
+    cu::Result (*memcpyDtoH)(void* dst, cu::DevicePtr src, size_t bytes);       ///< cuMemcpyDtoH_v2
+    cu::Result (*memHostRegister)(void* p, size_t bytes, unsigned flags); ///< cuMemHostRegister_v2
+    cu::Result (*memHostUnregister)(void* p);
+    /// cuMemHostGetDevicePointer_v2
+    cu::Result (*memHostGetDevicePointer)(cu::DevicePtr* pointer, void* p, unsigned flags);
+    cu::Result (*streamCreate)(cu::StreamHandle* stream, unsigned flags);
+    cu::Result (*streamSynchronize)(cu::StreamHandle stream);
+    cu::Result (*streamDestroy)(cu::StreamHandle stream); ///< cuStreamDestroy_v2
+
+    /// The process's driver: libcuda.so.1 (or $DUET_CUDA_LIBRARY) loaded and every entry point
+    /// resolved, once. Null when that fails; `reason` (if given) then says why, and under
+    /// DUET_LOG=1 the reason was printed once. cuInit is not called here.
+    static const CudaDriver* get(std::string* reason = nullptr);
+
+    /// "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected" (cuGetErrorName and
+    /// cuGetErrorString), or "CUDA error <n>" for a code the driver does not know.
+    std::string errorText(cu::Result error) const;
+
+    /// Keeps the library loaded while the driver lives (dlclose on destruction).
+    std::shared_ptr<void> library;
+};
+
+/// Loads `library` (a dlopen name or path) and resolves every entry point; null with `reason`
+/// set when the library is missing or lacks one. Not cached: CudaDriver::get uses it once.
+std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& reason);
+
+/// Prints "duet: <message>" to stderr when DUET_LOG is set.
+void logNvidia(const std::string& message);
+
+} // namespace duet::nvidia

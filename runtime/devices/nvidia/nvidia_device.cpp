@@ -1,0 +1,272 @@
+// The NVIDIA device: discovery through the CUDA driver API (loaded at run time), the device
+// info of each GPU as it is, and the PTX toolchain for it. Kernel execution is the next step
+// (device memory hooks in DeviceBackend); until then enqueues fail with a clear reason.
+#include "core/device.hpp"
+#include "core/kernel.hpp"
+#include "devices/nvidia/codegen/nvidia_toolchain.hpp"
+#include "devices/nvidia/cuda_driver.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace duet::rt {
+namespace nvidia_device {
+namespace {
+
+using nvidia::CudaDriver;
+namespace cu = nvidia::cu;
+
+constexpr cl_uint kNvidiaVendorId = 0x10de;
+constexpr size_t kPrintfBufferBytes = 1 << 20; // CL_DEVICE_PRINTF_BUFFER_SIZE
+/// PTX kernel parameters: 4 KiB in all; the launch block takes 96 and its alignment up to 8.
+constexpr size_t kMaxParameterBytes = 4096 - sizeof(nvidia::LaunchBlock) - 8;
+
+/// Largest divisor of n that is at most `limit` (and, when `multiple` divides n, a multiple
+/// of it).
+size_t bestDivisor(size_t n, size_t limit, size_t multiple) {
+    limit = std::max<size_t>(1, std::min(limit, n));
+    if (n % multiple == 0)
+        for (size_t l = limit / multiple * multiple; l >= multiple; l -= multiple)
+            if (n % l == 0)
+                return l;
+    for (size_t l = limit; l >= 1; --l)
+        if (n % l == 0)
+            return l;
+    return 1;
+}
+
+class NvidiaBackend final : public DeviceBackend {
+public:
+    NvidiaBackend(TargetSpec target, unsigned warpSize)
+        : m_toolchain(makeNvidiaToolchain(std::move(target))), m_warpSize(warpSize) {}
+
+    const Toolchain& toolchain() const override { return *m_toolchain; }
+    std::string cannotRun() const override {
+        return "kernel execution on the NVIDIA device is not in this build yet (programs build "
+               "to PTX; launching them needs device memory, the next step)";
+    }
+    cl_int runNDRange(const KernelLaunch&) override { return CL_OUT_OF_RESOURCES; }
+    void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
+                       const size_t* global, size_t* local) const override {
+        const KernelDesc& desc = kernel.desc();
+        if (desc.reqdWorkGroupSize[0]) {
+            for (cl_uint d = 0; d < dims; ++d)
+                local[d] = desc.reqdWorkGroupSize[d];
+            return;
+        }
+        // Whole warps where the global size allows, 256 work-items at most (8 warps: enough
+        // blocks per SM to hide latency, few enough registers to always fit).
+        size_t budget = std::min<size_t>(256, kernel.workGroupLimit(device));
+        for (cl_uint d = 0; d < dims; ++d) {
+            size_t want = budget;
+            if (d == 0 && dims > 1)
+                want = std::min<size_t>(budget, global[0] % 32 == 0 ? 32 : 16);
+            local[d] = bestDivisor(global[d], want, d == 0 ? m_warpSize : 1);
+            budget = std::max<size_t>(1, budget / local[d]);
+        }
+    }
+
+private:
+    std::unique_ptr<Toolchain> m_toolchain;
+    unsigned m_warpSize;
+};
+
+struct Attributes {
+    const CudaDriver& cuda;
+    cu::Device device;
+    std::string failures;
+    int operator()(cu::DeviceAttribute a, int fallback = 0) {
+        int v = 0;
+        if (cu::Result r = cuda.deviceGetAttribute(&v, a, device); r != cu::kSuccess) {
+            failures += " attribute " + std::to_string(int(a)) + ": " + cuda.errorText(r) + ";";
+            return fallback;
+        }
+        return v;
+    }
+};
+
+std::string versionText(int cudaVersion) {
+    return std::to_string(cudaVersion / 1000) + "." + std::to_string(cudaVersion % 1000 / 10);
+}
+
+/// One GPU's DeviceInfo from what the driver reports.
+DiscoveredDevice describeGpu(const CudaDriver& cuda, int ordinal, int driverVersion) {
+    DeviceInfo info;
+    info.type = CL_DEVICE_TYPE_GPU;
+    info.vendor = "NVIDIA Corporation";
+    info.vendorId = kNvidiaVendorId;
+    info.driverVersion = "0.1.0 (CUDA " + versionText(driverVersion) + ")";
+    info.version = "OpenCL 3.0 Duet";
+    info.numericVersion = CL_MAKE_VERSION(3, 0, 0);
+    info.openclCVersion = "OpenCL C 1.2 Duet";
+    info.openclCAllVersions = {
+        {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"},
+        {CL_MAKE_VERSION(1, 1, 0), "OpenCL C"},
+        {CL_MAKE_VERSION(1, 2, 0), "OpenCL C"},
+        {CL_MAKE_VERSION(3, 0, 0), "OpenCL C"},
+    };
+    info.openclCFeatures = namesWithVersion(kNvidiaFeatures, CL_MAKE_VERSION(3, 0, 0));
+    info.extensions = kNvidiaExtensions;
+    info.extensionsWithVersion = namesWithVersion(info.extensions);
+
+    cu::Device device = 0;
+    char name[256] = {};
+    size_t totalMem = 0;
+    std::string failures;
+    if (cu::Result r = cuda.deviceGet(&device, ordinal); r != cu::kSuccess)
+        failures += " cuDeviceGet: " + cuda.errorText(r) + ";";
+    if (cu::Result r = cuda.deviceGetName(name, sizeof name - 1, device); r != cu::kSuccess)
+        failures += " cuDeviceGetName: " + cuda.errorText(r) + ";";
+    if (cu::Result r = cuda.deviceTotalMem(&totalMem, device); r != cu::kSuccess)
+        failures += " cuDeviceTotalMem: " + cuda.errorText(r) + ";";
+    Attributes attr{cuda, device, {}};
+    const int major = attr(cu::kComputeCapabilityMajor), minor = attr(cu::kComputeCapabilityMinor);
+    const int sms = attr(cu::kMultiprocessorCount, 1);
+    const int warp = attr(cu::kWarpSize, 32);
+    const int maxThreads = attr(cu::kMaxThreadsPerBlock, 1024);
+    const int blockDim[3] = {attr(cu::kMaxBlockDimX, 1024), attr(cu::kMaxBlockDimY, 1024),
+                             attr(cu::kMaxBlockDimZ, 64)};
+    const int sharedPerBlock = attr(cu::kMaxSharedMemoryPerBlock, 48 * 1024);
+    const int sharedOptin = attr(cu::kMaxSharedMemoryPerBlockOptin, sharedPerBlock);
+    const int sharedPerSm = attr(cu::kMaxSharedMemoryPerMultiprocessor);
+    const int clockKHz = attr(cu::kClockRate);
+    const int l2 = attr(cu::kL2CacheSize);
+    const int constantBytes = attr(cu::kTotalConstantMemory, 64 * 1024);
+    const int ecc = attr(cu::kEccEnabled);
+    const int unified = attr(cu::kUnifiedAddressing);
+    const int integrated = attr(cu::kIntegrated);
+    const int computeMode = attr(cu::kComputeMode);
+    const int pciDomain = attr(cu::kPciDomainId), pciBus = attr(cu::kPciBusId),
+              pciDevice = attr(cu::kPciDeviceId);
+    failures += attr.failures;
+
+    info.name = name[0] ? name : "NVIDIA GPU";
+    info.maxComputeUnits = cl_uint(std::max(1, sms));
+    info.maxWorkItemDimensions = 3;
+    info.maxWorkGroupSize = size_t(std::max(1, maxThreads));
+    for (int d = 0; d < 3; ++d)
+        info.maxWorkItemSizes[d] = size_t(std::max(1, std::min(blockDim[d], maxThreads)));
+    // Scalar code per work-item: each of the warp's lanes is one work-item (as NVIDIA's OpenCL).
+    const cl_uint widths[7] = {1, 1, 1, 1, 1, 1, 0};
+    std::copy(widths, widths + 7, info.preferredVectorWidth);
+    std::copy(widths, widths + 7, info.nativeVectorWidth);
+    info.maxClockFrequency = cl_uint(clockKHz / 1000);
+    info.addressBits = 64;
+    info.globalMemSize = totalMem;
+    info.maxMemAllocSize =
+        std::max<cl_ulong>(totalMem / 4, std::min<cl_ulong>(totalMem, 128ull << 20));
+    info.globalMemCacheType = CL_READ_WRITE_CACHE;
+    info.globalMemCacheSize = cl_ulong(std::max(0, l2));
+    info.globalMemCachelineSize = 128;
+    info.maxConstantBufferSize = cl_ulong(constantBytes);
+    info.maxConstantArgs = 9;
+    // Shared memory a block may use when the kernel opts in (cuFuncSetAttribute
+    // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES above 48 KiB, which the launcher does).
+    info.localMemType = CL_LOCAL;
+    info.localMemSize = cl_ulong(std::max(sharedPerBlock, sharedOptin));
+    info.memBaseAddrAlign = 1024; // bits: core's 128-byte storage alignment
+    info.imageSupport = false;
+    info.maxReadImageArgs = info.maxWriteImageArgs = info.maxReadWriteImageArgs = 0;
+    info.image2dMaxWidth = info.image2dMaxHeight = info.image3dMaxWidth = 0;
+    info.image3dMaxHeight = info.image3dMaxDepth = info.imageMaxBufferSize = 0;
+    info.imageMaxArraySize = 0;
+    info.maxSamplers = 0;
+    info.imagePitchAlignment = info.imageBaseAddressAlignment = 0;
+    info.maxParameterSize = kMaxParameterBytes;
+    // div.rn / sqrt.rn unless -cl-fast-relaxed-math: correctly rounded by default.
+    info.singleFpConfig = CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_FMA |
+                          CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT;
+    info.doubleFpConfig = CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST |
+                          CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_FMA;
+    info.halfFpConfig = 0;
+    info.profilingTimerResolution = 1;
+    info.errorCorrectionSupport = ecc != 0;
+    info.hostUnifiedMemory = integrated != 0;
+    info.executionCapabilities = CL_EXEC_KERNEL;
+    info.printfBufferSize = kPrintfBufferBytes;
+    info.preferredWorkGroupSizeMultiple = size_t(std::max(1, warp));
+    info.nonUniformWorkGroup = true; // partial work-groups run as grids of their own
+    info.genericAddressSpace = true;
+    info.workGroupCollectives = false;
+    info.globalVariableMaxSize = 64 * 1024;
+    info.globalVariablePreferredTotalSize = 1 << 20;
+    info.atomicMemoryCapabilities =
+        CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL |
+        CL_DEVICE_ATOMIC_ORDER_SEQ_CST | CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM |
+        CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP | CL_DEVICE_ATOMIC_SCOPE_DEVICE;
+    info.atomicFenceCapabilities = info.atomicMemoryCapabilities;
+    info.svmCapabilities = 0;
+    info.topology.pcie.type = CL_DEVICE_TOPOLOGY_TYPE_PCIE_AMD;
+    info.topology.pcie.bus = cl_char(pciBus);
+    info.topology.pcie.device = cl_char(pciDevice);
+    info.topology.pcie.function = 0;
+
+    NvptxTargetChoice target = chooseNvptxTarget(major, minor, driverVersion);
+    std::string reason;
+    if (!failures.empty())
+        reason = "the CUDA driver did not describe the device:" + failures;
+    else if (target.sm.empty())
+        reason = target.reason;
+    else if (computeMode == cu::kComputeModeProhibited)
+        reason = "the GPU's compute mode is 'prohibited' (nvidia-smi -c): no context may use it";
+    info.available = reason.empty();
+    info.unavailableReason = reason;
+
+    char pci[64];
+    std::snprintf(pci, sizeof pci, "%04x:%02x:%02x", unsigned(pciDomain), unsigned(pciBus),
+                  unsigned(pciDevice));
+    nvidia::logNvidia(
+        "NVIDIA: device " + std::to_string(ordinal) + ": " + info.name + ", compute capability " +
+        std::to_string(major) + "." + std::to_string(minor) + " -> " +
+        (target.sm.empty() ? std::string("no target")
+                           : target.sm + " PTX " + std::to_string(target.ptx / 10) + "." +
+                                 std::to_string(target.ptx % 10)) +
+        ", " + std::to_string(sms) + " SMs at " + std::to_string(clockKHz / 1000) + " MHz, " +
+        std::to_string(totalMem >> 20) + " MiB, shared memory " + std::to_string(sharedPerBlock) +
+        " B per block (" + std::to_string(sharedOptin) + " opt-in, " + std::to_string(sharedPerSm) +
+        " per SM), L2 " + std::to_string(l2) + " B, warp " + std::to_string(warp) + ", ECC " +
+        (ecc ? "on" : "off") + ", unified addressing " + (unified ? "yes" : "no") + ", PCI " + pci);
+
+    const std::string sm = target.sm.empty() ? "sm_90" : target.sm;
+    const unsigned ptx = target.sm.empty() ? kPreferredPtx : target.ptx;
+    return {std::make_unique<NvidiaBackend>(nvidiaTarget(sm, ptx), unsigned(std::max(1, warp))),
+            std::move(info)};
+}
+
+} // namespace
+} // namespace nvidia_device
+
+namespace {
+
+/// One device per GPU the CUDA driver reports; none when there is no driver or no GPU (the
+/// reason is printed under DUET_LOG=1).
+std::vector<DiscoveredDevice> discoverNvidia() {
+    std::vector<DiscoveredDevice> out;
+    std::string reason;
+    const nvidia::CudaDriver* cuda = nvidia::CudaDriver::get(&reason);
+    if (!cuda)
+        return out;
+    if (nvidia::cu::Result r = cuda->init(0); r != nvidia::cu::kSuccess) {
+        nvidia::logNvidia("NVIDIA: cuInit failed: " + cuda->errorText(r));
+        return out;
+    }
+    int version = 0, count = 0;
+    if (nvidia::cu::Result r = cuda->driverGetVersion(&version); r != nvidia::cu::kSuccess)
+        nvidia::logNvidia("NVIDIA: cuDriverGetVersion failed: " + cuda->errorText(r));
+    if (nvidia::cu::Result r = cuda->deviceGetCount(&count); r != nvidia::cu::kSuccess) {
+        nvidia::logNvidia("NVIDIA: cuDeviceGetCount failed: " + cuda->errorText(r));
+        return out;
+    }
+    nvidia::logNvidia("NVIDIA: CUDA driver " + std::to_string(version / 1000) + "." +
+                      std::to_string(version % 1000 / 10) + ", " + std::to_string(count) +
+                      " device(s)");
+    for (int i = 0; i < count; ++i)
+        out.push_back(nvidia_device::describeGpu(*cuda, i, version));
+    return out;
+}
+
+const DeviceKindRegistrar kRegisterNvidia{DeviceKind{"nvidia", 2, &discoverNvidia}};
+
+} // namespace
+
+} // namespace duet::rt

@@ -1,0 +1,138 @@
+// Offline check of devices/nvidia/cuda_driver.hpp against a CUDA toolkit's cuda.h, built only
+// where one is installed (Duet itself never includes cuda.h): every enum value Duet declares
+// equals cuda.h's, every entry point resolves the symbol cuda.h maps the API name to (the
+// versioned `_v2` ones), and each declared signature has cuda.h's arity and parameter sizes.
+#include "devices/nvidia/cuda_driver.hpp"
+
+#include <cuda.h>
+
+#include <array>
+#include <cstdio>
+#include <string_view>
+
+namespace cu = duet::nvidia::cu;
+using duet::nvidia::CudaDriver;
+
+#define DUET_STR2(x) #x
+#define DUET_STR(x) DUET_STR2(x)
+
+namespace {
+
+template <class R, class... A> constexpr auto shape(R (*)(A...)) {
+    return std::array<size_t, sizeof...(A) + 1>{sizeof(R), sizeof(A)...};
+}
+template <class M> constexpr auto memberShape() {
+    return shape(static_cast<M>(nullptr));
+}
+
+} // namespace
+
+// Enum values.
+#define DUET_SAME(ours, theirs) static_assert(int(ours) == int(theirs), #ours " != " #theirs)
+DUET_SAME(cu::kSuccess, CUDA_SUCCESS);
+DUET_SAME(cu::kErrorInvalidValue, CUDA_ERROR_INVALID_VALUE);
+DUET_SAME(cu::kErrorOutOfMemory, CUDA_ERROR_OUT_OF_MEMORY);
+DUET_SAME(cu::kErrorNotInitialized, CUDA_ERROR_NOT_INITIALIZED);
+DUET_SAME(cu::kErrorNoDevice, CUDA_ERROR_NO_DEVICE);
+DUET_SAME(cu::kErrorInvalidPtx, CUDA_ERROR_INVALID_PTX);
+DUET_SAME(cu::kErrorUnsupportedPtxVersion, CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+DUET_SAME(cu::kErrorLaunchOutOfResources, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+DUET_SAME(cu::kErrorHostMemoryAlreadyRegistered, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+DUET_SAME(cu::kMaxThreadsPerBlock, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+DUET_SAME(cu::kMaxBlockDimX, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+DUET_SAME(cu::kMaxBlockDimY, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+DUET_SAME(cu::kMaxBlockDimZ, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+DUET_SAME(cu::kMaxGridDimX, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+DUET_SAME(cu::kMaxGridDimY, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+DUET_SAME(cu::kMaxGridDimZ, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+DUET_SAME(cu::kMaxSharedMemoryPerBlock, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+DUET_SAME(cu::kTotalConstantMemory, CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY);
+DUET_SAME(cu::kWarpSize, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+DUET_SAME(cu::kMaxRegistersPerBlock, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+DUET_SAME(cu::kClockRate, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+DUET_SAME(cu::kMultiprocessorCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+DUET_SAME(cu::kIntegrated, CU_DEVICE_ATTRIBUTE_INTEGRATED);
+DUET_SAME(cu::kCanMapHostMemory, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY);
+DUET_SAME(cu::kComputeMode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
+DUET_SAME(cu::kEccEnabled, CU_DEVICE_ATTRIBUTE_ECC_ENABLED);
+DUET_SAME(cu::kPciBusId, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
+DUET_SAME(cu::kPciDeviceId, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID);
+DUET_SAME(cu::kMemoryClockRate, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+DUET_SAME(cu::kGlobalMemoryBusWidth, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+DUET_SAME(cu::kL2CacheSize, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+DUET_SAME(cu::kMaxThreadsPerMultiprocessor, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+DUET_SAME(cu::kAsyncEngineCount, CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT);
+DUET_SAME(cu::kUnifiedAddressing, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING);
+DUET_SAME(cu::kPciDomainId, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID);
+DUET_SAME(cu::kComputeCapabilityMajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+DUET_SAME(cu::kComputeCapabilityMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+DUET_SAME(cu::kMaxSharedMemoryPerMultiprocessor,
+          CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+DUET_SAME(cu::kMaxSharedMemoryPerBlockOptin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+DUET_SAME(cu::kHostRegisterSupported, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED);
+DUET_SAME(cu::kComputeModeProhibited, CU_COMPUTEMODE_PROHIBITED);
+DUET_SAME(cu::kFuncMaxThreadsPerBlock, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+DUET_SAME(cu::kFuncSharedSizeBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+DUET_SAME(cu::kFuncConstSizeBytes, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES);
+DUET_SAME(cu::kFuncLocalSizeBytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+DUET_SAME(cu::kFuncNumRegs, CU_FUNC_ATTRIBUTE_NUM_REGS);
+DUET_SAME(cu::kFuncPtxVersion, CU_FUNC_ATTRIBUTE_PTX_VERSION);
+DUET_SAME(cu::kFuncBinaryVersion, CU_FUNC_ATTRIBUTE_BINARY_VERSION);
+DUET_SAME(cu::kFuncMaxDynamicSharedSizeBytes, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+DUET_SAME(cu::kJitInfoLogBuffer, CU_JIT_INFO_LOG_BUFFER);
+DUET_SAME(cu::kJitInfoLogBufferSizeBytes, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
+DUET_SAME(cu::kJitErrorLogBuffer, CU_JIT_ERROR_LOG_BUFFER);
+DUET_SAME(cu::kJitErrorLogBufferSizeBytes, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
+DUET_SAME(cu::kJitOptimizationLevel, CU_JIT_OPTIMIZATION_LEVEL);
+DUET_SAME(cu::kJitLogVerbose, CU_JIT_LOG_VERBOSE);
+DUET_SAME(cu::kMemHostRegisterPortable, CU_MEMHOSTREGISTER_PORTABLE);
+DUET_SAME(cu::kMemHostRegisterDeviceMap, CU_MEMHOSTREGISTER_DEVICEMAP);
+DUET_SAME(cu::kStreamNonBlocking, CU_STREAM_NON_BLOCKING);
+static_assert(sizeof(cu::DevicePtr) == sizeof(CUdeviceptr));
+static_assert(sizeof(cu::Device) == sizeof(CUdevice));
+static_assert(sizeof(cu::Result) == sizeof(CUresult));
+
+// Entry points: the symbol cuda_driver.cpp resolves is the one cuda.h names, and the member's
+// signature has cuda.h's shape. (cuda.h maps some names to per-thread-stream variants only when
+// CUDA_API_PER_THREAD_DEFAULT_STREAM is defined; Duet uses the default ones.)
+#define DUET_CHECK(member, api, symbol)                                                            \
+    static_assert(std::string_view(DUET_STR(api)) == symbol, #api " is not " symbol);              \
+    static_assert(memberShape<decltype(CudaDriver::member)>() == shape(&api),                      \
+                  #member " does not have the shape of " #api);
+DUET_CHECK(init, cuInit, "cuInit")
+DUET_CHECK(driverGetVersion, cuDriverGetVersion, "cuDriverGetVersion")
+DUET_CHECK(deviceGetCount, cuDeviceGetCount, "cuDeviceGetCount")
+DUET_CHECK(deviceGet, cuDeviceGet, "cuDeviceGet")
+DUET_CHECK(deviceGetName, cuDeviceGetName, "cuDeviceGetName")
+DUET_CHECK(deviceGetAttribute, cuDeviceGetAttribute, "cuDeviceGetAttribute")
+DUET_CHECK(deviceTotalMem, cuDeviceTotalMem, "cuDeviceTotalMem_v2")
+DUET_CHECK(getErrorName, cuGetErrorName, "cuGetErrorName")
+DUET_CHECK(getErrorString, cuGetErrorString, "cuGetErrorString")
+DUET_CHECK(devicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")
+DUET_CHECK(devicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")
+DUET_CHECK(ctxPushCurrent, cuCtxPushCurrent, "cuCtxPushCurrent_v2")
+DUET_CHECK(ctxPopCurrent, cuCtxPopCurrent, "cuCtxPopCurrent_v2")
+DUET_CHECK(ctxSynchronize, cuCtxSynchronize, "cuCtxSynchronize")
+DUET_CHECK(memGetInfo, cuMemGetInfo, "cuMemGetInfo_v2")
+DUET_CHECK(moduleLoadDataEx, cuModuleLoadDataEx, "cuModuleLoadDataEx")
+DUET_CHECK(moduleUnload, cuModuleUnload, "cuModuleUnload")
+DUET_CHECK(moduleGetFunction, cuModuleGetFunction, "cuModuleGetFunction")
+DUET_CHECK(funcGetAttribute, cuFuncGetAttribute, "cuFuncGetAttribute")
+DUET_CHECK(funcSetAttribute, cuFuncSetAttribute, "cuFuncSetAttribute")
+DUET_CHECK(launchKernel, cuLaunchKernel, "cuLaunchKernel")
+DUET_CHECK(memAlloc, cuMemAlloc, "cuMemAlloc_v2")
+DUET_CHECK(memFree, cuMemFree, "cuMemFree_v2")
+DUET_CHECK(memcpyHtoD, cuMemcpyHtoD, "cuMemcpyHtoD_v2")
+DUET_CHECK(memcpyDtoH, cuMemcpyDtoH, "cuMemcpyDtoH_v2")
+DUET_CHECK(memHostRegister, cuMemHostRegister, "cuMemHostRegister_v2")
+DUET_CHECK(memHostUnregister, cuMemHostUnregister, "cuMemHostUnregister")
+DUET_CHECK(memHostGetDevicePointer, cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2")
+DUET_CHECK(streamCreate, cuStreamCreate, "cuStreamCreate")
+DUET_CHECK(streamSynchronize, cuStreamSynchronize, "cuStreamSynchronize")
+DUET_CHECK(streamDestroy, cuStreamDestroy, "cuStreamDestroy_v2")
+
+int main() {
+    std::printf("cuda_driver.hpp agrees with cuda.h (CUDA %d.%d)\n", CUDA_VERSION / 1000,
+                CUDA_VERSION % 1000 / 10);
+    return 0;
+}

@@ -1,0 +1,270 @@
+// OpenCL C programs the NVIDIA code generator is checked on: what Duet's samples and the usual
+// GPU benchmarks do (tiles in __local memory, reductions, atomics, math, printf, structs,
+// vectors, offsets, non-uniform work-groups, OpenCL C 3.0 features).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace duet::nvidia::test {
+
+struct Program {
+    const char* name;
+    const char* options;
+    const char* source;
+};
+
+inline const std::vector<Program>& programs() {
+    static const std::vector<Program> list = {
+        {"nbody", "-cl-fast-relaxed-math", R"CL(
+// All-pairs N-body with the bodies tiled through __local memory (samples/nbody's kernel shape).
+__kernel void nbody(__global const float4* pos, __global float4* vel, __global float4* outPos,
+                    __local float4* tile, float dt, float eps2, uint n) {
+    size_t i = get_global_id(0);
+    size_t lid = get_local_id(0), lsz = get_local_size(0);
+    float4 p = i < n ? pos[i] : (float4)(0.0f);
+    float3 a = (float3)(0.0f);
+    for (uint base = 0; base < n; base += lsz) {
+        tile[lid] = base + lid < n ? pos[base + lid] : (float4)(0.0f);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint j = 0; j < lsz; ++j) {
+            float4 q = tile[j];
+            float3 d = q.xyz - p.xyz;
+            float inv = rsqrt(dot(d, d) + eps2);
+            a += d * (q.w * inv * inv * inv);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (i < n) {
+        float4 v = vel[i];
+        v.xyz += a * dt;
+        vel[i] = v;
+        outPos[i] = (float4)(p.xyz + v.xyz * dt, p.w);
+    }
+}
+)CL"},
+        {"triad", "", R"CL(
+__kernel void triad(__global const double* b, __global const double* c, __global double* a,
+                    double s) {
+    size_t i = get_global_id(0);
+    a[i] = b[i] + s * c[i];
+}
+__kernel void triad_f4(__global const float4* b, __global const float4* c, __global float4* a,
+                       float s) {
+    size_t i = get_global_id(0);
+    a[i] = mad((float4)(s), c[i], b[i]);
+}
+)CL"},
+        {"reduce", "", R"CL(
+// Work-group tree reduction in __local memory (a static tile and an argument tile).
+__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+void reduce_static(__global const float* in, __global float* out, uint n) {
+    __local float part[256];
+    size_t lid = get_local_id(0), gid = get_global_id(0);
+    part[lid] = gid < n ? in[gid] : 0.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            part[lid] += part[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0)
+        out[get_group_id(0)] = part[0];
+}
+__kernel void reduce_arg(__global const int* in, __global long* out, __local long* part,
+                         __local int* flags) {
+    size_t lid = get_local_id(0);
+    part[lid] = in[get_global_id(0)];
+    flags[lid] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t s = get_local_size(0) / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            part[lid] += part[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0)
+        out[get_group_id(0) + get_num_groups(0) * get_group_id(1)] = part[0] + flags[0];
+}
+)CL"},
+        {"atomics", "", R"CL(
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+__kernel void histogram(__global const uchar* data, __global uint* bins, __local uint* local_bins,
+                        uint n) {
+    size_t lid = get_local_id(0);
+    for (size_t b = lid; b < 256; b += get_local_size(0))
+        local_bins[b] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t i = get_global_id(0); i < n; i += get_global_size(0))
+        atomic_inc(&local_bins[data[i]]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t b = lid; b < 256; b += get_local_size(0))
+        atomic_add(&bins[b], local_bins[b]);
+}
+__kernel void atomics32(__global int* p, __global uint* u, __global float* f) {
+    atomic_add(p, 1); atomic_sub(p + 1, 2); atomic_xchg(p + 2, 3); atomic_min(p + 3, -4);
+    atomic_max(p + 4, 5); atomic_and(u, 6u); atomic_or(u + 1, 7u); atomic_xor(u + 2, 8u);
+    atomic_cmpxchg(u + 3, 9u, 10u); atomic_dec(u + 4); atomic_xchg(f, 1.5f);
+}
+__kernel void atomics64(__global long* p, __global ulong* u, __local long* l) {
+    atom_add(p, 1L); atom_sub(p + 1, 2L); atom_xchg(p + 2, 3L); atom_min(p + 3, -4L);
+    atom_max(p + 4, 5L); atom_and(u, 6ul); atom_or(u + 1, 7ul); atom_xor(u + 2, 8ul);
+    atom_cmpxchg(u + 3, 9ul, 10ul); atom_inc(u + 4); atom_dec(u + 5);
+    if (get_local_id(0) == 0) *l = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    atom_add(l, (long)get_local_id(0));
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) atom_max(u + 6, (ulong)*l);
+}
+)CL"},
+        {"c11_atomics", "-cl-std=CL3.0", R"CL(
+__kernel void c11(volatile __global atomic_int* counter, volatile __global atomic_long* wide,
+                  __global int* out, volatile __local atomic_int* lc) {
+    if (get_local_id(0) == 0)
+        atomic_init(lc, 0);
+    work_group_barrier(CLK_LOCAL_MEM_FENCE);
+    int a = atomic_fetch_add(counter, 1);
+    int b = atomic_fetch_add_explicit(counter, 1, memory_order_relaxed, memory_scope_work_group);
+    long c = atomic_fetch_max_explicit(wide, (long)a, memory_order_acq_rel, memory_scope_device);
+    int d = atomic_load_explicit(counter, memory_order_acquire, memory_scope_device);
+    atomic_store_explicit(counter + 1, b, memory_order_release, memory_scope_device);
+    int expected = 0;
+    bool swapped = atomic_compare_exchange_strong(counter + 2, &expected, 1);
+    atomic_fetch_add_explicit(lc, 1, memory_order_relaxed, memory_scope_work_group);
+    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_seq_cst, memory_scope_device);
+    work_group_barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE, memory_scope_device);
+    out[get_global_id(0)] = a + b + (int)c + d + swapped + atomic_load(lc);
+}
+)CL"},
+        {"math", "", R"CL(
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void math_f(__global float* x, __global float4* v) {
+    size_t i = get_global_id(0);
+    float a = x[i];
+    x[i] = sin(a) + cos(a) + tan(a) + exp(a) + log(a + 2.0f) + pow(a, 1.5f) + sqrt(a) +
+           rsqrt(a + 1.0f) + atan2(a, 2.0f) + erf(a) + tgamma(a + 1.0f) + fma(a, a, a) +
+           native_sin(a) + native_cos(a) + native_exp(a) + native_log(a + 3.0f) +
+           native_exp2(a) + native_log2(a + 1.0f) + native_exp10(a) + native_log10(a + 1.0f) +
+           native_tan(a) + half_sin(a) + half_exp(a) + native_powr(a + 1.0f, 0.5f) +
+           native_divide(a, 3.0f) + native_recip(a + 1.0f) + native_sqrt(a) + cbrt(a) +
+           hypot(a, 1.0f) + fmod(a, 0.3f) + remainder(a, 0.7f) + ldexp(a, 3) + logb(a + 1.0f);
+    float4 w = v[i];
+    v[i] = sin(w) + native_sin(w) + exp(w) + native_exp(w) + clamp(w, 0.0f, 1.0f) +
+           mix(w, w * 2.0f, 0.25f) + normalize(w) + (float4)(length(w), distance(w, w + 1.0f),
+           dot(w, w), fast_length(w));
+}
+__kernel void math_d(__global double* x, __global double2* v) {
+    size_t i = get_global_id(0);
+    double a = x[i];
+    x[i] = sin(a) + cos(a) + exp(a) + log(a + 2.0) + pow(a, 2.5) + sqrt(a) + rsqrt(a + 1.0) +
+           tgamma(a + 1.0) + erfc(a) + sinpi(a) + atan(a) + fma(a, a, 1.0) + cbrt(a) +
+           fmod(a, 0.3) + lgamma(a + 1.0) + expm1(a) + log1p(a);
+    double2 w = v[i];
+    v[i] = sin(w) + exp(w) + floor(w) + (double2)(dot(w, w));
+}
+__kernel void integer(__global int* x, __global uint4* y, __global long* z) {
+    size_t i = get_global_id(0);
+    x[i] = mad_hi(x[i], 3, 4) + mul24(x[i], 5) + mad24(x[i], 6, 7) + popcount(x[i]) +
+           clz(x[i]) + rotate(x[i], 3) + abs_diff(x[i], 9) + add_sat(x[i], 10) + hadd(x[i], 11);
+    y[i] = mad_sat(y[i], (uint4)(2), (uint4)(3)) + upsample((ushort4)(1), (ushort4)(2)) +
+           convert_uint4_sat(convert_float4(y[i]) * 1.5f);
+    z[i] = mul_hi(z[i], 12L) + convert_long_rte((double)z[i] * 0.5) + clz(z[i]);
+}
+)CL"},
+        {"printf", "", R"CL(
+__kernel void hello(__global const float* x, __constant char* names) {
+    size_t i = get_global_id(0);
+    printf("work-item %u of %u: x = %f, as vector %v4hlf, name %s, literal %s, pointer %p\n",
+           (uint)i, (uint)get_global_size(0), x[i], (float4)(x[i]), names, "ok", x);
+    if (printf("%d%c%ld\n", 1, 'a', 2L) < 0)
+        printf("full\n");
+}
+)CL"},
+        {"structs_vectors", "", R"CL(
+typedef struct {
+    float4 center;
+    float radius;
+    int id;
+    double mass;
+    char tag[3];
+} Body;
+typedef struct {
+    uchar2 a;
+    short3 b;
+    ulong c;
+} Mixed;
+__kernel void structs(__global float4* out, Body body, Mixed m, float3 v3, double2 d2,
+                      char16 c16) {
+    size_t i = get_global_id(0);
+    out[i] = body.center * body.radius + (float4)(body.id, body.mass, body.tag[1], m.c) +
+             (float4)(m.a.x, m.b.z, v3.y, d2.y) + convert_float4(c16.s0123);
+}
+__kernel void vectors(__global float16* a, __global int8* b, __global uchar3* c,
+                      __global double4* d, __global short2* e, ulong2 k) {
+    size_t i = get_global_id(0);
+    a[i] = a[i] * 2.0f + (float16)(k.x);
+    b[i] = b[i].s76543210 + (int8)(1);
+    c[i] = c[i].zyx;
+    d[i] = d[i] + (double4)(k.y);
+    e[i] = e[i] >> (short2)(1);
+    vstore4(vload4(0, (__global float*)a + i), 1, (__global float*)a + i);
+    vstore_half(a[i].s0, i, (__global half*)b);
+}
+)CL"},
+        {"offsets_nonuniform", "-cl-std=CL3.0", R"CL(
+// get_global_offset, work dimensions and the sizes of partial (non-uniform) work-groups.
+__kernel void ids(__global ulong* out) {
+    size_t gx = get_global_id(0), gy = get_global_id(1), gz = get_global_id(2);
+    size_t lin = get_global_linear_id();
+    __global ulong* o = out + lin * 16;
+    o[0] = gx; o[1] = gy; o[2] = gz;
+    o[3] = get_global_offset(0); o[4] = get_global_offset(1); o[5] = get_global_offset(2);
+    o[6] = get_local_size(0); o[7] = get_enqueued_local_size(0);
+    o[8] = get_num_groups(0); o[9] = get_group_id(0); o[10] = get_work_dim();
+    o[11] = get_local_linear_id(); o[12] = get_global_size(0); o[13] = get_local_id(1);
+    o[14] = get_global_size(3); o[15] = get_local_size(7);
+}
+)CL"},
+        {"generic_globals", "-cl-std=CL3.0", R"CL(
+// OpenCL C 3.0: generic pointers (to_global & co), program-scope variables, __constant data.
+__global int counter = 7;
+__global float table[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+__constant float coeffs[3] = {0.25f, 0.5f, 0.25f};
+void bump(int* p) { *p += 1; }
+float sum3(__constant float* c) { return c[0] + c[1] + c[2]; }
+__kernel void generic_ptrs(__global int* g, __local int* l, __global float* out,
+                      __constant float* weights) {
+    int priv = 3;
+    int* p = get_local_id(0) & 1 ? (int*)g : (int*)l;
+    if (get_local_id(0) == 0) l[0] = 0;
+    work_group_barrier(CLK_LOCAL_MEM_FENCE);
+    bump(&priv);
+    __global int* asGlobal = to_global(p);
+    __local int* asLocal = to_local(p);
+    int* asPrivate = to_private(&priv);
+    cl_mem_fence_flags f = get_fence(p);
+    if (asGlobal) atomic_add(asGlobal, 1);
+    if (asLocal) atomic_add(asLocal, 1);
+    counter += priv + *asPrivate + (int)f;
+    size_t i = get_global_id(0);
+    out[i] = table[i & 3] * weights[i & 7] + sum3(coeffs) + sum3(weights);
+}
+)CL"},
+        {"kernel_calls_kernel", "", R"CL(
+__kernel void scale(__global float* x, float s) { x[get_global_id(0)] *= s; }
+__kernel void scale_twice(__global float* x, float s) {
+    scale(x, s);
+    scale(x, s);
+}
+)CL"},
+        {"noinline_helpers", "-cl-opt-disable", R"CL(
+// Helpers that read work-item state, built without optimisation: inlined all the same.
+__attribute__((noinline)) size_t where(void) { return get_global_id(0) + get_global_offset(0); }
+size_t twice(void) { return 2 * where(); }
+__kernel void helpers(__global ulong* out) { out[get_global_id(0)] = twice() + where(); }
+)CL"},
+    };
+    return list;
+}
+
+} // namespace duet::nvidia::test

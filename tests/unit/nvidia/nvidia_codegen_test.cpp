@@ -1,0 +1,736 @@
+// The NVIDIA code generator without a GPU: the test programs (kernels.hpp) to PTX, the kernel
+// ABI as the PTX shows it (launch block, __local offsets, .maxntid, shared memory, printf
+// formats), program binaries, -save-temps, bad input, the target choice, the Duet PTX header
+// and the CUDA driver loader.
+#include "build_util.hpp"
+#include "kernels.hpp"
+
+#include "compiler/binary.hpp"
+#include "devices/nvidia/cuda_driver.hpp"
+#include "devices/nvidia/launch_plan.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+using namespace duet;
+using namespace duet::nvidia::test;
+using nvidia::KernelEntry;
+
+namespace {
+
+const Program& program(const std::string& name) {
+    for (const Program& p : programs())
+        if (p.name == name)
+            return p;
+    FAIL("no test program " << name);
+    throw 0;
+}
+
+Built buildProgram(const std::string& name, const rt::TargetSpec& t = target()) {
+    const Program& p = program(name);
+    return build(p.source, p.options, t);
+}
+
+const KernelEntry& entryOf(const rt::NvidiaExecutable& exe, const std::string& kernel) {
+    for (size_t i = 0; i < exe.kernels().size(); ++i)
+        if (exe.kernels()[i].name == kernel) {
+            const auto* e = static_cast<const KernelEntry*>(exe.entry(i));
+            REQUIRE(e);
+            REQUIRE(e->name == kernel);
+            return *e;
+        }
+    FAIL("no kernel " << kernel);
+    throw 0;
+}
+
+/// The `.param` lines of an entry's parameter list.
+std::vector<std::string> paramsOf(const std::string& entry) {
+    std::vector<std::string> out;
+    std::istringstream in(entry.substr(0, entry.find(')')));
+    for (std::string line; std::getline(in, line);)
+        if (line.find(".param") != std::string::npos)
+            out.push_back(line);
+    return out;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
+    return n;
+}
+
+rt::FinalizeResult finalizeSource(const std::string& source, const std::string& options = "") {
+    rt::CompileResult c = rt::compileSource(source, options, {}, target());
+    INFO(c.log);
+    REQUIRE(c.status == CL_SUCCESS);
+    return rt::finalizeForNvidia(c.bitcode, options, source, target());
+}
+
+std::span<const unsigned char> bytes(const std::string& s) {
+    return {reinterpret_cast<const unsigned char*>(s.data()), s.size()};
+}
+
+} // namespace
+
+TEST_CASE("every test program builds to PTX for sm_90 and sm_80 with the kernel ABI",
+          "[nvidia][codegen]") {
+    for (const auto& [sm, ptx] : {std::pair<const char*, unsigned>{"sm_90", 80}, {"sm_80", 80}}) {
+        for (const Program& p : programs()) {
+            INFO("program " << p.name << " for " << sm);
+            Built b = build(p.source, p.options, target(sm, ptx));
+            const std::string& text = b.exe->ptx();
+            if (std::getenv("DUET_TEST_DUMP_PTX"))
+                std::printf("==== %s %s\n%s\n", p.name, sm, text.c_str());
+            // DUET_TEST_PTX_DIR: the PTX for nvidia_gpu_abi_run, which runs it on a GPU.
+            if (const char* dir = std::getenv("DUET_TEST_PTX_DIR"); dir && *dir)
+                std::ofstream(std::string(dir) + "/" + p.name + "." + sm + ".ptx") << text;
+            CHECK(contains(text, ".version 8.0\n"));
+            CHECK(contains(text, std::string(".target ") + sm + "\n"));
+            CHECK(b.exe->module().target == sm);
+            CHECK(b.exe->module().ptxVersion == 80);
+            // Everything resolved in the module: no external functions, not CUDA's vprintf.
+            CHECK_FALSE(contains(text, ".extern .func"));
+            CHECK_FALSE(contains(text, "vprintf"));
+            CHECK_FALSE(contains(text, ".reqntid"));
+            // The header reads back as the module the executable carries.
+            nvidia::ReadPtxResult read = nvidia::readPtxModule(text);
+            REQUIRE(read.error.empty());
+            REQUIRE(read.module.kernels.size() == b.exe->kernels().size());
+            for (size_t i = 0; i < b.exe->kernels().size(); ++i) {
+                const rt::KernelDesc& desc = b.exe->kernels()[i];
+                const KernelEntry& e = entryOf(*b.exe, desc.name);
+                const KernelEntry& r = read.module.kernels[i];
+                INFO("kernel " << desc.name);
+                CHECK(r.name == e.name);
+                CHECK(r.params == e.params);
+                CHECK(r.localArgs == e.localArgs);
+                CHECK(r.staticSharedBytes == e.staticSharedBytes);
+                CHECK(r.reqdWorkGroupSize == e.reqdWorkGroupSize);
+                CHECK(r.usesPrintf == e.usesPrintf);
+                // Parameters: the OpenCL arguments (a __local one as a u64 offset), then the
+                // 96-byte launch block.
+                const std::string entry = entryText(text, desc.name);
+                REQUIRE_FALSE(entry.empty());
+                std::vector<std::string> params = paramsOf(entry);
+                REQUIRE(params.size() == desc.args.size() + 1);
+                CHECK(e.params == params.size());
+                CHECK(contains(params.back(), ".param .align 8 .b8 " + desc.name + "_param_" +
+                                                  std::to_string(desc.args.size()) + "[96]"));
+                for (size_t a = 0; a < desc.args.size(); ++a) {
+                    const bool local = desc.args[a].kind == rt::KernelArgKind::LocalBuffer;
+                    CHECK(local == (std::find(e.localArgs.begin(), e.localArgs.end(), a) !=
+                                    e.localArgs.end()));
+                    if (local)
+                        CHECK(contains(params[a], ".param .u64"));
+                }
+                CHECK(desc.staticLocalMemSize == e.staticSharedBytes);
+            }
+            CHECK(read.module.printf.size() == b.exe->module().printf.size());
+        }
+    }
+}
+
+TEST_CASE("N-body: __local tile argument as a dynamic shared memory offset, fast rsqrt",
+          "[nvidia][codegen]") {
+    Built b = buildProgram("nbody");
+    const KernelEntry& e = entryOf(*b.exe, "nbody");
+    CHECK(e.localArgs == std::vector<uint32_t>{3});
+    CHECK(e.params == 8);
+    CHECK(e.staticSharedBytes == 0);
+    const std::string entry = entryText(b.exe->ptx(), "nbody");
+    CHECK(contains(b.exe->ptx(), ".extern .shared .align 16 .b8 __duet_local_args[];"));
+    CHECK(contains(entry, "__duet_local_args;"));
+    CHECK(contains(entry, "ld.shared.v4.f32"));
+    CHECK(contains(entry, "st.shared.v4.f32"));
+    CHECK(contains(entry, "bar.sync"));
+    CHECK(contains(entry, "rsqrt.approx.f32")); // -cl-fast-relaxed-math
+    CHECK(b.exe->kernels()[0].args[3].kind == rt::KernelArgKind::LocalBuffer);
+}
+
+TEST_CASE("reductions: static __local size, reqd_work_group_size as .maxntid, two __local args",
+          "[nvidia][codegen]") {
+    Built b = buildProgram("reduce");
+    const KernelEntry& s = entryOf(*b.exe, "reduce_static");
+    CHECK(s.reqdWorkGroupSize == std::array<uint32_t, 3>{256, 1, 1});
+    CHECK(s.staticSharedBytes == 256 * sizeof(float));
+    CHECK(s.localArgs.empty());
+    CHECK(contains(entryText(b.exe->ptx(), "reduce_static"), ".maxntid 256, 1, 1"));
+    CHECK_FALSE(contains(b.exe->ptx(), ".reqntid"));
+    CHECK(contains(b.exe->ptx(), ".shared .align 4 .b8 reduce_static_$_part[1024];"));
+    const KernelEntry& a = entryOf(*b.exe, "reduce_arg");
+    CHECK(a.localArgs == std::vector<uint32_t>{2, 3});
+    CHECK(a.reqdWorkGroupSize == std::array<uint32_t, 3>{0, 0, 0});
+    CHECK(a.staticSharedBytes == 0);
+    CHECK_FALSE(contains(entryText(b.exe->ptx(), "reduce_arg"), ".maxntid"));
+}
+
+TEST_CASE("OpenCL 1.x atomics are relaxed atom instructions, 32- and 64-bit, global and local",
+          "[nvidia][codegen]") {
+    Built b = buildProgram("atomics");
+    const std::string& ptx = b.exe->ptx();
+    const std::string a32 = entryText(ptx, "atomics32"), a64 = entryText(ptx, "atomics64"),
+                      hist = entryText(ptx, "histogram");
+    for (const char* op : {"atom.global.add.u32", "atom.global.exch.b32", "atom.global.min.s32",
+                           "atom.global.max.s32", "atom.global.and.b32", "atom.global.or.b32",
+                           "atom.global.xor.b32", "atom.global.cas.b32"})
+        CHECK(contains(a32, op));
+    for (const char* op :
+         {"atom.global.add.u64", "atom.global.exch.b64", "atom.global.min.s64",
+          "atom.global.max.s64", "atom.global.and.b64", "atom.global.or.b64", "atom.global.xor.b64",
+          "atom.global.cas.b64", "atom.shared.add.u64", "atom.global.max.u64"})
+        CHECK(contains(a64, op));
+    CHECK(contains(hist, "atom.shared.add.u32"));
+    CHECK(contains(hist, "atom.global.add.u32"));
+    // Relaxed: no fences around them.
+    CHECK_FALSE(contains(a32, "membar"));
+    CHECK_FALSE(contains(a64, "membar"));
+    CHECK_FALSE(contains(hist, "membar"));
+}
+
+TEST_CASE("OpenCL C 3.0 atomics: orders and scopes become fences around relaxed atom",
+          "[nvidia][codegen]") {
+    Built b = buildProgram("c11_atomics");
+    const std::string c11 = entryText(b.exe->ptx(), "c11");
+    CHECK(contains(c11, "membar.gl"));
+    CHECK((contains(c11, "atom.add.u32") || contains(c11, "atom.global.add.u32")));
+    CHECK((contains(c11, "atom.max.s64") || contains(c11, "atom.global.max.s64")));
+    CHECK(count(c11, "membar.gl") >= 6);
+    // Neither IR fences nor ordered loads and stores reach the backend, which cannot select
+    // them: only relaxed (volatile) accesses between membar instructions.
+    CHECK_FALSE(contains(c11, "ld.acquire"));
+    CHECK_FALSE(contains(c11, "st.release"));
+    CHECK(contains(c11, "ld.volatile"));
+}
+
+TEST_CASE("fences and ordered atomics become membar instructions by scope", "[nvidia][codegen]") {
+    Built b = build(R"CL(
+__kernel void f(volatile __global atomic_int* g, volatile __local atomic_int* l,
+                __global int* out) {
+    atomic_work_item_fence(CLK_LOCAL_MEM_FENCE, memory_order_acq_rel, memory_scope_work_group);
+    out[0] = 1;
+    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
+    out[1] = 2;
+    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_relaxed, memory_scope_device);
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    out[2] = atomic_load_explicit(g, memory_order_relaxed, memory_scope_device);
+}
+)CL",
+                    "-cl-std=CL3.0");
+    const std::string f = entryText(b.exe->ptx(), "f");
+    CHECK(count(f, "membar.cta") == 2); // work-group fence, mem_fence
+    CHECK(count(f, "membar.gl") == 1);  // device release fence; the relaxed one is none
+    CHECK_FALSE(contains(f, "membar.sys"));
+}
+
+TEST_CASE("math builtins: libclc float and double, native_ functions on the PTX approximations",
+          "[nvidia][codegen]") {
+    Built b = buildProgram("math");
+    const std::string f = entryText(b.exe->ptx(), "math_f"), d = entryText(b.exe->ptx(), "math_d");
+    CHECK(contains(f, "sin.approx.f32"));
+    CHECK(contains(f, "cos.approx.f32"));
+    CHECK(contains(f, "ex2.approx"));
+    CHECK(contains(f, "lg2.approx"));
+    CHECK(contains(d, ".f64"));
+    CHECK(contains(d, "fma.rn.f64"));
+    CHECK_FALSE(contains(d, "sin.approx"));
+    // Correctly rounded division and square root unless the options allow less.
+    Built plain = build("__kernel void k(__global float* x) { x[0] = x[1] / x[2] + sqrt(x[3]); }");
+    CHECK(contains(plain.exe->ptx(), "div.rn.f32"));
+    CHECK(contains(plain.exe->ptx(), "sqrt.rn.f32"));
+    Built fast = build("__kernel void k(__global float* x) { x[0] = x[1] / x[2] + sqrt(x[3]); }",
+                       "-cl-fast-relaxed-math");
+    CHECK_FALSE(contains(fast.exe->ptx(), "div.rn.f32"));
+    CHECK(contains(fast.exe->ptx(), "sqrt.approx"));
+    Built ftz =
+        build("__kernel void k(__global float* x) { x[0] = x[1] * x[2]; }", "-cl-denorms-are-zero");
+    CHECK(contains(ftz.exe->ptx(), ".ftz.f32"));
+}
+
+TEST_CASE("printf: records in the launch's printf buffer, formats in the PTX header",
+          "[nvidia][codegen]") {
+    Built b = buildProgram("printf");
+    const auto& formats = b.exe->module().printf;
+    REQUIRE(formats.size() == 3);
+    std::map<std::string, std::vector<uint32_t>> byFormat;
+    for (const nvidia::PrintfFormat& f : formats) {
+        CHECK(f.id >= 1);
+        CHECK(f.id <= 3);
+        byFormat[f.format] = f.argSizes;
+    }
+    CHECK(byFormat.at("work-item %u of %u: x = %f, as vector %v4hlf, name %s, literal %s, "
+                      "pointer %p\n") == std::vector<uint32_t>{4, 4, 8, 16, 4, 4, 8});
+    CHECK(byFormat.at("%d%c%ld\n") == std::vector<uint32_t>{4, 4, 8});
+    CHECK(byFormat.at("full\n").empty());
+    CHECK(entryOf(*b.exe, "hello").usesPrintf);
+    CHECK(b.exe->kernels()[0].usesPrintf);
+    const std::string hello = entryText(b.exe->ptx(), "hello");
+    CHECK(contains(hello, "atom.global.add.u64")); // reserving a record
+    CHECK(contains(hello, "+88]"));                // LaunchBlock::printfBuffer
+    // A kernel without printf says so.
+    Built quiet = buildProgram("triad");
+    CHECK_FALSE(entryOf(*quiet.exe, "triad").usesPrintf);
+    CHECK(quiet.exe->module().printf.empty());
+}
+
+TEST_CASE("OpenCL C 3.0 generic pointers, program-scope variables, __constant arguments",
+          "[nvidia][codegen]") {
+    Built b = buildProgram("generic_globals");
+    const std::string& ptx = b.exe->ptx();
+    const std::string g = entryText(ptx, "generic_ptrs");
+    CHECK(contains(g, "isspacep.global"));
+    CHECK(contains(g, "isspacep.shared"));
+    CHECK(contains(ptx, ".visible .global .align 4 .u32 counter = 7;"));
+    CHECK(contains(ptx, ".visible .global .align 4 .b8 table[16]"));
+    CHECK(contains(ptx, ".visible .const .align 4 .b8 coeffs[12]"));
+    CHECK(b.exe->globalVariableTotalSize() == 4 + 16);
+    CHECK(b.exe->module().globalBytes == 20);
+    // The __constant argument is a buffer in global memory, never read with ld.const.
+    CHECK_FALSE(contains(g, "ld.const"));
+    CHECK(contains(g, "ld.global.f32"));
+
+    // __constant data of the program stays in the constant bank; a __constant argument and a
+    // __constant helper parameter are read as global memory.
+    Built c = build(R"CL(
+__constant float k[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+float pick(__constant float* p, int i) { return p[i]; }
+__kernel void f(__constant float* w, __constant float4* v, __global float* o, int i) {
+    o[0] = w[i] * k[i & 3] + pick(w, i + 1) + v[i].y + pick(k, i & 1);
+    o[1] = vload4(0, w + i).z;
+}
+)CL");
+    const std::string f = entryText(c.exe->ptx(), "f");
+    CHECK(contains(f, "ld.const.f32"));
+    CHECK(contains(f, "ld.global.f32"));
+    CHECK(count(f, "ld.const") <= 2); // k only
+}
+
+TEST_CASE("a kernel called by another kernel: an .entry and an inlined copy", "[nvidia][codegen]") {
+    Built b = buildProgram("kernel_calls_kernel");
+    CHECK_FALSE(entryText(b.exe->ptx(), "scale").empty());
+    const std::string twice = entryText(b.exe->ptx(), "scale_twice");
+    REQUIRE_FALSE(twice.empty());
+    CHECK_FALSE(contains(twice, "call"));
+    CHECK(count(twice, "mul.rn.f32") == 2);
+}
+
+TEST_CASE("work-item functions read the launch block and the grid registers", "[nvidia][codegen]") {
+    Built b = buildProgram("offsets_nonuniform");
+    const std::string ids = entryText(b.exe->ptx(), "ids");
+    for (const char* reg :
+         {"%ctaid.x", "%ctaid.y", "%ctaid.z", "%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y"})
+        CHECK(contains(ids, reg));
+    // get_num_groups(0) and get_work_dim() are launch block fields (offsets 72 and 84).
+    CHECK(contains(ids, "[ids_param_1+72]"));
+    CHECK(contains(ids, "[ids_param_1+84]"));
+    CHECK_FALSE(contains(ids, "%nctaid")); // the NDRange's groups, not this grid's
+    CHECK_FALSE(contains(ids, "call"));
+
+    // Unoptimised helpers that read work-item state are inlined all the same.
+    Built h = buildProgram("noinline_helpers");
+    CHECK_FALSE(contains(entryText(h.exe->ptx(), "helpers"), "call"));
+}
+
+TEST_CASE("build options: -g, -cl-opt-disable, -cl-kernel-arg-info, -D", "[nvidia][codegen]") {
+    for (const char* options : {"-g", "-cl-opt-disable", "-g -cl-opt-disable",
+                                "-cl-kernel-arg-info -DSCALE=2.0f", "-cl-std=CL3.0 -g"}) {
+        INFO("options " << options);
+        Built b = build(program("nbody").source, options);
+        CHECK_FALSE(entryText(b.exe->ptx(), "nbody").empty());
+        Built c = build("#ifndef SCALE\n#define SCALE 1.0f\n#endif\n"
+                        "__kernel void k(__global float* x, __local float* t) {"
+                        " t[get_local_id(0)] = x[get_global_id(0)] * SCALE;"
+                        " barrier(CLK_LOCAL_MEM_FENCE); x[get_global_id(0)] = t[0]; }",
+                        options);
+        CHECK(entryOf(*c.exe, "k").localArgs == std::vector<uint32_t>{1});
+    }
+    Built named =
+        build("__kernel void k(__global float* data, float gain) {}", "-cl-kernel-arg-info");
+    CHECK(named.exe->kernels()[0].argInfoAvailable);
+    CHECK(named.exe->kernels()[0].args[1].name == "gain");
+}
+
+TEST_CASE("program binaries round-trip and rebuild for another target", "[nvidia][binary]") {
+    Built b = buildProgram("nbody");
+    const std::string& binary = b.exe->binary();
+    rt::ReadProgramBinaryResult read = rt::readProgramBinary(bytes(binary));
+    REQUIRE(read.status == CL_SUCCESS);
+    CHECK(read.binary.type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+    CHECK(read.binary.targetKind == rt::kNvidiaBinaryKind);
+    CHECK(rt::targetKindName(read.binary.targetKind) == "NVIDIA");
+    CHECK(read.binary.targetName == "sm_90");
+    CHECK(read.binary.machine == rt::kEmCuda);
+    CHECK(read.binary.text == b.exe->ptx());
+    CHECK_FALSE(read.binary.bitcode.empty());
+    CHECK(contains(read.binary.source, "__kernel void nbody"));
+
+    SECTION("same target: the PTX is used as it is") {
+        rt::LoadBinaryResult l = rt::loadNvidiaBinary(bytes(binary), target());
+        INFO(l.log);
+        REQUIRE(l.status == CL_SUCCESS);
+        REQUIRE(l.executable);
+        auto exe = std::static_pointer_cast<rt::NvidiaExecutable>(l.executable);
+        CHECK(exe->ptx() == b.exe->ptx());
+        CHECK(exe->binary() == binary);
+        CHECK(l.binaryType == CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+        REQUIRE(exe->kernels().size() == 1);
+        CHECK(exe->kernels()[0].name == "nbody");
+        CHECK(exe->kernels()[0].args.size() == 7);
+        CHECK(entryOf(*exe, "nbody").localArgs == std::vector<uint32_t>{3});
+    }
+    SECTION("another processor: rebuilt from the bitcode") {
+        rt::LoadBinaryResult l = rt::loadNvidiaBinary(bytes(binary), target("sm_80", 80));
+        INFO(l.log);
+        REQUIRE(l.status == CL_SUCCESS);
+        auto exe = std::static_pointer_cast<rt::NvidiaExecutable>(l.executable);
+        CHECK(contains(exe->ptx(), ".target sm_80"));
+    }
+    SECTION("a driver that takes only an older PTX ISA: rebuilt") {
+        rt::LoadBinaryResult l = rt::loadNvidiaBinary(bytes(binary), target("sm_90", 78));
+        INFO(l.log);
+        REQUIRE(l.status == CL_SUCCESS);
+        auto exe = std::static_pointer_cast<rt::NvidiaExecutable>(l.executable);
+        CHECK(contains(exe->ptx(), ".version 7.8"));
+        CHECK(exe->module().ptxVersion == 78);
+    }
+    SECTION("compiled objects through the Toolchain") {
+        auto tc = rt::makeNvidiaToolchain(rt::nvidiaTarget("sm_90", 80));
+        rt::CompileResult c = tc->compile(program("triad").source, "", {});
+        REQUIRE(c.status == CL_SUCCESS);
+        std::string object =
+            tc->objectBinary(c.bitcode, "src", CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+        rt::LoadBinaryResult l = tc->loadBinary(bytes(object));
+        REQUIRE(l.status == CL_SUCCESS);
+        CHECK(l.binaryType == CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+        CHECK(l.bitcode == c.bitcode);
+        CHECK_FALSE(l.executable);
+        rt::LinkResult linked = tc->link(std::vector<std::string>{c.bitcode}, "", false);
+        REQUIRE(linked.status == CL_SUCCESS);
+        rt::FinalizeResult f = tc->finalize(linked.bitcode, "", "src");
+        INFO(f.log);
+        CHECK(f.status == CL_SUCCESS);
+    }
+}
+
+TEST_CASE("binaries that are not this device's are CL_INVALID_BINARY with a reason",
+          "[nvidia][binary]") {
+    Built b = buildProgram("triad");
+    rt::ReadProgramBinaryResult read = rt::readProgramBinary(bytes(b.exe->binary()));
+    REQUIRE(read.status == CL_SUCCESS);
+    auto load = [](const std::string& blob) { return rt::loadNvidiaBinary(bytes(blob), target()); };
+
+    SECTION("garbage and truncation") {
+        CHECK(load("not a binary").status == CL_INVALID_BINARY);
+        const std::string& blob = b.exe->binary();
+        for (size_t cut : {size_t(0), size_t(16), blob.size() / 2, blob.size() - 1})
+            CHECK(load(blob.substr(0, cut)).status == CL_INVALID_BINARY);
+    }
+    SECTION("another device kind's executable") {
+        rt::ProgramBinary other = read.binary;
+        other.targetKind = 0;
+        rt::LoadBinaryResult l = load(rt::writeProgramBinary(other));
+        CHECK(l.status == CL_INVALID_BINARY);
+        CHECK(contains(l.log, "CPU"));
+    }
+    SECTION("bitcode of another target") {
+        rt::CompileResult spir =
+            rt::compileSource("__kernel void k(__global int* p) { *p = 1; }", "", {}, {});
+        REQUIRE(spir.status == CL_SUCCESS);
+        rt::ProgramBinary other = read.binary;
+        other.bitcode = spir.bitcode;
+        rt::LoadBinaryResult l = load(rt::writeProgramBinary(other));
+        CHECK(l.status == CL_INVALID_BINARY);
+        CHECK(contains(l.log, "not nvptx64"));
+    }
+    SECTION("PTX without Duet's header, or whose kernels disagree with the bitcode") {
+        rt::ProgramBinary other = read.binary;
+        other.text = other.text.substr(other.text.find(".version"));
+        rt::LoadBinaryResult l = load(rt::writeProgramBinary(other));
+        CHECK(l.status == CL_INVALID_BINARY);
+        CHECK(contains(l.log, "header"));
+        other = read.binary;
+        const size_t at = other.text.find("params 5");
+        REQUIRE(at != std::string::npos);
+        other.text.replace(at, 8, "params 4");
+        l = load(rt::writeProgramBinary(other));
+        CHECK(l.status == CL_INVALID_BINARY);
+        CHECK(contains(l.log, "PTX parameters"));
+    }
+}
+
+TEST_CASE("-save-temps writes each kernel's .ll and the module's .ptx", "[nvidia][codegen]") {
+    char dir[] = "/tmp/duet-nvidia-temps-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    const std::string prefix = std::string(dir) + "/k";
+    const Program& p = program("reduce");
+    Built b = build(p.source, "-save-temps=" + prefix);
+    CHECK_FALSE(contains(b.log, "warning"));
+    for (const char* kernel : {"reduce_static", "reduce_arg"}) {
+        std::ifstream ll(prefix + "_" + kernel + ".ll");
+        REQUIRE(ll.good());
+        std::stringstream text;
+        text << ll.rdbuf();
+        CHECK(contains(text.str(), std::string("@") + kernel + "("));
+        CHECK(contains(text.str(), "nvptx64-nvidia-cuda"));
+    }
+    std::ifstream ptx(prefix + ".ptx");
+    REQUIRE(ptx.good());
+    std::stringstream text;
+    text << ptx.rdbuf();
+    CHECK(text.str() == b.exe->ptx());
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("bad input: options, syntax, unsupported features, wrong bitcode", "[nvidia][errors]") {
+    auto tc = rt::makeNvidiaToolchain(rt::nvidiaTarget("sm_90", 80));
+    SECTION("a bad option") {
+        rt::CompileResult c = tc->compile("__kernel void k() {}", "-cl-no-such-option", {});
+        CHECK(c.status == CL_INVALID_COMPILER_OPTIONS);
+        CHECK(contains(c.log, "-cl-no-such-option"));
+    }
+    SECTION("a syntax error: clang's diagnostics verbatim") {
+        rt::CompileResult c = tc->compile("__kernel void k(__global int* p) { *p = ; }", "", {});
+        CHECK(c.status == CL_COMPILE_PROGRAM_FAILURE); // CL_BUILD_PROGRAM_FAILURE at the API
+        CHECK(contains(c.log, "input.cl:1:"));
+        CHECK(contains(c.log, "error: expected expression"));
+    }
+    SECTION("images are not supported yet: a build error that says so") {
+        rt::FinalizeResult f = finalizeSource(
+            "__kernel void k(read_only image2d_t img, sampler_t s, __global float4* o) {"
+            " o[0] = read_imagef(img, s, (int2)(0)); }");
+        CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(contains(f.log, "does not support images"));
+        CHECK_FALSE(f.executable);
+        // The front end does not even know the image features.
+        rt::CompileResult c =
+            tc->compile("__kernel void k(read_write image2d_t i) {}", "-cl-std=CL3.0", {});
+        CHECK(c.status == CL_COMPILE_PROGRAM_FAILURE);
+    }
+    SECTION("a function nothing defines") {
+        rt::FinalizeResult f = finalizeSource(
+            "float helper(float);\n__kernel void k(__global float* x) { x[0] = helper(x[1]); }");
+        CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(contains(f.log, "helper"));
+    }
+    SECTION("recursion through work-item functions") {
+        rt::FinalizeResult f = finalizeSource(
+            "size_t r(size_t n) { return n > 1 ? r(n - 1) * r(n - 2) + get_global_id(0) : 1; }\n"
+            "__kernel void k(__global ulong* x) { x[0] = r(x[1]); }");
+        CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(contains(f.log, "recursi"));
+        f = finalizeSource("int r(int n) { return n > 1 ? r(n - 1) * r(n - 2) + 1 : 1; }\n"
+                           "__kernel void k(__global int* x) { x[0] = r(x[1]); }");
+        CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(contains(f.log, "'r' is recursive"));
+    }
+    SECTION("more static __local memory than PTX allows") {
+        rt::FinalizeResult f = finalizeSource(
+            "__kernel void k(__global float* x) { __local float big[16384];"
+            " big[get_local_id(0)] = x[0]; barrier(CLK_LOCAL_MEM_FENCE); x[1] = big[3]; }");
+        CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(contains(f.log, "65536 bytes of __local variables"));
+        // 48 KiB is fine.
+        f = finalizeSource(
+            "__kernel void k(__global float* x) { __local float big[12288];"
+            " big[get_local_id(0)] = x[0]; barrier(CLK_LOCAL_MEM_FENCE); x[1] = big[3]; }");
+        CHECK(f.status == CL_SUCCESS);
+    }
+    SECTION("printf with a format that is not a literal") {
+        rt::FinalizeResult f =
+            finalizeSource("__kernel void k(__constant char* fmt) { printf(fmt); }");
+        CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(contains(f.log, "not a constant string"));
+    }
+    SECTION("bitcode for another device, or no bitcode at all") {
+        rt::CompileResult spir = rt::compileSource("__kernel void k() {}", "", {}, {});
+        REQUIRE(spir.status == CL_SUCCESS);
+        rt::FinalizeResult f = tc->finalize(spir.bitcode, "", "");
+        CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(contains(f.log, "not for the NVIDIA device"));
+        f = tc->finalize("garbage", "", "");
+        CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(contains(f.log, "invalid program bitcode"));
+    }
+}
+
+TEST_CASE("target choice: processor from the compute capability, PTX ISA from the driver",
+          "[nvidia][target]") {
+    auto choose = [](int major, int minor, int driver) {
+        rt::NvptxTargetChoice c = rt::chooseNvptxTarget(major, minor, driver);
+        return c.sm.empty() ? "none: " + c.reason : c.sm + "/" + std::to_string(c.ptx);
+    };
+    CHECK(choose(9, 0, 13000) == "sm_90/80"); // H100/H200, driver 580
+    CHECK(choose(9, 0, 12000) == "sm_90/80");
+    CHECK(choose(9, 0, 11080) == "sm_90/78"); // CUDA 11.8 driver: PTX 7.8 at most
+    CHECK(choose(8, 0, 11000) == "sm_80/70"); // A100 on CUDA 11.0
+    CHECK(choose(8, 6, 0) == "sm_86/80");     // driver version unknown
+    CHECK(choose(8, 9, 12040) == "sm_89/80");
+    CHECK(choose(7, 5, 12000) == "sm_75/80");
+    CHECK(choose(10, 0, 12080) == "sm_90/80"); // newer GPUs run sm_90 PTX through the JIT
+    CHECK(choose(12, 0, 12080) == "sm_90/80");
+    CHECK(choose(8, 7, 0) == "sm_87/80");
+    CHECK(contains(choose(3, 5, 11040), "older than Maxwell"));
+    CHECK(contains(choose(9, 0, 11040), "needs 7.8"));
+    CHECK(rt::maxPtxForDriver(0) == 0);
+    CHECK(rt::maxPtxForDriver(12020) == 82);
+    CHECK(rt::maxPtxForDriver(13000) == 90);
+}
+
+TEST_CASE("the Duet PTX header: round trip and malformed text", "[nvidia][header]") {
+    nvidia::PtxModule m;
+    m.target = "sm_80";
+    m.ptxVersion = 78;
+    m.globalBytes = 12;
+    KernelEntry k;
+    k.name = "k";
+    k.params = 4;
+    k.localArgs = {0, 2};
+    k.staticSharedBytes = 4096;
+    k.reqdWorkGroupSize = {8, 4, 2};
+    k.usesPrintf = true;
+    m.kernels = {k};
+    m.printf = {{1, {4, 8}, "a %d\n%s \"quoted\" %% é"}, {2, {}, ""}};
+    const std::string ptx = nvidia::ptxHeader(m) + ".version 7.8\n.target sm_80\n";
+    nvidia::ReadPtxResult r = nvidia::readPtxModule(ptx);
+    REQUIRE(r.error.empty());
+    CHECK(r.module.target == "sm_80");
+    CHECK(r.module.ptxVersion == 78);
+    CHECK(r.module.globalBytes == 12);
+    REQUIRE(r.module.kernels.size() == 1);
+    CHECK(r.module.kernels[0].localArgs == k.localArgs);
+    CHECK(r.module.kernels[0].reqdWorkGroupSize == k.reqdWorkGroupSize);
+    CHECK(r.module.kernels[0].staticSharedBytes == 4096);
+    CHECK(r.module.kernels[0].usesPrintf);
+    REQUIRE(r.module.printf.size() == 2);
+    CHECK(r.module.printf[0].format == m.printf[0].format);
+    CHECK(r.module.printf[0].argSizes == m.printf[0].argSizes);
+    CHECK(r.module.printf[1].format.empty());
+
+    // Every prefix and every single-byte corruption of the text reads or fails, never crashes.
+    for (size_t cut = 0; cut < ptx.size(); ++cut)
+        (void)nvidia::readPtxModule(ptx.substr(0, cut));
+    for (size_t at = 0; at < ptx.size(); ++at) {
+        std::string bad = ptx;
+        bad[at] = char(bad[at] ^ 0x5a);
+        (void)nvidia::readPtxModule(bad);
+    }
+    CHECK_FALSE(nvidia::readPtxModule(".version 8.0\n.target sm_90\n").error.empty());
+    std::string wrongArg = ptx;
+    wrongArg.replace(wrongArg.find("local-args 0,2"), 14, "local-args 0,3");
+    CHECK(contains(nvidia::readPtxModule(wrongArg).error, "__local argument 3"));
+    std::string disagree = ptx;
+    disagree.replace(disagree.find(".target sm_80"), 13, ".target sm_90");
+    CHECK(contains(nvidia::readPtxModule(disagree).error, "disagrees"));
+
+    const auto convs = nvidia::printfConversions("%d %% %5.2f %v4hlf %s %-08lx %c%");
+    REQUIRE(convs.size() == 7);
+    CHECK(convs[0].letter == 'd');
+    CHECK(convs[2].letter == 'f');
+    CHECK(convs[2].vector == 4);
+    CHECK(convs[3].letter == 's');
+    CHECK(convs[4].letter == 'x');
+    CHECK(convs[6].letter == '\0');
+}
+
+TEST_CASE("the CUDA driver loader reports a missing library or entry point", "[nvidia][driver]") {
+    std::string reason;
+    CHECK_FALSE(nvidia::loadCudaDriver("/nonexistent/libcuda.so.1", reason));
+    CHECK(contains(reason, "/nonexistent/libcuda.so.1"));
+    CHECK(contains(reason, "cannot load"));
+
+    reason.clear();
+    CHECK_FALSE(nvidia::loadCudaDriver("libm.so.6", reason)); // a library, not the driver
+    CHECK(contains(reason, "cuInit"));
+    CHECK(contains(reason, "cuLaunchKernel"));
+
+    // The process's driver: on a machine without NVIDIA's driver (this test's usual home) it is
+    // absent with a reason; where libcuda.so.1 loads, every entry point must resolve.
+    void* real = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    reason.clear();
+    const nvidia::CudaDriver* d = nvidia::CudaDriver::get(&reason);
+    if (!real && !std::getenv("DUET_CUDA_LIBRARY")) {
+        CHECK_FALSE(d);
+        CHECK(contains(reason, "libcuda.so.1"));
+    } else if (real) {
+        INFO(reason);
+        CHECK(d);
+        dlclose(real);
+    }
+}
+
+TEST_CASE("launch plans: grids, launch blocks and __local offsets of an NDRange",
+          "[nvidia][launch]") {
+    using nvidia::planLaunch;
+    SECTION("uniform 1D") {
+        const size_t off[] = {0}, global[] = {1024}, local[] = {256};
+        auto plan = planLaunch(1, off, global, local, {}, 0x1000);
+        REQUIRE(plan.error.empty());
+        REQUIRE(plan.grids.size() == 1);
+        const nvidia::Grid& g = plan.grids[0];
+        CHECK(g.blocks == std::array<uint32_t, 3>{4, 1, 1});
+        CHECK(g.threads == std::array<uint32_t, 3>{256, 1, 1});
+        CHECK(g.launch.workDim == 1);
+        CHECK(g.launch.globalSize[0] == 1024);
+        CHECK(g.launch.globalSize[1] == 1);
+        CHECK(g.launch.numGroups[0] == 4);
+        CHECK(g.launch.enqueuedLocalSize[0] == 256);
+        CHECK(g.launch.printfBuffer == 0x1000);
+        CHECK(plan.dynamicSharedBytes == 0);
+    }
+    SECTION("3D with partial work-groups: every work-item once, with the ids OpenCL gives") {
+        const size_t off[] = {5, 7, 11}, global[] = {13, 6, 3}, local[] = {4, 4, 2};
+        auto plan = planLaunch(3, off, global, local, {});
+        REQUIRE(plan.error.empty());
+        CHECK(plan.grids.size() == 8);
+        std::map<std::array<size_t, 3>, int> seen;
+        for (const nvidia::Grid& g : plan.grids)
+            for (uint32_t bz = 0; bz < g.blocks[2]; ++bz)
+                for (uint32_t by = 0; by < g.blocks[1]; ++by)
+                    for (uint32_t bx = 0; bx < g.blocks[0]; ++bx)
+                        for (uint32_t tz = 0; tz < g.threads[2]; ++tz)
+                            for (uint32_t ty = 0; ty < g.threads[1]; ++ty)
+                                for (uint32_t tx = 0; tx < g.threads[0]; ++tx) {
+                                    const uint32_t b[3] = {bx, by, bz}, t[3] = {tx, ty, tz};
+                                    std::array<size_t, 3> id{};
+                                    for (int d = 0; d < 3; ++d) {
+                                        const size_t group = g.launch.groupOffset[d] + b[d];
+                                        id[d] = group * g.launch.enqueuedLocalSize[d] + t[d] +
+                                                g.launch.globalOffset[d];
+                                        // get_local_size: the real size of this group.
+                                        const size_t expect =
+                                            std::min(local[d], global[d] - group * local[d]);
+                                        CHECK(g.threads[d] == expect);
+                                        CHECK(g.launch.numGroups[d] ==
+                                              (global[d] + local[d] - 1) / local[d]);
+                                    }
+                                    ++seen[id];
+                                }
+        CHECK(seen.size() == 13 * 6 * 3);
+        for (const auto& [id, n] : seen) {
+            CHECK(n == 1);
+            for (int d = 0; d < 3; ++d) {
+                CHECK(id[d] >= off[d]);
+                CHECK(id[d] < off[d] + global[d]);
+            }
+        }
+    }
+    SECTION("__local arguments: consecutive, 16-byte aligned") {
+        const size_t off[] = {0}, global[] = {64}, local[] = {64}, bytes[] = {4096, 1, 100};
+        auto plan = planLaunch(1, off, global, local, bytes);
+        REQUIRE(plan.error.empty());
+        CHECK(plan.localOffsets == std::vector<uint64_t>{0, 4096, 4112});
+        CHECK(plan.dynamicSharedBytes == 4212);
+    }
+    SECTION("what cannot be launched") {
+        const size_t off[] = {0, 0}, global[] = {64, 65536 * 2}, local[] = {64, 1}, zero[] = {0, 1};
+        CHECK_FALSE(planLaunch(0, off, global, local, {}).error.empty());
+        CHECK_FALSE(planLaunch(2, off, global, zero, {}).error.empty());
+        CHECK(contains(planLaunch(2, off, global, local, {}).error, "at most 65535"));
+    }
+}
