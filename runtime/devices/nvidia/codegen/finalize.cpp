@@ -225,21 +225,6 @@ BuildOptions codegenOptions(std::string_view options, std::string& log) {
     return {};
 }
 
-/// LLVM's error diagnostics (the backend's among them) appended to `out` as "error:" lines.
-void collectErrors(LLVMContext& ctx, std::string& out) {
-    ctx.setDiagnosticHandlerCallBack(
-        [](const DiagnosticInfo* info, void* context) {
-            if (info->getSeverity() != DS_Error)
-                return;
-            std::string text;
-            raw_string_ostream os(text);
-            DiagnosticPrinterRawOStream printer(os);
-            info->print(printer);
-            *static_cast<std::string*>(context) += "error: " + os.str() + "\n";
-        },
-        &out);
-}
-
 /// Duet's additions first (they replace libclc's work-item functions and atomics), then
 /// libclc, each lazily; then the generic-pointer builtins no library has.
 bool linkBuiltins(Module& m, std::string& error) {
@@ -371,8 +356,8 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     const std::string features = featuresOf(target);
 
     LLVMContext ctx;
-    std::string diagnostics;
-    collectErrors(ctx, diagnostics);
+    std::shared_ptr<std::string> diagnosticsLog = collectDiagnostics(ctx);
+    const std::string& diagnostics = *diagnosticsLog;
 
     std::string error;
     std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
@@ -573,22 +558,6 @@ LoadBinaryResult loadNvidiaBinary(std::span<const unsigned char> binary, const T
     return result;
 }
 
-namespace {
-
-class NvidiaToolchain final : public FrontEndToolchain {
-public:
-    using FrontEndToolchain::FrontEndToolchain;
-    FinalizeResult finalize(const std::string& bitcode, std::string_view options,
-                            std::string_view source) const override {
-        return finalizeForNvidia(bitcode, options, source, target());
-    }
-    LoadBinaryResult loadBinary(std::span<const unsigned char> binary) const override {
-        return loadNvidiaBinary(binary, target());
-    }
-};
-
-} // namespace
-
 TargetSpec withNvidiaFrontEnd(TargetSpec target) {
     target.triple = kTriple;
     if (target.cpuName.empty())
@@ -611,7 +580,8 @@ TargetSpec withNvidiaFrontEnd(TargetSpec target) {
 }
 
 std::unique_ptr<Toolchain> makeNvidiaToolchain(TargetSpec target) {
-    return std::make_unique<NvidiaToolchain>(withNvidiaFrontEnd(std::move(target)));
+    return std::make_unique<FrontEndToolchain>(withNvidiaFrontEnd(std::move(target)),
+                                               &finalizeForNvidia, &loadNvidiaBinary);
 }
 
 } // namespace duet::rt
