@@ -3,6 +3,7 @@
 // CFL reduction and ghost fills, is one update per cell), the sweeps and the reduction alone,
 // and the demo's headless frames/s from its --stats. Prints both columns and the ratio.
 #include "gasdyn_sim.hpp"
+#include "duet/data_paths.hpp"
 #include "interop/interop.hpp"
 
 #include <CLI/CLI.hpp>
@@ -284,7 +285,7 @@ int main(int argc, char** argv) {
     Config cfg;
     std::vector<std::string> platforms = {"Duet", "Portable Computing Language"};
     bool quick = false, noDemo = false;
-    std::string json, demo = DUET_GASDYN;
+    std::string json, demo = duet::programPath(DUET_GASDYN);
     app.add_option("--platforms", platforms, "platform name substrings, in column order");
     app.add_flag("--quick", quick, "512^2, fewer steps and frames");
     app.add_option("--size", cfg.n, "grid n x n")->check(CLI::Range(16, 8192));

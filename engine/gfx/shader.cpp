@@ -1,6 +1,7 @@
 // Shader compilation, linking, log annotation and file loading.
 #include "engine/gfx/shader.hpp"
 
+#include "duet/data_paths.hpp"
 #include "engine/error.hpp"
 
 #include <glm/gtc/type_ptr.hpp>
@@ -55,9 +56,7 @@ std::string readFile(const std::string& path) {
 } // namespace
 
 std::string shaderDirectory() {
-    if (const char* dir = std::getenv("DUET_SHADER_DIR"); dir && *dir)
-        return dir;
-    return DUET_SHADER_SOURCE_DIR;
+    return duet::dataDirectory("DUET_SHADER_DIR", "shaders", DUET_SHADER_SOURCE_DIR);
 }
 
 std::string annotateShaderLog(std::string_view log, std::string_view source) {

@@ -3,6 +3,7 @@
 #include "compiler/front_end.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
+#include "core/data_files.hpp"
 
 #include <clang/AST/ASTConsumer.h>
 #include <clang/AST/ASTContext.h>
@@ -23,6 +24,8 @@
 #include <llvm/Support/Path.h>
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
+
+#include <filesystem>
 
 #ifndef DUET_CLANG_RESOURCE_DIR
 #error "DUET_CLANG_RESOURCE_DIR must name clang's resource directory"
@@ -121,6 +124,17 @@ const char* clStdFlag(unsigned v) {
     }
 }
 
+/// clang's resource directory (opencl-c-base.h): a relocatable bundle's copy beside the runtime
+/// (lib/clang/<major>), else the one LLVM's packages installed.
+const std::string& clangResourceDir() {
+    static const std::string dir = [] {
+        std::filesystem::path installed(DUET_CLANG_RESOURCE_DIR);
+        return runtimeDataPath((installed.parent_path().filename() / installed.filename()).string(),
+                               installed);
+    }();
+    return dir;
+}
+
 /// The cc1 command line for one compilation (what the clang driver would pass, minus what a
 /// host-less spir64 compile does not need).
 std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& target,
@@ -134,7 +148,7 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
         // Same parsing mode as the builtin library (runtime/builtins/CMakeLists.txt), so mangled
         // builtin names agree; -fdeclare-opencl-builtins avoids parsing opencl-c.h.
         "-finclude-default-header", "-fdeclare-opencl-builtins",
-        "-resource-dir", DUET_CLANG_RESOURCE_DIR,
+        "-resource-dir", clangResourceDir(),
         // No host system headers: only clang's resource headers and the user's -I paths.
         "-nostdsysteminc",
         "-ffp-contract=on", "-ferror-limit", "50", "-main-file-name", kMainFileName,

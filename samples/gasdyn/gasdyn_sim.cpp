@@ -1,6 +1,7 @@
 // Problems, the OpenCL solver and the field renderer of duet-gasdyn (see gasdyn_sim.hpp).
 #include "gasdyn_sim.hpp"
 
+#include "duet/data_paths.hpp"
 #include "interop/interop.hpp"
 
 #include <algorithm>
@@ -195,8 +196,8 @@ Setup makeSampleProblem(Problem problem, int n, float gamma) {
 }
 
 std::string kernelSource(const std::string& file) {
-    const char* dir = std::getenv("DUET_KERNEL_DIR");
-    std::string path = std::string(dir && *dir ? dir : DUET_KERNEL_SOURCE_DIR) + "/gasdyn/" + file;
+    std::string path = duet::dataDirectory("DUET_KERNEL_DIR", "kernels", DUET_KERNEL_SOURCE_DIR) +
+                       "/gasdyn/" + file;
     std::ifstream in(path);
     if (!in)
         throw interop::Error("duet-gasdyn: cannot read the kernel " + path);

@@ -1,6 +1,7 @@
 // The depth fog pass of duet-nbody: FBO, shared depth and sRGB textures, the CL kernel, display.
 #include "depth_fog.hpp"
 
+#include "duet/data_paths.hpp"
 #include "engine/gfx/shader.hpp"
 
 #include <chrono>
@@ -51,9 +52,8 @@ GLuint makeTexture(GLenum internal, GLenum format, GLenum type, int width, int h
 } // namespace
 
 std::string depthFogSource() {
-    const char* dir = std::getenv("DUET_KERNEL_DIR");
-    std::string path =
-        std::string(dir && *dir ? dir : DUET_KERNEL_SOURCE_DIR) + "/nbody/depth_fog.cl";
+    std::string path = duet::dataDirectory("DUET_KERNEL_DIR", "kernels", DUET_KERNEL_SOURCE_DIR) +
+                       "/nbody/depth_fog.cl";
     std::ifstream in(path);
     if (!in)
         throw interop::Error("cannot read the kernel " + path);

@@ -1,6 +1,7 @@
 // Initial conditions, the OpenCL N-body step and the host reference for duet-nbody and its tests.
 #include "nbody_sim.hpp"
 
+#include "duet/data_paths.hpp"
 #include "interop/interop.hpp"
 
 #include <cmath>
@@ -55,8 +56,8 @@ State makeScene(Scene scene, int n, float eps2, std::uint32_t seed) {
 }
 
 std::string kernelSource() {
-    const char* dir = std::getenv("DUET_KERNEL_DIR");
-    std::string path = std::string(dir && *dir ? dir : DUET_KERNEL_SOURCE_DIR) + "/nbody/nbody.cl";
+    std::string path = duet::dataDirectory("DUET_KERNEL_DIR", "kernels", DUET_KERNEL_SOURCE_DIR) +
+                       "/nbody/nbody.cl";
     std::ifstream in(path);
     if (!in)
         throw interop::Error("duet-nbody: cannot read the kernel " + path);

@@ -95,7 +95,8 @@ public:
         p.addFloat("wind direction", &m_spectrum.windDirection, -180.0f, 180.0f);
         p.addFloat("amplitude", &m_spectrum.amplitude, 0.0f, 1e-5f);
         p.addFloat("patch size", &m_spectrum.patch, 16.0f, 2000.0f);
-        p.addInt("seed", &m_seed, 0, 1 << 30);
+        // ImGui::SliderInt asserts that its range lies within +-(2^30 - 1).
+        p.addInt("seed", &m_seed, 0, (1 << 30) - 1);
         p.addFloat("choppiness", &m_choppiness, 0.0f, 3.0f);
         p.addFloat("time scale", &m_timeScale, 0.0f, 4.0f);
         p.addInt("tiles", &m_tiles, 1, 8);

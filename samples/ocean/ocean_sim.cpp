@@ -2,6 +2,7 @@
 // the host formulas (Phillips spectrum, sky) the tests and shaders agree with.
 #include "ocean_sim.hpp"
 
+#include "duet/data_paths.hpp"
 #include "interop/interop.hpp"
 
 #include <cmath>
@@ -39,8 +40,8 @@ void skyColor(const Sky& sky, const float dir[3], float rgb[3]) {
 }
 
 std::string kernelSource() {
-    const char* dir = std::getenv("DUET_KERNEL_DIR");
-    std::string path = std::string(dir && *dir ? dir : DUET_KERNEL_SOURCE_DIR) + "/ocean/ocean.cl";
+    std::string path = duet::dataDirectory("DUET_KERNEL_DIR", "kernels", DUET_KERNEL_SOURCE_DIR) +
+                       "/ocean/ocean.cl";
     std::ifstream in(path);
     if (!in)
         throw interop::Error("duet-ocean: cannot read the kernel " + path);

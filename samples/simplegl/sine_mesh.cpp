@@ -1,6 +1,7 @@
 // The SimpleGL kernel wrapper and its host reference.
 #include "sine_mesh.hpp"
 
+#include "duet/data_paths.hpp"
 #include "interop/interop.hpp"
 
 #include <algorithm>
@@ -46,9 +47,8 @@ std::array<std::uint8_t, 4> referenceColor(const Wave& wave, int x, int y) {
 }
 
 std::string kernelSource() {
-    const char* dir = std::getenv("DUET_KERNEL_DIR");
-    std::string path =
-        std::string(dir && *dir ? dir : DUET_KERNEL_SOURCE_DIR) + "/simplegl/sine_wave.cl";
+    std::string path = duet::dataDirectory("DUET_KERNEL_DIR", "kernels", DUET_KERNEL_SOURCE_DIR) +
+                       "/simplegl/sine_wave.cl";
     std::ifstream in(path);
     if (!in)
         throw interop::Error("duet-simplegl: cannot read the kernel " + path);

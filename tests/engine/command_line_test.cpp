@@ -17,7 +17,7 @@ ParseResult parse(std::vector<const char*> args, Options& options) {
     return parseCommandLine(int(args.size()), args.data(), options);
 }
 
-const std::string demo = DUET_ENGINE_DEMO;
+const std::string demo = duet::programPath(DUET_ENGINE_DEMO);
 
 } // namespace
 

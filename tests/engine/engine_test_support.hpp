@@ -1,6 +1,7 @@
 // Helpers shared by the engine tests: checking pictures (running a command is tests/support's).
 #pragma once
 
+#include "duet/data_paths.hpp"
 #include "engine/gfx/capture.hpp"
 #include "engine/gfx/shader.hpp"
 #include "support/process.hpp"

@@ -13,6 +13,7 @@
 #include <glm/glm.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 
 using namespace duet::engine;
 using namespace duet::engine::test;
@@ -132,7 +133,8 @@ TEST_CASE("shader compile errors carry the driver log and the offending line", "
 
 TEST_CASE("shader files load from shaders/ and bad names say why", "[engine][shader]") {
     auto surface = headless(8, 8);
-    CHECK(gl::shaderDirectory() == DUET_TEST_SHADER_DIR);
+    // The source tree's shaders/, or a relocatable bundle's copy of it.
+    CHECK(std::filesystem::exists(gl::shaderDirectory() + "/engine_demo/triangle.vert.glsl"));
     gl::Program program =
         gl::loadProgram({"engine_demo/triangle.vert.glsl", "engine_demo/triangle.frag.glsl"});
     CHECK(program.id() != 0);

@@ -47,7 +47,7 @@ TEST_CASE("GLFW window with a GLX context renders and reads back the expected pi
 TEST_CASE("demo runs in a window and captures the triangle and the overlay",
           "[engine][xvfb][demo]") {
     std::remove("window.png");
-    CommandResult r = runCommand(std::string(DUET_ENGINE_DEMO) +
+    CommandResult r = runCommand(duet::programPath(DUET_ENGINE_DEMO) +
                                  " --frames 5 --size 800x600 --screenshot window.png --stats");
     INFO(r.output);
     REQUIRE(r.exitCode == 0);

@@ -1,6 +1,7 @@
 // duet-gasdyn run headless on Duet and PoCL: the PNG shows Sod's shock tube with the colours the
 // exact solution gives at the time the sample reports, a schlieren picture of a 2D Riemann problem
 // has its dark shock lines on a light ground, and a bad platform gives one line and a failure.
+#include "duet/data_paths.hpp"
 #include "support/icd_vendors.hpp"
 #include "support/process.hpp"
 
@@ -56,7 +57,7 @@ TEST_CASE("duet-gasdyn draws Sod's shock tube in the colours of the exact soluti
         std::filesystem::remove(png);
         const int w = 320, h = 240, frames = 6, resolution = 256;
         CommandResult run = runCommand(
-            std::string(DUET_GASDYN) + " --headless --frames " + std::to_string(frames) +
+            duet::programPath(DUET_GASDYN) + " --headless --frames " + std::to_string(frames) +
             " --size 320x240 --no-overlay --set problem=sod-x --set resolution=" +
             std::to_string(resolution) + " --set 'steps per frame=10' --set field=density" +
             " --platform '" + platform + "' --screenshot " + png + " --stats");
@@ -128,10 +129,10 @@ TEST_CASE("duet-gasdyn's schlieren picture shows dark shock lines on a light gro
     duet::test::useDuetAndPocl();
     std::string png = std::filesystem::absolute("gasdyn_schlieren.png");
     std::filesystem::remove(png);
-    CommandResult run =
-        runCommand(std::string(DUET_GASDYN) + " --headless --frames 4 --size 256x256 --no-overlay" +
-                   " --set problem=lax-liu-3 --set resolution=128 --set 'steps per frame=10'" +
-                   " --set field=schlieren --platform Duet --screenshot " + png);
+    CommandResult run = runCommand(
+        duet::programPath(DUET_GASDYN) + " --headless --frames 4 --size 256x256 --no-overlay" +
+        " --set problem=lax-liu-3 --set resolution=128 --set 'steps per frame=10'" +
+        " --set field=schlieren --platform Duet --screenshot " + png);
     INFO(run.output);
     REQUIRE(run.exitCode == 0);
     duet::engine::Image image = duet::engine::readPng(png);
@@ -156,7 +157,7 @@ TEST_CASE("duet-gasdyn's schlieren picture shows dark shock lines on a light gro
 TEST_CASE("duet-gasdyn with no usable CL device prints one line and exits non-zero",
           "[samples][gasdyn]") {
     duet::test::useDuetAndPocl();
-    CommandResult run = runCommand(std::string(DUET_GASDYN) +
+    CommandResult run = runCommand(duet::programPath(DUET_GASDYN) +
                                    " --headless --frames 1 --size 64x64 --platform 'no such'");
     INFO(run.output);
     CHECK(run.exitCode != 0);

@@ -1,6 +1,7 @@
 // duet-nbody: the CL step against a double-precision host reference (N = 256, on Duet and PoCL),
 // energy drift, and the sample run headless with its PNG checked for bodies where physics puts
 // them.
+#include "duet/data_paths.hpp"
 #include "support/cl_test.hpp"
 #include "support/icd_vendors.hpp"
 #include "support/process.hpp"
@@ -126,10 +127,10 @@ TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts 
         std::filesystem::remove(png);
         const int n = 1024, frames = 5, w = 320, h = 240;
         CommandResult run =
-            runCommand(std::string(DUET_NBODY) + " --headless --frames " + std::to_string(frames) +
-                       " --size 320x240 --no-overlay" + " --set N=" + std::to_string(n) +
-                       " --set dt=0.02 --set fog=1 --platform '" + platform + "' --screenshot " +
-                       png + " --stats");
+            runCommand(duet::programPath(DUET_NBODY) + " --headless --frames " +
+                       std::to_string(frames) + " --size 320x240 --no-overlay" +
+                       " --set N=" + std::to_string(n) + " --set dt=0.02 --set fog=1 --platform '" +
+                       platform + "' --screenshot " + png + " --stats");
         INFO(run.output);
         REQUIRE(run.exitCode == 0);
         CHECK(run.output.find("duet-nbody: OpenCL " + platform + " / ") != std::string::npos);
@@ -202,7 +203,7 @@ TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts 
             std::string gcnPng = std::filesystem::absolute("nbody_gcn.png");
             std::filesystem::remove(gcnPng);
             CommandResult gcnRun = runCommand(
-                std::string(DUET_NBODY) + " --headless --frames " + std::to_string(frames) +
+                duet::programPath(DUET_NBODY) + " --headless --frames " + std::to_string(frames) +
                 " --size 320x240 --no-overlay --set N=" + std::to_string(n) +
                 " --set dt=0.02 --set fog=1 --platform Duet --device GCN --screenshot " + gcnPng +
                 " --stats");
@@ -228,7 +229,7 @@ TEST_CASE("duet-nbody runs headless and draws the bodies where the physics puts 
 TEST_CASE("duet-nbody with no usable CL device prints one line and exits non-zero",
           "[samples][nbody]") {
     duet::test::useDuetAndPocl();
-    CommandResult run = runCommand(std::string(DUET_NBODY) +
+    CommandResult run = runCommand(duet::programPath(DUET_NBODY) +
                                    " --headless --frames 1 --size 64x64 --platform 'no such'");
     INFO(run.output);
     CHECK(run.exitCode != 0);
@@ -248,7 +249,7 @@ double linearToSrgb(double v) {
 duet::engine::Image runNbody(const std::string& name, const std::string& settings) {
     std::string png = std::filesystem::absolute("fog_" + name + ".png");
     std::filesystem::remove(png);
-    CommandResult run = runCommand(std::string(DUET_NBODY) +
+    CommandResult run = runCommand(duet::programPath(DUET_NBODY) +
                                    " --headless --frames 5 --size 320x240 --no-overlay --set N=512"
                                    " --set dt=0.02 --set 'point size=12' --platform Duet " +
                                    settings + " --screenshot " + png);

@@ -2,6 +2,7 @@
 // the FFT'd height field's variance against the spectrum (Parseval, exactly and in expectation),
 // the displacement kernel's output, and the sample run headless with its sRGB PNG checked for
 // sky and water where the camera puts them; on Duet and PoCL.
+#include "duet/data_paths.hpp"
 #include "support/cl_test.hpp"
 #include "support/icd_vendors.hpp"
 #include "support/process.hpp"
@@ -295,7 +296,7 @@ TEST_CASE("duet-ocean runs headless and draws sky and water where the camera put
         const int w = 320, h = 240;
         auto runOcean = [&](const std::string& png, const std::string& extra) {
             std::filesystem::remove(png);
-            CommandResult run = runCommand(std::string(DUET_OCEAN) +
+            CommandResult run = runCommand(duet::programPath(DUET_OCEAN) +
                                            " --headless --frames 3 --size 320x240 --no-overlay"
                                            " --platform '" +
                                            platform + "' --screenshot " + png + " --stats" + extra);
@@ -408,7 +409,7 @@ TEST_CASE("duet-ocean runs headless and draws sky and water where the camera put
             // Same simulation, same picture up to float rounding.
             duet::engine::Image gcn =
                 runOcean(std::filesystem::absolute("ocean_gcn.png"), " --device GCN");
-            CommandResult run = runCommand(std::string(DUET_OCEAN) +
+            CommandResult run = runCommand(duet::programPath(DUET_OCEAN) +
                                            " --headless --frames 1 --size 64x64 --device GCN");
             INFO(run.output);
             CHECK(run.output.find("duet-ocean: OpenCL Duet / GCN gfx900") != std::string::npos);
@@ -433,7 +434,7 @@ TEST_CASE("duet-ocean runs headless and draws sky and water where the camera put
 TEST_CASE("duet-ocean with no usable CL device prints one line and exits non-zero",
           "[samples][ocean]") {
     duet::test::useDuetAndPocl();
-    CommandResult run = runCommand(std::string(DUET_OCEAN) +
+    CommandResult run = runCommand(duet::programPath(DUET_OCEAN) +
                                    " --headless --frames 1 --size 64x64 --platform 'no such'");
     INFO(run.output);
     CHECK(run.exitCode != 0);

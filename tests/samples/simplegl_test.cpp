@@ -1,6 +1,7 @@
 // duet-simplegl: the kernel's VBO contents read back from GL with glGetBufferSubData against the
 // host formula (Duet sharing, PoCL host copies), and the sample run headless with its PNG checked
 // for the mesh where the sine wave puts it.
+#include "duet/data_paths.hpp"
 #include "support/icd_vendors.hpp"
 #include "support/process.hpp"
 
@@ -152,7 +153,7 @@ TEST_CASE("duet-simplegl runs headless and draws the mesh where the sine wave pu
         wave.amplitude = 0.8f;
         const float speed = 3.0f;
         auto run = runCommand(
-            std::string(DUET_SIMPLEGL) + " --headless --frames " + std::to_string(frames) +
+            duet::programPath(DUET_SIMPLEGL) + " --headless --frames " + std::to_string(frames) +
             " --size 320x240 --no-overlay --set 'mesh width=40' --set 'mesh height=28'" +
             " --set frequency=5 --set amplitude=0.8 --set speed=3 --set draw=points" +
             " --set 'point size=3' --platform '" + platform + "' --screenshot " + png + " --stats");
@@ -239,7 +240,8 @@ TEST_CASE("duet-simplegl runs headless and draws the mesh where the sine wave pu
             std::string gcnPng = std::filesystem::absolute("simplegl_gcn.png");
             std::filesystem::remove(gcnPng);
             auto gcnRun = runCommand(
-                std::string(DUET_SIMPLEGL) + " --headless --frames " + std::to_string(frames) +
+                duet::programPath(DUET_SIMPLEGL) + " --headless --frames " +
+                std::to_string(frames) +
                 " --size 320x240 --no-overlay --set 'mesh width=40' --set 'mesh height=28'" +
                 " --set frequency=5 --set amplitude=0.8 --set speed=3 --set draw=points" +
                 " --set 'point size=3' --platform Duet --device GCN --screenshot " + gcnPng);
@@ -264,7 +266,7 @@ TEST_CASE("duet-simplegl draws a lit surface and rejects a bad mesh size", "[sam
     duet::test::useDuetAndPocl();
     std::string png = std::filesystem::absolute("simplegl_surface.png");
     std::filesystem::remove(png);
-    auto run = runCommand(std::string(DUET_SIMPLEGL) +
+    auto run = runCommand(duet::programPath(DUET_SIMPLEGL) +
                           " --headless --frames 3 --size 160x120 --no-overlay --platform Duet"
                           " --screenshot " +
                           png);
@@ -280,7 +282,7 @@ TEST_CASE("duet-simplegl draws a lit surface and rejects a bad mesh size", "[sam
     CHECK(covered > image.width * image.height / 5);
     CHECK(difference(image.at(image.width / 2, image.height / 2), background) > 30);
 
-    auto bad = runCommand(std::string(DUET_SIMPLEGL) +
+    auto bad = runCommand(duet::programPath(DUET_SIMPLEGL) +
                           " --headless --frames 1 --size 64x64 --platform Duet"
                           " --set 'mesh width=1'");
     INFO(bad.output);

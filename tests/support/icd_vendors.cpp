@@ -12,6 +12,11 @@ bool havePocl() {
     return std::filesystem::exists(kPoclIcd);
 }
 
+std::string duetIcdFile() {
+    const char* override = std::getenv("DUET_TEST_DUET_ICD");
+    return override && *override ? override : DUET_ICD_FILE;
+}
+
 void useDuetAndPocl() {
     static bool done = false;
     if (done)
@@ -20,8 +25,7 @@ void useDuetAndPocl() {
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("duet-vendors-" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    const char* override = std::getenv("DUET_TEST_DUET_ICD");
-    fs::path duetIcd = override && *override ? override : DUET_ICD_FILE;
+    fs::path duetIcd = duetIcdFile();
     fs::copy_file(duetIcd, dir / "duet.icd", fs::copy_options::overwrite_existing);
     std::ifstream duet(duetIcd);
     std::string libraries;

@@ -12,6 +12,10 @@ inline constexpr const char* kPoclIcd = "/etc/OpenCL/vendors/pocl.icd";
 /// True when PoCL's .icd is installed.
 bool havePocl();
 
+/// The duet.icd under test: $DUET_TEST_DUET_ICD (another build's, a relocatable bundle's) or the
+/// build's.
+std::string duetIcdFile();
+
 /// Points OCL_ICD_VENDORS (ocl-icd) and OCL_ICD_FILENAMES (Khronos loader) at a temporary folder
 /// with the build's duet.icd (or $DUET_TEST_DUET_ICD, e.g. another build's) and the system's
 /// pocl.icd. Must run before the first OpenCL call; later calls do nothing.

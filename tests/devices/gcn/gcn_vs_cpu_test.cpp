@@ -1,5 +1,6 @@
 // The samples' kernels on both of Duet's devices (DUET_DEVICES=cpu,gcn): the N-body step and
 // SimpleGL's sine wave computed by the software GCN model match the CPU device.
+#include "duet/data_paths.hpp"
 #include "support/on_device.hpp"
 
 #include <cmath>
@@ -13,7 +14,8 @@ using namespace duet::test;
 namespace {
 
 std::string kernelSource(const std::string& relative) {
-    std::ifstream in(std::string(DUET_KERNEL_SOURCE_DIR) + "/" + relative);
+    std::ifstream in(duet::dataDirectory("DUET_KERNEL_DIR", "kernels", DUET_KERNEL_SOURCE_DIR) +
+                     "/" + relative);
     REQUIRE(in);
     std::stringstream s;
     s << in.rdbuf();

@@ -3,10 +3,12 @@
 // queries), Mesa's EGL devices, libdrm's GPU list, the JSON against the table, a bad display name,
 // platforms without cl_khr_gl_sharing, and Context::create choosing the device the listing names.
 #define CATCH_CONFIG_RUNNER
+#include "duet/data_paths.hpp"
 #include "interop/displays.hpp"
 #include "interop/gl_devices.hpp"
 #include "interop/interop.hpp"
 #include "report_format.hpp"
+#include "support/icd_vendors.hpp"
 #include "support/process.hpp"
 #include "support/xvfb.hpp"
 
@@ -39,8 +41,8 @@ struct Run {
 /// Runs duet-displays with `args`, stdout and stderr kept apart; `env` is prefixed (VAR=value ...).
 Run runTool(const std::string& args, const std::string& env = "") {
     fs::path out = g_dir / "stdout.txt", err = g_dir / "stderr.txt";
-    std::string command =
-        env + " " + DUET_DISPLAYS + " " + args + " >" + out.string() + " 2>" + err.string();
+    std::string command = env + " " + duet::programPath(DUET_DISPLAYS) + " " + args + " >" +
+                          out.string() + " 2>" + err.string();
     int status = std::system(command.c_str());
     Run r;
     r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -332,7 +334,7 @@ TEST_CASE("a platform without cl_khr_gl_sharing is named as such; nothing sharin
         CHECK(contains(r.err, "no OpenCL device can share with any GL context listed"));
 
         // Both platforms: Duet shares, PoCL is reported per GL context without the extension.
-        std::string both = vendorsWith("duet-and-pocl", {DUET_ICD_FILE, pocl});
+        std::string both = vendorsWith("duet-and-pocl", {duet::test::duetIcdFile(), pocl});
         Run b = runTool("--display " + g_display + " --no-egl --json -", "OCL_ICD_VENDORS=" + both);
         REQUIRE(b.exitCode == 0);
         json j = json::parse(b.out);

@@ -5,6 +5,7 @@
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 #include "compiler/save_temps.hpp"
+#include "core/data_files.hpp"
 #include "devices/gcn/code_object.hpp"
 #include "devices/gcn/codegen/gcn_toolchain.hpp"
 #include "devices/gcn/codegen/printf_lowering.hpp"
@@ -120,10 +121,11 @@ const MemoryBuffer* libclc(std::string& error) {
     static std::unique_ptr<MemoryBuffer> buffer;
     static std::string loadError;
     std::call_once(once, [] {
-        auto b = MemoryBuffer::getFile(kLibclcPath);
+        // A relocatable bundle carries libclc beside the runtime (lib/clc/).
+        const std::string path = runtimeDataPath("clc/amdgcn--amdhsa.bc", kLibclcPath);
+        auto b = MemoryBuffer::getFile(path);
         if (!b)
-            loadError = std::string("cannot read ") + kLibclcPath +
-                        " (package libclc-19): " + b.getError().message();
+            loadError = "cannot read " + path + " (package libclc-19): " + b.getError().message();
         else
             buffer = std::move(*b);
     });
