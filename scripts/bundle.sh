@@ -27,7 +27,8 @@
 # Layout of the bundle (README.txt inside says how to use it):
 #   setup-env.sh, run-tests.sh, README.txt
 #   lib/libduet-opencl.so            the ICD; lib/clang/19/include (opencl-c-base.h) and
-#                                    lib/clc/amdgcn--amdhsa.bc (libclc) beside it, found through it
+#                                    lib/clc/amdgcn--amdhsa.bc and nvptx64--nvidiacl.bc (libclc)
+#                                    beside it, found through it
 #   lib/*.so.*                       shared libraries Debian has no archive of (GLFW)
 #   lib/glvnd, lib/x11, lib/ocl-icd  GLVND front ends, Xlib, an ICD loader: setup-env.sh uses each
 #                                    only where the host lacks one of its libraries
@@ -99,7 +100,7 @@ stage_bundle() {
     mkdir -p "$stage/lib/clang/$(basename "$resource")/include" "$stage/lib/clc"
     cp "$resource"/include/opencl-c-base.h "$resource"/include/opencl-c.h \
         "$stage/lib/clang/$(basename "$resource")/include/"
-    cp /usr/lib/clc/amdgcn--amdhsa.bc "$stage/lib/clc/"
+    cp /usr/lib/clc/amdgcn--amdhsa.bc /usr/lib/clc/nvptx64--nvidiacl.bc "$stage/lib/clc/"
 
     # Executables, stripped.
     local name place path

@@ -2,6 +2,7 @@
 // generic-pointer builtins, printf, the kernel ABI -> O3 with the NVPTX target machine -> PTX
 // text with Duet's header; -save-temps writes each kernel's .ll and the module's .ptx. Also the
 // NVIDIA program binaries (loadNvidiaBinary) and the Toolchain.
+#include "core/data_files.hpp"
 #include "compiler/binary.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
@@ -81,10 +82,11 @@ const MemoryBuffer* libclc(std::string& error) {
     static std::unique_ptr<MemoryBuffer> buffer;
     static std::string loadError;
     std::call_once(once, [] {
-        auto b = MemoryBuffer::getFile(DUET_NVPTX_LIBCLC);
+        // Beside the runtime first (a relocatable bundle carries it), else libclc-19's path.
+        const std::string path = runtimeDataPath("clc/nvptx64--nvidiacl.bc", DUET_NVPTX_LIBCLC);
+        auto b = MemoryBuffer::getFile(path);
         if (!b)
-            loadError = std::string("cannot read ") + DUET_NVPTX_LIBCLC +
-                        " (package libclc-19): " + b.getError().message();
+            loadError = "cannot read " + path + " (package libclc-19): " + b.getError().message();
         else
             buffer = std::move(*b);
     });
