@@ -11,7 +11,8 @@
 #   tests/devices/nvidia/run_on_gpu.sh <build-dir> [sm_90] [extra Catch2 filter for api_test]
 #
 # Environment: DUET_CUDA_LIBRARY (a libcuda elsewhere), DUET_LOG=1 (the device's discovery and
-# JIT logs on stderr), KERNEL_TESTS (the kernels_* executables to run; default all four).
+# JIT logs on stderr), KERNEL_TESTS (the kernels_* executables to run, space separated; default all four; empty:
+# none).
 set -uo pipefail
 
 build=${1:?usage: run_on_gpu.sh <build-dir> [sm_90] [api_test filter]}
@@ -39,7 +40,12 @@ if [ -z "$runtime" ]; then
     echo "run_on_gpu: no runtime/libduet-opencl.so under $build" >&2
     exit 2
 fi
-export OCL_ICD_FILENAMES=$runtime # only Duet's ICD (NVIDIA's own OpenCL is not listed)
+# Only Duet's ICD (not NVIDIA's own OpenCL): OCL_ICD_FILENAMES for the Khronos loader,
+# OCL_ICD_VENDORS (a folder with one .icd) for ocl-icd; each loader ignores the other's.
+icdDir=$(mktemp -d)
+trap 'rm -rf "$icdDir"' EXIT
+echo "$runtime" > "$icdDir/duet.icd"
+export OCL_ICD_FILENAMES=$runtime OCL_ICD_VENDORS=$icdDir
 export DUET_DEVICES=nvidia
 [ -n "${DUET_CUDA_LIBRARY:-}" ] && export DUET_CUDA_LIBRARY
 
@@ -83,7 +89,7 @@ fi
 step "nvidia_gpu_abi_run" "$build/tests/unit/nvidia/nvidia_gpu_abi_run" "$ptx" "$sm"
 
 step "api_test (DUET_DEVICES=nvidia)" "$build/tests/api/api_test" "$apiFilter"
-for t in ${KERNEL_TESTS:-kernels_math_test kernels_convert_test kernels_integer_test kernels_misc_test}; do
+for t in ${KERNEL_TESTS-kernels_math_test kernels_convert_test kernels_integer_test kernels_misc_test}; do
     step "$t (DUET_DEVICES=nvidia)" "$build/tests/kernels/$t"
 done
 
