@@ -51,6 +51,7 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
     resolve(d.devicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
     resolve(d.ctxPushCurrent, "cuCtxPushCurrent_v2");
     resolve(d.ctxPopCurrent, "cuCtxPopCurrent_v2");
+    resolve(d.ctxSetCurrent, "cuCtxSetCurrent");
     resolve(d.ctxSynchronize, "cuCtxSynchronize");
     resolve(d.memGetInfo, "cuMemGetInfo_v2");
     resolve(d.moduleLoadDataEx, "cuModuleLoadDataEx");
@@ -60,7 +61,9 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
     resolve(d.funcSetAttribute, "cuFuncSetAttribute");
     resolve(d.launchKernel, "cuLaunchKernel");
     resolve(d.memAlloc, "cuMemAlloc_v2");
+    resolve(d.memAllocManaged, "cuMemAllocManaged");
     resolve(d.memFree, "cuMemFree_v2");
+    resolve(d.memcpyAsync, "cuMemcpyAsync");
     resolve(d.memcpyHtoD, "cuMemcpyHtoD_v2");
     resolve(d.memcpyDtoH, "cuMemcpyDtoH_v2");
     resolve(d.memHostRegister, "cuMemHostRegister_v2");

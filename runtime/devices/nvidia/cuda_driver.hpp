@@ -103,6 +103,8 @@ enum JitOption : int {
 /// cuMemHostRegister flags.
 inline constexpr unsigned kMemHostRegisterPortable = 0x01;  ///< CU_MEMHOSTREGISTER_PORTABLE
 inline constexpr unsigned kMemHostRegisterDeviceMap = 0x02; ///< CU_MEMHOSTREGISTER_DEVICEMAP
+/// cuMemAllocManaged flags: the memory is accessible from any stream on any device.
+inline constexpr unsigned kMemAttachGlobal = 0x1; ///< CU_MEM_ATTACH_GLOBAL
 /// cuStreamCreate flags.
 inline constexpr unsigned kStreamNonBlocking = 0x1; ///< CU_STREAM_NON_BLOCKING
 
@@ -125,6 +127,7 @@ struct CudaDriver {
     cu::Result (*devicePrimaryCtxRelease)(cu::Device device); ///< cuDevicePrimaryCtxRelease_v2
     cu::Result (*ctxPushCurrent)(cu::Context context);        ///< cuCtxPushCurrent_v2
     cu::Result (*ctxPopCurrent)(cu::Context* context);        ///< cuCtxPopCurrent_v2
+    cu::Result (*ctxSetCurrent)(cu::Context context);
     cu::Result (*ctxSynchronize)();
     cu::Result (*memGetInfo)(size_t* free, size_t* total); ///< cuMemGetInfo_v2
     cu::Result (*moduleLoadDataEx)(cu::Module* module, const void* image, unsigned numOptions,
@@ -139,8 +142,12 @@ struct CudaDriver {
                                unsigned gridZ, unsigned blockX, unsigned blockY, unsigned blockZ,
                                unsigned sharedMemBytes, cu::StreamHandle stream,
                                void** kernelParams, void** extra);
-    cu::Result (*memAlloc)(cu::DevicePtr* pointer, size_t bytes);               ///< cuMemAlloc_v2
-    cu::Result (*memFree)(cu::DevicePtr pointer);                               ///< cuMemFree_v2
+    cu::Result (*memAlloc)(cu::DevicePtr* pointer, size_t bytes); ///< cuMemAlloc_v2
+    cu::Result (*memAllocManaged)(cu::DevicePtr* pointer, size_t bytes, unsigned flags);
+    cu::Result (*memFree)(cu::DevicePtr pointer); ///< cuMemFree_v2
+    /// Unified addressing: host, device or managed pointers on either side.
+    cu::Result (*memcpyAsync)(cu::DevicePtr dst, cu::DevicePtr src, size_t bytes,
+                              cu::StreamHandle stream);
     cu::Result (*memcpyHtoD)(cu::DevicePtr dst, const void* src, size_t bytes); ///< cuMemcpyHtoD_v2
     cu::Result (*memcpyDtoH)(void* dst, cu::DevicePtr src, size_t bytes);       ///< cuMemcpyDtoH_v2
     cu::Result (*memHostRegister)(void* p, size_t bytes, unsigned flags); ///< cuMemHostRegister_v2

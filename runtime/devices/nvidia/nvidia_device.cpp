@@ -1,10 +1,12 @@
 // The NVIDIA device: discovery through the CUDA driver API (loaded at run time), the device
-// info of each GPU as it is, and the PTX toolchain for it. Kernel execution is the next step
-// (device memory hooks in DeviceBackend); until then enqueues fail with a clear reason.
+// info of each GPU as it is, the PTX toolchain for it, and the backend that runs kernels and
+// moves data through cuda_executor.hpp (memory objects in CUDA managed memory).
+#include "core/context.hpp"
 #include "core/device.hpp"
 #include "core/kernel.hpp"
 #include "devices/nvidia/codegen/nvidia_toolchain.hpp"
 #include "devices/nvidia/cuda_driver.hpp"
+#include "devices/nvidia/cuda_executor.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -37,15 +39,31 @@ size_t bestDivisor(size_t n, size_t limit, size_t multiple) {
 
 class NvidiaBackend final : public DeviceBackend {
 public:
-    NvidiaBackend(TargetSpec target, unsigned warpSize)
-        : m_toolchain(makeNvidiaToolchain(std::move(target))), m_warpSize(warpSize) {}
+    NvidiaBackend(TargetSpec target, unsigned warpSize, const CudaDriver& cuda, cu::Device device,
+                  nvidia::GridLimits limits, uint32_t maxSharedOptin)
+        : m_toolchain(makeNvidiaToolchain(std::move(target))), m_warpSize(warpSize),
+          m_executor(cuda, device, limits, maxSharedOptin) {}
 
     const Toolchain& toolchain() const override { return *m_toolchain; }
-    std::string cannotRun() const override {
-        return "kernel execution on the NVIDIA device is not in this build yet (programs build "
-               "to PTX; launching them needs device memory, the next step)";
+    /// Every memory object of a context with this device lives in CUDA managed memory: the
+    /// same address on the host and the GPU, so Mem::data() is the kernel's pointer too.
+    StorageAllocator* storageAllocator() override { return &m_executor; }
+    cl_int runNDRange(const KernelLaunch& launch) override {
+        return report(launch.kernel->context(), "kernel " + launch.kernel->name(),
+                      m_executor.run(launch));
     }
-    cl_int runNDRange(const KernelLaunch&) override { return CL_OUT_OF_RESOURCES; }
+    // Transfers through the driver (DMA rather than host page faults on managed memory).
+    cl_int read(const Mem& src, size_t offset, size_t size, void* host) override {
+        return report(src.context(), "read", m_executor.copy(host, src.data() + offset, size));
+    }
+    cl_int write(Mem& dst, size_t offset, size_t size, const void* host) override {
+        return report(dst.context(), "write", m_executor.copy(dst.data() + offset, host, size));
+    }
+    cl_int copy(const Mem& src, size_t srcOffset, Mem& dst, size_t dstOffset,
+                size_t size) override {
+        return report(dst.context(), "copy",
+                      m_executor.copy(dst.data() + dstOffset, src.data() + srcOffset, size));
+    }
     void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
                        const size_t* global, size_t* local) const override {
         const KernelDesc& desc = kernel.desc();
@@ -55,8 +73,12 @@ public:
             return;
         }
         // Whole warps where the global size allows, 256 work-items at most (8 warps: enough
-        // blocks per SM to hide latency, few enough registers to always fit).
+        // blocks per SM to hide latency, few enough registers to always fit), and never more
+        // than the compiled kernel takes (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK).
         size_t budget = std::min<size_t>(256, kernel.workGroupLimit(device));
+        if (size_t fnLimit =
+                m_executor.maxThreads(kernel.executable(&device), kernel.entry(&device)))
+            budget = std::min(budget, fnLimit);
         for (cl_uint d = 0; d < dims; ++d) {
             size_t want = budget;
             if (d == 0 && dims > 1)
@@ -67,8 +89,21 @@ public:
     }
 
 private:
+    /// A failure goes to stderr (as the GCN device's) and to the context's callback.
+    static cl_int report(const Context* context, const std::string& what, const Outcome& o) {
+        if (o.status != CL_SUCCESS || !o.why.empty()) {
+            const std::string message = "NVIDIA: " + what + ": " + o.why;
+            std::fprintf(stderr, "duet: %s\n", message.c_str());
+            if (context)
+                context->notify(message);
+        }
+        return o.status;
+    }
+
     std::unique_ptr<Toolchain> m_toolchain;
     unsigned m_warpSize;
+    /// Mutable: the module cache behind pickLocalSize's function limit.
+    mutable CudaExecutor m_executor;
 };
 
 struct Attributes {
@@ -127,6 +162,10 @@ DiscoveredDevice describeGpu(const CudaDriver& cuda, int ordinal, int driverVers
     const int blockDim[3] = {attr(cu::kMaxBlockDimX, 1024), attr(cu::kMaxBlockDimY, 1024),
                              attr(cu::kMaxBlockDimZ, 64)};
     const int sharedPerBlock = attr(cu::kMaxSharedMemoryPerBlock, 48 * 1024);
+    nvidia::GridLimits grid;
+    grid.maxBlocks = {uint64_t(attr(cu::kMaxGridDimX, 2147483647)),
+                      uint64_t(attr(cu::kMaxGridDimY, 65535)),
+                      uint64_t(attr(cu::kMaxGridDimZ, 65535))};
     const int sharedOptin = attr(cu::kMaxSharedMemoryPerBlockOptin, sharedPerBlock);
     const int sharedPerSm = attr(cu::kMaxSharedMemoryPerMultiprocessor);
     const int clockKHz = attr(cu::kClockRate);
@@ -229,7 +268,9 @@ DiscoveredDevice describeGpu(const CudaDriver& cuda, int ordinal, int driverVers
 
     const std::string sm = target.sm.empty() ? "sm_90" : target.sm;
     const unsigned ptx = target.sm.empty() ? kPreferredPtx : target.ptx;
-    return {std::make_unique<NvidiaBackend>(nvidiaTarget(sm, ptx), unsigned(std::max(1, warp))),
+    return {std::make_unique<NvidiaBackend>(nvidiaTarget(sm, ptx), unsigned(std::max(1, warp)),
+                                            cuda, device, grid,
+                                            uint32_t(std::max(sharedPerBlock, sharedOptin))),
             std::move(info)};
 }
 

@@ -1,16 +1,25 @@
 // A stand-in for libcuda.so.1 (DUET_CUDA_LIBRARY) on machines without an NVIDIA driver: the
 // entry points Duet resolves, describing two GPUs as the real driver would: an H100 (compute
-// capability 9.0) and a Kepler board (3.5) that Duet cannot target. Contexts, modules and
-// launches fail with CUDA_ERROR_NOT_SUPPORTED: the NVIDIA device's discovery and compiler are
-// what the tests using it exercise.
+// capability 9.0) and a Kepler board (3.5) that Duet cannot target. Memory is host memory
+// (managed or not); modules keep their PTX text; cuLaunchKernel runs nothing but records the
+// grid, block, dynamic shared bytes and each parameter's bytes (sizes from the PTX .entry), for
+// the tests to check the kernel ABI (fake_cuda.hpp: the recording and failure injection).
+#include "fake_cuda.hpp"
+
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
 
 namespace {
 
-constexpr int kSuccess = 0, kInvalidValue = 1, kNotInitialized = 3, kInvalidDevice = 101,
-              kNotSupported = 801;
+constexpr int kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNotInitialized = 3,
+              kInvalidDevice = 101, kInvalidPtx = 218, kNotFound = 500,
+              kHostMemoryAlreadyRegistered = 712, kNotSupported = 801;
 bool initialised = false;
 
 struct Gpu {
@@ -177,6 +186,18 @@ int cuGetErrorName(int error, const char** name) {
     case kNotSupported:
         *name = "CUDA_ERROR_NOT_SUPPORTED";
         return kSuccess;
+    case kOutOfMemory:
+        *name = "CUDA_ERROR_OUT_OF_MEMORY";
+        return kSuccess;
+    case kInvalidPtx:
+        *name = "CUDA_ERROR_INVALID_PTX";
+        return kSuccess;
+    case kNotFound:
+        *name = "CUDA_ERROR_NOT_FOUND";
+        return kSuccess;
+    case kHostMemoryAlreadyRegistered:
+        *name = "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED";
+        return kSuccess;
     default:
         *name = nullptr;
         return kInvalidValue;
@@ -187,32 +208,257 @@ int cuGetErrorString(int error, const char** text) {
     return kSuccess;
 }
 
-// Everything past discovery is not supported by the fake.
-#define DUET_FAKE_UNSUPPORTED(name, ...)                                                           \
-    int name(__VA_ARGS__) {                                                                        \
-        return kNotSupported;                                                                      \
+} // extern "C"
+
+namespace {
+
+struct Module {
+    std::string ptx;
+};
+struct Function {
+    std::string name;
+    std::vector<unsigned> paramBytes; ///< from the .entry's parameter list
+};
+
+std::mutex mutex;
+std::vector<DuetFakeLaunch> launches;
+std::map<std::string, int> calls, failures;
+std::map<int, int> funcAttributes;
+int contexts[2], streams[4];
+
+/// Counts a call of `name`; the CUresult a test asked it to fail with, or 0.
+int enter(const char* name) {
+    std::lock_guard lock(mutex);
+    ++calls[name];
+    auto it = failures.find(name);
+    return it == failures.end() ? kSuccess : it->second;
+}
+
+/// The byte sizes of `name`'s parameters in the PTX: `.param .u64 x`, `.param .align 8 .b8 x[96]`.
+std::vector<unsigned> entryParams(const std::string& ptx, const std::string& name) {
+    std::vector<unsigned> out;
+    size_t at = ptx.find(".entry " + name + "(");
+    if (at == std::string::npos)
+        return out;
+    const size_t end = ptx.find(')', at);
+    for (size_t p = ptx.find(".param", at); p < end; p = ptx.find(".param", p + 1)) {
+        const size_t lineEnd = std::min(ptx.find_first_of(",)", p), end);
+        const std::string decl = ptx.substr(p, lineEnd - p);
+        unsigned bytes = 8;
+        if (size_t b = decl.find('['); b != std::string::npos)
+            bytes = unsigned(std::strtoul(decl.c_str() + b + 1, nullptr, 10));
+        else if (decl.find("32 ") != std::string::npos)
+            bytes = 4;
+        else if (decl.find("16 ") != std::string::npos)
+            bytes = 2;
+        else if (decl.find("8 ") != std::string::npos && decl.find("64 ") == std::string::npos)
+            bytes = 1;
+        out.push_back(bytes);
     }
-DUET_FAKE_UNSUPPORTED(cuDevicePrimaryCtxRetain, void**, int)
-DUET_FAKE_UNSUPPORTED(cuDevicePrimaryCtxRelease_v2, int)
-DUET_FAKE_UNSUPPORTED(cuCtxPushCurrent_v2, void*)
-DUET_FAKE_UNSUPPORTED(cuCtxPopCurrent_v2, void**)
-DUET_FAKE_UNSUPPORTED(cuCtxSynchronize, void)
-DUET_FAKE_UNSUPPORTED(cuMemGetInfo_v2, size_t*, size_t*)
-DUET_FAKE_UNSUPPORTED(cuModuleLoadDataEx, void**, const void*, unsigned, int*, void**)
-DUET_FAKE_UNSUPPORTED(cuModuleUnload, void*)
-DUET_FAKE_UNSUPPORTED(cuModuleGetFunction, void**, void*, const char*)
-DUET_FAKE_UNSUPPORTED(cuFuncGetAttribute, int*, int, void*)
-DUET_FAKE_UNSUPPORTED(cuFuncSetAttribute, void*, int, int)
-DUET_FAKE_UNSUPPORTED(cuLaunchKernel, void*, unsigned, unsigned, unsigned, unsigned, unsigned,
-                      unsigned, unsigned, void*, void**, void**)
-DUET_FAKE_UNSUPPORTED(cuMemAlloc_v2, uint64_t*, size_t)
-DUET_FAKE_UNSUPPORTED(cuMemFree_v2, uint64_t)
-DUET_FAKE_UNSUPPORTED(cuMemcpyHtoD_v2, uint64_t, const void*, size_t)
-DUET_FAKE_UNSUPPORTED(cuMemcpyDtoH_v2, void*, uint64_t, size_t)
-DUET_FAKE_UNSUPPORTED(cuMemHostRegister_v2, void*, size_t, unsigned)
-DUET_FAKE_UNSUPPORTED(cuMemHostUnregister, void*)
-DUET_FAKE_UNSUPPORTED(cuMemHostGetDevicePointer_v2, uint64_t*, void*, unsigned)
-DUET_FAKE_UNSUPPORTED(cuStreamCreate, void**, unsigned)
-DUET_FAKE_UNSUPPORTED(cuStreamSynchronize, void*)
-DUET_FAKE_UNSUPPORTED(cuStreamDestroy_v2, void*)
+    return out;
+}
+
+void* hostAllocate(size_t bytes) {
+    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+    if (p)
+        std::memset(p, 0, bytes);
+    return p;
+}
+
+} // namespace
+
+extern "C" {
+
+int cuDevicePrimaryCtxRetain(void** ctx, int d) {
+    if (int e = enter("cuDevicePrimaryCtxRetain"))
+        return e;
+    if (d < 0 || d > 1)
+        return kInvalidDevice;
+    *ctx = &contexts[d];
+    return kSuccess;
+}
+int cuDevicePrimaryCtxRelease_v2(int) {
+    return enter("cuDevicePrimaryCtxRelease_v2");
+}
+int cuCtxSetCurrent(void*) {
+    return enter("cuCtxSetCurrent");
+}
+int cuCtxPushCurrent_v2(void*) {
+    return enter("cuCtxPushCurrent_v2");
+}
+int cuCtxPopCurrent_v2(void** ctx) {
+    *ctx = &contexts[0];
+    return enter("cuCtxPopCurrent_v2");
+}
+int cuCtxSynchronize() {
+    return enter("cuCtxSynchronize");
+}
+int cuMemGetInfo_v2(size_t* free, size_t* total) {
+    *free = *total = kGpus[0].memory;
+    return enter("cuMemGetInfo_v2");
+}
+
+int cuModuleLoadDataEx(void** module, const void* image, unsigned n, int* options, void** values) {
+    if (int e = enter("cuModuleLoadDataEx"))
+        return e;
+    std::string ptx = static_cast<const char*>(image);
+    if (ptx.find("fake_jit_error") != std::string::npos) {
+        // As ptxas would: the log goes into CU_JIT_ERROR_LOG_BUFFER (option 5, size option 6).
+        const char* log = "ptxas fatal   : fake JIT failure in fake_jit_error (fake driver)";
+        char* buffer = nullptr;
+        size_t size = 0;
+        for (unsigned i = 0; i < n; ++i) {
+            if (options[i] == 5)
+                buffer = static_cast<char*>(values[i]);
+            if (options[i] == 6)
+                size = size_t(reinterpret_cast<uintptr_t>(values[i]));
+        }
+        if (buffer && size) {
+            std::strncpy(buffer, log, size - 1);
+            buffer[size - 1] = 0;
+        }
+        return kInvalidPtx;
+    }
+    *module = new Module{std::move(ptx)};
+    return kSuccess;
+}
+int cuModuleUnload(void* module) {
+    delete static_cast<Module*>(module);
+    return enter("cuModuleUnload");
+}
+int cuModuleGetFunction(void** function, void* module, const char* name) {
+    if (int e = enter("cuModuleGetFunction"))
+        return e;
+    const std::string& ptx = static_cast<Module*>(module)->ptx;
+    if (ptx.find(".entry " + std::string(name) + "(") == std::string::npos)
+        return kNotFound;
+    *function = new Function{name, entryParams(ptx, name)}; // owned by the module (leaked)
+    return kSuccess;
+}
+int cuFuncGetAttribute(int* value, int attribute, void*) {
+    if (int e = enter("cuFuncGetAttribute"))
+        return e;
+    *value = attribute == 0 ? 1024 : 0; // max threads per block; no static shared memory
+    return kSuccess;
+}
+int cuFuncSetAttribute(void*, int attribute, int value) {
+    if (int e = enter("cuFuncSetAttribute"))
+        return e;
+    std::lock_guard lock(mutex);
+    funcAttributes[attribute] = value;
+    return kSuccess;
+}
+int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned shared, void*, void** params, void**) {
+    if (int e = enter("cuLaunchKernel"))
+        return e;
+    const Function& f = *static_cast<Function*>(function);
+    DuetFakeLaunch l{};
+    std::strncpy(l.kernel, f.name.c_str(), sizeof l.kernel - 1);
+    const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+    for (int d = 0; d < 3; ++d) {
+        l.grid[d] = g[d];
+        l.block[d] = b[d];
+    }
+    l.sharedMemBytes = shared;
+    l.params = unsigned(std::min<size_t>(f.paramBytes.size(), 32));
+    for (unsigned i = 0; i < l.params; ++i) {
+        l.paramBytes[i] = std::min(f.paramBytes[i], 96u);
+        std::memcpy(l.param[i], params[i], l.paramBytes[i]);
+    }
+    std::lock_guard lock(mutex);
+    launches.push_back(l);
+    return kSuccess;
+}
+
+int cuMemAlloc_v2(uint64_t* p, size_t bytes) {
+    if (int e = enter("cuMemAlloc_v2"))
+        return e;
+    *p = uint64_t(reinterpret_cast<uintptr_t>(hostAllocate(bytes)));
+    return *p ? kSuccess : kOutOfMemory;
+}
+int cuMemAllocManaged(uint64_t* p, size_t bytes, unsigned flags) {
+    if (int e = enter("cuMemAllocManaged"))
+        return e;
+    if (flags != 1 && flags != 2)
+        return kInvalidValue;
+    *p = uint64_t(reinterpret_cast<uintptr_t>(hostAllocate(bytes)));
+    return *p ? kSuccess : kOutOfMemory;
+}
+int cuMemFree_v2(uint64_t p) {
+    std::free(reinterpret_cast<void*>(uintptr_t(p)));
+    return enter("cuMemFree_v2");
+}
+int cuMemcpyHtoD_v2(uint64_t dst, const void* src, size_t bytes) {
+    std::memcpy(reinterpret_cast<void*>(uintptr_t(dst)), src, bytes);
+    return enter("cuMemcpyHtoD_v2");
+}
+int cuMemcpyDtoH_v2(void* dst, uint64_t src, size_t bytes) {
+    std::memcpy(dst, reinterpret_cast<const void*>(uintptr_t(src)), bytes);
+    return enter("cuMemcpyDtoH_v2");
+}
+int cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void*) {
+    if (int e = enter("cuMemcpyAsync"))
+        return e;
+    std::memmove(reinterpret_cast<void*>(uintptr_t(dst)),
+                 reinterpret_cast<const void*>(uintptr_t(src)), bytes);
+    return kSuccess;
+}
+int cuMemHostRegister_v2(void*, size_t, unsigned flags) {
+    if (int e = enter("cuMemHostRegister_v2"))
+        return e;
+    return flags & ~3u ? kInvalidValue : kSuccess;
+}
+int cuMemHostUnregister(void*) {
+    return enter("cuMemHostUnregister");
+}
+int cuMemHostGetDevicePointer_v2(uint64_t* d, void* p, unsigned) {
+    *d = uint64_t(reinterpret_cast<uintptr_t>(p));
+    return enter("cuMemHostGetDevicePointer_v2");
+}
+int cuStreamCreate(void** stream, unsigned) {
+    if (int e = enter("cuStreamCreate"))
+        return e;
+    *stream = &streams[0];
+    return kSuccess;
+}
+int cuStreamSynchronize(void*) {
+    return enter("cuStreamSynchronize");
+}
+int cuStreamDestroy_v2(void*) {
+    return enter("cuStreamDestroy_v2");
+}
+
+// What fake_cuda.hpp declares for the tests.
+int duetFakeLaunchCount() {
+    std::lock_guard lock(mutex);
+    return int(launches.size());
+}
+const DuetFakeLaunch* duetFakeLaunchAt(int i) {
+    std::lock_guard lock(mutex);
+    return i >= 0 && size_t(i) < launches.size() ? &launches[size_t(i)] : nullptr;
+}
+int duetFakeCalls(const char* name) {
+    std::lock_guard lock(mutex);
+    auto it = calls.find(name);
+    return it == calls.end() ? 0 : it->second;
+}
+void duetFakeFail(const char* name, int error) {
+    std::lock_guard lock(mutex);
+    if (error)
+        failures[name] = error;
+    else
+        failures.erase(name);
+}
+void duetFakeReset() {
+    std::lock_guard lock(mutex);
+    launches.clear();
+    calls.clear();
+    funcAttributes.clear();
+}
+int duetFakeFuncAttribute(int attribute) {
+    std::lock_guard lock(mutex);
+    auto it = funcAttributes.find(attribute);
+    return it == funcAttributes.end() ? -1 : it->second;
+}
 }

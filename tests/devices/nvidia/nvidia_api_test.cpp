@@ -2,12 +2,19 @@
 // DUET_DEVICES=nvidia and no CUDA driver library, the platform has no device and says so with
 // the spec's code. [fake-driver]: with tests/devices/nvidia/fake_cuda.cpp as the driver, the
 // device info of what the driver reports, programs built to PTX through clBuildProgram, binaries,
-// and enqueues refused with a reason (execution is not in this build).
+// and launches: the fake records each cuLaunchKernel (grid, block, dynamic shared memory, the
+// parameters' bytes) so that the kernel ABI's marshalling is checked without a GPU; buffers in
+// managed memory, USE_HOST_PTR registration, JIT failures.
+#include "fake_cuda.hpp"
 #include "support/cl_test.hpp"
 
 #include <CL/cl_ext.h>
 
+#include <dlfcn.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -49,6 +56,71 @@ __kernel void nbody(__global const float4* pos, __global float4* acc, __local fl
     acc[i] = (float4)(a, 0.0f);
 }
 )CL";
+
+/// The fake driver the runtime loaded (same path: the same library), and its test entry points.
+struct Fake {
+    void* handle = nullptr;
+    template <class Fn> Fn get(const char* name) {
+        return reinterpret_cast<Fn>(dlsym(handle, name));
+    }
+    Fake() {
+        const char* path = std::getenv("DUET_CUDA_LIBRARY");
+        REQUIRE(path);
+        handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+        REQUIRE(handle); // the platform (devices()) loaded it first
+        launchCount = get<DuetFakeLaunchCountFn>("duetFakeLaunchCount");
+        launchAt = get<DuetFakeLaunchAtFn>("duetFakeLaunchAt");
+        calls = get<DuetFakeCallsFn>("duetFakeCalls");
+        fail = get<DuetFakeFailFn>("duetFakeFail");
+        reset = get<DuetFakeResetFn>("duetFakeReset");
+        funcAttribute = get<DuetFakeFuncAttributeFn>("duetFakeFuncAttribute");
+        REQUIRE((launchCount && launchAt && calls && fail && reset && funcAttribute));
+        reset();
+    }
+    DuetFakeLaunchCountFn launchCount;
+    DuetFakeLaunchAtFn launchAt;
+    DuetFakeCallsFn calls;
+    DuetFakeFailFn fail;
+    DuetFakeResetFn reset;
+    DuetFakeFuncAttributeFn funcAttribute;
+};
+
+template <class T> T paramAs(const DuetFakeLaunch& l, unsigned i) {
+    T v{};
+    REQUIRE(l.paramBytes[i] == sizeof v);
+    std::memcpy(&v, l.param[i], sizeof v);
+    return v;
+}
+
+/// Launch block fields (devices/nvidia/codegen/ptx_module.hpp, LaunchBlock).
+struct Block {
+    uint64_t globalOffset[3], globalSize[3];
+    uint32_t enqueuedLocalSize[3], groupOffset[3], numGroups[3], workDim;
+    uint64_t printfBuffer;
+};
+static_assert(sizeof(Block) == 96);
+
+/// Messages the context's notification callback got (from any thread).
+struct Notes {
+    std::mutex mutex;
+    std::string text;
+    static void CL_CALLBACK add(const char* message, const void*, size_t, void* self) {
+        auto* n = static_cast<Notes*>(self);
+        std::lock_guard lock(n->mutex);
+        n->text += std::string(message) + "\n";
+    }
+    std::string get() {
+        std::lock_guard lock(mutex);
+        return text;
+    }
+};
+
+cl_device_id h100() {
+    cl_int status = CL_SUCCESS;
+    std::vector<cl_device_id> gpus = devices(CL_DEVICE_TYPE_GPU, status);
+    REQUIRE(gpus.size() == 2);
+    return gpus[0];
+}
 
 } // namespace
 
@@ -122,7 +194,7 @@ TEST_CASE("a driver's GPUs become devices with what the driver reports", "[nvidi
     CHECK(err == CL_DEVICE_NOT_AVAILABLE);
 }
 
-TEST_CASE("programs build to PTX through the API; enqueues say execution is missing",
+TEST_CASE("programs build to PTX through the API and launch by the kernel ABI",
           "[nvidia][fake-driver]") {
     cl_int status = CL_SUCCESS;
     std::vector<cl_device_id> gpus = devices(CL_DEVICE_TYPE_GPU, status);
@@ -167,8 +239,10 @@ TEST_CASE("programs build to PTX through the API; enqueues say execution is miss
     REQUIRE_CL(clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof localBytes,
                                         &localBytes, nullptr));
     CHECK(localBytes == 0);
+    Fake fake;
     cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1024 * 16, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
+    CHECK(fake.calls("cuMemAllocManaged") == 1); // memory objects live in managed memory
     const float eps2 = 0.01f;
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof buf, &buf));
     REQUIRE_CL(clSetKernelArg(k, 1, sizeof buf, &buf));
@@ -176,13 +250,190 @@ TEST_CASE("programs build to PTX through the API; enqueues say execution is miss
     REQUIRE_CL(clSetKernelArg(k, 3, sizeof eps2, &eps2));
     cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
+    // The buffer's device address: managed memory is the same address on the host.
+    void* mapped =
+        clEnqueueMapBuffer(q, buf, CL_TRUE, CL_MAP_READ, 0, 16, 0, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clEnqueueUnmapMemObject(q, buf, mapped, 0, nullptr, nullptr));
+    const uint64_t address = uint64_t(reinterpret_cast<uintptr_t>(mapped));
+
     const size_t global = 1024, local = 256;
-    CHECK_CL_ERR(CL_OUT_OF_RESOURCES,
-                 clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() == 1);
+    const DuetFakeLaunch& l = *fake.launchAt(0);
+    CHECK(std::string(l.kernel) == "nbody");
+    CHECK((l.grid[0] == 4 && l.grid[1] == 1 && l.grid[2] == 1));
+    CHECK((l.block[0] == 256 && l.block[1] == 1 && l.block[2] == 1));
+    CHECK(l.sharedMemBytes == 256 * 16);
+    REQUIRE(l.params == 5);
+    CHECK(paramAs<uint64_t>(l, 0) == address);
+    CHECK(paramAs<uint64_t>(l, 1) == address);
+    CHECK(paramAs<uint64_t>(l, 2) == 0); // the __local argument's offset
+    CHECK(paramAs<float>(l, 3) == eps2);
+    const Block b = paramAs<Block>(l, 4);
+    CHECK(b.globalSize[0] == 1024);
+    CHECK((b.globalSize[1] == 1 && b.globalSize[2] == 1));
+    CHECK(b.enqueuedLocalSize[0] == 256);
+    CHECK(b.numGroups[0] == 4);
+    CHECK(b.groupOffset[0] == 0);
+    CHECK(b.workDim == 1);
+    CHECK(b.printfBuffer == 0);
+
+    // No local size: the backend picks one that divides the global size (whole warps).
+    fake.reset();
+    const size_t global2 = 4096;
+    REQUIRE_CL(clSetKernelArg(k, 2, 16, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global2, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() == 1);
+    CHECK(fake.launchAt(0)->block[0] == 256);
+    CHECK(fake.launchAt(0)->grid[0] == 16);
+    CHECK(fake.launchAt(0)->sharedMemBytes == 16);
     clReleaseCommandQueue(q);
     clReleaseMemObject(buf);
     clReleaseKernel(k);
     clReleaseProgram(again);
+    clReleaseProgram(p);
+    clReleaseContext(ctx);
+}
+
+TEST_CASE("__local arguments: consecutive aligned offsets, opt-in above 48 KiB; 2D offsets",
+          "[nvidia][fake-driver]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_program p = buildProgram(ctx, dev, R"CL(
+__kernel void two_locals(__global int* out, __local int* a, char c, __local float4* b) {
+    a[get_local_id(0)] = c;
+    b[get_local_id(1)] = (float4)(1.0f);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(1) * get_global_size(0) + get_global_id(0)] = a[0] + (int)b[0].x;
+}
+)CL",
+                                "-cl-std=CL3.0");
+    cl_kernel k = clCreateKernel(p, "two_locals", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64 * 64 * 4, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const cl_char c = 7;
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    REQUIRE_CL(clSetKernelArg(k, 1, 100, nullptr));
+    REQUIRE_CL(clSetKernelArg(k, 2, sizeof c, &c));
+    REQUIRE_CL(clSetKernelArg(k, 3, 60000, nullptr));
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+    // 40 = 2 x 16 + 8 rows: a grid of full work-groups, one of the partial last row.
+    const size_t offset[2] = {5, 9}, global[2] = {64, 40}, local[2] = {16, 16};
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, offset, global, local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() == 2);
+    for (int i = 0; i < 2; ++i) {
+        CAPTURE(i);
+        const DuetFakeLaunch& l = *fake.launchAt(i);
+        CHECK((l.grid[0] == 4 && l.grid[1] == (i == 0 ? 2u : 1u) && l.grid[2] == 1));
+        CHECK((l.block[0] == 16 && l.block[1] == (i == 0 ? 16u : 8u) && l.block[2] == 1));
+        REQUIRE(l.params == 5);
+        CHECK(paramAs<uint64_t>(l, 1) == 0);
+        CHECK(paramAs<cl_char>(l, 2) == 7);
+        CHECK(paramAs<uint64_t>(l, 3) == 112); // 100 rounded up to 16
+        CHECK(l.sharedMemBytes == 112 + 60000);
+        const Block b = paramAs<Block>(l, 4);
+        CHECK((b.globalOffset[0] == 5 && b.globalOffset[1] == 9 && b.globalOffset[2] == 0));
+        CHECK((b.globalSize[0] == 64 && b.globalSize[1] == 40));
+        CHECK((b.enqueuedLocalSize[0] == 16 && b.enqueuedLocalSize[1] == 16));
+        CHECK((b.numGroups[0] == 4 && b.numGroups[1] == 3 && b.numGroups[2] == 1));
+        CHECK((b.groupOffset[0] == 0 && b.groupOffset[1] == (i == 0 ? 0u : 2u)));
+        CHECK(b.workDim == 2);
+    }
+    // Above 48 KiB the kernel opts in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+    CHECK(fake.funcAttribute(8) == 112 + 60000);
+
+    // Transfers go through the driver and land in the buffer.
+    std::vector<int> in(64 * 64), back(64 * 64);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = int(i * 3);
+    REQUIRE_CL(
+        clEnqueueWriteBuffer(q, out, CL_TRUE, 0, in.size() * 4, in.data(), 0, nullptr, nullptr));
+    REQUIRE_CL(
+        clEnqueueReadBuffer(q, out, CL_TRUE, 0, back.size() * 4, back.data(), 0, nullptr, nullptr));
+    CHECK(back == in);
+    CHECK(fake.calls("cuMemcpyAsync") >= 2);
+    clReleaseCommandQueue(q);
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseContext(ctx);
+}
+
+TEST_CASE("USE_HOST_PTR memory is registered; a refusal is an allocation failure with the reason",
+          "[nvidia][fake-driver]") {
+    cl_device_id dev = h100();
+    Notes notes;
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, &Notes::add, &notes, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+    std::vector<float> host(1024);
+    cl_mem ok = clCreateBuffer(ctx, CL_MEM_USE_HOST_PTR, host.size() * 4, host.data(), &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(fake.calls("cuMemHostRegister_v2") == 1);
+    clReleaseMemObject(ok);
+    CHECK(fake.calls("cuMemHostUnregister") == 1);
+
+    fake.fail("cuMemHostRegister_v2", 1); // CUDA_ERROR_INVALID_VALUE
+    cl_mem bad = clCreateBuffer(ctx, CL_MEM_USE_HOST_PTR, host.size() * 4, host.data(), &err);
+    fake.fail("cuMemHostRegister_v2", 0);
+    CHECK(bad == nullptr);
+    CHECK(err == CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    CHECK(notes.get().find("CUDA_ERROR_INVALID_VALUE") != std::string::npos);
+    CHECK(notes.get().find("cuMemHostRegister") != std::string::npos);
+
+    // Managed allocation refused: the buffer's creation fails too.
+    fake.fail("cuMemAllocManaged", 2); // CUDA_ERROR_OUT_OF_MEMORY
+    cl_mem none = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    fake.fail("cuMemAllocManaged", 0);
+    CHECK(none == nullptr);
+    CHECK(err == CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    clReleaseContext(ctx);
+}
+
+TEST_CASE("a PTX the driver's JIT refuses fails the launch with the JIT log",
+          "[nvidia][fake-driver]") {
+    cl_device_id dev = h100();
+    Notes notes;
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, &Notes::add, &notes, &err);
+    REQUIRE(err == CL_SUCCESS);
+    // The fake's JIT refuses any module with a kernel of this name.
+    cl_program p =
+        buildProgram(ctx, dev, "__kernel void fake_jit_error(__global int* p) { p[0] = 1; }");
+    cl_kernel k = clCreateKernel(p, "fake_jit_error", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof buf, &buf));
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+    const size_t global = 64;
+    cl_event ev = nullptr;
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, &ev));
+    clFinish(q);
+    cl_int status = CL_COMPLETE;
+    REQUIRE_CL(
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    CHECK(status == CL_OUT_OF_RESOURCES);
+    CHECK(fake.launchCount() == 0);
+    const std::string text = notes.get();
+    CHECK(text.find("CUDA_ERROR_INVALID_PTX") != std::string::npos);
+    CHECK(text.find("ptxas fatal   : fake JIT failure") != std::string::npos);
+    clReleaseEvent(ev);
+    clReleaseCommandQueue(q);
+    clReleaseMemObject(buf);
+    clReleaseKernel(k);
     clReleaseProgram(p);
     clReleaseContext(ctx);
 }

@@ -88,6 +88,7 @@ DUET_SAME(cu::kJitLogVerbose, CU_JIT_LOG_VERBOSE);
 DUET_SAME(cu::kMemHostRegisterPortable, CU_MEMHOSTREGISTER_PORTABLE);
 DUET_SAME(cu::kMemHostRegisterDeviceMap, CU_MEMHOSTREGISTER_DEVICEMAP);
 DUET_SAME(cu::kStreamNonBlocking, CU_STREAM_NON_BLOCKING);
+DUET_SAME(cu::kMemAttachGlobal, CU_MEM_ATTACH_GLOBAL);
 static_assert(sizeof(cu::DevicePtr) == sizeof(CUdeviceptr));
 static_assert(sizeof(cu::Device) == sizeof(CUdevice));
 static_assert(sizeof(cu::Result) == sizeof(CUresult));
@@ -112,6 +113,7 @@ DUET_CHECK(devicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtx
 DUET_CHECK(devicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")
 DUET_CHECK(ctxPushCurrent, cuCtxPushCurrent, "cuCtxPushCurrent_v2")
 DUET_CHECK(ctxPopCurrent, cuCtxPopCurrent, "cuCtxPopCurrent_v2")
+DUET_CHECK(ctxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent")
 DUET_CHECK(ctxSynchronize, cuCtxSynchronize, "cuCtxSynchronize")
 DUET_CHECK(memGetInfo, cuMemGetInfo, "cuMemGetInfo_v2")
 DUET_CHECK(moduleLoadDataEx, cuModuleLoadDataEx, "cuModuleLoadDataEx")
@@ -121,7 +123,9 @@ DUET_CHECK(funcGetAttribute, cuFuncGetAttribute, "cuFuncGetAttribute")
 DUET_CHECK(funcSetAttribute, cuFuncSetAttribute, "cuFuncSetAttribute")
 DUET_CHECK(launchKernel, cuLaunchKernel, "cuLaunchKernel")
 DUET_CHECK(memAlloc, cuMemAlloc, "cuMemAlloc_v2")
+DUET_CHECK(memAllocManaged, cuMemAllocManaged, "cuMemAllocManaged")
 DUET_CHECK(memFree, cuMemFree, "cuMemFree_v2")
+DUET_CHECK(memcpyAsync, cuMemcpyAsync, "cuMemcpyAsync")
 DUET_CHECK(memcpyHtoD, cuMemcpyHtoD, "cuMemcpyHtoD_v2")
 DUET_CHECK(memcpyDtoH, cuMemcpyDtoH, "cuMemcpyDtoH_v2")
 DUET_CHECK(memHostRegister, cuMemHostRegister, "cuMemHostRegister_v2")

@@ -1,0 +1,274 @@
+// CUDA execution for the NVIDIA device: context, managed memory, modules, launches, copies.
+#include "devices/nvidia/cuda_executor.hpp"
+
+#include "core/kernel.hpp"
+#include "devices/nvidia/codegen/nvidia_toolchain.hpp"
+
+#include <algorithm>
+
+namespace duet::rt::nvidia_device {
+
+namespace cu = nvidia::cu;
+
+namespace {
+/// The context each thread last made current (cuCtxSetCurrent is per thread).
+thread_local cu::Context tCurrent = nullptr;
+constexpr uint32_t kDefaultDynamicShared = 48 * 1024;
+} // namespace
+
+CudaExecutor::CudaExecutor(const nvidia::CudaDriver& cuda, cu::Device device,
+                           nvidia::GridLimits limits, uint32_t maxSharedOptin)
+    : m_cuda(cuda), m_device(device), m_limits(limits), m_maxSharedOptin(maxSharedOptin) {}
+
+CudaExecutor::~CudaExecutor() {
+    // Devices live as long as the process; the driver may already be tearing down at exit, so
+    // the context is left to it (modules and the stream go with the primary context).
+}
+
+std::string CudaExecutor::cudaError(const char* call, cu::Result r) const {
+    return std::string(call) + " failed: " + m_cuda.errorText(r);
+}
+
+Outcome CudaExecutor::ready() {
+    std::call_once(m_contextOnce, [this] {
+        if (cu::Result r = m_cuda.devicePrimaryCtxRetain(&m_context, m_device); r != cu::kSuccess)
+            m_contextError = cudaError("cuDevicePrimaryCtxRetain", r);
+        else if (cu::Result r = m_cuda.ctxSetCurrent(m_context); r != cu::kSuccess)
+            m_contextError = cudaError("cuCtxSetCurrent", r);
+        else if (cu::Result r = m_cuda.streamCreate(&m_stream, cu::kStreamNonBlocking);
+                 r != cu::kSuccess)
+            m_contextError = cudaError("cuStreamCreate", r);
+        else
+            tCurrent = m_context;
+    });
+    if (!m_contextError.empty())
+        return {CL_OUT_OF_RESOURCES, m_contextError};
+    if (tCurrent != m_context) {
+        if (cu::Result r = m_cuda.ctxSetCurrent(m_context); r != cu::kSuccess)
+            return {CL_OUT_OF_RESOURCES, cudaError("cuCtxSetCurrent", r)};
+        tCurrent = m_context;
+    }
+    return {};
+}
+
+char* CudaExecutor::allocate(size_t size) {
+    if (!ready().why.empty())
+        return nullptr;
+    cu::DevicePtr p = 0;
+    if (m_cuda.memAllocManaged(&p, size ? size : 1, cu::kMemAttachGlobal) != cu::kSuccess)
+        return nullptr;
+    return reinterpret_cast<char*>(uintptr_t(p));
+}
+
+void CudaExecutor::release(char* p) {
+    if (p && ready().why.empty())
+        m_cuda.memFree(cu::DevicePtr(reinterpret_cast<uintptr_t>(p)));
+}
+
+bool CudaExecutor::registerHost(void* p, size_t size, std::string& why) {
+    if (Outcome o = ready(); !o.why.empty()) {
+        why = o.why;
+        return false;
+    }
+    std::lock_guard lock(m_mutex);
+    if (auto it = m_registered.find(p); it != m_registered.end()) {
+        ++it->second; // another buffer on the same host memory
+        return true;
+    }
+    cu::Result r = m_cuda.memHostRegister(
+        p, size ? size : 1, cu::kMemHostRegisterPortable | cu::kMemHostRegisterDeviceMap);
+    // Memory inside a range registered by someone else is already device-accessible.
+    if (r == cu::kErrorHostMemoryAlreadyRegistered)
+        return true;
+    if (r != cu::kSuccess) {
+        why = "the NVIDIA device cannot use this host memory (CL_MEM_USE_HOST_PTR): " +
+              cudaError("cuMemHostRegister", r);
+        return false;
+    }
+    m_registered.emplace(p, 1u);
+    return true;
+}
+
+void CudaExecutor::unregisterHost(void* p) {
+    if (!ready().why.empty())
+        return;
+    std::lock_guard lock(m_mutex);
+    auto it = m_registered.find(p);
+    if (it == m_registered.end() || --it->second)
+        return;
+    m_registered.erase(it);
+    m_cuda.memHostUnregister(p);
+}
+
+Outcome CudaExecutor::function(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
+                               Function*& out) {
+    // This device's executables are all NvidiaExecutable (its toolchain makes them); the code
+    // generator is built without RTTI, so no dynamic_cast.
+    const auto* nv = static_cast<const NvidiaExecutable*>(exe.get());
+    if (!nv || !entry)
+        return {CL_INVALID_PROGRAM_EXECUTABLE, "the kernel has no NVIDIA executable"};
+    LoadedModule& m = m_modules[exe.get()];
+    if (m.module && m.owner.expired()) { // an executable freed and another at its address
+        m_cuda.moduleUnload(m.module);
+        m = LoadedModule{};
+    }
+    if (!m.module) {
+        char info[8192] = {}, error[8192] = {};
+        cu::JitOption options[] = {cu::kJitInfoLogBuffer, cu::kJitInfoLogBufferSizeBytes,
+                                   cu::kJitErrorLogBuffer, cu::kJitErrorLogBufferSizeBytes};
+        void* values[] = {info, reinterpret_cast<void*>(uintptr_t(sizeof info - 1)), error,
+                          reinterpret_cast<void*>(uintptr_t(sizeof error - 1))};
+        cu::Result r = m_cuda.moduleLoadDataEx(&m.module, nv->ptx().c_str(), 4, options, values);
+        if (r != cu::kSuccess) {
+            m_modules.erase(exe.get());
+            std::string why = "the CUDA driver could not load the program's PTX (" +
+                              nv->module().target + "): " + cudaError("cuModuleLoadDataEx", r);
+            if (error[0])
+                why += "\nJIT log:\n" + std::string(error);
+            return {CL_OUT_OF_RESOURCES, why};
+        }
+        m.owner = exe;
+        if (info[0])
+            nvidia::logNvidia("NVIDIA: JIT: " + std::string(info));
+    }
+    auto [it, fresh] = m.functions.try_emplace(entry);
+    Function& fn = it->second;
+    if (fresh) {
+        const auto* ke = static_cast<const nvidia::KernelEntry*>(entry);
+        if (cu::Result r = m_cuda.moduleGetFunction(&fn.handle, m.module, ke->name.c_str());
+            r != cu::kSuccess) {
+            m.functions.erase(it);
+            return {CL_INVALID_KERNEL, cudaError("cuModuleGetFunction", r) + " for " + ke->name};
+        }
+        if (m_cuda.funcGetAttribute(&fn.maxThreads, cu::kFuncMaxThreadsPerBlock, fn.handle))
+            fn.maxThreads = 0;
+        if (m_cuda.funcGetAttribute(&fn.staticShared, cu::kFuncSharedSizeBytes, fn.handle))
+            fn.staticShared = int(ke->staticSharedBytes);
+    }
+    out = &fn;
+    return {};
+}
+
+size_t CudaExecutor::maxThreads(const std::shared_ptr<DeviceExecutable>& exe, const void* entry) {
+    if (!ready().why.empty())
+        return 0;
+    std::lock_guard lock(m_mutex);
+    Function* fn = nullptr;
+    if (!function(exe, entry, fn).why.empty())
+        return 0;
+    return size_t(std::max(0, fn->maxThreads));
+}
+
+Outcome CudaExecutor::run(const KernelLaunch& launch) {
+    if (Outcome o = ready(); !o.why.empty())
+        return o;
+    const auto* entry = static_cast<const nvidia::KernelEntry*>(launch.entry);
+    if (!entry)
+        return {CL_INVALID_PROGRAM_EXECUTABLE, "the kernel has no NVIDIA entry"};
+    if (entry->usesPrintf)
+        return {CL_OUT_OF_RESOURCES,
+                "printf in kernels is not supported by the NVIDIA device's launcher yet (the "
+                "printf buffer decoder is still the GCN device's)"};
+    std::lock_guard lock(m_mutex);
+    Function* fn = nullptr;
+    if (Outcome o = function(launch.executable, launch.entry, fn); !o.why.empty())
+        return o;
+    return launchGrids(launch, *entry, *fn);
+}
+
+Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry,
+                                  Function& fn) {
+    const KernelDesc& desc = launch.kernel->desc();
+    const size_t nargs = launch.args.size();
+    if (entry.params != nargs + 1 || desc.args.size() != nargs)
+        return {CL_INVALID_KERNEL, "the PTX entry " + entry.name + " has " +
+                                       std::to_string(entry.params) + " parameters for " +
+                                       std::to_string(nargs) + " arguments"};
+    std::vector<size_t> localBytes;
+    for (uint32_t i : entry.localArgs)
+        localBytes.push_back(i < nargs ? launch.args[i].localSize : 0);
+    const size_t wd = launch.workDim;
+    nvidia::LaunchPlan plan = nvidia::planLaunch(
+        launch.workDim, std::span(launch.offset.data(), wd), std::span(launch.global.data(), wd),
+        std::span(launch.local.data(), wd), localBytes, 0, m_limits);
+    if (!plan.error.empty())
+        return {CL_INVALID_GLOBAL_WORK_SIZE, plan.error};
+    size_t groupSize =
+        launch.local[0] * (wd > 1 ? launch.local[1] : 1) * (wd > 2 ? launch.local[2] : 1);
+    if (fn.maxThreads > 0 && groupSize > size_t(fn.maxThreads))
+        return {CL_INVALID_WORK_GROUP_SIZE,
+                "work-group of " + std::to_string(groupSize) + " work-items; " + entry.name +
+                    " compiled for this GPU takes at most " + std::to_string(fn.maxThreads) +
+                    " (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)"};
+    const uint64_t shared = uint64_t(plan.dynamicSharedBytes) + uint64_t(fn.staticShared);
+    if (shared > m_maxSharedOptin)
+        return {CL_OUT_OF_RESOURCES,
+                "the kernel needs " + std::to_string(shared) + " bytes of local memory (" +
+                    std::to_string(fn.staticShared) + " static + " +
+                    std::to_string(plan.dynamicSharedBytes) + " for __local arguments); the GPU " +
+                    "has " + std::to_string(m_maxSharedOptin) + " per work-group"};
+    if (plan.dynamicSharedBytes > fn.dynamicSharedLimit &&
+        plan.dynamicSharedBytes > kDefaultDynamicShared) {
+        if (cu::Result r = m_cuda.funcSetAttribute(fn.handle, cu::kFuncMaxDynamicSharedSizeBytes,
+                                                   int(plan.dynamicSharedBytes));
+            r != cu::kSuccess)
+            return {CL_OUT_OF_RESOURCES, cudaError("cuFuncSetAttribute", r)};
+        fn.dynamicSharedLimit = plan.dynamicSharedBytes;
+    }
+
+    // kernelParams: each argument's bytes, then the launch block.
+    std::vector<uint64_t> words(nargs, 0);
+    std::vector<void*> params(nargs + 1, nullptr);
+    size_t nextLocal = 0;
+    for (size_t i = 0; i < nargs; ++i) {
+        const ArgValue& a = launch.args[i];
+        switch (desc.args[i].kind) {
+        case KernelArgKind::Value:
+            params[i] = const_cast<unsigned char*>(a.bytes.data());
+            break;
+        case KernelArgKind::GlobalBuffer:
+        case KernelArgKind::ConstantBuffer:
+            words[i] = a.mem ? uint64_t(reinterpret_cast<uintptr_t>(a.mem->data())) : 0;
+            params[i] = &words[i];
+            break;
+        case KernelArgKind::LocalBuffer:
+            words[i] = nextLocal < plan.localOffsets.size() ? plan.localOffsets[nextLocal++] : 0;
+            params[i] = &words[i];
+            break;
+        case KernelArgKind::Image:
+        case KernelArgKind::Sampler:
+            return {CL_INVALID_KERNEL_ARGS, "image and sampler arguments are not supported on "
+                                            "the NVIDIA device yet"};
+        }
+    }
+    for (const nvidia::Grid& g : plan.grids) {
+        nvidia::LaunchBlock block = g.launch;
+        params[nargs] = &block;
+        cu::Result r = m_cuda.launchKernel(
+            fn.handle, g.blocks[0], g.blocks[1], g.blocks[2], g.threads[0], g.threads[1],
+            g.threads[2], plan.dynamicSharedBytes, m_stream, params.data(), nullptr);
+        if (r != cu::kSuccess)
+            return {CL_OUT_OF_RESOURCES, cudaError("cuLaunchKernel", r)};
+    }
+    if (cu::Result r = m_cuda.streamSynchronize(m_stream); r != cu::kSuccess)
+        return {CL_OUT_OF_RESOURCES, cudaError("cuStreamSynchronize", r) + " (the kernel failed)"};
+    return {};
+}
+
+Outcome CudaExecutor::copy(void* dst, const void* src, size_t size) {
+    if (Outcome o = ready(); !o.why.empty())
+        return o;
+    if (!size || dst == src)
+        return {};
+    std::lock_guard lock(m_mutex);
+    cu::Result r =
+        m_cuda.memcpyAsync(cu::DevicePtr(reinterpret_cast<uintptr_t>(dst)),
+                           cu::DevicePtr(reinterpret_cast<uintptr_t>(src)), size, m_stream);
+    if (r == cu::kSuccess)
+        r = m_cuda.streamSynchronize(m_stream);
+    if (r != cu::kSuccess)
+        return {CL_OUT_OF_RESOURCES, cudaError("cuMemcpyAsync", r)};
+    return {};
+}
+
+} // namespace duet::rt::nvidia_device

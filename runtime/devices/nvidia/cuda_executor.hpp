@@ -1,0 +1,91 @@
+// Running kernels on one NVIDIA GPU through the CUDA driver API: its primary context, managed
+// memory for memory objects, a module per executable, argument marshalling by Duet's kernel
+// ABI (codegen/ptx_module.hpp) and the launch plan's grids on one stream. No LLVM headers.
+#pragma once
+
+#include "core/device.hpp"
+#include "devices/nvidia/cuda_driver.hpp"
+#include "devices/nvidia/launch_plan.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace duet::rt {
+
+class NvidiaExecutable;
+
+namespace nvidia_device {
+
+/// What a launch or a transfer reports: a CL status and, when it failed, why (for stderr and
+/// the context's notification callback).
+struct Outcome {
+    cl_int status = CL_SUCCESS;
+    std::string why;
+};
+
+/// One GPU's execution state. The context and stream are made on first use, so that listing
+/// devices creates no CUDA context. Thread-safe: launches and transfers take the stream's mutex;
+/// whichever thread calls gets the primary context made current (cached per thread).
+class CudaExecutor final : public StorageAllocator {
+public:
+    CudaExecutor(const nvidia::CudaDriver& cuda, nvidia::cu::Device device,
+                 nvidia::GridLimits limits, uint32_t maxSharedOptin);
+    ~CudaExecutor() override;
+
+    // StorageAllocator: cuMemAllocManaged (CU_MEM_ATTACH_GLOBAL) and cuMemHostRegister.
+    char* allocate(size_t size) override;
+    void release(char* p) override;
+    bool registerHost(void* p, size_t size, std::string& why) override;
+    void unregisterHost(void* p) override;
+
+    /// Runs every grid of `launch` (entry: a KernelEntry of an NvidiaExecutable) and waits for
+    /// them.
+    Outcome run(const KernelLaunch& launch);
+    /// Copies `size` bytes between any two addresses (unified addressing) on the stream, and
+    /// waits.
+    Outcome copy(void* dst, const void* src, size_t size);
+    /// CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK of `entry` of `exe` (loads its module); 0 when
+    /// the module does not load.
+    size_t maxThreads(const std::shared_ptr<DeviceExecutable>& exe, const void* entry);
+
+private:
+    struct Function {
+        nvidia::cu::Function handle = nullptr;
+        int maxThreads = 0;
+        int staticShared = 0;
+        uint32_t dynamicSharedLimit = 48 * 1024; ///< what MAX_DYNAMIC_SHARED_SIZE_BYTES allows
+    };
+    struct LoadedModule {
+        std::weak_ptr<DeviceExecutable> owner; ///< the address may be reused once it expires
+        nvidia::cu::Module module = nullptr;
+        std::map<const void*, Function> functions;
+    };
+
+    /// The primary context current on this thread and the stream made; a CUDA error otherwise.
+    Outcome ready();
+    /// The function of `entry` in `exe`'s module (loaded on first use). Called with m_mutex.
+    Outcome function(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
+                     Function*& out);
+    Outcome launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry, Function& fn);
+    std::string cudaError(const char* call, nvidia::cu::Result r) const;
+
+    const nvidia::CudaDriver& m_cuda;
+    nvidia::cu::Device m_device;
+    nvidia::GridLimits m_limits;
+    uint32_t m_maxSharedOptin;
+
+    std::once_flag m_contextOnce;
+    nvidia::cu::Context m_context = nullptr;
+    std::string m_contextError;
+
+    std::mutex m_mutex; ///< the stream, the module cache, registrations; a leaf
+    nvidia::cu::StreamHandle m_stream = nullptr;
+    std::map<const DeviceExecutable*, LoadedModule> m_modules;
+    std::map<void*, unsigned> m_registered; ///< cuMemHostRegister'ed pointers and their users
+};
+
+} // namespace nvidia_device
+} // namespace duet::rt

@@ -1,0 +1,29 @@
+// What tests/devices/nvidia/fake_cuda.cpp records and lets a test control, as C entry points the
+// test resolves with dlsym in the same library the runtime loaded (DUET_CUDA_LIBRARY).
+#pragma once
+
+#include <cstdint>
+
+extern "C" {
+
+/// One cuLaunchKernel as the fake saw it; parameters copied with the sizes the PTX .entry
+/// declares (the fake parses the module's text).
+struct DuetFakeLaunch {
+    char kernel[64];
+    unsigned grid[3], block[3], sharedMemBytes;
+    unsigned params;
+    unsigned paramBytes[32];
+    unsigned char param[32][96];
+};
+
+using DuetFakeLaunchCountFn = int (*)();
+using DuetFakeLaunchAtFn = const DuetFakeLaunch* (*)(int index);
+/// Calls of a driver entry point so far ("cuMemAllocManaged", "cuMemHostRegister_v2", ...).
+using DuetFakeCallsFn = int (*)(const char* entryPoint);
+/// The next calls of `entryPoint` fail with CUresult `error` (0: succeed again).
+using DuetFakeFailFn = void (*)(const char* entryPoint, int error);
+/// Forgets launches and call counts.
+using DuetFakeResetFn = void (*)();
+/// The last value cuFuncSetAttribute set for `attribute` (-1: never set).
+using DuetFakeFuncAttributeFn = int (*)(int attribute);
+}
