@@ -1,8 +1,10 @@
 // Bitcode I/O, the embedded CPU builtin library, and the IR steps both finalizers share.
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
+#include "core/data_files.hpp"
 
 #include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/Linker/Linker.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/InstIterator.h>
@@ -13,6 +15,9 @@
 #include <llvm/Support/Error.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
+
+#include <map>
+#include <mutex>
 
 extern "C" const unsigned char duet_cpu_builtins_bc[];
 extern "C" const unsigned char duet_cpu_builtins_bc_end[];
@@ -130,6 +135,46 @@ std::string undefinedSymbolReport(llvm::Module& m, std::string_view device,
         if (g.isDeclaration() && !g.use_empty())
             out += "error: undefined variable '" + g.getName().str() + "'\n";
     return out;
+}
+
+const llvm::MemoryBuffer* libraryBitcode(const std::string& relative, const std::string& installed,
+                                         std::string& error) {
+    struct Entry {
+        std::unique_ptr<llvm::MemoryBuffer> buffer;
+        std::string error;
+    };
+    static std::mutex mutex;
+    static std::map<std::string, Entry> cache;
+    std::lock_guard lock(mutex);
+    auto [it, fresh] = cache.try_emplace(relative);
+    if (fresh) {
+        const std::string path = runtimeDataPath(relative, installed);
+        auto b = llvm::MemoryBuffer::getFile(path);
+        if (!b)
+            it->second.error =
+                "cannot read " + path + " (package libclc-19): " + b.getError().message();
+        else
+            it->second.buffer = std::move(*b);
+    }
+    error = it->second.error;
+    return it->second.buffer.get();
+}
+
+bool linkLazily(llvm::Module& m, llvm::MemoryBufferRef bitcode, const std::string& what,
+                std::string& error) {
+    auto lib = llvm::getLazyBitcodeModule(bitcode, m.getContext());
+    if (!lib) {
+        error = "error: " + what + ": " + llvm::toString(lib.takeError()) + "\n";
+        return false;
+    }
+    (*lib)->setDataLayout(m.getDataLayout());
+    // Libraries name their own triple spelling (libclc: nvptx64-unknown-nvidiacl).
+    (*lib)->setTargetTriple(m.getTargetTriple());
+    if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded)) {
+        error = "error: linking " + what + " failed\n";
+        return false;
+    }
+    return true;
 }
 
 std::shared_ptr<std::string> collectDiagnostics(llvm::LLVMContext& ctx) {

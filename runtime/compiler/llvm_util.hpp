@@ -6,6 +6,7 @@
 #include <llvm/ADT/StringSet.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/MemoryBuffer.h>
 
 #include <memory>
 #include <string>
@@ -28,6 +29,18 @@ std::string writeBitcode(const llvm::Module& module);
 bool looksLikeBitcode(std::string_view bytes);
 
 struct BuildOptions;
+
+/// A bitcode library read once per process and kept (libclc: ~10 MB; modules are materialised
+/// lazily from it, so a build reads only what it links): `relative` beside the runtime (a
+/// relocatable bundle carries it, core/data_files.hpp), else `installed`. Null with `error` set
+/// when it cannot be read. Thread-safe.
+const llvm::MemoryBuffer* libraryBitcode(const std::string& relative, const std::string& installed,
+                                         std::string& error);
+
+/// Links `bitcode` lazily into `m`: only what `m` still needs. False with an "error:" line in
+/// `error` (naming `what`) on failure.
+bool linkLazily(llvm::Module& m, llvm::MemoryBufferRef bitcode, const std::string& what,
+                std::string& error);
 
 /// LLVM's default reaction to an error diagnostic (from the linker, say) is exit(1): collects
 /// them for the build log instead, as "error: ..." lines in the string returned (which must

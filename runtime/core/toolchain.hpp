@@ -55,6 +55,16 @@ struct FinalizeResult {
     cl_int status = CL_SUCCESS; ///< CL_SUCCESS, CL_BUILD_PROGRAM_FAILURE, CL_LINK_PROGRAM_FAILURE
     std::string log;
     std::shared_ptr<DeviceExecutable> executable;
+
+    /// CL_BUILD_PROGRAM_FAILURE with `log` (given a final newline).
+    static FinalizeResult failure(std::string log) {
+        FinalizeResult r;
+        r.status = CL_BUILD_PROGRAM_FAILURE;
+        r.log = std::move(log);
+        if (!r.log.empty() && r.log.back() != '\n')
+            r.log.push_back('\n');
+        return r;
+    }
 };
 
 /// clCreateProgramWithBinary: recreate an executable (or a compiled object) from binary().

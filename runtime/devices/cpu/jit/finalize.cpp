@@ -108,15 +108,6 @@ private:
     Error addToJit(std::unique_ptr<Module> m) const;
 };
 
-FinalizeResult failure(std::string log) {
-    FinalizeResult r;
-    r.status = CL_BUILD_PROGRAM_FAILURE;
-    r.log = std::move(log);
-    if (!r.log.empty() && r.log.back() != '\n')
-        r.log.push_back('\n');
-    return r;
-}
-
 /// C functions generated code may call in the process: the maths libraries (the builtin
 /// library calls libm, the vectoriser libmvec), the memory intrinsics' libc functions and the
 /// compiler's runtime helpers (`__extendhfsf2`, ...). Anything else (a user's prototype without
@@ -676,14 +667,15 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     std::vector<WorkGroupKernelInfo> wgKernels;
     Prepared prepared = prepareModuleOrRetry(bitcode, ctx, *diagnostics, opts, wgKernels, log);
     if (!prepared.module)
-        return failure(log + prepared.error);
+        return FinalizeResult::failure(log + prepared.error);
     std::unique_ptr<Module> m = std::move(prepared.module);
 
     const HostTarget host = hostTarget(target, opts);
     orc::JITTargetMachineBuilder jtmb = machineBuilder(host, opts);
     auto tm = jtmb.createTargetMachine();
     if (!tm)
-        return failure(log + "error: no code generator for the host: " + toString(tm.takeError()));
+        return FinalizeResult::failure(
+            log + "error: no code generator for the host: " + toString(tm.takeError()));
     retarget(*m, **tm, host);
     applyFastMath(*m, opts);
 
@@ -697,11 +689,11 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         log += saveTemps(*m, **tm, opts, wgKernels, host.optLevel, host.features);
 
     if (std::string error = createJit(*exe, jtmb); !error.empty())
-        return failure(log + error);
+        return FinalizeResult::failure(log + error);
     if (std::string error = describeCpuKernels(*exe, bitcode, wgKernels); !error.empty())
-        return failure(log + error);
+        return FinalizeResult::failure(log + error);
     if (!diagnostics->empty())
-        return failure(log + *diagnostics);
+        return FinalizeResult::failure(log + *diagnostics);
     exe->m_entries.assign(exe->m_kernels.size(), nullptr);
     exe->m_streamEntries.assign(exe->m_kernels.size(), nullptr);
     exe->m_tm = std::move(*tm);

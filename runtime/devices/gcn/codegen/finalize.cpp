@@ -114,50 +114,6 @@ std::string recursiveFunctions(Module& m) {
     return out;
 }
 
-/// libclc's amdgcn library, read once and kept for the process (10 MB; modules are
-/// materialised lazily from it, so a build reads only what it links).
-const MemoryBuffer* libclc(std::string& error) {
-    static std::once_flag once;
-    static std::unique_ptr<MemoryBuffer> buffer;
-    static std::string loadError;
-    std::call_once(once, [] {
-        // A relocatable bundle carries libclc beside the runtime (lib/clc/).
-        const std::string path = runtimeDataPath("clc/amdgcn--amdhsa.bc", kLibclcPath);
-        auto b = MemoryBuffer::getFile(path);
-        if (!b)
-            loadError = "cannot read " + path + " (package libclc-19): " + b.getError().message();
-        else
-            buffer = std::move(*b);
-    });
-    error = loadError;
-    return buffer.get();
-}
-
-FinalizeResult failure(std::string log) {
-    FinalizeResult r;
-    r.status = CL_BUILD_PROGRAM_FAILURE;
-    r.log = std::move(log);
-    if (!r.log.empty() && r.log.back() != '\n')
-        r.log.push_back('\n');
-    return r;
-}
-
-/// Links `bitcode` lazily into `m`: only what `m` still needs.
-bool linkLazily(Module& m, MemoryBufferRef bitcode, const std::string& what, std::string& error) {
-    auto lib = getLazyBitcodeModule(bitcode, m.getContext());
-    if (!lib) {
-        error = "error: " + what + ": " + toString(lib.takeError()) + "\n";
-        return false;
-    }
-    (*lib)->setDataLayout(m.getDataLayout());
-    (*lib)->setTargetTriple(m.getTargetTriple());
-    if (Linker::linkModules(m, std::move(*lib), Linker::Flags::LinkOnlyNeeded)) {
-        error = "error: linking " + what + " failed\n";
-        return false;
-    }
-    return true;
-}
-
 /// Images and samplers on GCN are plain memory, as on the CPU device: an image value is the
 /// device address of its descriptor (core/image.hpp KernelImageDesc, written per launch by
 /// devices/gcn), a sampler value its CLK_* bits. clang types both as ptr addrspace(4); the
@@ -589,33 +545,33 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
     std::string error;
     std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
     if (!m)
-        return failure(log + "error: invalid program bitcode: " + error);
+        return FinalizeResult::failure(log + "error: invalid program bitcode: " + error);
     if (!StringRef(m->getTargetTriple()).starts_with("amdgcn"))
-        return failure(log + "error: the program was compiled for '" + m->getTargetTriple() +
-                       "', not for the GCN device (amdgcn)");
+        return FinalizeResult::failure(log + "error: the program was compiled for '" +
+                                       m->getTargetTriple() + "', not for the GCN device (amdgcn)");
 
     // Duet's additions first (they replace libclc's work-item functions), then libclc.
     std::string_view additions = gcnAdditionsBitcode();
     if (!linkLazily(
             *m, MemoryBufferRef(StringRef(additions.data(), additions.size()), "duet-gcn-builtins"),
             "the GCN builtin additions", error))
-        return failure(log + diagnostics + error);
-    const MemoryBuffer* clc = libclc(error);
+        return FinalizeResult::failure(log + diagnostics + error);
+    const MemoryBuffer* clc = libraryBitcode("clc/amdgcn--amdhsa.bc", kLibclcPath, error);
     if (!clc)
-        return failure(log + "error: " + error);
+        return FinalizeResult::failure(log + "error: " + error);
     if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
-        return failure(log + diagnostics + error);
+        return FinalizeResult::failure(log + diagnostics + error);
     defineImageAccessors(*m);
     defineGenericAddressBuiltins(*m); // before the overloads: get_fence is one of Duet's own
     if (defineGenericOverloads(*m)) {
         if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
-            return failure(log + diagnostics + error);
+            return FinalizeResult::failure(log + diagnostics + error);
         trapMissingNamedOverloads(*m);
     }
     if (std::string errors = lowerGcnPrintf(*m); !errors.empty())
-        return failure(log + errors);
+        return FinalizeResult::failure(log + errors);
     if (std::string missing = unresolvedFunctions(*m); !missing.empty())
-        return failure(log + missing);
+        return FinalizeResult::failure(log + missing);
 
     // One target for every function (libclc's are built for generic amdgcn), kernels the only
     // external symbols so the optimiser drops what they do not reach.
@@ -646,11 +602,12 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
     std::string verifyLog;
     raw_string_ostream vos(verifyLog);
     if (verifyModule(*m, &vos))
-        return failure(log + "error: internal: the linked module does not verify:\n" + vos.str());
+        return FinalizeResult::failure(
+            log + "error: internal: the linked module does not verify:\n" + vos.str());
 
     const Target* t = TargetRegistry::lookupTarget(kTriple, error);
     if (!t)
-        return failure(log + "error: no AMDGPU code generator: " + error);
+        return FinalizeResult::failure(log + "error: no AMDGPU code generator: " + error);
     TargetOptions to;
     if (opts.effectiveMadEnable())
         to.AllowFPOpFusion = FPOpFusion::Fast;
@@ -661,15 +618,16 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
         kTriple, cpu, "", to, Reloc::PIC_, std::nullopt,
         optLevel == 0 ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive));
     if (!tm)
-        return failure(log + "error: cannot create the AMDGPU target machine for " + cpu);
+        return FinalizeResult::failure(log + "error: cannot create the AMDGPU target machine for " +
+                                       cpu);
     m->setTargetTriple(kTriple);
     m->setDataLayout(tm->createDataLayout());
 
     optimise(*m, *tm, optLevel);
     if (!diagnostics.empty())
-        return failure(log + diagnostics);
+        return FinalizeResult::failure(log + diagnostics);
     if (std::string cycle = recursiveFunctions(*m); !cycle.empty())
-        return failure(log + cycle);
+        return FinalizeResult::failure(log + cycle);
 
     size_t globalBytes = 0;
     for (GlobalVariable& g : m->globals())
@@ -695,20 +653,21 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
         raw_svector_ostream os(object);
         legacy::PassManager pm;
         if (tm->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::ObjectFile))
-            return failure(log + "error: the AMDGPU backend cannot emit object files");
+            return FinalizeResult::failure(log +
+                                           "error: the AMDGPU backend cannot emit object files");
         pm.run(*m);
     }
     if (!diagnostics.empty())
-        return failure(log + diagnostics);
+        return FinalizeResult::failure(log + diagnostics);
 
     std::string codeObject;
     if (!linkCodeObject(StringRef(object.data(), object.size()), codeObject, error))
-        return failure(log + "error: " + error);
+        return FinalizeResult::failure(log + "error: " + error);
 
     std::string exeError;
     std::shared_ptr<GcnExecutable> exe = makeExecutable(codeObject, bitcode, log, exeError);
     if (!exe)
-        return failure(log + exeError);
+        return FinalizeResult::failure(log + exeError);
     exe->m_globalBytes = globalBytes;
 
     if (opts.saveTemps) {

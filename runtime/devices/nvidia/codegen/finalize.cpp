@@ -75,50 +75,6 @@ std::string_view additionsBitcode() {
     return std::string_view(begin, size_t(end - begin));
 }
 
-/// libclc's nvptx64 library, read once and kept for the process (8 MB; modules are
-/// materialised lazily from it, so a build reads only what it links).
-const MemoryBuffer* libclc(std::string& error) {
-    static std::once_flag once;
-    static std::unique_ptr<MemoryBuffer> buffer;
-    static std::string loadError;
-    std::call_once(once, [] {
-        // Beside the runtime first (a relocatable bundle carries it), else libclc-19's path.
-        const std::string path = runtimeDataPath("clc/nvptx64--nvidiacl.bc", DUET_NVPTX_LIBCLC);
-        auto b = MemoryBuffer::getFile(path);
-        if (!b)
-            loadError = "cannot read " + path + " (package libclc-19): " + b.getError().message();
-        else
-            buffer = std::move(*b);
-    });
-    error = loadError;
-    return buffer.get();
-}
-
-FinalizeResult failure(std::string log) {
-    FinalizeResult r;
-    r.status = CL_BUILD_PROGRAM_FAILURE;
-    r.log = std::move(log);
-    if (!r.log.empty() && r.log.back() != '\n')
-        r.log.push_back('\n');
-    return r;
-}
-
-/// Links `bitcode` lazily into `m`: only what `m` still needs.
-bool linkLazily(Module& m, MemoryBufferRef bitcode, const std::string& what, std::string& error) {
-    auto lib = getLazyBitcodeModule(bitcode, m.getContext());
-    if (!lib) {
-        error = "error: " + what + ": " + toString(lib.takeError()) + "\n";
-        return false;
-    }
-    (*lib)->setDataLayout(m.getDataLayout());
-    (*lib)->setTargetTriple(m.getTargetTriple()); // libclc says nvptx64-unknown-nvidiacl
-    if (Linker::linkModules(m, std::move(*lib), Linker::Flags::LinkOnlyNeeded)) {
-        error = "error: linking " + what + " failed\n";
-        return false;
-    }
-    return true;
-}
-
 /// "+ptx80" in a feature string -> 80; 0 when none.
 unsigned ptxOfFeatures(std::string_view features) {
     size_t at = features.find("+ptx");
@@ -236,7 +192,7 @@ bool linkBuiltins(Module& m, std::string& error) {
             MemoryBufferRef(StringRef(additions.data(), additions.size()), "duet-nvidia-builtins"),
             "the NVIDIA builtin additions", error))
         return false;
-    const MemoryBuffer* clc = libclc(error);
+    const MemoryBuffer* clc = libraryBitcode("clc/nvptx64--nvidiacl.bc", DUET_NVPTX_LIBCLC, error);
     if (!clc) {
         error = "error: " + error + "\n";
         return false;
@@ -364,16 +320,17 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     std::string error;
     std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
     if (!m)
-        return failure(log + "error: invalid program bitcode: " + error);
+        return FinalizeResult::failure(log + "error: invalid program bitcode: " + error);
     if (!StringRef(m->getTargetTriple()).starts_with("nvptx64"))
-        return failure(log + "error: the program was compiled for '" + m->getTargetTriple() +
-                       "', not for the NVIDIA device (nvptx64)");
+        return FinalizeResult::failure(log + "error: the program was compiled for '" +
+                                       m->getTargetTriple() +
+                                       "', not for the NVIDIA device (nvptx64)");
     std::vector<KernelDesc> descs = describeKernels(bitcode);
     if (std::string unsupported = unsupportedFeatures(descs); !unsupported.empty())
-        return failure(log + unsupported);
+        return FinalizeResult::failure(log + unsupported);
 
     if (!linkBuiltins(*m, error))
-        return failure(log + diagnostics + error);
+        return FinalizeResult::failure(log + diagnostics + error);
 
     // Which kernels print, before printf calls become stores.
     std::set<std::string> printing;
@@ -385,9 +342,9 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     module.target = sm;
     module.ptxVersion = ptxOfFeatures(features);
     if (std::string errors = nvptx::lowerPrintf(*m, module.printf); !errors.empty())
-        return failure(log + errors);
+        return FinalizeResult::failure(log + errors);
     if (std::string missing = unresolvedFunctions(*m); !missing.empty())
-        return failure(log + missing);
+        return FinalizeResult::failure(log + missing);
     nvptx::constantPointersToGeneric(*m);
 
     // One target for every function (libclc's and the additions' carry clang's defaults).
@@ -401,20 +358,21 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     }
     applyFastMath(*m, opts);
     if (std::string errors = nvptx::legalizeForNvptx(*m); !errors.empty())
-        return failure(log + errors);
+        return FinalizeResult::failure(log + errors);
     if (std::string errors = nvptx::applyKernelAbi(*m, module.kernels); !errors.empty())
-        return failure(log + errors);
+        return FinalizeResult::failure(log + errors);
     for (nvidia::KernelEntry& k : module.kernels)
         k.usesPrintf = printing.count(k.name) != 0;
 
     std::string verifyLog;
     raw_string_ostream vos(verifyLog);
     if (verifyModule(*m, &vos))
-        return failure(log + "error: internal: the linked module does not verify:\n" + vos.str());
+        return FinalizeResult::failure(
+            log + "error: internal: the linked module does not verify:\n" + vos.str());
 
     const Target* t = TargetRegistry::lookupTarget(kTriple, error);
     if (!t)
-        return failure(log + "error: no NVPTX code generator: " + error);
+        return FinalizeResult::failure(log + "error: no NVPTX code generator: " + error);
     TargetOptions to;
     if (opts.effectiveMadEnable())
         to.AllowFPOpFusion = FPOpFusion::Fast;
@@ -425,22 +383,23 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
         kTriple, sm, features, to, std::nullopt, std::nullopt,
         optLevel == 0 ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive));
     if (!tm)
-        return failure(log + "error: cannot create the NVPTX target machine for " + sm);
+        return FinalizeResult::failure(log + "error: cannot create the NVPTX target machine for " +
+                                       sm);
     m->setTargetTriple(kTriple);
     m->setDataLayout(tm->createDataLayout());
 
     optimise(*m, *tm, optLevel);
     if (!diagnostics.empty())
-        return failure(log + diagnostics);
+        return FinalizeResult::failure(log + diagnostics);
     // The optimiser may have made what the backend cannot select (or kept what it could not
     // remove): a second pass, and nothing goes to the backend that would abort there.
     if (std::string errors = nvptx::legalizeForNvptx(*m); !errors.empty())
-        return failure(log + errors);
+        return FinalizeResult::failure(log + errors);
     if (std::string cycle = recursiveFunctions(*m); !cycle.empty())
-        return failure(log + cycle);
+        return FinalizeResult::failure(log + cycle);
 
     if (std::string tooBig = measure(*m, module); !tooBig.empty())
-        return failure(log + tooBig);
+        return FinalizeResult::failure(log + tooBig);
     renameForPtx(*m);
     // -save-temps: per kernel, the optimised IR it reaches; the module's PTX below.
     std::string tempPrefix;
@@ -459,11 +418,11 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
         raw_svector_ostream os(text);
         legacy::PassManager pm;
         if (tm->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::AssemblyFile))
-            return failure(log + "error: the NVPTX backend cannot emit PTX");
+            return FinalizeResult::failure(log + "error: the NVPTX backend cannot emit PTX");
         pm.run(*m);
     }
     if (!diagnostics.empty())
-        return failure(log + diagnostics);
+        return FinalizeResult::failure(log + diagnostics);
     std::string ptx = nvidia::ptxHeader(module) + std::string(text.data(), text.size());
     if (opts.saveTemps)
         log += writeTempFile(tempPrefix + ".ptx", [&](raw_pwrite_stream& os) { os << ptx; });
@@ -471,8 +430,9 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     // What the header says must be what the PTX says.
     nvidia::ReadPtxResult check = nvidia::readPtxModule(ptx);
     if (!check.error.empty() || check.module.target != sm)
-        return failure(log + "error: internal: the PTX module does not read back: " +
-                       (check.error.empty() ? "target " + check.module.target : check.error));
+        return FinalizeResult::failure(
+            log + "error: internal: the PTX module does not read back: " +
+            (check.error.empty() ? "target " + check.module.target : check.error));
     module.ptxVersion = check.module.ptxVersion;
 
     std::string exeError;
@@ -480,7 +440,7 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     std::shared_ptr<NvidiaExecutable> exe = NvidiaExecutableBuilder::make(
         std::move(descs), std::move(module), ptx, globalBytes, exeError);
     if (!exe)
-        return failure(log + "error: internal: " + exeError);
+        return FinalizeResult::failure(log + "error: internal: " + exeError);
 
     ProgramBinary bin;
     bin.type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
