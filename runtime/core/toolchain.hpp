@@ -77,6 +77,14 @@ struct LoadBinaryResult {
     std::string bitcode;
     std::string source;
     cl_program_binary_type binaryType = CL_PROGRAM_BINARY_TYPE_NONE;
+
+    /// CL_INVALID_BINARY with "error: `reason`" as the log.
+    static LoadBinaryResult invalid(const std::string& reason) {
+        LoadBinaryResult r;
+        r.status = CL_INVALID_BINARY;
+        r.log = "error: " + reason + "\n";
+        return r;
+    }
 };
 
 /// A device's compiler as core's Program sees it. The OpenCL C front end (runtime/compiler)

@@ -11,12 +11,7 @@ namespace duet::rt {
 
 LoadBinaryResult loadCpuBinary(std::span<const unsigned char> binary, const TargetSpec& target) {
     LoadBinaryResult result;
-    auto fail = [&](std::string reason) {
-        LoadBinaryResult r;
-        r.status = CL_INVALID_BINARY;
-        r.log = "error: " + reason + "\n";
-        return r;
-    };
+    auto fail = &LoadBinaryResult::invalid;
     ReadProgramBinaryResult read = readProgramBinary(binary);
     if (read.status != CL_SUCCESS)
         return fail(read.reason);

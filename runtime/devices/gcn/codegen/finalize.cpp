@@ -696,12 +696,7 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
 }
 
 LoadBinaryResult loadGcnBinary(std::span<const unsigned char> binary, const TargetSpec& target) {
-    auto fail = [&](std::string reason) {
-        LoadBinaryResult r;
-        r.status = CL_INVALID_BINARY;
-        r.log = "error: " + reason + "\n";
-        return r;
-    };
+    auto fail = &LoadBinaryResult::invalid;
     ReadProgramBinaryResult read = readProgramBinary(binary);
     if (read.status != CL_SUCCESS)
         return fail(read.reason);
