@@ -104,11 +104,11 @@ std::vector<FigureInfo> figureInfos(const Config& cfg) {
     };
 }
 
-Session Session::open(const std::string& nameSubstr) {
+Session Session::open(const std::string& nameSubstr, cl_device_type deviceType) {
     Session s;
     s.platform = findPlatform(nameSubstr);
-    // The comparison is CPU device against CPU device: no fallback to another type.
-    s.device = firstDevice(s.platform, CL_DEVICE_TYPE_CPU, false);
+    // The comparison is device type against the same type: no fallback to another one.
+    s.device = firstDevice(s.platform, deviceType, false);
     s.context = createContext(s.platform, s.device);
     s.queue = Queue(createQueue(s.context, s.device, 0));
     s.platformName = seeds::platformName(s.platform);

@@ -21,6 +21,9 @@ struct Config {
     size_t launches = 20000;  ///< queued launches per latency sample
     size_t roundTrips = 2000; ///< blocking single launches
     int builds = 3;           ///< uncached builds (median is reported)
+    /// Which device of each platform runs the work: the first of this type, never another
+    /// (CPU against CPU by default; GPU against GPU with --device gpu).
+    cl_device_type deviceType = CL_DEVICE_TYPE_CPU;
 
     static Config quick();
 };
@@ -54,7 +57,7 @@ struct Session {
     cl_uint computeUnits = 0;
 
     /// Opens the first platform whose name contains `nameSubstr`; throws seeds::ClError.
-    static Session open(const std::string& nameSubstr);
+    static Session open(const std::string& nameSubstr, cl_device_type deviceType);
 };
 
 using Figures = std::map<std::string, Figure>;

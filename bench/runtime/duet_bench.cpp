@@ -83,7 +83,7 @@ void runPlatform(PlatformRun& run, const Config& cfg, const std::vector<FigureIn
     std::fflush(stdout);
     Session s;
     try {
-        s = Session::open(run.requested);
+        s = Session::open(run.requested, cfg.deviceType);
     } catch (const std::exception& e) {
         run.openError = e.what();
         std::printf("  cannot open: %s\n", e.what());
@@ -259,6 +259,11 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1u, 20u));
     app.add_option("--bodies", bodies, "N-body size (a multiple of 64; default 16384, quick 4096)")
         ->check(CLI::Range(uint32_t(64), uint32_t(1) << 20));
+    std::string deviceType = "cpu";
+    app.add_option("--device", deviceType,
+                   "device type each platform runs on: its first device of this type")
+        ->check(CLI::IsMember({"cpu", "gpu", "accelerator"}))
+        ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
     // PoCL keeps compiled kernels in ~/.cache/pocl; the build benchmark must not hit it. The
@@ -275,6 +280,9 @@ int main(int argc, char** argv) {
         }
         cfg.bodies = bodies;
     }
+    cfg.deviceType = deviceType == "gpu"           ? CL_DEVICE_TYPE_GPU
+                     : deviceType == "accelerator" ? CL_DEVICE_TYPE_ACCELERATOR
+                                                   : CL_DEVICE_TYPE_CPU;
     const std::vector<FigureInfo> infos = figureInfos(cfg);
 
     std::printf("duet-bench: %s run on %u CPUs (%s)\n", quick ? "quick" : "full",
