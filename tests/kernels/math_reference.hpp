@@ -171,6 +171,7 @@ const Binary kBinary[] = {
     {"pow", 16, 16, [](LD x, LD y) { return powl(x, y); }},
     {"powr", 16, 16, refPowr},
     {"remainder", 0, 0, [](LD x, LD y) { return remainderl(x, y); }},
+    {"divide_operator", 2.5, 0, [](LD x, LD y) { return x / y; }},
     {"half_divide", 8192, kAny, [](LD x, LD y) { return x / y; }},
 };
 

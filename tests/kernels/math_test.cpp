@@ -18,8 +18,11 @@ template <class T> const char* typeName() {
     return sizeof(T) == 4 ? "float" : "double";
 }
 
+// The division operator is tested like a two-argument builtin (OpenCL C 3.0 section 7.4: 2.5 ulp
+// for float unless -cl-fp32-correctly-rounded-divide-sqrt, correctly rounded for double).
 std::string header(bool dbl) {
-    return dbl ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "";
+    return std::string(dbl ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "") +
+           "#define divide_operator(a, b) ((a) / (b))\n";
 }
 
 constexpr int kWidths[] = {1, 3, 16};

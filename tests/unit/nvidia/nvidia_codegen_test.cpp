@@ -240,10 +240,19 @@ TEST_CASE("math builtins: libclc float and double, native_ functions on the PTX 
     CHECK(contains(d, ".f64"));
     CHECK(contains(d, "fma.rn.f64"));
     CHECK_FALSE(contains(d, "sin.approx"));
-    // Correctly rounded division and square root unless the options allow less.
-    Built plain = build("__kernel void k(__global float* x) { x[0] = x[1] / x[2] + sqrt(x[3]); }");
-    CHECK(contains(plain.exe->ptx(), "div.rn.f32"));
+    // Float division to the spec's 2.5 ulp: div.full.f32 (2 ulp), correctly rounded only under
+    // -cl-fp32-correctly-rounded-divide-sqrt; sqrt correctly rounded (libclc's functions rely
+    // on it); rsqrt on the special-function unit (2 ulp, its limit).
+    const char* divide =
+        "__kernel void k(__global float* x) { x[0] = x[1] / x[2] + sqrt(x[3]) + rsqrt(x[4]); }";
+    Built plain = build(divide);
+    CHECK(contains(plain.exe->ptx(), "div.full.f32"));
+    CHECK_FALSE(contains(plain.exe->ptx(), "div.rn.f32"));
     CHECK(contains(plain.exe->ptx(), "sqrt.rn.f32"));
+    CHECK(contains(plain.exe->ptx(), "rsqrt.approx.f32"));
+    Built exact = build(divide, "-cl-fp32-correctly-rounded-divide-sqrt");
+    CHECK(contains(exact.exe->ptx(), "div.rn.f32"));
+    CHECK_FALSE(contains(exact.exe->ptx(), "div.full.f32"));
     Built fast = build("__kernel void k(__global float* x) { x[0] = x[1] / x[2] + sqrt(x[3]); }",
                        "-cl-fast-relaxed-math");
     CHECK_FALSE(contains(fast.exe->ptx(), "div.rn.f32"));

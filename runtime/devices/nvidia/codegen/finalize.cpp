@@ -397,6 +397,7 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
         return FinalizeResult::failure(log + errors);
     if (std::string cycle = recursiveFunctions(*m); !cycle.empty())
         return FinalizeResult::failure(log + cycle);
+    nvptx::relaxFloatDivision(*m);
 
     if (std::string tooBig = measure(*m, module); !tooBig.empty())
         return FinalizeResult::failure(log + tooBig);

@@ -37,6 +37,12 @@ void constantPointersToGeneric(llvm::Module& m);
 /// the backend. Idempotent: finalize runs it before and after optimisation.
 std::string legalizeForNvptx(llvm::Module& m);
 
+/// Replaces each float division that may be 2.5 ulp off (clang's !fpmath on OpenCL C
+/// divisions, absent under -cl-fp32-correctly-rounded-divide-sqrt) with PTX div.full.f32
+/// (2 ulp), which is several times faster than the correctly rounded div.rn.f32 the back end
+/// would emit. Runs after optimisation: the inline PTX would hide the division from it.
+void relaxFloatDivision(llvm::Module& m);
+
 /// Turns every printf call into one record in the printf buffer of the launch block
 /// (layout in ptx_module.hpp) and appends the formats to `formats`. The front end leaves printf
 /// a plain call (-fno-builtin-printf): clang would otherwise emit CUDA's vprintf. Returns

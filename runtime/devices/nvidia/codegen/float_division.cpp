@@ -1,0 +1,67 @@
+// Float division at the precision OpenCL C asks for, not more: div.full.f32 where the front end
+// allows 2.5 ulp, instead of the IEEE-rounded division LLVM's NVPTX back end always emits.
+#include "devices/nvidia/codegen/passes.hpp"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/Operator.h>
+
+#include <vector>
+
+namespace duet::rt::nvptx {
+namespace {
+
+using namespace llvm;
+
+/// div.full.f32 (max 2 ulp over the whole range): LLVM 19 has no intrinsic for it, and its
+/// back end picks the division from a process-wide option, so it is written as inline PTX.
+Value* fullRangeDivide(IRBuilder<>& b, Value* x, Value* y) {
+    Type* f = b.getFloatTy();
+    InlineAsm* div = InlineAsm::get(FunctionType::get(f, {f, f}, false), "div.full.f32 $0, $1, $2;",
+                                    "=f,f,f", /*hasSideEffects=*/false);
+    return b.CreateCall(div, {x, y});
+}
+
+/// Whether `d` may be less precise than correctly rounded: clang marks an OpenCL C float
+/// division with !fpmath 2.5 unless -cl-fp32-correctly-rounded-divide-sqrt is given.
+bool relaxed(const BinaryOperator& d) {
+    const auto* op = dyn_cast<FPMathOperator>(&d);
+    return op && op->getFPAccuracy() >= 2.0f;
+}
+
+} // namespace
+
+void relaxFloatDivision(Module& m) {
+    for (Function& f : m) {
+        std::vector<BinaryOperator*> divisions;
+        for (Instruction& i : instructions(f))
+            if (auto* d = dyn_cast<BinaryOperator>(&i);
+                d && d->getOpcode() == Instruction::FDiv && d->getType()->isFPOrFPVectorTy() &&
+                d->getType()->getScalarType()->isFloatTy() && relaxed(*d))
+                divisions.push_back(d);
+        for (BinaryOperator* d : divisions) {
+            IRBuilder<> b(d);
+            Value* x = d->getOperand(0);
+            Value* y = d->getOperand(1);
+            Value* result = nullptr;
+            if (auto* v = dyn_cast<FixedVectorType>(d->getType())) {
+                result = PoisonValue::get(v);
+                for (unsigned lane = 0; lane < v->getNumElements(); ++lane)
+                    result =
+                        b.CreateInsertElement(result,
+                                              fullRangeDivide(b, b.CreateExtractElement(x, lane),
+                                                              b.CreateExtractElement(y, lane)),
+                                              lane);
+            } else {
+                result = fullRangeDivide(b, x, y);
+            }
+            result->takeName(d);
+            d->replaceAllUsesWith(result);
+            d->eraseFromParent();
+        }
+    }
+}
+
+} // namespace duet::rt::nvptx
