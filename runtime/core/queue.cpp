@@ -8,27 +8,82 @@ namespace duet::rt {
 namespace {
 
 thread_local Event* t_runningEvent = nullptr;
+/// Where deferCompletion puts the running command's pending work (null: it may not defer).
+thread_local std::unique_ptr<PendingWork>* t_deferSlot = nullptr;
 
-/// Runs one command: waits for its dependencies, then executes and completes its event.
-void execute(Command& cmd) {
+/// A kernel launch whose device work may still run, and the command kept until it finished.
+struct InFlight {
+    Command cmd;
+    std::unique_ptr<PendingWork> work;
+};
+
+/// Completes a command: drops what it holds (memory objects, kernels) before anyone can see it
+/// complete, since a release right after a wait must be the last one; then sets its status.
+void complete(Command& cmd, cl_int status) {
+    cmd.run = nullptr;
+    cmd.waitList.clear();
+    if (Event* ev = cmd.event.get())
+        ev->setStatus(status == CL_SUCCESS ? CL_COMPLETE : status);
+}
+
+bool inFlight(const std::vector<InFlight>& flying, const Event* e) {
+    for (const InFlight& f : flying)
+        if (f.cmd.event.get() == e)
+            return true;
+    return false;
+}
+
+/// Runs one command: waits for its dependencies, then executes it. Returns its pending device
+/// work when it deferred completion (the caller completes it later), else completes it.
+std::unique_ptr<PendingWork> execute(Command& cmd, const std::vector<InFlight>& flying) {
     Event* ev = cmd.event.get(); // null: nobody can observe this command but the queue
     cl_int status = CL_SUCCESS;
     for (Ref<Event>& dep : cmd.waitList)
-        if (dep->wait() < 0)
+        if (!inFlight(flying, dep.get()) && dep->wait() < 0) // in flight: ordered on the device
             status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    std::unique_ptr<PendingWork> work;
     if (status == CL_SUCCESS) {
         if (ev)
             ev->setStatus(CL_RUNNING);
         t_runningEvent = ev;
+        t_deferSlot = cmd.mayDefer ? &work : nullptr;
         status = cmd.run();
+        t_deferSlot = nullptr;
         t_runningEvent = nullptr;
     }
-    // Drop what the command holds (memory objects, kernels) before anyone can see it complete:
-    // a release right after a wait must be the last one.
-    cmd.run = nullptr;
-    cmd.waitList.clear();
-    if (ev)
-        ev->setStatus(status == CL_SUCCESS ? CL_COMPLETE : status);
+    if (work && status == CL_SUCCESS)
+        return work;
+    complete(cmd, status);
+    return nullptr;
+}
+
+/// Waits for the device work of every command in flight, oldest first, and completes them.
+/// Called without the queue's lock; takes it to count them.
+void drain(const std::shared_ptr<Queue::Shared>& sh, std::vector<InFlight>& flying) {
+    if (flying.empty())
+        return;
+    for (InFlight& f : flying) {
+        cl_int status = f.work->wait(f.cmd.event.get());
+        f.work.reset();
+        complete(f.cmd, status);
+    }
+    const size_t n = flying.size();
+    flying.clear(); // may drop the last reference to the queue: only `sh` is touched below
+    std::lock_guard lock(sh->mutex);
+    sh->completed += n;
+    if (sh->waiters)
+        sh->doneCv.notify_all();
+}
+
+/// Whether `cmd` can run while the commands in flight may still be running on the device: a
+/// kernel launch that waits for nothing but them.
+bool orderedAfter(const Command& cmd, const std::vector<InFlight>& flying) {
+    if (!cmd.mayDefer || flying.size() >= 256)
+        return false;
+    for (const Ref<Event>& dep : cmd.waitList)
+        if (dep->status() > CL_COMPLETE && !inFlight(flying, dep.get()))
+            return false;
+    return true;
 }
 
 bool ready(const Command& cmd) {
@@ -79,9 +134,16 @@ bool takeNext(const std::shared_ptr<Queue::Shared>& sh, Command& out,
 }
 
 void workerLoop(std::shared_ptr<Queue::Shared> sh) {
+    std::vector<InFlight> flying;
     std::unique_lock lock(sh->mutex);
     for (;;) {
         if (sh->pending.empty()) {
+            if (!flying.empty()) { // nothing more to submit: wait for the device
+                lock.unlock();
+                drain(sh, flying);
+                lock.lock();
+                continue;
+            }
             if (sh->stop)
                 return;
             // Spin briefly before sleeping: back-to-back enqueues are the common case.
@@ -121,7 +183,13 @@ void workerLoop(std::shared_ptr<Queue::Shared> sh) {
             continue;
         }
         lock.unlock();
-        execute(cmd);
+        if (!orderedAfter(cmd, flying))
+            drain(sh, flying);
+        if (std::unique_ptr<PendingWork> work = execute(cmd, flying)) {
+            flying.push_back({std::move(cmd), std::move(work)});
+            lock.lock();
+            continue;
+        }
         // Dropping the command may release the last reference to the queue itself; only
         // `sh` is touched afterwards.
         cmd = Command{};
@@ -136,6 +204,13 @@ void workerLoop(std::shared_ptr<Queue::Shared> sh) {
 
 Event* runningCommandEvent() {
     return t_runningEvent;
+}
+
+bool deferCompletion(std::unique_ptr<PendingWork>& work) {
+    if (!t_deferSlot || *t_deferSlot || !work)
+        return false;
+    *t_deferSlot = std::move(work);
+    return true;
 }
 
 Queue::Queue(Ref<Context> context, Device* device, cl_command_queue_properties properties,
@@ -175,6 +250,8 @@ Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList
         cmd.waitList.push_back(retainRef(e));
     cmd.run = std::move(run);
     cmd.fence = fence;
+    cmd.mayDefer =
+        !m_shared->outOfOrder && (type == CL_COMMAND_NDRANGE_KERNEL || type == CL_COMMAND_TASK);
     Ref<Event> result = cmd.event;
     {
         std::lock_guard lock(m_shared->mutex);

@@ -20,13 +20,33 @@ namespace duet::rt {
 /// (Event::setDeviceDuration).
 Event* runningCommandEvent();
 
+/// Device work that a command submitted and that may still be running (kernels on a GPU
+/// stream). The queue completes the command once `wait` returns.
+class PendingWork {
+public:
+    virtual ~PendingWork() = default;
+    /// Blocks until the work has finished; returns CL_SUCCESS or a negative execution status.
+    /// `event` (null when nobody can observe the command) may get the device's duration
+    /// (Event::setDeviceDuration) before it completes.
+    virtual cl_int wait(Event* event) = 0;
+};
+
+/// For a backend inside a command (on the queue's worker thread): instead of waiting for the
+/// device work it submitted, the command hands `work` to its queue and returns CL_SUCCESS. The
+/// queue keeps the command (and the memory objects it holds) until `work` finished and waits for
+/// it before anything that is not ordered after it on the device: a command of another type, a
+/// wait for another queue's or a user event, an empty queue, 256 outstanding kernels. Only
+/// kernel launches of in-order queues may defer; false means the caller must wait itself.
+bool deferCompletion(std::unique_ptr<PendingWork>& work);
+
 struct Command {
     Ref<Event> event;
     std::vector<Ref<Event>> waitList;
     std::function<cl_int()> run;
     /// Out-of-order queues: later commands wait for this one (barriers, list-less markers).
     bool fence = false;
-    bool watched = false; ///< completion callbacks already asked of its foreign events
+    bool watched = false;  ///< completion callbacks already asked of its foreign events
+    bool mayDefer = false; ///< a kernel launch of an in-order queue (deferCompletion)
 };
 
 class Queue final : public _cl_command_queue {

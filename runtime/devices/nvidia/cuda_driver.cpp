@@ -72,6 +72,11 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
     resolve(d.streamCreate, "cuStreamCreate");
     resolve(d.streamSynchronize, "cuStreamSynchronize");
     resolve(d.streamDestroy, "cuStreamDestroy_v2");
+    resolve(d.eventCreate, "cuEventCreate");
+    resolve(d.eventRecord, "cuEventRecord");
+    resolve(d.eventSynchronize, "cuEventSynchronize");
+    resolve(d.eventElapsedTime, "cuEventElapsedTime");
+    resolve(d.eventDestroy, "cuEventDestroy_v2");
     if (!missing.empty()) {
         reason = std::string("the CUDA driver library ") + library +
                  " lacks entry points Duet needs (" + missing +

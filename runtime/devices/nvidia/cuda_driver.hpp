@@ -21,10 +21,12 @@ struct Ctx;                   ///< CUctx_st
 struct Mod;                   ///< CUmod_st
 struct Func;                  ///< CUfunc_st
 struct Stream;                ///< CUstream_st
+struct Ev;                    ///< CUevent_st
 using Context = Ctx*;         ///< CUcontext
 using Module = Mod*;          ///< CUmodule
 using Function = Func*;       ///< CUfunction
 using StreamHandle = Stream*; ///< CUstream
+using EventHandle = Ev*;      ///< CUevent
 
 /// CUresult values Duet tells apart.
 enum : Result {
@@ -157,6 +159,11 @@ struct CudaDriver {
     cu::Result (*streamCreate)(cu::StreamHandle* stream, unsigned flags);
     cu::Result (*streamSynchronize)(cu::StreamHandle stream);
     cu::Result (*streamDestroy)(cu::StreamHandle stream); ///< cuStreamDestroy_v2
+    cu::Result (*eventCreate)(cu::EventHandle* event, unsigned flags);
+    cu::Result (*eventRecord)(cu::EventHandle event, cu::StreamHandle stream);
+    cu::Result (*eventSynchronize)(cu::EventHandle event);
+    cu::Result (*eventElapsedTime)(float* ms, cu::EventHandle start, cu::EventHandle end);
+    cu::Result (*eventDestroy)(cu::EventHandle event); ///< cuEventDestroy_v2
 
     /// The process's driver: libcuda.so.1 (or $DUET_CUDA_LIBRARY) loaded and every entry point
     /// resolved, once. Null when that fails; `reason` (if given) then says why, and under

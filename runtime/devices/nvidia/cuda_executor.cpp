@@ -159,7 +159,7 @@ size_t CudaExecutor::maxThreads(const std::shared_ptr<DeviceExecutable>& exe, co
     return size_t(std::max(0, fn->maxThreads));
 }
 
-Outcome CudaExecutor::run(const KernelLaunch& launch) {
+Outcome CudaExecutor::submit(const KernelLaunch& launch, bool timed, Submitted& out) {
     if (Outcome o = ready(); !o.why.empty())
         return o;
     const auto* entry = static_cast<const nvidia::KernelEntry*>(launch.entry);
@@ -173,11 +173,33 @@ Outcome CudaExecutor::run(const KernelLaunch& launch) {
     Function* fn = nullptr;
     if (Outcome o = function(launch.executable, launch.entry, fn); !o.why.empty())
         return o;
-    return launchGrids(launch, *entry, *fn);
+    return launchGrids(launch, *entry, *fn, timed, out);
+}
+
+Outcome CudaExecutor::finish(Submitted& launch, uint64_t& deviceNs) {
+    deviceNs = 0;
+    // Not under m_mutex: other threads keep submitting while this one waits.
+    cu::Result r =
+        launch.end ? m_cuda.eventSynchronize(launch.end) : m_cuda.streamSynchronize(m_stream);
+    if (r == cu::kSuccess && launch.start && launch.end) {
+        float ms = 0;
+        if (m_cuda.eventElapsedTime(&ms, launch.start, launch.end) == cu::kSuccess && ms > 0)
+            deviceNs = uint64_t(double(ms) * 1e6);
+    }
+    for (cu::EventHandle* e : {&launch.start, &launch.end})
+        if (*e) {
+            m_cuda.eventDestroy(*e);
+            *e = nullptr;
+        }
+    if (r != cu::kSuccess)
+        return {CL_OUT_OF_RESOURCES,
+                cudaError(launch.end ? "cuEventSynchronize" : "cuStreamSynchronize", r) +
+                    " (the kernel failed)"};
+    return {};
 }
 
 Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry,
-                                  Function& fn) {
+                                  Function& fn, bool timed, Submitted& out) {
     const KernelDesc& desc = launch.kernel->desc();
     const size_t nargs = launch.args.size();
     if (entry.params != nargs + 1 || desc.args.size() != nargs)
@@ -241,17 +263,31 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
                                             "the NVIDIA device yet"};
         }
     }
+    // Profiling: CUDA events around the grids give the GPU's own time for the command.
+    if (timed && (m_cuda.eventCreate(&out.start, 0) != cu::kSuccess ||
+                  m_cuda.eventCreate(&out.end, 0) != cu::kSuccess ||
+                  m_cuda.eventRecord(out.start, m_stream) != cu::kSuccess)) {
+        uint64_t ignored = 0;
+        finish(out, ignored);
+        out = {};
+    }
     for (const nvidia::Grid& g : plan.grids) {
         nvidia::LaunchBlock block = g.launch;
         params[nargs] = &block;
         cu::Result r = m_cuda.launchKernel(
             fn.handle, g.blocks[0], g.blocks[1], g.blocks[2], g.threads[0], g.threads[1],
             g.threads[2], plan.dynamicSharedBytes, m_stream, params.data(), nullptr);
-        if (r != cu::kSuccess)
+        if (r != cu::kSuccess) {
+            // Grids already queued must finish before the caller drops the arguments.
+            uint64_t ignored = 0;
+            finish(out, ignored);
             return {CL_OUT_OF_RESOURCES, cudaError("cuLaunchKernel", r)};
+        }
     }
-    if (cu::Result r = m_cuda.streamSynchronize(m_stream); r != cu::kSuccess)
-        return {CL_OUT_OF_RESOURCES, cudaError("cuStreamSynchronize", r) + " (the kernel failed)"};
+    if (out.end && m_cuda.eventRecord(out.end, m_stream) != cu::kSuccess) {
+        m_cuda.eventDestroy(out.end);
+        out.end = nullptr;
+    }
     return {};
 }
 

@@ -41,9 +41,17 @@ public:
     bool registerHost(void* p, size_t size, std::string& why) override;
     void unregisterHost(void* p) override;
 
-    /// Runs every grid of `launch` (entry: a KernelEntry of an NvidiaExecutable) and waits for
-    /// them.
-    Outcome run(const KernelLaunch& launch);
+    /// A launch on the stream, not yet waited for; `start`/`end` bracket it when it was timed.
+    struct Submitted {
+        nvidia::cu::EventHandle start = nullptr, end = nullptr;
+    };
+    /// Queues every grid of `launch` (entry: a KernelEntry of an NvidiaExecutable) on the
+    /// stream, between two CUDA events when `timed`, and returns without waiting: finish()
+    /// waits. On failure nothing is left to wait for.
+    Outcome submit(const KernelLaunch& launch, bool timed, Submitted& out);
+    /// Waits for a submitted launch (and what the stream ran before it); its GPU time in ns goes
+    /// to `deviceNs` when it was timed (else 0). Releases its events.
+    Outcome finish(Submitted& launch, uint64_t& deviceNs);
     /// Copies `size` bytes between any two addresses (unified addressing) on the stream, and
     /// waits.
     Outcome copy(void* dst, const void* src, size_t size);
@@ -69,7 +77,8 @@ private:
     /// The function of `entry` in `exe`'s module (loaded on first use). Called with m_mutex.
     Outcome function(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
                      Function*& out);
-    Outcome launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry, Function& fn);
+    Outcome launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry, Function& fn,
+                        bool timed, Submitted& out);
     std::string cudaError(const char* call, nvidia::cu::Result r) const;
 
     const nvidia::CudaDriver& m_cuda;

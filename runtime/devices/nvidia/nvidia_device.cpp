@@ -4,6 +4,7 @@
 #include "core/context.hpp"
 #include "core/device.hpp"
 #include "core/kernel.hpp"
+#include "core/queue.hpp"
 #include "devices/nvidia/codegen/nvidia_toolchain.hpp"
 #include "devices/nvidia/cuda_driver.hpp"
 #include "devices/nvidia/cuda_executor.hpp"
@@ -48,9 +49,20 @@ public:
     /// Every memory object of a context with this device lives in CUDA managed memory: the
     /// same address on the host and the GPU, so Mem::data() is the kernel's pointer too.
     StorageAllocator* storageAllocator() override { return &m_executor; }
+    /// Queues the grids on the stream. Inside an in-order queue's command the queue waits for
+    /// them later (deferCompletion), so back-to-back launches overlap the GPU's work instead of
+    /// each waiting for the one before; elsewhere it waits here.
     cl_int runNDRange(const KernelLaunch& launch) override {
-        return report(launch.kernel->context(), "kernel " + launch.kernel->name(),
-                      m_executor.run(launch));
+        Event* event = runningCommandEvent();
+        const bool timed = event && event->queue() && event->queue()->profiling();
+        CudaExecutor::Submitted submitted;
+        if (Outcome o = m_executor.submit(launch, timed, submitted); !o.why.empty() || o.status)
+            return report(launch.kernel->context(), "kernel " + launch.kernel->name(), o);
+        std::unique_ptr<PendingWork> work =
+            std::make_unique<LaunchCompletion>(m_executor, submitted, *launch.kernel);
+        if (deferCompletion(work))
+            return CL_SUCCESS;
+        return work->wait(event);
     }
     // Transfers through the driver (DMA rather than host page faults on managed memory).
     cl_int read(const Mem& src, size_t offset, size_t size, void* host) override {
@@ -89,6 +101,35 @@ public:
     }
 
 private:
+    /// A launch the queue waits for later: the stream (or the launch's end event) is waited for,
+    /// its GPU time goes to the event, and a failure is reported as the launch's own would be.
+    class LaunchCompletion final : public PendingWork {
+    public:
+        /// `kernel` outlives this: the queue keeps the command, and its launch, until then.
+        LaunchCompletion(CudaExecutor& executor, CudaExecutor::Submitted submitted,
+                         const Kernel& kernel)
+            : m_executor(executor), m_submitted(submitted), m_kernel(kernel) {}
+        ~LaunchCompletion() override {
+            uint64_t ignored = 0;
+            if (m_submitted.start || m_submitted.end)
+                m_executor.finish(m_submitted, ignored);
+        }
+        cl_int wait(Event* event) override {
+            uint64_t deviceNs = 0;
+            Outcome o = m_executor.finish(m_submitted, deviceNs);
+            if (event && deviceNs)
+                event->setDeviceDuration(deviceNs);
+            if (o.status == CL_SUCCESS && o.why.empty())
+                return CL_SUCCESS;
+            return report(m_kernel.context(), "kernel " + m_kernel.name(), o);
+        }
+
+    private:
+        CudaExecutor& m_executor;
+        CudaExecutor::Submitted m_submitted;
+        const Kernel& m_kernel;
+    };
+
     /// A failure goes to stderr (as the GCN device's) and to the context's callback.
     static cl_int report(const Context* context, const std::string& what, const Outcome& o) {
         if (o.status != CL_SUCCESS || !o.why.empty()) {

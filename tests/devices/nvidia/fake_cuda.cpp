@@ -367,6 +367,7 @@ int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsign
         std::memcpy(l.param[i], params[i], l.paramBytes[i]);
     }
     std::lock_guard lock(mutex);
+    l.waitsBefore = unsigned(calls["cuStreamSynchronize"] + calls["cuEventSynchronize"]);
     launches.push_back(l);
     return kSuccess;
 }
@@ -427,6 +428,28 @@ int cuStreamSynchronize(void*) {
 }
 int cuStreamDestroy_v2(void*) {
     return enter("cuStreamDestroy_v2");
+}
+// Events: the stand-in runs everything at once, so an event is complete when recorded and every
+// interval between two of them is a microsecond.
+int cuEventCreate(void** event, unsigned) {
+    if (int e = enter("cuEventCreate"))
+        return e;
+    *event = new char;
+    return kSuccess;
+}
+int cuEventRecord(void*, void*) {
+    return enter("cuEventRecord");
+}
+int cuEventSynchronize(void*) {
+    return enter("cuEventSynchronize");
+}
+int cuEventElapsedTime(float* ms, void*, void*) {
+    *ms = 0.001f;
+    return enter("cuEventElapsedTime");
+}
+int cuEventDestroy_v2(void* event) {
+    delete static_cast<char*>(event);
+    return enter("cuEventDestroy_v2");
 }
 
 // What fake_cuda.hpp declares for the tests.

@@ -14,6 +14,7 @@ struct DuetFakeLaunch {
     unsigned params;
     unsigned paramBytes[32];
     unsigned char param[32][96];
+    unsigned waitsBefore; ///< cuStreamSynchronize and cuEventSynchronize calls before this launch
 };
 
 using DuetFakeLaunchCountFn = int (*)();

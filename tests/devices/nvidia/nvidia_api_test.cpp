@@ -437,3 +437,73 @@ TEST_CASE("a PTX the driver's JIT refuses fails the launch with the JIT log",
     clReleaseProgram(p);
     clReleaseContext(ctx);
 }
+
+TEST_CASE("back-to-back launches share one wait for the GPU; profiled ones take its timer",
+          "[nvidia][fake-driver]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_program p = buildProgram(ctx, dev, kNbody, "");
+    cl_kernel k = clCreateKernel(p, "nbody", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1024 * 16, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const float eps2 = 0.01f;
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof buf, &buf));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof buf, &buf));
+    REQUIRE_CL(clSetKernelArg(k, 2, 256 * 16, nullptr));
+    REQUIRE_CL(clSetKernelArg(k, 3, sizeof eps2, &eps2));
+    const cl_queue_properties profiled[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    for (bool profiling : {false, true}) {
+        CAPTURE(profiling);
+        cl_command_queue q =
+            clCreateCommandQueueWithProperties(ctx, dev, profiling ? profiled : nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        Fake fake;
+        // The first launch waits for a user event, so the queue holds all three when it starts:
+        // they go to the stream one after the other, and the waits come after the last.
+        cl_event gate = clCreateUserEvent(ctx, &err);
+        REQUIRE(err == CL_SUCCESS);
+        const size_t global = 1024, local = 256;
+        cl_event last = nullptr;
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 1, &gate, nullptr));
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, &last));
+        REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+        REQUIRE_CL(clWaitForEvents(1, &last));
+        cl_int status = CL_QUEUED;
+        REQUIRE_CL(clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                                  nullptr));
+        CHECK(status == CL_COMPLETE);
+        REQUIRE_CL(clFinish(q));
+        CHECK(fake.launchCount() == 3);
+        if (profiling) {
+            // The launch whose event the caller asked for runs between two CUDA events and is
+            // waited for on its end event; the others (no event to time) on the stream.
+            CHECK(fake.calls("cuEventRecord") == 2);
+            CHECK(fake.calls("cuEventSynchronize") == 1);
+            CHECK(fake.calls("cuEventDestroy_v2") == 2);
+            CHECK(fake.calls("cuStreamSynchronize") == 2);
+            cl_ulong start = 0, end = 0;
+            REQUIRE_CL(clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_START, sizeof start,
+                                               &start, nullptr));
+            REQUIRE_CL(
+                clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr));
+            CHECK(end - start == 1000); // the stand-in's cuEventElapsedTime: 1 us
+        } else {
+            CHECK(fake.calls("cuEventCreate") == 0);
+            CHECK(fake.calls("cuStreamSynchronize") == 3);
+        }
+        // No wait between the launches: each went to the stream without waiting for the last.
+        REQUIRE(fake.launchCount() == 3);
+        CHECK(fake.launchAt(2)->waitsBefore == fake.launchAt(0)->waitsBefore);
+        clReleaseEvent(last);
+        clReleaseEvent(gate);
+        clReleaseCommandQueue(q);
+    }
+    clReleaseMemObject(buf);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseContext(ctx);
+}
