@@ -279,8 +279,20 @@ Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList
 }
 
 void Queue::finish() {
+    uint64_t target = 0;
+    {
+        std::lock_guard lock(m_shared->mutex);
+        target = m_shared->enqueued;
+    }
+    // A GPU round trip is a few microseconds, about what a futex wake-up costs: spin for up to
+    // ~20 us first, then sleep.
+    const cl_ulong spinUntil = nowNs() + 20'000;
+    while (m_shared->completed.load(std::memory_order_acquire) < target) {
+        __builtin_ia32_pause();
+        if (nowNs() > spinUntil)
+            break;
+    }
     std::unique_lock lock(m_shared->mutex);
-    uint64_t target = m_shared->enqueued;
     if (m_shared->completed >= target)
         return;
     m_shared->waiters = true;

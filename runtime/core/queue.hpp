@@ -3,6 +3,7 @@
 
 #include "core/event.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -81,7 +82,9 @@ public:
         std::mutex mutex;
         std::condition_variable workCv, doneCv;
         std::deque<Command> pending;
-        uint64_t enqueued = 0, completed = 0;
+        uint64_t enqueued = 0;
+        /// Written under `mutex`; read without it by finish()'s spin.
+        std::atomic<uint64_t> completed{0};
         bool stop = false, workerSleeping = false, waiters = false;
         bool outOfOrder = false;
         const void* owner = nullptr; ///< the Queue, to tell its own events from foreign ones
