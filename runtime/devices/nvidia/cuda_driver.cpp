@@ -64,6 +64,9 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
     resolve(d.memAllocManaged, "cuMemAllocManaged");
     resolve(d.memFree, "cuMemFree_v2");
     resolve(d.memcpyAsync, "cuMemcpyAsync");
+    resolve(d.memsetD8Async, "cuMemsetD8Async");
+    resolve(d.memsetD16Async, "cuMemsetD16Async");
+    resolve(d.memsetD32Async, "cuMemsetD32Async");
     resolve(d.memcpyHtoD, "cuMemcpyHtoD_v2");
     resolve(d.memcpyDtoH, "cuMemcpyDtoH_v2");
     resolve(d.memHostRegister, "cuMemHostRegister_v2");

@@ -150,6 +150,12 @@ struct CudaDriver {
     /// Unified addressing: host, device or managed pointers on either side.
     cu::Result (*memcpyAsync)(cu::DevicePtr dst, cu::DevicePtr src, size_t bytes,
                               cu::StreamHandle stream);
+    cu::Result (*memsetD8Async)(cu::DevicePtr dst, unsigned char value, size_t count,
+                                cu::StreamHandle stream);
+    cu::Result (*memsetD16Async)(cu::DevicePtr dst, unsigned short value, size_t count,
+                                 cu::StreamHandle stream);
+    cu::Result (*memsetD32Async)(cu::DevicePtr dst, unsigned value, size_t count,
+                                 cu::StreamHandle stream);
     cu::Result (*memcpyHtoD)(cu::DevicePtr dst, const void* src, size_t bytes); ///< cuMemcpyHtoD_v2
     cu::Result (*memcpyDtoH)(void* dst, cu::DevicePtr src, size_t bytes);       ///< cuMemcpyDtoH_v2
     cu::Result (*memHostRegister)(void* p, size_t bytes, unsigned flags); ///< cuMemHostRegister_v2

@@ -5,6 +5,7 @@
 #include "devices/nvidia/codegen/nvidia_toolchain.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace duet::rt::nvidia_device {
 
@@ -288,6 +289,44 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
         m_cuda.eventDestroy(out.end);
         out.end = nullptr;
     }
+    return {};
+}
+
+Outcome CudaExecutor::fill(void* dst, size_t size, const void* pattern, size_t patternSize) {
+    if (Outcome o = ready(); !o.why.empty())
+        return o;
+    if (!size)
+        return {};
+    const cu::DevicePtr d = cu::DevicePtr(reinterpret_cast<uintptr_t>(dst));
+    std::lock_guard lock(m_mutex);
+    cu::Result r = cu::kSuccess;
+    if (patternSize == 1) {
+        r = m_cuda.memsetD8Async(d, *static_cast<const unsigned char*>(pattern), size, m_stream);
+    } else if (patternSize == 2) {
+        uint16_t v = 0;
+        std::memcpy(&v, pattern, 2);
+        r = m_cuda.memsetD16Async(d, v, size / 2, m_stream);
+    } else if (patternSize == 4) {
+        uint32_t v = 0;
+        std::memcpy(&v, pattern, 4);
+        r = m_cuda.memsetD32Async(d, v, size / 4, m_stream);
+    } else {
+        // Longer patterns (up to 128 bytes): one staged run of them, copied as often as needed.
+        std::vector<char> run(std::min<size_t>(size, size_t(1) << 20) / patternSize * patternSize);
+        for (size_t at = 0; at < run.size(); at += patternSize)
+            std::memcpy(run.data() + at, pattern, patternSize);
+        for (size_t done = 0; done < size && r == cu::kSuccess; done += run.size()) {
+            const size_t n = std::min(run.size(), size - done);
+            r = m_cuda.memcpyAsync(d + done, cu::DevicePtr(reinterpret_cast<uintptr_t>(run.data())),
+                                   n, m_stream);
+            if (r == cu::kSuccess) // the staged run is reused: let each copy finish
+                r = m_cuda.streamSynchronize(m_stream);
+        }
+    }
+    if (r == cu::kSuccess)
+        r = m_cuda.streamSynchronize(m_stream);
+    if (r != cu::kSuccess)
+        return {CL_OUT_OF_RESOURCES, cudaError("cuMemset", r)};
     return {};
 }
 

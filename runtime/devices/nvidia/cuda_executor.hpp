@@ -55,6 +55,11 @@ public:
     /// Copies `size` bytes between any two addresses (unified addressing) on the stream, and
     /// waits.
     Outcome copy(void* dst, const void* src, size_t size);
+    /// Repeats `pattern` (`patternSize` bytes, a divisor of `size`) over `size` bytes at `dst`
+    /// on the GPU (cuMemsetD8/16/32 for patterns of 1, 2 or 4 bytes; else copies of a
+    /// replicated pattern), and waits. Never through the host's page mappings: a host write to
+    /// managed memory would move its pages to the host and the next kernel fault them back.
+    Outcome fill(void* dst, size_t size, const void* pattern, size_t patternSize);
     /// CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK of `entry` of `exe` (loads its module); 0 when
     /// the module does not load.
     size_t maxThreads(const std::shared_ptr<DeviceExecutable>& exe, const void* entry);

@@ -5,6 +5,7 @@
 #include "core/device.hpp"
 #include "core/kernel.hpp"
 #include "core/queue.hpp"
+#include "core/transfer.hpp"
 #include "devices/nvidia/codegen/nvidia_toolchain.hpp"
 #include "devices/nvidia/cuda_driver.hpp"
 #include "devices/nvidia/cuda_executor.hpp"
@@ -75,6 +76,13 @@ public:
                 size_t size) override {
         return report(dst.context(), "copy",
                       m_executor.copy(dst.data() + dstOffset, src.data() + srcOffset, size));
+    }
+    cl_int fill(Mem& dst, const Strided& at, const BoxSize& box, const void* pattern,
+                size_t patternSize) override {
+        if (box.rows != 1 || box.slices != 1) // image fills: one texel over rows and slices
+            return DeviceBackend::fill(dst, at, box, pattern, patternSize);
+        return report(dst.context(), "fill",
+                      m_executor.fill(dst.data() + at.offset, box.width, pattern, patternSize));
     }
     void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
                        const size_t* global, size_t* local) const override {

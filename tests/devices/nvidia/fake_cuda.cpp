@@ -6,6 +6,7 @@
 // the tests to check the kernel ABI (fake_cuda.hpp: the recording and failure injection).
 #include "fake_cuda.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -265,6 +266,15 @@ void* hostAllocate(size_t bytes) {
     return p;
 }
 
+// Fills: what a memset does, on the (host) memory behind the pointer.
+template <class T> int fakeMemset(const char* name, uint64_t dst, T value, size_t count) {
+    if (int e = enter(name))
+        return e;
+    T* p = reinterpret_cast<T*>(uintptr_t(dst));
+    std::fill(p, p + count, value);
+    return kSuccess;
+}
+
 } // namespace
 
 extern "C" {
@@ -404,6 +414,15 @@ int cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void*) {
     std::memmove(reinterpret_cast<void*>(uintptr_t(dst)),
                  reinterpret_cast<const void*>(uintptr_t(src)), bytes);
     return kSuccess;
+}
+int cuMemsetD8Async(uint64_t dst, unsigned char v, size_t n, void*) {
+    return fakeMemset("cuMemsetD8Async", dst, v, n);
+}
+int cuMemsetD16Async(uint64_t dst, unsigned short v, size_t n, void*) {
+    return fakeMemset("cuMemsetD16Async", dst, v, n);
+}
+int cuMemsetD32Async(uint64_t dst, unsigned v, size_t n, void*) {
+    return fakeMemset("cuMemsetD32Async", dst, v, n);
 }
 int cuMemHostRegister_v2(void*, size_t, unsigned flags) {
     if (int e = enter("cuMemHostRegister_v2"))

@@ -507,3 +507,55 @@ TEST_CASE("back-to-back launches share one wait for the GPU; profiled ones take 
     clReleaseProgram(p);
     clReleaseContext(ctx);
 }
+
+TEST_CASE("buffer fills run on the GPU: memsets for 1, 2 and 4 bytes, copies for longer patterns",
+          "[nvidia][fake-driver]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+    const uint8_t byte = 0x5a;
+    const uint16_t half = 0x1234;
+    const uint32_t word = 0xdeadbeef;
+    const uint64_t wide[2] = {0x0102030405060708ull, 0x1112131415161718ull};
+    REQUIRE_CL(clEnqueueFillBuffer(q, buf, &byte, 1, 0, 1024, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueFillBuffer(q, buf, &half, 2, 1024, 1024, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueFillBuffer(q, buf, &word, 4, 2048, 1024, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueFillBuffer(q, buf, wide, 16, 3072, 1024, 0, nullptr, nullptr));
+    std::vector<uint8_t> got(4096);
+    REQUIRE_CL(
+        clEnqueueReadBuffer(q, buf, CL_TRUE, 0, got.size(), got.data(), 0, nullptr, nullptr));
+    CHECK(fake.calls("cuMemsetD8Async") == 1);
+    CHECK(fake.calls("cuMemsetD16Async") == 1);
+    CHECK(fake.calls("cuMemsetD32Async") == 1);
+    for (size_t i = 0; i < 4096; ++i) {
+        uint8_t want = 0;
+        if (i < 1024)
+            want = byte;
+        else if (i < 2048)
+            want = reinterpret_cast<const uint8_t*>(&half)[i % 2];
+        else if (i < 3072)
+            want = reinterpret_cast<const uint8_t*>(&word)[i % 4];
+        else
+            want = reinterpret_cast<const uint8_t*>(wide)[i % 16];
+        if (got[i] != want) {
+            FAIL_CHECK("byte " << i << " is " << int(got[i]) << ", want " << int(want));
+            break;
+        }
+    }
+    // A failing memset fails the command with the driver's reason.
+    fake.fail("cuMemsetD32Async", 2);
+    cl_event ev = nullptr;
+    CHECK(clEnqueueFillBuffer(q, buf, &word, 4, 0, 64, 0, nullptr, &ev) == CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &ev) == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    fake.fail("cuMemsetD32Async", 0);
+    clReleaseEvent(ev);
+    clReleaseMemObject(buf);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+}
