@@ -25,8 +25,21 @@ CudaExecutor::~CudaExecutor() {
     // the context is left to it (modules and the stream go with the primary context).
 }
 
-std::string CudaExecutor::cudaError(const char* call, cu::Result r) const {
-    return std::string(call) + " failed: " + m_cuda.errorText(r);
+std::string CudaExecutor::cudaError(const std::string& call, cu::Result r) const {
+    return call + " failed: " + m_cuda.errorText(r);
+}
+
+std::string CudaExecutor::sharedMemoryExcess(const nvidia::KernelEntry& entry,
+                                             uint64_t staticShared, uint64_t dynamic) const {
+    if (staticShared + dynamic <= m_maxSharedOptin)
+        return {};
+    const uint64_t args = dynamic - std::min(dynamic, entry.localVariableBytes);
+    return "kernel " + entry.name + " needs " + std::to_string(staticShared + dynamic) +
+           " bytes of local memory per work-group (" + std::to_string(entry.localVariableBytes) +
+           " in __local variables, " + std::to_string(args) +
+           " in __local arguments with their alignment" +
+           (staticShared ? ", " + std::to_string(staticShared) + " static" : std::string()) +
+           "); the GPU has " + std::to_string(m_maxSharedOptin) + " (CL_DEVICE_LOCAL_MEM_SIZE)";
 }
 
 Outcome CudaExecutor::ready() {
@@ -142,8 +155,16 @@ Outcome CudaExecutor::function(const std::shared_ptr<DeviceExecutable>& exe, con
         }
         if (m_cuda.funcGetAttribute(&fn.maxThreads, cu::kFuncMaxThreadsPerBlock, fn.handle))
             fn.maxThreads = 0;
-        if (m_cuda.funcGetAttribute(&fn.staticShared, cu::kFuncSharedSizeBytes, fn.handle))
-            fn.staticShared = int(ke->staticSharedBytes);
+        if (m_cuda.funcGetAttribute(&fn.staticShared, cu::kFuncSharedSizeBytes, fn.handle) ||
+            fn.staticShared < 0)
+            fn.staticShared = 0; // none in Duet's PTX: __local variables are dynamic
+        // 48 KiB less the static shared memory, until raised.
+        int dynamicLimit = 0;
+        if (m_cuda.funcGetAttribute(&dynamicLimit, cu::kFuncMaxDynamicSharedSizeBytes, fn.handle) ||
+            dynamicLimit < 0)
+            dynamicLimit =
+                int(kDefaultDynamicShared) - std::min(fn.staticShared, int(kDefaultDynamicShared));
+        fn.dynamicSharedLimit = uint64_t(dynamicLimit);
     }
     out = &fn;
     return {};
@@ -190,7 +211,7 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
     const size_t wd = launch.workDim;
     nvidia::LaunchPlan plan = nvidia::planLaunch(
         launch.workDim, std::span(launch.offset.data(), wd), std::span(launch.global.data(), wd),
-        std::span(launch.local.data(), wd), localBytes, 0, m_limits);
+        std::span(launch.local.data(), wd), {entry.localVariableBytes, localBytes}, 0, m_limits);
     if (!plan.error.empty())
         return {CL_INVALID_GLOBAL_WORK_SIZE, plan.error};
     size_t groupSize =
@@ -200,20 +221,22 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
                 "work-group of " + std::to_string(groupSize) + " work-items; " + entry.name +
                     " compiled for this GPU takes at most " + std::to_string(fn.maxThreads) +
                     " (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)"};
-    const uint64_t shared = uint64_t(plan.dynamicSharedBytes) + uint64_t(fn.staticShared);
-    if (shared > m_maxSharedOptin)
-        return {CL_OUT_OF_RESOURCES,
-                "the kernel needs " + std::to_string(shared) + " bytes of local memory (" +
-                    std::to_string(fn.staticShared) + " static + " +
-                    std::to_string(plan.dynamicSharedBytes) + " for __local arguments); the GPU " +
-                    "has " + std::to_string(m_maxSharedOptin) + " per work-group"};
-    if (plan.dynamicSharedBytes > fn.dynamicSharedLimit &&
-        plan.dynamicSharedBytes > kDefaultDynamicShared) {
+    const uint64_t dynamic = plan.dynamicSharedBytes;
+    if (std::string why = sharedMemoryExcess(entry, uint64_t(fn.staticShared), dynamic);
+        !why.empty())
+        return {CL_OUT_OF_RESOURCES, why};
+    // Dynamic shared memory beyond what the function allows now (48 KiB less its static
+    // shared memory, until raised): opt in, once per function and size.
+    if (dynamic > fn.dynamicSharedLimit) {
         if (cu::Result r = m_cuda.funcSetAttribute(fn.handle, cu::kFuncMaxDynamicSharedSizeBytes,
-                                                   int(plan.dynamicSharedBytes));
+                                                   int(dynamic));
             r != cu::kSuccess)
-            return {CL_OUT_OF_RESOURCES, cudaError("cuFuncSetAttribute", r)};
-        fn.dynamicSharedLimit = plan.dynamicSharedBytes;
+            return {
+                CL_OUT_OF_RESOURCES,
+                cudaError("cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, " +
+                              std::to_string(dynamic) + ")",
+                          r)};
+        fn.dynamicSharedLimit = dynamic;
     }
 
     // kernelParams: each argument's bytes, then the launch block.
@@ -244,9 +267,9 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
     for (const nvidia::Grid& g : plan.grids) {
         nvidia::LaunchBlock block = g.launch;
         params[nargs] = &block;
-        cu::Result r = m_cuda.launchKernel(
-            fn.handle, g.blocks[0], g.blocks[1], g.blocks[2], g.threads[0], g.threads[1],
-            g.threads[2], plan.dynamicSharedBytes, m_stream, params.data(), nullptr);
+        cu::Result r = m_cuda.launchKernel(fn.handle, g.blocks[0], g.blocks[1], g.blocks[2],
+                                           g.threads[0], g.threads[1], g.threads[2],
+                                           uint32_t(dynamic), m_stream, params.data(), nullptr);
         if (r != cu::kSuccess)
             return {CL_OUT_OF_RESOURCES, cudaError("cuLaunchKernel", r)};
     }

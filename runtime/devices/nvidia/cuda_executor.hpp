@@ -50,13 +50,20 @@ public:
     /// CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK of `entry` of `exe` (loads its module); 0 when
     /// the module does not load.
     size_t maxThreads(const std::shared_ptr<DeviceExecutable>& exe, const void* entry);
+    /// Why `staticShared` + `dynamic` bytes of shared memory are more than a work-group of this
+    /// GPU may use (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), for
+    /// CL_OUT_OF_RESOURCES; empty when they fit.
+    std::string sharedMemoryExcess(const nvidia::KernelEntry& entry, uint64_t staticShared,
+                                   uint64_t dynamic) const;
 
 private:
     struct Function {
         nvidia::cu::Function handle = nullptr;
         int maxThreads = 0;
         int staticShared = 0;
-        uint32_t dynamicSharedLimit = 48 * 1024; ///< what MAX_DYNAMIC_SHARED_SIZE_BYTES allows
+        /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as the function has it now (48 KiB
+        /// less its static shared memory until raised).
+        uint64_t dynamicSharedLimit = 0;
     };
     struct LoadedModule {
         std::weak_ptr<DeviceExecutable> owner; ///< the address may be reused once it expires
@@ -70,7 +77,7 @@ private:
     Outcome function(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
                      Function*& out);
     Outcome launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry, Function& fn);
-    std::string cudaError(const char* call, nvidia::cu::Result r) const;
+    std::string cudaError(const std::string& call, nvidia::cu::Result r) const;
 
     const nvidia::CudaDriver& m_cuda;
     nvidia::cu::Device m_device;

@@ -85,6 +85,15 @@ struct Fake {
     DuetFakeFuncAttributeFn funcAttribute;
 };
 
+// CUfunction_attribute values (devices/nvidia/cuda_driver.hpp).
+constexpr int kFuncMaxDynamicShared = 8;
+
+template <class T> T workGroupInfo(cl_kernel k, cl_device_id d, cl_kernel_work_group_info what) {
+    T v{};
+    REQUIRE_CL(clGetKernelWorkGroupInfo(k, d, what, sizeof v, &v, nullptr));
+    return v;
+}
+
 template <class T> T paramAs(const DuetFakeLaunch& l, unsigned i) {
     T v{};
     REQUIRE(l.paramBytes[i] == sizeof v);
@@ -433,6 +442,65 @@ TEST_CASE("a PTX the driver's JIT refuses fails the launch with the JIT log",
     clReleaseEvent(ev);
     clReleaseCommandQueue(q);
     clReleaseMemObject(buf);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseContext(ctx);
+}
+
+TEST_CASE("__local variables over 48 KiB: dynamic shared memory ahead of the __local arguments, "
+          "the launch opts in",
+          "[nvidia][fake-driver]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    // 64 KiB of kernel-scope __local variables: more than PTX's static .shared takes.
+    cl_program p = buildProgram(ctx, dev, R"CL(
+__kernel void tiles(__global float* out, __local float* arg) {
+    __local float big[16384];
+    size_t l = get_local_id(0);
+    big[l] = (float)l;
+    arg[l] = 1.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = big[get_local_size(0) - 1 - l] + arg[0];
+}
+)CL");
+    cl_kernel k = clCreateKernel(p, "tiles", &err);
+    REQUIRE(err == CL_SUCCESS);
+    // The variables alone, then with the argument after them (16-byte aligned).
+    CHECK(workGroupInfo<cl_ulong>(k, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 65536);
+    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    REQUIRE_CL(clSetKernelArg(k, 1, 1000, nullptr));
+    CHECK(workGroupInfo<cl_ulong>(k, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 65536 + 1000);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+    const size_t global = 1024, local = 256;
+    for (int i = 0; i < 2; ++i)
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() == 2);
+    for (int i = 0; i < 2; ++i) {
+        const DuetFakeLaunch& l = *fake.launchAt(i);
+        CHECK(l.sharedMemBytes == 65536 + 1000);
+        REQUIRE(l.params == 3);
+        CHECK(paramAs<uint64_t>(l, 1) == 65536); // the argument after the variables
+    }
+    // Opted in once: the function keeps the larger limit.
+    CHECK(fake.calls("cuFuncSetAttribute") == 1);
+    CHECK(fake.funcAttribute(kFuncMaxDynamicShared) == 65536 + 1000);
+    // A larger argument: opted in again, for the new size.
+    REQUIRE_CL(clSetKernelArg(k, 1, 8000, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() == 3);
+    CHECK(fake.launchAt(2)->sharedMemBytes == 65536 + 8000);
+    CHECK(fake.calls("cuFuncSetAttribute") == 2);
+    CHECK(fake.funcAttribute(kFuncMaxDynamicShared) == 65536 + 8000);
+    clReleaseCommandQueue(q);
+    clReleaseMemObject(out);
     clReleaseKernel(k);
     clReleaseProgram(p);
     clReleaseContext(ctx);
