@@ -120,6 +120,7 @@ Outcome CudaExecutor::function(const std::shared_ptr<DeviceExecutable>& exe, con
     const auto* nv = static_cast<const NvidiaExecutable*>(exe.get());
     if (!nv || !entry)
         return {CL_INVALID_PROGRAM_EXECUTABLE, "the kernel has no NVIDIA executable"};
+    std::lock_guard lock(m_modulesMutex);
     LoadedModule& m = m_modules[exe.get()];
     if (m.module && m.owner.expired()) { // an executable freed and another at its address
         m_cuda.moduleUnload(m.module);
@@ -153,31 +154,38 @@ Outcome CudaExecutor::function(const std::shared_ptr<DeviceExecutable>& exe, con
             m.functions.erase(it);
             return {CL_INVALID_KERNEL, cudaError("cuModuleGetFunction", r) + " for " + ke->name};
         }
-        if (m_cuda.funcGetAttribute(&fn.maxThreads, cu::kFuncMaxThreadsPerBlock, fn.handle))
-            fn.maxThreads = 0;
-        if (m_cuda.funcGetAttribute(&fn.staticShared, cu::kFuncSharedSizeBytes, fn.handle) ||
-            fn.staticShared < 0)
-            fn.staticShared = 0; // none in Duet's PTX: __local variables are dynamic
-        // 48 KiB less the static shared memory, until raised.
-        int dynamicLimit = 0;
-        if (m_cuda.funcGetAttribute(&dynamicLimit, cu::kFuncMaxDynamicSharedSizeBytes, fn.handle) ||
-            dynamicLimit < 0)
-            dynamicLimit =
-                int(kDefaultDynamicShared) - std::min(fn.staticShared, int(kDefaultDynamicShared));
-        fn.dynamicSharedLimit = uint64_t(dynamicLimit);
+        // What ptxas made of the kernel for this GPU: register pressure can lower the block
+        // size below the device's 1024; spills and private arrays are local memory.
+        auto attribute = [&](cu::FunctionAttribute a, int fallback) {
+            int v = 0;
+            return m_cuda.funcGetAttribute(&v, a, fn.handle) == cu::kSuccess && v >= 0 ? v
+                                                                                       : fallback;
+        };
+        fn.info.maxThreads = size_t(attribute(cu::kFuncMaxThreadsPerBlock, 0));
+        fn.info.staticShared = uint64_t(attribute(cu::kFuncSharedSizeBytes, 0));
+        fn.info.localBytes = uint64_t(attribute(cu::kFuncLocalSizeBytes, 0));
+        const uint64_t defaultDynamic =
+            kDefaultDynamicShared - std::min<uint64_t>(fn.info.staticShared, kDefaultDynamicShared);
+        fn.dynamicSharedLimit =
+            uint64_t(attribute(cu::kFuncMaxDynamicSharedSizeBytes, int(defaultDynamic)));
     }
     out = &fn;
     return {};
 }
 
-size_t CudaExecutor::maxThreads(const std::shared_ptr<DeviceExecutable>& exe, const void* entry) {
-    if (!ready().why.empty())
-        return 0;
-    std::lock_guard lock(m_mutex);
+bool CudaExecutor::describe(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
+                            FunctionInfo& out, std::string* why) {
+    Outcome o = ready();
     Function* fn = nullptr;
-    if (!function(exe, entry, fn).why.empty())
-        return 0;
-    return size_t(std::max(0, fn->maxThreads));
+    if (o.why.empty())
+        o = function(exe, entry, fn);
+    if (!o.why.empty()) {
+        if (why)
+            *why = o.why;
+        return false;
+    }
+    out = fn->info;
+    return true;
 }
 
 Outcome CudaExecutor::run(const KernelLaunch& launch) {
@@ -190,10 +198,10 @@ Outcome CudaExecutor::run(const KernelLaunch& launch) {
         return {CL_OUT_OF_RESOURCES,
                 "printf in kernels is not supported by the NVIDIA device's launcher yet (the "
                 "printf buffer decoder is still the GCN device's)"};
-    std::lock_guard lock(m_mutex);
     Function* fn = nullptr;
     if (Outcome o = function(launch.executable, launch.entry, fn); !o.why.empty())
         return o;
+    std::lock_guard lock(m_mutex);
     return launchGrids(launch, *entry, *fn);
 }
 
@@ -216,14 +224,15 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
         return {CL_INVALID_GLOBAL_WORK_SIZE, plan.error};
     size_t groupSize =
         launch.local[0] * (wd > 1 ? launch.local[1] : 1) * (wd > 2 ? launch.local[2] : 1);
-    if (fn.maxThreads > 0 && groupSize > size_t(fn.maxThreads))
+    if (fn.info.maxThreads > 0 && groupSize > fn.info.maxThreads)
         return {CL_INVALID_WORK_GROUP_SIZE,
                 "work-group of " + std::to_string(groupSize) + " work-items; " + entry.name +
-                    " compiled for this GPU takes at most " + std::to_string(fn.maxThreads) +
+                    " compiled for this GPU takes at most " + std::to_string(fn.info.maxThreads) +
                     " (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)"};
+    // clEnqueueNDRangeKernel checked the same total (kernelResources); the arguments may have
+    // changed since, so again, before the driver would refuse the launch.
     const uint64_t dynamic = plan.dynamicSharedBytes;
-    if (std::string why = sharedMemoryExcess(entry, uint64_t(fn.staticShared), dynamic);
-        !why.empty())
+    if (std::string why = sharedMemoryExcess(entry, fn.info.staticShared, dynamic); !why.empty())
         return {CL_OUT_OF_RESOURCES, why};
     // Dynamic shared memory beyond what the function allows now (48 KiB less its static
     // shared memory, until raised): opt in, once per function and size.
