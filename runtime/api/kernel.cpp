@@ -321,23 +321,19 @@ DUET_API cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device
         cl_int r;
         switch (param) {
         case CL_KERNEL_WORK_GROUP_SIZE:
-            r = infoValue<size_t>(size, value, sizeRet, k->workGroupLimit(*d));
+            r = infoValue<size_t>(size, value, sizeRet, k->limits(*d).workGroupSize);
             break;
         case CL_KERNEL_COMPILE_WORK_GROUP_SIZE:
             r = writeInfo(size, value, sizeRet, desc.reqdWorkGroupSize.data(), 3 * sizeof(size_t));
             break;
-        case CL_KERNEL_LOCAL_MEM_SIZE: {
-            cl_ulong total = desc.staticLocalMemSize;
-            for (const ArgValue& a : k->args())
-                total += a.localSize;
-            r = infoValue<cl_ulong>(size, value, sizeRet, total);
+        case CL_KERNEL_LOCAL_MEM_SIZE:
+            r = infoValue<cl_ulong>(size, value, sizeRet, k->limits(*d).localMemSize);
             break;
-        }
         case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
             r = infoValue<size_t>(size, value, sizeRet, d->info().preferredWorkGroupSizeMultiple);
             break;
         case CL_KERNEL_PRIVATE_MEM_SIZE:
-            r = infoValue<cl_ulong>(size, value, sizeRet, desc.privateMemSize);
+            r = infoValue<cl_ulong>(size, value, sizeRet, k->limits(*d).privateMemSize);
             break;
         case CL_KERNEL_GLOBAL_WORK_SIZE:
             return report(api, k->context(), CL_INVALID_VALUE,
@@ -407,6 +403,9 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                           "global_work_offset + global_work_size overflows size_t");
     }
     const auto& reqd = desc.reqdWorkGroupSize;
+    // CL_KERNEL_WORK_GROUP_SIZE and CL_KERNEL_LOCAL_MEM_SIZE as clGetKernelWorkGroupInfo
+    // reports them (the device's driver may have its say: Kernel::limits).
+    const Kernel::Limits limits = k->limits(*dev);
     if (local) {
         size_t total = 1;
         size_t given[3] = {1, 1, 1}; // dimensions past work_dim count as 1
@@ -424,11 +423,11 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
         if (reqd[0] && (reqd[0] != given[0] || reqd[1] != given[1] || reqd[2] != given[2]))
             return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
                           "local_work_size differs from the kernel's reqd_work_group_size");
-        if (size_t limit = k->workGroupLimit(*dev); total > limit)
+        if (total > limits.workGroupSize)
             return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
                           "the work-group has " + std::to_string(total) +
                               " work-items, more than CL_KERNEL_WORK_GROUP_SIZE (" +
-                              std::to_string(limit) + ")");
+                              std::to_string(limits.workGroupSize) + ")");
         bool nonUniformOk = allowsNonUniform(k->program()->build(dev));
         for (cl_uint d = 0; d < dims && !empty; ++d)
             if (global[d] % local[d] && !nonUniformOk)
@@ -442,14 +441,14 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                 return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
                               "global_work_size is not a multiple of reqd_work_group_size");
     }
-    cl_ulong localBytes = desc.staticLocalMemSize;
-    for (const ArgValue& a : k->args())
-        localBytes += a.localSize;
-    if (localBytes > dev->info().localMemSize)
+    // CL_OUT_OF_RESOURCES: "insufficient resources needed to execute the kernel", here local
+    // memory: __local variables and arguments together (CL_KERNEL_LOCAL_MEM_SIZE).
+    if (limits.localMemSize > dev->info().localMemSize)
         return report(api, ctx, CL_OUT_OF_RESOURCES,
-                      "the kernel needs " + std::to_string(localBytes) +
-                          " bytes of __local memory; the device has " +
-                          std::to_string(dev->info().localMemSize));
+                      "kernel " + k->name() + " needs " + std::to_string(limits.localMemSize) +
+                          " bytes of local memory per work-group (CL_KERNEL_LOCAL_MEM_SIZE: "
+                          "its __local variables and __local arguments); the device has " +
+                          std::to_string(dev->info().localMemSize) + " (CL_DEVICE_LOCAL_MEM_SIZE)");
     // cl_khr_gl_sharing: a GL object must be acquired before a kernel uses it.
     for (const ArgValue& a : k->args())
         if (a.mem && a.mem->glUnacquired())

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,19 @@ public:
     virtual void unregisterHost(void* p) = 0;
 };
 
+/// What a device knows about one kernel's needs beyond the executable's KernelDesc: a GPU
+/// driver's attributes of the function it loaded. An empty field leaves the answer to core
+/// (Kernel::limits: the device info and the KernelDesc).
+struct KernelResources {
+    /// The most work-items per work-group the compiled kernel takes (CL_KERNEL_WORK_GROUP_SIZE
+    /// before the device's own limit).
+    std::optional<size_t> workGroupSize;
+    /// CL_KERNEL_LOCAL_MEM_SIZE: the kernel's local memory with its __local arguments as set
+    /// now, laid out as a launch would (alignment included).
+    std::optional<cl_ulong> localMemSize;
+    std::optional<cl_ulong> privateMemSize; ///< CL_KERNEL_PRIVATE_MEM_SIZE, per work-item
+};
+
 /// What a kind of device does: compile for itself and run kernels. Implementations are
 /// thread-safe; runNDRange blocks until every work-group finished.
 class DeviceBackend {
@@ -122,6 +136,14 @@ public:
     virtual std::array<size_t, 2> freeGlobalMemoryKiB() const;
     virtual void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
                                const size_t* global, size_t* local) const = 0;
+    /// What the device knows of `kernel` (built for `device`) that its KernelDesc does not
+    /// say, for clGetKernelWorkGroupInfo and clEnqueueNDRangeKernel's checks (Kernel::limits).
+    /// Called on application threads, with no lock of core's held; may load the kernel's code.
+    /// By default nothing: the CPU and GCN devices' code generators fill the KernelDesc.
+    virtual KernelResources kernelResources(const Device& /*device*/,
+                                            const Kernel& /*kernel*/) const {
+        return {};
+    }
 
     // Data movement. Commands (core/commands.hpp) call these on their queue's worker thread once
     // the command's wait list has completed, with ranges already checked against the objects.

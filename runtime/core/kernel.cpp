@@ -30,7 +30,7 @@ void Kernel::resolveEntries() {
         const auto& ks = exe->kernels();
         for (size_t i = 0; i < ks.size(); ++i)
             if (ks[i].name == m_desc.name)
-                m_entries.push_back({d, exe, exe->entry(i)});
+                m_entries.push_back({d, exe, exe->entry(i), &ks[i]});
     }
 }
 
@@ -41,12 +41,36 @@ std::shared_ptr<DeviceExecutable> Kernel::executable(const Device* device) const
     return nullptr;
 }
 
-size_t Kernel::workGroupLimit(const Device& device) const {
+const KernelDesc& Kernel::descFor(const Device* device) const {
+    for (const DeviceEntry& e : m_entries)
+        if (e.device == device)
+            return *e.desc;
+    return m_desc;
+}
+
+Kernel::Limits Kernel::limits(const Device& device) const {
     constexpr size_t kStackBudget = 4u << 20; // of the 8 MiB default thread stack
-    size_t limit = device.info().maxWorkGroupSize;
-    if (m_desc.privateMemSize)
-        limit = std::min<size_t>(limit, std::max<size_t>(1, kStackBudget / m_desc.privateMemSize));
-    return limit;
+    const KernelDesc& desc = descFor(&device);
+    const KernelResources r = device.backend().kernelResources(device, *this);
+    Limits out;
+    out.workGroupSize = device.info().maxWorkGroupSize;
+    if (r.workGroupSize)
+        out.workGroupSize = std::min(out.workGroupSize, std::max<size_t>(1, *r.workGroupSize));
+    else if (desc.privateMemSize)
+        out.workGroupSize = std::min<size_t>(
+            out.workGroupSize, std::max<size_t>(1, kStackBudget / desc.privateMemSize));
+    if (r.localMemSize) {
+        out.localMemSize = *r.localMemSize;
+    } else {
+        // Saturating: clSetKernelArg takes any __local size.
+        out.localMemSize = desc.staticLocalMemSize;
+        for (const ArgValue& a : m_args)
+            out.localMemSize = a.localSize > ~cl_ulong(0) - out.localMemSize
+                                   ? ~cl_ulong(0)
+                                   : out.localMemSize + a.localSize;
+    }
+    out.privateMemSize = r.privateMemSize.value_or(desc.privateMemSize);
+    return out;
 }
 
 void* Kernel::entry(const Device* device) const {

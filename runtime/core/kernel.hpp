@@ -34,10 +34,22 @@ public:
     /// Entry for `device` (WorkGroupFn on the CPU); null when not built for it.
     void* entry(const Device* device) const;
     std::shared_ptr<DeviceExecutable> executable(const Device* device) const;
-    /// CL_KERNEL_WORK_GROUP_SIZE: the device's limit, lowered so that the per-work-item
-    /// storage a work-group function keeps on its thread's stack (values live across
-    /// barriers, private arrays) fits in a conservative share of a thread stack.
-    size_t workGroupLimit(const Device& device) const;
+    /// What clGetKernelWorkGroupInfo reports for `device`, and clEnqueueNDRangeKernel checks.
+    struct Limits {
+        size_t workGroupSize = 0;    ///< CL_KERNEL_WORK_GROUP_SIZE
+        cl_ulong localMemSize = 0;   ///< CL_KERNEL_LOCAL_MEM_SIZE, __local arguments as set now
+        cl_ulong privateMemSize = 0; ///< CL_KERNEL_PRIVATE_MEM_SIZE
+    };
+    /// The device backend's answer (DeviceBackend::kernelResources: a GPU driver's view of the
+    /// compiled kernel) where it has one, else from the device's KernelDesc of this kernel: the
+    /// work-group size is the device's limit, lowered so that the per-work-item storage a
+    /// work-group function keeps on its thread's stack (values live across barriers, private
+    /// arrays) fits in a conservative share of a thread stack; the local memory is the
+    /// kernel-scope __local variables plus the __local arguments. Reads the arguments: not
+    /// concurrently with clSetKernelArg on this kernel (as the spec allows).
+    Limits limits(const Device& device) const;
+    /// CL_KERNEL_WORK_GROUP_SIZE on `device` (limits().workGroupSize).
+    size_t workGroupLimit(const Device& device) const { return limits(device).workGroupSize; }
 
 private:
     void resolveEntries();
@@ -45,7 +57,10 @@ private:
         const Device* device;
         std::shared_ptr<DeviceExecutable> executable;
         void* entry;
+        const KernelDesc* desc; ///< the executable's own (its code generator's sizes)
     };
+    /// The KernelDesc of `device`'s executable, or the program's (m_desc) when not built there.
+    const KernelDesc& descFor(const Device* device) const;
     Ref<Program> m_program;
     KernelDesc m_desc;
     std::vector<ArgValue> m_args;

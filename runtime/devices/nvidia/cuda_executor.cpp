@@ -26,8 +26,21 @@ CudaExecutor::~CudaExecutor() {
     // the context is left to it (modules and the stream go with the primary context).
 }
 
-std::string CudaExecutor::cudaError(const char* call, cu::Result r) const {
-    return std::string(call) + " failed: " + m_cuda.errorText(r);
+std::string CudaExecutor::cudaError(const std::string& call, cu::Result r) const {
+    return call + " failed: " + m_cuda.errorText(r);
+}
+
+std::string CudaExecutor::sharedMemoryExcess(const nvidia::KernelEntry& entry,
+                                             uint64_t staticShared, uint64_t dynamic) const {
+    if (staticShared + dynamic <= m_maxSharedOptin)
+        return {};
+    const uint64_t args = dynamic - std::min(dynamic, entry.localVariableBytes);
+    return "kernel " + entry.name + " needs " + std::to_string(staticShared + dynamic) +
+           " bytes of local memory per work-group (" + std::to_string(entry.localVariableBytes) +
+           " in __local variables, " + std::to_string(args) +
+           " in __local arguments with their alignment" +
+           (staticShared ? ", " + std::to_string(staticShared) + " static" : std::string()) +
+           "); the GPU has " + std::to_string(m_maxSharedOptin) + " (CL_DEVICE_LOCAL_MEM_SIZE)";
 }
 
 Outcome CudaExecutor::ready() {
@@ -108,6 +121,7 @@ Outcome CudaExecutor::function(const std::shared_ptr<DeviceExecutable>& exe, con
     const auto* nv = static_cast<const NvidiaExecutable*>(exe.get());
     if (!nv || !entry)
         return {CL_INVALID_PROGRAM_EXECUTABLE, "the kernel has no NVIDIA executable"};
+    std::lock_guard lock(m_modulesMutex);
     LoadedModule& m = m_modules[exe.get()];
     if (m.module && m.owner.expired()) { // an executable freed and another at its address
         m_cuda.moduleUnload(m.module);
@@ -141,23 +155,38 @@ Outcome CudaExecutor::function(const std::shared_ptr<DeviceExecutable>& exe, con
             m.functions.erase(it);
             return {CL_INVALID_KERNEL, cudaError("cuModuleGetFunction", r) + " for " + ke->name};
         }
-        if (m_cuda.funcGetAttribute(&fn.maxThreads, cu::kFuncMaxThreadsPerBlock, fn.handle))
-            fn.maxThreads = 0;
-        if (m_cuda.funcGetAttribute(&fn.staticShared, cu::kFuncSharedSizeBytes, fn.handle))
-            fn.staticShared = int(ke->staticSharedBytes);
+        // What ptxas made of the kernel for this GPU: register pressure can lower the block
+        // size below the device's 1024; spills and private arrays are local memory.
+        auto attribute = [&](cu::FunctionAttribute a, int fallback) {
+            int v = 0;
+            return m_cuda.funcGetAttribute(&v, a, fn.handle) == cu::kSuccess && v >= 0 ? v
+                                                                                       : fallback;
+        };
+        fn.info.maxThreads = size_t(attribute(cu::kFuncMaxThreadsPerBlock, 0));
+        fn.info.staticShared = uint64_t(attribute(cu::kFuncSharedSizeBytes, 0));
+        fn.info.localBytes = uint64_t(attribute(cu::kFuncLocalSizeBytes, 0));
+        const uint64_t defaultDynamic =
+            kDefaultDynamicShared - std::min<uint64_t>(fn.info.staticShared, kDefaultDynamicShared);
+        fn.dynamicSharedLimit =
+            uint64_t(attribute(cu::kFuncMaxDynamicSharedSizeBytes, int(defaultDynamic)));
     }
     out = &fn;
     return {};
 }
 
-size_t CudaExecutor::maxThreads(const std::shared_ptr<DeviceExecutable>& exe, const void* entry) {
-    if (!ready().why.empty())
-        return 0;
-    std::lock_guard lock(m_mutex);
+bool CudaExecutor::describe(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
+                            FunctionInfo& out, std::string* why) {
+    Outcome o = ready();
     Function* fn = nullptr;
-    if (!function(exe, entry, fn).why.empty())
-        return 0;
-    return size_t(std::max(0, fn->maxThreads));
+    if (o.why.empty())
+        o = function(exe, entry, fn);
+    if (!o.why.empty()) {
+        if (why)
+            *why = o.why;
+        return false;
+    }
+    out = fn->info;
+    return true;
 }
 
 Outcome CudaExecutor::submit(const KernelLaunch& launch, bool timed, Submitted& out) {
@@ -170,10 +199,10 @@ Outcome CudaExecutor::submit(const KernelLaunch& launch, bool timed, Submitted& 
         return {CL_OUT_OF_RESOURCES,
                 "printf in kernels is not supported by the NVIDIA device's launcher yet (the "
                 "printf buffer decoder is still the GCN device's)"};
-    std::lock_guard lock(m_mutex);
     Function* fn = nullptr;
     if (Outcome o = function(launch.executable, launch.entry, fn); !o.why.empty())
         return o;
+    std::lock_guard lock(m_mutex);
     return launchGrids(launch, *entry, *fn, timed, out);
 }
 
@@ -213,30 +242,33 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
     const size_t wd = launch.workDim;
     nvidia::LaunchPlan plan = nvidia::planLaunch(
         launch.workDim, std::span(launch.offset.data(), wd), std::span(launch.global.data(), wd),
-        std::span(launch.local.data(), wd), localBytes, 0, m_limits);
+        std::span(launch.local.data(), wd), {entry.localVariableBytes, localBytes}, 0, m_limits);
     if (!plan.error.empty())
         return {CL_INVALID_GLOBAL_WORK_SIZE, plan.error};
     size_t groupSize =
         launch.local[0] * (wd > 1 ? launch.local[1] : 1) * (wd > 2 ? launch.local[2] : 1);
-    if (fn.maxThreads > 0 && groupSize > size_t(fn.maxThreads))
+    if (fn.info.maxThreads > 0 && groupSize > fn.info.maxThreads)
         return {CL_INVALID_WORK_GROUP_SIZE,
                 "work-group of " + std::to_string(groupSize) + " work-items; " + entry.name +
-                    " compiled for this GPU takes at most " + std::to_string(fn.maxThreads) +
+                    " compiled for this GPU takes at most " + std::to_string(fn.info.maxThreads) +
                     " (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)"};
-    const uint64_t shared = uint64_t(plan.dynamicSharedBytes) + uint64_t(fn.staticShared);
-    if (shared > m_maxSharedOptin)
-        return {CL_OUT_OF_RESOURCES,
-                "the kernel needs " + std::to_string(shared) + " bytes of local memory (" +
-                    std::to_string(fn.staticShared) + " static + " +
-                    std::to_string(plan.dynamicSharedBytes) + " for __local arguments); the GPU " +
-                    "has " + std::to_string(m_maxSharedOptin) + " per work-group"};
-    if (plan.dynamicSharedBytes > fn.dynamicSharedLimit &&
-        plan.dynamicSharedBytes > kDefaultDynamicShared) {
+    // clEnqueueNDRangeKernel checked the same total (kernelResources); the arguments may have
+    // changed since, so again, before the driver would refuse the launch.
+    const uint64_t dynamic = plan.dynamicSharedBytes;
+    if (std::string why = sharedMemoryExcess(entry, fn.info.staticShared, dynamic); !why.empty())
+        return {CL_OUT_OF_RESOURCES, why};
+    // Dynamic shared memory beyond what the function allows now (48 KiB less its static
+    // shared memory, until raised): opt in, once per function and size.
+    if (dynamic > fn.dynamicSharedLimit) {
         if (cu::Result r = m_cuda.funcSetAttribute(fn.handle, cu::kFuncMaxDynamicSharedSizeBytes,
-                                                   int(plan.dynamicSharedBytes));
+                                                   int(dynamic));
             r != cu::kSuccess)
-            return {CL_OUT_OF_RESOURCES, cudaError("cuFuncSetAttribute", r)};
-        fn.dynamicSharedLimit = plan.dynamicSharedBytes;
+            return {
+                CL_OUT_OF_RESOURCES,
+                cudaError("cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, " +
+                              std::to_string(dynamic) + ")",
+                          r)};
+        fn.dynamicSharedLimit = dynamic;
     }
 
     // kernelParams: each argument's bytes, then the launch block.
@@ -275,9 +307,9 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
     for (const nvidia::Grid& g : plan.grids) {
         nvidia::LaunchBlock block = g.launch;
         params[nargs] = &block;
-        cu::Result r = m_cuda.launchKernel(
-            fn.handle, g.blocks[0], g.blocks[1], g.blocks[2], g.threads[0], g.threads[1],
-            g.threads[2], plan.dynamicSharedBytes, m_stream, params.data(), nullptr);
+        cu::Result r = m_cuda.launchKernel(fn.handle, g.blocks[0], g.blocks[1], g.blocks[2],
+                                           g.threads[0], g.threads[1], g.threads[2],
+                                           uint32_t(dynamic), m_stream, params.data(), nullptr);
         if (r != cu::kSuccess) {
             // Grids already queued must finish before the caller drops the arguments.
             uint64_t ignored = 0;

@@ -26,9 +26,18 @@ struct Outcome {
     std::string why;
 };
 
+/// What the driver says about a kernel's compiled function (cuFuncGetAttribute).
+struct FunctionInfo {
+    size_t maxThreads = 0;     ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (0: not reported)
+    uint64_t staticShared = 0; ///< CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES (0 for Duet's PTX)
+    uint64_t localBytes = 0;   ///< CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: per-thread local memory
+};
+
 /// One GPU's execution state. The context and stream are made on first use, so that listing
-/// devices creates no CUDA context. Thread-safe: launches and transfers take the stream's mutex;
-/// whichever thread calls gets the primary context made current (cached per thread).
+/// devices creates no CUDA context. Thread-safe: launches and transfers take the stream's mutex,
+/// module loads the module cache's (never both at once, so that a query about a kernel does not
+/// wait for a running one); whichever thread calls gets the primary context made current
+/// (cached per thread).
 class CudaExecutor final : public StorageAllocator {
 public:
     CudaExecutor(const nvidia::CudaDriver& cuda, nvidia::cu::Device device,
@@ -60,16 +69,23 @@ public:
     /// replicated pattern), and waits. Never through the host's page mappings: a host write to
     /// managed memory would move its pages to the host and the next kernel fault them back.
     Outcome fill(void* dst, size_t size, const void* pattern, size_t patternSize);
-    /// CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK of `entry` of `exe` (loads its module); 0 when
-    /// the module does not load.
-    size_t maxThreads(const std::shared_ptr<DeviceExecutable>& exe, const void* entry);
+    /// The driver's attributes of `entry` (a KernelEntry) of `exe`, loading its module on
+    /// first use; false (with `why`) when the module or function does not load.
+    bool describe(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
+                  FunctionInfo& out, std::string* why = nullptr);
+    /// Why `staticShared` + `dynamic` bytes of shared memory are more than a work-group of this
+    /// GPU may use (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), for
+    /// CL_OUT_OF_RESOURCES; empty when they fit.
+    std::string sharedMemoryExcess(const nvidia::KernelEntry& entry, uint64_t staticShared,
+                                   uint64_t dynamic) const;
 
 private:
     struct Function {
         nvidia::cu::Function handle = nullptr;
-        int maxThreads = 0;
-        int staticShared = 0;
-        uint32_t dynamicSharedLimit = 48 * 1024; ///< what MAX_DYNAMIC_SHARED_SIZE_BYTES allows
+        FunctionInfo info; ///< set at load, then read-only
+        /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as the function has it now (48 KiB
+        /// less its static shared memory until raised); read and raised under m_mutex.
+        uint64_t dynamicSharedLimit = 0;
     };
     struct LoadedModule {
         std::weak_ptr<DeviceExecutable> owner; ///< the address may be reused once it expires
@@ -79,12 +95,13 @@ private:
 
     /// The primary context current on this thread and the stream made; a CUDA error otherwise.
     Outcome ready();
-    /// The function of `entry` in `exe`'s module (loaded on first use). Called with m_mutex.
+    /// The function of `entry` in `exe`'s module (loaded on first use). Takes m_modulesMutex;
+    /// the Function stays where it is while `exe` lives.
     Outcome function(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
                      Function*& out);
     Outcome launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry, Function& fn,
                         bool timed, Submitted& out);
-    std::string cudaError(const char* call, nvidia::cu::Result r) const;
+    std::string cudaError(const std::string& call, nvidia::cu::Result r) const;
 
     const nvidia::CudaDriver& m_cuda;
     nvidia::cu::Device m_device;
@@ -95,10 +112,11 @@ private:
     nvidia::cu::Context m_context = nullptr;
     std::string m_contextError;
 
-    std::mutex m_mutex; ///< the stream, the module cache, registrations; a leaf
+    std::mutex m_mutex; ///< the stream, Function::dynamicSharedLimit, registrations; a leaf
     nvidia::cu::StreamHandle m_stream = nullptr;
-    std::map<const DeviceExecutable*, LoadedModule> m_modules;
     std::map<void*, unsigned> m_registered; ///< cuMemHostRegister'ed pointers and their users
+    std::mutex m_modulesMutex;              ///< the module cache; a leaf
+    std::map<const DeviceExecutable*, LoadedModule> m_modules;
 };
 
 } // namespace nvidia_device

@@ -5,9 +5,23 @@
 
 namespace duet::nvidia {
 
+uint64_t layOutSharedMemory(const SharedMemory& shared, std::vector<uint64_t>* offsets) {
+    // The variables' offsets are in the code; the arguments follow, consecutive, each at
+    // kLocalArgAlign. clSetKernelArg takes any size: the total saturates rather than wraps.
+    constexpr uint64_t kCap = uint64_t(1) << 62; // far beyond any GPU; sums below cannot wrap
+    uint64_t bytes = std::min<uint64_t>(shared.variables, kCap);
+    for (size_t size : shared.arguments) {
+        bytes = (bytes + kLocalArgAlign - 1) / kLocalArgAlign * kLocalArgAlign;
+        if (offsets)
+            offsets->push_back(bytes);
+        bytes = std::min<uint64_t>(bytes + std::min<uint64_t>(size, kCap), kCap);
+    }
+    return bytes;
+}
+
 LaunchPlan planLaunch(unsigned workDim, std::span<const size_t> offset,
                       std::span<const size_t> global, std::span<const size_t> local,
-                      std::span<const size_t> localArgBytes, uint64_t printfBuffer,
+                      const SharedMemory& sharedMemory, uint64_t printfBuffer,
                       const GridLimits& limits) {
     LaunchPlan plan;
     if (workDim < 1 || workDim > 3 || offset.size() < workDim || global.size() < workDim ||
@@ -15,15 +29,9 @@ LaunchPlan planLaunch(unsigned workDim, std::span<const size_t> offset,
         plan.error = "work_dim must be 1, 2 or 3 with that many sizes";
         return plan;
     }
-    // __local arguments: consecutive, each at kLocalArgAlign.
-    uint64_t shared = 0;
-    for (size_t bytes : localArgBytes) {
-        shared = (shared + kLocalArgAlign - 1) / kLocalArgAlign * kLocalArgAlign;
-        plan.localOffsets.push_back(shared);
-        shared += bytes;
-    }
+    const uint64_t shared = layOutSharedMemory(sharedMemory, &plan.localOffsets);
     if (shared > UINT32_MAX) {
-        plan.error = "the __local arguments need more than 4 GiB of shared memory";
+        plan.error = "the __local variables and arguments need more than 4 GiB of shared memory";
         return plan;
     }
     plan.dynamicSharedBytes = uint32_t(shared);

@@ -94,11 +94,8 @@ public:
         }
         // Whole warps where the global size allows, 256 work-items at most (8 warps: enough
         // blocks per SM to hide latency, few enough registers to always fit), and never more
-        // than the compiled kernel takes (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK).
+        // than the compiled kernel takes (CL_KERNEL_WORK_GROUP_SIZE: kernelResources).
         size_t budget = std::min<size_t>(256, kernel.workGroupLimit(device));
-        if (size_t fnLimit =
-                m_executor.maxThreads(kernel.executable(&device), kernel.entry(&device)))
-            budget = std::min(budget, fnLimit);
         for (cl_uint d = 0; d < dims; ++d) {
             size_t want = budget;
             if (d == 0 && dims > 1)
@@ -106,6 +103,31 @@ public:
             local[d] = bestDivisor(global[d], want, d == 0 ? m_warpSize : 1);
             budget = std::max<size_t>(1, budget / local[d]);
         }
+    }
+
+    /// The driver's word on the kernel compiled for this GPU (its module loaded on first use):
+    /// CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (register pressure can make it less than the
+    /// device's 1024), the shared memory a launch would take with the __local arguments as set
+    /// (static + the variables + the arguments, laid out as the launch will), and
+    /// CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES. A module the driver refuses answers nothing but the
+    /// shared memory; the launch then fails with the JIT's log.
+    KernelResources kernelResources(const Device& device, const Kernel& kernel) const override {
+        const auto* entry = static_cast<const nvidia::KernelEntry*>(kernel.entry(&device));
+        if (!entry)
+            return {};
+        KernelResources r;
+        FunctionInfo fn;
+        if (m_executor.describe(kernel.executable(&device), entry, fn)) {
+            if (fn.maxThreads)
+                r.workGroupSize = fn.maxThreads;
+            r.privateMemSize = fn.localBytes;
+        }
+        std::vector<size_t> argBytes;
+        for (uint32_t i : entry->localArgs)
+            argBytes.push_back(i < kernel.args().size() ? kernel.args()[i].localSize : 0);
+        const uint64_t dynamic = nvidia::layOutSharedMemory({entry->localVariableBytes, argBytes});
+        r.localMemSize = fn.staticShared + dynamic;
+        return r;
     }
 
 private:

@@ -3,7 +3,12 @@
 // capability 9.0) and a Kepler board (3.5) that Duet cannot target. Memory is host memory
 // (managed or not); modules keep their PTX text; cuLaunchKernel runs nothing but records the
 // grid, block, dynamic shared bytes and each parameter's bytes (sizes from the PTX .entry), for
-// the tests to check the kernel ABI (fake_cuda.hpp: the recording and failure injection).
+// the tests to check the kernel ABI (fake_cuda.hpp: the recording and failure injection). Like
+// the driver, functions have attributes (cuFuncGetAttribute; a test may set what they report)
+// and a launch is refused with CUDA_ERROR_INVALID_VALUE when its block has more threads than
+// MAX_THREADS_PER_BLOCK or it asks for more dynamic shared memory than
+// MAX_DYNAMIC_SHARED_SIZE_BYTES allows (48 KiB less the static shared memory until
+// cuFuncSetAttribute raises it, up to the GPU's opt-in limit).
 #include "fake_cuda.hpp"
 
 #include <algorithm>
@@ -219,12 +224,31 @@ struct Module {
 struct Function {
     std::string name;
     std::vector<unsigned> paramBytes; ///< from the .entry's parameter list
+    std::map<int, int> attributes;    ///< CUfunction_attribute -> value, under `mutex`
 };
+
+// CUfunction_attribute values the fake knows.
+constexpr int kMaxThreadsPerBlock = 0, kSharedSizeBytes = 1, kMaxDynamicSharedSizeBytes = 8;
 
 std::mutex mutex;
 std::vector<DuetFakeLaunch> launches;
 std::map<std::string, int> calls, failures;
-std::map<int, int> funcAttributes;
+std::map<int, int> funcAttributes; ///< the last value cuFuncSetAttribute set, by attribute
+/// What a test asked cuFuncGetAttribute to answer: (kernel name or "" for all, attribute).
+std::map<std::pair<std::string, int>, int> configuredAttributes;
+
+/// A new function's attributes: the defaults, then what the test configured (for every
+/// function, then for this name).
+std::map<int, int> attributesOf(const std::string& name) {
+    std::map<int, int> a{{kMaxThreadsPerBlock, 1024}, {kSharedSizeBytes, 0}};
+    for (const std::string& key : {std::string(), name})
+        for (const auto& [k, v] : configuredAttributes)
+            if (k.first == key)
+                a[k.second] = v;
+    if (!a.count(kMaxDynamicSharedSizeBytes))
+        a[kMaxDynamicSharedSizeBytes] = 49152 - std::min(49152, a[kSharedSizeBytes]);
+    return a;
+}
 int contexts[2], streams[4];
 
 /// Counts a call of `name`; the CUresult a test asked it to fail with, or 0.
@@ -342,19 +366,32 @@ int cuModuleGetFunction(void** function, void* module, const char* name) {
     const std::string& ptx = static_cast<Module*>(module)->ptx;
     if (ptx.find(".entry " + std::string(name) + "(") == std::string::npos)
         return kNotFound;
-    *function = new Function{name, entryParams(ptx, name)}; // owned by the module (leaked)
+    std::lock_guard lock(mutex);
+    // Owned by the module (leaked).
+    *function = new Function{name, entryParams(ptx, name), attributesOf(name)};
     return kSuccess;
 }
-int cuFuncGetAttribute(int* value, int attribute, void*) {
+int cuFuncGetAttribute(int* value, int attribute, void* function) {
     if (int e = enter("cuFuncGetAttribute"))
         return e;
-    *value = attribute == 0 ? 1024 : 0; // max threads per block; no static shared memory
+    std::lock_guard lock(mutex);
+    const auto& a = static_cast<Function*>(function)->attributes;
+    auto it = a.find(attribute);
+    *value = it == a.end() ? 0 : it->second;
     return kSuccess;
 }
-int cuFuncSetAttribute(void*, int attribute, int value) {
+int cuFuncSetAttribute(void* function, int attribute, int value) {
     if (int e = enter("cuFuncSetAttribute"))
         return e;
     std::lock_guard lock(mutex);
+    auto& a = static_cast<Function*>(function)->attributes;
+    // As the driver: dynamic shared memory up to the GPU's opt-in limit less the static.
+    if (attribute == kMaxDynamicSharedSizeBytes &&
+        (value < 0 || value > kGpus[0].sharedOptin - a[kSharedSizeBytes]))
+        return kInvalidValue;
+    if (attribute != kMaxDynamicSharedSizeBytes)
+        return kNotSupported; // the others Duet never sets
+    a[attribute] = value;
     funcAttributes[attribute] = value;
     return kSuccess;
 }
@@ -363,6 +400,13 @@ int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsign
     if (int e = enter("cuLaunchKernel"))
         return e;
     const Function& f = *static_cast<Function*>(function);
+    {
+        std::lock_guard lock(mutex);
+        const auto& a = f.attributes;
+        if (uint64_t(bx) * by * bz > uint64_t(a.at(kMaxThreadsPerBlock)) ||
+            shared > unsigned(a.at(kMaxDynamicSharedSizeBytes)))
+            return kInvalidValue;
+    }
     DuetFakeLaunch l{};
     std::strncpy(l.kernel, f.name.c_str(), sizeof l.kernel - 1);
     const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
@@ -497,10 +541,19 @@ void duetFakeReset() {
     launches.clear();
     calls.clear();
     funcAttributes.clear();
+    configuredAttributes.clear();
 }
 int duetFakeFuncAttribute(int attribute) {
     std::lock_guard lock(mutex);
     auto it = funcAttributes.find(attribute);
     return it == funcAttributes.end() ? -1 : it->second;
+}
+void duetFakeSetFuncAttribute(const char* kernel, int attribute, int value) {
+    std::lock_guard lock(mutex);
+    const std::pair<std::string, int> key{kernel ? kernel : "", attribute};
+    if (value < 0)
+        configuredAttributes.erase(key);
+    else
+        configuredAttributes[key] = value;
 }
 }

@@ -27,4 +27,9 @@ using DuetFakeFailFn = void (*)(const char* entryPoint, int error);
 using DuetFakeResetFn = void (*)();
 /// The last value cuFuncSetAttribute set for `attribute` (-1: never set).
 using DuetFakeFuncAttributeFn = int (*)(int attribute);
+/// What cuFuncGetAttribute answers for `attribute` of the functions named `kernel` (every
+/// function when null) loaded from now on; -1 restores the default (MAX_THREADS_PER_BLOCK 1024,
+/// MAX_DYNAMIC_SHARED_SIZE_BYTES 48 KiB less SHARED_SIZE_BYTES, everything else 0).
+/// duetFakeReset forgets them.
+using DuetFakeSetFuncAttributeFn = void (*)(const char* kernel, int attribute, int value);
 }

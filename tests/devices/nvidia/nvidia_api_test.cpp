@@ -74,7 +74,9 @@ struct Fake {
         fail = get<DuetFakeFailFn>("duetFakeFail");
         reset = get<DuetFakeResetFn>("duetFakeReset");
         funcAttribute = get<DuetFakeFuncAttributeFn>("duetFakeFuncAttribute");
-        REQUIRE((launchCount && launchAt && calls && fail && reset && funcAttribute));
+        setFuncAttribute = get<DuetFakeSetFuncAttributeFn>("duetFakeSetFuncAttribute");
+        REQUIRE((launchCount && launchAt && calls && fail && reset && funcAttribute &&
+                 setFuncAttribute));
         reset();
     }
     DuetFakeLaunchCountFn launchCount;
@@ -83,7 +85,18 @@ struct Fake {
     DuetFakeFailFn fail;
     DuetFakeResetFn reset;
     DuetFakeFuncAttributeFn funcAttribute;
+    DuetFakeSetFuncAttributeFn setFuncAttribute;
 };
+
+// CUfunction_attribute values (devices/nvidia/cuda_driver.hpp).
+constexpr int kFuncMaxThreads = 0, kFuncSharedSize = 1, kFuncLocalSize = 3,
+              kFuncMaxDynamicShared = 8;
+
+template <class T> T workGroupInfo(cl_kernel k, cl_device_id d, cl_kernel_work_group_info what) {
+    T v{};
+    REQUIRE_CL(clGetKernelWorkGroupInfo(k, d, what, sizeof v, &v, nullptr));
+    return v;
+}
 
 template <class T> T paramAs(const DuetFakeLaunch& l, unsigned i) {
     T v{};
@@ -434,6 +447,203 @@ TEST_CASE("a PTX the driver's JIT refuses fails the launch with the JIT log",
     clReleaseCommandQueue(q);
     clReleaseMemObject(buf);
     clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseContext(ctx);
+}
+
+TEST_CASE("__local variables over 48 KiB: dynamic shared memory ahead of the __local arguments, "
+          "the launch opts in",
+          "[nvidia][fake-driver]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    // 64 KiB of kernel-scope __local variables: more than PTX's static .shared takes.
+    cl_program p = buildProgram(ctx, dev, R"CL(
+__kernel void tiles(__global float* out, __local float* arg) {
+    __local float big[16384];
+    size_t l = get_local_id(0);
+    big[l] = (float)l;
+    arg[l] = 1.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = big[get_local_size(0) - 1 - l] + arg[0];
+}
+)CL");
+    cl_kernel k = clCreateKernel(p, "tiles", &err);
+    REQUIRE(err == CL_SUCCESS);
+    // The variables alone, then with the argument after them (16-byte aligned).
+    CHECK(workGroupInfo<cl_ulong>(k, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 65536);
+    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    REQUIRE_CL(clSetKernelArg(k, 1, 1000, nullptr));
+    CHECK(workGroupInfo<cl_ulong>(k, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 65536 + 1000);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+    const size_t global = 1024, local = 256;
+    for (int i = 0; i < 2; ++i)
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() == 2);
+    for (int i = 0; i < 2; ++i) {
+        const DuetFakeLaunch& l = *fake.launchAt(i);
+        CHECK(l.sharedMemBytes == 65536 + 1000);
+        REQUIRE(l.params == 3);
+        CHECK(paramAs<uint64_t>(l, 1) == 65536); // the argument after the variables
+    }
+    // Opted in once: the function keeps the larger limit.
+    CHECK(fake.calls("cuFuncSetAttribute") == 1);
+    CHECK(fake.funcAttribute(kFuncMaxDynamicShared) == 65536 + 1000);
+    // A larger argument: opted in again, for the new size.
+    REQUIRE_CL(clSetKernelArg(k, 1, 8000, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() == 3);
+    CHECK(fake.launchAt(2)->sharedMemBytes == 65536 + 8000);
+    CHECK(fake.calls("cuFuncSetAttribute") == 2);
+    CHECK(fake.funcAttribute(kFuncMaxDynamicShared) == 65536 + 8000);
+    clReleaseCommandQueue(q);
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseContext(ctx);
+}
+
+TEST_CASE("more local memory than the GPU has: CL_OUT_OF_RESOURCES with the reason, no launch",
+          "[nvidia][fake-driver]") {
+    cl_device_id dev = h100();
+    Notes notes;
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, &Notes::add, &notes, &err);
+    REQUIRE(err == CL_SUCCESS);
+    // The fake H100's limit: 232448 bytes (227 KiB, CL_DEVICE_LOCAL_MEM_SIZE).
+    cl_program p = buildProgram(ctx, dev, R"CL(
+__kernel void near_limit(__global float* out, __local float* arg) {
+    __local float big[51200]; // 200 KiB
+    big[get_local_id(0)] = 1.0f;
+    arg[get_local_id(0)] = 2.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = big[0] + arg[0];
+}
+__kernel void over_limit(__global float* out) {
+    __local float huge[65536]; // 256 KiB
+    huge[get_local_id(0)] = 1.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = huge[0];
+}
+)CL");
+    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+    const size_t global = 256, local = 64;
+
+    cl_kernel near = clCreateKernel(p, "near_limit", &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(near, 0, sizeof out, &out));
+    // 200 KiB + 40 KiB: over 227 KiB only with the argument.
+    REQUIRE_CL(clSetKernelArg(near, 1, 40 * 1024, nullptr));
+    CHECK(workGroupInfo<cl_ulong>(near, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 240 * 1024);
+    CHECK_CL_ERR(CL_OUT_OF_RESOURCES,
+                 clEnqueueNDRangeKernel(q, near, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    std::string text = notes.get();
+    CHECK(text.find("near_limit needs 245760 bytes of local memory") != std::string::npos);
+    CHECK(text.find("232448") != std::string::npos);
+    // 200 KiB + 20 KiB fits: it runs, opted in.
+    REQUIRE_CL(clSetKernelArg(near, 1, 20 * 1024, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, near, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() == 1);
+    CHECK(fake.launchAt(0)->sharedMemBytes == 220 * 1024);
+    CHECK(fake.funcAttribute(kFuncMaxDynamicShared) == 220 * 1024);
+
+    // Variables alone over the limit: the build succeeds (the PTX does not depend on the GPU),
+    // every enqueue fails.
+    cl_kernel over = clCreateKernel(p, "over_limit", &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(over, 0, sizeof out, &out));
+    CHECK(workGroupInfo<cl_ulong>(over, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 256 * 1024);
+    CHECK_CL_ERR(CL_OUT_OF_RESOURCES,
+                 clEnqueueNDRangeKernel(q, over, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_OUT_OF_RESOURCES, clEnqueueTask(q, over, 0, nullptr, nullptr));
+    CHECK(notes.get().find("over_limit needs 262144 bytes") != std::string::npos);
+    CHECK(fake.launchCount() == 1);
+    clReleaseKernel(over);
+    clReleaseKernel(near);
+    clReleaseCommandQueue(q);
+    clReleaseMemObject(out);
+    clReleaseProgram(p);
+    clReleaseContext(ctx);
+}
+
+TEST_CASE("kernel work-group info is the driver's word on the compiled function",
+          "[nvidia][fake-driver]") {
+    cl_device_id dev = h100();
+    Notes notes;
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, &Notes::add, &notes, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+    // As ptxas might leave a register-hungry kernel that spills: at most 128 threads a block,
+    // 208 bytes of local memory per thread, 1 KiB of static shared memory.
+    fake.setFuncAttribute("heavy", kFuncMaxThreads, 128);
+    fake.setFuncAttribute("heavy", kFuncLocalSize, 208);
+    fake.setFuncAttribute("heavy", kFuncSharedSize, 1024);
+    cl_program p = buildProgram(ctx, dev, R"CL(
+__kernel void heavy(__global float* out, __local float* scratch) {
+    scratch[get_local_id(0)] = 1.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = scratch[0];
+}
+__kernel void light(__global float* out) { out[get_global_id(0)] = 1.0f; }
+)CL");
+    cl_kernel heavy = clCreateKernel(p, "heavy", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_kernel light = clCreateKernel(p, "light", &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(workGroupInfo<size_t>(heavy, dev, CL_KERNEL_WORK_GROUP_SIZE) == 128);
+    CHECK(workGroupInfo<size_t>(light, dev, CL_KERNEL_WORK_GROUP_SIZE) == 1024);
+    CHECK(workGroupInfo<cl_ulong>(heavy, dev, CL_KERNEL_PRIVATE_MEM_SIZE) == 208);
+    CHECK(workGroupInfo<cl_ulong>(light, dev, CL_KERNEL_PRIVATE_MEM_SIZE) == 0);
+    CHECK(workGroupInfo<cl_ulong>(heavy, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 1024);
+    CHECK(workGroupInfo<size_t>(heavy, dev, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE) == 32);
+    CHECK(fake.calls("cuFuncGetAttribute") > 0);
+
+    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096 * 4, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(heavy, 0, sizeof out, &out));
+    REQUIRE_CL(clSetKernelArg(heavy, 1, 512, nullptr));
+    REQUIRE_CL(clSetKernelArg(light, 0, sizeof out, &out));
+    // Static shared memory from the driver, then the __local argument.
+    CHECK(workGroupInfo<cl_ulong>(heavy, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 1024 + 512);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+
+    // More work-items than the function takes: CL_INVALID_WORK_GROUP_SIZE at the enqueue.
+    const size_t global = 4096, tooMany = 256, fits = 128;
+    CHECK_CL_ERR(CL_INVALID_WORK_GROUP_SIZE, clEnqueueNDRangeKernel(q, heavy, 1, nullptr, &global,
+                                                                    &tooMany, 0, nullptr, nullptr));
+    CHECK(notes.get().find("more than CL_KERNEL_WORK_GROUP_SIZE (128)") != std::string::npos);
+    CHECK(fake.launchCount() == 0);
+    // The same local size is fine for the other kernel; the limit for this one.
+    REQUIRE_CL(
+        clEnqueueNDRangeKernel(q, light, 1, nullptr, &global, &tooMany, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, heavy, 1, nullptr, &global, &fits, 0, nullptr, nullptr));
+    // No local size: the backend's choice stays within the function's limit.
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, heavy, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() == 3);
+    CHECK(fake.launchAt(0)->block[0] == 256);
+    CHECK(fake.launchAt(1)->block[0] == 128);
+    CHECK(fake.launchAt(2)->block[0] == 128);
+    CHECK(fake.launchAt(2)->grid[0] == 32);
+    CHECK(fake.launchAt(2)->sharedMemBytes == 512); // the static 1 KiB is the driver's
+    clReleaseCommandQueue(q);
+    clReleaseMemObject(out);
+    clReleaseKernel(light);
+    clReleaseKernel(heavy);
     clReleaseProgram(p);
     clReleaseContext(ctx);
 }

@@ -263,6 +263,58 @@ __attribute__((noinline)) size_t where(void) { return get_global_id(0) + get_glo
 size_t twice(void) { return 2 * where(); }
 __kernel void helpers(__global ulong* out) { out[get_global_id(0)] = twice() + where(); }
 )CL"},
+        {"local_variables", "", R"CL(
+// Kernel-scope __local variables beyond PTX's 48 KiB of static .shared (kernels/fft sizes its
+// arrays from CL_DEVICE_LOCAL_MEM_SIZE, 227 KiB on Hopper): dynamic shared memory, laid out
+// ahead of a __local argument, one of them aligned wider than 16 bytes.
+__kernel void big_locals(__global float* out, __local float* arg) {
+    __local float big[16384]; // 64 KiB
+    __local uchar odd[3];
+    __local double16 wide; // 128-byte alignment
+    size_t l = get_local_id(0), n = get_local_size(0);
+    for (size_t i = l; i < 16384; i += n)
+        big[i] = (float)i;
+    if (l < 3)
+        odd[l] = (uchar)(l + 1);
+    if (l == 0)
+        wide = (double16)((double)n);
+    arg[l] = (float)(2 * l);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float s = 0.0f;
+    for (size_t i = l; i < 16384; i += n)
+        s += big[16383 - i];
+    out[get_global_id(0)] = s + arg[n - 1 - l] + (float)(odd[0] + odd[1] + odd[2]) + (float)wide.sf;
+}
+
+// A kernel with a __local variable called from two kernels that have variables of their own:
+// each caller lays the callee's variable out after its own (declared first, so first in module
+// order), at a different offset.
+__kernel void stage(__global int* out);
+__kernel void stage_after_floats(__global int* out) {
+    __local float before[32];
+    before[get_local_id(0) & 31] = 1.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int extra = (int)before[31 - (get_local_id(0) & 31)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    stage(out);
+    out[get_global_id(0)] += extra;
+}
+__kernel void stage_after_doubles(__global int* out) {
+    __local double before[8];
+    before[get_local_id(0) & 7] = 2.0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int extra = (int)before[7 - (get_local_id(0) & 7)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    stage(out);
+    out[get_global_id(0)] += extra;
+}
+__kernel void stage(__global int* out) {
+    __local int staged[64];
+    staged[get_local_id(0)] = (int)get_local_id(0) * 3;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = staged[get_local_size(0) - 1 - get_local_id(0)] + staged[5];
+}
+)CL"},
     };
     return list;
 }

@@ -111,7 +111,7 @@ TEST_CASE("every test program builds to PTX for sm_90 and sm_80 with the kernel 
                 CHECK(r.name == e.name);
                 CHECK(r.params == e.params);
                 CHECK(r.localArgs == e.localArgs);
-                CHECK(r.staticSharedBytes == e.staticSharedBytes);
+                CHECK(r.localVariableBytes == e.localVariableBytes);
                 CHECK(r.reqdWorkGroupSize == e.reqdWorkGroupSize);
                 CHECK(r.usesPrintf == e.usesPrintf);
                 // Parameters: the OpenCL arguments (a __local one as a u64 offset), then the
@@ -130,7 +130,7 @@ TEST_CASE("every test program builds to PTX for sm_90 and sm_80 with the kernel 
                     if (local)
                         CHECK(contains(params[a], ".param .u64"));
                 }
-                CHECK(desc.staticLocalMemSize == e.staticSharedBytes);
+                CHECK(desc.staticLocalMemSize == e.localVariableBytes);
             }
             CHECK(read.module.printf.size() == b.exe->module().printf.size());
         }
@@ -143,7 +143,7 @@ TEST_CASE("N-body: __local tile argument as a dynamic shared memory offset, fast
     const KernelEntry& e = entryOf(*b.exe, "nbody");
     CHECK(e.localArgs == std::vector<uint32_t>{3});
     CHECK(e.params == 8);
-    CHECK(e.staticSharedBytes == 0);
+    CHECK(e.localVariableBytes == 0);
     const std::string entry = entryText(b.exe->ptx(), "nbody");
     CHECK(contains(b.exe->ptx(), ".extern .shared .align 16 .b8 __duet_local_args[];"));
     CHECK(contains(entry, "__duet_local_args;"));
@@ -159,16 +159,95 @@ TEST_CASE("reductions: static __local size, reqd_work_group_size as .maxntid, tw
     Built b = buildProgram("reduce");
     const KernelEntry& s = entryOf(*b.exe, "reduce_static");
     CHECK(s.reqdWorkGroupSize == std::array<uint32_t, 3>{256, 1, 1});
-    CHECK(s.staticSharedBytes == 256 * sizeof(float));
+    CHECK(s.localVariableBytes == 256 * sizeof(float));
+    CHECK(b.exe->kernels()[0].staticLocalMemSize == 256 * sizeof(float));
     CHECK(s.localArgs.empty());
     CHECK(contains(entryText(b.exe->ptx(), "reduce_static"), ".maxntid 256, 1, 1"));
     CHECK_FALSE(contains(b.exe->ptx(), ".reqntid"));
-    CHECK(contains(b.exe->ptx(), ".shared .align 4 .b8 reduce_static_$_part[1024];"));
+    // The __local variable is dynamic shared memory (local_memory.cpp), not a .shared array.
+    CHECK_FALSE(contains(b.exe->ptx(), "reduce_static_$_part"));
+    CHECK(contains(b.exe->ptx(), ".extern .shared .align 16 .b8 __duet_local_args[];"));
+    CHECK(contains(entryText(b.exe->ptx(), "reduce_static"), "[__duet_local_args]"));
     const KernelEntry& a = entryOf(*b.exe, "reduce_arg");
     CHECK(a.localArgs == std::vector<uint32_t>{2, 3});
     CHECK(a.reqdWorkGroupSize == std::array<uint32_t, 3>{0, 0, 0});
-    CHECK(a.staticSharedBytes == 0);
+    CHECK(a.localVariableBytes == 0);
     CHECK_FALSE(contains(entryText(b.exe->ptx(), "reduce_arg"), ".maxntid"));
+}
+
+TEST_CASE("__local variables: dynamic shared memory, over 48 KiB, before the __local arguments",
+          "[nvidia][codegen]") {
+    Built b = buildProgram("local_variables");
+    const std::string& ptx = b.exe->ptx();
+    // No static .shared at all: one extern array, aligned for the widest variable (double16).
+    CHECK_FALSE(contains(ptx, "\n.shared"));
+    CHECK(contains(ptx, ".extern .shared .align 128 .b8 __duet_local_args[];"));
+
+    // float[16384] at 0, uchar[3] at 65536, double16 at the next multiple of 128: 65664 + 128.
+    const KernelEntry& big = entryOf(*b.exe, "big_locals");
+    CHECK(big.localVariableBytes == 65792);
+    CHECK(big.localArgs == std::vector<uint32_t>{1});
+    const std::string bigText = entryText(ptx, "big_locals");
+    CHECK(contains(bigText, "[__duet_local_args+65536]")); // odd[0]
+    CHECK(contains(bigText, "[__duet_local_args+65664]")); // wide.s01
+    CHECK(contains(bigText, "[__duet_local_args+65784]")); // wide.sf
+    // The __local argument's offset is a parameter: the launcher places it after 65792.
+    CHECK(contains(bigText, "ld.param.u64"));
+
+    // `stage`'s variable in each kernel that calls it: after the caller's own variable (first
+    // in module order), so at another offset in each; staged[5] shows where.
+    CHECK(entryOf(*b.exe, "stage").localVariableBytes == 256);
+    CHECK(entryOf(*b.exe, "stage_after_floats").localVariableBytes == 128 + 256);
+    CHECK(entryOf(*b.exe, "stage_after_doubles").localVariableBytes == 64 + 256);
+    CHECK(contains(entryText(ptx, "stage"), "[__duet_local_args+20]"));
+    CHECK(contains(entryText(ptx, "stage_after_floats"), "[__duet_local_args+148]"));
+    CHECK(contains(entryText(ptx, "stage_after_doubles"), "[__duet_local_args+84]"));
+    for (const char* k : {"stage", "stage_after_floats", "stage_after_doubles"})
+        CHECK_FALSE(contains(entryText(ptx, k), "call"));
+    // What CL_KERNEL_LOCAL_MEM_SIZE starts from.
+    for (const rt::KernelDesc& d : b.exe->kernels())
+        CHECK(d.staticLocalMemSize == entryOf(*b.exe, d.name).localVariableBytes);
+}
+
+TEST_CASE("__local variables reached through helpers the optimiser specialised",
+          "[nvidia][codegen]") {
+    // A noinline helper that every call passes the same __local array (`two` calls kernel
+    // `one`, which is inlined into it): interprocedural constant propagation puts the array
+    // into the helper's body, a function called from two kernels that lay the array out at
+    // different offsets. It is inlined into both, each with its own offset. Unoptimised, the
+    // helper takes the pointer and stays a function.
+    const char* source = R"CL(
+__attribute__((noinline)) void fill(__local int* p, int v) { p[get_local_id(0)] = v; p[9] = v; }
+__kernel void one(__global int* out);
+__kernel void two(__global int* out) {
+    __local int pad[7];
+    pad[get_local_id(0) & 7] = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int extra = pad[1];
+    one(out);
+    out[get_global_id(0)] += extra;
+}
+__kernel void one(__global int* out) {
+    __local int a[64];
+    fill(a, 3);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = a[63 - get_local_id(0)];
+}
+)CL";
+    for (const char* options : {"", "-cl-opt-disable"}) {
+        INFO("options: " << options);
+        Built b = build(source, options);
+        const std::string& ptx = b.exe->ptx();
+        CHECK(entryOf(*b.exe, "one").localVariableBytes == 256);
+        CHECK(entryOf(*b.exe, "two").localVariableBytes == 28 + 256);
+        CHECK_FALSE(contains(ptx, "\n.shared"));
+        CHECK(contains(ptx, ".extern .shared .align 16 .b8 __duet_local_args[];"));
+        if (*options)
+            continue;
+        CHECK_FALSE(contains(ptx, ".func"));
+        CHECK(contains(entryText(ptx, "one"), "[__duet_local_args+36]")); // a[9]
+        CHECK(contains(entryText(ptx, "two"), "[__duet_local_args+64]")); // a[9] after pad
+    }
 }
 
 TEST_CASE("OpenCL 1.x atomics are relaxed atom instructions, 32- and 64-bit, global and local",
@@ -400,6 +479,22 @@ TEST_CASE("program binaries round-trip and rebuild for another target", "[nvidia
         auto exe = std::static_pointer_cast<rt::NvidiaExecutable>(l.executable);
         CHECK(contains(exe->ptx(), ".target sm_80"));
     }
+    SECTION("an older kernel ABI (static .shared __local variables): rebuilt") {
+        rt::ProgramBinary old = read.binary;
+        const std::string magic = "// duet-nvidia-ptx 2";
+        REQUIRE(old.text.rfind(magic, 0) == 0);
+        old.text.replace(0, magic.size(), "// duet-nvidia-ptx 1");
+        old.text.replace(old.text.find("local-vars"), 10, "static-shared");
+        nvidia::ReadPtxResult r = nvidia::readPtxModule(old.text);
+        CHECK(r.otherVersion);
+        CHECK_FALSE(r.error.empty());
+        rt::LoadBinaryResult l = rt::loadNvidiaBinary(bytes(rt::writeProgramBinary(old)), target());
+        INFO(l.log);
+        REQUIRE(l.status == CL_SUCCESS);
+        auto exe = std::static_pointer_cast<rt::NvidiaExecutable>(l.executable);
+        CHECK(exe->ptx().rfind(magic, 0) == 0);
+        CHECK(entryOf(*exe, "nbody").localArgs == std::vector<uint32_t>{3});
+    }
     SECTION("a driver that takes only an older PTX ISA: rebuilt") {
         rt::LoadBinaryResult l = rt::loadNvidiaBinary(bytes(binary), target("sm_90", 78));
         INFO(l.log);
@@ -538,17 +633,23 @@ TEST_CASE("bad input: options, syntax, unsupported features, wrong bitcode", "[n
         CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
         CHECK(contains(f.log, "'r' is recursive"));
     }
-    SECTION("more static __local memory than PTX allows") {
+    SECTION("more __local variables than PTX's static .shared takes: dynamic shared memory") {
+        // Any size builds (the GPU's limit is checked at launch, CL_OUT_OF_RESOURCES).
         rt::FinalizeResult f = finalizeSource(
-            "__kernel void k(__global float* x) { __local float big[16384];"
+            "__kernel void k(__global float* x) { __local float big[65536];"
             " big[get_local_id(0)] = x[0]; barrier(CLK_LOCAL_MEM_FENCE); x[1] = big[3]; }");
+        INFO(f.log);
+        REQUIRE(f.status == CL_SUCCESS);
+        auto exe = std::static_pointer_cast<rt::NvidiaExecutable>(f.executable);
+        CHECK(entryOf(*exe, "k").localVariableBytes == 262144);
+        CHECK(exe->kernels()[0].staticLocalMemSize == 262144);
+    }
+    SECTION("a recursive kernel that uses __local variables") {
+        rt::FinalizeResult f = finalizeSource(
+            "__kernel void k(__global int* x, int n) { __local int t[4]; t[n & 3] = n;"
+            " if (n > 0) k(x, n - 1); x[n] = t[0]; }");
         CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
-        CHECK(contains(f.log, "65536 bytes of __local variables"));
-        // 48 KiB is fine.
-        f = finalizeSource(
-            "__kernel void k(__global float* x) { __local float big[12288];"
-            " big[get_local_id(0)] = x[0]; barrier(CLK_LOCAL_MEM_FENCE); x[1] = big[3]; }");
-        CHECK(f.status == CL_SUCCESS);
+        CHECK(contains(f.log, "recursive"));
     }
     SECTION("printf with a format that is not a literal") {
         rt::FinalizeResult f =
@@ -600,7 +701,7 @@ TEST_CASE("the Duet PTX header: round trip and malformed text", "[nvidia][header
     k.name = "k";
     k.params = 4;
     k.localArgs = {0, 2};
-    k.staticSharedBytes = 4096;
+    k.localVariableBytes = 4096;
     k.reqdWorkGroupSize = {8, 4, 2};
     k.usesPrintf = true;
     m.kernels = {k};
@@ -614,7 +715,7 @@ TEST_CASE("the Duet PTX header: round trip and malformed text", "[nvidia][header
     REQUIRE(r.module.kernels.size() == 1);
     CHECK(r.module.kernels[0].localArgs == k.localArgs);
     CHECK(r.module.kernels[0].reqdWorkGroupSize == k.reqdWorkGroupSize);
-    CHECK(r.module.kernels[0].staticSharedBytes == 4096);
+    CHECK(r.module.kernels[0].localVariableBytes == 4096);
     CHECK(r.module.kernels[0].usesPrintf);
     REQUIRE(r.module.printf.size() == 2);
     CHECK(r.module.printf[0].format == m.printf[0].format);
@@ -630,6 +731,8 @@ TEST_CASE("the Duet PTX header: round trip and malformed text", "[nvidia][header
         (void)nvidia::readPtxModule(bad);
     }
     CHECK_FALSE(nvidia::readPtxModule(".version 8.0\n.target sm_90\n").error.empty());
+    CHECK_FALSE(nvidia::readPtxModule(".version 8.0\n.target sm_90\n").otherVersion);
+    CHECK(contains(ptx, "local-vars 4096"));
     std::string wrongArg = ptx;
     wrongArg.replace(wrongArg.find("local-args 0,2"), 14, "local-args 0,3");
     CHECK(contains(nvidia::readPtxModule(wrongArg).error, "__local argument 3"));
@@ -731,15 +834,29 @@ TEST_CASE("launch plans: grids, launch blocks and __local offsets of an NDRange"
     }
     SECTION("__local arguments: consecutive, 16-byte aligned") {
         const size_t off[] = {0}, global[] = {64}, local[] = {64}, bytes[] = {4096, 1, 100};
-        auto plan = planLaunch(1, off, global, local, bytes);
+        auto plan = planLaunch(1, off, global, local, {0, bytes});
         REQUIRE(plan.error.empty());
         CHECK(plan.localOffsets == std::vector<uint64_t>{0, 4096, 4112});
         CHECK(plan.dynamicSharedBytes == 4212);
+    }
+    SECTION("__local variables first, the arguments after them at 16-byte alignment") {
+        const size_t off[] = {0}, global[] = {64}, local[] = {64}, bytes[] = {100, 8};
+        auto plan = planLaunch(1, off, global, local, {65539, bytes});
+        REQUIRE(plan.error.empty());
+        CHECK(plan.localOffsets == std::vector<uint64_t>{65552, 65664});
+        CHECK(plan.dynamicSharedBytes == 65672);
+        CHECK(nvidia::layOutSharedMemory({65539, bytes}) == 65672);
+        // Variables only: their size, nothing after them.
+        CHECK(planLaunch(1, off, global, local, {65536, {}}).dynamicSharedBytes == 65536);
     }
     SECTION("what cannot be launched") {
         const size_t off[] = {0, 0}, global[] = {64, 65536 * 2}, local[] = {64, 1}, zero[] = {0, 1};
         CHECK_FALSE(planLaunch(0, off, global, local, {}).error.empty());
         CHECK_FALSE(planLaunch(2, off, global, zero, {}).error.empty());
         CHECK(contains(planLaunch(2, off, global, local, {}).error, "at most 65535"));
+        // __local sizes as clSetKernelArg takes them (any size_t): no wrap-around.
+        const size_t huge[] = {~size_t(0) - 8, 64};
+        CHECK(contains(planLaunch(1, off, global, local, {16, huge}).error, "4 GiB"));
+        CHECK(nvidia::layOutSharedMemory({16, huge}) >= (uint64_t(1) << 62));
     }
 }

@@ -66,9 +66,6 @@ using namespace llvm;
 
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
 constexpr const char* kDefaultSm = "sm_90";
-/// The most static .shared memory a PTX kernel may declare (ptxas: 0xc000).
-constexpr uint64_t kMaxStaticShared = 48 * 1024;
-
 std::string_view additionsBitcode() {
     const auto* begin = reinterpret_cast<const char*>(duet_nvidia_builtins_bc);
     const auto* end = reinterpret_cast<const char*>(duet_nvidia_builtins_bc_end);
@@ -140,20 +137,6 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     mpm.run(m, mam);
 }
 
-/// Bytes of the static __local variables `k` reaches, each at its alignment.
-uint64_t staticSharedBytes(const Function& k) {
-    const DataLayout& dl = k.getParent()->getDataLayout();
-    uint64_t bytes = 0;
-    for (const GlobalValue* g : reachableFrom(k)) {
-        const auto* v = dyn_cast<GlobalVariable>(g);
-        if (!v || v->getAddressSpace() != 3 || v->getName() == nvptx::kLocalArgsSymbol)
-            continue;
-        const Align align = v->getAlign().value_or(dl.getABITypeAlign(v->getValueType()));
-        bytes = alignTo(bytes, align) + dl.getTypeAllocSize(v->getValueType());
-    }
-    return bytes;
-}
-
 /// The functions that still call themselves, directly or through others, once optimised: an
 /// error. OpenCL C forbids recursion (section 6.11), and PTX for it would need a call stack
 /// whose size ptxas cannot determine.
@@ -203,28 +186,13 @@ bool linkBuiltins(Module& m, std::string& error) {
     return true;
 }
 
-/// Fills the module's program-scope variable bytes and each kernel's static shared bytes;
-/// returns "error:" lines for kernels over PTX's static .shared limit of 48 KiB (more only as
-/// dynamic shared memory, which __local arguments use): a build error, not a module load
-/// failure.
-std::string measure(Module& m, nvidia::PtxModule& module) {
-    module.globalBytes = 0;
-    for (GlobalVariable& g : m.globals())
+/// Bytes of the module's program-scope __global variables.
+uint64_t globalVariableBytes(const Module& m) {
+    uint64_t bytes = 0;
+    for (const GlobalVariable& g : m.globals())
         if (!g.isDeclaration() && g.getAddressSpace() == 1)
-            module.globalBytes += m.getDataLayout().getTypeAllocSize(g.getValueType());
-    std::string tooBig;
-    for (nvidia::KernelEntry& k : module.kernels) {
-        if (const Function* f = m.getFunction(k.name))
-            k.staticSharedBytes = staticSharedBytes(*f);
-        if (k.staticSharedBytes > kMaxStaticShared)
-            tooBig += "error: kernel '" + k.name + "' declares " +
-                      std::to_string(k.staticSharedBytes) +
-                      " bytes of __local variables; the NVIDIA device takes at most " +
-                      std::to_string(kMaxStaticShared) +
-                      " in kernel-scope __local variables (pass larger __local memory as a "
-                      "__local pointer argument, up to CL_DEVICE_LOCAL_MEM_SIZE)\n";
-    }
-    return tooBig;
+            bytes += m.getDataLayout().getTypeAllocSize(g.getValueType());
+    return bytes;
 }
 
 /// PTX names cannot hold '.': the backend renames such symbols ("reduce.part" ->
@@ -286,7 +254,7 @@ std::shared_ptr<NvidiaExecutable> NvidiaExecutableBuilder::make(std::vector<Kern
     auto exe = std::make_shared<NvidiaExecutable>();
     exe->m_kernels = std::move(descs);
     for (size_t i = 0; i < exe->m_kernels.size(); ++i) {
-        exe->m_kernels[i].staticLocalMemSize = module.kernels[i].staticSharedBytes;
+        exe->m_kernels[i].staticLocalMemSize = module.kernels[i].localVariableBytes;
         exe->m_kernels[i].usesPrintf = module.kernels[i].usesPrintf;
     }
     exe->m_module = std::move(module);
@@ -399,8 +367,11 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
         return FinalizeResult::failure(log + cycle);
     nvptx::relaxFloatDivision(*m);
 
-    if (std::string tooBig = measure(*m, module); !tooBig.empty())
-        return FinalizeResult::failure(log + tooBig);
+    // Kernel-scope __local variables into dynamic shared memory (local_memory.cpp says why),
+    // after optimisation: until here they are distinct objects to alias analysis.
+    if (std::string errors = nvptx::lowerLocalVariables(*m, module.kernels); !errors.empty())
+        return FinalizeResult::failure(log + errors);
+    module.globalBytes = globalVariableBytes(*m);
     renameForPtx(*m);
     // -save-temps: per kernel, the optimised IR it reaches; the module's PTX below.
     std::string tempPrefix;
@@ -486,12 +457,12 @@ LoadBinaryResult loadNvidiaBinary(std::span<const unsigned char> binary, const T
     const unsigned ptxLimit = ptxOfFeatures(featuresOf(target));
     if (b.machine == kEmCuda && !b.text.empty() && b.targetName == sm) {
         nvidia::ReadPtxResult ptx = nvidia::readPtxModule(b.text);
-        if (!ptx.error.empty())
+        if (!ptx.error.empty() && !ptx.otherVersion)
             return fail("the binary's PTX cannot be used: " + ptx.error);
-        if (ptx.module.target != sm)
+        if (ptx.error.empty() && ptx.module.target != sm)
             return fail("the binary's PTX targets " + ptx.module.target + " but its note says " +
                         b.targetName);
-        if (!ptxLimit || ptx.module.ptxVersion <= ptxLimit) {
+        if (ptx.error.empty() && (!ptxLimit || ptx.module.ptxVersion <= ptxLimit)) {
             // The PTX is what runs: no recompilation.
             std::string error;
             const size_t globalBytes = ptx.module.globalBytes;
@@ -505,8 +476,8 @@ LoadBinaryResult loadNvidiaBinary(std::span<const unsigned char> binary, const T
             return result;
         }
     }
-    // Built for another processor, a newer PTX ISA than this device's driver takes, or without
-    // code: rebuild from the bitcode.
+    // Built for another processor, a newer PTX ISA than this device's driver takes, by another
+    // version of Duet's kernel ABI, or without code: rebuild from the bitcode.
     FinalizeResult fin = finalizeForNvidia(b.bitcode, b.options, b.source, target);
     if (fin.status != CL_SUCCESS || !fin.executable)
         return fail("the executable in the binary could not be rebuilt for " + sm + ":\n" +

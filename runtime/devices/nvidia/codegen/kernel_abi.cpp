@@ -1,5 +1,6 @@
 // The NVIDIA kernel ABI (ptx_module.hpp): hidden launch block parameter, __local arguments as
-// dynamic shared memory offsets, work-item state inlined into kernels, .maxntid.
+// dynamic shared memory offsets, work-item state and __local variables inlined into kernels,
+// .maxntid.
 #include "devices/nvidia/codegen/passes.hpp"
 
 #include <llvm/ADT/SCCIterator.h>
@@ -22,7 +23,7 @@ using namespace llvm;
 
 constexpr unsigned kShared = 3;
 /// Rounds of inlining before giving up (a call chain that deep from a kernel to a work-item
-/// function).
+/// function or a __local variable).
 constexpr int kMaxInlineRounds = 256;
 
 /// The launch block as an IR type (nvidia::LaunchBlock's layout).
@@ -118,6 +119,18 @@ Function* rewriteSignature(Module& m, Function* k, GlobalVariable* localArgs,
     return f;
 }
 
+/// Erases internal functions nothing uses any more (inlined everywhere), repeatedly.
+void eraseUnusedFunctions(Module& m) {
+    for (bool erased = true; erased;) {
+        erased = false;
+        for (Function& f : make_early_inc_range(m))
+            if (!f.isDeclaration() && f.hasLocalLinkage() && f.use_empty()) {
+                f.eraseFromParent();
+                erased = true;
+            }
+    }
+}
+
 } // namespace
 
 bool isKernel(const Function& f) {
@@ -141,7 +154,6 @@ bool isKernel(const Function& f) {
 }
 
 std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries) {
-    LLVMContext& c = m.getContext();
     std::vector<Function*> kernels;
     for (Function& f : m)
         if (isKernel(f))
@@ -173,12 +185,8 @@ std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries)
         for (Argument& a : k->args())
             hasLocal |=
                 a.getType()->isPointerTy() && a.getType()->getPointerAddressSpace() == kShared;
-        if (hasLocal && !localArgs) {
-            localArgs = new GlobalVariable(m, ArrayType::get(Type::getInt8Ty(c), 0), false,
-                                           GlobalValue::ExternalLinkage, nullptr, kLocalArgsSymbol,
-                                           nullptr, GlobalValue::NotThreadLocal, kShared);
-            localArgs->setAlignment(Align(nvidia::kLocalArgAlign));
-        }
+        if (hasLocal && !localArgs)
+            localArgs = dynamicSharedMemory(m);
         nvidia::KernelEntry e;
         e.params = uint32_t(k->arg_size() + 1);
         k = rewriteSignature(m, k, localArgs, e.localArgs);
@@ -199,13 +207,59 @@ std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries)
     }
     kernelSet = std::set<Function*>(kernels.begin(), kernels.end());
 
+    // Every function that reaches the launch block accessor or a kernel-scope __local variable
+    // is inlined into the kernels: the launch block is a kernel parameter, and each kernel lays
+    // its __local variables out in dynamic shared memory on its own (lowerLocalVariables), so
+    // a function that two kernels call must not hold one offset for both.
     Function* accessor = m.getFunction(kLaunchBlockAccessor);
+    std::vector<Function*> seeds;
+    if (accessor)
+        seeds.push_back(accessor);
+    for (Function& f : m)
+        if (!f.isDeclaration() && !kernelSet.count(&f) && usesLocalVariables(f))
+            seeds.push_back(&f);
+    if (std::string errors = inlineIntoKernels(m, seeds); !errors.empty())
+        return errors;
     if (!accessor)
         return {};
-    // Every function that reaches the accessor is inlined into the kernels, where the launch
-    // block is a parameter.
+    for (Function* k : kernels) {
+        Argument* launch = k->getArg(k->arg_size() - 1);
+        std::vector<CallInst*> calls;
+        for (Instruction& i : instructions(*k))
+            if (auto* call = dyn_cast<CallInst>(&i); call && call->getCalledFunction() == accessor)
+                calls.push_back(call);
+        for (CallInst* call : calls) {
+            call->replaceAllUsesWith(launch);
+            call->eraseFromParent();
+        }
+    }
+    // What still calls the accessor is unreachable from the kernels, or recursive.
+    eraseUnusedFunctions(m);
+    std::string errors;
+    for (User* u : accessor->users())
+        if (auto* call = dyn_cast<CallBase>(u))
+            errors += "error: function '" + demangle(call->getFunction()->getName().str()) +
+                      "' uses work-item functions but cannot be inlined into its kernel (it is "
+                      "recursive: OpenCL C does not allow recursion, section 6.11)\n";
+    if (errors.empty() && accessor->use_empty())
+        accessor->eraseFromParent();
+    return errors;
+}
+
+std::string inlineIntoKernels(Module& m, ArrayRef<Function*> seeds) {
+    std::vector<Function*> kernels;
+    for (Function& f : m)
+        if (isKernel(f))
+            kernels.push_back(&f);
+    const std::set<Function*> kernelSet(kernels.begin(), kernels.end());
+    // The seeds that have a body, and every function that calls one of them, directly or not.
     SetVector<Function*> reaching;
-    SmallVector<Function*, 16> work{accessor};
+    SmallVector<Function*, 16> work;
+    for (Function* f : seeds) {
+        if (!f->isDeclaration() && !kernelSet.count(f))
+            reaching.insert(f);
+        work.push_back(f);
+    }
     while (!work.empty()) {
         Function* f = work.pop_back_val();
         for (User* u : f->users())
@@ -213,6 +267,8 @@ std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries)
                 if (Function* caller = call->getFunction(); caller && reaching.insert(caller))
                     work.push_back(caller);
     }
+    if (reaching.empty())
+        return {};
     // A recursive function cannot be inlined: OpenCL C forbids recursion, say so.
     std::string errors;
     {
@@ -223,8 +279,8 @@ std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries)
             for (const CallGraphNode* node : *it)
                 if (Function* f = node->getFunction(); f && reaching.contains(f))
                     errors += "error: function '" + demangle(f->getName().str()) +
-                              "' is recursive and uses work-item functions: OpenCL C does not "
-                              "allow recursion (section 6.11)\n";
+                              "' is recursive and uses work-item functions or __local variables: "
+                              "OpenCL C does not allow recursion (section 6.11)\n";
         }
     }
     if (!errors.empty())
@@ -241,16 +297,15 @@ std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries)
             for (Instruction& i : instructions(*k))
                 if (auto* call = dyn_cast<CallBase>(&i))
                     if (Function* callee = call->getCalledFunction();
-                        callee && callee != accessor && reaching.contains(callee) &&
-                        !callee->isDeclaration())
+                        callee && reaching.contains(callee) && !callee->isDeclaration() &&
+                        !kernelSet.count(callee))
                         calls.push_back(call);
         if (calls.empty())
             break;
-        if (round == kMaxInlineRounds) {
-            errors += "error: internal: calls to work-item functions nested more than " +
-                      std::to_string(kMaxInlineRounds) + " deep\n";
-            break;
-        }
+        if (round == kMaxInlineRounds)
+            return "error: internal: calls to functions that use work-item functions or __local "
+                   "variables nested more than " +
+                   std::to_string(kMaxInlineRounds) + " deep\n";
         for (CallBase* call : calls) {
             InlineFunctionInfo info;
             InlineResult r = InlineFunction(*call, info);
@@ -263,34 +318,40 @@ std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries)
         if (!errors.empty())
             return errors;
     }
-    for (Function* k : kernels) {
-        Argument* launch = k->getArg(k->arg_size() - 1);
-        std::vector<CallInst*> calls;
-        for (Instruction& i : instructions(*k))
-            if (auto* call = dyn_cast<CallInst>(&i); call && call->getCalledFunction() == accessor)
-                calls.push_back(call);
-        for (CallInst* call : calls) {
-            call->replaceAllUsesWith(launch);
-            call->eraseFromParent();
-        }
-    }
-    // What still calls the accessor is unreachable from the kernels, or recursive.
-    for (bool erased = true; erased;) {
-        erased = false;
-        for (Function& f : make_early_inc_range(m))
-            if (!f.isDeclaration() && f.hasLocalLinkage() && f.use_empty()) {
-                f.eraseFromParent();
-                erased = true;
+    eraseUnusedFunctions(m);
+    return {};
+}
+
+bool usesLocalVariables(const Function& f) {
+    for (const Instruction& i : instructions(f))
+        for (const Value* op : i.operands()) {
+            SmallVector<const Value*, 8> work{op};
+            while (!work.empty()) {
+                const Value* v = work.pop_back_val();
+                if (const auto* g = dyn_cast<GlobalVariable>(v)) {
+                    if (isLocalVariable(*g))
+                        return true;
+                } else if (const auto* ce = dyn_cast<ConstantExpr>(v)) {
+                    for (const Value* sub : ce->operands())
+                        work.push_back(sub);
+                }
             }
-    }
-    for (User* u : accessor->users())
-        if (auto* call = dyn_cast<CallBase>(u))
-            errors += "error: function '" + demangle(call->getFunction()->getName().str()) +
-                      "' uses work-item functions but cannot be inlined into its kernel (it is "
-                      "recursive: OpenCL C does not allow recursion, section 6.11)\n";
-    if (errors.empty() && accessor->use_empty())
-        accessor->eraseFromParent();
-    return errors;
+        }
+    return false;
+}
+
+bool isLocalVariable(const GlobalVariable& g) {
+    return g.getAddressSpace() == kShared && g.getName() != kLocalArgsSymbol;
+}
+
+GlobalVariable* dynamicSharedMemory(Module& m) {
+    if (GlobalVariable* g = m.getNamedGlobal(kLocalArgsSymbol))
+        return g;
+    auto* g = new GlobalVariable(m, ArrayType::get(Type::getInt8Ty(m.getContext()), 0), false,
+                                 GlobalValue::ExternalLinkage, nullptr, kLocalArgsSymbol, nullptr,
+                                 GlobalValue::NotThreadLocal, kShared);
+    g->setAlignment(Align(nvidia::kLocalArgAlign));
+    return g;
 }
 
 } // namespace duet::rt::nvptx

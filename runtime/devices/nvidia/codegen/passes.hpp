@@ -4,6 +4,7 @@
 
 #include "devices/nvidia/codegen/ptx_module.hpp"
 
+#include <llvm/ADT/ArrayRef.h>
 #include <llvm/IR/Module.h>
 
 #include <string>
@@ -14,7 +15,8 @@ namespace duet::rt::nvptx {
 /// The function the work-item builtins call for the launch block (builtins/nvidia/workitem.cl);
 /// applyKernelAbi replaces each call with the kernel's hidden parameter.
 inline constexpr const char* kLaunchBlockAccessor = "__duet_nv_launch";
-/// The dynamic shared memory that __local pointer arguments are offsets into.
+/// The dynamic shared memory that __local pointer arguments and kernel-scope __local variables
+/// are offsets into.
 inline constexpr const char* kLocalArgsSymbol = "__duet_local_args";
 
 /// Defines what clang calls for OpenCL C 2.0+ generic pointers and no library provides for
@@ -51,14 +53,40 @@ std::string lowerPrintf(llvm::Module& m, std::vector<nvidia::PrintfFormat>& form
 
 /// The kernel ABI (ptx_module.hpp): each kernel gets the launch block as a hidden last
 /// parameter, its __local pointer parameters become u64 offsets into __duet_local_args, every
-/// function that reaches kLaunchBlockAccessor is inlined into the kernels and the accessor
-/// replaced with the parameter; a kernel that other code calls gets an internal copy for those
-/// calls (PTX cannot call an .entry); reqd_work_group_size becomes `.maxntid`. Non-kernel
-/// functions become internal. Appends one KernelEntry per kernel (staticSharedBytes and
-/// usesPrintf are filled later). Returns "error: ..." lines on failure.
+/// function that reaches kLaunchBlockAccessor or a kernel-scope __local variable is inlined
+/// into the kernels and the accessor replaced with the parameter; a kernel that other code
+/// calls gets an internal copy for those calls (PTX cannot call an .entry);
+/// reqd_work_group_size becomes `.maxntid`. Non-kernel functions become internal. Appends one
+/// KernelEntry per kernel (localVariableBytes and usesPrintf are filled later). Returns
+/// "error: ..." lines on failure.
 std::string applyKernelAbi(llvm::Module& m, std::vector<nvidia::KernelEntry>& kernels);
+
+/// Kernel-scope __local variables (addrspace(3) globals, also those that the kernel reaches
+/// through the functions it calls) become offsets into the launch's dynamic shared memory
+/// (__duet_local_args): per kernel, in module order, each at its alignment, from offset 0; the
+/// kernel's __local arguments follow (launch_plan.hpp). Sets each KernelEntry's
+/// localVariableBytes. Run after optimisation, just before the backend: until then the
+/// variables are distinct objects to alias analysis. A function other than a kernel that still
+/// uses one (the optimiser may propagate a variable into a helper's body) is inlined into its
+/// kernels first. Returns "error: ..." lines on failure.
+std::string lowerLocalVariables(llvm::Module& m, std::vector<nvidia::KernelEntry>& kernels);
 
 /// Whether `f` is a kernel of the module (listed as such in !nvvm.annotations).
 bool isKernel(const llvm::Function& f);
+
+/// Inlines into the kernels each of `seeds` that has a body (code that must run inside a
+/// kernel's body) and every function that calls a seed, directly or not (for a declaration
+/// such as kLaunchBlockAccessor: its callers), then erases the internal functions left unused.
+/// Returns "error: ..." lines (recursion, a call that cannot be inlined).
+std::string inlineIntoKernels(llvm::Module& m, llvm::ArrayRef<llvm::Function*> seeds);
+
+/// Whether `f`'s instructions use a kernel-scope __local variable (through constant
+/// expressions too).
+bool usesLocalVariables(const llvm::Function& f);
+/// A kernel-scope __local variable: an addrspace(3) global other than __duet_local_args.
+bool isLocalVariable(const llvm::GlobalVariable& g);
+/// The module's __duet_local_args declaration (`.extern .shared .align 16 .b8 []`), made on
+/// first use.
+llvm::GlobalVariable* dynamicSharedMemory(llvm::Module& m);
 
 } // namespace duet::rt::nvptx

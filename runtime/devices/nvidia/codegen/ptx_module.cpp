@@ -9,7 +9,10 @@
 namespace duet::nvidia {
 namespace {
 
-constexpr const char* kMagic = "// duet-nvidia-ptx 1";
+/// The header's first line; the number is the kernel ABI's version (2: __local variables in
+/// dynamic shared memory).
+constexpr const char* kMagicPrefix = "// duet-nvidia-ptx ";
+constexpr const char* kMagic = "// duet-nvidia-ptx 2";
 
 std::string hex(std::string_view s) {
     static const char* digits = "0123456789abcdef";
@@ -124,7 +127,7 @@ std::string ptxHeader(const PtxModule& m) {
        << "\n";
     for (const KernelEntry& k : m.kernels)
         os << "// duet-kernel " << k.name << " params " << k.params << " local-args "
-           << listText(k.localArgs) << " static-shared " << k.staticSharedBytes << " reqd "
+           << listText(k.localArgs) << " local-vars " << k.localVariableBytes << " reqd "
            << k.reqdWorkGroupSize[0] << "," << k.reqdWorkGroupSize[1] << ","
            << k.reqdWorkGroupSize[2] << " printf " << (k.usesPrintf ? 1 : 0) << "\n";
     for (const PrintfFormat& f : m.printf)
@@ -140,8 +143,13 @@ ReadPtxResult readPtxModule(std::string_view ptx) {
         f.error = std::move(why);
         return f;
     };
-    if (ptx.substr(0, std::string_view(kMagic).size()) != kMagic)
-        return fail("the PTX text does not start with Duet's header (" + std::string(kMagic) + ")");
+    const std::string_view first = ptx.substr(0, ptx.find('\n'));
+    if (first != kMagic) {
+        ReadPtxResult f =
+            fail("the PTX text does not start with Duet's header (" + std::string(kMagic) + ")");
+        f.otherVersion = first.substr(0, std::string_view(kMagicPrefix).size()) == kMagicPrefix;
+        return f;
+    }
     bool haveTarget = false, haveVersion = false;
     size_t pos = 0;
     while (pos < ptx.size()) {
@@ -190,8 +198,8 @@ ReadPtxResult readPtxModule(std::string_view ptx) {
             std::vector<uint32_t> reqd;
             unsigned printf = 0;
             if (w.size() != 13 || w[3] != "params" || !number(w[4], k.params) ||
-                w[5] != "local-args" || !numberList(w[6], k.localArgs) || w[7] != "static-shared" ||
-                !number(w[8], k.staticSharedBytes) || w[9] != "reqd" || !numberList(w[10], reqd) ||
+                w[5] != "local-args" || !numberList(w[6], k.localArgs) || w[7] != "local-vars" ||
+                !number(w[8], k.localVariableBytes) || w[9] != "reqd" || !numberList(w[10], reqd) ||
                 reqd.size() != 3 || w[11] != "printf" || !number(w[12], printf) || printf > 1)
                 return fail("malformed duet-kernel line: " + std::string(line));
             k.name = std::string(w[2]);

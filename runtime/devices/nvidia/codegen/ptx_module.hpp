@@ -39,11 +39,14 @@ static_assert(offsetof(LaunchBlock, numGroups) == 72);
 static_assert(offsetof(LaunchBlock, workDim) == 84);
 static_assert(offsetof(LaunchBlock, printfBuffer) == 88);
 
-/// Each `__local T*` kernel argument is a `.param .u64`: its byte offset into the launch's
-/// dynamic shared memory (the module's `.extern .shared .align 16 .b8 __duet_local_args[]`,
-/// which CUDA places after the kernel's static shared variables). The launcher gives the
-/// arguments consecutive offsets, each rounded up to this alignment (the widest PTX shared
-/// access, ld.shared.v4.b32 / v2.b64), and passes their total as sharedMemBytes.
+/// The launch's dynamic shared memory (the module's `.extern .shared .align 16 .b8
+/// __duet_local_args[]`; a wider alignment when a __local variable needs it) holds, per kernel,
+/// first its kernel-scope __local variables (KernelEntry::localVariableBytes, laid out by the
+/// code generator at offsets fixed in the code), then its __local arguments. Each `__local T*`
+/// kernel argument is a `.param .u64`: its byte offset into that memory. The launcher gives the
+/// arguments consecutive offsets after the variables, each rounded up to this alignment (the
+/// widest PTX shared access, ld.shared.v4.b32 / v2.b64), and passes the total as
+/// sharedMemBytes (launch_plan.hpp). No kernel has static `.shared` variables.
 inline constexpr uint32_t kLocalArgAlign = 16;
 
 /// Printf records in the printf buffer: 16-byte header {u64 offset the kernels advance
@@ -77,9 +80,11 @@ struct KernelEntry {
     std::string name;                ///< the PTX .entry name (the OpenCL kernel name)
     uint32_t params = 0;             ///< PTX parameters: the OpenCL arguments, then LaunchBlock
     std::vector<uint32_t> localArgs; ///< indices of __local pointer arguments (u64 offsets)
-    /// Bytes of the kernel's static __local variables (`.shared` in the module), each at its
-    /// alignment. The driver's CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES is the final word.
-    uint64_t staticSharedBytes = 0;
+    /// Bytes at the start of the dynamic shared memory that the kernel's __local variables take
+    /// (also those of the functions it calls), each at its alignment; the __local arguments
+    /// follow. Static `.shared` (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) comes on top, 0 for
+    /// Duet's PTX.
+    uint64_t localVariableBytes = 0;
     /// reqd_work_group_size; all 0 when the kernel has none. Emitted as `.maxntid`, not
     /// `.reqntid`: the partial last work-group of a non-uniform NDRange runs as a smaller block,
     /// which .reqntid would refuse. Without it no bound is emitted, and the launcher takes
@@ -103,6 +108,9 @@ std::string ptxHeader(const PtxModule& m);
 
 struct ReadPtxResult {
     std::string error; ///< empty on success
+    /// The text has a Duet header of another version (another kernel ABI, e.g. a binary made
+    /// before __local variables moved to dynamic shared memory): rebuild from the bitcode.
+    bool otherVersion = false;
     PtxModule module;
 };
 /// Reads the Duet header and the `.version` / `.target` directives of PTX text made by
