@@ -250,6 +250,31 @@ __kernel void generic_ptrs(__global int* g, __local int* l, __global float* out,
     out[i] = table[i & 3] * weights[i & 7] + sum3(coeffs) + sum3(weights);
 }
 )CL"},
+        {"gpu_math", "", R"CL(
+// builtins/gpu/math.cl, which replaces libclc's float exp, exp2, half_exp, half_exp2, fmod,
+// remainder, remquo, erfc, tgamma and double tgamma, pow, powr (denormals kept, no .ftz).
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void gpu_math_f(__global float* x, __global float4* v, __global int* q,
+                         __local int* lq) {
+    size_t i = get_global_id(0);
+    float a = x[i], b = x[i + 1];
+    int pq;
+    x[i] = exp(a) + exp2(a) + half_exp(a) + half_exp2(a) + fmod(a, b) + remainder(a, b) +
+           remquo(a, b, &pq) + remquo(b, a, q + i) + remquo(a, 3.0f, lq) + erfc(a) + tgamma(a);
+    q[i] += pq + lq[0];
+    float4 w = v[i];
+    v[i] = exp(w) + exp2(w) + half_exp(w) + fmod(w, w.yzwx) + remainder(w, 2.0f) + erfc(w) +
+           tgamma(w);
+    float3 t = vload3(i, x);
+    vstore3(exp(t) + fmod(t, t.zxy), i + 1, x);
+}
+__kernel void gpu_math_d(__global double* x, __global double2* v) {
+    size_t i = get_global_id(0);
+    double a = x[i], b = x[i + 1];
+    x[i] = tgamma(a) + pow(a, b) + powr(a, b);
+    v[i] = tgamma(v[i]) + pow(v[i], v[i + 1]) + powr(v[i], 0.5);
+}
+)CL"},
         {"kernel_calls_kernel", "", R"CL(
 __kernel void scale(__global float* x, float s) { x[get_global_id(0)] *= s; }
 __kernel void scale_twice(__global float* x, float s) {

@@ -253,6 +253,42 @@ TEST_CASE("math builtins: libclc float and double, native_ functions on the PTX 
     CHECK(contains(ftz.exe->ptx(), ".ftz.f32"));
 }
 
+TEST_CASE("GPU math (builtins/gpu/math.cl) replaces libclc's and keeps denormals",
+          "[nvidia][codegen][math]") {
+    // libclc's nvptx float exp, exp2, half_exp return 0 for denormal results and its fmod,
+    // remainder, remquo flush denormal operands; Duet's replacements must win the link and
+    // nothing in them may flush (.ftz) unless the options ask for it.
+    struct Case {
+        const char* call;
+        const char* mark; // what only Duet's version has: 1/7! of exp's series, a double
+    };
+    for (const Case& c : {Case{"exp(a)", "0f39500D01"}, Case{"exp2(a)", "0f39500D01"},
+                          Case{"half_exp(a)", "0f39500D01"}, Case{"half_exp2(a)", "0f39500D01"},
+                          Case{"fmod(a, b)", "cvt.f64.f32"}, Case{"remainder(a, b)", "cvt.f64.f32"},
+                          Case{"remquo(a, b, q)", "cvt.f64.f32"}, Case{"erfc(a)", "cvt.f64.f32"},
+                          Case{"tgamma(a)", "cvt.f64.f32"}}) {
+        for (const char* type : {"float", "float4"}) {
+            INFO(c.call << " on " << type);
+            const bool vector = type == std::string("float4");
+            const std::string source = std::string("__kernel void k(__global ") + type +
+                                       "* x, __global " + (vector ? "int4" : "int") + "* q) { " +
+                                       type + " a = x[1], b = x[2]; x[0] = " + c.call + "; }";
+            Built b = build(source);
+            const std::string& ptx = b.exe->ptx();
+            CHECK_FALSE(contains(ptx, ".ftz"));
+            CHECK_FALSE(contains(ptx, "ex2.approx"));
+            CHECK(contains(ptx, c.mark));
+        }
+    }
+    // The whole program (scalars, vectors, every remquo pointer, double tgamma/pow/powr).
+    Built all = buildProgram("gpu_math");
+    CHECK_FALSE(contains(all.exe->ptx(), ".ftz"));
+    // Flushing is still there when the options ask for it.
+    Built ftz = build("__kernel void k(__global float* x) { x[0] = exp(x[1]) * x[2]; }",
+                      "-cl-denorms-are-zero");
+    CHECK(contains(ftz.exe->ptx(), ".ftz.f32"));
+}
+
 TEST_CASE("printf: records in the launch's printf buffer, formats in the PTX header",
           "[nvidia][codegen]") {
     Built b = buildProgram("printf");
