@@ -347,6 +347,39 @@ __kernel void f(__constant float* w, __constant float4* v, __global float* o, in
     CHECK(count(f, "ld.const") <= 2); // k only
 }
 
+TEST_CASE("to_global/to_local/to_private/get_fence on pointers of every address space",
+          "[nvidia][codegen][generic]") {
+    // tests/kernels/misc_test.cpp's kernel: after inlining, the optimiser sees through the
+    // generic pointer to where it came from (a global buffer, shared memory, a private array);
+    // to_local of a global pointer must not become a cast from global to shared, on which
+    // NVPTX's instruction selector aborts the process.
+    Built b = buildProgram("generic_kinds");
+    const std::string k = entryText(b.exe->ptx(), "kinds");
+    REQUIRE_FALSE(k.empty());
+    CHECK(contains(k, "isspacep.global"));
+    CHECK(contains(k, "isspacep.shared"));
+    CHECK(contains(k, "isspacep.local"));
+    // to_local of a pointer that came from a global buffer: back through generic.
+    CHECK(contains(k, "cvta.to.shared.u64"));
+}
+
+TEST_CASE("casts between named address spaces through generic build instead of aborting",
+          "[nvidia][codegen][generic]") {
+    // Legal OpenCL C whose optimised IR casts straight from one named space to another (NVPTX's
+    // instruction selector would abort: "Cannot cast between two non-generic address spaces"):
+    // explicit casts out of generic on paths where the pointer is not in that space, of
+    // instructions, constants and phis. Each goes through generic again (cvta, cvta.to).
+    const Program& p = program("named_casts");
+    for (const char* extra : {"", " -cl-opt-disable", " -g", " -cl-fast-relaxed-math"}) {
+        INFO(extra);
+        Built b = build(p.source, std::string(p.options) + extra);
+        const std::string k = entryText(b.exe->ptx(), "named_casts");
+        REQUIRE_FALSE(k.empty());
+        CHECK(contains(k, "cvta.to.shared.u64"));
+        CHECK(contains(k, "cvta.to.global.u64"));
+    }
+}
+
 TEST_CASE("a kernel called by another kernel: an .entry and an inlined copy", "[nvidia][codegen]") {
     Built b = buildProgram("kernel_calls_kernel");
     CHECK_FALSE(entryText(b.exe->ptx(), "scale").empty());
@@ -575,6 +608,28 @@ TEST_CASE("bad input: options, syntax, unsupported features, wrong bitcode", "[n
         f = finalizeSource(
             "__kernel void k(__global float* x) { __local float big[12288];"
             " big[get_local_id(0)] = x[0]; barrier(CLK_LOCAL_MEM_FENCE); x[1] = big[3]; }");
+        CHECK(f.status == CL_SUCCESS);
+    }
+    SECTION("a program-scope variable initialised with a __local pointer") {
+        // The NVPTX asm printer aborts on an initial value cast to a non-generic space
+        // ("Unsupported expression in static initializer"); a build error instead.
+        for (const char* init : {"NULL", "(local int*)(int*)&g"}) {
+            INFO(init);
+            rt::FinalizeResult f =
+                finalizeSource(std::string("global int g;\nlocal int* global p = ") + init +
+                                   ";\n__kernel void k(__global int* o) { o[0] = p == NULL; }",
+                               "-cl-std=CL3.0");
+            CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+            CHECK(contains(f.log, "error: program-scope variable 'p' is initialised with a "
+                                  "__local pointer"));
+            CHECK_FALSE(f.executable);
+        }
+        // A __global or generic pointer there is fine.
+        rt::FinalizeResult f =
+            finalizeSource("global int g;\nglobal int* global p = &g;\nint* global q = &g;\n"
+                           "__kernel void k(__global int* o) { o[0] = *p + *q; }",
+                           "-cl-std=CL3.0");
+        INFO(f.log);
         CHECK(f.status == CL_SUCCESS);
     }
     SECTION("printf with a format that is not a literal") {
