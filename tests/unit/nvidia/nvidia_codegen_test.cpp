@@ -423,6 +423,25 @@ TEST_CASE("build options: -g, -cl-opt-disable, -cl-kernel-arg-info, -D", "[nvidi
         build("__kernel void k(__global float* data, float gain) {}", "-cl-kernel-arg-info");
     CHECK(named.exe->kernels()[0].argInfoAvailable);
     CHECK(named.exe->kernels()[0].args[1].name == "gain");
+
+    // -g with optimisation and a call left in the PTX: DWARF call-site entries would crash
+    // LLVM 19's DWARF writer (SIGSEGV), so the front end asks for DWARF 2, which has none.
+    const std::string calls =
+        "__attribute__((noinline)) float f(float x) { return x * x + 2.0f; }\n"
+        "__kernel void k(__global float* o) { o[0] = f(o[1]); o[2] = f(o[3]); }";
+    Built g = build(calls, "-g");
+    CHECK(contains(g.exe->ptx(), "call.uni"));
+    CHECK(contains(g.exe->ptx(), ".section\t.debug_info"));
+    // Bitcode that asks for them anyway (DWARF 5 from another front end) loses its debug
+    // information, with a warning, rather than the process.
+    rt::TargetSpec dwarf5 = target();
+    dwarf5.dwarfVersion = 5;
+    rt::CompileResult c = rt::compileSource(calls, "-g", {}, dwarf5);
+    REQUIRE(c.status == CL_SUCCESS);
+    rt::FinalizeResult f = rt::finalizeForNvidia(c.bitcode, "-g", calls, target());
+    INFO(f.log);
+    REQUIRE(f.status == CL_SUCCESS);
+    CHECK(contains(f.log, "warning: debug information dropped"));
 }
 
 TEST_CASE("program binaries round-trip and rebuild for another target", "[nvidia][binary]") {
