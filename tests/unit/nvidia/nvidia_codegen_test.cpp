@@ -640,9 +640,18 @@ TEST_CASE("bad input: options, syntax, unsupported features, wrong bitcode", "[n
                                "-cl-std=CL3.0");
             CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
             CHECK(contains(f.log, "error: program-scope variable 'p' is initialised with a "
-                                  "__local pointer"));
+                                  "value that holds a __local pointer"));
             CHECK_FALSE(f.executable);
         }
+        // The same in clang's constant copy of a local struct's initial value (left as such
+        // without optimisation): named after the function.
+        rt::FinalizeResult copy = finalizeSource(
+            "typedef struct { local int* p; int n[4]; } S;\n"
+            "__kernel void k(__global S* o) { S s = {NULL, {1, 2, 3, 4}}; o[1] = s; }",
+            "-cl-std=CL3.0 -cl-opt-disable");
+        CHECK(copy.status == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(contains(copy.log, "error: in function 'k': the initial value of a local variable "
+                                 "(clang's constant '__const.k.s') holds a __local pointer"));
         // A __global or generic pointer there is fine.
         rt::FinalizeResult f =
             finalizeSource("global int g;\nglobal int* global p = &g;\nint* global q = &g;\n"

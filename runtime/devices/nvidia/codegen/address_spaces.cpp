@@ -66,9 +66,10 @@ bool betweenNamedSpaces(const Value* v) {
            cast->getSrcAddressSpace() != cast->getDestAddressSpace();
 }
 
-/// The constant expressions inside `c` (itself included) that are such casts.
+/// The constant expressions inside `c` (itself included; through expressions and aggregates,
+/// not into other globals) that are such casts.
 void namedCastsIn(Constant* c, std::vector<Constant*>& out, SmallPtrSet<Constant*, 16>& seen) {
-    if (!isa<ConstantExpr>(c) || !seen.insert(c).second)
+    if (!(isa<ConstantExpr>(c) || isa<ConstantAggregate>(c)) || !seen.insert(c).second)
         return;
     if (betweenNamedSpaces(c))
         out.push_back(c);
@@ -81,8 +82,8 @@ void namedCastsIn(Constant* c, std::vector<Constant*>& out, SmallPtrSet<Constant
 /// can only strip casts to generic there, and aborts on any other.
 const AddrSpaceCastOperator* castToNamedIn(const Constant* c,
                                            SmallPtrSet<const Constant*, 16>& seen) {
-    if (!seen.insert(c).second)
-        return nullptr;
+    if (isa<GlobalValue>(c) || !seen.insert(c).second)
+        return nullptr; // another global's initial value is that global's own
     if (const auto* cast = dyn_cast<AddrSpaceCastOperator>(c);
         cast && cast->getDestAddressSpace() != kGeneric)
         return cast;
@@ -90,6 +91,18 @@ const AddrSpaceCastOperator* castToNamedIn(const Constant* c,
         if (const auto* op = dyn_cast<Constant>(u.get()))
             if (const AddrSpaceCastOperator* found = castToNamedIn(op, seen))
                 return found;
+    return nullptr;
+}
+
+/// A function that uses `g`, directly or through constant expressions.
+const Function* firstUser(const Value& v) {
+    for (const User* u : v.users()) {
+        if (const auto* i = dyn_cast<Instruction>(u))
+            return i->getFunction();
+        if (isa<ConstantExpr>(u))
+            if (const Function* f = firstUser(*u))
+                return f;
+    }
     return nullptr;
 }
 
@@ -150,13 +163,25 @@ std::string legalizeAddressSpaceCasts(Module& m) {
         if (!g.hasInitializer())
             continue;
         SmallPtrSet<const Constant*, 16> visited;
-        if (const AddrSpaceCastOperator* cast = castToNamedIn(g.getInitializer(), visited))
+        const AddrSpaceCastOperator* cast = castToNamedIn(g.getInitializer(), visited);
+        if (!cast)
+            continue;
+        const std::string pointer = " holds a " + spaceName(cast->getDestAddressSpace()) +
+                                    " pointer (NULL included) made from a " +
+                                    spaceName(cast->getSrcAddressSpace()) + " one";
+        // clang's copy of a local aggregate's initial value ("__const.<function>.<name>").
+        const Function* user = g.hasLocalLinkage() ? firstUser(g) : nullptr;
+        if (user)
+            errors += "error: in function '" + demangle(user->getName().str()) +
+                      "': the initial value of a local variable (clang's constant '" +
+                      g.getName().str() + "')" + pointer +
+                      ": the NVIDIA device cannot place such an address in constant data; "
+                      "assign that member separately\n";
+        else
             errors += "error: program-scope variable '" + g.getName().str() +
-                      "' is initialised with a " + spaceName(cast->getDestAddressSpace()) +
-                      " pointer (NULL included) made from a " +
-                      spaceName(cast->getSrcAddressSpace()) +
-                      " one: the NVIDIA device cannot store such an address in an initial "
-                      "value; assign it in a kernel instead\n";
+                      "' is initialised with a value that" + pointer +
+                      ": the NVIDIA device cannot store such an address in an initial value; "
+                      "assign it in a kernel instead\n";
     }
     return errors;
 }

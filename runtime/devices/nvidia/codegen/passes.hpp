@@ -47,9 +47,10 @@ std::string legalizeForNvptx(llvm::Module& m);
 /// path where it is not in that space. Each becomes the two casts again, the second as
 /// nvvm.ptr.gen.to.* (cvta.to), which no IR pass folds back (constant expressions are made
 /// instructions first). Returns "error:" lines for what would still abort the backend: such a
-/// cast left anywhere in a function (internal), and a program-scope variable whose initial
-/// value casts to a non-generic space (`local int* global p = NULL;`: the asm printer can only
-/// strip casts to generic). Part of legalizeForNvptx (address_spaces.cpp).
+/// cast left anywhere in a function (internal), and a global whose initial value casts to a
+/// non-generic space (`local int* global p = NULL;`, or clang's constant copy of a local
+/// struct's initializer holding a __local NULL: the asm printer can only strip casts to
+/// generic). Part of legalizeForNvptx (address_spaces.cpp).
 std::string legalizeAddressSpaceCasts(llvm::Module& m);
 
 /// Turns every printf call into one record in the printf buffer of the launch block
