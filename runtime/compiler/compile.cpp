@@ -210,7 +210,7 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
         a.push_back("-foffload-uniform-block");
     if (o.debugInfo) {
         a.push_back("-debug-info-kind=constructor");
-        a.push_back("-dwarf-version=5");
+        a.push_back("-dwarf-version=" + std::to_string(target.dwarfVersion));
     }
     // -cl-no-subgroup-ifp and -cl-strict-aliasing change nothing in the front end: the first
     // is a promise the CPU device does not need, the second is deprecated.

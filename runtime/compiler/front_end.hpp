@@ -27,6 +27,8 @@ struct TargetSpec {
     bool images = true;
     /// Extra cc1 arguments of this device ("-target-cpu", "gfx900", "-fno-builtin-printf").
     std::vector<std::string> frontEndArgs;
+    /// The DWARF version of -g builds (clang's driver picks it per target the same way).
+    unsigned dwarfVersion = 5;
     /// Registers the device's LLVM target before the first compile, so that clang's
     /// optimisation pipeline includes the target's passes (null: nothing to register).
     void (*initialiseTarget)() = nullptr;

@@ -224,6 +224,16 @@ TEST_CASE("programs build to PTX through the API and launch by the kernel ABI",
     CHECK_CL_ERR(CL_BUILD_PROGRAM_FAILURE, clBuildProgram(broken, 1, &dev, "", nullptr, nullptr));
     CHECK(buildLog(broken, dev).find("error: expected expression") != std::string::npos);
     clReleaseProgram(broken);
+    // So does code the NVPTX backend would abort the process on (a __local pointer in a
+    // program-scope variable's initial value): the reason in the log.
+    const char* unselectable = "global int g;\nlocal int* global p = NULL;\n"
+                               "__kernel void k(__global int* o) { o[0] = p == NULL; }";
+    cl_program refused = clCreateProgramWithSource(ctx, 1, &unselectable, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK_CL_ERR(CL_BUILD_PROGRAM_FAILURE,
+                 clBuildProgram(refused, 1, &dev, "-cl-std=CL3.0", nullptr, nullptr));
+    CHECK(buildLog(refused, dev).find("error: program-scope variable 'p'") != std::string::npos);
+    clReleaseProgram(refused);
 
     cl_program p = buildProgram(ctx, dev, kNbody, "-cl-fast-relaxed-math");
     size_t size = 0;

@@ -250,6 +250,100 @@ __kernel void generic_ptrs(__global int* g, __local int* l, __global float* out,
     out[i] = table[i & 3] * weights[i & 7] + sum3(coeffs) + sum3(weights);
 }
 )CL"},
+        {"generic_kinds", "-cl-std=CL3.0", R"CL(
+// tests/kernels/misc_test.cpp's kernel: to_global & co on pointers into every address space,
+// the answers as bits (that test checks them on a GPU).
+global int counter = 5;
+int kindOf(const int* p) {
+    return (to_global(p) != NULL ? 1 : 0) | (to_local(p) != NULL ? 2 : 0) |
+           (to_private(p) != NULL ? 4 : 0) | (get_fence(p) == CLK_LOCAL_MEM_FENCE ? 8 : 0) |
+           (get_fence(p) == CLK_GLOBAL_MEM_FENCE ? 16 : 0);
+}
+kernel void kinds(global int* g, local int* la, global int* out) {
+    local int l[64];
+    int priv[4];
+    int one = (int)get_global_id(0);
+    size_t i = get_global_id(0), li = get_local_id(0);
+    l[li] = (int)i * 3;
+    la[li] = (int)i * 5;
+    for (int j = 0; j < 4; ++j)
+        priv[j] = (int)i + j;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int* pg = &g[i];
+    int* pl = &l[(li + 1) % get_local_size(0)];
+    int* pa = &la[li];
+    int* pp = &priv[(int)i & 3];
+    int* pn = NULL;
+    int* pc = &counter;
+    int* po = &one;
+    global int* out8 = out + 16 * i;
+    out8[0] = kindOf(pg);
+    out8[1] = kindOf(pl);
+    out8[2] = kindOf(pa);
+    out8[3] = kindOf(pp);
+    out8[4] = (to_global(pn) == NULL) | (to_local(pn) == NULL) << 1 | (to_private(pn) == NULL) << 2;
+    out8[5] = kindOf(pc);
+    out8[6] = kindOf(po);
+    global int* bg = to_global(pg);
+    local int* bl = to_local(pl);
+    private int* bp = to_private(pp);
+    out8[7] = bg ? *bg : -1;
+    out8[8] = bl ? *bl : -1;
+    out8[9] = bp ? *bp : -1;
+    out8[10] = *to_global(pc);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out8[11] = kindOf(priv) | (priv[3] << 8);
+    out8[12] = to_private(pl) == NULL && to_global(pl) == NULL && to_local(pg) == NULL;
+}
+)CL"},
+        {"named_casts", "-cl-std=CL3.0", R"CL(
+// Casts out of generic into a named space on paths where the pointer is elsewhere: the
+// optimiser folds each pair of casts into one between two named spaces.
+global int counter = 5;
+kernel void named_casts(global int* g, local int* l, global int* out, int which) {
+    int priv[2] = {which, 1};
+    int* pg = g + get_global_id(0);
+    int* pl = l + get_local_id(0);
+    int* pp = &priv[which & 1];
+    if (which == 1) {
+        *(local int*)pg = 1;            // global -> local
+        *(global int*)pl = 2;           // local -> global
+        *(local int*)(int*)&counter = 3; // a constant: global -> local
+    }
+    if (which == 2)
+        *(global int*)pp = 4;           // private -> global
+    int* either = which > 3 ? pg : pl;  // a phi of two spaces
+    local int* asLocal = (local int*)either;
+    global int* asGlobal = (global int*)either;
+    out[get_global_id(0)] = (which & 4 ? *asLocal : *asGlobal) + *to_global(&counter) +
+                            (to_local(&counter) == NULL) + priv[1];
+}
+)CL"},
+        {"gpu_math", "", R"CL(
+// builtins/gpu/math.cl, which replaces libclc's float exp, exp2, half_exp, half_exp2, fmod,
+// remainder, remquo, erfc, tgamma and double tgamma, pow, powr (denormals kept, no .ftz).
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void gpu_math_f(__global float* x, __global float4* v, __global int* q,
+                         __local int* lq) {
+    size_t i = get_global_id(0);
+    float a = x[i], b = x[i + 1];
+    int pq;
+    x[i] = exp(a) + exp2(a) + half_exp(a) + half_exp2(a) + fmod(a, b) + remainder(a, b) +
+           remquo(a, b, &pq) + remquo(b, a, q + i) + remquo(a, 3.0f, lq) + erfc(a) + tgamma(a);
+    q[i] += pq + lq[0];
+    float4 w = v[i];
+    v[i] = exp(w) + exp2(w) + half_exp(w) + fmod(w, w.yzwx) + remainder(w, 2.0f) + erfc(w) +
+           tgamma(w);
+    float3 t = vload3(i, x);
+    vstore3(exp(t) + fmod(t, t.zxy), i + 1, x);
+}
+__kernel void gpu_math_d(__global double* x, __global double2* v) {
+    size_t i = get_global_id(0);
+    double a = x[i], b = x[i + 1];
+    x[i] = tgamma(a) + pow(a, b) + powr(a, b);
+    v[i] = tgamma(v[i]) + pow(v[i], v[i + 1]) + powr(v[i], 0.5);
+}
+)CL"},
         {"kernel_calls_kernel", "", R"CL(
 __kernel void scale(__global float* x, float s) { x[get_global_id(0)] *= s; }
 __kernel void scale_twice(__global float* x, float s) {

@@ -341,6 +341,42 @@ TEST_CASE("math builtins: libclc float and double, native_ functions on the PTX 
     CHECK(contains(ftz.exe->ptx(), ".ftz.f32"));
 }
 
+TEST_CASE("GPU math (builtins/gpu/math.cl) replaces libclc's and keeps denormals",
+          "[nvidia][codegen][math]") {
+    // libclc's nvptx float exp, exp2, half_exp return 0 for denormal results and its fmod,
+    // remainder, remquo flush denormal operands; Duet's replacements must win the link and
+    // nothing in them may flush (.ftz) unless the options ask for it.
+    struct Case {
+        const char* call;
+        const char* mark; // what only Duet's version has: 1/7! of exp's series, a double
+    };
+    for (const Case& c : {Case{"exp(a)", "0f39500D01"}, Case{"exp2(a)", "0f39500D01"},
+                          Case{"half_exp(a)", "0f39500D01"}, Case{"half_exp2(a)", "0f39500D01"},
+                          Case{"fmod(a, b)", "cvt.f64.f32"}, Case{"remainder(a, b)", "cvt.f64.f32"},
+                          Case{"remquo(a, b, q)", "cvt.f64.f32"}, Case{"erfc(a)", "cvt.f64.f32"},
+                          Case{"tgamma(a)", "cvt.f64.f32"}}) {
+        for (const char* type : {"float", "float4"}) {
+            INFO(c.call << " on " << type);
+            const bool vector = type == std::string("float4");
+            const std::string source = std::string("__kernel void k(__global ") + type +
+                                       "* x, __global " + (vector ? "int4" : "int") + "* q) { " +
+                                       type + " a = x[1], b = x[2]; x[0] = " + c.call + "; }";
+            Built b = build(source);
+            const std::string& ptx = b.exe->ptx();
+            CHECK_FALSE(contains(ptx, ".ftz"));
+            CHECK_FALSE(contains(ptx, "ex2.approx"));
+            CHECK(contains(ptx, c.mark));
+        }
+    }
+    // The whole program (scalars, vectors, every remquo pointer, double tgamma/pow/powr).
+    Built all = buildProgram("gpu_math");
+    CHECK_FALSE(contains(all.exe->ptx(), ".ftz"));
+    // Flushing is still there when the options ask for it.
+    Built ftz = build("__kernel void k(__global float* x) { x[0] = exp(x[1]) * x[2]; }",
+                      "-cl-denorms-are-zero");
+    CHECK(contains(ftz.exe->ptx(), ".ftz.f32"));
+}
+
 TEST_CASE("printf: records in the launch's printf buffer, formats in the PTX header",
           "[nvidia][codegen]") {
     Built b = buildProgram("printf");
@@ -399,6 +435,39 @@ __kernel void f(__constant float* w, __constant float4* v, __global float* o, in
     CHECK(count(f, "ld.const") <= 2); // k only
 }
 
+TEST_CASE("to_global/to_local/to_private/get_fence on pointers of every address space",
+          "[nvidia][codegen][generic]") {
+    // tests/kernels/misc_test.cpp's kernel: after inlining, the optimiser sees through the
+    // generic pointer to where it came from (a global buffer, shared memory, a private array);
+    // to_local of a global pointer must not become a cast from global to shared, on which
+    // NVPTX's instruction selector aborts the process.
+    Built b = buildProgram("generic_kinds");
+    const std::string k = entryText(b.exe->ptx(), "kinds");
+    REQUIRE_FALSE(k.empty());
+    CHECK(contains(k, "isspacep.global"));
+    CHECK(contains(k, "isspacep.shared"));
+    CHECK(contains(k, "isspacep.local"));
+    // to_local of a pointer that came from a global buffer: back through generic.
+    CHECK(contains(k, "cvta.to.shared.u64"));
+}
+
+TEST_CASE("casts between named address spaces through generic build instead of aborting",
+          "[nvidia][codegen][generic]") {
+    // Legal OpenCL C whose optimised IR casts straight from one named space to another (NVPTX's
+    // instruction selector would abort: "Cannot cast between two non-generic address spaces"):
+    // explicit casts out of generic on paths where the pointer is not in that space, of
+    // instructions, constants and phis. Each goes through generic again (cvta, cvta.to).
+    const Program& p = program("named_casts");
+    for (const char* extra : {"", " -cl-opt-disable", " -g", " -cl-fast-relaxed-math"}) {
+        INFO(extra);
+        Built b = build(p.source, std::string(p.options) + extra);
+        const std::string k = entryText(b.exe->ptx(), "named_casts");
+        REQUIRE_FALSE(k.empty());
+        CHECK(contains(k, "cvta.to.shared.u64"));
+        CHECK(contains(k, "cvta.to.global.u64"));
+    }
+}
+
 TEST_CASE("a kernel called by another kernel: an .entry and an inlined copy", "[nvidia][codegen]") {
     Built b = buildProgram("kernel_calls_kernel");
     CHECK_FALSE(entryText(b.exe->ptx(), "scale").empty());
@@ -442,6 +511,25 @@ TEST_CASE("build options: -g, -cl-opt-disable, -cl-kernel-arg-info, -D", "[nvidi
         build("__kernel void k(__global float* data, float gain) {}", "-cl-kernel-arg-info");
     CHECK(named.exe->kernels()[0].argInfoAvailable);
     CHECK(named.exe->kernels()[0].args[1].name == "gain");
+
+    // -g with optimisation and a call left in the PTX: DWARF call-site entries would crash
+    // LLVM 19's DWARF writer (SIGSEGV), so the front end asks for DWARF 2, which has none.
+    const std::string calls =
+        "__attribute__((noinline)) float f(float x) { return x * x + 2.0f; }\n"
+        "__kernel void k(__global float* o) { o[0] = f(o[1]); o[2] = f(o[3]); }";
+    Built g = build(calls, "-g");
+    CHECK(contains(g.exe->ptx(), "call.uni"));
+    CHECK(contains(g.exe->ptx(), ".section\t.debug_info"));
+    // Bitcode that asks for them anyway (DWARF 5 from another front end) loses its debug
+    // information, with a warning, rather than the process.
+    rt::TargetSpec dwarf5 = target();
+    dwarf5.dwarfVersion = 5;
+    rt::CompileResult c = rt::compileSource(calls, "-g", {}, dwarf5);
+    REQUIRE(c.status == CL_SUCCESS);
+    rt::FinalizeResult f = rt::finalizeForNvidia(c.bitcode, "-g", calls, target());
+    INFO(f.log);
+    REQUIRE(f.status == CL_SUCCESS);
+    CHECK(contains(f.log, "warning: debug information dropped"));
 }
 
 TEST_CASE("program binaries round-trip and rebuild for another target", "[nvidia][binary]") {
@@ -650,6 +738,37 @@ TEST_CASE("bad input: options, syntax, unsupported features, wrong bitcode", "[n
             " if (n > 0) k(x, n - 1); x[n] = t[0]; }");
         CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
         CHECK(contains(f.log, "recursive"));
+    }
+    SECTION("a program-scope variable initialised with a __local pointer") {
+        // The NVPTX asm printer aborts on an initial value cast to a non-generic space
+        // ("Unsupported expression in static initializer"); a build error instead.
+        for (const char* init : {"NULL", "(local int*)(int*)&g"}) {
+            INFO(init);
+            rt::FinalizeResult f =
+                finalizeSource(std::string("global int g;\nlocal int* global p = ") + init +
+                                   ";\n__kernel void k(__global int* o) { o[0] = p == NULL; }",
+                               "-cl-std=CL3.0");
+            CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
+            CHECK(contains(f.log, "error: program-scope variable 'p' is initialised with a "
+                                  "value that holds a __local pointer"));
+            CHECK_FALSE(f.executable);
+        }
+        // The same in clang's constant copy of a local struct's initial value (left as such
+        // without optimisation): named after the function.
+        rt::FinalizeResult copy = finalizeSource(
+            "typedef struct { local int* p; int n[4]; } S;\n"
+            "__kernel void k(__global S* o) { S s = {NULL, {1, 2, 3, 4}}; o[1] = s; }",
+            "-cl-std=CL3.0 -cl-opt-disable");
+        CHECK(copy.status == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(contains(copy.log, "error: in function 'k': the initial value of a local variable "
+                                 "(clang's constant '__const.k.s') holds a __local pointer"));
+        // A __global or generic pointer there is fine.
+        rt::FinalizeResult f =
+            finalizeSource("global int g;\nglobal int* global p = &g;\nint* global q = &g;\n"
+                           "__kernel void k(__global int* o) { o[0] = *p + *q; }",
+                           "-cl-std=CL3.0");
+        INFO(f.log);
+        CHECK(f.status == CL_SUCCESS);
     }
     SECTION("printf with a format that is not a literal") {
         rt::FinalizeResult f =

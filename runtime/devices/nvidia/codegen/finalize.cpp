@@ -13,6 +13,7 @@
 #include <llvm/ADT/SCCIterator.h>
 #include <llvm/Analysis/CallGraph.h>
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/DebugInfo.h>
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
@@ -166,6 +167,21 @@ BuildOptions codegenOptions(std::string_view options, std::string& log) {
     return {};
 }
 
+/// Debug information the NVPTX asm printer can write: LLVM 19's DWARF writer crashes (SIGSEGV in
+/// constructCallSiteEntryDIEs: NVPTX's calls have no label after them) on a function whose
+/// subprogram says all its calls are described, as clang's DWARF 5 -O -g output does. The
+/// front end asks for DWARF 2 (withNvidiaFrontEnd), which has none; bitcode made otherwise (a
+/// program binary) loses its debug information instead, with a warning in `log`.
+void callSiteEntriesOrNoDebugInfo(Module& m, std::string& log) {
+    for (const Function& f : m)
+        if (const DISubprogram* sp = f.getSubprogram(); sp && sp->areAllCallsDescribed()) {
+            StripDebugInfo(m);
+            log += "warning: debug information dropped: the program asks for DWARF call-site "
+                   "entries, which the NVIDIA code generator cannot write\n";
+            return;
+        }
+}
+
 /// Duet's additions first (they replace libclc's work-item functions and atomics), then
 /// libclc, each lazily; then the generic-pointer builtins no library has.
 bool linkBuiltins(Module& m, std::string& error) {
@@ -293,6 +309,7 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
         return FinalizeResult::failure(log + "error: the program was compiled for '" +
                                        m->getTargetTriple() +
                                        "', not for the NVIDIA device (nvptx64)");
+    callSiteEntriesOrNoDebugInfo(*m, log);
     std::vector<KernelDesc> descs = describeKernels(bitcode);
     if (std::string unsupported = unsupportedFeatures(descs); !unsupported.empty())
         return FinalizeResult::failure(log + unsupported);
@@ -505,6 +522,10 @@ TargetSpec withNvidiaFrontEnd(TargetSpec target) {
                            "__opencl_c_atomic_scope_device=1"};
     target.initialiseTarget = &initialiseNvptxTarget;
     target.binaryKind = kNvidiaBinaryKind;
+    // DWARF 2, as clang's driver does for NVPTX: the asm printer writes version 2 whatever the
+    // module asks, and from version 5 clang asks for call-site entries, which crash LLVM 19's
+    // DWARF writer on NVPTX calls (callSiteEntriesOrNoDebugInfo).
+    target.dwarfVersion = 2;
     return target;
 }
 

@@ -1,5 +1,6 @@
 // What LLVM 19's NVPTX backend cannot select, rewritten before code generation: fences,
-// ordered atomics, the float transcendental intrinsics; and clang's generic-pointer builtins.
+// ordered atomics, the float transcendental intrinsics (casts between address spaces:
+// address_spaces.cpp).
 #include "devices/nvidia/codegen/passes.hpp"
 
 #include <llvm/ADT/StringRef.h>
@@ -17,7 +18,7 @@ namespace {
 
 using namespace llvm;
 
-constexpr unsigned kGeneric = 0, kGlobal = 1, kShared = 3;
+constexpr unsigned kGeneric = 0, kShared = 3;
 
 /// The membar for a fence at `scope` (none for a single thread). Clang gives every OpenCL
 /// scope the system scope ("") on nvptx; the device reports no scope wider than the device, so
@@ -216,50 +217,8 @@ std::string legalizeTranscendentals(Module& m) {
 
 std::string legalizeForNvptx(Module& m) {
     legalizeAtomics(m);
-    return legalizeTranscendentals(m);
-}
-
-void defineGenericAddressBuiltins(Module& m) {
-    LLVMContext& c = m.getContext();
-    PointerType* generic = PointerType::get(c, kGeneric);
-    for (Function& f : m) {
-        if (!f.isDeclaration() || f.arg_size() != 1 || f.getArg(0)->getType() != generic)
-            continue;
-        StringRef name = f.getName();
-        const bool fence = name.starts_with("_Z9get_fenceP") && f.getReturnType()->isIntegerTy(32);
-        Intrinsic::ID test = Intrinsic::not_intrinsic;
-        unsigned target = 0;
-        if (name == "__to_global") {
-            test = Intrinsic::nvvm_isspacep_global;
-            target = kGlobal;
-        } else if (name == "__to_local") {
-            test = Intrinsic::nvvm_isspacep_shared;
-            target = kShared;
-        } else if (name == "__to_private") {
-            // OpenCL private is generic (0) in clang's nvptx address-space map; the memory
-            // behind it is PTX .local.
-            test = Intrinsic::nvvm_isspacep_local;
-            target = kGeneric;
-        }
-        if (!fence &&
-            (test == Intrinsic::not_intrinsic || f.getReturnType() != PointerType::get(c, target)))
-            continue;
-        f.setLinkage(GlobalValue::InternalLinkage);
-        f.addFnAttr(Attribute::AlwaysInline);
-        f.addFnAttr(Attribute::NoUnwind);
-        f.setSubprogram(nullptr); // with -g: a declaration's !dbg is not a definition's
-        IRBuilder<> b(BasicBlock::Create(c, "entry", &f));
-        Value* p = f.getArg(0);
-        if (fence) { // CLK_LOCAL_MEM_FENCE for shared memory, CLK_GLOBAL_MEM_FENCE otherwise
-            Value* shared = b.CreateIntrinsic(Intrinsic::nvvm_isspacep_shared, {}, {p});
-            b.CreateRet(b.CreateSelect(shared, b.getInt32(1), b.getInt32(2)));
-            continue;
-        }
-        auto* type = PointerType::get(c, target);
-        Value* in = b.CreateIntrinsic(test, {}, {p});
-        Value* cast = target == kGeneric ? p : b.CreateAddrSpaceCast(p, type);
-        b.CreateRet(b.CreateSelect(in, cast, ConstantPointerNull::get(type)));
-    }
+    std::string errors = legalizeTranscendentals(m);
+    return errors + legalizeAddressSpaceCasts(m);
 }
 
 } // namespace duet::rt::nvptx

@@ -21,7 +21,8 @@ inline constexpr const char* kLocalArgsSymbol = "__duet_local_args";
 
 /// Defines what clang calls for OpenCL C 2.0+ generic pointers and no library provides for
 /// nvptx: `__to_global`, `__to_local`, `__to_private` and `get_fence`, with the isspacep
-/// intrinsics (a generic pointer into private memory points into PTX .local).
+/// intrinsics (a generic pointer into private memory points into PTX .local); "not in that
+/// space" is NULL as clang spells it for the space (address_spaces.cpp).
 void defineGenericAddressBuiltins(llvm::Module& m);
 
 /// Makes every __constant pointer (nvptx address space 4, PTX .const) a generic pointer, so
@@ -34,9 +35,11 @@ void constantPointersToGeneric(llvm::Module& m);
 /// stores stronger than monotonic, and atomic read-modify-writes stronger than monotonic (the
 /// backend would drop the ordering and emit a relaxed atom: fences go around them instead);
 /// float sin, cos, exp, exp2, exp10, log, log2, log10 and tan intrinsics (libclc's native_ and
-/// half_ functions) to the PTX approximate instructions. Returns one "error:" line per
-/// operation it cannot rewrite (such an intrinsic on double), empty when the module is fit for
-/// the backend. Idempotent: finalize runs it before and after optimisation.
+/// half_ functions) to the PTX approximate instructions; casts between two named address
+/// spaces (legalizeAddressSpaceCasts). Returns one "error:" line per operation it cannot
+/// rewrite (such an intrinsic on double, a program-scope variable initialised with a __local
+/// pointer), empty when the module is fit for the backend. Idempotent: finalize runs it before
+/// and after optimisation, the second time right before code generation.
 std::string legalizeForNvptx(llvm::Module& m);
 
 /// Replaces each float division that may be 2.5 ulp off (clang's !fpmath on OpenCL C
@@ -44,6 +47,19 @@ std::string legalizeForNvptx(llvm::Module& m);
 /// (2 ulp), which is several times faster than the correctly rounded div.rn.f32 the back end
 /// would emit. Runs after optimisation: the inline PTX would hide the division from it.
 void relaxFloatDivision(llvm::Module& m);
+
+/// Casts between two different non-generic address spaces, on which NVPTX's instruction
+/// selector aborts ("Cannot cast between two non-generic address spaces"). OpenCL C cannot
+/// write one, but the optimiser folds two casts through generic into one: a pointer made
+/// generic and then cast to another named space, by to_local & co or an explicit cast, on a
+/// path where it is not in that space. Each becomes the two casts again, the second as
+/// nvvm.ptr.gen.to.* (cvta.to), which no IR pass folds back (constant expressions are made
+/// instructions first). Returns "error:" lines for what would still abort the backend: such a
+/// cast left anywhere in a function (internal), and a global whose initial value casts to a
+/// non-generic space (`local int* global p = NULL;`, or clang's constant copy of a local
+/// struct's initializer holding a __local NULL: the asm printer can only strip casts to
+/// generic). Part of legalizeForNvptx (address_spaces.cpp).
+std::string legalizeAddressSpaceCasts(llvm::Module& m);
 
 /// Turns every printf call into one record in the printf buffer of the launch block
 /// (layout in ptx_module.hpp) and appends the formats to `formats`. The front end leaves printf

@@ -1,18 +1,23 @@
-// Math builtins that replace libclc's amdgcn ones where those break the OpenCL C full-profile
-// limits (§7.4) on a device that reports CL_FP_DENORM and correct IEEE special cases. Linked
-// ahead of libclc, whose definitions are weak, so these win for every width. Found by the
-// kernel suite on the GCN device (tests/kernels/math_test.cpp, kernels_math_gcn_test):
+// Math builtins that replace libclc's where those break the OpenCL C full-profile limits (§7.4)
+// on a GPU device that reports CL_FP_DENORM and correct IEEE special cases: one source for the
+// GCN device (amdgcn, libclc's amdgcn--amdhsa.bc) and the NVIDIA device (nvptx64, libclc's
+// nvptx64--nvidiacl.bc). Linked ahead of libclc, whose definitions are weak, so these win for
+// every width. Found by the kernel suite (tests/kernels/math_test.cpp) on both devices:
 // - float exp and exp2 return 0 where the result is a denormal (libclc clamps below
-//   ln(FLT_MIN) instead of scaling into the denormal range);
+//   ln(FLT_MIN) instead of scaling into the denormal range); on nvptx libclc's half_exp and
+//   half_exp2 carry the same code inlined, so they are replaced too;
 // - float fmod, remainder and remquo flush denormal operands and results;
-// - float erfc is up to 58 ulp off near 8 (the limit is 16);
-// - tgamma of negative arguments is inf (float, large negative arguments) or wrong (double, everywhere
-//   including -0), because libclc computes exp(lgamma(|x|)) and then reflects in float range;
+// - float erfc is up to 58 ulp off (near 8 on amdgcn, near 2 on nvptx; the limit is 16);
+// - tgamma of negative arguments is inf (float, large negative arguments) or wrong (double,
+//   everywhere including -0), because libclc computes exp(lgamma(|x|)) and then reflects in
+//   float range;
 // - double pow and powr get the C99/OpenCL special cases wrong (pow(1, inf) is inf).
-// Everything else stays libclc's.
+// Everything else stays libclc's. Only plain OpenCL C and clang builtins that both targets
+// select without a library call (__builtin_ldexpf is v_ldexp_f32 on amdgcn, exact scaling
+// multiplications on nvptx; fma, rint) and libclc functions both libraries define.
 #include "builtins.h"
 
-// libclc's implementations behind its public names (weak, amdgcn--amdhsa.bc).
+// libclc's implementations behind its public names (weak in both libraries).
 double DUET_OVL __clc_pow(double, double);
 // The double overloads called below. Declared by hand: once this file defines a float
 // overload of a name, clang's lazily declared builtins no longer join that name's overload
@@ -63,6 +68,13 @@ DUET_CONST float exp2(float x) {
     float r = (x - k) * 0x1.62e430p-1f; // x - k is exact; the product's rounding costs < 0.5 ulp
     return __builtin_ldexpf(expReduced(r), (int)k);
 }
+
+#ifdef __NVPTX__
+// libclc's nvptx half_exp and half_exp2 are its flushing exp and exp2, inlined when libclc was
+// built (amdgcn's are the hardware exp2, which keeps denormals): the functions above serve.
+DUET_CONST float half_exp(float x) { return exp(x); }
+DUET_CONST float half_exp2(float x) { return exp2(x); }
+#endif
 
 // ---- float functions computed in double ----
 // Every float is exact in double, and fmod/remainder/remquo results are exact in float too, so
@@ -197,6 +209,10 @@ DUET_CONST double powr(double x, double y) {
 
 DUET_VEC_1(DUET_CONST, float, exp, float)
 DUET_VEC_1(DUET_CONST, float, exp2, float)
+#ifdef __NVPTX__
+DUET_VEC_1(DUET_CONST, float, half_exp, float)
+DUET_VEC_1(DUET_CONST, float, half_exp2, float)
+#endif
 DUET_VEC_1(DUET_CONST, float, erfc, float)
 DUET_VEC_1(DUET_CONST, float, tgamma, float)
 DUET_VEC_1(DUET_CONST, double, tgamma, double)
