@@ -80,6 +80,32 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
     resolve(d.eventSynchronize, "cuEventSynchronize");
     resolve(d.eventElapsedTime, "cuEventElapsedTime");
     resolve(d.eventDestroy, "cuEventDestroy_v2");
+    if (missing.empty()) {
+        // CUDA–GL interop: optional, the device falls back to host copies without it.
+        std::string& lacks = d.glInteropMissing;
+        auto optional = [&](auto& member, const char* symbol) {
+            void* p = dlsym(handle, symbol);
+            if (!p)
+                lacks += std::string(lacks.empty() ? "" : ", ") + symbol;
+            member = reinterpret_cast<std::remove_reference_t<decltype(member)>>(p);
+        };
+        optional(d.deviceGetUuid, "cuDeviceGetUuid_v2");
+        if (!d.deviceGetUuid) {
+            lacks.clear();
+            optional(d.deviceGetUuid, "cuDeviceGetUuid");
+        }
+        optional(d.memcpy2DAsync, "cuMemcpy2DAsync_v2");
+        optional(d.memcpy3DAsync, "cuMemcpy3DAsync_v2");
+        optional(d.glGetDevices, "cuGLGetDevices_v2");
+        optional(d.graphicsGLRegisterBuffer, "cuGraphicsGLRegisterBuffer");
+        optional(d.graphicsGLRegisterImage, "cuGraphicsGLRegisterImage");
+        optional(d.graphicsUnregisterResource, "cuGraphicsUnregisterResource");
+        optional(d.graphicsMapResources, "cuGraphicsMapResources");
+        optional(d.graphicsUnmapResources, "cuGraphicsUnmapResources");
+        optional(d.graphicsResourceGetMappedPointer, "cuGraphicsResourceGetMappedPointer_v2");
+        optional(d.graphicsSubResourceGetMappedArray, "cuGraphicsSubResourceGetMappedArray");
+        optional(d.array3DGetDescriptor, "cuArray3DGetDescriptor_v2");
+    }
     if (!missing.empty()) {
         reason = std::string("the CUDA driver library ") + library +
                  " lacks entry points Duet needs (" + missing +
