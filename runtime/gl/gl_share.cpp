@@ -42,6 +42,16 @@ GlFunctions loadFunctions() {
         load(f.eglGetCurrentContext, egl, "eglGetCurrentContext");
         load(f.eglGetError, egl, "eglGetError");
         load(f.eglReleaseThread, egl, "eglReleaseThread");
+        load(f.eglQueryString, egl, "eglQueryString");
+        if (f.eglGetProcAddress) {
+            auto ext = [&](auto& fn, const char* name) {
+                fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+                    f.eglGetProcAddress(name));
+            };
+            ext(f.eglQueryDisplayAttribEXT, "eglQueryDisplayAttribEXT");
+            ext(f.eglQueryDeviceStringEXT, "eglQueryDeviceStringEXT");
+            ext(f.eglQueryDeviceAttribEXT, "eglQueryDeviceAttribEXT");
+        }
     }
     if (void* glx = dlopen("libGL.so.1", RTLD_NOW | RTLD_LOCAL)) {
         load(f.glXGetProcAddress, glx, "glXGetProcAddressARB");
@@ -54,6 +64,7 @@ GlFunctions loadFunctions() {
         load(f.glXGetCurrentContext, glx, "glXGetCurrentContext");
         load(f.glXCreatePbuffer, glx, "glXCreatePbuffer");
         load(f.glXDestroyPbuffer, glx, "glXDestroyPbuffer");
+        load(f.glXQueryServerString, glx, "glXQueryServerString");
     }
     if (void* x11 = dlopen("libX11.so.6", RTLD_NOW | RTLD_LOCAL)) {
         load(f.XOpenDisplay, x11, "XOpenDisplay");
@@ -111,6 +122,9 @@ GlFunctions loadFunctions() {
     gl(f.glGenBuffers, "glGenBuffers");
     gl(f.glDeleteBuffers, "glDeleteBuffers");
     gl(f.glBufferData, "glBufferData");
+    gl(f.glGetIntegerv, "glGetIntegerv");
+    gl(f.glGetStringi, "glGetStringi");
+    gl(f.glGetUnsignedBytei_vEXT, "glGetUnsignedBytei_vEXT");
 
     return f;
 }
