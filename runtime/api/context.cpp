@@ -53,6 +53,7 @@ void CL_CALLBACK detachGl(cl_context c, void*) {
 cl_context makeContext(Call& call, const cl_context_properties* properties,
                        std::vector<Device*> list, std::vector<cl_context_properties> props,
                        ContextNotifyFn notify, void* userData, bool fromType) {
+    call.setCreationNotify(notify, userData);
     auto glProps = duet::rt::gl::parseProperties(properties);
     if (!glProps)
         return call.fail(glProps.error());

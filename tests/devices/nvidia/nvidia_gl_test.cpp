@@ -230,6 +230,9 @@ TEST_CASE("a GL context on another GPU: no device, and clCreateContext refuses t
     cl_context ctx = clCreateContext(props.data(), 1, &d, note, &notes, &err);
     CHECK(ctx == nullptr);
     CHECK_CL_ERR(CL_INVALID_OPERATION, err);
+    // The reason reaches pfn_notify: the GPU that runs the GL context.
+    INFO(notes);
+    CHECK(notes.find("another GPU, CUDA device 1") != std::string::npos);
     // By type: the device is left out, and then there is none.
     ctx = clCreateContextFromType(props.data(), CL_DEVICE_TYPE_GPU, nullptr, nullptr, &err);
     CHECK(ctx == nullptr);
