@@ -81,8 +81,14 @@ bool formatOf(GLint internal, Format& out) {
     }
 }
 
+/// DUET_FAKE_CUDA_GL_DEVICE sets the first answer (for runs by hand: another GPU is 1).
+int firstGlDevice() {
+    const char* env = std::getenv("DUET_FAKE_CUDA_GL_DEVICE");
+    return env && *env ? std::atoi(env) : 0;
+}
+
 std::mutex mutex;
-int glDevice = 0;                 ///< what cuGLGetDevices answers (-1: an error)
+int glDevice = firstGlDevice();   ///< what cuGLGetDevices answers (-1: an error)
 uint64_t lastMappedPointer = 0;   ///< the latest cuGraphicsResourceGetMappedPointer answer
 std::vector<unsigned> registered; ///< GL names registered, in order
 
