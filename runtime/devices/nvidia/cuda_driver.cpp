@@ -116,18 +116,21 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
 }
 
 const CudaDriver* CudaDriver::get(std::string* reason) {
+    // Never freed, so never dlclosed: devices live as long as the process, and at exit work
+    // still runs that calls the driver (GL objects of released contexts unregistered by their
+    // GL thread while static destructors run), after this function's statics would be gone.
     static std::once_flag once;
-    static std::unique_ptr<CudaDriver> driver;
-    static std::string why;
+    static CudaDriver* driver = nullptr;
+    static std::string* why = new std::string;
     std::call_once(once, [] {
         const char* library = std::getenv("DUET_CUDA_LIBRARY");
-        driver = loadCudaDriver(library && *library ? library : "libcuda.so.1", why);
+        driver = loadCudaDriver(library && *library ? library : "libcuda.so.1", *why).release();
         if (!driver)
-            logNvidia("NVIDIA: " + why);
+            logNvidia("NVIDIA: " + *why);
     });
     if (!driver && reason)
-        *reason = why;
-    return driver.get();
+        *reason = *why;
+    return driver;
 }
 
 std::string CudaDriver::errorText(cu::Result error) const {

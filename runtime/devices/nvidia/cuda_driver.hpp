@@ -279,7 +279,8 @@ struct CudaDriver {
     /// cuGetErrorString), or "CUDA error <n>" for a code the driver does not know.
     std::string errorText(cu::Result error) const;
 
-    /// Keeps the library loaded while the driver lives (dlclose on destruction).
+    /// Keeps the library loaded while the driver lives (dlclose on destruction; get()'s driver
+    /// is never destroyed).
     std::shared_ptr<void> library;
 };
 
