@@ -39,6 +39,28 @@ std::string glRenderer() {
     return renderer ? reinterpret_cast<const char*>(renderer) : "(no current GL context)";
 }
 
+/// Why `device` cannot share with `gl` although its platform has cl_khr_gl_sharing, in the
+/// platform's own words: what its clCreateContext with the GL properties reports (the notify
+/// callback's message, else the error's name), e.g. Duet's "the GL context runs on another GPU".
+/// Empty when that context can be made after all. Only asked on the way to an error or a
+/// fallback.
+std::string refusal(const GLHandles& gl, cl_platform_id platform, cl_device_id device) {
+    std::string said;
+    auto props = glContextProperties(gl, platform);
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(
+        props.data(), 1, &device,
+        [](const char* message, const void*, size_t, void* self) {
+            *static_cast<std::string*>(self) = message;
+        },
+        &said, &err);
+    if (ctx) {
+        clReleaseContext(ctx);
+        return {};
+    }
+    return said.empty() ? "clCreateContext: " + errorName(err) : said;
+}
+
 } // namespace
 
 std::unique_ptr<Context> Context::create(const GLHandles& gl, const Options& options) {
@@ -74,6 +96,11 @@ std::unique_ptr<Context> Context::create(const GLHandles& gl, const Options& opt
                 for (cl_device_id d : answer.current)
                     c.current |= d == device;
             }
+            // Not listed by a platform that shares with GL: ask it why (a GL context on
+            // another GPU, say), so the error or the fallback's line names the real reason.
+            if (!c.why.empty() && answer.unsupported.empty())
+                if (std::string r = refusal(gl, platform, device); !r.empty())
+                    c.why = r;
             seen.push_back(c);
         }
     }

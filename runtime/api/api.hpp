@@ -38,8 +38,18 @@ public:
     Call(const char* api, cl_int* errcodeRet) : m_api(api), m_errcodeRet(errcodeRet) {}
     void setContext(const Context* c) { m_ctx = c; }
     /// Reports and returns null (for `return call.fail(...)` in handle-returning shims).
+    /// Context creation: failures also go to the application's pfn_notify ("errors during
+    /// context creation", as the spec allows), there being no context to report through.
+    void setCreationNotify(ContextNotifyFn notify, void* userData) {
+        m_notify = notify;
+        m_userData = userData;
+    }
     std::nullptr_t fail(cl_int code, const std::string& reason) {
         report(m_api, m_ctx, code, reason);
+        if (m_notify) {
+            const std::string message = std::string(m_api) + ": " + errorName(code) + ": " + reason;
+            m_notify(message.c_str(), nullptr, 0, m_userData);
+        }
         if (m_errcodeRet)
             *m_errcodeRet = code;
         return nullptr;
@@ -56,6 +66,8 @@ private:
     const char* m_api;
     cl_int* m_errcodeRet;
     const Context* m_ctx = nullptr;
+    ContextNotifyFn m_notify = nullptr;
+    void* m_userData = nullptr;
 };
 
 /// Runs a shim body, turning allocation failure into CL_OUT_OF_HOST_MEMORY.

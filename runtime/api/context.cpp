@@ -52,20 +52,38 @@ void CL_CALLBACK detachGl(cl_context c, void*) {
 /// application's share group (cl_khr_gl_sharing).
 cl_context makeContext(Call& call, const cl_context_properties* properties,
                        std::vector<Device*> list, std::vector<cl_context_properties> props,
-                       ContextNotifyFn notify, void* userData) {
+                       ContextNotifyFn notify, void* userData, bool fromType) {
+    call.setCreationNotify(notify, userData);
     auto glProps = duet::rt::gl::parseProperties(properties);
     if (!glProps)
         return call.fail(glProps.error());
     std::shared_ptr<duet::rt::gl::Share> share;
     if (glProps->sharing()) {
-        for (Device* d : list)
-            if (!d->hasExtension("cl_khr_gl_sharing"))
-                return call.fail(CL_INVALID_OPERATION,
-                                 "a device cannot share data with the GL context");
+        // CL_INVALID_OPERATION: a device cannot share data with the GL context (no
+        // cl_khr_gl_sharing, or a GPU other than the one running it). By type: such devices
+        // are left out, and only none left fails.
+        using Kind = duet::rt::GlAffinity::Kind;
+        Device* interop = nullptr;
+        std::vector<Device*> sharing;
+        std::string refused;
+        for (auto& [d, affinity] : duet::rt::gl::matchDevices(*glProps, list)) {
+            if (affinity.kind == Kind::Foreign) {
+                refused += (refused.empty() ? "" : "; ") + affinity.why;
+                continue;
+            }
+            if (affinity.kind == Kind::Interop && !interop)
+                interop = d;
+            sharing.push_back(d);
+        }
+        if (!refused.empty() && (!fromType || sharing.empty()))
+            return call.fail(CL_INVALID_OPERATION,
+                             "a device cannot share data with the GL context: " + refused);
+        list = std::move(sharing);
         auto made = duet::rt::gl::createShare(*glProps);
         if (!made)
             return call.fail(made.error());
         share = std::move(*made);
+        share->setInteropDevice(interop);
     }
     Context* c = makeObject<Context>(std::move(list), std::move(props), notify, userData);
     if (share) {
@@ -104,7 +122,8 @@ DUET_API cl_context CL_API_CALL clCreateContext(const cl_context_properties* pro
             if (std::find(list.begin(), list.end(), d) == list.end())
                 list.push_back(d);
         }
-        return makeContext(call, properties, std::move(list), std::move(*props), notify, userData);
+        return makeContext(call, properties, std::move(list), std::move(*props), notify, userData,
+                           false);
     });
 }
 
@@ -133,7 +152,8 @@ DUET_API cl_context CL_API_CALL clCreateContextFromType(const cl_context_propert
         if (list.empty())
             return call.fail(CL_DEVICE_NOT_AVAILABLE,
                              "no device of the requested type is available");
-        return makeContext(call, properties, std::move(list), std::move(*props), notify, userData);
+        return makeContext(call, properties, std::move(list), std::move(*props), notify, userData,
+                           true);
     });
 }
 

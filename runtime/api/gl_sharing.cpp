@@ -44,11 +44,23 @@ DUET_API cl_int CL_API_CALL clGetGLContextInfoKHR(const cl_context_properties* p
         if (!props->sharing())
             return report(api, nullptr, CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR,
                           "no CL_GL_CONTEXT_KHR in properties");
-        // Every Duet device can share: it works on host copies or mappings of GL data.
-        std::vector<cl_device_id> devices;
+        // The devices that run the GL context and reach its objects themselves (CUDA-GL on
+        // the NVIDIA device that runs an NVIDIA GL context) first, then those that share
+        // through host copies or mappings (every other device with cl_khr_gl_sharing); not
+        // those that cannot share with it (a GPU other than the GL context's: the reason goes
+        // to DUET_LOG).
+        std::vector<Device*> available;
         for (Device* d : Platform::get().devices())
-            if (d->hasExtension("cl_khr_gl_sharing"))
+            if (d->info().available)
+                available.push_back(d);
+        std::vector<cl_device_id> devices, copying;
+        for (auto& [d, affinity] : gl::matchDevices(*props, available)) {
+            if (affinity.kind == duet::rt::GlAffinity::Kind::Interop)
                 devices.push_back(d);
+            else if (affinity.kind == duet::rt::GlAffinity::Kind::Copies)
+                copying.push_back(d);
+        }
+        devices.insert(devices.end(), copying.begin(), copying.end());
         switch (param) {
         case CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR:
             if (devices.size() > 1)

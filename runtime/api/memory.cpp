@@ -637,7 +637,7 @@ DUET_API cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue queue, cl_m
         Mem* m = checkMem(api, q, mem, "memobj", err, false);
         if (!m)
             return err;
-        char* base = m->data();
+        char* base = m->hostData(); // where maps point
         size_t extent = m->isImage() ? m->slicePitch * std::max<size_t>(1, m->desc.image_depth) *
                                            std::max<size_t>(1, m->desc.image_array_size)
                                      : m->size();

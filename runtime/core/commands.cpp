@@ -47,7 +47,8 @@ bool hasSlices(cl_mem_object_type t) {
 Mapped enqueueMap(Queue& queue, cl_command_type type, Ref<Mem> mem, cl_map_flags flags,
                   const Strided& at, const BoxSize& box, const Submit& how) {
     Mapped out;
-    out.ptr = mem->data() + at.offset;
+    // Host storage: the device's map makes it current when the storage is on the device.
+    out.ptr = mem->hostData() + at.offset;
     static_cast<Enqueued&>(out) = enqueueCommand(
         queue, type, how, [dev = backendOf(queue), mem = std::move(mem), flags, at, box] {
             cl_int status = dev->map(*mem, at, box, flags);

@@ -29,6 +29,9 @@ public:
     /// (core/memory.hpp). Null when out of memory. Release with freeStorage.
     char* allocateStorage(size_t size) const;
     void freeStorage(char* p) const;
+    /// True when any host memory serves as storage for every device of the context (no device
+    /// allocator): GL's own mappings of buffers may then be used in place.
+    bool hostMemoryIsStorage() const { return m_allocator == nullptr; }
     /// CL_MEM_USE_HOST_PTR memory made addressable by the context's devices (a no-op without
     /// a device allocator). False with `why` when a device cannot address it.
     bool registerHostMemory(void* p, size_t size, std::string& why) const;

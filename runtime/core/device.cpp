@@ -22,6 +22,15 @@ bool Device::hasExtension(std::string_view ext) const {
     return false;
 }
 
+std::string GlContextFacts::describe() const {
+    std::string out = renderer.empty() ? "a GL context" : renderer;
+    if (!vendor.empty())
+        out += " (" + vendor + ")";
+    if (cudaDevice >= 0)
+        out += " on CUDA device " + std::to_string(cudaDevice);
+    return out;
+}
+
 std::vector<cl_name_version> namesWithVersion(std::string_view spaceSeparated, cl_version version) {
     std::vector<cl_name_version> out;
     std::istringstream in{std::string(spaceSeparated)};

@@ -1,6 +1,7 @@
 // Platform and device objects; a device's behaviour lives behind the DeviceBackend interface.
 #pragma once
 
+#include "core/gl_interop.hpp"
 #include "core/object.hpp"
 #include "core/toolchain.hpp"
 
@@ -181,6 +182,18 @@ public:
     /// clEnqueueMigrateMemObjects: moves `m` to this device, or to the host with
     /// CL_MIGRATE_MEM_OBJECT_HOST. By default there is one memory: nothing to do.
     virtual cl_int migrate(Mem& m, cl_mem_migration_flags flags);
+
+    // cl_khr_gl_sharing (core/gl_interop.hpp); runtime/gl decides when these run. By default a
+    // device shares any GL context's objects through host copies and has no access of its own.
+
+    /// How this device stands to the GL context that `facts` describe. Runs on the thread of
+    /// clGetGLContextInfoKHR or clCreateContext, which may have that GL context current.
+    virtual GlAffinity glAffinity(const GlContextFacts& facts) const {
+        (void)facts;
+        return {};
+    }
+    /// The device's own access to GL objects' memory; null when it has none (the default).
+    virtual GlInterop* glInterop() { return nullptr; }
 };
 
 class Platform;

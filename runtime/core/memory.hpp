@@ -33,13 +33,28 @@ public:
     /// created from buffers): it follows the owner when the owner's storage moves.
     void viewOf(const Mem& owner, size_t offset) {
         m_base = owner.m_base;
+        m_owner = owner.m_owner;
         m_viewOffset = owner.m_viewOffset + offset;
     }
     /// Points this object's storage at `p`, or back at the storage it was created with when
-    /// `p` is null (GL buffers mapped in place between acquire and release). Only the commands
-    /// that acquire and release call it; the queue's ordering makes it visible to the commands
-    /// after them.
-    void setStorage(char* p) { m_storage.store(p ? p : m_home, std::memory_order_relaxed); }
+    /// `p` is null (GL buffers mapped in place between acquire and release). `onDevice`: `p` is
+    /// device memory the host cannot touch (a GL buffer mapped through CUDA–GL interop); see
+    /// hostData(). Only the commands that acquire and release call it; the queue's ordering
+    /// makes it visible to the commands after them.
+    void setStorage(char* p, bool onDevice = false) {
+        m_storageOnDevice.store(p && onDevice, std::memory_order_relaxed);
+        m_storage.store(p ? p : m_home, std::memory_order_relaxed);
+    }
+    /// True while this object's storage (or its owner's) is device memory the host cannot
+    /// touch: the device that put it there does the host-side work of commands (rects, fills,
+    /// maps), staging through hostData().
+    bool storageOnDevice() const {
+        return m_owner->m_storageOnDevice.load(std::memory_order_relaxed);
+    }
+    /// Where the host reads and writes this object's bytes: data(), or while the storage is on
+    /// the device, the storage the object was created with (host-visible), which the device's
+    /// map and unmap keep current for the mapped region. Maps hand out pointers into it.
+    char* hostData() const { return storageOnDevice() ? m_owner->m_home + m_viewOffset : data(); }
     /// CL_MEM_USE_HOST_PTR memory that Context::registerHostMemory registered: unregistered
     /// when the object goes.
     void markHostRegistered() { m_hostRegistered = true; }
@@ -111,6 +126,8 @@ private:
     char* m_home;                                  ///< storage given at creation (freed when owned)
     std::atomic<char*> m_storage;                  ///< current storage of an owner (not of a view)
     const std::atomic<char*>* m_base = &m_storage; ///< the owner's storage slot
+    const Mem* m_owner = this;                     ///< the object whose storage this is
+    std::atomic<bool> m_storageOnDevice{false};    ///< m_storage is device memory (setStorage)
     size_t m_viewOffset = 0; ///< bytes from the owner's storage to this object's
     bool m_owns;
     bool m_hostRegistered = false; ///< m_hostPtr registered with the context's devices

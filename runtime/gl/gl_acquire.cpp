@@ -1,6 +1,7 @@
 // clEnqueueAcquireGLObjects / clEnqueueReleaseGLObjects as commands: the objects' glState flips
 // at enqueue, and the command, run by the queue's worker, maps or copies them on the GL thread.
 #include "core/queue.hpp"
+#include "gl/gl_device_access.hpp"
 #include "gl/gl_functions.hpp"
 #include "gl/gl_object.hpp"
 #include "gl/gl_share.hpp"
@@ -28,8 +29,10 @@ void waitForApp(const GlFunctions& f, void* fence) {
 }
 
 /// The command body: on the GL thread, after the application's GL work (`fence`), maps or
-/// copies each object in the directions its flags need. Returns the command's status.
-cl_int runAcquireRelease(Share& share, void* fence, bool acquire,
+/// copies each object in the directions its flags need: through the context's interop device
+/// for the objects registered with it (gl_device_access.cpp; buffers in its memory when
+/// `zeroCopy`, the queue being that device's), else here. Returns the command's status.
+cl_int runAcquireRelease(Share& share, void* fence, bool acquire, bool zeroCopy,
                          const std::vector<Shared>& objects) {
     cl_int status = CL_SUCCESS;
     share.run([&] {
@@ -37,7 +40,19 @@ cl_int runAcquireRelease(Share& share, void* fence, bool acquire,
         if (fence)
             waitForApp(f, fence);
         bool copied = false;
+        std::vector<DeviceObject> viaDevice;
+        for (const auto& [m, o] : objects)
+            if (o->resource && (acquire || o->viaInterop))
+                viaDevice.push_back({m.get(), o, !(m->flags() & CL_MEM_WRITE_ONLY),
+                                     !(m->flags() & CL_MEM_READ_ONLY)});
+        if (!viaDevice.empty())
+            status = acquire ? acquireThroughDevice(share, viaDevice, zeroCopy)
+                             : releaseThroughDevice(share, viaDevice, copied);
         for (const auto& [m, o] : objects) {
+            if (acquire ? o->viaInterop
+                        : std::any_of(viaDevice.begin(), viaDevice.end(),
+                                      [&](const DeviceObject& d) { return d.gl == o; }))
+                continue;
             bool clReads = !(m->flags() & CL_MEM_WRITE_ONLY);
             bool clWrites = !(m->flags() & CL_MEM_READ_ONLY);
             if (o->inPlace) {
@@ -89,14 +104,16 @@ Ref<Event> enqueueGlObjects(Queue& queue, std::shared_ptr<Share> share, std::spa
     std::vector<Shared> inPlace; // acquire: settleStorage waits for this command
     if (acquire)
         for (const Shared& s : objects)
-            if (s.gl->inPlace)
+            if (s.gl->movesStorage())
                 inPlace.push_back(s);
+    // Buffers through the interop device live in its memory on its own queues.
+    const bool zeroCopy = share->interopDevice() && queue.device() == share->interopDevice();
     const cl_command_type type =
         acquire ? CL_COMMAND_ACQUIRE_GL_OBJECTS : CL_COMMAND_RELEASE_GL_OBJECTS;
     Ref<Event> event = queue.enqueue(
         type, waitList,
-        [share, fence, acquire, objects = std::move(objects)] {
-            return runAcquireRelease(*share, fence, acquire, objects);
+        [share, fence, acquire, zeroCopy, objects = std::move(objects)] {
+            return runAcquireRelease(*share, fence, acquire, zeroCopy, objects);
         },
         false, wantEvent || waitHere || !inPlace.empty());
     for (const Shared& s : inPlace)

@@ -9,6 +9,12 @@
 
 namespace duet::rt::gl {
 
+/// GL_EXT_memory_object (glext.h, which the core header leaves out).
+constexpr GLenum kGlNumDeviceUuids = 0x9596; ///< GL_NUM_DEVICE_UUIDS_EXT
+constexpr GLenum kGlDeviceUuid = 0x9597;     ///< GL_DEVICE_UUID_EXT
+/// EGL_NV_device_cuda's attribute of an EGL device: its CUDA ordinal.
+constexpr EGLint kEglCudaDevice = 0x323A; ///< EGL_CUDA_DEVICE_NV
+
 /// Loaded once by libraries(); members are null when a library or symbol is missing.
 struct GlFunctions {
     // EGL (libEGL.so.1)
@@ -22,6 +28,11 @@ struct GlFunctions {
     PFNEGLGETCURRENTCONTEXTPROC eglGetCurrentContext = nullptr;
     PFNEGLGETERRORPROC eglGetError = nullptr;
     PFNEGLRELEASETHREADPROC eglReleaseThread = nullptr;
+    PFNEGLQUERYSTRINGPROC eglQueryString = nullptr;
+    // EGL_EXT_device_query (through eglGetProcAddress; null without it)
+    PFNEGLQUERYDISPLAYATTRIBEXTPROC eglQueryDisplayAttribEXT = nullptr;
+    PFNEGLQUERYDEVICESTRINGEXTPROC eglQueryDeviceStringEXT = nullptr;
+    PFNEGLQUERYDEVICEATTRIBEXTPROC eglQueryDeviceAttribEXT = nullptr;
     // GLX (libGL.so.1), as untyped pointers to keep Xlib headers out
     // (Display*, GLXContext, GLXFBConfig as void*, GLXDrawable as unsigned long.)
     void* (*glXGetProcAddress)(const unsigned char*) = nullptr;
@@ -34,6 +45,7 @@ struct GlFunctions {
     void* (*glXGetCurrentContext)() = nullptr;
     unsigned long (*glXCreatePbuffer)(void*, void*, const int*) = nullptr;
     void (*glXDestroyPbuffer)(void*, unsigned long) = nullptr;
+    const char* (*glXQueryServerString)(void*, int, int) = nullptr;
     // Xlib (libX11.so.6)
     void* (*XOpenDisplay)(const char*) = nullptr;
     int (*XCloseDisplay)(void*) = nullptr;
@@ -83,6 +95,10 @@ struct GlFunctions {
     PFNGLGENBUFFERSPROC glGenBuffers = nullptr;
     PFNGLDELETEBUFFERSPROC glDeleteBuffers = nullptr;
     PFNGLBUFFERDATAPROC glBufferData = nullptr;
+    PFNGLGETINTEGERVPROC glGetIntegerv = nullptr;
+    PFNGLGETSTRINGIPROC glGetStringi = nullptr;
+    /// GL_EXT_memory_object (device UUIDs); may be a stub where the extension is missing.
+    void(APIENTRYP glGetUnsignedBytei_vEXT)(GLenum, GLuint, GLubyte*) = nullptr;
 
     bool hasEgl() const { return eglGetProcAddress && eglCreateContext && eglMakeCurrent; }
     bool hasGlx() const {

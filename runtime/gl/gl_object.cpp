@@ -5,10 +5,12 @@
 #include "core/image.hpp"
 #include "gl/gl_formats.hpp"
 #include "gl/gl_functions.hpp"
+#include "gl/gl_device_access.hpp"
 #include "gl/gl_share.hpp"
 #include "gl/gl_transfer.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 namespace duet::rt::gl {
 
@@ -16,15 +18,23 @@ GlObject::GlObject(std::shared_ptr<Share> glShare, cl_gl_object_type glType, uns
     : share(std::move(glShare)), type(glType), name(glName) {}
 
 GlObject::~GlObject() {
-    // The job holds no reference to the share: the GL thread must not drop the last one.
+    // The jobs hold no reference to the share: the GL thread must not drop the last one.
     if (mapped) {
         unsigned buffer = name;
         share->post([buffer] { unmapBuffer(buffer); });
     }
+    // The device unmaps and unregisters on the GL thread, then the pixel buffer goes.
+    if (resource || pixelBuffer) {
+        std::shared_ptr<GlInterop::Resource> registration(std::move(resource));
+        share->post([registration, pbo = pixelBuffer]() mutable {
+            registration.reset();
+            deletePixelBuffer(pbo);
+        });
+    }
 }
 
 void GlObject::settleStorage() const {
-    if (!inPlace)
+    if (!movesStorage())
         return;
     Ref<Event> pending;
     {
@@ -73,13 +83,26 @@ Result<Mem*> createFromBuffer(Context& context, std::shared_ptr<Share> share, cl
     // mapping between acquire and release. Otherwise (and for an acquire whose mapping
     // fails) a host copy filled at acquire and written back at release, only in the
     // directions the flags allow.
+    // Through the context's interop device (CUDA-GL) when it has one: registered once here,
+    // mapped at every acquire, and the CL buffer's storage is that mapping on its queues.
     auto state = std::make_unique<GlObject>(share, CL_GL_OBJECT_BUFFER, buffer);
-    state->inPlace = share->buffersInPlace();
     char* storage = context.allocateStorage(size_t(size));
     if (!storage)
         return makeError(CL_OUT_OF_HOST_MEMORY, "could not allocate the buffer's host copy");
     Mem* m = makeObject<Mem>(retainRef(&context), CL_MEM_OBJECT_BUFFER, flags, size_t(size),
                              nullptr, storage, true);
+    if (!attachInterop(*share, *m, *state, 0)) {
+        // GL's mapping is host memory: in place only where that serves every device of the
+        // context (not an NVIDIA device's, which needs memory of its allocator).
+        if (context.hostMemoryIsStorage()) {
+            state->inPlace = share->buffersInPlace();
+        } else {
+            static std::atomic<bool> said{false};
+            if (!said.exchange(true))
+                logNote("GL buffers are copied at acquire/release: the context's devices "
+                        "cannot use GL's host mappings in place");
+        }
+    }
     m->attach(std::move(state));
     m->glState.store(Mem::GlState::Released);
     return m;
@@ -207,6 +230,7 @@ Result<GlImage> describeImage(Share& share, unsigned target, int level, unsigned
     out.transferFormat = fmt->transferFormat;
     out.transferType = fmt->transferType;
     out.bytesPerTexel = fmt->bytesPerTexel;
+    out.internalFormat = unsigned(q.internal);
     cl_image_desc& desc = out.desc;
     desc.image_type = type;
     desc.image_width = size_t(q.w);
@@ -264,6 +288,7 @@ void shareImage(Mem& image, std::shared_ptr<Share> share, const GlImage& gl) {
     state->level = gl.level;
     state->transferFormat = gl.transferFormat;
     state->transferType = gl.transferType;
+    attachInterop(*state->share, image, *state, gl.internalFormat);
     image.attach(std::move(state));
     image.glState.store(Mem::GlState::Released);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/event.hpp"
+#include "core/gl_interop.hpp"
 #include "core/memory.hpp"
 #include "core/result.hpp"
 
@@ -51,6 +52,23 @@ public:
     /// thread only, or by the destructor once no command can run.
     bool mapped = false;
 
+    // Through the context's interop device (Share::interop, gl_interop.cpp): fixed at creation
+    // except the two flags, which only the GL thread touches.
+    /// The device's registration of the GL object, or of `pixelBuffer`; null: host copies.
+    std::unique_ptr<GlInterop::Resource> resource;
+    /// Images the device cannot register (depth, sRGB, 1D): GL packs them into this pixel
+    /// buffer of the runtime's, which the device maps (0: none).
+    unsigned pixelBuffer = 0;
+    /// Registered as an image (else a buffer: the GL buffer or `pixelBuffer`).
+    bool resourceIsImage = false;
+    /// The latest acquire went through the device (a failed map falls back to host copies).
+    bool viaInterop = false;
+    /// A buffer whose storage is the device's mapping now (zero copy), since that acquire.
+    bool zeroCopy = false;
+    /// Whether acquires move the CL object's storage (in place, or a buffer through the
+    /// device): maps then wait for the latest acquire (settleStorage).
+    bool movesStorage() const { return inPlace || (resource && type == CL_GL_OBJECT_BUFFER); }
+
 private:
     mutable std::mutex m_mutex;
     Ref<Event> m_lastAcquire; ///< guarded by m_mutex
@@ -74,8 +92,9 @@ struct GlImage {
     int level = 0;
     cl_image_format format{};
     unsigned transferFormat = 0, transferType = 0, bytesPerTexel = 0;
-    cl_image_desc desc{}; ///< type and sizes; no pitches, no buffer
-    std::string what;     ///< "texture 7" / "renderbuffer 3", for messages
+    cl_image_desc desc{};        ///< type and sizes; no pitches, no buffer
+    std::string what;            ///< "texture 7" / "renderbuffer 3", for messages
+    unsigned internalFormat = 0; ///< GL's, e.g. GL_RGBA8
 };
 
 /// The CL image type for a texture target, 0 when CL cannot share that target.

@@ -17,6 +17,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 
 namespace duet::rt::gl {
@@ -42,6 +43,16 @@ GlFunctions loadFunctions() {
         load(f.eglGetCurrentContext, egl, "eglGetCurrentContext");
         load(f.eglGetError, egl, "eglGetError");
         load(f.eglReleaseThread, egl, "eglReleaseThread");
+        load(f.eglQueryString, egl, "eglQueryString");
+        if (f.eglGetProcAddress) {
+            auto ext = [&](auto& fn, const char* name) {
+                fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+                    f.eglGetProcAddress(name));
+            };
+            ext(f.eglQueryDisplayAttribEXT, "eglQueryDisplayAttribEXT");
+            ext(f.eglQueryDeviceStringEXT, "eglQueryDeviceStringEXT");
+            ext(f.eglQueryDeviceAttribEXT, "eglQueryDeviceAttribEXT");
+        }
     }
     if (void* glx = dlopen("libGL.so.1", RTLD_NOW | RTLD_LOCAL)) {
         load(f.glXGetProcAddress, glx, "glXGetProcAddressARB");
@@ -54,6 +65,7 @@ GlFunctions loadFunctions() {
         load(f.glXGetCurrentContext, glx, "glXGetCurrentContext");
         load(f.glXCreatePbuffer, glx, "glXCreatePbuffer");
         load(f.glXDestroyPbuffer, glx, "glXDestroyPbuffer");
+        load(f.glXQueryServerString, glx, "glXQueryServerString");
     }
     if (void* x11 = dlopen("libX11.so.6", RTLD_NOW | RTLD_LOCAL)) {
         load(f.XOpenDisplay, x11, "XOpenDisplay");
@@ -111,6 +123,9 @@ GlFunctions loadFunctions() {
     gl(f.glGenBuffers, "glGenBuffers");
     gl(f.glDeleteBuffers, "glDeleteBuffers");
     gl(f.glBufferData, "glBufferData");
+    gl(f.glGetIntegerv, "glGetIntegerv");
+    gl(f.glGetStringi, "glGetStringi");
+    gl(f.glGetUnsignedBytei_vEXT, "glGetUnsignedBytei_vEXT");
 
     return f;
 }
@@ -168,6 +183,27 @@ bool probeInPlaceMapping(std::string& why) {
     return inPlace;
 }
 
+/// Process exit against GL threads. A context can die on a queue's worker thread after the
+/// application has seen its last command complete, so a GL thread may still be working, or
+/// tearing its context down, while the process exits and the GL driver's exit handlers free
+/// the display under it (Mesa: heap corruption). Our exit handler, registered when the first
+/// share starts (after the application's EGL/GLX set-up, hence run before the driver's),
+/// closes the gate: it waits for the GL work in progress, and GL threads make no GL call
+/// after it (their jobs are dropped unrun, their contexts left to the process's end).
+struct ExitGate {
+    std::shared_mutex mutex;
+    bool closed = false; ///< guarded by mutex
+};
+ExitGate& exitGate() {
+    static ExitGate* gate = new ExitGate; // never destroyed: GL threads may outlive statics
+    return *gate;
+}
+void closeExitGate() {
+    ExitGate& gate = exitGate();
+    std::unique_lock lock(gate.mutex);
+    gate.closed = true;
+}
+
 /// A share whose GL context lives on its own thread; subclasses create and destroy it there.
 class ThreadShare : public Share {
 public:
@@ -198,6 +234,8 @@ public:
     ~ThreadShare() override { assert(!m_thread.joinable() && "stop() before destruction"); }
 
     Status start() {
+        static std::once_flag exitHandler;
+        std::call_once(exitHandler, [] { std::atexit(closeExitGate); });
         std::promise<Status> started;
         auto ready = started.get_future();
         m_thread = std::thread([this, &started] {
@@ -207,7 +245,9 @@ public:
             if (!ok)
                 return;
             loop();
-            tearDown();
+            std::shared_lock gate(exitGate().mutex);
+            if (!exitGate().closed)
+                tearDown();
         });
         return ready.get();
     }
@@ -226,16 +266,17 @@ public:
     void run(std::function<void()> job) override {
         std::promise<void> done;
         auto f = done.get_future();
-        post([&] {
-            job();
-            done.set_value();
-        });
+        {
+            std::lock_guard lock(m_mutex);
+            m_jobs.push_back({std::move(job), &done});
+        }
+        m_cv.notify_one();
         f.get();
     }
     void post(std::function<void()> job) override {
         {
             std::lock_guard lock(m_mutex);
-            m_jobs.push_back(std::move(job));
+            m_jobs.push_back({std::move(job), nullptr});
         }
         m_cv.notify_one();
     }
@@ -247,9 +288,15 @@ protected:
     virtual void tearDown() = 0;
 
 private:
+    /// A job, and for run() the promise its caller waits on.
+    struct Job {
+        std::function<void()> work;
+        std::promise<void>* done;
+    };
+
     void loop() {
         for (;;) {
-            std::function<void()> job;
+            Job job;
             {
                 std::unique_lock lock(m_mutex);
                 m_cv.wait(lock, [&] { return m_stop || !m_jobs.empty(); });
@@ -258,7 +305,15 @@ private:
                 job = std::move(m_jobs.front());
                 m_jobs.pop_front();
             }
-            job();
+            {
+                std::shared_lock gate(exitGate().mutex);
+                if (!exitGate().closed)
+                    job.work();
+                else // exiting: unrun, and not destroyed (what it holds may call GL)
+                    new std::function<void()>(std::move(job.work));
+            }
+            if (job.done)
+                job.done->set_value();
         }
     }
 
@@ -273,7 +328,7 @@ private:
     std::thread m_thread;
     std::mutex m_mutex;
     std::condition_variable m_cv;
-    std::deque<std::function<void()>> m_jobs;
+    std::deque<Job> m_jobs;
     bool m_stop = false;
 };
 
@@ -452,8 +507,18 @@ bool queryGlxContext(const GlFunctions& f, GlProperties& p) {
     return a == 0 && b == 0 && g_xErrors.load() == before;
 }
 
-std::mutex g_sharesMutex;
-std::map<const Context*, std::shared_ptr<Share>> g_shares;
+/// Context -> share. Never destroyed (like the handle quarantine): a context whose last
+/// reference a queue's worker drops late is still in it at exit, and destroying its share then,
+/// from the map's static destructor, would tear its GL context down after the GL driver's own
+/// exit handlers (Mesa: heap corruption, "corrupted size vs. prev_size").
+struct Shares {
+    std::mutex mutex;
+    std::map<const Context*, std::shared_ptr<Share>> map;
+};
+Shares& shares() {
+    static Shares* s = new Shares;
+    return *s;
+}
 
 } // namespace
 
@@ -573,27 +638,30 @@ Result<std::shared_ptr<Share>> createShare(const GlProperties& props) {
 }
 
 void attachShare(const Context* context, std::shared_ptr<Share> share) {
-    std::lock_guard lock(g_sharesMutex);
-    g_shares[context] = std::move(share);
+    Shares& all = shares();
+    std::lock_guard lock(all.mutex);
+    all.map[context] = std::move(share);
 }
 
 void detachShare(const Context* context) {
     std::shared_ptr<Share> dying;
     {
-        std::lock_guard lock(g_sharesMutex);
-        auto it = g_shares.find(context);
-        if (it == g_shares.end())
+        Shares& all = shares();
+        std::lock_guard lock(all.mutex);
+        auto it = all.map.find(context);
+        if (it == all.map.end())
             return;
         dying = std::move(it->second);
-        g_shares.erase(it);
+        all.map.erase(it);
     }
     // Joins the GL thread outside the lock.
 }
 
 std::shared_ptr<Share> shareOf(const Context* context) {
-    std::lock_guard lock(g_sharesMutex);
-    auto it = g_shares.find(context);
-    return it == g_shares.end() ? nullptr : it->second;
+    Shares& all = shares();
+    std::lock_guard lock(all.mutex);
+    auto it = all.map.find(context);
+    return it == all.map.end() ? nullptr : it->second;
 }
 
 } // namespace duet::rt::gl

@@ -2,6 +2,7 @@
 // properties, and the runtime's own GL context in its share group, driven by one GL thread.
 #pragma once
 
+#include "core/gl_interop.hpp"
 #include "core/result.hpp"
 
 #include <CL/cl.h>
@@ -10,9 +11,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace duet::rt {
 class Context;
+class Device;
 class Mem;
 } // namespace duet::rt
 
@@ -71,10 +75,29 @@ public:
     /// Not to be called on the GL thread.
     virtual bool buffersInPlace() = 0;
 
+    /// The context's device that reaches GL objects' memory itself (CUDA-GL interop: its
+    /// glAffinity is Interop), chosen at clCreateContext; null when GL objects go through host
+    /// copies. Set once, before the context is handed out.
+    Device* interopDevice() const { return m_interopDevice; }
+    void setInteropDevice(Device* device) { m_interopDevice = device; }
+    /// That device's GlInterop (null without one).
+    GlInterop* interop() const;
+
 protected:
     GlProperties m_props;
     bool m_gles = false;
+    Device* m_interopDevice = nullptr;
 };
+
+/// What the calling thread can find out about the device behind the GL context of `props`:
+/// the EGL display's device (EGL_EXT_device_query, EGL_NV_device_cuda), the vendor, and with the
+/// context current here its GL_VENDOR, GL_RENDERER and device UUIDs (gl_context_devices.cpp).
+GlContextFacts describeContext(const GlProperties& props);
+
+/// How each of `devices` stands to the GL context of `props` (DeviceBackend::glAffinity; a
+/// device without cl_khr_gl_sharing is Foreign). Each reason is printed once under DUET_LOG.
+std::vector<std::pair<Device*, GlAffinity>> matchDevices(const GlProperties& props,
+                                                         const std::vector<Device*>& devices);
 
 /// Creates the runtime's GL context in the share group of `props` and its thread.
 Result<std::shared_ptr<Share>> createShare(const GlProperties& props);

@@ -10,6 +10,7 @@
 #include "gl/gl_share.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -35,11 +36,6 @@ void packedToImage(const Mem& m, const std::vector<unsigned char>& packed, bool 
         }
 }
 
-size_t packedSize(const Mem& m) {
-    ImageBox b = imageBox(m);
-    return b.extent[0] * b.extent[1] * b.extent[2] * m.elementSize;
-}
-
 bool isDepth(GLenum format) {
     return format == GL_DEPTH_COMPONENT || format == GL_DEPTH_STENCIL;
 }
@@ -63,7 +59,7 @@ GLuint readFramebuffer(const GlFunctions& f, GLuint rb, GLenum format) {
 /// OpenGL ES has no glGetTexImage: each layer of the shared level is attached to a read
 /// framebuffer and read with glReadPixels, tightly packed into `out` (GL thread).
 void readTextureThroughFramebuffer(const GlFunctions& f, const Mem& m, const GlObject& o,
-                                   unsigned char* out) {
+                                   void* out) {
     ImageBox b = imageBox(m);
     const size_t layerBytes = b.extent[0] * b.extent[1] * m.elementSize;
     const bool layered = o.target == GL_TEXTURE_2D_ARRAY || o.target == GL_TEXTURE_3D;
@@ -76,8 +72,10 @@ void readTextureThroughFramebuffer(const GlFunctions& f, const Mem& m, const GlO
             f.glFramebufferTextureLayer(GL_READ_FRAMEBUFFER, attach, o.name, o.level, GLint(z));
         else
             f.glFramebufferTexture2D(GL_READ_FRAMEBUFFER, attach, o.target, o.name, o.level);
+        // `out` may be an offset into a pixel pack buffer: arithmetic on the integer.
         f.glReadPixels(0, 0, GLsizei(b.extent[0]), GLsizei(b.extent[1]), o.transferFormat,
-                       o.transferType, out + z * layerBytes);
+                       o.transferType,
+                       reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(out) + z * layerBytes));
     }
     f.glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
     f.glDeleteFramebuffers(1, &fbo);
@@ -92,6 +90,11 @@ void textureBufferStore(const GlFunctions& f, GLuint texture, GLint& buffer, GLi
 }
 
 } // namespace
+
+size_t packedSize(const Mem& m) {
+    ImageBox b = imageBox(m);
+    return b.extent[0] * b.extent[1] * b.extent[2] * m.elementSize;
+}
 
 unsigned bindTarget(unsigned target) {
     if (target >= GL_TEXTURE_CUBE_MAP_POSITIVE_X && target <= GL_TEXTURE_CUBE_MAP_NEGATIVE_Z)
@@ -126,22 +129,27 @@ cl_int copyFromGl(Mem& m, const GlObject& o) {
         return p ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
     }
     std::vector<unsigned char> packed(packedSize(m));
+    readPacked(m, o, packed.data());
+    packedToImage(m, packed, true, nullptr);
+    return f.glGetError() == GL_NO_ERROR ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
+}
+
+void readPacked(const Mem& m, const GlObject& o, void* dst) {
+    const auto& f = glFunctions();
     f.glPixelStorei(GL_PACK_ALIGNMENT, 1);
     if (o.type == CL_GL_OBJECT_RENDERBUFFER) {
         GLuint fbo = readFramebuffer(f, o.name, o.transferFormat);
         f.glReadPixels(0, 0, GLsizei(m.desc.image_width), GLsizei(m.desc.image_height),
-                       o.transferFormat, o.transferType, packed.data());
+                       o.transferFormat, o.transferType, dst);
         f.glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
         f.glDeleteFramebuffers(1, &fbo);
     } else if (o.share->gles()) {
-        readTextureThroughFramebuffer(f, m, o, packed.data());
+        readTextureThroughFramebuffer(f, m, o, dst);
     } else {
         f.glBindTexture(bindTarget(o.target), o.name);
-        f.glGetTexImage(o.target, o.level, o.transferFormat, o.transferType, packed.data());
+        f.glGetTexImage(o.target, o.level, o.transferFormat, o.transferType, dst);
         f.glBindTexture(bindTarget(o.target), 0);
     }
-    packedToImage(m, packed, true, nullptr);
-    return f.glGetError() == GL_NO_ERROR ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
 }
 
 void copyToGl(Mem& m, const GlObject& o) {
@@ -162,6 +170,11 @@ void copyToGl(Mem& m, const GlObject& o) {
     }
     std::vector<unsigned char> packed(packedSize(m));
     packedToImage(m, packed, false, &packed);
+    writePacked(m, o, packed.data());
+}
+
+void writePacked(const Mem& m, const GlObject& o, const void* src) {
+    const auto& f = glFunctions();
     f.glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
     GLsizei w = GLsizei(m.desc.image_width);
     GLsizei h = GLsizei(std::max<size_t>(1, m.desc.image_height));
@@ -174,8 +187,7 @@ void copyToGl(Mem& m, const GlObject& o) {
         GLuint tex = 0, fbos[2] = {0, 0};
         f.glGenTextures(1, &tex);
         f.glBindTexture(GL_TEXTURE_2D, tex);
-        f.glTexImage2D(GL_TEXTURE_2D, 0, internal, w, h, 0, o.transferFormat, o.transferType,
-                       packed.data());
+        f.glTexImage2D(GL_TEXTURE_2D, 0, internal, w, h, 0, o.transferFormat, o.transferType, src);
         f.glBindTexture(GL_TEXTURE_2D, 0);
         bool depth = isDepth(o.transferFormat);
         GLenum attach = o.transferFormat == GL_DEPTH_STENCIL ? GL_DEPTH_STENCIL_ATTACHMENT
@@ -201,23 +213,22 @@ void copyToGl(Mem& m, const GlObject& o) {
     f.glBindTexture(bt, o.name);
     switch (m.type()) {
     case CL_MEM_OBJECT_IMAGE1D:
-        f.glTexSubImage1D(o.target, o.level, 0, w, o.transferFormat, o.transferType, packed.data());
+        f.glTexSubImage1D(o.target, o.level, 0, w, o.transferFormat, o.transferType, src);
         break;
     case CL_MEM_OBJECT_IMAGE1D_ARRAY:
         f.glTexSubImage2D(o.target, o.level, 0, 0, w, GLsizei(m.desc.image_array_size),
-                          o.transferFormat, o.transferType, packed.data());
+                          o.transferFormat, o.transferType, src);
         break;
     case CL_MEM_OBJECT_IMAGE2D_ARRAY:
         f.glTexSubImage3D(o.target, o.level, 0, 0, 0, w, h, GLsizei(m.desc.image_array_size),
-                          o.transferFormat, o.transferType, packed.data());
+                          o.transferFormat, o.transferType, src);
         break;
     case CL_MEM_OBJECT_IMAGE3D:
         f.glTexSubImage3D(o.target, o.level, 0, 0, 0, w, h, GLsizei(m.desc.image_depth),
-                          o.transferFormat, o.transferType, packed.data());
+                          o.transferFormat, o.transferType, src);
         break;
     default:
-        f.glTexSubImage2D(o.target, o.level, 0, 0, w, h, o.transferFormat, o.transferType,
-                          packed.data());
+        f.glTexSubImage2D(o.target, o.level, 0, 0, w, h, o.transferFormat, o.transferType, src);
     }
     f.glBindTexture(bt, 0);
 }

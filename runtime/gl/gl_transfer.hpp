@@ -4,6 +4,8 @@
 
 #include <CL/cl.h>
 
+#include <cstddef>
+
 namespace duet::rt {
 class Mem;
 } // namespace duet::rt
@@ -14,6 +16,15 @@ class GlObject;
 
 /// The target a texture of `target` binds to (the cube map for its faces).
 unsigned bindTarget(unsigned target);
+
+/// Bytes of `m`'s texels tightly packed, as GL packs and unpacks them.
+size_t packedSize(const Mem& m);
+/// GL -> tightly packed texels of image `m`'s object `o` at `dst`: a host pointer, or an
+/// offset into the buffer bound to GL_PIXEL_PACK_BUFFER. Not for buffers or buffer textures.
+void readPacked(const Mem& m, const GlObject& o, void* dst);
+/// Tightly packed texels at `src` (host pointer, or offset into the GL_PIXEL_UNPACK_BUFFER)
+/// -> image `m`'s GL object `o`. Not for buffers or buffer textures.
+void writePacked(const Mem& m, const GlObject& o, const void* src);
 
 /// GL -> CL copy at acquire into `m`'s storage. CL_OUT_OF_RESOURCES when GL fails.
 cl_int copyFromGl(Mem& m, const GlObject& o);

@@ -80,6 +80,32 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
     resolve(d.eventSynchronize, "cuEventSynchronize");
     resolve(d.eventElapsedTime, "cuEventElapsedTime");
     resolve(d.eventDestroy, "cuEventDestroy_v2");
+    if (missing.empty()) {
+        // CUDA–GL interop: optional, the device falls back to host copies without it.
+        std::string& lacks = d.glInteropMissing;
+        auto optional = [&](auto& member, const char* symbol) {
+            void* p = dlsym(handle, symbol);
+            if (!p)
+                lacks += std::string(lacks.empty() ? "" : ", ") + symbol;
+            member = reinterpret_cast<std::remove_reference_t<decltype(member)>>(p);
+        };
+        optional(d.deviceGetUuid, "cuDeviceGetUuid_v2");
+        if (!d.deviceGetUuid) {
+            lacks.clear();
+            optional(d.deviceGetUuid, "cuDeviceGetUuid");
+        }
+        optional(d.memcpy2DAsync, "cuMemcpy2DAsync_v2");
+        optional(d.memcpy3DAsync, "cuMemcpy3DAsync_v2");
+        optional(d.glGetDevices, "cuGLGetDevices_v2");
+        optional(d.graphicsGLRegisterBuffer, "cuGraphicsGLRegisterBuffer");
+        optional(d.graphicsGLRegisterImage, "cuGraphicsGLRegisterImage");
+        optional(d.graphicsUnregisterResource, "cuGraphicsUnregisterResource");
+        optional(d.graphicsMapResources, "cuGraphicsMapResources");
+        optional(d.graphicsUnmapResources, "cuGraphicsUnmapResources");
+        optional(d.graphicsResourceGetMappedPointer, "cuGraphicsResourceGetMappedPointer_v2");
+        optional(d.graphicsSubResourceGetMappedArray, "cuGraphicsSubResourceGetMappedArray");
+        optional(d.array3DGetDescriptor, "cuArray3DGetDescriptor_v2");
+    }
     if (!missing.empty()) {
         reason = std::string("the CUDA driver library ") + library +
                  " lacks entry points Duet needs (" + missing +
@@ -90,18 +116,21 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
 }
 
 const CudaDriver* CudaDriver::get(std::string* reason) {
+    // Never freed, so never dlclosed: devices live as long as the process, and at exit work
+    // still runs that calls the driver (GL objects of released contexts unregistered by their
+    // GL thread while static destructors run), after this function's statics would be gone.
     static std::once_flag once;
-    static std::unique_ptr<CudaDriver> driver;
-    static std::string why;
+    static CudaDriver* driver = nullptr;
+    static std::string* why = new std::string;
     std::call_once(once, [] {
         const char* library = std::getenv("DUET_CUDA_LIBRARY");
-        driver = loadCudaDriver(library && *library ? library : "libcuda.so.1", why);
+        driver = loadCudaDriver(library && *library ? library : "libcuda.so.1", *why).release();
         if (!driver)
-            logNvidia("NVIDIA: " + why);
+            logNvidia("NVIDIA: " + *why);
     });
     if (!driver && reason)
-        *reason = why;
-    return driver.get();
+        *reason = *why;
+    return driver;
 }
 
 std::string CudaDriver::errorText(cu::Result error) const {

@@ -14,19 +14,86 @@ namespace duet::nvidia {
 /// CUDA driver API types and constants (names as in cuda.h, without the CU/CU_ prefixes).
 namespace cu {
 
-using Result = int;           ///< CUresult
-using Device = int;           ///< CUdevice
-using DevicePtr = uint64_t;   ///< CUdeviceptr (unsigned long long on 64-bit hosts)
-struct Ctx;                   ///< CUctx_st
-struct Mod;                   ///< CUmod_st
-struct Func;                  ///< CUfunc_st
-struct Stream;                ///< CUstream_st
-struct Ev;                    ///< CUevent_st
-using Context = Ctx*;         ///< CUcontext
-using Module = Mod*;          ///< CUmodule
-using Function = Func*;       ///< CUfunction
-using StreamHandle = Stream*; ///< CUstream
-using EventHandle = Ev*;      ///< CUevent
+using Result = int;            ///< CUresult
+using Device = int;            ///< CUdevice
+using DevicePtr = uint64_t;    ///< CUdeviceptr (unsigned long long on 64-bit hosts)
+struct Ctx;                    ///< CUctx_st
+struct Mod;                    ///< CUmod_st
+struct Func;                   ///< CUfunc_st
+struct Stream;                 ///< CUstream_st
+struct Ev;                     ///< CUevent_st
+using Context = Ctx*;          ///< CUcontext
+using Module = Mod*;           ///< CUmodule
+using Function = Func*;        ///< CUfunction
+using StreamHandle = Stream*;  ///< CUstream
+using EventHandle = Ev*;       ///< CUevent
+struct ArrayStruct;            ///< CUarray_st
+struct GraphicsResourceStruct; ///< CUgraphicsResource_st
+using Array = ArrayStruct*;    ///< CUarray
+using GraphicsResource = GraphicsResourceStruct*; ///< CUgraphicsResource
+
+/// CUuuid: 16 bytes.
+struct Uuid {
+    unsigned char bytes[16];
+};
+
+/// CUmemorytype.
+enum MemoryType : int {
+    kMemoryTypeHost = 1,    ///< CU_MEMORYTYPE_HOST
+    kMemoryTypeDevice = 2,  ///< CU_MEMORYTYPE_DEVICE
+    kMemoryTypeArray = 3,   ///< CU_MEMORYTYPE_ARRAY
+    kMemoryTypeUnified = 4, ///< CU_MEMORYTYPE_UNIFIED: any address of the unified address space
+};
+
+/// CUDA_MEMCPY2D (the _v2 layout).
+struct Memcpy2D {
+    size_t srcXInBytes, srcY;
+    MemoryType srcMemoryType;
+    const void* srcHost;
+    DevicePtr srcDevice;
+    Array srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    MemoryType dstMemoryType;
+    void* dstHost;
+    DevicePtr dstDevice;
+    Array dstArray;
+    size_t dstPitch;
+    size_t widthInBytes, height;
+};
+
+/// CUDA_MEMCPY3D (the _v2 layout).
+struct Memcpy3D {
+    size_t srcXInBytes, srcY, srcZ, srcLOD;
+    MemoryType srcMemoryType;
+    const void* srcHost;
+    DevicePtr srcDevice;
+    Array srcArray;
+    void* reserved0;
+    size_t srcPitch, srcHeight;
+    size_t dstXInBytes, dstY, dstZ, dstLOD;
+    MemoryType dstMemoryType;
+    void* dstHost;
+    DevicePtr dstDevice;
+    Array dstArray;
+    void* reserved1;
+    size_t dstPitch, dstHeight;
+    size_t widthInBytes, height, depth;
+};
+
+/// CUDA_ARRAY3D_DESCRIPTOR (the _v2 layout): Depth 0 for a 2D array.
+struct Array3DDescriptor {
+    size_t width, height, depth;
+    int format; ///< CUarray_format
+    unsigned numChannels, flags;
+};
+
+/// CUgraphicsRegisterFlags.
+inline constexpr unsigned kGraphicsRegisterNone = 0;         ///< ..._FLAGS_NONE
+inline constexpr unsigned kGraphicsRegisterReadOnly = 1;     ///< ..._FLAGS_READ_ONLY
+inline constexpr unsigned kGraphicsRegisterWriteDiscard = 2; ///< ..._FLAGS_WRITE_DISCARD
+/// CUGLDeviceList: every CUDA device the current GL context runs on.
+inline constexpr int kGlDeviceListAll = 1; ///< CU_GL_DEVICE_LIST_ALL
 
 /// CUresult values Duet tells apart.
 enum : Result {
@@ -40,6 +107,7 @@ enum : Result {
     kErrorUnsupportedPtxVersion = 222,       ///< CUDA_ERROR_UNSUPPORTED_PTX_VERSION
     kErrorLaunchOutOfResources = 701,        ///< CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
     kErrorHostMemoryAlreadyRegistered = 712, ///< CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+    kErrorNotSupported = 801,                ///< CUDA_ERROR_NOT_SUPPORTED
 };
 
 /// CUdevice_attribute values Duet reads.
@@ -171,6 +239,37 @@ struct CudaDriver {
     cu::Result (*eventElapsedTime)(float* ms, cu::EventHandle start, cu::EventHandle end);
     cu::Result (*eventDestroy)(cu::EventHandle event); ///< cuEventDestroy_v2
 
+    // Optional: null when the library lacks them (CUDA–GL interop is then unavailable, the
+    // device shares GL objects through host copies; glInteropMissing says which).
+    /// cuDeviceGetUuid_v2 (or cuDeviceGetUuid)
+    cu::Result (*deviceGetUuid)(cu::Uuid* uuid, cu::Device device);
+    /// cuMemcpy2DAsync_v2
+    cu::Result (*memcpy2DAsync)(const cu::Memcpy2D* copy, cu::StreamHandle stream);
+    /// cuMemcpy3DAsync_v2
+    cu::Result (*memcpy3DAsync)(const cu::Memcpy3D* copy, cu::StreamHandle stream);
+    /// cuGLGetDevices_v2: the CUDA devices of the GL context current on the calling thread.
+    cu::Result (*glGetDevices)(unsigned* count, cu::Device* devices, unsigned capacity,
+                               int deviceList);
+    cu::Result (*graphicsGLRegisterBuffer)(cu::GraphicsResource* resource, unsigned buffer,
+                                           unsigned flags);
+    cu::Result (*graphicsGLRegisterImage)(cu::GraphicsResource* resource, unsigned image,
+                                          unsigned target, unsigned flags);
+    cu::Result (*graphicsUnregisterResource)(cu::GraphicsResource resource);
+    cu::Result (*graphicsMapResources)(unsigned count, cu::GraphicsResource* resources,
+                                       cu::StreamHandle stream);
+    cu::Result (*graphicsUnmapResources)(unsigned count, cu::GraphicsResource* resources,
+                                         cu::StreamHandle stream);
+    /// cuGraphicsResourceGetMappedPointer_v2
+    cu::Result (*graphicsResourceGetMappedPointer)(cu::DevicePtr* pointer, size_t* size,
+                                                   cu::GraphicsResource resource);
+    cu::Result (*graphicsSubResourceGetMappedArray)(cu::Array* array, cu::GraphicsResource resource,
+                                                    unsigned arrayIndex, unsigned mipLevel);
+    /// cuArray3DGetDescriptor_v2
+    cu::Result (*array3DGetDescriptor)(cu::Array3DDescriptor* descriptor, cu::Array array);
+    /// The CUDA–GL entry points the library lacks ("cuGraphicsGLRegisterBuffer, ..."); empty
+    /// when it has them all.
+    std::string glInteropMissing;
+
     /// The process's driver: libcuda.so.1 (or $DUET_CUDA_LIBRARY) loaded and every entry point
     /// resolved, once. Null when that fails; `reason` (if given) then says why, and under
     /// DUET_LOG=1 the reason was printed once. cuInit is not called here.
@@ -180,7 +279,8 @@ struct CudaDriver {
     /// cuGetErrorString), or "CUDA error <n>" for a code the driver does not know.
     std::string errorText(cu::Result error) const;
 
-    /// Keeps the library loaded while the driver lives (dlclose on destruction).
+    /// Keeps the library loaded while the driver lives (dlclose on destruction; get()'s driver
+    /// is never destroyed).
     std::shared_ptr<void> library;
 };
 

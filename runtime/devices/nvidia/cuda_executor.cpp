@@ -378,4 +378,11 @@ Outcome CudaExecutor::copy(void* dst, const void* src, size_t size) {
     return {};
 }
 
+Outcome CudaExecutor::onStream(const std::function<Outcome(cu::StreamHandle)>& work) {
+    if (Outcome o = ready(); !o.why.empty())
+        return o;
+    std::lock_guard lock(m_mutex);
+    return work(m_stream);
+}
+
 } // namespace duet::rt::nvidia_device

@@ -7,6 +7,7 @@
 #include "devices/nvidia/cuda_driver.hpp"
 #include "devices/nvidia/launch_plan.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -79,6 +80,14 @@ public:
     std::string sharedMemoryExcess(const nvidia::KernelEntry& entry, uint64_t staticShared,
                                    uint64_t dynamic) const;
 
+    // For CUDA–GL interop (cuda_gl.cpp), which runs on runtime/gl's GL thread.
+    /// Runs `work` with the primary context current on this thread and the stream's mutex
+    /// held, on the executor's stream (launches and copies of other threads wait meanwhile).
+    Outcome onStream(const std::function<Outcome(nvidia::cu::StreamHandle)>& work);
+    const nvidia::CudaDriver& cuda() const { return m_cuda; }
+    nvidia::cu::Device cudaDevice() const { return m_device; }
+    std::string cudaError(const std::string& call, nvidia::cu::Result r) const;
+
 private:
     struct Function {
         nvidia::cu::Function handle = nullptr;
@@ -101,7 +110,6 @@ private:
                      Function*& out);
     Outcome launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry, Function& fn,
                         bool timed, Submitted& out);
-    std::string cudaError(const std::string& call, nvidia::cu::Result r) const;
 
     const nvidia::CudaDriver& m_cuda;
     nvidia::cu::Device m_device;

@@ -9,6 +9,7 @@
 #include "devices/nvidia/codegen/nvidia_toolchain.hpp"
 #include "devices/nvidia/cuda_driver.hpp"
 #include "devices/nvidia/cuda_executor.hpp"
+#include "devices/nvidia/cuda_gl.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -42,9 +43,9 @@ size_t bestDivisor(size_t n, size_t limit, size_t multiple) {
 class NvidiaBackend final : public DeviceBackend {
 public:
     NvidiaBackend(TargetSpec target, unsigned warpSize, const CudaDriver& cuda, cu::Device device,
-                  nvidia::GridLimits limits, uint32_t maxSharedOptin)
+                  nvidia::GridLimits limits, uint32_t maxSharedOptin, std::string name)
         : m_toolchain(makeNvidiaToolchain(std::move(target))), m_warpSize(warpSize),
-          m_executor(cuda, device, limits, maxSharedOptin) {}
+          m_executor(cuda, device, limits, maxSharedOptin), m_name(std::move(name)) {}
 
     const Toolchain& toolchain() const override { return *m_toolchain; }
     /// Every memory object of a context with this device lives in CUDA managed memory: the
@@ -84,6 +85,39 @@ public:
         return report(dst.context(), "fill",
                       m_executor.fill(dst.data() + at.offset, box.width, pattern, patternSize));
     }
+    // GL buffers acquired through CUDA-GL interop live in GL's device memory (cuda_gl.hpp):
+    // the host-side commands on them are staged (buffer fills are the GPU's already); every
+    // other object is managed memory, which core's host defaults reach directly.
+    cl_int readRect(const Mem& src, const Strided& srcAt, void* host, const Strided& hostAt,
+                    const BoxSize& box) override {
+        if (!src.storageOnDevice())
+            return DeviceBackend::readRect(src, srcAt, host, hostAt, box);
+        return report(src.context(), "read", m_staging.readRect(src, srcAt, host, hostAt, box));
+    }
+    cl_int writeRect(Mem& dst, const Strided& dstAt, const void* host, const Strided& hostAt,
+                     const BoxSize& box) override {
+        if (!dst.storageOnDevice())
+            return DeviceBackend::writeRect(dst, dstAt, host, hostAt, box);
+        return report(dst.context(), "write", m_staging.writeRect(dst, dstAt, host, hostAt, box));
+    }
+    cl_int copyRect(const Mem& src, const Strided& srcAt, Mem& dst, const Strided& dstAt,
+                    const BoxSize& box) override {
+        if (!src.storageOnDevice() && !dst.storageOnDevice())
+            return DeviceBackend::copyRect(src, srcAt, dst, dstAt, box);
+        return report(dst.context(), "copy", m_staging.copyRect(src, srcAt, dst, dstAt, box));
+    }
+    cl_int map(Mem& m, const Strided& at, const BoxSize& box, cl_map_flags flags) override {
+        if (!m.storageOnDevice())
+            return CL_SUCCESS;
+        return report(m.context(), "map", m_staging.map(m, at, box, flags));
+    }
+    cl_int unmap(Mem& m, void* ptr) override {
+        return report(m.context(), "unmap", m_staging.unmap(m, ptr));
+    }
+    GlAffinity glAffinity(const GlContextFacts& facts) const override {
+        return cudaGlAffinity(m_executor, m_name, facts);
+    }
+    GlInterop* glInterop() override { return &m_glInterop; }
     void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
                        const size_t* global, size_t* local) const override {
         const KernelDesc& desc = kernel.desc();
@@ -175,6 +209,9 @@ private:
     unsigned m_warpSize;
     /// Mutable: the module cache behind pickLocalSize's function limit.
     mutable CudaExecutor m_executor;
+    std::string m_name;
+    CudaGlInterop m_glInterop{m_executor};
+    DeviceStorageStaging m_staging{m_executor};
 };
 
 struct Attributes {
@@ -212,7 +249,10 @@ DiscoveredDevice describeGpu(const CudaDriver& cuda, int ordinal, int driverVers
         {CL_MAKE_VERSION(3, 0, 0), "OpenCL C"},
     };
     info.openclCFeatures = namesWithVersion(kNvidiaFeatures, CL_MAKE_VERSION(3, 0, 0));
-    info.extensions = kNvidiaExtensions;
+    // GL sharing: CUDA-GL interop with an NVIDIA GL context on this GPU, host copies with
+    // any other (runtime/gl); not compiler features, so not in the code generator's list.
+    // cl_khr_gl_depth_images comes with image support.
+    info.extensions = std::string(kNvidiaExtensions) + " cl_khr_gl_sharing cl_khr_gl_event";
     info.extensionsWithVersion = namesWithVersion(info.extensions);
 
     cu::Device device = 0;
@@ -339,9 +379,9 @@ DiscoveredDevice describeGpu(const CudaDriver& cuda, int ordinal, int driverVers
 
     const std::string sm = target.sm.empty() ? "sm_90" : target.sm;
     const unsigned ptx = target.sm.empty() ? kPreferredPtx : target.ptx;
-    return {std::make_unique<NvidiaBackend>(nvidiaTarget(sm, ptx), unsigned(std::max(1, warp)),
-                                            cuda, device, grid,
-                                            uint32_t(std::max(sharedPerBlock, sharedOptin))),
+    return {std::make_unique<NvidiaBackend>(
+                nvidiaTarget(sm, ptx), unsigned(std::max(1, warp)), cuda, device, grid,
+                uint32_t(std::max(sharedPerBlock, sharedOptin)), info.name),
             std::move(info)};
 }
 

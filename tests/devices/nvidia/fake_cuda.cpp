@@ -515,6 +515,11 @@ int cuEventDestroy_v2(void* event) {
     return enter("cuEventDestroy_v2");
 }
 
+/// For fake_cuda_gl.cpp: counts a call and gives the failure a test injected.
+int duetFakeEnter(const char* name) {
+    return enter(name);
+}
+
 // What fake_cuda.hpp declares for the tests.
 int duetFakeLaunchCount() {
     std::lock_guard lock(mutex);

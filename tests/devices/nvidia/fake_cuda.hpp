@@ -2,6 +2,7 @@
 // test resolves with dlsym in the same library the runtime loaded (DUET_CUDA_LIBRARY).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 extern "C" {
@@ -32,4 +33,52 @@ using DuetFakeFuncAttributeFn = int (*)(int attribute);
 /// MAX_DYNAMIC_SHARED_SIZE_BYTES 48 KiB less SHARED_SIZE_BYTES, everything else 0).
 /// duetFakeReset forgets them.
 using DuetFakeSetFuncAttributeFn = void (*)(const char* kernel, int attribute, int value);
+
+// CUDA-GL interop (fake_cuda_gl.cpp).
+/// The CUDA device cuGLGetDevices names for the current GL context (default 0; -1: it fails,
+/// as for a GL context that is not NVIDIA's).
+using DuetFakeSetGlDeviceFn = void (*)(int device);
+/// The address the latest cuGraphicsResourceGetMappedPointer gave (host memory in the fake).
+using DuetFakeLastMappedPointerFn = uint64_t (*)();
+/// GL objects registered so far (buffers and images).
+using DuetFakeRegisteredCountFn = int (*)();
+
+/// The driver's structures as fake_cuda_gl.cpp reads them (cuda.h's _v2 layouts).
+struct FakeMemcpy2D {
+    size_t srcXInBytes, srcY;
+    int srcMemoryType;
+    const void* srcHost;
+    uint64_t srcDevice;
+    void* srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    int dstMemoryType;
+    void* dstHost;
+    uint64_t dstDevice;
+    void* dstArray;
+    size_t dstPitch;
+    size_t widthInBytes, height;
+};
+struct FakeMemcpy3D {
+    size_t srcXInBytes, srcY, srcZ, srcLOD;
+    int srcMemoryType;
+    const void* srcHost;
+    uint64_t srcDevice;
+    void* srcArray;
+    void* reserved0;
+    size_t srcPitch, srcHeight;
+    size_t dstXInBytes, dstY, dstZ, dstLOD;
+    int dstMemoryType;
+    void* dstHost;
+    uint64_t dstDevice;
+    void* dstArray;
+    void* reserved1;
+    size_t dstPitch, dstHeight;
+    size_t widthInBytes, height, depth;
+};
+struct FakeArrayDescriptor {
+    size_t width, height, depth;
+    int format;
+    unsigned numChannels, flags;
+};
 }

@@ -185,7 +185,10 @@ TEST_CASE("a driver's GPUs become devices with what the driver reports", "[nvidi
     CHECK(ext.find("cl_khr_fp64") != std::string::npos);
     CHECK(ext.find("cl_khr_int64_base_atomics") != std::string::npos);
     CHECK(ext.find("image") == std::string::npos);
-    CHECK(ext.find("cl_khr_gl_sharing") == std::string::npos);
+    // GL sharing (CUDA-GL interop, or host copies with another vendor's GL); no depth images
+    // without image support.
+    CHECK(ext.find("cl_khr_gl_sharing") != std::string::npos);
+    CHECK(ext.find("cl_khr_gl_event") != std::string::npos);
     size_t bytes = 0;
     REQUIRE_CL(clGetDeviceInfo(h100, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &bytes));
     std::vector<cl_name_version> features(bytes / sizeof(cl_name_version));

@@ -4,7 +4,8 @@
 #   1. clinfo -l through the Khronos loader with only Duet's ICD (when clinfo is installed);
 #   2. nvidia_gpu_abi_run: the code generator's PTX launched by the kernel ABI, no Duet runtime
 #      (PTX from <build>/tests/unit/nvidia/ptx, made by nvidia_codegen_test when missing);
-#   3. api_test, then kernels_*_test, through the OpenCL API with DUET_DEVICES=nvidia.
+#   3. api_test, then kernels_*_test, through the OpenCL API with DUET_DEVICES=nvidia;
+#   4. nvidia_gl_gpu_test: CUDA-GL interop under NVIDIA's EGL (DUET_DEVICES=cpu,nvidia).
 # Every step runs; a summary follows. Exit 0: all passed; 1: some failed; 77: skipped (no
 # libcuda.so.1 here, so no GPU run is possible).
 #
@@ -92,6 +93,10 @@ step "api_test (DUET_DEVICES=nvidia)" "$build/tests/api/api_test" "$apiFilter"
 for t in ${KERNEL_TESTS-kernels_math_test kernels_convert_test kernels_integer_test kernels_misc_test}; do
     step "$t (DUET_DEVICES=nvidia)" "$build/tests/kernels/$t"
 done
+# CUDA-GL interop with NVIDIA's EGL (skipped without an EGL device that has EGL_NV_device_cuda);
+# the CPU device joins for image support.
+DUET_DEVICES=cpu,nvidia step "nvidia_gl_gpu_test (DUET_DEVICES=cpu,nvidia)" \
+    "$build/tests/devices/nvidia/nvidia_gl_gpu_test"
 
 echo
 echo "run_on_gpu: summary"
