@@ -131,8 +131,10 @@ private:
 std::vector<Candidate> candidates(const char* clientExtensions, const std::string& forced,
                                   std::string& notes) {
     std::vector<Candidate> hardware, software, result;
+    // NVIDIA's EGL names enumeration and query together as EGL_EXT_device_base.
     bool devices = hasExtension(clientExtensions, "EGL_EXT_platform_device") &&
-                   hasExtension(clientExtensions, "EGL_EXT_device_enumeration") &&
+                   (hasExtension(clientExtensions, "EGL_EXT_device_enumeration") ||
+                    hasExtension(clientExtensions, "EGL_EXT_device_base")) &&
                    eglQueryDevicesEXT;
     if (devices && (forced.empty() || forced == "device")) {
         EGLDeviceEXT list[16];
