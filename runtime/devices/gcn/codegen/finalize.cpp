@@ -522,7 +522,7 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
         return FinalizeResult::failure(log + "error: " + error);
     if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
         return FinalizeResult::failure(log + diagnostics + error);
-    defineImageAccessors(*m); // images as plain memory (compiler/llvm_util.hpp)
+    defineImageAccessors(*m);
     defineGenericAddressBuiltins(*m); // before the overloads: get_fence is one of Duet's own
     if (defineGenericOverloads(*m)) {
         if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
