@@ -7,6 +7,7 @@
 
 #include "compiler/binary.hpp"
 #include "devices/nvidia/cuda_driver.hpp"
+#include "devices/nvidia/image_slots.hpp"
 #include "devices/nvidia/launch_plan.hpp"
 
 #include <dlfcn.h>
@@ -918,6 +919,51 @@ TEST_CASE("the CUDA driver loader reports a missing library or entry point", "[n
         CHECK(d);
         dlclose(real);
     }
+}
+
+TEST_CASE("image descriptor slots: by content, written once, least recently used reassigned",
+          "[nvidia][image]") {
+    using rt::nvidia_device::ImageSlots;
+    auto image = [](int width) {
+        rt::KernelImageDesc d{};
+        d.width = width;
+        return d;
+    };
+    ImageSlots slots;
+    slots.beginLaunch();
+    ImageSlots::Placement a = slots.place(image(1));
+    CHECK((a.slot == 0 && a.write && a.grow)); // the first chunk
+    ImageSlots::Placement b = slots.place(image(2));
+    CHECK((b.slot == 1 && b.write && !b.grow));
+    CHECK(slots.content(1).width == 2);
+    slots.beginLaunch();
+    ImageSlots::Placement again = slots.place(image(1)); // same descriptor: same slot, no write
+    CHECK((again.slot == 0 && !again.write && !again.grow));
+    CHECK(slots.capacity() == ImageSlots::kSlotsPerChunk);
+
+    // Up to kMaxSlots the pool grows; then the least recently used slot takes a new
+    // descriptor, never one the launch being placed reads.
+    for (int w = 3; size_t(w) <= ImageSlots::kMaxSlots; ++w) {
+        slots.beginLaunch();
+        slots.place(image(1)); // slot 0 stays in use
+        CHECK(slots.place(image(w)).slot == size_t(w - 1));
+    }
+    CHECK(slots.capacity() == ImageSlots::kMaxSlots);
+    slots.beginLaunch();
+    slots.place(image(1));
+    ImageSlots::Placement reused = slots.place(image(5000));
+    CHECK((reused.slot == 1 && reused.write && !reused.grow)); // image(2): least recently used
+    CHECK(slots.content(1).width == 5000);
+    CHECK(slots.place(image(2)).slot == 2); // image(3) was next least recently used
+    CHECK(slots.place(image(5000)).slot == 1);
+
+    // A failed write leaves the slot empty: the descriptor is written again next time.
+    slots.beginLaunch();
+    ImageSlots::Placement failed = slots.place(image(6000));
+    REQUIRE(failed.write);
+    slots.forget(failed);
+    ImageSlots::Placement retried = slots.place(image(6000));
+    CHECK((retried.write && retried.slot == failed.slot));
 }
 
 TEST_CASE("launch plans: grids, launch blocks and __local offsets of an NDRange",
