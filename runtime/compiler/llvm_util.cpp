@@ -7,6 +7,7 @@
 #include <llvm/Linker/Linker.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/Demangle/Demangle.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Operator.h>
 
@@ -135,6 +136,38 @@ std::string undefinedSymbolReport(llvm::Module& m, std::string_view device,
         if (g.isDeclaration() && !g.use_empty())
             out += "error: undefined variable '" + g.getName().str() + "'\n";
     return out;
+}
+
+void defineImageAccessors(llvm::Module& m) {
+    llvm::LLVMContext& ctx = m.getContext();
+    for (llvm::Function& f : m) {
+        if (!f.isDeclaration() || f.arg_size() != 1)
+            continue;
+        llvm::StringRef name = f.getName();
+        const bool image = name.starts_with("_Z16__duet_image_ptr");
+        const bool bits = name.starts_with("_Z19__duet_sampler_bits");
+        const bool literal = name == "__translate_sampler_initializer";
+        if (!image && !bits && !literal)
+            continue;
+        llvm::Type* ret = f.getReturnType();
+        llvm::Argument* arg = f.getArg(0);
+        if ((image && !(ret->isPointerTy() && arg->getType()->isPointerTy())) ||
+            (bits && !(ret->isIntegerTy() && arg->getType()->isPointerTy())) ||
+            (literal && !(ret->isPointerTy() && arg->getType()->isIntegerTy())))
+            continue; // not the shape this file knows: reported as unresolved
+        llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", &f));
+        llvm::Value* v;
+        if (image) // no cast where the image is already a global pointer (nvptx)
+            v = b.CreateAddrSpaceCast(arg, ret);
+        else if (bits)
+            v = b.CreateTrunc(b.CreatePtrToInt(arg, b.getInt64Ty()), ret);
+        else
+            v = b.CreateIntToPtr(b.CreateZExt(arg, b.getInt64Ty()), ret);
+        b.CreateRet(v);
+        f.setLinkage(llvm::GlobalValue::InternalLinkage);
+        f.addFnAttr(llvm::Attribute::AlwaysInline);
+        f.setDoesNotAccessMemory();
+    }
 }
 
 const llvm::MemoryBuffer* libraryBitcode(const std::string& relative, const std::string& installed,

@@ -58,6 +58,18 @@ void applyFastMath(llvm::Module& m, const BuildOptions& options);
 std::string undefinedSymbolReport(llvm::Module& m, std::string_view device,
                                   llvm::function_ref<bool(llvm::StringRef, std::string&)> claim);
 
+/// Defines the image library's accessors for devices whose images are plain memory (GCN,
+/// NVIDIA): an image value is the device address of its descriptor (core/image.hpp
+/// KernelImageDesc, written per launch by the device), a sampler value its CLK_* bits. clang
+/// types both as pointers (an image in the target's global or constant space, a sampler in its
+/// constant space); the library (builtins/cpu/image.cl) reaches them through declaration-only
+/// accessors, defined here as always-inline functions: `__duet_image_ptr` the descriptor pointer
+/// as a global pointer, `__duet_sampler_bits` the pointer's low 32 bits, and
+/// `__translate_sampler_initializer` (sampler literals) the bits as a pointer value, so that a
+/// literal and a sampler argument look alike. A declaration of another shape is left alone (and
+/// reported as undefined).
+void defineImageAccessors(llvm::Module& m);
+
 /// The bitcode of the CPU builtin library, embedded at build time.
 std::string_view cpuBuiltinLibraryBitcode();
 

@@ -1,5 +1,6 @@
-// Image formats, fill-colour packing and kernel image descriptors for the CPU device.
+// Image formats, fill-colour packing and kernel image descriptors (and argument words).
 #include "core/image.hpp"
+#include "core/kernel.hpp"
 #include "core/memory.hpp"
 
 #include <algorithm>
@@ -324,6 +325,19 @@ void makeKernelImageDesc(const Mem& m, KernelImageDesc& out) {
     out.channelType = int32_t(m.format.image_channel_data_type);
     out.imageType = int32_t(m.type());
     out.channels = int32_t(channelCount(m.format.image_channel_order));
+}
+
+KernelImageDesc imageArgDesc(const ArgValue& arg) {
+    KernelImageDesc desc{};
+    if (arg.mem)
+        makeKernelImageDesc(*arg.mem, desc);
+    return desc;
+}
+
+uint64_t samplerArgWord(const ArgValue& arg) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, arg.bytes.data(), std::min<size_t>(sizeof bits, arg.bytes.size()));
+    return bits;
 }
 
 } // namespace duet::rt

@@ -1,5 +1,5 @@
 // Images on the host: the supported format table, pixel packing for fills, and the descriptor
-// that kernels receive for an image argument.
+// that kernels receive for an image argument (and the argument words of the GPU devices).
 #pragma once
 
 #include "core/transfer.hpp"
@@ -14,6 +14,7 @@
 namespace duet::rt {
 
 class Mem;
+struct ArgValue;
 
 /// What a kernel sees for an image argument: the lowering pass (compiler/lower_opencl_types)
 /// turns every image value into a pointer to one of these, and the builtin library
@@ -70,5 +71,14 @@ BoxSize imageRegionSize(const Mem& image, const size_t* region);
 
 /// Fills `out` for a kernel argument bound to `image`.
 void makeKernelImageDesc(const Mem& image, KernelImageDesc& out);
+
+// How the GPU devices (GCN, NVIDIA) pass image and sampler arguments: one 64-bit word each,
+// which the image library (builtins/cpu/image.cl) reads as plain memory. An image's word is the
+// device address of its descriptor, wherever the device keeps it.
+
+/// The descriptor of an image argument; all zero for an unset one.
+KernelImageDesc imageArgDesc(const ArgValue& arg);
+/// A sampler argument's word: its CLK_* bits (as clSetKernelArg stored them).
+uint64_t samplerArgWord(const ArgValue& arg);
 
 } // namespace duet::rt

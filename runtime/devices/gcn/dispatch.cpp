@@ -258,19 +258,13 @@ bool DispatchBuilder::putImageOrSampler(const KernelArgMeta& a, const ArgValue& 
     if (a.size != 8)
         return false;
     if (a.valueKind == "sampler") {
-        uint32_t bits = 0;
-        std::memcpy(&bits, v.bytes.data(), std::min<size_t>(4, v.bytes.size()));
-        put<uint64_t>(ka, a.offset, bits);
+        put<uint64_t>(ka, a.offset, samplerArgWord(v));
         return true;
     }
     if (m_imageDescs.size() <= index)
         m_imageDescs.resize(index + 1);
-    uint64_t address = 0;
-    if (v.mem) {
-        makeKernelImageDesc(*v.mem, m_imageDescs[index]);
-        address = reinterpret_cast<uint64_t>(&m_imageDescs[index]);
-    }
-    put<uint64_t>(ka, a.offset, address);
+    m_imageDescs[index] = imageArgDesc(v);
+    put<uint64_t>(ka, a.offset, v.mem ? reinterpret_cast<uint64_t>(&m_imageDescs[index]) : 0);
     return true;
 }
 

@@ -128,6 +128,13 @@ enum DeviceAttribute : int {
     kIntegrated = 18,                       ///< CU_DEVICE_ATTRIBUTE_INTEGRATED
     kCanMapHostMemory = 19,                 ///< CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
     kComputeMode = 20,                      ///< CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
+    kMaxTexture1dWidth = 21,                ///< CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH
+    kMaxTexture2dWidth = 22,                ///< CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH
+    kMaxTexture2dHeight = 23,               ///< CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT
+    kMaxTexture3dWidth = 24,                ///< CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH
+    kMaxTexture3dHeight = 25,               ///< CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT
+    kMaxTexture3dDepth = 26,                ///< CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH
+    kMaxTexture2dLayers = 29,               ///< ..._MAXIMUM_TEXTURE2D_LAYERED_LAYERS
     kEccEnabled = 32,                       ///< CU_DEVICE_ATTRIBUTE_ECC_ENABLED
     kPciBusId = 33,                         ///< CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
     kPciDeviceId = 34,                      ///< CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
@@ -137,7 +144,9 @@ enum DeviceAttribute : int {
     kMaxThreadsPerMultiprocessor = 39,      ///< CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
     kAsyncEngineCount = 40,                 ///< CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT
     kUnifiedAddressing = 41,                ///< CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
+    kMaxTexture1dLayers = 43,               ///< ..._MAXIMUM_TEXTURE1D_LAYERED_LAYERS
     kPciDomainId = 50,                      ///< CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
+    kMaxTexture1dLinearWidth = 69,          ///< ..._MAXIMUM_TEXTURE1D_LINEAR_WIDTH
     kComputeCapabilityMajor = 75,           ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
     kComputeCapabilityMinor = 76,           ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
     kMaxSharedMemoryPerMultiprocessor = 81, ///< ..._MAX_SHARED_MEMORY_PER_MULTIPROCESSOR

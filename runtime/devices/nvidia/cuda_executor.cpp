@@ -1,6 +1,7 @@
 // CUDA execution for the NVIDIA device: context, managed memory, modules, launches, copies.
 #include "devices/nvidia/cuda_executor.hpp"
 
+#include "core/image.hpp"
 #include "core/kernel.hpp"
 #include "devices/nvidia/codegen/nvidia_toolchain.hpp"
 
@@ -271,7 +272,9 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
         fn.dynamicSharedLimit = dynamic;
     }
 
-    // kernelParams: each argument's bytes, then the launch block.
+    // kernelParams: each argument's bytes, then the launch block. An image is the address of
+    // its descriptor, a sampler its CLK_* bits (core/image.hpp: the GPU devices' words).
+    m_imageSlots.beginLaunch();
     std::vector<uint64_t> words(nargs, 0);
     std::vector<void*> params(nargs + 1, nullptr);
     size_t nextLocal = 0;
@@ -291,9 +294,15 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
             params[i] = &words[i];
             break;
         case KernelArgKind::Image:
+            if (a.mem)
+                if (Outcome o = placeImage(imageArgDesc(a), words[i]); !o.why.empty())
+                    return o;
+            params[i] = &words[i];
+            break;
         case KernelArgKind::Sampler:
-            return {CL_INVALID_KERNEL_ARGS, "image and sampler arguments are not supported on "
-                                            "the NVIDIA device yet"};
+            words[i] = samplerArgWord(a);
+            params[i] = &words[i];
+            break;
         }
     }
     // Profiling: CUDA events around the grids give the GPU's own time for the command.
@@ -359,6 +368,39 @@ Outcome CudaExecutor::fill(void* dst, size_t size, const void* pattern, size_t p
         r = m_cuda.streamSynchronize(m_stream);
     if (r != cu::kSuccess)
         return {CL_OUT_OF_RESOURCES, cudaError("cuMemset", r)};
+    return {};
+}
+
+Outcome CudaExecutor::placeImage(const KernelImageDesc& desc, uint64_t& address) {
+    constexpr size_t kChunk = ImageSlots::kSlotsPerChunk;
+    ImageSlots::Placement p = m_imageSlots.place(desc);
+    if (p.grow) {
+        cu::DevicePtr chunk = 0;
+        if (cu::Result r = m_cuda.memAllocManaged(&chunk, kChunk * sizeof(KernelImageDesc),
+                                                  cu::kMemAttachGlobal);
+            r != cu::kSuccess) {
+            m_imageSlots.forget(p);
+            return {CL_OUT_OF_RESOURCES,
+                    cudaError("cuMemAllocManaged", r) + " (image descriptors)"};
+        }
+        m_imageChunks.push_back(reinterpret_cast<KernelImageDesc*>(uintptr_t(chunk)));
+    }
+    KernelImageDesc* slot = m_imageChunks[p.slot / kChunk] + p.slot % kChunk;
+    if (p.write) {
+        // On the stream, not through the host's mapping: ordered after the launches already
+        // queued (which may still read the slot's previous descriptor) and before this one, and
+        // no managed page moves to the host. The driver copies the source before returning.
+        cu::Result r = m_cuda.memcpyAsync(
+            cu::DevicePtr(reinterpret_cast<uintptr_t>(slot)),
+            cu::DevicePtr(reinterpret_cast<uintptr_t>(&m_imageSlots.content(p.slot))),
+            sizeof(KernelImageDesc), m_stream);
+        if (r != cu::kSuccess) {
+            p.grow = false; // the chunk exists now
+            m_imageSlots.forget(p);
+            return {CL_OUT_OF_RESOURCES, cudaError("cuMemcpyAsync", r) + " (image descriptor)"};
+        }
+    }
+    address = uint64_t(reinterpret_cast<uintptr_t>(slot));
     return {};
 }
 

@@ -1,10 +1,12 @@
 // Running kernels on one NVIDIA GPU through the CUDA driver API: its primary context, managed
 // memory for memory objects, a module per executable, argument marshalling by Duet's kernel
-// ABI (codegen/ptx_module.hpp) and the launch plan's grids on one stream. No LLVM headers.
+// ABI (codegen/ptx_module.hpp; image descriptors in managed memory, image_slots.hpp) and the
+// launch plan's grids on one stream. No LLVM headers.
 #pragma once
 
 #include "core/device.hpp"
 #include "devices/nvidia/cuda_driver.hpp"
+#include "devices/nvidia/image_slots.hpp"
 #include "devices/nvidia/launch_plan.hpp"
 
 #include <functional>
@@ -110,6 +112,9 @@ private:
                      Function*& out);
     Outcome launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry, Function& fn,
                         bool timed, Submitted& out);
+    /// The device address of `desc` for the launch being marshalled: its slot (image_slots.hpp),
+    /// written first on the stream when it does not hold `desc` yet. Called with m_mutex.
+    Outcome placeImage(const KernelImageDesc& desc, uint64_t& address);
 
     const nvidia::CudaDriver& m_cuda;
     nvidia::cu::Device m_device;
@@ -125,6 +130,10 @@ private:
     std::map<void*, unsigned> m_registered; ///< cuMemHostRegister'ed pointers and their users
     std::mutex m_modulesMutex;              ///< the module cache; a leaf
     std::map<const DeviceExecutable*, LoadedModule> m_modules;
+    /// Image descriptors (under m_mutex): slots shared by all launches, in chunks of managed
+    /// memory (never freed: they live as long as the device), and which descriptor each holds.
+    ImageSlots m_imageSlots;
+    std::vector<KernelImageDesc*> m_imageChunks;
 };
 
 } // namespace nvidia_device

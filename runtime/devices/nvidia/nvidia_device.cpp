@@ -226,7 +226,39 @@ struct Attributes {
         }
         return v;
     }
+    /// `limit`, lowered to attribute `a` where the driver reports a smaller positive value; a
+    /// refusal is no failure (the limit stands).
+    size_t atMost(size_t limit, cu::DeviceAttribute a) const {
+        int v = 0;
+        if (cuda.deviceGetAttribute(&v, a, device) != cu::kSuccess || v <= 0)
+            return limit;
+        return std::min(limit, size_t(v));
+    }
 };
+
+/// Images: descriptors and texels in plain (managed) memory, read and written by software
+/// (builtins/cpu/image.cl built for nvptx64), as on the GCN device; the formats are core's
+/// (supportedFormats: sRGBA and depth included). Sizes are core's defaults, lowered to CUDA's
+/// texture limits where those are stricter, so that the hot formats can move to CUDA texture
+/// objects without shrinking what the device reports.
+void describeImages(DeviceInfo& info, const Attributes& attr) {
+    info.imageSupport = true;
+    info.maxReadImageArgs = 128;
+    info.maxWriteImageArgs = info.maxReadWriteImageArgs = 64;
+    info.maxSamplers = 16;
+    // 1D images share the 2D width limit (CL_DEVICE_IMAGE2D_MAX_WIDTH).
+    info.image2dMaxWidth = attr.atMost(attr.atMost(info.image2dMaxWidth, cu::kMaxTexture2dWidth),
+                                       cu::kMaxTexture1dWidth);
+    info.image2dMaxHeight = attr.atMost(info.image2dMaxHeight, cu::kMaxTexture2dHeight);
+    info.image3dMaxWidth = attr.atMost(info.image3dMaxWidth, cu::kMaxTexture3dWidth);
+    info.image3dMaxHeight = attr.atMost(info.image3dMaxHeight, cu::kMaxTexture3dHeight);
+    info.image3dMaxDepth = attr.atMost(info.image3dMaxDepth, cu::kMaxTexture3dDepth);
+    info.imageMaxBufferSize = attr.atMost(info.imageMaxBufferSize, cu::kMaxTexture1dLinearWidth);
+    info.imageMaxArraySize = attr.atMost(
+        attr.atMost(info.imageMaxArraySize, cu::kMaxTexture2dLayers), cu::kMaxTexture1dLayers);
+    // Software reads any pitch and base address (image2d_from_buffer).
+    info.imagePitchAlignment = info.imageBaseAddressAlignment = 1;
+}
 
 std::string versionText(int cudaVersion) {
     return std::to_string(cudaVersion / 1000) + "." + std::to_string(cudaVersion % 1000 / 10);
@@ -251,8 +283,9 @@ DiscoveredDevice describeGpu(const CudaDriver& cuda, int ordinal, int driverVers
     info.openclCFeatures = namesWithVersion(kNvidiaFeatures, CL_MAKE_VERSION(3, 0, 0));
     // GL sharing: CUDA-GL interop with an NVIDIA GL context on this GPU, host copies with
     // any other (runtime/gl); not compiler features, so not in the code generator's list.
-    // cl_khr_gl_depth_images comes with image support.
-    info.extensions = std::string(kNvidiaExtensions) + " cl_khr_gl_sharing cl_khr_gl_event";
+    // Depth textures become CL_DEPTH images, which kernels read like any other.
+    info.extensions = std::string(kNvidiaExtensions) +
+                      " cl_khr_gl_sharing cl_khr_gl_event cl_khr_gl_depth_images";
     info.extensionsWithVersion = namesWithVersion(info.extensions);
 
     cu::Device device = 0;
@@ -315,13 +348,7 @@ DiscoveredDevice describeGpu(const CudaDriver& cuda, int ordinal, int driverVers
     info.localMemType = CL_LOCAL;
     info.localMemSize = cl_ulong(std::max(sharedPerBlock, sharedOptin));
     info.memBaseAddrAlign = 1024; // bits: core's 128-byte storage alignment
-    info.imageSupport = false;
-    info.maxReadImageArgs = info.maxWriteImageArgs = info.maxReadWriteImageArgs = 0;
-    info.image2dMaxWidth = info.image2dMaxHeight = info.image3dMaxWidth = 0;
-    info.image3dMaxHeight = info.image3dMaxDepth = info.imageMaxBufferSize = 0;
-    info.imageMaxArraySize = 0;
-    info.maxSamplers = 0;
-    info.imagePitchAlignment = info.imageBaseAddressAlignment = 0;
+    describeImages(info, attr);
     info.maxParameterSize = kMaxParameterBytes;
     // div.rn / sqrt.rn unless -cl-fast-relaxed-math: correctly rounded by default.
     info.singleFpConfig = CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_FMA |

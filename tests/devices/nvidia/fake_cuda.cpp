@@ -125,6 +125,27 @@ int cuDeviceGetAttribute(int* v, int attribute, int d) {
     case 20:
         *v = 0;
         break; // compute mode default
+    case 21:
+        *v = d == 0 ? 131072 : 65536;
+        break; // texture limits: 1D width
+    case 22:
+        *v = d == 0 ? 131072 : 65536;
+        break; // 2D width
+    case 23:
+        *v = 65536;
+        break; // 2D height
+    case 24:
+    case 25:
+    case 26:
+        *v = d == 0 ? 16384 : 4096;
+        break; // 3D width, height, depth
+    case 29:
+    case 43:
+        *v = 2048;
+        break; // layers of 2D and 1D layered textures
+    case 69:
+        *v = d == 0 ? 268435456 : 134217728;
+        break; // 1D texture from linear memory
     case 32:
         *v = 1;
         break; // ECC

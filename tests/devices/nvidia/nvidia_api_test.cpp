@@ -3,8 +3,9 @@
 // the spec's code. [fake-driver]: with tests/devices/nvidia/fake_cuda.cpp as the driver, the
 // device info of what the driver reports, programs built to PTX through clBuildProgram, binaries,
 // and launches: the fake records each cuLaunchKernel (grid, block, dynamic shared memory, the
-// parameters' bytes) so that the kernel ABI's marshalling is checked without a GPU; buffers in
-// managed memory, USE_HOST_PTR registration, JIT failures.
+// parameters' bytes) so that the kernel ABI's marshalling is checked without a GPU; buffers and
+// images in managed memory, image descriptors and sampler bits, USE_HOST_PTR registration, JIT
+// failures.
 #include "fake_cuda.hpp"
 #include "support/cl_test.hpp"
 
@@ -12,6 +13,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -178,17 +180,16 @@ TEST_CASE("a driver's GPUs become devices with what the driver reports", "[nvidi
     CHECK(deviceValue<cl_device_local_mem_type>(h100, CL_DEVICE_LOCAL_MEM_TYPE) == CL_LOCAL);
     CHECK(deviceValue<cl_ulong>(h100, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE) == 52428800);
     CHECK(deviceValue<cl_bool>(h100, CL_DEVICE_ERROR_CORRECTION_SUPPORT) == CL_TRUE);
-    CHECK(deviceValue<cl_bool>(h100, CL_DEVICE_IMAGE_SUPPORT) == CL_FALSE);
     CHECK(deviceValue<size_t>(h100, CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE) == 32);
     CHECK(deviceString(h100, CL_DEVICE_VERSION).rfind("OpenCL 3.0", 0) == 0);
     const std::string ext = deviceString(h100, CL_DEVICE_EXTENSIONS);
     CHECK(ext.find("cl_khr_fp64") != std::string::npos);
     CHECK(ext.find("cl_khr_int64_base_atomics") != std::string::npos);
-    CHECK(ext.find("image") == std::string::npos);
-    // GL sharing (CUDA-GL interop, or host copies with another vendor's GL); no depth images
-    // without image support.
+    // GL sharing (CUDA-GL interop, or host copies with another vendor's GL), depth images with
+    // image support.
     CHECK(ext.find("cl_khr_gl_sharing") != std::string::npos);
     CHECK(ext.find("cl_khr_gl_event") != std::string::npos);
+    CHECK(ext.find("cl_khr_gl_depth_images") != std::string::npos);
     size_t bytes = 0;
     REQUIRE_CL(clGetDeviceInfo(h100, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &bytes));
     std::vector<cl_name_version> features(bytes / sizeof(cl_name_version));
@@ -198,7 +199,6 @@ TEST_CASE("a driver's GPUs become devices with what the driver reports", "[nvidi
         names += std::string(f.name) + " ";
     CHECK(names.find("__opencl_c_generic_address_space") != std::string::npos);
     CHECK(names.find("__opencl_c_fp64") != std::string::npos);
-    CHECK(names.find("__opencl_c_images") == std::string::npos);
     CHECK(deviceValue<cl_bool>(h100, CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT) == CL_TRUE);
 
     // The Kepler board is listed, not available, with the reason in the logs.
@@ -208,6 +208,222 @@ TEST_CASE("a driver's GPUs become devices with what the driver reports", "[nvidi
     cl_context ctx = clCreateContext(nullptr, 1, &kepler, nullptr, nullptr, &err);
     CHECK(ctx == nullptr);
     CHECK(err == CL_DEVICE_NOT_AVAILABLE);
+}
+
+TEST_CASE("images: every query answered, formats as the CPU and GCN devices",
+          "[nvidia][fake-driver][image]") {
+    cl_device_id dev = h100();
+    CHECK(deviceValue<cl_bool>(dev, CL_DEVICE_IMAGE_SUPPORT) == CL_TRUE);
+    CHECK(deviceValue<cl_uint>(dev, CL_DEVICE_MAX_READ_IMAGE_ARGS) >= 128);
+    CHECK(deviceValue<cl_uint>(dev, CL_DEVICE_MAX_WRITE_IMAGE_ARGS) >= 64);
+    CHECK(deviceValue<cl_uint>(dev, CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS) >= 64);
+    CHECK(deviceValue<cl_uint>(dev, CL_DEVICE_MAX_SAMPLERS) >= 16);
+    // Core's sizes (the full profile's minimums or more): the fake H100's texture limits
+    // (CUDA's, 131072 x 65536 2D, 16384 3D, 2^28 texels from linear memory) are not stricter.
+    CHECK(deviceValue<size_t>(dev, CL_DEVICE_IMAGE2D_MAX_WIDTH) == 16384);
+    CHECK(deviceValue<size_t>(dev, CL_DEVICE_IMAGE2D_MAX_HEIGHT) == 16384);
+    CHECK(deviceValue<size_t>(dev, CL_DEVICE_IMAGE3D_MAX_WIDTH) == 2048);
+    CHECK(deviceValue<size_t>(dev, CL_DEVICE_IMAGE3D_MAX_HEIGHT) == 2048);
+    CHECK(deviceValue<size_t>(dev, CL_DEVICE_IMAGE3D_MAX_DEPTH) == 2048);
+    CHECK(deviceValue<size_t>(dev, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE) == 65536 * 1024);
+    CHECK(deviceValue<size_t>(dev, CL_DEVICE_IMAGE_MAX_ARRAY_SIZE) == 2048);
+    CHECK(deviceValue<cl_uint>(dev, CL_DEVICE_IMAGE_PITCH_ALIGNMENT) == 1);
+    CHECK(deviceValue<cl_uint>(dev, CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT) == 1);
+    const std::string ext = deviceString(dev, CL_DEVICE_EXTENSIONS);
+    for (const char* e : {"cl_khr_3d_image_writes", "cl_khr_depth_images",
+                          "cl_khr_image2d_from_buffer", "cl_khr_srgb_image_writes"})
+        CHECK(ext.find(e) != std::string::npos);
+    size_t bytes = 0;
+    REQUIRE_CL(clGetDeviceInfo(dev, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &bytes));
+    std::vector<cl_name_version> features(bytes / sizeof(cl_name_version));
+    REQUIRE_CL(clGetDeviceInfo(dev, CL_DEVICE_OPENCL_C_FEATURES, bytes, features.data(), nullptr));
+    std::string names;
+    for (const cl_name_version& f : features)
+        names += std::string(f.name) + " ";
+    for (const char* f :
+         {"__opencl_c_images ", "__opencl_c_read_write_images ", "__opencl_c_3d_image_writes "})
+        CHECK(names.find(f) != std::string::npos);
+
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    auto formats = [&](cl_mem_object_type type) {
+        cl_uint n = 0;
+        REQUIRE_CL(clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, type, 0, nullptr, &n));
+        std::vector<cl_image_format> list(n);
+        REQUIRE_CL(clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, type, n, list.data(), &n));
+        return list;
+    };
+    auto has = [](const std::vector<cl_image_format>& list, cl_channel_order o, cl_channel_type t) {
+        return std::any_of(list.begin(), list.end(), [&](const cl_image_format& f) {
+            return f.image_channel_order == o && f.image_channel_data_type == t;
+        });
+    };
+    const std::vector<cl_image_format> two = formats(CL_MEM_OBJECT_IMAGE2D);
+    CHECK(has(two, CL_RGBA, CL_UNORM_INT8));
+    CHECK(has(two, CL_RGBA, CL_FLOAT));
+    CHECK(has(two, CL_BGRA, CL_UNORM_INT8));
+    CHECK(has(two, CL_sRGBA, CL_UNORM_INT8));
+    CHECK(has(two, CL_DEPTH, CL_FLOAT));
+    CHECK(has(two, CL_DEPTH, CL_UNORM_INT16));
+    CHECK_FALSE(has(formats(CL_MEM_OBJECT_IMAGE3D), CL_DEPTH, CL_FLOAT));
+    clReleaseContext(ctx);
+}
+
+/// KernelImageDesc (runtime/core/image.hpp): what an image argument's word points at.
+struct ImageDesc {
+    char* data;
+    uint64_t rowPitch, slicePitch;
+    int32_t width, height, depth, arraySize, elementSize, channelOrder, channelType, imageType,
+        channels, reserved;
+};
+static_assert(sizeof(ImageDesc) == 64);
+
+TEST_CASE("image and sampler arguments: descriptors in managed memory, sampler bits; image "
+          "commands on managed storage",
+          "[nvidia][fake-driver][image]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_program p = buildProgram(ctx, dev, R"CL(
+constant sampler_t nearest = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
+__kernel void copy(read_only image2d_t src, sampler_t s, write_only image2d_t dst, float k,
+                   read_only image3d_t vol) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    float4 c = read_imagef(src, s, p) + read_imagef(src, nearest, p) +
+               read_imagef(vol, nearest, (int4)(p, 0, 0));
+    write_imagef(dst, p, c * k);
+}
+)CL",
+                                "-cl-std=CL3.0");
+    cl_kernel k = clCreateKernel(p, "copy", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+
+    const cl_image_format rgba8{CL_RGBA, CL_UNORM_INT8};
+    cl_image_desc d2{};
+    d2.image_type = CL_MEM_OBJECT_IMAGE2D;
+    d2.image_width = 37;
+    d2.image_height = 19;
+    cl_mem src = clCreateImage(ctx, CL_MEM_READ_WRITE, &rgba8, &d2, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem dst = clCreateImage(ctx, CL_MEM_READ_WRITE, &rgba8, &d2, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_image_desc d3{};
+    d3.image_type = CL_MEM_OBJECT_IMAGE3D;
+    d3.image_width = d3.image_height = d3.image_depth = 4;
+    const cl_image_format r32f{CL_R, CL_FLOAT};
+    cl_mem vol = clCreateImage(ctx, CL_MEM_READ_ONLY, &r32f, &d3, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(fake.calls("cuMemAllocManaged") == 3); // images live in managed memory too
+
+    // Writes, reads, fills, copies and maps of image regions work on that storage.
+    const size_t origin[3] = {0, 0, 0}, region[3] = {37, 19, 1};
+    std::vector<unsigned char> texels(37 * 19 * 4), back(texels.size());
+    for (size_t i = 0; i < texels.size(); ++i)
+        texels[i] = static_cast<unsigned char>(i * 7);
+    REQUIRE_CL(clEnqueueWriteImage(q, src, CL_TRUE, origin, region, 0, 0, texels.data(), 0, nullptr,
+                                   nullptr));
+    REQUIRE_CL(clEnqueueCopyImage(q, src, dst, origin, origin, region, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueReadImage(q, dst, CL_TRUE, origin, region, 0, 0, back.data(), 0, nullptr,
+                                  nullptr));
+    CHECK(back == texels);
+    const float red[4] = {1.0f, 0.0f, 0.0f, 1.0f};
+    const size_t at[3] = {3, 2, 0}, box[3] = {2, 2, 1};
+    REQUIRE_CL(clEnqueueFillImage(q, dst, red, at, box, 0, nullptr, nullptr));
+    size_t rowPitch = 0;
+    auto* mapped = static_cast<unsigned char*>(clEnqueueMapImage(q, dst, CL_TRUE, CL_MAP_READ,
+                                                                 origin, region, &rowPitch, nullptr,
+                                                                 0, nullptr, nullptr, &err));
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(rowPitch == 37 * 4);
+    const unsigned char* texel = mapped + 2 * rowPitch + 3 * 4;
+    CHECK((texel[0] == 255 && texel[1] == 0 && texel[2] == 0 && texel[3] == 255));
+    CHECK(mapped[0] == texels[0]);
+    REQUIRE_CL(clEnqueueUnmapMemObject(q, dst, mapped, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    // The image's storage is the managed allocation the map handed out.
+    const uintptr_t dstData = reinterpret_cast<uintptr_t>(mapped);
+
+    cl_sampler s = clCreateSampler(ctx, CL_TRUE, CL_ADDRESS_REPEAT, CL_FILTER_LINEAR, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const float scale = 0.5f;
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof src, &src));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof s, &s));
+    REQUIRE_CL(clSetKernelArg(k, 2, sizeof dst, &dst));
+    REQUIRE_CL(clSetKernelArg(k, 3, sizeof scale, &scale));
+    REQUIRE_CL(clSetKernelArg(k, 4, sizeof vol, &vol));
+    fake.reset();
+    const size_t global[2] = {37, 19};
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() >= 1);
+    // Descriptors go to slots of managed memory (one chunk, kept for later launches), each
+    // written on the stream.
+    CHECK(fake.calls("cuMemAllocManaged") <= 1);
+    CHECK(fake.calls("cuMemcpyAsync") == 3);
+    const DuetFakeLaunch& l = *fake.launchAt(0);
+    REQUIRE(l.params == 6);
+    // The sampler: its CLK_* bits, CLK_NORMALIZED_COORDS_TRUE (1) | CLK_ADDRESS_REPEAT (6) |
+    // CLK_FILTER_LINEAR (0x20) as OpenCL C spells them.
+    CHECK(paramAs<uint64_t>(l, 1) == 0x27);
+    CHECK(paramAs<float>(l, 3) == scale);
+    // Each image: the address of its descriptor.
+    const auto* srcDesc = reinterpret_cast<const ImageDesc*>(paramAs<uint64_t>(l, 0));
+    const auto* dstDesc = reinterpret_cast<const ImageDesc*>(paramAs<uint64_t>(l, 2));
+    const auto* volDesc = reinterpret_cast<const ImageDesc*>(paramAs<uint64_t>(l, 4));
+    REQUIRE((srcDesc && dstDesc && volDesc));
+    CHECK((srcDesc != dstDesc && dstDesc != volDesc && srcDesc != volDesc));
+    CHECK(reinterpret_cast<uintptr_t>(dstDesc->data) == dstData);
+    CHECK((srcDesc->width == 37 && srcDesc->height == 19 && srcDesc->depth == 1));
+    CHECK((srcDesc->rowPitch == 37 * 4 && srcDesc->elementSize == 4 && srcDesc->channels == 4));
+    CHECK((srcDesc->channelOrder == CL_RGBA && srcDesc->channelType == CL_UNORM_INT8));
+    CHECK(srcDesc->imageType == CL_MEM_OBJECT_IMAGE2D);
+    CHECK((volDesc->width == 4 && volDesc->height == 4 && volDesc->depth == 4));
+    CHECK((volDesc->slicePitch == 4 * 4 * 4 && volDesc->channelType == CL_FLOAT));
+    CHECK(volDesc->imageType == CL_MEM_OBJECT_IMAGE3D);
+
+    // Launches on the same images read the same slots and write none, whatever the argument
+    // order: launches in flight may still read them.
+    fake.reset();
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof dst, &dst));
+    REQUIRE_CL(clSetKernelArg(k, 2, sizeof src, &src));
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() >= 2);
+    CHECK(fake.calls("cuMemcpyAsync") == 0);
+    CHECK(fake.calls("cuMemAllocManaged") == 0);
+    for (int i = 0; i < 2; ++i) {
+        CHECK(paramAs<uint64_t>(*fake.launchAt(i), 0) == reinterpret_cast<uintptr_t>(dstDesc));
+        CHECK(paramAs<uint64_t>(*fake.launchAt(i), 2) == reinterpret_cast<uintptr_t>(srcDesc));
+        CHECK(paramAs<uint64_t>(*fake.launchAt(i), 4) == reinterpret_cast<uintptr_t>(volDesc));
+    }
+    // Another image: one more descriptor, written once.
+    cl_mem other = clCreateImage(ctx, CL_MEM_READ_WRITE, &rgba8, &d2, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(k, 2, sizeof other, &other));
+    fake.reset();
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    CHECK(fake.calls("cuMemcpyAsync") == 1);
+    const auto* otherDesc =
+        reinterpret_cast<const ImageDesc*>(paramAs<uint64_t>(*fake.launchAt(0), 2));
+    CHECK((otherDesc != srcDesc && otherDesc != dstDesc && otherDesc != volDesc));
+    CHECK((otherDesc->width == 37 && otherDesc->data != srcDesc->data));
+    clReleaseMemObject(other);
+
+    clReleaseSampler(s);
+    clReleaseMemObject(vol);
+    clReleaseMemObject(dst);
+    clReleaseMemObject(src);
+    clReleaseCommandQueue(q);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseContext(ctx);
 }
 
 TEST_CASE("programs build to PTX through the API and launch by the kernel ABI",

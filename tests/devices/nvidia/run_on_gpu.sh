@@ -4,7 +4,8 @@
 #   1. clinfo -l through the Khronos loader with only Duet's ICD (when clinfo is installed);
 #   2. nvidia_gpu_abi_run: the code generator's PTX launched by the kernel ABI, no Duet runtime
 #      (PTX from <build>/tests/unit/nvidia/ptx, made by nvidia_codegen_test when missing);
-#   3. api_test, then kernels_*_test, through the OpenCL API with DUET_DEVICES=nvidia;
+#   3. api_test, then kernels_*_test and image_kernel_test, through the OpenCL API with
+#      DUET_DEVICES=nvidia;
 #   4. nvidia_gl_gpu_test: CUDA-GL interop under NVIDIA's EGL (DUET_DEVICES=cpu,nvidia).
 # Every step runs; a summary follows. Exit 0: all passed; 1: some failed; 77: skipped (no
 # libcuda.so.1 here, so no GPU run is possible).
@@ -12,13 +13,13 @@
 #   tests/devices/nvidia/run_on_gpu.sh <build-dir> [sm_90] [extra Catch2 filter for api_test]
 #
 # Environment: DUET_CUDA_LIBRARY (a libcuda elsewhere), DUET_LOG=1 (the device's discovery and
-# JIT logs on stderr), KERNEL_TESTS (the kernels_* executables to run, space separated; default all four; empty:
-# none).
+# JIT logs on stderr), KERNEL_TESTS (the executables of tests/kernels to run, space separated;
+# default the four kernels_* and image_kernel_test; empty: none).
 set -uo pipefail
 
 build=${1:?usage: run_on_gpu.sh <build-dir> [sm_90] [api_test filter]}
 sm=${2:-sm_90}
-apiFilter=${3:-~[image]~[printf]~[cpu]~[gcn]}
+apiFilter=${3:-~[printf]~[cpu]~[gcn]}
 build=$(cd "$build" && pwd) || exit 2
 
 # No driver library: nothing can run. Skipped, visibly.
@@ -90,7 +91,7 @@ fi
 step "nvidia_gpu_abi_run" "$build/tests/unit/nvidia/nvidia_gpu_abi_run" "$ptx" "$sm"
 
 step "api_test (DUET_DEVICES=nvidia)" "$build/tests/api/api_test" "$apiFilter"
-for t in ${KERNEL_TESTS-kernels_math_test kernels_convert_test kernels_integer_test kernels_misc_test}; do
+for t in ${KERNEL_TESTS-kernels_math_test kernels_convert_test kernels_integer_test kernels_misc_test image_kernel_test}; do
     step "$t (DUET_DEVICES=nvidia)" "$build/tests/kernels/$t"
 done
 # CUDA-GL interop with NVIDIA's EGL (skipped without an EGL device that has EGL_NV_device_cuda);

@@ -1,6 +1,6 @@
 // OpenCL C programs the NVIDIA code generator is checked on: what Duet's samples and the usual
 // GPU benchmarks do (tiles in __local memory, reductions, atomics, math, printf, structs,
-// vectors, offsets, non-uniform work-groups, OpenCL C 3.0 features).
+// vectors, offsets, non-uniform work-groups, OpenCL C 3.0 features, images and samplers).
 #pragma once
 
 #include <string>
@@ -407,6 +407,32 @@ __kernel void stage(__global int* out) {
     staged[get_local_id(0)] = (int)get_local_id(0) * 3;
     barrier(CLK_LOCAL_MEM_FENCE);
     out[get_global_id(0)] = staged[get_local_size(0) - 1 - get_local_id(0)] + staged[5];
+}
+)CL"},
+        {"images", "-cl-std=CL3.0", R"CL(
+// Images as plain memory: a descriptor per image argument, samplers as CLK_* bits (arguments and
+// literals), every image type, read-write and depth images, 3D writes, queries.
+constant sampler_t nearest = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
+float4 fetch(read_only image2d_t img, sampler_t s, float2 at) { return read_imagef(img, s, at); }
+__kernel void blur(read_only image2d_t src, write_only image2d_t dst, sampler_t linear) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    float2 at = ((float2)(p.x, p.y) + 0.5f) / (float2)(get_image_width(src), get_image_height(src));
+    float4 c = fetch(src, linear, at) + read_imagef(src, nearest, p) +
+               read_imagef(src, CLK_ADDRESS_REPEAT | CLK_NORMALIZED_COORDS_TRUE, at);
+    write_imagef(dst, p, c / 3.0f);
+}
+__kernel void volume(read_only image3d_t src, write_only image3d_t dst, read_write image2d_t rw,
+                     read_only image2d_depth_t depth, read_only image1d_buffer_t texels,
+                     read_only image2d_array_t layers, __global int4* dims) {
+    int4 p = (int4)(get_global_id(0), get_global_id(1), get_global_id(2), 0);
+    uint4 u = read_imageui(src, p);
+    write_imageui(dst, p, u + (uint4)(1));
+    float d = read_imagef(depth, nearest, p.xy);
+    float4 t = read_imagef(texels, p.x);
+    float4 l = read_imagef(layers, nearest, (float4)(p.x, p.y, p.z, 0.0f));
+    write_imagef(rw, p.xy, read_imagef(rw, p.xy) + d + t + l);
+    dims[0] = (int4)(get_image_dim(src).xyz, get_image_channel_order(dst));
+    dims[1] = (int4)(get_image_dim(rw), get_image_array_size(layers), get_image_width(texels));
 }
 )CL"},
     };

@@ -90,8 +90,8 @@ TEST_CASE("ptxas accepts PTX with debug information and without optimisation", "
 TEST_CASE("every builtin the device declares compiles to PTX that ptxas accepts",
           "[nvidia][ptxas][builtins]") {
     // The calls builtins-completeness-nvidia generates (one function per overload of
-    // opencl-c.h for the device's features), each made a kernel and built without
-    // optimisation, so that every builtin reaches the NVPTX backend and ptxas.
+    // opencl-c.h for the device's features, images and samplers included), each made a kernel
+    // and built without optimisation, so that every builtin reaches the NVPTX backend and ptxas.
 #ifdef DUET_COMPLETENESS_DIR
     for (const char* std : {"CL12", "CL30"}) {
         std::ifstream in(std::string(DUET_COMPLETENESS_DIR) + "/calls." + std + ".cl");
@@ -101,16 +101,18 @@ TEST_CASE("every builtin the device declares compiles to PTX that ptxas accepts"
         }
         std::string source, line;
         size_t kernels = 0;
+        size_t imageKernels = 0;
         while (std::getline(in, line)) {
-            if (line.find("image") != std::string::npos ||
-                line.find("sampler") != std::string::npos)
-                continue; // images are not supported yet
             if (line.rfind("void duet_call_", 0) == 0) {
                 line = "__kernel " + line;
                 ++kernels;
+            } else if (line.rfind("kernel void duet_call_", 0) == 0) {
+                ++kernels; // image and sampler parameters: generated as a kernel already
+                ++imageKernels;
             }
             source += line + "\n";
         }
+        CHECK(imageKernels > 0); // the image builtins are among them
         INFO(std << ": " << kernels << " kernels");
         Built b = build(source,
                         std::string(std == std::string("CL30") ? "-cl-std=CL3.0 " : "") +

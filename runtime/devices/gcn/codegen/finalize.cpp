@@ -114,45 +114,6 @@ std::string recursiveFunctions(Module& m) {
     return out;
 }
 
-/// Images and samplers on GCN are plain memory, as on the CPU device: an image value is the
-/// device address of its descriptor (core/image.hpp KernelImageDesc, written per launch by
-/// devices/gcn), a sampler value its CLK_* bits. clang types both as ptr addrspace(4); the
-/// image library (builtins/cpu/image.cl, shared with the CPU device) reaches them through
-/// declaration-only accessors, defined here: the descriptor pointer as a global pointer, the
-/// bits as the pointer's low 32 bits. Sampler literals (__translate_sampler_initializer) become
-/// the bits as a pointer-sized value, so a literal and a sampler argument look alike.
-void defineImageAccessors(Module& m) {
-    LLVMContext& ctx = m.getContext();
-    for (Function& f : m) {
-        if (!f.isDeclaration() || f.arg_size() != 1)
-            continue;
-        StringRef name = f.getName();
-        const bool image = name.starts_with("_Z16__duet_image_ptr");
-        const bool bits = name.starts_with("_Z19__duet_sampler_bits");
-        const bool literal = name == "__translate_sampler_initializer";
-        if (!image && !bits && !literal)
-            continue;
-        Type* ret = f.getReturnType();
-        Argument* arg = f.getArg(0);
-        if ((image && !(ret->isPointerTy() && arg->getType()->isPointerTy())) ||
-            (bits && !(ret->isIntegerTy() && arg->getType()->isPointerTy())) ||
-            (literal && !(ret->isPointerTy() && arg->getType()->isIntegerTy())))
-            continue; // not the shape this file knows: reported as unresolved below
-        IRBuilder<> b(BasicBlock::Create(ctx, "entry", &f));
-        Value* v;
-        if (image)
-            v = b.CreateAddrSpaceCast(arg, ret);
-        else if (bits)
-            v = b.CreateTrunc(b.CreatePtrToInt(arg, b.getInt64Ty()), ret);
-        else
-            v = b.CreateIntToPtr(b.CreateZExt(arg, b.getInt64Ty()), ret);
-        b.CreateRet(v);
-        f.setLinkage(GlobalValue::InternalLinkage);
-        f.addFnAttr(Attribute::AlwaysInline);
-        f.setDoesNotAccessMemory();
-    }
-}
-
 /// Declarations nothing defines, reported at build time (a user prototype without a body, or
 /// a builtin neither libclc nor Duet provides for GCN).
 std::string unresolvedFunctions(Module& m) {

@@ -154,7 +154,9 @@ void constantPointersToGeneric(Module& m) {
             if (!now)
                 continue; // left as it is: the verifier names it
         } else {
-            now = Function::Create(t, f.getLinkage(), f.getAddressSpace(), "", &m);
+            // In f's place, so that kernels keep the source's order in the PTX.
+            now = Function::Create(t, f.getLinkage(), f.getAddressSpace(), "");
+            m.getFunctionList().insert(f.getIterator(), now);
             now->copyAttributesFrom(&f);
             now->copyMetadata(&f, 0);
             now->splice(now->begin(), &f);

@@ -88,35 +88,10 @@ std::string featuresOf(const TargetSpec& target) {
     return target.cpuFeatures.empty() ? "+ptx" + std::to_string(kPreferredPtx) : target.cpuFeatures;
 }
 
-/// A build error for what the NVIDIA device does not do yet, or an empty string.
-std::string unsupportedFeatures(const std::vector<KernelDesc>& kernels) {
-    std::string out;
-    for (const KernelDesc& k : kernels)
-        for (size_t i = 0; i < k.args.size(); ++i)
-            if (k.args[i].kind == KernelArgKind::Image || k.args[i].kind == KernelArgKind::Sampler)
-                out += "error: kernel '" + k.name + "' argument " + std::to_string(i) + " is " +
-                       (k.args[i].kind == KernelArgKind::Image ? "an image" : "a sampler") +
-                       ": the NVIDIA device does not support images yet "
-                       "(CL_DEVICE_IMAGE_SUPPORT is CL_FALSE)\n";
-    return out;
-}
-
 /// Declarations nothing defines, reported at build time.
 std::string unresolvedFunctions(Module& m) {
-    return undefinedSymbolReport(m, "the NVIDIA device", [](StringRef name, std::string& out) {
-        if (name == nvptx::kLaunchBlockAccessor)
-            return true; // applyKernelAbi replaces it
-        const std::string demangled = demangle(name.str());
-        const bool image = demangled.rfind("read_image", 0) == 0 ||
-                           demangled.rfind("write_image", 0) == 0 ||
-                           demangled.rfind("get_image", 0) == 0;
-        if (image || name == "__translate_sampler_initializer") {
-            out += "error: '" + demangled +
-                   "': the NVIDIA device does not support images yet (CL_DEVICE_IMAGE_SUPPORT "
-                   "is CL_FALSE)\n";
-            return true;
-        }
-        return false;
+    return undefinedSymbolReport(m, "the NVIDIA device", [](StringRef name, std::string&) {
+        return name == nvptx::kLaunchBlockAccessor; // applyKernelAbi replaces it
     });
 }
 
@@ -198,6 +173,10 @@ bool linkBuiltins(Module& m, std::string& error) {
     }
     if (!linkLazily(m, clc->getMemBufferRef(), "libclc", error))
         return false;
+    // Images are plain memory, as on GCN: an image argument is the address of its descriptor
+    // (a global pointer in nvptx's address space 1), a sampler its CLK_* bits (a pointer in
+    // space 4, which constantPointersToGeneric retypes as generic without changing the value).
+    defineImageAccessors(m);
     nvptx::defineGenericAddressBuiltins(m);
     return true;
 }
@@ -311,8 +290,6 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
                                        "', not for the NVIDIA device (nvptx64)");
     callSiteEntriesOrNoDebugInfo(*m, log);
     std::vector<KernelDesc> descs = describeKernels(bitcode);
-    if (std::string unsupported = unsupportedFeatures(descs); !unsupported.empty())
-        return FinalizeResult::failure(log + unsupported);
 
     if (!linkBuiltins(*m, error))
         return FinalizeResult::failure(log + diagnostics + error);
@@ -509,7 +486,7 @@ TargetSpec withNvidiaFrontEnd(TargetSpec target) {
     if (target.cpuName.empty())
         target.cpuName = kDefaultSm;
     target.cpuFeatures = featuresOf(target);
-    target.images = false;
+    target.images = true;
     // printf stays a call, lowered by the finaliser into Duet's printf buffer (clang would make
     // it CUDA's vprintf). clang defines the atomic scope feature macro only for SPIR targets; the
     // device supports device-scope atomics, so the functions that need it are declared.

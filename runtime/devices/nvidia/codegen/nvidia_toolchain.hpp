@@ -76,7 +76,8 @@ private:
 };
 
 /// What the NVIDIA device implements, space separated: OpenCL extensions (CL_DEVICE_EXTENSIONS)
-/// and OpenCL C 3.0 optional features (CL_DEVICE_OPENCL_C_FEATURES). No images yet.
+/// and OpenCL C 3.0 optional features (CL_DEVICE_OPENCL_C_FEATURES). Images included (plain
+/// memory read by software, as on GCN).
 extern const char* const kNvidiaExtensions;
 extern const char* const kNvidiaFeatures;
 
@@ -87,7 +88,7 @@ TargetSpec nvidiaTarget(const std::string& sm, unsigned ptx);
 /// `target` with the NVIDIA front-end settings: the nvptx64 triple, processor and PTX ISA
 /// (sm_90 and +ptx80 when empty), printf kept as a call (lowered to Duet's printf buffer, not
 /// CUDA's vprintf), the atomic scope macro clang defines only for SPIR, the NVPTX target
-/// initialiser and binary kind. Images stay off.
+/// initialiser and binary kind, images on.
 TargetSpec withNvidiaFrontEnd(TargetSpec target);
 
 /// The NVIDIA device's Toolchain for `target` (withNvidiaFrontEnd applied).

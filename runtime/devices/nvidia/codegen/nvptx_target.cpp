@@ -41,27 +41,33 @@ const char* const kNvidiaExtensions =
     "cl_khr_byte_addressable_store cl_khr_fp64 cl_khr_global_int32_base_atomics "
     "cl_khr_global_int32_extended_atomics cl_khr_local_int32_base_atomics "
     "cl_khr_local_int32_extended_atomics cl_khr_int64_base_atomics "
-    "cl_khr_int64_extended_atomics cl_khr_icd cl_khr_extended_versioning";
+    "cl_khr_int64_extended_atomics cl_khr_icd cl_khr_extended_versioning "
+    "cl_khr_3d_image_writes cl_khr_depth_images cl_khr_image2d_from_buffer "
+    "cl_khr_srgb_image_writes";
 // 64-bit integers and doubles; generic pointers (PTX generic addressing; legalize.cpp defines
 // to_global & co); program-scope globals (.global in the module); acquire-release and
 // sequentially consistent atomics up to device scope (fences around relaxed atom instructions,
-// legalize.cpp).
+// legalize.cpp); images, read-write images and 3D image writes (descriptors and texels in
+// plain memory, builtins/cpu/image.cl built for nvptx64: linear memory read by software).
 const char* const kNvidiaFeatures =
     "__opencl_c_int64 __opencl_c_fp64 __opencl_c_generic_address_space "
     "__opencl_c_program_scope_global_variables __opencl_c_atomic_order_acq_rel "
-    "__opencl_c_atomic_order_seq_cst __opencl_c_atomic_scope_device";
+    "__opencl_c_atomic_order_seq_cst __opencl_c_atomic_scope_device __opencl_c_images "
+    "__opencl_c_read_write_images __opencl_c_3d_image_writes";
 
 TargetSpec nvidiaTarget(const std::string& sm, unsigned ptx) {
     TargetSpec t;
     t.cpuName = sm;
     t.cpuFeatures = "+ptx" + std::to_string(ptx);
     t.fp64 = true;
-    t.images = false;
+    t.images = true;
     std::istringstream words(std::string(kNvidiaExtensions) + " " + kNvidiaFeatures);
     for (std::string w; words >> w;)
-        // Extensions of the API, not of the language; fp64 comes with TargetSpec::fp64.
+        // Extensions of the API, not of the language; fp64 and images come with TargetSpec's
+        // flags.
         if (w != "cl_khr_icd" && w != "cl_khr_extended_versioning" && w != "cl_khr_fp64" &&
-            w != "__opencl_c_fp64")
+            w != "__opencl_c_fp64" && w != "cl_khr_image2d_from_buffer" &&
+            w != "cl_khr_srgb_image_writes" && w != "__opencl_c_images")
             t.clExtensions.push_back(w);
     return t;
 }

@@ -1,0 +1,68 @@
+// Where the NVIDIA device keeps image descriptors: slots of device-visible memory shared by
+// every launch and keyed by content, so that a program that launches on the same images keeps
+// reading the same slots and writes none. Bookkeeping only: no CUDA (the executor allocates the
+// memory and writes the slots, stream-ordered).
+#pragma once
+
+#include "core/image.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace duet::rt::nvidia_device {
+
+/// Image descriptor slots, in chunks of kSlotsPerChunk. A slot is (re)assigned only by place();
+/// the writes it asks for must be ordered after every launch already queued that may read the
+/// slot and before the launch being placed (one CUDA stream does that). Not thread-safe: the
+/// executor calls it under its stream mutex.
+class ImageSlots {
+public:
+    static constexpr size_t kSlotsPerChunk = 64; ///< 4 KiB of descriptors per allocation
+    /// Past this many slots, the least recently used one (not used by the launch being placed)
+    /// takes a new descriptor instead of the pool growing.
+    static constexpr size_t kMaxSlots = 1024;
+
+    struct Placement {
+        size_t slot = 0;    ///< chunk slot / kSlotsPerChunk, index slot % kSlotsPerChunk
+        bool write = false; ///< the slot does not hold the descriptor yet: write content(slot)
+        bool grow = false;  ///< the slot is the first of a chunk not yet allocated
+    };
+
+    /// Starts placing the images of a new launch.
+    void beginLaunch() { ++m_launch; }
+    /// The slot for `desc` in the current launch.
+    Placement place(const KernelImageDesc& desc);
+    /// What slot `slot` holds (or will, once written): the source of the write, stable until
+    /// place() assigns the slot again.
+    const KernelImageDesc& content(size_t slot) const;
+    /// The write (or the chunk) that place() asked for failed: the slot holds nothing, and a
+    /// chunk it asked to grow by does not exist.
+    void forget(const Placement& p);
+    /// Slots in allocated chunks.
+    size_t capacity() const { return m_chunks * kSlotsPerChunk; }
+
+private:
+    struct Slot {
+        KernelImageDesc desc{};
+        uint64_t lastLaunch = 0; ///< 0: holds nothing
+    };
+    static std::string keyOf(const KernelImageDesc& d) {
+        return std::string(reinterpret_cast<const char*>(&d), sizeof d);
+    }
+    Slot& at(size_t slot) { return m_slots[slot / kSlotsPerChunk][slot % kSlotsPerChunk]; }
+    const Slot& at(size_t slot) const {
+        return m_slots[slot / kSlotsPerChunk][slot % kSlotsPerChunk];
+    }
+
+    std::vector<std::unique_ptr<Slot[]>> m_slots; ///< host mirror per chunk: stable addresses
+    size_t m_chunks = 0;
+    size_t m_next = 0; ///< slots below have been assigned once
+    uint64_t m_launch = 0;
+    std::unordered_map<std::string, size_t> m_where; ///< descriptor bytes -> slot
+};
+
+} // namespace duet::rt::nvidia_device
