@@ -1,9 +1,10 @@
 // printf on the GCN device: each call becomes a record in the printf buffer the runtime passes
-// as hidden_printf_buffer (see printf_lowering.hpp, and devices/gcn/printf_buffer.hpp for the
-// layout the decoder reads).
+// as hidden_printf_buffer (see printf_lowering.hpp, and core/printf_buffer.hpp for the layout
+// the decoder reads).
 #include "devices/gcn/codegen/printf_lowering.hpp"
 
-#include "devices/gcn/printf_buffer.hpp"
+#include "core/printf_buffer.hpp"
+#include "devices/gcn/code_object.hpp"
 
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
@@ -54,13 +55,12 @@ Function* defineStrlen(Module& m) {
     Value* end = b.CreateICmpEQ(ch, b.getInt8(0));
     Value* next = b.CreateAdd(i, b.getInt32(1));
     i->addIncoming(next, loop);
-    b.CreateCondBr(b.CreateOr(end, b.CreateICmpEQ(next, b.getInt32(gcn::kPrintfMaxString))), done,
-                   loop);
+    b.CreateCondBr(b.CreateOr(end, b.CreateICmpEQ(next, b.getInt32(kPrintfMaxString))), done, loop);
 
     b.SetInsertPoint(done);
     b.CreateRet(b.CreateSelect(end, i, next));
     b.SetInsertPoint(null);
-    b.CreateRet(b.getInt32(gcn::kPrintfNullString));
+    b.CreateRet(b.getInt32(kPrintfNullString));
     return f;
 }
 
@@ -115,7 +115,7 @@ Function* defineAlloc(Module& m) {
         b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), buffer, 8), Align(8));
     Value* fits = b.CreateICmpULE(b.CreateAdd(old, bytes), capacity);
     Value* record = b.CreateInBoundsGEP(b.getInt8Ty(), buffer,
-                                        b.CreateAdd(old, b.getInt64(gcn::kPrintfHeaderBytes)));
+                                        b.CreateAdd(old, b.getInt64(kPrintfHeaderBytes)));
     b.CreateRet(b.CreateSelect(fits, record, ConstantPointerNull::get(global)));
     return f;
 }
@@ -171,7 +171,7 @@ std::string Lowering::lower(CallInst* call) {
     if (call->arg_size() == 0 || !getConstantStringInfo(call->getArgOperand(0), format))
         return "error: printf: the format is not a constant string (OpenCL C 3.0 §6.15.14.2: "
                "it must be a literal), which the GCN device cannot print\n";
-    const std::vector<gcn::PrintfConversion> convs = gcn::printfConversions(format);
+    const std::vector<PrintfConversion> convs = printfConversions(format);
     // Arguments beyond the conversions are evaluated and ignored, as in C; fewer arguments
     // than conversions are stored as they are, and the decoder reports the mismatch.
     const size_t count = std::min(convs.size(), size_t(call->arg_size() - 1));
@@ -191,9 +191,8 @@ std::string Lowering::lower(CallInst* call) {
                        std::to_string(i + 1) + " is for %s but is not a pointer\n";
             slot.value = b.CreateAddrSpaceCast(v, PointerType::get(c, kFlat));
             slot.length = b.CreateCall(strlenFn(), {slot.value});
-            slot.copied =
-                b.CreateSelect(b.CreateICmpEQ(slot.length, b.getInt32(gcn::kPrintfNullString)),
-                               b.getInt32(0), slot.length);
+            slot.copied = b.CreateSelect(b.CreateICmpEQ(slot.length, b.getInt32(kPrintfNullString)),
+                                         b.getInt32(0), slot.length);
             slot.size = 4;
         } else {
             if (t->isPointerTy()) // %p (or any pointer): its flat address

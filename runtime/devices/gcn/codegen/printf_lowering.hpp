@@ -11,7 +11,7 @@ class Module;
 namespace duet::rt {
 
 /// Turns every printf call into one record in the printf buffer (layout in
-/// devices/gcn/printf_buffer.hpp) and lists the formats in `llvm.printf.fmts`, which the
+/// core/printf_buffer.hpp) and lists the formats in `llvm.printf.fmts`, which the
 /// AMDGPU backend copies into the code object's `amdhsa.printf`. The front end leaves printf
 /// a plain call (-fno-builtin-printf): clang's own AMDGPU lowering copies a %s argument only
 /// when it is a literal and writes "???" for every other string. Here each string is measured

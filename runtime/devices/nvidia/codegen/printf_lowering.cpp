@@ -1,6 +1,6 @@
 // printf on the NVIDIA device: each call becomes a record in the printf buffer that the launch
-// block names (layout in ptx_module.hpp, the same records as the GCN device writes). Strings
-// (%s) are measured and copied at run time wherever they live.
+// block names (layout in core/printf_buffer.hpp, the same records as the GCN device writes).
+// Strings (%s) are measured and copied at run time wherever they live.
 #include "devices/nvidia/codegen/passes.hpp"
 
 #include <llvm/Analysis/ValueTracking.h>
@@ -15,10 +15,6 @@ namespace duet::rt::nvptx {
 namespace {
 
 using namespace llvm;
-using nvidia::kPrintfHeaderBytes;
-using nvidia::kPrintfMaxString;
-using nvidia::kPrintfNullString;
-
 constexpr unsigned kGeneric = 0, kGlobal = 1;
 /// Where LaunchBlock keeps the printf buffer's address.
 constexpr uint64_t kPrintfBufferField = offsetof(nvidia::LaunchBlock, printfBuffer);
@@ -141,7 +137,7 @@ class Lowering {
 public:
     explicit Lowering(Module& m) : m_module(m), m_dl(m.getDataLayout()) {}
     std::string lower(CallInst* call);
-    void formats(std::vector<nvidia::PrintfFormat>& out) const;
+    void formats(std::vector<PrintfFormat>& out) const;
 
 private:
     Function* strlenFn() { return m_strlen ? m_strlen : (m_strlen = defineStrlen(m_module)); }
@@ -155,8 +151,8 @@ private:
     std::map<std::pair<std::vector<uint32_t>, std::string>, uint32_t> m_ids;
 };
 
-void Lowering::formats(std::vector<nvidia::PrintfFormat>& out) const {
-    std::vector<nvidia::PrintfFormat> byId(m_ids.size());
+void Lowering::formats(std::vector<PrintfFormat>& out) const {
+    std::vector<PrintfFormat> byId(m_ids.size());
     for (const auto& [key, id] : m_ids)
         byId[id - 1] = {id, key.first, key.second};
     out.insert(out.end(), byId.begin(), byId.end());
@@ -167,7 +163,7 @@ std::string Lowering::lower(CallInst* call) {
     if (call->arg_size() == 0 || !getConstantStringInfo(call->getArgOperand(0), format))
         return "error: printf: the format is not a constant string (OpenCL C 3.0 §6.15.14.2: "
                "it must be a literal), which the NVIDIA device cannot print\n";
-    const std::vector<nvidia::PrintfConversion> convs = nvidia::printfConversions(format);
+    const std::vector<PrintfConversion> convs = printfConversions(format);
     // Arguments beyond the conversions are evaluated and ignored, as in C; fewer arguments than
     // conversions are stored as they are, and the decoder reports the mismatch.
     const size_t count = std::min(convs.size(), size_t(call->arg_size() - 1));
@@ -250,7 +246,7 @@ std::string Lowering::lower(CallInst* call) {
 
 } // namespace
 
-std::string lowerPrintf(Module& m, std::vector<nvidia::PrintfFormat>& formats) {
+std::string lowerPrintf(Module& m, std::vector<PrintfFormat>& formats) {
     Function* printf = m.getFunction("printf");
     if (!printf)
         return {};
