@@ -3,6 +3,10 @@
 #include "support/capture.hpp"
 #include "support/cl_test.hpp"
 
+#include <algorithm>
+#include <set>
+#include <sstream>
+
 using namespace duet::test;
 
 TEST_CASE("printf prints scalars, strings and vectors as OpenCL C specifies", "[api][printf]") {
@@ -145,6 +149,55 @@ TEST_CASE("printf output arrives in command order, each command's by the time it
     CHECK(f.read<int>(r, 64) == std::vector<int>(64, 3));
     clReleaseMemObject(r);
     clReleaseKernel(quiet);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+}
+
+TEST_CASE("printf beyond the printf buffer: a call that returned 0 printed its line whole, one "
+          "that returned -1 nothing",
+          "[api][printf]") {
+    WithQueue f;
+    size_t bufferSize = 0;
+    REQUIRE_CL(clGetDeviceInfo(f.device, CL_DEVICE_PRINTF_BUFFER_SIZE, sizeof bufferSize,
+                               &bufferSize, nullptr));
+    REQUIRE(bufferSize >= 1024 * 1024); // the full profile's minimum
+    // Half as much again as the buffer holds, at the 52 bytes a GPU device's record of this
+    // format takes; a device that prints as it goes (the CPU) prints every line.
+    const char* src =
+        "__kernel void p(__global int* r) {\n"
+        "    int i = (int)get_global_id(0);\n"
+        "    r[i] = printf(\"%s %d\\n\", \"0123456789012345678901234567890123456789\","
+        " i);\n"
+        "}\n";
+    cl_program p = buildProgram(f.context, f.device, src);
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, "p", &err);
+    REQUIRE(err == CL_SUCCESS);
+    const size_t n = (bufferSize / 52 * 3 / 2 + 255) / 256 * 256, local = 256;
+    cl_mem r = f.buffer(n * sizeof(int));
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof r, &r));
+    std::string out;
+    // stderr: the GPU devices' report of what was dropped.
+    captureFd(2, [&] {
+        out = captureStdout([&] {
+            REQUIRE_CL(
+                clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
+            REQUIRE_CL(clFinish(f.queue));
+        });
+    });
+    const std::vector<int> result = f.read<int>(r, n);
+    std::multiset<std::string> printed, expected;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+        printed.insert(line);
+    for (size_t i = 0; i < n; ++i) {
+        CHECK((result[i] == 0 || result[i] == -1));
+        if (result[i] == 0)
+            expected.insert("0123456789012345678901234567890123456789 " + std::to_string(i));
+    }
+    CHECK(expected.size() >= bufferSize / 52); // at least what fits
+    CHECK(printed == expected);
+    clReleaseMemObject(r);
     clReleaseKernel(k);
     clReleaseProgram(p);
 }
