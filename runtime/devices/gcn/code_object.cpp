@@ -135,7 +135,7 @@ const KernelInfo* CodeObject::find(std::string_view name) const {
     return nullptr;
 }
 
-std::string parsePrintfFormat(std::string_view text, PrintfFormat& out) {
+std::string parsePrintfFormat(std::string_view text, rt::PrintfFormat& out) {
     // Fields up to the format are decimal numbers; the format itself may hold ':' freely.
     auto number = [&](uint32_t& v) -> bool {
         size_t colon = text.find(':');
@@ -156,41 +156,19 @@ std::string parsePrintfFormat(std::string_view text, PrintfFormat& out) {
     if (argc > 1024)
         return "too many arguments";
     out.argSizes.resize(argc);
-    out.recordBytes = 4;
-    for (uint32_t& size : out.argSizes) {
+    for (uint32_t& size : out.argSizes)
         if (!number(size) || size == 0 || size > 4096)
             return "an argument size is missing or not a size";
-        out.recordBytes += size;
-    }
     // The rest is the format, verbatim (Duet's printf lowering escapes nothing).
     out.format.assign(text.begin(), text.end());
     return {};
 }
 
-std::vector<PrintfConversion> printfConversions(std::string_view f) {
-    std::vector<PrintfConversion> out;
-    for (size_t i = 0; i < f.size(); ++i) {
-        if (f[i] != '%')
-            continue;
-        if (i + 1 < f.size() && f[i + 1] == '%') {
-            ++i;
-            continue;
-        }
-        unsigned vector = 1;
-        size_t j = i + 1;
-        while (j < f.size() && !std::isalpha(static_cast<unsigned char>(f[j])))
-            ++j; // flags, width, precision
-        if (j < f.size() && f[j] == 'v') {
-            vector = 0;
-            for (++j; j < f.size() && std::isdigit(static_cast<unsigned char>(f[j])); ++j)
-                vector = vector * 10 + unsigned(f[j] - '0');
-        }
-        while (j < f.size() && (f[j] == 'h' || f[j] == 'l'))
-            ++j; // length modifiers
-        out.push_back({j < f.size() ? f[j] : '\0', vector});
-        i = j;
-    }
-    return out;
+std::string printfFormatEntry(const rt::PrintfFormat& f) {
+    std::string entry = std::to_string(f.id) + ":" + std::to_string(f.argSizes.size());
+    for (uint32_t size : f.argSizes)
+        entry += ":" + std::to_string(size);
+    return entry + ":" + f.format;
 }
 
 ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {
@@ -256,7 +234,7 @@ ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {
             for (msgpack::DocNode& s : p->getArray())
                 if (s.isString()) {
                     r.object.printfFormats.push_back(s.getString().str());
-                    PrintfFormat f;
+                    rt::PrintfFormat f;
                     if (std::string e = parsePrintfFormat(s.getString(), f); !e.empty())
                         return fail("amdhsa.printf entry '" + s.getString().str() + "': " + e);
                     r.object.printf.push_back(std::move(f));

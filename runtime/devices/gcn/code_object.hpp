@@ -3,7 +3,9 @@
 // and occupancy. No LLVM headers here: the device and the tests include it.
 #pragma once
 
+#include "core/printf_buffer.hpp"
 #include "devices/gcn/model/occupancy.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -95,28 +97,15 @@ struct KernelInfo {
     bool dynamicStack = false;
 };
 
-/// One `amdhsa.printf` entry, "id:argc:size0:...:sizeN-1:format" (written by Duet's printf
-/// lowering, codegen/printf_lowering.cpp; the record layout is in devices/gcn/printf_buffer.hpp).
-struct PrintfFormat {
-    uint32_t id = 0;
-    std::vector<uint32_t> argSizes; ///< a %s argument's is 4: its length word
-    std::string format;
-    uint32_t recordBytes = 0; ///< 4 + the argument sizes: the least a record takes
-};
+/// Where code object v5 puts hidden_printf_buffer, from the implicit-argument pointer.
+inline constexpr uint32_t kImplicitPrintfBufferOffset = 72;
 
-/// One conversion of a printf format, in argument order: its letter ('d', 'f', 's', ...) and
-/// vector length (1 for scalars, from "%v4f"). "%%" is not a conversion.
-struct PrintfConversion {
-    char letter;
-    unsigned vector;
-};
-
-/// The conversions of `format`; the finalizer and the decoder agree through it on which
-/// arguments are strings.
-std::vector<PrintfConversion> printfConversions(std::string_view format);
-
-/// Parses one `amdhsa.printf` string; returns an empty string on success, or why not.
-std::string parsePrintfFormat(std::string_view text, PrintfFormat& out);
+/// Parses one `amdhsa.printf` entry, "id:argc:size0:...:sizeN-1:format" (written by Duet's printf
+/// lowering, codegen/printf_lowering.cpp, with printfFormatEntry; the record layout is in
+/// core/printf_buffer.hpp); returns an empty string on success, or why not.
+std::string parsePrintfFormat(std::string_view text, rt::PrintfFormat& out);
+/// The `amdhsa.printf` entry of `f` (what parsePrintfFormat reads back).
+std::string printfFormatEntry(const rt::PrintfFormat& f);
 
 /// What the reader extracts from a code object.
 struct CodeObject {
@@ -126,7 +115,7 @@ struct CodeObject {
     uint32_t elfFlags = 0;                 ///< e_flags: EF_AMDGPU_MACH_* and feature bits
     std::vector<KernelInfo> kernels;
     std::vector<std::string> printfFormats; ///< `amdhsa.printf`, when the program calls printf
-    std::vector<PrintfFormat> printf;       ///< the same, parsed, indexed by nothing (ids inside)
+    std::vector<rt::PrintfFormat> printf;   ///< the same, parsed, indexed by nothing (ids inside)
     const KernelInfo* find(std::string_view name) const;
 };
 

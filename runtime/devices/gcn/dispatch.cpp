@@ -271,18 +271,18 @@ bool DispatchBuilder::putImageOrSampler(const KernelArgMeta& a, const ArgValue& 
 /// The printf buffer (allocated once, reset by each drain); 0 when out of memory.
 uint64_t DispatchBuilder::printfBuffer() {
     if (!m_printfReady) {
-        const size_t bytes = gcn::kPrintfHeaderBytes + kPrintfBufferBytes;
+        const size_t bytes = kPrintfHeaderBytes + kPrintfBufferBytes;
         if (!m_printf.reserve(bytes, 4096))
             return 0;
         std::memset(m_printf.data(), 0, bytes);
-        gcn::initPrintfBuffer(m_printf.data(), kPrintfBufferBytes);
+        initPrintfBuffer(m_printf.data(), kPrintfBufferBytes);
         m_printfReady = true;
     }
     return m_printf.address();
 }
 
-gcn::PrintfOutput DispatchBuilder::drainPrintf(const gcn::CodeObject& code) {
-    return gcn::drainPrintfBuffer(m_printf.data(), code.printf);
+PrintfOutput DispatchBuilder::drainPrintf(const gcn::CodeObject& code) {
+    return drainPrintfBuffer(m_printf.data(), code.printf);
 }
 
 /// Scratch: per-work-item private segment, interleaved per lane within each wave's slot.
@@ -395,8 +395,7 @@ cl_int DispatchBuilder::emitStream(const gcn::DispatchState& st, unsigned userSg
         if (m_scratchBytes)
             m_hostRanges.emplace_back(m_scratch.data(), m_scratchBytes);
         if (m_usesPrintf)
-            m_hostRanges.emplace_back(m_printf.data(),
-                                      gcn::kPrintfHeaderBytes + kPrintfBufferBytes);
+            m_hostRanges.emplace_back(m_printf.data(), kPrintfHeaderBytes + kPrintfBufferBytes);
         if (!m_imageDescs.empty())
             m_hostRanges.emplace_back(m_imageDescs.data(),
                                       m_imageDescs.size() * sizeof(KernelImageDesc));

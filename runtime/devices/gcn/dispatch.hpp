@@ -4,9 +4,9 @@
 
 #include "core/image.hpp"
 #include "core/kernel.hpp"
+#include "core/printf_buffer.hpp"
 #include "devices/gcn/code_object.hpp"
 #include "devices/gcn/pm4.hpp"
-#include "devices/gcn/printf_buffer.hpp"
 
 #include <CL/cl.h>
 
@@ -69,7 +69,7 @@ public:
     uint64_t workGroups() const { return uint64_t(m_groups[0]) * m_groups[1] * m_groups[2]; }
     /// What the dispatch's printf calls recorded, decoded with `code`'s formats; empties the
     /// buffer for the next dispatch.
-    gcn::PrintfOutput drainPrintf(const gcn::CodeObject& code);
+    PrintfOutput drainPrintf(const gcn::CodeObject& code);
 
 private:
     cl_int writeKernargs(const KernelLaunch& launch, const gcn::KernelInfo& ki, std::string& why);

@@ -5,6 +5,7 @@
 #include "core/device.hpp"
 #include "core/image.hpp"
 #include "core/kernel.hpp"
+#include "core/printf_buffer.hpp"
 #include "core/queue.hpp"
 #include "devices/gcn/amdgpu_queue.hpp"
 #include "devices/gcn/amdgpu_target.hpp"
@@ -13,7 +14,6 @@
 #include "devices/gcn/dispatch.hpp"
 #include "devices/gcn/model/model.hpp"
 #include "devices/gcn/pm4.hpp"
-#include "devices/gcn/printf_buffer.hpp"
 
 #include <amdgpu.h>
 #include <amdgpu_drm.h>
@@ -179,21 +179,11 @@ std::string GcnBackend::runOnHardware(std::span<const uint32_t> stream) {
 }
 
 void GcnBackend::drainPrintf(const KernelLaunch& launch, const gcn::CodeObject& code) {
-    gcn::PrintfOutput out = m_dispatch.drainPrintf(code);
-    if (!out.text.empty()) {
-        // One write per dispatch, before the command is marked complete (OpenCL C 3.0
-        // §6.15.14.3: output is flushed by the time clFinish returns).
-        std::fwrite(out.text.data(), 1, out.text.size(), stdout);
-        std::fflush(stdout);
-    }
-    if (out.lostBytes)
-        fail(launch, CL_SUCCESS,
-             "printf output overflowed the " + std::to_string(kPrintfBufferBytes) +
-                 "-byte printf buffer (CL_DEVICE_PRINTF_BUFFER_SIZE): " +
-                 std::to_string(out.lostBytes) + " bytes of records were dropped after " +
-                 std::to_string(out.records) + " records");
-    if (!out.error.empty())
-        fail(launch, CL_SUCCESS, "printf buffer: " + out.error);
+    // One write per dispatch, before the command is marked complete.
+    const PrintfOutput out = m_dispatch.drainPrintf(code);
+    writePrintfOutput(out);
+    for (const std::string& problem : printfProblems(out, kPrintfBufferBytes))
+        fail(launch, CL_SUCCESS, problem);
 }
 
 cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {

@@ -19,8 +19,10 @@ constexpr uint32_t kDefaultDynamicShared = 48 * 1024;
 } // namespace
 
 CudaExecutor::CudaExecutor(const nvidia::CudaDriver& cuda, cu::Device device,
-                           nvidia::GridLimits limits, uint32_t maxSharedOptin)
-    : m_cuda(cuda), m_device(device), m_limits(limits), m_maxSharedOptin(maxSharedOptin) {}
+                           nvidia::GridLimits limits, uint32_t maxSharedOptin,
+                           uint64_t printfCapacity)
+    : m_cuda(cuda), m_device(device), m_limits(limits), m_maxSharedOptin(maxSharedOptin),
+      m_printfCapacity(printfCapacity) {}
 
 CudaExecutor::~CudaExecutor() {
     // Devices live as long as the process; the driver may already be tearing down at exit, so
@@ -196,18 +198,87 @@ Outcome CudaExecutor::submit(const KernelLaunch& launch, bool timed, Submitted& 
     const auto* entry = static_cast<const nvidia::KernelEntry*>(launch.entry);
     if (!entry)
         return {CL_INVALID_PROGRAM_EXECUTABLE, "the kernel has no NVIDIA entry"};
-    if (entry->usesPrintf)
-        return {CL_OUT_OF_RESOURCES,
-                "printf in kernels is not supported by the NVIDIA device's launcher yet (the "
-                "printf buffer decoder is still the GCN device's)"};
     Function* fn = nullptr;
     if (Outcome o = function(launch.executable, launch.entry, fn); !o.why.empty())
         return o;
+    // A kernel that prints has the GPU's one printf buffer from its reset (queued here, before
+    // its grids) until finish() has read the records back; other launches do not wait for it.
+    if (entry->usesPrintf) {
+        out.printfLease = std::unique_lock(m_printfMutex);
+        out.printfFormats = launch.executable;
+    }
     std::lock_guard lock(m_mutex);
-    return launchGrids(launch, *entry, *fn, timed, out);
+    uint64_t printfBuffer = 0;
+    if (out.prints()) {
+        if (Outcome o = resetPrintfBuffer(); !o.why.empty())
+            return o;
+        printfBuffer = m_printfBuffer;
+    }
+    return launchGrids(launch, *entry, *fn, printfBuffer, timed, out);
 }
 
-Outcome CudaExecutor::finish(Submitted& launch, uint64_t& deviceNs) {
+Outcome CudaExecutor::resetPrintfBuffer() {
+    if (!m_printfBuffer) {
+        // Device memory, not managed: the host touches it only through copies, so its pages
+        // never move (and no host access can overlap another queue's kernel).
+        cu::DevicePtr p = 0;
+        if (cu::Result r = m_cuda.memAlloc(&p, kPrintfHeaderBytes + m_printfCapacity);
+            r != cu::kSuccess)
+            return {CL_OUT_OF_RESOURCES, cudaError("cuMemAlloc", r) + " for the " +
+                                             std::to_string(m_printfCapacity) +
+                                             "-byte printf buffer (CL_DEVICE_PRINTF_BUFFER_SIZE)"};
+        unsigned char header[kPrintfHeaderBytes];
+        initPrintfBuffer(header, m_printfCapacity); // the capacity is never written again
+        if (cu::Result r = m_cuda.memcpyHtoD(p, header, sizeof header); r != cu::kSuccess) {
+            m_cuda.memFree(p);
+            return {CL_OUT_OF_RESOURCES, cudaError("cuMemcpyHtoD", r) + " (printf buffer)"};
+        }
+        m_printfBuffer = p;
+        m_printfDirty = m_printfCapacity; // cuMemAlloc does not zero
+    }
+    // Ordered before the kernel on the stream: the data the last launch wrote zeroed (the
+    // decoder stops at an id of 0), the offset 0.
+    cu::Result r = cu::kSuccess;
+    if (m_printfDirty)
+        r = m_cuda.memsetD8Async(m_printfBuffer + kPrintfHeaderBytes, 0, size_t(m_printfDirty),
+                                 m_stream);
+    if (r == cu::kSuccess)
+        r = m_cuda.memsetD32Async(m_printfBuffer, 0, 2, m_stream);
+    if (r != cu::kSuccess)
+        return {CL_OUT_OF_RESOURCES, cudaError("cuMemsetAsync", r) + " (printf buffer)"};
+    m_printfDirty = m_printfCapacity; // until readPrintfBuffer knows how much the launch used
+    return {};
+}
+
+Outcome CudaExecutor::readPrintfBuffer(const DeviceExecutable& exe, PrintfOutput& out) {
+    if (Outcome o = ready(); !o.why.empty())
+        return o;
+    // The kernel has finished and nothing else writes the buffer while the lease is held:
+    // synchronous copies (the null stream does not wait for the non-blocking stream's work).
+    unsigned char header[kPrintfHeaderBytes];
+    cu::Result r = m_cuda.memcpyDtoH(header, m_printfBuffer, sizeof header);
+    uint64_t offset = 0;
+    std::memcpy(&offset, header, 8);
+    std::vector<unsigned char> records(size_t(std::min(offset, m_printfCapacity)));
+    if (r == cu::kSuccess && !records.empty())
+        r = m_cuda.memcpyDtoH(records.data(), m_printfBuffer + kPrintfHeaderBytes, records.size());
+    if (r != cu::kSuccess)
+        return {CL_OUT_OF_RESOURCES, cudaError("cuMemcpyDtoH", r) + " (reading printf output)"};
+    m_printfDirty = records.size();
+    const auto& nv = static_cast<const NvidiaExecutable&>(exe);
+    out = decodePrintfRecords(records, offset, nv.module().printf);
+    return {};
+}
+
+void CudaExecutor::destroyEvents(Submitted& launch) {
+    for (cu::EventHandle* e : {&launch.start, &launch.end})
+        if (*e) {
+            m_cuda.eventDestroy(*e);
+            *e = nullptr;
+        }
+}
+
+Outcome CudaExecutor::finish(Submitted& launch, uint64_t& deviceNs, PrintfOutput* printed) {
     deviceNs = 0;
     // Not under m_mutex: other threads keep submitting while this one waits.
     cu::Result r =
@@ -217,20 +288,24 @@ Outcome CudaExecutor::finish(Submitted& launch, uint64_t& deviceNs) {
         if (m_cuda.eventElapsedTime(&ms, launch.start, launch.end) == cu::kSuccess && ms > 0)
             deviceNs = uint64_t(double(ms) * 1e6);
     }
-    for (cu::EventHandle* e : {&launch.start, &launch.end})
-        if (*e) {
-            m_cuda.eventDestroy(*e);
-            *e = nullptr;
-        }
+    const bool timed = launch.end != nullptr;
+    destroyEvents(launch);
+    Outcome printing;
+    if (launch.prints()) {
+        if (r == cu::kSuccess && printed && launch.printfFormats)
+            printing = readPrintfBuffer(*launch.printfFormats, *printed);
+        launch.printfFormats.reset();
+        launch.printfLease.unlock();
+    }
     if (r != cu::kSuccess)
         return {CL_OUT_OF_RESOURCES,
-                cudaError(launch.end ? "cuEventSynchronize" : "cuStreamSynchronize", r) +
+                cudaError(timed ? "cuEventSynchronize" : "cuStreamSynchronize", r) +
                     " (the kernel failed)"};
-    return {};
+    return printing;
 }
 
 Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry,
-                                  Function& fn, bool timed, Submitted& out) {
+                                  Function& fn, uint64_t printfBuffer, bool timed, Submitted& out) {
     const KernelDesc& desc = launch.kernel->desc();
     const size_t nargs = launch.args.size();
     if (entry.params != nargs + 1 || desc.args.size() != nargs)
@@ -241,9 +316,10 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
     for (uint32_t i : entry.localArgs)
         localBytes.push_back(i < nargs ? launch.args[i].localSize : 0);
     const size_t wd = launch.workDim;
-    nvidia::LaunchPlan plan = nvidia::planLaunch(
-        launch.workDim, std::span(launch.offset.data(), wd), std::span(launch.global.data(), wd),
-        std::span(launch.local.data(), wd), {entry.localVariableBytes, localBytes}, 0, m_limits);
+    nvidia::LaunchPlan plan =
+        nvidia::planLaunch(launch.workDim, std::span(launch.offset.data(), wd),
+                           std::span(launch.global.data(), wd), std::span(launch.local.data(), wd),
+                           {entry.localVariableBytes, localBytes}, printfBuffer, m_limits);
     if (!plan.error.empty())
         return {CL_INVALID_GLOBAL_WORK_SIZE, plan.error};
     size_t groupSize =
@@ -305,14 +381,12 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
             break;
         }
     }
-    // Profiling: CUDA events around the grids give the GPU's own time for the command.
+    // Profiling: CUDA events around the grids give the GPU's own time for the command (without
+    // them when the driver will not make them: the host clock's time then).
     if (timed && (m_cuda.eventCreate(&out.start, 0) != cu::kSuccess ||
                   m_cuda.eventCreate(&out.end, 0) != cu::kSuccess ||
-                  m_cuda.eventRecord(out.start, m_stream) != cu::kSuccess)) {
-        uint64_t ignored = 0;
-        finish(out, ignored);
-        out = {};
-    }
+                  m_cuda.eventRecord(out.start, m_stream) != cu::kSuccess))
+        destroyEvents(out);
     for (const nvidia::Grid& g : plan.grids) {
         nvidia::LaunchBlock block = g.launch;
         params[nargs] = &block;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/device.hpp"
+#include "core/printf_buffer.hpp"
 #include "devices/nvidia/cuda_driver.hpp"
 #include "devices/nvidia/image_slots.hpp"
 #include "devices/nvidia/launch_plan.hpp"
@@ -40,11 +41,13 @@ struct FunctionInfo {
 /// devices creates no CUDA context. Thread-safe: launches and transfers take the stream's mutex,
 /// module loads the module cache's (never both at once, so that a query about a kernel does not
 /// wait for a running one); whichever thread calls gets the primary context made current
-/// (cached per thread).
+/// (cached per thread). A kernel that prints holds the printf buffer (its own mutex, taken
+/// before the stream's) from submit to finish.
 class CudaExecutor final : public StorageAllocator {
 public:
+    /// `printfCapacity`: the data bytes of the printf buffer (CL_DEVICE_PRINTF_BUFFER_SIZE).
     CudaExecutor(const nvidia::CudaDriver& cuda, nvidia::cu::Device device,
-                 nvidia::GridLimits limits, uint32_t maxSharedOptin);
+                 nvidia::GridLimits limits, uint32_t maxSharedOptin, uint64_t printfCapacity);
     ~CudaExecutor() override;
 
     // StorageAllocator: cuMemAllocManaged (CU_MEM_ATTACH_GLOBAL) and cuMemHostRegister.
@@ -56,14 +59,26 @@ public:
     /// A launch on the stream, not yet waited for; `start`/`end` bracket it when it was timed.
     struct Submitted {
         nvidia::cu::EventHandle start = nullptr, end = nullptr;
+        /// Held when the kernel prints: the GPU's printf buffer is this launch's until finish()
+        /// has read it (one printf launch at a time per GPU, from any queue). A launch that
+        /// holds it must be finished before its thread submits another that prints.
+        std::unique_lock<std::mutex> printfLease;
+        std::shared_ptr<DeviceExecutable> printfFormats; ///< whose formats the records name
+        bool prints() const { return printfLease.owns_lock(); }
     };
     /// Queues every grid of `launch` (entry: a KernelEntry of an NvidiaExecutable) on the
     /// stream, between two CUDA events when `timed`, and returns without waiting: finish()
-    /// waits. On failure nothing is left to wait for.
+    /// waits. A kernel that prints gets the printf buffer, reset on the stream (offset 0, the
+    /// data the last launch wrote zeroed), in its launch block. On failure nothing is left to
+    /// wait for.
     Outcome submit(const KernelLaunch& launch, bool timed, Submitted& out);
     /// Waits for a submitted launch (and what the stream ran before it); its GPU time in ns goes
-    /// to `deviceNs` when it was timed (else 0). Releases its events.
-    Outcome finish(Submitted& launch, uint64_t& deviceNs);
+    /// to `deviceNs` when it was timed (else 0). Releases its events. For a launch that prints,
+    /// copies the printf buffer's records to the host and decodes them into `printed` (when not
+    /// null and the kernel succeeded), then releases the buffer.
+    Outcome finish(Submitted& launch, uint64_t& deviceNs, PrintfOutput* printed = nullptr);
+    /// CL_DEVICE_PRINTF_BUFFER_SIZE: the printf buffer's data bytes.
+    uint64_t printfCapacity() const { return m_printfCapacity; }
     /// Copies `size` bytes between any two addresses (unified addressing) on the stream, and
     /// waits.
     Outcome copy(void* dst, const void* src, size_t size);
@@ -111,10 +126,17 @@ private:
     Outcome function(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
                      Function*& out);
     Outcome launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry, Function& fn,
-                        bool timed, Submitted& out);
+                        uint64_t printfBuffer, bool timed, Submitted& out);
     /// The device address of `desc` for the launch being marshalled: its slot (image_slots.hpp),
     /// written first on the stream when it does not hold `desc` yet. Called with m_mutex.
     Outcome placeImage(const KernelImageDesc& desc, uint64_t& address);
+    /// Allocates the printf buffer on first use (device memory) and queues its reset on the
+    /// stream. Under m_mutex and the printf lease.
+    Outcome resetPrintfBuffer();
+    /// The records of the finished launch that holds the printf lease, decoded with the
+    /// formats of `exe`; remembers how much to zero before the next launch.
+    Outcome readPrintfBuffer(const DeviceExecutable& exe, PrintfOutput& out);
+    void destroyEvents(Submitted& launch);
 
     const nvidia::CudaDriver& m_cuda;
     nvidia::cu::Device m_device;
@@ -134,6 +156,14 @@ private:
     /// memory (never freed: they live as long as the device), and which descriptor each holds.
     ImageSlots m_imageSlots;
     std::vector<KernelImageDesc*> m_imageChunks;
+
+    /// The printf lease (Submitted::printfLease); guards the three below. Taken before m_mutex.
+    std::mutex m_printfMutex;
+    const uint64_t m_printfCapacity;
+    nvidia::cu::DevicePtr m_printfBuffer = 0; ///< header + capacity, cuMemAlloc'ed on first use
+    /// Data bytes that may be non-zero: what the last decoded launch used, the whole capacity
+    /// after a launch whose records were not read.
+    uint64_t m_printfDirty = 0;
 };
 
 } // namespace nvidia_device

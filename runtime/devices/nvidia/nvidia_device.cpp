@@ -4,6 +4,7 @@
 #include "core/context.hpp"
 #include "core/device.hpp"
 #include "core/kernel.hpp"
+#include "core/printf_buffer.hpp"
 #include "core/queue.hpp"
 #include "core/transfer.hpp"
 #include "devices/nvidia/codegen/nvidia_toolchain.hpp"
@@ -45,7 +46,8 @@ public:
     NvidiaBackend(TargetSpec target, unsigned warpSize, const CudaDriver& cuda, cu::Device device,
                   nvidia::GridLimits limits, uint32_t maxSharedOptin, std::string name)
         : m_toolchain(makeNvidiaToolchain(std::move(target))), m_warpSize(warpSize),
-          m_executor(cuda, device, limits, maxSharedOptin), m_name(std::move(name)) {}
+          m_executor(cuda, device, limits, maxSharedOptin, kPrintfBufferBytes),
+          m_name(std::move(name)) {}
 
     const Toolchain& toolchain() const override { return *m_toolchain; }
     /// Every memory object of a context with this device lives in CUDA managed memory: the
@@ -53,16 +55,20 @@ public:
     StorageAllocator* storageAllocator() override { return &m_executor; }
     /// Queues the grids on the stream. Inside an in-order queue's command the queue waits for
     /// them later (deferCompletion), so back-to-back launches overlap the GPU's work instead of
-    /// each waiting for the one before; elsewhere it waits here.
+    /// each waiting for the one before; elsewhere it waits here. A kernel that prints is always
+    /// waited for here: its output is printed before its command completes, and the GPU's one
+    /// printf buffer it holds is free again before this queue's next printf kernel asks for it
+    /// (deferred, it would still hold it then, and the queue's thread would wait for itself).
     cl_int runNDRange(const KernelLaunch& launch) override {
         Event* event = runningCommandEvent();
         const bool timed = event && event->queue() && event->queue()->profiling();
         CudaExecutor::Submitted submitted;
         if (Outcome o = m_executor.submit(launch, timed, submitted); !o.why.empty() || o.status)
             return report(launch.kernel->context(), "kernel " + launch.kernel->name(), o);
+        const bool prints = submitted.prints();
         std::unique_ptr<PendingWork> work =
-            std::make_unique<LaunchCompletion>(m_executor, submitted, *launch.kernel);
-        if (deferCompletion(work))
+            std::make_unique<LaunchCompletion>(m_executor, std::move(submitted), *launch.kernel);
+        if (!prints && deferCompletion(work))
             return CL_SUCCESS;
         return work->wait(event);
     }
@@ -166,21 +172,28 @@ public:
 
 private:
     /// A launch the queue waits for later: the stream (or the launch's end event) is waited for,
-    /// its GPU time goes to the event, and a failure is reported as the launch's own would be.
+    /// its GPU time goes to the event, its printf output to stdout, and a failure is reported as
+    /// the launch's own would be.
     class LaunchCompletion final : public PendingWork {
     public:
         /// `kernel` outlives this: the queue keeps the command, and its launch, until then.
         LaunchCompletion(CudaExecutor& executor, CudaExecutor::Submitted submitted,
                          const Kernel& kernel)
-            : m_executor(executor), m_submitted(submitted), m_kernel(kernel) {}
+            : m_executor(executor), m_submitted(std::move(submitted)), m_kernel(kernel) {}
         ~LaunchCompletion() override {
             uint64_t ignored = 0;
-            if (m_submitted.start || m_submitted.end)
+            if (m_submitted.start || m_submitted.end || m_submitted.prints())
                 m_executor.finish(m_submitted, ignored);
         }
         cl_int wait(Event* event) override {
             uint64_t deviceNs = 0;
-            Outcome o = m_executor.finish(m_submitted, deviceNs);
+            PrintfOutput printed;
+            Outcome o = m_executor.finish(m_submitted, deviceNs, &printed);
+            // The records in buffer order, in one write, before the command completes (OpenCL
+            // C 3.0 §6.15.14.1); what did not fit is reported, as the GCN device does.
+            writePrintfOutput(printed);
+            for (const std::string& problem : printfProblems(printed, m_executor.printfCapacity()))
+                report(m_kernel.context(), "kernel " + m_kernel.name(), {CL_SUCCESS, problem});
             if (event && deviceNs)
                 event->setDeviceDuration(deviceNs);
             if (o.status == CL_SUCCESS && o.why.empty())

@@ -3,7 +3,8 @@
 // capability 9.0) and a Kepler board (3.5) that Duet cannot target. Memory is host memory
 // (managed or not); modules keep their PTX text; cuLaunchKernel runs nothing but records the
 // grid, block, dynamic shared bytes and each parameter's bytes (sizes from the PTX .entry), for
-// the tests to check the kernel ABI (fake_cuda.hpp: the recording and failure injection). Like
+// the tests to check the kernel ABI (fake_cuda.hpp: the recording and failure injection), and
+// calls a test's hook that may play the kernel's part (write printf records, say). Like
 // the driver, functions have attributes (cuFuncGetAttribute; a test may set what they report)
 // and a launch is refused with CUDA_ERROR_INVALID_VALUE when its block has more threads than
 // MAX_THREADS_PER_BLOCK or it asks for more dynamic shared memory than
@@ -257,6 +258,8 @@ std::map<std::string, int> calls, failures;
 std::map<int, int> funcAttributes; ///< the last value cuFuncSetAttribute set, by attribute
 /// What a test asked cuFuncGetAttribute to answer: (kernel name or "" for all, attribute).
 std::map<std::pair<std::string, int>, int> configuredAttributes;
+DuetFakeLaunchHook launchHook = nullptr; ///< duetFakeOnLaunch's
+void* launchHookUser = nullptr;
 
 /// A new function's attributes: the defaults, then what the test configured (for every
 /// function, then for this name).
@@ -441,9 +444,17 @@ int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsign
         l.paramBytes[i] = std::min(f.paramBytes[i], 96u);
         std::memcpy(l.param[i], params[i], l.paramBytes[i]);
     }
-    std::lock_guard lock(mutex);
-    l.waitsBefore = unsigned(calls["cuStreamSynchronize"] + calls["cuEventSynchronize"]);
-    launches.push_back(l);
+    DuetFakeLaunchHook hook = nullptr;
+    void* user = nullptr;
+    {
+        std::lock_guard lock(mutex);
+        l.waitsBefore = unsigned(calls["cuStreamSynchronize"] + calls["cuEventSynchronize"]);
+        launches.push_back(l);
+        hook = launchHook;
+        user = launchHookUser;
+    }
+    if (hook)
+        hook(&l, user);
     return kSuccess;
 }
 
@@ -568,11 +579,18 @@ void duetFakeReset() {
     calls.clear();
     funcAttributes.clear();
     configuredAttributes.clear();
+    launchHook = nullptr;
+    launchHookUser = nullptr;
 }
 int duetFakeFuncAttribute(int attribute) {
     std::lock_guard lock(mutex);
     auto it = funcAttributes.find(attribute);
     return it == funcAttributes.end() ? -1 : it->second;
+}
+void duetFakeOnLaunch(DuetFakeLaunchHook hook, void* user) {
+    std::lock_guard lock(mutex);
+    launchHook = hook;
+    launchHookUser = user;
 }
 void duetFakeSetFuncAttribute(const char* kernel, int attribute, int value) {
     std::lock_guard lock(mutex);

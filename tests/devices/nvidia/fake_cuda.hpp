@@ -33,6 +33,13 @@ using DuetFakeFuncAttributeFn = int (*)(int attribute);
 /// MAX_DYNAMIC_SHARED_SIZE_BYTES 48 KiB less SHARED_SIZE_BYTES, everything else 0).
 /// duetFakeReset forgets them.
 using DuetFakeSetFuncAttributeFn = void (*)(const char* kernel, int attribute, int value);
+/// Plays a kernel: called at each cuLaunchKernel once the fake has recorded it (`launch`: the
+/// parameters as recorded, the launch block last), on the launching thread with none of the
+/// fake's locks held. Device memory is host memory here, so a hook can write what the kernel
+/// would (printf records into the buffer the launch block names).
+using DuetFakeLaunchHook = void (*)(const DuetFakeLaunch* launch, void* user);
+/// Sets the hook (null: none); duetFakeReset removes it.
+using DuetFakeOnLaunchFn = void (*)(DuetFakeLaunchHook hook, void* user);
 
 // CUDA-GL interop (fake_cuda_gl.cpp).
 /// The CUDA device cuGLGetDevices names for the current GL context (default 0; -1: it fails,

@@ -5,8 +5,10 @@
 // and launches: the fake records each cuLaunchKernel (grid, block, dynamic shared memory, the
 // parameters' bytes) so that the kernel ABI's marshalling is checked without a GPU; buffers and
 // images in managed memory, image descriptors and sampler bits, USE_HOST_PTR registration, JIT
-// failures.
+// failures; printf, with the test playing the kernel's part (records written into the launch's
+// printf buffer at cuLaunchKernel).
 #include "fake_cuda.hpp"
+#include "support/capture.hpp"
 #include "support/cl_test.hpp"
 
 #include <CL/cl_ext.h>
@@ -16,6 +18,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -77,8 +80,9 @@ struct Fake {
         reset = get<DuetFakeResetFn>("duetFakeReset");
         funcAttribute = get<DuetFakeFuncAttributeFn>("duetFakeFuncAttribute");
         setFuncAttribute = get<DuetFakeSetFuncAttributeFn>("duetFakeSetFuncAttribute");
+        onLaunch = get<DuetFakeOnLaunchFn>("duetFakeOnLaunch");
         REQUIRE((launchCount && launchAt && calls && fail && reset && funcAttribute &&
-                 setFuncAttribute));
+                 setFuncAttribute && onLaunch));
         reset();
     }
     DuetFakeLaunchCountFn launchCount;
@@ -88,6 +92,7 @@ struct Fake {
     DuetFakeResetFn reset;
     DuetFakeFuncAttributeFn funcAttribute;
     DuetFakeSetFuncAttributeFn setFuncAttribute;
+    DuetFakeOnLaunchFn onLaunch;
 };
 
 // CUfunction_attribute values (devices/nvidia/cuda_driver.hpp).
@@ -995,6 +1000,218 @@ TEST_CASE("buffer fills run on the GPU: memsets for 1, 2 and 4 bytes, copies for
     fake.fail("cuMemsetD32Async", 0);
     clReleaseEvent(ev);
     clReleaseMemObject(buf);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+}
+
+namespace {
+
+/// One printf record as core/printf_buffer.hpp lays it out, for the format "item %d: %s\n" (id
+/// 1: the program's only format): the id, the int, the string's length word (0xffffffff for a
+/// null pointer) and its characters padded to 4.
+void addRecord(std::vector<unsigned char>& out, uint32_t id, int32_t value, const char* s) {
+    auto put = [&](const void* p, size_t n) {
+        out.insert(out.end(), static_cast<const unsigned char*>(p),
+                   static_cast<const unsigned char*>(p) + n);
+    };
+    put(&id, 4);
+    put(&value, 4);
+    const uint32_t length = s ? uint32_t(std::strlen(s)) : 0xffffffffu;
+    put(&length, 4);
+    if (s) {
+        put(s, length);
+        out.resize((out.size() + 3) & ~size_t(3), 0);
+    }
+}
+
+/// Plays a printing kernel for the fake driver: at each launch, checks that the printf buffer
+/// the launch block names was reset (offset 0, the capacity, the data the last launch wrote
+/// zeroed) and writes the next script: its records and the offset the kernels would have left.
+struct PrintfPlayer {
+    struct Script {
+        std::vector<unsigned char> records;
+        uint64_t offset; ///< past records.size(): records that did not fit
+    };
+    std::mutex mutex;
+    std::deque<Script> scripts;
+    std::vector<uint64_t> buffers; ///< each launch's LaunchBlock::printfBuffer
+    std::string problems;          ///< what was wrong with a buffer at a launch
+    uint64_t capacity = 0;         ///< CL_DEVICE_PRINTF_BUFFER_SIZE
+    size_t written = 0;            ///< data bytes the last script wrote
+
+    void add(std::vector<unsigned char> records, uint64_t offset = 0) {
+        std::lock_guard lock(mutex);
+        const uint64_t end = offset ? offset : records.size();
+        scripts.push_back({std::move(records), end});
+    }
+    static void hook(const DuetFakeLaunch* l, void* self) {
+        auto& p = *static_cast<PrintfPlayer*>(self);
+        std::lock_guard lock(p.mutex);
+        Block b{};
+        std::memcpy(&b, l->param[l->params - 1], sizeof b);
+        p.buffers.push_back(b.printfBuffer);
+        if (!b.printfBuffer || p.scripts.empty())
+            return;
+        auto* buffer = reinterpret_cast<unsigned char*>(uintptr_t(b.printfBuffer));
+        uint64_t header[2];
+        std::memcpy(header, buffer, sizeof header);
+        if (header[0] != 0 || header[1] != p.capacity)
+            p.problems += "header {" + std::to_string(header[0]) + ", " +
+                          std::to_string(header[1]) + "} at a launch\n";
+        for (size_t i = 0; i < p.written; ++i)
+            if (buffer[16 + i] != 0) {
+                p.problems += "data byte " + std::to_string(i) + " not zeroed\n";
+                break;
+            }
+        Script s = std::move(p.scripts.front());
+        p.scripts.pop_front();
+        std::memcpy(buffer + 16, s.records.data(), s.records.size());
+        std::memcpy(buffer, &s.offset, 8);
+        p.written = s.records.size();
+    }
+};
+
+} // namespace
+
+TEST_CASE("printf: records in the launch's printf buffer are printed in order when the kernel "
+          "completes; overflow and bad records are reported",
+          "[nvidia][fake-driver][printf]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    Notes notes;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, Notes::add, &notes, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_program p = buildProgram(ctx, dev,
+                                "__kernel void say(__global int* x) {\n"
+                                "    printf(\"item %d: %s\\n\", x[get_global_id(0)], \"name\");\n"
+                                "}\n"
+                                "__kernel void quiet(__global int* x) { x[0] = 1; }\n");
+    cl_kernel say = clCreateKernel(p, "say", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_kernel quiet = clCreateKernel(p, "quiet", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(say, 0, sizeof buf, &buf));
+    REQUIRE_CL(clSetKernelArg(quiet, 0, sizeof buf, &buf));
+
+    Fake fake;
+    PrintfPlayer player;
+    player.capacity = deviceValue<size_t>(dev, CL_DEVICE_PRINTF_BUFFER_SIZE);
+    CHECK(player.capacity >= 1024 * 1024); // the full profile's minimum
+    fake.onLaunch(PrintfPlayer::hook, &player);
+    struct Unhook { // no hook outlives `player`, even when a REQUIRE ends the test early
+        Fake& fake;
+        ~Unhook() { fake.onLaunch(nullptr, nullptr); }
+    } unhook{fake};
+    const size_t global = 64;
+
+    // First: the buffer is allocated once per GPU, at the first launch that prints.
+    SECTION("a printf buffer the driver cannot allocate fails the launch with the reason") {
+        fake.fail("cuMemAlloc_v2", 2);
+        cl_event ev = nullptr;
+        std::string err2 = captureFd(2, [&] {
+            REQUIRE_CL(
+                clEnqueueNDRangeKernel(q, say, 1, nullptr, &global, nullptr, 0, nullptr, &ev));
+            CHECK(clWaitForEvents(1, &ev) == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        });
+        fake.fail("cuMemAlloc_v2", 0);
+        cl_int status = CL_COMPLETE;
+        REQUIRE_CL(
+            clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+        CHECK(status == CL_OUT_OF_RESOURCES);
+        CHECK(err2.find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos);
+        CHECK(err2.find("printf buffer (CL_DEVICE_PRINTF_BUFFER_SIZE)") != std::string::npos);
+        clReleaseEvent(ev);
+    }
+
+    SECTION("records of several kernels, in buffer order and in command order") {
+        std::vector<unsigned char> first, second;
+        addRecord(first, 1, 7, "alpha");
+        addRecord(first, 1, -3, nullptr);
+        addRecord(first, 1, 12, "");
+        addRecord(second, 1, 8, "beta gamma");
+        player.add(first);
+        player.add(second);
+        std::string out = captureStdout([&] {
+            REQUIRE_CL(
+                clEnqueueNDRangeKernel(q, say, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
+            REQUIRE_CL(clEnqueueNDRangeKernel(q, quiet, 1, nullptr, &global, nullptr, 0, nullptr,
+                                              nullptr));
+            cl_event done = nullptr;
+            REQUIRE_CL(
+                clEnqueueNDRangeKernel(q, say, 1, nullptr, &global, nullptr, 0, nullptr, &done));
+            REQUIRE_CL(clWaitForEvents(1, &done)); // printed by the time its event completes
+            clReleaseEvent(done);
+        });
+        CHECK(out == "item 7: alpha\nitem -3: (null)\nitem 12: \nitem 8: beta gamma\n");
+        std::lock_guard lock(player.mutex);
+        CHECK(player.problems.empty());
+        REQUIRE(player.buffers.size() == 3);
+        CHECK(player.buffers[0] != 0);
+        CHECK(player.buffers[1] == 0); // a kernel that does not print gets no buffer
+        CHECK(player.buffers[2] == player.buffers[0]);
+        // Device memory, allocated once; reset on the stream before each printing launch.
+        CHECK(fake.calls("cuMemAlloc_v2") == 1);
+        CHECK(fake.calls("cuMemsetD32Async") == 2);
+    }
+
+    SECTION("overflow: what fit is printed, the rest reported; the next launch starts afresh") {
+        std::vector<unsigned char> fits, next;
+        addRecord(fits, 1, 1, "kept");
+        addRecord(fits, 1, 2, "kept too");
+        const uint64_t used = fits.size();
+        // Then a record too large for the rest: reserved past the capacity, never written.
+        player.add(fits, player.capacity + 40);
+        addRecord(next, 1, 3, "after");
+        player.add(next);
+        std::string err2;
+        std::string out = captureStdout([&] {
+            err2 = captureFd(2, [&] {
+                cl_event ev = nullptr;
+                REQUIRE_CL(
+                    clEnqueueNDRangeKernel(q, say, 1, nullptr, &global, nullptr, 0, nullptr, &ev));
+                CHECK(clWaitForEvents(1, &ev) == CL_SUCCESS); // overflow is no failure
+                clReleaseEvent(ev);
+                REQUIRE_CL(clEnqueueNDRangeKernel(q, say, 1, nullptr, &global, nullptr, 0, nullptr,
+                                                  nullptr));
+                REQUIRE_CL(clFinish(q));
+            });
+        });
+        CHECK(out == "item 1: kept\nitem 2: kept too\nitem 3: after\n");
+        const std::string lost = std::to_string(player.capacity + 40 - used);
+        CHECK(err2.find("kernel say: printf output overflowed the " +
+                        std::to_string(player.capacity) +
+                        "-byte printf buffer (CL_DEVICE_PRINTF_BUFFER_SIZE): " + lost +
+                        " bytes of records were dropped after 2 records") != std::string::npos);
+        CHECK(notes.get().find("printf output overflowed") != std::string::npos);
+        std::lock_guard lock(player.mutex);
+        CHECK(player.problems.empty()); // the whole data area was zeroed again
+    }
+
+    SECTION("a record the decoder cannot read: the ones before it are printed, it is reported") {
+        std::vector<unsigned char> records;
+        addRecord(records, 1, 5, "good");
+        addRecord(records, 9, 6, "unknown id");
+        player.add(records);
+        std::string err2;
+        std::string out = captureStdout([&] {
+            err2 = captureFd(2, [&] {
+                REQUIRE_CL(clEnqueueNDRangeKernel(q, say, 1, nullptr, &global, nullptr, 0, nullptr,
+                                                  nullptr));
+                REQUIRE_CL(clFinish(q));
+            });
+        });
+        CHECK(out == "item 5: good\n");
+        CHECK(err2.find("printf buffer: a printf record has id 9") != std::string::npos);
+    }
+
+    clReleaseMemObject(buf);
+    clReleaseKernel(quiet);
+    clReleaseKernel(say);
+    clReleaseProgram(p);
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
 }

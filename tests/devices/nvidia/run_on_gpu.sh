@@ -19,7 +19,7 @@ set -uo pipefail
 
 build=${1:?usage: run_on_gpu.sh <build-dir> [sm_90] [api_test filter]}
 sm=${2:-sm_90}
-apiFilter=${3:-~[printf]~[cpu]~[gcn]}
+apiFilter=${3:-~[cpu]~[gcn]}
 build=$(cd "$build" && pwd) || exit 2
 
 # No driver library: nothing can run. Skipped, visibly.

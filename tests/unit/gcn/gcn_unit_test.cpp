@@ -2,6 +2,7 @@
 // streams; the code-object reader and loader on LLVM's and lld's real output; occupancy maths.
 #include "compiler/binary.hpp"
 #include "compiler/front_end.hpp"
+#include "core/printf_buffer.hpp"
 #include "devices/gcn/codegen/gcn_toolchain.hpp"
 #include "devices/gcn/amdgpu_queue.hpp"
 #include "devices/gcn/amdgpu_target.hpp"
@@ -11,6 +12,7 @@
 #include <catch.hpp>
 #include <llvm/TargetParser/TargetParser.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -405,27 +407,82 @@ TEST_CASE("the code-object reader parses amdhsa.printf", "[gcn][code_object][pri
     const KernelEntry& e = entryOf(*exe, "p");
     REQUIRE(e.codeObject->printf.size() == 2);
     CHECK(arg(*e.kernel, "hidden_printf_buffer"));
-    for (const PrintfFormat& f : e.codeObject->printf) {
+    for (const rt::PrintfFormat& f : e.codeObject->printf) {
         INFO(f.format);
         if (f.format == "a:%d b=%v3f\n") { // ':' and the newline as they are
             CHECK(f.argSizes == std::vector<uint32_t>{4, 16});
-            CHECK(f.recordBytes == 24);
+            CHECK(f.recordBytes() == 24);
         } else {
             CHECK(f.format == "%s %ld%%");
             CHECK(f.argSizes == std::vector<uint32_t>{4, 8}); // a string: its length word
-            CHECK(f.recordBytes == 16); // the least; "xyz12" adds 8 at run time
+            CHECK(f.recordBytes() == 16); // the least; "xyz12" adds 8 at run time
         }
     }
     CHECK(e.codeObject->printf[0].id != e.codeObject->printf[1].id);
 
-    PrintfFormat f;
+    rt::PrintfFormat f;
     CHECK(parsePrintfFormat("7:2:4:8:x:%d %ld\n", f).empty());
     CHECK(f.id == 7);
     CHECK(f.format == "x:%d %ld\n");
-    CHECK(f.recordBytes == 16);
+    CHECK(f.recordBytes() == 16);
+    CHECK(printfFormatEntry(f) == "7:2:4:8:x:%d %ld\n");      // what the lowering writes
     CHECK_FALSE(parsePrintfFormat("7:2:4:%d %d", f).empty()); // a size missing
     CHECK_FALSE(parsePrintfFormat("no fields", f).empty());
     CHECK_FALSE(parsePrintfFormat("1:1:0:%d", f).empty()); // a zero size
+}
+
+TEST_CASE("the printf buffer drain formats records, reports overflow and resets the buffer",
+          "[gcn][printf]") {
+    // core/printf_buffer.hpp's layout, as the GCN dispatch keeps it in host memory.
+    const std::vector<rt::PrintfFormat> formats{{1, {4, 4}, "%d %s\n"}, {2, {8}, "%.1f|\n"}};
+    const uint64_t capacity = 64;
+    std::vector<unsigned char> buffer(rt::kPrintfHeaderBytes + capacity, 0);
+    rt::initPrintfBuffer(buffer.data(), capacity);
+    auto put = [&](size_t at, const void* p, size_t n) {
+        std::memcpy(buffer.data() + rt::kPrintfHeaderBytes + at, p, n);
+    };
+    const uint32_t one = 1, two = 2, three = 3, null = rt::kPrintfNullString;
+    const int32_t value = -4;
+    const double x = 2.25;
+    put(0, &one, 4); // "-4 abc": 4 + 4 + 4 + "abc" padded to 4
+    put(4, &value, 4);
+    put(8, &three, 4);
+    put(12, "abc", 3);
+    put(16, &two, 4); // "2.2|" (to even)
+    put(20, &x, 8);
+    put(28, &one, 4); // "-4 (null)"
+    put(32, &value, 4);
+    put(36, &null, 4);
+    const uint64_t offset = 40 + 48; // then a record of 48 bytes that did not fit
+    std::memcpy(buffer.data(), &offset, 8);
+    const rt::PrintfOutput out = rt::drainPrintfBuffer(buffer.data(), formats);
+    CHECK(out.text == "-4 abc\n2.2|\n-4 (null)\n");
+    CHECK(out.records == 3);
+    CHECK(out.lostBytes == 48);
+    CHECK(out.error.empty());
+    const std::vector<std::string> problems = rt::printfProblems(out, capacity);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0] == "printf output overflowed the 64-byte printf buffer "
+                         "(CL_DEVICE_PRINTF_BUFFER_SIZE): 48 bytes of records were dropped after "
+                         "3 records");
+    // Reset for the next dispatch: offset 0, capacity kept, every data byte zero again.
+    uint64_t header[2];
+    std::memcpy(header, buffer.data(), sizeof header);
+    CHECK(header[0] == 0);
+    CHECK(header[1] == capacity);
+    CHECK(std::all_of(buffer.begin() + rt::kPrintfHeaderBytes, buffer.end(),
+                      [](unsigned char c) { return c == 0; }));
+    // An id no format lists stops the decoder with a reason; what came before is kept.
+    put(0, &two, 4);
+    put(4, &x, 8);
+    const uint32_t unknown = 7;
+    put(12, &unknown, 4);
+    const uint64_t used = 16;
+    std::memcpy(buffer.data(), &used, 8);
+    const rt::PrintfOutput bad = rt::drainPrintfBuffer(buffer.data(), formats);
+    CHECK(bad.text == "2.2|\n");
+    CHECK(bad.lostBytes == 0);
+    CHECK(bad.error.find("has id 7") != std::string::npos);
 }
 
 TEST_CASE("occupancy follows the gfx9 limits", "[gcn][occupancy]") {

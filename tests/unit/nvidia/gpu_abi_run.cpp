@@ -2,10 +2,11 @@
 // the kernel ABI exactly as the launcher will (launch_plan.hpp), and checks the results against
 // the host: the test programs of kernels.hpp, written as PTX by nvidia_codegen_test
 // (DUET_TEST_PTX_DIR). No LLVM and no Duet runtime: it links only the driver loader, the PTX
-// header reader and the launch planner, so it runs on a GPU host that has none of Duet's
-// build dependencies. Exits 77 (skipped) without a driver or a GPU.
+// header reader, the launch planner and core's printf decoder, so it runs on a GPU host that has
+// none of Duet's build dependencies. Exits 77 (skipped) without a driver or a GPU.
 //
 //   nvidia_gpu_abi_run <ptx-dir> [sm_90]
+#include "core/printf_buffer.hpp"
 #include "devices/nvidia/codegen/ptx_module.hpp"
 #include "devices/nvidia/cuda_driver.hpp"
 #include "devices/nvidia/launch_plan.hpp"
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -456,75 +458,41 @@ void checkMath(Module& m) {
     }
 }
 
-/// The printf buffer's records, decoded with the module's formats.
+/// The printf buffer's records, decoded by the runtime's own decoder (core/printf_buffer.hpp)
+/// with the module's formats: the text the NVIDIA device prints.
 void checkPrintf(Module& m) {
     const std::vector<float> x{1.25f, -2.5f};
     const char names[] = "alpha";
     Buffer dx(x), dn(std::vector<char>(names, names + sizeof names));
     const uint64_t capacity = 1 << 16;
-    std::vector<unsigned char> init(kPrintfHeaderBytes + capacity, 0);
-    std::memcpy(init.data() + 8, &capacity, 8);
+    std::vector<unsigned char> init(duet::rt::kPrintfHeaderBytes + capacity, 0);
+    duet::rt::initPrintfBuffer(init.data(), capacity);
     Buffer pb(init);
     if (!run(m, "hello", 1, {0}, {2}, {2}, {buf(dx), buf(dn)}, pb.p))
         return;
     auto bytes = pb.read<unsigned char>();
     uint64_t used = 0;
     std::memcpy(&used, bytes.data(), 8);
-    std::map<uint32_t, const PrintfFormat*> formats;
-    for (const PrintfFormat& f : m.info.printf)
-        formats[f.id] = &f;
-    size_t at = 0, records = 0, big = 0, small = 0;
-    std::vector<std::string> strings;
-    std::vector<uint32_t> workItems;
-    std::vector<double> values;
-    std::vector<uint64_t> pointers;
-    const unsigned char* data = bytes.data() + kPrintfHeaderBytes;
-    while (at + 4 <= used) {
-        uint32_t id;
-        std::memcpy(&id, data + at, 4);
-        auto f = formats.find(id);
-        if (f == formats.end())
-            break;
-        at += 4;
-        const auto convs = printfConversions(f->second->format);
-        for (size_t i = 0; i < f->second->argSizes.size(); ++i) {
-            const uint32_t size = f->second->argSizes[i];
-            if (convs[i].letter == 's') {
-                uint32_t length;
-                std::memcpy(&length, data + at, 4);
-                strings.emplace_back(reinterpret_cast<const char*>(data + at + 4), length);
-                at += 4 + ((length + 3) & ~3u);
-                continue;
-            }
-            if (convs[i].letter == 'u') {
-                uint32_t v;
-                std::memcpy(&v, data + at, 4);
-                workItems.push_back(v);
-            } else if (convs[i].letter == 'f' && convs[i].vector == 1) {
-                double v;
-                std::memcpy(&v, data + at, 8);
-                values.push_back(v);
-            } else if (convs[i].letter == 'p') {
-                uint64_t v;
-                std::memcpy(&v, data + at, 8);
-                pointers.push_back(v);
-            }
-            at += size;
-        }
-        at = (at + 3) & ~size_t(3);
-        ++records;
-        (f->second->argSizes.size() == 7 ? big : small)++;
-    }
-    EXPECT(at == used, "printf: decoded %zu of %llu bytes", at, (unsigned long long)used);
-    EXPECT(records == 4 && big == 2 && small == 2, "printf: %zu records (%zu, %zu)", records, big,
-           small);
-    std::sort(values.begin(), values.end());
-    EXPECT(values.size() == 2 && values[0] == -2.5 && values[1] == 1.25, "printf: %%f values");
-    EXPECT(std::count(strings.begin(), strings.end(), "alpha") == 2 &&
-               std::count(strings.begin(), strings.end(), "ok") == 2,
-           "printf: strings");
-    EXPECT(pointers.size() == 2 && pointers[0] == dx.p, "printf: %%p is the buffer's address");
-    EXPECT(std::count(workItems.begin(), workItems.end(), 2u) == 2, "printf: get_global_size");
+    const std::span<const unsigned char> records(bytes.data() + duet::rt::kPrintfHeaderBytes,
+                                                 size_t(std::min(used, capacity)));
+    const duet::rt::PrintfOutput out = duet::rt::decodePrintfRecords(records, used, m.info.printf);
+    EXPECT(out.error.empty() && out.lostBytes == 0, "printf: %s (%llu bytes lost)",
+           out.error.c_str(), (unsigned long long)out.lostBytes);
+    EXPECT(out.records == 4, "printf: %llu records of %llu bytes:\n%s",
+           (unsigned long long)out.records, (unsigned long long)used, out.text.c_str());
+    char pointer[32];
+    std::snprintf(pointer, sizeof pointer, "%p", reinterpret_cast<void*>(uintptr_t(dx.p)));
+    const std::string tail = ", name alpha, literal ok, pointer " + std::string(pointer) + "\n";
+    for (const std::string& line :
+         {"work-item 0 of 2: x = 1.250000, as vector 1.250000,1.250000,1.250000,1.250000" + tail,
+          "work-item 1 of 2: x = -2.500000, as vector -2.500000,-2.500000,-2.500000,-2.500000" +
+              tail})
+        EXPECT(out.text.find(line) != std::string::npos, "printf: no line \"%s\" in:\n%s",
+               line.c_str(), out.text.c_str());
+    size_t short1 = out.text.find("1a2\n"), short2 = std::string::npos;
+    if (short1 != std::string::npos)
+        short2 = out.text.find("1a2\n", short1 + 1);
+    EXPECT(short2 != std::string::npos, "printf: \"%%d%%c%%ld\" twice in:\n%s", out.text.c_str());
 }
 
 void checkStructs(Module& m) {

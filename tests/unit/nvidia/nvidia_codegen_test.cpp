@@ -885,7 +885,7 @@ TEST_CASE("the Duet PTX header: round trip and malformed text", "[nvidia][header
     disagree.replace(disagree.find(".target sm_80"), 13, ".target sm_90");
     CHECK(contains(nvidia::readPtxModule(disagree).error, "disagrees"));
 
-    const auto convs = nvidia::printfConversions("%d %% %5.2f %v4hlf %s %-08lx %c%");
+    const auto convs = rt::printfConversions("%d %% %5.2f %v4hlf %s %-08lx %c%");
     REQUIRE(convs.size() == 7);
     CHECK(convs[0].letter == 'd');
     CHECK(convs[2].letter == 'f');

@@ -87,6 +87,57 @@ TEST_CASE("ptxas accepts PTX with debug information and without optimisation", "
         }
 }
 
+TEST_CASE("ptxas accepts printf: strings from every address space, helpers, vectors, -O0",
+          "[nvidia][ptxas][printf]") {
+    // What the printf lowering (compiler/printf_lowering.cpp) makes of the shapes api_test's
+    // [printf] cases print on a GPU: %s from __constant, __global, __local, private memory and
+    // null, a string after a 2-byte vector (its length word not 4-aligned), printf in a helper
+    // whose result flows on, several formats per kernel, a long private string.
+    const std::string src = R"CL(
+__constant char names[3][8] = {"one", "two", "three"};
+int say(__constant char* who, int i) {
+    uchar2 h = (uchar2)((uchar)i, (uchar)200);
+    return printf("%s %% %v2hhu %s%c\n", who, h, (i & 1) ? "odd" : "even", 'A' + i);
+}
+__kernel void strings(__global const char* text, __global int* r) {
+    __local char shared[4];
+    int i = (int)get_global_id(0);
+    char mine[8] = {'i', 't', 'e', 'm', (char)('0' + i), 0, 0, 0};
+    if (get_local_id(0) == 0) {
+        shared[0] = 'l'; shared[1] = 'd'; shared[2] = 's'; shared[3] = 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global const char* none = (__global const char*)0;
+    r[i] = printf("%d: %s|%s|%s|%s|%.3s|%s|%v2d|%ld\n", i, names[i % 3], text + 2 * i, shared,
+                  mine, mine, none, (int2)(i, -i), (long)i << 33) + say(names[i % 3], i);
+}
+__kernel void formats(int i, float x, __global int* r) {
+    float4 v = (float4)(1.0f, 2.5f, -3.0f, 4.0f);
+    printf("i=%d x=%.2f hex=%#x str=%s c=%c\n", i, x, 255, "abc", 'Z');
+    printf("v=%.1v4hlf iv=%v2hld cv=%v4hhu d=%f p=%p\n", v, (int2)(7, -8), (uchar4)(1, 2, 3, 255),
+           (double)x, r);
+    char big[300];
+    for (int n = 0; n < 299; ++n)
+        big[n] = (char)('a' + n % 26);
+    big[299] = 0;
+    r[0] = printf("[%s]\n", big);
+}
+)CL";
+    for (const char* options : {"", "-cl-opt-disable", "-g"})
+        for (const char* sm : {"sm_90", "sm_80"}) {
+            INFO("options '" << options << "' for " << sm);
+            Built b = build(src, options, target(sm, 80));
+            CHECK(b.exe->module().printf.size() == 5);
+            for (const nvidia::KernelEntry& k : b.exe->module().kernels)
+                CHECK(k.usesPrintf);
+            CHECK_FALSE(contains(b.exe->ptx(), "vprintf"));
+            CHECK(contains(entryText(b.exe->ptx(), "strings"), "atom.global.add.u64"));
+            Assembled a = assemble(b.exe->ptx(), sm);
+            INFO("ptxas:\n" << a.output << "\nPTX:\n" << b.exe->ptx());
+            CHECK(a.status == 0);
+        }
+}
+
 TEST_CASE("every builtin the device declares compiles to PTX that ptxas accepts",
           "[nvidia][ptxas][builtins]") {
     // The calls builtins-completeness-nvidia generates (one function per overload of

@@ -1,19 +1,16 @@
-// printf on the GCN device: each call becomes a record in the printf buffer the runtime passes
-// as hidden_printf_buffer (see printf_lowering.hpp, and devices/gcn/printf_buffer.hpp for the
-// layout the decoder reads).
+// printf on the GCN device: the shared lowering (compiler/printf_lowering.hpp) with the buffer
+// the runtime passes as hidden_printf_buffer, and the formats in `llvm.printf.fmts` for the
+// code object's `amdhsa.printf`.
 #include "devices/gcn/codegen/printf_lowering.hpp"
 
-#include "devices/gcn/printf_buffer.hpp"
+#include "compiler/printf_lowering.hpp"
+#include "core/printf_buffer.hpp"
+#include "devices/gcn/code_object.hpp"
 
-#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 #include <llvm/IR/Module.h>
-#include <llvm/Transforms/Utils/BasicBlockUtils.h>
 
-#include <algorithm>
-#include <map>
 #include <vector>
 
 namespace duet::rt {
@@ -23,253 +20,42 @@ using namespace llvm;
 
 constexpr unsigned kFlat = 0, kGlobal = 1;
 
-Function* internalFunction(Module& m, StringRef name, FunctionType* type) {
-    Function* f = Function::Create(type, GlobalValue::InternalLinkage, name, m);
-    f->addFnAttr(Attribute::AlwaysInline);
-    f->addFnAttr(Attribute::NoUnwind);
-    return f;
-}
-
-/// `i32 __duet_printf_strlen(ptr s)`: the length of the string at flat address `s`, at most
-/// kPrintfMaxString (a string with no terminator is cut there), kPrintfNullString for null.
-Function* defineStrlen(Module& m) {
-    LLVMContext& c = m.getContext();
-    IRBuilder<> b(c);
-    Function* f =
-        internalFunction(m, "__duet_printf_strlen",
-                         FunctionType::get(b.getInt32Ty(), {PointerType::get(c, kFlat)}, false));
-    Value* s = f->getArg(0);
-    BasicBlock* entry = BasicBlock::Create(c, "entry", f);
-    BasicBlock* loop = BasicBlock::Create(c, "loop", f);
-    BasicBlock* done = BasicBlock::Create(c, "done", f);
-    BasicBlock* null = BasicBlock::Create(c, "null", f);
-    b.SetInsertPoint(entry);
-    b.CreateCondBr(b.CreateIsNull(s), null, loop);
-
-    b.SetInsertPoint(loop);
-    PHINode* i = b.CreatePHI(b.getInt32Ty(), 2, "i");
-    i->addIncoming(b.getInt32(0), entry);
-    Value* ch =
-        b.CreateLoad(b.getInt8Ty(), b.CreateGEP(b.getInt8Ty(), s, b.CreateZExt(i, b.getInt64Ty())));
-    Value* end = b.CreateICmpEQ(ch, b.getInt8(0));
-    Value* next = b.CreateAdd(i, b.getInt32(1));
-    i->addIncoming(next, loop);
-    b.CreateCondBr(b.CreateOr(end, b.CreateICmpEQ(next, b.getInt32(gcn::kPrintfMaxString))), done,
-                   loop);
-
-    b.SetInsertPoint(done);
-    b.CreateRet(b.CreateSelect(end, i, next));
-    b.SetInsertPoint(null);
-    b.CreateRet(b.getInt32(gcn::kPrintfNullString));
-    return f;
-}
-
-/// `void __duet_printf_copy(ptr addrspace(1) dst, ptr src, i32 n)`: copies `n` bytes.
-Function* defineCopy(Module& m) {
-    LLVMContext& c = m.getContext();
-    IRBuilder<> b(c);
-    Function* f = internalFunction(m, "__duet_printf_copy",
-                                   FunctionType::get(b.getVoidTy(),
-                                                     {PointerType::get(c, kGlobal),
-                                                      PointerType::get(c, kFlat), b.getInt32Ty()},
-                                                     false));
-    Value *dst = f->getArg(0), *src = f->getArg(1), *n = f->getArg(2);
-    BasicBlock* entry = BasicBlock::Create(c, "entry", f);
-    BasicBlock* loop = BasicBlock::Create(c, "loop", f);
-    BasicBlock* done = BasicBlock::Create(c, "done", f);
-    b.SetInsertPoint(entry);
-    b.CreateCondBr(b.CreateICmpEQ(n, b.getInt32(0)), done, loop);
-    b.SetInsertPoint(loop);
-    PHINode* i = b.CreatePHI(b.getInt32Ty(), 2, "i");
-    i->addIncoming(b.getInt32(0), entry);
-    Value* at = b.CreateZExt(i, b.getInt64Ty());
-    b.CreateStore(b.CreateLoad(b.getInt8Ty(), b.CreateGEP(b.getInt8Ty(), src, at)),
-                  b.CreateGEP(b.getInt8Ty(), dst, at));
-    Value* next = b.CreateAdd(i, b.getInt32(1));
-    i->addIncoming(next, loop);
-    b.CreateCondBr(b.CreateICmpEQ(next, n), done, loop);
-    b.SetInsertPoint(done);
-    b.CreateRetVoid();
-    return f;
-}
-
-/// Defines `ptr addrspace(1) __duet_printf_alloc(i32 bytes)`: reserves `bytes` in the buffer the
-/// runtime passes as hidden_printf_buffer and returns null when they do not fit. The offset
-/// advances even then, so the runtime sees how much output was lost.
-Function* defineAlloc(Module& m) {
-    LLVMContext& c = m.getContext();
-    IRBuilder<> b(c);
-    PointerType* global = PointerType::get(c, kGlobal);
-    Function* f = internalFunction(m, "__duet_printf_alloc",
-                                   FunctionType::get(global, {b.getInt32Ty()}, false));
-    b.SetInsertPoint(BasicBlock::Create(c, "entry", f));
+/// hidden_printf_buffer, read through the implicit-argument pointer (invariant for the launch).
+Value* gcnPrintfBuffer(IRBuilderBase& b) {
     Value* implicit = b.CreateIntrinsic(Intrinsic::amdgcn_implicitarg_ptr, {}, {});
     Value* slot =
         b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), implicit, gcn::kImplicitPrintfBufferOffset);
-    LoadInst* buffer = b.CreateAlignedLoad(global, slot, Align(8), "printf.buffer");
-    buffer->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(c, {}));
-    Value* bytes = b.CreateZExt(f->getArg(0), b.getInt64Ty());
-    Value* old = b.CreateAtomicRMW(AtomicRMWInst::Add, buffer, bytes, MaybeAlign(8),
-                                   AtomicOrdering::Monotonic, c.getOrInsertSyncScopeID("agent"));
-    Value* capacity = b.CreateAlignedLoad(
-        b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), buffer, 8), Align(8));
-    Value* fits = b.CreateICmpULE(b.CreateAdd(old, bytes), capacity);
-    Value* record = b.CreateInBoundsGEP(b.getInt8Ty(), buffer,
-                                        b.CreateAdd(old, b.getInt64(gcn::kPrintfHeaderBytes)));
-    b.CreateRet(b.CreateSelect(fits, record, ConstantPointerNull::get(global)));
-    return f;
+    LoadInst* buffer = b.CreateAlignedLoad(PointerType::get(b.getContext(), kGlobal), slot,
+                                           Align(8), "printf.buffer");
+    buffer->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(b.getContext(), {}));
+    return buffer;
 }
 
-/// One argument of a record: a value stored as it is, or a string measured and copied.
-struct Slot {
-    Value* value;            ///< the value, or the string's flat pointer
-    uint32_t size;           ///< bytes in the record (4 for a string: its length word)
-    Value* length = nullptr; ///< a string's length word (kPrintfNullString for null)
-    Value* copied = nullptr; ///< a string's characters to copy (0 for null)
-};
-
-/// Lowers printf calls one by one, defining the helpers on first use and numbering formats.
-class Lowering {
-public:
-    explicit Lowering(Module& m) : m_module(m), m_dl(m.getDataLayout()) {}
-
-    std::string lower(CallInst* call);
-    void writeFormats();
-
-private:
-    Function* strlenFn() { return m_strlen ? m_strlen : (m_strlen = defineStrlen(m_module)); }
-    Function* copyFn() { return m_copy ? m_copy : (m_copy = defineCopy(m_module)); }
-    Function* allocFn() { return m_alloc ? m_alloc : (m_alloc = defineAlloc(m_module)); }
-    uint32_t formatId(const std::string& entryWithoutId);
-
-    Module& m_module;
-    const DataLayout& m_dl;
-    Function *m_strlen = nullptr, *m_copy = nullptr, *m_alloc = nullptr;
-    std::map<std::string, uint32_t> m_ids; ///< "argc:sizes:format" -> id (from 1)
-};
-
-uint32_t Lowering::formatId(const std::string& entryWithoutId) {
-    return m_ids.emplace(entryWithoutId, uint32_t(m_ids.size() + 1)).first->second;
-}
-
-void Lowering::writeFormats() {
-    if (m_ids.empty())
-        return;
-    NamedMDNode* fmts = m_module.getOrInsertNamedMetadata("llvm.printf.fmts");
-    std::vector<std::pair<uint32_t, const std::string*>> byId;
-    for (const auto& [entry, id] : m_ids)
-        byId.push_back({id, &entry});
-    std::sort(byId.begin(), byId.end());
-    for (const auto& [id, entry] : byId)
-        fmts->addOperand(
-            MDNode::get(m_module.getContext(),
-                        {MDString::get(m_module.getContext(), std::to_string(id) + ":" + *entry)}));
-}
-
-std::string Lowering::lower(CallInst* call) {
-    StringRef format;
-    if (call->arg_size() == 0 || !getConstantStringInfo(call->getArgOperand(0), format))
-        return "error: printf: the format is not a constant string (OpenCL C 3.0 §6.15.14.2: "
-               "it must be a literal), which the GCN device cannot print\n";
-    const std::vector<gcn::PrintfConversion> convs = gcn::printfConversions(format);
-    // Arguments beyond the conversions are evaluated and ignored, as in C; fewer arguments
-    // than conversions are stored as they are, and the decoder reports the mismatch.
-    const size_t count = std::min(convs.size(), size_t(call->arg_size() - 1));
-
-    LLVMContext& c = m_module.getContext();
-    IRBuilder<> b(call);
-    std::vector<Slot> slots;
-    std::string entry = std::to_string(count);
-    uint32_t fixed = 4; // the id
-    for (size_t i = 0; i < count; ++i) {
-        Value* v = call->getArgOperand(unsigned(i + 1));
-        Type* t = v->getType();
-        Slot slot{v, 0};
-        if (convs[i].letter == 's' && convs[i].vector == 1) {
-            if (!t->isPointerTy())
-                return "error: printf(\"" + format.str() + "\"): argument " +
-                       std::to_string(i + 1) + " is for %s but is not a pointer\n";
-            slot.value = b.CreateAddrSpaceCast(v, PointerType::get(c, kFlat));
-            slot.length = b.CreateCall(strlenFn(), {slot.value});
-            slot.copied =
-                b.CreateSelect(b.CreateICmpEQ(slot.length, b.getInt32(gcn::kPrintfNullString)),
-                               b.getInt32(0), slot.length);
-            slot.size = 4;
-        } else {
-            if (t->isPointerTy()) // %p (or any pointer): its flat address
-                slot.value = b.CreatePtrToInt(b.CreateAddrSpaceCast(v, PointerType::get(c, kFlat)),
-                                              b.getInt64Ty());
-            const uint64_t size = m_dl.getTypeAllocSize(slot.value->getType());
-            if (size == 0 || size > 4096)
-                return "error: printf(\"" + format.str() + "\"): argument " +
-                       std::to_string(i + 1) + " has a type printf cannot record\n";
-            slot.size = uint32_t(size);
-        }
-        fixed += slot.size;
-        entry += ":" + std::to_string(slot.size);
-        slots.push_back(slot);
-    }
-    entry += ":" + format.str();
-    const uint32_t id = formatId(entry);
-
-    // Bytes: the fixed part, each string padded to 4, the whole rounded up to 4.
-    Value* bytes = b.getInt32(fixed);
-    auto padded = [&](Value* n) { // n rounded up to a multiple of 4
-        return b.CreateAnd(b.CreateAdd(n, b.getInt32(3)), b.getInt32(~3u));
-    };
-    for (const Slot& s : slots)
-        if (s.length)
-            bytes = b.CreateAdd(bytes, padded(s.copied));
-    bytes = padded(bytes);
-    Value* record = b.CreateCall(allocFn(), {bytes}, "printf.record");
-    Value* ok = b.CreateIsNotNull(record);
-
-    Instruction* then = SplitBlockAndInsertIfThen(ok, call, false);
-    b.SetInsertPoint(then);
-    b.CreateAlignedStore(b.getInt32(id), record, Align(4));
-    Value* at = b.getInt32(4); // where the next argument goes
-    uint32_t staticAt = 4;     // its value modulo 4 (strings keep it)
-    for (const Slot& s : slots) {
-        Value* ptr = b.CreateGEP(b.getInt8Ty(), record, b.CreateZExt(at, b.getInt64Ty()));
-        const Align align = commonAlignment(Align(4), staticAt);
-        if (!s.length) {
-            b.CreateAlignedStore(s.value, ptr, align);
-        } else {
-            b.CreateAlignedStore(s.length, ptr, align);
-            b.CreateCall(copyFn(),
-                         {b.CreateConstGEP1_32(b.getInt8Ty(), ptr, 4), s.value, s.copied});
-            at = b.CreateAdd(at, padded(s.copied));
-        }
-        at = b.CreateAdd(at, b.getInt32(s.size));
-        staticAt += s.size;
-    }
-
-    // printf returns 0, or -1 when the record did not fit (OpenCL C 3.0 §6.15.14.3).
-    b.SetInsertPoint(call);
-    if (!call->use_empty())
-        call->replaceAllUsesWith(b.CreateSelect(ok, b.getInt32(0), b.getInt32(-1)));
-    call->eraseFromParent();
-    return {};
+/// A relaxed add at agent scope: every wave of the dispatch appends to the same buffer.
+Value* gcnReserve(IRBuilderBase& b, Value* offset, Value* bytes) {
+    return b.CreateAtomicRMW(AtomicRMWInst::Add, offset, bytes, MaybeAlign(8),
+                             AtomicOrdering::Monotonic,
+                             b.getContext().getOrInsertSyncScopeID("agent"));
 }
 
 } // namespace
 
 std::string lowerGcnPrintf(Module& m) {
-    Function* printf = m.getFunction("printf");
-    if (!printf)
-        return {};
-    std::vector<CallInst*> calls;
-    for (User* u : printf->users())
-        if (auto* call = dyn_cast<CallInst>(u); call && call->getCalledOperand() == printf)
-            calls.push_back(call);
-    Lowering lowering(m);
-    std::string errors;
-    for (CallInst* call : calls)
-        errors += lowering.lower(call);
-    lowering.writeFormats();
-    if (printf->use_empty())
-        printf->eraseFromParent();
-    return errors;
+    PrintfLoweringTarget target;
+    target.deviceName = "GCN";
+    target.genericAddressSpace = kFlat;
+    target.globalAddressSpace = kGlobal;
+    target.bufferAddress = gcnPrintfBuffer;
+    target.reserve = gcnReserve;
+    std::vector<PrintfFormat> formats;
+    std::string errors = lowerPrintf(m, target, formats);
+    if (!errors.empty() || formats.empty())
+        return errors;
+    NamedMDNode* fmts = m.getOrInsertNamedMetadata("llvm.printf.fmts");
+    for (const PrintfFormat& f : formats)
+        fmts->addOperand(MDNode::get(m.getContext(),
+                                     {MDString::get(m.getContext(), gcn::printfFormatEntry(f))}));
+    return {};
 }
 
 } // namespace duet::rt

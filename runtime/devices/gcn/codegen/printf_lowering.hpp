@@ -1,5 +1,5 @@
-// OpenCL C printf for the GCN device, in the module the finalizer links (finalize_gcn.cpp).
-// Private to runtime/compiler; no LLVM headers.
+// OpenCL C printf for the GCN device: compiler/printf_lowering.hpp with the GCN device's hooks.
+// Private to devices/gcn/codegen; no LLVM headers.
 #pragma once
 
 #include <string>
@@ -10,15 +10,12 @@ class Module;
 
 namespace duet::rt {
 
-/// Turns every printf call into one record in the printf buffer (layout in
-/// devices/gcn/printf_buffer.hpp) and lists the formats in `llvm.printf.fmts`, which the
-/// AMDGPU backend copies into the code object's `amdhsa.printf`. The front end leaves printf
-/// a plain call (-fno-builtin-printf): clang's own AMDGPU lowering copies a %s argument only
-/// when it is a literal and writes "???" for every other string. Here each string is measured
-/// and copied at run time, wherever it lives (constant, global, local or private memory).
-/// Also defines `__duet_printf_alloc`, which reserves a record. Returns "error: ..." lines for
-/// calls that cannot be lowered (a format that is not a constant string, a %s argument that is not
-/// a pointer); empty when every call was.
+/// Turns every printf call into one record in the printf buffer (core/printf_buffer.hpp) that
+/// the runtime passes as hidden_printf_buffer (code object v5: at kImplicitPrintfBufferOffset
+/// from the implicit-argument pointer; offsets reserved with an agent-scope atomic), and lists
+/// the formats in `llvm.printf.fmts` ("id:argument count:sizes:format"), which the AMDGPU
+/// backend copies into the code object's `amdhsa.printf`. Returns "error: ..." lines for calls
+/// that cannot be lowered; empty when every call was.
 std::string lowerGcnPrintf(llvm::Module& m);
 
 } // namespace duet::rt

@@ -62,10 +62,10 @@ void relaxFloatDivision(llvm::Module& m);
 std::string legalizeAddressSpaceCasts(llvm::Module& m);
 
 /// Turns every printf call into one record in the printf buffer of the launch block
-/// (layout in ptx_module.hpp) and appends the formats to `formats`. The front end leaves printf
-/// a plain call (-fno-builtin-printf): clang would otherwise emit CUDA's vprintf. Returns
-/// "error: ..." lines for calls that cannot be lowered.
-std::string lowerPrintf(llvm::Module& m, std::vector<nvidia::PrintfFormat>& formats);
+/// (compiler/printf_lowering.hpp; layout in core/printf_buffer.hpp) and appends the formats to
+/// `formats`. The front end leaves printf a plain call (-fno-builtin-printf): clang would
+/// otherwise emit CUDA's vprintf. Returns "error: ..." lines for calls that cannot be lowered.
+std::string lowerPrintf(llvm::Module& m, std::vector<PrintfFormat>& formats);
 
 /// The kernel ABI (ptx_module.hpp): each kernel gets the launch block as a hidden last
 /// parameter, its __local pointer parameters become u64 offsets into __duet_local_args, every

@@ -1,8 +1,6 @@
-// The Duet header of NVIDIA PTX modules: writing and reading the "// duet-..." comment lines,
-// and printf format conversions.
+// The Duet header of NVIDIA PTX modules: writing and reading the "// duet-..." comment lines.
 #include "devices/nvidia/codegen/ptx_module.hpp"
 
-#include <cctype>
 #include <charconv>
 #include <sstream>
 
@@ -93,32 +91,6 @@ std::vector<std::string_view> words(std::string_view line) {
 }
 
 } // namespace
-
-std::vector<PrintfConversion> printfConversions(std::string_view f) {
-    std::vector<PrintfConversion> out;
-    for (size_t i = 0; i < f.size(); ++i) {
-        if (f[i] != '%')
-            continue;
-        if (i + 1 < f.size() && f[i + 1] == '%') {
-            ++i;
-            continue;
-        }
-        unsigned vector = 1;
-        size_t j = i + 1;
-        while (j < f.size() && !std::isalpha(static_cast<unsigned char>(f[j])))
-            ++j; // flags, width, precision
-        if (j < f.size() && f[j] == 'v') {
-            vector = 0;
-            for (++j; j < f.size() && std::isdigit(static_cast<unsigned char>(f[j])); ++j)
-                vector = vector * 10 + unsigned(f[j] - '0');
-        }
-        while (j < f.size() && (f[j] == 'h' || f[j] == 'l'))
-            ++j; // length modifiers
-        out.push_back({j < f.size() ? f[j] : '\0', vector});
-        i = j;
-    }
-    return out;
-}
 
 std::string ptxHeader(const PtxModule& m) {
     std::ostringstream os;

@@ -4,6 +4,8 @@
 // the PTX text of a program binary. No LLVM headers: the device and tests include it.
 #pragma once
 
+#include "core/printf_buffer.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -49,31 +51,10 @@ static_assert(offsetof(LaunchBlock, printfBuffer) == 88);
 /// sharedMemBytes (launch_plan.hpp). No kernel has static `.shared` variables.
 inline constexpr uint32_t kLocalArgAlign = 16;
 
-/// Printf records in the printf buffer: 16-byte header {u64 offset the kernels advance
-/// atomically (also past the capacity, so overflow shows), u64 data capacity}, then records.
-/// A record: the format's id (u32, never 0), then each argument packed with no padding: a
-/// scalar or vector at its in-memory size (a 3-vector as 4 elements, a pointer as a 64-bit
-/// generic address); a %s string as a u32 length (kPrintfNullString for a null pointer)
-/// followed by that many characters, padded to 4. A record's size is a multiple of 4. (The
-/// GCN device's layout; the decoder is the launcher's.)
-inline constexpr size_t kPrintfHeaderBytes = 16;
-inline constexpr uint32_t kPrintfNullString = 0xffffffffu;
-/// The longest string a %s argument copies.
-inline constexpr uint32_t kPrintfMaxString = 64 * 1024;
-
-struct PrintfFormat {
-    uint32_t id = 0;
-    std::vector<uint32_t> argSizes; ///< bytes of each argument in a record (4 for a string)
-    std::string format;
-};
-
-/// One conversion of a printf format: its letter and vector width (1 for a scalar).
-struct PrintfConversion {
-    char letter;
-    unsigned vector;
-};
-/// The conversions of an OpenCL C printf format, in order ("%%" is none).
-std::vector<PrintfConversion> printfConversions(std::string_view format);
+/// printf: LaunchBlock::printfBuffer is the address of a buffer laid out as
+/// core/printf_buffer.hpp says (the GCN device's layout too); the formats are the module's
+/// (PtxModule::printf), in the PTX header.
+using rt::PrintfFormat;
 
 /// What the launcher needs per kernel beyond the OpenCL argument list (KernelDesc).
 struct KernelEntry {
