@@ -220,6 +220,20 @@ DUET_VEC_2VV(DUET_CONST, float, fmod, float, float)
 DUET_VEC_2VV(DUET_CONST, float, remainder, float, float)
 DUET_VEC_2VV(DUET_CONST, double, pow, double, double)
 DUET_VEC_2VV(DUET_CONST, double, powr, double, double)
+#ifdef __NVPTX__
+// ldexp: libclc's nvptx float ldexp flushes denormal operands and results, and its double one
+// loses NaN; LLVM's ldexp intrinsic (integer exponent arithmetic on NVPTX) is exact.
+DUET_CONST float ldexp(float x, int n) {
+    return __builtin_ldexpf(x, n);
+}
+DUET_CONST double ldexp(double x, int n) {
+    return __builtin_ldexp(x, n);
+}
+DUET_VEC_2VV(DUET_CONST, float, ldexp, float, int)
+DUET_VEC_2VS(DUET_CONST, float, ldexp, float, int)
+DUET_VEC_2VV(DUET_CONST, double, ldexp, double, int)
+DUET_VEC_2VS(DUET_CONST, double, ldexp, double, int)
+#endif
 DUET_OUT2(__private, remquo, float, int, remquoFloat)
 DUET_OUT2(__global, remquo, float, int, remquoFloat)
 DUET_OUT2(__local, remquo, float, int, remquoFloat)
