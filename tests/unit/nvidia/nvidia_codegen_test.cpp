@@ -1050,3 +1050,24 @@ TEST_CASE("launch plans: grids, launch blocks and __local offsets of an NDRange"
         CHECK(nvidia::layOutSharedMemory({16, huge}) >= (uint64_t(1) << 62));
     }
 }
+
+TEST_CASE("three-element vectors in initializers keep their padding in the PTX",
+          "[nvidia][codegen]") {
+    // LLVM 19's asm printer packs <3 x float> elements of an initializer to 12 bytes while every
+    // access strides 16: the colour table of duet-gasdyn's visualize.cl read shifted on an H100.
+    Built b = build("__constant float3 kStops[3] = {(float3)(1.f, 2.f, 3.f), (float3)(4.f, 5.f, "
+                    "6.f), (float3)(7.f, 8.f, 9.f)};\n"
+                    "typedef struct { float3 a; int b; } S;\n"
+                    "__constant S kS[2] = {{(float3)(1.f, 2.f, 3.f), 7}, {(float3)(4.f, 5.f, "
+                    "6.f), 8}};\n"
+                    "__kernel void k(__global float* o, int i) {\n"
+                    "  float3 v = kStops[i]; o[0] = v.x; o[1] = v.y; o[2] = v.z;\n"
+                    "  o[3] = kS[i].a.y + (float)kS[i].b; }");
+    const std::string& ptx = b.exe->ptx();
+    // 1.0f, 2.0f, 3.0f, padding, 4.0f: 0x3f800000 0x40000000 0x40400000 0 0x40800000.
+    CHECK(contains(ptx, "kStops[48] = {0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 0, 0, 0, "
+                        "0, 128, 64,"));
+    // The struct: a (16 bytes, padded), b at offset 16, 12 bytes of tail padding.
+    CHECK(contains(ptx, "kS[64] = {0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 0, 0, 7, 0, "
+                        "0, 0,"));
+}

@@ -360,6 +360,7 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     if (std::string cycle = recursiveFunctions(*m); !cycle.empty())
         return FinalizeResult::failure(log + cycle);
     nvptx::relaxFloatDivision(*m);
+    nvptx::widenVec3Initializers(*m);
 
     // Kernel-scope __local variables into dynamic shared memory (local_memory.cpp says why),
     // after optimisation: until here they are distinct objects to alias analysis.

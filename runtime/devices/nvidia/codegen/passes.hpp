@@ -48,6 +48,11 @@ std::string legalizeForNvptx(llvm::Module& m);
 /// would emit. Runs after optimisation: the inline PTX would hide the division from it.
 void relaxFloatDivision(llvm::Module& m);
 
+/// Rewrites global variables whose initializers hold three-element vectors (`__constant float3
+/// t[6] = ...`) with those vectors widened to four elements: the same bytes at the same offsets,
+/// which LLVM 19's NVPTX asm printer otherwise writes unpadded (vec3_initializers.cpp).
+void widenVec3Initializers(llvm::Module& m);
+
 /// Casts between two different non-generic address spaces, on which NVPTX's instruction
 /// selector aborts ("Cannot cast between two non-generic address spaces"). OpenCL C cannot
 /// write one, but the optimiser folds two casts through generic into one: a pointer made
