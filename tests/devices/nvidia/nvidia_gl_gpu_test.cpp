@@ -17,6 +17,8 @@
 
 #include <CL/cl_gl.h>
 
+#include "gl_buffers.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -127,24 +129,6 @@ struct Shared {
         clReleaseContext(context);
     }
 };
-
-GLuint glBuffer(const std::vector<float>& data) {
-    GLuint b = 0;
-    glGenBuffers(1, &b);
-    glBindBuffer(GL_ARRAY_BUFFER, b);
-    glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(data.size() * sizeof(float)), data.data(),
-                 GL_DYNAMIC_DRAW);
-    glBindBuffer(GL_ARRAY_BUFFER, 0);
-    return b;
-}
-
-std::vector<float> glBufferContents(GLuint b, size_t n) {
-    std::vector<float> out(n, -1.0f);
-    glBindBuffer(GL_ARRAY_BUFFER, b);
-    glGetBufferSubData(GL_ARRAY_BUFFER, 0, GLsizeiptr(n * sizeof(float)), out.data());
-    glBindBuffer(GL_ARRAY_BUFFER, 0);
-    return out;
-}
 
 /// "" when GL's buffer holds `expected`, else the count and the first difference (short: the
 /// buffer has millions of values).
