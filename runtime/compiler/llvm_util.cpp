@@ -226,4 +226,34 @@ std::shared_ptr<std::string> collectDiagnostics(llvm::LLVMContext& ctx) {
     return diagnostics;
 }
 
+std::optional<LoadBinaryResult> startGpuBinaryLoad(std::span<const unsigned char> bytes,
+                                                   std::string_view arch, std::string_view device,
+                                                   ProgramBinary& executable) {
+    ReadProgramBinaryResult read = readProgramBinary(bytes);
+    if (read.status != CL_SUCCESS)
+        return LoadBinaryResult::invalid(read.reason);
+    ProgramBinary& b = read.binary;
+    std::string triple;
+    {
+        llvm::LLVMContext ctx;
+        if (std::unique_ptr<llvm::Module> m = parseBitcode(b.bitcode, ctx))
+            triple = m->getTargetTriple();
+    }
+    if (triple.empty())
+        return LoadBinaryResult::invalid(".llvmir is not readable bitcode");
+    if (!llvm::StringRef(triple).starts_with(arch))
+        return LoadBinaryResult::invalid(".llvmir targets '" + triple + "', not " +
+                                         std::string(arch) + ": the binary was not built for the " +
+                                         std::string(device) + " device");
+    if (b.type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE) {
+        LoadBinaryResult result;
+        result.binaryType = b.type;
+        result.source = std::move(b.source);
+        result.bitcode = std::move(b.bitcode);
+        return result;
+    }
+    executable = std::move(b);
+    return std::nullopt;
+}
+
 } // namespace duet::rt

@@ -2,6 +2,9 @@
 // Private to runtime/compiler and the devices' code generators: includes LLVM headers.
 #pragma once
 
+#include "compiler/binary.hpp"
+#include "core/toolchain.hpp"
+
 #include <llvm/ADT/STLFunctionalExtras.h>
 #include <llvm/ADT/StringSet.h>
 #include <llvm/IR/LLVMContext.h>
@@ -9,10 +12,20 @@
 #include <llvm/Support/MemoryBuffer.h>
 
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace duet::rt {
+
+/// The start that the GPU devices' binary loaders share: reads the container, checks that its
+/// bitcode targets `arch` (a triple prefix; `device` names the device in the reason) and answers
+/// a compiled object or library with its bitcode. Returns that answer (or the failure); nullopt
+/// for an executable, whose parts are then in `executable` for the device to load.
+std::optional<LoadBinaryResult> startGpuBinaryLoad(std::span<const unsigned char> bytes,
+                                                   std::string_view arch, std::string_view device,
+                                                   ProgramBinary& executable);
 
 /// Named metadata listing functions the user declared in OpenCL C source (not builtins) that
 /// the compiled object leaves undefined; the linker reports them if nothing defines them.

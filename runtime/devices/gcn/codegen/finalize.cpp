@@ -444,16 +444,6 @@ std::shared_ptr<GcnExecutable> makeExecutable(const std::string& codeObject,
     return exe;
 }
 
-/// Parses the bitcode's kernel names in order and checks the triple.
-bool isAmdgcnBitcode(const std::string& bitcode, std::string& triple) {
-    LLVMContext ctx;
-    auto m = parseBitcode(bitcode, ctx);
-    if (!m)
-        return false;
-    triple = m->getTargetTriple();
-    return StringRef(triple).starts_with("amdgcn");
-}
-
 /// A kernel's -save-temps .isa: its descriptor, kernel arguments and disassembly.
 void writeIsa(raw_ostream& isa, const GcnExecutable& exe, const gcn::KernelInfo& k,
               const unsigned char* image, const std::string& cpu) {
@@ -652,23 +642,12 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
 
 LoadBinaryResult loadGcnBinary(std::span<const unsigned char> binary, const TargetSpec& target) {
     auto fail = &LoadBinaryResult::invalid;
-    ReadProgramBinaryResult read = readProgramBinary(binary);
-    if (read.status != CL_SUCCESS)
-        return fail(read.reason);
-    ProgramBinary& b = read.binary;
-    std::string triple;
-    if (!isAmdgcnBitcode(b.bitcode, triple))
-        return fail(triple.empty() ? std::string(".llvmir is not readable bitcode")
-                                   : ".llvmir targets '" + triple +
-                                         "', not amdgcn: the binary "
-                                         "was not built for the GCN device");
+    ProgramBinary b;
+    if (std::optional<LoadBinaryResult> done = startGpuBinaryLoad(binary, "amdgcn", "GCN", b))
+        return std::move(*done);
     LoadBinaryResult result;
     result.binaryType = b.type;
     result.source = b.source;
-    if (b.type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE) {
-        result.bitcode = std::move(b.bitcode);
-        return result;
-    }
     const std::string cpu = target.cpuName.empty() ? "gfx900" : target.cpuName;
     if (b.targetKind != kGcnBinaryKind)
         return fail("the executable was built for the " + targetKindName(b.targetKind) +

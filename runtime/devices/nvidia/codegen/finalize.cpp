@@ -203,15 +203,6 @@ void renameForPtx(Module& m) {
         }
 }
 
-bool isNvptxBitcode(const std::string& bitcode, std::string& triple) {
-    LLVMContext ctx;
-    auto m = parseBitcode(bitcode, ctx);
-    if (!m)
-        return false;
-    triple = m->getTargetTriple();
-    return StringRef(triple).starts_with("nvptx64");
-}
-
 } // namespace
 
 std::shared_ptr<NvidiaExecutable> NvidiaExecutableBuilder::make(std::vector<KernelDesc> descs,
@@ -428,23 +419,12 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
 
 LoadBinaryResult loadNvidiaBinary(std::span<const unsigned char> binary, const TargetSpec& target) {
     auto fail = &LoadBinaryResult::invalid;
-    ReadProgramBinaryResult read = readProgramBinary(binary);
-    if (read.status != CL_SUCCESS)
-        return fail(read.reason);
-    ProgramBinary& b = read.binary;
-    std::string triple;
-    if (!isNvptxBitcode(b.bitcode, triple))
-        return fail(triple.empty() ? std::string(".llvmir is not readable bitcode")
-                                   : ".llvmir targets '" + triple +
-                                         "', not nvptx64: the binary was not built for the "
-                                         "NVIDIA device");
+    ProgramBinary b;
+    if (std::optional<LoadBinaryResult> done = startGpuBinaryLoad(binary, "nvptx64", "NVIDIA", b))
+        return std::move(*done);
     LoadBinaryResult result;
     result.binaryType = b.type;
     result.source = b.source;
-    if (b.type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE) {
-        result.bitcode = std::move(b.bitcode);
-        return result;
-    }
     if (b.targetKind != kNvidiaBinaryKind)
         return fail("the executable was built for the " + targetKindName(b.targetKind) +
                     " device, not NVIDIA");
