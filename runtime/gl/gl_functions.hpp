@@ -97,7 +97,8 @@ struct GlFunctions {
     PFNGLBUFFERDATAPROC glBufferData = nullptr;
     PFNGLGETINTEGERVPROC glGetIntegerv = nullptr;
     PFNGLGETSTRINGIPROC glGetStringi = nullptr;
-    /// GL_EXT_memory_object (device UUIDs); may be a stub where the extension is missing.
+    /// GL_EXT_memory_object (device UUIDs). GLVND hands out an entry point even where the
+    /// context lacks the extension: callers check GL_EXTENSIONS first (gl_context_devices.cpp).
     void(APIENTRYP glGetUnsignedBytei_vEXT)(GLenum, GLuint, GLubyte*) = nullptr;
 
     bool hasEgl() const { return eglGetProcAddress && eglCreateContext && eglMakeCurrent; }
