@@ -75,8 +75,8 @@ void drain(const std::shared_ptr<Queue::Shared>& sh, std::vector<InFlight>& flyi
         sh->doneCv.notify_all();
 }
 
-/// Whether `cmd` can run while the commands in flight may still be running on the device: a
-/// kernel launch that waits for nothing but them.
+/// Whether `cmd` can run while the commands in flight may still be running on the device: one
+/// that may defer (a launch, a buffer write, copy or fill) and waits for nothing but them.
 bool orderedAfter(const Command& cmd, const std::vector<InFlight>& flying) {
     if (!cmd.mayDefer || flying.size() >= 256)
         return false;
@@ -146,15 +146,15 @@ void workerLoop(std::shared_ptr<Queue::Shared> sh) {
             }
             if (sh->stop)
                 return;
-            // Spin briefly before sleeping: back-to-back enqueues are the common case.
+            // Spin briefly before sleeping: back-to-back enqueues are the common case. The
+            // counter is read without the lock, so a new command is seen within one pause.
+            const uint64_t seen = sh->enqueued.load(std::memory_order_relaxed);
             lock.unlock();
-            for (int i = 0; i < 4000 && !sh->stop; ++i) {
+            for (int i = 0; i < 4000; ++i) {
                 __builtin_ia32_pause();
-                if (i % 64 == 0) {
-                    std::lock_guard peek(sh->mutex);
-                    if (!sh->pending.empty())
-                        break;
-                }
+                if (sh->enqueued.load(std::memory_order_acquire) != seen ||
+                    sh->stop.load(std::memory_order_relaxed))
+                    break;
             }
             lock.lock();
             if (sh->pending.empty()) {
@@ -251,7 +251,9 @@ Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList
     cmd.run = std::move(run);
     cmd.fence = fence;
     cmd.mayDefer =
-        !m_shared->outOfOrder && (type == CL_COMMAND_NDRANGE_KERNEL || type == CL_COMMAND_TASK);
+        !m_shared->outOfOrder && (type == CL_COMMAND_NDRANGE_KERNEL || type == CL_COMMAND_TASK ||
+                                  type == CL_COMMAND_WRITE_BUFFER ||
+                                  type == CL_COMMAND_COPY_BUFFER || type == CL_COMMAND_FILL_BUFFER);
     Ref<Event> result = cmd.event;
     {
         std::lock_guard lock(m_shared->mutex);
@@ -271,7 +273,7 @@ Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList
             sh.outstanding.push_back(result);
         }
         sh.pending.push_back(std::move(cmd));
-        ++sh.enqueued;
+        sh.enqueued.fetch_add(1, std::memory_order_release);
         if (sh.workerSleeping)
             sh.workCv.notify_one();
     }
@@ -282,7 +284,7 @@ void Queue::finish() {
     uint64_t target = 0;
     {
         std::lock_guard lock(m_shared->mutex);
-        target = m_shared->enqueued;
+        target = m_shared->enqueued.load(std::memory_order_relaxed);
     }
     // A GPU round trip is a few microseconds, about what a futex wake-up costs: spin for up to
     // ~20 us first, then sleep.

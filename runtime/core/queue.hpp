@@ -36,8 +36,9 @@ public:
 /// device work it submitted, the command hands `work` to its queue and returns CL_SUCCESS. The
 /// queue keeps the command (and the memory objects it holds) until `work` finished and waits for
 /// it before anything that is not ordered after it on the device: a command of another type, a
-/// wait for another queue's or a user event, an empty queue, 256 outstanding kernels. Only
-/// kernel launches of in-order queues may defer; false means the caller must wait itself.
+/// wait for another queue's or a user event, an empty queue, 256 outstanding commands. Only
+/// kernel launches and buffer writes, copies and fills of in-order queues may defer (the device
+/// queues them in order on one stream); false means the caller must wait itself.
 bool deferCompletion(std::unique_ptr<PendingWork>& work);
 
 struct Command {
@@ -47,7 +48,7 @@ struct Command {
     /// Out-of-order queues: later commands wait for this one (barriers, list-less markers).
     bool fence = false;
     bool watched = false;  ///< completion callbacks already asked of its foreign events
-    bool mayDefer = false; ///< a kernel launch of an in-order queue (deferCompletion)
+    bool mayDefer = false; ///< in-order queue, launch or buffer write/copy/fill (deferCompletion)
 };
 
 class Queue final : public _cl_command_queue {
@@ -82,10 +83,12 @@ public:
         std::mutex mutex;
         std::condition_variable workCv, doneCv;
         std::deque<Command> pending;
-        uint64_t enqueued = 0;
+        /// Written under `mutex`; read without it by the worker's spin.
+        std::atomic<uint64_t> enqueued{0};
         /// Written under `mutex`; read without it by finish()'s spin.
         std::atomic<uint64_t> completed{0};
-        bool stop = false, workerSleeping = false, waiters = false;
+        std::atomic<bool> stop{false}; ///< written under `mutex`; the worker's spin reads it
+        bool workerSleeping = false, waiters = false;
         bool outOfOrder = false;
         const void* owner = nullptr; ///< the Queue, to tell its own events from foreign ones
         /// Out-of-order: events of commands not known complete, and the last fence's event.

@@ -20,10 +20,18 @@ struct Shared {
     GlObject* gl;
 };
 
-/// Waits on the GL thread for the application's fence, then deletes it.
-void waitForApp(const GlFunctions& f, void* fence) {
+/// Orders what the GL thread does next after the application's fence, then deletes it. `onGpu`:
+/// only the runtime's own GL context's later commands (and the device's map, which the driver
+/// orders after them) need to follow, so the GPU waits (glWaitSync) and the thread goes on;
+/// otherwise the thread waits until the fence has signalled (host copies, in-place maps).
+void waitForApp(const GlFunctions& f, void* fence, bool onGpu) {
     auto s = static_cast<GLsync>(fence);
-    while (f.glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000) == GL_TIMEOUT_EXPIRED) {
+    if (onGpu && f.glWaitSync) {
+        f.glWaitSync(s, 0, GL_TIMEOUT_IGNORED);
+    } else {
+        while (f.glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000) ==
+               GL_TIMEOUT_EXPIRED) {
+        }
     }
     f.glDeleteSync(s);
 }
@@ -37,8 +45,12 @@ cl_int runAcquireRelease(Share& share, void* fence, bool acquire, bool zeroCopy,
     cl_int status = CL_SUCCESS;
     share.run([&] {
         const auto& f = glFunctions();
+        // Objects that all go through the interop device: its map waits on the GPU for the
+        // runtime context's GL work, which waits on the GPU for the application's.
         if (fence)
-            waitForApp(f, fence);
+            waitForApp(f, fence, std::all_of(objects.begin(), objects.end(), [](const Shared& s) {
+                           return s.gl->resource != nullptr;
+                       }));
         bool copied = false;
         std::vector<DeviceObject> viaDevice;
         for (const auto& [m, o] : objects)

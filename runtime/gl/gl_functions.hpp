@@ -65,6 +65,7 @@ struct GlFunctions {
     PFNGLFLUSHPROC glFlush = nullptr;
     PFNGLFENCESYNCPROC glFenceSync = nullptr;
     PFNGLCLIENTWAITSYNCPROC glClientWaitSync = nullptr;
+    PFNGLWAITSYNCPROC glWaitSync = nullptr;
     PFNGLDELETESYNCPROC glDeleteSync = nullptr;
     PFNGLISSYNCPROC glIsSync = nullptr;
     PFNGLGETERRORPROC glGetError = nullptr;

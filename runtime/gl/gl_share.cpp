@@ -93,6 +93,7 @@ GlFunctions loadFunctions() {
     gl(f.glFlush, "glFlush");
     gl(f.glFenceSync, "glFenceSync");
     gl(f.glClientWaitSync, "glClientWaitSync");
+    gl(f.glWaitSync, "glWaitSync");
     gl(f.glDeleteSync, "glDeleteSync");
     gl(f.glIsSync, "glIsSync");
     gl(f.glGetError, "glGetError");

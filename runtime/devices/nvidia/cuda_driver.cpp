@@ -75,6 +75,7 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
     resolve(d.streamCreate, "cuStreamCreate");
     resolve(d.streamSynchronize, "cuStreamSynchronize");
     resolve(d.streamDestroy, "cuStreamDestroy_v2");
+    resolve(d.streamWaitEvent, "cuStreamWaitEvent");
     resolve(d.eventCreate, "cuEventCreate");
     resolve(d.eventRecord, "cuEventRecord");
     resolve(d.eventSynchronize, "cuEventSynchronize");

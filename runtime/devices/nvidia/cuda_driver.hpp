@@ -186,6 +186,8 @@ inline constexpr unsigned kMemHostRegisterDeviceMap = 0x02; ///< CU_MEMHOSTREGIS
 inline constexpr unsigned kMemAttachGlobal = 0x1; ///< CU_MEM_ATTACH_GLOBAL
 /// cuStreamCreate flags.
 inline constexpr unsigned kStreamNonBlocking = 0x1; ///< CU_STREAM_NON_BLOCKING
+/// cuEventCreate flags.
+inline constexpr unsigned kEventDisableTiming = 0x2; ///< CU_EVENT_DISABLE_TIMING
 
 } // namespace cu
 
@@ -242,6 +244,7 @@ struct CudaDriver {
     cu::Result (*streamCreate)(cu::StreamHandle* stream, unsigned flags);
     cu::Result (*streamSynchronize)(cu::StreamHandle stream);
     cu::Result (*streamDestroy)(cu::StreamHandle stream); ///< cuStreamDestroy_v2
+    cu::Result (*streamWaitEvent)(cu::StreamHandle stream, cu::EventHandle event, unsigned flags);
     cu::Result (*eventCreate)(cu::EventHandle* event, unsigned flags);
     cu::Result (*eventRecord)(cu::EventHandle event, cu::StreamHandle stream);
     cu::Result (*eventSynchronize)(cu::EventHandle event);

@@ -12,10 +12,28 @@ namespace duet::rt::nvidia_device {
 
 namespace cu = nvidia::cu;
 
+struct CudaExecutor::Lane {
+    cu::StreamHandle stream = nullptr;
+    std::atomic<uint64_t> seq{0};     ///< the number of the last work queued
+    std::atomic<uint64_t> doneSeq{0}; ///< work up to this number has finished
+    uint64_t barrierSeen = 0;         ///< the last barrier the stream waits for (m_mutex)
+};
+
 namespace {
 /// The context each thread last made current (cuCtxSetCurrent is per thread).
 thread_local cu::Context tCurrent = nullptr;
 constexpr uint32_t kDefaultDynamicShared = 48 * 1024;
+
+/// The lanes of the calling thread, one per GPU it submitted to; given back when it ends
+/// (executors live as long as the process).
+struct ThreadLanes {
+    std::vector<std::pair<CudaExecutor*, CudaExecutor::Lane*>> lanes;
+    ~ThreadLanes() {
+        for (auto& [executor, lane] : lanes)
+            executor->returnLane(lane);
+    }
+};
+thread_local ThreadLanes tLanes;
 } // namespace
 
 CudaExecutor::CudaExecutor(const nvidia::CudaDriver& cuda, cu::Device device,
@@ -117,6 +135,67 @@ void CudaExecutor::unregisterHost(void* p) {
     m_cuda.memHostUnregister(p);
 }
 
+void CudaExecutor::returnLane(Lane* lane) {
+    std::lock_guard lock(m_lanesMutex);
+    m_freeLanes.push_back(lane);
+}
+
+CudaExecutor::Lane* CudaExecutor::submitLane(Outcome& why) {
+    Lane* lane = nullptr;
+    for (auto& [executor, l] : tLanes.lanes)
+        if (executor == this)
+            lane = l;
+    if (!lane) {
+        {
+            std::lock_guard lock(m_lanesMutex);
+            if (!m_freeLanes.empty()) {
+                lane = m_freeLanes.back();
+                m_freeLanes.pop_back();
+            }
+        }
+        if (!lane) {
+            auto fresh = std::make_unique<Lane>();
+            if (cu::Result r = m_cuda.streamCreate(&fresh->stream, cu::kStreamNonBlocking);
+                r != cu::kSuccess) {
+                why = {CL_OUT_OF_RESOURCES, cudaError("cuStreamCreate", r)};
+                return nullptr;
+            }
+            lane = fresh.get();
+            std::lock_guard lock(m_lanesMutex);
+            m_lanes.push_back(std::move(fresh));
+        }
+        tLanes.lanes.emplace_back(this, lane);
+    }
+    why = followBarrier(*lane);
+    return why.why.empty() ? lane : nullptr;
+}
+
+Outcome CudaExecutor::followBarrier(Lane& lane) {
+    // GPU-side: the stream waits for the shared stream's work up to the last barrier.
+    if (lane.barrierSeen < m_barrierCount) {
+        if (cu::Result r = m_cuda.streamWaitEvent(lane.stream, m_barrier, 0); r != cu::kSuccess)
+            return {CL_OUT_OF_RESOURCES, cudaError("cuStreamWaitEvent", r)};
+        lane.barrierSeen = m_barrierCount;
+    }
+    return {};
+}
+
+Outcome CudaExecutor::raiseBarrier() {
+    if (!m_barrier)
+        if (cu::Result r = m_cuda.eventCreate(&m_barrier, cu::kEventDisableTiming);
+            r != cu::kSuccess)
+            return {CL_OUT_OF_RESOURCES, cudaError("cuEventCreate", r)};
+    if (cu::Result r = m_cuda.eventRecord(m_barrier, m_stream); r != cu::kSuccess)
+        return {CL_OUT_OF_RESOURCES, cudaError("cuEventRecord", r)};
+    ++m_barrierCount;
+    return {};
+}
+
+void CudaExecutor::sequence(Lane& lane, Submitted& out) {
+    out.lane = &lane;
+    out.seq = lane.seq.fetch_add(1, std::memory_order_acq_rel) + 1;
+}
+
 Outcome CudaExecutor::function(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
                                Function*& out) {
     // This device's executables are all NvidiaExecutable (its toolchain makes them); the code
@@ -208,16 +287,20 @@ Outcome CudaExecutor::submit(const KernelLaunch& launch, bool timed, Submitted& 
         out.printfFormats = launch.executable;
     }
     std::lock_guard lock(m_mutex);
+    Outcome why;
+    Lane* lane = submitLane(why);
+    if (!lane)
+        return why;
     uint64_t printfBuffer = 0;
     if (out.prints()) {
-        if (Outcome o = resetPrintfBuffer(); !o.why.empty())
+        if (Outcome o = resetPrintfBuffer(*lane); !o.why.empty())
             return o;
         printfBuffer = m_printfBuffer;
     }
-    return launchGrids(launch, *entry, *fn, printfBuffer, timed, out);
+    return launchGrids(launch, *entry, *fn, *lane, printfBuffer, timed, out);
 }
 
-Outcome CudaExecutor::resetPrintfBuffer() {
+Outcome CudaExecutor::resetPrintfBuffer(Lane& lane) {
     if (!m_printfBuffer) {
         // Device memory, not managed: the host touches it only through copies, so its pages
         // never move (and no host access can overlap another queue's kernel).
@@ -241,9 +324,9 @@ Outcome CudaExecutor::resetPrintfBuffer() {
     cu::Result r = cu::kSuccess;
     if (m_printfDirty)
         r = m_cuda.memsetD8Async(m_printfBuffer + kPrintfHeaderBytes, 0, size_t(m_printfDirty),
-                                 m_stream);
+                                 lane.stream);
     if (r == cu::kSuccess)
-        r = m_cuda.memsetD32Async(m_printfBuffer, 0, 2, m_stream);
+        r = m_cuda.memsetD32Async(m_printfBuffer, 0, 2, lane.stream);
     if (r != cu::kSuccess)
         return {CL_OUT_OF_RESOURCES, cudaError("cuMemsetAsync", r) + " (printf buffer)"};
     m_printfDirty = m_printfCapacity; // until readPrintfBuffer knows how much the launch used
@@ -278,11 +361,30 @@ void CudaExecutor::destroyEvents(Submitted& launch) {
         }
 }
 
+void CudaExecutor::noteDone(Lane& lane, uint64_t seq) {
+    uint64_t done = lane.doneSeq.load(std::memory_order_relaxed);
+    while (done < seq && !lane.doneSeq.compare_exchange_weak(done, seq, std::memory_order_release,
+                                                             std::memory_order_relaxed)) {
+    }
+}
+
 Outcome CudaExecutor::finish(Submitted& launch, uint64_t& deviceNs, PrintfOutput* printed) {
     deviceNs = 0;
-    // Not under m_mutex: other threads keep submitting while this one waits.
-    cu::Result r =
-        launch.end ? m_cuda.eventSynchronize(launch.end) : m_cuda.streamSynchronize(m_stream);
+    // Not under m_mutex: other threads keep submitting while this one waits. The stream runs
+    // in order, so a wait for the stream covers everything queued before it: a queue that
+    // completes 256 launches makes one driver call, not 256.
+    cu::Result r = cu::kSuccess;
+    Lane* lane = launch.lane;
+    if (launch.end) {
+        r = m_cuda.eventSynchronize(launch.end);
+        if (r == cu::kSuccess && lane)
+            noteDone(*lane, launch.seq);
+    } else if (lane && launch.seq > lane->doneSeq.load(std::memory_order_acquire)) {
+        const uint64_t upTo = lane->seq.load(std::memory_order_acquire); // queued before the wait
+        r = m_cuda.streamSynchronize(lane->stream);
+        if (r == cu::kSuccess)
+            noteDone(*lane, upTo);
+    }
     if (r == cu::kSuccess && launch.start && launch.end) {
         float ms = 0;
         if (m_cuda.eventElapsedTime(&ms, launch.start, launch.end) == cu::kSuccess && ms > 0)
@@ -300,12 +402,13 @@ Outcome CudaExecutor::finish(Submitted& launch, uint64_t& deviceNs, PrintfOutput
     if (r != cu::kSuccess)
         return {CL_OUT_OF_RESOURCES,
                 cudaError(timed ? "cuEventSynchronize" : "cuStreamSynchronize", r) +
-                    " (the kernel failed)"};
+                    " (the GPU work failed)"};
     return printing;
 }
 
 Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry,
-                                  Function& fn, uint64_t printfBuffer, bool timed, Submitted& out) {
+                                  Function& fn, Lane& lane, uint64_t printfBuffer, bool timed,
+                                  Submitted& out) {
     const KernelDesc& desc = launch.kernel->desc();
     const size_t nargs = launch.args.size();
     if (entry.params != nargs + 1 || desc.args.size() != nargs)
@@ -381,67 +484,81 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
             break;
         }
     }
+    // Descriptors just written on the shared stream: the lane waits for them.
+    if (Outcome o = followBarrier(lane); !o.why.empty())
+        return o;
     // Profiling: CUDA events around the grids give the GPU's own time for the command (without
     // them when the driver will not make them: the host clock's time then).
     if (timed && (m_cuda.eventCreate(&out.start, 0) != cu::kSuccess ||
                   m_cuda.eventCreate(&out.end, 0) != cu::kSuccess ||
-                  m_cuda.eventRecord(out.start, m_stream) != cu::kSuccess))
+                  m_cuda.eventRecord(out.start, lane.stream) != cu::kSuccess))
         destroyEvents(out);
     for (const nvidia::Grid& g : plan.grids) {
         nvidia::LaunchBlock block = g.launch;
         params[nargs] = &block;
         cu::Result r = m_cuda.launchKernel(fn.handle, g.blocks[0], g.blocks[1], g.blocks[2],
                                            g.threads[0], g.threads[1], g.threads[2],
-                                           uint32_t(dynamic), m_stream, params.data(), nullptr);
+                                           uint32_t(dynamic), lane.stream, params.data(), nullptr);
         if (r != cu::kSuccess) {
             // Grids already queued must finish before the caller drops the arguments.
             uint64_t ignored = 0;
+            sequence(lane, out);
             finish(out, ignored);
             return {CL_OUT_OF_RESOURCES, cudaError("cuLaunchKernel", r)};
         }
     }
-    if (out.end && m_cuda.eventRecord(out.end, m_stream) != cu::kSuccess) {
+    if (out.end && m_cuda.eventRecord(out.end, lane.stream) != cu::kSuccess) {
         m_cuda.eventDestroy(out.end);
         out.end = nullptr;
     }
+    sequence(lane, out);
     return {};
 }
 
-Outcome CudaExecutor::fill(void* dst, size_t size, const void* pattern, size_t patternSize) {
+Outcome CudaExecutor::fillAsync(void* dst, size_t size, const void* pattern, size_t patternSize,
+                                Submitted& out) {
     if (Outcome o = ready(); !o.why.empty())
         return o;
     if (!size)
         return {};
     const cu::DevicePtr d = cu::DevicePtr(reinterpret_cast<uintptr_t>(dst));
     std::lock_guard lock(m_mutex);
+    Outcome why;
+    Lane* lane = submitLane(why);
+    if (!lane)
+        return why;
+    const cu::StreamHandle stream = lane->stream;
     cu::Result r = cu::kSuccess;
     if (patternSize == 1) {
-        r = m_cuda.memsetD8Async(d, *static_cast<const unsigned char*>(pattern), size, m_stream);
+        r = m_cuda.memsetD8Async(d, *static_cast<const unsigned char*>(pattern), size, stream);
     } else if (patternSize == 2) {
         uint16_t v = 0;
         std::memcpy(&v, pattern, 2);
-        r = m_cuda.memsetD16Async(d, v, size / 2, m_stream);
+        r = m_cuda.memsetD16Async(d, v, size / 2, stream);
     } else if (patternSize == 4) {
         uint32_t v = 0;
         std::memcpy(&v, pattern, 4);
-        r = m_cuda.memsetD32Async(d, v, size / 4, m_stream);
+        r = m_cuda.memsetD32Async(d, v, size / 4, stream);
     } else {
-        // Longer patterns (up to 128 bytes): one staged run of them, copied as often as needed.
+        // Longer patterns (up to 128 bytes): one staged run of them, copied as often as needed
+        // and waited for each time, since the run is reused.
         std::vector<char> run(std::min<size_t>(size, size_t(1) << 20) / patternSize * patternSize);
         for (size_t at = 0; at < run.size(); at += patternSize)
             std::memcpy(run.data() + at, pattern, patternSize);
         for (size_t done = 0; done < size && r == cu::kSuccess; done += run.size()) {
             const size_t n = std::min(run.size(), size - done);
             r = m_cuda.memcpyAsync(d + done, cu::DevicePtr(reinterpret_cast<uintptr_t>(run.data())),
-                                   n, m_stream);
-            if (r == cu::kSuccess) // the staged run is reused: let each copy finish
-                r = m_cuda.streamSynchronize(m_stream);
+                                   n, stream);
+            if (r == cu::kSuccess)
+                r = m_cuda.streamSynchronize(stream);
         }
+        if (r != cu::kSuccess)
+            return {CL_OUT_OF_RESOURCES, cudaError("cuMemcpyAsync", r) + " (fill)"};
+        return {};
     }
-    if (r == cu::kSuccess)
-        r = m_cuda.streamSynchronize(m_stream);
     if (r != cu::kSuccess)
-        return {CL_OUT_OF_RESOURCES, cudaError("cuMemset", r)};
+        return {CL_OUT_OF_RESOURCES, cudaError("cuMemsetAsync", r)};
+    sequence(*lane, out);
     return {};
 }
 
@@ -461,13 +578,23 @@ Outcome CudaExecutor::placeImage(const KernelImageDesc& desc, uint64_t& address)
     }
     KernelImageDesc* slot = m_imageChunks[p.slot / kChunk] + p.slot % kChunk;
     if (p.write) {
-        // On the stream, not through the host's mapping: ordered after the launches already
-        // queued (which may still read the slot's previous descriptor) and before this one, and
-        // no managed page moves to the host. The driver copies the source before returning.
-        cu::Result r = m_cuda.memcpyAsync(
-            cu::DevicePtr(reinterpret_cast<uintptr_t>(slot)),
-            cu::DevicePtr(reinterpret_cast<uintptr_t>(&m_imageSlots.content(p.slot))),
-            sizeof(KernelImageDesc), m_stream);
+        // On the shared stream, then a barrier: every lane's later launches (this one too) see
+        // it, and no managed page moves to the host. The driver copies the source before
+        // returning. A slot that held another descriptor may still be read by launches of any
+        // lane: all of them finish first (rare: past kMaxSlots descriptors).
+        cu::Result r = p.reused ? m_cuda.ctxSynchronize() : cu::kSuccess;
+        if (r == cu::kSuccess)
+            r = m_cuda.memcpyAsync(
+                cu::DevicePtr(reinterpret_cast<uintptr_t>(slot)),
+                cu::DevicePtr(reinterpret_cast<uintptr_t>(&m_imageSlots.content(p.slot))),
+                sizeof(KernelImageDesc), m_stream);
+        if (r == cu::kSuccess) {
+            if (Outcome o = raiseBarrier(); !o.why.empty()) {
+                p.grow = false;
+                m_imageSlots.forget(p);
+                return o;
+            }
+        }
         if (r != cu::kSuccess) {
             p.grow = false; // the chunk exists now
             m_imageSlots.forget(p);
@@ -478,27 +605,41 @@ Outcome CudaExecutor::placeImage(const KernelImageDesc& desc, uint64_t& address)
     return {};
 }
 
-Outcome CudaExecutor::copy(void* dst, const void* src, size_t size) {
+Outcome CudaExecutor::copyAsync(void* dst, const void* src, size_t size, Submitted& out) {
     if (Outcome o = ready(); !o.why.empty())
         return o;
     if (!size || dst == src)
         return {};
     std::lock_guard lock(m_mutex);
-    cu::Result r =
-        m_cuda.memcpyAsync(cu::DevicePtr(reinterpret_cast<uintptr_t>(dst)),
-                           cu::DevicePtr(reinterpret_cast<uintptr_t>(src)), size, m_stream);
-    if (r == cu::kSuccess)
-        r = m_cuda.streamSynchronize(m_stream);
-    if (r != cu::kSuccess)
+    Outcome why;
+    Lane* lane = submitLane(why);
+    if (!lane)
+        return why;
+    if (cu::Result r =
+            m_cuda.memcpyAsync(cu::DevicePtr(reinterpret_cast<uintptr_t>(dst)),
+                               cu::DevicePtr(reinterpret_cast<uintptr_t>(src)), size, lane->stream);
+        r != cu::kSuccess)
         return {CL_OUT_OF_RESOURCES, cudaError("cuMemcpyAsync", r)};
+    sequence(*lane, out);
     return {};
+}
+
+Outcome CudaExecutor::copy(void* dst, const void* src, size_t size) {
+    Submitted work;
+    if (Outcome o = copyAsync(dst, src, size, work); !o.why.empty() || o.status)
+        return o;
+    uint64_t ignored = 0;
+    return finish(work, ignored);
 }
 
 Outcome CudaExecutor::onStream(const std::function<Outcome(cu::StreamHandle)>& work) {
     if (Outcome o = ready(); !o.why.empty())
         return o;
     std::lock_guard lock(m_mutex);
-    return work(m_stream);
+    Outcome o = work(m_stream);
+    if (o.status == CL_SUCCESS && o.why.empty())
+        o = raiseBarrier();
+    return o;
 }
 
 } // namespace duet::rt::nvidia_device

@@ -10,6 +10,7 @@
 #include "devices/nvidia/image_slots.hpp"
 #include "devices/nvidia/launch_plan.hpp"
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -56,9 +57,21 @@ public:
     bool registerHost(void* p, size_t size, std::string& why) override;
     void unregisterHost(void* p) override;
 
-    /// A launch on the stream, not yet waited for; `start`/`end` bracket it when it was timed.
+    /// A CUDA stream of one submitting thread (lanes.cpp): each thread that queues work gets
+    /// its own, so each command queue (one worker thread) runs on a stream of its own and two
+    /// queues overlap on the GPU. Kept for the next thread when its thread ends.
+    struct Lane;
+    /// Gives `lane` back for another thread (the thread that had it has ended).
+    void returnLane(Lane* lane);
+
+    /// Work on a lane's stream (a launch, a copy, a fill), not yet waited for; `start`/`end`
+    /// bracket a launch that was timed.
     struct Submitted {
         nvidia::cu::EventHandle start = nullptr, end = nullptr;
+        Lane* lane = nullptr; ///< whose stream
+        /// Its place in the lane's order (0: nothing to wait for). Work up to a number known
+        /// done needs no driver call: one wait covers every launch queued before it.
+        uint64_t seq = 0;
         /// Held when the kernel prints: the GPU's printf buffer is this launch's until finish()
         /// has read it (one printf launch at a time per GPU, from any queue). A launch that
         /// holds it must be finished before its thread submits another that prints.
@@ -79,14 +92,19 @@ public:
     Outcome finish(Submitted& launch, uint64_t& deviceNs, PrintfOutput* printed = nullptr);
     /// CL_DEVICE_PRINTF_BUFFER_SIZE: the printf buffer's data bytes.
     uint64_t printfCapacity() const { return m_printfCapacity; }
-    /// Copies `size` bytes between any two addresses (unified addressing) on the stream, and
-    /// waits.
+    /// Queues a copy of `size` bytes between any two addresses (unified addressing) on the
+    /// stream; finish() waits for it. A pageable host source is staged by the driver before
+    /// this returns, so the caller may reuse it at once.
+    Outcome copyAsync(void* dst, const void* src, size_t size, Submitted& out);
+    /// copyAsync, then finish.
     Outcome copy(void* dst, const void* src, size_t size);
-    /// Repeats `pattern` (`patternSize` bytes, a divisor of `size`) over `size` bytes at `dst`
-    /// on the GPU (cuMemsetD8/16/32 for patterns of 1, 2 or 4 bytes; else copies of a
-    /// replicated pattern), and waits. Never through the host's page mappings: a host write to
-    /// managed memory would move its pages to the host and the next kernel fault them back.
-    Outcome fill(void* dst, size_t size, const void* pattern, size_t patternSize);
+    /// Queues `pattern` (`patternSize` bytes, a divisor of `size`) repeated over `size` bytes
+    /// at `dst` on the GPU: cuMemsetD8/16/32 for patterns of 1, 2 or 4 bytes; longer ones are
+    /// copies of a replicated run, waited for here (`out` is then empty). Never through the
+    /// host's page mappings: a host write to managed memory would move its pages to the host
+    /// and the next kernel fault them back.
+    Outcome fillAsync(void* dst, size_t size, const void* pattern, size_t patternSize,
+                      Submitted& out);
     /// The driver's attributes of `entry` (a KernelEntry) of `exe`, loading its module on
     /// first use; false (with `why`) when the module or function does not load.
     bool describe(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
@@ -98,8 +116,11 @@ public:
                                    uint64_t dynamic) const;
 
     // For CUDA–GL interop (cuda_gl.cpp), which runs on runtime/gl's GL thread.
-    /// Runs `work` with the primary context current on this thread and the stream's mutex
-    /// held, on the executor's stream (launches and copies of other threads wait meanwhile).
+    /// Runs `work` with the primary context current on this thread and the stream mutex held,
+    /// on the executor's shared stream (launches and copies of other threads wait meanwhile).
+    /// What it queued there comes before whatever any lane queues afterwards (a barrier event
+    /// each lane's stream waits for on the GPU), so kernels see a GL buffer mapped or an image
+    /// copied by the acquire command before them.
     Outcome onStream(const std::function<Outcome(nvidia::cu::StreamHandle)>& work);
     const nvidia::CudaDriver& cuda() const { return m_cuda; }
     nvidia::cu::Device cudaDevice() const { return m_device; }
@@ -126,17 +147,29 @@ private:
     Outcome function(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
                      Function*& out);
     Outcome launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry, Function& fn,
-                        uint64_t printfBuffer, bool timed, Submitted& out);
+                        Lane& lane, uint64_t printfBuffer, bool timed, Submitted& out);
     /// The device address of `desc` for the launch being marshalled: its slot (image_slots.hpp),
     /// written first on the stream when it does not hold `desc` yet. Called with m_mutex.
     Outcome placeImage(const KernelImageDesc& desc, uint64_t& address);
     /// Allocates the printf buffer on first use (device memory) and queues its reset on the
     /// stream. Under m_mutex and the printf lease.
-    Outcome resetPrintfBuffer();
+    Outcome resetPrintfBuffer(Lane& lane);
     /// The records of the finished launch that holds the printf lease, decoded with the
     /// formats of `exe`; remembers how much to zero before the next launch.
     Outcome readPrintfBuffer(const DeviceExecutable& exe, PrintfOutput& out);
     void destroyEvents(Submitted& launch);
+    /// The calling thread's lane (made on first use), its stream ordered after the latest
+    /// barrier. Under m_mutex; null with `why` set when no stream can be made.
+    Lane* submitLane(Outcome& why);
+    /// Makes `lane`'s stream wait (on the GPU) for the latest barrier. Under m_mutex.
+    Outcome followBarrier(Lane& lane);
+    /// Makes what is queued on the shared stream so far a barrier for every lane. Under
+    /// m_mutex.
+    Outcome raiseBarrier();
+    /// Numbers the work just queued on `lane` into `out` (under m_mutex).
+    static void sequence(Lane& lane, Submitted& out);
+    /// Records that `lane`'s work up to `seq` has finished.
+    static void noteDone(Lane& lane, uint64_t seq);
 
     const nvidia::CudaDriver& m_cuda;
     nvidia::cu::Device m_device;
@@ -148,7 +181,15 @@ private:
     std::string m_contextError;
 
     std::mutex m_mutex; ///< the stream, Function::dynamicSharedLimit, registrations; a leaf
+    /// The shared stream: GL interop, image descriptors. Every lane waits for what it held at
+    /// the last barrier (m_barrier, recorded after it, the m_barrierCount-th) before its next
+    /// work.
     nvidia::cu::StreamHandle m_stream = nullptr;
+    nvidia::cu::EventHandle m_barrier = nullptr;
+    uint64_t m_barrierCount = 0;
+    std::mutex m_lanesMutex; ///< the two below; a leaf
+    std::vector<std::unique_ptr<Lane>> m_lanes;
+    std::vector<Lane*> m_freeLanes;
     std::map<void*, unsigned> m_registered; ///< cuMemHostRegister'ed pointers and their users
     std::mutex m_modulesMutex;              ///< the module cache; a leaf
     std::map<const DeviceExecutable*, LoadedModule> m_modules;

@@ -27,6 +27,7 @@ ImageSlots::Placement ImageSlots::place(const KernelImageDesc& desc) {
             p.grow = true;
         } else {
             p.slot = victim;
+            p.reused = true;
             m_where.erase(keyOf(at(victim).desc));
         }
     }

@@ -17,8 +17,9 @@ namespace duet::rt::nvidia_device {
 
 /// Image descriptor slots, in chunks of kSlotsPerChunk. A slot is (re)assigned only by place();
 /// the writes it asks for must be ordered after every launch already queued that may read the
-/// slot and before the launch being placed (one CUDA stream does that). Not thread-safe: the
-/// executor calls it under its stream mutex.
+/// slot (`reused`) and before the launch being placed (the executor writes on its shared stream
+/// and makes every lane wait for it). Not thread-safe: the executor calls it under its stream
+/// mutex.
 class ImageSlots {
 public:
     static constexpr size_t kSlotsPerChunk = 64; ///< 4 KiB of descriptors per allocation
@@ -27,9 +28,10 @@ public:
     static constexpr size_t kMaxSlots = 1024;
 
     struct Placement {
-        size_t slot = 0;    ///< chunk slot / kSlotsPerChunk, index slot % kSlotsPerChunk
-        bool write = false; ///< the slot does not hold the descriptor yet: write content(slot)
-        bool grow = false;  ///< the slot is the first of a chunk not yet allocated
+        size_t slot = 0;     ///< chunk slot / kSlotsPerChunk, index slot % kSlotsPerChunk
+        bool write = false;  ///< the slot does not hold the descriptor yet: write content(slot)
+        bool grow = false;   ///< the slot is the first of a chunk not yet allocated
+        bool reused = false; ///< the slot held another descriptor, which launches may read
     };
 
     /// Starts placing the images of a new launch.

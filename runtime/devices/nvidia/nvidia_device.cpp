@@ -66,30 +66,39 @@ public:
         if (Outcome o = m_executor.submit(launch, timed, submitted); !o.why.empty() || o.status)
             return report(launch.kernel->context(), "kernel " + launch.kernel->name(), o);
         const bool prints = submitted.prints();
-        std::unique_ptr<PendingWork> work =
-            std::make_unique<LaunchCompletion>(m_executor, std::move(submitted), *launch.kernel);
+        std::unique_ptr<PendingWork> work = std::make_unique<StreamCompletion>(
+            m_executor, std::move(submitted), *launch.kernel->context(), launch.kernel.get());
         if (!prints && deferCompletion(work))
             return CL_SUCCESS;
         return work->wait(event);
     }
-    // Transfers through the driver (DMA rather than host page faults on managed memory).
+    // Transfers through the driver (DMA rather than host page faults on managed memory). A
+    // read waits (the driver copies into pageable memory synchronously anyway); writes,
+    // copies and fills are queued on the stream and, inside an in-order queue's command,
+    // completed later like launches, so a fill before a kernel costs no round trip.
     cl_int read(const Mem& src, size_t offset, size_t size, void* host) override {
         return report(src.context(), "read", m_executor.copy(host, src.data() + offset, size));
     }
     cl_int write(Mem& dst, size_t offset, size_t size, const void* host) override {
-        return report(dst.context(), "write", m_executor.copy(dst.data() + offset, host, size));
+        CudaExecutor::Submitted work;
+        Outcome o = m_executor.copyAsync(dst.data() + offset, host, size, work);
+        return complete(*dst.context(), "write", o, std::move(work));
     }
     cl_int copy(const Mem& src, size_t srcOffset, Mem& dst, size_t dstOffset,
                 size_t size) override {
-        return report(dst.context(), "copy",
-                      m_executor.copy(dst.data() + dstOffset, src.data() + srcOffset, size));
+        CudaExecutor::Submitted work;
+        Outcome o =
+            m_executor.copyAsync(dst.data() + dstOffset, src.data() + srcOffset, size, work);
+        return complete(*dst.context(), "copy", o, std::move(work));
     }
     cl_int fill(Mem& dst, const Strided& at, const BoxSize& box, const void* pattern,
                 size_t patternSize) override {
         if (box.rows != 1 || box.slices != 1) // image fills: one texel over rows and slices
             return DeviceBackend::fill(dst, at, box, pattern, patternSize);
-        return report(dst.context(), "fill",
-                      m_executor.fill(dst.data() + at.offset, box.width, pattern, patternSize));
+        CudaExecutor::Submitted work;
+        Outcome o =
+            m_executor.fillAsync(dst.data() + at.offset, box.width, pattern, patternSize, work);
+        return complete(*dst.context(), "fill", o, std::move(work));
     }
     // GL buffers acquired through CUDA-GL interop live in GL's device memory (cuda_gl.hpp):
     // the host-side commands on them are staged (buffer fills are the GPU's already); every
@@ -171,16 +180,18 @@ public:
     }
 
 private:
-    /// A launch the queue waits for later: the stream (or the launch's end event) is waited for,
-    /// its GPU time goes to the event, its printf output to stdout, and a failure is reported as
-    /// the launch's own would be.
-    class LaunchCompletion final : public PendingWork {
+    /// Stream work (a launch or a transfer) the queue waits for later: the stream (or the
+    /// launch's end event) is waited for, a launch's GPU time goes to the event, its printf
+    /// output to stdout, and a failure is reported as the command's own would be.
+    class StreamCompletion final : public PendingWork {
     public:
-        /// `kernel` outlives this: the queue keeps the command, and its launch, until then.
-        LaunchCompletion(CudaExecutor& executor, CudaExecutor::Submitted submitted,
-                         const Kernel& kernel)
-            : m_executor(executor), m_submitted(std::move(submitted)), m_kernel(kernel) {}
-        ~LaunchCompletion() override {
+        /// `context` and `kernel` (null for a transfer) outlive this: the queue keeps the
+        /// command, and what it holds, until then.
+        StreamCompletion(CudaExecutor& executor, CudaExecutor::Submitted submitted,
+                         const Context& context, const Kernel* kernel, const char* what = "")
+            : m_executor(executor), m_submitted(std::move(submitted)), m_context(context),
+              m_kernel(kernel), m_what(what) {}
+        ~StreamCompletion() override {
             uint64_t ignored = 0;
             if (m_submitted.start || m_submitted.end || m_submitted.prints())
                 m_executor.finish(m_submitted, ignored);
@@ -189,23 +200,46 @@ private:
             uint64_t deviceNs = 0;
             PrintfOutput printed;
             Outcome o = m_executor.finish(m_submitted, deviceNs, &printed);
-            // The records in buffer order, in one write, before the command completes (OpenCL
-            // C 3.0 §6.15.14.1); what did not fit is reported, as the GCN device does.
-            writePrintfOutput(printed);
-            for (const std::string& problem : printfProblems(printed, m_executor.printfCapacity()))
-                report(m_kernel.context(), "kernel " + m_kernel.name(), {CL_SUCCESS, problem});
+            if (m_kernel) {
+                // The records in buffer order, in one write, before the command completes
+                // (OpenCL C 3.0 §6.15.14.1); what did not fit is reported, as the GCN device
+                // does.
+                writePrintfOutput(printed);
+                for (const std::string& problem :
+                     printfProblems(printed, m_executor.printfCapacity()))
+                    report(&m_context, what(), {CL_SUCCESS, problem});
+            }
             if (event && deviceNs)
                 event->setDeviceDuration(deviceNs);
             if (o.status == CL_SUCCESS && o.why.empty())
                 return CL_SUCCESS;
-            return report(m_kernel.context(), "kernel " + m_kernel.name(), o);
+            return report(&m_context, what(), o);
         }
 
     private:
+        std::string what() const { return m_kernel ? "kernel " + m_kernel->name() : m_what; }
+
         CudaExecutor& m_executor;
         CudaExecutor::Submitted m_submitted;
-        const Kernel& m_kernel;
+        const Context& m_context;
+        const Kernel* m_kernel;
+        const char* m_what;
     };
+
+    /// Completes the transfer `work` that `o` says was queued: later (deferCompletion) inside
+    /// an in-order queue's command, else now.
+    cl_int complete(const Context& context, const char* what, const Outcome& o,
+                    CudaExecutor::Submitted work) {
+        if (o.status != CL_SUCCESS || !o.why.empty())
+            return report(&context, what, o);
+        if (!work.seq)
+            return CL_SUCCESS; // nothing was queued (an empty transfer, a waited-for fill)
+        std::unique_ptr<PendingWork> pending =
+            std::make_unique<StreamCompletion>(m_executor, std::move(work), context, nullptr, what);
+        if (deferCompletion(pending))
+            return CL_SUCCESS;
+        return pending->wait(runningCommandEvent());
+    }
 
     /// A failure goes to stderr (as the GCN device's) and to the context's callback.
     static cl_int report(const Context* context, const std::string& what, const Outcome& o) {

@@ -273,7 +273,10 @@ std::map<int, int> attributesOf(const std::string& name) {
         a[kMaxDynamicSharedSizeBytes] = 49152 - std::min(49152, a[kSharedSizeBytes]);
     return a;
 }
-int contexts[2], streams[4];
+int contexts[2];
+/// Stream handles: the n-th cuStreamCreate gives &streams[n - 1] (the last one when more).
+int streams[64];
+int streamsMade = 0;
 
 /// Counts a call of `name`; the CUresult a test asked it to fail with, or 0.
 int enter(const char* name) {
@@ -420,7 +423,7 @@ int cuFuncSetAttribute(void* function, int attribute, int value) {
     return kSuccess;
 }
 int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                   unsigned bz, unsigned shared, void*, void** params, void**) {
+                   unsigned bz, unsigned shared, void* stream, void** params, void**) {
     if (int e = enter("cuLaunchKernel"))
         return e;
     const Function& f = *static_cast<Function*>(function);
@@ -449,6 +452,7 @@ int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsign
     {
         std::lock_guard lock(mutex);
         l.waitsBefore = unsigned(calls["cuStreamSynchronize"] + calls["cuEventSynchronize"]);
+        l.stream = stream ? unsigned(static_cast<int*>(stream) - streams) + 1 : 0;
         launches.push_back(l);
         hook = launchHook;
         user = launchHookUser;
@@ -515,8 +519,12 @@ int cuMemHostGetDevicePointer_v2(uint64_t* d, void* p, unsigned) {
 int cuStreamCreate(void** stream, unsigned) {
     if (int e = enter("cuStreamCreate"))
         return e;
-    *stream = &streams[0];
+    std::lock_guard lock(mutex);
+    *stream = &streams[std::min(streamsMade++, 63)];
     return kSuccess;
+}
+int cuStreamWaitEvent(void*, void*, unsigned) {
+    return enter("cuStreamWaitEvent");
 }
 int cuStreamSynchronize(void*) {
     return enter("cuStreamSynchronize");

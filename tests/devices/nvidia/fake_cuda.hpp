@@ -16,6 +16,7 @@ struct DuetFakeLaunch {
     unsigned paramBytes[32];
     unsigned char param[32][96];
     unsigned waitsBefore; ///< cuStreamSynchronize and cuEventSynchronize calls before this launch
+    unsigned stream;      ///< which stream: the order cuStreamCreate made it in, from 1
 };
 
 using DuetFakeLaunchCountFn = int (*)();

@@ -928,7 +928,8 @@ TEST_CASE("back-to-back launches share one wait for the GPU; profiled ones take 
             CHECK(fake.calls("cuEventRecord") == 2);
             CHECK(fake.calls("cuEventSynchronize") == 1);
             CHECK(fake.calls("cuEventDestroy_v2") == 2);
-            CHECK(fake.calls("cuStreamSynchronize") == 2);
+            // The first wait on the stream covers the second launch too.
+            CHECK(fake.calls("cuStreamSynchronize") == 1);
             cl_ulong start = 0, end = 0;
             REQUIRE_CL(clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_START, sizeof start,
                                                &start, nullptr));
@@ -937,7 +938,8 @@ TEST_CASE("back-to-back launches share one wait for the GPU; profiled ones take 
             CHECK(end - start == 1000); // the stand-in's cuEventElapsedTime: 1 us
         } else {
             CHECK(fake.calls("cuEventCreate") == 0);
-            CHECK(fake.calls("cuStreamSynchronize") == 3);
+            // One wait on the stream covers all three (it runs them in order).
+            CHECK(fake.calls("cuStreamSynchronize") == 1);
         }
         // No wait between the launches: each went to the stream without waiting for the last.
         REQUIRE(fake.launchCount() == 3);
@@ -1000,6 +1002,107 @@ TEST_CASE("buffer fills run on the GPU: memsets for 1, 2 and 4 bytes, copies for
     fake.fail("cuMemsetD32Async", 0);
     clReleaseEvent(ev);
     clReleaseMemObject(buf);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+}
+
+TEST_CASE("each command queue runs on a stream of its own", "[nvidia][fake-driver]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_program p = buildProgram(ctx, dev, kNbody, "");
+    cl_kernel k = clCreateKernel(p, "nbody", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1024 * 16, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const float eps2 = 0.01f;
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof buf, &buf));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof buf, &buf));
+    REQUIRE_CL(clSetKernelArg(k, 2, 256 * 16, nullptr));
+    REQUIRE_CL(clSetKernelArg(k, 3, sizeof eps2, &eps2));
+    cl_command_queue q1 = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q2 = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+    const size_t global = 1024, local = 256;
+    for (cl_command_queue q : {q1, q2, q1, q2}) {
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(q));
+    }
+    REQUIRE(fake.launchCount() == 4);
+    CHECK(fake.launchAt(0)->stream != 0);
+    CHECK(fake.launchAt(0)->stream != fake.launchAt(1)->stream);
+    CHECK(fake.launchAt(0)->stream == fake.launchAt(2)->stream);
+    CHECK(fake.launchAt(1)->stream == fake.launchAt(3)->stream);
+    // A queue released gives its stream to the next one: streams do not pile up.
+    const unsigned second = fake.launchAt(1)->stream;
+    const int made = fake.calls("cuStreamCreate");
+    clReleaseCommandQueue(q2);
+    cl_command_queue q3 = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clEnqueueNDRangeKernel(q3, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q3));
+    REQUIRE(fake.launchCount() == 5);
+    CHECK(fake.launchAt(4)->stream == second);
+    CHECK(fake.calls("cuStreamCreate") == made);
+    clReleaseCommandQueue(q1);
+    clReleaseCommandQueue(q3);
+    clReleaseMemObject(buf);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseContext(ctx);
+}
+
+TEST_CASE("buffer writes, copies and fills before a launch go to the stream without a wait",
+          "[nvidia][fake-driver]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_program p = buildProgram(ctx, dev, kNbody, "");
+    cl_kernel k = clCreateKernel(p, "nbody", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem a = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1024 * 16, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1024 * 16, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const float eps2 = 0.01f;
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof a, &a));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof b, &b));
+    REQUIRE_CL(clSetKernelArg(k, 2, 256 * 16, nullptr));
+    REQUIRE_CL(clSetKernelArg(k, 3, sizeof eps2, &eps2));
+    std::vector<float> host(1024 * 4);
+    for (size_t i = 0; i < host.size(); ++i)
+        host[i] = float(i);
+    Fake fake;
+    const uint32_t zero = 0;
+    const size_t global = 1024, local = 256;
+    // Held back by a user event so that the queue's thread finds all four at once.
+    cl_event gate = clCreateUserEvent(ctx, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clEnqueueFillBuffer(q, b, &zero, 4, 0, 1024 * 16, 1, &gate, nullptr));
+    REQUIRE_CL(
+        clEnqueueWriteBuffer(q, a, CL_FALSE, 0, 1024 * 16, host.data(), 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueCopyBuffer(q, a, b, 0, 0, 1024 * 16, 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() == 1);
+    CHECK(fake.launchAt(0)->waitsBefore == 0); // nothing waited for before the launch
+    CHECK(fake.calls("cuStreamSynchronize") == 1);
+    // The data arrived in order: the copy saw the write, not the fill.
+    std::vector<float> got(host.size());
+    REQUIRE_CL(clEnqueueReadBuffer(q, b, CL_TRUE, 0, 1024 * 16, got.data(), 0, nullptr, nullptr));
+    CHECK(got == host);
+    clReleaseEvent(gate);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
 }

@@ -254,11 +254,15 @@ TEST_CASE("a GL buffer is registered once, mapped at acquire, unmapped at releas
         REQUIRE_CL(clFinish(s.queue));
         CHECK(fake().calls("cuGraphicsMapResources") == maps + frame + 1);
         CHECK(fake().calls("cuGraphicsUnmapResources") == unmaps + frame);
+        // The map went to the device's shared stream; the queue's own stream waits for it
+        // (once) before its next work.
+        const int streamWaits = fake().calls("cuStreamWaitEvent");
         // The CL buffer holds GL's bytes (read through the driver from the mapping).
         CHECK(readBuffer(s.queue, mem, n) == expected);
         // Zero copy: the kernel gets the mapped address itself.
         const uint64_t address = launchScale(s.queue, k, mem, n);
         CHECK(address == fake().lastMapped());
+        CHECK(fake().calls("cuStreamWaitEvent") == streamWaits + 1);
         // The fake runs no kernel: do its work in the mapped memory, as the GPU would.
         auto* gpu = reinterpret_cast<float*>(uintptr_t(address));
         for (size_t i = 0; i < n; ++i)
