@@ -1,5 +1,5 @@
 // The sample command line, parsed with CLI11.
-#include "engine/app/options.hpp"
+#include "duet/engine/app/options.hpp"
 
 #include <CLI/CLI.hpp>
 

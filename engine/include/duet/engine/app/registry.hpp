@@ -1,7 +1,7 @@
 // The sample registry and the entry point every sample executable shares.
 #pragma once
 
-#include "engine/app/sample.hpp"
+#include "duet/engine/app/sample.hpp"
 
 #include <functional>
 #include <memory>

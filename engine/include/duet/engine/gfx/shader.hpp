@@ -1,7 +1,7 @@
 // GLSL programs from shaders/: compile and link with the driver's log, offending lines quoted.
 #pragma once
 
-#include "engine/gfx/gl_objects.hpp"
+#include "duet/engine/gfx/gl_objects.hpp"
 
 #include <glm/mat4x4.hpp>
 #include <glm/vec3.hpp>

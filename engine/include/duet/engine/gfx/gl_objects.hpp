@@ -1,7 +1,7 @@
 // RAII owners of GL object names: deleted when the owner dies, moved but never copied.
 #pragma once
 
-#include "engine/gfx/gl.hpp"
+#include "duet/engine/gfx/gl.hpp"
 
 #include <utility>
 

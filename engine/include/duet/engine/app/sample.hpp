@@ -1,12 +1,12 @@
 // What a sample implements (hooks in the order the loop calls them) and what the engine offers it.
 #pragma once
 
-#include "engine/app/event.hpp"
-#include "engine/app/options.hpp"
-#include "engine/app/parameters.hpp"
-#include "engine/app/stats.hpp"
-#include "engine/gfx/orbit_camera.hpp"
-#include "engine/platform/surface.hpp"
+#include "duet/engine/app/event.hpp"
+#include "duet/engine/app/options.hpp"
+#include "duet/engine/app/parameters.hpp"
+#include "duet/engine/app/stats.hpp"
+#include "duet/engine/gfx/orbit_camera.hpp"
+#include "duet/engine/platform/surface.hpp"
 
 #include <string>
 #include <utility>

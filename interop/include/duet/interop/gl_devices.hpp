@@ -2,7 +2,7 @@
 // clGetGLContextInfoKHR: the one query Context::create picks devices with and duet-displays lists.
 #pragma once
 
-#include "interop/interop.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <string>
 #include <vector>
