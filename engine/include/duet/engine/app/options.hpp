@@ -39,7 +39,12 @@ struct ParseResult {
 inline constexpr int kUsageError = 2;
 
 /// Parses argv (argv[0] is the program name). Never throws and never exits the process.
+/// --help and --version end with exit set, exitCode 0 and the text to print in message.
 ParseResult parseCommandLine(int argc, const char* const* argv, Options& options);
+
+/// What --version prints: "<program> (Duet) <version>", the program being argv0's file name
+/// (e.g. "duet-nbody (Duet) 0.1.0"); the version is DUET_VERSION of <duet/version.hpp>.
+std::string versionText(const char* argv0);
 
 /// Parses "WxH" (e.g. 1280x720) into positive width and height up to 16384; on failure returns
 /// false with the reason in `error`.
