@@ -31,7 +31,9 @@ Program loadProgram(const std::vector<std::string>& files);
 /// "0(12) : error" from NVIDIA), that source line: "    12 | <text>".
 std::string annotateShaderLog(std::string_view log, std::string_view source);
 
-/// Uniform setters by name; a name the program lacks (or the linker removed) is ignored.
+/// Uniform setters by name for `program`, which need not be bound (a setter binds it for the call
+/// and restores the previous program); a name the program lacks (or the linker removed) is
+/// ignored.
 void setUniform(GLuint program, const char* name, float value);
 void setUniform(GLuint program, const char* name, int value);
 void setUniform(GLuint program, const char* name, const glm::vec3& value);
