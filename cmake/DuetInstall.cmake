@@ -52,10 +52,10 @@ foreach(pc duet-interop duet-engine)
   install(FILES ${PROJECT_BINARY_DIR}/cmake/${pc}.pc DESTINATION ${DUET_PKGCONFIG_DIR})
 endforeach()
 
-# ---- Samples and the data they read at run time: bin/ and share/duet/{kernels,shaders}, where
-# duet/data_paths.hpp looks beside the executable's folder (so no source tree is needed).
-install(TARGETS duet-nbody duet-simplegl duet-ocean duet-gasdyn duet-displays duet-engine-demo
-        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# ---- Samples and the data they read at run time: bin/ (duet_add_sample installs each sample;
+# the engine's demo here) and share/duet/{kernels,shaders}, where duet/data_paths.hpp looks beside
+# the executable's folder (so no source tree is needed).
+install(TARGETS duet-engine-demo RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernels/ DESTINATION ${DUET_INSTALL_DATADIR}/kernels
         FILES_MATCHING PATTERN "*.cl" PATTERN include EXCLUDE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/shaders/ DESTINATION ${DUET_INSTALL_DATADIR}/shaders)

@@ -4,9 +4,9 @@
 # architecture, Depends naming a package for every shared library a packaged program or library
 # needs, the ICD file as a conffile, the ldconfig trigger), the files, the ICD file's path, and
 # clinfo listing the packaged runtime with the project version as CL_DRIVER_VERSION.
-# Usage: deb_test.sh CPACK BUILD_DIR VERSION WORK_DIR   (run by ctest as deb_test)
+# Usage: deb_test.sh CPACK SOURCE_DIR BUILD_DIR VERSION WORK_DIR   (run by ctest as deb_test)
 set -euo pipefail
-cpack=$1 build=$2 version=$3 work=$4
+cpack=$1 source=$2 build=$3 version=$4 work=$5
 fail() {
     echo "FAILED: $*" >&2
     exit 1
@@ -73,12 +73,17 @@ for f in \
     /usr/share/doc/duet/CHANGELOG.md /usr/share/doc/duet/examples/starter/starter.cpp; do
     [ -f "$root$f" ] || fail "the package lacks $f"
 done
-# Nothing outside /usr and /etc/OpenCL/vendors, and nothing from the build machine's paths.
+# Nothing outside /usr and /etc/OpenCL/vendors.
 stray=$(cd "$root" && find . -type f ! -path './usr/*' ! -path './etc/OpenCL/vendors/*')
 [ -z "$stray" ] || fail "files outside /usr and /etc/OpenCL/vendors: $stray"
-if grep -rlF "$build" "$root/usr/lib" "$root/usr/include" "$root/etc" 2>/dev/null | grep -v '\.a$'; then
-    fail "packaged files above name the build folder $build"
-fi
+# The package files a user's build reads (CMake package, pkg-config, headers, the ICD file) name
+# nothing of the machine that built the package.
+for dir in "$build" "$source"; do
+    if grep -rlF "$dir" "$root$libdir/cmake" "$root$libdir/pkgconfig" "$root/usr/include" \
+        "$root/etc"; then
+        fail "the packaged files above name $dir"
+    fi
+done
 
 # Every shared library a packaged ELF file needs comes from the package or a package in Depends.
 elves=0

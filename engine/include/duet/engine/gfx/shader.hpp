@@ -13,7 +13,9 @@
 
 namespace duet::engine::gl {
 
-/// The folder shaders are read from: $DUET_SHADER_DIR if set, else the source tree's shaders/.
+/// The folder loadProgram reads relative names from: $DUET_SHADER_DIR if set, else
+/// share/duet/shaders beside the running executable's folder (an installed Duet's samples, the
+/// bundle), else the shaders/ of the Duet source tree the engine was built from.
 std::string shaderDirectory();
 
 /// Compiles one stage. On failure throws Error whose what() names `name` and the stage and holds
