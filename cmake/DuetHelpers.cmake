@@ -12,7 +12,8 @@ endfunction()
 # A sample executable NAME; with LIBRARY, the sample's simulation as a static library that the
 # executable, the tests and the benchmarks link (its folder is on its public include path).
 # Both see DUET_KERNEL_SOURCE_DIR, the kernels/ folder of the source tree, and duet-common's
-# duet/data_paths.hpp, which finds kernels/ in a relocatable bundle too.
+# duet/data_paths.hpp, which finds kernels/ in a relocatable bundle too. `cmake --install` puts the
+# executable in bin/ (its kernels and shaders go to share/duet/, cmake/DuetInstall.cmake).
 function(duet_add_sample name)
   cmake_parse_arguments(S "" "LIBRARY" "SOURCES;LINK;LIBRARY_SOURCES;LIBRARY_LINK" ${ARGN})
   set(kernel_dir DUET_KERNEL_SOURCE_DIR="${PROJECT_SOURCE_DIR}/kernels")
@@ -27,4 +28,5 @@ function(duet_add_sample name)
   target_link_libraries(${name} PRIVATE ${S_LIBRARY} ${S_LINK} duet-common)
   target_compile_definitions(${name} PRIVATE ${kernel_dir})
   duet_warnings(${name})
+  install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endfunction()

@@ -1,8 +1,8 @@
 // Context creation (which platform/device can share with the current GL context), the sharing
 // and host-copy acquire/release, and OpenCL error names.
 #include "duet/cl_error_name.hpp"
-#include "interop/interop.hpp"
-#include "interop/gl_devices.hpp"
+#include "duet/interop/interop.hpp"
+#include "duet/interop/gl_devices.hpp"
 
 #include <CL/cl_ext.h>
 #include <glad/gl.h>

@@ -1,7 +1,7 @@
 // GPU and display enumeration: libdrm for GPUs, GLX on each X screen, EGL device platform
 // displays, and interop's own clGetGLContextInfoKHR query (gl_devices.cpp) for each GL context.
-#include "interop/displays.hpp"
-#include "interop/gl_devices.hpp"
+#include "duet/interop/displays.hpp"
+#include "duet/interop/gl_devices.hpp"
 
 #include <EGL/egl.h>
 #include <EGL/eglext.h>

@@ -1,6 +1,6 @@
 // clGetGLContextInfoKHR on one platform (both device queries), and the small CL string queries
 // that Context::create and the display enumeration share.
-#include "interop/gl_devices.hpp"
+#include "duet/interop/gl_devices.hpp"
 
 #include <CL/cl_ext.h>
 

@@ -1,6 +1,6 @@
 // Shared objects: CL views of GL buffers, textures and renderbuffers, either created by
 // cl_khr_gl_sharing or kept as CL copies that acquire/release move through host memory.
-#include "interop/interop.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <glad/gl.h>
 

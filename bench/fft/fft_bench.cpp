@@ -1,6 +1,6 @@
 // duet-fft-bench: the same libduet-fft 2D transforms on two OpenCL platforms (Duet and PoCL by
 // default) in one run: GFLOP/s at 5 N log2 N per transform (N = points), side by side with ratios.
-#include "fft.hpp"
+#include "duet/fft/fft.hpp"
 
 #include <CL/cl.h>
 #include <CLI/CLI.hpp>

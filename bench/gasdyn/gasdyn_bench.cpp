@@ -4,7 +4,7 @@
 // and the demo's headless frames/s from its --stats. Prints both columns and the ratio.
 #include "gasdyn_sim.hpp"
 #include "duet/data_paths.hpp"
-#include "interop/interop.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

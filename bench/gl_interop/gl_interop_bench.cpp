@@ -2,9 +2,9 @@
 // acquire + release pair, alone and around a one-work-item kernel — for each way the buffer
 // can travel: Duet sharing it in place, Duet's runtime copying it (DUET_GL_BUFFERS=copy), and
 // libduet-interop's host-copy fallback on Duet and on PoCL. One process, one GL context.
-#include "engine/gfx/gl.hpp"
-#include "engine/platform/surface.hpp"
-#include "interop/interop.hpp"
+#include "duet/engine/gfx/gl.hpp"
+#include "duet/engine/platform/surface.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

@@ -1,9 +1,9 @@
 // The sample loop: surface, GL, overlay, the sample's hooks per frame, capture and --stats.
-#include "engine/app/registry.hpp"
-#include "engine/error.hpp"
-#include "engine/gfx/capture.hpp"
-#include "engine/gfx/gl.hpp"
-#include "engine/ui/overlay.hpp"
+#include "duet/engine/app/registry.hpp"
+#include "duet/engine/error.hpp"
+#include "duet/engine/gfx/capture.hpp"
+#include "duet/engine/gfx/gl.hpp"
+#include "duet/engine/ui/overlay.hpp"
 
 #include <chrono>
 #include <cstdio>

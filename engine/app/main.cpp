@@ -1,5 +1,5 @@
 // main() for sample executables (the duet-engine-main library).
-#include "engine/app/registry.hpp"
+#include "duet/engine/app/registry.hpp"
 
 int main(int argc, char** argv) {
     return duet::engine::runMain(argc, argv);

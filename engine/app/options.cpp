@@ -1,11 +1,20 @@
 // The sample command line, parsed with CLI11.
-#include "engine/app/options.hpp"
+#include "duet/engine/app/options.hpp"
+
+#include "duet/version.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <charconv>
+#include <filesystem>
 
 namespace duet::engine {
+
+std::string versionText(const char* argv0) {
+    std::string program = argv0 && *argv0 ? std::filesystem::path(argv0).filename().string()
+                                          : std::string("duet-sample");
+    return program + " (Duet) " DUET_VERSION;
+}
 
 bool parseSize(std::string_view text, int& width, int& height, std::string& error) {
     size_t x = text.find_first_of("xX");
@@ -56,6 +65,8 @@ ParseResult parseCommandLine(int argc, const char* const* argv, Options& options
     app.add_flag("--list", options.list, "list the registered samples and exit");
     app.add_option("--set", options.set, "set a sample parameter: NAME=VALUE (repeatable)")
         ->allow_extra_args(false);
+    app.set_version_flag("--version", versionText(argc > 0 ? argv[0] : nullptr),
+                         "print the program's name and the Duet version, and exit");
     app.get_formatter()->column_width(24);
 
     ParseResult result;
@@ -63,6 +74,8 @@ ParseResult parseCommandLine(int argc, const char* const* argv, Options& options
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
         return ParseResult{true, 0, app.help()};
+    } catch (const CLI::CallForVersion&) {
+        return ParseResult{true, 0, versionText(argc > 0 ? argv[0] : nullptr)};
     } catch (const CLI::ParseError& e) {
         return ParseResult{true, kUsageError,
                            std::string(e.what()) + "\nRun with --help for the options."};

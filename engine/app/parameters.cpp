@@ -1,5 +1,5 @@
 // Parameter registration and --set parsing.
-#include "engine/app/parameters.hpp"
+#include "duet/engine/app/parameters.hpp"
 
 #include <charconv>
 #include <cstdlib>

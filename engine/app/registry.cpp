@@ -1,5 +1,5 @@
 // Sample registry and selection of the sample to run.
-#include "engine/app/registry.hpp"
+#include "duet/engine/app/registry.hpp"
 
 #include <cstdio>
 

@@ -1,5 +1,5 @@
 // Timing series and their summary table.
-#include "engine/app/stats.hpp"
+#include "duet/engine/app/stats.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,8 +1,8 @@
 // duet-engine-demo: proves the engine alone (no OpenCL): a rotating coloured triangle seen through
 // the orbit camera, drawn with shaders from shaders/engine_demo, under the ImGui overlay.
-#include "engine/app/registry.hpp"
-#include "engine/gfx/gl_objects.hpp"
-#include "engine/gfx/shader.hpp"
+#include "duet/engine/app/registry.hpp"
+#include "duet/engine/gfx/gl_objects.hpp"
+#include "duet/engine/gfx/shader.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 

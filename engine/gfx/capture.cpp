@@ -1,8 +1,8 @@
 // glReadPixels into an Image, and PNG files through stb_image_write / stb_image (libstb).
-#include "engine/gfx/capture.hpp"
+#include "duet/engine/gfx/capture.hpp"
 
-#include "engine/error.hpp"
-#include "engine/gfx/gl.hpp"
+#include "duet/engine/error.hpp"
+#include "duet/engine/gfx/gl.hpp"
 
 #include <stb_image.h>
 #include <stb_image_write.h>

@@ -1,5 +1,5 @@
 // glGen*/glDelete* behind the RAII owners, so callers never pair them by hand.
-#include "engine/gfx/gl_objects.hpp"
+#include "duet/engine/gfx/gl_objects.hpp"
 
 namespace duet::engine::gl {
 

@@ -1,7 +1,7 @@
 // Orbit camera maths and its mouse handling.
-#include "engine/gfx/orbit_camera.hpp"
+#include "duet/engine/gfx/orbit_camera.hpp"
 
-#include "engine/app/event.hpp"
+#include "duet/engine/app/event.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 

@@ -1,8 +1,8 @@
 // Shader compilation, linking, log annotation and file loading.
-#include "engine/gfx/shader.hpp"
+#include "duet/engine/gfx/shader.hpp"
 
 #include "duet/data_paths.hpp"
-#include "engine/error.hpp"
+#include "duet/engine/error.hpp"
 
 #include <glm/gtc/type_ptr.hpp>
 

@@ -1,7 +1,7 @@
 // Headless GL: an EGL context on a GPU device, Mesa's surfaceless platform or the default display.
-#include "engine/platform/surface.hpp"
+#include "duet/engine/platform/surface.hpp"
 
-#include "engine/error.hpp"
+#include "duet/engine/error.hpp"
 
 #include <glad/egl.h>
 #include <glad/gl.h>

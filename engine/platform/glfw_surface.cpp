@@ -1,8 +1,8 @@
 // A GLFW 3.3 window on X11 with a GL 3.3+ core GLX context, and its native X11/GLX handles.
-#include "engine/platform/surface.hpp"
+#include "duet/engine/platform/surface.hpp"
 
-#include "engine/app/event.hpp"
-#include "engine/error.hpp"
+#include "duet/engine/app/event.hpp"
+#include "duet/engine/error.hpp"
 
 #include <glad/gl.h>
 

@@ -1,7 +1,7 @@
 // Shared by both surfaces: loads glad's GL entry points and checks the context is GL 3.3+ core.
-#include "engine/platform/surface.hpp"
+#include "duet/engine/platform/surface.hpp"
 
-#include "engine/error.hpp"
+#include "duet/engine/error.hpp"
 
 #include <glad/gl.h>
 

@@ -1,9 +1,9 @@
 // ImGui set-up, the standard panel (FPS, surface, info lines, timings, parameters) and rendering.
-#include "engine/ui/overlay.hpp"
+#include "duet/engine/ui/overlay.hpp"
 
-#include "engine/app/sample.hpp"
-#include "engine/error.hpp"
-#include "engine/platform/surface.hpp"
+#include "duet/engine/app/sample.hpp"
+#include "duet/engine/error.hpp"
+#include "duet/engine/platform/surface.hpp"
 
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>

@@ -1,6 +1,6 @@
 // libduet-fft: plans (work-group shapes from the device's limits, one program per plan, twiddle
 // tables) and enqueueing of the fft.cl kernels.
-#include "fft.hpp"
+#include "duet/fft/fft.hpp"
 
 #include "duet/cl_error_name.hpp"
 

@@ -3,6 +3,7 @@
 #include "gl/gl_share.hpp"
 #include "core/device.hpp"
 #include "core/event.hpp"
+#include "duet/version.hpp"
 
 #include <CL/cl_ext.h>
 
@@ -57,7 +58,7 @@ DUET_API cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id platform, cl_platfo
             r = infoString(size, value, sizeRet, "FULL_PROFILE");
             break;
         case CL_PLATFORM_VERSION:
-            r = infoString(size, value, sizeRet, "OpenCL 3.0 Duet 0.1.0");
+            r = infoString(size, value, sizeRet, "OpenCL 3.0 Duet " DUET_VERSION);
             break;
         case CL_PLATFORM_NUMERIC_VERSION:
             r = infoValue<cl_version>(size, value, sizeRet, CL_MAKE_VERSION(3, 0, 0));

@@ -2,6 +2,8 @@
 // each, and which OpenCL devices (every ICD platform) can share with it; a table, and JSON.
 #include "report_format.hpp"
 
+#include "duet/version.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -18,6 +20,8 @@ int main(int argc, char** argv) {
     app.add_option("--json", jsonFile, "also write JSON to FILE ('-': JSON alone on stdout)");
     app.add_flag("--no-x", noX, "do not list X screens");
     app.add_flag("--no-egl", noEgl, "do not list EGL devices");
+    app.set_version_flag("--version", "duet-displays (Duet) " DUET_VERSION,
+                         "print the program's name and the Duet version, and exit");
     CLI11_PARSE(app, argc, argv);
 
     duet::interop::DisplayOptions options;

@@ -1,7 +1,7 @@
 // duet-displays' two outputs of one DisplayReport: a readable table and JSON (nlohmann::json).
 #pragma once
 
-#include "interop/displays.hpp"
+#include "duet/interop/displays.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 #include "gasdyn_sim.hpp"
 
 #include "duet/data_paths.hpp"
-#include "interop/interop.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <algorithm>
 #include <cmath>

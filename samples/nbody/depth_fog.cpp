@@ -2,7 +2,7 @@
 #include "depth_fog.hpp"
 
 #include "duet/data_paths.hpp"
-#include "engine/gfx/shader.hpp"
+#include "duet/engine/gfx/shader.hpp"
 
 #include <chrono>
 #include <cstdlib>

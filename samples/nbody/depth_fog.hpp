@@ -3,8 +3,8 @@
 // (image2d_depth_t, CL_sRGBA) and writes a shared sRGB texture that GL then shows.
 #pragma once
 
-#include "engine/gfx/gl_objects.hpp"
-#include "interop/interop.hpp"
+#include "duet/engine/gfx/gl_objects.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <glm/vec3.hpp>
 

@@ -2,7 +2,7 @@
 #include "nbody_sim.hpp"
 
 #include "duet/data_paths.hpp"
-#include "interop/interop.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <cmath>
 #include <cstdlib>

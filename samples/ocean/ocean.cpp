@@ -5,12 +5,12 @@
 // specular into an sRGB framebuffer.
 #include "ocean_sim.hpp"
 
-#include "engine/app/compute.hpp"
-#include "engine/app/registry.hpp"
-#include "engine/error.hpp"
-#include "engine/gfx/gl_objects.hpp"
-#include "engine/gfx/shader.hpp"
-#include "interop/interop.hpp"
+#include "duet/engine/app/compute.hpp"
+#include "duet/engine/app/registry.hpp"
+#include "duet/engine/error.hpp"
+#include "duet/engine/gfx/gl_objects.hpp"
+#include "duet/engine/gfx/shader.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 

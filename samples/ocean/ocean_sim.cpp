@@ -3,7 +3,7 @@
 #include "ocean_sim.hpp"
 
 #include "duet/data_paths.hpp"
-#include "interop/interop.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <cmath>
 #include <cstdlib>

@@ -3,7 +3,7 @@
 // partial-differences kernel, plus the host formulas the tests and the renderer share.
 #pragma once
 
-#include "fft.hpp"
+#include "duet/fft/fft.hpp"
 
 #include <CL/cl.h>
 

@@ -3,12 +3,12 @@
 // libduet-interop; GL draws them as a lit surface, a wireframe or points with an orbit camera.
 #include "sine_mesh.hpp"
 
-#include "engine/app/compute.hpp"
-#include "engine/app/registry.hpp"
-#include "engine/error.hpp"
-#include "engine/gfx/gl_objects.hpp"
-#include "engine/gfx/shader.hpp"
-#include "interop/interop.hpp"
+#include "duet/engine/app/compute.hpp"
+#include "duet/engine/app/registry.hpp"
+#include "duet/engine/error.hpp"
+#include "duet/engine/gfx/gl_objects.hpp"
+#include "duet/engine/gfx/shader.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <chrono>
 #include <cstdio>

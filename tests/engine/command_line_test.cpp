@@ -1,9 +1,9 @@
 // The common command line: parser, parameters, --stats, and the demo binary run headless.
 #include "engine_test_support.hpp"
 
-#include "engine/app/options.hpp"
-#include "engine/app/parameters.hpp"
-#include "engine/app/stats.hpp"
+#include "duet/engine/app/options.hpp"
+#include "duet/engine/app/parameters.hpp"
+#include "duet/engine/app/stats.hpp"
 
 #include <catch.hpp>
 

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "duet/data_paths.hpp"
-#include "engine/gfx/capture.hpp"
-#include "engine/gfx/shader.hpp"
+#include "duet/engine/gfx/capture.hpp"
+#include "duet/engine/gfx/shader.hpp"
 #include "support/process.hpp"
 
 #include <catch.hpp>

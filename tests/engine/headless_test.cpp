@@ -1,12 +1,12 @@
 // Headless EGL context, pixels read back, PNG round trip, shader logs, camera maths.
 #include "engine_test_support.hpp"
 
-#include "engine/app/event.hpp"
-#include "engine/error.hpp"
-#include "engine/gfx/gl_objects.hpp"
-#include "engine/gfx/orbit_camera.hpp"
-#include "engine/gfx/shader.hpp"
-#include "engine/platform/surface.hpp"
+#include "duet/engine/app/event.hpp"
+#include "duet/engine/error.hpp"
+#include "duet/engine/gfx/gl_objects.hpp"
+#include "duet/engine/gfx/orbit_camera.hpp"
+#include "duet/engine/gfx/shader.hpp"
+#include "duet/engine/platform/surface.hpp"
 
 #include <catch.hpp>
 

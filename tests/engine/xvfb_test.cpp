@@ -3,7 +3,7 @@
 #define CATCH_CONFIG_RUNNER
 #include "engine_test_support.hpp"
 
-#include "engine/platform/surface.hpp"
+#include "duet/engine/platform/surface.hpp"
 #include "support/xvfb.hpp"
 
 #include <catch.hpp>

@@ -4,9 +4,9 @@
 #include "support/cl_test.hpp"
 #include "support/icd_vendors.hpp"
 
-#include "engine/gfx/gl.hpp"
-#include "engine/platform/surface.hpp"
-#include "interop/interop.hpp"
+#include "duet/engine/gfx/gl.hpp"
+#include "duet/engine/platform/surface.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <catch.hpp>
 #include <unistd.h>

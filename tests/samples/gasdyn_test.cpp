@@ -5,7 +5,7 @@
 #include "support/icd_vendors.hpp"
 #include "support/process.hpp"
 
-#include "engine/gfx/capture.hpp"
+#include "duet/engine/gfx/capture.hpp"
 #include "exact_riemann.hpp"
 #include "gasdyn_sim.hpp"
 

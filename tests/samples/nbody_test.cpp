@@ -6,9 +6,9 @@
 #include "support/icd_vendors.hpp"
 #include "support/process.hpp"
 
-#include "engine/app/event.hpp"
-#include "engine/gfx/capture.hpp"
-#include "engine/gfx/orbit_camera.hpp"
+#include "duet/engine/app/event.hpp"
+#include "duet/engine/gfx/capture.hpp"
+#include "duet/engine/gfx/orbit_camera.hpp"
 #include "nbody_sim.hpp"
 
 #include <catch.hpp>

@@ -7,8 +7,8 @@
 #include "support/icd_vendors.hpp"
 #include "support/process.hpp"
 
-#include "engine/gfx/capture.hpp"
-#include "engine/gfx/orbit_camera.hpp"
+#include "duet/engine/gfx/capture.hpp"
+#include "duet/engine/gfx/orbit_camera.hpp"
 #include "ocean_sim.hpp"
 
 #include <catch.hpp>

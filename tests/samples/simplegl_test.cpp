@@ -5,11 +5,11 @@
 #include "support/icd_vendors.hpp"
 #include "support/process.hpp"
 
-#include "engine/gfx/capture.hpp"
-#include "engine/gfx/gl.hpp"
-#include "engine/gfx/orbit_camera.hpp"
-#include "engine/platform/surface.hpp"
-#include "interop/interop.hpp"
+#include "duet/engine/gfx/capture.hpp"
+#include "duet/engine/gfx/gl.hpp"
+#include "duet/engine/gfx/orbit_camera.hpp"
+#include "duet/engine/platform/surface.hpp"
+#include "duet/interop/interop.hpp"
 #include "sine_mesh.hpp"
 
 #include <catch.hpp>

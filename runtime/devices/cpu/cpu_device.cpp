@@ -5,6 +5,7 @@
 #include "devices/cpu/jit/cpu_toolchain.hpp"
 #include "devices/cpu/thread_pool.hpp"
 #include "devices/cpu/work_group_abi.hpp"
+#include "duet/version.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -369,7 +370,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     info.name = cpu::cpuModelName();
     info.vendor = "Duet";
     info.vendorId = 0x10006; // Khronos-assigned vendor ids are for hardware; this is a private one
-    info.driverVersion = "0.1.0";
+    info.driverVersion = DUET_VERSION;
     info.version = "OpenCL 3.0 Duet";
     info.numericVersion = CL_MAKE_VERSION(3, 0, 0);
     info.openclCVersion = "OpenCL C 1.2 Duet";

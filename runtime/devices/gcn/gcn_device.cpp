@@ -14,6 +14,7 @@
 #include "devices/gcn/dispatch.hpp"
 #include "devices/gcn/model/model.hpp"
 #include "devices/gcn/pm4.hpp"
+#include "duet/version.hpp"
 
 #include <amdgpu.h>
 #include <amdgpu_drm.h>
@@ -303,7 +304,7 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.type = CL_DEVICE_TYPE_GPU;
     info.vendor = "Duet";
     info.vendorId = 0x1002; // the chip family's PCI vendor: kernels tuned for AMD GCN apply
-    info.driverVersion = "0.1.0";
+    info.driverVersion = DUET_VERSION;
     info.version = "OpenCL 3.0 Duet";
     info.numericVersion = CL_MAKE_VERSION(3, 0, 0);
     info.openclCVersion = "OpenCL C 1.2 Duet";

@@ -11,6 +11,7 @@
 #include "devices/nvidia/cuda_driver.hpp"
 #include "devices/nvidia/cuda_executor.hpp"
 #include "devices/nvidia/cuda_gl.hpp"
+#include "duet/version.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -317,7 +318,7 @@ DiscoveredDevice describeGpu(const CudaDriver& cuda, int ordinal, int driverVers
     info.type = CL_DEVICE_TYPE_GPU;
     info.vendor = "NVIDIA Corporation";
     info.vendorId = kNvidiaVendorId;
-    info.driverVersion = "0.1.0 (CUDA " + versionText(driverVersion) + ")";
+    info.driverVersion = DUET_VERSION " (CUDA " + versionText(driverVersion) + ")";
     info.version = "OpenCL 3.0 Duet";
     info.numericVersion = CL_MAKE_VERSION(3, 0, 0);
     info.openclCVersion = "OpenCL C 1.2 Duet";

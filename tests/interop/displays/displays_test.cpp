@@ -4,9 +4,9 @@
 // platforms without cl_khr_gl_sharing, and Context::create choosing the device the listing names.
 #define CATCH_CONFIG_RUNNER
 #include "duet/data_paths.hpp"
-#include "interop/displays.hpp"
-#include "interop/gl_devices.hpp"
-#include "interop/interop.hpp"
+#include "duet/interop/displays.hpp"
+#include "duet/interop/gl_devices.hpp"
+#include "duet/interop/interop.hpp"
 #include "report_format.hpp"
 #include "support/icd_vendors.hpp"
 #include "support/process.hpp"

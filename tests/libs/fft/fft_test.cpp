@@ -4,7 +4,7 @@
 #include "support/cl_test.hpp"
 #include "support/icd_vendors.hpp"
 
-#include "fft.hpp"
+#include "duet/fft/fft.hpp"
 
 #include <catch.hpp>
 

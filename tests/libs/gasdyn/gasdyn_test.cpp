@@ -7,7 +7,7 @@
 
 #include "exact_riemann.hpp"
 #include "gasdyn_sim.hpp"
-#include "interop/interop.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <catch.hpp>
 

@@ -1,7 +1,7 @@
 // The sample registry and the entry point every sample executable shares.
 #pragma once
 
-#include "engine/app/sample.hpp"
+#include "duet/engine/app/sample.hpp"
 
 #include <functional>
 #include <memory>
@@ -10,18 +10,24 @@
 
 namespace duet::engine {
 
+/// A registered sample: what --list prints and how to make one.
 struct SampleInfo {
-    std::string name;
-    std::string description;
-    std::function<std::unique_ptr<Sample>()> create;
+    std::string name;                                ///< what --sample selects, e.g. "duet-nbody"
+    std::string description;                         ///< one line for --list
+    std::function<std::unique_ptr<Sample>()> create; ///< a new instance per run
 };
 
-/// Samples register themselves at static-initialisation time (DUET_REGISTER_SAMPLE).
+/// Samples register themselves at static-initialisation time (DUET_REGISTER_SAMPLE). Not
+/// thread-safe: registration happens before main(), lookups from the main thread.
 class SampleRegistry {
 public:
+    /// The process-wide registry.
     static SampleRegistry& instance();
+    /// Adds a sample; returns true (a value for DUET_REGISTER_SAMPLE's static to hold).
     bool add(SampleInfo info);
+    /// Every registered sample, in registration order.
     const std::vector<SampleInfo>& samples() const { return m_samples; }
+    /// The sample registered as `name`, or nullptr.
     const SampleInfo* find(const std::string& name) const;
 
 private:

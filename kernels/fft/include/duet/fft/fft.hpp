@@ -12,8 +12,8 @@ namespace duet::fft {
 
 /// An OpenCL status and, when it is not CL_SUCCESS, why (one readable line).
 struct [[nodiscard]] Status {
-    cl_int code = CL_SUCCESS;
-    std::string message;
+    cl_int code = CL_SUCCESS; ///< CL_SUCCESS, or the OpenCL error
+    std::string message;      ///< why, when code is not CL_SUCCESS
     bool ok() const { return code == CL_SUCCESS; }
     explicit operator bool() const { return ok(); }
 };
@@ -67,6 +67,7 @@ public:
                    float scale = 1.0f, cl_uint numWait = 0, const cl_event* wait = nullptr,
                    cl_event* event = nullptr);
 
+    /// The Desc the plan was made for (groupX/groupY as given, not as chosen).
     const Desc& desc() const { return m_desc; }
     /// Complex points per buffer (nx * ny * batch) and their size in bytes.
     size_t points() const { return m_desc.nx * m_desc.ny * m_desc.batch; }

@@ -12,7 +12,7 @@ namespace duet::engine {
 struct Image {
     int width = 0;
     int height = 0;
-    std::vector<std::uint8_t> rgba;
+    std::vector<std::uint8_t> rgba; ///< width * height * 4 bytes, R G B A per pixel
 
     /// The pixel at column x of row y (y = 0 is the top row).
     std::array<std::uint8_t, 4> at(int x, int y) const {

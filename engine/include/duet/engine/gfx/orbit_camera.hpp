@@ -12,16 +12,19 @@ struct Event;
 /// (radians). Left drag orbits, right drag pans, scroll zooms.
 class OrbitCamera {
 public:
-    glm::vec3 target{0.0f};
-    float distance = 3.0f;
-    float yaw = 0.0f;
-    float pitch = 0.3f;
+    glm::vec3 target{0.0f};  ///< the point looked at and orbited
+    float distance = 3.0f;   ///< from target to the eye
+    float yaw = 0.0f;        ///< radians around +Y
+    float pitch = 0.3f;      ///< radians above the XZ plane
     float fovY = 0.7853982f; ///< vertical field of view, radians (45 degrees)
-    float nearPlane = 0.01f;
+    float nearPlane = 0.01f; ///< clip planes of projection()
     float farPlane = 1000.0f;
 
+    /// The eye position in world space.
     glm::vec3 eye() const;
+    /// The world-to-view matrix (glm::lookAt from eye() to target, +Y up).
     glm::mat4 view() const;
+    /// The perspective projection for a viewport of this width / height ratio.
     glm::mat4 projection(float aspect) const;
 
     /// Orbits by a cursor movement of (dx, dy) pixels.

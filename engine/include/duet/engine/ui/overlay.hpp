@@ -15,6 +15,8 @@ class Surface;
 /// the GL context must be current for every call, including destruction.
 class Overlay {
 public:
+    /// Creates the ImGui context and its backends on `surface`'s (current) GL context; throws
+    /// Error when ImGui's GL loader cannot start (the engine then runs without the overlay).
     explicit Overlay(Surface& surface);
     ~Overlay();
     Overlay(const Overlay&) = delete;
@@ -22,9 +24,9 @@ public:
 
     /// What the standard panel shows.
     struct Panel {
-        std::string title;   ///< the sample's name
-        std::string surface; ///< Surface::description()
-        double fps = 0;
+        std::string title;          ///< the sample's name
+        std::string surface;        ///< Surface::description()
+        double fps = 0;             ///< frames per second to show
         Context* context = nullptr; ///< info lines and phase timings
         Parameters* parameters = nullptr;
         std::function<void()> sampleUi; ///< the sample's own widgets
@@ -36,7 +38,7 @@ public:
 
     /// True while ImGui wants the mouse (cursor over the panel) or keyboard (text field).
     bool wantsMouse() const;
-    bool wantsKeyboard() const;
+    bool wantsKeyboard() const; ///< see wantsMouse
 
 private:
     bool m_window;

@@ -1,7 +1,7 @@
 // RAII owners of GL object names: deleted when the owner dies, moved but never copied.
 #pragma once
 
-#include "engine/gfx/gl.hpp"
+#include "duet/engine/gfx/gl.hpp"
 
 #include <utility>
 
@@ -11,7 +11,9 @@ namespace duet::engine::gl {
 /// current when it is destroyed or reset.
 template <typename Traits> class Object {
 public:
+    /// Owns nothing (id() is 0, operator bool is false).
     Object() = default;
+    /// Takes ownership of an existing name.
     explicit Object(GLuint id) : m_id(id) {}
     ~Object() { reset(); }
     Object(Object&& other) noexcept : m_id(std::exchange(other.m_id, 0)) {}
@@ -30,6 +32,7 @@ public:
         return Object(Traits::create(args...));
     }
 
+    /// The GL name, 0 when empty; the owner keeps it.
     GLuint id() const { return m_id; }
     explicit operator bool() const { return m_id != 0; }
     /// Gives up ownership without deleting.
@@ -44,6 +47,7 @@ private:
     GLuint m_id = 0;
 };
 
+/// How each kind of name is made (glGen*/glCreate*) and deleted (glDelete*).
 struct BufferTraits {
     static GLuint create();
     static void destroy(GLuint id);
@@ -77,6 +81,7 @@ struct ProgramTraits {
     static void destroy(GLuint id);
 };
 
+/// Owners of each kind of GL name: e.g. gl::Buffer::create(), buffer.id(), buffer.reset().
 using Buffer = Object<BufferTraits>;
 using VertexArray = Object<VertexArrayTraits>;
 using Texture = Object<TextureTraits>;

@@ -16,6 +16,7 @@ namespace duet::interop {
 /// An interop failure a user can act on; what() is one readable line (or a short list).
 class Error : public std::runtime_error {
 public:
+    /// `what`: the readable reason; `code`: the OpenCL error behind it, if any.
     Error(std::string what, cl_int code = CL_SUCCESS)
         : std::runtime_error(std::move(what)), m_code(code) {}
     /// The OpenCL error behind it, CL_SUCCESS when there is none.
@@ -34,10 +35,10 @@ void check(cl_int code, const char* what);
 /// Raw native handles of the current GL context (no GLFW): EGLDisplay/EGLContext or the X11
 /// Display* and GLXContext.
 struct GLHandles {
-    enum class Api { Egl, Glx };
+    enum class Api { Egl, Glx }; ///< which kind of handles these are
     Api api = Api::Egl;
-    void* display = nullptr;
-    void* context = nullptr;
+    void* display = nullptr; ///< EGLDisplay, or the X11 Display*
+    void* context = nullptr; ///< EGLContext, or the GLXContext
 };
 
 /// How CL objects reach GL: real sharing (cl_khr_gl_sharing) or copies through host memory.
@@ -81,10 +82,14 @@ public:
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
 
+    /// Sharing or host copies, as create() decided.
     Mode mode() const { return m_mode; }
+    /// The CL objects, owned by this Context (released with it): use them for programs,
+    /// kernels and buffers of your own.
     cl_platform_id platform() const { return m_platform; }
     cl_device_id device() const { return m_device; }
     cl_context context() const { return m_context; }
+    /// One in-order queue on device(); shared objects are acquired and released on it.
     cl_command_queue queue() const { return m_queue; }
     /// "Duet / Duet CPU (host copies)" and the like.
     std::string description() const;
@@ -127,7 +132,9 @@ private:
 /// One GL object seen from CL. mem() is valid for kernels only inside an AcquireScope.
 class SharedObject {
 public:
+    /// Releases the CL object; the GL object stays (it is the caller's).
     virtual ~SharedObject();
+    /// The CL buffer or image to pass to kernels.
     cl_mem mem() const { return m_mem; }
     /// Host-copy mode: copies GL's contents into the CL object (skipped where not needed).
     virtual void upload(cl_command_queue) {}
@@ -146,8 +153,11 @@ protected:
 /// and releases them all with one call when it ends. GL must not touch the objects meanwhile.
 class AcquireScope {
 public:
+    /// Acquires `objects` for CL on context.queue() (throws Error when that fails). GL must have
+    /// finished with them: the scope flushes or finishes GL as Context::glEvents() says.
     AcquireScope(Context& context, std::initializer_list<SharedObject*> objects);
     AcquireScope(Context& context, std::vector<SharedObject*> objects);
+    /// Releases them unless release() did; errors here are reported on stderr, not thrown.
     ~AcquireScope();
     AcquireScope(const AcquireScope&) = delete;
     AcquireScope& operator=(const AcquireScope&) = delete;

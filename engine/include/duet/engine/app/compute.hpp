@@ -4,9 +4,9 @@
 // duet-interop already.
 #pragma once
 
-#include "engine/app/sample.hpp"
-#include "engine/error.hpp"
-#include "interop/interop.hpp"
+#include "duet/engine/app/sample.hpp"
+#include "duet/engine/error.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <cstdio>
 #include <memory>

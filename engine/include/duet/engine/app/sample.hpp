@@ -1,12 +1,12 @@
 // What a sample implements (hooks in the order the loop calls them) and what the engine offers it.
 #pragma once
 
-#include "engine/app/event.hpp"
-#include "engine/app/options.hpp"
-#include "engine/app/parameters.hpp"
-#include "engine/app/stats.hpp"
-#include "engine/gfx/orbit_camera.hpp"
-#include "engine/platform/surface.hpp"
+#include "duet/engine/app/event.hpp"
+#include "duet/engine/app/options.hpp"
+#include "duet/engine/app/parameters.hpp"
+#include "duet/engine/app/stats.hpp"
+#include "duet/engine/gfx/orbit_camera.hpp"
+#include "duet/engine/platform/surface.hpp"
 
 #include <string>
 #include <utility>
@@ -18,12 +18,15 @@ namespace duet::engine {
 /// Main (GL) thread only.
 class Context {
 public:
+    /// The parsed command line (--platform, --device, --frames, ...).
     const Options& options() const { return m_options; }
     /// The native GL handles for clGetGLContextInfoKHR / clCreateContext properties.
     NativeGL nativeGL() const { return m_surface.native(); }
+    /// True when rendering with EGL and no window.
     bool headless() const { return m_surface.headless(); }
     /// Framebuffer to draw the frame into (0 unless headless without a pbuffer).
     unsigned framebuffer() const { return m_surface.framebuffer(); }
+    /// Framebuffer size in pixels (follows window resizes) and its width / height ratio.
     int width() const { return m_width; }
     int height() const { return m_height; }
     float aspect() const { return m_height > 0 ? float(m_width) / float(m_height) : 1.0f; }
@@ -32,12 +35,15 @@ public:
     /// Simulated seconds since start (sum of the dt values update was given).
     double time() const { return m_time; }
 
+    /// The camera the engine drives with the mouse (samples may set its initial pose).
     OrbitCamera& camera() { return m_camera; }
+    /// Per-phase timings: samples add phase::Compute and phase::AcquireRelease (--stats, overlay).
     Stats& stats() { return m_stats; }
 
     /// Sets an overlay line such as ("device", "Duet CPU") or ("kernel nbody", "1.2 ms");
     /// a key set again replaces its value.
     void setInfo(const std::string& key, std::string value);
+    /// The overlay lines set so far, in first-set order.
     const std::vector<std::pair<std::string, std::string>>& info() const { return m_info; }
 
     /// Ends the loop after the current frame.

@@ -2,7 +2,7 @@
 // clGetGLContextInfoKHR: the one query Context::create picks devices with and duet-displays lists.
 #pragma once
 
-#include "interop/interop.hpp"
+#include "duet/interop/interop.hpp"
 
 #include <string>
 #include <vector>
@@ -47,6 +47,7 @@ std::vector<cl_platform_id> platformIds();
 
 /// A string platform / device query; empty when the query fails.
 std::string platformString(cl_platform_id platform, cl_platform_info what);
+/// As platformString, for a device.
 std::string deviceString(cl_device_id device, cl_device_info what);
 
 /// True when the space-separated `list` holds `word` as a whole entry.

@@ -10,7 +10,7 @@ namespace duet::engine {
 /// it, prints what() as one line (plus any log it carries) and exits non-zero.
 class Error : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    using std::runtime_error::runtime_error; ///< Error("what went wrong, one line")
 };
 
 } // namespace duet::engine

@@ -1,7 +1,7 @@
 // GLSL programs from shaders/: compile and link with the driver's log, offending lines quoted.
 #pragma once
 
-#include "engine/gfx/gl_objects.hpp"
+#include "duet/engine/gfx/gl_objects.hpp"
 
 #include <glm/mat4x4.hpp>
 #include <glm/vec3.hpp>
@@ -13,7 +13,9 @@
 
 namespace duet::engine::gl {
 
-/// The folder shaders are read from: $DUET_SHADER_DIR if set, else the source tree's shaders/.
+/// The folder loadProgram reads relative names from: $DUET_SHADER_DIR if set, else
+/// share/duet/shaders beside the running executable's folder (an installed Duet's samples, the
+/// bundle), else the shaders/ of the Duet source tree the engine was built from.
 std::string shaderDirectory();
 
 /// Compiles one stage. On failure throws Error whose what() names `name` and the stage and holds
@@ -31,7 +33,9 @@ Program loadProgram(const std::vector<std::string>& files);
 /// "0(12) : error" from NVIDIA), that source line: "    12 | <text>".
 std::string annotateShaderLog(std::string_view log, std::string_view source);
 
-/// Uniform setters by name; a name the program lacks (or the linker removed) is ignored.
+/// Uniform setters by name for `program`, which need not be bound (a setter binds it for the call
+/// and restores the previous program); a name the program lacks (or the linker removed) is
+/// ignored.
 void setUniform(GLuint program, const char* name, float value);
 void setUniform(GLuint program, const char* name, int value);
 void setUniform(GLuint program, const char* name, const glm::vec3& value);

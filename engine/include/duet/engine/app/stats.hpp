@@ -22,6 +22,7 @@ inline constexpr std::string_view Frame = "frame";
 /// Collects durations per named phase. Main thread only.
 class Stats {
 public:
+    /// Starts with the four standard phases (compute, acquire/release, render, frame), empty.
     Stats();
 
     /// Records one duration of `seconds` for `phase` (created on first use).
@@ -45,8 +46,10 @@ public:
         std::string m_phase; // a copy: callers may pass a temporary name
         std::chrono::steady_clock::time_point m_start;
     };
+    /// A Scope recording into this for `phase`.
     Scope scope(std::string_view phase) { return Scope(*this, phase); }
 
+    /// One phase's figures over the run.
     struct Summary {
         std::string name;
         size_t count = 0;

@@ -12,7 +12,7 @@ struct Event;
 /// Native handles of a GL context, as clGetGLContextInfoKHR and clCreateContext want them
 /// (CL_EGL_DISPLAY_KHR / CL_GLX_DISPLAY_KHR and CL_GL_CONTEXT_KHR).
 struct NativeGL {
-    enum class Api { Egl, Glx };
+    enum class Api { Egl, Glx }; ///< which of the two the handles below are
     Api api = Api::Egl;
     void* display = nullptr;    ///< EGLDisplay, or the X11 Display*
     void* context = nullptr;    ///< EGLContext, or the GLXContext
@@ -21,11 +21,11 @@ struct NativeGL {
 
 /// What to create. Zero-initialised fields mean defaults.
 struct SurfaceDesc {
-    int width = 1280;
+    int width = 1280; ///< framebuffer size in pixels
     int height = 720;
-    std::string title = "Duet";
-    bool visible = true; ///< window only; tests create hidden windows
-    bool vsync = true;   ///< window only
+    std::string title = "Duet"; ///< window title
+    bool visible = true;        ///< window only; tests create hidden windows
+    bool vsync = true;          ///< window only
 };
 
 /// A current GL 3.3+ core context plus its drawable. Thread affinity: the creating thread, which
@@ -39,6 +39,7 @@ public:
     /// Makes this context current on the calling thread again (e.g. after a foreign library
     /// changed it).
     virtual void makeCurrent() = 0;
+    /// Presents the frame (window: glfwSwapBuffers; headless: eglSwapBuffers or nothing).
     virtual void swapBuffers() = 0;
     /// Dispatches window events to the handler given to setEventHandler; no-op headless.
     virtual void pollEvents() = 0;
@@ -51,6 +52,7 @@ public:
     virtual unsigned framebuffer() const = 0;
     /// The colour buffer glReadBuffer takes for framebuffer() (GL_BACK or GL_COLOR_ATTACHMENT0).
     virtual unsigned readBuffer() const = 0;
+    /// The context's native handles for OpenCL (clGetGLContextInfoKHR, clCreateContext).
     virtual NativeGL native() const = 0;
     /// One line saying what this is, e.g. "EGL surfaceless pbuffer, Mesa llvmpipe".
     virtual std::string description() const = 0;
