@@ -36,7 +36,9 @@ void ThreadPool::drain(unsigned worker, uint64_t tag) {
             if ((cur & ~kIndexMask) != tagBits)
                 return; // another job's share: ours is over
             const uint64_t begin = cur & kIndexMask;
-            const uint64_t end = s.end.load(std::memory_order_relaxed);
+            // Acquire: an `end` of a later job comes after that job's cursor (runErased), so
+            // the claim below then fails.
+            const uint64_t end = s.end.load(std::memory_order_acquire);
             if (begin >= end)
                 break;
             // `end` and the chunk size may already be a later job's: then the claim fails.
@@ -70,10 +72,14 @@ void ThreadPool::runErased(size_t count, size_t chunk, void* fn, Trampoline tram
         tag = m_generation.load(std::memory_order_relaxed) + 1;
         const uint64_t tagBits = tagBitsOf(tag);
         // Share w is [count * w / n, count * (w + 1) / n): the same split for the same count.
+        // The cursor (with the new tag) before the end: a worker still in the last job's loop
+        // that reads the new end then fails its claim on the cursor. The other order let it
+        // claim past the last job's end on the old cursor, run indices of no job and count them
+        // into this one's m_done, which then never equalled `count`.
         const size_t n = m_shares.size();
         for (size_t w = 0; w < n; ++w) {
-            m_shares[w].end.store(count * (w + 1) / n, std::memory_order_relaxed);
-            m_shares[w].cursor.store(tagBits | (count * w / n), std::memory_order_release);
+            m_shares[w].cursor.store(tagBits | (count * w / n), std::memory_order_relaxed);
+            m_shares[w].end.store(count * (w + 1) / n, std::memory_order_release);
         }
         m_generation.store(tag, std::memory_order_release);
     }

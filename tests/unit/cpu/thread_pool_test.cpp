@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <future>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -65,6 +67,42 @@ TEST_CASE("back-to-back small jobs: late workers never run a finished job", "[cp
     // More participants than cores: some workers wake after their job is over.
     ThreadPool pool(4 * cores);
     checkJobs(pool, 3000, pool.participants() * 2, 1, false);
+}
+
+TEST_CASE("back-to-back jobs of different sizes: a late worker claims nothing of the next",
+          "[cpu][pool]") {
+    // A worker still in a finished job's loop must not claim a chunk from a share whose end the
+    // next, larger job has already set: it would run indices that belong to no job (or past the
+    // next job's count) and count them as done, so that run() waited for more than it ever
+    // gets (the queue's thread spun forever while every worker slept).
+    const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
+    ThreadPool pool(4 * cores);
+    const size_t small = pool.participants(), large = 9 * pool.participants() + 5;
+    std::atomic<size_t> outside{0}, missed{0};
+    auto jobs = std::async(std::launch::async, [&] {
+        auto hits = std::make_unique<std::atomic<int>[]>(large);
+        for (int j = 0; j < 100000; ++j) {
+            const size_t count = j % 2 ? large : small;
+            for (size_t i = 0; i < count; ++i)
+                hits[i] = 0;
+            pool.run(count, 1, [&](size_t begin, size_t end, unsigned) {
+                for (size_t i = begin; i < end; ++i) {
+                    if (i < count)
+                        hits[i].fetch_add(1);
+                    else
+                        outside.fetch_add(1);
+                }
+            });
+            for (size_t i = 0; i < count; ++i)
+                missed += hits[i].load() != 1;
+        }
+    });
+    if (jobs.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
+        FAIL_CHECK("run() never returned: it waits for work no worker will do");
+        std::_Exit(1); // the pool's caller spins forever; nothing to unwind
+    }
+    CHECK(outside.load() == 0);
+    CHECK(missed.load() == 0);
 }
 
 TEST_CASE("run() waits for chunks still running on other workers", "[cpu][pool]") {
