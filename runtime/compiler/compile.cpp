@@ -308,6 +308,15 @@ CompileResult compileSource(std::string_view source, std::string_view options,
     CompileAction action(&llvmCtx);
     const bool ok = ci.ExecuteAction(action);
     std::unique_ptr<llvm::Module> module = action.takeModule();
+    // Before the module goes, on every return below (TargetSpec::releaseModule).
+    struct Release {
+        llvm::Module* module;
+        const TargetSpec& target;
+        ~Release() {
+            if (module && target.releaseModule)
+                target.releaseModule(*module, target);
+        }
+    } release{module.get(), target};
     logStream.flush();
     if (!ok || !module || ci.getDiagnostics().hasErrorOccurred()) {
         result.status = CL_COMPILE_PROGRAM_FAILURE;

@@ -12,6 +12,10 @@
 #include <string_view>
 #include <vector>
 
+namespace llvm {
+class Module;
+}
+
 namespace duet::rt {
 
 /// What a build needs to know about the target device; each device fills one.
@@ -32,6 +36,11 @@ struct TargetSpec {
     /// Registers the device's LLVM target before the first compile, so that clang's
     /// optimisation pipeline includes the target's passes (null: nothing to register).
     void (*initialiseTarget)() = nullptr;
+    /// Called with the front end's module after its bitcode is written (or the build failed),
+    /// right before it is destroyed, on the compiling thread: drops what the target's passes
+    /// in clang's pipeline keep about it beyond its life (null: nothing to drop). The module
+    /// may be left empty.
+    void (*releaseModule)(llvm::Module& module, const TargetSpec& target) = nullptr;
     /// The target kind recorded in this device's program binaries (.note.duet; binary.hpp).
     uint32_t binaryKind = 0;
 };

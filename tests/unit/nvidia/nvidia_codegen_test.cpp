@@ -1,7 +1,7 @@
 // The NVIDIA code generator without a GPU: the test programs (kernels.hpp) to PTX, the kernel
 // ABI as the PTX shows it (launch block, __local offsets, .maxntid, shared memory, printf
-// formats), program binaries, -save-temps, bad input, the target choice, the Duet PTX header
-// and the CUDA driver loader.
+// formats), program binaries, -save-temps, bad input, the same PTX whatever was built before,
+// the target choice, the Duet PTX header and the CUDA driver loader.
 #include "build_util.hpp"
 #include "kernels.hpp"
 
@@ -811,6 +811,71 @@ TEST_CASE("bad input: options, syntax, unsupported features, wrong bitcode", "[n
         f = tc->finalize("garbage", "", "");
         CHECK(f.status == CL_BUILD_PROGRAM_FAILURE);
         CHECK(contains(f.log, "invalid program bitcode"));
+    }
+}
+
+TEST_CASE("a program's PTX does not depend on the builds before it, failed ones included",
+          "[nvidia][codegen][determinism]") {
+    // LLVM 19's NVPTX backend caches nvvm.annotations by the addresses of the Module and the
+    // function; a module that went through its passes but not its asm printer (every front end
+    // module, a build that fails after optimisation) used to leave its entries to whatever
+    // module malloc put at its address next: a builtin in a dead kernel's memory became an
+    // .entry that ptxas rejects (finalize.cpp: releaseNvptxModule). Hundreds of kernels die
+    // before each build here, so that their memory goes to the build's builtins (before the
+    // fix, about every other round went wrong).
+    std::string many;
+    for (int k = 0; k < 300; ++k)
+        many += "__kernel void many" + std::to_string(k) + "(__global float* p) { p[" +
+                std::to_string(k) + "] = sin(p[0]); }\n";
+    const std::string recursive = many +
+                                  "int r(int n) { return n > 1 ? r(n - 1) * r(n - 2) : 1; }\n"
+                                  "__kernel void rec(__global int* x) { x[0] = r(x[1]); }\n";
+    // Without optimisation each builtin stays a function the kernel calls.
+    const std::string calls = R"CL(
+__kernel void calls(__global float* p, __global int* q) {
+    p[0] = sin(p[1]) + cos(p[2]) + tan(p[3]) + exp(p[4]) + log(p[5]) + sqrt(p[6]) + cbrt(p[7]);
+    p[8] = erf(p[9]) + tgamma(p[10]) + lgamma(p[11]) + asin(p[12]) + acos(p[13]) + atan(p[14]);
+    p[15] = sinh(p[16]) + cosh(p[17]) + tanh(p[18]) + expm1(p[19]) + log1p(p[20]) + log2(p[21]);
+    q[0] = popcount(q[1]) + clz(q[2]) + abs(q[3]) + mul_hi(q[4], q[5]) + rotate(q[6], q[7]);
+    q[8] = add_sat(q[9], q[10]) + hadd(q[11], q[12]) + rhadd(q[13], q[14]);
+    q[16] = mad_hi(q[17], q[18], q[19]) + mad_sat(q[20], q[21], q[22]) + sub_sat(q[23], q[24]);
+    q[25] = abs_diff(q[26], q[27]) + (int)upsample((short)q[28], (ushort)q[29]);
+}
+)CL";
+    // The PTX without the call sequence numbers of its comments ("// callseq 12"), which count
+    // the process's calls so far.
+    auto withoutCallSeq = [](const std::string& ptx) {
+        std::string out;
+        std::istringstream in(ptx);
+        for (std::string line; std::getline(in, line);)
+            out += line.substr(0, line.find("// callseq")) + "\n";
+        return out;
+    };
+    std::string first;
+    for (int round = 0; round < 16; ++round) {
+        INFO("round " << round);
+        rt::CompileResult c = rt::compileSource(many, "-cl-opt-disable", {}, target());
+        REQUIRE(c.status == CL_SUCCESS);
+        rt::FinalizeResult failed = finalizeSource(recursive, "-cl-opt-disable");
+        REQUIRE(failed.status == CL_BUILD_PROGRAM_FAILURE);
+        REQUIRE(contains(failed.log, "'r' is recursive"));
+        Built b = build(calls, "-cl-opt-disable");
+        const std::string ptx = withoutCallSeq(b.exe->ptx());
+        CHECK(count(ptx, ".entry") == 1);
+        CHECK(contains(ptx, ".entry calls("));
+        CHECK(count(ptx, ".func ") >= 10); // the builtins: what a dead kernel's entry could hit
+        if (round == 0)
+            first = ptx;
+        // The same text each time; on a difference, the first line that differs.
+        size_t at = 0;
+        while (at < ptx.size() && at < first.size() && ptx[at] == first[at])
+            ++at;
+        const size_t line = ptx.rfind('\n', at == 0 ? 0 : at - 1);
+        const size_t from = line == std::string::npos ? 0 : line + 1;
+        INFO("first difference: '" << ptx.substr(from, ptx.find('\n', from) - from) << "', was '"
+                                   << first.substr(from, first.find('\n', from) - from) << "'");
+        const bool same = ptx == first;
+        CHECK(same);
     }
 }
 

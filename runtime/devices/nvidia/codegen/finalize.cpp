@@ -181,6 +181,68 @@ bool linkBuiltins(Module& m, std::string& error) {
     return true;
 }
 
+/// Drops what LLVM 19's NVPTX backend keeps about `m` beyond the module's life, leaving `m`
+/// empty; for a module that went through the NVPTX target's passes and will not be printed.
+///
+/// The backend caches each global's nvvm.annotations ("kernel", "maxntidx", ...) in one
+/// process-wide map keyed by the addresses of the Module and of the global
+/// (NVPTXUtilities.cpp), filled by whatever asks, the passes of any optimisation pipeline built
+/// with the NVPTX target machine included (clang's in the front end, ours), and emptied only by
+/// the NVPTX asm printer's doFinalization (clearAnnotationCache, which libLLVM does not
+/// export). A module destroyed before printing leaves its entries behind; a later module
+/// allocated at its address inherits them, and a function of it that takes the memory of a
+/// dead kernel is a kernel to the backend: an .entry that stores a return value ("Unknown
+/// symbol 'func_retval0'"), called like a function ("Illegal call target"), which ptxas and
+/// the driver's JIT reject; or a kernel in the memory of a dead function is no .entry. Which
+/// build it hits depends on what malloc reused. So the asm printer runs over `m` once emptied
+/// (about a millisecond): its doFinalization drops the entries.
+void releaseNvptxModule(Module& m, TargetMachine& tm) {
+    m.dropAllReferences();
+    while (!m.ifunc_empty())
+        m.ifunc_begin()->eraseFromParent();
+    while (!m.alias_empty())
+        m.alias_begin()->eraseFromParent();
+    while (!m.empty())
+        m.begin()->eraseFromParent();
+    while (!m.global_empty())
+        m.global_begin()->eraseFromParent();
+    while (!m.named_metadata_empty())
+        m.eraseNamedMetadata(&*m.named_metadata_begin());
+    m.setDataLayout(tm.createDataLayout());
+    raw_null_ostream discard;
+    legacy::PassManager pm;
+    if (!tm.addPassesToEmitFile(pm, discard, nullptr, CodeGenFileType::AssemblyFile))
+        pm.run(m);
+}
+
+/// The NVPTX target machine for `sm` with `features`; null with the reason in `error`.
+std::unique_ptr<TargetMachine> makeTargetMachine(const std::string& sm, const std::string& features,
+                                                 const TargetOptions& options,
+                                                 CodeGenOptLevel level, std::string& error) {
+    const Target* t = TargetRegistry::lookupTarget(kTriple, error);
+    if (!t) {
+        error = "no NVPTX code generator: " + error;
+        return nullptr;
+    }
+    std::unique_ptr<TargetMachine> tm(
+        t->createTargetMachine(kTriple, sm, features, options, std::nullopt, std::nullopt, level));
+    if (!tm)
+        error = "cannot create the NVPTX target machine for " + sm;
+    return tm;
+}
+
+/// TargetSpec::releaseModule of the NVIDIA front end: clang's pipeline ran the NVPTX target's
+/// passes over the module (initialiseNvptxTarget registered it), which then never reaches
+/// the asm printer.
+void releaseFrontEndModule(Module& m, const TargetSpec& target) {
+    std::string error;
+    std::unique_ptr<TargetMachine> tm =
+        makeTargetMachine(target.cpuName.empty() ? kDefaultSm : target.cpuName, featuresOf(target),
+                          TargetOptions(), CodeGenOptLevel::None, error);
+    if (tm)
+        releaseNvptxModule(m, *tm);
+}
+
 /// Bytes of the module's program-scope __global variables.
 uint64_t globalVariableBytes(const Module& m) {
     uint64_t bytes = 0;
@@ -323,21 +385,28 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
         return FinalizeResult::failure(
             log + "error: internal: the linked module does not verify:\n" + vos.str());
 
-    const Target* t = TargetRegistry::lookupTarget(kTriple, error);
-    if (!t)
-        return FinalizeResult::failure(log + "error: no NVPTX code generator: " + error);
     TargetOptions to;
     if (opts.effectiveMadEnable())
         to.AllowFPOpFusion = FPOpFusion::Fast;
     const unsigned optLevel = opts.effectiveOptLevel() == 0   ? 0
                               : opts.effectiveOptLevel() == 1 ? 1
                                                               : 3;
-    std::unique_ptr<TargetMachine> tm(t->createTargetMachine(
-        kTriple, sm, features, to, std::nullopt, std::nullopt,
-        optLevel == 0 ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive));
+    std::unique_ptr<TargetMachine> tm = makeTargetMachine(
+        sm, features, to, optLevel == 0 ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive,
+        error);
     if (!tm)
-        return FinalizeResult::failure(log + "error: cannot create the NVPTX target machine for " +
-                                       sm);
+        return FinalizeResult::failure(log + "error: " + error);
+    // From the optimiser on, the NVPTX passes cache the module's annotations: the asm printer
+    // (which drops them) sees the module before it goes, on the returns that skip the PTX too.
+    struct Release {
+        Module& m;
+        TargetMachine& tm;
+        bool printed = false;
+        ~Release() {
+            if (!printed)
+                releaseNvptxModule(m, tm);
+        }
+    } release{*m, *tm};
     m->setTargetTriple(kTriple);
     m->setDataLayout(tm->createDataLayout());
 
@@ -378,6 +447,7 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
         if (tm->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::AssemblyFile))
             return FinalizeResult::failure(log + "error: the NVPTX backend cannot emit PTX");
         pm.run(*m);
+        release.printed = true;
     }
     if (!diagnostics.empty())
         return FinalizeResult::failure(log + diagnostics);
@@ -479,6 +549,7 @@ TargetSpec withNvidiaFrontEnd(TargetSpec target) {
                            "-D",
                            "__opencl_c_atomic_scope_device=1"};
     target.initialiseTarget = &initialiseNvptxTarget;
+    target.releaseModule = &releaseFrontEndModule;
     target.binaryKind = kNvidiaBinaryKind;
     // DWARF 2, as clang's driver does for NVPTX: the asm printer writes version 2 whatever the
     // module asks, and from version 5 clang asks for call-site entries, which crash LLVM 19's
