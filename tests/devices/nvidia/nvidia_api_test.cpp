@@ -62,6 +62,48 @@ __kernel void nbody(__global const float4* pos, __global float4* acc, __local fl
 }
 )CL";
 
+/// kNbody built for the H100 in a context of its own, with its arguments set: `pos` and `acc`
+/// (1024 float4 each), 256 float4 of __local, eps2.
+struct NbodyOnH100 {
+    cl_device_id dev = nullptr;
+    cl_context ctx = nullptr;
+    cl_program program = nullptr;
+    cl_kernel kernel = nullptr;
+    cl_mem pos = nullptr, acc = nullptr;
+    static constexpr size_t kBytes = 1024 * 16;
+
+    explicit NbodyOnH100(cl_device_id device) : dev(device) {
+        cl_int err = CL_SUCCESS;
+        ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        program = buildProgram(ctx, dev, kNbody, "");
+        kernel = clCreateKernel(program, "nbody", &err);
+        REQUIRE(err == CL_SUCCESS);
+        for (cl_mem* m : {&pos, &acc}) {
+            *m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, kBytes, nullptr, &err);
+            REQUIRE(err == CL_SUCCESS);
+        }
+        const float eps2 = 0.01f;
+        REQUIRE(clSetKernelArg(kernel, 0, sizeof pos, &pos) == CL_SUCCESS);
+        REQUIRE(clSetKernelArg(kernel, 1, sizeof acc, &acc) == CL_SUCCESS);
+        REQUIRE(clSetKernelArg(kernel, 2, 256 * 16, nullptr) == CL_SUCCESS);
+        REQUIRE(clSetKernelArg(kernel, 3, sizeof eps2, &eps2) == CL_SUCCESS);
+    }
+    ~NbodyOnH100() {
+        clReleaseMemObject(pos);
+        clReleaseMemObject(acc);
+        clReleaseKernel(kernel);
+        clReleaseProgram(program);
+        clReleaseContext(ctx);
+    }
+    cl_command_queue queue(const cl_queue_properties* properties = nullptr) const {
+        cl_int err = CL_SUCCESS;
+        cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, properties, &err);
+        REQUIRE(err == CL_SUCCESS);
+        return q;
+    }
+};
+
 /// The fake driver the runtime loaded (same path: the same library), and its test entry points.
 struct Fake {
     void* handle = nullptr;
@@ -884,30 +926,17 @@ __kernel void light(__global float* out) { out[get_global_id(0)] = 1.0f; }
 
 TEST_CASE("back-to-back launches share one wait for the GPU; profiled ones take its timer",
           "[nvidia][fake-driver]") {
-    cl_device_id dev = h100();
+    NbodyOnH100 nb(h100());
+    cl_kernel k = nb.kernel;
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_program p = buildProgram(ctx, dev, kNbody, "");
-    cl_kernel k = clCreateKernel(p, "nbody", &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1024 * 16, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    const float eps2 = 0.01f;
-    REQUIRE_CL(clSetKernelArg(k, 0, sizeof buf, &buf));
-    REQUIRE_CL(clSetKernelArg(k, 1, sizeof buf, &buf));
-    REQUIRE_CL(clSetKernelArg(k, 2, 256 * 16, nullptr));
-    REQUIRE_CL(clSetKernelArg(k, 3, sizeof eps2, &eps2));
     const cl_queue_properties profiled[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
     for (bool profiling : {false, true}) {
         CAPTURE(profiling);
-        cl_command_queue q =
-            clCreateCommandQueueWithProperties(ctx, dev, profiling ? profiled : nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
+        cl_command_queue q = nb.queue(profiling ? profiled : nullptr);
         Fake fake;
         // The first launch waits for a user event, so the queue holds all three when it starts:
         // they go to the stream one after the other, and the waits come after the last.
-        cl_event gate = clCreateUserEvent(ctx, &err);
+        cl_event gate = clCreateUserEvent(nb.ctx, &err);
         REQUIRE(err == CL_SUCCESS);
         const size_t global = 1024, local = 256;
         cl_event last = nullptr;
@@ -948,10 +977,6 @@ TEST_CASE("back-to-back launches share one wait for the GPU; profiled ones take 
         clReleaseEvent(gate);
         clReleaseCommandQueue(q);
     }
-    clReleaseMemObject(buf);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("buffer fills run on the GPU: memsets for 1, 2 and 4 bytes, copies for longer patterns",
@@ -1007,24 +1032,9 @@ TEST_CASE("buffer fills run on the GPU: memsets for 1, 2 and 4 bytes, copies for
 }
 
 TEST_CASE("each command queue runs on a stream of its own", "[nvidia][fake-driver]") {
-    cl_device_id dev = h100();
-    cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_program p = buildProgram(ctx, dev, kNbody, "");
-    cl_kernel k = clCreateKernel(p, "nbody", &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1024 * 16, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    const float eps2 = 0.01f;
-    REQUIRE_CL(clSetKernelArg(k, 0, sizeof buf, &buf));
-    REQUIRE_CL(clSetKernelArg(k, 1, sizeof buf, &buf));
-    REQUIRE_CL(clSetKernelArg(k, 2, 256 * 16, nullptr));
-    REQUIRE_CL(clSetKernelArg(k, 3, sizeof eps2, &eps2));
-    cl_command_queue q1 = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_command_queue q2 = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
+    NbodyOnH100 nb(h100());
+    cl_kernel k = nb.kernel;
+    cl_command_queue q1 = nb.queue(), q2 = nb.queue();
     Fake fake;
     const size_t global = 1024, local = 256;
     for (cl_command_queue q : {q1, q2, q1, q2}) {
@@ -1040,8 +1050,7 @@ TEST_CASE("each command queue runs on a stream of its own", "[nvidia][fake-drive
     const unsigned second = fake.launchAt(1)->stream;
     const int made = fake.calls("cuStreamCreate");
     clReleaseCommandQueue(q2);
-    cl_command_queue q3 = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q3 = nb.queue();
     REQUIRE_CL(clEnqueueNDRangeKernel(q3, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
     REQUIRE_CL(clFinish(q3));
     REQUIRE(fake.launchCount() == 5);
@@ -1049,32 +1058,15 @@ TEST_CASE("each command queue runs on a stream of its own", "[nvidia][fake-drive
     CHECK(fake.calls("cuStreamCreate") == made);
     clReleaseCommandQueue(q1);
     clReleaseCommandQueue(q3);
-    clReleaseMemObject(buf);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("buffer writes, copies and fills before a launch go to the stream without a wait",
           "[nvidia][fake-driver]") {
-    cl_device_id dev = h100();
+    NbodyOnH100 nb(h100());
+    cl_kernel k = nb.kernel;
+    cl_mem a = nb.pos, b = nb.acc;
+    cl_command_queue q = nb.queue();
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_program p = buildProgram(ctx, dev, kNbody, "");
-    cl_kernel k = clCreateKernel(p, "nbody", &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_mem a = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1024 * 16, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1024 * 16, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    const float eps2 = 0.01f;
-    REQUIRE_CL(clSetKernelArg(k, 0, sizeof a, &a));
-    REQUIRE_CL(clSetKernelArg(k, 1, sizeof b, &b));
-    REQUIRE_CL(clSetKernelArg(k, 2, 256 * 16, nullptr));
-    REQUIRE_CL(clSetKernelArg(k, 3, sizeof eps2, &eps2));
     std::vector<float> host(1024 * 4);
     for (size_t i = 0; i < host.size(); ++i)
         host[i] = float(i);
@@ -1082,7 +1074,7 @@ TEST_CASE("buffer writes, copies and fills before a launch go to the stream with
     const uint32_t zero = 0;
     const size_t global = 1024, local = 256;
     // Held back by a user event so that the queue's thread finds all four at once.
-    cl_event gate = clCreateUserEvent(ctx, &err);
+    cl_event gate = clCreateUserEvent(nb.ctx, &err);
     REQUIRE(err == CL_SUCCESS);
     REQUIRE_CL(clEnqueueFillBuffer(q, b, &zero, 4, 0, 1024 * 16, 1, &gate, nullptr));
     REQUIRE_CL(
@@ -1099,12 +1091,7 @@ TEST_CASE("buffer writes, copies and fills before a launch go to the stream with
     REQUIRE_CL(clEnqueueReadBuffer(q, b, CL_TRUE, 0, 1024 * 16, got.data(), 0, nullptr, nullptr));
     CHECK(got == host);
     clReleaseEvent(gate);
-    clReleaseMemObject(a);
-    clReleaseMemObject(b);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
     clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
 }
 
 namespace {
