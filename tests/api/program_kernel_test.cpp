@@ -2,7 +2,10 @@
 #include "support/cl_test.hpp"
 
 #include <fstream>
+#include <atomic>
+#include <chrono>
 #include <numeric>
+#include <thread>
 #include <random>
 #include <sstream>
 #include <unistd.h>
@@ -268,6 +271,77 @@ TEST_CASE("randomly mutated binaries are CL_INVALID_BINARY with a reason, never 
         clReleaseProgram(q);
     clReleaseProgram(p);
     clReleaseContext(context);
+}
+
+TEST_CASE("a kernel argument does not keep its memory object alive; commands in flight do",
+          "[api][kernel][memory]") {
+    // clReleaseMemObject: "After the memobj reference count becomes zero and commands queued for
+    // execution on a command-queue(s) that use memobj have finished, the memory object is
+    // deleted." The CTS (api: retain_mem_object_set_kernel_arg) waits for the destructor
+    // callback right after the release, with the kernel still holding the argument.
+    WithQueue f;
+    const char* src = "kernel void copy(global const int* in, global int* out) {\n"
+                      "    out[get_global_id(0)] = in[get_global_id(0)] + 1;\n}\n";
+    cl_program p = buildProgram(f.context, f.device, src);
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, "copy", &err);
+    REQUIRE(err == CL_SUCCESS);
+    const size_t n = 256;
+    std::vector<int> init(n);
+    std::iota(init.begin(), init.end(), 0);
+    static std::atomic<int> destroyed;
+    destroyed = 0;
+    auto onDestroy = [](cl_mem, void*) { destroyed.fetch_add(1); };
+
+    SECTION("released after clSetKernelArg: destroyed at once, the launch is refused") {
+        cl_mem in =
+            f.buffer(n * sizeof(int), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, init.data());
+        cl_mem out = f.buffer(n * sizeof(int));
+        REQUIRE_CL(clSetMemObjectDestructorCallback(in, onDestroy, nullptr));
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof in, &in));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof out, &out));
+        REQUIRE_CL(clReleaseMemObject(in));
+        CHECK(destroyed.load() == 1);
+        CHECK_CL_ERR(CL_INVALID_KERNEL_ARGS, clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &n,
+                                                                    nullptr, 0, nullptr, nullptr));
+        // A new argument makes the kernel usable again.
+        cl_mem in2 =
+            f.buffer(n * sizeof(int), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, init.data());
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof in2, &in2));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+        auto r = f.read<int>(out, n);
+        for (size_t i = 0; i < n; ++i)
+            REQUIRE(r[i] == int(i) + 1);
+        clReleaseMemObject(in2);
+        clReleaseMemObject(out);
+    }
+    SECTION("released while a launch that uses it waits: destroyed when the launch is done") {
+        cl_mem in =
+            f.buffer(n * sizeof(int), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, init.data());
+        cl_mem out = f.buffer(n * sizeof(int));
+        REQUIRE_CL(clSetMemObjectDestructorCallback(in, onDestroy, nullptr));
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof in, &in));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof out, &out));
+        cl_event gate = clCreateUserEvent(f.context, &err);
+        REQUIRE(err == CL_SUCCESS);
+        REQUIRE_CL(clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &n, nullptr, 1, &gate, nullptr));
+        REQUIRE_CL(clReleaseMemObject(in));
+        CHECK(destroyed.load() == 0); // the launch still needs it
+        REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+        REQUIRE_CL(clFinish(f.queue));
+        auto r = f.read<int>(out, n);
+        for (size_t i = 0; i < n; ++i)
+            REQUIRE(r[i] == int(i) + 1);
+        // The command's reference goes when it completes, on the queue's thread.
+        for (int i = 0; i < 500 && destroyed.load() == 0; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        CHECK(destroyed.load() == 1);
+        clReleaseEvent(gate);
+        clReleaseMemObject(out);
+    }
+    clReleaseKernel(k);
+    clReleaseProgram(p);
 }
 
 TEST_CASE("separate compilation and linking", "[api][program]") {
