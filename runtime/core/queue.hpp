@@ -85,7 +85,10 @@ public:
         uint64_t enqueued = 0;
         /// Written under `mutex`; read without it by finish()'s spin.
         std::atomic<uint64_t> completed{0};
-        bool stop = false, workerSleeping = false, waiters = false;
+        /// Set under `mutex`; also read without it by the worker's spin before it sleeps (an
+        /// atomic since TSan saw that read race with ~Queue's write).
+        std::atomic<bool> stop{false};
+        bool workerSleeping = false, waiters = false;
         bool outOfOrder = false;
         const void* owner = nullptr; ///< the Queue, to tell its own events from foreign ones
         /// Out-of-order: events of commands not known complete, and the last fence's event.
