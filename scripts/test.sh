@@ -1,8 +1,43 @@
 #!/usr/bin/env bash
-# Installs what is needed, builds, and runs every test (ctest).
+# Installs what is needed, builds, and runs every test (ctest). Arguments go to ctest, except:
+#   --sanitize address,undefined   ASan + UBSan build in build-asan
+#   --sanitize thread              TSan build in build-tsan
+# A sanitizer build instruments Duet (GCC's sanitizers); Debian's LLVM, Mesa and the kernels the
+# runtime compiles at run time are not instrumented. tests/sanitizers/ holds the options every
+# test runs with there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+dir=build
+if [ "${1:-}" = "--sanitize" ]; then
+  case "${2:-}" in
+    address,undefined | undefined,address)
+      dir=build-asan
+      # vptr checks need RTTI, which LLVM and the code that uses it are built without.
+      flags="-fsanitize=address,undefined -fno-sanitize=vptr -fno-omit-frame-pointer" ;;
+    thread)
+      dir=build-tsan
+      flags="-fsanitize=thread" ;;
+    *)
+      echo "test.sh: --sanitize takes 'address,undefined' or 'thread', not '${2:-}'" >&2
+      exit 2 ;;
+  esac
+  shift 2
+fi
 scripts/install-deps.sh
 scripts/check-format.sh
-scripts/build.sh
-cd build && ctest --output-on-failure --timeout 900 "$@"
+if [ "$dir" = build ]; then
+  scripts/build.sh
+  cd build && exec ctest --output-on-failure --timeout 900 "$@"
+fi
+
+export CCACHE_BASEDIR="$PWD"
+if [ ! -f "$dir/build.ninja" ]; then
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDUET_FUZZ=OFF \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
+    -DCMAKE_MODULE_LINKER_FLAGS="$flags"
+fi
+cmake --build "$dir" --parallel "$(nproc)"
+cc -shared -fPIC -O2 -o "$dir/keep_loaded.so" tests/sanitizers/keep_loaded.c
+source tests/sanitizers/env.sh "$dir"
+cd "$dir" && exec ctest --output-on-failure --timeout 900 "$@"

@@ -113,7 +113,7 @@ DUET_API cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size
         const KernelArgDesc& d = k->desc().args[index];
         std::string which = "argument " + std::to_string(index) +
                             (d.name.empty() ? "" : " (" + d.name + ")") + " of " + k->name();
-        ArgValue a;
+        KernelArg a;
         a.set = true;
         switch (d.kind) {
         case KernelArgKind::LocalBuffer:
@@ -135,7 +135,7 @@ DUET_API cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size
                 if (!mem || mem->type() != CL_MEM_OBJECT_BUFFER || mem->context() != ctx)
                     return report(api, ctx, CL_INVALID_MEM_OBJECT,
                                   which + " needs a buffer of the kernel's context");
-                a.mem = retainRef(mem);
+                a.mem = WeakMemRef(*mem);
             }
             break;
         }
@@ -164,7 +164,7 @@ DUET_API cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size
                 (mem->flags() & CL_MEM_READ_ONLY))
                 return report(api, ctx, CL_INVALID_ARG_VALUE,
                               which + " is write_only but the image is CL_MEM_READ_ONLY");
-            a.mem = retainRef(mem);
+            a.mem = WeakMemRef(*mem);
             break;
         }
         case KernelArgKind::Sampler: {
@@ -390,6 +390,18 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                           "argument " + std::to_string(i) +
                               (desc.args[i].name.empty() ? "" : " (" + desc.args[i].name + ")") +
                               " of " + k->name() + " is not set");
+    // The kernel does not keep its arguments' memory objects alive (WeakMemRef); from here on
+    // the command does.
+    size_t released = 0;
+    std::optional<std::vector<ArgValue>> args = k->snapshotArgs(released);
+    if (!args)
+        return report(
+            api, ctx, CL_INVALID_KERNEL_ARGS,
+            "argument " + std::to_string(released) +
+                (desc.args[released].name.empty() ? "" : " (" + desc.args[released].name + ")") +
+                " of " + k->name() +
+                ": its memory object was released after clSetKernelArg (a kernel "
+                "does not keep its arguments' memory objects alive)");
     if (dims < 1 || dims > dev->info().maxWorkItemDimensions)
         return report(api, ctx, CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3");
     if (!global)
@@ -450,7 +462,7 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                           "its __local variables and __local arguments); the device has " +
                           std::to_string(dev->info().localMemSize) + " (CL_DEVICE_LOCAL_MEM_SIZE)");
     // cl_khr_gl_sharing: a GL object must be acquired before a kernel uses it.
-    for (const ArgValue& a : k->args())
+    for (const ArgValue& a : *args)
         if (a.mem && a.mem->glUnacquired())
             return report(api, ctx, CL_INVALID_OPERATION,
                           "a kernel argument is a GL object not acquired with "
@@ -459,8 +471,9 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
         return e;
     Submit how = submitOf(num, list, false, event);
     if (type == CL_COMMAND_TASK)
-        return handOut(enqueueTask(*q, *k, how), event);
-    return handOut(enqueueNDRange(*q, *k, dims, offset, global, local, how), event);
+        return handOut(enqueueTask(*q, *k, std::move(*args), how), event);
+    return handOut(enqueueNDRange(*q, *k, std::move(*args), dims, offset, global, local, how),
+                   event);
 }
 
 } // namespace

@@ -2,11 +2,11 @@
 #include "compiler/binary.hpp"
 #include "compiler/llvm_util.hpp"
 
-#include <llvm/IR/Verifier.h>
-#include <llvm/Support/raw_ostream.h>
+#include <llvm/Support/BLAKE3.h>
 
 #include <elf.h>
 
+#include <array>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -65,6 +65,39 @@ ReadProgramBinaryResult invalid(std::string reason) {
     r.status = CL_INVALID_BINARY;
     r.reason = std::move(reason);
     return r;
+}
+
+using Digest = std::array<uint8_t, 32>;
+static_assert(sizeof kBinaryTrailerMagic + sizeof(uint64_t) + sizeof(Digest) == kBinaryTrailerSize);
+
+Digest imageDigest(const unsigned char* image, size_t size) {
+    return llvm::BLAKE3::hash<32>(llvm::ArrayRef<uint8_t>(image, size));
+}
+
+/// Why `bytes` fail the integrity check, or empty when the trailer matches the image.
+std::string integrityError(std::span<const unsigned char> bytes) {
+    const size_t size = bytes.size();
+    if (size < SELFMAG || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0)
+        return "binary is not an ELF file (bad magic)";
+    if (size < sizeof(Elf64_Ehdr) + kBinaryTrailerSize)
+        return "binary is too small to be a Duet program binary (" + std::to_string(size) +
+               " bytes)";
+    const unsigned char* trailer = bytes.data() + size - kBinaryTrailerSize;
+    if (std::memcmp(trailer, kBinaryTrailerMagic, sizeof kBinaryTrailerMagic) != 0)
+        return "binary does not end with Duet's integrity trailer: it is truncated, has bytes "
+               "appended, or was not written by this version of Duet";
+    uint64_t imageSize = 0;
+    std::memcpy(&imageSize, trailer + sizeof kBinaryTrailerMagic, sizeof imageSize);
+    if (imageSize != size - kBinaryTrailerSize)
+        return "binary's integrity trailer records " + std::to_string(imageSize) + " bytes but " +
+               std::to_string(size - kBinaryTrailerSize) +
+               " precede it: the binary was cut or spliced";
+    Digest stored;
+    std::memcpy(stored.data(), trailer + sizeof kBinaryTrailerMagic + sizeof imageSize,
+                stored.size());
+    if (imageDigest(bytes.data(), imageSize) != stored)
+        return "binary is corrupted: its BLAKE3 checksum does not match its contents";
+    return {};
 }
 
 /// A NUL-terminated string inside [p, p + n), or nullopt.
@@ -164,13 +197,27 @@ std::string writeProgramBinary(const ProgramBinary& b) {
     eh.e_shnum = uint16_t(headers.size());
     eh.e_shstrndx = 1;
     std::memcpy(out.data(), &eh, sizeof eh);
+    return sealProgramBinary(out);
+}
+
+std::string sealProgramBinary(std::string_view image) {
+    std::string out(image);
+    const auto* begin = reinterpret_cast<const unsigned char*>(image.data());
+    const Digest digest = imageDigest(begin, image.size());
+    const uint64_t imageSize = image.size();
+    appendRaw(out, kBinaryTrailerMagic, sizeof kBinaryTrailerMagic);
+    appendRaw(out, &imageSize, sizeof imageSize);
+    appendRaw(out, digest.data(), digest.size());
     return out;
 }
 
 ReadProgramBinaryResult readProgramBinary(std::span<const unsigned char> bytes) {
-    const size_t size = bytes.size();
+    if (std::string why = integrityError(bytes); !why.empty())
+        return invalid(std::move(why));
+    // From here on only the ELF image: the trailer is not part of it.
+    const size_t size = bytes.size() - kBinaryTrailerSize;
     const unsigned char* base = bytes.data();
-    if (!base || size < sizeof(Elf64_Ehdr))
+    if (size < sizeof(Elf64_Ehdr))
         return invalid("binary is too small to be an ELF file (" + std::to_string(size) +
                        " bytes)");
     Elf64_Ehdr eh;
@@ -319,6 +366,15 @@ ReadProgramBinaryResult readProgramBinary(std::span<const unsigned char> bytes) 
     if (!looksLikeBitcode(b.bitcode))
         return invalid(".llvmir does not hold LLVM bitcode");
     return result;
+}
+
+bool looksLikeBitcode(std::string_view b) {
+    auto at = [&](size_t i) { return static_cast<unsigned char>(b[i]); };
+    if (b.size() < 4)
+        return false;
+    if (at(0) == 'B' && at(1) == 'C' && at(2) == 0xC0 && at(3) == 0xDE)
+        return true;
+    return at(0) == 0xDE && at(1) == 0xC0 && at(2) == 0x17 && at(3) == 0x0B; // wrapper
 }
 
 std::string makeObjectBinary(const std::string& bitcode, std::string_view source,

@@ -10,7 +10,8 @@
 
 namespace duet::rt {
 
-/// Layout (all little-endian ELF64, e_type ET_REL, no program headers):
+/// Layout (all little-endian ELF64, e_type ET_REL, no program headers), followed by an
+/// integrity trailer (below) that is checked before any parser looks at the ELF image:
 ///   .shstrtab   section names
 ///   .note.duet  notes owned by "Duet": format version, binary type, target kind and name,
 ///               build options
@@ -46,8 +47,21 @@ std::string targetKindName(uint32_t kind);
 inline constexpr uint32_t kDuetBinaryVersion =
     2; ///< 2: GCN printf records (devices/gcn/codegen/printf_lowering.cpp)
 
-/// Serialises a binary. Never fails.
+/// The integrity trailer: the last kBinaryTrailerSize bytes of every binary Duet writes are
+/// kBinaryTrailerMagic (8 bytes), the size of the ELF image before the trailer (u64) and the
+/// BLAKE3-256 hash of that image. Binaries come from caches and files the application does not
+/// control; a truncated, extended or corrupted one is rejected on its hash before the ELF reader,
+/// and long before LLVM's bitcode reader (which is not hardened against corrupt input), sees it.
+/// It detects corruption, not forgery: a hand-made binary with a matching hash is parsed.
+inline constexpr size_t kBinaryTrailerSize = 48;
+inline constexpr char kBinaryTrailerMagic[8] = {'D', 'u', 'e', 't', 'S', 'u', 'm', '\1'};
+
+/// Serialises a binary, trailer included. Never fails.
 std::string writeProgramBinary(const ProgramBinary& binary);
+
+/// `elfImage` followed by its integrity trailer. writeProgramBinary uses it; tests and fuzzers
+/// use it to get a deliberately malformed container past the hash to the ELF reader.
+std::string sealProgramBinary(std::string_view elfImage);
 
 struct ReadProgramBinaryResult {
     cl_int status = CL_SUCCESS; ///< CL_SUCCESS or CL_INVALID_BINARY
@@ -55,8 +69,9 @@ struct ReadProgramBinaryResult {
     ProgramBinary binary;
 };
 
-/// Parses and validates a binary: every offset and size is checked, so truncated, corrupted
-/// or foreign input gives CL_INVALID_BINARY with a reason. Bitcode is not parsed here.
+/// Checks the integrity trailer, then parses and validates the ELF image: every offset and size
+/// is checked, so truncated, corrupted or foreign input gives CL_INVALID_BINARY with a reason.
+/// Bitcode is not parsed here.
 ReadProgramBinaryResult readProgramBinary(std::span<const unsigned char> bytes);
 
 } // namespace duet::rt

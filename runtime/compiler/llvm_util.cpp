@@ -51,15 +51,6 @@ std::string writeBitcode(const llvm::Module& module) {
     return out;
 }
 
-bool looksLikeBitcode(std::string_view b) {
-    auto at = [&](size_t i) { return static_cast<unsigned char>(b[i]); };
-    if (b.size() < 4)
-        return false;
-    if (at(0) == 'B' && at(1) == 'C' && at(2) == 0xC0 && at(3) == 0xDE)
-        return true;
-    return at(0) == 0xDE && at(1) == 0xC0 && at(2) == 0x17 && at(3) == 0x0B; // wrapper
-}
-
 std::string_view cpuBuiltinLibraryBitcode() {
     const auto* begin = reinterpret_cast<const char*>(duet_cpu_builtins_bc);
     const auto* end = reinterpret_cast<const char*>(duet_cpu_builtins_bc_end);

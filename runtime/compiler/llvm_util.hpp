@@ -38,7 +38,8 @@ std::unique_ptr<llvm::Module> parseBitcode(std::string_view bitcode, llvm::LLVMC
 /// Serialises a module to bitcode.
 std::string writeBitcode(const llvm::Module& module);
 
-/// True when the bytes start like LLVM bitcode (raw or wrapper magic).
+/// True when the bytes start like LLVM bitcode (raw or wrapper magic). Defined in binary.cpp,
+/// which the fuzz targets build without the rest of the compiler.
 bool looksLikeBitcode(std::string_view bytes);
 
 struct BuildOptions;

@@ -286,8 +286,8 @@ Mapped enqueueMapImage(Queue& queue, Ref<Mem> image, cl_map_flags flags, const s
 
 namespace {
 
-Enqueued launch(Queue& queue, cl_command_type type, Kernel& kernel, cl_uint dims,
-                const size_t* offset, const size_t* global, const size_t* local,
+Enqueued launch(Queue& queue, cl_command_type type, Kernel& kernel, std::vector<ArgValue> args,
+                cl_uint dims, const size_t* offset, const size_t* global, const size_t* local,
                 const Submit& how) {
     Device* dev = queue.device();
     KernelLaunch launch;
@@ -315,7 +315,7 @@ Enqueued launch(Queue& queue, cl_command_type type, Kernel& kernel, cl_uint dims
     assert(launch.entry && "the API checks that the kernel has an executable for the device");
     launch.executable = kernel.executable(dev);
     launch.kernel = retainRef(&kernel);
-    launch.args = kernel.args();
+    launch.args = std::move(args);
     return enqueueCommand(queue, type, how, [dev = &dev->backend(), launch = std::move(launch)] {
         return dev->runNDRange(launch);
     });
@@ -323,14 +323,16 @@ Enqueued launch(Queue& queue, cl_command_type type, Kernel& kernel, cl_uint dims
 
 } // namespace
 
-Enqueued enqueueNDRange(Queue& queue, Kernel& kernel, cl_uint dims, const size_t* offset,
-                        const size_t* global, const size_t* local, const Submit& how) {
-    return launch(queue, CL_COMMAND_NDRANGE_KERNEL, kernel, dims, offset, global, local, how);
+Enqueued enqueueNDRange(Queue& queue, Kernel& kernel, std::vector<ArgValue> args, cl_uint dims,
+                        const size_t* offset, const size_t* global, const size_t* local,
+                        const Submit& how) {
+    return launch(queue, CL_COMMAND_NDRANGE_KERNEL, kernel, std::move(args), dims, offset, global,
+                  local, how);
 }
 
-Enqueued enqueueTask(Queue& queue, Kernel& kernel, const Submit& how) {
+Enqueued enqueueTask(Queue& queue, Kernel& kernel, std::vector<ArgValue> args, const Submit& how) {
     const size_t one = 1;
-    return launch(queue, CL_COMMAND_TASK, kernel, 1, nullptr, &one, &one, how);
+    return launch(queue, CL_COMMAND_TASK, kernel, std::move(args), 1, nullptr, &one, &one, how);
 }
 
 Enqueued enqueueNativeKernel(Queue& queue, void(CL_CALLBACK* fn)(void*), const void* args,

@@ -6,10 +6,12 @@
 
 #include <functional>
 #include <span>
+#include <vector>
 
 namespace duet::rt {
 
 class Kernel;
+struct ArgValue;
 class Mem;
 class Queue;
 
@@ -112,13 +114,15 @@ Mapped enqueueMapImage(Queue& queue, Ref<Mem> image, cl_map_flags flags, const s
 
 /// Launches `kernel` over `dims` dimensions: the API has checked the kernel (built for the
 /// queue's device, every argument set), the sizes and the local size against the device and
-/// the kernel. Snapshots the arguments now; `offset` null means 0; `local` null takes the
-/// kernel's reqd_work_group_size or else the device's pick (DeviceBackend::pickLocalSize). A
+/// the kernel. `args` is the kernel's arguments as Kernel::snapshotArgs took them (the command
+/// keeps their memory objects alive until it is done); `offset` null means 0; `local` null takes
+/// the kernel's reqd_work_group_size or else the device's pick (DeviceBackend::pickLocalSize). A
 /// zero-sized range only orders.
-Enqueued enqueueNDRange(Queue& queue, Kernel& kernel, cl_uint dims, const size_t* offset,
-                        const size_t* global, const size_t* local, const Submit& how);
+Enqueued enqueueNDRange(Queue& queue, Kernel& kernel, std::vector<ArgValue> args, cl_uint dims,
+                        const size_t* offset, const size_t* global, const size_t* local,
+                        const Submit& how);
 /// clEnqueueTask: one work-item in one work-group.
-Enqueued enqueueTask(Queue& queue, Kernel& kernel, const Submit& how);
+Enqueued enqueueTask(Queue& queue, Kernel& kernel, std::vector<ArgValue> args, const Submit& how);
 /// clEnqueueNativeKernel: `args` (`argsSize` bytes) is copied now; when the command runs, the
 /// copy's pointer at each `memLocs[i]` (a pointer into `args`) becomes mems[i]'s host storage.
 Enqueued enqueueNativeKernel(Queue& queue, void(CL_CALLBACK* fn)(void*), const void* args,

@@ -64,12 +64,32 @@ Kernel::Limits Kernel::limits(const Device& device) const {
     } else {
         // Saturating: clSetKernelArg takes any __local size.
         out.localMemSize = desc.staticLocalMemSize;
-        for (const ArgValue& a : m_args)
+        for (const KernelArg& a : m_args)
             out.localMemSize = a.localSize > ~cl_ulong(0) - out.localMemSize
                                    ? ~cl_ulong(0)
                                    : out.localMemSize + a.localSize;
     }
     out.privateMemSize = r.privateMemSize.value_or(desc.privateMemSize);
+    return out;
+}
+
+std::optional<std::vector<ArgValue>> Kernel::snapshotArgs(size_t& released) const {
+    std::vector<ArgValue> out(m_args.size());
+    for (size_t i = 0; i < m_args.size(); ++i) {
+        const KernelArg& a = m_args[i];
+        ArgValue& v = out[i];
+        v.set = a.set;
+        v.bytes = a.bytes;
+        v.sampler = a.sampler;
+        v.localSize = a.localSize;
+        if (a.mem.empty())
+            continue;
+        v.mem = a.mem.lock();
+        if (!v.mem) {
+            released = i;
+            return std::nullopt;
+        }
+    }
     return out;
 }
 

@@ -5,11 +5,22 @@
 #include "core/program.hpp"
 
 #include <array>
+#include <optional>
 #include <vector>
 
 namespace duet::rt {
 
-/// One argument's value as set by clSetKernelArg.
+/// One argument's value as set by clSetKernelArg, as the kernel keeps it: a buffer or image is
+/// not kept alive by the kernel (WeakMemRef says why).
+struct KernelArg {
+    bool set = false;
+    std::vector<unsigned char> bytes; ///< Value args (and the sampler's 32-bit value)
+    WeakMemRef mem;                   ///< buffer or image (empty for a NULL buffer)
+    Ref<Sampler> sampler;
+    size_t localSize = 0; ///< LocalBuffer
+};
+
+/// One argument's value as a launch sees it: memory objects retained until the command is done.
 struct ArgValue {
     bool set = false;
     std::vector<unsigned char> bytes; ///< Value args (and the sampler's 32-bit value)
@@ -29,8 +40,11 @@ public:
     Context* context() const { return m_program->context(); }
     const KernelDesc& desc() const { return m_desc; }
     const std::string& name() const { return m_desc.name; }
-    std::vector<ArgValue>& args() { return m_args; }
-    const std::vector<ArgValue>& args() const { return m_args; }
+    std::vector<KernelArg>& args() { return m_args; }
+    const std::vector<KernelArg>& args() const { return m_args; }
+    /// The arguments for a launch, memory objects retained. nullopt when a buffer or image
+    /// argument's object was released since it was set; `released` is then its index.
+    std::optional<std::vector<ArgValue>> snapshotArgs(size_t& released) const;
     /// Entry for `device` (WorkGroupFn on the CPU); null when not built for it.
     void* entry(const Device* device) const;
     std::shared_ptr<DeviceExecutable> executable(const Device* device) const;
@@ -63,7 +77,7 @@ private:
     const KernelDesc& descFor(const Device* device) const;
     Ref<Program> m_program;
     KernelDesc m_desc;
-    std::vector<ArgValue> m_args;
+    std::vector<KernelArg> m_args;
     /// Resolved once: a program cannot be rebuilt while kernels are attached to it.
     std::vector<DeviceEntry> m_entries;
 };

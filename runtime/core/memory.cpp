@@ -47,9 +47,19 @@ void freeStorage(char* p) {
 Mem::Mem(Ref<Context> context, cl_mem_object_type type, cl_mem_flags flags, size_t size,
          void* hostPtr, char* storage, bool owns)
     : _cl_mem(kTag), m_context(std::move(context)), m_type(type), m_flags(flags), m_size(size),
-      m_hostPtr(hostPtr), m_home(storage), m_storage(storage), m_owns(owns) {}
+      m_hostPtr(hostPtr), m_home(storage), m_storage(storage), m_owns(owns),
+      m_anchor(std::make_shared<Anchor>()) {
+    m_anchor->mem = this;
+}
 
 Mem::~Mem() {
+    // First, so that no weak reference can retain the object from here on; a WeakMemRef::lock
+    // racing with the last release holds the mutex, which keeps the object in one piece until
+    // its tryRetain has seen the count at zero.
+    {
+        std::lock_guard lock(m_anchor->mutex);
+        m_anchor->mem = nullptr;
+    }
     // Spec: destructor callbacks run in reverse order, before the memory is released.
     for (auto it = m_destructorCallbacks.rbegin(); it != m_destructorCallbacks.rend(); ++it)
         it->first(this, it->second);
@@ -60,6 +70,15 @@ Mem::~Mem() {
         m_context->freeStorage(m_home);
     if (m_hostRegistered)
         m_context->unregisterHostMemory(m_hostPtr);
+}
+
+Ref<Mem> WeakMemRef::lock() const {
+    if (!m_anchor)
+        return {};
+    std::lock_guard lock(m_anchor->mutex);
+    if (m_anchor->mem && m_anchor->mem->tryRetain())
+        return adoptRef(m_anchor->mem);
+    return {};
 }
 
 void Mem::settleStorage() const {

@@ -117,7 +117,14 @@ public:
     using DestructorFn = void(CL_CALLBACK*)(cl_mem, void*);
     void addDestructorCallback(DestructorFn fn, void* userData);
 
+    /// What a WeakMemRef shares with the object: the object until its destruction begins.
+    struct Anchor {
+        std::mutex mutex; ///< a leaf: held only to read or clear `mem` and to try a retain
+        Mem* mem = nullptr;
+    };
+
 private:
+    friend class WeakMemRef;
     Ref<Context> m_context;
     cl_mem_object_type m_type;
     cl_mem_flags m_flags;
@@ -136,6 +143,27 @@ private:
     std::mutex m_mutex;
     std::vector<std::pair<DestructorFn, void*>> m_destructorCallbacks;
     std::unique_ptr<Attachment> m_attachment;
+    std::shared_ptr<Anchor> m_anchor;
+};
+
+/// A reference that does not keep a memory object alive: what a kernel holds for a buffer or
+/// image argument. OpenCL counts only the application's references and the commands in flight:
+/// "After the memobj reference count becomes zero and commands queued for execution on a
+/// command-queue(s) that use memobj have finished, the memory object is deleted"
+/// (clReleaseMemObject); a kernel argument is neither, so releasing the last handle destroys
+/// the object (and runs its destructor callbacks) even while a kernel names it. Enqueueing
+/// takes strong references (lock()) for the commands. Copyable; any thread.
+class WeakMemRef {
+public:
+    WeakMemRef() = default;
+    explicit WeakMemRef(Mem& mem) : m_anchor(mem.m_anchor) {}
+    /// True when no object was given (a NULL buffer argument).
+    bool empty() const { return !m_anchor; }
+    /// A strong reference while the object is alive, else null (also when empty()).
+    Ref<Mem> lock() const;
+
+private:
+    std::shared_ptr<Mem::Anchor> m_anchor;
 };
 
 /// Aligned host allocation for memory objects (alignment = CL_DEVICE_MEM_BASE_ADDR_ALIGN).

@@ -39,6 +39,15 @@ struct Object {
     Object& operator=(const Object&) = delete;
 
     void retain() { refCount.fetch_add(1, std::memory_order_relaxed); }
+    /// Adds a reference unless the count already reached zero (the object is being destroyed);
+    /// for weak references (WeakMemRef), which must not bring an object back.
+    bool tryRetain() {
+        uint32_t n = refCount.load(std::memory_order_relaxed);
+        while (n != 0)
+            if (refCount.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel))
+                return true;
+        return false;
+    }
     /// Drops one reference; the last one destroys the object.
     void release() {
         if (refCount.fetch_sub(1, std::memory_order_acq_rel) == 1)

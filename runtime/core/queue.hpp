@@ -87,7 +87,9 @@ public:
         std::atomic<uint64_t> enqueued{0};
         /// Written under `mutex`; read without it by finish()'s spin.
         std::atomic<uint64_t> completed{0};
-        std::atomic<bool> stop{false}; ///< written under `mutex`; the worker's spin reads it
+        /// Set under `mutex`; also read without it by the worker's spin (TSan saw that read race
+        /// with ~Queue's write while it was a plain bool).
+        std::atomic<bool> stop{false};
         bool workerSleeping = false, waiters = false;
         bool outOfOrder = false;
         const void* owner = nullptr; ///< the Queue, to tell its own events from foreign ones

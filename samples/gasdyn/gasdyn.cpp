@@ -99,7 +99,10 @@ public:
     }
 
     void shutdown(Context&) override {
-        if (m_sim && m_cl) {
+        // Only once a problem was set up (the first update): before that, m_builtProblem is -1
+        // and indexing problemNames() with it read a std::string from before the vector's
+        // storage (the crash, and the double free, at exit after a bad --set).
+        if (m_sim && m_cl && m_builtProblem >= 0) {
             try {
                 std::printf("duet-gasdyn: %s %dx%d, t = %.6f after %ld steps\n",
                             gasdyn::problemNames()[m_builtProblem].c_str(), m_sim->grid().nx,

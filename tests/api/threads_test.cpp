@@ -1,6 +1,8 @@
 // Thread safety: concurrent builds and enqueues on one context, releases with work pending.
 #include "support/cl_test.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 using namespace duet::test;
@@ -81,4 +83,42 @@ TEST_CASE("released queues, kernels and buffers finish the work already enqueued
     clReleaseEvent(done);
     clReleaseEvent(gate);
     clReleaseMemObject(out);
+}
+
+TEST_CASE("a buffer released while its kernel is enqueued on another thread: a launch or a "
+          "reason, never a crash",
+          "[api][threads][memory]") {
+    // The kernel holds its arguments weakly (core/memory.hpp, WeakMemRef): the enqueue either
+    // retains the buffer before the release drops the last reference (and runs with it) or
+    // finds it gone (CL_INVALID_KERNEL_ARGS). Every buffer is destroyed exactly once.
+    WithQueue f;
+    cl_program p = buildProgram(f.context, f.device,
+                                "kernel void one(global int* a) { a[get_global_id(0)] = 1; }");
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, "one", &err);
+    REQUIRE(err == CL_SUCCESS);
+    static std::atomic<int> destroyed;
+    destroyed = 0;
+    constexpr int kRounds = 200;
+    int launched = 0, refused = 0;
+    for (int round = 0; round < kRounds; ++round) {
+        cl_mem b = f.buffer(256 * sizeof(int));
+        REQUIRE_CL(clSetMemObjectDestructorCallback(
+            b, [](cl_mem, void*) { destroyed.fetch_add(1); }, nullptr));
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof b, &b));
+        std::thread release([b] { clReleaseMemObject(b); });
+        const size_t n = 256;
+        cl_int e = clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr);
+        release.join();
+        INFO("round " << round << ": " << errorName(e));
+        REQUIRE((e == CL_SUCCESS || e == CL_INVALID_KERNEL_ARGS));
+        (e == CL_SUCCESS ? launched : refused)++;
+    }
+    REQUIRE_CL(clFinish(f.queue));
+    for (int i = 0; i < 500 && destroyed.load() < kRounds; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    CHECK(destroyed.load() == kRounds);
+    CHECK(launched + refused == kRounds);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
 }

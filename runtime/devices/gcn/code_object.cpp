@@ -3,6 +3,7 @@
 
 #include <llvm/BinaryFormat/ELF.h>
 #include <llvm/BinaryFormat/MsgPackDocument.h>
+#include <llvm/BinaryFormat/MsgPackReader.h>
 #include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -38,6 +39,84 @@ KernelDescriptor parseDescriptor(const unsigned char* p) {
     d.kernelCodeProperties = readLE<uint16_t>(p + 56);
     d.kernargPreload = readLE<uint16_t>(p + 58);
     return d;
+}
+
+/// Why `blob` is not msgpack that msgpack::Document may be given, or "". The Document reader
+/// trusts its input in one place: map keys are ordered by DocNode's operator<, which reaches
+/// llvm_unreachable for two keys that are both maps, arrays or extensions (SIGILL in a release
+/// LLVM; found by fuzz_gcn_code_object). So the blob is walked first with the bounds-checked
+/// msgpack::Reader: every map key must be a string (AMDGPU metadata has no other), and no
+/// container may claim more elements than there are bytes left.
+std::string unsafeMsgpack(StringRef blob) {
+    msgpack::Reader reader(blob);
+    struct Level {
+        uint64_t left;   ///< elements (arrays) or pairs (maps) still to come
+        bool map;        ///< a map: the next object is a key when `key`
+        bool key = true; ///< maps only
+    };
+    std::vector<Level> open;
+    msgpack::Object obj;
+    for (;;) {
+        Expected<bool> got = reader.read(obj);
+        if (!got)
+            return toString(got.takeError());
+        if (!*got)
+            return "";
+        if (!open.empty()) {
+            Level& l = open.back();
+            if (l.map && l.key) {
+                if (obj.Kind != msgpack::Type::String)
+                    return "a map key is not a string";
+                l.key = false;
+            } else {
+                l.key = true;
+                --l.left;
+            }
+        }
+        if (obj.Kind == msgpack::Type::Array || obj.Kind == msgpack::Type::Map) {
+            if (obj.Length > blob.size())
+                return "a container claims more elements than the blob has bytes";
+            if (obj.Length)
+                open.push_back({obj.Length, obj.Kind == msgpack::Type::Map});
+        }
+        while (!open.empty() && open.back().left == 0)
+            open.pop_back();
+        if (open.empty())
+            return ""; // the root is complete; readFromBlob reads no further (Multi = false)
+    }
+}
+
+/// Takes what `sym` tells of the kernels: a kernel's code size (its own symbol) or its
+/// descriptor (the `.kd` symbol), read from inside its section.
+Error readKernelSymbol(const object::ELFFile<ELFT>& elf, const ELFT::Sym& sym, StringRef name,
+                       std::vector<KernelInfo>& kernels) {
+    for (KernelInfo& k : kernels) {
+        if (name == k.name) {
+            k.codeSize = sym.st_size;
+            continue;
+        }
+        if (name != k.symbol)
+            continue;
+        auto fail = [&](const std::string& why) {
+            return createStringError("kernel descriptor " + k.symbol + " " + why);
+        };
+        if (sym.st_shndx == ELF::SHN_UNDEF || sym.st_shndx >= ELF::SHN_LORESERVE)
+            return fail("has no section");
+        auto sec = elf.getSection(sym.st_shndx);
+        if (!sec)
+            return fail("has no section: " + toString(sec.takeError()));
+        auto contents = elf.getSectionContents(**sec);
+        if (!contents)
+            return fail("has no contents: " + toString(contents.takeError()));
+        const uint64_t addr = sym.st_value, secAddr = (*sec)->sh_addr;
+        if (addr < secAddr || addr - secAddr > contents->size() ||
+            contents->size() - (addr - secAddr) < kDescriptorSize)
+            return fail("lies outside its section");
+        k.descriptor = parseDescriptor(contents->data() + (addr - secAddr));
+        k.descriptorAddress = addr;
+        k.codeAddress = addr + uint64_t(k.descriptor.kernelCodeEntryByteOffset);
+    }
+    return Error::success();
 }
 
 /// Map lookup that does not insert (MapDocNode::operator[] would).
@@ -202,6 +281,10 @@ ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {
     for (const auto& sh : *sections) {
         if (sh.sh_type != ELF::SHT_NOTE)
             continue;
+        // ELFFile::notes() checks sh_offset + sh_size against the file with a sum that can wrap
+        // (LLVM 19; a heap overflow found by fuzz_gcn_code_object): check without one first.
+        if (sh.sh_offset > bytes.size() || sh.sh_size > bytes.size() - sh.sh_offset)
+            return fail("a note section lies outside the file");
         Error err = Error::success();
         for (const auto& note : elf.notes(sh, err)) {
             if (note.getName() != "AMDGPU" || note.getType() != ELF::NT_AMDGPU_METADATA)
@@ -216,6 +299,8 @@ ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {
     if (!haveMetadata)
         return fail("code object has no AMDGPU metadata note");
 
+    if (std::string why = unsafeMsgpack(metadata); !why.empty())
+        return fail("AMDGPU metadata note is not usable msgpack: " + why);
     msgpack::Document doc;
     if (!doc.readFromBlob(metadata, /*Multi=*/false))
         return fail("AMDGPU metadata note is not valid msgpack");
@@ -250,39 +335,28 @@ ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {
         r.object.kernels.push_back(std::move(info));
     }
 
-    // Descriptors and code sizes from the symbol table.
-    for (const object::ELFSymbolRef& sym : file->symbols()) {
-        auto name = sym.getName();
-        if (!name) {
-            consumeError(name.takeError());
+    // Descriptors and code sizes from the symbol table, through ELFFile's checked accessors:
+    // ELFObjectFile::symbols() names a section symbol by a section header it does not check
+    // lies inside the file (a heap overflow in LLVM 19, found by fuzz_gcn_code_object).
+    for (const auto& sh : *sections) {
+        if (sh.sh_type != ELF::SHT_SYMTAB)
             continue;
-        }
-        for (KernelInfo& k : r.object.kernels) {
-            if (*name == k.name) {
-                k.codeSize = sym.getSize();
+        auto symbols = elf.symbols(&sh);
+        if (!symbols)
+            return fail("bad symbol table: " + toString(symbols.takeError()));
+        auto strtab = elf.getStringTableForSymtab(sh);
+        if (!strtab)
+            return fail("bad symbol string table: " + toString(strtab.takeError()));
+        for (const auto& sym : *symbols) {
+            if (sym.getType() == ELF::STT_SECTION)
+                continue;
+            auto name = sym.getName(*strtab);
+            if (!name) {
+                consumeError(name.takeError());
                 continue;
             }
-            if (*name != k.symbol)
-                continue;
-            auto addr = sym.getAddress();
-            auto sec = sym.getSection();
-            if (!addr || !sec || *sec == file->section_end()) {
-                if (!addr)
-                    consumeError(addr.takeError());
-                if (!sec)
-                    consumeError(sec.takeError());
-                return fail("kernel descriptor " + k.symbol + " has no section");
-            }
-            auto contents = (*sec)->getContents();
-            if (!contents)
-                return fail("kernel descriptor section: " + toString(contents.takeError()));
-            uint64_t secAddr = (*sec)->getAddress();
-            if (*addr < secAddr || *addr - secAddr + kDescriptorSize > contents->size())
-                return fail("kernel descriptor " + k.symbol + " lies outside its section");
-            k.descriptor = parseDescriptor(
-                reinterpret_cast<const unsigned char*>(contents->data()) + (*addr - secAddr));
-            k.descriptorAddress = *addr;
-            k.codeAddress = *addr + uint64_t(k.descriptor.kernelCodeEntryByteOffset);
+            if (Error e = readKernelSymbol(elf, sym, *name, r.object.kernels))
+                return fail(toString(std::move(e)));
         }
     }
     for (const KernelInfo& k : r.object.kernels)
@@ -304,12 +378,19 @@ std::string LoadedCodeObject::load(std::span<const unsigned char> bytes) {
     auto phdrs = elf.program_headers();
     if (!phdrs)
         return "bad program headers: " + toString(phdrs.takeError());
+    // A code object is kernels and their constants: far below kMaxImage. Larger claims (and
+    // sums that wrap) are corruption, not something to allocate and clear.
+    constexpr uint64_t kMaxImage = uint64_t(256) << 20;
     uint64_t end = 0;
-    for (const auto& ph : *phdrs)
-        if (ph.p_type == ELF::PT_LOAD)
-            end = std::max<uint64_t>(end, ph.p_vaddr + ph.p_memsz);
-    if (end == 0 || end > (1ull << 32))
-        return "code object has no loadable segment, or an implausible size";
+    for (const auto& ph : *phdrs) {
+        if (ph.p_type != ELF::PT_LOAD)
+            continue;
+        if (ph.p_vaddr > kMaxImage || ph.p_memsz > kMaxImage - ph.p_vaddr)
+            return "a loadable segment has an implausible address or size";
+        end = std::max<uint64_t>(end, ph.p_vaddr + ph.p_memsz);
+    }
+    if (end == 0)
+        return "code object has no loadable segment";
     // Kernel entries must be 256-byte aligned (COMPUTE_PGM_LO holds address >> 8); pages keep
     // the code apart from anything else.
     const size_t size = (end + 4095) & ~size_t(4095);
@@ -346,7 +427,7 @@ std::string LoadedCodeObject::load(std::span<const unsigned char> bytes) {
         for (const auto& rel : *relas) {
             const uint32_t type = rel.getType(false);
             const uint64_t at = rel.r_offset;
-            if (at + 8 > size) {
+            if (at > size || size - at < 8) {
                 std::free(mem);
                 return "a relocation lies outside the loaded image";
             }
@@ -379,6 +460,19 @@ std::string LoadedCodeObject::load(std::span<const unsigned char> bytes) {
     std::free(m_memory);
     m_memory = mem;
     m_size = size;
+    return "";
+}
+
+std::string kernelsOutsideImage(const CodeObject& object, const LoadedCodeObject& loaded) {
+    const uint64_t size = loaded.size();
+    for (const KernelInfo& k : object.kernels) {
+        if (k.descriptorAddress > size || size - k.descriptorAddress < kDescriptorSize)
+            return "kernel descriptor " + k.symbol + " lies outside the loaded code object";
+        if (k.codeAddress >= size || k.codeSize > size - k.codeAddress)
+            return "the code of kernel " + k.name + " lies outside the loaded code object";
+        if (k.codeAddress % 256)
+            return "the code of kernel " + k.name + " is not 256-byte aligned";
+    }
     return "";
 }
 

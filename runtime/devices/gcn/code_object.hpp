@@ -156,6 +156,12 @@ private:
     size_t m_size = 0;
 };
 
+/// Why a kernel of `object` does not lie inside `loaded` (its descriptor, its code, the code's
+/// 256-byte alignment COMPUTE_PGM_LO needs), or an empty string when every kernel does. What a
+/// dispatch reads from the image, checked once at load: a code object whose symbols point
+/// elsewhere would otherwise have the model (or a GPU) read memory that is not the kernel's.
+std::string kernelsOutsideImage(const CodeObject& object, const LoadedCodeObject& loaded);
+
 /// The build log's line for one kernel: "kernel k: 12 VGPRs, 18 SGPRs, 0 bytes LDS, ...".
 std::string occupancyLine(const KernelInfo& kernel, unsigned workGroupSize);
 

@@ -24,6 +24,11 @@ ReadProgramBinaryResult read(const std::string& s) {
     return readProgramBinary(bytes(s));
 }
 
+/// The ELF image of a sealed binary: what the container reader parses once the hash matched.
+std::string image(const std::string& sealed) {
+    return sealed.substr(0, sealed.size() - kBinaryTrailerSize);
+}
+
 Elf64_Ehdr header(const std::string& s) {
     Elf64_Ehdr h;
     std::memcpy(&h, s.data(), sizeof h);
@@ -125,9 +130,49 @@ TEST_CASE("truncated binaries are rejected at every length", "[compiler][binary]
     CHECK(readProgramBinary({}).status == CL_INVALID_BINARY);
 }
 
-TEST_CASE("corrupted headers never crash the reader", "[compiler][binary][corrupt]") {
+TEST_CASE("any corruption is caught by the integrity trailer", "[compiler][binary][corrupt]") {
     std::string good =
         makeObjectBinary(compileOk(kSource), kSource, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+    REQUIRE(good.size() > kBinaryTrailerSize);
+    CHECK(std::memcmp(good.data() + good.size() - kBinaryTrailerSize, kBinaryTrailerMagic,
+                      sizeof kBinaryTrailerMagic) == 0);
+    CHECK(sealProgramBinary(image(good)) == good);
+    // One flipped bit anywhere (ELF header, notes, bitcode, section table, trailer) is rejected
+    // before the ELF reader or LLVM sees the bytes.
+    for (size_t pos = 0; pos < good.size(); pos += (pos < 4096 ? 1 : 61)) {
+        std::string bad = good;
+        bad[pos] = char(bad[pos] ^ (1 << (pos % 8)));
+        ReadProgramBinaryResult r = read(bad);
+        INFO("byte " << pos);
+        REQUIRE(r.status == CL_INVALID_BINARY);
+        if (pos >= SELFMAG)
+            CHECK((r.reason.find("checksum") != std::string::npos ||
+                   r.reason.find("trailer") != std::string::npos));
+        CHECK(loadCpuBinary(bytes(bad), cpuTarget()).status == CL_INVALID_BINARY);
+    }
+    SECTION("bytes appended") {
+        ReadProgramBinaryResult r = read(good + "x");
+        CHECK(r.status == CL_INVALID_BINARY);
+        CHECK(r.reason.find("trailer") != std::string::npos);
+    }
+    SECTION("a trailer spliced onto a shorter image") {
+        std::string bad =
+            image(good).substr(0, 400) + good.substr(good.size() - kBinaryTrailerSize);
+        ReadProgramBinaryResult r = read(bad);
+        CHECK(r.status == CL_INVALID_BINARY);
+        CHECK(r.reason.find("cut or spliced") != std::string::npos);
+    }
+    SECTION("an unsealed image (a binary from before the trailer)") {
+        ReadProgramBinaryResult r = read(image(good));
+        CHECK(r.status == CL_INVALID_BINARY);
+        CHECK(r.reason.find("integrity trailer") != std::string::npos);
+    }
+}
+
+TEST_CASE("corrupted headers never crash the reader", "[compiler][binary][corrupt]") {
+    // Resealed after each change, so the container reader itself sees the corruption.
+    const std::string good = image(
+        makeObjectBinary(compileOk(kSource), kSource, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT));
     const Elf64_Ehdr eh = header(good);
     // Flip every byte of the ELF header and of the section header table, one at a time.
     std::vector<size_t> positions;
@@ -146,6 +191,7 @@ TEST_CASE("corrupted headers never crash the reader", "[compiler][binary][corrup
         for (unsigned char x : {0x01, 0x80, 0xff}) {
             std::string bad = good;
             bad[pos] = char(bad[pos] ^ x);
+            bad = sealProgramBinary(bad);
             ReadProgramBinaryResult r = read(bad);
             if (mustReject(pos)) {
                 INFO("byte " << pos << " ^ " << int(x));
@@ -173,28 +219,32 @@ TEST_CASE("specific corruptions give a reason", "[compiler][binary][corrupt]") {
         CHECK(r.reason.find("not an ELF") != std::string::npos);
     }
     SECTION("ELF32") {
-        std::string bad = good;
+        std::string bad = image(good);
         bad[EI_CLASS] = ELFCLASS32;
-        CHECK(read(bad).status == CL_INVALID_BINARY);
+        ReadProgramBinaryResult r = read(sealProgramBinary(bad));
+        CHECK(r.status == CL_INVALID_BINARY);
+        CHECK(r.reason.find("ELF64") != std::string::npos);
     }
     SECTION("section table past the end") {
-        std::string bad = good;
+        std::string bad = image(good);
         Elf64_Ehdr h = header(bad);
         h.e_shoff = bad.size() - 8;
         std::memcpy(bad.data(), &h, sizeof h);
-        ReadProgramBinaryResult r = read(bad);
+        ReadProgramBinaryResult r = read(sealProgramBinary(bad));
         CHECK(r.status == CL_INVALID_BINARY);
         CHECK(r.reason.find("outside") != std::string::npos);
     }
     SECTION("a section past the end") {
-        std::string bad = good;
+        std::string bad = image(good);
         Elf64_Ehdr h = header(bad);
         Elf64_Shdr sh;
         size_t at = h.e_shoff + 3 * sizeof(Elf64_Shdr);
         std::memcpy(&sh, bad.data() + at, sizeof sh);
         sh.sh_size = ~uint64_t(0) - 4;
         std::memcpy(bad.data() + at, &sh, sizeof sh);
-        CHECK(read(bad).status == CL_INVALID_BINARY);
+        ReadProgramBinaryResult r = read(sealProgramBinary(bad));
+        CHECK(r.status == CL_INVALID_BINARY);
+        CHECK(r.reason.find("outside the binary") != std::string::npos);
     }
     SECTION("a foreign ELF file (this test executable)") {
         std::ifstream f("/proc/self/exe", std::ios::binary);
@@ -203,6 +253,10 @@ TEST_CASE("specific corruptions give a reason", "[compiler][binary][corrupt]") {
         ReadProgramBinaryResult r = read(self);
         CHECK(r.status == CL_INVALID_BINARY);
         CHECK_FALSE(r.reason.empty());
+        // Sealed, it gets past the hash and the container reader rejects it.
+        r = read(sealProgramBinary(self));
+        CHECK(r.status == CL_INVALID_BINARY);
+        CHECK(r.reason.find("not a Duet program binary") != std::string::npos);
     }
     SECTION(".llvmir is not bitcode") {
         std::string bad = makeObjectBinary("this is not bitcode", kSource,

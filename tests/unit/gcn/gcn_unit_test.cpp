@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 using namespace duet;
@@ -383,6 +385,28 @@ TEST_CASE("GCN program binaries carry the code object and load without recompili
                                                  "ELF garbage"))));
     std::string truncated = read.binary.text.substr(0, read.binary.text.size() / 2);
     CHECK_FALSE(readCodeObject(bytes(truncated)));
+}
+
+TEST_CASE("code objects that crashed the reader before its fixes are rejected with a reason",
+          "[gcn][code_object][fuzz]") {
+    // Found by tests/fuzz/fuzz_gcn_code_object; each is a mutated gfx900 code object.
+    const std::pair<const char*, const char*> cases[] = {
+        {"regression-msgpack-map-keys", "msgpack"},                  // map keys that are maps
+        {"regression-section-symbol-name", "descriptor"},            // section symbol's header
+        {"regression-note-size-wraps", "note section lies outside"}, // sh_offset + sh_size wraps
+    };
+    for (const auto& [file, reason] : cases) {
+        INFO(file);
+        std::ifstream f(std::string(DUET_FUZZ_SEEDS "/fuzz_gcn_code_object/") + file,
+                        std::ios::binary);
+        std::string bytesOf((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        REQUIRE(bytesOf.size() > 1000);
+        ReadCodeObjectResult r = readCodeObject(bytes(bytesOf));
+        REQUIRE_FALSE(r);
+        CHECK(r.error.find(reason) != std::string::npos);
+        LoadedCodeObject loaded;
+        (void)loaded.load(bytes(bytesOf)); // no crash; the image may well load
+    }
 }
 
 TEST_CASE("what the GCN device cannot compile fails the build with a reason",

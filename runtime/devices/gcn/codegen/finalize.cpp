@@ -414,6 +414,10 @@ std::shared_ptr<GcnExecutable> makeExecutable(const std::string& codeObject,
         error = "error: loading the code object: " + e + "\n";
         return nullptr;
     }
+    if (std::string e = gcn::kernelsOutsideImage(exe->m_codeObject, exe->m_loaded); !e.empty()) {
+        error = "error: the code object is not usable: " + e + "\n";
+        return nullptr;
+    }
     exe->m_kernels = describeKernels(bitcode);
     for (KernelDesc& k : exe->m_kernels) {
         const gcn::KernelInfo* info = exe->m_codeObject.find(k.name);

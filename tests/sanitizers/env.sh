@@ -1,0 +1,13 @@
+# The options every test of a sanitizer build runs with: `source tests/sanitizers/env.sh BUILD_DIR`
+# (scripts/test.sh does; do it too when running a test of build-asan or build-tsan by hand).
+# No suppressions: the runs are clean without any.
+# verify_asan_link_order=0: uninstrumented programs (clinfo) load the instrumented runtime
+# through the ICD loader, after libc. detect_leaks: LeakSanitizer at every exit.
+export ASAN_OPTIONS="detect_leaks=1:verify_asan_link_order=0:strict_string_checks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export TSAN_OPTIONS="halt_on_error=0:history_size=4"
+# keep_loaded.so (scripts/test.sh builds it into the build folder): dlclose keeps libraries
+# mapped (keep_loaded.c says why).
+if [ -n "${1:-}" ] && [ -f "$1/keep_loaded.so" ]; then
+  export LD_PRELOAD="$(cd "$1" && pwd)/keep_loaded.so${LD_PRELOAD:+:$LD_PRELOAD}"
+fi
