@@ -3,7 +3,7 @@
 // bad command lines answered with one clear message and exit code 2.
 #define CATCH_CONFIG_RUNNER
 #include "duet/data_paths.hpp"
-#include "engine/gfx/capture.hpp"
+#include "duet/engine/gfx/capture.hpp"
 #include "support/process.hpp"
 #include "support/xvfb.hpp"
 
