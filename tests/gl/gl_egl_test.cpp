@@ -1,6 +1,7 @@
 // GL sharing with a surfaceless Mesa EGL context: context queries and creation, GL buffers
 // written and read by kernels, GL sync events, and the error cases of cl_khr_gl_sharing.
 #include "support/cl_test.hpp"
+#include "support/surfaceless_egl.hpp"
 
 #define EGL_NO_X11
 #include <EGL/egl.h>
@@ -20,56 +21,6 @@
 using namespace duet::test;
 
 namespace {
-
-/// A surfaceless EGL display with a current desktop GL 3.3 core context (null when Mesa's
-/// surfaceless platform is missing).
-struct EglContext {
-    EGLDisplay display = EGL_NO_DISPLAY;
-    EGLContext context = EGL_NO_CONTEXT;
-    EglContext() {
-        auto getPlatformDisplay = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(
-            eglGetProcAddress("eglGetPlatformDisplayEXT"));
-        if (!getPlatformDisplay)
-            return;
-        display = getPlatformDisplay(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
-        if (display == EGL_NO_DISPLAY || !eglInitialize(display, nullptr, nullptr))
-            return;
-        eglBindAPI(EGL_OPENGL_API);
-        const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION,
-                                3,
-                                EGL_CONTEXT_MINOR_VERSION,
-                                3,
-                                EGL_CONTEXT_OPENGL_PROFILE_MASK,
-                                EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
-                                EGL_NONE};
-        context = eglCreateContext(display, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
-        if (context != EGL_NO_CONTEXT)
-            eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, context);
-    }
-    ~EglContext() {
-        if (context != EGL_NO_CONTEXT) {
-            eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-            eglDestroyContext(display, context);
-        }
-    }
-    bool ok() const { return context != EGL_NO_CONTEXT; }
-    std::vector<cl_context_properties> properties(cl_platform_id p) const {
-        return {CL_CONTEXT_PLATFORM,
-                cl_context_properties(p),
-                CL_GL_CONTEXT_KHR,
-                cl_context_properties(context),
-                CL_EGL_DISPLAY_KHR,
-                cl_context_properties(display),
-                0};
-    }
-};
-
-EglContext& egl() {
-    static EglContext e;
-    if (!e.ok())
-        FAIL("no surfaceless EGL context (Mesa's EGL_MESA_platform_surfaceless)");
-    return e;
-}
 
 /// A CL context shared with the test's EGL context, and a queue.
 struct Shared {
