@@ -61,7 +61,27 @@ public:
         virtual ~Resource() = default;
     };
 
+    /// Device memory that GL can import as a buffer's storage (GL_EXT_memory_object_fd): the
+    /// device reaches it at a fixed address with no map, and GL copies between it and the
+    /// application's objects. Destroying it frees the memory: after GL let go of it.
+    class ExportedMemory : public Resource {
+    public:
+        char* address = nullptr; ///< the device's address of the memory (unified addressing)
+        size_t size = 0;         ///< bytes, at least those asked for
+        /// The opaque file descriptor for glImportMemoryFdEXT; the caller owns it (a
+        /// successful import hands it to GL).
+        int fd = -1;
+    };
+
     virtual ~GlInterop() = default;
+
+    /// `bytes` of device memory exported for GL to import. Errors: CL_INVALID_OPERATION when the
+    /// driver cannot export memory (the reason for DUET_LOG), CL_OUT_OF_RESOURCES.
+    virtual Result<std::unique_ptr<ExportedMemory>> exportMemory(size_t bytes,
+                                                                 const std::string& what) {
+        (void)bytes;
+        return makeError(CL_INVALID_OPERATION, what + ": the device exports no memory to GL");
+    }
 
     /// Registers GL buffer object `buffer` (the application's, or a pixel buffer of the
     /// runtime's). `what` names it in messages.

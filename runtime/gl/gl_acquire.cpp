@@ -18,20 +18,17 @@ namespace {
 struct Shared {
     Ref<Mem> mem;
     GlObject* gl;
+    bool glByApp = false; ///< GL's part in the application's context (DeviceObject::glByApp)
 };
 
-/// Orders what the GL thread does next after the application's fence, then deletes it. `onGpu`:
-/// only the runtime's own GL context's later commands (and the device's map, which the driver
-/// orders after them) need to follow, so the GPU waits (glWaitSync) and the thread goes on;
-/// otherwise the thread waits until the fence has signalled (host copies, in-place maps).
-void waitForApp(const GlFunctions& f, void* fence, bool onGpu) {
+/// Waits on the GL thread until the application's fence has signalled, then deletes it: its GL
+/// work is then complete, whatever context or device touches the objects next. (A server wait,
+/// glWaitSync, would let the thread go on, but NVIDIA's driver neither ordered its CUDA-GL map
+/// after one reliably (a texture uploaded just before read stale texels) nor made it cheap: a
+/// wait across GL contexts costs about 160 us on the GPU, a fence seen from the host about 8.)
+void waitForApp(const GlFunctions& f, void* fence) {
     auto s = static_cast<GLsync>(fence);
-    if (onGpu && f.glWaitSync) {
-        f.glWaitSync(s, 0, GL_TIMEOUT_IGNORED);
-    } else {
-        while (f.glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000) ==
-               GL_TIMEOUT_EXPIRED) {
-        }
+    while (f.glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000) == GL_TIMEOUT_EXPIRED) {
     }
     f.glDeleteSync(s);
 }
@@ -45,22 +42,18 @@ cl_int runAcquireRelease(Share& share, void* fence, bool acquire, bool zeroCopy,
     cl_int status = CL_SUCCESS;
     share.run([&] {
         const auto& f = glFunctions();
-        // Objects that all go through the interop device: its map waits on the GPU for the
-        // runtime context's GL work, which waits on the GPU for the application's.
         if (fence)
-            waitForApp(f, fence, std::all_of(objects.begin(), objects.end(), [](const Shared& s) {
-                           return s.gl->resource != nullptr;
-                       }));
+            waitForApp(f, fence);
         bool copied = false;
         std::vector<DeviceObject> viaDevice;
-        for (const auto& [m, o] : objects)
+        for (const auto& [m, o, byApp] : objects)
             if (o->resource && (acquire || o->viaInterop))
                 viaDevice.push_back({m.get(), o, !(m->flags() & CL_MEM_WRITE_ONLY),
-                                     !(m->flags() & CL_MEM_READ_ONLY)});
+                                     !(m->flags() & CL_MEM_READ_ONLY), byApp});
         if (!viaDevice.empty())
             status = acquire ? acquireThroughDevice(share, viaDevice, zeroCopy)
                              : releaseThroughDevice(share, viaDevice, copied);
-        for (const auto& [m, o] : objects) {
+        for (const auto& [m, o, byApp] : objects) {
             if (acquire ? o->viaInterop
                         : std::any_of(viaDevice.begin(), viaDevice.end(),
                                       [&](const DeviceObject& d) { return d.gl == o; }))
@@ -103,12 +96,23 @@ Ref<Event> enqueueGlObjects(Queue& queue, std::shared_ptr<Share> share, std::spa
                             std::span<Event* const> waitList, bool wantEvent, bool acquire) {
     std::vector<Shared> objects;
     objects.reserve(mems.size());
-    for (Mem* m : mems)
-        objects.push_back({retainRef(m), glObjectOf(*m)});
+    // With the application's context current here, GL's copies between small objects and their
+    // shadows happen in that context (no switch between GL contexts on the GPU): an acquire's
+    // now, before the fence below; a release's once the command has run, as this call returns
+    // then anyway. Not while an earlier release of the object may still copy out of the shadow.
+    const bool appCurrent = share->appContextCurrent();
+    for (Mem* m : mems) {
+        GlObject* o = glObjectOf(*m);
+        const bool byApp =
+            appCurrent && appSideCapable(*share, *o, acquire) && (!acquire || !o->releasePending());
+        objects.push_back({retainRef(m), o, byApp});
+        if (byApp && acquire && !(m->flags() & CL_MEM_WRITE_ONLY))
+            appSideAcquire(*m, *o);
+    }
     // Acquire: the application's GL work issued so far must be done before CL reads.
     void* fence = acquire ? share->fenceAppContext() : nullptr;
-    for (const auto& [m, o] : objects)
-        m->glState.store(acquire ? Mem::GlState::Acquired : Mem::GlState::Released);
+    for (const Shared& s : objects)
+        s.mem->glState.store(acquire ? Mem::GlState::Acquired : Mem::GlState::Released);
     // Release with the application's GL context current here: GL commands the application
     // issues after this call must see CL's writes (cl_khr_gl_event's implicit
     // synchronisation), so the call returns once the release has run.
@@ -122,16 +126,30 @@ Ref<Event> enqueueGlObjects(Queue& queue, std::shared_ptr<Share> share, std::spa
     const bool zeroCopy = share->interopDevice() && queue.device() == share->interopDevice();
     const cl_command_type type =
         acquire ? CL_COMMAND_ACQUIRE_GL_OBJECTS : CL_COMMAND_RELEASE_GL_OBJECTS;
+    std::vector<Shared> byApp; // release: copied out of the shadow here once the command ran
+    bool shadows = false;      // release: acquires of these objects look at this one's event
+    for (const Shared& s : objects) {
+        shadows |= !acquire && s.gl->shadowBuffer;
+        if (s.glByApp && !acquire)
+            byApp.push_back(s);
+    }
+    // The command holds `objects`; the event (made whenever someone waits) outlives it.
     Ref<Event> event = queue.enqueue(
         type, waitList,
         [share, fence, acquire, zeroCopy, objects = std::move(objects)] {
             return runAcquireRelease(*share, fence, acquire, zeroCopy, objects);
         },
-        false, wantEvent || waitHere || !inPlace.empty());
+        false, wantEvent || waitHere || !inPlace.empty() || shadows);
     for (const Shared& s : inPlace)
         s.gl->noteAcquire(event);
+    if (!acquire && shadows)
+        for (Mem* m : mems)
+            glObjectOf(*m)->noteRelease(event);
     if (waitHere)
         event->wait();
+    for (const Shared& s : byApp)
+        if (std::exchange(s.gl->appCopyDue, false))
+            appSideRelease(*s.mem, *s.gl);
     return event;
 }
 

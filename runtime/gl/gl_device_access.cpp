@@ -134,7 +134,176 @@ Result<std::unique_ptr<GlInterop::Resource>> pixelBufferFor(GlInterop& interop, 
     return r;
 }
 
+/// The largest object that goes through imported device memory (DUET_GL_SHADOW_MAX bytes).
+/// Measured on an H100 (bench/README.md): the driver's map + unmap pair costs ~500 us per
+/// acquire + release whatever the size, GL copies run at ~84 GB/s: an 8 MiB buffer's pair costs
+/// ~240 us through copies, a 16 MiB one about as much as maps.
+size_t shadowLimit() {
+    static const size_t limit = [] {
+        const char* env = std::getenv("DUET_GL_SHADOW_MAX");
+        return env && *env ? size_t(std::strtoull(env, nullptr, 0)) : size_t(8) << 20;
+    }();
+    return limit;
+}
+
+/// On the GL thread: whether the runtime's context has GL_EXT_memory_object_fd (asked once per
+/// share; a failed import turns it off for the share).
+bool importsMemory(Share& share) {
+    if (share.importsMemory >= 0)
+        return share.importsMemory == 1;
+    const GlFunctions& f = glFunctions();
+    bool has = false;
+    GLint count = 0;
+    if (f.glCreateMemoryObjectsEXT && f.glImportMemoryFdEXT && f.glBufferStorageMemEXT &&
+        f.glDeleteMemoryObjectsEXT && f.glCopyBufferSubData && f.glGetStringi && f.glGetIntegerv) {
+        f.glGetIntegerv(GL_NUM_EXTENSIONS, &count);
+        for (GLint i = 0; i < count && !has; ++i)
+            if (auto* e = f.glGetStringi(GL_EXTENSIONS, GLuint(i)))
+                has =
+                    std::string_view(reinterpret_cast<const char*>(e)) == "GL_EXT_memory_object_fd";
+    }
+    while (f.glGetError() != GL_NO_ERROR) {
+    }
+    share.importsMemory = has ? 1 : 0;
+    return has;
+}
+
+/// On the GL thread: `o` through device memory GL imports, when the device exports some and GL
+/// takes it. False (with `why`) when not; the caller registers `o` instead.
+bool attachShadow(Share& share, GlInterop& interop, GlObject& o, size_t bytes,
+                  const std::string& name, std::string& why) {
+    auto made = interop.exportMemory(bytes, name);
+    if (!made) {
+        why = made.error().message;
+        share.importsMemory = 0; // the device cannot: don't ask for every object
+        return false;
+    }
+    GlInterop::ExportedMemory& mem = **made;
+    const GlFunctions& f = glFunctions();
+    while (f.glGetError() != GL_NO_ERROR) {
+    }
+    GLuint mo = 0;
+    f.glCreateMemoryObjectsEXT(1, &mo);
+    // CUDA's allocation is one object of its own: GL maps it right only when told so.
+    const GLint dedicated = GL_TRUE;
+    if (f.glMemoryObjectParameterivEXT)
+        f.glMemoryObjectParameterivEXT(mo, kGlDedicatedMemoryObject, &dedicated);
+    f.glImportMemoryFdEXT(mo, mem.size, kGlHandleTypeOpaqueFd, mem.fd);
+    GLenum error = f.glGetError();
+    GLuint buffer = 0;
+    if (error == GL_NO_ERROR) {
+        mem.fd = -1; // GL owns it now
+        f.glGenBuffers(1, &buffer);
+        f.glBindBuffer(GL_COPY_WRITE_BUFFER, buffer);
+        f.glBufferStorageMemEXT(GL_COPY_WRITE_BUFFER, GLsizeiptr(bytes), mo, 0);
+        f.glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        error = f.glGetError();
+    }
+    if (error != GL_NO_ERROR) {
+        deleteShadow(buffer, mo);
+        why = name + ": GL did not take the device's memory (GL_EXT_memory_object_fd, GL error " +
+              std::to_string(error) + ")";
+        share.importsMemory = 0;
+        return false;
+    }
+    // The application's context uses the buffer too (appSideAcquire/appSideRelease): GL makes
+    // an object's new state visible to another context once the commands that made it have
+    // completed. Unfinished, NVIDIA's GL let the application's copies go nowhere.
+    f.glFinish();
+    o.shadowBuffer = buffer;
+    o.memoryObject = mo;
+    o.resource = std::move(*made);
+    return true;
+}
+
+GlInterop::ExportedMemory& shadowOf(GlObject& o) {
+    return static_cast<GlInterop::ExportedMemory&>(*o.resource);
+}
+
+/// On the GL thread: a GL copy of a buffer's first `bytes` between two buffers.
+void copyBuffer(unsigned from, unsigned to, size_t bytes) {
+    const GlFunctions& f = glFunctions();
+    f.glBindBuffer(GL_COPY_READ_BUFFER, from);
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, to);
+    f.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, GLsizeiptr(bytes));
+    f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+}
+
+/// On the GL thread: the bytes of GL buffer `buffer` (0 when it has no store).
+size_t glBufferSize(unsigned buffer) {
+    const GlFunctions& f = glFunctions();
+    GLint size = 0;
+    f.glBindBuffer(GL_COPY_READ_BUFFER, buffer);
+    f.glGetBufferParameteriv(GL_COPY_READ_BUFFER, GL_BUFFER_SIZE, &size);
+    f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    return size > 0 ? size_t(size) : 0;
+}
+
 } // namespace
+
+bool appSideCapable(const Share& share, const GlObject& o, bool acquire) {
+    const GlFunctions& f = glFunctions();
+    if (!o.shadowBuffer || share.gles() || !f.glCopyNamedBufferSubData ||
+        !f.glGetNamedBufferParameteriv)
+        return false;
+    if (o.type == CL_GL_OBJECT_BUFFER)
+        return true;
+    return !acquire && o.type == CL_GL_OBJECT_TEXTURE2D && o.target == GL_TEXTURE_2D &&
+           f.glTextureSubImage2D;
+}
+
+namespace {
+
+size_t namedBufferSize(unsigned buffer) {
+    GLint size = 0;
+    glFunctions().glGetNamedBufferParameteriv(buffer, GL_BUFFER_SIZE, &size);
+    return size > 0 ? size_t(size) : 0;
+}
+
+} // namespace
+
+void appSideAcquire(const Mem& m, const GlObject& o) {
+    glFunctions().glCopyNamedBufferSubData(o.name, o.shadowBuffer, 0, 0,
+                                           GLsizeiptr(std::min(m.size(), namedBufferSize(o.name))));
+}
+
+void appSideRelease(const Mem& m, const GlObject& o) {
+    const GlFunctions& f = glFunctions();
+    if (o.type == CL_GL_OBJECT_BUFFER) {
+        f.glCopyNamedBufferSubData(o.shadowBuffer, o.name, 0, 0,
+                                   GLsizeiptr(std::min(m.size(), namedBufferSize(o.name))));
+        return;
+    }
+    // The unpack state is the application's: kept, changed for the copy, put back.
+    const GLenum names[] = {GL_PIXEL_UNPACK_BUFFER_BINDING, GL_UNPACK_ALIGNMENT,
+                            GL_UNPACK_ROW_LENGTH, GL_UNPACK_SKIP_ROWS, GL_UNPACK_SKIP_PIXELS};
+    GLint saved[5] = {};
+    for (int i = 0; i < 5; ++i)
+        f.glGetIntegerv(names[i], &saved[i]);
+    f.glBindBuffer(GL_PIXEL_UNPACK_BUFFER, o.shadowBuffer);
+    f.glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    f.glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    f.glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
+    f.glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
+    f.glTextureSubImage2D(o.name, o.level, 0, 0, GLsizei(m.desc.image_width),
+                          GLsizei(m.desc.image_height), o.transferFormat, o.transferType, nullptr);
+    f.glBindBuffer(GL_PIXEL_UNPACK_BUFFER, GLuint(saved[0]));
+    for (int i = 1; i < 5; ++i)
+        f.glPixelStorei(names[i], saved[i]);
+}
+
+void deleteShadow(unsigned buffer, unsigned memoryObject) {
+    const GlFunctions& f = glFunctions();
+    if (buffer) {
+        GLuint b = buffer;
+        f.glDeleteBuffers(1, &b);
+    }
+    if (memoryObject && f.glDeleteMemoryObjectsEXT) {
+        GLuint mo = memoryObject;
+        f.glDeleteMemoryObjectsEXT(1, &mo);
+    }
+}
 
 bool attachInterop(Share& share, Mem& m, GlObject& o, unsigned internalFormat) {
     GlInterop* interop = share.interop();
@@ -160,6 +329,17 @@ bool attachInterop(Share& share, Mem& m, GlObject& o, unsigned internalFormat) {
         makeError(CL_INVALID_GL_OBJECT, name + ": not registered");
     std::string how;
     share.run([&] {
+        const size_t bytes = o.type == CL_GL_OBJECT_BUFFER ? m.size() : packedSize(m);
+        if (bytes <= shadowLimit() && importsMemory(share)) {
+            std::string why;
+            if (attachShadow(share, *interop, o, bytes, name, why)) {
+                how = "GL objects of up to " + std::to_string(shadowLimit()) +
+                      " bytes are copied by GL into and out of memory of " + device +
+                      " that GL imports (GL_EXT_memory_object_fd), on the GPU";
+                return;
+            }
+            logOnce(why + "; GL objects are registered with " + device + " instead");
+        }
         if (o.type == CL_GL_OBJECT_BUFFER) {
             made = interop->registerBuffer(o.name, accessOf(m), name);
             how = "GL buffers are mapped by " + device +
@@ -181,6 +361,10 @@ bool attachInterop(Share& share, Mem& m, GlObject& o, unsigned internalFormat) {
         how = "GL textures and renderbuffers " + device + " cannot map (depth, sRGB, 1D, ...) " +
               "are packed by GL into a pixel buffer it maps (CUDA-GL interop), on the GPU";
     });
+    if (o.shadowBuffer) {
+        logOnce(how);
+        return true;
+    }
     if (!made) {
         o.resourceIsImage = false;
         logOnce(made.error().message + "; " + name + " is copied on the host at acquire/release");
@@ -206,17 +390,40 @@ cl_int acquireThroughDevice(Share& share, std::span<const DeviceObject> objects,
     auto needsGl = [](const DeviceObject& d) {
         return d.clReads || (d.clWrites && d.mem->format.image_channel_order == CL_DEPTH_STENCIL);
     };
-    for (const DeviceObject& d : objects)
-        if (d.gl->pixelBuffer && needsGl(d)) {
-            f.glBindBuffer(GL_PIXEL_PACK_BUFFER, d.gl->pixelBuffer);
-            readPacked(*d.mem, *d.gl, nullptr);
+    bool shadowed = false;
+    for (const DeviceObject& d : objects) {
+        GlObject& o = *d.gl;
+        if (o.shadowBuffer && d.glByApp)
+            continue; // copied by the application's context; its fence has signalled
+        if (o.shadowBuffer && needsGl(d)) {
+            if (o.type == CL_GL_OBJECT_BUFFER) {
+                copyBuffer(o.name, o.shadowBuffer, std::min(d.mem->size(), glBufferSize(o.name)));
+            } else {
+                f.glBindBuffer(GL_PIXEL_PACK_BUFFER, o.shadowBuffer);
+                readPacked(*d.mem, o, nullptr);
+                f.glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+            }
+            shadowed = true;
+        } else if (o.pixelBuffer && needsGl(d)) {
+            f.glBindBuffer(GL_PIXEL_PACK_BUFFER, o.pixelBuffer);
+            readPacked(*d.mem, o, nullptr);
             f.glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
         }
-    // One map for all: the driver orders it after the GL work above.
+    }
+    // The device reads what GL wrote into its memory: nothing orders the two but this wait.
+    if (shadowed) {
+        GLsync fence = f.glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+        while (f.glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000) ==
+               GL_TIMEOUT_EXPIRED) {
+        }
+        f.glDeleteSync(fence);
+    }
+    // One map for all the registered ones: the driver orders it after the GL work above.
     std::vector<GlInterop::Resource*> resources;
     for (const DeviceObject& d : objects)
-        resources.push_back(d.gl->resource.get());
-    if (Status s = interop.map(resources); !s) {
+        if (!d.gl->shadowBuffer)
+            resources.push_back(d.gl->resource.get());
+    if (Status s = resources.empty() ? Status::success() : interop.map(resources); !s) {
         logOnce(s.error().message + "; this acquire copies on the host");
         for (const DeviceObject& d : objects)
             d.gl->viaInterop = false;
@@ -237,6 +444,20 @@ cl_int acquireThroughDevice(Share& share, std::span<const DeviceObject> objects,
         Mem& m = *d.mem;
         GlObject& o = *d.gl;
         o.viaInterop = true;
+        if (o.shadowBuffer) {
+            char* p = shadowOf(o).address;
+            if (o.type != CL_GL_OBJECT_BUFFER) {
+                if (needsGl(d))
+                    copied(interop.copyBox(m.data(), storageLayout(m), p, packedLayout(m),
+                                           texelBox(m)));
+            } else if (zeroCopy) {
+                m.setStorage(p, true); // kernels of this device use it where it is
+                o.zeroCopy = true;
+            } else if (d.clReads) {
+                copied(interop.copyBox(m.data(), {}, p, {}, {m.size()}));
+            }
+            continue;
+        }
         if (o.type == CL_GL_OBJECT_BUFFER || o.pixelBuffer) {
             auto mapped = interop.mappedPointer(*o.resource);
             if (!mapped) {
@@ -281,9 +502,26 @@ cl_int releaseThroughDevice(Share& share, std::span<const DeviceObject> objects,
         status = std::min(status, e.code < 0 ? e.code : CL_OUT_OF_RESOURCES);
     };
     std::vector<GlInterop::Resource*> resources;
+    bool shadowWrites = false; // GL copies out of imported memory once the device is done
     for (const DeviceObject& d : objects) {
         Mem& m = *d.mem;
         GlObject& o = *d.gl;
+        if (o.shadowBuffer) {
+            shadowWrites |= d.clWrites;
+            if (o.zeroCopy) {
+                m.setStorage(nullptr);
+                o.zeroCopy = false;
+            } else if (d.clWrites) {
+                char* p = shadowOf(o).address;
+                Status s = o.type == CL_GL_OBJECT_BUFFER
+                               ? interop.copyBox(p, {}, m.data(), {}, {m.size()})
+                               : interop.copyBox(p, packedLayout(m), m.data(), storageLayout(m),
+                                                 texelBox(m));
+                if (!s)
+                    fail(s.error());
+            }
+            continue;
+        }
         resources.push_back(o.resource.get());
         if (o.zeroCopy) {
             m.setStorage(nullptr); // CL's writes are in GL's memory already
@@ -313,12 +551,33 @@ cl_int releaseThroughDevice(Share& share, std::span<const DeviceObject> objects,
             fail(s.error());
     }
     // The unmap is ordered after the copies on the device's stream, and GL's work after the
-    // unmap after both: nothing to wait for here.
-    if (Status s = interop.unmap(resources); !s)
-        fail(s.error());
+    // unmap after both: nothing to wait for here. Imported memory has no such order: GL copies
+    // from it once the device's copies (and the kernels before the release) have finished.
+    if (!resources.empty())
+        if (Status s = interop.unmap(resources); !s)
+            fail(s.error());
+    if (shadowWrites)
+        if (Status s = interop.finish(); !s)
+            fail(s.error());
     // GL's part last: pixel buffers unpacked into their textures and renderbuffers.
     for (const DeviceObject& d : objects) {
         d.gl->viaInterop = false;
+        GlObject& o = *d.gl;
+        if (o.shadowBuffer && d.glByApp) {
+            o.appCopyDue = d.clWrites; // the application's context copies once this has run
+            continue;
+        }
+        if (o.shadowBuffer && d.clWrites) {
+            if (o.type == CL_GL_OBJECT_BUFFER) {
+                copyBuffer(o.shadowBuffer, o.name, std::min(d.mem->size(), glBufferSize(o.name)));
+            } else {
+                f.glBindBuffer(GL_PIXEL_UNPACK_BUFFER, o.shadowBuffer);
+                writePacked(*d.mem, o, nullptr);
+                f.glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+            }
+            glWork = true;
+            continue;
+        }
         if (d.gl->pixelBuffer && d.clWrites) {
             f.glBindBuffer(GL_PIXEL_UNPACK_BUFFER, d.gl->pixelBuffer);
             writePacked(*d.mem, *d.gl, nullptr);

@@ -20,10 +20,13 @@ class Share;
 /// interop device: buffers as they are, images the device can register (colour formats of 2D,
 /// rectangle, cube-face, 3D and 2D-array textures and renderbuffers) as images, other images
 /// (depth, depth-stencil, sRGB, 1D) through a pixel buffer that GL packs and unpacks on the GPU.
-/// True when `o` goes through the device from now on; false, with the reason under DUET_LOG,
-/// when it stays on host copies (no interop device, DUET_GL_BUFFERS=copy for buffers, buffer
-/// textures, a registration the driver refused). `internalFormat`: GL's, 0 for buffers. Any
-/// thread but the GL thread (runs its GL work there).
+/// Objects of at most DUET_GL_SHADOW_MAX bytes (default 8 MiB; 0: never) go instead through
+/// device memory GL imports (GlObject::shadowBuffer) where the device exports memory and GL has
+/// GL_EXT_memory_object_fd: GL copies replace the driver's map and unmap, whose fixed cost is
+/// larger than such copies. True when `o` goes through the device from now on; false, with the
+/// reason under DUET_LOG, when it stays on host copies (no interop device, DUET_GL_BUFFERS=copy for
+/// buffers, buffer textures, a registration the driver refused). `internalFormat`: GL's, 0 for
+/// buffers. Any thread but the GL thread (runs its GL work there).
 bool attachInterop(Share& share, Mem& m, GlObject& o, unsigned internalFormat);
 
 /// One object of an acquire or release that goes through the device.
@@ -31,7 +34,22 @@ struct DeviceObject {
     Mem* mem;
     GlObject* gl;
     bool clReads, clWrites;
+    /// GL's part of it (copies between the object and its shadow) is done in the application's
+    /// context on its own thread (appSideAcquire/appSideRelease), not by the runtime's context.
+    bool glByApp = false;
 };
+
+/// Whether GL's part of moving `o` through its shadow can run in the application's GL context,
+/// current on the calling thread: a buffer (both ways) or a 2D texture level (release), with GL
+/// 4.5's direct state access, so that none of the application's bindings change. Work of two GL
+/// contexts orders on the GPU only through a switch between them, which costs about 150 us on
+/// NVIDIA's GL; one context's work costs none. Not for GL ES.
+bool appSideCapable(const Share& share, const GlObject& o, bool acquire);
+/// On the application's thread, its context current, when appSideCapable: GL copies the buffer
+/// into its shadow (acquire; the application's fence after it covers the copy) or the shadow
+/// back into the object (release, once the device's part has run).
+void appSideAcquire(const Mem& m, const GlObject& o);
+void appSideRelease(const Mem& m, const GlObject& o);
 
 /// Acquire, on the GL thread after the application's GL work: GL packs pixel buffers, the
 /// device maps every registration at once, and the data reaches CL's storage on the device (a
@@ -45,6 +63,9 @@ cl_int acquireThroughDevice(Share& share, std::span<const DeviceObject> objects,
 /// copy, CL's writes into GL's memory, one unmap, GL unpacks pixel buffers. `glWork` is set
 /// when GL commands were issued that the release must finish. Returns the command's status.
 cl_int releaseThroughDevice(Share& share, std::span<const DeviceObject> objects, bool& glWork);
+
+/// Deletes a shadow buffer of attachInterop's and its memory object (0: none). GL thread.
+void deleteShadow(unsigned buffer, unsigned memoryObject);
 
 /// Deletes a pixel buffer of attachInterop's (0: none). GL thread.
 void deletePixelBuffer(unsigned buffer);

@@ -10,8 +10,10 @@
 namespace duet::rt::gl {
 
 /// GL_EXT_memory_object (glext.h, which the core header leaves out).
-constexpr GLenum kGlNumDeviceUuids = 0x9596; ///< GL_NUM_DEVICE_UUIDS_EXT
-constexpr GLenum kGlDeviceUuid = 0x9597;     ///< GL_DEVICE_UUID_EXT
+constexpr GLenum kGlNumDeviceUuids = 0x9596;        ///< GL_NUM_DEVICE_UUIDS_EXT
+constexpr GLenum kGlDeviceUuid = 0x9597;            ///< GL_DEVICE_UUID_EXT
+constexpr GLenum kGlDedicatedMemoryObject = 0x9581; ///< GL_DEDICATED_MEMORY_OBJECT_EXT
+constexpr GLenum kGlHandleTypeOpaqueFd = 0x9586;    ///< GL_HANDLE_TYPE_OPAQUE_FD_EXT
 /// EGL_NV_device_cuda's attribute of an EGL device: its CUDA ordinal.
 constexpr EGLint kEglCudaDevice = 0x323A; ///< EGL_CUDA_DEVICE_NV
 
@@ -65,7 +67,6 @@ struct GlFunctions {
     PFNGLFLUSHPROC glFlush = nullptr;
     PFNGLFENCESYNCPROC glFenceSync = nullptr;
     PFNGLCLIENTWAITSYNCPROC glClientWaitSync = nullptr;
-    PFNGLWAITSYNCPROC glWaitSync = nullptr;
     PFNGLDELETESYNCPROC glDeleteSync = nullptr;
     PFNGLISSYNCPROC glIsSync = nullptr;
     PFNGLGETERRORPROC glGetError = nullptr;
@@ -101,6 +102,18 @@ struct GlFunctions {
     /// GL_EXT_memory_object (device UUIDs). GLVND hands out an entry point even where the
     /// context lacks the extension: callers check GL_EXTENSIONS first (gl_context_devices.cpp).
     void(APIENTRYP glGetUnsignedBytei_vEXT)(GLenum, GLuint, GLubyte*) = nullptr;
+    /// GL_EXT_memory_object(_fd): device memory as a buffer's storage (gl_device_access.cpp).
+    void(APIENTRYP glCreateMemoryObjectsEXT)(GLsizei, GLuint*) = nullptr;
+    void(APIENTRYP glDeleteMemoryObjectsEXT)(GLsizei, const GLuint*) = nullptr;
+    void(APIENTRYP glMemoryObjectParameterivEXT)(GLuint, GLenum, const GLint*) = nullptr;
+    void(APIENTRYP glImportMemoryFdEXT)(GLuint, GLuint64, GLenum, GLint) = nullptr;
+    void(APIENTRYP glBufferStorageMemEXT)(GLenum, GLsizeiptr, GLuint, GLuint64) = nullptr;
+    PFNGLCOPYBUFFERSUBDATAPROC glCopyBufferSubData = nullptr;
+    /// GL 4.5 direct state access: GL work in the application's own context without touching
+    /// its bindings (gl_device_access.cpp).
+    PFNGLCOPYNAMEDBUFFERSUBDATAPROC glCopyNamedBufferSubData = nullptr;
+    PFNGLGETNAMEDBUFFERPARAMETERIVPROC glGetNamedBufferParameteriv = nullptr;
+    PFNGLTEXTURESUBIMAGE2DPROC glTextureSubImage2D = nullptr;
 
     bool hasEgl() const { return eglGetProcAddress && eglCreateContext && eglMakeCurrent; }
     bool hasGlx() const {

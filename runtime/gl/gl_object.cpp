@@ -23,13 +23,16 @@ GlObject::~GlObject() {
         unsigned buffer = name;
         share->post([buffer] { unmapBuffer(buffer); });
     }
-    // The device unmaps and unregisters on the GL thread, then the pixel buffer goes.
+    // The device unmaps and unregisters on the GL thread, then the pixel buffer goes. Memory
+    // GL imported goes the other way: GL lets go of it before the device frees it.
     if (resource || pixelBuffer) {
         std::shared_ptr<GlInterop::Resource> registration(std::move(resource));
-        share->post([registration, pbo = pixelBuffer]() mutable {
-            registration.reset();
-            deletePixelBuffer(pbo);
-        });
+        share->post(
+            [registration, pbo = pixelBuffer, shadow = shadowBuffer, mo = memoryObject]() mutable {
+                deleteShadow(shadow, mo);
+                registration.reset();
+                deletePixelBuffer(pbo);
+            });
     }
 }
 
@@ -50,6 +53,17 @@ void GlObject::noteAcquire(Ref<Event> acquire) {
     std::lock_guard lock(m_mutex);
     previous = std::exchange(m_lastAcquire, std::move(acquire));
     // `previous` goes after the lock (declared before it): its last reference may run code.
+}
+
+void GlObject::noteRelease(Ref<Event> release) {
+    Ref<Event> previous;
+    std::lock_guard lock(m_mutex);
+    previous = std::exchange(m_lastRelease, std::move(release));
+}
+
+bool GlObject::releasePending() const {
+    std::lock_guard lock(m_mutex);
+    return m_lastRelease && m_lastRelease->status() > CL_COMPLETE;
 }
 
 GlObject* glObjectOf(const Mem& m) {

@@ -39,6 +39,9 @@ public:
     void settleStorage() const override;
     /// Remembers `acquire` as the latest enqueued acquire (settleStorage).
     void noteAcquire(Ref<Event> acquire);
+    /// Remembers `release` as the latest enqueued release; whether it has not finished yet.
+    void noteRelease(Ref<Event> release);
+    bool releasePending() const;
 
     const std::shared_ptr<Share> share;
     const cl_gl_object_type type;
@@ -61,17 +64,25 @@ public:
     unsigned pixelBuffer = 0;
     /// Registered as an image (else a buffer: the GL buffer or `pixelBuffer`).
     bool resourceIsImage = false;
+    /// Small objects: a GL buffer of the runtime's whose storage is device memory the device
+    /// exported (`resource` is that GlInterop::ExportedMemory) and `memoryObject` imported
+    /// (GL_EXT_memory_object_fd). GL copies or packs the object into it at acquire and back at
+    /// release; the device never maps anything (0: not used).
+    unsigned shadowBuffer = 0, memoryObject = 0;
     /// The latest acquire went through the device (a failed map falls back to host copies).
     bool viaInterop = false;
     /// A buffer whose storage is the device's mapping now (zero copy), since that acquire.
     bool zeroCopy = false;
+    /// A release left GL's copy out of the shadow to the application's context (set on the GL
+    /// thread, read by the releasing thread once the command has run).
+    bool appCopyDue = false;
     /// Whether acquires move the CL object's storage (in place, or a buffer through the
     /// device): maps then wait for the latest acquire (settleStorage).
     bool movesStorage() const { return inPlace || (resource && type == CL_GL_OBJECT_BUFFER); }
 
 private:
     mutable std::mutex m_mutex;
-    Ref<Event> m_lastAcquire; ///< guarded by m_mutex
+    Ref<Event> m_lastAcquire, m_lastRelease; ///< guarded by m_mutex
 };
 
 /// The GL state of `m`, null when `m` was not made from a GL object.

@@ -93,7 +93,6 @@ GlFunctions loadFunctions() {
     gl(f.glFlush, "glFlush");
     gl(f.glFenceSync, "glFenceSync");
     gl(f.glClientWaitSync, "glClientWaitSync");
-    gl(f.glWaitSync, "glWaitSync");
     gl(f.glDeleteSync, "glDeleteSync");
     gl(f.glIsSync, "glIsSync");
     gl(f.glGetError, "glGetError");
@@ -127,6 +126,15 @@ GlFunctions loadFunctions() {
     gl(f.glGetIntegerv, "glGetIntegerv");
     gl(f.glGetStringi, "glGetStringi");
     gl(f.glGetUnsignedBytei_vEXT, "glGetUnsignedBytei_vEXT");
+    gl(f.glCreateMemoryObjectsEXT, "glCreateMemoryObjectsEXT");
+    gl(f.glDeleteMemoryObjectsEXT, "glDeleteMemoryObjectsEXT");
+    gl(f.glMemoryObjectParameterivEXT, "glMemoryObjectParameterivEXT");
+    gl(f.glImportMemoryFdEXT, "glImportMemoryFdEXT");
+    gl(f.glBufferStorageMemEXT, "glBufferStorageMemEXT");
+    gl(f.glCopyBufferSubData, "glCopyBufferSubData");
+    gl(f.glCopyNamedBufferSubData, "glCopyNamedBufferSubData");
+    gl(f.glGetNamedBufferParameteriv, "glGetNamedBufferParameteriv");
+    gl(f.glTextureSubImage2D, "glTextureSubImage2D");
 
     return f;
 }

@@ -82,6 +82,9 @@ public:
     void setInteropDevice(Device* device) { m_interopDevice = device; }
     /// That device's GlInterop (null without one).
     GlInterop* interop() const;
+    /// Whether GL objects may go through device memory GL imports (gl_device_access.cpp): not
+    /// known yet (-1), yes (1), no (0). Touched on the GL thread only.
+    int importsMemory = -1;
 
 protected:
     GlProperties m_props;

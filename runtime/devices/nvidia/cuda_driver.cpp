@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <type_traits>
+#include <utility>
 
 namespace duet::nvidia {
 
@@ -106,6 +107,17 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
         optional(d.graphicsResourceGetMappedPointer, "cuGraphicsResourceGetMappedPointer_v2");
         optional(d.graphicsSubResourceGetMappedArray, "cuGraphicsSubResourceGetMappedArray");
         optional(d.array3DGetDescriptor, "cuArray3DGetDescriptor_v2");
+        std::string glLacks = std::exchange(lacks, std::string());
+        optional(d.memGetAllocationGranularity, "cuMemGetAllocationGranularity");
+        optional(d.memCreate, "cuMemCreate");
+        optional(d.memRelease, "cuMemRelease");
+        optional(d.memExportToShareableHandle, "cuMemExportToShareableHandle");
+        optional(d.memAddressReserve, "cuMemAddressReserve");
+        optional(d.memAddressFree, "cuMemAddressFree");
+        optional(d.memMap, "cuMemMap");
+        optional(d.memUnmap, "cuMemUnmap");
+        optional(d.memSetAccess, "cuMemSetAccess");
+        d.memoryExportMissing = std::exchange(lacks, std::move(glLacks));
     }
     if (!missing.empty()) {
         reason = std::string("the CUDA driver library ") + library +

@@ -152,7 +152,40 @@ enum DeviceAttribute : int {
     kMaxSharedMemoryPerMultiprocessor = 81, ///< ..._MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
     kMaxSharedMemoryPerBlockOptin = 97, ///< CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
     kHostRegisterSupported = 99,        ///< CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
+    kVirtualMemoryManagement = 102,     ///< ..._VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+    kPosixFdHandles = 103,              ///< ..._HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
 };
+
+/// Virtual memory management (cuMemCreate and its kin): device memory exported as a POSIX file
+/// descriptor, which GL imports (GL_EXT_memory_object_fd).
+/// CUmemLocation.
+struct MemLocation {
+    int type; ///< CUmemLocationType: kMemLocationDevice
+    int id;   ///< the device ordinal
+};
+/// CUmemAllocationProp.
+struct MemAllocationProp {
+    int type;                 ///< CUmemAllocationType: kMemAllocationPinned
+    int requestedHandleTypes; ///< CUmemAllocationHandleType: kMemHandlePosixFd
+    MemLocation location;
+    void* win32HandleMetaData; ///< zero on POSIX
+    struct {
+        unsigned char compressionType, gpuDirectRDMACapable;
+        unsigned short usage;
+        unsigned char reserved[4];
+    } allocFlags;
+};
+/// CUmemAccessDesc.
+struct MemAccessDesc {
+    MemLocation location;
+    int flags; ///< CUmemAccess_flags: kMemAccessReadWrite
+};
+using MemHandle = unsigned long long;            ///< CUmemGenericAllocationHandle
+inline constexpr int kMemAllocationPinned = 1;   ///< CU_MEM_ALLOCATION_TYPE_PINNED
+inline constexpr int kMemHandlePosixFd = 1;      ///< CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+inline constexpr int kMemLocationDevice = 1;     ///< CU_MEM_LOCATION_TYPE_DEVICE
+inline constexpr int kMemAccessReadWrite = 3;    ///< CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+inline constexpr int kMemGranularityMinimum = 0; ///< CU_MEM_ALLOC_GRANULARITY_MINIMUM
 
 /// CUcomputemode: a prohibited device accepts no context.
 inline constexpr int kComputeModeProhibited = 2; ///< CU_COMPUTEMODE_PROHIBITED
@@ -281,6 +314,25 @@ struct CudaDriver {
     /// The CUDA–GL entry points the library lacks ("cuGraphicsGLRegisterBuffer, ..."); empty
     /// when it has them all.
     std::string glInteropMissing;
+
+    // Optional too: memory GL imports (CudaGlInterop::exportMemory); memoryExportMissing names
+    // what the library lacks.
+    cu::Result (*memGetAllocationGranularity)(size_t* granularity,
+                                              const cu::MemAllocationProp* prop, int option);
+    cu::Result (*memCreate)(cu::MemHandle* handle, size_t bytes, const cu::MemAllocationProp* prop,
+                            unsigned long long flags);
+    cu::Result (*memRelease)(cu::MemHandle handle);
+    cu::Result (*memExportToShareableHandle)(void* shareable, cu::MemHandle handle, int type,
+                                             unsigned long long flags);
+    cu::Result (*memAddressReserve)(cu::DevicePtr* pointer, size_t bytes, size_t alignment,
+                                    cu::DevicePtr addr, unsigned long long flags);
+    cu::Result (*memAddressFree)(cu::DevicePtr pointer, size_t bytes);
+    cu::Result (*memMap)(cu::DevicePtr pointer, size_t bytes, size_t offset, cu::MemHandle handle,
+                         unsigned long long flags);
+    cu::Result (*memUnmap)(cu::DevicePtr pointer, size_t bytes);
+    cu::Result (*memSetAccess)(cu::DevicePtr pointer, size_t bytes, const cu::MemAccessDesc* desc,
+                               size_t count);
+    std::string memoryExportMissing;
 
     /// The process's driver: libcuda.so.1 (or $DUET_CUDA_LIBRARY) loaded and every entry point
     /// resolved, once. Null when that fails; `reason` (if given) then says why, and under

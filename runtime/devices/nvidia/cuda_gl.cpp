@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <unistd.h>
+
 namespace duet::rt::nvidia_device {
 
 namespace cu = nvidia::cu;
@@ -368,6 +370,96 @@ Status CudaGlInterop::finish() {
     if (!o.why.empty())
         return failure(o);
     return Status::success();
+}
+
+namespace {
+
+/// Exported device memory: unmapped, its address range freed and the allocation released when
+/// GL no longer uses it.
+struct CudaExportedMemory final : GlInterop::ExportedMemory {
+    CudaExportedMemory(CudaExecutor& executor, cu::MemHandle h) : m_executor(executor), handle(h) {}
+    ~CudaExportedMemory() override {
+        if (fd >= 0)
+            close(fd);
+        const nvidia::CudaDriver& cuda = m_executor.cuda();
+        m_executor.onStream([&](cu::StreamHandle) -> Outcome {
+            if (mapped)
+                cuda.memUnmap(address_(), size);
+            if (reserved)
+                cuda.memAddressFree(address_(), size);
+            cuda.memRelease(handle);
+            return {};
+        });
+    }
+    cu::DevicePtr address_() const { return cu::DevicePtr(reinterpret_cast<uintptr_t>(address)); }
+
+    CudaExecutor& m_executor;
+    cu::MemHandle handle;
+    bool reserved = false, mapped = false;
+};
+
+} // namespace
+
+Result<std::unique_ptr<GlInterop::ExportedMemory>>
+CudaGlInterop::exportMemory(size_t bytes, const std::string& what) {
+    const nvidia::CudaDriver& cuda = m_executor.cuda();
+    if (!cuda.memoryExportMissing.empty())
+        return makeError(CL_INVALID_OPERATION,
+                         what + ": the CUDA driver lacks " + cuda.memoryExportMissing);
+    const cu::Device device = m_executor.cudaDevice();
+    int vmm = 0, posix = 0;
+    cuda.deviceGetAttribute(&vmm, cu::kVirtualMemoryManagement, device);
+    cuda.deviceGetAttribute(&posix, cu::kPosixFdHandles, device);
+    if (!vmm || !posix)
+        return makeError(CL_INVALID_OPERATION,
+                         what +
+                             ": the GPU exports no memory as file descriptors (virtual memory "
+                             "management " +
+                             std::to_string(vmm) + ", POSIX handles " + std::to_string(posix) +
+                             ")");
+    std::unique_ptr<CudaExportedMemory> made;
+    Outcome o = m_executor.onStream([&](cu::StreamHandle) -> Outcome {
+        cu::MemAllocationProp prop{};
+        prop.type = cu::kMemAllocationPinned;
+        prop.requestedHandleTypes = cu::kMemHandlePosixFd;
+        prop.location = {cu::kMemLocationDevice, device};
+        auto failed = [&](const char* call, cu::Result r) -> Outcome {
+            return {r == cu::kErrorOutOfMemory ? CL_MEM_OBJECT_ALLOCATION_FAILURE
+                                               : CL_OUT_OF_RESOURCES,
+                    m_executor.cudaError(call, r) + " (memory for " + what + " that GL imports)"};
+        };
+        size_t granularity = 0;
+        if (cu::Result r =
+                cuda.memGetAllocationGranularity(&granularity, &prop, cu::kMemGranularityMinimum);
+            r != cu::kSuccess || !granularity)
+            return failed("cuMemGetAllocationGranularity", r);
+        const size_t size =
+            (std::max<size_t>(bytes, 1) + granularity - 1) / granularity * granularity;
+        cu::MemHandle handle = 0;
+        if (cu::Result r = cuda.memCreate(&handle, size, &prop, 0); r != cu::kSuccess)
+            return failed("cuMemCreate", r);
+        made = std::make_unique<CudaExportedMemory>(m_executor, handle);
+        made->size = size;
+        if (cu::Result r =
+                cuda.memExportToShareableHandle(&made->fd, handle, cu::kMemHandlePosixFd, 0);
+            r != cu::kSuccess)
+            return failed("cuMemExportToShareableHandle", r);
+        cu::DevicePtr at = 0;
+        if (cu::Result r = cuda.memAddressReserve(&at, size, 0, 0, 0); r != cu::kSuccess)
+            return failed("cuMemAddressReserve", r);
+        made->address = reinterpret_cast<char*>(uintptr_t(at));
+        made->reserved = true;
+        if (cu::Result r = cuda.memMap(at, size, 0, handle, 0); r != cu::kSuccess)
+            return failed("cuMemMap", r);
+        made->mapped = true;
+        const cu::MemAccessDesc access{{cu::kMemLocationDevice, device}, cu::kMemAccessReadWrite};
+        if (cu::Result r = cuda.memSetAccess(at, size, &access, 1); r != cu::kSuccess)
+            return failed("cuMemSetAccess", r);
+        return {};
+    });
+    if (!o.why.empty())
+        return failure(o);
+    return std::unique_ptr<ExportedMemory>(std::move(made));
 }
 
 // ---- DeviceStorageStaging -------------------------------------------------------------------

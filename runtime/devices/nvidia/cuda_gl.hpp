@@ -40,6 +40,10 @@ public:
     Status copyBox(char* dst, const Strided& dstAt, const char* src, const Strided& srcAt,
                    const BoxSize& box) override;
     Status finish() override;
+    /// cuMemCreate'd device memory exported as a POSIX file descriptor, mapped at an address of
+    /// its own readable and writable by this device.
+    Result<std::unique_ptr<ExportedMemory>> exportMemory(size_t bytes,
+                                                         const std::string& what) override;
 
 private:
     friend struct CudaResource;

@@ -190,6 +190,8 @@ int cuDeviceGetAttribute(int* v, int attribute, int d) {
         *v = g.sharedOptin;
         break;
     case 99:
+    case 102: // virtual memory management (fake_cuda_vmm.cpp)
+    case 103: // POSIX file descriptor handles
         *v = 1;
         break;
     default:

@@ -50,6 +50,8 @@ using DuetFakeSetGlDeviceFn = void (*)(int device);
 using DuetFakeLastMappedPointerFn = uint64_t (*)();
 /// GL objects registered so far (buffers and images).
 using DuetFakeRegisteredCountFn = int (*)();
+/// cuMemCreate allocations not yet released (fake_cuda_vmm.cpp).
+using DuetFakeLiveAllocationsFn = int (*)();
 
 /// The driver's structures as fake_cuda_gl.cpp reads them (cuda.h's _v2 layouts).
 struct FakeMemcpy2D {
