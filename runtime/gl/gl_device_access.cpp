@@ -208,7 +208,7 @@ bool attachShadow(Share& share, GlInterop& interop, GlObject& o, size_t bytes,
     }
     // The application's context uses the buffer too (appSideAcquire/appSideRelease): GL makes
     // an object's new state visible to another context once the commands that made it have
-    // completed. Unfinished, NVIDIA's GL let the application's copies go nowhere.
+    // completed.
     f.glFinish();
     o.shadowBuffer = buffer;
     o.memoryObject = mo;
@@ -244,8 +244,7 @@ size_t glBufferSize(unsigned buffer) {
 
 bool appSideCapable(const Share& share, const GlObject& o, bool acquire) {
     const GlFunctions& f = glFunctions();
-    if (!o.shadowBuffer || share.gles() || !f.glCopyNamedBufferSubData ||
-        !f.glGetNamedBufferParameteriv)
+    if (!o.shadowBuffer || share.gles() || !f.glGetNamedBufferParameteriv)
         return false;
     if (o.type == CL_GL_OBJECT_BUFFER)
         return true;
@@ -261,18 +260,34 @@ size_t namedBufferSize(unsigned buffer) {
     return size > 0 ? size_t(size) : 0;
 }
 
+/// In the application's context: a copy of a buffer's first bytes between `from` and `to` through
+/// the copy binding points, which are put back as they were. Binding, not direct state access:
+/// the shadow's storage was set in the runtime's context, and GL makes such a change visible in
+/// another context only once that context binds the object again (seen on the H100: after
+/// buffer names had been reused, the application's DSA copies went to the old storage).
+void copyInAppContext(const Mem& m, unsigned from, unsigned to, unsigned app) {
+    const GlFunctions& f = glFunctions();
+    GLint read = 0, write = 0;
+    f.glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &read);
+    f.glGetIntegerv(GL_COPY_WRITE_BUFFER_BINDING, &write);
+    f.glBindBuffer(GL_COPY_READ_BUFFER, from);
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, to);
+    f.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0,
+                          GLsizeiptr(std::min(m.size(), namedBufferSize(app))));
+    f.glBindBuffer(GL_COPY_READ_BUFFER, GLuint(read));
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, GLuint(write));
+}
+
 } // namespace
 
 void appSideAcquire(const Mem& m, const GlObject& o) {
-    glFunctions().glCopyNamedBufferSubData(o.name, o.shadowBuffer, 0, 0,
-                                           GLsizeiptr(std::min(m.size(), namedBufferSize(o.name))));
+    copyInAppContext(m, o.name, o.shadowBuffer, o.name);
 }
 
 void appSideRelease(const Mem& m, const GlObject& o) {
     const GlFunctions& f = glFunctions();
     if (o.type == CL_GL_OBJECT_BUFFER) {
-        f.glCopyNamedBufferSubData(o.shadowBuffer, o.name, 0, 0,
-                                   GLsizeiptr(std::min(m.size(), namedBufferSize(o.name))));
+        copyInAppContext(m, o.shadowBuffer, o.name, o.name);
         return;
     }
     // The unpack state is the application's: kept, changed for the copy, put back.

@@ -40,8 +40,8 @@ struct DeviceObject {
 };
 
 /// Whether GL's part of moving `o` through its shadow can run in the application's GL context,
-/// current on the calling thread: a buffer (both ways) or a 2D texture level (release), with GL
-/// 4.5's direct state access, so that none of the application's bindings change. Work of two GL
+/// current on the calling thread: a buffer (both ways) or a 2D texture level (release), with the
+/// application's bindings put back as they were. Work of two GL
 /// contexts orders on the GPU only through a switch between them, which costs about 150 us on
 /// NVIDIA's GL; one context's work costs none. Not for GL ES.
 bool appSideCapable(const Share& share, const GlObject& o, bool acquire);

@@ -109,9 +109,8 @@ struct GlFunctions {
     void(APIENTRYP glImportMemoryFdEXT)(GLuint, GLuint64, GLenum, GLint) = nullptr;
     void(APIENTRYP glBufferStorageMemEXT)(GLenum, GLsizeiptr, GLuint, GLuint64) = nullptr;
     PFNGLCOPYBUFFERSUBDATAPROC glCopyBufferSubData = nullptr;
-    /// GL 4.5 direct state access: GL work in the application's own context without touching
-    /// its bindings (gl_device_access.cpp).
-    PFNGLCOPYNAMEDBUFFERSUBDATAPROC glCopyNamedBufferSubData = nullptr;
+    /// GL 4.5 direct state access: a buffer's size and a texture upload in the application's own
+    /// context without binding its objects (gl_device_access.cpp).
     PFNGLGETNAMEDBUFFERPARAMETERIVPROC glGetNamedBufferParameteriv = nullptr;
     PFNGLTEXTURESUBIMAGE2DPROC glTextureSubImage2D = nullptr;
 

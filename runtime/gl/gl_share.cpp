@@ -132,7 +132,6 @@ GlFunctions loadFunctions() {
     gl(f.glImportMemoryFdEXT, "glImportMemoryFdEXT");
     gl(f.glBufferStorageMemEXT, "glBufferStorageMemEXT");
     gl(f.glCopyBufferSubData, "glCopyBufferSubData");
-    gl(f.glCopyNamedBufferSubData, "glCopyNamedBufferSubData");
     gl(f.glGetNamedBufferParameteriv, "glGetNamedBufferParameteriv");
     gl(f.glTextureSubImage2D, "glTextureSubImage2D");
 
