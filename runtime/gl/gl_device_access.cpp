@@ -134,14 +134,15 @@ Result<std::unique_ptr<GlInterop::Resource>> pixelBufferFor(GlInterop& interop, 
     return r;
 }
 
-/// The largest object that goes through imported device memory (DUET_GL_SHADOW_MAX bytes).
-/// Measured on an H100 (bench/README.md): the driver's map + unmap pair costs ~500 us per
-/// acquire + release whatever the size, GL copies run at ~84 GB/s: an 8 MiB buffer's pair costs
-/// ~240 us through copies, a 16 MiB one about as much as maps.
+/// The largest object that goes through imported device memory (DUET_GL_SHADOW_MAX bytes;
+/// default 0: none, see runtime/gl/README.md for why it is not on yet). Measured on an H100: the
+/// driver's map + unmap pair costs ~500 us per acquire + release whatever the size, GL copies run
+/// at ~84 GB/s: an 8 MiB buffer's pair costs ~240 us through copies, a 16 MiB one about as much
+/// as maps.
 size_t shadowLimit() {
     static const size_t limit = [] {
         const char* env = std::getenv("DUET_GL_SHADOW_MAX");
-        return env && *env ? size_t(std::strtoull(env, nullptr, 0)) : size_t(8) << 20;
+        return env && *env ? size_t(std::strtoull(env, nullptr, 0)) : size_t(0);
     }();
     return limit;
 }

@@ -205,8 +205,8 @@ TEST_CASE("the GPU that runs the GL context is the current device for it", "[nvi
 
 TEST_CASE("kernels write a shared VBO in place; GL reads what they wrote", "[nvidia-gl-gpu]") {
     Shared s;
-    // 16 MiB: mapped by the driver at each acquire; 1 MiB: copied by GL into memory the device
-    // exported (below DUET_GL_SHADOW_MAX's default of 8 MiB).
+    // 16 MiB: mapped by the driver at each acquire; 1 MiB too, or, when DUET_GL_SHADOW_MAX allows
+    // (opt-in), copied by GL into memory the device exported.
     const size_t mib = GENERATE(size_t(16), size_t(1));
     INFO(mib << " MiB VBO");
     const size_t n = (mib << 20) / sizeof(float);
@@ -296,8 +296,8 @@ TEST_CASE("kernels write a shared VBO in place; GL reads what they wrote", "[nvi
 TEST_CASE("textures and a renderbuffer travel both ways on the GPU", "[nvidia-gl-gpu]") {
     Shared s;
     cl_int err = CL_SUCCESS;
-    // 8 KiB: packed by GL into memory the device exported; 12 MiB (above DUET_GL_SHADOW_MAX's
-    // 8 MiB): a CUDA array.
+    // 8 KiB: a CUDA array, or, when DUET_GL_SHADOW_MAX allows (opt-in), packed by GL into memory
+    // the device exported; 12 MiB: a CUDA array.
     SECTION("RGBA8 2D, small (imported memory) and large (a CUDA array)")
     for (size_t w : {size_t(64), size_t(3072)}) {
         const size_t h = w == 64 ? 32 : 1024;
