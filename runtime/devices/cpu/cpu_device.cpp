@@ -257,7 +257,7 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
             break;
         case KernelArgKind::GlobalBuffer:
         case KernelArgKind::ConstantBuffer:
-            s.baseSlots[i] = a.mem ? a.mem->data() : nullptr;
+            s.baseSlots[i] = a.globalPointer();
             break;
         case KernelArgKind::Image:
             // Kernels see an image as a pointer to its descriptor (core/image.hpp).
@@ -451,6 +451,10 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     info.imagePitchAlignment = 1;
     info.imageBaseAddressAlignment = 1;
     info.nonUniformWorkGroup = true;
+    // Kernels run in the host's address space, in host threads: every host address is an SVM
+    // pointer, and atomics on it are the host's own.
+    info.svmCapabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER |
+                           CL_DEVICE_SVM_FINE_GRAIN_SYSTEM | CL_DEVICE_SVM_ATOMICS;
 
     std::istringstream ext(info.extensions + " " + features);
     std::string w;
