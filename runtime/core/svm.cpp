@@ -85,18 +85,17 @@ void svmFreeAll(const Context& context) {
 Enqueued enqueueSvmFree(Queue& queue, std::vector<void*> pointers, SvmFreeFn fn, void* userData,
                         const Submit& how) {
     Queue* q = &queue;
-    return enqueueCommand(
-        queue, CL_COMMAND_SVM_FREE, how,
-        [q, pointers = std::move(pointers), fn, userData]() mutable -> cl_int {
-            if (fn) {
-                fn(q, cl_uint(pointers.size()), pointers.data(), userData);
-                return CL_SUCCESS;
-            }
-            for (void* p : pointers)
-                if (p)
-                    svmFree(*q->context(), p);
-            return CL_SUCCESS;
-        });
+    return enqueueCommand(queue, CL_COMMAND_SVM_FREE, how,
+                          [q, pointers = std::move(pointers), fn, userData]() mutable -> cl_int {
+                              if (fn) {
+                                  fn(q, cl_uint(pointers.size()), pointers.data(), userData);
+                                  return CL_SUCCESS;
+                              }
+                              for (void* p : pointers)
+                                  if (p)
+                                      svmFree(*q->context(), p);
+                              return CL_SUCCESS;
+                          });
 }
 
 Enqueued enqueueSvmMemcpy(Queue& queue, void* dst, const void* src, size_t size,

@@ -56,8 +56,7 @@ using SvmFreeFn = void(CL_CALLBACK*)(cl_command_queue, cl_uint, void**, void*);
 Enqueued enqueueSvmFree(Queue& queue, std::vector<void*> pointers, SvmFreeFn fn, void* userData,
                         const Submit& how);
 /// clEnqueueSVMMemcpy: the ranges do not overlap.
-Enqueued enqueueSvmMemcpy(Queue& queue, void* dst, const void* src, size_t size,
-                          const Submit& how);
+Enqueued enqueueSvmMemcpy(Queue& queue, void* dst, const void* src, size_t size, const Submit& how);
 /// clEnqueueSVMMemFill: `pattern` (`patternSize` bytes, dividing `size`) is copied now.
 Enqueued enqueueSvmMemFill(Queue& queue, void* dst, const void* pattern, size_t patternSize,
                            size_t size, const Submit& how);

@@ -77,8 +77,8 @@ TEST_CASE("coarse-grain SVM: map, kernel, map back, offsets", "[api][svm]") {
     auto* p = static_cast<int*>(clSVMAlloc(f.context, CL_MEM_READ_WRITE, n * sizeof(int), 0));
     REQUIRE(p);
     CHECK(reinterpret_cast<uintptr_t>(p) % 128 == 0);
-    REQUIRE_CL(clEnqueueSVMMap(f.queue, CL_TRUE, CL_MAP_WRITE, p, n * sizeof(int), 0, nullptr,
-                               nullptr));
+    REQUIRE_CL(
+        clEnqueueSVMMap(f.queue, CL_TRUE, CL_MAP_WRITE, p, n * sizeof(int), 0, nullptr, nullptr));
     std::iota(p, p + n, 0);
     REQUIRE_CL(clEnqueueSVMUnmap(f.queue, p, 0, nullptr, nullptr));
 
@@ -90,8 +90,8 @@ TEST_CASE("coarse-grain SVM: map, kernel, map back, offsets", "[api][svm]") {
     f.run(k, n / 2);
 
     cl_event mapped = nullptr;
-    REQUIRE_CL(clEnqueueSVMMap(f.queue, CL_TRUE, CL_MAP_READ, p, n * sizeof(int), 0, nullptr,
-                               &mapped));
+    REQUIRE_CL(
+        clEnqueueSVMMap(f.queue, CL_TRUE, CL_MAP_READ, p, n * sizeof(int), 0, nullptr, &mapped));
     cl_command_type type = 0;
     REQUIRE_CL(clGetEventInfo(mapped, CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr));
     CHECK(type == CL_COMMAND_SVM_MAP);
@@ -151,7 +151,8 @@ kernel void bump(global atomic_int* c, global int* tickets) {
 )CLC",
                            "bump", "-cl-std=CL3.0");
     constexpr size_t n = 20000;
-    auto* tickets = static_cast<int*>(clSVMAlloc(f.context, CL_MEM_SVM_FINE_GRAIN_BUFFER, n * 4, 0));
+    auto* tickets =
+        static_cast<int*>(clSVMAlloc(f.context, CL_MEM_SVM_FINE_GRAIN_BUFFER, n * 4, 0));
     REQUIRE(tickets);
     REQUIRE_CL(clSetKernelArgSVMPointer(k, 0, counter));
     REQUIRE_CL(clSetKernelArgSVMPointer(k, 1, tickets));
@@ -187,12 +188,10 @@ TEST_CASE("clEnqueueSVMMemcpy, MemFill, MigrateMem and Free", "[api][svm]") {
             pattern[i] = static_cast<unsigned char>(i * 7 + patternSize);
         REQUIRE_CL(clEnqueueSVMMemFill(f.queue, a + 256, pattern.data(), patternSize, 512, 0,
                                        nullptr, nullptr));
-        REQUIRE_CL(clEnqueueSVMMemFill(f.queue, a, pattern.data() , 1, 256, 0, nullptr, nullptr));
-        REQUIRE_CL(
-            clEnqueueSVMMemcpy(f.queue, CL_FALSE, b, a, bytes, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueSVMMemFill(f.queue, a, pattern.data(), 1, 256, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueSVMMemcpy(f.queue, CL_FALSE, b, a, bytes, 0, nullptr, nullptr));
         std::vector<unsigned char> host(bytes, 0xEE);
-        REQUIRE_CL(
-            clEnqueueSVMMemcpy(f.queue, CL_TRUE, host.data(), b, 768, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueSVMMemcpy(f.queue, CL_TRUE, host.data(), b, 768, 0, nullptr, nullptr));
         INFO("pattern size " << patternSize);
         for (size_t i = 0; i < 256; ++i)
             REQUIRE(host[i] == pattern[0]);
@@ -360,8 +359,8 @@ TEST_CASE("tree search: a binary search tree built with host pointers in SVM", "
     REQUIRE_CL(clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_PTRS, sizeof indirect, indirect));
     f.run(k, queries);
 
-    REQUIRE_CL(clEnqueueSVMMap(f.queue, CL_TRUE, CL_MAP_READ, found, queries * 8, 0, nullptr,
-                               nullptr));
+    REQUIRE_CL(
+        clEnqueueSVMMap(f.queue, CL_TRUE, CL_MAP_READ, found, queries * 8, 0, nullptr, nullptr));
     size_t hits = 0;
     for (size_t i = 0; i < queries; ++i) {
         const bool present = keys[i] % 3 == 1 && keys[i] < int64_t(nodes * 3);
@@ -383,9 +382,9 @@ TEST_CASE("fine-grain system SVM: any host pointer as a kernel argument", "[api]
     cl_kernel k = f.kernel(kAddOne, "add_one");
     cl_bool on = CL_TRUE;
     if (!(f.caps & CL_DEVICE_SVM_FINE_GRAIN_SYSTEM)) {
-        CHECK_CL_ERR(CL_INVALID_OPERATION, clSetKernelExecInfo(
-                                               k, CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM,
-                                               sizeof on, &on));
+        CHECK_CL_ERR(
+            CL_INVALID_OPERATION,
+            clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM, sizeof on, &on));
         std::vector<int> host(16);
         CHECK_CL_ERR(CL_INVALID_ARG_VALUE, clSetKernelArgSVMPointer(k, 0, host.data()));
         clReleaseKernel(k);
@@ -413,7 +412,7 @@ TEST_CASE("SVM errors", "[api][svm]") {
     CHECK(clSVMAlloc(f.context, cl_svm_mem_flags(1) << 40, 64, 0) == nullptr);
     CHECK(clSVMAlloc(f.context, 0, 0, 0) == nullptr);
     CHECK(clSVMAlloc(f.context, 0, size_t(maxAlloc) + 1, 0) == nullptr);
-    CHECK(clSVMAlloc(f.context, 0, 64, 3) == nullptr);       // not a power of two
+    CHECK(clSVMAlloc(f.context, 0, 64, 3) == nullptr);        // not a power of two
     CHECK(clSVMAlloc(f.context, 0, 64, 1u << 20) == nullptr); // above the largest alignment
 
     auto* p = static_cast<char*>(clSVMAlloc(f.context, 0, 256, 0));
@@ -435,18 +434,17 @@ TEST_CASE("SVM errors", "[api][svm]") {
                  clEnqueueSVMMemFill(f.queue, p + 2, &pattern, 4, 16, 0, nullptr, nullptr));
     CHECK_CL_ERR(CL_INVALID_VALUE,
                  clEnqueueSVMMemFill(f.queue, p, &pattern, 4, 10, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueSVMMap(f.queue, CL_TRUE, CL_MAP_READ, nullptr, 4, 0,
-                                                   nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueSVMMap(f.queue, CL_TRUE, CL_MAP_READ, nullptr, 4, 0, nullptr, nullptr));
     CHECK_CL_ERR(CL_INVALID_VALUE,
                  clEnqueueSVMMap(f.queue, CL_TRUE, CL_MAP_READ, p, 0, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueSVMMap(f.queue, CL_TRUE, cl_map_flags(1) << 20, p, 4,
-                                                   0, nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueSVMMap(f.queue, CL_TRUE, cl_map_flags(1) << 20, p, 4, 0,
+                                                   nullptr, nullptr));
     CHECK_CL_ERR(CL_INVALID_VALUE,
                  clEnqueueSVMMap(f.queue, CL_TRUE, CL_MAP_READ, p, 257, 0, nullptr, nullptr));
     CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueSVMUnmap(f.queue, nullptr, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE,
-                 clEnqueueSVMFree(f.queue, 0, reinterpret_cast<void**>(&p), nullptr, nullptr, 0,
-                                  nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueSVMFree(f.queue, 0, reinterpret_cast<void**>(&p),
+                                                    nullptr, nullptr, 0, nullptr, nullptr));
     CHECK_CL_ERR(CL_INVALID_VALUE,
                  clEnqueueSVMFree(f.queue, 1, nullptr, nullptr, nullptr, 0, nullptr, nullptr));
     void* inside[] = {p + 8}; // not what clSVMAlloc returned
@@ -458,9 +456,9 @@ TEST_CASE("SVM errors", "[api][svm]") {
                  clEnqueueSVMMigrateMem(f.queue, 0, mig, nullptr, 0, 0, nullptr, nullptr));
     CHECK_CL_ERR(CL_INVALID_VALUE,
                  clEnqueueSVMMigrateMem(f.queue, 1, mig, tooLong, 0, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueSVMMigrateMem(f.queue, 1, mig, nullptr,
-                                                          cl_mem_migration_flags(1) << 10, 0,
-                                                          nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clEnqueueSVMMigrateMem(f.queue, 1, mig, nullptr, cl_mem_migration_flags(1) << 10,
+                                        0, nullptr, nullptr));
     int notSvm = 0;
     const void* host[] = {&notSvm};
     CHECK_CL_ERR(CL_INVALID_VALUE,
@@ -471,8 +469,7 @@ TEST_CASE("SVM errors", "[api][svm]") {
     CHECK_CL_ERR(CL_INVALID_ARG_INDEX, clSetKernelArgSVMPointer(k, 2, p));
     CHECK_CL_ERR(CL_INVALID_ARG_VALUE, clSetKernelArgSVMPointer(k, 1, p));
     CHECK_CL_ERR(CL_INVALID_KERNEL, clSetKernelArgSVMPointer(nullptr, 0, p));
-    CHECK_CL_ERR(CL_INVALID_VALUE,
-                 clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_PTRS, 3, inside));
+    CHECK_CL_ERR(CL_INVALID_VALUE, clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_PTRS, 3, inside));
     CHECK_CL_ERR(CL_INVALID_VALUE,
                  clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_PTRS, sizeof inside, nullptr));
     CHECK_CL_ERR(CL_INVALID_VALUE, clSetKernelExecInfo(k, 0x7777, sizeof inside, inside));
@@ -498,9 +495,8 @@ TEST_CASE("SVM errors", "[api][svm]") {
                  clEnqueueSVMMemcpy(f.queue, CL_TRUE, p, q, 16, 0, nullptr, nullptr));
     CHECK_CL_ERR(CL_INVALID_VALUE,
                  clEnqueueSVMMap(f.queue, CL_TRUE, CL_MAP_READ, q, 16, 0, nullptr, nullptr));
-    CHECK_CL_ERR(CL_INVALID_VALUE,
-                 clEnqueueSVMFree(f.queue, 1, reinterpret_cast<void**>(&q), nullptr, nullptr, 0,
-                                  nullptr, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE, clEnqueueSVMFree(f.queue, 1, reinterpret_cast<void**>(&q),
+                                                    nullptr, nullptr, 0, nullptr, nullptr));
     void* foreignList[] = {q};
     CHECK_CL_ERR(CL_INVALID_VALUE, clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_PTRS,
                                                        sizeof foreignList, foreignList));
