@@ -110,6 +110,9 @@ struct KernelLaunch {
     cl_uint workDim = 1;
     std::array<size_t, 3> offset{0, 0, 0}, global{1, 1, 1}, local{1, 1, 1};
     std::vector<ArgValue> args; ///< snapshot of the kernel's arguments
+    /// Snapshot of clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_PTRS): SVM the kernel reaches
+    /// through pointers stored in memory (a device that must map SVM ranges maps these too).
+    std::vector<void*> svmIndirectPointers;
 };
 
 } // namespace duet::rt

@@ -92,8 +92,9 @@ template <class T> void check(Program& prog, const char* type, const Shape& shap
     for (size_t z = 0; z < gz; ++z)
         for (size_t y = 0; y < gy; ++y)
             for (size_t x = 0; x < gx; ++x) {
-                const size_t g = x / shape.local[0] +
-                                 groups[0] * (y / shape.local[1] + groups[1] * (z / shape.local[2]));
+                const size_t g =
+                    x / shape.local[0] +
+                    groups[0] * (y / shape.local[1] + groups[1] * (z / shape.local[2]));
                 long v = long(rng.next() % 17) - (std::numeric_limits<T>::is_signed ? 8 : 0);
                 if (g % 3 == 0 && v == 0)
                     v = 5;
@@ -112,9 +113,9 @@ template <class T> void check(Program& prog, const char* type, const Shape& shap
     const std::vector<T> out = bout.read<T>(n * kOuts);
 
     const T hi = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
-                                                       : std::numeric_limits<T>::max();
+                                                      : std::numeric_limits<T>::max();
     const T lo = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                       : std::numeric_limits<T>::lowest();
+                                                      : std::numeric_limits<T>::lowest();
     size_t checked = 0;
     for (size_t g = 0; g < groups[0] * groups[1] * groups[2]; ++g) {
         const size_t g0 = g % groups[0], g1 = g / groups[0] % groups[1],
@@ -269,15 +270,13 @@ kernel void k(global const int* in, global long* out, int rounds) {
 TEST_CASE("work-group collectives are reported truthfully", "[kernels][work_group]") {
     KernelEnv& env = KernelEnv::get();
     size_t size = 0;
-    REQUIRE_CL(
-        clGetDeviceInfo(env.device, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &size));
+    REQUIRE_CL(clGetDeviceInfo(env.device, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &size));
     std::vector<cl_name_version> features(size / sizeof(cl_name_version));
-    REQUIRE_CL(clGetDeviceInfo(env.device, CL_DEVICE_OPENCL_C_FEATURES, size, features.data(),
-                               nullptr));
-    const bool listed =
-        std::any_of(features.begin(), features.end(), [](const cl_name_version& f) {
-            return std::string(f.name) == "__opencl_c_work_group_collective_functions";
-        });
+    REQUIRE_CL(
+        clGetDeviceInfo(env.device, CL_DEVICE_OPENCL_C_FEATURES, size, features.data(), nullptr));
+    const bool listed = std::any_of(features.begin(), features.end(), [](const cl_name_version& f) {
+        return std::string(f.name) == "__opencl_c_work_group_collective_functions";
+    });
     CHECK(listed == collectivesSupported());
     // The feature macro follows the query in OpenCL C 3.0.
     Program prog(std::string(collectivesSupported() ? "#ifndef" : "#ifdef") +

@@ -346,6 +346,11 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.nonUniformWorkGroup = true; // hidden_remainder_* and partial work-groups
     info.genericAddressSpace = true; // FLAT through the LDS/private apertures (finalize_gcn.cpp)
     info.workGroupCollectives = false;
+    // The model runs in the host's address space (global memory is host memory, global
+    // atomics are host atomics): an SVM buffer is usable as is, coarse- or fine-grain. Not
+    // fine-grain system (real gfx9 maps only registered ranges; README) nor SVM atomics (the
+    // device has no device- or all-devices-scope atomics).
+    info.svmCapabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER;
     // Program-scope variables live in the loaded code object; the 3.0 minimum and default.
     info.globalVariableMaxSize = 64 * 1024;
     info.globalVariablePreferredTotalSize = 1 << 20;
