@@ -183,15 +183,21 @@ template <class T> void check(Program& prog, const char* type, const Shape& shap
 
 template <class T> void checkShapes(const char* type) {
     Rng rng(0x5eed + sizeof(T));
-    const Shape shapes[] = {
-        {1, {1000, 1, 1}, {64, 1, 1}},  // 15 full groups and one of 40
-        {1, {50, 1, 1}, {7, 1, 1}},     // odd sizes, a last group of 1
-        {1, {300, 1, 1}, {1, 1, 1}},    // single-item groups
-        {1, {1300, 1, 1}, {512, 1, 1}}, // large groups, a last one of 276
-        {2, {37, 11, 1}, {8, 4, 1}},    // partial in both dimensions
-        {3, {9, 7, 5}, {4, 3, 2}},      // partial in all three
-    };
     Program prog(source(type), KernelEnv::get().clStd20);
+    size_t most = 0; // the largest group this kernel takes on the device
+    REQUIRE_CL(clGetKernelWorkGroupInfo(prog.kernel("wg"), KernelEnv::get().device,
+                                        CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, nullptr));
+    const size_t large = std::min<size_t>(512, most);
+    const Shape shapes[] = {
+        {1, {1000, 1, 1}, {64, 1, 1}}, // 15 full groups and one of 40
+        {1, {50, 1, 1}, {7, 1, 1}},    // odd sizes, a last group of 1
+        {1, {300, 1, 1}, {1, 1, 1}},   // single-item groups
+        // Large groups; the last holds 7/8 of one less 3 (several wave64s and a partial one).
+        {1, {3 * large + large - large / 8 - 3, 1, 1}, {large, 1, 1}},
+        {2, {37, 11, 1}, {8, 4, 1}},  // partial in both dimensions
+        {2, {40, 20, 1}, {16, 8, 1}}, // two wave64s per full group, partial ones of 64 and 32
+        {3, {9, 7, 5}, {4, 3, 2}},    // partial in all three
+    };
     for (const Shape& s : shapes)
         check<T>(prog, type, s, rng);
 }
