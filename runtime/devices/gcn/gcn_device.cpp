@@ -348,11 +348,9 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.genericAddressSpace = true; // FLAT through the LDS/private apertures (finalize_gcn.cpp)
     // builtins/gcn/work_group.c: cross-lane permutes within a wave, LDS across the waves.
     info.workGroupCollectives = true;
-    // The model runs in the host's address space (global memory is host memory, global
-    // atomics are host atomics): an SVM buffer is usable as is, coarse- or fine-grain. Not
-    // fine-grain system (real gfx9 maps only registered ranges; README) nor SVM atomics (the
-    // device has no device- or all-devices-scope atomics).
-    info.svmCapabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER;
+    // SVM: none on hardware (userptr BOs get GPU addresses other than the host's; README), the
+    // model sets its own below.
+    info.svmCapabilities = 0;
     // Program-scope variables live in the loaded code object; the 3.0 minimum and default.
     info.globalVariableMaxSize = 64 * 1024;
     info.globalVariablePreferredTotalSize = 1 << 20;
@@ -562,6 +560,11 @@ std::vector<DiscoveredDevice> discoverGcn() {
         info.maxClockFrequency = kModelClockMHz;
         info.gfxipMajor = 9;
         info.gfxipMinor = 0;
+        // The model runs in the host's address space (global memory is host memory, global
+        // atomics are host atomics): an SVM buffer is usable as is, coarse- or fine-grain. Not
+        // fine-grain system (hardware maps only registered ranges; README) nor SVM atomics (the
+        // device has no device- or all-devices-scope atomics).
+        info.svmCapabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER;
         // topology stays type 0: the model has no PCI location
         // The model's device memory is host memory, so GL buffers are shared the way the CPU
         // device shares them (runtime/gl: GL's own mapping while acquired, or host copies),
