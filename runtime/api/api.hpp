@@ -114,6 +114,9 @@ cl_int infoVector(size_t size, void* value, size_t* sizeRet, const std::vector<T
     return writeInfo(size, value, sizeRet, v.data(), v.size() * sizeof(T));
 }
 
+/// The SVM capabilities of any device of `ctx`, or-ed together (0: no device supports SVM).
+cl_device_svm_capabilities contextSvmCapabilities(const Context& ctx);
+
 /// Checks an event wait list (spec order: null/count mismatch, then each event's validity
 /// and context). Returns CL_SUCCESS or the error, reported.
 cl_int checkWaitList(const char* api, const Context* ctx, cl_uint num, const cl_event* list);

@@ -2,6 +2,7 @@
 #include "api/api.hpp"
 #include "core/kernel.hpp"
 #include "core/queue.hpp"
+#include "core/svm.hpp"
 
 using namespace duet::api;
 
@@ -197,26 +198,104 @@ DUET_API cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size
     });
 }
 
-DUET_API cl_int CL_API_CALL clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint, const void*) {
-    cl_int err;
-    Kernel* k = checkKernel("clSetKernelArgSVMPointer", kernel, err);
-    if (!k)
-        return err;
-    return report("clSetKernelArgSVMPointer", k->context(), CL_INVALID_OPERATION,
-                  "no device supports SVM (CL_DEVICE_SVM_CAPABILITIES is 0)");
+DUET_API cl_int CL_API_CALL clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint index,
+                                                     const void* value) {
+    return guard("clSetKernelArgSVMPointer", [&]() -> cl_int {
+        const char* api = "clSetKernelArgSVMPointer";
+        cl_int err;
+        Kernel* k = checkKernel(api, kernel, err);
+        if (!k)
+            return err;
+        Context* ctx = k->context();
+        // CL_INVALID_OPERATION: no device of the kernel's context supports SVM.
+        cl_device_svm_capabilities caps = contextSvmCapabilities(*ctx);
+        if (!caps)
+            return report(api, ctx, CL_INVALID_OPERATION,
+                          "no device of the context supports SVM (CL_DEVICE_SVM_CAPABILITIES "
+                          "is 0)");
+        // CL_INVALID_ARG_INDEX
+        if (index >= k->desc().args.size())
+            return report(api, ctx, CL_INVALID_ARG_INDEX,
+                          "arg_index " + std::to_string(index) + " but " + k->name() + " has " +
+                              std::to_string(k->desc().args.size()) + " arguments");
+        const KernelArgDesc& d = k->desc().args[index];
+        std::string which = "argument " + std::to_string(index) +
+                            (d.name.empty() ? "" : " (" + d.name + ")") + " of " + k->name();
+        // CL_INVALID_ARG_VALUE: not a __global or __constant pointer, or not an SVM pointer
+        // of this context.
+        if (d.kind != KernelArgKind::GlobalBuffer && d.kind != KernelArgKind::ConstantBuffer)
+            return report(api, ctx, CL_INVALID_ARG_VALUE,
+                          which + " is not a __global or __constant pointer");
+        if (value) {
+            std::optional<SvmAllocation> a = svmFind(value);
+            if (a && a->context != ctx)
+                return report(api, ctx, CL_INVALID_ARG_VALUE,
+                              which + ": arg_value points into an SVM allocation of another "
+                                      "context");
+            if (!a && !(caps & CL_DEVICE_SVM_FINE_GRAIN_SYSTEM))
+                return report(api, ctx, CL_INVALID_ARG_VALUE,
+                              which + ": arg_value is not inside an SVM allocation of the "
+                                      "context (no device has fine-grain system SVM)");
+        }
+        KernelArg a;
+        a.set = true;
+        a.viaSvm = true;
+        a.svm = const_cast<void*>(value);
+        k->args()[index] = std::move(a);
+        return CL_SUCCESS;
+    });
 }
 
-DUET_API cl_int CL_API_CALL clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param, size_t,
-                                                const void*) {
-    cl_int err;
-    Kernel* k = checkKernel("clSetKernelExecInfo", kernel, err);
-    if (!k)
-        return err;
-    if (param == CL_KERNEL_EXEC_INFO_SVM_PTRS || param == CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM)
-        return report("clSetKernelExecInfo", k->context(), CL_INVALID_OPERATION,
-                      "no device supports SVM (CL_DEVICE_SVM_CAPABILITIES is 0)");
-    return report("clSetKernelExecInfo", k->context(), CL_INVALID_VALUE,
-                  "unknown param_name " + std::to_string(param));
+DUET_API cl_int CL_API_CALL clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param,
+                                                size_t size, const void* value) {
+    return guard("clSetKernelExecInfo", [&]() -> cl_int {
+        const char* api = "clSetKernelExecInfo";
+        cl_int err;
+        Kernel* k = checkKernel(api, kernel, err);
+        if (!k)
+            return err;
+        Context* ctx = k->context();
+        const cl_device_svm_capabilities caps = contextSvmCapabilities(*ctx);
+        switch (param) {
+        case CL_KERNEL_EXEC_INFO_SVM_PTRS: {
+            // CL_INVALID_OPERATION: no device of the context supports SVM.
+            if (!caps)
+                return report(api, ctx, CL_INVALID_OPERATION,
+                              "no device of the context supports SVM");
+            // CL_INVALID_VALUE: param_value NULL or its size not a whole number of pointers.
+            if (!value || size == 0 || size % sizeof(void*))
+                return report(api, ctx, CL_INVALID_VALUE,
+                              "CL_KERNEL_EXEC_INFO_SVM_PTRS needs an array of void* (param_value "
+                              "NULL or param_value_size not a multiple of sizeof(void*))");
+            auto* ptrs = static_cast<void* const*>(value);
+            std::vector<void*> list(ptrs, ptrs + size / sizeof(void*));
+            for (void* p : list) {
+                std::optional<SvmAllocation> a = svmFind(p);
+                if ((a && a->context != ctx) || (!a && !(caps & CL_DEVICE_SVM_FINE_GRAIN_SYSTEM)))
+                    return report(api, ctx, CL_INVALID_VALUE,
+                                  "CL_KERNEL_EXEC_INFO_SVM_PTRS: a pointer is not inside an SVM "
+                                  "allocation of the kernel's context");
+            }
+            k->svmIndirectPointers = std::move(list);
+            return CL_SUCCESS;
+        }
+        case CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM: {
+            if (!value || size != sizeof(cl_bool))
+                return report(api, ctx, CL_INVALID_VALUE,
+                              "CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM needs one cl_bool");
+            const cl_bool on = *static_cast<const cl_bool*>(value);
+            // CL_INVALID_OPERATION: CL_TRUE but no device supports fine-grain system SVM.
+            if (on && !(caps & CL_DEVICE_SVM_FINE_GRAIN_SYSTEM))
+                return report(api, ctx, CL_INVALID_OPERATION,
+                              "no device of the context supports fine-grain system SVM");
+            k->svmFineGrainSystem = on != CL_FALSE;
+            return CL_SUCCESS;
+        }
+        default:
+            return report(api, ctx, CL_INVALID_VALUE,
+                          "unknown param_name " + std::to_string(param));
+        }
+    });
 }
 
 DUET_API cl_int CL_API_CALL clGetKernelInfo(cl_kernel kernel, cl_kernel_info param, size_t size,
@@ -390,6 +469,12 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                           "argument " + std::to_string(i) +
                               (desc.args[i].name.empty() ? "" : " (" + desc.args[i].name + ")") +
                               " of " + k->name() + " is not set");
+    // SVM pointers need a device that addresses them (CL_INVALID_OPERATION: the spec has no
+    // code of its own for this; the device cannot run such a launch).
+    if (k->hasSvmArgs() && !dev->info().svmCapabilities)
+        return report(api, ctx, CL_INVALID_OPERATION,
+                      k->name() + " has SVM pointer arguments but " + dev->info().name +
+                          " does not support SVM (CL_DEVICE_SVM_CAPABILITIES is 0)");
     // The kernel does not keep its arguments' memory objects alive (WeakMemRef); from here on
     // the command does.
     size_t released = 0;

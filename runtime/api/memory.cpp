@@ -2,6 +2,7 @@
 #include "api/api.hpp"
 #include "core/memory.hpp"
 #include "core/queue.hpp"
+#include "core/svm.hpp"
 #include "gl/gl_share.hpp"
 
 #include <algorithm>
@@ -128,6 +129,19 @@ cl_mem createBuffer(Call& call, cl_context context, const cl_mem_properties* pro
                          "host_ptr given without CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR");
     if (!(flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)))
         flags |= CL_MEM_READ_WRITE;
+    // A CL_MEM_USE_HOST_PTR buffer over an SVM allocation "will succeed ... as long as the size
+    // argument is no larger than the size argument passed in the original clSVMAlloc call".
+    bool usesSvm = false;
+    if (flags & CL_MEM_USE_HOST_PTR)
+        if (std::optional<SvmAllocation> a = svmFind(hostPtr); a && a->context == c) {
+            const size_t room = size_t(a->base + a->size - static_cast<char*>(hostPtr));
+            if (size > room)
+                return call.fail(CL_INVALID_BUFFER_SIZE,
+                                 "size runs past the end of the SVM allocation host_ptr points "
+                                 "into (" +
+                                     std::to_string(room) + " bytes left)");
+            usesSvm = true;
+        }
     char* storage;
     bool owns = true;
     if (flags & CL_MEM_USE_HOST_PTR) {
@@ -152,6 +166,7 @@ cl_mem createBuffer(Call& call, cl_context context, const cl_mem_properties* pro
     if (flags & CL_MEM_USE_HOST_PTR)
         m->markHostRegistered();
     m->properties = std::move(props);
+    m->usesSvmPointer = usesSvm;
     return call.ok(m);
 }
 
@@ -303,9 +318,12 @@ DUET_API cl_int CL_API_CALL clGetMemObjectInfo(cl_mem mem, cl_mem_info param, si
         case CL_MEM_OFFSET:
             r = infoValue<size_t>(size, value, sizeRet, m->offset());
             break;
-        case CL_MEM_USES_SVM_POINTER:
-            r = infoValue<cl_bool>(size, value, sizeRet, CL_FALSE);
+        case CL_MEM_USES_SVM_POINTER: {
+            const Mem* owner = m->parent() ? m->parent() : m;
+            r = infoValue<cl_bool>(size, value, sizeRet,
+                                   owner->usesSvmPointer ? CL_TRUE : CL_FALSE);
             break;
+        }
         case CL_MEM_PROPERTIES:
             r = infoVector(size, value, sizeRet, m->properties);
             break;

@@ -25,6 +25,7 @@
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #ifndef DUET_CLANG_RESOURCE_DIR
@@ -246,6 +247,24 @@ CompileResult compileSource(std::string_view source, std::string_view options,
         return result;
     }
 
+    // "Calls to clBuildProgram or clCompileProgram with the -cl-std=CLX.Y option will fail to
+    // compile the program for any devices [that do not list] OpenCL C X.Y" (§5.8.6.5).
+    const unsigned std = parsed.options.clStd;
+    if (parsed.options.clStdGiven &&
+        std::find(target.clStdVersions.begin(), target.clStdVersions.end(), std) ==
+            target.clStdVersions.end()) {
+        std::string listed;
+        for (unsigned v : target.clStdVersions)
+            listed += (listed.empty() ? "" : ", ") + std::to_string(v / 100) + "." +
+                      std::to_string(v / 10 % 10);
+        result.status = CL_COMPILE_PROGRAM_FAILURE;
+        result.log = "error: -cl-std=CL" + std::to_string(std / 100) + "." +
+                     std::to_string(std / 10 % 10) +
+                     ": the device does not support this OpenCL C version "
+                     "(CL_DEVICE_OPENCL_C_ALL_VERSIONS lists " +
+                     listed + ")\n";
+        return result;
+    }
     if (target.initialiseTarget)
         target.initialiseTarget();
     llvm::raw_string_ostream logStream(result.log);

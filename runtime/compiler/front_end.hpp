@@ -29,6 +29,11 @@ struct TargetSpec {
     std::vector<std::string> clExtensions;
     bool fp64 = true;
     bool images = true;
+    /// The OpenCL C versions the device lists in CL_DEVICE_OPENCL_C_ALL_VERSIONS, as
+    /// 100 * major + 10 * minor: -cl-std naming another fails the compile with a build log
+    /// saying so (OpenCL 3.0 §5.8.6.5). By default what a 3.0 device without the 2.0 feature
+    /// set lists.
+    std::vector<unsigned> clStdVersions = {100, 110, 120, 300};
     /// Extra cc1 arguments of this device ("-target-cpu", "gfx900", "-fno-builtin-printf").
     std::vector<std::string> frontEndArgs;
     /// The DWARF version of -g builds (clang's driver picks it per target the same way).

@@ -316,6 +316,7 @@ Enqueued launch(Queue& queue, cl_command_type type, Kernel& kernel, std::vector<
     launch.executable = kernel.executable(dev);
     launch.kernel = retainRef(&kernel);
     launch.args = std::move(args);
+    launch.svmIndirectPointers = kernel.svmIndirectPointers;
     return enqueueCommand(queue, type, how, [dev = &dev->backend(), launch = std::move(launch)] {
         return dev->runNDRange(launch);
     });

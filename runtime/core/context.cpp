@@ -1,6 +1,7 @@
 // Context object: devices, properties, error notification, destructor callbacks.
 #include "core/context.hpp"
 #include "core/memory.hpp"
+#include "core/svm.hpp"
 
 #include <algorithm>
 
@@ -19,6 +20,8 @@ Context::~Context() {
     // Spec: destructor callbacks run in reverse order of registration.
     for (auto it = m_destructorCallbacks.rbegin(); it != m_destructorCallbacks.rend(); ++it)
         it->first(this, it->second);
+    // SVM allocations the application did not free go with their context.
+    svmFreeAll(*this);
 }
 
 bool Context::hasDevice(const Device* d) const {

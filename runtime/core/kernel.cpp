@@ -14,6 +14,7 @@ Kernel::Kernel(Ref<Program> program, KernelDesc desc)
 
 Kernel::Kernel(const Kernel& other)
     : _cl_kernel(kTag), m_program(other.m_program), m_desc(other.m_desc), m_args(other.m_args),
+      svmIndirectPointers(other.svmIndirectPointers), svmFineGrainSystem(other.svmFineGrainSystem),
       m_entries(other.m_entries) {
     m_program->attachedKernels.fetch_add(1);
 }
@@ -82,6 +83,8 @@ std::optional<std::vector<ArgValue>> Kernel::snapshotArgs(size_t& released) cons
         v.bytes = a.bytes;
         v.sampler = a.sampler;
         v.localSize = a.localSize;
+        v.viaSvm = a.viaSvm;
+        v.svm = a.svm;
         if (a.mem.empty())
             continue;
         v.mem = a.mem.lock();
@@ -91,6 +94,17 @@ std::optional<std::vector<ArgValue>> Kernel::snapshotArgs(size_t& released) cons
         }
     }
     return out;
+}
+
+bool Kernel::hasSvmArgs() const {
+    for (const KernelArg& a : m_args)
+        if (a.viaSvm)
+            return true;
+    return false;
+}
+
+void* ArgValue::globalPointer() const {
+    return mem ? static_cast<void*>(mem->data()) : svm;
 }
 
 void* Kernel::entry(const Device* device) const {

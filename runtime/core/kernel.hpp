@@ -18,6 +18,10 @@ struct KernelArg {
     WeakMemRef mem;                   ///< buffer or image (empty for a NULL buffer)
     Ref<Sampler> sampler;
     size_t localSize = 0; ///< LocalBuffer
+    /// clSetKernelArgSVMPointer: the pointer the kernel gets (an SVM allocation's address, an
+    /// offset into one, any host address with fine-grain system SVM, or NULL).
+    bool viaSvm = false;
+    void* svm = nullptr;
 };
 
 /// One argument's value as a launch sees it: memory objects retained until the command is done.
@@ -27,6 +31,11 @@ struct ArgValue {
     Ref<Mem> mem;                     ///< buffer or image (null for a NULL buffer)
     Ref<Sampler> sampler;
     size_t localSize = 0; ///< LocalBuffer
+    bool viaSvm = false;  ///< set by clSetKernelArgSVMPointer: `svm` is the pointer
+    void* svm = nullptr;
+    /// The address a __global or __constant pointer argument passes: the buffer's storage as
+    /// of now, or the SVM pointer.
+    void* globalPointer() const;
 };
 
 class Kernel final : public _cl_kernel {
@@ -78,6 +87,17 @@ private:
     Ref<Program> m_program;
     KernelDesc m_desc;
     std::vector<KernelArg> m_args;
+
+public:
+    /// clSetKernelExecInfo: SVM pointers the kernel may reach indirectly, and whether it may use
+    /// any host pointer (fine-grain system SVM). Devices sharing the host's address space need
+    /// neither; they are kept for what clSetKernelExecInfo promises and for devices that would.
+    std::vector<void*> svmIndirectPointers;
+    bool svmFineGrainSystem = false;
+    /// True when an argument was set through clSetKernelArgSVMPointer.
+    bool hasSvmArgs() const;
+
+private:
     /// Resolved once: a program cannot be rebuilt while kernels are attached to it.
     std::vector<DeviceEntry> m_entries;
 };
@@ -90,6 +110,9 @@ struct KernelLaunch {
     cl_uint workDim = 1;
     std::array<size_t, 3> offset{0, 0, 0}, global{1, 1, 1}, local{1, 1, 1};
     std::vector<ArgValue> args; ///< snapshot of the kernel's arguments
+    /// Snapshot of clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_PTRS): SVM the kernel reaches
+    /// through pointers stored in memory (a device that must map SVM ranges maps these too).
+    std::vector<void*> svmIndirectPointers;
 };
 
 } // namespace duet::rt

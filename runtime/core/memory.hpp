@@ -113,6 +113,9 @@ public:
 
     std::atomic<cl_uint> mapCount{0};
     std::vector<cl_mem_properties> properties;
+    /// CL_MEM_USES_SVM_POINTER: a CL_MEM_USE_HOST_PTR buffer over an SVM allocation of its
+    /// context (set at creation).
+    bool usesSvmPointer = false;
 
     using DestructorFn = void(CL_CALLBACK*)(cl_mem, void*);
     void addDestructorCallback(DestructorFn fn, void* userData);

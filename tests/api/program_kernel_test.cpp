@@ -1,6 +1,7 @@
 // Programs and kernels: build, logs, binaries, compile+link, arguments, NDRange checks.
 #include "support/cl_test.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <atomic>
 #include <chrono>
@@ -108,6 +109,40 @@ TEST_CASE("build failures keep clang's diagnostics in the log", "[api][program]"
     clReleaseProgram(p);
     CHECK(clCreateProgramWithSource(f.context, 0, &bad, nullptr, &err) == nullptr);
     CHECK(err == CL_INVALID_VALUE);
+}
+
+TEST_CASE("-cl-std builds exactly the versions CL_DEVICE_OPENCL_C_ALL_VERSIONS lists",
+          "[api][program]") {
+    WithQueue f;
+    size_t size = 0;
+    REQUIRE_CL(clGetDeviceInfo(f.device, CL_DEVICE_OPENCL_C_ALL_VERSIONS, 0, nullptr, &size));
+    std::vector<cl_name_version> versions(size / sizeof(cl_name_version));
+    REQUIRE_CL(
+        clGetDeviceInfo(f.device, CL_DEVICE_OPENCL_C_ALL_VERSIONS, size, versions.data(), nullptr));
+    const char* src = "kernel void k(global int* p) { *p = __OPENCL_C_VERSION__; }\n";
+    for (const char* v : {"1.0", "1.1", "1.2", "2.0", "3.0"}) {
+        const cl_version want = CL_MAKE_VERSION(v[0] - '0', v[2] - '0', 0);
+        const bool listed = std::any_of(versions.begin(), versions.end(), [&](auto& nv) {
+            return CL_MAKE_VERSION(CL_VERSION_MAJOR(nv.version), CL_VERSION_MINOR(nv.version), 0) ==
+                   want;
+        });
+        const std::string opt = std::string("-cl-std=CL") + v;
+        INFO(opt << (listed ? " (listed)" : " (not listed)"));
+        cl_int err;
+        cl_program p = clCreateProgramWithSource(f.context, 1, &src, nullptr, &err);
+        REQUIRE_CL(err);
+        err = clBuildProgram(p, 1, &f.device, opt.c_str(), nullptr, nullptr);
+        const std::string log = buildLog(p, f.device);
+        INFO(log);
+        if (listed) {
+            CHECK(err == CL_SUCCESS);
+        } else {
+            CHECK(err == CL_BUILD_PROGRAM_FAILURE);
+            CHECK(log.find(opt + ": the device does not support this OpenCL C version") !=
+                  std::string::npos);
+        }
+        clReleaseProgram(p);
+    }
 }
 
 TEST_CASE("build options: -D, -Werror, -cl-kernel-arg-info", "[api][program]") {

@@ -141,6 +141,7 @@ private:
     /// Per-participant scratch: __local memory and the argument pointer table.
     struct WorkerState {
         AlignedBlock local;
+        AlignedBlock collective; ///< WorkGroupContext::collectiveScratch
         std::vector<void*> args;
         std::vector<void*> slots;
     };
@@ -257,7 +258,7 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
             break;
         case KernelArgKind::GlobalBuffer:
         case KernelArgKind::ConstantBuffer:
-            s.baseSlots[i] = a.mem ? a.mem->data() : nullptr;
+            s.baseSlots[i] = a.globalPointer();
             break;
         case KernelArgKind::Image:
             // Kernels see an image as a pointer to its descriptor (core/image.hpp).
@@ -280,7 +281,8 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
 
     for (size_t wi = 0; wi < used; ++wi) {
         WorkerState& w = m_workers[wi];
-        if (!w.local.reserve(localBytes))
+        if (!w.local.reserve(localBytes) ||
+            !w.collective.reserve(kCpuMaxWorkGroupSize * kCollectiveScratchPerItem))
             return CL_OUT_OF_RESOURCES;
         w.slots = s.baseSlots;
         w.args = s.baseArgs;
@@ -297,6 +299,7 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
         WorkGroupContext ctx = base;
         ctx.localMem = w.local.data();
         ctx.localMemEnd = ctx.localMem + localBytes;
+        ctx.collectiveScratch = w.collective.data();
         // Every private object of the group's work-items lives in the frames below this one
         // (the WorkGroupFn's and its callees'), above the thread's lowest stack address.
         ctx.stackLow = threadStackLow();
@@ -433,9 +436,8 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                       "cl_khr_gl_sharing cl_khr_gl_event cl_khr_gl_depth_images";
     info.extensionsWithVersion = namesWithVersion(info.extensions);
     info.openclCAllVersions = {
-        {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"},
-        {CL_MAKE_VERSION(1, 1, 0), "OpenCL C"},
-        {CL_MAKE_VERSION(1, 2, 0), "OpenCL C"},
+        {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"}, {CL_MAKE_VERSION(1, 1, 0), "OpenCL C"},
+        {CL_MAKE_VERSION(1, 2, 0), "OpenCL C"}, {CL_MAKE_VERSION(2, 0, 0), "OpenCL C"},
         {CL_MAKE_VERSION(3, 0, 0), "OpenCL C"},
     };
     std::string features = "__opencl_c_int64 __opencl_c_fp64 __opencl_c_atomic_order_acq_rel "
@@ -443,14 +445,21 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                            "__opencl_c_atomic_scope_all_devices "
                            "__opencl_c_generic_address_space "
                            "__opencl_c_program_scope_global_variables __opencl_c_images "
-                           "__opencl_c_read_write_images __opencl_c_3d_image_writes";
+                           "__opencl_c_read_write_images __opencl_c_3d_image_writes "
+                           "__opencl_c_work_group_collective_functions";
     info.openclCFeatures = namesWithVersion(features, CL_MAKE_VERSION(3, 0, 0));
     info.genericAddressSpace = true;
+    // builtins/cpu/work_group.cl with the work-group pass's scratch (WorkGroupContext).
+    info.workGroupCollectives = true;
     // Images live in host memory; the limits are the 1.2 full-profile minimums or more.
     info.imageSupport = true;
     info.imagePitchAlignment = 1;
     info.imageBaseAddressAlignment = 1;
     info.nonUniformWorkGroup = true;
+    // Kernels run in the host's address space, in host threads: every host address is an SVM
+    // pointer, and atomics on it are the host's own.
+    info.svmCapabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER |
+                           CL_DEVICE_SVM_FINE_GRAIN_SYSTEM | CL_DEVICE_SVM_ATOMICS;
 
     std::istringstream ext(info.extensions + " " + features);
     std::string w;
@@ -459,6 +468,10 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
             target.clExtensions.push_back(w);
     target.fp64 = true;
     target.images = true;
+    target.clStdVersions.clear();
+    for (const cl_name_version& v : info.openclCAllVersions)
+        target.clStdVersions.push_back(100 * CL_VERSION_MAJOR(v.version) +
+                                       10 * CL_VERSION_MINOR(v.version));
     return std::make_unique<cpu::CpuBackend>(std::move(target), info.globalMemCacheSize);
 }
 

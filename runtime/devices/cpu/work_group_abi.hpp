@@ -33,7 +33,14 @@ struct WorkGroupContext {
     /// to_private() answers from [stackLow, stackHigh).
     char* stackLow;
     char* stackHigh;
+    /// This thread's scratch for the work-group collective functions (builtins/cpu/
+    /// work_group.cl): kCollectiveScratchPerItem bytes per work-item of the largest group.
+    char* collectiveScratch;
 };
+
+/// Bytes of WorkGroupContext::collectiveScratch per work-item: two values of the widest type
+/// the collective functions take (a scan's two halves of 8-byte values).
+inline constexpr size_t kCollectiveScratchPerItem = 16;
 
 /// Entry of one kernel compiled for the CPU: runs every work-item of one work-group.
 /// `args[i]` points at the storage of argument i: the value bytes for Value; a `void*` holding

@@ -2,6 +2,7 @@
 #include "devices/gcn/dispatch.hpp"
 
 #include "core/image.hpp"
+#include "core/svm.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -84,6 +85,11 @@ cl_int DispatchBuilder::build(const KernelLaunch& launch, std::string& why) {
     m_hostRanges.clear();
     if (cl_int err = writeKernargs(launch, ki, why); err != CL_SUCCESS)
         return err;
+    // SVM the kernel reaches only through pointers in memory (clSetKernelExecInfo).
+    if (m_forHardware)
+        for (void* p : launch.svmIndirectPointers)
+            if (std::optional<SvmAllocation> s = svmFind(p))
+                m_hostRanges.emplace_back(s->base, s->size);
     if (m_lds > kLdsPerGroup) {
         why = "the work-group needs " + std::to_string(m_lds) + " bytes of LDS (limit " +
               std::to_string(kLdsPerGroup) + ")";
@@ -173,9 +179,14 @@ cl_int DispatchBuilder::putExplicitArg(const KernelLaunch& launch, const KernelA
             why = "a buffer argument is not 64-bit";
             return CL_INVALID_KERNEL_ARGS;
         }
-        put<uint64_t>(ka, a.offset, v.mem ? reinterpret_cast<uint64_t>(v.mem->data()) : 0);
+        // A buffer's storage or an SVM pointer: both host addresses, which the model reads
+        // directly (its GPU VA space is the process's).
+        put<uint64_t>(ka, a.offset, reinterpret_cast<uint64_t>(v.globalPointer()));
         if (m_forHardware && v.mem)
             m_hostRanges.emplace_back(v.mem->data(), v.mem->size());
+        if (m_forHardware && v.viaSvm && v.svm)
+            if (std::optional<SvmAllocation> s = svmFind(v.svm))
+                m_hostRanges.emplace_back(s->base, s->size); // the whole allocation
     } else if (kind == "image" || kind == "sampler") {
         if (!putImageOrSampler(a, v, index)) {
             why = "argument " + std::to_string(index) + " (" + ad.typeName +

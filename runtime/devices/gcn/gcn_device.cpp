@@ -44,7 +44,8 @@ constexpr unsigned kModelClockMHz = 1500; // the modelled chip's nominal clock (
 /// OpenCL C 3.0 features about the program's memory the GCN device supports: generic pointers
 /// (FLAT) and program-scope __global variables (data segments of the code object).
 constexpr const char* kGcnProgramFeatures =
-    "__opencl_c_generic_address_space __opencl_c_program_scope_global_variables";
+    "__opencl_c_generic_address_space __opencl_c_program_scope_global_variables "
+    "__opencl_c_work_group_collective_functions";
 /// Images are descriptors and texels in plain memory (builtins/cpu/image.cl built for amdgcn).
 constexpr const char* kGcnImageFeatures =
     "__opencl_c_images __opencl_c_read_write_images __opencl_c_3d_image_writes";
@@ -345,7 +346,11 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.preferredWorkGroupSizeMultiple = kWaveSize;
     info.nonUniformWorkGroup = true; // hidden_remainder_* and partial work-groups
     info.genericAddressSpace = true; // FLAT through the LDS/private apertures (finalize_gcn.cpp)
-    info.workGroupCollectives = false;
+    // builtins/gcn/work_group.c: cross-lane permutes within a wave, LDS across the waves.
+    info.workGroupCollectives = true;
+    // SVM: none on hardware (userptr BOs get GPU addresses other than the host's; README), the
+    // model sets its own below.
+    info.svmCapabilities = 0;
     // Program-scope variables live in the loaded code object; the 3.0 minimum and default.
     info.globalVariableMaxSize = 64 * 1024;
     info.globalVariablePreferredTotalSize = 1 << 20;
@@ -555,6 +560,11 @@ std::vector<DiscoveredDevice> discoverGcn() {
         info.maxClockFrequency = kModelClockMHz;
         info.gfxipMajor = 9;
         info.gfxipMinor = 0;
+        // The model runs in the host's address space (global memory is host memory, global
+        // atomics are host atomics): an SVM buffer is usable as is, coarse- or fine-grain. Not
+        // fine-grain system (hardware maps only registered ranges; README) nor SVM atomics (the
+        // device has no device- or all-devices-scope atomics).
+        info.svmCapabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER;
         // topology stays type 0: the model has no PCI location
         // The model's device memory is host memory, so GL buffers are shared the way the CPU
         // device shares them (runtime/gl: GL's own mapping while acquired, or host copies),

@@ -127,18 +127,20 @@ TEST_CASE("builds for gfx900 log occupancy and -save-temps writes .ll and .isa",
 
 TEST_CASE("what the GCN device does not support fails with the spec's error", "[gcn][build]") {
     WithQueue w;
-    // Work-group collective functions: declared by OpenCL C 2.0, implemented by neither
-    // libclc nor Duet for amdgcn.
     const char* src = "kernel void k(global int* a) { a[0] = work_group_reduce_add(a[1]); }\n";
     cl_int e = CL_SUCCESS;
     cl_program p = clCreateProgramWithSource(w.context, 1, &src, nullptr, &e);
     REQUIRE_CL(e);
+    // OpenCL C 2.0 is not in CL_DEVICE_OPENCL_C_ALL_VERSIONS: -cl-std=CL2.0 fails the build.
     CHECK_CL_ERR(CL_BUILD_PROGRAM_FAILURE,
                  clBuildProgram(p, 1, &w.device, "-cl-std=CL2.0", nullptr, nullptr));
-    const std::string log = buildLog(p, w.device);
+    std::string log = buildLog(p, w.device);
     INFO(log);
-    CHECK(log.find("undefined function '_Z21work_group_reduce_addi' (work_group_reduce_add(int))"
-                   ": not an OpenCL C builtin the GCN device implements") != std::string::npos);
+    CHECK(log.find("-cl-std=CL2.0: the device does not support this OpenCL C version "
+                   "(CL_DEVICE_OPENCL_C_ALL_VERSIONS lists 1.0, 1.1, 1.2, 3.0)") !=
+          std::string::npos);
+    // The same program as OpenCL C 3.0: the device reports the work-group collective functions.
+    CHECK_CL_ERR(CL_SUCCESS, clBuildProgram(p, 1, &w.device, "-cl-std=CL3.0", nullptr, nullptr));
     clReleaseProgram(p);
 }
 
@@ -173,8 +175,9 @@ TEST_CASE("vector add runs on the software GCN model", "[gcn][run]") {
 
 TEST_CASE("work-item functions see offsets, 2D ranges and partial work-groups", "[gcn][run]") {
     WithQueue w;
-    // CL2.0: non-uniform work-groups (global 100 x 7 with 64 x 2 groups).
-    cl_program p = buildProgram(w.context, w.device, kSource, "-cl-std=CL2.0");
+    // CL3.0 on a device with CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT: non-uniform work-groups
+    // (global 100 x 7 with 64 x 2 groups).
+    cl_program p = buildProgram(w.context, w.device, kSource, "-cl-std=CL3.0");
     cl_kernel k = kernel(p, "ids");
     const size_t global[2] = {100, 7}, local[2] = {64, 2}, offset[2] = {5, 3};
     const cl_uint width = 100;

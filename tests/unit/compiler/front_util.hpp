@@ -15,6 +15,7 @@ namespace duet::rt::test {
 inline TargetSpec cpuTarget() {
     TargetSpec t;
     t.cpuName = "x86-64";
+    t.clStdVersions = {100, 110, 120, 200, 300};
     t.clExtensions = {"cl_khr_byte_addressable_store",
                       "cl_khr_global_int32_base_atomics",
                       "cl_khr_global_int32_extended_atomics",

@@ -78,6 +78,8 @@ enum class WorkItemFn {
     ToLocal,
     ToPrivate,
     GetFence, ///< get_fence(const void*)
+    /// __duet_wg_scratch(): the collective functions' scratch (builtins/cpu/work_group.cl)
+    CollectiveScratch,
 };
 
 WorkItemFn classify(StringRef name) {
@@ -115,6 +117,8 @@ WorkItemFn classify(StringRef name) {
         return WorkItemFn::ToPrivate;
     if (name.starts_with("_Z9get_fenceP"))
         return WorkItemFn::GetFence;
+    if (name == "__duet_wg_scratch")
+        return WorkItemFn::CollectiveScratch;
     return WorkItemFn::None;
 }
 
@@ -166,6 +170,7 @@ struct Prologue {
     Value* stackLow = nullptr;
     Value* stackHigh = nullptr;
     Value* printfCtx = nullptr;
+    Value* collectiveScratch = nullptr;
     Value* groupItems = nullptr; ///< work-items in this group (localSize product)
 };
 
@@ -230,6 +235,8 @@ void WorkGroupBuilder::emitPrologue(IRBuilder<>& b, Argument* ctx) {
     m_pro.localMemEnd = field(offsetof(WorkGroupContext, localMemEnd), m_ptr, "local_mem_end");
     m_pro.stackLow = field(offsetof(WorkGroupContext, stackLow), m_ptr, "stack_low");
     m_pro.stackHigh = field(offsetof(WorkGroupContext, stackHigh), m_ptr, "stack_high");
+    m_pro.collectiveScratch =
+        field(offsetof(WorkGroupContext, collectiveScratch), m_ptr, "collective_scratch");
     m_pro.groupItems = b.CreateMul(b.CreateMul(m_pro.localSize[0], m_pro.localSize[1]),
                                    m_pro.localSize[2], "group_items");
 }
@@ -284,6 +291,9 @@ Value* WorkGroupBuilder::lowerOne(CallInst* call, WorkItemFn kind) {
         return m_pro.workDim;
     case WorkItemFn::LocalLinearId:
         return linearValue(b);
+    case WorkItemFn::CollectiveScratch:
+        // One block per thread, shared by the group's work-items: a uniform pointer.
+        return b.CreateAddrSpaceCast(m_pro.collectiveScratch, call->getType());
     case WorkItemFn::ToGlobal:
     case WorkItemFn::ToLocal:
     case WorkItemFn::ToPrivate:

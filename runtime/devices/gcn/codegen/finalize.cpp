@@ -684,7 +684,10 @@ TargetSpec withGcnFrontEnd(TargetSpec target) {
         target.cpuName = "gfx900";
     // printf stays a call, lowered by the finaliser (codegen/printf_lowering.cpp): clang's
     // AMDGPU lowering would print every %s string that is not a literal as "???".
-    target.frontEndArgs = {"-target-cpu", target.cpuName, "-fno-builtin-printf"};
+    // clang defines the header-only feature macro of the work-group collective functions (and
+    // so declares them) only for SPIR targets; the device implements them (builtins/gcn).
+    target.frontEndArgs = {"-target-cpu", target.cpuName, "-fno-builtin-printf", "-D",
+                           "__opencl_c_work_group_collective_functions=1"};
     target.initialiseTarget = &initialiseAmdgpuTarget;
     target.binaryKind = kGcnBinaryKind;
     return target;
