@@ -249,6 +249,16 @@ struct AddressSpaceScopes : PassInfoMixin<AddressSpaceScopes> {
     }
 };
 
+/// Work-item loops are declared parallel for the loop vectoriser (wg::ParallelWorkItemLoops);
+/// DUET_CPU_PARALLEL_LOOPS=0 leaves them to its dependence analysis (for comparisons).
+bool parallelLoopsEnabled() {
+    static const bool on = [] {
+        const char* env = std::getenv("DUET_CPU_PARALLEL_LOOPS");
+        return !(env && env[0] == '0');
+    }();
+    return on;
+}
+
 /// Optimises `m` for the host; returns the loop vectoriser's verdict on each work-item loop
 /// (wg::WorkItemLoopReport), one line per loop.
 std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLevel,
@@ -262,9 +272,11 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
     pto.SLPVectorization = optLevel > 1;
     pto.LoopUnrolling = optLevel > 0;
     PassBuilder pb(&tm, pto);
-    pb.registerVectorizerStartEPCallback([](FunctionPassManager& fpm, OptimizationLevel) {
+    wg::WorkItemLoopReport report(m.getContext());
+    pb.registerVectorizerStartEPCallback([&report](FunctionPassManager& fpm, OptimizationLevel) {
         fpm.addPass(AddressSpaceScopes());
-        fpm.addPass(wg::ParallelWorkItemLoops());
+        if (parallelLoopsEnabled())
+            fpm.addPass(wg::ParallelWorkItemLoops(&report));
     });
     TargetLibraryInfoImpl tlii(tm.getTargetTriple());
     tlii.addVectorizableFunctions(libmvecTable(features, unsafeMath));
@@ -292,7 +304,6 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
         OptimizationLevel level = optLevel == 1 ? OptimizationLevel::O1 : OptimizationLevel::O3;
         mpm.addPass(pb.buildPerModuleDefaultPipeline(level));
     }
-    wg::WorkItemLoopReport report(m.getContext());
     mpm.run(m, mam);
     return report.lines();
 }

@@ -115,8 +115,18 @@ PreservedAnalyses ParallelWorkItemLoops::run(Function& f, FunctionAnalysisManage
     bool changed = false;
     for (Loop* loop : li.getLoopsInPreorder()) {
         MDNode* id = loop->getLoopID();
-        if (!hasMarker(id) || !loop->isInnermost() || !whyNotParallel(*loop).empty())
+        if (!hasMarker(id))
             continue;
+        std::string why = loop->isInnermost()
+                              ? whyNotParallel(*loop)
+                              : std::string("it holds a loop of its own that was not split into "
+                                            "work-item loops (a loop whose trip count differs "
+                                            "between work-items)");
+        if (!why.empty()) {
+            if (report)
+                report->noteScalar(loop->getHeader(), why);
+            continue;
+        }
         MDNode* group = MDNode::getDistinct(ctx, {});
         for (BasicBlock* bb : loop->blocks())
             for (Instruction& inst : *bb)
@@ -206,6 +216,14 @@ private:
 };
 
 } // namespace
+
+void WorkItemLoopReport::noteScalar(const BasicBlock* header, const std::string& why) {
+    auto [it, fresh] = m_state->byHeader.try_emplace(header, m_state->entries.size());
+    if (fresh)
+        m_state->entries.push_back(
+            {header->getParent()->getName().str(), header->getName().str(), std::string(), {}});
+    m_state->entries[it->second].reasons.push_back(why);
+}
 
 WorkItemLoopReport::WorkItemLoopReport(LLVMContext& ctx)
     : m_ctx(ctx), m_state(std::make_shared<State>()) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 namespace llvm {
+class BasicBlock;
 class BranchInst;
 class LLVMContext;
 } // namespace llvm
@@ -26,8 +27,12 @@ void markWorkItemLoop(llvm::BranchInst* latch);
 /// C 3.0 §6.15.12 / the 1.2 memory model). A loop stays as it is when it holds an atomic or
 /// volatile access, a call that writes memory, or a private access that is not provably to
 /// per-work-item storage (a private array all work-items of the loop share).
+/// Loops it leaves alone are noted in `report` (when not null) with the reason.
+class WorkItemLoopReport;
 struct ParallelWorkItemLoops : llvm::PassInfoMixin<ParallelWorkItemLoops> {
+    explicit ParallelWorkItemLoops(WorkItemLoopReport* report = nullptr) : report(report) {}
     llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam);
+    WorkItemLoopReport* report;
 };
 
 /// What the loop vectoriser did with each work-item loop of one optimisation run, collected
@@ -43,6 +48,8 @@ public:
     /// One line per work-item loop the vectoriser looked at: "<function>: vectorised (...)" or
     /// "<function>: not vectorised: <reasons>" (the loop then runs one work-item at a time).
     std::vector<std::string> lines() const;
+    /// Records that the work-item loop at `header` stays scalar, and why.
+    void noteScalar(const llvm::BasicBlock* header, const std::string& why);
 
     struct State;
 
