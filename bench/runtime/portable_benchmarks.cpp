@@ -53,18 +53,33 @@ void readBuffer(cl_command_queue q, cl_mem mem, size_t bytes, void* dst) {
           "clEnqueueReadBuffer");
 }
 
-/// Best wall time of `repeats` runs of `launch` + clFinish, after one warm-up run.
-double bestTime(Session& s, int repeats, const std::function<void()>& launch) {
+/// Wall times of `repeats` runs of `launch` + clFinish, after one warm-up run: the best is the
+/// figure, the median shows how a loaded machine spreads them.
+struct Times {
+    double best = std::numeric_limits<double>::infinity();
+    double median = 0;
+    std::string describe(int repeats) const {
+        std::ostringstream o;
+        o << "best of " << repeats << " " << best * 1e3 << " ms, median " << median * 1e3 << " ms";
+        return o.str();
+    }
+};
+
+Times timeRuns(Session& s, int repeats, const std::function<void()>& launch) {
     launch();
     check(clFinish(s.queue), "clFinish");
-    double best = std::numeric_limits<double>::infinity();
+    std::vector<double> all;
     for (int r = 0; r < repeats; ++r) {
         auto t = Clock::now();
         launch();
         check(clFinish(s.queue), "clFinish");
-        best = std::min(best, secondsSince(t));
+        all.push_back(secondsSince(t));
     }
-    return best;
+    Times t;
+    std::sort(all.begin(), all.end());
+    t.best = all.front();
+    t.median = all[all.size() / 2];
+    return t;
 }
 
 const char* const kPortableKernels = R"CLC(
@@ -247,8 +262,8 @@ void benchFft(Session& s, cl_program program, const Config& cfg, Figures& out) {
     setArg(kernel, 1, outBuf.get());
     setLocalArg(kernel, 2, kN * sizeof(cl_float2));
     const size_t local = 512, global = groups * local;
-    double best =
-        bestTime(s, cfg.repeats, [&] { enqueue(s.queue, kernel, 1, &global, &local, "fft1024"); });
+    Times times =
+        timeRuns(s, cfg.repeats, [&] { enqueue(s.queue, kernel, 1, &global, &local, "fft1024"); });
 
     std::vector<cl_float2> got(points);
     readBuffer(s.queue, outBuf, bytes, got.data());
@@ -278,9 +293,9 @@ void benchFft(Session& s, cl_program program, const Config& cfg, Figures& out) {
         }
     }
     std::ostringstream detail;
-    detail << "best of " << cfg.repeats << " " << best * 1e3 << " ms, " << groups
-           << " groups x 512, max rel error " << worst;
-    out["fft_gflops"] = okFigure(5.0 * double(points) * 10 / best * 1e-9, detail.str());
+    detail << times.describe(cfg.repeats) << ", " << groups << " groups x 512, max rel error "
+           << worst;
+    out["fft_gflops"] = okFigure(5.0 * double(points) * 10 / times.best * 1e-9, detail.str());
 }
 
 /// The host reference of fv_step, in double.
@@ -334,8 +349,8 @@ void benchFiniteVolume(Session& s, cl_program program, const Config& cfg, Figure
     setArg(kernel, 5, dtdy);
     setArg(kernel, 6, gamma);
     const size_t global[2] = {n, n}, local[2] = {16, 16};
-    double best =
-        bestTime(s, cfg.repeats, [&] { enqueue(s.queue, kernel, 2, global, local, "fv_step"); });
+    Times times =
+        timeRuns(s, cfg.repeats, [&] { enqueue(s.queue, kernel, 2, global, local, "fv_step"); });
     std::vector<cl_float4> got(q.size());
     readBuffer(s.queue, qnBuf, bytes, got.data());
 
@@ -366,9 +381,8 @@ void benchFiniteVolume(Session& s, cl_program program, const Config& cfg, Figure
             }
         }
     std::ostringstream detail;
-    detail << "best of " << cfg.repeats << " " << best * 1e3 << " ms, " << n << "x" << n
-           << ", 16x16 groups";
-    out["fv_mcells"] = okFigure(double(n) * n / best * 1e-6, detail.str());
+    detail << times.describe(cfg.repeats) << ", " << n << "x" << n << ", 16x16 groups";
+    out["fv_mcells"] = okFigure(double(n) * n / times.best * 1e-6, detail.str());
 }
 
 void benchTranspose(Session& s, cl_program program, const Config& cfg, Figures& out) {
@@ -386,7 +400,7 @@ void benchTranspose(Session& s, cl_program program, const Config& cfg, Figures& 
     setArg(kernel, 2, cl_uint(w));
     setArg(kernel, 3, cl_uint(h));
     const size_t global[2] = {w, h}, local[2] = {16, 16};
-    double best = bestTime(s, cfg.repeats,
+    Times times = timeRuns(s, cfg.repeats,
                            [&] { enqueue(s.queue, kernel, 2, global, local, "transpose_tiled"); });
     std::vector<float> got(in.size());
     readBuffer(s.queue, outBuf, bytes, got.data());
@@ -400,8 +414,8 @@ void benchTranspose(Session& s, cl_program program, const Config& cfg, Figures& 
                 return;
             }
     std::ostringstream detail;
-    detail << "best of " << cfg.repeats << " " << best * 1e3 << " ms, read + write counted";
-    out["transpose_gbs"] = okFigure(2.0 * double(bytes) / best * 1e-9, detail.str());
+    detail << times.describe(cfg.repeats) << ", read + write counted";
+    out["transpose_gbs"] = okFigure(2.0 * double(bytes) / times.best * 1e-9, detail.str());
 }
 
 void benchSaxpy(Session& s, cl_program program, const Config& cfg, Figures& out) {
@@ -424,7 +438,7 @@ void benchSaxpy(Session& s, cl_program program, const Config& cfg, Figures& out)
     setArg(kernel, 2, a);
     setArg(kernel, 3, cl_uint(n));
     int runs = 0;
-    double best = bestTime(s, cfg.repeats, [&] {
+    Times times = timeRuns(s, cfg.repeats, [&] {
         enqueue(s.queue, kernel, 1, &n, nullptr, "saxpy");
         ++runs;
     });
@@ -441,8 +455,8 @@ void benchSaxpy(Session& s, cl_program program, const Config& cfg, Figures& out)
         }
     }
     std::ostringstream detail;
-    detail << "best of " << cfg.repeats << " " << best * 1e3 << " ms, 3 arrays counted";
-    out["saxpy_gbs"] = okFigure(3.0 * double(n) * sizeof(float) / best * 1e-9, detail.str());
+    detail << times.describe(cfg.repeats) << ", 3 arrays counted";
+    out["saxpy_gbs"] = okFigure(3.0 * double(n) * sizeof(float) / times.best * 1e-9, detail.str());
 }
 
 } // namespace
