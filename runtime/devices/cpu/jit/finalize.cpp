@@ -252,11 +252,8 @@ struct AddressSpaceScopes : PassInfoMixin<AddressSpaceScopes> {
 /// Work-item loops are declared parallel for the loop vectoriser (wg::ParallelWorkItemLoops);
 /// DUET_CPU_PARALLEL_LOOPS=0 leaves them to its dependence analysis (for comparisons).
 bool parallelLoopsEnabled() {
-    static const bool on = [] {
-        const char* env = std::getenv("DUET_CPU_PARALLEL_LOOPS");
-        return !(env && env[0] == '0');
-    }();
-    return on;
+    const char* env = std::getenv("DUET_CPU_PARALLEL_LOOPS");
+    return !(env && env[0] == '0');
 }
 
 /// Optimises `m` for the host; returns the loop vectoriser's verdict on each work-item loop

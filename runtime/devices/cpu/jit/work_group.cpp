@@ -520,6 +520,8 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
         barriers.push_back(bar);
     }
     info.hasBarrier = !barriers.empty();
+    if (loopBarriers)
+        wg::makeStridedLoopsUniform(*w, entry, m_ph, barriers);
     Uniformity uniformity = wg::analyseUniformity(*w, entry, m_ph);
     loopBarriersAdded = loopBarriers ? wg::insertLoopBarriers(*w, uniformity, barriers) : 0;
     if (!barriers.empty()) {
