@@ -7,6 +7,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DiagnosticHandler.h>
 #include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/LLVMContext.h>
@@ -74,12 +75,17 @@ std::string whyNotParallel(const Loop& loop) {
             const unsigned as = ptr->getType()->getPointerAddressSpace();
             if (as == 1 || as == 2 || as == 3)
                 continue; // __global, __constant, __local: shared, ordered only by barriers
-            // Private or generic: only per-work-item storage is each work-item's own.
+            // Private or generic: only per-work-item storage is each work-item's own (and
+            // constant tables, such as the builtins', are only read).
             SmallVector<const Value*, 4> objects;
             getUnderlyingObjects(ptr, objects, nullptr, 12);
-            for (const Value* o : objects)
+            for (const Value* o : objects) {
+                auto* gv = dyn_cast<GlobalVariable>(o);
+                if (isa<LoadInst>(inst) && gv && gv->isConstant())
+                    continue;
                 if (!isPerItemStorage(o))
                     return "a private or generic access not provably per work-item";
+            }
         }
     }
     return {};
