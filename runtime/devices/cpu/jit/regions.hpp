@@ -51,6 +51,8 @@ size_t insertLoopBarriers(llvm::Function& w, const Uniformity& u,
 /// carried through skipped iterations. The implicit loop barriers can then split them into
 /// work-item loops (a loop whose trip count depends on the local id otherwise keeps each
 /// work-item's turn scalar). Innermost loops without barriers only; `entry` is the prologue.
+/// Assumes `a + lid` does not wrap (then local id 0 has the most iterations); the local ids are
+/// below kCpuMaxWorkGroupSize, so only a start within that of the type's end could.
 /// Returns the number of loops rewritten.
 size_t makeStridedLoopsUniform(llvm::Function& w, llvm::BasicBlock* entry, const Placeholders& ph,
                                const std::vector<llvm::BasicBlock*>& barriers);
