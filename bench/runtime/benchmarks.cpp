@@ -82,6 +82,10 @@ Config Config::quick() {
     c.launches = 2000;
     c.roundTrips = 200;
     c.builds = 2;
+    c.fftGroups = 256;
+    c.fvSize = 256;
+    c.transposeSize = 1024;
+    c.saxpyElements = size_t(4) << 20;
     return c;
 }
 
@@ -98,6 +102,14 @@ std::vector<FigureInfo> figureInfos(const Config& cfg) {
         {"nbody_gflops", "N-body at 20 flop/interaction", "GFLOP/s", true},
         {"triad_gbs", "triad a=b+s*c, " + mi(cfg.triadElements) + " floats", "GB/s", true},
         {"min_gbs", "parallel min, " + mi(cfg.minElements) + " uints", "GB/s", true},
+        {"fft_gflops",
+         "FFT 1024-pt radix-2 in __local, " + std::to_string(cfg.fftGroups) + " groups", "GFLOP/s",
+         true},
+        {"fv_mcells", "float4 finite volumes " + std::to_string(cfg.fvSize) + "^2, 16x16 groups",
+         "Mcell/s", true},
+        {"transpose_gbs",
+         "16x16 tiled transpose " + std::to_string(cfg.transposeSize) + "^2 floats", "GB/s", true},
+        {"saxpy_gbs", "saxpy y=a*x+y, " + mi(cfg.saxpyElements) + " floats", "GB/s", true},
         {"launch_us", "kernel launches, " + std::to_string(cfg.launches) + " queued + clFinish",
          "us/launch", false},
         {"roundtrip_us", "enqueue + clFinish round trip (median)", "us", false},

@@ -21,6 +21,10 @@ struct Config {
     size_t launches = 20000;  ///< queued launches per latency sample
     size_t roundTrips = 2000; ///< blocking single launches
     int builds = 3;           ///< uncached builds (median is reported)
+    size_t fftGroups = 2048;  ///< 1024-point transforms (one per work-group of 512)
+    uint32_t fvSize = 1024;   ///< finite-volume grid side
+    uint32_t transposeSize = 4096;
+    size_t saxpyElements = size_t(32) << 20;
     /// Which device of each platform runs the work: the first of this type, never another
     /// (CPU against CPU by default; GPU against GPU with --device gpu).
     cl_device_type deviceType = CL_DEVICE_TYPE_CPU;
@@ -71,6 +75,9 @@ void benchNbody(Session& s, cl_program program, const Config& cfg, Figures& out)
 void benchTriad(Session& s, cl_program program, const Config& cfg, Figures& out);
 /// min_gbs.
 void benchMin(Session& s, cl_program program, const Config& cfg, Figures& out);
+/// fft_gflops, fv_mcells, transpose_gbs, saxpy_gbs: GPU-style kernels (their own program,
+/// built once, untimed) each checked against a host reference.
+void benchPortable(Session& s, const Config& cfg, Figures& out);
 /// launch_us, roundtrip_us.
 void benchLaunch(Session& s, cl_program program, const Config& cfg, Figures& out);
 

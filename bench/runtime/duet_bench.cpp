@@ -123,6 +123,9 @@ void runPlatform(PlatformRun& run, const Config& cfg, const std::vector<FigureIn
     show({"triad_gbs"});
     guarded(run.figures, {"min_gbs"}, [&] { benchMin(s, program, cfg, run.figures); });
     show({"min_gbs"});
+    guarded(run.figures, {"fft_gflops", "fv_mcells", "transpose_gbs", "saxpy_gbs"},
+            [&] { benchPortable(s, cfg, run.figures); });
+    show({"fft_gflops", "fv_mcells", "transpose_gbs", "saxpy_gbs"});
     guarded(run.figures, {"launch_us", "roundtrip_us"},
             [&] { benchLaunch(s, program, cfg, run.figures); });
     show({"launch_us", "roundtrip_us"});
@@ -386,7 +389,11 @@ int main(int argc, char** argv) {
                        {"repeats", cfg.repeats},
                        {"launches", cfg.launches},
                        {"round_trips", cfg.roundTrips},
-                       {"builds", cfg.builds}};
+                       {"builds", cfg.builds},
+                       {"fft_groups", cfg.fftGroups},
+                       {"fv_size", cfg.fvSize},
+                       {"transpose_size", cfg.transposeSize},
+                       {"saxpy_elements", cfg.saxpyElements}};
         j["platforms"] = nlohmann::ordered_json::array();
         for (const PlatformRun& run : runs) {
             nlohmann::ordered_json p;

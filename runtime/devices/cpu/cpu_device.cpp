@@ -162,12 +162,20 @@ private:
             return *e == '0' ? SIZE_MAX : 0;
         return lastLevelCache;
     }
+    /// Chunks of work-groups per participant and launch; DUET_CPU_CHUNKS overrides (for
+    /// measurements).
+    static size_t chunksPerParticipant() {
+        if (const char* e = std::getenv("DUET_CPU_CHUNKS"); e && *e)
+            return std::clamp<size_t>(std::strtoul(e, nullptr, 10), 1, 4096);
+        return 32;
+    }
     /// The entry `launch` runs: its streaming variant for launches over the threshold.
     WorkGroupFn entryFor(const KernelLaunch& launch) const;
 
     std::unique_ptr<Toolchain> m_toolchain;
     ThreadPool m_pool;
     size_t m_streamingBytes;
+    size_t m_chunksPerParticipant = chunksPerParticipant();
     std::mutex m_stateMutex; ///< guards the scratch below
     LaunchScratch m_scratch;
     std::vector<WorkerState> m_workers{m_pool.participants()};
@@ -213,9 +221,12 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
         groups[d] = (launch.global[d] + launch.local[d] - 1) / launch.local[d];
         total *= groups[d];
     }
-    // Chunks small enough to balance, large enough to amortise the dispatch.
+    // Chunks small enough to balance, large enough to amortise the dispatch (a claim is one
+    // compare-and-swap on the share's own cache line). Small, because a chunk a participant
+    // has claimed is the work that waits whenever the scheduler takes its core away (another
+    // process, the GL thread): with 8 per participant, 1/16 of a launch on 2 cores.
     const size_t participants = m_pool.participants();
-    const size_t chunk = std::max<size_t>(1, total / (participants * 8));
+    const size_t chunk = std::max<size_t>(1, total / (participants * m_chunksPerParticipant));
     const size_t used = total <= chunk ? 1 : participants;
 
     // One launch at a time owns the scratch below (the pool runs one job at a time anyway);

@@ -8,6 +8,8 @@ namespace duet::rt::cpu {
 
 /// How long an idle worker polls for the next job before it sleeps.
 constexpr std::chrono::microseconds kSpinTime{50};
+/// How long the caller polls for chunks other participants still run before it yields.
+constexpr std::chrono::microseconds kWaitSpinTime{20};
 
 ThreadPool::ThreadPool(unsigned participants) : m_shares(participants ? participants : 1) {
     for (unsigned i = 1; i < participants; ++i)
@@ -86,9 +88,21 @@ void ThreadPool::runErased(size_t count, size_t chunk, void* fn, Trampoline tram
     m_cv.notify_all();
     drain(0, tag);
     // Chunks other participants claimed may still be running: the job (and `fn`) must outlive
-    // them. Workers that have not claimed anything yet never will.
-    while (m_done.load(std::memory_order_acquire) != count)
+    // them. Workers that have not claimed anything yet never will. Spin only briefly, then
+    // yield: a worker that still runs a chunk is often one the scheduler took its core from
+    // (another process, the GL thread), and a spinning caller would keep it off the core it
+    // needs to finish.
+    const auto spinUntil = std::chrono::steady_clock::now() + kWaitSpinTime;
+    bool yielding = false;
+    for (unsigned i = 1; m_done.load(std::memory_order_acquire) != count; ++i) {
+        if (yielding) {
+            std::this_thread::yield();
+            continue;
+        }
         __builtin_ia32_pause();
+        if (i % 64 == 0 && std::chrono::steady_clock::now() >= spinUntil)
+            yielding = true;
+    }
 }
 
 void ThreadPool::workerMain(unsigned index) {

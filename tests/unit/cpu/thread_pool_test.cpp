@@ -109,3 +109,32 @@ TEST_CASE("run() waits for chunks still running on other workers", "[cpu][pool]"
     ThreadPool pool(4);
     checkJobs(pool, 50, 16, 1, true);
 }
+
+TEST_CASE("a participant held up in its chunk: the others take the rest of the job",
+          "[cpu][pool]") {
+    // As when the scheduler takes a worker's core away: worker 1 stops for 300 ms in its first
+    // chunk. The caller waits (up to 2 s) until that has happened, then claims everything else,
+    // stealing from worker 1's share: the job ends with that one chunk, not with worker 1's
+    // whole share.
+    ThreadPool pool(2);
+    const size_t count = 1000;
+    std::atomic<size_t> byCaller{0}, byWorker{0};
+    std::atomic<bool> stalled{false};
+    pool.run(count, 1, [&](size_t begin, size_t end, unsigned worker) {
+        if (worker != 0 && !stalled.exchange(true))
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        if (worker == 0 && begin == 0) {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+            while (!stalled.load() && std::chrono::steady_clock::now() < until)
+                std::this_thread::yield();
+        }
+        (worker == 0 ? byCaller : byWorker).fetch_add(end - begin);
+    });
+    CHECK(byCaller.load() + byWorker.load() == count);
+    if (!stalled.load()) {
+        WARN("worker 1 was not scheduled within 2 s: the stall was not exercised");
+        return;
+    }
+    // Worker 1 ran its held-up chunk and perhaps a few after it, never its share (half).
+    CHECK(byWorker.load() < count / 4);
+}

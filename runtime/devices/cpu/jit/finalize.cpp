@@ -9,6 +9,7 @@
 #include "devices/cpu/jit/printf.hpp"
 #include "devices/cpu/jit/streaming_stores.hpp"
 #include "devices/cpu/jit/work_group.hpp"
+#include "devices/cpu/jit/work_item_loops.hpp"
 #include "devices/cpu/work_group_abi.hpp"
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
@@ -44,6 +45,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -247,8 +249,17 @@ struct AddressSpaceScopes : PassInfoMixin<AddressSpaceScopes> {
     }
 };
 
-void optimise(Module& m, TargetMachine& tm, unsigned optLevel, const std::string& features,
-              bool unsafeMath) {
+/// Work-item loops are declared parallel for the loop vectoriser (wg::ParallelWorkItemLoops);
+/// DUET_CPU_PARALLEL_LOOPS=0 leaves them to its dependence analysis (for comparisons).
+bool parallelLoopsEnabled() {
+    const char* env = std::getenv("DUET_CPU_PARALLEL_LOOPS");
+    return !(env && env[0] == '0');
+}
+
+/// Optimises `m` for the host; returns the loop vectoriser's verdict on each work-item loop
+/// (wg::WorkItemLoopReport), one line per loop.
+std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLevel,
+                                  const std::string& features, bool unsafeMath) {
     LoopAnalysisManager lam;
     FunctionAnalysisManager fam;
     CGSCCAnalysisManager cgam;
@@ -258,8 +269,12 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel, const std::string
     pto.SLPVectorization = optLevel > 1;
     pto.LoopUnrolling = optLevel > 0;
     PassBuilder pb(&tm, pto);
-    pb.registerVectorizerStartEPCallback(
-        [](FunctionPassManager& fpm, OptimizationLevel) { fpm.addPass(AddressSpaceScopes()); });
+    wg::WorkItemLoopReport report(m.getContext());
+    pb.registerVectorizerStartEPCallback([&report](FunctionPassManager& fpm, OptimizationLevel) {
+        fpm.addPass(AddressSpaceScopes());
+        if (parallelLoopsEnabled())
+            fpm.addPass(wg::ParallelWorkItemLoops(&report));
+    });
     TargetLibraryInfoImpl tlii(tm.getTargetTriple());
     tlii.addVectorizableFunctions(libmvecTable(features, unsafeMath));
     fam.registerPass([&] { return TargetLibraryAnalysis(tlii); });
@@ -287,6 +302,15 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel, const std::string
         mpm.addPass(pb.buildPerModuleDefaultPipeline(level));
     }
     mpm.run(m, mam);
+    return report.lines();
+}
+
+/// Under DUET_LOG, what became of `kernel`'s work-item loops, on stderr.
+void logWorkItemLoops(const std::string& kernel, const std::vector<std::string>& lines) {
+    if (!wg::cpuJitLogEnabled())
+        return;
+    for (const std::string& l : lines)
+        std::fprintf(stderr, "duet: cpu: kernel %s: %s\n", kernel.c_str(), l.c_str());
 }
 
 /// One kernel's work-group function and what it reaches, on their own: every other
@@ -328,7 +352,9 @@ std::string saveTemps(const Module& m, TargetMachine& tm, const BuildOptions& o,
         std::unique_ptr<Module> part = kernelPart(m, k.entryName);
         if (!part)
             continue;
-        optimise(*part, tm, optLevel, features, o.effectiveUnsafeMath());
+        for (const std::string& l :
+             optimise(*part, tm, optLevel, features, o.effectiveUnsafeMath()))
+            log += "note: -save-temps: kernel " + k.name + ": " + l + "\n";
         const std::string base = prefix + "_" + k.name;
         std::string problem =
             writeTempFile(base + ".ll", [&](raw_pwrite_stream& ll) { part->print(ll, nullptr); });
@@ -357,7 +383,8 @@ void* CpuExecutable::entry(size_t index) const {
         return m_entries[index];
     if (m_wholeModule) {
         if (!m_wholeAdded) {
-            optimise(*m_module, *m_tm, m_optLevel, m_features, m_unsafeMath);
+            logWorkItemLoops("(whole program)",
+                             optimise(*m_module, *m_tm, m_optLevel, m_features, m_unsafeMath));
             m_wholeAdded = true;
             if (Error e = addToJit(std::move(m_module))) {
                 *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
@@ -368,7 +395,8 @@ void* CpuExecutable::entry(size_t index) const {
         std::unique_ptr<Module> part = kernelPart(*m_module, m_entryNames[index]);
         if (!part)
             return nullptr;
-        optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath);
+        logWorkItemLoops(m_kernels[index].name,
+                         optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath));
         if (Error e = addToJit(std::move(part))) {
             *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
             return nullptr;

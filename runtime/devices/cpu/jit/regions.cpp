@@ -1,6 +1,8 @@
 // Region formation for the work-group pass: barrier-free regions, their loops over work-items.
 #include "devices/cpu/jit/regions.hpp"
 
+#include "devices/cpu/jit/work_item_loops.hpp"
+
 #include "devices/cpu/work_group_abi.hpp"
 
 #include <llvm/ADT/BitVector.h>
@@ -605,7 +607,8 @@ void RegionBuilder::emitRegion(size_t k) {
         r.next = next;
     }
     Value* x1 = b.CreateAdd(x, ConstantInt::get(m_i64, 1));
-    b.CreateCondBr(b.CreateICmpULT(x1, m_group.localSize[0]), nest.xHead, nest.yLatch);
+    markWorkItemLoop(
+        b.CreateCondBr(b.CreateICmpULT(x1, m_group.localSize[0]), nest.xHead, nest.yLatch));
     b.SetInsertPoint(nest.yLatch);
     Value* y1 = b.CreateAdd(y, ConstantInt::get(m_i64, 1));
     b.CreateCondBr(b.CreateICmpULT(y1, m_group.localSize[1]), nest.yHead, nest.zLatch);

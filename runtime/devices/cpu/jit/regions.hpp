@@ -44,6 +44,19 @@ Uniformity analyseUniformity(llvm::Function& w, llvm::BasicBlock* entry, const P
 size_t insertLoopBarriers(llvm::Function& w, const Uniformity& u,
                           std::vector<llvm::BasicBlock*>& barriers);
 
+/// Strided loops, `for (t = lid + a; t < n; t += s)` with a, n and s uniform (after the front
+/// end's rotation: a guard `start < n`, a do-while on `t + s < n`), become loops every work-item
+/// runs the same number of times: while `a + k s < n` (the iterations of local id 0, the most
+/// of any work-item), each iteration's body guarded by the work-item's own `t < n`, header phis
+/// carried through skipped iterations. The implicit loop barriers can then split them into
+/// work-item loops (a loop whose trip count depends on the local id otherwise keeps each
+/// work-item's turn scalar). Innermost loops without barriers only; `entry` is the prologue.
+/// Assumes `a + lid` does not wrap (then local id 0 has the most iterations); the local ids are
+/// below kCpuMaxWorkGroupSize, so only a start within that of the type's end could.
+/// Returns the number of loops rewritten.
+size_t makeStridedLoopsUniform(llvm::Function& w, llvm::BasicBlock* entry, const Placeholders& ph,
+                               const std::vector<llvm::BasicBlock*>& barriers);
+
 /// The group's shape as the prologue of the work-group function loaded it.
 struct GroupShape {
     llvm::Value* localSize[3]{};

@@ -19,7 +19,10 @@
 //     on their entry, back and exit edges: each iteration then runs as a loop over the
 //     work-items, which the vectoriser widens (a loop over j inside the kernel would otherwise
 //     keep every work-item's turn scalar). Groups under kMinSimdGroup items use a variant
-//     without them.
+//     without them. Strided loops (`for (t = lid; t < n; t += lsz)`) are first rewritten to
+//     run that many times too, with a guarded body (strided_loops.cpp).
+//  6. Before the loop vectoriser, the region loops over x are declared parallel
+//     (work_item_loops.cpp): work-items of a region are independent.
 // regions.cpp holds the uniformity analysis, the loop barriers (5) and the regions with their
 // storage (2-4); this file lowers work-item functions, printf and __local variables, and
 // drives the steps.
@@ -44,6 +47,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <map>
 
@@ -530,6 +534,10 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
         barriers.push_back(bar);
     }
     info.hasBarrier = !barriers.empty();
+    // DUET_CPU_STRIDED_LOOPS=0 leaves strided loops as they are (for comparisons).
+    const char* strided = std::getenv("DUET_CPU_STRIDED_LOOPS");
+    if (loopBarriers && !(strided && strided[0] == '0'))
+        wg::makeStridedLoopsUniform(*w, entry, m_ph, barriers);
     Uniformity uniformity = wg::analyseUniformity(*w, entry, m_ph);
     loopBarriersAdded = loopBarriers ? wg::insertLoopBarriers(*w, uniformity, barriers) : 0;
     if (!barriers.empty()) {

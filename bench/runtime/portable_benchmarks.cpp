@@ -1,0 +1,480 @@
+// duet-bench's GPU-style kernels (local-memory FFT, float4 finite volumes, tiled transpose,
+// saxpy): ordinary OpenCL as written for GPUs, not tuned to any CPU runtime.
+#include "benchmarks.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <functional>
+#include <limits>
+#include <random>
+#include <sstream>
+
+namespace duet::bench {
+
+using namespace duet::seeds;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+Figure okFigure(double value, std::string detail = {}) {
+    return Figure{value, true, std::move(detail)};
+}
+
+Figure failFigure(std::string why) {
+    return Figure{0, false, std::move(why)};
+}
+
+Buffer makeBuffer(cl_context context, cl_mem_flags flags, size_t bytes, void* host,
+                  const char* what) {
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = clCreateBuffer(context, flags, bytes, host, &err);
+    if (err != CL_SUCCESS)
+        throw ClError(std::string("clCreateBuffer(") + what + ")", err);
+    return Buffer(mem);
+}
+
+void enqueue(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* global,
+             const size_t* local, const char* what) {
+    cl_int err = clEnqueueNDRangeKernel(q, k, dims, nullptr, global, local, 0, nullptr, nullptr);
+    if (err != CL_SUCCESS)
+        throw ClError(std::string("clEnqueueNDRangeKernel(") + what + ")", err);
+}
+
+void readBuffer(cl_command_queue q, cl_mem mem, size_t bytes, void* dst) {
+    check(clEnqueueReadBuffer(q, mem, CL_TRUE, 0, bytes, dst, 0, nullptr, nullptr),
+          "clEnqueueReadBuffer");
+}
+
+/// Wall times of `repeats` runs of `launch` + clFinish, after one warm-up run: the best is the
+/// figure, the median shows how a loaded machine spreads them.
+struct Times {
+    double best = std::numeric_limits<double>::infinity();
+    double median = 0;
+    std::string describe(int repeats) const {
+        std::ostringstream o;
+        o << "best of " << repeats << " " << best * 1e3 << " ms, median " << median * 1e3 << " ms";
+        return o.str();
+    }
+};
+
+Times timeRuns(Session& s, int repeats, const std::function<void()>& launch) {
+    launch();
+    check(clFinish(s.queue), "clFinish");
+    std::vector<double> all;
+    for (int r = 0; r < repeats; ++r) {
+        auto t = Clock::now();
+        launch();
+        check(clFinish(s.queue), "clFinish");
+        all.push_back(secondsSince(t));
+    }
+    Times t;
+    std::sort(all.begin(), all.end());
+    t.best = all.front();
+    t.median = all[all.size() / 2];
+    return t;
+}
+
+const char* const kPortableKernels = R"CLC(
+// Radix-2 decimation-in-time FFT of FFT_N points per work-group, in __local memory: a
+// bit-reversed load, FFT_LOG2N butterfly stages with a barrier after each, twiddles computed
+// in place. Work-items stride over the butterflies, so any group size works.
+#define FFT_N 1024
+#define FFT_LOG2N 10
+
+uint bit_reverse10(uint t)
+{
+    uint r = t;
+    r = ((r >> 1) & 0x55555555u) | ((r & 0x55555555u) << 1);
+    r = ((r >> 2) & 0x33333333u) | ((r & 0x33333333u) << 2);
+    r = ((r >> 4) & 0x0F0F0F0Fu) | ((r & 0x0F0F0F0Fu) << 4);
+    r = ((r >> 8) & 0x00FF00FFu) | ((r & 0x00FF00FFu) << 8);
+    r = (r >> 16) | (r << 16);
+    return r >> (32 - FFT_LOG2N);
+}
+
+__kernel void fft1024(__global const float2 *in, __global float2 *out, __local float2 *buf)
+{
+    const uint lid = (uint)get_local_id(0);
+    const uint lsz = (uint)get_local_size(0);
+    const size_t base = get_group_id(0) * FFT_N;
+    for (uint t = lid; t < FFT_N; t += lsz)
+        buf[bit_reverse10(t)] = in[base + t];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = 1; s <= FFT_LOG2N; ++s) {
+        const uint span = 1u << (s - 1);
+        for (uint t = lid; t < FFT_N / 2; t += lsz) {
+            uint j = t & (span - 1);
+            uint i0 = ((t >> (s - 1)) << s) + j;
+            uint i1 = i0 + span;
+            float c;
+            float sn = sincos(-M_PI_F * (float)j / (float)span, &c);
+            float2 a = buf[i0];
+            float2 b = buf[i1];
+            float2 w = (float2)(b.x * c - b.y * sn, b.x * sn + b.y * c);
+            buf[i0] = a + w;
+            buf[i1] = a - w;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint t = lid; t < FFT_N; t += lsz)
+        out[base + t] = buf[t];
+}
+
+// One explicit step of 2D Euler gas dynamics on a finite-volume grid: conserved state
+// (rho, rho u, rho v, E) per cell as a float4, Rusanov fluxes through the four faces,
+// transmissive borders (the neighbour across a border is the cell itself).
+float4 fv_flux_x(float4 q, float gamma)
+{
+    float u = q.y / q.x;
+    float p = (gamma - 1.0f) * (q.w - 0.5f * (q.y * q.y + q.z * q.z) / q.x);
+    return (float4)(q.y, q.y * u + p, q.z * u, (q.w + p) * u);
+}
+
+float4 fv_flux_y(float4 q, float gamma)
+{
+    float v = q.z / q.x;
+    float p = (gamma - 1.0f) * (q.w - 0.5f * (q.y * q.y + q.z * q.z) / q.x);
+    return (float4)(q.z, q.y * v, q.z * v + p, (q.w + p) * v);
+}
+
+float fv_sound(float4 q, float gamma)
+{
+    float p = (gamma - 1.0f) * (q.w - 0.5f * (q.y * q.y + q.z * q.z) / q.x);
+    return sqrt(gamma * fmax(p, 0.0f) / q.x);
+}
+
+float4 fv_rusanov_x(float4 l, float4 r, float gamma)
+{
+    float a = fmax(fabs(l.y / l.x) + fv_sound(l, gamma), fabs(r.y / r.x) + fv_sound(r, gamma));
+    return 0.5f * (fv_flux_x(l, gamma) + fv_flux_x(r, gamma)) - 0.5f * a * (r - l);
+}
+
+float4 fv_rusanov_y(float4 l, float4 r, float gamma)
+{
+    float a = fmax(fabs(l.z / l.x) + fv_sound(l, gamma), fabs(r.z / r.x) + fv_sound(r, gamma));
+    return 0.5f * (fv_flux_y(l, gamma) + fv_flux_y(r, gamma)) - 0.5f * a * (r - l);
+}
+
+__kernel void fv_step(__global const float4 *q, __global float4 *qn, uint nx, uint ny,
+                      float dtdx, float dtdy, float gamma)
+{
+    int x = (int)get_global_id(0);
+    int y = (int)get_global_id(1);
+    if (x >= (int)nx || y >= (int)ny)
+        return;
+    int w = (int)nx;
+    int xl = x > 0 ? x - 1 : x;
+    int xr = x < w - 1 ? x + 1 : x;
+    int yd = y > 0 ? y - 1 : y;
+    int yu = y < (int)ny - 1 ? y + 1 : y;
+    float4 c = q[y * w + x];
+    float4 fl = fv_rusanov_x(q[y * w + xl], c, gamma);
+    float4 fr = fv_rusanov_x(c, q[y * w + xr], gamma);
+    float4 fd = fv_rusanov_y(q[yd * w + x], c, gamma);
+    float4 fu = fv_rusanov_y(c, q[yu * w + x], gamma);
+    qn[y * w + x] = c - dtdx * (fr - fl) - dtdy * (fu - fd);
+}
+
+// out = transpose(in) for a width x height matrix, through a 16x16 __local tile (one column
+// of padding against bank conflicts); edge tiles are guarded.
+#define TR_TILE 16
+__kernel void transpose_tiled(__global const float *in, __global float *out, uint width,
+                              uint height)
+{
+    __local float tile[TR_TILE][TR_TILE + 1];
+    uint lx = (uint)get_local_id(0), ly = (uint)get_local_id(1);
+    uint x = (uint)get_group_id(0) * TR_TILE + lx;
+    uint y = (uint)get_group_id(1) * TR_TILE + ly;
+    if (x < width && y < height)
+        tile[ly][lx] = in[y * width + x];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint tx = (uint)get_group_id(1) * TR_TILE + lx;
+    uint ty = (uint)get_group_id(0) * TR_TILE + ly;
+    if (tx < height && ty < width)
+        out[ty * height + tx] = tile[lx][ly];
+}
+
+__kernel void saxpy(__global const float *x, __global float *y, float a, uint n)
+{
+    uint i = (uint)get_global_id(0);
+    if (i < n)
+        y[i] = a * x[i] + y[i];
+}
+)CLC";
+
+Program buildPortable(Session& s) {
+    const char* text = kPortableKernels;
+    size_t length = std::char_traits<char>::length(text);
+    cl_int err = CL_SUCCESS;
+    Program program(clCreateProgramWithSource(s.context, 1, &text, &length, &err));
+    check(err, "clCreateProgramWithSource(portable kernels)");
+    err = clBuildProgram(program, 1, &s.device, "", nullptr, nullptr);
+    if (err != CL_SUCCESS)
+        throw ClError("clBuildProgram(portable kernels): " + buildLog(program, s.device), err);
+    return program;
+}
+
+/// In-place iterative radix-2 FFT in double: the host reference for one 1024-point group.
+void hostFft(std::vector<std::complex<double>>& a) {
+    const size_t n = a.size();
+    for (size_t i = 1, j = 0; i < n; ++i) {
+        size_t bit = n >> 1;
+        for (; j & bit; bit >>= 1)
+            j ^= bit;
+        j ^= bit;
+        if (i < j)
+            std::swap(a[i], a[j]);
+    }
+    for (size_t len = 2; len <= n; len <<= 1) {
+        const double ang = -2.0 * M_PI / double(len);
+        for (size_t i = 0; i < n; i += len)
+            for (size_t k = 0; k < len / 2; ++k) {
+                std::complex<double> w(std::cos(ang * double(k)), std::sin(ang * double(k)));
+                std::complex<double> u = a[i + k], v = a[i + k + len / 2] * w;
+                a[i + k] = u + v;
+                a[i + k + len / 2] = u - v;
+            }
+    }
+}
+
+void benchFft(Session& s, cl_program program, const Config& cfg, Figures& out) {
+    constexpr size_t kN = 1024;
+    const size_t groups = cfg.fftGroups, points = groups * kN;
+    Kernel kernel = createKernel(program, "fft1024");
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+    std::vector<cl_float2> in(points);
+    for (auto& v : in)
+        v = {{unit(rng), unit(rng)}};
+    const size_t bytes = points * sizeof(cl_float2);
+    Buffer inBuf =
+        makeBuffer(s.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, in.data(), "fft in");
+    Buffer outBuf = makeBuffer(s.context, CL_MEM_WRITE_ONLY, bytes, nullptr, "fft out");
+    setArg(kernel, 0, inBuf.get());
+    setArg(kernel, 1, outBuf.get());
+    setLocalArg(kernel, 2, kN * sizeof(cl_float2));
+    const size_t local = 512, global = groups * local;
+    Times times =
+        timeRuns(s, cfg.repeats, [&] { enqueue(s.queue, kernel, 1, &global, &local, "fft1024"); });
+
+    std::vector<cl_float2> got(points);
+    readBuffer(s.queue, outBuf, bytes, got.data());
+    // Every group against the host transform: error relative to the signal's norm (sqrt(N)
+    // times the rms of a unit-range input), 1e-5 is ~100 float epsilons after 10 stages.
+    std::vector<std::complex<double>> ref(kN);
+    double worst = 0;
+    for (size_t g = 0; g < groups; ++g) {
+        for (size_t i = 0; i < kN; ++i)
+            ref[i] = {in[g * kN + i].s[0], in[g * kN + i].s[1]};
+        hostFft(ref);
+        double norm = 0;
+        for (size_t i = 0; i < kN; ++i)
+            norm += std::norm(ref[i]);
+        norm = std::sqrt(norm / double(kN));
+        for (size_t i = 0; i < kN; ++i) {
+            std::complex<double> d(got[g * kN + i].s[0], got[g * kN + i].s[1]);
+            double err = std::abs(d - ref[i]) / norm;
+            if (!(err <= 1e-5)) {
+                std::ostringstream o;
+                o << "wrong result: group " << g << " bin " << i << " = (" << d.real() << ", "
+                  << d.imag() << "), host (" << ref[i].real() << ", " << ref[i].imag() << ")";
+                out["fft_gflops"] = failFigure(o.str());
+                return;
+            }
+            worst = std::max(worst, err);
+        }
+    }
+    std::ostringstream detail;
+    detail << times.describe(cfg.repeats) << ", " << groups << " groups x 512, max rel error "
+           << worst;
+    out["fft_gflops"] = okFigure(5.0 * double(points) * 10 / times.best * 1e-9, detail.str());
+}
+
+/// The host reference of fv_step, in double.
+struct HostFv {
+    double gamma;
+    using Q = std::array<double, 4>;
+    double pressure(const Q& q) const {
+        return (gamma - 1) * (q[3] - 0.5 * (q[1] * q[1] + q[2] * q[2]) / q[0]);
+    }
+    double sound(const Q& q) const { return std::sqrt(gamma * std::max(pressure(q), 0.0) / q[0]); }
+    Q flux(const Q& q, int axis) const {
+        double p = pressure(q), vel = q[1 + axis] / q[0];
+        Q f = {q[1 + axis], q[1] * vel, q[2] * vel, (q[3] + p) * vel};
+        f[1 + axis] += p;
+        return f;
+    }
+    Q rusanov(const Q& l, const Q& r, int axis) const {
+        double a = std::max(std::fabs(l[1 + axis] / l[0]) + sound(l),
+                            std::fabs(r[1 + axis] / r[0]) + sound(r));
+        Q fl = flux(l, axis), fr = flux(r, axis), f;
+        for (int c = 0; c < 4; ++c)
+            f[c] = 0.5 * (fl[c] + fr[c]) - 0.5 * a * (r[c] - l[c]);
+        return f;
+    }
+};
+
+void benchFiniteVolume(Session& s, cl_program program, const Config& cfg, Figures& out) {
+    const uint32_t n = cfg.fvSize;
+    const float gamma = 1.4f, dtdx = 0.1f, dtdy = 0.1f;
+    Kernel kernel = createKernel(program, "fv_step");
+    // A smooth density and pressure field with a shear flow: every flux term is exercised.
+    std::vector<cl_float4> q(size_t(n) * n);
+    for (uint32_t y = 0; y < n; ++y)
+        for (uint32_t x = 0; x < n; ++x) {
+            float fx = float(x) / float(n), fy = float(y) / float(n);
+            float rho = 1.0f + 0.5f * std::sin(6.28318f * fx) * std::cos(6.28318f * fy);
+            float u = 0.5f * std::tanh(20.0f * (fy - 0.5f)), v = 0.1f * std::sin(6.28318f * fx);
+            float p = 2.5f + 0.2f * std::cos(12.566f * fy);
+            q[size_t(y) * n + x] = {
+                {rho, rho * u, rho * v, p / (gamma - 1.0f) + 0.5f * rho * (u * u + v * v)}};
+        }
+    const size_t bytes = q.size() * sizeof(cl_float4);
+    Buffer qBuf =
+        makeBuffer(s.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, q.data(), "fv q");
+    Buffer qnBuf = makeBuffer(s.context, CL_MEM_WRITE_ONLY, bytes, nullptr, "fv qn");
+    setArg(kernel, 0, qBuf.get());
+    setArg(kernel, 1, qnBuf.get());
+    setArg(kernel, 2, cl_uint(n));
+    setArg(kernel, 3, cl_uint(n));
+    setArg(kernel, 4, dtdx);
+    setArg(kernel, 5, dtdy);
+    setArg(kernel, 6, gamma);
+    const size_t global[2] = {n, n}, local[2] = {16, 16};
+    Times times =
+        timeRuns(s, cfg.repeats, [&] { enqueue(s.queue, kernel, 2, global, local, "fv_step"); });
+    std::vector<cl_float4> got(q.size());
+    readBuffer(s.queue, qnBuf, bytes, got.data());
+
+    HostFv host{gamma};
+    auto at = [&](int x, int y) {
+        const cl_float4& v = q[size_t(y) * n + size_t(x)];
+        return HostFv::Q{v.s[0], v.s[1], v.s[2], v.s[3]};
+    };
+    const int w = int(n);
+    for (int y = 0; y < w; ++y)
+        for (int x = 0; x < w; ++x) {
+            HostFv::Q c = at(x, y);
+            HostFv::Q fl = host.rusanov(at(std::max(x - 1, 0), y), c, 0);
+            HostFv::Q fr = host.rusanov(c, at(std::min(x + 1, w - 1), y), 0);
+            HostFv::Q fd = host.rusanov(at(x, std::max(y - 1, 0)), c, 1);
+            HostFv::Q fu = host.rusanov(c, at(x, std::min(y + 1, w - 1)), 1);
+            for (int k = 0; k < 4; ++k) {
+                double want = c[k] - dtdx * (fr[k] - fl[k]) - dtdy * (fu[k] - fd[k]);
+                double have = got[size_t(y) * n + size_t(x)].s[k];
+                // Fluxes of magnitude ~10 differenced in float: 1e-5 absolute plus relative.
+                if (!(std::fabs(have - want) <= 1e-5 + 1e-5 * std::fabs(want))) {
+                    std::ostringstream o;
+                    o << "wrong result: cell (" << x << ", " << y << ") component " << k << " = "
+                      << have << ", host " << want;
+                    out["fv_mcells"] = failFigure(o.str());
+                    return;
+                }
+            }
+        }
+    std::ostringstream detail;
+    detail << times.describe(cfg.repeats) << ", " << n << "x" << n << ", 16x16 groups";
+    out["fv_mcells"] = okFigure(double(n) * n / times.best * 1e-6, detail.str());
+}
+
+void benchTranspose(Session& s, cl_program program, const Config& cfg, Figures& out) {
+    const uint32_t w = cfg.transposeSize, h = cfg.transposeSize;
+    Kernel kernel = createKernel(program, "transpose_tiled");
+    std::vector<float> in(size_t(w) * h);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(i & 0xFFFFFF);
+    const size_t bytes = in.size() * sizeof(float);
+    Buffer inBuf = makeBuffer(s.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, in.data(),
+                              "transpose in");
+    Buffer outBuf = makeBuffer(s.context, CL_MEM_WRITE_ONLY, bytes, nullptr, "transpose out");
+    setArg(kernel, 0, inBuf.get());
+    setArg(kernel, 1, outBuf.get());
+    setArg(kernel, 2, cl_uint(w));
+    setArg(kernel, 3, cl_uint(h));
+    const size_t global[2] = {w, h}, local[2] = {16, 16};
+    Times times = timeRuns(s, cfg.repeats,
+                           [&] { enqueue(s.queue, kernel, 2, global, local, "transpose_tiled"); });
+    std::vector<float> got(in.size());
+    readBuffer(s.queue, outBuf, bytes, got.data());
+    for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t x = 0; x < w; ++x)
+            if (got[size_t(x) * h + y] != in[size_t(y) * w + x]) {
+                std::ostringstream o;
+                o << "wrong result: out[" << x << "][" << y << "] = " << got[size_t(x) * h + y]
+                  << ", want " << in[size_t(y) * w + x];
+                out["transpose_gbs"] = failFigure(o.str());
+                return;
+            }
+    std::ostringstream detail;
+    detail << times.describe(cfg.repeats) << ", read + write counted";
+    out["transpose_gbs"] = okFigure(2.0 * double(bytes) / times.best * 1e-9, detail.str());
+}
+
+void benchSaxpy(Session& s, cl_program program, const Config& cfg, Figures& out) {
+    const size_t n = cfg.saxpyElements;
+    const float a = 2.0f;
+    Kernel kernel = createKernel(program, "saxpy");
+    // Small integers: y grows by 2x per run and stays exact (below 2^24) over every run, so
+    // the check can demand equality after all of them.
+    std::vector<float> x(n), y(n);
+    for (size_t i = 0; i < n; ++i) {
+        x[i] = float(i & 15);
+        y[i] = float((i >> 4) & 1023);
+    }
+    Buffer xBuf = makeBuffer(s.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(float),
+                             x.data(), "saxpy x");
+    Buffer yBuf = makeBuffer(s.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(float),
+                             y.data(), "saxpy y");
+    setArg(kernel, 0, xBuf.get());
+    setArg(kernel, 1, yBuf.get());
+    setArg(kernel, 2, a);
+    setArg(kernel, 3, cl_uint(n));
+    int runs = 0;
+    Times times = timeRuns(s, cfg.repeats, [&] {
+        enqueue(s.queue, kernel, 1, &n, nullptr, "saxpy");
+        ++runs;
+    });
+    std::vector<float> got(n);
+    readBuffer(s.queue, yBuf, n * sizeof(float), got.data());
+    for (size_t i = 0; i < n; ++i) {
+        float want = y[i] + float(runs) * a * x[i];
+        if (got[i] != want) {
+            std::ostringstream o;
+            o << "wrong result after " << runs << " runs: y[" << i << "] = " << got[i] << ", want "
+              << want;
+            out["saxpy_gbs"] = failFigure(o.str());
+            return;
+        }
+    }
+    std::ostringstream detail;
+    detail << times.describe(cfg.repeats) << ", 3 arrays counted";
+    out["saxpy_gbs"] = okFigure(3.0 * double(n) * sizeof(float) / times.best * 1e-9, detail.str());
+}
+
+} // namespace
+
+void benchPortable(Session& s, const Config& cfg, Figures& out) {
+    Program program = buildPortable(s);
+    const std::pair<const char*, void (*)(Session&, cl_program, const Config&, Figures&)>
+        benches[] = {{"fft_gflops", benchFft},
+                     {"fv_mcells", benchFiniteVolume},
+                     {"transpose_gbs", benchTranspose},
+                     {"saxpy_gbs", benchSaxpy}};
+    for (auto [key, fn] : benches) {
+        try {
+            fn(s, program, cfg, out);
+        } catch (const std::exception& e) {
+            out[key] = failFigure(e.what());
+        }
+    }
+}
+
+} // namespace duet::bench

@@ -1,0 +1,64 @@
+// Work-item loops for the vectorisers: the marker regions.cpp puts on them, the pass that
+// declares them parallel, and the vectoriser's verdict on each. Private to devices/cpu/jit.
+#pragma once
+
+#include <llvm/IR/PassManager.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class BasicBlock;
+class BranchInst;
+class LLVMContext;
+} // namespace llvm
+
+namespace duet::rt::wg {
+
+/// Marks `latch` (the back-edge branch of a region's innermost loop over local x) as a
+/// work-item loop.
+void markWorkItemLoop(llvm::BranchInst* latch);
+
+/// Declares marked work-item loops parallel (llvm.loop.parallel_accesses with one access group
+/// over the loop's memory accesses), so the loop vectoriser needs no dependence proof or
+/// run-time overlap checks between work-items: within a barrier-free region, the work-items of
+/// a group cannot observe each other's non-atomic accesses (that would be a data race, OpenCL
+/// C 3.0 §6.15.12 / the 1.2 memory model). A loop stays as it is when it holds an atomic or
+/// volatile access, a call that writes memory, or a private access that is not provably to
+/// per-work-item storage (a private array all work-items of the loop share).
+/// Loops it leaves alone are noted in `report` (when not null) with the reason.
+class WorkItemLoopReport;
+struct ParallelWorkItemLoops : llvm::PassInfoMixin<ParallelWorkItemLoops> {
+    explicit ParallelWorkItemLoops(WorkItemLoopReport* report = nullptr) : report(report) {}
+    llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam);
+    WorkItemLoopReport* report;
+};
+
+/// What the loop vectoriser did with each work-item loop of one optimisation run, collected
+/// from its remarks while an instance lives (the context's previous handler is restored on
+/// destruction). Other diagnostics go to the previous handler.
+class WorkItemLoopReport {
+public:
+    explicit WorkItemLoopReport(llvm::LLVMContext& ctx);
+    ~WorkItemLoopReport();
+    WorkItemLoopReport(const WorkItemLoopReport&) = delete;
+    WorkItemLoopReport& operator=(const WorkItemLoopReport&) = delete;
+
+    /// One line per work-item loop the vectoriser looked at: "<function>: vectorised (...)" or
+    /// "<function>: not vectorised: <reasons>" (the loop then runs one work-item at a time).
+    std::vector<std::string> lines() const;
+    /// Records that the work-item loop at `header` stays scalar, and why.
+    void noteScalar(const llvm::BasicBlock* header, const std::string& why);
+
+    struct State;
+
+private:
+    llvm::LLVMContext& m_ctx;
+    std::shared_ptr<State> m_state;
+};
+
+/// DUET_LOG set (and not "0"): the CPU compiler prints its work-item loop reports to stderr.
+bool cpuJitLogEnabled();
+
+} // namespace duet::rt::wg
