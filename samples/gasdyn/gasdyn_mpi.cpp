@@ -322,23 +322,51 @@ void DistributedSimulator::step(float cfl, double tEnd, bool gradient) {
     ++m_steps;
 }
 
-std::vector<cl_float4> DistributedSimulator::gather(int root) {
-    std::vector<cl_float4> mine = m_sim.state();
+namespace {
+
+// The sampled cells of part [first, first + count) of an axis: first sample index and count.
+std::array<int, 2> sampledRange(int first, int count, int stride) {
+    int lo = (first + stride - 1) / stride, hi = (first + count + stride - 1) / stride;
+    return {lo, hi - lo};
+}
+
+} // namespace
+
+std::vector<cl_float4> DistributedSimulator::gatherSampled(int stride, int root) {
+    if (stride < 1)
+        throw std::invalid_argument("duet-gasdyn: the sampling stride must be at least 1");
+    const Grid& g = m_global.grid;
+    std::vector<cl_float4> block = m_sim.state(), mine;
+    {
+        auto [si, sn] = sampledRange(m_block.i0, m_block.nx, stride);
+        auto [sj, sm] = sampledRange(m_block.j0, m_block.ny, stride);
+        mine.reserve(size_t(sn) * size_t(sm));
+        for (int J = sj; J < sj + sm; ++J)
+            for (int I = si; I < si + sn; ++I)
+                mine.push_back(block[size_t(J * stride - m_block.j0) * size_t(m_block.nx) +
+                                     size_t(I * stride - m_block.i0)]);
+    }
+    const int snx = (g.nx + stride - 1) / stride, sny = (g.ny + stride - 1) / stride;
     std::vector<int> counts, displs;
     std::vector<cl_float4> all;
-    const Grid& g = m_global.grid;
+    auto blockOf = [&](int r) {
+        int coords[2];
+        MPI_Cart_coords(m_cart, r, 2, coords);
+        auto [i0, nx] = splitCells(g.nx, m_dims[0], coords[1]);
+        auto [j0, ny] = splitCells(g.ny, m_dims[1], coords[0]);
+        auto [si, sn] = sampledRange(i0, nx, stride);
+        auto [sj, sm] = sampledRange(j0, ny, stride);
+        return std::array<int, 4>{si, sn, sj, sm};
+    };
     if (m_rank == root) {
         counts.resize(size_t(m_size));
         displs.resize(size_t(m_size));
         int offset = 0;
         for (int r = 0; r < m_size; ++r) {
-            int coords[2];
-            MPI_Cart_coords(m_cart, r, 2, coords);
-            int nx = splitCells(g.nx, m_dims[0], coords[1])[1];
-            int ny = splitCells(g.ny, m_dims[1], coords[0])[1];
-            counts[size_t(r)] = nx * ny * 4;
+            auto b = blockOf(r);
+            counts[size_t(r)] = b[1] * b[3] * 4;
             displs[size_t(r)] = offset;
-            offset += nx * ny * 4;
+            offset += counts[size_t(r)];
         }
         all.resize(size_t(offset / 4));
     }
@@ -347,16 +375,13 @@ std::vector<cl_float4> DistributedSimulator::gather(int root) {
              "MPI_Gatherv(state)");
     if (m_rank != root)
         return {};
-    std::vector<cl_float4> field(size_t(g.nx) * size_t(g.ny));
+    std::vector<cl_float4> field(size_t(snx) * size_t(sny));
     for (int r = 0; r < m_size; ++r) {
-        int coords[2];
-        MPI_Cart_coords(m_cart, r, 2, coords);
-        auto [i0, nx] = splitCells(g.nx, m_dims[0], coords[1]);
-        auto [j0, ny] = splitCells(g.ny, m_dims[1], coords[0]);
-        const cl_float4* block = &all[size_t(displs[size_t(r)] / 4)];
-        for (int j = 0; j < ny; ++j)
-            std::copy_n(block + size_t(j) * size_t(nx), nx,
-                        &field[size_t(j0 + j) * size_t(g.nx) + size_t(i0)]);
+        auto [si, sn, sj, sm] = blockOf(r);
+        const cl_float4* part = all.data() + displs[size_t(r)] / 4;
+        for (int J = 0; J < sm; ++J)
+            std::copy_n(part + size_t(J) * size_t(sn), sn,
+                        &field[size_t(sj + J) * size_t(snx) + size_t(si)]);
     }
     return field;
 }

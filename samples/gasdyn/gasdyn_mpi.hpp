@@ -98,7 +98,10 @@ public:
     std::vector<cl_float4> blockState() { return m_sim.state(); }
     /// The whole interior (j * nx + i) on `root`, assembled from every block (MPI_Gatherv);
     /// empty on the other ranks.
-    std::vector<cl_float4> gather(int root = 0);
+    std::vector<cl_float4> gather(int root = 0) { return gatherSampled(1, root); }
+    /// Every `stride`-th cell along x and y (global cells (I * stride, J * stride), J * ceil(nx /
+    /// stride) + I) on `root`: the field down-sampled for a display smaller than the grid.
+    std::vector<cl_float4> gatherSampled(int stride, int root = 0);
 
     /// The simulator of this rank's block (its own step() would skip the exchange).
     Simulator& local() { return m_sim; }
