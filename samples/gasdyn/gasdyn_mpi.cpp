@@ -114,6 +114,11 @@ void DistributedSimulator::setDims(std::array<int, 2> dims) {
     int d[2] = {dims[1], dims[0]};
     if (d[0] < 0 || d[1] < 0)
         throw std::invalid_argument("duet-gasdyn: rank counts along x and y must be positive");
+    if ((d[0] > 0 && size % d[0]) || (d[1] > 0 && size % d[1]) ||
+        (d[0] > 0 && d[1] > 0 && d[0] * d[1] != size))
+        throw std::invalid_argument("duet-gasdyn: " + std::to_string(dims[0]) + " x " +
+                                    std::to_string(dims[1]) + " ranks do not divide the " +
+                                    std::to_string(size) + " ranks there are");
     mpiCheck(MPI_Dims_create(size, 2, d), "MPI_Dims_create");
     if (m_cart != MPI_COMM_NULL)
         MPI_Comm_free(&m_cart);

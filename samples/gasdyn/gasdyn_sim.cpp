@@ -536,14 +536,19 @@ Renderer::~Renderer() {
 }
 
 void Renderer::render(Simulator& sim, cl_mem image, Field field, float contrast, cl_event* event) {
-    const Grid& g = sim.grid();
-    setArg(m_kernel, 0, sim.current());
+    render(sim.current(), sim.grid(), sim.setup().gamma, sim.figuresBuffer(), image, field,
+           contrast, event);
+}
+
+void Renderer::render(cl_mem state, const Grid& g, float gamma, cl_mem figures, cl_mem image,
+                      Field field, float contrast, cl_event* event) {
+    setArg(m_kernel, 0, state);
     setArg(m_kernel, 1, cl_int(g.nx));
     setArg(m_kernel, 2, cl_int(g.ny));
     setArg(m_kernel, 3, cl_int(g.pitch()));
-    setArg(m_kernel, 4, cl_float(sim.setup().gamma));
+    setArg(m_kernel, 4, cl_float(gamma));
     setArg(m_kernel, 5, cl_int(field));
-    setArg(m_kernel, 6, sim.figuresBuffer());
+    setArg(m_kernel, 6, figures);
     setArg(m_kernel, 7, cl_float(1.0 / g.dx));
     setArg(m_kernel, 8, cl_float(1.0 / g.dy));
     setArg(m_kernel, 9, cl_float(contrast));

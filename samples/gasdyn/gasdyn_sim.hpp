@@ -209,6 +209,11 @@ public:
 
     void render(Simulator& sim, cl_mem image, Field field, float contrast = 8.0f,
                 cl_event* event = nullptr);
+    /// The same from a state buffer in the solver's layout for `grid` (interior cells only are
+    /// read) and a figures buffer (one float8 as the reduction leaves it): a field gathered from
+    /// MPI ranks.
+    void render(cl_mem state, const Grid& grid, float gamma, cl_mem figures, cl_mem image,
+                Field field, float contrast = 8.0f, cl_event* event = nullptr);
 
 private:
     cl_command_queue m_queue;
