@@ -84,6 +84,10 @@ public:
         p.addBool("stop at end time", &m_stopAtEnd);
         p.addBool("paused", &m_paused);
         p.addBool("restart", &m_restart);
+#ifdef DUET_GASDYN_MPI
+        if (m_mpiOptions)
+            p.addBool("checkpoint", &m_checkpoint); // write one after this frame (MPI runs)
+#endif
     }
 
     void update(Context& ctx, double) override {
@@ -285,6 +289,19 @@ private:
         gasdyn::mpi::FrameRunner::broadcast(c, MPI_COMM_WORLD);
         m_runner->execute(c);
         auto t1 = clock::now();
+#ifdef DUET_GASDYN_HDF5
+        if (const auto& info = m_runner->restarted(); info && !m_restartApplied) {
+            // The run continues the checkpoint's problem: the UI shows it.
+            m_restartApplied = true;
+            m_problem = m_builtProblem = info->problem;
+            m_resolution = m_builtResolution = info->resolution;
+            m_gamma = m_builtGamma = info->gamma;
+            m_limiter = info->limiter;
+            m_riemann = info->riemann;
+            m_restart = false;
+            c.rebuild = 0;
+        }
+#endif
         m_builtLimiter = m_limiter;
         m_builtRiemann = m_riemann;
         m_checkpoint = false;
@@ -363,6 +380,7 @@ private:
     cl_mem m_view = nullptr;
     int m_drawnWidth = 0, m_drawnHeight = 0;
     double m_haloSeen = 0;
+    bool m_restartApplied = false;
 #endif
     gasdyn::Grid m_shownGrid; // the grid the texture shows (an MPI run's down-sampled field)
     bool m_checkpoint = false;

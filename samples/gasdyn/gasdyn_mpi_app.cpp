@@ -85,6 +85,14 @@ std::string takeRunOptions(std::vector<std::string>& args, RunOptions& out) {
         }
     }
     args = kept;
+#ifndef DUET_GASDYN_HDF5
+    if (!out.checkpoint.empty() || out.checkpointEvery || !out.restart.empty())
+        return "--checkpoint, --checkpoint-every and --restart need parallel HDF5, which this "
+               "build of duet-gasdyn was made without (libhdf5-openmpi-dev)";
+#else
+    if (out.checkpointEvery && out.checkpoint.empty())
+        out.checkpoint = "duet-gasdyn.h5";
+#endif
     return {};
 }
 
@@ -92,10 +100,12 @@ std::string runOptionsHelp() {
     return "Under mpirun (mpirun -np N duet-gasdyn ...): rank 0 shows the field, every rank "
            "computes a block.\n"
            "  --ranks XxY             ranks along x and y (default: MPI_Dims_create's choice)\n"
-           "  --checkpoint FILE       checkpoint file (parallel HDF5, FILE.xmf beside it)\n"
+           "  --checkpoint FILE       checkpoint file (parallel HDF5, FILE.xmf beside it; default\n"
+           "                          duet-gasdyn.h5)\n"
            "  --checkpoint-every N    write a checkpoint every N steps (0: only on request, the\n"
            "                          'checkpoint' parameter)\n"
-           "  --restart FILE          resume from a checkpoint, on any number of ranks\n"
+           "  --restart FILE          resume from a checkpoint, on any number of ranks (problem,\n"
+           "                          resolution, gamma, limiter and solver from the file)\n"
            "  --platform / --device   every rank's; without --device, ranks take the host's\n"
            "                          devices round-robin\n";
 }
@@ -152,7 +162,7 @@ RankDevice::~RankDevice() {
 FrameRunner::FrameRunner(MPI_Comm comm, cl_context context, cl_device_id device,
                          cl_command_queue queue, RunOptions options)
     : m_comm(comm), m_context(context), m_device(device), m_queue(queue),
-      m_options(std::move(options)) {}
+      m_options(std::move(options)), m_restartPending(!m_options.restart.empty()) {}
 
 FrameRunner::~FrameRunner() = default;
 
@@ -165,6 +175,55 @@ void FrameRunner::load(const FrameCommand& c) {
     Setup setup = makeSampleProblem(Problem(c.problem), c.resolution, c.gamma);
     m_endTime = setup.tEnd;
     m_sim->load(setup);
+    m_problem = c.problem;
+    m_resolution = c.resolution;
+    m_gamma = c.gamma;
+}
+
+void FrameRunner::restart() {
+#ifdef DUET_GASDYN_HDF5
+    CheckpointInfo info = restartFromCheckpoint(*m_sim, m_options.restart);
+    m_restarted = info;
+    if (info.limiter != m_limiter || info.riemann != m_riemann) {
+        SolverOptions o;
+        o.limiter = Limiter(info.limiter);
+        o.riemann = info.riemann ? RiemannSolver::Exact : RiemannSolver::Hllc;
+        m_sim->setOptions(o);
+        m_limiter = info.limiter;
+        m_riemann = info.riemann;
+    }
+    m_endTime = m_sim->setup().tEnd;
+    m_problem = info.problem;
+    m_resolution = info.resolution;
+    m_gamma = info.gamma;
+    int rank = 0;
+    MPI_Comm_rank(m_comm, &rank);
+    if (rank == 0) {
+        std::printf("duet-gasdyn: restarted from %s: %s at resolution %d, t = %.6f after %ld "
+                    "steps\n",
+                    m_options.restart.c_str(), problemNames()[size_t(info.problem)].c_str(),
+                    info.resolution, double(info.time), info.steps);
+        std::fflush(stdout);
+    }
+#endif
+}
+
+void FrameRunner::checkpoint() {
+#ifdef DUET_GASDYN_HDF5
+    CheckpointInfo info;
+    info.problem = m_problem;
+    info.resolution = m_resolution;
+    info.gamma = m_gamma;
+    info.limiter = m_limiter;
+    info.riemann = m_riemann;
+    const std::string path = m_options.checkpoint.empty() ? "duet-gasdyn.h5" : m_options.checkpoint;
+    writeCheckpoint(*m_sim, path, info);
+    ++m_checkpoints;
+    if (m_sim->rank() == 0) {
+        std::printf("duet-gasdyn: checkpoint %s at step %ld\n", path.c_str(), m_sim->steps());
+        std::fflush(stdout);
+    }
+#endif
 }
 
 void FrameRunner::execute(const FrameCommand& c) {
@@ -182,15 +241,28 @@ void FrameRunner::execute(const FrameCommand& c) {
         m_riemann = c.riemann;
     }
     const bool schlieren = c.field == int(Field::Schlieren);
-    if (c.rebuild) {
+    if (c.rebuild && m_restartPending) {
+        m_restartPending = false;
+        restart();
+        // The first picture's ranges; the reduction moves the clock on by the pending step,
+        // which the checkpoint's clock already includes: put it back.
+        float t = float(m_sim->time());
+        m_sim->reduce(c.cfl, m_endTime, true);
+        m_sim->local().setTime(t);
+    } else if (c.rebuild) {
         load(c);
         m_sim->reduce(c.cfl, m_endTime, true); // the first picture's ranges
     }
     double tEnd = c.stopAtEnd ? m_endTime : std::numeric_limits<double>::infinity();
     if (c.steps == 0 && schlieren)
         m_sim->reduce(c.cfl, tEnd, true);
-    for (int s = 0; s < c.steps; ++s)
+    for (int s = 0; s < c.steps; ++s) {
         m_sim->step(c.cfl, tEnd, schlieren);
+        if (m_options.checkpointEvery > 0 && m_sim->steps() % m_options.checkpointEvery == 0)
+            checkpoint();
+    }
+    if (c.checkpoint)
+        checkpoint();
 
     // The display: every stride-th cell, so that the shown grid fits the window.
     const Grid& g = m_sim->grid();

@@ -4,9 +4,13 @@
 #pragma once
 
 #include "gasdyn_mpi.hpp"
+#ifdef DUET_GASDYN_HDF5
+#include "gasdyn_checkpoint.hpp"
+#endif
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,12 +77,18 @@ public:
     /// Rank 0, after execute: the shown grid (cell sizes scaled by the stride) and its cells.
     const Grid& viewGrid() const { return m_viewGrid; }
     const std::vector<cl_float4>& view() const { return m_view; }
-    /// Checkpoint files written so far (rank 0's count).
+    /// Checkpoint files written so far.
     int checkpointsWritten() const { return m_checkpoints; }
+#ifdef DUET_GASDYN_HDF5
+    /// After the first frame of a run started with --restart: what the checkpoint held (the
+    /// problem, resolution, gamma, limiter and Riemann solver the run continues with).
+    const std::optional<CheckpointInfo>& restarted() const { return m_restarted; }
+#endif
 
 private:
     void load(const FrameCommand& c);
-    void writeCheckpoint();
+    void restart();
+    void checkpoint();
 
     MPI_Comm m_comm;
     cl_context m_context;
@@ -87,10 +97,14 @@ private:
     RunOptions m_options;
     std::unique_ptr<DistributedSimulator> m_sim;
     int m_limiter = -1, m_riemann = -1;
+    int m_problem = 0, m_resolution = 0;
+    float m_gamma = 1.4f;
     double m_endTime = 0;
-    bool m_restarted = false;
-    long m_lastCheckpoint = -1;
+    bool m_restartPending = false;
     int m_checkpoints = 0;
+#ifdef DUET_GASDYN_HDF5
+    std::optional<CheckpointInfo> m_restarted;
+#endif
     Grid m_viewGrid;
     std::vector<cl_float4> m_view;
 };

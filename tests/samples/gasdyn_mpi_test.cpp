@@ -98,6 +98,58 @@ TEST_CASE("duet-gasdyn on 4 ranks shows a grid larger than the window down-sampl
     CHECK(differingPixels(a, b, 0) > 0.0); // sampled, not the same picture
 }
 
+TEST_CASE("duet-gasdyn restarted from a checkpoint on another rank count draws the "
+          "uninterrupted picture",
+          "[samples][gasdyn][mpi][checkpoint]") {
+    // 3 ranks write checkpoints every 8 steps (2 per frame: steps 8 and 16 in 10 frames); 2
+    // ranks resume from step 16 with the checkpoint's problem, limiter and resolution and take
+    // 10 more; one process takes 26 straight.
+    const std::string problem = " --headless --no-overlay --size 160x160"
+                                " --set problem=kelvin-helmholtz --set resolution=64"
+                                " --set limiter=van-leer";
+    std::string h5 = std::filesystem::absolute("gasdyn_kh.h5");
+    std::string restarted = std::filesystem::absolute("gasdyn_kh_restarted.png");
+    std::string straight = std::filesystem::absolute("gasdyn_kh_single.png");
+    for (const std::string& f : {h5, h5 + ".xmf", restarted, straight})
+        std::filesystem::remove(f);
+    CommandResult first = runCommand(mpirun(3) + gasdyn() + problem +
+                                     " --frames 10 --checkpoint-every 8 --checkpoint " + h5);
+    INFO(first.output);
+    REQUIRE(first.exitCode == 0);
+    CHECK(first.output.find("checkpoint " + h5 + " at step 16") != std::string::npos);
+    CHECK(std::filesystem::exists(h5 + ".xmf"));
+    CHECK(!std::filesystem::exists(h5 + ".part"));
+    // The restart names no problem: the file says which.
+    CommandResult second = runCommand(mpirun(2) + gasdyn() +
+                                      " --headless --no-overlay --size 160x160 --frames 5"
+                                      " --restart " +
+                                      h5 + " --screenshot " + restarted);
+    INFO(second.output);
+    REQUIRE(second.exitCode == 0);
+    CHECK(second.output.find("kelvin-helmholtz at resolution 64, t = ") != std::string::npos);
+    CHECK(second.output.find("after 16 steps") != std::string::npos);
+    CommandResult single = runCommand(gasdyn() + problem + " --frames 13 --screenshot " + straight);
+    INFO(single.output);
+    REQUIRE(single.exitCode == 0);
+    std::smatch m, n;
+    static const std::regex line("t = ([0-9.]+) after ([0-9]+) steps\\n");
+    std::string tail = second.output.substr(second.output.rfind("kelvin-helmholtz 64x64"));
+    REQUIRE(std::regex_search(tail, m, line));
+    REQUIRE(std::regex_search(single.output, n, line));
+    CHECK(m[2] == "26");
+    CHECK(m[1] == n[1]);
+    duet::engine::Image a = duet::engine::readPng(straight), b = duet::engine::readPng(restarted);
+    REQUIRE(a.width == 160);
+    REQUIRE(b.width == 160);
+    CHECK(differingPixels(a, b, 0) == 0.0);
+
+    CommandResult missing =
+        runCommand(mpirun(2) + gasdyn() + " --headless --frames 1 --restart no-such-file.h5");
+    CHECK(missing.exitCode != 0);
+    CHECK(missing.output.find("no-such-file.h5: cannot open it as an HDF5 file") !=
+          std::string::npos);
+}
+
 TEST_CASE("duet-gasdyn under mpirun: paused, --help and bad decompositions",
           "[samples][gasdyn][mpi]") {
     // Paused from the start: no step on any rank, the clock as the single-process program

@@ -1,10 +1,15 @@
 // duet-gasdyn's solver over MPI ranks (samples/gasdyn/gasdyn_mpi.hpp), started by mpirun with
 // any rank count: every problem after the same steps bit for bit equal to the single-process
 // Simulator run by rank 0 on the same device ("decomposition"), Sod's tube against the exact
-// solution ("sod"), and Lax-Liu configuration 3 against its own mirror image ("riemann").
+// solution ("sod"), Lax-Liu configuration 3 against its own mirror image ("riemann"), and a
+// restart from a parallel-HDF5 checkpoint on fewer ranks against the uninterrupted run
+// ("checkpoint").
 // Prints one PASS or FAIL line per check on rank 0; exits non-zero when any check failed.
 #include "exact_riemann.hpp"
 #include "gasdyn_mpi.hpp"
+#ifdef DUET_GASDYN_HDF5
+#include "gasdyn_checkpoint.hpp"
+#endif
 #include "duet/interop/interop.hpp"
 
 #include <mpi.h>
@@ -233,6 +238,101 @@ void riemann(Cl& cl) {
     report(ok, "Lax-Liu 3 to t = 0.3 is mirror-symmetric" + why);
 }
 
+#ifdef DUET_GASDYN_HDF5
+// A run on every rank writes a checkpoint and goes on; a run on fewer ranks (all but the last,
+// or the one when alone) restarts from it and must reach the same field bit for bit.
+void checkpointRestart(Cl& cl) {
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const std::string path = "gasdyn_mpi_test_" + std::to_string(size) + ".h5";
+    const gasdyn::Problem problem = Problem::RayleighTaylor;
+    const int resolution = 48, before = 9, after = 7;
+    gasdyn::Setup setup = gasdyn::makeSampleProblem(problem, resolution);
+    std::vector<cl_float4> reference;
+    long stepsAtCheckpoint = 0;
+    {
+        gmpi::DistributedSimulator dist(MPI_COMM_WORLD, cl.context, cl.device, cl.queue);
+        dist.load(setup);
+        for (int s = 0; s < before; ++s)
+            dist.step(0.8f);
+        gmpi::CheckpointInfo info;
+        info.problem = int(problem);
+        info.resolution = resolution;
+        info.limiter = int(gasdyn::Limiter::MC);
+        gmpi::writeCheckpoint(dist, path, info);
+        stepsAtCheckpoint = dist.steps();
+        for (int s = 0; s < after; ++s)
+            dist.step(0.8f);
+        reference = dist.gather(0);
+    }
+    MPI_Comm fewer;
+    const int restartRanks = size > 1 ? size - 1 : 1;
+    MPI_Comm_split(MPI_COMM_WORLD, g_rank < restartRanks ? 0 : MPI_UNDEFINED, g_rank, &fewer);
+    std::vector<cl_float4> restarted;
+    std::string layout;
+    bool infoOk = false;
+    if (fewer != MPI_COMM_NULL) {
+        gmpi::DistributedSimulator dist(fewer, cl.context, cl.device, cl.queue);
+        gmpi::CheckpointInfo info = gmpi::restartFromCheckpoint(dist, path);
+        infoOk = info.steps == stepsAtCheckpoint && info.problem == int(problem) &&
+                 info.resolution == resolution && info.nx == setup.grid.nx &&
+                 dist.steps() == stepsAtCheckpoint;
+        for (int s = 0; s < after; ++s)
+            dist.step(0.8f);
+        restarted = dist.gather(0);
+        layout = std::to_string(dist.block().px) + "x" + std::to_string(dist.block().py);
+        MPI_Comm_free(&fewer);
+    }
+    std::string why;
+    bool ok = true;
+    if (g_rank == 0) {
+        size_t bad = differingCells(restarted, reference);
+        ok = bad == 0 && infoOk && !reference.empty();
+        why = ": " + std::to_string(bad) + " cells differ";
+    }
+    report(ok, "checkpoint on " + std::to_string(size) + " ranks, restart on " +
+                   std::to_string(restartRanks) + " (" + layout + "), " + std::to_string(after) +
+                   " more steps equal the uninterrupted run" + why);
+
+    // The XDMF description beside it names the datasets.
+    if (g_rank == 0) {
+        std::FILE* f = std::fopen((path + ".xmf").c_str(), "r");
+        std::string text;
+        char buffer[4096];
+        for (size_t n; f && (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;)
+            text.append(buffer, n);
+        if (f)
+            std::fclose(f);
+        ok = text.find(path + ":/density") != std::string::npos &&
+             text.find("2DCoRectMesh") != std::string::npos;
+    }
+    report(ok, "the XDMF description names the checkpoint's datasets");
+
+    // Bad files: missing, and not HDF5.
+    std::string missing, notHdf5;
+    gmpi::DistributedSimulator dist(MPI_COMM_WORLD, cl.context, cl.device, cl.queue);
+    try {
+        gmpi::restartFromCheckpoint(dist, "no-such-checkpoint.h5");
+    } catch (const std::runtime_error& e) {
+        missing = e.what();
+    }
+    if (g_rank == 0) {
+        std::FILE* f = std::fopen("not-a-checkpoint.h5", "w");
+        std::fputs("plain text\n", f);
+        std::fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    try {
+        gmpi::restartFromCheckpoint(dist, "not-a-checkpoint.h5");
+    } catch (const std::runtime_error& e) {
+        notHdf5 = e.what();
+    }
+    report(missing.find("cannot open it as an HDF5 file") != std::string::npos &&
+               notHdf5.find("cannot open it as an HDF5 file") != std::string::npos,
+           "bad checkpoint files are refused: " + missing);
+}
+#endif
+
 void badInput(Cl& cl) {
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -271,9 +371,14 @@ int main(int argc, char** argv) {
             sod(cl);
         } else if (what == "riemann") {
             riemann(cl);
+#ifdef DUET_GASDYN_HDF5
+        } else if (what == "checkpoint") {
+            checkpointRestart(cl);
+#endif
         } else {
             if (g_rank == 0)
-                std::fprintf(stderr, "usage: gasdyn_mpi_test [decomposition|sod|riemann]\n");
+                std::fprintf(stderr,
+                             "usage: gasdyn_mpi_test [decomposition|sod|riemann|checkpoint]\n");
             code = 2;
         }
     } catch (const std::exception& e) {
