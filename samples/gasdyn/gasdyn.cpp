@@ -93,7 +93,15 @@ public:
     void update(Context& ctx, double) override {
 #ifdef DUET_GASDYN_MPI
         if (m_runner) {
-            guarded([&] { updateDistributed(ctx); });
+            // The other ranks may be inside a collective this rank will not reach: a failure
+            // ends the whole run (the engine's orderly exit would leave them waiting).
+            try {
+                updateDistributed(ctx);
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "duet-gasdyn: %s\n", e.what());
+                std::fflush(stderr);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
             return;
         }
 #endif
