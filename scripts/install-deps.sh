@@ -13,6 +13,7 @@ pkgs=(
   liblld-19-dev
   libgles-dev
   libegl-mesa0 libgl1-mesa-dri mesa-utils xvfb xauth python3-glad
+  openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -10,6 +10,11 @@
 #include "duet/engine/gfx/shader.hpp"
 #include "duet/interop/interop.hpp"
 
+#ifdef DUET_GASDYN_MPI
+#include "gasdyn_mpi_app.hpp"
+#include "duet/engine/app/options.hpp"
+#endif
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +32,11 @@ namespace gasdyn = duet::gasdyn;
 
 class GasdynSample final : public Sample {
 public:
+#ifdef DUET_GASDYN_MPI
+    /// Rank 0 of an MPI run: the field comes from every rank's block (gasdyn_mpi_app.hpp).
+    void enableMpi(const gasdyn::mpi::RunOptions& options) { m_mpiOptions = options; }
+#endif
+
     void initializeGL(Context& ctx) override {
         m_program = gl::loadProgram({"gasdyn/field.vert.glsl", "gasdyn/field.frag.glsl"});
         m_vao = gl::VertexArray::create();
@@ -35,6 +45,21 @@ public:
 
     void initializeCompute(Context& ctx) override {
         m_cl = createInteropContext(ctx);
+#ifdef DUET_GASDYN_MPI
+        if (m_mpiOptions) {
+            guarded([&] {
+                m_runner = std::make_unique<gasdyn::mpi::FrameRunner>(
+                    MPI_COMM_WORLD, m_cl->context(), m_cl->device(), m_cl->queue(), *m_mpiOptions);
+                m_renderer = std::make_unique<gasdyn::Renderer>(m_cl->context(), m_cl->device(),
+                                                                m_cl->queue());
+            });
+            int ranks = 1;
+            MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+            ctx.setInfo("ranks", std::to_string(ranks));
+            announceDevice(ctx, "duet-gasdyn", *m_cl);
+            return;
+        }
+#endif
         guarded([&] {
             m_sim = std::make_unique<gasdyn::Simulator>(m_cl->context(), m_cl->device(),
                                                         m_cl->queue(), solverOptions());
@@ -59,9 +84,27 @@ public:
         p.addBool("stop at end time", &m_stopAtEnd);
         p.addBool("paused", &m_paused);
         p.addBool("restart", &m_restart);
+#ifdef DUET_GASDYN_MPI
+        if (m_mpiOptions)
+            p.addBool("checkpoint", &m_checkpoint); // write one after this frame (MPI runs)
+#endif
     }
 
     void update(Context& ctx, double) override {
+#ifdef DUET_GASDYN_MPI
+        if (m_runner) {
+            // The other ranks may be inside a collective this rank will not reach: a failure
+            // ends the whole run (the engine's orderly exit would leave them waiting).
+            try {
+                updateDistributed(ctx);
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "duet-gasdyn: %s\n", e.what());
+                std::fflush(stderr);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            return;
+        }
+#endif
         guarded([&] {
             if (!m_texture || m_problem != m_builtProblem || m_resolution != m_builtResolution ||
                 m_gamma != m_builtGamma || m_restart)
@@ -81,7 +124,7 @@ public:
         glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
         if (!m_texture)
             return;
-        const gasdyn::Grid& g = m_sim->grid();
+        const gasdyn::Grid& g = m_sim ? m_sim->grid() : m_shownGrid;
         gasdyn::Rect r = gasdyn::letterbox(g.width() / g.height(), ctx.width(), ctx.height());
         glViewport(r.x, r.y, r.w, r.h);
         glDisable(GL_DEPTH_TEST);
@@ -99,6 +142,23 @@ public:
     }
 
     void shutdown(Context&) override {
+#ifdef DUET_GASDYN_MPI
+        if (m_runner && m_runner->sim() && m_builtProblem >= 0) {
+            try {
+                gasdyn::mpi::DistributedSimulator& d = *m_runner->sim();
+                std::printf("duet-gasdyn: %s %dx%d on %d ranks (%dx%d), t = %.6f after %ld "
+                            "steps\n",
+                            gasdyn::problemNames()[m_builtProblem].c_str(), d.grid().nx,
+                            d.grid().ny, d.size(), d.block().px, d.block().py, d.time(), d.steps());
+                std::fflush(stdout);
+            } catch (const interop::Error&) {
+            }
+        }
+        m_runner.reset();
+        if (m_view)
+            clReleaseMemObject(m_view);
+        m_view = nullptr;
+#endif
         // Only once a problem was set up (the first update): before that, m_builtProblem is -1
         // and indexing problemNames() with it read a std::string from before the vector's
         // storage (the crash, and the double free, at exit after a bad --set).
@@ -208,6 +268,131 @@ private:
         m_drawnContrast = m_contrast;
     }
 
+#ifdef DUET_GASDYN_MPI
+    // Rank 0 of an MPI run: broadcasts the UI's state, steps its own block with the others,
+    // and draws the field gathered from every rank (down-sampled to the window).
+    void updateDistributed(Context& ctx) {
+        using clock = std::chrono::steady_clock;
+        gasdyn::mpi::FrameCommand c;
+        c.problem = m_problem;
+        c.resolution = m_resolution;
+        c.limiter = m_limiter;
+        c.riemann = m_riemann;
+        c.field = m_field;
+        c.steps = m_paused ? 0 : m_stepsPerFrame;
+        c.rebuild = !m_texture || m_problem != m_builtProblem ||
+                    m_resolution != m_builtResolution || m_gamma != m_builtGamma || m_restart;
+        c.stopAtEnd = m_stopAtEnd;
+        c.viewWidth = ctx.width();
+        c.viewHeight = ctx.height();
+        c.checkpoint = m_checkpoint;
+        c.gamma = m_gamma;
+        c.cfl = m_cfl;
+        if (!c.rebuild && c.steps == 0 && !c.checkpoint && m_drawn && m_field == m_drawnField &&
+            m_contrast == m_drawnContrast && m_limiter == m_builtLimiter &&
+            m_riemann == m_builtRiemann && c.viewWidth == m_drawnWidth &&
+            c.viewHeight == m_drawnHeight)
+            return; // the texture already shows this state
+        auto t0 = clock::now();
+        gasdyn::mpi::FrameRunner::broadcast(c, MPI_COMM_WORLD);
+        m_runner->execute(c);
+        auto t1 = clock::now();
+#ifdef DUET_GASDYN_HDF5
+        if (const auto& info = m_runner->restarted(); info && !m_restartApplied) {
+            // The run continues the checkpoint's problem: the UI shows it.
+            m_restartApplied = true;
+            m_problem = m_builtProblem = info->problem;
+            m_resolution = m_builtResolution = info->resolution;
+            m_gamma = m_builtGamma = info->gamma;
+            m_limiter = info->limiter;
+            m_riemann = info->riemann;
+            m_restart = false;
+            c.rebuild = 0;
+        }
+#endif
+        m_builtLimiter = m_limiter;
+        m_builtRiemann = m_riemann;
+        m_checkpoint = false;
+        if (c.rebuild) {
+            m_builtProblem = m_problem;
+            m_builtResolution = m_resolution;
+            m_builtGamma = m_gamma;
+            m_restart = false;
+        }
+        const gasdyn::Grid& v = m_runner->viewGrid();
+        if (!m_texture || v.nx != m_shownGrid.nx || v.ny != m_shownGrid.ny)
+            recreateView(v);
+        m_shownGrid = v;
+        // The shown cells into a buffer of the solver's layout, drawn by render_field with the
+        // figures every rank agreed on (rank 0's clock and figures are the global ones).
+        std::vector<cl_float4> host(v.cells(), cl_float4{{1, 0, 0, 1}});
+        const std::vector<cl_float4>& cells = m_runner->view();
+        for (int j = 0; j < v.ny; ++j)
+            std::copy_n(&cells[size_t(j) * size_t(v.nx)], v.nx, &host[v.index(0, j)]);
+        interop::check(clEnqueueWriteBuffer(m_cl->queue(), m_view, CL_TRUE, 0,
+                                            host.size() * sizeof(cl_float4), host.data(), 0,
+                                            nullptr, nullptr),
+                       "clEnqueueWriteBuffer(view)");
+        gasdyn::mpi::DistributedSimulator& d = *m_runner->sim();
+        auto t2 = clock::now();
+        {
+            interop::AcquireScope scope(*m_cl, {m_image.get()});
+            m_renderer->render(m_view, v, d.setup().gamma, d.local().figuresBuffer(),
+                               m_image->mem(), gasdyn::Field(m_field), m_contrast);
+            interop::check(clFinish(m_cl->queue()), "clFinish(render_field)");
+            scope.release();
+        }
+        auto t3 = clock::now();
+        auto seconds = [](auto dt) { return std::chrono::duration<double>(dt).count(); };
+        ctx.stats().add(phase::Compute, seconds((t1 - t0) + (t3 - t2)));
+        if (c.steps > 0) {
+            ctx.stats().add("solver step", seconds(t1 - t0) / c.steps);
+            ctx.stats().add("halo exchange", (d.haloSeconds() - m_haloSeen) / c.steps);
+        }
+        ctx.setInfo("grid", std::to_string(d.grid().nx) + " x " + std::to_string(d.grid().ny) +
+                                " cells on " + std::to_string(d.block().px) + " x " +
+                                std::to_string(d.block().py) + " ranks, shown " +
+                                std::to_string(v.nx) + " x " + std::to_string(v.ny));
+        ctx.setInfo("t", std::to_string(d.time()) + " (" + std::to_string(d.steps()) + " steps)");
+        m_haloSeen = d.haloSeconds();
+        m_drawn = true;
+        m_drawnField = m_field;
+        m_drawnContrast = m_contrast;
+        m_drawnWidth = c.viewWidth;
+        m_drawnHeight = c.viewHeight;
+    }
+
+    // The texture, its CL image and the view buffer for a shown grid of a new size.
+    void recreateView(const gasdyn::Grid& v) {
+        clFinish(m_cl->queue());
+        m_image.reset();
+        if (m_view)
+            clReleaseMemObject(m_view);
+        cl_int err;
+        m_view = clCreateBuffer(m_cl->context(), CL_MEM_READ_ONLY, v.cells() * sizeof(cl_float4),
+                                nullptr, &err);
+        interop::check(err, "clCreateBuffer(view)");
+        m_texture = gl::Texture::create();
+        glBindTexture(GL_TEXTURE_2D, m_texture.id());
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, v.nx, v.ny, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+        glBindTexture(GL_TEXTURE_2D, 0);
+        m_image = m_cl->shareTexture(GL_TEXTURE_2D, 0, m_texture.id(), CL_MEM_WRITE_ONLY);
+    }
+
+    std::optional<gasdyn::mpi::RunOptions> m_mpiOptions;
+    std::unique_ptr<gasdyn::mpi::FrameRunner> m_runner;
+    cl_mem m_view = nullptr;
+    int m_drawnWidth = 0, m_drawnHeight = 0;
+    double m_haloSeen = 0;
+    bool m_restartApplied = false;
+#endif
+    gasdyn::Grid m_shownGrid; // the grid the texture shows (an MPI run's down-sampled field)
+    bool m_checkpoint = false;
+
     std::unique_ptr<interop::Context> m_cl;
     std::unique_ptr<gasdyn::Simulator> m_sim;
     std::unique_ptr<gasdyn::Renderer> m_renderer;
@@ -241,3 +426,69 @@ private:
 DUET_REGISTER_SAMPLE(
     GasdynSample, "duet-gasdyn",
     "2D gas dynamics (MUSCL-Hancock, HLLC) in OpenCL, drawn from a shared texture");
+
+#ifdef DUET_GASDYN_MPI
+// main() of the MPI build (duet-engine-main's otherwise): started by mpirun, rank 0 runs the
+// sample and broadcasts each frame's command, the other ranks follow in runWorker. Started
+// without a launcher, the single-process program as before.
+namespace {
+
+namespace gmpi = duet::gasdyn::mpi;
+
+int runMpi(int argc, char** argv) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    // Duet's CPU device sizes its pool from the affinity mask: the host's cores shared out.
+    gmpi::HostRanks host = gmpi::hostRanks(MPI_COMM_WORLD);
+    gmpi::shareHostCores(host);
+    std::vector<std::string> args(argv, argv + argc);
+    gmpi::RunOptions run;
+    std::string error = gmpi::takeRunOptions(args, run);
+    int code = 0;
+    if (rank != 0) {
+        if (error.empty())
+            code = gmpi::runWorker(MPI_COMM_WORLD, run, host);
+        else
+            gmpi::FrameRunner::broadcast({}, MPI_COMM_WORLD); // rank 0's Quit
+    } else {
+        Options options;
+        std::vector<const char*> argvKept;
+        for (const std::string& a : args)
+            argvKept.push_back(a.c_str());
+        ParseResult parsed = parseCommandLine(int(argvKept.size()), argvKept.data(), options);
+        if (!error.empty()) {
+            std::fprintf(stderr, "%s\nRun with --help for the options.\n", error.c_str());
+            code = kUsageError;
+        } else if (parsed.exit) {
+            std::fprintf(parsed.exitCode ? stderr : stdout, "%s\n", parsed.message.c_str());
+            if (parsed.exitCode == 0 && parsed.message.find("--help") != std::string::npos)
+                std::printf("\n%s", gmpi::runOptionsHelp().c_str());
+            code = parsed.exitCode;
+        } else {
+            GasdynSample sample;
+            sample.enableMpi(run);
+            code = runSample(sample, "duet-gasdyn", options);
+        }
+        gmpi::FrameCommand quit;
+        quit.op = gmpi::FrameCommand::Quit;
+        gmpi::FrameRunner::broadcast(quit, MPI_COMM_WORLD);
+    }
+    std::fflush(stdout);
+    MPI_Finalize();
+    return code;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (gmpi::launchedByMpi())
+        return runMpi(argc, argv);
+    int code = duet::engine::runMain(argc, argv);
+    for (int k = 1; k < argc; ++k)
+        if (std::string(argv[k]) == "--help" || std::string(argv[k]) == "-h")
+            std::printf("\n%s", gmpi::runOptionsHelp().c_str());
+    return code;
+}
+#endif

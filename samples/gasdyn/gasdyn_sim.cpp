@@ -380,7 +380,7 @@ void Simulator::sweep(Axis axis) {
     m_current = 1 - m_current;
 }
 
-void Simulator::reduce(float cfl, double tEnd, bool gradient) {
+void Simulator::reduceCells(bool gradient) {
     const Grid& g = m_setup.grid;
     m_reduceRows = (size_t(g.ny) + kReduceRows - 1) / kReduceRows;
     m_reduceGroups = m_reduceRows * (size_t(g.pitch()) / m_reduceLocal);
@@ -409,10 +409,12 @@ void Simulator::reduce(float cfl, double tEnd, bool gradient) {
     size_t global[2] = {size_t(g.pitch()), m_reduceRows};
     size_t local[2] = {m_reduceLocal, 1};
     enqueue(k, 2, global, local, "reduce_cells");
+}
 
-    k = m_reduceFinal;
+void Simulator::reduceFinal(size_t count, float cfl, double tEnd) {
+    cl_kernel k = m_reduceFinal;
     setArg(k, 0, m_partial);
-    setArg(k, 1, cl_int(m_reduceGroups));
+    setArg(k, 1, cl_int(count));
     setArg(k, 2, cl_float(cfl));
     setArg(k, 3, cl_float(std::isfinite(tEnd) ? float(tEnd) : INFINITY));
     setArg(k, 4, m_figures);
@@ -422,10 +424,45 @@ void Simulator::reduce(float cfl, double tEnd, bool gradient) {
     enqueue(k, 1, &m_reduceLocal, &m_reduceLocal, "reduce_final");
 }
 
+void Simulator::reduce(float cfl, double tEnd, bool gradient) {
+    reduceCells(gradient);
+    reduceFinal(m_reduceGroups, cfl, tEnd);
+}
+
+Maxima Simulator::localMaxima(bool gradient) {
+    reduceCells(gradient);
+    std::vector<cl_float> partial(m_reduceGroups * 8);
+    interop::check(clEnqueueReadBuffer(m_queue, m_partial, CL_TRUE, 0,
+                                       partial.size() * sizeof(cl_float), partial.data(), 0,
+                                       nullptr, nullptr),
+                   "clEnqueueReadBuffer(partial maxima)");
+    // reduce_final's starting values and fold (fmax, which ignores NaN as OpenCL's does).
+    Maxima m = {0.0f, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 0.0f, 0.0f, 0.0f};
+    for (size_t g = 0; g < m_reduceGroups; ++g)
+        for (size_t c = 0; c < m.size(); ++c)
+            m[c] = std::fmax(m[c], partial[g * 8 + c]);
+    return m;
+}
+
+void Simulator::reduceFrom(const Maxima& maxima, float cfl, double tEnd) {
+    if (m_partialCapacity == 0)
+        reduceCells(false); // allocates the partial buffer (its contents are overwritten)
+    interop::check(clEnqueueWriteBuffer(m_queue, m_partial, CL_TRUE, 0, sizeof(Maxima),
+                                        maxima.data(), 0, nullptr, nullptr),
+                   "clEnqueueWriteBuffer(maxima)");
+    reduceFinal(1, cfl, tEnd);
+}
+
 void Simulator::setTimeStep(float dt) {
     interop::check(
         clEnqueueWriteBuffer(m_queue, m_clock, CL_TRUE, 0, sizeof dt, &dt, 0, nullptr, nullptr),
         "clEnqueueWriteBuffer(dt)");
+}
+
+void Simulator::setTime(float t) {
+    interop::check(clEnqueueWriteBuffer(m_queue, m_clock, CL_TRUE, sizeof(cl_float), sizeof t, &t,
+                                        0, nullptr, nullptr),
+                   "clEnqueueWriteBuffer(t)");
 }
 
 void Simulator::step(float cfl, double tEnd, bool gradient) {
@@ -499,14 +536,19 @@ Renderer::~Renderer() {
 }
 
 void Renderer::render(Simulator& sim, cl_mem image, Field field, float contrast, cl_event* event) {
-    const Grid& g = sim.grid();
-    setArg(m_kernel, 0, sim.current());
+    render(sim.current(), sim.grid(), sim.setup().gamma, sim.figuresBuffer(), image, field,
+           contrast, event);
+}
+
+void Renderer::render(cl_mem state, const Grid& g, float gamma, cl_mem figures, cl_mem image,
+                      Field field, float contrast, cl_event* event) {
+    setArg(m_kernel, 0, state);
     setArg(m_kernel, 1, cl_int(g.nx));
     setArg(m_kernel, 2, cl_int(g.ny));
     setArg(m_kernel, 3, cl_int(g.pitch()));
-    setArg(m_kernel, 4, cl_float(sim.setup().gamma));
+    setArg(m_kernel, 4, cl_float(gamma));
     setArg(m_kernel, 5, cl_int(field));
-    setArg(m_kernel, 6, sim.figuresBuffer());
+    setArg(m_kernel, 6, figures);
     setArg(m_kernel, 7, cl_float(1.0 / g.dx));
     setArg(m_kernel, 8, cl_float(1.0 / g.dy));
     setArg(m_kernel, 9, cl_float(contrast));

@@ -100,6 +100,10 @@ struct Figures {
     double gradRhoMax = 0; ///< central differences inside the grid; 0 unless asked for
 };
 
+/// The reduction's running maxima as reduce_final folds them (float8): the rate, density max and
+/// -min, pressure max and -min, max |grad rho|, two unused.
+using Maxima = std::array<cl_float, 8>;
+
 /// kernels/gasdyn/<file> from $DUET_KERNEL_DIR, else the source tree's kernels/ folder.
 std::string kernelSource(const std::string& file);
 
@@ -140,8 +144,17 @@ public:
     /// Enqueues the two-stage reduction over the current state and sets the clock's dt.
     void reduce(float cfl, double tEnd = std::numeric_limits<double>::infinity(),
                 bool gradient = false);
+    /// Blocking: the first reduction stage over this grid's cells, folded on the host. Several
+    /// grids' maxima (MPI ranks' blocks) fold with fmax into the whole domain's.
+    Maxima localMaxima(bool gradient = false);
+    /// Enqueues reduce_final over `maxima` alone: figures, dt and t as reduce() sets them from
+    /// the same maxima (the same kernel, so the same float arithmetic).
+    void reduceFrom(const Maxima& maxima, float cfl,
+                    double tEnd = std::numeric_limits<double>::infinity());
     /// Overwrites the clock's dt (the sweeps read it from the device).
     void setTimeStep(float dt);
+    /// Overwrites the clock's t (a restart from a checkpoint).
+    void setTime(float t);
     /// Enqueues the ghost fill along `axis` of the current state.
     void fillGhosts(Axis axis);
     /// Enqueues one sweep from the current state into the other buffer, which becomes current.
@@ -163,6 +176,8 @@ public:
 private:
     void build();
     void release();
+    void reduceCells(bool gradient);
+    void reduceFinal(size_t count, float cfl, double tEnd);
     void enqueue(cl_kernel kernel, cl_uint dims, const size_t* global, const size_t* local,
                  const char* name);
 
@@ -194,6 +209,11 @@ public:
 
     void render(Simulator& sim, cl_mem image, Field field, float contrast = 8.0f,
                 cl_event* event = nullptr);
+    /// The same from a state buffer in the solver's layout for `grid` (interior cells only are
+    /// read) and a figures buffer (one float8 as the reduction leaves it): a field gathered from
+    /// MPI ranks.
+    void render(cl_mem state, const Grid& grid, float gamma, cl_mem figures, cl_mem image,
+                Field field, float contrast = 8.0f, cl_event* event = nullptr);
 
 private:
     cl_command_queue m_queue;

@@ -1,0 +1,162 @@
+// duet-gasdyn-mpi-bench: one point of a scaling curve of duet-gasdyn's distributed solver, run
+// under mpirun (bench/gasdyn_mpi_run.sh runs it for each rank count and prints efficiencies).
+// Kelvin-Helmholtz (periodic), a fixed n x n grid (strong scaling) or an n x n block per rank
+// (weak scaling); the time of a step (slowest rank), the share of it in halo exchange and in the
+// time step's MPI_Allreduce, and cell updates per second. One line of JSON on rank 0.
+#include "gasdyn_mpi.hpp"
+#include "duet/interop/interop.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace gasdyn = duet::gasdyn;
+namespace gmpi = duet::gasdyn::mpi;
+
+namespace {
+
+double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Mass of this rank's block in double, and whether every value is finite.
+std::pair<double, bool> massOf(gmpi::DistributedSimulator& sim) {
+    double mass = 0;
+    bool finite = true;
+    for (const cl_float4& c : sim.blockState()) {
+        mass += c.s[0];
+        for (float v : c.s)
+            finite = finite && std::isfinite(v);
+    }
+    return {mass, finite};
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    CLI::App app{"One point of duet-gasdyn's MPI scaling (run under mpirun; see "
+                 "bench/gasdyn_mpi_run.sh)"};
+    std::string mode = "weak", device;
+    int n = 256, steps = 20, warmup = 2;
+    bool shareCores = true;
+    app.add_option("--mode", mode, "weak: an n x n block per rank; strong: an n x n grid")
+        ->check(CLI::IsMember({"weak", "strong"}));
+    app.add_option("--n", n, "cells per side (of a block or of the grid)")
+        ->check(CLI::Range(8, 65536));
+    app.add_option("--steps", steps, "timed steps")->check(CLI::Range(1, 100000));
+    app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::Range(0, 1000));
+    app.add_option("--device", device,
+                   "OpenCL device whose name contains this (default: the "
+                   "host's devices round-robin)");
+    app.add_flag("!--no-share-cores", shareCores,
+                 "keep every rank's full CPU affinity (by default the host's cores are divided "
+                 "among its ranks, which sizes the CPU device's thread pool)");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int code = rank == 0 ? app.exit(e) : e.get_exit_code();
+        MPI_Finalize();
+        return code;
+    }
+
+    gmpi::HostRanks host = gmpi::hostRanks(MPI_COMM_WORLD);
+    unsigned cores = shareCores ? gmpi::shareHostCores(host) : 0;
+    int code = 0;
+    try {
+        cl_uint count = 0;
+        clGetPlatformIDs(0, nullptr, &count);
+        std::vector<cl_platform_id> platforms(count);
+        if (count)
+            clGetPlatformIDs(count, platforms.data(), nullptr);
+        cl_device_id dev = nullptr;
+        for (cl_platform_id p : platforms) {
+            cl_uint nd = 0;
+            if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || !nd)
+                continue;
+            std::vector<cl_device_id> devs(nd);
+            clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devs.data(), nullptr);
+            for (cl_device_id d : devs) {
+                char name[256] = {};
+                clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name, name, nullptr);
+                if (!device.empty() && std::strstr(name, device.c_str()))
+                    dev = d;
+            }
+            if (device.empty())
+                dev = devs[size_t(host.index) % devs.size()];
+            if (dev)
+                break;
+        }
+        if (!dev)
+            throw std::runtime_error("no OpenCL device" +
+                                     (device.empty() ? "" : " named like '" + device + "'"));
+        char devName[256] = {};
+        clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof devName, devName, nullptr);
+        cl_int err;
+        cl_context context = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+        duet::interop::check(err, "clCreateContext");
+        cl_command_queue queue = clCreateCommandQueueWithProperties(context, dev, nullptr, &err);
+        duet::interop::check(err, "clCreateCommandQueueWithProperties");
+        {
+            gmpi::DistributedSimulator sim(MPI_COMM_WORLD, context, dev, queue);
+            const gmpi::Block& b = sim.block();
+            int nx = mode == "weak" ? n * b.px : n, ny = mode == "weak" ? n * b.py : n;
+            sim.load(gasdyn::makeProblem(gasdyn::Problem::KelvinHelmholtz, nx, ny));
+            auto [mass0, finite0] = massOf(sim);
+            for (int s = 0; s < warmup; ++s)
+                sim.step(0.8f);
+            clFinish(queue);
+            double halo0 = sim.haloSeconds(), reduce0 = sim.reduceSeconds();
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = now();
+            for (int s = 0; s < steps; ++s)
+                sim.step(0.8f);
+            clFinish(queue);
+            double mine = now() - t0;
+            MPI_Barrier(MPI_COMM_WORLD);
+            double wall = now() - t0;
+            double halo = sim.haloSeconds() - halo0, reduce = sim.reduceSeconds() - reduce0;
+            auto [mass1, finite1] = massOf(sim);
+            double local[3] = {mass0, mass1, double(finite0 && finite1)}, total[3];
+            MPI_Reduce(local, total, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Reduce(&local[2], &total[2], 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+            double shares[3] = {halo / mine, reduce / mine, mine}, maxShares[3], sumShares[3];
+            MPI_Reduce(shares, maxShares, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            MPI_Reduce(shares, sumShares, 3, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            if (rank == 0) {
+                bool ok = total[2] > 0 && std::abs(total[1] - total[0]) <= 1e-6 * total[0];
+                double stepMs = 1000.0 * wall / steps;
+                std::printf(
+                    "{\"mode\": \"%s\", \"ranks\": %d, \"layout\": \"%dx%d\", \"nx\": %d, "
+                    "\"ny\": %d, \"device\": \"%s\", \"cores_per_rank\": %u, \"steps\": %d, "
+                    "\"step_ms\": %.4f, \"mcells\": %.3f, \"halo_share_mean\": %.4f, "
+                    "\"halo_share_max\": %.4f, \"allreduce_share_mean\": %.4f, \"valid\": %s, "
+                    "\"mass_drift\": %.3g}\n",
+                    mode.c_str(), size, b.px, b.py, nx, ny, devName, cores, steps, stepMs,
+                    double(nx) * ny / (stepMs * 1e3), sumShares[0] / size, maxShares[0],
+                    sumShares[1] / size, ok ? "true" : "false",
+                    std::abs(total[1] - total[0]) / total[0]);
+                std::fflush(stdout);
+                code = ok ? 0 : 1;
+            }
+        }
+        clReleaseCommandQueue(queue);
+        clReleaseContext(context);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "duet-gasdyn-mpi-bench (rank %d): %s\n", rank, e.what());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Finalize();
+    return code;
+}
