@@ -48,8 +48,10 @@ struct Sample {
     double sec; ///< since the phase began
 };
 
-/// What a phase measured. Growth is the least-squares slope of resident memory over the samples
-/// after warm-up (the first 10% of operations), so one noisy sample moves it little.
+/// What a phase measured. Growth is the Theil-Sen slope of resident memory over the samples after
+/// warm-up (the first 10% of operations): the median of the slopes between every two samples, so
+/// a leak (every pair rising) shows at its rate while one step of the allocator (most pairs on
+/// the same side of it) or one noisy sample does not.
 struct PhaseResult {
     std::string phase, platform;
     long ops = 0;
@@ -104,19 +106,17 @@ void evaluate(PhaseResult& r, const Thresholds& t) {
     for (const Sample& s : r.samples)
         if (s.op >= warm)
             after.push_back(&s);
-    double mx = 0, my = 0;
-    for (const Sample* s : after) {
-        mx += double(s->op);
-        my += double(s->kib);
-    }
-    mx /= double(after.size());
-    my /= double(after.size());
-    double sxy = 0, sxx = 0;
-    for (const Sample* s : after) {
-        sxy += (double(s->op) - mx) * (double(s->kib) - my);
-        sxx += (double(s->op) - mx) * (double(s->op) - mx);
-    }
-    r.slopeKiBPer1000 = sxx > 0 ? sxy / sxx * 1000.0 : 0;
+    std::vector<double> slopes;
+    for (size_t i = 0; i < after.size(); ++i)
+        for (size_t j = i + 1; j < after.size(); ++j)
+            if (after[j]->op > after[i]->op)
+                slopes.push_back(double(after[j]->kib - after[i]->kib) /
+                                 double(after[j]->op - after[i]->op) * 1000.0);
+    std::sort(slopes.begin(), slopes.end());
+    const size_t m = slopes.size();
+    r.slopeKiBPer1000 = m == 0  ? 0
+                        : m % 2 ? slopes[m / 2]
+                                : (slopes[m / 2 - 1] + slopes[m / 2]) / 2;
     r.grownKiB = after.back()->kib - after.front()->kib;
     r.leak = r.slopeKiBPer1000 > t.kibPer1000 && r.grownKiB > t.floorKiB;
 }
@@ -143,9 +143,10 @@ void printCurve(const PhaseResult& r, const Thresholds& t) {
     const double secs = r.samples.back().sec;
     std::printf("   %.0f operations/s; %s\n", secs > 0 ? double(r.ops) / secs : 0.0,
                 r.note.c_str());
-    std::printf("   growth after warm-up (first 10%%): %.2f KiB per 1000 operations (slope), "
-                "%+ld KiB in all -> %s\n",
-                r.slopeKiBPer1000, r.grownKiB, r.leak ? "GROWS (leak?)" : "flat");
+    std::printf(
+        "   growth after warm-up (first 10%%): %.2f KiB per 1000 operations (median slope), "
+        "%+ld KiB in all -> %s\n",
+        r.slopeKiBPer1000, r.grownKiB, r.leak ? "GROWS (leak?)" : "flat");
     (void)t;
 }
 
