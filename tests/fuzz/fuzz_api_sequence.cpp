@@ -226,7 +226,7 @@ private:
             return SIZE_MAX - m_in.ConsumeIntegralInRange<size_t>(0, 8);
         }
     }
-    /// Up to three events of this session as a wait list; `nonEmpty` says whether any was taken.
+    /// Up to three events of this session (any state, user events too) as a wait list.
     std::vector<cl_event> waitList() {
         std::vector<cl_event> w;
         int n = m_in.ConsumeIntegralInRange<int>(0, 3);
