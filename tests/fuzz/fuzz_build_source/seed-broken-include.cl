@@ -1,0 +1,3 @@
+#include "nothere.h"
+#error stop
+kernel void k() {}

@@ -1,0 +1,1 @@
+__kernel int notvoid(__global int *a) { return a[0]; }

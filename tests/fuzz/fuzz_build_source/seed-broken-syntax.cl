@@ -1,0 +1,3 @@
+__kernel void broken(__global float *a {
+    a[0] = 1.0f
+}
