@@ -29,6 +29,10 @@ struct TargetSpec {
     std::vector<std::string> clExtensions;
     bool fp64 = true;
     bool images = true;
+    /// The device's OpenCL version as an integer (CL_DEVICE_VERSION "OpenCL 3.0 ..." is 300):
+    /// the value of __OPENCL_VERSION__, which the OpenCL C specification requires and clang
+    /// leaves to the platform to define.
+    unsigned openclVersion = 300;
     /// Extra cc1 arguments of this device ("-target-cpu", "gfx900", "-fno-builtin-printf").
     std::vector<std::string> frontEndArgs;
     /// The DWARF version of -g builds (clang's driver picks it per target the same way).

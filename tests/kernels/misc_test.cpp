@@ -6,6 +6,7 @@
 #include "half_reference.hpp"
 
 #include <cfloat>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 
@@ -419,6 +420,33 @@ kernel void k(global const double* x, global double* o) {
     CHECK(near(d[0], std::sqrt(3.0) * 0x1p-23, 1e-15));
     CHECK(near(d[1], std::sqrt(3.0) * 0x1p-23, 1e-15));
     CHECK((near(d[2], r2, 1e-15) && near(d[3], -r2, 1e-15) && d[4] == 0.0));
+}
+
+TEST_CASE("__OPENCL_VERSION__ is the device's OpenCL version", "[kernels][preprocessor]") {
+    // The OpenCL C specification requires the macro; clang leaves it to the platform.
+    Program prog(R"(
+kernel void k(global int* o) {
+#ifdef __OPENCL_VERSION__
+    o[0] = __OPENCL_VERSION__;
+#else
+    o[0] = -1;
+#endif
+    o[1] = __OPENCL_C_VERSION__;
+}
+)");
+    Buffer bo(2 * 4);
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bo);
+    run1D(k, 1);
+    std::vector<int> o = bo.read<int>(2);
+    char version[256] = {};
+    REQUIRE(clGetDeviceInfo(KernelEnv::get().device, CL_DEVICE_VERSION, sizeof version, version,
+                            nullptr) == CL_SUCCESS);
+    int major = 0, minor = 0;
+    REQUIRE(std::sscanf(version, "OpenCL %d.%d", &major, &minor) == 2);
+    CHECK(o[0] == major * 100 + minor * 10);
+    CHECK(o[1] >= 100);
+    CHECK(o[1] <= o[0]);
 }
 
 TEST_CASE("to_global/to_local/to_private/get_fence on generic pointers", "[kernels][generic]") {
