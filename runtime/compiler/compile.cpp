@@ -216,6 +216,8 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
     // -cl-no-subgroup-ifp and -cl-strict-aliasing change nothing in the front end: the first
     // is a promise the CPU device does not need, the second is deprecated.
 
+    // Before the user's -D options, as the spec's own predefined macro.
+    a.push_back("-D__OPENCL_VERSION__=" + std::to_string(target.openclVersion));
     for (const std::string& d : o.defines) {
         a.push_back("-D");
         a.push_back(d);

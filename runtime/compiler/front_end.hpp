@@ -34,6 +34,10 @@ struct TargetSpec {
     /// saying so (OpenCL 3.0 §5.8.6.5). By default what a 3.0 device without the 2.0 feature
     /// set lists.
     std::vector<unsigned> clStdVersions = {100, 110, 120, 300};
+    /// The device's OpenCL version as an integer (CL_DEVICE_VERSION "OpenCL 3.0 ..." is 300):
+    /// the value of __OPENCL_VERSION__, which the OpenCL C specification requires and clang
+    /// leaves to the platform to define.
+    unsigned openclVersion = 300;
     /// Extra cc1 arguments of this device ("-target-cpu", "gfx900", "-fno-builtin-printf").
     std::vector<std::string> frontEndArgs;
     /// The DWARF version of -g builds (clang's driver picks it per target the same way).

@@ -3,6 +3,7 @@
 #include "kernel_harness.hpp"
 #include "integer_reference.hpp"
 
+#include <cstdint>
 #include <sstream>
 
 using namespace duet::test;
@@ -179,4 +180,44 @@ TEST_CASE("upsample joins high and low halves", "[kernels][integer]") {
     CHECK(i32[1001] == 0x00020005);
     CHECK(i32[1002] == (int32_t)0xfffd0005);
     CHECK(i32[1003] == 0x00040005);
+}
+
+TEST_CASE("division by zero and INT_MIN / -1 leave the process running", "[kernels][integer]") {
+    // OpenCL C leaves these results undefined, but x86's div faults on them: a kernel once took
+    // the whole process down with SIGFPE. The defined lanes around them must stay right.
+    Program prog(R"(
+kernel void k(global const int* x, global const int* y, global const long* lx,
+              global const long* ly, global int* o, global long* lo) {
+    size_t i = get_global_id(0);
+    o[4 * i + 0] = x[i] / y[i];
+    o[4 * i + 1] = x[i] % y[i];
+    o[4 * i + 2] = (int)((uint)x[i] / (uint)y[i]);
+    o[4 * i + 3] = (int)((uint)x[i] % (uint)y[i]);
+    lo[2 * i + 0] = lx[i] / ly[i];
+    lo[2 * i + 1] = lx[i] % ly[i];
+    if (i == 0) {
+        int4 v = vload4(0, x) / vload4(0, y);
+        vstore4(v, 0, o + 16);
+        vstore4(vload4(0, x) % vload4(0, y), 0, o + 20);
+    }
+}
+)");
+    const std::vector<int32_t> x = {INT32_MIN, 7, -7, 5};
+    const std::vector<int32_t> y = {-1, 0, 3, 2};
+    const std::vector<int64_t> lx = {INT64_MIN, 9, -9, 0};
+    const std::vector<int64_t> ly = {-1, 0, 4, 0};
+    Buffer bx(x), by(y), blx(lx), bly(ly), bo(24 * 4), blo(8 * 8);
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bx, by, blx, bly, bo, blo);
+    run1D(k, 4); // reaching the reads below is the main check
+    auto o = bo.read<int32_t>(24);
+    auto lo = blo.read<int64_t>(8);
+    // The defined lanes: -7 / 3, -7 % 3, 5 / 2, 5 % 2 and their unsigned forms; -9 / 4, -9 % 4.
+    CHECK((o[8] == -2 && o[9] == -1));
+    CHECK((o[10] == (int32_t)(0xfffffff9u / 3u) && o[11] == (int32_t)(0xfffffff9u % 3u)));
+    CHECK((o[12] == 2 && o[13] == 1 && o[14] == 2 && o[15] == 1));
+    CHECK((lo[4] == -2 && lo[5] == -1));
+    CHECK((o[18] == -2 && o[19] == 2 && o[22] == -1 && o[23] == 1));
+    // INT_MIN / 1 (unsigned) is defined too.
+    CHECK((o[2] == (int32_t)(0x80000000u / 0xffffffffu) && o[3] == INT32_MIN));
 }

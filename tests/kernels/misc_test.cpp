@@ -6,6 +6,7 @@
 #include "half_reference.hpp"
 
 #include <cfloat>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 
@@ -365,6 +366,87 @@ kernel void k(global float* o) {
     CHECK(o[23] == 10.0f);
     CHECK(o[24] == 0.0f);
     CHECK(near(o[25], 1.0, 1e-3));
+}
+
+TEST_CASE("geometric builtins at the ends of the range", "[kernels][geometric]") {
+    // normalize of float vectors whose length exceeds FLT_MAX came back as zeros (the length
+    // overflowed to infinity), and length/distance of double3 read the vector's undefined 4th lane.
+    Program prog(R"(
+kernel void k(global const float* x, global float* o) {
+    float big = x[0]; // 3e38f: the squares overflow float, the length exceeds FLT_MAX
+    float2 n2 = normalize((float2)(big, big));
+    float3 n3 = normalize((float3)(-big, 0.0f, big));
+    float4 n4 = normalize((float4)(big, 1e11f, -big, big));
+    o[0] = n2.x; o[1] = n2.y;
+    o[2] = n3.x; o[3] = n3.y; o[4] = n3.z;
+    o[5] = n4.x; o[6] = n4.y; o[7] = n4.z; o[8] = n4.w;
+}
+)");
+    Buffer bx(std::vector<float>{3e38f});
+    Buffer bo(9 * 4);
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bx, bo);
+    run1D(k, 1);
+    std::vector<float> o = bo.read<float>(9);
+    auto near = [](double got, double want, double rel) {
+        return std::fabs(got - want) <= rel * std::fabs(want) + 1e-300;
+    };
+    const double r2 = std::sqrt(0.5);
+    CHECK((near(o[0], r2, 1e-6) && near(o[1], r2, 1e-6)));
+    CHECK((near(o[2], -r2, 1e-6) && o[3] == 0.0f && near(o[4], r2, 1e-6)));
+    CHECK((near(o[5], 1 / std::sqrt(3.0), 1e-6) && near(o[6], 1e11 / 3e38 / std::sqrt(3.0), 1e-5) &&
+           near(o[7], -1 / std::sqrt(3.0), 1e-6) && near(o[8], 1 / std::sqrt(3.0), 1e-6)));
+
+    if (!KernelEnv::get().fp64)
+        return;
+    Program progD(R"(
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+kernel void k(global const double* x, global double* o) {
+    double t = x[0]; // 2^-23: tiny, but far from underflow
+    double3 a = (double3)(-t, -t, -t);
+    o[0] = length(a);
+    o[1] = distance(a, (double3)(0.0));
+    double h = x[1]; // DBL_MAX: the length overflows double
+    double3 n = normalize((double3)(h, -h, 0.0));
+    o[2] = n.x; o[3] = n.y; o[4] = n.z;
+}
+)");
+    Buffer bxd(std::vector<double>{0x1p-23, DBL_MAX});
+    Buffer bod(5 * 8);
+    cl_kernel kd = progD.kernel("k");
+    setArgs(kd, bxd, bod);
+    run1D(kd, 1);
+    std::vector<double> d = bod.read<double>(5);
+    CHECK(near(d[0], std::sqrt(3.0) * 0x1p-23, 1e-15));
+    CHECK(near(d[1], std::sqrt(3.0) * 0x1p-23, 1e-15));
+    CHECK((near(d[2], r2, 1e-15) && near(d[3], -r2, 1e-15) && d[4] == 0.0));
+}
+
+TEST_CASE("__OPENCL_VERSION__ is the device's OpenCL version", "[kernels][preprocessor]") {
+    // The OpenCL C specification requires the macro; clang leaves it to the platform.
+    Program prog(R"(
+kernel void k(global int* o) {
+#ifdef __OPENCL_VERSION__
+    o[0] = __OPENCL_VERSION__;
+#else
+    o[0] = -1;
+#endif
+    o[1] = __OPENCL_C_VERSION__;
+}
+)");
+    Buffer bo(2 * 4);
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bo);
+    run1D(k, 1);
+    std::vector<int> o = bo.read<int>(2);
+    char version[256] = {};
+    REQUIRE(clGetDeviceInfo(KernelEnv::get().device, CL_DEVICE_VERSION, sizeof version, version,
+                            nullptr) == CL_SUCCESS);
+    int major = 0, minor = 0;
+    REQUIRE(std::sscanf(version, "OpenCL %d.%d", &major, &minor) == 2);
+    CHECK(o[0] == major * 100 + minor * 10);
+    CHECK(o[1] >= 100);
+    CHECK(o[1] <= o[0]);
 }
 
 TEST_CASE("to_global/to_local/to_private/get_fence on generic pointers", "[kernels][generic]") {

@@ -32,13 +32,14 @@ DUET_GEOM_FLOAT(float4, double4)
 
 // Double: scale by the largest magnitude so the squares neither overflow nor underflow.
 DUET_CONST double length(double p) { return __builtin_fabs(p); }
-#define DUET_GEOM_DOUBLE(VT, MAXABS)                                                           \
+#define DUET_GEOM_DOUBLE(VT, N, MAXABS)                                                        \
     DUET_CONST double length(VT p) {                                                           \
         VT a = __builtin_elementwise_abs(p);                                                   \
         double m = MAXABS;                                                                     \
         if (m == 0.0 || __builtin_isinf(m) || m != m)                                          \
             return m != m ? m : (__builtin_isinf(m) ? m : 0.0);                                \
-        for (int i = 0; i < (int)(sizeof(VT) / sizeof(double)); ++i)                           \
+        /* N, not the vector's size: a 3-vector is stored as 4 and its 4th lane is undefined. */ \
+        for (int i = 0; i < N; ++i)                                                            \
             if (a[i] != a[i])                                                                  \
                 return a[i];                                                                   \
         /* A power-of-two scale keeps the scaling exact. */                                    \
@@ -47,9 +48,9 @@ DUET_CONST double length(double p) { return __builtin_fabs(p); }
         VT s = __builtin_ldexp(1.0, -e) * p;                                                   \
         return __builtin_ldexp(__builtin_sqrt(dot(s, s)), e);                                  \
     }
-DUET_GEOM_DOUBLE(double2, __builtin_fmax(a.x, a.y))
-DUET_GEOM_DOUBLE(double3, __builtin_fmax(__builtin_fmax(a.x, a.y), a.z))
-DUET_GEOM_DOUBLE(double4, __builtin_fmax(__builtin_fmax(a.x, a.y), __builtin_fmax(a.z, a.w)))
+DUET_GEOM_DOUBLE(double2, 2, __builtin_fmax(a.x, a.y))
+DUET_GEOM_DOUBLE(double3, 3, __builtin_fmax(__builtin_fmax(a.x, a.y), a.z))
+DUET_GEOM_DOUBLE(double4, 4, __builtin_fmax(__builtin_fmax(a.x, a.y), __builtin_fmax(a.z, a.w)))
 
 #define DUET_DISTANCE(T)                                                                       \
     DUET_CONST T distance(T a, T b) { return length(a - b); }                                  \
@@ -60,27 +61,43 @@ DUET_DISTANCE(float)
 DUET_DISTANCE(double)
 
 // normalize: zero vectors are returned as is; infinities count as +-1 and the rest as 0.
-#define DUET_NORMALIZE(T, VT, N)                                                               \
+// Float vectors are normalised in double (a length above FLT_MAX, or squares below FLT_MIN, do
+// not matter there); double vectors are first scaled by a power of two near their largest
+// magnitude, so that their length neither overflows nor loses the small components.
+#define DUET_NORMALIZE_PREP(T, N)                                                              \
+    bool anyInf = false, allZero = true;                                                       \
+    for (int i = 0; i < N; ++i) {                                                              \
+        anyInf |= __builtin_isinf(p[i]);                                                       \
+        allZero &= p[i] == (T)0;                                                               \
+    }                                                                                          \
+    if (allZero)                                                                               \
+        return p;                                                                              \
+    if (anyInf)                                                                                \
+        for (int i = 0; i < N; ++i)                                                            \
+            p[i] = __builtin_isinf(p[i]) ? (p[i] > 0 ? (T)1 : (T)-1) : (T)0 * p[i];
+#define DUET_NORMALIZE_FLOAT(VT, DT, N)                                                        \
     DUET_CONST VT normalize(VT p) {                                                            \
-        VT a = __builtin_elementwise_abs(p);                                                   \
-        bool anyInf = false, allZero = true;                                                   \
-        for (int i = 0; i < N; ++i) {                                                          \
-            anyInf |= __builtin_isinf(a[i]);                                                   \
-            allZero &= a[i] == (T)0;                                                           \
-        }                                                                                      \
-        if (allZero)                                                                           \
-            return p;                                                                          \
-        if (anyInf)                                                                            \
-            for (int i = 0; i < N; ++i)                                                        \
-                p[i] = __builtin_isinf(p[i]) ? (p[i] > 0 ? (T)1 : (T)-1) : (T)0 * p[i];      \
+        DUET_NORMALIZE_PREP(float, N)                                                          \
+        DT d = __builtin_convertvector(p, DT);                                                 \
+        return __builtin_convertvector(d / __builtin_sqrt(dot(d, d)), VT);                     \
+    }
+#define DUET_NORMALIZE_DOUBLE(VT, N)                                                           \
+    DUET_CONST VT normalize(VT p) {                                                            \
+        DUET_NORMALIZE_PREP(double, N)                                                         \
+        double m = 0.0;                                                                        \
+        for (int i = 0; i < N; ++i)                                                            \
+            m = __builtin_fmax(m, __builtin_fabs(p[i]));                                       \
+        int e;                                                                                 \
+        __builtin_frexp(m, &e);                                                                \
+        p *= __builtin_ldexp(1.0, -e);                                                         \
         return p / length(p);                                                                  \
     }
-DUET_NORMALIZE(float, float2, 2)
-DUET_NORMALIZE(float, float3, 3)
-DUET_NORMALIZE(float, float4, 4)
-DUET_NORMALIZE(double, double2, 2)
-DUET_NORMALIZE(double, double3, 3)
-DUET_NORMALIZE(double, double4, 4)
+DUET_NORMALIZE_FLOAT(float2, double2, 2)
+DUET_NORMALIZE_FLOAT(float3, double3, 3)
+DUET_NORMALIZE_FLOAT(float4, double4, 4)
+DUET_NORMALIZE_DOUBLE(double2, 2)
+DUET_NORMALIZE_DOUBLE(double3, 3)
+DUET_NORMALIZE_DOUBLE(double4, 4)
 DUET_CONST float normalize(float p) { return normalize((float2)(p, 0.0f)).x; }
 DUET_CONST double normalize(double p) { return normalize((double2)(p, 0.0)).x; }
 

@@ -7,6 +7,7 @@
 #include "devices/cpu/jit/cpu_toolchain.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/printf.hpp"
+#include "devices/cpu/jit/safe_division.hpp"
 #include "devices/cpu/jit/streaming_stores.hpp"
 #include "devices/cpu/jit/work_group.hpp"
 #include "devices/cpu/jit/work_item_loops.hpp"
@@ -705,6 +706,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         return FinalizeResult::failure(
             log + "error: no code generator for the host: " + toString(tm.takeError()));
     retarget(*m, **tm, host);
+    guardIntegerDivision(*m);
     applyFastMath(*m, opts);
 
     auto exe = std::make_shared<CpuExecutable>();
