@@ -42,6 +42,9 @@ def main() -> int:
             why = "links LLVM itself (white-box test)" if name in unbundled else "not built"
             left_out.append(f"# {name}: {why}")
             continue
+        if "install" in props.get("LABELS", []):
+            left_out.append(f"# {name}: installs from the build tree with CMake (label install)")
+            continue
         program = os.path.realpath(command[0])
         if program in places:
             place, target = places[program]
