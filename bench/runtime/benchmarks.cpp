@@ -18,18 +18,6 @@ using namespace duet::seeds;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::string deviceString(cl_device_id d, cl_device_info what) {
     size_t size = 0;
     check(clGetDeviceInfo(d, what, 0, nullptr, &size), "clGetDeviceInfo");
@@ -38,15 +26,6 @@ std::string deviceString(cl_device_id d, cl_device_info what) {
     while (!s.empty() && s.back() == '\0')
         s.pop_back();
     return s;
-}
-
-Buffer makeBuffer(cl_context context, cl_mem_flags flags, size_t bytes, void* host,
-                  const char* what) {
-    cl_int err = CL_SUCCESS;
-    cl_mem mem = clCreateBuffer(context, flags, bytes, host, &err);
-    if (err != CL_SUCCESS)
-        throw ClError(std::string("clCreateBuffer(") + what + ")", err);
-    return Buffer(mem);
 }
 
 void enqueue1D(cl_command_queue q, cl_kernel k, size_t global, const size_t* local,
@@ -61,7 +40,19 @@ void readBuffer(cl_command_queue q, cl_mem mem, size_t bytes, void* dst) {
           "clEnqueueReadBuffer");
 }
 
-Figure okFigure(double value, std::string detail = {}) {
+} // namespace
+
+double secondsSince(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+Figure okFigure(double value, std::string detail) {
     return Figure{value, true, std::move(detail)};
 }
 
@@ -69,7 +60,14 @@ Figure failFigure(std::string why) {
     return Figure{0, false, std::move(why)};
 }
 
-} // namespace
+Buffer makeBuffer(cl_context context, cl_mem_flags flags, size_t bytes, void* host,
+                  const char* what) {
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = clCreateBuffer(context, flags, bytes, host, &err);
+    if (err != CL_SUCCESS)
+        throw ClError(std::string("clCreateBuffer(") + what + ")", err);
+    return Buffer(mem);
+}
 
 Config Config::quick() {
     Config c;

@@ -3,6 +3,7 @@
 
 #include "seed_common.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -65,6 +66,16 @@ struct Session {
 };
 
 using Figures = std::map<std::string, Figure>;
+
+// Helpers every benchmark file uses (benchmarks.cpp).
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t0);
+double median(std::vector<double> v);
+Figure okFigure(double value, std::string detail = {});
+Figure failFigure(std::string why);
+/// clCreateBuffer; throws seeds::ClError naming `what`.
+seeds::Buffer makeBuffer(cl_context context, cl_mem_flags flags, size_t bytes, void* host,
+                         const char* what);
 
 /// Builds the benchmark source cfg.builds times, each uncached (fresh nonce); records
 /// build_ms and returns the last program (null when every build failed).

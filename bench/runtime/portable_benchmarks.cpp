@@ -18,29 +18,6 @@ using namespace duet::seeds;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-Figure okFigure(double value, std::string detail = {}) {
-    return Figure{value, true, std::move(detail)};
-}
-
-Figure failFigure(std::string why) {
-    return Figure{0, false, std::move(why)};
-}
-
-Buffer makeBuffer(cl_context context, cl_mem_flags flags, size_t bytes, void* host,
-                  const char* what) {
-    cl_int err = CL_SUCCESS;
-    cl_mem mem = clCreateBuffer(context, flags, bytes, host, &err);
-    if (err != CL_SUCCESS)
-        throw ClError(std::string("clCreateBuffer(") + what + ")", err);
-    return Buffer(mem);
-}
-
 void enqueue(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* global,
              const size_t* local, const char* what) {
     cl_int err = clEnqueueNDRangeKernel(q, k, dims, nullptr, global, local, 0, nullptr, nullptr);
