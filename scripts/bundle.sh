@@ -127,7 +127,7 @@ stage_bundle() {
             echo "bundle.sh: something still links $lib dynamically" >&2
             return 1 ;;
         esac
-        file=$(/sbin/ldconfig -p | awk -v n="$lib" '$1 == n && /x86-64/ {print $NF; exit}')
+        file=$(/sbin/ldconfig -p | awk -v n="$lib" '$1 == n && /x86-64/ && !f {print $NF; f = 1}')
         [ -n "$file" ] || { echo "bundle.sh: cannot find $lib on this machine" >&2; return 1; }
         folder=$(lib_folder "$lib")
         cp -L "$file" "$stage/$folder/$lib"
@@ -209,7 +209,7 @@ check() {
     # is Khronos', as OCL_ICD_FILENAMES; and that with LD_LIBRARY_PATH empty and, below, with
     # LLVM hidden.
     local loader icd_env
-    loader=$(/sbin/ldconfig -p | awk '$1 == "libOpenCL.so.1" && /x86-64/ {print $NF; exit}')
+    loader=$(/sbin/ldconfig -p | awk '$1 == "libOpenCL.so.1" && /x86-64/ && !f {print $NF; f = 1}')
     icd_env=(OCL_ICD_VENDORS="$home/lib/libduet-opencl.so")
     if grep -qa OCL_ICD_FILENAMES "$loader"; then
         icd_env=(OCL_ICD_FILENAMES="$home/lib/libduet-opencl.so")

@@ -87,13 +87,17 @@ done
 
 # Every shared library a packaged ELF file needs comes from the package or a package in Depends.
 elves=0
+cache=$(ldconfig -p)
 while IFS= read -r -d '' f; do
     [ "$(head -c4 "$f" | tr -d '\0')" = $'\x7fELF' ] || continue
-    readelf -h "$f" 2>/dev/null | grep -qE 'Type:[[:space:]]+(EXEC|DYN)' || continue
+    # Whole outputs into variables, not pipes into grep -q or awk's exit: under pipefail the writer's
+    # SIGPIPE would fail the pipeline, and set -e end the test without a word.
+    header=$(readelf -h "$f" 2>/dev/null) || continue
+    grep -qE 'Type:[[:space:]]+(EXEC|DYN)' <<<"$header" || continue
     elves=$((elves + 1))
     while IFS= read -r needed; do
         [ -e "$root$libdir/$needed" ] && continue
-        path=$(ldconfig -p | awk -v l="$needed" '$1 == l && /x86-64/ { print $NF; exit }')
+        path=$(awk -v l="$needed" '$1 == l && /x86-64/ && !found { print $NF; found = 1 }' <<<"$cache")
         [ -n "$path" ] || fail "${f#"$root"} needs $needed, which this machine cannot resolve"
         pkg=$(dpkg -S "$path" 2>/dev/null || dpkg -S "$(readlink -f "$path")" 2>/dev/null ||
             dpkg -S "/usr$path" 2>/dev/null || dpkg -S "${path#/usr}" 2>/dev/null || true)
