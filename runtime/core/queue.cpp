@@ -121,13 +121,15 @@ bool takeNext(const std::shared_ptr<Queue::Shared>& sh, Command& out,
             return true;
         }
     // Nothing ready: every blocker is either a command of this queue (its completion comes
-    // back through this worker) or foreign (a user event or another queue's command).
+    // back through this worker) or foreign (a user event or another queue's command). Every
+    // foreign dependency is watched, complete or not: one that completed after the scan above
+    // would otherwise wake nobody (its callback runs at once instead).
     for (Command& c : sh->pending) {
         if (c.watched)
             continue;
         c.watched = true;
         for (Ref<Event>& dep : c.waitList)
-            if (dep->status() > CL_COMPLETE && dep->queue() != sh->owner)
+            if (dep->queue() != sh->owner)
                 toWatch.push_back(dep);
     }
     return false;

@@ -162,3 +162,50 @@ TEST_CASE("an out-of-order queue runs independent commands past a blocked one", 
     clReleaseMemObject(a);
     clReleaseMemObject(b);
 }
+
+TEST_CASE("an out-of-order queue wakes for another queue's event that completes as it looks",
+          "[api][event]") {
+    // The out-of-order worker scans its commands, finds none ready and asks the foreign events
+    // to call it back. An event that completed between the scan and the request used to wake
+    // nobody, and the queue slept for good (fuzz_api_sequence found it under load). The window is
+    // small: many rounds of a write on an in-order queue and a marker on the out-of-order queue
+    // waiting for it; a round that does not finish within seconds is the lost wake-up.
+    WithQueue f(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    cl_int err;
+    cl_command_queue inOrder =
+        clCreateCommandQueueWithProperties(f.context, f.device, nullptr, &err);
+    REQUIRE_CL(err);
+    cl_mem m = f.buffer(4096);
+    std::vector<char> bytes(4096);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(4);
+    int rounds = 0;
+    while (std::chrono::steady_clock::now() < until) {
+        cl_event write, marker;
+        REQUIRE_CL(clEnqueueWriteBuffer(inOrder, m, CL_FALSE, 0, 64 + (rounds % 7) * 512,
+                                        bytes.data(), 0, nullptr, &write));
+        REQUIRE_CL(clEnqueueMarkerWithWaitList(f.queue, 1, &write, &marker));
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        cl_int status = CL_QUEUED;
+        while (status > CL_COMPLETE && std::chrono::steady_clock::now() < deadline) {
+            REQUIRE_CL(clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                                      &status, nullptr));
+            std::this_thread::yield();
+        }
+        if (status != CL_COMPLETE) {
+            FAIL_CHECK("round " << rounds
+                                << ": the marker waiting for a completed write never ran");
+            // Any new command wakes the worker, so the teardown below does not hang.
+            REQUIRE_CL(clEnqueueMarkerWithWaitList(f.queue, 0, nullptr, nullptr));
+        }
+        clReleaseEvent(write);
+        clReleaseEvent(marker);
+        if (status != CL_COMPLETE)
+            break;
+        ++rounds;
+    }
+    INFO(rounds << " rounds");
+    CHECK(rounds > 100);
+    REQUIRE_CL(clFinish(f.queue));
+    clReleaseCommandQueue(inOrder);
+    clReleaseMemObject(m);
+}
