@@ -135,14 +135,14 @@ Result<std::unique_ptr<GlInterop::Resource>> pixelBufferFor(GlInterop& interop, 
 }
 
 /// The largest object that goes through imported device memory (DUET_GL_SHADOW_MAX bytes;
-/// default 0: none, see runtime/gl/README.md for why it is not on yet). Measured on an H100: the
+/// default 8 MiB, 0 turns the path off). Measured on an H100: the
 /// driver's map + unmap pair costs ~500 us per acquire + release whatever the size, GL copies run
 /// at ~84 GB/s: an 8 MiB buffer's pair costs ~240 us through copies, a 16 MiB one about as much
 /// as maps.
 size_t shadowLimit() {
     static const size_t limit = [] {
         const char* env = std::getenv("DUET_GL_SHADOW_MAX");
-        return env && *env ? size_t(std::strtoull(env, nullptr, 0)) : size_t(0);
+        return env && *env ? size_t(std::strtoull(env, nullptr, 0)) : size_t(8) << 20;
     }();
     return limit;
 }
@@ -311,6 +311,13 @@ void appSideRelease(const Mem& m, const GlObject& o) {
 
 void deleteShadow(unsigned buffer, unsigned memoryObject) {
     const GlFunctions& f = glFunctions();
+    // The runtime's context finishes before it deletes: without this, on NVIDIA's GL, the next
+    // shadow (given the same buffer name, in the next CL context) was copied to and from by the
+    // application's context in the freed import's memory, not in its own (seen on the H100 after
+    // 16 MiB shadows were freed: later 1 MiB VBOs came back unchanged). Deleting at most once per
+    // CL object, so the wait costs nothing per frame.
+    if (buffer || memoryObject)
+        f.glFinish();
     if (buffer) {
         GLuint b = buffer;
         f.glDeleteBuffers(1, &b);
@@ -319,6 +326,8 @@ void deleteShadow(unsigned buffer, unsigned memoryObject) {
         GLuint mo = memoryObject;
         f.glDeleteMemoryObjectsEXT(1, &mo);
     }
+    if (buffer || memoryObject)
+        f.glFlush(); // the deletes reach GL before the device frees the memory
 }
 
 bool attachInterop(Share& share, Mem& m, GlObject& o, unsigned internalFormat) {

@@ -20,7 +20,7 @@ class Share;
 /// interop device: buffers as they are, images the device can register (colour formats of 2D,
 /// rectangle, cube-face, 3D and 2D-array textures and renderbuffers) as images, other images
 /// (depth, depth-stencil, sRGB, 1D) through a pixel buffer that GL packs and unpacks on the GPU.
-/// Objects of at most DUET_GL_SHADOW_MAX bytes (opt-in, default 0: never) go instead through
+/// Objects of at most DUET_GL_SHADOW_MAX bytes (default 8 MiB; 0: never) go instead through
 /// device memory GL imports (GlObject::shadowBuffer) where the device exports memory and GL has
 /// GL_EXT_memory_object_fd: GL copies replace the driver's map and unmap, whose fixed cost is
 /// larger than such copies. True when `o` goes through the device from now on; false, with the

@@ -205,8 +205,8 @@ TEST_CASE("the GPU that runs the GL context is the current device for it", "[nvi
 
 TEST_CASE("kernels write a shared VBO in place; GL reads what they wrote", "[nvidia-gl-gpu]") {
     Shared s;
-    // 16 MiB: mapped by the driver at each acquire; 1 MiB too, or, when DUET_GL_SHADOW_MAX allows
-    // (opt-in), copied by GL into memory the device exported.
+    // 16 MiB: mapped by the driver at each acquire; 1 MiB: copied by GL into memory the device
+    // exported (up to DUET_GL_SHADOW_MAX, 8 MiB by default; mapped too when it is 0).
     const size_t mib = GENERATE(size_t(16), size_t(1));
     INFO(mib << " MiB VBO");
     const size_t n = (mib << 20) / sizeof(float);
@@ -293,11 +293,54 @@ TEST_CASE("kernels write a shared VBO in place; GL reads what they wrote", "[nvi
     glDeleteBuffers(1, &vbo);
 }
 
+TEST_CASE("VBOs made and freed one after another, each in its own context, stay shared",
+          "[nvidia-gl-gpu]") {
+    // Objects up to DUET_GL_SHADOW_MAX (8 MiB by default) go through device memory GL imports.
+    // Freeing such an object and making the next (same GL names, a new CL context) once left
+    // the application's copies in the freed import: later VBOs came back unchanged.
+    for (int round = 0; round < 6; ++round) {
+        const size_t mib = round % 2 ? 1 : 6;
+        INFO("round " << round << ", " << mib << " MiB VBO");
+        Shared s;
+        const size_t n = (mib << 20) / sizeof(float);
+        std::vector<float> expected(n);
+        for (size_t i = 0; i < n; ++i)
+            expected[i] = float((i + size_t(round)) % 1000);
+        GLuint vbo = glBuffer(expected);
+        cl_int err = CL_SUCCESS;
+        cl_mem mem = clCreateFromGLBuffer(s.context, CL_MEM_READ_WRITE, vbo, &err);
+        REQUIRE_CL(err);
+        cl_program prog = buildProgram(s.context, s.gpu, kKernels);
+        cl_kernel scale = clCreateKernel(prog, "scale", &err);
+        REQUIRE_CL(err);
+        const float k = float(round + 2);
+        REQUIRE_CL(clSetKernelArg(scale, 0, sizeof mem, &mem));
+        REQUIRE_CL(clSetKernelArg(scale, 1, sizeof k, &k));
+        glFlush();
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        float first = -1;
+        REQUIRE_CL(clEnqueueReadBuffer(s.queue, mem, CL_TRUE, sizeof(float), sizeof first, &first,
+                                       0, nullptr, nullptr));
+        CHECK(first == expected[1]); // CL sees what GL holds
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(s.queue, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(s.queue));
+        for (float& v : expected)
+            v *= k;
+        CHECK(differences(vbo, expected) == ""); // GL sees what CL wrote
+        clReleaseKernel(scale);
+        clReleaseProgram(prog);
+        clReleaseMemObject(mem);
+        glDeleteBuffers(1, &vbo);
+    }
+}
+
 TEST_CASE("textures and a renderbuffer travel both ways on the GPU", "[nvidia-gl-gpu]") {
     Shared s;
     cl_int err = CL_SUCCESS;
-    // 8 KiB: a CUDA array, or, when DUET_GL_SHADOW_MAX allows (opt-in), packed by GL into memory
-    // the device exported; 12 MiB: a CUDA array.
+    // 8 KiB: packed by GL into memory the device exported (a CUDA array when
+    // DUET_GL_SHADOW_MAX=0); 12 MiB: a CUDA array.
     SECTION("RGBA8 2D, small (imported memory) and large (a CUDA array)")
     for (size_t w : {size_t(64), size_t(3072)}) {
         const size_t h = w == 64 ? 32 : 1024;
