@@ -165,6 +165,16 @@ uint32_t pipePacketSize(const llvm::Argument& arg) {
                     continue;
                 const llvm::StringRef name = callee->getName();
                 if (callee->isDeclaration()) {
+                    // amdgcn: __read_pipe_2_<N> and the like (LLVM's AMDGPU library-call pass
+                    // folds a power-of-two size equal to the alignment into the name).
+                    uint64_t suffix = 0;
+                    if ((name.starts_with("__read_pipe_") || name.starts_with("__write_pipe_")) &&
+                        name.count('_') == 5 && !name.rsplit('_').second.getAsInteger(10, suffix)) {
+                        if (size && size != suffix)
+                            return 0;
+                        size = suffix;
+                        continue;
+                    }
                     if (!name.starts_with("__") || !name.contains("_pipe") || call->arg_size() < 3)
                         continue;
                     auto* c = llvm::dyn_cast<llvm::ConstantInt>(

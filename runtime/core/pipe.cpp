@@ -43,8 +43,8 @@ Result<Mem*> createPipe(Context& context, cl_mem_flags flags, uint32_t packetSiz
     auto* slots = reinterpret_cast<uint32_t*>(storage + kPipeSlotsOffset);
     for (uint32_t i = 0; i < capacity; ++i)
         slots[i] = 2 * i; // slot i is free for the writer of position i
-    Mem* m = makeObject<Mem>(retainRef(&context), CL_MEM_OBJECT_PIPE, flags, size, nullptr,
-                             storage, true);
+    Mem* m = makeObject<Mem>(retainRef(&context), CL_MEM_OBJECT_PIPE, flags, size, nullptr, storage,
+                             true);
     m->pipePacketSize = packetSize;
     m->pipeMaxPackets = capacity;
     return m;

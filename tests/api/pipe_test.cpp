@@ -1,7 +1,8 @@
 // Pipes through the API: device queries, clCreatePipe and clGetPipeInfo, pipe kernel arguments,
 // the OpenCL C pipe functions (with and without reservations, work-group reservations, queries)
-// in producer/consumer kernels on two queues, and bad inputs. On a device without pipes (the GCN
-// model: DUET_DEVICES=gcn) the same file checks that pipes are refused the spec's way.
+// in producer/consumer kernels on two queues, and bad inputs. Run on the CPU device (pipe_test)
+// and the GCN model (pipe_gcn_test); on a device without pipes (NVIDIA, with the fake driver:
+// pipe_nvidia_test) the hidden [refused] case checks that pipes are refused the spec's way.
 #include "support/cl_test.hpp"
 
 #include <algorithm>
@@ -31,22 +32,37 @@ bool hasFeature(cl_device_id d, const std::string& name) {
     size_t bytes = 0;
     REQUIRE_CL(clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &bytes));
     std::vector<cl_name_version> features(bytes / sizeof(cl_name_version));
-    REQUIRE_CL(
-        clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_FEATURES, bytes, features.data(), nullptr));
+    REQUIRE_CL(clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_FEATURES, bytes, features.data(), nullptr));
     return std::any_of(features.begin(), features.end(),
                        [&](const cl_name_version& f) { return name == f.name; });
 }
 
 /// A context with two in-order queues on the device under test, which must support pipes.
+/// "-cl-std=CL2.0" where the device lists OpenCL C 2.0 (pipes are core there), else
+/// "-cl-std=CL3.0" (pipes are the __opencl_c_pipes feature).
+std::string pipeStd(cl_device_id d) {
+    size_t bytes = 0;
+    REQUIRE_CL(clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_ALL_VERSIONS, 0, nullptr, &bytes));
+    std::vector<cl_name_version> versions(bytes / sizeof(cl_name_version));
+    REQUIRE_CL(
+        clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_ALL_VERSIONS, bytes, versions.data(), nullptr));
+    for (const cl_name_version& v : versions)
+        if (CL_VERSION_MAJOR(v.version) == 2)
+            return "-cl-std=CL2.0";
+    return "-cl-std=CL3.0";
+}
+
 struct WithPipes : WithQueue {
     cl_command_queue second = nullptr;
     std::vector<cl_program> programs;
+    std::string std20; ///< the OpenCL C version option the kernels below build with
     WithPipes() {
-        INFO("the device under test must support pipes (pipe_gcn_test runs [query],[refused])");
+        INFO("the device under test must support pipes (pipe_nvidia_test runs [query],[refused])");
         REQUIRE(pipeSupport(device));
         cl_int err;
         second = clCreateCommandQueue(context, device, 0, &err);
         REQUIRE_CL(err);
+        std20 = pipeStd(device);
     }
     ~WithPipes() {
         if (second) {
@@ -56,9 +72,9 @@ struct WithPipes : WithQueue {
         for (cl_program p : programs)
             clReleaseProgram(p);
     }
-    cl_kernel kernel(const std::string& source, const char* name,
-                     const std::string& opts = "-cl-std=CL2.0") {
-        cl_program p = buildProgram(context, device, source, opts);
+    /// `source` built with the device's pipe OpenCL C version (pipeStd) and `opts`.
+    cl_kernel kernel(const std::string& source, const char* name, const std::string& opts = "") {
+        cl_program p = buildProgram(context, device, source, std20 + " " + opts);
         REQUIRE(p);
         programs.push_back(p);
         cl_int err;
@@ -72,9 +88,7 @@ struct WithPipes : WithQueue {
         REQUIRE_CL(err);
         return m;
     }
-    void arg(cl_kernel k, cl_uint i, cl_mem m) {
-        REQUIRE_CL(clSetKernelArg(k, i, sizeof m, &m));
-    }
+    void arg(cl_kernel k, cl_uint i, cl_mem m) { REQUIRE_CL(clSetKernelArg(k, i, sizeof m, &m)); }
     /// Enqueues `k` on `q` over `global` work-items (groups of `local`, 0: the device's
     /// choice) after `wait`; returns its event.
     cl_event launch(cl_command_queue q, cl_kernel k, size_t global, size_t local = 0,
@@ -119,7 +133,9 @@ TEST_CASE("pipe device queries agree with the feature macro", "[api][pipes][quer
         CHECK(hasFeature(d, "__opencl_c_pipes") == pipes);
         cl_device_type type = 0;
         REQUIRE_CL(clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, nullptr));
-        if (type & CL_DEVICE_TYPE_CPU)
+        // The CPU device and the GCN model have pipes (builtins/cpu/pipe.cl on both).
+        if ((type & CL_DEVICE_TYPE_CPU) ||
+            deviceString(d, CL_DEVICE_NAME).find("GCN") != std::string::npos)
             CHECK(pipes);
         if (pipes) { // the spec's minimums for a device with pipes
             CHECK(deviceUint(d, CL_DEVICE_MAX_PIPE_ARGS) >= 16);
@@ -133,7 +149,7 @@ TEST_CASE("pipe device queries agree with the feature macro", "[api][pipes][quer
     }
 }
 
-// Hidden: run by pipe_gcn_test on the GCN model, which has no pipes.
+// Hidden: run by pipe_nvidia_test on the NVIDIA device (fake driver), which has no pipes.
 TEST_CASE("a device without pipes refuses them", "[api][pipes][.refused]") {
     WithQueue f;
     REQUIRE_FALSE(pipeSupport(f.device));
@@ -189,9 +205,8 @@ TEST_CASE("clCreatePipe and clGetPipeInfo", "[api][pipes]") {
                      clGetPipeInfo(nullptr, CL_PIPE_PACKET_SIZE, sizeof v, &v, nullptr));
         // A pipe is not a buffer: host transfers refuse it.
         int host[4];
-        CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clEnqueueReadBuffer(f.queue, p, CL_TRUE, 0,
-                                                                sizeof host, host, 0, nullptr,
-                                                                nullptr));
+        CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clEnqueueReadBuffer(f.queue, p, CL_TRUE, 0, sizeof host,
+                                                                host, 0, nullptr, nullptr));
         clReleaseMemObject(buf);
         clReleaseMemObject(p);
     }
@@ -535,12 +550,12 @@ kernel void drain(read_only pipe float b, global float* out) {
         in[i] = {{float(i), 1.0f, 2.0f, 0.5f}};
         want[i] = float(i) + 3.5f;
     }
-    cl_mem src4 = f.buffer(n * sizeof(cl_float4), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                           in.data());
+    cl_mem src4 =
+        f.buffer(n * sizeof(cl_float4), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, in.data());
     cl_mem out = f.buffer(n * sizeof(float));
     cl_mem a = f.pipe(sizeof(cl_float4), n);
     cl_mem b = f.pipe(sizeof(float), n);
-    cl_kernel fill = f.kernel(src, "fill", "-cl-std=CL3.0");
+    cl_kernel fill = f.kernel(src, "fill", "-cl-std=CL3.0"); // the later option wins
     cl_kernel relay = f.kernel(src, "relay", "-cl-std=CL3.0");
     cl_kernel drain = f.kernel(src, "drain", "-cl-std=CL3.0");
     f.arg(fill, 0, src4);
@@ -574,7 +589,7 @@ kernel void k(read_only pipe int in, write_only pipe int out, global int* buf) {
     buf[0] = 1;
 }
 )CLC";
-    cl_kernel k = f.kernel(src, "k", "-cl-std=CL2.0 -cl-kernel-arg-info");
+    cl_kernel k = f.kernel(src, "k", "-cl-kernel-arg-info");
     cl_kernel_arg_type_qualifier tq = 0;
     REQUIRE_CL(clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, nullptr));
     CHECK(tq == CL_KERNEL_ARG_TYPE_PIPE);

@@ -15,6 +15,11 @@
 //
 // A reserve_id_t holds (first position << 32) | packet count; the count is never 0 in a valid
 // one, and CLK_NULL_RESERVE_ID (all ones) has a count no pipe reaches.
+//
+// The same source is the GCN device's (compiled for amdgcn, runtime/builtins/CMakeLists.txt):
+// atomics are clang's __opencl_atomic_* builtins (device scope, inline on both targets), the
+// work-group forms use work_group_broadcast and barrier, which both libraries have, and
+// amdgcn's extra entry points (__read_pipe_2_<size> ...) are at the end.
 #include "builtins.h"
 
 typedef struct {
@@ -37,7 +42,10 @@ global duet_pipe* __duet_pipe_ptr_wo(write_only pipe char p);
 reserve_id_t __duet_make_reserve_id(ulong bits);
 ulong __duet_reserve_id_bits(reserve_id_t id);
 
-__local ulong* __duet_wg_scratch(void);
+#define DUET_PIPE_LOAD(p, order) __opencl_atomic_load(p, order, __OPENCL_MEMORY_SCOPE_DEVICE)
+#define DUET_PIPE_STORE(p, v, order)                                                           \
+    __opencl_atomic_store(p, v, order, __OPENCL_MEMORY_SCOPE_DEVICE)
+#define DUET_PIPE_ADD(p, v) __opencl_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __OPENCL_MEMORY_SCOPE_DEVICE)
 
 DUET_INLINE uint duet_pipe_advance(global duet_pipe* p, uint pos, uint k) {
     return (uint)(((ulong)pos + k) % p->modulus);
@@ -61,30 +69,27 @@ DUET_INLINE ulong duet_pipe_reserve(global duet_pipe* p, uint n, bool write) {
     if (n == 0 || n > p->capacity)
         return DUET_NO_RESERVATION;
     global atomic_uint* head = write ? &p->writePos : &p->readPos;
-    uint pos = atomic_load_explicit(head, memory_order_relaxed, memory_scope_all_svm_devices);
+    uint pos = DUET_PIPE_LOAD(head, __ATOMIC_RELAXED);
     for (;;) {
         bool ready = true;
         for (uint i = 0; i < n && ready; ++i) {
             const uint q = duet_pipe_advance(p, pos, i);
-            ready = atomic_load_explicit(duet_pipe_slot(p, q), memory_order_acquire,
-                                         memory_scope_all_svm_devices) == 2 * q + (write ? 0 : 1);
+            ready = DUET_PIPE_LOAD(duet_pipe_slot(p, q), __ATOMIC_ACQUIRE) == 2 * q + (write ? 0 : 1);
         }
         if (!ready) {
             // Not ready at this head: full (writers) or empty (readers), unless another
             // reservation moved the head meanwhile.
-            const uint now =
-                atomic_load_explicit(head, memory_order_relaxed, memory_scope_all_svm_devices);
+            const uint now = DUET_PIPE_LOAD(head, __ATOMIC_RELAXED);
             if (now == pos)
                 return DUET_NO_RESERVATION;
             pos = now;
             continue;
         }
-        if (atomic_compare_exchange_weak_explicit(
-                head, &pos, duet_pipe_advance(p, pos, n), memory_order_acq_rel,
-                memory_order_relaxed, memory_scope_all_svm_devices)) {
+        if (__opencl_atomic_compare_exchange_weak(head, &pos, duet_pipe_advance(p, pos, n),
+                                                  __ATOMIC_ACQ_REL, __ATOMIC_RELAXED,
+                                                  __OPENCL_MEMORY_SCOPE_DEVICE)) {
             if (!write)
-                atomic_fetch_add_explicit(&p->taken, n, memory_order_relaxed,
-                                          memory_scope_all_svm_devices);
+                DUET_PIPE_ADD(&p->taken, n);
             return ((ulong)pos << 32) | n;
         }
     }
@@ -97,12 +102,10 @@ DUET_INLINE void duet_pipe_commit(global duet_pipe* p, ulong bits, bool write) {
     for (uint i = 0; i < n; ++i) {
         const uint q = duet_pipe_advance(p, pos, i);
         const uint state = write ? 2 * q + 1 : 2 * duet_pipe_advance(p, q, p->capacity);
-        atomic_store_explicit(duet_pipe_slot(p, q), state, memory_order_release,
-                              memory_scope_all_svm_devices);
+        DUET_PIPE_STORE(duet_pipe_slot(p, q), state, __ATOMIC_RELEASE);
     }
     if (write && n)
-        atomic_fetch_add_explicit(&p->committed, n, memory_order_relaxed,
-                                  memory_scope_all_svm_devices);
+        DUET_PIPE_ADD(&p->committed, n);
 }
 
 DUET_INLINE void duet_pipe_copy(generic char* to, const generic char* from, uint size) {
@@ -187,28 +190,23 @@ DUET_OVL bool is_valid_reserve_id(reserve_id_t id) {
 }
 
 // ---- Work-group reservations --------------------------------------------------------------------
-// Encountered by every work-item of the group (OpenCL C 3.0 §6.15.17.3): work-item 0 reserves or
-// commits for the group between barriers, and the reservation reaches the others through the
-// work-group pass's collective scratch (as in work_group.cl). The commit's first barrier is what
-// makes every work-item's writes (or reads) of the reserved packets happen before it.
+// Encountered by every work-item of the group (OpenCL C 3.0 §6.15.17.3): work-item (0,0,0)
+// reserves for the group and work_group_broadcast hands the reservation to the others; it
+// commits after a barrier, which makes every work-item's writes (or reads) of the reserved
+// packets happen before the commit.
 
-DUET_INLINE uint duet_pipe_wg_lid(void) {
-    return (uint)((get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0) +
-                  get_local_id(0));
+DUET_INLINE bool duet_pipe_wg_leader(void) {
+    return get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0;
 }
 
 DUET_INLINE ulong duet_pipe_wg_reserve(global duet_pipe* p, uint n, bool write) {
-    __local ulong* s = __duet_wg_scratch();
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (duet_pipe_wg_lid() == 0)
-        *s = duet_pipe_reserve(p, n, write);
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    return *s;
+    const ulong r = duet_pipe_wg_leader() ? duet_pipe_reserve(p, n, write) : 0;
+    return work_group_broadcast(r, (size_t)0, (size_t)0, (size_t)0);
 }
 
 DUET_INLINE void duet_pipe_wg_commit(global duet_pipe* p, ulong bits, bool write) {
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (duet_pipe_wg_lid() == 0)
+    if (duet_pipe_wg_leader())
         duet_pipe_commit(p, bits, write);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
 }
@@ -238,10 +236,8 @@ void __work_group_commit_write_pipe(write_only pipe char pipe_, reserve_id_t id,
 // "immediately stale" otherwise, as the spec says.
 
 DUET_INLINE uint duet_pipe_num_packets(global duet_pipe* p) {
-    const uint taken =
-        atomic_load_explicit(&p->taken, memory_order_relaxed, memory_scope_all_svm_devices);
-    const uint committed =
-        atomic_load_explicit(&p->committed, memory_order_relaxed, memory_scope_all_svm_devices);
+    const uint taken = DUET_PIPE_LOAD(&p->taken, __ATOMIC_RELAXED);
+    const uint committed = DUET_PIPE_LOAD(&p->committed, __ATOMIC_RELAXED);
     const int n = (int)(committed - taken);
     return n < 0 ? 0u : min((uint)n, p->capacity);
 }
@@ -261,3 +257,33 @@ uint __get_pipe_max_packets_ro(read_only pipe char pipe_, uint size, uint align)
 uint __get_pipe_max_packets_wo(write_only pipe char pipe_, uint size, uint align) {
     return __duet_pipe_ptr_wo(pipe_)->capacity;
 }
+
+// ---- amdgcn: read_pipe/write_pipe of a power-of-two packet ------------------------------------
+// LLVM's AMDGPU library-call pass turns __read_pipe_2(p, ptr, N, N) (size = alignment = N, a power
+// of two up to 128) into __read_pipe_2_N(p, ptr), and the _4 forms likewise.
+
+#ifdef __AMDGCN__
+#define DUET_PIPE_SIZED(N)                                                                     \
+    int __read_pipe_2_##N(read_only pipe char pipe_, generic void* ptr) {                      \
+        return __read_pipe_2(pipe_, ptr, N, N);                                                \
+    }                                                                                          \
+    int __write_pipe_2_##N(write_only pipe char pipe_, const generic void* ptr) {              \
+        return __write_pipe_2(pipe_, ptr, N, N);                                               \
+    }                                                                                          \
+    int __read_pipe_4_##N(read_only pipe char pipe_, reserve_id_t id, uint index,              \
+                          generic void* ptr) {                                                 \
+        return __read_pipe_4(pipe_, id, index, ptr, N, N);                                     \
+    }                                                                                          \
+    int __write_pipe_4_##N(write_only pipe char pipe_, reserve_id_t id, uint index,            \
+                           const generic void* ptr) {                                          \
+        return __write_pipe_4(pipe_, id, index, ptr, N, N);                                    \
+    }
+DUET_PIPE_SIZED(1)
+DUET_PIPE_SIZED(2)
+DUET_PIPE_SIZED(4)
+DUET_PIPE_SIZED(8)
+DUET_PIPE_SIZED(16)
+DUET_PIPE_SIZED(32)
+DUET_PIPE_SIZED(64)
+DUET_PIPE_SIZED(128)
+#endif
