@@ -641,6 +641,28 @@ kernel void k(read_only pipe int in, write_only pipe int out, global int* buf) {
         CHECK_CL_ERR(CL_INVALID_MEM_OBJECT, clSetKernelArg(k, 0, sizeof foreign, &foreign));
         clReleaseMemObject(foreign);
     }
+    // A program made from this one's binary knows its pipes' packet size too.
+    {
+        cl_program built = nullptr;
+        REQUIRE_CL(clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof built, &built, nullptr));
+        size_t size = 0;
+        REQUIRE_CL(clGetProgramInfo(built, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr));
+        std::vector<unsigned char> binary(size);
+        unsigned char* bits = binary.data();
+        REQUIRE_CL(clGetProgramInfo(built, CL_PROGRAM_BINARIES, sizeof bits, &bits, nullptr));
+        const unsigned char* in = binary.data();
+        cl_int err, status;
+        cl_program again =
+            clCreateProgramWithBinary(f.context, 1, &f.device, &size, &in, &status, &err);
+        REQUIRE_CL(err);
+        REQUIRE_CL(clBuildProgram(again, 1, &f.device, nullptr, nullptr, nullptr));
+        cl_kernel k2 = clCreateKernel(again, "k", &err);
+        REQUIRE_CL(err);
+        CHECK_CL_ERR(CL_INVALID_ARG_VALUE, clSetKernelArg(k2, 1, sizeof wrongSize, &wrongSize));
+        CHECK_CL_ERR(CL_SUCCESS, clSetKernelArg(k2, 1, sizeof good, &good));
+        clReleaseKernel(k2);
+        clReleaseProgram(again);
+    }
     // The failed calls left the good arguments in place: the kernel runs.
     f.arg(k, 2, buf);
     clReleaseEvent(f.launch(f.queue, k, 4, 1));
