@@ -342,7 +342,8 @@ DUET_API cl_mem CL_API_CALL clCreatePipe(cl_context context, cl_mem_flags flags,
         if (flags & ~cl_mem_flags(CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS))
             return call.fail(CL_INVALID_VALUE, "flags may hold only CL_MEM_READ_WRITE and "
                                                "CL_MEM_HOST_NO_ACCESS for a pipe");
-        flags = CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS;
+        if (flags == 0)
+            flags = CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS; // CL_MEM_FLAGS reports the default
         // CL_INVALID_VALUE: properties must be NULL (no pipe properties are defined; an empty
         // list, a lone 0, is accepted as meaning the same).
         if (properties && *properties)

@@ -190,6 +190,14 @@ TEST_CASE("clCreatePipe and clGetPipeInfo", "[api][pipes]") {
         cl_mem_flags flags = 0;
         REQUIRE_CL(clGetMemObjectInfo(p, CL_MEM_FLAGS, sizeof flags, &flags, nullptr));
         CHECK(flags == (CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS));
+        // Flags 0 mean the default, which CL_MEM_FLAGS reports; given flags are reported as is.
+        for (cl_mem_flags given : {cl_mem_flags(0), cl_mem_flags(CL_MEM_HOST_NO_ACCESS)}) {
+            cl_mem q = clCreatePipe(f.context, given, 4, 4, nullptr, &err);
+            REQUIRE_CL(err);
+            REQUIRE_CL(clGetMemObjectInfo(q, CL_MEM_FLAGS, sizeof flags, &flags, nullptr));
+            CHECK(flags == (given ? given : CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS));
+            clReleaseMemObject(q);
+        }
         size_t bytes = 0;
         REQUIRE_CL(clGetMemObjectInfo(p, CL_MEM_SIZE, sizeof bytes, &bytes, nullptr));
         CHECK(bytes >= 12 * 100);
@@ -517,6 +525,80 @@ kernel void consume(read_only pipe uint p, global uint* out, global int* ok) {
     for (cl_kernel k : {produce, consume})
         clReleaseKernel(k);
     for (cl_mem m : {p, okW, okR, out})
+        clReleaseMemObject(m);
+}
+
+TEST_CASE("sub-group reservations where the device has sub-groups", "[api][pipes]") {
+    WithPipes f;
+    const char* src = R"CLC(
+kernel void produce(write_only pipe uint p, global int* ok) {
+    reserve_id_t r = sub_group_reserve_write_pipe(p, get_sub_group_size());
+    uint v = (uint)get_global_id(0);
+    ok[get_global_id(0)] = is_valid_reserve_id(r) &&
+                           write_pipe(p, r, get_sub_group_local_id(), &v) == 0;
+    sub_group_commit_write_pipe(p, r);
+}
+kernel void consume(read_only pipe uint p, global uint* out, global uint* lane,
+                    global int* ok) {
+    reserve_id_t r = sub_group_reserve_read_pipe(p, get_sub_group_size());
+    uint v = ~0u;
+    ok[get_global_id(0)] = is_valid_reserve_id(r) &&
+                           read_pipe(p, r, get_sub_group_local_id(), &v) == 0;
+    sub_group_commit_read_pipe(p, r);
+    out[get_global_id(0)] = v;
+    lane[get_global_id(0)] = get_sub_group_local_id();
+}
+)CLC";
+    if (!hasFeature(f.device, "__opencl_c_subgroups")) {
+        // No sub-groups: the front end refuses the sub-group pipe functions.
+        cl_int err;
+        cl_program p = clCreateProgramWithSource(f.context, 1, &src, nullptr, &err);
+        REQUIRE_CL(err);
+        CHECK(clBuildProgram(p, 1, &f.device, "-cl-std=CL3.0", nullptr, nullptr) ==
+              CL_BUILD_PROGRAM_FAILURE);
+        CHECK(buildLog(p, f.device).find("sub_group_reserve_write_pipe") != std::string::npos);
+        clReleaseProgram(p);
+        return;
+    }
+    constexpr size_t n = 64 * 32;
+    cl_mem p = f.pipe(sizeof(cl_uint), n);
+    cl_mem okW = f.buffer(n * sizeof(int));
+    cl_mem okR = f.buffer(n * sizeof(int));
+    cl_mem out = f.buffer(n * sizeof(cl_uint));
+    cl_mem lanes = f.buffer(n * sizeof(cl_uint));
+    cl_kernel produce = f.kernel(src, "produce", "-cl-std=CL3.0");
+    cl_kernel consume = f.kernel(src, "consume", "-cl-std=CL3.0");
+    f.arg(produce, 0, p);
+    f.arg(produce, 1, okW);
+    f.arg(consume, 0, p);
+    f.arg(consume, 1, out);
+    f.arg(consume, 2, lanes);
+    f.arg(consume, 3, okR);
+    cl_event produced = f.launch(f.queue, produce, n, 64);
+    cl_event consumed = f.launch(f.second, consume, n, 64, produced);
+    REQUIRE_CL(clWaitForEvents(1, &consumed));
+    clReleaseEvent(produced);
+    clReleaseEvent(consumed);
+    const auto w = f.read<int>(okW, n);
+    const auto r = f.read<int>(okR, n);
+    CHECK(std::count(w.begin(), w.end(), 1) == n);
+    CHECK(std::count(r.begin(), r.end(), 1) == n);
+    // Both kernels have the same sub-groups: each consumer sub-group gets one producer
+    // sub-group's ids, consecutive, in lane order.
+    const auto got = f.read<cl_uint>(out, n);
+    const auto lane = f.read<cl_uint>(lanes, n);
+    std::vector<cl_uint> sorted = got;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < n; ++i)
+        REQUIRE(sorted[i] == i);
+    for (size_t i = 0; i < n; ++i) {
+        INFO("work-item " << i << " lane " << lane[i]);
+        const size_t first = i - lane[i];
+        REQUIRE(got[i] == got[first] + lane[i]);
+    }
+    for (cl_kernel k : {produce, consume})
+        clReleaseKernel(k);
+    for (cl_mem m : {p, okW, okR, out, lanes})
         clReleaseMemObject(m);
 }
 

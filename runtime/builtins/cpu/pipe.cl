@@ -1,7 +1,8 @@
 // Pipe functions for the CPU device (OpenCL C 3.0 §6.15.17, core in 2.0) under the names clang
 // lowers them to: __read_pipe_2/4, __write_pipe_2/4, __reserve_{read,write}_pipe,
 // __commit_{read,write}_pipe, their __work_group_ forms and __get_pipe_{num,max}_packets_{ro,wo}
-// (packet size and alignment as the last two arguments), plus is_valid_reserve_id.
+// (packet size and alignment as the last two arguments), plus is_valid_reserve_id, and the
+// __sub_group_ forms where the library is built with sub-groups.
 //
 // The pipe's storage is core/pipe.hpp's PipeHeader (struct duet_pipe below: keep the two in
 // step), its slot states and its packets. Positions count packets modulo `modulus`; packet q
@@ -230,6 +231,44 @@ void __work_group_commit_write_pipe(write_only pipe char pipe_, reserve_id_t id,
                                     uint align) {
     duet_pipe_wg_commit(__duet_pipe_ptr_wo(pipe_), __duet_reserve_id_bits(id), true);
 }
+
+// ---- Sub-group reservations ---------------------------------------------------------------------
+// Only where the device has sub-groups (__opencl_c_subgroups in the library's -cl-ext): the same
+// as the work-group forms over the sub-group, whatever the device makes a sub-group.
+
+#ifdef __opencl_c_subgroups
+DUET_INLINE ulong duet_pipe_sg_reserve(global duet_pipe* p, uint n, bool write) {
+    const ulong r = get_sub_group_local_id() == 0 ? duet_pipe_reserve(p, n, write) : 0;
+    return sub_group_broadcast(r, 0u);
+}
+
+DUET_INLINE void duet_pipe_sg_commit(global duet_pipe* p, ulong bits, bool write) {
+    sub_group_barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (get_sub_group_local_id() == 0)
+        duet_pipe_commit(p, bits, write);
+    sub_group_barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+}
+
+reserve_id_t __sub_group_reserve_read_pipe(read_only pipe char pipe_, uint n, uint size,
+                                           uint align) {
+    return __duet_make_reserve_id(duet_pipe_sg_reserve(__duet_pipe_ptr_ro(pipe_), n, false));
+}
+
+reserve_id_t __sub_group_reserve_write_pipe(write_only pipe char pipe_, uint n, uint size,
+                                            uint align) {
+    return __duet_make_reserve_id(duet_pipe_sg_reserve(__duet_pipe_ptr_wo(pipe_), n, true));
+}
+
+void __sub_group_commit_read_pipe(read_only pipe char pipe_, reserve_id_t id, uint size,
+                                  uint align) {
+    duet_pipe_sg_commit(__duet_pipe_ptr_ro(pipe_), __duet_reserve_id_bits(id), false);
+}
+
+void __sub_group_commit_write_pipe(write_only pipe char pipe_, reserve_id_t id, uint size,
+                                   uint align) {
+    duet_pipe_sg_commit(__duet_pipe_ptr_wo(pipe_), __duet_reserve_id_bits(id), true);
+}
+#endif
 
 // ---- Queries ------------------------------------------------------------------------------------
 // Packets committed and not yet reserved by a reader: exact when no kernel is using the pipe,
