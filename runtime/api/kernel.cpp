@@ -126,6 +126,36 @@ DUET_API cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size
             a.localSize = size;
             break;
         case KernelArgKind::GlobalBuffer:
+            if (d.typeQualifier & CL_KERNEL_ARG_TYPE_PIPE) {
+                // CL_INVALID_ARG_SIZE: a pipe is a memory object, sizeof(cl_mem).
+                if (size != sizeof(cl_mem))
+                    return report(api, ctx, CL_INVALID_ARG_SIZE,
+                                  which + " is a pipe: arg_size must be sizeof(cl_mem)");
+                // CL_INVALID_ARG_VALUE: no pipe given.
+                cl_mem m = value ? *static_cast<const cl_mem*>(value) : nullptr;
+                if (!m)
+                    return report(api, ctx, CL_INVALID_ARG_VALUE,
+                                  which + " is a pipe: arg_value must point to a pipe object");
+                // CL_INVALID_MEM_OBJECT: not a memory object, or one of another context.
+                Mem* mem = from<Mem>(m);
+                if (!mem || mem->context() != ctx)
+                    return report(api, ctx, CL_INVALID_MEM_OBJECT,
+                                  which + " needs a pipe object of the kernel's context");
+                // CL_INVALID_ARG_VALUE: a memory object that is not a pipe, or a pipe whose
+                // packets are not the size of the kernel's pipe type.
+                if (mem->type() != CL_MEM_OBJECT_PIPE)
+                    return report(api, ctx, CL_INVALID_ARG_VALUE,
+                                  which + " is a pipe but the memory object is not one");
+                if (d.pipePacketSize && mem->pipePacketSize != d.pipePacketSize)
+                    return report(api, ctx, CL_INVALID_ARG_VALUE,
+                                  which + " is a pipe of " + d.typeName + " (" +
+                                      std::to_string(d.pipePacketSize) +
+                                      "-byte packets) but the pipe's packets are " +
+                                      std::to_string(mem->pipePacketSize) + " bytes");
+                a.mem = WeakMemRef(*mem);
+                break;
+            }
+            [[fallthrough]];
         case KernelArgKind::ConstantBuffer: {
             if (size != sizeof(cl_mem))
                 return report(api, ctx, CL_INVALID_ARG_SIZE,
@@ -223,7 +253,8 @@ DUET_API cl_int CL_API_CALL clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint i
                             (d.name.empty() ? "" : " (" + d.name + ")") + " of " + k->name();
         // CL_INVALID_ARG_VALUE: not a __global or __constant pointer, or not an SVM pointer
         // of this context.
-        if (d.kind != KernelArgKind::GlobalBuffer && d.kind != KernelArgKind::ConstantBuffer)
+        if ((d.kind != KernelArgKind::GlobalBuffer && d.kind != KernelArgKind::ConstantBuffer) ||
+            (d.typeQualifier & CL_KERNEL_ARG_TYPE_PIPE))
             return report(api, ctx, CL_INVALID_ARG_VALUE,
                           which + " is not a __global or __constant pointer");
         if (value) {

@@ -395,11 +395,13 @@ cl_int identityInfo(const Device* d, const DeviceInfo& i, cl_device_info param,
     case CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT:
         return u(0);
     case CL_DEVICE_MAX_PIPE_ARGS:
+        return u(i.maxPipeArgs);
     case CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS:
+        return u(i.pipeMaxActiveReservations);
     case CL_DEVICE_PIPE_MAX_PACKET_SIZE:
-        return u(0);
+        return u(i.pipeMaxPacketSize);
     case CL_DEVICE_PIPE_SUPPORT:
-        return b(false);
+        return b(i.pipeSupport);
     case CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE:
         return z(i.globalVariableMaxSize);
     case CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE:

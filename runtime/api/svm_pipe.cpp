@@ -1,8 +1,10 @@
 // SVM and pipe entry points. SVM: clSVMAlloc/Free and the clEnqueueSVM* commands for devices
-// that report CL_DEVICE_SVM_CAPABILITIES (core/svm.hpp keeps the allocations). Pipes: no device
-// supports them (CL_DEVICE_PIPE_SUPPORT is CL_FALSE), so each answers with the spec's error.
+// that report CL_DEVICE_SVM_CAPABILITIES (core/svm.hpp keeps the allocations). Pipes:
+// clCreatePipe and clGetPipeInfo for contexts with a device that reports CL_DEVICE_PIPE_SUPPORT
+// (core/pipe.hpp lays out the storage the builtin library's pipe functions work on).
 #include "api/api.hpp"
 #include "core/memory.hpp"
+#include "core/pipe.hpp"
 #include "core/queue.hpp"
 #include "core/svm.hpp"
 
@@ -317,19 +319,93 @@ DUET_API cl_int CL_API_CALL clEnqueueSVMMigrateMem(cl_command_queue queue, cl_ui
     });
 }
 
-DUET_API cl_mem CL_API_CALL clCreatePipe(cl_context context, cl_mem_flags, cl_uint, cl_uint,
-                                         const cl_pipe_properties*, cl_int* errcodeRet) {
+DUET_API cl_mem CL_API_CALL clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint packetSize,
+                                         cl_uint maxPackets, const cl_pipe_properties* properties,
+                                         cl_int* errcodeRet) {
     Call call("clCreatePipe", errcodeRet);
-    Context* c = from<Context>(context);
-    if (!c)
-        return call.fail(CL_INVALID_CONTEXT, "not a valid context");
-    call.setContext(c);
-    return call.fail(CL_INVALID_OPERATION,
-                     "no device supports pipes (CL_DEVICE_PIPE_SUPPORT is CL_FALSE)");
+    return guardHandle<_cl_mem>(call, [&]() -> cl_mem {
+        // CL_INVALID_CONTEXT
+        Context* c = from<Context>(context);
+        if (!c)
+            return call.fail(CL_INVALID_CONTEXT, "not a valid context");
+        call.setContext(c);
+        // CL_INVALID_OPERATION: "if no devices in context support pipes".
+        cl_uint maxPacketSize = 0;
+        for (const Device* d : c->devices())
+            if (d->info().pipeSupport)
+                maxPacketSize = std::max(maxPacketSize, d->info().pipeMaxPacketSize);
+        if (!maxPacketSize)
+            return call.fail(CL_INVALID_OPERATION, "no device of the context supports pipes "
+                                                   "(CL_DEVICE_PIPE_SUPPORT is CL_FALSE)");
+        // CL_INVALID_VALUE: "Only CL_MEM_READ_WRITE and CL_MEM_HOST_NO_ACCESS can be specified
+        // when creating a pipe object"; 0 means both.
+        if (flags & ~cl_mem_flags(CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS))
+            return call.fail(CL_INVALID_VALUE, "flags may hold only CL_MEM_READ_WRITE and "
+                                               "CL_MEM_HOST_NO_ACCESS for a pipe");
+        if (flags == 0)
+            flags = CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS; // CL_MEM_FLAGS reports the default
+        // CL_INVALID_VALUE: properties must be NULL (no pipe properties are defined; an empty
+        // list, a lone 0, is accepted as meaning the same).
+        if (properties && *properties)
+            return call.fail(CL_INVALID_VALUE, "properties must be NULL: OpenCL defines no pipe "
+                                               "properties");
+        // CL_INVALID_PIPE_SIZE: packet size 0 or above CL_DEVICE_PIPE_MAX_PACKET_SIZE of every
+        // device, or max packets 0.
+        if (packetSize == 0 || packetSize > maxPacketSize)
+            return call.fail(CL_INVALID_PIPE_SIZE,
+                             "pipe_packet_size " + std::to_string(packetSize) +
+                                 (packetSize ? " exceeds CL_DEVICE_PIPE_MAX_PACKET_SIZE (" +
+                                                   std::to_string(maxPacketSize) + ")"
+                                             : " is 0"));
+        if (maxPackets == 0)
+            return call.fail(CL_INVALID_PIPE_SIZE, "pipe_max_packets is 0");
+        // CL_MEM_OBJECT_ALLOCATION_FAILURE: more than a memory object may hold.
+        cl_ulong maxAlloc = ~cl_ulong(0);
+        for (const Device* d : c->devices())
+            maxAlloc = std::min(maxAlloc, d->info().maxMemAllocSize);
+        const size_t bytes = pipeStorageSize(packetSize, maxPackets);
+        if (maxPackets > kPipeMaxPackets || bytes == 0 || bytes > maxAlloc)
+            return call.fail(CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                             std::to_string(maxPackets) + " packets of " +
+                                 std::to_string(packetSize) +
+                                 " bytes exceed CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                                 std::to_string(maxAlloc) + ") or 2^29 packets");
+        Result<Mem*> pipe = createPipe(*c, flags, packetSize, maxPackets);
+        if (!pipe)
+            return call.fail(pipe.error());
+        return call.ok(*pipe);
+    });
 }
 
-DUET_API cl_int CL_API_CALL clGetPipeInfo(cl_mem pipe, cl_pipe_info, size_t, void*, size_t*) {
-    Mem* m = from<Mem>(pipe);
-    return report("clGetPipeInfo", m ? m->context() : nullptr, CL_INVALID_MEM_OBJECT,
-                  "not a pipe object");
+DUET_API cl_int CL_API_CALL clGetPipeInfo(cl_mem pipe, cl_pipe_info param, size_t size, void* value,
+                                          size_t* sizeRet) {
+    return guard("clGetPipeInfo", [&]() -> cl_int {
+        const char* api = "clGetPipeInfo";
+        // CL_INVALID_MEM_OBJECT: not a valid pipe object.
+        Mem* m = from<Mem>(pipe);
+        if (!m || m->type() != CL_MEM_OBJECT_PIPE)
+            return report(api, m ? m->context() : nullptr, CL_INVALID_MEM_OBJECT,
+                          "not a pipe object");
+        cl_int r;
+        switch (param) {
+        case CL_PIPE_PACKET_SIZE:
+            r = infoValue<cl_uint>(size, value, sizeRet, m->pipePacketSize);
+            break;
+        case CL_PIPE_MAX_PACKETS:
+            r = infoValue<cl_uint>(size, value, sizeRet, m->pipeMaxPackets);
+            break;
+        case CL_PIPE_PROPERTIES:
+            // Created with NULL properties: the answer is empty (size 0).
+            r = writeInfo(size, value, sizeRet, nullptr, 0);
+            break;
+        default:
+            // CL_INVALID_VALUE: param_name is not a pipe query.
+            return report(api, m->context(), CL_INVALID_VALUE,
+                          "unknown param_name " + std::to_string(param));
+        }
+        // CL_INVALID_VALUE: param_value_size smaller than the answer.
+        if (r != CL_SUCCESS)
+            return report(api, m->context(), r, "param_value_size is smaller than the answer");
+        return CL_SUCCESS;
+    });
 }

@@ -26,9 +26,6 @@ EXCLUDED = [
     (r"^printf$", "printf, lowered by the compiler"),
     (r"^(sub_group_|get_sub_group|get_max_sub_group|get_num_sub_groups|"
      r"intel_sub_group|intel_)\w*", "subgroups: not supported by the CPU device"),
-    (r"^(read_pipe|write_pipe|reserve_|commit_|work_group_reserve|work_group_commit|"
-     r"get_pipe_|is_valid_reserve_id|sub_group_reserve|sub_group_commit)\w*$",
-     "pipes: not supported"),
     (r"^(enqueue_kernel|enqueue_marker|retain_event|release_event|create_user_event|"
      r"is_valid_event|set_user_event_status|capture_event_profiling_info|"
      r"get_default_queue|ndrange_[123]D|get_kernel_\w+)$",

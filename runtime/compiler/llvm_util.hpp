@@ -84,6 +84,13 @@ std::string undefinedSymbolReport(llvm::Module& m, std::string_view device,
 /// reported as undefined).
 void defineImageAccessors(llvm::Module& m);
 
+/// Defines the pipe library's accessors (builtins/cpu/pipe.cl) for devices where clang types a
+/// pipe and a reserve_id_t as plain pointers (amdgcn: global pointers): `__duet_pipe_ptr_ro/wo`
+/// the pipe as a global pointer to its storage, `__duet_make_reserve_id` the reservation bits as
+/// a pointer value and `__duet_reserve_id_bits` back. Always-inline, like defineImageAccessors;
+/// a declaration of another shape is left alone (and reported as undefined).
+void definePipeAccessors(llvm::Module& m);
+
 /// The bitcode of the CPU builtin library, embedded at build time.
 std::string_view cpuBuiltinLibraryBitcode();
 

@@ -146,6 +146,59 @@ bool isBarrierName(llvm::StringRef name) {
     return name.starts_with("_Z7barrier") || name.contains("work_group_");
 }
 
+/// The packet size the pipe functions that `arg` (a pipe) reaches use: clang passes it as the
+/// second-last operand of each __read_pipe_2, __reserve_write_pipe, ... call. Followed through
+/// private copies (-O0 spills the argument) and calls into the program's own functions. 0 when
+/// no such call is seen or two disagree: the argument's packet size is then not checked.
+uint32_t pipePacketSize(const llvm::Argument& arg) {
+    llvm::SmallVector<const llvm::Value*, 8> work{&arg};
+    llvm::SmallPtrSet<const llvm::Value*, 16> seen;
+    uint64_t size = 0;
+    while (!work.empty()) {
+        const llvm::Value* v = work.pop_back_val();
+        if (!seen.insert(v).second)
+            continue;
+        for (const llvm::User* u : v->users()) {
+            if (auto* call = llvm::dyn_cast<llvm::CallBase>(u)) {
+                const llvm::Function* callee = call->getCalledFunction();
+                if (!callee)
+                    continue;
+                const llvm::StringRef name = callee->getName();
+                if (callee->isDeclaration()) {
+                    // amdgcn: __read_pipe_2_<N> and the like (LLVM's AMDGPU library-call pass
+                    // folds a power-of-two size equal to the alignment into the name).
+                    uint64_t suffix = 0;
+                    if ((name.starts_with("__read_pipe_") || name.starts_with("__write_pipe_")) &&
+                        name.count('_') == 5 && !name.rsplit('_').second.getAsInteger(10, suffix)) {
+                        if (size && size != suffix)
+                            return 0;
+                        size = suffix;
+                        continue;
+                    }
+                    if (!name.starts_with("__") || !name.contains("_pipe") || call->arg_size() < 3)
+                        continue;
+                    auto* c = llvm::dyn_cast<llvm::ConstantInt>(
+                        call->getArgOperand(call->arg_size() - 2));
+                    if (!c || (size && size != c->getZExtValue()))
+                        return 0;
+                    size = c->getZExtValue();
+                    continue;
+                }
+                for (unsigned i = 0; i < call->arg_size() && i < callee->arg_size(); ++i)
+                    if (call->getArgOperand(i) == v)
+                        work.push_back(callee->getArg(i));
+            } else if (auto* store = llvm::dyn_cast<llvm::StoreInst>(u)) {
+                if (store->getValueOperand() == v)
+                    work.push_back(store->getPointerOperand());
+            } else if (auto* load = llvm::dyn_cast<llvm::LoadInst>(u)) {
+                if (load->getPointerOperand() == v)
+                    work.push_back(load);
+            }
+        }
+    }
+    return uint32_t(size);
+}
+
 uint64_t alignTo(uint64_t v, uint64_t a) {
     return a ? (v + a - 1) / a * a : v;
 }
@@ -207,6 +260,7 @@ KernelDesc describeKernel(const llvm::Function& f, const llvm::DataLayout& dl) {
             a.kind = KernelArgKind::GlobalBuffer;
             a.addressQualifier = CL_KERNEL_ARG_ADDRESS_GLOBAL;
             a.size = a.align = 8;
+            a.pipePacketSize = pipePacketSize(arg);
         } else if (a.typeName == "sampler_t") {
             a.kind = KernelArgKind::Sampler;
             a.size = a.align = 8;

@@ -70,6 +70,10 @@ struct DeviceInfo {
     size_t globalVariablePreferredTotalSize = 1 << 20;
     size_t preferredWorkGroupSizeMultiple = 16;
     cl_device_device_enqueue_capabilities deviceEnqueueCapabilities = 0;
+    /// CL_DEVICE_PIPE_SUPPORT and the pipe limits (0 on a device without pipes, as the spec
+    /// asks).
+    bool pipeSupport = false;
+    cl_uint maxPipeArgs = 0, pipeMaxActiveReservations = 0, pipeMaxPacketSize = 0;
     std::string latestConformanceVersionPassed = "v0000-01-01-00";
     // cl_amd_device_attribute_query style extras
     std::string boardName;

@@ -33,6 +33,9 @@ struct KernelArgDesc {
     /// Image: CL_MEM_OBJECT_IMAGE1D ... IMAGE3D; 0 otherwise.
     cl_mem_object_type imageType = 0;
     bool imageDepth = false; ///< image2d_depth_t / image2d_array_depth_t
+    /// Pipe (typeQualifier has CL_KERNEL_ARG_TYPE_PIPE; kind GlobalBuffer): the packet size
+    /// the kernel's pipe functions use on it, 0 when the compiler saw none.
+    uint32_t pipePacketSize = 0;
 };
 
 struct KernelDesc {

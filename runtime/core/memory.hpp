@@ -1,4 +1,4 @@
-// Memory objects: buffers, sub-buffers and images, all in host memory for the CPU device.
+// Memory objects: buffers, sub-buffers, images and pipes, all in host memory for the CPU device.
 #pragma once
 
 #include "core/context.hpp"
@@ -110,6 +110,10 @@ public:
     cl_image_desc desc{};
     size_t elementSize = 0, rowPitch = 0, slicePitch = 0;
     Ref<Mem> bufferRef; ///< image1d_buffer / image2d from buffer: the buffer it lives in
+
+    // Pipes (core/pipe.hpp lays out their storage)
+    uint32_t pipePacketSize = 0; ///< CL_PIPE_PACKET_SIZE
+    uint32_t pipeMaxPackets = 0; ///< CL_PIPE_MAX_PACKETS
 
     std::atomic<cl_uint> mapCount{0};
     std::vector<cl_mem_properties> properties;

@@ -457,7 +457,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                            "__opencl_c_generic_address_space "
                            "__opencl_c_program_scope_global_variables __opencl_c_images "
                            "__opencl_c_read_write_images __opencl_c_3d_image_writes "
-                           "__opencl_c_work_group_collective_functions";
+                           "__opencl_c_work_group_collective_functions __opencl_c_pipes";
     info.openclCFeatures = namesWithVersion(features, CL_MAKE_VERSION(3, 0, 0));
     info.genericAddressSpace = true;
     // builtins/cpu/work_group.cl with the work-group pass's scratch (WorkGroupContext).
@@ -467,6 +467,14 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     info.imagePitchAlignment = 1;
     info.imageBaseAddressAlignment = 1;
     info.nonUniformWorkGroup = true;
+    // Pipes (builtins/cpu/pipe.cl over core/pipe.hpp's layout): packets are copied with
+    // memcpy and reservations are positions in the ring, so neither limit is the hardware's;
+    // these are generous values above the spec's minimums (16 arguments, 1 reservation,
+    // 1024-byte packets).
+    info.pipeSupport = true;
+    info.maxPipeArgs = 16;
+    info.pipeMaxActiveReservations = 65536;
+    info.pipeMaxPacketSize = 65536;
     // Kernels run in the host's address space, in host threads: every host address is an SVM
     // pointer, and atomics on it are the host's own.
     info.svmCapabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER |

@@ -165,7 +165,7 @@ cl_int DispatchBuilder::writeKernargs(const KernelLaunch& launch, const KernelIn
     return CL_SUCCESS;
 }
 
-/// Explicit argument `index` (by value, buffer, image, sampler, __local pointer).
+/// Explicit argument `index` (by value, buffer, pipe, image, sampler, __local pointer).
 cl_int DispatchBuilder::putExplicitArg(const KernelLaunch& launch, const KernelArgMeta& a,
                                        size_t index, std::string& why) {
     unsigned char* ka = m_kernarg.data();
@@ -174,13 +174,14 @@ cl_int DispatchBuilder::putExplicitArg(const KernelLaunch& launch, const KernelA
     const KernelArgDesc& ad = launch.kernel->desc().args[index];
     if (kind == "by_value") {
         std::memcpy(ka + a.offset, v.bytes.data(), std::min<size_t>(a.size, v.bytes.size()));
-    } else if (kind == "global_buffer") {
+    } else if (kind == "global_buffer" || kind == "pipe") {
         if (a.size != 8) {
-            why = "a buffer argument is not 64-bit";
+            why = "a buffer or pipe argument is not 64-bit";
             return CL_INVALID_KERNEL_ARGS;
         }
-        // A buffer's storage or an SVM pointer: both host addresses, which the model reads
-        // directly (its GPU VA space is the process's).
+        // A buffer's storage, a pipe's (core/pipe.hpp; builtins/cpu/pipe.cl works on it) or an
+        // SVM pointer: all host addresses, which the model reads directly (its GPU VA space is
+        // the process's).
         put<uint64_t>(ka, a.offset, reinterpret_cast<uint64_t>(v.globalPointer()));
         if (m_forHardware && v.mem)
             m_hostRanges.emplace_back(v.mem->data(), v.mem->size());

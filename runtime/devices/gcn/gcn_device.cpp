@@ -42,10 +42,11 @@ constexpr unsigned kMaxWorkGroupSize = 256; // LLVM's default flat work-group si
 constexpr unsigned kLdsPerCu = 64 * 1024;
 constexpr unsigned kModelClockMHz = 1500; // the modelled chip's nominal clock (Vega 10)
 /// OpenCL C 3.0 features about the program's memory the GCN device supports: generic pointers
-/// (FLAT) and program-scope __global variables (data segments of the code object).
+/// (FLAT), program-scope __global variables (data segments of the code object), work-group
+/// collective functions and pipes (builtins/cpu/pipe.cl built for amdgcn).
 constexpr const char* kGcnProgramFeatures =
     "__opencl_c_generic_address_space __opencl_c_program_scope_global_variables "
-    "__opencl_c_work_group_collective_functions";
+    "__opencl_c_work_group_collective_functions __opencl_c_pipes";
 /// Images are descriptors and texels in plain memory (builtins/cpu/image.cl built for amdgcn).
 constexpr const char* kGcnImageFeatures =
     "__opencl_c_images __opencl_c_read_write_images __opencl_c_3d_image_writes";
@@ -348,6 +349,13 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.genericAddressSpace = true; // FLAT through the LDS/private apertures (finalize_gcn.cpp)
     // builtins/gcn/work_group.c: cross-lane permutes within a wave, LDS across the waves.
     info.workGroupCollectives = true;
+    // Pipes: builtins/cpu/pipe.cl built for amdgcn, lock-free on agent-scope atomics (the
+    // global atomics cl_khr_global_int32_base_atomics already relies on; on the model, host
+    // atomics). Same limits as the CPU device's: nothing in the ring bounds them.
+    info.pipeSupport = true;
+    info.maxPipeArgs = 16;
+    info.pipeMaxActiveReservations = 65536;
+    info.pipeMaxPacketSize = 65536;
     // SVM: none on hardware (userptr BOs get GPU addresses other than the host's; README), the
     // model sets its own below.
     info.svmCapabilities = 0;

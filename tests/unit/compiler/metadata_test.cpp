@@ -199,4 +199,38 @@ TEST_CASE("pipe arguments are global memory objects", "[compiler][metadata][pipe
     }
     CHECK(args[0].accessQualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY);
     CHECK(args[1].accessQualifier == CL_KERNEL_ARG_ACCESS_WRITE_ONLY);
+    // No pipe function is called: the packet size is not known.
+    CHECK(args[0].pipePacketSize == 0);
+    CHECK(args[2].pipePacketSize == 0);
+}
+
+TEST_CASE("a pipe argument's packet size comes from the pipe functions called on it",
+          "[compiler][metadata][pipes]") {
+    TargetSpec t = cpuTarget();
+    t.clExtensions.push_back("__opencl_c_pipes");
+    // Directly, through a helper function, and at -O0 (the argument spilled to the stack).
+    const char* src = R"CLC(
+typedef struct { int a; double b; } S;
+void put(write_only pipe S p, S v) { write_pipe(p, &v); }
+kernel void k(read_only pipe short in, write_only pipe S out, read_only pipe int unused) {
+    short v;
+    if (read_pipe(in, &v) == 0) {
+        S s = {v, 1.0};
+        put(out, s);
+    }
+}
+)CLC";
+    for (const char* opts : {"-cl-std=CL2.0", "-cl-std=CL2.0 -cl-opt-disable"}) {
+        INFO(opts);
+        CompileResult r = compileSource(src, opts, {}, t);
+        INFO(r.log);
+        REQUIRE(r.status == CL_SUCCESS);
+        auto kernels = describeKernels(r.bitcode);
+        REQUIRE(kernels.size() == 1);
+        const auto& args = kernels[0].args;
+        REQUIRE(args.size() == 3);
+        CHECK(args[0].pipePacketSize == 2);
+        CHECK(args[1].pipePacketSize == 16);
+        CHECK(args[2].pipePacketSize == 0);
+    }
 }

@@ -4,6 +4,7 @@
 
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/IR/AttributeMask.h>
+#include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
@@ -45,6 +46,28 @@ private:
     PointerType* m_ptr;
 };
 
+/// clang writes CLK_NULL_RESERVE_ID as `bitcast (i64 -1 to target("spirv.ReserveId"))`, a
+/// constant that remapping the type cannot keep (no bitcast turns an integer into a pointer):
+/// it becomes an inttoptr.
+class OpaqueConstantMaterializer final : public ValueMaterializer {
+public:
+    explicit OpaqueConstantMaterializer(OpaqueTypeMapper& mapper) : m_mapper(mapper) {}
+
+    Value* materialize(Value* v) override {
+        auto* ce = dyn_cast<ConstantExpr>(v);
+        if (!ce || ce->getOpcode() != Instruction::BitCast)
+            return nullptr;
+        auto* ext = dyn_cast<TargetExtType>(ce->getType());
+        if (!ext || !ext->getName().starts_with("spirv.") ||
+            !ce->getOperand(0)->getType()->isIntegerTy())
+            return nullptr;
+        return ConstantExpr::getIntToPtr(ce->getOperand(0), m_mapper.remapType(ext));
+    }
+
+private:
+    OpaqueTypeMapper& m_mapper;
+};
+
 bool mentionsOpaqueType(Function& f, OpaqueTypeMapper& mapper) {
     if (mapper.changes(f.getFunctionType()))
         return true;
@@ -74,6 +97,7 @@ void lowerOpaqueTypes(llvm::Module& module) {
             old.push_back(&f);
     if (!old.empty()) {
         ValueToValueMapTy vmap;
+        OpaqueConstantMaterializer materializer(mapper);
         std::vector<Function*> fresh;
         for (Function* f : old) {
             auto* fnTy = cast<FunctionType>(mapper.remapType(f->getFunctionType()));
@@ -103,7 +127,7 @@ void lowerOpaqueTypes(llvm::Module& module) {
                 vmap[f->getArg(a)] = nf->getArg(a);
             SmallVector<ReturnInst*, 4> returns;
             CloneFunctionInto(nf, f, vmap, CloneFunctionChangeType::GlobalChanges, returns, "",
-                              nullptr, &mapper);
+                              nullptr, &mapper, &materializer);
         }
         for (size_t i = 0; i < old.size(); ++i) {
             old[i]->replaceAllUsesWith(fresh[i]);
@@ -121,9 +145,15 @@ void lowerOpaqueTypes(llvm::Module& module) {
         if (!f.isDeclaration())
             continue;
         StringRef name = f.getName();
-        const bool sampler = name == "__translate_sampler_initializer";
-        const bool imagePtr = name.contains("__duet_image_ptr");
-        const bool samplerBits = name.contains("__duet_sampler_bits");
+        // Integer -> opaque value: sampler literals, reservation ids.
+        const bool sampler =
+            name == "__translate_sampler_initializer" || name == "__duet_make_reserve_id";
+        // Opaque value -> the pointer it is: images, pipes (read_only and write_only forms).
+        const bool imagePtr =
+            name.contains("__duet_image_ptr") || name.starts_with("__duet_pipe_ptr");
+        // Opaque value -> integer: sampler bits, reservation ids.
+        const bool samplerBits =
+            name.contains("__duet_sampler_bits") || name == "__duet_reserve_id_bits";
         if (!sampler && !imagePtr && !samplerBits)
             continue;
         for (User* u : make_early_inc_range(f.users())) {

@@ -511,6 +511,7 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
     if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
         return FinalizeResult::failure(log + diagnostics + error);
     defineImageAccessors(*m);
+    definePipeAccessors(*m);
     defineGenericAddressBuiltins(*m); // before the overloads: get_fence is one of Duet's own
     if (defineGenericOverloads(*m)) {
         if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
