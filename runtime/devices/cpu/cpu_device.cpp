@@ -105,9 +105,9 @@ cl_ulong lastLevelCacheSize() {
 
 class CpuBackend final : public DeviceBackend {
 public:
-    CpuBackend(TargetSpec target, cl_ulong lastLevelCache)
+    CpuBackend(TargetSpec target, cl_ulong lastLevelCache, cl_uint subGroupSize)
         : m_toolchain(makeCpuToolchain(std::move(target))), m_pool(usableHostCores()),
-          m_streamingBytes(streamingThreshold(lastLevelCache)) {}
+          m_streamingBytes(streamingThreshold(lastLevelCache)), m_subGroupSize(subGroupSize) {}
 
     const Toolchain& toolchain() const override { return *m_toolchain; }
 
@@ -175,6 +175,7 @@ private:
     std::unique_ptr<Toolchain> m_toolchain;
     ThreadPool m_pool;
     size_t m_streamingBytes;
+    cl_uint m_subGroupSize; ///< DeviceInfo::subGroupSize, WorkGroupContext::subGroupSize
     size_t m_chunksPerParticipant = chunksPerParticipant();
     std::mutex m_stateMutex; ///< guards the scratch below
     LaunchScratch m_scratch;
@@ -283,6 +284,7 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
 
     WorkGroupContext base{};
     base.workDim = launch.workDim;
+    base.subGroupSize = m_subGroupSize;
     for (int d = 0; d < 3; ++d) {
         base.globalOffset[d] = launch.offset[d];
         base.globalSize[d] = launch.global[d];
@@ -437,6 +439,11 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                          0};
     std::copy(native, native + 7, info.nativeVectorWidth);
     info.preferredWorkGroupSizeMultiple = bytes / 4;
+    // A sub-group is as many work-items as the generated code's vectors hold 32-bit lanes (8
+    // with 256-bit vectors): consecutive local linear ids, run region by region with the rest of
+    // the group (builtins/cpu/sub_group.cl). No independent forward progress between them, so
+    // no cl_khr_subgroups (which requires it): OpenCL 3.0's __opencl_c_subgroups feature only.
+    info.subGroupSize = bytes / 4;
 
     info.extensions = "cl_khr_byte_addressable_store cl_khr_fp64 "
                       "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "
@@ -457,7 +464,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                            "__opencl_c_generic_address_space "
                            "__opencl_c_program_scope_global_variables __opencl_c_images "
                            "__opencl_c_read_write_images __opencl_c_3d_image_writes "
-                           "__opencl_c_work_group_collective_functions";
+                           "__opencl_c_work_group_collective_functions __opencl_c_subgroups";
     info.openclCFeatures = namesWithVersion(features, CL_MAKE_VERSION(3, 0, 0));
     info.genericAddressSpace = true;
     // builtins/cpu/work_group.cl with the work-group pass's scratch (WorkGroupContext).
@@ -483,7 +490,8 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     for (const cl_name_version& v : info.openclCAllVersions)
         target.clStdVersions.push_back(100 * CL_VERSION_MAJOR(v.version) +
                                        10 * CL_VERSION_MINOR(v.version));
-    return std::make_unique<cpu::CpuBackend>(std::move(target), info.globalMemCacheSize);
+    return std::make_unique<cpu::CpuBackend>(std::move(target), info.globalMemCacheSize,
+                                             info.subGroupSize);
 }
 
 std::vector<DiscoveredDevice> discoverCpu() {

@@ -84,6 +84,11 @@ enum class WorkItemFn {
     GetFence, ///< get_fence(const void*)
     /// __duet_wg_scratch(): the collective functions' scratch (builtins/cpu/work_group.cl)
     CollectiveScratch,
+    /// __duet_sub_group_width(): work-items per sub-group (builtins/cpu/sub_group.cl)
+    SubGroupWidth,
+    /// __duet_sub_group_barrier(flags): the group's barrier, taken for a sub-group's
+    /// (builtins/cpu/sub_group.cl); an error where the group does not reach it as one
+    SubGroupBarrier,
 };
 
 WorkItemFn classify(StringRef name) {
@@ -123,6 +128,10 @@ WorkItemFn classify(StringRef name) {
         return WorkItemFn::GetFence;
     if (name == "__duet_wg_scratch")
         return WorkItemFn::CollectiveScratch;
+    if (name == "__duet_sub_group_width")
+        return WorkItemFn::SubGroupWidth;
+    if (name == "__duet_sub_group_barrier")
+        return WorkItemFn::SubGroupBarrier;
     return WorkItemFn::None;
 }
 
@@ -175,7 +184,8 @@ struct Prologue {
     Value* stackHigh = nullptr;
     Value* printfCtx = nullptr;
     Value* collectiveScratch = nullptr;
-    Value* groupItems = nullptr; ///< work-items in this group (localSize product)
+    Value* subGroupWidth = nullptr; ///< i32, WorkGroupContext::subGroupSize
+    Value* groupItems = nullptr;    ///< work-items in this group (localSize product)
 };
 
 class WorkGroupBuilder {
@@ -241,6 +251,10 @@ void WorkGroupBuilder::emitPrologue(IRBuilder<>& b, Argument* ctx) {
     m_pro.stackHigh = field(offsetof(WorkGroupContext, stackHigh), m_ptr, "stack_high");
     m_pro.collectiveScratch =
         field(offsetof(WorkGroupContext, collectiveScratch), m_ptr, "collective_scratch");
+    m_pro.subGroupWidth = field(offsetof(WorkGroupContext, subGroupSize), m_i32, "sub_group_width");
+    cast<LoadInst>(m_pro.subGroupWidth)
+        ->setMetadata(LLVMContext::MD_range,
+                      MDBuilder(b.getContext()).createRange(APInt(32, 1), APInt(32, 65)));
     m_pro.groupItems = b.CreateMul(b.CreateMul(m_pro.localSize[0], m_pro.localSize[1]),
                                    m_pro.localSize[2], "group_items");
 }
@@ -298,6 +312,8 @@ Value* WorkGroupBuilder::lowerOne(CallInst* call, WorkItemFn kind) {
     case WorkItemFn::CollectiveScratch:
         // One block per thread, shared by the group's work-items: a uniform pointer.
         return b.CreateAddrSpaceCast(m_pro.collectiveScratch, call->getType());
+    case WorkItemFn::SubGroupWidth:
+        return m_pro.subGroupWidth;
     case WorkItemFn::ToGlobal:
     case WorkItemFn::ToLocal:
     case WorkItemFn::ToPrivate:
@@ -341,7 +357,8 @@ void WorkGroupBuilder::lowerWorkItemCalls(Function& w) {
     SmallVector<std::pair<CallInst*, WorkItemFn>, 16> calls;
     for (Instruction& inst : instructions(w)) {
         WorkItemFn kind = classifyCall(inst);
-        if (kind != WorkItemFn::None && kind != WorkItemFn::Barrier && kind != WorkItemFn::Printf)
+        if (kind != WorkItemFn::None && kind != WorkItemFn::Barrier &&
+            kind != WorkItemFn::SubGroupBarrier && kind != WorkItemFn::Printf)
             calls.push_back({cast<CallInst>(&inst), kind});
     }
     for (auto [call, kind] : calls) {
@@ -525,13 +542,18 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     std::vector<BasicBlock*> barriers;
     SmallVector<CallInst*, 8> barrierCalls;
     for (Instruction& inst : instructions(*w))
-        if (classifyCall(inst) == WorkItemFn::Barrier)
+        if (WorkItemFn kind = classifyCall(inst);
+            kind == WorkItemFn::Barrier || kind == WorkItemFn::SubGroupBarrier)
             barrierCalls.push_back(cast<CallInst>(&inst));
+    SmallPtrSet<BasicBlock*, 8> subGroupBarriers;
     for (CallInst* c : barrierCalls) {
+        const bool subGroup = classifyCall(*c) == WorkItemFn::SubGroupBarrier;
         BasicBlock* bar = c->getParent()->splitBasicBlock(c, "barrier");
         bar->splitBasicBlock(c->getNextNode(), "after.barrier");
         c->eraseFromParent();
         barriers.push_back(bar);
+        if (subGroup)
+            subGroupBarriers.insert(bar);
     }
     info.hasBarrier = !barriers.empty();
     // DUET_CPU_STRIDED_LOOPS=0 leaves strided loops as they are (for comparisons).
@@ -539,6 +561,17 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     if (loopBarriers && !(strided && strided[0] == '0'))
         wg::makeStridedLoopsUniform(*w, entry, m_ph, barriers);
     Uniformity uniformity = wg::analyseUniformity(*w, entry, m_ph);
+    // A sub-group here is a slice of the group that runs with the others, region by region: its
+    // barrier is the group's, so the whole group must reach it (not only the sub-group, as the
+    // spec allows). Refuse the kernel rather than run it wrong.
+    for (BasicBlock* bar : subGroupBarriers)
+        if (uniformity.divergent.contains(bar)) {
+            error = "kernel " + info.name +
+                    ": a sub-group function or sub_group_barrier is reached under a branch that "
+                    "depends on the work-item; the CPU device runs them only where the whole "
+                    "work-group reaches them";
+            return false;
+        }
     loopBarriersAdded = loopBarriers ? wg::insertLoopBarriers(*w, uniformity, barriers) : 0;
     if (!barriers.empty()) {
         // Lifetimes would span several region loops; per-work-item storage has none.
