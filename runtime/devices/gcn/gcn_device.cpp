@@ -45,7 +45,7 @@ constexpr unsigned kModelClockMHz = 1500; // the modelled chip's nominal clock (
 /// (FLAT) and program-scope __global variables (data segments of the code object).
 constexpr const char* kGcnProgramFeatures =
     "__opencl_c_generic_address_space __opencl_c_program_scope_global_variables "
-    "__opencl_c_work_group_collective_functions";
+    "__opencl_c_work_group_collective_functions __opencl_c_subgroups";
 /// Images are descriptors and texels in plain memory (builtins/cpu/image.cl built for amdgcn).
 constexpr const char* kGcnImageFeatures =
     "__opencl_c_images __opencl_c_read_write_images __opencl_c_3d_image_writes";
@@ -348,6 +348,10 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.genericAddressSpace = true; // FLAT through the LDS/private apertures (finalize_gcn.cpp)
     // builtins/gcn/work_group.c: cross-lane permutes within a wave, LDS across the waves.
     info.workGroupCollectives = true;
+    // builtins/gcn/sub_group.c: a sub-group is the wave. Waves of a group get no progress
+    // guarantee here (the model runs a group's waves in turns between barriers; README), so no
+    // cl_khr_subgroups, which requires it: OpenCL 3.0's __opencl_c_subgroups feature only.
+    info.subGroupSize = kWaveSize;
     // SVM: none on hardware (userptr BOs get GPU addresses other than the host's; README), the
     // model sets its own below.
     info.svmCapabilities = 0;
