@@ -409,3 +409,170 @@ TEST_CASE("sub-groups are reported truthfully", "[kernels][sub_group]") {
                  "-cl-std=CL3.0");
     CHECK(prog.kernel("k"));
 }
+
+TEST_CASE("sub-group extensions the device lists match the host", "[kernels][sub_group]") {
+    KernelEnv& env = KernelEnv::get();
+    if (maxNumSubGroups() == 0)
+        return;
+    // Each part runs where its extension is listed; a group of 100 has a partial last
+    // sub-group on every device.
+    const size_t n = 300, local = 100;
+    std::vector<int> in(n);
+    Rng rng(11);
+    for (int& v : in)
+        v = int(rng.next() % 9) - 4;
+    struct Part {
+        const char* ext;
+        const char* expr; // of x (this work-item's input) and l (its sub-group local id)
+        bool nonUniform;  // evaluated only by the work-items with odd x
+    };
+    const Part parts[] = {
+        {"cl_khr_subgroup_shuffle", "sub_group_shuffle(x, s - 1 - l)", false},
+        {"cl_khr_subgroup_shuffle", "sub_group_shuffle_xor(x, 1u) * (l + 1 < s || l % 2)", false},
+        // Every lane shuffles (the functions are not non-uniform); lanes with no source drop it.
+        {"cl_khr_subgroup_shuffle_relative", "sub_group_shuffle_up(x, 2u) * (l >= 2)", false},
+        {"cl_khr_subgroup_shuffle_relative", "sub_group_shuffle_down(x, 1u) * (l + 1 < s)", false},
+        {"cl_khr_subgroup_clustered_reduce", "sub_group_clustered_reduce_add(x, 4u)", false},
+        {"cl_khr_subgroup_clustered_reduce", "sub_group_clustered_reduce_max(x, 2u)", false},
+        {"cl_khr_subgroup_extended_types", "(int)sub_group_reduce_add((short)x)", false},
+        {"cl_khr_subgroup_extended_types", "(int)sub_group_scan_inclusive_min((char)x)", false},
+        {"cl_khr_subgroup_extended_types", "sub_group_broadcast((int2)(x, -x), 1u).y", false},
+        {"cl_khr_subgroup_ballot", "(int)sub_group_ballot_bit_count(sub_group_ballot(x > 0))",
+         false},
+        {"cl_khr_subgroup_ballot", "(int)sub_group_ballot_exclusive_scan(sub_group_ballot(x > 0))",
+         false},
+        {"cl_khr_subgroup_ballot", "sub_group_inverse_ballot(get_sub_group_lt_mask())", false},
+        {"cl_khr_subgroup_ballot", "sub_group_broadcast_first(x * 10 + (int)l)", true},
+        {"cl_khr_subgroup_non_uniform_vote", "sub_group_elect()", true},
+        {"cl_khr_subgroup_non_uniform_vote", "sub_group_non_uniform_all(x > 0)", true},
+        {"cl_khr_subgroup_non_uniform_arithmetic", "sub_group_non_uniform_reduce_add(x)", true},
+        {"cl_khr_subgroup_non_uniform_arithmetic", "sub_group_non_uniform_scan_exclusive_mul(x)",
+         true},
+    };
+    size_t width = 0;
+    for (const Part& part : parts) {
+        if (!env.hasExtension(part.ext))
+            continue;
+        const std::string src =
+            std::string("kernel void e(global const int* in, global int* out) {\n"
+                        "    size_t i = get_global_id(0);\n"
+                        "    int x = in[i];\n"
+                        "    uint l = get_sub_group_local_id(), s = get_sub_group_size();\n"
+                        "    out[i] = -99;\n") +
+            (part.nonUniform ? "    if (x & 1)\n" : "") + "        out[i] = " + part.expr +
+            ";\n}\n";
+        Program prog(src, "-cl-std=CL3.0");
+        cl_kernel k = prog.kernel("e");
+        width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
+        Buffer bin(in), bout(n * sizeof(int));
+        setArgs(k, bin, bout);
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(env.queue));
+        const std::vector<int> out = bout.read<int>(n);
+        const std::string expr = part.expr;
+        for (size_t g = 0; g < n; g += local)
+            for (size_t b = g; b < g + local; b += width) {
+                const size_t s = std::min(width, g + local - b);
+                std::vector<size_t> active; // the lanes that evaluate the expression
+                for (size_t l = 0; l < s; ++l)
+                    if (!part.nonUniform || (in[b + l] & 1))
+                        active.push_back(l);
+                for (size_t l = 0; l < s; ++l) {
+                    const int x = in[b + l];
+                    int want = -99;
+                    const bool on = !part.nonUniform || (x & 1);
+                    if (on) {
+                        auto at = [&](size_t j) { return in[b + j]; };
+                        if (expr.starts_with("sub_group_shuffle(x"))
+                            want = at(s - 1 - l);
+                        else if (expr.starts_with("sub_group_shuffle_xor"))
+                            want = (l + 1 < s || l % 2) ? at(l ^ 1) : 0;
+                        else if (expr.starts_with("sub_group_shuffle_up"))
+                            want = l >= 2 ? at(l - 2) : 0;
+                        else if (expr.starts_with("sub_group_shuffle_down"))
+                            want = l + 1 < s ? at(l + 1) : 0;
+                        else if (expr.find("clustered_reduce_add") != std::string::npos) {
+                            want = 0;
+                            for (size_t j = l / 4 * 4; j < std::min(s, l / 4 * 4 + 4); ++j)
+                                want += at(j);
+                        } else if (expr.find("clustered_reduce_max") != std::string::npos) {
+                            want = std::numeric_limits<int>::min();
+                            for (size_t j = l / 2 * 2; j < std::min(s, l / 2 * 2 + 2); ++j)
+                                want = std::max(want, at(j));
+                        } else if (expr.find("reduce_add((short)") != std::string::npos) {
+                            want = 0;
+                            for (size_t j = 0; j < s; ++j)
+                                want += at(j);
+                        } else if (expr.find("scan_inclusive_min((char)") != std::string::npos) {
+                            want = 127;
+                            for (size_t j = 0; j <= l; ++j)
+                                want = std::min(want, at(j));
+                        } else if (expr.find("(int2)") != std::string::npos)
+                            want = -at(1);
+                        else if (expr.find("bit_count") != std::string::npos) {
+                            want = 0;
+                            for (size_t j = 0; j < s; ++j)
+                                want += at(j) > 0;
+                        } else if (expr.find("exclusive_scan(sub_group_ballot") !=
+                                   std::string::npos) {
+                            want = 0;
+                            for (size_t j = 0; j < l; ++j)
+                                want += at(j) > 0;
+                        } else if (expr.find("lt_mask") != std::string::npos)
+                            want = 0; // a lane is never below itself
+                        else if (expr.find("broadcast_first") != std::string::npos)
+                            want = at(active[0]) * 10 + int(active[0]);
+                        else if (expr.find("elect") != std::string::npos)
+                            want = l == active[0];
+                        else if (expr.find("non_uniform_all") != std::string::npos) {
+                            want = 1;
+                            for (size_t j : active)
+                                want = want && at(j) > 0;
+                        } else if (expr.find("non_uniform_reduce_add") != std::string::npos) {
+                            want = 0;
+                            for (size_t j : active)
+                                want += at(j);
+                        } else if (expr.find("scan_exclusive_mul") != std::string::npos) {
+                            want = 1;
+                            for (size_t j : active)
+                                if (j < l)
+                                    want *= at(j);
+                        }
+                    }
+                    INFO(part.ext << ": " << expr << ", work-item " << b + l
+                                  << ", sub-group local id " << l);
+                    if (expr.find("elect") != std::string::npos ||
+                        expr.find("non_uniform_all") != std::string::npos ||
+                        expr.find("lt_mask") != std::string::npos)
+                        REQUIRE((out[b + l] != 0) == (want != 0)); // "non-zero" when true
+                    else
+                        REQUIRE(out[b + l] == want);
+                }
+            }
+    }
+}
+
+TEST_CASE("a vector kernel argument indexed per work-item", "[kernels][sub_group]") {
+    // LLVM 19's AMDGPU backend read v[i] with a varying i as one load at the first lane's i
+    // (runtime/devices/gcn/codegen/finalize.cpp works around it); every device must get it
+    // right.
+    Program prog("kernel void k(global int* out, uint4 v) {\n"
+                 "    size_t i = get_global_id(0);\n"
+                 "    out[i] = v[get_local_id(0) % 64 > 31] + v[(get_local_id(0) >> 2) & 3];\n"
+                 "}\n");
+    cl_kernel k = prog.kernel("k");
+    const size_t n = 256, local = 128;
+    Buffer bout(n * sizeof(int));
+    const cl_uint4 v = {{1, 10, 100, 1000}};
+    setArgs(k, bout, v);
+    REQUIRE_CL(clEnqueueNDRangeKernel(KernelEnv::get().queue, k, 1, nullptr, &n, &local, 0, nullptr,
+                                      nullptr));
+    REQUIRE_CL(clFinish(KernelEnv::get().queue));
+    const std::vector<int> out = bout.read<int>(n);
+    for (size_t i = 0; i < n; ++i) {
+        const size_t l = i % local;
+        INFO("work-item " << i);
+        REQUIRE(out[i] == int(v.s[l % 64 > 31] + v.s[(l >> 2) & 3]));
+    }
+}
