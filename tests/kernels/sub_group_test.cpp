@@ -408,6 +408,19 @@ TEST_CASE("sub-groups are reported truthfully", "[kernels][sub_group]") {
                      "kernel void k(global int* p) { *p = 1; }\n",
                  "-cl-std=CL3.0");
     CHECK(prog.kernel("k"));
+    // The sub-group extensions' macros (header-only in clang, which defines them all for SPIR
+    // targets) follow CL_DEVICE_EXTENSIONS.
+    for (const char* ext : {"cl_khr_subgroup_extended_types", "cl_khr_subgroup_non_uniform_vote",
+                            "cl_khr_subgroup_ballot", "cl_khr_subgroup_non_uniform_arithmetic",
+                            "cl_khr_subgroup_shuffle", "cl_khr_subgroup_shuffle_relative",
+                            "cl_khr_subgroup_clustered_reduce", "cl_khr_subgroup_rotate"}) {
+        INFO(ext);
+        Program p(std::string(env.hasExtension(ext) ? "#ifndef " : "#ifdef ") + ext +
+                      "\n#error the macro disagrees with CL_DEVICE_EXTENSIONS\n#endif\n"
+                      "kernel void k(global int* p) { *p = 1; }\n",
+                  "-cl-std=CL3.0");
+        CHECK(p.kernel("k"));
+    }
 }
 
 TEST_CASE("sub-group extensions the device lists match the host", "[kernels][sub_group]") {

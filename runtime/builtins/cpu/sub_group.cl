@@ -162,3 +162,133 @@ DUET_OVL int sub_group_all(int predicate) {
 DUET_OVL int sub_group_any(int predicate) {
     return sub_group_reduce_max(predicate != 0 ? 1 : 0);
 }
+
+// ---- cl_khr_subgroup_extended_types: 8- and 16-bit integers, vectors --------------------------
+
+DUET_SG_BROADCAST(char)
+DUET_SG_BROADCAST(uchar)
+DUET_SG_BROADCAST(short)
+DUET_SG_BROADCAST(ushort)
+#define DUET_SG_NARROW(T, MIN, MAX)                                                            \
+    DUET_SG_REDUCE_SCAN(T, add, 0)                                                             \
+    DUET_SG_REDUCE_SCAN(T, min, MAX)                                                           \
+    DUET_SG_REDUCE_SCAN(T, max, MIN)
+DUET_SG_NARROW(char, CHAR_MIN, CHAR_MAX)
+DUET_SG_NARROW(uchar, 0, UCHAR_MAX)
+DUET_SG_NARROW(short, SHRT_MIN, SHRT_MAX)
+DUET_SG_NARROW(ushort, 0, USHRT_MAX)
+
+// Vectors: one scalar broadcast per component (the scratch holds 16 bytes per work-item).
+#define DUET_SG_BROADCAST_VEC(T, N)                                                            \
+    DUET_OVL T##N sub_group_broadcast(T##N x, uint sub_group_local_id) {                       \
+        T##N r;                                                                                \
+        for (int c = 0; c < N; ++c)                                                            \
+            ((T*)&r)[c] = sub_group_broadcast(((T*)&x)[c], sub_group_local_id);                \
+        return r;                                                                              \
+    }
+#define DUET_SG_BROADCAST_VECS(T)                                                              \
+    DUET_SG_BROADCAST_VEC(T, 2)                                                                \
+    DUET_SG_BROADCAST_VEC(T, 3)                                                                \
+    DUET_SG_BROADCAST_VEC(T, 4)                                                                \
+    DUET_SG_BROADCAST_VEC(T, 8)                                                                \
+    DUET_SG_BROADCAST_VEC(T, 16)
+DUET_SG_BROADCAST_VECS(char)
+DUET_SG_BROADCAST_VECS(uchar)
+DUET_SG_BROADCAST_VECS(short)
+DUET_SG_BROADCAST_VECS(ushort)
+DUET_SG_BROADCAST_VECS(int)
+DUET_SG_BROADCAST_VECS(uint)
+DUET_SG_BROADCAST_VECS(long)
+DUET_SG_BROADCAST_VECS(ulong)
+DUET_SG_BROADCAST_VECS(float)
+DUET_SG_BROADCAST_VECS(double)
+
+// ---- cl_khr_subgroup_shuffle, cl_khr_subgroup_shuffle_relative --------------------------------
+// Every value to the scratch, then each work-item reads the one it names. A lane outside the
+// sub-group gives an undefined value (here: the work-item's own), never a read out of bounds.
+
+#define DUET_SG_SHUFFLE(T)                                                                     \
+    DUET_INLINE T duet_sg_from_##T(T x, uint lane, bool valid) {                               \
+        __local T* s = (__local T*)__duet_wg_scratch();                                        \
+        const uint lid = duet_sg_lid(), w = __duet_sub_group_width();                          \
+        const uint base = lid / w * w, rest = duet_sg_items() - base;                          \
+        DUET_SG_SYNC();                                                                        \
+        s[lid] = x;                                                                            \
+        DUET_SG_SYNC();                                                                        \
+        return valid && lane < (rest < w ? rest : w) ? s[base + lane] : x;                     \
+    }                                                                                          \
+    DUET_OVL T sub_group_shuffle(T x, uint index) {                                            \
+        return duet_sg_from_##T(x, index, true);                                               \
+    }                                                                                          \
+    DUET_OVL T sub_group_shuffle_xor(T x, uint mask) {                                         \
+        return duet_sg_from_##T(x, get_sub_group_local_id() ^ mask, true);                     \
+    }                                                                                          \
+    DUET_OVL T sub_group_shuffle_up(T x, uint delta) {                                         \
+        const uint lane = get_sub_group_local_id();                                            \
+        return duet_sg_from_##T(x, lane - delta, delta <= lane);                               \
+    }                                                                                          \
+    DUET_OVL T sub_group_shuffle_down(T x, uint delta) {                                       \
+        return duet_sg_from_##T(x, get_sub_group_local_id() + delta, true);                    \
+    }
+DUET_SG_SHUFFLE(char)
+DUET_SG_SHUFFLE(uchar)
+DUET_SG_SHUFFLE(short)
+DUET_SG_SHUFFLE(ushort)
+DUET_SG_SHUFFLE(int)
+DUET_SG_SHUFFLE(uint)
+DUET_SG_SHUFFLE(long)
+DUET_SG_SHUFFLE(ulong)
+DUET_SG_SHUFFLE(float)
+DUET_SG_SHUFFLE(double)
+
+// ---- cl_khr_subgroup_clustered_reduce ---------------------------------------------------------
+// Every value to the scratch, then each work-item folds its cluster's (clustersize, a power of
+// two up to the sub-group's width, consecutive lanes).
+
+#define DUET_OP_mul(a, b) ((a) * (b))
+#define DUET_OP_and(a, b) ((a) & (b))
+#define DUET_OP_or(a, b) ((a) | (b))
+#define DUET_OP_xor(a, b) ((a) ^ (b))
+#define DUET_OP_logical_and(a, b) ((a) && (b))
+#define DUET_OP_logical_or(a, b) ((a) || (b))
+#define DUET_OP_logical_xor(a, b) ((!(a)) != (!(b)))
+
+#define DUET_SG_CLUSTERED(T, OP, IDENTITY)                                                     \
+    DUET_OVL T sub_group_clustered_reduce_##OP(T x, uint clustersize) {                        \
+        __local T* s = (__local T*)__duet_wg_scratch();                                        \
+        const uint lid = duet_sg_lid(), w = __duet_sub_group_width();                          \
+        const uint base = lid / w * w, rest = duet_sg_items() - base;                          \
+        const uint n = rest < w ? rest : w, size = clustersize ? clustersize : 1;              \
+        const uint first = (lid - base) / size * size;                                         \
+        const uint end = first + size < n ? first + size : n;                                  \
+        DUET_SG_SYNC();                                                                        \
+        s[lid] = x;                                                                            \
+        DUET_SG_SYNC();                                                                        \
+        T r = (T)(IDENTITY);                                                                   \
+        for (uint j = first; j < end; ++j)                                                     \
+            r = (T)DUET_OP_##OP(r, s[base + j]);                                               \
+        return r;                                                                              \
+    }
+#define DUET_SG_CLUSTERED_ARITH(T, MIN, MAX)                                                   \
+    DUET_SG_CLUSTERED(T, add, 0)                                                               \
+    DUET_SG_CLUSTERED(T, mul, 1)                                                               \
+    DUET_SG_CLUSTERED(T, min, MAX)                                                             \
+    DUET_SG_CLUSTERED(T, max, MIN)
+#define DUET_SG_CLUSTERED_BITS(T, MIN, MAX)                                                    \
+    DUET_SG_CLUSTERED_ARITH(T, MIN, MAX)                                                       \
+    DUET_SG_CLUSTERED(T, and, ~(T)0)                                                           \
+    DUET_SG_CLUSTERED(T, or, 0)                                                                \
+    DUET_SG_CLUSTERED(T, xor, 0)
+DUET_SG_CLUSTERED_BITS(char, CHAR_MIN, CHAR_MAX)
+DUET_SG_CLUSTERED_BITS(uchar, 0, UCHAR_MAX)
+DUET_SG_CLUSTERED_BITS(short, SHRT_MIN, SHRT_MAX)
+DUET_SG_CLUSTERED_BITS(ushort, 0, USHRT_MAX)
+DUET_SG_CLUSTERED_BITS(int, INT_MIN, INT_MAX)
+DUET_SG_CLUSTERED_BITS(uint, 0, UINT_MAX)
+DUET_SG_CLUSTERED_BITS(long, LONG_MIN, LONG_MAX)
+DUET_SG_CLUSTERED_BITS(ulong, 0, ULONG_MAX)
+DUET_SG_CLUSTERED_ARITH(float, -INFINITY, INFINITY)
+DUET_SG_CLUSTERED_ARITH(double, -INFINITY, INFINITY)
+DUET_SG_CLUSTERED(int, logical_and, 1)
+DUET_SG_CLUSTERED(int, logical_or, 0)
+DUET_SG_CLUSTERED(int, logical_xor, 0)
