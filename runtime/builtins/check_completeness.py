@@ -24,8 +24,7 @@ EXCLUDED = [
      "work-item function, lowered by the compiler"),
     (r"^(barrier|work_group_barrier)$", "barrier, lowered by the compiler"),
     (r"^printf$", "printf, lowered by the compiler"),
-    (r"^(sub_group_|get_sub_group|get_max_sub_group|get_num_sub_groups|"
-     r"intel_sub_group|intel_)\w*", "subgroups: not supported by the CPU device"),
+    (r"^(intel_sub_group|intel_)\w*", "Intel sub-groups: not supported"),
     (r"^(read_pipe|write_pipe|reserve_|commit_|work_group_reserve|work_group_commit|"
      r"get_pipe_|is_valid_reserve_id|sub_group_reserve|sub_group_commit)\w*$",
      "pipes: not supported"),
