@@ -25,12 +25,6 @@ cl_uint maxNumSubGroups() {
     return n;
 }
 
-bool isCpu() {
-    cl_device_type t = 0;
-    REQUIRE_CL(clGetDeviceInfo(KernelEnv::get().device, CL_DEVICE_TYPE, sizeof t, &t, nullptr));
-    return (t & CL_DEVICE_TYPE_CPU) != 0;
-}
-
 /// CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE (or COUNT) for a 1D-3D local size.
 size_t subGroupQuery(cl_kernel k, cl_kernel_sub_group_info q, const std::vector<size_t>& local) {
     size_t v = 0, ret = 0;
@@ -242,9 +236,9 @@ TEST_CASE("sub_group_barrier under a sub-group-uniform branch", "[kernels][sub_g
     if (maxNumSubGroups() == 0)
         return;
     // Sub-group 0 reverses its values through __local memory; the others do not reach the
-    // barrier. The spec allows it; the CPU device refuses it at build time (its sub-group
-    // barrier is the work-group's), the GCN device runs it.
-    const char* src = R"CLC(
+    // barrier (as in the CTS's barrier_functions). The spec allows it: on the CPU device the
+    // regions become resumable, on GCN it is the wave's own barrier.
+    Program prog(R"CLC(
 kernel void rev(global const int* in, global int* out) {
     local int tmp[256];
     size_t gid = get_global_id(0);
@@ -257,26 +251,10 @@ kernel void rev(global const int* in, global int* out) {
         out[gid] = -in[gid];
     }
 }
-)CLC";
+)CLC",
+                 "-cl-std=CL3.0");
     KernelEnv& env = KernelEnv::get();
-    cl_int err = CL_SUCCESS;
-    cl_program p = clCreateProgramWithSource(env.context, 1, &src, nullptr, &err);
-    REQUIRE_CL(err);
-    const cl_int built = clBuildProgram(p, 1, &env.device, "-cl-std=CL3.0", nullptr, nullptr);
-    if (isCpu()) {
-        CHECK(built == CL_BUILD_PROGRAM_FAILURE);
-        size_t size = 0;
-        REQUIRE_CL(clGetProgramBuildInfo(p, env.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size));
-        std::string log(size, '\0');
-        REQUIRE_CL(
-            clGetProgramBuildInfo(p, env.device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr));
-        CHECK(log.find("whole work-group") != std::string::npos);
-        clReleaseProgram(p);
-        return;
-    }
-    REQUIRE_CL(built);
-    cl_kernel k = clCreateKernel(p, "rev", &err);
-    REQUIRE_CL(err);
+    cl_kernel k = prog.kernel("rev");
     const size_t n = 512, local = 256;
     std::vector<int> in(n);
     for (size_t i = 0; i < n; ++i)
@@ -292,8 +270,67 @@ kernel void rev(global const int* in, global int* out) {
         INFO("work-item " << i);
         CHECK(out[i] == (l < width ? in[i - l + width - 1 - l] : -in[i]));
     }
-    clReleaseKernel(k);
-    clReleaseProgram(p);
+}
+
+TEST_CASE("sub-group collectives in sub-group-uniform loops and branches, then the group's barrier",
+          "[kernels][sub_group]") {
+    if (maxNumSubGroups() == 0)
+        return;
+    // Sub-group s runs the loop s % 3 + 1 times, even sub-groups also scan; then the group's
+    // barrier and an exchange across sub-groups through __local memory. The CPU device must
+    // run each sub-group to its own barriers and still hold the group's barrier for everyone.
+    Program prog(R"CLC(
+kernel void k(global const int* in, global int* out) {
+    local int tmp[256];
+    size_t gid = get_global_id(0);
+    uint lid = get_local_id(0), sg = get_sub_group_id();
+    int x = in[gid], acc = 0;
+    for (uint r = 0; r <= sg % 3; ++r) {
+        acc += sub_group_reduce_add(x + (int)r);
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (sg % 2 == 0)
+        acc += sub_group_scan_inclusive_add(x);
+    tmp[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[gid] = tmp[get_local_size(0) - 1 - lid];
+}
+)CLC",
+                 "-cl-std=CL3.0");
+    KernelEnv& env = KernelEnv::get();
+    cl_kernel k = prog.kernel("k");
+    const size_t n = 600, local = 200;
+    std::vector<int> in(n);
+    Rng rng(5);
+    for (int& v : in)
+        v = int(rng.next() % 21) - 10;
+    Buffer bin(in), bout(n * sizeof(int));
+    setArgs(k, bin, bout);
+    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(env.queue));
+    const std::vector<int> out = bout.read<int>(n);
+    const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
+    std::vector<int> acc(n);
+    for (size_t g = 0; g < n; g += local)
+        for (size_t b = g; b < g + local; b += width) {
+            const size_t s = (b - g) / width, size = std::min(width, g + local - b);
+            int sum = 0;
+            for (size_t j = 0; j < size; ++j)
+                sum += in[b + j];
+            int prefix = 0;
+            for (size_t j = 0; j < size; ++j) {
+                int a = 0;
+                for (size_t r = 0; r <= s % 3; ++r)
+                    a += sum + int(size * r);
+                prefix += in[b + j];
+                acc[b + j] = a + (s % 2 == 0 ? prefix : 0);
+            }
+        }
+    for (size_t i = 0; i < n; ++i) {
+        const size_t g = i / local * local, l = i - g;
+        INFO("work-item " << i);
+        REQUIRE(out[i] == acc[g + local - 1 - l]);
+    }
 }
 
 TEST_CASE("clGetKernelSubGroupInfo answers and errors", "[kernels][sub_group]") {

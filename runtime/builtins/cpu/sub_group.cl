@@ -3,13 +3,12 @@
 // A sub-group is a run of __duet_sub_group_width() consecutive local linear ids (the vector width
 // in 32-bit lanes the code is generated for: WorkGroupContext::subGroupSize, which the work-group
 // pass loads); the last one of a group may be smaller. The work-group pass runs a group one
-// barrier-free region at a time, each a loop over all of its work-items, so a sub-group cannot
-// wait for its own members alone: sub_group_barrier is the group's barrier
-// (__duet_sub_group_barrier, which the pass treats as barrier()), and the collectives are those
-// of work_group.cl restricted to each sub-group's slice of the same scratch, with the group's
-// barriers between their steps. Hence the whole work-group must reach them, not only the
-// sub-group as the spec allows; the pass refuses a kernel that calls them under a branch that
-// depends on the work-item (runtime/devices/cpu/README.md).
+// barrier-free region at a time, each a loop over its work-items; __duet_sub_group_barrier is a
+// region boundary like barrier(), and the collectives are those of work_group.cl restricted to
+// each sub-group's slice of the same scratch, with such barriers between their steps. Where only
+// some sub-groups reach them (a branch uniform per sub-group only, as the spec allows), the pass
+// makes the regions resumable: each work-item goes on from the barrier it reached, and a
+// sub-group's barrier waits for the work-items that reached it (runtime/devices/cpu/README.md).
 #include "builtins.h"
 
 __local ulong* __duet_wg_scratch(void);

@@ -441,9 +441,10 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     info.preferredWorkGroupSizeMultiple = bytes / 4;
     // A sub-group is as many work-items as the generated code's vectors hold 32-bit lanes (8
     // with 256-bit vectors): consecutive local linear ids, run region by region with the rest of
-    // the group (builtins/cpu/sub_group.cl). No independent forward progress between them, so
-    // no cl_khr_subgroups (which requires it): OpenCL 3.0's __opencl_c_subgroups feature only,
-    // and the sub-group extensions that need no branches.
+    // the group (builtins/cpu/sub_group.cl). No independent forward progress between them (a
+    // sub-group spinning on another's store never yields), so no cl_khr_subgroups (which
+    // requires it): OpenCL 3.0's __opencl_c_subgroups feature, and the sub-group extensions
+    // whose functions every work-item of the sub-group calls.
     info.subGroupSize = bytes / 4;
 
     info.extensions = "cl_khr_byte_addressable_store cl_khr_fp64 "
@@ -454,7 +455,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                       "cl_khr_depth_images cl_khr_image2d_from_buffer cl_khr_srgb_image_writes "
                       "cl_khr_gl_sharing cl_khr_gl_event cl_khr_gl_depth_images "
                       // builtins/cpu/sub_group.cl; not the non-uniform ones (ballot, votes,
-                      // arithmetic), which the CPU's sub-groups cannot run in branches
+                      // arithmetic), whose active work-items the scratch scheme cannot tell
                       "cl_khr_subgroup_shuffle cl_khr_subgroup_shuffle_relative "
                       "cl_khr_subgroup_clustered_reduce cl_khr_subgroup_extended_types";
     info.extensionsWithVersion = namesWithVersion(info.extensions);

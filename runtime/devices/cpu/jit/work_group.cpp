@@ -23,6 +23,11 @@
 //     run that many times too, with a guarded body (strided_loops.cpp).
 //  6. Before the loop vectoriser, the region loops over x are declared parallel
 //     (work_item_loops.cpp): work-items of a region are independent.
+//  7. Sub-group barriers (builtins/cpu/sub_group.cl) are barriers too. Where one is under a
+//     varying branch (some sub-groups reach it, others not), the regions become resumable:
+//     each work-item records the region it goes on in, a region loop runs only the work-items
+//     waiting there, and a dispatcher picks the next region (sub-group barriers first, then the
+//     group's barrier or the end); no uniform slots and no loop barriers then.
 // regions.cpp holds the uniformity analysis, the loop barriers (5) and the regions with their
 // storage (2-4); this file lowers work-item functions, printf and __local variables, and
 // drives the steps.
@@ -561,17 +566,17 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     if (loopBarriers && !(strided && strided[0] == '0'))
         wg::makeStridedLoopsUniform(*w, entry, m_ph, barriers);
     Uniformity uniformity = wg::analyseUniformity(*w, entry, m_ph);
-    // A sub-group here is a slice of the group that runs with the others, region by region: its
-    // barrier is the group's, so the whole group must reach it (not only the sub-group, as the
-    // spec allows). Refuse the kernel rather than run it wrong.
+    // A sub-group is a slice of the group that runs with the others, region by region, and its
+    // barrier a region boundary. Where some work-items may reach one that others do not (a
+    // branch uniform per sub-group only, as the spec allows), the regions become resumable:
+    // each work-item resumes where it stopped (buildRegions). No implicit loop barriers then:
+    // work-items of one group may be in different iterations of a loop.
+    SmallPtrSet<BasicBlock*, 8> resumeAt;
     for (BasicBlock* bar : subGroupBarriers)
-        if (uniformity.divergent.contains(bar)) {
-            error = "kernel " + info.name +
-                    ": a sub-group function or sub_group_barrier is reached under a branch that "
-                    "depends on the work-item; the CPU device runs them only where the whole "
-                    "work-group reaches them";
-            return false;
-        }
+        if (uniformity.divergent.contains(bar))
+            resumeAt = subGroupBarriers;
+    if (!resumeAt.empty())
+        loopBarriers = false;
     loopBarriersAdded = loopBarriers ? wg::insertLoopBarriers(*w, uniformity, barriers) : 0;
     if (!barriers.empty()) {
         // Lifetimes would span several region loops; per-work-item storage has none.
@@ -592,8 +597,8 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     });
     const wg::GroupShape group{{m_pro.localSize[0], m_pro.localSize[1], m_pro.localSize[2]},
                                m_pro.groupItems};
-    if (!wg::buildRegions(*w, entry, start, exit, barriers, uniformity, m_ph, group, info.regions,
-                          error))
+    if (!wg::buildRegions(*w, entry, start, exit, barriers, resumeAt, uniformity, m_ph, group,
+                          info.regions, error))
         return false;
     // Per-work-item storage lives on the calling thread's stack, sized by the group.
     const DataLayout& dl = m_module.getDataLayout();
