@@ -118,6 +118,7 @@ cl_icd_dispatch makeDispatch() {
     d.clGetDeviceAndHostTimer = &::clGetDeviceAndHostTimer;
     d.clGetHostTimer = &::clGetHostTimer;
     d.clGetKernelSubGroupInfo = &::clGetKernelSubGroupInfo;
+    d.clGetKernelSubGroupInfoKHR = &::clGetKernelSubGroupInfoKHR;
     d.clSetDefaultDeviceCommandQueue = &::clSetDefaultDeviceCommandQueue;
     // Deprecated in OpenCL 3.0, still an ICD dispatch slot.
 #pragma GCC diagnostic push

@@ -4,6 +4,10 @@
 #include "core/queue.hpp"
 #include "core/svm.hpp"
 
+#include <CL/cl_ext.h>
+
+#include <cstring>
+
 using namespace duet::api;
 
 namespace {
@@ -459,15 +463,126 @@ DUET_API cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device
     });
 }
 
-DUET_API cl_int CL_API_CALL clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id,
-                                                    cl_kernel_sub_group_info, size_t, const void*,
-                                                    size_t, void*, size_t*) {
+namespace {
+
+/// clGetKernelSubGroupInfo and its cl_khr_subgroups twin: sub-groups are runs of
+/// DeviceInfo::subGroupSize consecutive local linear ids (OpenCL 3.0 §5.9.4, table 34).
+cl_int kernelSubGroupInfo(const char* api, cl_kernel kernel, cl_device_id device,
+                          cl_kernel_sub_group_info param, size_t inSize, const void* in,
+                          size_t size, void* value, size_t* sizeRet) {
     cl_int err;
-    Kernel* k = checkKernel("clGetKernelSubGroupInfo", kernel, err);
+    Kernel* k = checkKernel(api, kernel, err);
     if (!k)
         return err;
-    return report("clGetKernelSubGroupInfo", k->context(), CL_INVALID_OPERATION,
-                  "no device supports sub-groups (CL_DEVICE_MAX_NUM_SUB_GROUPS is 0)");
+    // CL_INVALID_DEVICE: device not associated with the kernel, or NULL with several devices.
+    const auto& devs = k->program()->devices();
+    Device* d = device ? from<Device>(device) : nullptr;
+    if (!device && devs.size() == 1)
+        d = devs.front();
+    if (!d || std::find(devs.begin(), devs.end(), d) == devs.end())
+        return report(api, k->context(), CL_INVALID_DEVICE,
+                      device ? "device is not associated with the kernel"
+                             : "device is NULL but the kernel has several devices");
+    // CL_INVALID_OPERATION: the device does not support sub-groups.
+    const cl_uint sg = d->info().subGroupSize;
+    if (sg == 0)
+        return report(api, k->context(), CL_INVALID_OPERATION,
+                      "the device does not support sub-groups (CL_DEVICE_MAX_NUM_SUB_GROUPS is 0)");
+    const size_t wgLimit = k->limits(*d).workGroupSize;
+    // Sub-groups in a group of `items` work-items, and the largest one's size.
+    auto countFor = [&](size_t items) { return (items + sg - 1) / sg; };
+    auto sizeFor = [&](size_t items) { return std::min<size_t>(items, sg); };
+    cl_int r;
+    switch (param) {
+    case CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE:
+    case CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE: {
+        // CL_INVALID_VALUE: input_value must be a local size of 1 to 3 size_t.
+        const size_t dims = inSize / sizeof(size_t);
+        if (!in || inSize % sizeof(size_t) != 0 || dims < 1 || dims > 3)
+            return report(api, k->context(), CL_INVALID_VALUE,
+                          "input_value must point to a local work size of 1, 2 or 3 size_t "
+                          "(input_value_size " +
+                              std::to_string(inSize) + ")");
+        size_t local[3] = {1, 1, 1};
+        std::memcpy(local, in, inSize);
+        size_t items = 1;
+        for (size_t l : local) {
+            if (l == 0)
+                return report(api, k->context(), CL_INVALID_VALUE,
+                              "the local work size in input_value has a 0 entry");
+            items = items > wgLimit ? items : items * l;
+        }
+        const size_t answer =
+            param == CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE ? countFor(items) : sizeFor(items);
+        r = infoValue<size_t>(size, value, sizeRet, answer);
+        break;
+    }
+    case CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT: {
+        // CL_INVALID_VALUE: input_value must be one size_t (the sub-group count), and the answer
+        // a local size of 1 to 3 size_t.
+        if (!in || inSize != sizeof(size_t))
+            return report(api, k->context(), CL_INVALID_VALUE,
+                          "input_value must point to one size_t, the number of sub-groups");
+        const size_t dims = size / sizeof(size_t);
+        if (value && (size % sizeof(size_t) != 0 || dims < 1 || dims > 3))
+            return report(api, k->context(), CL_INVALID_VALUE,
+                          "param_value_size must hold a local work size of 1, 2 or 3 size_t");
+        size_t count;
+        std::memcpy(&count, in, sizeof count);
+        // A 1D group of count full sub-groups, or reqd_work_group_size when that makes count;
+        // 0s when none fits.
+        size_t local[3] = {0, 0, 0};
+        const auto& reqd = k->desc().reqdWorkGroupSize;
+        const size_t maxX = std::min(wgLimit, d->info().maxWorkItemSizes[0]);
+        if (reqd[0] != 0) {
+            if (count != 0 && countFor(reqd[0] * reqd[1] * reqd[2]) == count)
+                std::copy(reqd.begin(), reqd.end(), local);
+        } else if (count != 0 && count <= maxX / sg) {
+            local[0] = count * sg;
+            local[1] = local[2] = 1;
+        }
+        if (sizeRet)
+            *sizeRet = dims >= 1 && dims <= 3 ? dims * sizeof(size_t) : sizeof(local);
+        if (value)
+            std::memcpy(value, local, dims * sizeof(size_t));
+        return CL_SUCCESS;
+    }
+    case CL_KERNEL_MAX_NUM_SUB_GROUPS:
+        r = infoValue<size_t>(size, value, sizeRet, countFor(wgLimit));
+        break;
+    case CL_KERNEL_COMPILE_NUM_SUB_GROUPS:
+        // OpenCL C has no attribute that sets it (SPIR-V's SubgroupsPerWorkgroup does).
+        r = infoValue<size_t>(size, value, sizeRet, 0);
+        break;
+    default:
+        return report(api, k->context(), CL_INVALID_VALUE,
+                      "unknown param_name " + std::to_string(param));
+    }
+    if (r != CL_SUCCESS)
+        return report(api, k->context(), r, "param_value_size is smaller than the answer");
+    return CL_SUCCESS;
+}
+
+} // namespace
+
+DUET_API cl_int CL_API_CALL clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
+                                                    cl_kernel_sub_group_info param, size_t inSize,
+                                                    const void* in, size_t size, void* value,
+                                                    size_t* sizeRet) {
+    return guard("clGetKernelSubGroupInfo", [&]() -> cl_int {
+        return kernelSubGroupInfo("clGetKernelSubGroupInfo", kernel, device, param, inSize, in,
+                                  size, value, sizeRet);
+    });
+}
+
+DUET_API cl_int CL_API_CALL clGetKernelSubGroupInfoKHR(cl_kernel kernel, cl_device_id device,
+                                                       cl_kernel_sub_group_info param,
+                                                       size_t inSize, const void* in, size_t size,
+                                                       void* value, size_t* sizeRet) {
+    return guard("clGetKernelSubGroupInfoKHR", [&]() -> cl_int {
+        return kernelSubGroupInfo("clGetKernelSubGroupInfoKHR", kernel, device, param, inSize, in,
+                                  size, value, sizeRet);
+    });
 }
 
 namespace {

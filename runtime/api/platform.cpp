@@ -407,9 +407,12 @@ cl_int identityInfo(const Device* d, const DeviceInfo& i, cl_device_info param,
     case CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE:
         return z(i.globalVariablePreferredTotalSize);
     case CL_DEVICE_MAX_NUM_SUB_GROUPS:
-        return u(0);
+        // The sub-groups of the largest work-group.
+        if (i.subGroupSize == 0)
+            return u(0);
+        return u(static_cast<cl_uint>((i.maxWorkGroupSize + i.subGroupSize - 1) / i.subGroupSize));
     case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
-        return b(false);
+        return b(i.subGroupIndependentForwardProgress);
     case CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES:
         return v(i.atomicMemoryCapabilities);
     case CL_DEVICE_ATOMIC_FENCE_CAPABILITIES:
@@ -577,6 +580,8 @@ DUET_API void* CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platform_
         return nullptr;
     if (std::string_view(name) == "clIcdGetPlatformIDsKHR")
         return reinterpret_cast<void*>(&clIcdGetPlatformIDsKHR);
+    if (std::string_view(name) == "clGetKernelSubGroupInfoKHR")
+        return reinterpret_cast<void*>(&clGetKernelSubGroupInfoKHR);
     return duet::rt::gl::extensionFunction(name);
 }
 

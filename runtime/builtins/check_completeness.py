@@ -24,8 +24,7 @@ EXCLUDED = [
      "work-item function, lowered by the compiler"),
     (r"^(barrier|work_group_barrier)$", "barrier, lowered by the compiler"),
     (r"^printf$", "printf, lowered by the compiler"),
-    (r"^(sub_group_|get_sub_group|get_max_sub_group|get_num_sub_groups|"
-     r"intel_sub_group|intel_)\w*", "subgroups: not supported by the CPU device"),
+    (r"^(intel_sub_group|intel_)\w*", "Intel sub-groups: not supported"),
     (r"^(enqueue_kernel|enqueue_marker|retain_event|release_event|create_user_event|"
      r"is_valid_event|set_user_event_status|capture_event_profiling_info|"
      r"get_default_queue|ndrange_[123]D|get_kernel_\w+)$",

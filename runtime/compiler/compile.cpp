@@ -40,6 +40,28 @@ constexpr const char* kMainFileName = "input.cl";
 /// A second, in-memory home of clCompileProgram's headers, searched last (-I), so that
 /// #include <name.h> finds them as well as #include "name.h".
 constexpr const char* kHeaderDir = "/duet-input-headers";
+/// An in-memory header included after clang's default one: #undefs of the header-only extension
+/// macros clang defines for SPIR targets that the device does not list.
+constexpr const char* kExtensionsHeader = "/duet-internal/extensions.h";
+
+/// The extensions opencl-c-base.h announces for SPIR targets (OpenCL C 2.0 and later) by
+/// defining their macros; their functions are declared by those macros alone.
+constexpr const char* kHeaderOnlyExtensions[] = {
+    "cl_khr_subgroup_extended_types",   "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_ballot",           "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_shuffle",          "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_clustered_reduce", "cl_khr_subgroup_rotate",
+};
+
+/// kExtensionsHeader's text for `target`: empty when it lists every such extension.
+std::string extensionUndefs(const TargetSpec& target) {
+    std::string text;
+    for (const char* e : kHeaderOnlyExtensions)
+        if (std::find(target.clExtensions.begin(), target.clExtensions.end(), e) ==
+            target.clExtensions.end())
+            text += std::string("#undef ") + e + "\n";
+    return text;
+}
 
 /// Remembers functions the user declared in the program's own files (not clang's headers, not
 /// the implicit builtin declarations), by their IR name, so the linker can tell a missing user
@@ -157,6 +179,10 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
     // clang-format on
     a.insert(a.end(), target.frontEndArgs.begin(), target.frontEndArgs.end());
     a.push_back(clStdFlag(o.clStd));
+    if (!extensionUndefs(target).empty()) {
+        a.push_back("-include");
+        a.push_back(kExtensionsHeader);
+    }
 
     std::string ext = "-cl-ext=-all";
     auto addExt = [&](const std::string& e) {
@@ -310,6 +336,9 @@ CompileResult compileSource(std::string_view source, std::string_view options,
     memFs->addFile(kMainFileName, 0,
                    llvm::MemoryBuffer::getMemBufferCopy(
                        llvm::StringRef(source.data(), source.size()), kMainFileName));
+    if (std::string undefs = extensionUndefs(target); !undefs.empty())
+        memFs->addFile(kExtensionsHeader, 0,
+                       llvm::MemoryBuffer::getMemBufferCopy(undefs, kExtensionsHeader));
     for (const HeaderSource& h : headers) {
         if (h.includeName.empty())
             continue;

@@ -142,8 +142,10 @@ void collectLocalGlobals(const llvm::Function& f,
 }
 
 bool isBarrierName(llvm::StringRef name) {
-    // _Z7barrierj, _Z18work_group_barrierj..., and work-group collectives (which synchronise).
-    return name.starts_with("_Z7barrier") || name.contains("work_group_");
+    // _Z7barrierj, _Z18work_group_barrierj..., and work-group and sub-group collectives and
+    // barriers (which synchronise).
+    return name.starts_with("_Z7barrier") || name.contains("work_group_") ||
+           name.contains("sub_group_");
 }
 
 /// The packet size the pipe functions that `arg` (a pipe) reaches use: clang passes it as the

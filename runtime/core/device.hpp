@@ -66,6 +66,12 @@ struct DeviceInfo {
         CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES;
     cl_device_atomic_capabilities atomicFenceCapabilities = atomicMemoryCapabilities;
     bool genericAddressSpace = true, nonUniformWorkGroup = true, workGroupCollectives = false;
+    /// Work-items per sub-group: runs of this many consecutive local linear ids, the last of a
+    /// group may be smaller. 0: the device has no sub-groups (CL_DEVICE_MAX_NUM_SUB_GROUPS is
+    /// 0, clGetKernelSubGroupInfo is CL_INVALID_OPERATION).
+    cl_uint subGroupSize = 0;
+    /// CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS (cl_khr_subgroups requires it).
+    bool subGroupIndependentForwardProgress = false;
     cl_uint globalVariableMaxSize = 65536;
     size_t globalVariablePreferredTotalSize = 1 << 20;
     size_t preferredWorkGroupSizeMultiple = 16;

@@ -105,9 +105,9 @@ cl_ulong lastLevelCacheSize() {
 
 class CpuBackend final : public DeviceBackend {
 public:
-    CpuBackend(TargetSpec target, cl_ulong lastLevelCache)
+    CpuBackend(TargetSpec target, cl_ulong lastLevelCache, cl_uint subGroupSize)
         : m_toolchain(makeCpuToolchain(std::move(target))), m_pool(usableHostCores()),
-          m_streamingBytes(streamingThreshold(lastLevelCache)) {}
+          m_streamingBytes(streamingThreshold(lastLevelCache)), m_subGroupSize(subGroupSize) {}
 
     const Toolchain& toolchain() const override { return *m_toolchain; }
 
@@ -175,6 +175,7 @@ private:
     std::unique_ptr<Toolchain> m_toolchain;
     ThreadPool m_pool;
     size_t m_streamingBytes;
+    cl_uint m_subGroupSize; ///< DeviceInfo::subGroupSize, WorkGroupContext::subGroupSize
     size_t m_chunksPerParticipant = chunksPerParticipant();
     std::mutex m_stateMutex; ///< guards the scratch below
     LaunchScratch m_scratch;
@@ -283,6 +284,7 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
 
     WorkGroupContext base{};
     base.workDim = launch.workDim;
+    base.subGroupSize = m_subGroupSize;
     for (int d = 0; d < 3; ++d) {
         base.globalOffset[d] = launch.offset[d];
         base.globalSize[d] = launch.global[d];
@@ -437,6 +439,13 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                          0};
     std::copy(native, native + 7, info.nativeVectorWidth);
     info.preferredWorkGroupSizeMultiple = bytes / 4;
+    // A sub-group is as many work-items as the generated code's vectors hold 32-bit lanes (8
+    // with 256-bit vectors): consecutive local linear ids, run region by region with the rest of
+    // the group (builtins/cpu/sub_group.cl). No independent forward progress between them (a
+    // sub-group spinning on another's store never yields), so no cl_khr_subgroups (which
+    // requires it): OpenCL 3.0's __opencl_c_subgroups feature, and the sub-group extensions
+    // whose functions every work-item of the sub-group calls.
+    info.subGroupSize = bytes / 4;
 
     info.extensions = "cl_khr_byte_addressable_store cl_khr_fp64 "
                       "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "
@@ -444,7 +453,11 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                       "cl_khr_int64_base_atomics cl_khr_int64_extended_atomics "
                       "cl_khr_icd cl_khr_extended_versioning cl_khr_3d_image_writes "
                       "cl_khr_depth_images cl_khr_image2d_from_buffer cl_khr_srgb_image_writes "
-                      "cl_khr_gl_sharing cl_khr_gl_event cl_khr_gl_depth_images";
+                      "cl_khr_gl_sharing cl_khr_gl_event cl_khr_gl_depth_images "
+                      // builtins/cpu/sub_group.cl; not the non-uniform ones (ballot, votes,
+                      // arithmetic), whose active work-items the scratch scheme cannot tell
+                      "cl_khr_subgroup_shuffle cl_khr_subgroup_shuffle_relative "
+                      "cl_khr_subgroup_clustered_reduce cl_khr_subgroup_extended_types";
     info.extensionsWithVersion = namesWithVersion(info.extensions);
     info.openclCAllVersions = {
         {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"}, {CL_MAKE_VERSION(1, 1, 0), "OpenCL C"},
@@ -457,7 +470,8 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                            "__opencl_c_generic_address_space "
                            "__opencl_c_program_scope_global_variables __opencl_c_images "
                            "__opencl_c_read_write_images __opencl_c_3d_image_writes "
-                           "__opencl_c_work_group_collective_functions __opencl_c_pipes";
+                           "__opencl_c_work_group_collective_functions __opencl_c_pipes "
+                           "__opencl_c_subgroups";
     info.openclCFeatures = namesWithVersion(features, CL_MAKE_VERSION(3, 0, 0));
     info.genericAddressSpace = true;
     // builtins/cpu/work_group.cl with the work-group pass's scratch (WorkGroupContext).
@@ -491,7 +505,8 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     for (const cl_name_version& v : info.openclCAllVersions)
         target.clStdVersions.push_back(100 * CL_VERSION_MAJOR(v.version) +
                                        10 * CL_VERSION_MINOR(v.version));
-    return std::make_unique<cpu::CpuBackend>(std::move(target), info.globalMemCacheSize);
+    return std::make_unique<cpu::CpuBackend>(std::move(target), info.globalMemCacheSize,
+                                             info.subGroupSize);
 }
 
 std::vector<DiscoveredDevice> discoverCpu() {

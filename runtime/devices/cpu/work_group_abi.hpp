@@ -16,7 +16,9 @@ inline constexpr size_t kCpuMaxWorkGroupSize = 4096;
 /// with the work-group pass (runtime/devices/cpu).
 struct WorkGroupContext {
     uint32_t workDim;
-    uint32_t reserved;
+    /// Work-items per sub-group (DeviceInfo::subGroupSize): sub-groups are runs of this many
+    /// consecutive local linear ids (builtins/cpu/sub_group.cl). 1..64.
+    uint32_t subGroupSize;
     uint64_t globalOffset[3];
     uint64_t globalSize[3];
     uint64_t enqueuedLocalSize[3]; ///< the local size of the NDRange

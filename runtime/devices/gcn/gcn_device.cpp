@@ -46,7 +46,13 @@ constexpr unsigned kModelClockMHz = 1500; // the modelled chip's nominal clock (
 /// collective functions and pipes (builtins/cpu/pipe.cl built for amdgcn).
 constexpr const char* kGcnProgramFeatures =
     "__opencl_c_generic_address_space __opencl_c_program_scope_global_variables "
-    "__opencl_c_work_group_collective_functions __opencl_c_pipes";
+    "__opencl_c_work_group_collective_functions __opencl_c_pipes __opencl_c_subgroups";
+/// The sub-group extensions of builtins/gcn/sub_group_ext.cl (a sub-group is the wave).
+constexpr const char* kGcnSubGroupExtensions =
+    "cl_khr_subgroup_ballot cl_khr_subgroup_non_uniform_vote "
+    "cl_khr_subgroup_non_uniform_arithmetic cl_khr_subgroup_shuffle "
+    "cl_khr_subgroup_shuffle_relative cl_khr_subgroup_clustered_reduce "
+    "cl_khr_subgroup_extended_types";
 /// Images are descriptors and texels in plain memory (builtins/cpu/image.cl built for amdgcn).
 constexpr const char* kGcnImageFeatures =
     "__opencl_c_images __opencl_c_read_write_images __opencl_c_3d_image_writes";
@@ -356,6 +362,10 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.maxPipeArgs = 16;
     info.pipeMaxActiveReservations = 65536;
     info.pipeMaxPacketSize = 65536;
+    // builtins/gcn/sub_group.c: a sub-group is the wave. Waves of a group get no progress
+    // guarantee here (the model runs a group's waves in turns between barriers; README), so no
+    // cl_khr_subgroups, which requires it: OpenCL 3.0's __opencl_c_subgroups feature only.
+    info.subGroupSize = kWaveSize;
     // SVM: none on hardware (userptr BOs get GPU addresses other than the host's; README), the
     // model sets its own below.
     info.svmCapabilities = 0;
@@ -372,7 +382,8 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
                       "cl_khr_int64_base_atomics cl_khr_int64_extended_atomics "
                       "cl_khr_icd cl_khr_extended_versioning cl_amd_device_attribute_query "
                       "cl_khr_3d_image_writes cl_khr_depth_images cl_khr_image2d_from_buffer "
-                      "cl_khr_srgb_image_writes";
+                      "cl_khr_srgb_image_writes " +
+                      std::string(kGcnSubGroupExtensions);
     info.extensionsWithVersion = namesWithVersion(info.extensions);
     info.openclCAllVersions = {
         {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"},
@@ -415,7 +426,8 @@ TargetSpec gcnTarget(const std::string& cpu) {
                       "__opencl_c_int64",
                       "cl_khr_3d_image_writes",
                       "cl_khr_depth_images"};
-    std::istringstream features{std::string(kGcnProgramFeatures) + " " + kGcnImageFeatures};
+    std::istringstream features{std::string(kGcnProgramFeatures) + " " + kGcnImageFeatures + " " +
+                                kGcnSubGroupExtensions};
     for (std::string f; features >> f;)
         t.clExtensions.push_back(f);
     return t;

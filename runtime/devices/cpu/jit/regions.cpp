@@ -208,12 +208,13 @@ constexpr int kExit = -1;
 class RegionBuilder {
 public:
     RegionBuilder(Function& w, BasicBlock* entry, BasicBlock* start, BasicBlock* exit,
-                  const std::vector<BasicBlock*>& barriers, const Uniformity& uniformity,
-                  const Placeholders& ph, const GroupShape& group)
+                  const std::vector<BasicBlock*>& barriers,
+                  const SmallPtrSetImpl<BasicBlock*>& subGroupBarriers,
+                  const Uniformity& uniformity, const Placeholders& ph, const GroupShape& group)
         : m_w(w), m_ctx(w.getContext()), m_entry(entry), m_start(start), m_exit(exit),
-          m_barriers(barriers), m_uniformity(uniformity), m_ph(ph), m_group(group),
-          m_i64(Type::getInt64Ty(m_ctx)), m_i32(Type::getInt32Ty(m_ctx)),
-          m_eb(entry->getTerminator()) {}
+          m_barriers(barriers), m_subGroupBarriers(subGroupBarriers), m_uniformity(uniformity),
+          m_ph(ph), m_group(group), m_i64(Type::getInt64Ty(m_ctx)), m_i32(Type::getInt32Ty(m_ctx)),
+          m_eb(entry->getTerminator()), m_resumable(!subGroupBarriers.empty()) {}
 
     bool run(unsigned& regionCount, std::string& error);
 
@@ -257,6 +258,7 @@ private:
     LoopNest emitLoopNest(size_t k);
     void cloneMembers(size_t k, const LoopNest& nest, std::map<int, BasicBlock*>& exitBlocks);
     void linkRegions();
+    BasicBlock* emitResumeDispatcher();
     bool eraseOriginals(std::string& error);
     Value* linearValue(IRBuilder<>& b) const { return b.CreateCall(m_ph.linear); }
 
@@ -266,12 +268,17 @@ private:
     BasicBlock* m_start;
     BasicBlock* m_exit;
     const std::vector<BasicBlock*>& m_barriers;
+    const SmallPtrSetImpl<BasicBlock*>& m_subGroupBarriers;
     const Uniformity& m_uniformity;
     const Placeholders& m_ph;
     const GroupShape& m_group;
     Type* m_i64;
     Type* m_i32;
     IRBuilder<> m_eb; ///< allocates per-work-item storage, at the end of the prologue
+    /// Resumable regions (buildRegions): m_state holds, per work-item, the region it resumes
+    /// in (m_regions.size() once it has ended).
+    bool m_resumable;
+    AllocaInst* m_state = nullptr;
 
     // The kernel's blocks (all but the prologue), numbered.
     std::vector<BasicBlock*> m_blocks;
@@ -513,7 +520,10 @@ bool RegionBuilder::storeCrossingValues(std::string& error) {
 RegionBuilder::Slot RegionBuilder::slotFor(unsigned di, Instruction* inst,
                                            ArrayRef<Use*> crossing) const {
     Slot mode = Slot::Single;
-    if (m_uniformity.isVarying(inst) || m_uniformity.divergent.contains(m_blocks[di]))
+    // Resumable regions: work-items of one group may be in different iterations of a loop, so
+    // even a uniform value is per work-item.
+    if (m_resumable || m_uniformity.isVarying(inst) ||
+        m_uniformity.divergent.contains(m_blocks[di]))
         mode = Slot::PerItem;
     for (Use* u : crossing) {
         if (mode == Slot::PerItem)
@@ -600,7 +610,7 @@ void RegionBuilder::emitRegion(size_t k) {
 
     PHINode *x = nest.x, *y = nest.y, *z = nest.z;
     IRBuilder<> b(nest.xLatch);
-    if (r.targets.size() > 1) {
+    if (r.targets.size() > 1 && !m_resumable) {
         PHINode* next = b.CreatePHI(m_i32, unsigned(r.targets.size()), "next_region");
         for (int t : r.targets)
             next->addIncoming(b.getInt32(uint32_t(t)), exitBlocks[t]);
@@ -674,6 +684,12 @@ void RegionBuilder::cloneMembers(size_t k, const LoopNest& nest,
     }
     for (int t : r.targets) {
         exitBlocks[t] = BasicBlock::Create(m_ctx, "to." + std::to_string(t), &m_w);
+        if (m_resumable) {
+            // The region this work-item resumes in.
+            IRBuilder<> eb(exitBlocks[t]);
+            const uint32_t next = t == kExit ? uint32_t(m_entries.size()) : uint32_t(t);
+            eb.CreateStore(eb.getInt32(next), eb.CreateInBoundsGEP(m_i32, m_state, nest.linear));
+        }
         BranchInst::Create(nest.xLatch, exitBlocks[t]);
     }
     for (BasicBlock* c : clones) {
@@ -716,18 +732,28 @@ void RegionBuilder::cloneMembers(size_t k, const LoopNest& nest,
         }
     }
     IRBuilder<> b(nest.xHead);
-    b.CreateBr(cast<BasicBlock>(vmap[m_entries[k]]));
+    auto* body = cast<BasicBlock>(vmap[m_entries[k]]);
+    if (!m_resumable || k == 0) {
+        b.CreateBr(body); // every work-item starts in region 0
+        return;
+    }
+    // Only the work-items waiting at this region's barrier run it.
+    Value* here = b.CreateLoad(m_i32, b.CreateInBoundsGEP(m_i32, m_state, nest.linear));
+    b.CreateCondBr(b.CreateICmpEQ(here, b.getInt32(uint32_t(k))), body, nest.xLatch);
 }
 
 /// Ties the regions together: a region with one successor jumps there, others go through the
 /// dispatcher with the barrier the work-items reached.
 void RegionBuilder::linkRegions() {
+    BasicBlock* resume = m_resumable ? emitResumeDispatcher() : nullptr;
     for (size_t k = 0; k < m_regions.size(); ++k) {
         Region& r = m_regions[k];
         IRBuilder<> b(r.done);
         for (const UniformCopy& c : m_copiesAfter[k])
             b.CreateStore(b.CreateLoad(c.next->getAllocatedType(), c.next), c.cur);
-        if (r.targets.size() == 1) {
+        if (resume) {
+            b.CreateBr(resume);
+        } else if (r.targets.size() == 1) {
             int t = r.targets[0];
             b.CreateBr(t == kExit ? m_exit : m_regions[size_t(t)].pre);
         } else if (r.targets.empty()) {
@@ -747,6 +773,64 @@ void RegionBuilder::linkRegions() {
         }
     }
     m_entry->getTerminator()->setSuccessor(0, m_regions[0].pre);
+}
+
+/// The next region of resumable regions: the lowest-numbered one entered through a sub-group
+/// barrier that some work-item waits at; else the lowest any waits at (the group's barrier, all
+/// of them there in a valid kernel); the end once every work-item has ended.
+BasicBlock* RegionBuilder::emitResumeDispatcher() {
+    const uint32_t none = ~0u; // below it: a region, or m_regions.size() for "ended"
+    // Regions entered through a sub-group barrier, as bits (at most 64 regions: buildRegions'
+    // caller checks).
+    uint64_t subGroupEntries = 0;
+    for (size_t k = 1; k < m_entries.size(); ++k)
+        if (m_subGroupBarriers.contains(m_entries[k]))
+            subGroupEntries |= uint64_t(1) << k;
+    BasicBlock* dispatch = BasicBlock::Create(m_ctx, "resume", &m_w);
+    // One scan over the work-items' states: `only` restricts it to the sub-group regions.
+    auto scan = [&](BasicBlock* from, bool only,
+                    const char* name) -> std::pair<BasicBlock*, PHINode*> {
+        BasicBlock* loop = BasicBlock::Create(m_ctx, name, &m_w);
+        BasicBlock* after = BasicBlock::Create(m_ctx, std::string(name) + ".done", &m_w);
+        IRBuilder<> b(from);
+        b.CreateBr(loop);
+        b.SetInsertPoint(loop);
+        PHINode* i = b.CreatePHI(m_i64, 2, "wi");
+        PHINode* best = b.CreatePHI(m_i32, 2, "best");
+        Value* s = b.CreateLoad(m_i32, b.CreateInBoundsGEP(m_i32, m_state, i));
+        Value* take = b.CreateICmpULT(s, best);
+        if (only) {
+            Value* bit =
+                b.CreateAnd(b.CreateLShr(b.getInt64(subGroupEntries), b.CreateZExt(s, m_i64)), 1);
+            take = b.CreateAnd(take, b.CreateICmpNE(bit, b.getInt64(0)));
+        }
+        Value* nextBest = b.CreateSelect(take, s, best);
+        Value* i1 = b.CreateAdd(i, b.getInt64(1));
+        b.CreateCondBr(b.CreateICmpULT(i1, m_group.items), loop, after);
+        i->addIncoming(b.getInt64(0), from);
+        i->addIncoming(i1, loop);
+        best->addIncoming(b.getInt32(none), from);
+        best->addIncoming(nextBest, loop);
+        IRBuilder<> ab(after);
+        PHINode* result = ab.CreatePHI(m_i32, 1, "next_region");
+        result->addIncoming(nextBest, loop);
+        return {after, result};
+    };
+    auto [afterSub, sub] = scan(dispatch, true, "resume.sub");
+    BasicBlock* all = BasicBlock::Create(m_ctx, "resume.all", &m_w);
+    BasicBlock* go = BasicBlock::Create(m_ctx, "resume.go", &m_w);
+    IRBuilder<> b(afterSub);
+    b.CreateCondBr(b.CreateICmpNE(sub, b.getInt32(none)), go, all);
+    auto [afterAll, any] = scan(all, false, "resume.any");
+    IRBuilder<>(afterAll).CreateBr(go);
+    b.SetInsertPoint(go);
+    PHINode* next = b.CreatePHI(m_i32, 2, "resume_region");
+    next->addIncoming(sub, afterSub);
+    next->addIncoming(any, afterAll);
+    auto* sw = b.CreateSwitch(next, m_exit, unsigned(m_regions.size()));
+    for (size_t j = 1; j < m_regions.size(); ++j)
+        sw->addCase(b.getInt32(uint32_t(j)), m_regions[j].pre);
+    return dispatch;
 }
 
 /// Checks that every value a clone uses comes from its own region or the prologue, then
@@ -786,6 +870,14 @@ bool RegionBuilder::run(unsigned& regionCount, std::string& error) {
             return false;
     }
     m_regions.resize(m_entries.size());
+    if (m_resumable) {
+        if (m_entries.size() > 63) {
+            error = "more than 63 regions in a kernel whose sub-group barriers only some "
+                    "work-items reach";
+            return false;
+        }
+        m_state = m_eb.CreateAlloca(m_i32, m_group.items, "resume_region");
+    }
     for (size_t k = 0; k < m_entries.size(); ++k)
         emitRegion(k);
     linkRegions();
@@ -795,10 +887,11 @@ bool RegionBuilder::run(unsigned& regionCount, std::string& error) {
 } // namespace
 
 bool buildRegions(Function& w, BasicBlock* entry, BasicBlock* start, BasicBlock* exit,
-                  const std::vector<BasicBlock*>& barriers, const Uniformity& uniformity,
-                  const Placeholders& ph, const GroupShape& group, unsigned& regionCount,
-                  std::string& error) {
-    RegionBuilder builder(w, entry, start, exit, barriers, uniformity, ph, group);
+                  const std::vector<BasicBlock*>& barriers,
+                  const SmallPtrSetImpl<BasicBlock*>& subGroupBarriers,
+                  const Uniformity& uniformity, const Placeholders& ph, const GroupShape& group,
+                  unsigned& regionCount, std::string& error) {
+    RegionBuilder builder(w, entry, start, exit, barriers, subGroupBarriers, uniformity, ph, group);
     return builder.run(regionCount, error);
 }
 

@@ -70,8 +70,17 @@ struct GroupShape {
 /// into a loop nest over the local ids, values and private arrays live across a barrier move to
 /// per-work-item storage (one slot, or two, for uniform values), and the original blocks are
 /// erased. Sets `regionCount`; returns false and sets `error` on what it cannot handle.
+///
+/// `subGroupBarriers` (a subset of `barriers`) non-empty makes the regions resumable: some
+/// work-items may wait at a barrier others never reach (a sub-group's, under a branch that is
+/// uniform per sub-group only). Each work-item then keeps the region it resumes in, a region
+/// loop runs only the work-items waiting there, every value live across a barrier gets one slot
+/// per work-item, and a dispatcher picks the next region: one entered through a sub-group
+/// barrier while any work-item waits at one (a sub-group proceeds alone), else the region the
+/// others wait for (the group's barrier or the end).
 bool buildRegions(llvm::Function& w, llvm::BasicBlock* entry, llvm::BasicBlock* start,
                   llvm::BasicBlock* exit, const std::vector<llvm::BasicBlock*>& barriers,
+                  const llvm::SmallPtrSetImpl<llvm::BasicBlock*>& subGroupBarriers,
                   const Uniformity& uniformity, const Placeholders& ph, const GroupShape& group,
                   unsigned& regionCount, std::string& error);
 

@@ -23,6 +23,11 @@
 //     run that many times too, with a guarded body (strided_loops.cpp).
 //  6. Before the loop vectoriser, the region loops over x are declared parallel
 //     (work_item_loops.cpp): work-items of a region are independent.
+//  7. Sub-group barriers (builtins/cpu/sub_group.cl) are barriers too. Where one is under a
+//     varying branch (some sub-groups reach it, others not), the regions become resumable:
+//     each work-item records the region it goes on in, a region loop runs only the work-items
+//     waiting there, and a dispatcher picks the next region (sub-group barriers first, then the
+//     group's barrier or the end); no uniform slots and no loop barriers then.
 // regions.cpp holds the uniformity analysis, the loop barriers (5) and the regions with their
 // storage (2-4); this file lowers work-item functions, printf and __local variables, and
 // drives the steps.
@@ -84,6 +89,11 @@ enum class WorkItemFn {
     GetFence, ///< get_fence(const void*)
     /// __duet_wg_scratch(): the collective functions' scratch (builtins/cpu/work_group.cl)
     CollectiveScratch,
+    /// __duet_sub_group_width(): work-items per sub-group (builtins/cpu/sub_group.cl)
+    SubGroupWidth,
+    /// __duet_sub_group_barrier(flags): the group's barrier, taken for a sub-group's
+    /// (builtins/cpu/sub_group.cl); an error where the group does not reach it as one
+    SubGroupBarrier,
 };
 
 WorkItemFn classify(StringRef name) {
@@ -123,6 +133,10 @@ WorkItemFn classify(StringRef name) {
         return WorkItemFn::GetFence;
     if (name == "__duet_wg_scratch")
         return WorkItemFn::CollectiveScratch;
+    if (name == "__duet_sub_group_width")
+        return WorkItemFn::SubGroupWidth;
+    if (name == "__duet_sub_group_barrier")
+        return WorkItemFn::SubGroupBarrier;
     return WorkItemFn::None;
 }
 
@@ -175,7 +189,8 @@ struct Prologue {
     Value* stackHigh = nullptr;
     Value* printfCtx = nullptr;
     Value* collectiveScratch = nullptr;
-    Value* groupItems = nullptr; ///< work-items in this group (localSize product)
+    Value* subGroupWidth = nullptr; ///< i32, WorkGroupContext::subGroupSize
+    Value* groupItems = nullptr;    ///< work-items in this group (localSize product)
 };
 
 class WorkGroupBuilder {
@@ -241,6 +256,10 @@ void WorkGroupBuilder::emitPrologue(IRBuilder<>& b, Argument* ctx) {
     m_pro.stackHigh = field(offsetof(WorkGroupContext, stackHigh), m_ptr, "stack_high");
     m_pro.collectiveScratch =
         field(offsetof(WorkGroupContext, collectiveScratch), m_ptr, "collective_scratch");
+    m_pro.subGroupWidth = field(offsetof(WorkGroupContext, subGroupSize), m_i32, "sub_group_width");
+    cast<LoadInst>(m_pro.subGroupWidth)
+        ->setMetadata(LLVMContext::MD_range,
+                      MDBuilder(b.getContext()).createRange(APInt(32, 1), APInt(32, 65)));
     m_pro.groupItems = b.CreateMul(b.CreateMul(m_pro.localSize[0], m_pro.localSize[1]),
                                    m_pro.localSize[2], "group_items");
 }
@@ -298,6 +317,8 @@ Value* WorkGroupBuilder::lowerOne(CallInst* call, WorkItemFn kind) {
     case WorkItemFn::CollectiveScratch:
         // One block per thread, shared by the group's work-items: a uniform pointer.
         return b.CreateAddrSpaceCast(m_pro.collectiveScratch, call->getType());
+    case WorkItemFn::SubGroupWidth:
+        return m_pro.subGroupWidth;
     case WorkItemFn::ToGlobal:
     case WorkItemFn::ToLocal:
     case WorkItemFn::ToPrivate:
@@ -341,7 +362,8 @@ void WorkGroupBuilder::lowerWorkItemCalls(Function& w) {
     SmallVector<std::pair<CallInst*, WorkItemFn>, 16> calls;
     for (Instruction& inst : instructions(w)) {
         WorkItemFn kind = classifyCall(inst);
-        if (kind != WorkItemFn::None && kind != WorkItemFn::Barrier && kind != WorkItemFn::Printf)
+        if (kind != WorkItemFn::None && kind != WorkItemFn::Barrier &&
+            kind != WorkItemFn::SubGroupBarrier && kind != WorkItemFn::Printf)
             calls.push_back({cast<CallInst>(&inst), kind});
     }
     for (auto [call, kind] : calls) {
@@ -525,13 +547,18 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     std::vector<BasicBlock*> barriers;
     SmallVector<CallInst*, 8> barrierCalls;
     for (Instruction& inst : instructions(*w))
-        if (classifyCall(inst) == WorkItemFn::Barrier)
+        if (WorkItemFn kind = classifyCall(inst);
+            kind == WorkItemFn::Barrier || kind == WorkItemFn::SubGroupBarrier)
             barrierCalls.push_back(cast<CallInst>(&inst));
+    SmallPtrSet<BasicBlock*, 8> subGroupBarriers;
     for (CallInst* c : barrierCalls) {
+        const bool subGroup = classifyCall(*c) == WorkItemFn::SubGroupBarrier;
         BasicBlock* bar = c->getParent()->splitBasicBlock(c, "barrier");
         bar->splitBasicBlock(c->getNextNode(), "after.barrier");
         c->eraseFromParent();
         barriers.push_back(bar);
+        if (subGroup)
+            subGroupBarriers.insert(bar);
     }
     info.hasBarrier = !barriers.empty();
     // DUET_CPU_STRIDED_LOOPS=0 leaves strided loops as they are (for comparisons).
@@ -539,6 +566,17 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     if (loopBarriers && !(strided && strided[0] == '0'))
         wg::makeStridedLoopsUniform(*w, entry, m_ph, barriers);
     Uniformity uniformity = wg::analyseUniformity(*w, entry, m_ph);
+    // A sub-group is a slice of the group that runs with the others, region by region, and its
+    // barrier a region boundary. Where some work-items may reach one that others do not (a
+    // branch uniform per sub-group only, as the spec allows), the regions become resumable:
+    // each work-item resumes where it stopped (buildRegions). No implicit loop barriers then:
+    // work-items of one group may be in different iterations of a loop.
+    SmallPtrSet<BasicBlock*, 8> resumeAt;
+    for (BasicBlock* bar : subGroupBarriers)
+        if (uniformity.divergent.contains(bar))
+            resumeAt = subGroupBarriers;
+    if (!resumeAt.empty())
+        loopBarriers = false;
     loopBarriersAdded = loopBarriers ? wg::insertLoopBarriers(*w, uniformity, barriers) : 0;
     if (!barriers.empty()) {
         // Lifetimes would span several region loops; per-work-item storage has none.
@@ -559,8 +597,8 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     });
     const wg::GroupShape group{{m_pro.localSize[0], m_pro.localSize[1], m_pro.localSize[2]},
                                m_pro.groupItems};
-    if (!wg::buildRegions(*w, entry, start, exit, barriers, uniformity, m_ph, group, info.regions,
-                          error))
+    if (!wg::buildRegions(*w, entry, start, exit, barriers, resumeAt, uniformity, m_ph, group,
+                          info.regions, error))
         return false;
     // Per-work-item storage lives on the calling thread's stack, sized by the group.
     const DataLayout& dl = m_module.getDataLayout();

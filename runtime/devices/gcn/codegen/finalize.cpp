@@ -275,6 +275,32 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     mpm.run(m, mam);
 }
 
+/// LLVM 19's AMDGPU backend reads `v[i]` of a vector kernel argument, i varying across the
+/// wave, as one scalar load at the first lane's i (v_readfirstlane of the address): with
+/// `uint4 v`, `v[get_local_id(0) > 31]` gives lanes 32-63 lane 0's element. Such extracts become
+/// selects over the elements, which it compiles right.
+void selectDynamicArgumentExtracts(Module& m) {
+    SmallVector<ExtractElementInst*, 8> extracts;
+    for (Function& f : m)
+        if (f.getCallingConv() == CallingConv::AMDGPU_KERNEL)
+            for (Instruction& inst : instructions(f))
+                if (auto* e = dyn_cast<ExtractElementInst>(&inst);
+                    e && !isa<Constant>(e->getIndexOperand()) &&
+                    isa<Argument>(e->getVectorOperand()))
+                    extracts.push_back(e);
+    for (ExtractElementInst* e : extracts) {
+        IRBuilder<> b(e);
+        auto* type = cast<FixedVectorType>(e->getVectorOperandType());
+        Value* index = e->getIndexOperand();
+        Value* r = b.CreateExtractElement(e->getVectorOperand(), uint64_t(0));
+        for (unsigned i = 1; i < type->getNumElements(); ++i)
+            r = b.CreateSelect(b.CreateICmpEQ(index, ConstantInt::get(index->getType(), i)),
+                               b.CreateExtractElement(e->getVectorOperand(), uint64_t(i)), r);
+        e->replaceAllUsesWith(r);
+        e->eraseFromParent();
+    }
+}
+
 /// lld's ELF driver, in-process. It keeps global state, so one link at a time; its input
 /// and output are files (lld reads paths), kept in a private temporary directory.
 bool linkCodeObject(StringRef object, std::string& codeObject, std::string& error) {
@@ -574,6 +600,7 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
     m->setDataLayout(tm->createDataLayout());
 
     optimise(*m, *tm, optLevel);
+    selectDynamicArgumentExtracts(*m);
     if (!diagnostics.empty())
         return FinalizeResult::failure(log + diagnostics);
     if (std::string cycle = recursiveFunctions(*m); !cycle.empty())
@@ -689,6 +716,13 @@ TargetSpec withGcnFrontEnd(TargetSpec target) {
     // so declares them) only for SPIR targets; the device implements them (builtins/gcn).
     target.frontEndArgs = {"-target-cpu", target.cpuName, "-fno-builtin-printf", "-D",
                            "__opencl_c_work_group_collective_functions=1"};
+    // Likewise the header-only sub-group extensions (builtins/gcn/sub_group_ext.cl) the device
+    // lists: their macros declare their functions.
+    for (const std::string& e : target.clExtensions)
+        if (e.starts_with("cl_khr_subgroup_")) {
+            target.frontEndArgs.push_back("-D");
+            target.frontEndArgs.push_back(e + "=1");
+        }
     target.initialiseTarget = &initialiseAmdgpuTarget;
     target.binaryKind = kGcnBinaryKind;
     return target;

@@ -1,0 +1,628 @@
+// Sub-group functions (get_sub_group_*, sub_group_barrier, all/any/broadcast/reduce/scan) against
+// host results over shapes with partial groups, clGetKernelSubGroupInfo's answers and errors,
+// and the queries and macro agreeing, on the device under test (CPU, or GCN with
+// DUET_DEVICES=gcn).
+#include "kernel_harness.hpp"
+#include "support/cl_test.hpp"
+
+#include <CL/cl_ext.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace duet::test;
+
+namespace {
+
+cl_uint maxNumSubGroups() {
+    cl_uint n = 0;
+    REQUIRE_CL(clGetDeviceInfo(KernelEnv::get().device, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof n, &n,
+                               nullptr));
+    return n;
+}
+
+/// CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE (or COUNT) for a 1D-3D local size.
+size_t subGroupQuery(cl_kernel k, cl_kernel_sub_group_info q, const std::vector<size_t>& local) {
+    size_t v = 0, ret = 0;
+    REQUIRE_CL(clGetKernelSubGroupInfo(k, KernelEnv::get().device, q, local.size() * sizeof(size_t),
+                                       local.data(), sizeof v, &v, &ret));
+    CHECK(ret == sizeof(size_t));
+    return v;
+}
+
+enum Out {
+    kSize,
+    kMaxSize,
+    kNum,
+    kEnqNum,
+    kId,
+    kLocalId,
+    kReduceAdd,
+    kReduceMin,
+    kReduceMax,
+    kInclAdd,
+    kInclMin,
+    kInclMax,
+    kExclAdd,
+    kExclMin,
+    kExclMax,
+    kBroadcast,
+    kAll,
+    kAny,
+    kOuts
+};
+
+std::string source(const char* type) {
+    std::string s = "#define T " + std::string(type) + "\n";
+    if (std::string(type) == "double")
+        s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+    s += R"CLC(
+kernel void sg(global const T* in, global T* out) {
+    size_t gid = get_global_id(0) +
+                 get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2));
+    T x = in[gid];
+    global T* o = out + 18 * gid;
+    o[0] = (T)get_sub_group_size();
+    o[1] = (T)get_max_sub_group_size();
+    o[2] = (T)get_num_sub_groups();
+    o[3] = (T)get_enqueued_num_sub_groups();
+    o[4] = (T)get_sub_group_id();
+    o[5] = (T)get_sub_group_local_id();
+    o[6] = sub_group_reduce_add(x);
+    o[7] = sub_group_reduce_min(x);
+    o[8] = sub_group_reduce_max(x);
+    o[9] = sub_group_scan_inclusive_add(x);
+    o[10] = sub_group_scan_inclusive_min(x);
+    o[11] = sub_group_scan_inclusive_max(x);
+    o[12] = sub_group_scan_exclusive_add(x);
+    o[13] = sub_group_scan_exclusive_min(x);
+    o[14] = sub_group_scan_exclusive_max(x);
+    o[15] = sub_group_broadcast(x, get_sub_group_size() - 1);
+    o[16] = (T)sub_group_all(x != (T)0);
+    o[17] = (T)sub_group_any(x != (T)0);
+}
+)CLC";
+    return s;
+}
+
+struct Shape {
+    unsigned dims;
+    std::array<size_t, 3> global, local;
+};
+
+template <class T> void check(Program& prog, const char* type, const Shape& shape, Rng& rng) {
+    const size_t gx = shape.global[0], gy = shape.global[1], gz = shape.global[2];
+    const size_t n = gx * gy * gz;
+    const std::array<size_t, 3> groups = {(gx + shape.local[0] - 1) / shape.local[0],
+                                          (gy + shape.local[1] - 1) / shape.local[1],
+                                          (gz + shape.local[2] - 1) / shape.local[2]};
+    cl_kernel k = prog.kernel("sg");
+    const std::vector<size_t> enqLocal(shape.local.begin(), shape.local.begin() + shape.dims);
+    const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, enqLocal);
+    const size_t enqItems = shape.local[0] * shape.local[1] * shape.local[2];
+    REQUIRE(width >= 1);
+    REQUIRE(subGroupQuery(k, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, enqLocal) ==
+            (enqItems + width - 1) / width);
+
+    // Small integers (exact in float in any order); some all-zero and no-zero runs for all/any.
+    std::vector<T> in(n);
+    for (size_t i = 0; i < n; ++i) {
+        long v = long(rng.next() % 17) - (std::numeric_limits<T>::is_signed ? 8 : 0);
+        if (i / 8 % 3 == 0 && v == 0)
+            v = 3;
+        if (i / 8 % 3 == 1)
+            v = 0;
+        in[i] = T(v);
+    }
+    Buffer bin(in), bout(n * kOuts * sizeof(T));
+    setArgs(k, bin, bout);
+    REQUIRE_CL(clEnqueueNDRangeKernel(KernelEnv::get().queue, k, shape.dims, nullptr,
+                                      shape.global.data(), shape.local.data(), 0, nullptr,
+                                      nullptr));
+    REQUIRE_CL(clFinish(KernelEnv::get().queue));
+    const std::vector<T> out = bout.read<T>(n * kOuts);
+
+    const T hi = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                      : std::numeric_limits<T>::max();
+    const T lo = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                      : std::numeric_limits<T>::lowest();
+    size_t checked = 0;
+    for (size_t g = 0; g < groups[0] * groups[1] * groups[2]; ++g) {
+        const size_t g0 = g % groups[0], g1 = g / groups[0] % groups[1],
+                     g2 = g / (groups[0] * groups[1]);
+        const size_t origin[3] = {g0 * shape.local[0], g1 * shape.local[1], g2 * shape.local[2]};
+        const size_t size[3] = {std::min(shape.local[0], gx - origin[0]),
+                                std::min(shape.local[1], gy - origin[1]),
+                                std::min(shape.local[2], gz - origin[2])};
+        std::vector<size_t> items; // the group's items in local linear id order
+        for (size_t z = 0; z < size[2]; ++z)
+            for (size_t y = 0; y < size[1]; ++y)
+                for (size_t x = 0; x < size[0]; ++x)
+                    items.push_back(origin[0] + x + gx * (origin[1] + y + gy * (origin[2] + z)));
+        const size_t numSg = (items.size() + width - 1) / width;
+        for (size_t s = 0; s < numSg; ++s) {
+            const size_t b = s * width, e = std::min(items.size(), b + width);
+            T sum = 0, mn = hi, mx = lo, runSum = 0, runMin = hi, runMax = lo;
+            bool all = true, any = false;
+            for (size_t j = b; j < e; ++j) {
+                const T v = in[items[j]];
+                sum += v;
+                mn = std::min(mn, v);
+                mx = std::max(mx, v);
+                all = all && v != T(0);
+                any = any || v != T(0);
+            }
+            for (size_t j = b; j < e; ++j) {
+                const size_t i = items[j];
+                T o[kOuts];
+                std::copy_n(&out[i * kOuts], kOuts, o);
+                o[kAll] = T(o[kAll] != T(0));
+                o[kAny] = T(o[kAny] != T(0));
+                T want[kOuts];
+                want[kSize] = T(e - b);
+                want[kMaxSize] = T(std::min(width, enqItems));
+                want[kNum] = T(numSg);
+                want[kEnqNum] = T((enqItems + width - 1) / width);
+                want[kId] = T(s);
+                want[kLocalId] = T(j - b);
+                want[kExclAdd] = runSum;
+                want[kExclMin] = runMin;
+                want[kExclMax] = runMax;
+                runSum += in[i];
+                runMin = std::min(runMin, in[i]);
+                runMax = std::max(runMax, in[i]);
+                want[kInclAdd] = runSum;
+                want[kInclMin] = runMin;
+                want[kInclMax] = runMax;
+                want[kReduceAdd] = sum;
+                want[kReduceMin] = mn;
+                want[kReduceMax] = mx;
+                want[kBroadcast] = in[items[e - 1]];
+                want[kAll] = T(all);
+                want[kAny] = T(any);
+                ++checked;
+                if (std::equal(want, want + kOuts, o))
+                    continue;
+                INFO(type << " " << shape.dims << "D global " << gx << "x" << gy << "x" << gz
+                          << " local " << shape.local[0] << "x" << shape.local[1] << "x"
+                          << shape.local[2] << ", group " << g << ", sub-group " << s
+                          << ", local linear id " << j);
+                for (int w = 0; w < kOuts; ++w) {
+                    INFO("output " << w);
+                    CHECK(o[w] == want[w]);
+                }
+                return;
+            }
+        }
+    }
+    CHECK(checked == n);
+}
+
+template <class T> void checkShapes(const char* type) {
+    Rng rng(0x5ab + sizeof(T));
+    Program prog(source(type), "-cl-std=CL3.0");
+    const Shape shapes[] = {
+        {1, {1000, 1, 1}, {128, 1, 1}}, // full groups and a last one of 104
+        {1, {50, 1, 1}, {7, 1, 1}},     // groups smaller than a sub-group, a last one of 1
+        {1, {300, 1, 1}, {100, 1, 1}},  // a partial last sub-group in every group
+        {2, {37, 11, 1}, {8, 4, 1}},    // partial in both dimensions
+        {2, {40, 20, 1}, {16, 8, 1}},   {3, {9, 7, 5}, {4, 3, 2}}, // partial in all three
+    };
+    for (const Shape& s : shapes)
+        check<T>(prog, type, s, rng);
+}
+
+} // namespace
+
+TEST_CASE("sub-group functions match the host", "[kernels][sub_group]") {
+    if (maxNumSubGroups() == 0) {
+        WARN("CL_DEVICE_MAX_NUM_SUB_GROUPS is 0 on this device");
+        return;
+    }
+    checkShapes<cl_int>("int");
+    checkShapes<cl_uint>("uint");
+    checkShapes<cl_long>("long");
+    checkShapes<cl_ulong>("ulong");
+    checkShapes<cl_float>("float");
+    if (KernelEnv::get().fp64)
+        checkShapes<cl_double>("double");
+}
+
+TEST_CASE("sub_group_barrier under a sub-group-uniform branch", "[kernels][sub_group]") {
+    if (maxNumSubGroups() == 0)
+        return;
+    // Sub-group 0 reverses its values through __local memory; the others do not reach the
+    // barrier (as in the CTS's barrier_functions). The spec allows it: on the CPU device the
+    // regions become resumable, on GCN it is the wave's own barrier.
+    Program prog(R"CLC(
+kernel void rev(global const int* in, global int* out) {
+    local int tmp[256];
+    size_t gid = get_global_id(0);
+    uint lid = get_sub_group_local_id(), n = get_sub_group_size();
+    if (get_sub_group_id() == 0) {
+        tmp[lid] = in[gid];
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+        out[gid] = tmp[n - 1 - lid];
+    } else {
+        out[gid] = -in[gid];
+    }
+}
+)CLC",
+                 "-cl-std=CL3.0");
+    KernelEnv& env = KernelEnv::get();
+    cl_kernel k = prog.kernel("rev");
+    const size_t n = 512, local = 256;
+    std::vector<int> in(n);
+    for (size_t i = 0; i < n; ++i)
+        in[i] = int(i * 3 + 1);
+    Buffer bin(in), bout(n * sizeof(int));
+    setArgs(k, bin, bout);
+    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(env.queue));
+    const std::vector<int> out = bout.read<int>(n);
+    const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
+    for (size_t i = 0; i < n; ++i) {
+        const size_t l = i % local;
+        INFO("work-item " << i);
+        CHECK(out[i] == (l < width ? in[i - l + width - 1 - l] : -in[i]));
+    }
+}
+
+TEST_CASE("sub-group collectives in sub-group-uniform loops and branches, then the group's barrier",
+          "[kernels][sub_group]") {
+    if (maxNumSubGroups() == 0)
+        return;
+    // Sub-group s runs the loop s % 3 + 1 times, even sub-groups also scan; then the group's
+    // barrier and an exchange across sub-groups through __local memory. The CPU device must
+    // run each sub-group to its own barriers and still hold the group's barrier for everyone.
+    Program prog(R"CLC(
+kernel void k(global const int* in, global int* out) {
+    local int tmp[256];
+    size_t gid = get_global_id(0);
+    uint lid = get_local_id(0), sg = get_sub_group_id();
+    int x = in[gid], acc = 0;
+    for (uint r = 0; r <= sg % 3; ++r) {
+        acc += sub_group_reduce_add(x + (int)r);
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (sg % 2 == 0)
+        acc += sub_group_scan_inclusive_add(x);
+    tmp[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[gid] = tmp[get_local_size(0) - 1 - lid];
+}
+)CLC",
+                 "-cl-std=CL3.0");
+    KernelEnv& env = KernelEnv::get();
+    cl_kernel k = prog.kernel("k");
+    const size_t n = 600, local = 200;
+    std::vector<int> in(n);
+    Rng rng(5);
+    for (int& v : in)
+        v = int(rng.next() % 21) - 10;
+    Buffer bin(in), bout(n * sizeof(int));
+    setArgs(k, bin, bout);
+    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(env.queue));
+    const std::vector<int> out = bout.read<int>(n);
+    const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
+    std::vector<int> acc(n);
+    for (size_t g = 0; g < n; g += local)
+        for (size_t b = g; b < g + local; b += width) {
+            const size_t s = (b - g) / width, size = std::min(width, g + local - b);
+            int sum = 0;
+            for (size_t j = 0; j < size; ++j)
+                sum += in[b + j];
+            int prefix = 0;
+            for (size_t j = 0; j < size; ++j) {
+                int a = 0;
+                for (size_t r = 0; r <= s % 3; ++r)
+                    a += sum + int(size * r);
+                prefix += in[b + j];
+                acc[b + j] = a + (s % 2 == 0 ? prefix : 0);
+            }
+        }
+    for (size_t i = 0; i < n; ++i) {
+        const size_t g = i / local * local, l = i - g;
+        INFO("work-item " << i);
+        REQUIRE(out[i] == acc[g + local - 1 - l]);
+    }
+}
+
+TEST_CASE("clGetKernelSubGroupInfo answers and errors", "[kernels][sub_group]") {
+    KernelEnv& env = KernelEnv::get();
+    Program prog("kernel void k(global int* p) { p[get_global_id(0)] = 1; }\n", "-cl-std=CL3.0");
+    cl_kernel k = prog.kernel("k");
+    const size_t local1[1] = {64};
+    size_t v = 0;
+    if (maxNumSubGroups() == 0) {
+        // CL_INVALID_OPERATION: the device has no sub-groups.
+        CHECK_CL_ERR(CL_INVALID_OPERATION,
+                     clGetKernelSubGroupInfo(k, env.device, CL_KERNEL_MAX_NUM_SUB_GROUPS, 0,
+                                             nullptr, sizeof v, &v, nullptr));
+        return;
+    }
+    const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {4096});
+    REQUIRE(width >= 1);
+    size_t most = 0;
+    REQUIRE_CL(clGetKernelWorkGroupInfo(k, env.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most,
+                                        &most, nullptr));
+    CHECK(subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {1}) == 1);
+    CHECK(subGroupQuery(k, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, {width, 3, 2}) == 6);
+    CHECK(subGroupQuery(k, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, {width + 1}) == 2);
+    REQUIRE_CL(clGetKernelSubGroupInfo(k, env.device, CL_KERNEL_MAX_NUM_SUB_GROUPS, 0, nullptr,
+                                       sizeof v, &v, nullptr));
+    CHECK(v == (most + width - 1) / width);
+    CHECK(v <= maxNumSubGroups());
+    REQUIRE_CL(clGetKernelSubGroupInfo(k, env.device, CL_KERNEL_COMPILE_NUM_SUB_GROUPS, 0, nullptr,
+                                       sizeof v, &v, nullptr));
+    CHECK(v == 0);
+    // The local size for a count: count sub-groups of full width, or 0s where none fits.
+    size_t count = 2, local[3] = {9, 9, 9}, ret = 0;
+    REQUIRE_CL(clGetKernelSubGroupInfo(k, env.device, CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT,
+                                       sizeof count, &count, sizeof local, local, &ret));
+    CHECK(ret == sizeof local);
+    if (2 * width <= most) {
+        CHECK(local[0] == 2 * width);
+        CHECK(local[1] == 1);
+        CHECK(local[2] == 1);
+    }
+    count = most + 1;
+    REQUIRE_CL(clGetKernelSubGroupInfo(k, env.device, CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT,
+                                       sizeof count, &count, sizeof(size_t), local, &ret));
+    CHECK(ret == sizeof(size_t));
+    CHECK(local[0] == 0);
+    // The KHR entry point through the platform gives the same answers.
+    auto khr = reinterpret_cast<clGetKernelSubGroupInfoKHR_fn>(
+        clGetExtensionFunctionAddressForPlatform(env.platform, "clGetKernelSubGroupInfoKHR"));
+    REQUIRE(khr);
+    REQUIRE_CL(khr(k, env.device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, sizeof local1, local1,
+                   sizeof v, &v, nullptr));
+    CHECK(v == std::min<size_t>(64, width));
+
+    // Bad inputs, with the spec's codes.
+    CHECK_CL_ERR(CL_INVALID_KERNEL,
+                 clGetKernelSubGroupInfo(nullptr, env.device, CL_KERNEL_MAX_NUM_SUB_GROUPS, 0,
+                                         nullptr, sizeof v, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_DEVICE, clGetKernelSubGroupInfo(k, reinterpret_cast<cl_device_id>(&v),
+                                                            CL_KERNEL_MAX_NUM_SUB_GROUPS, 0,
+                                                            nullptr, sizeof v, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetKernelSubGroupInfo(k, env.device, 0x7777, 0, nullptr, sizeof v, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetKernelSubGroupInfo(k, env.device, CL_KERNEL_MAX_NUM_SUB_GROUPS, 0, nullptr,
+                                         sizeof v - 1, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetKernelSubGroupInfo(k, env.device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
+                                         sizeof local1, nullptr, sizeof v, &v, nullptr));
+    const size_t four[4] = {1, 1, 1, 1};
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetKernelSubGroupInfo(k, env.device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+                                         sizeof four, four, sizeof v, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetKernelSubGroupInfo(k, env.device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, 3,
+                                         local1, sizeof v, &v, nullptr));
+    const size_t zero[2] = {8, 0};
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetKernelSubGroupInfo(k, env.device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
+                                         sizeof zero, zero, sizeof v, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetKernelSubGroupInfo(k, env.device, CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT,
+                                         2 * sizeof count, &count, sizeof local, local, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetKernelSubGroupInfo(k, env.device, CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT,
+                                         sizeof count, &count, 4 * sizeof(size_t), local, nullptr));
+}
+
+TEST_CASE("sub-groups are reported truthfully", "[kernels][sub_group]") {
+    KernelEnv& env = KernelEnv::get();
+    size_t size = 0;
+    REQUIRE_CL(clGetDeviceInfo(env.device, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &size));
+    std::vector<cl_name_version> features(size / sizeof(cl_name_version));
+    REQUIRE_CL(
+        clGetDeviceInfo(env.device, CL_DEVICE_OPENCL_C_FEATURES, size, features.data(), nullptr));
+    const bool listed = std::any_of(features.begin(), features.end(), [](const cl_name_version& f) {
+        return std::string(f.name) == "__opencl_c_subgroups";
+    });
+    const bool supported = maxNumSubGroups() > 0;
+    CHECK(listed == supported);
+    // cl_khr_subgroups requires independent forward progress.
+    cl_bool ifp = CL_TRUE;
+    REQUIRE_CL(clGetDeviceInfo(env.device, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
+                               sizeof ifp, &ifp, nullptr));
+    if (env.hasExtension("cl_khr_subgroups"))
+        CHECK(ifp == CL_TRUE);
+    if (!supported)
+        CHECK(ifp == CL_FALSE);
+    // The feature macro follows the query in OpenCL C 3.0.
+    Program prog(std::string(supported ? "#ifndef" : "#ifdef") +
+                     " __opencl_c_subgroups\n#error the macro disagrees with "
+                     "CL_DEVICE_MAX_NUM_SUB_GROUPS\n#endif\n"
+                     "kernel void k(global int* p) { *p = 1; }\n",
+                 "-cl-std=CL3.0");
+    CHECK(prog.kernel("k"));
+    // The sub-group extensions' macros (header-only in clang, which defines them all for SPIR
+    // targets) follow CL_DEVICE_EXTENSIONS.
+    for (const char* ext : {"cl_khr_subgroup_extended_types", "cl_khr_subgroup_non_uniform_vote",
+                            "cl_khr_subgroup_ballot", "cl_khr_subgroup_non_uniform_arithmetic",
+                            "cl_khr_subgroup_shuffle", "cl_khr_subgroup_shuffle_relative",
+                            "cl_khr_subgroup_clustered_reduce", "cl_khr_subgroup_rotate"}) {
+        INFO(ext);
+        Program p(std::string(env.hasExtension(ext) ? "#ifndef " : "#ifdef ") + ext +
+                      "\n#error the macro disagrees with CL_DEVICE_EXTENSIONS\n#endif\n"
+                      "kernel void k(global int* p) { *p = 1; }\n",
+                  "-cl-std=CL3.0");
+        CHECK(p.kernel("k"));
+    }
+}
+
+TEST_CASE("sub-group extensions the device lists match the host", "[kernels][sub_group]") {
+    KernelEnv& env = KernelEnv::get();
+    if (maxNumSubGroups() == 0)
+        return;
+    // Each part runs where its extension is listed; a group of 100 has a partial last
+    // sub-group on every device.
+    const size_t n = 300, local = 100;
+    std::vector<int> in(n);
+    Rng rng(11);
+    for (int& v : in)
+        v = int(rng.next() % 9) - 4;
+    struct Part {
+        const char* ext;
+        const char* expr; // of x (this work-item's input) and l (its sub-group local id)
+        bool nonUniform;  // evaluated only by the work-items with odd x
+    };
+    const Part parts[] = {
+        {"cl_khr_subgroup_shuffle", "sub_group_shuffle(x, s - 1 - l)", false},
+        {"cl_khr_subgroup_shuffle", "sub_group_shuffle_xor(x, 1u) * (l + 1 < s || l % 2)", false},
+        // Every lane shuffles (the functions are not non-uniform); lanes with no source drop it.
+        {"cl_khr_subgroup_shuffle_relative", "sub_group_shuffle_up(x, 2u) * (l >= 2)", false},
+        {"cl_khr_subgroup_shuffle_relative", "sub_group_shuffle_down(x, 1u) * (l + 1 < s)", false},
+        {"cl_khr_subgroup_clustered_reduce", "sub_group_clustered_reduce_add(x, 4u)", false},
+        {"cl_khr_subgroup_clustered_reduce", "sub_group_clustered_reduce_max(x, 2u)", false},
+        {"cl_khr_subgroup_extended_types", "(int)sub_group_reduce_add((short)x)", false},
+        {"cl_khr_subgroup_extended_types", "(int)sub_group_scan_inclusive_min((char)x)", false},
+        {"cl_khr_subgroup_extended_types", "sub_group_broadcast((int2)(x, -x), 1u).y", false},
+        {"cl_khr_subgroup_ballot", "(int)sub_group_ballot_bit_count(sub_group_ballot(x > 0))",
+         false},
+        {"cl_khr_subgroup_ballot", "(int)sub_group_ballot_exclusive_scan(sub_group_ballot(x > 0))",
+         false},
+        {"cl_khr_subgroup_ballot", "sub_group_inverse_ballot(get_sub_group_lt_mask())", false},
+        {"cl_khr_subgroup_ballot", "sub_group_broadcast_first(x * 10 + (int)l)", true},
+        {"cl_khr_subgroup_non_uniform_vote", "sub_group_elect()", true},
+        {"cl_khr_subgroup_non_uniform_vote", "sub_group_non_uniform_all(x > 0)", true},
+        {"cl_khr_subgroup_non_uniform_arithmetic", "sub_group_non_uniform_reduce_add(x)", true},
+        {"cl_khr_subgroup_non_uniform_arithmetic", "sub_group_non_uniform_scan_exclusive_mul(x)",
+         true},
+    };
+    size_t width = 0;
+    for (const Part& part : parts) {
+        if (!env.hasExtension(part.ext))
+            continue;
+        const std::string src =
+            std::string("kernel void e(global const int* in, global int* out) {\n"
+                        "    size_t i = get_global_id(0);\n"
+                        "    int x = in[i];\n"
+                        "    uint l = get_sub_group_local_id(), s = get_sub_group_size();\n"
+                        "    out[i] = -99;\n") +
+            (part.nonUniform ? "    if (x & 1)\n" : "") + "        out[i] = " + part.expr +
+            ";\n}\n";
+        Program prog(src, "-cl-std=CL3.0");
+        cl_kernel k = prog.kernel("e");
+        width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
+        Buffer bin(in), bout(n * sizeof(int));
+        setArgs(k, bin, bout);
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(env.queue));
+        const std::vector<int> out = bout.read<int>(n);
+        const std::string expr = part.expr;
+        for (size_t g = 0; g < n; g += local)
+            for (size_t b = g; b < g + local; b += width) {
+                const size_t s = std::min(width, g + local - b);
+                std::vector<size_t> active; // the lanes that evaluate the expression
+                for (size_t l = 0; l < s; ++l)
+                    if (!part.nonUniform || (in[b + l] & 1))
+                        active.push_back(l);
+                for (size_t l = 0; l < s; ++l) {
+                    const int x = in[b + l];
+                    int want = -99;
+                    const bool on = !part.nonUniform || (x & 1);
+                    if (on) {
+                        auto at = [&](size_t j) { return in[b + j]; };
+                        if (expr.starts_with("sub_group_shuffle(x"))
+                            want = at(s - 1 - l);
+                        else if (expr.starts_with("sub_group_shuffle_xor"))
+                            want = (l + 1 < s || l % 2) ? at(l ^ 1) : 0;
+                        else if (expr.starts_with("sub_group_shuffle_up"))
+                            want = l >= 2 ? at(l - 2) : 0;
+                        else if (expr.starts_with("sub_group_shuffle_down"))
+                            want = l + 1 < s ? at(l + 1) : 0;
+                        else if (expr.find("clustered_reduce_add") != std::string::npos) {
+                            want = 0;
+                            for (size_t j = l / 4 * 4; j < std::min(s, l / 4 * 4 + 4); ++j)
+                                want += at(j);
+                        } else if (expr.find("clustered_reduce_max") != std::string::npos) {
+                            want = std::numeric_limits<int>::min();
+                            for (size_t j = l / 2 * 2; j < std::min(s, l / 2 * 2 + 2); ++j)
+                                want = std::max(want, at(j));
+                        } else if (expr.find("reduce_add((short)") != std::string::npos) {
+                            want = 0;
+                            for (size_t j = 0; j < s; ++j)
+                                want += at(j);
+                        } else if (expr.find("scan_inclusive_min((char)") != std::string::npos) {
+                            want = 127;
+                            for (size_t j = 0; j <= l; ++j)
+                                want = std::min(want, at(j));
+                        } else if (expr.find("(int2)") != std::string::npos)
+                            want = -at(1);
+                        else if (expr.find("bit_count") != std::string::npos) {
+                            want = 0;
+                            for (size_t j = 0; j < s; ++j)
+                                want += at(j) > 0;
+                        } else if (expr.find("exclusive_scan(sub_group_ballot") !=
+                                   std::string::npos) {
+                            want = 0;
+                            for (size_t j = 0; j < l; ++j)
+                                want += at(j) > 0;
+                        } else if (expr.find("lt_mask") != std::string::npos)
+                            want = 0; // a lane is never below itself
+                        else if (expr.find("broadcast_first") != std::string::npos)
+                            want = at(active[0]) * 10 + int(active[0]);
+                        else if (expr.find("elect") != std::string::npos)
+                            want = l == active[0];
+                        else if (expr.find("non_uniform_all") != std::string::npos) {
+                            want = 1;
+                            for (size_t j : active)
+                                want = want && at(j) > 0;
+                        } else if (expr.find("non_uniform_reduce_add") != std::string::npos) {
+                            want = 0;
+                            for (size_t j : active)
+                                want += at(j);
+                        } else if (expr.find("scan_exclusive_mul") != std::string::npos) {
+                            want = 1;
+                            for (size_t j : active)
+                                if (j < l)
+                                    want *= at(j);
+                        }
+                    }
+                    INFO(part.ext << ": " << expr << ", work-item " << b + l
+                                  << ", sub-group local id " << l);
+                    if (expr.find("elect") != std::string::npos ||
+                        expr.find("non_uniform_all") != std::string::npos ||
+                        expr.find("lt_mask") != std::string::npos)
+                        REQUIRE((out[b + l] != 0) == (want != 0)); // "non-zero" when true
+                    else
+                        REQUIRE(out[b + l] == want);
+                }
+            }
+    }
+}
+
+TEST_CASE("a vector kernel argument indexed per work-item", "[kernels][sub_group]") {
+    // LLVM 19's AMDGPU backend read v[i] with a varying i as one load at the first lane's i
+    // (runtime/devices/gcn/codegen/finalize.cpp works around it); every device must get it
+    // right.
+    Program prog("kernel void k(global int* out, uint4 v) {\n"
+                 "    size_t i = get_global_id(0);\n"
+                 "    out[i] = v[get_local_id(0) % 64 > 31] + v[(get_local_id(0) >> 2) & 3];\n"
+                 "}\n");
+    cl_kernel k = prog.kernel("k");
+    const size_t n = 256, local = 128;
+    Buffer bout(n * sizeof(int));
+    const cl_uint4 v = {{1, 10, 100, 1000}};
+    setArgs(k, bout, v);
+    REQUIRE_CL(clEnqueueNDRangeKernel(KernelEnv::get().queue, k, 1, nullptr, &n, &local, 0, nullptr,
+                                      nullptr));
+    REQUIRE_CL(clFinish(KernelEnv::get().queue));
+    const std::vector<int> out = bout.read<int>(n);
+    for (size_t i = 0; i < n; ++i) {
+        const size_t l = i % local;
+        INFO("work-item " << i);
+        REQUIRE(out[i] == int(v.s[l % 64 > 31] + v.s[(l >> 2) & 3]));
+    }
+}
