@@ -48,6 +48,15 @@ std::vector<Function*> kernelsOf(Module& m) {
     return out;
 }
 
+/// Whether kernel argument `a` is an image (its descriptor, core/image.hpp's KernelImageDesc).
+bool isImageArgument(const Argument& a) {
+    const MDNode* types = a.getParent()->getMetadata("kernel_arg_type");
+    if (!types || a.getArgNo() >= types->getNumOperands())
+        return false;
+    auto* s = dyn_cast<MDString>(types->getOperand(a.getArgNo()));
+    return s && s->getString().contains("image");
+}
+
 bool worthInlining(const Function& callee, bool everything) {
     if (callee.isDeclaration())
         return false;
@@ -77,15 +86,17 @@ Value* stripToRoot(Value* v) {
     }
 }
 
-/// Where a pointer comes from: known bounds, private memory, or unknown.
-enum class Origin : uint8_t { None, Known, Private, Unknown };
+/// Where a pointer comes from: known bounds; memory not checked by design (private memory, an
+/// image's texels, which the image builtins keep inside the image, the collective functions'
+/// scratch); or unknown.
+enum class Origin : uint8_t { None, Known, Skip, Unknown };
 
 Origin join(Origin a, Origin b) {
     if (a == Origin::None)
         return b;
     if (b == Origin::None || a == b)
         return a;
-    return Origin::Unknown; // Known with Private, or anything with Unknown
+    return Origin::Unknown; // Known with Skip, or anything with Unknown
 }
 
 /// The bounds of one pointer at one place: [low, high) as i64, and the id the hook reports.
@@ -144,12 +155,20 @@ Origin KernelChecker::originOf(Value* root) {
         if (auto* a = dyn_cast<Argument>(v))
             return a->getParent() == &m_f && a->getType()->getPointerAddressSpace() != 0
                        ? Origin::Known
-                       : Origin::Private; // byval structs: the work-item's own copy
+                       : Origin::Skip; // byval structs: the work-item's own copy
         if (auto* gv = dyn_cast<GlobalVariable>(v))
             return !gv->isDeclaration() && gv->getValueType()->isSized() ? Origin::Known
                                                                          : Origin::Unknown;
         if (isa<AllocaInst>(v))
-            return Origin::Private;
+            return Origin::Skip;
+        if (auto* load = dyn_cast<LoadInst>(v)) // an image's texel pointer
+            if (auto* a = dyn_cast<Argument>(stripToRoot(load->getPointerOperand()));
+                a && a->getParent() == &m_f && isImageArgument(*a))
+                return Origin::Skip;
+        if (auto* call = dyn_cast<CallInst>(v))
+            if (Function* callee = call->getCalledFunction();
+                callee && callee->getName() == "__duet_wg_scratch")
+                return Origin::Skip;
         if (isa<ConstantPointerNull>(v))
             return Origin::Known;
         return Origin::Unknown;
@@ -255,7 +274,7 @@ void KernelChecker::check(Instruction* access, Value* ptr, Value* bytes, AccessK
     if (as == 0)
         return; // private memory: not checked
     switch (originOf(stripToRoot(ptr))) {
-    case Origin::Private:
+    case Origin::Skip:
         return;
     case Origin::Known:
         break;
