@@ -113,7 +113,7 @@ std::string describeFault(const KernelLaunch& launch, const CheckFault& f) {
                     std::to_string(a.mem->size()) + " bytes)";
         } else if (a.svm) {
             origin = reinterpret_cast<uintptr_t>(a.svm);
-            what += ", an SVM pointer " + std::to_string(f.low - origin) +
+            what += ", an SVM pointer " + std::to_string(origin - f.low) +
                     " bytes into an allocation of " + std::to_string(f.high - f.low) + " bytes)";
         } else {
             what += ", NULL)";

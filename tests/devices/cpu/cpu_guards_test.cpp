@@ -295,6 +295,46 @@ TEST_CASE("checked kernels stop at an access through a NULL buffer", "[cpu][chec
     clReleaseProgram(p);
 }
 
+TEST_CASE("checked kernels bound an SVM pointer by its allocation", "[cpu][checks]") {
+    Guarded g;
+    cl_program p = g.build(kOverruns);
+    cl_kernel fill = g.kernel(p, "fill");
+    auto* base = static_cast<int*>(clSVMAlloc(g.context, CL_MEM_READ_WRITE, 1024, 0));
+    REQUIRE(base);
+    // 256 bytes into the allocation: from there, 192 ints fit and one before the pointer too.
+    REQUIRE(clSetKernelArgSVMPointer(fill, 0, base + 64) == CL_SUCCESS);
+    setArg(fill, 1, -1);
+    CHECK(g.run(fill, 192, 64) == CL_COMPLETE);
+    setArg(fill, 1, 1);
+    CHECK(g.run(fill, 192, 64) == CL_OUT_OF_RESOURCES);
+    const std::string m = g.allMessages();
+    INFO(m);
+    CHECK(m.find("kernel 'fill': out-of-bounds write of 4 bytes at byte offset 768 of argument 0 "
+                 "'out' (__global int*, an SVM pointer 256 bytes into an allocation of 1024 "
+                 "bytes) by work-item 191") != std::string::npos);
+    clSVMFree(g.context, base);
+    clReleaseKernel(fill);
+    clReleaseProgram(p);
+}
+
+TEST_CASE("checked builds say which accesses they cannot check", "[cpu][checks]") {
+    Guarded g;
+    // A pointer made from an integer read from memory derives from no argument.
+    cl_program p = g.build(R"CL(
+__kernel void chase(__global const ulong* table, __global int* out) {
+    __global const int* p = (__global const int*)table[0];
+    out[0] = *p;
+}
+__kernel void plain(__global int* out) { out[get_global_id(0)] = 1; }
+)CL");
+    const std::string log = buildLog(p, g.device);
+    INFO(log);
+    CHECK(log.find("note: DUET_CPU_CHECKS: kernel chase: 1 of 3 memory accesses are not checked") !=
+          std::string::npos);
+    CHECK(log.find("kernel plain:") == std::string::npos);
+    clReleaseProgram(p);
+}
+
 namespace {
 
 const char* kInBounds = R"CL(
