@@ -175,10 +175,9 @@ private:
     }
     /// The entry `launch` runs: its streaming variant for launches over the threshold.
     WorkGroupFn entryFor(const KernelLaunch& launch) const;
-    /// runNDRange under m_stateMutex (`lock`); a guarded launch that was stopped returns its
-    /// error with the reason in `why`, for the caller to report once the lock is released.
-    cl_int runLocked(const KernelLaunch& launch, std::unique_lock<std::mutex>& lock,
-                     std::string& why);
+    /// runNDRange, called with m_stateMutex held; a guarded launch that was stopped returns
+    /// its error with the reason in `why`, for the caller to report once the lock is released.
+    cl_int runLocked(const KernelLaunch& launch, std::string& why);
 
     std::unique_ptr<Toolchain> m_toolchain;
     ThreadPool m_pool;
@@ -224,7 +223,7 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     // it keeps allocation off the launch path.
     std::unique_lock lock(m_stateMutex);
     std::string why;
-    const cl_int status = runLocked(launch, lock, why);
+    const cl_int status = runLocked(launch, why);
     if (status == CL_SUCCESS || why.empty())
         return status;
     // A stopped launch: reported without our lock (the callback may enqueue on this device).
@@ -234,8 +233,7 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     return status;
 }
 
-cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::unique_lock<std::mutex>&,
-                             std::string& why) {
+cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
     const KernelDesc& desc = launch.kernel->desc();
     WorkGroupFn fn = entryFor(launch);
     const bool streaming = fn != reinterpret_cast<WorkGroupFn>(launch.entry);
