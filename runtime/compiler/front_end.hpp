@@ -52,6 +52,9 @@ struct TargetSpec {
     void (*releaseModule)(llvm::Module& module, const TargetSpec& target) = nullptr;
     /// The target kind recorded in this device's program binaries (.note.duet; binary.hpp).
     uint32_t binaryKind = 0;
+    /// Keep the names of values (kernel arguments) in the bitcode, for a code generator that
+    /// reports them (the CPU device's checked kernels name the argument an access overran).
+    bool keepValueNames = false;
 };
 
 /// clCompileProgram (and the first half of clBuildProgram): OpenCL C -> bitcode.

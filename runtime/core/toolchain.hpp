@@ -32,6 +32,14 @@ struct LinkResult {
     std::string bitcode; ///< the linked module (library or executable input)
 };
 
+/// Run-time guards a device compiled into an executable's code (the CPU device's
+/// DUET_CPU_CHECKS and DUET_KERNEL_TIMEOUT, read when the program is built): its executor then
+/// hands the code the launch's argument bounds and a cancel flag.
+struct ExecutionGuards {
+    bool boundsChecks = false;   ///< every global, constant and local access is checked
+    double timeoutSeconds = 0.0; ///< > 0: launches running longer are stopped and fail
+};
+
 /// Executable code for one device: what clBuildProgram/clLinkProgram produce in the end.
 /// Thread-safe after creation; lives as long as any kernel made from it.
 class DeviceExecutable {
@@ -49,6 +57,8 @@ public:
     virtual const std::string& binary() const = 0;
     /// Bytes of program-scope __global variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
     virtual size_t globalVariableTotalSize() const { return 0; }
+    /// The run-time guards compiled into the code (none by default).
+    virtual ExecutionGuards guards() const { return {}; }
 };
 
 struct FinalizeResult {

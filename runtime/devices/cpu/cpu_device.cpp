@@ -3,11 +3,13 @@
 #include "core/image.hpp"
 #include "core/kernel.hpp"
 #include "devices/cpu/jit/cpu_toolchain.hpp"
+#include "devices/cpu/launch_guard.hpp"
 #include "devices/cpu/thread_pool.hpp"
 #include "devices/cpu/work_group_abi.hpp"
 #include "duet/version.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -144,6 +146,7 @@ private:
         AlignedBlock collective; ///< WorkGroupContext::collectiveScratch
         std::vector<void*> args;
         std::vector<void*> slots;
+        std::vector<uint64_t> bounds; ///< WorkGroupContext::argBounds (checked kernels)
     };
     /// Per-launch scratch, reused from launch to launch.
     struct LaunchScratch {
@@ -151,6 +154,7 @@ private:
         std::vector<size_t> localOffsets;
         std::vector<void*> baseSlots, baseArgs;
         std::vector<KernelImageDesc> imageDescs;
+        std::vector<uint64_t> baseBounds; ///< argument bounds less the __local ones
     };
 
     /// Launches whose __global buffers add up to this many bytes or more run the kernel's
@@ -171,6 +175,9 @@ private:
     }
     /// The entry `launch` runs: its streaming variant for launches over the threshold.
     WorkGroupFn entryFor(const KernelLaunch& launch) const;
+    /// runNDRange, called with m_stateMutex held; a guarded launch that was stopped returns
+    /// its error with the reason in `why`, for the caller to report once the lock is released.
+    cl_int runLocked(const KernelLaunch& launch, std::string& why);
 
     std::unique_ptr<Toolchain> m_toolchain;
     ThreadPool m_pool;
@@ -180,6 +187,7 @@ private:
     std::mutex m_stateMutex; ///< guards the scratch below
     LaunchScratch m_scratch;
     std::vector<WorkerState> m_workers{m_pool.participants()};
+    Watchdog m_watchdog; ///< DUET_KERNEL_TIMEOUT
 };
 
 WorkGroupFn CpuBackend::entryFor(const KernelLaunch& launch) const {
@@ -212,6 +220,21 @@ WorkGroupFn CpuBackend::entryFor(const KernelLaunch& launch) const {
 }
 
 cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
+    // One launch at a time owns the scratch (the pool runs one job at a time anyway); reusing
+    // it keeps allocation off the launch path.
+    std::unique_lock lock(m_stateMutex);
+    std::string why;
+    const cl_int status = runLocked(launch, why);
+    if (status == CL_SUCCESS || why.empty())
+        return status;
+    // A stopped launch: reported without our lock (the callback may enqueue on this device).
+    lock.unlock();
+    std::fprintf(stderr, "duet: cpu: %s\n", why.c_str());
+    launch.kernel->context()->notify(why);
+    return status;
+}
+
+cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
     const KernelDesc& desc = launch.kernel->desc();
     WorkGroupFn fn = entryFor(launch);
     const bool streaming = fn != reinterpret_cast<WorkGroupFn>(launch.entry);
@@ -230,10 +253,10 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     const size_t chunk = std::max<size_t>(1, total / (participants * m_chunksPerParticipant));
     const size_t used = total <= chunk ? 1 : participants;
 
-    // One launch at a time owns the scratch below (the pool runs one job at a time anyway);
-    // reusing it keeps allocation off the launch path.
-    std::lock_guard lock(m_stateMutex);
     LaunchScratch& s = m_scratch;
+    const ExecutionGuards guards =
+        launch.executable ? launch.executable->guards() : ExecutionGuards{};
+    const bool guarded = guards.boundsChecks || guards.timeoutSeconds > 0;
 
     // __local layout per work-group: kernel-scope variables first, then each __local
     // argument, every block aligned for the widest type.
@@ -281,6 +304,11 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
             break;
         }
     }
+    if (guards.boundsChecks) {
+        s.baseBounds.assign(2 * nargs, 0);
+        for (size_t i = 0; i < nargs; ++i)
+            cpu::argumentBounds(launch, i, &s.imageDescs[i], s.baseBounds.data());
+    }
 
     WorkGroupContext base{};
     base.workDim = launch.workDim;
@@ -299,17 +327,31 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
             return CL_OUT_OF_RESOURCES;
         w.slots = s.baseSlots;
         w.args = s.baseArgs;
+        if (guards.boundsChecks)
+            w.bounds = s.baseBounds;
         for (size_t i = 0; i < nargs; ++i) {
-            if (desc.args[i].kind == KernelArgKind::LocalBuffer)
+            if (desc.args[i].kind == KernelArgKind::LocalBuffer) {
                 w.slots[i] = w.local.data() + s.localOffsets[i];
+                if (guards.boundsChecks) {
+                    w.bounds[2 * i] = reinterpret_cast<uintptr_t>(w.slots[i]);
+                    w.bounds[2 * i + 1] = w.bounds[2 * i] + launch.args[i].localSize;
+                }
+            }
             if (!w.args[i])
                 w.args[i] = &w.slots[i];
         }
     }
 
-    auto runGroups = [&](size_t begin, size_t end, unsigned worker) {
+    cpu::LaunchGuard guard;
+
+    // No object with a destructor here: a failed check leaves by longjmp (cpu::runGuarded).
+    auto runRange = [&](size_t begin, size_t end, unsigned worker) {
         WorkerState& w = m_workers[worker];
         WorkGroupContext ctx = base;
+        if (guarded) {
+            ctx.argBounds = guards.boundsChecks ? w.bounds.data() : nullptr;
+            ctx.cancel = reinterpret_cast<const uint8_t*>(&guard.cancel);
+        }
         ctx.localMem = w.local.data();
         ctx.localMemEnd = ctx.localMem + localBytes;
         ctx.collectiveScratch = w.collective.data();
@@ -318,6 +360,10 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
         ctx.stackLow = threadStackLow();
         ctx.stackHigh = ctx.stackLow ? static_cast<char*>(__builtin_frame_address(0)) : nullptr;
         for (size_t g = begin; g < end; ++g) {
+            if (guarded && guard.cancel.load(std::memory_order_relaxed)) {
+                guard.abandoned.store(true, std::memory_order_relaxed);
+                return;
+            }
             size_t id[3] = {g % groups[0], (g / groups[0]) % groups[1],
                             g / (groups[0] * groups[1])};
             for (int d = 0; d < 3; ++d) {
@@ -327,6 +373,23 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
             }
             fn(w.args.data(), &ctx);
         }
+    };
+    auto runGroups = [&](size_t begin, size_t end, unsigned worker) {
+        if (!guarded) {
+            runRange(begin, end, worker);
+        } else {
+            struct Call {
+                decltype(runRange)* range;
+                size_t begin, end;
+                unsigned worker;
+            } call{&runRange, begin, end, worker};
+            auto body = [](void* p) {
+                auto* c = static_cast<Call*>(p);
+                (*c->range)(c->begin, c->end, c->worker);
+            };
+            if (!cpu::runGuarded(guard, body, &call))
+                guard.abandoned.store(true, std::memory_order_relaxed);
+        }
 #if defined(__x86_64__)
         // The streaming variant's non-temporal stores are weakly ordered: drain them before
         // the pool (or the queue) tells anyone that this part of the launch is done.
@@ -334,11 +397,32 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
             __builtin_ia32_sfence();
 #endif
     };
+    const auto start = std::chrono::steady_clock::now();
+    if (guards.timeoutSeconds > 0)
+        m_watchdog.arm(guard, start + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::duration<double>(guards.timeoutSeconds)));
     if (used == 1)
         runGroups(0, total, 0);
     else
         m_pool.run(total, chunk, runGroups);
-    return CL_SUCCESS;
+    if (guards.timeoutSeconds > 0)
+        m_watchdog.disarm();
+    if (!guarded || !guard.abandoned.load())
+        return CL_SUCCESS;
+    // Hardware reports a faulting or killed kernel as CL_OUT_OF_RESOURCES too.
+    if (guard.faulted.load()) {
+        why = cpu::describeFault(launch, guard.fault);
+    } else {
+        const double ran =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        char text[160];
+        std::snprintf(text, sizeof text,
+                      "kernel '%s' ran longer than DUET_KERNEL_TIMEOUT=%g s and was stopped "
+                      "after %.2f s",
+                      desc.name.c_str(), guards.timeoutSeconds, ran);
+        why = text;
+    }
+    return CL_OUT_OF_RESOURCES;
 }
 
 void CpuBackend::pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
@@ -416,6 +500,9 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     target.binaryKind = kCpuBinaryKind;
     target.cpuName = hostCpuName();
     target.cpuFeatures = hostCpuFeatures();
+    // Checked kernels (DUET_CPU_CHECKS) name the argument an access overran.
+    if (const char* e = std::getenv("DUET_CPU_CHECKS"); e && *e && *e != '0')
+        target.keepValueNames = true;
     bool avx512 = target.cpuFeatures.find("+avx512f") != std::string::npos;
     bool avx = target.cpuFeatures.find("+avx,") != std::string::npos ||
                target.cpuFeatures.find("+avx2") != std::string::npos;

@@ -38,6 +38,14 @@ struct WorkGroupContext {
     /// This thread's scratch for the work-group collective functions (builtins/cpu/
     /// work_group.cl): kCollectiveScratchPerItem bytes per work-item of the largest group.
     char* collectiveScratch;
+    /// Kernels built with DUET_CPU_CHECKS: [low, high) of each argument, two per argument
+    /// (buffers, sub-buffers, SVM allocations, this group's __local blocks; 0 and ~0 where the
+    /// extent is unknown). Null otherwise.
+    const uint64_t* argBounds;
+    /// Kernels built with checks or DUET_KERNEL_TIMEOUT: non-zero asks the work-items to stop
+    /// (polled at loop back-edges); points at jit/guards.hpp's LaunchGuard::cancel. Null
+    /// otherwise.
+    const uint8_t* cancel;
 };
 
 /// Bytes of WorkGroupContext::collectiveScratch per work-item: two values of the widest type

@@ -5,6 +5,8 @@
 #include "compiler/options.hpp"
 #include "compiler/save_temps.hpp"
 #include "devices/cpu/jit/cpu_toolchain.hpp"
+#include "devices/cpu/jit/guards.hpp"
+#include "devices/cpu/jit/kernel_checks.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/printf.hpp"
 #include "devices/cpu/jit/safe_division.hpp"
@@ -47,6 +49,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cmath>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -82,6 +85,7 @@ public:
     void* streamingEntry(size_t index) const override;
     const std::string& binary() const override;
     size_t globalVariableTotalSize() const override { return m_globalBytes; }
+    ExecutionGuards guards() const override { return m_guards; }
 
     std::shared_ptr<std::string> m_diagnostics; // outlives the JIT's LLVMContext
     std::unique_ptr<orc::LLJIT> m_jit;          // owns the code the entries point into
@@ -92,6 +96,7 @@ public:
     std::string m_features;
     bool m_unsafeMath = false;
     size_t m_globalBytes = 0; ///< program-scope __global variables
+    ExecutionGuards m_guards; ///< compiled into the code (DUET_CPU_CHECKS, DUET_KERNEL_TIMEOUT)
     /// Kernels share mutable program-scope globals: compile the module as a whole.
     bool m_wholeModule = false;
     ProgramBinary m_binaryParts; ///< all but .text, filled at build
@@ -139,8 +144,28 @@ bool allowedHostFunction(StringRef name) {
 /// without a body. Reported at build time, never left for the JIT to trip on.
 std::string unresolvedFunctions(Module& m) {
     return undefinedSymbolReport(m, "this device", [](StringRef name, std::string&) {
-        return name == kPrintfHookName || allowedHostFunction(name);
+        return name == kPrintfHookName || name == cpu::kCheckFailHookName ||
+               name == cpu::kCancelledHookName || allowedHostFunction(name);
     });
+}
+
+/// The run-time guards to compile in, read at every build: DUET_CPU_CHECKS=1 (bounds checks),
+/// DUET_KERNEL_TIMEOUT=<seconds> (cancellation points). A value that is not a positive number of
+/// seconds gets a warning in `log` and no timeout.
+ExecutionGuards guardsFromEnvironment(std::string& log) {
+    ExecutionGuards g;
+    if (const char* e = std::getenv("DUET_CPU_CHECKS"); e && *e && *e != '0')
+        g.boundsChecks = true;
+    if (const char* e = std::getenv("DUET_KERNEL_TIMEOUT"); e && *e) {
+        char* end = nullptr;
+        const double s = std::strtod(e, &end);
+        if (end && *end == '\0' && std::isfinite(s) && s > 0)
+            g.timeoutSeconds = s;
+        else if (!(end && *end == '\0' && s == 0))
+            log += std::string("warning: DUET_KERNEL_TIMEOUT=") + e +
+                   " is not a number of seconds; kernels run without a timeout\n";
+    }
+    return g;
 }
 
 /// Implicit barriers around uniform loops pay off once the vectoriser runs;
@@ -493,7 +518,8 @@ struct Prepared {
 /// Bitcode -> builtins linked -> work-group functions (their descriptions appended to
 /// `wgKernels`), verified. `diagnostics` is what `ctx`'s handler collected.
 Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::string& diagnostics,
-                       bool loopBarriers, std::vector<WorkGroupKernelInfo>& wgKernels) {
+                       bool loopBarriers, const ExecutionGuards& guards,
+                       std::vector<WorkGroupKernelInfo>& wgKernels, std::string& notes) {
     Prepared p;
     std::string& error = p.error;
     std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
@@ -517,11 +543,19 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
     }
     lowerOpaqueTypes(*m);
     normaliseForCpu(*m);
+    const bool cancellable = guards.timeoutSeconds > 0;
+    if (guards.boundsChecks || cancellable)
+        inlineForGuards(*m, cancellable);
+    if (guards.boundsChecks)
+        notes = insertBoundsChecks(*m);
+    if (cancellable)
+        insertCancellationPoints(*m);
     if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriers, error)) {
         error = "error: " + error;
         p.retry = true;
         return p;
     }
+    lowerGuardPlaceholders(*m);
     if (std::string missing = unresolvedFunctions(*m); !missing.empty()) {
         error = missing;
         return p;
@@ -542,15 +576,19 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
 /// the user's build.
 Prepared prepareModuleOrRetry(const std::string& bitcode, LLVMContext& ctx,
                               const std::string& diagnostics, const BuildOptions& opts,
+                              const ExecutionGuards& guards,
                               std::vector<WorkGroupKernelInfo>& wgKernels, std::string& log) {
     const bool loopBarriers = loopBarriersEnabled(opts);
-    Prepared p = prepareModule(bitcode, ctx, diagnostics, loopBarriers, wgKernels);
+    std::string notes;
+    Prepared p = prepareModule(bitcode, ctx, diagnostics, loopBarriers, guards, wgKernels, notes);
     if (!p.module && p.retry && loopBarriers) {
-        Prepared second = prepareModule(bitcode, ctx, diagnostics, false, wgKernels);
+        Prepared second = prepareModule(bitcode, ctx, diagnostics, false, guards, wgKernels, notes);
         if (second.module)
             log += "warning: built without implicit loop barriers after: " + p.error + "\n";
         p = std::move(second);
     }
+    if (p.module)
+        log += notes;
     return p;
 }
 
@@ -654,6 +692,10 @@ std::string createJit(CpuExecutable& exe, const orc::JITTargetMachineBuilder& jt
     orc::SymbolMap hooks;
     hooks[mangle(kPrintfHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_printf),
                                       JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+    hooks[mangle(cpu::kCheckFailHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_check_fail),
+                                              JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+    hooks[mangle(cpu::kCancelledHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_cancelled),
+                                              JITSymbolFlags::Exported | JITSymbolFlags::Callable};
     if (Error e = jd.define(orc::absoluteSymbols(std::move(hooks))))
         return "error: JIT: " + toString(std::move(e));
     return {};
@@ -694,7 +736,9 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     LLVMContext& ctx = *tsctx;
     std::shared_ptr<std::string> diagnostics = collectDiagnostics(ctx);
     std::vector<WorkGroupKernelInfo> wgKernels;
-    Prepared prepared = prepareModuleOrRetry(bitcode, ctx, *diagnostics, opts, wgKernels, log);
+    const ExecutionGuards guards = guardsFromEnvironment(log);
+    Prepared prepared =
+        prepareModuleOrRetry(bitcode, ctx, *diagnostics, opts, guards, wgKernels, log);
     if (!prepared.module)
         return FinalizeResult::failure(log + prepared.error);
     std::unique_ptr<Module> m = std::move(prepared.module);
@@ -714,6 +758,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     exe->m_optLevel = host.optLevel;
     exe->m_features = host.features;
     exe->m_unsafeMath = opts.effectiveUnsafeMath();
+    exe->m_guards = guards;
     noteProgramGlobals(*m, *exe);
     if (opts.saveTemps)
         log += saveTemps(*m, **tm, opts, wgKernels, host.optLevel, host.features);

@@ -1,0 +1,54 @@
+// Run-time guards of CPU kernels (DUET_CPU_CHECKS, DUET_KERNEL_TIMEOUT): the hooks generated code
+// calls and the per-thread state they use. No LLVM headers: the executor includes it.
+#pragma once
+
+#include <atomic>
+#include <csetjmp>
+#include <cstdint>
+
+namespace duet::rt::cpu {
+
+/// Symbol names of the hooks below, as generated code calls them.
+inline constexpr const char* kCheckFailHookName = "__duet_check_fail";
+inline constexpr const char* kCancelledHookName = "__duet_cancelled";
+
+/// What an access that failed its bounds check was.
+enum class AccessKind : uint32_t { Load = 0, Store = 1, Atomic = 2 };
+
+/// The first out-of-bounds access of a launch, as the check saw it.
+struct CheckFault {
+    uint32_t id = 0; ///< argument index, or (argument count + n) for the kernel's n-th variable
+    AccessKind kind = AccessKind::Load;
+    uint64_t address = 0;        ///< first byte accessed
+    uint64_t low = 0, high = 0;  ///< the bounds it was checked against, [low, high)
+    uint64_t bytes = 0;          ///< bytes accessed
+    const char* names = nullptr; ///< the kernel's names table (see kernel_checks.hpp)
+    uint64_t globalId[3] = {0, 0, 0};
+};
+
+/// One guarded launch. `cancel` is what generated code polls (WorkGroupContext::cancel):
+/// non-zero stops every participant at its next check, loop back-edge or work-group.
+struct LaunchGuard {
+    std::atomic<uint8_t> cancel{0};
+    std::atomic<bool> faulted{false};
+    std::atomic<bool> timedOut{false};
+    std::atomic<bool> abandoned{false}; ///< some work-group did not run to its end
+    CheckFault fault;                   ///< written once, by whoever set `faulted` first
+};
+
+/// Runs `body(data)` with `guard` as the calling thread's launch guard: a failed check or a
+/// cancellation inside returns false at once (generated code is left with longjmp; it holds no
+/// resources). True when `body` returned normally. `body` must not own objects with
+/// destructors in the frames the jump skips.
+bool runGuarded(LaunchGuard& guard, void (*body)(void*), void* data);
+
+} // namespace duet::rt::cpu
+
+/// Generated code calls this when an access fails its bounds check: records the first fault of
+/// the launch, cancels the launch and leaves the work-group (never returns).
+extern "C" void __duet_check_fail(uint32_t id, uint32_t kind, uint64_t address, uint64_t low,
+                                  uint64_t high, uint64_t bytes, const char* names, uint64_t gid0,
+                                  uint64_t gid1, uint64_t gid2);
+/// Generated code calls this when it sees the launch's cancel flag set: leaves the work-group
+/// (never returns).
+extern "C" void __duet_cancelled();
