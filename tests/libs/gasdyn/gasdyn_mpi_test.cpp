@@ -166,6 +166,17 @@ void decomposition(Cl& cl) {
     dist.setDims({1, size});
     compareWithSingle(dist, singleExact.get(), gasdyn::makeProblem(Problem::LaxLiu12, 24, 40), 12,
                       INFINITY);
+    // Blocks over two 64-cell work-groups wide, so that the X sweep's interior work-groups run
+    // while the halos travel (the narrower blocks above overlap only along y); then every sweep
+    // waiting for its halos first.
+    dist.setDims({size, 1});
+    compareWithSingle(dist, singleExact.get(),
+                      gasdyn::makeProblem(Problem::KelvinHelmholtz, 140 * size, 10), 8, INFINITY);
+    dist.setOverlap(false);
+    dist.setDims({0, 0});
+    compareWithSingle(dist, singleExact.get(), gasdyn::makeProblem(Problem::LaxLiu3, 50, 38), 12,
+                      INFINITY);
+    dist.setOverlap(true);
 }
 
 void sod(Cl& cl) {
