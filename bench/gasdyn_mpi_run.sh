@@ -7,11 +7,12 @@
 #
 # Usage: gasdyn_mpi_run.sh [--ranks "1 2 4 8 16"] [--modes "weak strong"] [--weak-n 512]
 #                          [--strong-n 2048] [--steps 20] [--cores-per-rank 1]
-#                          [--overlap on|off|both] [--device NAME] [--json FILE]
+#                          [--overlap off|on|both] [--device NAME] [--json FILE]
 # Modes: weak (an n x n block per rank), strong (one n x n grid), hybrid (the strong grid with
 # the host's cores divided among the ranks: ranks x threads = cores, so MPI ranks against CPU
 # device threads on the same cores). In weak and strong each rank keeps --cores-per-rank cores
-# (its CPU device runs that many threads), so the cores in use grow with the ranks.
+# (its CPU device runs that many threads), so the cores in use grow with the ranks. --overlap on:
+# each block's interior is updated while its halos travel (off by default; both: each point twice).
 # Efficiency: weak T(1) / T(P), strong T(1) / (P T(P)), hybrid T(1) / T(P) (against the first
 # rank count listed when that is not 1).
 # Environment: BUILD_DIR (default <repo>/build), DUET_DEVICES (default cpu), MPIRUN (default the
@@ -24,7 +25,7 @@ weak_n=512
 strong_n=2048
 steps=20
 per_rank=1
-overlap=on
+overlap=off
 device=()
 json=""
 while (($#)); do
@@ -91,7 +92,7 @@ for mode in $modes; do
             [ "$mode" = hybrid ] && k=0
             ((np * (k > 0 ? k : 1) > cores)) && extra+=(--oversubscribe)
             args=(--mode "${mode/hybrid/strong}" --n "$n" --steps "$steps" --cores-per-rank "$k")
-            [ "$ov" = off ] && args+=(--no-overlap)
+            [ "$ov" = on ] && args+=(--overlap)
             line="$("$mpirun" ${root[@]+"${root[@]}"} "${extra[@]}" ${MPIRUN_ARGS:-} -np "$np" \
                 "$bench" "${args[@]}" ${device[@]+"${device[@]}"})"
             echo "${line%\}}, \"table\": \"$mode\"}" >>"$results"

@@ -326,7 +326,8 @@ check() {
     if [ -x "$home/bin/duet-mpirun" ]; then
         if "${hide[@]}" env -i PATH=/usr/bin:/bin HOME="${HOME:-/tmp}" TMPDIR="$dir" \
             "$home/bin/duet-gasdyn-mpi-scaling" --ranks "1 2" --weak-n 64 --strong-n 96 --steps 3 \
-            >"$dir/mpi-scaling.log" 2>&1 && grep -Eq '^strong +on +2 .* yes$' "$dir/mpi-scaling.log"; then
+            --overlap both >"$dir/mpi-scaling.log" 2>&1 &&
+            [ "$(grep -Ec '^strong +(on|off) +2 .* yes$' "$dir/mpi-scaling.log")" = 2 ]; then
             say "duet-gasdyn-mpi-scaling on 1 and 2 ranks through bin/duet-mpirun"
         else
             fail "duet-gasdyn-mpi-scaling --ranks \"1 2\" (log: $dir/mpi-scaling.log)"

@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
     std::string mode = "weak", device;
     int n = 256, steps = 20, warmup = 2;
     unsigned coresPerRank = 0;
-    bool shareCores = true, overlap = true;
+    bool shareCores = true, overlap = false;
     app.add_option("--mode", mode, "weak: an n x n block per rank; strong: an n x n grid")
         ->check(CLI::IsMember({"weak", "strong"}));
     app.add_option("--n", n, "cells per side (of a block or of the grid)")
@@ -68,9 +68,9 @@ int main(int argc, char** argv) {
                    "cores each rank keeps (0: the host's cores divided among its ranks); start "
                    "mpirun with --bind-to none so that every rank sees the host's cores")
         ->check(CLI::Range(0, 4096));
-    app.add_flag("!--no-overlap", overlap,
-                 "wait for the halos before each sweep instead of updating the interior while "
-                 "they travel");
+    app.add_flag("--overlap", overlap,
+                 "update each block's interior while its halos travel (default: wait for the "
+                 "halos before each sweep)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -107,10 +107,13 @@ public:
 
     /// The simulator of this rank's block (its own step() would skip the exchange).
     Simulator& local() { return m_sim; }
-    /// Whether a sweep updates the cells that need no ghost cell while its halos travel (on by
-    /// default): the sweep's work-groups split into an interior launch, enqueued as soon as the
-    /// halos are posted, and the border launches after they arrive. The same work-groups either
-    /// way, so the same bits; off, each sweep waits for its halos first. Not collective.
+    /// Whether a sweep updates the cells that need no ghost cell while its halos travel: the
+    /// sweep's work-groups split into an interior launch, enqueued as soon as the halos are
+    /// posted, and the border launches after they arrive. The same work-groups either way, so
+    /// the same bits; off (the default), each sweep waits for its halos first. Off because it did
+    /// not pay where measured (bench/gasdyn_mpi/README.md: 2 ranks of one core each, 5-10 %
+    /// slower: the extra launches and the wake-up cost more than the exposed exchange saves).
+    /// Not collective.
     void setOverlap(bool overlap) { m_overlap = overlap; }
     bool overlap() const { return m_overlap; }
     /// Seconds this rank spent in halo exchanges since construction: packing, posting and
@@ -150,7 +153,7 @@ private:
         void* mapped[4] = {nullptr, nullptr, nullptr, nullptr};
         bool active = false;
     } m_pending;
-    bool m_overlap = true;
+    bool m_overlap = false;
     double m_haloSeconds = 0, m_reduceSeconds = 0;
 };
 
