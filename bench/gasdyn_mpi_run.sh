@@ -73,6 +73,13 @@ export DUET_DEVICES="${DUET_DEVICES:-cpu}"
 # Shared memory between the ranks of this host, without CMA (containers often forbid it).
 export OMPI_MCA_btl="${OMPI_MCA_btl:-self,vader}"
 export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_copy_mechanism:-none}"
+# Its shared-memory segments go to /dev/shm, which containers often keep at 64 MB: /tmp then.
+if [ -z "${OMPI_MCA_btl_vader_backing_directory:-}" ]; then
+    shm_kb="$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $4}')"
+    if [ -z "$shm_kb" ] || [ "$shm_kb" -lt 524288 ]; then
+        export OMPI_MCA_btl_vader_backing_directory="${TMPDIR:-/tmp}"
+    fi
+fi
 root=()
 [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
 cores="$(nproc)"
