@@ -19,7 +19,7 @@
 # behind them; statically the library needs glibc (>= 2.36: libc, libm) and nothing else, and is
 # 118 MB stripped, 24 MB of the tarball. The default build keeps linking the shared LLVM (fast).
 # Executables link the C++ runtime statically as well and find what the bundle carries in lib/
-# through RUNPATH $ORIGIN/../lib. The tarball is 31 MiB (limit: 60 MiB; 176 MiB unpacked); the
+# through RUNPATH $ORIGIN/../lib. The tarball is 37 MiB (limit: 60 MiB; 209 MiB unpacked); the
 # static link of the library takes seconds, the whole bundle build 8 minutes from scratch on 2
 # cores without ccache, packing 1 minute (xz -9), --check 5 minutes. Debug info of the library
 # stays out of the tarball, in build-bundle/<name>.debug/ (objcopy --add-gnu-debuglink).
@@ -32,7 +32,10 @@
 #   lib/*.so.*                       shared libraries Debian has no archive of (GLFW)
 #   lib/glvnd, lib/x11, lib/ocl-icd  GLVND front ends, Xlib, an ICD loader: setup-env.sh uses each
 #                                    only where the host lacks one of its libraries
-#   bin/                             samples, benchmarks, seeds, the engine demo
+#   bin/                             samples, benchmarks, seeds, the engine demo; duet-mpirun and
+#                                    duet-gasdyn-mpi-scaling (bench/gasdyn_mpi_run.sh)
+#   lib/openmpi, lib/pmix            Open MPI's mpirun, components, help texts and settings, PMIx's
+#                                    components (stage_openmpi), when the programs link libmpi
 #   tests/                           ctest's test executables and their list (tests/manifest)
 #   share/duet/kernels, shaders      the sources the samples read at run time
 set -euo pipefail
@@ -109,10 +112,14 @@ stage_bundle() {
         strip --strip-all -o "$stage/$place/$name" "$path"
     done <"$build/bundle-targets.tsv"
 
+    stage_openmpi "$stage"
+
     # Shared libraries the executables and the carried libraries need, as ld.so resolves them here;
     # GLVND's five front ends always (the engine and the runtime also dlopen them).
     local queue=() seen=" " lib file folder
-    for file in "$stage"/bin/* "$stage"/tests/*; do
+    for file in "$stage"/bin/* "$stage"/tests/* "$stage"/lib/openmpi/bin/* \
+        "$stage"/lib/openmpi/lib/openmpi3/*.so "$stage"/lib/pmix/lib/pmix/*.so; do
+        [ -f "$file" ] && head -c4 "$file" | grep -q ELF || continue
         queue+=("$(needed "$file")")
     done
     mapfile -t queue < <(printf '%s\n' "${queue[@]}" libEGL.so.1 libGL.so.1 libGLX.so.0 \
@@ -147,6 +154,58 @@ stage_bundle() {
     readme "$(basename "$stage")" >"$stage/README.txt"
 }
 
+# Open MPI's runtime, when a bundled program links libmpi (duet-gasdyn, duet-gasdyn-mpi-bench): the
+# build machine's Open MPI (Debian 12: 4.1) relocated under lib/openmpi (orterun and orted in bin/,
+# the MCA components in lib/openmpi3, help texts in share/openmpi, the MCA settings in etc/), PMIx's
+# components and help texts under lib/pmix, and bin/duet-mpirun, which points both at them
+# (scripts/bundle/duet-mpirun). The libraries they need (libmpi, libopen-rte, libopen-pal, libpmix,
+# libhwloc, libevent, libmca_common_*) join lib/ through the NEEDED walk in stage_bundle. The
+# components for networks and libraries the bundle does not carry (UCX, libfabric, verbs, PSM,
+# netlink) and OpenSHMEM's stay out: one host's ranks talk through shared memory (btl vader).
+stage_openmpi() {
+    local stage=$1 file
+    # (Whole outputs into variables, not pipes into grep -q: under pipefail the writer's SIGPIPE
+    # would fail the test.)
+    for file in "$stage"/bin/*; do
+        [[ " $(needed "$file" 2>/dev/null | tr '\n' ' ')" == *" libmpi.so."* ]] && break
+        file=""
+    done
+    [ -n "$file" ] || return 0
+    local pkglib pkgdata sysconf pmixlib
+    ompi_path() { ompi_info --parsable --path "$1" | sed -n "s/^path:$1://p"; }
+    pkglib=$(ompi_path pkglibdir) pkgdata=$(ompi_path pkgdatadir) sysconf=$(ompi_path sysconfdir)
+    pmixlib=$(pkg-config --variable=libdir pmix 2>/dev/null || true)
+    if [ ! -d "$pkglib" ] || [ ! -d "$pkgdata" ] || [ ! -d "$pmixlib/pmix" ]; then
+        echo "bundle.sh: $(basename "$file") links libmpi but Open MPI's or PMIx's folders are" \
+            "missing (ompi_info, pkg-config pmix: openmpi-bin, libopenmpi-dev)" >&2
+        return 1
+    fi
+    local ompi=$stage/lib/openmpi pmix=$stage/lib/pmix
+    mkdir -p "$ompi"/{bin,lib/openmpi3,share/openmpi,etc} "$pmix"/{lib/pmix,share/pmix,etc}
+    strip --strip-unneeded -o "$ompi/bin/orterun" "$(command -v orterun)"
+    strip --strip-unneeded -o "$ompi/bin/orted" "$(command -v orted)"
+    local component skipped=()
+    for component in "$pkglib"/mca_*.so; do
+        if [[ " $(needed "$component" | tr '\n' ' ')" =~ \ lib(oshmem|ucp|ucs|fabric|ibverbs|psm|nl-|mca_common_(ucx|ofi|verbs)) ]]; then
+            skipped+=("$(basename "$component" .so)")
+            continue
+        fi
+        strip --strip-unneeded -o "$ompi/lib/openmpi3/$(basename "$component")" "$component"
+    done
+    cp "$pkgdata"/help-*.txt "$ompi/share/openmpi/"
+    # Debian's settings (they only turn off components the bundle lacks anyway).
+    cp "$sysconf/openmpi-mca-params.conf" "$ompi/etc/"
+    for component in "$pmixlib"/pmix/*.so; do
+        strip --strip-unneeded -o "$pmix/lib/pmix/$(basename "$component")" "$component"
+    done
+    cp "$pmixlib"/../share/pmix/help-*.txt "$pmix/share/pmix/"
+    cp "$src/scripts/bundle/duet-mpirun" "$stage/bin/duet-mpirun"
+    cp "$src/bench/gasdyn_mpi_run.sh" "$stage/bin/duet-gasdyn-mpi-scaling"
+    say "$(ompi_info --version | sed -n 1p):" \
+        "$(ls "$ompi/lib/openmpi3" | wc -l) components, ${#skipped[@]} left out" \
+        "(${skipped[*]})"
+}
+
 readme() {
     cat <<TXT
 $1: the Duet OpenCL runtime (an ICD, platform "Duet") with LLVM/clang linked in, its samples,
@@ -159,7 +218,13 @@ benchmarks and tests. Needs an x86-64 Linux with glibc 2.36 or newer and an Open
   ./run-tests.sh                   # the test suite against this bundle (--help); it uses the
                                  # bundled ocl-icd loader the tests were built against
 
+  bin/duet-gasdyn-mpi-scaling      # weak and strong scaling of duet-gasdyn over MPI ranks on the
+                                 # CPU device, 1..16 ranks (--help), through the bundle's Open MPI
+
 Or one program without touching the shell: ./setup-env.sh bin/duet-ocean --headless --frames 3.
+MPI: bin/duet-mpirun is Debian 12's Open MPI 4.1 mpirun, relocated into lib/openmpi and lib/pmix
+(local ranks only): ./setup-env.sh duet-mpirun -np 4 duet-gasdyn --headless --frames 20 (add
+--allow-run-as-root as root). The bundle's duet-gasdyn has no checkpoints (no parallel HDF5).
 DUET_ICD_ONLY=1 before setup-env.sh shows Duet alone. Without setup-env.sh, name the library by its
 absolute path: OCL_ICD_FILENAMES=\$PWD/lib/libduet-opencl.so (Khronos' ICD loader: Duet beside the
 host's ICDs) or OCL_ICD_VENDORS=\$PWD/lib/libduet-opencl.so (ocl-icd: Duet alone); the programs
@@ -254,6 +319,19 @@ check() {
     done
     if ! "${hide[@]}" "$home/setup-env.sh" "$home/bin/duet-displays" >"$dir/duet-displays.log" 2>&1; then
         fail "duet-displays (log: $dir/duet-displays.log)"
+    fi
+    # The MPI scaling script on 1 and 2 ranks, small grids, through the bundle's Open MPI alone: a
+    # bare environment (no mpirun on PATH, no LD_LIBRARY_PATH) and, as root, the host's Open MPI,
+    # PMIx and hwloc hidden too.
+    if [ -x "$home/bin/duet-mpirun" ]; then
+        if "${hide[@]}" env -i PATH=/usr/bin:/bin HOME="${HOME:-/tmp}" TMPDIR="$dir" \
+            "$home/bin/duet-gasdyn-mpi-scaling" --ranks "1 2" --weak-n 64 --strong-n 96 --steps 3 \
+            --overlap both >"$dir/mpi-scaling.log" 2>&1 &&
+            [ "$(grep -Ec '^strong +(on|off) +2 .* yes$' "$dir/mpi-scaling.log")" = 2 ]; then
+            say "duet-gasdyn-mpi-scaling on 1 and 2 ranks through bin/duet-mpirun"
+        else
+            fail "duet-gasdyn-mpi-scaling --ranks \"1 2\" (log: $dir/mpi-scaling.log)"
+        fi
     fi
     local tests=()
     [ -z "${DUET_BUNDLE_TESTS:-}" ] || tests=(-R "$DUET_BUNDLE_TESTS")

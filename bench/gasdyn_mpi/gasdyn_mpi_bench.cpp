@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
                  "bench/gasdyn_mpi_run.sh)"};
     std::string mode = "weak", device;
     int n = 256, steps = 20, warmup = 2;
-    bool shareCores = true;
+    unsigned coresPerRank = 0;
+    bool shareCores = true, overlap = false;
     app.add_option("--mode", mode, "weak: an n x n block per rank; strong: an n x n grid")
         ->check(CLI::IsMember({"weak", "strong"}));
     app.add_option("--n", n, "cells per side (of a block or of the grid)")
@@ -63,6 +64,13 @@ int main(int argc, char** argv) {
     app.add_flag("!--no-share-cores", shareCores,
                  "keep every rank's full CPU affinity (by default the host's cores are divided "
                  "among its ranks, which sizes the CPU device's thread pool)");
+    app.add_option("--cores-per-rank", coresPerRank,
+                   "cores each rank keeps (0: the host's cores divided among its ranks); start "
+                   "mpirun with --bind-to none so that every rank sees the host's cores")
+        ->check(CLI::Range(0, 4096));
+    app.add_flag("--overlap", overlap,
+                 "update each block's interior while its halos travel (default: wait for the "
+                 "halos before each sweep)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -72,7 +80,7 @@ int main(int argc, char** argv) {
     }
 
     gmpi::HostRanks host = gmpi::hostRanks(MPI_COMM_WORLD);
-    unsigned cores = shareCores ? gmpi::shareHostCores(host) : 0;
+    unsigned cores = shareCores ? gmpi::shareHostCores(host, coresPerRank) : 0;
     int code = 0;
     try {
         cl_uint count = 0;
@@ -110,6 +118,7 @@ int main(int argc, char** argv) {
         duet::interop::check(err, "clCreateCommandQueueWithProperties");
         {
             gmpi::DistributedSimulator sim(MPI_COMM_WORLD, context, dev, queue);
+            sim.setOverlap(overlap);
             const gmpi::Block& b = sim.block();
             int nx = mode == "weak" ? n * b.px : n, ny = mode == "weak" ? n * b.py : n;
             sim.load(gasdyn::makeProblem(gasdyn::Problem::KelvinHelmholtz, nx, ny));
@@ -142,11 +151,11 @@ int main(int argc, char** argv) {
                     "\"ny\": %d, \"device\": \"%s\", \"cores_per_rank\": %u, \"steps\": %d, "
                     "\"step_ms\": %.4f, \"mcells\": %.3f, \"halo_share_mean\": %.4f, "
                     "\"halo_share_max\": %.4f, \"allreduce_share_mean\": %.4f, \"valid\": %s, "
-                    "\"mass_drift\": %.3g}\n",
+                    "\"mass_drift\": %.3g, \"overlap\": %s}\n",
                     mode.c_str(), size, b.px, b.py, nx, ny, devName, cores, steps, stepMs,
                     double(nx) * ny / (stepMs * 1e3), sumShares[0] / size, maxShares[0],
                     sumShares[1] / size, ok ? "true" : "false",
-                    std::abs(total[1] - total[0]) / total[0]);
+                    std::abs(total[1] - total[0]) / total[0], overlap ? "true" : "false");
                 std::fflush(stdout);
                 code = ok ? 0 : 1;
             }

@@ -53,7 +53,7 @@ HostRanks hostRanks(MPI_Comm comm) {
     return r;
 }
 
-unsigned shareHostCores(const HostRanks& ranks) {
+unsigned shareHostCores(const HostRanks& ranks, unsigned perRank) {
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) != 0)
@@ -67,7 +67,11 @@ unsigned shareHostCores(const HostRanks& ranks) {
     const int n = int(cores.size()), count = ranks.count, index = ranks.index % count;
     cpu_set_t mine;
     CPU_ZERO(&mine);
-    if (n >= count) {
+    if (perRank > 0) {
+        const size_t keep = std::min(size_t(perRank), cores.size());
+        for (size_t k = 0; k < keep; ++k)
+            CPU_SET(cores[(size_t(index) * keep + k) % cores.size()], &mine);
+    } else if (n >= count) {
         auto [first, kept] = splitCells(n, count, index);
         for (int k = first; k < first + kept; ++k)
             CPU_SET(cores[size_t(k)], &mine);
@@ -243,78 +247,149 @@ void DistributedSimulator::reduce(float cfl, double tEnd, bool gradient) {
     m_sim.reduceFrom(all, cfl, tEnd);
 }
 
-void DistributedSimulator::exchange(Axis axis) {
+bool DistributedSimulator::beginExchange(Axis axis) {
     const bool x = axis == Axis::X;
     const int a = x ? 0 : 1;
     const int low = x ? m_block.west : m_block.south, high = x ? m_block.east : m_block.north;
     if (low == MPI_PROC_NULL && high == MPI_PROC_NULL)
-        return;
+        return false;
+    // What the queue holds (the previous sweep, this one's ghost fill) is the update's time,
+    // not the exchange's: wait for it before the clock starts (the map below would wait anyway).
+    interop::check(clFinish(m_queue), "clFinish(before the halo exchange)");
     auto t0 = std::chrono::steady_clock::now();
     const Grid& g = m_sim.grid();
     const int n = x ? g.ny : g.nx; // strip length
     const size_t cells = size_t(kGhost) * size_t(n);
     const size_t global[2] = {x ? size_t(kGhost) : size_t(n), x ? size_t(n) : size_t(kGhost)};
-    cl_mem state = m_sim.current();
     // Buffer columns (x) or rows (y): the first G interior ones go to the low neighbour, the
-    // last G to the high one; the low ghosts start at 0, the high ones after the interior.
+    // last G to the high one.
     const int extent = x ? g.nx : g.ny;
-    const int sendAt[2] = {kGhost, extent}, recvAt[2] = {0, extent + kGhost};
+    const int sendAt[2] = {kGhost, extent};
     const int peer[2] = {low, high};
-    auto run = [&](cl_kernel k, int at, cl_mem buffer, const char* name) {
+    cl_mem state = m_sim.current();
+    for (int side = 0; side < 2; ++side) {
+        if (peer[side] == MPI_PROC_NULL)
+            continue;
+        cl_kernel k = m_pack[a];
         setArg(k, 0, state);
         setArg(k, 1, cl_int(g.pitch()));
-        setArg(k, 2, cl_int(at));
-        setArg(k, 3, buffer);
-        cl_int err =
-            clEnqueueNDRangeKernel(m_queue, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr);
-        interop::check(err, name);
-    };
-    for (int side = 0; side < 2; ++side)
-        if (peer[side] != MPI_PROC_NULL)
-            run(m_pack[a], sendAt[side], m_halo[side], "clEnqueueNDRangeKernel(pack)");
-    void* mapped[4] = {nullptr, nullptr, nullptr, nullptr};
-    MPI_Request requests[4];
-    int count = 0;
+        setArg(k, 2, cl_int(sendAt[side]));
+        setArg(k, 3, m_halo[side]);
+        interop::check(
+            clEnqueueNDRangeKernel(m_queue, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr),
+            "clEnqueueNDRangeKernel(pack)");
+    }
+    Pending& p = m_pending;
+    p = Pending{};
+    p.axis = a;
     cl_int err;
     for (int side = 0; side < 2; ++side) {
         if (peer[side] == MPI_PROC_NULL)
             continue;
-        mapped[2 + side] =
+        p.mapped[2 + side] =
             clEnqueueMapBuffer(m_queue, m_halo[2 + side], CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION,
                                0, cells * sizeof(cl_float4), 0, nullptr, nullptr, &err);
         interop::check(err, "clEnqueueMapBuffer(halo receive)");
         // Tag: the direction the strip travels (0 towards low, 1 towards high), so a rank that
         // is both neighbours (two ranks, periodic) tells the strips apart.
-        mpiCheck(MPI_Irecv(mapped[2 + side], int(cells * 4), MPI_FLOAT, peer[side], 1 - side,
-                           m_cart, &requests[count++]),
+        mpiCheck(MPI_Irecv(p.mapped[2 + side], int(cells * 4), MPI_FLOAT, peer[side], 1 - side,
+                           m_cart, &p.requests[p.count++]),
                  "MPI_Irecv(halo)");
     }
     for (int side = 0; side < 2; ++side) {
         if (peer[side] == MPI_PROC_NULL)
             continue;
-        mapped[side] = clEnqueueMapBuffer(m_queue, m_halo[side], CL_TRUE, CL_MAP_READ, 0,
-                                          cells * sizeof(cl_float4), 0, nullptr, nullptr, &err);
+        p.mapped[side] = clEnqueueMapBuffer(m_queue, m_halo[side], CL_TRUE, CL_MAP_READ, 0,
+                                            cells * sizeof(cl_float4), 0, nullptr, nullptr, &err);
         interop::check(err, "clEnqueueMapBuffer(halo send)");
-        mpiCheck(MPI_Isend(mapped[side], int(cells * 4), MPI_FLOAT, peer[side], side, m_cart,
-                           &requests[count++]),
+        mpiCheck(MPI_Isend(p.mapped[side], int(cells * 4), MPI_FLOAT, peer[side], side, m_cart,
+                           &p.requests[p.count++]),
                  "MPI_Isend(halo)");
     }
-    mpiCheck(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE), "MPI_Waitall(halo)");
+    p.active = true;
+    m_haloSeconds += seconds(t0);
+    return true;
+}
+
+void DistributedSimulator::endExchange() {
+    Pending& p = m_pending;
+    if (!p.active)
+        return;
+    auto t0 = std::chrono::steady_clock::now();
+    p.active = false;
+    mpiCheck(MPI_Waitall(p.count, p.requests, MPI_STATUSES_IGNORE), "MPI_Waitall(halo)");
     for (int k = 0; k < 4; ++k)
-        if (mapped[k])
+        if (p.mapped[k])
             interop::check(
-                clEnqueueUnmapMemObject(m_queue, m_halo[k], mapped[k], 0, nullptr, nullptr),
+                clEnqueueUnmapMemObject(m_queue, m_halo[k], p.mapped[k], 0, nullptr, nullptr),
                 "clEnqueueUnmapMemObject(halo)");
-    for (int side = 0; side < 2; ++side)
-        if (peer[side] != MPI_PROC_NULL)
-            run(m_unpack[a], recvAt[side], m_halo[2 + side], "clEnqueueNDRangeKernel(unpack)");
+    const bool x = p.axis == 0;
+    const Grid& g = m_sim.grid();
+    const int n = x ? g.ny : g.nx, extent = x ? g.nx : g.ny;
+    const size_t global[2] = {x ? size_t(kGhost) : size_t(n), x ? size_t(n) : size_t(kGhost)};
+    // The low ghosts start at buffer column / row 0, the high ones after the interior.
+    const int recvAt[2] = {0, extent + kGhost};
+    cl_mem state = m_sim.current();
+    for (int side = 0; side < 2; ++side) {
+        if (!p.mapped[2 + side])
+            continue;
+        cl_kernel k = m_unpack[p.axis];
+        setArg(k, 0, state);
+        setArg(k, 1, cl_int(g.pitch()));
+        setArg(k, 2, cl_int(recvAt[side]));
+        setArg(k, 3, m_halo[2 + side]);
+        interop::check(
+            clEnqueueNDRangeKernel(m_queue, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr),
+            "clEnqueueNDRangeKernel(unpack)");
+    }
     m_haloSeconds += seconds(t0);
 }
 
 void DistributedSimulator::sweep(Axis axis) {
     m_sim.fillGhosts(axis); // the domain's edges (and placeholders where the exchange writes)
-    exchange(axis);
-    m_sim.sweep(axis);
+    if (!beginExchange(axis)) {
+        m_sim.sweep(axis);
+        return;
+    }
+    const Grid& g = m_sim.grid();
+    const size_t group = size_t(m_sim.options().rowGroup), pitch = size_t(g.pitch());
+    const size_t ny = size_t(g.ny), ghost = size_t(kGhost);
+    // The work-groups whose cells read no ghost cell along the axis: along x those whose columns
+    // all lie in [2G, nx) (buffer columns; the interior is [G, nx + G)), along y the rows
+    // [G, ny - G). The rest, before and after them, wait for the halos.
+    std::array<size_t, 2> columns{0, pitch}, rows{0, ny};
+    std::array<size_t, 2>& split = axis == Axis::X ? columns : rows;
+    if (axis == Axis::X)
+        split = {(2 * ghost + group - 1) / group * group, size_t(g.nx) / group * group};
+    else
+        split = {ghost, ny > ghost ? ny - ghost : 0};
+    if (!m_overlap || split[0] >= split[1]) {
+        endExchange();
+        m_sim.sweep(axis);
+        return;
+    }
+    cl_event interior = nullptr;
+    m_sim.sweepPart(axis, columns, rows, &interior);
+    // Let MPI match the strips that have arrived (a rendezvous needs the receiver's answer) while
+    // the interior runs, then wait for the interior without spinning on the cores it runs on:
+    // MPI_Waitall polls, and a rank's device may have a single core.
+    interop::check(clFlush(m_queue), "clFlush(interior sweep)");
+    int done = 0;
+    mpiCheck(MPI_Testall(m_pending.count, m_pending.requests, &done, MPI_STATUSES_IGNORE),
+             "MPI_Testall(halo)");
+    cl_int waited = clWaitForEvents(1, &interior);
+    clReleaseEvent(interior);
+    interop::check(waited, "clWaitForEvents(interior sweep)");
+    endExchange();
+    const size_t whole = axis == Axis::X ? pitch : ny;
+    const std::array<size_t, 2> low{0, split[0]}, high{split[1], whole};
+    for (const auto& part : {low, high}) {
+        if (part[0] >= part[1])
+            continue;
+        split = part;
+        m_sim.sweepPart(axis, columns, rows);
+    }
+    m_sim.endSweep();
 }
 
 void DistributedSimulator::step(float cfl, double tEnd, bool gradient) {

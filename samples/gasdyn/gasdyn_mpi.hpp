@@ -28,9 +28,11 @@ HostRanks hostRanks(MPI_Comm comm);
 /// Narrows this process's CPU affinity to its share of the cores it may use (share `index` of
 /// `count`, at least one core each, cores reused round-robin when there are fewer than ranks).
 /// Duet's CPU device runs one pool thread per usable core (sched_getaffinity), so calling this
-/// before the first OpenCL call divides the host's cores among its ranks. Returns the number
-/// of cores this rank keeps (0 when the affinity cannot be read or set).
-unsigned shareHostCores(const HostRanks& ranks);
+/// before the first OpenCL call divides the host's cores among its ranks. With `perRank` > 0
+/// each rank keeps that many cores instead (share `index` of cores reused round-robin): a
+/// scaling run whose resources grow with the ranks. Returns the number of cores this rank keeps
+/// (0 when the affinity cannot be read or set).
+unsigned shareHostCores(const HostRanks& ranks, unsigned perRank = 0);
 
 /// Offset and count of part `index` of `n` cells split into `parts` (the first n % parts parts
 /// one cell larger).
@@ -105,13 +107,27 @@ public:
 
     /// The simulator of this rank's block (its own step() would skip the exchange).
     Simulator& local() { return m_sim; }
-    /// Seconds this rank spent in halo exchanges (pack, transfer, unpack) and in the time
-    /// step's MPI_Allreduce, since construction.
+    /// Whether a sweep updates the cells that need no ghost cell while its halos travel: the
+    /// sweep's work-groups split into an interior launch, enqueued as soon as the halos are
+    /// posted, and the border launches after they arrive. The same work-groups either way, so
+    /// the same bits; off (the default), each sweep waits for its halos first. Off because it did
+    /// not pay where measured (bench/gasdyn_mpi/README.md: 2 ranks of one core each, 5-10 %
+    /// slower: the extra launches and the wake-up cost more than the exposed exchange saves).
+    /// Not collective.
+    void setOverlap(bool overlap) { m_overlap = overlap; }
+    bool overlap() const { return m_overlap; }
+    /// Seconds this rank spent in halo exchanges since construction: packing, posting and
+    /// finishing the transfers and unpacking, with the wait for the neighbours' strips, but not
+    /// the interior update that overlaps them (so: the exchange's cost that the step sees).
+    /// And the time step's MPI_Allreduce.
     double haloSeconds() const { return m_haloSeconds; }
     double reduceSeconds() const { return m_reduceSeconds; }
 
 private:
-    void exchange(Axis axis);
+    // The halo exchange along one axis in two halves: begin packs the strips, maps the halo
+    // buffers and posts MPI_Irecv/MPI_Isend; end waits for them, unmaps and unpacks.
+    bool beginExchange(Axis axis);
+    void endExchange();
     void sweep(Axis axis);
 
     MPI_Comm m_world = MPI_COMM_NULL, m_cart = MPI_COMM_NULL;
@@ -130,6 +146,14 @@ private:
     // send high, receive low, receive high.
     cl_mem m_halo[4] = {nullptr, nullptr, nullptr, nullptr};
     size_t m_haloCells = 0;
+    // The exchange in flight between beginExchange and endExchange.
+    struct Pending {
+        int axis = 0, count = 0;
+        MPI_Request requests[4];
+        void* mapped[4] = {nullptr, nullptr, nullptr, nullptr};
+        bool active = false;
+    } m_pending;
+    bool m_overlap = false;
     double m_haloSeconds = 0, m_reduceSeconds = 0;
 };
 

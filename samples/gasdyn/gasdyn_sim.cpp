@@ -333,9 +333,9 @@ void Simulator::load(const Setup& setup) {
 }
 
 void Simulator::enqueue(cl_kernel kernel, cl_uint dims, const size_t* global, const size_t* local,
-                        const char* name) {
+                        const char* name, const size_t* offset, cl_event* event) {
     cl_int err =
-        clEnqueueNDRangeKernel(m_queue, kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
+        clEnqueueNDRangeKernel(m_queue, kernel, dims, offset, global, local, 0, nullptr, event);
     if (err != CL_SUCCESS)
         throw interop::Error(std::string("clEnqueueNDRangeKernel(") + name +
                                  ") failed: " + interop::errorName(err),
@@ -360,6 +360,18 @@ void Simulator::fillGhosts(Axis axis) {
 
 void Simulator::sweep(Axis axis) {
     const Grid& g = m_setup.grid;
+    sweepPart(axis, {0, size_t(g.pitch())}, {0, size_t(g.ny)});
+    endSweep();
+}
+
+void Simulator::sweepPart(Axis axis, std::array<size_t, 2> columns, std::array<size_t, 2> rows,
+                          cl_event* event) {
+    const Grid& g = m_setup.grid;
+    const size_t group = size_t(m_options.rowGroup);
+    if (columns[0] % group || columns[1] % group || columns[0] >= columns[1] ||
+        columns[1] > size_t(g.pitch()) || rows[0] >= rows[1] || rows[1] > size_t(g.ny))
+        throw std::invalid_argument("gasdyn: a sweep part must be whole work-groups inside the "
+                                    "grid's rows and pitch");
     bool x = axis == Axis::X;
     cl_kernel k = x ? m_sweepX : m_sweepY;
     setArg(k, 0, m_state[m_current]);
@@ -373,11 +385,10 @@ void Simulator::sweep(Axis axis) {
     setArg(k, 8, cl_float(x ? 0.0f : m_setup.gravity));
     setArg(k, 9, cl_int((x ? m_setup.xLow : m_setup.yLow) == Boundary::Reflective));
     setArg(k, 10, cl_int((x ? m_setup.xHigh : m_setup.yHigh) == Boundary::Reflective));
-    size_t group = size_t(m_options.rowGroup);
-    size_t global[2] = {size_t(g.pitch()), size_t(g.ny)};
-    size_t local[2] = {group, 1};
-    enqueue(k, 2, global, local, x ? "sweep_x" : "sweep_y");
-    m_current = 1 - m_current;
+    const size_t offset[2] = {columns[0], rows[0]};
+    const size_t global[2] = {columns[1] - columns[0], rows[1] - rows[0]};
+    const size_t local[2] = {group, 1};
+    enqueue(k, 2, global, local, x ? "sweep_x" : "sweep_y", offset, event);
 }
 
 void Simulator::reduceCells(bool gradient) {

@@ -159,6 +159,16 @@ public:
     void fillGhosts(Axis axis);
     /// Enqueues one sweep from the current state into the other buffer, which becomes current.
     void sweep(Axis axis);
+    /// Enqueues the work-groups of a sweep that cover buffer columns [columns[0], columns[1])
+    /// (multiples of the work-group width, options().rowGroup, up to grid().pitch()) of interior
+    /// rows [rows[0], rows[1]); nothing becomes current. Parts that cover the whole launch once,
+    /// then endSweep(), compute what sweep() computes bit for bit (the same work-groups): an MPI
+    /// rank updates the cells that need no ghost cell while its halos travel. Returns the
+    /// launch's event when `event` is set.
+    void sweepPart(Axis axis, std::array<size_t, 2> columns, std::array<size_t, 2> rows,
+                   cl_event* event = nullptr);
+    /// Makes the buffer that sweepPart() wrote current.
+    void endSweep() { m_current = 1 - m_current; }
 
     /// Blocking reads.
     double time();
@@ -179,7 +189,7 @@ private:
     void reduceCells(bool gradient);
     void reduceFinal(size_t count, float cfl, double tEnd);
     void enqueue(cl_kernel kernel, cl_uint dims, const size_t* global, const size_t* local,
-                 const char* name);
+                 const char* name, const size_t* offset = nullptr, cl_event* event = nullptr);
 
     cl_context m_context;
     cl_device_id m_device;
