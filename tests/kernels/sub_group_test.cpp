@@ -2,6 +2,7 @@
 // host results over shapes with partial groups, clGetKernelSubGroupInfo's answers and errors,
 // and the queries and macro agreeing, on the device under test (CPU, or GCN with
 // DUET_DEVICES=gcn).
+#include "collective_reference.hpp"
 #include "kernel_harness.hpp"
 #include "support/cl_test.hpp"
 
@@ -89,17 +90,9 @@ kernel void sg(global const T* in, global T* out) {
     return s;
 }
 
-struct Shape {
-    unsigned dims;
-    std::array<size_t, 3> global, local;
-};
-
 template <class T> void check(Program& prog, const char* type, const Shape& shape, Rng& rng) {
     const size_t gx = shape.global[0], gy = shape.global[1], gz = shape.global[2];
     const size_t n = gx * gy * gz;
-    const std::array<size_t, 3> groups = {(gx + shape.local[0] - 1) / shape.local[0],
-                                          (gy + shape.local[1] - 1) / shape.local[1],
-                                          (gz + shape.local[2] - 1) / shape.local[2]};
     cl_kernel k = prog.kernel("sg");
     const std::vector<size_t> enqLocal(shape.local.begin(), shape.local.begin() + shape.dims);
     const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, enqLocal);
@@ -126,36 +119,16 @@ template <class T> void check(Program& prog, const char* type, const Shape& shap
     REQUIRE_CL(clFinish(KernelEnv::get().queue));
     const std::vector<T> out = bout.read<T>(n * kOuts);
 
-    const T hi = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
-                                                      : std::numeric_limits<T>::max();
-    const T lo = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                      : std::numeric_limits<T>::lowest();
     size_t checked = 0;
-    for (size_t g = 0; g < groups[0] * groups[1] * groups[2]; ++g) {
-        const size_t g0 = g % groups[0], g1 = g / groups[0] % groups[1],
-                     g2 = g / (groups[0] * groups[1]);
-        const size_t origin[3] = {g0 * shape.local[0], g1 * shape.local[1], g2 * shape.local[2]};
-        const size_t size[3] = {std::min(shape.local[0], gx - origin[0]),
-                                std::min(shape.local[1], gy - origin[1]),
-                                std::min(shape.local[2], gz - origin[2])};
-        std::vector<size_t> items; // the group's items in local linear id order
-        for (size_t z = 0; z < size[2]; ++z)
-            for (size_t y = 0; y < size[1]; ++y)
-                for (size_t x = 0; x < size[0]; ++x)
-                    items.push_back(origin[0] + x + gx * (origin[1] + y + gy * (origin[2] + z)));
+    for (size_t g = 0; g < shape.groupCount(); ++g) {
+        const Group group(shape, g);
+        const std::vector<size_t>& items = group.items;
         const size_t numSg = (items.size() + width - 1) / width;
         for (size_t s = 0; s < numSg; ++s) {
             const size_t b = s * width, e = std::min(items.size(), b + width);
-            T sum = 0, mn = hi, mx = lo, runSum = 0, runMin = hi, runMax = lo;
-            bool all = true, any = false;
-            for (size_t j = b; j < e; ++j) {
-                const T v = in[items[j]];
-                sum += v;
-                mn = std::min(mn, v);
-                mx = std::max(mx, v);
-                all = all && v != T(0);
-                any = any || v != T(0);
-            }
+            Totals<T> total, run;
+            for (size_t j = b; j < e; ++j)
+                total.add(in[items[j]]);
             for (size_t j = b; j < e; ++j) {
                 const size_t i = items[j];
                 T o[kOuts];
@@ -169,21 +142,19 @@ template <class T> void check(Program& prog, const char* type, const Shape& shap
                 want[kEnqNum] = T((enqItems + width - 1) / width);
                 want[kId] = T(s);
                 want[kLocalId] = T(j - b);
-                want[kExclAdd] = runSum;
-                want[kExclMin] = runMin;
-                want[kExclMax] = runMax;
-                runSum += in[i];
-                runMin = std::min(runMin, in[i]);
-                runMax = std::max(runMax, in[i]);
-                want[kInclAdd] = runSum;
-                want[kInclMin] = runMin;
-                want[kInclMax] = runMax;
-                want[kReduceAdd] = sum;
-                want[kReduceMin] = mn;
-                want[kReduceMax] = mx;
+                want[kExclAdd] = run.sum;
+                want[kExclMin] = run.min;
+                want[kExclMax] = run.max;
+                run.add(in[i]);
+                want[kInclAdd] = run.sum;
+                want[kInclMin] = run.min;
+                want[kInclMax] = run.max;
+                want[kReduceAdd] = total.sum;
+                want[kReduceMin] = total.min;
+                want[kReduceMax] = total.max;
                 want[kBroadcast] = in[items[e - 1]];
-                want[kAll] = T(all);
-                want[kAny] = T(any);
+                want[kAll] = T(total.all);
+                want[kAny] = T(total.any);
                 ++checked;
                 if (std::equal(want, want + kOuts, o))
                     continue;

@@ -1,6 +1,7 @@
 // Work-group collective functions (work_group_all/any/broadcast/reduce_*/scan_*) against host
 // results, for every type the device supports, over 1D/2D/3D shapes with partial last groups;
 // and the feature's queries and macro where the device does not support it.
+#include "collective_reference.hpp"
 #include "kernel_harness.hpp"
 #include "support/cl_test.hpp"
 
@@ -74,18 +75,11 @@ kernel void wg(global const T* in, global T* out, uint dims) {
     return s;
 }
 
-struct Shape {
-    unsigned dims;
-    std::array<size_t, 3> global, local;
-};
-
 /// Runs the kernel for `T` over `shape` and checks every output against the host.
 template <class T> void check(Program& prog, const char* type, const Shape& shape, Rng& rng) {
     const size_t gx = shape.global[0], gy = shape.global[1], gz = shape.global[2];
     const size_t n = gx * gy * gz;
-    const std::array<size_t, 3> groups = {(gx + shape.local[0] - 1) / shape.local[0],
-                                          (gy + shape.local[1] - 1) / shape.local[1],
-                                          (gz + shape.local[2] - 1) / shape.local[2]};
+    const std::array<size_t, 3> groups = shape.groups();
     // Small integers (exact in float whatever order the sums take); every third group all
     // non-zero, every third all zero, the rest mixed, for all/any.
     std::vector<T> in(n);
@@ -112,59 +106,35 @@ template <class T> void check(Program& prog, const char* type, const Shape& shap
     REQUIRE_CL(clFinish(KernelEnv::get().queue));
     const std::vector<T> out = bout.read<T>(n * kOuts);
 
-    const T hi = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
-                                                      : std::numeric_limits<T>::max();
-    const T lo = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                      : std::numeric_limits<T>::lowest();
     size_t checked = 0;
-    for (size_t g = 0; g < groups[0] * groups[1] * groups[2]; ++g) {
-        const size_t g0 = g % groups[0], g1 = g / groups[0] % groups[1],
-                     g2 = g / (groups[0] * groups[1]);
-        const size_t origin[3] = {g0 * shape.local[0], g1 * shape.local[1], g2 * shape.local[2]};
-        const size_t size[3] = {std::min(shape.local[0], gx - origin[0]),
-                                std::min(shape.local[1], gy - origin[1]),
-                                std::min(shape.local[2], gz - origin[2])};
-        // The group's items in local linear id order.
-        std::vector<size_t> items;
-        for (size_t z = 0; z < size[2]; ++z)
-            for (size_t y = 0; y < size[1]; ++y)
-                for (size_t x = 0; x < size[0]; ++x)
-                    items.push_back(origin[0] + x + gx * (origin[1] + y + gy * (origin[2] + z)));
-        T sum = 0, mn = hi, mx = lo;
-        bool all = true, any = false;
-        for (size_t i : items) {
-            sum += in[i];
-            mn = std::min(mn, in[i]);
-            mx = std::max(mx, in[i]);
-            all = all && in[i] != T(0);
-            any = any || in[i] != T(0);
-        }
-        const size_t bx = size[0] - 1, by = shape.dims >= 2 ? size[1] / 2 : 0,
-                     bz = shape.dims == 3 ? size[2] - 1 : 0;
-        const T broadcast = in[origin[0] + bx + gx * (origin[1] + by + gy * (origin[2] + bz))];
-        T runSum = 0, runMin = hi, runMax = lo;
-        for (size_t j = 0; j < items.size(); ++j) {
-            const size_t i = items[j];
+    for (size_t g = 0; g < shape.groupCount(); ++g) {
+        const Group group(shape, g);
+        Totals<T> total, run;
+        for (size_t i : group.items)
+            total.add(in[i]);
+        const size_t bx = group.size[0] - 1, by = shape.dims >= 2 ? group.size[1] / 2 : 0,
+                     bz = shape.dims == 3 ? group.size[2] - 1 : 0;
+        const T broadcast = in[group.index(bx, by, bz, shape)];
+        for (size_t j = 0; j < group.items.size(); ++j) {
+            const size_t i = group.items[j];
             T o[kOuts];
             std::copy_n(&out[i * kOuts], kOuts, o);
             o[kAll] = T(o[kAll] != T(0)); // "non-zero" when true
             o[kAny] = T(o[kAny] != T(0));
             T want[kOuts];
-            want[kExclAdd] = runSum;
-            want[kExclMin] = runMin;
-            want[kExclMax] = runMax;
-            runSum += in[i];
-            runMin = std::min(runMin, in[i]);
-            runMax = std::max(runMax, in[i]);
-            want[kInclAdd] = runSum;
-            want[kInclMin] = runMin;
-            want[kInclMax] = runMax;
-            want[kReduceAdd] = sum;
-            want[kReduceMin] = mn;
-            want[kReduceMax] = mx;
+            want[kExclAdd] = run.sum;
+            want[kExclMin] = run.min;
+            want[kExclMax] = run.max;
+            run.add(in[i]);
+            want[kInclAdd] = run.sum;
+            want[kInclMin] = run.min;
+            want[kInclMax] = run.max;
+            want[kReduceAdd] = total.sum;
+            want[kReduceMin] = total.min;
+            want[kReduceMax] = total.max;
             want[kBroadcast] = broadcast;
-            want[kAll] = T(all);
-            want[kAny] = T(any);
+            want[kAll] = T(total.all);
+            want[kAny] = T(total.any);
             ++checked;
             if (std::equal(want, want + kOuts, o))
                 continue;
