@@ -12,6 +12,9 @@
 //   everywhere including -0), because libclc computes exp(lgamma(|x|)) and then reflects in
 //   float range;
 // - double pow and powr get the C99/OpenCL special cases wrong (pow(1, inf) is inf).
+// And where libclc is right but slow on a GPU: float sin, cos and sincos reduce every argument
+// with an error-free product chain (and sincos runs that reduction twice, once for each
+// result); below 105615 a three-step reduction by fma is as exact, and sincos shares it.
 // Everything else stays libclc's. Only plain OpenCL C and clang builtins that both targets
 // select without a library call (__builtin_ldexpf is v_ldexp_f32 on amdgcn, exact scaling
 // multiplications on nvptx; fma, rint) and libclc functions both libraries define.
@@ -19,6 +22,11 @@
 
 // libclc's implementations behind its public names (weak in both libraries).
 double DUET_OVL __clc_pow(double, double);
+// libclc's float argument reduction by pi/2 (any finite argument: the reduced value, its tail
+// and the quadrant) and its kernels on [-pi/4, pi/4] that take the reduced value and tail.
+int __clc_argReductionS(__private float* r, __private float* rr, float x);
+float __clc_sinf_piby4(float x, float y);
+float __clc_cosf_piby4(float x, float y);
 // The double overloads called below. Declared by hand: once this file defines a float
 // overload of a name, clang's lazily declared builtins no longer join that name's overload
 // set, and exp(double) would quietly resolve to exp(float) (or recurse, for erfc and fmod).
@@ -154,6 +162,50 @@ DUET_CONST double tgamma(double x) {
 
 DUET_CONST float tgamma(float x) { return (float)tgamma((double)x); }
 
+// ---- sin, cos and sincos (float) ----
+// |x| = q*pi/2 + r. Below 105615 (q < 2^16), pi/2 in three parts: the first, 0x1.921fb4p+0,
+// ends in zero bits, so |x| - q*part1 is exact (a multiple of 2^-24 below 1); the other two
+// fmas round once each. Above, libclc's reduction (Payne-Hanek for the largest). Then
+// libclc's kernels on [-pi/4, pi/4] and the quadrant. Every float below 105615, through a
+// host port of this path against long double sinl/cosl: at most 1.63 ulp (sin) and 1.61 ulp
+// (cos), where §7.4 allows 4; tests/kernels/math_test.cpp checks the devices themselves.
+DUET_INLINE int reducePiby2(float ax, __private float* r, __private float* rr) {
+    if (ax < 105615.0f) {
+        float q = rint(ax * 0x1.45f306p-1f); // 2/pi
+        float t = fma(q, -0x1.921fb4p+0f, ax);
+        t = fma(q, -0x1.4442d2p-24f, t);
+        *r = fma(q, 0x1.ee59dap-50f, t); // the third part is negative
+        *rr = 0.0f;
+        return (int)q & 3;
+    }
+    return __clc_argReductionS(r, rr, ax);
+}
+
+DUET_INLINE float sinCosCore(float x, __private float* cosOut) {
+    float ax = fabs(x);
+    float r, rr;
+    int quadrant = reducePiby2(ax, &r, &rr);
+    float s = __clc_sinf_piby4(r, rr), c = __clc_cosf_piby4(r, rr);
+    float sinAbs = (quadrant & 1) ? c : s; // sin(|x|) up to sign
+    float cosAbs = (quadrant & 1) ? s : c;
+    sinAbs = quadrant > 1 ? -sinAbs : sinAbs;
+    cosAbs = (quadrant == 1 || quadrant == 2) ? -cosAbs : cosAbs;
+    bool finite = isfinite(x);
+    *cosOut = finite ? cosAbs : NAN;
+    return finite ? copysign(1.0f, x) * sinAbs : NAN;
+}
+
+DUET_CONST float sin(float x) {
+    float c;
+    return sinCosCore(x, &c);
+}
+
+DUET_CONST float cos(float x) {
+    float c;
+    sinCosCore(x, &c);
+    return c;
+}
+
 // ---- pow and powr (double): the special cases of §7.5.1 / C99 F.9.4.4 first ----
 DUET_INLINE bool isOddInteger(double y) {
     return fabs(y) < 0x1p53 && rint(y) == y && fmod(fabs(y), 2.0) == 1.0;
@@ -215,6 +267,8 @@ DUET_VEC_1(DUET_CONST, float, half_exp2, float)
 #endif
 DUET_VEC_1(DUET_CONST, float, erfc, float)
 DUET_VEC_1(DUET_CONST, float, tgamma, float)
+DUET_VEC_1(DUET_CONST, float, sin, float)
+DUET_VEC_1(DUET_CONST, float, cos, float)
 DUET_VEC_1(DUET_CONST, double, tgamma, double)
 DUET_VEC_2VV(DUET_CONST, float, fmod, float, float)
 DUET_VEC_2VV(DUET_CONST, float, remainder, float, float)
@@ -234,6 +288,9 @@ DUET_VEC_2VS(DUET_CONST, float, ldexp, float, int)
 DUET_VEC_2VV(DUET_CONST, double, ldexp, double, int)
 DUET_VEC_2VS(DUET_CONST, double, ldexp, double, int)
 #endif
+DUET_OUT1(__private, sincos, float, float, sinCosCore)
+DUET_OUT1(__global, sincos, float, float, sinCosCore)
+DUET_OUT1(__local, sincos, float, float, sinCosCore)
 DUET_OUT2(__private, remquo, float, int, remquoFloat)
 DUET_OUT2(__global, remquo, float, int, remquoFloat)
 DUET_OUT2(__local, remquo, float, int, remquoFloat)
