@@ -101,6 +101,7 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     CGSCCAnalysisManager cgam;
     ModuleAnalysisManager mam;
     PassBuilder pb(&tm);
+    nvptx::registerLoopUnrolling(pb);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);

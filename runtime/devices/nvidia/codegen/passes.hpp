@@ -7,6 +7,10 @@
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/IR/Module.h>
 
+namespace llvm {
+class PassBuilder;
+}
+
 #include <string>
 #include <vector>
 
@@ -41,6 +45,11 @@ void constantPointersToGeneric(llvm::Module& m);
 /// pointer), empty when the module is fit for the backend. Idempotent: finalize runs it before
 /// and after optimisation, the second time right before code generation.
 std::string legalizeForNvptx(llvm::Module& m);
+
+/// Adds to the optimiser's loop pipeline (after induction variables are simplified, before
+/// LLVM's full unrolling) a pass that asks for full unrolling of loops with a constant count of
+/// at most 32 iterations and at most 4096 instructions unrolled (loop_unrolling.cpp says why).
+void registerLoopUnrolling(llvm::PassBuilder& pb);
 
 /// Replaces each float division that may be 2.5 ulp off (clang's !fpmath on OpenCL C
 /// divisions, absent under -cl-fp32-correctly-rounded-divide-sqrt) with PTX div.full.f32
