@@ -228,9 +228,11 @@ CompileResult FrontEndToolchain::compileIL(std::span<const unsigned char> il,
         if (!f)
             return fail("cannot write " + in);
     }
-    // CL1.2 names: the translator calls the OpenCL C builtins by their Itanium-mangled
-    // OpenCL C names (_Z13get_global_idj), the ones the builtin libraries define.
-    std::string why = runChild({translator, "-r", "--spirv-target-env=CL1.2",
+    // CL2.0 names: the translator calls the OpenCL C 2.0 builtins by the Itanium-mangled names
+    // clang gives them (_Z13get_global_idj, atomic_fetch_add_explicit on generic pointers,
+    // work_group_barrier), the ones the builtin libraries define; CL1.2 would call 1.2 atomics on
+    // generic pointers, which OpenCL C has no overloads of.
+    std::string why = runChild({translator, "-r", "--spirv-target-env=CL2.0",
                                 "--spirv-gen-kernel-arg-name-md", "-o", out, in},
                                log, translatorTimeout());
     std::string message = readFile(log);
