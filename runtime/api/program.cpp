@@ -215,9 +215,18 @@ DUET_API cl_int CL_API_CALL clSetProgramSpecializationConstant(cl_program progra
     return guard("clSetProgramSpecializationConstant", [&]() -> cl_int {
         const char* api = "clSetProgramSpecializationConstant";
         Program* p = from<Program>(program);
-        // CL_INVALID_PROGRAM: not a program, or not one created from a SPIR-V module.
+        // CL_INVALID_PROGRAM: not a program.
         if (!p)
             return report(api, nullptr, CL_INVALID_PROGRAM, "not a valid program");
+        // CL_INVALID_OPERATION: no device of the program supports intermediate languages.
+        bool anyIl = false;
+        for (Device* d : p->devices())
+            anyIl |= !d->backend().toolchain().ilVersions().empty();
+        if (!anyIl)
+            return report(api, p->context(), CL_INVALID_OPERATION,
+                          "no device of the program supports intermediate languages "
+                          "(CL_DEVICE_IL_VERSION is empty)");
+        // CL_INVALID_PROGRAM: the program was not created from a SPIR-V module.
         if (p->origin() != Program::Origin::IL)
             return report(api, p->context(), CL_INVALID_PROGRAM,
                           "the program was not created with clCreateProgramWithIL");

@@ -256,7 +256,7 @@ TEST_CASE("specialisation constants", "[il]") {
     }
     clReleaseProgram(p);
 
-    // A program from OpenCL C has no specialisation constants to set.
+    // A program from OpenCL C (on a device that takes IL) has no specialisation constants.
     cl_program src = buildProgram(q.context, q.device, "kernel void k(){}");
     CHECK_CL_ERR(CL_INVALID_PROGRAM, clSetProgramSpecializationConstant(src, 7, 4, &scale));
     CHECK_CL_ERR(CL_INVALID_PROGRAM, clSetProgramSpecializationConstant(nullptr, 7, 4, &scale));
@@ -396,4 +396,9 @@ TEST_CASE("without SPIR-V support the IL entry points refuse the spec's way", "[
     cl_int e = CL_SUCCESS;
     CHECK(clCreateProgramWithIL(q.context, il.data(), il.size(), &e) == nullptr);
     CHECK(e == CL_INVALID_OPERATION);
+    // No device of the program takes IL: CL_INVALID_OPERATION before CL_INVALID_PROGRAM.
+    cl_program src = buildProgram(q.context, q.device, "kernel void k(){}");
+    cl_uint v = 0;
+    CHECK_CL_ERR(CL_INVALID_OPERATION, clSetProgramSpecializationConstant(src, 1, 4, &v));
+    clReleaseProgram(src);
 }
