@@ -94,6 +94,8 @@ std::string runChild(const std::vector<std::string>& argv, const std::string& lo
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    // None of the application's descriptors (sockets, GL, other builds' files) go with it.
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     std::vector<char*> args;
     for (const std::string& a : argv)
         args.push_back(const_cast<char*>(a.c_str()));
