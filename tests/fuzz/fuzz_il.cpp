@@ -26,8 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     std::vector<uint32_t> words = specialiseSpirvModule(il, values);
     FUZZ_CHECK(words.size() * 4 == size, "specialisation changed the module's length");
-    ILCheckResult again = checkSpirvModule(
-        {reinterpret_cast<const unsigned char*>(words.data()), words.size() * 4});
+    ILCheckResult again =
+        checkSpirvModule({reinterpret_cast<const unsigned char*>(words.data()), words.size() * 4});
     FUZZ_CHECK(again.status == CL_SUCCESS, "the specialised module no longer passes the check");
     FUZZ_CHECK(again.specConstantSizes == r.specConstantSizes,
                "specialisation changed the constants");
