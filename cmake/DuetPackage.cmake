@@ -5,7 +5,8 @@
 # at run time rather than links (clang's OpenCL headers, libclc's bitcode); the ICD loader comes
 # from dpkg-shlibdeps (every program links libOpenCL.so.1).
 # Recommends: the -dev packages find_package(Duet) and the pkg-config files need to build an
-# application. tests/install/deb_test.sh checks the result.
+# application, and llvm-spirv-15, the SPIR-V translator clCreateProgramWithIL runs (without it the
+# devices report no IL). tests/install/deb_test.sh checks the result.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME duet)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -34,7 +35,7 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "libclang-common-19-dev, libclc-19")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
     "clinfo, pkg-config, ocl-icd-opencl-dev, opencl-c-headers, libglfw3-dev, libglm-dev, \
-libimgui-dev, libx11-dev, libgl-dev, libegl-dev, libdrm-dev")
+libimgui-dev, libx11-dev, libgl-dev, libegl-dev, libdrm-dev, llvm-spirv-15")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/install/debian/conffiles
                ${PROJECT_BINARY_DIR}/cmake/debian/conffiles COPYONLY)

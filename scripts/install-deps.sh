@@ -5,6 +5,7 @@ pkgs=(
   build-essential cmake ninja-build ccache git pkg-config python3 clang-format-19 universal-ctags
   llvm-19-dev libclang-19-dev clang-19 lld-19 libclc-19 libclc-19-dev libpolly-19-dev
   libclang-rt-19-dev
+  llvm-spirv-15 spirv-tools clang-15  # SPIR-V: translator, validator, il_test's modules
   libzstd-dev zlib1g-dev libedit-dev libffi-dev libxml2-dev libcurl4-openssl-dev
   opencl-c-headers opencl-clhpp-headers ocl-icd-opencl-dev ocl-icd-libopencl1 clinfo
   pocl-opencl-icd

@@ -364,10 +364,16 @@ cl_int identityInfo(const Device* d, const DeviceInfo& i, cl_device_info param,
         return s(i.extensions);
     case CL_DEVICE_EXTENSIONS_WITH_VERSION:
         return infoVector(out.size, out.value, out.sizeRet, i.extensionsWithVersion);
-    case CL_DEVICE_ILS_WITH_VERSION:
-        return infoVector(out.size, out.value, out.sizeRet, i.ilsWithVersion);
-    case CL_DEVICE_IL_VERSION:
-        return s("");
+    case CL_DEVICE_ILS_WITH_VERSION: // what the device's compiler takes (SPIR-V: translator)
+        return infoVector(out.size, out.value, out.sizeRet, d->backend().toolchain().ilVersions());
+    case CL_DEVICE_IL_VERSION: {
+        std::string ils;
+        for (const cl_name_version& v : d->backend().toolchain().ilVersions())
+            ils += (ils.empty() ? "" : " ") + std::string(v.name) + "_" +
+                   std::to_string(CL_VERSION_MAJOR(v.version)) + "." +
+                   std::to_string(CL_VERSION_MINOR(v.version));
+        return s(ils);
+    }
     case CL_DEVICE_PRINTF_BUFFER_SIZE:
         return z(i.printfBufferSize);
     case CL_DEVICE_PREFERRED_INTEROP_USER_SYNC:

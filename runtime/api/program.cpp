@@ -3,6 +3,7 @@
 #include "core/program.hpp"
 
 #include <cstdlib>
+#include <span>
 #include <thread>
 
 using namespace duet::api;
@@ -148,15 +149,37 @@ DUET_API cl_program CL_API_CALL clCreateProgramWithBuiltInKernels(cl_context con
                                        "(CL_DEVICE_BUILT_IN_KERNELS is empty)");
 }
 
-DUET_API cl_program CL_API_CALL clCreateProgramWithIL(cl_context context, const void*, size_t,
-                                                      cl_int* errcodeRet) {
+DUET_API cl_program CL_API_CALL clCreateProgramWithIL(cl_context context, const void* il,
+                                                      size_t length, cl_int* errcodeRet) {
     Call call("clCreateProgramWithIL", errcodeRet);
-    Context* c = from<Context>(context);
-    if (!c)
-        return call.fail(CL_INVALID_CONTEXT, "not a valid context");
-    call.setContext(c);
-    return call.fail(CL_INVALID_OPERATION, "no device supports intermediate languages "
-                                           "(CL_DEVICE_IL_VERSION is empty)");
+    return guardHandle<_cl_program>(call, [&]() -> cl_program {
+        Context* c = from<Context>(context);
+        if (!c)
+            return call.fail(CL_INVALID_CONTEXT, "not a valid context");
+        call.setContext(c);
+        // CL_INVALID_OPERATION: no device of the context supports intermediate languages.
+        const Device* taker = nullptr;
+        for (Device* d : c->devices())
+            if (!taker && !d->backend().toolchain().ilVersions().empty())
+                taker = d;
+        if (!taker)
+            return call.fail(CL_INVALID_OPERATION,
+                             "no device of the context supports intermediate languages "
+                             "(CL_DEVICE_IL_VERSION is empty; SPIR-V needs the llvm-spirv-15 "
+                             "translator, DUET_LLVM_SPIRV)");
+        // CL_INVALID_VALUE: il is NULL or length is zero.
+        if (!il || length == 0)
+            return call.fail(CL_INVALID_VALUE, "il is NULL or length is 0");
+        // CL_INVALID_VALUE: the bytes are no well-formed module of the OpenCL environment.
+        std::span<const unsigned char> bytes(static_cast<const unsigned char*>(il), length);
+        ILCheckResult check = taker->backend().toolchain().checkIL(bytes);
+        if (check.status != CL_SUCCESS)
+            return call.fail(check.status, check.reason);
+        Ref<Program> p = adoptRef(makeObject<Program>(retainRef(c), Program::Origin::IL, ""));
+        p->setIL(std::string(static_cast<const char*>(il), length),
+                 std::move(check.specConstantSizes));
+        return call.ok(p.detach());
+    });
 }
 
 DUET_API cl_int CL_API_CALL clRetainProgram(cl_program program) {
@@ -186,14 +209,44 @@ DUET_API cl_int CL_API_CALL clSetProgramReleaseCallback(cl_program program,
                   "no device supports program-scope global destructors");
 }
 
-DUET_API cl_int CL_API_CALL clSetProgramSpecializationConstant(cl_program program, cl_uint, size_t,
-                                                               const void*) {
-    Program* p = from<Program>(program);
-    if (!p)
-        return report("clSetProgramSpecializationConstant", nullptr, CL_INVALID_PROGRAM,
-                      "not a valid program");
-    return report("clSetProgramSpecializationConstant", p->context(), CL_INVALID_OPERATION,
-                  "the program was not created from SPIR-V (no device supports IL)");
+DUET_API cl_int CL_API_CALL clSetProgramSpecializationConstant(cl_program program, cl_uint specId,
+                                                               size_t specSize,
+                                                               const void* specValue) {
+    return guard("clSetProgramSpecializationConstant", [&]() -> cl_int {
+        const char* api = "clSetProgramSpecializationConstant";
+        Program* p = from<Program>(program);
+        // CL_INVALID_PROGRAM: not a program.
+        if (!p)
+            return report(api, nullptr, CL_INVALID_PROGRAM, "not a valid program");
+        // CL_INVALID_OPERATION: no device of the program supports intermediate languages.
+        bool anyIl = false;
+        for (Device* d : p->devices())
+            anyIl |= !d->backend().toolchain().ilVersions().empty();
+        if (!anyIl)
+            return report(api, p->context(), CL_INVALID_OPERATION,
+                          "no device of the program supports intermediate languages "
+                          "(CL_DEVICE_IL_VERSION is empty)");
+        // CL_INVALID_PROGRAM: the program was not created from a SPIR-V module.
+        if (p->origin() != Program::Origin::IL)
+            return report(api, p->context(), CL_INVALID_PROGRAM,
+                          "the program was not created with clCreateProgramWithIL");
+        // CL_INVALID_SPEC_ID: spec_id names no specialisation constant of the module.
+        auto it = p->specConstantSizes().find(specId);
+        if (it == p->specConstantSizes().end())
+            return report(api, p->context(), CL_INVALID_SPEC_ID,
+                          "the module has no specialisation constant with SpecId " +
+                              std::to_string(specId));
+        // CL_INVALID_VALUE: spec_size is not the constant's size, or spec_value is NULL.
+        if (specSize != it->second)
+            return report(api, p->context(), CL_INVALID_VALUE,
+                          "spec_size is " + std::to_string(specSize) + "; SpecId " +
+                              std::to_string(specId) + " is " + std::to_string(it->second) +
+                              " byte(s)");
+        if (!specValue)
+            return report(api, p->context(), CL_INVALID_VALUE, "spec_value is NULL");
+        p->setSpecConstant(specId, std::string(static_cast<const char*>(specValue), specSize));
+        return CL_SUCCESS;
+    });
 }
 
 DUET_API cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num,
@@ -244,9 +297,10 @@ DUET_API cl_int CL_API_CALL clCompileProgram(cl_program program, cl_uint num,
         if (!notify && userData)
             return report(api, p->context(), CL_INVALID_VALUE,
                           "user_data given without pfn_notify");
-        if (p->origin() != Program::Origin::Source)
+        if (p->origin() != Program::Origin::Source && p->origin() != Program::Origin::IL)
             return report(api, p->context(), CL_INVALID_OPERATION,
-                          "the program was not created with clCreateProgramWithSource");
+                          "the program was not created with clCreateProgramWithSource or "
+                          "clCreateProgramWithIL");
         std::vector<HeaderSource> hs;
         for (cl_uint i = 0; i < numHeaders; ++i) {
             Program* h = from<Program>(headers[i]);
@@ -362,8 +416,8 @@ DUET_API cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_info
         case CL_PROGRAM_SOURCE:
             r = infoString(size, value, sizeRet, p->source());
             break;
-        case CL_PROGRAM_IL:
-            r = writeInfo(size, value, sizeRet, nullptr, 0);
+        case CL_PROGRAM_IL: // the module as given; nothing for other programs
+            r = writeInfo(size, value, sizeRet, p->il().data(), p->il().size());
             break;
         case CL_PROGRAM_BINARY_SIZES: {
             std::vector<size_t> sizes;

@@ -55,6 +55,9 @@ struct TargetSpec {
     /// Keep the names of values (kernel arguments) in the bitcode, for a code generator that
     /// reports them (the CPU device's checked kernels name the argument an access overran).
     bool keepValueNames = false;
+    /// The device builds SPIR-V (clCreateProgramWithIL) through the translator
+    /// (spirv_translate.cpp): its code generator takes the spir64 modules the translator gives.
+    bool spirv = false;
 };
 
 /// clCompileProgram (and the first half of clBuildProgram): OpenCL C -> bitcode.
@@ -107,6 +110,12 @@ public:
                              cl_program_binary_type type) const override {
         return makeObjectBinary(bitcode, source, type);
     }
+    // SPIR-V (spirv_translate.cpp): only where TargetSpec::spirv is set and the translator is
+    // installed.
+    std::vector<cl_name_version> ilVersions() const override;
+    ILCheckResult checkIL(std::span<const unsigned char> il) const override;
+    CompileResult compileIL(std::span<const unsigned char> il, const SpecConstantValues& specValues,
+                            std::string_view options) const override;
 
 private:
     TargetSpec m_target;

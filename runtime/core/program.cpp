@@ -20,6 +20,25 @@ void Program::setBuild(const Device* d, Build b) {
     m_builds[d] = std::move(b);
 }
 
+void Program::setSpecConstant(uint32_t id, std::string value) {
+    std::lock_guard lock(m_mutex);
+    m_specValues[id] = std::move(value);
+}
+
+CompileResult Program::compileOn(const Device* d, std::string_view options,
+                                 std::span<const HeaderSource> headers) const {
+    const Toolchain& t = d->backend().toolchain();
+    if (m_origin != Origin::IL)
+        return t.compile(m_source, options, headers);
+    SpecConstantValues values;
+    {
+        std::lock_guard lock(m_mutex);
+        values = m_specValues;
+    }
+    return t.compileIL({reinterpret_cast<const unsigned char*>(m_il.data()), m_il.size()}, values,
+                       options);
+}
+
 std::string Program::binary(const Device* d) const {
     Build b = build(d);
     // An executable makes its machine code only when asked (the CPU device JITs lazily).
@@ -58,8 +77,8 @@ Status Program::buildFor(std::span<Device* const> devices, std::string_view opti
         b.status = CL_BUILD_IN_PROGRESS;
         Build old = build(d);
         std::string bitcode;
-        if (m_origin == Origin::Source) {
-            CompileResult c = d->backend().toolchain().compile(m_source, options, {});
+        if (m_origin == Origin::Source || m_origin == Origin::IL) {
+            CompileResult c = compileOn(d, options, {});
             b.log = std::move(c.log);
             if (c.status != CL_SUCCESS) {
                 b.status = CL_BUILD_ERROR;
@@ -110,7 +129,7 @@ Status Program::compileFor(std::span<Device* const> devices, std::string_view op
     for (Device* d : devices) {
         Build b;
         b.options = std::string(options);
-        CompileResult c = d->backend().toolchain().compile(m_source, options, headers);
+        CompileResult c = compileOn(d, options, headers);
         b.log = std::move(c.log);
         if (c.status != CL_SUCCESS) {
             b.status = CL_BUILD_ERROR;

@@ -13,7 +13,7 @@ namespace duet::rt {
 class Program final : public _cl_program {
 public:
     static constexpr Tag kTag = Tag::Program;
-    enum class Origin { Source, Binary, Linked, BuiltIn };
+    enum class Origin { Source, Binary, Linked, BuiltIn, IL };
 
     Program(Ref<Context> context, Origin origin, std::string source);
     ~Program();
@@ -21,6 +21,17 @@ public:
     Context* context() const { return m_context.get(); }
     Origin origin() const { return m_origin; }
     const std::string& source() const { return m_source; }
+
+    /// An IL program (clCreateProgramWithIL): the module as given, and the size in bytes of
+    /// each specialisation constant it declares (SpecId -> size), as checked at creation.
+    void setIL(std::string il, std::map<uint32_t, uint32_t> specConstantSizes) {
+        m_il = std::move(il);
+        m_specConstantSizes = std::move(specConstantSizes);
+    }
+    const std::string& il() const { return m_il; }
+    const std::map<uint32_t, uint32_t>& specConstantSizes() const { return m_specConstantSizes; }
+    /// clSetProgramSpecializationConstant (id and size already checked): used by later builds.
+    void setSpecConstant(uint32_t id, std::string value);
 
     /// Per-device build state.
     struct Build {
@@ -57,9 +68,16 @@ public:
     std::atomic<bool> building{false};
 
 private:
+    /// Source or IL -> bitcode for `d` (the first half of a build, or clCompileProgram).
+    CompileResult compileOn(const Device* d, std::string_view options,
+                            std::span<const HeaderSource> headers) const;
+
     Ref<Context> m_context;
     Origin m_origin;
     std::string m_source;
+    std::string m_il;
+    std::map<uint32_t, uint32_t> m_specConstantSizes;
+    SpecConstantValues m_specValues; ///< guarded by m_mutex
     std::vector<Device*> m_devices;
     mutable std::mutex m_mutex;
     std::map<const Device*, Build> m_builds;

@@ -5,6 +5,8 @@
 
 #include <CL/cl.h>
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -97,6 +99,19 @@ struct LoadBinaryResult {
     }
 };
 
+/// A SPIR-V module as clCreateProgramWithIL found it (Toolchain::checkIL).
+struct ILCheckResult {
+    cl_int status = CL_SUCCESS; ///< CL_SUCCESS or CL_INVALID_VALUE (CL_INVALID_OPERATION: no IL)
+    std::string reason;         ///< why the module was refused, one readable line or more
+    uint32_t version = 0;       ///< the module's SPIR-V version word: (major << 16) | (minor << 8)
+    /// Each specialisation constant's SpecId and its size in bytes (a boolean is 1 byte), the
+    /// sizes clSetProgramSpecializationConstant accepts.
+    std::map<uint32_t, uint32_t> specConstantSizes;
+};
+
+/// Values given with clSetProgramSpecializationConstant: SpecId -> the bytes given.
+using SpecConstantValues = std::map<uint32_t, std::string>;
+
 /// A device's compiler as core's Program sees it. The OpenCL C front end (runtime/compiler)
 /// implements compile, link and objectBinary for any target; each device adds finalize and
 /// loadBinary (its code generation). Every member is thread-safe.
@@ -118,6 +133,24 @@ public:
     /// Wraps bitcode of a compiled object or library as a program binary.
     virtual std::string objectBinary(const std::string& bitcode, std::string_view source,
                                      cl_program_binary_type type) const = 0;
+
+    /// The intermediate languages this device builds (CL_DEVICE_ILS_WITH_VERSION): empty when
+    /// it takes none (or the SPIR-V translator is not installed).
+    virtual std::vector<cl_name_version> ilVersions() const { return {}; }
+    /// clCreateProgramWithIL: checks a module without building it.
+    virtual ILCheckResult checkIL(std::span<const unsigned char> /*il*/) const {
+        return {CL_INVALID_OPERATION, "the device takes no intermediate language", 0, {}};
+    }
+    /// clBuildProgram/clCompileProgram of an IL program: the module, specialised with
+    /// `specValues`, -> bitcode as compile() gives it (CL_COMPILE_PROGRAM_FAILURE with the
+    /// translator's message in the log when it cannot be translated).
+    virtual CompileResult compileIL(std::span<const unsigned char> /*il*/,
+                                    const SpecConstantValues& /*specValues*/,
+                                    std::string_view /*options*/) const {
+        return {CL_COMPILE_PROGRAM_FAILURE,
+                "error: this device does not build SPIR-V (CL_DEVICE_IL_VERSION is empty)\n",
+                {}};
+    }
 };
 
 } // namespace duet::rt

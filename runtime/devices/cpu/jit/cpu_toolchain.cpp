@@ -58,6 +58,8 @@ TargetSpec withCpuFrontEnd(TargetSpec target) {
     target.frontEndArgs.clear();
     target.initialiseTarget = nullptr;
     target.binaryKind = kCpuBinaryKind;
+    // SPIR-V: the translator's spir64 modules take the same path as the front end's.
+    target.spirv = true;
     return target;
 }
 
