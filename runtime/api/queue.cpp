@@ -81,8 +81,9 @@ cl_command_queue createQueue(Call& call, cl_context context, cl_device_id device
             existing->retain();
             return call.ok(existing);
         }
-    // CL_OUT_OF_RESOURCES: more on-device queues than CL_DEVICE_MAX_ON_DEVICE_QUEUES.
-    if (!c->addDeviceQueue(info.maxOnDeviceQueues))
+    // CL_OUT_OF_RESOURCES: more on-device queues than CL_DEVICE_MAX_ON_DEVICE_QUEUES (the
+    // default one aside).
+    if (!(props & CL_QUEUE_ON_DEVICE_DEFAULT) && !c->addDeviceQueue(info.maxOnDeviceQueues))
         return call.fail(CL_OUT_OF_RESOURCES,
                          "the context already has CL_DEVICE_MAX_ON_DEVICE_QUEUES (" +
                              std::to_string(info.maxOnDeviceQueues) + ") on-device queues");

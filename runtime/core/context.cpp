@@ -70,9 +70,9 @@ bool Context::addDeviceQueue(cl_uint max) {
     return true;
 }
 
-void Context::removeDeviceQueue(Queue* q) {
+void Context::removeDeviceQueue(Queue* q, bool counted) {
     std::lock_guard lock(m_mutex);
-    if (m_deviceQueues)
+    if (counted && m_deviceQueues)
         --m_deviceQueues;
     if (m_defaultDeviceQueue == q)
         m_defaultDeviceQueue = nullptr;

@@ -46,9 +46,11 @@ public:
     /// (CL_QUEUE_ON_DEVICE_DEFAULT, clSetDefaultDeviceCommandQueue), which get_default_queue()
     /// returns to kernels. The default is not a reference: ~Queue forgets it.
     /// Only the CPU device has on-device queues, so one default per context suffices.
-    /// Returns false when `max` on-device queues already exist.
+    /// The queue made with CL_QUEUE_ON_DEVICE_DEFAULT is not counted against
+    /// CL_DEVICE_MAX_ON_DEVICE_QUEUES (the CTS's device_queue creates that many besides it).
+    /// addDeviceQueue returns false when `max` counted on-device queues already exist.
     bool addDeviceQueue(cl_uint max);
-    void removeDeviceQueue(Queue* q);
+    void removeDeviceQueue(Queue* q, bool counted);
     Queue* defaultDeviceQueue() const;
     void setDefaultDeviceQueue(Queue* q);
 

@@ -228,7 +228,7 @@ Queue::Queue(Ref<Context> context, Device* device, cl_command_queue_properties p
 
 Queue::~Queue() {
     if (onDevice())
-        m_context->removeDeviceQueue(this);
+        m_context->removeDeviceQueue(this, !(m_properties & CL_QUEUE_ON_DEVICE_DEFAULT));
     {
         std::lock_guard lock(m_shared->mutex);
         m_shared->stop = true;

@@ -236,6 +236,21 @@ TEST_CASE("device enqueue: on-device queues, queries and errors", "[api][device_
     REQUIRE_CL(clGetCommandQueueInfo(q3, CL_QUEUE_DEVICE_DEFAULT, sizeof def, &def, nullptr));
     CHECK(def == nullptr);
     clReleaseCommandQueue(q3);
+
+    // CL_DEVICE_MAX_ON_DEVICE_QUEUES besides the default one; one more: CL_OUT_OF_RESOURCES.
+    cl_command_queue dq =
+        clCreateCommandQueueWithProperties(f.context, f.device, withDefault, &err);
+    REQUIRE(err == CL_SUCCESS);
+    std::vector<cl_command_queue> all;
+    for (cl_uint i = 0; i < deviceUint(f.device, CL_DEVICE_MAX_ON_DEVICE_QUEUES); ++i) {
+        all.push_back(clCreateCommandQueueWithProperties(f.context, f.device, plain, &err));
+        REQUIRE(err == CL_SUCCESS);
+    }
+    CHECK(clCreateCommandQueueWithProperties(f.context, f.device, plain, &err) == nullptr);
+    CHECK(err == CL_OUT_OF_RESOURCES);
+    for (cl_command_queue q : all)
+        clReleaseCommandQueue(q);
+    clReleaseCommandQueue(dq);
 }
 
 TEST_CASE("device enqueue: blocks with captures, __local arguments, flags",
