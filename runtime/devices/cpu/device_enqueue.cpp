@@ -8,6 +8,7 @@
 #include "core/queue.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -67,8 +68,13 @@ struct DeviceCommand {
 } // namespace
 
 struct DeviceEnqueueState {
-    std::mutex mutex; ///< leaf: everything below but the fields set by begin()
-    // Set by begin(), read-only during the launch.
+    std::mutex mutex; ///< leaf: everything below but the fields set by resolve()
+    /// The host launch (begin() to drain()); what follows is looked up from it by resolve() the
+    /// first time a kernel calls a hook, so a launch that enqueues nothing pays for nothing.
+    const KernelLaunch* launch = nullptr;
+    std::atomic<bool> resolved{false};
+    std::mutex resolveMutex;
+    // Set by resolve(), read-only until drain() ends.
     Ref<Program> program;
     std::shared_ptr<DeviceExecutable> executable;
     const Device* device = nullptr;
@@ -85,6 +91,21 @@ struct DeviceEnqueueState {
     size_t usedBytes = 0;
     std::map<std::string, Ref<Kernel>> kernels; ///< block kernels by name (kernelsMutex)
     std::mutex kernelsMutex;
+
+    void resolve() {
+        std::lock_guard lock(resolveMutex);
+        if (resolved.load(std::memory_order_relaxed) || !launch)
+            return;
+        Program* p = launch->kernel->program();
+        executable = launch->executable;
+        program = retainRef(p);
+        context = launch->kernel->context();
+        device = nullptr;
+        for (const Device* d : p->devices())
+            if (p->executable(d) == launch->executable)
+                device = d;
+        resolved.store(true, std::memory_order_release);
+    }
 
     DeviceEvent* newEvent() {
         events.push_back(std::make_unique<DeviceEvent>());
@@ -141,6 +162,14 @@ namespace {
 
 thread_local DeviceEnqueueState* t_state = nullptr;
 
+/// The calling thread's on-device queue, resolved (null outside a launch).
+DeviceEnqueueState* active() {
+    DeviceEnqueueState* s = t_state;
+    if (s && !s->resolved.load(std::memory_order_acquire))
+        s->resolve();
+    return s;
+}
+
 Queue* deviceQueue(void* q) {
     if (!q)
         return nullptr;
@@ -190,7 +219,7 @@ bool resolveNDRange(const NDRangeT& nd, size_t limit, KernelLaunch& l) {
 int enqueueCommon(void* queue, int flags, const NDRangeT* nd, uint32_t numEvents,
                   void* const* waitList, void** eventRet, const char* name, const void* block,
                   uint32_t numLocals, const uint64_t* localSizes) {
-    DeviceEnqueueState* s = t_state;
+    DeviceEnqueueState* s = active();
     Queue* q = deviceQueue(queue);
     if (!s || !s->device || !q)
         return kClkInvalidQueue;
@@ -289,20 +318,20 @@ int duetEnqueueMarker(void* q, uint32_t n, void* const* wait, void** ret) {
 }
 
 uint32_t duetKernelWorkGroupSize(const char* name, const void*) {
-    DeviceEnqueueState* s = t_state;
+    DeviceEnqueueState* s = active();
     Kernel* k = s ? s->blockKernel(name) : nullptr;
     return k ? uint32_t(s->workGroupLimit(*k)) : 0;
 }
 
 uint32_t duetKernelPreferredMultiple(const char* name, const void*) {
-    DeviceEnqueueState* s = t_state;
+    DeviceEnqueueState* s = active();
     Kernel* k = s ? s->blockKernel(name) : nullptr;
     return k && s->device ? uint32_t(s->device->info().preferredWorkGroupSizeMultiple) : 0;
 }
 
 /// Work-items per group of `nd` as a launch of `name` would run it (0 if invalid).
 size_t groupItems(const NDRangeT* nd, const char* name) {
-    DeviceEnqueueState* s = t_state;
+    DeviceEnqueueState* s = active();
     Kernel* k = s ? s->blockKernel(name) : nullptr;
     KernelLaunch l;
     if (!k || !nd || !resolveNDRange(*nd, s->workGroupLimit(*k), l))
@@ -323,13 +352,13 @@ uint32_t duetKernelSubGroupCount(const NDRangeT* nd, const char* name, const voi
 }
 
 void* duetGetDefaultQueue() {
-    DeviceEnqueueState* s = t_state;
+    DeviceEnqueueState* s = active();
     return s && s->context ? static_cast<_cl_command_queue*>(s->context->defaultDeviceQueue())
                            : nullptr;
 }
 
 void* duetCreateUserEvent() {
-    DeviceEnqueueState* s = t_state;
+    DeviceEnqueueState* s = active();
     if (!s || !s->device)
         return reinterpret_cast<void*>(~uintptr_t(0));
     std::lock_guard lock(s->mutex);
@@ -345,7 +374,7 @@ void* duetCreateUserEvent() {
 }
 
 void duetRetainEvent(void* e) {
-    DeviceEnqueueState* s = t_state;
+    DeviceEnqueueState* s = active();
     if (!s)
         return;
     std::lock_guard lock(s->mutex);
@@ -354,7 +383,7 @@ void duetRetainEvent(void* e) {
 }
 
 void duetReleaseEvent(void* e) {
-    DeviceEnqueueState* s = t_state;
+    DeviceEnqueueState* s = active();
     if (!s)
         return;
     std::lock_guard lock(s->mutex);
@@ -363,7 +392,7 @@ void duetReleaseEvent(void* e) {
 }
 
 void duetSetUserEventStatus(void* p, int status) {
-    DeviceEnqueueState* s = t_state;
+    DeviceEnqueueState* s = active();
     if (!s || (status != CL_COMPLETE && status >= 0))
         return;
     std::lock_guard lock(s->mutex);
@@ -374,7 +403,7 @@ void duetSetUserEventStatus(void* p, int status) {
 }
 
 bool duetIsValidEvent(void* e) {
-    DeviceEnqueueState* s = t_state;
+    DeviceEnqueueState* s = active();
     if (!s)
         return false;
     std::lock_guard lock(s->mutex);
@@ -382,7 +411,7 @@ bool duetIsValidEvent(void* e) {
 }
 
 void duetCaptureEventProfilingInfo(void* p, int name, void* value) {
-    DeviceEnqueueState* s = t_state;
+    DeviceEnqueueState* s = active();
     if (!s || name != kClkProfilingCommandExecTime || !value)
         return;
     std::lock_guard lock(s->mutex);
@@ -443,19 +472,17 @@ DeviceEnqueueSession::ThreadScope::~ThreadScope() {
 
 void DeviceEnqueueSession::begin(const KernelLaunch& launch) {
     DeviceEnqueueState& s = *m_state;
-    Program* program = launch.kernel->program();
-    s.executable = launch.executable;
+    s.launch = &launch;
     s.current = nullptr;
-    s.program = retainRef(program);
-    s.context = launch.kernel->context();
-    s.device = nullptr;
-    for (const Device* d : program->devices())
-        if (program->executable(d) == launch.executable)
-            s.device = d;
+    s.resolved.store(false, std::memory_order_relaxed);
 }
 
 cl_int DeviceEnqueueSession::drain(const RunFn& run) {
     DeviceEnqueueState& s = *m_state;
+    if (!s.resolved.load(std::memory_order_acquire)) {
+        s.launch = nullptr; // no kernel called a hook: nothing was enqueued
+        return CL_SUCCESS;
+    }
     cl_int result = CL_SUCCESS;
     for (;;) {
         std::unique_ptr<DeviceCommand> cmd;
@@ -547,6 +574,8 @@ cl_int DeviceEnqueueSession::drain(const RunFn& run) {
     s.program = {};
     s.device = nullptr;
     s.context = nullptr;
+    s.launch = nullptr;
+    s.resolved.store(false, std::memory_order_relaxed);
     return result;
 }
 
