@@ -453,12 +453,12 @@ const DeviceEnqueueHook kHooks[] = {
      reinterpret_cast<void*>(&duetCaptureEventProfilingInfo)},
 };
 
-} // namespace
+const bool kRegistered = [] {
+    registerDeviceEnqueueHooks(kHooks, std::size(kHooks));
+    return true;
+}();
 
-const DeviceEnqueueHook* deviceEnqueueHooks(size_t& count) {
-    count = std::size(kHooks);
-    return kHooks;
-}
+} // namespace
 
 DeviceEnqueueSession::DeviceEnqueueSession() : m_state(std::make_unique<DeviceEnqueueState>()) {}
 DeviceEnqueueSession::~DeviceEnqueueSession() = default;

@@ -1,6 +1,7 @@
 // lowerDeviceEnqueue: enqueue_kernel's calls pass the block kernel's name and the ndrange by
 // pointer, so the host functions of devices/cpu/device_enqueue.cpp can take them.
 #include "devices/cpu/jit/device_enqueue_lowering.hpp"
+#include "devices/cpu/device_enqueue_hooks.hpp"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GlobalVariable.h>
@@ -9,6 +10,23 @@
 #include <llvm/IR/Metadata.h>
 
 namespace duet::rt {
+
+namespace cpu {
+namespace {
+const DeviceEnqueueHook* g_hooks = nullptr;
+size_t g_hookCount = 0;
+} // namespace
+
+const DeviceEnqueueHook* deviceEnqueueHooks(size_t& count) {
+    count = g_hookCount;
+    return g_hooks;
+}
+
+void registerDeviceEnqueueHooks(const DeviceEnqueueHook* hooks, size_t count) {
+    g_hooks = hooks;
+    g_hookCount = count;
+}
+} // namespace cpu
 
 using namespace llvm;
 
