@@ -26,6 +26,11 @@ template <class T, class H> T* from(H handle) {
     return o->alive(T::kTag) ? static_cast<T*>(o) : nullptr;
 }
 
+/// The queue behind a handle if it is a live host command-queue; null for an on-device queue
+/// (CL_QUEUE_ON_DEVICE: the host enqueues nothing there, so enqueue calls, clFlush and clFinish
+/// answer CL_INVALID_COMMAND_QUEUE as for any handle that is not a valid host command-queue).
+rt::Queue* hostQueue(cl_command_queue queue);
+
 /// Name of an error code ("CL_INVALID_VALUE").
 const char* errorName(cl_int code);
 

@@ -297,7 +297,7 @@ cl_int enqueueGlObjects(const char* api, cl_command_queue queue, cl_uint num, co
                         cl_uint numEvents, const cl_event* waitList, cl_event* event,
                         bool acquire) {
     // CL_INVALID_COMMAND_QUEUE: not a valid command queue.
-    Queue* q = from<Queue>(queue);
+    Queue* q = hostQueue(queue);
     if (!q)
         return report(api, nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
     Context* ctx = q->context();

@@ -798,7 +798,7 @@ DUET_API void* CL_API_CALL clEnqueueMapImage(cl_command_queue queue, cl_mem imag
     Call call("clEnqueueMapImage", errcodeRet);
     return guardHandle<void>(call, [&]() -> void* {
         const char* api = call.api();
-        Queue* q = from<Queue>(queue);
+        Queue* q = hostQueue(queue);
         if (!q)
             return call.fail(CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
         call.setContext(q->context());

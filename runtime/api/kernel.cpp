@@ -592,7 +592,7 @@ namespace {
 cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue queue,
                      cl_kernel kernel, cl_uint dims, const size_t* offset, const size_t* global,
                      const size_t* local, cl_uint num, const cl_event* list, cl_event* event) {
-    Queue* q = from<Queue>(queue);
+    Queue* q = hostQueue(queue);
     if (!q)
         return report(api, nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
     Context* ctx = q->context();
@@ -737,7 +737,7 @@ DUET_API cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue queue,
                                                   cl_event* event) {
     return guard("clEnqueueNativeKernel", [&]() -> cl_int {
         const char* api = "clEnqueueNativeKernel";
-        Queue* q = from<Queue>(queue);
+        Queue* q = hostQueue(queue);
         if (!q)
             return report(api, nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
         Context* ctx = q->context();

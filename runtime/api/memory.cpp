@@ -38,7 +38,7 @@ cl_int checkMemFlags(cl_mem_flags flags, std::string& why) {
 
 /// Common preamble of enqueue calls on memory objects: queue, context, wait list.
 Queue* checkQueue(const char* api, cl_command_queue queue, cl_int& err) {
-    Queue* q = from<Queue>(queue);
+    Queue* q = hostQueue(queue);
     if (!q)
         err = report(api, nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
     return q;
@@ -608,7 +608,7 @@ DUET_API void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue queue, cl_mem buf
     Call call("clEnqueueMapBuffer", errcodeRet);
     return guardHandle<void>(call, [&]() -> void* {
         const char* api = call.api();
-        Queue* q = from<Queue>(queue);
+        Queue* q = hostQueue(queue);
         if (!q)
             return call.fail(CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
         call.setContext(q->context());

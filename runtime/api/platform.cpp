@@ -313,15 +313,15 @@ cl_int memoryInfo(const Device* d, const DeviceInfo& i, cl_device_info param, co
     case CL_DEVICE_QUEUE_ON_HOST_PROPERTIES:
         return v(i.queueProperties);
     case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES:
-        return v(cl_command_queue_properties(0));
+        return v(i.queueOnDeviceProperties);
     case CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE:
-        return u(0);
+        return u(i.queueOnDevicePreferredSize);
     case CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE:
-        return u(0);
+        return u(i.queueOnDeviceMaxSize);
     case CL_DEVICE_MAX_ON_DEVICE_QUEUES:
-        return u(0);
+        return u(i.maxOnDeviceQueues);
     case CL_DEVICE_MAX_ON_DEVICE_EVENTS:
-        return u(0);
+        return u(i.maxOnDeviceEvents);
     default:
         break;
     }

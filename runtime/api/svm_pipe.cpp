@@ -28,7 +28,7 @@ namespace {
 /// The queue of an SVM command, or null with `err` reported: CL_INVALID_COMMAND_QUEUE, and
 /// CL_INVALID_OPERATION when the queue's device does not support SVM.
 Queue* svmQueue(const char* api, cl_command_queue queue, cl_int& err) {
-    Queue* q = from<Queue>(queue);
+    Queue* q = hostQueue(queue);
     if (!q) {
         err = report(api, nullptr, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
         return nullptr;

@@ -221,7 +221,11 @@ KernelDesc describeKernel(const llvm::Function& f, const llvm::DataLayout& dl) {
         KernelArgDesc a;
         a.typeName = mdString(types, i);
         a.name = mdString(names, i);
-        const unsigned as = unsigned(mdInt(addrSpaces, i).value_or(kAsPrivate));
+        // Kernels clang makes of blocks (enqueue_kernel) have no argument metadata: their
+        // __local pointers say where they point in their type.
+        const unsigned irAs =
+            arg.getType()->isPointerTy() ? arg.getType()->getPointerAddressSpace() : kAsPrivate;
+        const unsigned as = unsigned(mdInt(addrSpaces, i).value_or(irAs));
         const std::string access = mdString(accessQuals, i);
         const std::string quals = mdString(typeQuals, i);
 
@@ -263,6 +267,10 @@ KernelDesc describeKernel(const llvm::Function& f, const llvm::DataLayout& dl) {
             a.addressQualifier = CL_KERNEL_ARG_ADDRESS_GLOBAL;
             a.size = a.align = 8;
             a.pipePacketSize = pipePacketSize(arg);
+        } else if (a.typeName == "queue_t" || a.typeName == "clk_event_t") {
+            // A cl_command_queue (an on-device queue) passed by value: the handle.
+            a.kind = KernelArgKind::Value;
+            a.size = a.align = 8;
         } else if (a.typeName == "sampler_t") {
             a.kind = KernelArgKind::Sampler;
             a.size = a.align = 8;

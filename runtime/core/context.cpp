@@ -59,3 +59,33 @@ void Context::addDestructorCallback(DestructorFn fn, void* userData) {
 }
 
 } // namespace duet::rt
+
+namespace duet::rt {
+
+bool Context::addDeviceQueue(cl_uint max) {
+    std::lock_guard lock(m_mutex);
+    if (m_deviceQueues >= max)
+        return false;
+    ++m_deviceQueues;
+    return true;
+}
+
+void Context::removeDeviceQueue(Queue* q, bool counted) {
+    std::lock_guard lock(m_mutex);
+    if (counted && m_deviceQueues)
+        --m_deviceQueues;
+    if (m_defaultDeviceQueue == q)
+        m_defaultDeviceQueue = nullptr;
+}
+
+Queue* Context::defaultDeviceQueue() const {
+    std::lock_guard lock(m_mutex);
+    return m_defaultDeviceQueue;
+}
+
+void Context::setDefaultDeviceQueue(Queue* q) {
+    std::lock_guard lock(m_mutex);
+    m_defaultDeviceQueue = q;
+}
+
+} // namespace duet::rt

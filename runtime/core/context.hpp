@@ -10,6 +10,8 @@
 
 namespace duet::rt {
 
+class Queue;
+
 using ContextNotifyFn = void(CL_CALLBACK*)(const char*, const void*, size_t, void*);
 
 class Context final : public _cl_context {
@@ -40,6 +42,18 @@ public:
     /// Reports an error reason through the application's callback (any thread, no locks held).
     void notify(const std::string& message) const;
 
+    /// On-device queues (CL_QUEUE_ON_DEVICE): how many exist, and the default one
+    /// (CL_QUEUE_ON_DEVICE_DEFAULT, clSetDefaultDeviceCommandQueue), which get_default_queue()
+    /// returns to kernels. The default is not a reference: ~Queue forgets it.
+    /// Only the CPU device has on-device queues, so one default per context suffices.
+    /// The queue made with CL_QUEUE_ON_DEVICE_DEFAULT is not counted against
+    /// CL_DEVICE_MAX_ON_DEVICE_QUEUES (the CTS's device_queue creates that many besides it).
+    /// addDeviceQueue returns false when `max` counted on-device queues already exist.
+    bool addDeviceQueue(cl_uint max);
+    void removeDeviceQueue(Queue* q, bool counted);
+    Queue* defaultDeviceQueue() const;
+    void setDefaultDeviceQueue(Queue* q);
+
     using DestructorFn = void(CL_CALLBACK*)(cl_context, void*);
     void addDestructorCallback(DestructorFn fn, void* userData);
 
@@ -49,7 +63,9 @@ private:
     std::vector<cl_context_properties> m_properties;
     ContextNotifyFn m_notify;
     void* m_userData;
-    std::mutex m_mutex;
+    mutable std::mutex m_mutex;
+    cl_uint m_deviceQueues = 0;            ///< guarded by m_mutex
+    Queue* m_defaultDeviceQueue = nullptr; ///< guarded by m_mutex
     std::vector<std::pair<DestructorFn, void*>> m_destructorCallbacks;
 };
 

@@ -76,6 +76,12 @@ struct DeviceInfo {
     size_t globalVariablePreferredTotalSize = 1 << 20;
     size_t preferredWorkGroupSizeMultiple = 16;
     cl_device_device_enqueue_capabilities deviceEnqueueCapabilities = 0;
+    /// On-device queues (OpenCL 2.x device-side enqueue): all 0 on a device without them, as the
+    /// spec asks (CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES, _PREFERRED_SIZE, _MAX_SIZE,
+    /// CL_DEVICE_MAX_ON_DEVICE_QUEUES, CL_DEVICE_MAX_ON_DEVICE_EVENTS).
+    cl_command_queue_properties queueOnDeviceProperties = 0;
+    cl_uint queueOnDevicePreferredSize = 0, queueOnDeviceMaxSize = 0;
+    cl_uint maxOnDeviceQueues = 0, maxOnDeviceEvents = 0;
     /// CL_DEVICE_PIPE_SUPPORT and the pipe limits (0 on a device without pipes, as the spec
     /// asks).
     bool pipeSupport = false;

@@ -1,5 +1,6 @@
 // Queue worker: runs commands in order (or, out of order, as their wait lists complete).
 #include "core/queue.hpp"
+#include "core/context.hpp"
 
 #include <algorithm>
 
@@ -226,6 +227,8 @@ Queue::Queue(Ref<Context> context, Device* device, cl_command_queue_properties p
 }
 
 Queue::~Queue() {
+    if (onDevice())
+        m_context->removeDeviceQueue(this, !(m_properties & CL_QUEUE_ON_DEVICE_DEFAULT));
     {
         std::lock_guard lock(m_shared->mutex);
         m_shared->stop = true;

@@ -63,6 +63,14 @@ public:
     cl_command_queue_properties properties() const { return m_properties; }
     const std::vector<cl_queue_properties>& propertyList() const { return m_propertyList; }
     bool profiling() const { return m_properties & CL_QUEUE_PROFILING_ENABLE; }
+    /// An on-device queue (CL_QUEUE_ON_DEVICE): kernels enqueue on it (enqueue_kernel), the
+    /// host does not; its commands live in the CPU device's launches
+    /// (devices/cpu/device_enqueue.*), not in this object. It counts in its context's
+    /// on-device queues from creation to destruction.
+    bool onDevice() const { return m_properties & CL_QUEUE_ON_DEVICE; }
+    /// CL_QUEUE_SIZE of an on-device queue, in bytes (0 for a host queue).
+    cl_uint deviceQueueSize() const { return m_deviceQueueSize; }
+    void setDeviceQueueSize(cl_uint bytes) { m_deviceQueueSize = bytes; }
 
     /// Creates the command's event and submits it; returns the event (the caller owns the
     /// returned reference). In-order queues run commands in enqueue order, each after its wait
@@ -105,6 +113,7 @@ private:
     Device* m_device;
     cl_command_queue_properties m_properties;
     std::vector<cl_queue_properties> m_propertyList;
+    cl_uint m_deviceQueueSize = 0;
     std::shared_ptr<Shared> m_shared;
     std::thread m_worker;
 };

@@ -2,6 +2,7 @@
 #include "core/device.hpp"
 #include "core/image.hpp"
 #include "core/kernel.hpp"
+#include "devices/cpu/device_enqueue.hpp"
 #include "devices/cpu/jit/cpu_toolchain.hpp"
 #include "devices/cpu/launch_guard.hpp"
 #include "devices/cpu/thread_pool.hpp"
@@ -188,6 +189,8 @@ private:
     LaunchScratch m_scratch;
     std::vector<WorkerState> m_workers{m_pool.participants()};
     Watchdog m_watchdog; ///< DUET_KERNEL_TIMEOUT
+    /// The on-device queue of the launch being run (enqueue_kernel); under m_stateMutex.
+    DeviceEnqueueSession m_enqueue;
 };
 
 WorkGroupFn CpuBackend::entryFor(const KernelLaunch& launch) const {
@@ -224,7 +227,22 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     // it keeps allocation off the launch path.
     std::unique_lock lock(m_stateMutex);
     std::string why;
-    const cl_int status = runLocked(launch, why);
+    // Kernels enqueued by the launch's work-items (and by theirs) run after it, on the same
+    // pool, before the launch's event completes: the spec's parent/child semantics.
+    m_enqueue.begin(launch);
+    cl_int status = runLocked(launch, why);
+    if (status == CL_SUCCESS) {
+        status = m_enqueue.drain([&](const KernelLaunch& child) {
+            std::string childWhy;
+            const cl_int st = runLocked(child, childWhy);
+            if (why.empty())
+                why = childWhy;
+            return st;
+        });
+    } else {
+        m_enqueue.drain(
+            [](const KernelLaunch&) { return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST; });
+    }
     if (status == CL_SUCCESS || why.empty())
         return status;
     // A stopped launch: reported without our lock (the callback may enqueue on this device).
@@ -375,6 +393,7 @@ cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
         }
     };
     auto runGroups = [&](size_t begin, size_t end, unsigned worker) {
+        DeviceEnqueueSession::ThreadScope enqueueScope(m_enqueue);
         if (!guarded) {
             runRange(begin, end, worker);
         } else {
@@ -561,7 +580,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                            "__opencl_c_program_scope_global_variables __opencl_c_images "
                            "__opencl_c_read_write_images __opencl_c_3d_image_writes "
                            "__opencl_c_work_group_collective_functions __opencl_c_pipes "
-                           "__opencl_c_subgroups";
+                           "__opencl_c_subgroups __opencl_c_device_enqueue";
     info.openclCFeatures = namesWithVersion(features, CL_MAKE_VERSION(3, 0, 0));
     info.genericAddressSpace = true;
     // builtins/cpu/work_group.cl with the work-group pass's scratch (WorkGroupContext).
@@ -579,6 +598,18 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     info.maxPipeArgs = 16;
     info.pipeMaxActiveReservations = 65536;
     info.pipeMaxPacketSize = 65536;
+    // Device-side enqueue (devices/cpu/device_enqueue.*): a child kernel is a record in its
+    // launch's on-device queue, run on the thread pool once its parent's work-groups are done.
+    // CL_QUEUE_SIZE bounds the records a launch may hold at once (cpu::kDeviceCommandBytes
+    // each, plus the block literal); the sizes are the spec's full-profile minimums or more.
+    info.deviceEnqueueCapabilities =
+        CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT;
+    info.queueOnDeviceProperties =
+        CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+    info.queueOnDevicePreferredSize = 16 * 1024;
+    info.queueOnDeviceMaxSize = 8 * 1024 * 1024;
+    info.maxOnDeviceQueues = 4;
+    info.maxOnDeviceEvents = 1024;
     // Kernels run in the host's address space, in host threads: every host address is an SVM
     // pointer, and atomics on it are the host's own.
     info.svmCapabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER |

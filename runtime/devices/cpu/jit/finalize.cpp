@@ -4,7 +4,9 @@
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 #include "compiler/save_temps.hpp"
+#include "devices/cpu/device_enqueue_hooks.hpp"
 #include "devices/cpu/jit/cpu_toolchain.hpp"
+#include "devices/cpu/jit/device_enqueue_lowering.hpp"
 #include "devices/cpu/jit/guards.hpp"
 #include "devices/cpu/jit/kernel_checks.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
@@ -140,12 +142,23 @@ bool allowedHostFunction(StringRef name) {
            file.starts_with("libmvec.so") || file.starts_with("libmvec-");
 }
 
+/// True for the host functions of device-side enqueue (devices/cpu/device_enqueue.cpp).
+bool deviceEnqueueHook(StringRef name) {
+    size_t count = 0;
+    const cpu::DeviceEnqueueHook* hooks = cpu::deviceEnqueueHooks(count);
+    for (size_t i = 0; i < count; ++i)
+        if (name == hooks[i].name)
+            return true;
+    return false;
+}
+
 /// A declaration nothing defines: an OpenCL builtin the library lacks, or a user function
 /// without a body. Reported at build time, never left for the JIT to trip on.
 std::string unresolvedFunctions(Module& m) {
     return undefinedSymbolReport(m, "this device", [](StringRef name, std::string&) {
         return name == kPrintfHookName || name == cpu::kCheckFailHookName ||
-               name == cpu::kCancelledHookName || allowedHostFunction(name);
+               name == cpu::kCancelledHookName || deviceEnqueueHook(name) ||
+               allowedHostFunction(name);
     });
 }
 
@@ -542,6 +555,7 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
         return p;
     }
     lowerOpaqueTypes(*m);
+    lowerDeviceEnqueue(*m);
     normaliseForCpu(*m);
     const bool cancellable = guards.timeoutSeconds > 0;
     if (guards.boundsChecks || cancellable)
@@ -696,6 +710,11 @@ std::string createJit(CpuExecutable& exe, const orc::JITTargetMachineBuilder& jt
                                               JITSymbolFlags::Exported | JITSymbolFlags::Callable};
     hooks[mangle(cpu::kCancelledHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_cancelled),
                                               JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+    size_t enqueueHooks = 0;
+    const cpu::DeviceEnqueueHook* enqueue = cpu::deviceEnqueueHooks(enqueueHooks);
+    for (size_t i = 0; i < enqueueHooks; ++i)
+        hooks[mangle(enqueue[i].name)] = {orc::ExecutorAddr::fromPtr(enqueue[i].address),
+                                          JITSymbolFlags::Exported | JITSymbolFlags::Callable};
     if (Error e = jd.define(orc::absoluteSymbols(std::move(hooks))))
         return "error: JIT: " + toString(std::move(e));
     return {};
