@@ -4,6 +4,7 @@
 #include "kernels/image_ref.hpp"
 #include "support/cl_test.hpp"
 
+#include <cstring>
 #include <random>
 
 using namespace duet::test;
@@ -436,6 +437,71 @@ kernel void bump(read_write image3d_t im) {
         clReleaseKernel(k);
         clReleaseMemObject(im);
     }
+    clReleaseProgram(prog);
+}
+
+TEST_CASE("32-bit channels read with the other type's function give their stored bits",
+          "[kernels][image][kernel]") {
+    // Undefined in the spec, but what GPUs and PoCL do and GPU codes rely on: a double kept as
+    // a CL_RG/CL_FLOAT texel, read back with as_double2(read_imagei(...)). Duet returned 0.
+    WithQueue w;
+    const char* src = R"(
+constant sampler_t s = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;
+kernel void bits(read_only image2d_t fl, read_only image2d_t in, global uint* o) {
+    int x = get_global_id(0);
+    int2 c = (int2)(x % 3, x / 3);
+    int4 a = read_imagei(fl, s, c);   // sampled
+    uint4 b = read_imageui(fl, c);    // sampler-less
+    float4 f = read_imagef(in, s, c); // the other way: an integer image read as float
+    o[6 * x + 0] = a.x; o[6 * x + 1] = a.y;
+    o[6 * x + 2] = b.x; o[6 * x + 3] = b.y;
+    o[6 * x + 4] = as_uint(f.x); o[6 * x + 5] = as_uint(f.y);
+}
+)";
+    cl_program prog = buildProgram(w.context, w.device, src);
+    const size_t n = 3 * 2;
+    std::vector<float> fl(2 * n);
+    std::vector<uint32_t> in(2 * n);
+    for (size_t i = 0; i < 2 * n; ++i) {
+        fl[i] = -1.5f * float(i) + 0.125f; // no integer conversion of these gives the bits
+        in[i] = 0x3f800001u + uint32_t(i) * 0x01234567u;
+    }
+    cl_image_desc d{};
+    d.image_type = CL_MEM_OBJECT_IMAGE2D;
+    d.image_width = 3;
+    d.image_height = 2;
+    cl_int err;
+    const cl_image_format ff{CL_RG, CL_FLOAT}, fi{CL_RG, CL_UNSIGNED_INT32};
+    cl_mem imf =
+        clCreateImage(w.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &ff, &d, fl.data(), &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem imi =
+        clCreateImage(w.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &fi, &d, in.data(), &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem out = w.buffer(6 * n * sizeof(uint32_t));
+    cl_kernel k = clCreateKernel(prog, "bits", &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof imf, &imf));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof imi, &imi));
+    REQUIRE_CL(clSetKernelArg(k, 2, sizeof out, &out));
+    REQUIRE_CL(clEnqueueNDRangeKernel(w.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+    std::vector<uint32_t> got = w.read<uint32_t>(out, 6 * n);
+    for (size_t x = 0; x < n; ++x) {
+        uint32_t f0, f1;
+        std::memcpy(&f0, &fl[2 * x], 4);
+        std::memcpy(&f1, &fl[2 * x + 1], 4);
+        INFO("texel " << x);
+        CHECK(got[6 * x + 0] == f0);
+        CHECK(got[6 * x + 1] == f1);
+        CHECK(got[6 * x + 2] == f0);
+        CHECK(got[6 * x + 3] == f1);
+        CHECK(got[6 * x + 4] == in[2 * x]);
+        CHECK(got[6 * x + 5] == in[2 * x + 1]);
+    }
+    clReleaseKernel(k);
+    clReleaseMemObject(out);
+    clReleaseMemObject(imi);
+    clReleaseMemObject(imf);
     clReleaseProgram(prog);
 }
 

@@ -253,6 +253,9 @@ DUET_INLINE float duet_channel_f(global duet_image* d, global uchar* p, int i) {
         return vload_half(i, (global half*)p);
     case DUET_FLOAT:
         return ((global float*)p)[i];
+    case DUET_SIGNED_INT32: // read_imagef of a 32-bit integer channel: its bits (duet_channel_i)
+    case DUET_UNSIGNED_INT32:
+        return as_float(((global uint*)p)[i]);
     case DUET_UNORM_INT24: // CL_DEPTH_STENCIL from GL: depth in the top 24 bits, stencil below
         return (float)(((global uint*)p)[0] >> 8) * (1.0f / 16777215.0f);
     default:
@@ -273,6 +276,12 @@ DUET_INLINE int duet_channel_i(global duet_image* d, global uchar* p, int i) {
     case DUET_UNSIGNED_INT16:
         return ((global ushort*)p)[i];
     case DUET_UNSIGNED_INT32:
+        return ((global int*)p)[i];
+    case DUET_FLOAT:
+        // The spec leaves read_imagei/ui of a float image undefined (6.15.15); GPUs and PoCL
+        // return the stored bits, and GPU codes rely on it (a double kept as a CL_RG/CL_FLOAT
+        // texel and read back with as_double2(read_imagei(...))). So 32-bit channels read with
+        // the other type's function give their bits, never a conversion or zero.
         return ((global int*)p)[i];
     default:
         return 0;
