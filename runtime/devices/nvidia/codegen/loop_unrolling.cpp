@@ -45,11 +45,10 @@ public:
 } // namespace
 
 void registerLoopUnrolling(PassBuilder& pb) {
-    pb.registerLateLoopOptimizationsEPCallback(
-        [](LoopPassManager& lpm, OptimizationLevel level) {
-            if (level.getSpeedupLevel() >= 2)
-                lpm.addPass(MarkShortLoops());
-        });
+    pb.registerLateLoopOptimizationsEPCallback([](LoopPassManager& lpm, OptimizationLevel level) {
+        if (level.getSpeedupLevel() >= 2)
+            lpm.addPass(MarkShortLoops());
+    });
 }
 
 } // namespace duet::rt::nvptx
