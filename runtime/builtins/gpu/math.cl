@@ -165,34 +165,56 @@ DUET_CONST float tgamma(float x) { return (float)tgamma((double)x); }
 // ---- sin, cos and sincos (float) ----
 // |x| = q*pi/2 + r. Below 105615 (q < 2^16), pi/2 in three parts: the first, 0x1.921fb4p+0,
 // ends in zero bits, so |x| - q*part1 is exact (a multiple of 2^-24 below 1); the other two
-// fmas round once each. Above, libclc's reduction (Payne-Hanek for the largest). Then
-// libclc's kernels on [-pi/4, pi/4] and the quadrant. Every float below 105615, through a
-// host port of this path against long double sinl/cosl: at most 1.63 ulp (sin) and 1.61 ulp
-// (cos), where §7.4 allows 4; tests/kernels/math_test.cpp checks the devices themselves.
-DUET_INLINE int reducePiby2(float ax, __private float* r, __private float* rr) {
-    if (ax < 105615.0f) {
-        float q = rint(ax * 0x1.45f306p-1f); // 2/pi
-        float t = fma(q, -0x1.921fb4p+0f, ax);
-        t = fma(q, -0x1.4442d2p-24f, t);
-        *r = fma(q, 0x1.ee59dap-50f, t); // the third part is negative
-        *rr = 0.0f;
-        return (int)q & 3;
-    }
-    return __clc_argReductionS(r, rr, ax);
+// fmas round once each; then minimax polynomials on [-pi/4, pi/4] of degree 7 (sin) and 8
+// (cos). Every float below 105615, through a host port of this path against long double
+// sinl/cosl: at most 1.56 ulp, where section 7.4 allows 4 (tests/kernels/math_test.cpp checks
+// the devices themselves). Above, libclc's reduction (Payne-Hanek for the largest) and its
+// kernels that take the reduced value's tail, out of line: a kernel that calls sincos in an
+// unrolled loop carries one copy of that path, not one per iteration.
+DUET_INLINE float sinPiby4(float r) {
+    float z = r * r;
+    float p = fma(z, -0x1.9943f2p-13f, 0x1.11073cp-7f);
+    p = fma(z, p, -0x1.555546p-3f);
+    return fma(z * r, p, r);
+}
+
+DUET_INLINE float cosPiby4(float r) {
+    float z = r * r;
+    float p = fma(z, 0x1.99eb9cp-16f, -0x1.6c0c34p-10f);
+    p = fma(z, p, 0x1.55554ap-5f);
+    return fma(z * z, p, fma(z, -0.5f, 1.0f));
+}
+
+/// sin(|x|) and cos(|x|) from the reduced argument's sine and cosine and its quadrant.
+DUET_INLINE float2 byQuadrant(float s, float c, int quadrant) {
+    float sinAbs = (quadrant & 1) ? c : s;
+    float cosAbs = (quadrant & 1) ? s : c;
+    sinAbs = quadrant > 1 ? -sinAbs : sinAbs;
+    cosAbs = (quadrant == 1 || quadrant == 2) ? -cosAbs : cosAbs;
+    return (float2)(sinAbs, cosAbs);
+}
+
+__attribute__((noinline)) static float2 sinCosLarge(float ax) {
+    float r, rr;
+    int quadrant = __clc_argReductionS(&r, &rr, ax);
+    return byQuadrant(__clc_sinf_piby4(r, rr), __clc_cosf_piby4(r, rr), quadrant);
 }
 
 DUET_INLINE float sinCosCore(float x, __private float* cosOut) {
     float ax = fabs(x);
-    float r, rr;
-    int quadrant = reducePiby2(ax, &r, &rr);
-    float s = __clc_sinf_piby4(r, rr), c = __clc_cosf_piby4(r, rr);
-    float sinAbs = (quadrant & 1) ? c : s; // sin(|x|) up to sign
-    float cosAbs = (quadrant & 1) ? s : c;
-    sinAbs = quadrant > 1 ? -sinAbs : sinAbs;
-    cosAbs = (quadrant == 1 || quadrant == 2) ? -cosAbs : cosAbs;
+    float2 sc;
+    if (ax < 105615.0f) {
+        float q = rint(ax * 0x1.45f306p-1f); // 2/pi
+        float r = fma(q, -0x1.921fb4p+0f, ax);
+        r = fma(q, -0x1.4442d2p-24f, r);
+        r = fma(q, 0x1.ee59dap-50f, r); // the third part is negative
+        sc = byQuadrant(sinPiby4(r), cosPiby4(r), (int)q & 3);
+    } else {
+        sc = sinCosLarge(ax);
+    }
     bool finite = isfinite(x);
-    *cosOut = finite ? cosAbs : NAN;
-    return finite ? copysign(1.0f, x) * sinAbs : NAN;
+    *cosOut = finite ? sc.y : NAN;
+    return finite ? copysign(1.0f, x) * sc.x : NAN;
 }
 
 DUET_CONST float sin(float x) {

@@ -347,6 +347,7 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
 
     if (!linkBuiltins(*m, error))
         return FinalizeResult::failure(log + diagnostics + error);
+    nvptx::relaxFloatSqrt(*m);
 
     // Which kernels print, before printf calls become stores.
     std::set<std::string> printing;

@@ -1,13 +1,16 @@
-// Float division at the precision OpenCL C asks for, not more: div.full.f32 where the front end
-// allows 2.5 ulp, instead of the IEEE-rounded division LLVM's NVPTX back end always emits.
+// Float division and square root at the precision OpenCL C asks for, not more: div.full.f32 and
+// sqrt.approx.f32 where the front end allows 2.5 and 3 ulp, instead of the IEEE-rounded
+// instructions LLVM's NVPTX back end and libclc always emit.
 #include "devices/nvidia/codegen/passes.hpp"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Operator.h>
 
+#include <string>
 #include <vector>
 
 namespace duet::rt::nvptx {
@@ -31,7 +34,48 @@ bool relaxed(const BinaryOperator& d) {
     return op && op->getFPAccuracy() >= 2.0f;
 }
 
+/// Whether `name` is the mangled float sqrt of OpenCL C, scalar or vector.
+bool floatSqrt(StringRef name) {
+    static const char* const kNames[] = {"_Z4sqrtf",     "_Z4sqrtDv2_f", "_Z4sqrtDv3_f",
+                                         "_Z4sqrtDv4_f", "_Z4sqrtDv8_f", "_Z4sqrtDv16_f"};
+    for (const char* n : kNames)
+        if (name == n)
+            return true;
+    return false;
+}
+
 } // namespace
+
+void relaxFloatSqrt(Module& m) {
+    std::vector<CallInst*> calls;
+    for (Function& f : m)
+        for (Instruction& i : instructions(f))
+            if (auto* call = dyn_cast<CallInst>(&i)) {
+                const Function* callee = call->getCalledFunction();
+                const auto* op = dyn_cast<FPMathOperator>(call);
+                if (callee && floatSqrt(callee->getName()) && op && op->getFPAccuracy() >= 3.0f)
+                    calls.push_back(call);
+            }
+    for (CallInst* call : calls) {
+        IRBuilder<> b(call);
+        Value* x = call->getArgOperand(0);
+        auto approx = [&](Value* lane) {
+            return b.CreateIntrinsic(Intrinsic::nvvm_sqrt_approx_f, {}, {lane});
+        };
+        Value* result = nullptr;
+        if (auto* v = dyn_cast<FixedVectorType>(call->getType())) {
+            result = PoisonValue::get(v);
+            for (unsigned lane = 0; lane < v->getNumElements(); ++lane)
+                result =
+                    b.CreateInsertElement(result, approx(b.CreateExtractElement(x, lane)), lane);
+        } else {
+            result = approx(x);
+        }
+        result->takeName(call);
+        call->replaceAllUsesWith(result);
+        call->eraseFromParent();
+    }
+}
 
 void relaxFloatDivision(Module& m) {
     for (Function& f : m) {

@@ -57,6 +57,13 @@ void registerLoopUnrolling(llvm::PassBuilder& pb);
 /// would emit. Runs after optimisation: the inline PTX would hide the division from it.
 void relaxFloatDivision(llvm::Module& m);
 
+/// Replaces each call of the float sqrt builtin that may be 3 ulp off (clang's !fpmath on
+/// OpenCL C sqrt calls, absent under -cl-fp32-correctly-rounded-divide-sqrt) with PTX
+/// sqrt.approx.f32 (relative error within 2^-23, denormals included), where libclc's sqrt is
+/// the correctly rounded sqrt.rn.f32 sequence. Runs before optimisation, on the calls themselves:
+/// libclc's own functions inline their square roots and keep them correctly rounded.
+void relaxFloatSqrt(llvm::Module& m);
+
 /// Rewrites global variables whose initializers hold three-element vectors (`__constant float3
 /// t[6] = ...`) with those vectors widened to four elements: the same bytes at the same offsets,
 /// which LLVM 19's NVPTX asm printer otherwise writes unpadded (vec3_initializers.cpp).
