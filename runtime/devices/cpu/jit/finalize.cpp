@@ -84,6 +84,9 @@ public:
     void* entry(size_t index) const override;
     void* streamingEntry(size_t index) const override;
     const std::string& binary() const override;
+    /// The binary without .text: loading re-JITs from .llvmir, so storing it costs no
+    /// compilation of kernels never launched.
+    std::string cacheBinary() const override { return writeProgramBinary(m_binaryParts); }
     size_t globalVariableTotalSize() const override { return m_globalBytes; }
     ExecutionGuards guards() const override { return m_guards; }
 
