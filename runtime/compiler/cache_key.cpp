@@ -131,12 +131,52 @@ std::string environmentIdentity() {
     return s;
 }
 
-/// Whether the source may read files: any `include` (#include, __has_include) or `import`
-/// (#import) anywhere, comments and strings included. Conservative: such builds are not cached,
-/// since the files they read are not in the key.
+/// Whether the source may read files: `include` (#include, __has_include) or `import` (#import)
+/// anywhere outside comments, string literals included, after line splices are joined.
+/// Conservative: such builds are not cached, since the files they read are not in the key.
 bool mayReadFiles(std::string_view source) {
-    return source.find("include") != std::string_view::npos ||
-           source.find("import") != std::string_view::npos;
+    std::string text;
+    text.reserve(source.size());
+    for (size_t i = 0; i < source.size(); ++i) {
+        if (source[i] == '\\') { // a splice: clang allows blanks between '\' and the newline
+            size_t j = i + 1;
+            while (j < source.size() &&
+                   (source[j] == ' ' || source[j] == '\t' || source[j] == '\r'))
+                ++j;
+            if (j < source.size() && source[j] == '\n') {
+                i = j;
+                continue;
+            }
+        }
+        text.push_back(source[i]);
+    }
+    std::string code; // the text less its comments
+    code.reserve(text.size());
+    for (size_t i = 0; i < text.size();) {
+        const char c = text[i];
+        if (c == '"' || c == '\'') { // a literal: kept whole, so "/*" in it opens no comment
+            size_t j = i + 1;
+            while (j < text.size() && text[j] != c && text[j] != '\n')
+                j += text[j] == '\\' ? 2 : 1;
+            j = std::min(j + 1, text.size());
+            code.append(text, i, j - i);
+            i = j;
+        } else if (text.compare(i, 2, "//") == 0) {
+            i = text.find('\n', i);
+            if (i == std::string::npos)
+                break;
+        } else if (text.compare(i, 2, "/*") == 0) {
+            const size_t end = text.find("*/", i + 2);
+            if (end == std::string::npos)
+                break;
+            code.push_back(' ');
+            i = end + 2;
+        } else {
+            code.push_back(c);
+            ++i;
+        }
+    }
+    return code.find("include") != std::string::npos || code.find("import") != std::string::npos;
 }
 
 } // namespace

@@ -69,7 +69,8 @@ CompileResult compileSource(std::string_view source, std::string_view options,
 /// of the source, the options (as given and after the *_BUILD_OPTIONS variables), the target,
 /// the code of Duet, LLVM and clang (build IDs), the host CPU, `target.cacheKeyFiles` and the
 /// DUET_* environment. Empty when the build must not be cached: -I, -save-temps, options that
-/// do not parse, or a source that mentions `include` or `import` (it may read files).
+/// do not parse, or a source that says `include` or `import` outside comments (it may read
+/// files).
 std::string programCacheKey(std::string_view source, std::string_view options,
                             const TargetSpec& target);
 

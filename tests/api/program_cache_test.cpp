@@ -219,6 +219,23 @@ TEST_CASE("Builds that read files or write -save-temps files are not cached", "[
     checkScaled(second.result, 6); // the new header, never a stale entry
     CHECK(has(second.stderr, "program cache: not used"));
 
+    // The words in comments read nothing: such a source is cached; spliced into a directive
+    // by a backslash-newline, they may, and it is not.
+    const std::string commented =
+        std::string("// every column included\n/* #include? */\n") + kSource;
+    Built plain = buildAndRun(cl, commented, "-D FACTOR=3");
+    CHECK(has(plain.stderr, "program cache: stored"));
+    const std::string spliced = "#inc\\\nlude \"factor.h\"\n"
+                                "__kernel void scale(__global int* out) {\n"
+                                "    out[get_global_id(0)] = (int)get_global_id(0) * FACTOR;\n"
+                                "}\n";
+    Built splicedBuild = buildAndRun(cl, spliced, options);
+    REQUIRE(splicedBuild.status == CL_SUCCESS);
+    checkScaled(splicedBuild.result, 6);
+    CHECK(has(splicedBuild.stderr, "program cache: not used"));
+    REQUIRE(cache.entries().size() == 1);
+    fs::remove(cache.entries()[0]);
+
     const fs::path temps = cache.dir.parent_path() / "temps";
     fs::create_directories(temps);
     Built saved = buildAndRun(cl, kSource, "-D FACTOR=3 -save-temps=" + (temps / "p").string());
