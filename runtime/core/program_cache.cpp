@@ -155,13 +155,18 @@ std::optional<Entry> load(const Settings& s, const std::string& key) {
         say("miss " + shortKey(key));
         return std::nullopt;
     }
-    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     auto bad = [&](const char* why) -> std::optional<Entry> {
         g_rejected.fetch_add(1);
         g_misses.fetch_add(1);
         say("ignored " + path.filename().string() + ": " + why + "; building again");
         return std::nullopt;
     };
+    // No entry is stored larger than the bound: a larger file is not read into memory.
+    std::error_code ec;
+    const uint64_t fileSize = fs::file_size(path, ec);
+    if (ec || fileSize > s.maxBytes)
+        return bad("larger than DUET_CACHE_MAX_MB");
+    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (data.size() < kHeaderSize + 8 || std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0)
         return bad("not a Duet cache entry");
     const uint64_t keySize = getU64(data.data() + 8);
@@ -178,7 +183,6 @@ std::optional<Entry> load(const Settings& s, const std::string& key) {
     Entry e;
     e.log.assign(p + keySize, logSize);
     e.binary.assign(p + keySize + logSize, binSize);
-    std::error_code ec;
     fs::last_write_time(path, fs::file_time_type::clock::now(), ec); // recently used
     g_hits.fetch_add(1);
     say("hit " + shortKey(key));

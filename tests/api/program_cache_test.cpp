@@ -186,6 +186,15 @@ TEST_CASE("A corrupt, truncated or foreign cache entry is rebuilt", "[cache]") {
     Built again = buildAndRun(cl, kSource, "-D FACTOR=7");
     CHECK(has(again.stderr, "program cache: hit"));
     checkScaled(again.result, 7);
+
+    // An entry larger than the bound is not even read.
+    setenv("DUET_CACHE_MAX_MB", "1", 1);
+    overwrite(entry, good + std::string(2 << 20, 'x'));
+    Built large = buildAndRun(cl, kSource, "-D FACTOR=7");
+    INFO(large.stderr);
+    CHECK(has(large.stderr, "larger than DUET_CACHE_MAX_MB"));
+    checkScaled(large.result, 7);
+    CHECK(readFile(entry.string()) == good);
 }
 
 TEST_CASE("DUET_CACHE=0 writes nothing", "[cache]") {
