@@ -26,4 +26,5 @@ trap 'rm -rf "$vendors"' EXIT
 unset OCL_ICD_FILENAMES
 export OCL_ICD_VENDORS="$vendors"
 export POCL_KERNEL_CACHE=0
+export DUET_CACHE=0 # nor Duet's program cache
 "$build/bench/gasdyn/duet-gasdyn-bench" "$@"

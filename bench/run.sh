@@ -34,4 +34,5 @@ unset OCL_ICD_FILENAMES
 export OCL_ICD_VENDORS="$vendors"
 # duet-bench sets this itself before loading platforms; exported here too for any child.
 export POCL_KERNEL_CACHE=0
+export DUET_CACHE=0 # nor Duet's program cache
 "$build/bench/runtime/duet-bench" "$@"

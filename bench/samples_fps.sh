@@ -24,4 +24,5 @@ else echo "samples_fps.sh: $pocl_icd not found; PoCL will be missing" >&2; fi
 unset OCL_ICD_FILENAMES
 export OCL_ICD_VENDORS="$vendors"
 export POCL_KERNEL_CACHE=0 # no program cache hits across runs (as duet-bench)
+export DUET_CACHE=0 # nor Duet's program cache
 exec python3 "$repo/bench/samples_fps.py" --build "$build" "$@"

@@ -274,6 +274,7 @@ int main(int argc, char** argv) {
     const char* previousCache = std::getenv("POCL_KERNEL_CACHE");
     std::string previousCacheText = previousCache ? previousCache : "";
     setenv("POCL_KERNEL_CACHE", "0", 1);
+    setenv("DUET_CACHE", "0", 1); // Duet's: nonce builds would only fill it
 
     Config cfg = quick ? Config::quick() : Config{};
     if (bodies) {
@@ -290,9 +291,10 @@ int main(int argc, char** argv) {
 
     std::printf("duet-bench: %s run on %u CPUs (%s)\n", quick ? "quick" : "full",
                 std::thread::hardware_concurrency(), cpuModel().c_str());
-    std::printf("env: POCL_KERNEL_CACHE=0 set before any platform loads%s; every build's "
-                "source and options carry a fresh random nonce, so no program cache can hit\n",
-                previousCache ? (" (was \"" + previousCacheText + "\")").c_str() : "");
+    std::printf(
+        "env: POCL_KERNEL_CACHE=0 DUET_CACHE=0 set before any platform loads%s; every build's "
+        "source and options carry a fresh random nonce, so no program cache can hit\n",
+        previousCache ? (" (was \"" + previousCacheText + "\")").c_str() : "");
 
     std::vector<PlatformRun> runs;
     for (const std::string& p : platforms) {
@@ -379,6 +381,7 @@ int main(int argc, char** argv) {
         j["rounds"] = rounds;
         j["host"] = {{"cpus", std::thread::hardware_concurrency()}, {"cpu", cpuModel()}};
         j["env"] = {{"POCL_KERNEL_CACHE", "0"},
+                    {"DUET_CACHE", "0"},
                     {"note", "set by duet-bench before loading platforms; builds use a fresh "
                              "nonce per build"}};
         j["config"] = {{"nbody_bodies", cfg.bodies},

@@ -484,8 +484,9 @@ int main(int argc, char** argv) {
     const long nEnqueue = count(1000000, 10000), nBuild = count(10000, 100),
                nGL = count(10000, 1000), nContext = count(10000, 200);
 
-    // PoCL's on-disk kernel cache would turn its builds into file reads.
+    // PoCL's and Duet's on-disk program caches would turn their builds into file reads.
     setenv("POCL_KERNEL_CACHE", "0", 1);
+    setenv("DUET_CACHE", "0", 1);
 
     // The GL context comes first (the order GL sharing wants), if any phase needs it.
     std::unique_ptr<duet::engine::Surface> surface;

@@ -58,12 +58,24 @@ struct TargetSpec {
     /// The device builds SPIR-V (clCreateProgramWithIL) through the translator
     /// (spirv_translate.cpp): its code generator takes the spir64 modules the translator gives.
     bool spirv = false;
+    /// Files the device's code generator reads at build time (libclc's bitcode): their path,
+    /// size and modification time are part of the program cache key.
+    std::vector<std::string> cacheKeyFiles;
 };
 
 /// clCompileProgram (and the first half of clBuildProgram): OpenCL C -> bitcode.
 /// Thread-safe: each call builds its own clang instance.
 CompileResult compileSource(std::string_view source, std::string_view options,
                             std::span<const HeaderSource> headers, const TargetSpec& target);
+
+/// The persistent program cache's key (64 hex digits) of clBuildProgram for `target`: a SHA-256
+/// of the source, the options (as given and after the *_BUILD_OPTIONS variables), the target,
+/// the code of Duet, LLVM and clang (build IDs), the host CPU, `target.cacheKeyFiles` and the
+/// DUET_* environment. Empty when the build must not be cached: -I, -save-temps, options that
+/// do not parse, or a source that says `include` or `import` outside comments (it may read
+/// files).
+std::string programCacheKey(std::string_view source, std::string_view options,
+                            const TargetSpec& target);
 
 /// clLinkProgram: bitcode objects -> one module. `createLibrary` skips the final checks.
 LinkResult linkBitcode(std::span<const std::string> objects, std::string_view options,
@@ -105,6 +117,9 @@ public:
     }
     LoadBinaryResult loadBinary(std::span<const unsigned char> binary) const override {
         return m_loadBinary(binary, m_target);
+    }
+    std::string cacheKey(std::string_view source, std::string_view options) const override {
+        return programCacheKey(source, options, m_target);
     }
     std::string objectBinary(const std::string& bitcode, std::string_view source,
                              cl_program_binary_type type) const override {

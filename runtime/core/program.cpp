@@ -1,5 +1,9 @@
 // Program builds: compile (clang), link, finalise per device; logs and status per device.
 #include "core/program.hpp"
+#include "core/program_cache.hpp"
+
+#include <chrono>
+#include <cstdio>
 
 namespace duet::rt {
 
@@ -69,22 +73,76 @@ std::vector<KernelDesc> Program::kernels() const {
     return {};
 }
 
+namespace {
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+}
+
+} // namespace
+
+bool Program::buildFromCache(Device* d, const std::string& key,
+                             const program_cache::Settings& settings, Build& b) {
+    std::optional<program_cache::Entry> entry = program_cache::load(settings, key);
+    if (!entry)
+        return false;
+    const auto start = std::chrono::steady_clock::now();
+    LoadBinaryResult r = d->backend().toolchain().loadBinary(std::span(
+        reinterpret_cast<const unsigned char*>(entry->binary.data()), entry->binary.size()));
+    if (r.status != CL_SUCCESS || !r.executable ||
+        r.binaryType != CL_PROGRAM_BINARY_TYPE_EXECUTABLE) {
+        program_cache::reject(settings, key,
+                              "its binary does not load: " + (r.log.empty() ? "?" : r.log));
+        return false;
+    }
+    if (program_cache::logEnabled())
+        std::fprintf(stderr, "duet: clBuildProgram: %s: from the program cache in %.1f ms\n",
+                     d->info().name.c_str(), millisecondsSince(start));
+    b.log = std::move(entry->log);
+    b.executable = std::move(r.executable);
+    b.binaryType = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+    b.status = CL_BUILD_SUCCESS;
+    return true;
+}
+
 Status Program::buildFor(std::span<Device* const> devices, std::string_view options) {
     Status result;
+    const bool timing = program_cache::logEnabled();
+    const program_cache::Settings cache =
+        m_origin == Origin::Source ? program_cache::settings() : program_cache::Settings{};
     for (Device* d : devices) {
         Build b;
         b.options = std::string(options);
         b.status = CL_BUILD_IN_PROGRESS;
         Build old = build(d);
         std::string bitcode;
+        std::string cacheKey;
+        if (cache.enabled && m_origin == Origin::Source) { // IL: no key yet
+            cacheKey = d->backend().toolchain().cacheKey(m_source, options);
+            if (cacheKey.empty() && timing)
+                std::fprintf(stderr, "duet: program cache: not used for this build (it reads "
+                                     "files, writes -save-temps files or has no key)\n");
+        }
+        if (!cacheKey.empty() && buildFromCache(d, cacheKey, cache, b)) {
+            setBuild(d, std::move(b));
+            continue;
+        }
+        auto start = std::chrono::steady_clock::now();
+        double frontEndMs = 0;
         if (m_origin == Origin::Source || m_origin == Origin::IL) {
             CompileResult c = compileOn(d, options, {});
+            frontEndMs = millisecondsSince(start);
+            start = std::chrono::steady_clock::now();
             b.log = std::move(c.log);
             if (c.status != CL_SUCCESS) {
                 b.status = CL_BUILD_ERROR;
                 setBuild(d, b);
-                cl_int code =
-                    c.status == CL_COMPILE_PROGRAM_FAILURE ? CL_BUILD_PROGRAM_FAILURE : c.status;
+                // clBuildProgram's own codes (OpenCL 3.0 §5.8.3): CL_INVALID_BUILD_OPTIONS,
+                // CL_BUILD_PROGRAM_FAILURE, where the front end speaks of compiling.
+                cl_int code = c.status == CL_COMPILE_PROGRAM_FAILURE    ? CL_BUILD_PROGRAM_FAILURE
+                              : c.status == CL_INVALID_COMPILER_OPTIONS ? CL_INVALID_BUILD_OPTIONS
+                                                                        : c.status;
                 result = makeError(code, "clBuildProgram: compiling for " + d->info().name +
                                              " failed; see CL_PROGRAM_BUILD_LOG");
                 continue;
@@ -115,9 +173,15 @@ Status Program::buildFor(std::span<Device* const> devices, std::string_view opti
                               " failed; see CL_PROGRAM_BUILD_LOG");
             continue;
         }
+        if (timing)
+            std::fprintf(stderr,
+                         "duet: clBuildProgram: %s: front end %.1f ms, code generation %.1f ms\n",
+                         d->info().name.c_str(), frontEndMs, millisecondsSince(start));
         b.executable = std::move(f.executable);
         b.binaryType = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
         b.status = CL_BUILD_SUCCESS;
+        if (!cacheKey.empty())
+            program_cache::store(cache, cacheKey, b.executable->cacheBinary(), b.log);
         setBuild(d, std::move(b));
     }
     return result;

@@ -10,6 +10,10 @@
 
 namespace duet::rt {
 
+namespace program_cache {
+struct Settings;
+}
+
 class Program final : public _cl_program {
 public:
     static constexpr Tag kTag = Tag::Program;
@@ -50,6 +54,8 @@ public:
     Build build(const Device* d) const;
     void setBuild(const Device* d, Build b);
 
+    /// clBuildProgram for each device: from the persistent program cache when it holds this
+    /// build (core/program_cache.hpp), else compile and finalise (and store the result).
     Status buildFor(std::span<Device* const> devices, std::string_view options);
     Status compileFor(std::span<Device* const> devices, std::string_view options,
                       std::span<const HeaderSource> headers);
@@ -71,6 +77,9 @@ private:
     /// Source or IL -> bitcode for `d` (the first half of a build, or clCompileProgram).
     CompileResult compileOn(const Device* d, std::string_view options,
                             std::span<const HeaderSource> headers) const;
+    /// Fills `b` from the cache entry under `key` if there is one and its binary loads.
+    bool buildFromCache(Device* d, const std::string& key, const program_cache::Settings& settings,
+                        Build& b);
 
     Ref<Context> m_context;
     Origin m_origin;

@@ -57,6 +57,10 @@ public:
     virtual void* streamingEntry(size_t /*index*/) const { return nullptr; }
     /// The program binary for CL_PROGRAM_BINARIES: an ELF with .source, .llvmir, .text.
     virtual const std::string& binary() const = 0;
+    /// What the persistent program cache stores: a binary loadBinary accepts and turns back into
+    /// this executable. By default binary(); the CPU device leaves out the machine code, which it
+    /// makes again on load anyway (and would otherwise compile every kernel to write).
+    virtual std::string cacheBinary() const { return binary(); }
     /// Bytes of program-scope __global variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
     virtual size_t globalVariableTotalSize() const { return 0; }
     /// The run-time guards compiled into the code (none by default).
@@ -130,6 +134,13 @@ public:
                                     std::string_view source) const = 0;
     /// A CL_PROGRAM_BINARIES blob of this device back into an executable or object.
     virtual LoadBinaryResult loadBinary(std::span<const unsigned char> binary) const = 0;
+    /// The persistent program cache's key (hex digits) for clBuildProgram of `source` with
+    /// `options` on this device: everything the result depends on is hashed in. Empty: this
+    /// build must not be cached (it reads files, writes -save-temps files, or the toolchain
+    /// cannot tell what it depends on).
+    virtual std::string cacheKey(std::string_view /*source*/, std::string_view /*options*/) const {
+        return {};
+    }
     /// Wraps bitcode of a compiled object or library as a program binary.
     virtual std::string objectBinary(const std::string& bitcode, std::string_view source,
                                      cl_program_binary_type type) const = 0;

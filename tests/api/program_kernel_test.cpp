@@ -104,7 +104,7 @@ TEST_CASE("build failures keep clang's diagnostics in the log", "[api][program]"
     cl_kernel k = clCreateKernel(p, "k", &err);
     CHECK(k == nullptr);
     CHECK(err == CL_INVALID_PROGRAM_EXECUTABLE);
-    CHECK_CL_ERR(CL_INVALID_COMPILER_OPTIONS,
+    CHECK_CL_ERR(CL_INVALID_BUILD_OPTIONS,
                  clBuildProgram(p, 1, &f.device, "-fbogus-option", nullptr, nullptr));
     clReleaseProgram(p);
     CHECK(clCreateProgramWithSource(f.context, 0, &bad, nullptr, &err) == nullptr);

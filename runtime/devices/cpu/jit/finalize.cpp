@@ -50,6 +50,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cmath>
 #include <cstdlib>
@@ -86,6 +87,9 @@ public:
     void* entry(size_t index) const override;
     void* streamingEntry(size_t index) const override;
     const std::string& binary() const override;
+    /// The binary without .text: loading re-JITs from .llvmir, so storing it costs no
+    /// compilation of kernels never launched.
+    std::string cacheBinary() const override { return writeProgramBinary(m_binaryParts); }
     size_t globalVariableTotalSize() const override { return m_globalBytes; }
     ExecutionGuards guards() const override { return m_guards; }
 
@@ -526,6 +530,7 @@ struct Prepared {
     std::unique_ptr<Module> module;
     std::string error;
     bool retry = false;
+    double linkMs = 0; ///< reading the program's bitcode and linking the builtins it calls
 };
 
 /// Bitcode -> builtins linked -> work-group functions (their descriptions appended to
@@ -535,6 +540,7 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
                        std::vector<WorkGroupKernelInfo>& wgKernels, std::string& notes) {
     Prepared p;
     std::string& error = p.error;
+    const auto start = std::chrono::steady_clock::now();
     std::unique_ptr<Module> m = parseBitcode(bitcode, ctx, &error);
     if (!m) {
         error = "error: invalid program bitcode: " + error;
@@ -554,6 +560,8 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
         error = diagnostics + "error: linking the builtin library failed";
         return p;
     }
+    p.linkMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     lowerOpaqueTypes(*m);
     lowerDeviceEnqueue(*m);
     normaliseForCpu(*m);
@@ -756,10 +764,21 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     std::shared_ptr<std::string> diagnostics = collectDiagnostics(ctx);
     std::vector<WorkGroupKernelInfo> wgKernels;
     const ExecutionGuards guards = guardsFromEnvironment(log);
+    const auto start = std::chrono::steady_clock::now();
     Prepared prepared =
         prepareModuleOrRetry(bitcode, ctx, *diagnostics, opts, guards, wgKernels, log);
     if (!prepared.module)
         return FinalizeResult::failure(log + prepared.error);
+    if (wg::cpuJitLogEnabled()) {
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+        std::fprintf(stderr,
+                     "duet: cpu: build: bitcode read and builtins linked in %.1f ms, work-group "
+                     "functions and checks in %.1f ms (machine code: at each kernel's first "
+                     "launch)\n",
+                     prepared.linkMs, ms - prepared.linkMs);
+    }
     std::unique_ptr<Module> m = std::move(prepared.module);
 
     const HostTarget host = hostTarget(target, opts);

@@ -729,6 +729,8 @@ TargetSpec withGcnFrontEnd(TargetSpec target) {
 }
 
 std::unique_ptr<Toolchain> makeGcnToolchain(TargetSpec target) {
+    // libclc is read from disk at build time: a new one must not meet old cache entries.
+    target.cacheKeyFiles.push_back(runtimeDataPath("clc/amdgcn--amdhsa.bc", kLibclcPath));
     return std::make_unique<FrontEndToolchain>(withGcnFrontEnd(std::move(target)), &finalizeForGcn,
                                                &loadGcnBinary);
 }

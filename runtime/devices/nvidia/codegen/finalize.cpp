@@ -561,6 +561,8 @@ TargetSpec withNvidiaFrontEnd(TargetSpec target) {
 }
 
 std::unique_ptr<Toolchain> makeNvidiaToolchain(TargetSpec target) {
+    // libclc is read from disk at build time: a new one must not meet old cache entries.
+    target.cacheKeyFiles.push_back(runtimeDataPath("clc/nvptx64--nvidiacl.bc", DUET_NVPTX_LIBCLC));
     return std::make_unique<FrontEndToolchain>(withNvidiaFrontEnd(std::move(target)),
                                                &finalizeForNvidia, &loadNvidiaBinary);
 }
