@@ -66,8 +66,8 @@ Mapped enqueueMap(Queue& queue, cl_command_type type, Ref<Mem> mem, cl_map_flags
 Enqueued enqueueCommand(Queue& queue, cl_command_type type, const Submit& how,
                         std::function<cl_int()> run, bool fence) {
     Enqueued out;
-    out.event =
-        queue.enqueue(type, how.waitList, std::move(run), fence, how.blocking || how.wantEvent);
+    out.event = queue.enqueue(type, how.waitList, std::move(run), fence,
+                              how.blocking || how.wantEvent, how.blocking);
     if (how.blocking && out.event->wait() < 0)
         out.status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     if (!how.wantEvent)

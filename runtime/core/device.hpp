@@ -143,6 +143,11 @@ public:
     virtual StorageAllocator* storageAllocator() { return nullptr; }
     /// Runs every work-group of `launch`. Returns CL_SUCCESS or an execution error.
     virtual cl_int runNDRange(const KernelLaunch& launch) = 0;
+    /// Whether launches and buffer writes, copies and fills only queue work on the device and
+    /// return (deferCompletion), so that an idle queue may submit them on the application's
+    /// thread (Queue::enqueue). False where a command does the work itself (the CPU device, the
+    /// GCN model).
+    virtual bool queuesDeviceWork() const { return false; }
     /// Work-group size picked when clEnqueueNDRangeKernel gets no local size.
     /// Why this device cannot execute kernels at all (enqueues fail with CL_OUT_OF_RESOURCES
     /// and this reason); empty when it can.

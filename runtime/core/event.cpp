@@ -68,6 +68,12 @@ cl_int Event::wait() {
     cl_int s = m_status.load(std::memory_order_acquire);
     if (s <= CL_COMPLETE)
         return s;
+    // The command's device work in flight, nobody waiting for it yet: wait for it here.
+    if (m_queue) {
+        m_queue->completeInFlight(this);
+        if (s = m_status.load(std::memory_order_acquire); s <= CL_COMPLETE)
+            return s;
+    }
     // A short spin catches the common case of a command about to finish.
     for (int i = 0; i < 2000; ++i) {
         s = m_status.load(std::memory_order_acquire);

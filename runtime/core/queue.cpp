@@ -3,6 +3,8 @@
 #include "core/context.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 namespace duet::rt {
 
@@ -11,12 +13,14 @@ namespace {
 thread_local Event* t_runningEvent = nullptr;
 /// Where deferCompletion puts the running command's pending work (null: it may not defer).
 thread_local std::unique_ptr<PendingWork>* t_deferSlot = nullptr;
+/// The running command's queue's device state slot (null outside a command).
+thread_local std::unique_ptr<QueueDeviceState>* t_queueState = nullptr;
 
-/// A kernel launch whose device work may still run, and the command kept until it finished.
-struct InFlight {
-    Command cmd;
-    std::unique_ptr<PendingWork> work;
-};
+using Shared = Queue::Shared;
+
+/// How long the worker leaves work in flight to an application thread (finish, a wait) before
+/// waiting for it itself: a caller that waits next does it without a thread hop.
+constexpr cl_ulong kDrainGraceNs = 20'000;
 
 /// Completes a command: drops what it holds (memory objects, kernels) before anyone can see it
 /// complete, since a release right after a wait must be the last one; then sets its status.
@@ -35,12 +39,13 @@ bool inFlight(const std::vector<InFlight>& flying, const Event* e) {
 }
 
 /// Runs one command: waits for its dependencies, then executes it. Returns its pending device
-/// work when it deferred completion (the caller completes it later), else completes it.
-std::unique_ptr<PendingWork> execute(Command& cmd, const std::vector<InFlight>& flying) {
+/// work when it deferred completion (the caller completes it later), else completes it. The
+/// caller holds `sh.running`.
+std::unique_ptr<PendingWork> execute(Shared& sh, Command& cmd) {
     Event* ev = cmd.event.get(); // null: nobody can observe this command but the queue
     cl_int status = CL_SUCCESS;
     for (Ref<Event>& dep : cmd.waitList)
-        if (!inFlight(flying, dep.get()) && dep->wait() < 0) // in flight: ordered on the device
+        if (!inFlight(sh.flying, dep.get()) && dep->wait() < 0) // in flight: ordered on the device
             status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     std::unique_ptr<PendingWork> work;
     if (status == CL_SUCCESS) {
@@ -48,7 +53,9 @@ std::unique_ptr<PendingWork> execute(Command& cmd, const std::vector<InFlight>& 
             ev->setStatus(CL_RUNNING);
         t_runningEvent = ev;
         t_deferSlot = cmd.mayDefer ? &work : nullptr;
+        t_queueState = &sh.deviceState;
         status = cmd.run();
+        t_queueState = nullptr;
         t_deferSlot = nullptr;
         t_runningEvent = nullptr;
     }
@@ -58,22 +65,36 @@ std::unique_ptr<PendingWork> execute(Command& cmd, const std::vector<InFlight>& 
     return nullptr;
 }
 
-/// Waits for the device work of every command in flight, oldest first, and completes them.
-/// Called without the queue's lock; takes it to count them.
-void drain(const std::shared_ptr<Queue::Shared>& sh, std::vector<InFlight>& flying) {
-    if (flying.empty())
-        return;
-    for (InFlight& f : flying) {
+/// Waits for the device work of the commands in flight, oldest first, and completes them: all
+/// of them, or up to and including the one of `until`. Returns how many completed. The caller
+/// holds `sh.running`; the lock is not held.
+size_t drain(Shared& sh, const Event* until = nullptr) {
+    std::vector<InFlight>& flying = sh.flying;
+    size_t n = 0;
+    while (n < flying.size()) {
+        InFlight& f = flying[n++];
+        const bool last = until && f.cmd.event.get() == until;
         cl_int status = f.work->wait(f.cmd.event.get());
         f.work.reset();
         complete(f.cmd, status);
+        if (last)
+            break;
     }
-    const size_t n = flying.size();
-    flying.clear(); // may drop the last reference to the queue: only `sh` is touched below
-    std::lock_guard lock(sh->mutex);
-    sh->completed += n;
-    if (sh->waiters)
-        sh->doneCv.notify_all();
+    flying.erase(flying.begin(), flying.begin() + ptrdiff_t(n));
+    sh.flyingCount.store(uint32_t(flying.size()), std::memory_order_release);
+    return n;
+}
+
+/// Gives `running` back after `done` commands completed; wakes whoever waits for them and the
+/// worker when something is left for it. Takes the lock.
+void handBack(Shared& sh, size_t done) {
+    std::lock_guard lock(sh.mutex);
+    sh.completed += done;
+    sh.running.store(false, std::memory_order_release);
+    if (done && sh.waiters)
+        sh.doneCv.notify_all();
+    if (sh.workerSleeping && (!sh.pending.empty() || !sh.flying.empty()))
+        sh.workCv.notify_one();
 }
 
 /// Whether `cmd` can run while the commands in flight may still be running on the device: one
@@ -87,9 +108,40 @@ bool orderedAfter(const Command& cmd, const std::vector<InFlight>& flying) {
     return true;
 }
 
+/// Runs `cmd` on this thread, which holds `sh.running`, after what it must follow in flight;
+/// keeps its device work in flight or counts it complete. Returns how many commands completed.
+size_t runHere(Shared& sh, Command& cmd) {
+    size_t done = 0;
+    if (!orderedAfter(cmd, sh.flying))
+        done += drain(sh);
+    if (std::unique_ptr<PendingWork> work = execute(sh, cmd)) {
+        sh.flying.push_back({std::move(cmd), std::move(work)});
+        sh.flyingCount.store(uint32_t(sh.flying.size()), std::memory_order_release);
+        return done;
+    }
+    // Dropping the command may release the last reference to the queue itself; only `sh` is
+    // touched afterwards.
+    cmd = Command{};
+    return done + 1;
+}
+
 bool ready(const Command& cmd) {
     for (const Ref<Event>& dep : cmd.waitList)
         if (dep->status() > CL_COMPLETE)
+            return false;
+    return true;
+}
+
+/// Whether an in-order queue's command may run on the enqueuing thread now (Queue::enqueue):
+/// the queue is idle and every event it waits for has completed or is its own in flight.
+/// Called with the lock held.
+bool mayRunInline(const Shared& sh, const Command& cmd, bool blocking) {
+    if (sh.outOfOrder || !sh.pending.empty() || sh.running.load(std::memory_order_relaxed))
+        return false;
+    if (blocking ? !sh.inlineBlocking : !(sh.inlineSubmit && cmd.mayDefer && sh.flying.empty()))
+        return false;
+    for (const Ref<Event>& dep : cmd.waitList)
+        if (dep->status() > CL_COMPLETE && !inFlight(sh.flying, dep.get()))
             return false;
     return true;
 }
@@ -108,105 +160,147 @@ void CL_CALLBACK wakeQueue(cl_event, cl_int, void* data) {
 /// Picks the next command to run. In order: the front. Out of order: the first whose wait
 /// list has completed; when none is, returns in `toWatch` the foreign events (user events,
 /// other queues' commands) to be woken by. Called with the lock held.
-bool takeNext(const std::shared_ptr<Queue::Shared>& sh, Command& out,
-              std::vector<Ref<Event>>& toWatch) {
-    if (!sh->outOfOrder) {
-        out = std::move(sh->pending.front());
-        sh->pending.pop_front();
+bool takeNext(Shared& sh, Command& out, std::vector<Ref<Event>>& toWatch) {
+    if (!sh.outOfOrder) {
+        out = std::move(sh.pending.front());
+        sh.pending.pop_front();
+        sh.pendingCount.store(uint32_t(sh.pending.size()), std::memory_order_relaxed);
         return true;
     }
-    for (auto it = sh->pending.begin(); it != sh->pending.end(); ++it)
+    for (auto it = sh.pending.begin(); it != sh.pending.end(); ++it)
         if (ready(*it)) {
             out = std::move(*it);
-            sh->pending.erase(it);
+            sh.pending.erase(it);
+            sh.pendingCount.store(uint32_t(sh.pending.size()), std::memory_order_relaxed);
             return true;
         }
     // Nothing ready: every blocker is either a command of this queue (its completion comes
     // back through this worker) or foreign (a user event or another queue's command). Every
     // foreign dependency is watched, complete or not: one that completed after the scan above
     // would otherwise wake nobody (its callback runs at once instead).
-    for (Command& c : sh->pending) {
+    for (Command& c : sh.pending) {
         if (c.watched)
             continue;
         c.watched = true;
         for (Ref<Event>& dep : c.waitList)
-            if (dep->queue() != sh->owner)
+            if (dep->queue() != sh.owner)
                 toWatch.push_back(dep);
     }
     return false;
 }
 
-void workerLoop(std::shared_ptr<Queue::Shared> sh) {
-    std::vector<InFlight> flying;
-    std::unique_lock lock(sh->mutex);
+/// The worker's spin between commands, without the lock: returns once there may be something
+/// for it (a pending command while no other thread runs the queue, flying work nobody has
+/// waited for within kDrainGraceNs, a stop), or when it has spun long enough to sleep instead.
+void spinForWork(const Shared& sh) {
+    uint64_t activity = sh.activity.load(std::memory_order_acquire);
+    cl_ulong graceFrom = 0;
+    for (int idle = 0; idle < 4000; ++idle) {
+        if (sh.stop.load(std::memory_order_relaxed))
+            return;
+        const bool running = sh.running.load(std::memory_order_acquire);
+        if (!running && sh.pendingCount.load(std::memory_order_acquire))
+            return;
+        if (!running && sh.flyingCount.load(std::memory_order_acquire)) {
+            const uint64_t now = sh.activity.load(std::memory_order_acquire);
+            if (now != activity || !graceFrom) {
+                activity = now;
+                graceFrom = nowNs();
+            } else if (nowNs() - graceFrom > kDrainGraceNs) {
+                return;
+            }
+            idle = 0; // work is in flight: keep watching it rather than sleep
+        }
+        __builtin_ia32_pause();
+    }
+}
+
+void workerLoop(std::shared_ptr<Shared> shared) {
+    Shared& sh = *shared;
+    std::unique_lock lock(sh.mutex);
     for (;;) {
-        if (sh->pending.empty()) {
-            if (!flying.empty()) { // nothing more to submit: wait for the device
+        if (!sh.running.load(std::memory_order_relaxed)) {
+            if (!sh.pending.empty()) {
+                Command cmd;
+                std::vector<Ref<Event>> toWatch;
+                if (!takeNext(sh, cmd, toWatch)) {
+                    uint64_t seen = sh.wakeups;
+                    size_t count = sh.pending.size();
+                    // Callbacks may run at once (the event just finished): never under our lock.
+                    lock.unlock();
+                    for (Ref<Event>& e : toWatch)
+                        e->addCallback(CL_COMPLETE, wakeQueue,
+                                       new std::weak_ptr<Queue::Shared>(shared));
+                    toWatch.clear();
+                    lock.lock();
+                    sh.workerSleeping = true;
+                    sh.workCv.wait(lock, [&] {
+                        return sh.wakeups != seen || sh.pending.size() != count || sh.stop;
+                    });
+                    sh.workerSleeping = false;
+                    continue;
+                }
+                sh.running.store(true, std::memory_order_relaxed);
                 lock.unlock();
-                drain(sh, flying);
+                size_t done = runHere(sh, cmd);
+                handBack(sh, done);
                 lock.lock();
                 continue;
             }
-            if (sh->stop)
+            if (!sh.flying.empty()) {
+                // Nothing more to submit: after a grace period in which no application thread
+                // took it on, wait for the device here.
+                lock.unlock();
+                if (!sh.stop.load(std::memory_order_relaxed))
+                    spinForWork(sh);
+                lock.lock();
+                if (sh.running.load(std::memory_order_relaxed) || !sh.pending.empty() ||
+                    sh.flying.empty())
+                    continue;
+                sh.running.store(true, std::memory_order_relaxed);
+                lock.unlock();
+                size_t done = drain(sh);
+                handBack(sh, done);
+                lock.lock();
+                continue;
+            }
+            if (sh.stop)
                 return;
-            // Spin briefly before sleeping: back-to-back enqueues are the common case. The
-            // counter is read without the lock, so a new command is seen within one pause.
-            const uint64_t seen = sh->enqueued.load(std::memory_order_relaxed);
-            lock.unlock();
-            for (int i = 0; i < 4000; ++i) {
-                __builtin_ia32_pause();
-                if (sh->enqueued.load(std::memory_order_acquire) != seen ||
-                    sh->stop.load(std::memory_order_relaxed))
-                    break;
-            }
-            lock.lock();
-            if (sh->pending.empty()) {
-                sh->workerSleeping = true;
-                sh->workCv.wait(lock, [&] { return !sh->pending.empty() || sh->stop; });
-                sh->workerSleeping = false;
-            }
-            continue;
         }
-        Command cmd;
-        std::vector<Ref<Event>> toWatch;
-        if (!takeNext(sh, cmd, toWatch)) {
-            uint64_t seen = sh->wakeups;
-            size_t count = sh->pending.size();
-            // Callbacks may run at once (the event just finished): never under our lock.
-            lock.unlock();
-            for (Ref<Event>& e : toWatch)
-                e->addCallback(CL_COMPLETE, wakeQueue, new std::weak_ptr<Queue::Shared>(sh));
-            toWatch.clear();
-            lock.lock();
-            sh->workerSleeping = true;
-            sh->workCv.wait(lock, [&] {
-                return sh->wakeups != seen || sh->pending.size() != count || sh->stop;
-            });
-            sh->workerSleeping = false;
-            continue;
-        }
+        // Nothing for the worker now (or another thread runs the queue): spin briefly before
+        // sleeping, since back-to-back enqueues are the common case.
         lock.unlock();
-        if (!orderedAfter(cmd, flying))
-            drain(sh, flying);
-        if (std::unique_ptr<PendingWork> work = execute(cmd, flying)) {
-            flying.push_back({std::move(cmd), std::move(work)});
-            lock.lock();
-            continue;
-        }
-        // Dropping the command may release the last reference to the queue itself; only
-        // `sh` is touched afterwards.
-        cmd = Command{};
+        spinForWork(sh);
         lock.lock();
-        ++sh->completed;
-        if (sh->waiters)
-            sh->doneCv.notify_all();
+        if (sh.stop || (!sh.running.load(std::memory_order_relaxed) &&
+                        (!sh.pending.empty() || !sh.flying.empty())))
+            continue;
+        sh.workerSleeping = true;
+        sh.workCv.wait(lock, [&] {
+            return sh.stop || (!sh.running.load(std::memory_order_relaxed) &&
+                               (!sh.pending.empty() || !sh.flying.empty()));
+        });
+        sh.workerSleeping = false;
     }
+}
+
+/// DUET_QUEUE_INLINE=0 keeps every command on the worker thread.
+bool inlineAllowed() {
+    static const bool allowed = [] {
+        const char* v = std::getenv("DUET_QUEUE_INLINE");
+        return !(v && std::strcmp(v, "0") == 0);
+    }();
+    return allowed;
 }
 
 } // namespace
 
 Event* runningCommandEvent() {
     return t_runningEvent;
+}
+
+std::unique_ptr<QueueDeviceState>* runningQueueState() {
+    return t_queueState;
 }
 
 bool deferCompletion(std::unique_ptr<PendingWork>& work) {
@@ -223,6 +317,10 @@ Queue::Queue(Ref<Context> context, Device* device, cl_command_queue_properties p
       m_shared(std::make_shared<Shared>()) {
     m_shared->outOfOrder = outOfOrder();
     m_shared->owner = this;
+    if (!onDevice() && inlineAllowed()) {
+        m_shared->inlineBlocking = true;
+        m_shared->inlineSubmit = device->backend().queuesDeviceWork();
+    }
     m_worker = std::thread(workerLoop, m_shared);
 }
 
@@ -241,11 +339,11 @@ Queue::~Queue() {
 }
 
 Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList,
-                          std::function<cl_int()> run, bool fence, bool wantEvent) {
+                          std::function<cl_int()> run, bool fence, bool wantEvent, bool blocking) {
     Command cmd;
     // An in-order queue orders and counts its commands itself: an event is only made when
     // someone can look at it (the caller, a blocking call, an out-of-order dependency).
-    if (wantEvent || m_shared->outOfOrder) {
+    if (wantEvent || blocking || m_shared->outOfOrder) {
         cmd.event = adoptRef(makeObject<Event>(retainRef(m_context.get()), this, type));
         cmd.event->setProfile(0, nowNs());
         cmd.event->setStatus(CL_SUBMITTED);
@@ -260,29 +358,56 @@ Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList
                                   type == CL_COMMAND_WRITE_BUFFER ||
                                   type == CL_COMMAND_COPY_BUFFER || type == CL_COMMAND_FILL_BUFFER);
     Ref<Event> result = cmd.event;
+    Shared& sh = *m_shared;
     {
-        std::lock_guard lock(m_shared->mutex);
-        Shared& sh = *m_shared;
-        if (sh.outOfOrder) {
-            // Order around fences: a fence waits for everything before it, and everything
-            // after waits for the last fence.
-            std::erase_if(sh.outstanding,
-                          [](const Ref<Event>& e) { return e->status() <= CL_COMPLETE; });
-            if (fence)
-                for (Ref<Event>& e : sh.outstanding)
-                    cmd.waitList.push_back(e);
-            else if (sh.lastFence && sh.lastFence->status() > CL_COMPLETE)
-                cmd.waitList.push_back(sh.lastFence);
-            if (fence)
-                sh.lastFence = result;
-            sh.outstanding.push_back(result);
+        std::lock_guard lock(sh.mutex);
+        if (mayRunInline(sh, cmd, blocking)) {
+            sh.running.store(true, std::memory_order_relaxed);
+            sh.activity.fetch_add(1, std::memory_order_release);
+            sh.enqueued.fetch_add(1, std::memory_order_release);
+        } else {
+            if (sh.outOfOrder) {
+                // Order around fences: a fence waits for everything before it, and everything
+                // after waits for the last fence.
+                std::erase_if(sh.outstanding,
+                              [](const Ref<Event>& e) { return e->status() <= CL_COMPLETE; });
+                if (fence)
+                    for (Ref<Event>& e : sh.outstanding)
+                        cmd.waitList.push_back(e);
+                else if (sh.lastFence && sh.lastFence->status() > CL_COMPLETE)
+                    cmd.waitList.push_back(sh.lastFence);
+                if (fence)
+                    sh.lastFence = result;
+                sh.outstanding.push_back(result);
+            }
+            sh.pending.push_back(std::move(cmd));
+            sh.pendingCount.store(uint32_t(sh.pending.size()), std::memory_order_release);
+            sh.enqueued.fetch_add(1, std::memory_order_release);
+            if (sh.workerSleeping && !sh.running.load(std::memory_order_relaxed))
+                sh.workCv.notify_one();
+            return result;
         }
-        sh.pending.push_back(std::move(cmd));
-        sh.enqueued.fetch_add(1, std::memory_order_release);
-        if (sh.workerSleeping)
-            sh.workCv.notify_one();
     }
+    // Inline: this thread holds `running`. The caller holds the queue, so it outlives this.
+    handBack(sh, runHere(sh, cmd));
     return result;
+}
+
+void Queue::completeInFlight(const Event* event) {
+    Shared& sh = *m_shared;
+    if (!sh.flyingCount.load(std::memory_order_acquire))
+        return;
+    std::shared_ptr<Shared> keep = m_shared; // completing commands may drop the queue
+    {
+        std::lock_guard lock(sh.mutex);
+        if (sh.running.load(std::memory_order_relaxed) || (event && !inFlight(sh.flying, event)))
+            return;
+        if (sh.flying.empty())
+            return;
+        sh.running.store(true, std::memory_order_relaxed);
+        sh.activity.fetch_add(1, std::memory_order_release);
+    }
+    handBack(sh, drain(sh, event));
 }
 
 void Queue::finish() {
@@ -291,6 +416,10 @@ void Queue::finish() {
         std::lock_guard lock(m_shared->mutex);
         target = m_shared->enqueued.load(std::memory_order_relaxed);
     }
+    // Work in flight with nothing pending behind it: wait for the device here, without a hop
+    // through the worker.
+    if (m_shared->pendingCount.load(std::memory_order_acquire) == 0)
+        completeInFlight(nullptr);
     // A GPU round trip is a few microseconds, about what a futex wake-up costs: spin for up to
     // ~20 us first, then sleep.
     const cl_ulong spinUntil = nowNs() + 20'000;

@@ -1,4 +1,5 @@
-// Command queues: enqueue returns at once; one worker thread per queue runs the commands.
+// Command queues: enqueue returns at once; one worker thread per queue runs the commands, or
+// the calling thread when the queue is idle and the command only queues device work or blocks.
 #pragma once
 
 #include "core/event.hpp"
@@ -41,6 +42,18 @@ public:
 /// queues them in order on one stream); false means the caller must wait itself.
 bool deferCompletion(std::unique_ptr<PendingWork>& work);
 
+/// What a device keeps per command queue (its GPU stream, say): made by the device inside the
+/// queue's first command that needs it (runningQueueState), destroyed with the queue.
+class QueueDeviceState {
+public:
+    virtual ~QueueDeviceState() = default;
+};
+
+/// Inside a command, on whichever thread runs it: the slot of the command's queue for the
+/// device's per-queue state (null outside commands). Only one thread at a time runs a queue's
+/// commands, so the state needs no lock of its own for that.
+std::unique_ptr<QueueDeviceState>* runningQueueState();
+
 struct Command {
     Ref<Event> event;
     std::vector<Ref<Event>> waitList;
@@ -49,6 +62,12 @@ struct Command {
     bool fence = false;
     bool watched = false;  ///< completion callbacks already asked of its foreign events
     bool mayDefer = false; ///< in-order queue, launch or buffer write/copy/fill (deferCompletion)
+};
+
+/// A command whose device work may still run (deferCompletion), kept until it finished.
+struct InFlight {
+    Command cmd;
+    std::unique_ptr<PendingWork> work;
 };
 
 class Queue final : public _cl_command_queue {
@@ -77,11 +96,26 @@ public:
     /// list; out-of-order queues run any command whose wait list has completed, and barriers
     /// and markers without a wait list (`fence`) order everything around them.
     /// `wantEvent` false lets an in-order queue skip the event (the result is then null).
+    /// `blocking`: the caller waits for the command next (a blocking read, write or map).
+    ///
+    /// An idle in-order queue (nothing pending, no thread running its commands) runs the
+    /// command on the calling thread instead of handing it to the worker, when that costs the
+    /// caller nothing it would not wait for anyway: a blocking command, or (on a device whose
+    /// commands only queue work on the device, DeviceBackend::queuesDeviceWork) a launch or
+    /// buffer write, copy or fill while nothing is in flight. Two thread hops less per round
+    /// trip. `DUET_QUEUE_INLINE=0` turns it off.
     Ref<Event> enqueue(cl_command_type type, std::span<Event* const> waitList,
-                       std::function<cl_int()> run, bool fence = false, bool wantEvent = true);
+                       std::function<cl_int()> run, bool fence = false, bool wantEvent = true,
+                       bool blocking = false);
     bool outOfOrder() const { return m_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE; }
-    /// Blocks until every command enqueued so far has finished.
+    /// Blocks until every command enqueued so far has finished. Device work in flight that no
+    /// other thread is waiting for is waited for (and its commands completed) on the calling
+    /// thread.
     void finish();
+    /// For a wait on `event`, a command of this queue: when its device work is in flight and
+    /// no other thread runs this queue's commands, waits for it on the calling thread and
+    /// completes it (and the commands before it). Returns at once otherwise.
+    void completeInFlight(const Event* event);
     /// All commands are submitted at enqueue; flush has nothing left to do.
     void flush() {}
 
@@ -91,6 +125,20 @@ public:
         std::mutex mutex;
         std::condition_variable workCv, doneCv;
         std::deque<Command> pending;
+        /// Commands whose device work may still run, oldest first; only the thread that holds
+        /// `running` touches it.
+        std::vector<InFlight> flying;
+        /// A thread runs this queue's commands or completes its flying ones: the worker or an
+        /// application thread (an inline enqueue, finish, a wait). Written under `mutex`; the
+        /// counts below mirror `pending` and `flying` for the worker's spin, which reads
+        /// without the lock.
+        std::atomic<bool> running{false};
+        std::atomic<uint32_t> pendingCount{0}, flyingCount{0};
+        /// Bumped whenever an application thread takes `running`: the worker, about to wait
+        /// for flying work itself, gives way to a caller that is already doing it.
+        std::atomic<uint64_t> activity{0};
+        bool inlineBlocking = false, inlineSubmit = false; ///< see Queue::enqueue
+        std::unique_ptr<QueueDeviceState> deviceState;
         /// Written under `mutex`; read without it by the worker's spin.
         std::atomic<uint64_t> enqueued{0};
         /// Written under `mutex`; read without it by finish()'s spin.

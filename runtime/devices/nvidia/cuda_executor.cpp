@@ -3,6 +3,7 @@
 
 #include "core/image.hpp"
 #include "core/kernel.hpp"
+#include "core/queue.hpp"
 #include "devices/nvidia/codegen/nvidia_toolchain.hpp"
 
 #include <algorithm>
@@ -140,31 +141,60 @@ void CudaExecutor::returnLane(Lane* lane) {
     m_freeLanes.push_back(lane);
 }
 
+namespace {
+/// A command queue's lane (its stream), kept in the queue's device state: whichever thread
+/// runs the queue's commands (its worker, or the application's thread for an idle queue) queues
+/// them on the same stream, in order. Given back when the queue goes.
+struct QueueLane final : QueueDeviceState {
+    QueueLane(CudaExecutor& executor, CudaExecutor::Lane* lane) : executor(executor), lane(lane) {}
+    ~QueueLane() override { executor.returnLane(lane); }
+    CudaExecutor& executor;
+    CudaExecutor::Lane* lane;
+};
+} // namespace
+
+CudaExecutor::Lane* CudaExecutor::newLane(Outcome& why) {
+    {
+        std::lock_guard lock(m_lanesMutex);
+        if (!m_freeLanes.empty()) {
+            Lane* lane = m_freeLanes.back();
+            m_freeLanes.pop_back();
+            return lane;
+        }
+    }
+    auto fresh = std::make_unique<Lane>();
+    if (cu::Result r = m_cuda.streamCreate(&fresh->stream, cu::kStreamNonBlocking);
+        r != cu::kSuccess) {
+        why = {CL_OUT_OF_RESOURCES, cudaError("cuStreamCreate", r)};
+        return nullptr;
+    }
+    Lane* lane = fresh.get();
+    std::lock_guard lock(m_lanesMutex);
+    m_lanes.push_back(std::move(fresh));
+    return lane;
+}
+
 CudaExecutor::Lane* CudaExecutor::submitLane(Outcome& why) {
     Lane* lane = nullptr;
-    for (auto& [executor, l] : tLanes.lanes)
-        if (executor == this)
-            lane = l;
-    if (!lane) {
-        {
-            std::lock_guard lock(m_lanesMutex);
-            if (!m_freeLanes.empty()) {
-                lane = m_freeLanes.back();
-                m_freeLanes.pop_back();
-            }
-        }
-        if (!lane) {
-            auto fresh = std::make_unique<Lane>();
-            if (cu::Result r = m_cuda.streamCreate(&fresh->stream, cu::kStreamNonBlocking);
-                r != cu::kSuccess) {
-                why = {CL_OUT_OF_RESOURCES, cudaError("cuStreamCreate", r)};
+    if (std::unique_ptr<QueueDeviceState>* slot = runningQueueState()) {
+        // Inside a command: its queue's lane. A queue has one device, so the state is ours.
+        if (!*slot) {
+            if (Lane* fresh = newLane(why))
+                *slot = std::make_unique<QueueLane>(*this, fresh);
+            else
                 return nullptr;
-            }
-            lane = fresh.get();
-            std::lock_guard lock(m_lanesMutex);
-            m_lanes.push_back(std::move(fresh));
         }
-        tLanes.lanes.emplace_back(this, lane);
+        lane = static_cast<QueueLane&>(**slot).lane;
+    } else {
+        // Outside commands (the GL thread's copies, say): the calling thread's lane.
+        for (auto& [executor, l] : tLanes.lanes)
+            if (executor == this)
+                lane = l;
+        if (!lane) {
+            if (!(lane = newLane(why)))
+                return nullptr;
+            tLanes.lanes.emplace_back(this, lane);
+        }
     }
     why = followBarrier(*lane);
     return why.why.empty() ? lane : nullptr;

@@ -57,9 +57,10 @@ public:
     bool registerHost(void* p, size_t size, std::string& why) override;
     void unregisterHost(void* p) override;
 
-    /// A CUDA stream of one submitting thread (lanes.cpp): each thread that queues work gets
-    /// its own, so each command queue (one worker thread) runs on a stream of its own and two
-    /// queues overlap on the GPU. Kept for the next thread when its thread ends.
+    /// A CUDA stream: each command queue gets its own (kept in the queue's device state,
+    /// whichever thread runs its commands), so two queues overlap on the GPU; work queued
+    /// outside commands goes on the calling thread's own. Kept for reuse when its queue or
+    /// thread ends.
     struct Lane;
     /// Gives `lane` back for another thread (the thread that had it has ended).
     void returnLane(Lane* lane);
@@ -158,9 +159,12 @@ private:
     /// formats of `exe`; remembers how much to zero before the next launch.
     Outcome readPrintfBuffer(const DeviceExecutable& exe, PrintfOutput& out);
     void destroyEvents(Submitted& launch);
-    /// The calling thread's lane (made on first use), its stream ordered after the latest
-    /// barrier. Under m_mutex; null with `why` set when no stream can be made.
+    /// The running command's queue's lane, or outside commands the calling thread's (made on
+    /// first use), its stream ordered after the latest barrier. Under m_mutex; null with `why`
+    /// set when no stream can be made.
     Lane* submitLane(Outcome& why);
+    /// A free lane, or a new one with a stream of its own.
+    Lane* newLane(Outcome& why);
     /// Makes `lane`'s stream wait (on the GPU) for the latest barrier. Under m_mutex.
     Outcome followBarrier(Lane& lane);
     /// Makes what is queued on the shared stream so far a barrier for every lane. Under

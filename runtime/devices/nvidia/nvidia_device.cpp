@@ -60,6 +60,9 @@ public:
     /// waited for here: its output is printed before its command completes, and the GPU's one
     /// printf buffer it holds is free again before this queue's next printf kernel asks for it
     /// (deferred, it would still hold it then, and the queue's thread would wait for itself).
+    /// Launches and buffer writes, copies and fills are queued on the stream; an idle queue
+    /// submits them on the application's thread.
+    bool queuesDeviceWork() const override { return true; }
     cl_int runNDRange(const KernelLaunch& launch) override {
         Event* event = runningCommandEvent();
         const bool timed = event && event->queue() && event->queue()->profiling();

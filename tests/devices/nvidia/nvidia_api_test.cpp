@@ -16,11 +16,14 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace duet::test;
@@ -1058,6 +1061,95 @@ TEST_CASE("each command queue runs on a stream of its own", "[nvidia][fake-drive
     CHECK(fake.calls("cuStreamCreate") == made);
     clReleaseCommandQueue(q1);
     clReleaseCommandQueue(q3);
+}
+
+namespace {
+/// Which thread submitted each launch (the fake's launch hook runs in cuLaunchKernel).
+struct LaunchThreads {
+    std::mutex mutex;
+    std::vector<std::thread::id> ids;
+    static void hook(const DuetFakeLaunch*, void* user) {
+        auto* self = static_cast<LaunchThreads*>(user);
+        std::lock_guard lock(self->mutex);
+        self->ids.push_back(std::this_thread::get_id());
+    }
+};
+} // namespace
+
+TEST_CASE("an idle queue launches in the enqueue call; a busy one on its worker, on the same "
+          "stream and in order",
+          "[nvidia][fake-driver]") {
+    NbodyOnH100 nb(h100());
+    cl_kernel k = nb.kernel;
+    cl_command_queue q = nb.queue();
+    Fake fake;
+    LaunchThreads threads;
+    fake.onLaunch(&LaunchThreads::hook, &threads);
+    const size_t global = 1024, local = 256;
+    // Idle: the launch is on the stream when clEnqueueNDRangeKernel returns, submitted by the
+    // caller; clFinish waits for the stream.
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    CHECK(fake.launchCount() == 1);
+    REQUIRE_CL(clFinish(q));
+    CHECK(fake.calls("cuStreamSynchronize") == 1);
+    // Busy (a command waits for a user event): what follows queues behind it and goes to the
+    // stream from the worker, in enqueue order, once the event completes.
+    cl_int err = CL_SUCCESS;
+    cl_event gate = clCreateUserEvent(nb.ctx, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 1, &gate, nullptr));
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    CHECK(fake.launchCount() == 1);
+    REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+    REQUIRE_CL(clFinish(q));
+    // Idle again: the caller's thread once more.
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    fake.onLaunch(nullptr, nullptr);
+    REQUIRE(fake.launchCount() == 4);
+    REQUIRE(threads.ids.size() == 4);
+    const std::thread::id self = std::this_thread::get_id();
+    CHECK(threads.ids[0] == self);
+    CHECK(threads.ids[1] != self);
+    CHECK(threads.ids[2] == threads.ids[1]);
+    CHECK(threads.ids[3] == self);
+    // Whichever thread submitted them, one queue's launches share its stream.
+    for (unsigned i = 1; i < 4; ++i)
+        CHECK(fake.launchAt(i)->stream == fake.launchAt(0)->stream);
+    clReleaseEvent(gate);
+    clReleaseCommandQueue(q);
+}
+
+TEST_CASE("work nobody waits for completes by itself: events complete and callbacks run",
+          "[nvidia][fake-driver]") {
+    NbodyOnH100 nb(h100());
+    cl_kernel k = nb.kernel;
+    cl_command_queue q = nb.queue();
+    Fake fake;
+    const size_t global = 1024, local = 256;
+    std::atomic<int> called{0};
+    auto note = [](cl_event, cl_int status, void* data) {
+        if (status == CL_COMPLETE)
+            static_cast<std::atomic<int>*>(data)->fetch_add(1);
+    };
+    std::vector<cl_event> events(3);
+    for (cl_event& e : events) {
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, &e));
+        REQUIRE_CL(clSetEventCallback(e, CL_COMPLETE, note, &called));
+    }
+    // No clFinish, no wait: the queue's worker waits for the stream after a grace period.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (called.load() < 3 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK(called.load() == 3);
+    for (cl_event e : events) {
+        cl_int status = CL_QUEUED;
+        REQUIRE_CL(
+            clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+        CHECK(status == CL_COMPLETE);
+        clReleaseEvent(e);
+    }
+    clReleaseCommandQueue(q);
 }
 
 TEST_CASE("buffer writes, copies and fills before a launch go to the stream without a wait",
