@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -63,7 +65,67 @@ bool glBufferHolds(GLuint vbo, float first, const std::vector<float>& init) {
     return back.back() == init.back();
 }
 
-Figures measure(const Path& path, const duet::interop::GLHandles& gl, size_t bytes, int pairs) {
+/// How the application makes its buffer: glBufferData with a usage hint, or immutable storage
+/// (glBufferStorage, no client access). Drivers place buffers by these, and a copy's speed
+/// depends on where the buffer lives.
+struct Usage {
+    std::string name;
+    GLenum hint; ///< 0: glBufferStorage
+};
+
+/// glBufferStorage (GL 4.4, beyond the engine's 3.3 loader), through the EGL the surface loaded;
+/// null where the context has none.
+using BufferStorageFn = void (*)(GLenum, GLsizeiptr, const void*, GLbitfield);
+BufferStorageFn bufferStorage() {
+    static BufferStorageFn fn = [] {
+        auto getProc =
+            reinterpret_cast<void* (*)(const char*)>(dlsym(RTLD_DEFAULT, "eglGetProcAddress"));
+        return getProc ? reinterpret_cast<BufferStorageFn>(getProc("glBufferStorage")) : nullptr;
+    }();
+    return fn;
+}
+
+void makeBuffer(GLuint vbo, const Usage& usage, size_t bytes, const void* data) {
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    if (usage.hint)
+        glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(bytes), data, usage.hint);
+    else
+        bufferStorage()(GL_ARRAY_BUFFER, GLsizeiptr(bytes), data, 0);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+}
+
+/// GL alone: the buffer copied into another of the same kind and back (what an acquire and a
+/// release through copies must move at least), then glFinish; median us.
+double glCopyFloor(const Usage& usage, size_t bytes, int pairs) {
+    std::vector<float> init(bytes / sizeof(float), 1.0f);
+    GLuint b[2] = {0, 0};
+    glGenBuffers(2, b);
+    makeBuffer(b[0], usage, bytes, init.data());
+    makeBuffer(b[1], usage, bytes, nullptr);
+    auto round = [&] {
+        glBindBuffer(GL_COPY_READ_BUFFER, b[0]);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, b[1]);
+        glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, GLsizeiptr(bytes));
+        glBindBuffer(GL_COPY_READ_BUFFER, b[1]);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, b[0]);
+        glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, GLsizeiptr(bytes));
+        glFinish();
+    };
+    round();
+    std::vector<double> us;
+    for (int i = 0; i < pairs; ++i) {
+        auto t0 = Clock::now();
+        round();
+        us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    glDeleteBuffers(2, b);
+    return median(us);
+}
+
+Figures measure(const Path& path, const duet::interop::GLHandles& gl, size_t bytes, int pairs,
+                const Usage& usage) {
     Figures out;
     std::vector<float> init(bytes / sizeof(float));
     for (size_t i = 0; i < init.size(); ++i)
@@ -71,9 +133,7 @@ Figures measure(const Path& path, const duet::interop::GLHandles& gl, size_t byt
     init[0] = 0.0f;
     GLuint vbo = 0;
     glGenBuffers(1, &vbo);
-    glBindBuffer(GL_ARRAY_BUFFER, vbo);
-    glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(bytes), init.data(), GL_DYNAMIC_DRAW);
-    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    makeBuffer(vbo, usage, bytes, init.data());
     glFinish();
     try {
         duet::interop::Options options;
@@ -165,7 +225,12 @@ int main(int argc, char** argv) {
     std::string jsonPath;
     double mib = 16;
     int pairs = 0;
+    std::string usageName = "dynamic";
     app.add_flag("--quick", quick, "fewer pairs (50 instead of 300)");
+    app.add_option("--usage", usageName,
+                   "how the GL buffer is made: glBufferData with GL_DYNAMIC_DRAW (default), "
+                   "GL_STATIC_DRAW or GL_STREAM_DRAW, or immutable glBufferStorage")
+        ->check(CLI::IsMember({"dynamic", "static", "stream", "storage"}));
     app.add_option("--json", jsonPath, "also write the figures as JSON to this file");
     app.add_option("--size-mib", mib, "buffer size in MiB (default 16)");
     app.add_option("--pairs", pairs, "timed frames per figure (default 300, quick 50)");
@@ -173,6 +238,10 @@ int main(int argc, char** argv) {
     if (pairs <= 0)
         pairs = quick ? 50 : 300;
     const size_t bytes = size_t(mib * 1024 * 1024) / 4 * 4;
+    const Usage usage{usageName, usageName == "dynamic"  ? GLenum(GL_DYNAMIC_DRAW)
+                                 : usageName == "static" ? GLenum(GL_STATIC_DRAW)
+                                 : usageName == "stream" ? GLenum(GL_STREAM_DRAW)
+                                                         : GLenum(0)};
 
     std::unique_ptr<duet::engine::Surface> surface;
     try {
@@ -190,8 +259,16 @@ int main(int argc, char** argv) {
                                                             : duet::interop::GLHandles::Api::Glx;
     gl.display = native.display;
     gl.context = native.context;
-    std::printf("GL: %s\nbuffer: %.1f MiB, %d timed frames per figure (median)\n",
-                surface->description().c_str(), double(bytes) / (1 << 20), pairs);
+    std::printf("GL: %s\nbuffer: %.1f MiB (%s), %d timed frames per figure (median)\n",
+                surface->description().c_str(), double(bytes) / (1 << 20),
+                usage.hint ? ("glBufferData, " + usageName).c_str() : "glBufferStorage", pairs);
+    if (!usage.hint && !bufferStorage()) {
+        std::fprintf(stderr, "duet-gl-interop-bench: --usage storage: this GL context has no "
+                             "glBufferStorage\n");
+        return 2;
+    }
+    const double floorUs = glCopyFloor(usage, bytes, pairs);
+    std::printf("GL alone, the buffer copied into another and back + glFinish: %.1f us\n", floorUs);
 
     const std::vector<Path> paths = {
         {"duet_in_place", "Duet in place", "Duet", false, false},
@@ -202,7 +279,7 @@ int main(int argc, char** argv) {
     std::vector<Figures> figures;
     for (const Path& p : paths) {
         std::fprintf(stderr, "[%s] ...\n", p.label.c_str());
-        figures.push_back(measure(p, gl, bytes, pairs));
+        figures.push_back(measure(p, gl, bytes, pairs, usage));
         const Figures& f = figures.back();
         std::fprintf(stderr, "[%s] %s%s%s\n", p.label.c_str(), f.mode.c_str(),
                      f.failure.empty() ? "" : ": ", f.failure.c_str());
@@ -234,6 +311,8 @@ int main(int argc, char** argv) {
         j["gl"] = surface->description();
         j["bytes"] = bytes;
         j["frames"] = pairs;
+        j["usage"] = usageName;
+        j["gl_copy_out_and_back_us"] = floorUs;
         for (size_t i = 0; i < paths.size(); ++i) {
             nlohmann::json p;
             p["mode"] = figures[i].mode;

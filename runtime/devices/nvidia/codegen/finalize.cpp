@@ -28,6 +28,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 
@@ -322,9 +325,37 @@ void initialiseNvptxTarget() {
     });
 }
 
+namespace {
+/// Under DUET_LOG, where a code generation's time goes, printed when it ends.
+struct PhaseLog {
+    using Clock = std::chrono::steady_clock;
+    bool on = [] {
+        const char* v = std::getenv("DUET_LOG");
+        return v && *v && std::string_view(v) != "0";
+    }();
+    Clock::time_point last = Clock::now();
+    std::string text;
+    void mark(const char* phase) {
+        if (!on)
+            return;
+        const Clock::time_point now = Clock::now();
+        char b[64];
+        std::snprintf(b, sizeof b, "%s%s %.1f", text.empty() ? "" : ", ", phase,
+                      std::chrono::duration<double, std::milli>(now - last).count());
+        text += b;
+        last = now;
+    }
+    ~PhaseLog() {
+        if (on && !text.empty())
+            std::fprintf(stderr, "duet: NVIDIA code generation, ms: %s\n", text.c_str());
+    }
+};
+} // namespace
+
 FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view options,
                                  std::string_view source, const TargetSpec& target) {
     initialiseNvptxTarget();
+    PhaseLog phases;
     std::string log;
     const BuildOptions opts = codegenOptions(options, log);
     const std::string sm = target.cpuName.empty() ? kDefaultSm : target.cpuName;
@@ -344,9 +375,11 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
                                        "', not for the NVIDIA device (nvptx64)");
     callSiteEntriesOrNoDebugInfo(*m, log);
     std::vector<KernelDesc> descs = describeKernels(bitcode);
+    phases.mark("read");
 
     if (!linkBuiltins(*m, error))
         return FinalizeResult::failure(log + diagnostics + error);
+    phases.mark("builtins");
     nvptx::relaxFloatSqrt(*m);
 
     // Which kernels print, before printf calls become stores.
@@ -412,7 +445,9 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     m->setTargetTriple(kTriple);
     m->setDataLayout(tm->createDataLayout());
 
+    phases.mark("lowering");
     optimise(*m, *tm, optLevel);
+    phases.mark("optimisation");
     if (!diagnostics.empty())
         return FinalizeResult::failure(log + diagnostics);
     // The optimiser may have made what the backend cannot select (or kept what it could not
@@ -451,6 +486,7 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
         pm.run(*m);
         release.printed = true;
     }
+    phases.mark("PTX");
     if (!diagnostics.empty())
         return FinalizeResult::failure(log + diagnostics);
     std::string ptx = nvidia::ptxHeader(module) + std::string(text.data(), text.size());
@@ -482,6 +518,7 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     bin.text = std::move(ptx);
     bin.machine = kEmCuda;
     NvidiaExecutableBuilder::setBinary(*exe, writeProgramBinary(bin));
+    phases.mark("executable");
 
     FinalizeResult r;
     r.log = std::move(log);
