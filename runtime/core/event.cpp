@@ -68,14 +68,11 @@ cl_int Event::wait() {
     cl_int s = m_status.load(std::memory_order_acquire);
     if (s <= CL_COMPLETE)
         return s;
-    // The command's device work in flight, nobody waiting for it yet: wait for it here.
-    if (m_queue) {
-        m_queue->completeInFlight(this);
-        if (s = m_status.load(std::memory_order_acquire); s <= CL_COMPLETE)
-            return s;
-    }
-    // A short spin catches the common case of a command about to finish.
+    // A short spin catches the common case of a command about to finish; meanwhile the
+    // command's device work in flight, when no other thread waits for it, is waited for here.
     for (int i = 0; i < 2000; ++i) {
+        if (m_queue && i % 8 == 0)
+            m_queue->completeInFlight(this);
         s = m_status.load(std::memory_order_acquire);
         if (s <= CL_COMPLETE)
             return s;

@@ -19,8 +19,9 @@ thread_local std::unique_ptr<QueueDeviceState>* t_queueState = nullptr;
 using Shared = Queue::Shared;
 
 /// How long the worker leaves work in flight to an application thread (finish, a wait) before
-/// waiting for it itself: a caller that waits next does it without a thread hop.
-constexpr cl_ulong kDrainGraceNs = 20'000;
+/// waiting for it itself: a caller that waits right after enqueueing (or is already spinning in
+/// finish or a wait, which retry) does it without a thread hop.
+constexpr cl_ulong kDrainGraceNs = 5'000;
 
 /// Completes a command: drops what it holds (memory objects, kernels) before anyone can see it
 /// complete, since a release right after a wait must be the last one; then sets its status.
@@ -395,14 +396,14 @@ Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList
 
 void Queue::completeInFlight(const Event* event) {
     Shared& sh = *m_shared;
-    if (!sh.flyingCount.load(std::memory_order_acquire))
+    if (!sh.flyingCount.load(std::memory_order_acquire) ||
+        sh.running.load(std::memory_order_acquire))
         return;
     std::shared_ptr<Shared> keep = m_shared; // completing commands may drop the queue
     {
         std::lock_guard lock(sh.mutex);
-        if (sh.running.load(std::memory_order_relaxed) || (event && !inFlight(sh.flying, event)))
-            return;
-        if (sh.flying.empty())
+        if (sh.running.load(std::memory_order_relaxed) || sh.flying.empty() ||
+            (event && !inFlight(sh.flying, event)))
             return;
         sh.running.store(true, std::memory_order_relaxed);
         sh.activity.fetch_add(1, std::memory_order_release);
@@ -411,28 +412,31 @@ void Queue::completeInFlight(const Event* event) {
 }
 
 void Queue::finish() {
+    Shared& sh = *m_shared;
     uint64_t target = 0;
     {
-        std::lock_guard lock(m_shared->mutex);
-        target = m_shared->enqueued.load(std::memory_order_relaxed);
+        std::lock_guard lock(sh.mutex);
+        target = sh.enqueued.load(std::memory_order_relaxed);
     }
-    // Work in flight with nothing pending behind it: wait for the device here, without a hop
-    // through the worker.
-    if (m_shared->pendingCount.load(std::memory_order_acquire) == 0)
-        completeInFlight(nullptr);
     // A GPU round trip is a few microseconds, about what a futex wake-up costs: spin for up to
-    // ~20 us first, then sleep.
+    // ~20 us first, then sleep. Meanwhile, device work in flight with nothing pending behind it
+    // and no other thread on the queue is waited for here, without a hop through the worker.
     const cl_ulong spinUntil = nowNs() + 20'000;
-    while (m_shared->completed.load(std::memory_order_acquire) < target) {
-        __builtin_ia32_pause();
+    while (sh.completed.load(std::memory_order_acquire) < target) {
+        if (sh.flyingCount.load(std::memory_order_acquire) &&
+            !sh.pendingCount.load(std::memory_order_acquire) &&
+            !sh.running.load(std::memory_order_acquire))
+            completeInFlight(nullptr);
+        else
+            __builtin_ia32_pause();
         if (nowNs() > spinUntil)
             break;
     }
-    std::unique_lock lock(m_shared->mutex);
-    if (m_shared->completed >= target)
+    std::unique_lock lock(sh.mutex);
+    if (sh.completed >= target)
         return;
-    m_shared->waiters = true;
-    m_shared->doneCv.wait(lock, [&] { return m_shared->completed >= target; });
+    sh.waiters = true;
+    sh.doneCv.wait(lock, [&] { return sh.completed >= target; });
 }
 
 } // namespace duet::rt
