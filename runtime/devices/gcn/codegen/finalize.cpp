@@ -540,7 +540,12 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
     definePipeAccessors(*m);
     defineGenericAddressBuiltins(*m); // before the overloads: get_fence is one of Duet's own
     if (defineGenericOverloads(*m)) {
-        if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
+        // The named overloads come from Duet's additions (C11 atomics) or libclc.
+        if (!linkLazily(
+                *m,
+                MemoryBufferRef(StringRef(additions.data(), additions.size()), "duet-gcn-builtins"),
+                "the GCN builtin additions", error) ||
+            !linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
             return FinalizeResult::failure(log + diagnostics + error);
         trapMissingNamedOverloads(*m);
     }
