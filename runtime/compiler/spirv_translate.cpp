@@ -5,6 +5,7 @@
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 #include "compiler/spirv_module.hpp"
+#include "compiler/spirv_retarget.hpp"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
@@ -139,10 +140,17 @@ std::string runChild(const std::vector<std::string>& argv, const std::string& lo
 constexpr const char* kSpir64DataLayout =
     "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-G1";
 
+/// True for the devices whose code generator takes spir64 modules (the CPU device).
+bool spirTarget(const TargetSpec& target) {
+    return llvm::StringRef(target.triple).starts_with("spir");
+}
+
 /// Brings the translator's module to the state the front end leaves for the device's code
-/// generator; "" when done, else why not.
-std::string adopt(llvm::Module& m, const TargetSpec& target) {
-    m.setTargetTriple(target.triple);
+/// generator; "" when done, else why not. A GPU device's module is retargeted from spir64 to its
+/// triple (spirv_retarget.cpp).
+std::string adopt(std::unique_ptr<llvm::Module>& module, const TargetSpec& target) {
+    llvm::Module& m = *module;
+    m.setTargetTriple(spirTarget(target) ? target.triple : "spir64-unknown-unknown");
     m.setDataLayout(kSpir64DataLayout);
     for (llvm::Function& f : m) {
         // Argument names come from the module's OpName (--spirv-gen-kernel-arg-name-md); a
@@ -161,6 +169,15 @@ std::string adopt(llvm::Module& m, const TargetSpec& target) {
     if (llvm::verifyModule(m, &os)) {
         os.flush();
         return "the translated module is not valid LLVM IR: " + verify;
+    }
+    if (spirTarget(target))
+        return "";
+    if (std::string why = retargetSpirModule(module, target); !why.empty())
+        return "the module cannot be taken to this device (" + target.triple + "): " + why;
+    if (llvm::verifyModule(*module, &os)) {
+        os.flush();
+        return "internal: the module retargeted to " + target.triple +
+               " is not valid LLVM IR: " + verify;
     }
     return "";
 }
@@ -247,7 +264,7 @@ CompileResult FrontEndToolchain::compileIL(std::span<const unsigned char> il,
     std::unique_ptr<llvm::Module> m = parseBitcode(readFile(out), ctx, &error);
     if (!m)
         return fail("the translator's output is not readable bitcode: " + error);
-    if (std::string bad = adopt(*m, m_target); !bad.empty())
+    if (std::string bad = adopt(m, m_target); !bad.empty())
         return fail(bad);
     result.log = message; // the translator's warnings, if any
     result.bitcode = writeBitcode(*m);

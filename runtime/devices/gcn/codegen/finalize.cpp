@@ -730,6 +730,9 @@ TargetSpec withGcnFrontEnd(TargetSpec target) {
         }
     target.initialiseTarget = &initialiseAmdgpuTarget;
     target.binaryKind = kGcnBinaryKind;
+    // SPIR-V: the translator's spir64 modules are retargeted to amdgcn by the front end
+    // (compiler/spirv_retarget.cpp), then built like OpenCL C.
+    target.spirv = true;
     return target;
 }
 
