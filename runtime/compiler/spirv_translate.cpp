@@ -9,6 +9,7 @@
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -148,7 +149,8 @@ bool spirTarget(const TargetSpec& target) {
 /// Brings the translator's module to the state the front end leaves for the device's code
 /// generator; "" when done, else why not. A GPU device's module is retargeted from spir64 to its
 /// triple (spirv_retarget.cpp).
-std::string adopt(std::unique_ptr<llvm::Module>& module, const TargetSpec& target) {
+std::string adopt(std::unique_ptr<llvm::Module>& module, const TargetSpec& target,
+                  const BuildOptions& options) {
     llvm::Module& m = *module;
     m.setTargetTriple(spirTarget(target) ? target.triple : "spir64-unknown-unknown");
     m.setDataLayout(kSpir64DataLayout);
@@ -172,6 +174,19 @@ std::string adopt(std::unique_ptr<llvm::Module>& module, const TargetSpec& targe
     }
     if (spirTarget(target))
         return "";
+    // OpFDiv of floats has the accuracy of OpenCL C's `/` (2.5 ulp, SPIR-V OpenCL environment
+    // §7.4) unless -cl-fp32-correctly-rounded-divide-sqrt: marked as clang marks it, so that a GPU
+    // device divides as it does for OpenCL C (the CTS's spirv_new compares the two bit for bit).
+    if (!options.fp32CorrectlyRoundedDivideSqrt) {
+        llvm::MDNode* accuracy = llvm::MDBuilder(m.getContext()).createFPMath(2.5f);
+        for (llvm::Function& f : m)
+            for (llvm::BasicBlock& bb : f)
+                for (llvm::Instruction& i : bb)
+                    if (i.getOpcode() == llvm::Instruction::FDiv &&
+                        i.getType()->getScalarType()->isFloatTy() &&
+                        !i.getMetadata(llvm::LLVMContext::MD_fpmath))
+                        i.setMetadata(llvm::LLVMContext::MD_fpmath, accuracy);
+    }
     if (std::string why = retargetSpirModule(module, target); !why.empty())
         return "the module cannot be taken to this device (" + target.triple + "): " + why;
     if (llvm::verifyModule(*module, &os)) {
@@ -264,7 +279,7 @@ CompileResult FrontEndToolchain::compileIL(std::span<const unsigned char> il,
     std::unique_ptr<llvm::Module> m = parseBitcode(readFile(out), ctx, &error);
     if (!m)
         return fail("the translator's output is not readable bitcode: " + error);
-    if (std::string bad = adopt(m, m_target); !bad.empty())
+    if (std::string bad = adopt(m, m_target, parsed.options); !bad.empty())
         return fail(bad);
     result.log = message; // the translator's warnings, if any
     result.bitcode = writeBitcode(*m);
