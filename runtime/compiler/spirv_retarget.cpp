@@ -369,7 +369,9 @@ Function* aggregatesByValue(Function* k, unsigned allocaSpace) {
     for (Argument& a : k->args())
         params.push_back(a.hasByValAttr() ? a.getParamByValType() : a.getType());
     auto* ft = FunctionType::get(k->getReturnType(), params, false);
-    Function* nk = Function::Create(ft, k->getLinkage(), k->getAddressSpace(), "", k->getParent());
+    // In the old one's place: kernels are listed in module order (CL_PROGRAM_KERNEL_NAMES).
+    Function* nk = Function::Create(ft, k->getLinkage(), k->getAddressSpace(), "");
+    k->getParent()->getFunctionList().insert(k->getIterator(), nk);
     nk->copyAttributesFrom(k);
     AttributeList attrs = k->getAttributes();
     for (Argument& a : k->args())
@@ -546,8 +548,10 @@ std::string retargetSpirModule(std::unique_ptr<Module>& m, const TargetSpec& tar
         if (f.isDeclaration())
             continue;
         auto* nf = cast<Function>(map[&f]);
-        for (Argument& a : f.args())
+        for (Argument& a : f.args()) {
+            nf->getArg(a.getArgNo())->setName(a.getName());
             map[&a] = nf->getArg(a.getArgNo());
+        }
         SmallVector<ReturnInst*, 4> returns;
         CloneFunctionInto(nf, &f, map, CloneFunctionChangeType::DifferentModule, returns, "",
                           nullptr, &types, &nulls);
