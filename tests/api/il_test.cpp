@@ -457,6 +457,27 @@ TEST_CASE("every address space, barriers and atomics: device.spv runs", "[il]") 
         clReleaseMemObject(W);
         clReleaseKernel(k);
     }
+    {
+        const size_t n = 128;
+        const int empty = -1;
+        cl_kernel k = clCreateKernel(p, "claim", &e);
+        REQUIRE_CL(e);
+        cl_mem Slot = q.buffer(4, CL_MEM_COPY_HOST_PTR, const_cast<int*>(&empty));
+        cl_mem Won = q.buffer(n * 4);
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof Slot, &Slot));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof Won, &Won));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(q.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+        const int slot = q.read<int>(Slot, 1)[0];
+        auto won = q.read<int>(Won, n);
+        REQUIRE(slot >= 0);
+        REQUIRE(slot < int(n));
+        for (size_t i = 0; i < n; ++i)
+            CHECK(won[i] == (int(i) == slot ? 1 : 0));
+        clReleaseMemObject(Slot);
+        clReleaseMemObject(Won);
+        clReleaseKernel(k);
+    }
     clReleaseProgram(p);
 }
 
@@ -500,7 +521,7 @@ TEST_CASE("IL programs on every device: kernels, argument info, binaries, -save-
     INFO(log);
     char names[64] = {};
     REQUIRE_CL(clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, nullptr));
-    CHECK(std::string(names) == "histogram;params");
+    CHECK(std::string(names) == "histogram;params;claim");
     cl_int e = CL_SUCCESS;
     cl_kernel k = clCreateKernel(p, "params", &e);
     REQUIRE_CL(e);
@@ -544,7 +565,7 @@ TEST_CASE("IL programs on every device: kernels, argument info, binaries, -save-
     REQUIRE_CL(clBuildProgram(fromBinary, 1, &q.device, "", nullptr, nullptr));
     char again[64] = {};
     REQUIRE_CL(clGetProgramInfo(fromBinary, CL_PROGRAM_KERNEL_NAMES, sizeof again, again, nullptr));
-    CHECK(std::string(again) == "histogram;params");
+    CHECK(std::string(again) == "histogram;params;claim");
     clReleaseProgram(fromBinary);
     clReleaseProgram(p);
 }

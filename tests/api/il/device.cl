@@ -2,8 +2,9 @@
 // fake driver to PTX), compiled to SPIR-V at test build time with clang-15 and llvm-spirv-15:
 // every address space (a __local array and argument, a __constant table and argument, private
 // arrays, generic pointers through a function that is not inlined, to_global/to_local),
-// vload/vstore on __constant and private pointers, barriers, 1.x and C11 atomics on global and local memory, and a struct passed by value. No
-// work-group collective functions: the NVIDIA device has none (kernels.cl has one).
+// vload/vstore on __constant and private pointers, barriers, 1.x and C11 atomics (compare-exchange
+// too) on global and local memory, and a struct passed by value. No work-group collective
+// functions: the NVIDIA device has none (kernels.cl has one).
 
 constant int kTable[8] = {3, 1, 4, 1, 5, 9, 2, 6};
 
@@ -54,4 +55,13 @@ kernel void histogram(global const int* in, global int* bins, local int* scratch
 kernel void params(global float* out, Params p, constant float* weights) {
     const int i = (int)get_global_id(0);
     out[i] = (float)(p.scale * p.pick[i % 3]) + p.offset * weights[i % 4];
+}
+
+// C11 compare-exchange (two generic pointers: the object and the expected value, a private
+// variable): exactly one work-item claims the slot.
+kernel void claim(global atomic_int* slot, global int* won) {
+    const int i = (int)get_global_id(0);
+    int expected = -1;
+    won[i] = atomic_compare_exchange_strong_explicit(slot, &expected, i, memory_order_relaxed,
+                                                     memory_order_relaxed, memory_scope_device);
 }
