@@ -570,6 +570,72 @@ TEST_CASE("IL programs on every device: kernels, argument info, binaries, -save-
     clReleaseProgram(p);
 }
 
+TEST_CASE("images and samplers in an IL program", "[il][il-build]") {
+    WithQueue q;
+    cl_program p = programFromIl(q.context, readModule("images.spv"));
+    REQUIRE_CL(clBuildProgram(p, 1, &q.device, "", nullptr, nullptr));
+    INFO(buildLog(p, q.device));
+    char names[64] = {};
+    REQUIRE_CL(clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, nullptr));
+    CHECK(std::string(names) == "sampled;copy");
+    if (isNvidia(q.device)) { // the fake driver runs no kernel: built is what can be checked
+        clReleaseProgram(p);
+        return;
+    }
+    const size_t w = 8, h = 4;
+    std::vector<float> texels(w * h * 4);
+    for (size_t i = 0; i < texels.size(); ++i)
+        texels[i] = float(i) * 0.25f;
+    cl_image_format format = {CL_RGBA, CL_FLOAT};
+    cl_image_desc desc = {};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = w;
+    desc.image_height = h;
+    cl_int e = CL_SUCCESS;
+    cl_mem src = clCreateImage(q.context, CL_MEM_COPY_HOST_PTR | CL_MEM_READ_ONLY, &format, &desc,
+                               texels.data(), &e);
+    REQUIRE_CL(e);
+    cl_mem dst = clCreateImage(q.context, CL_MEM_WRITE_ONLY, &format, &desc, nullptr, &e);
+    REQUIRE_CL(e);
+    const cl_sampler_properties props[] = {CL_SAMPLER_NORMALIZED_COORDS,
+                                           CL_FALSE,
+                                           CL_SAMPLER_ADDRESSING_MODE,
+                                           CL_ADDRESS_CLAMP_TO_EDGE,
+                                           CL_SAMPLER_FILTER_MODE,
+                                           CL_FILTER_NEAREST,
+                                           0};
+    cl_sampler sampler = clCreateSamplerWithProperties(q.context, props, &e);
+    REQUIRE_CL(e);
+    cl_mem Out = q.buffer(texels.size() * 4);
+    const size_t global[2] = {w, h};
+    cl_kernel sampled = clCreateKernel(p, "sampled", &e);
+    REQUIRE_CL(e);
+    REQUIRE_CL(clSetKernelArg(sampled, 0, sizeof src, &src));
+    REQUIRE_CL(clSetKernelArg(sampled, 1, sizeof sampler, &sampler));
+    REQUIRE_CL(clSetKernelArg(sampled, 2, sizeof Out, &Out));
+    REQUIRE_CL(
+        clEnqueueNDRangeKernel(q.queue, sampled, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    CHECK(q.read<float>(Out, texels.size()) == texels);
+    cl_kernel copy = clCreateKernel(p, "copy", &e);
+    REQUIRE_CL(e);
+    REQUIRE_CL(clSetKernelArg(copy, 0, sizeof src, &src));
+    REQUIRE_CL(clSetKernelArg(copy, 1, sizeof dst, &dst));
+    REQUIRE_CL(
+        clEnqueueNDRangeKernel(q.queue, copy, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    std::vector<float> back(texels.size());
+    const size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
+    REQUIRE_CL(clEnqueueReadImage(q.queue, dst, CL_TRUE, origin, region, 0, 0, back.data(), 0,
+                                  nullptr, nullptr));
+    for (size_t i = 0; i < texels.size(); ++i)
+        CHECK(back[i] == 2.0f * texels[i]);
+    clReleaseKernel(sampled);
+    clReleaseKernel(copy);
+    clReleaseSampler(sampler);
+    for (cl_mem m : {src, dst, Out})
+        clReleaseMemObject(m);
+    clReleaseProgram(p);
+}
+
 TEST_CASE("what a device lacks is a build failure with a log saying so", "[il][il-build]") {
     // kernels.spv calls work_group_reduce_add: it builds where the device has the work-group
     // collective functions and fails with the function named where it has not (NVIDIA).
