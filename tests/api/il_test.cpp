@@ -662,7 +662,10 @@ TEST_CASE("without SPIR-V support the IL entry points refuse the spec's way", "[
     size_t bytes = 1;
     REQUIRE_CL(clGetDeviceInfo(q.device, CL_DEVICE_ILS_WITH_VERSION, 0, nullptr, &bytes));
     CHECK(bytes == 0);
-    const std::string il = readModule("kernels.spv");
+    // A module header is enough (no device looks further), and the build tree's modules need not
+    // be there (a bundle on a host without the translator).
+    const uint32_t header[5] = {0x07230203u, 0x00010000u, 0, 1, 0};
+    const std::string il(reinterpret_cast<const char*>(header), sizeof header);
     cl_int e = CL_SUCCESS;
     CHECK(clCreateProgramWithIL(q.context, il.data(), il.size(), &e) == nullptr);
     CHECK(e == CL_INVALID_OPERATION);
