@@ -5,9 +5,11 @@
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 #include "compiler/spirv_module.hpp"
+#include "compiler/spirv_retarget.hpp"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -139,10 +141,18 @@ std::string runChild(const std::vector<std::string>& argv, const std::string& lo
 constexpr const char* kSpir64DataLayout =
     "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-G1";
 
+/// True for the devices whose code generator takes spir64 modules (the CPU device).
+bool spirTarget(const TargetSpec& target) {
+    return llvm::StringRef(target.triple).starts_with("spir");
+}
+
 /// Brings the translator's module to the state the front end leaves for the device's code
-/// generator; "" when done, else why not.
-std::string adopt(llvm::Module& m, const TargetSpec& target) {
-    m.setTargetTriple(target.triple);
+/// generator; "" when done, else why not. A GPU device's module is retargeted from spir64 to its
+/// triple (spirv_retarget.cpp).
+std::string adopt(std::unique_ptr<llvm::Module>& module, const TargetSpec& target,
+                  const BuildOptions& options) {
+    llvm::Module& m = *module;
+    m.setTargetTriple(spirTarget(target) ? target.triple : "spir64-unknown-unknown");
     m.setDataLayout(kSpir64DataLayout);
     for (llvm::Function& f : m) {
         // Argument names come from the module's OpName (--spirv-gen-kernel-arg-name-md); a
@@ -161,6 +171,28 @@ std::string adopt(llvm::Module& m, const TargetSpec& target) {
     if (llvm::verifyModule(m, &os)) {
         os.flush();
         return "the translated module is not valid LLVM IR: " + verify;
+    }
+    if (spirTarget(target))
+        return "";
+    // OpFDiv of floats has the accuracy of OpenCL C's `/` (2.5 ulp, SPIR-V OpenCL environment
+    // §7.4) unless -cl-fp32-correctly-rounded-divide-sqrt: marked as clang marks it, so that a GPU
+    // device divides as it does for OpenCL C (the CTS's spirv_new compares the two bit for bit).
+    if (!options.fp32CorrectlyRoundedDivideSqrt) {
+        llvm::MDNode* accuracy = llvm::MDBuilder(m.getContext()).createFPMath(2.5f);
+        for (llvm::Function& f : m)
+            for (llvm::BasicBlock& bb : f)
+                for (llvm::Instruction& i : bb)
+                    if (i.getOpcode() == llvm::Instruction::FDiv &&
+                        i.getType()->getScalarType()->isFloatTy() &&
+                        !i.getMetadata(llvm::LLVMContext::MD_fpmath))
+                        i.setMetadata(llvm::LLVMContext::MD_fpmath, accuracy);
+    }
+    if (std::string why = retargetSpirModule(module, target); !why.empty())
+        return "the module cannot be taken to this device (" + target.triple + "): " + why;
+    if (llvm::verifyModule(*module, &os)) {
+        os.flush();
+        return "internal: the module retargeted to " + target.triple +
+               " is not valid LLVM IR: " + verify;
     }
     return "";
 }
@@ -247,7 +279,7 @@ CompileResult FrontEndToolchain::compileIL(std::span<const unsigned char> il,
     std::unique_ptr<llvm::Module> m = parseBitcode(readFile(out), ctx, &error);
     if (!m)
         return fail("the translator's output is not readable bitcode: " + error);
-    if (std::string bad = adopt(*m, m_target); !bad.empty())
+    if (std::string bad = adopt(m, m_target, parsed.options); !bad.empty())
         return fail(bad);
     result.log = message; // the translator's warnings, if any
     result.bitcode = writeBitcode(*m);

@@ -177,3 +177,17 @@ CONVERGENT int _Z14work_group_alli(int predicate) {
 CONVERGENT int _Z14work_group_anyi(int predicate) {
     return _Z21work_group_reduce_maxi(predicate != 0);
 }
+
+// ---- work_group_barrier (OpenCL C 2.0 and 3.0) ----------------------------------------------
+// libclc has only the 1.x barrier. With a scope wider than the work-group, global writes before
+// the barrier are made visible at agent (device) scope first; memory_scope is an enum (an int):
+// work_item 0, work_group 1, device 2, all_svm_devices 3, sub_group 4.
+
+CONVERGENT void _Z18work_group_barrierj(uint flags) {
+    _Z7barrierj(flags);
+}
+CONVERGENT void _Z18work_group_barrierj12memory_scope(uint flags, int scope) {
+    if ((flags & 2u) && (scope == 2 || scope == 3)) // CLK_GLOBAL_MEM_FENCE at device scope
+        __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent");
+    _Z7barrierj(flags);
+}

@@ -278,7 +278,10 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
 /// LLVM 19's AMDGPU backend reads `v[i]` of a vector kernel argument, i varying across the
 /// wave, as one scalar load at the first lane's i (v_readfirstlane of the address): with
 /// `uint4 v`, `v[get_local_id(0) > 31]` gives lanes 32-63 lane 0's element. Such extracts become
-/// selects over the elements, which it compiles right.
+/// selects over the elements, which it compiles right. Likewise `v[k]` of a vector loaded at an
+/// address that varies across the wave, k uniform: it becomes a scalar load (s_load_dword) at
+/// the first lane's address plus k (the CTS's spirv_new op_vector_int4_extract read lane 0's
+/// element in every lane).
 void selectDynamicArgumentExtracts(Module& m) {
     SmallVector<ExtractElementInst*, 8> extracts;
     for (Function& f : m)
@@ -286,7 +289,7 @@ void selectDynamicArgumentExtracts(Module& m) {
             for (Instruction& inst : instructions(f))
                 if (auto* e = dyn_cast<ExtractElementInst>(&inst);
                     e && !isa<Constant>(e->getIndexOperand()) &&
-                    isa<Argument>(e->getVectorOperand()))
+                    (isa<Argument>(e->getVectorOperand()) || isa<LoadInst>(e->getVectorOperand())))
                     extracts.push_back(e);
     for (ExtractElementInst* e : extracts) {
         IRBuilder<> b(e);
@@ -540,7 +543,12 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
     definePipeAccessors(*m);
     defineGenericAddressBuiltins(*m); // before the overloads: get_fence is one of Duet's own
     if (defineGenericOverloads(*m)) {
-        if (!linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
+        // The named overloads come from Duet's additions (C11 atomics) or libclc.
+        if (!linkLazily(
+                *m,
+                MemoryBufferRef(StringRef(additions.data(), additions.size()), "duet-gcn-builtins"),
+                "the GCN builtin additions", error) ||
+            !linkLazily(*m, clc->getMemBufferRef(), "libclc", error))
             return FinalizeResult::failure(log + diagnostics + error);
         trapMissingNamedOverloads(*m);
     }
@@ -725,6 +733,9 @@ TargetSpec withGcnFrontEnd(TargetSpec target) {
         }
     target.initialiseTarget = &initialiseAmdgpuTarget;
     target.binaryKind = kGcnBinaryKind;
+    // SPIR-V: the translator's spir64 modules are retargeted to amdgcn by the front end
+    // (compiler/spirv_retarget.cpp), then built like OpenCL C.
+    target.spirv = true;
     return target;
 }
 

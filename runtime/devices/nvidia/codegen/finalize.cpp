@@ -590,6 +590,9 @@ TargetSpec withNvidiaFrontEnd(TargetSpec target) {
     target.initialiseTarget = &initialiseNvptxTarget;
     target.releaseModule = &releaseFrontEndModule;
     target.binaryKind = kNvidiaBinaryKind;
+    // SPIR-V: the translator's spir64 modules are retargeted to nvptx64 by the front end
+    // (compiler/spirv_retarget.cpp), then built like OpenCL C.
+    target.spirv = true;
     // DWARF 2, as clang's driver does for NVPTX: the asm printer writes version 2 whatever the
     // module asks, and from version 5 clang asks for call-site entries, which crash LLVM 19's
     // DWARF writer on NVPTX calls (callSiteEntriesOrNoDebugInfo).
