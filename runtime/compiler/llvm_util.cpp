@@ -1,10 +1,10 @@
 // Bitcode I/O, the embedded CPU builtin library, and the IR steps both finalizers share.
 #include "compiler/llvm_util.hpp"
+#include "compiler/library_closure.hpp"
 #include "compiler/options.hpp"
 #include "core/data_files.hpp"
 
 #include <llvm/IR/DiagnosticInfo.h>
-#include <llvm/Linker/Linker.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/IRBuilder.h>
@@ -216,19 +216,12 @@ const llvm::MemoryBuffer* libraryBitcode(const std::string& relative, const std:
 
 bool linkLazily(llvm::Module& m, llvm::MemoryBufferRef bitcode, const std::string& what,
                 std::string& error) {
-    auto lib = llvm::getLazyBitcodeModule(bitcode, m.getContext());
-    if (!lib) {
-        error = "error: " + what + ": " + llvm::toString(lib.takeError()) + "\n";
-        return false;
-    }
-    (*lib)->setDataLayout(m.getDataLayout());
-    // Libraries name their own triple spelling (libclc: nvptx64-unknown-nvidiacl).
-    (*lib)->setTargetTriple(m.getTargetTriple());
-    if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded)) {
-        error = "error: linking " + what + " failed\n";
-        return false;
-    }
-    return true;
+    std::string e = linkLibraryClosure(
+        m, std::string_view(bitcode.getBufferStart(), bitcode.getBufferSize()), what);
+    if (e.empty())
+        return true;
+    error = e + "\n";
+    return false;
 }
 
 std::shared_ptr<std::string> collectDiagnostics(llvm::LLVMContext& ctx) {

@@ -51,8 +51,10 @@ struct BuildOptions;
 const llvm::MemoryBuffer* libraryBitcode(const std::string& relative, const std::string& installed,
                                          std::string& error);
 
-/// Links `bitcode` lazily into `m`: only what `m` still needs. False with an "error:" line in
-/// `error` (naming `what`) on failure.
+/// Links into `m` only what `m` still needs of the library `bitcode`, whose bytes live as long
+/// as the process (an embedded library, or libraryBitcode's): the closure of `m`'s calls,
+/// copied out of the library parsed once per process (library_closure.hpp). False with an
+/// "error:" line in `error` (naming `what`) on failure.
 bool linkLazily(llvm::Module& m, llvm::MemoryBufferRef bitcode, const std::string& what,
                 std::string& error);
 
