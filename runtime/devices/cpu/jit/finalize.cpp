@@ -5,6 +5,7 @@
 #include "compiler/options.hpp"
 #include "compiler/save_temps.hpp"
 #include "devices/cpu/device_enqueue_hooks.hpp"
+#include "devices/cpu/jit/builtin_library.hpp"
 #include "devices/cpu/jit/cpu_toolchain.hpp"
 #include "devices/cpu/jit/device_enqueue_lowering.hpp"
 #include "devices/cpu/jit/guards.hpp"
@@ -424,6 +425,7 @@ void* CpuExecutable::entry(size_t index) const {
     std::lock_guard lock(m_mutex);
     if (m_entries[index])
         return m_entries[index];
+    const auto start = std::chrono::steady_clock::now();
     if (m_wholeModule) {
         if (!m_wholeAdded) {
             logWorkItemLoops("(whole program)",
@@ -445,12 +447,20 @@ void* CpuExecutable::entry(size_t index) const {
             return nullptr;
         }
     }
+    const auto optimised = std::chrono::steady_clock::now();
     auto sym = m_jit->lookup(m_entryNames[index]);
     if (!sym) {
         *m_diagnostics += "error: JIT: " + toString(sym.takeError()) + "\n";
         return nullptr;
     }
     m_entries[index] = sym->toPtr<void*>();
+    if (wg::cpuJitLogEnabled()) {
+        using Ms = std::chrono::duration<double, std::milli>;
+        std::fprintf(stderr,
+                     "duet: cpu: kernel %s: optimised in %.1f ms, machine code in %.1f ms\n",
+                     m_kernels[index].name.c_str(), Ms(optimised - start).count(),
+                     Ms(std::chrono::steady_clock::now() - optimised).count());
+    }
     return m_entries[index];
 }
 
@@ -546,18 +556,9 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
         error = "error: invalid program bitcode: " + error;
         return p;
     }
-    // The builtin library: only what the program calls, loaded lazily.
-    std::string_view lib = cpuBuiltinLibraryBitcode();
-    auto libModule = getLazyBitcodeModule(
-        MemoryBufferRef(StringRef(lib.data(), lib.size()), "duet-cpu-builtins"), ctx);
-    if (!libModule) {
-        error = "error: builtin library: " + toString(libModule.takeError());
-        return p;
-    }
-    (*libModule)->setDataLayout(m->getDataLayout());
-    (*libModule)->setTargetTriple(m->getTargetTriple());
-    if (Linker::linkModules(*m, std::move(*libModule), Linker::Flags::LinkOnlyNeeded)) {
-        error = diagnostics + "error: linking the builtin library failed";
+    // The builtin library: only what the program calls (builtin_library.cpp).
+    if (std::string e = cpu::linkBuiltinLibrary(*m); !e.empty()) {
+        error = diagnostics + e;
         return p;
     }
     p.linkMs =
