@@ -59,6 +59,10 @@ public:
         std::vector<GlobalValue*> reached;
         if (!reach(roots, reached, error))
             return {};
+        // The library's own order, which linking the whole library keeps.
+        std::sort(reached.begin(), reached.end(), [this](GlobalValue* a, GlobalValue* b) {
+            return m_position.lookup(a) < m_position.lookup(b);
+        });
         std::string bitcode = extract(reached);
         // Programs of one application call a few sets of builtins again and again; the cache
         // stays small (a closure is kilobytes), and is dropped whole past its bound.
@@ -87,7 +91,13 @@ private:
         if (Error e = m_library->materializeMetadata()) {
             m_loadError = toString(std::move(e));
             m_library.reset();
+            return;
         }
+        unsigned n = 0;
+        for (GlobalVariable& g : m_library->globals())
+            m_position[&g] = n++;
+        for (Function& f : *m_library)
+            m_position[&f] = n++;
     }
 
     /// The global values `gv`'s definition refers to (its body materialised on first use).
@@ -196,14 +206,59 @@ private:
             SmallVector<ReturnInst*, 8> returns;
             CloneFunctionInto(nf, f, vmap, CloneFunctionChangeType::DifferentModule, returns);
         }
+        matchUseLists(reached, vmap);
         for (const NamedMDNode& nmd : m_library->named_metadata()) {
             NamedMDNode* n = out.getOrInsertNamedMetadata(nmd.getName());
             for (const MDNode* op : nmd.operands())
                 n->addOperand(MapMetadata(op, vmap));
         }
-        std::string bitcode = writeBitcode(out);
+        // With the use lists written out, the build reads the closure with the use-list order
+        // the library's own bitcode gives (clang writes it), as linking the whole library did:
+        // the optimiser visits uses in that order, so the code stays the same.
+        std::string bitcode;
+        raw_string_ostream os(bitcode);
+        WriteBitcodeToFile(out, os, /*ShouldPreserveUseListOrder=*/true);
+        os.flush();
         vmap.clear();
         return bitcode;
+    }
+
+    /// Puts the uses of each copied value in the order of the original's uses (CloneFunctionInto
+    /// makes them in its own order).
+    static void matchUseLists(const std::vector<GlobalValue*>& reached, ValueToValueMapTy& vmap) {
+        DenseMap<const Value*, const Value*> original;
+        for (auto it = vmap.begin(); it != vmap.end(); ++it)
+            if (Value* to = it->second)
+                original[to] = it->first;
+        auto reorder = [&](const Value* from, Value* to) {
+            if (!to || to->hasOneUse() || to->use_empty())
+                return;
+            DenseMap<std::pair<const Value*, unsigned>, unsigned> position;
+            unsigned n = 0;
+            for (const Use& u : from->uses())
+                position[{u.getUser(), u.getOperandNo()}] = n++;
+            auto rank = [&](const Use& u) {
+                auto user = original.find(u.getUser());
+                if (user == original.end())
+                    return n;
+                auto it = position.find({user->second, u.getOperandNo()});
+                return it == position.end() ? n : it->second;
+            };
+            to->sortUseList([&](const Use& a, const Use& b) { return rank(a) < rank(b); });
+        };
+        for (GlobalValue* gv : reached) {
+            reorder(gv, vmap.lookup(gv));
+            auto* f = dyn_cast<Function>(gv);
+            if (!f || f->isDeclaration())
+                continue;
+            for (const Argument& a : f->args())
+                reorder(&a, vmap.lookup(&a));
+            for (const BasicBlock& bb : *f) {
+                reorder(&bb, vmap.lookup(&bb));
+                for (const Instruction& i : bb)
+                    reorder(&i, vmap.lookup(&i));
+            }
+        }
     }
 
     std::mutex m_mutex;
@@ -212,6 +267,7 @@ private:
     std::unique_ptr<Module> m_library;
     std::string m_loadError;
     DenseMap<const GlobalValue*, std::vector<GlobalValue*>> m_references;
+    DenseMap<const GlobalValue*, unsigned> m_position; ///< in the library's lists
     std::map<std::string, std::string> m_cache; ///< sorted roots, one a line -> closure bitcode
     size_t m_cacheBytes = 0;
 };
