@@ -263,6 +263,8 @@ private:
 
     std::mutex m_mutex;
     LLVMContext m_context;
+    /// LLVM's errors while reading the library: collected, so that none ends the process (the
+    /// context's default handler exits on an error); reading reports failures as `Error`s too.
     std::shared_ptr<std::string> m_diagnostics;
     std::unique_ptr<Module> m_library;
     std::string m_loadError;
