@@ -27,14 +27,6 @@ namespace {
 
 using namespace llvm;
 
-bool sharedLibrariesEnabled() {
-    static const bool enabled = [] {
-        const char* env = std::getenv("DUET_SHARED_BUILTINS");
-        return !(env && env[0] == '0');
-    }();
-    return enabled;
-}
-
 /// The library, lazily materialised in a context only this object touches (under its mutex).
 /// Kept for the life of the process: never destroyed, so no build can race its destruction at
 /// exit.
@@ -298,8 +290,14 @@ std::string linkWholeLibrary(Module& m, std::string_view lib, const std::string&
 
 } // namespace
 
-std::string linkLibraryClosure(Module& m, std::string_view library, const std::string& name) {
-    if (!sharedLibrariesEnabled())
+bool sharedLibrariesEnabled() {
+    const char* env = std::getenv("DUET_SHARED_BUILTINS");
+    return !(env && env[0] == '0');
+}
+
+std::string linkLibraryClosure(Module& m, std::string_view library, const std::string& name,
+                               bool shared) {
+    if (!shared)
         return linkWholeLibrary(m, library, name);
     // What LinkOnlyNeeded would link: the library's definitions of m's declarations, and
     // what those reach.

@@ -16,9 +16,14 @@ namespace duet::rt {
 /// address of its bytes, which must live as long as the process); each call copies the closure
 /// of `m`'s declarations out of it as a small bitcode module, in the library's order and use-list
 /// order, and links that into `m`'s context, so a build no longer reads the library's thousands
-/// of declarations. `name` names the library in errors. `DUET_SHARED_BUILTINS=0` links the whole
-/// library lazily into each build instead (for comparisons). Thread-safe. Returns the error for
-/// the build log (one line, no newline), empty on success.
-std::string linkLibraryClosure(llvm::Module& m, std::string_view library, const std::string& name);
+/// of declarations. `name` names the library in errors. `shared` false links the whole library
+/// lazily into each build instead (for comparisons). Thread-safe. Returns the error for the build
+/// log (one line, no newline), empty on success.
+std::string linkLibraryClosure(llvm::Module& m, std::string_view library, const std::string& name,
+                               bool shared);
+
+/// False when `DUET_SHARED_BUILTINS=0` asks every device to link whole libraries (read at each
+/// call).
+bool sharedLibrariesEnabled();
 
 } // namespace duet::rt

@@ -216,8 +216,9 @@ const llvm::MemoryBuffer* libraryBitcode(const std::string& relative, const std:
 
 bool linkLazily(llvm::Module& m, llvm::MemoryBufferRef bitcode, const std::string& what,
                 std::string& error) {
-    std::string e = linkLibraryClosure(
-        m, std::string_view(bitcode.getBufferStart(), bitcode.getBufferSize()), what);
+    std::string e =
+        linkLibraryClosure(m, std::string_view(bitcode.getBufferStart(), bitcode.getBufferSize()),
+                           what, sharedLibrariesEnabled());
     if (e.empty())
         return true;
     error = e + "\n";

@@ -3,6 +3,7 @@
 #include "compiler/binary.hpp"
 #include "compiler/front_end.hpp"
 #include "devices/cpu/jit/cpu_toolchain.hpp"
+#include "devices/cpu/jit/jit_memo.hpp"
 #include "devices/cpu/work_group_abi.hpp"
 #include "devices/cpu/jit/printf.hpp"
 
@@ -1106,4 +1107,50 @@ TEST_CASE("GPU-style kernels: work-item loops vectorised, results as the scalar 
             }
         }
     }
+}
+
+TEST_CASE("a kernel built again in the process takes its machine code from the JIT memo",
+          "[cpu][cpu_codegen]") {
+    // The same source twice: the second build's kernel comes from the in-process memo and runs
+    // as the first did. The same source with other options that change the code (fast maths),
+    // or a different source, compiles afresh.
+    // A kernel name no other test case uses: the memo lives as long as this process.
+    auto renamed = [](std::string text) {
+        text.replace(text.find("void triad("), 11, "void memo_triad(");
+        return text;
+    };
+    const std::string source = renamed(kTriad) + "// jit memo test\n";
+    auto run = [](const Built& b) {
+        std::vector<float> a(100), x(100), c(100, -1.0f);
+        for (size_t i = 0; i < a.size(); ++i) {
+            a[i] = float(i) * 0.25f;
+            x[i] = 3.0f - float(i);
+        }
+        float s = 1.5f;
+        PtrArgs p{c.data(), a.data(), x.data()};
+        runNDRange(b.fn("memo_triad"), {p.at(0), p.at(1), p.at(2), &s}, 1, {100}, {16});
+        return c;
+    };
+    const size_t before = cpu::jitMemoHits();
+    Built first = build(source);
+    const std::vector<float> expected = run(first);
+    CHECK(cpu::jitMemoHits() == before);
+    for (size_t i = 0; i < expected.size(); ++i)
+        REQUIRE(expected[i] == float(i) * 0.25f + 1.5f * (3.0f - float(i)));
+    Built second = build(source);
+    CHECK(run(second) == expected);
+    CHECK(cpu::jitMemoHits() == before + 1);
+    CHECK(second.fin.executable->entry(0) != first.fin.executable->entry(0));
+    Built fast = build(source, "-cl-std=CL3.0 -cl-fast-relaxed-math");
+    run(fast);
+    CHECK(cpu::jitMemoHits() == before + 1);
+    Built other = build(renamed(kTriad) + "// another source\n");
+    // A comment changes nothing in the kernel's module: that is a hit too.
+    CHECK(run(other) == expected);
+    CHECK(cpu::jitMemoHits() == before + 2);
+    setenv("DUET_CPU_JIT_MEMO", "0", 1);
+    Built off = build(source);
+    CHECK(run(off) == expected);
+    unsetenv("DUET_CPU_JIT_MEMO");
+    CHECK(cpu::jitMemoHits() == before + 2);
 }

@@ -5,9 +5,11 @@
 #include "compiler/options.hpp"
 #include "compiler/save_temps.hpp"
 #include "devices/cpu/device_enqueue_hooks.hpp"
+#include "devices/cpu/jit/builtin_library.hpp"
 #include "devices/cpu/jit/cpu_toolchain.hpp"
 #include "devices/cpu/jit/device_enqueue_lowering.hpp"
 #include "devices/cpu/jit/guards.hpp"
+#include "devices/cpu/jit/jit_memo.hpp"
 #include "devices/cpu/jit/kernel_checks.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/printf.hpp"
@@ -38,6 +40,7 @@
 #include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
+#include <llvm/Support/SHA256.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -49,6 +52,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -116,10 +120,13 @@ public:
     static inline void* const kNoVariant = reinterpret_cast<void*>(1);
     mutable bool m_wholeAdded = false;
     std::shared_ptr<std::string> m_object = std::make_shared<std::string>(); ///< JIT objects
+    /// The object the JIT made last (for the in-process memo, jit_memo.hpp).
+    std::shared_ptr<std::string> m_lastObject = std::make_shared<std::string>();
     mutable std::string m_binary;
 
 private:
     Error addToJit(std::unique_ptr<Module> m) const;
+    std::string memoKey(const Module& part) const;
 };
 
 /// C functions generated code may call in the process: the maths libraries (the builtin
@@ -418,12 +425,31 @@ Error CpuExecutable::addToJit(std::unique_ptr<Module> m) const {
     return m_jit->addIRModule(orc::ThreadSafeModule(std::move(m), m_context));
 }
 
+/// Everything compiling `part` reads: its bitcode, the optimisation settings and the target
+/// machine's (CPU, features, FP fusion), and the switches optimise() reads.
+std::string CpuExecutable::memoKey(const Module& part) const {
+    const std::string bitcode = writeBitcode(part);
+    std::array<uint8_t, 32> digest = SHA256::hash(
+        ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(bitcode.data()), bitcode.size()));
+    std::string key(digest.begin(), digest.end());
+    key += "|O" + std::to_string(m_optLevel) + (m_unsafeMath ? "|unsafe" : "|safe") +
+           (parallelLoopsEnabled() ? "|parallel" : "|serial") + "|" + m_tm->getTargetCPU().str() +
+           "|" + m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +
+           std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
+           std::to_string(int(m_tm->getOptLevel()));
+    return key;
+}
+
 void* CpuExecutable::entry(size_t index) const {
     if (index >= m_entries.size())
         return nullptr;
     std::lock_guard lock(m_mutex);
     if (m_entries[index])
         return m_entries[index];
+    const auto start = std::chrono::steady_clock::now();
+    std::string key; ///< in the JIT memo
+    std::shared_ptr<const cpu::JitMemoEntry> hit;
+    std::vector<std::string> report;
     if (m_wholeModule) {
         if (!m_wholeAdded) {
             logWorkItemLoops("(whole program)",
@@ -438,19 +464,48 @@ void* CpuExecutable::entry(size_t index) const {
         std::unique_ptr<Module> part = kernelPart(*m_module, m_entryNames[index]);
         if (!part)
             return nullptr;
-        logWorkItemLoops(m_kernels[index].name,
-                         optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath));
-        if (Error e = addToJit(std::move(part))) {
+        // An identical kernel module compiled before in this process (the same source built
+        // again, as test suites do) gives its object: the same machine code, not compiled again.
+        key = cpu::jitMemoEnabled() ? memoKey(*part) : std::string();
+        hit = key.empty() ? nullptr : cpu::findJitMemo(key);
+        Error e = Error::success();
+        if (hit) {
+            logWorkItemLoops(m_kernels[index].name, hit->report);
+            e = m_jit->addObjectFile(MemoryBuffer::getMemBufferCopy(hit->object, "duet-jit-memo"));
+        } else {
+            report = optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath);
+            logWorkItemLoops(m_kernels[index].name, report);
+            e = addToJit(std::move(part));
+        }
+        if (e) {
             *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
             return nullptr;
         }
     }
+    const auto optimised = std::chrono::steady_clock::now();
+    m_lastObject->clear();
     auto sym = m_jit->lookup(m_entryNames[index]);
     if (!sym) {
         *m_diagnostics += "error: JIT: " + toString(sym.takeError()) + "\n";
         return nullptr;
     }
     m_entries[index] = sym->toPtr<void*>();
+    if (!hit && !key.empty() && !m_lastObject->empty())
+        cpu::storeJitMemo(key, cpu::JitMemoEntry{*m_lastObject, std::move(report)});
+    if (wg::cpuJitLogEnabled()) {
+        using Ms = std::chrono::duration<double, std::milli>;
+        const double total = Ms(std::chrono::steady_clock::now() - start).count();
+        if (hit)
+            std::fprintf(stderr,
+                         "duet: cpu: kernel %s: machine code from the in-process memo (an "
+                         "identical kernel was compiled before) in %.1f ms\n",
+                         m_kernels[index].name.c_str(), total);
+        else
+            std::fprintf(stderr,
+                         "duet: cpu: kernel %s: optimised in %.1f ms, machine code in %.1f ms\n",
+                         m_kernels[index].name.c_str(), Ms(optimised - start).count(),
+                         total - Ms(optimised - start).count());
+    }
     return m_entries[index];
 }
 
@@ -546,18 +601,9 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
         error = "error: invalid program bitcode: " + error;
         return p;
     }
-    // The builtin library: only what the program calls, loaded lazily.
-    std::string_view lib = cpuBuiltinLibraryBitcode();
-    auto libModule = getLazyBitcodeModule(
-        MemoryBufferRef(StringRef(lib.data(), lib.size()), "duet-cpu-builtins"), ctx);
-    if (!libModule) {
-        error = "error: builtin library: " + toString(libModule.takeError());
-        return p;
-    }
-    (*libModule)->setDataLayout(m->getDataLayout());
-    (*libModule)->setTargetTriple(m->getTargetTriple());
-    if (Linker::linkModules(*m, std::move(*libModule), Linker::Flags::LinkOnlyNeeded)) {
-        error = diagnostics + "error: linking the builtin library failed";
+    // The builtin library: only what the program calls (builtin_library.cpp).
+    if (std::string e = cpu::linkBuiltinLibrary(*m); !e.empty()) {
+        error = diagnostics + e;
         return p;
     }
     p.linkMs =
@@ -699,11 +745,13 @@ std::string createJit(CpuExecutable& exe, const orc::JITTargetMachineBuilder& jt
         return "error: cannot create the JIT: " + toString(jit.takeError());
     exe.m_jit = std::move(*jit);
     orc::LLJIT& j = *exe.m_jit;
-    j.getObjTransformLayer().setTransform([object = exe.m_object](std::unique_ptr<MemoryBuffer> obj)
-                                              -> Expected<std::unique_ptr<MemoryBuffer>> {
-        object->append(obj->getBufferStart(), obj->getBufferSize());
-        return obj;
-    });
+    j.getObjTransformLayer().setTransform(
+        [object = exe.m_object, last = exe.m_lastObject](
+            std::unique_ptr<MemoryBuffer> obj) -> Expected<std::unique_ptr<MemoryBuffer>> {
+            object->append(obj->getBufferStart(), obj->getBufferSize());
+            last->assign(obj->getBufferStart(), obj->getBufferSize());
+            return obj;
+        });
     orc::JITDylib& jd = j.getMainJITDylib();
     auto gen = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
         j.getDataLayout().getGlobalPrefix());

@@ -1,0 +1,18 @@
+// The CPU builtin library: each build links the closure of its calls (compiler/library_closure).
+#include "devices/cpu/jit/builtin_library.hpp"
+#include "compiler/library_closure.hpp"
+#include "compiler/llvm_util.hpp"
+
+#include <cstdlib>
+
+namespace duet::rt::cpu {
+
+std::string linkBuiltinLibrary(llvm::Module& m) {
+    const char* env = std::getenv("DUET_CPU_SHARED_BUILTINS");
+    const bool shared = !(env && env[0] == '0') && sharedLibrariesEnabled();
+    std::string error =
+        linkLibraryClosure(m, cpuBuiltinLibraryBitcode(), "builtin library", shared);
+    return error;
+}
+
+} // namespace duet::rt::cpu
