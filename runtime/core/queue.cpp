@@ -139,7 +139,9 @@ bool ready(const Command& cmd) {
 bool mayRunInline(const Shared& sh, const Command& cmd, bool blocking) {
     if (sh.outOfOrder || !sh.pending.empty() || sh.running.load(std::memory_order_relaxed))
         return false;
-    if (blocking ? !sh.inlineBlocking : !(sh.inlineSubmit && cmd.mayDefer && sh.flying.empty()))
+    if (blocking ? !sh.inlineBlocking
+                 : !(sh.inlineSubmit && cmd.mayDefer && sh.flying.empty() &&
+                     sh.lastStretchCommands <= 1))
         return false;
     for (const Ref<Event>& dep : cmd.waitList)
         if (dep->status() > CL_COMPLETE && !inFlight(sh.flying, dep.get()))
@@ -362,6 +364,12 @@ Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList
     Shared& sh = *m_shared;
     {
         std::lock_guard lock(sh.mutex);
+        if (blocking) {
+            sh.lastStretchCommands = sh.stretchCommands;
+            sh.stretchCommands = 0;
+        } else if (cmd.mayDefer) {
+            ++sh.stretchCommands;
+        }
         if (mayRunInline(sh, cmd, blocking)) {
             sh.running.store(true, std::memory_order_relaxed);
             sh.activity.fetch_add(1, std::memory_order_release);
@@ -417,6 +425,8 @@ void Queue::finish() {
     {
         std::lock_guard lock(sh.mutex);
         target = sh.enqueued.load(std::memory_order_relaxed);
+        sh.lastStretchCommands = sh.stretchCommands;
+        sh.stretchCommands = 0;
     }
     // A GPU round trip is a few microseconds, about what a futex wake-up costs: spin for up to
     // ~20 us first, then sleep. Meanwhile, device work in flight with nothing pending behind it

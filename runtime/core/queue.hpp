@@ -54,6 +54,26 @@ public:
 /// commands, so the state needs no lock of its own for that.
 std::unique_ptr<QueueDeviceState>* runningQueueState();
 
+/// The queue's lock: held for a few instructions at a time by an application thread and the
+/// worker in turn, so a thread that finds it taken spins briefly before it sleeps (a futex wait
+/// and wake-up cost more than the whole critical section).
+class QueueMutex {
+public:
+    void lock() {
+        for (int i = 0; i < 64; ++i) {
+            if (m_mutex.try_lock())
+                return;
+            __builtin_ia32_pause();
+        }
+        m_mutex.lock();
+    }
+    bool try_lock() { return m_mutex.try_lock(); }
+    void unlock() { m_mutex.unlock(); }
+
+private:
+    std::mutex m_mutex;
+};
+
 struct Command {
     Ref<Event> event;
     std::vector<Ref<Event>> waitList;
@@ -102,8 +122,9 @@ public:
     /// command on the calling thread instead of handing it to the worker, when that costs the
     /// caller nothing it would not wait for anyway: a blocking command, or (on a device whose
     /// commands only queue work on the device, DeviceBackend::queuesDeviceWork) a launch or
-    /// buffer write, copy or fill while nothing is in flight. Two thread hops less per round
-    /// trip. `DUET_QUEUE_INLINE=0` turns it off.
+    /// buffer write, copy or fill while nothing is in flight, when the application waited after
+    /// at most one such command the last time. Two thread hops less per round trip.
+    /// `DUET_QUEUE_INLINE=0` turns it off.
     Ref<Event> enqueue(cl_command_type type, std::span<Event* const> waitList,
                        std::function<cl_int()> run, bool fence = false, bool wantEvent = true,
                        bool blocking = false);
@@ -122,8 +143,8 @@ public:
     /// State shared with the worker thread, which may outlive the queue object by a moment
     /// (the worker can drop the last reference to its own queue).
     struct Shared {
-        std::mutex mutex;
-        std::condition_variable workCv, doneCv;
+        QueueMutex mutex;
+        std::condition_variable_any workCv, doneCv;
         std::deque<Command> pending;
         /// Commands whose device work may still run, oldest first; only the thread that holds
         /// `running` touches it.
@@ -138,6 +159,11 @@ public:
         /// for flying work itself, gives way to a caller that is already doing it.
         std::atomic<uint64_t> activity{0};
         bool inlineBlocking = false, inlineSubmit = false; ///< see Queue::enqueue
+        /// Launches and buffer writes, copies and fills enqueued since the application last
+        /// waited for the queue (finish or a blocking command), and how many the last such
+        /// stretch had: an application that enqueues several between waits keeps its thread
+        /// free (the worker submits them), one that waits after each submits inline.
+        uint32_t stretchCommands = 0, lastStretchCommands = 0;
         std::unique_ptr<QueueDeviceState> deviceState;
         /// Written under `mutex`; read without it by the worker's spin.
         std::atomic<uint64_t> enqueued{0};

@@ -1076,8 +1076,8 @@ struct LaunchThreads {
 };
 } // namespace
 
-TEST_CASE("an idle queue launches in the enqueue call; a busy one on its worker, on the same "
-          "stream and in order",
+TEST_CASE("an idle queue launches in the enqueue call; a busy one, or one the application "
+          "fills between waits, on its worker; on the same stream and in order",
           "[nvidia][fake-driver]") {
     NbodyOnH100 nb(h100());
     cl_kernel k = nb.kernel;
@@ -1102,19 +1102,23 @@ TEST_CASE("an idle queue launches in the enqueue call; a busy one on its worker,
     CHECK(fake.launchCount() == 1);
     REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE));
     REQUIRE_CL(clFinish(q));
-    // Idle again: the caller's thread once more.
-    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
-    REQUIRE_CL(clFinish(q));
+    // Idle again, but the application enqueued two launches before its last wait: it keeps its
+    // thread free, the worker submits. After a stretch of one launch, the caller's thread again.
+    for (int i = 0; i < 2; ++i) {
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(q));
+    }
     fake.onLaunch(nullptr, nullptr);
-    REQUIRE(fake.launchCount() == 4);
-    REQUIRE(threads.ids.size() == 4);
+    REQUIRE(fake.launchCount() == 5);
+    REQUIRE(threads.ids.size() == 5);
     const std::thread::id self = std::this_thread::get_id();
     CHECK(threads.ids[0] == self);
     CHECK(threads.ids[1] != self);
     CHECK(threads.ids[2] == threads.ids[1]);
-    CHECK(threads.ids[3] == self);
+    CHECK(threads.ids[3] == threads.ids[1]);
+    CHECK(threads.ids[4] == self);
     // Whichever thread submitted them, one queue's launches share its stream.
-    for (unsigned i = 1; i < 4; ++i)
+    for (unsigned i = 1; i < 5; ++i)
         CHECK(fake.launchAt(i)->stream == fake.launchAt(0)->stream);
     clReleaseEvent(gate);
     clReleaseCommandQueue(q);
