@@ -78,8 +78,12 @@ struct Usage {
 using BufferStorageFn = void (*)(GLenum, GLsizeiptr, const void*, GLbitfield);
 BufferStorageFn bufferStorage() {
     static BufferStorageFn fn = [] {
-        auto getProc =
-            reinterpret_cast<void* (*)(const char*)>(dlsym(RTLD_DEFAULT, "eglGetProcAddress"));
+        // The surface loaded libEGL (maybe privately): look in it, then everywhere.
+        void* egl = dlopen("libEGL.so.1", RTLD_LAZY | RTLD_NOLOAD);
+        void* sym = egl ? dlsym(egl, "eglGetProcAddress") : nullptr;
+        if (!sym)
+            sym = dlsym(RTLD_DEFAULT, "eglGetProcAddress");
+        auto getProc = reinterpret_cast<void* (*)(const char*)>(sym);
         return getProc ? reinterpret_cast<BufferStorageFn>(getProc("glBufferStorage")) : nullptr;
     }();
     return fn;
