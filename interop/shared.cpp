@@ -31,6 +31,8 @@ public:
         : m_buffer(buffer), m_flags(flags), m_glWrites(glWrites) {
         GLint previous = 0;
         glGetIntegerv(GL_COPY_READ_BUFFER, &previous);
+        for (int i = 0; i < 16 && glGetError() != GL_NO_ERROR; ++i) { // earlier errors
+        }
         glBindBuffer(GL_COPY_READ_BUFFER, buffer);
         GLint size = 0;
         glGetBufferParameteriv(GL_COPY_READ_BUFFER, GL_BUFFER_SIZE, &size);
@@ -61,10 +63,31 @@ public:
         GLint previous = 0;
         glGetIntegerv(GL_COPY_WRITE_BUFFER, &previous);
         glBindBuffer(GL_COPY_WRITE_BUFFER, m_buffer);
+        for (int i = 0; i < 16 && glGetError() != GL_NO_ERROR; ++i) { // earlier errors
+        }
         glBufferSubData(GL_COPY_WRITE_BUFFER, 0, GLsizeiptr(m_size), p);
+        bool written = glGetError() == GL_NO_ERROR;
+        if (!written) {
+            // Immutable storage made without GL_DYNAMIC_STORAGE_BIT refuses glBufferSubData;
+            // a copy on the GPU from a scratch buffer works on every buffer.
+            GLint previousRead = 0;
+            glGetIntegerv(GL_COPY_READ_BUFFER, &previousRead);
+            GLuint scratch = 0;
+            glGenBuffers(1, &scratch);
+            glBindBuffer(GL_COPY_READ_BUFFER, scratch);
+            glBufferData(GL_COPY_READ_BUFFER, GLsizeiptr(m_size), p, GL_STREAM_DRAW);
+            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0,
+                                GLsizeiptr(m_size));
+            written = glGetError() == GL_NO_ERROR;
+            glBindBuffer(GL_COPY_READ_BUFFER, GLuint(previousRead));
+            glDeleteBuffers(1, &scratch);
+        }
         glBindBuffer(GL_COPY_WRITE_BUFFER, GLuint(previous));
         check(clEnqueueUnmapMemObject(queue, m_mem, p, 0, nullptr, nullptr),
               "interop: clEnqueueUnmapMemObject");
+        if (!written)
+            throw Error("interop: GL refused the host copy into buffer " + std::to_string(m_buffer),
+                        CL_INVALID_GL_OBJECT);
     }
 
 private:

@@ -75,7 +75,7 @@ cl_int runAcquireRelease(Share& share, void* fence, bool acquire, bool zeroCopy,
             if (acquire && (clReads || (keepsGl && clWrites))) {
                 status = std::min(status, copyFromGl(*m, *o));
             } else if (!acquire && clWrites) {
-                copyToGl(*m, *o);
+                status = std::min(status, copyToGl(*m, *o));
                 copied = true;
             }
         }

@@ -89,6 +89,67 @@ void textureBufferStore(const GlFunctions& f, GLuint texture, GLint& buffer, GLi
     f.glBindTexture(GL_TEXTURE_BUFFER, 0);
 }
 
+/// Drops GL errors left by earlier calls, so that the next check sees only its own.
+void clearGlErrors(const GlFunctions& f) {
+    for (int i = 0; i < 16 && f.glGetError() != GL_NO_ERROR; ++i) {
+    }
+}
+
+/// Reads `bytes` at `offset` of GL buffer `name` into `dst`: mapped, or where the buffer refuses
+/// a map (immutable storage made without GL_MAP_READ_BIT), copied on the GPU into a scratch
+/// buffer of the runtime's first (glCopyBufferSubData works on every buffer). False when GL
+/// refuses both.
+bool readGlBuffer(const GlFunctions& f, GLuint name, GLintptr offset, size_t bytes, void* dst) {
+    clearGlErrors(f);
+    f.glBindBuffer(GL_COPY_READ_BUFFER, name);
+    void* p = f.glMapBufferRange(GL_COPY_READ_BUFFER, offset, GLsizeiptr(bytes), GL_MAP_READ_BIT);
+    if (p) {
+        std::memcpy(dst, p, bytes);
+        f.glUnmapBuffer(GL_COPY_READ_BUFFER);
+    } else if (f.glCopyBufferSubData) {
+        clearGlErrors(f);
+        GLuint scratch = 0;
+        f.glGenBuffers(1, &scratch);
+        f.glBindBuffer(GL_COPY_WRITE_BUFFER, scratch);
+        f.glBufferData(GL_COPY_WRITE_BUFFER, GLsizeiptr(bytes), nullptr, GL_STREAM_READ);
+        f.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, offset, 0,
+                              GLsizeiptr(bytes));
+        p = f.glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, GLsizeiptr(bytes), GL_MAP_READ_BIT);
+        if (p) {
+            std::memcpy(dst, p, bytes);
+            f.glUnmapBuffer(GL_COPY_WRITE_BUFFER);
+        }
+        f.glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        f.glDeleteBuffers(1, &scratch);
+    }
+    f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    return p != nullptr;
+}
+
+/// Writes `bytes` from `src` at `offset` of GL buffer `name`: glBufferSubData, or where the
+/// buffer refuses it (immutable storage made without GL_DYNAMIC_STORAGE_BIT), through a scratch
+/// buffer and glCopyBufferSubData. False when GL refuses both.
+bool writeGlBuffer(const GlFunctions& f, GLuint name, GLintptr offset, size_t bytes,
+                   const void* src) {
+    clearGlErrors(f);
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, name);
+    f.glBufferSubData(GL_COPY_WRITE_BUFFER, offset, GLsizeiptr(bytes), src);
+    bool ok = f.glGetError() == GL_NO_ERROR;
+    if (!ok && f.glCopyBufferSubData) {
+        GLuint scratch = 0;
+        f.glGenBuffers(1, &scratch);
+        f.glBindBuffer(GL_COPY_READ_BUFFER, scratch);
+        f.glBufferData(GL_COPY_READ_BUFFER, GLsizeiptr(bytes), src, GL_STREAM_DRAW);
+        f.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, offset,
+                              GLsizeiptr(bytes));
+        ok = f.glGetError() == GL_NO_ERROR;
+        f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        f.glDeleteBuffers(1, &scratch);
+    }
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    return ok;
+}
+
 } // namespace
 
 size_t packedSize(const Mem& m) {
@@ -104,29 +165,14 @@ unsigned bindTarget(unsigned target) {
 
 cl_int copyFromGl(Mem& m, const GlObject& o) {
     const auto& f = glFunctions();
-    if (o.type == CL_GL_OBJECT_BUFFER) {
-        f.glBindBuffer(GL_COPY_READ_BUFFER, o.name);
-        void* p = f.glMapBufferRange(GL_COPY_READ_BUFFER, 0, GLsizeiptr(m.size()), GL_MAP_READ_BIT);
-        if (p) {
-            std::memcpy(m.data(), p, m.size());
-            f.glUnmapBuffer(GL_COPY_READ_BUFFER);
-        }
-        f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
-        return p ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
-    }
+    if (o.type == CL_GL_OBJECT_BUFFER)
+        return readGlBuffer(f, o.name, 0, m.size(), m.data()) ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
     if (o.type == CL_GL_OBJECT_TEXTURE_BUFFER) {
         GLint buffer = 0, offset = 0;
         textureBufferStore(f, o.name, buffer, offset);
-        f.glBindBuffer(GL_COPY_READ_BUFFER, GLuint(buffer));
-        size_t bytes = packedSize(m);
-        void* p =
-            f.glMapBufferRange(GL_COPY_READ_BUFFER, offset, GLsizeiptr(bytes), GL_MAP_READ_BIT);
-        if (p) {
-            std::memcpy(m.data(), p, bytes);
-            f.glUnmapBuffer(GL_COPY_READ_BUFFER);
-        }
-        f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
-        return p ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
+        return readGlBuffer(f, GLuint(buffer), offset, packedSize(m), m.data())
+                   ? CL_SUCCESS
+                   : CL_OUT_OF_RESOURCES;
     }
     std::vector<unsigned char> packed(packedSize(m));
     readPacked(m, o, packed.data());
@@ -152,25 +198,21 @@ void readPacked(const Mem& m, const GlObject& o, void* dst) {
     }
 }
 
-void copyToGl(Mem& m, const GlObject& o) {
+cl_int copyToGl(Mem& m, const GlObject& o) {
     const auto& f = glFunctions();
-    if (o.type == CL_GL_OBJECT_BUFFER) {
-        f.glBindBuffer(GL_COPY_READ_BUFFER, o.name);
-        f.glBufferSubData(GL_COPY_READ_BUFFER, 0, GLsizeiptr(m.size()), m.data());
-        f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
-        return;
-    }
+    if (o.type == CL_GL_OBJECT_BUFFER)
+        return writeGlBuffer(f, o.name, 0, m.size(), m.data()) ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
     if (o.type == CL_GL_OBJECT_TEXTURE_BUFFER) {
         GLint buffer = 0, offset = 0;
         textureBufferStore(f, o.name, buffer, offset);
-        f.glBindBuffer(GL_COPY_READ_BUFFER, GLuint(buffer));
-        f.glBufferSubData(GL_COPY_READ_BUFFER, offset, GLsizeiptr(packedSize(m)), m.data());
-        f.glBindBuffer(GL_COPY_READ_BUFFER, 0);
-        return;
+        return writeGlBuffer(f, GLuint(buffer), offset, packedSize(m), m.data())
+                   ? CL_SUCCESS
+                   : CL_OUT_OF_RESOURCES;
     }
     std::vector<unsigned char> packed(packedSize(m));
     packedToImage(m, packed, false, &packed);
     writePacked(m, o, packed.data());
+    return CL_SUCCESS;
 }
 
 void writePacked(const Mem& m, const GlObject& o, const void* src) {

@@ -28,8 +28,9 @@ void writePacked(const Mem& m, const GlObject& o, const void* src);
 
 /// GL -> CL copy at acquire into `m`'s storage. CL_OUT_OF_RESOURCES when GL fails.
 cl_int copyFromGl(Mem& m, const GlObject& o);
-/// CL -> GL copy at release from `m`'s storage.
-void copyToGl(Mem& m, const GlObject& o);
+/// CL -> GL copy at release from `m`'s storage. CL_OUT_OF_RESOURCES when GL refuses it (a
+/// buffer of immutable storage goes through a scratch buffer first).
+cl_int copyToGl(Mem& m, const GlObject& o);
 
 /// Acquire of a buffer shared in place: maps it and points `m`'s storage at the mapping
 /// (`o.mapped`). False when GL does not map it (the acquire then copies).

@@ -1210,6 +1210,54 @@ TEST_CASE("DUET_GL_BUFFERS=copy shares GL buffers through host copies", "[gl]") 
     glDeleteBuffers(1, &vbo);
 }
 
+TEST_CASE("GL buffers of immutable storage without map or update bits travel both ways", "[gl]") {
+    // glBufferStorage with no flags refuses glMapBufferRange and glBufferSubData: the copies
+    // go through a scratch buffer on the GPU, in place or through DUET_GL_BUFFERS=copy.
+    for (bool copies : {false, true}) {
+        CAPTURE(copies);
+        if (copies)
+            setenv("DUET_GL_BUFFERS", "copy", 1);
+        Shared s;
+        const size_t n = 2048, bytes = n * sizeof(int);
+        std::vector<int> init(n);
+        std::iota(init.begin(), init.end(), 10);
+        GLuint vbo = 0;
+        glGenBuffers(1, &vbo);
+        glBindBuffer(GL_ARRAY_BUFFER, vbo);
+        glBufferStorage(GL_ARRAY_BUFFER, GLsizeiptr(bytes), init.data(), 0);
+        glBindBuffer(GL_ARRAY_BUFFER, 0);
+        REQUIRE(glGetError() == GL_NO_ERROR);
+        cl_int err = CL_SUCCESS;
+        cl_mem mem = clCreateFromGLBuffer(s.context, CL_MEM_READ_WRITE, vbo, &err);
+        unsetenv("DUET_GL_BUFFERS");
+        REQUIRE_CL(err);
+        cl_program prog = buildProgram(s.context, s.device,
+                                       "kernel void add(global int* v, int k) {"
+                                       " v[get_global_id(0)] += k; }");
+        cl_kernel k = clCreateKernel(prog, "add", &err);
+        REQUIRE_CL(err);
+        const int five = 5;
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof mem, &mem));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof five, &five));
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+        cl_event released = nullptr;
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, &released));
+        CHECK(clWaitForEvents(1, &released) == CL_SUCCESS);
+        clReleaseEvent(released);
+        std::vector<int> back = glBufferInts(vbo, n);
+        for (size_t i = 0; i < n; ++i) {
+            INFO("element " << i);
+            REQUIRE(back[i] == int(i) + 15);
+        }
+        clReleaseKernel(k);
+        clReleaseProgram(prog);
+        clReleaseMemObject(mem);
+        glDeleteBuffers(1, &vbo);
+    }
+}
+
 TEST_CASE("commands using GL objects that are not acquired fail", "[gl]") {
     // cl_khr_gl_sharing: GL objects "need to be acquired before they can be used by any
     // OpenCL commands queued to a command-queue"; Duet answers CL_INVALID_OPERATION.
