@@ -3,9 +3,13 @@
 # No suppressions: the runs are clean without any.
 # verify_asan_link_order=0: uninstrumented programs (clinfo) load the instrumented runtime
 # through the ICD loader, after libc. detect_leaks: LeakSanitizer at every exit.
-export ASAN_OPTIONS="detect_leaks=1:verify_asan_link_order=0:strict_string_checks=1"
+# Every report fails the process, so its ctest entry (the sanitizer_canary_* entries check it):
+# ASan stops at the first error with status 1, LeakSanitizer exits 23, UBSan (GCC's checks
+# recover by default) stops at the first report, TSan reports every race and exits 66.
+export ASAN_OPTIONS="detect_leaks=1:verify_asan_link_order=0:strict_string_checks=1:halt_on_error=1:exitcode=1"
+export LSAN_OPTIONS="exitcode=23"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-export TSAN_OPTIONS="halt_on_error=0:history_size=4"
+export TSAN_OPTIONS="halt_on_error=0:exitcode=66:history_size=4"
 # keep_loaded.so (scripts/test.sh builds it into the build folder): dlclose keeps libraries
 # mapped (keep_loaded.c says why).
 if [ -n "${1:-}" ] && [ -f "$1/keep_loaded.so" ]; then
