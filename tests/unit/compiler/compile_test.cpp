@@ -262,7 +262,14 @@ TEST_CASE("a trivial kernel compiles fast (no opencl-c.h parse)", "[compiler][co
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
         n;
     WARN("trivial kernel compile: " << ms << " ms");
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    // A sanitizer build (scripts/test.sh --sanitize) runs our part of the compile several times
+    // slower (ASan measured 78 ms here); a parse of opencl-c.h (clang-19 -cc1 -fsyntax-only with
+    // -finclude-default-header: about 400 ms here) still would not fit.
+    CHECK(ms < 200.0);
+#else
     CHECK(ms < 50.0);
+#endif
 }
 
 TEST_CASE("concurrent compilations are independent", "[compiler][compile][threads]") {
