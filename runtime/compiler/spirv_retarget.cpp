@@ -2,6 +2,7 @@
 // the module cloned through LLVM's ValueMapper with a type remapper that maps every SPIR address
 // space to the target's, then names, calling conventions and kernel attributes as clang sets them.
 #include "compiler/spirv_retarget.hpp"
+#include "compiler/address_space_types.hpp"
 
 #include "compiler/front_end.hpp"
 
@@ -198,28 +199,17 @@ private:
 /// would change (a struct or array holding a pointer whose size differs: AMDGPU's __local and
 /// private pointers are 32 bits, SPIR's 64) are an error: the module's sizes and offsets were
 /// computed for SPIR's layout.
-class SpaceRemapper final : public ValueMapTypeRemapper {
+class SpaceRemapper final : public AddressSpaceTypes {
 public:
     SpaceRemapper(LLVMContext& c, const unsigned (&space)[kSpirSpaces], const DataLayout& from,
                   const DataLayout& to)
-        : m_c(c), m_space(space), m_from(from), m_to(to) {}
-
-    Type* remapType(Type* t) override {
-        auto it = m_done.find(t);
-        if (it != m_done.end())
-            return it->second;
-        Type* r = remap(t);
-        m_done[t] = r;
-        return r;
-    }
+        : AddressSpaceTypes(c), m_space(space), m_from(from), m_to(to) {}
     std::string error;
 
 private:
-    LLVMContext& m_c;
     const unsigned (&m_space)[kSpirSpaces];
     const DataLayout& m_from;
     const DataLayout& m_to;
-    DenseMap<Type*, Type*> m_done;
 
     bool layoutChanges(Type* t) {
         if (auto* p = dyn_cast<PointerType>(t)) {
@@ -237,7 +227,7 @@ private:
                     return true;
         return false;
     }
-    void checkAggregate(Type* t) {
+    void checkAggregate(Type* t) override {
         if (error.empty() && layoutChanges(t)) {
             std::string name;
             raw_string_ostream os(name);
@@ -248,61 +238,24 @@ private:
                     "this problem";
         }
     }
-    Type* remap(Type* t) {
-        if (auto* p = dyn_cast<PointerType>(t)) {
-            unsigned s = p->getAddressSpace();
-            if (s >= kSpirSpaces) {
-                if (error.empty())
-                    error = "the module uses address space " + std::to_string(s) +
-                            ", which SPIR does not have";
-                return t;
-            }
-            return PointerType::get(m_c, m_space[s]);
+    Type* remapPointer(PointerType* p) override {
+        unsigned s = p->getAddressSpace();
+        if (s >= kSpirSpaces) {
+            if (error.empty())
+                error = "the module uses address space " + std::to_string(s) +
+                        ", which SPIR does not have";
+            return p;
         }
-        if (auto* v = dyn_cast<VectorType>(t)) {
-            Type* e = remapType(v->getElementType());
-            return e == v->getElementType() ? t : VectorType::get(e, v->getElementCount());
-        }
-        if (auto* a = dyn_cast<ArrayType>(t)) {
-            checkAggregate(t);
-            Type* e = remapType(a->getElementType());
-            return e == a->getElementType() ? t : ArrayType::get(e, a->getNumElements());
-        }
-        if (auto* f = dyn_cast<FunctionType>(t)) {
-            SmallVector<Type*, 8> params;
-            bool changed = false;
-            for (Type* p : f->params()) {
-                params.push_back(remapType(p));
-                changed |= params.back() != p;
-            }
-            Type* ret = remapType(f->getReturnType());
-            changed |= ret != f->getReturnType();
-            return changed ? FunctionType::get(ret, params, f->isVarArg()) : t;
-        }
-        if (auto* s = dyn_cast<StructType>(t)) {
-            if (s->isOpaque())
-                return t;
-            checkAggregate(t);
-            SmallVector<Type*, 8> elements;
-            bool changed = false;
-            for (Type* e : s->elements()) {
-                elements.push_back(remapType(e));
-                changed |= elements.back() != e;
-            }
-            if (!changed)
-                return t;
-            if (s->isLiteral())
-                return StructType::get(m_c, elements, s->isPacked());
-            // The old module goes away: its type gives up the name.
-            std::string name = s->getName().str();
-            s->setName(name + ".spir");
-            return StructType::create(m_c, elements, name, s->isPacked());
-        }
-        return t;
+        return PointerType::get(m_context, m_space[s]);
+    }
+    std::string copyName(StructType* s) override {
+        // The old module goes away: its type gives up the name.
+        std::string name = s->getName().str();
+        s->setName(name + ".spir");
+        return name;
     }
 };
 
-/// The types in attributes (byval(%struct.S) etc.) mapped too.
 AttributeList remapTypedAttributes(LLVMContext& c, AttributeList attrs, unsigned args,
                                    ValueMapTypeRemapper& types) {
     for (unsigned a = 0; a < args; ++a)

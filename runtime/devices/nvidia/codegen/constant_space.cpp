@@ -10,6 +10,7 @@
 // loads reach both; the NVPTX backend treats generic kernel pointer parameters as global and
 // InferAddressSpaces gives a variable's loads back their ld.const.
 #include "devices/nvidia/codegen/passes.hpp"
+#include "compiler/address_space_types.hpp"
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/IR/Constants.h>
@@ -29,63 +30,15 @@ using namespace llvm;
 constexpr unsigned kConstant = 4, kGeneric = 0;
 
 /// Types with every `ptr addrspace(4)` in them made `ptr`.
-class ConstantToGeneric final : public ValueMapTypeRemapper {
+class ConstantToGeneric final : public AddressSpaceTypes {
 public:
-    explicit ConstantToGeneric(LLVMContext& c) : m_context(c) {}
-
-    Type* remapType(Type* t) override {
-        auto it = m_cache.find(t);
-        if (it != m_cache.end())
-            return it->second;
-        Type* r = remap(t);
-        m_cache[t] = r;
-        return r;
-    }
+    using AddressSpaceTypes::AddressSpaceTypes;
 
 private:
-    Type* remap(Type* t) {
-        if (auto* p = dyn_cast<PointerType>(t))
-            return p->getAddressSpace() == kConstant ? PointerType::get(m_context, kGeneric) : t;
-        if (auto* v = dyn_cast<VectorType>(t)) {
-            Type* e = remapType(v->getElementType());
-            return e == v->getElementType() ? t : VectorType::get(e, v->getElementCount());
-        }
-        if (auto* a = dyn_cast<ArrayType>(t)) {
-            Type* e = remapType(a->getElementType());
-            return e == a->getElementType() ? t : ArrayType::get(e, a->getNumElements());
-        }
-        if (auto* f = dyn_cast<FunctionType>(t)) {
-            bool changed = false;
-            Type* ret = remapType(f->getReturnType());
-            changed |= ret != f->getReturnType();
-            SmallVector<Type*, 8> params;
-            for (Type* p : f->params()) {
-                params.push_back(remapType(p));
-                changed |= params.back() != p;
-            }
-            return changed ? FunctionType::get(ret, params, f->isVarArg()) : t;
-        }
-        if (auto* s = dyn_cast<StructType>(t)) {
-            if (s->isOpaque())
-                return t;
-            bool changed = false;
-            SmallVector<Type*, 8> elements;
-            for (Type* e : s->elements()) {
-                elements.push_back(remapType(e));
-                changed |= elements.back() != e;
-            }
-            if (!changed)
-                return t;
-            if (s->isLiteral())
-                return StructType::get(m_context, elements, s->isPacked());
-            return StructType::create(m_context, elements, (s->getName() + ".generic").str(),
-                                      s->isPacked());
-        }
-        return t;
+    Type* remapPointer(PointerType* p) override {
+        return p->getAddressSpace() == kConstant ? PointerType::get(m_context, kGeneric) : p;
     }
-
-    LLVMContext& m_context;
-    DenseMap<Type*, Type*> m_cache;
+    std::string copyName(StructType* s) override { return (s->getName() + ".generic").str(); }
 };
 
 /// The declaration of intrinsic `f` with its overloaded types remapped.

@@ -3,6 +3,7 @@
 // text with Duet's header; -save-temps writes each kernel's .ll and the module's .ptx. Also the
 // NVIDIA program binaries (loadNvidiaBinary) and the Toolchain.
 #include "core/data_files.hpp"
+#include "core/program_cache.hpp"
 #include "compiler/binary.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
@@ -329,10 +330,7 @@ namespace {
 /// Under DUET_LOG, where a code generation's time goes, printed when it ends.
 struct PhaseLog {
     using Clock = std::chrono::steady_clock;
-    bool on = [] {
-        const char* v = std::getenv("DUET_LOG");
-        return v && *v && std::string_view(v) != "0";
-    }();
+    bool on = program_cache::logEnabled();
     Clock::time_point last = Clock::now();
     std::string text;
     void mark(const char* phase) {
