@@ -84,6 +84,7 @@ Config Config::quick() {
     c.fvSize = 256;
     c.transposeSize = 1024;
     c.saxpyElements = size_t(4) << 20;
+    c.imageSize = 512;
     return c;
 }
 
@@ -108,6 +109,9 @@ std::vector<FigureInfo> figureInfos(const Config& cfg) {
         {"transpose_gbs",
          "16x16 tiled transpose " + std::to_string(cfg.transposeSize) + "^2 floats", "GB/s", true},
         {"saxpy_gbs", "saxpy y=a*x+y, " + mi(cfg.saxpyElements) + " floats", "GB/s", true},
+        {"image_gsamples",
+         "bilinear read_imagef, " + std::to_string(cfg.imageSize) + "^2 RGBA8 image", "G samples/s",
+         true},
         {"launch_us", "kernel launches, " + std::to_string(cfg.launches) + " queued + clFinish",
          "us/launch", false},
         {"roundtrip_us", "enqueue + clFinish round trip (median)", "us", false},

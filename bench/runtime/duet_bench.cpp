@@ -123,9 +123,10 @@ void runPlatform(PlatformRun& run, const Config& cfg, const std::vector<FigureIn
     show({"triad_gbs"});
     guarded(run.figures, {"min_gbs"}, [&] { benchMin(s, program, cfg, run.figures); });
     show({"min_gbs"});
-    guarded(run.figures, {"fft_gflops", "fv_mcells", "transpose_gbs", "saxpy_gbs"},
+    guarded(run.figures,
+            {"fft_gflops", "fv_mcells", "transpose_gbs", "saxpy_gbs", "image_gsamples"},
             [&] { benchPortable(s, cfg, run.figures); });
-    show({"fft_gflops", "fv_mcells", "transpose_gbs", "saxpy_gbs"});
+    show({"fft_gflops", "fv_mcells", "transpose_gbs", "saxpy_gbs", "image_gsamples"});
     guarded(run.figures, {"launch_us", "roundtrip_us"},
             [&] { benchLaunch(s, program, cfg, run.figures); });
     show({"launch_us", "roundtrip_us"});
@@ -396,7 +397,8 @@ int main(int argc, char** argv) {
                        {"fft_groups", cfg.fftGroups},
                        {"fv_size", cfg.fvSize},
                        {"transpose_size", cfg.transposeSize},
-                       {"saxpy_elements", cfg.saxpyElements}};
+                       {"saxpy_elements", cfg.saxpyElements},
+                       {"image_size", cfg.imageSize}};
         j["platforms"] = nlohmann::ordered_json::array();
         for (const PlatformRun& run : runs) {
             nlohmann::ordered_json p;

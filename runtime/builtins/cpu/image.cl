@@ -573,26 +573,56 @@ typedef float float1;
 #define DESC(i) ((global duet_image*)__duet_image_ptr(i))
 #define SBITS(s) __duet_sampler_bits(s)
 
+// A device may read some images through texture hardware first: builtins/nvidia/texture.h
+// (included for the NVIDIA device) defines DUET_TEX_F/DUET_TEX_I to do so and return true;
+// elsewhere they are false and every read below is software.
+#ifdef DUET_NVIDIA_TEXTURES
+#include "../nvidia/texture.h"
+#else
+#define DUET_TEX_F(d, smp, c, dims, layer, out) false
+#define DUET_TEX_I(d, smp, c, dims, layer, cls, out) false
+#define DUET_TEX_SIGNED 2u
+#define DUET_TEX_UNSIGNED 3u
+#define DUET_TEX_FETCH_SAMPLER 0x10u
+#endif
+
+DUET_INLINE float4 duet_sampled_f(global duet_image* d, uint smp, float4 c, int dims, int layer) {
+    float4 t;
+    if (DUET_TEX_F(d, smp, c, dims, layer, &t))
+        return t;
+    return duet_read_f(d, smp, c, dims, layer);
+}
+DUET_INLINE int4 duet_sampled_i(global duet_image* d, uint smp, float4 c, int dims, int layer,
+                                uint cls) {
+    int4 t;
+    if (DUET_TEX_I(d, smp, c, dims, layer, cls, &t))
+        return t;
+    return duet_read_i(d, smp, c, dims, layer);
+}
+
 // Sampled reads of colour images: float and int coordinates.
 #define DUET_SAMPLED(T, W, DIMS, LAYER)                                                        \
     DUET_OVL float4 read_imagef(read_only T i, sampler_t s, float##W c) {                      \
-        return duet_read_f(DESC(i), SBITS(s), DUET_F4_##W(c), DIMS, LAYER);                    \
+        return duet_sampled_f(DESC(i), SBITS(s), DUET_F4_##W(c), DIMS, LAYER);                 \
     }                                                                                          \
     DUET_OVL float4 read_imagef(read_only T i, sampler_t s, int##W c) {                        \
-        return duet_read_f(DESC(i), SBITS(s), convert_float4(DUET_I4_##W(c)), DIMS, LAYER);    \
+        return duet_sampled_f(DESC(i), SBITS(s), convert_float4(DUET_I4_##W(c)), DIMS, LAYER); \
     }                                                                                          \
     DUET_OVL int4 read_imagei(read_only T i, sampler_t s, float##W c) {                        \
-        return duet_read_i(DESC(i), SBITS(s), DUET_F4_##W(c), DIMS, LAYER);                    \
+        return duet_sampled_i(DESC(i), SBITS(s), DUET_F4_##W(c), DIMS, LAYER,                  \
+                              DUET_TEX_SIGNED);                                                \
     }                                                                                          \
     DUET_OVL int4 read_imagei(read_only T i, sampler_t s, int##W c) {                          \
-        return duet_read_i(DESC(i), SBITS(s), convert_float4(DUET_I4_##W(c)), DIMS, LAYER);    \
+        return duet_sampled_i(DESC(i), SBITS(s), convert_float4(DUET_I4_##W(c)), DIMS, LAYER,  \
+                              DUET_TEX_SIGNED);                                                \
     }                                                                                          \
     DUET_OVL uint4 read_imageui(read_only T i, sampler_t s, float##W c) {                      \
-        return as_uint4(duet_read_i(DESC(i), SBITS(s), DUET_F4_##W(c), DIMS, LAYER));          \
+        return as_uint4(duet_sampled_i(DESC(i), SBITS(s), DUET_F4_##W(c), DIMS, LAYER,         \
+                                       DUET_TEX_UNSIGNED));                                    \
     }                                                                                          \
     DUET_OVL uint4 read_imageui(read_only T i, sampler_t s, int##W c) {                        \
-        return as_uint4(                                                                       \
-            duet_read_i(DESC(i), SBITS(s), convert_float4(DUET_I4_##W(c)), DIMS, LAYER));      \
+        return as_uint4(duet_sampled_i(DESC(i), SBITS(s), convert_float4(DUET_I4_##W(c)),      \
+                                       DIMS, LAYER, DUET_TEX_UNSIGNED));                       \
     }
 
 DUET_SAMPLED(image1d_t, 1, 1, -1)
@@ -604,25 +634,42 @@ DUET_SAMPLED(image3d_t, 4, 3, -1)
 // Sampled reads of depth images return the depth alone.
 #define DUET_SAMPLED_DEPTH(T, W, LAYER)                                                        \
     DUET_OVL float read_imagef(read_only T i, sampler_t s, float##W c) {                       \
-        return duet_read_f(DESC(i), SBITS(s), DUET_F4_##W(c), 2, LAYER).x;                     \
+        return duet_sampled_f(DESC(i), SBITS(s), DUET_F4_##W(c), 2, LAYER).x;                  \
     }                                                                                          \
     DUET_OVL float read_imagef(read_only T i, sampler_t s, int##W c) {                         \
-        return duet_read_f(DESC(i), SBITS(s), convert_float4(DUET_I4_##W(c)), 2, LAYER).x;     \
+        return duet_sampled_f(DESC(i), SBITS(s), convert_float4(DUET_I4_##W(c)), 2, LAYER).x;  \
     }
 
 DUET_SAMPLED_DEPTH(image2d_depth_t, 2, -1)
 DUET_SAMPLED_DEPTH(image2d_array_depth_t, 4, 2)
 
 // Sampler-less reads (read_only and read_write images) and writes (write_only, read_write).
-#define DUET_FETCH(ACC, T, W, DIMS, LAYER)                                                     \
+// Only read_only images may go through textures (TEX 1): a read_write image's texels may
+// change in the same launch.
+DUET_INLINE float4 duet_fetch_tex_f(global duet_image* d, int4 c, int dims, int layer, int tex) {
+    float4 t;
+    if (tex && DUET_TEX_F(d, DUET_TEX_FETCH_SAMPLER, convert_float4(c) + 0.5f, dims, layer, &t))
+        return t;
+    return duet_fetch_f(d, c, dims, layer);
+}
+DUET_INLINE int4 duet_fetch_tex_i(global duet_image* d, int4 c, int dims, int layer, int tex,
+                                  uint cls) {
+    int4 t;
+    if (tex &&
+        DUET_TEX_I(d, DUET_TEX_FETCH_SAMPLER, convert_float4(c) + 0.5f, dims, layer, cls, &t))
+        return t;
+    return duet_fetch_i(d, c, dims, layer);
+}
+#define DUET_FETCH(ACC, T, W, DIMS, LAYER, TEX)                                                \
     DUET_OVL float4 read_imagef(ACC T i, int##W c) {                                           \
-        return duet_fetch_f(DESC(i), DUET_I4_##W(c), DIMS, LAYER);                             \
+        return duet_fetch_tex_f(DESC(i), DUET_I4_##W(c), DIMS, LAYER, TEX);                    \
     }                                                                                          \
     DUET_OVL int4 read_imagei(ACC T i, int##W c) {                                             \
-        return duet_fetch_i(DESC(i), DUET_I4_##W(c), DIMS, LAYER);                             \
+        return duet_fetch_tex_i(DESC(i), DUET_I4_##W(c), DIMS, LAYER, TEX, DUET_TEX_SIGNED);   \
     }                                                                                          \
     DUET_OVL uint4 read_imageui(ACC T i, int##W c) {                                           \
-        return as_uint4(duet_fetch_i(DESC(i), DUET_I4_##W(c), DIMS, LAYER));                   \
+        return as_uint4(                                                                       \
+            duet_fetch_tex_i(DESC(i), DUET_I4_##W(c), DIMS, LAYER, TEX, DUET_TEX_UNSIGNED));   \
     }
 #define DUET_WRITE(ACC, T, W, DIMS, LAYER)                                                     \
     DUET_OVL void write_imagef(ACC T i, int##W c, float4 v) {                                  \
@@ -634,24 +681,24 @@ DUET_SAMPLED_DEPTH(image2d_array_depth_t, 4, 2)
     DUET_OVL void write_imageui(ACC T i, int##W c, uint4 v) {                                  \
         duet_write_u(DESC(i), DUET_I4_##W(c), DIMS, LAYER, v);                                 \
     }
-#define DUET_FETCH_DEPTH(ACC, T, W, LAYER)                                                     \
+#define DUET_FETCH_DEPTH(ACC, T, W, LAYER, TEX)                                                \
     DUET_OVL float read_imagef(ACC T i, int##W c) {                                            \
-        return duet_fetch_f(DESC(i), DUET_I4_##W(c), 2, LAYER).x;                              \
+        return duet_fetch_tex_f(DESC(i), DUET_I4_##W(c), 2, LAYER, TEX).x;                     \
     }
 #define DUET_WRITE_DEPTH(ACC, T, W, LAYER)                                                     \
     DUET_OVL void write_imagef(ACC T i, int##W c, float v) {                                   \
         duet_write_f(DESC(i), DUET_I4_##W(c), 2, LAYER, (float4)(v, 0.0f, 0.0f, 1.0f));        \
     }
 
-#define DUET_ALL_FETCH(ACC)                                                                    \
-    DUET_FETCH(ACC, image1d_t, 1, 1, -1)                                                       \
-    DUET_FETCH(ACC, image1d_buffer_t, 1, 1, -1)                                                \
-    DUET_FETCH(ACC, image1d_array_t, 2, 1, 1)                                                  \
-    DUET_FETCH(ACC, image2d_t, 2, 2, -1)                                                       \
-    DUET_FETCH(ACC, image2d_array_t, 4, 2, 2)                                                  \
-    DUET_FETCH(ACC, image3d_t, 4, 3, -1)                                                       \
-    DUET_FETCH_DEPTH(ACC, image2d_depth_t, 2, -1)                                              \
-    DUET_FETCH_DEPTH(ACC, image2d_array_depth_t, 4, 2)
+#define DUET_ALL_FETCH(ACC, TEX)                                                               \
+    DUET_FETCH(ACC, image1d_t, 1, 1, -1, TEX)                                                  \
+    DUET_FETCH(ACC, image1d_buffer_t, 1, 1, -1, TEX)                                           \
+    DUET_FETCH(ACC, image1d_array_t, 2, 1, 1, TEX)                                             \
+    DUET_FETCH(ACC, image2d_t, 2, 2, -1, TEX)                                                  \
+    DUET_FETCH(ACC, image2d_array_t, 4, 2, 2, TEX)                                             \
+    DUET_FETCH(ACC, image3d_t, 4, 3, -1, TEX)                                                  \
+    DUET_FETCH_DEPTH(ACC, image2d_depth_t, 2, -1, TEX)                                         \
+    DUET_FETCH_DEPTH(ACC, image2d_array_depth_t, 4, 2, TEX)
 #define DUET_ALL_WRITE(ACC)                                                                    \
     DUET_WRITE(ACC, image1d_t, 1, 1, -1)                                                       \
     DUET_WRITE(ACC, image1d_buffer_t, 1, 1, -1)                                                \
@@ -662,8 +709,8 @@ DUET_SAMPLED_DEPTH(image2d_array_depth_t, 4, 2)
     DUET_WRITE_DEPTH(ACC, image2d_depth_t, 2, -1)                                              \
     DUET_WRITE_DEPTH(ACC, image2d_array_depth_t, 4, 2)
 
-DUET_ALL_FETCH(read_only)
-DUET_ALL_FETCH(read_write)
+DUET_ALL_FETCH(read_only, 1)
+DUET_ALL_FETCH(read_write, 0)
 DUET_ALL_WRITE(write_only)
 DUET_ALL_WRITE(read_write)
 

@@ -118,6 +118,12 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
         optional(d.memUnmap, "cuMemUnmap");
         optional(d.memSetAccess, "cuMemSetAccess");
         d.memoryExportMissing = std::exchange(lacks, std::move(glLacks));
+        glLacks = std::exchange(lacks, std::string());
+        optional(d.texObjectCreate, "cuTexObjectCreate");
+        optional(d.texObjectDestroy, "cuTexObjectDestroy");
+        if (!d.texObjectCreate || !d.texObjectDestroy)
+            d.texObjectCreate = nullptr, d.texObjectDestroy = nullptr;
+        lacks = std::move(glLacks);
     }
     if (!missing.empty()) {
         reason = std::string("the CUDA driver library ") + library +

@@ -88,6 +88,59 @@ struct Array3DDescriptor {
     unsigned numChannels, flags;
 };
 
+/// CUDA_RESOURCE_DESC for a pitch-linear 2D resource (resType kResourceTypePitch2d); the
+/// driver reads the union as 128 bytes, then `flags`.
+struct ResourceDesc {
+    int resType; ///< CUresourcetype
+    union {
+        struct {
+            DevicePtr devPtr;
+            int format; ///< CUarray_format
+            unsigned numChannels;
+            size_t width, height, pitchInBytes;
+        } pitch2D;
+        int reserved[32];
+    } res;
+    unsigned flags; ///< must be zero
+};
+inline constexpr int kResourceTypePitch2d = 3; ///< CU_RESOURCE_TYPE_PITCH2D
+
+/// CUDA_TEXTURE_DESC.
+struct TextureDesc {
+    int addressMode[3]; ///< CUaddress_mode
+    int filterMode;     ///< CUfilter_mode
+    unsigned flags;     ///< CU_TRSF_*
+    unsigned maxAnisotropy;
+    int mipmapFilterMode;
+    float mipmapLevelBias, minMipmapLevelClamp, maxMipmapLevelClamp;
+    float borderColor[4];
+    int reserved[12];
+};
+using TexObject = unsigned long long; ///< CUtexObject
+/// CUaddress_mode.
+inline constexpr int kAddressWrap = 0;   ///< CU_TR_ADDRESS_MODE_WRAP
+inline constexpr int kAddressClamp = 1;  ///< CU_TR_ADDRESS_MODE_CLAMP (to edge)
+inline constexpr int kAddressMirror = 2; ///< CU_TR_ADDRESS_MODE_MIRROR
+inline constexpr int kAddressBorder = 3; ///< CU_TR_ADDRESS_MODE_BORDER
+/// CUfilter_mode.
+inline constexpr int kFilterPoint = 0;  ///< CU_TR_FILTER_MODE_POINT
+inline constexpr int kFilterLinear = 1; ///< CU_TR_FILTER_MODE_LINEAR
+/// CU_TRSF_* texture flags.
+inline constexpr unsigned kTrsfReadAsInteger = 0x01;         ///< CU_TRSF_READ_AS_INTEGER
+inline constexpr unsigned kTrsfNormalizedCoordinates = 0x02; ///< CU_TRSF_NORMALIZED_COORDINATES
+inline constexpr unsigned kTrsfSrgb = 0x10;                  ///< CU_TRSF_SRGB
+/// CUarray_format values.
+enum ArrayFormat : int {
+    kFormatUnsignedInt8 = 0x01,  ///< CU_AD_FORMAT_UNSIGNED_INT8
+    kFormatUnsignedInt16 = 0x02, ///< CU_AD_FORMAT_UNSIGNED_INT16
+    kFormatUnsignedInt32 = 0x03, ///< CU_AD_FORMAT_UNSIGNED_INT32
+    kFormatSignedInt8 = 0x08,    ///< CU_AD_FORMAT_SIGNED_INT8
+    kFormatSignedInt16 = 0x09,   ///< CU_AD_FORMAT_SIGNED_INT16
+    kFormatSignedInt32 = 0x0a,   ///< CU_AD_FORMAT_SIGNED_INT32
+    kFormatHalf = 0x10,          ///< CU_AD_FORMAT_HALF
+    kFormatFloat = 0x20,         ///< CU_AD_FORMAT_FLOAT
+};
+
 /// CUgraphicsRegisterFlags.
 inline constexpr unsigned kGraphicsRegisterNone = 0;         ///< ..._FLAGS_NONE
 inline constexpr unsigned kGraphicsRegisterReadOnly = 1;     ///< ..._FLAGS_READ_ONLY
@@ -124,6 +177,7 @@ enum DeviceAttribute : int {
     kWarpSize = 10,                         ///< CU_DEVICE_ATTRIBUTE_WARP_SIZE
     kMaxRegistersPerBlock = 12,             ///< CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK
     kClockRate = 13,                        ///< CU_DEVICE_ATTRIBUTE_CLOCK_RATE (kHz)
+    kTextureAlignment = 14,                 ///< CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT
     kMultiprocessorCount = 16,              ///< CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
     kIntegrated = 18,                       ///< CU_DEVICE_ATTRIBUTE_INTEGRATED
     kCanMapHostMemory = 19,                 ///< CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
@@ -146,7 +200,11 @@ enum DeviceAttribute : int {
     kUnifiedAddressing = 41,                ///< CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
     kMaxTexture1dLayers = 43,               ///< ..._MAXIMUM_TEXTURE1D_LAYERED_LAYERS
     kPciDomainId = 50,                      ///< CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
+    kTexturePitchAlignment = 51,            ///< CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT
     kMaxTexture1dLinearWidth = 69,          ///< ..._MAXIMUM_TEXTURE1D_LINEAR_WIDTH
+    kMaxTexture2dLinearWidth = 70,          ///< ..._MAXIMUM_TEXTURE2D_LINEAR_WIDTH
+    kMaxTexture2dLinearHeight = 71,         ///< ..._MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
+    kMaxTexture2dLinearPitch = 72,          ///< ..._MAXIMUM_TEXTURE2D_LINEAR_PITCH
     kComputeCapabilityMajor = 75,           ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
     kComputeCapabilityMinor = 76,           ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
     kMaxSharedMemoryPerMultiprocessor = 81, ///< ..._MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
@@ -333,6 +391,12 @@ struct CudaDriver {
     cu::Result (*memSetAccess)(cu::DevicePtr pointer, size_t bytes, const cu::MemAccessDesc* desc,
                                size_t count);
     std::string memoryExportMissing;
+
+    // Optional: texture objects, through which kernels sample images (null without them: the
+    // image library reads texels itself).
+    cu::Result (*texObjectCreate)(cu::TexObject* object, const cu::ResourceDesc* resource,
+                                  const cu::TextureDesc* texture, const void* view);
+    cu::Result (*texObjectDestroy)(cu::TexObject object);
 
     /// The process's driver: libcuda.so.1 (or $DUET_CUDA_LIBRARY) loaded and every entry point
     /// resolved, once. Null when that fails; `reason` (if given) then says why, and under

@@ -7,7 +7,9 @@
 #include "devices/nvidia/codegen/nvidia_toolchain.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace duet::rt::nvidia_device {
 
@@ -76,6 +78,8 @@ Outcome CudaExecutor::ready() {
             m_contextError = cudaError("cuStreamCreate", r);
         else
             tCurrent = m_context;
+        if (m_contextError.empty())
+            readTextureLimits();
     });
     if (!m_contextError.empty())
         return {CL_OUT_OF_RESOURCES, m_contextError};
@@ -85,6 +89,25 @@ Outcome CudaExecutor::ready() {
         tCurrent = m_context;
     }
     return {};
+}
+
+void CudaExecutor::readTextureLimits() {
+    const char* env = std::getenv("DUET_NVIDIA_TEXTURES");
+    if (!m_cuda.texObjectCreate || (env && std::string(env) == "0"))
+        return;
+    auto attribute = [&](cu::DeviceAttribute a) -> uint64_t {
+        int v = 0;
+        return m_cuda.deviceGetAttribute(&v, a, m_device) == cu::kSuccess && v > 0 ? uint64_t(v)
+                                                                                   : 0;
+    };
+    TextureLimits t;
+    t.alignment = attribute(cu::kTextureAlignment);
+    t.pitchAlignment = attribute(cu::kTexturePitchAlignment);
+    t.maxWidth = attribute(cu::kMaxTexture2dLinearWidth);
+    t.maxHeight = attribute(cu::kMaxTexture2dLinearHeight);
+    t.maxPitch = attribute(cu::kMaxTexture2dLinearPitch);
+    if (t.alignment && t.pitchAlignment && t.maxWidth && t.maxHeight && t.maxPitch)
+        m_textureLimits = t;
 }
 
 char* CudaExecutor::allocate(size_t size) {
@@ -504,7 +527,10 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
             break;
         case KernelArgKind::Image:
             if (a.mem)
-                if (Outcome o = placeImage(imageArgDesc(a), words[i]); !o.why.empty())
+                if (Outcome o = placeImage(
+                        imageArgDesc(a),
+                        desc.args[i].accessQualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY, words[i]);
+                    !o.why.empty())
                     return o;
             params[i] = &words[i];
             break;
@@ -592,47 +618,96 @@ Outcome CudaExecutor::fillAsync(void* dst, size_t size, const void* pattern, siz
     return {};
 }
 
-Outcome CudaExecutor::placeImage(const KernelImageDesc& desc, uint64_t& address) {
+Outcome CudaExecutor::placeImage(const KernelImageDesc& desc, bool sampled, uint64_t& address) {
     constexpr size_t kChunk = ImageSlots::kSlotsPerChunk;
-    ImageSlots::Placement p = m_imageSlots.place(desc);
+    // Only an image that textures can read gets a slot of its own for its reads.
+    sampled = sampled && m_textureLimits.alignment && textureSource(desc, m_textureLimits);
+    ImageSlots::Placement p = m_imageSlots.place(desc, sampled);
     if (p.grow) {
         cu::DevicePtr chunk = 0;
-        if (cu::Result r = m_cuda.memAllocManaged(&chunk, kChunk * sizeof(KernelImageDesc),
+        if (cu::Result r = m_cuda.memAllocManaged(&chunk, kChunk * sizeof(DeviceImageDesc),
                                                   cu::kMemAttachGlobal);
             r != cu::kSuccess) {
             m_imageSlots.forget(p);
             return {CL_OUT_OF_RESOURCES,
                     cudaError("cuMemAllocManaged", r) + " (image descriptors)"};
         }
-        m_imageChunks.push_back(reinterpret_cast<KernelImageDesc*>(uintptr_t(chunk)));
+        m_imageChunks.push_back(reinterpret_cast<DeviceImageDesc*>(uintptr_t(chunk)));
     }
-    KernelImageDesc* slot = m_imageChunks[p.slot / kChunk] + p.slot % kChunk;
+    DeviceImageDesc* slot = m_imageChunks[p.slot / kChunk] + p.slot % kChunk;
     if (p.write) {
         // On the shared stream, then a barrier: every lane's later launches (this one too) see
         // it, and no managed page moves to the host. The driver copies the source before
         // returning. A slot that held another descriptor may still be read by launches of any
-        // lane: all of them finish first (rare: past kMaxSlots descriptors).
+        // lane: all of them finish first (rare: past kMaxSlots descriptors), and so may its
+        // texture objects.
         cu::Result r = p.reused ? m_cuda.ctxSynchronize() : cu::kSuccess;
+        if (p.reused && r == cu::kSuccess)
+            for (uint64_t t : p.retired)
+                if (t)
+                    m_cuda.texObjectDestroy(t);
+        if (r == cu::kSuccess && sampled)
+            makeTextures(p.slot);
         if (r == cu::kSuccess)
             r = m_cuda.memcpyAsync(
                 cu::DevicePtr(reinterpret_cast<uintptr_t>(slot)),
                 cu::DevicePtr(reinterpret_cast<uintptr_t>(&m_imageSlots.content(p.slot))),
-                sizeof(KernelImageDesc), m_stream);
+                sizeof(DeviceImageDesc), m_stream);
         if (r == cu::kSuccess) {
             if (Outcome o = raiseBarrier(); !o.why.empty()) {
                 p.grow = false;
-                m_imageSlots.forget(p);
+                forgetSlot(p);
                 return o;
             }
         }
         if (r != cu::kSuccess) {
             p.grow = false; // the chunk exists now
-            m_imageSlots.forget(p);
+            forgetSlot(p);
             return {CL_OUT_OF_RESOURCES, cudaError("cuMemcpyAsync", r) + " (image descriptor)"};
         }
     }
     address = uint64_t(reinterpret_cast<uintptr_t>(slot));
     return {};
+}
+
+void CudaExecutor::makeTextures(size_t slot) {
+    const DeviceImageDesc& d = m_imageSlots.content(slot);
+    if (!m_textureLimits.alignment)
+        return;
+    std::string why;
+    std::optional<TextureSource> source = textureSource(d.image, m_textureLimits, &why);
+    if (!source) {
+        nvidia::logNvidia("image " + std::to_string(d.image.width) + "x" +
+                          std::to_string(d.image.height) + " read in software: " + why);
+        return;
+    }
+    uint64_t handles[kSamplerKeys] = {};
+    for (unsigned key = 0; key < kSamplerKeys; ++key) {
+        cu::TextureDesc t{};
+        if (!textureDesc(*source, key, t))
+            continue;
+        cu::TexObject object = 0;
+        if (cu::Result r = m_cuda.texObjectCreate(&object, &source->resource, &t, nullptr);
+            r != cu::kSuccess) {
+            // That sampler reads in software; say so once per image.
+            if (why.empty()) {
+                why = cudaError("cuTexObjectCreate", r);
+                nvidia::logNvidia("image " + std::to_string(d.image.width) + "x" +
+                                  std::to_string(d.image.height) + ", sampler key " +
+                                  std::to_string(key) + " read in software: " + why);
+            }
+            continue;
+        }
+        handles[key] = object;
+    }
+    m_imageSlots.setTextures(slot, source->cls, source->swizzle, handles);
+}
+
+void CudaExecutor::forgetSlot(const ImageSlots::Placement& p) {
+    for (uint64_t t : m_imageSlots.content(p.slot).textures)
+        if (t)
+            m_cuda.texObjectDestroy(t);
+    m_imageSlots.forget(p);
 }
 
 Outcome CudaExecutor::copyAsync(void* dst, const void* src, size_t size, Submitted& out) {

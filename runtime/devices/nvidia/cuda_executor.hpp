@@ -150,8 +150,16 @@ private:
     Outcome launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry, Function& fn,
                         Lane& lane, uint64_t printfBuffer, bool timed, Submitted& out);
     /// The device address of `desc` for the launch being marshalled: its slot (image_slots.hpp),
-    /// written first on the stream when it does not hold `desc` yet. Called with m_mutex.
-    Outcome placeImage(const KernelImageDesc& desc, uint64_t& address);
+    /// written first on the stream when it does not hold `desc` yet, with the texture objects
+    /// a `sampled` (read_only) image is read through. Called with m_mutex.
+    Outcome placeImage(const KernelImageDesc& desc, bool sampled, uint64_t& address);
+    /// Makes the texture objects of slot `slot` (texture_objects.hpp); an image or a sampler
+    /// without one is read by the image library in software. Called with m_mutex.
+    void makeTextures(size_t slot);
+    /// Forgets a slot whose write failed, destroying the texture objects made for it.
+    void forgetSlot(const ImageSlots::Placement& p);
+    /// m_textureLimits from the device's attributes (once, with the context).
+    void readTextureLimits();
     /// Allocates the printf buffer on first use (device memory) and queues its reset on the
     /// stream. Under m_mutex and the printf lease.
     Outcome resetPrintfBuffer(Lane& lane);
@@ -200,7 +208,10 @@ private:
     /// Image descriptors (under m_mutex): slots shared by all launches, in chunks of managed
     /// memory (never freed: they live as long as the device), and which descriptor each holds.
     ImageSlots m_imageSlots;
-    std::vector<KernelImageDesc*> m_imageChunks;
+    std::vector<DeviceImageDesc*> m_imageChunks;
+    /// Pitch-linear texture limits (read with the context; all 0 without texture objects or
+    /// with DUET_NVIDIA_TEXTURES=0).
+    TextureLimits m_textureLimits;
 
     /// The printf lease (Submitted::printfLease); guards the three below. Taken before m_mutex.
     std::mutex m_printfMutex;

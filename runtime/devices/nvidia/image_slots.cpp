@@ -1,10 +1,13 @@
 // Image descriptor slots of the NVIDIA device: placement by content, least recently used reuse.
 #include "devices/nvidia/image_slots.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 namespace duet::rt::nvidia_device {
 
-ImageSlots::Placement ImageSlots::place(const KernelImageDesc& desc) {
-    const std::string key = keyOf(desc);
+ImageSlots::Placement ImageSlots::place(const KernelImageDesc& desc, bool sampled) {
+    const std::string key = keyOf(desc, sampled);
     if (auto it = m_where.find(key); it != m_where.end()) {
         at(it->second).lastLaunch = m_launch;
         return {it->second, false, false};
@@ -28,23 +31,44 @@ ImageSlots::Placement ImageSlots::place(const KernelImageDesc& desc) {
         } else {
             p.slot = victim;
             p.reused = true;
-            m_where.erase(keyOf(at(victim).desc));
+            Slot& old = at(victim);
+            m_where.erase(keyOf(old.desc.image, old.sampled));
+            std::copy(std::begin(old.desc.textures), std::end(old.desc.textures), p.retired);
         }
     }
     Slot& s = at(p.slot);
-    s.desc = desc;
+    s.desc = DeviceImageDesc{};
+    s.desc.image = desc;
+    s.sampled = sampled;
     s.lastLaunch = m_launch;
     m_where[key] = p.slot;
     return p;
 }
 
-const KernelImageDesc& ImageSlots::content(size_t slot) const {
+const DeviceImageDesc& ImageSlots::content(size_t slot) const {
     return at(slot).desc;
+}
+
+void ImageSlots::setTextures(size_t slot, TextureClass cls, TextureSwizzle swizzle,
+                             const uint64_t (&textures)[kSamplerKeys]) {
+    DeviceImageDesc& d = at(slot).desc;
+    d.textureClass = cls;
+    d.swizzle = swizzle;
+    std::copy(std::begin(textures), std::end(textures), d.textures);
+}
+
+std::vector<uint64_t> ImageSlots::allTextures() const {
+    std::vector<uint64_t> out;
+    for (size_t slot = 0; slot < m_next; ++slot)
+        for (uint64_t t : at(slot).desc.textures)
+            if (t)
+                out.push_back(t);
+    return out;
 }
 
 void ImageSlots::forget(const Placement& p) {
     Slot& s = at(p.slot);
-    m_where.erase(keyOf(s.desc));
+    m_where.erase(keyOf(s.desc.image, s.sampled));
     s = Slot{};
     if (p.grow) { // the chunk was never allocated: take it back
         m_slots.pop_back();

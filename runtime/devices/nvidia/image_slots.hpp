@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/image.hpp"
+#include "devices/nvidia/texture_objects.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -32,15 +33,26 @@ public:
         bool write = false;  ///< the slot does not hold the descriptor yet: write content(slot)
         bool grow = false;   ///< the slot is the first of a chunk not yet allocated
         bool reused = false; ///< the slot held another descriptor, which launches may read
+        /// reused: the texture objects of the descriptor it held, for the executor to destroy
+        /// once no launch reads them (0 where none)
+        uint64_t retired[kSamplerKeys] = {};
     };
 
     /// Starts placing the images of a new launch.
     void beginLaunch() { ++m_launch; }
-    /// The slot for `desc` in the current launch.
-    Placement place(const KernelImageDesc& desc);
+    /// The slot for `desc` in the current launch; `sampled`: the kernel reads the image (a
+    /// read_only argument), so the slot's descriptor carries texture objects, which the
+    /// executor makes (setTextures) before it writes the slot. An image bound both ways has a
+    /// slot for each.
+    Placement place(const KernelImageDesc& desc, bool sampled);
     /// What slot `slot` holds (or will, once written): the source of the write, stable until
     /// place() assigns the slot again.
-    const KernelImageDesc& content(size_t slot) const;
+    const DeviceImageDesc& content(size_t slot) const;
+    /// The texture part of a slot just placed (p.write): class, swizzle and handles.
+    void setTextures(size_t slot, TextureClass cls, TextureSwizzle swizzle,
+                     const uint64_t (&textures)[kSamplerKeys]);
+    /// Every texture object the slots hold (for the executor's teardown).
+    std::vector<uint64_t> allTextures() const;
     /// The write (or the chunk) that place() asked for failed: the slot holds nothing, and a
     /// chunk it asked to grow by does not exist.
     void forget(const Placement& p);
@@ -49,11 +61,12 @@ public:
 
 private:
     struct Slot {
-        KernelImageDesc desc{};
+        DeviceImageDesc desc{};
+        bool sampled = false;
         uint64_t lastLaunch = 0; ///< 0: holds nothing
     };
-    static std::string keyOf(const KernelImageDesc& d) {
-        return std::string(reinterpret_cast<const char*>(&d), sizeof d);
+    static std::string keyOf(const KernelImageDesc& d, bool sampled) {
+        return std::string(reinterpret_cast<const char*>(&d), sizeof d) + (sampled ? 's' : 'w');
     }
     Slot& at(size_t slot) { return m_slots[slot / kSlotsPerChunk][slot % kSlotsPerChunk]; }
     const Slot& at(size_t slot) const {

@@ -147,6 +147,21 @@ int cuDeviceGetAttribute(int* v, int attribute, int d) {
     case 69:
         *v = d == 0 ? 268435456 : 134217728;
         break; // 1D texture from linear memory
+    case 14:
+        *v = 512;
+        break; // texture alignment
+    case 51:
+        *v = 32;
+        break; // texture pitch alignment
+    case 70:
+        *v = 131072;
+        break; // 2D texture from linear memory: width, height, pitch
+    case 71:
+        *v = 65000;
+        break;
+    case 72:
+        *v = 2097120;
+        break;
     case 32:
         *v = 1;
         break; // ECC
@@ -279,6 +294,8 @@ int contexts[2];
 /// Stream handles: the n-th cuStreamCreate gives &streams[n - 1] (the last one when more).
 int streams[64];
 int streamsMade = 0;
+std::map<unsigned long long, std::pair<FakeResourceDesc, FakeTextureDesc>> textures;
+unsigned long long texturesMade = 0;
 
 /// Counts a call of `name`; the CUresult a test asked it to fail with, or 0.
 int enter(const char* name) {
@@ -313,7 +330,8 @@ std::vector<unsigned> entryParams(const std::string& ptx, const std::string& nam
 }
 
 void* hostAllocate(size_t bytes) {
-    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+    // 512: the texture alignment cuMemAlloc's allocations meet on the GPUs Duet runs on.
+    void* p = std::aligned_alloc(512, (bytes + 511) / 512 * 512);
     if (p)
         std::memset(p, 0, bytes);
     return p;
@@ -555,6 +573,46 @@ int cuEventElapsedTime(float* ms, void*, void*) {
 int cuEventDestroy_v2(void* event) {
     delete static_cast<char*>(event);
     return enter("cuEventDestroy_v2");
+}
+
+// Texture objects: checked as the driver checks a pitch-linear resource, kept until destroyed.
+int cuTexObjectCreate(unsigned long long* object, const FakeResourceDesc* res,
+                      const FakeTextureDesc* tex, const void* view) {
+    if (int e = enter("cuTexObjectCreate"))
+        return e;
+    const auto& p = res->pitch2D;
+    const bool normalized = tex->flags & 0x02, integer = tex->flags & 0x01;
+    if (res->resType != 3 || view || res->flags || p.devPtr % 512 || p.pitchInBytes % 32 ||
+        (p.numChannels != 1 && p.numChannels != 2 && p.numChannels != 4) || !p.width || !p.height ||
+        p.width > 131072 || p.height > 65000 || p.pitchInBytes > 2097120 ||
+        (integer && tex->filterMode == 1))
+        return kInvalidValue;
+    for (int m : tex->addressMode)
+        if (m < 0 || m > 3 || (!normalized && (m == 0 || m == 2)))
+            return kInvalidValue;
+    std::lock_guard lock(mutex);
+    *object = ++texturesMade;
+    textures[*object] = {*res, *tex};
+    return kSuccess;
+}
+int cuTexObjectDestroy(unsigned long long object) {
+    if (int e = enter("cuTexObjectDestroy"))
+        return e;
+    std::lock_guard lock(mutex);
+    return textures.erase(object) ? kSuccess : kInvalidValue;
+}
+int duetFakeLiveTextures() {
+    std::lock_guard lock(mutex);
+    return int(textures.size());
+}
+int duetFakeTexture(unsigned long long object, FakeResourceDesc* res, FakeTextureDesc* tex) {
+    std::lock_guard lock(mutex);
+    auto it = textures.find(object);
+    if (it == textures.end())
+        return 0;
+    *res = it->second.first;
+    *tex = it->second.second;
+    return 1;
 }
 
 /// For fake_cuda_gl.cpp: counts a call and gives the failure a test injected.

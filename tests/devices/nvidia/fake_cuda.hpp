@@ -86,6 +86,35 @@ struct FakeMemcpy3D {
     size_t dstPitch, dstHeight;
     size_t widthInBytes, height, depth;
 };
+/// CUDA_RESOURCE_DESC (pitch-linear 2D) and CUDA_TEXTURE_DESC as the fake reads them.
+struct FakeResourceDesc {
+    int resType;
+    union {
+        struct {
+            uint64_t devPtr;
+            int format;
+            unsigned numChannels;
+            size_t width, height, pitchInBytes;
+        } pitch2D;
+        int reserved[32];
+    };
+    unsigned flags;
+};
+struct FakeTextureDesc {
+    int addressMode[3];
+    int filterMode;
+    unsigned flags;
+    unsigned maxAnisotropy;
+    int mipmapFilterMode;
+    float mipmapLevelBias, minMipmapLevelClamp, maxMipmapLevelClamp;
+    float borderColor[4];
+    int reserved[12];
+};
+/// Texture objects made and not destroyed.
+using DuetFakeLiveTexturesFn = int (*)();
+/// What texture object `object` was made with (0: no such live object).
+using DuetFakeTextureFn = int (*)(unsigned long long object, FakeResourceDesc* res,
+                                  FakeTextureDesc* tex);
 struct FakeArrayDescriptor {
     size_t width, height, depth;
     int format;

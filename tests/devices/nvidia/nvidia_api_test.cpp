@@ -126,8 +126,10 @@ struct Fake {
         funcAttribute = get<DuetFakeFuncAttributeFn>("duetFakeFuncAttribute");
         setFuncAttribute = get<DuetFakeSetFuncAttributeFn>("duetFakeSetFuncAttribute");
         onLaunch = get<DuetFakeOnLaunchFn>("duetFakeOnLaunch");
+        liveTextures = get<DuetFakeLiveTexturesFn>("duetFakeLiveTextures");
+        texture = get<DuetFakeTextureFn>("duetFakeTexture");
         REQUIRE((launchCount && launchAt && calls && fail && reset && funcAttribute &&
-                 setFuncAttribute && onLaunch));
+                 setFuncAttribute && onLaunch && liveTextures && texture));
         reset();
     }
     DuetFakeLaunchCountFn launchCount;
@@ -138,6 +140,8 @@ struct Fake {
     DuetFakeFuncAttributeFn funcAttribute;
     DuetFakeSetFuncAttributeFn setFuncAttribute;
     DuetFakeOnLaunchFn onLaunch;
+    DuetFakeLiveTexturesFn liveTextures;
+    DuetFakeTextureFn texture;
 };
 
 // CUfunction_attribute values (devices/nvidia/cuda_driver.hpp).
@@ -468,6 +472,149 @@ __kernel void copy(read_only image2d_t src, sampler_t s, write_only image2d_t ds
 
     clReleaseSampler(s);
     clReleaseMemObject(vol);
+    clReleaseMemObject(dst);
+    clReleaseMemObject(src);
+    clReleaseCommandQueue(q);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseContext(ctx);
+}
+
+/// DeviceImageDesc (devices/nvidia/texture_objects.hpp): the descriptor, then the textures.
+struct TexturedImageDesc {
+    ImageDesc image;
+    uint32_t textureClass, swizzle;
+    uint64_t reserved;
+    uint64_t textures[16];
+};
+static_assert(sizeof(TexturedImageDesc) == 208);
+
+TEST_CASE("read_only 1D and 2D images are sampled through CUDA texture objects, one per sampler "
+          "key; other images and samplers read in software",
+          "[nvidia][fake-driver][image]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_program p = buildProgram(ctx, dev, R"CL(
+__kernel void blur(read_only image2d_t src, sampler_t s, write_only image2d_t dst,
+                   read_only image2d_t narrow) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    float4 c = read_imagef(src, s, (float2)(p.x + 0.5f, p.y + 0.5f)) + read_imagef(src, p) +
+               read_imagef(narrow, p);
+    write_imagef(dst, p, c);
+}
+)CL",
+                                "-cl-std=CL3.0");
+    cl_kernel k = clCreateKernel(p, "blur", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+    const int texturesBefore = fake.liveTextures();
+
+    // 64 RGBA8 texels a row: 256 bytes, a multiple of the 32-byte pitch alignment. 37 R8
+    // texels are not: that image stays with software reads.
+    const cl_image_format bgra8{CL_BGRA, CL_UNORM_INT8}, r8{CL_R, CL_UNORM_INT8};
+    cl_image_desc d2{};
+    d2.image_type = CL_MEM_OBJECT_IMAGE2D;
+    d2.image_width = 64;
+    d2.image_height = 16;
+    cl_mem src = clCreateImage(ctx, CL_MEM_READ_WRITE, &bgra8, &d2, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem dst = clCreateImage(ctx, CL_MEM_WRITE_ONLY, &bgra8, &d2, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    d2.image_width = 37;
+    cl_mem narrow = clCreateImage(ctx, CL_MEM_READ_ONLY, &r8, &d2, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_sampler s = clCreateSampler(ctx, CL_FALSE, CL_ADDRESS_CLAMP, CL_FILTER_LINEAR, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof src, &src));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof s, &s));
+    REQUIRE_CL(clSetKernelArg(k, 2, sizeof dst, &dst));
+    REQUIRE_CL(clSetKernelArg(k, 3, sizeof narrow, &narrow));
+    fake.reset();
+    const size_t global[2] = {64, 16};
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() >= 1);
+    const DuetFakeLaunch& l = *fake.launchAt(0);
+    const auto* srcDesc = reinterpret_cast<const TexturedImageDesc*>(paramAs<uint64_t>(l, 0));
+    const auto* dstDesc = reinterpret_cast<const TexturedImageDesc*>(paramAs<uint64_t>(l, 2));
+    const auto* narrowDesc = reinterpret_cast<const TexturedImageDesc*>(paramAs<uint64_t>(l, 3));
+    REQUIRE((srcDesc && dstDesc && narrowDesc));
+
+    // The read_only image: float reads (class 1), red and blue exchanged (swizzle 1), a texture
+    // object for each of the 12 sampler keys CUDA and OpenCL both define.
+    CHECK((srcDesc->textureClass == 1 && srcDesc->swizzle == 1));
+    int made = 0;
+    for (uint64_t t : srcDesc->textures)
+        made += t != 0;
+    CHECK(made == 12);
+    CHECK(fake.calls("cuTexObjectCreate") == 12);
+    CHECK(fake.liveTextures() == texturesBefore + 12);
+    // The sampler's key: unnormalized (0), clamp (1 << 1), linear (8).
+    FakeResourceDesc res{};
+    FakeTextureDesc tex{};
+    REQUIRE(fake.texture(srcDesc->textures[2 | 8], &res, &tex));
+    CHECK((res.resType == 3 && res.pitch2D.devPtr == uint64_t(uintptr_t(srcDesc->image.data))));
+    CHECK((res.pitch2D.format == 0x01 && res.pitch2D.numChannels == 4)); // 8-bit unsigned
+    CHECK((res.pitch2D.width == 64 && res.pitch2D.height == 16 && res.pitch2D.pitchInBytes == 256));
+    CHECK((tex.addressMode[0] == 3 && tex.addressMode[1] == 3)); // border, colour 0
+    CHECK((tex.filterMode == 1 && tex.flags == 0));              // linear, float reads
+    // Sampler-less reads use key 0: unnormalized, clamp to edge, nearest.
+    REQUIRE(fake.texture(srcDesc->textures[0], &res, &tex));
+    CHECK((tex.addressMode[0] == 1 && tex.filterMode == 0 && tex.flags == 0));
+    // Repeat without normalized coordinates: no texture (OpenCL leaves it undefined, CUDA
+    // refuses it), that sampler reads in software.
+    CHECK(srcDesc->textures[4] == 0);
+
+    // The written image and the one whose rows are not aligned: no textures.
+    CHECK(dstDesc->textureClass == 0);
+    CHECK(narrowDesc->textureClass == 0);
+    for (int i = 0; i < 16; ++i)
+        CHECK((dstDesc->textures[i] == 0 && narrowDesc->textures[i] == 0));
+
+    // Later launches reuse the slot and its textures.
+    fake.reset();
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    CHECK(fake.calls("cuTexObjectCreate") == 0);
+    CHECK(fake.calls("cuMemcpyAsync") == 0);
+    CHECK(paramAs<uint64_t>(*fake.launchAt(0), 0) == reinterpret_cast<uintptr_t>(srcDesc));
+
+    // The same image written by a launch: a slot without textures (the read slot stays).
+    REQUIRE_CL(clSetKernelArg(k, 2, sizeof src, &src));
+    fake.reset();
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    const auto* srcWritten =
+        reinterpret_cast<const TexturedImageDesc*>(paramAs<uint64_t>(*fake.launchAt(0), 2));
+    CHECK(srcWritten != srcDesc);
+    CHECK((srcWritten->textureClass == 0 && srcWritten->image.data == srcDesc->image.data));
+
+    // When the driver refuses texture objects, the image reads in software and the launch runs.
+    cl_mem other = clCreateImage(ctx, CL_MEM_READ_ONLY, &bgra8, &d2, nullptr, &err);
+    d2.image_width = 64;
+    cl_mem refused = clCreateImage(ctx, CL_MEM_READ_ONLY, &bgra8, &d2, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof refused, &refused));
+    REQUIRE_CL(clSetKernelArg(k, 2, sizeof dst, &dst));
+    fake.reset();
+    fake.fail("cuTexObjectCreate", 2); // CUDA_ERROR_OUT_OF_MEMORY
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    fake.fail("cuTexObjectCreate", 0);
+    const auto* refusedDesc =
+        reinterpret_cast<const TexturedImageDesc*>(paramAs<uint64_t>(*fake.launchAt(0), 0));
+    CHECK(fake.calls("cuTexObjectCreate") == 12);
+    for (uint64_t t : refusedDesc->textures)
+        CHECK(t == 0);
+
+    clReleaseMemObject(refused);
+    clReleaseMemObject(other);
+    clReleaseSampler(s);
+    clReleaseMemObject(narrow);
     clReleaseMemObject(dst);
     clReleaseMemObject(src);
     clReleaseCommandQueue(q);

@@ -7,6 +7,7 @@
 #include <cuda.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdio>
 #include <string_view>
 
@@ -143,6 +144,52 @@ DUET_CHECK(memHostGetDevicePointer, cuMemHostGetDevicePointer, "cuMemHostGetDevi
 DUET_CHECK(streamCreate, cuStreamCreate, "cuStreamCreate")
 DUET_CHECK(streamSynchronize, cuStreamSynchronize, "cuStreamSynchronize")
 DUET_CHECK(streamDestroy, cuStreamDestroy, "cuStreamDestroy_v2")
+DUET_CHECK(texObjectCreate, cuTexObjectCreate, "cuTexObjectCreate")
+DUET_CHECK(texObjectDestroy, cuTexObjectDestroy, "cuTexObjectDestroy")
+
+// Texture objects: attributes, enums, flags and the two descriptors' layouts.
+DUET_SAME(cu::kTextureAlignment, CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT);
+DUET_SAME(cu::kTexturePitchAlignment, CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT);
+DUET_SAME(cu::kMaxTexture2dLinearWidth, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH);
+DUET_SAME(cu::kMaxTexture2dLinearHeight, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT);
+DUET_SAME(cu::kMaxTexture2dLinearPitch, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH);
+DUET_SAME(cu::kResourceTypePitch2d, CU_RESOURCE_TYPE_PITCH2D);
+DUET_SAME(cu::kAddressWrap, CU_TR_ADDRESS_MODE_WRAP);
+DUET_SAME(cu::kAddressClamp, CU_TR_ADDRESS_MODE_CLAMP);
+DUET_SAME(cu::kAddressMirror, CU_TR_ADDRESS_MODE_MIRROR);
+DUET_SAME(cu::kAddressBorder, CU_TR_ADDRESS_MODE_BORDER);
+DUET_SAME(cu::kFilterPoint, CU_TR_FILTER_MODE_POINT);
+DUET_SAME(cu::kFilterLinear, CU_TR_FILTER_MODE_LINEAR);
+DUET_SAME(cu::kTrsfReadAsInteger, CU_TRSF_READ_AS_INTEGER);
+DUET_SAME(cu::kTrsfNormalizedCoordinates, CU_TRSF_NORMALIZED_COORDINATES);
+DUET_SAME(cu::kTrsfSrgb, CU_TRSF_SRGB);
+DUET_SAME(cu::kFormatUnsignedInt8, CU_AD_FORMAT_UNSIGNED_INT8);
+DUET_SAME(cu::kFormatUnsignedInt16, CU_AD_FORMAT_UNSIGNED_INT16);
+DUET_SAME(cu::kFormatUnsignedInt32, CU_AD_FORMAT_UNSIGNED_INT32);
+DUET_SAME(cu::kFormatSignedInt8, CU_AD_FORMAT_SIGNED_INT8);
+DUET_SAME(cu::kFormatSignedInt16, CU_AD_FORMAT_SIGNED_INT16);
+DUET_SAME(cu::kFormatSignedInt32, CU_AD_FORMAT_SIGNED_INT32);
+DUET_SAME(cu::kFormatHalf, CU_AD_FORMAT_HALF);
+DUET_SAME(cu::kFormatFloat, CU_AD_FORMAT_FLOAT);
+static_assert(sizeof(cu::ResourceDesc) == sizeof(CUDA_RESOURCE_DESC));
+static_assert(offsetof(cu::ResourceDesc, res.pitch2D.devPtr) ==
+              offsetof(CUDA_RESOURCE_DESC, res.pitch2D.devPtr));
+static_assert(offsetof(cu::ResourceDesc, res.pitch2D.format) ==
+              offsetof(CUDA_RESOURCE_DESC, res.pitch2D.format));
+static_assert(offsetof(cu::ResourceDesc, res.pitch2D.numChannels) ==
+              offsetof(CUDA_RESOURCE_DESC, res.pitch2D.numChannels));
+static_assert(offsetof(cu::ResourceDesc, res.pitch2D.width) ==
+              offsetof(CUDA_RESOURCE_DESC, res.pitch2D.width));
+static_assert(offsetof(cu::ResourceDesc, res.pitch2D.height) ==
+              offsetof(CUDA_RESOURCE_DESC, res.pitch2D.height));
+static_assert(offsetof(cu::ResourceDesc, res.pitch2D.pitchInBytes) ==
+              offsetof(CUDA_RESOURCE_DESC, res.pitch2D.pitchInBytes));
+static_assert(offsetof(cu::ResourceDesc, flags) == offsetof(CUDA_RESOURCE_DESC, flags));
+static_assert(sizeof(cu::TextureDesc) == sizeof(CUDA_TEXTURE_DESC));
+static_assert(offsetof(cu::TextureDesc, filterMode) == offsetof(CUDA_TEXTURE_DESC, filterMode));
+static_assert(offsetof(cu::TextureDesc, flags) == offsetof(CUDA_TEXTURE_DESC, flags));
+static_assert(offsetof(cu::TextureDesc, borderColor) == offsetof(CUDA_TEXTURE_DESC, borderColor));
+static_assert(sizeof(cu::TexObject) == sizeof(CUtexObject));
 
 int main() {
     std::printf("cuda_driver.hpp agrees with cuda.h (CUDA %d.%d)\n", CUDA_VERSION / 1000,

@@ -270,9 +270,15 @@ TEST_CASE("images and samplers: u64 parameters (descriptor address, CLK_* bits),
     }
     CHECK(b.exe->kernels()[0].args[2].kind == rt::KernelArgKind::Sampler);
     CHECK(b.exe->kernels()[1].args[2].kind == rt::KernelArgKind::Image);
-    // Linear memory read by software: no texture or surface instructions or references, and
-    // the sampler literals resolved in the module.
-    for (const char* texture : {"tex.", "suld.", "sust.", ".texref", ".surfref", ".samplerref"})
+    // Reads of read_only 1D/2D images try a texture object first (unified mode: the handle is
+    // a 64-bit register loaded from the descriptor), then software on linear memory; nothing
+    // reads through texture or surface references, 3D images and read_write ones stay in
+    // software, and the sampler literals are resolved in the module.
+    CHECK(contains(entryText(ptx, "blur"), "tex.2d.v4.f32.f32"));
+    CHECK(contains(entryText(ptx, "blur"), "ld.global.nc.u64"));
+    CHECK(contains(entryText(ptx, "volume"), "tex.2d.v4.f32.f32")); // the depth image
+    CHECK_FALSE(contains(ptx, "tex.3d"));
+    for (const char* texture : {"suld.", "sust.", ".texref", ".surfref", ".samplerref"})
         CHECK_FALSE(contains(ptx, texture));
     CHECK_FALSE(contains(ptx, "__translate_sampler_initializer"));
     CHECK_FALSE(contains(ptx, "__duet_image_ptr"));
@@ -1001,13 +1007,14 @@ TEST_CASE("image descriptor slots: by content, written once, least recently used
     };
     ImageSlots slots;
     slots.beginLaunch();
-    ImageSlots::Placement a = slots.place(image(1));
+    ImageSlots::Placement a = slots.place(image(1), false);
     CHECK((a.slot == 0 && a.write && a.grow)); // the first chunk
-    ImageSlots::Placement b = slots.place(image(2));
+    ImageSlots::Placement b = slots.place(image(2), false);
     CHECK((b.slot == 1 && b.write && !b.grow));
-    CHECK(slots.content(1).width == 2);
+    CHECK(slots.content(1).image.width == 2);
     slots.beginLaunch();
-    ImageSlots::Placement again = slots.place(image(1)); // same descriptor: same slot, no write
+    ImageSlots::Placement again =
+        slots.place(image(1), false); // same descriptor: same slot, no write
     CHECK((again.slot == 0 && !again.write && !again.grow));
     CHECK(slots.capacity() == ImageSlots::kSlotsPerChunk);
 
@@ -1015,25 +1022,140 @@ TEST_CASE("image descriptor slots: by content, written once, least recently used
     // descriptor, never one the launch being placed reads.
     for (int w = 3; size_t(w) <= ImageSlots::kMaxSlots; ++w) {
         slots.beginLaunch();
-        slots.place(image(1)); // slot 0 stays in use
-        CHECK(slots.place(image(w)).slot == size_t(w - 1));
+        slots.place(image(1), false); // slot 0 stays in use
+        CHECK(slots.place(image(w), false).slot == size_t(w - 1));
     }
     CHECK(slots.capacity() == ImageSlots::kMaxSlots);
     slots.beginLaunch();
-    slots.place(image(1));
-    ImageSlots::Placement reused = slots.place(image(5000));
+    slots.place(image(1), false);
+    ImageSlots::Placement reused = slots.place(image(5000), false);
     CHECK((reused.slot == 1 && reused.write && !reused.grow)); // image(2): least recently used
-    CHECK(slots.content(1).width == 5000);
-    CHECK(slots.place(image(2)).slot == 2); // image(3) was next least recently used
-    CHECK(slots.place(image(5000)).slot == 1);
+    CHECK(slots.content(1).image.width == 5000);
+    CHECK(slots.place(image(2), false).slot == 2); // image(3) was next least recently used
+    CHECK(slots.place(image(5000), false).slot == 1);
 
     // A failed write leaves the slot empty: the descriptor is written again next time.
     slots.beginLaunch();
-    ImageSlots::Placement failed = slots.place(image(6000));
+    ImageSlots::Placement failed = slots.place(image(6000), false);
     REQUIRE(failed.write);
     slots.forget(failed);
-    ImageSlots::Placement retried = slots.place(image(6000));
+    ImageSlots::Placement retried = slots.place(image(6000), false);
     CHECK((retried.write && retried.slot == failed.slot));
+
+    // The same image read by one launch and written by another: two slots, the read one with
+    // texture objects, which a reassignment hands back for destruction.
+    slots.beginLaunch();
+    ImageSlots::Placement written = slots.place(image(7000), false);
+    ImageSlots::Placement read = slots.place(image(7000), true);
+    CHECK(written.slot != read.slot);
+    const uint64_t handles[rt::nvidia_device::kSamplerKeys] = {11, 0, 13};
+    slots.setTextures(read.slot, rt::nvidia_device::kFloatTexture, rt::nvidia_device::kSwizzleR,
+                      handles);
+    CHECK(slots.content(read.slot).textures[2] == 13);
+    CHECK(slots.content(read.slot).textureClass == rt::nvidia_device::kFloatTexture);
+    CHECK(slots.content(written.slot).textures[0] == 0);
+    CHECK(slots.allTextures() == std::vector<uint64_t>{11, 13});
+    // Every other slot taken by later launches: the read slot is reassigned at last.
+    ImageSlots::Placement taken;
+    for (int w = 8000; !taken.reused || taken.slot != read.slot; ++w) {
+        slots.beginLaunch();
+        taken = slots.place(image(w), false);
+        REQUIRE(w < 8000 + int(ImageSlots::kMaxSlots) + 1);
+    }
+    CHECK((taken.retired[0] == 11 && taken.retired[1] == 0 && taken.retired[2] == 13));
+    CHECK(slots.content(read.slot).textures[0] == 0);
+}
+
+TEST_CASE("images sampled through CUDA texture objects: which ones, with which descriptors",
+          "[nvidia][image]") {
+    namespace nd = rt::nvidia_device;
+    namespace cu = nvidia::cu;
+    const nd::TextureLimits h100{512, 32, 131072, 65000, 2097120};
+    alignas(512) static char storage[4096];
+    auto image = [&](cl_channel_order order, cl_channel_type type, int width, int height,
+                     cl_mem_object_type kind = CL_MEM_OBJECT_IMAGE2D) {
+        rt::KernelImageDesc d{};
+        d.data = storage;
+        d.channelOrder = order;
+        d.channelType = type;
+        d.imageType = int32_t(kind);
+        d.width = width;
+        d.height = height;
+        d.depth = d.arraySize = 1;
+        const cl_image_format f{order, type};
+        d.elementSize = int32_t(rt::elementSize(f));
+        d.rowPitch = uint64_t(width) * uint64_t(d.elementSize);
+        return d;
+    };
+    std::string why;
+
+    auto rgba8 = nd::textureSource(image(CL_RGBA, CL_UNORM_INT8, 64, 16), h100, &why);
+    REQUIRE(rgba8);
+    CHECK(rgba8->resource.resType == cu::kResourceTypePitch2d);
+    CHECK(rgba8->resource.res.pitch2D.devPtr == uint64_t(reinterpret_cast<uintptr_t>(storage)));
+    CHECK(rgba8->resource.res.pitch2D.format == cu::kFormatUnsignedInt8);
+    CHECK(rgba8->resource.res.pitch2D.numChannels == 4);
+    CHECK(rgba8->resource.res.pitch2D.width == 64);
+    CHECK(rgba8->resource.res.pitch2D.height == 16);
+    CHECK(rgba8->resource.res.pitch2D.pitchInBytes == 256);
+    CHECK((rgba8->cls == nd::kFloatTexture && rgba8->swizzle == nd::kSwizzleRgba && !rgba8->srgb));
+
+    auto srgb = nd::textureSource(image(CL_sBGRA, CL_UNORM_INT8, 64, 1), h100);
+    REQUIRE(srgb);
+    CHECK((srgb->srgb && srgb->swizzle == nd::kSwizzleBgra));
+    auto depth = nd::textureSource(image(CL_DEPTH, CL_FLOAT, 8, 8), h100);
+    REQUIRE(depth);
+    CHECK((depth->swizzle == nd::kSwizzleR && depth->resource.res.pitch2D.numChannels == 1));
+    auto u16 = nd::textureSource(image(CL_RG, CL_UNSIGNED_INT16, 8, 8), h100);
+    REQUIRE(u16);
+    CHECK((u16->cls == nd::kUnsignedTexture && u16->swizzle == nd::kSwizzleRg));
+    CHECK(nd::textureSource(image(CL_R, CL_SIGNED_INT32, 8, 8), h100)->cls == nd::kSignedTexture);
+    // 1D: one row, its pitch rounded up to the alignment.
+    auto line = nd::textureSource(image(CL_R, CL_FLOAT, 3, 1, CL_MEM_OBJECT_IMAGE1D), h100);
+    REQUIRE(line);
+    CHECK(
+        (line->resource.res.pitch2D.height == 1 && line->resource.res.pitch2D.pitchInBytes == 32));
+
+    // Software reads for the rest, with the reason.
+    CHECK_FALSE(nd::textureSource(image(CL_R, CL_UNORM_INT8, 33, 2), h100, &why));
+    CHECK(why.find("row pitch 33") != std::string::npos);
+    rt::KernelImageDesc shifted = image(CL_RGBA, CL_FLOAT, 8, 8);
+    shifted.data += 16;
+    CHECK_FALSE(nd::textureSource(shifted, h100, &why));
+    CHECK(why.find("aligned") != std::string::npos);
+    CHECK_FALSE(nd::textureSource(image(CL_RGBA, CL_FLOAT, 8, 8, CL_MEM_OBJECT_IMAGE3D), h100));
+    CHECK_FALSE(
+        nd::textureSource(image(CL_RGBA, CL_FLOAT, 8, 8, CL_MEM_OBJECT_IMAGE2D_ARRAY), h100));
+    CHECK_FALSE(nd::textureSource(image(CL_RGB, CL_UNORM_SHORT_565, 16, 8), h100));
+    CHECK_FALSE(nd::textureSource(image(CL_RGBA, CL_UNORM_INT8, 200000, 1), h100));
+    CHECK_FALSE(nd::textureSource(image(CL_RGBA, CL_UNORM_INT8, 64, 16), nd::TextureLimits{}));
+
+    // Sampler keys: CLK_* bits as core/memory.cpp makes them.
+    CHECK(nd::samplerKey(0x10) == 0);                       // unnormalized, none, nearest
+    CHECK(nd::samplerKey(0x2 | 0x10) == 0);                 // clamp to edge = none
+    CHECK(nd::samplerKey(0x4 | 0x10) == 2);                 // clamp
+    CHECK(nd::samplerKey(0x1 | 0x6 | 0x20) == (1 | 4 | 8)); // normalized, repeat, linear
+    CHECK(nd::samplerKey(0x1 | 0x8 | 0x10) == (1 | 6));     // normalized, mirrored repeat
+
+    cu::TextureDesc t{};
+    REQUIRE(nd::textureDesc(*rgba8, nd::samplerKey(0x4 | 0x20), t)); // clamp, linear
+    CHECK((t.addressMode[0] == cu::kAddressBorder && t.addressMode[1] == cu::kAddressBorder));
+    CHECK(t.filterMode == cu::kFilterLinear);
+    CHECK(t.flags == 0);
+    for (float c : t.borderColor)
+        CHECK(c == 0.0f);
+    REQUIRE(nd::textureDesc(*srgb, nd::samplerKey(0x1 | 0x8 | 0x10), t));
+    CHECK((t.addressMode[0] == cu::kAddressMirror && t.filterMode == cu::kFilterPoint));
+    CHECK(t.flags == (cu::kTrsfNormalizedCoordinates | cu::kTrsfSrgb));
+    REQUIRE(nd::textureDesc(*u16, nd::samplerKey(0x1 | 0x6 | 0x10), t));
+    CHECK((t.addressMode[0] == cu::kAddressWrap &&
+           t.flags == (cu::kTrsfNormalizedCoordinates | cu::kTrsfReadAsInteger)));
+    CHECK_FALSE(nd::textureDesc(*u16, nd::samplerKey(0x20), t));         // linear integers
+    CHECK_FALSE(nd::textureDesc(*rgba8, nd::samplerKey(0x6 | 0x10), t)); // repeat, unnormalized
+    int keys = 0;
+    for (unsigned k = 0; k < nd::kSamplerKeys; ++k)
+        keys += nd::textureDesc(*rgba8, k, t);
+    CHECK(keys == 12);
 }
 
 TEST_CASE("launch plans: grids, launch blocks and __local offsets of an NDRange",

@@ -1,0 +1,104 @@
+// NVIDIA: reads of read_only 1D and 2D images through CUDA texture objects, tried before the
+// software reads of cpu/image.cl, which includes this file when built for the NVIDIA device.
+//
+// An image argument points at the executor's DeviceImageDesc
+// (devices/nvidia/texture_objects.hpp): the 64-byte descriptor, the texture class at offset 64
+// (0: no textures, 1 float, 2 signed, 3 unsigned integer reads), the swizzle at 68, and from 80
+// one texture object per sampler key (0: that sampler reads in software). A read through a
+// texture runs only where the builtin's result type matches the class: read_imagei of a float
+// image, say, returns the stored bits, which only the software path gives.
+
+#define DUET_TEX_FLOAT 1u
+#define DUET_TEX_SIGNED 2u
+#define DUET_TEX_UNSIGNED 3u
+
+/// 8 bytes of the descriptor. A non-coherent load and an asm without side effects: the
+/// descriptor does not change during a launch, so the optimiser may merge and hoist these.
+DUET_INLINE ulong duet_tex_word(global duet_image* d, uint offset) {
+    ulong v;
+    __asm__("ld.global.nc.u64 %0, [%1];" : "=l"(v) : "l"((ulong)d + offset));
+    return v;
+}
+
+/// The texture object index of a sampler (texture_objects.cpp: samplerKey).
+DUET_INLINE uint duet_tex_key(uint smp) {
+    const uint mode = smp & DUET_S_ADDRESS_MASK;
+    const uint addressing = mode <= DUET_S_CLAMP_TO_EDGE ? 0u : mode / 2u - 1u;
+    return (smp & DUET_S_NORMALIZED) | addressing << 1 | ((smp & DUET_S_LINEAR) ? 8u : 0u);
+}
+
+/// The texture object for (image, sampler) when the image's class is `cls`, else 0.
+DUET_INLINE ulong duet_tex_handle(global duet_image* d, uint smp, uint cls, uint* swizzle) {
+    const ulong info = duet_tex_word(d, 64);
+    if ((uint)info != cls)
+        return 0;
+    *swizzle = (uint)(info >> 32);
+    return duet_tex_word(d, 80 + 8 * duet_tex_key(smp));
+}
+
+DUET_INLINE float4 duet_tex_swizzle_f(float4 v, uint swizzle) {
+    switch (swizzle) {
+    case 1: return v.zyxw;                           // BGRA
+    case 2: return (float4)(v.x, 0.0f, 0.0f, 1.0f); // one channel
+    case 3: return (float4)(v.x, v.y, 0.0f, 1.0f);  // two channels
+    default: return v;
+    }
+}
+
+DUET_INLINE int4 duet_tex_swizzle_i(int4 v, uint swizzle) {
+    switch (swizzle) {
+    case 1: return v.zyxw;
+    case 2: return (int4)(v.x, 0, 0, 1);
+    case 3: return (int4)(v.x, v.y, 0, 1);
+    default: return v;
+    }
+}
+
+/// read_imagef through a texture: false when this image or sampler has none (1D images read
+/// row 0 of a one-row texture).
+DUET_INLINE bool duet_tex_f(global duet_image* d, uint smp, float4 c, int dims, int layer,
+                            float4* out) {
+    if (dims > 2 || layer >= 0)
+        return false;
+    uint swizzle = 0;
+    const ulong h = duet_tex_handle(d, smp, DUET_TEX_FLOAT, &swizzle);
+    if (!h)
+        return false;
+    const float x = c.x, y = dims == 2 ? c.y : 0.5f;
+    float4 v;
+    __asm__("tex.2d.v4.f32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
+            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+            : "l"(h), "f"(x), "f"(y));
+    *out = duet_tex_swizzle_f(v, swizzle);
+    return true;
+}
+
+/// read_imagei (cls DUET_TEX_SIGNED) and read_imageui (DUET_TEX_UNSIGNED) through a texture.
+DUET_INLINE bool duet_tex_i(global duet_image* d, uint smp, float4 c, int dims, int layer,
+                            uint cls, int4* out) {
+    if (dims > 2 || layer >= 0)
+        return false;
+    uint swizzle = 0;
+    const ulong h = duet_tex_handle(d, smp, cls, &swizzle);
+    if (!h)
+        return false;
+    const float x = c.x, y = dims == 2 ? c.y : 0.5f;
+    int4 v;
+    if (cls == DUET_TEX_SIGNED)
+        __asm__("tex.2d.v4.s32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
+                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                : "l"(h), "f"(x), "f"(y));
+    else
+        __asm__("tex.2d.v4.u32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
+                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                : "l"(h), "f"(x), "f"(y));
+    *out = duet_tex_swizzle_i(v, swizzle);
+    return true;
+}
+
+// Sampler-less reads: texel centres with the unnormalized, clamp-to-edge, nearest sampler
+// (key 0; out-of-range coordinates are undefined in OpenCL).
+#define DUET_TEX_FETCH_SAMPLER 0x10u
+
+#define DUET_TEX_F(d, smp, c, dims, layer, out) duet_tex_f(d, smp, c, dims, layer, out)
+#define DUET_TEX_I(d, smp, c, dims, layer, cls, out) duet_tex_i(d, smp, c, dims, layer, cls, out)
