@@ -130,6 +130,10 @@ stage_bundle() {
         seen+="$lib "
         host_lib "$lib" && continue
         case "$lib" in
+        libduet-opencl.so.*)
+            # Test programs that call the runtime directly (the fuzz replays): the bundle's own.
+            ln -sf libduet-opencl.so "$stage/lib/$lib"
+            continue ;;
         libstdc++.so.* | libgcc_s.so.* | libLLVM* | libclang-cpp.so.*)
             echo "bundle.sh: something still links $lib dynamically" >&2
             return 1 ;;

@@ -246,9 +246,13 @@ Result<ImageStorage> imageStorage(Context* c, const ImageShape& s, cl_mem_flags 
         // Zero copy: kernels work in the application's memory, with its pitches.
         st.data = static_cast<char*>(hostPtr);
     } else {
+        // Rows padded to what the context's devices read fastest (NVIDIA: texture pitch
+        // alignment); 1D arrays keep one tight row per layer.
         const bool is1dArray = s.type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
-        st.rowPitch = s.tightRow;
-        st.slicePitch = is1dArray ? s.tightRow : s.tightRow * s.h;
+        const size_t align =
+            is1dArray || s.type == CL_MEM_OBJECT_IMAGE1D ? 1 : c->imageRowAlignment();
+        st.rowPitch = (s.tightRow + align - 1) / align * align;
+        st.slicePitch = is1dArray ? s.tightRow : st.rowPitch * s.h;
         size_t tightBytes = st.slicePitch * s.d * s.layers;
         st.data = c->allocateStorage(tightBytes);
         if (!st.data)

@@ -28,6 +28,13 @@ bool Context::hasDevice(const Device* d) const {
     return std::find(m_devices.begin(), m_devices.end(), d) != m_devices.end();
 }
 
+size_t Context::imageRowAlignment() const {
+    size_t a = 1;
+    for (const Device* d : m_devices)
+        a = std::max(a, d->info().imageRowAlignment);
+    return a;
+}
+
 char* Context::allocateStorage(size_t size) const {
     return m_allocator ? m_allocator->allocate(size) : rt::allocateStorage(size);
 }

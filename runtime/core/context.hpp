@@ -31,6 +31,9 @@ public:
     /// (core/memory.hpp). Null when out of memory. Release with freeStorage.
     char* allocateStorage(size_t size) const;
     void freeStorage(char* p) const;
+    /// The row alignment of images this context allocates: the largest its devices ask for
+    /// (DeviceInfo::imageRowAlignment).
+    size_t imageRowAlignment() const;
     /// True when any host memory serves as storage for every device of the context (no device
     /// allocator): GL's own mappings of buffers may then be used in place.
     bool hostMemoryIsStorage() const { return m_allocator == nullptr; }

@@ -47,6 +47,9 @@ struct DeviceInfo {
            image3dMaxHeight = 2048, image3dMaxDepth = 2048, imageMaxBufferSize = 65536 * 1024,
            imageMaxArraySize = 2048;
     cl_uint maxSamplers = 16, imagePitchAlignment = 1, imageBaseAddressAlignment = 1;
+    /// Bytes the rows of images the runtime allocates are padded to (a power of two): the
+    /// device reads aligned rows faster (NVIDIA: its texture pitch alignment). 1: tight rows.
+    size_t imageRowAlignment = 1;
     size_t maxParameterSize = 1024;
     cl_device_fp_config singleFpConfig = 0, doubleFpConfig = 0, halfFpConfig = 0;
     size_t profilingTimerResolution = 1;

@@ -287,11 +287,12 @@ struct Attributes {
     }
 };
 
-/// Images: descriptors and texels in plain (managed) memory, read and written by software
+/// Images: descriptors and texels in plain (managed) memory, written by software and read
+/// through CUDA texture objects where those can (texture_objects.hpp), else by software
 /// (builtins/cpu/image.cl built for nvptx64), as on the GCN device; the formats are core's
 /// (supportedFormats: sRGBA and depth included). Sizes are core's defaults, lowered to CUDA's
-/// texture limits where those are stricter, so that the hot formats can move to CUDA texture
-/// objects without shrinking what the device reports.
+/// texture limits where those are stricter. Rows of images the runtime allocates are padded to
+/// the texture pitch alignment, so that every 2D image qualifies for textures.
 void describeImages(DeviceInfo& info, const Attributes& attr) {
     info.imageSupport = true;
     info.maxReadImageArgs = 128;
@@ -309,6 +310,8 @@ void describeImages(DeviceInfo& info, const Attributes& attr) {
         attr.atMost(info.imageMaxArraySize, cu::kMaxTexture2dLayers), cu::kMaxTexture1dLayers);
     // Software reads any pitch and base address (image2d_from_buffer).
     info.imagePitchAlignment = info.imageBaseAddressAlignment = 1;
+    const size_t pitch = attr.atMost(4096, cu::kTexturePitchAlignment);
+    info.imageRowAlignment = pitch < 4096 && (pitch & (pitch - 1)) == 0 ? pitch : 1;
 }
 
 std::string versionText(int cudaVersion) {

@@ -393,7 +393,7 @@ __kernel void copy(read_only image2d_t src, sampler_t s, write_only image2d_t ds
                                                                  origin, region, &rowPitch, nullptr,
                                                                  0, nullptr, nullptr, &err));
     REQUIRE(err == CL_SUCCESS);
-    CHECK(rowPitch == 37 * 4);
+    CHECK(rowPitch == 160); // 37 * 4 bytes, padded to the texture pitch alignment (32)
     const unsigned char* texel = mapped + 2 * rowPitch + 3 * 4;
     CHECK((texel[0] == 255 && texel[1] == 0 && texel[2] == 0 && texel[3] == 255));
     CHECK(mapped[0] == texels[0]);
@@ -433,18 +433,30 @@ __kernel void copy(read_only image2d_t src, sampler_t s, write_only image2d_t ds
     CHECK((srcDesc != dstDesc && dstDesc != volDesc && srcDesc != volDesc));
     CHECK(reinterpret_cast<uintptr_t>(dstDesc->data) == dstData);
     CHECK((srcDesc->width == 37 && srcDesc->height == 19 && srcDesc->depth == 1));
-    CHECK((srcDesc->rowPitch == 37 * 4 && srcDesc->elementSize == 4 && srcDesc->channels == 4));
+    CHECK((srcDesc->rowPitch == 160 && srcDesc->elementSize == 4 && srcDesc->channels == 4));
     CHECK((srcDesc->channelOrder == CL_RGBA && srcDesc->channelType == CL_UNORM_INT8));
     CHECK(srcDesc->imageType == CL_MEM_OBJECT_IMAGE2D);
     CHECK((volDesc->width == 4 && volDesc->height == 4 && volDesc->depth == 4));
-    CHECK((volDesc->slicePitch == 4 * 4 * 4 && volDesc->channelType == CL_FLOAT));
+    CHECK((volDesc->rowPitch == 32 && volDesc->slicePitch == 32 * 4)); // rows padded to 32
+    CHECK(volDesc->channelType == CL_FLOAT);
     CHECK(volDesc->imageType == CL_MEM_OBJECT_IMAGE3D);
 
-    // Launches on the same images read the same slots and write none, whatever the argument
-    // order: launches in flight may still read them.
+    // Launches on the same images read the same slots and write none: launches in flight may
+    // still read them. An image read (through textures) and written has a slot for each use.
     fake.reset();
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    CHECK(fake.calls("cuMemcpyAsync") == 0);
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof dst, &dst));
     REQUIRE_CL(clSetKernelArg(k, 2, sizeof src, &src));
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    CHECK(fake.calls("cuMemcpyAsync") == 2); // dst's read slot, src's write slot
+    const uint64_t dstRead = paramAs<uint64_t>(*fake.launchAt(1), 0);
+    const uint64_t srcWritten = paramAs<uint64_t>(*fake.launchAt(1), 2);
+    CHECK((dstRead != reinterpret_cast<uintptr_t>(dstDesc) &&
+           srcWritten != reinterpret_cast<uintptr_t>(srcDesc)));
+    fake.reset();
     REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
     REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
     REQUIRE_CL(clFinish(q));
@@ -452,8 +464,8 @@ __kernel void copy(read_only image2d_t src, sampler_t s, write_only image2d_t ds
     CHECK(fake.calls("cuMemcpyAsync") == 0);
     CHECK(fake.calls("cuMemAllocManaged") == 0);
     for (int i = 0; i < 2; ++i) {
-        CHECK(paramAs<uint64_t>(*fake.launchAt(i), 0) == reinterpret_cast<uintptr_t>(dstDesc));
-        CHECK(paramAs<uint64_t>(*fake.launchAt(i), 2) == reinterpret_cast<uintptr_t>(srcDesc));
+        CHECK(paramAs<uint64_t>(*fake.launchAt(i), 0) == dstRead);
+        CHECK(paramAs<uint64_t>(*fake.launchAt(i), 2) == srcWritten);
         CHECK(paramAs<uint64_t>(*fake.launchAt(i), 4) == reinterpret_cast<uintptr_t>(volDesc));
     }
     // Another image: one more descriptor, written once.
@@ -513,8 +525,8 @@ __kernel void blur(read_only image2d_t src, sampler_t s, write_only image2d_t ds
     Fake fake;
     const int texturesBefore = fake.liveTextures();
 
-    // 64 RGBA8 texels a row: 256 bytes, a multiple of the 32-byte pitch alignment. 37 R8
-    // texels are not: that image stays with software reads.
+    // Images the runtime allocates have rows padded to the 32-byte texture pitch alignment; an
+    // application's memory (CL_MEM_USE_HOST_PTR) with 37-byte rows stays with software reads.
     const cl_image_format bgra8{CL_BGRA, CL_UNORM_INT8}, r8{CL_R, CL_UNORM_INT8};
     cl_image_desc d2{};
     d2.image_type = CL_MEM_OBJECT_IMAGE2D;
@@ -525,7 +537,9 @@ __kernel void blur(read_only image2d_t src, sampler_t s, write_only image2d_t ds
     cl_mem dst = clCreateImage(ctx, CL_MEM_WRITE_ONLY, &bgra8, &d2, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     d2.image_width = 37;
-    cl_mem narrow = clCreateImage(ctx, CL_MEM_READ_ONLY, &r8, &d2, nullptr, &err);
+    std::vector<unsigned char> narrowTexels(37 * 16);
+    cl_mem narrow = clCreateImage(ctx, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, &r8, &d2,
+                                  narrowTexels.data(), &err);
     REQUIRE(err == CL_SUCCESS);
     cl_sampler s = clCreateSampler(ctx, CL_FALSE, CL_ADDRESS_CLAMP, CL_FILTER_LINEAR, &err);
     REQUIRE(err == CL_SUCCESS);
