@@ -576,28 +576,47 @@ typedef float float1;
 // A device may read some images through texture hardware first: builtins/nvidia/texture.h
 // (included for the NVIDIA device) defines DUET_TEX_F/DUET_TEX_I to do so and return true;
 // elsewhere they are false and every read below is software.
+// With textures, the software reads are out of line, so that a read through a texture stays
+// small enough to inline into the kernel.
 #ifdef DUET_NVIDIA_TEXTURES
 #include "../nvidia/texture.h"
+#define DUET_SOFTWARE_READ static __attribute__((noinline))
 #else
 #define DUET_TEX_F(d, smp, c, dims, layer, out) false
 #define DUET_TEX_I(d, smp, c, dims, layer, cls, out) false
 #define DUET_TEX_SIGNED 2u
 #define DUET_TEX_UNSIGNED 3u
 #define DUET_TEX_FETCH_SAMPLER 0x10u
+#define DUET_SOFTWARE_READ DUET_INLINE
 #endif
+
+DUET_SOFTWARE_READ float4 duet_soft_read_f(global duet_image* d, uint smp, float4 c, int dims,
+                                           int layer) {
+    return duet_read_f(d, smp, c, dims, layer);
+}
+DUET_SOFTWARE_READ int4 duet_soft_read_i(global duet_image* d, uint smp, float4 c, int dims,
+                                         int layer) {
+    return duet_read_i(d, smp, c, dims, layer);
+}
+DUET_SOFTWARE_READ float4 duet_soft_fetch_f(global duet_image* d, int4 c, int dims, int layer) {
+    return duet_fetch_f(d, c, dims, layer);
+}
+DUET_SOFTWARE_READ int4 duet_soft_fetch_i(global duet_image* d, int4 c, int dims, int layer) {
+    return duet_fetch_i(d, c, dims, layer);
+}
 
 DUET_INLINE float4 duet_sampled_f(global duet_image* d, uint smp, float4 c, int dims, int layer) {
     float4 t;
     if (DUET_TEX_F(d, smp, c, dims, layer, &t))
         return t;
-    return duet_read_f(d, smp, c, dims, layer);
+    return duet_soft_read_f(d, smp, c, dims, layer);
 }
 DUET_INLINE int4 duet_sampled_i(global duet_image* d, uint smp, float4 c, int dims, int layer,
                                 uint cls) {
     int4 t;
     if (DUET_TEX_I(d, smp, c, dims, layer, cls, &t))
         return t;
-    return duet_read_i(d, smp, c, dims, layer);
+    return duet_soft_read_i(d, smp, c, dims, layer);
 }
 
 // Sampled reads of colour images: float and int coordinates.
@@ -650,7 +669,7 @@ DUET_INLINE float4 duet_fetch_tex_f(global duet_image* d, int4 c, int dims, int 
     float4 t;
     if (tex && DUET_TEX_F(d, DUET_TEX_FETCH_SAMPLER, convert_float4(c) + 0.5f, dims, layer, &t))
         return t;
-    return duet_fetch_f(d, c, dims, layer);
+    return tex ? duet_soft_fetch_f(d, c, dims, layer) : duet_fetch_f(d, c, dims, layer);
 }
 DUET_INLINE int4 duet_fetch_tex_i(global duet_image* d, int4 c, int dims, int layer, int tex,
                                   uint cls) {
@@ -658,7 +677,7 @@ DUET_INLINE int4 duet_fetch_tex_i(global duet_image* d, int4 c, int dims, int la
     if (tex &&
         DUET_TEX_I(d, DUET_TEX_FETCH_SAMPLER, convert_float4(c) + 0.5f, dims, layer, cls, &t))
         return t;
-    return duet_fetch_i(d, c, dims, layer);
+    return tex ? duet_soft_fetch_i(d, c, dims, layer) : duet_fetch_i(d, c, dims, layer);
 }
 #define DUET_FETCH(ACC, T, W, DIMS, LAYER, TEX)                                                \
     DUET_OVL float4 read_imagef(ACC T i, int##W c) {                                           \

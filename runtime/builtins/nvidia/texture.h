@@ -3,7 +3,8 @@
 //
 // An image argument points at the executor's DeviceImageDesc
 // (devices/nvidia/texture_objects.hpp): the 64-byte descriptor, the texture class at offset 64
-// (0: no textures, 1 float, 2 signed, 3 unsigned integer reads), the swizzle at 68, and from 80
+// (0: no textures, 1 float, 2 signed, 3 unsigned integer reads), the swizzle at 68 (4 and 5: sRGB
+// and sBGRA, whose bytes this file decodes), and from 80
 // one texture object per sampler key (0: that sampler reads in software). A read through a
 // texture runs only where the builtin's result type matches the class: read_imagei of a float
 // image, say, returns the stored bits, which only the software path gives.
@@ -65,6 +66,18 @@ DUET_INLINE bool duet_tex_f(global duet_image* d, uint smp, float4 c, int dims, 
     if (!h)
         return false;
     const float x = c.x, y = dims == 2 ? c.y : 0.5f;
+    if (swizzle >= 4) {
+        // sRGB: the stored bytes (an integer-read texture, nearest only), decoded by the
+        // library's table, exactly as the software path does.
+        uint4 u;
+        __asm__("tex.2d.v4.u32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
+                : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+                : "l"(h), "f"(x), "f"(y));
+        const float4 v = (float4)(duet_srgb_decode[u.x & 0xFF], duet_srgb_decode[u.y & 0xFF],
+                                  duet_srgb_decode[u.z & 0xFF], (float)(u.w & 0xFF) * (1.0f / 255.0f));
+        *out = swizzle == 5 ? v.zyxw : v;
+        return true;
+    }
     float4 v;
     __asm__("tex.2d.v4.f32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
             : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)

@@ -106,6 +106,9 @@ std::optional<TextureSource> textureSource(const KernelImageDesc& d, const Textu
         return refuse(why, "a channel order or type CUDA textures lack");
     if (s.srgb && d.channelType != CL_UNORM_INT8)
         return refuse(why, "sRGB textures are 8-bit");
+    if (s.srgb)
+        s.swizzle = s.swizzle == kSwizzleBgra ? kSwizzleSbgra : kSwizzleSrgba;
+    s.filterable = !s.srgb && d.channelType != CL_SNORM_INT8;
     const uint64_t address = uint64_t(reinterpret_cast<uintptr_t>(d.data));
     const uint64_t rowBytes = uint64_t(d.width) * uint64_t(d.elementSize);
     uint64_t pitch = d.imageType == CL_MEM_OBJECT_IMAGE2D
@@ -135,7 +138,7 @@ bool textureDesc(const TextureSource& s, unsigned key, cu::TextureDesc& out) {
     const bool normalized = key & 1, linear = key & 8;
     const unsigned addressing = key >> 1 & 3;
     if (key >= kSamplerKeys || (!normalized && addressing >= 2) ||
-        (linear && s.cls != kFloatTexture))
+        (linear && (s.cls != kFloatTexture || !s.filterable)))
         return false;
     out = cu::TextureDesc{};
     static constexpr int kModes[4] = {cu::kAddressClamp, cu::kAddressBorder, cu::kAddressWrap,
@@ -145,9 +148,9 @@ bool textureDesc(const TextureSource& s, unsigned key, cu::TextureDesc& out) {
     out.filterMode = linear ? cu::kFilterLinear : cu::kFilterPoint;
     // The border colour is 0 in every channel the texture has; the library completes the rest
     // as the channel order says, so CL_R's border reads (0, 0, 0, 1) as OpenCL requires.
+    // sRGB bytes are read as integers and decoded by the image library.
     out.flags = (normalized ? cu::kTrsfNormalizedCoordinates : 0u) |
-                (s.cls == kFloatTexture ? 0u : cu::kTrsfReadAsInteger) |
-                (s.srgb ? cu::kTrsfSrgb : 0u);
+                (s.cls == kFloatTexture && !s.srgb ? 0u : cu::kTrsfReadAsInteger);
     return true;
 }
 

@@ -31,6 +31,11 @@ enum TextureSwizzle : uint32_t {
     kSwizzleBgra = 1, ///< four channels, red and blue exchanged
     kSwizzleR = 2,    ///< one channel: (x, 0, 0, 1) (CL_R, CL_DEPTH)
     kSwizzleRg = 3,   ///< two channels: (x, y, 0, 1)
+    /// sRGB (CL_sRGBA, CL_sBGRA): the stored bytes, read as integers (nearest only) and decoded
+    /// by the image library's table. CUDA's own sRGB decoding is off by up to 2e-3, beyond what
+    /// OpenCL allows.
+    kSwizzleSrgba = 4,
+    kSwizzleSbgra = 5,
 };
 
 /// What an image argument's word points at on the NVIDIA device: core's descriptor, then what
@@ -58,6 +63,10 @@ struct TextureSource {
     TextureClass cls = kNoTexture;
     TextureSwizzle swizzle = kSwizzleRgba;
     bool srgb = false;
+    /// Whether linear filtering goes through the texture: not for sRGB (decoded after the
+    /// fetch) nor 8-bit signed normalized channels (the hardware's result is off by up to 0.07
+    /// there, seen on an H200 with the Khronos CTS).
+    bool filterable = true;
 };
 
 /// The texture source of an image argument, or nothing (`why` says why): 1D and 2D images
@@ -69,7 +78,8 @@ std::optional<TextureSource> textureSource(const KernelImageDesc& image,
 
 /// The texture descriptor for sampler key `key`, or false where that sampler gets no texture
 /// object: repeat and mirrored repeat without normalized coordinates (undefined in OpenCL,
-/// refused by CUDA) and linear filtering of integer channels (undefined in OpenCL).
+/// refused by CUDA), linear filtering of integer channels (undefined in OpenCL) and of what
+/// TextureSource::filterable excludes.
 bool textureDesc(const TextureSource& source, unsigned key, nvidia::cu::TextureDesc& out);
 
 } // namespace duet::rt::nvidia_device

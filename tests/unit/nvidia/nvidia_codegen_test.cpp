@@ -1102,7 +1102,7 @@ TEST_CASE("images sampled through CUDA texture objects: which ones, with which d
 
     auto srgb = nd::textureSource(image(CL_sBGRA, CL_UNORM_INT8, 64, 1), h100);
     REQUIRE(srgb);
-    CHECK((srgb->srgb && srgb->swizzle == nd::kSwizzleBgra));
+    CHECK((srgb->srgb && srgb->swizzle == nd::kSwizzleSbgra && !srgb->filterable));
     auto depth = nd::textureSource(image(CL_DEPTH, CL_FLOAT, 8, 8), h100);
     REQUIRE(depth);
     CHECK((depth->swizzle == nd::kSwizzleR && depth->resource.res.pitch2D.numChannels == 1));
@@ -1144,9 +1144,16 @@ TEST_CASE("images sampled through CUDA texture objects: which ones, with which d
     CHECK(t.flags == 0);
     for (float c : t.borderColor)
         CHECK(c == 0.0f);
+    // sRGB: the bytes, read as integers (the library decodes them), nearest only.
     REQUIRE(nd::textureDesc(*srgb, nd::samplerKey(0x1 | 0x8 | 0x10), t));
     CHECK((t.addressMode[0] == cu::kAddressMirror && t.filterMode == cu::kFilterPoint));
-    CHECK(t.flags == (cu::kTrsfNormalizedCoordinates | cu::kTrsfSrgb));
+    CHECK(t.flags == (cu::kTrsfNormalizedCoordinates | cu::kTrsfReadAsInteger));
+    CHECK_FALSE(nd::textureDesc(*srgb, nd::samplerKey(0x1 | 0x2 | 0x20), t));
+    // 8-bit signed normalized: no linear filtering in the texture unit either.
+    auto snorm8 = nd::textureSource(image(CL_RGBA, CL_SNORM_INT8, 8, 8), h100);
+    REQUIRE(snorm8);
+    CHECK(nd::textureDesc(*snorm8, nd::samplerKey(0x1 | 0x2 | 0x10), t));
+    CHECK_FALSE(nd::textureDesc(*snorm8, nd::samplerKey(0x1 | 0x2 | 0x20), t));
     REQUIRE(nd::textureDesc(*u16, nd::samplerKey(0x1 | 0x6 | 0x10), t));
     CHECK((t.addressMode[0] == cu::kAddressWrap &&
            t.flags == (cu::kTrsfNormalizedCoordinates | cu::kTrsfReadAsInteger)));
