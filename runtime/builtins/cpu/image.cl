@@ -580,7 +580,7 @@ typedef float float1;
 // small enough to inline into the kernel.
 #ifdef DUET_NVIDIA_TEXTURES
 #include "../nvidia/texture.h"
-#define DUET_SOFTWARE_READ static __attribute__((noinline))
+#define DUET_SOFTWARE_READ static __attribute__((noinline, cold))
 #else
 #define DUET_TEX_F(d, smp, c, dims, layer, out) false
 #define DUET_TEX_I(d, smp, c, dims, layer, cls, out) false

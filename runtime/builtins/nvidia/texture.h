@@ -13,12 +13,12 @@
 #define DUET_TEX_SIGNED 2u
 #define DUET_TEX_UNSIGNED 3u
 
-/// 8 bytes of the descriptor. A non-coherent load and an asm without side effects: the
-/// descriptor does not change during a launch, so the optimiser may merge and hoist these.
+/// 8 bytes of the descriptor, through the non-coherent (read-only) cache: the descriptor does
+/// not change during a launch. An intrinsic, not an asm, so that the optimiser merges the loads
+/// of several reads of one image (OpenCL C makes every asm statement convergent, which it does
+/// not merge).
 DUET_INLINE ulong duet_tex_word(global duet_image* d, uint offset) {
-    ulong v;
-    __asm__("ld.global.nc.u64 %0, [%1];" : "=l"(v) : "l"((ulong)d + offset));
-    return v;
+    return (ulong)__nvvm_ldg_l((const long*)((ulong)d + offset));
 }
 
 /// The texture object index of a sampler (texture_objects.cpp: samplerKey).
