@@ -235,7 +235,7 @@ private:
     /// Where a value live across a barrier is kept.
     enum class Slot { Single, DoubleBuffered, PerItem };
     /// A region's loop nest over local z, y, x (x innermost): the ids, the local linear id,
-    /// the headers and the latches.
+    /// the headers and the latches. `x` is null where GroupShape::singleX (no loop over x).
     struct LoopNest {
         PHINode *x, *y, *z;
         Value* linear;
@@ -616,17 +616,24 @@ void RegionBuilder::emitRegion(size_t k) {
             next->addIncoming(b.getInt32(uint32_t(t)), exitBlocks[t]);
         r.next = next;
     }
-    Value* x1 = b.CreateAdd(x, ConstantInt::get(m_i64, 1));
-    markWorkItemLoop(
-        b.CreateCondBr(b.CreateICmpULT(x1, m_group.localSize[0]), nest.xHead, nest.yLatch));
+    if (x) {
+        Value* x1 = b.CreateAdd(x, ConstantInt::get(m_i64, 1));
+        markWorkItemLoop(
+            b.CreateCondBr(b.CreateICmpULT(x1, m_group.localSize[0]), nest.xHead, nest.yLatch));
+        x->addIncoming(ConstantInt::get(m_i64, 0), nest.yHead);
+        x->addIncoming(x1, nest.xLatch);
+    } else {
+        b.CreateBr(nest.yLatch); // one work-item along x: the loop over y is the innermost
+    }
     b.SetInsertPoint(nest.yLatch);
     Value* y1 = b.CreateAdd(y, ConstantInt::get(m_i64, 1));
-    b.CreateCondBr(b.CreateICmpULT(y1, m_group.localSize[1]), nest.yHead, nest.zLatch);
+    BranchInst* yBack =
+        b.CreateCondBr(b.CreateICmpULT(y1, m_group.localSize[1]), nest.yHead, nest.zLatch);
+    if (!x)
+        markWorkItemLoop(yBack);
     b.SetInsertPoint(nest.zLatch);
     Value* z1 = b.CreateAdd(z, ConstantInt::get(m_i64, 1));
     b.CreateCondBr(b.CreateICmpULT(z1, m_group.localSize[2]), nest.zHead, r.done);
-    x->addIncoming(ConstantInt::get(m_i64, 0), nest.yHead);
-    x->addIncoming(x1, nest.xLatch);
     y->addIncoming(ConstantInt::get(m_i64, 0), nest.zHead);
     y->addIncoming(y1, nest.yLatch);
     z->addIncoming(ConstantInt::get(m_i64, 0), r.pre);
@@ -656,13 +663,16 @@ RegionBuilder::LoopNest RegionBuilder::emitLoopNest(size_t k) {
     Value* row = b.CreateMul(b.CreateAdd(b.CreateMul(nest.z, m_group.localSize[1]), nest.y),
                              m_group.localSize[0], "row");
     b.SetInsertPoint(nest.xHead);
-    nest.x = b.CreatePHI(m_i64, 2, "lx");
-    nest.linear = b.CreateAdd(row, nest.x, "local_linear");
+    // A work-group function specialised for one work-item along x (GroupShape::singleX) has
+    // no loop over x: local x is 0, and the loop over y is the work-item loop.
+    nest.x = m_group.singleX ? nullptr : b.CreatePHI(m_i64, 2, "lx");
+    nest.linear = m_group.singleX ? row : b.CreateAdd(row, nest.x, "local_linear");
     // Local ids are below kCpuMaxWorkGroupSize: said to the optimiser, `(int)lid + 1` folds
     // to an affine 64-bit index instead of a shl/ashr pair the vectoriser cannot follow
     // (assumptions feed the known bits instcombine folds with).
     for (PHINode* id : {nest.x, nest.y, nest.z})
-        b.CreateAssumption(b.CreateICmpULT(id, ConstantInt::get(m_i64, kCpuMaxWorkGroupSize)));
+        if (id)
+            b.CreateAssumption(b.CreateICmpULT(id, ConstantInt::get(m_i64, kCpuMaxWorkGroupSize)));
     b.SetInsertPoint(nest.yHead);
     b.CreateBr(nest.xHead);
     return nest;
@@ -718,7 +728,7 @@ void RegionBuilder::cloneMembers(size_t k, const LoopNest& nest,
             Function* f = call->getCalledFunction();
             Value* v = nullptr;
             if (f == m_ph.localId[0])
-                v = nest.x;
+                v = nest.x ? static_cast<Value*>(nest.x) : ConstantInt::get(m_i64, 0);
             else if (f == m_ph.localId[1])
                 v = nest.y;
             else if (f == m_ph.localId[2])

@@ -61,6 +61,9 @@ size_t makeStridedLoopsUniform(llvm::Function& w, llvm::BasicBlock* entry, const
 struct GroupShape {
     llvm::Value* localSize[3]{};
     llvm::Value* items = nullptr; ///< the product of localSize
+    /// localSize[0] is the constant 1 (a variant specialised for groups of one work-item along
+    /// x): no loop over x, and the loop over y is the work-item loop the vectoriser widens.
+    bool singleX = false;
 };
 
 /// Turns the kernel body of `w` into region loops: `entry` is the prologue (per-work-item
