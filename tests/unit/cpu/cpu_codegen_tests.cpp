@@ -1215,6 +1215,82 @@ TEST_CASE("groups of one work-item along x run their work-item loops along y, ve
     }
 }
 
+namespace {
+
+// A pointer per work-item advanced by a uniform step around barriers (SHOC's GEMM walks A so).
+const char* kWalk = R"CL(
+__kernel void walk(__global const float* a, __global float* out, __local float* sh, int lda,
+                   int steps) {
+    int lid = get_local_id(0);
+    __global const float* p = a + get_group_id(0) * get_local_size(0) + lid;
+    float acc = 0.0f;
+    int k = 0;
+    do {
+        sh[lid] = p[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        p += lda;
+        acc += sh[lid] * p[0] + (float)k;
+        p += lda;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        ++k;
+    } while (k < steps);
+    out[get_global_id(0)] = acc;
+}
+)CL";
+
+std::vector<float> runWalk(const Built& b, size_t global, size_t local) {
+    const int lda = int(global), steps = 5;
+    std::vector<float> a(size_t(lda) * (2 * steps + 1)), out(global, -1.0f), sh(local);
+    for (size_t i = 0; i < a.size(); ++i)
+        a[i] = float(int(i % 19) - 9) * 0.25f;
+    int ldaArg = lda, stepsArg = steps;
+    PtrArgs p{a.data(), out.data(), sh.data()};
+    runNDRange(b.fn("walk"), {p.at(0), p.at(1), p.at(2), &ldaArg, &stepsArg}, 1, {global, 1, 1},
+               {local, 1, 1});
+    for (size_t g = 0; g < global; ++g) {
+        float acc = 0.0f;
+        for (int k = 0; k < steps; ++k)
+            acc += a[size_t(2 * k) * size_t(lda) + g] * a[size_t(2 * k + 1) * size_t(lda) + g] +
+                   float(k);
+        INFO("item " << g);
+        REQUIRE(out[g] == Approx(acc));
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("pointer inductions across barriers: a uniform offset, consecutive accesses",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_walk_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto simdText = [&](const char* tag) {
+        const std::string prefix = (dir / tag).string();
+        Built b = build(kWalk, "-cl-std=CL3.0 -save-temps=" + prefix);
+        b.fn("walk");
+        return std::pair{b, functionText(readFile(prefix + "_walk.ll"), "__duet_wg_walk")};
+    };
+    auto [split, splitIr] = simdText("split");
+    ::setenv("DUET_CPU_POINTER_INDUCTIONS", "0", 1);
+    auto [kept, keptIr] = simdText("kept");
+    ::unsetenv("DUET_CPU_POINTER_INDUCTIONS");
+    fs::remove_all(dir);
+    INFO(split.log);
+    REQUIRE_FALSE(splitIr.empty());
+    REQUIRE_FALSE(keptIr.empty());
+    // Kept as a pointer per work-item, p is reloaded from per-work-item storage and read
+    // through gathers; split, it is the start (a function of the local id) plus one offset.
+    CHECK(keptIr.find("masked.gather") != std::string::npos);
+    CHECK(splitIr.find("masked.gather") == std::string::npos);
+    CHECK(splitIr.find("load <") != std::string::npos);
+    // Same results, and the host's, for groups of 64 and 8 work-items.
+    for (size_t local : {size_t(64), size_t(8)}) {
+        INFO("group size " << local);
+        CHECK(runWalk(split, 192, local) == runWalk(kept, 192, local));
+    }
+}
+
 TEST_CASE("a kernel built again in the process takes its machine code from the JIT memo",
           "[cpu][cpu_codegen]") {
     // The same source twice: the second build's kernel comes from the in-process memo and runs

@@ -10,8 +10,10 @@
 //  3. Each region is cloned into a loop nest over local z, y, x (x innermost, so the loop
 //     vectoriser maps work-items onto SIMD lanes). Reaching a barrier or the kernel's end ends
 //     the work-item's turn; the (uniform) barrier reached picks the next region.
-//  4. SSA values that can be live across a barrier, and private arrays used on both sides of
-//     one, move to per-work-item storage: arrays of the group's size, indexed by the local
+//  4. Pointer inductions with a work-item-dependent start and a uniform step become the start
+//     plus a uniform offset (regions.cpp, splitPointerInductions). SSA values that can be live
+//     across a barrier, and private arrays used on both sides of one, move to per-work-item
+//     storage: arrays of the group's size, indexed by the local
 //     linear id (vectors as one array per component). Uniform values (a data-flow analysis
 //     from the work-item ids) need a single slot, double-buffered where a region reads the old
 //     value before redefining it.
@@ -20,8 +22,9 @@
 //     work-items, which the vectoriser widens (a loop over j inside the kernel would otherwise
 //     keep every work-item's turn scalar). Groups under kMinSimdGroup items use a variant
 //     without them; groups of one work-item along x one whose work-item loop runs along y
-//     (`.lx1`), for kernels that use the other dimensions. Strided loops (`for (t = lid; t < n; t += lsz)`) are first rewritten to
-//     run that many times too, with a guarded body (strided_loops.cpp).
+//     (`.lx1`), for kernels that use the other dimensions. Strided loops (`for (t = lid; t < n; t
+//     += lsz)`) are first rewritten to run that many times too, with a guarded body
+//     (strided_loops.cpp).
 //  6. Before the loop vectoriser, the region loops over x are declared parallel
 //     (work_item_loops.cpp): work-items of a region are independent.
 //  7. Sub-group barriers (builtins/cpu/sub_group.cl) are barriers too. Where one is under a
@@ -624,6 +627,10 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
                 return false;
         return true;
     });
+    // DUET_CPU_POINTER_INDUCTIONS=0 keeps varying pointer inductions as they are (comparisons).
+    const char* inductions = std::getenv("DUET_CPU_POINTER_INDUCTIONS");
+    if (!barriers.empty() && resumeAt.empty() && !(inductions && inductions[0] == '0'))
+        wg::splitPointerInductions(*w, uniformity);
     const wg::GroupShape group{
         {m_pro.localSize[0], m_pro.localSize[1], m_pro.localSize[2]}, m_pro.groupItems, singleX};
     if (!wg::buildRegions(*w, entry, start, exit, barriers, resumeAt, uniformity, m_ph, group,
