@@ -1166,6 +1166,18 @@ TEST_CASE("groups of one work-item along x run their work-item loops along y, ve
     std::string entry = functionText(readFile(prefix + "_shape.ll"), "__duet_wg_shape");
     CHECK(entry.find("icmp eq i64") != std::string::npos);
     CHECK(entry.find("@__duet_wg_shape.lx1(") != std::string::npos);
+    // Not built where a required group size rules the shape out.
+    for (const char* reqd : {"", "__attribute__((reqd_work_group_size(16, 2, 1)))"}) {
+        const std::string src = std::string("__kernel ") + reqd +
+                                " void req(__global float* o) {\n"
+                                "    o[get_global_id(1) * get_global_size(0) + get_global_id(0)] "
+                                "= 1.0f;\n}\n";
+        Built req = build(src, "-cl-std=CL3.0 -save-temps=" + prefix);
+        req.fn("req");
+        INFO(src);
+        CHECK((readFile(prefix + "_req.ll").find("__duet_wg_req.lx1") == std::string::npos) ==
+              (*reqd != 0));
+    }
     fs::remove_all(dir);
 
     // Results equal to the unvectorised work-item loops, and to the host's.

@@ -174,10 +174,14 @@ bool touchesWorkItemState(Function& f) {
     return false;
 }
 
-/// True when the work-items of `kernel` (work-item functions inlined) may tell dimensions
-/// other than x apart: it asks for a local or global id of another dimension (or of one only
-/// known at run time) or a linear id.
+/// True when the work-items of `kernel` (work-item functions inlined) may run in groups of one
+/// work-item along x and tell the other dimensions apart: it asks for a local or global id of
+/// another dimension (or of one only known at run time) or a linear id.
 bool usesHigherDimensions(Function& kernel) {
+    // A required group size whose x is not 1 never launches a group of one work-item along x.
+    if (const MDNode* md = kernel.getMetadata("reqd_work_group_size"); md && md->getNumOperands())
+        if (auto* c = mdconst::dyn_extract<ConstantInt>(md->getOperand(0)); c && !c->isOne())
+            return false;
     for (Instruction& inst : instructions(kernel)) {
         WorkItemFn kind = classifyCall(inst);
         if (kind == WorkItemFn::LocalLinearId || kind == WorkItemFn::GlobalLinearId)
