@@ -1044,8 +1044,9 @@ TEST_CASE("GPU-style kernels: work-item loops vectorised, results as the scalar 
     for (const char* k : {"fv", "tr", "strided"}) {
         const std::string tag = std::string("kernel ") + k + ": ";
         CHECK(log.find(tag) != std::string::npos);
-        // The group-sized variants: every work-item loop on SIMD lanes, none left scalar.
-        std::string simd = tag + "__duet_wg_" + k + (std::string(k) == "strided" ? ".simd" : "");
+        // The group-sized variants (`.simd`, beside `.serial` for small groups and `.lx1` for
+        // groups of one work-item along x): every work-item loop on SIMD lanes.
+        std::string simd = tag + "__duet_wg_" + k + ".simd";
         CHECK(log.find(simd + ": work-item loop") != std::string::npos);
         size_t at = 0;
         while ((at = log.find(simd + ": work-item loop ", at)) != std::string::npos) {
@@ -1106,6 +1107,199 @@ TEST_CASE("GPU-style kernels: work-item loops vectorised, results as the scalar 
                 REQUIRE(a.sums[gi * group + l] == sum);
             }
         }
+    }
+}
+
+namespace {
+
+// Every work-item function of a 3D range, a value and __local data across a barrier, a loop
+// all work-items run equally often.
+const char* kShape = R"CL(
+__kernel void shape(__global const float* in, __global float* out, __local float* sh, int taps) {
+    size_t gx = get_global_id(0), gy = get_global_id(1), gz = get_global_id(2);
+    size_t i = (gz * get_global_size(1) + gy) * get_global_size(0) + gx;
+    size_t l = get_local_linear_id();
+    size_t items = get_local_size(0) * get_local_size(1) * get_local_size(2);
+    float self = in[i] * 2.0f + (float)get_local_id(0) + 0.25f * (float)get_local_id(2);
+    sh[l] = in[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float acc = 0.0f;
+    for (int k = 0; k < taps; ++k)
+        acc += sh[min(l + (size_t)k, items - 1)] * (float)(k + 1);
+    out[i] = acc + self;
+}
+)CL";
+
+std::vector<float> runShape(const Built& b, std::array<size_t, 3> global,
+                            std::array<size_t, 3> local, const std::vector<float>& in) {
+    std::vector<float> out(in.size(), -1.0f), sh(local[0] * local[1] * local[2]);
+    int taps = 5;
+    PtrArgs p{const_cast<float*>(in.data()), out.data(), sh.data()};
+    runNDRange(b.fn("shape"), {p.at(0), p.at(1), p.at(2), &taps}, 3, global, local);
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("groups of one work-item along x run their work-item loops along y, vectorised",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_lx1_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string prefix = (dir / "t").string();
+    Built vec = build(kShape, "-cl-std=CL3.0 -save-temps=" + prefix);
+    vec.fn("shape");
+    INFO(vec.log);
+    // The variant for 1xN groups: its work-item loops run along y and are vectorised.
+    const std::string tag = "kernel shape: __duet_wg_shape.lx1: work-item loop wi.y";
+    CHECK(vec.log.find(tag) != std::string::npos);
+    for (size_t at = 0; (at = vec.log.find(tag, at)) != std::string::npos;) {
+        size_t end = vec.log.find('\n', at);
+        std::string line = vec.log.substr(at, end - at);
+        INFO(line);
+        CHECK(line.find(": vectorised (") != std::string::npos);
+        if (__builtin_cpu_supports("avx2") && !std::getenv("DUET_CPU_VECTOR_WIDTH"))
+            CHECK(line.find("vectorization width: 8") != std::string::npos);
+        at = end;
+    }
+    // The entry point picks it for groups of one work-item along x.
+    std::string entry = functionText(readFile(prefix + "_shape.ll"), "__duet_wg_shape");
+    CHECK(entry.find("icmp eq i64") != std::string::npos);
+    CHECK(entry.find("@__duet_wg_shape.lx1(") != std::string::npos);
+    // Not built where a required group size rules the shape out.
+    for (const char* reqd : {"", "__attribute__((reqd_work_group_size(16, 2, 1)))"}) {
+        const std::string src = std::string("__kernel ") + reqd +
+                                " void req(__global float* o) {\n"
+                                "    o[get_global_id(1) * get_global_size(0) + get_global_id(0)] "
+                                "= 1.0f;\n}\n";
+        Built req = build(src, "-cl-std=CL3.0 -save-temps=" + prefix);
+        req.fn("req");
+        INFO(src);
+        CHECK((readFile(prefix + "_req.ll").find("__duet_wg_req.lx1") == std::string::npos) ==
+              (*reqd != 0));
+    }
+    fs::remove_all(dir);
+
+    // Results equal to the unvectorised work-item loops, and to the host's.
+    ::setenv("DUET_CPU_PARALLEL_LOOPS", "0", 1);
+    ::setenv("DUET_CPU_LOOP_BARRIERS", "0", 1);
+    Built scalar = build(kShape);
+    scalar.fn("shape");
+    ::unsetenv("DUET_CPU_PARALLEL_LOOPS");
+    ::unsetenv("DUET_CPU_LOOP_BARRIERS");
+    const std::array<size_t, 3> global{3, 64, 2};
+    std::vector<float> in(global[0] * global[1] * global[2]);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(int(i % 23) - 11) * 0.5f;
+    // 1x32 and 1x8x2 (the variant), 1x20 (a partial 1x4 group: the small-group variant),
+    // 1x5x2 (small), 3x16 (the general one).
+    for (std::array<size_t, 3> local :
+         {std::array<size_t, 3>{1, 32, 1}, {1, 8, 2}, {1, 20, 1}, {1, 5, 2}, {3, 16, 1}}) {
+        INFO("local " << local[0] << "x" << local[1] << "x" << local[2]);
+        std::vector<float> a = runShape(vec, global, local, in);
+        CHECK(a == runShape(scalar, global, local, in));
+        for (size_t gz = 0; gz < global[2]; ++gz)
+            for (size_t gy = 0; gy < global[1]; ++gy)
+                for (size_t gx = 0; gx < global[0]; ++gx) {
+                    size_t size[3], lid[3], base[3];
+                    const size_t g[3] = {gx, gy, gz};
+                    for (unsigned d = 0; d < 3; ++d) {
+                        base[d] = g[d] / local[d] * local[d];
+                        size[d] = std::min(local[d], global[d] - base[d]);
+                        lid[d] = g[d] - base[d];
+                    }
+                    const size_t items = size[0] * size[1] * size[2];
+                    auto at = [&](size_t l) {
+                        size_t x = l % size[0], y = l / size[0] % size[1],
+                               z = l / size[0] / size[1];
+                        return in[((base[2] + z) * global[1] + base[1] + y) * global[0] + base[0] +
+                                  x];
+                    };
+                    const size_t l = (lid[2] * size[1] + lid[1]) * size[0] + lid[0];
+                    float acc = 0.0f;
+                    for (size_t k = 0; k < 5; ++k)
+                        acc += at(std::min(l + k, items - 1)) * float(k + 1);
+                    const size_t i = (gz * global[1] + gy) * global[0] + gx;
+                    const float self = in[i] * 2.0f + float(lid[0]) + 0.25f * float(lid[2]);
+                    INFO("item " << gx << "," << gy << "," << gz);
+                    REQUIRE(a[i] == Approx(acc + self));
+                }
+    }
+}
+
+namespace {
+
+// A pointer per work-item advanced by a uniform step around barriers (SHOC's GEMM walks A so).
+const char* kWalk = R"CL(
+__kernel void walk(__global const float* a, __global float* out, __local float* sh, int lda,
+                   int steps) {
+    int lid = get_local_id(0);
+    __global const float* p = a + get_group_id(0) * get_local_size(0) + lid;
+    float acc = 0.0f;
+    int k = 0;
+    do {
+        sh[lid] = p[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        p += lda;
+        acc += sh[lid] * p[0] + (float)k;
+        p += lda;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        ++k;
+    } while (k < steps);
+    out[get_global_id(0)] = acc;
+}
+)CL";
+
+std::vector<float> runWalk(const Built& b, size_t global, size_t local) {
+    const int lda = int(global), steps = 5;
+    std::vector<float> a(size_t(lda) * (2 * steps + 1)), out(global, -1.0f), sh(local);
+    for (size_t i = 0; i < a.size(); ++i)
+        a[i] = float(int(i % 19) - 9) * 0.25f;
+    int ldaArg = lda, stepsArg = steps;
+    PtrArgs p{a.data(), out.data(), sh.data()};
+    runNDRange(b.fn("walk"), {p.at(0), p.at(1), p.at(2), &ldaArg, &stepsArg}, 1, {global, 1, 1},
+               {local, 1, 1});
+    for (size_t g = 0; g < global; ++g) {
+        float acc = 0.0f;
+        for (int k = 0; k < steps; ++k)
+            acc += a[size_t(2 * k) * size_t(lda) + g] * a[size_t(2 * k + 1) * size_t(lda) + g] +
+                   float(k);
+        INFO("item " << g);
+        REQUIRE(out[g] == Approx(acc));
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("pointer inductions across barriers: a uniform offset, consecutive accesses",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_walk_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto simdText = [&](const char* tag) {
+        const std::string prefix = (dir / tag).string();
+        Built b = build(kWalk, "-cl-std=CL3.0 -save-temps=" + prefix);
+        b.fn("walk");
+        return std::pair{b, functionText(readFile(prefix + "_walk.ll"), "__duet_wg_walk")};
+    };
+    auto [split, splitIr] = simdText("split");
+    ::setenv("DUET_CPU_POINTER_INDUCTIONS", "0", 1);
+    auto [kept, keptIr] = simdText("kept");
+    ::unsetenv("DUET_CPU_POINTER_INDUCTIONS");
+    fs::remove_all(dir);
+    INFO(split.log);
+    REQUIRE_FALSE(splitIr.empty());
+    REQUIRE_FALSE(keptIr.empty());
+    // Kept as a pointer per work-item, p is reloaded from per-work-item storage and read
+    // through gathers; split, it is the start (a function of the local id) plus one offset.
+    CHECK(keptIr.find("masked.gather") != std::string::npos);
+    CHECK(splitIr.find("masked.gather") == std::string::npos);
+    CHECK(splitIr.find("load <") != std::string::npos);
+    // Same results, and the host's, for groups of 64 and 8 work-items.
+    for (size_t local : {size_t(64), size_t(8)}) {
+        INFO("group size " << local);
+        CHECK(runWalk(split, 192, local) == runWalk(kept, 192, local));
     }
 }
 

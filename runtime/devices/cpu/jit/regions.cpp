@@ -9,11 +9,13 @@
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/PostDominators.h>
+#include <llvm/Analysis/Utils/Local.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/Module.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/ValueMapper.h>
 
@@ -200,6 +202,71 @@ BasicBlock* useBlock(const Use& u) {
     return user->getParent();
 }
 
+size_t splitInductions(Function& w, Uniformity& u) {
+    DominatorTree dt(w);
+    LoopInfo li(dt);
+    const DataLayout& dl = w.getParent()->getDataLayout();
+    Type* i64 = Type::getInt64Ty(w.getContext());
+    size_t rewritten = 0;
+    for (Loop* loop : li.getLoopsInPreorder()) {
+        BasicBlock* header = loop->getHeader();
+        if (u.divergent.contains(header))
+            continue;
+        SmallVector<PHINode*, 4> phis;
+        for (PHINode& phi : header->phis())
+            if (phi.getType()->isPointerTy() && phi.getNumIncomingValues() == 2 &&
+                u.isVarying(&phi))
+                phis.push_back(&phi);
+        for (PHINode* phi : phis) {
+            // One incoming value is the phi advanced by GEPs with uniform indices (the step),
+            // the other the start, from outside the loop.
+            int step = -1;
+            SmallVector<GetElementPtrInst*, 4> chain;
+            for (unsigned k = 0; k < 2 && step < 0; ++k) {
+                chain.clear();
+                Value* v = phi->getIncomingValue(k);
+                while (auto* gep = dyn_cast<GetElementPtrInst>(v)) {
+                    bool uniformIndices = true;
+                    for (Use& idx : gep->indices())
+                        uniformIndices = uniformIndices && !u.isVarying(idx.get());
+                    if (!uniformIndices)
+                        break;
+                    chain.push_back(gep);
+                    v = gep->getPointerOperand();
+                }
+                if (v == phi && !chain.empty() && loop->contains(phi->getIncomingBlock(k)))
+                    step = int(k);
+            }
+            if (step < 0)
+                continue;
+            const unsigned startEdge = 1 - unsigned(step);
+            Value* start = phi->getIncomingValue(startEdge);
+            BasicBlock* startBlock = phi->getIncomingBlock(startEdge);
+            if (loop->contains(startBlock) || start->getType() != phi->getType())
+                continue;
+            if (auto* si = dyn_cast<Instruction>(start); si && !dt.dominates(si, phi))
+                continue;
+            BasicBlock* stepBlock = phi->getIncomingBlock(unsigned(step));
+            IRBuilder<> b(header, header->getFirstInsertionPt());
+            PHINode* off = b.CreatePHI(i64, 2, phi->getName() + ".off");
+            Value* p = b.CreateGEP(b.getInt8Ty(), start, off, phi->getName() + ".at");
+            IRBuilder<> sb(stepBlock->getTerminator());
+            Value* next = off;
+            for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+                next = sb.CreateAdd(next, sb.CreateSExtOrTrunc(emitGEPOffset(&sb, dl, *it), i64),
+                                    "off.next");
+            off->addIncoming(ConstantInt::get(i64, 0), startBlock);
+            off->addIncoming(next, stepBlock);
+            u.varying.insert(p);
+            phi->replaceAllUsesWith(p);
+            u.varying.erase(phi); // its address may be reused by a value made later
+            phi->eraseFromParent();
+            ++rewritten;
+        }
+    }
+    return rewritten;
+}
+
 /// The region number of the kernel's end, as a region's target.
 constexpr int kExit = -1;
 
@@ -235,7 +302,7 @@ private:
     /// Where a value live across a barrier is kept.
     enum class Slot { Single, DoubleBuffered, PerItem };
     /// A region's loop nest over local z, y, x (x innermost): the ids, the local linear id,
-    /// the headers and the latches.
+    /// the headers and the latches. `x` is null where GroupShape::singleX (no loop over x).
     struct LoopNest {
         PHINode *x, *y, *z;
         Value* linear;
@@ -249,8 +316,11 @@ private:
     bool followsInRegion(BasicBlock* from, BasicBlock* to) const;
     void privatiseArrays();
     bool rematerialisable(Value* v, unsigned depth);
+    bool isUniformLeaf(const Instruction* i) const;
+    bool recomputable(const Instruction* i) const;
     Value* rematerialise(Value* v, IRBuilder<>& b);
     bool storeCrossingValues(std::string& error);
+    bool storeCrossingValues(bool rematOnly, std::string& error);
     Slot slotFor(unsigned di, Instruction* inst, ArrayRef<Use*> crossing) const;
     void storePerItemVector(BasicBlock* def, Instruction* inst, ArrayRef<Use*> crossing);
     void storeInSlot(unsigned di, Instruction* inst, Slot mode, ArrayRef<Use*> crossing);
@@ -438,28 +508,47 @@ bool RegionBuilder::rematerialisable(Value* v, unsigned depth) {
     auto* i = dyn_cast<Instruction>(v);
     if (!i || i->getParent() == m_entry)
         return true; // constants, arguments and the prologue dominate every region
+    if (depth > 0 && !recomputable(i) && isUniformLeaf(i))
+        return true; // used where the copy is: reloaded from its uniform slot there
     if (depth > 12)
         return false;
     if (auto it = m_rematMemo.find(i); it != m_rematMemo.end())
         return it->second;
-    bool ok = false;
-    if (auto* call = dyn_cast<CallInst>(i)) {
-        Function* f = call->getCalledFunction();
-        ok = f == m_ph.localId[0] || f == m_ph.localId[1] || f == m_ph.localId[2] ||
-             f == m_ph.linear;
-    } else if (isa<GetElementPtrInst, CastInst>(i) ||
-               (isa<BinaryOperator>(i) && !i->isIntDivRem())) {
-        ok = !isa<PtrToIntInst, IntToPtrInst>(i);
+    bool ok = recomputable(i);
+    if (ok && !isa<CallInst>(i))
         for (Value* op : i->operands())
             ok = ok && rematerialisable(op, depth + 1);
-    }
     m_rematMemo[i] = ok;
     return ok;
 }
 
+/// The kinds of instruction rematerialise copies: the work-item placeholders, GEPs, casts and
+/// arithmetic that cannot trap.
+bool RegionBuilder::recomputable(const Instruction* i) const {
+    if (auto* call = dyn_cast<CallInst>(i)) {
+        const Function* f = call->getCalledFunction();
+        return f == m_ph.localId[0] || f == m_ph.localId[1] || f == m_ph.localId[2] ||
+               f == m_ph.linear;
+    }
+    if (isa<PtrToIntInst, IntToPtrInst>(i))
+        return false;
+    return isa<GetElementPtrInst, CastInst>(i) || (isa<BinaryOperator>(i) && !i->isIntDivRem());
+}
+
+/// A value computed again across a barrier may use a uniform value that is not itself computed
+/// again (a phi, a load: a loop's uniform offset) as it is: that use is one more of the uniform
+/// value, which storeCrossingValues' second pass then gives its single (or double-buffered)
+/// slot. Not with resumable regions, where uniform values are per
+/// work-item too; not where only some work-items define it.
+bool RegionBuilder::isUniformLeaf(const Instruction* i) const {
+    return !m_resumable && !m_uniformity.isVarying(i) &&
+           !m_uniformity.divergent.contains(i->getParent()) && !i->getType()->isTokenTy() &&
+           !i->getType()->isVoidTy();
+}
+
 Value* RegionBuilder::rematerialise(Value* v, IRBuilder<>& b) {
     auto* i = dyn_cast<Instruction>(v);
-    if (!i || i->getParent() == m_entry)
+    if (!i || i->getParent() == m_entry || (!recomputable(i) && isUniformLeaf(i)))
         return v;
     Instruction* c = i->clone();
     for (Use& op : c->operands())
@@ -471,6 +560,15 @@ Value* RegionBuilder::rematerialise(Value* v, IRBuilder<>& b) {
 /// SSA values live across a barrier: stored after their definition, loaded before each use
 /// that a barrier may separate from it (or computed again there).
 bool RegionBuilder::storeCrossingValues(std::string& error) {
+    // Two passes: values computed again first (their copies may use uniform values, whose
+    // crossing uses the second pass then sees), then the values that move to storage.
+    for (int pass = 0; pass < 2; ++pass)
+        if (!storeCrossingValues(pass == 0, error))
+            return false;
+    return true;
+}
+
+bool RegionBuilder::storeCrossingValues(bool rematOnly, std::string& error) {
     for (unsigned di = 0; di < unsigned(m_blocks.size()); ++di) {
         BasicBlock* def = m_blocks[di];
         std::optional<BitVector> cross;
@@ -503,6 +601,8 @@ bool RegionBuilder::storeCrossingValues(std::string& error) {
                 }
                 continue;
             }
+            if (rematOnly)
+                continue;
             Slot mode = slotFor(di, inst, crossing);
             if (mode == Slot::PerItem && isa<FixedVectorType>(inst->getType()))
                 storePerItemVector(def, inst, crossing);
@@ -616,17 +716,24 @@ void RegionBuilder::emitRegion(size_t k) {
             next->addIncoming(b.getInt32(uint32_t(t)), exitBlocks[t]);
         r.next = next;
     }
-    Value* x1 = b.CreateAdd(x, ConstantInt::get(m_i64, 1));
-    markWorkItemLoop(
-        b.CreateCondBr(b.CreateICmpULT(x1, m_group.localSize[0]), nest.xHead, nest.yLatch));
+    if (x) {
+        Value* x1 = b.CreateAdd(x, ConstantInt::get(m_i64, 1));
+        markWorkItemLoop(
+            b.CreateCondBr(b.CreateICmpULT(x1, m_group.localSize[0]), nest.xHead, nest.yLatch));
+        x->addIncoming(ConstantInt::get(m_i64, 0), nest.yHead);
+        x->addIncoming(x1, nest.xLatch);
+    } else {
+        b.CreateBr(nest.yLatch); // one work-item along x: the loop over y is the innermost
+    }
     b.SetInsertPoint(nest.yLatch);
     Value* y1 = b.CreateAdd(y, ConstantInt::get(m_i64, 1));
-    b.CreateCondBr(b.CreateICmpULT(y1, m_group.localSize[1]), nest.yHead, nest.zLatch);
+    BranchInst* yBack =
+        b.CreateCondBr(b.CreateICmpULT(y1, m_group.localSize[1]), nest.yHead, nest.zLatch);
+    if (!x)
+        markWorkItemLoop(yBack);
     b.SetInsertPoint(nest.zLatch);
     Value* z1 = b.CreateAdd(z, ConstantInt::get(m_i64, 1));
     b.CreateCondBr(b.CreateICmpULT(z1, m_group.localSize[2]), nest.zHead, r.done);
-    x->addIncoming(ConstantInt::get(m_i64, 0), nest.yHead);
-    x->addIncoming(x1, nest.xLatch);
     y->addIncoming(ConstantInt::get(m_i64, 0), nest.zHead);
     y->addIncoming(y1, nest.yLatch);
     z->addIncoming(ConstantInt::get(m_i64, 0), r.pre);
@@ -656,13 +763,16 @@ RegionBuilder::LoopNest RegionBuilder::emitLoopNest(size_t k) {
     Value* row = b.CreateMul(b.CreateAdd(b.CreateMul(nest.z, m_group.localSize[1]), nest.y),
                              m_group.localSize[0], "row");
     b.SetInsertPoint(nest.xHead);
-    nest.x = b.CreatePHI(m_i64, 2, "lx");
-    nest.linear = b.CreateAdd(row, nest.x, "local_linear");
+    // A work-group function specialised for one work-item along x (GroupShape::singleX) has
+    // no loop over x: local x is 0, and the loop over y is the work-item loop.
+    nest.x = m_group.singleX ? nullptr : b.CreatePHI(m_i64, 2, "lx");
+    nest.linear = m_group.singleX ? row : b.CreateAdd(row, nest.x, "local_linear");
     // Local ids are below kCpuMaxWorkGroupSize: said to the optimiser, `(int)lid + 1` folds
     // to an affine 64-bit index instead of a shl/ashr pair the vectoriser cannot follow
     // (assumptions feed the known bits instcombine folds with).
     for (PHINode* id : {nest.x, nest.y, nest.z})
-        b.CreateAssumption(b.CreateICmpULT(id, ConstantInt::get(m_i64, kCpuMaxWorkGroupSize)));
+        if (id)
+            b.CreateAssumption(b.CreateICmpULT(id, ConstantInt::get(m_i64, kCpuMaxWorkGroupSize)));
     b.SetInsertPoint(nest.yHead);
     b.CreateBr(nest.xHead);
     return nest;
@@ -718,7 +828,7 @@ void RegionBuilder::cloneMembers(size_t k, const LoopNest& nest,
             Function* f = call->getCalledFunction();
             Value* v = nullptr;
             if (f == m_ph.localId[0])
-                v = nest.x;
+                v = nest.x ? static_cast<Value*>(nest.x) : ConstantInt::get(m_i64, 0);
             else if (f == m_ph.localId[1])
                 v = nest.y;
             else if (f == m_ph.localId[2])
@@ -885,6 +995,10 @@ bool RegionBuilder::run(unsigned& regionCount, std::string& error) {
 }
 
 } // namespace
+
+size_t splitPointerInductions(Function& w, Uniformity& u) {
+    return splitInductions(w, u);
+}
 
 bool buildRegions(Function& w, BasicBlock* entry, BasicBlock* start, BasicBlock* exit,
                   const std::vector<BasicBlock*>& barriers,

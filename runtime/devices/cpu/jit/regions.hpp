@@ -57,10 +57,23 @@ size_t insertLoopBarriers(llvm::Function& w, const Uniformity& u,
 size_t makeStridedLoopsUniform(llvm::Function& w, llvm::BasicBlock* entry, const Placeholders& ph,
                                const std::vector<llvm::BasicBlock*>& barriers);
 
+/// Pointer inductions whose start differs between work-items and whose step is uniform
+/// (`p = base + lid; do { ... p += 4 * lda; } while (...)` around barriers) become the start
+/// plus a uniform byte offset: `p = start + off`, with `off` a phi of its own from 0. The offset
+/// is then one uniform slot across barriers and `p` is computed again where a barrier separates
+/// a use from it (like `start`, a function of the local ids), so the vectorised work-item loops
+/// see consecutive addresses instead of a pointer per work-item reloaded from per-work-item
+/// storage and used through gathers. New varying values are added to `u`. Returns the number
+/// of inductions rewritten.
+size_t splitPointerInductions(llvm::Function& w, Uniformity& u);
+
 /// The group's shape as the prologue of the work-group function loaded it.
 struct GroupShape {
     llvm::Value* localSize[3]{};
     llvm::Value* items = nullptr; ///< the product of localSize
+    /// localSize[0] is the constant 1 (a variant specialised for groups of one work-item along
+    /// x): no loop over x, and the loop over y is the work-item loop the vectoriser widens.
+    bool singleX = false;
 };
 
 /// Turns the kernel body of `w` into region loops: `entry` is the prologue (per-work-item

@@ -10,8 +10,10 @@
 //  3. Each region is cloned into a loop nest over local z, y, x (x innermost, so the loop
 //     vectoriser maps work-items onto SIMD lanes). Reaching a barrier or the kernel's end ends
 //     the work-item's turn; the (uniform) barrier reached picks the next region.
-//  4. SSA values that can be live across a barrier, and private arrays used on both sides of
-//     one, move to per-work-item storage: arrays of the group's size, indexed by the local
+//  4. Pointer inductions with a work-item-dependent start and a uniform step become the start
+//     plus a uniform offset (regions.cpp, splitPointerInductions). SSA values that can be live
+//     across a barrier, and private arrays used on both sides of one, move to per-work-item
+//     storage: arrays of the group's size, indexed by the local
 //     linear id (vectors as one array per component). Uniform values (a data-flow analysis
 //     from the work-item ids) need a single slot, double-buffered where a region reads the old
 //     value before redefining it.
@@ -19,8 +21,10 @@
 //     on their entry, back and exit edges: each iteration then runs as a loop over the
 //     work-items, which the vectoriser widens (a loop over j inside the kernel would otherwise
 //     keep every work-item's turn scalar). Groups under kMinSimdGroup items use a variant
-//     without them. Strided loops (`for (t = lid; t < n; t += lsz)`) are first rewritten to
-//     run that many times too, with a guarded body (strided_loops.cpp).
+//     without them; groups of one work-item along x one whose work-item loop runs along y
+//     (`.lx1`), for kernels that use the other dimensions. Strided loops (`for (t = lid; t < n; t
+//     += lsz)`) are first rewritten to run that many times too, with a guarded body
+//     (strided_loops.cpp).
 //  6. Before the loop vectoriser, the region loops over x are declared parallel
 //     (work_item_loops.cpp): work-items of a region are independent.
 //  7. Sub-group barriers (builtins/cpu/sub_group.cl) are barriers too. Where one is under a
@@ -170,6 +174,27 @@ bool touchesWorkItemState(Function& f) {
     return false;
 }
 
+/// True when the work-items of `kernel` (work-item functions inlined) may run in groups of one
+/// work-item along x and tell the other dimensions apart: it asks for a local or global id of
+/// another dimension (or of one only known at run time) or a linear id.
+bool usesHigherDimensions(Function& kernel) {
+    // A required group size whose x is not 1 never launches a group of one work-item along x.
+    if (const MDNode* md = kernel.getMetadata("reqd_work_group_size"); md && md->getNumOperands())
+        if (auto* c = mdconst::dyn_extract<ConstantInt>(md->getOperand(0)); c && !c->isOne())
+            return false;
+    for (Instruction& inst : instructions(kernel)) {
+        WorkItemFn kind = classifyCall(inst);
+        if (kind == WorkItemFn::LocalLinearId || kind == WorkItemFn::GlobalLinearId)
+            return true;
+        if (kind != WorkItemFn::LocalId && kind != WorkItemFn::GlobalId)
+            continue;
+        auto* dim = dyn_cast<ConstantInt>(cast<CallInst>(inst).getArgOperand(0));
+        if (!dim || !dim->isZero())
+            return true;
+    }
+    return false;
+}
+
 bool isKernel(const Function& f) {
     return f.getCallingConv() == CallingConv::SPIR_KERNEL || f.hasMetadata("kernel_arg_addr_space");
 }
@@ -201,8 +226,10 @@ public:
           m_ptr(PointerType::get(m_ctx, 0)) {}
 
     /// Builds the work-group function `name` of `kernel`; `loopBarriers` as for
-    /// buildWorkGroupFunctions. Sets `loopBarriersAdded`.
-    bool build(Function& kernel, const std::string& name, bool loopBarriers,
+    /// buildWorkGroupFunctions; `singleX`: specialised for groups of one work-item along x
+    /// (get_local_size(0) is 1, get_local_id(0) is 0, the loop over y is the work-item loop).
+    /// Sets `loopBarriersAdded`.
+    bool build(Function& kernel, const std::string& name, bool loopBarriers, bool singleX,
                WorkGroupKernelInfo& info, size_t& loopBarriersAdded, std::string& error);
 
 private:
@@ -222,6 +249,7 @@ private:
     Type* m_i32;
     PointerType* m_ptr;
     Prologue m_pro;
+    bool m_singleX = false; ///< the function being built is the singleX variant
 };
 
 void WorkGroupBuilder::emitPrologue(IRBuilder<>& b, Argument* ctx) {
@@ -239,6 +267,10 @@ void WorkGroupBuilder::emitPrologue(IRBuilder<>& b, Argument* ctx) {
     field3(offsetof(WorkGroupContext, enqueuedLocalSize), m_pro.enqueuedLocalSize,
            "enqueued_local_size");
     field3(offsetof(WorkGroupContext, localSize), m_pro.localSize, "local_size");
+    if (m_singleX) {
+        cast<Instruction>(m_pro.localSize[0])->eraseFromParent();
+        m_pro.localSize[0] = ConstantInt::get(m_i64, 1);
+    }
     // Group sizes are 1..kCpuMaxWorkGroupSize: with that range, the loop over the local ids
     // bounds them, and `(int)get_local_id(0) + 1` stays an affine index (no sign-extension
     // of a value that might wrap), which the loop vectoriser needs to widen it.
@@ -246,7 +278,8 @@ void WorkGroupBuilder::emitPrologue(IRBuilder<>& b, Argument* ctx) {
         MDBuilder(b.getContext()).createRange(APInt(64, 1), APInt(64, kCpuMaxWorkGroupSize + 1));
     for (unsigned d = 0; d < 3; ++d)
         for (Value* v : {m_pro.enqueuedLocalSize[d], m_pro.localSize[d]})
-            cast<LoadInst>(v)->setMetadata(LLVMContext::MD_range, groupRange);
+            if (auto* load = dyn_cast<LoadInst>(v))
+                load->setMetadata(LLVMContext::MD_range, groupRange);
     field3(offsetof(WorkGroupContext, numGroups), m_pro.numGroups, "num_groups");
     field3(offsetof(WorkGroupContext, groupId), m_pro.groupId, "group_id");
     m_pro.localMem = field(offsetof(WorkGroupContext, localMem), m_ptr, "local_mem");
@@ -265,6 +298,8 @@ void WorkGroupBuilder::emitPrologue(IRBuilder<>& b, Argument* ctx) {
 }
 
 Value* WorkGroupBuilder::localIdValue(IRBuilder<>& b, unsigned dim) {
+    if (dim == 0 && m_singleX)
+        return ConstantInt::get(m_i64, 0); // uniform, for the analysis too
     return b.CreateCall(m_ph.localId[dim]);
 }
 
@@ -469,8 +504,9 @@ uint64_t WorkGroupBuilder::lowerLocalVariables(Function& w) {
     return offset;
 }
 bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loopBarriers,
-                             WorkGroupKernelInfo& info, size_t& loopBarriersAdded,
+                             bool singleX, WorkGroupKernelInfo& info, size_t& loopBarriersAdded,
                              std::string& error) {
+    m_singleX = singleX;
     info.name = kernel.getName().str();
     info.entryName = name;
     auto* fnTy = FunctionType::get(Type::getVoidTy(m_ctx), {m_ptr, m_ptr}, false);
@@ -595,8 +631,12 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
                 return false;
         return true;
     });
-    const wg::GroupShape group{{m_pro.localSize[0], m_pro.localSize[1], m_pro.localSize[2]},
-                               m_pro.groupItems};
+    // DUET_CPU_POINTER_INDUCTIONS=0 keeps varying pointer inductions as they are (comparisons).
+    const char* inductions = std::getenv("DUET_CPU_POINTER_INDUCTIONS");
+    if (!barriers.empty() && resumeAt.empty() && !(inductions && inductions[0] == '0'))
+        wg::splitPointerInductions(*w, uniformity);
+    const wg::GroupShape group{
+        {m_pro.localSize[0], m_pro.localSize[1], m_pro.localSize[2]}, m_pro.groupItems, singleX};
     if (!wg::buildRegions(*w, entry, start, exit, barriers, resumeAt, uniformity, m_ph, group,
                           info.regions, error))
         return false;
@@ -715,41 +755,71 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
         WorkGroupKernelInfo info;
         const std::string entry = "__duet_wg_" + k->getName().str();
         size_t added = 0;
-        if (!builder.build(*k, entry, loopBarriers, info, added, error))
+        if (!builder.build(*k, entry, loopBarriers, false, info, added, error))
             return false;
+        Function* general = module.getFunction(entry);
+        Function* serial = nullptr;
+        Function* singleX = nullptr;
         if (added) {
             // Small groups do not fill a vector: per-iteration region loops would only cost
             // there. Keep a variant without the loop barriers and pick one per group.
-            Function* simd = module.getFunction(entry);
-            simd->setName(entry + ".simd");
+            general->setName(entry + ".simd");
             WorkGroupKernelInfo serialInfo;
             size_t none = 0;
-            if (!builder.build(*k, entry + ".serial", false, serialInfo, none, error))
+            if (!builder.build(*k, entry + ".serial", false, false, serialInfo, none, error))
                 return false;
-            Function* serial = module.getFunction(entry + ".serial");
-            simd->setLinkage(GlobalValue::InternalLinkage);
-            serial->setLinkage(GlobalValue::InternalLinkage);
-            Function* w = Function::Create(simd->getFunctionType(), GlobalValue::ExternalLinkage,
+            serial = module.getFunction(entry + ".serial");
+            info.perItemBytes = std::max(info.perItemBytes, serialInfo.perItemBytes);
+        }
+        if (usesHigherDimensions(*k)) {
+            // Groups of one work-item along x (1xN, as Stencil2D-style kernels launch) would
+            // run the loop over x, whose vector body never runs, once per y: a variant whose
+            // work-item loop runs along y instead.
+            if (general->getName() == entry)
+                general->setName(entry + ".simd");
+            WorkGroupKernelInfo xInfo;
+            size_t none = 0;
+            if (!builder.build(*k, entry + ".lx1", loopBarriers, true, xInfo, none, error))
+                return false;
+            singleX = module.getFunction(entry + ".lx1");
+            info.perItemBytes = std::max(info.perItemBytes, xInfo.perItemBytes);
+        }
+        if (serial || singleX) {
+            // The entry point picks the variant from the group's shape.
+            Function* w = Function::Create(general->getFunctionType(), GlobalValue::ExternalLinkage,
                                            entry, module);
-            w->setAttributes(simd->getAttributes());
+            w->setAttributes(general->getAttributes());
             BasicBlock* bb = BasicBlock::Create(ctx, "entry", w);
             IRBuilder<> b(bb);
-            Value* items = b.getInt64(1);
+            Value* size[3];
             for (unsigned d = 0; d < 3; ++d) {
                 Value* p = b.CreateConstInBoundsGEP1_64(
                     b.getInt8Ty(), w->getArg(1), offsetof(WorkGroupContext, localSize) + 8 * d);
-                items = b.CreateMul(items, b.CreateAlignedLoad(i64, p, Align(4)));
+                size[d] = b.CreateAlignedLoad(i64, p, Align(4));
             }
-            BasicBlock* small = BasicBlock::Create(ctx, "small", w);
-            BasicBlock* large = BasicBlock::Create(ctx, "large", w);
-            b.CreateCondBr(b.CreateICmpULT(items, b.getInt64(kMinSimdGroup)), small, large);
-            for (auto [block, callee] : {std::pair{small, serial}, std::pair{large, simd}}) {
-                IRBuilder<> cb(block);
-                cb.CreateCall(callee, {w->getArg(0), w->getArg(1)});
-                cb.CreateRetVoid();
-            }
+            auto call = [&](Function* callee) {
+                callee->setLinkage(GlobalValue::InternalLinkage);
+                // Kept apart, so that DUET_LOG and -save-temps name the variant of each loop.
+                callee->addFnAttr(Attribute::NoInline);
+                b.CreateCall(callee, {w->getArg(0), w->getArg(1)});
+                b.CreateRetVoid();
+            };
+            auto choose = [&](Value* cond, Function* callee, const char* name) {
+                BasicBlock* yes = BasicBlock::Create(ctx, name, w);
+                BasicBlock* no = BasicBlock::Create(ctx, std::string("not.") + name, w);
+                b.CreateCondBr(cond, yes, no);
+                b.SetInsertPoint(yes);
+                call(callee);
+                b.SetInsertPoint(no);
+            };
+            if (serial)
+                choose(b.CreateICmpULT(b.CreateMul(b.CreateMul(size[0], size[1]), size[2]),
+                                       b.getInt64(kMinSimdGroup)),
+                       serial, "small");
+            if (singleX)
+                choose(b.CreateICmpEQ(size[0], b.getInt64(1)), singleX, "single_x");
+            call(general);
             info.entryName = entry;
-            info.perItemBytes = std::max(info.perItemBytes, serialInfo.perItemBytes);
         }
         kernels.push_back(std::move(info));
     }
