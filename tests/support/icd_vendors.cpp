@@ -23,8 +23,14 @@ void useDuetAndPocl() {
         return;
     done = true;
     namespace fs = std::filesystem;
-    fs::path dir = fs::temp_directory_path() / ("duet-vendors-" + std::to_string(::getpid()));
+    static const fs::path dir =
+        fs::temp_directory_path() / ("duet-vendors-" + std::to_string(::getpid()));
     fs::create_directories(dir);
+    // Gone when the test process ends (every process made one; hundreds piled up in /tmp).
+    std::atexit([] {
+        std::error_code ignored;
+        fs::remove_all(dir, ignored);
+    });
     fs::path duetIcd = duetIcdFile();
     fs::copy_file(duetIcd, dir / "duet.icd", fs::copy_options::overwrite_existing);
     std::ifstream duet(duetIcd);
