@@ -84,9 +84,10 @@ bool channelOrder(int32_t order, TextureSwizzle& swizzle, unsigned& channels, bo
     }
 }
 
-std::optional<TextureSource> refuse(std::string* why, std::string reason) {
+/// No texture source; the reason (made only when asked for: this runs at every launch) in `why`.
+template <class Reason> std::optional<TextureSource> refuse(std::string* why, Reason reason) {
     if (why)
-        *why = std::move(reason);
+        *why = reason();
     return std::nullopt;
 }
 
@@ -95,17 +96,19 @@ std::optional<TextureSource> refuse(std::string* why, std::string reason) {
 std::optional<TextureSource> textureSource(const KernelImageDesc& d, const TextureLimits& limits,
                                            std::string* why) {
     if (!limits.alignment || !limits.pitchAlignment)
-        return refuse(why, "the GPU reports no texture alignment");
+        return refuse(why, [&] { return std::string("the GPU reports no texture alignment"); });
     if (d.imageType != CL_MEM_OBJECT_IMAGE2D && d.imageType != CL_MEM_OBJECT_IMAGE1D)
-        return refuse(why, "only 1D and 2D images are pitch-linear textures");
+        return refuse(
+            why, [&] { return std::string("only 1D and 2D images are pitch-linear textures"); });
     TextureSource s;
     int format = 0;
     unsigned channels = 0;
     if (!channelFormat(d.channelType, format, s.cls) ||
         !channelOrder(d.channelOrder, s.swizzle, channels, s.srgb))
-        return refuse(why, "a channel order or type CUDA textures lack");
+        return refuse(why,
+                      [&] { return std::string("a channel order or type CUDA textures lack"); });
     if (s.srgb && d.channelType != CL_UNORM_INT8)
-        return refuse(why, "sRGB textures are 8-bit");
+        return refuse(why, [&] { return std::string("sRGB textures are 8-bit"); });
     if (s.srgb)
         s.swizzle = s.swizzle == kSwizzleBgra ? kSwizzleSbgra : kSwizzleSrgba;
     s.filterable = !s.srgb && d.channelType != CL_SNORM_INT8;
@@ -117,13 +120,19 @@ std::optional<TextureSource> textureSource(const KernelImageDesc& d, const Textu
                          : (rowBytes + limits.pitchAlignment - 1) / limits.pitchAlignment *
                                limits.pitchAlignment;
     if (!address || address % limits.alignment)
-        return refuse(why, "storage not aligned to " + std::to_string(limits.alignment) + " bytes");
+        return refuse(why, [&] {
+            return std::string("storage not aligned to " + std::to_string(limits.alignment) +
+                               " bytes");
+        });
     if (pitch % limits.pitchAlignment)
-        return refuse(why, "row pitch " + std::to_string(pitch) + " not a multiple of " +
+        return refuse(why, [&] {
+            return std::string("row pitch " + std::to_string(pitch) + " not a multiple of " +
                                std::to_string(limits.pitchAlignment));
+        });
     if (uint64_t(d.width) > limits.maxWidth || uint64_t(d.height) > limits.maxHeight ||
         pitch > limits.maxPitch)
-        return refuse(why, "larger than the GPU's pitch-linear textures");
+        return refuse(why,
+                      [&] { return std::string("larger than the GPU's pitch-linear textures"); });
     s.resource.resType = cu::kResourceTypePitch2d;
     s.resource.res.pitch2D.devPtr = address;
     s.resource.res.pitch2D.format = format;
