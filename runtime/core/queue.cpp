@@ -352,6 +352,8 @@ Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList
         cmd.event = adoptRef(makeObject<Event>(retainRef(m_context.get()), this, type));
         cmd.event->setProfile(0, nowNs());
         cmd.event->setStatus(CL_SUBMITTED);
+    } else {
+        cmd.queue = retainRef<_cl_command_queue>(this);
     }
     cmd.waitList.reserve(waitList.size());
     for (Event* e : waitList)
