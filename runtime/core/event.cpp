@@ -47,7 +47,7 @@ void Event::setStatus(cl_int status) {
         cl_int reached = status < 0 ? CL_COMPLETE : status;
         for (auto it = m_callbacks.begin(); it != m_callbacks.end();) {
             if (reached <= it->onStatus) {
-                due.push_back(*it);
+                due.push_back(std::move(*it));
                 it = m_callbacks.erase(it);
             } else {
                 ++it;
@@ -60,8 +60,12 @@ void Event::setStatus(cl_int status) {
         return;
     // Keep the event alive while its callbacks run: one may release it.
     Ref<Event> self = retainRef(this);
-    for (const Callback& c : due)
-        c.fn(this, c.onStatus == CL_COMPLETE ? status : c.onStatus, c.userData);
+    for (const Callback& c : due) {
+        if (c.internal)
+            c.internal(status);
+        else
+            c.fn(this, c.onStatus == CL_COMPLETE ? status : c.onStatus, c.userData);
+    }
 }
 
 cl_int Event::wait() {
@@ -91,11 +95,24 @@ void Event::addCallback(cl_int onStatus, CallbackFn fn, void* userData) {
         now = m_status.load(std::memory_order_relaxed);
         cl_int reached = now < 0 ? CL_COMPLETE : now;
         if (reached > onStatus) {
-            m_callbacks.push_back({onStatus, fn, userData});
+            m_callbacks.push_back({onStatus, fn, userData, {}});
             return;
         }
     }
     fn(this, onStatus == CL_COMPLETE ? now : onStatus, userData);
+}
+
+void Event::onComplete(std::function<void(cl_int)> fn) {
+    cl_int now;
+    {
+        std::lock_guard lock(m_mutex);
+        now = m_status.load(std::memory_order_relaxed);
+        if (now > CL_COMPLETE) {
+            m_callbacks.push_back({CL_COMPLETE, nullptr, nullptr, std::move(fn)});
+            return;
+        }
+    }
+    fn(now);
 }
 
 cl_int waitForEvents(std::span<Event* const> events) {

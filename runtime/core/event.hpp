@@ -5,6 +5,7 @@
 #include "core/object.hpp"
 
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <vector>
@@ -37,6 +38,12 @@ public:
 
     using CallbackFn = void(CL_CALLBACK*)(cl_event, cl_int, void*);
     void addCallback(cl_int onStatus, CallbackFn fn, void* userData);
+    /// For the runtime's own watchers (an out-of-order queue waiting for a foreign event):
+    /// `fn` runs once with the final status when the event completes or fails, at once when it
+    /// already has, on the thread that completes it and without the event's lock. An event
+    /// destroyed before it completed (a user event never set) destroys `fn` unrun, and with it
+    /// what `fn` holds: the event owns it, nothing leaks.
+    void onComplete(std::function<void(cl_int)> fn);
     /// Profiling time for CL_PROFILING_COMMAND_QUEUED..COMPLETE (index 0..4).
     cl_ulong profile(int index) const { return m_times[index]; }
     void setProfile(int index, cl_ulong t) { m_times[index] = t; }
@@ -50,6 +57,7 @@ private:
         cl_int onStatus;
         CallbackFn fn;
         void* userData;
+        std::function<void(cl_int)> internal; ///< set by onComplete instead of fn
     };
     Ref<Context> m_context;
     Queue* m_queue; ///< kept alive by the reference below

@@ -149,15 +149,18 @@ bool mayRunInline(const Shared& sh, const Command& cmd, bool blocking) {
     return true;
 }
 
-/// Completion callback of a foreign event an out-of-order queue is waiting for.
-void CL_CALLBACK wakeQueue(cl_event, cl_int, void* data) {
-    auto* weak = static_cast<std::weak_ptr<Queue::Shared>*>(data);
-    if (auto sh = weak->lock()) {
-        std::lock_guard lock(sh->mutex);
-        ++sh->wakeups;
-        sh->workCv.notify_one();
-    }
-    delete weak;
+/// Has `event`, a foreign event an out-of-order queue is waiting for, wake the queue's worker
+/// when it completes. The event owns the watcher (Event::onComplete): one that never completes
+/// frees it when it is destroyed. The watcher holds the queue's state weakly: it may complete
+/// after the queue is gone.
+void wakeOnCompletion(Event& event, const std::shared_ptr<Shared>& shared) {
+    event.onComplete([weak = std::weak_ptr<Shared>(shared)](cl_int) {
+        if (std::shared_ptr<Shared> sh = weak.lock()) {
+            std::lock_guard lock(sh->mutex);
+            ++sh->wakeups;
+            sh->workCv.notify_one();
+        }
+    });
 }
 
 /// Picks the next command to run. In order: the front. Out of order: the first whose wait
@@ -232,8 +235,7 @@ void workerLoop(std::shared_ptr<Shared> shared) {
                     // Callbacks may run at once (the event just finished): never under our lock.
                     lock.unlock();
                     for (Ref<Event>& e : toWatch)
-                        e->addCallback(CL_COMPLETE, wakeQueue,
-                                       new std::weak_ptr<Queue::Shared>(shared));
+                        wakeOnCompletion(*e, shared);
                     toWatch.clear();
                     lock.lock();
                     sh.workerSleeping = true;
@@ -350,6 +352,8 @@ Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList
         cmd.event = adoptRef(makeObject<Event>(retainRef(m_context.get()), this, type));
         cmd.event->setProfile(0, nowNs());
         cmd.event->setStatus(CL_SUBMITTED);
+    } else {
+        cmd.queue = retainRef<_cl_command_queue>(this);
     }
     cmd.waitList.reserve(waitList.size());
     for (Event* e : waitList)

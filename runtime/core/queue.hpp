@@ -76,6 +76,10 @@ private:
 
 struct Command {
     Ref<Event> event;
+    /// The queue, for a command without an event (an event holds its queue): a queue released
+    /// while such a command still waits (on a user event, say) is destroyed after it ran, not
+    /// in the release, which would wait for it.
+    Ref<_cl_command_queue> queue;
     std::vector<Ref<Event>> waitList;
     std::function<cl_int()> run;
     /// Out-of-order queues: later commands wait for this one (barriers, list-less markers).

@@ -85,6 +85,46 @@ TEST_CASE("released queues, kernels and buffers finish the work already enqueued
     clReleaseMemObject(out);
 }
 
+TEST_CASE("releasing a queue whose command without an event waits for a user event returns at "
+          "once; the command runs when the event is set",
+          "[api][threads]") {
+    // The spec deletes the queue once its commands have finished; the release itself must not
+    // wait for them (it did: the application set the user event only after the release
+    // returned, and the release waited for the worker, which waited for that event).
+    WithQueue f;
+    cl_int err;
+    std::vector<cl_int> seven(16, 7);
+    cl_mem src = f.buffer(64, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, seven.data());
+    cl_mem dst = f.buffer(64);
+    static std::atomic<bool> srcGone;
+    srcGone = false;
+    REQUIRE_CL(
+        clSetMemObjectDestructorCallback(src, [](cl_mem, void*) { srcGone = true; }, nullptr));
+    cl_event gate = clCreateUserEvent(f.context, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueue(f.context, f.device, 0, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clEnqueueCopyBuffer(q, src, dst, 0, 0, 64, 1, &gate, nullptr)); // no event
+    clReleaseMemObject(src); // the copy holds it: destroyed once the copy ran
+    std::atomic<bool> released{false};
+    std::thread release([&] {
+        clReleaseCommandQueue(q);
+        released = true;
+    });
+    for (int i = 0; i < 1000 && !released; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const bool releasedFirst = released;
+    REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE)); // also frees a release that hung
+    release.join();
+    CHECK(releasedFirst);
+    for (int i = 0; i < 2500 && !srcGone; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    CHECK(srcGone);
+    CHECK(f.read<cl_int>(dst, 16) == seven);
+    clReleaseEvent(gate);
+    clReleaseMemObject(dst);
+}
+
 TEST_CASE("a buffer released while its kernel is enqueued on another thread: a launch or a "
           "reason, never a crash",
           "[api][threads][memory]") {

@@ -1,6 +1,7 @@
 # The options every test of a sanitizer build runs with: `source tests/sanitizers/env.sh BUILD_DIR`
 # (scripts/test.sh does; do it too when running a test of build-asan or build-tsan by hand).
-# Suppressions: lsan.supp, foreign code only (Open MPI), a reason per entry.
+# Suppressions: lsan.supp (Open MPI, PMIx, hwloc) and tsan.supp (Mesa's llvmpipe), foreign code
+# only, a reason per entry.
 # verify_asan_link_order=0: uninstrumented programs (clinfo) load the instrumented runtime
 # through the ICD loader, after libc. detect_leaks: LeakSanitizer at every exit.
 # Every report fails the process, so its ctest entry (the sanitizer_canary_* entries check it):
@@ -22,7 +23,7 @@ export LSAN_OPTIONS="exitcode=23:suppressions=$(cd "$(dirname "${BASH_SOURCE[0]}
 # the same loader's dlopen in every API test does not. Ranks need no hwloc view of OpenCL.
 export HWLOC_COMPONENTS=-opencl
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-export TSAN_OPTIONS="halt_on_error=0:exitcode=66:history_size=4"
+export TSAN_OPTIONS="halt_on_error=0:exitcode=66:history_size=4:suppressions=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/tsan.supp"
 # keep_loaded.so (scripts/test.sh builds it into the build folder): dlclose keeps libraries
 # mapped (keep_loaded.c says why).
 if [ -n "${1:-}" ] && [ -f "$1/keep_loaded.so" ]; then

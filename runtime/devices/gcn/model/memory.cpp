@@ -854,11 +854,11 @@ void WaveExec::smem() {
 
 // AVX2 clones chosen at load time where the host has it: the lane loops (addresses, bounds,
 // block copies) run 8 wide.
-__attribute__((target_clones("avx2", "default"))) void WaveExec::ds() {
+DUET_GCN_AVX2_CLONE void WaveExec::ds() {
     MemExec{*this, ex, w, in}.ds();
 }
 
-__attribute__((target_clones("avx2", "default"))) void WaveExec::vmem() {
+DUET_GCN_AVX2_CLONE void WaveExec::vmem() {
     MemExec{*this, ex, w, in}.vmem();
 }
 

@@ -329,7 +329,7 @@ __attribute__((always_inline)) inline uint16_t packedHalf(Op op, const uint16_t*
 // 8 wide. Same results (no fast-math; fp-contract stays off, and AVX2 has no FMA anyway).
 
 /// f32 arithmetic, fused and unfused multiply-adds, transcendentals, rounding, the fdiv helpers.
-__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuF32() {
+DUET_GCN_AVX2_CLONE bool WaveExec::valuF32() {
     switch (in.op) {
     case Op::v_add_f32:
         F32_2(x + y)
@@ -459,7 +459,7 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valuF32() {
 
 /// 32-bit integer arithmetic: adds with carries and clamp, multiplies, min/max/median,
 /// v_mad_u64_u32.
-__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuInt32() {
+DUET_GCN_AVX2_CLONE bool WaveExec::valuInt32() {
     // Integer ops that honour clamp saturate; the rest must not carry it. The clamp bit is
     // VOP3's or, for SDWA, the SDWA word's (LLVM emits v_sub_u16_sdwa ... clamp for sub_sat).
     const bool clampBit = in.clamp || sdwaClamp();
@@ -585,7 +585,7 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valuInt32() {
 }
 
 /// Bitwise operations: logic, shifts (64-bit ones too), bit fields, counts, permutes, byte sums.
-__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuBits() {
+DUET_GCN_AVX2_CLONE bool WaveExec::valuBits() {
     switch (in.op) {
     case Op::v_not_b32:
         I32_1(~x)
@@ -751,7 +751,7 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valuBits() {
 }
 
 /// Moves, lane reads and writes, and v_cndmask.
-__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuMove() {
+DUET_GCN_AVX2_CLONE bool WaveExec::valuMove() {
     switch (in.op) {
     case Op::v_nop:
     case Op::v_clrexcp:
@@ -804,7 +804,7 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valuMove() {
 }
 
 /// Conversions between float and integer formats, packing and normalising.
-__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuConvert() {
+DUET_GCN_AVX2_CLONE bool WaveExec::valuConvert() {
     switch (in.op) {
     case Op::v_cvt_f32_i32:
         F32_FROM(float(I(x)))
@@ -965,7 +965,7 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valuConvert() {
 }
 
 /// f64 arithmetic, rounding, the fdiv helpers and v_trig_preop.
-__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuF64() {
+DUET_GCN_AVX2_CLONE bool WaveExec::valuF64() {
     switch (in.op) {
     case Op::v_add_f64:
         F64_2(x + y)
@@ -1050,7 +1050,7 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valuF64() {
 }
 
 /// f16 arithmetic, multiply-adds, transcendentals and rounding.
-__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuF16() {
+DUET_GCN_AVX2_CLONE bool WaveExec::valuF16() {
     switch (in.op) {
     case Op::v_add_f16:
         F16_2(float(x) + float(y))
@@ -1158,7 +1158,7 @@ __attribute__((target_clones("avx2", "default"))) bool WaveExec::valuF16() {
 }
 
 /// 16-bit integer arithmetic (and the 16 x 16 + 32 multiply-adds).
-__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuInt16() {
+DUET_GCN_AVX2_CLONE bool WaveExec::valuInt16() {
     // Integer ops that honour clamp saturate; the rest must not carry it. The clamp bit is
     // VOP3's or, for SDWA, the SDWA word's (LLVM emits v_sub_u16_sdwa ... clamp for sub_sat).
     const bool clampBit = in.clamp || sdwaClamp();
@@ -1262,7 +1262,7 @@ __attribute__((always_inline)) inline bool WaveExec::valuMadMix(const uint32_t* 
 
 /// VOP3P: the packed 16-bit operations, each half from the operand halves op_sel (low result) or
 /// op_sel_hi (high) select, and the mixed-precision mads.
-__attribute__((target_clones("avx2", "default"))) bool WaveExec::valuPacked() {
+DUET_GCN_AVX2_CLONE bool WaveExec::valuPacked() {
     // Packed: each half takes its operand half from op_sel (low result) / op_sel_hi (high).
     unsigned n =
         (in.op == Op::v_pk_mad_i16 || in.op == Op::v_pk_mad_u16 || in.op == Op::v_pk_fma_f16 ||

@@ -25,6 +25,16 @@ using f16 = _Float16;
 /// without the attribute such helpers can stay calls.
 #define DUET_GCN_ALWAYS_INLINE __attribute__((always_inline)) inline
 
+/// An AVX2 clone beside the default one, picked when the library is loaded (an ifunc). Not in
+/// ThreadSanitizer builds: GCC instruments the clone resolver, which the dynamic linker runs
+/// while relocating the library, before libtsan is initialised, so a program linked directly
+/// against the runtime (the fuzz seed replays) crashed before main. The default clone runs there.
+#if defined(__SANITIZE_THREAD__)
+#define DUET_GCN_AVX2_CLONE
+#else
+#define DUET_GCN_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+#endif
+
 template <class To, class From> To bc(From f) {
     return std::bit_cast<To>(f);
 }
