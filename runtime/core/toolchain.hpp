@@ -15,6 +15,10 @@
 
 namespace duet::rt {
 
+namespace cpu {
+class TieredCode; // devices/cpu/tiered_code.hpp
+}
+
 /// A program header for clCompileProgram's input_headers.
 struct HeaderSource {
     std::string includeName;
@@ -55,6 +59,9 @@ public:
     /// last-level cache; null when that variant would be the same code (or is not made).
     /// The thread that runs it must execute a store fence (sfence) after its last call.
     virtual void* streamingEntry(size_t /*index*/) const { return nullptr; }
+    /// CPU: the executable's quick and optimised code per kernel (tiered compilation), for the
+    /// device's executor; null elsewhere. (The code generators build without RTTI.)
+    virtual const cpu::TieredCode* tieredCode() const { return nullptr; }
     /// The program binary for CL_PROGRAM_BINARIES: an ELF with .source, .llvmir, .text.
     virtual const std::string& binary() const = 0;
     /// What the persistent program cache stores: a binary loadBinary accepts and turns back into

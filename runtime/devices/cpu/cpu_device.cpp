@@ -6,10 +6,12 @@
 #include "devices/cpu/jit/cpu_toolchain.hpp"
 #include "devices/cpu/launch_guard.hpp"
 #include "devices/cpu/thread_pool.hpp"
+#include "devices/cpu/tiered_code.hpp"
 #include "devices/cpu/work_group_abi.hpp"
 #include "duet/version.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -252,10 +254,76 @@ cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
     return status;
 }
 
+/// The launch's kernel in its executable's order, or SIZE_MAX.
+size_t kernelIndex(const KernelLaunch& launch) {
+    const auto& kernels = launch.executable->kernels();
+    for (size_t k = 0; k < kernels.size(); ++k)
+        if (kernels[k].name == launch.kernel->desc().name)
+            return k;
+    return SIZE_MAX;
+}
+
+/// One launch's use of tiered code (tiered_code.hpp): the optimised code once there is some;
+/// quick code until its budget is spent, tiered up between work-groups when this launch spends
+/// it. The first participant to see the budget spent optimises; the others go on with quick
+/// code meanwhile and take the optimised code at their next work-group.
+class LaunchTier {
+public:
+    /// Picks the code the launch starts with into `fn` (entryFor's choice: a streaming variant
+    /// is optimised code already).
+    LaunchTier(const KernelLaunch& launch, bool streaming, WorkGroupFn& fn) {
+        m_tiered = streaming || !launch.executable ? nullptr : launch.executable->tieredCode();
+        m_index = m_tiered ? kernelIndex(launch) : SIZE_MAX;
+        if (m_index == SIZE_MAX) {
+            m_tiered = nullptr;
+        } else if (void* optimised = m_tiered->optimisedEntry(m_index)) {
+            fn = reinterpret_cast<WorkGroupFn>(optimised);
+            m_tiered = nullptr;
+        } else if ((m_budgetMs = m_tiered->quickBudgetLeftMs(m_index)) <= 0) {
+            if (void* optimised = m_tiered->optimiseKernel(m_index))
+                fn = reinterpret_cast<WorkGroupFn>(optimised);
+            m_tiered = nullptr;
+        }
+        m_fn.store(fn);
+        if (m_tiered)
+            m_start = std::chrono::steady_clock::now();
+    }
+    /// True while the launch runs quick code and may tier up.
+    bool quick() const { return m_tiered != nullptr; }
+    /// The code for the next work-group (quick() only).
+    WorkGroupFn next() {
+        if (!m_tierUp.load(std::memory_order_relaxed) && elapsedMs() >= m_budgetMs &&
+            !m_tierUp.exchange(true)) {
+            if (void* optimised = m_tiered->optimiseKernel(m_index))
+                m_fn.store(reinterpret_cast<WorkGroupFn>(optimised), std::memory_order_release);
+        }
+        return m_fn.load(std::memory_order_acquire);
+    }
+    /// After the launch: the time it spent in quick code goes on the kernel's account.
+    void finish() {
+        if (m_tiered && !m_tierUp.load())
+            m_tiered->addQuickTime(m_index, elapsedMs());
+    }
+
+private:
+    double elapsedMs() const {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - m_start)
+            .count();
+    }
+    const cpu::TieredCode* m_tiered = nullptr;
+    size_t m_index = SIZE_MAX;
+    double m_budgetMs = 0;
+    std::chrono::steady_clock::time_point m_start;
+    std::atomic<WorkGroupFn> m_fn{nullptr};
+    std::atomic<bool> m_tierUp{false}; ///< a participant is optimising, or did
+};
+
 cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
     const KernelDesc& desc = launch.kernel->desc();
     WorkGroupFn fn = entryFor(launch);
     const bool streaming = fn != reinterpret_cast<WorkGroupFn>(launch.entry);
+
+    LaunchTier tier(launch, streaming, fn);
     const size_t nargs = launch.args.size();
 
     size_t groups[3], total = 1;
@@ -389,7 +457,8 @@ cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
                 size_t start = id[d] * launch.local[d];
                 ctx.localSize[d] = std::min(launch.local[d], launch.global[d] - start);
             }
-            fn(w.args.data(), &ctx);
+            WorkGroupFn run = tier.quick() ? tier.next() : fn;
+            run(w.args.data(), &ctx);
         }
     };
     auto runGroups = [&](size_t begin, size_t end, unsigned worker) {
@@ -429,6 +498,7 @@ cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
         m_pool.run(total, chunk, runGroups);
     if (guards.timeoutSeconds > 0)
         m_watchdog.disarm();
+    tier.finish();
     if (!guarded || !guard.abandoned.load())
         return CL_SUCCESS;
     // Hardware reports a faulting or killed kernel as CL_OUT_OF_RESOURCES too.

@@ -17,6 +17,7 @@
 #include "devices/cpu/jit/streaming_stores.hpp"
 #include "devices/cpu/jit/work_group.hpp"
 #include "devices/cpu/jit/work_item_loops.hpp"
+#include "devices/cpu/tiered_code.hpp"
 #include "devices/cpu/work_group_abi.hpp"
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
@@ -46,7 +47,11 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
+#include <llvm/Transforms/IPO/GlobalDCE.h>
+#include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/Scalarizer.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <dlfcn.h>
@@ -82,10 +87,13 @@ void initialiseLlvmOnce() {
 }
 
 /// Compiled lazily: clBuildProgram prepares the module (builtins linked, work-group
-/// functions built and checked); each kernel is optimised and JIT-compiled the first time its
-/// entry is asked for, and the binary's machine code only when the binary is asked for. So a
-/// build pays for what the application uses, as on other CPU runtimes.
-class CpuExecutable final : public DeviceExecutable {
+/// functions built and checked); each kernel is compiled the first time its entry is asked
+/// for, and the binary's machine code only when the binary is asked for. So a build pays for
+/// what the application uses, as on other CPU runtimes. A kernel's first code is quick code
+/// (tiered_code.hpp) unless tiering is off, the kernels share the whole module or the build
+/// asked for no optimisation; the executor asks for the optimised code once the kernel has run
+/// long enough to pay for it.
+class CpuExecutable final : public DeviceExecutable, public cpu::TieredCode {
 public:
     const std::vector<KernelDesc>& kernels() const override { return m_kernels; }
     void* entry(size_t index) const override;
@@ -97,11 +105,19 @@ public:
     size_t globalVariableTotalSize() const override { return m_globalBytes; }
     ExecutionGuards guards() const override { return m_guards; }
 
+    const cpu::TieredCode* tieredCode() const override { return this; }
+    void* optimisedEntry(size_t index) const override;
+    double quickBudgetLeftMs(size_t index) const override;
+    void addQuickTime(size_t index, double ms) const override;
+    void* optimiseKernel(size_t index) const override;
+
     std::shared_ptr<std::string> m_diagnostics; // outlives the JIT's LLVMContext
     std::unique_ptr<orc::LLJIT> m_jit;          // owns the code the entries point into
     std::vector<KernelDesc> m_kernels;
     std::vector<std::string> m_entryNames; ///< work-group function of each kernel
     std::unique_ptr<TargetMachine> m_tm;
+    std::unique_ptr<TargetMachine> m_quickTm; ///< fast instruction selection; null: no tiering
+    double m_tierBudgetMs = 0;                ///< quick-code time per kernel before optimising
     unsigned m_optLevel = 3;
     std::string m_features;
     bool m_unsafeMath = false;
@@ -114,19 +130,27 @@ public:
     mutable std::mutex m_mutex; ///< guards everything below
     mutable orc::ThreadSafeContext m_context;
     mutable std::unique_ptr<Module> m_module; ///< prepared, unoptimised; null once all is JITted
-    mutable std::vector<void*> m_entries;
+    mutable std::vector<void*> m_entries;     ///< what entry() gave: quick or optimised code
+    mutable std::vector<void*> m_optimised;   ///< optimised code, kNoVariant if it failed
     /// Streaming variants: unknown until asked for, then the entry or kNoVariant.
     mutable std::vector<void*> m_streamEntries;
     static inline void* const kNoVariant = reinterpret_cast<void*>(1);
     mutable bool m_wholeAdded = false;
+    mutable bool m_wholeQuickAdded = false; ///< the whole module's quick code is in the JIT
     std::shared_ptr<std::string> m_object = std::make_shared<std::string>(); ///< JIT objects
     /// The object the JIT made last (for the in-process memo, jit_memo.hpp).
     std::shared_ptr<std::string> m_lastObject = std::make_shared<std::string>();
     mutable std::string m_binary;
 
+    mutable std::mutex m_tierMutex;        ///< guards m_quickMs only (a leaf)
+    mutable std::vector<double> m_quickMs; ///< time spent in each kernel's quick code
+
 private:
     Error addToJit(std::unique_ptr<Module> m) const;
     std::string memoKey(const Module& part) const;
+    bool tiered() const { return m_quickTm != nullptr; }
+    /// Compiles kernel `index` (m_mutex held): its quick code, or the optimised one.
+    void* compileKernel(size_t index, bool quick) const;
 };
 
 /// C functions generated code may call in the process: the maths libraries (the builtin
@@ -440,18 +464,107 @@ std::string CpuExecutable::memoKey(const Module& part) const {
     return key;
 }
 
-void* CpuExecutable::entry(size_t index) const {
-    if (index >= m_entries.size())
-        return nullptr;
-    std::lock_guard lock(m_mutex);
-    if (m_entries[index])
-        return m_entries[index];
+/// The quick tier's optimisation: promote private variables to registers, fold the copies
+/// and branches the work-group pass leaves, drop what nothing calls. No inlining, no loop
+/// passes, no vectorisers: a few percent of the full pipeline's time.
+void quickOptimise(Module& m, TargetMachine& tm) {
+    LoopAnalysisManager lam;
+    FunctionAnalysisManager fam;
+    CGSCCAnalysisManager cgam;
+    ModuleAnalysisManager mam;
+    PassBuilder pb(&tm);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    FunctionPassManager fpm;
+    fpm.addPass(SROAPass(SROAOptions::ModifyCFG));
+    fpm.addPass(EarlyCSEPass());
+    fpm.addPass(SimplifyCFGPass());
+    ModulePassManager mpm;
+    mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
+    mpm.addPass(GlobalDCEPass());
+    mpm.run(m, mam);
+}
+
+/// `m` as an object file for `tm`; empty if the target cannot emit one.
+std::string emitObject(Module& m, TargetMachine& tm) {
+    SmallVector<char, 0> object;
+    raw_svector_ostream os(object);
+    legacy::PassManager pm;
+    if (tm.addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::ObjectFile))
+        return {};
+    pm.run(m);
+    return std::string(object.begin(), object.end());
+}
+
+/// A whole-program module (kernels that share program-scope variables) for one of the two
+/// tiers, both in one JITDylib: each keeps its kernels' entries and its own copy of every
+/// function and constant, but the variables exist once: the quick tier (compiled first)
+/// defines them, with its entries renamed `<entry>.quick`; the optimised tier only declares
+/// them.
+void prepareWholeTier(Module& m, const std::vector<std::string>& entries, bool quick) {
+    auto isEntry = [&](StringRef name) {
+        return std::find(entries.begin(), entries.end(), name.str()) != entries.end();
+    };
+    for (Function& f : m) {
+        if (f.isDeclaration())
+            continue;
+        if (!isEntry(f.getName()))
+            f.setLinkage(GlobalValue::InternalLinkage);
+        else if (quick)
+            f.setName(f.getName().str() + ".quick");
+    }
+    for (GlobalVariable& g : m.globals()) {
+        if (g.isDeclaration() || g.hasAppendingLinkage())
+            continue;
+        if (g.isConstant()) {
+            g.setLinkage(GlobalValue::InternalLinkage);
+        } else if (quick) {
+            g.setLinkage(GlobalValue::ExternalLinkage);
+            g.setVisibility(GlobalValue::DefaultVisibility);
+        } else {
+            g.setInitializer(nullptr);
+            g.setComdat(nullptr);
+            g.setLinkage(GlobalValue::ExternalLinkage);
+            g.setVisibility(GlobalValue::DefaultVisibility);
+            g.setDSOLocal(false);
+        }
+    }
+}
+
+void* CpuExecutable::compileKernel(size_t index, bool quick) const {
     const auto start = std::chrono::steady_clock::now();
+    const std::string& kernelName = m_kernels[index].name;
+    std::string symbol = m_entryNames[index];
     std::string key; ///< in the JIT memo
     std::shared_ptr<const cpu::JitMemoEntry> hit;
     std::vector<std::string> report;
-    if (m_wholeModule) {
+    std::string quickObject;
+    if (m_wholeModule && quick) {
+        symbol += ".quick";
+        if (!m_wholeQuickAdded) {
+            std::unique_ptr<Module> whole = CloneModule(*m_module);
+            prepareWholeTier(*whole, m_entryNames, true);
+            quickOptimise(*whole, *m_quickTm);
+            quickObject = emitObject(*whole, *m_quickTm);
+            if (quickObject.empty()) {
+                *m_diagnostics += "error: JIT: the host target emits no object files\n";
+                return nullptr;
+            }
+            if (Error e = m_jit->addObjectFile(
+                    MemoryBuffer::getMemBufferCopy(quickObject, "duet-quick-whole"))) {
+                *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
+                return nullptr;
+            }
+            m_wholeQuickAdded = true;
+        }
+    } else if (m_wholeModule) {
         if (!m_wholeAdded) {
+            // After quick code: its object defines the program's variables, this one uses them.
+            if (m_wholeQuickAdded)
+                prepareWholeTier(*m_module, m_entryNames, false);
             logWorkItemLoops("(whole program)",
                              optimise(*m_module, *m_tm, m_optLevel, m_features, m_unsafeMath));
             m_wholeAdded = true;
@@ -464,17 +577,30 @@ void* CpuExecutable::entry(size_t index) const {
         std::unique_ptr<Module> part = kernelPart(*m_module, m_entryNames[index]);
         if (!part)
             return nullptr;
+        if (quick) {
+            // Its own symbol: the optimised code of the same kernel joins the same JITDylib.
+            symbol += ".quick";
+            part->getFunction(m_entryNames[index])->setName(symbol);
+        }
         // An identical kernel module compiled before in this process (the same source built
         // again, as test suites do) gives its object: the same machine code, not compiled again.
-        key = cpu::jitMemoEnabled() ? memoKey(*part) : std::string();
+        key = cpu::jitMemoEnabled() ? memoKey(*part) + (quick ? "|quick" : "") : std::string();
         hit = key.empty() ? nullptr : cpu::findJitMemo(key);
         Error e = Error::success();
         if (hit) {
-            logWorkItemLoops(m_kernels[index].name, hit->report);
+            logWorkItemLoops(kernelName, hit->report);
             e = m_jit->addObjectFile(MemoryBuffer::getMemBufferCopy(hit->object, "duet-jit-memo"));
+        } else if (quick) {
+            quickOptimise(*part, *m_quickTm);
+            quickObject = emitObject(*part, *m_quickTm);
+            if (quickObject.empty()) {
+                *m_diagnostics += "error: JIT: the host target emits no object files\n";
+                return nullptr;
+            }
+            e = m_jit->addObjectFile(MemoryBuffer::getMemBufferCopy(quickObject, symbol));
         } else {
             report = optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath);
-            logWorkItemLoops(m_kernels[index].name, report);
+            logWorkItemLoops(kernelName, report);
             e = addToJit(std::move(part));
         }
         if (e) {
@@ -484,29 +610,90 @@ void* CpuExecutable::entry(size_t index) const {
     }
     const auto optimised = std::chrono::steady_clock::now();
     m_lastObject->clear();
-    auto sym = m_jit->lookup(m_entryNames[index]);
+    auto sym = m_jit->lookup(symbol);
     if (!sym) {
         *m_diagnostics += "error: JIT: " + toString(sym.takeError()) + "\n";
         return nullptr;
     }
-    m_entries[index] = sym->toPtr<void*>();
-    if (!hit && !key.empty() && !m_lastObject->empty())
-        cpu::storeJitMemo(key, cpu::JitMemoEntry{*m_lastObject, std::move(report)});
+    if (!hit && !key.empty()) {
+        if (quick)
+            cpu::storeJitMemo(key, cpu::JitMemoEntry{std::move(quickObject), {}});
+        else if (!m_lastObject->empty())
+            cpu::storeJitMemo(key, cpu::JitMemoEntry{*m_lastObject, std::move(report)});
+    }
     if (wg::cpuJitLogEnabled()) {
         using Ms = std::chrono::duration<double, std::milli>;
         const double total = Ms(std::chrono::steady_clock::now() - start).count();
+        const char* what = quick ? "quick code" : "optimised code";
         if (hit)
             std::fprintf(stderr,
-                         "duet: cpu: kernel %s: machine code from the in-process memo (an "
-                         "identical kernel was compiled before) in %.1f ms\n",
-                         m_kernels[index].name.c_str(), total);
+                         "duet: cpu: kernel %s: %s from the in-process memo (an identical kernel "
+                         "was compiled before) in %.1f ms\n",
+                         kernelName.c_str(), what, total);
+        else if (quick)
+            std::fprintf(stderr,
+                         "duet: cpu: kernel %s: quick code in %.1f ms (optimised after %g ms "
+                         "of launches: DUET_CPU_TIER_UP_MS)\n",
+                         kernelName.c_str(), total, m_tierBudgetMs);
         else
             std::fprintf(stderr,
                          "duet: cpu: kernel %s: optimised in %.1f ms, machine code in %.1f ms\n",
-                         m_kernels[index].name.c_str(), Ms(optimised - start).count(),
+                         kernelName.c_str(), Ms(optimised - start).count(),
                          total - Ms(optimised - start).count());
     }
+    return sym->toPtr<void*>();
+}
+
+void* CpuExecutable::entry(size_t index) const {
+    if (index >= m_entries.size())
+        return nullptr;
+    std::lock_guard lock(m_mutex);
+    if (m_entries[index])
+        return m_entries[index];
+    if (m_optimised[index] && m_optimised[index] != kNoVariant)
+        return m_entries[index] = m_optimised[index];
+    // (A whole program optimised already, for its binary, has no module left to compile.)
+    if (tiered() && !(m_wholeModule && m_wholeAdded)) {
+        m_entries[index] = compileKernel(index, true);
+        if (m_entries[index])
+            return m_entries[index];
+    }
+    m_entries[index] = compileKernel(index, false);
+    m_optimised[index] = m_entries[index] ? m_entries[index] : kNoVariant;
     return m_entries[index];
+}
+
+void* CpuExecutable::optimisedEntry(size_t index) const {
+    if (index >= m_optimised.size())
+        return nullptr;
+    std::lock_guard lock(m_mutex);
+    void* code = m_optimised[index];
+    return code == kNoVariant ? nullptr : code;
+}
+
+double CpuExecutable::quickBudgetLeftMs(size_t index) const {
+    std::lock_guard lock(m_tierMutex);
+    return index < m_quickMs.size() ? m_tierBudgetMs - m_quickMs[index] : 0.0;
+}
+
+void CpuExecutable::addQuickTime(size_t index, double ms) const {
+    std::lock_guard lock(m_tierMutex);
+    if (index < m_quickMs.size())
+        m_quickMs[index] += ms;
+}
+
+void* CpuExecutable::optimiseKernel(size_t index) const {
+    if (index >= m_optimised.size())
+        return nullptr;
+    std::lock_guard lock(m_mutex);
+    if (!m_optimised[index]) {
+        void* code = compileKernel(index, false);
+        m_optimised[index] = code ? code : kNoVariant;
+        if (!code && wg::cpuJitLogEnabled())
+            std::fprintf(stderr, "duet: cpu: kernel %s: optimising failed, quick code goes on: %s",
+                         m_kernels[index].name.c_str(), m_diagnostics->c_str());
+    }
+    return m_optimised[index] == kNoVariant ? nullptr : m_optimised[index];
 }
 
 void* CpuExecutable::streamingEntry(size_t index) const {
@@ -547,7 +734,7 @@ const std::string& CpuExecutable::binary() const {
         // The JIT compiles the whole module: its object is the machine code.
         lock.unlock();
         for (size_t i = 0; i < m_entries.size(); ++i)
-            entry(i);
+            optimiseKernel(i);
         lock.lock();
         bin.text = *m_object;
     } else {
@@ -801,6 +988,17 @@ std::string describeCpuKernels(CpuExecutable& exe, const std::string& bitcode,
 
 } // namespace
 
+double cpu::tierUpBudgetMs() {
+    const char* env = std::getenv("DUET_CPU_TIER_UP_MS");
+    if (!env || !*env)
+        return 20.0;
+    char* end = nullptr;
+    const double ms = std::strtod(env, &end);
+    if (!end || *end != '\0' || std::isnan(ms))
+        return 20.0; // not a number: the default
+    return ms > 0 ? ms : 0.0;
+}
+
 FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view options,
                               std::string_view source, const TargetSpec& target) {
     initialiseLlvmOnce();
@@ -857,7 +1055,21 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         return FinalizeResult::failure(log + *diagnostics);
     exe->m_entries.assign(exe->m_kernels.size(), nullptr);
     exe->m_streamEntries.assign(exe->m_kernels.size(), nullptr);
+    exe->m_optimised.assign(exe->m_kernels.size(), nullptr);
+    exe->m_quickMs.assign(exe->m_kernels.size(), 0.0);
     exe->m_tm = std::move(*tm);
+    // Tiered: quick code first, unless the build asked for no optimisation (its code is quick
+    // already).
+    if (const double budget = cpu::tierUpBudgetMs(); budget > 0 && host.optLevel > 0) {
+        orc::JITTargetMachineBuilder quick = jtmb;
+        quick.setCodeGenOptLevel(CodeGenOptLevel::None);
+        if (auto qtm = quick.createTargetMachine()) {
+            exe->m_quickTm = std::move(*qtm);
+            exe->m_tierBudgetMs = budget;
+        } else {
+            consumeError(qtm.takeError()); // no quick tier: every kernel optimised at once
+        }
+    }
     exe->m_module = std::move(m);
     exe->m_context = orc::ThreadSafeContext(std::move(tsctx));
 

@@ -1,0 +1,40 @@
+// Tiered compilation of CPU kernels: the executor's view of code that starts quick and is optimised
+// once it has run long enough.
+#pragma once
+
+#include <cstddef>
+
+namespace duet::rt::cpu {
+
+/// A CPU executable whose kernels may first run as quick code: compiled with a light
+/// optimisation pipeline and the fast instruction selector, a few milliseconds per kernel instead
+/// of tens, so that programs built to be launched once or twice (test suites, one-off setup
+/// kernels) do not pay for the full pipeline. The executor (cpu_device.cpp) measures the time
+/// launches spend in quick code and asks for the optimised code once that time reaches the
+/// kernel's budget (`DUET_CPU_TIER_UP_MS`), between work-groups, so one long launch is tiered
+/// up while it runs. Work-groups are independent, so they may run either code.
+///
+/// Thread-safe; the executable must outlive the calls (the launch holds it).
+class TieredCode {
+public:
+    /// The optimised work-group function of kernel `index` if it was compiled, else null
+    /// (its entry() is quick code).
+    virtual void* optimisedEntry(size_t index) const = 0;
+    /// Milliseconds kernel `index` may still spend in quick code before it is optimised; zero
+    /// or less once the budget is spent.
+    virtual double quickBudgetLeftMs(size_t index) const = 0;
+    /// Adds `ms` spent running kernel `index`'s quick code to its account.
+    virtual void addQuickTime(size_t index, double ms) const = 0;
+    /// Optimises and compiles kernel `index` (once: later calls return the same code); null if
+    /// that failed (the quick code goes on serving, the reason is in DUET_LOG).
+    virtual void* optimiseKernel(size_t index) const = 0;
+
+protected:
+    ~TieredCode() = default;
+};
+
+/// The quick-code budget per kernel in milliseconds: `DUET_CPU_TIER_UP_MS` (default 20; 0
+/// turns tiering off: every kernel is optimised at its first clCreateKernel, as before).
+double tierUpBudgetMs();
+
+} // namespace duet::rt::cpu

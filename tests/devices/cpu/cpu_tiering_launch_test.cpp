@@ -1,0 +1,190 @@
+// Tiered compilation through the API: a kernel's launches run quick code until they have spent
+// its budget (DUET_CPU_TIER_UP_MS, set here around each build), then the optimised code, also
+// from the middle of a launch; results are the same either way. DUET_LOG=1 (this test's ctest
+// entry) says when a kernel is optimised; the test reads it from its own stderr.
+#include "support/cl_test.hpp"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+using duet::test::buildLog;
+using duet::test::errorName;
+
+/// Everything written to stderr (fd 2) while it lives, for `text()`.
+class StderrCapture {
+public:
+    StderrCapture() {
+        std::fflush(stderr);
+        m_file = std::tmpfile();
+        REQUIRE(m_file);
+        m_saved = dup(2);
+        REQUIRE(dup2(fileno(m_file), 2) == 2);
+    }
+    ~StderrCapture() { restore(); }
+    StderrCapture(const StderrCapture&) = delete;
+    std::string text() {
+        restore();
+        std::string all;
+        std::rewind(m_file);
+        char buf[4096];
+        for (size_t n; (n = std::fread(buf, 1, sizeof buf, m_file)) > 0;)
+            all.append(buf, n);
+        return all;
+    }
+
+private:
+    void restore() {
+        if (m_saved < 0)
+            return;
+        std::fflush(stderr);
+        dup2(m_saved, 2);
+        close(m_saved);
+        m_saved = -1;
+    }
+    std::FILE* m_file = nullptr;
+    int m_saved = -1;
+};
+
+size_t count(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
+    return n;
+}
+
+/// Each work-item loops `n` times: enough for a launch of many groups to outlast a 1 ms budget
+/// in quick code.
+const char* kSource = R"(
+__kernel void churn(__global uint* out, uint n) {
+    uint h = (uint)get_global_id(0);
+    for (uint k = 0; k < n; ++k)
+        h = (h ^ (h >> 13)) * 2654435761u + k;
+    out[get_global_id(0)] = h;
+}
+)";
+
+uint32_t churnReference(uint32_t i, uint32_t n) {
+    uint32_t h = i;
+    for (uint32_t k = 0; k < n; ++k)
+        h = (h ^ (h >> 13)) * 2654435761u + k;
+    return h;
+}
+
+struct Cpu {
+    cl_device_id device = nullptr;
+    cl_context context = nullptr;
+    cl_command_queue queue = nullptr;
+    Cpu() {
+        REQUIRE(clGetDeviceIDs(duet::test::platformUnderTest(), CL_DEVICE_TYPE_CPU, 1, &device,
+                               nullptr) == CL_SUCCESS);
+        cl_int e = CL_SUCCESS;
+        context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
+        REQUIRE(e == CL_SUCCESS);
+        queue = clCreateCommandQueue(context, device, 0, &e);
+        REQUIRE(e == CL_SUCCESS);
+    }
+    ~Cpu() {
+        clReleaseCommandQueue(queue);
+        clReleaseContext(context);
+    }
+    Cpu(const Cpu&) = delete;
+
+    /// Builds kSource under DUET_CPU_TIER_UP_MS=`budget` (a comment makes each build's source
+    /// its own), creates `churn`.
+    cl_kernel kernel(const char* budget, cl_program& program) {
+        setenv("DUET_CPU_TIER_UP_MS", budget, 1);
+        const std::string source = std::string("// budget ") + budget + "\n" + kSource;
+        const char* text = source.c_str();
+        cl_int e = CL_SUCCESS;
+        program = clCreateProgramWithSource(context, 1, &text, nullptr, &e);
+        REQUIRE(e == CL_SUCCESS);
+        e = clBuildProgram(program, 1, &device, "", nullptr, nullptr);
+        unsetenv("DUET_CPU_TIER_UP_MS");
+        INFO(buildLog(program, device));
+        REQUIRE(e == CL_SUCCESS);
+        cl_kernel k = clCreateKernel(program, "churn", &e);
+        REQUIRE(e == CL_SUCCESS);
+        return k;
+    }
+    /// One launch of `items` work-items in groups of 16; checks every result.
+    void run(cl_kernel k, size_t items, uint32_t n) {
+        cl_int e = CL_SUCCESS;
+        cl_mem out = clCreateBuffer(context, CL_MEM_WRITE_ONLY, items * 4, nullptr, &e);
+        REQUIRE(e == CL_SUCCESS);
+        REQUIRE(clSetKernelArg(k, 0, sizeof out, &out) == CL_SUCCESS);
+        REQUIRE(clSetKernelArg(k, 1, sizeof n, &n) == CL_SUCCESS);
+        const size_t local = 16;
+        e = clEnqueueNDRangeKernel(queue, k, 1, nullptr, &items, &local, 0, nullptr, nullptr);
+        INFO(errorName(e));
+        REQUIRE(e == CL_SUCCESS);
+        std::vector<uint32_t> got(items);
+        REQUIRE(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, items * 4, got.data(), 0, nullptr,
+                                    nullptr) == CL_SUCCESS);
+        clReleaseMemObject(out);
+        for (size_t i = 0; i < items; ++i) {
+            INFO("work-item " << i);
+            REQUIRE(got[i] == churnReference(uint32_t(i), n));
+        }
+    }
+};
+
+} // namespace
+
+TEST_CASE("tiering: launches under the budget keep the quick code", "[cpu][tiering]") {
+    Cpu cpu;
+    StderrCapture log;
+    cl_program p = nullptr;
+    cl_kernel k = cpu.kernel("60000", p); // a minute: these launches never spend it
+    for (int i = 0; i < 3; ++i)
+        cpu.run(k, 64, 10);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    const std::string text = log.text();
+    INFO(text);
+    CHECK(count(text, "kernel churn: quick code") == 1);
+    CHECK(count(text, "kernel churn: optimised") == 0);
+}
+
+TEST_CASE("tiering: a long launch is optimised while it runs, later launches start optimised",
+          "[cpu][tiering]") {
+    Cpu cpu;
+    StderrCapture log;
+    cl_program p = nullptr;
+    cl_kernel k = cpu.kernel("1", p); // 1 ms
+    // 4,096 groups of 16 work-items of 4,000 iterations: far more than 1 ms of quick code.
+    cpu.run(k, 65536, 4000);
+    const std::string first = log.text();
+    CHECK(count(first, "kernel churn: quick code") == 1);
+    CHECK(count(first, "kernel churn: optimised") == 1);
+    StderrCapture later;
+    cpu.run(k, 1024, 7);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    const std::string text = later.text();
+    INFO(first << text);
+    CHECK(count(text, "kernel churn:") == 0); // nothing compiled again
+}
+
+TEST_CASE("tiering off: DUET_CPU_TIER_UP_MS=0 optimises at clCreateKernel", "[cpu][tiering]") {
+    Cpu cpu;
+    StderrCapture log;
+    cl_program p = nullptr;
+    cl_kernel k = cpu.kernel("0", p);
+    const std::string atCreate = log.text();
+    CHECK(count(atCreate, "kernel churn: optimised") == 1);
+    CHECK(count(atCreate, "quick code") == 0);
+    StderrCapture later;
+    cpu.run(k, 4096, 100);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    const std::string text = later.text();
+    INFO(atCreate << text);
+    CHECK(count(text, "kernel churn:") == 0);
+}
