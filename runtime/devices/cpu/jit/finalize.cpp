@@ -1,6 +1,7 @@
 // finalizeForCpu: spir64 bitcode -> builtins linked -> work-group functions -> host code
 // (O3, libmvec) -> ORC LLJIT, wrapped as a DeviceExecutable with its ELF program binary.
 #include "compiler/binary.hpp"
+#include "compiler/analysis_managers.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 #include "compiler/save_temps.hpp"
@@ -334,10 +335,7 @@ bool parallelLoopsEnabled() {
 /// (wg::WorkItemLoopReport), one line per loop.
 std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLevel,
                                   const std::string& features, bool unsafeMath) {
-    LoopAnalysisManager lam;
-    FunctionAnalysisManager fam;
-    CGSCCAnalysisManager cgam;
-    ModuleAnalysisManager mam;
+    AnalysisManagers am;
     PipelineTuningOptions pto;
     pto.LoopVectorization = optLevel > 1;
     pto.SLPVectorization = optLevel > 1;
@@ -351,12 +349,8 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
     });
     TargetLibraryInfoImpl tlii(tm.getTargetTriple());
     tlii.addVectorizableFunctions(libmvecTable(features, unsafeMath));
-    fam.registerPass([&] { return TargetLibraryAnalysis(tlii); });
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    am.function.registerPass([&] { return TargetLibraryAnalysis(tlii); });
+    am.registerWith(pb);
     ModulePassManager mpm;
     if (optLevel == 0) {
         mpm = pb.buildO0DefaultPipeline(OptimizationLevel::O0);
@@ -375,7 +369,7 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
         OptimizationLevel level = optLevel == 1 ? OptimizationLevel::O1 : OptimizationLevel::O3;
         mpm.addPass(pb.buildPerModuleDefaultPipeline(level));
     }
-    mpm.run(m, mam);
+    mpm.run(m, am.module);
     return report.lines();
 }
 
@@ -468,16 +462,9 @@ std::string CpuExecutable::memoKey(const Module& part) const {
 /// and branches the work-group pass leaves, drop what nothing calls. No inlining, no loop
 /// passes, no vectorisers: a few percent of the full pipeline's time.
 void quickOptimise(Module& m, TargetMachine& tm) {
-    LoopAnalysisManager lam;
-    FunctionAnalysisManager fam;
-    CGSCCAnalysisManager cgam;
-    ModuleAnalysisManager mam;
+    AnalysisManagers am;
     PassBuilder pb(&tm);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    am.registerWith(pb);
     FunctionPassManager fpm;
     fpm.addPass(SROAPass(SROAOptions::ModifyCFG));
     fpm.addPass(EarlyCSEPass());
@@ -485,7 +472,7 @@ void quickOptimise(Module& m, TargetMachine& tm) {
     ModulePassManager mpm;
     mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
     mpm.addPass(GlobalDCEPass());
-    mpm.run(m, mam);
+    mpm.run(m, am.module);
 }
 
 /// `m` as an object file for `tm`; empty if the target cannot emit one.

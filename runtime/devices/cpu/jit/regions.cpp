@@ -522,8 +522,8 @@ bool RegionBuilder::rematerialisable(Value* v, unsigned depth) {
     return ok;
 }
 
-/// The kinds of instruction rematerialise copies: the work-item placeholders, GEPs, casts and
-/// arithmetic that cannot trap.
+/// Whether rematerialise() may copy `i` into a later region: work-item placeholders, GEPs,
+/// casts and arithmetic that cannot trap.
 bool RegionBuilder::recomputable(const Instruction* i) const {
     if (auto* call = dyn_cast<CallInst>(i)) {
         const Function* f = call->getCalledFunction();

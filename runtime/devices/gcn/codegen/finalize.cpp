@@ -2,6 +2,7 @@
 // AMDGPU backend (object file, in memory) -> lld in-process (amdhsa shared object, code
 // object v5) -> reader + loader; -save-temps writes each kernel's .ll and disassembled .isa.
 #include "compiler/binary.hpp"
+#include "compiler/analysis_managers.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 #include "compiler/save_temps.hpp"
@@ -258,21 +259,14 @@ void trapMissingNamedOverloads(Module& m) {
 }
 
 void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
-    LoopAnalysisManager lam;
-    FunctionAnalysisManager fam;
-    CGSCCAnalysisManager cgam;
-    ModuleAnalysisManager mam;
+    AnalysisManagers am;
     PassBuilder pb(&tm);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    am.registerWith(pb);
     ModulePassManager mpm =
         optLevel == 0 ? pb.buildO0DefaultPipeline(OptimizationLevel::O0)
                       : pb.buildPerModuleDefaultPipeline(optLevel == 1 ? OptimizationLevel::O1
                                                                        : OptimizationLevel::O3);
-    mpm.run(m, mam);
+    mpm.run(m, am.module);
 }
 
 /// LLVM 19's AMDGPU backend reads `v[i]` of a vector kernel argument, i varying across the

@@ -5,6 +5,7 @@
 #include "core/data_files.hpp"
 #include "core/program_cache.hpp"
 #include "compiler/binary.hpp"
+#include "compiler/analysis_managers.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
 #include "compiler/save_temps.hpp"
@@ -100,22 +101,15 @@ std::string unresolvedFunctions(Module& m) {
 }
 
 void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
-    LoopAnalysisManager lam;
-    FunctionAnalysisManager fam;
-    CGSCCAnalysisManager cgam;
-    ModuleAnalysisManager mam;
+    AnalysisManagers am;
     PassBuilder pb(&tm);
     nvptx::registerLoopUnrolling(pb);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    am.registerWith(pb);
     ModulePassManager mpm =
         optLevel == 0 ? pb.buildO0DefaultPipeline(OptimizationLevel::O0)
                       : pb.buildPerModuleDefaultPipeline(optLevel == 1 ? OptimizationLevel::O1
                                                                        : OptimizationLevel::O3);
-    mpm.run(m, mam);
+    mpm.run(m, am.module);
 }
 
 /// The functions that still call themselves, directly or through others, once optimised: an
