@@ -577,17 +577,25 @@ typedef float float1;
 // (included for the NVIDIA device) defines DUET_TEX_F/DUET_TEX_I to do so and return true;
 // elsewhere they are false and every read below is software.
 // With textures, the software reads are out of line, so that a read through a texture stays
-// small enough to inline into the kernel.
+// small enough to inline into the kernel. Each is preceded by a call of
+// __duet_software_read(image, sampler bits, class wanted, dims, layer), which no library defines:
+// the code generator reads what each software read would need of the textures from it, to make
+// the kernel's texture-only variant, and then deletes it
+// (devices/nvidia/codegen/texture_variants.cpp).
 #ifdef DUET_NVIDIA_TEXTURES
 #include "../nvidia/texture.h"
 #define DUET_SOFTWARE_READ static __attribute__((noinline, cold))
+void __duet_software_read(global duet_image* d, uint smp, uint cls, int dims, int layer);
+#define DUET_SOFTWARE_MARK(d, smp, cls, dims, layer) __duet_software_read(d, smp, cls, dims, layer)
 #else
 #define DUET_TEX_F(d, smp, c, dims, layer, out) false
 #define DUET_TEX_I(d, smp, c, dims, layer, cls, out) false
+#define DUET_TEX_FLOAT 1u
 #define DUET_TEX_SIGNED 2u
 #define DUET_TEX_UNSIGNED 3u
 #define DUET_TEX_FETCH_SAMPLER 0x10u
 #define DUET_SOFTWARE_READ DUET_INLINE
+#define DUET_SOFTWARE_MARK(d, smp, cls, dims, layer)
 #endif
 
 DUET_SOFTWARE_READ float4 duet_soft_read_f(global duet_image* d, uint smp, float4 c, int dims,
@@ -609,6 +617,7 @@ DUET_INLINE float4 duet_sampled_f(global duet_image* d, uint smp, float4 c, int 
     float4 t;
     if (DUET_TEX_F(d, smp, c, dims, layer, &t))
         return t;
+    DUET_SOFTWARE_MARK(d, smp, DUET_TEX_FLOAT, dims, layer);
     return duet_soft_read_f(d, smp, c, dims, layer);
 }
 DUET_INLINE int4 duet_sampled_i(global duet_image* d, uint smp, float4 c, int dims, int layer,
@@ -616,6 +625,7 @@ DUET_INLINE int4 duet_sampled_i(global duet_image* d, uint smp, float4 c, int di
     int4 t;
     if (DUET_TEX_I(d, smp, c, dims, layer, cls, &t))
         return t;
+    DUET_SOFTWARE_MARK(d, smp, cls, dims, layer);
     return duet_soft_read_i(d, smp, c, dims, layer);
 }
 
@@ -669,7 +679,10 @@ DUET_INLINE float4 duet_fetch_tex_f(global duet_image* d, int4 c, int dims, int 
     float4 t;
     if (tex && DUET_TEX_F(d, DUET_TEX_FETCH_SAMPLER, convert_float4(c) + 0.5f, dims, layer, &t))
         return t;
-    return tex ? duet_soft_fetch_f(d, c, dims, layer) : duet_fetch_f(d, c, dims, layer);
+    if (!tex)
+        return duet_fetch_f(d, c, dims, layer);
+    DUET_SOFTWARE_MARK(d, DUET_TEX_FETCH_SAMPLER, DUET_TEX_FLOAT, dims, layer);
+    return duet_soft_fetch_f(d, c, dims, layer);
 }
 DUET_INLINE int4 duet_fetch_tex_i(global duet_image* d, int4 c, int dims, int layer, int tex,
                                   uint cls) {
@@ -677,7 +690,10 @@ DUET_INLINE int4 duet_fetch_tex_i(global duet_image* d, int4 c, int dims, int la
     if (tex &&
         DUET_TEX_I(d, DUET_TEX_FETCH_SAMPLER, convert_float4(c) + 0.5f, dims, layer, cls, &t))
         return t;
-    return tex ? duet_soft_fetch_i(d, c, dims, layer) : duet_fetch_i(d, c, dims, layer);
+    if (!tex)
+        return duet_fetch_i(d, c, dims, layer);
+    DUET_SOFTWARE_MARK(d, DUET_TEX_FETCH_SAMPLER, cls, dims, layer);
+    return duet_soft_fetch_i(d, c, dims, layer);
 }
 #define DUET_FETCH(ACC, T, W, DIMS, LAYER, TEX)                                                \
     DUET_OVL float4 read_imagef(ACC T i, int##W c) {                                           \

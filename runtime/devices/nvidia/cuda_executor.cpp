@@ -250,7 +250,7 @@ void CudaExecutor::sequence(Lane& lane, Submitted& out) {
 }
 
 Outcome CudaExecutor::function(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
-                               Function*& out) {
+                               Function*& out, bool textured) {
     // This device's executables are all NvidiaExecutable (its toolchain makes them); the code
     // generator is built without RTTI, so no dynamic_cast.
     const auto* nv = static_cast<const NvidiaExecutable*>(exe.get());
@@ -281,14 +281,15 @@ Outcome CudaExecutor::function(const std::shared_ptr<DeviceExecutable>& exe, con
         if (info[0])
             nvidia::logNvidia("NVIDIA: JIT: " + std::string(info));
     }
-    auto [it, fresh] = m.functions.try_emplace(entry);
+    auto [it, fresh] = m.functions.try_emplace(std::pair(entry, textured));
     Function& fn = it->second;
     if (fresh) {
         const auto* ke = static_cast<const nvidia::KernelEntry*>(entry);
-        if (cu::Result r = m_cuda.moduleGetFunction(&fn.handle, m.module, ke->name.c_str());
+        const std::string& name = textured ? ke->texturedName : ke->name;
+        if (cu::Result r = m_cuda.moduleGetFunction(&fn.handle, m.module, name.c_str());
             r != cu::kSuccess) {
             m.functions.erase(it);
-            return {CL_INVALID_KERNEL, cudaError("cuModuleGetFunction", r) + " for " + ke->name};
+            return {CL_INVALID_KERNEL, cudaError("cuModuleGetFunction", r) + " for " + name};
         }
         // What ptxas made of the kernel for this GPU: register pressure can lower the block
         // size below the device's 1024; spills and private arrays are local memory.
@@ -333,6 +334,12 @@ Outcome CudaExecutor::submit(const KernelLaunch& launch, bool timed, Submitted& 
     Function* fn = nullptr;
     if (Outcome o = function(launch.executable, launch.entry, fn); !o.why.empty())
         return o;
+    // Its texture-only variant, for launches whose images all go through textures: without
+    // it (a driver that will not load it) the kernel runs as it is.
+    Function* textured = nullptr;
+    if (!entry->texturedName.empty() && m_textureLimits.alignment &&
+        !function(launch.executable, launch.entry, textured, true).why.empty())
+        textured = nullptr;
     // A kernel that prints has the GPU's one printf buffer from its reset (queued here, before
     // its grids) until finish() has read the records back; other launches do not wait for it.
     if (entry->usesPrintf) {
@@ -350,7 +357,7 @@ Outcome CudaExecutor::submit(const KernelLaunch& launch, bool timed, Submitted& 
             return o;
         printfBuffer = m_printfBuffer;
     }
-    return launchGrids(launch, *entry, *fn, *lane, printfBuffer, timed, out);
+    return launchGrids(launch, *entry, *fn, textured, *lane, printfBuffer, timed, out);
 }
 
 Outcome CudaExecutor::resetPrintfBuffer(Lane& lane) {
@@ -459,9 +466,35 @@ Outcome CudaExecutor::finish(Submitted& launch, uint64_t& deviceNs, PrintfOutput
     return printing;
 }
 
+namespace {
+
+/// Whether every read the texture-only variant of `entry` makes goes through a texture object:
+/// each requirement's image has the class it asks for and a texture for its sampler.
+/// `images`: what each image argument's slot holds (null for other arguments).
+bool texturesServe(const nvidia::KernelEntry& entry, const KernelLaunch& launch,
+                   const std::vector<const DeviceImageDesc*>& images) {
+    for (const nvidia::TextureRequirement& r : entry.textureRequirements) {
+        if (r.image >= images.size() || !images[r.image])
+            return false;
+        const DeviceImageDesc& d = *images[r.image];
+        uint32_t bits = r.samplerBits;
+        if (r.samplerArg >= 0) {
+            if (size_t(r.samplerArg) >= launch.args.size() ||
+                launch.kernel->desc().args[size_t(r.samplerArg)].kind != KernelArgKind::Sampler)
+                return false;
+            bits = uint32_t(samplerArgWord(launch.args[size_t(r.samplerArg)]));
+        }
+        if (d.textureClass != r.textureClass || !d.textures[samplerKey(bits)])
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
 Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry,
-                                  Function& fn, Lane& lane, uint64_t printfBuffer, bool timed,
-                                  Submitted& out) {
+                                  Function& fn, Function* textured, Lane& lane,
+                                  uint64_t printfBuffer, bool timed, Submitted& out) {
     const KernelDesc& desc = launch.kernel->desc();
     const size_t nargs = launch.args.size();
     if (entry.params != nargs + 1 || desc.args.size() != nargs)
@@ -490,25 +523,12 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
     const uint64_t dynamic = plan.dynamicSharedBytes;
     if (std::string why = sharedMemoryExcess(entry, fn.info.staticShared, dynamic); !why.empty())
         return {CL_OUT_OF_RESOURCES, why};
-    // Dynamic shared memory beyond what the function allows now (48 KiB less its static
-    // shared memory, until raised): opt in, once per function and size.
-    if (dynamic > fn.dynamicSharedLimit) {
-        if (cu::Result r = m_cuda.funcSetAttribute(fn.handle, cu::kFuncMaxDynamicSharedSizeBytes,
-                                                   int(dynamic));
-            r != cu::kSuccess)
-            return {
-                CL_OUT_OF_RESOURCES,
-                cudaError("cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, " +
-                              std::to_string(dynamic) + ")",
-                          r)};
-        fn.dynamicSharedLimit = dynamic;
-    }
-
     // kernelParams: each argument's bytes, then the launch block. An image is the address of
     // its descriptor, a sampler its CLK_* bits (core/image.hpp: the GPU devices' words).
     m_imageSlots.beginLaunch();
     std::vector<uint64_t> words(nargs, 0);
     std::vector<void*> params(nargs + 1, nullptr);
+    std::vector<const DeviceImageDesc*> images(textured ? nargs : 0, nullptr);
     size_t nextLocal = 0;
     for (size_t i = 0; i < nargs; ++i) {
         const ArgValue& a = launch.args[i];
@@ -527,9 +547,10 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
             break;
         case KernelArgKind::Image:
             if (a.mem)
-                if (Outcome o = placeImage(
-                        imageArgDesc(a),
-                        desc.args[i].accessQualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY, words[i]);
+                if (Outcome o =
+                        placeImage(imageArgDesc(a),
+                                   desc.args[i].accessQualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY,
+                                   words[i], textured ? &images[i] : nullptr);
                     !o.why.empty())
                     return o;
             params[i] = &words[i];
@@ -540,6 +561,23 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
             break;
         }
     }
+    // The texture-only variant where no read needs software (the same arguments, fewer
+    // registers: texture_variants.cpp).
+    Function& run = textured && texturesServe(entry, launch, images) ? *textured : fn;
+    // Dynamic shared memory beyond what the function allows now (48 KiB less its static
+    // shared memory, until raised): opt in, once per function and size.
+    if (dynamic > run.dynamicSharedLimit) {
+        if (cu::Result r = m_cuda.funcSetAttribute(run.handle, cu::kFuncMaxDynamicSharedSizeBytes,
+                                                   int(dynamic));
+            r != cu::kSuccess)
+            return {
+                CL_OUT_OF_RESOURCES,
+                cudaError("cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, " +
+                              std::to_string(dynamic) + ")",
+                          r)};
+        run.dynamicSharedLimit = dynamic;
+    }
+
     // Descriptors just written on the shared stream: the lane waits for them.
     if (Outcome o = followBarrier(lane); !o.why.empty())
         return o;
@@ -552,7 +590,7 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
     for (const nvidia::Grid& g : plan.grids) {
         nvidia::LaunchBlock block = g.launch;
         params[nargs] = &block;
-        cu::Result r = m_cuda.launchKernel(fn.handle, g.blocks[0], g.blocks[1], g.blocks[2],
+        cu::Result r = m_cuda.launchKernel(run.handle, g.blocks[0], g.blocks[1], g.blocks[2],
                                            g.threads[0], g.threads[1], g.threads[2],
                                            uint32_t(dynamic), lane.stream, params.data(), nullptr);
         if (r != cu::kSuccess) {
@@ -618,7 +656,8 @@ Outcome CudaExecutor::fillAsync(void* dst, size_t size, const void* pattern, siz
     return {};
 }
 
-Outcome CudaExecutor::placeImage(const KernelImageDesc& desc, bool sampled, uint64_t& address) {
+Outcome CudaExecutor::placeImage(const KernelImageDesc& desc, bool sampled, uint64_t& address,
+                                 const DeviceImageDesc** content) {
     constexpr size_t kChunk = ImageSlots::kSlotsPerChunk;
     // Only an image that textures can read gets a slot of its own for its reads.
     sampled = sampled && m_textureLimits.alignment && textureSource(desc, m_textureLimits);
@@ -667,6 +706,8 @@ Outcome CudaExecutor::placeImage(const KernelImageDesc& desc, bool sampled, uint
         }
     }
     address = uint64_t(reinterpret_cast<uintptr_t>(slot));
+    if (content)
+        *content = &m_imageSlots.content(p.slot);
     return {};
 }
 

@@ -138,21 +138,28 @@ private:
     struct LoadedModule {
         std::weak_ptr<DeviceExecutable> owner; ///< the address may be reused once it expires
         nvidia::cu::Module module = nullptr;
-        std::map<const void*, Function> functions;
+        /// By KernelEntry and variant (true: its texture-only one, KernelEntry::texturedName).
+        std::map<std::pair<const void*, bool>, Function> functions;
     };
 
     /// The primary context current on this thread and the stream made; a CUDA error otherwise.
     Outcome ready();
-    /// The function of `entry` in `exe`'s module (loaded on first use). Takes m_modulesMutex;
-    /// the Function stays where it is while `exe` lives.
+    /// The function of `entry` in `exe`'s module (loaded on first use), or with `textured` its
+    /// texture-only variant. Takes m_modulesMutex; the Function stays where it is while `exe`
+    /// lives.
     Outcome function(const std::shared_ptr<DeviceExecutable>& exe, const void* entry,
-                     Function*& out);
+                     Function*& out, bool textured = false);
+    /// `textured`: the kernel's texture-only variant (null: none), launched instead of `fn`
+    /// where the launch's images and samplers meet its requirements.
     Outcome launchGrids(const KernelLaunch& launch, const nvidia::KernelEntry& entry, Function& fn,
-                        Lane& lane, uint64_t printfBuffer, bool timed, Submitted& out);
+                        Function* textured, Lane& lane, uint64_t printfBuffer, bool timed,
+                        Submitted& out);
     /// The device address of `desc` for the launch being marshalled: its slot (image_slots.hpp),
     /// written first on the stream when it does not hold `desc` yet, with the texture objects
-    /// a `sampled` (read_only) image is read through. Called with m_mutex.
-    Outcome placeImage(const KernelImageDesc& desc, bool sampled, uint64_t& address);
+    /// a `sampled` (read_only) image is read through; `content`, when given, what the slot
+    /// holds. Called with m_mutex.
+    Outcome placeImage(const KernelImageDesc& desc, bool sampled, uint64_t& address,
+                       const DeviceImageDesc** content = nullptr);
     /// Makes the texture objects of slot `slot` (texture_objects.hpp); an image or a sampler
     /// without one is read by the image library in software. Called with m_mutex.
     void makeTextures(size_t slot);

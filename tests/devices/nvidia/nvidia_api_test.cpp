@@ -637,6 +637,94 @@ __kernel void blur(read_only image2d_t src, sampler_t s, write_only image2d_t ds
     clReleaseContext(ctx);
 }
 
+TEST_CASE("a kernel whose image reads all go through textures launches its texture-only variant",
+          "[nvidia][fake-driver][image]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_program p = buildProgram(ctx, dev, R"CL(
+__kernel void resample(read_only image2d_t src, sampler_t s, __global float4* out) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    out[p.y * 16 + p.x] = read_imagef(src, s, (float2)(p.x + 0.5f, p.y + 0.5f)) + read_imagef(src, p);
+}
+__kernel void asInts(read_only image2d_t src, sampler_t s, __global int4* out) {
+    out[get_global_id(0)] = read_imagei(src, s, (int2)(get_global_id(0), 0));
+}
+)CL",
+                                "-cl-std=CL3.0");
+    cl_kernel k = clCreateKernel(p, "resample", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_kernel ints = clCreateKernel(p, "asInts", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+    cl_image_desc d2{};
+    d2.image_type = CL_MEM_OBJECT_IMAGE2D;
+    d2.image_width = 16;
+    d2.image_height = 16;
+    const cl_image_format rgba8{CL_RGBA, CL_UNORM_INT8}, srgba8{CL_sRGBA, CL_UNORM_INT8};
+    cl_mem img = clCreateImage(ctx, CL_MEM_READ_ONLY, &rgba8, &d2, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem srgb = clCreateImage(ctx, CL_MEM_READ_ONLY, &srgba8, &d2, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem out = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, 16 * 16 * 16, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    auto sampler = [&](cl_bool normalized, cl_addressing_mode mode, cl_filter_mode filter) {
+        cl_sampler s = clCreateSampler(ctx, normalized, mode, filter, &err);
+        REQUIRE(err == CL_SUCCESS);
+        return s;
+    };
+    cl_sampler linear = sampler(CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_LINEAR);
+    // Which function each launch ran.
+    auto launched = [&](cl_kernel kernel, cl_mem image, cl_sampler s) {
+        REQUIRE_CL(clSetKernelArg(kernel, 0, sizeof image, &image));
+        REQUIRE_CL(clSetKernelArg(kernel, 1, sizeof s, &s));
+        REQUIRE_CL(clSetKernelArg(kernel, 2, sizeof out, &out));
+        fake.reset();
+        const size_t global[2] = {16, 16};
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(q, kernel, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(q));
+        REQUIRE(fake.launchCount() == 1);
+        return std::string(fake.launchAt(0)->kernel);
+    };
+    // Both reads (the sampler's and the sampler-less one) have a texture object.
+    CHECK(launched(k, img, linear) == "__duet_textured_resample");
+    // 8-bit signed normalized channels are filtered in software (texture_objects.hpp): the
+    // kernel as it is, whose software read serves them.
+    const cl_image_format snorm8{CL_RGBA, CL_SNORM_INT8};
+    cl_mem snorm = clCreateImage(ctx, CL_MEM_READ_ONLY, &snorm8, &d2, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(launched(k, snorm, linear) == "resample");
+    // sRGB is filtered in software (texture_objects.hpp); its nearest reads go through textures.
+    CHECK(launched(k, srgb, linear) == "resample");
+    cl_sampler nearest = sampler(CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_NEAREST);
+    CHECK(launched(k, srgb, nearest) == "__duet_textured_resample");
+    // read_imagei of a float image returns the stored bits, which only software gives.
+    CHECK(launched(ints, img, nearest) == "asInts");
+    // An image whose rows do not meet the texture pitch alignment has no textures at all.
+    d2.image_width = 13;
+    std::vector<unsigned char> texels(13 * 16 * 4);
+    cl_mem unaligned = clCreateImage(ctx, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, &rgba8, &d2,
+                                     texels.data(), &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(launched(k, unaligned, linear) == "resample");
+    // And back: the variant again.
+    CHECK(launched(k, img, linear) == "__duet_textured_resample");
+
+    for (cl_sampler s : {linear, nearest})
+        clReleaseSampler(s);
+    for (cl_mem m : {img, srgb, snorm, out, unaligned})
+        clReleaseMemObject(m);
+    clReleaseCommandQueue(q);
+    clReleaseKernel(ints);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseContext(ctx);
+}
+
 TEST_CASE("programs build to PTX through the API and launch by the kernel ABI",
           "[nvidia][fake-driver]") {
     cl_int status = CL_SUCCESS;

@@ -285,6 +285,68 @@ TEST_CASE("images and samplers: u64 parameters (descriptor address, CLK_* bits),
     CHECK(contains(ptx, "ld.global"));
 }
 
+TEST_CASE("texture-only variants: a copy without the software reads, and what it needs",
+          "[nvidia][codegen][image]") {
+    Built b = buildProgram("images");
+    const std::string& ptx = b.exe->ptx();
+    // blur reads its one read_only 2D image with the sampler argument and two literals: its
+    // variant has the texture reads and no call of the software read, which blur keeps.
+    const KernelEntry& blur = entryOf(*b.exe, "blur");
+    REQUIRE(blur.texturedName == "__duet_textured_blur");
+    const std::string variant = entryText(ptx, "__duet_textured_blur");
+    CHECK(contains(variant, "tex.2d.v4.f32.f32"));
+    CHECK_FALSE(contains(variant, "call"));
+    CHECK(contains(entryText(ptx, "blur"), "call"));
+    CHECK(paramsOf(variant).size() == paramsOf(entryText(ptx, "blur")).size());
+    // Nothing the library marked the reads with is left.
+    CHECK_FALSE(contains(ptx, "__duet_software_read"));
+    const uint32_t nearest = 0x4 | 0x10; // CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST
+    const uint32_t repeat = 0x6 | 0x1;   // CLK_ADDRESS_REPEAT | CLK_NORMALIZED_COORDS_TRUE
+    std::vector<nvidia::TextureRequirement> want = {
+        {0, 1, 2, 0}, {0, 1, -1, nearest}, {0, 1, -1, repeat}};
+    CHECK(blur.textureRequirements.size() == want.size());
+    for (const nvidia::TextureRequirement& r : want) {
+        INFO("image " << r.image << " class " << r.textureClass << " sampler " << r.samplerArg
+                      << "/" << r.samplerBits);
+        CHECK(std::count(blur.textureRequirements.begin(), blur.textureRequirements.end(), r) == 1);
+    }
+    // volume also reads a 3D image and an array, which textures never serve: no variant.
+    CHECK(entryOf(*b.exe, "volume").texturedName.empty());
+    CHECK_FALSE(contains(ptx, "__duet_textured_volume"));
+
+    // Integer reads ask for their class, sampler-less reads for the fetch sampler.
+    rt::FinalizeResult f = finalizeSource(R"CL(
+__kernel void ints(read_only image2d_t a, read_only image1d_t b, sampler_t s, __global int4* o) {
+    int i = get_global_id(0);
+    o[i] = read_imagei(a, s, (int2)(i, 0)) + as_int4(read_imageui(b, i));
+}
+__attribute__((noinline)) float4 helper(read_only image2d_t img, sampler_t s, float2 c) {
+    return read_imagef(img, s, c) * 2.0f;
+}
+__kernel void throughHelper(read_only image2d_t img, sampler_t s, __global float4* o) {
+    o[get_global_id(0)] = helper(img, s, (float2)(0.5f)) + helper(img, s, (float2)(1.5f));
+}
+__kernel void noImages(__global int* o) { o[0] = 1; }
+)CL",
+                                          "-cl-std=CL3.0");
+    REQUIRE(f.status == CL_SUCCESS);
+    const auto& exe = static_cast<const rt::NvidiaExecutable&>(*f.executable);
+    const KernelEntry& ints = entryOf(exe, "ints");
+    REQUIRE(ints.texturedName == "__duet_textured_ints");
+    CHECK(ints.textureRequirements ==
+          std::vector<nvidia::TextureRequirement>{{0, 2, 2, 0}, {1, 3, -1, 0x10}});
+    // A read in a function the optimiser kept out of line stays in that function: no variant.
+    CHECK(entryOf(exe, "throughHelper").texturedName.empty());
+    CHECK(entryOf(exe, "noImages").texturedName.empty());
+
+    // The variants travel in program binaries.
+    rt::LoadBinaryResult again = rt::loadNvidiaBinary(bytes(b.exe->binary()), target());
+    REQUIRE(again.executable);
+    const auto& reloaded = static_cast<const rt::NvidiaExecutable&>(*again.executable);
+    CHECK(entryOf(reloaded, "blur").texturedName == blur.texturedName);
+    CHECK(entryOf(reloaded, "blur").textureRequirements == blur.textureRequirements);
+}
+
 TEST_CASE("OpenCL 1.x atomics are relaxed atom instructions, 32- and 64-bit, global and local",
           "[nvidia][codegen]") {
     Built b = buildProgram("atomics");
@@ -925,6 +987,8 @@ TEST_CASE("the Duet PTX header: round trip and malformed text", "[nvidia][header
     k.localVariableBytes = 4096;
     k.reqdWorkGroupSize = {8, 4, 2};
     k.usesPrintf = true;
+    k.texturedName = "__duet_textured_k";
+    k.textureRequirements = {{1, 1, 2, 0}, {1, 3, -1, 0x16}};
     m.kernels = {k};
     m.printf = {{1, {4, 8}, "a %d\n%s \"quoted\" %% é"}, {2, {}, ""}};
     const std::string ptx = nvidia::ptxHeader(m) + ".version 7.8\n.target sm_80\n";
@@ -938,6 +1002,8 @@ TEST_CASE("the Duet PTX header: round trip and malformed text", "[nvidia][header
     CHECK(r.module.kernels[0].reqdWorkGroupSize == k.reqdWorkGroupSize);
     CHECK(r.module.kernels[0].localVariableBytes == 4096);
     CHECK(r.module.kernels[0].usesPrintf);
+    CHECK(r.module.kernels[0].texturedName == "__duet_textured_k");
+    CHECK(r.module.kernels[0].textureRequirements == k.textureRequirements);
     REQUIRE(r.module.printf.size() == 2);
     CHECK(r.module.printf[0].format == m.printf[0].format);
     CHECK(r.module.printf[0].argSizes == m.printf[0].argSizes);
@@ -957,6 +1023,28 @@ TEST_CASE("the Duet PTX header: round trip and malformed text", "[nvidia][header
     std::string wrongArg = ptx;
     wrongArg.replace(wrongArg.find("local-args 0,2"), 14, "local-args 0,3");
     CHECK(contains(nvidia::readPtxModule(wrongArg).error, "__local argument 3"));
+    // A texture requirement naming a parameter the kernel lacks, a class that does not exist,
+    // a kernel the header does not list, a second variant: refused.
+    for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
+             {"1.1.a2", "3.1.a2"},
+             {"1.1.a2", "1.1.a3"},
+             {"1.1.a2", "1.4.a2"},
+             {"1.1.a2", "1.1.x2"},
+             {"1.1.a2", "1..a2"},
+             {"duet-textured k ", "duet-textured q "}}) {
+        std::string bad = ptx;
+        REQUIRE(bad.find(from) != std::string::npos);
+        bad.replace(bad.find(from), from.size(), to);
+        INFO(to);
+        CHECK(contains(nvidia::readPtxModule(bad).error, "malformed duet-textured line"));
+    }
+    {
+        const size_t line = ptx.find("// duet-textured");
+        const std::string twice = ptx.substr(0, line) +
+                                  ptx.substr(line, ptx.find('\n', line) + 1 - line) +
+                                  ptx.substr(line);
+        CHECK(contains(nvidia::readPtxModule(twice).error, "malformed duet-textured line"));
+    }
     std::string disagree = ptx;
     disagree.replace(disagree.find(".target sm_80"), 13, ".target sm_90");
     CHECK(contains(nvidia::readPtxModule(disagree).error, "disagrees"));

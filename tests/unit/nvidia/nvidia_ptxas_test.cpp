@@ -33,14 +33,14 @@ struct Assembled {
 };
 
 /// ptxas -arch=<sm> on `ptx` (written to a temporary file); its exit status and messages.
-Assembled assemble(const std::string& ptx, const std::string& sm) {
+Assembled assemble(const std::string& ptx, const std::string& sm, const std::string& extra = "") {
     char dir[] = "/tmp/duet-ptxas-XXXXXX";
     REQUIRE(mkdtemp(dir));
     const std::string in = std::string(dir) + "/module.ptx",
                       out = std::string(dir) + "/module.cubin", log = std::string(dir) + "/log.txt";
     std::ofstream(in) << ptx;
-    const std::string cmd =
-        "'" + ptxas() + "' -arch=" + sm + " -o " + out + " " + in + " > " + log + " 2>&1";
+    const std::string cmd = "'" + ptxas() + "' -arch=" + sm + " " + extra + " -o " + out + " " +
+                            in + " > " + log + " 2>&1";
     Assembled r;
     const int raw = std::system(cmd.c_str());
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -66,6 +66,41 @@ TEST_CASE("ptxas accepts the PTX of every test program for sm_90 and sm_80", "[n
             CHECK(a.status == 0);
         }
     }
+}
+
+/// The registers ptxas -v reports for `entry` (-1: not reported).
+int registersOf(const std::string& verbose, const std::string& entry) {
+    const size_t at = verbose.find("Compiling entry function '" + entry + "'");
+    if (at == std::string::npos)
+        return -1;
+    const size_t used = verbose.find("Used ", at);
+    return used == std::string::npos ? -1 : std::atoi(verbose.c_str() + used + 5);
+}
+
+TEST_CASE("a texture-only variant needs far fewer registers than its kernel", "[nvidia][ptxas]") {
+    // The shape of duet-bench's image figure: bilinear reads of a read_only image. The kernel
+    // keeps the software read for images textures cannot serve, and ptxas sizes the kernel for
+    // it; its variant has the texture reads alone (texture_variants.cpp).
+    Built b = build(R"CL(
+__kernel void resample(read_only image2d_t src, sampler_t s, __global float* out, uint w, uint h) {
+    uint x = get_global_id(0), y = get_global_id(1);
+    if (x >= w || y >= h) return;
+    float2 c = ((float2)(x, y) + 0.5f) / (float2)(w, h), d = 0.25f / (float2)(w, h);
+    float4 v = read_imagef(src, s, c) + read_imagef(src, s, c + (float2)(d.x, 0.0f)) +
+               read_imagef(src, s, c + (float2)(0.0f, d.y)) + read_imagef(src, s, c + d);
+    out[y * w + x] = dot(v, (float4)(0.0625f));
+}
+)CL",
+                    "", target("sm_90", 80));
+    Assembled a = assemble(b.exe->ptx(), "sm_90", "-v");
+    INFO("ptxas:\n" << a.output);
+    REQUIRE(a.status == 0);
+    const int kernel = registersOf(a.output, "resample");
+    const int variant = registersOf(a.output, "__duet_textured_resample");
+    REQUIRE((kernel > 0 && variant > 0));
+    // 56 and 28 with CUDA 13's ptxas: twice the warps per multiprocessor.
+    CHECK(variant * 3 <= kernel * 2);
+    CHECK(variant <= 40);
 }
 
 TEST_CASE("ptxas accepts PTX 7.8 for sm_90 (drivers of CUDA 11.8)", "[nvidia][ptxas]") {

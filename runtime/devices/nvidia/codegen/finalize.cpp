@@ -96,7 +96,8 @@ std::string featuresOf(const TargetSpec& target) {
 /// Declarations nothing defines, reported at build time.
 std::string unresolvedFunctions(Module& m) {
     return undefinedSymbolReport(m, "the NVIDIA device", [](StringRef name, std::string&) {
-        return name == nvptx::kLaunchBlockAccessor; // applyKernelAbi replaces it
+        // applyKernelAbi replaces the one, addTextureVariants reads and deletes the other
+        return name == nvptx::kLaunchBlockAccessor || name == nvptx::kSoftwareReadMark;
     });
 }
 
@@ -455,6 +456,9 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     // after optimisation: until here they are distinct objects to alias analysis.
     if (std::string errors = nvptx::lowerLocalVariables(*m, module.kernels); !errors.empty())
         return FinalizeResult::failure(log + errors);
+    if (std::string errors = nvptx::addTextureVariants(*m, module.kernels); !errors.empty())
+        return FinalizeResult::failure(log + errors);
+    nvptx::removeSoftwareReadMarks(*m);
     module.globalBytes = globalVariableBytes(*m);
     renameForPtx(*m);
     // -save-temps: per kernel, the optimised IR it reaches; the module's PTX below.

@@ -108,6 +108,22 @@ std::string applyKernelAbi(llvm::Module& m, std::vector<nvidia::KernelEntry>& ke
 /// kernels first. Returns "error: ..." lines on failure.
 std::string lowerLocalVariables(llvm::Module& m, std::vector<nvidia::KernelEntry>& kernels);
 
+/// The function the image library calls before each out-of-line software read (cpu/image.cl
+/// under DUET_NVIDIA_TEXTURES) with the image, the sampler bits, the texture class wanted, the
+/// dimensions and the layer: what addTextureVariants reads; removeSoftwareReadMarks deletes
+/// the calls. Nothing defines it.
+inline constexpr const char* kSoftwareReadMark = "__duet_software_read";
+
+/// For each kernel whose image reads could all go through textures, a texture-only variant:
+/// a copy named `__duet_textured_<kernel>` without the software reads, and what it needs of
+/// the launch's images and samplers (KernelEntry::texturedName, textureRequirements;
+/// texture_variants.cpp says why), read from the kSoftwareReadMark calls. Run after
+/// lowerLocalVariables, which the copy then shares, and before removeSoftwareReadMarks.
+/// Returns "error: ..." lines on failure.
+std::string addTextureVariants(llvm::Module& m, std::vector<nvidia::KernelEntry>& kernels);
+/// Deletes every call of kSoftwareReadMark, and its declaration.
+void removeSoftwareReadMarks(llvm::Module& m);
+
 /// Whether `f` is a kernel of the module (listed as such in !nvvm.annotations).
 bool isKernel(const llvm::Function& f);
 

@@ -1,6 +1,7 @@
 // The Duet header of NVIDIA PTX modules: writing and reading the "// duet-..." comment lines.
 #include "devices/nvidia/codegen/ptx_module.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -90,6 +91,35 @@ std::vector<std::string_view> words(std::string_view line) {
     return out;
 }
 
+/// A texture requirement as "image.class.aN" (sampler argument N) or "image.class.bN" (CLK_*
+/// bits N).
+std::string requirementText(const TextureRequirement& r) {
+    return std::to_string(r.image) + "." + std::to_string(r.textureClass) + "." +
+           (r.samplerArg >= 0 ? "a" + std::to_string(r.samplerArg)
+                              : "b" + std::to_string(r.samplerBits));
+}
+
+bool readRequirement(std::string_view s, TextureRequirement& r) {
+    const size_t a = s.find('.');
+    const size_t b = a == std::string_view::npos ? a : s.find('.', a + 1);
+    if (b == std::string_view::npos || b + 2 > s.size())
+        return false;
+    if (!number(s.substr(0, a), r.image) || !number(s.substr(a + 1, b - a - 1), r.textureClass) ||
+        r.textureClass < 1 || r.textureClass > 3)
+        return false;
+    const std::string_view sampler = s.substr(b + 2);
+    if (s[b + 1] == 'a') {
+        uint32_t arg = 0;
+        if (!number(sampler, arg) || arg > 0x7fffffffu)
+            return false;
+        r.samplerArg = int32_t(arg);
+        r.samplerBits = 0;
+        return true;
+    }
+    r.samplerArg = -1;
+    return s[b + 1] == 'b' && number(sampler, r.samplerBits);
+}
+
 } // namespace
 
 std::string ptxHeader(const PtxModule& m) {
@@ -102,6 +132,14 @@ std::string ptxHeader(const PtxModule& m) {
            << listText(k.localArgs) << " local-vars " << k.localVariableBytes << " reqd "
            << k.reqdWorkGroupSize[0] << "," << k.reqdWorkGroupSize[1] << ","
            << k.reqdWorkGroupSize[2] << " printf " << (k.usesPrintf ? 1 : 0) << "\n";
+    for (const KernelEntry& k : m.kernels) {
+        if (k.texturedName.empty())
+            continue;
+        os << "// duet-textured " << k.name << " " << k.texturedName << " ";
+        for (size_t i = 0; i < k.textureRequirements.size(); ++i)
+            os << (i ? "," : "") << requirementText(k.textureRequirements[i]);
+        os << "\n";
+    }
     for (const PrintfFormat& f : m.printf)
         os << "// duet-printf " << f.id << " " << listText(f.argSizes) << " "
            << (f.format.empty() ? "-" : hex(f.format)) << "\n";
@@ -183,6 +221,30 @@ ReadPtxResult readPtxModule(std::string_view ptx) {
             k.reqdWorkGroupSize = {reqd[0], reqd[1], reqd[2]};
             k.usesPrintf = printf == 1;
             r.module.kernels.push_back(std::move(k));
+        } else if (w[1] == "duet-textured") {
+            // After the kernel's own line: its texture-only variant and what that needs.
+            auto k =
+                std::find_if(r.module.kernels.begin(), r.module.kernels.end(),
+                             [&](const KernelEntry& e) { return w.size() > 2 && e.name == w[2]; });
+            if (w.size() != 5 || k == r.module.kernels.end() || !k->texturedName.empty() ||
+                w[3] == w[2])
+                return fail("malformed duet-textured line: " + std::string(line));
+            std::string_view list = w[4];
+            std::vector<TextureRequirement> reqs;
+            while (!list.empty()) {
+                const size_t comma = list.find(',');
+                TextureRequirement t;
+                if (!readRequirement(list.substr(0, comma), t) || t.image + 1 >= k->params ||
+                    (t.samplerArg >= 0 && uint32_t(t.samplerArg) + 1 >= k->params))
+                    return fail("malformed duet-textured line: " + std::string(line));
+                reqs.push_back(t);
+                list =
+                    comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+            }
+            if (reqs.empty())
+                return fail("malformed duet-textured line: " + std::string(line));
+            k->texturedName = std::string(w[3]);
+            k->textureRequirements = std::move(reqs);
         } else if (w[1] == "duet-printf") {
             PrintfFormat f;
             if (w.size() != 5 || !number(w[2], f.id) || f.id == 0 ||

@@ -56,6 +56,17 @@ inline constexpr uint32_t kLocalArgAlign = 16;
 /// (PtxModule::printf), in the PTX header.
 using rt::PrintfFormat;
 
+/// What a kernel's texture-only variant needs of one image it reads: the launch may run the
+/// variant only where, for every requirement, the image argument's descriptor has texture class
+/// `textureClass` (texture_objects.hpp) and a texture object for the sampler's key.
+struct TextureRequirement {
+    uint32_t image = 0;        ///< the image argument
+    uint32_t textureClass = 0; ///< what the read asks for (1 float, 2 signed, 3 unsigned)
+    int32_t samplerArg = -1;   ///< the sampler argument, or -1: the constant below
+    uint32_t samplerBits = 0;  ///< CLK_* bits of a sampler literal (or a sampler-less read's)
+    bool operator==(const TextureRequirement&) const = default;
+};
+
 /// What the launcher needs per kernel beyond the OpenCL argument list (KernelDesc).
 struct KernelEntry {
     std::string name;                ///< the PTX .entry name (the OpenCL kernel name)
@@ -72,6 +83,13 @@ struct KernelEntry {
     /// CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK as the kernel's work-group limit.
     std::array<uint32_t, 3> reqdWorkGroupSize{0, 0, 0};
     bool usesPrintf = false;
+    /// The kernel's texture-only variant (codegen/texture_variants.cpp): the same code, with
+    /// each software read of an image replaced by nothing, so that it needs far fewer registers
+    /// (the software reads set the register count of the whole kernel). Empty: none. The
+    /// launcher runs it where every requirement holds, so that no read it makes could have
+    /// needed the software path.
+    std::string texturedName;
+    std::vector<TextureRequirement> textureRequirements;
 };
 
 /// A PTX module and what Duet knows about it.

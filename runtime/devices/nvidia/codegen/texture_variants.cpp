@@ -1,0 +1,248 @@
+// Texture-only variants of the kernels that read images: the kernel's code with its calls of the
+// image library's out-of-line software reads taken out, launched where every read it makes goes
+// through a texture object.
+//
+// Why: a kernel that reads an image through textures keeps the software read of cpu/image.cl
+// as a cold call for the images and samplers textures cannot serve. ptxas gives a kernel as many
+// registers as the deepest function it calls needs, and the software bilinear read needs about
+// 56 on sm_90 where the texture path alone needs 28: half the warps per multiprocessor, and
+// a texture-bound kernel then samples at half the rate (measured on an H200: 302 against
+// NVIDIA's 550 G samples/s before, resample kernel of bench/runtime).
+//
+// Which software read needs which texture comes from the call of kSoftwareReadMark that the
+// library puts before each (cpu/image.cl), once the optimiser has inlined the library into the
+// kernel: the image descriptor (a kernel argument), the sampler's bits (a kernel argument or a
+// literal), the texture class the builtin wanted and the image's dimensions. A kernel gets a
+// variant only where every mark traces back to its own arguments or constants and reads a 1D or
+// 2D image: anything else (an image passed through a helper the optimiser did not inline, a 3D
+// read) keeps the kernel as it is. The marks go from every function afterwards; being calls of
+// an unknown function until then, they also keep the optimiser from merging or moving the
+// software reads they stand before.
+#include "compiler/save_temps.hpp"
+#include "core/program_cache.hpp"
+#include "devices/nvidia/codegen/passes.hpp"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <set>
+
+namespace duet::rt::nvptx {
+namespace {
+
+using namespace llvm;
+
+/// The library's software reads start with this prefix (image.cl: duet_soft_read_f, ...; the
+/// optimiser may specialise them under longer names).
+constexpr const char* kSoftwareReadPrefix = "duet_soft_";
+/// The variant's name is this prefix and the kernel's (names with "__" are the
+/// implementation's in OpenCL C, so no kernel of the program has it).
+constexpr const char* kVariantPrefix = "__duet_textured_";
+
+bool isMark(const CallInst* call) {
+    const Function* f = call ? call->getCalledFunction() : nullptr;
+    return f && f->getName() == kSoftwareReadMark && call->arg_size() == 5;
+}
+bool isSoftwareRead(const CallInst* call) {
+    const Function* f = call ? call->getCalledFunction() : nullptr;
+    return f && !f->isDeclaration() && f->getName().starts_with(kSoftwareReadPrefix);
+}
+
+/// The software read a mark stands before: the next call in its block.
+CallInst* readAfter(CallInst* mark) {
+    for (Instruction* i = mark->getNextNode(); i; i = i->getNextNode())
+        if (auto* call = dyn_cast<CallInst>(i); call && !isa<IntrinsicInst>(call))
+            return isSoftwareRead(call) ? call : nullptr;
+    return nullptr;
+}
+
+/// Where a value comes from, through casts: one of `kernel`'s arguments or a constant.
+struct Origin {
+    int argument = -1;
+    std::optional<uint64_t> constant;
+};
+Origin originOf(Value* v, const Function& kernel) {
+    for (unsigned depth = 0; depth < 8 && v; ++depth) {
+        if (auto* a = dyn_cast<Argument>(v))
+            return a->getParent() == &kernel ? Origin{int(a->getArgNo()), {}} : Origin{};
+        if (auto* c = dyn_cast<ConstantInt>(v))
+            return Origin{-1, c->getZExtValue()};
+        if (auto* cast = dyn_cast<CastInst>(v)) {
+            v = cast->getOperand(0);
+            continue;
+        }
+        if (auto* ce = dyn_cast<ConstantExpr>(v); ce && ce->isCast()) {
+            v = ce->getOperand(0);
+            continue;
+        }
+        break;
+    }
+    return {};
+}
+
+std::optional<int64_t> constantArg(const CallInst& call, unsigned index) {
+    if (index >= call.arg_size())
+        return std::nullopt;
+    if (auto* c = dyn_cast<ConstantInt>(call.getArgOperand(index)))
+        return c->getSExtValue();
+    return std::nullopt;
+}
+
+/// The requirement of the software read that `mark` stands before, or why it has none.
+std::optional<nvidia::TextureRequirement> requirementOf(const CallInst& mark,
+                                                        const Function& kernel, std::string& why) {
+    const std::optional<int64_t> cls = constantArg(mark, 2);
+    const std::optional<int64_t> dims = constantArg(mark, 3);
+    const std::optional<int64_t> layer = constantArg(mark, 4);
+    if (!dims || !layer || !cls || *cls < 1 || *cls > 3) {
+        why = "a software read whose image shape or class is not a constant";
+        return std::nullopt;
+    }
+    if (*dims > 2 || *layer >= 0) {
+        why = "it reads a 3D image or an image array (not through textures)";
+        return std::nullopt;
+    }
+    const Origin image = originOf(mark.getArgOperand(0), kernel);
+    if (image.argument < 0) {
+        why = "a read of an image that is not one of the kernel's arguments";
+        return std::nullopt;
+    }
+    nvidia::TextureRequirement r;
+    r.image = uint32_t(image.argument);
+    r.textureClass = uint32_t(*cls);
+    const Origin sampler = originOf(mark.getArgOperand(1), kernel);
+    if (sampler.argument >= 0)
+        r.samplerArg = sampler.argument;
+    else if (sampler.constant)
+        r.samplerBits = uint32_t(*sampler.constant);
+    else {
+        why = "a read with a sampler that is neither an argument nor a literal";
+        return std::nullopt;
+    }
+    return r;
+}
+
+void logVariant(const std::string& kernel, const std::string& what) {
+    if (program_cache::logEnabled())
+        std::fprintf(stderr, "duet: NVIDIA: kernel %s: %s\n", kernel.c_str(), what.c_str());
+}
+
+/// A copy of kernel `k` named `name`, a kernel too (its !nvvm.annotations entries copied).
+Function* copyKernel(Module& m, Function& k, const std::string& name) {
+    ValueToValueMapTy map;
+    Function* copy = CloneFunction(&k, map);
+    copy->setName(name);
+    copy->setLinkage(k.getLinkage());
+    copy->setCallingConv(k.getCallingConv());
+    if (NamedMDNode* md = m.getNamedMetadata("nvvm.annotations")) {
+        std::vector<MDNode*> added;
+        for (MDNode* node : md->operands()) {
+            if (node->getNumOperands() < 1 ||
+                mdconst::dyn_extract_or_null<Function>(node->getOperand(0)) != &k)
+                continue;
+            SmallVector<Metadata*, 4> ops(node->op_begin(), node->op_end());
+            ops[0] = ValueAsMetadata::get(copy);
+            added.push_back(MDNode::get(m.getContext(), ops));
+        }
+        for (MDNode* node : added)
+            md->addOperand(node);
+    }
+    return copy;
+}
+
+} // namespace
+
+std::string addTextureVariants(Module& m, std::vector<nvidia::KernelEntry>& kernels) {
+    Function* markFn = m.getFunction(kSoftwareReadMark);
+    if (!markFn)
+        return {};
+    for (nvidia::KernelEntry& entry : kernels) {
+        Function* kernel = m.getFunction(entry.name);
+        if (!kernel || kernel->isDeclaration())
+            continue;
+        std::vector<CallInst*> marks;
+        size_t reads = 0;
+        for (BasicBlock& bb : *kernel)
+            for (Instruction& i : bb)
+                if (auto* call = dyn_cast<CallInst>(&i)) {
+                    if (isMark(call))
+                        marks.push_back(call);
+                    else if (isSoftwareRead(call))
+                        ++reads;
+                }
+        if (marks.empty() && !reads)
+            continue;
+        // Software reads or marks in the functions the kernel calls would stay in the variant.
+        const std::set<const GlobalValue*> reached = reachableFrom(*kernel);
+        bool elsewhere = false;
+        for (const GlobalValue* g : reached) {
+            const auto* f = dyn_cast<Function>(g);
+            if (!f || f == kernel || f->isDeclaration() ||
+                f->getName().starts_with(kSoftwareReadPrefix))
+                continue;
+            for (const BasicBlock& bb : *f)
+                for (const Instruction& i : bb)
+                    if (auto* call = dyn_cast<CallInst>(&i); isMark(call) || isSoftwareRead(call))
+                        elsewhere = true;
+        }
+        std::string why;
+        std::vector<nvidia::TextureRequirement> requirements;
+        if (elsewhere)
+            why = "a software read in a function it calls";
+        else if (reads != marks.size())
+            why = "a software read without its mark";
+        for (CallInst* mark : marks) {
+            if (!why.empty())
+                break;
+            if (!readAfter(mark)) {
+                why = "a mark with no software read after it";
+                break;
+            }
+            std::optional<nvidia::TextureRequirement> r = requirementOf(*mark, *kernel, why);
+            if (r && std::find(requirements.begin(), requirements.end(), *r) == requirements.end())
+                requirements.push_back(*r);
+        }
+        if (!why.empty()) {
+            logVariant(entry.name, "no texture-only variant: " + why);
+            continue;
+        }
+        const std::string name = kVariantPrefix + entry.name;
+        if (m.getNamedValue(name))
+            return "error: internal: the module already has a function named " + name + "\n";
+        Function* variant = copyKernel(m, *kernel, name);
+        std::vector<CallInst*> gone;
+        for (BasicBlock& bb : *variant)
+            for (Instruction& i : bb)
+                if (auto* call = dyn_cast<CallInst>(&i); call && isMark(call))
+                    gone.push_back(call);
+        for (CallInst* mark : gone) {
+            CallInst* read = readAfter(mark);
+            read->replaceAllUsesWith(Constant::getNullValue(read->getType()));
+            read->eraseFromParent();
+        }
+        entry.texturedName = name;
+        entry.textureRequirements = std::move(requirements);
+        logVariant(entry.name, "texture-only variant " + name + " (" +
+                                   std::to_string(entry.textureRequirements.size()) +
+                                   " image and sampler pairs)");
+    }
+    return {};
+}
+
+void removeSoftwareReadMarks(Module& m) {
+    Function* markFn = m.getFunction(kSoftwareReadMark);
+    if (!markFn)
+        return;
+    for (User* u : make_early_inc_range(markFn->users()))
+        if (auto* call = dyn_cast<CallInst>(u))
+            call->eraseFromParent();
+    if (markFn->use_empty())
+        markFn->eraseFromParent();
+}
+
+} // namespace duet::rt::nvptx
