@@ -21,6 +21,17 @@ DUET_INLINE ulong duet_tex_word(global duet_image* d, uint offset) {
     return (ulong)__nvvm_ldg_l((const long*)((ulong)d + offset));
 }
 
+/// Whether an sRGB image may reach this read: false in a kernel's texture-only variant, which
+/// the executor runs only on other images, true elsewhere. Nothing defines it: the code
+/// generator replaces each call (devices/nvidia/codegen/texture_variants.cpp). `const`: it
+/// neither reads nor writes memory, so the optimiser merges and moves it freely.
+bool __duet_textures_srgb(void) __attribute__((const));
+/// Whether every read reaching here goes through a texture (no class mismatch, a texture object
+/// for the sampler): true in a kernel's texture-only variant, which the executor runs only where
+/// that holds, so that its reads have no branch to the software path; false elsewhere. Replaced
+/// like __duet_textures_srgb.
+bool __duet_textures_only(void) __attribute__((const));
+
 /// The texture object index of a sampler (texture_objects.cpp: samplerKey).
 DUET_INLINE uint duet_tex_key(uint smp) {
     const uint mode = smp & DUET_S_ADDRESS_MASK;
@@ -31,28 +42,25 @@ DUET_INLINE uint duet_tex_key(uint smp) {
 /// The texture object for (image, sampler) when the image's class is `cls`, else 0.
 DUET_INLINE ulong duet_tex_handle(global duet_image* d, uint smp, uint cls, uint* swizzle) {
     const ulong info = duet_tex_word(d, 64);
-    if ((uint)info != cls)
+    if ((uint)info != cls && !__duet_textures_only())
         return 0;
     *swizzle = (uint)(info >> 32);
     return duet_tex_word(d, 80 + 8 * duet_tex_key(smp));
 }
 
+// The swizzles are selects, not branches: a branch between one read's texture fetch and the
+// next would make the GPU wait for the first fetch before it issues the second.
+// (OpenCL C's select with a mask: a ?: chain becomes a switch in the optimiser).
 DUET_INLINE float4 duet_tex_swizzle_f(float4 v, uint swizzle) {
-    switch (swizzle) {
-    case 1: return v.zyxw;                           // BGRA
-    case 2: return (float4)(v.x, 0.0f, 0.0f, 1.0f); // one channel
-    case 3: return (float4)(v.x, v.y, 0.0f, 1.0f);  // two channels
-    default: return v;
-    }
+    float4 out = select(v, v.zyxw, (int4)(-(int)(swizzle == 1)));
+    out = select(out, (float4)(v.x, 0.0f, 0.0f, 1.0f), (int4)(-(int)(swizzle == 2)));
+    return select(out, (float4)(v.x, v.y, 0.0f, 1.0f), (int4)(-(int)(swizzle == 3)));
 }
 
 DUET_INLINE int4 duet_tex_swizzle_i(int4 v, uint swizzle) {
-    switch (swizzle) {
-    case 1: return v.zyxw;
-    case 2: return (int4)(v.x, 0, 0, 1);
-    case 3: return (int4)(v.x, v.y, 0, 1);
-    default: return v;
-    }
+    int4 out = select(v, v.zyxw, (int4)(-(int)(swizzle == 1)));
+    out = select(out, (int4)(v.x, 0, 0, 1), (int4)(-(int)(swizzle == 2)));
+    return select(out, (int4)(v.x, v.y, 0, 1), (int4)(-(int)(swizzle == 3)));
 }
 
 /// read_imagef through a texture: false when this image or sampler has none (1D images read
@@ -63,10 +71,10 @@ DUET_INLINE bool duet_tex_f(global duet_image* d, uint smp, float4 c, int dims, 
         return false;
     uint swizzle = 0;
     const ulong h = duet_tex_handle(d, smp, DUET_TEX_FLOAT, &swizzle);
-    if (!h)
+    if (!h && !__duet_textures_only())
         return false;
     const float x = c.x, y = dims == 2 ? c.y : 0.5f;
-    if (swizzle >= 4) {
+    if (swizzle >= 4 && __duet_textures_srgb()) {
         // sRGB: the stored bytes (an integer-read texture, nearest only), decoded by the
         // library's table, exactly as the software path does.
         uint4 u;
@@ -93,7 +101,7 @@ DUET_INLINE bool duet_tex_i(global duet_image* d, uint smp, float4 c, int dims, 
         return false;
     uint swizzle = 0;
     const ulong h = duet_tex_handle(d, smp, cls, &swizzle);
-    if (!h)
+    if (!h && !__duet_textures_only())
         return false;
     const float x = c.x, y = dims == 2 ? c.y : 0.5f;
     int4 v;

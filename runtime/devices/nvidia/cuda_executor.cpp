@@ -469,7 +469,8 @@ Outcome CudaExecutor::finish(Submitted& launch, uint64_t& deviceNs, PrintfOutput
 namespace {
 
 /// Whether every read the texture-only variant of `entry` makes goes through a texture object:
-/// each requirement's image has the class it asks for and a texture for its sampler.
+/// each requirement's image has the class it asks for, a texture for its sampler, and is not
+/// sRGB.
 /// `images`: what each image argument's slot holds (null for other arguments).
 bool texturesServe(const nvidia::KernelEntry& entry, const KernelLaunch& launch,
                    const std::vector<const DeviceImageDesc*>& images) {
@@ -484,7 +485,9 @@ bool texturesServe(const nvidia::KernelEntry& entry, const KernelLaunch& launch,
                 return false;
             bits = uint32_t(samplerArgWord(launch.args[size_t(r.samplerArg)]));
         }
-        if (d.textureClass != r.textureClass || !d.textures[samplerKey(bits)])
+        // The variant reads sRGB images as float textures (texture.h: __duet_textures_srgb).
+        if (d.textureClass != r.textureClass || d.swizzle >= kSwizzleSrgba ||
+            !d.textures[samplerKey(bits)])
             return false;
     }
     return true;

@@ -327,6 +327,11 @@ __kernel void throughHelper(read_only image2d_t img, sampler_t s, __global float
     o[get_global_id(0)] = helper(img, s, (float2)(0.5f)) + helper(img, s, (float2)(1.5f));
 }
 __kernel void noImages(__global int* o) { o[0] = 1; }
+__kernel void resample(read_only image2d_t src, sampler_t s, __global float4* o, float2 d) {
+    float2 c = (float2)(get_global_id(0), get_global_id(1)) * d;
+    o[get_global_id(0)] = read_imagef(src, s, c) + read_imagef(src, s, c + (float2)(d.x, 0.0f)) +
+                          read_imagef(src, s, c + (float2)(0.0f, d.y)) + read_imagef(src, s, c + d);
+}
 )CL",
                                           "-cl-std=CL3.0");
     REQUIRE(f.status == CL_SUCCESS);
@@ -338,6 +343,16 @@ __kernel void noImages(__global int* o) { o[0] = 1; }
     // A read in a function the optimiser kept out of line stays in that function: no variant.
     CHECK(entryOf(exe, "throughHelper").texturedName.empty());
     CHECK(entryOf(exe, "noImages").texturedName.empty());
+    // In the variant the four reads of one image are one descriptor load each for the class
+    // and the texture, then four fetches with no branch between them: the GPU issues them all
+    // before it waits for the first.
+    REQUIRE(entryOf(exe, "resample").texturedName == "__duet_textured_resample");
+    const std::string fetches = entryText(exe.ptx(), "__duet_textured_resample");
+    const size_t first = fetches.find("tex.2d"), last = fetches.rfind("tex.2d");
+    CHECK(count(fetches, "tex.2d.v4.f32.f32") == 4);
+    CHECK(count(fetches, "ld.global.nc.u64") == 2);
+    CHECK(fetches.substr(first, last - first).find("bra") == std::string::npos);
+    CHECK_FALSE(contains(fetches, "call"));
 
     // The variants travel in program binaries.
     rt::LoadBinaryResult again = rt::loadNvidiaBinary(bytes(b.exe->binary()), target());

@@ -97,7 +97,8 @@ std::string featuresOf(const TargetSpec& target) {
 std::string unresolvedFunctions(Module& m) {
     return undefinedSymbolReport(m, "the NVIDIA device", [](StringRef name, std::string&) {
         // applyKernelAbi replaces the one, addTextureVariants reads and deletes the other
-        return name == nvptx::kLaunchBlockAccessor || name == nvptx::kSoftwareReadMark;
+        return name == nvptx::kLaunchBlockAccessor || name == nvptx::kSoftwareReadMark ||
+               name == nvptx::kSrgbQuery || name == nvptx::kTexturesOnly;
     });
 }
 

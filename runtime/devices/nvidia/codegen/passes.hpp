@@ -113,6 +113,12 @@ std::string lowerLocalVariables(llvm::Module& m, std::vector<nvidia::KernelEntry
 /// dimensions and the layer: what addTextureVariants reads; removeSoftwareReadMarks deletes
 /// the calls. Nothing defines it.
 inline constexpr const char* kSoftwareReadMark = "__duet_software_read";
+/// Whether an sRGB image may reach a texture read (builtins/nvidia/texture.h): false in the
+/// texture-only variants, true elsewhere. Nothing defines it.
+inline constexpr const char* kSrgbQuery = "__duet_textures_srgb";
+/// Whether every texture read has its texture (texture.h): true in the texture-only variants,
+/// false elsewhere. Nothing defines it.
+inline constexpr const char* kTexturesOnly = "__duet_textures_only";
 
 /// For each kernel whose image reads could all go through textures, a texture-only variant:
 /// a copy named `__duet_textured_<kernel>` without the software reads, and what it needs of
@@ -121,7 +127,8 @@ inline constexpr const char* kSoftwareReadMark = "__duet_software_read";
 /// lowerLocalVariables, which the copy then shares, and before removeSoftwareReadMarks.
 /// Returns "error: ..." lines on failure.
 std::string addTextureVariants(llvm::Module& m, std::vector<nvidia::KernelEntry>& kernels);
-/// Deletes every call of kSoftwareReadMark, and its declaration.
+/// Deletes every call of kSoftwareReadMark, makes every kSrgbQuery true and every
+/// kTexturesOnly false, and deletes their declarations.
 void removeSoftwareReadMarks(llvm::Module& m);
 
 /// Whether `f` is a kernel of the module (listed as such in !nvvm.annotations).

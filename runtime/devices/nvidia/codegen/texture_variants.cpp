@@ -18,6 +18,7 @@
 // read) keeps the kernel as it is. The marks go from every function afterwards; being calls of
 // an unknown function until then, they also keep the optimiser from merging or moving the
 // software reads they stand before.
+#include "compiler/analysis_managers.hpp"
 #include "compiler/save_temps.hpp"
 #include "core/program_cache.hpp"
 #include "devices/nvidia/codegen/passes.hpp"
@@ -25,6 +26,11 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/ADCE.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
+#include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <algorithm>
@@ -127,18 +133,64 @@ std::optional<nvidia::TextureRequirement> requirementOf(const CallInst& mark,
     return r;
 }
 
+/// Replaces the calls of `query` (kSrgbQuery, kTexturesOnly) in `f` with `value`.
+bool replaceQuery(Function& f, const char* query, bool value) {
+    std::vector<CallInst*> calls;
+    for (BasicBlock& bb : f)
+        for (Instruction& i : bb)
+            if (auto* call = dyn_cast<CallInst>(&i);
+                call && call->getCalledFunction() && call->getCalledFunction()->getName() == query)
+                calls.push_back(call);
+    for (CallInst* call : calls) {
+        call->replaceAllUsesWith(ConstantInt::getBool(call->getType(), value));
+        call->eraseFromParent();
+    }
+    return !calls.empty();
+}
+
+/// Folds what a replacement made constant or unreachable.
+void simplify(Function& f) {
+    AnalysisManagers am;
+    PassBuilder pb;
+    am.registerWith(pb);
+    FunctionPassManager fpm;
+    fpm.addPass(SimplifyCFGPass());
+    fpm.addPass(InstCombinePass());
+    fpm.addPass(SimplifyCFGPass());
+    fpm.addPass(ADCEPass());
+    fpm.run(f, am.function);
+}
+
 void logVariant(const std::string& kernel, const std::string& what) {
     if (program_cache::logEnabled())
         std::fprintf(stderr, "duet: NVIDIA: kernel %s: %s\n", kernel.c_str(), what.c_str());
 }
 
-/// A copy of kernel `k` named `name`, a kernel too (its !nvvm.annotations entries copied).
-Function* copyKernel(Module& m, Function& k, const std::string& name) {
+/// A copy of kernel `k` named `name`.
+Function* cloneKernel(Function& k, const std::string& name) {
     ValueToValueMapTy map;
     Function* copy = CloneFunction(&k, map);
     copy->setName(name);
     copy->setLinkage(k.getLinkage());
     copy->setCallingConv(k.getCallingConv());
+    return copy;
+}
+
+/// What of the software path is left in `f` (null: nothing).
+const char* softwareReadsIn(const Function& f) {
+    for (const BasicBlock& bb : f)
+        for (const Instruction& i : bb)
+            if (auto* call = dyn_cast<CallInst>(&i)) {
+                if (isSoftwareRead(call))
+                    return "a software read the texture path does not cover";
+                if (isMark(call))
+                    return "a software read's mark is left";
+            }
+    return nullptr;
+}
+
+/// Makes `copy` a kernel like `k`: their !nvvm.annotations entries (kernel, .maxntid).
+void annotateLike(Module& m, Function& k, Function& copy) {
     if (NamedMDNode* md = m.getNamedMetadata("nvvm.annotations")) {
         std::vector<MDNode*> added;
         for (MDNode* node : md->operands()) {
@@ -146,13 +198,12 @@ Function* copyKernel(Module& m, Function& k, const std::string& name) {
                 mdconst::dyn_extract_or_null<Function>(node->getOperand(0)) != &k)
                 continue;
             SmallVector<Metadata*, 4> ops(node->op_begin(), node->op_end());
-            ops[0] = ValueAsMetadata::get(copy);
+            ops[0] = ValueAsMetadata::get(&copy);
             added.push_back(MDNode::get(m.getContext(), ops));
         }
         for (MDNode* node : added)
             md->addOperand(node);
     }
-    return copy;
 }
 
 } // namespace
@@ -214,17 +265,20 @@ std::string addTextureVariants(Module& m, std::vector<nvidia::KernelEntry>& kern
         const std::string name = kVariantPrefix + entry.name;
         if (m.getNamedValue(name))
             return "error: internal: the module already has a function named " + name + "\n";
-        Function* variant = copyKernel(m, *kernel, name);
-        std::vector<CallInst*> gone;
-        for (BasicBlock& bb : *variant)
-            for (Instruction& i : bb)
-                if (auto* call = dyn_cast<CallInst>(&i); call && isMark(call))
-                    gone.push_back(call);
-        for (CallInst* mark : gone) {
-            CallInst* read = readAfter(mark);
-            read->replaceAllUsesWith(Constant::getNullValue(read->getType()));
-            read->eraseFromParent();
+        // Where the executor runs the variant, every read goes through its texture and no
+        // image is sRGB (texture.h's queries): the checks that led to the software reads fold
+        // away, and with them the reads, leaving the texture fetches of several reads with no
+        // branch between them.
+        Function* variant = cloneKernel(*kernel, name);
+        replaceQuery(*variant, kTexturesOnly, true);
+        replaceQuery(*variant, kSrgbQuery, false);
+        simplify(*variant);
+        if (const char* left = softwareReadsIn(*variant)) {
+            variant->eraseFromParent();
+            logVariant(entry.name, std::string("no texture-only variant: ") + left);
+            continue;
         }
+        annotateLike(m, *kernel, *variant);
         entry.texturedName = name;
         entry.textureRequirements = std::move(requirements);
         logVariant(entry.name, "texture-only variant " + name + " (" +
@@ -235,14 +289,23 @@ std::string addTextureVariants(Module& m, std::vector<nvidia::KernelEntry>& kern
 }
 
 void removeSoftwareReadMarks(Module& m) {
-    Function* markFn = m.getFunction(kSoftwareReadMark);
-    if (!markFn)
-        return;
-    for (User* u : make_early_inc_range(markFn->users()))
-        if (auto* call = dyn_cast<CallInst>(u))
-            call->eraseFromParent();
-    if (markFn->use_empty())
-        markFn->eraseFromParent();
+    if (Function* markFn = m.getFunction(kSoftwareReadMark)) {
+        for (User* u : make_early_inc_range(markFn->users()))
+            if (auto* call = dyn_cast<CallInst>(u))
+                call->eraseFromParent();
+        if (markFn->use_empty())
+            markFn->eraseFromParent();
+    }
+    for (auto [query, value] : {std::pair(kSrgbQuery, true), std::pair(kTexturesOnly, false)}) {
+        Function* q = m.getFunction(query);
+        if (!q)
+            continue;
+        for (Function& f : m)
+            if (!f.isDeclaration() && replaceQuery(f, query, value))
+                simplify(f);
+        if (q->use_empty())
+            q->eraseFromParent();
+    }
 }
 
 } // namespace duet::rt::nvptx
