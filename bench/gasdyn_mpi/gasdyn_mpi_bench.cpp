@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
     CLI::App app{"One point of duet-gasdyn's MPI scaling (run under mpirun; see "
                  "bench/gasdyn_mpi_run.sh)"};
     std::string mode = "weak", device;
-    int n = 256, steps = 20, warmup = 2;
+    int n = 256, steps = 20, warmup = 20;
     unsigned coresPerRank = 0;
     bool shareCores = true, overlap = false;
     app.add_option("--mode", mode, "weak: an n x n block per rank; strong: an n x n grid")
@@ -57,7 +57,10 @@ int main(int argc, char** argv) {
     app.add_option("--n", n, "cells per side (of a block or of the grid)")
         ->check(CLI::Range(8, 65536));
     app.add_option("--steps", steps, "timed steps")->check(CLI::Range(1, 100000));
-    app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::Range(0, 1000));
+    app.add_option("--warmup", warmup,
+                   "untimed steps first (enough for the CPU device to optimise every kernel: "
+                   "16 launches each)")
+        ->check(CLI::Range(0, 1000));
     app.add_option("--device", device,
                    "OpenCL device whose name contains this (default: the "
                    "host's devices round-robin)");

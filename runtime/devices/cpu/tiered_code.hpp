@@ -21,7 +21,7 @@ public:
     /// (its entry() is quick code).
     virtual void* optimisedEntry(size_t index) const = 0;
     /// Milliseconds kernel `index` may still spend in quick code before it is optimised; zero
-    /// or less once the budget is spent.
+    /// or less once the budget is spent or the kernel has had kTierUpLaunches launches.
     virtual double quickBudgetLeftMs(size_t index) const = 0;
     /// Adds `ms` spent running kernel `index`'s quick code to its account.
     virtual void addQuickTime(size_t index, double ms) const = 0;
@@ -32,6 +32,13 @@ public:
 protected:
     ~TieredCode() = default;
 };
+
+/// Launches after which a kernel is optimised however short they were: a kernel an
+/// application launches again and again (a simulation's small pack and boundary kernels, 0.1 ms
+/// each) would otherwise run quick code for hundreds of launches before its time reached the
+/// budget, at a fraction of the optimised code's speed; programs built to be launched once or
+/// twice stay below it.
+inline constexpr unsigned kTierUpLaunches = 16;
 
 /// The quick-code budget per kernel in milliseconds: `DUET_CPU_TIER_UP_MS` (default 20; 0
 /// turns tiering off: every kernel is optimised at its first clCreateKernel, as before).

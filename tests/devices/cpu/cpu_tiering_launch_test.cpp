@@ -152,6 +152,22 @@ TEST_CASE("tiering: launches under the budget keep the quick code", "[cpu][tieri
     CHECK(count(text, "kernel churn: optimised") == 0);
 }
 
+TEST_CASE("tiering: a kernel launched again and again is optimised however short its launches",
+          "[cpu][tiering]") {
+    Cpu cpu;
+    StderrCapture log;
+    cl_program p = nullptr;
+    cl_kernel k = cpu.kernel("60000", p); // its time never reaches the budget
+    for (int i = 0; i < 24; ++i)          // more than kTierUpLaunches (16)
+        cpu.run(k, 64, 10);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    const std::string text = log.text();
+    INFO(text);
+    CHECK(count(text, "kernel churn: quick code") == 1);
+    CHECK(count(text, "kernel churn: optimised") == 1);
+}
+
 TEST_CASE("tiering: a long launch is optimised while it runs, later launches start optimised",
           "[cpu][tiering]") {
     Cpu cpu;

@@ -1272,6 +1272,44 @@ std::vector<float> runWalk(const Built& b, size_t global, size_t local) {
 
 } // namespace
 
+TEST_CASE("a large helper two 2D kernels call is inlined into every variant, vectorised",
+          "[cpu][cpu_codegen]") {
+    // The shape of gas dynamics' sweeps: each kernel calls a long helper once. Each kernel has a
+    // general and a 1xN variant, so the helper would have four calls, which LLVM's inliner
+    // leaves calls, and the work-item loops around a call stay scalar.
+    std::string helper = "static float4 update(__global const float4* in, size_t at, int s) {\n"
+                         "    float4 a = in[at - s], b = in[at], c = in[at + s];\n"
+                         "    float4 r = (float4)(0.0f);\n";
+    for (int i = 0; i < 40; ++i)
+        helper += "    r += sqrt(fabs(a * " + std::to_string(i + 1) + ".0f - b)) / (c + " +
+                  std::to_string(i + 2) + ".0f);\n    a = b - r; b = c + a;\n";
+    helper += "    return r;\n}\n";
+    const std::string src =
+        helper + "__kernel void sx(__global const float4* in, __global float4* out, int pitch) {\n"
+                 "    size_t at = (get_global_id(1) + 1) * pitch + get_global_id(0) + 1;\n"
+                 "    out[at] = update(in, at, 1);\n}\n"
+                 "__kernel void sy(__global const float4* in, __global float4* out, int pitch) {\n"
+                 "    size_t at = (get_global_id(1) + 1) * pitch + get_global_id(0) + 1;\n"
+                 "    out[at] = update(in, at, pitch);\n}\n";
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_helper_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    Built b = build(src, "-cl-std=CL3.0 -save-temps=" + (dir / "t").string());
+    b.fn("sx");
+    b.fn("sy");
+    fs::remove_all(dir);
+    INFO(b.log);
+    for (const char* k : {"sx", "sy"})
+        for (const char* variant : {".simd: work-item loop wi.x", ".lx1: work-item loop wi.y"}) {
+            const std::string tag = "kernel " + std::string(k) + ": __duet_wg_" + k + variant;
+            const size_t at = b.log.find(tag);
+            REQUIRE(at != std::string::npos);
+            const std::string line = b.log.substr(at, b.log.find('\n', at) - at);
+            INFO(line);
+            CHECK(line.find(": vectorised (") != std::string::npos);
+        }
+}
+
 TEST_CASE("pointer inductions across barriers: a uniform offset, consecutive accesses",
           "[cpu][cpu_codegen]") {
     namespace fs = std::filesystem;

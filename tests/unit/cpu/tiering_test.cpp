@@ -145,6 +145,17 @@ TEST_CASE("tiering: the budget's account", "[cpu][tiering]") {
         CHECK(tiered->quickBudgetLeftMs(0) < 0.0);
         CHECK(tiered->quickBudgetLeftMs(7) <= 0.0); // no such kernel: nothing to wait for
     }
+    SECTION("or kTierUpLaunches launches, however short") {
+        TierEnv env(nullptr);
+        auto exe = build(hashKernel("tier_launches"));
+        const cpu::TieredCode* tiered = exe->tieredCode();
+        REQUIRE(tiered);
+        for (unsigned i = 0; i + 1 < cpu::kTierUpLaunches; ++i)
+            tiered->addQuickTime(0, 0.01);
+        CHECK(tiered->quickBudgetLeftMs(0) > 19.0);
+        tiered->addQuickTime(0, 0.01);
+        CHECK(tiered->quickBudgetLeftMs(0) <= 0.0);
+    }
     SECTION("DUET_CPU_TIER_UP_MS") {
         {
             TierEnv env("2.5");

@@ -143,8 +143,9 @@ public:
     std::shared_ptr<std::string> m_lastObject = std::make_shared<std::string>();
     mutable std::string m_binary;
 
-    mutable std::mutex m_tierMutex;        ///< guards m_quickMs only (a leaf)
-    mutable std::vector<double> m_quickMs; ///< time spent in each kernel's quick code
+    mutable std::mutex m_tierMutex;                ///< guards m_quickMs only (a leaf)
+    mutable std::vector<double> m_quickMs;         ///< time spent in each kernel's quick code
+    mutable std::vector<unsigned> m_quickLaunches; ///< launches of each kernel's quick code
 
 private:
     Error addToJit(std::unique_ptr<Module> m) const;
@@ -620,8 +621,8 @@ void* CpuExecutable::compileKernel(size_t index, bool quick) const {
         else if (quick)
             std::fprintf(stderr,
                          "duet: cpu: kernel %s: quick code in %.1f ms (optimised after %g ms "
-                         "of launches: DUET_CPU_TIER_UP_MS)\n",
-                         kernelName.c_str(), total, m_tierBudgetMs);
+                         "of launches, DUET_CPU_TIER_UP_MS, or %u launches)\n",
+                         kernelName.c_str(), total, m_tierBudgetMs, cpu::kTierUpLaunches);
         else
             std::fprintf(stderr,
                          "duet: cpu: kernel %s: optimised in %.1f ms, machine code in %.1f ms\n",
@@ -660,13 +661,17 @@ void* CpuExecutable::optimisedEntry(size_t index) const {
 
 double CpuExecutable::quickBudgetLeftMs(size_t index) const {
     std::lock_guard lock(m_tierMutex);
-    return index < m_quickMs.size() ? m_tierBudgetMs - m_quickMs[index] : 0.0;
+    if (index >= m_quickMs.size() || m_quickLaunches[index] >= cpu::kTierUpLaunches)
+        return 0.0;
+    return m_tierBudgetMs - m_quickMs[index];
 }
 
 void CpuExecutable::addQuickTime(size_t index, double ms) const {
     std::lock_guard lock(m_tierMutex);
-    if (index < m_quickMs.size())
+    if (index < m_quickMs.size()) {
         m_quickMs[index] += ms;
+        ++m_quickLaunches[index];
+    }
 }
 
 void* CpuExecutable::optimiseKernel(size_t index) const {
@@ -1044,6 +1049,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     exe->m_streamEntries.assign(exe->m_kernels.size(), nullptr);
     exe->m_optimised.assign(exe->m_kernels.size(), nullptr);
     exe->m_quickMs.assign(exe->m_kernels.size(), 0.0);
+    exe->m_quickLaunches.assign(exe->m_kernels.size(), 0);
     exe->m_tm = std::move(*tm);
     // Tiered: quick code first, unless the build asked for no optimisation (its code is quick
     // already).
