@@ -378,9 +378,17 @@ DUET_ANY_FORMAT int4 duet_load_any_i(global duet_image* d, global uchar* p) {
 DUET_INLINE float4 duet_load_f(global duet_image* d, int x, int y, int z) {
     const bool plain = duet_plain32(d->type, d->order);
     const int n = d->channels;
+    // CL_RGBA and CL_BGRA of CL_UNORM_INT8, the common colour format, inline as well (the two
+    // orders are consecutive values: one comparison, no switch).
+    const bool rgba8 = (d->type == DUET_UNORM_INT8) & ((uint)(d->order - DUET_RGBA) < 2u);
+    const bool bgra = d->order == DUET_BGRA;
     if (!duet_inside(d, x, y, z))
         return duet_border_f(d);
     DUET_PLAIN32(float4, float, 0.0f, 1.0f) // the words of integer channels as float: their bits
+    if (rgba8) {
+        float4 r = convert_float4(vload4(0, duet_texel(d, x, y, z))) * (1.0f / 255.0f);
+        return bgra ? r.zyxw : r;
+    }
     return duet_load_any_f(d, duet_texel(d, x, y, z));
 }
 
