@@ -2,6 +2,7 @@
 // count and a guarded body, so that the implicit loop barriers can split them into work-item
 // loops.
 #include "devices/cpu/jit/regions.hpp"
+#include "devices/cpu/jit/work_item_loops.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ValueTracking.h>
@@ -11,6 +12,7 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 
+#include <cstdlib>
 #include <optional>
 
 namespace duet::rt::wg {
@@ -310,12 +312,17 @@ bool rewrite(StridedLoop& s, const Uniformity& u, const Placeholders& ph) {
     // The carried t, kept per work-item across the barriers, would be reloaded and make them
     // gathers. A work-item that is done stays done by this t too: it only grows (without
     // wrapping, as assumed above). The carried t remains for what the loop leaves with.
-    Value* ivAt = hb.CreateAdd(start, hb.CreateSub(basePhi, base0, "strided.off"), "strided.t");
-    for (Use& use : make_early_inc_range(ivNew->uses()))
-        if (use.getUser() != ivMerged)
-            use.set(ivAt);
+    // DUET_CPU_STRIDED_OFFSETS=0 keeps the carried t (for comparisons).
+    const char* offsets = std::getenv("DUET_CPU_STRIDED_OFFSETS");
+    Value* ivAt = ivNew;
+    if (!(offsets && offsets[0] == '0')) {
+        ivAt = hb.CreateAdd(start, hb.CreateSub(basePhi, base0, "strided.off"), "strided.t");
+        for (Use& use : make_early_inc_range(ivNew->uses()))
+            if (use.getUser() != ivMerged)
+                use.set(ivAt);
+    }
     Value* active = hb.CreateICmp(s.pred_, ivAt, s.bound, "strided.active");
-    hb.CreateCondBr(active, s.header, nl);
+    hb.CreateCondBr(active, s.header, nl)->setMetadata(kStridedBodyMarker, MDNode::get(ctx, {}));
     Value* baseNext = lb.CreateAdd(basePhi, s.step, "strided.base.next");
     lb.CreateCondBr(lb.CreateICmp(s.pred_, baseNext, s.bound), nh, s.exit);
     basePhi->addIncoming(base0, s.pred);
