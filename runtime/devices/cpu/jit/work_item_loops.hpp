@@ -25,8 +25,8 @@ void markWorkItemLoop(llvm::BranchInst* latch, bool force = false);
 /// the work-item loop of the region holding it is vectorised whatever LLVM's cost model says.
 /// Work-items striding over an array is the GPU idiom the work-item loops exist for; the cost
 /// model, seeing the body's gathers and scatters without the per-work-item values the region
-/// no longer stores, sometimes picks one work-item at a time, which measured slower (duet-bench
-/// FFT: 2.4 -> 2.7 GFLOP/s with the bodies vectorised).
+/// no longer stores, picked one work-item at a time for the first iterations of duet-bench
+/// FFT's float2 copy loops, which had been vectorised before.
 inline constexpr const char* kStridedBodyMarker = "duet.strided_body";
 
 /// Declares marked work-item loops parallel (llvm.loop.parallel_accesses with one access group
