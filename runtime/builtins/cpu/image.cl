@@ -72,9 +72,10 @@ uint DUET_OVL __duet_sampler_bits(sampler_t);
 
 // ---- Texel access ---------------------------------------------------------------------------
 
+// Unsigned comparisons joined without short-circuits: one test and one branch per texel.
 DUET_INLINE bool duet_inside(global duet_image* d, int x, int y, int z) {
-    return x >= 0 && y >= 0 && z >= 0 && x < d->width && y < d->height &&
-           z < d->depth * d->arraySize;
+    return ((uint)x < (uint)d->width) & ((uint)y < (uint)d->height) &
+           ((uint)z < (uint)(d->depth * d->arraySize));
 }
 
 DUET_INLINE global uchar* duet_texel(global duet_image* d, int x, int y, int z) {
@@ -291,7 +292,6 @@ DUET_INLINE int duet_channel_i(global duet_image* d, global uchar* p, int i) {
 /// Stored channels -> RGBA, missing colour channels 0 and a missing alpha 1.
 #define DUET_GATHER(T, CH, ZERO, ONE)                                                         \
     T r = (T)(ZERO, ZERO, ZERO, ONE);                                                          \
-    int n = d->channels;                                                                       \
     if (d->order == DUET_A) {                                                                  \
         r.w = CH(d, p, 0);                                                                     \
     } else {                                                                                   \
@@ -318,25 +318,87 @@ DUET_INLINE int4 duet_border_i(global duet_image* d) {
     return (int4)(0, 0, 0, duet_has_alpha(d->order) ? 0 : 1);
 }
 
-DUET_INLINE float4 duet_load_f(global duet_image* d, int x, int y, int z) {
-    if (!duet_inside(d, x, y, z))
-        return duet_border_f(d);
-    global uchar* p = duet_texel(d, x, y, z);
+// Texels of 32-bit channels in the order they are returned in (CL_R, CL_RG, CL_RGBA of
+// CL_FLOAT, CL_SIGNED_INT32, CL_UNSIGNED_INT32: buffers kept as images, doubles as CL_RG
+// texels) are read without the per-channel switches: the channels' words, 0 for a missing
+// colour channel and 1 for a missing alpha, as DUET_GATHER gives. The test reads the
+// descriptor where a load starts, before any branch, so that in a loop over reads of one
+// image LLVM hoists the fields and the test out of the loop and each read is the bounds test,
+// the texel's address and its words.
+// The test is arithmetic on bit masks, not a chain of comparisons that LLVM would turn into a
+// switch (a branch LICM cannot hoist).
+DUET_INLINE bool duet_plain32(int type, int order) {
+    const uint t = (uint)type - DUET_SNORM_INT8, o = (uint)order - DUET_R;
+    const uint types = (1u << (DUET_FLOAT - DUET_SNORM_INT8)) |
+                       (1u << (DUET_SIGNED_INT32 - DUET_SNORM_INT8)) |
+                       (1u << (DUET_UNSIGNED_INT32 - DUET_SNORM_INT8));
+    const uint orders =
+        (1u << (DUET_R - DUET_R)) | (1u << (DUET_RG - DUET_R)) | (1u << (DUET_RGBA - DUET_R));
+    return ((t < 32u) & ((types >> (t & 31u)) & 1u) & (o < 32u) & ((orders >> (o & 31u)) & 1u)) !=
+           0u;
+}
+
+// Whole texels are loaded at once (one 8-byte load for CL_RG: a double kept in it is one load).
+#define DUET_PLAIN32(T, ST, ZERO, ONE)                                                         \
+    if (__builtin_expect(plain, 1)) {                                                          \
+        global ST* q = (global ST*)duet_texel(d, x, y, z);                                     \
+        if (n == 4) /* CL_RGBA: CL_RGB has packed types only */                                \
+            return vload4(0, q);                                                               \
+        if (n == 2)                                                                            \
+            return (T)(vload2(0, q), ZERO, ONE);                                               \
+        return (T)(q[0], ZERO, ZERO, ONE);                                                     \
+    }
+
+// On the CPU the other formats' texel loads are out of line: inlined into a loop, their
+// switches cost registers and the loop's size (LLVM then neither keeps the loop's values in
+// registers nor unswitches it on the format test); a call's cost is small beside them.
+#ifdef __SPIR__
+#define DUET_ANY_FORMAT static __attribute__((noinline))
+#else
+#define DUET_ANY_FORMAT DUET_INLINE
+#endif
+
+DUET_ANY_FORMAT float4 duet_load_any_f(global duet_image* d, global uchar* p) {
     if (duet_is_srgb(d->order)) { // 4 x UNORM_INT8, the only sRGB type
         float4 r = (float4)(duet_srgb_decode[p[0]], duet_srgb_decode[p[1]],
                             duet_srgb_decode[p[2]], (float)p[3] * (1.0f / 255.0f));
         return d->order == DUET_SBGRA ? r.zyxw : r;
     }
+    const int n = d->channels;
     DUET_GATHER(float4, duet_channel_f, 0.0f, 1.0f)
     return r;
 }
 
-DUET_INLINE int4 duet_load_i(global duet_image* d, int x, int y, int z) {
-    if (!duet_inside(d, x, y, z))
-        return duet_border_i(d);
-    global uchar* p = duet_texel(d, x, y, z);
+DUET_ANY_FORMAT int4 duet_load_any_i(global duet_image* d, global uchar* p) {
+    const int n = d->channels;
     DUET_GATHER(int4, duet_channel_i, 0, 1)
     return r;
+}
+
+DUET_INLINE float4 duet_load_f(global duet_image* d, int x, int y, int z) {
+    const bool plain = duet_plain32(d->type, d->order);
+    const int n = d->channels;
+    // CL_RGBA and CL_BGRA of CL_UNORM_INT8, the common colour format, inline as well (the two
+    // orders are consecutive values: one comparison, no switch).
+    const bool rgba8 = (d->type == DUET_UNORM_INT8) & ((uint)(d->order - DUET_RGBA) < 2u);
+    const bool bgra = d->order == DUET_BGRA;
+    if (!duet_inside(d, x, y, z))
+        return duet_border_f(d);
+    DUET_PLAIN32(float4, float, 0.0f, 1.0f) // the words of integer channels as float: their bits
+    if (rgba8) {
+        float4 r = convert_float4(vload4(0, duet_texel(d, x, y, z))) * (1.0f / 255.0f);
+        return bgra ? r.zyxw : r;
+    }
+    return duet_load_any_f(d, duet_texel(d, x, y, z));
+}
+
+DUET_INLINE int4 duet_load_i(global duet_image* d, int x, int y, int z) {
+    const bool plain = duet_plain32(d->type, d->order);
+    const int n = d->channels;
+    if (!duet_inside(d, x, y, z))
+        return duet_border_i(d);
+    DUET_PLAIN32(int4, int, 0, 1) // CL_FLOAT read as integers: its bits (duet_channel_i)
+    return duet_load_any_i(d, duet_texel(d, x, y, z));
 }
 
 DUET_INLINE void duet_store_channel_f(global duet_image* d, global uchar* p, int i, float v) {
@@ -529,6 +591,43 @@ DUET_INLINE int4 duet_read_i(global duet_image* d, uint smp, float4 c, int dims,
     return duet_load_i(d, i[0], i[1], i[2]);
 }
 
+/// Sampled reads at integer coordinates. The spec defines them for unnormalised coordinates,
+/// nearest filtering and CLK_ADDRESS_NONE, _CLAMP or _CLAMP_TO_EDGE (§6.15.15.2); for those the
+/// texel is the one duet_nearest picks, without the trip through float (a coordinate that float
+/// rounds, beyond 2^24, is outside any image either way). Clamp to edge clamps; the other two
+/// modes read the border colour outside the image, which the unclamped coordinate gives as well
+/// as the one clamped to [-1, size]. Other samplers keep the float path, whatever it gives.
+DUET_INLINE bool duet_int_sampler(uint smp) {
+    const uint mode = smp & DUET_S_ADDRESS_MASK;
+    return !(smp & (DUET_S_NORMALIZED | DUET_S_LINEAR)) &&
+           (mode == 0 || mode == DUET_S_CLAMP || mode == DUET_S_CLAMP_TO_EDGE);
+}
+
+DUET_INLINE int duet_nearest_int(int i, int size, uint smp) {
+    return (smp & DUET_S_ADDRESS_MASK) == DUET_S_CLAMP_TO_EDGE ? clamp(i, 0, size - 1) : i;
+}
+
+#define DUET_INT_SAMPLED_COORDS                                                                \
+    const int cc[4] = {c.x, c.y, c.z, c.w};                                                    \
+    const int size[3] = {d->width, d->height, d->depth};                                       \
+    int i[3] = {0, 0, layer >= 0 ? clamp(cc[layer], 0, d->arraySize - 1) : 0};                 \
+    for (int k = 0; k < dims; ++k)                                                             \
+        i[k] = duet_nearest_int(cc[k], size[k], smp);
+
+DUET_INLINE float4 duet_read_int_f(global duet_image* d, uint smp, int4 c, int dims, int layer) {
+    if (!duet_int_sampler(smp))
+        return duet_read_f(d, smp, convert_float4(c), dims, layer);
+    DUET_INT_SAMPLED_COORDS
+    return duet_load_f(d, i[0], i[1], i[2]);
+}
+
+DUET_INLINE int4 duet_read_int_i(global duet_image* d, uint smp, int4 c, int dims, int layer) {
+    if (!duet_int_sampler(smp))
+        return duet_read_i(d, smp, convert_float4(c), dims, layer);
+    DUET_INT_SAMPLED_COORDS
+    return duet_load_i(d, i[0], i[1], i[2]);
+}
+
 /// Texel indices of integer coordinates (sampler-less reads and writes).
 #define DUET_INT_COORDS                                                                        \
     int x = c.x, y = dims > 1 ? c.y : 0, z = dims > 2 ? c.z : 0;                               \
@@ -606,6 +705,14 @@ DUET_SOFTWARE_READ int4 duet_soft_read_i(global duet_image* d, uint smp, float4 
                                          int layer) {
     return duet_read_i(d, smp, c, dims, layer);
 }
+DUET_SOFTWARE_READ float4 duet_soft_read_int_f(global duet_image* d, uint smp, int4 c, int dims,
+                                               int layer) {
+    return duet_read_int_f(d, smp, c, dims, layer);
+}
+DUET_SOFTWARE_READ int4 duet_soft_read_int_i(global duet_image* d, uint smp, int4 c, int dims,
+                                             int layer) {
+    return duet_read_int_i(d, smp, c, dims, layer);
+}
 DUET_SOFTWARE_READ float4 duet_soft_fetch_f(global duet_image* d, int4 c, int dims, int layer) {
     return duet_fetch_f(d, c, dims, layer);
 }
@@ -629,29 +736,44 @@ DUET_INLINE int4 duet_sampled_i(global duet_image* d, uint smp, float4 c, int di
     return duet_soft_read_i(d, smp, c, dims, layer);
 }
 
+DUET_INLINE float4 duet_sampled_int_f(global duet_image* d, uint smp, int4 c, int dims,
+                                      int layer) {
+    float4 t;
+    if (DUET_TEX_F(d, smp, convert_float4(c), dims, layer, &t))
+        return t;
+    return duet_soft_read_int_f(d, smp, c, dims, layer);
+}
+DUET_INLINE int4 duet_sampled_int_i(global duet_image* d, uint smp, int4 c, int dims, int layer,
+                                    uint cls) {
+    int4 t;
+    if (DUET_TEX_I(d, smp, convert_float4(c), dims, layer, cls, &t))
+        return t;
+    return duet_soft_read_int_i(d, smp, c, dims, layer);
+}
+
 // Sampled reads of colour images: float and int coordinates.
 #define DUET_SAMPLED(T, W, DIMS, LAYER)                                                        \
     DUET_OVL float4 read_imagef(read_only T i, sampler_t s, float##W c) {                      \
         return duet_sampled_f(DESC(i), SBITS(s), DUET_F4_##W(c), DIMS, LAYER);                 \
     }                                                                                          \
     DUET_OVL float4 read_imagef(read_only T i, sampler_t s, int##W c) {                        \
-        return duet_sampled_f(DESC(i), SBITS(s), convert_float4(DUET_I4_##W(c)), DIMS, LAYER); \
+        return duet_sampled_int_f(DESC(i), SBITS(s), DUET_I4_##W(c), DIMS, LAYER);             \
     }                                                                                          \
     DUET_OVL int4 read_imagei(read_only T i, sampler_t s, float##W c) {                        \
         return duet_sampled_i(DESC(i), SBITS(s), DUET_F4_##W(c), DIMS, LAYER,                  \
                               DUET_TEX_SIGNED);                                                \
     }                                                                                          \
     DUET_OVL int4 read_imagei(read_only T i, sampler_t s, int##W c) {                          \
-        return duet_sampled_i(DESC(i), SBITS(s), convert_float4(DUET_I4_##W(c)), DIMS, LAYER,  \
-                              DUET_TEX_SIGNED);                                                \
+        return duet_sampled_int_i(DESC(i), SBITS(s), DUET_I4_##W(c), DIMS, LAYER,              \
+                                  DUET_TEX_SIGNED);                                            \
     }                                                                                          \
     DUET_OVL uint4 read_imageui(read_only T i, sampler_t s, float##W c) {                      \
         return as_uint4(duet_sampled_i(DESC(i), SBITS(s), DUET_F4_##W(c), DIMS, LAYER,         \
                                        DUET_TEX_UNSIGNED));                                    \
     }                                                                                          \
     DUET_OVL uint4 read_imageui(read_only T i, sampler_t s, int##W c) {                        \
-        return as_uint4(duet_sampled_i(DESC(i), SBITS(s), convert_float4(DUET_I4_##W(c)),      \
-                                       DIMS, LAYER, DUET_TEX_UNSIGNED));                       \
+        return as_uint4(duet_sampled_int_i(DESC(i), SBITS(s), DUET_I4_##W(c), DIMS, LAYER,     \
+                                           DUET_TEX_UNSIGNED));                                \
     }
 
 DUET_SAMPLED(image1d_t, 1, 1, -1)
@@ -666,7 +788,7 @@ DUET_SAMPLED(image3d_t, 4, 3, -1)
         return duet_sampled_f(DESC(i), SBITS(s), DUET_F4_##W(c), 2, LAYER).x;                  \
     }                                                                                          \
     DUET_OVL float read_imagef(read_only T i, sampler_t s, int##W c) {                         \
-        return duet_sampled_f(DESC(i), SBITS(s), convert_float4(DUET_I4_##W(c)), 2, LAYER).x;  \
+        return duet_sampled_int_f(DESC(i), SBITS(s), DUET_I4_##W(c), 2, LAYER).x;              \
     }
 
 DUET_SAMPLED_DEPTH(image2d_depth_t, 2, -1)

@@ -2,6 +2,7 @@
 // hand over whole NDRanges, and compare with host references.
 #include "compiler/binary.hpp"
 #include "compiler/front_end.hpp"
+#include "core/image.hpp"
 #include "devices/cpu/jit/cpu_toolchain.hpp"
 #include "devices/cpu/jit/jit_memo.hpp"
 #include "devices/cpu/work_group_abi.hpp"
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -1339,6 +1341,206 @@ TEST_CASE("pointer inductions across barriers: a uniform offset, consecutive acc
         INFO("group size " << local);
         CHECK(runWalk(split, 192, local) == runWalk(kept, 192, local));
     }
+}
+
+namespace {
+
+// A grid-strided accumulation into __local memory (each work-item walks the input from its own
+// start by a uniform step), then one sum per group; `last` keeps each work-item's induction
+// after the loop.
+const char* kStrided = R"CL(
+__kernel void strided_sum(__global const float* in, __global float* out, __global uint* last,
+                          __local float* acc, uint n) {
+    const uint lid = get_local_id(0);
+    uint i = get_group_id(0) * get_local_size(0) * 2 + lid;
+    const uint grid = get_local_size(0) * 2 * get_num_groups(0);
+    acc[lid] = 0.0f;
+    while (i < n) {
+        acc[lid] += in[i] - 0.5f * in[i + get_local_size(0)];
+        i += grid;
+    }
+    last[get_global_id(0)] = i;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        float s = 0.0f;
+        for (uint k = 0; k < get_local_size(0); ++k)
+            s += acc[k];
+        out[get_group_id(0)] = s;
+    }
+}
+)CL";
+
+struct StridedResult {
+    std::vector<float> sums;
+    std::vector<uint32_t> last;
+    bool operator==(const StridedResult&) const = default;
+};
+
+StridedResult runStrided(const Built& b, size_t groups, size_t local, uint32_t n) {
+    const size_t grid = 2 * local * groups;
+    std::vector<float> in(n + local), acc(local);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(int(i % 23) - 11) * 0.125f;
+    StridedResult r{std::vector<float>(groups, -1.0f), std::vector<uint32_t>(groups * local, 7)};
+    uint32_t nArg = n;
+    PtrArgs p{in.data(), r.sums.data(), r.last.data(), acc.data()};
+    runNDRange(b.fn("strided_sum"), {p.at(0), p.at(1), p.at(2), p.at(3), &nArg}, 1,
+               {groups * local, 1, 1}, {local, 1, 1});
+    for (size_t g = 0; g < groups; ++g) {
+        float s = 0.0f;
+        for (size_t l = 0; l < local; ++l) {
+            float a = 0.0f;
+            uint32_t i = uint32_t(g * local * 2 + l);
+            for (; i < n; i += uint32_t(grid))
+                a += in[i] - 0.5f * in[i + local];
+            s += a;
+            INFO("group " << g << " item " << l);
+            REQUIRE(r.last[g * local + l] == i);
+        }
+        INFO("group " << g);
+        REQUIRE(r.sums[g] == Approx(s));
+    }
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("strided loops: the induction is its start plus a uniform offset, no gathers",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_strided_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto irOf = [&](const char* tag) {
+        const std::string prefix = (dir / tag).string();
+        Built b = build(kStrided, "-cl-std=CL3.0 -save-temps=" + prefix);
+        b.fn("strided_sum");
+        return std::pair{b, readFile(prefix + "_strided_sum.ll")};
+    };
+    auto [split, splitIr] = irOf("split");
+    // DUET_CPU_STRIDED_LOOPS=0: each work-item runs its own loop, one work-item at a time.
+    ::setenv("DUET_CPU_STRIDED_LOOPS", "0", 1);
+    auto [scalar, scalarIr] = irOf("scalar");
+    ::unsetenv("DUET_CPU_STRIDED_LOOPS");
+    fs::remove_all(dir);
+    INFO(split.log);
+    REQUIRE_FALSE(splitIr.empty());
+    // The input read at i through vector loads (masked: the guard of the work-item's own
+    // iterations), not gathers through an i reloaded per work-item.
+    CHECK(splitIr.find("masked.gather") == std::string::npos);
+    CHECK(splitIr.find("@llvm.masked.load.v") != std::string::npos);
+    // The same sums and the same inductions after the loop as the per-work-item loops: n a
+    // multiple of the grid, and not (work-items leave after different iteration counts).
+    for (uint32_t n : {uint32_t(4 * 2 * 64 * 3), uint32_t(4 * 2 * 64 * 3 - 77), uint32_t(50)}) {
+        INFO("n " << n);
+        CHECK(runStrided(split, 3, 64, n) == runStrided(scalar, 3, 64, n));
+    }
+}
+
+namespace {
+
+// Each row sums table entries at the indices it lists, the table a CL_RG/CL_FLOAT image whose
+// texels hold doubles (read back with as_double), as GPU codes keep read-only data in images.
+const char* kImageRows = R"CL(
+constant sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
+__kernel void image_rows(read_only image2d_t table, __global const int* idx,
+                         __global const int* start, __global double* out, int width) {
+    const int row = get_global_id(0);
+    double sum = 0.0;
+    for (int j = start[row]; j < start[row + 1]; ++j) {
+        const int k = idx[j];
+        const uint4 t = read_imageui(table, smp, (int2)(k % width, k / width));
+        sum += as_double((uint2)(t.x, t.y));
+    }
+    out[row] = sum;
+}
+)CL";
+
+/// Runs image_rows over a width x height table of the given format (texels of 8 bytes), rows of
+/// varying length, indices partly outside the table (the border colour: (0, 0) in x and y).
+std::vector<double> runImageRows(const Built& b, cl_channel_order order, cl_channel_type type) {
+    const int width = 37, height = 5, rows = 96;
+    std::vector<uint32_t> texels(size_t(width) * height * 2);
+    for (size_t i = 0; i < texels.size(); ++i) // doubles as CL_FLOAT pairs, or 4 ushorts
+        texels[i] = uint32_t(i * 2654435761u) ^ 0x3FF00000u;
+    std::vector<int> start(rows + 1), idx;
+    std::mt19937 rng(5);
+    for (int r = 0; r < rows; ++r) {
+        start[size_t(r)] = int(idx.size());
+        for (int j = 0; j < r % 13; ++j)
+            idx.push_back(int(rng() % (width * height + 40)) - 20);
+    }
+    start[rows] = int(idx.size());
+    KernelImageDesc d{};
+    d.data = reinterpret_cast<char*>(texels.data());
+    d.elementSize = 8;
+    d.rowPitch = uint64_t(width) * 8;
+    d.slicePitch = d.rowPitch * height;
+    d.width = width;
+    d.height = height;
+    d.depth = d.arraySize = 1;
+    d.channelOrder = int32_t(order);
+    d.channelType = int32_t(type);
+    d.imageType = CL_MEM_OBJECT_IMAGE2D;
+    d.channels = order == CL_RG ? 2 : 4;
+    std::vector<double> out(rows, -1.0);
+    int widthArg = width;
+    PtrArgs p{&d, idx.data(), start.data(), out.data()};
+    runNDRange(b.fn("image_rows"), {p.at(0), p.at(1), p.at(2), p.at(3), &widthArg}, 1,
+               {size_t(rows), 1, 1}, {32, 1, 1});
+    for (int r = 0; r < rows; ++r) {
+        double want = 0.0;
+        for (int j = start[size_t(r)]; j < start[size_t(r) + 1]; ++j) {
+            const int k = idx[size_t(j)], x = k % width, y = k / width;
+            uint32_t xy[2] = {0, 0};
+            if (x >= 0 && x < width && y >= 0 && y < height) {
+                const uint32_t* t = texels.data() + (size_t(y) * width + x) * 2;
+                if (type == CL_FLOAT) {
+                    xy[0] = t[0];
+                    xy[1] = t[1];
+                } else { // CL_UNSIGNED_INT16: channels x and y, each a ushort
+                    xy[0] = t[0] & 0xFFFFu;
+                    xy[1] = t[0] >> 16;
+                }
+            }
+            double v;
+            std::memcpy(&v, xy, sizeof v);
+            want += v;
+        }
+        INFO("row " << r);
+        REQUIRE(std::memcmp(&out[size_t(r)], &want, sizeof want) == 0);
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("image reads in a loop: 32-bit channels read as whole texels, no format switch",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_img_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string prefix = (dir / "t").string();
+    Built b = build(kImageRows, "-cl-std=CL3.0 -save-temps=" + prefix);
+    b.fn("image_rows");
+    const std::string ir = readFile(prefix + "_image_rows.ll");
+    fs::remove_all(dir);
+    std::string wg;
+    for (size_t at = ir.find("define "); at != std::string::npos; at = ir.find("define ", at + 1))
+        if (ir.find("@__duet_wg_image_rows", at) < ir.find('\n', at))
+            wg += ir.substr(at, ir.find("\n}\n", at) - at);
+    REQUIRE_FALSE(wg.empty());
+    // The texel of 32-bit channels is one load of 8 bytes; the other formats' switches on the
+    // channel type (their cases CL_SIGNED_INT8 = 4311, CL_UNORM_INT8 = 4306) are out of line.
+    CHECK(wg.find("i32 4311, label") == std::string::npos);
+    CHECK(wg.find("i32 4306, label") == std::string::npos);
+    CHECK((wg.find("load <2 x i32>") != std::string::npos ||
+           wg.find("load i64") != std::string::npos ||
+           wg.find("load double") != std::string::npos));
+    CHECK(wg.find("@duet_load_any_i") != std::string::npos);
+    // The same sums as the host's, bit for bit: 32-bit channels (the fast path), 16-bit ones
+    // (out of line), and the border colour outside the table.
+    runImageRows(b, CL_RG, CL_FLOAT);
+    runImageRows(b, CL_RGBA, CL_UNSIGNED_INT16);
 }
 
 TEST_CASE("a kernel built again in the process takes its machine code from the JIT memo",

@@ -716,10 +716,15 @@ void RegionBuilder::emitRegion(size_t k) {
             next->addIncoming(b.getInt32(uint32_t(t)), exitBlocks[t]);
         r.next = next;
     }
+    // The body of a strided loop: vectorised whatever the cost model says (kStridedBodyMarker).
+    bool strided = false;
+    for (BasicBlock* bb : m_members[k])
+        strided = strided || bb->getTerminator()->getMetadata(kStridedBodyMarker);
     if (x) {
         Value* x1 = b.CreateAdd(x, ConstantInt::get(m_i64, 1));
         markWorkItemLoop(
-            b.CreateCondBr(b.CreateICmpULT(x1, m_group.localSize[0]), nest.xHead, nest.yLatch));
+            b.CreateCondBr(b.CreateICmpULT(x1, m_group.localSize[0]), nest.xHead, nest.yLatch),
+            strided);
         x->addIncoming(ConstantInt::get(m_i64, 0), nest.yHead);
         x->addIncoming(x1, nest.xLatch);
     } else {
@@ -730,7 +735,7 @@ void RegionBuilder::emitRegion(size_t k) {
     BranchInst* yBack =
         b.CreateCondBr(b.CreateICmpULT(y1, m_group.localSize[1]), nest.yHead, nest.zLatch);
     if (!x)
-        markWorkItemLoop(yBack);
+        markWorkItemLoop(yBack, strided);
     b.SetInsertPoint(nest.zLatch);
     Value* z1 = b.CreateAdd(z, ConstantInt::get(m_i64, 1));
     b.CreateCondBr(b.CreateICmpULT(z1, m_group.localSize[2]), nest.zHead, r.done);

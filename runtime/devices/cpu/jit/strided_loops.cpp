@@ -2,6 +2,7 @@
 // count and a guarded body, so that the implicit loop barriers can split them into work-item
 // loops.
 #include "devices/cpu/jit/regions.hpp"
+#include "devices/cpu/jit/work_item_loops.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ValueTracking.h>
@@ -11,6 +12,7 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 
+#include <cstdlib>
 #include <optional>
 
 namespace duet::rt::wg {
@@ -285,6 +287,7 @@ bool rewrite(StridedLoop& s, const Uniformity& u, const Placeholders& ph) {
         headerPhis.push_back(&phi);
     PHINode* basePhi = hb.CreatePHI(start->getType(), 2, "strided.base");
     PHINode* ivNew = nullptr;
+    PHINode* ivMerged = nullptr;
     DenseMap<Value*, PHINode*> mergedOfNext; ///< a header phi's next value -> its merged value
     for (PHINode* phi : headerPhis) {
         PHINode* carried = hb.CreatePHI(phi->getType(), 2, phi->getName() + ".carried");
@@ -295,13 +298,31 @@ bool rewrite(StridedLoop& s, const Uniformity& u, const Placeholders& ph) {
         merged->addIncoming(carried, nh);
         merged->addIncoming(next == phi ? static_cast<Value*>(carried) : next, s.latch);
         mergedOfNext[next] = merged;
-        if (phi == s.iv)
+        if (phi == s.iv) {
             ivNew = carried;
+            ivMerged = merged;
+        }
         phi->replaceAllUsesWith(carried);
         phi->eraseFromParent();
     }
-    Value* active = hb.CreateICmp(s.pred_, ivNew, s.bound, "strided.active");
-    hb.CreateCondBr(active, s.header, nl);
+    // In the iterations a work-item runs, its t is its start plus the distance local id 0's t
+    // has come (a work-item still active has run every iteration so far): a function of the
+    // local ids plus a uniform offset, which the regions compute again where a barrier
+    // separates a use from it, so the body's accesses at t stay consecutive across work-items.
+    // The carried t, kept per work-item across the barriers, would be reloaded and make them
+    // gathers. A work-item that is done stays done by this t too: it only grows (without
+    // wrapping, as assumed above). The carried t remains for what the loop leaves with.
+    // DUET_CPU_STRIDED_OFFSETS=0 keeps the carried t (for comparisons).
+    const char* offsets = std::getenv("DUET_CPU_STRIDED_OFFSETS");
+    Value* ivAt = ivNew;
+    if (!(offsets && offsets[0] == '0')) {
+        ivAt = hb.CreateAdd(start, hb.CreateSub(basePhi, base0, "strided.off"), "strided.t");
+        for (Use& use : make_early_inc_range(ivNew->uses()))
+            if (use.getUser() != ivMerged)
+                use.set(ivAt);
+    }
+    Value* active = hb.CreateICmp(s.pred_, ivAt, s.bound, "strided.active");
+    hb.CreateCondBr(active, s.header, nl)->setMetadata(kStridedBodyMarker, MDNode::get(ctx, {}));
     Value* baseNext = lb.CreateAdd(basePhi, s.step, "strided.base.next");
     lb.CreateCondBr(lb.CreateICmp(s.pred_, baseNext, s.bound), nh, s.exit);
     basePhi->addIncoming(base0, s.pred);
@@ -330,6 +351,13 @@ bool rewrite(StridedLoop& s, const Uniformity& u, const Placeholders& ph) {
     for (unsigned i = 0; i < predTerm->getNumSuccessors(); ++i)
         if (predTerm->getSuccessor(i) == s.header)
             predTerm->setSuccessor(i, nh);
+    // Nothing leaves with t: the carried and merged t only feed each other.
+    if (ivNew->hasOneUse() && ivMerged->hasOneUse() && ivMerged->user_back() == ivNew) {
+        ivNew->replaceAllUsesWith(PoisonValue::get(ivNew->getType()));
+        ivMerged->replaceAllUsesWith(PoisonValue::get(ivMerged->getType()));
+        ivMerged->eraseFromParent();
+        ivNew->eraseFromParent();
+    }
     return true;
 }
 

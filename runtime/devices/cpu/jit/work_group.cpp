@@ -37,6 +37,8 @@
 // drives the steps.
 #include "devices/cpu/jit/work_group.hpp"
 
+#include "core/image.hpp"
+
 #include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/regions.hpp"
 
@@ -70,6 +72,17 @@ using wg::Uniformity;
 constexpr unsigned kAsLocal = 3;
 /// Groups smaller than this run the kernel variant without implicit loop barriers.
 constexpr uint64_t kMinSimdGroup = 16;
+
+/// Whether kernel parameter `a` is an image: a pointer to the launch's KernelImageDesc.
+bool isImageParam(const Argument& a) {
+    const MDNode* types = a.getParent()->getMetadata("kernel_arg_type");
+    if (!a.getType()->isPointerTy() || !types || a.getArgNo() >= types->getNumOperands())
+        return false;
+    auto* s = dyn_cast<MDString>(types->getOperand(a.getArgNo()));
+    return s && s->getString().contains("image");
+}
+constexpr uint64_t kImageDescBytes = sizeof(KernelImageDesc);
+constexpr uint64_t kImageDescAlign = alignof(KernelImageDesc);
 
 enum class WorkItemFn {
     None,
@@ -540,7 +553,21 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
             callArgs.push_back(b.CreateIntToPtr(b.CreateZExt(bits, m_i64), a.getType()));
             continue;
         }
-        callArgs.push_back(b.CreateAlignedLoad(a.getType(), slot, Align(1), a.getName()));
+        LoadInst* value = b.CreateAlignedLoad(a.getType(), slot, Align(1), a.getName());
+        if (isImageParam(a)) {
+            // An image is the launch's descriptor (KernelImageDesc), never null and never
+            // written by the kernel: its fields may be loaded ahead of the branches that use
+            // them, so LICM hoists them (and the format tests on them) out of the loops that
+            // read the image.
+            MDBuilder md(m_ctx);
+            auto bytes = [&](uint64_t n) {
+                return MDNode::get(m_ctx, md.createConstant(ConstantInt::get(m_i64, n)));
+            };
+            value->setMetadata(LLVMContext::MD_dereferenceable, bytes(kImageDescBytes));
+            value->setMetadata(LLVMContext::MD_align, bytes(kImageDescAlign));
+            value->setMetadata(LLVMContext::MD_noundef, MDNode::get(m_ctx, {}));
+        }
+        callArgs.push_back(value);
     }
     Instruction* lastPrologue = &entry->back();
     CallInst* call = b.CreateCall(&kernel, callArgs);
@@ -654,8 +681,11 @@ void normaliseForCpu(llvm::Module& module) {
     using namespace llvm;
     for (Function& f : module) {
         f.removeFnAttr(Attribute::Convergent);
+        // clang marks every function of an -O0 (-cl-opt-disable) build optnone and noinline;
+        // a noinline of its own (the builtin library's out-of-line paths) stays.
+        if (f.hasFnAttribute(Attribute::OptimizeNone))
+            f.removeFnAttr(Attribute::NoInline);
         f.removeFnAttr(Attribute::OptimizeNone);
-        f.removeFnAttr(Attribute::NoInline);
         if (f.getCallingConv() == CallingConv::SPIR_FUNC ||
             f.getCallingConv() == CallingConv::SPIR_KERNEL)
             f.setCallingConv(CallingConv::C);

@@ -107,10 +107,13 @@ MDNode* addAccessGroup(LLVMContext& ctx, MDNode* existing, MDNode* group) {
 
 } // namespace
 
-void markWorkItemLoop(BranchInst* latch) {
+void markWorkItemLoop(BranchInst* latch, bool force) {
     LLVMContext& ctx = latch->getContext();
-    MDNode* marker = MDNode::get(ctx, {MDString::get(ctx, kMarker)});
-    MDNode* id = MDNode::getDistinct(ctx, {nullptr, marker});
+    SmallVector<Metadata*, 3> ops{nullptr, MDNode::get(ctx, {MDString::get(ctx, kMarker)})};
+    if (force)
+        ops.push_back(MDNode::get(ctx, {MDString::get(ctx, "llvm.loop.vectorize.enable"),
+                                        ConstantAsMetadata::get(ConstantInt::getTrue(ctx))}));
+    MDNode* id = MDNode::getDistinct(ctx, ops);
     id->replaceOperandWith(0, id);
     latch->setMetadata(LLVMContext::MD_loop, id);
 }

@@ -17,8 +17,17 @@ class LLVMContext;
 namespace duet::rt::wg {
 
 /// Marks `latch` (the back-edge branch of a region's innermost loop over local x) as a
-/// work-item loop.
-void markWorkItemLoop(llvm::BranchInst* latch);
+/// work-item loop. `force`: vectorise it whatever the cost model says
+/// (llvm.loop.vectorize.enable), for the bodies of strided loops (kStridedBodyMarker).
+void markWorkItemLoop(llvm::BranchInst* latch, bool force = false);
+
+/// Metadata kind on the branch that enters a rewritten strided loop's body (strided_loops.cpp):
+/// the work-item loop of the region holding it is vectorised whatever LLVM's cost model says.
+/// Work-items striding over an array is the GPU idiom the work-item loops exist for; the cost
+/// model, seeing the body's gathers and scatters without the per-work-item values the region
+/// no longer stores, picked one work-item at a time for the first iterations of duet-bench
+/// FFT's float2 copy loops, which had been vectorised before.
+inline constexpr const char* kStridedBodyMarker = "duet.strided_body";
 
 /// Declares marked work-item loops parallel (llvm.loop.parallel_accesses with one access group
 /// over the loop's memory accesses), so the loop vectoriser needs no dependence proof or
