@@ -102,7 +102,7 @@ std::string describeFault(const KernelLaunch& launch, const gcn::MemoryFault& f)
                 high = low + s->size;
             }
         }
-        const uint64_t distance = f.address < low ? low - f.address
+        const uint64_t distance = f.address < low     ? low - f.address
                                   : f.address >= high ? f.address - high + (high > low ? 1 : 0)
                                                       : 0;
         if (distance < bestDistance) {

@@ -483,8 +483,8 @@ InBoundsResult runInBounds() {
     desc.image_width = 8;
     desc.image_height = 4;
     cl_int e = CL_SUCCESS;
-    cl_mem image = clCreateImage(g.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &format,
-                                 &desc, texels.data(), &e);
+    cl_mem image = clCreateImage(g.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &format, &desc,
+                                 texels.data(), &e);
     REQUIRE(e == CL_SUCCESS);
     cl_mem imageOut = g.buffer(texels.size() * sizeof(float));
     cl_kernel copy = g.kernel(p, "image_copy");
@@ -498,8 +498,8 @@ InBoundsResult runInBounds() {
     CHECK(r.image == texels);
 
     r.messages = g.allMessages();
-    for (cl_mem m : {out, inBuf, recs, biasBuf, counter, hist, keyBuf, picked, onesBuf, image,
-                     imageOut})
+    for (cl_mem m :
+         {out, inBuf, recs, biasBuf, counter, hist, keyBuf, picked, onesBuf, image, imageOut})
         clReleaseMemObject(m);
     for (cl_kernel k : {vectors, atomics, pick, copy})
         clReleaseKernel(k);
@@ -509,8 +509,7 @@ InBoundsResult runInBounds() {
 
 } // namespace
 
-TEST_CASE("in-bounds GCN kernels give the same results with and without checks",
-          "[gcn][checks]") {
+TEST_CASE("in-bounds GCN kernels give the same results with and without checks", "[gcn][checks]") {
     InBoundsResult checked = runInBounds();
     InBoundsResult plain;
     {
