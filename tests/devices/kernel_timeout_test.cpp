@@ -1,7 +1,8 @@
 // DUET_KERNEL_TIMEOUT on whichever device DUET_DEVICES selects (the first of the Duet platform):
-// a kernel that never ends fails its event with CL_OUT_OF_RESOURCES and the message, twice, and
-// the queue goes on. A plain program (no Catch2) to run by hand on a GPU host too; exit 0 pass,
-// 1 fail, 77 skipped (no device). DUET_KERNEL_TIMEOUT defaults to 1 s here.
+// kernels that never end (a loop, twice; a loop around a barrier) fail their events with
+// CL_OUT_OF_RESOURCES and the message, and the queue goes on. A plain program (no Catch2) to run by
+// hand on a GPU host too; exit 0 pass, 1 fail, 77 skipped (no device). DUET_KERNEL_TIMEOUT defaults
+// to 1 s here.
 #include <CL/cl.h>
 
 #include <atomic>
@@ -37,6 +38,12 @@ __kernel void spin(__global const volatile int* stop, __global int* out) {
         i++;
     out[get_global_id(0)] = i;
 }
+__kernel void spin_at_barrier(__global const volatile int* stop, __local int* flag) {
+    do {
+        flag[get_local_id(0)] = stop[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    } while (flag[0] == 0);
+}
 __kernel void add(__global int* data, int v) { data[get_global_id(0)] += v; }
 )CL";
 
@@ -49,8 +56,8 @@ int main() {
     // A kernel that is never stopped would hang the test: give up well after the timeout.
     std::atomic<bool> done{false};
     std::thread guard([&] {
-        const auto limit = std::chrono::steady_clock::now() +
-                           std::chrono::duration<double>(4 * timeout + 60);
+        const auto limit =
+            std::chrono::steady_clock::now() + std::chrono::duration<double>(4 * timeout + 60);
         while (!done && std::chrono::steady_clock::now() < limit)
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         if (!done) {
@@ -77,8 +84,9 @@ int main() {
     cl_device_id device = nullptr;
     if (!platform ||
         clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) {
-        std::printf("kernel_timeout_test: SKIPPED: no device of the Duet platform (DUET_DEVICES=%s)\n",
-                    std::getenv("DUET_DEVICES") ? std::getenv("DUET_DEVICES") : "");
+        std::printf(
+            "kernel_timeout_test: SKIPPED: no device of the Duet platform (DUET_DEVICES=%s)\n",
+            std::getenv("DUET_DEVICES") ? std::getenv("DUET_DEVICES") : "");
         return 77;
     }
     char deviceName[256] = {};
@@ -91,31 +99,36 @@ int main() {
     e = clBuildProgram(p, 1, &device, "", nullptr, nullptr);
     if (e != CL_SUCCESS) {
         std::vector<char> log(1 << 16);
-        clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, log.size() - 1, log.data(),
-                              nullptr);
+        clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, log.size() - 1, log.data(), nullptr);
         std::printf("FAIL: build: error %d\n%s", e, log.data());
         return 1;
     }
     cl_kernel spin = clCreateKernel(p, "spin", &e);
+    cl_kernel barrierSpin = clCreateKernel(p, "spin_at_barrier", &e);
     cl_kernel add = clCreateKernel(p, "add", &e);
     const size_t global = 4096, local = 64;
     std::vector<int> zeros(global, 0);
     cl_mem stop = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(int),
                                  zeros.data(), &e);
-    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                                global * sizeof(int), zeros.data(), &e);
+    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, global * sizeof(int),
+                                zeros.data(), &e);
     cl_mem data = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
                                  global * sizeof(int), zeros.data(), &e);
     clSetKernelArg(spin, 0, sizeof stop, &stop);
     clSetKernelArg(spin, 1, sizeof out, &out);
+    clSetKernelArg(barrierSpin, 0, sizeof stop, &stop);
+    clSetKernelArg(barrierSpin, 1, local * sizeof(int), nullptr);
     clSetKernelArg(add, 0, sizeof data, &data);
     const int three = 3;
     clSetKernelArg(add, 1, sizeof three, &three);
 
-    for (int round = 1; round <= 2; ++round) {
+    // Rounds 1 and 2: a loop; round 3: a loop around a barrier (the work-items of a group
+    // stop at their polls while others may wait at the barrier).
+    for (int round = 1; round <= 3; ++round) {
         const auto t0 = std::chrono::steady_clock::now();
         cl_event spun = nullptr, added = nullptr;
-        e = clEnqueueNDRangeKernel(q, spin, 1, nullptr, &global, &local, 0, nullptr, &spun);
+        e = clEnqueueNDRangeKernel(q, round < 3 ? spin : barrierSpin, 1, nullptr, &global, &local,
+                                   0, nullptr, &spun);
         expect(e == CL_SUCCESS, "enqueue spin");
         e = clEnqueueNDRangeKernel(q, add, 1, nullptr, &global, &local, 0, nullptr, &added);
         expect(e == CL_SUCCESS, "enqueue add after it");
@@ -124,9 +137,10 @@ int main() {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         cl_int status = CL_COMPLETE;
         clGetEventInfo(spun, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
-        expect(status == CL_OUT_OF_RESOURCES, "round " + std::to_string(round) +
-                                                  ": spin's event is CL_OUT_OF_RESOURCES (got " +
-                                                  std::to_string(status) + ")");
+        expect(status == CL_OUT_OF_RESOURCES,
+               "round " + std::to_string(round) +
+                   ": the spinning kernel's event is CL_OUT_OF_RESOURCES (got " +
+                   std::to_string(status) + ")");
         clGetEventInfo(added, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
         expect(status == CL_COMPLETE, "round " + std::to_string(round) + ": add completes");
         char text[96];
@@ -141,11 +155,13 @@ int main() {
                             nullptr);
     size_t right = 0;
     for (int v : after)
-        right += v == 6;
-    expect(e == CL_SUCCESS && right == global, "the queue went on: add ran twice over every item");
+        right += v == 9;
+    expect(e == CL_SUCCESS && right == global,
+           "the queue went on: add ran three times over every item");
     {
         std::lock_guard lock(notesMutex);
-        expect(notes.find("kernel 'spin' ran longer than DUET_KERNEL_TIMEOUT=") != std::string::npos,
+        expect(notes.find("kernel 'spin' ran longer than DUET_KERNEL_TIMEOUT=") !=
+                   std::string::npos,
                "the context's callback got the message");
         std::printf("messages:\n%s", notes.c_str());
     }
@@ -153,6 +169,7 @@ int main() {
     for (cl_mem m : {stop, out, data})
         clReleaseMemObject(m);
     clReleaseKernel(spin);
+    clReleaseKernel(barrierSpin);
     clReleaseKernel(add);
     clReleaseProgram(p);
     clReleaseCommandQueue(q);

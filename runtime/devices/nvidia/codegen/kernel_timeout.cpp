@@ -23,7 +23,7 @@ using namespace llvm;
 
 namespace {
 
-constexpr unsigned kPollEvery = 1024;      ///< iterations between two reads of the timer
+constexpr unsigned kPollEvery = 1024;        ///< iterations between two reads of the timer
 constexpr unsigned kBoundedTripCount = 4096; ///< loops that never run longer are not polled
 
 /// One back-edge to poll: `latch` -> `header` of a loop.
