@@ -225,8 +225,15 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     std::unique_lock lock(m_mutex);
     // Guards (DUET_KERNEL_CHECKS, DUET_KERNEL_TIMEOUT) as the program was built: on the model
     // only (a real GPU has its fence timeout, DUET_AMDGPU_TIMEOUT_MS).
-    const ExecutionGuards guards =
-        launch.executable && !m_hw ? launch.executable->guards() : ExecutionGuards{};
+    ExecutionGuards guards = launch.executable ? launch.executable->guards() : ExecutionGuards{};
+    if (m_hw && (guards.boundsChecks || guards.timeoutSeconds > 0)) {
+        static std::once_flag said;
+        std::call_once(said, [] {
+            std::fprintf(stderr, "duet: GCN: DUET_KERNEL_CHECKS and DUET_KERNEL_TIMEOUT work on "
+                                 "the software model only; kernels on the GPU run unguarded\n");
+        });
+        guards = {};
+    }
     std::string why;
     if (cl_int err = m_dispatch.build(launch, why, guards.boundsChecks); err != CL_SUCCESS)
         return why.empty() ? err : fail(launch, err, why);

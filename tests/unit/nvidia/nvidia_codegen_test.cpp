@@ -583,6 +583,16 @@ TEST_CASE("DUET_KERNEL_TIMEOUT: loops poll the GPU timer only when it is set",
     CHECK_FALSE(contains(plain.exe->ptx(), nvidia::kTimeoutFlagSymbol));
     CHECK_FALSE(contains(plain.exe->ptx(), "duet-timeout"));
     CHECK(plain.exe->guards().timeoutSeconds == 0);
+    CHECK_FALSE(contains(plain.log, "DUET_KERNEL_CHECKS"));
+    {
+        // Checked kernels are the CPU and GCN devices'; here the build log says so.
+        ScopedEnv unset("DUET_KERNEL_TIMEOUT", nullptr);
+        ScopedEnv checks("DUET_KERNEL_CHECKS", "1");
+        Built checked = build(kSpinSource);
+        CHECK(contains(checked.log, "note: DUET_KERNEL_CHECKS: the NVIDIA device has no checked "
+                                    "kernels"));
+        CHECK_FALSE(checked.exe->guards().boundsChecks);
+    }
 
     Built timed;
     {

@@ -452,8 +452,11 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     nvptx::widenVec3Initializers(*m);
     // DUET_KERNEL_TIMEOUT: loops poll the GPU's timer (kernel_timeout.cpp). Read per build, as
     // on the other devices; the PTX header records it.
-    if (const ExecutionGuards guards = executionGuardsFromEnvironment(log);
-        guards.timeoutSeconds > 0) {
+    const ExecutionGuards guards = executionGuardsFromEnvironment(log);
+    if (guards.boundsChecks)
+        log += "note: DUET_KERNEL_CHECKS: the NVIDIA device has no checked kernels; this "
+               "program's accesses are not checked\n";
+    if (guards.timeoutSeconds > 0) {
         module.timeoutMicroseconds =
             std::max<uint64_t>(1, uint64_t(guards.timeoutSeconds * 1e6 + 0.5));
         const unsigned loops = nvptx::insertTimeoutPolls(*m, module.timeoutMicroseconds * 1000);
