@@ -38,13 +38,23 @@ struct LinkResult {
     std::string bitcode; ///< the linked module (library or executable input)
 };
 
-/// Run-time guards a device compiled into an executable's code (the CPU device's
-/// DUET_CPU_CHECKS and DUET_KERNEL_TIMEOUT, read when the program is built): its executor then
-/// hands the code the launch's argument bounds and a cancel flag.
+/// Run-time guards an executable was built with (DUET_KERNEL_CHECKS or its older name
+/// DUET_CPU_CHECKS, and DUET_KERNEL_TIMEOUT, read when the program is built): the CPU device
+/// compiles them into the code and hands it the launch's argument bounds and a cancel flag; the
+/// GCN model checks accesses and a deadline as it runs; the NVIDIA device polls a timer on loop
+/// back-edges (timeout only).
 struct ExecutionGuards {
-    bool boundsChecks = false;   ///< every global, constant and local access is checked
+    bool boundsChecks = false;   ///< global and constant (CPU: also local) accesses are checked
     double timeoutSeconds = 0.0; ///< > 0: launches running longer are stopped and fail
 };
+
+/// Whether checked kernels are asked for: DUET_KERNEL_CHECKS when set (any value but 0 is on),
+/// else DUET_CPU_CHECKS.
+bool kernelChecksRequested();
+
+/// The guards a build made now gets. A DUET_KERNEL_TIMEOUT that is not a positive number of
+/// seconds (nor 0) gets a warning in `log` and no timeout.
+ExecutionGuards executionGuardsFromEnvironment(std::string& log);
 
 /// Executable code for one device: what clBuildProgram/clLinkProgram produce in the end.
 /// Thread-safe after creation; lives as long as any kernel made from it.

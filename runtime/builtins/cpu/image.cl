@@ -741,6 +741,7 @@ DUET_INLINE float4 duet_sampled_int_f(global duet_image* d, uint smp, int4 c, in
     float4 t;
     if (DUET_TEX_F(d, smp, convert_float4(c), dims, layer, &t))
         return t;
+    DUET_SOFTWARE_MARK(d, smp, DUET_TEX_FLOAT, dims, layer);
     return duet_soft_read_int_f(d, smp, c, dims, layer);
 }
 DUET_INLINE int4 duet_sampled_int_i(global duet_image* d, uint smp, int4 c, int dims, int layer,
@@ -748,6 +749,7 @@ DUET_INLINE int4 duet_sampled_int_i(global duet_image* d, uint smp, int4 c, int 
     int4 t;
     if (DUET_TEX_I(d, smp, convert_float4(c), dims, layer, cls, &t))
         return t;
+    DUET_SOFTWARE_MARK(d, smp, cls, dims, layer);
     return duet_soft_read_int_i(d, smp, c, dims, layer);
 }
 

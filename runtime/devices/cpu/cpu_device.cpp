@@ -592,8 +592,8 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     target.binaryKind = kCpuBinaryKind;
     target.cpuName = hostCpuName();
     target.cpuFeatures = hostCpuFeatures();
-    // Checked kernels (DUET_CPU_CHECKS) name the argument an access overran.
-    if (const char* e = std::getenv("DUET_CPU_CHECKS"); e && *e && *e != '0')
+    // Checked kernels (DUET_KERNEL_CHECKS) name the argument an access overran.
+    if (kernelChecksRequested())
         target.keepValueNames = true;
     bool avx512 = target.cpuFeatures.find("+avx512f") != std::string::npos;
     bool avx = target.cpuFeatures.find("+avx,") != std::string::npos ||

@@ -135,7 +135,7 @@ std::string describeFault(const KernelLaunch& launch, const CheckFault& f) {
     return "kernel '" + desc.name + "': out-of-bounds " + accessName(f.kind) + " of " +
            std::to_string(f.bytes) + " bytes at byte offset " + std::to_string(offset) + " of " +
            what + " by work-item " + item + " (global id); the launch was stopped " +
-           "(DUET_CPU_CHECKS)";
+           "(DUET_KERNEL_CHECKS)";
 }
 
 Watchdog::~Watchdog() {

@@ -62,7 +62,8 @@ void HostBlock::Free::operator()(unsigned char* p) const {
     std::free(p);
 }
 
-cl_int DispatchBuilder::build(const KernelLaunch& launch, std::string& why) {
+cl_int DispatchBuilder::build(const KernelLaunch& launch, std::string& why, bool listHostRanges) {
+    m_listRanges = m_forHardware || listHostRanges;
     const auto* entry = static_cast<const KernelEntry*>(launch.entry);
     if (!entry || !entry->kernel) {
         why = "no code object entry";
@@ -86,7 +87,7 @@ cl_int DispatchBuilder::build(const KernelLaunch& launch, std::string& why) {
     if (cl_int err = writeKernargs(launch, ki, why); err != CL_SUCCESS)
         return err;
     // SVM the kernel reaches only through pointers in memory (clSetKernelExecInfo).
-    if (m_forHardware)
+    if (m_listRanges)
         for (void* p : launch.svmIndirectPointers)
             if (std::optional<SvmAllocation> s = svmFind(p))
                 m_hostRanges.emplace_back(s->base, s->size);
@@ -183,9 +184,9 @@ cl_int DispatchBuilder::putExplicitArg(const KernelLaunch& launch, const KernelA
         // SVM pointer: all host addresses, which the model reads directly (its GPU VA space is
         // the process's).
         put<uint64_t>(ka, a.offset, reinterpret_cast<uint64_t>(v.globalPointer()));
-        if (m_forHardware && v.mem)
+        if (m_listRanges && v.mem)
             m_hostRanges.emplace_back(v.mem->data(), v.mem->size());
-        if (m_forHardware && v.viaSvm && v.svm)
+        if (m_listRanges && v.viaSvm && v.svm)
             if (std::optional<SvmAllocation> s = svmFind(v.svm))
                 m_hostRanges.emplace_back(s->base, s->size); // the whole allocation
     } else if (kind == "image" || kind == "sampler") {
@@ -194,7 +195,7 @@ cl_int DispatchBuilder::putExplicitArg(const KernelLaunch& launch, const KernelA
                   "): an image or sampler argument is not 64-bit";
             return CL_INVALID_KERNEL_ARGS;
         }
-        if (m_forHardware && kind == "image" && v.mem)
+        if (m_listRanges && kind == "image" && v.mem)
             m_hostRanges.emplace_back(v.mem->data(), v.mem->size()); // the texels
     } else if (kind == "dynamic_shared_pointer") {
         const uint32_t align = std::max<uint32_t>(a.pointeeAlign ? a.pointeeAlign : 16, 4);
@@ -399,6 +400,8 @@ cl_int DispatchBuilder::emitStream(const gcn::DispatchState& st, unsigned userSg
             return CL_OUT_OF_HOST_MEMORY;
         m_fence = reinterpret_cast<uint64_t*>(m_hwFence.data());
         *m_fence = 0;
+    }
+    if (m_listRanges) {
         // The runtime's own blocks the dispatch reads or writes, besides buffers and images.
         m_hostRanges.emplace_back(m_kernarg.data(), m_kernargBytes);
         m_hostRanges.emplace_back(m_packet.data(), sizeof(DispatchPacket));

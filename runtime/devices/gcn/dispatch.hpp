@@ -54,14 +54,16 @@ public:
 
     /// Builds `launch` (whose entry is a gcn::KernelEntry). Returns CL_SUCCESS and the stream in
     /// dwords(), or an error code and in `why` the reason to report (empty: nothing to add).
-    cl_int build(const KernelLaunch& launch, std::string& why);
+    /// `listHostRanges`: fill hostRanges() on the model too (checked dispatches).
+    cl_int build(const KernelLaunch& launch, std::string& why, bool listHostRanges = false);
 
     /// The PM4 stream of the last build.
     const std::vector<uint32_t>& dwords() const { return m_pm4.dwords(); }
     /// The queue's scratch (COMPUTE_TMPRING_SIZE's memory), as a driver sets it up.
     uint64_t scratchAddress() const { return m_scratch.address(); }
-    /// On hardware, every host range the dispatch reads or writes: buffers, image texels and
-    /// descriptors, the blocks above, the loaded code object.
+    /// On hardware (or when build was asked to list them), every host range the dispatch reads
+    /// or writes: buffers, SVM allocations, image texels and descriptors, the blocks above, the
+    /// loaded code object.
     const std::vector<std::pair<const void*, uint64_t>>& hostRanges() const { return m_hostRanges; }
     bool usesPrintf() const { return m_usesPrintf; }
     /// Whether the dispatch's end-of-pipe fence has been written (the dispatch finished).
@@ -87,6 +89,7 @@ private:
 
     unsigned m_computeUnits;
     bool m_forHardware;
+    bool m_listRanges = false; ///< this build fills m_hostRanges (hardware, or checks)
     HostBlock m_kernarg, m_packet, m_scratch, m_queue, m_printf;
     HostBlock m_hwFence; ///< the RELEASE_MEM target on hardware: a page of its own
     bool m_printfReady = false;

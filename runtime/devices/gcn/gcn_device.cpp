@@ -12,6 +12,7 @@
 #include "devices/gcn/code_object.hpp"
 #include "devices/gcn/codegen/gcn_toolchain.hpp"
 #include "devices/gcn/dispatch.hpp"
+#include "devices/gcn/launch_guards.hpp"
 #include "devices/gcn/model/model.hpp"
 #include "devices/gcn/pm4.hpp"
 #include "duet/version.hpp"
@@ -117,8 +118,14 @@ private:
     }
     /// Prints what the dispatch's printf calls recorded; reports overflow and bad records.
     void drainPrintf(const KernelLaunch& launch, const gcn::CodeObject& code);
-    /// Runs a PM4 stream on the software model: the sink that decodes it.
-    std::string runOnModel(std::span<const uint32_t> stream, gcn::DispatchStats& stats);
+    /// Runs a PM4 stream on the software model: the sink that decodes it. A dispatch stopped
+    /// by `guards` (may be null) says how in `stopped` (timedOut, fault).
+    std::string runOnModel(std::span<const uint32_t> stream, gcn::DispatchStats& stats,
+                           const gcn::DispatchGuards* guards, gcn::DispatchResult& stopped);
+    /// A launch stopped by its guards: the message to stderr and the context's callback,
+    /// without our lock (the callback may enqueue on this device).
+    static cl_int stoppedLaunch(const KernelLaunch& launch, std::unique_lock<std::mutex>& lock,
+                                const std::string& why);
     /// Hardware sink: makes every host range the launch refers to GPU-visible (userptr BOs at
     /// GPU VA == host VA, so the addresses already written need no translation), then submits
     /// the same PM4 dwords and waits for the kernel's fence.
@@ -140,7 +147,9 @@ private:
     DispatchBuilder m_dispatch; ///< the host memory of the launch in flight
 };
 
-std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::DispatchStats& stats) {
+std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::DispatchStats& stats,
+                                   const gcn::DispatchGuards* guards,
+                                   gcn::DispatchResult& stopped) {
     pm4::DecodeResult decoded = pm4::decode(stream);
     if (!decoded)
         return decoded.error;
@@ -150,11 +159,16 @@ std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::Dispat
 #ifdef DUET_HAVE_GCN_MODEL
             gcn::DispatchState state = c.dispatch;
             state.scratchBase = m_dispatch.scratchAddress(); // the queue's scratch
-            gcn::DispatchResult r = m_model->dispatch(state, &stats);
-            if (!r)
+            gcn::DispatchResult r = m_model->dispatch(state, &stats, guards);
+            if (!r) {
+                stopped.timedOut = r.timedOut;
+                stopped.fault = std::move(r.fault);
                 return r.error;
+            }
 #else
             (void)stats;
+            (void)guards;
+            (void)stopped;
             return "the software GCN model is not part of this build";
 #endif
             break;
@@ -195,21 +209,56 @@ void GcnBackend::drainPrintf(const KernelLaunch& launch, const gcn::CodeObject& 
         fail(launch, CL_SUCCESS, problem);
 }
 
+cl_int GcnBackend::stoppedLaunch(const KernelLaunch& launch, std::unique_lock<std::mutex>& lock,
+                                 const std::string& why) {
+    lock.unlock();
+    std::fprintf(stderr, "duet: GCN: %s\n", why.c_str());
+    launch.kernel->context()->notify(why);
+    // Hardware reports a faulting or killed kernel as CL_OUT_OF_RESOURCES too (as the CPU
+    // device does).
+    return CL_OUT_OF_RESOURCES;
+}
+
 cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     if (!m_cannotRun.empty())
         return fail(launch, CL_OUT_OF_RESOURCES, m_cannotRun);
-    std::lock_guard lock(m_mutex);
+    std::unique_lock lock(m_mutex);
+    // Guards (DUET_KERNEL_CHECKS, DUET_KERNEL_TIMEOUT) as the program was built: on the model
+    // only (a real GPU has its fence timeout, DUET_AMDGPU_TIMEOUT_MS).
+    ExecutionGuards guards = launch.executable ? launch.executable->guards() : ExecutionGuards{};
+    if (m_hw && (guards.boundsChecks || guards.timeoutSeconds > 0)) {
+        static std::once_flag said;
+        std::call_once(said, [] {
+            std::fprintf(stderr, "duet: GCN: DUET_KERNEL_CHECKS and DUET_KERNEL_TIMEOUT work on "
+                                 "the software model only; kernels on the GPU run unguarded\n");
+        });
+        guards = {};
+    }
     std::string why;
-    if (cl_int err = m_dispatch.build(launch, why); err != CL_SUCCESS)
+    if (cl_int err = m_dispatch.build(launch, why, guards.boundsChecks); err != CL_SUCCESS)
         return why.empty() ? err : fail(launch, err, why);
     const auto* entry = static_cast<const KernelEntry*>(launch.entry);
 
     gcn::DispatchStats stats;
     const auto t0 = std::chrono::steady_clock::now();
+    gcn::DispatchGuards modelGuards;
+    const bool guarded = guards.boundsChecks || guards.timeoutSeconds > 0;
+    if (guarded)
+        modelGuards =
+            dispatchGuards(guards.timeoutSeconds, guards.boundsChecks, m_dispatch.hostRanges());
+    gcn::DispatchResult stopped;
     std::string sinkError =
-        m_hw ? runOnHardware(m_dispatch.dwords()) : runOnModel(m_dispatch.dwords(), stats);
+        m_hw ? runOnHardware(m_dispatch.dwords())
+             : runOnModel(m_dispatch.dwords(), stats, guarded ? &modelGuards : nullptr, stopped);
     if (m_dispatch.usesPrintf())
         drainPrintf(launch, *entry->codeObject); // also what ran before a failure
+    if (stopped.fault)
+        return stoppedLaunch(launch, lock, describeFault(launch, *stopped.fault));
+    if (stopped.timedOut) {
+        const double ran =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return stoppedLaunch(launch, lock, describeTimeout(launch, guards.timeoutSeconds, ran));
+    }
     if (!sinkError.empty())
         return fail(launch, CL_OUT_OF_RESOURCES, sinkError);
     const double seconds =
@@ -416,6 +465,9 @@ TargetSpec gcnTarget(const std::string& cpu) {
     t.cpuName = cpu;
     t.fp64 = true;
     t.images = true;
+    // Checked dispatches (DUET_KERNEL_CHECKS) name the argument an access overran: the IR's
+    // argument names reach the code object's metadata.
+    t.keepValueNames = kernelChecksRequested();
     t.clExtensions = {"cl_khr_byte_addressable_store",
                       "cl_khr_global_int32_base_atomics",
                       "cl_khr_global_int32_extended_atomics",

@@ -58,6 +58,7 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
     resolve(d.moduleLoadDataEx, "cuModuleLoadDataEx");
     resolve(d.moduleUnload, "cuModuleUnload");
     resolve(d.moduleGetFunction, "cuModuleGetFunction");
+    resolve(d.moduleGetGlobal, "cuModuleGetGlobal_v2");
     resolve(d.funcGetAttribute, "cuFuncGetAttribute");
     resolve(d.funcSetAttribute, "cuFuncSetAttribute");
     resolve(d.launchKernel, "cuLaunchKernel");

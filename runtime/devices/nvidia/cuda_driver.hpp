@@ -306,6 +306,9 @@ struct CudaDriver {
                                    cu::JitOption* options, void** optionValues);
     cu::Result (*moduleUnload)(cu::Module module);
     cu::Result (*moduleGetFunction)(cu::Function* function, cu::Module module, const char* name);
+    /// cuModuleGetGlobal_v2: a module's `.global` variable (DUET_KERNEL_TIMEOUT's flag).
+    cu::Result (*moduleGetGlobal)(cu::DevicePtr* pointer, size_t* bytes, cu::Module module,
+                                  const char* name);
     cu::Result (*funcGetAttribute)(int* value, cu::FunctionAttribute attribute,
                                    cu::Function function);
     cu::Result (*funcSetAttribute)(cu::Function function, cu::FunctionAttribute attribute,

@@ -7,6 +7,7 @@
 #include "devices/nvidia/codegen/nvidia_toolchain.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -305,6 +306,18 @@ Outcome CudaExecutor::function(const std::shared_ptr<DeviceExecutable>& exe, con
             kDefaultDynamicShared - std::min<uint64_t>(fn.info.staticShared, kDefaultDynamicShared);
         fn.dynamicSharedLimit =
             uint64_t(attribute(cu::kFuncMaxDynamicSharedSizeBytes, int(defaultDynamic)));
+        // DUET_KERNEL_TIMEOUT: the flag the code's polls set (kernel_timeout.cpp).
+        if (nv->module().timeoutMicroseconds) {
+            size_t bytes = 0;
+            if (cu::Result r = m_cuda.moduleGetGlobal(&fn.timeoutFlag, &bytes, m.module,
+                                                      nvidia::kTimeoutFlagSymbol);
+                r != cu::kSuccess || bytes != 4) {
+                m.functions.erase(it);
+                return {CL_OUT_OF_RESOURCES, cudaError("cuModuleGetGlobal", r) + " for " +
+                                                 nvidia::kTimeoutFlagSymbol +
+                                                 " (DUET_KERNEL_TIMEOUT)"};
+            }
+        }
     }
     out = &fn;
     return {};
@@ -356,6 +369,16 @@ Outcome CudaExecutor::submit(const KernelLaunch& launch, bool timed, Submitted& 
         if (Outcome o = resetPrintfBuffer(*lane); !o.why.empty())
             return o;
         printfBuffer = m_printfBuffer;
+    }
+    if (fn->timeoutFlag) {
+        if (cu::Result r = m_cuda.memsetD32Async(fn->timeoutFlag, 0, 1, lane->stream);
+            r != cu::kSuccess)
+            return {CL_OUT_OF_RESOURCES,
+                    cudaError("cuMemsetD32Async", r) + " (DUET_KERNEL_TIMEOUT's flag)"};
+        out.timeoutFlag = fn->timeoutFlag;
+        out.timeoutSeconds = launch.executable->guards().timeoutSeconds;
+        out.submittedAt = std::chrono::steady_clock::now();
+        out.kernel = entry->name;
     }
     return launchGrids(launch, *entry, *fn, textured, *lane, printfBuffer, timed, out);
 }
@@ -463,6 +486,26 @@ Outcome CudaExecutor::finish(Submitted& launch, uint64_t& deviceNs, PrintfOutput
         return {CL_OUT_OF_RESOURCES,
                 cudaError(timed ? "cuEventSynchronize" : "cuStreamSynchronize", r) +
                     " (the GPU work failed)"};
+    if (launch.watchesTimeout()) {
+        // A work-item past its deadline set the flag and exited, and the others followed.
+        uint32_t stopped = 0;
+        r = m_cuda.memcpyDtoH(&stopped, launch.timeoutFlag, sizeof stopped);
+        launch.timeoutFlag = 0;
+        if (r != cu::kSuccess)
+            return {CL_OUT_OF_RESOURCES,
+                    cudaError("cuMemcpyDtoH", r) + " (DUET_KERNEL_TIMEOUT's flag)"};
+        if (stopped) {
+            const double ran =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - launch.submittedAt)
+                    .count();
+            char text[200];
+            std::snprintf(text, sizeof text,
+                          "kernel '%s' ran longer than DUET_KERNEL_TIMEOUT=%g s and was stopped "
+                          "after %.2f s",
+                          launch.kernel.c_str(), launch.timeoutSeconds, ran);
+            return {CL_OUT_OF_RESOURCES, text};
+        }
+    }
     return printing;
 }
 

@@ -11,6 +11,7 @@
 #include "devices/nvidia/launch_plan.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -79,6 +80,15 @@ public:
         std::unique_lock<std::mutex> printfLease;
         std::shared_ptr<DeviceExecutable> printfFormats; ///< whose formats the records name
         bool prints() const { return printfLease.owns_lock(); }
+        /// DUET_KERNEL_TIMEOUT: the module's flag (nvidia::kTimeoutFlagSymbol), zeroed on the
+        /// stream before the grids and read by finish(); 0 for code built without a timeout.
+        /// Such a launch is waited for in its own command (the next launch of the module
+        /// zeroes the flag again).
+        nvidia::cu::DevicePtr timeoutFlag = 0;
+        double timeoutSeconds = 0;
+        std::chrono::steady_clock::time_point submittedAt;
+        std::string kernel;
+        bool watchesTimeout() const { return timeoutFlag != 0; }
     };
     /// Queues every grid of `launch` (entry: a KernelEntry of an NvidiaExecutable) on the
     /// stream, between two CUDA events when `timed`, and returns without waiting: finish()
@@ -134,6 +144,7 @@ private:
         /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as the function has it now (48 KiB
         /// less its static shared memory until raised); read and raised under m_mutex.
         uint64_t dynamicSharedLimit = 0;
+        nvidia::cu::DevicePtr timeoutFlag = 0; ///< the module's, when built with a timeout
     };
     struct LoadedModule {
         std::weak_ptr<DeviceExecutable> owner; ///< the address may be reused once it expires

@@ -69,10 +69,12 @@ public:
         CudaExecutor::Submitted submitted;
         if (Outcome o = m_executor.submit(launch, timed, submitted); !o.why.empty() || o.status)
             return report(launch.kernel->context(), "kernel " + launch.kernel->name(), o);
-        const bool prints = submitted.prints();
+        // A launch that prints, or whose timeout flag the module's next launch would zero
+        // (DUET_KERNEL_TIMEOUT), is waited for in its own command.
+        const bool waitHere = submitted.prints() || submitted.watchesTimeout();
         std::unique_ptr<PendingWork> work = std::make_unique<StreamCompletion>(
             m_executor, std::move(submitted), *launch.kernel->context(), launch.kernel.get());
-        if (!prints && deferCompletion(work))
+        if (!waitHere && deferCompletion(work))
             return CL_SUCCESS;
         return work->wait(event);
     }

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -259,6 +260,8 @@ namespace {
 
 struct Module {
     std::string ptx;
+    /// `.global` variables asked for with cuModuleGetGlobal: zeroed host memory, the module's.
+    std::map<std::string, std::unique_ptr<uint64_t[]>> globals;
 };
 struct Function {
     std::string name;
@@ -275,7 +278,8 @@ std::map<std::string, int> calls, failures;
 std::map<int, int> funcAttributes; ///< the last value cuFuncSetAttribute set, by attribute
 /// What a test asked cuFuncGetAttribute to answer: (kernel name or "" for all, attribute).
 std::map<std::pair<std::string, int>, int> configuredAttributes;
-DuetFakeLaunchHook launchHook = nullptr; ///< duetFakeOnLaunch's
+DuetFakeLaunchHook launchHook = nullptr;     ///< duetFakeOnLaunch's
+std::map<std::string, uint64_t> lastGlobals; ///< duetFakeGlobal's: the latest of each name
 void* launchHookUser = nullptr;
 
 /// A new function's attributes: the defaults, then what the test configured (for every
@@ -416,6 +420,38 @@ int cuModuleGetFunction(void** function, void* module, const char* name) {
     std::lock_guard lock(mutex);
     // Owned by the module (leaked).
     *function = new Function{name, entryParams(ptx, name), attributesOf(name)};
+    return kSuccess;
+}
+int cuModuleGetGlobal_v2(uint64_t* pointer, size_t* bytes, void* module, const char* name) {
+    if (int e = enter("cuModuleGetGlobal_v2"))
+        return e;
+    Module& m = *static_cast<Module*>(module);
+    // `.global .align A .u32 name;` (or .u64, or `.b8 name[N]`), as the NVPTX backend writes it.
+    const std::string n = name;
+    size_t at = 0, size = 0;
+    for (size_t line = 0; line < m.ptx.size() && !size; line = at + 1) {
+        at = m.ptx.find('\n', line);
+        if (at == std::string::npos)
+            at = m.ptx.size();
+        const std::string text = m.ptx.substr(line, at - line);
+        if (text.find(".global") == std::string::npos)
+            continue;
+        if (text.find(" .u32 " + n + ";") != std::string::npos)
+            size = 4;
+        else if (text.find(" .u64 " + n + ";") != std::string::npos)
+            size = 8;
+        else if (size_t b = text.find(" " + n + "["); b != std::string::npos)
+            size = std::strtoul(text.c_str() + b + n.size() + 2, nullptr, 10);
+    }
+    if (!size)
+        return kNotFound;
+    std::lock_guard lock(mutex);
+    auto& storage = m.globals[n];
+    if (!storage)
+        storage = std::make_unique<uint64_t[]>((size + 7) / 8); // zeroed
+    *pointer = uint64_t(reinterpret_cast<uintptr_t>(storage.get()));
+    *bytes = size;
+    lastGlobals[n] = *pointer;
     return kSuccess;
 }
 int cuFuncGetAttribute(int* value, int attribute, void* function) {
@@ -654,6 +690,11 @@ int duetFakeFuncAttribute(int attribute) {
     std::lock_guard lock(mutex);
     auto it = funcAttributes.find(attribute);
     return it == funcAttributes.end() ? -1 : it->second;
+}
+uint64_t duetFakeGlobal(const char* name) {
+    std::lock_guard lock(mutex);
+    auto it = lastGlobals.find(name);
+    return it == lastGlobals.end() ? 0 : it->second;
 }
 void duetFakeOnLaunch(DuetFakeLaunchHook hook, void* user) {
     std::lock_guard lock(mutex);

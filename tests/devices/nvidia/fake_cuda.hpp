@@ -42,6 +42,11 @@ using DuetFakeLaunchHook = void (*)(const DuetFakeLaunch* launch, void* user);
 /// Sets the hook (null: none); duetFakeReset removes it.
 using DuetFakeOnLaunchFn = void (*)(DuetFakeLaunchHook hook, void* user);
 
+/// The address cuModuleGetGlobal last gave for a `.global` variable called `name` (host memory
+/// owned by its module; 0: never asked for), so that a launch hook can write it as the kernel
+/// would (DUET_KERNEL_TIMEOUT's flag).
+using DuetFakeGlobalFn = uint64_t (*)(const char* name);
+
 // CUDA-GL interop (fake_cuda_gl.cpp).
 /// The CUDA device cuGLGetDevices names for the current GL context (default 0; -1: it fails,
 /// as for a GL context that is not NVIDIA's).

@@ -1652,3 +1652,99 @@ TEST_CASE("printf: records in the launch's printf buffer are printed in order wh
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
 }
+
+TEST_CASE("DUET_KERNEL_TIMEOUT: the module's flag is zeroed before a launch and read after it; "
+          "a set flag fails the launch and the queue goes on",
+          "[nvidia][fake-driver][timeout]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    Notes notes;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, Notes::add, &notes, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const char* source = "__kernel void spin(__global volatile int* x) {\n"
+                         "    while (x[0] == 0) x[1]++;\n"
+                         "}\n";
+    cl_program timed = nullptr, plain = nullptr;
+    {
+        const char* old = std::getenv("DUET_KERNEL_TIMEOUT");
+        const std::string saved = old ? old : "";
+        setenv("DUET_KERNEL_TIMEOUT", "2", 1);
+        timed = buildProgram(ctx, dev, source, "");
+        unsetenv("DUET_KERNEL_TIMEOUT");
+        plain = buildProgram(ctx, dev, source, "");
+        if (old)
+            setenv("DUET_KERNEL_TIMEOUT", saved.c_str(), 1);
+    }
+    cl_kernel spin = clCreateKernel(timed, "spin", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_kernel unwatched = clCreateKernel(plain, "spin", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(spin, 0, sizeof buf, &buf));
+    REQUIRE_CL(clSetKernelArg(unwatched, 0, sizeof buf, &buf));
+
+    Fake fake;
+    auto flagOf = fake.get<DuetFakeGlobalFn>("duetFakeGlobal");
+    REQUIRE(flagOf);
+    // The test plays the kernel: a work-item past its deadline sets the flag.
+    struct Player {
+        DuetFakeGlobalFn flagOf;
+        std::atomic<int> stop{0}; ///< launches left to stop
+        static void hook(const DuetFakeLaunch* l, void* self) {
+            auto* p = static_cast<Player*>(self);
+            const uint64_t flag = p->flagOf("__duet_timed_out");
+            if (std::string(l->kernel) == "spin" && flag && p->stop.load() > 0) {
+                p->stop--;
+                *reinterpret_cast<volatile uint32_t*>(uintptr_t(flag)) = 1;
+            }
+        }
+    } player{flagOf};
+    fake.onLaunch(Player::hook, &player);
+    struct Unhook {
+        Fake& fake;
+        ~Unhook() { fake.onLaunch(nullptr, nullptr); }
+    } unhook{fake};
+
+    const size_t global = 64;
+    auto status = [](cl_event ev) {
+        cl_int s = CL_COMPLETE;
+        REQUIRE_CL(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr));
+        return s;
+    };
+    // Stopped: the event fails with CL_OUT_OF_RESOURCES and the message; the next launch of the
+    // same kernel (the flag zeroed again) and of the unwatched one complete.
+    player.stop = 1;
+    cl_event stopped = nullptr, next = nullptr, other = nullptr;
+    std::string err2 = captureFd(2, [&] {
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(q, spin, 1, nullptr, &global, nullptr, 0, nullptr, &stopped));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(q, spin, 1, nullptr, &global, nullptr, 0, nullptr, &next));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(q, unwatched, 1, nullptr, &global, nullptr, 0, nullptr, &other));
+        REQUIRE_CL(clFinish(q));
+    });
+    CHECK(status(stopped) == CL_OUT_OF_RESOURCES);
+    CHECK(status(next) == CL_COMPLETE);
+    CHECK(status(other) == CL_COMPLETE);
+    INFO(err2 << notes.get());
+    CHECK(notes.get().find("kernel 'spin' ran longer than DUET_KERNEL_TIMEOUT=2 s and was "
+                           "stopped after") != std::string::npos);
+    // Zeroed on the stream before each watched launch, read after it, never waited for later.
+    CHECK(fake.calls("cuModuleGetGlobal_v2") == 1);
+    CHECK(fake.calls("cuMemsetD32Async") >= 2);
+    CHECK(fake.launchCount() == 3);
+    clReleaseEvent(stopped);
+    clReleaseEvent(next);
+    clReleaseEvent(other);
+    clReleaseMemObject(buf);
+    clReleaseKernel(spin);
+    clReleaseKernel(unwatched);
+    clReleaseProgram(timed);
+    clReleaseProgram(plain);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+}

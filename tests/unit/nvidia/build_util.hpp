@@ -5,6 +5,7 @@
 
 #include <catch.hpp>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -43,6 +44,44 @@ inline std::string entryText(const std::string& ptx, const std::string& kernel) 
     size_t end = ptx.find("\n}\n", at);
     return ptx.substr(at, end == std::string::npos ? std::string::npos : end - at + 3);
 }
+
+/// Sets (or, with null, unsets) an environment variable for one scope: the code generator reads
+/// DUET_KERNEL_TIMEOUT at each build.
+struct ScopedEnv {
+    std::string name, old;
+    bool had;
+    ScopedEnv(const char* n, const char* value) : name(n) {
+        const char* o = std::getenv(n);
+        had = o != nullptr;
+        if (had)
+            old = o;
+        if (value)
+            setenv(n, value, 1);
+        else
+            unsetenv(n);
+    }
+    ~ScopedEnv() {
+        if (had)
+            setenv(name.c_str(), old.c_str(), 1);
+        else
+            unsetenv(name.c_str());
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+};
+
+/// A kernel that spins until another work-item (or the host) writes `stop`, beside a loop of
+/// constant trip count: DUET_KERNEL_TIMEOUT polls the first only.
+inline const char* kSpinSource = R"CL(
+__kernel void spin(__global const volatile int* stop, __global int* out) {
+    int i = 0;
+    while (stop[0] == 0)
+        i++;
+    int s = 0;
+    for (int j = 0; j < 16; ++j)
+        s += out[j];
+    out[get_global_id(0)] = i + s;
+}
+)CL";
 
 inline bool contains(const std::string& text, const std::string& what) {
     return text.find(what) != std::string::npos;

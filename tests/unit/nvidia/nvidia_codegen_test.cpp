@@ -649,6 +649,69 @@ TEST_CASE("build options: -g, -cl-opt-disable, -cl-kernel-arg-info, -D", "[nvidi
     CHECK(contains(f.log, "warning: debug information dropped"));
 }
 
+TEST_CASE("DUET_KERNEL_TIMEOUT: loops poll the GPU timer only when it is set",
+          "[nvidia][timeout]") {
+    Built plain;
+    {
+        ScopedEnv unset("DUET_KERNEL_TIMEOUT", nullptr);
+        plain = build(kSpinSource);
+    }
+    CHECK_FALSE(contains(plain.exe->ptx(), "globaltimer"));
+    CHECK_FALSE(contains(plain.exe->ptx(), nvidia::kTimeoutFlagSymbol));
+    CHECK_FALSE(contains(plain.exe->ptx(), "duet-timeout"));
+    CHECK(plain.exe->guards().timeoutSeconds == 0);
+    CHECK_FALSE(contains(plain.log, "DUET_KERNEL_CHECKS"));
+    {
+        // Checked kernels are the CPU and GCN devices'; here the build log says so.
+        ScopedEnv unset("DUET_KERNEL_TIMEOUT", nullptr);
+        ScopedEnv checks("DUET_KERNEL_CHECKS", "1");
+        Built checked = build(kSpinSource);
+        CHECK(contains(checked.log, "note: DUET_KERNEL_CHECKS: the NVIDIA device has no checked "
+                                    "kernels"));
+        CHECK_FALSE(checked.exe->guards().boundsChecks);
+    }
+
+    Built timed;
+    {
+        ScopedEnv timeout("DUET_KERNEL_TIMEOUT", "0.5");
+        timed = build(kSpinSource);
+    }
+    const std::string& ptx = timed.exe->ptx();
+    INFO(ptx);
+    CHECK(contains(ptx, "// duet-timeout 500000\n"));
+    CHECK(timed.exe->guards().timeoutSeconds == 0.5);
+    CHECK(contains(ptx, ".visible .global .align 4 .u32 __duet_timed_out"));
+    CHECK(contains(ptx, "%globaltimer"));
+    CHECK(contains(ptx, "exit;"));
+    // The spinning loop is polled, the 16-iteration one is not (nor unrolled into polls).
+    CHECK(contains(timed.log, "note: DUET_KERNEL_TIMEOUT: 1 loops poll the GPU timer"));
+    const std::string body = entryText(ptx, "spin");
+    size_t timers = 0;
+    for (size_t at = body.find("%globaltimer"); at != std::string::npos;
+         at = body.find("%globaltimer", at + 1))
+        ++timers;
+    CHECK(timers == 2); // the start, and the poll
+    // The 1024-iteration counter: an and with 1023 on the back-edge.
+    CHECK(contains(body, "1023;"));
+
+    // A binary keeps its timeout; loaded under another DUET_KERNEL_TIMEOUT it is rebuilt.
+    {
+        ScopedEnv timeout("DUET_KERNEL_TIMEOUT", "0.5");
+        rt::LoadBinaryResult same = rt::loadNvidiaBinary(bytes(timed.exe->binary()), target());
+        REQUIRE(same.status == CL_SUCCESS);
+        CHECK(std::static_pointer_cast<rt::NvidiaExecutable>(same.executable)->ptx() == ptx);
+    }
+    {
+        ScopedEnv unset("DUET_KERNEL_TIMEOUT", nullptr);
+        rt::LoadBinaryResult other = rt::loadNvidiaBinary(bytes(timed.exe->binary()), target());
+        INFO(other.log);
+        REQUIRE(other.status == CL_SUCCESS);
+        auto exe = std::static_pointer_cast<rt::NvidiaExecutable>(other.executable);
+        CHECK_FALSE(contains(exe->ptx(), "globaltimer"));
+        CHECK(exe->guards().timeoutSeconds == 0);
+    }
+}
+
 TEST_CASE("program binaries round-trip and rebuild for another target", "[nvidia][binary]") {
     Built b = buildProgram("nbody");
     const std::string& binary = b.exe->binary();

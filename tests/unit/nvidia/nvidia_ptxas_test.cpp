@@ -103,6 +103,22 @@ __kernel void resample(read_only image2d_t src, sampler_t s, __global float* out
     CHECK(variant <= 40);
 }
 
+TEST_CASE("ptxas accepts the timer polls of DUET_KERNEL_TIMEOUT", "[nvidia][ptxas][timeout]") {
+    ScopedEnv timeout("DUET_KERNEL_TIMEOUT", "1");
+    for (const char* sm : {"sm_90", "sm_80"}) {
+        std::vector<Program> sources = {{"spin", "", kSpinSource}};
+        for (const Program& p : programs())
+            sources.push_back(p);
+        for (const Program& p : sources) {
+            INFO("program " << p.name << " for " << sm);
+            Built b = build(p.source, p.options, target(sm, 80));
+            Assembled a = assemble(b.exe->ptx(), sm);
+            INFO("ptxas:\n" << a.output << "\nPTX:\n" << b.exe->ptx());
+            CHECK(a.status == 0);
+        }
+    }
+}
+
 TEST_CASE("ptxas accepts PTX 7.8 for sm_90 (drivers of CUDA 11.8)", "[nvidia][ptxas]") {
     Built b = build(programs().front().source, programs().front().options, target("sm_90", 78));
     REQUIRE(contains(b.exe->ptx(), ".version 7.8"));

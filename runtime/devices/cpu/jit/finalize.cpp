@@ -199,23 +199,10 @@ std::string unresolvedFunctions(Module& m) {
     });
 }
 
-/// The run-time guards to compile in, read at every build: DUET_CPU_CHECKS=1 (bounds checks),
-/// DUET_KERNEL_TIMEOUT=<seconds> (cancellation points). A value that is not a positive number of
-/// seconds gets a warning in `log` and no timeout.
+/// The run-time guards to compile in, read at every build: DUET_KERNEL_CHECKS=1 (or
+/// DUET_CPU_CHECKS=1: bounds checks), DUET_KERNEL_TIMEOUT=<seconds> (cancellation points).
 ExecutionGuards guardsFromEnvironment(std::string& log) {
-    ExecutionGuards g;
-    if (const char* e = std::getenv("DUET_CPU_CHECKS"); e && *e && *e != '0')
-        g.boundsChecks = true;
-    if (const char* e = std::getenv("DUET_KERNEL_TIMEOUT"); e && *e) {
-        char* end = nullptr;
-        const double s = std::strtod(e, &end);
-        if (end && *end == '\0' && std::isfinite(s) && s > 0)
-            g.timeoutSeconds = s;
-        else if (!(end && *end == '\0' && s == 0))
-            log += std::string("warning: DUET_KERNEL_TIMEOUT=") + e +
-                   " is not a number of seconds; kernels run without a timeout\n";
-    }
-    return g;
+    return executionGuardsFromEnvironment(log);
 }
 
 /// Implicit barriers around uniform loops pay off once the vectoriser runs;

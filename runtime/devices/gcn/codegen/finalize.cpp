@@ -410,8 +410,12 @@ public:
     }
     const std::string& binary() const override { return m_binary; }
     size_t globalVariableTotalSize() const override { return m_globalBytes; }
+    ExecutionGuards guards() const override { return m_guards; }
 
     std::vector<KernelDesc> m_kernels;
+    /// What the model watches for when it runs these kernels (DUET_KERNEL_CHECKS,
+    /// DUET_KERNEL_TIMEOUT as the build or the binary's load found them); no code of its own.
+    ExecutionGuards m_guards;
     gcn::CodeObject m_codeObject;
     gcn::LoadedCodeObject m_loaded;
     std::vector<gcn::KernelEntry> m_entries;
@@ -648,6 +652,7 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
     if (!exe)
         return FinalizeResult::failure(log + exeError);
     exe->m_globalBytes = globalBytes;
+    exe->m_guards = executionGuardsFromEnvironment(log);
 
     if (opts.saveTemps) {
         const auto* image = reinterpret_cast<const unsigned char*>(exe->m_loaded.base());
@@ -694,6 +699,7 @@ LoadBinaryResult loadGcnBinary(std::span<const unsigned char> binary, const Targ
         if (!exe)
             return fail("the binary's code object cannot be used: " + error);
         exe->m_binary.assign(reinterpret_cast<const char*>(binary.data()), binary.size());
+        exe->m_guards = executionGuardsFromEnvironment(log);
         result.log = std::move(log);
         result.executable = std::move(exe);
         return result;

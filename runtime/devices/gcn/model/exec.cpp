@@ -1,6 +1,8 @@
 // The interpreter's wave loop: runs a work-group's waves, hands each instruction to its family.
 #include "wave_exec.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -44,9 +46,59 @@ const Inst* Executor::fetchSlow(uint64_t pc) {
 }
 
 bool Executor::fail(const Wave& w, const Inst& in, const std::string& why) {
+    if (m_fault) {
+        m_fault->instruction = in.name;
+        m_fault->kernelOffset = w.pc - m_ctx.state->pgmAddress;
+    }
     m_ctx.fail(why + " (" + in.name + ") at " + hex(w.pc) + " (kernel offset " +
-               hex(w.pc - m_ctx.state->pgmAddress) + ")");
+                   hex(w.pc - m_ctx.state->pgmAddress) + ")",
+               std::move(m_fault));
+    m_fault.reset();
     return false;
+}
+
+bool Executor::poll() {
+    if (m_ctx.failed.load(std::memory_order_relaxed))
+        return false;
+    if (m_ctx.deadlineNs && std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now().time_since_epoch())
+                                    .count() > m_ctx.deadlineNs) {
+        m_ctx.fail("the dispatch ran past its deadline and was stopped", {}, true);
+        return false;
+    }
+    return true;
+}
+
+bool Executor::inMemory(uint64_t a, uint64_t bytes) {
+    const auto& r = m_ctx.memory;
+    auto inside = [&](size_t i) {
+        return a - r[i].first < r[i].second - r[i].first && bytes <= r[i].second - a;
+    };
+    if (m_lastRange < r.size() && inside(m_lastRange)) [[likely]]
+        return true;
+    // The last range that starts at or below a (the ranges are merged: no other can hold it).
+    auto it = std::upper_bound(r.begin(), r.end(), a,
+                               [](uint64_t x, const auto& range) { return x < range.first; });
+    if (it != r.begin() && inside(size_t(it - r.begin()) - 1)) {
+        m_lastRange = size_t(it - r.begin()) - 1;
+        return true;
+    }
+    return m_ctx.accept && *m_ctx.accept && (*m_ctx.accept)(a, bytes);
+}
+
+void Executor::outOfBounds(const Wave& w, unsigned lane, uint64_t a, uint64_t bytes,
+                           MemoryFault::Kind kind) {
+    if (m_fault)
+        return;
+    MemoryFault f;
+    f.address = a;
+    f.bytes = uint32_t(bytes);
+    f.kind = kind;
+    const unsigned t = w.id * 64 + lane; // local linear id, x fastest
+    f.localId = {t % m_groupSize[0], (t / m_groupSize[0]) % m_groupSize[1],
+                 t / (m_groupSize[0] * m_groupSize[1])};
+    f.groupId = {m_groupId[0], m_groupId[1], m_groupId[2]};
+    m_fault = std::move(f);
 }
 
 // ---- Wave and work-group loops ------------------------------------------------------------
@@ -54,7 +106,17 @@ bool Executor::fail(const Wave& w, const Inst& in, const std::string& why) {
 bool Executor::runWave(Wave& w) {
     uint64_t* cls = stats.cls;
     // Loop invariants kept in locals: the stores to the counters could alias m_ctx's fields.
-    const uint64_t limit = m_ctx.maxWaveInstructions ? m_ctx.maxWaveInstructions : ~0ull;
+    const uint64_t maxInstructions = m_ctx.maxWaveInstructions ? m_ctx.maxWaveInstructions : ~0ull;
+    // One compare per instruction serves both the hang guard and the polls (deadline, another
+    // thread's failure): `limit` is whichever comes first. The budget spans waves and groups,
+    // so waves that stop at barriers every few instructions are polled too.
+    uint64_t limit = std::min(maxInstructions, w.executed + m_pollBudget);
+    struct Spend {
+        uint64_t& budget;
+        const uint64_t& executed;
+        uint64_t from;
+        ~Spend() { budget -= std::min(budget - 1, executed - from); }
+    } spend{m_pollBudget, w.executed, w.executed};
     const bool tracing = m_ctx.trace && w.id == 0 && stats.workGroups == 1 && m_thread == 0;
     for (;;) {
         if (w.pc & 3) [[unlikely]] {
@@ -63,10 +125,17 @@ bool Executor::runWave(Wave& w) {
         }
         const Inst& in = *fetch(w.pc);
         ++cls[in.cls];
-        if (++w.executed > limit) [[unlikely]]
-            return fail(w, in,
-                        "wave exceeded " + std::to_string(m_ctx.maxWaveInstructions) +
-                            " instructions (ModelConfig::maxWaveInstructions)");
+        if (++w.executed > limit) [[unlikely]] {
+            if (w.executed > maxInstructions)
+                return fail(w, in,
+                            "wave exceeded " + std::to_string(m_ctx.maxWaveInstructions) +
+                                " instructions (ModelConfig::maxWaveInstructions)");
+            if (!poll())
+                return false;
+            m_pollBudget = DispatchGuards::kPollInstructions;
+            spend.from = w.executed;
+            limit = std::min(maxInstructions, w.executed + m_pollBudget);
+        }
         if (tracing) [[unlikely]]
             trace(w, in);
         w.pc += in.words * 4;
@@ -273,6 +342,8 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
     const unsigned items = size[0] * size[1] * size[2];
     const unsigned nWaves = (items + 63) / 64;
     m_groupWaves = nWaves;
+    for (int d = 0; d < 3; ++d)
+        m_groupId[d] = groupId[d], m_groupSize[d] = std::max(1u, size[d]);
     if (m_waves.size() < nWaves) {
         m_waves.resize(nWaves);
         m_vgprs.assign(size_t(nWaves) * 256 * 64, 0);

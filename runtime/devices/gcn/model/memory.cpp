@@ -182,6 +182,24 @@ struct MemExec {
         }
         return reinterpret_cast<uint8_t*>(a);
     }
+    MemoryFault::Kind accessKind() const {
+        return in.op == Op::mem_store    ? MemoryFault::Kind::Write
+               : in.op == Op::mem_atomic ? MemoryFault::Kind::Atomic
+                                         : MemoryFault::Kind::Read;
+    }
+    /// Global memory (not LDS, not scratch) of `lane`: in a checked dispatch (DUET_KERNEL_CHECKS)
+    /// only inside the memory the dispatch was given.
+    uint8_t* global(uint64_t a, unsigned bytes, int lane) {
+        if (ex.m_ctx.checkMemory && !ex.inMemory(a, bytes)) [[unlikely]] {
+            if (x.err.empty()) {
+                x.err = "access of " + std::to_string(bytes) + " bytes at " + hex(a) +
+                        " outside the memory the dispatch was given";
+                ex.outOfBounds(w, unsigned(lane), a, bytes, accessKind());
+            }
+            return nullptr;
+        }
+        return host(a, bytes);
+    }
     /// FLAT address: LDS and private apertures, else global memory.
     uint8_t* flat(uint64_t a, unsigned bytes, int lane, bool& isLds) {
         isLds = false;
@@ -191,7 +209,7 @@ struct MemExec {
         }
         if ((a >> 32) == (kPrivateAperture >> 32))
             return priv(uint32_t(a), lane);
-        return host(a, bytes);
+        return global(a, bytes, lane);
     }
 
     /// What a vector memory instruction moves, and where from / to.
@@ -269,6 +287,16 @@ __attribute__((always_inline)) inline bool MemExec::vmemPlain(const VmemAccess& 
         for (int l = 0; l < 64; ++l)
             bad[l] = badHostAddress(addr[l]); // apertures lie above 2^47 too
         plain = (packLaneBits(bad) & exec) == 0;
+    }
+    if (plain && ex.m_ctx.checkMemory) {
+        // Checked dispatch: a lane outside the dispatch's memory goes to the per-lane path,
+        // which reports it.
+        if (contiguous)
+            plain = ex.inMemory(addr[0], 64ull * bytes);
+        else
+            for (int l = 0; l < 64 && plain; ++l)
+                if ((exec >> l) & 1)
+                    plain = ex.inMemory(addr[l], bytes);
     }
     if (plain && contiguous) {
         // One block copy per register for dwords, no per-lane mask tests for wider
@@ -358,7 +386,7 @@ __attribute__((always_inline)) inline void MemExec::vmemLanes(const VmemAccess& 
                 else if (b.stride != 0 && index >= b.numRecords)
                     outOfRange = true;
                 if (!outOfRange)
-                    ptr[0] = host(b.base + soffset + offset + index * b.stride, bytes);
+                    ptr[0] = global(b.base + soffset + offset + index * b.stride, bytes, l);
             } else {
                 // Swizzled: the private segment buffer (scratch).
                 contiguous = false;
@@ -834,10 +862,12 @@ __attribute__((always_inline)) inline void MemExec::smem() {
         limit = b.numRecords;
     }
     uint64_t a = (base + offset) & ~3ull;
+    // A scalar load is the wave's: its first active lane stands for it in a fault.
+    const int lane = w.exec() ? std::countr_zero(w.exec()) : 0;
     for (unsigned k = 0; k < n; ++k) {
         uint32_t v = 0;
         if (offset + 4 * k < limit) {
-            uint8_t* p = host(a + 4 * k, 4);
+            uint8_t* p = global(a + 4 * k, 4, lane);
             if (!p)
                 return;
             memcpy(&v, p, 4);

@@ -75,7 +75,8 @@ std::string DispatchStats::summary() const {
     return out;
 }
 
-DispatchResult Model::dispatch(const DispatchState& st, DispatchStats* statsOut) {
+DispatchResult Model::dispatch(const DispatchState& st, DispatchStats* statsOut,
+                               const DispatchGuards* guards) {
     using namespace model;
     auto t0 = std::chrono::steady_clock::now();
     DispatchResult result;
@@ -102,6 +103,28 @@ DispatchResult Model::dispatch(const DispatchState& st, DispatchStats* statsOut)
                                   : m_impl->config.traceLane) &
                     63u;
     ctx.maxWaveInstructions = m_impl->config.maxWaveInstructions;
+    if (guards) {
+        ctx.deadlineNs = guards->deadlineNs;
+        ctx.checkMemory = guards->checkMemory;
+        if (guards->checkMemory) {
+            // Sorted and merged, so that one binary search finds the only range that can hold
+            // an address (Executor::inMemory).
+            for (auto [lo, hi] : guards->memory)
+                if (hi > lo)
+                    ctx.memory.emplace_back(lo, hi);
+            std::sort(ctx.memory.begin(), ctx.memory.end());
+            size_t n = 0;
+            for (size_t i = 0; i < ctx.memory.size(); ++i) {
+                if (n && ctx.memory[i].first <= ctx.memory[n - 1].second)
+                    ctx.memory[n - 1].second =
+                        std::max(ctx.memory[n - 1].second, ctx.memory[i].second);
+                else
+                    ctx.memory[n++] = ctx.memory[i];
+            }
+            ctx.memory.resize(n);
+            ctx.accept = &guards->accept;
+        }
+    }
 
     uint32_t size[3];
     for (int d = 0; d < 3; ++d)
@@ -180,8 +203,11 @@ DispatchResult Model::dispatch(const DispatchState& st, DispatchStats* statsOut)
         for (auto& th : pool)
             th.join();
     }
-    if (ctx.failed)
+    if (ctx.failed) {
         result.error = ctx.error;
+        result.timedOut = ctx.timedOut;
+        result.fault = ctx.fault;
+    }
 
     if (statsOut) {
         DispatchStats s;

@@ -29,8 +29,12 @@
 #include "occupancy.hpp"
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace duet::gcn {
 
@@ -131,11 +135,45 @@ struct ModelConfig {
     uint64_t maxWaveInstructions = 0;
 };
 
+/// Not PM4 state: what the runtime asks the model to watch over during one dispatch
+/// (DUET_KERNEL_TIMEOUT and DUET_KERNEL_CHECKS). The defaults watch nothing.
+struct DispatchGuards {
+    /// Host time (std::chrono::steady_clock, nanoseconds since its epoch) after which the
+    /// dispatch is stopped; 0: never. Each host thread looks at the clock once every
+    /// kPollInstructions wave instructions it executes, never per instruction.
+    int64_t deadlineNs = 0;
+    static constexpr uint64_t kPollInstructions = 1u << 16;
+    /// Checked accesses: every global, FLAT (outside the LDS and private apertures), unswizzled
+    /// buffer (MUBUF) and scalar (SMEM) access must lie inside one of `memory`, [first, second)
+    /// host address ranges (overlaps allowed), or be accepted by `accept`, which is asked only
+    /// about accesses outside them (may be empty). The first access that is neither stops the
+    /// dispatch with a MemoryFault. LDS and scratch have their own checks, always on.
+    bool checkMemory = false;
+    std::vector<std::pair<uint64_t, uint64_t>> memory;
+    std::function<bool(uint64_t address, uint64_t bytes)> accept;
+};
+
+/// The first access of a checked dispatch outside the memory it was given: where, what, and
+/// which work-item (work-group id as the dispatch counts it, from COMPUTE_START; local id).
+struct MemoryFault {
+    uint64_t address = 0; ///< first byte of the access
+    uint32_t bytes = 0;   ///< bytes the lane accessed
+    enum class Kind : uint8_t { Read, Write, Atomic } kind = Kind::Read;
+    std::array<uint32_t, 3> groupId{};
+    std::array<uint32_t, 3> localId{};
+    std::string instruction;   ///< mnemonic
+    uint64_t kernelOffset = 0; ///< of the instruction, from COMPUTE_PGM
+};
+
 /// Result of a dispatch: empty error means success. An instruction the model does not
 /// implement, a memory fault it can detect, or an invalid register state stops the
 /// dispatch with an error naming it (instruction mnemonic or encoding and its address).
+/// A dispatch stopped by its guards says so besides the error: `timedOut` (past
+/// DispatchGuards::deadlineNs) or `fault` (a checked access outside its memory).
 struct DispatchResult {
     std::string error;
+    bool timedOut = false;
+    std::optional<MemoryFault> fault;
     explicit operator bool() const { return error.empty(); }
 };
 
@@ -148,7 +186,9 @@ public:
 
     const ModelConfig& config() const;
     /// Runs every work-group of the dispatch; blocks until done. Thread-safe.
-    DispatchResult dispatch(const DispatchState& state, DispatchStats* stats = nullptr);
+    /// `guards` (may be null): a deadline and checked accesses for this dispatch.
+    DispatchResult dispatch(const DispatchState& state, DispatchStats* stats = nullptr,
+                            const DispatchGuards* guards = nullptr);
 
 private:
     struct Impl;

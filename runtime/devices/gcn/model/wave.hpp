@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,13 +36,24 @@ struct DispatchCtx {
     bool trace = false;
     unsigned traceLane = 0;
     uint64_t maxWaveInstructions = 0; ///< 0: unlimited
+    int64_t deadlineNs = 0;           ///< DispatchGuards::deadlineNs (0: none)
+    /// DispatchGuards' checked memory: sorted, overlapping ranges merged.
+    bool checkMemory = false;
+    std::vector<std::pair<uint64_t, uint64_t>> memory;
+    const std::function<bool(uint64_t, uint64_t)>* accept = nullptr;
     std::atomic<bool> failed{false};
     std::mutex errorMutex;
     std::string error;
-    void fail(std::string message) {
+    bool timedOut = false;            ///< with error: the deadline passed
+    std::optional<MemoryFault> fault; ///< with error: a checked access failed
+    /// Records the dispatch's first failure (later ones are dropped) and stops every thread.
+    void fail(std::string message, std::optional<MemoryFault> why = {}, bool timeout = false) {
         std::lock_guard lock(errorMutex);
-        if (error.empty())
+        if (error.empty()) {
             error = std::move(message);
+            fault = std::move(why);
+            timedOut = timeout;
+        }
         failed.store(true, std::memory_order_relaxed);
     }
 };
@@ -90,6 +102,14 @@ private:
     bool runWave(Wave& w);                   ///< runs until s_endpgm, s_barrier or an error
     bool runVector(Wave& w, const Inst& in); ///< one VALU/VOPC/memory instruction
     bool fail(const Wave& w, const Inst& in, const std::string& why);
+    /// Every DispatchGuards::kPollInstructions instructions: false when the dispatch must stop
+    /// (another thread failed, or the deadline passed: then recorded here).
+    bool poll();
+    /// Checked dispatches: whether [a, a + bytes) lies in the dispatch's memory.
+    bool inMemory(uint64_t a, uint64_t bytes);
+    /// Records the checked access of `lane` of `w` that fell outside (the first one wins).
+    void outOfBounds(const Wave& w, unsigned lane, uint64_t a, uint64_t bytes,
+                     MemoryFault::Kind kind);
     void trace(const Wave& w, const Inst& in);
 
     DispatchCtx& m_ctx;
@@ -102,7 +122,12 @@ private:
     std::vector<uint8_t> m_lds;
     unsigned m_ldsSize = 0;
     uint32_t m_groupWaves = 0;
-    int m_traceVdst = -1; ///< VGPR the previous traced instruction wrote (-1: none)
+    uint32_t m_groupId[3] = {}, m_groupSize[3] = {1, 1, 1}; ///< of the group running
+    /// Wave instructions left before the next poll(), across waves and groups.
+    uint64_t m_pollBudget = DispatchGuards::kPollInstructions;
+    size_t m_lastRange = 0;             ///< inMemory's last hit in m_ctx.memory
+    std::optional<MemoryFault> m_fault; ///< set with the error of a failed checked access
+    int m_traceVdst = -1;               ///< VGPR the previous traced instruction wrote (-1: none)
 
     friend struct WaveExec;
     friend struct MemExec;

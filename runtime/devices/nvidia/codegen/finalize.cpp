@@ -452,6 +452,19 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
         return FinalizeResult::failure(log + cycle);
     nvptx::relaxFloatDivision(*m);
     nvptx::widenVec3Initializers(*m);
+    // DUET_KERNEL_TIMEOUT: loops poll the GPU's timer (kernel_timeout.cpp). Read per build, as
+    // on the other devices; the PTX header records it.
+    const ExecutionGuards guards = executionGuardsFromEnvironment(log);
+    if (guards.boundsChecks)
+        log += "note: DUET_KERNEL_CHECKS: the NVIDIA device has no checked kernels; this "
+               "program's accesses are not checked\n";
+    if (guards.timeoutSeconds > 0) {
+        module.timeoutMicroseconds =
+            std::max<uint64_t>(1, uint64_t(guards.timeoutSeconds * 1e6 + 0.5));
+        const unsigned loops = nvptx::insertTimeoutPolls(*m, module.timeoutMicroseconds * 1000);
+        log +=
+            "note: DUET_KERNEL_TIMEOUT: " + std::to_string(loops) + " loops poll the GPU timer\n";
+    }
 
     // Kernel-scope __local variables into dynamic shared memory (local_memory.cpp says why),
     // after optimisation: until here they are distinct objects to alias analysis.
@@ -543,7 +556,16 @@ LoadBinaryResult loadNvidiaBinary(std::span<const unsigned char> binary, const T
         if (ptx.error.empty() && ptx.module.target != sm)
             return fail("the binary's PTX targets " + ptx.module.target + " but its note says " +
                         b.targetName);
-        if (ptx.error.empty() && (!ptxLimit || ptx.module.ptxVersion <= ptxLimit)) {
+        // The timeout the PTX polls for is the one this load would build with (the binary was
+        // made under another DUET_KERNEL_TIMEOUT: rebuilt below).
+        std::string guardLog;
+        const ExecutionGuards wanted = executionGuardsFromEnvironment(guardLog);
+        const uint64_t wantedUs =
+            wanted.timeoutSeconds > 0
+                ? std::max<uint64_t>(1, uint64_t(wanted.timeoutSeconds * 1e6 + 0.5))
+                : 0;
+        if (ptx.error.empty() && (!ptxLimit || ptx.module.ptxVersion <= ptxLimit) &&
+            ptx.module.timeoutMicroseconds == wantedUs) {
             // The PTX is what runs: no recompilation.
             std::string error;
             const size_t globalBytes = ptx.module.globalBytes;
@@ -558,7 +580,8 @@ LoadBinaryResult loadNvidiaBinary(std::span<const unsigned char> binary, const T
         }
     }
     // Built for another processor, a newer PTX ISA than this device's driver takes, by another
-    // version of Duet's kernel ABI, or without code: rebuild from the bitcode.
+    // version of Duet's kernel ABI, under another DUET_KERNEL_TIMEOUT, or without code: rebuild
+    // from the bitcode.
     FinalizeResult fin = finalizeForNvidia(b.bitcode, b.options, b.source, target);
     if (fin.status != CL_SUCCESS || !fin.executable)
         return fail("the executable in the binary could not be rebuilt for " + sm + ":\n" +

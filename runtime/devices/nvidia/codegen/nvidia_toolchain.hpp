@@ -62,6 +62,12 @@ public:
     void* entry(size_t index) const override;
     const std::string& binary() const override { return m_binary; }
     size_t globalVariableTotalSize() const override { return m_globalBytes; }
+    /// DUET_KERNEL_TIMEOUT as the PTX polls for it (no bounds checks on this device).
+    ExecutionGuards guards() const override {
+        ExecutionGuards g;
+        g.timeoutSeconds = double(m_module.timeoutMicroseconds) / 1e6;
+        return g;
+    }
 
     /// The PTX text (Duet's header first), what cuModuleLoadDataEx takes.
     const std::string& ptx() const { return m_ptx; }

@@ -131,6 +131,14 @@ std::string addTextureVariants(llvm::Module& m, std::vector<nvidia::KernelEntry>
 /// kTexturesOnly false, and deletes their declarations.
 void removeSoftwareReadMarks(llvm::Module& m);
 
+/// DUET_KERNEL_TIMEOUT: defines nvidia::kTimeoutFlagSymbol and makes every loop that may run
+/// long (all but those with a constant trip count of at most 4096) count its iterations; every
+/// 1024th back-edge reads %globaltimer and the flag, and once the timer is past the
+/// function's start plus `timeoutNs`, or the flag is set, the work-item sets the flag and
+/// exits (PTX `exit`). Runs after optimisation, on the code the backend gets. Returns the
+/// number of loops instrumented.
+unsigned insertTimeoutPolls(llvm::Module& m, uint64_t timeoutNs);
+
 /// Whether `f` is a kernel of the module (listed as such in !nvvm.annotations).
 bool isKernel(const llvm::Function& f);
 

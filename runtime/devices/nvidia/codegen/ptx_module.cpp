@@ -127,6 +127,8 @@ std::string ptxHeader(const PtxModule& m) {
     os << kMagic << "\n";
     os << "// duet-target " << m.target << " ptx " << m.ptxVersion << " globals " << m.globalBytes
        << "\n";
+    if (m.timeoutMicroseconds)
+        os << "// duet-timeout " << m.timeoutMicroseconds << "\n";
     for (const KernelEntry& k : m.kernels)
         os << "// duet-kernel " << k.name << " params " << k.params << " local-args "
            << listText(k.localArgs) << " local-vars " << k.localVariableBytes << " reqd "
@@ -203,6 +205,10 @@ ReadPtxResult readPtxModule(std::string_view ptx) {
                 return fail("malformed duet-target line");
             r.module.target = std::string(w[2]);
             haveTarget = true;
+        } else if (w[1] == "duet-timeout") {
+            if (w.size() != 3 || !number(w[2], r.module.timeoutMicroseconds) ||
+                !r.module.timeoutMicroseconds)
+                return fail("malformed duet-timeout line");
         } else if (w[1] == "duet-kernel") {
             KernelEntry k;
             std::vector<uint32_t> reqd;

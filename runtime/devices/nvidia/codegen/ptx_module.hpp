@@ -92,11 +92,20 @@ struct KernelEntry {
     std::vector<TextureRequirement> textureRequirements;
 };
 
+/// DUET_KERNEL_TIMEOUT: a module built with a timeout has this `.visible .global .u32`; a
+/// work-item that finds the GPU's %globaltimer past its start plus the timeout on a loop
+/// back-edge sets it to 1 and exits, and so does any work-item that sees it set. The launcher
+/// zeroes it before a launch and reads it after (cuModuleGetGlobal).
+inline constexpr const char* kTimeoutFlagSymbol = "__duet_timed_out";
+
 /// A PTX module and what Duet knows about it.
 struct PtxModule {
     std::string target;       ///< "sm_90"
     unsigned ptxVersion = 0;  ///< PTX ISA as major*10 + minor (80 for 8.0)
     uint64_t globalBytes = 0; ///< program-scope __global variables (CL_PROGRAM_BUILD_GLOBAL_...)
+    /// DUET_KERNEL_TIMEOUT the code polls for, in microseconds (the header's `duet-timeout`
+    /// line); 0: no polls, no kTimeoutFlagSymbol.
+    uint64_t timeoutMicroseconds = 0;
     std::vector<KernelEntry> kernels;
     std::vector<PrintfFormat> printf;
 };

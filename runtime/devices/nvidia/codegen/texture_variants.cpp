@@ -172,7 +172,12 @@ Function* cloneKernel(Function& k, const std::string& name) {
     Function* copy = CloneFunction(&k, map);
     copy->setName(name);
     copy->setLinkage(k.getLinkage());
-    copy->setCallingConv(k.getCallingConv());
+    // A kernel by its calling convention too, not only by !nvvm.annotations: LLVM 19's NVPTX
+    // backend caches annotations by the function's address (finalize.cpp:
+    // releaseNvptxModule), and the copy may take the memory of a function of this module that
+    // was erased after the cache saw it, whose entry says "no kernel"; without a "kernel"
+    // entry the backend goes by the calling convention.
+    copy->setCallingConv(CallingConv::PTX_Kernel);
     return copy;
 }
 

@@ -1,0 +1,179 @@
+// DUET_KERNEL_TIMEOUT on whichever device DUET_DEVICES selects (the first of the Duet platform):
+// kernels that never end (a loop, twice; a loop around a barrier) fail their events with
+// CL_OUT_OF_RESOURCES and the message, and the queue goes on. A plain program (no Catch2) to run by
+// hand on a GPU host too; exit 0 pass, 1 fail, 77 skipped (no device). DUET_KERNEL_TIMEOUT defaults
+// to 1 s here.
+#include <CL/cl.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+std::mutex notesMutex;
+std::string notes;
+
+void CL_CALLBACK note(const char* text, const void*, size_t, void*) {
+    std::lock_guard lock(notesMutex);
+    notes += std::string(text) + "\n";
+}
+
+int failures = 0;
+void expect(bool ok, const std::string& what) {
+    std::printf("%s: %s\n", ok ? "ok  " : "FAIL", what.c_str());
+    failures += !ok;
+}
+
+const char* kSource = R"CL(
+__kernel void spin(__global const volatile int* stop, __global int* out) {
+    int i = 0;
+    while (stop[0] == 0)
+        i++;
+    out[get_global_id(0)] = i;
+}
+__kernel void spin_at_barrier(__global const volatile int* stop, __local int* flag) {
+    do {
+        flag[get_local_id(0)] = stop[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    } while (flag[0] == 0);
+}
+__kernel void add(__global int* data, int v) { data[get_global_id(0)] += v; }
+)CL";
+
+} // namespace
+
+int main() {
+    if (!std::getenv("DUET_KERNEL_TIMEOUT"))
+        setenv("DUET_KERNEL_TIMEOUT", "1", 1);
+    const double timeout = std::strtod(std::getenv("DUET_KERNEL_TIMEOUT"), nullptr);
+    // A kernel that is never stopped would hang the test: give up well after the timeout.
+    std::atomic<bool> done{false};
+    std::thread guard([&] {
+        const auto limit =
+            std::chrono::steady_clock::now() + std::chrono::duration<double>(4 * timeout + 60);
+        while (!done && std::chrono::steady_clock::now() < limit)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (!done) {
+            std::printf("FAIL: the spinning kernel was not stopped (waited %.0f s)\n",
+                        4 * timeout + 60);
+            std::fflush(stdout);
+            _exit(1);
+        }
+    });
+    guard.detach();
+
+    // The Duet platform (DUET_TEST_PLATFORM names another), without Catch2's helpers.
+    const char* wanted = std::getenv("DUET_TEST_PLATFORM");
+    cl_platform_id platform = nullptr;
+    cl_platform_id platforms[16];
+    cl_uint count = 0;
+    if (clGetPlatformIDs(16, platforms, &count) == CL_SUCCESS)
+        for (cl_uint i = 0; i < count && i < 16 && !platform; ++i) {
+            char name[256] = {};
+            clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
+            if (std::string(name).find(wanted && *wanted ? wanted : "Duet") != std::string::npos)
+                platform = platforms[i];
+        }
+    cl_device_id device = nullptr;
+    if (!platform ||
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) {
+        std::printf(
+            "kernel_timeout_test: SKIPPED: no device of the Duet platform (DUET_DEVICES=%s)\n",
+            std::getenv("DUET_DEVICES") ? std::getenv("DUET_DEVICES") : "");
+        return 77;
+    }
+    char deviceName[256] = {};
+    clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof deviceName - 1, deviceName, nullptr);
+    std::printf("kernel_timeout_test: %s, DUET_KERNEL_TIMEOUT=%g\n", deviceName, timeout);
+    cl_int e = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &device, note, nullptr, &e);
+    cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &e);
+    cl_program p = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &e);
+    e = clBuildProgram(p, 1, &device, "", nullptr, nullptr);
+    if (e != CL_SUCCESS) {
+        std::vector<char> log(1 << 16);
+        clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, log.size() - 1, log.data(), nullptr);
+        std::printf("FAIL: build: error %d\n%s", e, log.data());
+        return 1;
+    }
+    cl_kernel spin = clCreateKernel(p, "spin", &e);
+    cl_kernel barrierSpin = clCreateKernel(p, "spin_at_barrier", &e);
+    cl_kernel add = clCreateKernel(p, "add", &e);
+    const size_t global = 4096, local = 64;
+    std::vector<int> zeros(global, 0);
+    cl_mem stop = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(int),
+                                 zeros.data(), &e);
+    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, global * sizeof(int),
+                                zeros.data(), &e);
+    cl_mem data = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                 global * sizeof(int), zeros.data(), &e);
+    clSetKernelArg(spin, 0, sizeof stop, &stop);
+    clSetKernelArg(spin, 1, sizeof out, &out);
+    clSetKernelArg(barrierSpin, 0, sizeof stop, &stop);
+    clSetKernelArg(barrierSpin, 1, local * sizeof(int), nullptr);
+    clSetKernelArg(add, 0, sizeof data, &data);
+    const int three = 3;
+    clSetKernelArg(add, 1, sizeof three, &three);
+
+    // Rounds 1 and 2: a loop; round 3: a loop around a barrier (the work-items of a group
+    // stop at their polls while others may wait at the barrier).
+    for (int round = 1; round <= 3; ++round) {
+        const auto t0 = std::chrono::steady_clock::now();
+        cl_event spun = nullptr, added = nullptr;
+        e = clEnqueueNDRangeKernel(q, round < 3 ? spin : barrierSpin, 1, nullptr, &global, &local,
+                                   0, nullptr, &spun);
+        expect(e == CL_SUCCESS, "enqueue spin");
+        e = clEnqueueNDRangeKernel(q, add, 1, nullptr, &global, &local, 0, nullptr, &added);
+        expect(e == CL_SUCCESS, "enqueue add after it");
+        expect(clFinish(q) == CL_SUCCESS, "clFinish returns CL_SUCCESS");
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        cl_int status = CL_COMPLETE;
+        clGetEventInfo(spun, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+        expect(status == CL_OUT_OF_RESOURCES,
+               "round " + std::to_string(round) +
+                   ": the spinning kernel's event is CL_OUT_OF_RESOURCES (got " +
+                   std::to_string(status) + ")");
+        clGetEventInfo(added, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+        expect(status == CL_COMPLETE, "round " + std::to_string(round) + ": add completes");
+        char text[96];
+        std::snprintf(text, sizeof text, "round %d: stopped after %.2f s (timeout %g s)", round,
+                      seconds, timeout);
+        expect(seconds >= 0.9 * timeout && seconds < 2 * timeout + 10, text);
+        clReleaseEvent(spun);
+        clReleaseEvent(added);
+    }
+    std::vector<int> after(global);
+    e = clEnqueueReadBuffer(q, data, CL_TRUE, 0, global * sizeof(int), after.data(), 0, nullptr,
+                            nullptr);
+    size_t right = 0;
+    for (int v : after)
+        right += v == 9;
+    expect(e == CL_SUCCESS && right == global,
+           "the queue went on: add ran three times over every item");
+    {
+        std::lock_guard lock(notesMutex);
+        expect(notes.find("kernel 'spin' ran longer than DUET_KERNEL_TIMEOUT=") !=
+                   std::string::npos,
+               "the context's callback got the message");
+        std::printf("messages:\n%s", notes.c_str());
+    }
+    done = true;
+    for (cl_mem m : {stop, out, data})
+        clReleaseMemObject(m);
+    clReleaseKernel(spin);
+    clReleaseKernel(barrierSpin);
+    clReleaseKernel(add);
+    clReleaseProgram(p);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+    std::printf("kernel_timeout_test: %s\n", failures ? "FAILED" : "passed");
+    return failures ? 1 : 0;
+}
