@@ -700,6 +700,37 @@ void normaliseForCpu(llvm::Module& module) {
     }
 }
 
+/// The work-group variants each inline the kernel, so a function the kernels call gets a call
+/// from each variant: a large helper two kernels called once each (gas dynamics' Riemann
+/// solver) then had four calls, LLVM's inliner kept them calls, and the work-item loops around
+/// them stayed scalar (the sweeps ran 6.5x slower once kernels got their .lx1 variant). A
+/// function only kernels call, at most kInlineCalls times in all, is inlined into every variant
+/// instead. A function marked noinline keeps its calls.
+static void inlineKernelOnlyHelpers(llvm::Module& module,
+                                    const std::vector<llvm::Function*>& kernelFns) {
+    using namespace llvm;
+    constexpr unsigned kInlineCalls = 4;
+    for (Function& f : module) {
+        if (f.isDeclaration() || f.use_empty() || f.hasFnAttribute(Attribute::NoInline) ||
+            std::find(kernelFns.begin(), kernelFns.end(), &f) != kernelFns.end())
+            continue;
+        unsigned calls = 0;
+        bool onlyKernels = true;
+        for (User* u : f.users()) {
+            auto* call = dyn_cast<CallBase>(u);
+            if (!call || call->getCalledFunction() != &f ||
+                std::find(kernelFns.begin(), kernelFns.end(), call->getFunction()) ==
+                    kernelFns.end()) {
+                onlyKernels = false;
+                break;
+            }
+            ++calls;
+        }
+        if (onlyKernels && calls <= kInlineCalls)
+            f.addFnAttr(Attribute::AlwaysInline);
+    }
+}
+
 bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelInfo>& kernels,
                              bool loopBarriers, std::string& error) {
     using namespace llvm;
@@ -779,32 +810,7 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
                                                {ptr, ptr, ptr, ptr, Type::getInt32Ty(ctx)}, false),
                              GlobalValue::ExternalLinkage, "__duet_printf", module);
 
-    // The variants below each inline the kernel, so a function the kernels call gets a call
-    // from each variant: a large helper two kernels called once each (gas dynamics' Riemann
-    // solver) then had four calls, LLVM's inliner kept them calls, and the work-item loops
-    // around them stayed scalar (the sweeps ran 6.5x slower once kernels got their .lx1
-    // variant). A function only kernels call, at most kInlineCalls times in all, is inlined
-    // into every variant instead. A function marked noinline keeps its calls.
-    constexpr unsigned kInlineCalls = 4;
-    for (Function& f : module) {
-        if (f.isDeclaration() || f.use_empty() || f.hasFnAttribute(Attribute::NoInline) ||
-            std::find(kernelFns.begin(), kernelFns.end(), &f) != kernelFns.end())
-            continue;
-        unsigned calls = 0;
-        bool onlyKernels = true;
-        for (User* u : f.users()) {
-            auto* call = dyn_cast<CallBase>(u);
-            if (!call || call->getCalledFunction() != &f ||
-                std::find(kernelFns.begin(), kernelFns.end(), call->getFunction()) ==
-                    kernelFns.end()) {
-                onlyKernels = false;
-                break;
-            }
-            ++calls;
-        }
-        if (onlyKernels && calls <= kInlineCalls)
-            f.addFnAttr(Attribute::AlwaysInline);
-    }
+    inlineKernelOnlyHelpers(module, kernelFns);
 
     WorkGroupBuilder builder(module, ph, hook);
     kernels.clear();
