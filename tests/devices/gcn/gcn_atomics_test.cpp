@@ -1,10 +1,14 @@
 // C11 atomics on the GCN device across work-groups: message-passing and store-buffering litmus
-// kernels at every order and at device and all-devices scope, a lock, and the reported atomic
-// capabilities against the OpenCL C feature macros a kernel sees (DUET_DEVICES=cpu,gcn).
+// kernels at every order and at device and all-devices scope, a lock, host-kernel messages
+// through SVM atomics, and the reported atomic capabilities against the OpenCL C feature macros
+// a kernel sees (DUET_DEVICES=cpu,gcn).
 #include "support/on_device.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace duet::test;
@@ -210,8 +214,7 @@ bool listsFeature(cl_device_id d, const std::string& name) {
     size_t bytes = 0;
     REQUIRE_CL(clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &bytes));
     std::vector<cl_name_version> features(bytes / sizeof(cl_name_version));
-    REQUIRE_CL(
-        clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_FEATURES, bytes, features.data(), nullptr));
+    REQUIRE_CL(clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_FEATURES, bytes, features.data(), nullptr));
     for (const cl_name_version& f : features)
         if (name == f.name)
             return true;
@@ -300,9 +303,9 @@ kernel void macros(global int* out) {
 TEST_CASE("message passing across GCN work-groups at every order, device and all-devices scope",
           "[gcn][atomics][litmus]") {
     OnDevice on(deviceOfType(CL_DEVICE_TYPE_GPU), kLitmusSource, "-cl-std=CL3.0");
-    for (const char* name : {"mp_rel_acq_dev", "mp_rel_acq_all", "mp_sc_dev", "mp_sc_all_implicit",
-                             "mp_rmw_acq_rel_dev", "mp_rmw_rel_acq_all", "mp_fence_dev",
-                             "mp_fence_acq_rel_all"}) {
+    for (const char* name :
+         {"mp_rel_acq_dev", "mp_rel_acq_all", "mp_sc_dev", "mp_sc_all_implicit",
+          "mp_rmw_acq_rel_dev", "mp_rmw_rel_acq_all", "mp_fence_dev", "mp_fence_acq_rel_all"}) {
         INFO(name);
         const LitmusResult res = runLitmus(on, name, Shape::MessagePassing);
         std::printf("%s: %d forbidden outcomes in %d rounds x %d lanes (%d rounds overlapped)\n",
@@ -323,8 +326,8 @@ TEST_CASE("store buffering across GCN work-groups: seq_cst forbids what relaxed 
                 relaxed.forbidden, kSbRounds, kLanes, relaxed.met);
     if (relaxed.met < kSbRounds / 2)
         WARN("the two work-groups overlapped in only " << relaxed.met << " of " << kSbRounds
-                                                        << " rounds (one host thread, or a "
-                                                           "loaded host): a weak litmus run");
+                                                       << " rounds (one host thread, or a "
+                                                          "loaded host): a weak litmus run");
     for (const char* name :
          {"sb_sc_dev", "sb_sc_all", "sb_sc_implicit", "sb_xchg_sc_dev", "sb_fence_sc_dev"}) {
         INFO(name);
@@ -352,4 +355,68 @@ TEST_CASE("a lock of acquire compare-exchange and release store across GCN work-
     clReleaseMemObject(lock);
     clReleaseMemObject(counter);
     clReleaseKernel(k);
+}
+
+TEST_CASE("SVM atomics: the host and a running GCN kernel pass messages at all-devices scope",
+          "[gcn][atomics][svm]") {
+    // Fine-grain SVM with CL_MEM_SVM_ATOMICS: the kernel publishes data with a release store
+    // and waits (bounded) for the host's answer with acquire loads; the host does the same on
+    // its side with std::atomic, while the kernel runs.
+    OnDevice on(deviceOfType(CL_DEVICE_TYPE_GPU), R"CLC(
+kernel void ping(global int* data, global atomic_int* flags, global int* out, int n) {
+    for (int i = 0; i < n; ++i)
+        data[i] = i + 1;
+    atomic_store_explicit(&flags[0], 1, memory_order_release, memory_scope_all_svm_devices);
+    long spins = 0;
+    while (atomic_load_explicit(&flags[1], memory_order_acquire, memory_scope_all_svm_devices) == 0
+           && ++spins < 200000000L)
+        ;
+    int bad = 0;
+    for (int i = 0; i < n; ++i)
+        bad += data[n + i] != 2 * i + 1;
+    out[0] = spins < 200000000L ? bad : -1;
+}
+)CLC",
+                "-cl-std=CL3.0");
+    constexpr int n = 4096;
+    auto* data = static_cast<int*>(
+        clSVMAlloc(on.context, CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, 2 * n * 4, 0));
+    auto* flags = static_cast<std::atomic<int>*>(clSVMAlloc(
+        on.context, CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, 2 * sizeof(int), 0));
+    REQUIRE(data);
+    REQUIRE(flags);
+    std::fill(data, data + 2 * n, 0);
+    flags[0].store(0);
+    flags[1].store(0);
+    int outInit = -2;
+    cl_mem out = on.buffer(sizeof outInit, &outInit);
+    cl_kernel k = on.kernel("ping");
+    REQUIRE_CL(clSetKernelArgSVMPointer(k, 0, data));
+    REQUIRE_CL(clSetKernelArgSVMPointer(k, 1, flags));
+    REQUIRE_CL(clSetKernelArg(k, 2, sizeof out, &out));
+    REQUIRE_CL(clSetKernelArg(k, 3, sizeof n, &n));
+    size_t one = 1;
+    REQUIRE_CL(clEnqueueNDRangeKernel(on.queue, k, 1, nullptr, &one, &one, 0, nullptr, nullptr));
+    REQUIRE_CL(clFlush(on.queue));
+    // The kernel's message, seen while it runs (it waits for the answer below).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    bool seen = false;
+    while (!(seen = flags[0].load(std::memory_order_acquire) == 1) &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::yield();
+    REQUIRE(seen);
+    int bad = 0;
+    for (int i = 0; i < n; ++i)
+        bad += data[i] != i + 1;
+    CHECK(bad == 0);
+    // The answer: data written by the host, published with a release store.
+    for (int i = 0; i < n; ++i)
+        data[n + i] = 2 * i + 1;
+    flags[1].store(1, std::memory_order_release);
+    REQUIRE_CL(clFinish(on.queue));
+    CHECK(on.read<int>(out, 1)[0] == 0); // -1: the kernel never saw the answer
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
+    clSVMFree(on.context, flags);
+    clSVMFree(on.context, data);
 }
