@@ -339,7 +339,7 @@ TEST_CASE("store buffering across GCN work-groups: seq_cst forbids what relaxed 
 }
 
 TEST_CASE("a lock of acquire compare-exchange and release store across GCN work-groups",
-          "[gcn][atomics]") {
+          "[gcn][atomics][litmus]") {
     OnDevice on(deviceOfType(CL_DEVICE_TYPE_GPU), kLitmusSource, "-cl-std=CL3.0");
     cl_kernel k = on.kernel("locked_count");
     int zero = 0;
