@@ -64,8 +64,9 @@ TEST_CASE("SVM capabilities are reported per device", "[api][svm]") {
         if (type & CL_DEVICE_TYPE_CPU) // host memory, host threads: every kind of SVM
             CHECK(caps == (CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER |
                            CL_DEVICE_SVM_FINE_GRAIN_SYSTEM | CL_DEVICE_SVM_ATOMICS));
-        else if (name.find("GCN") != std::string::npos) // the model: buffers, no atomics
-            CHECK(caps == (CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER));
+        else if (name.find("GCN") != std::string::npos) // the model: buffers and atomics
+            CHECK(caps == (CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER |
+                           CL_DEVICE_SVM_ATOMICS));
         // Fine-grain buffer SVM implies coarse-grain; atomics imply fine-grain (spec table).
         if (caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER)
             CHECK((caps & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER));

@@ -57,6 +57,20 @@ constexpr const char* kGcnSubGroupExtensions =
 /// Images are descriptors and texels in plain memory (builtins/cpu/image.cl built for amdgcn).
 constexpr const char* kGcnImageFeatures =
     "__opencl_c_images __opencl_c_read_write_images __opencl_c_3d_image_writes";
+/// C11 atomics at every order up to device scope: LLVM's AMDGPU memory model for gfx9
+/// (agent-scope acquire/release/seq_cst sequences: s_waitcnt vmcnt(0), glc loads,
+/// buffer_wbinvl1_vol), which the model executes with host fences and host atomics (model/
+/// README) and real gfx9 guarantees with its L2 as the agent's point of coherence.
+constexpr const char* kGcnAtomicFeatures = "__opencl_c_atomic_order_acq_rel "
+                                           "__opencl_c_atomic_order_seq_cst "
+                                           "__opencl_c_atomic_scope_device";
+/// All-devices scope (memory_scope_all_svm_devices): only where the GPU shares coherent memory
+/// with the host, the software model (README: what hardware would need).
+constexpr const char* kGcnAllDevicesFeature = "__opencl_c_atomic_scope_all_devices";
+constexpr cl_device_atomic_capabilities kGcnDeviceScopeAtomics =
+    CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL |
+    CL_DEVICE_ATOMIC_ORDER_SEQ_CST | CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM |
+    CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP | CL_DEVICE_ATOMIC_SCOPE_DEVICE;
 
 /// How long a hardware dispatch may run before the queue gives up on it.
 uint64_t hardwareTimeoutNs() {
@@ -421,10 +435,9 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     // Program-scope variables live in the loaded code object; the 3.0 minimum and default.
     info.globalVariableMaxSize = 64 * 1024;
     info.globalVariablePreferredTotalSize = 1 << 20;
-    info.atomicMemoryCapabilities =
-        CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP;
-    info.atomicFenceCapabilities = CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL |
-                                   CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP;
+    // Device scope at every order (kGcnAtomicFeatures); the model adds all-devices scope.
+    info.atomicMemoryCapabilities = kGcnDeviceScopeAtomics;
+    info.atomicFenceCapabilities = kGcnDeviceScopeAtomics;
     info.extensions = "cl_khr_byte_addressable_store cl_khr_fp64 "
                       "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "
                       "cl_khr_local_int32_base_atomics cl_khr_local_int32_extended_atomics "
@@ -442,7 +455,7 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     };
     info.openclCFeatures =
         namesWithVersion("__opencl_c_int64 __opencl_c_fp64 " + std::string(kGcnProgramFeatures) +
-                             " " + kGcnImageFeatures,
+                             " " + kGcnImageFeatures + " " + kGcnAtomicFeatures,
                          CL_MAKE_VERSION(3, 0, 0));
     info.amdAttributes = true;
     info.simdPerComputeUnit = 4;
@@ -460,7 +473,9 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.asyncQueues = 1; // one PM4 stream is fed at a time (hardware: one compute ring)
 }
 
-TargetSpec gcnTarget(const std::string& cpu) {
+/// The compiler's view of a GCN device; `allDevicesScope`: the device reports
+/// memory_scope_all_devices (kGcnAllDevicesFeature).
+TargetSpec gcnTarget(const std::string& cpu, bool allDevicesScope) {
     TargetSpec t;
     t.cpuName = cpu;
     t.fp64 = true;
@@ -479,7 +494,8 @@ TargetSpec gcnTarget(const std::string& cpu) {
                       "cl_khr_3d_image_writes",
                       "cl_khr_depth_images"};
     std::istringstream features{std::string(kGcnProgramFeatures) + " " + kGcnImageFeatures + " " +
-                                kGcnSubGroupExtensions};
+                                kGcnSubGroupExtensions + " " + kGcnAtomicFeatures + " " +
+                                (allDevicesScope ? kGcnAllDevicesFeature : "")};
     for (std::string f; features >> f;)
         t.clExtensions.push_back(f);
     return t;
@@ -589,9 +605,9 @@ std::vector<std::pair<std::unique_ptr<DeviceBackend>, DeviceInfo>> discoverAmdGp
         info.available = choice.available;
         info.unavailableReason = choice.reason;
         const std::string cpu = choice.target.empty() ? "gfx900" : choice.target;
-        out.emplace_back(
-            std::make_unique<GcnBackend>(gcnTarget(cpu), cus, choice.reason, std::move(queue)),
-            std::move(info));
+        out.emplace_back(std::make_unique<GcnBackend>(gcnTarget(cpu, false), cus, choice.reason,
+                                                      std::move(queue)),
+                         std::move(info));
     }
     drmFreeDevices(devices, count);
     return out;
@@ -633,10 +649,16 @@ std::vector<DiscoveredDevice> discoverGcn() {
         info.gfxipMajor = 9;
         info.gfxipMinor = 0;
         // The model runs in the host's address space (global memory is host memory, global
-        // atomics are host atomics): an SVM buffer is usable as is, coarse- or fine-grain. Not
-        // fine-grain system (hardware maps only registered ranges; README) nor SVM atomics (the
-        // device has no device- or all-devices-scope atomics).
-        info.svmCapabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER;
+        // atomics are host atomics, its fences host fences: model/README): an SVM buffer is
+        // usable as is, coarse- or fine-grain, and kernels' atomics are atomic with the host's
+        // and other devices' on the same memory: all-devices scope and SVM atomics. Not
+        // fine-grain system (hardware maps only registered ranges; README).
+        info.svmCapabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER |
+                               CL_DEVICE_SVM_ATOMICS;
+        info.atomicMemoryCapabilities |= CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES;
+        info.atomicFenceCapabilities |= CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES;
+        info.openclCFeatures.push_back(
+            namesWithVersion(kGcnAllDevicesFeature, CL_MAKE_VERSION(3, 0, 0)).front());
         // topology stays type 0: the model has no PCI location
         // The model's device memory is host memory, so GL buffers are shared the way the CPU
         // device shares them (runtime/gl: GL's own mapping while acquired, or host copies),
@@ -644,7 +666,7 @@ std::vector<DiscoveredDevice> discoverGcn() {
         info.extensions += " cl_khr_gl_sharing cl_khr_gl_event cl_khr_gl_depth_images";
         info.extensionsWithVersion = namesWithVersion(info.extensions);
         devices.emplace_back(
-            std::make_unique<GcnBackend>(gcnTarget("gfx900"), cus, cannotRunWithoutModel()),
+            std::make_unique<GcnBackend>(gcnTarget("gfx900", true), cus, cannotRunWithoutModel()),
             std::move(info));
     }
     return devices;

@@ -726,8 +726,11 @@ TargetSpec withGcnFrontEnd(TargetSpec target) {
                            "__opencl_c_work_group_collective_functions=1"};
     // Likewise the header-only sub-group extensions (builtins/gcn/sub_group_ext.cl) the device
     // lists: their macros declare their functions.
+    // And the header-only atomic scope features (clang's header defines them for SPIR only;
+    // memory_scope_device/_all_devices and the order- and scope-less C11 functions hang on them).
     for (const std::string& e : target.clExtensions)
-        if (e.starts_with("cl_khr_subgroup_")) {
+        if (e.starts_with("cl_khr_subgroup_") || e == "__opencl_c_atomic_scope_device" ||
+            e == "__opencl_c_atomic_scope_all_devices") {
             target.frontEndArgs.push_back("-D");
             target.frontEndArgs.push_back(e + "=1");
         }

@@ -179,8 +179,12 @@ bool Executor::runWave(Wave& w) {
                 if (w.exec() != 0)
                     w.pc = target;
                 continue;
-            case Op::s_nop:
             case Op::s_waitcnt:
+                // VM_CNT is SIMM16[3:0] and [15:14] on gfx9.
+                if ((in.imm & 0xc00f) == 0)
+                    waitVectorMemory();
+                continue;
+            case Op::s_nop:
             case Op::s_sleep:
             case Op::s_setprio:
             case Op::s_icache_inv:

@@ -493,9 +493,12 @@ __attribute__((always_inline)) inline void MemExec::vmemLanes(const VmemAccess& 
 }
 
 __attribute__((always_inline)) inline void MemExec::vmem() {
-    // L1 write-back/invalidate: the model has no caches, host memory is coherent.
-    if (in.op == Op::buffer_wbinvl1 || in.op == Op::buffer_wbinvl1_vol)
+    // L1 write-back/invalidate: the model has no caches, host memory is coherent; the order
+    // it stands for is kept (Executor::invalidateL1).
+    if (in.op == Op::buffer_wbinvl1 || in.op == Op::buffer_wbinvl1_vol) {
+        ex.invalidateL1();
         return;
+    }
     const bool isBuffer = in.enc == Enc::Mubuf;
     const unsigned bytes = in.memBytes;
     const unsigned dwords = bytes >= 4 ? bytes / 4 : 1;
@@ -505,6 +508,11 @@ __attribute__((always_inline)) inline void MemExec::vmem() {
     const bool isLoad = in.op == Op::mem_load, isStore = in.op == Op::mem_store;
     const bool isAtomic = in.op == Op::mem_atomic;
     const bool cmp = isAtomic && in.atomic == AtomicOp::CmpSwap;
+    // Stores and atomics that other work-groups (host threads) may read: the next s_waitcnt
+    // vmcnt(0) fences them (scratch is the wave's own; FLAT into the LDS aperture is counted
+    // too, harmlessly).
+    if ((isStore || isAtomic) && in.space != Space::Scratch)
+        ex.m_globalStoresUnfenced = true;
     ex.stats.vmemBytes += uint64_t(exec == ~0ull ? 64 : std::popcount(exec)) * bytes;
     const unsigned dataDwords = isAtomic ? dwords * (cmp ? 2 : 1) : dwords;
     if (isStore || isAtomic)
@@ -886,6 +894,23 @@ void WaveExec::smem() {
 // block copies) run 8 wide.
 DUET_GCN_AVX2_CLONE void WaveExec::ds() {
     MemExec{*this, ex, w, in}.ds();
+}
+
+void Executor::waitVectorMemory() {
+    // Real fences, since work-groups run concurrently on host threads: gfx9's agent- and
+    // system-scope release and seq_cst sequences are "s_waitcnt vmcnt(0)" before the access
+    // (and its acquire sequences one after it, then buffer_wbinvl1_vol), so this is where a
+    // store must become visible before the wave's later loads.
+    if (m_globalStoresUnfenced) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        m_globalStoresUnfenced = false;
+    } else {
+        std::atomic_thread_fence(std::memory_order_acquire);
+    }
+}
+
+void Executor::invalidateL1() {
+    std::atomic_thread_fence(std::memory_order_acquire);
 }
 
 DUET_GCN_AVX2_CLONE void WaveExec::vmem() {

@@ -93,6 +93,17 @@ public:
     ~Executor();
     /// Runs one work-group to completion; false when the dispatch failed.
     bool runGroup(const uint32_t groupId[3], const uint32_t groupSize[3]);
+    /// `s_waitcnt` with VM_CNT 0: every earlier vector-memory access of the wave has completed
+    /// (on gfx9, stores and atomics included) before any later one starts. The model performs
+    /// each access when its instruction runs, so completion is immediate; what is left is the
+    /// order other host threads (other work-groups) see: a full host fence when this thread
+    /// stored to global memory since its last one (a store followed by a load needs it on
+    /// x86-64 too), else an acquire fence. memory.cpp.
+    void waitVectorMemory();
+    /// `buffer_wbinvl1(_vol)`: L1 invalidation, the acquire half of gfx9's agent- and
+    /// system-scope atomics and fences. No caches here; an acquire fence keeps later loads
+    /// after earlier ones on the host.
+    void invalidateL1();
     ThreadStats stats;
 
 private:
@@ -127,7 +138,9 @@ private:
     uint64_t m_pollBudget = DispatchGuards::kPollInstructions;
     size_t m_lastRange = 0;             ///< inMemory's last hit in m_ctx.memory
     std::optional<MemoryFault> m_fault; ///< set with the error of a failed checked access
-    int m_traceVdst = -1;               ///< VGPR the previous traced instruction wrote (-1: none)
+    /// A global (non-LDS, non-scratch) store or atomic ran since the last full host fence.
+    bool m_globalStoresUnfenced = false;
+    int m_traceVdst = -1; ///< VGPR the previous traced instruction wrote (-1: none)
 
     friend struct WaveExec;
     friend struct MemExec;
