@@ -1,7 +1,8 @@
 // The GCN device's guards on the software model through the API: checked dispatches
 // (DUET_KERNEL_CHECKS=1 from this test's ctest entry; reference builds turn it off) and the
 // kernel timeout (DUET_KERNEL_TIMEOUT, set around the builds that need it).
-#include "support/cl_test.hpp"
+#include "support/guarded_context.hpp"
+#include "support/scoped_env.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,118 +15,13 @@ namespace {
 
 using duet::test::buildLog;
 using duet::test::errorName;
+using duet::test::GuardedContext;
+using duet::test::ScopedEnv;
+using duet::test::setArg;
 
-/// A context on the GCN device whose notify callback collects the messages.
-struct Guarded {
-    cl_platform_id platform = nullptr;
-    cl_device_id device = nullptr;
-    cl_context context = nullptr;
-    cl_command_queue queue = nullptr;
-    std::mutex mutex;
-    std::vector<std::string> messages;
-
-    Guarded() {
-        platform = duet::test::platformUnderTest();
-        REQUIRE(clGetDeviceIDs(platform, CL_DEVICE_TYPE_GPU, 1, &device, nullptr) == CL_SUCCESS);
-        cl_int e = CL_SUCCESS;
-        context = clCreateContext(nullptr, 1, &device, &Guarded::notify, this, &e);
-        REQUIRE(e == CL_SUCCESS);
-        queue = clCreateCommandQueue(context, device, 0, &e);
-        REQUIRE(e == CL_SUCCESS);
-    }
-    ~Guarded() {
-        clReleaseCommandQueue(queue);
-        clReleaseContext(context);
-    }
-    Guarded(const Guarded&) = delete;
-
-    static void CL_CALLBACK notify(const char* text, const void*, size_t, void* self) {
-        auto* g = static_cast<Guarded*>(self);
-        std::lock_guard lock(g->mutex);
-        g->messages.emplace_back(text);
-    }
-    std::string allMessages() {
-        std::lock_guard lock(mutex);
-        std::string all;
-        for (const std::string& m : messages)
-            all += m + "\n";
-        return all;
-    }
-    size_t messagesWith(const std::string& text) {
-        std::lock_guard lock(mutex);
-        return size_t(std::count_if(messages.begin(), messages.end(), [&](const std::string& m) {
-            return m.find(text) != std::string::npos;
-        }));
-    }
-    cl_program build(const std::string& source, const char* options = "") {
-        cl_int e = CL_SUCCESS;
-        const char* text = source.c_str();
-        cl_program p = clCreateProgramWithSource(context, 1, &text, nullptr, &e);
-        REQUIRE(e == CL_SUCCESS);
-        e = clBuildProgram(p, 1, &device, options, nullptr, nullptr);
-        INFO(buildLog(p, device));
-        REQUIRE(e == CL_SUCCESS);
-        return p;
-    }
-    cl_kernel kernel(cl_program p, const char* name) {
-        cl_int e = CL_SUCCESS;
-        cl_kernel k = clCreateKernel(p, name, &e);
-        REQUIRE(e == CL_SUCCESS);
-        return k;
-    }
-    cl_mem buffer(size_t bytes, const void* init = nullptr) {
-        cl_int e = CL_SUCCESS;
-        cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE | (init ? CL_MEM_COPY_HOST_PTR : 0),
-                                  bytes, const_cast<void*>(init), &e);
-        REQUIRE(e == CL_SUCCESS);
-        return m;
-    }
-    template <class T> std::vector<T> read(cl_mem m, size_t count) {
-        std::vector<T> out(count);
-        REQUIRE(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, count * sizeof(T), out.data(), 0, nullptr,
-                                    nullptr) == CL_SUCCESS);
-        return out;
-    }
-    /// Runs `k` over `global` (and `local`, when not 0) and returns its event's final status.
-    cl_int run(cl_kernel k, size_t global, size_t local = 0) {
-        cl_event ev = nullptr;
-        REQUIRE(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, local ? &local : nullptr, 0,
-                                       nullptr, &ev) == CL_SUCCESS);
-        clWaitForEvents(1, &ev);
-        cl_int status = CL_COMPLETE;
-        REQUIRE(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
-                               nullptr) == CL_SUCCESS);
-        clReleaseEvent(ev);
-        return status;
-    }
-};
-
-template <class T> void setArg(cl_kernel k, cl_uint i, const T& v) {
-    REQUIRE(clSetKernelArg(k, i, sizeof(T), &v) == CL_SUCCESS);
-}
-
-/// Sets (or, with null, unsets) an environment variable for the builds of one scope: the
-/// runtime reads the guards at each build.
-struct ScopedEnv {
-    std::string name;
-    std::string old;
-    bool had;
-    ScopedEnv(const char* n, const char* value) : name(n) {
-        const char* o = std::getenv(n);
-        had = o != nullptr;
-        if (had)
-            old = o;
-        if (value)
-            setenv(n, value, 1);
-        else
-            unsetenv(n);
-    }
-    ~ScopedEnv() {
-        if (had)
-            setenv(name.c_str(), old.c_str(), 1);
-        else
-            unsetenv(name.c_str());
-    }
+/// A context on the GCN device (support/guarded_context.hpp).
+struct Guarded : GuardedContext {
+    Guarded() : GuardedContext(CL_DEVICE_TYPE_GPU) {}
 };
 
 const char* kOverruns = R"CL(

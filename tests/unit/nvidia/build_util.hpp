@@ -2,6 +2,7 @@
 #pragma once
 
 #include "devices/nvidia/codegen/nvidia_toolchain.hpp"
+#include "support/scoped_env.hpp"
 
 #include <catch.hpp>
 
@@ -45,29 +46,8 @@ inline std::string entryText(const std::string& ptx, const std::string& kernel) 
     return ptx.substr(at, end == std::string::npos ? std::string::npos : end - at + 3);
 }
 
-/// Sets (or, with null, unsets) an environment variable for one scope: the code generator reads
-/// DUET_KERNEL_TIMEOUT at each build.
-struct ScopedEnv {
-    std::string name, old;
-    bool had;
-    ScopedEnv(const char* n, const char* value) : name(n) {
-        const char* o = std::getenv(n);
-        had = o != nullptr;
-        if (had)
-            old = o;
-        if (value)
-            setenv(n, value, 1);
-        else
-            unsetenv(n);
-    }
-    ~ScopedEnv() {
-        if (had)
-            setenv(name.c_str(), old.c_str(), 1);
-        else
-            unsetenv(name.c_str());
-    }
-    ScopedEnv(const ScopedEnv&) = delete;
-};
+/// DUET_KERNEL_TIMEOUT and the like, set for one scope (the code generator reads them per build).
+using duet::test::ScopedEnv;
 
 /// A kernel that spins until another work-item (or the host) writes `stop`, beside a loop of
 /// constant trip count: DUET_KERNEL_TIMEOUT polls the first only.
