@@ -137,16 +137,22 @@ struct Cpu {
 
 } // namespace
 
-TEST_CASE("tiering: launches under the budget keep the quick code", "[cpu][tiering]") {
+/// What DUET_LOG says over `launches` short launches of `churn` under a budget (a minute) that
+/// their time never reaches.
+static std::string shortLaunchesLog(int launches) {
     Cpu cpu;
     StderrCapture log;
     cl_program p = nullptr;
-    cl_kernel k = cpu.kernel("60000", p); // a minute: these launches never spend it
-    for (int i = 0; i < 3; ++i)
+    cl_kernel k = cpu.kernel("60000", p);
+    for (int i = 0; i < launches; ++i)
         cpu.run(k, 64, 10);
     clReleaseKernel(k);
     clReleaseProgram(p);
-    const std::string text = log.text();
+    return log.text();
+}
+
+TEST_CASE("tiering: launches under the budget keep the quick code", "[cpu][tiering]") {
+    const std::string text = shortLaunchesLog(3);
     INFO(text);
     CHECK(count(text, "kernel churn: quick code") == 1);
     CHECK(count(text, "kernel churn: optimised") == 0);
@@ -154,15 +160,7 @@ TEST_CASE("tiering: launches under the budget keep the quick code", "[cpu][tieri
 
 TEST_CASE("tiering: a kernel launched again and again is optimised however short its launches",
           "[cpu][tiering]") {
-    Cpu cpu;
-    StderrCapture log;
-    cl_program p = nullptr;
-    cl_kernel k = cpu.kernel("60000", p); // its time never reaches the budget
-    for (int i = 0; i < 24; ++i)          // more than kTierUpLaunches (16)
-        cpu.run(k, 64, 10);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
-    const std::string text = log.text();
+    const std::string text = shortLaunchesLog(24); // more than kTierUpLaunches (16)
     INFO(text);
     CHECK(count(text, "kernel churn: quick code") == 1);
     CHECK(count(text, "kernel churn: optimised") == 1);

@@ -10,6 +10,7 @@
 #include "fake_cuda.hpp"
 #include "support/capture.hpp"
 #include "support/cl_test.hpp"
+#include "support/scoped_env.hpp"
 
 #include <CL/cl_ext.h>
 
@@ -1668,14 +1669,12 @@ TEST_CASE("DUET_KERNEL_TIMEOUT: the module's flag is zeroed before a launch and 
                          "}\n";
     cl_program timed = nullptr, plain = nullptr;
     {
-        const char* old = std::getenv("DUET_KERNEL_TIMEOUT");
-        const std::string saved = old ? old : "";
-        setenv("DUET_KERNEL_TIMEOUT", "2", 1);
+        duet::test::ScopedEnv timeout("DUET_KERNEL_TIMEOUT", "2");
         timed = buildProgram(ctx, dev, source, "");
-        unsetenv("DUET_KERNEL_TIMEOUT");
+    }
+    {
+        duet::test::ScopedEnv none("DUET_KERNEL_TIMEOUT", nullptr);
         plain = buildProgram(ctx, dev, source, "");
-        if (old)
-            setenv("DUET_KERNEL_TIMEOUT", saved.c_str(), 1);
     }
     cl_kernel spin = clCreateKernel(timed, "spin", &err);
     REQUIRE(err == CL_SUCCESS);
