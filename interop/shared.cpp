@@ -2,6 +2,9 @@
 // cl_khr_gl_sharing or kept as CL copies that acquire/release move through host memory.
 #include "duet/interop/interop.hpp"
 
+#include "duet/cl_error_name.hpp"
+#include "duet/interop/cl_ext_duet.h"
+
 #include <glad/gl.h>
 
 #include <cstdio>
@@ -20,8 +23,14 @@ namespace {
 // A CL object made by clCreateFromGL*: acquire/release is all the synchronisation there is.
 class SharedByKhr final : public SharedObject {
 public:
-    explicit SharedByKhr(cl_mem mem) { m_mem = mem; }
+    explicit SharedByKhr(cl_mem mem, bool deviceMemory = false) : m_deviceMemory(deviceMemory) {
+        m_mem = mem;
+    }
     bool hostCopy() const override { return false; }
+    bool inDeviceMemory() const override { return m_deviceMemory; }
+
+private:
+    bool m_deviceMemory;
 };
 
 class HostCopyBuffer final : public SharedObject {
@@ -317,10 +326,53 @@ void Context::reportImageFallback(const char* api) {
                  m_platformName.c_str(), api);
 }
 
+/// The buffer moved into the device's memory (cl_duet_gl_device_memory), null where the device
+/// lacks the extension or the move failed (reported once).
+cl_mem Context::bufferInDeviceMemory(unsigned buffer, cl_mem_flags flags) {
+    if (m_deviceMemory < 0) {
+        size_t size = 0;
+        std::string extensions;
+        if (clGetDeviceInfo(m_device, CL_DEVICE_EXTENSIONS, 0, nullptr, &size) == CL_SUCCESS) {
+            extensions.resize(size);
+            clGetDeviceInfo(m_device, CL_DEVICE_EXTENSIONS, size, extensions.data(), nullptr);
+        }
+        m_deviceMemory =
+            (" " + extensions + " ").find(" " CL_DUET_GL_DEVICE_MEMORY_EXTENSION_NAME " ") !=
+            std::string::npos;
+    }
+    auto create = m_deviceMemory == 1
+                      ? reinterpret_cast<clCreateFromGLBufferInDeviceMemoryDUET_fn>(
+                            clGetExtensionFunctionAddressForPlatform(
+                                m_platform, "clCreateFromGLBufferInDeviceMemoryDUET"))
+                      : nullptr;
+    if (!create)
+        return nullptr;
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = create(m_context, flags, buffer, &err);
+    if (err == CL_SUCCESS)
+        return mem;
+    // The buffer stays GL's as it was, and the context's callback has the reason.
+    // CL_INVALID_GL_OBJECT: not this buffer (immutable storage, or not a buffer: the standard
+    // call reports that); CL_INVALID_OPERATION: not in this context, said once.
+    if (err == CL_INVALID_GL_OBJECT)
+        return nullptr;
+    if (err != CL_INVALID_OPERATION)
+        check(err, "clCreateFromGLBufferInDeviceMemoryDUET");
+    m_deviceMemory = 0;
+    std::fprintf(stderr,
+                 "interop: %s cannot move GL buffers into its memory "
+                 "(clCreateFromGLBufferInDeviceMemoryDUET: %s); sharing them as they are\n",
+                 m_deviceName.c_str(), clErrorName(err));
+    return nullptr;
+}
+
 std::unique_ptr<SharedObject> Context::shareBuffer(unsigned buffer, cl_mem_flags flags,
                                                    bool glWrites) {
     if (m_mode == Mode::HostCopy)
         return std::make_unique<HostCopyBuffer>(m_context, m_queue, buffer, flags, glWrites);
+    if (!glWrites)
+        if (cl_mem mem = bufferInDeviceMemory(buffer, flags))
+            return std::make_unique<SharedByKhr>(mem, true);
     cl_int err;
     cl_mem mem = clCreateFromGLBuffer(m_context, flags, buffer, &err);
     check(err, "clCreateFromGLBuffer");

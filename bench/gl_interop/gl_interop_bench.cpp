@@ -1,6 +1,7 @@
 // duet-gl-interop-bench: what sharing one GL vertex buffer with OpenCL costs per frame — an
 // acquire + release pair, alone and around a one-work-item kernel — for each way the buffer
-// can travel: Duet sharing it in place, Duet's runtime copying it (DUET_GL_BUFFERS=copy), and
+// can travel: Duet sharing it in place, in the device's memory (cl_duet_gl_device_memory, where
+// the device has it), Duet's runtime copying it (DUET_GL_BUFFERS=copy), and
 // libduet-interop's host-copy fallback on Duet and on PoCL. One process, one GL context.
 #include "duet/engine/gfx/gl.hpp"
 #include "duet/engine/platform/surface.hpp"
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,11 +31,12 @@ using duet::interop::AcquireScope;
 
 /// One way of sharing the buffer.
 struct Path {
-    std::string key;      ///< JSON key
-    std::string label;    ///< table column
-    std::string platform; ///< platform name substring
-    bool runtimeCopies;   ///< DUET_GL_BUFFERS=copy while the buffer is shared
-    bool forceHostCopy;   ///< interop's fallback even where the platform can share
+    std::string key;           ///< JSON key
+    std::string label;         ///< table column
+    std::string platform;      ///< platform name substring
+    bool runtimeCopies;        ///< DUET_GL_BUFFERS=copy while the buffer is shared
+    bool forceHostCopy;        ///< interop's fallback even where the platform can share
+    bool deviceMemory = false; ///< the buffer's store moved into the device's memory first
 };
 
 struct Figures {
@@ -149,8 +152,13 @@ Figures measure(const Path& path, const duet::interop::GLHandles& gl, size_t byt
         // Duet reads DUET_GL_BUFFERS when the context shares its first GL buffer.
         if (path.runtimeCopies)
             setenv("DUET_GL_BUFFERS", "copy", 1);
-        auto shared = ctx->shareBuffer(vbo, CL_MEM_READ_WRITE);
+        // glWrites = false lets libduet-interop move the store into the device's memory
+        // (cl_duet_gl_device_memory); GL still reads the buffer back below.
+        auto shared = ctx->shareBuffer(vbo, CL_MEM_READ_WRITE, !path.deviceMemory);
         unsetenv("DUET_GL_BUFFERS");
+        if (path.deviceMemory && !shared->inDeviceMemory())
+            throw std::runtime_error("the device did not take the buffer's store (it lists no "
+                                     "cl_duet_gl_device_memory, or GL refused its memory)");
         cl_int err = CL_SUCCESS;
         cl_program program = clCreateProgramWithSource(ctx->context(), 1, &kTouch, nullptr, &err);
         duet::interop::check(err, "clCreateProgramWithSource");
@@ -276,6 +284,7 @@ int main(int argc, char** argv) {
 
     const std::vector<Path> paths = {
         {"duet_in_place", "Duet in place", "Duet", false, false},
+        {"duet_device_memory", "Duet dev memory", "Duet", false, false, true},
         {"duet_runtime_copies", "Duet copies", "Duet", true, false},
         {"duet_host_copy", "Duet host copy", "Duet", false, true},
         {"pocl_host_copy", "PoCL host copy", "Portable Computing Language", false, true},

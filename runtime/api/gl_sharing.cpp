@@ -129,6 +129,35 @@ DUET_API cl_mem CL_API_CALL clCreateFromGLBuffer(cl_context context, cl_mem_flag
     });
 }
 
+// cl_duet_gl_device_memory (declared for applications in the interop library's
+// <duet/interop/cl_ext_duet.h>; found with clGetExtensionFunctionAddressForPlatform).
+DUET_API cl_mem CL_API_CALL clCreateFromGLBufferInDeviceMemoryDUET(cl_context context,
+                                                                   cl_mem_flags flags,
+                                                                   cl_GLuint bufobj,
+                                                                   cl_int* errcodeRet);
+
+DUET_API cl_mem CL_API_CALL clCreateFromGLBufferInDeviceMemoryDUET(cl_context context,
+                                                                   cl_mem_flags flags,
+                                                                   cl_GLuint bufobj,
+                                                                   cl_int* errcodeRet) {
+    Call call("clCreateFromGLBufferInDeviceMemoryDUET", errcodeRet);
+    return guardHandle<_cl_mem>(call, [&]() -> cl_mem {
+        Context* c = nullptr;
+        auto share = checkGlContext(call, context, c);
+        if (!share)
+            return nullptr;
+        if (!checkGlFlags(call, flags))
+            return nullptr;
+        // CL_INVALID_GL_OBJECT: bufobj is not a GL buffer object, has no data store or has
+        // immutable storage; CL_INVALID_OPERATION: no device of the context can hold the store,
+        // GL imports none of its memory, or the GL context is not current here.
+        auto made = gl::createFromBufferInDeviceMemory(*c, std::move(share), flags, bufobj);
+        if (!made)
+            return call.fail(made.error());
+        return call.ok(*made);
+    });
+}
+
 DUET_API cl_int CL_API_CALL clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type* type,
                                               cl_GLuint* name) {
     return guard("clGetGLObjectInfo", [&]() -> cl_int {
@@ -395,6 +424,7 @@ void* duet::rt::gl::extensionFunction(std::string_view name) {
     DUET_GL_FN(clEnqueueAcquireGLObjects)
     DUET_GL_FN(clEnqueueReleaseGLObjects)
     DUET_GL_FN(clCreateEventFromGLsyncKHR)
+    DUET_GL_FN(clCreateFromGLBufferInDeviceMemoryDUET)
 #undef DUET_GL_FN
     return nullptr;
 }

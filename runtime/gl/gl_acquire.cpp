@@ -40,6 +40,19 @@ void waitForApp(const GlFunctions& f, void* fence) {
 cl_int runAcquireRelease(Share& share, void* fence, bool acquire, bool zeroCopy,
                          const std::vector<Shared>& objects) {
     cl_int status = CL_SUCCESS;
+    // Only stores of the device's own (GlObject::deviceStore), the application's fence waited
+    // for at enqueue: no GL call, so no trip to the GL thread either.
+    if (!fence && std::all_of(objects.begin(), objects.end(),
+                              [](const Shared& s) { return s.gl->deviceStore; })) {
+        std::vector<DeviceObject> viaDevice;
+        for (const auto& [m, o, byApp] : objects)
+            if (acquire || o->viaInterop)
+                viaDevice.push_back({m.get(), o, !(m->flags() & CL_MEM_WRITE_ONLY),
+                                     !(m->flags() & CL_MEM_READ_ONLY), false});
+        bool glWork = false;
+        return acquire ? acquireThroughDevice(share, viaDevice, zeroCopy)
+                       : releaseThroughDevice(share, viaDevice, glWork);
+    }
     share.run([&] {
         const auto& f = glFunctions();
         if (fence)
@@ -109,8 +122,15 @@ Ref<Event> enqueueGlObjects(Queue& queue, std::shared_ptr<Share> share, std::spa
         if (byApp && acquire && !(m->flags() & CL_MEM_WRITE_ONLY))
             appSideAcquire(*m, *o);
     }
-    // Acquire: the application's GL work issued so far must be done before CL reads.
+    // Acquire: the application's GL work issued so far must be done before CL reads. Where
+    // every object's store is the device's own, this thread waits for it now (about 8 us on an
+    // H100, what glFinish would cost the application) and the command needs no GL thread.
     void* fence = acquire ? share->fenceAppContext() : nullptr;
+    if (fence && std::all_of(objects.begin(), objects.end(),
+                             [](const Shared& s) { return s.gl->deviceStore; })) {
+        waitForApp(glFunctions(), fence);
+        fence = nullptr;
+    }
     for (const Shared& s : objects)
         s.mem->glState.store(acquire ? Mem::GlState::Acquired : Mem::GlState::Released);
     // Release with the application's GL context current here: GL commands the application

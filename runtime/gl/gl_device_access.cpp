@@ -169,6 +169,22 @@ bool importsMemory(Share& share) {
     return has;
 }
 
+/// In the current GL context: memory object `mo` made from `mem`'s file descriptor (a dedicated
+/// import; GL owns the descriptor from then on). GL's error, GL_NO_ERROR when imported.
+GLenum importExported(GlInterop::ExportedMemory& mem, GLuint& mo) {
+    const GlFunctions& f = glFunctions();
+    f.glCreateMemoryObjectsEXT(1, &mo);
+    // CUDA's allocation is one object of its own: GL maps it right only when told so.
+    const GLint dedicated = GL_TRUE;
+    if (f.glMemoryObjectParameterivEXT)
+        f.glMemoryObjectParameterivEXT(mo, kGlDedicatedMemoryObject, &dedicated);
+    f.glImportMemoryFdEXT(mo, mem.size, kGlHandleTypeOpaqueFd, mem.fd);
+    GLenum error = f.glGetError();
+    if (error == GL_NO_ERROR)
+        mem.fd = -1; // GL owns it now
+    return error;
+}
+
 /// On the GL thread: `o` through device memory GL imports, when the device exports some and GL
 /// takes it. False (with `why`) when not; the caller registers `o` instead.
 bool attachShadow(Share& share, GlInterop& interop, GlObject& o, size_t bytes,
@@ -184,16 +200,9 @@ bool attachShadow(Share& share, GlInterop& interop, GlObject& o, size_t bytes,
     while (f.glGetError() != GL_NO_ERROR) {
     }
     GLuint mo = 0;
-    f.glCreateMemoryObjectsEXT(1, &mo);
-    // CUDA's allocation is one object of its own: GL maps it right only when told so.
-    const GLint dedicated = GL_TRUE;
-    if (f.glMemoryObjectParameterivEXT)
-        f.glMemoryObjectParameterivEXT(mo, kGlDedicatedMemoryObject, &dedicated);
-    f.glImportMemoryFdEXT(mo, mem.size, kGlHandleTypeOpaqueFd, mem.fd);
-    GLenum error = f.glGetError();
+    GLenum error = importExported(mem, mo);
     GLuint buffer = 0;
     if (error == GL_NO_ERROR) {
-        mem.fd = -1; // GL owns it now
         f.glGenBuffers(1, &buffer);
         f.glBindBuffer(GL_COPY_WRITE_BUFFER, buffer);
         f.glBufferStorageMemEXT(GL_COPY_WRITE_BUFFER, GLsizeiptr(bytes), mo, 0);
@@ -307,6 +316,64 @@ void appSideRelease(const Mem& m, const GlObject& o) {
     f.glBindBuffer(GL_PIXEL_UNPACK_BUFFER, GLuint(saved[0]));
     for (int i = 1; i < 5; ++i)
         f.glPixelStorei(names[i], saved[i]);
+}
+
+Status moveBufferToDevice(Share& share, GlObject& o, size_t bytes) {
+    GlInterop& interop = *share.interop();
+    const std::string name = "GL buffer " + std::to_string(o.name);
+    bool imports = false;
+    share.run([&] { imports = importsMemory(share); }); // the same GL as the application's
+    if (!imports)
+        return makeError(CL_INVALID_OPERATION,
+                         name + ": GL imports no memory of " + share.interopDevice()->info().name +
+                             " (no GL_EXT_memory_object_fd, or it refused the device's memory)");
+    auto made = interop.exportMemory(bytes, name);
+    if (!made)
+        return made.error();
+    GlInterop::ExportedMemory& mem = **made;
+    // In the application's context: the buffer's store is replaced where its bindings (vertex
+    // arrays) live, so they follow it as they follow glBufferData. A staging buffer over the
+    // same memory takes the contents first; the application's pending GL errors are cleared, so
+    // that GL's answer here is about these calls.
+    const GlFunctions& f = glFunctions();
+    while (f.glGetError() != GL_NO_ERROR) {
+    }
+    GLint read = 0, write = 0;
+    f.glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &read);
+    f.glGetIntegerv(GL_COPY_WRITE_BUFFER_BINDING, &write);
+    GLuint mo = 0, staging = 0;
+    GLenum error = importExported(mem, mo);
+    if (error == GL_NO_ERROR) {
+        f.glGenBuffers(1, &staging);
+        f.glBindBuffer(GL_COPY_WRITE_BUFFER, staging);
+        f.glBufferStorageMemEXT(GL_COPY_WRITE_BUFFER, GLsizeiptr(bytes), mo, 0);
+        f.glBindBuffer(GL_COPY_READ_BUFFER, o.name);
+        f.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, GLsizeiptr(bytes));
+        error = f.glGetError();
+    }
+    if (error == GL_NO_ERROR) {
+        f.glBindBuffer(GL_COPY_WRITE_BUFFER, o.name);
+        f.glBufferStorageMemEXT(GL_COPY_WRITE_BUFFER, GLsizeiptr(bytes), mo, 0);
+        error = f.glGetError();
+    }
+    f.glBindBuffer(GL_COPY_READ_BUFFER, GLuint(read));
+    f.glBindBuffer(GL_COPY_WRITE_BUFFER, GLuint(write));
+    // The buffers keep the memory they were given until they are deleted (EXT_external_objects),
+    // so neither the staging buffer nor the memory object is needed any more.
+    if (staging)
+        f.glDeleteBuffers(1, &staging);
+    if (mo)
+        f.glDeleteMemoryObjectsEXT(1, &mo);
+    f.glFlush(); // the runtime's thread waits for the application's fences, not this context
+    if (error != GL_NO_ERROR)
+        return makeError(CL_INVALID_OPERATION,
+                         name + ": GL did not take memory of " +
+                             share.interopDevice()->info().name +
+                             " as the buffer's store (GL_EXT_memory_object_fd, GL error " +
+                             std::to_string(error) + ")");
+    o.resource = std::move(*made);
+    o.deviceStore = true;
+    return Status::success();
 }
 
 void deleteShadow(unsigned buffer, unsigned memoryObject) {
@@ -446,7 +513,7 @@ cl_int acquireThroughDevice(Share& share, std::span<const DeviceObject> objects,
     // One map for all the registered ones: the driver orders it after the GL work above.
     std::vector<GlInterop::Resource*> resources;
     for (const DeviceObject& d : objects)
-        if (!d.gl->shadowBuffer)
+        if (!d.gl->shadowBuffer && !d.gl->deviceStore)
             resources.push_back(d.gl->resource.get());
     if (Status s = resources.empty() ? Status::success() : interop.map(resources); !s) {
         logOnce(s.error().message + "; this acquire copies on the host");
@@ -469,7 +536,7 @@ cl_int acquireThroughDevice(Share& share, std::span<const DeviceObject> objects,
         Mem& m = *d.mem;
         GlObject& o = *d.gl;
         o.viaInterop = true;
-        if (o.shadowBuffer) {
+        if (o.shadowBuffer || o.deviceStore) {
             char* p = shadowOf(o).address;
             if (o.type != CL_GL_OBJECT_BUFFER) {
                 if (needsGl(d))
@@ -531,8 +598,10 @@ cl_int releaseThroughDevice(Share& share, std::span<const DeviceObject> objects,
     for (const DeviceObject& d : objects) {
         Mem& m = *d.mem;
         GlObject& o = *d.gl;
-        if (o.shadowBuffer) {
-            shadowWrites |= d.clWrites;
+        if (o.shadowBuffer || o.deviceStore) {
+            // GL copies out of a shadow once the device is done; a store of the device's own
+            // is GL's when the release has run (after the queue's kernels), unless copied here.
+            shadowWrites |= d.clWrites && (o.shadowBuffer || !o.zeroCopy);
             if (o.zeroCopy) {
                 m.setStorage(nullptr);
                 o.zeroCopy = false;

@@ -3,6 +3,8 @@
 // device's maps and copies. GL thread, except attachInterop.
 #pragma once
 
+#include "core/result.hpp"
+
 #include <CL/cl.h>
 
 #include <span>
@@ -28,6 +30,15 @@ class Share;
 /// buffers, buffer textures, a registration the driver refused). `internalFormat`: GL's, 0 for
 /// buffers. Any thread but the GL thread (runs its GL work there).
 bool attachInterop(Share& share, Mem& m, GlObject& o, unsigned internalFormat);
+
+/// For clCreateFromGLBufferInDeviceMemoryDUET, on the application's thread with its GL context
+/// current: `bytes` of memory the share's interop device exports become GL buffer `buffer`'s data
+/// store (GL_EXT_memory_object_fd, imported in the application's context), after a GL copy of the
+/// buffer's contents into it; `o` keeps the memory (GlObject::deviceStore). The buffer keeps its
+/// name and bindings; its storage is immutable from now on. Errors (the buffer then stays as it
+/// was): CL_INVALID_OPERATION (the device exports no memory, GL imports none),
+/// CL_OUT_OF_RESOURCES / CL_MEM_OBJECT_ALLOCATION_FAILURE (the device's memory).
+Status moveBufferToDevice(Share& share, GlObject& o, size_t bytes);
 
 /// One object of an acquire or release that goes through the device.
 struct DeviceObject {

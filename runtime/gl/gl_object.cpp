@@ -122,6 +122,52 @@ Result<Mem*> createFromBuffer(Context& context, std::shared_ptr<Share> share, cl
     return m;
 }
 
+Result<Mem*> createFromBufferInDeviceMemory(Context& context, std::shared_ptr<Share> share,
+                                            cl_mem_flags flags, unsigned buffer) {
+    if (!share->interop())
+        return makeError(CL_INVALID_OPERATION,
+                         "no device of the context runs its GL context (CUDA-GL interop on the "
+                         "NVIDIA device under NVIDIA's GL): only such a device's memory can be a "
+                         "GL buffer's store");
+    if (!share->appContextCurrent())
+        return makeError(CL_INVALID_OPERATION,
+                         "the context's GL context is not current on the calling thread: the "
+                         "buffer's store is replaced in it");
+    // The application's context is current here: asked there, with its binding put back.
+    const auto& f = glFunctions();
+    if (!f.glIsBuffer(buffer))
+        return makeError(CL_INVALID_GL_OBJECT,
+                         std::to_string(buffer) + " is not a GL buffer object");
+    GLint size = 0, immutable = 0, bound = 0;
+    f.glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &bound);
+    f.glBindBuffer(GL_COPY_READ_BUFFER, buffer);
+    f.glGetBufferParameteriv(GL_COPY_READ_BUFFER, GL_BUFFER_SIZE, &size);
+    f.glGetBufferParameteriv(GL_COPY_READ_BUFFER, GL_BUFFER_IMMUTABLE_STORAGE, &immutable);
+    f.glBindBuffer(GL_COPY_READ_BUFFER, GLuint(bound));
+    const std::string name = "GL buffer " + std::to_string(buffer);
+    if (size <= 0)
+        return makeError(CL_INVALID_GL_OBJECT, name + " has no data store");
+    if (immutable)
+        return makeError(CL_INVALID_GL_OBJECT,
+                         name + " has immutable storage (glBufferStorage): GL gives it no other "
+                                "store");
+    // The CL buffer's own storage serves the queues of the context's other devices (copies on
+    // the GPU at acquire and release); the interop device's queues use the store itself.
+    char* storage = context.allocateStorage(size_t(size));
+    if (!storage)
+        return makeError(CL_OUT_OF_HOST_MEMORY, "could not allocate the buffer's host copy");
+    auto state = std::make_unique<GlObject>(share, CL_GL_OBJECT_BUFFER, buffer);
+    if (Status s = moveBufferToDevice(*share, *state, size_t(size)); !s) {
+        context.freeStorage(storage);
+        return s.error();
+    }
+    Mem* m = makeObject<Mem>(retainRef(&context), CL_MEM_OBJECT_BUFFER, flags, size_t(size),
+                             nullptr, storage, true);
+    m->attach(std::move(state));
+    m->glState.store(Mem::GlState::Released);
+    return m;
+}
+
 cl_mem_object_type imageTypeFor(unsigned target) {
     switch (target) {
     case GL_TEXTURE_1D:

@@ -69,6 +69,10 @@ public:
     /// (GL_EXT_memory_object_fd). GL copies or packs the object into it at acquire and back at
     /// release; the device never maps anything (0: not used).
     unsigned shadowBuffer = 0, memoryObject = 0;
+    /// The GL buffer's own data store is device memory the device exported (`resource` is that
+    /// GlInterop::ExportedMemory): clCreateFromGLBufferInDeviceMemoryDUET moved it there. Nothing
+    /// moves at acquire or release; the device's queues use the memory where it is.
+    bool deviceStore = false;
     /// The latest acquire went through the device (a failed map falls back to host copies).
     bool viaInterop = false;
     /// A buffer whose storage is the device's mapping now (zero copy), since that acquire.
@@ -94,6 +98,18 @@ GlObject* glObjectOf(const Mem& m);
 /// CL_OUT_OF_HOST_MEMORY (no host copy).
 Result<Mem*> createFromBuffer(Context& context, std::shared_ptr<Share> share, cl_mem_flags flags,
                               unsigned buffer);
+
+/// clCreateFromGLBufferInDeviceMemoryDUET after its argument checks: moves the data store of GL
+/// buffer `buffer` into memory of the share's interop device that GL imports
+/// (GL_EXT_memory_object_fd), in the application's GL context, which must be current on the
+/// calling thread, keeping the buffer's name, size, contents and bindings; then makes the CL
+/// buffer over that memory. Errors: CL_INVALID_GL_OBJECT (not a buffer object, no data store,
+/// immutable storage), CL_INVALID_OPERATION (no interop device, it exports no memory, GL
+/// imports none, the application's context is not current), CL_OUT_OF_RESOURCES and
+/// CL_MEM_OBJECT_ALLOCATION_FAILURE (the device's memory). A failure leaves the GL buffer as it
+/// was.
+Result<Mem*> createFromBufferInDeviceMemory(Context& context, std::shared_ptr<Share> share,
+                                            cl_mem_flags flags, unsigned buffer);
 
 /// A GL texture level or renderbuffer as a CL image will see it.
 struct GlImage {

@@ -377,6 +377,18 @@ DiscoveredDevice describeGpu(const CudaDriver& cuda, int ordinal, int driverVers
     const int computeMode = attr(cu::kComputeMode);
     const int pciDomain = attr(cu::kPciDomainId), pciBus = attr(cu::kPciBusId),
               pciDevice = attr(cu::kPciDeviceId);
+    // cl_duet_gl_device_memory: GL buffers' stores in this GPU's memory, which the driver
+    // exports as file descriptors for GL to import (runtime/gl, clCreateFromGLBufferInDevice-
+    // MemoryDUET). A GL that imports none makes that call fail with the reason.
+    auto has = [&](cu::DeviceAttribute a) { // a refusal is no failure: just not offered
+        int v = 0;
+        return cuda.deviceGetAttribute(&v, a, device) == cu::kSuccess && v != 0;
+    };
+    if (cuda.memoryExportMissing.empty() && has(cu::kVirtualMemoryManagement) &&
+        has(cu::kPosixFdHandles)) {
+        info.extensions += " cl_duet_gl_device_memory";
+        info.extensionsWithVersion = namesWithVersion(info.extensions);
+    }
     failures += attr.failures;
 
     info.name = name[0] ? name : "NVIDIA GPU";

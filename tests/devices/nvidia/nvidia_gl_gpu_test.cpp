@@ -3,9 +3,10 @@
 // there for image support). clGetGLContextInfoKHR names the GPU, kernels write a shared VBO that
 // GL reads back, maps and fills of an acquired buffer, textures (RGBA8 2D, R32F 3D, depth 32F)
 // and a renderbuffer both ways, and the cost of an acquire + release pair of a 16 MiB VBO
-// (printed). Skipped (77) where there is no NVIDIA EGL device or no NVIDIA device in Duet.
-// DUET_TEST_EGL_ANY=1 takes any EGL device instead (Mesa with the fake driver: the kernels'
-// results then fail, everything else runs).
+// (printed), also for a VBO moved into the GPU's memory (cl_duet_gl_device_memory). Skipped (77)
+// where there is no NVIDIA EGL device or no NVIDIA device in Duet. DUET_TEST_EGL_ANY=1 takes any
+// EGL device instead (Mesa with the fake driver: the kernels' results then fail, everything else
+// runs).
 #define CATCH_CONFIG_RUNNER
 #include "support/cl_test.hpp"
 
@@ -18,6 +19,8 @@
 #include <CL/cl_gl.h>
 
 #include "gl_buffers.hpp"
+
+#include <duet/interop/cl_ext_duet.h>
 
 #include <algorithm>
 #include <chrono>
@@ -432,4 +435,115 @@ TEST_CASE("textures and a renderbuffer travel both ways on the GPU", "[nvidia-gl
         glDeleteFramebuffers(1, &fbo);
         glDeleteRenderbuffers(1, &rb);
     }
+}
+
+TEST_CASE("a VBO moved into the GPU's memory (cl_duet_gl_device_memory) travels with no copy",
+          "[nvidia-gl-gpu]") {
+    Shared s;
+    REQUIRE(deviceString(s.gpu, CL_DEVICE_EXTENSIONS).find("cl_duet_gl_device_memory") !=
+            std::string::npos);
+    auto create = reinterpret_cast<clCreateFromGLBufferInDeviceMemoryDUET_fn>(
+        clGetExtensionFunctionAddressForPlatform(platformUnderTest(),
+                                                 "clCreateFromGLBufferInDeviceMemoryDUET"));
+    REQUIRE(create);
+    const size_t n = (size_t(16) << 20) / sizeof(float);
+    std::vector<float> expected(n);
+    for (size_t i = 0; i < n; ++i)
+        expected[i] = float(i % 4096);
+    GLuint vbo = glBuffer(expected);
+    // A vertex array that points at the buffer before the move still draws from it after.
+    GLuint vao = 0;
+    glGenVertexArrays(1, &vao);
+    glBindVertexArray(vao);
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    glVertexAttribPointer(0, 4, GL_FLOAT, GL_FALSE, 0, nullptr);
+    glEnableVertexAttribArray(0);
+    glBindVertexArray(0);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = create(s.context, CL_MEM_READ_WRITE, vbo, &err);
+    REQUIRE_CL(err);
+    // The buffer keeps its contents; its storage is the device's memory now (immutable).
+    GLint immutable = 0;
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    glGetBufferParameteriv(GL_ARRAY_BUFFER, GL_BUFFER_IMMUTABLE_STORAGE, &immutable);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    CHECK(immutable == GL_TRUE);
+    CHECK(differences(vbo, expected) == "");
+    GLint attribBuffer = 0;
+    glBindVertexArray(vao);
+    glGetVertexAttribiv(0, GL_VERTEX_ATTRIB_ARRAY_BUFFER_BINDING, &attribBuffer);
+    glBindVertexArray(0);
+    CHECK(GLuint(attribBuffer) == vbo);
+
+    cl_program prog = buildProgram(s.context, s.gpu, kKernels);
+    cl_kernel scale = clCreateKernel(prog, "scale", &err);
+    REQUIRE_CL(err);
+    float two = 2.0f;
+    REQUIRE_CL(clSetKernelArg(scale, 0, sizeof mem, &mem));
+    REQUIRE_CL(clSetKernelArg(scale, 1, sizeof two, &two));
+    for (int frame = 0; frame < 3; ++frame) {
+        glFlush();
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(s.queue, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        for (float& v : expected)
+            v *= 2.0f;
+        INFO("frame " << frame);
+        CHECK(differences(vbo, expected) == "");
+    }
+
+    SECTION("host-side commands and GL's own copies of the moved buffer") {
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        auto* p = static_cast<float*>(
+            clEnqueueMapBuffer(s.queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                               64 * sizeof(float), 0, nullptr, nullptr, &err));
+        REQUIRE_CL(err);
+        CHECK(std::equal(p, p + 64, expected.begin()));
+        p[5] = -5.0f;
+        REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, mem, p, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        expected[5] = -5.0f;
+        CHECK(differences(vbo, expected) == "");
+        // GL copies out of the store into a buffer of its own and back into it.
+        GLuint other = glBuffer(std::vector<float>(n, 0.0f));
+        glBindBuffer(GL_COPY_READ_BUFFER, vbo);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, other);
+        glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0,
+                            GLsizeiptr(n * sizeof(float)));
+        CHECK(differences(other, expected) == "");
+        glDeleteBuffers(1, &other);
+    }
+
+    SECTION("an acquire + release pair costs (printed)") {
+        for (int warm = 0; warm < 5; ++warm) {
+            REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+            REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        }
+        std::vector<double> us;
+        for (int i = 0; i < 201; ++i) {
+            auto t0 = std::chrono::steady_clock::now();
+            glFlush();
+            REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+            REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+            REQUIRE_CL(clFinish(s.queue));
+            us.push_back(
+                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                    .count());
+        }
+        std::sort(us.begin(), us.end());
+        std::printf("acquire + release of a 16 MiB VBO in the GPU's memory: median %.1f us "
+                    "(goal <= 50)\n",
+                    us[us.size() / 2]);
+    }
+
+    clReleaseKernel(scale);
+    clReleaseProgram(prog);
+    clReleaseMemObject(mem);
+    REQUIRE_CL(clFinish(s.queue));
+    // The memory stays GL's after the CL object is gone.
+    CHECK(differences(vbo, expected) == "");
+    glDeleteVertexArrays(1, &vao);
+    glDeleteBuffers(1, &vbo);
 }

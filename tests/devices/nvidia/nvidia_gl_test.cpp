@@ -23,6 +23,8 @@
 
 #include "gl_buffers.hpp"
 
+#include <duet/interop/cl_ext_duet.h>
+
 #include <dlfcn.h>
 
 #include <chrono>
@@ -305,6 +307,92 @@ TEST_CASE("a GL buffer is registered once, mapped at acquire, unmapped at releas
     glDeleteBuffers(1, &vbo);
 }
 
+TEST_CASE("cl_duet_gl_device_memory: a GL buffer that cannot move stays as it was",
+          "[gl-interop]") {
+    fake().setGlDevice(0);
+    CHECK(deviceString(h100(), CL_DEVICE_EXTENSIONS).find("cl_duet_gl_device_memory") !=
+          std::string::npos);
+    auto create = reinterpret_cast<clCreateFromGLBufferInDeviceMemoryDUET_fn>(
+        clGetExtensionFunctionAddressForPlatform(platformUnderTest(),
+                                                 "clCreateFromGLBufferInDeviceMemoryDUET"));
+    REQUIRE(create);
+    auto props = egl().properties();
+    cl_device_id d = h100();
+    cl_int err = CL_SUCCESS;
+    std::string notes;
+    auto note = [](const char* m, const void*, size_t, void* self) {
+        *static_cast<std::string*>(self) += std::string(m) + "\n";
+    };
+    cl_context context = clCreateContext(props.data(), 1, &d, note, &notes, &err);
+    REQUIRE_CL(err);
+    const size_t n = 1024;
+    std::vector<float> init(n);
+    std::iota(init.begin(), init.end(), 1.0f);
+    GLuint vbo = glBuffer(init);
+    auto isImmutable = [](GLuint b) {
+        GLint v = -1;
+        glBindBuffer(GL_ARRAY_BUFFER, b);
+        glGetBufferParameteriv(GL_ARRAY_BUFFER, GL_BUFFER_IMMUTABLE_STORAGE, &v);
+        glBindBuffer(GL_ARRAY_BUFFER, 0);
+        return v;
+    };
+
+    SECTION("Mesa's GL imports only its own memory: CL_INVALID_OPERATION, the buffer unchanged") {
+        const int exports = fake().calls("cuMemExportToShareableHandle");
+        cl_mem mem = create(context, CL_MEM_READ_WRITE, vbo, &err);
+        CHECK(mem == nullptr);
+        CHECK_CL_ERR(CL_INVALID_OPERATION, err);
+        INFO(notes);
+        CHECK(notes.find("GL did not take memory of") != std::string::npos);
+        CHECK(fake().calls("cuMemExportToShareableHandle") == exports + 1);
+        CHECK(fake().liveAllocations() == 0); // the memory GL refused is freed
+        CHECK(isImmutable(vbo) == GL_FALSE);
+        CHECK(glBufferContents(vbo, n) == init);
+        // And the standard call still shares it.
+        mem = clCreateFromGLBuffer(context, CL_MEM_READ_WRITE, vbo, &err);
+        REQUIRE_CL(err);
+        clReleaseMemObject(mem);
+    }
+    SECTION("bad arguments") {
+        CHECK(create(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, vbo, &err) == nullptr);
+        CHECK_CL_ERR(CL_INVALID_VALUE, err);
+        CHECK(create(nullptr, CL_MEM_READ_WRITE, vbo, &err) == nullptr);
+        CHECK_CL_ERR(CL_INVALID_CONTEXT, err);
+        CHECK(create(context, CL_MEM_READ_WRITE, vbo + 1000, &err) == nullptr);
+        CHECK_CL_ERR(CL_INVALID_GL_OBJECT, err);
+        GLuint empty = 0;
+        glGenBuffers(1, &empty);
+        glBindBuffer(GL_ARRAY_BUFFER, empty);
+        glBindBuffer(GL_ARRAY_BUFFER, 0);
+        CHECK(create(context, CL_MEM_READ_WRITE, empty, &err) == nullptr);
+        CHECK_CL_ERR(CL_INVALID_GL_OBJECT, err);
+        glDeleteBuffers(1, &empty);
+        // Immutable storage cannot take another store.
+        GLuint fixed = 0;
+        glGenBuffers(1, &fixed);
+        glBindBuffer(GL_ARRAY_BUFFER, fixed);
+        glBufferStorage(GL_ARRAY_BUFFER, 4096, nullptr, 0);
+        glBindBuffer(GL_ARRAY_BUFFER, 0);
+        notes.clear();
+        CHECK(create(context, CL_MEM_READ_WRITE, fixed, &err) == nullptr);
+        CHECK_CL_ERR(CL_INVALID_GL_OBJECT, err);
+        CHECK(notes.find("immutable storage") != std::string::npos);
+        glDeleteBuffers(1, &fixed);
+        // The GL context must be current on the calling thread.
+        EGLContext current = eglGetCurrentContext();
+        EGLDisplay display = eglGetCurrentDisplay();
+        REQUIRE(eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT));
+        notes.clear();
+        CHECK(create(context, CL_MEM_READ_WRITE, vbo, &err) == nullptr);
+        CHECK_CL_ERR(CL_INVALID_OPERATION, err);
+        CHECK(notes.find("not current on the calling thread") != std::string::npos);
+        REQUIRE(eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, current));
+        CHECK(isImmutable(vbo) == GL_FALSE);
+    }
+    glDeleteBuffers(1, &vbo);
+    clReleaseContext(context);
+}
+
 TEST_CASE("a Mesa GL context without DUET_GL_INTEROP=cuda: host copies, no CUDA-GL call",
           "[gl-copies]") {
     std::vector<cl_device_id> current = glDevices(CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR);
@@ -325,6 +413,14 @@ TEST_CASE("a Mesa GL context without DUET_GL_INTEROP=cuda: host copies, no CUDA-
     REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
     CHECK(glBufferContents(vbo, next.size()) == next);
     clReleaseMemObject(mem);
+    // Only a device that runs the GL context can hold a GL buffer's store.
+    auto create = reinterpret_cast<clCreateFromGLBufferInDeviceMemoryDUET_fn>(
+        clGetExtensionFunctionAddressForPlatform(platformUnderTest(),
+                                                 "clCreateFromGLBufferInDeviceMemoryDUET"));
+    REQUIRE(create);
+    CHECK(create(s.context, CL_MEM_READ_WRITE, vbo, &err) == nullptr);
+    CHECK_CL_ERR(CL_INVALID_OPERATION, err);
+    CHECK(fake().calls("cuMemExportToShareableHandle") == 0);
     glDeleteBuffers(1, &vbo);
     CHECK(fake().calls("cuGraphicsGLRegisterBuffer") == 0);
     CHECK(fake().calls("cuGraphicsMapResources") == 0);

@@ -101,6 +101,11 @@ public:
     /// CL_MEM_WRITE_ONLY or CL_MEM_READ_WRITE, what CL kernels do with it. In host-copy mode a
     /// write-only buffer is never uploaded on acquire; `glWrites = false` says GL never changes
     /// the contents after creation, so the CL copy stays current and is not uploaded either.
+    /// In sharing mode, `glWrites = false` also lets the buffer move into the device's memory
+    /// where the device lists cl_duet_gl_device_memory (<duet/interop/cl_ext_duet.h>: Duet's
+    /// NVIDIA device under NVIDIA's GL): acquire and release then move nothing, and the buffer's
+    /// storage becomes immutable (GL draws from it, but glBufferData, glBufferSubData and maps
+    /// fail). Where the move fails, the buffer is shared as it is, reported once on stderr.
     std::unique_ptr<SharedObject> shareBuffer(unsigned buffer, cl_mem_flags flags,
                                               bool glWrites = true);
     /// A CL image for level `level` of a 2D texture (GL_TEXTURE_2D or GL_TEXTURE_RECTANGLE):
@@ -118,6 +123,7 @@ private:
     void acquire(const std::vector<SharedObject*>& objects);
     void release(const std::vector<SharedObject*>& objects);
     void reportImageFallback(const char* api);
+    cl_mem bufferInDeviceMemory(unsigned buffer, cl_mem_flags flags);
 
     Mode m_mode = Mode::HostCopy;
     cl_platform_id m_platform = nullptr;
@@ -126,6 +132,8 @@ private:
     cl_command_queue m_queue = nullptr;
     bool m_glEvents = false;
     bool m_imageFallbackReported = false;
+    /// cl_duet_gl_device_memory: 1 listed by the device, 0 not, -1 not asked yet.
+    int m_deviceMemory = -1;
     std::string m_platformName, m_deviceName;
 };
 
@@ -143,6 +151,8 @@ public:
     /// True when this object travels by host copies (always in host-copy mode; in sharing mode
     /// for images the platform cannot share, e.g. a runtime that shares buffers only).
     virtual bool hostCopy() const { return true; }
+    /// True when the GL buffer's store is the device's memory (cl_duet_gl_device_memory).
+    virtual bool inDeviceMemory() const { return false; }
 
 protected:
     SharedObject() = default;
