@@ -110,9 +110,14 @@ bool checkGlFlags(Call& call, cl_mem_flags flags) {
 
 } // namespace
 
-DUET_API cl_mem CL_API_CALL clCreateFromGLBuffer(cl_context context, cl_mem_flags flags,
-                                                 cl_GLuint bufobj, cl_int* errcodeRet) {
-    Call call("clCreateFromGLBuffer", errcodeRet);
+namespace {
+
+/// clCreateFromGLBuffer and clCreateFromGLBufferInDeviceMemoryDUET: the same checks, then `make`.
+using MakeGlBuffer = duet::rt::Result<Mem*> (*)(Context&, std::shared_ptr<gl::Share>, cl_mem_flags,
+                                                unsigned);
+cl_mem createFromGlBuffer(const char* api, cl_context context, cl_mem_flags flags, cl_GLuint bufobj,
+                          cl_int* errcodeRet, MakeGlBuffer make) {
+    Call call(api, errcodeRet);
     return guardHandle<_cl_mem>(call, [&]() -> cl_mem {
         Context* c = nullptr;
         auto share = checkGlContext(call, context, c);
@@ -120,13 +125,21 @@ DUET_API cl_mem CL_API_CALL clCreateFromGLBuffer(cl_context context, cl_mem_flag
             return nullptr;
         if (!checkGlFlags(call, flags))
             return nullptr;
-        // CL_INVALID_GL_OBJECT: bufobj is not a GL buffer object or has no data store (asked
-        // on the GL thread); CL_OUT_OF_HOST_MEMORY.
-        auto made = gl::createFromBuffer(*c, std::move(share), flags, bufobj);
+        auto made = make(*c, std::move(share), flags, bufobj);
         if (!made)
             return call.fail(made.error());
         return call.ok(*made);
     });
+}
+
+} // namespace
+
+DUET_API cl_mem CL_API_CALL clCreateFromGLBuffer(cl_context context, cl_mem_flags flags,
+                                                 cl_GLuint bufobj, cl_int* errcodeRet) {
+    // CL_INVALID_GL_OBJECT: bufobj is not a GL buffer object or has no data store (asked on the
+    // GL thread); CL_OUT_OF_HOST_MEMORY.
+    return createFromGlBuffer("clCreateFromGLBuffer", context, flags, bufobj, errcodeRet,
+                              &gl::createFromBuffer);
 }
 
 // cl_duet_gl_device_memory (declared for applications in the interop library's
@@ -134,28 +147,12 @@ DUET_API cl_mem CL_API_CALL clCreateFromGLBuffer(cl_context context, cl_mem_flag
 DUET_API cl_mem CL_API_CALL clCreateFromGLBufferInDeviceMemoryDUET(cl_context context,
                                                                    cl_mem_flags flags,
                                                                    cl_GLuint bufobj,
-                                                                   cl_int* errcodeRet);
-
-DUET_API cl_mem CL_API_CALL clCreateFromGLBufferInDeviceMemoryDUET(cl_context context,
-                                                                   cl_mem_flags flags,
-                                                                   cl_GLuint bufobj,
                                                                    cl_int* errcodeRet) {
-    Call call("clCreateFromGLBufferInDeviceMemoryDUET", errcodeRet);
-    return guardHandle<_cl_mem>(call, [&]() -> cl_mem {
-        Context* c = nullptr;
-        auto share = checkGlContext(call, context, c);
-        if (!share)
-            return nullptr;
-        if (!checkGlFlags(call, flags))
-            return nullptr;
-        // CL_INVALID_GL_OBJECT: bufobj is not a GL buffer object, has no data store or has
-        // immutable storage; CL_INVALID_OPERATION: no device of the context can hold the store,
-        // GL imports none of its memory, or the GL context is not current here.
-        auto made = gl::createFromBufferInDeviceMemory(*c, std::move(share), flags, bufobj);
-        if (!made)
-            return call.fail(made.error());
-        return call.ok(*made);
-    });
+    // CL_INVALID_GL_OBJECT: bufobj is not a GL buffer object, has no data store or has
+    // immutable storage; CL_INVALID_OPERATION: no device of the context can hold the store, GL
+    // imports none of its memory, or the GL context is not current here.
+    return createFromGlBuffer("clCreateFromGLBufferInDeviceMemoryDUET", context, flags, bufobj,
+                              errcodeRet, &gl::createFromBufferInDeviceMemory);
 }
 
 DUET_API cl_int CL_API_CALL clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type* type,

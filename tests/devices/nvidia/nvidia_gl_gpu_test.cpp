@@ -181,6 +181,64 @@ GLuint glTexture(GLenum target) {
     return t;
 }
 
+/// Three frames of acquire, `scale` doubling every value of `mem` (shared with GL buffer `vbo`,
+/// holding `expected`), release; GL must read the doubled values after each.
+void doubleThreeTimes(Shared& s, cl_mem mem, cl_kernel scale, GLuint vbo,
+                      std::vector<float>& expected) {
+    const size_t n = expected.size();
+    float two = 2.0f;
+    REQUIRE_CL(clSetKernelArg(scale, 0, sizeof mem, &mem));
+    REQUIRE_CL(clSetKernelArg(scale, 1, sizeof two, &two));
+    for (int frame = 0; frame < 3; ++frame) {
+        glFlush();
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(s.queue, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        for (float& v : expected)
+            v *= 2.0f;
+        INFO("frame " << frame);
+        CHECK(differences(vbo, expected) == "");
+    }
+}
+
+/// Inside an acquire of `mem`: maps its first 64 values, checks them against `expected` and
+/// writes `value` at `index` through the map.
+void mapAndPoke(Shared& s, cl_mem mem, const std::vector<float>& expected, size_t index,
+                float value) {
+    cl_int err = CL_SUCCESS;
+    auto* p =
+        static_cast<float*>(clEnqueueMapBuffer(s.queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                               64 * sizeof(float), 0, nullptr, nullptr, &err));
+    REQUIRE_CL(err);
+    CHECK(std::equal(p, p + 64, expected.begin()));
+    p[index] = value;
+    REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, mem, p, 0, nullptr, nullptr));
+}
+
+/// The median of 201 frames of acquire, `kernel` over one work-item (when not null), release and
+/// clFinish of `mem`, in us.
+double pairMedianUs(Shared& s, cl_mem mem, cl_kernel kernel) {
+    std::vector<double> us;
+    for (int i = 0; i < 201; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        glFlush();
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        if (kernel) {
+            size_t one = 1;
+            REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, kernel, 1, nullptr, &one, nullptr, 0,
+                                              nullptr, nullptr));
+        }
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(s.queue));
+        us.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                .count());
+    }
+    std::sort(us.begin(), us.end());
+    return us[us.size() / 2];
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -223,32 +281,12 @@ TEST_CASE("kernels write a shared VBO in place; GL reads what they wrote", "[nvi
     cl_program prog = buildProgram(s.context, s.gpu, kKernels);
     cl_kernel scale = clCreateKernel(prog, "scale", &err);
     REQUIRE_CL(err);
-    float two = 2.0f;
-    REQUIRE_CL(clSetKernelArg(scale, 0, sizeof mem, &mem));
-    REQUIRE_CL(clSetKernelArg(scale, 1, sizeof two, &two));
-
     std::vector<float> expected = init;
-    for (int frame = 0; frame < 3; ++frame) {
-        glFlush();
-        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
-        REQUIRE_CL(
-            clEnqueueNDRangeKernel(s.queue, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
-        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
-        for (float& v : expected)
-            v *= 2.0f;
-        INFO("frame " << frame);
-        CHECK(differences(vbo, expected) == "");
-    }
+    doubleThreeTimes(s, mem, scale, vbo, expected);
 
     SECTION("maps, fills and reads of the acquired buffer") {
         REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
-        auto* p = static_cast<float*>(
-            clEnqueueMapBuffer(s.queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                               64 * sizeof(float), 0, nullptr, nullptr, &err));
-        REQUIRE_CL(err);
-        CHECK(std::equal(p, p + 64, expected.begin()));
-        p[3] = -3.0f;
-        REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, mem, p, 0, nullptr, nullptr));
+        mapAndPoke(s, mem, expected, 3, -3.0f);
         const float seven = 7.0f;
         REQUIRE_CL(clEnqueueFillBuffer(s.queue, mem, &seven, sizeof seven, 1024 * sizeof(float),
                                        256 * sizeof(float), 0, nullptr, nullptr));
@@ -266,27 +304,10 @@ TEST_CASE("kernels write a shared VBO in place; GL reads what they wrote", "[nvi
         cl_kernel touch = clCreateKernel(prog, "touch", &err);
         REQUIRE_CL(err);
         REQUIRE_CL(clSetKernelArg(touch, 0, sizeof mem, &mem));
-        for (bool withKernel : {false, true}) {
-            std::vector<double> us;
-            for (int i = 0; i < 201; ++i) {
-                auto t0 = std::chrono::steady_clock::now();
-                glFlush();
-                REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
-                if (withKernel) {
-                    size_t one = 1;
-                    REQUIRE_CL(clEnqueueNDRangeKernel(s.queue, touch, 1, nullptr, &one, nullptr, 0,
-                                                      nullptr, nullptr));
-                }
-                REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
-                REQUIRE_CL(clFinish(s.queue));
-                us.push_back(
-                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                        .count());
-            }
-            std::sort(us.begin(), us.end());
+        for (bool withKernel : {false, true})
             std::printf("acquire%s + release of a %zu MiB VBO: median %.1f us (goal <= 50)\n",
-                        withKernel ? " + 1-item kernel" : "", mib, us[us.size() / 2]);
-        }
+                        withKernel ? " + 1-item kernel" : "", mib,
+                        pairMedianUs(s, mem, withKernel ? touch : nullptr));
         clReleaseKernel(touch);
     }
 
@@ -479,30 +500,11 @@ TEST_CASE("a VBO moved into the GPU's memory (cl_duet_gl_device_memory) travels 
     cl_program prog = buildProgram(s.context, s.gpu, kKernels);
     cl_kernel scale = clCreateKernel(prog, "scale", &err);
     REQUIRE_CL(err);
-    float two = 2.0f;
-    REQUIRE_CL(clSetKernelArg(scale, 0, sizeof mem, &mem));
-    REQUIRE_CL(clSetKernelArg(scale, 1, sizeof two, &two));
-    for (int frame = 0; frame < 3; ++frame) {
-        glFlush();
-        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
-        REQUIRE_CL(
-            clEnqueueNDRangeKernel(s.queue, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
-        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
-        for (float& v : expected)
-            v *= 2.0f;
-        INFO("frame " << frame);
-        CHECK(differences(vbo, expected) == "");
-    }
+    doubleThreeTimes(s, mem, scale, vbo, expected);
 
     SECTION("host-side commands and GL's own copies of the moved buffer") {
         REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
-        auto* p = static_cast<float*>(
-            clEnqueueMapBuffer(s.queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                               64 * sizeof(float), 0, nullptr, nullptr, &err));
-        REQUIRE_CL(err);
-        CHECK(std::equal(p, p + 64, expected.begin()));
-        p[5] = -5.0f;
-        REQUIRE_CL(clEnqueueUnmapMemObject(s.queue, mem, p, 0, nullptr, nullptr));
+        mapAndPoke(s, mem, expected, 5, -5.0f);
         REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
         expected[5] = -5.0f;
         CHECK(differences(vbo, expected) == "");
@@ -521,21 +523,9 @@ TEST_CASE("a VBO moved into the GPU's memory (cl_duet_gl_device_memory) travels 
             REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
             REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
         }
-        std::vector<double> us;
-        for (int i = 0; i < 201; ++i) {
-            auto t0 = std::chrono::steady_clock::now();
-            glFlush();
-            REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
-            REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
-            REQUIRE_CL(clFinish(s.queue));
-            us.push_back(
-                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                    .count());
-        }
-        std::sort(us.begin(), us.end());
         std::printf("acquire + release of a 16 MiB VBO in the GPU's memory: median %.1f us "
                     "(goal <= 50)\n",
-                    us[us.size() / 2]);
+                    pairMedianUs(s, mem, nullptr));
     }
 
     clReleaseKernel(scale);
