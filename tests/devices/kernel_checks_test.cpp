@@ -7,10 +7,14 @@
 // 77 skipped (no device). Sets DUET_KERNEL_CHECKS=1.
 #include <CL/cl.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -93,6 +97,20 @@ std::string runPair(cl_command_queue q, cl_kernel k, cl_kernel add, bool fails,
 
 int main() {
     setenv("DUET_KERNEL_CHECKS", "1", 1);
+    // A kernel that never ends (a work-item stopped before a barrier holding the others up)
+    // would hang the test: give up after two minutes.
+    std::atomic<bool> done{false};
+    std::thread guard([&] {
+        const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (!done && std::chrono::steady_clock::now() < limit)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (!done) {
+            std::printf("FAIL: a launch did not end within 120 s\n");
+            std::fflush(stdout);
+            _exit(1);
+        }
+    });
+    guard.detach();
     const char* wanted = std::getenv("DUET_TEST_PLATFORM");
     cl_platform_id platform = nullptr;
     cl_platform_id platforms[16];
@@ -213,6 +231,7 @@ int main() {
     clReleaseProgram(p);
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
+    done = true;
     std::printf("kernel_checks_test: %s (%d failures)\n", failures ? "FAILED" : "passed", failures);
     return failures ? 1 : 0;
 }

@@ -547,7 +547,8 @@ Outcome CudaExecutor::readGuardRecord(Submitted& launch) {
         return {CL_OUT_OF_RESOURCES, cudaError("cuMemcpyDtoH", r) + " (the guard record)"};
     if ((record.stopped & nvidia::kStoppedByCheck) && record.faultTaken && checked) {
         // The first work-item whose access failed its check wrote the fault and exited; the
-        // others left at their next check or poll. Worded as on every device.
+        // others ran on (each access of theirs checked too) or left at their next poll.
+        // Worded as on every device.
         const auto* entry = static_cast<const nvidia::KernelEntry*>(checked->entry);
         const size_t nargs = checked->args.size();
         std::string names; // the arguments', then the variables' (empty: KernelDesc's)
@@ -570,6 +571,10 @@ Outcome CudaExecutor::readGuardRecord(Submitted& launch) {
                                              std::to_string(f.id)};
         return {CL_OUT_OF_RESOURCES, describeFault(*checked, f)};
     }
+    if (record.stopped & nvidia::kStoppedByCheck)
+        return {CL_OUT_OF_RESOURCES, "kernel '" + launch.kernel +
+                                         "': a bounds check failed (DUET_KERNEL_CHECKS) but left "
+                                         "no record of the access"};
     if (record.stopped) {
         // A work-item past the deadline marked the record and exited; the others followed.
         const double ran =

@@ -886,12 +886,11 @@ TEST_CASE("program binaries round-trip and rebuild for another target", "[nvidia
         auto exe = std::static_pointer_cast<rt::NvidiaExecutable>(l.executable);
         CHECK(contains(exe->ptx(), ".target sm_80"));
     }
-    SECTION("an older kernel ABI (static .shared __local variables): rebuilt") {
+    SECTION("an older kernel ABI (2: DUET_KERNEL_TIMEOUT's flag in the module): rebuilt") {
         rt::ProgramBinary old = read.binary;
-        const std::string magic = "// duet-nvidia-ptx 2";
+        const std::string magic = "// duet-nvidia-ptx 3";
         REQUIRE(old.text.rfind(magic, 0) == 0);
-        old.text.replace(0, magic.size(), "// duet-nvidia-ptx 1");
-        old.text.replace(old.text.find("local-vars"), 10, "static-shared");
+        old.text.replace(0, magic.size(), "// duet-nvidia-ptx 2");
         nvidia::ReadPtxResult r = nvidia::readPtxModule(old.text);
         CHECK(r.otherVersion);
         CHECK_FALSE(r.error.empty());
