@@ -204,7 +204,8 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
     a.push_back("-O" + std::to_string(opt));
     if (opt == 0)
         a.push_back("-disable-O0-optnone"); // the device code generator still optimises
-    if (!o.saveTemps && !o.debugInfo && !target.keepValueNames)
+    // Checked kernels (DUET_KERNEL_CHECKS, read per build) name the argument an access overran.
+    if (!o.saveTemps && !o.debugInfo && !target.keepValueNames && !kernelChecksRequested())
         a.push_back("-discard-value-names");
 
     // Spec options clang's cc1 knows under the same name (it derives the implied fast-math

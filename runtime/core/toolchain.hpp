@@ -42,9 +42,9 @@ struct LinkResult {
 /// DUET_CPU_CHECKS, and DUET_KERNEL_TIMEOUT, read when the program is built): the CPU device
 /// compiles them into the code and hands it the launch's argument bounds and a cancel flag; the
 /// GCN model checks accesses and a deadline as it runs; the NVIDIA device polls a timer on loop
-/// back-edges (timeout only).
+/// back-edges and checks accesses against bounds in a per-launch record.
 struct ExecutionGuards {
-    bool boundsChecks = false;   ///< global and constant (CPU: also local) accesses are checked
+    bool boundsChecks = false;   ///< global, constant (CPU, NVIDIA: also local) accesses checked
     double timeoutSeconds = 0.0; ///< > 0: launches running longer are stopped and fail
 };
 

@@ -153,11 +153,18 @@ TEST_CASE("Other options or another source miss the cache", "[cache]") {
     CHECK(has(otherEnv.stderr, "program cache: miss"));
     checkScaled(otherEnv.result, 3);
     CHECK(cache.entries().size() == 5);
+    // So is DUET_KERNEL_CHECKS: checked code never comes from an unchecked build's entry.
+    setenv("DUET_KERNEL_CHECKS", "1", 1);
+    Built checked = buildAndRun(cl, kSource, "-D FACTOR=3");
+    unsetenv("DUET_KERNEL_CHECKS");
+    CHECK(has(checked.stderr, "program cache: miss"));
+    checkScaled(checked.result, 3);
+    CHECK(cache.entries().size() == 6);
 
     // Bad options are not cached: the build reports them as ever.
     Built bad = buildAndRun(cl, kSource, "-D FACTOR=3 -no-such-option");
     CHECK(bad.status == CL_INVALID_BUILD_OPTIONS);
-    CHECK(cache.entries().size() == 5);
+    CHECK(cache.entries().size() == 6);
 }
 
 TEST_CASE("A corrupt, truncated or foreign cache entry is rebuilt", "[cache]") {

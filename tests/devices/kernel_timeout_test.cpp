@@ -1,10 +1,12 @@
 // DUET_KERNEL_TIMEOUT on whichever device DUET_DEVICES selects (the first of the Duet platform):
 // kernels that never end (a loop, twice; a loop around a barrier) fail their events with
-// CL_OUT_OF_RESOURCES and the message, and the queue goes on. A plain program (no Catch2) to run by
+// CL_OUT_OF_RESOURCES and the message, and the queue goes on; a kernel of the same program on
+// another queue that runs across such a timeout completes. A plain program (no Catch2) to run by
 // hand on a GPU host too; exit 0 pass, 1 fail, 77 skipped (no device). DUET_KERNEL_TIMEOUT defaults
 // to 1 s here.
 #include <CL/cl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -45,7 +47,94 @@ __kernel void spin_at_barrier(__global const volatile int* stop, __local int* fl
     } while (flag[0] == 0);
 }
 __kernel void add(__global int* data, int v) { data[get_global_id(0)] += v; }
+__kernel void busy(__global uint* out, uint n) {
+    uint x = get_global_id(0);
+    for (uint i = 0; i < n; ++i)
+        x = x * 1664525u + 1013904223u;
+    out[get_global_id(0)] = x;
+}
 )CL";
+
+/// x after n steps of busy's generator.
+unsigned busyValue(unsigned x, unsigned n) {
+    for (unsigned i = 0; i < n; ++i)
+        x = x * 1664525u + 1013904223u;
+    return x;
+}
+
+/// Round 4: two queues running kernels of the same program. A kernel on the second queue that
+/// runs while the first queue's kernel times out (it starts half a timeout later and takes 0.8 of
+/// one) completes: the timeout state is its own launch's, not the program's.
+void twoQueues(cl_context ctx, cl_device_id device, cl_program p, cl_kernel spin, double timeout) {
+    cl_int e = CL_SUCCESS;
+    cl_command_queue q1 = clCreateCommandQueue(ctx, device, 0, &e);
+    cl_command_queue q2 = clCreateCommandQueue(ctx, device, 0, &e);
+    cl_kernel busy = clCreateKernel(p, "busy", &e);
+    const size_t items = 64;
+    cl_mem results = clCreateBuffer(ctx, CL_MEM_READ_WRITE, items * sizeof(unsigned), nullptr, &e);
+    clSetKernelArg(busy, 0, sizeof results, &results);
+    auto runBusy = [&](unsigned n, cl_int& status) {
+        clSetKernelArg(busy, 1, sizeof n, &n);
+        cl_event ev = nullptr;
+        const auto t0 = std::chrono::steady_clock::now();
+        clEnqueueNDRangeKernel(q2, busy, 1, nullptr, &items, &items, 0, nullptr, &ev);
+        clFinish(q2);
+        status = CL_COMPLETE;
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+        clReleaseEvent(ev);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    // Calibrate: how many steps take 0.8 of the timeout on this device.
+    unsigned n = 1u << 12;
+    cl_int status = CL_COMPLETE;
+    double took = runBusy(n, status);
+    for (int i = 0; i < 10 && took < 0.05 * timeout && n < (1u << 29); ++i)
+        took = runBusy(n *= 8, status);
+    const double steps = double(n) * 0.8 * timeout / std::max(took, 1e-6);
+    n = unsigned(std::min(steps, 4e9));
+    std::printf("round 4: busy takes %.3f s for %u steps; %u steps for %.2f s\n", took,
+                unsigned(steps * took / (0.8 * timeout)), n, 0.8 * timeout);
+
+    // q1: spin (never ends) from t = 0; q2: busy from t = timeout / 2 until about 1.3 timeouts.
+    const auto t0 = std::chrono::steady_clock::now();
+    cl_int spun = CL_COMPLETE, busied = CL_COMPLETE;
+    double busyStart = 0, busyTook = 0;
+    std::thread first([&] {
+        cl_event ev = nullptr;
+        clEnqueueNDRangeKernel(q1, spin, 1, nullptr, &items, &items, 0, nullptr, &ev);
+        clFinish(q1);
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof spun, &spun, nullptr);
+        clReleaseEvent(ev);
+    });
+    std::thread second([&] {
+        std::this_thread::sleep_for(std::chrono::duration<double>(timeout / 2));
+        busyStart = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        busyTook = runBusy(n, busied);
+    });
+    first.join();
+    second.join();
+    const double spinTook =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "round 4: busy on the second queue ran from %.2f s to %.2f s, across the "
+                  "first queue's timeout (spin ended by %.2f s)",
+                  busyStart, busyStart + busyTook, spinTook);
+    expect(busyStart < timeout && busyStart + busyTook > timeout, text);
+    expect(spun == CL_OUT_OF_RESOURCES,
+           "round 4: the first queue's spin is stopped (got " + std::to_string(spun) + ")");
+    expect(busied == CL_COMPLETE,
+           "round 4: the second queue's kernel completes (got " + std::to_string(busied) + ")");
+    std::vector<unsigned> got(items, 0);
+    clEnqueueReadBuffer(q2, results, CL_TRUE, 0, items * sizeof(unsigned), got.data(), 0, nullptr,
+                        nullptr);
+    expect(got[0] == busyValue(0, n) && got[items - 1] == busyValue(unsigned(items - 1), n),
+           "round 4: the second queue's kernel ran to its end");
+    clReleaseMemObject(results);
+    clReleaseKernel(busy);
+    clReleaseCommandQueue(q1);
+    clReleaseCommandQueue(q2);
+}
 
 } // namespace
 
@@ -165,6 +254,7 @@ int main() {
                "the context's callback got the message");
         std::printf("messages:\n%s", notes.c_str());
     }
+    twoQueues(ctx, device, p, spin, timeout);
     done = true;
     for (cl_mem m : {stop, out, data})
         clReleaseMemObject(m);

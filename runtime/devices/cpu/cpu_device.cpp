@@ -503,7 +503,7 @@ cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
         return CL_SUCCESS;
     // Hardware reports a faulting or killed kernel as CL_OUT_OF_RESOURCES too.
     if (guard.faulted.load()) {
-        why = cpu::describeFault(launch, guard.fault);
+        why = describeFault(launch, guard.fault);
     } else {
         const double ran =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

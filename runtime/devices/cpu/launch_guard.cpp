@@ -1,11 +1,10 @@
-// Argument bounds, fault messages and the timeout watchdog of guarded CPU launches.
+// Argument bounds and the timeout watchdog of guarded CPU launches.
 #include "devices/cpu/launch_guard.hpp"
 
 #include "core/image.hpp"
 #include "core/svm.hpp"
 
 #include <cstdio>
-#include <cstring>
 #include <set>
 
 namespace duet::rt::cpu {
@@ -19,40 +18,6 @@ void warnOnce(const std::string& line) {
     std::lock_guard lock(mutex);
     if (said.insert(line).second)
         std::fprintf(stderr, "duet: cpu: %s\n", line.c_str());
-}
-
-const char* qualifierName(cl_kernel_arg_address_qualifier q) {
-    switch (q) {
-    case CL_KERNEL_ARG_ADDRESS_GLOBAL:
-        return "__global ";
-    case CL_KERNEL_ARG_ADDRESS_CONSTANT:
-        return "__constant ";
-    case CL_KERNEL_ARG_ADDRESS_LOCAL:
-        return "__local ";
-    default:
-        return "";
-    }
-}
-
-/// The `index`-th NUL-terminated string of `names`.
-std::string nthName(const char* names, uint32_t index) {
-    if (!names)
-        return {};
-    const char* p = names;
-    for (uint32_t i = 0; i < index; ++i)
-        p += std::strlen(p) + 1;
-    return p;
-}
-
-const char* accessName(AccessKind kind) {
-    switch (kind) {
-    case AccessKind::Store:
-        return "write";
-    case AccessKind::Atomic:
-        return "atomic access";
-    default:
-        return "read";
-    }
 }
 
 } // namespace
@@ -88,54 +53,6 @@ void argumentBounds(const KernelLaunch& launch, size_t index, const void* imageD
     }
     bounds[2 * index] = low;
     bounds[2 * index + 1] = high;
-}
-
-std::string describeFault(const KernelLaunch& launch, const CheckFault& f) {
-    const KernelDesc& desc = launch.kernel->desc();
-    std::string what;
-    uint64_t origin = f.low;
-    if (f.id == 0xffffffffu) {
-        what = "through a NULL pointer";
-        origin = 0;
-    } else if (f.id < desc.args.size()) {
-        const KernelArgDesc& arg = desc.args[f.id];
-        const ArgValue& a = launch.args[f.id];
-        std::string name = nthName(f.names, f.id);
-        if (name.empty())
-            name = arg.name;
-        what = "argument " + std::to_string(f.id) + (name.empty() ? "" : " '" + name + "'") + " (" +
-               qualifierName(arg.addressQualifier) + arg.typeName;
-        if (arg.kind == KernelArgKind::LocalBuffer) {
-            what += ", " + std::to_string(a.localSize) + " bytes per work-group)";
-        } else if (a.mem) {
-            origin = reinterpret_cast<uintptr_t>(a.mem->data());
-            what += ", " + std::string(a.mem->parent() ? "a sub-buffer of " : "a buffer of ") +
-                    std::to_string(a.mem->size()) + " bytes)";
-        } else if (a.svm) {
-            origin = reinterpret_cast<uintptr_t>(a.svm);
-            what += ", an SVM pointer " + std::to_string(origin - f.low) +
-                    " bytes into an allocation of " + std::to_string(f.high - f.low) + " bytes)";
-        } else {
-            what += ", NULL)";
-        }
-    } else {
-        what = "variable '" + nthName(f.names, f.id) + "' (" + std::to_string(f.high - f.low) +
-               " bytes)";
-    }
-    const int64_t offset = int64_t(f.address - origin);
-    std::string item;
-    if (launch.workDim <= 1)
-        item = std::to_string(f.globalId[0]);
-    else {
-        item = "(";
-        for (cl_uint d = 0; d < launch.workDim; ++d)
-            item += (d ? ", " : "") + std::to_string(f.globalId[d]);
-        item += ")";
-    }
-    return "kernel '" + desc.name + "': out-of-bounds " + accessName(f.kind) + " of " +
-           std::to_string(f.bytes) + " bytes at byte offset " + std::to_string(offset) + " of " +
-           what + " by work-item " + item + " (global id); the launch was stopped " +
-           "(DUET_KERNEL_CHECKS)";
 }
 
 Watchdog::~Watchdog() {

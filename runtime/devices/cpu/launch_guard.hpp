@@ -1,5 +1,5 @@
 // The CPU executor's side of checked and cancellable kernels: argument bounds for the checks,
-// the watchdog of DUET_KERNEL_TIMEOUT, and the messages of a stopped launch.
+// the watchdog of DUET_KERNEL_TIMEOUT (core/kernel_checks.hpp words a failed check).
 #pragma once
 
 #include "core/kernel.hpp"
@@ -22,10 +22,6 @@ namespace duet::rt::cpu {
 /// allocation gives everything (unchecked), with a line on stderr once per kernel argument.
 void argumentBounds(const KernelLaunch& launch, size_t index, const void* imageDesc,
                     uint64_t* bounds);
-
-/// The message of a launch stopped by a failed bounds check: kernel, argument or variable,
-/// access, byte offset (from the pointer the kernel was given) and work-item.
-std::string describeFault(const KernelLaunch& launch, const CheckFault& fault);
 
 /// One thread that stops launches which run past their deadline (DUET_KERNEL_TIMEOUT): it sets
 /// their LaunchGuard's `timedOut` and `cancel`. Started on first use. One launch armed at a

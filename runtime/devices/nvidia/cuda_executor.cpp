@@ -3,6 +3,7 @@
 
 #include "core/image.hpp"
 #include "core/kernel.hpp"
+#include "core/kernel_checks.hpp"
 #include "core/queue.hpp"
 #include "devices/nvidia/codegen/nvidia_toolchain.hpp"
 
@@ -306,18 +307,6 @@ Outcome CudaExecutor::function(const std::shared_ptr<DeviceExecutable>& exe, con
             kDefaultDynamicShared - std::min<uint64_t>(fn.info.staticShared, kDefaultDynamicShared);
         fn.dynamicSharedLimit =
             uint64_t(attribute(cu::kFuncMaxDynamicSharedSizeBytes, int(defaultDynamic)));
-        // DUET_KERNEL_TIMEOUT: the flag the code's polls set (kernel_timeout.cpp).
-        if (nv->module().timeoutMicroseconds) {
-            size_t bytes = 0;
-            if (cu::Result r = m_cuda.moduleGetGlobal(&fn.timeoutFlag, &bytes, m.module,
-                                                      nvidia::kTimeoutFlagSymbol);
-                r != cu::kSuccess || bytes != 4) {
-                m.functions.erase(it);
-                return {CL_OUT_OF_RESOURCES, cudaError("cuModuleGetGlobal", r) + " for " +
-                                                 nvidia::kTimeoutFlagSymbol +
-                                                 " (DUET_KERNEL_TIMEOUT)"};
-            }
-        }
     }
     out = &fn;
     return {};
@@ -369,16 +358,6 @@ Outcome CudaExecutor::submit(const KernelLaunch& launch, bool timed, Submitted& 
         if (Outcome o = resetPrintfBuffer(*lane); !o.why.empty())
             return o;
         printfBuffer = m_printfBuffer;
-    }
-    if (fn->timeoutFlag) {
-        if (cu::Result r = m_cuda.memsetD32Async(fn->timeoutFlag, 0, 1, lane->stream);
-            r != cu::kSuccess)
-            return {CL_OUT_OF_RESOURCES,
-                    cudaError("cuMemsetD32Async", r) + " (DUET_KERNEL_TIMEOUT's flag)"};
-        out.timeoutFlag = fn->timeoutFlag;
-        out.timeoutSeconds = launch.executable->guards().timeoutSeconds;
-        out.submittedAt = std::chrono::steady_clock::now();
-        out.kernel = entry->name;
     }
     return launchGrids(launch, *entry, *fn, textured, *lane, printfBuffer, timed, out);
 }
@@ -486,27 +465,129 @@ Outcome CudaExecutor::finish(Submitted& launch, uint64_t& deviceNs, PrintfOutput
         return {CL_OUT_OF_RESOURCES,
                 cudaError(timed ? "cuEventSynchronize" : "cuStreamSynchronize", r) +
                     " (the GPU work failed)"};
-    if (launch.watchesTimeout()) {
-        // A work-item past its deadline set the flag and exited, and the others followed.
-        uint32_t stopped = 0;
-        r = m_cuda.memcpyDtoH(&stopped, launch.timeoutFlag, sizeof stopped);
-        launch.timeoutFlag = 0;
-        if (r != cu::kSuccess)
-            return {CL_OUT_OF_RESOURCES,
-                    cudaError("cuMemcpyDtoH", r) + " (DUET_KERNEL_TIMEOUT's flag)"};
-        if (stopped) {
-            const double ran =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - launch.submittedAt)
-                    .count();
-            char text[200];
-            std::snprintf(text, sizeof text,
-                          "kernel '%s' ran longer than DUET_KERNEL_TIMEOUT=%g s and was stopped "
-                          "after %.2f s",
-                          launch.kernel.c_str(), launch.timeoutSeconds, ran);
-            return {CL_OUT_OF_RESOURCES, text};
+    if (launch.guarded())
+        if (Outcome o = readGuardRecord(launch); o.status != CL_SUCCESS)
+            return o;
+    return printing;
+}
+
+Outcome CudaExecutor::writeGuardRecord(const KernelLaunch& launch,
+                                       const std::vector<uint64_t>& addresses, Lane& lane,
+                                       Submitted& out) {
+    const KernelDesc& desc = launch.kernel->desc();
+    const size_t nargs = launch.args.size();
+    // The header zeroed, then [low, high) per argument (ptx_module.hpp: GuardRecord).
+    std::vector<uint64_t>& image = out.guardImage;
+    image.assign(nvidia::guardRecordBytes(nargs) / 8, 0);
+    uint64_t* bounds = image.data() + sizeof(nvidia::GuardRecord) / 8;
+    for (size_t i = 0; i < nargs; ++i) {
+        const ArgValue& a = launch.args[i];
+        uint64_t size = 0;
+        switch (desc.args[i].kind) {
+        case KernelArgKind::GlobalBuffer:
+        case KernelArgKind::ConstantBuffer:
+            size = a.mem ? a.mem->size() : 0;
+            break;
+        case KernelArgKind::Image:
+            size = a.mem ? sizeof(DeviceImageDesc) : 0;
+            break;
+        case KernelArgKind::LocalBuffer: // from the kernel's own pointer
+            bounds[2 * i + 1] = a.localSize;
+            continue;
+        default:
+            continue;
+        }
+        bounds[2 * i] = addresses[i];
+        bounds[2 * i + 1] = addresses[i] + size;
+    }
+    const size_t bytes = image.size() * 8;
+    cu::DevicePtr record = 0;
+    {
+        std::lock_guard lock(m_guardMutex);
+        if (auto it = m_freeGuardRecords.find(bytes); it != m_freeGuardRecords.end()) {
+            record = it->second;
+            m_freeGuardRecords.erase(it);
         }
     }
-    return printing;
+    if (!record)
+        if (cu::Result r = m_cuda.memAlloc(&record, bytes); r != cu::kSuccess)
+            return {CL_OUT_OF_RESOURCES,
+                    cudaError("cuMemAlloc", r) + " for the launch's guard record (" +
+                        std::to_string(bytes) + " bytes; DUET_KERNEL_CHECKS/TIMEOUT)"};
+    // From `image`, which lives as long as the launch: the copy may read it after this returns.
+    if (cu::Result r = m_cuda.memcpyAsync(
+            record, cu::DevicePtr(reinterpret_cast<uintptr_t>(image.data())), bytes, lane.stream);
+        r != cu::kSuccess) {
+        std::lock_guard lock(m_guardMutex);
+        m_freeGuardRecords.emplace(bytes, record);
+        return {CL_OUT_OF_RESOURCES, cudaError("cuMemcpyAsync", r) + " (the guard record)"};
+    }
+    const ExecutionGuards guards = launch.executable->guards();
+    out.guardRecord = record;
+    out.timeoutSeconds = guards.timeoutSeconds;
+    out.submittedAt = std::chrono::steady_clock::now();
+    out.kernel = desc.name;
+    if (guards.boundsChecks)
+        out.checked = std::make_shared<const KernelLaunch>(launch);
+    return {};
+}
+
+Outcome CudaExecutor::readGuardRecord(Submitted& launch) {
+    // The launch has finished (finish waited): a synchronous copy of the header.
+    nvidia::GuardRecord record{};
+    const cu::Result r = m_cuda.memcpyDtoH(&record, launch.guardRecord, sizeof record);
+    {
+        std::lock_guard lock(m_guardMutex);
+        m_freeGuardRecords.emplace(launch.guardImage.size() * 8, launch.guardRecord);
+    }
+    launch.guardRecord = 0;
+    launch.guardImage.clear();
+    std::shared_ptr<const KernelLaunch> checked = std::move(launch.checked);
+    if (r != cu::kSuccess)
+        return {CL_OUT_OF_RESOURCES, cudaError("cuMemcpyDtoH", r) + " (the guard record)"};
+    if ((record.stopped & nvidia::kStoppedByCheck) && record.faultTaken && checked) {
+        // The first work-item whose access failed its check wrote the fault and exited; the
+        // others ran on (each access of theirs checked too) or left at their next poll.
+        // Worded as on every device.
+        const auto* entry = static_cast<const nvidia::KernelEntry*>(checked->entry);
+        const size_t nargs = checked->args.size();
+        std::string names; // the arguments', then the variables' (empty: KernelDesc's)
+        for (size_t i = 0; i < std::max(nargs, entry->checkNames.size()); ++i)
+            names += (i < entry->checkNames.size() ? entry->checkNames[i] : "") + '\0';
+        CheckFault f;
+        f.id = record.faultId;
+        f.kind = AccessKind(record.faultKind);
+        f.address = record.faultAddress;
+        f.low = record.faultLow;
+        f.high = record.faultHigh;
+        f.bytes = record.faultBytes;
+        f.names = names.c_str();
+        for (int d = 0; d < 3; ++d)
+            f.globalId[d] = record.faultGlobalId[d];
+        if (f.id != kCheckNullId && f.id >= std::max(nargs, entry->checkNames.size()))
+            return {CL_OUT_OF_RESOURCES, "kernel '" + launch.kernel +
+                                             "': a bounds check failed (DUET_KERNEL_CHECKS) "
+                                             "with an unknown argument or variable " +
+                                             std::to_string(f.id)};
+        return {CL_OUT_OF_RESOURCES, describeFault(*checked, f)};
+    }
+    if (record.stopped & nvidia::kStoppedByCheck)
+        return {CL_OUT_OF_RESOURCES, "kernel '" + launch.kernel +
+                                         "': a bounds check failed (DUET_KERNEL_CHECKS) but left "
+                                         "no record of the access"};
+    if (record.stopped) {
+        // A work-item past the deadline marked the record and exited; the others followed.
+        const double ran =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - launch.submittedAt)
+                .count();
+        char text[200];
+        std::snprintf(text, sizeof text,
+                      "kernel '%s' ran longer than DUET_KERNEL_TIMEOUT=%g s and was stopped "
+                      "after %.2f s",
+                      launch.kernel.c_str(), launch.timeoutSeconds, ran);
+        return {CL_OUT_OF_RESOURCES, text};
+    }
+    return {};
 }
 
 namespace {
@@ -543,7 +624,9 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
                                   uint64_t printfBuffer, bool timed, Submitted& out) {
     const KernelDesc& desc = launch.kernel->desc();
     const size_t nargs = launch.args.size();
-    if (entry.params != nargs + 1 || desc.args.size() != nargs)
+    const bool guarded =
+        static_cast<const NvidiaExecutable&>(*launch.executable).module().guarded();
+    if (entry.params != nargs + 1 + (guarded ? 1 : 0) || desc.args.size() != nargs)
         return {CL_INVALID_KERNEL, "the PTX entry " + entry.name + " has " +
                                        std::to_string(entry.params) + " parameters for " +
                                        std::to_string(nargs) + " arguments"};
@@ -573,7 +656,7 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
     // its descriptor, a sampler its CLK_* bits (core/image.hpp: the GPU devices' words).
     m_imageSlots.beginLaunch();
     std::vector<uint64_t> words(nargs, 0);
-    std::vector<void*> params(nargs + 1, nullptr);
+    std::vector<void*> params(nargs + 2, nullptr); // the arguments, launch block, guard record
     std::vector<const DeviceImageDesc*> images(textured ? nargs : 0, nullptr);
     size_t nextLocal = 0;
     for (size_t i = 0; i < nargs; ++i) {
@@ -627,6 +710,13 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
     // Descriptors just written on the shared stream: the lane waits for them.
     if (Outcome o = followBarrier(lane); !o.why.empty())
         return o;
+    // Guarded builds: the launch's record (its bounds, what stops it), its address the last
+    // parameter.
+    if (guarded) {
+        if (Outcome o = writeGuardRecord(launch, words, lane, out); !o.why.empty())
+            return o;
+        params[nargs + 1] = &out.guardRecord;
+    }
     // Profiling: CUDA events around the grids give the GPU's own time for the command (without
     // them when the driver will not make them: the host clock's time then).
     if (timed && (m_cuda.eventCreate(&out.start, 0) != cu::kSuccess ||

@@ -80,15 +80,20 @@ public:
         std::unique_lock<std::mutex> printfLease;
         std::shared_ptr<DeviceExecutable> printfFormats; ///< whose formats the records name
         bool prints() const { return printfLease.owns_lock(); }
-        /// DUET_KERNEL_TIMEOUT: the module's flag (nvidia::kTimeoutFlagSymbol), zeroed on the
-        /// stream before the grids and read by finish(); 0 for code built without a timeout.
-        /// Such a launch is waited for in its own command (the next launch of the module
-        /// zeroes the flag again).
-        nvidia::cu::DevicePtr timeoutFlag = 0;
+        /// Guarded builds (DUET_KERNEL_CHECKS, DUET_KERNEL_TIMEOUT): the launch's own guard
+        /// record (nvidia::GuardRecord, device memory of the executor's pool), written on the
+        /// stream before the grids (from `guardImage`: its header zeroed, the arguments' bounds)
+        /// and read back by finish(), which words what stopped the launch; 0 for code built
+        /// without guards. Such a launch is waited for in its own command, so that the failure
+        /// is its own event's.
+        nvidia::cu::DevicePtr guardRecord = 0;
+        std::vector<uint64_t> guardImage;
         double timeoutSeconds = 0;
         std::chrono::steady_clock::time_point submittedAt;
         std::string kernel;
-        bool watchesTimeout() const { return timeoutFlag != 0; }
+        /// DUET_KERNEL_CHECKS: the launch as submitted, for the message of a failed check.
+        std::shared_ptr<const KernelLaunch> checked;
+        bool guarded() const { return guardRecord != 0; }
     };
     /// Queues every grid of `launch` (entry: a KernelEntry of an NvidiaExecutable) on the
     /// stream, between two CUDA events when `timed`, and returns without waiting: finish()
@@ -144,7 +149,6 @@ private:
         /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as the function has it now (48 KiB
         /// less its static shared memory until raised); read and raised under m_mutex.
         uint64_t dynamicSharedLimit = 0;
-        nvidia::cu::DevicePtr timeoutFlag = 0; ///< the module's, when built with a timeout
     };
     struct LoadedModule {
         std::weak_ptr<DeviceExecutable> owner; ///< the address may be reused once it expires
@@ -185,6 +189,14 @@ private:
     /// formats of `exe`; remembers how much to zero before the next launch.
     Outcome readPrintfBuffer(const DeviceExecutable& exe, PrintfOutput& out);
     void destroyEvents(Submitted& launch);
+    /// Guarded launches: a record from the pool (or a new one, cuMemAlloc) for a kernel of
+    /// `nargs` arguments, its image in `out.guardImage` (the header zeroed, each argument's
+    /// bounds: `addresses` as marshalled), queued on `lane`'s stream into `out.guardRecord`.
+    Outcome writeGuardRecord(const KernelLaunch& launch, const std::vector<uint64_t>& addresses,
+                             Lane& lane, Submitted& out);
+    /// After the launch: reads its record back, gives it to the pool again and says what stopped
+    /// the launch (a failed check, the timeout), CL_OUT_OF_RESOURCES with the message.
+    Outcome readGuardRecord(Submitted& launch);
     /// The running command's queue's lane, or outside commands the calling thread's (made on
     /// first use), its stream ordered after the latest barrier. Under m_mutex; null with `why`
     /// set when no stream can be made.
@@ -230,6 +242,10 @@ private:
     /// Pitch-linear texture limits (read with the context; all 0 without texture objects or
     /// with DUET_NVIDIA_TEXTURES=0).
     TextureLimits m_textureLimits;
+
+    /// Guard records no launch holds (device memory), by size in bytes; a leaf.
+    std::mutex m_guardMutex;
+    std::multimap<size_t, nvidia::cu::DevicePtr> m_freeGuardRecords;
 
     /// The printf lease (Submitted::printfLease); guards the three below. Taken before m_mutex.
     std::mutex m_printfMutex;

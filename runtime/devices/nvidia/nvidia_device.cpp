@@ -25,8 +25,9 @@ namespace cu = nvidia::cu;
 
 constexpr cl_uint kNvidiaVendorId = 0x10de;
 constexpr size_t kPrintfBufferBytes = 1 << 20; // CL_DEVICE_PRINTF_BUFFER_SIZE
-/// PTX kernel parameters: 4 KiB in all; the launch block takes 96 and its alignment up to 8.
-constexpr size_t kMaxParameterBytes = 4096 - sizeof(nvidia::LaunchBlock) - 8;
+/// PTX kernel parameters: 4 KiB in all; the launch block takes 96 and its alignment up to 8,
+/// the guard record's address of a guarded build (DUET_KERNEL_CHECKS, DUET_KERNEL_TIMEOUT) 8.
+constexpr size_t kMaxParameterBytes = 4096 - sizeof(nvidia::LaunchBlock) - 8 - 8;
 
 /// Largest divisor of n that is at most `limit` (and, when `multiple` divides n, a multiple
 /// of it).
@@ -69,9 +70,10 @@ public:
         CudaExecutor::Submitted submitted;
         if (Outcome o = m_executor.submit(launch, timed, submitted); !o.why.empty() || o.status)
             return report(launch.kernel->context(), "kernel " + launch.kernel->name(), o);
-        // A launch that prints, or whose timeout flag the module's next launch would zero
-        // (DUET_KERNEL_TIMEOUT), is waited for in its own command.
-        const bool waitHere = submitted.prints() || submitted.watchesTimeout();
+        // A launch that prints, or that a failed check or the timeout may stop
+        // (DUET_KERNEL_CHECKS, DUET_KERNEL_TIMEOUT: its guard record), is waited for in its own
+        // command, so that its event is the one that fails.
+        const bool waitHere = submitted.prints() || submitted.guarded();
         std::unique_ptr<PendingWork> work = std::make_unique<StreamCompletion>(
             m_executor, std::move(submitted), *launch.kernel->context(), launch.kernel.get());
         if (!waitHere && deferCompletion(work))
@@ -199,7 +201,8 @@ private:
               m_kernel(kernel), m_what(what) {}
         ~StreamCompletion() override {
             uint64_t ignored = 0;
-            if (m_submitted.start || m_submitted.end || m_submitted.prints())
+            if (m_submitted.start || m_submitted.end || m_submitted.prints() ||
+                m_submitted.guarded())
                 m_executor.finish(m_submitted, ignored);
         }
         cl_int wait(Event* event) override {

@@ -44,8 +44,33 @@ using DuetFakeOnLaunchFn = void (*)(DuetFakeLaunchHook hook, void* user);
 
 /// The address cuModuleGetGlobal last gave for a `.global` variable called `name` (host memory
 /// owned by its module; 0: never asked for), so that a launch hook can write it as the kernel
-/// would (DUET_KERNEL_TIMEOUT's flag).
+/// would.
 using DuetFakeGlobalFn = uint64_t (*)(const char* name);
+
+/// The guard record of a launch of a guarded build (DUET_KERNEL_CHECKS, DUET_KERNEL_TIMEOUT), laid
+/// out as devices/nvidia/codegen/ptx_module.hpp's GuardRecord, then two u64 per argument (its
+/// bounds). Its address is the launch's last parameter (host memory in the fake), so that a
+/// launch hook can plant what a stopped kernel writes there.
+struct DuetFakeGuardRecord {
+    uint32_t stopped; ///< 1: timed out, 2: a check failed
+    uint32_t faultTaken;
+    uint64_t start;
+    uint32_t faultId, faultKind;
+    uint64_t faultAddress, faultLow, faultHigh, faultBytes;
+    uint64_t faultGlobalId[3];
+    /// [low, high) of argument `i` (the words after the header).
+    uint64_t* bounds(unsigned i) { return reinterpret_cast<uint64_t*>(this + 1) + 2 * i; }
+};
+static_assert(sizeof(DuetFakeGuardRecord) == 80);
+
+/// The guard record of a recorded launch (its last parameter).
+inline DuetFakeGuardRecord* duetFakeGuardRecordOf(const DuetFakeLaunch* l) {
+    uint64_t address = 0;
+    if (l->params < 2 || l->paramBytes[l->params - 1] != 8)
+        return nullptr;
+    __builtin_memcpy(&address, l->param[l->params - 1], 8);
+    return reinterpret_cast<DuetFakeGuardRecord*>(uintptr_t(address));
+}
 
 // CUDA-GL interop (fake_cuda_gl.cpp).
 /// The CUDA device cuGLGetDevices names for the current GL context (default 0; -1: it fails,

@@ -1654,8 +1654,8 @@ TEST_CASE("printf: records in the launch's printf buffer are printed in order wh
     clReleaseContext(ctx);
 }
 
-TEST_CASE("DUET_KERNEL_TIMEOUT: the module's flag is zeroed before a launch and read after it; "
-          "a set flag fails the launch and the queue goes on",
+TEST_CASE("DUET_KERNEL_TIMEOUT: each launch gets its own guard record, zeroed before it and read "
+          "after it; a stopped one fails its launch only and the queues go on",
           "[nvidia][fake-driver][timeout]") {
     cl_device_id dev = h100();
     cl_int err = CL_SUCCESS;
@@ -1663,6 +1663,8 @@ TEST_CASE("DUET_KERNEL_TIMEOUT: the module's flag is zeroed before a launch and 
     cl_context ctx = clCreateContext(nullptr, 1, &dev, Notes::add, &notes, &err);
     REQUIRE(err == CL_SUCCESS);
     cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q2 = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     const char* source = "__kernel void spin(__global volatile int* x) {\n"
                          "    while (x[0] == 0) x[1]++;\n"
@@ -1686,21 +1688,28 @@ TEST_CASE("DUET_KERNEL_TIMEOUT: the module's flag is zeroed before a launch and 
     REQUIRE_CL(clSetKernelArg(unwatched, 0, sizeof buf, &buf));
 
     Fake fake;
-    auto flagOf = fake.get<DuetFakeGlobalFn>("duetFakeGlobal");
-    REQUIRE(flagOf);
-    // The test plays the kernel: a work-item past its deadline sets the flag.
+    // The test plays the kernel: a work-item past its deadline marks its launch's record.
     struct Player {
-        DuetFakeGlobalFn flagOf;
         std::atomic<int> stop{0}; ///< launches left to stop
+        std::mutex mutex;
+        std::vector<bool> recordClean; ///< per guarded launch: the header was zeroed
+        std::vector<uint64_t> bounds;  ///< per guarded launch: argument 0's low, high
         static void hook(const DuetFakeLaunch* l, void* self) {
             auto* p = static_cast<Player*>(self);
-            const uint64_t flag = p->flagOf("__duet_timed_out");
-            if (std::string(l->kernel) == "spin" && flag && p->stop.load() > 0) {
+            DuetFakeGuardRecord* r = duetFakeGuardRecordOf(l);
+            if (!r)
+                return;
+            std::lock_guard lock(p->mutex);
+            p->recordClean.push_back(r->stopped == 0 && r->faultTaken == 0 && r->start == 0);
+            p->bounds.push_back(r->bounds(0)[0]);
+            p->bounds.push_back(r->bounds(0)[1]);
+            if (p->stop.load() > 0) {
                 p->stop--;
-                *reinterpret_cast<volatile uint32_t*>(uintptr_t(flag)) = 1;
+                r->start = 1000;
+                r->stopped = 1;
             }
         }
-    } player{flagOf};
+    } player;
     fake.onLaunch(Player::hook, &player);
     struct Unhook {
         Fake& fake;
@@ -1714,36 +1723,209 @@ TEST_CASE("DUET_KERNEL_TIMEOUT: the module's flag is zeroed before a launch and 
         return s;
     };
     // Stopped: the event fails with CL_OUT_OF_RESOURCES and the message; the next launch of the
-    // same kernel (the flag zeroed again) and of the unwatched one complete.
+    // same kernel on the same queue and on another queue (records zeroed again) and the
+    // unwatched one complete.
     player.stop = 1;
-    cl_event stopped = nullptr, next = nullptr, other = nullptr;
+    cl_event stopped = nullptr, next = nullptr, beside = nullptr, other = nullptr;
     std::string err2 = captureFd(2, [&] {
         REQUIRE_CL(
             clEnqueueNDRangeKernel(q, spin, 1, nullptr, &global, nullptr, 0, nullptr, &stopped));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(q2, spin, 1, nullptr, &global, nullptr, 0, nullptr, &beside));
         REQUIRE_CL(
             clEnqueueNDRangeKernel(q, spin, 1, nullptr, &global, nullptr, 0, nullptr, &next));
         REQUIRE_CL(
             clEnqueueNDRangeKernel(q, unwatched, 1, nullptr, &global, nullptr, 0, nullptr, &other));
         REQUIRE_CL(clFinish(q));
+        REQUIRE_CL(clFinish(q2));
     });
     CHECK(status(stopped) == CL_OUT_OF_RESOURCES);
+    CHECK(status(beside) == CL_COMPLETE);
     CHECK(status(next) == CL_COMPLETE);
     CHECK(status(other) == CL_COMPLETE);
     INFO(err2 << notes.get());
     CHECK(notes.get().find("kernel 'spin' ran longer than DUET_KERNEL_TIMEOUT=2 s and was "
                            "stopped after") != std::string::npos);
-    // Zeroed on the stream before each watched launch, read after it, never waited for later.
-    CHECK(fake.calls("cuModuleGetGlobal_v2") == 1);
-    CHECK(fake.calls("cuMemsetD32Async") >= 2);
-    CHECK(fake.launchCount() == 3);
+    // No module global: a record per launch, its header zeroed on the stream before the launch
+    // (the fake copies at once), the buffer's bounds in it.
+    CHECK(fake.calls("cuModuleGetGlobal_v2") == 0);
+    CHECK(fake.launchCount() == 4);
+    std::lock_guard lock(player.mutex);
+    REQUIRE(player.recordClean.size() == 3);
+    CHECK(player.recordClean == std::vector<bool>{true, true, true});
+    for (size_t i = 0; i < player.bounds.size(); i += 2)
+        CHECK(player.bounds[i + 1] - player.bounds[i] == 64);
+    // The unwatched kernel's launch has no record: the launch block is its last parameter.
+    CHECK(fake.launchAt(3)->paramBytes[fake.launchAt(3)->params - 1] == 96);
     clReleaseEvent(stopped);
     clReleaseEvent(next);
+    clReleaseEvent(beside);
     clReleaseEvent(other);
     clReleaseMemObject(buf);
     clReleaseKernel(spin);
     clReleaseKernel(unwatched);
     clReleaseProgram(timed);
     clReleaseProgram(plain);
+    clReleaseCommandQueue(q);
+    clReleaseCommandQueue(q2);
+    clReleaseContext(ctx);
+}
+
+TEST_CASE("DUET_KERNEL_CHECKS: the launch's bounds go into its guard record; a failure the "
+          "kernel records there fails its event with the kernel, argument, offset and work-item",
+          "[nvidia][fake-driver][checks]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    Notes notes;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, Notes::add, &notes, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const char* source = "__kernel void fill(__global int* out, int shift, __local float* tile,\n"
+                         "                   __constant int* table) {\n"
+                         "    tile[get_local_id(0)] = 1.0f;\n"
+                         "    out[get_global_id(0) + shift] = table[0] + (int)tile[0];\n"
+                         "}\n"
+                         "__kernel void sums(__global int* out) {\n"
+                         "    __local int part[16];\n"
+                         "    part[get_local_id(0)] = 1;\n"
+                         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                         "    out[get_global_id(0)] = part[0];\n"
+                         "}\n";
+    cl_program p = nullptr;
+    {
+        duet::test::ScopedEnv checks("DUET_KERNEL_CHECKS", "1");
+        p = buildProgram(ctx, dev, source, "");
+    }
+    cl_kernel fill = clCreateKernel(p, "fill", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_kernel sums = clCreateKernel(p, "sums", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem table = clCreateBuffer(ctx, CL_MEM_READ_ONLY, 16, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_buffer_region region{1024, 1024};
+    cl_mem part = clCreateSubBuffer(out, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const int shift = 1;
+    REQUIRE_CL(clSetKernelArg(fill, 0, sizeof out, &out));
+    REQUIRE_CL(clSetKernelArg(fill, 1, sizeof shift, &shift));
+    REQUIRE_CL(clSetKernelArg(fill, 2, 256, nullptr));
+    REQUIRE_CL(clSetKernelArg(fill, 3, sizeof table, &table));
+    REQUIRE_CL(clSetKernelArg(sums, 0, sizeof part, &part));
+
+    Fake fake;
+    // The test plays the kernel: work-item 1023's write of out[1024] fails its check.
+    struct Player {
+        int plant = 0; ///< 1: a fault in `out`, 2: in the __local variable
+        std::vector<uint64_t> fillBounds, sumsBounds;
+        static void hook(const DuetFakeLaunch* l, void* self) {
+            auto* p = static_cast<Player*>(self);
+            DuetFakeGuardRecord* r = duetFakeGuardRecordOf(l);
+            if (!r)
+                return;
+            const bool isFill = std::string(l->kernel) == "fill";
+            std::vector<uint64_t>& b = isFill ? p->fillBounds : p->sumsBounds;
+            for (unsigned i = 0; i < (isFill ? 4u : 1u); ++i) {
+                b.push_back(r->bounds(i)[0]);
+                b.push_back(r->bounds(i)[1]);
+            }
+            if (p->plant == 1 && isFill) {
+                r->faultTaken = 1;
+                r->faultId = 0;
+                r->faultKind = 1; // a write
+                r->faultLow = r->bounds(0)[0];
+                r->faultHigh = r->bounds(0)[1];
+                r->faultAddress = r->faultLow + 4096;
+                r->faultBytes = 4;
+                r->faultGlobalId[0] = 1023;
+                r->stopped = 2;
+            } else if (p->plant == 2 && !isFill) {
+                r->faultTaken = 1;
+                r->faultId = 1; // the argument count + 0: the first variable
+                r->faultKind = 0;
+                r->faultLow = 0x10;
+                r->faultHigh = 0x10 + 64;
+                r->faultAddress = 0x10 + 64;
+                r->faultBytes = 4;
+                r->faultGlobalId[0] = 16;
+                r->stopped = 2;
+            }
+            p->plant = 0;
+        }
+    } player;
+    fake.onLaunch(Player::hook, &player);
+    struct Unhook {
+        Fake& fake;
+        ~Unhook() { fake.onLaunch(nullptr, nullptr); }
+    } unhook{fake};
+    auto status = [](cl_event ev) {
+        cl_int s = CL_COMPLETE;
+        REQUIRE_CL(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr));
+        return s;
+    };
+
+    const size_t global = 1024, local = 64;
+    cl_event failed = nullptr, next = nullptr, variable = nullptr;
+    player.plant = 1;
+    std::string err2 = captureFd(2, [&] {
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(q, fill, 1, nullptr, &global, &local, 0, nullptr, &failed));
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, fill, 1, nullptr, &global, &local, 0, nullptr, &next));
+        REQUIRE_CL(clFinish(q));
+    });
+    INFO(err2 << notes.get());
+    CHECK(status(failed) == CL_OUT_OF_RESOURCES);
+    CHECK(status(next) == CL_COMPLETE);
+    // The CPU device's words, naming the kernel, the argument, the offset and the work-item.
+    const std::string expected =
+        "kernel 'fill': out-of-bounds write of 4 bytes at byte offset 4096 of argument 0 'out' "
+        "(__global int*, a buffer of 4096 bytes) by work-item 1023 (global id); the launch was "
+        "stopped (DUET_KERNEL_CHECKS)";
+    CHECK(notes.get().find(expected) != std::string::npos);
+    CHECK(err2.find(expected) != std::string::npos);
+    // Each launch's bounds: the buffers' bytes, [0, size) of the __local argument, nothing for
+    // the value.
+    void* outData = nullptr;
+    REQUIRE(player.fillBounds.size() == 16);
+    for (size_t launch = 0; launch < 2; ++launch) {
+        const uint64_t* b = player.fillBounds.data() + 8 * launch;
+        CHECK(b[1] - b[0] == 4096);
+        CHECK(b[2] == 0);
+        CHECK(b[3] == 0);
+        CHECK(b[4] == 0);
+        CHECK(b[5] == 256);
+        CHECK(b[7] - b[6] == 16);
+        CHECK(b[0] != 0);
+        if (!outData)
+            outData = reinterpret_cast<void*>(uintptr_t(b[0]));
+    }
+
+    // A kernel-scope __local variable, by name; a sub-buffer's bounds are its own bytes.
+    player.plant = 2;
+    err2 = captureFd(2, [&] {
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(q, sums, 1, nullptr, &global, &local, 0, nullptr, &variable));
+        REQUIRE_CL(clFinish(q));
+    });
+    CHECK(status(variable) == CL_OUT_OF_RESOURCES);
+    CHECK(notes.get().find("kernel 'sums': out-of-bounds read of 4 bytes at byte offset 64 of "
+                           "variable 'sums.part' (64 bytes) by work-item 16 (global id)") !=
+          std::string::npos);
+    REQUIRE(player.sumsBounds.size() == 2);
+    CHECK(player.sumsBounds[0] == uint64_t(reinterpret_cast<uintptr_t>(outData)) + 1024);
+    CHECK(player.sumsBounds[1] == player.sumsBounds[0] + 1024);
+
+    clReleaseEvent(failed);
+    clReleaseEvent(next);
+    clReleaseEvent(variable);
+    clReleaseMemObject(part);
+    clReleaseMemObject(table);
+    clReleaseMemObject(out);
+    clReleaseKernel(fill);
+    clReleaseKernel(sums);
+    clReleaseProgram(p);
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
 }

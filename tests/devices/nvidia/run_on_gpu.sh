@@ -5,7 +5,8 @@
 #   2. nvidia_gpu_abi_run: the code generator's PTX launched by the kernel ABI, no Duet runtime
 #      (PTX from <build>/tests/unit/nvidia/ptx, made by nvidia_codegen_test when missing);
 #   3. api_test, then kernels_*_test and image_kernel_test, through the OpenCL API with
-#      DUET_DEVICES=nvidia, and kernel_timeout_test (DUET_KERNEL_TIMEOUT);
+#      DUET_DEVICES=nvidia, kernel_timeout_test (DUET_KERNEL_TIMEOUT) and kernel_checks_test
+#      (DUET_KERNEL_CHECKS);
 #   4. nvidia_gl_gpu_test: CUDA-GL interop under NVIDIA's EGL (DUET_DEVICES=cpu,nvidia).
 # Every step runs; a summary follows. Exit 0: all passed; 1: some failed; 77: skipped (no
 # libcuda.so.1 here, so no GPU run is possible).
@@ -97,6 +98,10 @@ done
 # DUET_KERNEL_TIMEOUT (1 s): a kernel that never ends is stopped by its own polls of the GPU
 # timer, its event fails, and the queue goes on.
 step "kernel_timeout_test (DUET_DEVICES=nvidia)" "$build/tests/devices/kernel_timeout_test"
+# DUET_KERNEL_CHECKS (the test sets it): out-of-bounds writes through a buffer, a __local argument
+# and a __local variable stop at their checks, their events fail with the message, the queue goes
+# on.
+step "kernel_checks_test (DUET_DEVICES=nvidia)" "$build/tests/devices/kernel_checks_test"
 # CUDA-GL interop with NVIDIA's EGL (skipped without an EGL device that has EGL_NV_device_cuda);
 # the CPU device joins for image support.
 DUET_DEVICES=cpu,nvidia step "nvidia_gl_gpu_test (DUET_DEVICES=cpu,nvidia)" \

@@ -657,19 +657,12 @@ TEST_CASE("DUET_KERNEL_TIMEOUT: loops poll the GPU timer only when it is set",
         plain = build(kSpinSource);
     }
     CHECK_FALSE(contains(plain.exe->ptx(), "globaltimer"));
-    CHECK_FALSE(contains(plain.exe->ptx(), nvidia::kTimeoutFlagSymbol));
     CHECK_FALSE(contains(plain.exe->ptx(), "duet-timeout"));
     CHECK(plain.exe->guards().timeoutSeconds == 0);
     CHECK_FALSE(contains(plain.log, "DUET_KERNEL_CHECKS"));
-    {
-        // Checked kernels are the CPU and GCN devices'; here the build log says so.
-        ScopedEnv unset("DUET_KERNEL_TIMEOUT", nullptr);
-        ScopedEnv checks("DUET_KERNEL_CHECKS", "1");
-        Built checked = build(kSpinSource);
-        CHECK(contains(checked.log, "note: DUET_KERNEL_CHECKS: the NVIDIA device has no checked "
-                                    "kernels"));
-        CHECK_FALSE(checked.exe->guards().boundsChecks);
-    }
+    // No guard record: the arguments and the launch block.
+    CHECK(entryOf(*plain.exe, "spin").params == 3);
+    CHECK(paramsOf(entryText(plain.exe->ptx(), "spin")).size() == 3);
 
     Built timed;
     {
@@ -680,17 +673,21 @@ TEST_CASE("DUET_KERNEL_TIMEOUT: loops poll the GPU timer only when it is set",
     INFO(ptx);
     CHECK(contains(ptx, "// duet-timeout 500000\n"));
     CHECK(timed.exe->guards().timeoutSeconds == 0.5);
-    CHECK(contains(ptx, ".visible .global .align 4 .u32 __duet_timed_out"));
-    CHECK(contains(ptx, "%globaltimer"));
+    // The launch's own record, not a flag of the module: a .u64 parameter after the launch block.
+    CHECK_FALSE(contains(ptx, ".global .align 4 .u32"));
+    CHECK(entryOf(*timed.exe, "spin").params == 4);
+    const std::string body = entryText(ptx, "spin");
+    const std::vector<std::string> params = paramsOf(body);
+    REQUIRE(params.size() == 4);
+    CHECK(contains(params[3], ".u64 spin_param_3"));
     CHECK(contains(ptx, "exit;"));
     // The spinning loop is polled, the 16-iteration one is not (nor unrolled into polls).
     CHECK(contains(timed.log, "note: DUET_KERNEL_TIMEOUT: 1 loops poll the GPU timer"));
-    const std::string body = entryText(ptx, "spin");
-    size_t timers = 0;
-    for (size_t at = body.find("%globaltimer"); at != std::string::npos;
-         at = body.find("%globaltimer", at + 1))
-        ++timers;
-    CHECK(timers == 2); // the start, and the poll
+    // One read of the timer, in the poll: the deadline counts from the launch's start, which
+    // the first poll of the launch claims (a 64-bit compare-and-swap on the record).
+    CHECK(count(body, "%globaltimer") == 1);
+    CHECK(contains(body, "atom.global.cas.b64"));
+    CHECK(contains(body, "atom.global.or.b32"));
     // The 1024-iteration counter: an and with 1023 on the back-edge.
     CHECK(contains(body, "1023;"));
 
@@ -709,6 +706,148 @@ TEST_CASE("DUET_KERNEL_TIMEOUT: loops poll the GPU timer only when it is set",
         auto exe = std::static_pointer_cast<rt::NvidiaExecutable>(other.executable);
         CHECK_FALSE(contains(exe->ptx(), "globaltimer"));
         CHECK(exe->guards().timeoutSeconds == 0);
+        CHECK(exe->ptx() == plain.exe->ptx());
+    }
+}
+
+namespace {
+
+/// Out-of-bounds accesses of every kind the checks know: a buffer argument, a __local
+/// argument, a kernel-scope __local variable, a program-scope __constant variable, an atomic.
+const char* kChecked = R"CL(
+__constant int table[4] = {1, 2, 3, 4};
+__kernel void fill(__global int* out, int shift) { out[get_global_id(0) + shift] = 7; }
+__kernel void tile_sum(__global float* out, __local float* tile) {
+    size_t l = get_local_id(0);
+    tile[l + 1] = (float)l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tile[l];
+}
+__kernel void sums(__global int* out) {
+    __local int part[16];
+    part[get_local_id(0)] = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = part[0];
+}
+__kernel void lookup(__global int* out, int i) { out[get_global_id(0)] = table[i]; }
+__kernel void count(__global int* counter, int at) { atomic_inc(&counter[at]); }
+)CL";
+
+} // namespace
+
+TEST_CASE("DUET_KERNEL_CHECKS: every access through an argument or a variable is checked, only "
+          "when it is set",
+          "[nvidia][checks]") {
+    Built plain, off, checked;
+    {
+        ScopedEnv unset("DUET_KERNEL_CHECKS", nullptr);
+        plain = build(kChecked);
+    }
+    {
+        ScopedEnv zero("DUET_KERNEL_CHECKS", "0");
+        off = build(kChecked);
+    }
+    {
+        ScopedEnv checks("DUET_KERNEL_CHECKS", "1");
+        checked = build(kChecked);
+    }
+    // Unchecked builds are the same code, without a guard record or an exit.
+    CHECK(off.exe->ptx() == plain.exe->ptx());
+    CHECK_FALSE(plain.exe->guards().boundsChecks);
+    CHECK_FALSE(contains(plain.exe->ptx(), "duet-checks"));
+    CHECK_FALSE(contains(plain.exe->ptx(), "exit;"));
+    CHECK(entryOf(*plain.exe, "fill").params == 3);
+
+    const std::string& ptx = checked.exe->ptx();
+    INFO(checked.log << ptx);
+    CHECK(checked.exe->guards().boundsChecks);
+    CHECK(contains(ptx, "// duet-checks\n"));
+    // Every access has a known origin: no note about unchecked ones.
+    CHECK_FALSE(contains(checked.log, "not checked"));
+    for (const char* k : {"fill", "tile_sum", "sums", "lookup", "count"}) {
+        INFO("kernel " << k);
+        const std::string body = entryText(ptx, k);
+        REQUIRE_FALSE(body.empty());
+        CHECK(entryOf(*checked.exe, k).params == entryOf(*plain.exe, k).params + 1);
+        CHECK(contains(paramsOf(body).back(), ".u64"));
+        // A failed check claims the fault record, marks the launch stopped and exits.
+        CHECK(contains(body, "atom.global.cas.b32"));
+        CHECK(contains(body, "atom.global.or.b32"));
+        CHECK(contains(body, "exit;"));
+    }
+    // The names the checks report, the arguments' then the variables', in the PTX header.
+    using Names = std::vector<std::string>;
+    CHECK(entryOf(*checked.exe, "sums").checkNames == Names{"out", "sums.part"});
+    CHECK(entryOf(*checked.exe, "lookup").checkNames == Names{"out", "i", "table"});
+    CHECK(entryOf(*checked.exe, "fill").checkNames == Names{"out", "shift"});
+    CHECK(entryOf(*plain.exe, "fill").checkNames.empty());
+    nvidia::ReadPtxResult read = nvidia::readPtxModule(ptx);
+    REQUIRE(read.error.empty());
+    CHECK(read.module.boundsChecks);
+    CHECK(read.module.kernels.size() == 5);
+
+    // The printf buffer is the runtime's: printf's stores into it are neither checked nor
+    // counted as unchecked.
+    {
+        ScopedEnv checks("DUET_KERNEL_CHECKS", "1");
+        Built printing = buildProgram("printf");
+        INFO(printing.log);
+        CHECK(printing.exe->guards().boundsChecks);
+        CHECK_FALSE(contains(printing.log, "not checked"));
+    }
+
+    // Pointers made from integers cannot be checked: the build log says how many accesses.
+    Built loose;
+    {
+        ScopedEnv checks("DUET_KERNEL_CHECKS", "1");
+        loose = build("__kernel void poke(__global int* out, ulong at) {\n"
+                      "    *(__global int*)at = out[0];\n"
+                      "}\n");
+    }
+    CHECK(contains(loose.log, "note: DUET_KERNEL_CHECKS: kernel poke: 1 of 2 memory accesses "
+                              "are not checked"));
+
+    // A binary keeps its checks; loaded without DUET_KERNEL_CHECKS it is rebuilt without them.
+    {
+        ScopedEnv checks("DUET_KERNEL_CHECKS", "1");
+        rt::LoadBinaryResult same = rt::loadNvidiaBinary(bytes(checked.exe->binary()), target());
+        REQUIRE(same.status == CL_SUCCESS);
+        CHECK(std::static_pointer_cast<rt::NvidiaExecutable>(same.executable)->ptx() == ptx);
+    }
+    {
+        ScopedEnv unset("DUET_KERNEL_CHECKS", nullptr);
+        rt::LoadBinaryResult other = rt::loadNvidiaBinary(bytes(checked.exe->binary()), target());
+        REQUIRE(other.status == CL_SUCCESS);
+        auto exe = std::static_pointer_cast<rt::NvidiaExecutable>(other.executable);
+        CHECK_FALSE(exe->guards().boundsChecks);
+        CHECK(exe->ptx() == plain.exe->ptx());
+    }
+}
+
+TEST_CASE("the PTX header's check lines: written, read back, malformed ones refused",
+          "[nvidia][checks][header]") {
+    nvidia::PtxModule m;
+    m.target = "sm_90";
+    m.ptxVersion = 80;
+    m.boundsChecks = true;
+    KernelEntry k;
+    k.name = "sums";
+    k.params = 3;
+    k.checkNames = {"out", "", "sums.part"};
+    m.kernels.push_back(k);
+    const std::string header = nvidia::ptxHeader(m) + ".version 8.0\n.target sm_90\n";
+    nvidia::ReadPtxResult r = nvidia::readPtxModule(header);
+    INFO(header);
+    REQUIRE(r.error.empty());
+    CHECK(r.module.boundsChecks);
+    REQUIRE(r.module.kernels.size() == 1);
+    CHECK(r.module.kernels[0].checkNames == k.checkNames);
+    CHECK(contains(header, "// duet-check-names sums 6f7574,-,73756d732e70617274\n"));
+    for (const char* bad : {"// duet-check-names sums zz\n", "// duet-check-names other 6162\n",
+                            "// duet-checks 1\n"}) {
+        std::string text = header;
+        text.insert(text.find(".version"), bad);
+        CHECK_FALSE(nvidia::readPtxModule(text).error.empty());
     }
 }
 
@@ -747,12 +886,11 @@ TEST_CASE("program binaries round-trip and rebuild for another target", "[nvidia
         auto exe = std::static_pointer_cast<rt::NvidiaExecutable>(l.executable);
         CHECK(contains(exe->ptx(), ".target sm_80"));
     }
-    SECTION("an older kernel ABI (static .shared __local variables): rebuilt") {
+    SECTION("an older kernel ABI (2: DUET_KERNEL_TIMEOUT's flag in the module): rebuilt") {
         rt::ProgramBinary old = read.binary;
-        const std::string magic = "// duet-nvidia-ptx 2";
+        const std::string magic = "// duet-nvidia-ptx 3";
         REQUIRE(old.text.rfind(magic, 0) == 0);
-        old.text.replace(0, magic.size(), "// duet-nvidia-ptx 1");
-        old.text.replace(old.text.find("local-vars"), 10, "static-shared");
+        old.text.replace(0, magic.size(), "// duet-nvidia-ptx 2");
         nvidia::ReadPtxResult r = nvidia::readPtxModule(old.text);
         CHECK(r.otherVersion);
         CHECK_FALSE(r.error.empty());

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -116,6 +117,55 @@ TEST_CASE("ptxas accepts the timer polls of DUET_KERNEL_TIMEOUT", "[nvidia][ptxa
             INFO("ptxas:\n" << a.output << "\nPTX:\n" << b.exe->ptx());
             CHECK(a.status == 0);
         }
+    }
+}
+
+TEST_CASE("ptxas accepts the bounds checks of DUET_KERNEL_CHECKS, with and without a timeout",
+          "[nvidia][ptxas][checks]") {
+    ScopedEnv checks("DUET_KERNEL_CHECKS", "1");
+    for (const char* timeout : {"", "1"}) {
+        ScopedEnv withTimeout("DUET_KERNEL_TIMEOUT", timeout);
+        for (const char* sm : {"sm_90", "sm_80"}) {
+            std::vector<Program> sources = {{"spin", "", kSpinSource}};
+            for (const Program& p : programs())
+                sources.push_back(p);
+            for (const Program& p : sources) {
+                INFO("program " << p.name << " for " << sm << " timeout '" << timeout << "'");
+                Built b = build(p.source, p.options, target(sm, 80));
+                REQUIRE(b.exe->guards().boundsChecks);
+                Assembled a = assemble(b.exe->ptx(), sm);
+                INFO("ptxas:\n" << a.output << "\nPTX:\n" << b.exe->ptx());
+                CHECK(a.status == 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("registers of checked kernels against unchecked ones (sm_90)",
+          "[nvidia][ptxas][checks]") {
+    // The overhead the checks cost in registers, printed for the README (CUDA 13's ptxas: at
+    // most 24 more, mostly the bounds of each argument, loaded once and kept).
+    std::map<std::string, int> plain, checked;
+    for (int withChecks = 0; withChecks < 2; ++withChecks) {
+        ScopedEnv checks("DUET_KERNEL_CHECKS", withChecks ? "1" : "0");
+        for (const Program& p : programs()) {
+            Built b = build(p.source, p.options);
+            Assembled a = assemble(b.exe->ptx(), "sm_90", "-v");
+            INFO("program " << p.name << "\nptxas:\n" << a.output);
+            REQUIRE(a.status == 0);
+            for (const rt::KernelDesc& k : b.exe->kernels())
+                (withChecks ? checked : plain)[std::string(p.name) + "/" + k.name] =
+                    registersOf(a.output, k.name);
+        }
+    }
+    for (const auto& [kernel, registers] : plain) {
+        INFO(kernel);
+        REQUIRE(checked.count(kernel));
+        CHECK(registers > 0);
+        CHECK(checked[kernel] > 0);
+        CHECK(checked[kernel] <= registers + 32);
+        std::printf("registers %-40s unchecked %3d checked %3d\n", kernel.c_str(), registers,
+                    checked[kernel]);
     }
 }
 

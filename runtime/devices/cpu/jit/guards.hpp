@@ -2,6 +2,8 @@
 // calls and the per-thread state they use. No LLVM headers: the executor includes it.
 #pragma once
 
+#include "core/kernel_checks.hpp"
+
 #include <atomic>
 #include <csetjmp>
 #include <cstdint>
@@ -12,19 +14,9 @@ namespace duet::rt::cpu {
 inline constexpr const char* kCheckFailHookName = "__duet_check_fail";
 inline constexpr const char* kCancelledHookName = "__duet_cancelled";
 
-/// What an access that failed its bounds check was.
-enum class AccessKind : uint32_t { Load = 0, Store = 1, Atomic = 2 };
-
-/// The first out-of-bounds access of a launch, as the check saw it.
-struct CheckFault {
-    uint32_t id = 0; ///< argument index, or (argument count + n) for the kernel's n-th variable
-    AccessKind kind = AccessKind::Load;
-    uint64_t address = 0;        ///< first byte accessed
-    uint64_t low = 0, high = 0;  ///< the bounds it was checked against, [low, high)
-    uint64_t bytes = 0;          ///< bytes accessed
-    const char* names = nullptr; ///< the kernel's names table (see kernel_checks.hpp)
-    uint64_t globalId[3] = {0, 0, 0};
-};
+// The access kinds and the fault record are every device's (core/kernel_checks.hpp).
+using rt::AccessKind;
+using rt::CheckFault;
 
 /// One guarded launch. `cancel` is what generated code polls (WorkGroupContext::cancel):
 /// non-zero stops every participant at its next check, loop back-edge or work-group.

@@ -5,6 +5,7 @@
 #include "core/data_files.hpp"
 #include "core/program_cache.hpp"
 #include "compiler/binary.hpp"
+#include "compiler/bounds_checks.hpp"
 #include "compiler/analysis_managers.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
@@ -33,6 +34,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -266,6 +268,33 @@ void renameForPtx(Module& m) {
         }
 }
 
+/// DUET_KERNEL_TIMEOUT in microseconds as the PTX header records it (0: none).
+uint64_t timeoutMicroseconds(const ExecutionGuards& guards) {
+    return guards.timeoutSeconds > 0
+               ? std::max<uint64_t>(1, uint64_t(guards.timeoutSeconds * 1e6 + 0.5))
+               : 0;
+}
+
+/// Guarded builds, before the kernel ABI: every function a kernel calls inlined into it (each
+/// that takes a pointer or touches memory; with a timeout every one, so that every loop can
+/// reach the launch's guard record), then the bounds checks (kernel_checks.cpp).
+std::string guardKernels(Module& m, const nvidia::PtxModule& module,
+                         std::map<std::string, std::vector<std::string>>& checkNames,
+                         std::string& log) {
+    if (!module.guarded())
+        return {};
+    if (std::string cycle = recursiveFunctions(m); !cycle.empty())
+        return cycle;
+    std::vector<Function*> kernels;
+    for (Function& f : m)
+        if (nvptx::isKernel(f))
+            kernels.push_back(&f);
+    inlineForGuards(kernels, module.timeoutMicroseconds != 0);
+    if (module.boundsChecks)
+        log += nvptx::insertKernelChecks(m, checkNames);
+    return {};
+}
+
 } // namespace
 
 std::shared_ptr<NvidiaExecutable> NvidiaExecutableBuilder::make(std::vector<KernelDesc> descs,
@@ -281,10 +310,11 @@ std::shared_ptr<NvidiaExecutable> NvidiaExecutableBuilder::make(std::vector<Kern
             error = "kernel " + d.name + " is missing from the PTX module";
             return nullptr;
         }
-        if (it->params != d.args.size() + 1) {
+        const size_t hidden = module.guarded() ? 2 : 1; // the launch block, the guard record
+        if (it->params != d.args.size() + hidden) {
             error = "kernel " + d.name + " has " + std::to_string(d.args.size()) +
                     " arguments but " + std::to_string(it->params) + " PTX parameters (expected " +
-                    std::to_string(d.args.size() + 1) + ")";
+                    std::to_string(d.args.size() + hidden) + ")";
             return nullptr;
         }
         for (uint32_t a : it->localArgs)
@@ -403,10 +433,21 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
     applyFastMath(*m, opts);
     if (std::string errors = nvptx::legalizeForNvptx(*m); !errors.empty())
         return FinalizeResult::failure(log + errors);
-    if (std::string errors = nvptx::applyKernelAbi(*m, module.kernels); !errors.empty())
+    // DUET_KERNEL_CHECKS and DUET_KERNEL_TIMEOUT, read per build as on the other devices; the
+    // PTX header records them.
+    const ExecutionGuards guards = executionGuardsFromEnvironment(log);
+    module.boundsChecks = guards.boundsChecks;
+    module.timeoutMicroseconds = timeoutMicroseconds(guards);
+    std::map<std::string, std::vector<std::string>> checkNames;
+    if (std::string errors = guardKernels(*m, module, checkNames, log); !errors.empty())
         return FinalizeResult::failure(log + errors);
-    for (nvidia::KernelEntry& k : module.kernels)
+    if (std::string errors = nvptx::applyKernelAbi(*m, module.kernels, module.guarded());
+        !errors.empty())
+        return FinalizeResult::failure(log + errors);
+    for (nvidia::KernelEntry& k : module.kernels) {
         k.usesPrintf = printing.count(k.name) != 0;
+        k.checkNames = std::move(checkNames[k.name]);
+    }
 
     std::string verifyLog;
     raw_string_ostream vos(verifyLog);
@@ -452,18 +493,16 @@ FinalizeResult finalizeForNvidia(const std::string& bitcode, std::string_view op
         return FinalizeResult::failure(log + cycle);
     nvptx::relaxFloatDivision(*m);
     nvptx::widenVec3Initializers(*m);
-    // DUET_KERNEL_TIMEOUT: loops poll the GPU's timer (kernel_timeout.cpp). Read per build, as
-    // on the other devices; the PTX header records it.
-    const ExecutionGuards guards = executionGuardsFromEnvironment(log);
-    if (guards.boundsChecks)
-        log += "note: DUET_KERNEL_CHECKS: the NVIDIA device has no checked kernels; this "
-               "program's accesses are not checked\n";
-    if (guards.timeoutSeconds > 0) {
-        module.timeoutMicroseconds =
-            std::max<uint64_t>(1, uint64_t(guards.timeoutSeconds * 1e6 + 0.5));
-        const unsigned loops = nvptx::insertTimeoutPolls(*m, module.timeoutMicroseconds * 1000);
+    // DUET_KERNEL_TIMEOUT: loops poll the GPU's timer (kernel_timeout.cpp).
+    if (module.timeoutMicroseconds) {
+        unsigned missed = 0;
+        const unsigned loops =
+            nvptx::insertTimeoutPolls(*m, module.timeoutMicroseconds * 1000, missed);
         log +=
             "note: DUET_KERNEL_TIMEOUT: " + std::to_string(loops) + " loops poll the GPU timer\n";
+        if (missed)
+            log += "note: DUET_KERNEL_TIMEOUT: " + std::to_string(missed) +
+                   " loops of functions not inlined into a kernel do not poll\n";
     }
 
     // Kernel-scope __local variables into dynamic shared memory (local_memory.cpp says why),
@@ -556,16 +595,13 @@ LoadBinaryResult loadNvidiaBinary(std::span<const unsigned char> binary, const T
         if (ptx.error.empty() && ptx.module.target != sm)
             return fail("the binary's PTX targets " + ptx.module.target + " but its note says " +
                         b.targetName);
-        // The timeout the PTX polls for is the one this load would build with (the binary was
-        // made under another DUET_KERNEL_TIMEOUT: rebuilt below).
+        // The guards the PTX has are the ones this load would build with (the binary was made
+        // under another DUET_KERNEL_TIMEOUT or DUET_KERNEL_CHECKS: rebuilt below).
         std::string guardLog;
         const ExecutionGuards wanted = executionGuardsFromEnvironment(guardLog);
-        const uint64_t wantedUs =
-            wanted.timeoutSeconds > 0
-                ? std::max<uint64_t>(1, uint64_t(wanted.timeoutSeconds * 1e6 + 0.5))
-                : 0;
         if (ptx.error.empty() && (!ptxLimit || ptx.module.ptxVersion <= ptxLimit) &&
-            ptx.module.timeoutMicroseconds == wantedUs) {
+            ptx.module.timeoutMicroseconds == timeoutMicroseconds(wanted) &&
+            ptx.module.boundsChecks == wanted.boundsChecks) {
             // The PTX is what runs: no recompilation.
             std::string error;
             const size_t globalBytes = ptx.module.globalBytes;
@@ -580,7 +616,7 @@ LoadBinaryResult loadNvidiaBinary(std::span<const unsigned char> binary, const T
         }
     }
     // Built for another processor, a newer PTX ISA than this device's driver takes, by another
-    // version of Duet's kernel ABI, under another DUET_KERNEL_TIMEOUT, or without code: rebuild
+    // version of Duet's kernel ABI, under other guards, or without code: rebuild
     // from the bitcode.
     FinalizeResult fin = finalizeForNvidia(b.bitcode, b.options, b.source, target);
     if (fin.status != CL_SUCCESS || !fin.executable)

@@ -59,9 +59,10 @@ Function* callableCopy(Function* k) {
 }
 
 /// The kernel with the ABI's parameters: __local pointers as i64 offsets, then the launch
-/// block by value. Replaces `k` (its uses, name, metadata) and returns the new function.
+/// block by value, then (`guarded`) the guard record's address. Replaces `k` (its uses, name,
+/// metadata) and returns the new function.
 Function* rewriteSignature(Module& m, Function* k, GlobalVariable* localArgs,
-                           std::vector<uint32_t>& localIndices) {
+                           std::vector<uint32_t>& localIndices, bool guarded) {
     LLVMContext& c = m.getContext();
     FunctionType* old = k->getFunctionType();
     SmallVector<Type*, 16> params;
@@ -75,6 +76,8 @@ Function* rewriteSignature(Module& m, Function* k, GlobalVariable* localArgs,
         }
     }
     params.push_back(PointerType::get(c, 0));
+    if (guarded)
+        params.push_back(PointerType::get(c, 1));
     FunctionType* type = FunctionType::get(old->getReturnType(), params, false);
     Function* f = Function::Create(type, k->getLinkage(), k->getAddressSpace(), "", &m);
     f->setCallingConv(k->getCallingConv());
@@ -95,6 +98,9 @@ Function* rewriteSignature(Module& m, Function* k, GlobalVariable* localArgs,
     launch.addAttribute(Attribute::ReadOnly);
     launch.addAttribute(Attribute::NoCapture);
     paramAttrs.push_back(AttributeSet::get(c, launch));
+    if (guarded) // the launch's own record: nothing else the kernel reaches points into it
+        paramAttrs.push_back(AttributeSet::get(
+            c, {Attribute::get(c, Attribute::NoUndef), Attribute::get(c, Attribute::NoAlias)}));
     f->setAttributes(
         AttributeList::get(c, oldAttrs.getFnAttrs(), oldAttrs.getRetAttrs(), paramAttrs));
 
@@ -113,10 +119,28 @@ Function* rewriteSignature(Module& m, Function* k, GlobalVariable* localArgs,
         from->replaceAllUsesWith(p);
     }
     f->getArg(old->getNumParams())->setName("duet.launch");
+    if (guarded)
+        f->getArg(old->getNumParams() + 1)->setName("duet.guard");
     k->replaceAllUsesWith(f); // !nvvm.annotations and the like
     f->takeName(k);
     k->eraseFromParent();
     return f;
+}
+
+/// Replaces the calls of `accessor` in each of `kernels` with the kernel's parameter `fromEnd`
+/// places before its last.
+void replaceAccessor(Function* accessor, ArrayRef<Function*> kernels, unsigned fromEnd) {
+    for (Function* k : kernels) {
+        Argument* param = k->getArg(k->arg_size() - 1 - fromEnd);
+        std::vector<CallInst*> calls;
+        for (Instruction& i : instructions(*k))
+            if (auto* call = dyn_cast<CallInst>(&i); call && call->getCalledFunction() == accessor)
+                calls.push_back(call);
+        for (CallInst* call : calls) {
+            call->replaceAllUsesWith(param);
+            call->eraseFromParent();
+        }
+    }
 }
 
 /// Erases internal functions nothing uses any more (inlined everywhere), repeatedly.
@@ -153,7 +177,7 @@ bool isKernel(const Function& f) {
     return false;
 }
 
-std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries) {
+std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries, bool guarded) {
     std::vector<Function*> kernels;
     for (Function& f : m)
         if (isKernel(f))
@@ -188,8 +212,8 @@ std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries)
         if (hasLocal && !localArgs)
             localArgs = dynamicSharedMemory(m);
         nvidia::KernelEntry e;
-        e.params = uint32_t(k->arg_size() + 1);
-        k = rewriteSignature(m, k, localArgs, e.localArgs);
+        e.params = uint32_t(k->arg_size() + 1 + (guarded ? 1 : 0));
+        k = rewriteSignature(m, k, localArgs, e.localArgs, guarded);
         e.name = k->getName().str();
         if (MDNode* reqd = k->getMetadata("reqd_work_group_size");
             reqd && reqd->getNumOperands() == 3) {
@@ -212,27 +236,28 @@ std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries)
     // its __local variables out in dynamic shared memory on its own (lowerLocalVariables), so
     // a function that two kernels call must not hold one offset for both.
     Function* accessor = m.getFunction(kLaunchBlockAccessor);
+    Function* guard = m.getFunction(kGuardRecordAccessor);
     std::vector<Function*> seeds;
     if (accessor)
         seeds.push_back(accessor);
+    if (guard)
+        seeds.push_back(guard);
     for (Function& f : m)
         if (!f.isDeclaration() && !kernelSet.count(&f) && usesLocalVariables(f))
             seeds.push_back(&f);
     if (std::string errors = inlineIntoKernels(m, seeds); !errors.empty())
         return errors;
-    if (!accessor)
-        return {};
-    for (Function* k : kernels) {
-        Argument* launch = k->getArg(k->arg_size() - 1);
-        std::vector<CallInst*> calls;
-        for (Instruction& i : instructions(*k))
-            if (auto* call = dyn_cast<CallInst>(&i); call && call->getCalledFunction() == accessor)
-                calls.push_back(call);
-        for (CallInst* call : calls) {
-            call->replaceAllUsesWith(launch);
-            call->eraseFromParent();
-        }
+    if (guard) {
+        if (!guarded)
+            return "error: internal: guard record accessed in a build without guards\n";
+        replaceAccessor(guard, kernels, 0);
     }
+    if (!accessor) {
+        if (guard && guard->use_empty())
+            guard->eraseFromParent();
+        return {};
+    }
+    replaceAccessor(accessor, kernels, guarded ? 1 : 0);
     // What still calls the accessor is unreachable from the kernels, or recursive.
     eraseUnusedFunctions(m);
     std::string errors;
@@ -241,8 +266,16 @@ std::string applyKernelAbi(Module& m, std::vector<nvidia::KernelEntry>& entries)
             errors += "error: function '" + demangle(call->getFunction()->getName().str()) +
                       "' uses work-item functions but cannot be inlined into its kernel (it is "
                       "recursive: OpenCL C does not allow recursion, section 6.11)\n";
+    if (guard)
+        for (User* u : guard->users())
+            if (auto* call = dyn_cast<CallBase>(u))
+                errors += "error: internal: function '" +
+                          demangle(call->getFunction()->getName().str()) +
+                          "' has bounds checks but is not inlined into a kernel\n";
     if (errors.empty() && accessor->use_empty())
         accessor->eraseFromParent();
+    if (errors.empty() && guard && guard->use_empty())
+        guard->eraseFromParent();
     return errors;
 }
 

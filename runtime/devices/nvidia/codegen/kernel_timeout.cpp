@@ -1,6 +1,7 @@
 // DUET_KERNEL_TIMEOUT on the NVIDIA device: loop back-edges poll the GPU's %globaltimer (every
-// 1024th iteration) and a flag in device memory, and a work-item past its deadline sets the flag
-// and exits. A running CUDA kernel cannot be stopped from the host, so the code stops itself.
+// 1024th iteration) and the launch's guard record in device memory, and a work-item past the
+// launch's deadline marks the record and exits. A running CUDA kernel cannot be stopped from the
+// host, so the code stops itself.
 #include "devices/nvidia/codegen/passes.hpp"
 
 #include <llvm/ADT/DepthFirstIterator.h>
@@ -8,6 +9,7 @@
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ScalarEvolution.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/Constants.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -63,74 +65,116 @@ std::vector<BackEdge> backEdgesToPoll(Function& f) {
 
 } // namespace
 
-unsigned insertTimeoutPolls(Module& m, uint64_t timeoutNs) {
-    LLVMContext& ctx = m.getContext();
+namespace {
+
+/// The code of one poll, `check` -> header or `stop`: reads the timer and the record, sets the
+/// launch's start if this is its first poll, and decides. Returns the block that branches back
+/// to the header (the header's new predecessor).
+BasicBlock* emitPoll(BasicBlock* slow, BasicBlock* header, BasicBlock* stop, PHINode* why,
+                     Argument* record, uint64_t timeoutNs) {
+    Function& f = *slow->getParent();
+    Module& m = *f.getParent();
+    LLVMContext& ctx = f.getContext();
     Type* i32 = Type::getInt32Ty(ctx);
     Type* i64 = Type::getInt64Ty(ctx);
-    auto* flag = new GlobalVariable(m, i32, false, GlobalValue::ExternalLinkage,
-                                    ConstantInt::get(i32, 0), nvidia::kTimeoutFlagSymbol, nullptr,
-                                    GlobalValue::NotThreadLocal, 1 /* global */);
-    flag->setAlignment(Align(4));
-    Function* timer = Intrinsic::getDeclaration(&m, Intrinsic::nvvm_read_ptx_sreg_globaltimer);
-    Function* exitFn = Intrinsic::getDeclaration(&m, Intrinsic::nvvm_exit);
+    IRBuilder<> pb(slow);
+    Value* now = pb.CreateCall(
+        Intrinsic::getDeclaration(&m, Intrinsic::nvvm_read_ptx_sreg_globaltimer), {}, "duet.now");
+    Value* startAt =
+        pb.CreateConstInBoundsGEP1_64(pb.getInt8Ty(), record, offsetof(nvidia::GuardRecord, start));
+    LoadInst* seen = pb.CreateAlignedLoad(i32, record, Align(4), /*isVolatile=*/true);
+    LoadInst* start = pb.CreateAlignedLoad(i64, startAt, Align(8), /*isVolatile=*/true);
+    // The launch's first poll sets its start: one deadline for every work-item and grid.
+    BasicBlock* claim = BasicBlock::Create(ctx, "duet.start", &f);
+    BasicBlock* decide = BasicBlock::Create(ctx, "duet.decide", &f);
+    pb.CreateCondBr(pb.CreateICmpEQ(start, ConstantInt::get(i64, 0)), claim, decide);
+    IRBuilder<> cb(claim);
+    Value* old = cb.CreateExtractValue(
+        cb.CreateAtomicCmpXchg(startAt, ConstantInt::get(i64, 0), now, MaybeAlign(8),
+                               AtomicOrdering::Monotonic, AtomicOrdering::Monotonic),
+        0);
+    Value* claimed =
+        cb.CreateSelect(cb.CreateICmpEQ(old, ConstantInt::get(i64, 0)), now, old, "duet.first");
+    cb.CreateBr(decide);
+    IRBuilder<> db(decide);
+    PHINode* from = db.CreatePHI(i64, 2, "duet.launch_start");
+    from->addIncoming(start, slow);
+    from->addIncoming(claimed, claim);
+    Value* late = db.CreateICmpUGT(now, db.CreateAdd(from, ConstantInt::get(i64, timeoutNs)));
+    Value* stopped = db.CreateICmpNE(seen, ConstantInt::get(i32, 0));
+    why->addIncoming(db.CreateZExt(late, i32), decide);
+    db.CreateCondBr(db.CreateOr(late, stopped, "duet.stop"), stop, header);
+    return decide;
+}
+
+/// Polls the back-edges of kernel `f` (its guard record the last parameter).
+void pollKernel(Function& f, const std::vector<BackEdge>& edges, uint64_t timeoutNs) {
+    LLVMContext& ctx = f.getContext();
+    Type* i32 = Type::getInt32Ty(ctx);
+    Argument* record = f.getArg(f.arg_size() - 1);
+    // One exit block per kernel: mark the record (timed out, when this poll found it late),
+    // leave the work-item.
+    BasicBlock* stop = BasicBlock::Create(ctx, "duet.timeout", &f);
+    IRBuilder<> sb(stop);
+    PHINode* why = sb.CreatePHI(i32, unsigned(edges.size()), "duet.why");
+    sb.CreateAtomicRMW(AtomicRMWInst::Or, record, why, MaybeAlign(4), AtomicOrdering::Monotonic);
+    sb.CreateCall(Intrinsic::getDeclaration(f.getParent(), Intrinsic::nvvm_exit));
+    sb.CreateUnreachable();
+
+    std::map<BasicBlock*, PHINode*> counters; // per loop header
+    for (const BackEdge& e : edges) {
+        BasicBlock* header = e.header;
+        PHINode*& count = counters[header];
+        if (!count) {
+            IRBuilder<> hb(&*header->getFirstInsertionPt());
+            count = hb.CreatePHI(i32, 4, "duet.iterations");
+            for (BasicBlock* pred : predecessors(header))
+                count->addIncoming(ConstantInt::get(i32, 0), pred);
+        }
+        // latch -> [edge: count, every kPollEvery-th to slow] -> header
+        BasicBlock* edge = SplitEdge(e.latch, header);
+        edge->setName("duet.backedge");
+        // SplitEdge moved the header's incoming values from the latch to `edge`, the
+        // counter's 0 too: it counts on from here instead.
+        Instruction* br = edge->getTerminator();
+        IRBuilder<> eb(br);
+        Value* next = eb.CreateAdd(count, ConstantInt::get(i32, 1), "duet.next");
+        Value* due = eb.CreateICmpEQ(eb.CreateAnd(next, kPollEvery - 1), ConstantInt::get(i32, 0),
+                                     "duet.due");
+        BasicBlock* slow = BasicBlock::Create(ctx, "duet.poll", &f);
+        eb.CreateCondBr(due, slow, header);
+        br->eraseFromParent();
+        BasicBlock* back = emitPoll(slow, header, stop, why, record, timeoutNs);
+        // The header's phis: `back` is a new predecessor with `edge`'s values; the counter
+        // goes on from `next` on both.
+        for (PHINode& phi : header->phis()) {
+            if (&phi == count) {
+                phi.setIncomingValueForBlock(edge, next);
+                phi.addIncoming(next, back);
+            } else {
+                phi.addIncoming(phi.getIncomingValueForBlock(edge), back);
+            }
+        }
+    }
+}
+
+} // namespace
+
+unsigned insertTimeoutPolls(Module& m, uint64_t timeoutNs, unsigned& missed) {
     unsigned polled = 0;
+    missed = 0;
     for (Function& f : m) {
         if (f.isDeclaration())
             continue;
         std::vector<BackEdge> edges = backEdgesToPoll(f);
         if (edges.empty())
             continue;
-        // The function's deadline, from the timer when it starts.
-        IRBuilder<> entry(&*f.getEntryBlock().getFirstInsertionPt());
-        Value* deadline = entry.CreateAdd(entry.CreateCall(timer, {}, "duet.start"),
-                                          ConstantInt::get(i64, timeoutNs), "duet.deadline");
-        // One exit block per function: set the flag, leave the work-item.
-        BasicBlock* stop = BasicBlock::Create(ctx, "duet.timeout", &f);
-        IRBuilder<> sb(stop);
-        sb.CreateStore(ConstantInt::get(i32, 1), flag, /*isVolatile=*/true);
-        sb.CreateCall(exitFn);
-        sb.CreateUnreachable();
-
-        std::map<BasicBlock*, PHINode*> counters; // per loop header
-        for (const BackEdge& e : edges) {
-            BasicBlock* header = e.header;
-            PHINode*& count = counters[header];
-            if (!count) {
-                IRBuilder<> hb(&*header->getFirstInsertionPt());
-                count = hb.CreatePHI(i32, 4, "duet.iterations");
-                for (BasicBlock* pred : predecessors(header))
-                    count->addIncoming(ConstantInt::get(i32, 0), pred);
-            }
-            // latch -> [edge: count, every kPollEvery-th to slow] -> header
-            BasicBlock* edge = SplitEdge(e.latch, header);
-            edge->setName("duet.backedge");
-            // SplitEdge moved the header's incoming values from the latch to `edge`, the
-            // counter's 0 too: it counts on from here instead.
-            Instruction* br = edge->getTerminator();
-            IRBuilder<> eb(br);
-            Value* next = eb.CreateAdd(count, ConstantInt::get(i32, 1), "duet.next");
-            Value* due = eb.CreateICmpEQ(eb.CreateAnd(next, kPollEvery - 1),
-                                         ConstantInt::get(i32, 0), "duet.due");
-            BasicBlock* slow = BasicBlock::Create(ctx, "duet.poll", &f);
-            eb.CreateCondBr(due, slow, header);
-            br->eraseFromParent();
-            IRBuilder<> pb(slow);
-            Value* late = pb.CreateICmpUGT(pb.CreateCall(timer, {}, "duet.now"), deadline);
-            Value* seen = pb.CreateICmpNE(pb.CreateLoad(i32, flag, /*isVolatile=*/true),
-                                          ConstantInt::get(i32, 0));
-            pb.CreateCondBr(pb.CreateOr(late, seen, "duet.stop"), stop, header);
-            // The header's phis: `slow` is a new predecessor with `edge`'s values; the counter
-            // goes on from `next` on both.
-            for (PHINode& phi : header->phis()) {
-                if (&phi == count) {
-                    phi.setIncomingValueForBlock(edge, next);
-                    phi.addIncoming(next, slow);
-                } else {
-                    phi.addIncoming(phi.getIncomingValueForBlock(edge), slow);
-                }
-            }
-            ++polled;
+        if (!isKernel(f)) {
+            missed += unsigned(edges.size());
+            continue;
         }
+        pollKernel(f, edges, timeoutNs);
+        polled += unsigned(edges.size());
     }
     return polled;
 }

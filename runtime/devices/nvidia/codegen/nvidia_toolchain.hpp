@@ -62,9 +62,10 @@ public:
     void* entry(size_t index) const override;
     const std::string& binary() const override { return m_binary; }
     size_t globalVariableTotalSize() const override { return m_globalBytes; }
-    /// DUET_KERNEL_TIMEOUT as the PTX polls for it (no bounds checks on this device).
+    /// DUET_KERNEL_CHECKS and DUET_KERNEL_TIMEOUT as the PTX has them.
     ExecutionGuards guards() const override {
         ExecutionGuards g;
+        g.boundsChecks = m_module.boundsChecks;
         g.timeoutSeconds = double(m_module.timeoutMicroseconds) / 1e6;
         return g;
     }

@@ -11,6 +11,7 @@ namespace llvm {
 class PassBuilder;
 }
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ namespace duet::rt::nvptx {
 /// The function the work-item builtins call for the launch block (builtins/nvidia/workitem.cl);
 /// applyKernelAbi replaces each call with the kernel's hidden parameter.
 inline constexpr const char* kLaunchBlockAccessor = "__duet_nv_launch";
+/// The function checked code calls for its launch's guard record (ptx_module.hpp: GuardRecord,
+/// a `ptr addrspace(1)`); applyKernelAbi replaces each call with the kernel's guard parameter.
+inline constexpr const char* kGuardRecordAccessor = "__duet_nv_guard";
 /// The dynamic shared memory that __local pointer arguments and kernel-scope __local variables
 /// are offsets into.
 inline constexpr const char* kLocalArgsSymbol = "__duet_local_args";
@@ -94,9 +98,23 @@ std::string lowerPrintf(llvm::Module& m, std::vector<PrintfFormat>& formats);
 /// into the kernels and the accessor replaced with the parameter; a kernel that other code
 /// calls gets an internal copy for those calls (PTX cannot call an .entry);
 /// reqd_work_group_size becomes `.maxntid`. Non-kernel functions become internal. Appends one
-/// KernelEntry per kernel (localVariableBytes and usesPrintf are filled later). Returns
-/// "error: ..." lines on failure.
-std::string applyKernelAbi(llvm::Module& m, std::vector<nvidia::KernelEntry>& kernels);
+/// KernelEntry per kernel (localVariableBytes and usesPrintf are filled later). `guarded`
+/// (DUET_KERNEL_CHECKS or DUET_KERNEL_TIMEOUT): each kernel also gets the guard record's address
+/// as a last parameter (`ptr addrspace(1)`), which replaces the calls of kGuardRecordAccessor.
+/// Returns "error: ..." lines on failure.
+std::string applyKernelAbi(llvm::Module& m, std::vector<nvidia::KernelEntry>& kernels,
+                           bool guarded);
+
+/// DUET_KERNEL_CHECKS: puts a bounds check before every access of every kernel
+/// (compiler/bounds_checks.hpp) through a pointer that derives from an argument or a program
+/// variable. Argument bounds come from the guard record (kGuardRecordAccessor, GuardRecord);
+/// a failed check claims the record's fault fields if it is the launch's first, sets
+/// kStoppedByCheck and exits the work-item (PTX `exit`). Runs before applyKernelAbi, on kernels
+/// into which inlineForGuards has inlined what they call. `names`: per kernel, the names its
+/// checks report (KernelEntry::checkNames). Returns build-log notes (kernels with accesses
+/// left unchecked).
+std::string insertKernelChecks(llvm::Module& m,
+                               std::map<std::string, std::vector<std::string>>& names);
 
 /// Kernel-scope __local variables (addrspace(3) globals, also those that the kernel reaches
 /// through the functions it calls) become offsets into the launch's dynamic shared memory
@@ -131,13 +149,16 @@ std::string addTextureVariants(llvm::Module& m, std::vector<nvidia::KernelEntry>
 /// kTexturesOnly false, and deletes their declarations.
 void removeSoftwareReadMarks(llvm::Module& m);
 
-/// DUET_KERNEL_TIMEOUT: defines nvidia::kTimeoutFlagSymbol and makes every loop that may run
-/// long (all but those with a constant trip count of at most 4096) count its iterations; every
-/// 1024th back-edge reads %globaltimer and the flag, and once the timer is past the
-/// function's start plus `timeoutNs`, or the flag is set, the work-item sets the flag and
-/// exits (PTX `exit`). Runs after optimisation, on the code the backend gets. Returns the
-/// number of loops instrumented.
-unsigned insertTimeoutPolls(llvm::Module& m, uint64_t timeoutNs);
+/// DUET_KERNEL_TIMEOUT: makes every loop of every kernel that may run long (all but those with a
+/// constant trip count of at most 4096) count its iterations; every 1024th back-edge reads
+/// %globaltimer and the guard record (the kernel's last parameter, GuardRecord): the first poll
+/// of the launch sets its start (atom.cas), and once the timer is past that start plus
+/// `timeoutNs` the work-item sets kStoppedByTimeout and exits (PTX `exit`), as it does when it
+/// finds the launch stopped already. Runs after optimisation, on the code the backend gets, with
+/// every function inlined into the kernels (inlineForGuards). Returns the number of loops
+/// instrumented; `missed` counts loops of functions other than kernels, which cannot reach the
+/// record and are not polled.
+unsigned insertTimeoutPolls(llvm::Module& m, uint64_t timeoutNs, unsigned& missed);
 
 /// Whether `f` is a kernel of the module (listed as such in !nvvm.annotations).
 bool isKernel(const llvm::Function& f);

@@ -9,9 +9,9 @@ namespace duet::nvidia {
 namespace {
 
 /// The header's first line; the number is the kernel ABI's version (2: __local variables in
-/// dynamic shared memory).
+/// dynamic shared memory; 3: guarded builds take the guard record, GuardRecord).
 constexpr const char* kMagicPrefix = "// duet-nvidia-ptx ";
-constexpr const char* kMagic = "// duet-nvidia-ptx 2";
+constexpr const char* kMagic = "// duet-nvidia-ptx 3";
 
 std::string hex(std::string_view s) {
     static const char* digits = "0123456789abcdef";
@@ -129,6 +129,8 @@ std::string ptxHeader(const PtxModule& m) {
        << "\n";
     if (m.timeoutMicroseconds)
         os << "// duet-timeout " << m.timeoutMicroseconds << "\n";
+    if (m.boundsChecks)
+        os << "// duet-checks\n";
     for (const KernelEntry& k : m.kernels)
         os << "// duet-kernel " << k.name << " params " << k.params << " local-args "
            << listText(k.localArgs) << " local-vars " << k.localVariableBytes << " reqd "
@@ -140,6 +142,14 @@ std::string ptxHeader(const PtxModule& m) {
         os << "// duet-textured " << k.name << " " << k.texturedName << " ";
         for (size_t i = 0; i < k.textureRequirements.size(); ++i)
             os << (i ? "," : "") << requirementText(k.textureRequirements[i]);
+        os << "\n";
+    }
+    for (const KernelEntry& k : m.kernels) {
+        if (k.checkNames.empty())
+            continue;
+        os << "// duet-check-names " << k.name << " ";
+        for (size_t i = 0; i < k.checkNames.size(); ++i)
+            os << (i ? "," : "") << (k.checkNames[i].empty() ? "-" : hex(k.checkNames[i]));
         os << "\n";
     }
     for (const PrintfFormat& f : m.printf)
@@ -209,6 +219,27 @@ ReadPtxResult readPtxModule(std::string_view ptx) {
             if (w.size() != 3 || !number(w[2], r.module.timeoutMicroseconds) ||
                 !r.module.timeoutMicroseconds)
                 return fail("malformed duet-timeout line");
+        } else if (w[1] == "duet-checks") {
+            if (w.size() != 2)
+                return fail("malformed duet-checks line");
+            r.module.boundsChecks = true;
+        } else if (w[1] == "duet-check-names") {
+            // After the kernel's own line: the names its checks report ("-": none).
+            auto k =
+                std::find_if(r.module.kernels.begin(), r.module.kernels.end(),
+                             [&](const KernelEntry& e) { return w.size() > 2 && e.name == w[2]; });
+            if (w.size() != 4 || k == r.module.kernels.end() || !k->checkNames.empty())
+                return fail("malformed duet-check-names line: " + std::string(line));
+            for (std::string_view list = w[3]; !list.empty();) {
+                const size_t comma = list.find(',');
+                std::string name;
+                const std::string_view word = list.substr(0, comma);
+                if (word != "-" && (!unhex(word, name) || name.empty()))
+                    return fail("malformed duet-check-names line: " + std::string(line));
+                k->checkNames.push_back(std::move(name));
+                list =
+                    comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+            }
         } else if (w[1] == "duet-kernel") {
             KernelEntry k;
             std::vector<uint32_t> reqd;

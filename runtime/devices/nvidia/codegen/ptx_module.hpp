@@ -69,8 +69,10 @@ struct TextureRequirement {
 
 /// What the launcher needs per kernel beyond the OpenCL argument list (KernelDesc).
 struct KernelEntry {
-    std::string name;                ///< the PTX .entry name (the OpenCL kernel name)
-    uint32_t params = 0;             ///< PTX parameters: the OpenCL arguments, then LaunchBlock
+    std::string name; ///< the PTX .entry name (the OpenCL kernel name)
+    /// PTX parameters: the OpenCL arguments, then LaunchBlock, then in guarded builds the guard
+    /// record's address (GuardRecord).
+    uint32_t params = 0;
     std::vector<uint32_t> localArgs; ///< indices of __local pointer arguments (u64 offsets)
     /// Bytes at the start of the dynamic shared memory that the kernel's __local variables take
     /// (also those of the functions it calls), each at its alignment; the __local arguments
@@ -90,13 +92,44 @@ struct KernelEntry {
     /// needed the software path.
     std::string texturedName;
     std::vector<TextureRequirement> textureRequirements;
+    /// DUET_KERNEL_CHECKS: the names a failed check's message gives, by its id: each argument's
+    /// (empty when unknown), then each program variable's (kernel-scope __local, program-scope)
+    /// whose bounds the kernel checks (the header's `duet-check-names` line; empty: no checks).
+    std::vector<std::string> checkNames;
 };
 
-/// DUET_KERNEL_TIMEOUT: a module built with a timeout has this `.visible .global .u32`; a
-/// work-item that finds the GPU's %globaltimer past its start plus the timeout on a loop
-/// back-edge sets it to 1 and exits, and so does any work-item that sees it set. The launcher
-/// zeroes it before a launch and reads it after (cuModuleGetGlobal).
-inline constexpr const char* kTimeoutFlagSymbol = "__duet_timed_out";
+/// Guarded builds (DUET_KERNEL_CHECKS, DUET_KERNEL_TIMEOUT): every kernel has one more PTX
+/// parameter after the launch block, a `.param .u64`: the device address of its launch's guard
+/// record, this header followed by the bounds of each argument (two u64, [low, high), per
+/// argument in order: a buffer's bytes, an image's descriptor; for a __local argument [0, its
+/// size), relative to the pointer the kernel gets; 0, 0 for the others). The launcher writes
+/// the record (the header zeroed) on the stream before the grids of each launch, one record per
+/// launch, and reads the header back after them. Every grid of the launch shares it.
+struct GuardRecord {
+    /// Why the launch stopped: kStoppedByTimeout, kStoppedByCheck (bits; 0: it did not). A
+    /// work-item that sees it non-zero at a poll exits.
+    uint32_t stopped;
+    uint32_t faultTaken; ///< 0 until the first failed check claims the fault fields below
+    /// %globaltimer (ns) when the launch's first poll ran, the start its deadline counts from
+    /// (0: no poll yet); the first poller sets it (atom.cas).
+    uint64_t start;
+    // The first failed check (rt::CheckFault's fields).
+    uint32_t faultId; ///< argument index, argument count + variable index, or rt::kCheckNullId
+    uint32_t faultKind;
+    uint64_t faultAddress, faultLow, faultHigh, faultBytes;
+    uint64_t faultGlobalId[3];
+};
+static_assert(sizeof(GuardRecord) == 80);
+static_assert(offsetof(GuardRecord, start) == 8);
+static_assert(offsetof(GuardRecord, faultId) == 16);
+static_assert(offsetof(GuardRecord, faultAddress) == 24);
+static_assert(offsetof(GuardRecord, faultGlobalId) == 56);
+inline constexpr uint32_t kStoppedByTimeout = 1;
+inline constexpr uint32_t kStoppedByCheck = 2;
+/// Bytes of the guard record of a kernel with `arguments` OpenCL arguments.
+inline constexpr size_t guardRecordBytes(size_t arguments) {
+    return sizeof(GuardRecord) + 16 * arguments;
+}
 
 /// A PTX module and what Duet knows about it.
 struct PtxModule {
@@ -104,8 +137,12 @@ struct PtxModule {
     unsigned ptxVersion = 0;  ///< PTX ISA as major*10 + minor (80 for 8.0)
     uint64_t globalBytes = 0; ///< program-scope __global variables (CL_PROGRAM_BUILD_GLOBAL_...)
     /// DUET_KERNEL_TIMEOUT the code polls for, in microseconds (the header's `duet-timeout`
-    /// line); 0: no polls, no kTimeoutFlagSymbol.
+    /// line); 0: no polls.
     uint64_t timeoutMicroseconds = 0;
+    /// DUET_KERNEL_CHECKS: accesses are bounds-checked (the header's `duet-checks` line).
+    bool boundsChecks = false;
+    /// Whether the kernels take the guard record parameter (GuardRecord).
+    bool guarded() const { return boundsChecks || timeoutMicroseconds; }
     std::vector<KernelEntry> kernels;
     std::vector<PrintfFormat> printf;
 };

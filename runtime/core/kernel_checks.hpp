@@ -1,0 +1,34 @@
+// What a failed bounds check of a checked kernel (DUET_KERNEL_CHECKS) reports, and its message:
+// one record and one wording for every device that compiles the checks into its code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace duet::rt {
+
+struct KernelLaunch;
+
+/// What an access that failed its bounds check was.
+enum class AccessKind : uint32_t { Load = 0, Store = 1, Atomic = 2 };
+
+/// The id of an access through a NULL pointer (no argument or variable).
+inline constexpr uint32_t kCheckNullId = 0xffffffffu;
+
+/// The first out-of-bounds access of a launch, as the check saw it.
+struct CheckFault {
+    uint32_t id = 0; ///< argument index, or (argument count + n) for the kernel's n-th variable
+    AccessKind kind = AccessKind::Load;
+    uint64_t address = 0;        ///< first byte accessed
+    uint64_t low = 0, high = 0;  ///< the bounds it was checked against, [low, high)
+    uint64_t bytes = 0;          ///< bytes accessed
+    const char* names = nullptr; ///< argument names, then variable names, each ending in NUL
+    uint64_t globalId[3] = {0, 0, 0};
+};
+
+/// The message of a launch stopped by a failed bounds check: kernel, argument (by index, name,
+/// type and buffer) or variable, access, byte offset (from the pointer the kernel was given) and
+/// work-item's global id. The same text on every device.
+std::string describeFault(const KernelLaunch& launch, const CheckFault& fault);
+
+} // namespace duet::rt

@@ -1,0 +1,237 @@
+// DUET_KERNEL_CHECKS on whichever device DUET_DEVICES selects (the first of the Duet platform):
+// out-of-bounds accesses through a buffer (a sub-buffer whose neighbour must stay untouched), a
+// __local argument and a kernel-scope __local variable fail their events with
+// CL_OUT_OF_RESOURCES and a message naming the kernel, the argument or variable, the byte offset
+// and the work-item; the next kernel on the queue runs; an in-bounds launch of a checked build
+// succeeds. A plain program (no Catch2) to run by hand on a GPU host too; exit 0 pass, 1 fail,
+// 77 skipped (no device). Sets DUET_KERNEL_CHECKS=1.
+#include <CL/cl.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+std::mutex notesMutex;
+std::string notes;
+
+void CL_CALLBACK note(const char* text, const void*, size_t, void*) {
+    std::lock_guard lock(notesMutex);
+    notes += std::string(text) + "\n";
+}
+
+std::string takeNotes() {
+    std::lock_guard lock(notesMutex);
+    std::string out;
+    out.swap(notes);
+    return out;
+}
+
+int failures = 0;
+void expect(bool ok, const std::string& what) {
+    std::printf("%s: %s\n", ok ? "ok  " : "FAIL", what.c_str());
+    failures += !ok;
+}
+
+bool has(const std::string& text, const std::string& what) {
+    return text.find(what) != std::string::npos;
+}
+
+const char* kSource = R"CL(
+__kernel void fill(__global int* out, int shift) { out[get_global_id(0) + shift] = 7; }
+__kernel void tile_sum(__global float* out, __local float* tile) {
+    size_t l = get_local_id(0);
+    tile[l + 1] = (float)l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tile[l];
+}
+__kernel void sums(__global int* out) {
+    __local int part[16];
+    part[get_local_id(0)] = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = part[0];
+}
+__kernel void add(__global int* data, int v) { data[get_global_id(0)] += v; }
+)CL";
+
+constexpr size_t kItems = 1024, kLocal = 64;
+constexpr int kPattern = 12345;
+
+cl_int statusOf(cl_event e) {
+    cl_int s = CL_COMPLETE;
+    clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr);
+    return s;
+}
+
+/// Runs `k` and then `add` on `q`; checks that `k` failed (or succeeded, `fails` false) and that
+/// `add` completed. Returns the messages of the notify callback.
+std::string runPair(cl_command_queue q, cl_kernel k, cl_kernel add, bool fails,
+                    const std::string& what) {
+    takeNotes();
+    cl_event ran = nullptr, added = nullptr;
+    cl_int e = clEnqueueNDRangeKernel(q, k, 1, nullptr, &kItems, &kLocal, 0, nullptr, &ran);
+    expect(e == CL_SUCCESS, what + ": enqueue");
+    e = clEnqueueNDRangeKernel(q, add, 1, nullptr, &kItems, &kLocal, 0, nullptr, &added);
+    expect(e == CL_SUCCESS, what + ": enqueue add after it");
+    clFinish(q);
+    const cl_int s = statusOf(ran);
+    expect(s == (fails ? CL_OUT_OF_RESOURCES : CL_COMPLETE),
+           what + ": the event is " + (fails ? "CL_OUT_OF_RESOURCES" : "CL_COMPLETE") + " (got " +
+               std::to_string(s) + ")");
+    expect(statusOf(added) == CL_COMPLETE, what + ": the next kernel on the queue completes");
+    clReleaseEvent(ran);
+    clReleaseEvent(added);
+    const std::string said = takeNotes();
+    std::printf("      message: %s", said.empty() ? "(none)\n" : said.c_str());
+    return said;
+}
+
+} // namespace
+
+int main() {
+    setenv("DUET_KERNEL_CHECKS", "1", 1);
+    // A kernel that never ends (a work-item stopped before a barrier holding the others up)
+    // would hang the test: give up after two minutes.
+    std::atomic<bool> done{false};
+    std::thread guard([&] {
+        const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (!done && std::chrono::steady_clock::now() < limit)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (!done) {
+            std::printf("FAIL: a launch did not end within 120 s\n");
+            std::fflush(stdout);
+            _exit(1);
+        }
+    });
+    guard.detach();
+    const char* wanted = std::getenv("DUET_TEST_PLATFORM");
+    cl_platform_id platform = nullptr;
+    cl_platform_id platforms[16];
+    cl_uint count = 0;
+    if (clGetPlatformIDs(16, platforms, &count) == CL_SUCCESS)
+        for (cl_uint i = 0; i < count && i < 16 && !platform; ++i) {
+            char name[256] = {};
+            clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
+            if (std::string(name).find(wanted && *wanted ? wanted : "Duet") != std::string::npos)
+                platform = platforms[i];
+        }
+    cl_device_id device = nullptr;
+    if (!platform ||
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) {
+        std::printf(
+            "kernel_checks_test: SKIPPED: no device of the Duet platform (DUET_DEVICES=%s)\n",
+            std::getenv("DUET_DEVICES") ? std::getenv("DUET_DEVICES") : "");
+        return 77;
+    }
+    char deviceName[256] = {};
+    clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof deviceName - 1, deviceName, nullptr);
+    std::printf("kernel_checks_test: %s, DUET_KERNEL_CHECKS=1\n", deviceName);
+    cl_int e = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &device, note, nullptr, &e);
+    cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &e);
+    cl_program p = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &e);
+    e = clBuildProgram(p, 1, &device, "", nullptr, nullptr);
+    std::vector<char> log(1 << 16);
+    clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, log.size() - 1, log.data(), nullptr);
+    if (e != CL_SUCCESS) {
+        std::printf("FAIL: build: error %d\n%s", e, log.data());
+        return 1;
+    }
+    expect(!has(log.data(), "not checked"), "every access of the program is checked");
+    cl_kernel fill = clCreateKernel(p, "fill", &e);
+    cl_kernel tileSum = clCreateKernel(p, "tile_sum", &e);
+    cl_kernel sums = clCreateKernel(p, "sums", &e);
+    cl_kernel add = clCreateKernel(p, "add", &e);
+
+    // `out` and `neighbour`: two adjacent sub-buffers of one buffer, so that out[1024] is
+    // neighbour[0] in memory.
+    std::vector<int> init(2 * kItems, kPattern);
+    cl_mem both = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                 init.size() * sizeof(int), init.data(), &e);
+    cl_buffer_region first{0, kItems * sizeof(int)},
+        second{kItems * sizeof(int), kItems * sizeof(int)};
+    cl_mem out = clCreateSubBuffer(both, 0, CL_BUFFER_CREATE_TYPE_REGION, &first, &e);
+    cl_mem neighbour = clCreateSubBuffer(both, 0, CL_BUFFER_CREATE_TYPE_REGION, &second, &e);
+    expect(e == CL_SUCCESS, "two adjacent sub-buffers");
+    std::vector<int> zeros(kItems, 0);
+    cl_mem data = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                 kItems * sizeof(int), zeros.data(), &e);
+    const int three = 3;
+    clSetKernelArg(add, 0, sizeof data, &data);
+    clSetKernelArg(add, 1, sizeof three, &three);
+    int rounds = 0; // launches of `add` so far
+
+    // A write one past the end of `out`, by work-item 1023.
+    const int shift = 1;
+    clSetKernelArg(fill, 0, sizeof out, &out);
+    clSetKernelArg(fill, 1, sizeof shift, &shift);
+    std::string m = runPair(q, fill, add, true, "buffer overrun");
+    ++rounds;
+    expect(has(m, "kernel 'fill': out-of-bounds write of 4 bytes at byte offset 4096 of argument "
+                  "0 'out' (__global int*, a sub-buffer of 4096 bytes) by work-item 1023 (global "
+                  "id)"),
+           "the message names kernel, argument, offset and work-item");
+    std::vector<int> got(kItems, 0);
+    clEnqueueReadBuffer(q, neighbour, CL_TRUE, 0, kItems * sizeof(int), got.data(), 0, nullptr,
+                        nullptr);
+    bool untouched = true;
+    for (int v : got)
+        untouched &= v == kPattern;
+    expect(untouched, "the neighbouring sub-buffer is untouched");
+
+    // A __local argument of 64 floats, written at [64] by each group's last work-item.
+    cl_mem scratch = clCreateBuffer(ctx, CL_MEM_READ_WRITE, kItems * sizeof(float), nullptr, &e);
+    clSetKernelArg(tileSum, 0, sizeof scratch, &scratch);
+    clSetKernelArg(tileSum, 1, kLocal * sizeof(float), nullptr);
+    m = runPair(q, tileSum, add, true, "__local argument overrun");
+    ++rounds;
+    expect(has(m, "kernel 'tile_sum': out-of-bounds write of 4 bytes at byte offset 256 of "
+                  "argument 1 'tile' (__local float*, 256 bytes per work-group) by work-item "),
+           "the message names the __local argument and its size");
+
+    // A kernel-scope __local variable of 16 ints, written by 64 work-items per group.
+    clSetKernelArg(sums, 0, sizeof scratch, &scratch);
+    m = runPair(q, sums, add, true, "__local variable overrun");
+    ++rounds;
+    expect(has(m, "kernel 'sums': out-of-bounds write of 4 bytes at byte offset ") &&
+               has(m, " of variable 'sums.part' (64 bytes) by work-item "),
+           "the message names the __local variable");
+
+    // In bounds: the checked build runs and writes what it should.
+    const int none = 0;
+    clSetKernelArg(fill, 1, sizeof none, &none);
+    m = runPair(q, fill, add, false, "in bounds");
+    ++rounds;
+    expect(m.empty(), "no message for a launch in bounds");
+    clEnqueueReadBuffer(q, out, CL_TRUE, 0, kItems * sizeof(int), got.data(), 0, nullptr, nullptr);
+    bool filled = true;
+    for (int v : got)
+        filled &= v == 7;
+    expect(filled, "the in-bounds launch wrote every element");
+    clEnqueueReadBuffer(q, data, CL_TRUE, 0, kItems * sizeof(int), got.data(), 0, nullptr, nullptr);
+    bool added = true;
+    for (int v : got)
+        added &= v == 3 * rounds;
+    expect(added, "each add after a stopped kernel ran (" + std::to_string(3 * rounds) + ")");
+
+    clReleaseMemObject(scratch);
+    clReleaseMemObject(data);
+    clReleaseMemObject(out);
+    clReleaseMemObject(neighbour);
+    clReleaseMemObject(both);
+    for (cl_kernel k : {fill, tileSum, sums, add})
+        clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+    done = true;
+    std::printf("kernel_checks_test: %s (%d failures)\n", failures ? "FAILED" : "passed", failures);
+    return failures ? 1 : 0;
+}
