@@ -404,7 +404,7 @@ void DistributedSimulator::releaseHalo() {
     m_haloCapacity = 0;
 }
 
-cl_event DistributedSimulator::packHalo() {
+void DistributedSimulator::packHalo() {
     const Grid& g = m_sim.grid();
     setArg(m_pack, 0, m_sim.current());
     setArg(m_pack, 1, cl_int(g.pitch()));
@@ -414,12 +414,10 @@ cl_event DistributedSimulator::packHalo() {
     interop::check(clEnqueueNDRangeKernel(m_queue, m_pack, 1, nullptr, &m_haloCells, nullptr, 0,
                                           nullptr, nullptr),
                    "clEnqueueNDRangeKernel(pack)");
-    cl_event read = nullptr;
     interop::check(clEnqueueReadBuffer(m_queue, m_send, CL_FALSE, 0,
                                        m_haloCells * sizeof(cl_float4), m_stage[0], 0, nullptr,
-                                       &read),
+                                       nullptr),
                    "clEnqueueReadBuffer(halo)");
-    return read;
 }
 
 void DistributedSimulator::postHalo() {
@@ -530,19 +528,16 @@ void DistributedSimulator::step(float cfl, double tEnd, bool gradient) {
     m_lastStepWaits = 0;
     // One wait for the device per step: the halos packed and read (after the domain's edges
     // are filled along both axes: the strips carry them to the corners) and the reduction's
-    // first stage read.
-    cl_event events[2];
-    cl_uint count = 0;
+    // first stage read. clFinish rather than clWaitForEvents on the two reads' events (the
+    // same commands: they are the last ones queued): on Duet's CPU device with one core per
+    // rank the event wait made steps 2-3x slower (bench/gasdyn_mpi/README.md).
     if (exchange) {
         m_sim.fillGhosts(Axis::X);
         m_sim.fillGhosts(Axis::Y);
-        events[count++] = packHalo();
+        packHalo();
     }
-    events[count++] = m_sim.enqueueLocalMaxima(gradient);
-    cl_int waited = clWaitForEvents(count, events);
-    for (cl_uint k = 0; k < count; ++k)
-        clReleaseEvent(events[k]);
-    interop::check(waited, "clWaitForEvents(halo and maxima read)");
+    m_sim.enqueueLocalMaxima(gradient);
+    interop::check(clFinish(m_queue), "clFinish(halo and maxima read)");
     ++m_lastStepWaits;
     if (exchange) {
         auto t0 = std::chrono::steady_clock::now();

@@ -132,8 +132,9 @@ public:
     /// step's MPI_Allreduce (waiting for the slowest rank included).
     double haloSeconds() const { return m_haloSeconds; }
     double reduceSeconds() const { return m_reduceSeconds; }
-    /// Blocking waits for the device in the last step (clWaitForEvents, blocking transfers):
-    /// 1 with an exchange, as without (the reduction's read). For tests and reports.
+    /// Blocking waits for the device in the last step (clFinish, clWaitForEvents, blocking
+    /// transfers): 1 with an exchange as without (2 with the overlap: the interior's launch).
+    /// For tests and reports.
     int lastStepWaits() const { return m_lastStepWaits; }
 
 private:
@@ -145,8 +146,8 @@ private:
     void planHalo();
     void allocateHalo(size_t cells);
     void releaseHalo();
-    // Enqueues the pack and the read into the host staging; returns the read's event.
-    cl_event packHalo();
+    // Enqueues the pack and the non-blocking read into the host staging.
+    void packHalo();
     void postHalo();
     // Waits for the strips, writes them to the device and unpacks them.
     void finishHalo();

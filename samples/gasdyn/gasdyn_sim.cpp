@@ -453,22 +453,18 @@ void Simulator::reduce(float cfl, double tEnd, bool gradient) {
 }
 
 Maxima Simulator::localMaxima(bool gradient) {
-    cl_event read = enqueueLocalMaxima(gradient);
-    cl_int err = clWaitForEvents(1, &read);
-    clReleaseEvent(read);
-    interop::check(err, "clWaitForEvents(partial maxima)");
+    enqueueLocalMaxima(gradient);
+    interop::check(clFinish(m_queue), "clFinish(partial maxima)");
     return foldLocalMaxima();
 }
 
-cl_event Simulator::enqueueLocalMaxima(bool gradient) {
+void Simulator::enqueueLocalMaxima(bool gradient) {
     reduceCells(gradient);
     m_partialHost.resize(m_reduceGroups * 8);
-    cl_event read = nullptr;
     interop::check(clEnqueueReadBuffer(m_queue, m_partial, CL_FALSE, 0,
                                        m_partialHost.size() * sizeof(cl_float),
-                                       m_partialHost.data(), 0, nullptr, &read),
+                                       m_partialHost.data(), 0, nullptr, nullptr),
                    "clEnqueueReadBuffer(partial maxima)");
-    return read;
 }
 
 Maxima Simulator::foldLocalMaxima() const {

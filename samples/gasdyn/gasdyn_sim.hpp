@@ -152,9 +152,9 @@ public:
     /// grids' maxima (MPI ranks' blocks) fold with fmax into the whole domain's.
     Maxima localMaxima(bool gradient = false);
     /// The same in two halves, so that the wait can be shared with other transfers: enqueues the
-    /// first stage and a non-blocking read of its results and returns the read's event (the
-    /// caller waits for it and releases it); foldLocalMaxima() folds them once it completed.
-    cl_event enqueueLocalMaxima(bool gradient = false);
+    /// first stage and a non-blocking read of its results; foldLocalMaxima() folds them once
+    /// the caller has waited for the queue (clFinish). Wait before the next call.
+    void enqueueLocalMaxima(bool gradient = false);
     Maxima foldLocalMaxima() const;
     /// Enqueues reduce_final over `maxima` alone: figures, dt and t as reduce() sets them from
     /// the same maxima (the same kernel, so the same float arithmetic). Does not wait: the
