@@ -7,12 +7,14 @@
 #
 # Usage: gasdyn_mpi_run.sh [--ranks "1 2 4 8 16"] [--modes "weak strong"] [--weak-n 512]
 #                          [--strong-n 2048] [--steps 20] [--cores-per-rank 1]
-#                          [--overlap off|on|both] [--device NAME] [--json FILE]
+#                          [--overlap off|on|both] [--staging host|mapped] [--device NAME]
+#                          [--json FILE]
 # Modes: weak (an n x n block per rank), strong (one n x n grid), hybrid (the strong grid with
 # the host's cores divided among the ranks: ranks x threads = cores, so MPI ranks against CPU
 # device threads on the same cores). In weak and strong each rank keeps --cores-per-rank cores
 # (its CPU device runs that many threads), so the cores in use grow with the ranks. --overlap on:
 # each block's interior is updated while its halos travel (off by default; both: each point twice).
+# --staging: where the halos stop on the host (plain memory, or a mapped ALLOC_HOST_PTR buffer).
 # Efficiency: weak T(1) / T(P), strong T(1) / (P T(P)), hybrid T(1) / T(P) (against the first
 # rank count listed when that is not 1).
 # Environment: BUILD_DIR (default <repo>/build), DUET_DEVICES (default cpu), MPIRUN (default the
@@ -26,6 +28,7 @@ strong_n=2048
 steps=20
 per_rank=1
 overlap=off
+staging=host
 device=()
 json=""
 while (($#)); do
@@ -37,15 +40,17 @@ while (($#)); do
     --steps) steps="$2"; shift 2 ;;
     --cores-per-rank) per_rank="$2"; shift 2 ;;
     --overlap) overlap="$2"; shift 2 ;;
+    --staging) staging="$2"; shift 2 ;;
     --device) device=(--device "$2"); shift 2 ;;
     --json) json="$2"; shift 2 ;;
-    -h | --help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "gasdyn_mpi_run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 for m in $modes; do
     case "$m" in weak | strong | hybrid) ;; *) echo "gasdyn_mpi_run.sh: unknown mode $m" >&2; exit 2 ;; esac
 done
+case "$staging" in host | mapped) ;; *) echo "gasdyn_mpi_run.sh: --staging takes host or mapped" >&2; exit 2 ;; esac
 case "$overlap" in
 on) overlaps=(on) ;; off) overlaps=(off) ;; both) overlaps=(off on) ;;
 *) echo "gasdyn_mpi_run.sh: --overlap takes on, off or both" >&2; exit 2 ;;
@@ -98,7 +103,8 @@ for mode in $modes; do
             k=$per_rank
             [ "$mode" = hybrid ] && k=0
             ((np * (k > 0 ? k : 1) > cores)) && extra+=(--oversubscribe)
-            args=(--mode "${mode/hybrid/strong}" --n "$n" --steps "$steps" --cores-per-rank "$k")
+            args=(--mode "${mode/hybrid/strong}" --n "$n" --steps "$steps" --cores-per-rank "$k"
+                --staging "$staging")
             [ "$ov" = on ] && args+=(--overlap)
             line="$("$mpirun" ${root[@]+"${root[@]}"} "${extra[@]}" ${MPIRUN_ARGS:-} -np "$np" \
                 "$bench" "${args[@]}" ${device[@]+"${device[@]}"})"
@@ -114,19 +120,19 @@ function val(key,   m) {
     m = substr($0, RSTART, RLENGTH); sub(/^"[^"]*": */, "", m); gsub(/"/, "", m); return m
 }
 BEGIN {
-    printf "%-6s %7s %5s %7s %5s %11s %9s %9s %10s %7s %10s %11s %s\n", "mode", "overlap",
+    printf "%-6s %7s %5s %7s %5s %11s %9s %9s %10s %7s %10s %8s %11s %s\n", "mode", "overlap",
         "ranks", "layout", "cores", "grid", "step ms", "Mcell/s", "efficiency", "halo %",
-        "halo max %", "allreduce %", "valid"
+        "halo max %", "halo ms", "allreduce %", "valid"
 }
 {
     mode = val("table"); ov = val("overlap") == "true" ? "on" : "off"; key = mode ov
     np = val("ranks") + 0; t = val("step_ms") + 0
     if (np == 1 || !(key in bt)) { bt[key] = t; bp[key] = np }
     eff = mode == "strong" ? bt[key] * bp[key] / (t * np) : bt[key] / t
-    printf "%-6s %7s %5d %7s %5s %11s %9.2f %9.1f %9.1f%% %6.1f%% %9.1f%% %10.1f%% %s\n", mode,
-        ov, np, val("layout"), val("cores_per_rank"), val("nx") "x" val("ny"), t, val("mcells"),
-        100 * eff, 100 * val("halo_share_mean"), 100 * val("halo_share_max"),
-        100 * val("allreduce_share_mean"), val("valid") == "true" ? "yes" : "NO"
+    printf "%-6s %7s %5d %7s %5s %11s %9.2f %9.1f %9.1f%% %6.1f%% %9.1f%% %8.3f %10.1f%% %s\n",
+        mode, ov, np, val("layout"), val("cores_per_rank"), val("nx") "x" val("ny"), t,
+        val("mcells"), 100 * eff, 100 * val("halo_share_mean"), 100 * val("halo_share_max"),
+        val("halo_ms_mean"), 100 * val("allreduce_share_mean"), val("valid") == "true" ? "yes" : "NO"
     rows[NR] = substr($0, 1, length($0) - 1) sprintf(", \"efficiency\": %.4f}", eff)
     if (val("valid") != "true") bad = 1
 }

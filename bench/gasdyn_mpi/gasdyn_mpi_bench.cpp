@@ -48,10 +48,10 @@ int main(int argc, char** argv) {
 
     CLI::App app{"One point of duet-gasdyn's MPI scaling (run under mpirun; see "
                  "bench/gasdyn_mpi_run.sh)"};
-    std::string mode = "weak", device;
+    std::string mode = "weak", device, staging = "host";
     int n = 256, steps = 20, warmup = 20;
     unsigned coresPerRank = 0;
-    bool shareCores = true, overlap = false;
+    bool shareCores = true, overlap = false, verify = false;
     app.add_option("--mode", mode, "weak: an n x n block per rank; strong: an n x n grid")
         ->check(CLI::IsMember({"weak", "strong"}));
     app.add_option("--n", n, "cells per side (of a block or of the grid)")
@@ -74,6 +74,13 @@ int main(int argc, char** argv) {
     app.add_flag("--overlap", overlap,
                  "update each block's interior while its halos travel (default: wait for the "
                  "halos before each sweep)");
+    app.add_flag("--verify", verify,
+                 "afterwards, rank 0 runs the whole grid as one process on its device for the "
+                 "same steps and compares the fields bit for bit (valid only when equal)");
+    app.add_option("--staging", staging,
+                   "where the halos stop on the host: plain host memory, or a mapped "
+                   "CL_MEM_ALLOC_HOST_PTR buffer kept mapped")
+        ->check(CLI::IsMember({"host", "mapped"}));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -122,6 +129,8 @@ int main(int argc, char** argv) {
         {
             gmpi::DistributedSimulator sim(MPI_COMM_WORLD, context, dev, queue);
             sim.setOverlap(overlap);
+            sim.setStaging(staging == "mapped" ? gmpi::DistributedSimulator::Staging::Mapped
+                                               : gmpi::DistributedSimulator::Staging::Host);
             const gmpi::Block& b = sim.block();
             int nx = mode == "weak" ? n * b.px : n, ny = mode == "weak" ? n * b.py : n;
             sim.load(gasdyn::makeProblem(gasdyn::Problem::KelvinHelmholtz, nx, ny));
@@ -140,25 +149,45 @@ int main(int argc, char** argv) {
             double wall = now() - t0;
             double halo = sim.haloSeconds() - halo0, reduce = sim.reduceSeconds() - reduce0;
             auto [mass1, finite1] = massOf(sim);
+            // The distributed field against one process's, bit for bit (rank 0's device).
+            long differing = -1;
+            if (verify) {
+                std::vector<cl_float4> field = sim.gather(0);
+                if (rank == 0) {
+                    gasdyn::Simulator single(context, dev, queue);
+                    single.load(gasdyn::makeProblem(gasdyn::Problem::KelvinHelmholtz, nx, ny));
+                    for (long s = 0; s < sim.steps(); ++s)
+                        single.step(0.8f);
+                    std::vector<cl_float4> expected = single.state();
+                    differing = 0;
+                    for (size_t k = 0; k < expected.size(); ++k)
+                        differing += std::memcmp(&expected[k], &field[k], sizeof field[k]) != 0;
+                }
+            }
             double local[3] = {mass0, mass1, double(finite0 && finite1)}, total[3];
             MPI_Reduce(local, total, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
             MPI_Reduce(&local[2], &total[2], 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-            double shares[3] = {halo / mine, reduce / mine, mine}, maxShares[3], sumShares[3];
-            MPI_Reduce(shares, maxShares, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-            MPI_Reduce(shares, sumShares, 3, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            double shares[4] = {halo / mine, reduce / mine, mine, halo / steps}, maxShares[4],
+                   sumShares[4];
+            MPI_Reduce(shares, maxShares, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            MPI_Reduce(shares, sumShares, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
             if (rank == 0) {
-                bool ok = total[2] > 0 && std::abs(total[1] - total[0]) <= 1e-6 * total[0];
+                bool ok = total[2] > 0 && std::abs(total[1] - total[0]) <= 1e-6 * total[0] &&
+                          differing <= 0;
                 double stepMs = 1000.0 * wall / steps;
                 std::printf(
                     "{\"mode\": \"%s\", \"ranks\": %d, \"layout\": \"%dx%d\", \"nx\": %d, "
                     "\"ny\": %d, \"device\": \"%s\", \"cores_per_rank\": %u, \"steps\": %d, "
                     "\"step_ms\": %.4f, \"mcells\": %.3f, \"halo_share_mean\": %.4f, "
-                    "\"halo_share_max\": %.4f, \"allreduce_share_mean\": %.4f, \"valid\": %s, "
-                    "\"mass_drift\": %.3g, \"overlap\": %s}\n",
+                    "\"halo_share_max\": %.4f, \"halo_ms_mean\": %.4f, "
+                    "\"allreduce_share_mean\": %.4f, \"waits_per_step\": %d, \"valid\": %s, "
+                    "\"mass_drift\": %.3g, \"overlap\": %s, \"staging\": \"%s\", "
+                    "\"differing_cells\": %ld}\n",
                     mode.c_str(), size, b.px, b.py, nx, ny, devName, cores, steps, stepMs,
                     double(nx) * ny / (stepMs * 1e3), sumShares[0] / size, maxShares[0],
-                    sumShares[1] / size, ok ? "true" : "false",
-                    std::abs(total[1] - total[0]) / total[0], overlap ? "true" : "false");
+                    1000.0 * sumShares[3] / size, sumShares[1] / size, sim.lastStepWaits(),
+                    ok ? "true" : "false", std::abs(total[1] - total[0]) / total[0],
+                    overlap ? "true" : "false", staging.c_str(), differing);
                 std::fflush(stdout);
                 code = ok ? 0 : 1;
             }

@@ -5,9 +5,11 @@
 // XY / YX, Strang), ghost-cell boundary kernels, and the CFL time step from a two-stage
 // max-reduction that leaves dt on the device (no host round trip per step).
 //
-// State: float4 per cell, conserved (rho, rho*u, rho*v, E), rows of `pitch` cells (at least
-// nx + 2*G, a multiple of the sweeps' work-group width) with G ghost cells on every side, so
-// cell (i, j) of the interior is at (j + G) * pitch + i + G. The sweeps run one work-item per
+// State: float4 per cell, conserved (rho, rho*u, rho*v, E), FRONT spare cells, then rows of
+// `pitch` cells (at least nx + 2*G, a multiple of the sweeps' work-group width) with G ghost
+// cells on every side, so cell (i, j) of the interior is at FRONT + (j + G) * pitch + i + G. The
+// spare cells let an X sweep run over the ghost rows too (an MPI rank's redundant update of its
+// neighbours' border rows): its first work-items read two cells before the first row. The sweeps run one work-item per
 // column of the row, ghost and padding columns included, and store every result: no condition
 // around a store, so the CPU device's vectoriser sees straight-line code with contiguous loads
 // and stores across work-items. What they write into ghost and padding columns is refilled by
@@ -19,6 +21,7 @@
 #define LIMITER 2
 #endif
 #define G 2
+#define FRONT 64 // spare cells before the first ghost row (gasdyn_sim.hpp: kFront)
 
 // Floors that keep a state physical where a strong rarefaction's reconstruction undershoots.
 #define RHO_FLOOR 1e-6f
@@ -225,25 +228,26 @@ static inline float4 updateCell(__global const float4 *restrict in, size_t at, s
     return rotate(addGravity(u0, u1, dt, gn), swap);
 }
 
-// The X sweep: global size (pitch, ny), one work-item per column of each interior row.
+// The X sweep: global size (pitch, rows), one work-item per column of each row; rows are buffer
+// rows (the global offset G for interior row 0; from 0, the ghost rows too).
 __kernel void sweep_x(__global const float4 *restrict in, __global float4 *restrict out, int nx,
                       int ny, int pitch, __global const float *restrict clock, float dx,
                       float gamma, float gn, int wallLow, int wallHigh) {
-    const size_t c = get_global_id(0), j = get_global_id(1);
-    const size_t at = (j + G) * (size_t)pitch + c;
+    const size_t c = get_global_id(0), row = get_global_id(1);
+    const size_t at = FRONT + row * (size_t)pitch + c;
     const float dt = clock[0];
     out[at] = updateCell(in, at, 1, 0, (int)c - G, nx, dt / dx, dt, gamma, gn, wallLow, wallHigh);
 }
 
 // The Y sweep: as the X sweep with neighbours a row apart (work-items still run along x, the
-// contiguous axis, so their loads are SIMD vectors).
+// contiguous axis, so their loads are SIMD vectors); interior rows only (offset G and more).
 __kernel void sweep_y(__global const float4 *restrict in, __global float4 *restrict out, int nx,
                       int ny, int pitch, __global const float *restrict clock, float dy,
                       float gamma, float gn, int wallLow, int wallHigh) {
-    const size_t c = get_global_id(0), j = get_global_id(1);
-    const size_t at = (j + G) * (size_t)pitch + c;
+    const size_t c = get_global_id(0), row = get_global_id(1);
+    const size_t at = FRONT + row * (size_t)pitch + c;
     const float dt = clock[0];
-    out[at] = updateCell(in, at, pitch, 1, (int)j, ny, dt / dy, dt, gamma, gn, wallLow, wallHigh);
+    out[at] = updateCell(in, at, pitch, 1, (int)row - G, ny, dt / dy, dt, gamma, gn, wallLow, wallHigh);
 }
 
 // Boundary kinds, as the host's Boundary enum numbers them.
@@ -268,7 +272,7 @@ __kernel void boundary_x(__global float4 *state, int nx, int ny, int pitch, int 
     const int side = get_global_id(0) / G;
     const int j = get_global_id(1);
     const int kind = side ? high : low;
-    __global float4 *row = state + (size_t)(j + G) * pitch + G; // interior column 0
+    __global float4 *row = state + FRONT + (size_t)(j + G) * pitch + G; // interior column 0
     const int ghost = side ? nx + k : -1 - k;
     float4 u = row[ghostSource(kind, side, k, nx)];
     if (kind == BC_REFLECTIVE)
@@ -286,7 +290,7 @@ __kernel void boundary_y(__global float4 *state, int nx, int ny, int pitch, int 
     if (i >= nx)
         return;
     const int kind = side ? high : low;
-    __global float4 *column = state + (size_t)G * pitch + G + i; // interior row 0
+    __global float4 *column = state + FRONT + (size_t)G * pitch + G + i; // interior row 0
     const int ghost = side ? ny + k : -1 - k;
     float4 u = column[(ptrdiff_t)ghostSource(kind, side, k, ny) * pitch];
     if (kind == BC_REFLECTIVE)
@@ -367,6 +371,7 @@ static inline void reduceCells(__global const float4 *state, int nx, int ny, int
     const float rdx = 1.0f / dx, rdy = 1.0f / dy;
     const size_t c = get_global_id(0);
     const int i = (int)c - G;
+    state += FRONT; // indices below count from the first ghost row
     const int j0 = get_group_id(1) * REDUCE_ROWS;
     Maxima m = {0.0f, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 0.0f};
 #define VISIT(k)                                                                               \

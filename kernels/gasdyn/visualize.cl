@@ -4,6 +4,7 @@
 // figures (no host round trip): s1/-s2 density, s3/-s4 pressure, s5 the largest |grad rho|.
 
 #define G 2
+#define FRONT 64 // spare cells before the first ghost row (gasdyn.cl)
 #define FIELD_DENSITY 0
 #define FIELD_PRESSURE 1
 #define FIELD_SCHLIEREN 2
@@ -30,7 +31,7 @@ __kernel void render_field(__global const float4 *state, int nx, int ny, int pit
     const int i = get_global_id(0), j = get_global_id(1);
     if (i >= nx || j >= ny)
         return;
-    const size_t at = (size_t)(j + G) * pitch + i + G;
+    const size_t at = FRONT + (size_t)(j + G) * pitch + i + G;
     const float8 r = figures[0];
     float4 u = state[at];
     float3 rgb;

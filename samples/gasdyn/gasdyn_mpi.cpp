@@ -102,12 +102,11 @@ DistributedSimulator::DistributedSimulator(MPI_Comm comm, cl_context context, cl
     interop::check(err, "clCreateProgramWithSource(halo.cl)");
     interop::check(clBuildProgram(m_haloProgram, 1, &device, "", nullptr, nullptr),
                    "clBuildProgram(halo.cl)");
-    const char* names[4] = {"pack_x", "pack_y", "unpack_x", "unpack_y"};
-    cl_kernel* kernels[4] = {&m_pack[0], &m_pack[1], &m_unpack[0], &m_unpack[1]};
-    for (int k = 0; k < 4; ++k) {
-        *kernels[k] = clCreateKernel(m_haloProgram, names[k], &err);
-        interop::check(err, (std::string("clCreateKernel(") + names[k] + ")").c_str());
-    }
+    m_pack = clCreateKernel(m_haloProgram, "pack", &err);
+    interop::check(err, "clCreateKernel(pack)");
+    m_unpack = clCreateKernel(m_haloProgram, "unpack", &err);
+    interop::check(err, "clCreateKernel(unpack)");
+    m_peer.fill(MPI_PROC_NULL);
 }
 
 void DistributedSimulator::setDims(std::array<int, 2> dims) {
@@ -143,10 +142,11 @@ void DistributedSimulator::setDims(std::array<int, 2> dims) {
 }
 
 DistributedSimulator::~DistributedSimulator() {
-    for (cl_mem m : m_halo)
+    releaseHalo();
+    for (cl_mem m : {m_packTable, m_unpackTable})
         if (m)
             clReleaseMemObject(m);
-    for (cl_kernel k : {m_pack[0], m_pack[1], m_unpack[0], m_unpack[1]})
+    for (cl_kernel k : {m_pack, m_unpack})
         if (k)
             clReleaseKernel(k);
     if (m_haloProgram)
@@ -210,19 +210,7 @@ void DistributedSimulator::loadBlock(const Setup& global, const std::vector<cl_f
     m_global = global;
     m_global.cells.clear();
     m_steps = steps;
-
-    size_t haloCells = size_t(kGhost) * size_t(std::max(nx, ny));
-    if (haloCells > m_haloCells) {
-        for (cl_mem& m : m_halo) {
-            if (m)
-                clReleaseMemObject(m);
-            cl_int err;
-            m = clCreateBuffer(m_context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
-                               haloCells * sizeof(cl_float4), nullptr, &err);
-            interop::check(err, "clCreateBuffer(halo)");
-        }
-        m_haloCells = haloCells;
-    }
+    planHalo();
 }
 
 void DistributedSimulator::load(const Setup& global) {
@@ -247,158 +235,331 @@ void DistributedSimulator::reduce(float cfl, double tEnd, bool gradient) {
     m_sim.reduceFrom(all, cfl, tEnd);
 }
 
-bool DistributedSimulator::beginExchange(Axis axis) {
-    const bool x = axis == Axis::X;
-    const int a = x ? 0 : 1;
-    const int low = x ? m_block.west : m_block.south, high = x ? m_block.east : m_block.north;
-    if (low == MPI_PROC_NULL && high == MPI_PROC_NULL)
-        return false;
-    // What the queue holds (the previous sweep, this one's ghost fill) is the update's time,
-    // not the exchange's: wait for it before the clock starts (the map below would wait anyway).
-    interop::check(clFinish(m_queue), "clFinish(before the halo exchange)");
-    auto t0 = std::chrono::steady_clock::now();
-    const Grid& g = m_sim.grid();
-    const int n = x ? g.ny : g.nx; // strip length
-    const size_t cells = size_t(kGhost) * size_t(n);
-    const size_t global[2] = {x ? size_t(kGhost) : size_t(n), x ? size_t(n) : size_t(kGhost)};
-    // Buffer columns (x) or rows (y): the first G interior ones go to the low neighbour, the
-    // last G to the high one.
-    const int extent = x ? g.nx : g.ny;
-    const int sendAt[2] = {kGhost, extent};
-    const int peer[2] = {low, high};
-    cl_mem state = m_sim.current();
-    for (int side = 0; side < 2; ++side) {
-        if (peer[side] == MPI_PROC_NULL)
-            continue;
-        cl_kernel k = m_pack[a];
-        setArg(k, 0, state);
-        setArg(k, 1, cl_int(g.pitch()));
-        setArg(k, 2, cl_int(sendAt[side]));
-        setArg(k, 3, m_halo[side]);
-        interop::check(
-            clEnqueueNDRangeKernel(m_queue, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr),
-            "clEnqueueNDRangeKernel(pack)");
+namespace {
+
+// Direction offsets along x and y in Direction order, and the direction facing each one.
+constexpr int kStepX[8] = {-1, 1, 0, 0, -1, 1, -1, 1};
+constexpr int kStepY[8] = {0, 0, -1, 1, -1, -1, 1, 1};
+constexpr int kOpposite[8] = {1, 0, 3, 2, 7, 6, 5, 4};
+
+// A region of halo.cl's tables: state index, width, halo buffer index and row pitch, then the
+// first work-item (numbered later) and the cell count.
+using Region = std::array<cl_int, 8>;
+
+Region region(size_t state, int width, int rows, size_t buf, int bufPitch) {
+    return {cl_int(state), width, cl_int(buf), bufPitch, 0, width * rows, 0, 0};
+}
+
+// Numbers the regions' work-items one after the other; returns the cells of all.
+size_t numberRegions(std::vector<Region>& table) {
+    size_t first = 0;
+    for (Region& r : table) {
+        r[4] = cl_int(first);
+        first += size_t(r[5]);
     }
-    Pending& p = m_pending;
-    p = Pending{};
-    p.axis = a;
+    return first;
+}
+
+} // namespace
+
+void DistributedSimulator::planHalo() {
+    const Block& b = m_block;
+    const Grid& g = m_sim.grid();
+    const int G = kGhost, nx = g.nx, ny = g.ny;
+    // Across a corner only where both neighbours on that side exist (the Cartesian
+    // communicator wraps the coordinates where the problem does).
+    m_peer = {b.west,        b.east,        b.south,       b.north,
+              MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL};
+    for (int d = SouthWest; d <= NorthEast; ++d) {
+        const int xSide = kStepX[d] < 0 ? West : East, ySide = kStepY[d] < 0 ? South : North;
+        if (m_peer[size_t(xSide)] == MPI_PROC_NULL || m_peer[size_t(ySide)] == MPI_PROC_NULL)
+            continue;
+        int coords[2] = {b.cy + kStepY[d], b.cx + kStepX[d]};
+        mpiCheck(MPI_Cart_rank(m_cart, coords, &m_peer[size_t(d)]), "MPI_Cart_rank(corner)");
+    }
+    // What goes to each neighbour: the G interior columns or rows beside it, the strips with
+    // the ghost cells at their ends (the domain's boundary there, which the receiver's corner
+    // needs when no rank lies across it), and the G x G interior corners.
+    const int width[8] = {G, G, nx + 2 * G, nx + 2 * G, G, G, G, G};
+    const int rows[8] = {ny + 2 * G, ny + 2 * G, G, G, G, G, G, G};
+    const int fromI[8] = {0, nx - G, -G, -G, 0, nx - G, 0, nx - G};
+    const int fromJ[8] = {-G, -G, 0, ny - G, 0, 0, ny - G, ny - G};
+    std::vector<Region> pack, unpack;
+    size_t at = 0;
+    for (size_t d = 0; d < kDirections; ++d) {
+        m_at[d] = at;
+        m_cells[d] = 0;
+        if (m_peer[d] == MPI_PROC_NULL)
+            continue;
+        m_cells[d] = size_t(width[d]) * size_t(rows[d]);
+        pack.push_back(region(g.index(fromI[d], fromJ[d]), width[d], rows[d], at, width[d]));
+        at += m_cells[d];
+    }
+    m_haloCells = numberRegions(pack);
+    m_packRegions = cl_int(pack.size());
+    if (!m_haloCells)
+        return;
+
+    // What arrives lands in the ghost cells, each written once: the strips' middles beside the
+    // block, and each corner from the rank across it, else from the strip of the one neighbour
+    // on that side (its ghost cells there: the domain's boundary, filled as ours would be),
+    // else nowhere (a corner of the domain, which no update reads).
+    auto has = [&](int d) { return m_peer[size_t(d)] != MPI_PROC_NULL; };
+    auto add = [&](int i, int j, int w, int h, size_t buf, int pitch) {
+        unpack.push_back(region(g.index(i, j), w, h, buf, pitch));
+    };
+    const int sp = nx + 2 * G;             // row pitch of a strip from the south or the north
+    const size_t top = size_t(ny + G) * G; // the upper corner of a strip from the west or east
+    if (has(West))
+        add(-G, 0, G, ny, m_at[West] + G * G, G);
+    if (has(East))
+        add(nx, 0, G, ny, m_at[East] + G * G, G);
+    if (has(South))
+        add(0, -G, nx, G, m_at[South] + G, sp);
+    if (has(North))
+        add(0, ny, nx, G, m_at[North] + G, sp);
+    struct Corner {
+        int across, side, other, i, j;
+        size_t inSide, inOther;
+    };
+    const Corner corners[4] = {{SouthWest, West, South, -G, -G, 0, 0},
+                               {SouthEast, East, South, nx, -G, 0, size_t(nx + G)},
+                               {NorthWest, West, North, -G, ny, top, 0},
+                               {NorthEast, East, North, nx, ny, top, size_t(nx + G)}};
+    for (const Corner& c : corners) {
+        if (has(c.across))
+            add(c.i, c.j, G, G, m_at[size_t(c.across)], G);
+        else if (has(c.side))
+            add(c.i, c.j, G, G, m_at[size_t(c.side)] + c.inSide, G);
+        else if (has(c.other))
+            add(c.i, c.j, G, G, m_at[size_t(c.other)] + c.inOther, sp);
+    }
+    m_unpackCells = numberRegions(unpack);
+    m_unpackRegions = cl_int(unpack.size());
+
     cl_int err;
-    for (int side = 0; side < 2; ++side) {
-        if (peer[side] == MPI_PROC_NULL)
+    for (cl_mem* table : {&m_packTable, &m_unpackTable}) {
+        if (*table)
             continue;
-        p.mapped[2 + side] =
-            clEnqueueMapBuffer(m_queue, m_halo[2 + side], CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION,
-                               0, cells * sizeof(cl_float4), 0, nullptr, nullptr, &err);
-        interop::check(err, "clEnqueueMapBuffer(halo receive)");
-        // Tag: the direction the strip travels (0 towards low, 1 towards high), so a rank that
-        // is both neighbours (two ranks, periodic) tells the strips apart.
-        mpiCheck(MPI_Irecv(p.mapped[2 + side], int(cells * 4), MPI_FLOAT, peer[side], 1 - side,
-                           m_cart, &p.requests[p.count++]),
-                 "MPI_Irecv(halo)");
+        *table = clCreateBuffer(m_context, CL_MEM_READ_ONLY, kDirections * sizeof(Region), nullptr,
+                                &err);
+        interop::check(err, "clCreateBuffer(halo table)");
     }
-    for (int side = 0; side < 2; ++side) {
-        if (peer[side] == MPI_PROC_NULL)
-            continue;
-        p.mapped[side] = clEnqueueMapBuffer(m_queue, m_halo[side], CL_TRUE, CL_MAP_READ, 0,
-                                            cells * sizeof(cl_float4), 0, nullptr, nullptr, &err);
-        interop::check(err, "clEnqueueMapBuffer(halo send)");
-        mpiCheck(MPI_Isend(p.mapped[side], int(cells * 4), MPI_FLOAT, peer[side], side, m_cart,
-                           &p.requests[p.count++]),
-                 "MPI_Isend(halo)");
-    }
-    p.active = true;
-    m_haloSeconds += seconds(t0);
-    return true;
+    interop::check(clEnqueueWriteBuffer(m_queue, m_packTable, CL_TRUE, 0,
+                                        pack.size() * sizeof(Region), pack.data(), 0, nullptr,
+                                        nullptr),
+                   "clEnqueueWriteBuffer(pack table)");
+    interop::check(clEnqueueWriteBuffer(m_queue, m_unpackTable, CL_TRUE, 0,
+                                        unpack.size() * sizeof(Region), unpack.data(), 0, nullptr,
+                                        nullptr),
+                   "clEnqueueWriteBuffer(unpack table)");
+    if (m_haloCells > m_haloCapacity || m_staging != m_stagingInUse)
+        allocateHalo(m_haloCells);
 }
 
-void DistributedSimulator::endExchange() {
-    Pending& p = m_pending;
-    if (!p.active)
-        return;
+void DistributedSimulator::allocateHalo(size_t cells) {
+    releaseHalo();
+    const size_t bytes = cells * sizeof(cl_float4);
+    cl_int err;
+    for (cl_mem* m : {&m_send, &m_recv}) {
+        *m = clCreateBuffer(m_context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+        interop::check(err, "clCreateBuffer(halo)");
+    }
+    m_stagingInUse = m_staging;
+    if (m_staging == Staging::Mapped) {
+        for (int k = 0; k < 2; ++k) {
+            m_stageMem[k] = clCreateBuffer(m_context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                           bytes, nullptr, &err);
+            interop::check(err, "clCreateBuffer(halo staging)");
+            m_stage[k] = static_cast<cl_float4*>(
+                clEnqueueMapBuffer(m_queue, m_stageMem[k], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                   bytes, 0, nullptr, nullptr, &err));
+            interop::check(err, "clEnqueueMapBuffer(halo staging)");
+        }
+    } else {
+        m_hostSend.assign(cells, cl_float4{});
+        m_hostRecv.assign(cells, cl_float4{});
+        m_stage[0] = m_hostSend.data();
+        m_stage[1] = m_hostRecv.data();
+    }
+    m_haloCapacity = cells;
+}
+
+void DistributedSimulator::releaseHalo() {
+    if (m_send || m_stageMem[0])
+        clFinish(m_queue); // no transfer still reads or writes the staging
+    for (int k = 0; k < 2; ++k)
+        if (m_stageMem[k]) {
+            clEnqueueUnmapMemObject(m_queue, m_stageMem[k], m_stage[k], 0, nullptr, nullptr);
+            clFinish(m_queue);
+            clReleaseMemObject(m_stageMem[k]);
+            m_stageMem[k] = nullptr;
+        }
+    m_stage[0] = m_stage[1] = nullptr;
+    for (cl_mem* m : {&m_send, &m_recv})
+        if (*m) {
+            clReleaseMemObject(*m);
+            *m = nullptr;
+        }
+    m_haloCapacity = 0;
+}
+
+void DistributedSimulator::packHalo() {
+    const Grid& g = m_sim.grid();
+    setArg(m_pack, 0, m_sim.current());
+    setArg(m_pack, 1, cl_int(g.pitch()));
+    setArg(m_pack, 2, m_packTable);
+    setArg(m_pack, 3, m_packRegions);
+    setArg(m_pack, 4, m_send);
+    interop::check(clEnqueueNDRangeKernel(m_queue, m_pack, 1, nullptr, &m_haloCells, nullptr, 0,
+                                          nullptr, nullptr),
+                   "clEnqueueNDRangeKernel(pack)");
+    interop::check(clEnqueueReadBuffer(m_queue, m_send, CL_FALSE, 0,
+                                       m_haloCells * sizeof(cl_float4), m_stage[0], 0, nullptr,
+                                       nullptr),
+                   "clEnqueueReadBuffer(halo)");
+}
+
+void DistributedSimulator::postHalo() {
+    m_requestCount = 0;
+    for (size_t d = 0; d < kDirections; ++d)
+        if (m_cells[d])
+            mpiCheck(MPI_Irecv(m_stage[1] + m_at[d], int(m_cells[d] * 4), MPI_FLOAT, m_peer[d],
+                               kOpposite[d], m_cart, &m_requests[size_t(m_requestCount++)]),
+                     "MPI_Irecv(halo)");
+    // Tag: the direction the strip travels, so that a rank that is several neighbours (two or
+    // four ranks, periodic) tells the strips apart.
+    for (size_t d = 0; d < kDirections; ++d)
+        if (m_cells[d])
+            mpiCheck(MPI_Isend(m_stage[0] + m_at[d], int(m_cells[d] * 4), MPI_FLOAT, m_peer[d],
+                               int(d), m_cart, &m_requests[size_t(m_requestCount++)]),
+                     "MPI_Isend(halo)");
+}
+
+void DistributedSimulator::finishHalo() {
     auto t0 = std::chrono::steady_clock::now();
-    p.active = false;
-    mpiCheck(MPI_Waitall(p.count, p.requests, MPI_STATUSES_IGNORE), "MPI_Waitall(halo)");
-    for (int k = 0; k < 4; ++k)
-        if (p.mapped[k])
-            interop::check(
-                clEnqueueUnmapMemObject(m_queue, m_halo[k], p.mapped[k], 0, nullptr, nullptr),
-                "clEnqueueUnmapMemObject(halo)");
-    const bool x = p.axis == 0;
+    mpiCheck(MPI_Waitall(m_requestCount, m_requests.data(), MPI_STATUSES_IGNORE),
+             "MPI_Waitall(halo)");
+    m_requestCount = 0;
+    // Not waited for: the next step's read, later on the queue, is (and only then does MPI
+    // write the staging again).
+    interop::check(clEnqueueWriteBuffer(m_queue, m_recv, CL_FALSE, 0,
+                                        m_haloCells * sizeof(cl_float4), m_stage[1], 0, nullptr,
+                                        nullptr),
+                   "clEnqueueWriteBuffer(halo)");
     const Grid& g = m_sim.grid();
-    const int n = x ? g.ny : g.nx, extent = x ? g.nx : g.ny;
-    const size_t global[2] = {x ? size_t(kGhost) : size_t(n), x ? size_t(n) : size_t(kGhost)};
-    // The low ghosts start at buffer column / row 0, the high ones after the interior.
-    const int recvAt[2] = {0, extent + kGhost};
-    cl_mem state = m_sim.current();
-    for (int side = 0; side < 2; ++side) {
-        if (!p.mapped[2 + side])
-            continue;
-        cl_kernel k = m_unpack[p.axis];
-        setArg(k, 0, state);
-        setArg(k, 1, cl_int(g.pitch()));
-        setArg(k, 2, cl_int(recvAt[side]));
-        setArg(k, 3, m_halo[2 + side]);
-        interop::check(
-            clEnqueueNDRangeKernel(m_queue, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr),
-            "clEnqueueNDRangeKernel(unpack)");
-    }
+    setArg(m_unpack, 0, m_sim.current());
+    setArg(m_unpack, 1, cl_int(g.pitch()));
+    setArg(m_unpack, 2, m_unpackTable);
+    setArg(m_unpack, 3, m_unpackRegions);
+    setArg(m_unpack, 4, m_recv);
+    interop::check(clEnqueueNDRangeKernel(m_queue, m_unpack, 1, nullptr, &m_unpackCells, nullptr, 0,
+                                          nullptr, nullptr),
+                   "clEnqueueNDRangeKernel(unpack)");
     m_haloSeconds += seconds(t0);
 }
 
-void DistributedSimulator::sweep(Axis axis) {
-    m_sim.fillGhosts(axis); // the domain's edges (and placeholders where the exchange writes)
-    if (!beginExchange(axis)) {
-        m_sim.sweep(axis);
-        return;
-    }
+void DistributedSimulator::firstSweep(Axis axis, bool pending) {
     const Grid& g = m_sim.grid();
-    const size_t group = size_t(m_sim.options().rowGroup), pitch = size_t(g.pitch());
-    const size_t ny = size_t(g.ny), ghost = size_t(kGhost);
-    // The work-groups whose cells read no ghost cell along the axis: along x those whose columns
-    // all lie in [2G, nx) (buffer columns; the interior is [G, nx + G)), along y the rows
-    // [G, ny - G). The rest, before and after them, wait for the halos.
-    std::array<size_t, 2> columns{0, pitch}, rows{0, ny};
-    std::array<size_t, 2>& split = axis == Axis::X ? columns : rows;
-    if (axis == Axis::X)
-        split = {(2 * ghost + group - 1) / group * group, size_t(g.nx) / group * group};
-    else
-        split = {ghost, ny > ghost ? ny - ghost : 0};
-    if (!m_overlap || split[0] >= split[1]) {
-        endExchange();
-        m_sim.sweep(axis);
+    const bool x = axis == Axis::X;
+    const size_t pitch = size_t(g.pitch()), group = size_t(m_sim.options().rowGroup);
+    // An X sweep also updates the ghost rows that a neighbour below or above supplies: the Y
+    // sweep after it reads them (a Y sweep covers every column, the ghost ones too).
+    std::array<int, 2> rows{0, g.ny};
+    if (x && m_peer[South] != MPI_PROC_NULL)
+        rows[0] = -kGhost;
+    if (x && m_peer[North] != MPI_PROC_NULL)
+        rows[1] = g.ny + kGhost;
+    // The work-groups whose cells read no ghost cell that the exchange brings: along x those
+    // whose columns all lie in [2G, nx) (buffer columns; the interior is [G, nx + G)) of the
+    // interior rows, along y the rows [G, ny - G), and where neighbours along x supply the ghost
+    // columns (which the Y sweep updates too), only the interior columns.
+    const size_t G = size_t(kGhost), nx = size_t(g.nx);
+    std::array<size_t, 2> columns{0, pitch};
+    std::array<int, 2> inner{0, g.ny};
+    if (x) {
+        columns = {(2 * G + group - 1) / group * group, nx / group * group};
+    } else {
+        inner = {kGhost, g.ny - kGhost};
+        if (m_peer[West] != MPI_PROC_NULL)
+            columns[0] = (G + group - 1) / group * group;
+        if (m_peer[East] != MPI_PROC_NULL)
+            columns[1] = (nx + G) / group * group;
+    }
+    if (!pending || !m_overlap || columns[0] >= columns[1] || inner[0] >= inner[1]) {
+        if (pending)
+            finishHalo();
+        m_sim.sweepPart(axis, {0, pitch}, rows);
+        m_sim.endSweep();
         return;
     }
     cl_event interior = nullptr;
-    m_sim.sweepPart(axis, columns, rows, &interior);
-    // Let MPI match the strips that have arrived (a rendezvous needs the receiver's answer) while
-    // the interior runs, then wait for the interior without spinning on the cores it runs on:
-    // MPI_Waitall polls, and a rank's device may have a single core.
+    m_sim.sweepPart(axis, columns, inner, &interior);
+    // Let MPI match the strips that have arrived while the interior runs, then wait for the
+    // interior without spinning on the cores it runs on: MPI_Waitall polls, and a rank's device
+    // may have a single core.
     interop::check(clFlush(m_queue), "clFlush(interior sweep)");
     int done = 0;
-    mpiCheck(MPI_Testall(m_pending.count, m_pending.requests, &done, MPI_STATUSES_IGNORE),
+    mpiCheck(MPI_Testall(m_requestCount, m_requests.data(), &done, MPI_STATUSES_IGNORE),
              "MPI_Testall(halo)");
     cl_int waited = clWaitForEvents(1, &interior);
     clReleaseEvent(interior);
     interop::check(waited, "clWaitForEvents(interior sweep)");
-    endExchange();
-    const size_t whole = axis == Axis::X ? pitch : ny;
-    const std::array<size_t, 2> low{0, split[0]}, high{split[1], whole};
-    for (const auto& part : {low, high}) {
-        if (part[0] >= part[1])
-            continue;
-        split = part;
-        m_sim.sweepPart(axis, columns, rows);
-    }
+    ++m_lastStepWaits;
+    finishHalo();
+    // The rest: the rows below and above the interior part, then its columns either side.
+    if (rows[0] < inner[0])
+        m_sim.sweepPart(axis, {0, pitch}, {rows[0], inner[0]});
+    if (inner[1] < rows[1])
+        m_sim.sweepPart(axis, {0, pitch}, {inner[1], rows[1]});
+    if (columns[0] > 0)
+        m_sim.sweepPart(axis, {0, columns[0]}, inner);
+    if (columns[1] < pitch)
+        m_sim.sweepPart(axis, {columns[1], pitch}, inner);
     m_sim.endSweep();
 }
 
 void DistributedSimulator::step(float cfl, double tEnd, bool gradient) {
-    reduce(cfl, tEnd, gradient);
     Axis first = m_firstAxis;
     if (m_steps % 2)
         first = first == Axis::X ? Axis::Y : Axis::X;
-    sweep(first);
-    sweep(first == Axis::X ? Axis::Y : Axis::X);
+    const Axis second = first == Axis::X ? Axis::Y : Axis::X;
+    const bool exchange = m_haloCells > 0;
+    m_lastStepWaits = 0;
+    // One wait for the device per step: the halos packed and read (after the domain's edges
+    // are filled along both axes: the strips carry them to the corners) and the reduction's
+    // first stage read. clFinish rather than clWaitForEvents on the two reads' events (the
+    // same commands: they are the last ones queued): on Duet's CPU device with one core per
+    // rank the event wait made steps 2-3x slower (bench/gasdyn_mpi/README.md).
+    if (exchange) {
+        m_sim.fillGhosts(Axis::X);
+        m_sim.fillGhosts(Axis::Y);
+        packHalo();
+    }
+    m_sim.enqueueLocalMaxima(gradient);
+    interop::check(clFinish(m_queue), "clFinish(halo and maxima read)");
+    ++m_lastStepWaits;
+    if (exchange) {
+        auto t0 = std::chrono::steady_clock::now();
+        postHalo();
+        m_haloSeconds += seconds(t0);
+    }
+    // The strips travel while the ranks agree on dt.
+    Maxima mine = m_sim.foldLocalMaxima(), all;
+    auto t1 = std::chrono::steady_clock::now();
+    mpiCheck(MPI_Allreduce(mine.data(), all.data(), int(all.size()), MPI_FLOAT, MPI_MAX, m_cart),
+             "MPI_Allreduce(maxima)");
+    m_reduceSeconds += seconds(t1);
+    m_sim.reduceFrom(all, cfl, tEnd);
+    if (!exchange)
+        m_sim.fillGhosts(first);
+    firstSweep(first, exchange);
+    // The second sweep's ghost cells: where a neighbour is, the first sweep computed them;
+    // on the domain's edges the boundary kernel fills them.
+    const bool x = second == Axis::X;
+    m_sim.fillGhosts(second, m_peer[x ? West : South] == MPI_PROC_NULL,
+                     m_peer[x ? East : North] == MPI_PROC_NULL);
+    m_sim.sweep(second);
     ++m_steps;
 }
 

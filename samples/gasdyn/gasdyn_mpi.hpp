@@ -1,6 +1,6 @@
 // duet-gasdyn's solver over MPI ranks: a 2D Cartesian decomposition of the grid, one Simulator
-// per rank on its own block, ghost exchange with the neighbours before each sweep and the time
-// step from an MPI_Allreduce, so that every cell computes what the single-process Simulator
+// per rank on its own block, one ghost exchange with the eight neighbours per step (beside the
+// time step's MPI_Allreduce), so that every cell computes what the single-process Simulator
 // computes (bit for bit, whatever the rank count). Built when CMake finds MPI.
 #pragma once
 
@@ -82,8 +82,11 @@ public:
     int size() const { return m_size; }
 
     /// One time step as Simulator::step: the ranks' maxima folded by MPI_Allreduce (MPI_MAX)
-    /// into dt, then the X and Y sweeps (Strang's alternation), each after its ghost fill:
-    /// boundary kernels on the domain's edges, halo exchange with the neighbours elsewhere.
+    /// into dt, then the X and Y sweeps (Strang's alternation). The ghost cells come from the
+    /// boundary kernels on the domain's edges and from one halo exchange per step elsewhere:
+    /// strips two cells deep and the corners, sent while the Allreduce runs. The first sweep also
+    /// updates the ghost cells that the second one reads (an X sweep runs over the ghost rows
+    /// too), with the neighbours' arithmetic, so the second sweep needs no exchange.
     void step(float cfl, double tEnd = std::numeric_limits<double>::infinity(),
               bool gradient = false);
     /// The reduction alone (figures and dt for the current state).
@@ -107,28 +110,50 @@ public:
 
     /// The simulator of this rank's block (its own step() would skip the exchange).
     Simulator& local() { return m_sim; }
-    /// Whether a sweep updates the cells that need no ghost cell while its halos travel: the
-    /// sweep's work-groups split into an interior launch, enqueued as soon as the halos are
-    /// posted, and the border launches after they arrive. The same work-groups either way, so
-    /// the same bits; off (the default), each sweep waits for its halos first. Off because it did
-    /// not pay where measured (bench/gasdyn_mpi/README.md: 2 ranks of one core each, 5-10 %
-    /// slower: the extra launches and the wake-up cost more than the exposed exchange saves).
-    /// Not collective.
+    /// Whether a step's first sweep updates the cells that need no ghost cell while the halos
+    /// travel: its work-groups split into an interior launch, enqueued once dt is known (after
+    /// the Allreduce), and the border launches after the halos arrive. The same work-groups
+    /// either way, so the same bits; off (the default), the sweep waits for its halos first.
+    /// Off because it did not pay where measured (bench/gasdyn_mpi/README.md). Not collective.
     void setOverlap(bool overlap) { m_overlap = overlap; }
     bool overlap() const { return m_overlap; }
-    /// Seconds this rank spent in halo exchanges since construction: packing, posting and
-    /// finishing the transfers and unpacking, with the wait for the neighbours' strips, but not
-    /// the interior update that overlaps them (so: the exchange's cost that the step sees).
-    /// And the time step's MPI_Allreduce.
+    /// Where the halos stop on the host between the device and MPI: plain host memory (the
+    /// default) or the pointer of a CL_MEM_ALLOC_HOST_PTR buffer mapped once and kept mapped
+    /// (pinned memory on platforms that pin it). Either way one non-blocking read and one
+    /// non-blocking write per step. Takes effect at the next load; not collective.
+    enum class Staging { Host, Mapped };
+    void setStaging(Staging staging) { m_staging = staging; }
+    Staging staging() const { return m_staging; }
+    /// Seconds this rank spent in halo exchanges since construction: posting the transfers,
+    /// waiting for the neighbours' strips and enqueuing the write and the unpack, but neither
+    /// the wait for the device (the pack and the read share it with the reduction's read and
+    /// the previous step's sweeps), nor the Allreduce while they travel, nor the interior update
+    /// that overlaps them: the exchange's cost that the step sees beyond those. And the time
+    /// step's MPI_Allreduce (waiting for the slowest rank included).
     double haloSeconds() const { return m_haloSeconds; }
     double reduceSeconds() const { return m_reduceSeconds; }
+    /// Blocking waits for the device in the last step (clFinish, clWaitForEvents, blocking
+    /// transfers): 1 with an exchange as without (2 with the overlap: the interior's launch).
+    /// For tests and reports.
+    int lastStepWaits() const { return m_lastStepWaits; }
 
 private:
-    // The halo exchange along one axis in two halves: begin packs the strips, maps the halo
-    // buffers and posts MPI_Irecv/MPI_Isend; end waits for them, unmaps and unpacks.
-    bool beginExchange(Axis axis);
-    void endExchange();
-    void sweep(Axis axis);
+    // The eight neighbours, in this order (also the MPI tag of a strip travelling that way).
+    enum Direction { West, East, South, North, SouthWest, SouthEast, NorthWest, NorthEast };
+    static constexpr int kDirections = 8;
+
+    // Neighbours, messages and the pack / unpack tables of this block (at load).
+    void planHalo();
+    void allocateHalo(size_t cells);
+    void releaseHalo();
+    // Enqueues the pack and the non-blocking read into the host staging.
+    void packHalo();
+    void postHalo();
+    // Waits for the strips, writes them to the device and unpacks them.
+    void finishHalo();
+    // The step's first sweep, with the halos in flight when `pending` (interior first when
+    // overlapping, then the halos, then the rest).
+    void firstSweep(Axis axis, bool pending);
 
     MPI_Comm m_world = MPI_COMM_NULL, m_cart = MPI_COMM_NULL;
     int m_rank = 0, m_size = 1;
@@ -141,20 +166,28 @@ private:
     long m_steps = 0;
     Axis m_firstAxis = Axis::X;
     cl_program m_haloProgram = nullptr;
-    cl_kernel m_pack[2] = {nullptr, nullptr}, m_unpack[2] = {nullptr, nullptr};
-    // Halo buffers (CL_MEM_ALLOC_HOST_PTR, mapped while MPI reads or fills them): send low,
-    // send high, receive low, receive high.
-    cl_mem m_halo[4] = {nullptr, nullptr, nullptr, nullptr};
-    size_t m_haloCells = 0;
-    // The exchange in flight between beginExchange and endExchange.
-    struct Pending {
-        int axis = 0, count = 0;
-        MPI_Request requests[4];
-        void* mapped[4] = {nullptr, nullptr, nullptr, nullptr};
-        bool active = false;
-    } m_pending;
+    cl_kernel m_pack = nullptr, m_unpack = nullptr;
+    // Per direction: the neighbour (MPI_PROC_NULL: none), and where its strip lies in the send
+    // and in the receive buffer (the same layout: what goes west has the shape of what comes
+    // from the west) and its cells.
+    std::array<int, kDirections> m_peer{};
+    std::array<size_t, kDirections> m_at{}, m_cells{};
+    size_t m_haloCells = 0, m_haloCapacity = 0;
+    // Device buffers: packed strips to send and received; the pack and unpack tables (int8
+    // regions, halo.cl) with their region counts and cells.
+    cl_mem m_send = nullptr, m_recv = nullptr, m_packTable = nullptr, m_unpackTable = nullptr;
+    cl_int m_packRegions = 0, m_unpackRegions = 0;
+    size_t m_unpackCells = 0;
+    // Host staging (Staging::Mapped: two CL_MEM_ALLOC_HOST_PTR buffers, kept mapped).
+    Staging m_staging = Staging::Host, m_stagingInUse = Staging::Host;
+    std::vector<cl_float4> m_hostSend, m_hostRecv;
+    cl_mem m_stageMem[2] = {nullptr, nullptr};
+    cl_float4* m_stage[2] = {nullptr, nullptr}; // send, receive
+    std::array<MPI_Request, 2 * kDirections> m_requests{};
+    int m_requestCount = 0;
     bool m_overlap = false;
     double m_haloSeconds = 0, m_reduceSeconds = 0;
+    int m_lastStepWaits = 0;
 };
 
 } // namespace duet::gasdyn::mpi

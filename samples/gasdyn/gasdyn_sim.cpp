@@ -218,6 +218,10 @@ Simulator::Simulator(cl_context context, cl_device_id device, cl_command_queue q
 }
 
 Simulator::~Simulator() {
+    if (m_maximaWritten) {
+        clWaitForEvents(1, &m_maximaWritten);
+        clReleaseEvent(m_maximaWritten);
+    }
     release();
     for (cl_mem m : {m_state[0], m_state[1], m_clock, m_partial, m_figures})
         if (m)
@@ -342,37 +346,44 @@ void Simulator::enqueue(cl_kernel kernel, cl_uint dims, const size_t* global, co
                              err);
 }
 
-void Simulator::fillGhosts(Axis axis) {
+void Simulator::fillGhosts(Axis axis, bool low, bool high) {
+    if (!low && !high)
+        return;
     const Grid& g = m_setup.grid;
     cl_kernel k = axis == Axis::X ? m_boundX : m_boundY;
-    cl_int low = cl_int(axis == Axis::X ? m_setup.xLow : m_setup.yLow);
-    cl_int high = cl_int(axis == Axis::X ? m_setup.xHigh : m_setup.yHigh);
     setArg(k, 0, m_state[m_current]);
     setArg(k, 1, cl_int(g.nx));
     setArg(k, 2, cl_int(g.ny));
     setArg(k, 3, cl_int(g.pitch()));
-    setArg(k, 4, low);
-    setArg(k, 5, high);
-    size_t global[2] = {axis == Axis::X ? size_t(2 * kGhost) : size_t(g.nx),
-                        axis == Axis::X ? size_t(g.ny) : size_t(2 * kGhost)};
-    enqueue(k, 2, global, nullptr, axis == Axis::X ? "boundary_x" : "boundary_y");
+    setArg(k, 4, cl_int(axis == Axis::X ? m_setup.xLow : m_setup.yLow));
+    setArg(k, 5, cl_int(axis == Axis::X ? m_setup.xHigh : m_setup.yHigh));
+    // Work-items side * G + k along the axis's dimension: one side alone is half the range.
+    const size_t sides = low && high ? 2 : 1, first = low ? 0 : size_t(kGhost);
+    const size_t along = sides * size_t(kGhost);
+    const bool x = axis == Axis::X;
+    size_t global[2] = {x ? along : size_t(g.nx), x ? size_t(g.ny) : along};
+    size_t offset[2] = {x ? first : 0, x ? 0 : first};
+    enqueue(k, 2, global, nullptr, x ? "boundary_x" : "boundary_y", offset);
 }
 
 void Simulator::sweep(Axis axis) {
     const Grid& g = m_setup.grid;
-    sweepPart(axis, {0, size_t(g.pitch())}, {0, size_t(g.ny)});
+    sweepPart(axis, {0, size_t(g.pitch())}, {0, g.ny});
     endSweep();
 }
 
-void Simulator::sweepPart(Axis axis, std::array<size_t, 2> columns, std::array<size_t, 2> rows,
+void Simulator::sweepPart(Axis axis, std::array<size_t, 2> columns, std::array<int, 2> rows,
                           cl_event* event) {
     const Grid& g = m_setup.grid;
     const size_t group = size_t(m_options.rowGroup);
-    if (columns[0] % group || columns[1] % group || columns[0] >= columns[1] ||
-        columns[1] > size_t(g.pitch()) || rows[0] >= rows[1] || rows[1] > size_t(g.ny))
-        throw std::invalid_argument("gasdyn: a sweep part must be whole work-groups inside the "
-                                    "grid's rows and pitch");
     bool x = axis == Axis::X;
+    // The Y sweep reads two rows either side: its rows stay inside; the X sweep's may be ghosts.
+    const int reach = x ? kGhost : 0;
+    if (columns[0] % group || columns[1] % group || columns[0] >= columns[1] ||
+        columns[1] > size_t(g.pitch()) || rows[0] >= rows[1] || rows[0] < -reach ||
+        rows[1] > g.ny + reach)
+        throw std::invalid_argument("gasdyn: a sweep part must be whole work-groups inside the "
+                                    "grid's rows (the X sweep's: ghost rows too) and pitch");
     cl_kernel k = x ? m_sweepX : m_sweepY;
     setArg(k, 0, m_state[m_current]);
     setArg(k, 1, m_state[1 - m_current]);
@@ -385,8 +396,9 @@ void Simulator::sweepPart(Axis axis, std::array<size_t, 2> columns, std::array<s
     setArg(k, 8, cl_float(x ? 0.0f : m_setup.gravity));
     setArg(k, 9, cl_int((x ? m_setup.xLow : m_setup.yLow) == Boundary::Reflective));
     setArg(k, 10, cl_int((x ? m_setup.xHigh : m_setup.yHigh) == Boundary::Reflective));
-    const size_t offset[2] = {columns[0], rows[0]};
-    const size_t global[2] = {columns[1] - columns[0], rows[1] - rows[0]};
+    // The kernels' second dimension counts buffer rows (interior row 0 is buffer row G).
+    const size_t offset[2] = {columns[0], size_t(rows[0] + kGhost)};
+    const size_t global[2] = {columns[1] - columns[0], size_t(rows[1] - rows[0])};
     const size_t local[2] = {group, 1};
     enqueue(k, 2, global, local, x ? "sweep_x" : "sweep_y", offset, event);
 }
@@ -441,25 +453,41 @@ void Simulator::reduce(float cfl, double tEnd, bool gradient) {
 }
 
 Maxima Simulator::localMaxima(bool gradient) {
+    enqueueLocalMaxima(gradient);
+    interop::check(clFinish(m_queue), "clFinish(partial maxima)");
+    return foldLocalMaxima();
+}
+
+void Simulator::enqueueLocalMaxima(bool gradient) {
     reduceCells(gradient);
-    std::vector<cl_float> partial(m_reduceGroups * 8);
-    interop::check(clEnqueueReadBuffer(m_queue, m_partial, CL_TRUE, 0,
-                                       partial.size() * sizeof(cl_float), partial.data(), 0,
-                                       nullptr, nullptr),
+    m_partialHost.resize(m_reduceGroups * 8);
+    interop::check(clEnqueueReadBuffer(m_queue, m_partial, CL_FALSE, 0,
+                                       m_partialHost.size() * sizeof(cl_float),
+                                       m_partialHost.data(), 0, nullptr, nullptr),
                    "clEnqueueReadBuffer(partial maxima)");
+}
+
+Maxima Simulator::foldLocalMaxima() const {
     // reduce_final's starting values and fold (fmax, which ignores NaN as OpenCL's does).
     Maxima m = {0.0f, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 0.0f, 0.0f, 0.0f};
-    for (size_t g = 0; g < m_reduceGroups; ++g)
+    for (size_t g = 0; g < m_partialHost.size() / 8; ++g)
         for (size_t c = 0; c < m.size(); ++c)
-            m[c] = std::fmax(m[c], partial[g * 8 + c]);
+            m[c] = std::fmax(m[c], m_partialHost[g * 8 + c]);
     return m;
 }
 
 void Simulator::reduceFrom(const Maxima& maxima, float cfl, double tEnd) {
     if (m_partialCapacity == 0)
         reduceCells(false); // allocates the partial buffer (its contents are overwritten)
-    interop::check(clEnqueueWriteBuffer(m_queue, m_partial, CL_TRUE, 0, sizeof(Maxima),
-                                        maxima.data(), 0, nullptr, nullptr),
+    if (m_maximaWritten) {  // the last write still reads the host copy until it completed
+        cl_int err = clWaitForEvents(1, &m_maximaWritten);
+        clReleaseEvent(m_maximaWritten);
+        m_maximaWritten = nullptr;
+        interop::check(err, "clWaitForEvents(maxima written)");
+    }
+    m_maximaHost = maxima;
+    interop::check(clEnqueueWriteBuffer(m_queue, m_partial, CL_FALSE, 0, sizeof(Maxima),
+                                        m_maximaHost.data(), 0, nullptr, &m_maximaWritten),
                    "clEnqueueWriteBuffer(maxima)");
     reduceFinal(1, cfl, tEnd);
 }

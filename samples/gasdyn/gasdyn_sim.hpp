@@ -19,6 +19,10 @@ inline constexpr int kGhost = 2;
 inline constexpr int kRowAlign = 64;
 /// Benign cells after the last row (read, never used, by work-items of the last row's edge).
 inline constexpr int kPad = 64;
+/// Spare cells before the first ghost row: an X sweep over the ghost rows (an MPI rank updating
+/// its neighbours' border rows, gasdyn_mpi.hpp) reads two cells before its first cell. A whole
+/// row's alignment, so rows stay aligned.
+inline constexpr int kFront = kRowAlign;
 
 enum class Problem { SodX, SodY, LaxLiu3, LaxLiu12, KelvinHelmholtz, RayleighTaylor };
 /// Names in Problem order, as the sample's "problem" parameter shows them.
@@ -35,18 +39,18 @@ enum class Boundary { Reflective = 0, Outflow = 1, Periodic = 2 };
 enum class Field { Density = 0, Pressure = 1, Schlieren = 2 };
 enum class Axis { X, Y };
 
-/// Cell-centred grid over [x0, x0 + nx dx] x [y0, y0 + ny dy], stored with kGhost ghost cells
-/// around it, rows padded to kRowAlign cells, and kPad cells after it.
+/// Cell-centred grid over [x0, x0 + nx dx] x [y0, y0 + ny dy], stored after kFront spare cells
+/// with kGhost ghost cells around it, rows padded to kRowAlign cells, and kPad cells after it.
 struct Grid {
     int nx = 0, ny = 0;
     double x0 = 0, y0 = 0, dx = 1, dy = 1;
 
     int pitch() const { return (nx + 2 * kGhost + kRowAlign - 1) / kRowAlign * kRowAlign; }
     /// float4 elements of a state buffer.
-    size_t cells() const { return size_t(pitch()) * size_t(ny + 2 * kGhost) + kPad; }
+    size_t cells() const { return kFront + size_t(pitch()) * size_t(ny + 2 * kGhost) + kPad; }
     /// Buffer index of interior cell (i, j); i and j may reach into the ghost cells.
     size_t index(int i, int j) const {
-        return size_t(j + kGhost) * size_t(pitch()) + size_t(i + kGhost);
+        return kFront + size_t(j + kGhost) * size_t(pitch()) + size_t(i + kGhost);
     }
     double x(int i) const { return x0 + (i + 0.5) * dx; }
     double y(int j) const { return y0 + (j + 0.5) * dy; }
@@ -147,25 +151,34 @@ public:
     /// Blocking: the first reduction stage over this grid's cells, folded on the host. Several
     /// grids' maxima (MPI ranks' blocks) fold with fmax into the whole domain's.
     Maxima localMaxima(bool gradient = false);
+    /// The same in two halves, so that the wait can be shared with other transfers: enqueues the
+    /// first stage and a non-blocking read of its results; foldLocalMaxima() folds them once
+    /// the caller has waited for the queue (clFinish). Wait before the next call.
+    void enqueueLocalMaxima(bool gradient = false);
+    Maxima foldLocalMaxima() const;
     /// Enqueues reduce_final over `maxima` alone: figures, dt and t as reduce() sets them from
-    /// the same maxima (the same kernel, so the same float arithmetic).
+    /// the same maxima (the same kernel, so the same float arithmetic). Does not wait: the
+    /// maxima are copied first.
     void reduceFrom(const Maxima& maxima, float cfl,
                     double tEnd = std::numeric_limits<double>::infinity());
     /// Overwrites the clock's dt (the sweeps read it from the device).
     void setTimeStep(float dt);
     /// Overwrites the clock's t (a restart from a checkpoint).
     void setTime(float t);
-    /// Enqueues the ghost fill along `axis` of the current state.
-    void fillGhosts(Axis axis);
+    /// Enqueues the ghost fill along `axis` of the current state: both sides, or the low (west
+    /// or south) or the high one alone.
+    void fillGhosts(Axis axis, bool low = true, bool high = true);
     /// Enqueues one sweep from the current state into the other buffer, which becomes current.
     void sweep(Axis axis);
     /// Enqueues the work-groups of a sweep that cover buffer columns [columns[0], columns[1])
     /// (multiples of the work-group width, options().rowGroup, up to grid().pitch()) of interior
     /// rows [rows[0], rows[1]); nothing becomes current. Parts that cover the whole launch once,
     /// then endSweep(), compute what sweep() computes bit for bit (the same work-groups): an MPI
-    /// rank updates the cells that need no ghost cell while its halos travel. Returns the
-    /// launch's event when `event` is set.
-    void sweepPart(Axis axis, std::array<size_t, 2> columns, std::array<size_t, 2> rows,
+    /// rank updates the cells that need no ghost cell while its halos travel. An X sweep may
+    /// also cover ghost rows (rows from -kGhost to ny + kGhost): an MPI rank computes the rows
+    /// its Y sweep needs from its neighbours itself. Returns the launch's event when `event` is
+    /// set.
+    void sweepPart(Axis axis, std::array<size_t, 2> columns, std::array<int, 2> rows,
                    cl_event* event = nullptr);
     /// Makes the buffer that sweepPart() wrote current.
     void endSweep() { m_current = 1 - m_current; }
@@ -205,6 +218,11 @@ private:
     long m_steps = 0;
     Axis m_firstAxis = Axis::X;
     size_t m_reduceLocal = 64, m_reduceRows = 1, m_reduceGroups = 1, m_partialCapacity = 0;
+    // Host copies of the partial maxima (read without waiting) and of the maxima reduceFrom
+    // writes without waiting (its write's event: the copy is not touched before it completed).
+    std::vector<cl_float> m_partialHost;
+    Maxima m_maximaHost{};
+    cl_event m_maximaWritten = nullptr;
 };
 
 /// Writes the field into an RGBA image (CL_RGBA, CL_UNORM_INT8 or float; nx x ny) with

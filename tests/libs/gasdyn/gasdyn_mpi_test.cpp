@@ -178,6 +178,17 @@ void decomposition(Cl& cl) {
     dist.setDims({0, 0});
     compareWithSingle(dist, singleExact.get(), gasdyn::makeProblem(Problem::LaxLiu3, 50, 38), 12,
                       INFINITY);
+    // One wait for the device per step, exchange or not: the halos' read shares the
+    // reduction's.
+    int waits = dist.lastStepWaits(), most = 0;
+    MPI_Allreduce(&waits, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    report(most == 1, "one blocking wait per step on every rank: " + std::to_string(most));
+    // The halos staged in a mapped CL_MEM_ALLOC_HOST_PTR buffer instead of host memory, with
+    // neighbours across every edge and corner (periodic both ways).
+    dist.setStaging(gmpi::DistributedSimulator::Staging::Mapped);
+    dist.setOptions(mc);
+    compareWithSingle(dist, singleMc.get(), gasdyn::makeProblem(Problem::KelvinHelmholtz, 44, 36),
+                      10, INFINITY);
 }
 
 void sod(Cl& cl) {
