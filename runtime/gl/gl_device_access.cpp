@@ -12,8 +12,11 @@
 #include "gl/gl_share.hpp"
 #include "gl/gl_transfer.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -169,19 +172,25 @@ bool importsMemory(Share& share) {
     return has;
 }
 
-/// In the current GL context: memory object `mo` made from `mem`'s file descriptor (a dedicated
-/// import; GL owns the descriptor from then on). GL's error, GL_NO_ERROR when imported.
-GLenum importExported(GlInterop::ExportedMemory& mem, GLuint& mo) {
+/// In the current GL context: memory object `mo` made from file descriptor `fd` of `size` bytes
+/// (a dedicated import; GL owns the descriptor when it took it). GL's error, GL_NO_ERROR when
+/// imported.
+GLenum importFd(int fd, size_t size, GLuint& mo) {
     const GlFunctions& f = glFunctions();
     f.glCreateMemoryObjectsEXT(1, &mo);
     // CUDA's allocation is one object of its own: GL maps it right only when told so.
     const GLint dedicated = GL_TRUE;
     if (f.glMemoryObjectParameterivEXT)
         f.glMemoryObjectParameterivEXT(mo, kGlDedicatedMemoryObject, &dedicated);
-    f.glImportMemoryFdEXT(mo, mem.size, kGlHandleTypeOpaqueFd, mem.fd);
-    GLenum error = f.glGetError();
+    f.glImportMemoryFdEXT(mo, size, kGlHandleTypeOpaqueFd, fd);
+    return f.glGetError();
+}
+
+/// importFd of `mem`'s descriptor, which is GL's from then on when imported.
+GLenum importExported(GlInterop::ExportedMemory& mem, GLuint& mo) {
+    GLenum error = importFd(mem.fd, mem.size, mo);
     if (error == GL_NO_ERROR)
-        mem.fd = -1; // GL owns it now
+        mem.fd = -1;
     return error;
 }
 
@@ -318,7 +327,40 @@ void appSideRelease(const Mem& m, const GlObject& o) {
         f.glPixelStorei(names[i], saved[i]);
 }
 
-Status moveBufferToDevice(Share& share, GlObject& o, size_t bytes) {
+namespace {
+
+/// In the current GL context: whether GL takes `mem` as a buffer's store, asked of a scratch
+/// buffer over a second import (a duplicate of the descriptor), both deleted again, so that the
+/// application's buffer is touched only once GL is known to take the memory: Mesa refuses
+/// foreign memory at glBufferStorageMemEXT (GL_OUT_OF_MEMORY) and leaves that buffer immutable
+/// with no store. GL's error, GL_NO_ERROR when it took it. The bindings are put back.
+GLenum probeImport(const GlInterop::ExportedMemory& mem, size_t bytes) {
+    const GlFunctions& f = glFunctions();
+    const int fd = dup(mem.fd);
+    if (fd < 0)
+        return GL_OUT_OF_MEMORY;
+    GLuint mo = 0, buffer = 0;
+    GLenum error = importFd(fd, mem.size, mo);
+    if (error != GL_NO_ERROR) {
+        close(fd);
+    } else {
+        GLint write = 0;
+        f.glGetIntegerv(GL_COPY_WRITE_BUFFER_BINDING, &write);
+        f.glGenBuffers(1, &buffer);
+        f.glBindBuffer(GL_COPY_WRITE_BUFFER, buffer);
+        f.glBufferStorageMemEXT(GL_COPY_WRITE_BUFFER, GLsizeiptr(bytes), mo, 0);
+        error = f.glGetError();
+        f.glBindBuffer(GL_COPY_WRITE_BUFFER, GLuint(write));
+        f.glDeleteBuffers(1, &buffer);
+    }
+    if (mo)
+        f.glDeleteMemoryObjectsEXT(1, &mo);
+    return error;
+}
+
+} // namespace
+
+Status moveBufferToDevice(Share& share, GlObject& o, size_t bytes, char* staging) {
     GlInterop& interop = *share.interop();
     const std::string name = "GL buffer " + std::to_string(o.name);
     bool imports = false;
@@ -332,48 +374,56 @@ Status moveBufferToDevice(Share& share, GlObject& o, size_t bytes) {
         return made.error();
     GlInterop::ExportedMemory& mem = **made;
     // In the application's context: the buffer's store is replaced where its bindings (vertex
-    // arrays) live, so they follow it as they follow glBufferData. A staging buffer over the
-    // same memory takes the contents first; the application's pending GL errors are cleared, so
-    // that GL's answer here is about these calls.
+    // arrays) live, so they follow it as they follow glBufferData. Its contents go through
+    // `staging` (host-visible memory the device reaches) and the device, not through a second
+    // GL buffer over the memory: the memory is a dedicated allocation, and on an H100 a buffer
+    // bound to it after another one no longer saw the device's writes. The application's pending
+    // GL errors are cleared, so that GL's answer here is about these calls.
     const GlFunctions& f = glFunctions();
     while (f.glGetError() != GL_NO_ERROR) {
     }
-    GLint read = 0, write = 0;
+    GLint read = 0;
     f.glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &read);
-    f.glGetIntegerv(GL_COPY_WRITE_BUFFER_BINDING, &write);
-    GLuint mo = 0, staging = 0;
-    GLenum error = importExported(mem, mo);
-    if (error == GL_NO_ERROR) {
-        f.glGenBuffers(1, &staging);
-        f.glBindBuffer(GL_COPY_WRITE_BUFFER, staging);
-        f.glBufferStorageMemEXT(GL_COPY_WRITE_BUFFER, GLsizeiptr(bytes), mo, 0);
-        f.glBindBuffer(GL_COPY_READ_BUFFER, o.name);
-        f.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, GLsizeiptr(bytes));
-        error = f.glGetError();
+    if (GLenum error = probeImport(mem, bytes); error != GL_NO_ERROR)
+        return makeError(CL_INVALID_OPERATION,
+                         name + ": GL did not take memory of " +
+                             share.interopDevice()->info().name +
+                             " as a buffer's store (GL_EXT_memory_object_fd, GL error " +
+                             std::to_string(error) + ")");
+    f.glBindBuffer(GL_COPY_READ_BUFFER, o.name);
+    if (const void* p =
+            f.glMapBufferRange(GL_COPY_READ_BUFFER, 0, GLsizeiptr(bytes), GL_MAP_READ_BIT)) {
+        std::memcpy(staging, p, bytes);
+        f.glUnmapBuffer(GL_COPY_READ_BUFFER);
     }
+    GLuint mo = 0;
+    GLenum error = f.glGetError();
+    if (error == GL_NO_ERROR)
+        error = importExported(mem, mo);
     if (error == GL_NO_ERROR) {
-        f.glBindBuffer(GL_COPY_WRITE_BUFFER, o.name);
-        f.glBufferStorageMemEXT(GL_COPY_WRITE_BUFFER, GLsizeiptr(bytes), mo, 0);
+        f.glBufferStorageMemEXT(GL_COPY_READ_BUFFER, GLsizeiptr(bytes), mo, 0);
         error = f.glGetError();
     }
     f.glBindBuffer(GL_COPY_READ_BUFFER, GLuint(read));
-    f.glBindBuffer(GL_COPY_WRITE_BUFFER, GLuint(write));
-    // The buffers keep the memory they were given until they are deleted (EXT_external_objects),
-    // so neither the staging buffer nor the memory object is needed any more.
-    if (staging)
-        f.glDeleteBuffers(1, &staging);
-    if (mo)
-        f.glDeleteMemoryObjectsEXT(1, &mo);
     f.glFlush(); // the runtime's thread waits for the application's fences, not this context
-    if (error != GL_NO_ERROR)
+    if (error != GL_NO_ERROR) {
+        if (mo)
+            f.glDeleteMemoryObjectsEXT(1, &mo);
         return makeError(CL_INVALID_OPERATION,
                          name + ": GL did not take memory of " +
                              share.interopDevice()->info().name +
                              " as the buffer's store (GL_EXT_memory_object_fd, GL error " +
                              std::to_string(error) + ")");
+    }
+    // GL's buffer is the device's memory now, still empty: the contents follow on the device,
+    // done before the application's next GL command can read them.
+    Status copied = interop.copyBox(mem.address, {}, staging, {}, {bytes});
+    if (copied)
+        copied = interop.finish();
+    o.memoryObject = mo; // deleted with the CL object, as a shadow's (deleteShadow)
     o.resource = std::move(*made);
     o.deviceStore = true;
-    return Status::success();
+    return copied;
 }
 
 void deleteShadow(unsigned buffer, unsigned memoryObject) {

@@ -33,12 +33,14 @@ bool attachInterop(Share& share, Mem& m, GlObject& o, unsigned internalFormat);
 
 /// For clCreateFromGLBufferInDeviceMemoryDUET, on the application's thread with its GL context
 /// current: `bytes` of memory the share's interop device exports become GL buffer `buffer`'s data
-/// store (GL_EXT_memory_object_fd, imported in the application's context), after a GL copy of the
-/// buffer's contents into it; `o` keeps the memory (GlObject::deviceStore). The buffer keeps its
-/// name and bindings; its storage is immutable from now on. Errors (the buffer then stays as it
-/// was): CL_INVALID_OPERATION (the device exports no memory, GL imports none),
-/// CL_OUT_OF_RESOURCES / CL_MEM_OBJECT_ALLOCATION_FAILURE (the device's memory).
-Status moveBufferToDevice(Share& share, GlObject& o, size_t bytes);
+/// store (GL_EXT_memory_object_fd, imported in the application's context); the contents travel
+/// through `staging` (`bytes` of host-visible memory the device reaches: the CL buffer's own
+/// storage) and a copy on the device. `o` keeps the memory and the memory object
+/// (GlObject::deviceStore). The buffer keeps its name and bindings; its storage is immutable from
+/// now on. Errors: CL_INVALID_OPERATION (the device exports no memory, GL imports none: the buffer
+/// then stays as it was), CL_OUT_OF_RESOURCES / CL_MEM_OBJECT_ALLOCATION_FAILURE (the device's
+/// memory; after the move, the device's copy).
+Status moveBufferToDevice(Share& share, GlObject& o, size_t bytes, char* staging);
 
 /// One object of an acquire or release that goes through the device.
 struct DeviceObject {

@@ -157,7 +157,10 @@ Result<Mem*> createFromBufferInDeviceMemory(Context& context, std::shared_ptr<Sh
     if (!storage)
         return makeError(CL_OUT_OF_HOST_MEMORY, "could not allocate the buffer's host copy");
     auto state = std::make_unique<GlObject>(share, CL_GL_OBJECT_BUFFER, buffer);
-    if (Status s = moveBufferToDevice(*share, *state, size_t(size)); !s) {
+    if (Status s = moveBufferToDevice(*share, *state, size_t(size), storage); !s) {
+        // After a failed copy on the device the buffer has moved (its contents are lost): the
+        // state must still let go of what it holds, on the GL thread.
+        state.reset();
         context.freeStorage(storage);
         return s.error();
     }
