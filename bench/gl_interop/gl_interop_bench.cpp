@@ -54,12 +54,22 @@ double median(std::vector<double> v) {
     return v.empty() ? NAN : v[v.size() / 2];
 }
 
-/// The buffer's first float and a sample of the rest, read back by GL.
+/// The buffer's first float and a sample of the rest, as GL's draws see them: copied by GL into a
+/// fresh buffer on the GPU and read back (on NVIDIA's GL, glGetBufferSubData of a buffer moved
+/// into the device's memory returns its contents from before the move).
 bool glBufferHolds(GLuint vbo, float first, const std::vector<float>& init) {
     std::vector<float> back(init.size());
-    glBindBuffer(GL_ARRAY_BUFFER, vbo);
-    glGetBufferSubData(GL_ARRAY_BUFFER, 0, GLsizeiptr(back.size() * sizeof(float)), back.data());
-    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    const GLsizeiptr bytes = GLsizeiptr(back.size() * sizeof(float));
+    GLuint copy = 0;
+    glGenBuffers(1, &copy);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, copy);
+    glBufferData(GL_COPY_WRITE_BUFFER, bytes, nullptr, GL_STREAM_READ);
+    glBindBuffer(GL_COPY_READ_BUFFER, vbo);
+    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, bytes);
+    glGetBufferSubData(GL_COPY_WRITE_BUFFER, 0, bytes, back.data());
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    glDeleteBuffers(1, &copy);
     if (back[0] != first)
         return false;
     for (size_t i = 1; i < back.size(); i += 997)

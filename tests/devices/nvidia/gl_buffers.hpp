@@ -25,4 +25,21 @@ inline std::vector<float> glBufferContents(GLuint b, size_t n) {
     return out;
 }
 
+/// What GL's own GPU-side reads (draws, copies) see of buffer `b`: a GL copy into a fresh buffer,
+/// read back. On NVIDIA's GL, glGetBufferSubData of a buffer made with glBufferData and then moved
+/// onto imported memory (cl_duet_gl_device_memory) goes on returning its contents from before the
+/// move, while draws and copies see the memory; a fresh buffer has no such history.
+inline std::vector<float> glBufferContentsOnGpu(GLuint b, size_t n) {
+    GLuint copy = glBuffer(std::vector<float>(n, -1.0f));
+    glBindBuffer(GL_COPY_READ_BUFFER, b);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, copy);
+    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0,
+                        GLsizeiptr(n * sizeof(float)));
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    std::vector<float> out = glBufferContents(copy, n);
+    glDeleteBuffers(1, &copy);
+    return out;
+}
+
 } // namespace duet::test

@@ -133,10 +133,10 @@ struct Shared {
     }
 };
 
-/// "" when GL's buffer holds `expected`, else the count and the first difference (short: the
-/// buffer has millions of values).
+/// "" when GL's buffer holds `expected` as GL's draws see it (a GL copy on the GPU, read back),
+/// else the count and the first difference (short: the buffer has millions of values).
 std::string differences(GLuint b, const std::vector<float>& expected) {
-    std::vector<float> back = glBufferContents(b, expected.size());
+    std::vector<float> back = glBufferContentsOnGpu(b, expected.size());
     size_t wrong = 0, first = 0;
     for (size_t i = expected.size(); i-- > 0;)
         if (back[i] != expected[i]) {
@@ -507,15 +507,22 @@ TEST_CASE("a VBO moved into the GPU's memory (cl_duet_gl_device_memory) travels 
         mapAndPoke(s, mem, expected, 5, -5.0f);
         REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
         expected[5] = -5.0f;
-        CHECK(differences(vbo, expected) == "");
-        // GL copies out of the store into a buffer of its own and back into it.
-        GLuint other = glBuffer(std::vector<float>(n, 0.0f));
-        glBindBuffer(GL_COPY_READ_BUFFER, vbo);
-        glBindBuffer(GL_COPY_WRITE_BUFFER, other);
+        CHECK(differences(vbo, expected) == ""); // a GL copy out of the store
+        // GL writes into the store on the GPU, and CL sees it at the next acquire.
+        GLuint other = glBuffer(std::vector<float>(64, 9.0f));
+        glBindBuffer(GL_COPY_READ_BUFFER, other);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, vbo);
         glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0,
-                            GLsizeiptr(n * sizeof(float)));
-        CHECK(differences(other, expected) == "");
+                            GLsizeiptr(64 * sizeof(float)));
+        glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
         glDeleteBuffers(1, &other);
+        std::fill(expected.begin(), expected.begin() + 64, 9.0f);
+        REQUIRE_CL(clEnqueueAcquireGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        mapAndPoke(s, mem, expected, 6, -6.0f);
+        REQUIRE_CL(clEnqueueReleaseGLObjects(s.queue, 1, &mem, 0, nullptr, nullptr));
+        expected[6] = -6.0f;
+        CHECK(differences(vbo, expected) == "");
     }
 
     SECTION("an acquire + release pair costs (printed)") {
