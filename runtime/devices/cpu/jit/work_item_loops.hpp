@@ -50,7 +50,7 @@ struct ParallelWorkItemLoops : llvm::PassInfoMixin<ParallelWorkItemLoops> {
 /// vector induction lives in a stack slot across them, and where the register allocator spills
 /// it decides the speed: in duet-bench's FFT butterflies (two libmvec calls per vector
 /// iteration) it stored the work-item index vector at the top of each iteration and loaded it
-/// straight back into the index and twiddle arithmetic, 10-15% of the loop, depending only on
+/// straight back into the index and twiddle arithmetic, 4-11% of the kernel, depending only on
 /// what else the loop kept alive (runtime/devices/cpu/README.md). Rebuilt from the counter
 /// (a broadcast and an add), the index vector is dead before the first call.
 /// DUET_CPU_CALL_LOOP_INDUCTIONS=0 leaves the inductions as the vectoriser made them.
