@@ -1438,6 +1438,114 @@ TEST_CASE("strided loops: the induction is its start plus a uniform offset, no g
 
 namespace {
 
+// A radix-2 FFT of 64 points per group in __local memory, as duet-bench's (bench/runtime):
+// butterflies in a strided loop whose work-item loop calls libmvec's sin and cos.
+const char* kLocalFft = R"CL(
+__kernel void fft64(__global const float2* in, __global float2* out, __local float2* buf) {
+    const uint lid = get_local_id(0), lsz = get_local_size(0);
+    const size_t base = get_group_id(0) * 64;
+    for (uint t = lid; t < 64; t += lsz)
+        buf[t] = in[base + t];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = 1; s <= 6; ++s) {
+        const uint span = 1u << (s - 1);
+        for (uint t = lid; t < 32; t += lsz) {
+            uint j = t & (span - 1);
+            uint i0 = ((t >> (s - 1)) << s) + j;
+            float c;
+            float sn = sincos(-M_PI_F * (float)j / (float)span, &c);
+            float2 a = buf[i0], b = buf[i0 + span];
+            float2 w = (float2)(b.x * c - b.y * sn, b.x * sn + b.y * c);
+            buf[i0] = a + w;
+            buf[i0 + span] = a - w;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint t = lid; t < 64; t += lsz)
+        out[base + t] = buf[t];
+}
+)CL";
+
+std::vector<float> runLocalFft(const Built& b, size_t local) {
+    const size_t groups = 5;
+    std::vector<float> in(groups * 64 * 2), out(in.size(), -1.0f);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(int(i * 37 % 101) - 50) / 50.0f;
+    std::vector<float> buf(64 * 2);
+    PtrArgs p{in.data(), out.data(), buf.data()};
+    runNDRange(b.fn("fft64"), {p.at(0), p.at(1), p.at(2)}, 1, {groups * local, 1, 1},
+               {local, 1, 1});
+    return out;
+}
+
+/// Whether a block of `fn` (an IR function's text) both calls a vector function of libmvec and
+/// has a vector phi: an induction vector carried across the calls.
+bool vectorPhiBesideLibmvecCall(const std::string& fn) {
+    size_t at = 0;
+    while (at < fn.size()) {
+        size_t end = fn.find("\n\n", at);
+        const std::string block = fn.substr(at, end == std::string::npos ? end : end - at);
+        if (block.find("@_ZGV") != std::string::npos && block.find(" = phi <") != std::string::npos)
+            return true;
+        if (end == std::string::npos)
+            break;
+        at = end + 2;
+    }
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("work-item loops that call libmvec carry no induction vector across the calls",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_callind_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto irOf = [&](const char* tag) {
+        const std::string prefix = (dir / tag).string();
+        Built b = build(kLocalFft, "-cl-std=CL3.0 -save-temps=" + prefix);
+        b.fn("fft64");
+        return std::pair{b, functionText(readFile(prefix + "_fft64.ll"), "__duet_wg_fft64.simd")};
+    };
+    auto [rebuilt, rebuiltIr] = irOf("rebuilt");
+    ::setenv("DUET_CPU_CALL_LOOP_INDUCTIONS", "0", 1);
+    auto [carried, carriedIr] = irOf("carried");
+    ::unsetenv("DUET_CPU_CALL_LOOP_INDUCTIONS");
+    // One work-item at a time (no parallel loops, no loop barriers): the scalar reference.
+    ::setenv("DUET_CPU_PARALLEL_LOOPS", "0", 1);
+    ::setenv("DUET_CPU_LOOP_BARRIERS", "0", 1);
+    Built scalar = build(kLocalFft);
+    scalar.fn("fft64");
+    ::unsetenv("DUET_CPU_PARALLEL_LOOPS");
+    ::unsetenv("DUET_CPU_LOOP_BARRIERS");
+    fs::remove_all(dir);
+    INFO(rebuilt.log);
+    REQUIRE_FALSE(rebuiltIr.empty());
+    // The butterflies' work-item loop is vectorised with libmvec's sin and cos.
+    CHECK(rebuiltIr.find("@_ZGV") != std::string::npos);
+    // The vectoriser's inductions (the work-item index as i32 and i64 vectors) are phis of the
+    // loop that calls out; rebuilt, the loop's index vectors come from its scalar counter.
+    CHECK(vectorPhiBesideLibmvecCall(carriedIr));
+    CHECK_FALSE(vectorPhiBesideLibmvecCall(rebuiltIr));
+    CHECK(rebuiltIr.find(".rebuilt") != std::string::npos);
+    // Same bits as the inductions carried (the index arithmetic is exact), and as the scalar
+    // work-item loops up to the vector sin and cos; 16 work-items: the strided loops run 4 and
+    // 2 iterations, 32: 2 and 1.
+    for (size_t local : {size_t(16), size_t(32)}) {
+        INFO("group size " << local);
+        const std::vector<float> a = runLocalFft(rebuilt, local);
+        CHECK(a == runLocalFft(carried, local));
+        const std::vector<float> s = runLocalFft(scalar, local);
+        REQUIRE(a.size() == s.size());
+        for (size_t i = 0; i < a.size(); ++i) {
+            INFO("value " << i);
+            REQUIRE(a[i] == Approx(s[i]).margin(1e-4));
+        }
+    }
+}
+
+namespace {
+
 // Each row sums table entries at the indices it lists, the table a CL_RG/CL_FLOAT image whose
 // texels hold doubles (read back with as_double), as GPU codes keep read-only data in images.
 const char* kImageRows = R"CL(

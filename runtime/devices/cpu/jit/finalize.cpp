@@ -335,6 +335,10 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
         if (parallelLoopsEnabled())
             fpm.addPass(wg::ParallelWorkItemLoops(&report));
     });
+    if (optLevel > 1 && wg::callLoopInductionsEnabled())
+        pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
+            mpm.addPass(createModuleToFunctionPassAdaptor(wg::ScalarInductionsInCallingLoops()));
+        });
     TargetLibraryInfoImpl tlii(tm.getTargetTriple());
     tlii.addVectorizableFunctions(libmvecTable(features, unsafeMath));
     am.function.registerPass([&] { return TargetLibraryAnalysis(tlii); });
@@ -439,7 +443,8 @@ std::string CpuExecutable::memoKey(const Module& part) const {
         ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(bitcode.data()), bitcode.size()));
     std::string key(digest.begin(), digest.end());
     key += "|O" + std::to_string(m_optLevel) + (m_unsafeMath ? "|unsafe" : "|safe") +
-           (parallelLoopsEnabled() ? "|parallel" : "|serial") + "|" + m_tm->getTargetCPU().str() +
+           (parallelLoopsEnabled() ? "|parallel" : "|serial") +
+           (wg::callLoopInductionsEnabled() ? "|callind" : "") + "|" + m_tm->getTargetCPU().str() +
            "|" + m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +
            std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
            std::to_string(int(m_tm->getOptLevel()));

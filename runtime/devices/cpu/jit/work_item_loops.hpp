@@ -44,6 +44,21 @@ struct ParallelWorkItemLoops : llvm::PassInfoMixin<ParallelWorkItemLoops> {
     WorkItemLoopReport* report;
 };
 
+/// After the vectorisers: in an innermost loop that calls a function (libmvec's sin, exp, ...),
+/// every integer vector induction `vi = phi [init, pre], [vi + splat(step), latch]` becomes
+/// `init + splat(k)` with a scalar counter `k`. The calls clobber every vector register, so a
+/// vector induction lives in a stack slot across them, and where the register allocator spills
+/// it decides the speed: in duet-bench's FFT butterflies (two libmvec calls per vector
+/// iteration) it stored the work-item index vector at the top of each iteration and loaded it
+/// straight back into the index and twiddle arithmetic, 4-11% of the kernel, depending only on
+/// what else the loop kept alive (runtime/devices/cpu/README.md). Rebuilt from the counter
+/// (a broadcast and an add), the index vector is dead before the first call.
+/// DUET_CPU_CALL_LOOP_INDUCTIONS=0 leaves the inductions as the vectoriser made them.
+struct ScalarInductionsInCallingLoops : llvm::PassInfoMixin<ScalarInductionsInCallingLoops> {
+    llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam);
+};
+bool callLoopInductionsEnabled();
+
 /// What the loop vectoriser did with each work-item loop of one optimisation run, collected
 /// from its remarks while an instance lives (the context's previous handler is restored on
 /// destruction). Other diagnostics go to the previous handler.
