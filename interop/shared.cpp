@@ -335,6 +335,8 @@ cl_mem Context::bufferInDeviceMemory(unsigned buffer, cl_mem_flags flags) {
         if (clGetDeviceInfo(m_device, CL_DEVICE_EXTENSIONS, 0, nullptr, &size) == CL_SUCCESS) {
             extensions.resize(size);
             clGetDeviceInfo(m_device, CL_DEVICE_EXTENSIONS, size, extensions.data(), nullptr);
+            extensions.resize(extensions.find('\0') == std::string::npos ? extensions.size()
+                                                                         : extensions.find('\0'));
         }
         m_deviceMemory =
             (" " + extensions + " ").find(" " CL_DUET_GL_DEVICE_MEMORY_EXTENSION_NAME " ") !=

@@ -384,12 +384,15 @@ Status moveBufferToDevice(Share& share, GlObject& o, size_t bytes, char* staging
     }
     GLint read = 0;
     f.glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &read);
-    if (GLenum error = probeImport(mem, bytes); error != GL_NO_ERROR)
+    if (GLenum error = probeImport(mem, bytes); error != GL_NO_ERROR) {
+        // As a refused shadow does: later objects of the share do not ask again.
+        share.run([&] { share.importsMemory = 0; });
         return makeError(CL_INVALID_OPERATION,
                          name + ": GL did not take memory of " +
                              share.interopDevice()->info().name +
                              " as a buffer's store (GL_EXT_memory_object_fd, GL error " +
                              std::to_string(error) + ")");
+    }
     f.glBindBuffer(GL_COPY_READ_BUFFER, o.name);
     if (const void* p =
             f.glMapBufferRange(GL_COPY_READ_BUFFER, 0, GLsizeiptr(bytes), GL_MAP_READ_BIT)) {

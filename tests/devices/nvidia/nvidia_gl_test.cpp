@@ -24,6 +24,7 @@
 #include "gl_buffers.hpp"
 
 #include <duet/interop/cl_ext_duet.h>
+#include <duet/interop/interop.hpp>
 
 #include <dlfcn.h>
 
@@ -391,6 +392,38 @@ TEST_CASE("cl_duet_gl_device_memory: a GL buffer that cannot move stays as it wa
     }
     glDeleteBuffers(1, &vbo);
     clReleaseContext(context);
+}
+
+TEST_CASE("libduet-interop asks the device for its memory once, then shares buffers as they are",
+          "[gl-interop]") {
+    fake().setGlDevice(0);
+    duet::interop::GLHandles gl;
+    gl.display = eglGetCurrentDisplay();
+    gl.context = eglGetCurrentContext();
+    duet::interop::Options options;
+    options.platform = "Duet";
+    auto ctx = duet::interop::Context::create(gl, options);
+    REQUIRE(ctx->mode() == duet::interop::Mode::Sharing);
+    std::vector<float> init(1024, 3.0f);
+    GLuint vbo[3] = {glBuffer(init), glBuffer(init), glBuffer(init)};
+    // GL only draws this one: the device lists cl_duet_gl_device_memory, so the move is asked
+    // for (the device exports memory for it); Mesa refuses the memory and the buffer is shared
+    // as it is.
+    const int exports = fake().calls("cuMemExportToShareableHandle");
+    auto drawn = ctx->shareBuffer(vbo[0], CL_MEM_READ_WRITE, false);
+    CHECK(fake().calls("cuMemExportToShareableHandle") == exports + 1);
+    CHECK_FALSE(drawn->inDeviceMemory());
+    CHECK_FALSE(drawn->hostCopy());
+    // Not asked again in this context; a buffer GL writes is never moved.
+    auto next = ctx->shareBuffer(vbo[1], CL_MEM_WRITE_ONLY, false);
+    CHECK_FALSE(next->inDeviceMemory());
+    auto written = ctx->shareBuffer(vbo[2], CL_MEM_READ_WRITE, true);
+    CHECK_FALSE(written->inDeviceMemory());
+    written.reset();
+    drawn.reset();
+    next.reset();
+    ctx.reset();
+    glDeleteBuffers(3, vbo);
 }
 
 TEST_CASE("a Mesa GL context without DUET_GL_INTEROP=cuda: host copies, no CUDA-GL call",
