@@ -20,7 +20,10 @@ extern "C" {
  * mutable storage (glBufferData). Errors: those of clCreateFromGLBuffer; CL_INVALID_GL_OBJECT also
  * for immutable storage; CL_INVALID_OPERATION when no device of the context can hold the store,
  * GL imports none of its memory, or the GL context is not current. On error the GL buffer is
- * unchanged. The memory lives as long as the GL buffer, also after the CL object is released. */
+ * unchanged. The memory lives as long as the GL buffer, also after the CL object is released.
+ * Seen on NVIDIA's GL (H200, driver of Nov 2026): glGetBufferSubData of a moved buffer goes on
+ * returning its contents from before the move, while draws and GL copies see the device's writes;
+ * read it back through a GL copy into another buffer. */
 #define CL_DUET_GL_DEVICE_MEMORY_EXTENSION_NAME "cl_duet_gl_device_memory"
 
 typedef cl_mem(CL_API_CALL* clCreateFromGLBufferInDeviceMemoryDUET_fn)(cl_context context,
