@@ -376,9 +376,9 @@ Status moveBufferToDevice(Share& share, GlObject& o, size_t bytes, char* staging
     // In the application's context: the buffer's store is replaced where its bindings (vertex
     // arrays) live, so they follow it as they follow glBufferData. Its contents go through
     // `staging` (host-visible memory the device reaches) and the device, not through a second
-    // GL buffer over the memory: the memory is a dedicated allocation, and on an H100 a buffer
-    // bound to it after another one no longer saw the device's writes. The application's pending
-    // GL errors are cleared, so that GL's answer here is about these calls.
+    // GL buffer over the memory, which is a dedicated allocation (EXT_external_objects warns about
+    // aliasing one). The application's pending GL errors are cleared, so that GL's answer here is
+    // about these calls.
     const GlFunctions& f = glFunctions();
     while (f.glGetError() != GL_NO_ERROR) {
     }
