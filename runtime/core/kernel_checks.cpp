@@ -8,8 +8,6 @@
 
 namespace duet::rt {
 
-namespace {
-
 const char* qualifierName(cl_kernel_arg_address_qualifier q) {
     switch (q) {
     case CL_KERNEL_ARG_ADDRESS_GLOBAL:
@@ -22,6 +20,8 @@ const char* qualifierName(cl_kernel_arg_address_qualifier q) {
         return "";
     }
 }
+
+namespace {
 
 /// The `index`-th NUL-terminated string of `names`.
 std::string nthName(const char* names, uint32_t index) {

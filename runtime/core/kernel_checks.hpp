@@ -2,6 +2,8 @@
 // one record and one wording for every device that compiles the checks into its code.
 #pragma once
 
+#include <CL/cl.h>
+
 #include <cstdint>
 #include <string>
 
@@ -25,6 +27,9 @@ struct CheckFault {
     const char* names = nullptr; ///< argument names, then variable names, each ending in NUL
     uint64_t globalId[3] = {0, 0, 0};
 };
+
+/// "__global ", "__constant ", "__local " or "": an argument's address space as a type names it.
+const char* qualifierName(cl_kernel_arg_address_qualifier q);
 
 /// The message of a launch stopped by a failed bounds check: kernel, argument (by index, name,
 /// type and buffer) or variable, access, byte offset (from the pointer the kernel was given) and

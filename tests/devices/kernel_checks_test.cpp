@@ -5,6 +5,8 @@
 // and the work-item; the next kernel on the queue runs; an in-bounds launch of a checked build
 // succeeds. A plain program (no Catch2) to run by hand on a GPU host too; exit 0 pass, 1 fail,
 // 77 skipped (no device). Sets DUET_KERNEL_CHECKS=1.
+#include "standalone_device.hpp"
+
 #include <CL/cl.h>
 
 #include <atomic>
@@ -16,6 +18,8 @@
 #include <thread>
 #include <unistd.h>
 #include <vector>
+
+using namespace duet::test;
 
 namespace {
 
@@ -99,40 +103,16 @@ int main() {
     setenv("DUET_KERNEL_CHECKS", "1", 1);
     // A kernel that never ends (a work-item stopped before a barrier holding the others up)
     // would hang the test: give up after two minutes.
-    std::atomic<bool> done{false};
-    std::thread guard([&] {
-        const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-        while (!done && std::chrono::steady_clock::now() < limit)
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        if (!done) {
-            std::printf("FAIL: a launch did not end within 120 s\n");
-            std::fflush(stdout);
-            _exit(1);
-        }
-    });
-    guard.detach();
-    const char* wanted = std::getenv("DUET_TEST_PLATFORM");
-    cl_platform_id platform = nullptr;
-    cl_platform_id platforms[16];
-    cl_uint count = 0;
-    if (clGetPlatformIDs(16, platforms, &count) == CL_SUCCESS)
-        for (cl_uint i = 0; i < count && i < 16 && !platform; ++i) {
-            char name[256] = {};
-            clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-            if (std::string(name).find(wanted && *wanted ? wanted : "Duet") != std::string::npos)
-                platform = platforms[i];
-        }
-    cl_device_id device = nullptr;
-    if (!platform ||
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) {
+    startWatchdog(120, "a launch did not end within 120 s");
+    std::string deviceName;
+    cl_device_id device = deviceUnderTest(deviceName);
+    if (!device) {
         std::printf(
             "kernel_checks_test: SKIPPED: no device of the Duet platform (DUET_DEVICES=%s)\n",
             std::getenv("DUET_DEVICES") ? std::getenv("DUET_DEVICES") : "");
         return 77;
     }
-    char deviceName[256] = {};
-    clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof deviceName - 1, deviceName, nullptr);
-    std::printf("kernel_checks_test: %s, DUET_KERNEL_CHECKS=1\n", deviceName);
+    std::printf("kernel_checks_test: %s, DUET_KERNEL_CHECKS=1\n", deviceName.c_str());
     cl_int e = CL_SUCCESS;
     cl_context ctx = clCreateContext(nullptr, 1, &device, note, nullptr, &e);
     cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &e);
@@ -231,7 +211,7 @@ int main() {
     clReleaseProgram(p);
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
-    done = true;
+    g_runDone = true;
     std::printf("kernel_checks_test: %s (%d failures)\n", failures ? "FAILED" : "passed", failures);
     return failures ? 1 : 0;
 }

@@ -4,6 +4,8 @@
 // another queue that runs across such a timeout completes. A plain program (no Catch2) to run by
 // hand on a GPU host too; exit 0 pass, 1 fail, 77 skipped (no device). DUET_KERNEL_TIMEOUT defaults
 // to 1 s here.
+#include "standalone_device.hpp"
+
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -16,6 +18,8 @@
 #include <thread>
 #include <unistd.h>
 #include <vector>
+
+using namespace duet::test;
 
 namespace {
 
@@ -143,44 +147,19 @@ int main() {
         setenv("DUET_KERNEL_TIMEOUT", "1", 1);
     const double timeout = std::strtod(std::getenv("DUET_KERNEL_TIMEOUT"), nullptr);
     // A kernel that is never stopped would hang the test: give up well after the timeout.
-    std::atomic<bool> done{false};
-    std::thread guard([&] {
-        const auto limit =
-            std::chrono::steady_clock::now() + std::chrono::duration<double>(4 * timeout + 60);
-        while (!done && std::chrono::steady_clock::now() < limit)
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        if (!done) {
-            std::printf("FAIL: the spinning kernel was not stopped (waited %.0f s)\n",
-                        4 * timeout + 60);
-            std::fflush(stdout);
-            _exit(1);
-        }
-    });
-    guard.detach();
+    startWatchdog(4 * timeout + 60, "the spinning kernel was not stopped (waited " +
+                                        std::to_string(int(4 * timeout + 60)) + " s)");
 
     // The Duet platform (DUET_TEST_PLATFORM names another), without Catch2's helpers.
-    const char* wanted = std::getenv("DUET_TEST_PLATFORM");
-    cl_platform_id platform = nullptr;
-    cl_platform_id platforms[16];
-    cl_uint count = 0;
-    if (clGetPlatformIDs(16, platforms, &count) == CL_SUCCESS)
-        for (cl_uint i = 0; i < count && i < 16 && !platform; ++i) {
-            char name[256] = {};
-            clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-            if (std::string(name).find(wanted && *wanted ? wanted : "Duet") != std::string::npos)
-                platform = platforms[i];
-        }
-    cl_device_id device = nullptr;
-    if (!platform ||
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) {
+    std::string deviceName;
+    cl_device_id device = deviceUnderTest(deviceName);
+    if (!device) {
         std::printf(
             "kernel_timeout_test: SKIPPED: no device of the Duet platform (DUET_DEVICES=%s)\n",
             std::getenv("DUET_DEVICES") ? std::getenv("DUET_DEVICES") : "");
         return 77;
     }
-    char deviceName[256] = {};
-    clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof deviceName - 1, deviceName, nullptr);
-    std::printf("kernel_timeout_test: %s, DUET_KERNEL_TIMEOUT=%g\n", deviceName, timeout);
+    std::printf("kernel_timeout_test: %s, DUET_KERNEL_TIMEOUT=%g\n", deviceName.c_str(), timeout);
     cl_int e = CL_SUCCESS;
     cl_context ctx = clCreateContext(nullptr, 1, &device, note, nullptr, &e);
     cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &e);
@@ -255,7 +234,7 @@ int main() {
         std::printf("messages:\n%s", notes.c_str());
     }
     twoQueues(ctx, device, p, spin, timeout);
-    done = true;
+    g_runDone = true;
     for (cl_mem m : {stop, out, data})
         clReleaseMemObject(m);
     clReleaseKernel(spin);

@@ -2,6 +2,7 @@
 // the messages of a launch stopped by a check or by DUET_KERNEL_TIMEOUT.
 #include "devices/gcn/launch_guards.hpp"
 
+#include "core/kernel_checks.hpp"
 #include "core/memory.hpp"
 #include "core/svm.hpp"
 #include "devices/gcn/code_object.hpp"
@@ -12,17 +13,6 @@
 namespace duet::rt::gcn_device {
 
 namespace {
-
-const char* qualifierName(cl_kernel_arg_address_qualifier q) {
-    switch (q) {
-    case CL_KERNEL_ARG_ADDRESS_GLOBAL:
-        return "__global ";
-    case CL_KERNEL_ARG_ADDRESS_CONSTANT:
-        return "__constant ";
-    default:
-        return "";
-    }
-}
 
 const char* accessName(gcn::MemoryFault::Kind kind) {
     switch (kind) {
