@@ -47,7 +47,8 @@ inline cl_device_id deviceUnderTest(std::string& name) {
                 platform = platforms[i];
         }
     cl_device_id device = nullptr;
-    if (!platform || clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS)
+    if (!platform ||
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS)
         return nullptr;
     char text[256] = {};
     clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof text - 1, text, nullptr);
