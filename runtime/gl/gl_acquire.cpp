@@ -42,8 +42,9 @@ cl_int runAcquireRelease(Share& share, void* fence, bool acquire, bool zeroCopy,
     cl_int status = CL_SUCCESS;
     // Only stores of the device's own (GlObject::deviceStore), the application's fence waited
     // for at enqueue: no GL call, so no trip to the GL thread either.
-    if (!fence && std::all_of(objects.begin(), objects.end(),
-                              [](const Shared& s) { return s.gl->deviceStore; })) {
+    if (!fence && !objects.empty() &&
+        std::all_of(objects.begin(), objects.end(),
+                    [](const Shared& s) { return s.gl->deviceStore; })) {
         std::vector<DeviceObject> viaDevice;
         for (const auto& [m, o, byApp] : objects)
             if (acquire || o->viaInterop)
@@ -126,8 +127,9 @@ Ref<Event> enqueueGlObjects(Queue& queue, std::shared_ptr<Share> share, std::spa
     // every object's store is the device's own, this thread waits for it now (about 8 us on an
     // H100, what glFinish would cost the application) and the command needs no GL thread.
     void* fence = acquire ? share->fenceAppContext() : nullptr;
-    if (fence && std::all_of(objects.begin(), objects.end(),
-                             [](const Shared& s) { return s.gl->deviceStore; })) {
+    if (fence && !objects.empty() &&
+        std::all_of(objects.begin(), objects.end(),
+                    [](const Shared& s) { return s.gl->deviceStore; })) {
         waitForApp(glFunctions(), fence);
         fence = nullptr;
     }
