@@ -11,11 +11,12 @@
 #                          [--json FILE]
 # Modes: weak (an n x n block per rank), strong (one n x n grid), hybrid (the strong grid with
 # the host's cores divided among the ranks: ranks x threads = cores, so MPI ranks against CPU
-# device threads on the same cores). In weak and strong each rank keeps --cores-per-rank cores
+# device threads on the same cores), alone (weak scaling's ceiling on this host: every rank steps
+# its own --weak-n grid with no communication, on the same cores). In weak and strong each rank keeps --cores-per-rank cores
 # (its CPU device runs that many threads), so the cores in use grow with the ranks. --overlap on:
 # each block's interior is updated while its halos travel (off by default; both: each point twice).
 # --staging: where the halos stop on the host (plain memory, or a mapped ALLOC_HOST_PTR buffer).
-# Efficiency: weak T(1) / T(P), strong T(1) / (P T(P)), hybrid T(1) / T(P) (against the first
+# Efficiency: weak and alone T(1) / T(P), strong T(1) / (P T(P)), hybrid T(1) / T(P) (against the first
 # rank count listed when that is not 1).
 # Environment: BUILD_DIR (default <repo>/build), DUET_DEVICES (default cpu), MPIRUN (default the
 # bundle's duet-mpirun or mpirun on PATH), MPIRUN_ARGS (extra mpirun arguments).
@@ -48,7 +49,7 @@ while (($#)); do
     esac
 done
 for m in $modes; do
-    case "$m" in weak | strong | hybrid) ;; *) echo "gasdyn_mpi_run.sh: unknown mode $m" >&2; exit 2 ;; esac
+    case "$m" in weak | strong | hybrid | alone) ;; *) echo "gasdyn_mpi_run.sh: unknown mode $m" >&2; exit 2 ;; esac
 done
 case "$staging" in host | mapped) ;; *) echo "gasdyn_mpi_run.sh: --staging takes host or mapped" >&2; exit 2 ;; esac
 case "$overlap" in
@@ -93,8 +94,8 @@ echo "gasdyn_mpi_run.sh: $cores cores, $(uname -n); $("$mpirun" --version 2>&1 |
 results="$(mktemp "${TMPDIR:-/tmp}/duet-gasdyn-mpi.XXXXXX")"
 trap 'rm -f "$results"' EXIT
 for mode in $modes; do
-    n=$weak_n
-    [ "$mode" = weak ] || n=$strong_n
+    n=$strong_n
+    case "$mode" in weak | alone) n=$weak_n ;; esac
     for ov in "${overlaps[@]}"; do
         for np in $ranks; do
             # Every rank sees all the cores (--bind-to none) and keeps its own share
@@ -120,18 +121,18 @@ function val(key,   m) {
     m = substr($0, RSTART, RLENGTH); sub(/^"[^"]*": */, "", m); gsub(/"/, "", m); return m
 }
 BEGIN {
-    printf "%-6s %7s %5s %7s %5s %11s %9s %9s %10s %7s %10s %8s %11s %s\n", "mode", "overlap",
-        "ranks", "layout", "cores", "grid", "step ms", "Mcell/s", "efficiency", "halo %",
-        "halo max %", "halo ms", "allreduce %", "valid"
+    printf "%-6s %7s %5s %7s %5s %11s %9s %9s %9s %10s %7s %10s %8s %11s %s\n", "mode",
+        "overlap", "ranks", "layout", "cores", "grid", "step ms", "rank ms", "Mcell/s",
+        "efficiency", "halo %", "halo max %", "halo ms", "allreduce %", "valid"
 }
 {
     mode = val("table"); ov = val("overlap") == "true" ? "on" : "off"; key = mode ov
     np = val("ranks") + 0; t = val("step_ms") + 0
     if (np == 1 || !(key in bt)) { bt[key] = t; bp[key] = np }
     eff = mode == "strong" ? bt[key] * bp[key] / (t * np) : bt[key] / t
-    printf "%-6s %7s %5d %7s %5s %11s %9.2f %9.1f %9.1f%% %6.1f%% %9.1f%% %8.3f %10.1f%% %s\n",
+    printf "%-6s %7s %5d %7s %5s %11s %9.2f %9.2f %9.1f %9.1f%% %6.1f%% %9.1f%% %8.3f %10.1f%% %s\n",
         mode, ov, np, val("layout"), val("cores_per_rank"), val("nx") "x" val("ny"), t,
-        val("mcells"), 100 * eff, 100 * val("halo_share_mean"), 100 * val("halo_share_max"),
+        val("rank_step_ms_mean"), val("mcells"), 100 * eff, 100 * val("halo_share_mean"), 100 * val("halo_share_max"),
         val("halo_ms_mean"), 100 * val("allreduce_share_mean"), val("valid") == "true" ? "yes" : "NO"
     rows[NR] = substr($0, 1, length($0) - 1) sprintf(", \"efficiency\": %.4f}", eff)
     if (val("valid") != "true") bad = 1

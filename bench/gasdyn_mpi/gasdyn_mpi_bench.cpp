@@ -2,7 +2,11 @@
 // under mpirun (bench/gasdyn_mpi_run.sh runs it for each rank count and prints efficiencies).
 // Kelvin-Helmholtz (periodic), a fixed n x n grid (strong scaling) or an n x n block per rank
 // (weak scaling); the time of a step (slowest rank), the share of it in halo exchange and in the
-// time step's MPI_Allreduce, and cell updates per second. One line of JSON on rank 0.
+// time step's MPI_Allreduce, and cell updates per second. One line of JSON on rank 0. The mode
+// "alone" is weak scaling's ceiling on the host: every rank steps its own n x n periodic grid
+// (MPI_COMM_SELF: no halos, no Allreduce) on the same cores at the same time, so T(1) / T(P)
+// there is what the machine itself loses when P ranks run (shared memory bandwidth and caches,
+// clock, the hypervisor), apart from anything the decomposition costs.
 #include "gasdyn_mpi.hpp"
 #include "duet/interop/interop.hpp"
 
@@ -52,8 +56,10 @@ int main(int argc, char** argv) {
     int n = 256, steps = 20, warmup = 20;
     unsigned coresPerRank = 0;
     bool shareCores = true, overlap = false, verify = false;
-    app.add_option("--mode", mode, "weak: an n x n block per rank; strong: an n x n grid")
-        ->check(CLI::IsMember({"weak", "strong"}));
+    app.add_option("--mode", mode,
+                   "weak: an n x n block per rank; strong: an n x n grid; alone: every rank its "
+                   "own n x n grid, no communication (weak scaling's ceiling on this host)")
+        ->check(CLI::IsMember({"weak", "strong", "alone"}));
     app.add_option("--n", n, "cells per side (of a block or of the grid)")
         ->check(CLI::Range(8, 65536));
     app.add_option("--steps", steps, "timed steps")->check(CLI::Range(1, 100000));
@@ -83,6 +89,8 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"host", "mapped"}));
     try {
         app.parse(argc, argv);
+        if (verify && mode == "alone")
+            throw CLI::ValidationError("--verify", "compares a decomposed field; alone has none");
     } catch (const CLI::ParseError& e) {
         int code = rank == 0 ? app.exit(e) : e.get_exit_code();
         MPI_Finalize();
@@ -127,12 +135,15 @@ int main(int argc, char** argv) {
         cl_command_queue queue = clCreateCommandQueueWithProperties(context, dev, nullptr, &err);
         duet::interop::check(err, "clCreateCommandQueueWithProperties");
         {
-            gmpi::DistributedSimulator sim(MPI_COMM_WORLD, context, dev, queue);
+            const bool alone = mode == "alone";
+            gmpi::DistributedSimulator sim(alone ? MPI_COMM_SELF : MPI_COMM_WORLD, context, dev,
+                                           queue);
             sim.setOverlap(overlap);
             sim.setStaging(staging == "mapped" ? gmpi::DistributedSimulator::Staging::Mapped
                                                : gmpi::DistributedSimulator::Staging::Host);
             const gmpi::Block& b = sim.block();
             int nx = mode == "weak" ? n * b.px : n, ny = mode == "weak" ? n * b.py : n;
+            const int gx = alone ? n * size : nx; // the cells stepped by all ranks together
             sim.load(gasdyn::makeProblem(gasdyn::Problem::KelvinHelmholtz, nx, ny));
             auto [mass0, finite0] = massOf(sim);
             for (int s = 0; s < warmup; ++s)
@@ -167,10 +178,10 @@ int main(int argc, char** argv) {
             double local[3] = {mass0, mass1, double(finite0 && finite1)}, total[3];
             MPI_Reduce(local, total, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
             MPI_Reduce(&local[2], &total[2], 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-            double shares[4] = {halo / mine, reduce / mine, mine, halo / steps}, maxShares[4],
-                   sumShares[4];
-            MPI_Reduce(shares, maxShares, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-            MPI_Reduce(shares, sumShares, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            double shares[5] = {halo / mine, reduce / mine, mine, halo / steps, mine / steps},
+                   maxShares[5], sumShares[5];
+            MPI_Reduce(shares, maxShares, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            MPI_Reduce(shares, sumShares, 5, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
             if (rank == 0) {
                 bool ok = total[2] > 0 && std::abs(total[1] - total[0]) <= 1e-6 * total[0] &&
                           differing <= 0;
@@ -182,12 +193,14 @@ int main(int argc, char** argv) {
                     "\"halo_share_max\": %.4f, \"halo_ms_mean\": %.4f, "
                     "\"allreduce_share_mean\": %.4f, \"waits_per_step\": %d, \"valid\": %s, "
                     "\"mass_drift\": %.3g, \"overlap\": %s, \"staging\": \"%s\", "
-                    "\"differing_cells\": %ld}\n",
-                    mode.c_str(), size, b.px, b.py, nx, ny, devName, cores, steps, stepMs,
-                    double(nx) * ny / (stepMs * 1e3), sumShares[0] / size, maxShares[0],
+                    "\"differing_cells\": %ld, \"rank_step_ms_mean\": %.4f, "
+                    "\"rank_step_ms_max\": %.4f}\n",
+                    mode.c_str(), size, alone ? size : b.px, b.py, gx, ny, devName, cores, steps,
+                    stepMs, double(gx) * ny / (stepMs * 1e3), sumShares[0] / size, maxShares[0],
                     1000.0 * sumShares[3] / size, sumShares[1] / size, sim.lastStepWaits(),
                     ok ? "true" : "false", std::abs(total[1] - total[0]) / total[0],
-                    overlap ? "true" : "false", staging.c_str(), differing);
+                    overlap ? "true" : "false", staging.c_str(), differing,
+                    1000.0 * sumShares[4] / size, 1000.0 * maxShares[4]);
                 std::fflush(stdout);
                 code = ok ? 0 : 1;
             }
