@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
 
     CLI::App app{"One point of duet-gasdyn's MPI scaling (run under mpirun; see "
                  "bench/gasdyn_mpi_run.sh)"};
-    std::string mode = "weak", device, staging = "host";
+    std::string mode = "weak", platform, device, staging = "host";
     int n = 256, steps = 20, warmup = 20;
     unsigned coresPerRank = 0;
     bool shareCores = true, overlap = false, verify = false;
@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
                    "untimed steps first (enough for the CPU device to optimise every kernel: "
                    "16 launches each)")
         ->check(CLI::Range(0, 1000));
+    app.add_option("--platform", platform,
+                   "OpenCL platform whose name contains this (default: Duet's)");
     app.add_option("--device", device,
                    "OpenCL device whose name contains this (default: the "
                    "host's devices round-robin)");
@@ -101,29 +103,7 @@ int main(int argc, char** argv) {
     unsigned cores = shareCores ? gmpi::shareHostCores(host, coresPerRank) : 0;
     int code = 0;
     try {
-        cl_uint count = 0;
-        clGetPlatformIDs(0, nullptr, &count);
-        std::vector<cl_platform_id> platforms(count);
-        if (count)
-            clGetPlatformIDs(count, platforms.data(), nullptr);
-        cl_device_id dev = nullptr;
-        for (cl_platform_id p : platforms) {
-            cl_uint nd = 0;
-            if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || !nd)
-                continue;
-            std::vector<cl_device_id> devs(nd);
-            clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devs.data(), nullptr);
-            for (cl_device_id d : devs) {
-                char name[256] = {};
-                clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name, name, nullptr);
-                if (!device.empty() && std::strstr(name, device.c_str()))
-                    dev = d;
-            }
-            if (device.empty())
-                dev = devs[size_t(host.index) % devs.size()];
-            if (dev)
-                break;
-        }
+        cl_device_id dev = gmpi::pickRankDevice(platform, device, host.index);
         if (!dev)
             throw std::runtime_error("no OpenCL device" +
                                      (device.empty() ? "" : " named like '" + device + "'"));

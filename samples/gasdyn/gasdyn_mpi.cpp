@@ -83,6 +83,57 @@ unsigned shareHostCores(const HostRanks& ranks, unsigned perRank) {
     return unsigned(CPU_COUNT(&mine));
 }
 
+cl_device_id pickRankDevice(const std::string& platform, const std::string& device, int hostIndex) {
+    auto nameOf = [](auto query, auto object, cl_uint what) {
+        size_t size = 0;
+        query(object, what, 0, nullptr, &size);
+        std::string name(size, '\0');
+        query(object, what, size, name.data(), nullptr);
+        return name;
+    };
+    cl_uint count = 0;
+    clGetPlatformIDs(0, nullptr, &count);
+    std::vector<cl_platform_id> platforms(count);
+    if (count)
+        clGetPlatformIDs(count, platforms.data(), nullptr);
+    const std::string wanted = platform.empty() ? "Duet" : platform;
+    auto duetFirst = std::stable_partition(platforms.begin(), platforms.end(), [&](auto p) {
+        return nameOf(clGetPlatformInfo, p, CL_PLATFORM_NAME).find(wanted) != std::string::npos;
+    });
+    if (!platform.empty()) // named: only those platforms
+        platforms.erase(duetFirst, platforms.end());
+    for (cl_platform_id p : platforms) {
+        cl_uint n = 0;
+        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS || n == 0)
+            continue;
+        std::vector<cl_device_id> devices(n);
+        clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, devices.data(), nullptr);
+        if (device.empty()) {
+            // Round-robin over the devices of the platform's default device's type (Duet: the
+            // CPU device when listed), so that no rank lands on a slower kind of device, e.g.
+            // the software GCN model listed beside the CPU device, or the CPU beside GPUs.
+            cl_device_id first = nullptr;
+            cl_device_type kind = 0;
+            if (clGetDeviceIDs(p, CL_DEVICE_TYPE_DEFAULT, 1, &first, nullptr) == CL_SUCCESS &&
+                clGetDeviceInfo(first, CL_DEVICE_TYPE, sizeof kind, &kind, nullptr) == CL_SUCCESS) {
+                kind &= ~cl_device_type(CL_DEVICE_TYPE_DEFAULT);
+                std::erase_if(devices, [&](cl_device_id d) {
+                    cl_device_type t = 0;
+                    clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, nullptr);
+                    return (t & kind) == 0;
+                });
+            }
+            if (devices.empty())
+                devices.push_back(first);
+            return devices[size_t(hostIndex) % devices.size()];
+        }
+        for (cl_device_id d : devices)
+            if (nameOf(clGetDeviceInfo, d, CL_DEVICE_NAME).find(device) != std::string::npos)
+                return d;
+    }
+    return nullptr;
+}
+
 std::array<int, 2> splitCells(int n, int parts, int index) {
     const int base = n / parts, extra = n % parts;
     return {index * base + std::min(index, extra), base + (index < extra ? 1 : 0)};

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace duet::gasdyn::mpi {
@@ -33,6 +34,14 @@ HostRanks hostRanks(MPI_Comm comm);
 /// scaling run whose resources grow with the ranks. Returns the number of cores this rank keeps
 /// (0 when the affinity cannot be read or set).
 unsigned shareHostCores(const HostRanks& ranks, unsigned perRank = 0);
+
+/// The device a rank computes on: on the first platform whose name contains `platform` (empty:
+/// Duet's platform when the loader lists one, else the first platform with devices), the first
+/// device whose name contains `device`, or with `device` empty the host's ranks take that
+/// platform's devices round-robin (`hostIndex`). nullptr when nothing matches. Duet first, as the
+/// single-process program and rank 0 (libduet-interop) choose: a host with PoCL or a vendor
+/// OpenCL installed beside Duet must not put the ranks on another runtime than rank 0's.
+cl_device_id pickRankDevice(const std::string& platform, const std::string& device, int hostIndex);
 
 /// Offset and count of part `index` of `n` cells split into `parts` (the first n % parts parts
 /// one cell larger).

@@ -28,12 +28,6 @@ bool parseInt(const std::string& text, int& out) {
     }
 }
 
-std::string platformName(cl_platform_id p) {
-    char name[256] = {};
-    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name, name, nullptr);
-    return name;
-}
-
 std::string deviceName(cl_device_id d) {
     char name[256] = {};
     clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name, name, nullptr);
@@ -106,37 +100,13 @@ std::string runOptionsHelp() {
            "                          'checkpoint' parameter)\n"
            "  --restart FILE          resume from a checkpoint, on any number of ranks (problem,\n"
            "                          resolution, gamma, limiter and solver from the file)\n"
-           "  --platform / --device   every rank's; without --device, ranks take the host's\n"
-           "                          devices round-robin\n";
+           "  --platform / --device   every rank's (default: Duet's platform); without --device,\n"
+           "                          ranks take the host's devices of the platform's default\n"
+           "                          device's type round-robin (DUET_DEVICES=nvidia: the GPUs)\n";
 }
 
-RankDevice::RankDevice(const RunOptions& options, int hostIndex) {
-    cl_uint count = 0;
-    clGetPlatformIDs(0, nullptr, &count);
-    std::vector<cl_platform_id> platforms(count);
-    if (count)
-        clGetPlatformIDs(count, platforms.data(), nullptr);
-    for (cl_platform_id p : platforms) {
-        if (!options.platform.empty() &&
-            platformName(p).find(options.platform) == std::string::npos)
-            continue;
-        cl_uint n = 0;
-        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS || n == 0)
-            continue;
-        std::vector<cl_device_id> devices(n);
-        clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, devices.data(), nullptr);
-        if (options.device.empty()) {
-            device = devices[size_t(hostIndex) % devices.size()];
-        } else {
-            for (cl_device_id d : devices)
-                if (deviceName(d).find(options.device) != std::string::npos) {
-                    device = d;
-                    break;
-                }
-        }
-        if (device)
-            break;
-    }
+RankDevice::RankDevice(const RunOptions& options, int hostIndex)
+    : device(pickRankDevice(options.platform, options.device, hostIndex)) {
     if (!device)
         throw interop::Error(
             "duet-gasdyn: no OpenCL device" +

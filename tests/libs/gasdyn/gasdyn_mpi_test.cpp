@@ -49,18 +49,8 @@ struct Cl {
     cl_device_id device = nullptr;
     cl_command_queue queue = nullptr;
     Cl() {
-        cl_uint count = 0;
-        clGetPlatformIDs(0, nullptr, &count);
-        std::vector<cl_platform_id> platforms(count);
-        clGetPlatformIDs(count, platforms.data(), nullptr);
-        for (cl_platform_id p : platforms) {
-            char name[256] = {};
-            clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name, name, nullptr);
-            if (std::strstr(name, "Duet") &&
-                clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS)
-                break;
-            device = nullptr;
-        }
+        // The devices' default choice: Duet's platform, the default device's type, round-robin.
+        device = gmpi::pickRankDevice("", "", gmpi::hostRanks(MPI_COMM_WORLD).index);
         if (!device)
             throw std::runtime_error("no Duet platform device (OCL_ICD_VENDORS?)");
         cl_int err;
@@ -356,6 +346,40 @@ void checkpointRestart(Cl& cl) {
 }
 #endif
 
+// How ranks pick their device when several runtimes and kinds of device are listed: Duet's
+// platform, and without --device only devices of its default device's type (this entry lists the
+// CPU device and the software GCN model: the GPU model is never a rank's device by default).
+void devices() {
+    auto typeOf = [](cl_device_id d) {
+        cl_device_type t = 0;
+        clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, nullptr);
+        return t;
+    };
+    auto nameOf = [](cl_device_id d) {
+        char name[256] = {};
+        clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name, name, nullptr);
+        return std::string(name);
+    };
+    bool allCpu = true, onDuet = true;
+    for (int index = 0; index < 5; ++index) {
+        cl_device_id d = gmpi::pickRankDevice("", "", index);
+        allCpu = allCpu && d && (typeOf(d) & CL_DEVICE_TYPE_CPU);
+        cl_platform_id p = nullptr;
+        char platform[64] = {};
+        if (d && clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof p, &p, nullptr) == CL_SUCCESS)
+            clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof platform, platform, nullptr);
+        onDuet = onDuet && std::strstr(platform, "Duet");
+    }
+    report(allCpu, "without --device every host index takes a CPU device, never the GCN model");
+    report(onDuet, "without --platform the ranks' devices are Duet's");
+    cl_device_id gcn = gmpi::pickRankDevice("Duet", "software model", 3);
+    report(gcn && (typeOf(gcn) & CL_DEVICE_TYPE_GPU) &&
+               nameOf(gcn).find("gfx") != std::string::npos,
+           "--device picks the named device whatever its type");
+    report(!gmpi::pickRankDevice("", "no such device", 0), "an unknown --device finds none");
+    report(!gmpi::pickRankDevice("no such platform", "", 0), "an unknown --platform finds none");
+}
+
 void badInput(Cl& cl) {
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -386,6 +410,11 @@ int main(int argc, char** argv) {
     try {
         // Duet's CPU device: one pool thread per core this rank keeps.
         gmpi::shareHostCores(gmpi::hostRanks(MPI_COMM_WORLD));
+        if (what == "devices") {
+            devices();
+            MPI_Finalize();
+            return g_failures ? 1 : 0;
+        }
         Cl cl;
         if (what == "decomposition") {
             decomposition(cl);
@@ -400,8 +429,9 @@ int main(int argc, char** argv) {
 #endif
         } else {
             if (g_rank == 0)
-                std::fprintf(stderr,
-                             "usage: gasdyn_mpi_test [decomposition|sod|riemann|checkpoint]\n");
+                std::fprintf(
+                    stderr,
+                    "usage: gasdyn_mpi_test [decomposition|sod|riemann|checkpoint|devices]\n");
             code = 2;
         }
     } catch (const std::exception& e) {
