@@ -18,6 +18,7 @@
 
 #include <CL/cl_gl.h>
 
+#include "egl_gpu_context.hpp"
 #include "gl_buffers.hpp"
 
 #include <duet/interop/cl_ext_duet.h>
@@ -35,69 +36,15 @@ using namespace duet::test;
 
 namespace {
 
-EGLDisplay g_display = EGL_NO_DISPLAY;
-EGLContext g_context = EGL_NO_CONTEXT;
-std::string g_renderer;
-
-/// A current GL 3.3 core context on the NVIDIA EGL device (any device with DUET_TEST_EGL_ANY);
-/// empty on success, else why not.
-std::string makeGlContext() {
-    auto queryDevices =
-        reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
-    auto deviceString = reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(
-        eglGetProcAddress("eglQueryDeviceStringEXT"));
-    auto platformDisplay = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(
-        eglGetProcAddress("eglGetPlatformDisplayEXT"));
-    if (!queryDevices || !deviceString || !platformDisplay)
-        return "no EGL_EXT_device_enumeration / EGL_EXT_platform_device";
-    EGLDeviceEXT devices[16];
-    EGLint n = 0;
-    if (!queryDevices(16, devices, &n) || n == 0)
-        return "eglQueryDevicesEXT lists no device";
-    const bool any = std::getenv("DUET_TEST_EGL_ANY") != nullptr;
-    for (EGLint i = 0; i < n; ++i) {
-        const char* ext = deviceString(devices[i], EGL_EXTENSIONS);
-        if (!any && (!ext || !std::strstr(ext, "EGL_NV_device_cuda")))
-            continue;
-        EGLDisplay dpy = platformDisplay(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr);
-        if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, nullptr, nullptr))
-            continue;
-        eglBindAPI(EGL_OPENGL_API);
-        const EGLint configAttrs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
-                                      EGL_OPENGL_BIT, EGL_NONE};
-        EGLConfig config = nullptr;
-        EGLint configs = 0;
-        eglChooseConfig(dpy, configAttrs, &config, 1, &configs);
-        const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION,
-                                3,
-                                EGL_CONTEXT_MINOR_VERSION,
-                                3,
-                                EGL_CONTEXT_OPENGL_PROFILE_MASK,
-                                EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
-                                EGL_NONE};
-        EGLContext ctx =
-            eglCreateContext(dpy, configs ? config : EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
-        if (ctx == EGL_NO_CONTEXT)
-            continue;
-        if (!eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx)) {
-            eglDestroyContext(dpy, ctx);
-            continue;
-        }
-        g_display = dpy;
-        g_context = ctx;
-        g_renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-        return {};
-    }
-    return "no EGL device with EGL_NV_device_cuda gives a current GL 3.3 context";
-}
+EglGpuContext g_gl; // on the first NVIDIA EGL device (egl_gpu_context.hpp)
 
 std::vector<cl_context_properties> glProperties() {
     return {CL_CONTEXT_PLATFORM,
             cl_context_properties(platformUnderTest()),
             CL_GL_CONTEXT_KHR,
-            cl_context_properties(g_context),
+            cl_context_properties(g_gl.context),
             CL_EGL_DISPLAY_KHR,
-            cl_context_properties(g_display),
+            cl_context_properties(g_gl.display),
             0};
 }
 
@@ -242,7 +189,7 @@ double pairMedianUs(Shared& s, cl_mem mem, cl_kernel kernel) {
 } // namespace
 
 int main(int argc, char** argv) {
-    if (std::string why = makeGlContext(); !why.empty()) {
+    if (std::string why = makeEglGpuContext(g_gl); !why.empty()) {
         std::printf("skipped: %s\n", why.c_str());
         return 77;
     }
@@ -250,7 +197,7 @@ int main(int argc, char** argv) {
         std::printf("skipped: Duet has no NVIDIA device here (DUET_DEVICES=cpu,nvidia, libcuda)\n");
         return 77;
     }
-    std::printf("GL: %s\n", g_renderer.c_str());
+    std::printf("GL: %s\n", g_gl.renderer.c_str());
     return Catch::Session().run(argc, argv);
 }
 
