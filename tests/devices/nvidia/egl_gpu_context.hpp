@@ -4,6 +4,8 @@
 // <EGL/eglext.h> and the GL headers.
 #pragma once
 
+#include <CL/cl_gl.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -49,6 +51,17 @@ struct EglGpuContext {
     EGLContext context = EGL_NO_CONTEXT;
     std::string renderer;
     int cudaDevice = -1; ///< the CUDA ordinal of the GPU that runs it (-1: not a CUDA device)
+
+    /// CL context properties that share with it, on `platform`.
+    std::vector<cl_context_properties> properties(cl_platform_id platform) const {
+        return {CL_CONTEXT_PLATFORM,
+                cl_context_properties(platform),
+                CL_GL_CONTEXT_KHR,
+                cl_context_properties(context),
+                CL_EGL_DISPLAY_KHR,
+                cl_context_properties(display),
+                0};
+    }
 };
 
 /// Makes `out` current on the EGL device of CUDA device `cudaDevice` (-1: the first EGL device

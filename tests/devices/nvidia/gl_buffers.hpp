@@ -1,7 +1,12 @@
-// GL buffer helpers shared by the NVIDIA GL tests (nvidia_gl_test, nvidia_gl_gpu_test): a buffer
-// made from floats, and what GL reads back from one. Include after the GL headers (with
-// GL_GLEXT_PROTOTYPES: the GL 1.5+ entry points are called directly).
+// GL helpers shared by the NVIDIA GL tests (nvidia_gl_test, nvidia_gl_gpu_test,
+// nvidia_gl_two_gpu_test): a buffer made from floats, what GL reads back from one, and what
+// clGetGLContextInfoKHR answers. Include after the GL headers (with GL_GLEXT_PROTOTYPES: the GL
+// 1.5+ entry points are called directly).
 #pragma once
+
+#include "support/cl_test.hpp"
+
+#include <CL/cl_gl.h>
 
 #include <vector>
 
@@ -39,6 +44,17 @@ inline std::vector<float> glBufferContentsOnGpu(GLuint b, size_t n) {
     glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
     std::vector<float> out = glBufferContents(copy, n);
     glDeleteBuffers(1, &copy);
+    return out;
+}
+
+/// The devices clGetGLContextInfoKHR answers for `what` with these context properties.
+inline std::vector<cl_device_id> glContextDevices(const std::vector<cl_context_properties>& props,
+                                                  cl_gl_context_info what) {
+    size_t size = 0;
+    REQUIRE_CL(clGetGLContextInfoKHR(props.data(), what, 0, nullptr, &size));
+    std::vector<cl_device_id> out(size / sizeof(cl_device_id));
+    if (!out.empty())
+        REQUIRE_CL(clGetGLContextInfoKHR(props.data(), what, size, out.data(), nullptr));
     return out;
 }
 

@@ -39,13 +39,7 @@ namespace {
 EglGpuContext g_gl; // on the first NVIDIA EGL device (egl_gpu_context.hpp)
 
 std::vector<cl_context_properties> glProperties() {
-    return {CL_CONTEXT_PLATFORM,
-            cl_context_properties(platformUnderTest()),
-            CL_GL_CONTEXT_KHR,
-            cl_context_properties(g_gl.context),
-            CL_EGL_DISPLAY_KHR,
-            cl_context_properties(g_gl.display),
-            0};
+    return g_gl.properties(platformUnderTest());
 }
 
 cl_device_id firstDevice(cl_device_type type) {

@@ -94,13 +94,7 @@ cl_device_id h100() {
 
 /// What clGetGLContextInfoKHR answers for the test's GL context.
 std::vector<cl_device_id> glDevices(cl_gl_context_info what) {
-    auto props = egl().properties();
-    size_t size = 0;
-    REQUIRE_CL(clGetGLContextInfoKHR(props.data(), what, 0, nullptr, &size));
-    std::vector<cl_device_id> out(size / sizeof(cl_device_id));
-    if (!out.empty())
-        REQUIRE_CL(clGetGLContextInfoKHR(props.data(), what, size, out.data(), nullptr));
-    return out;
+    return glContextDevices(egl().properties(), what);
 }
 
 /// A CL context on `devices` shared with the test's GL context, and a queue on the first.

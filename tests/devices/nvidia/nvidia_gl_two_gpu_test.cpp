@@ -39,23 +39,11 @@ std::vector<cl_device_id> gpus() {
 }
 
 std::vector<cl_context_properties> glProperties() {
-    return {CL_CONTEXT_PLATFORM,
-            cl_context_properties(platformUnderTest()),
-            CL_GL_CONTEXT_KHR,
-            cl_context_properties(g_gl.context),
-            CL_EGL_DISPLAY_KHR,
-            cl_context_properties(g_gl.display),
-            0};
+    return g_gl.properties(platformUnderTest());
 }
 
 std::vector<cl_device_id> glDevices(cl_gl_context_info what) {
-    auto props = glProperties();
-    size_t size = 0;
-    REQUIRE_CL(clGetGLContextInfoKHR(props.data(), what, 0, nullptr, &size));
-    std::vector<cl_device_id> out(size / sizeof(cl_device_id));
-    if (!out.empty())
-        REQUIRE_CL(clGetGLContextInfoKHR(props.data(), what, size, out.data(), nullptr));
-    return out;
+    return glContextDevices(glProperties(), what);
 }
 
 void collect(const char* message, const void*, size_t, void* notes) {
