@@ -23,20 +23,6 @@ using namespace duet::test;
 
 namespace {
 
-std::mutex notesMutex;
-std::string notes;
-
-void CL_CALLBACK note(const char* text, const void*, size_t, void*) {
-    std::lock_guard lock(notesMutex);
-    notes += std::string(text) + "\n";
-}
-
-int failures = 0;
-void expect(bool ok, const std::string& what) {
-    std::printf("%s: %s\n", ok ? "ok  " : "FAIL", what.c_str());
-    failures += !ok;
-}
-
 const char* kSource = R"CL(
 __kernel void spin(__global const volatile int* stop, __global int* out) {
     int i = 0;
@@ -226,13 +212,10 @@ int main() {
         right += v == 9;
     expect(e == CL_SUCCESS && right == global,
            "the queue went on: add ran three times over every item");
-    {
-        std::lock_guard lock(notesMutex);
-        expect(notes.find("kernel 'spin' ran longer than DUET_KERNEL_TIMEOUT=") !=
-                   std::string::npos,
-               "the context's callback got the message");
-        std::printf("messages:\n%s", notes.c_str());
-    }
+    const std::string notes = takeNotes();
+    expect(notes.find("kernel 'spin' ran longer than DUET_KERNEL_TIMEOUT=") != std::string::npos,
+           "the context's callback got the message");
+    std::printf("messages:\n%s", notes.c_str());
     twoQueues(ctx, device, p, spin, timeout);
     g_runDone = true;
     for (cl_mem m : {stop, out, data})
@@ -243,6 +226,6 @@ int main() {
     clReleaseProgram(p);
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
-    std::printf("kernel_timeout_test: %s\n", failures ? "FAILED" : "passed");
-    return failures ? 1 : 0;
+    std::printf("kernel_timeout_test: %s\n", g_failures ? "FAILED" : "passed");
+    return g_failures ? 1 : 0;
 }

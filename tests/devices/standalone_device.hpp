@@ -1,5 +1,6 @@
 // What the device tests that run without Catch2 (kernel_timeout_test, kernel_checks_test) share:
-// a watchdog that ends a run a kernel hangs, and the device under test.
+// a watchdog that ends a run a kernel hangs, the device under test, the context's messages and
+// the checks that print ok or FAIL.
 #pragma once
 
 #include <CL/cl.h>
@@ -8,11 +9,38 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <unistd.h>
 
 namespace duet::test {
+
+inline std::mutex g_notesMutex;
+inline std::string g_notes;
+
+/// A context's notify callback: keeps each message (a line) for takeNotes().
+inline void CL_CALLBACK note(const char* text, const void*, size_t, void*) {
+    std::lock_guard lock(g_notesMutex);
+    g_notes += std::string(text) + "\n";
+}
+
+/// The messages note() has kept since the last call, and forgets them.
+inline std::string takeNotes() {
+    std::lock_guard lock(g_notesMutex);
+    std::string out;
+    out.swap(g_notes);
+    return out;
+}
+
+/// How many expect() calls have failed.
+inline int g_failures = 0;
+
+/// Prints "ok  : `what`" or "FAIL: `what`", counting the failures in g_failures.
+inline void expect(bool ok, const std::string& what) {
+    std::printf("%s: %s\n", ok ? "ok  " : "FAIL", what.c_str());
+    g_failures += !ok;
+}
 
 /// Set when the run has finished; until then the watchdog may end it.
 inline std::atomic<bool> g_runDone{false};
