@@ -68,28 +68,18 @@ int main() {
     // would hang the test: give up after two minutes.
     startWatchdog(120, "a launch did not end within 120 s");
     std::string deviceName;
-    cl_device_id device = deviceUnderTest(deviceName);
-    if (!device) {
-        std::printf(
-            "kernel_checks_test: SKIPPED: no device of the Duet platform (DUET_DEVICES=%s)\n",
-            std::getenv("DUET_DEVICES") ? std::getenv("DUET_DEVICES") : "");
+    cl_device_id device = deviceOrSkip("kernel_checks_test", deviceName);
+    if (!device)
         return 77;
-    }
     std::printf("kernel_checks_test: %s, DUET_KERNEL_CHECKS=1\n", deviceName.c_str());
     cl_int e = CL_SUCCESS;
     cl_context ctx = clCreateContext(nullptr, 1, &device, note, nullptr, &e);
     cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &e);
-    const std::string source = std::string(kOverrunKernels) + kAddKernel;
-    const char* text = source.c_str();
-    cl_program p = clCreateProgramWithSource(ctx, 1, &text, nullptr, &e);
-    e = clBuildProgram(p, 1, &device, "", nullptr, nullptr);
-    std::vector<char> log(1 << 16);
-    clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, log.size() - 1, log.data(), nullptr);
-    if (e != CL_SUCCESS) {
-        std::printf("FAIL: build: error %d\n%s", e, log.data());
+    std::string log;
+    cl_program p = buildOrReport(ctx, device, std::string(kOverrunKernels) + kAddKernel, log);
+    if (!p)
         return 1;
-    }
-    expect(!has(log.data(), "not checked"), "every access of the program is checked");
+    expect(!has(log, "not checked"), "every access of the program is checked");
     cl_kernel fill = clCreateKernel(p, "fill", &e);
     cl_kernel tileSum = clCreateKernel(p, "tile_sum", &e);
     cl_kernel sums = clCreateKernel(p, "sums", &e);

@@ -138,25 +138,17 @@ int main() {
 
     // The Duet platform (DUET_TEST_PLATFORM names another), without Catch2's helpers.
     std::string deviceName;
-    cl_device_id device = deviceUnderTest(deviceName);
-    if (!device) {
-        std::printf(
-            "kernel_timeout_test: SKIPPED: no device of the Duet platform (DUET_DEVICES=%s)\n",
-            std::getenv("DUET_DEVICES") ? std::getenv("DUET_DEVICES") : "");
+    cl_device_id device = deviceOrSkip("kernel_timeout_test", deviceName);
+    if (!device)
         return 77;
-    }
     std::printf("kernel_timeout_test: %s, DUET_KERNEL_TIMEOUT=%g\n", deviceName.c_str(), timeout);
     cl_int e = CL_SUCCESS;
     cl_context ctx = clCreateContext(nullptr, 1, &device, note, nullptr, &e);
     cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &e);
-    cl_program p = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &e);
-    e = clBuildProgram(p, 1, &device, "", nullptr, nullptr);
-    if (e != CL_SUCCESS) {
-        std::vector<char> log(1 << 16);
-        clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, log.size() - 1, log.data(), nullptr);
-        std::printf("FAIL: build: error %d\n%s", e, log.data());
+    std::string log;
+    cl_program p = buildOrReport(ctx, device, kSource, log);
+    if (!p)
         return 1;
-    }
     cl_kernel spin = clCreateKernel(p, "spin", &e);
     cl_kernel barrierSpin = clCreateKernel(p, "spin_at_barrier", &e);
     cl_kernel add = clCreateKernel(p, "add", &e);

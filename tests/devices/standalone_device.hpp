@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace duet::test {
 
@@ -82,6 +83,38 @@ inline cl_device_id deviceUnderTest(std::string& name) {
     clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof text - 1, text, nullptr);
     name = text;
     return device;
+}
+
+/// deviceUnderTest(), or null after printing "`program`: SKIPPED: no device ..." (the program
+/// then exits with 77).
+inline cl_device_id deviceOrSkip(const char* program, std::string& name) {
+    cl_device_id device = deviceUnderTest(name);
+    if (!device) {
+        const char* devices = std::getenv("DUET_DEVICES");
+        std::printf("%s: SKIPPED: no device of the Duet platform (DUET_DEVICES=%s)\n", program,
+                    devices ? devices : "");
+    }
+    return device;
+}
+
+/// `source` built for `device` in `ctx`, with its build log in `log`; null after printing
+/// "FAIL: build: error N" and the log when the build fails.
+inline cl_program buildOrReport(cl_context ctx, cl_device_id device, const std::string& source,
+                                std::string& log) {
+    const char* text = source.c_str();
+    cl_int e = CL_SUCCESS;
+    cl_program p = clCreateProgramWithSource(ctx, 1, &text, nullptr, &e);
+    if (e == CL_SUCCESS)
+        e = clBuildProgram(p, 1, &device, "", nullptr, nullptr);
+    std::vector<char> chars(1 << 16);
+    clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, chars.size() - 1, chars.data(), nullptr);
+    log = chars.data();
+    if (e == CL_SUCCESS)
+        return p;
+    std::printf("FAIL: build: error %d\n%s", e, log.c_str());
+    if (p)
+        clReleaseProgram(p);
+    return nullptr;
 }
 
 } // namespace duet::test
