@@ -10,14 +10,9 @@
 
 #include <CL/cl.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
-#include <thread>
-#include <unistd.h>
 #include <vector>
 
 using namespace duet::test;
