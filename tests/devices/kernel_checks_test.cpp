@@ -6,64 +6,22 @@
 // succeeds. A plain program (no Catch2) to run by hand on a GPU host too; exit 0 pass, 1 fail,
 // 77 skipped (no device). Sets DUET_KERNEL_CHECKS=1.
 #include "standalone_device.hpp"
+#include "support/checked_kernels.hpp"
 
 #include <CL/cl.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
-#include <thread>
-#include <unistd.h>
 #include <vector>
 
 using namespace duet::test;
 
 namespace {
 
-std::mutex notesMutex;
-std::string notes;
-
-void CL_CALLBACK note(const char* text, const void*, size_t, void*) {
-    std::lock_guard lock(notesMutex);
-    notes += std::string(text) + "\n";
-}
-
-std::string takeNotes() {
-    std::lock_guard lock(notesMutex);
-    std::string out;
-    out.swap(notes);
-    return out;
-}
-
-int failures = 0;
-void expect(bool ok, const std::string& what) {
-    std::printf("%s: %s\n", ok ? "ok  " : "FAIL", what.c_str());
-    failures += !ok;
-}
-
 bool has(const std::string& text, const std::string& what) {
     return text.find(what) != std::string::npos;
 }
-
-const char* kSource = R"CL(
-__kernel void fill(__global int* out, int shift) { out[get_global_id(0) + shift] = 7; }
-__kernel void tile_sum(__global float* out, __local float* tile) {
-    size_t l = get_local_id(0);
-    tile[l + 1] = (float)l;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    out[get_global_id(0)] = tile[l];
-}
-__kernel void sums(__global int* out) {
-    __local int part[16];
-    part[get_local_id(0)] = 1;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    out[get_global_id(0)] = part[0];
-}
-__kernel void add(__global int* data, int v) { data[get_global_id(0)] += v; }
-)CL";
 
 constexpr size_t kItems = 1024, kLocal = 64;
 constexpr int kPattern = 12345;
@@ -105,26 +63,18 @@ int main() {
     // would hang the test: give up after two minutes.
     startWatchdog(120, "a launch did not end within 120 s");
     std::string deviceName;
-    cl_device_id device = deviceUnderTest(deviceName);
-    if (!device) {
-        std::printf(
-            "kernel_checks_test: SKIPPED: no device of the Duet platform (DUET_DEVICES=%s)\n",
-            std::getenv("DUET_DEVICES") ? std::getenv("DUET_DEVICES") : "");
+    cl_device_id device = deviceOrSkip("kernel_checks_test", deviceName);
+    if (!device)
         return 77;
-    }
     std::printf("kernel_checks_test: %s, DUET_KERNEL_CHECKS=1\n", deviceName.c_str());
     cl_int e = CL_SUCCESS;
     cl_context ctx = clCreateContext(nullptr, 1, &device, note, nullptr, &e);
     cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &e);
-    cl_program p = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &e);
-    e = clBuildProgram(p, 1, &device, "", nullptr, nullptr);
-    std::vector<char> log(1 << 16);
-    clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, log.size() - 1, log.data(), nullptr);
-    if (e != CL_SUCCESS) {
-        std::printf("FAIL: build: error %d\n%s", e, log.data());
+    std::string log;
+    cl_program p = buildOrReport(ctx, device, std::string(kOverrunKernels) + kAddKernel, log);
+    if (!p)
         return 1;
-    }
-    expect(!has(log.data(), "not checked"), "every access of the program is checked");
+    expect(!has(log, "not checked"), "every access of the program is checked");
     cl_kernel fill = clCreateKernel(p, "fill", &e);
     cl_kernel tileSum = clCreateKernel(p, "tile_sum", &e);
     cl_kernel sums = clCreateKernel(p, "sums", &e);
@@ -212,6 +162,7 @@ int main() {
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
     g_runDone = true;
-    std::printf("kernel_checks_test: %s (%d failures)\n", failures ? "FAILED" : "passed", failures);
-    return failures ? 1 : 0;
+    std::printf("kernel_checks_test: %s (%d failures)\n", g_failures ? "FAILED" : "passed",
+                g_failures);
+    return g_failures ? 1 : 0;
 }

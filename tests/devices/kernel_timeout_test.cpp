@@ -9,33 +9,16 @@
 #include <CL/cl.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 using namespace duet::test;
 
 namespace {
-
-std::mutex notesMutex;
-std::string notes;
-
-void CL_CALLBACK note(const char* text, const void*, size_t, void*) {
-    std::lock_guard lock(notesMutex);
-    notes += std::string(text) + "\n";
-}
-
-int failures = 0;
-void expect(bool ok, const std::string& what) {
-    std::printf("%s: %s\n", ok ? "ok  " : "FAIL", what.c_str());
-    failures += !ok;
-}
 
 const char* kSource = R"CL(
 __kernel void spin(__global const volatile int* stop, __global int* out) {
@@ -152,25 +135,17 @@ int main() {
 
     // The Duet platform (DUET_TEST_PLATFORM names another), without Catch2's helpers.
     std::string deviceName;
-    cl_device_id device = deviceUnderTest(deviceName);
-    if (!device) {
-        std::printf(
-            "kernel_timeout_test: SKIPPED: no device of the Duet platform (DUET_DEVICES=%s)\n",
-            std::getenv("DUET_DEVICES") ? std::getenv("DUET_DEVICES") : "");
+    cl_device_id device = deviceOrSkip("kernel_timeout_test", deviceName);
+    if (!device)
         return 77;
-    }
     std::printf("kernel_timeout_test: %s, DUET_KERNEL_TIMEOUT=%g\n", deviceName.c_str(), timeout);
     cl_int e = CL_SUCCESS;
     cl_context ctx = clCreateContext(nullptr, 1, &device, note, nullptr, &e);
     cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &e);
-    cl_program p = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &e);
-    e = clBuildProgram(p, 1, &device, "", nullptr, nullptr);
-    if (e != CL_SUCCESS) {
-        std::vector<char> log(1 << 16);
-        clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, log.size() - 1, log.data(), nullptr);
-        std::printf("FAIL: build: error %d\n%s", e, log.data());
+    std::string log;
+    cl_program p = buildOrReport(ctx, device, kSource, log);
+    if (!p)
         return 1;
-    }
     cl_kernel spin = clCreateKernel(p, "spin", &e);
     cl_kernel barrierSpin = clCreateKernel(p, "spin_at_barrier", &e);
     cl_kernel add = clCreateKernel(p, "add", &e);
@@ -226,13 +201,10 @@ int main() {
         right += v == 9;
     expect(e == CL_SUCCESS && right == global,
            "the queue went on: add ran three times over every item");
-    {
-        std::lock_guard lock(notesMutex);
-        expect(notes.find("kernel 'spin' ran longer than DUET_KERNEL_TIMEOUT=") !=
-                   std::string::npos,
-               "the context's callback got the message");
-        std::printf("messages:\n%s", notes.c_str());
-    }
+    const std::string notes = takeNotes();
+    expect(notes.find("kernel 'spin' ran longer than DUET_KERNEL_TIMEOUT=") != std::string::npos,
+           "the context's callback got the message");
+    std::printf("messages:\n%s", notes.c_str());
     twoQueues(ctx, device, p, spin, timeout);
     g_runDone = true;
     for (cl_mem m : {stop, out, data})
@@ -243,6 +215,6 @@ int main() {
     clReleaseProgram(p);
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
-    std::printf("kernel_timeout_test: %s\n", failures ? "FAILED" : "passed");
-    return failures ? 1 : 0;
+    std::printf("kernel_timeout_test: %s\n", g_failures ? "FAILED" : "passed");
+    return g_failures ? 1 : 0;
 }

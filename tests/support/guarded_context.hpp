@@ -96,6 +96,16 @@ struct GuardedContext {
         clReleaseEvent(ev);
         return status;
     }
+    /// Runs `k` like run(), checks that the launch was stopped (CL_OUT_OF_RESOURCES) and that
+    /// the messages so far include `message`; returns the messages.
+    std::string runStopped(cl_kernel k, size_t global, size_t local, const std::string& message) {
+        const cl_int status = run(k, global, local);
+        INFO(errorName(status));
+        CHECK(status == CL_OUT_OF_RESOURCES);
+        std::string all = allMessages();
+        CHECK_THAT(all, Catch::Contains(message));
+        return all;
+    }
 };
 
 template <class T> void setArg(cl_kernel k, cl_uint i, const T& v) {

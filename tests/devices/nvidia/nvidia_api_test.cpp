@@ -133,6 +133,17 @@ struct Fake {
                  setFuncAttribute && onLaunch && liveTextures && texture));
         reset();
     }
+    /// What hookLaunches() returns: the hook stays until it ends.
+    struct Hooked {
+        Fake& fake;
+        ~Hooked() { fake.onLaunch(nullptr, nullptr); }
+    };
+    /// Calls `hook` with `user` at each launch for as long as the result lives, so that no hook
+    /// outlives what it writes to, even when a REQUIRE ends the test early.
+    [[nodiscard]] Hooked hookLaunches(DuetFakeLaunchHook hook, void* user) {
+        onLaunch(hook, user);
+        return Hooked{*this};
+    }
     DuetFakeLaunchCountFn launchCount;
     DuetFakeLaunchAtFn launchAt;
     DuetFakeCallsFn calls;
@@ -190,6 +201,34 @@ cl_device_id h100() {
     std::vector<cl_device_id> gpus = devices(CL_DEVICE_TYPE_GPU, status);
     REQUIRE(gpus.size() == 2);
     return gpus[0];
+}
+
+/// A context on the H100 whose notify callback collects `notes`, released at the end of the
+/// scope; queue() makes in-order queues on it (the caller releases them).
+struct H100Context {
+    cl_device_id dev = h100();
+    Notes notes;
+    cl_context ctx = nullptr;
+    H100Context() {
+        cl_int err = CL_SUCCESS;
+        ctx = clCreateContext(nullptr, 1, &dev, &Notes::add, &notes, &err);
+        REQUIRE(err == CL_SUCCESS);
+    }
+    ~H100Context() { clReleaseContext(ctx); }
+    H100Context(const H100Context&) = delete;
+    cl_command_queue queue() const {
+        cl_int err = CL_SUCCESS;
+        cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        return q;
+    }
+};
+
+/// An event's CL_EVENT_COMMAND_EXECUTION_STATUS.
+cl_int eventStatus(cl_event ev) {
+    cl_int s = CL_COMPLETE;
+    REQUIRE_CL(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr));
+    return s;
 }
 
 } // namespace
@@ -337,11 +376,9 @@ static_assert(sizeof(ImageDesc) == 64);
 TEST_CASE("image and sampler arguments: descriptors in managed memory, sampler bits; image "
           "commands on managed storage",
           "[nvidia][fake-driver][image]") {
-    cl_device_id dev = h100();
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_program p = buildProgram(ctx, dev, R"CL(
+    cl_program p = buildProgram(on.ctx, on.dev, R"CL(
 constant sampler_t nearest = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
 __kernel void copy(read_only image2d_t src, sampler_t s, write_only image2d_t dst, float k,
                    read_only image3d_t vol) {
@@ -354,8 +391,7 @@ __kernel void copy(read_only image2d_t src, sampler_t s, write_only image2d_t ds
                                 "-cl-std=CL3.0");
     cl_kernel k = clCreateKernel(p, "copy", &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = on.queue();
     Fake fake;
 
     const cl_image_format rgba8{CL_RGBA, CL_UNORM_INT8};
@@ -363,15 +399,15 @@ __kernel void copy(read_only image2d_t src, sampler_t s, write_only image2d_t ds
     d2.image_type = CL_MEM_OBJECT_IMAGE2D;
     d2.image_width = 37;
     d2.image_height = 19;
-    cl_mem src = clCreateImage(ctx, CL_MEM_READ_WRITE, &rgba8, &d2, nullptr, &err);
+    cl_mem src = clCreateImage(on.ctx, CL_MEM_READ_WRITE, &rgba8, &d2, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_mem dst = clCreateImage(ctx, CL_MEM_READ_WRITE, &rgba8, &d2, nullptr, &err);
+    cl_mem dst = clCreateImage(on.ctx, CL_MEM_READ_WRITE, &rgba8, &d2, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     cl_image_desc d3{};
     d3.image_type = CL_MEM_OBJECT_IMAGE3D;
     d3.image_width = d3.image_height = d3.image_depth = 4;
     const cl_image_format r32f{CL_R, CL_FLOAT};
-    cl_mem vol = clCreateImage(ctx, CL_MEM_READ_ONLY, &r32f, &d3, nullptr, &err);
+    cl_mem vol = clCreateImage(on.ctx, CL_MEM_READ_ONLY, &r32f, &d3, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     CHECK(fake.calls("cuMemAllocManaged") == 3); // images live in managed memory too
 
@@ -403,7 +439,7 @@ __kernel void copy(read_only image2d_t src, sampler_t s, write_only image2d_t ds
     // The image's storage is the managed allocation the map handed out.
     const uintptr_t dstData = reinterpret_cast<uintptr_t>(mapped);
 
-    cl_sampler s = clCreateSampler(ctx, CL_TRUE, CL_ADDRESS_REPEAT, CL_FILTER_LINEAR, &err);
+    cl_sampler s = clCreateSampler(on.ctx, CL_TRUE, CL_ADDRESS_REPEAT, CL_FILTER_LINEAR, &err);
     REQUIRE(err == CL_SUCCESS);
     const float scale = 0.5f;
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof src, &src));
@@ -470,7 +506,7 @@ __kernel void copy(read_only image2d_t src, sampler_t s, write_only image2d_t ds
         CHECK(paramAs<uint64_t>(*fake.launchAt(i), 4) == reinterpret_cast<uintptr_t>(volDesc));
     }
     // Another image: one more descriptor, written once.
-    cl_mem other = clCreateImage(ctx, CL_MEM_READ_WRITE, &rgba8, &d2, nullptr, &err);
+    cl_mem other = clCreateImage(on.ctx, CL_MEM_READ_WRITE, &rgba8, &d2, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     REQUIRE_CL(clSetKernelArg(k, 2, sizeof other, &other));
     fake.reset();
@@ -490,7 +526,6 @@ __kernel void copy(read_only image2d_t src, sampler_t s, write_only image2d_t ds
     clReleaseCommandQueue(q);
     clReleaseKernel(k);
     clReleaseProgram(p);
-    clReleaseContext(ctx);
 }
 
 /// DeviceImageDesc (devices/nvidia/texture_objects.hpp): the descriptor, then the textures.
@@ -505,11 +540,9 @@ static_assert(sizeof(TexturedImageDesc) == 208);
 TEST_CASE("read_only 1D and 2D images are sampled through CUDA texture objects, one per sampler "
           "key; other images and samplers read in software",
           "[nvidia][fake-driver][image]") {
-    cl_device_id dev = h100();
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_program p = buildProgram(ctx, dev, R"CL(
+    cl_program p = buildProgram(on.ctx, on.dev, R"CL(
 __kernel void blur(read_only image2d_t src, sampler_t s, write_only image2d_t dst,
                    read_only image2d_t narrow) {
     int2 p = (int2)(get_global_id(0), get_global_id(1));
@@ -521,8 +554,7 @@ __kernel void blur(read_only image2d_t src, sampler_t s, write_only image2d_t ds
                                 "-cl-std=CL3.0");
     cl_kernel k = clCreateKernel(p, "blur", &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = on.queue();
     Fake fake;
     const int texturesBefore = fake.liveTextures();
 
@@ -533,16 +565,16 @@ __kernel void blur(read_only image2d_t src, sampler_t s, write_only image2d_t ds
     d2.image_type = CL_MEM_OBJECT_IMAGE2D;
     d2.image_width = 64;
     d2.image_height = 16;
-    cl_mem src = clCreateImage(ctx, CL_MEM_READ_WRITE, &bgra8, &d2, nullptr, &err);
+    cl_mem src = clCreateImage(on.ctx, CL_MEM_READ_WRITE, &bgra8, &d2, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_mem dst = clCreateImage(ctx, CL_MEM_WRITE_ONLY, &bgra8, &d2, nullptr, &err);
+    cl_mem dst = clCreateImage(on.ctx, CL_MEM_WRITE_ONLY, &bgra8, &d2, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     d2.image_width = 37;
     std::vector<unsigned char> narrowTexels(37 * 16);
-    cl_mem narrow = clCreateImage(ctx, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, &r8, &d2,
+    cl_mem narrow = clCreateImage(on.ctx, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, &r8, &d2,
                                   narrowTexels.data(), &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_sampler s = clCreateSampler(ctx, CL_FALSE, CL_ADDRESS_CLAMP, CL_FILTER_LINEAR, &err);
+    cl_sampler s = clCreateSampler(on.ctx, CL_FALSE, CL_ADDRESS_CLAMP, CL_FILTER_LINEAR, &err);
     REQUIRE(err == CL_SUCCESS);
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof src, &src));
     REQUIRE_CL(clSetKernelArg(k, 1, sizeof s, &s));
@@ -609,9 +641,9 @@ __kernel void blur(read_only image2d_t src, sampler_t s, write_only image2d_t ds
     CHECK((srcWritten->textureClass == 0 && srcWritten->image.data == srcDesc->image.data));
 
     // When the driver refuses texture objects, the image reads in software and the launch runs.
-    cl_mem other = clCreateImage(ctx, CL_MEM_READ_ONLY, &bgra8, &d2, nullptr, &err);
+    cl_mem other = clCreateImage(on.ctx, CL_MEM_READ_ONLY, &bgra8, &d2, nullptr, &err);
     d2.image_width = 64;
-    cl_mem refused = clCreateImage(ctx, CL_MEM_READ_ONLY, &bgra8, &d2, nullptr, &err);
+    cl_mem refused = clCreateImage(on.ctx, CL_MEM_READ_ONLY, &bgra8, &d2, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof refused, &refused));
     REQUIRE_CL(clSetKernelArg(k, 2, sizeof dst, &dst));
@@ -635,16 +667,13 @@ __kernel void blur(read_only image2d_t src, sampler_t s, write_only image2d_t ds
     clReleaseCommandQueue(q);
     clReleaseKernel(k);
     clReleaseProgram(p);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("a kernel whose image reads all go through textures launches its texture-only variant",
           "[nvidia][fake-driver][image]") {
-    cl_device_id dev = h100();
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_program p = buildProgram(ctx, dev, R"CL(
+    cl_program p = buildProgram(on.ctx, on.dev, R"CL(
 __kernel void resample(read_only image2d_t src, sampler_t s, __global float4* out) {
     int2 p = (int2)(get_global_id(0), get_global_id(1));
     out[p.y * 16 + p.x] = read_imagef(src, s, (float2)(p.x + 0.5f, p.y + 0.5f)) + read_imagef(src, p);
@@ -658,22 +687,21 @@ __kernel void asInts(read_only image2d_t src, sampler_t s, __global int4* out) {
     REQUIRE(err == CL_SUCCESS);
     cl_kernel ints = clCreateKernel(p, "asInts", &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = on.queue();
     Fake fake;
     cl_image_desc d2{};
     d2.image_type = CL_MEM_OBJECT_IMAGE2D;
     d2.image_width = 16;
     d2.image_height = 16;
     const cl_image_format rgba8{CL_RGBA, CL_UNORM_INT8}, srgba8{CL_sRGBA, CL_UNORM_INT8};
-    cl_mem img = clCreateImage(ctx, CL_MEM_READ_ONLY, &rgba8, &d2, nullptr, &err);
+    cl_mem img = clCreateImage(on.ctx, CL_MEM_READ_ONLY, &rgba8, &d2, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_mem srgb = clCreateImage(ctx, CL_MEM_READ_ONLY, &srgba8, &d2, nullptr, &err);
+    cl_mem srgb = clCreateImage(on.ctx, CL_MEM_READ_ONLY, &srgba8, &d2, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_mem out = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, 16 * 16 * 16, nullptr, &err);
+    cl_mem out = clCreateBuffer(on.ctx, CL_MEM_WRITE_ONLY, 16 * 16 * 16, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     auto sampler = [&](cl_bool normalized, cl_addressing_mode mode, cl_filter_mode filter) {
-        cl_sampler s = clCreateSampler(ctx, normalized, mode, filter, &err);
+        cl_sampler s = clCreateSampler(on.ctx, normalized, mode, filter, &err);
         REQUIRE(err == CL_SUCCESS);
         return s;
     };
@@ -696,7 +724,7 @@ __kernel void asInts(read_only image2d_t src, sampler_t s, __global int4* out) {
     // 8-bit signed normalized channels are filtered in software (texture_objects.hpp): the
     // kernel as it is, whose software read serves them.
     const cl_image_format snorm8{CL_RGBA, CL_SNORM_INT8};
-    cl_mem snorm = clCreateImage(ctx, CL_MEM_READ_ONLY, &snorm8, &d2, nullptr, &err);
+    cl_mem snorm = clCreateImage(on.ctx, CL_MEM_READ_ONLY, &snorm8, &d2, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     CHECK(launched(k, snorm, linear) == "resample");
     // sRGB is filtered in software (texture_objects.hpp); its nearest reads go through textures
@@ -710,7 +738,7 @@ __kernel void asInts(read_only image2d_t src, sampler_t s, __global int4* out) {
     // An image whose rows do not meet the texture pitch alignment has no textures at all.
     d2.image_width = 13;
     std::vector<unsigned char> texels(13 * 16 * 4);
-    cl_mem unaligned = clCreateImage(ctx, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, &rgba8, &d2,
+    cl_mem unaligned = clCreateImage(on.ctx, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, &rgba8, &d2,
                                      texels.data(), &err);
     REQUIRE(err == CL_SUCCESS);
     CHECK(launched(k, unaligned, linear) == "resample");
@@ -725,7 +753,6 @@ __kernel void asInts(read_only image2d_t src, sampler_t s, __global int4* out) {
     clReleaseKernel(ints);
     clReleaseKernel(k);
     clReleaseProgram(p);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("programs build to PTX through the API and launch by the kernel ABI",
@@ -844,11 +871,9 @@ TEST_CASE("programs build to PTX through the API and launch by the kernel ABI",
 
 TEST_CASE("__local arguments: consecutive aligned offsets, opt-in above 48 KiB; 2D offsets",
           "[nvidia][fake-driver]") {
-    cl_device_id dev = h100();
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_program p = buildProgram(ctx, dev, R"CL(
+    cl_program p = buildProgram(on.ctx, on.dev, R"CL(
 __kernel void two_locals(__global int* out, __local int* a, char c, __local float4* b) {
     a[get_local_id(0)] = c;
     b[get_local_id(1)] = (float4)(1.0f);
@@ -859,15 +884,14 @@ __kernel void two_locals(__global int* out, __local int* a, char c, __local floa
                                 "-cl-std=CL3.0");
     cl_kernel k = clCreateKernel(p, "two_locals", &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64 * 64 * 4, nullptr, &err);
+    cl_mem out = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 64 * 64 * 4, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     const cl_char c = 7;
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
     REQUIRE_CL(clSetKernelArg(k, 1, 100, nullptr));
     REQUIRE_CL(clSetKernelArg(k, 2, sizeof c, &c));
     REQUIRE_CL(clSetKernelArg(k, 3, 60000, nullptr));
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = on.queue();
     Fake fake;
     // 40 = 2 x 16 + 8 rows: a grid of full work-groups, one of the partial last row.
     const size_t offset[2] = {5, 9}, global[2] = {64, 40}, local[2] = {16, 16};
@@ -909,69 +933,57 @@ __kernel void two_locals(__global int* out, __local int* a, char c, __local floa
     clReleaseMemObject(out);
     clReleaseKernel(k);
     clReleaseProgram(p);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("USE_HOST_PTR memory is registered; a refusal is an allocation failure with the reason",
           "[nvidia][fake-driver]") {
-    cl_device_id dev = h100();
-    Notes notes;
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, &Notes::add, &notes, &err);
-    REQUIRE(err == CL_SUCCESS);
     Fake fake;
     std::vector<float> host(1024);
-    cl_mem ok = clCreateBuffer(ctx, CL_MEM_USE_HOST_PTR, host.size() * 4, host.data(), &err);
+    cl_mem ok = clCreateBuffer(on.ctx, CL_MEM_USE_HOST_PTR, host.size() * 4, host.data(), &err);
     REQUIRE(err == CL_SUCCESS);
     CHECK(fake.calls("cuMemHostRegister_v2") == 1);
     clReleaseMemObject(ok);
     CHECK(fake.calls("cuMemHostUnregister") == 1);
 
     fake.fail("cuMemHostRegister_v2", 1); // CUDA_ERROR_INVALID_VALUE
-    cl_mem bad = clCreateBuffer(ctx, CL_MEM_USE_HOST_PTR, host.size() * 4, host.data(), &err);
+    cl_mem bad = clCreateBuffer(on.ctx, CL_MEM_USE_HOST_PTR, host.size() * 4, host.data(), &err);
     fake.fail("cuMemHostRegister_v2", 0);
     CHECK(bad == nullptr);
     CHECK(err == CL_MEM_OBJECT_ALLOCATION_FAILURE);
-    CHECK(notes.get().find("CUDA_ERROR_INVALID_VALUE") != std::string::npos);
-    CHECK(notes.get().find("cuMemHostRegister") != std::string::npos);
+    CHECK(on.notes.get().find("CUDA_ERROR_INVALID_VALUE") != std::string::npos);
+    CHECK(on.notes.get().find("cuMemHostRegister") != std::string::npos);
 
     // Managed allocation refused: the buffer's creation fails too.
     fake.fail("cuMemAllocManaged", 2); // CUDA_ERROR_OUT_OF_MEMORY
-    cl_mem none = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    cl_mem none = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
     fake.fail("cuMemAllocManaged", 0);
     CHECK(none == nullptr);
     CHECK(err == CL_MEM_OBJECT_ALLOCATION_FAILURE);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("a PTX the driver's JIT refuses fails the launch with the JIT log",
           "[nvidia][fake-driver]") {
-    cl_device_id dev = h100();
-    Notes notes;
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, &Notes::add, &notes, &err);
-    REQUIRE(err == CL_SUCCESS);
     // The fake's JIT refuses any module with a kernel of this name.
     cl_program p =
-        buildProgram(ctx, dev, "__kernel void fake_jit_error(__global int* p) { p[0] = 1; }");
+        buildProgram(on.ctx, on.dev, "__kernel void fake_jit_error(__global int* p) { p[0] = 1; }");
     cl_kernel k = clCreateKernel(p, "fake_jit_error", &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    cl_mem buf = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof buf, &buf));
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = on.queue();
     Fake fake;
     const size_t global = 64;
     cl_event ev = nullptr;
     REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, &ev));
     clFinish(q);
-    cl_int status = CL_COMPLETE;
-    REQUIRE_CL(
-        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
-    CHECK(status == CL_OUT_OF_RESOURCES);
+    CHECK(eventStatus(ev) == CL_OUT_OF_RESOURCES);
     CHECK(fake.launchCount() == 0);
-    const std::string text = notes.get();
+    const std::string text = on.notes.get();
     CHECK(text.find("CUDA_ERROR_INVALID_PTX") != std::string::npos);
     CHECK(text.find("ptxas fatal   : fake JIT failure") != std::string::npos);
     clReleaseEvent(ev);
@@ -979,18 +991,15 @@ TEST_CASE("a PTX the driver's JIT refuses fails the launch with the JIT log",
     clReleaseMemObject(buf);
     clReleaseKernel(k);
     clReleaseProgram(p);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("__local variables over 48 KiB: dynamic shared memory ahead of the __local arguments, "
           "the launch opts in",
           "[nvidia][fake-driver]") {
-    cl_device_id dev = h100();
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
     // 64 KiB of kernel-scope __local variables: more than PTX's static .shared takes.
-    cl_program p = buildProgram(ctx, dev, R"CL(
+    cl_program p = buildProgram(on.ctx, on.dev, R"CL(
 __kernel void tiles(__global float* out, __local float* arg) {
     __local float big[16384];
     size_t l = get_local_id(0);
@@ -1003,14 +1012,13 @@ __kernel void tiles(__global float* out, __local float* arg) {
     cl_kernel k = clCreateKernel(p, "tiles", &err);
     REQUIRE(err == CL_SUCCESS);
     // The variables alone, then with the argument after them (16-byte aligned).
-    CHECK(workGroupInfo<cl_ulong>(k, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 65536);
-    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    CHECK(workGroupInfo<cl_ulong>(k, on.dev, CL_KERNEL_LOCAL_MEM_SIZE) == 65536);
+    cl_mem out = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
     REQUIRE_CL(clSetKernelArg(k, 1, 1000, nullptr));
-    CHECK(workGroupInfo<cl_ulong>(k, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 65536 + 1000);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
+    CHECK(workGroupInfo<cl_ulong>(k, on.dev, CL_KERNEL_LOCAL_MEM_SIZE) == 65536 + 1000);
+    cl_command_queue q = on.queue();
     Fake fake;
     const size_t global = 1024, local = 256;
     for (int i = 0; i < 2; ++i)
@@ -1038,18 +1046,14 @@ __kernel void tiles(__global float* out, __local float* arg) {
     clReleaseMemObject(out);
     clReleaseKernel(k);
     clReleaseProgram(p);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("more local memory than the GPU has: CL_OUT_OF_RESOURCES with the reason, no launch",
           "[nvidia][fake-driver]") {
-    cl_device_id dev = h100();
-    Notes notes;
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, &Notes::add, &notes, &err);
-    REQUIRE(err == CL_SUCCESS);
     // The fake H100's limit: 232448 bytes (227 KiB, CL_DEVICE_LOCAL_MEM_SIZE).
-    cl_program p = buildProgram(ctx, dev, R"CL(
+    cl_program p = buildProgram(on.ctx, on.dev, R"CL(
 __kernel void near_limit(__global float* out, __local float* arg) {
     __local float big[51200]; // 200 KiB
     big[get_local_id(0)] = 1.0f;
@@ -1064,10 +1068,9 @@ __kernel void over_limit(__global float* out) {
     out[get_global_id(0)] = huge[0];
 }
 )CL");
-    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    cl_mem out = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = on.queue();
     Fake fake;
     const size_t global = 256, local = 64;
 
@@ -1076,10 +1079,10 @@ __kernel void over_limit(__global float* out) {
     REQUIRE_CL(clSetKernelArg(near, 0, sizeof out, &out));
     // 200 KiB + 40 KiB: over 227 KiB only with the argument.
     REQUIRE_CL(clSetKernelArg(near, 1, 40 * 1024, nullptr));
-    CHECK(workGroupInfo<cl_ulong>(near, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 240 * 1024);
+    CHECK(workGroupInfo<cl_ulong>(near, on.dev, CL_KERNEL_LOCAL_MEM_SIZE) == 240 * 1024);
     CHECK_CL_ERR(CL_OUT_OF_RESOURCES,
                  clEnqueueNDRangeKernel(q, near, 1, nullptr, &global, &local, 0, nullptr, nullptr));
-    std::string text = notes.get();
+    std::string text = on.notes.get();
     CHECK(text.find("near_limit needs 245760 bytes of local memory") != std::string::npos);
     CHECK(text.find("232448") != std::string::npos);
     // 200 KiB + 20 KiB fits: it runs, opted in.
@@ -1095,34 +1098,30 @@ __kernel void over_limit(__global float* out) {
     cl_kernel over = clCreateKernel(p, "over_limit", &err);
     REQUIRE(err == CL_SUCCESS);
     REQUIRE_CL(clSetKernelArg(over, 0, sizeof out, &out));
-    CHECK(workGroupInfo<cl_ulong>(over, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 256 * 1024);
+    CHECK(workGroupInfo<cl_ulong>(over, on.dev, CL_KERNEL_LOCAL_MEM_SIZE) == 256 * 1024);
     CHECK_CL_ERR(CL_OUT_OF_RESOURCES,
                  clEnqueueNDRangeKernel(q, over, 1, nullptr, &global, &local, 0, nullptr, nullptr));
     CHECK_CL_ERR(CL_OUT_OF_RESOURCES, clEnqueueTask(q, over, 0, nullptr, nullptr));
-    CHECK(notes.get().find("over_limit needs 262144 bytes") != std::string::npos);
+    CHECK(on.notes.get().find("over_limit needs 262144 bytes") != std::string::npos);
     CHECK(fake.launchCount() == 1);
     clReleaseKernel(over);
     clReleaseKernel(near);
     clReleaseCommandQueue(q);
     clReleaseMemObject(out);
     clReleaseProgram(p);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("kernel work-group info is the driver's word on the compiled function",
           "[nvidia][fake-driver]") {
-    cl_device_id dev = h100();
-    Notes notes;
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, &Notes::add, &notes, &err);
-    REQUIRE(err == CL_SUCCESS);
     Fake fake;
     // As ptxas might leave a register-hungry kernel that spills: at most 128 threads a block,
     // 208 bytes of local memory per thread, 1 KiB of static shared memory.
     fake.setFuncAttribute("heavy", kFuncMaxThreads, 128);
     fake.setFuncAttribute("heavy", kFuncLocalSize, 208);
     fake.setFuncAttribute("heavy", kFuncSharedSize, 1024);
-    cl_program p = buildProgram(ctx, dev, R"CL(
+    cl_program p = buildProgram(on.ctx, on.dev, R"CL(
 __kernel void heavy(__global float* out, __local float* scratch) {
     scratch[get_local_id(0)] = 1.0f;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -1134,29 +1133,28 @@ __kernel void light(__global float* out) { out[get_global_id(0)] = 1.0f; }
     REQUIRE(err == CL_SUCCESS);
     cl_kernel light = clCreateKernel(p, "light", &err);
     REQUIRE(err == CL_SUCCESS);
-    CHECK(workGroupInfo<size_t>(heavy, dev, CL_KERNEL_WORK_GROUP_SIZE) == 128);
-    CHECK(workGroupInfo<size_t>(light, dev, CL_KERNEL_WORK_GROUP_SIZE) == 1024);
-    CHECK(workGroupInfo<cl_ulong>(heavy, dev, CL_KERNEL_PRIVATE_MEM_SIZE) == 208);
-    CHECK(workGroupInfo<cl_ulong>(light, dev, CL_KERNEL_PRIVATE_MEM_SIZE) == 0);
-    CHECK(workGroupInfo<cl_ulong>(heavy, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 1024);
-    CHECK(workGroupInfo<size_t>(heavy, dev, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE) == 32);
+    CHECK(workGroupInfo<size_t>(heavy, on.dev, CL_KERNEL_WORK_GROUP_SIZE) == 128);
+    CHECK(workGroupInfo<size_t>(light, on.dev, CL_KERNEL_WORK_GROUP_SIZE) == 1024);
+    CHECK(workGroupInfo<cl_ulong>(heavy, on.dev, CL_KERNEL_PRIVATE_MEM_SIZE) == 208);
+    CHECK(workGroupInfo<cl_ulong>(light, on.dev, CL_KERNEL_PRIVATE_MEM_SIZE) == 0);
+    CHECK(workGroupInfo<cl_ulong>(heavy, on.dev, CL_KERNEL_LOCAL_MEM_SIZE) == 1024);
+    CHECK(workGroupInfo<size_t>(heavy, on.dev, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE) == 32);
     CHECK(fake.calls("cuFuncGetAttribute") > 0);
 
-    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096 * 4, nullptr, &err);
+    cl_mem out = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 4096 * 4, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     REQUIRE_CL(clSetKernelArg(heavy, 0, sizeof out, &out));
     REQUIRE_CL(clSetKernelArg(heavy, 1, 512, nullptr));
     REQUIRE_CL(clSetKernelArg(light, 0, sizeof out, &out));
     // Static shared memory from the driver, then the __local argument.
-    CHECK(workGroupInfo<cl_ulong>(heavy, dev, CL_KERNEL_LOCAL_MEM_SIZE) == 1024 + 512);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
+    CHECK(workGroupInfo<cl_ulong>(heavy, on.dev, CL_KERNEL_LOCAL_MEM_SIZE) == 1024 + 512);
+    cl_command_queue q = on.queue();
 
     // More work-items than the function takes: CL_INVALID_WORK_GROUP_SIZE at the enqueue.
     const size_t global = 4096, tooMany = 256, fits = 128;
     CHECK_CL_ERR(CL_INVALID_WORK_GROUP_SIZE, clEnqueueNDRangeKernel(q, heavy, 1, nullptr, &global,
                                                                     &tooMany, 0, nullptr, nullptr));
-    CHECK(notes.get().find("more than CL_KERNEL_WORK_GROUP_SIZE (128)") != std::string::npos);
+    CHECK(on.notes.get().find("more than CL_KERNEL_WORK_GROUP_SIZE (128)") != std::string::npos);
     CHECK(fake.launchCount() == 0);
     // The same local size is fine for the other kernel; the limit for this one.
     REQUIRE_CL(
@@ -1176,7 +1174,6 @@ __kernel void light(__global float* out) { out[get_global_id(0)] = 1.0f; }
     clReleaseKernel(light);
     clReleaseKernel(heavy);
     clReleaseProgram(p);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("back-to-back launches share one wait for the GPU; profiled ones take its timer",
@@ -1200,10 +1197,7 @@ TEST_CASE("back-to-back launches share one wait for the GPU; profiled ones take 
         REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, &last));
         REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE));
         REQUIRE_CL(clWaitForEvents(1, &last));
-        cl_int status = CL_QUEUED;
-        REQUIRE_CL(clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
-                                  nullptr));
-        CHECK(status == CL_COMPLETE);
+        CHECK(eventStatus(last) == CL_COMPLETE);
         REQUIRE_CL(clFinish(q));
         CHECK(fake.launchCount() == 3);
         if (profiling) {
@@ -1236,13 +1230,10 @@ TEST_CASE("back-to-back launches share one wait for the GPU; profiled ones take 
 
 TEST_CASE("buffer fills run on the GPU: memsets for 1, 2 and 4 bytes, copies for longer patterns",
           "[nvidia][fake-driver]") {
-    cl_device_id dev = h100();
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    cl_command_queue q = on.queue();
+    cl_mem buf = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     Fake fake;
     const uint8_t byte = 0x5a;
@@ -1283,7 +1274,6 @@ TEST_CASE("buffer fills run on the GPU: memsets for 1, 2 and 4 bytes, copies for
     clReleaseEvent(ev);
     clReleaseMemObject(buf);
     clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("each command queue runs on a stream of its own", "[nvidia][fake-driver]") {
@@ -1399,10 +1389,7 @@ TEST_CASE("work nobody waits for completes by itself: events complete and callba
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     CHECK(called.load() == 3);
     for (cl_event e : events) {
-        cl_int status = CL_QUEUED;
-        REQUIRE_CL(
-            clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
-        CHECK(status == CL_COMPLETE);
+        CHECK(eventStatus(e) == CL_COMPLETE);
         clReleaseEvent(e);
     }
     clReleaseCommandQueue(q);
@@ -1514,14 +1501,10 @@ struct PrintfPlayer {
 TEST_CASE("printf: records in the launch's printf buffer are printed in order when the kernel "
           "completes; overflow and bad records are reported",
           "[nvidia][fake-driver][printf]") {
-    cl_device_id dev = h100();
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    Notes notes;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, Notes::add, &notes, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_program p = buildProgram(ctx, dev,
+    cl_command_queue q = on.queue();
+    cl_program p = buildProgram(on.ctx, on.dev,
                                 "__kernel void say(__global int* x) {\n"
                                 "    printf(\"item %d: %s\\n\", x[get_global_id(0)], \"name\");\n"
                                 "}\n"
@@ -1530,20 +1513,16 @@ TEST_CASE("printf: records in the launch's printf buffer are printed in order wh
     REQUIRE(err == CL_SUCCESS);
     cl_kernel quiet = clCreateKernel(p, "quiet", &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    cl_mem buf = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     REQUIRE_CL(clSetKernelArg(say, 0, sizeof buf, &buf));
     REQUIRE_CL(clSetKernelArg(quiet, 0, sizeof buf, &buf));
 
     Fake fake;
     PrintfPlayer player;
-    player.capacity = deviceValue<size_t>(dev, CL_DEVICE_PRINTF_BUFFER_SIZE);
+    player.capacity = deviceValue<size_t>(on.dev, CL_DEVICE_PRINTF_BUFFER_SIZE);
     CHECK(player.capacity >= 1024 * 1024); // the full profile's minimum
-    fake.onLaunch(PrintfPlayer::hook, &player);
-    struct Unhook { // no hook outlives `player`, even when a REQUIRE ends the test early
-        Fake& fake;
-        ~Unhook() { fake.onLaunch(nullptr, nullptr); }
-    } unhook{fake};
+    auto hooked = fake.hookLaunches(PrintfPlayer::hook, &player);
     const size_t global = 64;
 
     // First: the buffer is allocated once per GPU, at the first launch that prints.
@@ -1556,10 +1535,7 @@ TEST_CASE("printf: records in the launch's printf buffer are printed in order wh
             CHECK(clWaitForEvents(1, &ev) == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
         });
         fake.fail("cuMemAlloc_v2", 0);
-        cl_int status = CL_COMPLETE;
-        REQUIRE_CL(
-            clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
-        CHECK(status == CL_OUT_OF_RESOURCES);
+        CHECK(eventStatus(ev) == CL_OUT_OF_RESOURCES);
         CHECK(err2.find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos);
         CHECK(err2.find("printf buffer (CL_DEVICE_PRINTF_BUFFER_SIZE)") != std::string::npos);
         clReleaseEvent(ev);
@@ -1624,7 +1600,7 @@ TEST_CASE("printf: records in the launch's printf buffer are printed in order wh
                         std::to_string(player.capacity) +
                         "-byte printf buffer (CL_DEVICE_PRINTF_BUFFER_SIZE): " + lost +
                         " bytes of records were dropped after 2 records") != std::string::npos);
-        CHECK(notes.get().find("printf output overflowed") != std::string::npos);
+        CHECK(on.notes.get().find("printf output overflowed") != std::string::npos);
         std::lock_guard lock(player.mutex);
         CHECK(player.problems.empty()); // the whole data area was zeroed again
     }
@@ -1651,38 +1627,32 @@ TEST_CASE("printf: records in the launch's printf buffer are printed in order wh
     clReleaseKernel(say);
     clReleaseProgram(p);
     clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("DUET_KERNEL_TIMEOUT: each launch gets its own guard record, zeroed before it and read "
           "after it; a stopped one fails its launch only and the queues go on",
           "[nvidia][fake-driver][timeout]") {
-    cl_device_id dev = h100();
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    Notes notes;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, Notes::add, &notes, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_command_queue q2 = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = on.queue();
+    cl_command_queue q2 = on.queue();
     const char* source = "__kernel void spin(__global volatile int* x) {\n"
                          "    while (x[0] == 0) x[1]++;\n"
                          "}\n";
     cl_program timed = nullptr, plain = nullptr;
     {
         duet::test::ScopedEnv timeout("DUET_KERNEL_TIMEOUT", "2");
-        timed = buildProgram(ctx, dev, source, "");
+        timed = buildProgram(on.ctx, on.dev, source, "");
     }
     {
         duet::test::ScopedEnv none("DUET_KERNEL_TIMEOUT", nullptr);
-        plain = buildProgram(ctx, dev, source, "");
+        plain = buildProgram(on.ctx, on.dev, source, "");
     }
     cl_kernel spin = clCreateKernel(timed, "spin", &err);
     REQUIRE(err == CL_SUCCESS);
     cl_kernel unwatched = clCreateKernel(plain, "spin", &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    cl_mem buf = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     REQUIRE_CL(clSetKernelArg(spin, 0, sizeof buf, &buf));
     REQUIRE_CL(clSetKernelArg(unwatched, 0, sizeof buf, &buf));
@@ -1710,18 +1680,9 @@ TEST_CASE("DUET_KERNEL_TIMEOUT: each launch gets its own guard record, zeroed be
             }
         }
     } player;
-    fake.onLaunch(Player::hook, &player);
-    struct Unhook {
-        Fake& fake;
-        ~Unhook() { fake.onLaunch(nullptr, nullptr); }
-    } unhook{fake};
+    auto hooked = fake.hookLaunches(Player::hook, &player);
 
     const size_t global = 64;
-    auto status = [](cl_event ev) {
-        cl_int s = CL_COMPLETE;
-        REQUIRE_CL(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr));
-        return s;
-    };
     // Stopped: the event fails with CL_OUT_OF_RESOURCES and the message; the next launch of the
     // same kernel on the same queue and on another queue (records zeroed again) and the
     // unwatched one complete.
@@ -1739,13 +1700,13 @@ TEST_CASE("DUET_KERNEL_TIMEOUT: each launch gets its own guard record, zeroed be
         REQUIRE_CL(clFinish(q));
         REQUIRE_CL(clFinish(q2));
     });
-    CHECK(status(stopped) == CL_OUT_OF_RESOURCES);
-    CHECK(status(beside) == CL_COMPLETE);
-    CHECK(status(next) == CL_COMPLETE);
-    CHECK(status(other) == CL_COMPLETE);
-    INFO(err2 << notes.get());
-    CHECK(notes.get().find("kernel 'spin' ran longer than DUET_KERNEL_TIMEOUT=2 s and was "
-                           "stopped after") != std::string::npos);
+    CHECK(eventStatus(stopped) == CL_OUT_OF_RESOURCES);
+    CHECK(eventStatus(beside) == CL_COMPLETE);
+    CHECK(eventStatus(next) == CL_COMPLETE);
+    CHECK(eventStatus(other) == CL_COMPLETE);
+    INFO(err2 << on.notes.get());
+    CHECK(on.notes.get().find("kernel 'spin' ran longer than DUET_KERNEL_TIMEOUT=2 s and was "
+                              "stopped after") != std::string::npos);
     // No module global: a record per launch, its header zeroed on the stream before the launch
     // (the fake copies at once), the buffer's bounds in it.
     CHECK(fake.calls("cuModuleGetGlobal_v2") == 0);
@@ -1768,19 +1729,14 @@ TEST_CASE("DUET_KERNEL_TIMEOUT: each launch gets its own guard record, zeroed be
     clReleaseProgram(plain);
     clReleaseCommandQueue(q);
     clReleaseCommandQueue(q2);
-    clReleaseContext(ctx);
 }
 
 TEST_CASE("DUET_KERNEL_CHECKS: the launch's bounds go into its guard record; a failure the "
           "kernel records there fails its event with the kernel, argument, offset and work-item",
           "[nvidia][fake-driver][checks]") {
-    cl_device_id dev = h100();
+    H100Context on;
     cl_int err = CL_SUCCESS;
-    Notes notes;
-    cl_context ctx = clCreateContext(nullptr, 1, &dev, Notes::add, &notes, &err);
-    REQUIRE(err == CL_SUCCESS);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = on.queue();
     const char* source = "__kernel void fill(__global int* out, int shift, __local float* tile,\n"
                          "                   __constant int* table) {\n"
                          "    tile[get_local_id(0)] = 1.0f;\n"
@@ -1795,15 +1751,15 @@ TEST_CASE("DUET_KERNEL_CHECKS: the launch's bounds go into its guard record; a f
     cl_program p = nullptr;
     {
         duet::test::ScopedEnv checks("DUET_KERNEL_CHECKS", "1");
-        p = buildProgram(ctx, dev, source, "");
+        p = buildProgram(on.ctx, on.dev, source, "");
     }
     cl_kernel fill = clCreateKernel(p, "fill", &err);
     REQUIRE(err == CL_SUCCESS);
     cl_kernel sums = clCreateKernel(p, "sums", &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    cl_mem out = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_mem table = clCreateBuffer(ctx, CL_MEM_READ_ONLY, 16, nullptr, &err);
+    cl_mem table = clCreateBuffer(on.ctx, CL_MEM_READ_ONLY, 16, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     cl_buffer_region region{1024, 1024};
     cl_mem part = clCreateSubBuffer(out, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
@@ -1855,16 +1811,7 @@ TEST_CASE("DUET_KERNEL_CHECKS: the launch's bounds go into its guard record; a f
             p->plant = 0;
         }
     } player;
-    fake.onLaunch(Player::hook, &player);
-    struct Unhook {
-        Fake& fake;
-        ~Unhook() { fake.onLaunch(nullptr, nullptr); }
-    } unhook{fake};
-    auto status = [](cl_event ev) {
-        cl_int s = CL_COMPLETE;
-        REQUIRE_CL(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr));
-        return s;
-    };
+    auto hooked = fake.hookLaunches(Player::hook, &player);
 
     const size_t global = 1024, local = 64;
     cl_event failed = nullptr, next = nullptr, variable = nullptr;
@@ -1875,15 +1822,15 @@ TEST_CASE("DUET_KERNEL_CHECKS: the launch's bounds go into its guard record; a f
         REQUIRE_CL(clEnqueueNDRangeKernel(q, fill, 1, nullptr, &global, &local, 0, nullptr, &next));
         REQUIRE_CL(clFinish(q));
     });
-    INFO(err2 << notes.get());
-    CHECK(status(failed) == CL_OUT_OF_RESOURCES);
-    CHECK(status(next) == CL_COMPLETE);
+    INFO(err2 << on.notes.get());
+    CHECK(eventStatus(failed) == CL_OUT_OF_RESOURCES);
+    CHECK(eventStatus(next) == CL_COMPLETE);
     // The CPU device's words, naming the kernel, the argument, the offset and the work-item.
     const std::string expected =
         "kernel 'fill': out-of-bounds write of 4 bytes at byte offset 4096 of argument 0 'out' "
         "(__global int*, a buffer of 4096 bytes) by work-item 1023 (global id); the launch was "
         "stopped (DUET_KERNEL_CHECKS)";
-    CHECK(notes.get().find(expected) != std::string::npos);
+    CHECK(on.notes.get().find(expected) != std::string::npos);
     CHECK(err2.find(expected) != std::string::npos);
     // Each launch's bounds: the buffers' bytes, [0, size) of the __local argument, nothing for
     // the value.
@@ -1909,9 +1856,9 @@ TEST_CASE("DUET_KERNEL_CHECKS: the launch's bounds go into its guard record; a f
             clEnqueueNDRangeKernel(q, sums, 1, nullptr, &global, &local, 0, nullptr, &variable));
         REQUIRE_CL(clFinish(q));
     });
-    CHECK(status(variable) == CL_OUT_OF_RESOURCES);
-    CHECK(notes.get().find("kernel 'sums': out-of-bounds read of 4 bytes at byte offset 64 of "
-                           "variable 'sums.part' (64 bytes) by work-item 16 (global id)") !=
+    CHECK(eventStatus(variable) == CL_OUT_OF_RESOURCES);
+    CHECK(on.notes.get().find("kernel 'sums': out-of-bounds read of 4 bytes at byte offset 64 of "
+                              "variable 'sums.part' (64 bytes) by work-item 16 (global id)") !=
           std::string::npos);
     REQUIRE(player.sumsBounds.size() == 2);
     CHECK(player.sumsBounds[0] == uint64_t(reinterpret_cast<uintptr_t>(outData)) + 1024);
@@ -1927,5 +1874,4 @@ TEST_CASE("DUET_KERNEL_CHECKS: the launch's bounds go into its guard record; a f
     clReleaseKernel(sums);
     clReleaseProgram(p);
     clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
 }

@@ -9,6 +9,7 @@
 #include "devices/nvidia/cuda_driver.hpp"
 #include "devices/nvidia/image_slots.hpp"
 #include "devices/nvidia/launch_plan.hpp"
+#include "support/checked_kernels.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -713,22 +714,11 @@ TEST_CASE("DUET_KERNEL_TIMEOUT: loops poll the GPU timer only when it is set",
 namespace {
 
 /// Out-of-bounds accesses of every kind the checks know: a buffer argument, a __local
-/// argument, a kernel-scope __local variable, a program-scope __constant variable, an atomic.
-const char* kChecked = R"CL(
-__constant int table[4] = {1, 2, 3, 4};
-__kernel void fill(__global int* out, int shift) { out[get_global_id(0) + shift] = 7; }
-__kernel void tile_sum(__global float* out, __local float* tile) {
-    size_t l = get_local_id(0);
-    tile[l + 1] = (float)l;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    out[get_global_id(0)] = tile[l];
-}
-__kernel void sums(__global int* out) {
-    __local int part[16];
-    part[get_local_id(0)] = 1;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    out[get_global_id(0)] = part[0];
-}
+/// argument, a kernel-scope __local variable (support/checked_kernels.hpp), a program-scope
+/// __constant variable, an atomic.
+const std::string kChecked = std::string(R"CL(
+__constant int table[4] = {1, 2, 3, 4};)CL") +
+                             duet::test::kOverrunKernels + R"CL(
 __kernel void lookup(__global int* out, int i) { out[get_global_id(0)] = table[i]; }
 __kernel void count(__global int* counter, int at) { atomic_inc(&counter[at]); }
 )CL";
