@@ -4,6 +4,7 @@
 #include "compiler/front_end.hpp"
 #include "core/image.hpp"
 #include "devices/cpu/jit/cpu_toolchain.hpp"
+#include "devices/cpu/jit/host_cpu.hpp"
 #include "devices/cpu/jit/jit_memo.hpp"
 #include "devices/cpu/work_group_abi.hpp"
 #include "devices/cpu/jit/printf.hpp"
@@ -65,6 +66,15 @@ Built build(const std::string& source, const std::string& options = "-cl-std=CL3
     REQUIRE(b.fin.status == CL_SUCCESS);
     REQUIRE(b.fin.executable);
     return b;
+}
+
+/// "vectorization width: N," for the floats a vector of the host's chosen width holds.
+std::string hostLanesText() {
+    const std::string features = hostCpuFeatures();
+    const bool avx512 = features.find("+avx512f") != std::string::npos;
+    const bool avx = features.find("+avx2") != std::string::npos;
+    return "vectorization width: " +
+           std::to_string(cpuVectorWidth(hostCpuName(), avx512, avx).bits / 32) + ",";
 }
 
 /// Runs every work-group of an NDRange on this thread (non-uniform: trailing partial groups).
@@ -1057,9 +1067,9 @@ TEST_CASE("GPU-style kernels: work-item loops vectorised, results as the scalar 
             std::string line = log.substr(at, end - at);
             INFO(line);
             CHECK(line.find(": vectorised (") != std::string::npos);
-            // 256-bit vectors by default: 8 floats (the issue's width on AVX2).
-            if (__builtin_cpu_supports("avx2") && !std::getenv("DUET_CPU_VECTOR_WIDTH"))
-                CHECK(line.find("vectorization width: 8") != std::string::npos);
+            // The host's vectors: 8 floats with 256 bits, 16 with 512 (Zen 5's default).
+            if (__builtin_cpu_supports("avx2"))
+                CHECK(line.find(hostLanesText()) != std::string::npos);
             at = end;
         }
     }
@@ -1161,8 +1171,8 @@ TEST_CASE("groups of one work-item along x run their work-item loops along y, ve
         std::string line = vec.log.substr(at, end - at);
         INFO(line);
         CHECK(line.find(": vectorised (") != std::string::npos);
-        if (__builtin_cpu_supports("avx2") && !std::getenv("DUET_CPU_VECTOR_WIDTH"))
-            CHECK(line.find("vectorization width: 8") != std::string::npos);
+        if (__builtin_cpu_supports("avx2"))
+            CHECK(line.find(hostLanesText()) != std::string::npos);
         at = end;
     }
     // The entry point picks it for groups of one work-item along x.
@@ -1769,8 +1779,8 @@ TEST_CASE("vector width: 16 lanes with 512-bit vectors on AVX-512; 8 with 256 an
     // AMD's AVX-512 cores, an AVX2-only core (512 asked for: capped at its 256-bit registers).
     const Want wants[] = {
         {"skylake-avx512", "512", 16}, {"znver4", "512", 16}, {"znver5", "512", 16},
-        {"skylake-avx512", "", 8},     {"znver5", "", 8},     {"znver5", "256", 8},
-        {"skylake", "512", 8},         {"skylake", "", 8}};
+        {"skylake-avx512", "", 8},     {"znver5", "", 16},    {"znver5", "256", 8},
+        {"skylake", "512", 8},         {"skylake", "", 8},    {"znver4", "", 8}};
     for (const Want& w : wants) {
         INFO("cpu " << w.cpu << ", DUET_CPU_VECTOR_WIDTH=" << w.width);
         const std::string prefix = (dir / (std::string(w.cpu) + "_" + w.width)).string();
@@ -1858,4 +1868,29 @@ TEST_CASE("512-bit vectors compute what 256-bit vectors do", "[cpu][cpu_codegen]
     fs::remove_all(dir);
     if (!savedWidth.empty())
         ::setenv("DUET_CPU_VECTOR_WIDTH", savedWidth.c_str(), 1);
+}
+
+TEST_CASE("guarded __global vector accesses get a plain path for a full mask",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_mask_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    // The transpose's guarded read and write (`if (x < w && y < h)`), 16 lanes.
+    const std::regex plainLoad("load <16 x float>, ptr addrspace\\(1\\)");
+    const std::regex plainStore("store <16 x float> [^\\n]*, ptr addrspace\\(1\\)");
+    Built with = buildForWidth("skylake-avx512", "512", (dir / "with").string());
+    std::string ir = readFile((dir / "with").string() + "_tr.ll");
+    CHECK(ir.find("@llvm.masked.load.v16f32.p1(") != std::string::npos);
+    CHECK(ir.find("@llvm.masked.store.v16f32.p1(") != std::string::npos);
+    CHECK(ir.find("@llvm.vector.reduce.and.v16i1(") != std::string::npos);
+    CHECK(std::regex_search(ir, plainLoad));
+    CHECK(std::regex_search(ir, plainStore));
+    ::setenv("DUET_CPU_FULL_MASK_PATHS", "0", 1);
+    Built without = buildForWidth("skylake-avx512", "512", (dir / "without").string());
+    ::unsetenv("DUET_CPU_FULL_MASK_PATHS");
+    ir = readFile((dir / "without").string() + "_tr.ll");
+    CHECK(ir.find("@llvm.masked.store.v16f32.p1(") != std::string::npos);
+    CHECK_FALSE(std::regex_search(ir, plainLoad));
+    CHECK_FALSE(std::regex_search(ir, plainStore));
+    fs::remove_all(dir);
 }

@@ -341,6 +341,10 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
         pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
             mpm.addPass(createModuleToFunctionPassAdaptor(wg::ScalarInductionsInCallingLoops()));
         });
+    if (optLevel > 1 && wg::fullMaskPathsEnabled())
+        pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
+            mpm.addPass(createModuleToFunctionPassAdaptor(wg::FullMaskFastPaths()));
+        });
     TargetLibraryInfoImpl tlii(tm.getTargetTriple());
     tlii.addVectorizableFunctions(libmvecTable(features, unsafeMath));
     am.function.registerPass([&] { return TargetLibraryAnalysis(tlii); });
@@ -446,7 +450,8 @@ std::string CpuExecutable::memoKey(const Module& part) const {
     std::string key(digest.begin(), digest.end());
     key += "|O" + std::to_string(m_optLevel) + (m_unsafeMath ? "|unsafe" : "|safe") +
            (parallelLoopsEnabled() ? "|parallel" : "|serial") +
-           (wg::callLoopInductionsEnabled() ? "|callind" : "") + "|" + m_tm->getTargetCPU().str() +
+           (wg::callLoopInductionsEnabled() ? "|callind" : "") +
+           (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + "|" + m_tm->getTargetCPU().str() +
            "|" + m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +
            std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
            std::to_string(int(m_tm->getOptLevel()));

@@ -27,18 +27,25 @@ std::string hostCpuFeatures() {
 
 namespace {
 
-/// 256-bit vectors on every AVX-512 core measured so far. Zen 5 (`znver5`, which executes
-/// 512-bit operations whole; runtime/devices/cpu/README.md, "Vector width"): with 512 bits
-/// duet-bench's compute-bound kernels ran 5-17% faster and an in-cache transpose 1.4-1.6x, but
-/// the transpose of matrices larger than the cache ran at 0.55-0.67 of the speed, and the rest
-/// within the noise: no net gain. Zen 4 splits 512-bit operations in two (commit 944b2f2 measured
-/// 256 as fast or faster), and LLVM's own tuning prefers 256 bits on Intel's AVX-512 cores,
-/// which were not measured here. A core that measures faster gets its branch here.
+/// AVX-512 cores whose code is generated for 512-bit vectors by default: those where
+/// duet-bench's kernels measured faster with them (runtime/devices/cpu/README.md, "Vector
+/// width"). Zen 5 executes 512-bit operations whole: there, with the full-mask paths of
+/// guarded accesses (full_masks.cpp), N-body ran 1.07-1.29x as fast as with 256 bits, finite
+/// volumes 1.01-1.15x, the 16x16 transposes 1.10-1.46x, the FFT 0.95-1.0x, the streaming
+/// kernels 0.9-1.26x (the 32 Mi-float triad the only one below 1 in most runs). Not here:
+/// Zen 4 (`znver4`), which splits 512-bit operations in two (commit 944b2f2 measured 256 bits
+/// as fast or faster), and Intel's AVX-512 cores, not measured yet (LLVM's own tuning prefers
+/// 256 bits there).
+constexpr std::string_view kWide512Cpus[] = {"znver5"};
+
 CpuVectorWidth defaultWidth(std::string_view cpu, bool avx512, bool avx) {
     if (!avx512)
         return {avx ? 256u : 128u, avx ? "AVX's registers" : "SSE's registers"};
-    return {256, "the default on AVX-512 cores (" + std::string(cpu) +
-                     "): 512 bits measured no faster overall; DUET_CPU_VECTOR_WIDTH=512 for them"};
+    for (std::string_view wide : kWide512Cpus)
+        if (cpu == wide)
+            return {512, "the default on " + std::string(cpu) + ", where 512 bits measured faster"};
+    return {256, "the default on AVX-512 cores but " + std::string(kWide512Cpus[0]) +
+                     " (512 bits not measured faster on " + std::string(cpu) + ")"};
 }
 
 } // namespace
