@@ -25,8 +25,7 @@ bool isCandidate(const IntrinsicInst& ii) {
     const bool load = id == Intrinsic::masked_load;
     const Value* ptr = ii.getArgOperand(load ? 0 : 1);
     const Value* mask = ii.getArgOperand(load ? 2 : 3);
-    return ptr->getType()->getPointerAddressSpace() == kGlobalAddressSpace &&
-           !isa<Constant>(mask);
+    return ptr->getType()->getPointerAddressSpace() == kGlobalAddressSpace && !isa<Constant>(mask);
 }
 
 /// `masked.load/store(…, mask)` becomes `all(mask) ? plain load/store : masked.load/store`.
@@ -41,8 +40,9 @@ void addFullMaskPath(IntrinsicInst& ii) {
     Instruction* elseTerm = nullptr;
     SplitBlockAndInsertIfThenElse(full, &ii, &thenTerm, &elseTerm);
     b.SetInsertPoint(thenTerm);
-    Instruction* plain = load ? static_cast<Instruction*>(b.CreateAlignedLoad(ii.getType(), ptr, align))
-                              : b.CreateAlignedStore(ii.getArgOperand(0), ptr, align);
+    Instruction* plain =
+        load ? static_cast<Instruction*>(b.CreateAlignedLoad(ii.getType(), ptr, align))
+             : b.CreateAlignedStore(ii.getArgOperand(0), ptr, align);
     plain->copyMetadata(ii);
     BasicBlock* tail = ii.getParent();
     ii.moveBefore(elseTerm);
