@@ -4,6 +4,7 @@
 #include "core/kernel.hpp"
 #include "devices/cpu/device_enqueue.hpp"
 #include "devices/cpu/jit/cpu_toolchain.hpp"
+#include "devices/cpu/jit/host_cpu.hpp"
 #include "devices/cpu/launch_guard.hpp"
 #include "devices/cpu/thread_pool.hpp"
 #include "devices/cpu/tiered_code.hpp"
@@ -25,9 +26,6 @@
 #include <unistd.h>
 
 namespace duet::rt {
-
-std::string hostCpuName();     // devices/cpu/jit: LLVM's name for the host CPU
-std::string hostCpuFeatures(); // devices/cpu/jit: "+avx2,+avx512f,..." for the host
 
 namespace cpu {
 namespace {
@@ -598,12 +596,10 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     bool avx512 = target.cpuFeatures.find("+avx512f") != std::string::npos;
     bool avx = target.cpuFeatures.find("+avx,") != std::string::npos ||
                target.cpuFeatures.find("+avx2") != std::string::npos;
-    // Code is generated for 256-bit vectors unless DUET_CPU_VECTOR_WIDTH says otherwise
-    // (see finalize_cpu.cpp); the preferred widths follow.
-    const char* widthEnv = std::getenv("DUET_CPU_VECTOR_WIDTH");
-    cl_uint bytes = avx ? 32 : 16;
-    if (avx512 && widthEnv && std::string(widthEnv) == "512")
-        bytes = 64;
+    // The preferred widths are the vectors code is generated for (jit/finalize.cpp makes the
+    // same choice per build: 512 bits on the AVX-512 cores where they measured faster, else
+    // 256 with AVX; DUET_CPU_VECTOR_WIDTH overrides).
+    const cl_uint bytes = cpuVectorWidth(target.cpuName, avx512, avx).bits / 8;
     // char short int long float double half
     cl_uint widths[7] = {bytes, bytes / 2, bytes / 4, bytes / 8, bytes / 4, bytes / 8, 0};
     std::copy(widths, widths + 7, info.preferredVectorWidth);

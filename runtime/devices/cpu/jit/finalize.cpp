@@ -10,6 +10,7 @@
 #include "devices/cpu/jit/cpu_toolchain.hpp"
 #include "devices/cpu/jit/device_enqueue_lowering.hpp"
 #include "devices/cpu/jit/guards.hpp"
+#include "devices/cpu/jit/host_cpu.hpp"
 #include "devices/cpu/jit/jit_memo.hpp"
 #include "devices/cpu/jit/kernel_checks.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
@@ -37,6 +38,7 @@
 #include <llvm/IR/Operator.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/DynamicLibrary.h>
@@ -339,6 +341,10 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
         pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
             mpm.addPass(createModuleToFunctionPassAdaptor(wg::ScalarInductionsInCallingLoops()));
         });
+    if (optLevel > 1 && wg::fullMaskPathsEnabled())
+        pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
+            mpm.addPass(createModuleToFunctionPassAdaptor(wg::FullMaskFastPaths()));
+        });
     TargetLibraryInfoImpl tlii(tm.getTargetTriple());
     tlii.addVectorizableFunctions(libmvecTable(features, unsafeMath));
     am.function.registerPass([&] { return TargetLibraryAnalysis(tlii); });
@@ -444,7 +450,8 @@ std::string CpuExecutable::memoKey(const Module& part) const {
     std::string key(digest.begin(), digest.end());
     key += "|O" + std::to_string(m_optLevel) + (m_unsafeMath ? "|unsafe" : "|safe") +
            (parallelLoopsEnabled() ? "|parallel" : "|serial") +
-           (wg::callLoopInductionsEnabled() ? "|callind" : "") + "|" + m_tm->getTargetCPU().str() +
+           (wg::callLoopInductionsEnabled() ? "|callind" : "") +
+           (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + "|" + m_tm->getTargetCPU().str() +
            "|" + m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +
            std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
            std::to_string(int(m_tm->getOptLevel()));
@@ -850,13 +857,20 @@ HostTarget hostTarget(const TargetSpec& target, const BuildOptions& opts) {
         h.features = f.getString();
     }
     h.optLevel = opts.effectiveOptLevel() == 0 ? 0 : opts.effectiveOptLevel() == 1 ? 1 : 3;
-    // 256-bit vectors by default: on the AVX-512 parts measured here (Zen 4, where 512-bit
-    // operations are split in two) they ran the bench's kernels as fast or faster, as LLVM
-    // already prefers for Intel's AVX-512 cores. DUET_CPU_VECTOR_WIDTH=512 overrides.
-    h.vectorWidth = "256";
-    if (const char* w = std::getenv("DUET_CPU_VECTOR_WIDTH"); w && *w)
-        h.vectorWidth = w;
     return h;
+}
+
+/// The vector width for the target machine's CPU and features (a CPU named without features
+/// has that CPU's): the device reports the same choice (cpu_device.cpp), so its preferred
+/// vector widths and sub-group size are the lanes the work-item loops are widened to.
+void chooseVectorWidth(HostTarget& h, const TargetMachine& tm) {
+    const MCSubtargetInfo& sti = *tm.getMCSubtargetInfo();
+    const CpuVectorWidth w =
+        cpuVectorWidth(h.cpu, sti.checkFeatures("+avx512f"), sti.checkFeatures("+avx"));
+    h.vectorWidth = std::to_string(w.bits);
+    if (wg::cpuJitLogEnabled())
+        std::fprintf(stderr, "duet: cpu: code for %s with %u-bit vectors (%s)\n", h.cpu.c_str(),
+                     w.bits, w.why.c_str());
 }
 
 orc::JITTargetMachineBuilder machineBuilder(const HostTarget& h, const BuildOptions& opts) {
@@ -1011,12 +1025,13 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     }
     std::unique_ptr<Module> m = std::move(prepared.module);
 
-    const HostTarget host = hostTarget(target, opts);
+    HostTarget host = hostTarget(target, opts);
     orc::JITTargetMachineBuilder jtmb = machineBuilder(host, opts);
     auto tm = jtmb.createTargetMachine();
     if (!tm)
         return FinalizeResult::failure(
             log + "error: no code generator for the host: " + toString(tm.takeError()));
+    chooseVectorWidth(host, **tm);
     retarget(*m, **tm, host);
     guardIntegerDivision(*m);
     applyFastMath(*m, opts);

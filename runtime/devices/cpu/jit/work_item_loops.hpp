@@ -59,6 +59,19 @@ struct ScalarInductionsInCallingLoops : llvm::PassInfoMixin<ScalarInductionsInCa
 };
 bool callLoopInductionsEnabled();
 
+/// After the vectorisers: each masked vector load or store of __global memory whose mask is
+/// not a constant (a guard such as `if (x < w && y < h)` in a vectorised work-item loop) gets
+/// a branch to a plain load or store when every lane is on, which it is for all but the edge
+/// groups. Masked accesses of memory outside the cache are slow where measured: on Zen 5 the
+/// bench's guarded 16x16 transpose of 4096² floats ran at 0.54-0.69 of its 256-bit speed with
+/// 512-bit masked accesses, and 1.1-1.5x faster without the guard (runtime/devices/cpu/
+/// README.md, "Vector width"). DUET_CPU_FULL_MASK_PATHS=0 leaves them as the vectoriser made
+/// them.
+struct FullMaskFastPaths : llvm::PassInfoMixin<FullMaskFastPaths> {
+    llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam);
+};
+bool fullMaskPathsEnabled();
+
 /// What the loop vectoriser did with each work-item loop of one optimisation run, collected
 /// from its remarks while an instance lives (the context's previous handler is restored on
 /// destruction). Other diagnostics go to the previous handler.
