@@ -264,9 +264,10 @@ size_t kernelIndex(const KernelLaunch& launch) {
 }
 
 /// One launch's use of tiered code (tiered_code.hpp): the optimised code once there is some;
-/// quick code until its budget is spent, tiered up between work-groups when this launch spends
-/// it. The first participant to see the budget spent optimises; the others go on with quick
-/// code meanwhile and take the optimised code at their next work-group.
+/// quick code until then. When the kernel's budget is spent (before the launch, or by this
+/// launch between two work-groups) the optimised code is asked for without waiting: the
+/// background compile thread makes it while the participants go on with quick code, and each
+/// takes it at its next work-group once it is ready.
 class LaunchTier {
 public:
     /// Picks the code the launch starts with into `fn` (entryFor's choice: a streaming variant
@@ -278,11 +279,15 @@ public:
             m_tiered = nullptr;
         } else if (void* optimised = m_tiered->optimisedEntry(m_index)) {
             fn = reinterpret_cast<WorkGroupFn>(optimised);
+            m_tiered->noteSwitch(m_index, "at the start of a launch");
             m_tiered = nullptr;
         } else if ((m_budgetMs = m_tiered->quickBudgetLeftMs(m_index)) <= 0) {
-            if (void* optimised = m_tiered->optimiseKernel(m_index))
+            m_requested.store(true, std::memory_order_relaxed);
+            if (void* optimised = m_tiered->requestOptimised(m_index)) {
                 fn = reinterpret_cast<WorkGroupFn>(optimised);
-            m_tiered = nullptr;
+                m_tiered->noteSwitch(m_index, "at the start of a launch");
+                m_tiered = nullptr;
+            }
         }
         m_fn.store(fn);
         if (m_tiered)
@@ -290,18 +295,31 @@ public:
     }
     /// True while the launch runs quick code and may tier up.
     bool quick() const { return m_tiered != nullptr; }
-    /// The code for the next work-group (quick() only).
+    /// The code for the next work-group (quick() only): the optimised code once it is ready
+    /// (one atomic load per group), else quick code; asks for the optimised code once this
+    /// launch spends the budget.
     WorkGroupFn next() {
-        if (!m_tierUp.load(std::memory_order_relaxed) && elapsedMs() >= m_budgetMs &&
-            !m_tierUp.exchange(true)) {
-            if (void* optimised = m_tiered->optimiseKernel(m_index))
+        if (m_switched.load(std::memory_order_relaxed))
+            return m_fn.load(std::memory_order_acquire);
+        if (void* optimised = m_tiered->optimisedEntry(m_index)) {
+            m_fn.store(reinterpret_cast<WorkGroupFn>(optimised), std::memory_order_release);
+            if (!m_switched.exchange(true))
+                m_tiered->noteSwitch(m_index, "between two work-groups of a launch");
+            return reinterpret_cast<WorkGroupFn>(optimised);
+        }
+        if (!m_requested.load(std::memory_order_relaxed) && elapsedMs() >= m_budgetMs &&
+            !m_requested.exchange(true)) {
+            if (void* optimised = m_tiered->requestOptimised(m_index)) { // DUET_CPU_TIER_UP_SYNC
                 m_fn.store(reinterpret_cast<WorkGroupFn>(optimised), std::memory_order_release);
+                m_switched.store(true);
+                m_tiered->noteSwitch(m_index, "between two work-groups of a launch");
+            }
         }
         return m_fn.load(std::memory_order_acquire);
     }
     /// After the launch: the time it spent in quick code goes on the kernel's account.
     void finish() {
-        if (m_tiered && !m_tierUp.load())
+        if (m_tiered && !m_switched.load())
             m_tiered->addQuickTime(m_index, elapsedMs());
     }
 
@@ -315,7 +333,8 @@ private:
     double m_budgetMs = 0;
     std::chrono::steady_clock::time_point m_start;
     std::atomic<WorkGroupFn> m_fn{nullptr};
-    std::atomic<bool> m_tierUp{false}; ///< a participant is optimising, or did
+    std::atomic<bool> m_requested{false}; ///< the optimised code was asked for
+    std::atomic<bool> m_switched{false};  ///< m_fn is the optimised code
 };
 
 cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
