@@ -2,6 +2,7 @@
 #include "devices/cpu/jit/tier_up_queue.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,18 +17,20 @@
 namespace duet::rt::cpu {
 namespace {
 
-/// The thread's niceness: DUET_CPU_TIER_UP_NICE (0-19), default 10. At 10 the scheduler gives
-/// it about a tenth of a core that the launch's workers also want, so a compile that runs while
-/// a launch keeps every core busy slows that launch by a few percent, not by a core's share;
-/// between launches (host code, waits) it gets the idle cores.
+/// The thread's niceness: DUET_CPU_TIER_UP_NICE (0-19), default 0. Measured on the 2-core host
+/// (bench/README.md, "Tier-up in the background"): a lower priority makes the compile take
+/// longer while launches run quick code, which costs more than the compile's share of the
+/// cores (a kernel whose quick code was 15 times slower: 300 frames in 0.7-0.8 s at nice 0,
+/// 1.1 s at 5, 1.8-2.4 s at 10), and the worst frame was no better. The thread is SCHED_BATCH
+/// instead: it never preempts a launch's workers when they wake up.
 int tierUpNice() {
     const char* env = std::getenv("DUET_CPU_TIER_UP_NICE");
     if (!env || !*env)
-        return 10;
+        return 0;
     char* end = nullptr;
     const long n = std::strtol(env, &end, 10);
     if (!end || *end != '\0' || n < 0 || n > 19)
-        return 10;
+        return 0;
     return static_cast<int>(n);
 }
 
@@ -46,8 +49,11 @@ struct Queue {
     static void stopAtExit();
 
     void main() {
-        // Linux niceness is per thread (a thread is a task): this one only.
-        setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), tierUpNice());
+        // Linux scheduling policy and niceness are per thread (a thread is a task).
+        sched_param batch{};
+        pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
+        if (const int nice = tierUpNice(); nice > 0)
+            setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), nice);
         pthread_setname_np(pthread_self(), "duet-tierup");
         std::unique_lock lock(mutex);
         for (;;) {

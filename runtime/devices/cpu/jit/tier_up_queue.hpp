@@ -8,8 +8,8 @@
 namespace duet::rt::cpu {
 
 /// Queues `job` for the background compile thread: one thread per process, started at the first
-/// call, at a lower priority than the launches' workers (`DUET_CPU_TIER_UP_NICE`, default 10),
-/// running jobs one at a time in the order queued. Never waits for a compile. A job must hold
+/// call, SCHED_BATCH (`DUET_CPU_TIER_UP_NICE` lowers its priority further, default 0), running
+/// jobs one at a time in the order queued. Never waits for a compile. A job must hold
 /// no strong reference to what it compiles for while it waits (a released program must not
 /// wait for it) and must stop at its next step once tierUpStopping() is true. At process exit
 /// the queued jobs are dropped, unrun, and exit waits only for the one running. Thread-safe.
