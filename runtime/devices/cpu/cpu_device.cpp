@@ -272,7 +272,8 @@ class LaunchTier {
 public:
     /// Picks the code the launch starts with into `fn` (entryFor's choice: a streaming variant
     /// is optimised code already).
-    LaunchTier(const KernelLaunch& launch, bool streaming, WorkGroupFn& fn) {
+    LaunchTier(const KernelLaunch& launch, bool streaming, WorkGroupFn& fn, size_t groups)
+        : m_groups(groups) {
         m_tiered = streaming || !launch.executable ? nullptr : launch.executable->tieredCode();
         m_index = m_tiered ? kernelIndex(launch) : SIZE_MAX;
         if (m_index == SIZE_MAX) {
@@ -307,9 +308,16 @@ public:
                 m_tiered->noteSwitch(m_index, "between two work-groups of a launch");
             return reinterpret_cast<WorkGroupFn>(optimised);
         }
+        const size_t started = m_started.fetch_add(1, std::memory_order_relaxed);
         if (!m_requested.load(std::memory_order_relaxed) && elapsedMs() >= m_budgetMs &&
             !m_requested.exchange(true)) {
-            if (void* optimised = m_tiered->requestOptimised(m_index)) { // DUET_CPU_TIER_UP_SYNC
+            // This launch spent the budget: if what is left of it will outlast the compile
+            // twice over, this participant compiles it while the others go on.
+            const double elapsed = elapsedMs();
+            const double left =
+                started ? elapsed * double(m_groups - started) / double(started) : 0.0;
+            const bool here = left >= 2.0 * m_tiered->expectedOptimiseMs(m_index);
+            if (void* optimised = m_tiered->requestOptimised(m_index, here)) {
                 m_fn.store(reinterpret_cast<WorkGroupFn>(optimised), std::memory_order_release);
                 m_switched.store(true);
                 m_tiered->noteSwitch(m_index, "between two work-groups of a launch");
@@ -333,6 +341,8 @@ private:
     double m_budgetMs = 0;
     std::chrono::steady_clock::time_point m_start;
     std::atomic<WorkGroupFn> m_fn{nullptr};
+    size_t m_groups = 0;                  ///< the launch's work-groups
+    std::atomic<size_t> m_started{0};     ///< work-groups begun on quick code
     std::atomic<bool> m_requested{false}; ///< the optimised code was asked for
     std::atomic<bool> m_switched{false};  ///< m_fn is the optimised code
 };
@@ -342,7 +352,10 @@ cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
     WorkGroupFn fn = entryFor(launch);
     const bool streaming = fn != reinterpret_cast<WorkGroupFn>(launch.entry);
 
-    LaunchTier tier(launch, streaming, fn);
+    size_t totalGroups = 1;
+    for (int d = 0; d < 3; ++d)
+        totalGroups *= (launch.global[d] + launch.local[d] - 1) / launch.local[d];
+    LaunchTier tier(launch, streaming, fn, totalGroups);
     const size_t nargs = launch.args.size();
 
     size_t groups[3], total = 1;

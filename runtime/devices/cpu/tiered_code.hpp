@@ -14,7 +14,11 @@ namespace duet::rt::cpu {
 /// (`DUET_CPU_TIER_UP_MS`), asks for the optimised code without waiting for it: the process's
 /// background compile thread (jit/tier_up_queue.hpp) compiles it while launches go on with quick
 /// code, and launches switch to it at their next work-group once it is ready. Work-groups are
-/// independent, so they may run either code.
+/// independent, so they may run either code. One exception: a launch that spends the budget
+/// itself and, by its progress so far, will run on for at least twice the expected compile
+/// has one participant compile while the others go on (the launch outlasts the compile, so it
+/// does not wait for it), as a background compile competing with the launch's workers for the
+/// cores would leave that long launch, and those after it, on quick code far longer.
 ///
 /// Thread-safe; the executable must outlive the calls (the launch holds it). A background
 /// compile holds no reference to the executable while it compiles: releasing the program
@@ -33,10 +37,14 @@ public:
     /// code); null if that failed (the quick code goes on serving, the reason is in DUET_LOG).
     virtual void* optimiseKernel(size_t index) const = 0;
     /// Asks for kernel `index`'s optimised code without waiting: queued once for the background
-    /// compile thread. Returns the optimised code if it is ready already, else null.
-    /// `DUET_CPU_TIER_UP_SYNC=1` (read at build) compiles here and now instead, as
-    /// optimiseKernel, so a test or a measurement sees the switch at a known launch.
-    virtual void* requestOptimised(size_t index) const = 0;
+    /// compile thread. Returns the optimised code if it is ready already, else null. `here`
+    /// (a launch that will run longer than the compile, see expectedOptimiseMs) or
+    /// `DUET_CPU_TIER_UP_SYNC=1` (read at build: a test or a measurement sees the switch at a
+    /// known launch) compiles here and now instead, as optimiseKernel.
+    virtual void* requestOptimised(size_t index, bool here = false) const = 0;
+    /// About how long kernel `index`'s optimised compile will take, in milliseconds: ten times
+    /// its quick compile's (as measured, load included), at least 30.
+    virtual double expectedOptimiseMs(size_t index) const = 0;
     /// Waits at most `timeoutMs` for kernel `index`'s optimised code asked for before (a
     /// completion signal, not polling); the code, or null on a timeout, a failed compile or
     /// when nothing was asked for.

@@ -117,7 +117,8 @@ public:
     double quickBudgetLeftMs(size_t index) const override;
     void addQuickTime(size_t index, double ms) const override;
     void* optimiseKernel(size_t index) const override;
-    void* requestOptimised(size_t index) const override;
+    void* requestOptimised(size_t index, bool here) const override;
+    double expectedOptimiseMs(size_t index) const override;
     void* waitOptimised(size_t index, double timeoutMs) const override;
     void noteSwitch(size_t index, const char* where) const override;
 
@@ -161,6 +162,7 @@ public:
     mutable std::mutex m_tierMutex;                ///< guards m_quickMs only (a leaf)
     mutable std::vector<double> m_quickMs;         ///< time spent in each kernel's quick code
     mutable std::vector<unsigned> m_quickLaunches; ///< launches of each kernel's quick code
+    mutable std::vector<double> m_quickCompileMs;  ///< each kernel's quick compile (m_mutex)
 
     /// Where a kernel's tier-up stands: not asked for, queued or compiling in the background,
     /// compiled on request (its switch not yet logged), switch logged.
@@ -199,6 +201,9 @@ public:
     /// Under m_mutex: puts a background compile's object into the JIT and publishes its entries
     /// (dropped if a synchronous compile got there first).
     void tierUpInstall(const TierUpInput& in, TierUpOutput& out) const;
+    /// DUET_LOG's line on a background compile's result (`error` empty: it succeeded).
+    static void logTierUpInstall(const TierUpInput& in, const TierUpOutput& out,
+                                 const std::string& error);
     /// m_mutex held: publishes kernel `index`'s optimised code (null: failed) and wakes waiters.
     void publishOptimised(size_t index, void* code) const;
 
@@ -692,7 +697,14 @@ void* CpuExecutable::entry(size_t index) const {
         return m_entries[index] = code;
     // (A whole program optimised already, for its binary, has no module left to compile.)
     if (tiered() && !(m_wholeModule && m_wholeAdded)) {
+        const auto start = std::chrono::steady_clock::now();
         m_entries[index] = compileKernel(index, true);
+        {
+            std::lock_guard tierLock(m_tierMutex);
+            m_quickCompileMs[index] =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+        }
         if (m_entries[index])
             return m_entries[index];
     }
@@ -745,13 +757,27 @@ void CpuExecutable::publishOptimised(size_t index, void* code) const {
     m_optimisedReady.notify_all();
 }
 
-void* CpuExecutable::requestOptimised(size_t index) const {
+double CpuExecutable::expectedOptimiseMs(size_t index) const {
+    std::lock_guard lock(m_tierMutex);
+    // The optimised pipeline took 7-10 times the quick one's time on the kernels measured
+    // (bench/README.md, "Tiered compilation"); at least 30 ms (a quick compile from the memo
+    // says nothing of the optimised one's cost).
+    const double quick = index < m_quickCompileMs.size() ? m_quickCompileMs[index] : 0.0;
+    return std::max(30.0, 10.0 * quick);
+}
+
+void* CpuExecutable::requestOptimised(size_t index, bool here) const {
     if (index >= m_kernels.size())
         return nullptr;
     if (void* code = optimisedEntry(index))
         return code;
     std::atomic<uint8_t>& state = m_tierUp[m_wholeModule ? 0 : index];
-    if (m_syncTierUp || !tiered()) {
+    if (here && state.load() == kNotAsked && wg::cpuJitLogEnabled())
+        std::fprintf(stderr,
+                     "duet: cpu: kernel %s: optimised on the launch path: the launch that spent "
+                     "the budget runs longer than the compile\n",
+                     m_kernels[index].name.c_str());
+    if (m_syncTierUp || here || !tiered()) {
         void* code = optimiseKernel(index);
         uint8_t notAsked = kNotAsked;
         if (code)
@@ -941,6 +967,9 @@ void CpuExecutable::tierUpInstall(const TierUpInput& in, TierUpOutput& out) cons
             error = toString(sym.takeError());
         }
     }
+    // Said before the code is published: a launch may switch to it (and its program be
+    // released) at once.
+    logTierUpInstall(in, out, code ? std::string() : error);
     if (m_wholeModule && code) {
         m_wholeAdded = true;
         m_module.reset(); // its code is in the JIT now
@@ -952,9 +981,13 @@ void CpuExecutable::tierUpInstall(const TierUpInput& in, TierUpOutput& out) cons
     cpu::countTierUp(code ? cpu::TierUpOutcome::Installed : cpu::TierUpOutcome::Failed);
     if (code && !in.memoKey.empty())
         cpu::storeJitMemo(in.memoKey, cpu::JitMemoEntry{std::move(out.object), out.report});
+}
+
+void CpuExecutable::logTierUpInstall(const TierUpInput& in, const TierUpOutput& out,
+                                     const std::string& error) {
     if (!wg::cpuJitLogEnabled())
         return;
-    if (!code) {
+    if (!error.empty()) {
         std::fprintf(stderr, "duet: cpu: kernel %s: optimising failed, quick code goes on: %s\n",
                      in.name.c_str(), error.c_str());
         return;
@@ -1345,6 +1378,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         exe->m_tierUp[i].store(CpuExecutable::kNotAsked);
     }
     exe->m_quickMs.assign(exe->m_kernels.size(), 0.0);
+    exe->m_quickCompileMs.assign(exe->m_kernels.size(), 0.0);
     exe->m_quickLaunches.assign(exe->m_kernels.size(), 0);
     exe->m_tm = std::move(*tm);
     exe->m_jtmb = jtmb;
