@@ -284,7 +284,10 @@ public:
             m_tiered = nullptr;
         } else if ((m_budgetMs = m_tiered->quickBudgetLeftMs(m_index)) <= 0) {
             m_requested.store(true, std::memory_order_relaxed);
-            if (void* optimised = m_tiered->requestOptimised(m_index)) {
+            // A kernel whose last launch outlasted the compile: this one will too.
+            const bool here =
+                m_tiered->lastQuickLaunchMs(m_index) >= m_tiered->expectedOptimiseMs(m_index);
+            if (void* optimised = m_tiered->requestOptimised(m_index, here)) {
                 fn = reinterpret_cast<WorkGroupFn>(optimised);
                 m_tiered->noteSwitch(m_index, "at the start of a launch");
                 m_tiered = nullptr;
@@ -311,12 +314,12 @@ public:
         const size_t started = m_started.fetch_add(1, std::memory_order_relaxed);
         if (!m_requested.load(std::memory_order_relaxed) && elapsedMs() >= m_budgetMs &&
             !m_requested.exchange(true)) {
-            // This launch spent the budget: if what is left of it will outlast the compile
-            // twice over, this participant compiles it while the others go on.
+            // This launch spent the budget: if what is left of it will outlast the compile,
+            // this participant compiles it while the others go on.
             const double elapsed = elapsedMs();
             const double left =
                 started ? elapsed * double(m_groups - started) / double(started) : 0.0;
-            const bool here = left >= 2.0 * m_tiered->expectedOptimiseMs(m_index);
+            const bool here = left >= m_tiered->expectedOptimiseMs(m_index);
             if (void* optimised = m_tiered->requestOptimised(m_index, here)) {
                 m_fn.store(reinterpret_cast<WorkGroupFn>(optimised), std::memory_order_release);
                 m_switched.store(true);

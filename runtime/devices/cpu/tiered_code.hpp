@@ -15,10 +15,11 @@ namespace duet::rt::cpu {
 /// background compile thread (jit/tier_up_queue.hpp) compiles it while launches go on with quick
 /// code, and launches switch to it at their next work-group once it is ready. Work-groups are
 /// independent, so they may run either code. One exception: a launch that spends the budget
-/// itself and, by its progress so far, will run on for at least twice the expected compile
+/// itself and, by its progress so far, will run on for longer than the expected compile
 /// has one participant compile while the others go on (the launch outlasts the compile, so it
-/// does not wait for it), as a background compile competing with the launch's workers for the
-/// cores would leave that long launch, and those after it, on quick code far longer.
+/// does not wait for it); so does a launch that starts with the budget spent when the
+/// kernel's last launch took that long, as a background compile competing with the launch's workers
+/// for the cores would leave that long launch, and those after it, on quick code far longer.
 ///
 /// Thread-safe; the executable must outlive the calls (the launch holds it). A background
 /// compile holds no reference to the executable while it compiles: releasing the program
@@ -33,6 +34,8 @@ public:
     virtual double quickBudgetLeftMs(size_t index) const = 0;
     /// Adds `ms` spent running kernel `index`'s quick code to its account.
     virtual void addQuickTime(size_t index, double ms) const = 0;
+    /// How long kernel `index`'s last launch on quick code took, in milliseconds (0: none yet).
+    virtual double lastQuickLaunchMs(size_t index) const = 0;
     /// Optimises and compiles kernel `index` here and now (once: later calls return the same
     /// code); null if that failed (the quick code goes on serving, the reason is in DUET_LOG).
     virtual void* optimiseKernel(size_t index) const = 0;

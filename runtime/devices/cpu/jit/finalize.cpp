@@ -116,6 +116,7 @@ public:
     void* optimisedEntry(size_t index) const override;
     double quickBudgetLeftMs(size_t index) const override;
     void addQuickTime(size_t index, double ms) const override;
+    double lastQuickLaunchMs(size_t index) const override;
     void* optimiseKernel(size_t index) const override;
     void* requestOptimised(size_t index, bool here) const override;
     double expectedOptimiseMs(size_t index) const override;
@@ -162,7 +163,8 @@ public:
     mutable std::mutex m_tierMutex;                ///< guards m_quickMs only (a leaf)
     mutable std::vector<double> m_quickMs;         ///< time spent in each kernel's quick code
     mutable std::vector<unsigned> m_quickLaunches; ///< launches of each kernel's quick code
-    mutable std::vector<double> m_quickCompileMs;  ///< each kernel's quick compile (m_mutex)
+    mutable std::vector<double> m_quickCompileMs;  ///< each kernel's quick compile
+    mutable std::vector<double> m_lastQuickMs;     ///< each kernel's last quick launch
 
     /// Where a kernel's tier-up stands: not asked for, queued or compiling in the background,
     /// compiled on request (its switch not yet logged), switch logged.
@@ -731,6 +733,7 @@ void CpuExecutable::addQuickTime(size_t index, double ms) const {
     std::lock_guard lock(m_tierMutex);
     if (index < m_quickMs.size()) {
         m_quickMs[index] += ms;
+        m_lastQuickMs[index] = ms;
         ++m_quickLaunches[index];
     }
 }
@@ -755,6 +758,11 @@ void* CpuExecutable::optimiseKernel(size_t index) const {
 void CpuExecutable::publishOptimised(size_t index, void* code) const {
     m_optimised[index].store(code ? code : kNoVariant, std::memory_order_release);
     m_optimisedReady.notify_all();
+}
+
+double CpuExecutable::lastQuickLaunchMs(size_t index) const {
+    std::lock_guard lock(m_tierMutex);
+    return index < m_lastQuickMs.size() ? m_lastQuickMs[index] : 0.0;
 }
 
 double CpuExecutable::expectedOptimiseMs(size_t index) const {
@@ -1379,6 +1387,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     }
     exe->m_quickMs.assign(exe->m_kernels.size(), 0.0);
     exe->m_quickCompileMs.assign(exe->m_kernels.size(), 0.0);
+    exe->m_lastQuickMs.assign(exe->m_kernels.size(), 0.0);
     exe->m_quickLaunches.assign(exe->m_kernels.size(), 0);
     exe->m_tm = std::move(*tm);
     exe->m_jtmb = jtmb;
