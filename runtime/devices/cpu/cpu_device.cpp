@@ -355,17 +355,13 @@ cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
     WorkGroupFn fn = entryFor(launch);
     const bool streaming = fn != reinterpret_cast<WorkGroupFn>(launch.entry);
 
-    size_t totalGroups = 1;
-    for (int d = 0; d < 3; ++d)
-        totalGroups *= (launch.global[d] + launch.local[d] - 1) / launch.local[d];
-    LaunchTier tier(launch, streaming, fn, totalGroups);
-    const size_t nargs = launch.args.size();
-
     size_t groups[3], total = 1;
     for (int d = 0; d < 3; ++d) {
         groups[d] = (launch.global[d] + launch.local[d] - 1) / launch.local[d];
         total *= groups[d];
     }
+    LaunchTier tier(launch, streaming, fn, total);
+    const size_t nargs = launch.args.size();
     // Chunks small enough to balance, large enough to amortise the dispatch (a claim is one
     // compare-and-swap on the share's own cache line). Small, because a chunk a participant
     // has claimed is the work that waits whenever the scheduler takes its core away (another
