@@ -283,14 +283,17 @@ public:
             m_tiered->noteSwitch(m_index, "at the start of a launch");
             m_tiered = nullptr;
         } else if ((m_budgetMs = m_tiered->quickBudgetLeftMs(m_index)) <= 0) {
-            m_requested.store(true, std::memory_order_relaxed);
-            // A kernel whose last launch outlasted the compile: this one will too.
-            const bool here =
-                m_tiered->lastQuickLaunchMs(m_index) >= m_tiered->expectedOptimiseMs(m_index);
-            if (void* optimised = m_tiered->requestOptimised(m_index, here)) {
-                fn = reinterpret_cast<WorkGroupFn>(optimised);
-                m_tiered->noteSwitch(m_index, "at the start of a launch");
-                m_tiered = nullptr;
+            // A kernel whose last launch outlasted the compile: this one will too, so its first
+            // participant compiles while the others go on (next()), rather than the thread.
+            m_compileHere = m_groups > 1 && m_tiered->lastQuickLaunchMs(m_index) >=
+                                                m_tiered->expectedOptimiseMs(m_index);
+            if (!m_compileHere) {
+                m_requested.store(true, std::memory_order_relaxed);
+                if (void* optimised = m_tiered->requestOptimised(m_index)) {
+                    fn = reinterpret_cast<WorkGroupFn>(optimised);
+                    m_tiered->noteSwitch(m_index, "at the start of a launch");
+                    m_tiered = nullptr;
+                }
             }
         }
         m_fn.store(fn);
@@ -319,7 +322,7 @@ public:
             const double elapsed = elapsedMs();
             const double left =
                 started ? elapsed * double(m_groups - started) / double(started) : 0.0;
-            const bool here = left >= m_tiered->expectedOptimiseMs(m_index);
+            const bool here = m_compileHere || left >= m_tiered->expectedOptimiseMs(m_index);
             if (void* optimised = m_tiered->requestOptimised(m_index, here)) {
                 m_fn.store(reinterpret_cast<WorkGroupFn>(optimised), std::memory_order_release);
                 m_switched.store(true);
@@ -345,6 +348,7 @@ private:
     std::chrono::steady_clock::time_point m_start;
     std::atomic<WorkGroupFn> m_fn{nullptr};
     size_t m_groups = 0;                  ///< the launch's work-groups
+    bool m_compileHere = false;           ///< the first participant compiles (long launches)
     std::atomic<size_t> m_started{0};     ///< work-groups begun on quick code
     std::atomic<bool> m_requested{false}; ///< the optimised code was asked for
     std::atomic<bool> m_switched{false};  ///< m_fn is the optimised code
