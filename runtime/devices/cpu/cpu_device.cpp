@@ -262,25 +262,37 @@ size_t kernelIndex(const KernelLaunch& launch) {
 }
 
 /// One launch's use of tiered code (tiered_code.hpp): the optimised code once there is some;
-/// quick code until its budget is spent, tiered up between work-groups when this launch spends
-/// it. The first participant to see the budget spent optimises; the others go on with quick
-/// code meanwhile and take the optimised code at their next work-group.
+/// quick code until then. When the kernel's budget is spent (before the launch, or by this
+/// launch between two work-groups) the optimised code is asked for without waiting: the
+/// background compile thread makes it while the participants go on with quick code, and each
+/// takes it at its next work-group once it is ready.
 class LaunchTier {
 public:
     /// Picks the code the launch starts with into `fn` (entryFor's choice: a streaming variant
     /// is optimised code already).
-    LaunchTier(const KernelLaunch& launch, bool streaming, WorkGroupFn& fn) {
+    LaunchTier(const KernelLaunch& launch, bool streaming, WorkGroupFn& fn, size_t groups)
+        : m_groups(groups) {
         m_tiered = streaming || !launch.executable ? nullptr : launch.executable->tieredCode();
         m_index = m_tiered ? kernelIndex(launch) : SIZE_MAX;
         if (m_index == SIZE_MAX) {
             m_tiered = nullptr;
         } else if (void* optimised = m_tiered->optimisedEntry(m_index)) {
             fn = reinterpret_cast<WorkGroupFn>(optimised);
+            m_tiered->noteSwitch(m_index, "at the start of a launch");
             m_tiered = nullptr;
         } else if ((m_budgetMs = m_tiered->quickBudgetLeftMs(m_index)) <= 0) {
-            if (void* optimised = m_tiered->optimiseKernel(m_index))
-                fn = reinterpret_cast<WorkGroupFn>(optimised);
-            m_tiered = nullptr;
+            // A kernel whose last launch outlasted the compile: this one will too, so its first
+            // participant compiles while the others go on (next()), rather than the thread.
+            m_compileHere = m_groups > 1 && m_tiered->lastQuickLaunchMs(m_index) >=
+                                                m_tiered->expectedOptimiseMs(m_index);
+            if (!m_compileHere) {
+                m_requested.store(true, std::memory_order_relaxed);
+                if (void* optimised = m_tiered->requestOptimised(m_index)) {
+                    fn = reinterpret_cast<WorkGroupFn>(optimised);
+                    m_tiered->noteSwitch(m_index, "at the start of a launch");
+                    m_tiered = nullptr;
+                }
+            }
         }
         m_fn.store(fn);
         if (m_tiered)
@@ -288,18 +300,38 @@ public:
     }
     /// True while the launch runs quick code and may tier up.
     bool quick() const { return m_tiered != nullptr; }
-    /// The code for the next work-group (quick() only).
+    /// The code for the next work-group (quick() only): the optimised code once it is ready
+    /// (one atomic load per group), else quick code; asks for the optimised code once this
+    /// launch spends the budget.
     WorkGroupFn next() {
-        if (!m_tierUp.load(std::memory_order_relaxed) && elapsedMs() >= m_budgetMs &&
-            !m_tierUp.exchange(true)) {
-            if (void* optimised = m_tiered->optimiseKernel(m_index))
+        if (m_switched.load(std::memory_order_relaxed))
+            return m_fn.load(std::memory_order_acquire);
+        if (void* optimised = m_tiered->optimisedEntry(m_index)) {
+            m_fn.store(reinterpret_cast<WorkGroupFn>(optimised), std::memory_order_release);
+            if (!m_switched.exchange(true))
+                m_tiered->noteSwitch(m_index, "between two work-groups of a launch");
+            return reinterpret_cast<WorkGroupFn>(optimised);
+        }
+        const size_t started = m_started.fetch_add(1, std::memory_order_relaxed);
+        if (!m_requested.load(std::memory_order_relaxed) && elapsedMs() >= m_budgetMs &&
+            !m_requested.exchange(true)) {
+            // This launch spent the budget: if what is left of it will outlast the compile,
+            // this participant compiles it while the others go on.
+            const double elapsed = elapsedMs();
+            const double left =
+                started ? elapsed * double(m_groups - started) / double(started) : 0.0;
+            const bool here = m_compileHere || left >= m_tiered->expectedOptimiseMs(m_index);
+            if (void* optimised = m_tiered->requestOptimised(m_index, here)) {
                 m_fn.store(reinterpret_cast<WorkGroupFn>(optimised), std::memory_order_release);
+                m_switched.store(true);
+                m_tiered->noteSwitch(m_index, "between two work-groups of a launch");
+            }
         }
         return m_fn.load(std::memory_order_acquire);
     }
     /// After the launch: the time it spent in quick code goes on the kernel's account.
     void finish() {
-        if (m_tiered && !m_tierUp.load())
+        if (m_tiered && !m_switched.load())
             m_tiered->addQuickTime(m_index, elapsedMs());
     }
 
@@ -313,7 +345,11 @@ private:
     double m_budgetMs = 0;
     std::chrono::steady_clock::time_point m_start;
     std::atomic<WorkGroupFn> m_fn{nullptr};
-    std::atomic<bool> m_tierUp{false}; ///< a participant is optimising, or did
+    size_t m_groups = 0;                  ///< the launch's work-groups
+    bool m_compileHere = false;           ///< the first participant compiles (long launches)
+    std::atomic<size_t> m_started{0};     ///< work-groups begun on quick code
+    std::atomic<bool> m_requested{false}; ///< the optimised code was asked for
+    std::atomic<bool> m_switched{false};  ///< m_fn is the optimised code
 };
 
 cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
@@ -321,14 +357,13 @@ cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
     WorkGroupFn fn = entryFor(launch);
     const bool streaming = fn != reinterpret_cast<WorkGroupFn>(launch.entry);
 
-    LaunchTier tier(launch, streaming, fn);
-    const size_t nargs = launch.args.size();
-
     size_t groups[3], total = 1;
     for (int d = 0; d < 3; ++d) {
         groups[d] = (launch.global[d] + launch.local[d] - 1) / launch.local[d];
         total *= groups[d];
     }
+    LaunchTier tier(launch, streaming, fn, total);
+    const size_t nargs = launch.args.size();
     // Chunks small enough to balance, large enough to amortise the dispatch (a claim is one
     // compare-and-swap on the share's own cache line). Small, because a chunk a participant
     // has claimed is the work that waits whenever the scheduler takes its core away (another

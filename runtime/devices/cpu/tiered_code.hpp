@@ -10,24 +10,51 @@ namespace duet::rt::cpu {
 /// optimisation pipeline and the fast instruction selector, a few milliseconds per kernel instead
 /// of tens, so that programs built to be launched once or twice (test suites, one-off setup
 /// kernels) do not pay for the full pipeline. The executor (cpu_device.cpp) measures the time
-/// launches spend in quick code and asks for the optimised code once that time reaches the
-/// kernel's budget (`DUET_CPU_TIER_UP_MS`), between work-groups, so one long launch is tiered
-/// up while it runs. Work-groups are independent, so they may run either code.
+/// launches spend in quick code and, once that time reaches the kernel's budget
+/// (`DUET_CPU_TIER_UP_MS`), asks for the optimised code without waiting for it: the process's
+/// background compile thread (jit/tier_up_queue.hpp) compiles it while launches go on with quick
+/// code, and launches switch to it at their next work-group once it is ready. Work-groups are
+/// independent, so they may run either code. One exception: a launch that spends the budget
+/// itself and, by its progress so far, will run on for longer than the expected compile
+/// has one participant compile while the others go on (the launch outlasts the compile, so it
+/// does not wait for it); so does a launch that starts with the budget spent when the
+/// kernel's last launch took that long, as a background compile competing with the launch's workers
+/// for the cores would leave that long launch, and those after it, on quick code far longer.
 ///
-/// Thread-safe; the executable must outlive the calls (the launch holds it).
+/// Thread-safe; the executable must outlive the calls (the launch holds it). A background
+/// compile holds no reference to the executable while it compiles: releasing the program
+/// drops its result.
 class TieredCode {
 public:
-    /// The optimised work-group function of kernel `index` if it was compiled, else null
-    /// (its entry() is quick code).
+    /// The optimised work-group function of kernel `index` if it is ready, else null (its
+    /// entry() is quick code). Lock-free: the executor asks before each work-group.
     virtual void* optimisedEntry(size_t index) const = 0;
     /// Milliseconds kernel `index` may still spend in quick code before it is optimised; zero
     /// or less once the budget is spent or the kernel has had kTierUpLaunches launches.
     virtual double quickBudgetLeftMs(size_t index) const = 0;
     /// Adds `ms` spent running kernel `index`'s quick code to its account.
     virtual void addQuickTime(size_t index, double ms) const = 0;
-    /// Optimises and compiles kernel `index` (once: later calls return the same code); null if
-    /// that failed (the quick code goes on serving, the reason is in DUET_LOG).
+    /// How long kernel `index`'s last launch on quick code took, in milliseconds (0: none yet).
+    virtual double lastQuickLaunchMs(size_t index) const = 0;
+    /// Optimises and compiles kernel `index` here and now (once: later calls return the same
+    /// code); null if that failed (the quick code goes on serving, the reason is in DUET_LOG).
     virtual void* optimiseKernel(size_t index) const = 0;
+    /// Asks for kernel `index`'s optimised code without waiting: queued once for the background
+    /// compile thread. Returns the optimised code if it is ready already, else null. `here`
+    /// (a launch that will run longer than the compile, see expectedOptimiseMs) or
+    /// `DUET_CPU_TIER_UP_SYNC=1` (read at build: a test or a measurement sees the switch at a
+    /// known launch) compiles here and now instead, as optimiseKernel.
+    virtual void* requestOptimised(size_t index, bool here = false) const = 0;
+    /// About how long kernel `index`'s optimised compile will take, in milliseconds: ten times
+    /// its quick compile's (as measured, load included), at least 30.
+    virtual double expectedOptimiseMs(size_t index) const = 0;
+    /// Waits at most `timeoutMs` for kernel `index`'s optimised code asked for before (a
+    /// completion signal, not polling); the code, or null on a timeout, a failed compile or
+    /// when nothing was asked for.
+    virtual void* waitOptimised(size_t index, double timeoutMs) const = 0;
+    /// The executor took kernel `index`'s optimised code for a launch (`where`: at its start or
+    /// between two work-groups): the first time after a request, a DUET_LOG line says so.
+    virtual void noteSwitch(size_t index, const char* where) const = 0;
 
 protected:
     ~TieredCode() = default;

@@ -1,11 +1,15 @@
 // Tiered compilation through the API: a kernel's launches run quick code until they have spent
 // its budget (DUET_CPU_TIER_UP_MS, set here around each build), then the optimised code, also
-// from the middle of a launch; results are the same either way. DUET_LOG=1 (this test's ctest
-// entry) says when a kernel is optimised; the test reads it from its own stderr.
+// from the middle of a launch; results are the same either way. The optimised code is compiled
+// by the background compile thread while launches go on with quick code, or on the launch path
+// under DUET_CPU_TIER_UP_SYNC=1 (set around the builds of the tests that count launches).
+// DUET_LOG=1 (this test's ctest entry) says when a kernel is optimised; the test reads it from
+// its own stderr.
 #include "support/cl_test.hpp"
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -64,6 +68,8 @@ size_t count(const std::string& text, const std::string& what) {
 const char* kSource = R"(
 __kernel void churn(__global uint* out, uint n) {
     uint h = (uint)get_global_id(0);
+    if (n == 1000000000u + SALT) // never (n is small): only makes each salt's code its own
+        h = 0;
     for (uint k = 0; k < n; ++k)
         h = (h ^ (h >> 13)) * 2654435761u + k;
     out[get_global_id(0)] = h;
@@ -96,17 +102,22 @@ struct Cpu {
     }
     Cpu(const Cpu&) = delete;
 
-    /// Builds kSource under DUET_CPU_TIER_UP_MS=`budget` (a comment makes each build's source
-    /// its own), creates `churn`.
-    cl_kernel kernel(const char* budget, cl_program& program) {
+    /// Builds kSource under DUET_CPU_TIER_UP_MS=`budget` and DUET_CPU_TIER_UP_SYNC=1 if `sync`
+    /// (a comment makes each build's source its own), creates `churn`. `salt` (not 0) makes
+    /// the kernel's code its own: no JIT memo entry from an earlier build of it.
+    cl_kernel kernel(const char* budget, cl_program& program, bool sync = true, unsigned salt = 0) {
         setenv("DUET_CPU_TIER_UP_MS", budget, 1);
-        const std::string source = std::string("// budget ") + budget + "\n" + kSource;
+        if (sync)
+            setenv("DUET_CPU_TIER_UP_SYNC", "1", 1);
+        const std::string source = std::string("// budget ") + budget + (sync ? " sync" : "") +
+                                   "\n#define SALT " + std::to_string(salt) + "u\n" + kSource;
         const char* text = source.c_str();
         cl_int e = CL_SUCCESS;
         program = clCreateProgramWithSource(context, 1, &text, nullptr, &e);
         REQUIRE(e == CL_SUCCESS);
         e = clBuildProgram(program, 1, &device, "", nullptr, nullptr);
         unsetenv("DUET_CPU_TIER_UP_MS");
+        unsetenv("DUET_CPU_TIER_UP_SYNC");
         INFO(buildLog(program, device));
         REQUIRE(e == CL_SUCCESS);
         cl_kernel k = clCreateKernel(program, "churn", &e);
@@ -163,7 +174,7 @@ TEST_CASE("tiering: a kernel launched again and again is optimised however short
     const std::string text = shortLaunchesLog(24); // more than kTierUpLaunches (16)
     INFO(text);
     CHECK(count(text, "kernel churn: quick code") == 1);
-    CHECK(count(text, "kernel churn: optimised") == 1);
+    CHECK(count(text, "kernel churn: optimised in") == 1); // DUET_CPU_TIER_UP_SYNC: at the 17th
 }
 
 TEST_CASE("tiering: a long launch is optimised while it runs, later launches start optimised",
@@ -171,12 +182,18 @@ TEST_CASE("tiering: a long launch is optimised while it runs, later launches sta
     Cpu cpu;
     StderrCapture log;
     cl_program p = nullptr;
-    cl_kernel k = cpu.kernel("1", p); // 1 ms
-    // 4,096 groups of 16 work-items of 4,000 iterations: far more than 1 ms of quick code.
+    cl_kernel k = cpu.kernel("1", p, false, 10); // 1 ms; the background compile thread
+    // 4,096 groups of 16 work-items of 4,000 iterations: far more than 1 ms of quick code, and
+    // what is left of it when the budget is spent far longer than the compile: one participant
+    // compiles while the others go on, no background compile.
     cpu.run(k, 65536, 4000);
     const std::string first = log.text();
+    INFO(first);
     CHECK(count(first, "kernel churn: quick code") == 1);
-    CHECK(count(first, "kernel churn: optimised") == 1);
+    CHECK(count(first, "kernel churn: optimised on the launch path") == 1);
+    CHECK(count(first, "kernel churn: optimised in") == 1);
+    CHECK(count(first, "background compile") == 0);
+    CHECK(count(first, "kernel churn: launches switch to the optimised code (between two") == 1);
     StderrCapture later;
     cpu.run(k, 1024, 7);
     clReleaseKernel(k);
@@ -201,4 +218,62 @@ TEST_CASE("tiering off: DUET_CPU_TIER_UP_MS=0 optimises at clCreateKernel", "[cp
     const std::string text = later.text();
     INFO(atCreate << text);
     CHECK(count(text, "kernel churn:") == 0);
+}
+
+TEST_CASE("background tier-up: launches go on with quick code, then switch to the optimised code",
+          "[cpu][tiering][background]") {
+    Cpu cpu;
+    StderrCapture log;
+    cl_program p = nullptr;
+    cl_kernel k = cpu.kernel("60000", p, false, 1);
+    // kTierUpLaunches (16) short launches spend the budget; the 17th asks for the optimised
+    // code and does not wait for it. Launches go on (results checked each time) until one
+    // switched: bounded by a minute of launches, not a sleep.
+    for (int i = 0; i < 17; ++i)
+        cpu.run(k, 256, 50);
+    std::string text;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    int launches = 17;
+    for (; std::chrono::steady_clock::now() < deadline; ++launches) {
+        StderrCapture round; // what this launch's log says (between rounds: into `log`)
+        cpu.run(k, 256, 50);
+        const std::string said = round.text();
+        text += said;
+        if (said.find("launches switch to the optimised code") != std::string::npos)
+            break;
+    }
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    const std::string first = log.text();
+    INFO(first << text << launches << " launches");
+    CHECK(count(first + text, "kernel churn: quick code") == 1);
+    CHECK(count(first + text, "kernel churn: optimised code queued for the background") == 1);
+    CHECK(count(first + text, "kernel churn: background compile started") == 1);
+    CHECK(count(first + text, "kernel churn: background compile finished") == 1);
+    CHECK(count(first + text, "kernel churn: launches switch to the optimised code") == 1);
+}
+
+TEST_CASE("background tier-up: kernel and program released with the compile queued",
+          "[cpu][tiering][background]") {
+    Cpu cpu;
+    for (int round = 0; round < 3; ++round) {
+        cl_program p = nullptr;
+        cl_kernel k = cpu.kernel("60000", p, false, 2 + round);
+        for (int i = 0; i < 17; ++i) // the 17th queues the optimised compile
+            cpu.run(k, 64, 20);
+        // Released at once: no launch or release waits for the compile, whose result is
+        // dropped; the next round's program builds and runs meanwhile.
+        const auto start = std::chrono::steady_clock::now();
+        REQUIRE(clReleaseKernel(k) == CL_SUCCESS);
+        REQUIRE(clReleaseProgram(p) == CL_SUCCESS);
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+        CHECK(ms < 1000.0); // not a compile's wait (tens of ms) on a loaded machine either
+    }
+    cl_program p = nullptr;
+    cl_kernel k = cpu.kernel("60000", p, false, 9);
+    cpu.run(k, 1024, 30);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
 }

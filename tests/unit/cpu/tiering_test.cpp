@@ -3,14 +3,19 @@
 #include "compiler/front_end.hpp"
 #include "devices/cpu/jit/cpu_toolchain.hpp"
 #include "devices/cpu/jit/jit_memo.hpp"
+#include "devices/cpu/jit/tier_up_queue.hpp"
 #include "devices/cpu/tiered_code.hpp"
 #include "devices/cpu/work_group_abi.hpp"
 
 #include <catch.hpp>
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,16 +23,28 @@ using namespace duet::rt;
 
 namespace {
 
-/// DUET_CPU_TIER_UP_MS set for one scope (unset: the default).
+/// DUET_CPU_TIER_UP_MS set for one scope (unset: the default), DUET_CPU_TIER_UP_SYNC unset
+/// (the background compile thread) unless `sync`.
 struct TierEnv {
-    explicit TierEnv(const char* value) {
+    explicit TierEnv(const char* value, bool sync = false) {
         if (value)
             setenv("DUET_CPU_TIER_UP_MS", value, 1);
         else
             unsetenv("DUET_CPU_TIER_UP_MS");
+        if (sync)
+            setenv("DUET_CPU_TIER_UP_SYNC", "1", 1);
+        else
+            unsetenv("DUET_CPU_TIER_UP_SYNC");
     }
-    ~TierEnv() { unsetenv("DUET_CPU_TIER_UP_MS"); }
+    ~TierEnv() {
+        unsetenv("DUET_CPU_TIER_UP_MS");
+        unsetenv("DUET_CPU_TIER_UP_SYNC");
+    }
 };
+
+/// The longest a test waits for a background compile (tens of milliseconds alone; a loaded
+/// 2-core machine running the suite may take far longer, and the thread runs at nice 10).
+constexpr double kWaitMs = 120000;
 
 std::shared_ptr<DeviceExecutable> build(const std::string& source,
                                         const std::string& options = "-cl-std=CL3.0") {
@@ -265,4 +282,188 @@ __kernel void tier_get(__global int* out) { out[0] = shared_value; }
     call(quickGet, {&outPtr});
     CHECK(out == 7);                 // and the other way round
     CHECK(exe->binary().size() > 0); // the binary's machine code: the optimised tier's
+}
+
+TEST_CASE("background tier-up: quick code serves while the optimised code compiles, then the "
+          "switch",
+          "[cpu][tiering][background]") {
+    TierEnv env(nullptr);
+    auto exe = build(hashKernel("bg_hash"));
+    const cpu::TieredCode* tiered = exe->tieredCode();
+    REQUIRE(tiered);
+    void* quick = exe->entry(0);
+    REQUIRE(quick);
+    const std::vector<uint32_t> in = inputs(1000);
+    const std::vector<uint32_t> expected = hashReference(in, 50);
+    const cpu::TierUpCounts before = cpu::tierUpCounts();
+    CHECK(tiered->requestOptimised(0) == nullptr); // queued: the caller does not wait
+    tiered->requestOptimised(0);                   // queued once
+    CHECK(runHash(quick, in, 50) == expected);     // quick code meanwhile
+    void* optimised = tiered->waitOptimised(0, kWaitMs);
+    REQUIRE(optimised);
+    CHECK(optimised != quick);
+    CHECK(tiered->optimisedEntry(0) == optimised);
+    CHECK(tiered->requestOptimised(0) == optimised);
+    CHECK(tiered->optimiseKernel(0) == optimised); // not compiled again
+    CHECK(runHash(optimised, in, 50) == expected);
+    CHECK(runHash(quick, in, 50) == expected); // launches still on quick code finish there
+    const cpu::TierUpCounts after = cpu::tierUpCounts();
+    CHECK(after.submitted == before.submitted + 1);
+    CHECK(after.installed == before.installed + 1);
+    CHECK(after.failed == before.failed);
+}
+
+TEST_CASE("background tier-up: DUET_CPU_TIER_UP_SYNC=1 compiles on the caller's thread",
+          "[cpu][tiering][background]") {
+    TierEnv env(nullptr, true);
+    auto exe = build(hashKernel("bg_sync"));
+    const cpu::TieredCode* tiered = exe->tieredCode();
+    void* quick = exe->entry(0);
+    REQUIRE(quick);
+    const cpu::TierUpCounts before = cpu::tierUpCounts();
+    void* optimised = tiered->requestOptimised(0);
+    REQUIRE(optimised);
+    CHECK(optimised != quick);
+    CHECK(tiered->optimisedEntry(0) == optimised);
+    CHECK(cpu::tierUpCounts().submitted == before.submitted); // no background job
+    const std::vector<uint32_t> in = inputs(100);
+    CHECK(runHash(optimised, in, 30) == hashReference(in, 30));
+}
+
+TEST_CASE("background tier-up: many kernels queued at once", "[cpu][tiering][background]") {
+    TierEnv env(nullptr);
+    constexpr size_t kKernels = 8;
+    std::string source;
+    for (size_t k = 0; k < kKernels; ++k)
+        source += hashKernel("bg_many_" + std::to_string(k));
+    auto exe = build(source);
+    const cpu::TieredCode* tiered = exe->tieredCode();
+    REQUIRE(exe->kernels().size() == kKernels);
+    const std::vector<uint32_t> in = inputs(300);
+    const std::vector<uint32_t> expected = hashReference(in, 40);
+    std::vector<void*> quick(kKernels);
+    for (size_t k = 0; k < kKernels; ++k) {
+        quick[k] = exe->entry(k);
+        REQUIRE(quick[k]);
+    }
+    const cpu::TierUpCounts before = cpu::tierUpCounts();
+    for (size_t k = 0; k < kKernels; ++k)
+        CHECK(tiered->requestOptimised(k) == nullptr);
+    for (size_t k = 0; k < kKernels; ++k) // quick code runs while they compile
+        CHECK(runHash(quick[k], in, 40) == expected);
+    for (size_t k = 0; k < kKernels; ++k) {
+        INFO("kernel " << exe->kernels()[k].name);
+        void* optimised = tiered->waitOptimised(k, kWaitMs);
+        REQUIRE(optimised);
+        CHECK(optimised != quick[k]);
+        CHECK(runHash(optimised, in, 40) == expected);
+    }
+    const cpu::TierUpCounts after = cpu::tierUpCounts();
+    CHECK(after.submitted == before.submitted + kKernels);
+    CHECK(after.installed == before.installed + kKernels);
+}
+
+TEST_CASE("background tier-up: a program released with its compile queued or running",
+          "[cpu][tiering][background]") {
+    TierEnv env(nullptr);
+    const cpu::TierUpCounts before = cpu::tierUpCounts();
+    constexpr int kTrials = 6;
+    std::vector<std::weak_ptr<DeviceExecutable>> released;
+    for (int t = 0; t < kTrials; ++t) {
+        auto exe = build(hashKernel("bg_release_" + std::to_string(t)));
+        REQUIRE(exe->entry(0));
+        REQUIRE(exe->tieredCode()->requestOptimised(0) == nullptr);
+        // Odd trials give the thread up to t ms to take the job (released while it compiles,
+        // or after); even ones release it at once (queued, or being read).
+        if (t % 2)
+            exe->tieredCode()->waitOptimised(0, t);
+        released.push_back(exe);
+        exe.reset(); // clReleaseProgram's last reference: does not wait for the compile
+    }
+    // The thread runs jobs in order: once this one is done, every job above has run.
+    auto fence = build(hashKernel("bg_release_fence"));
+    REQUIRE(fence->entry(0));
+    fence->tieredCode()->requestOptimised(0);
+    REQUIRE(fence->tieredCode()->waitOptimised(0, kWaitMs));
+    for (const auto& weak : released)
+        CHECK(weak.expired()); // nothing kept a released program alive
+    const cpu::TierUpCounts after = cpu::tierUpCounts();
+    CHECK(after.submitted == before.submitted + kTrials + 1);
+    // Each job either installed its code before the release or was dropped; none failed.
+    CHECK(after.installed + after.dropped == before.installed + before.dropped + kTrials + 1);
+    CHECK(after.dropped >= before.dropped + 1); // trial 0 at least: released while queued
+    CHECK(after.failed == before.failed);
+}
+
+TEST_CASE("background tier-up: kernels sharing program-scope variables, compiled as a whole",
+          "[cpu][tiering][background]") {
+    TierEnv env(nullptr);
+    auto exe = build(R"(
+global int bg_value = 3;
+__kernel void bg_set(int v) { bg_value = v; }
+__kernel void bg_get(__global int* out) { out[0] = bg_value; }
+)",
+                     "-cl-std=CL2.0");
+    const cpu::TieredCode* tiered = exe->tieredCode();
+    const size_t set = exe->kernels()[0].name == "bg_set" ? 0 : 1;
+    const size_t get = 1 - set;
+    auto call = [](void* entry, std::vector<void*> args) {
+        REQUIRE(entry);
+        WorkGroupContext ctx{};
+        ctx.workDim = 1;
+        for (int d = 0; d < 3; ++d) {
+            ctx.globalSize[d] = ctx.enqueuedLocalSize[d] = ctx.numGroups[d] = 1;
+            ctx.localSize[d] = 1;
+        }
+        reinterpret_cast<WorkGroupFn>(entry)(args.data(), &ctx);
+    };
+    int out = -1;
+    void* outPtr = &out;
+    void* quickGet = exe->entry(get);
+    void* quickSet = exe->entry(set);
+    int v = 5;
+    call(quickSet, {&v});
+    const cpu::TierUpCounts before = cpu::tierUpCounts();
+    CHECK(tiered->requestOptimised(get) == nullptr);
+    CHECK(tiered->requestOptimised(set) == nullptr); // the same whole-program compile
+    void* optimisedGet = tiered->waitOptimised(get, kWaitMs);
+    REQUIRE(optimisedGet);
+    void* optimisedSet = tiered->waitOptimised(set, kWaitMs); // published with the other
+    REQUIRE(optimisedSet);
+    CHECK(cpu::tierUpCounts().submitted == before.submitted + 1);
+    call(optimisedGet, {&outPtr});
+    CHECK(out == 5); // written by the quick code, read by the optimised code
+    v = 9;
+    call(optimisedSet, {&v});
+    call(quickGet, {&outPtr});
+    CHECK(out == 9);
+}
+
+TEST_CASE("background tier-up: the process exits with compiles queued and running",
+          "[cpu][tiering][background]") {
+    // The helper queues `kernels` compiles, waits `ms`, then leaves main (or calls exit());
+    // exit must neither crash nor hang (static destruction with the compile thread running).
+    struct Case {
+        int kernels, ms;
+        const char* how;
+    };
+    for (const Case c : {Case{8, 0, "return"}, Case{8, 3, "exit"}, Case{4, 15, "return"},
+                         Case{2, 40, "exit"}, Case{1, 0, "exit"}}) {
+        const std::string cmd = std::string(DUET_TIER_EXIT_HELPER) + " " +
+                                std::to_string(c.kernels) + " " + std::to_string(c.ms) + " " +
+                                c.how + " 2>&1";
+        INFO(cmd);
+        FILE* pipe = popen(cmd.c_str(), "r");
+        REQUIRE(pipe);
+        std::string output;
+        char buf[512];
+        for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;)
+            output.append(buf, n);
+        const int status = pclose(pipe);
+        INFO(output);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 0);
+        CHECK(output.find("tier-exit: " + std::to_string(c.kernels) + " queued") !=
+              std::string::npos);
+    }
 }

@@ -17,6 +17,7 @@
 #include "devices/cpu/jit/printf.hpp"
 #include "devices/cpu/jit/safe_division.hpp"
 #include "devices/cpu/jit/streaming_stores.hpp"
+#include "devices/cpu/jit/tier_up_queue.hpp"
 #include "devices/cpu/jit/work_group.hpp"
 #include "devices/cpu/jit/work_item_loops.hpp"
 #include "devices/cpu/tiered_code.hpp"
@@ -65,8 +66,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 
 namespace duet::rt {
@@ -96,7 +100,9 @@ void initialiseLlvmOnce() {
 /// (tiered_code.hpp) unless tiering is off, the kernels share the whole module or the build
 /// asked for no optimisation; the executor asks for the optimised code once the kernel has run
 /// long enough to pay for it.
-class CpuExecutable final : public DeviceExecutable, public cpu::TieredCode {
+class CpuExecutable final : public DeviceExecutable,
+                            public cpu::TieredCode,
+                            public std::enable_shared_from_this<CpuExecutable> {
 public:
     const std::vector<KernelDesc>& kernels() const override { return m_kernels; }
     void* entry(size_t index) const override;
@@ -112,15 +118,22 @@ public:
     void* optimisedEntry(size_t index) const override;
     double quickBudgetLeftMs(size_t index) const override;
     void addQuickTime(size_t index, double ms) const override;
+    double lastQuickLaunchMs(size_t index) const override;
     void* optimiseKernel(size_t index) const override;
+    void* requestOptimised(size_t index, bool here) const override;
+    double expectedOptimiseMs(size_t index) const override;
+    void* waitOptimised(size_t index, double timeoutMs) const override;
+    void noteSwitch(size_t index, const char* where) const override;
 
     std::shared_ptr<std::string> m_diagnostics; // outlives the JIT's LLVMContext
     std::unique_ptr<orc::LLJIT> m_jit;          // owns the code the entries point into
     std::vector<KernelDesc> m_kernels;
     std::vector<std::string> m_entryNames; ///< work-group function of each kernel
     std::unique_ptr<TargetMachine> m_tm;
+    std::optional<orc::JITTargetMachineBuilder> m_jtmb; ///< for background compiles' own machines
     std::unique_ptr<TargetMachine> m_quickTm; ///< fast instruction selection; null: no tiering
     double m_tierBudgetMs = 0;                ///< quick-code time per kernel before optimising
+    bool m_syncTierUp = false; ///< DUET_CPU_TIER_UP_SYNC=1: optimise on the launch path
     unsigned m_optLevel = 3;
     std::string m_features;
     bool m_unsafeMath = false;
@@ -134,7 +147,11 @@ public:
     mutable orc::ThreadSafeContext m_context;
     mutable std::unique_ptr<Module> m_module; ///< prepared, unoptimised; null once all is JITted
     mutable std::vector<void*> m_entries;     ///< what entry() gave: quick or optimised code
-    mutable std::vector<void*> m_optimised;   ///< optimised code, kNoVariant if it failed
+    /// Optimised code, kNoVariant if it failed; written under m_mutex, read without it.
+    std::unique_ptr<std::atomic<void*>[]> m_optimised;
+    /// Each kernel's tier-up request (TierUp); a whole-module program's is its kernel 0's.
+    std::unique_ptr<std::atomic<uint8_t>[]> m_tierUp;
+    mutable std::condition_variable m_optimisedReady; ///< with m_mutex: an m_optimised written
     /// Streaming variants: unknown until asked for, then the entry or kNoVariant.
     mutable std::vector<void*> m_streamEntries;
     static inline void* const kNoVariant = reinterpret_cast<void*>(1);
@@ -148,10 +165,58 @@ public:
     mutable std::mutex m_tierMutex;                ///< guards m_quickMs only (a leaf)
     mutable std::vector<double> m_quickMs;         ///< time spent in each kernel's quick code
     mutable std::vector<unsigned> m_quickLaunches; ///< launches of each kernel's quick code
+    mutable std::vector<double> m_quickCompileMs;  ///< each kernel's quick compile
+    mutable std::vector<double> m_lastQuickMs;     ///< each kernel's last quick launch
+
+    /// Where a kernel's tier-up stands: not asked for, queued or compiling in the background,
+    /// compiled on request (its switch not yet logged), switch logged.
+    enum TierUp : uint8_t { kNotAsked, kQueued, kReady, kSwitched };
+    /// What a background compile needs, taken under m_mutex: it then runs without the
+    /// executable (tierUpCompile).
+    struct TierUpInput {
+        size_t index = 0;
+        std::string name;    ///< the kernel's, or "(whole program)"
+        std::string bitcode; ///< the kernel's part, or the whole module
+        std::string memoKey; ///< empty: no memo entry
+        bool whole = false;  ///< the whole module, after its quick code (prepareWholeTier)
+        std::vector<std::string> entries;
+        unsigned optLevel = 3;
+        std::string features;
+        bool unsafeMath = false;
+        std::optional<orc::JITTargetMachineBuilder> jtmb;
+        std::chrono::steady_clock::time_point queued;
+    };
+    /// A background compile's product: the object, or why there is none.
+    struct TierUpOutput {
+        std::string object, error;
+        std::vector<std::string> report;
+        double optimiseMs = 0, codegenMs = 0;
+    };
+    /// The background compile thread's job for kernel `index` (tier_up_queue.hpp).
+    static void tierUpJob(const std::weak_ptr<const CpuExecutable>& weak, size_t index,
+                          std::chrono::steady_clock::time_point queued);
+    /// Under m_mutex: the input of kernel `index`'s background compile; false when there is
+    /// nothing to compile (done meanwhile, or from the memo: installed here).
+    bool tierUpInput(size_t index, TierUpInput& in) const;
+    /// Without the executable: optimises and compiles `in` in a context and a target machine
+    /// of its own.
+    static TierUpOutput tierUpCompile(const TierUpInput& in,
+                                      const std::weak_ptr<const CpuExecutable>& weak);
+    /// Under m_mutex: puts a background compile's object into the JIT and publishes its entries
+    /// (dropped if a synchronous compile got there first).
+    void tierUpInstall(const TierUpInput& in, TierUpOutput& out) const;
+    /// DUET_LOG's line on a background compile's result (`error` empty: it succeeded).
+    static void logTierUpInstall(const TierUpInput& in, const TierUpOutput& out,
+                                 const std::string& error);
+    /// m_mutex held: publishes kernel `index`'s optimised code (null: failed) and wakes waiters.
+    void publishOptimised(size_t index, void* code) const;
 
 private:
     Error addToJit(std::unique_ptr<Module> m) const;
-    std::string memoKey(const Module& part) const;
+    std::string memoKey(const Module& part) const { return memoKey(writeBitcode(part)); }
+    std::string memoKey(const std::string& bitcode) const;
+    /// m_mutex held, the whole module in the JIT: every kernel's optimised entry published.
+    void publishWholeEntries() const;
     bool tiered() const { return m_quickTm != nullptr; }
     /// Compiles kernel `index` (m_mutex held): its quick code, or the optimised one.
     void* compileKernel(size_t index, bool quick) const;
@@ -242,12 +307,13 @@ std::vector<VecDesc> libmvecTable(const std::string& features, bool unsafeMath) 
         const char* feature; ///< required target feature, null for the x86-64 baseline
     };
     static const Isa isas[] = {{'b', 4, nullptr}, {'d', 8, "+avx2"}, {'e', 16, "+avx512f"}};
-    // The table's strings must outlive the TargetLibraryInfoImpl: keep them all.
-    static std::mutex namesMutex;
-    static std::set<std::string> names;
+    // The table's strings must outlive the TargetLibraryInfoImpl: keep them all. Never
+    // destroyed: the background compile thread may be optimising while the process exits.
+    static std::mutex* namesMutex = new std::mutex;
+    static std::set<std::string>* names = new std::set<std::string>;
     auto keep = [&](std::string n) -> StringRef {
-        std::lock_guard<std::mutex> lock(namesMutex);
-        return *names.insert(std::move(n)).first;
+        std::lock_guard<std::mutex> lock(*namesMutex);
+        return *names->insert(std::move(n)).first;
     };
     std::vector<VecDesc> table;
     if (!libmvec.isValid())
@@ -443,8 +509,7 @@ Error CpuExecutable::addToJit(std::unique_ptr<Module> m) const {
 
 /// Everything compiling `part` reads: its bitcode, the optimisation settings and the target
 /// machine's (CPU, features, FP fusion), and the switches optimise() reads.
-std::string CpuExecutable::memoKey(const Module& part) const {
-    const std::string bitcode = writeBitcode(part);
+std::string CpuExecutable::memoKey(const std::string& bitcode) const {
     std::array<uint8_t, 32> digest = SHA256::hash(
         ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(bitcode.data()), bitcode.size()));
     std::string key(digest.begin(), digest.end());
@@ -637,24 +702,30 @@ void* CpuExecutable::entry(size_t index) const {
     std::lock_guard lock(m_mutex);
     if (m_entries[index])
         return m_entries[index];
-    if (m_optimised[index] && m_optimised[index] != kNoVariant)
-        return m_entries[index] = m_optimised[index];
+    if (void* code = m_optimised[index].load(); code && code != kNoVariant)
+        return m_entries[index] = code;
     // (A whole program optimised already, for its binary, has no module left to compile.)
     if (tiered() && !(m_wholeModule && m_wholeAdded)) {
+        const auto start = std::chrono::steady_clock::now();
         m_entries[index] = compileKernel(index, true);
+        {
+            std::lock_guard tierLock(m_tierMutex);
+            m_quickCompileMs[index] =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+        }
         if (m_entries[index])
             return m_entries[index];
     }
     m_entries[index] = compileKernel(index, false);
-    m_optimised[index] = m_entries[index] ? m_entries[index] : kNoVariant;
+    publishOptimised(index, m_entries[index]);
     return m_entries[index];
 }
 
 void* CpuExecutable::optimisedEntry(size_t index) const {
-    if (index >= m_optimised.size())
+    if (index >= m_kernels.size())
         return nullptr;
-    std::lock_guard lock(m_mutex);
-    void* code = m_optimised[index];
+    void* code = m_optimised[index].load(std::memory_order_acquire);
     return code == kNoVariant ? nullptr : code;
 }
 
@@ -669,22 +740,284 @@ void CpuExecutable::addQuickTime(size_t index, double ms) const {
     std::lock_guard lock(m_tierMutex);
     if (index < m_quickMs.size()) {
         m_quickMs[index] += ms;
+        m_lastQuickMs[index] = ms;
         ++m_quickLaunches[index];
     }
 }
 
 void* CpuExecutable::optimiseKernel(size_t index) const {
-    if (index >= m_optimised.size())
+    if (index >= m_kernels.size())
         return nullptr;
     std::lock_guard lock(m_mutex);
-    if (!m_optimised[index]) {
+    if (!m_optimised[index].load()) {
         void* code = compileKernel(index, false);
-        m_optimised[index] = code ? code : kNoVariant;
+        publishOptimised(index, code);
+        if (code && m_wholeModule)
+            publishWholeEntries();
         if (!code && wg::cpuJitLogEnabled())
             std::fprintf(stderr, "duet: cpu: kernel %s: optimising failed, quick code goes on: %s",
                          m_kernels[index].name.c_str(), m_diagnostics->c_str());
     }
-    return m_optimised[index] == kNoVariant ? nullptr : m_optimised[index];
+    void* code = m_optimised[index].load();
+    return code == kNoVariant ? nullptr : code;
+}
+
+void CpuExecutable::publishOptimised(size_t index, void* code) const {
+    m_optimised[index].store(code ? code : kNoVariant, std::memory_order_release);
+    m_optimisedReady.notify_all();
+}
+
+double CpuExecutable::lastQuickLaunchMs(size_t index) const {
+    std::lock_guard lock(m_tierMutex);
+    return index < m_lastQuickMs.size() ? m_lastQuickMs[index] : 0.0;
+}
+
+double CpuExecutable::expectedOptimiseMs(size_t index) const {
+    std::lock_guard lock(m_tierMutex);
+    // The optimised pipeline took 7-10 times the quick one's time on the kernels measured
+    // (bench/README.md, "Tiered compilation"); at least 30 ms (a quick compile from the memo
+    // says nothing of the optimised one's cost).
+    const double quick = index < m_quickCompileMs.size() ? m_quickCompileMs[index] : 0.0;
+    return std::max(30.0, 10.0 * quick);
+}
+
+void* CpuExecutable::requestOptimised(size_t index, bool here) const {
+    if (index >= m_kernels.size())
+        return nullptr;
+    if (void* code = optimisedEntry(index))
+        return code;
+    std::atomic<uint8_t>& state = m_tierUp[m_wholeModule ? 0 : index];
+    if (here && state.load() == kNotAsked && wg::cpuJitLogEnabled())
+        std::fprintf(stderr,
+                     "duet: cpu: kernel %s: optimised on the launch path: the launch that spent "
+                     "the budget runs longer than the compile\n",
+                     m_kernels[index].name.c_str());
+    if (m_syncTierUp || here || !tiered()) {
+        void* code = optimiseKernel(index);
+        uint8_t notAsked = kNotAsked;
+        if (code)
+            state.compare_exchange_strong(notAsked, kReady);
+        return code;
+    }
+    uint8_t notAsked = kNotAsked;
+    if (!state.compare_exchange_strong(notAsked, kQueued))
+        return nullptr; // queued or compiling already (or failed: quick code it is)
+    const auto queued = std::chrono::steady_clock::now();
+    if (wg::cpuJitLogEnabled())
+        std::fprintf(stderr,
+                     "duet: cpu: kernel %s: optimised code queued for the background "
+                     "compile thread, quick code meanwhile\n",
+                     m_kernels[index].name.c_str());
+    cpu::submitTierUp([weak = weak_from_this(), index, queued] { tierUpJob(weak, index, queued); });
+    return nullptr;
+}
+
+void* CpuExecutable::waitOptimised(size_t index, double timeoutMs) const {
+    if (index >= m_kernels.size())
+        return nullptr;
+    std::unique_lock lock(m_mutex);
+    m_optimisedReady.wait_for(lock, std::chrono::duration<double, std::milli>(timeoutMs),
+                              [&] { return m_optimised[index].load() != nullptr; });
+    return optimisedEntry(index);
+}
+
+void CpuExecutable::noteSwitch(size_t index, const char* where) const {
+    if (index >= m_kernels.size())
+        return;
+    std::atomic<uint8_t>& state = m_tierUp[m_wholeModule ? 0 : index];
+    uint8_t ready = kReady;
+    if (state.load(std::memory_order_relaxed) != kReady ||
+        !state.compare_exchange_strong(ready, kSwitched) || !wg::cpuJitLogEnabled())
+        return;
+    std::fprintf(stderr, "duet: cpu: kernel %s: launches switch to the optimised code (%s)\n",
+                 m_kernels[index].name.c_str(), where);
+}
+
+void CpuExecutable::tierUpJob(const std::weak_ptr<const CpuExecutable>& weak, size_t index,
+                              std::chrono::steady_clock::time_point queued) {
+    TierUpInput in;
+    in.queued = queued;
+    {
+        std::shared_ptr<const CpuExecutable> self = weak.lock();
+        if (!self || cpu::tierUpStopping()) {
+            cpu::countTierUp(cpu::TierUpOutcome::Dropped);
+            return; // released (or the process exits) before its turn: nothing to do
+        }
+        std::lock_guard lock(self->m_mutex);
+        if (!self->tierUpInput(index, in))
+            return;
+    } // no reference while compiling: a release destroys the executable now, not after us
+    TierUpOutput out = tierUpCompile(in, weak);
+    std::shared_ptr<const CpuExecutable> self = weak.lock();
+    if (!self || cpu::tierUpStopping()) {
+        cpu::countTierUp(cpu::TierUpOutcome::Dropped);
+        if (wg::cpuJitLogEnabled())
+            std::fprintf(stderr, "duet: cpu: kernel %s: background compile dropped (%s)\n",
+                         in.name.c_str(), self ? "the process exits" : "its program was released");
+        return;
+    }
+    std::lock_guard lock(self->m_mutex);
+    self->tierUpInstall(in, out);
+}
+
+void CpuExecutable::publishWholeEntries() const {
+    for (size_t i = 0; i < m_kernels.size(); ++i) {
+        if (m_optimised[i].load())
+            continue;
+        auto sym = m_jit->lookup(m_entryNames[i]);
+        if (!sym)
+            *m_diagnostics += "error: JIT: " + toString(sym.takeError()) + "\n";
+        publishOptimised(i, sym ? sym->toPtr<void*>() : nullptr);
+    }
+}
+
+bool CpuExecutable::tierUpInput(size_t index, TierUpInput& in) const {
+    std::atomic<uint8_t>& state = m_tierUp[m_wholeModule ? 0 : index];
+    if (m_optimised[index].load()) { // compiled synchronously meanwhile
+        state.store(kReady);
+        cpu::countTierUp(cpu::TierUpOutcome::Installed);
+        return false;
+    }
+    in.index = index;
+    in.entries = m_entryNames;
+    in.optLevel = m_optLevel;
+    in.features = m_features;
+    in.unsafeMath = m_unsafeMath;
+    in.jtmb = m_jtmb;
+    if (m_wholeModule) {
+        if (m_wholeAdded || !m_module) { // optimised already: its entries only to look up
+            publishWholeEntries();
+            state.store(kReady);
+            cpu::countTierUp(cpu::TierUpOutcome::Installed);
+            return false;
+        }
+        in.name = "(whole program)";
+        in.whole = m_wholeQuickAdded;
+        in.bitcode = writeBitcode(*m_module);
+        return true;
+    }
+    in.name = m_kernels[index].name;
+    std::unique_ptr<Module> part = m_module ? kernelPart(*m_module, m_entryNames[index]) : nullptr;
+    if (!part) {
+        publishOptimised(index, nullptr);
+        state.store(kReady);
+        cpu::countTierUp(cpu::TierUpOutcome::Failed);
+        return false;
+    }
+    in.bitcode = writeBitcode(*part);
+    in.memoKey = cpu::jitMemoEnabled() ? memoKey(in.bitcode) : std::string();
+    if (!in.memoKey.empty()) {
+        if (auto hit = cpu::findJitMemo(in.memoKey)) { // compiled before: no thread needed
+            TierUpOutput out;
+            out.object = hit->object;
+            out.report = hit->report;
+            in.memoKey.clear(); // stored already
+            tierUpInstall(in, out);
+            return false;
+        }
+    }
+    return true;
+}
+
+CpuExecutable::TierUpOutput
+CpuExecutable::tierUpCompile(const TierUpInput& in,
+                             const std::weak_ptr<const CpuExecutable>& weak) {
+    using Ms = std::chrono::duration<double, std::milli>;
+    TierUpOutput out;
+    const auto start = std::chrono::steady_clock::now();
+    if (wg::cpuJitLogEnabled())
+        std::fprintf(stderr,
+                     "duet: cpu: kernel %s: background compile started (%.1f ms after it was "
+                     "queued)\n",
+                     in.name.c_str(), Ms(start - in.queued).count());
+    LLVMContext ctx;
+    std::shared_ptr<std::string> diagnostics = collectDiagnostics(ctx);
+    std::string error;
+    std::unique_ptr<Module> m = parseBitcode(in.bitcode, ctx, &error);
+    orc::JITTargetMachineBuilder jtmb = *in.jtmb; // createTargetMachine is not const
+    auto tm = jtmb.createTargetMachine();
+    if (!m || !tm) {
+        out.error = m ? toString(tm.takeError()) : error;
+        if (!m && !tm)
+            consumeError(tm.takeError());
+        return out;
+    }
+    if (in.whole)
+        prepareWholeTier(*m, in.entries, false);
+    out.report = optimise(*m, **tm, in.optLevel, in.features, in.unsafeMath);
+    const auto optimised = std::chrono::steady_clock::now();
+    out.optimiseMs = Ms(optimised - start).count();
+    if (weak.expired() || cpu::tierUpStopping())
+        return out; // no object: dropped by the caller
+    out.object = emitObject(*m, **tm);
+    out.codegenMs = Ms(std::chrono::steady_clock::now() - optimised).count();
+    if (out.object.empty())
+        out.error = "the host target emits no object files";
+    if (!diagnostics->empty()) {
+        out.error = *diagnostics;
+        out.object.clear();
+    }
+    return out;
+}
+
+void CpuExecutable::tierUpInstall(const TierUpInput& in, TierUpOutput& out) const {
+    std::atomic<uint8_t>& state = m_tierUp[m_wholeModule ? 0 : in.index];
+    const bool done = m_wholeModule ? m_wholeAdded : m_optimised[in.index].load() != nullptr;
+    if (done) { // a synchronous compile (optimiseKernel, binary()) got there first
+        if (m_wholeModule)
+            publishWholeEntries();
+        state.store(kReady);
+        cpu::countTierUp(cpu::TierUpOutcome::Installed);
+        return;
+    }
+    const std::string symbol = m_entryNames[in.index];
+    std::string error = out.error;
+    void* code = nullptr;
+    if (error.empty()) {
+        if (Error e = m_jit->addObjectFile(MemoryBuffer::getMemBufferCopy(out.object, symbol))) {
+            error = toString(std::move(e));
+        } else if (auto sym = m_jit->lookup(symbol)) {
+            code = sym->toPtr<void*>();
+        } else {
+            error = toString(sym.takeError());
+        }
+    }
+    // Said before the code is published: a launch may switch to it (and its program be
+    // released) at once.
+    logTierUpInstall(in, out, code ? std::string() : error);
+    if (m_wholeModule && code) {
+        m_wholeAdded = true;
+        m_module.reset(); // its code is in the JIT now
+    }
+    publishOptimised(in.index, code);
+    if (m_wholeModule && code)
+        publishWholeEntries();
+    state.store(kReady);
+    cpu::countTierUp(code ? cpu::TierUpOutcome::Installed : cpu::TierUpOutcome::Failed);
+    if (code && !in.memoKey.empty())
+        cpu::storeJitMemo(in.memoKey, cpu::JitMemoEntry{std::move(out.object), out.report});
+}
+
+void CpuExecutable::logTierUpInstall(const TierUpInput& in, const TierUpOutput& out,
+                                     const std::string& error) {
+    if (!wg::cpuJitLogEnabled())
+        return;
+    if (!error.empty()) {
+        std::fprintf(stderr, "duet: cpu: kernel %s: optimising failed, quick code goes on: %s\n",
+                     in.name.c_str(), error.c_str());
+        return;
+    }
+    logWorkItemLoops(in.name, out.report);
+    if (out.optimiseMs == 0 && out.codegenMs == 0)
+        std::fprintf(stderr,
+                     "duet: cpu: kernel %s: optimised code from the in-process memo, launches "
+                     "switch to it at their next work-group\n",
+                     in.name.c_str());
+    else
+        std::fprintf(stderr,
+                     "duet: cpu: kernel %s: background compile finished: optimised in %.1f ms, "
+                     "machine code in %.1f ms; launches switch to it at their next work-group\n",
+                     in.name.c_str(), out.optimiseMs, out.codegenMs);
 }
 
 void* CpuExecutable::streamingEntry(size_t index) const {
@@ -836,6 +1169,13 @@ Prepared prepareModuleOrRetry(const std::string& bitcode, LLVMContext& ctx,
     if (p.module)
         log += notes;
     return p;
+}
+
+/// DUET_CPU_TIER_UP_SYNC=1: optimised code compiled on the launch path, at the launch that spends
+/// the budget (as before the background compile thread), so the switch comes at a known launch.
+bool syncTierUp() {
+    const char* env = std::getenv("DUET_CPU_TIER_UP_SYNC");
+    return env && env[0] == '1';
 }
 
 /// What the host code is generated for.
@@ -1054,10 +1394,19 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         return FinalizeResult::failure(log + *diagnostics);
     exe->m_entries.assign(exe->m_kernels.size(), nullptr);
     exe->m_streamEntries.assign(exe->m_kernels.size(), nullptr);
-    exe->m_optimised.assign(exe->m_kernels.size(), nullptr);
+    exe->m_optimised = std::make_unique<std::atomic<void*>[]>(exe->m_kernels.size());
+    exe->m_tierUp = std::make_unique<std::atomic<uint8_t>[]>(exe->m_kernels.size());
+    for (size_t i = 0; i < exe->m_kernels.size(); ++i) {
+        exe->m_optimised[i].store(nullptr);
+        exe->m_tierUp[i].store(CpuExecutable::kNotAsked);
+    }
     exe->m_quickMs.assign(exe->m_kernels.size(), 0.0);
+    exe->m_quickCompileMs.assign(exe->m_kernels.size(), 0.0);
+    exe->m_lastQuickMs.assign(exe->m_kernels.size(), 0.0);
     exe->m_quickLaunches.assign(exe->m_kernels.size(), 0);
     exe->m_tm = std::move(*tm);
+    exe->m_jtmb = jtmb;
+    exe->m_syncTierUp = syncTierUp();
     // Tiered: quick code first, unless the build asked for no optimisation (its code is quick
     // already).
     if (const double budget = cpu::tierUpBudgetMs(); budget > 0 && host.optLevel > 0) {

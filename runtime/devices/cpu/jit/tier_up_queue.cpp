@@ -1,0 +1,142 @@
+// The background compile thread of tiered CPU code: a queue of jobs, one thread, lower priority.
+#include "devices/cpu/jit/tier_up_queue.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace duet::rt::cpu {
+namespace {
+
+/// The thread's niceness: DUET_CPU_TIER_UP_NICE (0-19), default 0. Measured on the 2-core host
+/// (bench/README.md, "Tier-up in the background"): a lower priority makes the compile take
+/// longer while launches run quick code, which costs more than the compile's share of the
+/// cores (a kernel whose quick code was 15 times slower: 300 frames in 0.7-0.8 s at nice 0,
+/// 1.1 s at 5, 1.8-2.4 s at 10), and the worst frame was no better. The thread is SCHED_BATCH
+/// instead: it never preempts a launch's workers when they wake up.
+int tierUpNice() {
+    const char* env = std::getenv("DUET_CPU_TIER_UP_NICE");
+    if (!env || !*env)
+        return 0;
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (!end || *end != '\0' || n < 0 || n > 19)
+        return 0;
+    return static_cast<int>(n);
+}
+
+/// Never destroyed (generated code and other threads may still call submitTierUp while the
+/// process exits): stop() runs at exit instead, from the handler registered at start.
+struct Queue {
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::deque<std::function<void()>> jobs;
+    std::thread thread;
+    std::atomic<bool> stopping{false};
+    std::atomic<uint64_t> submitted{0}, installed{0}, dropped{0}, failed{0};
+
+    static constexpr unsigned kExitHandlers = 32;
+    unsigned m_exitHandlers = 0; ///< registered by the thread (its own, no lock)
+    static void stopAtExit();
+
+    void main() {
+        // Linux scheduling policy and niceness are per thread (a thread is a task).
+        sched_param batch{};
+        pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
+        if (const int nice = tierUpNice(); nice > 0)
+            setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), nice);
+        pthread_setname_np(pthread_self(), "duet-tierup");
+        std::unique_lock lock(mutex);
+        for (;;) {
+            wake.wait(lock, [&] { return stopping.load() || !jobs.empty(); });
+            if (stopping.load())
+                return;
+            std::function<void()> job = std::move(jobs.front());
+            jobs.pop_front();
+            lock.unlock();
+            job();
+            job = nullptr; // what it held goes here, not under the lock
+            // Static objects first made during that job (LLVM's, ours) are destroyed at exit
+            // before the handlers registered earlier run: register another one after them, so
+            // that exit waits for a compile in flight before it destroys what a compile uses.
+            // The first jobs make them all; the count stays bounded.
+            if (m_exitHandlers < kExitHandlers && !stopping.load()) {
+                std::atexit(stopAtExit);
+                ++m_exitHandlers;
+            }
+            lock.lock();
+        }
+    }
+
+    /// At exit: drops the queued jobs and waits for the one running (it stops at its next
+    /// step), so no compile touches LLVM while the process's static objects go away.
+    void stop() {
+        if (std::this_thread::get_id() == thread.get_id())
+            return;                              // exit() called from a job: nothing to wait for
+        std::deque<std::function<void()>> unrun; // destroyed without the lock
+        {
+            std::lock_guard lock(mutex);
+            stopping.store(true);
+            dropped.fetch_add(jobs.size());
+            unrun.swap(jobs);
+        }
+        wake.notify_all();
+        if (thread.joinable())
+            thread.join();
+    }
+};
+
+Queue& queue() {
+    static Queue* q = new Queue;
+    return *q;
+}
+
+void Queue::stopAtExit() {
+    queue().stop();
+}
+
+} // namespace
+
+void submitTierUp(std::function<void()> job) {
+    Queue& q = queue();
+    {
+        std::lock_guard lock(q.mutex);
+        if (q.stopping.load())
+            return; // exiting: dropped
+        if (!q.thread.joinable()) {
+            q.thread = std::thread([&q] { q.main(); });
+            std::atexit(Queue::stopAtExit);
+        }
+        q.jobs.push_back(std::move(job));
+        q.submitted.fetch_add(1);
+    }
+    q.wake.notify_one();
+}
+
+TierUpCounts tierUpCounts() {
+    const Queue& q = queue();
+    return {q.submitted.load(), q.installed.load(), q.dropped.load(), q.failed.load()};
+}
+
+void countTierUp(TierUpOutcome outcome) {
+    Queue& q = queue();
+    (outcome == TierUpOutcome::Installed ? q.installed
+     : outcome == TierUpOutcome::Dropped ? q.dropped
+                                         : q.failed)
+        .fetch_add(1);
+}
+
+bool tierUpStopping() {
+    return queue().stopping.load(std::memory_order_relaxed);
+}
+
+} // namespace duet::rt::cpu
