@@ -121,6 +121,18 @@ std::vector<uint32_t> inputs(size_t count) {
     return in;
 }
 
+/// Runs a kernel's work-group function `entry` as one work-group of one work-item.
+void callOneItem(void* entry, std::vector<void*> args) {
+    REQUIRE(entry);
+    WorkGroupContext ctx{};
+    ctx.workDim = 1;
+    for (int d = 0; d < 3; ++d) {
+        ctx.globalSize[d] = ctx.enqueuedLocalSize[d] = ctx.numGroups[d] = 1;
+        ctx.localSize[d] = 1;
+    }
+    reinterpret_cast<WorkGroupFn>(entry)(args.data(), &ctx);
+}
+
 } // namespace
 
 TEST_CASE("tiering: quick code first, the optimised code gives the same results",
@@ -251,35 +263,25 @@ __kernel void tier_get(__global int* out) { out[0] = shared_value; }
     REQUIRE(ks.size() == 2);
     const size_t set = ks[0].name == "tier_set" ? 0 : 1;
     const size_t get = 1 - set;
-    auto call = [](void* entry, std::vector<void*> args) {
-        REQUIRE(entry);
-        WorkGroupContext ctx{};
-        ctx.workDim = 1;
-        for (int d = 0; d < 3; ++d) {
-            ctx.globalSize[d] = ctx.enqueuedLocalSize[d] = ctx.numGroups[d] = 1;
-            ctx.localSize[d] = 1;
-        }
-        reinterpret_cast<WorkGroupFn>(entry)(args.data(), &ctx);
-    };
     int out = -1;
     void* outPtr = &out;
     void* quickGet = exe->entry(get);
     void* quickSet = exe->entry(set);
     CHECK(tiered->optimisedEntry(get) == nullptr);
-    call(quickGet, {&outPtr});
+    callOneItem(quickGet, {&outPtr});
     CHECK(out == 3); // the initialiser
     int v = 5;
-    call(quickSet, {&v});
+    callOneItem(quickSet, {&v});
     void* optimisedGet = tiered->optimiseKernel(get);
     REQUIRE(optimisedGet);
     CHECK(optimisedGet != quickGet);
-    call(optimisedGet, {&outPtr});
+    callOneItem(optimisedGet, {&outPtr});
     CHECK(out == 5); // written by the quick code, read by the optimised code
     void* optimisedSet = tiered->optimiseKernel(set);
     REQUIRE(optimisedSet);
     v = 7;
-    call(optimisedSet, {&v});
-    call(quickGet, {&outPtr});
+    callOneItem(optimisedSet, {&v});
+    callOneItem(quickGet, {&outPtr});
     CHECK(out == 7);                 // and the other way round
     CHECK(exe->binary().size() > 0); // the binary's machine code: the optimised tier's
 }
@@ -407,22 +409,12 @@ __kernel void bg_get(__global int* out) { out[0] = bg_value; }
     const cpu::TieredCode* tiered = exe->tieredCode();
     const size_t set = exe->kernels()[0].name == "bg_set" ? 0 : 1;
     const size_t get = 1 - set;
-    auto call = [](void* entry, std::vector<void*> args) {
-        REQUIRE(entry);
-        WorkGroupContext ctx{};
-        ctx.workDim = 1;
-        for (int d = 0; d < 3; ++d) {
-            ctx.globalSize[d] = ctx.enqueuedLocalSize[d] = ctx.numGroups[d] = 1;
-            ctx.localSize[d] = 1;
-        }
-        reinterpret_cast<WorkGroupFn>(entry)(args.data(), &ctx);
-    };
     int out = -1;
     void* outPtr = &out;
     void* quickGet = exe->entry(get);
     void* quickSet = exe->entry(set);
     int v = 5;
-    call(quickSet, {&v});
+    callOneItem(quickSet, {&v});
     const cpu::TierUpCounts before = cpu::tierUpCounts();
     CHECK(tiered->requestOptimised(get) == nullptr);
     CHECK(tiered->requestOptimised(set) == nullptr); // the same whole-program compile
@@ -431,11 +423,11 @@ __kernel void bg_get(__global int* out) { out[0] = bg_value; }
     void* optimisedSet = tiered->waitOptimised(set, kWaitMs); // published with the other
     REQUIRE(optimisedSet);
     CHECK(cpu::tierUpCounts().submitted == before.submitted + 1);
-    call(optimisedGet, {&outPtr});
+    callOneItem(optimisedGet, {&outPtr});
     CHECK(out == 5); // written by the quick code, read by the optimised code
     v = 9;
-    call(optimisedSet, {&v});
-    call(quickGet, {&outPtr});
+    callOneItem(optimisedSet, {&v});
+    callOneItem(quickGet, {&outPtr});
     CHECK(out == 9);
 }
 
