@@ -312,9 +312,12 @@ public:
                 m_tiered->noteSwitch(m_index, "between two work-groups of a launch");
             return reinterpret_cast<WorkGroupFn>(optimised);
         }
+        if (m_requested.load(std::memory_order_relaxed))
+            return m_fn.load(std::memory_order_acquire); // asked for: waiting for it
+        // Counted only until the request: the count is for its estimate, and a shared counter
+        // touched by every work-group would cost each participant a contended line meanwhile.
         const size_t started = m_started.fetch_add(1, std::memory_order_relaxed);
-        if (!m_requested.load(std::memory_order_relaxed) && elapsedMs() >= m_budgetMs &&
-            !m_requested.exchange(true)) {
+        if (elapsedMs() >= m_budgetMs && !m_requested.exchange(true)) {
             // This launch spent the budget: if what is left of it will outlast the compile,
             // this participant compiles it while the others go on.
             const double elapsed = elapsedMs();

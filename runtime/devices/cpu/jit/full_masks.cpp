@@ -62,14 +62,14 @@ bool fullMaskPathsEnabled() {
 }
 
 PreservedAnalyses FullMaskFastPaths::run(Function& f, FunctionAnalysisManager&) {
-    SmallVector<IntrinsicInst*, 16> todo;
+    SmallVector<IntrinsicInst*, 16> masked;
     for (BasicBlock& bb : f)
         for (Instruction& inst : bb)
             if (auto* ii = dyn_cast<IntrinsicInst>(&inst); ii && isCandidate(*ii))
-                todo.push_back(ii);
-    for (IntrinsicInst* ii : todo)
+                masked.push_back(ii);
+    for (IntrinsicInst* ii : masked)
         addFullMaskPath(*ii);
-    return todo.empty() ? PreservedAnalyses::all() : PreservedAnalyses::none();
+    return masked.empty() ? PreservedAnalyses::all() : PreservedAnalyses::none();
 }
 
 } // namespace duet::rt::wg
