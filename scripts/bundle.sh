@@ -2,13 +2,17 @@
 # Makes the relocatable Duet bundle: one tarball (xz, which any tar unpacks) that runs Duet on a
 # host with nothing of ours and no LLVM installed, such as the lent GPU host (Ubuntu 24.04).
 #
-# Usage: scripts/bundle.sh [--check] [--skip-build] [-o FILE]
+# Usage: scripts/bundle.sh [--check] [--skip-build] [-o FILE] [--spirv FILE]
 #   --check       then unpack it into a clean temporary folder and verify it there (see check()):
 #                 the library's dependencies, clinfo through both ICD loader variables, with
 #                 LLVM and GLVND's front ends hidden, the samples headless and run-tests.sh
 #                 ($DUET_BUNDLE_TESTS, a run-tests.sh -R expression, picks a subset).
 #   --skip-build  package what build-bundle/ holds
 #   -o FILE       where to write the tarball (default build-bundle/duet-<version>-linux-x86_64.tar.xz)
+#   --spirv FILE  also write FILE, an add-on tarball with the SPIR-V translator (Debian's
+#                 llvm-spirv-15 and the libraries it needs, 40 MiB: too big for the 60 MiB
+#                 bundle, as it brings its own LLVM 15), unpacked over the bundle's folder: it adds
+#                 lib/spirv/, which libduet-opencl.so finds beside itself (clCreateProgramWithIL)
 #
 # The build is its own folder, build-bundle/ (cmake -DDUET_BUNDLE=ON, cmake/DuetBundle.cmake):
 # LLVM, clang and lld are linked statically into libduet-opencl.so, only the parts Duet uses (the
@@ -42,13 +46,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
 build=$src/build-bundle
-check=0 skip_build=0 output=""
+check=0 skip_build=0 output="" spirv_output=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --check) check=1; shift ;;
     --skip-build) skip_build=1; shift ;;
     -o) output=$(realpath -m "$2"); shift 2 ;;
-    -h | --help) sed -n '2,40p' "$0"; exit 0 ;;
+    --spirv) spirv_output=$(realpath -m "$2"); shift 2 ;;
+    -h | --help) sed -n '2,44p' "$0"; exit 0 ;;
     *) echo "bundle.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -152,6 +157,12 @@ stage_bundle() {
             cp "$file" "$stage/share/duet/$file"
         done)
 
+    # The SPIR-V modules il_test reads (made at build time by clang-15 | llvm-spirv-15).
+    if compgen -G "$build/tests/api/il/*.spv" >/dev/null; then
+        mkdir -p "$stage/tests/il"
+        cp "$build"/tests/api/il/*.spv "$stage/tests/il/"
+    fi
+
     cp "$src/scripts/bundle/setup-env.sh" "$src/scripts/bundle/run-tests.sh" "$stage/"
     python3 "$src/scripts/bundle/make_test_manifest.py" "$build" "$src" \
         "$build/bundle-targets.tsv" "$stage/tests/manifest"
@@ -237,14 +248,51 @@ libraries (setup-env.sh looks). GL: samples need a GL driver
 (Mesa, or NVIDIA's libEGL_nvidia with /usr/share/glvnd/egl_vendor.d/10_nvidia.json); GLVND's front
 ends are in lib/glvnd for hosts that lack them, and setup-env.sh adds them there.
 Programs find lib/ by their RUNPATH and share/duet by their own location (or DUET_KERNEL_DIR,
-DUET_SHADER_DIR); libduet-opencl.so finds lib/clang and lib/clc beside itself.
+DUET_SHADER_DIR); libduet-opencl.so finds lib/clang and lib/clc beside itself, and lib/spirv (the
+SPIR-V translator for clCreateProgramWithIL) where the separate SPIR-V add-on tarball was unpacked
+over this folder (tar -C <folder above this one> -xf duet-...-spirv.tar.xz).
 TXT
+}
+
+# The SPIR-V add-on, staged in $1/<name>/lib/spirv: llvm-spirv-15, every library it needs but
+# glibc's (its own LLVM 15, libstdc++, libxml2 and ICU behind it), and llvm-spirv, a script that
+# runs it with those libraries. A separate tarball: xz makes 40 MiB of it.
+stage_spirv() {
+    local top=$1/$2 translator
+    translator=$(command -v llvm-spirv-15) || {
+        echo "bundle.sh: --spirv: llvm-spirv-15 is not installed (package llvm-spirv-15)" >&2
+        return 1
+    }
+    rm -rf "$1"
+    mkdir -p "$top/lib/spirv/lib"
+    strip --strip-unneeded -o "$top/lib/spirv/llvm-spirv-15" "$translator"
+    local queue seen=" " lib file
+    mapfile -t queue < <(needed "$translator")
+    while [ ${#queue[@]} -gt 0 ]; do
+        lib=${queue[0]} queue=("${queue[@]:1}")
+        [ -n "$lib" ] && [[ "$seen" != *" $lib "* ]] || continue
+        seen+="$lib "
+        host_lib "$lib" && continue
+        file=$(/sbin/ldconfig -p | awk -v n="$lib" '$1 == n && /x86-64/ && !f {print $NF; f = 1}')
+        [ -n "$file" ] || { echo "bundle.sh: cannot find $lib on this machine" >&2; return 1; }
+        strip --strip-unneeded -o "$top/lib/spirv/lib/$lib" "$(readlink -f "$file")"
+        mapfile -t -O "${#queue[@]}" queue < <(needed "$file")
+    done
+    cat >"$top/lib/spirv/llvm-spirv" <<'SH'
+#!/bin/sh
+# Debian 12's llvm-spirv-15 with the libraries it was built against (the bundle's SPIR-V add-on);
+# libduet-opencl.so runs it for clCreateProgramWithIL (DUET_LLVM_SPIRV overrides).
+here=$(dirname "$0")
+LD_LIBRARY_PATH="$here/lib" exec "$here/llvm-spirv-15" "$@"
+SH
+    chmod +x "$top/lib/spirv/llvm-spirv"
 }
 
 check() {
     local tarball=$1 dir
     dir=$(mktemp -d "${TMPDIR:-/tmp}/duet-bundle-check.XXXXXX")
     tar -C "$dir" -xf "$tarball"
+    [ -z "$spirv_output" ] || tar -C "$dir" -xf "$spirv_output"
     local home
     home=$(echo "$dir"/*/)
     home=${home%/}
@@ -311,6 +359,14 @@ check() {
         grep -Eq 'Platform Name[[:space:]]+Duet' <<<"$out" ||
             fail "clinfo with LLVM hidden and LD_LIBRARY_PATH empty lists no Duet"
     fi
+    if [ -n "$spirv_output" ]; then
+        if "${hide[@]}" env -i PATH=/usr/bin:/bin "$home/lib/spirv/llvm-spirv" --version \
+            >"$dir/spirv.log" 2>&1; then
+            say "the SPIR-V add-on's translator runs: $(grep -m1 -i version "$dir/spirv.log")"
+        else
+            fail "lib/spirv/llvm-spirv --version (log: $dir/spirv.log)"
+        fi
+    fi
     local sample
     for sample in duet-nbody duet-simplegl duet-ocean duet-gasdyn; do
         rm -f "$dir/$sample.png"
@@ -364,5 +420,12 @@ say "$output: $((size / 1024 / 1024)) MiB ($size bytes), $(du -sm "$stage" | cut
 if [ "$size" -gt "$limit" ]; then
     echo "bundle.sh: the tarball is over the 60 MiB limit" >&2
     exit 1
+fi
+if [ -n "$spirv_output" ]; then
+    stage_spirv "$build/stage-spirv" "$name"
+    tar -C "$build/stage-spirv" --owner=0 --group=0 --numeric-owner -cf - "$name" |
+        xz -9 -T"$(nproc)" >"$spirv_output.tmp"
+    mv "$spirv_output.tmp" "$spirv_output"
+    say "$spirv_output: $(($(stat -c %s "$spirv_output") / 1024 / 1024)) MiB (SPIR-V add-on)"
 fi
 [ "$check" = 0 ] || check "$output"

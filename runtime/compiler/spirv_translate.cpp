@@ -6,6 +6,7 @@
 #include "compiler/options.hpp"
 #include "compiler/spirv_module.hpp"
 #include "compiler/spirv_retarget.hpp"
+#include "core/data_files.hpp"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
@@ -39,12 +40,15 @@ extern char** environ;
 namespace duet::rt {
 namespace {
 
-/// The translator: $DUET_LLVM_SPIRV when set (empty: none), else the path found at configure
-/// time (Debian's llvm-spirv-15).
+/// The translator: $DUET_LLVM_SPIRV when set (empty: none; read at each call, tests change it),
+/// else the one a relocatable bundle carries beside the runtime (lib/spirv/llvm-spirv, a script
+/// that runs llvm-spirv-15 with the libraries it brings: scripts/bundle.sh --spirv), else the
+/// path found at configure time (Debian's llvm-spirv-15).
 std::string translatorPath() {
     if (const char* e = std::getenv("DUET_LLVM_SPIRV"))
         return e;
-    return DUET_LLVM_SPIRV_DEFAULT;
+    static const std::string found = runtimeDataPath("spirv/llvm-spirv", DUET_LLVM_SPIRV_DEFAULT);
+    return found;
 }
 
 bool translatorUsable() {

@@ -25,9 +25,27 @@ using namespace duet::test;
 
 namespace {
 
+/// This program's folder (a bundle's tests/).
+std::filesystem::path programDir() {
+    std::error_code ec;
+    return std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+}
+
+/// Where the modules made at build time are: $DUET_TEST_IL_DIR, else the build tree's folder,
+/// else il/ beside this program (a relocatable bundle carries them in tests/il).
+std::string moduleDir() {
+    if (const char* e = std::getenv("DUET_TEST_IL_DIR"))
+        return e;
+    std::error_code ec;
+    if (std::filesystem::is_directory(DUET_IL_DIR, ec))
+        return DUET_IL_DIR;
+    return (programDir() / "il").string();
+}
+
 std::string readModule(const std::string& name) {
-    std::ifstream in(std::string(DUET_IL_DIR) + "/" + name, std::ios::binary);
-    INFO("test input " << DUET_IL_DIR << "/" << name);
+    static const std::string dir = moduleDir();
+    std::ifstream in(dir + "/" + name, std::ios::binary);
+    INFO("test input " << dir << "/" << name);
     REQUIRE(in.good());
     std::ostringstream s;
     s << in.rdbuf();
@@ -683,11 +701,33 @@ int main(int argc, char** argv) {
     bool absentOnly = false;
     for (int i = 1; i < argc; ++i)
         absentOnly |= std::string(argv[i]) == "[absent]";
+    // The translator the runtime finds: $DUET_LLVM_SPIRV, a bundle's lib/spirv/llvm-spirv (the
+    // runtime looks beside itself; the tests are in the bundle's tests/), Debian's.
     const char* env = std::getenv("DUET_LLVM_SPIRV");
-    const std::string translator = env ? env : DUET_IL_TRANSLATOR;
+    std::string translator = env ? env : DUET_IL_TRANSLATOR;
+    const std::string bundled = (programDir() / "../lib/spirv/llvm-spirv").string();
+    if (!env && ::access(bundled.c_str(), X_OK) == 0)
+        translator = bundled;
     if (!absentOnly && (translator.empty() || ::access(translator.c_str(), X_OK) != 0))
         return duet::test::skipTest("the SPIR-V translator '" + translator +
                                     "' (llvm-spirv-15, DUET_LLVM_SPIRV) is not installed: "
                                     "CL_DEVICE_IL_VERSION is empty and there is nothing to test");
+    // The GPU entries (DUET_DEVICES=nvidia with the real driver) on a host without the GPU.
+    cl_uint platforms = 0, devices = 0;
+    clGetPlatformIDs(0, nullptr, &platforms);
+    std::vector<cl_platform_id> ids(platforms);
+    if (platforms)
+        clGetPlatformIDs(platforms, ids.data(), nullptr);
+    for (cl_platform_id p : ids) {
+        cl_uint n = 0;
+        if (duet::test::platformString(p, CL_PLATFORM_NAME).find("Duet") != std::string::npos &&
+            clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) == CL_SUCCESS)
+            devices += n;
+    }
+    if (devices == 0) {
+        const char* which = std::getenv("DUET_DEVICES");
+        return duet::test::skipTest(std::string("Duet has no device here (DUET_DEVICES=") +
+                                    (which ? which : "") + ")");
+    }
     return Catch::Session().run(argc, argv);
 }

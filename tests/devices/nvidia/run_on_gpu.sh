@@ -102,6 +102,9 @@ step "kernel_timeout_test (DUET_DEVICES=nvidia)" "$build/tests/devices/kernel_ti
 # and a __local variable stop at their checks, their events fail with the message, the queue goes
 # on.
 step "kernel_checks_test (DUET_DEVICES=nvidia)" "$build/tests/devices/kernel_checks_test"
+# SPIR-V modules built and run on the GPU (skipped without the translator: llvm-spirv-15, or a
+# bundle's SPIR-V add-on).
+step "il_test [il] (DUET_DEVICES=nvidia)" "$build/tests/api/il_test" "[il]"
 # CUDA-GL interop with NVIDIA's EGL (skipped without an EGL device that has EGL_NV_device_cuda);
 # the CPU device joins for image support.
 DUET_DEVICES=cpu,nvidia step "nvidia_gl_gpu_test (DUET_DEVICES=cpu,nvidia)" \
