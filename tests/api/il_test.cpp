@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 #include <string>
@@ -101,11 +102,22 @@ std::string fakeTranslator(const std::string& name, const std::string& body) {
     return path.string();
 }
 
-/// Sets an environment variable for one scope.
+/// Sets an environment variable for one scope, then restores what it was (the translator a GPU
+/// host's run names in DUET_LLVM_SPIRV must outlive the cases that replace it).
 struct ScopedEnv {
     std::string name;
-    ScopedEnv(const char* n, const std::string& v) : name(n) { ::setenv(n, v.c_str(), 1); }
-    ~ScopedEnv() { ::unsetenv(name.c_str()); }
+    std::optional<std::string> before;
+    ScopedEnv(const char* n, const std::string& v) : name(n) {
+        if (const char* old = std::getenv(n))
+            before = old;
+        ::setenv(n, v.c_str(), 1);
+    }
+    ~ScopedEnv() {
+        if (before)
+            ::setenv(name.c_str(), before->c_str(), 1);
+        else
+            ::unsetenv(name.c_str());
+    }
 };
 
 } // namespace
@@ -655,21 +667,22 @@ TEST_CASE("images and samplers in an IL program", "[il][il-build]") {
 }
 
 TEST_CASE("what a device lacks is a build failure with a log saying so", "[il][il-build]") {
-    // kernels.spv calls work_group_reduce_add: it builds where the device has the work-group
-    // collective functions and fails with the function named where it has not (NVIDIA).
+    // subgroups.spv calls sub_group_reduce_add: it builds where the device has sub-groups
+    // (CL_DEVICE_MAX_NUM_SUB_GROUPS > 0) and fails with the function named where it has not
+    // (NVIDIA).
     WithQueue q;
-    cl_bool collectives = CL_FALSE;
-    REQUIRE_CL(clGetDeviceInfo(q.device, CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT,
-                               sizeof collectives, &collectives, nullptr));
-    cl_program p = programFromIl(q.context, readModule("kernels.spv"));
+    cl_uint subGroups = 0;
+    REQUIRE_CL(clGetDeviceInfo(q.device, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof subGroups, &subGroups,
+                               nullptr));
+    cl_program p = programFromIl(q.context, readModule("subgroups.spv"));
     const cl_int built = clBuildProgram(p, 1, &q.device, "", nullptr, nullptr);
     const std::string log = buildLog(p, q.device);
     INFO(log);
-    if (collectives) {
+    if (subGroups > 0) {
         CHECK(built == CL_SUCCESS);
     } else {
         CHECK(built == CL_BUILD_PROGRAM_FAILURE);
-        CHECK(log.find("work_group_reduce_add") != std::string::npos);
+        CHECK(log.find("sub_group_reduce_add") != std::string::npos);
     }
     clReleaseProgram(p);
 }

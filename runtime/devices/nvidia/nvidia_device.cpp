@@ -435,7 +435,7 @@ DiscoveredDevice describeGpu(const CudaDriver& cuda, int ordinal, int driverVers
     info.preferredWorkGroupSizeMultiple = size_t(std::max(1, warp));
     info.nonUniformWorkGroup = true; // partial work-groups run as grids of their own
     info.genericAddressSpace = true;
-    info.workGroupCollectives = false;
+    info.workGroupCollectives = true; // builtins/nvidia/work_group.c
     info.globalVariableMaxSize = 64 * 1024;
     info.globalVariablePreferredTotalSize = 1 << 20;
     info.atomicMemoryCapabilities =

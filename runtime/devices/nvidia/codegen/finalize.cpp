@@ -634,15 +634,18 @@ TargetSpec withNvidiaFrontEnd(TargetSpec target) {
     target.cpuFeatures = featuresOf(target);
     target.images = true;
     // printf stays a call, lowered by the finaliser into Duet's printf buffer (clang would make
-    // it CUDA's vprintf). clang defines the atomic scope feature macro only for SPIR targets; the
-    // device supports device-scope atomics, so the functions that need it are declared.
+    // it CUDA's vprintf). clang defines the atomic scope feature macro and that of the work-group
+    // collective functions only for SPIR targets; the device has both (builtins/nvidia), so
+    // their functions are declared.
     target.frontEndArgs = {"-target-cpu",
                            target.cpuName,
                            "-target-feature",
                            target.cpuFeatures,
                            "-fno-builtin-printf",
                            "-D",
-                           "__opencl_c_atomic_scope_device=1"};
+                           "__opencl_c_atomic_scope_device=1",
+                           "-D",
+                           "__opencl_c_work_group_collective_functions=1"};
     target.initialiseTarget = &initialiseNvptxTarget;
     target.releaseModule = &releaseFrontEndModule;
     target.binaryKind = kNvidiaBinaryKind;

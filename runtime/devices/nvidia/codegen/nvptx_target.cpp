@@ -48,12 +48,14 @@ const char* const kNvidiaExtensions =
 // to_global & co); program-scope globals (.global in the module); acquire-release and
 // sequentially consistent atomics up to device scope (fences around relaxed atom instructions,
 // legalize.cpp); images, read-write images and 3D image writes (descriptors and texels in
-// plain memory, builtins/cpu/image.cl built for nvptx64: linear memory read by software).
+// plain memory, builtins/cpu/image.cl built for nvptx64: linear memory read by software); the
+// work-group collective functions (builtins/nvidia/work_group.c: warp shuffles, shared memory).
 const char* const kNvidiaFeatures =
     "__opencl_c_int64 __opencl_c_fp64 __opencl_c_generic_address_space "
     "__opencl_c_program_scope_global_variables __opencl_c_atomic_order_acq_rel "
     "__opencl_c_atomic_order_seq_cst __opencl_c_atomic_scope_device __opencl_c_images "
-    "__opencl_c_read_write_images __opencl_c_3d_image_writes";
+    "__opencl_c_read_write_images __opencl_c_3d_image_writes "
+    "__opencl_c_work_group_collective_functions";
 
 TargetSpec nvidiaTarget(const std::string& sm, unsigned ptx) {
     TargetSpec t;
