@@ -36,8 +36,8 @@ public:
     /// or less once the budget is spent or the kernel has had kTierUpLaunches launches.
     virtual double quickBudgetLeftMs(size_t index) const = 0;
     /// Adds `ms` spent running kernel `index`'s quick code to its account; a launch of
-    /// `workItems` (0: unknown) that ran on quick code throughout also sets its cost per
-    /// work-item for predictQuickMs.
+    /// `workItems` (0: unknown) that ran on quick code throughout for at least a millisecond
+    /// also sets its cost per work-item for predictQuickMs.
     virtual void addQuickTime(size_t index, double ms, size_t workItems = 0) const = 0;
     /// How long a launch of `workItems` work-items of kernel `index` will run on quick code, in
     /// milliseconds: the cost per work-item of its last launches that ran quick code throughout

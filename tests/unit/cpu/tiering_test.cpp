@@ -220,6 +220,8 @@ TEST_CASE("tiering: a launch's quick-code time is predicted from earlier launche
     CHECK(tiered->predictQuickMs(0, 100000) == Approx(100.0));
     tiered->addQuickTime(0, 50.0); // work-items unknown: the budget's account only
     CHECK(tiered->predictQuickMs(0, 100000) == Approx(100.0));
+    tiered->addQuickTime(0, 0.5, 10); // under a millisecond: mostly the launch's own cost
+    CHECK(tiered->predictQuickMs(0, 100000) == Approx(100.0));
     CHECK(tiered->quickBudgetLeftMs(0) < 0.0);
     CHECK(tiered->predictQuickMs(7, 100000) == 0.0); // no such kernel
 }

@@ -749,7 +749,9 @@ void CpuExecutable::addQuickTime(size_t index, double ms, size_t workItems) cons
     std::lock_guard lock(m_tierMutex);
     if (index < m_quickMs.size()) {
         m_quickMs[index] += ms;
-        if (workItems)
+        // A launch shorter than a millisecond is mostly the launch's own cost (waking the
+        // pool): per work-item it would make a large launch after it look far longer than it is.
+        if (workItems && ms >= 1.0)
             m_quickMsPerItem[index] = {m_quickMsPerItem[index][1], ms / double(workItems)};
         ++m_quickLaunches[index];
     }
