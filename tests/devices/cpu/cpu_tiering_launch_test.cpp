@@ -207,17 +207,18 @@ TEST_CASE("tiering: a long launch after a short one is predicted long and optimi
           "[cpu][tiering]") {
     Cpu cpu;
     cl_program p = nullptr;
-    cl_kernel k = cpu.kernel("40", p, false, 11); // 40 ms; the background compile thread
+    cl_kernel k = cpu.kernel("250", p, false, 11); // 250 ms; the background compile thread
     StderrCapture shortLog;
-    cpu.run(k, 512, 4000); // a few ms, below the budget: quick code, nothing asked for
+    // A few ms (tens under TSan), far below the budget: quick code, nothing asked for.
+    cpu.run(k, 256, 8000);
     const std::string first = shortLog.text();
     INFO(first);
     CHECK(count(first, "kernel churn: optimised") == 0);
-    // 128 times the work-items at the same cost each: predicted at its start to run far longer
+    // 256 times the work-items at the same cost each: predicted at its start to run longer
     // than the budget and the compile, so its first participant compiles at once (not after
-    // the budget's 40 ms, and not on the background thread).
+    // the budget's 250 ms, and not on the background thread).
     StderrCapture log;
-    cpu.run(k, 65536, 4000);
+    cpu.run(k, 65536, 8000);
     const std::string text = log.text();
     INFO(first << text);
     CHECK(count(text, "kernel churn: optimised on the launch path: the launch's") == 1);
