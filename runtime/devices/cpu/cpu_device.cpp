@@ -265,13 +265,16 @@ size_t kernelIndex(const KernelLaunch& launch) {
 /// quick code until then. When the kernel's budget is spent (before the launch, or by this
 /// launch between two work-groups) the optimised code is asked for without waiting: the
 /// background compile thread makes it while the participants go on with quick code, and each
-/// takes it at its next work-group once it is ready.
+/// takes it at its next work-group once it is ready. A launch predicted to outlast the compile
+/// has its first participant compile instead (TieredCode::requestOptimised's `here`).
 class LaunchTier {
 public:
     /// Picks the code the launch starts with into `fn` (entryFor's choice: a streaming variant
-    /// is optimised code already).
-    LaunchTier(const KernelLaunch& launch, bool streaming, WorkGroupFn& fn, size_t groups)
-        : m_groups(groups) {
+    /// is optimised code already); `groups` and `items`: the launch's work-groups and
+    /// work-items.
+    LaunchTier(const KernelLaunch& launch, bool streaming, WorkGroupFn& fn, size_t groups,
+               size_t items)
+        : m_groups(groups), m_items(items) {
         m_tiered = streaming || !launch.executable ? nullptr : launch.executable->tieredCode();
         m_index = m_tiered ? kernelIndex(launch) : SIZE_MAX;
         if (m_index == SIZE_MAX) {
@@ -280,11 +283,21 @@ public:
             fn = reinterpret_cast<WorkGroupFn>(optimised);
             m_tiered->noteSwitch(m_index, "at the start of a launch");
             m_tiered = nullptr;
-        } else if ((m_budgetMs = m_tiered->quickBudgetLeftMs(m_index)) <= 0) {
-            // A kernel whose last launch outlasted the compile: this one will too, so its first
-            // participant compiles while the others go on (next()), rather than the thread.
-            m_compileHere = m_groups > 1 && m_tiered->lastQuickLaunchMs(m_index) >=
-                                                m_tiered->expectedOptimiseMs(m_index);
+        } else {
+            // Predicted to outlast the compile (and to spend what is left of the budget): its
+            // first participant compiles at its first work-group while the others go on
+            // (next()), rather than the thread, whose compile would compete with this launch's
+            // workers and leave it on quick code. The cost per work-item comes from earlier
+            // launches, so a long launch after short ones of the same kernel is seen.
+            m_budgetMs = m_tiered->quickBudgetLeftMs(m_index);
+            const double predicted = m_tiered->predictQuickMs(m_index, m_items);
+            m_compileHere = m_groups > 1 && predicted >= m_budgetMs && predicted >= longMs();
+            if (m_compileHere) {
+                m_budgetMs = 0;
+                m_predictedMs = predicted;
+            }
+        }
+        if (m_tiered && m_budgetMs <= 0) {
             if (!m_compileHere) {
                 m_requested.store(true, std::memory_order_relaxed);
                 if (void* optimised = m_tiered->requestOptimised(m_index)) {
@@ -323,8 +336,8 @@ public:
             const double elapsed = elapsedMs();
             const double left =
                 started ? elapsed * double(m_groups - started) / double(started) : 0.0;
-            const bool here = m_compileHere || left >= m_tiered->expectedOptimiseMs(m_index);
-            if (void* optimised = m_tiered->requestOptimised(m_index, here)) {
+            const bool here = m_compileHere || left >= longMs();
+            if (void* optimised = m_tiered->requestOptimised(m_index, here, m_predictedMs)) {
                 m_fn.store(reinterpret_cast<WorkGroupFn>(optimised), std::memory_order_release);
                 m_switched.store(true);
                 m_tiered->noteSwitch(m_index, "between two work-groups of a launch");
@@ -335,10 +348,20 @@ public:
     /// After the launch: the time it spent in quick code goes on the kernel's account.
     void finish() {
         if (m_tiered && !m_switched.load())
-            m_tiered->addQuickTime(m_index, elapsedMs());
+            m_tiered->addQuickTime(m_index, elapsedMs(), m_items);
     }
 
 private:
+    /// Quick-code time (left) from which a launch is long: half the expected compile, at
+    /// least 30 ms. Compiling on such a launch's path ends it at most about half a compile
+    /// later than quick code would, and every launch after it runs optimised code; left to the
+    /// background thread, the compile competes with the launch's workers on a busy machine and
+    /// took 2-4 times as long (SHOC's sgemmNN at load 5: 4.3 s against 1.2-2.7 s on the
+    /// launch path), the kernel on quick code all that time. Measured, the progress estimate
+    /// of the launch that spends the budget came within 5% of the compile's estimate (SGEMM's
+    /// first launch at load 5: 718 against 670 ms, 1234 against 1205), so the full compile as
+    /// the bar left it to chance which side a long launch fell on.
+    double longMs() const { return std::max(30.0, 0.5 * m_tiered->expectedOptimiseMs(m_index)); }
     double elapsedMs() const {
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - m_start)
             .count();
@@ -349,7 +372,9 @@ private:
     std::chrono::steady_clock::time_point m_start;
     std::atomic<WorkGroupFn> m_fn{nullptr};
     size_t m_groups = 0;                  ///< the launch's work-groups
+    size_t m_items = 0;                   ///< the launch's work-items
     bool m_compileHere = false;           ///< the first participant compiles (long launches)
+    double m_predictedMs = 0;             ///< quick-code time predicted at the start (if long)
     std::atomic<size_t> m_started{0};     ///< work-groups begun on quick code
     std::atomic<bool> m_requested{false}; ///< the optimised code was asked for
     std::atomic<bool> m_switched{false};  ///< m_fn is the optimised code
@@ -365,7 +390,8 @@ cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
         groups[d] = (launch.global[d] + launch.local[d] - 1) / launch.local[d];
         total *= groups[d];
     }
-    LaunchTier tier(launch, streaming, fn, total);
+    LaunchTier tier(launch, streaming, fn, total,
+                    launch.global[0] * launch.global[1] * launch.global[2]);
     const size_t nargs = launch.args.size();
     // Chunks small enough to balance, large enough to amortise the dispatch (a claim is one
     // compare-and-swap on the share's own cache line). Small, because a chunk a participant

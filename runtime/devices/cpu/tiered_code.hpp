@@ -14,12 +14,15 @@ namespace duet::rt::cpu {
 /// (`DUET_CPU_TIER_UP_MS`), asks for the optimised code without waiting for it: the process's
 /// background compile thread (jit/tier_up_queue.hpp) compiles it while launches go on with quick
 /// code, and launches switch to it at their next work-group once it is ready. Work-groups are
-/// independent, so they may run either code. One exception: a launch that spends the budget
-/// itself and, by its progress so far, will run on for longer than the expected compile
-/// has one participant compile while the others go on (the launch outlasts the compile, so it
-/// does not wait for it); so does a launch that starts with the budget spent when the
-/// kernel's last launch took that long, as a background compile competing with the launch's workers
-/// for the cores would leave that long launch, and those after it, on quick code far longer.
+/// independent, so they may run either code. One exception: a launch that will run on for
+/// longer than the expected compile has one participant compile while the others go on (the
+/// launch outlasts the compile, so it does not wait for it), as a background compile competing
+/// with the launch's workers for the cores would leave that long launch, and those after it, on
+/// quick code far longer. Long is judged at the launch's start (predictQuickMs: the kernel's
+/// quick-code cost per work-item on its last launch times this launch's work-items) and, for
+/// the launch that spends the budget, by its progress. Such a launch takes a compile that is
+/// queued and not started from the queue; one that is compiling in the background is left to
+/// finish there (the launch goes on with quick code): never two compiles of one kernel.
 ///
 /// Thread-safe; the executable must outlive the calls (the launch holds it). A background
 /// compile holds no reference to the executable while it compiles: releasing the program
@@ -32,19 +35,28 @@ public:
     /// Milliseconds kernel `index` may still spend in quick code before it is optimised; zero
     /// or less once the budget is spent or the kernel has had kTierUpLaunches launches.
     virtual double quickBudgetLeftMs(size_t index) const = 0;
-    /// Adds `ms` spent running kernel `index`'s quick code to its account.
-    virtual void addQuickTime(size_t index, double ms) const = 0;
-    /// How long kernel `index`'s last launch on quick code took, in milliseconds (0: none yet).
-    virtual double lastQuickLaunchMs(size_t index) const = 0;
+    /// Adds `ms` spent running kernel `index`'s quick code to its account; a launch of
+    /// `workItems` (0: unknown) that ran on quick code throughout for at least a millisecond
+    /// also sets its cost per work-item for predictQuickMs.
+    virtual void addQuickTime(size_t index, double ms, size_t workItems = 0) const = 0;
+    /// How long a launch of `workItems` work-items of kernel `index` will run on quick code, in
+    /// milliseconds: the cost per work-item of its last launches that ran quick code throughout
+    /// (the lower of the last two), times `workItems` (0: no launch measured yet).
+    virtual double predictQuickMs(size_t index, size_t workItems) const = 0;
     /// Optimises and compiles kernel `index` here and now (once: later calls return the same
     /// code); null if that failed (the quick code goes on serving, the reason is in DUET_LOG).
     virtual void* optimiseKernel(size_t index) const = 0;
     /// Asks for kernel `index`'s optimised code without waiting: queued once for the background
-    /// compile thread. Returns the optimised code if it is ready already, else null. `here`
-    /// (a launch that will run longer than the compile, see expectedOptimiseMs) or
+    /// compile thread. Returns the optimised code if it is ready already, else null.
     /// `DUET_CPU_TIER_UP_SYNC=1` (read at build: a test or a measurement sees the switch at a
-    /// known launch) compiles here and now instead, as optimiseKernel.
-    virtual void* requestOptimised(size_t index, bool here = false) const = 0;
+    /// known launch) compiles here and now instead, as optimiseKernel. So does `here` (a launch
+    /// that will run longer than the compile, see expectedOptimiseMs) unless the compile has
+    /// started in the background (then null: the launch goes on with quick code); a compile
+    /// queued and not started is taken from the queue (TierUpCounts::taken) and its job does
+    /// nothing. `predictedMs`: the launch's quick-code time as predicted at its start (0: judged
+    /// by its progress), for DUET_LOG.
+    virtual void* requestOptimised(size_t index, bool here = false,
+                                   double predictedMs = 0) const = 0;
     /// About how long kernel `index`'s optimised compile will take, in milliseconds: ten times
     /// its quick compile's (as measured, load included), at least 30.
     virtual double expectedOptimiseMs(size_t index) const = 0;

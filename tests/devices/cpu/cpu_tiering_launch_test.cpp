@@ -203,6 +203,33 @@ TEST_CASE("tiering: a long launch is optimised while it runs, later launches sta
     CHECK(count(text, "kernel churn:") == 0); // nothing compiled again
 }
 
+TEST_CASE("tiering: a long launch after a short one is predicted long and optimised at its start",
+          "[cpu][tiering]") {
+    Cpu cpu;
+    cl_program p = nullptr;
+    cl_kernel k = cpu.kernel("250", p, false, 11); // 250 ms; the background compile thread
+    StderrCapture shortLog;
+    // A few ms (tens under TSan), far below the budget: quick code, nothing asked for.
+    cpu.run(k, 256, 8000);
+    const std::string first = shortLog.text();
+    INFO(first);
+    CHECK(count(first, "kernel churn: optimised") == 0);
+    // 256 times the work-items at the same cost each: predicted at its start to run longer
+    // than the budget and the compile, so its first participant compiles at once (not after
+    // the budget's 250 ms, and not on the background thread).
+    StderrCapture log;
+    cpu.run(k, 65536, 8000);
+    const std::string text = log.text();
+    INFO(first << text);
+    CHECK(count(text, "kernel churn: optimised on the launch path: the launch's") == 1);
+    CHECK(count(text, "(predicted) outlast the compile") == 1);
+    CHECK(count(text, "kernel churn: optimised in") == 1);
+    CHECK(count(text, "background compile") == 0);
+    CHECK(count(text, "kernel churn: launches switch to the optimised code (between two") == 1);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+}
+
 TEST_CASE("tiering off: DUET_CPU_TIER_UP_MS=0 optimises at clCreateKernel", "[cpu][tiering]") {
     Cpu cpu;
     StderrCapture log;

@@ -12,11 +12,14 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace duet::rt;
@@ -199,6 +202,28 @@ TEST_CASE("tiering: the budget's account", "[cpu][tiering]") {
             CHECK(cpu::tierUpBudgetMs() == 20.0);
         }
     }
+}
+
+TEST_CASE("tiering: a launch's quick-code time is predicted from earlier launches",
+          "[cpu][tiering]") {
+    TierEnv env(nullptr);
+    auto exe = build(hashKernel("tier_predict"));
+    const cpu::TieredCode* tiered = exe->tieredCode();
+    REQUIRE(tiered);
+    CHECK(tiered->predictQuickMs(0, 100000) == 0.0); // no launch measured yet
+    tiered->addQuickTime(0, 2.0, 1000);              // 2 us a work-item
+    CHECK(tiered->predictQuickMs(0, 100000) == Approx(200.0));
+    CHECK(tiered->predictQuickMs(0, 500) == Approx(1.0));
+    tiered->addQuickTime(0, 8.0, 1000); // one slow launch (the machine's load)...
+    CHECK(tiered->predictQuickMs(0, 100000) == Approx(200.0)); // ...is not the prediction
+    tiered->addQuickTime(0, 1.0, 1000);
+    CHECK(tiered->predictQuickMs(0, 100000) == Approx(100.0));
+    tiered->addQuickTime(0, 50.0); // work-items unknown: the budget's account only
+    CHECK(tiered->predictQuickMs(0, 100000) == Approx(100.0));
+    tiered->addQuickTime(0, 0.5, 10); // under a millisecond: mostly the launch's own cost
+    CHECK(tiered->predictQuickMs(0, 100000) == Approx(100.0));
+    CHECK(tiered->quickBudgetLeftMs(0) < 0.0);
+    CHECK(tiered->predictQuickMs(7, 100000) == 0.0); // no such kernel
 }
 
 TEST_CASE("tiering off: DUET_CPU_TIER_UP_MS=0 and -cl-opt-disable give one code at once",
@@ -458,4 +483,100 @@ TEST_CASE("background tier-up: the process exits with compiles queued and runnin
         CHECK(output.find("tier-exit: " + std::to_string(c.kernels) + " queued") !=
               std::string::npos);
     }
+}
+
+namespace {
+
+/// Keeps the background compile thread busy with a job of its own while it lives, so that the
+/// jobs queued meanwhile are queued and not started.
+class ParkedThread {
+public:
+    ParkedThread() {
+        std::promise<void> parked;
+        std::future<void> isParked = parked.get_future();
+        std::shared_future<void> go = m_go.get_future().share();
+        cpu::submitTierUp([&parked, go] {
+            parked.set_value();
+            go.wait();
+        });
+        isParked.wait();
+    }
+    ~ParkedThread() { release(); }
+    void release() {
+        if (!m_released) {
+            m_go.set_value();
+            m_released = true;
+        }
+    }
+
+private:
+    std::promise<void> m_go;
+    bool m_released = false;
+};
+
+/// Returns once the background thread has run every job queued before this call.
+void drainTierUpQueue() {
+    std::promise<void> done;
+    std::future<void> isDone = done.get_future();
+    cpu::submitTierUp([&done] { done.set_value(); });
+    isDone.wait();
+}
+
+} // namespace
+
+TEST_CASE("background tier-up: a long launch takes a compile queued and not started",
+          "[cpu][tiering][background]") {
+    TierEnv env(nullptr);
+    auto exe = build(hashKernel("bg_take"));
+    const cpu::TieredCode* tiered = exe->tieredCode();
+    void* quick = exe->entry(0);
+    REQUIRE(quick);
+    ParkedThread parked;
+    const cpu::TierUpCounts before = cpu::tierUpCounts();
+    CHECK(tiered->requestOptimised(0) == nullptr); // a short launch: queued behind the parked job
+    void* optimised = tiered->requestOptimised(0, true); // a long one: compiles it here
+    REQUIRE(optimised);
+    CHECK(optimised != quick);
+    CHECK(tiered->optimisedEntry(0) == optimised);
+    CHECK(tiered->requestOptimised(0, true) == optimised); // once
+    const cpu::TierUpCounts taken = cpu::tierUpCounts();
+    CHECK(taken.launchPath == before.launchPath + 1);
+    CHECK(taken.taken == before.taken + 1);
+    CHECK(taken.started == before.started);
+    parked.release();
+    drainTierUpQueue();
+    const cpu::TierUpCounts after = cpu::tierUpCounts();
+    CHECK(after.started == before.started); // its queued job did nothing
+    CHECK(after.installed == before.installed);
+    CHECK(after.failed == before.failed);
+    CHECK(after.submitted == before.submitted + 2); // the kernel's job and the drain's
+    CHECK(tiered->optimisedEntry(0) == optimised);
+    const std::vector<uint32_t> in = inputs(500);
+    CHECK(runHash(optimised, in, 20) == hashReference(in, 20));
+}
+
+TEST_CASE("background tier-up: a launch never compiles what the thread is compiling",
+          "[cpu][tiering][background]") {
+    TierEnv env(nullptr);
+    auto exe = build(hashKernel("bg_running"));
+    const cpu::TieredCode* tiered = exe->tieredCode();
+    REQUIRE(exe->entry(0));
+    const cpu::TierUpCounts before = cpu::tierUpCounts();
+    REQUIRE(tiered->requestOptimised(0) == nullptr);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(kWaitMs);
+    while (cpu::tierUpCounts().started == before.started &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    REQUIRE(cpu::tierUpCounts().started == before.started + 1);
+    // A long launch now: the compile is the thread's (the launch goes on with quick code), or
+    // done already.
+    void* here = tiered->requestOptimised(0, true);
+    void* optimised = tiered->waitOptimised(0, kWaitMs);
+    REQUIRE(optimised);
+    CHECK((here == nullptr || here == optimised));
+    const cpu::TierUpCounts after = cpu::tierUpCounts();
+    CHECK(after.launchPath == before.launchPath);
+    CHECK(after.taken == before.taken);
+    CHECK(after.installed == before.installed + 1);
 }

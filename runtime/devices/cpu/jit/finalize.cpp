@@ -117,13 +117,17 @@ public:
     const cpu::TieredCode* tieredCode() const override { return this; }
     void* optimisedEntry(size_t index) const override;
     double quickBudgetLeftMs(size_t index) const override;
-    void addQuickTime(size_t index, double ms) const override;
-    double lastQuickLaunchMs(size_t index) const override;
+    void addQuickTime(size_t index, double ms, size_t workItems) const override;
+    double predictQuickMs(size_t index, size_t workItems) const override;
     void* optimiseKernel(size_t index) const override;
-    void* requestOptimised(size_t index, bool here) const override;
+    void* requestOptimised(size_t index, bool here, double predictedMs) const override;
     double expectedOptimiseMs(size_t index) const override;
     void* waitOptimised(size_t index, double timeoutMs) const override;
     void noteSwitch(size_t index, const char* where) const override;
+    /// requestOptimised's `here`: compiles kernel `index` on the calling launch's path if its
+    /// compile is not asked for yet or queued and not started (taken from the queue: the job
+    /// then does nothing); if it is compiling already, returns what there is (null: quick code).
+    void* compileOnLaunchPath(size_t index, std::atomic<uint8_t>& state, double predictedMs) const;
 
     std::shared_ptr<std::string> m_diagnostics; // outlives the JIT's LLVMContext
     std::unique_ptr<orc::LLJIT> m_jit;          // owns the code the entries point into
@@ -166,11 +170,16 @@ public:
     mutable std::vector<double> m_quickMs;         ///< time spent in each kernel's quick code
     mutable std::vector<unsigned> m_quickLaunches; ///< launches of each kernel's quick code
     mutable std::vector<double> m_quickCompileMs;  ///< each kernel's quick compile
-    mutable std::vector<double> m_lastQuickMs;     ///< each kernel's last quick launch
+    /// Each kernel's milliseconds per work-item on its last two launches that ran quick code
+    /// throughout ([1] the last; 0: none measured).
+    mutable std::vector<std::array<double, 2>> m_quickMsPerItem;
 
-    /// Where a kernel's tier-up stands: not asked for, queued or compiling in the background,
-    /// compiled on request (its switch not yet logged), switch logged.
-    enum TierUp : uint8_t { kNotAsked, kQueued, kReady, kSwitched };
+    /// Where a kernel's tier-up stands: not asked for, queued for the background thread,
+    /// compiling there, compiling on a launch's path (taken from the queue, or never queued),
+    /// compiled (its switch not yet logged), switch logged. Only the background job moves
+    /// kQueued to kCompiling and only a launch moves it to kLaunchPath (compare-and-swap): one
+    /// of them compiles, never both.
+    enum TierUp : uint8_t { kNotAsked, kQueued, kCompiling, kLaunchPath, kReady, kSwitched };
     /// What a background compile needs, taken under m_mutex: it then runs without the
     /// executable (tierUpCompile).
     struct TierUpInput {
@@ -736,11 +745,14 @@ double CpuExecutable::quickBudgetLeftMs(size_t index) const {
     return m_tierBudgetMs - m_quickMs[index];
 }
 
-void CpuExecutable::addQuickTime(size_t index, double ms) const {
+void CpuExecutable::addQuickTime(size_t index, double ms, size_t workItems) const {
     std::lock_guard lock(m_tierMutex);
     if (index < m_quickMs.size()) {
         m_quickMs[index] += ms;
-        m_lastQuickMs[index] = ms;
+        // A launch shorter than a millisecond is mostly the launch's own cost (waking the
+        // pool): per work-item it would make a large launch after it look far longer than it is.
+        if (workItems && ms >= 1.0)
+            m_quickMsPerItem[index] = {m_quickMsPerItem[index][1], ms / double(workItems)};
         ++m_quickLaunches[index];
     }
 }
@@ -767,9 +779,14 @@ void CpuExecutable::publishOptimised(size_t index, void* code) const {
     m_optimisedReady.notify_all();
 }
 
-double CpuExecutable::lastQuickLaunchMs(size_t index) const {
+double CpuExecutable::predictQuickMs(size_t index, size_t workItems) const {
     std::lock_guard lock(m_tierMutex);
-    return index < m_lastQuickMs.size() ? m_lastQuickMs[index] : 0.0;
+    if (index >= m_quickMsPerItem.size())
+        return 0.0;
+    // The lower of the last two launches' costs: one launch slowed down by the machine's load
+    // (a frame loop's frame) does not make the next one look long.
+    const auto [before, last] = m_quickMsPerItem[index];
+    return (before > 0 ? std::min(before, last) : last) * double(workItems);
 }
 
 double CpuExecutable::expectedOptimiseMs(size_t index) const {
@@ -781,18 +798,15 @@ double CpuExecutable::expectedOptimiseMs(size_t index) const {
     return std::max(30.0, 10.0 * quick);
 }
 
-void* CpuExecutable::requestOptimised(size_t index, bool here) const {
+void* CpuExecutable::requestOptimised(size_t index, bool here, double predictedMs) const {
     if (index >= m_kernels.size())
         return nullptr;
     if (void* code = optimisedEntry(index))
         return code;
     std::atomic<uint8_t>& state = m_tierUp[m_wholeModule ? 0 : index];
-    if (here && state.load() == kNotAsked && wg::cpuJitLogEnabled())
-        std::fprintf(stderr,
-                     "duet: cpu: kernel %s: optimised on the launch path: the launch that spent "
-                     "the budget runs longer than the compile\n",
-                     m_kernels[index].name.c_str());
-    if (m_syncTierUp || here || !tiered()) {
+    if (here && !m_syncTierUp && tiered())
+        return compileOnLaunchPath(index, state, predictedMs);
+    if (m_syncTierUp || !tiered()) {
         void* code = optimiseKernel(index);
         uint8_t notAsked = kNotAsked;
         if (code)
@@ -810,6 +824,35 @@ void* CpuExecutable::requestOptimised(size_t index, bool here) const {
                      m_kernels[index].name.c_str());
     cpu::submitTierUp([weak = weak_from_this(), index, queued] { tierUpJob(weak, index, queued); });
     return nullptr;
+}
+
+void* CpuExecutable::compileOnLaunchPath(size_t index, std::atomic<uint8_t>& state,
+                                         double predictedMs) const {
+    uint8_t from = state.load();
+    // Not asked for, or queued and not started: this launch takes it. Compiling in the
+    // background (or here, for another launch): the launch goes on with quick code.
+    while ((from == kNotAsked || from == kQueued) &&
+           !state.compare_exchange_weak(from, kLaunchPath)) {
+    }
+    if (from != kNotAsked && from != kQueued)
+        return optimisedEntry(index);
+    if (wg::cpuJitLogEnabled()) {
+        char why[96] = "the launch runs longer than the compile";
+        if (predictedMs > 0)
+            std::snprintf(why, sizeof why,
+                          "the launch's %.0f ms of quick code (predicted) outlast the compile",
+                          predictedMs);
+        std::fprintf(stderr, "duet: cpu: kernel %s: optimised on the launch path%s: %s\n",
+                     m_kernels[index].name.c_str(),
+                     from == kQueued ? " (taken from the background queue before it started)" : "",
+                     why);
+    }
+    cpu::countTierUp(cpu::TierUpOutcome::LaunchPath);
+    if (from == kQueued)
+        cpu::countTierUp(cpu::TierUpOutcome::Taken);
+    void* code = optimiseKernel(index);
+    state.store(kReady);
+    return code;
 }
 
 void* CpuExecutable::waitOptimised(size_t index, double timeoutMs) const {
@@ -846,6 +889,7 @@ void CpuExecutable::tierUpJob(const std::weak_ptr<const CpuExecutable>& weak, si
         std::lock_guard lock(self->m_mutex);
         if (!self->tierUpInput(index, in))
             return;
+        cpu::countTierUp(cpu::TierUpOutcome::Started);
     } // no reference while compiling: a release destroys the executable now, not after us
     TierUpOutput out = tierUpCompile(in, weak);
     std::shared_ptr<const CpuExecutable> self = weak.lock();
@@ -873,6 +917,9 @@ void CpuExecutable::publishWholeEntries() const {
 
 bool CpuExecutable::tierUpInput(size_t index, TierUpInput& in) const {
     std::atomic<uint8_t>& state = m_tierUp[m_wholeModule ? 0 : index];
+    uint8_t queued = kQueued;
+    if (!state.compare_exchange_strong(queued, kCompiling))
+        return false;                // a long launch took it from the queue (counted there)
     if (m_optimised[index].load()) { // compiled synchronously meanwhile
         state.store(kReady);
         cpu::countTierUp(cpu::TierUpOutcome::Installed);
@@ -1402,7 +1449,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     }
     exe->m_quickMs.assign(exe->m_kernels.size(), 0.0);
     exe->m_quickCompileMs.assign(exe->m_kernels.size(), 0.0);
-    exe->m_lastQuickMs.assign(exe->m_kernels.size(), 0.0);
+    exe->m_quickMsPerItem.assign(exe->m_kernels.size(), {0.0, 0.0});
     exe->m_quickLaunches.assign(exe->m_kernels.size(), 0);
     exe->m_tm = std::move(*tm);
     exe->m_jtmb = jtmb;

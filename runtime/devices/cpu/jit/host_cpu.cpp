@@ -32,11 +32,22 @@ namespace {
 /// width"). Zen 5 executes 512-bit operations whole: there, with the full-mask paths of
 /// guarded accesses (full_masks.cpp), N-body ran 1.07-1.29x as fast as with 256 bits, finite
 /// volumes 1.01-1.15x, the 16x16 transposes 1.10-1.46x, the FFT 0.95-1.0x, the streaming
-/// kernels 0.9-1.26x (the 32 Mi-float triad the only one below 1 in most runs). Not here:
-/// Zen 4 (`znver4`), which splits 512-bit operations in two (commit 944b2f2 measured 256 bits
-/// as fast or faster), and Intel's AVX-512 cores, not measured yet (LLVM's own tuning prefers
-/// 256 bits there).
-constexpr std::string_view kWide512Cpus[] = {"znver5"};
+/// kernels 0.9-1.26x (the 32 Mi-float triad the only one below 1 in most runs). Intel's
+/// AVX-512 cores: on the lent GPU host's Xeon (LLVM: `skylake-avx512`, a VM), duet-bench with
+/// both widths alternating measured 512 faster on nearly every row (N-body 1.10-1.19x, FFT
+/// 1.33-1.36x, saxpy 1.25-1.40x, triad 1.14-1.34x, finite volumes and the bilinear image
+/// 0.89-1.07x, within that VM's spread; bench/README.md). The usual worry, the
+/// lower clock of Skylake-SP's 512-bit licence, did not show in kernels that keep every core
+/// busy, and the later cores (Ice Lake on) lose less clock to it; LLVM's own tuning (256) is
+/// for code that mixes a few vector loops with scalar code. Not here: Zen 4 (`znver4`), which
+/// splits 512-bit operations in two (commit 944b2f2 measured 256 bits as fast or faster).
+constexpr std::string_view kWide512Cpus[] = {
+    "znver5",
+    // Intel, server: Skylake-SP and its successors.
+    "skylake-avx512", "cascadelake", "cooperlake", "icelake-server", "sapphirerapids",
+    "emeraldrapids", "graniterapids", "graniterapids-d", "diamondrapids",
+    // Intel, client cores with AVX-512, and Xeon Phi.
+    "cannonlake", "icelake-client", "tigerlake", "rocketlake", "knl", "knm"};
 
 CpuVectorWidth defaultWidth(std::string_view cpu, bool avx512, bool avx) {
     if (!avx512)
@@ -44,8 +55,9 @@ CpuVectorWidth defaultWidth(std::string_view cpu, bool avx512, bool avx) {
     for (std::string_view wide : kWide512Cpus)
         if (cpu == wide)
             return {512, "the default on " + std::string(cpu) + ", where 512 bits measured faster"};
-    return {256, "the default on AVX-512 cores but " + std::string(kWide512Cpus[0]) +
-                     " (512 bits not measured faster on " + std::string(cpu) + ")"};
+    return {256, "the default on AVX-512 cores but Zen 5 and Intel's (512 bits not measured "
+                 "faster on " +
+                     std::string(cpu) + ")"};
 }
 
 } // namespace

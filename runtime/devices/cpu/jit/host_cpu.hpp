@@ -19,8 +19,9 @@ struct CpuVectorWidth {
 
 /// The vector width for code on `cpu` (an LLVM CPU name) with AVX-512F (`avx512`) or AVX
 /// (`avx`): DUET_CPU_VECTOR_WIDTH (128, 256 or 512, no wider than the ISA's registers) when
-/// set, else 512 bits on the AVX-512 cores where they measured faster (Zen 5; runtime/devices/
-/// cpu/README.md, "Vector width", has the figures), else 256 with AVX or AVX-512, else 128.
+/// set, else 512 bits on the AVX-512 cores where they measured faster (Zen 5, Intel's AVX-512
+/// cores; runtime/devices/cpu/README.md, "Vector width", has the figures), else 256 with AVX or
+/// AVX-512 (Zen 4), else 128.
 /// The device's preferred vector widths and sub-group size follow it. Reads the environment at
 /// each call; thread-safe.
 CpuVectorWidth cpuVectorWidth(std::string_view cpu, bool avx512, bool avx);

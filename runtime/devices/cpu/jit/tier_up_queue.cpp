@@ -42,7 +42,8 @@ struct Queue {
     std::deque<std::function<void()>> jobs;
     std::thread thread;
     std::atomic<bool> stopping{false};
-    std::atomic<uint64_t> submitted{0}, installed{0}, dropped{0}, failed{0};
+    std::atomic<uint64_t> submitted{0}, started{0}, installed{0}, dropped{0}, failed{0},
+        launchPath{0}, taken{0};
 
     static constexpr unsigned kExitHandlers = 32;
     unsigned m_exitHandlers = 0; ///< registered by the thread (its own, no lock)
@@ -124,14 +125,18 @@ void submitTierUp(std::function<void()> job) {
 
 TierUpCounts tierUpCounts() {
     const Queue& q = queue();
-    return {q.submitted.load(), q.installed.load(), q.dropped.load(), q.failed.load()};
+    return {q.submitted.load(), q.started.load(),    q.installed.load(), q.dropped.load(),
+            q.failed.load(),    q.launchPath.load(), q.taken.load()};
 }
 
 void countTierUp(TierUpOutcome outcome) {
     Queue& q = queue();
-    (outcome == TierUpOutcome::Installed ? q.installed
-     : outcome == TierUpOutcome::Dropped ? q.dropped
-                                         : q.failed)
+    (outcome == TierUpOutcome::Started      ? q.started
+     : outcome == TierUpOutcome::Installed  ? q.installed
+     : outcome == TierUpOutcome::Dropped    ? q.dropped
+     : outcome == TierUpOutcome::LaunchPath ? q.launchPath
+     : outcome == TierUpOutcome::Taken      ? q.taken
+                                            : q.failed)
         .fetch_add(1);
 }
 

@@ -21,13 +21,17 @@ bool tierUpStopping();
 /// What became of the background compiles so far in the process (tests, DUET_LOG).
 struct TierUpCounts {
     uint64_t submitted = 0; ///< jobs queued
+    uint64_t started = 0;   ///< compiles begun by the thread
     uint64_t installed = 0; ///< optimised code published (or found compiled meanwhile)
     uint64_t dropped = 0;   ///< the program was released (or the process exits) first
     uint64_t failed = 0;    ///< the compile failed: quick code goes on
+    /// Compiled on a long launch's path instead (tiered_code.hpp), and of those, taken from
+    /// the queue before the thread started them (their jobs do nothing).
+    uint64_t launchPath = 0, taken = 0;
 };
 TierUpCounts tierUpCounts();
 /// A job's outcome, for tierUpCounts().
-enum class TierUpOutcome { Installed, Dropped, Failed };
+enum class TierUpOutcome { Started, Installed, Dropped, Failed, LaunchPath, Taken };
 void countTierUp(TierUpOutcome outcome);
 
 } // namespace duet::rt::cpu
