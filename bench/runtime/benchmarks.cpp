@@ -85,6 +85,7 @@ Config Config::quick() {
     c.transposeSize = 1024;
     c.saxpyElements = size_t(4) << 20;
     c.imageSize = 512;
+    c.volumeSize = 64;
     return c;
 }
 
@@ -112,6 +113,13 @@ std::vector<FigureInfo> figureInfos(const Config& cfg) {
         {"image_gsamples",
          "bilinear read_imagef, " + std::to_string(cfg.imageSize) + "^2 RGBA8 image", "G samples/s",
          true},
+        {"volume_gsamples",
+         "trilinear read_imagef, " + std::to_string(cfg.volumeSize) + "^2x" +
+             std::to_string(cfg.volumeSize / 4) + " RGBA8 3D image",
+         "G samples/s", true},
+        {"layered_gsamples",
+         "bilinear read_imagef, " + std::to_string(cfg.imageSize) + "^2 RGBA8 2D array layer",
+         "G samples/s", true},
         {"launch_us", "kernel launches, " + std::to_string(cfg.launches) + " queued + clFinish",
          "us/launch", false},
         {"roundtrip_us", "enqueue + clFinish round trip (median)", "us", false},

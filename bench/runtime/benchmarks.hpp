@@ -27,6 +27,7 @@ struct Config {
     uint32_t transposeSize = 4096;
     size_t saxpyElements = size_t(32) << 20;
     uint32_t imageSize = 2048; ///< side of the RGBA8 image the sampling figure reads
+    uint32_t volumeSize = 256; ///< width and height of the 3D figure's volume (depth a quarter)
     /// Which device of each platform runs the work: the first of this type, never another
     /// (CPU against CPU by default; GPU against GPU with --device gpu).
     cl_device_type deviceType = CL_DEVICE_TYPE_CPU;

@@ -124,9 +124,11 @@ void runPlatform(PlatformRun& run, const Config& cfg, const std::vector<FigureIn
     guarded(run.figures, {"min_gbs"}, [&] { benchMin(s, program, cfg, run.figures); });
     show({"min_gbs"});
     guarded(run.figures,
-            {"fft_gflops", "fv_mcells", "transpose_gbs", "saxpy_gbs", "image_gsamples"},
+            {"fft_gflops", "fv_mcells", "transpose_gbs", "saxpy_gbs", "image_gsamples",
+             "volume_gsamples", "layered_gsamples"},
             [&] { benchPortable(s, cfg, run.figures); });
-    show({"fft_gflops", "fv_mcells", "transpose_gbs", "saxpy_gbs", "image_gsamples"});
+    show({"fft_gflops", "fv_mcells", "transpose_gbs", "saxpy_gbs", "image_gsamples",
+          "volume_gsamples", "layered_gsamples"});
     guarded(run.figures, {"launch_us", "roundtrip_us"},
             [&] { benchLaunch(s, program, cfg, run.figures); });
     show({"launch_us", "roundtrip_us"});
@@ -406,7 +408,8 @@ int main(int argc, char** argv) {
                        {"fv_size", cfg.fvSize},
                        {"transpose_size", cfg.transposeSize},
                        {"saxpy_elements", cfg.saxpyElements},
-                       {"image_size", cfg.imageSize}};
+                       {"image_size", cfg.imageSize},
+                       {"volume_size", cfg.volumeSize}};
         j["platforms"] = nlohmann::ordered_json::array();
         for (const PlatformRun& run : runs) {
             nlohmann::ordered_json p;

@@ -542,6 +542,155 @@ void benchImage(Session& s, const Config& cfg, Figures& out) {
     out["image_gsamples"] = okFigure(4.0 * double(w) * h / times.best * 1e-9, detail.str());
 }
 
+const char* const kVolumeKernels = R"CLC(
+// Volume sampling: each work-item averages four trilinear samples (normalized coordinates,
+// clamp to edge, linear filtering) of an RGBA8 3D image, a quarter texel apart along x, y, z.
+__kernel void resample3d(read_only image3d_t src, sampler_t smp, __global float *out, uint w,
+                         uint h, uint d, float zoom)
+{
+    uint x = (uint)get_global_id(0), y = (uint)get_global_id(1), z = (uint)get_global_id(2);
+    if (x >= w || y >= h || z >= d)
+        return;
+    float4 size = (float4)((float)w, (float)h, (float)d, 1.0f);
+    float4 c = ((float4)((float)x, (float)y, (float)z, 0.0f) + 0.5f) * zoom / size;
+    float4 q = 0.25f / size;
+    float4 v = read_imagef(src, smp, c) + read_imagef(src, smp, c + (float4)(q.x, 0, 0, 0)) +
+               read_imagef(src, smp, c + (float4)(0, q.y, 0, 0)) +
+               read_imagef(src, smp, c + (float4)(0, 0, q.z, 0));
+    out[((size_t)z * h + y) * w + x] = dot(v, (float4)(0.0625f));
+}
+// The 2D figure's kernel on layer 0 of a 2D image array (Duet on NVIDIA: a layered CUDA array,
+// block-linear, where a 2D image is a pitch-linear texture): the layout's cost alone.
+__kernel void resampleLayer(read_only image2d_array_t src, sampler_t smp, __global float *out,
+                            uint w, uint h, uint d, float zoom)
+{
+    uint x = (uint)get_global_id(0), y = (uint)get_global_id(1);
+    if (x >= w || y >= h)
+        return;
+    float2 size = (float2)((float)w, (float)h);
+    float2 c = ((float2)((float)x, (float)y) + 0.5f) * zoom / size;
+    float2 q = 0.25f / size;
+    float4 v = read_imagef(src, smp, (float4)(c, 0, 0)) +
+               read_imagef(src, smp, (float4)(c.x + q.x, c.y, 0, 0)) +
+               read_imagef(src, smp, (float4)(c.x, c.y + q.y, 0, 0)) +
+               read_imagef(src, smp, (float4)(c + q, 0, 0));
+    out[y * w + x] = dot(v, (float4)(0.0625f));
+}
+)CLC";
+
+/// Trilinear sample of an RGBA8 volume at normalized (u, v, t), clamp to edge, in double.
+double hostTrilinear(const std::vector<uint8_t>& img, const uint32_t n[3], const double at[3],
+                     int channel) {
+    double f[3], base[3];
+    for (int k = 0; k < 3; ++k) {
+        const double x = at[k] * n[k] - 0.5;
+        base[k] = std::floor(x);
+        f[k] = x - base[k];
+    }
+    double sum = 0;
+    for (int corner = 0; corner < 8; ++corner) {
+        double weight = 1;
+        size_t index = 0, stride = 1;
+        for (int k = 0; k < 3; ++k) {
+            const int bit = corner >> k & 1;
+            weight *= bit ? f[k] : 1 - f[k];
+            index += size_t(std::clamp(base[k] + bit, 0.0, double(n[k] - 1))) * stride;
+            stride *= n[k];
+        }
+        sum += weight * img[index * 4 + size_t(channel)] / 255.0;
+    }
+    return sum;
+}
+
+/// "volume_gsamples" (a w x w x w/4 3D image) or, with `layered`, "layered_gsamples" (the 2D
+/// figure's w x w image as layer 0 of a 2D array of one layer).
+void benchVolume(Session& s, const Config& cfg, Figures& out, bool layered) {
+    const char* key = layered ? "layered_gsamples" : "volume_gsamples";
+    cl_bool images = CL_FALSE;
+    check(clGetDeviceInfo(s.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr),
+          "clGetDeviceInfo(CL_DEVICE_IMAGE_SUPPORT)");
+    if (!images) {
+        out[key] = failFigure("the device has no image support");
+        return;
+    }
+    const char* text = kVolumeKernels;
+    cl_int err = CL_SUCCESS;
+    Program program(clCreateProgramWithSource(s.context, 1, &text, nullptr, &err));
+    check(err, "clCreateProgramWithSource(resample3d)");
+    if (clBuildProgram(program, 1, &s.device, "", nullptr, nullptr) != CL_SUCCESS)
+        throw ClError("clBuildProgram(resample3d): " + buildLog(program, s.device),
+                      CL_BUILD_PROGRAM_FAILURE);
+    Kernel kernel = createKernel(program, layered ? "resampleLayer" : "resample3d");
+    const uint32_t n[3] = {layered ? cfg.imageSize : cfg.volumeSize,
+                           layered ? cfg.imageSize : cfg.volumeSize,
+                           layered ? 1u : cfg.volumeSize / 4};
+    std::vector<uint8_t> texels(size_t(n[0]) * n[1] * n[2] * 4);
+    std::mt19937 rng(11);
+    for (uint8_t& t : texels)
+        t = uint8_t(rng() & 0xFF);
+    const cl_image_format rgba8{CL_RGBA, CL_UNORM_INT8};
+    cl_image_desc desc{};
+    desc.image_type = layered ? CL_MEM_OBJECT_IMAGE2D_ARRAY : CL_MEM_OBJECT_IMAGE3D;
+    desc.image_width = n[0];
+    desc.image_height = n[1];
+    (layered ? desc.image_array_size : desc.image_depth) = n[2];
+    Buffer image(clCreateImage(s.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &rgba8, &desc,
+                               texels.data(), &err));
+    check(err, layered ? "clCreateImage(2D array)" : "clCreateImage(3D)");
+    cl_sampler sampler =
+        clCreateSampler(s.context, CL_TRUE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_LINEAR, &err);
+    check(err, "clCreateSampler");
+    std::unique_ptr<_cl_sampler, decltype(&clReleaseSampler)> keep(sampler, clReleaseSampler);
+    const size_t pixels = size_t(n[0]) * n[1] * n[2];
+    Buffer outBuf =
+        makeBuffer(s.context, CL_MEM_WRITE_ONLY, pixels * sizeof(float), nullptr, "resample3d out");
+    const float zoom = 0.75f;
+    setArg(kernel, 0, image.get());
+    check(clSetKernelArg(kernel, 1, sizeof sampler, &sampler), "clSetKernelArg(sampler)");
+    setArg(kernel, 2, outBuf.get());
+    for (cl_uint a = 0; a < 3; ++a)
+        setArg(kernel, 3 + a, cl_uint(n[a]));
+    setArg(kernel, 6, zoom);
+    const size_t global[3] = {n[0], n[1], n[2]}, local[3] = {16, 16, 1};
+    Times times = timeRuns(s, cfg.repeats, [&] {
+        enqueue(s.queue, kernel, layered ? 2 : 3, global, local,
+                layered ? "resampleLayer" : "resample3d");
+    });
+    std::vector<float> got(pixels);
+    readBuffer(s.queue, outBuf, got.size() * sizeof(float), got.data());
+    // Every 97th voxel against the double-precision reference (8-bit filter weights: 0.01).
+    for (size_t i = 0; i < got.size(); i += 97) {
+        const uint32_t p[3] = {uint32_t(i % n[0]), uint32_t(i / n[0] % n[1]),
+                               uint32_t(i / (size_t(n[0]) * n[1]))};
+        double want = 0;
+        for (int sample = 0; sample < 4; ++sample) {
+            double at[3];
+            for (int k = 0; k < 3; ++k)
+                at[k] = (p[k] + 0.5) * (layered && k == 2 ? 1.0 : zoom) / n[k] +
+                        (sample == k + 1 ? 0.25 / n[k] : 0.0);
+            if (layered) {
+                at[2] = 0.5;
+                if (sample == 3)
+                    at[0] += 0.25 / n[0], at[1] += 0.25 / n[1];
+            }
+            for (int c = 0; c < 4; ++c)
+                want += hostTrilinear(texels, n, at, c);
+        }
+        want *= 0.0625;
+        if (!(std::fabs(got[i] - want) <= 0.01)) {
+            std::ostringstream o;
+            o << "wrong result: out[" << p[0] << "][" << p[1] << "][" << p[2] << "] = " << got[i]
+              << ", want " << want;
+            out[key] = failFigure(o.str());
+            return;
+        }
+    }
+    std::ostringstream detail;
+    detail << times.describe(cfg.repeats) << ", " << n[0] << "x" << n[1] << "x" << n[2]
+           << " RGBA8, 4 samples a pixel";
+    out[key] = okFigure(4.0 * double(pixels) / times.best * 1e-9, detail.str());
+}
+
 } // namespace
 
 void benchPortable(Session& s, const Config& cfg, Figures& out) {
@@ -562,6 +711,13 @@ void benchPortable(Session& s, const Config& cfg, Figures& out) {
         benchImage(s, cfg, out);
     } catch (const std::exception& e) {
         out["image_gsamples"] = failFigure(e.what());
+    }
+    for (bool layered : {false, true}) {
+        try {
+            benchVolume(s, cfg, out, layered);
+        } catch (const std::exception& e) {
+            out[layered ? "layered_gsamples" : "volume_gsamples"] = failFigure(e.what());
+        }
     }
 }
 

@@ -799,9 +799,18 @@ DUET_SAMPLED_DEPTH(image2d_array_depth_t, 4, 2)
 // Sampler-less reads (read_only and read_write images) and writes (write_only, read_write).
 // Only read_only images may go through textures (TEX 1): a read_write image's texels may
 // change in the same launch.
+/// The texel centre of integer coordinates `c` for a texture read; an array layer stays the
+/// integer it is (a layer coordinate is rounded, not floored).
+DUET_INLINE float4 duet_texel_centre(int4 c, int layer) {
+    const float4 f = convert_float4(c);
+    const float4 centre = f + 0.5f;
+    return layer == 1   ? (float4)(centre.x, f.y, centre.zw)
+           : layer == 2 ? (float4)(centre.xy, f.z, centre.w)
+                        : centre;
+}
 DUET_INLINE float4 duet_fetch_tex_f(global duet_image* d, int4 c, int dims, int layer, int tex) {
     float4 t;
-    if (tex && DUET_TEX_F(d, DUET_TEX_FETCH_SAMPLER, convert_float4(c) + 0.5f, dims, layer, &t))
+    if (tex && DUET_TEX_F(d, DUET_TEX_FETCH_SAMPLER, duet_texel_centre(c, layer), dims, layer, &t))
         return t;
     if (!tex)
         return duet_fetch_f(d, c, dims, layer);
@@ -812,7 +821,7 @@ DUET_INLINE int4 duet_fetch_tex_i(global duet_image* d, int4 c, int dims, int la
                                   uint cls) {
     int4 t;
     if (tex &&
-        DUET_TEX_I(d, DUET_TEX_FETCH_SAMPLER, convert_float4(c) + 0.5f, dims, layer, cls, &t))
+        DUET_TEX_I(d, DUET_TEX_FETCH_SAMPLER, duet_texel_centre(c, layer), dims, layer, cls, &t))
         return t;
     if (!tex)
         return duet_fetch_i(d, c, dims, layer);
@@ -849,9 +858,10 @@ DUET_INLINE int4 duet_fetch_tex_i(global duet_image* d, int4 c, int dims, int la
         duet_write_f(DESC(i), DUET_I4_##W(c), 2, LAYER, (float4)(v, 0.0f, 0.0f, 1.0f));        \
     }
 
+// 1D image buffers never go through textures (a buffer's bytes; no texture object is made).
 #define DUET_ALL_FETCH(ACC, TEX)                                                               \
     DUET_FETCH(ACC, image1d_t, 1, 1, -1, TEX)                                                  \
-    DUET_FETCH(ACC, image1d_buffer_t, 1, 1, -1, TEX)                                           \
+    DUET_FETCH(ACC, image1d_buffer_t, 1, 1, -1, 0)                                             \
     DUET_FETCH(ACC, image1d_array_t, 2, 1, 1, TEX)                                             \
     DUET_FETCH(ACC, image2d_t, 2, 2, -1, TEX)                                                  \
     DUET_FETCH(ACC, image2d_array_t, 4, 2, 2, TEX)                                             \

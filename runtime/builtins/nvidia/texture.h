@@ -1,5 +1,6 @@
-// NVIDIA: reads of read_only 1D and 2D images through CUDA texture objects, tried before the
-// software reads of cpu/image.cl, which includes this file when built for the NVIDIA device.
+// NVIDIA: reads of read_only images through CUDA texture objects (pitch-linear for 1D and 2D
+// images, CUDA arrays for 3D images and 1D/2D arrays), tried before the software reads of
+// cpu/image.cl, which includes this file when built for the NVIDIA device.
 //
 // An image argument points at the executor's DeviceImageDesc
 // (devices/nvidia/texture_objects.hpp): the 64-byte descriptor, the texture class at offset 64
@@ -63,56 +64,73 @@ DUET_INLINE int4 duet_tex_swizzle_i(int4 v, uint swizzle) {
     return select(out, (int4)(v.x, v.y, 0, 1), (int4)(-(int)(swizzle == 3)));
 }
 
-/// read_imagef through a texture: false when this image or sampler has none (1D images read
-/// row 0 of a one-row texture).
+/// The array layer a read of layered image `d` samples (`layer`: which coordinate holds it, 1
+/// or 2): clamp(rint(c), 0, layers - 1), as OpenCL rounds it for every sampler.
+DUET_INLINE int duet_tex_layer(global duet_image* d, float4 c, int layer) {
+    const int layers = (int)(duet_tex_word(d, 32) >> 32); // KernelImageDesc::arraySize
+    return clamp((int)rint(layer == 1 ? c.y : c.z), 0, layers - 1);
+}
+
+// One texture fetch with coordinates `c` (and array layer `idx`) by geometry: tex.3d for 3D
+// images (a CUDA array), tex.a1d and tex.a2d for 1D and 2D arrays (layered CUDA arrays),
+// tex.2d for 1D and 2D images (pitch-linear; 1D images read row 0 of a one-row texture).
+// `dims` and `layer` are constants once inlined, so each read keeps one fetch.
+#define DUET_TEX_FETCH(NAME, VT, RT, K)                                                        \
+    DUET_INLINE VT NAME(ulong h, float4 c, int dims, int layer, int idx) {                     \
+        VT v;                                                                                  \
+        if (dims == 3)                                                                         \
+            __asm__("tex.3d.v4." RT ".f32 {%0, %1, %2, %3}, [%4, {%5, %6, %7, %7}];"           \
+                    : "=" K(v.x), "=" K(v.y), "=" K(v.z), "=" K(v.w)                           \
+                    : "l"(h), "f"(c.x), "f"(c.y), "f"(c.z));                                   \
+        else if (layer == 1)                                                                   \
+            __asm__("tex.a1d.v4." RT ".f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"                  \
+                    : "=" K(v.x), "=" K(v.y), "=" K(v.z), "=" K(v.w)                           \
+                    : "l"(h), "r"(idx), "f"(c.x));                                             \
+        else if (layer == 2)                                                                   \
+            __asm__("tex.a2d.v4." RT ".f32 {%0, %1, %2, %3}, [%4, {%5, %6, %7, %7}];"          \
+                    : "=" K(v.x), "=" K(v.y), "=" K(v.z), "=" K(v.w)                           \
+                    : "l"(h), "r"(idx), "f"(c.x), "f"(c.y));                                   \
+        else                                                                                   \
+            __asm__("tex.2d.v4." RT ".f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"                   \
+                    : "=" K(v.x), "=" K(v.y), "=" K(v.z), "=" K(v.w)                           \
+                    : "l"(h), "f"(c.x), "f"(dims == 2 ? c.y : 0.5f));                          \
+        return v;                                                                              \
+    }
+DUET_TEX_FETCH(duet_tex_fetch_f32, float4, "f32", "f")
+DUET_TEX_FETCH(duet_tex_fetch_s32, int4, "s32", "r")
+DUET_TEX_FETCH(duet_tex_fetch_u32, uint4, "u32", "r")
+
+/// read_imagef through a texture: false when this image or sampler has none.
 DUET_INLINE bool duet_tex_f(global duet_image* d, uint smp, float4 c, int dims, int layer,
                             float4* out) {
-    if (dims > 2 || layer >= 0)
-        return false;
     uint swizzle = 0;
     const ulong h = duet_tex_handle(d, smp, DUET_TEX_FLOAT, &swizzle);
     if (!h && !__duet_textures_only())
         return false;
-    const float x = c.x, y = dims == 2 ? c.y : 0.5f;
+    const int idx = layer >= 0 ? duet_tex_layer(d, c, layer) : 0;
     if (swizzle >= 4 && __duet_textures_srgb()) {
         // sRGB: the stored bytes (an integer-read texture, nearest only), decoded by the
         // library's table, exactly as the software path does.
-        uint4 u;
-        __asm__("tex.2d.v4.u32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
-                : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
-                : "l"(h), "f"(x), "f"(y));
+        const uint4 u = duet_tex_fetch_u32(h, c, dims, layer, idx);
         const float4 v = (float4)(duet_srgb_decode[u.x & 0xFF], duet_srgb_decode[u.y & 0xFF],
                                   duet_srgb_decode[u.z & 0xFF], (float)(u.w & 0xFF) * (1.0f / 255.0f));
         *out = swizzle == 5 ? v.zyxw : v;
         return true;
     }
-    float4 v;
-    __asm__("tex.2d.v4.f32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
-            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-            : "l"(h), "f"(x), "f"(y));
-    *out = duet_tex_swizzle_f(v, swizzle);
+    *out = duet_tex_swizzle_f(duet_tex_fetch_f32(h, c, dims, layer, idx), swizzle);
     return true;
 }
 
 /// read_imagei (cls DUET_TEX_SIGNED) and read_imageui (DUET_TEX_UNSIGNED) through a texture.
 DUET_INLINE bool duet_tex_i(global duet_image* d, uint smp, float4 c, int dims, int layer,
                             uint cls, int4* out) {
-    if (dims > 2 || layer >= 0)
-        return false;
     uint swizzle = 0;
     const ulong h = duet_tex_handle(d, smp, cls, &swizzle);
     if (!h && !__duet_textures_only())
         return false;
-    const float x = c.x, y = dims == 2 ? c.y : 0.5f;
-    int4 v;
-    if (cls == DUET_TEX_SIGNED)
-        __asm__("tex.2d.v4.s32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
-                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                : "l"(h), "f"(x), "f"(y));
-    else
-        __asm__("tex.2d.v4.u32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
-                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                : "l"(h), "f"(x), "f"(y));
+    const int idx = layer >= 0 ? duet_tex_layer(d, c, layer) : 0;
+    const int4 v = cls == DUET_TEX_SIGNED ? duet_tex_fetch_s32(h, c, dims, layer, idx)
+                                          : as_int4(duet_tex_fetch_u32(h, c, dims, layer, idx));
     *out = duet_tex_swizzle_i(v, swizzle);
     return true;
 }

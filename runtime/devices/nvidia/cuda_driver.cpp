@@ -124,6 +124,10 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
         optional(d.texObjectDestroy, "cuTexObjectDestroy");
         if (!d.texObjectCreate || !d.texObjectDestroy)
             d.texObjectCreate = nullptr, d.texObjectDestroy = nullptr;
+        optional(d.array3DCreate, "cuArray3DCreate_v2");
+        optional(d.arrayDestroy, "cuArrayDestroy");
+        if (!d.array3DCreate || !d.arrayDestroy || !d.memcpy3DAsync || !d.texObjectCreate)
+            d.array3DCreate = nullptr, d.arrayDestroy = nullptr;
         lacks = std::move(glLacks);
     }
     if (!missing.empty()) {

@@ -88,11 +88,17 @@ struct Array3DDescriptor {
     unsigned numChannels, flags;
 };
 
-/// CUDA_RESOURCE_DESC for a pitch-linear 2D resource (resType kResourceTypePitch2d); the
-/// driver reads the union as 128 bytes, then `flags`.
+/// CUDA_ARRAY3D_* flags.
+inline constexpr unsigned kArray3dLayered = 0x01; ///< CUDA_ARRAY3D_LAYERED: 1D or 2D layers
+
+/// CUDA_RESOURCE_DESC for a CUDA array (resType kResourceTypeArray) or a pitch-linear 2D
+/// resource (kResourceTypePitch2d); the driver reads the union as 128 bytes, then `flags`.
 struct ResourceDesc {
     int resType; ///< CUresourcetype
     union {
+        struct {
+            Array hArray;
+        } array;
         struct {
             DevicePtr devPtr;
             int format; ///< CUarray_format
@@ -103,6 +109,7 @@ struct ResourceDesc {
     } res;
     unsigned flags; ///< must be zero
 };
+inline constexpr int kResourceTypeArray = 0;   ///< CU_RESOURCE_TYPE_ARRAY
 inline constexpr int kResourceTypePitch2d = 3; ///< CU_RESOURCE_TYPE_PITCH2D
 
 /// CUDA_TEXTURE_DESC.
@@ -188,6 +195,8 @@ enum DeviceAttribute : int {
     kMaxTexture3dWidth = 24,                ///< CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH
     kMaxTexture3dHeight = 25,               ///< CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT
     kMaxTexture3dDepth = 26,                ///< CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH
+    kMaxTexture2dLayeredWidth = 27,         ///< ..._MAXIMUM_TEXTURE2D_LAYERED_WIDTH
+    kMaxTexture2dLayeredHeight = 28,        ///< ..._MAXIMUM_TEXTURE2D_LAYERED_HEIGHT
     kMaxTexture2dLayers = 29,               ///< ..._MAXIMUM_TEXTURE2D_LAYERED_LAYERS
     kEccEnabled = 32,                       ///< CU_DEVICE_ATTRIBUTE_ECC_ENABLED
     kPciBusId = 33,                         ///< CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
@@ -198,6 +207,7 @@ enum DeviceAttribute : int {
     kMaxThreadsPerMultiprocessor = 39,      ///< CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
     kAsyncEngineCount = 40,                 ///< CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT
     kUnifiedAddressing = 41,                ///< CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
+    kMaxTexture1dLayeredWidth = 42,         ///< ..._MAXIMUM_TEXTURE1D_LAYERED_WIDTH
     kMaxTexture1dLayers = 43,               ///< ..._MAXIMUM_TEXTURE1D_LAYERED_LAYERS
     kPciDomainId = 50,                      ///< CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
     kTexturePitchAlignment = 51,            ///< CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT
@@ -400,6 +410,11 @@ struct CudaDriver {
     cu::Result (*texObjectCreate)(cu::TexObject* object, const cu::ResourceDesc* resource,
                                   const cu::TextureDesc* texture, const void* view);
     cu::Result (*texObjectDestroy)(cu::TexObject object);
+    /// Optional too: CUDA arrays that hold a copy of 3D images and image arrays for their texture
+    /// objects (null without them, or without cuMemcpy3DAsync: those images read in software).
+    /// cuArray3DCreate_v2.
+    cu::Result (*array3DCreate)(cu::Array* array, const cu::Array3DDescriptor* descriptor);
+    cu::Result (*arrayDestroy)(cu::Array array);
 
     /// The process's driver: libcuda.so.1 (or $DUET_CUDA_LIBRARY) loaded and every entry point
     /// resolved, once. Null when that fails; `reason` (if given) then says why, and under

@@ -108,6 +108,19 @@ void CudaExecutor::readTextureLimits() {
     t.maxWidth = attribute(cu::kMaxTexture2dLinearWidth);
     t.maxHeight = attribute(cu::kMaxTexture2dLinearHeight);
     t.maxPitch = attribute(cu::kMaxTexture2dLinearPitch);
+    if (m_cuda.array3DCreate) {
+        // CUDA arrays for 3D images and image arrays; any limit missing: none.
+        const uint64_t a[8] = {
+            attribute(cu::kMaxTexture3dWidth),         attribute(cu::kMaxTexture3dHeight),
+            attribute(cu::kMaxTexture3dDepth),         attribute(cu::kMaxTexture1dLayeredWidth),
+            attribute(cu::kMaxTexture1dLayers),        attribute(cu::kMaxTexture2dLayeredWidth),
+            attribute(cu::kMaxTexture2dLayeredHeight), attribute(cu::kMaxTexture2dLayers)};
+        if (std::all_of(std::begin(a), std::end(a), [](uint64_t v) { return v > 0; })) {
+            std::copy(a, a + 3, t.max3d);
+            std::copy(a + 3, a + 5, t.maxLayered1d);
+            std::copy(a + 5, a + 8, t.maxLayered2d);
+        }
+    }
     if (t.alignment && t.pitchAlignment && t.maxWidth && t.maxHeight && t.maxPitch)
         m_textureLimits = t;
 }
@@ -122,8 +135,10 @@ char* CudaExecutor::allocate(size_t size) {
 }
 
 void CudaExecutor::release(char* p) {
-    if (p && ready().why.empty())
+    if (p && ready().why.empty()) {
+        dropArrays(p);
         m_cuda.memFree(cu::DevicePtr(reinterpret_cast<uintptr_t>(p)));
+    }
 }
 
 bool CudaExecutor::registerHost(void* p, size_t size, std::string& why) {
@@ -151,6 +166,7 @@ bool CudaExecutor::registerHost(void* p, size_t size, std::string& why) {
 }
 
 void CudaExecutor::unregisterHost(void* p) {
+    dropArrays(static_cast<const char*>(p));
     if (!ready().why.empty())
         return;
     std::lock_guard lock(m_mutex);
@@ -675,13 +691,23 @@ Outcome CudaExecutor::launchGrids(const KernelLaunch& launch, const nvidia::Kern
             params[i] = &words[i];
             break;
         case KernelArgKind::Image:
-            if (a.mem)
+            if (a.mem) {
+                const KernelImageDesc image = imageArgDesc(a);
+                const bool readOnly =
+                    desc.args[i].accessQualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY;
                 if (Outcome o =
-                        placeImage(imageArgDesc(a),
-                                   desc.args[i].accessQualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY,
-                                   words[i], textured ? &images[i] : nullptr);
+                        placeImage(image, readOnly, words[i], textured ? &images[i] : nullptr);
                     !o.why.empty())
                     return o;
+                // An array copy follows the image's bytes; a kernel that may write them makes
+                // the copies stale for the launches after it.
+                if (readOnly) {
+                    if (Outcome o = refreshArray(image, lane); !o.why.empty())
+                        return o;
+                } else if (m_arrayCount.load(std::memory_order_relaxed)) {
+                    markStale(image.data, image.data + a.mem->size());
+                }
+            }
             params[i] = &words[i];
             break;
         case KernelArgKind::Sampler:
@@ -847,6 +873,28 @@ Outcome CudaExecutor::placeImage(const KernelImageDesc& desc, bool sampled, uint
     return {};
 }
 
+namespace {
+/// The bytes an image's storage spans from its descriptor (texel (0,0,0) on).
+size_t imageBytes(const KernelImageDesc& d) {
+    const uint64_t layers =
+        d.imageType == CL_MEM_OBJECT_IMAGE3D ? uint64_t(d.depth) : uint64_t(d.arraySize);
+    return size_t(d.slicePitch * (layers ? layers : 1));
+}
+std::string arrayKey(const KernelImageDesc& d) {
+    return std::string(reinterpret_cast<const char*>(&d), sizeof d);
+}
+/// "WxH", or "WxHxD" for 3D images and arrays (D: depth or layers), for DUET_LOG.
+std::string extent(const KernelImageDesc& d) {
+    const bool deep = d.imageType == CL_MEM_OBJECT_IMAGE3D ||
+                      d.imageType == CL_MEM_OBJECT_IMAGE1D_ARRAY ||
+                      d.imageType == CL_MEM_OBJECT_IMAGE2D_ARRAY;
+    return std::to_string(d.width) + "x" + std::to_string(d.height) +
+           (deep
+                ? "x" + std::to_string(d.imageType == CL_MEM_OBJECT_IMAGE3D ? d.depth : d.arraySize)
+                : std::string());
+}
+} // namespace
+
 void CudaExecutor::makeTextures(size_t slot) {
     const DeviceImageDesc& d = m_imageSlots.content(slot);
     if (!m_textureLimits.alignment)
@@ -854,9 +902,13 @@ void CudaExecutor::makeTextures(size_t slot) {
     std::string why;
     std::optional<TextureSource> source = textureSource(d.image, m_textureLimits, &why);
     if (!source) {
-        nvidia::logNvidia("image " + std::to_string(d.image.width) + "x" +
-                          std::to_string(d.image.height) + " read in software: " + why);
+        nvidia::logNvidia("image " + extent(d.image) + " read in software: " + why);
         return;
+    }
+    if (source->array) {
+        source->resource.res.array.hArray = imageArray(d.image, *source->array);
+        if (!source->resource.res.array.hArray)
+            return;
     }
     uint64_t handles[kSamplerKeys] = {};
     for (unsigned key = 0; key < kSamplerKeys; ++key) {
@@ -869,8 +921,7 @@ void CudaExecutor::makeTextures(size_t slot) {
             // That sampler reads in software; say so once per image.
             if (why.empty()) {
                 why = cudaError("cuTexObjectCreate", r);
-                nvidia::logNvidia("image " + std::to_string(d.image.width) + "x" +
-                                  std::to_string(d.image.height) + ", sampler key " +
+                nvidia::logNvidia("image " + extent(d.image) + ", sampler key " +
                                   std::to_string(key) + " read in software: " + why);
             }
             continue;
@@ -878,6 +929,88 @@ void CudaExecutor::makeTextures(size_t slot) {
         handles[key] = object;
     }
     m_imageSlots.setTextures(slot, source->cls, source->swizzle, handles);
+}
+
+cu::Array CudaExecutor::imageArray(const KernelImageDesc& desc, const ArrayCopy& copy) {
+    const std::string key = arrayKey(desc);
+    if (auto it = m_arrays.find(key); it != m_arrays.end())
+        return it->second.array;
+    ImageArray a;
+    if (cu::Result r = m_cuda.array3DCreate(&a.array, &copy.array); r != cu::kSuccess) {
+        nvidia::logNvidia("image " + extent(desc) +
+                          " read in software: " + cudaError("cuArray3DCreate", r));
+        return nullptr;
+    }
+    a.begin = desc.data;
+    a.end = desc.data + imageBytes(desc);
+    a.copy = copy.copy;
+    a.copy.dstArray = a.array;
+    a.desc = desc;
+    m_arrays.emplace(key, a);
+    m_arrayCount.fetch_add(1, std::memory_order_relaxed);
+    return a.array;
+}
+
+Outcome CudaExecutor::refreshArray(const KernelImageDesc& desc, Lane& lane) {
+    if (!m_arrayCount.load(std::memory_order_relaxed) ||
+        (desc.imageType != CL_MEM_OBJECT_IMAGE3D && desc.imageType != CL_MEM_OBJECT_IMAGE1D_ARRAY &&
+         desc.imageType != CL_MEM_OBJECT_IMAGE2D_ARRAY))
+        return {};
+    auto it = m_arrays.find(arrayKey(desc));
+    if (it == m_arrays.end() || !it->second.stale)
+        return {};
+    // On the shared stream once the lane's work so far (a kernel that wrote the image, say) is
+    // done; then a barrier, so that every lane's later launches read the new copy.
+    if (!m_laneMark)
+        if (cu::Result r = m_cuda.eventCreate(&m_laneMark, cu::kEventDisableTiming);
+            r != cu::kSuccess)
+            return {CL_OUT_OF_RESOURCES, cudaError("cuEventCreate", r)};
+    cu::Result r = m_cuda.eventRecord(m_laneMark, lane.stream);
+    if (r == cu::kSuccess)
+        r = m_cuda.streamWaitEvent(m_stream, m_laneMark, 0);
+    if (r == cu::kSuccess)
+        r = m_cuda.memcpy3DAsync(&it->second.copy, m_stream);
+    if (r != cu::kSuccess)
+        return {CL_OUT_OF_RESOURCES, cudaError("cuMemcpy3DAsync", r) + " (image " + extent(desc) +
+                                         " into its CUDA array)"};
+    it->second.stale = false;
+    return raiseBarrier();
+}
+
+void CudaExecutor::noteWritten(const void* data, size_t bytes) {
+    if (!m_arrayCount.load(std::memory_order_relaxed) || !data)
+        return;
+    std::lock_guard lock(m_mutex);
+    const char* begin = static_cast<const char*>(data);
+    markStale(begin, begin + (bytes ? bytes : 1));
+}
+
+void CudaExecutor::markStale(const char* begin, const char* end) {
+    for (auto& [key, a] : m_arrays)
+        if (a.begin < end && begin < a.end)
+            a.stale = true;
+}
+
+void CudaExecutor::dropArrays(const char* p) {
+    if (!m_arrayCount.load(std::memory_order_relaxed))
+        return;
+    std::lock_guard lock(m_mutex);
+    bool synced = false;
+    for (auto it = m_arrays.begin(); it != m_arrays.end();) {
+        if (!(it->second.begin <= p && p < it->second.end)) {
+            ++it;
+            continue;
+        }
+        // Launches that read the array are done when the storage is freed; the wait covers a
+        // queue that has not yet noticed.
+        if (!synced)
+            synced = m_cuda.ctxSynchronize() == cu::kSuccess;
+        for (uint64_t t : m_imageSlots.drop(it->second.desc, true))
+            m_cuda.texObjectDestroy(t);
+        m_cuda.arrayDestroy(it->second.array);
+        it = m_arrays.erase(it);
+        m_arrayCount.fetch_sub(1, std::memory_order_relaxed);
+    }
 }
 
 void CudaExecutor::forgetSlot(const ImageSlots::Placement& p) {

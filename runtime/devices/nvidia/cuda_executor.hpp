@@ -106,6 +106,13 @@ public:
     /// copies the printf buffer's records to the host and decodes them into `printed` (when not
     /// null and the kernel succeeded), then releases the buffer.
     Outcome finish(Submitted& launch, uint64_t& deviceNs, PrintfOutput* printed = nullptr);
+    /// Tells the executor that `bytes` at `data` may change through work queued from now on (a
+    /// write, copy, fill, unmap, GL acquire or a kernel writing an image): the CUDA arrays that
+    /// hold a copy of those bytes for texture reads (3D images, image arrays) are copied again
+    /// before the next launch that reads them. Cheap when there are none. Any thread.
+    void noteWritten(const void* data, size_t bytes);
+    /// CUDA arrays holding image copies (for tests and DUET_LOG).
+    size_t arrayCount() const { return m_arrayCount.load(std::memory_order_relaxed); }
     /// CL_DEVICE_PRINTF_BUFFER_SIZE: the printf buffer's data bytes.
     uint64_t printfCapacity() const { return m_printfCapacity; }
     /// Queues a copy of `size` bytes between any two addresses (unified addressing) on the
@@ -178,6 +185,19 @@ private:
     /// Makes the texture objects of slot `slot` (texture_objects.hpp); an image or a sampler
     /// without one is read by the image library in software. Called with m_mutex.
     void makeTextures(size_t slot);
+    /// The CUDA array copy of a 3D image or image array (texture_objects.hpp: ArrayCopy), made
+    /// on first use; null (with the reason logged) where the driver will not make it. Called
+    /// with m_mutex.
+    nvidia::cu::Array imageArray(const KernelImageDesc& desc, const ArrayCopy& copy);
+    /// Queues the copy of `desc`'s storage into its CUDA array where the storage may have
+    /// changed since the last copy: after the work already on `lane`, before any lane's later
+    /// work (a barrier). Nothing to do for images without an array. Called with m_mutex.
+    Outcome refreshArray(const KernelImageDesc& desc, Lane& lane);
+    /// Marks the arrays copied from bytes overlapping [begin, end) stale. Called with m_mutex.
+    void markStale(const char* begin, const char* end);
+    /// Destroys the arrays copied from the storage at `p` (being freed) and the texture objects
+    /// that read them. Takes m_mutex.
+    void dropArrays(const char* p);
     /// Forgets a slot whose write failed, destroying the texture objects made for it.
     void forgetSlot(const ImageSlots::Placement& p);
     /// m_textureLimits from the device's attributes (once, with the context).
@@ -242,6 +262,19 @@ private:
     /// Pitch-linear texture limits (read with the context; all 0 without texture objects or
     /// with DUET_NVIDIA_TEXTURES=0).
     TextureLimits m_textureLimits;
+    /// CUDA arrays holding copies of 3D images and image arrays for their texture objects,
+    /// by descriptor bytes (under m_mutex); freed with the image's storage.
+    struct ImageArray {
+        nvidia::cu::Array array = nullptr;
+        const char* begin = nullptr; ///< the linear bytes it copies
+        const char* end = nullptr;
+        bool stale = true; ///< the bytes may differ from the copy
+        nvidia::cu::Memcpy3D copy{};
+        KernelImageDesc desc{};
+    };
+    std::map<std::string, ImageArray> m_arrays;
+    std::atomic<size_t> m_arrayCount{0};
+    nvidia::cu::EventHandle m_laneMark = nullptr; ///< a lane's work before an array copy
 
     /// Guard records no launch holds (device memory), by size in bytes; a leaf.
     std::mutex m_guardMutex;

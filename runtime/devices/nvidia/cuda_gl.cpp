@@ -269,11 +269,20 @@ cu::Memcpy3D arrayCopy3D(cu::Array array, cu::DevicePtr mem, const Strided& at, 
     return c;
 }
 
+/// Bytes from a box's first to its last, laid out as `at` says.
+size_t boxExtent(const Strided& at, const BoxSize& box) {
+    if (!box.bytes())
+        return 0;
+    return (box.slices - 1) * at.slicePitch + (box.rows - 1) * at.rowPitch + box.width;
+}
+
 } // namespace
 
 Status CudaGlInterop::copyImage(Resource& image, unsigned face, unsigned level, char* linear,
                                 const Strided& at, const BoxSize& box, bool toImage) {
     CudaResource& res = cudaResource(image);
+    if (!toImage) // CUDA arrays copied from the linear image are stale
+        m_executor.noteWritten(linear + at.offset, boxExtent(at, box));
     Outcome o = m_executor.onStream([&](cu::StreamHandle stream) -> Outcome {
         const nvidia::CudaDriver& cuda = m_executor.cuda();
         auto subresource = [&](unsigned index, cu::Array& array) -> Outcome {
@@ -327,6 +336,7 @@ Status CudaGlInterop::copyBox(char* dst, const Strided& dstAt, const char* src,
                               const Strided& srcAt, const BoxSize& box) {
     if (!box.bytes())
         return Status::success();
+    m_executor.noteWritten(dst + dstAt.offset, boxExtent(dstAt, box));
     Outcome o = m_executor.onStream([&](cu::StreamHandle stream) -> Outcome {
         const nvidia::CudaDriver& cuda = m_executor.cuda();
         const bool rowsPacked =

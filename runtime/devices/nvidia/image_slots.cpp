@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 namespace duet::rt::nvidia_device {
 
@@ -32,7 +33,10 @@ ImageSlots::Placement ImageSlots::place(const KernelImageDesc& desc, bool sample
             p.slot = victim;
             p.reused = true;
             Slot& old = at(victim);
-            m_where.erase(keyOf(old.desc.image, old.sampled));
+            // A dropped slot's descriptor may be placed again elsewhere: erase only its own.
+            if (auto it = m_where.find(keyOf(old.desc.image, old.sampled));
+                it != m_where.end() && it->second == victim)
+                m_where.erase(it);
             std::copy(std::begin(old.desc.textures), std::end(old.desc.textures), p.retired);
         }
     }
@@ -55,6 +59,18 @@ void ImageSlots::setTextures(size_t slot, TextureClass cls, TextureSwizzle swizz
     d.textureClass = cls;
     d.swizzle = swizzle;
     std::copy(std::begin(textures), std::end(textures), d.textures);
+}
+
+std::vector<uint64_t> ImageSlots::drop(const KernelImageDesc& desc, bool sampled) {
+    std::vector<uint64_t> out;
+    auto it = m_where.find(keyOf(desc, sampled));
+    if (it == m_where.end())
+        return out;
+    for (uint64_t& t : at(it->second).desc.textures)
+        if (t)
+            out.push_back(std::exchange(t, 0));
+    m_where.erase(it);
+    return out;
 }
 
 std::vector<uint64_t> ImageSlots::allTextures() const {

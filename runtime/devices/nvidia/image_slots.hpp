@@ -51,6 +51,10 @@ public:
     /// The texture part of a slot just placed (p.write): class, swizzle and handles.
     void setTextures(size_t slot, TextureClass cls, TextureSwizzle swizzle,
                      const uint64_t (&textures)[kSamplerKeys]);
+    /// Forgets the slot that holds (`desc`, `sampled`), if one does, and returns the texture
+    /// objects it held for the executor to destroy (the CUDA array they read is going away).
+    /// The slot stays allocated, unreachable, until it is least recently used.
+    std::vector<uint64_t> drop(const KernelImageDesc& desc, bool sampled);
     /// Every texture object the slots hold (for the executor's teardown).
     std::vector<uint64_t> allTextures() const;
     /// The write (or the chunk) that place() asked for failed: the slot holds nothing, and a

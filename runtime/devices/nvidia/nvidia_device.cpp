@@ -88,12 +88,14 @@ public:
         return report(src.context(), "read", m_executor.copy(host, src.data() + offset, size));
     }
     cl_int write(Mem& dst, size_t offset, size_t size, const void* host) override {
+        m_executor.noteWritten(dst.data() + offset, size);
         CudaExecutor::Submitted work;
         Outcome o = m_executor.copyAsync(dst.data() + offset, host, size, work);
         return complete(*dst.context(), "write", o, std::move(work));
     }
     cl_int copy(const Mem& src, size_t srcOffset, Mem& dst, size_t dstOffset,
                 size_t size) override {
+        m_executor.noteWritten(dst.data() + dstOffset, size);
         CudaExecutor::Submitted work;
         Outcome o =
             m_executor.copyAsync(dst.data() + dstOffset, src.data() + srcOffset, size, work);
@@ -101,6 +103,7 @@ public:
     }
     cl_int fill(Mem& dst, const Strided& at, const BoxSize& box, const void* pattern,
                 size_t patternSize) override {
+        m_executor.noteWritten(dst.data(), dst.size());
         if (box.rows != 1 || box.slices != 1) // image fills: one texel over rows and slices
             return DeviceBackend::fill(dst, at, box, pattern, patternSize);
         CudaExecutor::Submitted work;
@@ -119,12 +122,14 @@ public:
     }
     cl_int writeRect(Mem& dst, const Strided& dstAt, const void* host, const Strided& hostAt,
                      const BoxSize& box) override {
+        m_executor.noteWritten(dst.data(), dst.size());
         if (!dst.storageOnDevice())
             return DeviceBackend::writeRect(dst, dstAt, host, hostAt, box);
         return report(dst.context(), "write", m_staging.writeRect(dst, dstAt, host, hostAt, box));
     }
     cl_int copyRect(const Mem& src, const Strided& srcAt, Mem& dst, const Strided& dstAt,
                     const BoxSize& box) override {
+        m_executor.noteWritten(dst.data(), dst.size());
         if (!src.storageOnDevice() && !dst.storageOnDevice())
             return DeviceBackend::copyRect(src, srcAt, dst, dstAt, box);
         return report(dst.context(), "copy", m_staging.copyRect(src, srcAt, dst, dstAt, box));
@@ -135,6 +140,8 @@ public:
         return report(m.context(), "map", m_staging.map(m, at, box, flags));
     }
     cl_int unmap(Mem& m, void* ptr) override {
+        // The host may have written through the map (CUDA arrays copied from it are stale).
+        m_executor.noteWritten(m.data(), m.size());
         return report(m.context(), "unmap", m_staging.unmap(m, ptr));
     }
     GlAffinity glAffinity(const GlContextFacts& facts) const override {

@@ -1,4 +1,5 @@
-// Images as CUDA pitch-linear texture objects: which images qualify and their descriptors.
+// Images as CUDA texture objects: which images qualify (pitch-linear, or a CUDA array copy for 3D
+// images and arrays) and their descriptors.
 #include "devices/nvidia/texture_objects.hpp"
 
 namespace duet::rt::nvidia_device {
@@ -93,13 +94,79 @@ template <class Reason> std::optional<TextureSource> refuse(std::string* why, Re
 
 } // namespace
 
+namespace {
+
+/// Whether the image fits the GPU's CUDA arrays of its kind: 3D, 1D layered or 2D layered.
+bool fitsArrayLimits(const KernelImageDesc& d, const TextureLimits& limits) {
+    const uint64_t w = uint64_t(d.width), h = uint64_t(d.height);
+    switch (d.imageType) {
+    case CL_MEM_OBJECT_IMAGE3D:
+        return w <= limits.max3d[0] && h <= limits.max3d[1] && uint64_t(d.depth) <= limits.max3d[2];
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+        return w <= limits.maxLayered1d[0] && uint64_t(d.arraySize) <= limits.maxLayered1d[1];
+    default: // CL_MEM_OBJECT_IMAGE2D_ARRAY
+        return w <= limits.maxLayered2d[0] && h <= limits.maxLayered2d[1] &&
+               uint64_t(d.arraySize) <= limits.maxLayered2d[2];
+    }
+}
+
+/// The CUDA array copy of a 3D image or an image array (`s` has its format and class).
+std::optional<TextureSource> arraySource(const KernelImageDesc& d, const TextureLimits& limits,
+                                         TextureSource s, int format, unsigned channels,
+                                         std::string* why) {
+    if (!limits.max3d[0] || !limits.maxLayered1d[0] || !limits.maxLayered2d[0])
+        return refuse(why, [&] { return std::string("the driver has no CUDA arrays for Duet"); });
+    const bool oneD = d.imageType == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+    const bool layered = d.imageType != CL_MEM_OBJECT_IMAGE3D;
+    if (!fitsArrayLimits(d, limits))
+        return refuse(why, [&] {
+            return std::string("larger than the GPU's ") +
+                   (layered ? "layered textures" : "3D textures") + " (" + std::to_string(d.width) +
+                   "x" + std::to_string(d.height) + "x" +
+                   std::to_string(layered ? d.arraySize : d.depth) + ")";
+        });
+    const uint64_t rowBytes = uint64_t(d.width) * uint64_t(d.elementSize);
+    // The copy reads rows `pitch` apart and slices `pitch * rows` apart: a 1D array's layers are
+    // its rows; elsewhere a slice must be a whole number of rows.
+    const uint64_t pitch = oneD ? d.slicePitch : d.rowPitch;
+    const uint64_t rows = oneD ? 1 : (d.rowPitch ? d.slicePitch / d.rowPitch : 0);
+    if (!d.data || pitch < rowBytes ||
+        (!oneD && (d.slicePitch % d.rowPitch || rows < uint64_t(d.height))))
+        return refuse(why, [&] {
+            return std::string("slice pitch ") + std::to_string(d.slicePitch) +
+                   " not a whole number of rows of " + std::to_string(d.rowPitch) + " bytes";
+        });
+    ArrayCopy a;
+    a.array.width = size_t(d.width);
+    a.array.height = oneD ? 0 : size_t(d.height); // 0: 1D layers
+    a.array.depth = size_t(layered ? d.arraySize : d.depth);
+    a.array.format = format;
+    a.array.numChannels = channels;
+    a.array.flags = layered ? cu::kArray3dLayered : 0u;
+    a.copy.srcMemoryType = cu::kMemoryTypeUnified;
+    a.copy.srcDevice = uint64_t(reinterpret_cast<uintptr_t>(d.data));
+    a.copy.srcPitch = size_t(pitch);
+    a.copy.srcHeight = size_t(rows);
+    a.copy.dstMemoryType = cu::kMemoryTypeArray;
+    a.copy.widthInBytes = size_t(rowBytes);
+    a.copy.height = oneD ? 1 : size_t(d.height);
+    a.copy.depth = a.array.depth;
+    s.resource.resType = cu::kResourceTypeArray;
+    s.array = a;
+    return s;
+}
+
+} // namespace
+
 std::optional<TextureSource> textureSource(const KernelImageDesc& d, const TextureLimits& limits,
                                            std::string* why) {
     if (!limits.alignment || !limits.pitchAlignment)
         return refuse(why, [&] { return std::string("the GPU reports no texture alignment"); });
-    if (d.imageType != CL_MEM_OBJECT_IMAGE2D && d.imageType != CL_MEM_OBJECT_IMAGE1D)
-        return refuse(
-            why, [&] { return std::string("only 1D and 2D images are pitch-linear textures"); });
+    const bool inArray = d.imageType == CL_MEM_OBJECT_IMAGE3D ||
+                         d.imageType == CL_MEM_OBJECT_IMAGE1D_ARRAY ||
+                         d.imageType == CL_MEM_OBJECT_IMAGE2D_ARRAY;
+    if (d.imageType != CL_MEM_OBJECT_IMAGE2D && d.imageType != CL_MEM_OBJECT_IMAGE1D && !inArray)
+        return refuse(why, [&] { return std::string("1D image buffers are not textures"); });
     TextureSource s;
     int format = 0;
     unsigned channels = 0;
@@ -112,6 +179,8 @@ std::optional<TextureSource> textureSource(const KernelImageDesc& d, const Textu
     if (s.srgb)
         s.swizzle = s.swizzle == kSwizzleBgra ? kSwizzleSbgra : kSwizzleSrgba;
     s.filterable = !s.srgb && d.channelType != CL_SNORM_INT8;
+    if (inArray)
+        return arraySource(d, limits, s, format, channels, why);
     const uint64_t address = uint64_t(reinterpret_cast<uintptr_t>(d.data));
     const uint64_t rowBytes = uint64_t(d.width) * uint64_t(d.elementSize);
     uint64_t pitch = d.imageType == CL_MEM_OBJECT_IMAGE2D

@@ -51,10 +51,22 @@ struct DeviceImageDesc {
 static_assert(sizeof(DeviceImageDesc) == 208, "layout shared with builtins/nvidia/texture.h");
 
 /// The GPU's limits on pitch-linear textures (CU_DEVICE_ATTRIBUTE_TEXTURE_* and
-/// MAXIMUM_TEXTURE2D_LINEAR_*); all 0: no textures.
+/// MAXIMUM_TEXTURE2D_LINEAR_*); all 0: no textures. The array limits (MAXIMUM_TEXTURE3D_*,
+/// MAXIMUM_TEXTURE1D_LAYERED_*, MAXIMUM_TEXTURE2D_LAYERED_*), all 0 where the driver has no CUDA
+/// arrays for Duet: 3D images and image arrays then read in software.
 struct TextureLimits {
     uint64_t alignment = 0, pitchAlignment = 0;
     uint64_t maxWidth = 0, maxHeight = 0, maxPitch = 0;
+    uint64_t max3d[3] = {};        ///< width, height, depth
+    uint64_t maxLayered1d[2] = {}; ///< width, layers
+    uint64_t maxLayered2d[3] = {}; ///< width, height, layers
+};
+
+/// How an image's linear storage is copied into the CUDA array its textures read: the array's
+/// descriptor and the source's layout for cuMemcpy3D (the executor fills in the array).
+struct ArrayCopy {
+    nvidia::cu::Array3DDescriptor array{};
+    nvidia::cu::Memcpy3D copy{}; ///< unified source at the image's data, destination an array
 };
 
 /// How an image is sampled through textures: its pitch-linear resource, class and swizzle.
@@ -67,12 +79,17 @@ struct TextureSource {
     /// fetch) nor 8-bit signed normalized channels (the hardware's result is off by up to 0.07
     /// there, seen on an H200 with the Khronos CTS).
     bool filterable = true;
+    /// Set for 3D images and 1D/2D arrays: the textures read a CUDA array (resource.res.array,
+    /// which the executor makes) holding a copy of the linear storage, made as this says.
+    std::optional<ArrayCopy> array;
 };
 
-/// The texture source of an image argument, or nothing (`why` says why): 1D and 2D images
-/// (2D depth too) of one, two or four 8/16/32-bit channels or half/float, whose storage and
-/// row pitch meet the GPU's alignment. 3D images, arrays, 1D image buffers and packed formats
-/// stay with the image library's software reads.
+/// The texture source of an image argument, or nothing (`why` says why), for images of one,
+/// two or four 8/16/32-bit channels or half/float: 1D and 2D images (2D depth too) whose
+/// storage and row pitch meet the GPU's alignment, as pitch-linear textures; 3D images and 1D
+/// and 2D arrays (2D depth arrays too) within the GPU's array limits, whose slice pitch is a
+/// whole number of rows, through a CUDA array (a layered one for arrays). 1D image buffers and
+/// packed formats stay with the image library's software reads.
 std::optional<TextureSource> textureSource(const KernelImageDesc& image,
                                            const TextureLimits& limits, std::string* why = nullptr);
 

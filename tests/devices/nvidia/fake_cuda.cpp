@@ -145,6 +145,11 @@ int cuDeviceGetAttribute(int* v, int attribute, int d) {
     case 43:
         *v = 2048;
         break; // layers of 2D and 1D layered textures
+    case 27:
+    case 28:
+    case 42:
+        *v = 32768;
+        break; // width and height of 2D and 1D layered textures
     case 69:
         *v = d == 0 ? 268435456 : 134217728;
         break; // 1D texture from linear memory
@@ -611,17 +616,24 @@ int cuEventDestroy_v2(void* event) {
     return enter("cuEventDestroy_v2");
 }
 
-// Texture objects: checked as the driver checks a pitch-linear resource, kept until destroyed.
+extern "C" int duetFakeIsArray(const void* array); // fake_cuda_gl.cpp
+
+// Texture objects: checked as the driver checks a pitch-linear resource or a CUDA array (one
+// cuArray3DCreate_v2 made: duetFakeIsArray), kept until destroyed.
 int cuTexObjectCreate(unsigned long long* object, const FakeResourceDesc* res,
                       const FakeTextureDesc* tex, const void* view) {
     if (int e = enter("cuTexObjectCreate"))
         return e;
     const auto& p = res->pitch2D;
     const bool normalized = tex->flags & 0x02, integer = tex->flags & 0x01;
-    if (res->resType != 3 || view || res->flags || p.devPtr % 512 || p.pitchInBytes % 32 ||
-        (p.numChannels != 1 && p.numChannels != 2 && p.numChannels != 4) || !p.width || !p.height ||
-        p.width > 131072 || p.height > 65000 || p.pitchInBytes > 2097120 ||
-        (integer && tex->filterMode == 1))
+    if (view || res->flags || (integer && tex->filterMode == 1))
+        return kInvalidValue;
+    if (res->resType == 0 && !duetFakeIsArray(res->array.hArray))
+        return kInvalidValue;
+    if (res->resType != 0 &&
+        (res->resType != 3 || p.devPtr % 512 || p.pitchInBytes % 32 ||
+         (p.numChannels != 1 && p.numChannels != 2 && p.numChannels != 4) || !p.width ||
+         !p.height || p.width > 131072 || p.height > 65000 || p.pitchInBytes > 2097120))
         return kInvalidValue;
     for (int m : tex->addressMode)
         if (m < 0 || m > 3 || (!normalized && (m == 0 || m == 2)))

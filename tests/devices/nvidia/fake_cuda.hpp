@@ -126,6 +126,9 @@ struct FakeResourceDesc {
             unsigned numChannels;
             size_t width, height, pitchInBytes;
         } pitch2D;
+        struct {
+            void* hArray;
+        } array;
         int reserved[32];
     };
     unsigned flags;
@@ -142,6 +145,10 @@ struct FakeTextureDesc {
 };
 /// Texture objects made and not destroyed.
 using DuetFakeLiveTexturesFn = int (*)();
+/// CUDA arrays made by cuArray3DCreate_v2 and not destroyed.
+using DuetFakeLiveArraysFn = int (*)();
+/// The bytes of such an array (layer after layer, rows packed), null when it is not one.
+using DuetFakeArrayBytesFn = const unsigned char* (*)(const void* array, size_t* bytes);
 /// What texture object `object` was made with (0: no such live object).
 using DuetFakeTextureFn = int (*)(unsigned long long object, FakeResourceDesc* res,
                                   FakeTextureDesc* tex);

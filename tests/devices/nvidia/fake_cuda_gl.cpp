@@ -9,10 +9,12 @@
 #define GL_GLEXT_PROTOTYPES
 #include <GL/glcorearb.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -88,6 +90,7 @@ int firstGlDevice() {
 }
 
 std::mutex mutex;
+std::set<FakeArray*> madeArrays;  ///< cuArray3DCreate_v2's, until cuArrayDestroy
 int glDevice = firstGlDevice();   ///< what cuGLGetDevices answers (-1: an error)
 uint64_t lastMappedPointer = 0;   ///< the latest cuGraphicsResourceGetMappedPointer answer
 std::vector<unsigned> registered; ///< GL names registered, in order
@@ -379,6 +382,75 @@ int cuArray3DGetDescriptor_v2(FakeArrayDescriptor* d, void* array) {
     auto* a = static_cast<FakeArray*>(array);
     *d = {a->width, a->height, a->depth, 0, unsigned(a->texelBytes), a->layered ? 1u : 0u};
     return kSuccess;
+}
+
+// CUDA arrays the runtime makes itself (image copies for textures): zero-filled host memory.
+int cuArray3DCreate_v2(void** array, const FakeArrayDescriptor* d) {
+    if (int e = duetFakeEnter("cuArray3DCreate_v2"))
+        return e;
+    size_t channelBytes = 0; // CUarray_format: 8-, 16- (and half) and 32-bit (and float)
+    switch (d->format) {
+    case 0x01:
+    case 0x08:
+        channelBytes = 1;
+        break;
+    case 0x02:
+    case 0x09:
+    case 0x10:
+        channelBytes = 2;
+        break;
+    case 0x03:
+    case 0x0a:
+    case 0x20:
+        channelBytes = 4;
+        break;
+    default:
+        return kInvalidValue;
+    }
+    if (!d->width || (d->numChannels != 1 && d->numChannels != 2 && d->numChannels != 4) ||
+        (d->flags & ~1u) || (!d->flags && (!d->height || !d->depth)))
+        return kInvalidValue;
+    auto a = std::make_unique<FakeArray>();
+    a->width = d->width;
+    a->height = std::max<size_t>(d->height, 1); // 1D layers: one row each
+    a->depth = std::max<size_t>(d->depth, 1);
+    a->texelBytes = channelBytes * d->numChannels;
+    a->layered = d->flags & 1;
+    a->bytes.assign(a->slicePitch() * a->depth, 0);
+    *array = a.get();
+    std::lock_guard lock(mutex);
+    madeArrays.insert(a.release());
+    return kSuccess;
+}
+
+int cuArrayDestroy(void* array) {
+    if (int e = duetFakeEnter("cuArrayDestroy"))
+        return e;
+    std::lock_guard lock(mutex);
+    auto* a = static_cast<FakeArray*>(array);
+    if (!madeArrays.erase(a))
+        return kInvalidValue;
+    delete a;
+    return kSuccess;
+}
+
+int duetFakeIsArray(const void* array) {
+    std::lock_guard lock(mutex);
+    return madeArrays.count(static_cast<FakeArray*>(const_cast<void*>(array))) ? 1 : 0;
+}
+
+int duetFakeLiveArrays() {
+    std::lock_guard lock(mutex);
+    return int(madeArrays.size());
+}
+
+const unsigned char* duetFakeArrayBytes(const void* array, size_t* bytes) {
+    std::lock_guard lock(mutex);
+    auto* a = static_cast<FakeArray*>(const_cast<void*>(array));
+    if (!madeArrays.count(a))
+        return nullptr;
+    *bytes = a->bytes.size();
+    return a->bytes.data();
 }
 
 int cuMemcpy2DAsync_v2(const FakeMemcpy2D* c, void*) {

@@ -669,6 +669,173 @@ __kernel void blur(read_only image2d_t src, sampler_t s, write_only image2d_t ds
     clReleaseProgram(p);
 }
 
+TEST_CASE("3D images and image arrays are sampled through CUDA array copies, copied again only "
+          "when their contents may have changed",
+          "[nvidia][fake-driver][image]") {
+    H100Context on;
+    cl_int err = CL_SUCCESS;
+    cl_program p = buildProgram(on.ctx, on.dev, R"CL(
+__kernel void sample(read_only image3d_t vol, read_only image2d_array_t layers,
+                     read_only image1d_array_t lines, sampler_t s, __global float4* out) {
+    out[0] = read_imagef(vol, s, (float4)(0.5f, 0.5f, 0.5f, 0.0f)) +
+             read_imagef(layers, s, (float4)(0.5f, 0.5f, 1.0f, 0.0f)) +
+             read_imagef(lines, s, (float2)(0.5f, 1.0f));
+}
+__kernel void stamp(write_only image3d_t vol) {
+    write_imagef(vol, (int4)(0), (float4)(1.0f));
+}
+)CL",
+                                "-cl-std=CL3.0");
+    cl_kernel k = clCreateKernel(p, "sample", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_kernel stamp = clCreateKernel(p, "stamp", &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue q = on.queue();
+    Fake fake;
+    auto liveArrays = fake.get<DuetFakeLiveArraysFn>("duetFakeLiveArrays");
+    auto arrayBytes = fake.get<DuetFakeArrayBytesFn>("duetFakeArrayBytes");
+    REQUIRE((liveArrays && arrayBytes));
+    const int arraysBefore = liveArrays();
+
+    // An 8x4x3 RGBA8 volume (rows of 32 bytes), a 4x4x2 float 2D array, a 16x3 RG16 1D array.
+    const cl_image_format rgba8{CL_RGBA, CL_UNORM_INT8}, rf{CL_R, CL_FLOAT},
+        rg16{CL_RG, CL_UNORM_INT16};
+    std::vector<unsigned char> texels(8 * 4 * 3 * 4);
+    for (size_t i = 0; i < texels.size(); ++i)
+        texels[i] = static_cast<unsigned char>(i * 7);
+    cl_image_desc d3{};
+    d3.image_type = CL_MEM_OBJECT_IMAGE3D;
+    d3.image_width = 8;
+    d3.image_height = 4;
+    d3.image_depth = 3;
+    cl_mem vol = clCreateImage(on.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &rgba8, &d3,
+                               texels.data(), &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_image_desc da{};
+    da.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY;
+    da.image_width = da.image_height = 4;
+    da.image_array_size = 2;
+    cl_mem layers = clCreateImage(on.ctx, CL_MEM_READ_ONLY, &rf, &da, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_image_desc dl{};
+    dl.image_type = CL_MEM_OBJECT_IMAGE1D_ARRAY;
+    dl.image_width = 16;
+    dl.image_array_size = 3;
+    cl_mem lines = clCreateImage(on.ctx, CL_MEM_READ_ONLY, &rg16, &dl, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem out = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 16, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_sampler s = clCreateSampler(on.ctx, CL_TRUE, CL_ADDRESS_REPEAT, CL_FILTER_LINEAR, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof vol, &vol));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof layers, &layers));
+    REQUIRE_CL(clSetKernelArg(k, 2, sizeof lines, &lines));
+    REQUIRE_CL(clSetKernelArg(k, 3, sizeof s, &s));
+    REQUIRE_CL(clSetKernelArg(k, 4, sizeof out, &out));
+    REQUIRE_CL(clSetKernelArg(stamp, 0, sizeof vol, &vol));
+    const size_t one = 1;
+    auto launch = [&] {
+        fake.reset();
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(q));
+        REQUIRE(fake.launchCount() >= 1);
+    };
+    auto descOf = [&](unsigned arg) {
+        return reinterpret_cast<const TexturedImageDesc*>(
+            paramAs<uint64_t>(*fake.launchAt(0), arg));
+    };
+
+    // First launch: an array per image (layered for the two arrays), filled from the linear
+    // storage, and texture objects on them.
+    launch();
+    CHECK(fake.calls("cuArray3DCreate_v2") == 3);
+    CHECK(fake.calls("cuMemcpy3DAsync_v2") == 3);
+    CHECK(liveArrays() == arraysBefore + 3);
+    const TexturedImageDesc* volDesc = descOf(0);
+    CHECK((volDesc->textureClass == 1 && volDesc->swizzle == 0));
+    const unsigned key = 1 | (2 << 1) | 8; // normalized, repeat, linear
+    FakeResourceDesc res{};
+    FakeTextureDesc tex{};
+    REQUIRE(fake.texture(volDesc->textures[key], &res, &tex));
+    CHECK(res.resType == 0); // CU_RESOURCE_TYPE_ARRAY
+    CHECK((tex.addressMode[0] == 0 && tex.addressMode[2] == 0 && tex.filterMode == 1));
+    size_t bytes = 0;
+    const unsigned char* copied = arrayBytes(res.array.hArray, &bytes);
+    REQUIRE(copied);
+    REQUIRE(bytes == texels.size());
+    CHECK(std::equal(texels.begin(), texels.end(), copied));
+    CHECK(descOf(1)->textureClass == 1);
+    CHECK(descOf(2)->textureClass == 1);
+    CHECK(descOf(2)->swizzle == 3); // RG
+
+    // Nothing changed: no copy, no new array.
+    launch();
+    CHECK(fake.calls("cuMemcpy3DAsync_v2") == 0);
+    CHECK(fake.calls("cuArray3DCreate_v2") == 0);
+
+    // A write to the volume: its copy (only) follows, with the new bytes.
+    std::vector<unsigned char> slice(8 * 4 * 4, 0xA5);
+    const size_t origin[3] = {0, 0, 1}, region[3] = {8, 4, 1};
+    REQUIRE_CL(clEnqueueWriteImage(q, vol, CL_TRUE, origin, region, 0, 0, slice.data(), 0, nullptr,
+                                   nullptr));
+    launch();
+    CHECK(fake.calls("cuMemcpy3DAsync_v2") == 1);
+    copied = arrayBytes(res.array.hArray, &bytes);
+    REQUIRE(copied);
+    CHECK(copied[8 * 4 * 4] == 0xA5);
+    CHECK(copied[0] == texels[0]);
+
+    // A kernel that writes the volume, a fill of the 2D array, a map for writing of the 1D
+    // array: each makes one copy stale.
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, stamp, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
+    launch();
+    CHECK(fake.calls("cuMemcpy3DAsync_v2") == 1);
+    const float zero[4] = {};
+    const size_t layerRegion[3] = {4, 4, 2}, none[3] = {0, 0, 0};
+    REQUIRE_CL(clEnqueueFillImage(q, layers, zero, none, layerRegion, 0, nullptr, nullptr));
+    launch();
+    CHECK(fake.calls("cuMemcpy3DAsync_v2") == 1);
+    const size_t lineRegion[3] = {16, 3, 1};
+    size_t rowPitch = 0, slicePitch = 0;
+    void* mapped = clEnqueueMapImage(q, lines, CL_TRUE, CL_MAP_WRITE, none, lineRegion, &rowPitch,
+                                     &slicePitch, 0, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clEnqueueUnmapMemObject(q, lines, mapped, 0, nullptr, nullptr));
+    launch();
+    CHECK(fake.calls("cuMemcpy3DAsync_v2") == 1);
+    launch();
+    CHECK(fake.calls("cuMemcpy3DAsync_v2") == 0);
+
+    // Releasing an image (once no kernel holds it) frees its array and the texture objects on it.
+    cl_mem other = clCreateImage(on.ctx, CL_MEM_READ_WRITE, &rgba8, &d3, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof other, &other));
+    REQUIRE_CL(clSetKernelArg(stamp, 0, sizeof other, &other));
+    const int texturesBefore = fake.liveTextures();
+    clReleaseMemObject(vol);
+    CHECK(liveArrays() == arraysBefore + 2);
+    CHECK(fake.liveTextures() == texturesBefore - 12);
+
+    // Where the driver will not make an array, the image reads in software and the launch runs.
+    fake.fail("cuArray3DCreate_v2", 2); // CUDA_ERROR_OUT_OF_MEMORY
+    launch();
+    fake.fail("cuArray3DCreate_v2", 0);
+    CHECK(fake.calls("cuArray3DCreate_v2") == 1);
+    CHECK(descOf(0)->textureClass == 0);
+    CHECK(fake.calls("cuMemcpy3DAsync_v2") == 0);
+
+    clReleaseMemObject(other);
+    clReleaseSampler(s);
+    clReleaseMemObject(out);
+    clReleaseMemObject(lines);
+    clReleaseMemObject(layers);
+    clReleaseCommandQueue(q);
+    clReleaseKernel(stamp);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    CHECK(liveArrays() == arraysBefore);
+}
+
 TEST_CASE("a kernel whose image reads all go through textures launches its texture-only variant",
           "[nvidia][fake-driver][image]") {
     H100Context on;

@@ -7,7 +7,9 @@
 #   3. api_test, then kernels_*_test and image_kernel_test, through the OpenCL API with
 #      DUET_DEVICES=nvidia, kernel_timeout_test (DUET_KERNEL_TIMEOUT) and kernel_checks_test
 #      (DUET_KERNEL_CHECKS);
-#   4. nvidia_gl_gpu_test: CUDA-GL interop under NVIDIA's EGL (DUET_DEVICES=cpu,nvidia).
+#   4. nvidia_image_array_gpu_test: 3D images and arrays sampled through CUDA arrays, against
+#      the CPU device (DUET_DEVICES=cpu,nvidia);
+#   5. nvidia_gl_gpu_test: CUDA-GL interop under NVIDIA's EGL (DUET_DEVICES=cpu,nvidia).
 # Every step runs; a summary follows. Exit 0: all passed; 1: some failed; 77: skipped (no
 # libcuda.so.1 here, so no GPU run is possible).
 #
@@ -106,6 +108,10 @@ step "kernel_checks_test (DUET_DEVICES=nvidia)" "$build/tests/devices/kernel_che
 # SPIR-V modules built and run on the GPU (skipped without the translator: llvm-spirv-15, or a
 # bundle's SPIR-V add-on).
 step "il_test [il] (DUET_DEVICES=nvidia)" "$build/tests/api/il_test" "[il]"
+# 3D images and image arrays through CUDA array copies against the CPU device's reads (the CPU
+# device joins for the comparison).
+DUET_DEVICES=cpu,nvidia step "nvidia_image_array_gpu_test (DUET_DEVICES=cpu,nvidia)" \
+    "$build/tests/devices/nvidia/nvidia_image_array_gpu_test"
 # CUDA-GL interop with NVIDIA's EGL (skipped without an EGL device that has EGL_NV_device_cuda);
 # the CPU device joins for image support.
 DUET_DEVICES=cpu,nvidia step "nvidia_gl_gpu_test (DUET_DEVICES=cpu,nvidia)" \

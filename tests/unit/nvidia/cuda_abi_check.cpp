@@ -147,6 +147,8 @@ DUET_CHECK(streamSynchronize, cuStreamSynchronize, "cuStreamSynchronize")
 DUET_CHECK(streamDestroy, cuStreamDestroy, "cuStreamDestroy_v2")
 DUET_CHECK(texObjectCreate, cuTexObjectCreate, "cuTexObjectCreate")
 DUET_CHECK(texObjectDestroy, cuTexObjectDestroy, "cuTexObjectDestroy")
+DUET_CHECK(array3DCreate, cuArray3DCreate, "cuArray3DCreate_v2")
+DUET_CHECK(arrayDestroy, cuArrayDestroy, "cuArrayDestroy")
 
 // Texture objects: attributes, enums, flags and the two descriptors' layouts.
 DUET_SAME(cu::kTextureAlignment, CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT);
@@ -155,6 +157,11 @@ DUET_SAME(cu::kMaxTexture2dLinearWidth, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LI
 DUET_SAME(cu::kMaxTexture2dLinearHeight, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT);
 DUET_SAME(cu::kMaxTexture2dLinearPitch, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH);
 DUET_SAME(cu::kResourceTypePitch2d, CU_RESOURCE_TYPE_PITCH2D);
+DUET_SAME(cu::kResourceTypeArray, CU_RESOURCE_TYPE_ARRAY);
+DUET_SAME(cu::kArray3dLayered, CUDA_ARRAY3D_LAYERED);
+DUET_SAME(cu::kMaxTexture2dLayeredWidth, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH);
+DUET_SAME(cu::kMaxTexture2dLayeredHeight, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT);
+DUET_SAME(cu::kMaxTexture1dLayeredWidth, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH);
 DUET_SAME(cu::kAddressWrap, CU_TR_ADDRESS_MODE_WRAP);
 DUET_SAME(cu::kAddressClamp, CU_TR_ADDRESS_MODE_CLAMP);
 DUET_SAME(cu::kAddressMirror, CU_TR_ADDRESS_MODE_MIRROR);
@@ -186,6 +193,8 @@ static_assert(offsetof(cu::ResourceDesc, res.pitch2D.height) ==
 static_assert(offsetof(cu::ResourceDesc, res.pitch2D.pitchInBytes) ==
               offsetof(CUDA_RESOURCE_DESC, res.pitch2D.pitchInBytes));
 static_assert(offsetof(cu::ResourceDesc, flags) == offsetof(CUDA_RESOURCE_DESC, flags));
+static_assert(offsetof(cu::ResourceDesc, res.array.hArray) ==
+              offsetof(CUDA_RESOURCE_DESC, res.array.hArray));
 static_assert(sizeof(cu::TextureDesc) == sizeof(CUDA_TEXTURE_DESC));
 static_assert(offsetof(cu::TextureDesc, filterMode) == offsetof(CUDA_TEXTURE_DESC, filterMode));
 static_assert(offsetof(cu::TextureDesc, flags) == offsetof(CUDA_TEXTURE_DESC, flags));

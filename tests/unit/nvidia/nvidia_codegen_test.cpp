@@ -271,14 +271,17 @@ TEST_CASE("images and samplers: u64 parameters (descriptor address, CLK_* bits),
     }
     CHECK(b.exe->kernels()[0].args[2].kind == rt::KernelArgKind::Sampler);
     CHECK(b.exe->kernels()[1].args[2].kind == rt::KernelArgKind::Image);
-    // Reads of read_only 1D/2D images try a texture object first (unified mode: the handle is
-    // a 64-bit register loaded from the descriptor), then software on linear memory; nothing
-    // reads through texture or surface references, 3D images and read_write ones stay in
-    // software, and the sampler literals are resolved in the module.
+    // Reads of read_only images try a texture object first (unified mode: the handle is a
+    // 64-bit register loaded from the descriptor), then software on linear memory; nothing
+    // reads through texture or surface references, read_write images stay in software, and the
+    // sampler literals are resolved in the module.
     CHECK(contains(entryText(ptx, "blur"), "tex.2d.v4.f32.f32"));
     CHECK(contains(entryText(ptx, "blur"), "ld.global.nc.u64"));
     CHECK(contains(entryText(ptx, "volume"), "tex.2d.v4.f32.f32")); // the depth image
-    CHECK_FALSE(contains(ptx, "tex.3d"));
+    // The 3D image and the 2D array through their CUDA arrays' textures (the array layer an
+    // integer operand).
+    CHECK(contains(entryText(ptx, "volume"), "tex.3d.v4.u32.f32"));
+    CHECK(contains(entryText(ptx, "volume"), "tex.a2d.v4.f32.f32"));
     for (const char* texture : {"suld.", "sust.", ".texref", ".surfref", ".samplerref"})
         CHECK_FALSE(contains(ptx, texture));
     CHECK_FALSE(contains(ptx, "__translate_sampler_initializer"));
@@ -311,9 +314,21 @@ TEST_CASE("texture-only variants: a copy without the software reads, and what it
                       << "/" << r.samplerBits);
         CHECK(std::count(blur.textureRequirements.begin(), blur.textureRequirements.end(), r) == 1);
     }
-    // volume also reads a 3D image and an array, which textures never serve: no variant.
-    CHECK(entryOf(*b.exe, "volume").texturedName.empty());
-    CHECK_FALSE(contains(ptx, "__duet_textured_volume"));
+    // volume reads a 3D image (sampler-less), a depth image and a 2D array: its variant reads
+    // all three through textures (the image buffer and the read_write image are not sampled).
+    const KernelEntry& volume = entryOf(*b.exe, "volume");
+    REQUIRE(volume.texturedName == "__duet_textured_volume");
+    const std::string volumeVariant = entryText(ptx, "__duet_textured_volume");
+    CHECK(contains(volumeVariant, "tex.3d.v4.u32.f32"));
+    CHECK(contains(volumeVariant, "tex.a2d.v4.f32.f32"));
+    want = {{0, 3, -1, 0x10}, {3, 1, -1, nearest}, {5, 1, -1, nearest}};
+    CHECK(volume.textureRequirements.size() == want.size());
+    for (const nvidia::TextureRequirement& r : want) {
+        INFO("volume: image " << r.image << " class " << r.textureClass << " sampler "
+                              << r.samplerArg << "/" << r.samplerBits);
+        CHECK(std::count(volume.textureRequirements.begin(), volume.textureRequirements.end(), r) ==
+              1);
+    }
 
     // Integer reads ask for their class, sampler-less reads for the fetch sampler.
     rt::FinalizeResult f = finalizeSource(R"CL(
@@ -1457,6 +1472,123 @@ TEST_CASE("images sampled through CUDA texture objects: which ones, with which d
     for (unsigned k = 0; k < nd::kSamplerKeys; ++k)
         keys += nd::textureDesc(*rgba8, k, t);
     CHECK(keys == 12);
+}
+
+TEST_CASE("3D images and image arrays sampled through CUDA array copies: descriptors, limits",
+          "[nvidia][image]") {
+    namespace nd = rt::nvidia_device;
+    namespace cu = nvidia::cu;
+    // An H100's limits (cuDeviceGetAttribute): pitch-linear, then 3D, 1D layered, 2D layered.
+    nd::TextureLimits h100{512, 32, 131072, 65000, 2097120};
+    const uint64_t max3d[3] = {16384, 16384, 16384}, layered1d[2] = {32768, 2048},
+                   layered2d[3] = {32768, 32768, 2048};
+    std::copy(max3d, max3d + 3, h100.max3d);
+    std::copy(layered1d, layered1d + 2, h100.maxLayered1d);
+    std::copy(layered2d, layered2d + 3, h100.maxLayered2d);
+    static char storage[64];
+    auto image = [&](cl_mem_object_type kind, cl_channel_order order, cl_channel_type type,
+                     int width, int height, int depthOrLayers) {
+        rt::KernelImageDesc d{};
+        d.data = storage + 4; // arrays are copies: no alignment asked of the storage
+        d.channelOrder = order;
+        d.channelType = type;
+        d.imageType = int32_t(kind);
+        d.width = width;
+        d.height = kind == CL_MEM_OBJECT_IMAGE1D_ARRAY ? 1 : height;
+        d.depth = kind == CL_MEM_OBJECT_IMAGE3D ? depthOrLayers : 1;
+        d.arraySize = kind == CL_MEM_OBJECT_IMAGE3D ? 1 : depthOrLayers;
+        d.elementSize = int32_t(rt::elementSize(cl_image_format{order, type}));
+        d.rowPitch = uint64_t(width) * uint64_t(d.elementSize);
+        d.slicePitch = d.rowPitch * uint64_t(d.height);
+        return d;
+    };
+    const uint64_t base = uint64_t(reinterpret_cast<uintptr_t>(storage + 4));
+    std::string why;
+
+    // A 3D image: a 3D array (not layered), copied row by row from the linear storage.
+    auto volume = nd::textureSource(image(CL_MEM_OBJECT_IMAGE3D, CL_RGBA, CL_UNORM_INT8, 33, 7, 5),
+                                    h100, &why);
+    REQUIRE(volume);
+    REQUIRE(volume->array);
+    CHECK(volume->resource.resType == cu::kResourceTypeArray);
+    CHECK(volume->cls == nd::kFloatTexture);
+    const cu::Array3DDescriptor& a = volume->array->array;
+    CHECK((a.width == 33 && a.height == 7 && a.depth == 5 && a.flags == 0));
+    CHECK((a.format == cu::kFormatUnsignedInt8 && a.numChannels == 4));
+    const cu::Memcpy3D& c = volume->array->copy;
+    CHECK((c.srcMemoryType == cu::kMemoryTypeUnified && c.srcDevice == base));
+    CHECK((c.srcPitch == 132 && c.srcHeight == 7 && c.dstMemoryType == cu::kMemoryTypeArray));
+    CHECK((c.widthInBytes == 132 && c.height == 7 && c.depth == 5));
+    // An odd row pitch (33 bytes) is no reason for software here, unlike pitch-linear textures.
+    CHECK(nd::textureSource(image(CL_MEM_OBJECT_IMAGE3D, CL_R, CL_UNORM_INT8, 33, 2, 2), h100));
+
+    // A 2D array: layered, its layers the depth; slices a whole number of padded rows.
+    rt::KernelImageDesc padded = image(CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_RG, CL_FLOAT, 10, 4, 3);
+    padded.rowPitch = 96;
+    padded.slicePitch = 96 * 6;
+    auto layers = nd::textureSource(padded, h100);
+    REQUIRE((layers && layers->array));
+    CHECK((layers->array->array.width == 10 && layers->array->array.height == 4 &&
+           layers->array->array.depth == 3));
+    CHECK(layers->array->array.flags == cu::kArray3dLayered);
+    CHECK((layers->array->array.format == cu::kFormatFloat &&
+           layers->array->array.numChannels == 2 && layers->swizzle == nd::kSwizzleRg));
+    CHECK((layers->array->copy.srcPitch == 96 && layers->array->copy.srcHeight == 6 &&
+           layers->array->copy.widthInBytes == 80 && layers->array->copy.height == 4));
+    // A 2D depth array, an integer one.
+    auto depth =
+        nd::textureSource(image(CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_DEPTH, CL_FLOAT, 8, 8, 2), h100);
+    REQUIRE((depth && depth->array && depth->swizzle == nd::kSwizzleR));
+    CHECK(nd::textureSource(image(CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_RGBA, CL_SIGNED_INT16, 4, 4, 4),
+                            h100)
+              ->cls == nd::kSignedTexture);
+
+    // A 1D array: a layered array of height 0; each layer one row, the slice pitch apart.
+    rt::KernelImageDesc lines =
+        image(CL_MEM_OBJECT_IMAGE1D_ARRAY, CL_R, CL_UNSIGNED_INT16, 100, 1, 6);
+    lines.slicePitch = 256;
+    auto rows = nd::textureSource(lines, h100);
+    REQUIRE((rows && rows->array));
+    CHECK((rows->array->array.width == 100 && rows->array->array.height == 0 &&
+           rows->array->array.depth == 6 && rows->array->array.flags == cu::kArray3dLayered));
+    CHECK((rows->array->copy.srcPitch == 256 && rows->array->copy.srcHeight == 1 &&
+           rows->array->copy.widthInBytes == 200 && rows->array->copy.height == 1 &&
+           rows->array->copy.depth == 6));
+    CHECK(rows->cls == nd::kUnsignedTexture);
+
+    // Texture descriptors as for 2D: every addressing mode on all three axes, trilinear where
+    // the channels are filterable.
+    cu::TextureDesc t{};
+    REQUIRE(nd::textureDesc(*volume, 1 | 4 | 8, t)); // normalized, repeat, linear
+    CHECK((t.addressMode[2] == cu::kAddressWrap && t.filterMode == cu::kFilterLinear));
+    CHECK((t.flags & cu::kTrsfNormalizedCoordinates));
+    CHECK_FALSE(nd::textureDesc(*rows, 8, t)); // no linear filtering of integers
+
+    // Beyond the GPU's array limits, with a slice that is not whole rows, or without arrays:
+    // software, with the reason.
+    CHECK_FALSE(
+        nd::textureSource(image(CL_MEM_OBJECT_IMAGE3D, CL_R, CL_FLOAT, 16385, 2, 2), h100, &why));
+    CHECK(why.find("larger than the GPU's 3D textures (16385x2x2)") != std::string::npos);
+    CHECK_FALSE(nd::textureSource(image(CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_R, CL_FLOAT, 40000, 2, 2),
+                                  h100, &why));
+    CHECK(why.find("layered textures") != std::string::npos);
+    CHECK_FALSE(nd::textureSource(image(CL_MEM_OBJECT_IMAGE1D_ARRAY, CL_R, CL_FLOAT, 64, 1, 2049),
+                                  h100, &why));
+    CHECK(why.find("layered textures") != std::string::npos);
+    rt::KernelImageDesc ragged = image(CL_MEM_OBJECT_IMAGE3D, CL_R, CL_FLOAT, 8, 8, 2);
+    ragged.slicePitch += 4;
+    CHECK_FALSE(nd::textureSource(ragged, h100, &why));
+    CHECK(why.find("not a whole number of rows") != std::string::npos);
+    nd::TextureLimits noArrays{512, 32, 131072, 65000, 2097120};
+    CHECK_FALSE(
+        nd::textureSource(image(CL_MEM_OBJECT_IMAGE3D, CL_R, CL_FLOAT, 8, 8, 2), noArrays, &why));
+    CHECK(why.find("no CUDA arrays") != std::string::npos);
+    CHECK_FALSE(
+        nd::textureSource(image(CL_MEM_OBJECT_IMAGE3D, CL_RGB, CL_UNORM_SHORT_565, 8, 8, 2), h100));
+    rt::KernelImageDesc buffer = image(CL_MEM_OBJECT_IMAGE2D, CL_R, CL_FLOAT, 8, 1, 1);
+    buffer.imageType = CL_MEM_OBJECT_IMAGE1D_BUFFER;
+    CHECK_FALSE(nd::textureSource(buffer, h100, &why));
+    CHECK(why.find("1D image buffers") != std::string::npos);
 }
 
 TEST_CASE("launch plans: grids, launch blocks and __local offsets of an NDRange",

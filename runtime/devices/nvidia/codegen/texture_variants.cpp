@@ -109,10 +109,8 @@ std::optional<nvidia::TextureRequirement> requirementOf(const CallInst& mark,
         why = "a software read whose image shape or class is not a constant";
         return std::nullopt;
     }
-    if (*dims > 2 || *layer >= 0) {
-        why = "it reads a 3D image or an image array (not through textures)";
-        return std::nullopt;
-    }
+    // Every shape reads through textures now: 1D and 2D images pitch-linear, 3D images and
+    // arrays through CUDA arrays (the executor checks each launch's slots, as for 2D).
     const Origin image = originOf(mark.getArgOperand(0), kernel);
     if (image.argument < 0) {
         why = "a read of an image that is not one of the kernel's arguments";
