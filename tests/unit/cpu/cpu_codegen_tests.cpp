@@ -685,6 +685,59 @@ TEST_CASE("-save-temps writes IR and assembly; the triad's work-item loop is vec
     fs::remove_all(dir);
 }
 
+TEST_CASE("checked builds (DUET_KERNEL_CHECKS=1) keep triad, saxpy and transpose vectorised",
+          "[cpu][cpu_codegen][checks]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_chk_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string prefix = (dir / "t").string();
+    const std::string src = std::string(kTriad) + R"CL(
+__kernel void saxpy(__global float* y, __global const float* x, float a) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + y[i];
+}
+__kernel void tr(__global const float* in, __global float* out, uint w, uint h) {
+    __local float tile[16][17];
+    uint lx = get_local_id(0), ly = get_local_id(1);
+    uint x = get_group_id(0) * 16 + lx, y = get_group_id(1) * 16 + ly;
+    if (x < w && y < h)
+        tile[ly][lx] = in[y * w + x];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint tx = get_group_id(1) * 16 + lx, ty = get_group_id(0) * 16 + ly;
+    if (tx < h && ty < w)
+        out[ty * h + tx] = tile[lx][ly];
+}
+)CL";
+    ::setenv("DUET_KERNEL_CHECKS", "1", 1);
+    Built b = build(src, "-cl-std=CL3.0 -save-temps=" + prefix);
+    ::unsetenv("DUET_KERNEL_CHECKS");
+    const std::string& log = b.log;
+    INFO(log);
+    for (const char* k : {"triad", "saxpy", "tr"}) {
+        const std::string simd = std::string("kernel ") + k + ": __duet_wg_" + k + ".simd";
+        CHECK(log.find(simd + ": work-item loop") != std::string::npos);
+        size_t at = 0;
+        while ((at = log.find(simd + ": work-item loop ", at)) != std::string::npos) {
+            size_t end = log.find('\n', at);
+            std::string line = log.substr(at, end - at);
+            INFO(line);
+            CHECK(line.find(": vectorised (") != std::string::npos);
+            if (__builtin_cpu_supports("avx2"))
+                CHECK(line.find(hostLanesText()) != std::string::npos);
+            at = end;
+        }
+    }
+    // The checks are there: the per-work-item records' scan after the vector loop, and the
+    // accesses made under the checks' masks.
+    const std::string ir = readFile(prefix + "_triad.ll");
+    const std::string wg = functionText(ir, "__duet_wg_triad.simd");
+    REQUIRE_FALSE(wg.empty());
+    CHECK(wg.find("@__duet_check_scan(") != std::string::npos);
+    CHECK(wg.find("x float>") != std::string::npos);
+    CHECK(wg.find("@__duet_check_fail(") == std::string::npos);
+    fs::remove_all(dir);
+}
+
 TEST_CASE("the tiled N-body inner loop runs as vectorised work-item loops", "[cpu][cpu_codegen]") {
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("duet_cg_nb_" + std::to_string(::getpid()));
