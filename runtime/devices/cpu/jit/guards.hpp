@@ -62,11 +62,12 @@ extern "C" void __duet_check_fail_deferred(const duet::rt::cpu::DeferredCheckSit
                                            uint32_t code, uint64_t address, uint64_t gid0,
                                            uint64_t gid1, uint64_t gid2);
 /// After a vectorised work-item loop in which some deferred check failed: the first of its `n`
-/// work-items (in loop order) whose code is not 0 fails as __duet_check_fail_deferred. Global
-/// ids: `gidsD[i]` where the loop recorded them per work-item, else `gidD`.
+/// work-items (in loop order) whose code is not 0 fails as __duet_check_fail_deferred. The
+/// global ids of the loop's i-th work-item: `gidsD[i]` where the loop recorded them per
+/// work-item, else `gidD + i * stepD`.
 extern "C" void __duet_check_scan(const duet::rt::cpu::DeferredCheckSite* sites, const char* names,
                                   const duet::rt::WorkGroupContext* ctx, uint64_t n,
-                                  const uint32_t* codes, const uint64_t* addresses,
+                                  const uint8_t* codes, const uint64_t* addresses,
                                   const uint64_t* gids0, const uint64_t* gids1,
                                   const uint64_t* gids2, uint64_t gid0, uint64_t gid1,
-                                  uint64_t gid2);
+                                  uint64_t gid2, uint64_t step0, uint64_t step1, uint64_t step2);

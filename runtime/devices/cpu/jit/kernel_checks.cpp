@@ -14,7 +14,13 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/MDBuilder.h>
+#include <llvm/Analysis/AssumptionCache.h>
 #include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/ScalarEvolution.h>
+#include <llvm/Analysis/ScalarEvolutionExpressions.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/TargetParser/Triple.h>
+#include <llvm/Transforms/Utils/ScalarEvolutionExpander.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
 
@@ -222,6 +228,13 @@ bool vectorisableWorkItemLoop(const Loop& l, const Function* flush) {
     return true;
 }
 
+/// How the scan after a work-item loop gets the global ids of the loop's `k`-th work-item:
+/// start + k * step where both are known before the loop, else from a per-work-item array.
+struct GidPlan {
+    Value* start[3] = {nullptr, nullptr, nullptr};
+    Value* step[3] = {nullptr, nullptr, nullptr};
+};
+
 /// Lowers the flushes of one work-group function (lowerDeferredChecks).
 class DeferredLowering {
 public:
@@ -235,20 +248,61 @@ public:
         std::vector<CallInst*> inPlace;
         for (CallInst* c : flushes) {
             Loop* l = loops.getLoopFor(c->getParent());
-            if (l && vectorisableWorkItemLoop(*l, flush))
+            if (l && vectorisableWorkItemLoop(*l, flush) && fewSites(c))
                 perLoop[l].push_back(c);
             else
                 inPlace.push_back(c);
         }
+        // Each global id the loop's flushes report: the same for every work-item, or the loop's
+        // count times a step from a start (both expanded before the loop), or else recorded per
+        // work-item. Planned while the analyses hold, before anything changes.
+        TargetLibraryInfoImpl tlii(Triple(m_w.getParent()->getTargetTriple()));
+        TargetLibraryInfo tli(tlii);
+        AssumptionCache ac(m_w);
+        ScalarEvolution se(m_w, tli, ac, dt, loops);
+        SCEVExpander expander(se, m_w.getParent()->getDataLayout(), "chk.gid");
+        std::map<Loop*, GidPlan> plans;
+        for (auto& [l, cs] : perLoop) {
+            GidPlan& plan = plans[l];
+            Instruction* at = l->getLoopPreheader()->getTerminator();
+            for (unsigned d = 0; d < 3; ++d) {
+                const SCEV* g = se.getSCEV(cs.front()->getArgOperand(4 + d));
+                bool same = true;
+                for (CallInst* c : cs)
+                    same = same && se.getSCEV(c->getArgOperand(4 + d)) == g;
+                if (!same || !g->getType()->isIntegerTy(64))
+                    continue;
+                if (se.isLoopInvariant(g, l) && expander.isSafeToExpandAt(g, at)) {
+                    plan.start[d] = expander.expandCodeFor(g, g->getType(), at);
+                    plan.step[d] = ConstantInt::get(g->getType(), 0);
+                } else if (auto* ar = dyn_cast<SCEVAddRecExpr>(g);
+                           ar && ar->getLoop() == l && ar->isAffine() &&
+                           se.isLoopInvariant(ar->getStart(), l) &&
+                           se.isLoopInvariant(ar->getStepRecurrence(se), l) &&
+                           expander.isSafeToExpandAt(ar->getStart(), at) &&
+                           expander.isSafeToExpandAt(ar->getStepRecurrence(se), at)) {
+                    plan.start[d] = expander.expandCodeFor(ar->getStart(), g->getType(), at);
+                    plan.step[d] =
+                        expander.expandCodeFor(ar->getStepRecurrence(se), g->getType(), at);
+                }
+            }
+        }
+        expander.clear();
         for (CallInst* c : inPlace)
             lowerInPlace(c);
         for (auto& [l, cs] : perLoop)
             lowerInLoop(l->getLoopPreheader(), l->getHeader(), l->getLoopLatch(),
-                        l->getExitBlock(), l, cs);
+                        l->getExitBlock(), plans[l], cs);
     }
 
 private:
     Value* ctxArg() { return m_w.getArg(1); }
+    /// Codes fit the per-work-item byte: the kernel's sites table has fewer than 256 rows.
+    static bool fewSites(const CallInst* c) {
+        auto* table = dyn_cast<GlobalVariable>(c->getArgOperand(0));
+        auto* type = table ? dyn_cast<ArrayType>(table->getValueType()) : nullptr;
+        return type && type->getNumElements() < 256;
+    }
     /// `if (code) fail(...)` where the flush was.
     void lowerInPlace(CallInst* c) {
         IRBuilder<> b(c);
@@ -281,22 +335,21 @@ private:
         return b.CreateAlloca(t, m_items, name);
     }
     void lowerInLoop(BasicBlock* pre, BasicBlock* header, BasicBlock* latch, BasicBlock* exit,
-                     const Loop* l, const std::vector<CallInst*>& cs) {
+                     const GidPlan& plan, const std::vector<CallInst*>& cs) {
         auto* i64 = Type::getInt64Ty(m_ctx);
         if (!m_codes) {
-            m_codes = array(Type::getInt32Ty(m_ctx), "chk.codes");
+            // One byte per work-item (a kernel has fewer than 256 deferred checks: see run()).
+            m_codes = array(Type::getInt8Ty(m_ctx), "chk.codes");
             m_addrs = array(i64, "chk.addrs");
             // Codes start at 0 and stay 0: a failure recorded in them never returns.
             IRBuilder<> b(m_w.getEntryBlock().getTerminator());
-            b.CreateMemSet(m_codes, b.getInt8(0), b.CreateMul(m_items, b.getInt64(4)), Align(4));
+            b.CreateMemSet(m_codes, b.getInt8(0), m_items, Align(1));
             m_any = IRBuilder<>(&*m_w.getEntryBlock().getFirstInsertionPt())
                         .CreateAlloca(Type::getInt8Ty(m_ctx), nullptr, "chk.any");
         }
-        bool varying[3] = {false, false, false};
-        for (CallInst* c : cs)
-            for (unsigned d = 0; d < 3; ++d)
-                if (auto* g = dyn_cast<Instruction>(c->getArgOperand(4 + d)); g && l->contains(g))
-                    varying[d] = true;
+        bool varying[3];
+        for (unsigned d = 0; d < 3; ++d)
+            varying[d] = !plan.start[d];
         for (unsigned d = 0; d < 3; ++d)
             if (varying[d] && !m_gids[d])
                 m_gids[d] = array(i64, "chk.gids");
@@ -311,7 +364,8 @@ private:
         k->addIncoming(next, latch);
         for (CallInst* c : cs) {
             IRBuilder<> b(c);
-            b.CreateStore(c->getArgOperand(2), b.CreateInBoundsGEP(b.getInt32Ty(), m_codes, k));
+            b.CreateStore(b.CreateTrunc(c->getArgOperand(2), b.getInt8Ty()),
+                          b.CreateInBoundsGEP(b.getInt8Ty(), m_codes, k));
             b.CreateStore(c->getArgOperand(3), b.CreateInBoundsGEP(i64, m_addrs, k));
             for (unsigned d = 0; d < 3; ++d)
                 if (varying[d])
@@ -328,14 +382,18 @@ private:
             any, &*ab.GetInsertPoint(), false, MDBuilder(m_ctx).createBranchWeights(1, 1u << 20));
         IRBuilder<> tb(then);
         CallInst* first = cs.front();
+        (void)header;
         Value* none = ConstantPointerNull::get(tb.getPtrTy());
         Value* zero = tb.getInt64(0);
         tb.CreateCall(m_scan, {first->getArgOperand(0), first->getArgOperand(1), ctxArg(), next,
                                m_codes, m_addrs, varying[0] ? m_gids[0] : none,
                                varying[1] ? m_gids[1] : none, varying[2] ? m_gids[2] : none,
-                               varying[0] ? zero : first->getArgOperand(4),
-                               varying[1] ? zero : first->getArgOperand(5),
-                               varying[2] ? zero : first->getArgOperand(6)});
+                               varying[0] ? zero : plan.start[0],
+                               varying[1] ? zero : plan.start[1],
+                               varying[2] ? zero : plan.start[2],
+                               varying[0] ? zero : plan.step[0],
+                               varying[1] ? zero : plan.step[1],
+                               varying[2] ? zero : plan.step[2]});
         for (CallInst* c : cs)
             c->eraseFromParent();
     }
@@ -366,8 +424,9 @@ void lowerDeferredChecks(Module& module) {
         FunctionType::get(voidTy, {ptr, ptr, ptr, i32, i64, i64, i64, i64}, false));
     FunctionCallee scanHook = module.getOrInsertFunction(
         cpu::kCheckScanHookName,
-        FunctionType::get(voidTy, {ptr, ptr, ptr, i64, ptr, ptr, ptr, ptr, ptr, i64, i64, i64},
-                          false));
+        FunctionType::get(
+            voidTy, {ptr, ptr, ptr, i64, ptr, ptr, ptr, ptr, ptr, i64, i64, i64, i64, i64, i64},
+            false));
     for (FunctionCallee hook : {failHook, scanHook})
         if (auto* f = dyn_cast<Function>(hook.getCallee())) {
             f->addFnAttr(Attribute::Cold);
@@ -496,7 +555,10 @@ void lowerGuardPlaceholders(Module& module) {
             Function* w = c->getFunction();
             assert(w->arg_size() == 2 && "placeholders are only left in work-group functions");
             Value* ctxArg = w->getArg(1);
-            IRBuilder<> b(c);
+            // At the function's entry: the same for the whole work-group, and a load in a
+            // conditional block (a check under `if (i < n)`) would stay in the work-item loop, an
+            // access the loop vectoriser cannot prove per work-item.
+            IRBuilder<> b(&*w->getEntryBlock().getFirstInsertionPt());
             MDNode* invariant = MDNode::get(b.getContext(), {});
             const size_t field = isBound ? offsetof(WorkGroupContext, argBounds)
                                          : offsetof(WorkGroupContext, cancel);
