@@ -297,8 +297,9 @@ void KernelChecker::deferCheck(Instruction* access, const FailedCheck& c, Value*
     IRBuilder<> b(access);
     m_target.deferFailure(b, c, bad);
     // The access only where its check passes; a load that fails gives zero.
-    Instruction* then = SplitBlockAndInsertIfThen(b.CreateNot(bad, "chk.ok"), access, false,
-                                                  MDBuilder(m_ctx).createBranchWeights(1u << 20, 1));
+    Instruction* then =
+        SplitBlockAndInsertIfThen(b.CreateNot(bad, "chk.ok"), access, false,
+                                  MDBuilder(m_ctx).createBranchWeights(1u << 20, 1));
     BasicBlock* head = then->getParent()->getSinglePredecessor();
     access->moveBefore(then);
     if (access->getType()->isVoidTy())

@@ -83,9 +83,8 @@ extern "C" void __duet_check_scan(const duet::rt::cpu::DeferredCheckSite* sites,
                                   uint64_t gid2, uint64_t step0, uint64_t step1, uint64_t step2) {
     for (uint64_t i = 0; i < n; ++i)
         if (codes[i] != 0)
-            __duet_check_fail_deferred(sites, names, ctx, codes[i], addresses[i],
-                                       gids0 ? gids0[i] : gid0 + i * step0,
-                                       gids1 ? gids1[i] : gid1 + i * step1,
-                                       gids2 ? gids2[i] : gid2 + i * step2);
+            __duet_check_fail_deferred(
+                sites, names, ctx, codes[i], addresses[i], gids0 ? gids0[i] : gid0 + i * step0,
+                gids1 ? gids1[i] : gid1 + i * step1, gids2 ? gids2[i] : gid2 + i * step2);
     __builtin_trap(); // the loop's flag said some work-item failed: our bug
 }

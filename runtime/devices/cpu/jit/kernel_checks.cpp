@@ -24,6 +24,7 @@
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <vector>
@@ -112,9 +113,9 @@ public:
         Value* gid[3];
         for (unsigned d = 0; d < 3; ++d)
             gid[d] = b.CreateCall(m_globalId, {b.getInt32(d)});
-        return b.CreateCall(m_flush, {m_sitesSlot, m_namesSlot,
-                                      b.CreateLoad(b.getInt32Ty(), m_code),
-                                      b.CreateLoad(b.getInt64Ty(), m_addr), gid[0], gid[1], gid[2]});
+        return b.CreateCall(m_flush,
+                            {m_sitesSlot, m_namesSlot, b.CreateLoad(b.getInt32Ty(), m_code),
+                             b.CreateLoad(b.getInt64Ty(), m_addr), gid[0], gid[1], gid[2]});
     }
     /// After insertBoundsChecks: flushes before barriers (and calls that may hold one), the
     /// kernel's loops and its returns; the work-item's record in registers; the sites table.
@@ -217,7 +218,7 @@ void CpuCheckTarget::finish(Function& k) {
 bool vectorisableWorkItemLoop(const Loop& l, const Function* flush) {
     BasicBlock* latch = l.getLoopLatch();
     if (!l.isInnermost() || !latch || !l.getLoopPreheader() || !l.getExitBlock() ||
-        !wg::isWorkItemLoopLatch(latch->getTerminator()))
+        l.getExitingBlock() != latch || !wg::isWorkItemLoopLatch(latch->getTerminator()))
         return false;
     for (BasicBlock* bb : l.blocks())
         for (Instruction& i : *bb)
@@ -244,14 +245,20 @@ public:
     void run(const std::vector<CallInst*>& flushes, const Function* flush) {
         DominatorTree dt(m_w);
         LoopInfo loops(dt);
-        std::map<Loop*, std::vector<CallInst*>> perLoop;
+        // In the flushes' order (the IR's), so that the lowering is the same from run to run.
+        std::vector<std::pair<Loop*, std::vector<CallInst*>>> perLoop;
         std::vector<CallInst*> inPlace;
         for (CallInst* c : flushes) {
             Loop* l = loops.getLoopFor(c->getParent());
-            if (l && vectorisableWorkItemLoop(*l, flush) && fewSites(c))
-                perLoop[l].push_back(c);
-            else
+            if (!l || !vectorisableWorkItemLoop(*l, flush) || !fewSites(c)) {
                 inPlace.push_back(c);
+                continue;
+            }
+            auto it = std::find_if(perLoop.begin(), perLoop.end(),
+                                   [l](const auto& e) { return e.first == l; });
+            if (it == perLoop.end())
+                it = perLoop.insert(perLoop.end(), {l, {}});
+            it->second.push_back(c);
         }
         // Each global id the loop's flushes report: the same for every work-item, or the loop's
         // count times a step from a start (both expanded before the loop), or else recorded per
@@ -291,8 +298,8 @@ public:
         for (CallInst* c : inPlace)
             lowerInPlace(c);
         for (auto& [l, cs] : perLoop)
-            lowerInLoop(l->getLoopPreheader(), l->getHeader(), l->getLoopLatch(),
-                        l->getExitBlock(), plans[l], cs);
+            lowerInLoop(l->getLoopPreheader(), l->getHeader(), l->getLoopLatch(), l->getExitBlock(),
+                        plans[l], cs);
     }
 
 private:
@@ -309,10 +316,10 @@ private:
         Value* bad = b.CreateICmpNE(c->getArgOperand(2), b.getInt32(0), "chk.failed");
         Instruction* then = SplitBlockAndInsertIfThen(
             bad, c, false, MDBuilder(m_ctx).createBranchWeights(1, 1u << 20));
-        IRBuilder<>(then).CreateCall(m_fail, {c->getArgOperand(0), c->getArgOperand(1), ctxArg(),
-                                              c->getArgOperand(2), c->getArgOperand(3),
-                                              c->getArgOperand(4), c->getArgOperand(5),
-                                              c->getArgOperand(6)});
+        IRBuilder<>(then).CreateCall(m_fail,
+                                     {c->getArgOperand(0), c->getArgOperand(1), ctxArg(),
+                                      c->getArgOperand(2), c->getArgOperand(3), c->getArgOperand(4),
+                                      c->getArgOperand(5), c->getArgOperand(6)});
         c->eraseFromParent();
     }
     /// Per-work-item arrays of the group's size (per-work-item storage to ParallelWorkItemLoops),
@@ -370,8 +377,8 @@ private:
             for (unsigned d = 0; d < 3; ++d)
                 if (varying[d])
                     b.CreateStore(c->getArgOperand(4 + d), b.CreateInBoundsGEP(i64, m_gids[d], k));
-            Value* failed = b.CreateZExt(b.CreateICmpNE(c->getArgOperand(2), b.getInt32(0)),
-                                         b.getInt8Ty());
+            Value* failed =
+                b.CreateZExt(b.CreateICmpNE(c->getArgOperand(2), b.getInt32(0)), b.getInt8Ty());
             b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt8Ty(), m_any), failed), m_any);
         }
         // After the loop: a set flag scans the records.
@@ -388,12 +395,9 @@ private:
         tb.CreateCall(m_scan, {first->getArgOperand(0), first->getArgOperand(1), ctxArg(), next,
                                m_codes, m_addrs, varying[0] ? m_gids[0] : none,
                                varying[1] ? m_gids[1] : none, varying[2] ? m_gids[2] : none,
-                               varying[0] ? zero : plan.start[0],
-                               varying[1] ? zero : plan.start[1],
-                               varying[2] ? zero : plan.start[2],
-                               varying[0] ? zero : plan.step[0],
-                               varying[1] ? zero : plan.step[1],
-                               varying[2] ? zero : plan.step[2]});
+                               varying[0] ? zero : plan.start[0], varying[1] ? zero : plan.start[1],
+                               varying[2] ? zero : plan.start[2], varying[0] ? zero : plan.step[0],
+                               varying[1] ? zero : plan.step[1], varying[2] ? zero : plan.step[2]});
         for (CallInst* c : cs)
             c->eraseFromParent();
     }
@@ -486,10 +490,9 @@ std::string insertBoundsChecks(Module& module) {
         auto* slot = new GlobalVariable(module, Type::getInt8Ty(ctx), true,
                                         GlobalValue::ExternalLinkage, nullptr, "__duet.chk.names",
                                         nullptr, GlobalValue::NotThreadLocal, 0u);
-        auto* sitesSlot = new GlobalVariable(module, Type::getInt8Ty(ctx), true,
-                                             GlobalValue::ExternalLinkage, nullptr,
-                                             "__duet.chk.sites", nullptr,
-                                             GlobalValue::NotThreadLocal, 0u);
+        auto* sitesSlot = new GlobalVariable(
+            module, Type::getInt8Ty(ctx), true, GlobalValue::ExternalLinkage, nullptr,
+            "__duet.chk.sites", nullptr, GlobalValue::NotThreadLocal, 0u);
         CpuCheckTarget target(*k, bound, fail, globalId, flush, slot, sitesSlot);
         const KernelCheckCounts counts = rt::insertBoundsChecks(*k, target);
         target.finish(*k);
