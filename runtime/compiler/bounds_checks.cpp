@@ -3,7 +3,10 @@
 #include "compiler/bounds_checks.hpp"
 
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/Analysis/LoopInfo.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
@@ -91,6 +94,8 @@ private:
     Origin originOf(Value* root);
     Shadow shadowAt(Value* p, Instruction* at);
     void check(Instruction* access, Value* ptr, Value* bytes, AccessKind kind, bool mayBeEmpty);
+    bool deferrable(Instruction* access, Value* ptr, const Shadow& s) const;
+    void deferCheck(Instruction* access, const FailedCheck& c, Value* bad);
     void visit(Instruction& i);
     /// `v` as an i64 address comparable with pointers in address space `as`.
     Value* addressIn(Value* v, unsigned as, IRBuilder<>& b) {
@@ -108,6 +113,7 @@ private:
     DenseMap<Value*, Origin> m_origin;
     DenseMap<std::pair<PHINode*, unsigned>, Shadow> m_phiShadows;
     KernelCheckCounts m_counts;
+    SmallPtrSet<Instruction*, 32> m_inLoop; ///< accesses in a loop of the kernel
 };
 
 Origin KernelChecker::leaf(Value* v) const {
@@ -262,10 +268,47 @@ void KernelChecker::check(Instruction* access, Value* ptr, Value* bytes, AccessK
     Value* bad = b.CreateOr(b.CreateICmpULT(addr, s.low), b.CreateICmpUGT(end, s.high), "chk.bad");
     if (mayBeEmpty)
         bad = b.CreateAnd(bad, b.CreateICmpNE(bytes, ConstantInt::get(m_i64, 0)));
+    if (!mayBeEmpty && deferrable(access, ptr, s)) {
+        deferCheck(access, {s.id, kind, addr, s.low, s.high, bytes}, bad);
+        return;
+    }
     MDNode* weights = MDBuilder(m_ctx).createBranchWeights(1, 1u << 20);
     Instruction* then = SplitBlockAndInsertIfThen(bad, access, !m_target.failureReturns(), weights);
     IRBuilder<> fb(then);
     m_target.fail(fb, {s.id, kind, addr, s.low, s.high, bytes});
+}
+
+bool KernelChecker::deferrable(Instruction* access, Value* ptr, const Shadow& s) const {
+    if (!m_target.defersFailures() || m_inLoop.contains(access) || !isa<ConstantInt>(s.id))
+        return false;
+    // Inside a loop of the kernel a failure must stop it at once (the loop may not end); merged
+    // pointers (selects, phis) have bounds per work-item.
+    Value* root = stripToRoot(ptr);
+    if (!isa<Argument, ConstantPointerNull>(root))
+        return false;
+    if (auto* l = dyn_cast<LoadInst>(access))
+        return l->isSimple();
+    auto* st = dyn_cast<StoreInst>(access);
+    return st && st->isSimple();
+}
+
+void KernelChecker::deferCheck(Instruction* access, const FailedCheck& c, Value* bad) {
+    ++m_counts.deferred;
+    IRBuilder<> b(access);
+    m_target.deferFailure(b, c, bad);
+    // The access only where its check passes; a load that fails gives zero.
+    Instruction* then =
+        SplitBlockAndInsertIfThen(b.CreateNot(bad, "chk.ok"), access, false,
+                                  MDBuilder(m_ctx).createBranchWeights(1u << 20, 1));
+    BasicBlock* head = then->getParent()->getSinglePredecessor();
+    access->moveBefore(then);
+    if (access->getType()->isVoidTy())
+        return;
+    BasicBlock* tail = then->getSuccessor(0);
+    PHINode* phi = PHINode::Create(access->getType(), 2, access->getName() + ".chk", tail->begin());
+    access->replaceAllUsesWith(phi);
+    phi->addIncoming(access, then->getParent());
+    phi->addIncoming(Constant::getNullValue(access->getType()), head);
 }
 
 void KernelChecker::visit(Instruction& i) {
@@ -295,9 +338,14 @@ void KernelChecker::visit(Instruction& i) {
 
 KernelCheckCounts KernelChecker::run() {
     std::vector<Instruction*> accesses;
+    DominatorTree dt(m_f);
+    LoopInfo loops(dt);
     for (Instruction& i : instructions(m_f))
-        if (isa<LoadInst, StoreInst, AtomicRMWInst, AtomicCmpXchgInst, MemIntrinsic>(i))
+        if (isa<LoadInst, StoreInst, AtomicRMWInst, AtomicCmpXchgInst, MemIntrinsic>(i)) {
             accesses.push_back(&i);
+            if (loops.getLoopFor(i.getParent()))
+                m_inLoop.insert(&i);
+        }
     for (Instruction* i : accesses)
         visit(*i);
     return m_counts;

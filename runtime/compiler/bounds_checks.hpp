@@ -54,12 +54,23 @@ public:
     virtual bool failureReturns() const = 0;
     /// Emits what a failed check does, at `b` (in a block of its own).
     virtual void fail(llvm::IRBuilder<>& b, const FailedCheck& check) = 0;
+    /// Whether failed checks may be deferred: asked for plain (non-atomic, non-volatile) loads
+    /// and stores outside the kernel's loops whose pointer derives from one kernel argument or
+    /// NULL (`check.id` and `check.bytes` are constants). Such an access is made only when its
+    /// check passes (a load that fails gives zero) and deferFailure() records the failure, which
+    /// the target reports later: no branch to a call at the access, so that the code around it
+    /// stays vectorisable.
+    virtual bool defersFailures() const { return false; }
+    /// Emits, at `b`, the recording of `check` failing when `bad` (i1) is true.
+    virtual void deferFailure(llvm::IRBuilder<>& /*b*/, const FailedCheck& /*check*/,
+                              llvm::Value* /*bad*/) {}
 };
 
 /// What insertBoundsChecks did to one kernel.
 struct KernelCheckCounts {
     unsigned checked = 0;
     unsigned unchecked = 0; ///< accesses whose pointer's origin is unknown
+    unsigned deferred = 0;  ///< checked accesses whose failures are deferred (of `checked`)
     /// The program variables checked accesses reach, in id order (id = argument count + index).
     std::vector<llvm::GlobalVariable*> variables;
 };

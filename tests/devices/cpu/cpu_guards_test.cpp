@@ -4,6 +4,7 @@
 #include "devices/guards_cases.hpp"
 
 #include <string>
+#include <vector>
 
 using namespace duet::test;
 
@@ -57,5 +58,101 @@ __kernel void plain(__global int* out) { out[get_global_id(0)] = 1; }
     CHECK(log.find("note: DUET_CPU_CHECKS: kernel chase: 1 of 3 memory accesses are not checked") !=
           std::string::npos);
     CHECK(log.find("kernel plain:") == std::string::npos);
+    clReleaseProgram(p);
+}
+
+// Checked accesses outside the kernel's loops defer their failures to the end of the work-item's
+// region (jit/kernel_checks.cpp): the work-item loops stay vectorised, and a failing lane's access
+// is not made. The message is the one the first failing work-item in loop order gives.
+namespace {
+const char* kLaneKernels = R"CL(
+__kernel void scale(__global float* out, __global float* in, float s) {
+    size_t i = get_global_id(0);
+    out[i] = s * in[i];
+}
+__kernel void every_third(__global int* out, __global int* in) {
+    size_t i = get_global_id(0);
+    if (i % 3 == 1)
+        out[i] = in[i + 20];
+}
+)CL";
+} // namespace
+
+TEST_CASE("a vectorised checked loop stops at a lane that is not the first, writing nothing past "
+          "the end",
+          "[cpu][checks]") {
+    Guarded g;
+    cl_program p = g.build(kLaneKernels);
+    cl_kernel k = g.kernel(p, "scale");
+    std::vector<float> init(64, -1.0f), in(64);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(i);
+    // `out` is the first 13 floats of a live buffer: work-items 13-15 would write into it.
+    cl_mem parent = g.buffer(init.size() * sizeof(float), init.data());
+    cl_buffer_region region{0, 13 * sizeof(float)};
+    cl_int e = CL_SUCCESS;
+    cl_mem out = clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &e);
+    REQUIRE(e == CL_SUCCESS);
+    cl_mem src = g.buffer(in.size() * sizeof(float), in.data());
+    setArg(k, 0, out);
+    setArg(k, 1, src);
+    setArg(k, 2, 2.0f);
+    g.runStopped(k, 16, 16,
+                 "kernel 'scale': out-of-bounds write of 4 bytes at byte offset 52 of argument 0 "
+                 "'out' (__global float*, a sub-buffer of 52 bytes) by work-item 13 (global id)");
+    CHECK(g.messagesWith("out-of-bounds") == 1);
+    const std::vector<float> after = g.read<float>(parent, init.size());
+    for (size_t i = 0; i < 13; ++i)
+        CHECK(after[i] == 2.0f * float(i)); // the work-items before the failing one
+    for (size_t i = 13; i < after.size(); ++i)
+        REQUIRE(after[i] == -1.0f); // the parent past the sub-buffer: untouched
+    clReleaseMemObject(src);
+    clReleaseMemObject(out);
+    clReleaseMemObject(parent);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+}
+
+TEST_CASE("a divergent (masked) checked read fails at the first work-item that reads past the "
+          "end",
+          "[cpu][checks]") {
+    Guarded g;
+    cl_program p = g.build(kLaneKernels);
+    cl_kernel k = g.kernel(p, "every_third");
+    std::vector<int> zeros(32, 0), in(32);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = int(100 + i);
+    cl_mem out = g.buffer(zeros.size() * sizeof(int), zeros.data());
+    cl_mem src = g.buffer(in.size() * sizeof(int), in.data());
+    setArg(k, 0, out);
+    setArg(k, 1, src);
+    // Work-items 1, 4, 7, 10 read in[21..30]; 13 reads in[33], 132 bytes in.
+    g.runStopped(k, 32, 32,
+                 "kernel 'every_third': out-of-bounds read of 4 bytes at byte offset 132 of "
+                 "argument 1 'in' (__global int*, a buffer of 128 bytes) by work-item 13 (global "
+                 "id)");
+    CHECK(g.messagesWith("out-of-bounds") == 1);
+    const std::vector<int> after = g.read<int>(out, 32);
+    for (int i : {1, 4, 7, 10})
+        CHECK(after[size_t(i)] == 100 + i + 20);
+    CHECK(after[0] == 0);
+    CHECK(after[2] == 0);
+    // In bounds everywhere: the same kernel gives the host's results.
+    std::vector<int> big(64);
+    for (size_t i = 0; i < big.size(); ++i)
+        big[i] = int(7 * i);
+    cl_mem src2 = g.buffer(big.size() * sizeof(int), big.data());
+    cl_mem out2 = g.buffer(zeros.size() * sizeof(int), zeros.data());
+    setArg(k, 0, out2);
+    setArg(k, 1, src2);
+    REQUIRE(g.run(k, 32, 32) == CL_COMPLETE);
+    const std::vector<int> ok = g.read<int>(out2, 32);
+    for (size_t i = 0; i < ok.size(); ++i)
+        REQUIRE(ok[i] == (i % 3 == 1 ? int(7 * (i + 20)) : 0));
+    clReleaseMemObject(out2);
+    clReleaseMemObject(src2);
+    clReleaseMemObject(src);
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
     clReleaseProgram(p);
 }

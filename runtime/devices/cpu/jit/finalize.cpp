@@ -270,7 +270,8 @@ bool deviceEnqueueHook(StringRef name) {
 std::string unresolvedFunctions(Module& m) {
     return undefinedSymbolReport(m, "this device", [](StringRef name, std::string&) {
         return name == kPrintfHookName || name == cpu::kCheckFailHookName ||
-               name == cpu::kCancelledHookName || deviceEnqueueHook(name) ||
+               name == cpu::kCancelledHookName || name == cpu::kDeferredFailHookName ||
+               name == cpu::kCheckScanHookName || deviceEnqueueHook(name) ||
                allowedHostFunction(name);
     });
 }
@@ -1181,6 +1182,7 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
         p.retry = true;
         return p;
     }
+    lowerDeferredChecks(*m);
     lowerGuardPlaceholders(*m);
     if (std::string missing = unresolvedFunctions(*m); !missing.empty()) {
         error = missing;
@@ -1337,6 +1339,11 @@ std::string createJit(CpuExecutable& exe, const orc::JITTargetMachineBuilder& jt
     hooks[mangle(cpu::kCheckFailHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_check_fail),
                                               JITSymbolFlags::Exported | JITSymbolFlags::Callable};
     hooks[mangle(cpu::kCancelledHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_cancelled),
+                                              JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+    hooks[mangle(cpu::kDeferredFailHookName)] = {
+        orc::ExecutorAddr::fromPtr(&__duet_check_fail_deferred),
+        JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+    hooks[mangle(cpu::kCheckScanHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_check_scan),
                                               JITSymbolFlags::Exported | JITSymbolFlags::Callable};
     size_t enqueueHooks = 0;
     const cpu::DeviceEnqueueHook* enqueue = cpu::deviceEnqueueHooks(enqueueHooks);

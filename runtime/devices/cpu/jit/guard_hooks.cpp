@@ -61,3 +61,30 @@ extern "C" void __duet_cancelled() {
         __builtin_trap();
     std::longjmp(t_guard.resume, 1);
 }
+
+extern "C" void __duet_check_fail_deferred(const duet::rt::cpu::DeferredCheckSite* sites,
+                                           const char* names, const duet::rt::WorkGroupContext* ctx,
+                                           uint32_t code, uint64_t address, uint64_t gid0,
+                                           uint64_t gid1, uint64_t gid2) {
+    const duet::rt::cpu::DeferredCheckSite& s = sites[code - 1];
+    uint64_t low = 0, high = 0; // NULL: empty bounds
+    if (s.id != duet::rt::kCheckNullId) {
+        low = ctx->argBounds[2 * s.id];
+        high = ctx->argBounds[2 * s.id + 1];
+    }
+    __duet_check_fail(s.id, s.kind, address, low, high, s.bytes, names, gid0, gid1, gid2);
+}
+
+extern "C" void __duet_check_scan(const duet::rt::cpu::DeferredCheckSite* sites, const char* names,
+                                  const duet::rt::WorkGroupContext* ctx, uint64_t n,
+                                  const uint8_t* codes, const uint64_t* addresses,
+                                  const uint64_t* gids0, const uint64_t* gids1,
+                                  const uint64_t* gids2, uint64_t gid0, uint64_t gid1,
+                                  uint64_t gid2, uint64_t step0, uint64_t step1, uint64_t step2) {
+    for (uint64_t i = 0; i < n; ++i)
+        if (codes[i] != 0)
+            __duet_check_fail_deferred(
+                sites, names, ctx, codes[i], addresses[i], gids0 ? gids0[i] : gid0 + i * step0,
+                gids1 ? gids1[i] : gid1 + i * step1, gids2 ? gids2[i] : gid2 + i * step2);
+    __builtin_trap(); // the loop's flag said some work-item failed: our bug
+}

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/kernel_checks.hpp"
+#include "devices/cpu/work_group_abi.hpp"
 
 #include <atomic>
 #include <csetjmp>
@@ -13,6 +14,16 @@ namespace duet::rt::cpu {
 /// Symbol names of the hooks below, as generated code calls them.
 inline constexpr const char* kCheckFailHookName = "__duet_check_fail";
 inline constexpr const char* kCancelledHookName = "__duet_cancelled";
+inline constexpr const char* kDeferredFailHookName = "__duet_check_fail_deferred";
+inline constexpr const char* kCheckScanHookName = "__duet_check_scan";
+
+/// One check whose failure is deferred (jit/kernel_checks.cpp): generated code keeps a table of
+/// them per kernel and records, per work-item, 1 + the index of its first failing one.
+struct DeferredCheckSite {
+    uint32_t id;   ///< the argument, or kCheckNullId
+    uint32_t kind; ///< AccessKind
+    uint64_t bytes;
+};
 
 // The access kinds and the fault record are every device's (core/kernel_checks.hpp).
 using rt::AccessKind;
@@ -44,3 +55,19 @@ extern "C" void __duet_check_fail(uint32_t id, uint32_t kind, uint64_t address, 
 /// Generated code calls this when it sees the launch's cancel flag set: leaves the work-group
 /// (never returns).
 extern "C" void __duet_cancelled();
+/// Generated code calls this where a work-item's deferred check failed (`code`: 1 + the site's
+/// index): the argument's bounds from the work-group context, then as __duet_check_fail.
+extern "C" void __duet_check_fail_deferred(const duet::rt::cpu::DeferredCheckSite* sites,
+                                           const char* names, const duet::rt::WorkGroupContext* ctx,
+                                           uint32_t code, uint64_t address, uint64_t gid0,
+                                           uint64_t gid1, uint64_t gid2);
+/// After a vectorised work-item loop in which some deferred check failed: the first of its `n`
+/// work-items (in loop order) whose code is not 0 fails as __duet_check_fail_deferred. The
+/// global ids of the loop's i-th work-item: `gidsD[i]` where the loop recorded them per
+/// work-item, else `gidD + i * stepD`.
+extern "C" void __duet_check_scan(const duet::rt::cpu::DeferredCheckSite* sites, const char* names,
+                                  const duet::rt::WorkGroupContext* ctx, uint64_t n,
+                                  const uint8_t* codes, const uint64_t* addresses,
+                                  const uint64_t* gids0, const uint64_t* gids1,
+                                  const uint64_t* gids2, uint64_t gid0, uint64_t gid1,
+                                  uint64_t gid2, uint64_t step0, uint64_t step1, uint64_t step2);

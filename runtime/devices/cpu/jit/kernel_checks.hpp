@@ -29,6 +29,14 @@ std::string insertBoundsChecks(llvm::Module& module);
 /// flag (WorkGroupContext::cancel) and calls the cancelled hook when it is set.
 void insertCancellationPoints(llvm::Module& module);
 
+/// After the work-group pass, before lowerGuardPlaceholders: reports the deferred check
+/// failures insertBoundsChecks left to the end of each work-item's region. In a work-item loop
+/// the vectoriser may widen (innermost, no calls), each work-item's record goes to per-work-item
+/// arrays and one flag; after the loop, a set flag calls the scan hook, which reports the first
+/// failing work-item in loop order. Elsewhere a failed record calls the deferred-fail hook at
+/// once.
+void lowerDeferredChecks(llvm::Module& module);
+
 /// After the work-group pass: the placeholders the two passes above left in the work-group
 /// functions become reads of their WorkGroupContext.
 void lowerGuardPlaceholders(llvm::Module& module);

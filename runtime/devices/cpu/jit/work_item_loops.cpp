@@ -107,6 +107,10 @@ MDNode* addAccessGroup(LLVMContext& ctx, MDNode* existing, MDNode* group) {
 
 } // namespace
 
+bool isWorkItemLoopLatch(const Instruction* term) {
+    return term && hasMarker(term->getMetadata(LLVMContext::MD_loop));
+}
+
 void markWorkItemLoop(BranchInst* latch, bool force) {
     LLVMContext& ctx = latch->getContext();
     SmallVector<Metadata*, 3> ops{nullptr, MDNode::get(ctx, {MDString::get(ctx, kMarker)})};

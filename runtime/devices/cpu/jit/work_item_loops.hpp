@@ -11,6 +11,7 @@
 namespace llvm {
 class BasicBlock;
 class BranchInst;
+class Instruction;
 class LLVMContext;
 } // namespace llvm
 
@@ -20,6 +21,9 @@ namespace duet::rt::wg {
 /// work-item loop. `force`: vectorise it whatever the cost model says
 /// (llvm.loop.vectorize.enable), for the bodies of strided loops (kStridedBodyMarker).
 void markWorkItemLoop(llvm::BranchInst* latch, bool force = false);
+
+/// Whether `term` is the back-edge branch of a work-item loop (markWorkItemLoop).
+bool isWorkItemLoopLatch(const llvm::Instruction* term);
 
 /// Metadata kind on the branch that enters a rewritten strided loop's body (strided_loops.cpp):
 /// the work-item loop of the region holding it is vectorised whatever LLVM's cost model says.
