@@ -7,7 +7,8 @@
 // SPIR-V.
 #define CATCH_CONFIG_RUNNER
 #include "support/cl_test.hpp"
-#include "support/xvfb.hpp" // skipTest
+#include "devices/standalone_device.hpp" // deviceUnderTest
+#include "support/xvfb.hpp"              // skipTest
 
 #include <sys/wait.h>
 
@@ -726,18 +727,8 @@ int main(int argc, char** argv) {
                                     "' (llvm-spirv-15, DUET_LLVM_SPIRV) is not installed: "
                                     "CL_DEVICE_IL_VERSION is empty and there is nothing to test");
     // The GPU entries (DUET_DEVICES=nvidia with the real driver) on a host without the GPU.
-    cl_uint platforms = 0, devices = 0;
-    clGetPlatformIDs(0, nullptr, &platforms);
-    std::vector<cl_platform_id> ids(platforms);
-    if (platforms)
-        clGetPlatformIDs(platforms, ids.data(), nullptr);
-    for (cl_platform_id p : ids) {
-        cl_uint n = 0;
-        if (duet::test::platformString(p, CL_PLATFORM_NAME).find("Duet") != std::string::npos &&
-            clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) == CL_SUCCESS)
-            devices += n;
-    }
-    if (devices == 0) {
+    std::string deviceName;
+    if (!duet::test::deviceUnderTest(deviceName)) {
         const char* which = std::getenv("DUET_DEVICES");
         return duet::test::skipTest(std::string("Duet has no device here (DUET_DEVICES=") +
                                     (which ? which : "") + ")");
