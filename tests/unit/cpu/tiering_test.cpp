@@ -9,6 +9,7 @@
 
 #include <catch.hpp>
 
+#include <sched.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -27,9 +28,10 @@ using namespace duet::rt;
 namespace {
 
 /// DUET_CPU_TIER_UP_MS set for one scope (unset: the default), DUET_CPU_TIER_UP_SYNC unset
-/// (the background compile thread) unless `sync`.
+/// (the background compile thread) unless `sync`, DUET_CPU_TIER_UP_EAGER 0 (nothing compiled
+/// ahead of need, whatever the machine's cores) unless `eager`.
 struct TierEnv {
-    explicit TierEnv(const char* value, bool sync = false) {
+    explicit TierEnv(const char* value, bool sync = false, bool eager = false) {
         if (value)
             setenv("DUET_CPU_TIER_UP_MS", value, 1);
         else
@@ -38,10 +40,12 @@ struct TierEnv {
             setenv("DUET_CPU_TIER_UP_SYNC", "1", 1);
         else
             unsetenv("DUET_CPU_TIER_UP_SYNC");
+        setenv("DUET_CPU_TIER_UP_EAGER", eager ? "1" : "0", 1);
     }
     ~TierEnv() {
         unsetenv("DUET_CPU_TIER_UP_MS");
         unsetenv("DUET_CPU_TIER_UP_SYNC");
+        unsetenv("DUET_CPU_TIER_UP_EAGER");
     }
 };
 
@@ -466,8 +470,8 @@ TEST_CASE("background tier-up: the process exits with compiles queued and runnin
     };
     for (const Case c : {Case{8, 0, "return"}, Case{8, 3, "exit"}, Case{4, 15, "return"},
                          Case{2, 40, "exit"}, Case{1, 0, "exit"}}) {
-        const std::string cmd = std::string(DUET_TIER_EXIT_HELPER) + " " +
-                                std::to_string(c.kernels) + " " + std::to_string(c.ms) + " " +
+        const std::string cmd = "DUET_CPU_TIER_UP_EAGER=0 " + std::string(DUET_TIER_EXIT_HELPER) +
+                                " " + std::to_string(c.kernels) + " " + std::to_string(c.ms) + " " +
                                 c.how + " 2>&1";
         INFO(cmd);
         FILE* pipe = popen(cmd.c_str(), "r");
@@ -579,4 +583,127 @@ TEST_CASE("background tier-up: a launch never compiles what the thread is compil
     CHECK(after.launchPath == before.launchPath);
     CHECK(after.taken == before.taken);
     CHECK(after.installed == before.installed + 1);
+}
+
+TEST_CASE("eager tier-up: the optimised code is compiled ahead of need", "[cpu][tiering][eager]") {
+    TierEnv env(nullptr, false, true);
+    const cpu::TierUpCounts before = cpu::tierUpCounts();
+    auto exe = build(hashKernel("eager_ahead"));
+    const cpu::TieredCode* tiered = exe->tieredCode();
+    void* quick = exe->entry(0); // clCreateKernel: quick code, and the optimised one queued
+    REQUIRE(quick);
+    CHECK(cpu::tierUpCounts().eager == before.eager + 1);
+    // No launch spent any budget, yet the optimised code comes.
+    void* optimised = tiered->waitOptimised(0, kWaitMs);
+    REQUIRE(optimised);
+    CHECK(optimised != quick);
+    CHECK(tiered->requestOptimised(0) == optimised); // not compiled again
+    const std::vector<uint32_t> in = inputs(700);
+    CHECK(runHash(optimised, in, 45) == hashReference(in, 45));
+    const cpu::TierUpCounts after = cpu::tierUpCounts();
+    CHECK(after.submitted == before.submitted + 1);
+    CHECK(after.installed == before.installed + 1);
+    CHECK(after.promoted == before.promoted);
+    CHECK(after.failed == before.failed);
+}
+
+TEST_CASE("eager tier-up: a kernel whose launches wait for it goes before the other eager ones",
+          "[cpu][tiering][eager]") {
+    TierEnv env(nullptr, false, true);
+    constexpr size_t kKernels = 4;
+    std::string source;
+    for (size_t k = 0; k < kKernels; ++k)
+        source += hashKernel("eager_order_" + std::to_string(k));
+    auto exe = build(source);
+    const cpu::TieredCode* tiered = exe->tieredCode();
+    REQUIRE(exe->kernels().size() == kKernels);
+    auto parked = std::make_unique<ParkedThread>(); // nothing starts meanwhile
+    const cpu::TierUpCounts before = cpu::tierUpCounts();
+    for (size_t k = 0; k < kKernels; ++k)
+        REQUIRE(exe->entry(k)); // each queued in the eager lane, in order
+    CHECK(cpu::tierUpCounts().eager == before.eager + kKernels);
+    // The last kernel's launches spent the budget: its compile moves to the launch lane.
+    CHECK(tiered->requestOptimised(kKernels - 1) == nullptr);
+    CHECK(tiered->requestOptimised(kKernels - 1) == nullptr); // moved once
+    CHECK(cpu::tierUpCounts().promoted == before.promoted + 1);
+    // Behind it in the launch lane, a second parked job: once the thread reaches that one, the
+    // promoted compile is done and no eager one has started.
+    std::promise<void> second;
+    std::future<void> atSecond = second.get_future();
+    std::promise<void> go;
+    std::shared_future<void> goOn = go.get_future().share();
+    cpu::submitTierUp([&second, goOn] {
+        second.set_value();
+        goOn.wait();
+    });
+    parked->release();
+    atSecond.wait();
+    CHECK(tiered->optimisedEntry(kKernels - 1) != nullptr);
+    for (size_t k = 0; k + 1 < kKernels; ++k)
+        CHECK(tiered->optimisedEntry(k) == nullptr);
+    CHECK(cpu::tierUpCounts().started == before.started + 1);
+    go.set_value();
+    const std::vector<uint32_t> in = inputs(200);
+    for (size_t k = 0; k < kKernels; ++k) {
+        void* optimised = tiered->waitOptimised(k, kWaitMs);
+        REQUIRE(optimised);
+        CHECK(runHash(optimised, in, 25) == hashReference(in, 25));
+    }
+    const cpu::TierUpCounts after = cpu::tierUpCounts();
+    CHECK(after.installed == before.installed + kKernels);
+    CHECK(after.failed == before.failed);
+}
+
+TEST_CASE("eager tier-up: a program released before its compile ahead of need",
+          "[cpu][tiering][eager]") {
+    TierEnv env(nullptr, false, true);
+    const cpu::TierUpCounts before = cpu::tierUpCounts();
+    std::weak_ptr<DeviceExecutable> released;
+    {
+        ParkedThread parked;
+        auto exe = build(hashKernel("eager_released"));
+        REQUIRE(exe->entry(0));
+        released = exe;
+    } // released while its job waits in the eager lane, then the thread goes on
+    drainTierUpQueue(); // the launch lane: runs before the eager job
+    auto fence = build(hashKernel("eager_released_fence"));
+    REQUIRE(fence->entry(0));
+    REQUIRE(fence->tieredCode()->waitOptimised(0, kWaitMs)); // eager jobs run in order
+    CHECK(released.expired());                               // the queued job kept nothing alive
+    const cpu::TierUpCounts after = cpu::tierUpCounts();
+    CHECK(after.dropped == before.dropped + 1);
+    CHECK(after.installed == before.installed + 1); // the fence's only
+}
+
+TEST_CASE("eager tier-up: DUET_CPU_TIER_UP_EAGER", "[cpu][tiering][eager]") {
+    {
+        TierEnv env(nullptr, false, true);
+        CHECK(cpu::tierUpEager());
+    }
+    {
+        TierEnv env(nullptr, false, false);
+        CHECK_FALSE(cpu::tierUpEager());
+        const cpu::TierUpCounts before = cpu::tierUpCounts();
+        auto exe = build(hashKernel("eager_off"));
+        REQUIRE(exe->entry(0));
+        CHECK(cpu::tierUpCounts().submitted == before.submitted); // nothing ahead of need
+        CHECK(exe->tieredCode()->optimisedEntry(0) == nullptr);
+    }
+    { // the default: on with 4 cores or more to run on
+        unsetenv("DUET_CPU_TIER_UP_EAGER");
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
+        CHECK(cpu::tierUpEager() == (CPU_COUNT(&set) >= 4));
+    }
+    { // with no compile thread needed: tiering off, or every compile on the launch path
+        TierEnv env("0", false, true);
+        const cpu::TierUpCounts before = cpu::tierUpCounts();
+        auto exe = build(hashKernel("eager_untiered"));
+        REQUIRE(exe->entry(0));
+        TierEnv sync(nullptr, true, true);
+        auto exe2 = build(hashKernel("eager_sync"));
+        REQUIRE(exe2->entry(0));
+        CHECK(cpu::tierUpCounts().submitted == before.submitted);
+    }
 }

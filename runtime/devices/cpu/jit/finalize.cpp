@@ -137,7 +137,8 @@ public:
     std::optional<orc::JITTargetMachineBuilder> m_jtmb; ///< for background compiles' own machines
     std::unique_ptr<TargetMachine> m_quickTm; ///< fast instruction selection; null: no tiering
     double m_tierBudgetMs = 0;                ///< quick-code time per kernel before optimising
-    bool m_syncTierUp = false; ///< DUET_CPU_TIER_UP_SYNC=1: optimise on the launch path
+    bool m_syncTierUp = false;  ///< DUET_CPU_TIER_UP_SYNC=1: optimise on the launch path
+    bool m_eagerTierUp = false; ///< queue each kernel's optimised compile at its quick code
     unsigned m_optLevel = 3;
     std::string m_features;
     bool m_unsafeMath = false;
@@ -174,12 +175,28 @@ public:
     /// throughout ([1] the last; 0: none measured).
     mutable std::vector<std::array<double, 2>> m_quickMsPerItem;
 
-    /// Where a kernel's tier-up stands: not asked for, queued for the background thread,
-    /// compiling there, compiling on a launch's path (taken from the queue, or never queued),
-    /// compiled (its switch not yet logged), switch logged. Only the background job moves
-    /// kQueued to kCompiling and only a launch moves it to kLaunchPath (compare-and-swap): one
-    /// of them compiles, never both.
-    enum TierUp : uint8_t { kNotAsked, kQueued, kCompiling, kLaunchPath, kReady, kSwitched };
+    /// Where a kernel's tier-up stands: not asked for, queued for the background thread (in
+    /// its launch lane, or in its eager lane ahead of need: tierUpEager), compiling there,
+    /// compiling on a launch's path (taken from the queue, or never queued), compiled (its
+    /// switch not yet logged), switch logged. Only the background job moves a queued state to
+    /// kCompiling and only a launch moves it to kLaunchPath (compare-and-swap): one of them
+    /// compiles, never both. A launch asking for code queued eagerly moves it to the launch lane
+    /// (kQueuedEager to kQueued, then promoteTierUp).
+    enum TierUp : uint8_t {
+        kNotAsked,
+        kQueued,
+        kCompiling,
+        kLaunchPath,
+        kReady,
+        kSwitched,
+        kQueuedEager
+    };
+    static bool queuedState(uint8_t s) { return s == kQueued || s == kQueuedEager; }
+    /// Queues kernel `index`'s compile for the background thread in `lane` if nothing was asked
+    /// for yet; false if something was.
+    bool queueTierUp(size_t index, cpu::TierUpLane lane) const;
+    /// The key of kernel `index`'s eager job (promoteTierUp): its tier-up state's address.
+    const void* tierUpKey(size_t index) const { return &m_tierUp[m_wholeModule ? 0 : index]; }
     /// What a background compile needs, taken under m_mutex: it then runs without the
     /// executable (tierUpCompile).
     struct TierUpInput {
@@ -724,8 +741,11 @@ void* CpuExecutable::entry(size_t index) const {
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
         }
-        if (m_entries[index])
+        if (m_entries[index]) {
+            if (m_eagerTierUp && !m_syncTierUp)
+                queueTierUp(index, cpu::TierUpLane::Eager);
             return m_entries[index];
+        }
     }
     m_entries[index] = compileKernel(index, false);
     publishOptimised(index, m_entries[index]);
@@ -814,17 +834,35 @@ void* CpuExecutable::requestOptimised(size_t index, bool here, double predictedM
             state.compare_exchange_strong(notAsked, kReady);
         return code;
     }
+    if (queueTierUp(index, cpu::TierUpLane::Launch))
+        return nullptr;
+    // Queued ahead of need: launches wait for it now, so it goes before other eager compiles.
+    uint8_t eager = kQueuedEager;
+    if (state.compare_exchange_strong(eager, kQueued) && cpu::promoteTierUp(tierUpKey(index)) &&
+        wg::cpuJitLogEnabled())
+        std::fprintf(stderr,
+                     "duet: cpu: kernel %s: its compile ahead of need moved before the other "
+                     "ones (its launches spent the budget)\n",
+                     m_kernels[index].name.c_str());
+    return nullptr; // queued or compiling already (or failed: quick code it is)
+}
+
+bool CpuExecutable::queueTierUp(size_t index, cpu::TierUpLane lane) const {
+    std::atomic<uint8_t>& state = m_tierUp[m_wholeModule ? 0 : index];
+    const bool eager = lane == cpu::TierUpLane::Eager;
     uint8_t notAsked = kNotAsked;
-    if (!state.compare_exchange_strong(notAsked, kQueued))
-        return nullptr; // queued or compiling already (or failed: quick code it is)
+    if (!state.compare_exchange_strong(notAsked, eager ? kQueuedEager : kQueued))
+        return false;
     const auto queued = std::chrono::steady_clock::now();
     if (wg::cpuJitLogEnabled())
         std::fprintf(stderr,
                      "duet: cpu: kernel %s: optimised code queued for the background "
-                     "compile thread, quick code meanwhile\n",
-                     m_kernels[index].name.c_str());
-    cpu::submitTierUp([weak = weak_from_this(), index, queued] { tierUpJob(weak, index, queued); });
-    return nullptr;
+                     "compile thread%s, quick code meanwhile\n",
+                     m_kernels[index].name.c_str(),
+                     eager ? " ahead of need (DUET_CPU_TIER_UP_EAGER)" : "");
+    cpu::submitTierUp([weak = weak_from_this(), index, queued] { tierUpJob(weak, index, queued); },
+                      lane, eager ? tierUpKey(index) : nullptr);
+    return true;
 }
 
 void* CpuExecutable::compileOnLaunchPath(size_t index, std::atomic<uint8_t>& state,
@@ -832,10 +870,10 @@ void* CpuExecutable::compileOnLaunchPath(size_t index, std::atomic<uint8_t>& sta
     uint8_t from = state.load();
     // Not asked for, or queued and not started: this launch takes it. Compiling in the
     // background (or here, for another launch): the launch goes on with quick code.
-    while ((from == kNotAsked || from == kQueued) &&
+    while ((from == kNotAsked || queuedState(from)) &&
            !state.compare_exchange_weak(from, kLaunchPath)) {
     }
-    if (from != kNotAsked && from != kQueued)
+    if (from != kNotAsked && !queuedState(from))
         return optimisedEntry(index);
     if (wg::cpuJitLogEnabled()) {
         char why[96] = "the launch runs longer than the compile";
@@ -843,13 +881,13 @@ void* CpuExecutable::compileOnLaunchPath(size_t index, std::atomic<uint8_t>& sta
             std::snprintf(why, sizeof why,
                           "the launch's %.0f ms of quick code (predicted) outlast the compile",
                           predictedMs);
-        std::fprintf(stderr, "duet: cpu: kernel %s: optimised on the launch path%s: %s\n",
-                     m_kernels[index].name.c_str(),
-                     from == kQueued ? " (taken from the background queue before it started)" : "",
-                     why);
+        std::fprintf(
+            stderr, "duet: cpu: kernel %s: optimised on the launch path%s: %s\n",
+            m_kernels[index].name.c_str(),
+            queuedState(from) ? " (taken from the background queue before it started)" : "", why);
     }
     cpu::countTierUp(cpu::TierUpOutcome::LaunchPath);
-    if (from == kQueued)
+    if (queuedState(from))
         cpu::countTierUp(cpu::TierUpOutcome::Taken);
     void* code = optimiseKernel(index);
     state.store(kReady);
@@ -918,8 +956,10 @@ void CpuExecutable::publishWholeEntries() const {
 
 bool CpuExecutable::tierUpInput(size_t index, TierUpInput& in) const {
     std::atomic<uint8_t>& state = m_tierUp[m_wholeModule ? 0 : index];
-    uint8_t queued = kQueued;
-    if (!state.compare_exchange_strong(queued, kCompiling))
+    uint8_t queued = state.load();
+    while (queuedState(queued) && !state.compare_exchange_weak(queued, kCompiling)) {
+    }
+    if (!queuedState(queued))
         return false;                // a long launch took it from the queue (counted there)
     if (m_optimised[index].load()) { // compiled synchronously meanwhile
         state.store(kReady);
@@ -1461,6 +1501,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     exe->m_tm = std::move(*tm);
     exe->m_jtmb = jtmb;
     exe->m_syncTierUp = syncTierUp();
+    exe->m_eagerTierUp = cpu::tierUpEager();
     // Tiered: quick code first, unless the build asked for no optimisation (its code is quick
     // already).
     if (const double budget = cpu::tierUpBudgetMs(); budget > 0 && host.optLevel > 0) {

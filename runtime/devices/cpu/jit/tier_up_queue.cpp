@@ -13,6 +13,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 namespace duet::rt::cpu {
 namespace {
@@ -39,11 +40,13 @@ int tierUpNice() {
 struct Queue {
     std::mutex mutex;
     std::condition_variable wake;
-    std::deque<std::function<void()>> jobs;
+    std::deque<std::function<void()>> jobs; ///< the launch lane
+    /// The eager lane, with each job's key (promoteTierUp).
+    std::deque<std::pair<const void*, std::function<void()>>> eagerJobs;
     std::thread thread;
     std::atomic<bool> stopping{false};
     std::atomic<uint64_t> submitted{0}, started{0}, installed{0}, dropped{0}, failed{0},
-        launchPath{0}, taken{0};
+        launchPath{0}, taken{0}, eager{0}, promoted{0};
 
     static constexpr unsigned kExitHandlers = 32;
     unsigned m_exitHandlers = 0; ///< registered by the thread (its own, no lock)
@@ -58,11 +61,17 @@ struct Queue {
         pthread_setname_np(pthread_self(), "duet-tierup");
         std::unique_lock lock(mutex);
         for (;;) {
-            wake.wait(lock, [&] { return stopping.load() || !jobs.empty(); });
+            wake.wait(lock, [&] { return stopping.load() || !jobs.empty() || !eagerJobs.empty(); });
             if (stopping.load())
                 return;
-            std::function<void()> job = std::move(jobs.front());
-            jobs.pop_front();
+            std::function<void()> job;
+            if (!jobs.empty()) {
+                job = std::move(jobs.front());
+                jobs.pop_front();
+            } else {
+                job = std::move(eagerJobs.front().second);
+                eagerJobs.pop_front();
+            }
             lock.unlock();
             job();
             job = nullptr; // what it held goes here, not under the lock
@@ -84,11 +93,13 @@ struct Queue {
         if (std::this_thread::get_id() == thread.get_id())
             return;                              // exit() called from a job: nothing to wait for
         std::deque<std::function<void()>> unrun; // destroyed without the lock
+        std::deque<std::pair<const void*, std::function<void()>>> unrunEager;
         {
             std::lock_guard lock(mutex);
             stopping.store(true);
-            dropped.fetch_add(jobs.size());
+            dropped.fetch_add(jobs.size() + eagerJobs.size());
             unrun.swap(jobs);
+            unrunEager.swap(eagerJobs);
         }
         wake.notify_all();
         if (thread.joinable())
@@ -107,7 +118,7 @@ void Queue::stopAtExit() {
 
 } // namespace
 
-void submitTierUp(std::function<void()> job) {
+void submitTierUp(std::function<void()> job, TierUpLane lane, const void* key) {
     Queue& q = queue();
     {
         std::lock_guard lock(q.mutex);
@@ -117,16 +128,52 @@ void submitTierUp(std::function<void()> job) {
             q.thread = std::thread([&q] { q.main(); });
             std::atexit(Queue::stopAtExit);
         }
-        q.jobs.push_back(std::move(job));
+        if (lane == TierUpLane::Eager) {
+            q.eagerJobs.emplace_back(key, std::move(job));
+            q.eager.fetch_add(1);
+        } else {
+            q.jobs.push_back(std::move(job));
+        }
         q.submitted.fetch_add(1);
     }
     q.wake.notify_one();
 }
 
+bool promoteTierUp(const void* key) {
+    if (!key)
+        return false;
+    Queue& q = queue();
+    std::lock_guard lock(q.mutex);
+    bool moved = false;
+    for (auto it = q.eagerJobs.begin(); it != q.eagerJobs.end();) {
+        if (it->first != key) {
+            ++it;
+            continue;
+        }
+        q.jobs.push_back(std::move(it->second));
+        it = q.eagerJobs.erase(it);
+        q.promoted.fetch_add(1);
+        moved = true;
+    }
+    return moved;
+}
+
+bool tierUpEager() {
+    if (const char* env = std::getenv("DUET_CPU_TIER_UP_EAGER"); env && *env)
+        return env[0] == '1';
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const int cores = sched_getaffinity(0, sizeof set, &set) == 0
+                          ? CPU_COUNT(&set)
+                          : static_cast<int>(std::thread::hardware_concurrency());
+    return cores >= 4;
+}
+
 TierUpCounts tierUpCounts() {
     const Queue& q = queue();
-    return {q.submitted.load(), q.started.load(),    q.installed.load(), q.dropped.load(),
-            q.failed.load(),    q.launchPath.load(), q.taken.load()};
+    return {q.submitted.load(), q.started.load(), q.installed.load(),
+            q.dropped.load(),   q.failed.load(),  q.launchPath.load(),
+            q.taken.load(),     q.eager.load(),   q.promoted.load()};
 }
 
 void countTierUp(TierUpOutcome outcome) {

@@ -7,13 +7,33 @@
 
 namespace duet::rt::cpu {
 
+/// Which of the thread's two queues a compile waits in: the launch lane's jobs (a kernel that
+/// has spent its quick-code budget: launches are waiting for its code) all run before the eager
+/// lane's (a kernel compiled ahead of need when it was created, tierUpEager()).
+enum class TierUpLane : uint8_t { Launch, Eager };
+
 /// Queues `job` for the background compile thread: one thread per process, started at the first
 /// call, SCHED_BATCH (`DUET_CPU_TIER_UP_NICE` lowers its priority further, default 0), running
-/// jobs one at a time in the order queued. Never waits for a compile. A job must hold
-/// no strong reference to what it compiles for while it waits (a released program must not
-/// wait for it) and must stop at its next step once tierUpStopping() is true. At process exit
-/// the queued jobs are dropped, unrun, and exit waits only for the one running. Thread-safe.
-void submitTierUp(std::function<void()> job);
+/// jobs one at a time, the launch lane's first, each lane in the order queued. Never waits for
+/// a compile. A job must hold no strong reference to what it compiles for while it waits (a
+/// released program must not wait for it) and must stop at its next step once
+/// tierUpStopping() is true. `key` names an eager job for promoteTierUp (null: none). At
+/// process exit the queued jobs are dropped, unrun, and exit waits only for the one running.
+/// Thread-safe.
+void submitTierUp(std::function<void()> job, TierUpLane lane = TierUpLane::Launch,
+                  const void* key = nullptr);
+
+/// Moves the eager jobs queued with `key` to the end of the launch lane (a launch now waits for
+/// what was compiled ahead of need); false when none is queued (started, done or never queued).
+bool promoteTierUp(const void* key);
+
+/// Whether kernels are compiled ahead of need: each kernel's optimised code queued in the eager
+/// lane as soon as its quick code exists, so the optimised code comes about one compile after
+/// clCreateKernel instead of after the quick-code budget plus a compile. `DUET_CPU_TIER_UP_EAGER`
+/// (1 or 0, read at each build); by default on where the process may run on 4 cores or more
+/// (the thread then takes at most a quarter of them from launches), off on fewer, where a
+/// compile thread busy with kernels a test suite launches once would take half the machine.
+bool tierUpEager();
 
 /// True once the process is exiting (the jobs still queued are dropped).
 bool tierUpStopping();
@@ -28,6 +48,8 @@ struct TierUpCounts {
     /// Compiled on a long launch's path instead (tiered_code.hpp), and of those, taken from
     /// the queue before the thread started them (their jobs do nothing).
     uint64_t launchPath = 0, taken = 0;
+    uint64_t eager = 0;    ///< of `submitted`, queued in the eager lane
+    uint64_t promoted = 0; ///< eager jobs moved to the launch lane
 };
 TierUpCounts tierUpCounts();
 /// A job's outcome, for tierUpCounts().
