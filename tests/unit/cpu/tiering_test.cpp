@@ -118,6 +118,16 @@ std::vector<uint32_t> runHash(void* entry, const std::vector<uint32_t>& in, uint
     return out;
 }
 
+/// A program of `count` hash kernels, `prefix`0, `prefix`1, ...: checks it holds them all.
+std::shared_ptr<DeviceExecutable> buildHashKernels(const std::string& prefix, size_t count) {
+    std::string source;
+    for (size_t k = 0; k < count; ++k)
+        source += hashKernel(prefix + std::to_string(k));
+    auto exe = build(source);
+    REQUIRE(exe->kernels().size() == count);
+    return exe;
+}
+
 std::vector<uint32_t> inputs(size_t count) {
     std::vector<uint32_t> in(count);
     uint32_t x = 12345;
@@ -364,12 +374,8 @@ TEST_CASE("background tier-up: DUET_CPU_TIER_UP_SYNC=1 compiles on the caller's 
 TEST_CASE("background tier-up: many kernels queued at once", "[cpu][tiering][background]") {
     TierEnv env(nullptr);
     constexpr size_t kKernels = 8;
-    std::string source;
-    for (size_t k = 0; k < kKernels; ++k)
-        source += hashKernel("bg_many_" + std::to_string(k));
-    auto exe = build(source);
+    auto exe = buildHashKernels("bg_many_", kKernels);
     const cpu::TieredCode* tiered = exe->tieredCode();
-    REQUIRE(exe->kernels().size() == kKernels);
     const std::vector<uint32_t> in = inputs(300);
     const std::vector<uint32_t> expected = hashReference(in, 40);
     std::vector<void*> quick(kKernels);
@@ -611,12 +617,8 @@ TEST_CASE("eager tier-up: a kernel whose launches wait for it goes before the ot
           "[cpu][tiering][eager]") {
     TierEnv env(nullptr, false, true);
     constexpr size_t kKernels = 4;
-    std::string source;
-    for (size_t k = 0; k < kKernels; ++k)
-        source += hashKernel("eager_order_" + std::to_string(k));
-    auto exe = build(source);
+    auto exe = buildHashKernels("eager_order_", kKernels);
     const cpu::TieredCode* tiered = exe->tieredCode();
-    REQUIRE(exe->kernels().size() == kKernels);
     auto parked = std::make_unique<ParkedThread>(); // nothing starts meanwhile
     const cpu::TierUpCounts before = cpu::tierUpCounts();
     for (size_t k = 0; k < kKernels; ++k)
