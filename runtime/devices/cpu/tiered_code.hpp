@@ -57,8 +57,8 @@ public:
     /// by its progress), for DUET_LOG.
     virtual void* requestOptimised(size_t index, bool here = false,
                                    double predictedMs = 0) const = 0;
-    /// About how long kernel `index`'s optimised compile will take, in milliseconds: ten times
-    /// its quick compile's (as measured, load included), at least 30.
+    /// About how long kernel `index`'s optimised compile will take, in milliseconds: its quick
+    /// compile's (as measured, load included) times optimiseToQuickRatio(), at least 30.
     virtual double expectedOptimiseMs(size_t index) const = 0;
     /// Waits at most `timeoutMs` for kernel `index`'s optimised code asked for before (a
     /// completion signal, not polling); the code, or null on a timeout, a failed compile or
@@ -78,6 +78,16 @@ protected:
 /// budget, at a fraction of the optimised code's speed; programs built to be launched once or
 /// twice stay below it.
 inline constexpr unsigned kTierUpLaunches = 16;
+
+/// How many times a kernel's quick compile its optimised compile takes, as this process has
+/// measured it so far: 10 before any (the pipelines' ratio on small kernels, bench/README.md
+/// "Tiered compilation"), then each optimised compile moves it halfway (geometrically) to its
+/// own ratio. Measured on SHOC's GEMM: 40 (quick 15 ms, optimised 620 ms), so a fixed 10 judged
+/// an 85 ms launch longer than half the compile and made it wait 620 ms for it.
+double optimiseToQuickRatio();
+/// Records one kernel's compiles: `quickMs` and `optimisedMs` in milliseconds (ignored when the
+/// quick one is under a millisecond, a memo hit, or the optimised one is faster).
+void noteOptimiseToQuick(double quickMs, double optimisedMs);
 
 /// The quick-code budget per kernel in milliseconds: `DUET_CPU_TIER_UP_MS` (default 20; 0
 /// turns tiering off: every kernel is optimised at its first clCreateKernel, as before).

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -708,4 +709,36 @@ TEST_CASE("eager tier-up: DUET_CPU_TIER_UP_EAGER", "[cpu][tiering][eager]") {
         REQUIRE(exe2->entry(0));
         CHECK(cpu::tierUpCounts().submitted == before.submitted);
     }
+}
+
+TEST_CASE("tiering: the expected compile follows the optimised-to-quick ratio measured",
+          "[cpu][tiering]") {
+    TierEnv env(nullptr);
+    const double start = cpu::optimiseToQuickRatio();
+    CHECK(start > 1.0);
+    for (int i = 0; i < 10; ++i) // a kernel type 40 times slower to optimise than to quick-compile
+        cpu::noteOptimiseToQuick(15.0, 600.0);
+    const double ratio = cpu::optimiseToQuickRatio();
+    CHECK(ratio > 38.0);
+    CHECK(ratio < 40.5);
+    cpu::noteOptimiseToQuick(0.4, 600.0); // a quick compile from the memo: says nothing
+    cpu::noteOptimiseToQuick(15.0, 2.0);  // an optimised one from the memo: neither
+    CHECK(cpu::optimiseToQuickRatio() == ratio);
+    cpu::noteOptimiseToQuick(15.0, 150.0); // one at 10 moves it halfway (geometrically)
+    CHECK(cpu::optimiseToQuickRatio() == Approx(std::sqrt(ratio * 10.0)).epsilon(1e-9));
+    // The expected compile is the kernel's quick compile (its own name: no memo hit, so a
+    // tenth of a millisecond at least) times the ratio.
+    auto exe = build(hashKernel("expected_ratio"));
+    REQUIRE(exe->entry(0));
+    for (int i = 0; i < 20; ++i)
+        cpu::noteOptimiseToQuick(10.0, 10000.0);
+    const double r1 = cpu::optimiseToQuickRatio(), e1 = exe->tieredCode()->expectedOptimiseMs(0);
+    cpu::noteOptimiseToQuick(10.0, 1000.0);
+    const double r2 = cpu::optimiseToQuickRatio(), e2 = exe->tieredCode()->expectedOptimiseMs(0);
+    CHECK(r2 < r1);
+    REQUIRE(e2 > 30.0); // above the floor
+    CHECK(e2 / e1 == Approx(r2 / r1).epsilon(1e-9));
+    for (int i = 0; i < 40; ++i) // back near where it was, for the tests after this one
+        cpu::noteOptimiseToQuick(10.0, 10.0 * start);
+    CHECK(cpu::optimiseToQuickRatio() == Approx(start).epsilon(1e-3));
 }

@@ -122,6 +122,8 @@ public:
     void* optimiseKernel(size_t index) const override;
     void* requestOptimised(size_t index, bool here, double predictedMs) const override;
     double expectedOptimiseMs(size_t index) const override;
+    /// Kernel `index`'s quick compile in milliseconds (0: not compiled yet).
+    double quickCompileMs(size_t index) const;
     void* waitOptimised(size_t index, double timeoutMs) const override;
     void noteSwitch(size_t index, const char* where) const override;
     /// requestOptimised's `here`: compiles kernel `index` on the calling launch's path if its
@@ -749,11 +751,16 @@ double CpuExecutable::predictQuickMs(size_t index, size_t workItems) const {
 
 double CpuExecutable::expectedOptimiseMs(size_t index) const {
     std::lock_guard lock(m_tierMutex);
-    // The optimised pipeline took 7-10 times the quick one's time on the kernels measured
-    // (bench/README.md, "Tiered compilation"); at least 30 ms (a quick compile from the memo
-    // says nothing of the optimised one's cost).
+    // The quick compile times the process's ratio of optimised to quick compiles so far
+    // (cpu::optimiseToQuickRatio); at least 30 ms (a quick compile from the memo says nothing
+    // of the optimised one's cost).
     const double quick = index < m_quickCompileMs.size() ? m_quickCompileMs[index] : 0.0;
-    return std::max(30.0, 10.0 * quick);
+    return std::max(30.0, cpu::optimiseToQuickRatio() * quick);
+}
+
+double CpuExecutable::quickCompileMs(size_t index) const {
+    std::lock_guard lock(m_tierMutex);
+    return index < m_quickCompileMs.size() ? m_quickCompileMs[index] : 0.0;
 }
 
 void* CpuExecutable::requestOptimised(size_t index, bool here, double predictedMs) const {
@@ -826,7 +833,13 @@ void* CpuExecutable::compileOnLaunchPath(size_t index, std::atomic<uint8_t>& sta
     cpu::countTierUp(cpu::TierUpOutcome::LaunchPath);
     if (queuedState(from))
         cpu::countTierUp(cpu::TierUpOutcome::Taken);
+    const auto start = std::chrono::steady_clock::now();
     void* code = optimiseKernel(index);
+    if (code && !m_wholeModule)
+        cpu::noteOptimiseToQuick(
+            quickCompileMs(index),
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count());
     state.store(kReady);
     return code;
 }
@@ -1019,6 +1032,8 @@ void CpuExecutable::tierUpInstall(const TierUpInput& in, TierUpOutput& out) cons
         publishWholeEntries();
     state.store(kReady);
     cpu::countTierUp(code ? cpu::TierUpOutcome::Installed : cpu::TierUpOutcome::Failed);
+    if (code && !m_wholeModule)
+        cpu::noteOptimiseToQuick(quickCompileMs(in.index), out.optimiseMs + out.codegenMs);
     if (code && !in.memoKey.empty())
         cpu::storeJitMemo(in.memoKey, cpu::JitMemoEntry{std::move(out.object), out.report});
 }
@@ -1356,17 +1371,6 @@ std::string describeCpuKernels(CpuExecutable& exe, const std::string& bitcode,
 }
 
 } // namespace
-
-double cpu::tierUpBudgetMs() {
-    const char* env = std::getenv("DUET_CPU_TIER_UP_MS");
-    if (!env || !*env)
-        return 20.0;
-    char* end = nullptr;
-    const double ms = std::strtod(env, &end);
-    if (!end || *end != '\0' || std::isnan(ms))
-        return 20.0; // not a number: the default
-    return ms > 0 ? ms : 0.0;
-}
 
 FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view options,
                               std::string_view source, const TargetSpec& target) {

@@ -1,5 +1,8 @@
-// The background compile thread of tiered CPU code: a queue of jobs, one thread, lower priority.
+// The background compile thread of tiered CPU code (a queue of jobs, one thread, lower priority)
+// and the tiering's settings: the budget, compiles ahead of need, the compile-time ratio.
 #include "devices/cpu/jit/tier_up_queue.hpp"
+
+#include "devices/cpu/tiered_code.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -7,7 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -189,6 +194,39 @@ void countTierUp(TierUpOutcome outcome) {
 
 bool tierUpStopping() {
     return queue().stopping.load(std::memory_order_relaxed);
+}
+
+namespace {
+/// The natural logarithm of optimiseToQuickRatio (an average of logarithms: one kernel 100
+/// times slower to optimise does not outweigh ten at 10).
+std::atomic<double> g_logOptimiseRatio{std::log(10.0)};
+} // namespace
+
+double optimiseToQuickRatio() {
+    return std::exp(g_logOptimiseRatio.load(std::memory_order_relaxed));
+}
+
+void noteOptimiseToQuick(double quickMs, double optimisedMs) {
+    // A quick compile under a millisecond came from the memo, an optimised one faster than
+    // the quick one too: neither says what a compile costs.
+    if (quickMs < 1.0 || optimisedMs < quickMs)
+        return;
+    const double sample = std::log(std::min(optimisedMs / quickMs, 1000.0));
+    double old = g_logOptimiseRatio.load(std::memory_order_relaxed);
+    while (!g_logOptimiseRatio.compare_exchange_weak(old, 0.5 * old + 0.5 * sample,
+                                                     std::memory_order_relaxed)) {
+    }
+}
+
+double tierUpBudgetMs() {
+    const char* env = std::getenv("DUET_CPU_TIER_UP_MS");
+    if (!env || !*env)
+        return 20.0;
+    char* end = nullptr;
+    const double ms = std::strtod(env, &end);
+    if (!end || *end != '\0' || std::isnan(ms))
+        return 20.0; // not a number: the default
+    return ms > 0 ? ms : 0.0;
 }
 
 } // namespace duet::rt::cpu
