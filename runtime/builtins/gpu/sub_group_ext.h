@@ -17,6 +17,9 @@
 //                                the lanes of `mask` whose predicate is true
 //   OVL                          the attributes of the functions (overloadable, and on NVIDIA
 //                                always_inline: no call left for ptxas)
+//   LANE_TREES                   (optional) defined: shuffle trees where every existing lane
+//                                takes part (NVIDIA: a walk costs a shuffle per lane, a tree
+//                                log2(LANES)); GCN's walk is v_readlane on scalar registers
 //   uint uniformIndex(ulong mask, uint index)
 //                                `index` as one value for the lanes of `mask` (GCN:
 //                                readfirstlane, so readLane32 gets a scalar)
@@ -123,6 +126,56 @@ static inline double shuffle_double(ulong mask, double v, uint src) {
         return mine;                                                                           \
     }
 
+#ifdef LANE_TREES
+// Trees over a wave whose lanes [0, n) all take part (`mask`, that prefix): log2(LANES) shuffle
+// steps instead of one per lane. Reduce within clusters of `size` lanes (a power of two): lane i
+// folds in lane i + off (lanes past n count as the identity), then every lane reads its
+// cluster's first lane. Scan: Hillis-Steele. The logical operations start from 0 or 1.
+#define PREP_logical_and(x) ((x) != 0)
+#define PREP_logical_or(x) ((x) != 0)
+#define PREP_logical_xor(x) ((x) != 0)
+#define PREP_add(x) (x)
+#define PREP_mul(x) (x)
+#define PREP_min(x) (x)
+#define PREP_max(x) (x)
+#define PREP_and(x) (x)
+#define PREP_or(x) (x)
+#define PREP_xor(x) (x)
+#define TREE(T, OP, MIN, MAX)                                                                  \
+    static inline T treeReduce_##OP##_##T(T x, ulong mask, uint size) {                        \
+        const uint lane = get_sub_group_local_id(), n = (uint)__builtin_popcountl(mask);       \
+        T v = (T)PREP_##OP(x);                                                                 \
+        for (uint off = size / 2; off; off >>= 1) {                                            \
+            const T other = shuffle_##T(mask, v, lane + off);                                  \
+            v = (T)OP_##OP(v, lane + off < n ? other : (T)ID_##OP(T, MIN, MAX));               \
+        }                                                                                      \
+        return shuffle_##T(mask, v, lane & ~(size - 1));                                       \
+    }                                                                                          \
+    static inline T treeScan_##OP##_##T(T x, ulong mask, bool inclusive) {                     \
+        const uint lane = get_sub_group_local_id();                                            \
+        T v = (T)PREP_##OP(x);                                                                 \
+        for (uint off = 1; off < LANES; off <<= 1) {                                           \
+            const T other = shuffle_##T(mask, v, lane - off);                                  \
+            if (lane >= off)                                                                   \
+                v = (T)OP_##OP(other, v);                                                      \
+        }                                                                                      \
+        if (inclusive)                                                                         \
+            return v;                                                                          \
+        const T left = shuffle_##T(mask, v, lane - 1);                                         \
+        return lane ? left : (T)ID_##OP(T, MIN, MAX);                                          \
+    }
+/// Where every existing lane of the sub-group is active (the usual case), the trees.
+#define IF_WHOLE(mask, tree)                                                                   \
+    if ((mask) == groupLanes())                                                                \
+        return tree;
+/// Clustered reductions are uniform: always the tree.
+#define CLUSTER_TREE(tree) return tree;
+#else
+#define TREE(T, OP, MIN, MAX)
+#define IF_WHOLE(mask, tree)
+#define CLUSTER_TREE(tree)
+#endif
+
 /// The lanes of this work-item's cluster of `size` (a power of two) that hold work-items.
 static inline ulong clusterLanes(uint size) {
     const uint lane = get_sub_group_local_id();
@@ -133,16 +186,24 @@ static inline ulong clusterLanes(uint size) {
 // Non-uniform reduce/scans (active lanes) and clustered reduce, one operation and type.
 #define ARITH(T, OP, MIN, MAX)                                                                 \
     WALK(T, OP, MIN, MAX)                                                                      \
+    TREE(T, OP, MIN, MAX)                                                                      \
     OVL T sub_group_non_uniform_reduce_##OP(T x) {                                             \
-        return reduceLanes_##OP##_##T(x, activeLanes());                                       \
+        const ulong mask = activeLanes();                                                      \
+        IF_WHOLE(mask, treeReduce_##OP##_##T(x, mask, LANES))                                  \
+        return reduceLanes_##OP##_##T(x, mask);                                                \
     }                                                                                          \
     OVL T sub_group_non_uniform_scan_inclusive_##OP(T x) {                                     \
-        return scanLanes_##OP##_##T(x, activeLanes(), true);                                   \
+        const ulong mask = activeLanes();                                                      \
+        IF_WHOLE(mask, treeScan_##OP##_##T(x, mask, true))                                     \
+        return scanLanes_##OP##_##T(x, mask, true);                                            \
     }                                                                                          \
     OVL T sub_group_non_uniform_scan_exclusive_##OP(T x) {                                     \
-        return scanLanes_##OP##_##T(x, activeLanes(), false);                                  \
+        const ulong mask = activeLanes();                                                      \
+        IF_WHOLE(mask, treeScan_##OP##_##T(x, mask, false))                                    \
+        return scanLanes_##OP##_##T(x, mask, false);                                           \
     }                                                                                          \
     OVL T sub_group_clustered_reduce_##OP(T x, uint clustersize) {                             \
+        CLUSTER_TREE(treeReduce_##OP##_##T(x, groupLanes(), clustersize))                      \
         /* The walk covers the wave; each lane keeps its own cluster's lanes. */               \
         const ulong mine = clusterLanes(clustersize);                                          \
         T r = ID_##OP(T, MIN, MAX);                                                            \
@@ -187,6 +248,16 @@ ARITH(int, logical_xor, 0, 1)
 // ---- cl_khr_subgroup_extended_types: the core collectives for 8- and 16-bit integers ----------
 // (whole sub-group, as the core functions: the walk over the active lanes is the sub-group).
 
+#ifdef LANE_TREES
+#define NARROW_OP(T, OP)                                                                       \
+    OVL T sub_group_reduce_##OP(T x) { return treeReduce_##OP##_##T(x, groupLanes(), LANES); } \
+    OVL T sub_group_scan_inclusive_##OP(T x) {                                                 \
+        return treeScan_##OP##_##T(x, groupLanes(), true);                                     \
+    }                                                                                          \
+    OVL T sub_group_scan_exclusive_##OP(T x) {                                                 \
+        return treeScan_##OP##_##T(x, groupLanes(), false);                                    \
+    }
+#else
 #define NARROW_OP(T, OP)                                                                       \
     OVL T sub_group_reduce_##OP(T x) { return reduceLanes_##OP##_##T(x, groupLanes()); }       \
     OVL T sub_group_scan_inclusive_##OP(T x) {                                                 \
@@ -195,6 +266,7 @@ ARITH(int, logical_xor, 0, 1)
     OVL T sub_group_scan_exclusive_##OP(T x) {                                                 \
         return scanLanes_##OP##_##T(x, groupLanes(), false);                                   \
     }
+#endif
 #define NARROW(T)                                                                              \
     NARROW_OP(T, add)                                                                          \
     NARROW_OP(T, min)                                                                          \

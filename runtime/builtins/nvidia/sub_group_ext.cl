@@ -10,6 +10,8 @@
 // shfl.sync.idx (per 32 bits), ballots vote.sync.ballot.
 
 #define LANES 32u
+// Shuffle trees, not lane walks, where every existing thread of the warp takes part.
+#define LANE_TREES
 // Inlined into the kernel: no call left for ptxas, and the shuffles see the kernel's registers.
 #define OVL __attribute__((overloadable, always_inline))
 
