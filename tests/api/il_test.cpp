@@ -669,8 +669,8 @@ TEST_CASE("images and samplers in an IL program", "[il][il-build]") {
 
 TEST_CASE("what a device lacks is a build failure with a log saying so", "[il][il-build]") {
     // subgroups.spv calls sub_group_reduce_add: it builds where the device has sub-groups
-    // (CL_DEVICE_MAX_NUM_SUB_GROUPS > 0) and fails with the function named where it has not
-    // (NVIDIA).
+    // (CL_DEVICE_MAX_NUM_SUB_GROUPS > 0: every Duet device now, NVIDIA's warps included) and
+    // fails with the function named where it has not.
     WithQueue q;
     cl_uint subGroups = 0;
     REQUIRE_CL(clGetDeviceInfo(q.device, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof subGroups, &subGroups,

@@ -1,7 +1,8 @@
 // Sub-group functions (get_sub_group_*, sub_group_barrier, all/any/broadcast/reduce/scan) against
 // host results over shapes with partial groups, clGetKernelSubGroupInfo's answers and errors,
-// and the queries and macro agreeing, on the device under test (CPU, or GCN with
-// DUET_DEVICES=gcn).
+// and the queries and macro agreeing, on the device under test (CPU, GCN with DUET_DEVICES=gcn,
+// the NVIDIA GPU with DUET_DEVICES=nvidia). Sub-group sizes come from the kernel's
+// CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, never assumed.
 #include "collective_reference.hpp"
 #include "kernel_harness.hpp"
 #include "support/cl_test.hpp"

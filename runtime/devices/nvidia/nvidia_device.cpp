@@ -443,6 +443,14 @@ DiscoveredDevice describeGpu(const CudaDriver& cuda, int ordinal, int driverVers
     info.nonUniformWorkGroup = true; // partial work-groups run as grids of their own
     info.genericAddressSpace = true;
     info.workGroupCollectives = true; // builtins/nvidia/work_group.c
+    // A sub-group is the warp (builtins/nvidia/sub_group.c): work-items fill warps in local
+    // linear id order, as CUDA fills them by threadIdx (x fastest), which is get_local_id. The
+    // warps of a block are all resident on one SM and each is scheduled on its own: one spinning
+    // on another's store does not starve it, which is independent forward progress as the spec
+    // defines it (cl_khr_subgroups requires it).
+    // The builtins' width is 32 (LANES), every NVIDIA GPU's warp size.
+    info.subGroupSize = 32;
+    info.subGroupIndependentForwardProgress = true;
     info.globalVariableMaxSize = 64 * 1024;
     info.globalVariablePreferredTotalSize = 1 << 20;
     info.atomicMemoryCapabilities =

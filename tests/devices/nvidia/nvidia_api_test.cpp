@@ -1343,6 +1343,129 @@ __kernel void light(__global float* out) { out[get_global_id(0)] = 1.0f; }
     clReleaseProgram(p);
 }
 
+TEST_CASE("sub-groups are warps: device queries, the macros, clGetKernelSubGroupInfo on the "
+          "driver's word",
+          "[nvidia][fake-driver][sub_group]") {
+    H100Context on;
+    // 1024 threads a block: 32 warps; warps of a block progress independently.
+    CHECK(deviceValue<cl_uint>(on.dev, CL_DEVICE_MAX_NUM_SUB_GROUPS) == 32);
+    CHECK(deviceValue<cl_bool>(on.dev, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS) ==
+          CL_TRUE);
+    const std::string ext = " " + deviceString(on.dev, CL_DEVICE_EXTENSIONS) + " ";
+    const char* const listed[] = {"cl_khr_subgroups",
+                                  "cl_khr_subgroup_ballot",
+                                  "cl_khr_subgroup_non_uniform_vote",
+                                  "cl_khr_subgroup_non_uniform_arithmetic",
+                                  "cl_khr_subgroup_shuffle",
+                                  "cl_khr_subgroup_shuffle_relative",
+                                  "cl_khr_subgroup_clustered_reduce",
+                                  "cl_khr_subgroup_extended_types"};
+    size_t bytes = 0;
+    REQUIRE_CL(clGetDeviceInfo(on.dev, CL_DEVICE_EXTENSIONS_WITH_VERSION, 0, nullptr, &bytes));
+    std::vector<cl_name_version> versioned(bytes / sizeof(cl_name_version));
+    REQUIRE_CL(clGetDeviceInfo(on.dev, CL_DEVICE_EXTENSIONS_WITH_VERSION, bytes, versioned.data(),
+                               nullptr));
+    std::string source = "kernel void k(global int* p) { *p = 1; }\n";
+    for (const char* e : listed) {
+        INFO(e);
+        CHECK(ext.find(" " + std::string(e) + " ") != std::string::npos);
+        CHECK(std::any_of(versioned.begin(), versioned.end(),
+                          [&](const cl_name_version& v) { return std::string(v.name) == e; }));
+        // The macro of each listed extension is defined for OpenCL C 3.0 programs.
+        source += std::string("#ifndef ") + e + "\n#error " + e + " is not defined\n#endif\n";
+    }
+    CHECK(ext.find(" cl_khr_subgroup_rotate ") == std::string::npos); // not implemented
+    source += "#ifndef __opencl_c_subgroups\n#error no __opencl_c_subgroups\n#endif\n"
+              "#ifdef cl_khr_subgroup_rotate\n#error cl_khr_subgroup_rotate is defined\n#endif\n";
+    REQUIRE_CL(clGetDeviceInfo(on.dev, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &bytes));
+    std::vector<cl_name_version> features(bytes / sizeof(cl_name_version));
+    REQUIRE_CL(
+        clGetDeviceInfo(on.dev, CL_DEVICE_OPENCL_C_FEATURES, bytes, features.data(), nullptr));
+    CHECK(std::any_of(features.begin(), features.end(), [](const cl_name_version& f) {
+        return std::string(f.name) == "__opencl_c_subgroups";
+    }));
+    clReleaseProgram(buildProgram(on.ctx, on.dev, source, "-cl-std=CL3.0"));
+
+    // A kernel ptxas limits to 128 threads a block: 4 warps at most.
+    Fake fake;
+    fake.setFuncAttribute("sg", kFuncMaxThreads, 128);
+    cl_program p = buildProgram(on.ctx, on.dev, R"CL(
+kernel void sg(global int* out) {
+    size_t i = get_global_id(0);
+    out[i] = sub_group_reduce_add((int)get_sub_group_local_id()) +
+             (int)sub_group_ballot_bit_count(sub_group_ballot(out[i] > 0));
+}
+)CL",
+                                "-cl-std=CL3.0");
+    cl_int err = CL_SUCCESS;
+    cl_kernel k = clCreateKernel(p, "sg", &err);
+    REQUIRE(err == CL_SUCCESS);
+    auto query = [&](cl_kernel_sub_group_info q, std::vector<size_t> in) {
+        size_t v = 0, ret = 0;
+        REQUIRE_CL(clGetKernelSubGroupInfo(k, on.dev, q, in.size() * sizeof(size_t), in.data(),
+                                           sizeof v, &v, &ret));
+        CHECK(ret == sizeof v);
+        return v;
+    };
+    CHECK(query(CL_KERNEL_MAX_NUM_SUB_GROUPS, {}) == 4);
+    CHECK(query(CL_KERNEL_COMPILE_NUM_SUB_GROUPS, {}) == 0);
+    CHECK(query(CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {16}) == 16);
+    CHECK(query(CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {8, 8}) == 32);
+    CHECK(query(CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, {100}) == 4);
+    CHECK(query(CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, {33, 2}) == 3);
+    CHECK(query(CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, {4, 4, 4}) == 2);
+    size_t count = 3, local[3] = {}, ret = 0;
+    REQUIRE_CL(clGetKernelSubGroupInfo(k, on.dev, CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT,
+                                       sizeof count, &count, sizeof local, local, &ret));
+    CHECK(ret == sizeof local);
+    CHECK((local[0] == 96 && local[1] == 1 && local[2] == 1));
+    count = 5; // 160 threads: more than the function takes
+    REQUIRE_CL(clGetKernelSubGroupInfo(k, on.dev, CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT,
+                                       sizeof count, &count, sizeof local, local, nullptr));
+    CHECK(local[0] == 0);
+
+    // Bad inputs get the spec's errors.
+    size_t v = 0;
+    const size_t four[4] = {1, 1, 1, 1}, zero[2] = {32, 0};
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetKernelSubGroupInfo(k, on.dev, 0x7777, 0, nullptr, sizeof v, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetKernelSubGroupInfo(k, on.dev, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
+                                         sizeof four, four, sizeof v, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetKernelSubGroupInfo(k, on.dev, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
+                                         sizeof zero, zero, sizeof v, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE,
+                 clGetKernelSubGroupInfo(k, on.dev, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+                                         sizeof(size_t), nullptr, sizeof v, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_VALUE, clGetKernelSubGroupInfo(k, on.dev, CL_KERNEL_MAX_NUM_SUB_GROUPS,
+                                                           0, nullptr, sizeof v - 1, &v, nullptr));
+    CHECK_CL_ERR(CL_INVALID_KERNEL,
+                 clGetKernelSubGroupInfo(nullptr, on.dev, CL_KERNEL_MAX_NUM_SUB_GROUPS, 0, nullptr,
+                                         sizeof v, &v, nullptr));
+    cl_int status = CL_SUCCESS;
+    const cl_device_id kepler = devices(CL_DEVICE_TYPE_GPU, status).at(1);
+    CHECK_CL_ERR(CL_INVALID_DEVICE, clGetKernelSubGroupInfo(k, kepler, CL_KERNEL_MAX_NUM_SUB_GROUPS,
+                                                            0, nullptr, sizeof v, &v, nullptr));
+
+    // Launched as a block of 100 threads: 4 warps, the last of 4 threads (the member mask the
+    // builtins compute from the block's size).
+    cl_mem out = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 400 * sizeof(int), nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+    cl_command_queue q = on.queue();
+    const size_t global = 400, group = 100;
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &group, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    REQUIRE(fake.launchCount() == 1);
+    CHECK(fake.launchAt(0)->block[0] == 100);
+    CHECK(fake.launchAt(0)->grid[0] == 4);
+    clReleaseCommandQueue(q);
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+}
+
 TEST_CASE("back-to-back launches share one wait for the GPU; profiled ones take its timer",
           "[nvidia][fake-driver]") {
     NbodyOnH100 nb(h100());

@@ -17,8 +17,8 @@
 #
 # Environment: DUET_CUDA_LIBRARY (a libcuda elsewhere), DUET_LOG=1 (the device's discovery and
 # JIT logs on stderr), KERNEL_TESTS (the executables of tests/kernels to run, space separated;
-# default the kernels_* tests (math, convert, integer, misc, work_group) and image_kernel_test;
-# empty: none).
+# default the kernels_* tests (math, convert, integer, misc, work_group, sub_group) and
+# image_kernel_test; empty: none).
 set -uo pipefail
 
 build=${1:?usage: run_on_gpu.sh <build-dir> [sm_90] [api_test filter]}
@@ -95,7 +95,7 @@ fi
 step "nvidia_gpu_abi_run" "$build/tests/unit/nvidia/nvidia_gpu_abi_run" "$ptx" "$sm"
 
 step "api_test (DUET_DEVICES=nvidia)" "$build/tests/api/api_test" "$apiFilter"
-for t in ${KERNEL_TESTS-kernels_math_test kernels_convert_test kernels_integer_test kernels_misc_test kernels_work_group_test image_kernel_test}; do
+for t in ${KERNEL_TESTS-kernels_math_test kernels_convert_test kernels_integer_test kernels_misc_test kernels_work_group_test kernels_sub_group_test image_kernel_test}; do
     step "$t (DUET_DEVICES=nvidia)" "$build/tests/kernels/$t"
 done
 # DUET_KERNEL_TIMEOUT (1 s): a kernel that never ends is stopped by its own polls of the GPU

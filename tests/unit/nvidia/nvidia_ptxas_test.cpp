@@ -239,6 +239,124 @@ __kernel void formats(int i, float x, __global int* r) {
         }
 }
 
+/// Sub-group kernels: the core functions and one kernel per cl_khr_subgroup_* extension, as
+/// users write them (reductions, compaction by ballot, votes in branches), with the instruction
+/// each must come down to.
+struct SubGroupCase {
+    const char* name;
+    const char* instruction; ///< in the PTX
+    const char* source;
+};
+const SubGroupCase kSubGroupCases[] = {
+    {"core", "shfl.sync.idx.b32", R"CL(
+kernel void core(global const float* in, global float* out, global double* d, global long* l) {
+    size_t i = get_global_id(0);
+    float x = in[i];
+    out[i] = sub_group_reduce_add(x) + sub_group_scan_inclusive_min(x) +
+             sub_group_scan_exclusive_max(x) + sub_group_broadcast(x, 3u) +
+             (float)(get_sub_group_size() + get_max_sub_group_size() + get_num_sub_groups() +
+                     get_enqueued_num_sub_groups() + get_sub_group_id() +
+                     get_sub_group_local_id()) +
+             (float)(sub_group_all(x > 0) + sub_group_any(x < 0));
+    d[i] = sub_group_reduce_max(d[i]) + sub_group_scan_inclusive_add(d[i]);
+    l[i] = sub_group_scan_exclusive_add(l[i]) + sub_group_reduce_min(l[i]);
+    sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+    sub_group_barrier(CLK_GLOBAL_MEM_FENCE, memory_scope_device);
+}
+)CL"},
+    {"barrier", "bar.warp.sync", R"CL(
+kernel void barrier_(global int* out) {
+    local int tmp[256];
+    uint l = get_sub_group_local_id();
+    if (get_sub_group_id() == 0) {
+        tmp[l] = (int)l;
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+        out[l] = tmp[get_sub_group_size() - 1 - l];
+    }
+}
+)CL"},
+    {"ballot", "vote.sync.ballot.b32", R"CL(
+kernel void ballot(global const int* in, global uint* out) {
+    size_t i = get_global_id(0);
+    uint4 b = sub_group_ballot(in[i] > 0);
+    out[i] = sub_group_ballot_bit_count(b) + sub_group_ballot_inclusive_scan(b) +
+             sub_group_ballot_exclusive_scan(b) + sub_group_ballot_find_lsb(b) +
+             sub_group_ballot_find_msb(b) + sub_group_ballot_bit_extract(b, 5u) +
+             sub_group_inverse_ballot(get_sub_group_lt_mask()) +
+             get_sub_group_eq_mask().x + get_sub_group_ge_mask().x + get_sub_group_gt_mask().x +
+             get_sub_group_le_mask().x;
+    if (in[i] & 1)
+        out[i] += sub_group_non_uniform_broadcast(in[i], 0u) + sub_group_broadcast_first(in[i]);
+}
+)CL"},
+    {"vote", "activemask.b32", R"CL(
+kernel void vote(global const int* in, global int* out) {
+    size_t i = get_global_id(0);
+    if (in[i] & 1)
+        out[i] = sub_group_elect() + sub_group_non_uniform_all(in[i] > 0) +
+                 sub_group_non_uniform_any(in[i] > 4) + sub_group_non_uniform_all_equal(in[i]) +
+                 sub_group_non_uniform_all_equal((double)in[i]);
+}
+)CL"},
+    {"arithmetic", "activemask.b32", R"CL(
+kernel void arithmetic(global const int* in, global int* out, global float* f) {
+    size_t i = get_global_id(0);
+    if (in[i] & 1) {
+        out[i] = sub_group_non_uniform_reduce_add(in[i]) +
+                 sub_group_non_uniform_scan_inclusive_mul(in[i]) +
+                 sub_group_non_uniform_scan_exclusive_xor(in[i]) +
+                 sub_group_non_uniform_reduce_logical_and(in[i]) +
+                 (int)sub_group_non_uniform_reduce_max((ulong)in[i]);
+        f[i] = sub_group_non_uniform_scan_inclusive_min(f[i]);
+    }
+}
+)CL"},
+    {"shuffle", "shfl.sync.idx.b32", R"CL(
+kernel void shuffle(global const long* in, global long* out) {
+    size_t i = get_global_id(0);
+    uint l = get_sub_group_local_id();
+    out[i] = sub_group_shuffle(in[i], 31u - l) + sub_group_shuffle_xor(in[i], 1u);
+}
+)CL"},
+    {"shuffle_relative", "shfl.sync.idx.b32", R"CL(
+kernel void shuffle_relative(global const float* in, global float* out) {
+    size_t i = get_global_id(0);
+    out[i] = sub_group_shuffle_up(in[i], 1u) + sub_group_shuffle_down(in[i], 2u);
+}
+)CL"},
+    {"clustered_reduce", "shfl.sync.idx.b32", R"CL(
+kernel void clustered(global const int* in, global int* out) {
+    size_t i = get_global_id(0);
+    out[i] = sub_group_clustered_reduce_add(in[i], 4u) + sub_group_clustered_reduce_or(in[i], 8u);
+}
+)CL"},
+    {"extended_types", "shfl.sync.idx.b32", R"CL(
+kernel void extended(global const short* in, global short* out, global float4* v) {
+    size_t i = get_global_id(0);
+    out[i] = sub_group_reduce_add(in[i]) + sub_group_scan_exclusive_max((char)in[i]) +
+             sub_group_broadcast(in[i], 1u);
+    v[i] = sub_group_broadcast(v[i], 2u);
+}
+)CL"},
+};
+
+TEST_CASE("ptxas accepts sub-group kernels, core and each extension, for sm_90 and sm_80",
+          "[nvidia][ptxas][sub_group]") {
+    for (const char* sm : {"sm_90", "sm_80"})
+        for (const SubGroupCase& c : kSubGroupCases) {
+            INFO(c.name << " for " << sm);
+            Built b = build(c.source, "-cl-std=CL3.0", target(sm, 80));
+            const std::string& ptx = b.exe->ptx();
+            // Inlined: no call to a sub-group function is left, the warp instruction is there.
+            CHECK(ptx.find("call.uni") == std::string::npos);
+            CHECK(ptx.find("sub_group") == std::string::npos);
+            CHECK(ptx.find(c.instruction) != std::string::npos);
+            Assembled a = assemble(ptx, sm);
+            INFO("ptxas:\n" << a.output << "\nPTX:\n" << ptx);
+            CHECK(a.status == 0);
+        }
+}
+
 TEST_CASE("every builtin the device declares compiles to PTX that ptxas accepts",
           "[nvidia][ptxas][builtins]") {
     // The calls builtins-completeness-nvidia generates (one function per overload of

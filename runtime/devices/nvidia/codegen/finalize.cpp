@@ -646,6 +646,13 @@ TargetSpec withNvidiaFrontEnd(TargetSpec target) {
                            "__opencl_c_atomic_scope_device=1",
                            "-D",
                            "__opencl_c_work_group_collective_functions=1"};
+    // Likewise the header-only sub-group extensions the device lists (builtins/nvidia/
+    // sub_group_ext.cl): their macros declare their functions.
+    for (const std::string& e : target.clExtensions)
+        if (e.starts_with("cl_khr_subgroup_")) {
+            target.frontEndArgs.push_back("-D");
+            target.frontEndArgs.push_back(e + "=1");
+        }
     target.initialiseTarget = &initialiseNvptxTarget;
     target.releaseModule = &releaseFrontEndModule;
     target.binaryKind = kNvidiaBinaryKind;

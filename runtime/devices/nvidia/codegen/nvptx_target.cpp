@@ -43,19 +43,26 @@ const char* const kNvidiaExtensions =
     "cl_khr_local_int32_extended_atomics cl_khr_int64_base_atomics "
     "cl_khr_int64_extended_atomics cl_khr_icd cl_khr_extended_versioning "
     "cl_khr_3d_image_writes cl_khr_depth_images cl_khr_image2d_from_buffer "
-    "cl_khr_srgb_image_writes";
+    "cl_khr_srgb_image_writes "
+    // Sub-groups are warps (builtins/nvidia/sub_group.c, sub_group_ext.cl); warps of a block
+    // make independent forward progress, which cl_khr_subgroups requires.
+    "cl_khr_subgroups cl_khr_subgroup_ballot cl_khr_subgroup_non_uniform_vote "
+    "cl_khr_subgroup_non_uniform_arithmetic cl_khr_subgroup_shuffle "
+    "cl_khr_subgroup_shuffle_relative cl_khr_subgroup_clustered_reduce "
+    "cl_khr_subgroup_extended_types";
 // 64-bit integers and doubles; generic pointers (PTX generic addressing; legalize.cpp defines
 // to_global & co); program-scope globals (.global in the module); acquire-release and
 // sequentially consistent atomics up to device scope (fences around relaxed atom instructions,
 // legalize.cpp); images, read-write images and 3D image writes (descriptors and texels in
 // plain memory, builtins/cpu/image.cl built for nvptx64: linear memory read by software); the
-// work-group collective functions (builtins/nvidia/work_group.c: warp shuffles, shared memory).
+// work-group collective functions (builtins/nvidia/work_group.c: warp shuffles, shared memory);
+// sub-groups (builtins/nvidia/sub_group.c: a sub-group is the warp).
 const char* const kNvidiaFeatures =
     "__opencl_c_int64 __opencl_c_fp64 __opencl_c_generic_address_space "
     "__opencl_c_program_scope_global_variables __opencl_c_atomic_order_acq_rel "
     "__opencl_c_atomic_order_seq_cst __opencl_c_atomic_scope_device __opencl_c_images "
     "__opencl_c_read_write_images __opencl_c_3d_image_writes "
-    "__opencl_c_work_group_collective_functions";
+    "__opencl_c_work_group_collective_functions __opencl_c_subgroups";
 
 TargetSpec nvidiaTarget(const std::string& sm, unsigned ptx) {
     TargetSpec t;
