@@ -13,6 +13,7 @@
 #include "devices/cpu/jit/host_cpu.hpp"
 #include "devices/cpu/jit/jit_memo.hpp"
 #include "devices/cpu/jit/kernel_checks.hpp"
+#include "devices/cpu/jit/local_atomics.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/printf.hpp"
 #include "devices/cpu/jit/safe_division.hpp"
@@ -444,6 +445,7 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
         mpm.addPass(pb.buildPerModuleDefaultPipeline(level));
     }
     mpm.run(m, am.module);
+    cpu::plainLocalAtomics(m); // after the vectorisers, never before them: it says why
     return report.lines();
 }
 
@@ -526,17 +528,19 @@ std::string CpuExecutable::memoKey(const std::string& bitcode) const {
     key += "|O" + std::to_string(m_optLevel) + (m_unsafeMath ? "|unsafe" : "|safe") +
            (parallelLoopsEnabled() ? "|parallel" : "|serial") +
            (wg::callLoopInductionsEnabled() ? "|callind" : "") +
-           (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + "|" + m_tm->getTargetCPU().str() +
-           "|" + m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +
-           std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
+           (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + cpu::localAtomicsMemoKey() + "|" +
+           m_tm->getTargetCPU().str() + "|" + m_tm->getTargetFeatureString().str() + "|" +
+           m_features + "|fusion" + std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
            std::to_string(int(m_tm->getOptLevel()));
     return key;
 }
 
-/// The quick tier's optimisation: promote private variables to registers, fold the copies
-/// and branches the work-group pass leaves, drop what nothing calls. No inlining, no loop
-/// passes, no vectorisers: a few percent of the full pipeline's time.
+/// The quick tier's optimisation: inline the small functions that hold atomics (constant
+/// orders fold), promote private variables to registers, fold the copies and branches the
+/// work-group pass leaves, drop what nothing calls, make __local atomics plain. No other
+/// inlining, no loop passes, no vectorisers: a few percent of the full pipeline's time.
 void quickOptimise(Module& m, TargetMachine& tm) {
+    cpu::inlineAtomicCallees(m);
     AnalysisManagers am;
     PassBuilder pb(&tm);
     am.registerWith(pb);
@@ -548,6 +552,7 @@ void quickOptimise(Module& m, TargetMachine& tm) {
     mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
     mpm.addPass(GlobalDCEPass());
     mpm.run(m, am.module);
+    cpu::plainLocalAtomics(m); // nothing is vectorised here
 }
 
 /// `m` as an object file for `tm`; empty if the target cannot emit one.
