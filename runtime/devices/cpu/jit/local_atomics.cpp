@@ -169,7 +169,8 @@ unsigned inlineAtomicCallees(Module& module) {
                 for (Instruction& i : bb) {
                     auto* call = dyn_cast<CallBase>(&i);
                     Function* callee = call ? call->getCalledFunction() : nullptr;
-                    if (!callee || callee == &f || callee->getFunctionType() != call->getFunctionType())
+                    if (!callee || callee == &f ||
+                        callee->getFunctionType() != call->getFunctionType())
                         continue;
                     auto [it, fresh] = sizes.try_emplace(callee, 0);
                     if (fresh)
