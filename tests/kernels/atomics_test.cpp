@@ -236,6 +236,122 @@ kernel void k(volatile global atomic_int* c, volatile global atomic_long* l,
                       [](int v) { return v == 2 * static_cast<int>(kGroup); }));
 }
 
+TEST_CASE("__local atomics of one work-group of up to 1024 work-items are exact",
+          "[kernels][atomics]") {
+    if (!KernelEnv::get().openclC20) {
+        SUCCEED("device without OpenCL C 2.0 atomics");
+        return;
+    }
+    // The shape of the CTS's c11_atomics on __local memory: one large group hammering a few
+    // counters in loops, OpenCL 1.x and C11 forms at each order, through kernel-scope variables,
+    // a __local argument and a generic pointer in a function. On the CPU device these are plain
+    // memory operations (a group runs on one thread); results must stay exact in both tiers
+    // (kernels_misc_test: quick code; kernels_misc_optimised_test: optimised code).
+    Program prog(R"(
+#define ITERS 50
+void bump(volatile atomic_int* p, int v) {
+    atomic_fetch_add_explicit(p, v, memory_order_acq_rel, memory_scope_work_group);
+}
+kernel void k(global int* out, global int* olds, global long* lout,
+              volatile local atomic_int* arg) {
+    local int c[4];
+    local atomic_int a[6];
+    local atomic_long al;
+    uint l = get_local_id(0);
+    size_t gid = get_global_id(0), g = get_group_id(0);
+    if (l == 0) {
+        c[0] = 0; c[1] = 0; c[2] = 0; c[3] = -1;
+        for (int j = 0; j < 6; ++j)
+            atomic_init(&a[j], 0);
+        atomic_init(&al, 0);
+        atomic_init(&arg[0], 0);
+        atomic_init(&arg[1], 0);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    olds[2 * gid] = atomic_inc(&c[0]);
+    for (int i = 0; i < ITERS; ++i) {
+        atomic_add(&c[1], (int)l);
+        int prev;
+        do {
+            prev = c[2];
+        } while (atomic_cmpxchg(&c[2], prev, prev + 3) != prev);
+        atomic_fetch_add_explicit(&a[0], 1, memory_order_relaxed, memory_scope_work_group);
+        atomic_fetch_add_explicit(&a[1], 1, memory_order_acquire, memory_scope_work_group);
+        atomic_fetch_add_explicit(&a[2], 1, memory_order_release, memory_scope_work_group);
+        atomic_fetch_sub_explicit(&a[3], 1, memory_order_acq_rel, memory_scope_work_group);
+        atomic_fetch_add_explicit(&a[4], 2, memory_order_seq_cst, memory_scope_work_group);
+        int e = atomic_load_explicit(&a[5], memory_order_acquire, memory_scope_work_group);
+        while (!atomic_compare_exchange_weak_explicit(&a[5], &e, e + 1, memory_order_acq_rel,
+                                                      memory_order_acquire,
+                                                      memory_scope_work_group))
+            ;
+        atomic_fetch_add(&al, 1L << 33);
+        atomic_fetch_max_explicit(&arg[0], (int)(l * ITERS + i), memory_order_relaxed,
+                                  memory_scope_work_group);
+        bump(&arg[1], 1);
+        atomic_work_item_fence(CLK_LOCAL_MEM_FENCE, memory_order_seq_cst,
+                               memory_scope_work_group);
+    }
+    olds[2 * gid + 1] = atomic_xchg(&c[3], (int)l);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l == 0) {
+        global int* o = out + 12 * g;
+        for (int j = 0; j < 4; ++j)
+            o[j] = c[j];
+        for (int j = 0; j < 6; ++j)
+            o[4 + j] = atomic_load_explicit(&a[j], memory_order_relaxed, memory_scope_work_group);
+        o[10] = atomic_load(&arg[0]);
+        o[11] = atomic_load(&arg[1]);
+        lout[g] = atomic_load(&al);
+    }
+}
+)",
+                 KernelEnv::get().clStd20);
+    cl_kernel k = prog.kernel("k");
+    size_t maxGroup = 0;
+    REQUIRE(clGetKernelWorkGroupInfo(k, KernelEnv::get().device, CL_KERNEL_WORK_GROUP_SIZE,
+                                     sizeof(maxGroup), &maxGroup, nullptr) == CL_SUCCESS);
+    const size_t n = std::min<size_t>(1024, maxGroup), groups = 2;
+    const int iters = 50, ni = static_cast<int>(n);
+    INFO("group size " << n);
+    Buffer bout(12 * groups * sizeof(int)), bold(2 * n * groups * sizeof(int)),
+        bl(groups * sizeof(int64_t));
+    setArgs(k, bout, bold, bl, LocalBytes{2 * sizeof(int)});
+    run1D(k, n * groups, n);
+    std::vector<int> out = bout.read<int>(12 * groups), olds = bold.read<int>(2 * n * groups);
+    std::vector<int64_t> lout = bl.read<int64_t>(groups);
+    for (size_t g = 0; g < groups; ++g) {
+        INFO("group " << g);
+        const int* o = out.data() + 12 * g;
+        CHECK(o[0] == ni);
+        CHECK(o[1] == iters * ni * (ni - 1) / 2);
+        CHECK(o[2] == 3 * iters * ni);
+        CHECK(o[4] == iters * ni);
+        CHECK(o[5] == iters * ni);
+        CHECK(o[6] == iters * ni);
+        CHECK(o[7] == -iters * ni);
+        CHECK(o[8] == 2 * iters * ni);
+        CHECK(o[9] == iters * ni);
+        CHECK(o[10] == (ni - 1) * iters + iters - 1);
+        CHECK(o[11] == iters * ni);
+        CHECK(lout[g] == (static_cast<int64_t>(iters) * ni) << 33);
+        // atomic_inc handed out 0..n-1 once each; the exchanges passed on -1 and every id.
+        std::vector<int> incs, xchgs;
+        for (size_t i = 0; i < n; ++i) {
+            incs.push_back(olds[2 * (g * n + i)]);
+            xchgs.push_back(olds[2 * (g * n + i) + 1]);
+        }
+        xchgs.push_back(o[3]);
+        std::sort(incs.begin(), incs.end());
+        std::sort(xchgs.begin(), xchgs.end());
+        std::vector<int> want(n), wantX(n + 1);
+        std::iota(want.begin(), want.end(), 0);
+        std::iota(wantX.begin(), wantX.end(), -1);
+        CHECK(incs == want);
+        CHECK(xchgs == wantX);
+    }
+}
+
 TEST_CASE("async_work_group_copy and strided copies with wait_group_events", "[kernels][async]") {
     Program prog(R"(
 kernel void k(global const float4* in, global float4* out, global const int* src,

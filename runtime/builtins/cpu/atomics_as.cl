@@ -2,7 +2,8 @@
 // cl_khr_int64_*), OpenCL 2.0+ C11-style atomics with memory order and scope (incl.
 // cl_ext_float_atomics add/sub/min/max), atomic_flag, and the fences. Clang's atomic builtins
 // become LLVM atomics; order and scope may be runtime values (clang emits a switch), and on
-// x86 every scope is the whole machine.
+// x86 every scope of __global memory is the whole machine. On the CPU device atomics on __local
+// memory become plain memory operations in code generation (devices/cpu/jit/local_atomics.hpp).
 #include "builtins.h"
 
 #if !DUET_GENERIC_PASS
@@ -195,22 +196,44 @@ DUET_C11_CAS_ALL(__local, __local)
 DUET_C11_CAS_ALL(__local, __private)
 
 // ---- fences (no pointers: built in this pass only) ----
+// On the CPU device (spir64) a work-group runs on one thread from its first work-item to its
+// last, and its __local memory is that thread's alone: ordering among the work-items of a group,
+// or of __local memory only, needs nothing from the hardware, only that the compiler keeps the
+// order (a signal fence). Wider scopes over __global or image memory get the thread fence.
+// GCN and NVIDIA build this file too: their work-groups are many threads, so they keep the
+// thread fence (NVIDIA's link replaces these with scoped membar: builtins/nvidia/sync.cl).
+#if defined(__SPIR__)
+#define DUET_GROUP_LOCAL_FENCE(flags, s)                                                       \
+    ((s) == memory_scope_work_item || (s) == memory_scope_work_group ||                        \
+     !((flags) & (CLK_GLOBAL_MEM_FENCE | CLK_IMAGE_MEM_FENCE)))
+#else
+#define DUET_GROUP_LOCAL_FENCE(flags, s) false
+#endif
 DUET_OVL void atomic_work_item_fence(cl_mem_fence_flags flags, memory_order o, memory_scope s) {
-    (void)flags;
-    (void)s;
-    if (o != memory_order_relaxed)
+    if (o == memory_order_relaxed)
+        return;
+    if (DUET_GROUP_LOCAL_FENCE(flags, s))
+        __c11_atomic_signal_fence(o);
+    else
         __c11_atomic_thread_fence(o);
 }
+// The 1.x fences order a work-item's accesses as its work-group sees them.
 DUET_OVL void mem_fence(cl_mem_fence_flags flags) {
-    (void)flags;
-    __c11_atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (DUET_GROUP_LOCAL_FENCE(flags, memory_scope_device))
+        __c11_atomic_signal_fence(__ATOMIC_SEQ_CST);
+    else
+        __c11_atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 DUET_OVL void read_mem_fence(cl_mem_fence_flags flags) {
-    (void)flags;
-    __c11_atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (DUET_GROUP_LOCAL_FENCE(flags, memory_scope_device))
+        __c11_atomic_signal_fence(__ATOMIC_ACQUIRE);
+    else
+        __c11_atomic_thread_fence(__ATOMIC_ACQUIRE);
 }
 DUET_OVL void write_mem_fence(cl_mem_fence_flags flags) {
-    (void)flags;
-    __c11_atomic_thread_fence(__ATOMIC_RELEASE);
+    if (DUET_GROUP_LOCAL_FENCE(flags, memory_scope_device))
+        __c11_atomic_signal_fence(__ATOMIC_RELEASE);
+    else
+        __c11_atomic_thread_fence(__ATOMIC_RELEASE);
 }
 #endif

@@ -1985,3 +1985,81 @@ TEST_CASE("guarded __global vector accesses get a plain path for a full mask",
     CHECK_FALSE(std::regex_search(ir, plainStore));
     fs::remove_all(dir);
 }
+
+// __local atomics are plain memory operations on the CPU device (a work-group runs on one
+// thread: devices/cpu/jit/local_atomics.hpp); __global ones keep their locked instructions
+// whatever scope they name. Both tiers: the quick code (-save-temps' .quick.s) and the
+// optimised code (.s).
+TEST_CASE("__local atomics have no lock prefix in either tier; __global ones keep it",
+          "[cpu][cpu_codegen][atomics]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_atomics_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string prefix = (dir / "a").string();
+    const char* src = R"CL(
+void add_local(volatile local atomic_int* p, int v) {
+    atomic_fetch_add_explicit(p, v, memory_order_acq_rel, memory_scope_work_group);
+}
+kernel void loc(global int* out, volatile local atomic_int* arg) {
+    local int c[2];
+    local atomic_int a[3];
+    uint l = get_local_id(0);
+    if (l == 0) {
+        c[0] = 0; c[1] = 0;
+        atomic_init(&a[0], 0); atomic_init(&a[1], 0); atomic_init(&a[2], 0);
+        atomic_init(&arg[0], 0);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int o = atomic_inc(&c[0]);
+    atomic_fetch_add_explicit(&a[0], 1, memory_order_seq_cst, memory_scope_work_group);
+    int e = 0;
+    atomic_compare_exchange_strong(&a[1], &e, (int)l);
+    o += atomic_exchange(&a[2], (int)l);
+    atomic_store(&arg[0], o);
+    add_local(&a[0], 1);
+    atomic_work_item_fence(CLK_LOCAL_MEM_FENCE, memory_order_seq_cst, memory_scope_work_group);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l == 0)
+        out[get_group_id(0)] = atomic_load(&a[0]) + c[0];
+}
+kernel void glob(volatile global atomic_int* g, volatile global int* h) {
+    atomic_fetch_add_explicit(&g[0], 1, memory_order_relaxed, memory_scope_work_group);
+    int e = 0;
+    atomic_compare_exchange_strong_explicit(&g[1], &e, 1, memory_order_relaxed,
+                                            memory_order_relaxed, memory_scope_work_group);
+    atomic_inc(&h[0]);
+    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_seq_cst, memory_scope_device);
+}
+)CL";
+    // Tiering on for this build (the test's environment turns it off), so the quick code is
+    // written too.
+    const char* saved = std::getenv("DUET_CPU_TIER_UP_MS");
+    const std::string savedValue = saved ? saved : "";
+    ::setenv("DUET_CPU_TIER_UP_MS", "20", 1);
+    Built b = build(src, "-cl-std=CL3.0 -save-temps=" + prefix);
+    if (saved)
+        ::setenv("DUET_CPU_TIER_UP_MS", savedValue.c_str(), 1);
+    else
+        ::unsetenv("DUET_CPU_TIER_UP_MS");
+    const std::regex locked("\\block\\b|\\bxchg[bwlq]?\\b|\\bmfence\\b");
+    for (const char* tier : {".s", ".quick.s"}) {
+        INFO("tier " << tier);
+        const std::string local = readFile(prefix + "_loc" + tier);
+        const std::string global = readFile(prefix + "_glob" + tier);
+        REQUIRE_FALSE(local.empty());
+        REQUIRE_FALSE(global.empty());
+        CHECK_FALSE(std::regex_search(local, locked));
+        CHECK(global.find("lock") != std::string::npos);
+        // The device-scope fence over __global memory stays a hardware fence.
+        CHECK((global.find("mfence") != std::string::npos ||
+               global.find("lock or") != std::string::npos));
+    }
+    // The quick code runs and counts exactly: 2 groups of 64, each counter its group's alone.
+    std::vector<int> out(2, -1), argBlock(16);
+    PtrArgs p{out.data(), argBlock.data()};
+    runNDRange(b.fn("loc"), {p.at(0), p.at(1)}, 1, {128, 1, 1}, {64, 1, 1}, {0, 0, 0},
+               b.desc("loc").staticLocalMemSize);
+    CHECK(out[0] == 3 * 64);
+    CHECK(out[1] == 3 * 64);
+    fs::remove_all(dir);
+}

@@ -14,8 +14,10 @@
 #include "devices/cpu/jit/jit_memo.hpp"
 #include "devices/cpu/jit/kernel_checks.hpp"
 #include "devices/cpu/jit/libmvec.hpp"
+#include "devices/cpu/jit/local_atomics.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/printf.hpp"
+#include "devices/cpu/jit/quick_tier.hpp"
 #include "devices/cpu/jit/safe_division.hpp"
 #include "devices/cpu/jit/streaming_stores.hpp"
 #include "devices/cpu/jit/tier_up_queue.hpp"
@@ -52,11 +54,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
-#include <llvm/Transforms/IPO/GlobalDCE.h>
-#include <llvm/Transforms/Scalar/EarlyCSE.h>
-#include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/Scalarizer.h>
-#include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <dlfcn.h>
@@ -400,6 +398,7 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
         mpm.addPass(pb.buildPerModuleDefaultPipeline(level));
     }
     mpm.run(m, am.module);
+    cpu::plainLocalAtomics(m); // after the vectorisers, never before them: it says why
     return report.lines();
 }
 
@@ -438,33 +437,44 @@ std::unique_ptr<Module> kernelPart(const Module& m, StringRef entryName) {
     return part;
 }
 
+/// `m` as assembly for `tm` into the file `path`; returns the problem, if any, for the log.
+std::string writeAssembly(Module& m, TargetMachine& tm, const std::string& path) {
+    std::string log;
+    std::string problem = writeTempFile(path, [&](raw_pwrite_stream& s) {
+        legacy::PassManager pm;
+        if (tm.addPassesToEmitFile(pm, s, nullptr, CodeGenFileType::AssemblyFile))
+            log += "warning: -save-temps: no assembly printer for this target\n";
+        else
+            pm.run(m);
+    });
+    return log + problem;
+}
+
 /// -save-temps[=prefix] (AMD's option): each kernel's optimised code as LLVM IR (.ll) and
 /// as assembly (.s), `<prefix>_<kernel>.ll` / `.s` (prefix: compiler/save_temps.hpp, tag
-/// "cpu"). The code is what the JIT runs for that kernel. Returns a log line per file problem.
-std::string saveTemps(const Module& m, TargetMachine& tm, const BuildOptions& o,
-                      const std::vector<WorkGroupKernelInfo>& kernels, unsigned optLevel,
-                      const std::string& features) {
+/// "cpu"), and with tiering (`quickTm` not null) its quick code as `<prefix>_<kernel>.quick.s`.
+/// The code is what the JIT runs for that kernel. Returns a log line per file problem.
+std::string saveTemps(const Module& m, TargetMachine& tm, TargetMachine* quickTm,
+                      const BuildOptions& o, const std::vector<WorkGroupKernelInfo>& kernels,
+                      unsigned optLevel, const std::string& features) {
     const std::string prefix = saveTempsPrefix(o, "cpu");
     std::string log;
     for (const WorkGroupKernelInfo& k : kernels) {
         std::unique_ptr<Module> part = kernelPart(m, k.entryName);
         if (!part)
             continue;
+        const std::string base = prefix + "_" + k.name;
+        if (quickTm) {
+            std::unique_ptr<Module> quick = kernelPart(m, k.entryName);
+            cpu::quickOptimise(*quick, *quickTm);
+            log += writeAssembly(*quick, *quickTm, base + ".quick.s");
+        }
         for (const std::string& l :
              optimise(*part, tm, optLevel, features, o.effectiveUnsafeMath()))
             log += "note: -save-temps: kernel " + k.name + ": " + l + "\n";
-        const std::string base = prefix + "_" + k.name;
         std::string problem =
             writeTempFile(base + ".ll", [&](raw_pwrite_stream& ll) { part->print(ll, nullptr); });
-        if (problem.empty())
-            problem = writeTempFile(base + ".s", [&](raw_pwrite_stream& s) {
-                legacy::PassManager pm;
-                if (tm.addPassesToEmitFile(pm, s, nullptr, CodeGenFileType::AssemblyFile))
-                    log += "warning: -save-temps: no assembly printer for this target\n";
-                else
-                    pm.run(*part);
-            });
-        log += problem;
+        log += problem.empty() ? writeAssembly(*part, tm, base + ".s") : problem;
     }
     return log;
 }
@@ -482,28 +492,11 @@ std::string CpuExecutable::memoKey(const std::string& bitcode) const {
     key += "|O" + std::to_string(m_optLevel) + (m_unsafeMath ? "|unsafe" : "|safe") +
            (parallelLoopsEnabled() ? "|parallel" : "|serial") +
            (wg::callLoopInductionsEnabled() ? "|callind" : "") +
-           (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + "|" + m_tm->getTargetCPU().str() +
-           "|" + m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +
-           std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
+           (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + cpu::localAtomicsMemoKey() + "|" +
+           m_tm->getTargetCPU().str() + "|" + m_tm->getTargetFeatureString().str() + "|" +
+           m_features + "|fusion" + std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
            std::to_string(int(m_tm->getOptLevel()));
     return key;
-}
-
-/// The quick tier's optimisation: promote private variables to registers, fold the copies
-/// and branches the work-group pass leaves, drop what nothing calls. No inlining, no loop
-/// passes, no vectorisers: a few percent of the full pipeline's time.
-void quickOptimise(Module& m, TargetMachine& tm) {
-    AnalysisManagers am;
-    PassBuilder pb(&tm);
-    am.registerWith(pb);
-    FunctionPassManager fpm;
-    fpm.addPass(SROAPass(SROAOptions::ModifyCFG));
-    fpm.addPass(EarlyCSEPass());
-    fpm.addPass(SimplifyCFGPass());
-    ModulePassManager mpm;
-    mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
-    mpm.addPass(GlobalDCEPass());
-    mpm.run(m, am.module);
 }
 
 /// `m` as an object file for `tm`; empty if the target cannot emit one.
@@ -565,7 +558,7 @@ void* CpuExecutable::compileKernel(size_t index, bool quick) const {
         if (!m_wholeQuickAdded) {
             std::unique_ptr<Module> whole = CloneModule(*m_module);
             prepareWholeTier(*whole, m_entryNames, true);
-            quickOptimise(*whole, *m_quickTm);
+            cpu::quickOptimise(*whole, *m_quickTm);
             quickObject = emitObject(*whole, *m_quickTm);
             if (quickObject.empty()) {
                 *m_diagnostics += "error: JIT: the host target emits no object files\n";
@@ -609,7 +602,7 @@ void* CpuExecutable::compileKernel(size_t index, bool quick) const {
             logWorkItemLoops(kernelName, hit->report);
             e = m_jit->addObjectFile(MemoryBuffer::getMemBufferCopy(hit->object, "duet-jit-memo"));
         } else if (quick) {
-            quickOptimise(*part, *m_quickTm);
+            cpu::quickOptimise(*part, *m_quickTm);
             quickObject = emitObject(*part, *m_quickTm);
             if (quickObject.empty()) {
                 *m_diagnostics += "error: JIT: the host target emits no object files\n";
@@ -1418,8 +1411,21 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     exe->m_unsafeMath = opts.effectiveUnsafeMath();
     exe->m_guards = guards;
     noteProgramGlobals(*m, *exe);
+    // Tiered: quick code first, unless the build asked for no optimisation (its code is quick
+    // already).
+    if (const double budget = cpu::tierUpBudgetMs(); budget > 0 && host.optLevel > 0) {
+        orc::JITTargetMachineBuilder quick = jtmb;
+        quick.setCodeGenOptLevel(CodeGenOptLevel::None);
+        if (auto qtm = quick.createTargetMachine()) {
+            exe->m_quickTm = std::move(*qtm);
+            exe->m_tierBudgetMs = budget;
+        } else {
+            consumeError(qtm.takeError()); // no quick tier: every kernel optimised at once
+        }
+    }
     if (opts.saveTemps)
-        log += saveTemps(*m, **tm, opts, wgKernels, host.optLevel, host.features);
+        log += saveTemps(*m, **tm, exe->m_quickTm.get(), opts, wgKernels, host.optLevel,
+                         host.features);
 
     if (std::string error = createJit(*exe, jtmb); !error.empty())
         return FinalizeResult::failure(log + error);
@@ -1443,18 +1449,6 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     exe->m_jtmb = jtmb;
     exe->m_syncTierUp = syncTierUp();
     exe->m_eagerTierUp = cpu::tierUpEager();
-    // Tiered: quick code first, unless the build asked for no optimisation (its code is quick
-    // already).
-    if (const double budget = cpu::tierUpBudgetMs(); budget > 0 && host.optLevel > 0) {
-        orc::JITTargetMachineBuilder quick = jtmb;
-        quick.setCodeGenOptLevel(CodeGenOptLevel::None);
-        if (auto qtm = quick.createTargetMachine()) {
-            exe->m_quickTm = std::move(*qtm);
-            exe->m_tierBudgetMs = budget;
-        } else {
-            consumeError(qtm.takeError()); // no quick tier: every kernel optimised at once
-        }
-    }
     exe->m_module = std::move(m);
     exe->m_context = orc::ThreadSafeContext(std::move(tsctx));
 

@@ -500,14 +500,19 @@ uint64_t WorkGroupBuilder::lowerLocalVariables(Function& w) {
             ordered.push_back(&gv);
     convertUsersOfConstantsToInstructions(ordered, &w);
     IRBuilder<> b(w.getEntryBlock().getTerminator());
+    // The block loaded as an addrspace(3) pointer, not cast from ctx->localMem: a pair of casts
+    // (private -> __local -> generic) folds into one (private -> generic) in InstCombine, and the
+    // variables' accesses would no longer be known as __local (cpu::plainLocalAtomics).
+    auto* field = cast<LoadInst>(m_pro.localMem);
+    Value* base = b.CreateAlignedLoad(PointerType::get(b.getContext(), kAsLocal),
+                                      field->getPointerOperand(), field->getAlign(), "local_vars");
     uint64_t offset = 0;
     for (Constant* c : ordered) {
         auto* gv = cast<GlobalVariable>(c);
         uint64_t align = gv->getAlign() ? gv->getAlign()->value()
                                         : dl.getABITypeAlign(gv->getValueType()).value();
         offset = (offset + align - 1) / align * align;
-        Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), m_pro.localMem, offset);
-        Value* local = b.CreateAddrSpaceCast(p, gv->getType(), gv->getName());
+        Value* local = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, offset, gv->getName());
         gv->replaceUsesWithIf(local, [&](Use& u) {
             auto* inst = dyn_cast<Instruction>(u.getUser());
             return inst && inst->getFunction() == &w;
