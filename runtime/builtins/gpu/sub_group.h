@@ -20,7 +20,7 @@
 // partial, its lanes a prefix, and the steps below ignore lanes past it. Every lane of a
 // sub-group must reach the collectives (as the spec says); lanes a branch turned off give
 // undefined values.
-#include <limits.h>
+#include "collective_types.h"
 
 // From the device's workitem.cl.
 ulong _Z12get_local_idj(uint dim);
@@ -135,12 +135,7 @@ SHUFFLE_8(double)
         return shuffle_##T(WAVE_MASK(), x, id);                                                    \
     }
 
-ALL_OF(int, i, INT_MIN, INT_MAX)
-ALL_OF(uint, j, 0, UINT_MAX)
-ALL_OF(long, l, LONG_MIN, LONG_MAX)
-ALL_OF(ulong, m, 0, ULONG_MAX)
-ALL_OF(float, f, -__builtin_inff(), __builtin_inff())
-ALL_OF(double, d, -__builtin_inf(), __builtin_inf())
+DUET_COLLECTIVE_TYPES(ALL_OF)
 
 CONVERGENT int _Z13sub_group_alli(int predicate) {
     return _Z20sub_group_reduce_mini(predicate != 0);

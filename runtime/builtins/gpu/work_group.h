@@ -15,7 +15,7 @@
 // barrier (the previous collective's readers are done with the slots), so each is itself a
 // barrier, as the spec says of work-group functions. The functions carry their mangled OpenCL C
 // names.
-#include <limits.h>
+#include "collective_types.h"
 
 // From libclc (barrier) and Duet's workitem.cl (work-item functions).
 __attribute__((convergent)) void _Z7barrierj(uint flags);
@@ -166,12 +166,7 @@ BITS_8(double)
     REDUCE_SCAN(T, M, max, MIN)                                                                    \
     BROADCAST(T, M)
 
-ALL_OF(int, i, INT_MIN, INT_MAX)
-ALL_OF(uint, j, 0, UINT_MAX)
-ALL_OF(long, l, LONG_MIN, LONG_MAX)
-ALL_OF(ulong, m, 0, ULONG_MAX)
-ALL_OF(float, f, -__builtin_inff(), __builtin_inff())
-ALL_OF(double, d, -__builtin_inf(), __builtin_inf())
+DUET_COLLECTIVE_TYPES(ALL_OF)
 
 CONVERGENT int _Z14work_group_alli(int predicate) {
     return _Z21work_group_reduce_mini(predicate != 0);
