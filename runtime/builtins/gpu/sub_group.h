@@ -20,22 +20,10 @@
 // partial, its lanes a prefix, and the steps below ignore lanes past it. Every lane of a
 // sub-group must reach the collectives (as the spec says); lanes a branch turned off give
 // undefined values.
-#include "collective_types.h"
+#include "collectives.h"
 
 // From the device's workitem.cl.
-ulong _Z12get_local_idj(uint dim);
-ulong _Z14get_local_sizej(uint dim);
 ulong _Z23get_enqueued_local_sizej(uint dim);
-
-INLINE uint linearId(void) {
-    return (uint)((_Z12get_local_idj(2) * _Z14get_local_sizej(1) + _Z12get_local_idj(1)) *
-                      _Z14get_local_sizej(0) +
-                  _Z12get_local_idj(0));
-}
-
-INLINE uint groupItems(void) {
-    return (uint)(_Z14get_local_sizej(0) * _Z14get_local_sizej(1) * _Z14get_local_sizej(2));
-}
 
 INLINE uint enqueuedItems(void) {
     return (uint)(_Z23get_enqueued_local_sizej(0) * _Z23get_enqueued_local_sizej(1) *

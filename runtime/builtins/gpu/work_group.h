@@ -15,25 +15,13 @@
 // barrier (the previous collective's readers are done with the slots), so each is itself a
 // barrier, as the spec says of work-group functions. The functions carry their mangled OpenCL C
 // names.
-#include "collective_types.h"
+#include "collectives.h"
 
-// From libclc (barrier) and Duet's workitem.cl (work-item functions).
+// From libclc.
 __attribute__((convergent)) void _Z7barrierj(uint flags);
-ulong _Z12get_local_idj(uint dim);
-ulong _Z14get_local_sizej(uint dim);
 
 INLINE void localBarrier(void) {
     _Z7barrierj(1); // CLK_LOCAL_MEM_FENCE
-}
-
-INLINE uint linearId(void) {
-    return (uint)((_Z12get_local_idj(2) * _Z14get_local_sizej(1) + _Z12get_local_idj(1)) *
-                      _Z14get_local_sizej(0) +
-                  _Z12get_local_idj(0));
-}
-
-INLINE uint groupItems(void) {
-    return (uint)(_Z14get_local_sizej(0) * _Z14get_local_sizej(1) * _Z14get_local_sizej(2));
 }
 
 /// The work-items of wave `wave` in a group of `n`: LANES, or the prefix a partial last wave has.
