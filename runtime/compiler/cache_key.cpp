@@ -110,6 +110,7 @@ std::string fileIdentity(const std::filesystem::path& path) {
 /// Environment variables that may change generated code or logs: every DUET_* (DUET_CPU_CHECKS,
 /// DUET_KERNEL_TIMEOUT, DUET_CPU_VECTOR_WIDTH, DUET_BUILD_OPTIONS, ...) except the cache's own
 /// and DUET_LOG, and AMD's build-option variables. Sorted, so their order does not matter.
+/// DUET_CPU_TIER_UP_* are left out too: they say when code is optimised, not how.
 std::string environmentIdentity() {
     std::vector<std::string> vars;
     for (char** e = environ; e && *e; ++e) {
@@ -117,7 +118,7 @@ std::string environmentIdentity() {
         const std::string_view name = v.substr(0, v.find('='));
         if (name.starts_with("DUET_")) {
             if (name == "DUET_LOG" || name == "DUET_CACHE" || name == "DUET_CACHE_DIR" ||
-                name == "DUET_CACHE_MAX_MB")
+                name == "DUET_CACHE_MAX_MB" || name.starts_with("DUET_CPU_TIER_UP"))
                 continue;
         } else if (!name.starts_with("AMD_OCL_BUILD_OPTIONS")) {
             continue;
@@ -179,6 +180,16 @@ bool mayReadFiles(std::string_view source) {
     return code.find("include") != std::string::npos || code.find("import") != std::string::npos;
 }
 
+std::string hexDigits(const std::array<uint8_t, 32>& digest) {
+    static const char* hex = "0123456789abcdef";
+    std::string key;
+    for (uint8_t b : digest) {
+        key += hex[b >> 4];
+        key += hex[b & 15];
+    }
+    return key;
+}
+
 } // namespace
 
 std::string programCacheKey(std::string_view source, std::string_view options,
@@ -219,14 +230,20 @@ std::string programCacheKey(std::string_view source, std::string_view options,
     add(options);
     add(effective);
     add(source);
-    const std::array<uint8_t, 32> digest = h.final();
-    static const char* hex = "0123456789abcdef";
-    std::string key;
-    for (uint8_t b : digest) {
-        key += hex[b >> 4];
-        key += hex[b & 15];
+    return hexDigits(h.final());
+}
+
+std::string codeCacheKey(std::string_view what) {
+    const std::string environment = environmentIdentity();
+    llvm::SHA256 h;
+    for (std::string_view field :
+         {std::string_view("duet-code-cache-1"), std::string_view(processIdentity()),
+          std::string_view(environment), what}) {
+        const uint64_t size = field.size();
+        h.update(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(&size), sizeof size));
+        h.update(llvm::StringRef(field.data(), field.size()));
     }
-    return key;
+    return hexDigits(h.final());
 }
 
 } // namespace duet::rt

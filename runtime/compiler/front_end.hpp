@@ -71,11 +71,17 @@ CompileResult compileSource(std::string_view source, std::string_view options,
 /// The persistent program cache's key (64 hex digits) of clBuildProgram for `target`: a SHA-256
 /// of the source, the options (as given and after the *_BUILD_OPTIONS variables), the target,
 /// the code of Duet, LLVM and clang (build IDs), the host CPU, `target.cacheKeyFiles` and the
-/// DUET_* environment. Empty when the build must not be cached: -I, -save-temps, options that
-/// do not parse, or a source that says `include` or `import` outside comments (it may read
-/// files).
+/// DUET_* environment (less DUET_CPU_TIER_UP_*: they say when code is optimised, not how). Empty
+/// when the build must not be cached: -I, -save-temps, options that do not parse, or a source that
+/// says `include` or `import` outside comments (it may read files).
 std::string programCacheKey(std::string_view source, std::string_view options,
                             const TargetSpec& target);
+
+/// The persistent code cache's key (64 hex digits) of machine code a device compiled from
+/// `what` (a digest of the module and every setting of its compile): a SHA-256 of `what`, the
+/// code of Duet, LLVM and clang (build IDs), the host CPU and the DUET_* environment (as
+/// programCacheKey's).
+std::string codeCacheKey(std::string_view what);
 
 /// clLinkProgram: bitcode objects -> one module. `createLibrary` skips the final checks.
 LinkResult linkBitcode(std::span<const std::string> objects, std::string_view options,

@@ -22,10 +22,18 @@ namespace fs = std::filesystem;
 // An entry file: magic, the key's length, the log's, the binary's (little-endian u64 each),
 // the key, the log, the binary, then FNV-1a 64 of everything before it.
 constexpr char kMagic[8] = {'D', 'U', 'E', 'T', 'P', 'C', '0', '1'};
-constexpr const char* kSuffix = ".duetpc";
+constexpr const char* kSuffix = ".duetpc";       ///< Shelf::Programs
+constexpr const char* kCodeSuffix = ".duetcode"; ///< Shelf::Code
 constexpr size_t kHeaderSize = sizeof(kMagic) + 3 * 8;
 
-std::atomic<uint64_t> g_hits{0}, g_misses{0}, g_stores{0}, g_rejected{0};
+struct Counters {
+    std::atomic<uint64_t> hits{0}, misses{0}, stores{0}, rejected{0};
+};
+Counters g_counters[2]; ///< per Shelf
+
+Counters& counters(const Settings& s) {
+    return g_counters[s.shelf == Shelf::Code ? 1 : 0];
+}
 
 uint64_t fnv1a(const char* data, size_t size) {
     uint64_t h = 1469598103934665603ull;
@@ -48,9 +56,10 @@ uint64_t getU64(const char* p) {
     return v;
 }
 
-void say(const std::string& message) {
+void say(const Settings& s, const std::string& message) {
     if (logEnabled())
-        std::fprintf(stderr, "duet: program cache: %s\n", message.c_str());
+        std::fprintf(stderr, "duet: %s cache: %s\n", s.shelf == Shelf::Code ? "code" : "program",
+                     message.c_str());
 }
 
 std::string shortKey(const std::string& key) {
@@ -58,7 +67,7 @@ std::string shortKey(const std::string& key) {
 }
 
 fs::path entryPath(const Settings& s, const std::string& key) {
-    return s.directory / (key + kSuffix);
+    return s.directory / (key + (s.shelf == Shelf::Code ? kCodeSuffix : kSuffix));
 }
 
 /// Keys are what the toolchain hashed: hex digits only, so a key never names another path.
@@ -92,7 +101,7 @@ void evict(const Settings& s) {
                 fs::remove(p, e);
             continue;
         }
-        if (p.extension() != kSuffix)
+        if (p.extension() != kSuffix && p.extension() != kCodeSuffix)
             continue;
         const uint64_t size = fs::file_size(p, e);
         if (e)
@@ -109,7 +118,7 @@ void evict(const Settings& s) {
             break;
         std::error_code e;
         if (fs::remove(item.path, e))
-            say("evicted " + item.path.filename().string());
+            say(s, "evicted " + item.path.filename().string());
         total -= item.size;
     }
 }
@@ -121,8 +130,9 @@ bool logEnabled() {
     return v && *v && std::strcmp(v, "0") != 0;
 }
 
-Settings settings() {
+Settings settings(Shelf shelf) {
     Settings s;
+    s.shelf = shelf;
     if (const char* v = std::getenv("DUET_CACHE"); v && std::strcmp(v, "0") == 0)
         return s;
     if (const char* v = std::getenv("DUET_CACHE_DIR"); v && *v)
@@ -139,7 +149,7 @@ Settings settings() {
         if (end && *end == '\0' && mb > 0 && mb < (1ull << 40))
             s.maxBytes = mb << 20;
         else
-            say(std::string("DUET_CACHE_MAX_MB=") + v + " is not a positive number; using 256");
+            say(s, std::string("DUET_CACHE_MAX_MB=") + v + " is not a positive number; using 256");
     }
     s.enabled = true;
     return s;
@@ -151,14 +161,14 @@ std::optional<Entry> load(const Settings& s, const std::string& key) {
     const fs::path path = entryPath(s, key);
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-        g_misses.fetch_add(1);
-        say("miss " + shortKey(key));
+        counters(s).misses.fetch_add(1);
+        say(s, "miss " + shortKey(key));
         return std::nullopt;
     }
     auto bad = [&](const char* why) -> std::optional<Entry> {
-        g_rejected.fetch_add(1);
-        g_misses.fetch_add(1);
-        say("ignored " + path.filename().string() + ": " + why + "; building again");
+        counters(s).rejected.fetch_add(1);
+        counters(s).misses.fetch_add(1);
+        say(s, "ignored " + path.filename().string() + ": " + why + "; building again");
         return std::nullopt;
     };
     // No entry is stored larger than the bound: a larger file is not read into memory.
@@ -184,8 +194,8 @@ std::optional<Entry> load(const Settings& s, const std::string& key) {
     e.log.assign(p + keySize, logSize);
     e.binary.assign(p + keySize + logSize, binSize);
     fs::last_write_time(path, fs::file_time_type::clock::now(), ec); // recently used
-    g_hits.fetch_add(1);
-    say("hit " + shortKey(key));
+    counters(s).hits.fetch_add(1);
+    say(s, "hit " + shortKey(key));
     return e;
 }
 
@@ -202,7 +212,7 @@ void store(const Settings& s, const std::string& key, const std::string& binary,
     data += binary;
     putU64(data, fnv1a(data.data(), data.size()));
     if (data.size() > s.maxBytes) {
-        say("not stored " + shortKey(key) + ": larger than DUET_CACHE_MAX_MB");
+        say(s, "not stored " + shortKey(key) + ": larger than DUET_CACHE_MAX_MB");
         return;
     }
 
@@ -217,8 +227,8 @@ void store(const Settings& s, const std::string& key, const std::string& binary,
         out.close();
         if (!out) {
             fs::remove(tmp, ec);
-            say("not stored " + shortKey(key) + ": cannot write in " + s.directory.string() + ": " +
-                std::strerror(errno));
+            say(s, "not stored " + shortKey(key) + ": cannot write in " + s.directory.string() +
+                       ": " + std::strerror(errno));
             return;
         }
     }
@@ -226,29 +236,30 @@ void store(const Settings& s, const std::string& key, const std::string& binary,
     if (ec) {
         std::error_code e2;
         fs::remove(tmp, e2);
-        say("not stored " + shortKey(key) + ": " + ec.message());
+        say(s, "not stored " + shortKey(key) + ": " + ec.message());
         return;
     }
-    g_stores.fetch_add(1);
-    say("stored " + shortKey(key) + " (" + std::to_string(data.size()) + " bytes) in " +
-        s.directory.string());
+    counters(s).stores.fetch_add(1);
+    say(s, "stored " + shortKey(key) + " (" + std::to_string(data.size()) + " bytes) in " +
+               s.directory.string());
     evict(s);
 }
 
 void reject(const Settings& s, const std::string& key, const std::string& reason) {
     // load() counted a hit; the build goes on as a miss.
-    g_hits.fetch_sub(1);
-    g_misses.fetch_add(1);
-    g_rejected.fetch_add(1);
-    say("ignored " + shortKey(key) + ": " + reason + "; building again");
+    counters(s).hits.fetch_sub(1);
+    counters(s).misses.fetch_add(1);
+    counters(s).rejected.fetch_add(1);
+    say(s, "ignored " + shortKey(key) + ": " + reason + "; building again");
     if (!s.enabled || !validKey(key))
         return;
     std::error_code ec;
     fs::remove(entryPath(s, key), ec);
 }
 
-Stats stats() {
-    return {g_hits.load(), g_misses.load(), g_stores.load(), g_rejected.load()};
+Stats stats(Shelf shelf) {
+    const Counters& c = g_counters[shelf == Shelf::Code ? 1 : 0];
+    return {c.hits.load(), c.misses.load(), c.stores.load(), c.rejected.load()};
 }
 
 } // namespace duet::rt::program_cache

@@ -8,6 +8,12 @@
 
 namespace duet::rt::program_cache {
 
+/// What an entry holds: a program build (clBuildProgram's binary and log), or one kernel's
+/// machine code from a device's own compiler (the CPU device's optimised code, so that a later
+/// process skips that compile). Both live in one folder under one bound; DUET_LOG names them
+/// "program cache" and "code cache", and each has its own Stats.
+enum class Shelf { Programs, Code };
+
 /// Where and whether the cache works, read from the environment at every call:
 /// DUET_CACHE=0 turns it off; the folder is $DUET_CACHE_DIR, else $XDG_CACHE_HOME/duet, else
 /// $HOME/.cache/duet (no folder: off); DUET_CACHE_MAX_MB bounds its size (default 256).
@@ -15,8 +21,9 @@ struct Settings {
     bool enabled = false;
     std::filesystem::path directory;
     uint64_t maxBytes = 256ull << 20;
+    Shelf shelf = Shelf::Programs;
 };
-Settings settings();
+Settings settings(Shelf shelf = Shelf::Programs);
 
 /// A stored build: the program binary (to be checked by the device's loadBinary, as any
 /// untrusted binary) and the build log of the build that made it.
@@ -47,7 +54,7 @@ struct Stats {
     uint64_t stores = 0;
     uint64_t rejected = 0; ///< entries found but not trusted (bad container or binary)
 };
-Stats stats();
+Stats stats(Shelf shelf = Shelf::Programs);
 
 /// DUET_LOG is set (not "0"): the cache and clBuildProgram's phase timings write to stderr.
 bool logEnabled();

@@ -38,11 +38,16 @@ struct TempCache {
         std::error_code ec;
         fs::remove_all(dir.parent_path(), ec);
     }
-    std::vector<fs::path> entries() const {
+    /// The folder's files but the CPU device's code entries (codeEntries()).
+    std::vector<fs::path> entries() const { return files(false); }
+    /// The code cache's entries (a kernel's optimised machine code each).
+    std::vector<fs::path> codeEntries() const { return files(true); }
+    std::vector<fs::path> files(bool code) const {
         std::vector<fs::path> out;
         std::error_code ec;
         for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-            out.push_back(it->path());
+            if ((it->path().extension() == ".duetcode") == code)
+                out.push_back(it->path());
         return out;
     }
 };
@@ -152,6 +157,13 @@ TEST_CASE("Other options or another source miss the cache", "[cache]") {
     unsetenv("DUET_CPU_LOOP_BARRIERS");
     CHECK(has(otherEnv.stderr, "program cache: miss"));
     checkScaled(otherEnv.result, 3);
+
+    // One that only says when code is optimised is not.
+    setenv("DUET_CPU_TIER_UP_MS", "0", 1);
+    Built tiering = buildAndRun(cl, kSource, "-D FACTOR=3");
+    unsetenv("DUET_CPU_TIER_UP_MS");
+    CHECK(has(tiering.stderr, "program cache: hit"));
+    checkScaled(tiering.result, 3);
     CHECK(cache.entries().size() == 5);
     // So is DUET_KERNEL_CHECKS: checked code never comes from an unchecked build's entry.
     setenv("DUET_KERNEL_CHECKS", "1", 1);
@@ -315,4 +327,104 @@ TEST_CASE("Concurrent processes share one cache folder", "[cache]") {
     CHECK(gcn.exitCode == 0);
     CHECK(has(gcn.output, "program cache: miss"));
     CHECK(cache.entries().size() == 2);
+}
+
+namespace {
+
+/// The cache's entry container around `binary` under `key` (the entry file's name less its
+/// extension), checksum right: what a bad object that the container cannot catch looks like.
+std::string entryFile(const std::string& key, const std::string& binary) {
+    std::string data = "DUETPC01";
+    auto u64 = [&data](uint64_t v) {
+        for (int i = 0; i < 8; ++i)
+            data.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    };
+    u64(key.size());
+    u64(0);
+    u64(binary.size());
+    data += key + binary;
+    uint64_t h = 1469598103934665603ull;
+    for (char c : data) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 1099511628211ull;
+    }
+    u64(h);
+    return data;
+}
+
+} // namespace
+
+TEST_CASE("The CPU device's optimised code is kept for the next process", "[cache][code]") {
+    TempCache cache;
+    const std::string child = DUET_PROGRAM_CACHE_CHILD;
+    const std::string env =
+        "DUET_DEVICES=cpu DUET_CACHE_DIR=" + cache.dir.string() + " DUET_LOG=1 ";
+    const std::string optimisedAtOnce = env + "DUET_CPU_TIER_UP_MS=0 ";
+
+    // The first process optimises at clCreateKernel (tiering off) and stores the code.
+    CommandResult first = runCommand(optimisedAtOnce + child + " 13");
+    INFO(first.output);
+    REQUIRE(first.exitCode == 0);
+    CHECK(has(first.output, "code cache: miss"));
+    CHECK(has(first.output, "code cache: stored"));
+    REQUIRE(cache.codeEntries().size() == 1);
+
+    // The next one loads it instead of compiling, whatever its tiering settings: with the
+    // default ones it has no quick code at all.
+    CommandResult again = runCommand(optimisedAtOnce + child + " 13");
+    INFO(again.output);
+    CHECK(again.exitCode == 0);
+    CHECK(has(again.output, "code cache: hit"));
+    CHECK(has(again.output, "optimised code from the code cache"));
+    CHECK_FALSE(has(again.output, "machine code in"));
+    CommandResult tiered = runCommand(env + child + " 13");
+    INFO(tiered.output);
+    CHECK(tiered.exitCode == 0);
+    CHECK(has(tiered.output, "optimised code from the code cache"));
+    CHECK(has(tiered.output, "no quick code"));
+    CHECK_FALSE(has(tiered.output, "quick code in"));
+
+    // Another kernel (another FACTOR) is not served by that entry.
+    CommandResult other = runCommand(optimisedAtOnce + child + " 14");
+    INFO(other.output);
+    CHECK(other.exitCode == 0);
+    CHECK(has(other.output, "code cache: miss"));
+    CHECK(cache.codeEntries().size() == 2);
+}
+
+TEST_CASE("A damaged code cache entry is compiled again, the kernel right", "[cache][code]") {
+    TempCache cache;
+    const std::string child = DUET_PROGRAM_CACHE_CHILD;
+    const std::string env =
+        "DUET_DEVICES=cpu DUET_CACHE_DIR=" + cache.dir.string() + " DUET_LOG=1 ";
+    REQUIRE(runCommand(env + "DUET_CPU_TIER_UP_MS=0 " + child + " 15").exitCode == 0);
+    REQUIRE(cache.codeEntries().size() == 1);
+    const fs::path entry = cache.codeEntries()[0];
+    const std::string key = entry.stem().string();
+
+    // Bytes that are no entry: the container says so.
+    overwrite(entry, "not a cache entry at all");
+    CommandResult garbage = runCommand(env + "DUET_CPU_TIER_UP_MS=0 " + child + " 15");
+    INFO(garbage.output);
+    CHECK(garbage.exitCode == 0); // "ok": the kernel computed the right values
+    CHECK(has(garbage.output, "code cache: ignored"));
+    CHECK(has(garbage.output, "code cache: stored"));
+
+    // A sound entry holding no object file: the JIT refuses it, the entry goes, quick code
+    // runs (default tiering), and the results are right.
+    overwrite(entry, entryFile(key, std::string(4096, '\x7f')));
+    CommandResult bad = runCommand(env + child + " 15");
+    INFO(bad.output);
+    CHECK(bad.exitCode == 0);
+    CHECK(has(bad.output, "stored optimised code not used"));
+    CHECK(has(bad.output, "code cache: ignored"));
+    CHECK(has(bad.output, "quick code in"));
+    CHECK_FALSE(fs::exists(entry));
+
+    // DUET_CACHE=0: neither read nor written.
+    CommandResult off = runCommand(env + "DUET_CACHE=0 DUET_CPU_TIER_UP_MS=0 " + child + " 15");
+    INFO(off.output);
+    CHECK(off.exitCode == 0);
+    CHECK_FALSE(has(off.output, "code cache:"));
+    CHECK(cache.codeEntries().empty());
 }

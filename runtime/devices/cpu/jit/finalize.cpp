@@ -15,6 +15,7 @@
 #include "devices/cpu/jit/kernel_checks.hpp"
 #include "devices/cpu/jit/libmvec.hpp"
 #include "devices/cpu/jit/local_atomics.hpp"
+#include "devices/cpu/jit/module_parts.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/printf.hpp"
 #include "devices/cpu/jit/quick_tier.hpp"
@@ -75,6 +76,10 @@ namespace duet::rt {
 namespace {
 
 using namespace llvm;
+using cpu::emitObject;
+using cpu::kernelPart;
+using cpu::prepareWholeTier;
+using cpu::writeAssembly;
 
 constexpr uint16_t kEmX86_64 = 62;
 
@@ -229,8 +234,8 @@ public:
     static TierUpOutput tierUpCompile(const TierUpInput& in,
                                       const std::weak_ptr<const CpuExecutable>& weak);
     /// Under m_mutex: puts a background compile's object into the JIT and publishes its entries
-    /// (dropped if a synchronous compile got there first).
-    void tierUpInstall(const TierUpInput& in, TierUpOutput& out) const;
+    /// (dropped if a synchronous compile got there first); true if its object is the code now.
+    bool tierUpInstall(const TierUpInput& in, TierUpOutput& out) const;
     /// DUET_LOG's line on a background compile's result (`error` empty: it succeeded).
     static void logTierUpInstall(const TierUpInput& in, const TierUpOutput& out,
                                  const std::string& error);
@@ -244,8 +249,19 @@ private:
     /// m_mutex held, the whole module in the JIT: every kernel's optimised entry published.
     void publishWholeEntries() const;
     bool tiered() const { return m_quickTm != nullptr; }
-    /// Compiles kernel `index` (m_mutex held): its quick code, or the optimised one.
-    void* compileKernel(size_t index, bool quick) const;
+    /// A kernel's part of the module and its memo key (memoKey; empty with the memo off).
+    struct KernelPart {
+        std::unique_ptr<Module> module;
+        std::string key;
+    };
+    KernelPart keyedPart(size_t index) const;
+    /// Compiles kernel `index` (m_mutex held): its quick code, or the optimised one; from
+    /// `part` when the caller made it already (cachedOptimised).
+    void* compileKernel(size_t index, bool quick, KernelPart part = {}) const;
+    /// m_mutex held: kernel `index`'s optimised code compiled before, in this process or by an
+    /// earlier one (the persistent code cache), put into the JIT; null if there is none (then
+    /// `part` is left for the quick compile).
+    void* cachedOptimised(size_t index, KernelPart& part) const;
 };
 
 /// C functions generated code may call in the process: the maths libraries (the builtin
@@ -410,46 +426,6 @@ void logWorkItemLoops(const std::string& kernel, const std::vector<std::string>&
         std::fprintf(stderr, "duet: cpu: kernel %s: %s\n", kernel.c_str(), l.c_str());
 }
 
-/// One kernel's work-group function and what it reaches, on their own: every other
-/// definition stays out, and what is cloned is private to the clone. Null when `entryName`
-/// is not in `m`.
-std::unique_ptr<Module> kernelPart(const Module& m, StringRef entryName) {
-    const Function* root = m.getFunction(entryName);
-    if (!root)
-        return nullptr;
-    std::unique_ptr<Module> part = cloneReachable(m, *root);
-    for (Function& f : make_early_inc_range(*part)) {
-        if (f.isDeclaration()) {
-            if (f.use_empty())
-                f.eraseFromParent();
-        } else if (f.getName() != entryName) {
-            f.setLinkage(GlobalValue::InternalLinkage);
-        }
-    }
-    for (GlobalVariable& g : make_early_inc_range(part->globals())) {
-        if (g.isDeclaration()) {
-            if (g.use_empty())
-                g.eraseFromParent();
-        } else if (!g.hasAppendingLinkage()) {
-            g.setLinkage(GlobalValue::InternalLinkage);
-        }
-    }
-    return part;
-}
-
-/// `m` as assembly for `tm` into the file `path`; returns the problem, if any, for the log.
-std::string writeAssembly(Module& m, TargetMachine& tm, const std::string& path) {
-    std::string log;
-    std::string problem = writeTempFile(path, [&](raw_pwrite_stream& s) {
-        legacy::PassManager pm;
-        if (tm.addPassesToEmitFile(pm, s, nullptr, CodeGenFileType::AssemblyFile))
-            log += "warning: -save-temps: no assembly printer for this target\n";
-        else
-            pm.run(m);
-    });
-    return log + problem;
-}
-
 /// -save-temps[=prefix] (AMD's option): each kernel's optimised code as LLVM IR (.ll) and
 /// as assembly (.s), `<prefix>_<kernel>.ll` / `.s` (prefix: compiler/save_temps.hpp, tag
 /// "cpu"), and with tiering (`quickTm` not null) its quick code as `<prefix>_<kernel>.quick.s`.
@@ -499,58 +475,21 @@ std::string CpuExecutable::memoKey(const std::string& bitcode) const {
     return key;
 }
 
-/// `m` as an object file for `tm`; empty if the target cannot emit one.
-std::string emitObject(Module& m, TargetMachine& tm) {
-    SmallVector<char, 0> object;
-    raw_svector_ostream os(object);
-    legacy::PassManager pm;
-    if (tm.addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::ObjectFile))
-        return {};
-    pm.run(m);
-    return std::string(object.begin(), object.end());
+CpuExecutable::KernelPart CpuExecutable::keyedPart(size_t index) const {
+    KernelPart p;
+    p.module = kernelPart(*m_module, m_entryNames[index]);
+    if (p.module && cpu::jitMemoEnabled())
+        p.key = memoKey(*p.module);
+    return p;
 }
 
-/// A whole-program module (kernels that share program-scope variables) for one of the two
-/// tiers, both in one JITDylib: each keeps its kernels' entries and its own copy of every
-/// function and constant, but the variables exist once: the quick tier (compiled first)
-/// defines them, with its entries renamed `<entry>.quick`; the optimised tier only declares
-/// them.
-void prepareWholeTier(Module& m, const std::vector<std::string>& entries, bool quick) {
-    auto isEntry = [&](StringRef name) {
-        return std::find(entries.begin(), entries.end(), name.str()) != entries.end();
-    };
-    for (Function& f : m) {
-        if (f.isDeclaration())
-            continue;
-        if (!isEntry(f.getName()))
-            f.setLinkage(GlobalValue::InternalLinkage);
-        else if (quick)
-            f.setName(f.getName().str() + ".quick");
-    }
-    for (GlobalVariable& g : m.globals()) {
-        if (g.isDeclaration() || g.hasAppendingLinkage())
-            continue;
-        if (g.isConstant()) {
-            g.setLinkage(GlobalValue::InternalLinkage);
-        } else if (quick) {
-            g.setLinkage(GlobalValue::ExternalLinkage);
-            g.setVisibility(GlobalValue::DefaultVisibility);
-        } else {
-            g.setInitializer(nullptr);
-            g.setComdat(nullptr);
-            g.setLinkage(GlobalValue::ExternalLinkage);
-            g.setVisibility(GlobalValue::DefaultVisibility);
-            g.setDSOLocal(false);
-        }
-    }
-}
-
-void* CpuExecutable::compileKernel(size_t index, bool quick) const {
+void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) const {
     const auto start = std::chrono::steady_clock::now();
     const std::string& kernelName = m_kernels[index].name;
     std::string symbol = m_entryNames[index];
     std::string key; ///< in the JIT memo
     std::shared_ptr<const cpu::JitMemoEntry> hit;
+    bool fromDisk = false; ///< the hit came from the persistent code cache
     std::vector<std::string> report;
     std::string quickObject;
     if (m_wholeModule && quick) {
@@ -585,22 +524,33 @@ void* CpuExecutable::compileKernel(size_t index, bool quick) const {
             }
         }
     } else {
-        std::unique_ptr<Module> part = kernelPart(*m_module, m_entryNames[index]);
+        KernelPart keyed = given.module ? std::move(given) : keyedPart(index);
+        std::unique_ptr<Module> part = std::move(keyed.module);
         if (!part)
             return nullptr;
+        // An identical kernel module compiled before in this process (the same source built
+        // again, as test suites do) gives its object: the same machine code, not compiled again.
+        // Optimised code also from the persistent code cache (an earlier process compiled it).
+        // The key is the module's before the quick code's rename, which follows from it.
+        key = keyed.key.empty() ? std::string() : keyed.key + (quick ? "|quick" : "");
         if (quick) {
             // Its own symbol: the optimised code of the same kernel joins the same JITDylib.
             symbol += ".quick";
             part->getFunction(m_entryNames[index])->setName(symbol);
         }
-        // An identical kernel module compiled before in this process (the same source built
-        // again, as test suites do) gives its object: the same machine code, not compiled again.
-        key = cpu::jitMemoEnabled() ? memoKey(*part) + (quick ? "|quick" : "") : std::string();
-        hit = key.empty() ? nullptr : cpu::findJitMemo(key);
+        const auto reach = quick ? cpu::MemoReach::Process : cpu::MemoReach::Disk;
+        hit = key.empty() ? nullptr : cpu::findJitMemo(key, reach, &fromDisk);
         Error e = Error::success();
         if (hit) {
-            logWorkItemLoops(kernelName, hit->report);
             e = m_jit->addObjectFile(MemoryBuffer::getMemBufferCopy(hit->object, "duet-jit-memo"));
+            if (e && fromDisk) { // not an object this JIT takes: compiled again
+                cpu::rejectJitMemo(key, true, toString(std::move(e)));
+                e = Error::success();
+                hit = nullptr;
+            }
+        }
+        if (hit) {
+            logWorkItemLoops(kernelName, hit->report);
         } else if (quick) {
             cpu::quickOptimise(*part, *m_quickTm);
             quickObject = emitObject(*part, *m_quickTm);
@@ -630,17 +580,19 @@ void* CpuExecutable::compileKernel(size_t index, bool quick) const {
         if (quick)
             cpu::storeJitMemo(key, cpu::JitMemoEntry{std::move(quickObject), {}});
         else if (!m_lastObject->empty())
-            cpu::storeJitMemo(key, cpu::JitMemoEntry{*m_lastObject, std::move(report)});
+            cpu::storeJitMemo(key, cpu::JitMemoEntry{*m_lastObject, std::move(report)},
+                              cpu::MemoReach::Disk);
     }
     if (wg::cpuJitLogEnabled()) {
         using Ms = std::chrono::duration<double, std::milli>;
         const double total = Ms(std::chrono::steady_clock::now() - start).count();
         const char* what = quick ? "quick code" : "optimised code";
         if (hit)
-            std::fprintf(stderr,
-                         "duet: cpu: kernel %s: %s from the in-process memo (an identical kernel "
-                         "was compiled before) in %.1f ms\n",
-                         kernelName.c_str(), what, total);
+            std::fprintf(stderr, "duet: cpu: kernel %s: %s from %s in %.1f ms\n",
+                         kernelName.c_str(), what,
+                         fromDisk ? "the code cache (an earlier process compiled it)"
+                                  : "the in-process memo (an identical kernel was compiled before)",
+                         total);
         else if (quick)
             std::fprintf(stderr,
                          "duet: cpu: kernel %s: quick code in %.1f ms (optimised after %g ms "
@@ -666,7 +618,12 @@ void* CpuExecutable::entry(size_t index) const {
     // (A whole program optimised already, for its binary, has no module left to compile.)
     if (tiered() && !(m_wholeModule && m_wholeAdded)) {
         const auto start = std::chrono::steady_clock::now();
-        m_entries[index] = compileKernel(index, true);
+        KernelPart part;
+        if (void* code = cachedOptimised(index, part)) {
+            publishOptimised(index, code);
+            return m_entries[index] = code;
+        }
+        m_entries[index] = compileKernel(index, true, std::move(part));
         {
             std::lock_guard tierLock(m_tierMutex);
             m_quickCompileMs[index] =
@@ -682,6 +639,49 @@ void* CpuExecutable::entry(size_t index) const {
     m_entries[index] = compileKernel(index, false);
     publishOptimised(index, m_entries[index]);
     return m_entries[index];
+}
+
+void* CpuExecutable::cachedOptimised(size_t index, KernelPart& part) const {
+    if (m_wholeModule || !m_module || !cpu::jitMemoEnabled())
+        return nullptr;
+    const auto start = std::chrono::steady_clock::now();
+    part = keyedPart(index);
+    if (!part.module || part.key.empty())
+        return nullptr;
+    const std::string& key = part.key;
+    bool fromDisk = false;
+    std::shared_ptr<const cpu::JitMemoEntry> hit =
+        cpu::findJitMemo(key, cpu::MemoReach::Disk, &fromDisk);
+    if (!hit)
+        return nullptr;
+    const std::string& symbol = m_entryNames[index];
+    void* code = nullptr;
+    Error e = m_jit->addObjectFile(MemoryBuffer::getMemBufferCopy(hit->object, symbol));
+    if (!e) {
+        auto sym = m_jit->lookup(symbol);
+        if (sym)
+            code = sym->toPtr<void*>();
+        else
+            e = sym.takeError();
+    }
+    if (!code) { // quick code then, under its own symbol
+        const std::string why = toString(std::move(e));
+        cpu::rejectJitMemo(key, fromDisk, why);
+        if (wg::cpuJitLogEnabled())
+            std::fprintf(stderr, "duet: cpu: kernel %s: stored optimised code not used: %s\n",
+                         m_kernels[index].name.c_str(), why.c_str());
+        return nullptr;
+    }
+    logWorkItemLoops(m_kernels[index].name, hit->report);
+    if (wg::cpuJitLogEnabled())
+        std::fprintf(
+            stderr, "duet: cpu: kernel %s: optimised code from %s in %.1f ms, no quick code\n",
+            m_kernels[index].name.c_str(),
+            fromDisk ? "the code cache (an earlier process compiled it)"
+                     : "the in-process memo (an identical kernel was optimised before)",
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count());
+    return code;
 }
 
 void* CpuExecutable::optimisedEntry(size_t index) const {
@@ -882,8 +882,15 @@ void CpuExecutable::tierUpJob(const std::weak_ptr<const CpuExecutable>& weak, si
                          in.name.c_str(), self ? "the process exits" : "its program was released");
         return;
     }
-    std::lock_guard lock(self->m_mutex);
-    self->tierUpInstall(in, out);
+    bool installed = false;
+    {
+        std::lock_guard lock(self->m_mutex);
+        installed = self->tierUpInstall(in, out);
+    }
+    // Kept for this process and the next ones, written without the lock launches take.
+    if (installed && !in.memoKey.empty())
+        cpu::storeJitMemo(in.memoKey, cpu::JitMemoEntry{std::move(out.object), out.report},
+                          cpu::MemoReach::Disk);
 }
 
 void CpuExecutable::publishWholeEntries() const {
@@ -938,7 +945,7 @@ bool CpuExecutable::tierUpInput(size_t index, TierUpInput& in) const {
     in.bitcode = writeBitcode(*part);
     in.memoKey = cpu::jitMemoEnabled() ? memoKey(in.bitcode) : std::string();
     if (!in.memoKey.empty()) {
-        if (auto hit = cpu::findJitMemo(in.memoKey)) { // compiled before: no thread needed
+        if (auto hit = cpu::findJitMemo(in.memoKey, cpu::MemoReach::Disk)) { // compiled before
             TierUpOutput out;
             out.object = hit->object;
             out.report = hit->report;
@@ -991,7 +998,7 @@ CpuExecutable::tierUpCompile(const TierUpInput& in,
     return out;
 }
 
-void CpuExecutable::tierUpInstall(const TierUpInput& in, TierUpOutput& out) const {
+bool CpuExecutable::tierUpInstall(const TierUpInput& in, TierUpOutput& out) const {
     std::atomic<uint8_t>& state = m_tierUp[m_wholeModule ? 0 : in.index];
     const bool done = m_wholeModule ? m_wholeAdded : m_optimised[in.index].load() != nullptr;
     if (done) { // a synchronous compile (optimiseKernel, binary()) got there first
@@ -999,7 +1006,7 @@ void CpuExecutable::tierUpInstall(const TierUpInput& in, TierUpOutput& out) cons
             publishWholeEntries();
         state.store(kReady);
         cpu::countTierUp(cpu::TierUpOutcome::Installed);
-        return;
+        return false;
     }
     const std::string symbol = m_entryNames[in.index];
     std::string error = out.error;
@@ -1027,8 +1034,7 @@ void CpuExecutable::tierUpInstall(const TierUpInput& in, TierUpOutput& out) cons
     cpu::countTierUp(code ? cpu::TierUpOutcome::Installed : cpu::TierUpOutcome::Failed);
     if (code && !m_wholeModule)
         cpu::noteOptimiseToQuick(quickCompileMs(in.index), out.optimiseMs + out.codegenMs);
-    if (code && !in.memoKey.empty())
-        cpu::storeJitMemo(in.memoKey, cpu::JitMemoEntry{std::move(out.object), out.report});
+    return code != nullptr;
 }
 
 void CpuExecutable::logTierUpInstall(const TierUpInput& in, const TierUpOutput& out,

@@ -1,6 +1,11 @@
-// The in-process memo of JIT-compiled kernels (jit_memo.hpp): a bounded map, first in first out.
+// The memo of JIT-compiled kernels (jit_memo.hpp): in memory a bounded map, first in first out;
+// on disk entries of the program cache's folder (core/program_cache.hpp, the Code shelf).
 #include "devices/cpu/jit/jit_memo.hpp"
 
+#include "compiler/front_end.hpp"
+#include "core/program_cache.hpp"
+
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -31,6 +36,37 @@ size_t sizeOf(const std::string& key, const JitMemoEntry& e) {
     return n;
 }
 
+/// A disk entry: the object as the binary, the report lines as the log (one per line).
+std::string joinLines(const std::vector<std::string>& lines) {
+    std::string s;
+    for (const std::string& l : lines)
+        s += l + "\n";
+    return s;
+}
+
+std::vector<std::string> splitLines(const std::string& text) {
+    std::vector<std::string> lines;
+    size_t start = 0;
+    for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+        lines.push_back(text.substr(start, end - start));
+    return lines;
+}
+
+void remember(Memo& m, const std::string& key, std::shared_ptr<const JitMemoEntry> entry) {
+    const size_t bytes = sizeOf(key, *entry);
+    if (bytes > kMemoBytes / 4 || m.entries.count(key))
+        return;
+    while (m.bytes + bytes > kMemoBytes && !m.order.empty()) {
+        auto it = m.entries.find(m.order.front());
+        m.bytes -= sizeOf(it->first, *it->second);
+        m.entries.erase(it);
+        m.order.pop_front();
+    }
+    m.entries.emplace(key, std::move(entry));
+    m.order.push_back(key);
+    m.bytes += bytes;
+}
+
 } // namespace
 
 bool jitMemoEnabled() {
@@ -38,14 +74,34 @@ bool jitMemoEnabled() {
     return !(env && env[0] == '0');
 }
 
-std::shared_ptr<const JitMemoEntry> findJitMemo(const std::string& key) {
+std::shared_ptr<const JitMemoEntry> findJitMemo(const std::string& key, MemoReach reach,
+                                                bool* fromDisk) {
     Memo& m = memo();
-    std::lock_guard lock(m.mutex);
-    auto it = m.entries.find(key);
-    if (it == m.entries.end())
+    if (fromDisk)
+        *fromDisk = false;
+    {
+        std::lock_guard lock(m.mutex);
+        if (auto it = m.entries.find(key); it != m.entries.end()) {
+            ++m.hits;
+            return it->second;
+        }
+    }
+    if (reach != MemoReach::Disk)
         return nullptr;
+    const program_cache::Settings s = program_cache::settings(program_cache::Shelf::Code);
+    if (!s.enabled)
+        return nullptr;
+    std::optional<program_cache::Entry> stored = program_cache::load(s, codeCacheKey(key));
+    if (!stored || stored->binary.empty())
+        return nullptr;
+    auto entry = std::make_shared<const JitMemoEntry>(
+        JitMemoEntry{std::move(stored->binary), splitLines(stored->log)});
+    std::lock_guard lock(m.mutex);
     ++m.hits;
-    return it->second;
+    remember(m, key, entry);
+    if (fromDisk)
+        *fromDisk = true;
+    return entry;
 }
 
 size_t jitMemoHits() {
@@ -54,23 +110,33 @@ size_t jitMemoHits() {
     return m.hits;
 }
 
-void storeJitMemo(const std::string& key, JitMemoEntry entry) {
-    const size_t bytes = sizeOf(key, entry);
-    if (bytes > kMemoBytes / 4)
-        return;
-    Memo& m = memo();
-    std::lock_guard lock(m.mutex);
-    if (m.entries.count(key))
-        return;
-    while (m.bytes + bytes > kMemoBytes && !m.order.empty()) {
-        auto it = m.entries.find(m.order.front());
-        m.bytes -= sizeOf(it->first, *it->second);
-        m.entries.erase(it);
-        m.order.pop_front();
+void storeJitMemo(const std::string& key, JitMemoEntry entry, MemoReach reach) {
+    auto shared = std::make_shared<const JitMemoEntry>(std::move(entry));
+    {
+        Memo& m = memo();
+        std::lock_guard lock(m.mutex);
+        remember(m, key, shared);
     }
-    m.entries.emplace(key, std::make_shared<const JitMemoEntry>(std::move(entry)));
-    m.order.push_back(key);
-    m.bytes += bytes;
+    if (reach != MemoReach::Disk)
+        return;
+    const program_cache::Settings s = program_cache::settings(program_cache::Shelf::Code);
+    if (s.enabled)
+        program_cache::store(s, codeCacheKey(key), shared->object, joinLines(shared->report));
+}
+
+void rejectJitMemo(const std::string& key, bool fromDisk, const std::string& reason) {
+    Memo& m = memo();
+    {
+        std::lock_guard lock(m.mutex);
+        if (auto it = m.entries.find(key); it != m.entries.end()) {
+            m.bytes -= sizeOf(it->first, *it->second);
+            m.entries.erase(it);
+            m.order.erase(std::find(m.order.begin(), m.order.end(), key));
+        }
+    }
+    const program_cache::Settings s = program_cache::settings(program_cache::Shelf::Code);
+    if (fromDisk && s.enabled)
+        program_cache::reject(s, codeCacheKey(key), reason);
 }
 
 } // namespace duet::rt::cpu
