@@ -42,11 +42,16 @@ struct TierEnv {
         else
             unsetenv("DUET_CPU_TIER_UP_SYNC");
         setenv("DUET_CPU_TIER_UP_EAGER", eager ? "1" : "0", 1);
+        // One compile thread, whatever the host: the cases check the order jobs run in.
+        setenv("DUET_CPU_TIER_UP_THREADS", "1", 1);
+        // No optimised code from an earlier run's code cache (as ctest sets it, also by hand).
+        setenv("DUET_CACHE", "0", 1);
     }
     ~TierEnv() {
         unsetenv("DUET_CPU_TIER_UP_MS");
         unsetenv("DUET_CPU_TIER_UP_SYNC");
         unsetenv("DUET_CPU_TIER_UP_EAGER");
+        unsetenv("DUET_CPU_TIER_UP_THREADS");
     }
 };
 
@@ -741,4 +746,23 @@ TEST_CASE("tiering: the expected compile follows the optimised-to-quick ratio me
     for (int i = 0; i < 40; ++i) // back near where it was, for the tests after this one
         cpu::noteOptimiseToQuick(10.0, 10.0 * start);
     CHECK(cpu::optimiseToQuickRatio() == Approx(start).epsilon(1e-3));
+}
+
+TEST_CASE("eager tier-up: a second compile thread optimises while the first is busy",
+          "[cpu][tiering][eager]") {
+    TierEnv env(nullptr, false, true);
+    auto exe = build(hashKernel("eager_second_thread"));
+    const cpu::TieredCode* tiered = exe->tieredCode();
+    ParkedThread parked; // the first thread: busy until the end of the case
+    setenv("DUET_CPU_TIER_UP_THREADS", "2", 1);
+    const cpu::TierUpCounts before = cpu::tierUpCounts();
+    REQUIRE(exe->entry(0)); // queued in the eager lane: the second thread takes it
+    void* optimised = tiered->waitOptimised(0, kWaitMs);
+    REQUIRE(optimised);
+    const std::vector<uint32_t> in = inputs(200);
+    CHECK(runHash(optimised, in, 25) == hashReference(in, 25));
+    CHECK(cpu::tierUpCounts().installed == before.installed + 1);
+    CHECK(cpu::tierUpThreads() == 2);
+    setenv("DUET_CPU_TIER_UP_THREADS", "1", 1);
+    CHECK(cpu::tierUpThreads() == 1);
 }

@@ -1,5 +1,5 @@
-// The background compile thread of tiered CPU code (a queue of jobs, one thread, lower priority)
-// and the tiering's settings: the budget, compiles ahead of need, the compile-time ratio.
+// The background compile threads of tiered CPU code (a queue of jobs, one thread or a few, batch
+// priority) and the tiering's settings: the budget, compiles ahead of need, the compile ratio.
 #include "devices/cpu/jit/tier_up_queue.hpp"
 
 #include "devices/cpu/tiered_code.hpp"
@@ -19,6 +19,7 @@
 #include <mutex>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace duet::rt::cpu {
 namespace {
@@ -40,6 +41,16 @@ int tierUpNice() {
     return static_cast<int>(n);
 }
 
+int usableCores() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return sched_getaffinity(0, sizeof set, &set) == 0
+               ? CPU_COUNT(&set)
+               : static_cast<int>(std::thread::hardware_concurrency());
+}
+
+constexpr unsigned kMaxThreads = 16;
+
 /// Never destroyed (generated code and other threads may still call submitTierUp while the
 /// process exits): stop() runs at exit instead, from the handler registered at start.
 struct Queue {
@@ -48,16 +59,17 @@ struct Queue {
     std::deque<std::function<void()>> jobs; ///< the launch lane
     /// The eager lane, with each job's key (promoteTierUp).
     std::deque<std::pair<const void*, std::function<void()>>> eagerJobs;
-    std::thread thread;
+    std::vector<std::thread> threads; ///< started as tierUpThreads() asks, never fewer
     std::atomic<bool> stopping{false};
     std::atomic<uint64_t> submitted{0}, started{0}, installed{0}, dropped{0}, failed{0},
         launchPath{0}, taken{0}, eager{0}, promoted{0};
 
-    static constexpr unsigned kExitHandlers = 32;
-    unsigned m_exitHandlers = 0; ///< registered by the thread (its own, no lock)
+    static constexpr unsigned kExitHandlers = 32; ///< per thread
     static void stopAtExit();
 
-    void main() {
+    /// Thread `index`: takes jobs while it is one of the tierUpThreads() asked for now.
+    void main(unsigned index) {
+        unsigned exitHandlers = 0;
         // Linux scheduling policy and niceness are per thread (a thread is a task).
         sched_param batch{};
         pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
@@ -66,7 +78,10 @@ struct Queue {
         pthread_setname_np(pthread_self(), "duet-tierup");
         std::unique_lock lock(mutex);
         for (;;) {
-            wake.wait(lock, [&] { return stopping.load() || !jobs.empty() || !eagerJobs.empty(); });
+            wake.wait(lock, [&] {
+                return stopping.load() ||
+                       (index < tierUpThreads() && (!jobs.empty() || !eagerJobs.empty()));
+            });
             if (stopping.load())
                 return;
             std::function<void()> job;
@@ -84,31 +99,34 @@ struct Queue {
             // before the handlers registered earlier run: register another one after them, so
             // that exit waits for a compile in flight before it destroys what a compile uses.
             // The first jobs make them all; the count stays bounded.
-            if (m_exitHandlers < kExitHandlers && !stopping.load()) {
+            if (exitHandlers < kExitHandlers && !stopping.load()) {
                 std::atexit(stopAtExit);
-                ++m_exitHandlers;
+                ++exitHandlers;
             }
             lock.lock();
         }
     }
 
-    /// At exit: drops the queued jobs and waits for the one running (it stops at its next
+    /// At exit: drops the queued jobs and waits for those running (each stops at its next
     /// step), so no compile touches LLVM while the process's static objects go away.
     void stop() {
-        if (std::this_thread::get_id() == thread.get_id())
-            return;                              // exit() called from a job: nothing to wait for
         std::deque<std::function<void()>> unrun; // destroyed without the lock
         std::deque<std::pair<const void*, std::function<void()>>> unrunEager;
         {
             std::lock_guard lock(mutex);
+            for (const std::thread& t : threads)
+                if (t.get_id() == std::this_thread::get_id())
+                    return; // exit() called from a job: nothing to wait for
             stopping.store(true);
             dropped.fetch_add(jobs.size() + eagerJobs.size());
             unrun.swap(jobs);
             unrunEager.swap(eagerJobs);
         }
         wake.notify_all();
-        if (thread.joinable())
-            thread.join();
+        // No thread is started once `stopping` is set (submitTierUp looks under the lock).
+        for (std::thread& t : threads)
+            if (t.joinable())
+                t.join();
     }
 };
 
@@ -129,9 +147,11 @@ void submitTierUp(std::function<void()> job, TierUpLane lane, const void* key) {
         std::lock_guard lock(q.mutex);
         if (q.stopping.load())
             return; // exiting: dropped
-        if (!q.thread.joinable()) {
-            q.thread = std::thread([&q] { q.main(); });
+        if (q.threads.empty())
             std::atexit(Queue::stopAtExit);
+        for (unsigned want = tierUpThreads(); q.threads.size() < want;) {
+            const unsigned index = static_cast<unsigned>(q.threads.size());
+            q.threads.emplace_back([&q, index] { q.main(index); });
         }
         if (lane == TierUpLane::Eager) {
             q.eagerJobs.emplace_back(key, std::move(job));
@@ -141,7 +161,7 @@ void submitTierUp(std::function<void()> job, TierUpLane lane, const void* key) {
         }
         q.submitted.fetch_add(1);
     }
-    q.wake.notify_one();
+    q.wake.notify_all(); // the threads not asked for now sleep on
 }
 
 bool promoteTierUp(const void* key) {
@@ -166,12 +186,19 @@ bool promoteTierUp(const void* key) {
 bool tierUpEager() {
     if (const char* env = std::getenv("DUET_CPU_TIER_UP_EAGER"); env && *env)
         return env[0] == '1';
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    const int cores = sched_getaffinity(0, sizeof set, &set) == 0
-                          ? CPU_COUNT(&set)
-                          : static_cast<int>(std::thread::hardware_concurrency());
-    return cores >= 4;
+    return usableCores() >= 4;
+}
+
+unsigned tierUpThreads() {
+    if (const char* env = std::getenv("DUET_CPU_TIER_UP_THREADS"); env && *env) {
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(env, &end, 10);
+        if (end && *end == '\0' && n >= 1)
+            return static_cast<unsigned>(std::min<unsigned long>(n, kMaxThreads));
+    }
+    if (!tierUpEager())
+        return 1;
+    return static_cast<unsigned>(std::clamp(usableCores() / 4, 1, 4));
 }
 
 TierUpCounts tierUpCounts() {

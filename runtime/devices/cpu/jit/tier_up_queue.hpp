@@ -1,4 +1,4 @@
-// The process's background compile thread for tiered CPU code (tiered_code.hpp): optimised
+// The process's background compile threads for tiered CPU code (tiered_code.hpp): optimised
 // compiles queued off the launch path.
 #pragma once
 
@@ -12,13 +12,14 @@ namespace duet::rt::cpu {
 /// lane's (a kernel compiled ahead of need when it was created, tierUpEager()).
 enum class TierUpLane : uint8_t { Launch, Eager };
 
-/// Queues `job` for the background compile thread: one thread per process, started at the first
-/// call, SCHED_BATCH (`DUET_CPU_TIER_UP_NICE` lowers its priority further, default 0), running
-/// jobs one at a time, the launch lane's first, each lane in the order queued. Never waits for
+/// Queues `job` for the background compile threads: tierUpThreads() per process, started as
+/// calls ask for them, SCHED_BATCH (`DUET_CPU_TIER_UP_NICE` lowers their priority further,
+/// default 0), each running jobs one at a time, the launch lane's first, each lane in the order
+/// queued (with several threads, jobs start in that order and run side by side). Never waits for
 /// a compile. A job must hold no strong reference to what it compiles for while it waits (a
 /// released program must not wait for it) and must stop at its next step once
 /// tierUpStopping() is true. `key` names an eager job for promoteTierUp (null: none). At
-/// process exit the queued jobs are dropped, unrun, and exit waits only for the one running.
+/// process exit the queued jobs are dropped, unrun, and exit waits only for those running.
 /// Thread-safe.
 void submitTierUp(std::function<void()> job, TierUpLane lane = TierUpLane::Launch,
                   const void* key = nullptr);
@@ -34,6 +35,11 @@ bool promoteTierUp(const void* key);
 /// (the thread then takes at most a quarter of them from launches), off on fewer, where a
 /// compile thread busy with kernels a test suite launches once would take half the machine.
 bool tierUpEager();
+
+/// How many compile threads take jobs: `DUET_CPU_TIER_UP_THREADS` (1-16, read at each call),
+/// else with compiles ahead of need (tierUpEager()) a quarter of the usable cores, 1 to 4 (16
+/// cores: 4, so a program's kernels are optimised side by side), else 1.
+unsigned tierUpThreads();
 
 /// True once the process is exiting (the jobs still queued are dropped).
 bool tierUpStopping();
