@@ -74,6 +74,10 @@ bool jitMemoEnabled() {
     return !(env && env[0] == '0');
 }
 
+bool codeCacheOn() {
+    return jitMemoEnabled() && program_cache::settings(program_cache::Shelf::Code).enabled;
+}
+
 std::shared_ptr<const JitMemoEntry> findJitMemo(const std::string& key, MemoReach reach,
                                                 bool* fromDisk) {
     Memo& m = memo();

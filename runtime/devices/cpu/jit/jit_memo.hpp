@@ -22,6 +22,9 @@ enum class MemoReach { Process, Disk };
 /// False when DUET_CPU_JIT_MEMO=0 (for comparisons): every kernel is compiled.
 bool jitMemoEnabled();
 
+/// Whether MemoReach::Disk reaches the disk: the memo and the program cache are both on.
+bool codeCacheOn();
+
 /// The entry stored under `key` (a digest of everything the compilation reads), or null. With
 /// MemoReach::Disk an entry only an earlier process stored is read from the code cache (and
 /// kept in memory from then on); `fromDisk` tells which. Thread-safe.
