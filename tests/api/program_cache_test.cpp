@@ -352,79 +352,73 @@ std::string entryFile(const std::string& key, const std::string& binary) {
     return data;
 }
 
+/// program_cache_child with FACTOR `factor` on the CPU device, the cache in `cache`, DUET_LOG
+/// and `env` (compiles ahead of need off: no background compile stores code behind a case's
+/// back); its output, after checking it computed the right values.
+std::string runChild(const TempCache& cache, const std::string& env, int factor) {
+    const std::string command = "DUET_DEVICES=cpu DUET_CPU_TIER_UP_EAGER=0 DUET_LOG=1 "
+                                "DUET_CACHE_DIR=" +
+                                cache.dir.string() + " " + env + " " + DUET_PROGRAM_CACHE_CHILD +
+                                " " + std::to_string(factor);
+    CommandResult r = runCommand(command);
+    INFO(command);
+    INFO(r.output);
+    CHECK(r.exitCode == 0); // "ok": the kernel computed the right values
+    return r.output;
+}
+
 } // namespace
 
 TEST_CASE("The CPU device's optimised code is kept for the next process", "[cache][code]") {
     TempCache cache;
-    const std::string child = DUET_PROGRAM_CACHE_CHILD;
-    const std::string env =
-        "DUET_DEVICES=cpu DUET_CACHE_DIR=" + cache.dir.string() + " DUET_LOG=1 ";
-    const std::string optimisedAtOnce = env + "DUET_CPU_TIER_UP_MS=0 ";
+    const std::string optimisedAtOnce = "DUET_CPU_TIER_UP_MS=0";
 
     // The first process optimises at clCreateKernel (tiering off) and stores the code.
-    CommandResult first = runCommand(optimisedAtOnce + child + " 13");
-    INFO(first.output);
-    REQUIRE(first.exitCode == 0);
-    CHECK(has(first.output, "code cache: miss"));
-    CHECK(has(first.output, "code cache: stored"));
+    const std::string first = runChild(cache, optimisedAtOnce, 13);
+    CHECK(has(first, "code cache: miss"));
+    CHECK(has(first, "code cache: stored"));
     REQUIRE(cache.codeEntries().size() == 1);
 
     // The next one loads it instead of compiling, whatever its tiering settings: with the
     // default ones it has no quick code at all.
-    CommandResult again = runCommand(optimisedAtOnce + child + " 13");
-    INFO(again.output);
-    CHECK(again.exitCode == 0);
-    CHECK(has(again.output, "code cache: hit"));
-    CHECK(has(again.output, "optimised code from the code cache"));
-    CHECK_FALSE(has(again.output, "machine code in"));
-    CommandResult tiered = runCommand(env + child + " 13");
-    INFO(tiered.output);
-    CHECK(tiered.exitCode == 0);
-    CHECK(has(tiered.output, "optimised code from the code cache"));
-    CHECK(has(tiered.output, "no quick code"));
-    CHECK_FALSE(has(tiered.output, "quick code in"));
+    const std::string again = runChild(cache, optimisedAtOnce, 13);
+    CHECK(has(again, "code cache: hit"));
+    CHECK(has(again, "optimised code from the code cache"));
+    CHECK_FALSE(has(again, "machine code in"));
+    const std::string tiered = runChild(cache, "", 13);
+    CHECK(has(tiered, "optimised code from the code cache"));
+    CHECK(has(tiered, "no quick code"));
+    CHECK_FALSE(has(tiered, "quick code in"));
 
     // Another kernel (another FACTOR) is not served by that entry.
-    CommandResult other = runCommand(optimisedAtOnce + child + " 14");
-    INFO(other.output);
-    CHECK(other.exitCode == 0);
-    CHECK(has(other.output, "code cache: miss"));
+    CHECK(has(runChild(cache, optimisedAtOnce, 14), "code cache: miss"));
     CHECK(cache.codeEntries().size() == 2);
 }
 
 TEST_CASE("A damaged code cache entry is compiled again, the kernel right", "[cache][code]") {
     TempCache cache;
-    const std::string child = DUET_PROGRAM_CACHE_CHILD;
-    const std::string env =
-        "DUET_DEVICES=cpu DUET_CACHE_DIR=" + cache.dir.string() + " DUET_LOG=1 ";
-    REQUIRE(runCommand(env + "DUET_CPU_TIER_UP_MS=0 " + child + " 15").exitCode == 0);
+    runChild(cache, "DUET_CPU_TIER_UP_MS=0", 15);
     REQUIRE(cache.codeEntries().size() == 1);
     const fs::path entry = cache.codeEntries()[0];
     const std::string key = entry.stem().string();
 
     // Bytes that are no entry: the container says so.
     overwrite(entry, "not a cache entry at all");
-    CommandResult garbage = runCommand(env + "DUET_CPU_TIER_UP_MS=0 " + child + " 15");
-    INFO(garbage.output);
-    CHECK(garbage.exitCode == 0); // "ok": the kernel computed the right values
-    CHECK(has(garbage.output, "code cache: ignored"));
-    CHECK(has(garbage.output, "code cache: stored"));
+    const std::string garbage = runChild(cache, "DUET_CPU_TIER_UP_MS=0", 15);
+    CHECK(has(garbage, "code cache: ignored"));
+    CHECK(has(garbage, "code cache: stored"));
 
     // A sound entry holding no object file: the JIT refuses it, the entry goes, quick code
     // runs (default tiering), and the results are right.
     overwrite(entry, entryFile(key, std::string(4096, '\x7f')));
-    CommandResult bad = runCommand(env + child + " 15");
-    INFO(bad.output);
-    CHECK(bad.exitCode == 0);
-    CHECK(has(bad.output, "stored optimised code not used"));
-    CHECK(has(bad.output, "code cache: ignored"));
-    CHECK(has(bad.output, "quick code in"));
+    const std::string bad = runChild(cache, "", 15);
+    CHECK(has(bad, "stored optimised code not used"));
+    CHECK(has(bad, "code cache: ignored"));
+    CHECK(has(bad, "quick code in"));
     CHECK_FALSE(fs::exists(entry));
 
     // DUET_CACHE=0: neither read nor written.
-    CommandResult off = runCommand(env + "DUET_CACHE=0 DUET_CPU_TIER_UP_MS=0 " + child + " 15");
-    INFO(off.output);
-    CHECK(off.exitCode == 0);
-    CHECK_FALSE(has(off.output, "code cache:"));
+    const std::string off = runChild(cache, "DUET_CACHE=0 DUET_CPU_TIER_UP_MS=0", 15);
+    CHECK_FALSE(has(off, "code cache:"));
     CHECK(cache.codeEntries().empty());
 }
