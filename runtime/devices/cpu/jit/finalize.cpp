@@ -877,11 +877,11 @@ void CpuExecutable::tierUpJob(const std::weak_ptr<const CpuExecutable>& weak, si
     std::shared_ptr<const CpuExecutable> self = weak.lock();
     if (!self || cpu::tierUpStopping()) {
         cpu::countTierUp(cpu::TierUpOutcome::Dropped);
-        const bool keep = self && !out.object.empty() && out.error.empty() && !in.memoKey.empty();
+        const bool keep = !out.object.empty() && out.error.empty() && !in.memoKey.empty();
         if (wg::cpuJitLogEnabled())
             std::fprintf(stderr, "duet: cpu: kernel %s: background compile dropped (%s)%s\n",
                          in.name.c_str(), self ? "the process exits" : "its program was released",
-                         keep ? ", its code kept for the next process" : "");
+                         keep ? ", its code kept in the code cache" : "");
         if (keep)
             cpu::storeJitMemo(in.memoKey, cpu::JitMemoEntry{std::move(out.object), out.report},
                               cpu::MemoReach::Disk);
@@ -990,9 +990,9 @@ CpuExecutable::tierUpCompile(const TierUpInput& in,
     out.report = optimise(*m, **tm, in.optLevel, in.features, in.unsafeMath);
     const auto optimised = std::chrono::steady_clock::now();
     out.optimiseMs = Ms(optimised - start).count();
-    // The process exiting: the code is still worth its machine code for the code cache (the
-    // next run loads it), and exit waits for this compile anyway.
-    if (weak.expired() || (cpu::tierUpStopping() && (in.memoKey.empty() || !cpu::codeCacheOn())))
+    // Its program released or the process exiting: the code is still worth its machine code
+    // for the code cache (a later build or run loads it; exit waits for this compile anyway).
+    if ((weak.expired() || cpu::tierUpStopping()) && (in.memoKey.empty() || !cpu::codeCacheOn()))
         return out; // no object: dropped by the caller
     out.object = emitObject(*m, **tm);
     out.codegenMs = Ms(std::chrono::steady_clock::now() - optimised).count();
