@@ -245,6 +245,10 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
 
     // Before the user's -D options, as the spec's own predefined macro.
     a.push_back("-D__OPENCL_VERSION__=" + std::to_string(target.openclVersion));
+    // Likewise __IMAGE_SUPPORT__ wherever the device has images: clang predefines it for SPIR
+    // triples only, so the GCN and NVIDIA devices' kernels (amdgcn, nvptx64) lacked it.
+    if (target.images && !target.triple.starts_with("spir"))
+        a.push_back("-D__IMAGE_SUPPORT__=1");
     for (const std::string& d : o.defines) {
         a.push_back("-D");
         a.push_back(d);

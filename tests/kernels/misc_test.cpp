@@ -449,6 +449,30 @@ kernel void k(global int* o) {
     CHECK(o[1] <= o[0]);
 }
 
+TEST_CASE("__IMAGE_SUPPORT__ is 1 exactly where the device supports images",
+          "[kernels][preprocessor]") {
+    // The OpenCL C specification's predefined macro (CTS basic kernel_preprocessor_macros and
+    // kernel_numeric_constants check it); clang predefines it for SPIR targets only, and the GCN
+    // device builds for amdgcn: its kernels lacked it.
+    Program prog(R"(
+kernel void k(global int* o) {
+#ifdef __IMAGE_SUPPORT__
+    o[0] = __IMAGE_SUPPORT__;
+#else
+    o[0] = -1;
+#endif
+}
+)");
+    Buffer bo(4);
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bo);
+    run1D(k, 1);
+    cl_bool images = CL_FALSE;
+    REQUIRE(clGetDeviceInfo(KernelEnv::get().device, CL_DEVICE_IMAGE_SUPPORT, sizeof images,
+                            &images, nullptr) == CL_SUCCESS);
+    CHECK(bo.read<int>(1)[0] == (images ? 1 : -1));
+}
+
 TEST_CASE("to_global/to_local/to_private/get_fence on generic pointers", "[kernels][generic]") {
     const KernelEnv& env = KernelEnv::get();
     cl_bool generic = CL_FALSE;
