@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <string>
@@ -765,4 +766,38 @@ TEST_CASE("eager tier-up: a second compile thread optimises while the first is b
     CHECK(cpu::tierUpThreads() == 2);
     setenv("DUET_CPU_TIER_UP_THREADS", "1", 1);
     CHECK(cpu::tierUpThreads() == 1);
+}
+
+TEST_CASE("code cache: a compile running when its program is released is kept on disk",
+          "[cpu][tiering][eager][code-cache]") {
+    TierEnv env(nullptr, false, true);
+    char tmpl[] = "/tmp/duet-code-cache-XXXXXX";
+    REQUIRE(mkdtemp(tmpl));
+    const std::filesystem::path dir(tmpl);
+    setenv("DUET_CACHE", "1", 1);
+    setenv("DUET_CACHE_DIR", tmpl, 1);
+    auto codeEntries = [&dir] {
+        size_t n = 0;
+        for (const auto& e : std::filesystem::directory_iterator(dir))
+            n += e.path().extension() == ".duetcode";
+        return n;
+    };
+    const cpu::TierUpCounts before = cpu::tierUpCounts();
+    {
+        ParkedThread parked; // the job waits until it is released
+        auto exe = build(hashKernel("code_cache_released"));
+        REQUIRE(exe->entry(0)); // quick code; the optimised compile queued ahead of need
+        parked.release();
+        // Released as soon as the compile has started (tens of milliseconds of work).
+        while (cpu::tierUpCounts().started == before.started)
+            std::this_thread::yield();
+    } // the program goes while its compile runs
+    drainTierUpQueue(); // one thread: runs once that compile is over
+    const cpu::TierUpCounts after = cpu::tierUpCounts();
+    // Dropped (the usual case) or installed (the compile won the race): stored either way.
+    CHECK(after.dropped + after.installed == before.dropped + before.installed + 1);
+    CHECK(codeEntries() == 1);
+    setenv("DUET_CACHE", "0", 1);
+    unsetenv("DUET_CACHE_DIR");
+    std::filesystem::remove_all(dir);
 }
