@@ -950,7 +950,8 @@ bool CpuExecutable::tierUpInput(size_t index, TierUpInput& in) const {
     in.bitcode = writeBitcode(*part);
     in.memoKey = cpu::jitMemoEnabled() ? memoKey(in.bitcode) : std::string();
     if (!in.memoKey.empty()) {
-        if (auto hit = cpu::findJitMemo(in.memoKey, cpu::MemoReach::Disk)) { // compiled before
+        // Compiled meanwhile in this process (clCreateKernel looked on disk already).
+        if (auto hit = cpu::findJitMemo(in.memoKey)) {
             TierUpOutput out;
             out.object = hit->object;
             out.report = hit->report;
