@@ -2,6 +2,7 @@
 #include "gasdyn_mpi.hpp"
 
 #include "duet/interop/interop.hpp"
+#include "duet/interop/program.hpp"
 
 #include <sched.h>
 
@@ -146,13 +147,9 @@ DistributedSimulator::DistributedSimulator(MPI_Comm comm, cl_context context, cl
     MPI_Comm_dup(comm, &m_world);
     setDims(dims);
 
-    std::string source = kernelSource("halo.cl");
-    const char* text = source.c_str();
+    m_haloProgram =
+        interop::buildProgram(context, {device}, kernelSource("halo.cl"), "", "halo.cl");
     cl_int err;
-    m_haloProgram = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
-    interop::check(err, "clCreateProgramWithSource(halo.cl)");
-    interop::check(clBuildProgram(m_haloProgram, 1, &device, "", nullptr, nullptr),
-                   "clBuildProgram(halo.cl)");
     m_pack = clCreateKernel(m_haloProgram, "pack", &err);
     interop::check(err, "clCreateKernel(pack)");
     m_unpack = clCreateKernel(m_haloProgram, "unpack", &err);

@@ -3,12 +3,11 @@
 
 #include "duet/data_paths.hpp"
 #include "duet/interop/interop.hpp"
+#include "duet/interop/program.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace duet::gasdyn {
@@ -19,32 +18,9 @@ constexpr size_t kFigures = 6;    // floats per work-item in the reduction's loc
 constexpr size_t kReduceRows = 8; // rows per work-item of reduce_cells (REDUCE_ROWS)
 constexpr double kPi = 3.14159265358979323846;
 
-std::string buildLog(cl_program program, cl_device_id device) {
-    size_t size = 0;
-    clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-    std::string log(size, '\0');
-    clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-    while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
-        log.pop_back();
-    return log;
-}
-
 cl_program buildProgram(cl_context context, cl_device_id device, const std::string& file,
                         const std::string& options) {
-    std::string source = kernelSource(file);
-    const char* text = source.c_str();
-    cl_int err;
-    cl_program program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
-    interop::check(err, ("clCreateProgramWithSource(" + file + ")").c_str());
-    err = clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-        std::string log = buildLog(program, device);
-        clReleaseProgram(program);
-        throw interop::Error("clBuildProgram(" + file + ", \"" + options +
-                                 "\") failed: " + interop::errorName(err) + "\n" + log,
-                             err);
-    }
-    return program;
+    return interop::buildProgram(context, {device}, kernelSource(file), options, file);
 }
 
 cl_kernel createKernel(cl_program program, const char* name) {
@@ -198,12 +174,7 @@ Setup makeSampleProblem(Problem problem, int n, float gamma) {
 std::string kernelSource(const std::string& file) {
     std::string path = duet::dataDirectory("DUET_KERNEL_DIR", "kernels", DUET_KERNEL_SOURCE_DIR) +
                        "/gasdyn/" + file;
-    std::ifstream in(path);
-    if (!in)
-        throw interop::Error("duet-gasdyn: cannot read the kernel " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return interop::readTextFile(path);
 }
 
 Simulator::Simulator(cl_context context, cl_device_id device, cl_command_queue queue,

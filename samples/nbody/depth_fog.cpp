@@ -3,11 +3,10 @@
 
 #include "duet/data_paths.hpp"
 #include "duet/engine/gfx/shader.hpp"
+#include "duet/interop/program.hpp"
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 namespace duet::nbody {
@@ -54,12 +53,7 @@ GLuint makeTexture(GLenum internal, GLenum format, GLenum type, int width, int h
 std::string depthFogSource() {
     std::string path = duet::dataDirectory("DUET_KERNEL_DIR", "kernels", DUET_KERNEL_SOURCE_DIR) +
                        "/nbody/depth_fog.cl";
-    std::ifstream in(path);
-    if (!in)
-        throw interop::Error("cannot read the kernel " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return interop::readTextFile(path);
 }
 
 DepthFog::DepthFog(interop::Context& cl) : m_cl(cl) {
@@ -79,22 +73,9 @@ DepthFog::DepthFog(interop::Context& cl) : m_cl(cl) {
     if (!missing.empty())
         throw interop::Error(device + " lacks " + missing);
 
-    std::string source = depthFogSource();
-    const char* text = source.c_str();
+    m_program =
+        interop::buildProgram(cl.context(), {cl.device()}, depthFogSource(), "", "depth_fog.cl");
     cl_int err;
-    m_program = clCreateProgramWithSource(cl.context(), 1, &text, nullptr, &err);
-    interop::check(err, "clCreateProgramWithSource(depth_fog.cl)");
-    cl_device_id id = cl.device();
-    err = clBuildProgram(m_program, 1, &id, "", nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-        size_t size = 0;
-        clGetProgramBuildInfo(m_program, id, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-        std::string log(size, '\0');
-        clGetProgramBuildInfo(m_program, id, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-        throw interop::Error("clBuildProgram(depth_fog.cl) failed on " + device + ": " +
-                                 interop::errorName(err) + "\n" + log,
-                             err);
-    }
     m_kernel = clCreateKernel(m_program, "depth_fog", &err);
     interop::check(err, "clCreateKernel(depth_fog)");
     m_present = gl::loadProgram({"nbody/present.vert.glsl", "nbody/present.frag.glsl"});

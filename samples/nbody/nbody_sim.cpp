@@ -3,12 +3,11 @@
 
 #include "duet/data_paths.hpp"
 #include "duet/interop/interop.hpp"
+#include "duet/interop/program.hpp"
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 namespace duet::nbody {
 
@@ -58,30 +57,14 @@ State makeScene(Scene scene, int n, float eps2, std::uint32_t seed) {
 std::string kernelSource() {
     std::string path = duet::dataDirectory("DUET_KERNEL_DIR", "kernels", DUET_KERNEL_SOURCE_DIR) +
                        "/nbody/nbody.cl";
-    std::ifstream in(path);
-    if (!in)
-        throw interop::Error("duet-nbody: cannot read the kernel " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return interop::readTextFile(path);
 }
 
 Simulator::Simulator(cl_context context, cl_device_id device, cl_command_queue queue)
     : m_queue(queue) {
-    std::string source = kernelSource();
-    const char* text = source.c_str();
+    m_program = interop::buildProgram(context, {device}, kernelSource(), "-cl-fast-relaxed-math",
+                                      "nbody.cl");
     cl_int err;
-    m_program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
-    interop::check(err, "clCreateProgramWithSource(nbody.cl)");
-    err = clBuildProgram(m_program, 1, &device, "-cl-fast-relaxed-math", nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-        size_t size = 0;
-        clGetProgramBuildInfo(m_program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-        std::string log(size, '\0');
-        clGetProgramBuildInfo(m_program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-        throw interop::Error(
-            "clBuildProgram(nbody.cl) failed: " + interop::errorName(err) + "\n" + log, err);
-    }
     m_kernel = clCreateKernel(m_program, "nbody_step", &err);
     interop::check(err, "clCreateKernel(nbody_step)");
     size_t maxLocal = 0;

@@ -4,12 +4,11 @@
 
 #include "duet/data_paths.hpp"
 #include "duet/interop/interop.hpp"
+#include "duet/interop/program.hpp"
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <numbers>
-#include <sstream>
 #include <vector>
 
 namespace duet::ocean {
@@ -42,12 +41,7 @@ void skyColor(const Sky& sky, const float dir[3], float rgb[3]) {
 std::string kernelSource() {
     std::string path = duet::dataDirectory("DUET_KERNEL_DIR", "kernels", DUET_KERNEL_SOURCE_DIR) +
                        "/ocean/ocean.cl";
-    std::ifstream in(path);
-    if (!in)
-        throw interop::Error("duet-ocean: cannot read the kernel " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return interop::readTextFile(path);
 }
 
 namespace {
@@ -66,26 +60,11 @@ Simulator::Simulator(cl_context context, cl_device_id gpuDevice, cl_command_queu
         throw interop::Error("duet-ocean: the grid must be a power of two from 16 to 1024, not " +
                                  std::to_string(n),
                              CL_INVALID_VALUE);
-    std::string source = kernelSource();
-    const char* text = source.c_str();
+    std::vector<cl_device_id> devices{gpuDevice};
+    if (cpuDevice != gpuDevice)
+        devices.push_back(cpuDevice);
+    m_program = interop::buildProgram(context, devices, kernelSource(), "", "ocean.cl");
     cl_int err;
-    m_program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
-    interop::check(err, "clCreateProgramWithSource(ocean.cl)");
-    cl_device_id devices[2] = {gpuDevice, cpuDevice};
-    cl_uint numDevices = cpuDevice == gpuDevice ? 1 : 2;
-    err = clBuildProgram(m_program, numDevices, devices, "", nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-        std::string logs;
-        for (cl_uint i = 0; i < numDevices; ++i) {
-            size_t size = 0;
-            clGetProgramBuildInfo(m_program, devices[i], CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-            std::string log(size, '\0');
-            clGetProgramBuildInfo(m_program, devices[i], CL_PROGRAM_BUILD_LOG, size, log.data(),
-                                  nullptr);
-            logs += log;
-        }
-        throw interop::Error("duet-ocean: ocean.cl did not build:\n" + logs, err);
-    }
     m_phillips = clCreateKernel(m_program, "phillips_spectrum", &err);
     interop::check(err, "clCreateKernel(phillips_spectrum)");
     m_evolve = clCreateKernel(m_program, "ocean_evolve", &err);

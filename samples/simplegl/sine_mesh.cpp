@@ -3,12 +3,11 @@
 
 #include "duet/data_paths.hpp"
 #include "duet/interop/interop.hpp"
+#include "duet/interop/program.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 namespace duet::simplegl {
 
@@ -49,30 +48,13 @@ std::array<std::uint8_t, 4> referenceColor(const Wave& wave, int x, int y) {
 std::string kernelSource() {
     std::string path = duet::dataDirectory("DUET_KERNEL_DIR", "kernels", DUET_KERNEL_SOURCE_DIR) +
                        "/simplegl/sine_wave.cl";
-    std::ifstream in(path);
-    if (!in)
-        throw interop::Error("duet-simplegl: cannot read the kernel " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return interop::readTextFile(path);
 }
 
 SineMesh::SineMesh(cl_context context, cl_device_id device, cl_command_queue queue)
     : m_queue(queue) {
-    std::string source = kernelSource();
-    const char* text = source.c_str();
+    m_program = interop::buildProgram(context, {device}, kernelSource(), "", "sine_wave.cl");
     cl_int err;
-    m_program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
-    interop::check(err, "clCreateProgramWithSource(sine_wave.cl)");
-    err = clBuildProgram(m_program, 1, &device, "", nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-        size_t size = 0;
-        clGetProgramBuildInfo(m_program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-        std::string log(size, '\0');
-        clGetProgramBuildInfo(m_program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-        throw interop::Error(
-            "clBuildProgram(sine_wave.cl) failed: " + interop::errorName(err) + "\n" + log, err);
-    }
     m_kernel = clCreateKernel(m_program, "sine_wave", &err);
     interop::check(err, "clCreateKernel(sine_wave)");
     size_t maxLocal = 0;
