@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Frames/s of the GL samples, headless, on two OpenCL platforms in one run, split into phases.
 
-Runs duet-nbody (16,384 bodies by default) and duet-simplegl with --stats on each platform,
-parses the per-phase table they print at exit and prints, per sample: frames/s and per-frame
+Runs duet-nbody (16,384 bodies by default), duet-simplegl, duet-ocean and duet-gasdyn (their
+default settings) with --stats on each platform, parses the per-phase table they print at exit
+and prints, per sample: frames/s and per-frame
 milliseconds of compute (CL kernels, from profiling events), interop (acquire + release of the
 shared GL objects, wall time), render (GL work, with the CL fog pass that runs inside duet-nbody's
 render hook taken out) and the whole frame, each with its share of the frame, and the ratio
@@ -74,7 +75,7 @@ def main():
     ap.add_argument("--frames", type=int, default=10)
     ap.add_argument("--size", default="1280x720")
     ap.add_argument("--quick", action="store_true", help="4,096 bodies, 5 frames, 640x360")
-    ap.add_argument("--samples", default="nbody,simplegl")
+    ap.add_argument("--samples", default="nbody,simplegl,ocean,gasdyn")
     ap.add_argument("--json", help="also write the figures here")
     args = ap.parse_args()
     if args.quick:
@@ -84,6 +85,8 @@ def main():
         "nbody": ("samples/nbody/duet-nbody", [f"N={args.bodies}", "fog=0"]),
         "nbody (depth fog)": ("samples/nbody/duet-nbody", [f"N={args.bodies}", "fog=1"]),
         "simplegl": ("samples/simplegl/duet-simplegl", []),
+        "ocean": ("samples/ocean/duet-ocean", []),
+        "gasdyn": ("samples/gasdyn/duet-gasdyn", []),
     }
     wanted = [s.strip() for s in args.samples.split(",")]
     chosen = [k for k in samples if k.split(" ")[0] in wanted]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds duet-nbody, duet-simplegl and the Duet runtime, then runs both samples headless with
-# --stats on Duet and on PoCL in one run and prints frames/s and the compute / interop / render
-# split with ratios (bench/samples_fps.py does the runs and the parsing).
+# Builds duet-nbody, duet-simplegl, duet-ocean, duet-gasdyn and the Duet runtime, then runs the
+# samples headless with --stats on Duet and on PoCL in one run and prints frames/s and the
+# compute / interop / render split with ratios (bench/samples_fps.py does the runs and the parsing).
 # Usage: bench/samples_fps.sh [--quick] [--frames N] [--bodies N] [--size WxH] [--json FILE]
 # Environment: BUILD_DIR (default <repo>/build), POCL_ICD (default /etc/OpenCL/vendors/pocl.icd),
 # DUET_ICD (default <build>/icd/duet.icd: another build's runtime).
@@ -12,7 +12,7 @@ pocl_icd="${POCL_ICD:-/etc/OpenCL/vendors/pocl.icd}"
 duet_icd="${DUET_ICD:-$build/icd/duet.icd}"
 
 [ -f "$build/build.ninja" ] || cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-ninja -C "$build" -j"$(nproc)" duet-nbody duet-simplegl
+ninja -C "$build" -j"$(nproc)" duet-nbody duet-simplegl duet-ocean duet-gasdyn
 [ -n "${DUET_ICD:-}" ] || ninja -C "$build" -j"$(nproc)" duet-opencl
 
 vendors="$(mktemp -d "${TMPDIR:-/tmp}/duet-fps-vendors.XXXXXX")"
