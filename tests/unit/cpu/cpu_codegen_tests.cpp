@@ -2122,7 +2122,7 @@ struct DivergentResults {
 };
 
 /// Runs the three kernels: `local` work-items per group along x (2D for mandel: local x 12
-/// or `local`, local y 3).
+/// or `local`, local y 3; 1 x 20 for `local` 5).
 DivergentResults runDivergent(const Built& b, size_t local) {
     DivergentResults r;
     // CSR: 203 rows (not a multiple of 8 or 16), rows of 0 to 40 entries, row 77 of 20,000.
@@ -2152,8 +2152,10 @@ DivergentResults runDivergent(const Built& b, size_t local) {
     float x0 = -2.0f, y0 = -1.0f, step = 0.05f;
     int maxIter = 5000;
     PtrArgs q{r.mandel.data(), r.mag.data()};
+    // Local size 5: groups of 1 x 20 (the variant for one work-item along x, `.lx1`).
     runNDRange(b.fn("mandel"), {q.at(0), q.at(1), &x0, &y0, &step, &maxIter}, 2, {w, h, 1},
-               {std::min<size_t>(local, 12), 3, 1});
+               local == 5 ? std::array<size_t, 3>{1, 20, 1}
+                          : std::array<size_t, 3>{std::min<size_t>(local, 12), 3, 1});
     // BFS over a graph of 300 vertices, some of degree 0, one of degree 3,000, level by level.
     const int n = 300;
     std::vector<int> first{0}, adj;
@@ -2199,14 +2201,30 @@ std::string laneLoopsLine(const std::string& log, const std::string& kernel, con
 
 } // namespace
 
-TEST_CASE("loops with per-work-item trip counts run linearised per vector of work-items",
+TEST_CASE("loops with per-work-item trip counts run linearised per vector of work-items (issue 15)",
           "[cpu][cpu_codegen]") {
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("duet_cg_divloops_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     const std::string prefix = (dir / "t").string();
+    // The default: only where the loop's arithmetic outweighs the gathers its memory accesses
+    // become: Mandelbrot's loop (no access) is linearised, the CSR row's (3 accesses, one
+    // multiply-add) and the edge loop's are not.
     ::unsetenv("DUET_CPU_DIVERGENT_LOOPS");
+    Built def = build(kDivergent, "-cl-std=CL3.0 -save-temps=" + (dir / "def").string());
+    {
+        INFO(def.log);
+        CHECK(std::regex_search(def.log, std::regex("kernel mandel: __duet_wg_mandel.simd: "
+                                                    "work-item loop [^:]*: inner loop linearised")));
+        for (const char* k : {"csr", "edges"})
+            CHECK(std::regex_search(def.log, std::regex(std::string("kernel ") + k +
+                                                        ": .*not linearised: .*outweighing")));
+    }
+    // `all`: every loop it can handle.
+    ::setenv("DUET_CPU_DIVERGENT_LOOPS", "all", 1);
     Built lin = build(kDivergent, "-cl-std=CL3.0 -save-temps=" + prefix);
+    for (const char* k : {"csr", "mandel", "edges"})
+        lin.fn(k);
     ::setenv("DUET_CPU_DIVERGENT_LOOPS", "0", 1);
     Built off = build(kDivergent, "-cl-std=CL3.0 -save-temps=" + (dir / "off").string());
     for (const char* k : {"csr", "mandel", "edges"})
@@ -2220,7 +2238,7 @@ TEST_CASE("loops with per-work-item trip counts run linearised per vector of wor
         // device's width (16 floats with 512-bit vectors, 8 with 256).
         const std::regex linearised(
             std::string("kernel ") + k + ": __duet_wg_" + k +
-            "[.a-z0-9]*: work-item loop wi\\.[xy][.a-z]*: its loop .* linearised");
+            "[.a-z0-9]*: work-item loop wi\\.[xy][.a-z]*: inner loop linearised");
         CHECK(std::regex_search(lin.log, linearised));
         for (const char* piece : {"pre", "loop", "post"}) {
             const std::string line = laneLoopsLine(lin.log, k, piece);
@@ -2250,5 +2268,10 @@ TEST_CASE("loops with per-work-item trip counts run linearised per vector of wor
         CHECK(a.mag == s.mag);
         CHECK(a.levels == s.levels);
         CHECK(a.changed == s.changed);
+        DivergentResults d = runDivergent(def, local);
+        CHECK(d.csr == s.csr);
+        CHECK(d.mandel == s.mandel);
+        CHECK(d.mag == s.mag);
+        CHECK(d.levels == s.levels);
     }
 }

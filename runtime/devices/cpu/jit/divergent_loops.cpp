@@ -52,7 +52,7 @@ struct Plan {
     BasicBlock* innerHeader = nullptr;
     SmallVector<BasicBlock*, 4> innerExits; ///< piece kAfter starts at each
     PHINode* lx = nullptr;
-    Value* tripCount = nullptr; ///< work-items in the loop, expanded in the preheader
+    Value* tripCount = nullptr;             ///< work-items in the loop, expanded in the preheader
     DenseMap<BasicBlock*, unsigned> pieces; ///< Piece bits of each block of the outer loop
     unsigned lanes = 0;
 };
@@ -81,13 +81,38 @@ unsigned lanesFor(const Function& f, const Loop& outer) {
     unsigned widest = 32;
     for (BasicBlock* bb : outer.blocks())
         for (Instruction& i : *bb) {
-            Type* t = isa<StoreInst>(i) ? cast<StoreInst>(i).getValueOperand()->getType()
+            Type* t = isa<StoreInst>(i)  ? cast<StoreInst>(i).getValueOperand()->getType()
                       : isa<LoadInst>(i) ? i.getType()
                                          : nullptr;
             if (t && !t->isPointerTy() && t->getScalarSizeInBits() > widest)
                 widest = t->getScalarSizeInBits();
         }
     return bits >= 128 ? bits / widest : 0;
+}
+
+/// Whether gathers would cost more than the loop's arithmetic gains: each memory access of the
+/// inner loop becomes a gather or scatter over the lanes (the lanes' addresses differ), and on
+/// the Zen 5 host that measured it SHOC Spmv's CSR-scalar loop (3 accesses, 1 fused
+/// multiply-add an iteration) ran 2x slower linearised, a Mandelbrot escape loop (no access,
+/// 11 floating-point operations) 6.7x faster (runtime/devices/cpu/README.md). Empty: linearise.
+std::string gatherBound(const Loop& inner) {
+    unsigned accesses = 0, flops = 0;
+    for (BasicBlock* bb : inner.blocks())
+        for (Instruction& i : *bb) {
+            if (isa<LoadInst, StoreInst>(i))
+                ++accesses;
+            else if (i.getType()->isFPOrFPVectorTy() || isa<FCmpInst>(i))
+                flops += isa<IntrinsicInst>(i) &&
+                                 cast<IntrinsicInst>(i).getIntrinsicID() == Intrinsic::fmuladd
+                             ? 2
+                             : 1;
+        }
+    if (accesses == 0 || flops >= 4 * accesses)
+        return {};
+    return "its loop's " + std::to_string(accesses) +
+           " memory accesses an iteration would be gathers outweighing its " +
+           std::to_string(flops) +
+           " floating-point operations (DUET_CPU_DIVERGENT_LOOPS=all linearises it anyway)";
 }
 
 /// The reason `outer` cannot be linearised, empty when `p` is filled in and it can.
@@ -149,6 +174,9 @@ std::string plan(Loop& outer, ScalarEvolution& se, Plan& p) {
     for (auto& [bb, bits] : p.pieces)
         if (bits & kAfter && is_contained(successors(bb), p.innerHeader))
             return "the code after its loop goes back into it";
+    if (divergentLoopsMode() == DivergentLoops::WhereCheaper)
+        if (std::string why = gatherBound(*inner); !why.empty())
+            return why;
     p.lanes = lanesFor(*p.header->getParent(), outer);
     if (p.lanes < 2)
         return "no vector width";
@@ -260,9 +288,8 @@ void Linearise::splitCrossingValues() {
         for (Instruction& i : *bb)
             for (Use& u : i.uses()) {
                 auto* user = cast<Instruction>(u.getUser());
-                BasicBlock* at = isa<PHINode>(user)
-                                     ? cast<PHINode>(user)->getIncomingBlock(u)
-                                     : user->getParent();
+                BasicBlock* at = isa<PHINode>(user) ? cast<PHINode>(user)->getIncomingBlock(u)
+                                                    : user->getParent();
                 if (piecesOf(at) & ~piecesOf(bb))
                     crossing.push_back({&i, &u});
             }
@@ -382,10 +409,10 @@ void Linearise::run() {
     PHINode* flag = b.CreatePHI(m_i8, 4, "reached");
     for (BasicBlock* from : predecessors(pre.latch))
         flag->addIncoming(b.getInt8(from == enter ? 1 : 0), from);
-    b.CreateStore(flag, b.CreateInBoundsGEP(active->getAllocatedType(), active,
-                                            {b.getInt64(0), pre.l}));
-    b.CreateStore(flag, b.CreateInBoundsGEP(entered->getAllocatedType(), entered,
-                                            {b.getInt64(0), pre.l}));
+    b.CreateStore(flag,
+                  b.CreateInBoundsGEP(active->getAllocatedType(), active, {b.getInt64(0), pre.l}));
+    b.CreateStore(
+        flag, b.CreateInBoundsGEP(entered->getAllocatedType(), entered, {b.getInt64(0), pre.l}));
 
     // The loop: one iteration per active lane, until none is.
     BasicBlock* doHead = BasicBlock::Create(m_ctx, base + ".rounds", &m_f);
@@ -398,11 +425,11 @@ void Linearise::run() {
     b.SetInsertPoint(loop.head);
     PHINode* any = b.CreatePHI(m_i8, 2, "any");
     any->addIncoming(b.getInt8(0), doHead);
-    Value* on = b.CreateLoad(m_i8, b.CreateInBoundsGEP(active->getAllocatedType(), active,
-                                                       {b.getInt64(0), loop.l}));
+    Value* on = b.CreateLoad(
+        m_i8, b.CreateInBoundsGEP(active->getAllocatedType(), active, {b.getInt64(0), loop.l}));
     // entered[l] becomes 1 + the exit the lane leaves by.
-    Value* how = b.CreateLoad(m_i8, b.CreateInBoundsGEP(entered->getAllocatedType(), entered,
-                                                        {b.getInt64(0), loop.l}));
+    Value* how = b.CreateLoad(
+        m_i8, b.CreateInBoundsGEP(entered->getAllocatedType(), entered, {b.getInt64(0), loop.l}));
     BasicBlock* again = BasicBlock::Create(m_ctx, base + ".again", &m_f);
     BranchInst::Create(loop.latch, again);
     DenseMap<BasicBlock*, BasicBlock*> stops;
@@ -428,10 +455,10 @@ void Linearise::run() {
                 k = exitIndex[e];
         exitBy->addIncoming(k ? b.getInt8(uint8_t(k)) : how, from);
     }
-    b.CreateStore(still, b.CreateInBoundsGEP(active->getAllocatedType(), active,
-                                             {b.getInt64(0), loop.l}));
-    b.CreateStore(exitBy, b.CreateInBoundsGEP(entered->getAllocatedType(), entered,
-                                              {b.getInt64(0), loop.l}));
+    b.CreateStore(still,
+                  b.CreateInBoundsGEP(active->getAllocatedType(), active, {b.getInt64(0), loop.l}));
+    b.CreateStore(
+        exitBy, b.CreateInBoundsGEP(entered->getAllocatedType(), entered, {b.getInt64(0), loop.l}));
     Value* anyNext = b.CreateOr(any, still, "any.next");
     any->addIncoming(anyNext, loop.latch);
     closeLane(loop, doLatch);
@@ -446,8 +473,8 @@ void Linearise::run() {
         kAfter, m_p.innerExits, post, [&](BasicBlock*) -> BasicBlock* { return nullptr; },
         post.latch);
     b.SetInsertPoint(post.head);
-    Value* was = b.CreateLoad(m_i8, b.CreateInBoundsGEP(entered->getAllocatedType(), entered,
-                                                        {b.getInt64(0), post.l}));
+    Value* was = b.CreateLoad(
+        m_i8, b.CreateInBoundsGEP(entered->getAllocatedType(), entered, {b.getInt64(0), post.l}));
     // The exit each lane left by (1, 2 ...; 0: it never entered the loop).
     for (size_t k = 0; k < postBodies.size(); ++k) {
         BasicBlock* next = k + 1 < postBodies.size()
@@ -474,9 +501,17 @@ void Linearise::run() {
 
 } // namespace
 
-bool divergentLoopsEnabled() {
+DivergentLoops divergentLoopsMode() {
     const char* env = std::getenv("DUET_CPU_DIVERGENT_LOOPS");
-    return !(env && env[0] == '0');
+    if (env && env[0] == '0')
+        return DivergentLoops::Off;
+    if (env && std::string(env) == "all")
+        return DivergentLoops::All;
+    return DivergentLoops::WhereCheaper;
+}
+
+bool divergentLoopsEnabled() {
+    return divergentLoopsMode() != DivergentLoops::Off;
 }
 
 PreservedAnalyses LinearisedDivergentLoops::run(Function& f, FunctionAnalysisManager& fam) {
@@ -487,9 +522,9 @@ PreservedAnalyses LinearisedDivergentLoops::run(Function& f, FunctionAnalysisMan
     std::vector<Plan> plans;
     bool simplified = false;
     for (Loop* loop : li.getLoopsInPreorder()) {
-        if (loop->isInnermost() || !isWorkItemLoopLatch(loop->getLoopLatch()
-                                                            ? loop->getLoopLatch()->getTerminator()
-                                                            : nullptr))
+        if (loop->isInnermost() ||
+            !isWorkItemLoopLatch(loop->getLoopLatch() ? loop->getLoopLatch()->getTerminator()
+                                                      : nullptr))
             continue;
         // Preheaders and dedicated exits, as the loop vectoriser would give them.
         simplified |= simplifyLoop(loop, &dt, &li, &se, &ac, nullptr, false);
@@ -501,17 +536,15 @@ PreservedAnalyses LinearisedDivergentLoops::run(Function& f, FunctionAnalysisMan
             continue;
         }
         if (report)
-            report->note(loop->getHeader(), "its loop " + p.innerHeader->getName().str() +
-                                                " linearised over " + std::to_string(p.lanes) +
-                                                " work-items");
+            report->note(loop->getHeader(), "inner loop linearised, " + std::to_string(p.lanes) +
+                                                " work-items a chunk");
         plans.push_back(std::move(p));
     }
     if (plans.empty())
         return simplified ? PreservedAnalyses::none() : PreservedAnalyses::all();
     Module& m = *f.getParent();
     for (Plan& p : plans) {
-        FunctionCallee ph =
-            m.getOrInsertFunction("duet.divergent.placeholder", p.lx->getType());
+        FunctionCallee ph = m.getOrInsertFunction("duet.divergent.placeholder", p.lx->getType());
         IRBuilder<> b(p.preheader->getTerminator());
         auto* lanePh = cast<Instruction>(b.CreateCall(
             m.getOrInsertFunction("duet.divergent.lane", b.getInt64Ty()), {}, "lane.ph"));
@@ -554,9 +587,8 @@ PreservedAnalyses PerLaneArraysInRegisters::run(Function& f, FunctionAnalysisMan
                                      a->getAlign());
             } else {
                 Value* pass = call->getArgOperand(3);
-                call->replaceAllUsesWith(isa<PoisonValue, UndefValue>(pass)
-                                             ? old
-                                             : b.CreateSelect(mask, old, pass));
+                call->replaceAllUsesWith(
+                    isa<PoisonValue, UndefValue>(pass) ? old : b.CreateSelect(mask, old, pass));
             }
             call->eraseFromParent();
             changed = true;

@@ -477,8 +477,8 @@ std::string CpuExecutable::memoKey(const std::string& bitcode) const {
     key += "|O" + std::to_string(m_optLevel) + (m_unsafeMath ? "|unsafe" : "|safe") +
            (parallelLoopsEnabled() ? "|parallel" : "|serial") +
            (wg::callLoopInductionsEnabled() ? "|callind" : "") +
-           (wg::fullMaskPathsEnabled() ? "|fullmask" : "") +
-           (wg::divergentLoopsEnabled() ? "|divloops" : "") + cpu::localAtomicsMemoKey() + "|" +
+           (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + "|divloops" +
+           std::to_string(int(wg::divergentLoopsMode())) + cpu::localAtomicsMemoKey() + "|" +
            m_tm->getTargetCPU().str() + "|" + m_tm->getTargetFeatureString().str() + "|" +
            m_features + "|fusion" + std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
            std::to_string(int(m_tm->getOptLevel()));

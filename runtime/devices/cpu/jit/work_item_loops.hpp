@@ -69,6 +69,10 @@ struct LinearisedDivergentLoops : llvm::PassInfoMixin<LinearisedDivergentLoops> 
     WorkItemLoopReport* report;
 };
 bool divergentLoopsEnabled();
+/// DUET_CPU_DIVERGENT_LOOPS: `0` off, `all` every loop it can handle, otherwise (the default)
+/// only loops whose arithmetic outweighs the gathers their memory accesses become.
+enum class DivergentLoops { Off, WhereCheaper, All };
+DivergentLoops divergentLoopsMode();
 
 /// After the vectorisers: the lane loops' masked loads and stores of a whole per-lane array
 /// (kPerLaneMarker) become plain ones (a store of `select(mask, new, old)`), and SROA keeps the
