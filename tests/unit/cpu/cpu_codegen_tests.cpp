@@ -2214,8 +2214,9 @@ TEST_CASE("loops with per-work-item trip counts run linearised per vector of wor
     Built def = build(kDivergent, "-cl-std=CL3.0 -save-temps=" + (dir / "def").string());
     {
         INFO(def.log);
-        CHECK(std::regex_search(def.log, std::regex("kernel mandel: __duet_wg_mandel.simd: "
-                                                    "work-item loop [^:]*: inner loop linearised")));
+        CHECK(
+            std::regex_search(def.log, std::regex("kernel mandel: __duet_wg_mandel.simd: "
+                                                  "work-item loop [^:]*: inner loop linearised")));
         for (const char* k : {"csr", "edges"})
             CHECK(std::regex_search(def.log, std::regex(std::string("kernel ") + k +
                                                         ": .*not linearised: .*outweighing")));
