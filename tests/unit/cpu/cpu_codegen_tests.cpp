@@ -2276,3 +2276,159 @@ TEST_CASE("loops with per-work-item trip counts run linearised per vector of wor
         CHECK(d.levels == s.levels);
     }
 }
+
+namespace {
+
+// More shapes around a loop of per-work-item trip count: a `break` (two exits, values used
+// after), the loop's result deciding a branch after it, an if/else joining after, doubles
+// (half the lanes), an integer loop with no memory access (Collatz), the loop in the region
+// after a barrier reading __local memory, and two loops in one work-item (left scalar).
+const char* kDivergentShapes = R"CL(
+__kernel void find(__global const int* a, __global const int* len, int key, __global int* out) {
+    int i = get_global_id(0);
+    int n = len[i], at = -1, k = 0;
+    for (k = 0; k < n; ++k)
+        if (a[i * 64 + k] == key) { at = k; break; }
+    if (at >= 0)
+        out[i] = at * 1000 + k;
+    else
+        out[i] = -k;
+}
+__kernel void collatz(__global int* steps, __global long* peak, int base) {
+    int i = get_global_id(0);
+    long x = base + i, top = x;
+    int s = 0;
+    if (i % 3 == 0) {
+        while (x != 1) { x = (x & 1) ? 3 * x + 1 : x / 2; top = max(top, x); ++s; }
+    } else {
+        s = -1;
+    }
+    steps[i] = s;
+    peak[i] = top;
+}
+__kernel void newton(__global const double* v, __global double* r, __global int* its) {
+    int i = get_global_id(0);
+    double a = v[i], x = a > 1.0 ? a : 1.0;
+    int it = 0;
+    while (fabs(x * x - a) > 1e-12 * a && it < 100) { x = 0.5 * (x + a / x); ++it; }
+    r[i] = x;
+    its[i] = it;
+}
+__kernel void after_barrier(__global const float* in, __global float* out, __local float* tile) {
+    int l = get_local_id(0), g = get_global_id(0);
+    tile[l] = in[g];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float acc = 0.0f;
+    for (int k = 0; k <= l % 7; ++k)
+        acc += tile[(l + k) % get_local_size(0)] * (float)(k + 1);
+    out[g] = acc;
+}
+__kernel void two_loops(__global const int* n, __global int* out) {
+    int i = get_global_id(0), s = 0;
+    for (int k = 0; k < n[i]; ++k) s += n[k];
+    for (int k = 0; k < n[i] / 2; ++k) s ^= n[2 * k];
+    out[i] = s;
+}
+)CL";
+
+struct ShapeResults {
+    std::vector<int> find, steps, its, two;
+    std::vector<int64_t> peak;
+    std::vector<double> root;
+    std::vector<float> tiles;
+    bool operator==(const ShapeResults& o) const {
+        return find == o.find && steps == o.steps && its == o.its && two == o.two &&
+               peak == o.peak && root == o.root && tiles == o.tiles;
+    }
+};
+
+ShapeResults runShapes(const Built& b, size_t local) {
+    ShapeResults r;
+    const size_t n = 77;
+    std::vector<int> a(n * 64), len(n);
+    for (size_t i = 0; i < n; ++i) {
+        len[i] = int((i * 13) % 65);
+        for (size_t k = 0; k < 64; ++k)
+            a[i * 64 + k] = int((i * 7 + k * 3) % 50);
+    }
+    int key = 42;
+    r.find.assign(n, 7777);
+    PtrArgs p{a.data(), len.data(), r.find.data()};
+    runNDRange(b.fn("find"), {p.at(0), p.at(1), &key, p.at(2)}, 1, {n, 1, 1}, {local, 1, 1});
+    r.steps.assign(n, 7777);
+    r.peak.assign(n, 7777);
+    int base = 1;
+    PtrArgs q{r.steps.data(), r.peak.data()};
+    runNDRange(b.fn("collatz"), {q.at(0), q.at(1), &base}, 1, {n, 1, 1}, {local, 1, 1});
+    std::vector<double> v(n);
+    for (size_t i = 0; i < n; ++i)
+        v[i] = i == 40 ? 1e30 : double(i) * 0.75;
+    r.root.assign(n, -1.0);
+    r.its.assign(n, 7777);
+    PtrArgs s{v.data(), r.root.data(), r.its.data()};
+    runNDRange(b.fn("newton"), {s.at(0), s.at(1), s.at(2)}, 1, {n, 1, 1}, {local, 1, 1});
+    std::vector<float> in(n * 2);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(i % 11) - 3.0f;
+    r.tiles.assign(in.size(), -1.0f);
+    std::vector<float> tile(local);
+    PtrArgs t{in.data(), r.tiles.data(), tile.data()};
+    // Whole groups: a barrier needs every work-item of a group.
+    const size_t whole = in.size() / local * local;
+    runNDRange(b.fn("after_barrier"), {t.at(0), t.at(1), t.at(2)}, 1, {whole, 1, 1}, {local, 1, 1});
+    r.two.assign(n, 7777);
+    PtrArgs w{len.data(), r.two.data()};
+    runNDRange(b.fn("two_loops"), {w.at(0), w.at(1)}, 1, {n, 1, 1}, {local, 1, 1});
+    // The host's answers for two of them.
+    for (size_t i = 0; i < n; ++i) {
+        int at = -1, k = 0;
+        for (k = 0; k < len[i]; ++k)
+            if (a[i * 64 + size_t(k)] == key) {
+                at = k;
+                break;
+            }
+        REQUIRE(r.find[i] == (at >= 0 ? at * 1000 + k : -k));
+        int64_t x = int64_t(i) + 1, top = x;
+        int steps = 0;
+        while (i % 3 == 0 && x != 1) {
+            x = (x & 1) ? 3 * x + 1 : x / 2;
+            top = std::max(top, x);
+            ++steps;
+        }
+        REQUIRE(r.steps[i] == (i % 3 == 0 ? steps : -1));
+        REQUIRE(r.peak[i] == top);
+    }
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("linearised loops: breaks, branches after, doubles, barriers; two loops stay scalar",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_divshapes_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    ::setenv("DUET_CPU_DIVERGENT_LOOPS", "all", 1);
+    Built lin = build(kDivergentShapes, "-cl-std=CL3.0 -save-temps=" + (dir / "t").string());
+    ::setenv("DUET_CPU_DIVERGENT_LOOPS", "0", 1);
+    Built off = build(kDivergentShapes);
+    for (const char* k : {"find", "collatz", "newton", "after_barrier", "two_loops"})
+        off.fn(k);
+    ::unsetenv("DUET_CPU_DIVERGENT_LOOPS");
+    fs::remove_all(dir);
+    INFO(lin.log);
+    for (const char* k : {"find", "collatz", "newton", "after_barrier"})
+        CHECK(std::regex_search(
+            lin.log, std::regex(std::string("kernel ") + k + ": [^\\n]*: inner loop linearised")));
+    // Doubles: 8 lanes where floats have 16 (half the lanes of the function's vectors).
+    if (__builtin_cpu_supports("avx2"))
+        CHECK(std::regex_search(lin.log, std::regex("kernel newton: [^\\n]*lanes.loop: "
+                                                    "vectorised \\(vectorized loop "
+                                                    "\\(vectorization width: (4|8),")));
+    CHECK(std::regex_search(lin.log, std::regex("kernel two_loops: [^\\n]*not linearised: it "
+                                                "holds several loops")));
+    for (size_t local : {size_t(32), size_t(20), size_t(7)}) {
+        INFO("group size " << local);
+        CHECK(runShapes(lin, local) == runShapes(off, local));
+    }
+}

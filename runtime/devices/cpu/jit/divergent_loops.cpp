@@ -52,6 +52,13 @@ struct Plan {
     BasicBlock* innerHeader = nullptr;
     SmallVector<BasicBlock*, 4> innerExits; ///< piece kAfter starts at each
     PHINode* lx = nullptr;
+    /// Other inductions of the work-item loop (a pointer or a narrower index advancing with the
+    /// local id): phi, start and step, the last two expanded in the preheader.
+    struct Induction {
+        PHINode* phi;
+        Value *start, *step;
+    };
+    std::vector<Induction> inductions;
     Value* tripCount = nullptr;             ///< work-items in the loop, expanded in the preheader
     DenseMap<BasicBlock*, unsigned> pieces; ///< Piece bits of each block of the outer loop
     unsigned lanes = 0;
@@ -142,12 +149,18 @@ std::string plan(Loop& outer, ScalarEvolution& se, Plan& p) {
     if (!p.latch || !p.preheader || !p.exit || outer.getExitingBlock() != p.latch ||
         inner->contains(p.latch) || pred_size(p.header) != 2)
         return "the work-item loop is not in simplified form";
+    std::vector<std::pair<PHINode*, const SCEVAddRecExpr*>> others;
     for (PHINode& phi : p.header->phis()) {
-        auto* ar = dyn_cast<SCEVAddRecExpr>(se.getSCEV(&phi));
-        if (p.lx || !ar || ar->getLoop() != &outer || !ar->getStart()->isZero() ||
-            !ar->getStepRecurrence(se)->isOne())
+        auto* ar =
+            se.isSCEVable(phi.getType()) ? dyn_cast<SCEVAddRecExpr>(se.getSCEV(&phi)) : nullptr;
+        if (!ar || ar->getLoop() != &outer || !ar->isAffine() ||
+            !se.isLoopInvariant(ar->getStart(), &outer) ||
+            !se.isLoopInvariant(ar->getStepRecurrence(se), &outer))
             return "the work-item loop carries values between work-items";
-        p.lx = &phi;
+        if (!p.lx && ar->getStart()->isZero() && ar->getStepRecurrence(se)->isOne())
+            p.lx = &phi;
+        else
+            others.push_back({&phi, ar});
     }
     const SCEV* trips = se.getBackedgeTakenCount(&outer);
     if (!p.lx || isa<SCEVCouldNotCompute>(trips) || trips->getType() != p.lx->getType())
@@ -183,6 +196,12 @@ std::string plan(Loop& outer, ScalarEvolution& se, Plan& p) {
     SCEVExpander expander(se, p.header->getModule()->getDataLayout(), "wi.count");
     p.tripCount = expander.expandCodeFor(se.getAddExpr(trips, se.getOne(trips->getType())),
                                          p.lx->getType(), p.preheader->getTerminator());
+    for (auto [phi, ar] : others) {
+        const SCEV* step = ar->getStepRecurrence(se);
+        p.inductions.push_back(
+            {phi, expander.expandCodeFor(ar->getStart(), nullptr, p.preheader->getTerminator()),
+             expander.expandCodeFor(step, step->getType(), p.preheader->getTerminator())});
+    }
     return {};
 }
 
@@ -379,6 +398,16 @@ Linearise::clonePiece(unsigned bit, ArrayRef<BasicBlock*> entries, const Lane& l
 
 void Linearise::run() {
     // The local id is the placeholder until each piece gives it its value.
+    // Other inductions: start + step * local id, computed again in each piece.
+    for (const Plan::Induction& ind : m_p.inductions) {
+        IRBuilder<> b(&*m_p.header->getFirstInsertionPt());
+        Value* k = b.CreateSExtOrTrunc(m_lxPh, ind.step->getType());
+        Value* v = ind.phi->getType()->isPointerTy()
+                       ? b.CreateGEP(b.getInt8Ty(), ind.start, b.CreateMul(ind.step, k))
+                       : b.CreateAdd(ind.start, b.CreateMul(ind.step, k));
+        ind.phi->replaceAllUsesWith(v);
+        ind.phi->eraseFromParent();
+    }
     m_p.lx->replaceAllUsesWith(m_lxPh);
     m_p.lx->eraseFromParent();
     demotePhis(m_p.innerHeader);
