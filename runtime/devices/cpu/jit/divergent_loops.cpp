@@ -117,8 +117,8 @@ std::string gatherBound(const Loop& inner) {
     if (accesses == 0 || flops >= 4 * accesses)
         return {};
     return "its loop's " + std::to_string(accesses) +
-           " memory accesses an iteration would be gathers outweighing its " +
-           std::to_string(flops) +
+           (accesses == 1 ? " memory access" : " memory accesses") +
+           " an iteration would be gathers outweighing its " + std::to_string(flops) +
            " floating-point operations (DUET_CPU_DIVERGENT_LOOPS=all linearises it anyway)";
 }
 
