@@ -2063,3 +2063,372 @@ kernel void glob(volatile global atomic_int* g, volatile global int* h) {
     CHECK(out[1] == 3 * 64);
     fs::remove_all(dir);
 }
+
+namespace {
+
+// Work-item loops holding a loop whose trip count differs between work-items (issue 15): SHOC
+// Spmv's CSR-scalar kernel (a row per work-item), a Mandelbrot escape loop over a 2D range,
+// and a BFS-like loop over a vertex's edges that writes other vertices' levels, after an early
+// return.
+const char* kDivergent = R"CL(
+__kernel void csr(__global const float* restrict val, __global const float* restrict vec,
+                  __global const int* restrict cols, __global const int* restrict rowDelimiters,
+                  const int dim, __global float* restrict out) {
+    int myRow = get_global_id(0);
+    if (myRow < dim) {
+        float t = 0.0f;
+        int start = rowDelimiters[myRow];
+        int end = rowDelimiters[myRow + 1];
+        for (int j = start; j < end; j++)
+            t += val[j] * vec[cols[j]];
+        out[myRow] = t;
+    }
+}
+__kernel void mandel(__global int* out, __global float* mag, float x0, float y0, float step,
+                     int maxIter) {
+    int px = get_global_id(0), py = get_global_id(1);
+    float cr = x0 + px * step, ci = y0 + py * step;
+    float zr = 0.0f, zi = 0.0f;
+    int it = 0;
+    while (it < maxIter && zr * zr + zi * zi < 4.0f) {
+        float t = zr * zr - zi * zi + cr;
+        zi = 2.0f * zr * zi + ci;
+        zr = t;
+        ++it;
+    }
+    out[py * get_global_size(0) + px] = it;
+    mag[py * get_global_size(0) + px] = zr * zr + zi * zi;
+}
+__kernel void edges(__global const int* restrict first, __global const int* restrict adj,
+                    __global int* level, int cur, int n, __global int* changed) {
+    int v = get_global_id(0);
+    if (v >= n || level[v] != cur)
+        return;
+    int found = 0;
+    for (int e = first[v]; e < first[v + 1]; ++e) {
+        int u = adj[e];
+        if (level[u] < 0) {
+            level[u] = cur + 1;
+            ++found;
+        }
+    }
+    changed[v] = found;
+}
+)CL";
+
+struct DivergentResults {
+    std::vector<float> csr, mag;
+    std::vector<int> mandel, levels, changed;
+};
+
+/// Runs the three kernels: `local` work-items per group along x (2D for mandel: local x 12
+/// or `local`, local y 3; 1 x 20 for `local` 5).
+DivergentResults runDivergent(const Built& b, size_t local) {
+    DivergentResults r;
+    // CSR: 203 rows (not a multiple of 8 or 16), rows of 0 to 40 entries, row 77 of 20,000.
+    const int rows = 203;
+    std::vector<int> delim{0}, cols;
+    std::vector<float> val, vec(rows);
+    std::mt19937 rng(7);
+    for (int row = 0; row < rows; ++row) {
+        int len = row == 77 ? 20000 : (row % 5 == 0 ? 0 : int(rng() % 41));
+        for (int k = 0; k < len; ++k) {
+            cols.push_back(int(rng() % rows));
+            val.push_back(float(rng() % 100) / 10.0f);
+        }
+        delim.push_back(int(cols.size()));
+    }
+    for (float& v : vec)
+        v = float(rng() % 100) / 10.0f;
+    r.csr.assign(rows + 5, -1.0f);
+    int dim = rows;
+    PtrArgs p{val.data(), vec.data(), cols.data(), delim.data(), r.csr.data()};
+    runNDRange(b.fn("csr"), {p.at(0), p.at(1), p.at(2), p.at(3), &dim, p.at(4)}, 1,
+               {size_t(rows + 5), 1, 1}, {local, 1, 1});
+    // Mandelbrot: 60 x 35, escape counts from 1 to 5000 (one point in the set).
+    const size_t w = 60, h = 35;
+    r.mandel.assign(w * h, -1);
+    r.mag.assign(w * h, -1.0f);
+    float x0 = -2.0f, y0 = -1.0f, step = 0.05f;
+    int maxIter = 5000;
+    PtrArgs q{r.mandel.data(), r.mag.data()};
+    // Local size 5: groups of 1 x 20 (the variant for one work-item along x, `.lx1`).
+    runNDRange(b.fn("mandel"), {q.at(0), q.at(1), &x0, &y0, &step, &maxIter}, 2, {w, h, 1},
+               local == 5 ? std::array<size_t, 3>{1, 20, 1}
+                          : std::array<size_t, 3>{std::min<size_t>(local, 12), 3, 1});
+    // BFS over a graph of 300 vertices, some of degree 0, one of degree 3,000, level by level.
+    const int n = 300;
+    std::vector<int> first{0}, adj;
+    for (int v = 0; v < n; ++v) {
+        int deg = v == 150 ? 3000 : (v % 7 == 0 ? 0 : int(rng() % 6));
+        for (int k = 0; k < deg; ++k)
+            adj.push_back(int(rng() % n));
+        first.push_back(int(adj.size()));
+    }
+    r.levels.assign(n, -1);
+    r.levels[150] = 0;
+    r.changed.assign(n, -1);
+    for (int cur = 0; cur < 12; ++cur) {
+        PtrArgs e{first.data(), adj.data(), r.levels.data(), r.changed.data()};
+        runNDRange(b.fn("edges"), {e.at(0), e.at(1), e.at(2), &cur, const_cast<int*>(&n), e.at(3)},
+                   1, {size_t(n + 3), 1, 1}, {local, 1, 1});
+    }
+    // The host's answers, so that both builds are checked, not only equal.
+    for (int row = 0; row < rows; ++row) {
+        float t = 0.0f;
+        for (int j = delim[size_t(row)]; j < delim[size_t(row) + 1]; ++j)
+            t += val[size_t(j)] * vec[size_t(cols[size_t(j)])];
+        REQUIRE(r.csr[size_t(row)] == Approx(t).epsilon(1e-5));
+    }
+    CHECK(r.mandel[17 * w + 40] == maxIter); // (0, -0.15): in the set
+    CHECK(r.mandel[0] == 1);
+    return r;
+}
+
+/// "vectorization width: N," for the lane loops of a function over 32-bit values.
+std::string laneLoopsLine(const std::string& log, const std::string& kernel, const char* piece) {
+    const std::string tag = "kernel " + kernel + ": __duet_wg_" + kernel;
+    size_t at = log.find(tag);
+    while (at != std::string::npos) {
+        size_t end = log.find('\n', at);
+        std::string line = log.substr(at, end - at);
+        if (line.find(std::string(".lanes.") + piece + ":") != std::string::npos)
+            return line;
+        at = log.find(tag, end);
+    }
+    return {};
+}
+
+} // namespace
+
+TEST_CASE("loops with per-work-item trip counts run linearised per vector of work-items (issue 15)",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_divloops_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string prefix = (dir / "t").string();
+    // The default: only where the loop's arithmetic outweighs the gathers its memory accesses
+    // become: Mandelbrot's loop (no access) is linearised, the CSR row's (3 accesses, one
+    // multiply-add) and the edge loop's are not.
+    ::unsetenv("DUET_CPU_DIVERGENT_LOOPS");
+    Built def = build(kDivergent, "-cl-std=CL3.0 -save-temps=" + (dir / "def").string());
+    {
+        INFO(def.log);
+        CHECK(
+            std::regex_search(def.log, std::regex("kernel mandel: __duet_wg_mandel.simd: "
+                                                  "work-item loop [^:]*: inner loop linearised")));
+        for (const char* k : {"csr", "edges"})
+            CHECK(std::regex_search(def.log, std::regex(std::string("kernel ") + k +
+                                                        ": .*not linearised: .*outweighing")));
+    }
+    // `all`: every loop it can handle.
+    ::setenv("DUET_CPU_DIVERGENT_LOOPS", "all", 1);
+    Built lin = build(kDivergent, "-cl-std=CL3.0 -save-temps=" + prefix);
+    for (const char* k : {"csr", "mandel", "edges"})
+        lin.fn(k);
+    ::setenv("DUET_CPU_DIVERGENT_LOOPS", "0", 1);
+    Built off = build(kDivergent, "-cl-std=CL3.0 -save-temps=" + (dir / "off").string());
+    for (const char* k : {"csr", "mandel", "edges"})
+        off.fn(k); // compiled now, under this setting
+    ::unsetenv("DUET_CPU_DIVERGENT_LOOPS");
+    INFO(lin.log);
+    const std::string lanes = hostLanesText();
+    for (const char* k : {"csr", "mandel", "edges"}) {
+        INFO("kernel " << k);
+        // The work-item loop of each is linearised, its three lane loops vectorised at the
+        // device's width (16 floats with 512-bit vectors, 8 with 256).
+        const std::regex linearised(
+            std::string("kernel ") + k + ": __duet_wg_" + k +
+            "[.a-z0-9]*: work-item loop wi\\.[xy][.a-z]*: inner loop linearised");
+        CHECK(std::regex_search(lin.log, linearised));
+        for (const char* piece : {"pre", "loop", "post"}) {
+            const std::string line = laneLoopsLine(lin.log, k, piece);
+            INFO(piece << ": " << line);
+            CHECK(line.find(": vectorised (") != std::string::npos);
+            if (__builtin_cpu_supports("avx2"))
+                CHECK(line.find(lanes) != std::string::npos);
+        }
+        // Off: the loop stays one work-item at a time, as before.
+        CHECK(off.log.find("linearised") == std::string::npos);
+        const std::regex scalar(std::string("kernel ") + k + ": __duet_wg_" + k +
+                                "[.a-z0-9]*: work-item loop wi\\.[xy][.a-z]*: not vectorised");
+        CHECK(std::regex_search(off.log, scalar));
+    }
+    // The loop's round over the lanes is vector code: gathers for the CSR row's entries.
+    const std::string ir = functionText(readFile(prefix + "_csr.ll"), "__duet_wg_csr");
+    CHECK(ir.find("@llvm.masked.gather") != std::string::npos);
+    fs::remove_all(dir);
+
+    // The same results as the work-items one at a time, bit for bit (the same operations in
+    // the same order per work-item), for groups that are and are not multiples of the lanes.
+    for (size_t local : {size_t(64), size_t(24), size_t(16), size_t(5)}) {
+        INFO("group size " << local);
+        DivergentResults a = runDivergent(lin, local), s = runDivergent(off, local);
+        CHECK(a.csr == s.csr);
+        CHECK(a.mandel == s.mandel);
+        CHECK(a.mag == s.mag);
+        CHECK(a.levels == s.levels);
+        CHECK(a.changed == s.changed);
+        DivergentResults d = runDivergent(def, local);
+        CHECK(d.csr == s.csr);
+        CHECK(d.mandel == s.mandel);
+        CHECK(d.mag == s.mag);
+        CHECK(d.levels == s.levels);
+    }
+}
+
+namespace {
+
+// More shapes around a loop of per-work-item trip count: a `break` (two exits, values used
+// after), the loop's result deciding a branch after it, an if/else joining after, doubles
+// (half the lanes), an integer loop with no memory access (Collatz), the loop in the region
+// after a barrier reading __local memory, and two loops in one work-item (left scalar).
+const char* kDivergentShapes = R"CL(
+__kernel void find(__global const int* a, __global const int* len, int key, __global int* out) {
+    int i = get_global_id(0);
+    int n = len[i], at = -1, k = 0;
+    for (k = 0; k < n; ++k)
+        if (a[i * 64 + k] == key) { at = k; break; }
+    if (at >= 0)
+        out[i] = at * 1000 + k;
+    else
+        out[i] = -k;
+}
+__kernel void collatz(__global int* steps, __global long* peak, int base) {
+    int i = get_global_id(0);
+    long x = base + i, top = x;
+    int s = 0;
+    if (i % 3 == 0) {
+        while (x != 1) { x = (x & 1) ? 3 * x + 1 : x / 2; top = max(top, x); ++s; }
+    } else {
+        s = -1;
+    }
+    steps[i] = s;
+    peak[i] = top;
+}
+__kernel void newton(__global const double* v, __global double* r, __global int* its) {
+    int i = get_global_id(0);
+    double a = v[i], x = a > 1.0 ? a : 1.0;
+    int it = 0;
+    while (fabs(x * x - a) > 1e-12 * a && it < 100) { x = 0.5 * (x + a / x); ++it; }
+    r[i] = x;
+    its[i] = it;
+}
+__kernel void after_barrier(__global const float* in, __global float* out, __local float* tile) {
+    int l = get_local_id(0), g = get_global_id(0);
+    tile[l] = in[g];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float acc = 0.0f;
+    for (int k = 0; k <= l % 7; ++k)
+        acc += tile[(l + k) % get_local_size(0)] * (float)(k + 1);
+    out[g] = acc;
+}
+__kernel void two_loops(__global const int* n, __global int* out) {
+    int i = get_global_id(0), s = 0;
+    for (int k = 0; k < n[i]; ++k) s += n[k];
+    for (int k = 0; k < n[i] / 2; ++k) s ^= n[2 * k];
+    out[i] = s;
+}
+)CL";
+
+struct ShapeResults {
+    std::vector<int> find, steps, its, two;
+    std::vector<int64_t> peak;
+    std::vector<double> root;
+    std::vector<float> tiles;
+    bool operator==(const ShapeResults& o) const {
+        return find == o.find && steps == o.steps && its == o.its && two == o.two &&
+               peak == o.peak && root == o.root && tiles == o.tiles;
+    }
+};
+
+ShapeResults runShapes(const Built& b, size_t local) {
+    ShapeResults r;
+    const size_t n = 77;
+    std::vector<int> a(n * 64), len(n);
+    for (size_t i = 0; i < n; ++i) {
+        len[i] = int((i * 13) % 65);
+        for (size_t k = 0; k < 64; ++k)
+            a[i * 64 + k] = int((i * 7 + k * 3) % 50);
+    }
+    int key = 42;
+    r.find.assign(n, 7777);
+    PtrArgs p{a.data(), len.data(), r.find.data()};
+    runNDRange(b.fn("find"), {p.at(0), p.at(1), &key, p.at(2)}, 1, {n, 1, 1}, {local, 1, 1});
+    r.steps.assign(n, 7777);
+    r.peak.assign(n, 7777);
+    int base = 1;
+    PtrArgs q{r.steps.data(), r.peak.data()};
+    runNDRange(b.fn("collatz"), {q.at(0), q.at(1), &base}, 1, {n, 1, 1}, {local, 1, 1});
+    std::vector<double> v(n);
+    for (size_t i = 0; i < n; ++i)
+        v[i] = i == 40 ? 1e30 : double(i) * 0.75;
+    r.root.assign(n, -1.0);
+    r.its.assign(n, 7777);
+    PtrArgs s{v.data(), r.root.data(), r.its.data()};
+    runNDRange(b.fn("newton"), {s.at(0), s.at(1), s.at(2)}, 1, {n, 1, 1}, {local, 1, 1});
+    std::vector<float> in(n * 2);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(i % 11) - 3.0f;
+    r.tiles.assign(in.size(), -1.0f);
+    std::vector<float> tile(local);
+    PtrArgs t{in.data(), r.tiles.data(), tile.data()};
+    // Whole groups: a barrier needs every work-item of a group.
+    const size_t whole = in.size() / local * local;
+    runNDRange(b.fn("after_barrier"), {t.at(0), t.at(1), t.at(2)}, 1, {whole, 1, 1}, {local, 1, 1});
+    r.two.assign(n, 7777);
+    PtrArgs w{len.data(), r.two.data()};
+    runNDRange(b.fn("two_loops"), {w.at(0), w.at(1)}, 1, {n, 1, 1}, {local, 1, 1});
+    // The host's answers for two of them.
+    for (size_t i = 0; i < n; ++i) {
+        int at = -1, k = 0;
+        for (k = 0; k < len[i]; ++k)
+            if (a[i * 64 + size_t(k)] == key) {
+                at = k;
+                break;
+            }
+        REQUIRE(r.find[i] == (at >= 0 ? at * 1000 + k : -k));
+        int64_t x = int64_t(i) + 1, top = x;
+        int steps = 0;
+        while (i % 3 == 0 && x != 1) {
+            x = (x & 1) ? 3 * x + 1 : x / 2;
+            top = std::max(top, x);
+            ++steps;
+        }
+        REQUIRE(r.steps[i] == (i % 3 == 0 ? steps : -1));
+        REQUIRE(r.peak[i] == top);
+    }
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("linearised loops: breaks, branches after, doubles, barriers; two loops stay scalar",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_divshapes_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    ::setenv("DUET_CPU_DIVERGENT_LOOPS", "all", 1);
+    Built lin = build(kDivergentShapes, "-cl-std=CL3.0 -save-temps=" + (dir / "t").string());
+    ::setenv("DUET_CPU_DIVERGENT_LOOPS", "0", 1);
+    Built off = build(kDivergentShapes);
+    for (const char* k : {"find", "collatz", "newton", "after_barrier", "two_loops"})
+        off.fn(k);
+    ::unsetenv("DUET_CPU_DIVERGENT_LOOPS");
+    fs::remove_all(dir);
+    INFO(lin.log);
+    for (const char* k : {"find", "collatz", "newton", "after_barrier"})
+        CHECK(std::regex_search(
+            lin.log, std::regex(std::string("kernel ") + k + ": [^\\n]*: inner loop linearised")));
+    // Doubles: 8 lanes where floats have 16 (half the lanes of the function's vectors).
+    if (__builtin_cpu_supports("avx2"))
+        CHECK(std::regex_search(lin.log, std::regex("kernel newton: [^\\n]*lanes.loop: "
+                                                    "vectorised \\(vectorized loop "
+                                                    "\\(vectorization width: (4|8),")));
+    CHECK(std::regex_search(lin.log, std::regex("kernel two_loops: [^\\n]*not linearised: it "
+                                                "holds several loops")));
+    for (size_t local : {size_t(32), size_t(20), size_t(7)}) {
+        INFO("group size " << local);
+        CHECK(runShapes(lin, local) == runShapes(off, local));
+    }
+}

@@ -378,14 +378,23 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
     pto.LoopUnrolling = optLevel > 0;
     PassBuilder pb(&tm, pto);
     wg::WorkItemLoopReport report(m.getContext());
-    pb.registerVectorizerStartEPCallback([&report](FunctionPassManager& fpm, OptimizationLevel) {
-        fpm.addPass(AddressSpaceScopes());
-        if (parallelLoopsEnabled())
-            fpm.addPass(wg::ParallelWorkItemLoops(&report));
-    });
+    pb.registerVectorizerStartEPCallback(
+        [&report, optLevel](FunctionPassManager& fpm, OptimizationLevel) {
+            fpm.addPass(AddressSpaceScopes());
+            // Work-item loops that hold a loop of per-work-item trip count, per vector of
+            // work-items: lane loops ParallelWorkItemLoops then declares parallel.
+            if (parallelLoopsEnabled() && optLevel > 1 && wg::divergentLoopsEnabled())
+                fpm.addPass(wg::LinearisedDivergentLoops(&report));
+            if (parallelLoopsEnabled())
+                fpm.addPass(wg::ParallelWorkItemLoops(&report));
+        });
     if (optLevel > 1 && wg::callLoopInductionsEnabled())
         pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
             mpm.addPass(createModuleToFunctionPassAdaptor(wg::ScalarInductionsInCallingLoops()));
+        });
+    if (optLevel > 1 && parallelLoopsEnabled() && wg::divergentLoopsEnabled())
+        pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
+            mpm.addPass(createModuleToFunctionPassAdaptor(wg::PerLaneArraysInRegisters()));
         });
     if (optLevel > 1 && wg::fullMaskPathsEnabled())
         pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
@@ -468,7 +477,8 @@ std::string CpuExecutable::memoKey(const std::string& bitcode) const {
     key += "|O" + std::to_string(m_optLevel) + (m_unsafeMath ? "|unsafe" : "|safe") +
            (parallelLoopsEnabled() ? "|parallel" : "|serial") +
            (wg::callLoopInductionsEnabled() ? "|callind" : "") +
-           (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + cpu::localAtomicsMemoKey() + "|" +
+           (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + "|divloops" +
+           std::to_string(int(wg::divergentLoopsMode())) + cpu::localAtomicsMemoKey() + "|" +
            m_tm->getTargetCPU().str() + "|" + m_tm->getTargetFeatureString().str() + "|" +
            m_features + "|fusion" + std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
            std::to_string(int(m_tm->getOptLevel()));

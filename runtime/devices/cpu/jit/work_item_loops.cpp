@@ -38,12 +38,15 @@ bool hasMarker(const MDNode* loopId) {
 
 /// Per-work-item storage (regions.cpp) is an alloca sized by the group at run time; a private
 /// object all work-items share has a constant size.
+/// The per-lane arrays of LinearisedDivergentLoops are indexed by the lane, as that storage is by
+/// the work-item.
 bool isPerItemStorage(const Value* object) {
     auto* a = dyn_cast<AllocaInst>(object);
-    return a && !isa<ConstantInt>(a->getArraySize());
+    return a && (!isa<ConstantInt>(a->getArraySize()) || a->getMetadata(kPerLaneMarker));
 }
 
-/// Why the accesses of `loop` cannot be declared parallel, empty when they can.
+} // namespace
+
 std::string whyNotParallel(const Loop& loop) {
     for (BasicBlock* bb : loop.blocks()) {
         for (Instruction& inst : *bb) {
@@ -91,6 +94,8 @@ std::string whyNotParallel(const Loop& loop) {
     return {};
 }
 
+namespace {
+
 /// `existing` (an access group or a list of them, or null) with `group` added.
 MDNode* addAccessGroup(LLVMContext& ctx, MDNode* existing, MDNode* group) {
     if (!existing)
@@ -111,12 +116,20 @@ bool isWorkItemLoopLatch(const Instruction* term) {
     return term && hasMarker(term->getMetadata(LLVMContext::MD_loop));
 }
 
-void markWorkItemLoop(BranchInst* latch, bool force) {
+void markWorkItemLoop(BranchInst* latch, bool force, unsigned width) {
     LLVMContext& ctx = latch->getContext();
-    SmallVector<Metadata*, 3> ops{nullptr, MDNode::get(ctx, {MDString::get(ctx, kMarker)})};
-    if (force)
+    SmallVector<Metadata*, 5> ops{nullptr, MDNode::get(ctx, {MDString::get(ctx, kMarker)})};
+    if (force || width)
         ops.push_back(MDNode::get(ctx, {MDString::get(ctx, "llvm.loop.vectorize.enable"),
                                         ConstantAsMetadata::get(ConstantInt::getTrue(ctx))}));
+    auto i32 = [&](unsigned v) {
+        return ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(ctx), v));
+    };
+    if (width) {
+        ops.push_back(
+            MDNode::get(ctx, {MDString::get(ctx, "llvm.loop.vectorize.width"), i32(width)}));
+        ops.push_back(MDNode::get(ctx, {MDString::get(ctx, "llvm.loop.interleave.count"), i32(1)}));
+    }
     MDNode* id = MDNode::getDistinct(ctx, ops);
     id->replaceOperandWith(0, id);
     latch->setMetadata(LLVMContext::MD_loop, id);
@@ -169,6 +182,7 @@ struct WorkItemLoopReport::State {
         std::vector<std::string> reasons;
     };
     std::vector<Entry> entries;
+    std::vector<std::string> notes; ///< lines of their own, before the vectoriser's
     std::map<const Value*, size_t> byHeader;
     std::unique_ptr<DiagnosticHandler> previous;
 };
@@ -238,6 +252,11 @@ void WorkItemLoopReport::noteScalar(const BasicBlock* header, const std::string&
     m_state->entries[it->second].reasons.push_back(why);
 }
 
+void WorkItemLoopReport::note(const BasicBlock* header, const std::string& what) {
+    m_state->notes.push_back(header->getParent()->getName().str() + ": work-item loop " +
+                             header->getName().str() + ": " + what);
+}
+
 WorkItemLoopReport::WorkItemLoopReport(LLVMContext& ctx)
     : m_ctx(ctx), m_state(std::make_shared<State>()) {
     m_state->previous = ctx.getDiagnosticHandler();
@@ -249,7 +268,7 @@ WorkItemLoopReport::~WorkItemLoopReport() {
 }
 
 std::vector<std::string> WorkItemLoopReport::lines() const {
-    std::vector<std::string> out;
+    std::vector<std::string> out = m_state->notes;
     for (const State::Entry& e : m_state->entries) {
         std::string line = e.function + ": work-item loop " + e.loop + ": ";
         if (e.verdict.rfind("vectorised", 0) == 0) {

@@ -12,6 +12,7 @@ namespace llvm {
 class BasicBlock;
 class BranchInst;
 class Instruction;
+class Loop;
 class LLVMContext;
 } // namespace llvm
 
@@ -20,7 +21,9 @@ namespace duet::rt::wg {
 /// Marks `latch` (the back-edge branch of a region's innermost loop over local x) as a
 /// work-item loop. `force`: vectorise it whatever the cost model says
 /// (llvm.loop.vectorize.enable), for the bodies of strided loops (kStridedBodyMarker).
-void markWorkItemLoop(llvm::BranchInst* latch, bool force = false);
+/// `width` (not 0): vectorise it `width` work-items wide, not interleaved (the lane loops of
+/// LinearisedDivergentLoops, whose trip count is that width).
+void markWorkItemLoop(llvm::BranchInst* latch, bool force = false, unsigned width = 0);
 
 /// Whether `term` is the back-edge branch of a work-item loop (markWorkItemLoop).
 bool isWorkItemLoopLatch(const llvm::Instruction* term);
@@ -47,6 +50,45 @@ struct ParallelWorkItemLoops : llvm::PassInfoMixin<ParallelWorkItemLoops> {
     llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam);
     WorkItemLoopReport* report;
 };
+
+/// Before the loop vectoriser (and before ParallelWorkItemLoops): a work-item loop that holds
+/// one innermost loop whose trip count differs between work-items (SpMV's row loop, a
+/// Mandelbrot escape loop, a BFS vertex's edges) runs per chunk of V work-items, V the lanes of
+/// the function's prefer-vector-width: a lane loop runs the code before the inner loop for
+/// each work-item of the chunk; `do { for each lane still looping: one iteration } while (any
+/// lane still loops)`; a lane loop runs the code after it. Values that cross between the three
+/// live in per-lane arrays (`[V x T]`, marked kPerLaneMarker), or are computed again where they
+/// are a pure function of the local id. Each lane loop is a work-item loop of trip count V,
+/// vectorised V wide: a work-item that loops 10,000 times keeps only its own chunk's lanes
+/// waiting, not the group. Work-item loops with more or nested inner loops, inner loops with
+/// several exits, atomics or calls that write memory stay as they are, and `report` (when not
+/// null) says why. DUET_CPU_DIVERGENT_LOOPS=0 turns it off (part of the JIT memo's key).
+struct LinearisedDivergentLoops : llvm::PassInfoMixin<LinearisedDivergentLoops> {
+    explicit LinearisedDivergentLoops(WorkItemLoopReport* report = nullptr) : report(report) {}
+    llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam);
+    WorkItemLoopReport* report;
+};
+bool divergentLoopsEnabled();
+/// DUET_CPU_DIVERGENT_LOOPS: `0` off, `all` every loop it can handle, otherwise (the default)
+/// only loops whose arithmetic outweighs the gathers their memory accesses become.
+enum class DivergentLoops { Off, WhereCheaper, All };
+DivergentLoops divergentLoopsMode();
+
+/// After the vectorisers: the lane loops' masked loads and stores of a whole per-lane array
+/// (kPerLaneMarker) become plain ones (a store of `select(mask, new, old)`), and SROA keeps the
+/// arrays in registers. A masked store forwards nothing to the next round's load (on Zen 5 the
+/// load waits for the store to retire), and a masked access keeps the array in memory.
+struct PerLaneArraysInRegisters : llvm::PassInfoMixin<PerLaneArraysInRegisters> {
+    llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam);
+};
+
+/// Metadata kind on the per-lane arrays of LinearisedDivergentLoops: each lane loop iteration
+/// touches only its own element, as with per-work-item storage.
+inline constexpr const char* kPerLaneMarker = "duet.per_lane";
+
+/// Why the memory accesses of `loop` (all its blocks, inner loops included) cannot be declared
+/// parallel between work-items; empty when they can.
+std::string whyNotParallel(const llvm::Loop& loop);
 
 /// After the vectorisers: in an innermost loop that calls a function (libmvec's sin, exp, ...),
 /// every integer vector induction `vi = phi [init, pre], [vi + splat(step), latch]` becomes
@@ -91,6 +133,9 @@ public:
     std::vector<std::string> lines() const;
     /// Records that the work-item loop at `header` stays scalar, and why.
     void noteScalar(const llvm::BasicBlock* header, const std::string& why);
+    /// Records a line of its own about the work-item loop at `header` (before the vectoriser's:
+    /// what LinearisedDivergentLoops did with it, or why not).
+    void note(const llvm::BasicBlock* header, const std::string& what);
 
     struct State;
 
