@@ -771,6 +771,9 @@ TEST_CASE("eager tier-up: a second compile thread optimises while the first is b
 TEST_CASE("code cache: a compile running when its program is released is kept on disk",
           "[cpu][tiering][eager][code-cache]") {
     TierEnv env(nullptr, false, true);
+    // An earlier case's compile may still be storing its code (the store follows the install
+    // that case waited for): it must not land in this case's folder.
+    cpu::waitTierUpIdle();
     char tmpl[] = "/tmp/duet-code-cache-XXXXXX";
     REQUIRE(mkdtemp(tmpl));
     const std::filesystem::path dir(tmpl);

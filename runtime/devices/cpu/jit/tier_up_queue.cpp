@@ -56,6 +56,8 @@ constexpr unsigned kMaxThreads = 16;
 struct Queue {
     std::mutex mutex;
     std::condition_variable wake;
+    std::condition_variable idle; ///< a job ended (waitTierUpIdle)
+    unsigned running = 0;         ///< jobs the threads are running
     std::deque<std::function<void()>> jobs; ///< the launch lane
     /// The eager lane, with each job's key (promoteTierUp).
     std::deque<std::pair<const void*, std::function<void()>>> eagerJobs;
@@ -92,6 +94,7 @@ struct Queue {
                 job = std::move(eagerJobs.front().second);
                 eagerJobs.pop_front();
             }
+            ++running;
             lock.unlock();
             job();
             job = nullptr; // what it held goes here, not under the lock
@@ -104,6 +107,8 @@ struct Queue {
                 ++exitHandlers;
             }
             lock.lock();
+            --running;
+            idle.notify_all();
         }
     }
 
@@ -162,6 +167,14 @@ void submitTierUp(std::function<void()> job, TierUpLane lane, const void* key) {
         q.submitted.fetch_add(1);
     }
     q.wake.notify_all(); // the threads not asked for now sleep on
+}
+
+void waitTierUpIdle() {
+    Queue& q = queue();
+    std::unique_lock lock(q.mutex);
+    q.idle.wait(lock, [&q] {
+        return q.stopping.load() || (q.running == 0 && q.jobs.empty() && q.eagerJobs.empty());
+    });
 }
 
 bool promoteTierUp(const void* key) {

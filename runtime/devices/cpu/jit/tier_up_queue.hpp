@@ -24,6 +24,11 @@ enum class TierUpLane : uint8_t { Launch, Eager };
 void submitTierUp(std::function<void()> job, TierUpLane lane = TierUpLane::Launch,
                   const void* key = nullptr);
 
+/// Waits until no job is queued or running (tests: a compile an earlier case left running must
+/// not store its code into the next case's cache folder). Returns at once while exiting; never
+/// returns while a job waits forever.
+void waitTierUpIdle();
+
 /// Moves the eager jobs queued with `key` to the end of the launch lane (a launch now waits for
 /// what was compiled ahead of need); false when none is queued (started, done or never queued).
 bool promoteTierUp(const void* key);
