@@ -56,8 +56,8 @@ constexpr unsigned kMaxThreads = 16;
 struct Queue {
     std::mutex mutex;
     std::condition_variable wake;
-    std::condition_variable idle; ///< a job ended (waitTierUpIdle)
-    unsigned running = 0;         ///< jobs the threads are running
+    std::condition_variable idle;           ///< a job ended (waitTierUpIdle)
+    unsigned running = 0;                   ///< jobs the threads are running
     std::deque<std::function<void()>> jobs; ///< the launch lane
     /// The eager lane, with each job's key (promoteTierUp).
     std::deque<std::pair<const void*, std::function<void()>>> eagerJobs;
