@@ -1648,6 +1648,7 @@ std::vector<double> runImageRows(const Built& b, cl_channel_order order, cl_chan
     d.channelType = int32_t(type);
     d.imageType = CL_MEM_OBJECT_IMAGE2D;
     d.channels = order == CL_RG ? 2 : 4;
+    d.readPath = imageReadPath(cl_image_format{order, type}, 8);
     std::vector<double> out(rows, -1.0);
     int widthArg = width;
     PtrArgs p{&d, idx.data(), start.data(), out.data()};
@@ -1702,11 +1703,32 @@ TEST_CASE("image reads in a loop: 32-bit channels read as whole texels, no forma
     CHECK((wg.find("load <2 x i32>") != std::string::npos ||
            wg.find("load i64") != std::string::npos ||
            wg.find("load double") != std::string::npos));
-    CHECK(wg.find("@duet_load_any_i") != std::string::npos);
+    // Out of line and preserve_most: the loop's values stay in registers across the call.
+    CHECK(wg.find("call preserve_mostcc <4 x i32> @duet_load_any_i") != std::string::npos);
     // The same sums as the host's, bit for bit: 32-bit channels (the fast path), 16-bit ones
     // (out of line), and the border colour outside the table.
     runImageRows(b, CL_RG, CL_FLOAT);
     runImageRows(b, CL_RGBA, CL_UNSIGNED_INT16);
+}
+
+TEST_CASE("image read paths: the formats read inline and their element size as a shift",
+          "[cpu][cpu_codegen]") {
+    auto path = [](cl_channel_order o, cl_channel_type t) {
+        const cl_image_format f{o, t};
+        return imageReadPath(f, elementSize(f));
+    };
+    CHECK(path(CL_R, CL_FLOAT) == (kImageReadPlain32 | 2 << 4));
+    CHECK(path(CL_RG, CL_SIGNED_INT32) == (kImageReadPlain32 | 3 << 4));
+    CHECK(path(CL_RGBA, CL_UNSIGNED_INT32) == (kImageReadPlain32 | 4 << 4));
+    CHECK(path(CL_RGBA, CL_UNORM_INT8) == (kImageReadRgba8 | 2 << 4));
+    CHECK(path(CL_BGRA, CL_UNORM_INT8) == (kImageReadBgra8 | 2 << 4));
+    // Everything else reads through the general, out-of-line load.
+    CHECK(path(CL_RGBA, CL_UNORM_INT16) == kImageReadAny);
+    CHECK(path(CL_BGRA, CL_SNORM_INT8) == kImageReadAny);
+    CHECK(path(CL_sRGBA, CL_UNORM_INT8) == kImageReadAny);
+    CHECK(path(CL_R, CL_HALF_FLOAT) == kImageReadAny);
+    CHECK(path(CL_DEPTH, CL_FLOAT) == kImageReadAny);
+    CHECK(path(CL_sRGB, CL_UNORM_INT8) == kImageReadAny); // 3 bytes a texel
 }
 
 TEST_CASE("a kernel built again in the process takes its machine code from the JIT memo",
