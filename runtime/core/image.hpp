@@ -70,12 +70,14 @@ Strided imageRegion(const Mem& image, const size_t* origin);
 BoxSize imageRegionSize(const Mem& image, const size_t* region);
 
 // KernelImageDesc::readPath: bits 0-3 name the inline load the image builtins use for a texel
-// of the format, bits 4-7 hold log2 of its element size (every format Duet supports has a
-// power-of-two size; the other formats get kImageReadAny and a zero shift).
-constexpr int32_t kImageReadAny = 0;     ///< the general, out-of-line texel load
-constexpr int32_t kImageReadPlain32 = 1; ///< CL_R, CL_RG, CL_RGBA of 32-bit channels
-constexpr int32_t kImageReadRgba8 = 2;   ///< CL_RGBA of CL_UNORM_INT8
-constexpr int32_t kImageReadBgra8 = 3;   ///< CL_BGRA of CL_UNORM_INT8
+// of the format, one bit each (the builtins test bits, not values: LLVM turns a chain of value
+// tests into a switch, which it neither unswitches a loop on nor vectorises), bits 4-7 hold
+// log2 of its element size (every format Duet supports has a power-of-two size; the other
+// formats get kImageReadAny and a zero shift).
+constexpr int32_t kImageReadAny = 0;       ///< the general, out-of-line texel load
+constexpr int32_t kImageReadPlain32 = 1;   ///< CL_R, CL_RG, CL_RGBA of 32-bit channels
+constexpr int32_t kImageReadRgba8 = 2;     ///< CL_RGBA of CL_UNORM_INT8
+constexpr int32_t kImageReadBgra8 = 2 | 4; ///< CL_BGRA of CL_UNORM_INT8: bytes 0 and 2 swapped
 /// The readPath word of an image of format `f` and `elementSize` bytes per texel.
 int32_t imageReadPath(const cl_image_format& f, size_t elementSize);
 

@@ -323,10 +323,11 @@ DUET_INLINE int4 duet_border_i(global duet_image* d) {
 // are computed on the host per launch, so a read tests one descriptor field that LLVM hoists out
 // of a loop of reads (the CPU work-group pass marks an image argument dereferenceable), and the
 // texel's offset is a shift, not a multiplication by the element size.
-#define DUET_READ_ANY 0u
+// Bits, tested one at a time: LLVM turns a chain of tests of one value into a switch, which it
+// neither unswitches a loop of reads on nor vectorises.
 #define DUET_READ_PLAIN32 1u // CL_R, CL_RG, CL_RGBA of CL_FLOAT, CL_SIGNED_INT32, CL_UNSIGNED_INT32
-#define DUET_READ_RGBA8 2u   // CL_RGBA of CL_UNORM_INT8
-#define DUET_READ_BGRA8 3u   // CL_BGRA of CL_UNORM_INT8
+#define DUET_READ_UNORM8X4 2u // CL_RGBA and CL_BGRA of CL_UNORM_INT8
+#define DUET_READ_BGRA 4u     // with DUET_READ_UNORM8X4: bytes 0 and 2 swapped
 
 DUET_INLINE uint duet_read_path(global duet_image* d) { return (uint)d->readPath & 15u; }
 
@@ -391,12 +392,12 @@ DUET_ANY_FORMAT int4 duet_load_any_i(global duet_image* d, global uchar* p) {
     return r;
 }
 
-/// A texel of 4 x CL_UNORM_INT8 as float4, its bytes 0 and 2 swapped for `bgra`. The swap is
+/// A texel of 4 x CL_UNORM_INT8 as float4, its bytes 0 and 2 swapped for CL_BGRA. The swap is
 /// arithmetic with a mask, not a select between two swizzles: LLVM would unswitch a loop of
 /// reads on such a select first and keep the test of the format in every other version.
-DUET_INLINE float4 duet_unorm8x4(global uchar* p, bool bgra) {
+DUET_INLINE float4 duet_unorm8x4(global uchar* p, uint path) {
     const uint w = *(global duet_uint_u*)p;
-    const uint mask = bgra ? 0xFFu : 0u;
+    const uint mask = (0u - ((path / DUET_READ_BGRA) & 1u)) & 0xFFu;
     const uint t = (w ^ (w >> 16)) & mask;
     return convert_float4(as_uchar4(w ^ (t | t << 16))) * (1.0f / 255.0f);
 }
@@ -410,10 +411,10 @@ DUET_INLINE float4 duet_load_f(global duet_image* d, int x, int y, int z, bool i
         return duet_border_f(d);
     global uchar* p = d->data + duet_offset(d, x, y, z);
     // The words of integer channels as float: their bits.
-    if (__builtin_expect(path == DUET_READ_PLAIN32, 1))
+    if (__builtin_expect((path & DUET_READ_PLAIN32) != 0u, 1))
         return duet_plain32_f(p, n);
-    if (path != DUET_READ_ANY) // RGBA or BGRA of CL_UNORM_INT8, the common colour formats
-        return duet_unorm8x4(p, path == DUET_READ_BGRA8);
+    if ((path & DUET_READ_UNORM8X4) != 0u) // RGBA or BGRA of CL_UNORM_INT8, the colour formats
+        return duet_unorm8x4(p, path);
     return duet_load_any_f(d, duet_texel(d, x, y, z));
 }
 
@@ -423,7 +424,7 @@ DUET_INLINE int4 duet_load_i(global duet_image* d, int x, int y, int z, bool ins
     if (!inside && !duet_inside(d, x, y, z))
         return duet_border_i(d);
     // CL_FLOAT read as integers: its bits (duet_channel_i).
-    if (__builtin_expect(path == DUET_READ_PLAIN32, 1))
+    if (__builtin_expect((path & DUET_READ_PLAIN32) != 0u, 1))
         return duet_plain32_i(d->data + duet_offset(d, x, y, z), n);
     return duet_load_any_i(d, duet_texel(d, x, y, z));
 }
