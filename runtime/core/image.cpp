@@ -4,6 +4,7 @@
 #include "core/memory.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -310,6 +311,24 @@ BoxSize imageRegionSize(const Mem& m, const size_t* region) {
     return {region[0] * m.elementSize, region[1], region[2]};
 }
 
+int32_t imageReadPath(const cl_image_format& f, size_t elementSize) {
+    if (elementSize == 0 || (elementSize & (elementSize - 1)) != 0)
+        return kImageReadAny;
+    const cl_channel_order o = f.image_channel_order;
+    const cl_channel_type t = f.image_channel_data_type;
+    int32_t path = kImageReadAny;
+    if ((o == CL_R || o == CL_RG || o == CL_RGBA) &&
+        (t == CL_FLOAT || t == CL_SIGNED_INT32 || t == CL_UNSIGNED_INT32))
+        path = kImageReadPlain32;
+    else if (o == CL_RGBA && t == CL_UNORM_INT8)
+        path = kImageReadRgba8;
+    else if (o == CL_BGRA && t == CL_UNORM_INT8)
+        path = kImageReadBgra8;
+    if (path == kImageReadAny)
+        return kImageReadAny;
+    return path | int32_t(std::countr_zero(elementSize)) << 4;
+}
+
 void makeKernelImageDesc(const Mem& m, KernelImageDesc& out) {
     const cl_image_desc& d = m.desc;
     out = {};
@@ -325,6 +344,7 @@ void makeKernelImageDesc(const Mem& m, KernelImageDesc& out) {
     out.channelType = int32_t(m.format.image_channel_data_type);
     out.imageType = int32_t(m.type());
     out.channels = int32_t(channelCount(m.format.image_channel_order));
+    out.readPath = imageReadPath(m.format, m.elementSize);
 }
 
 KernelImageDesc imageArgDesc(const ArgValue& arg) {

@@ -29,7 +29,7 @@ struct KernelImageDesc {
     int32_t channelType;                     ///< CL_UNORM_INT8, ... (cl_channel_type)
     int32_t imageType;                       ///< CL_MEM_OBJECT_IMAGE2D, ...
     int32_t channels;                        ///< channels stored per texel
-    int32_t reserved;
+    int32_t readPath; ///< how the builtins load a texel, precomputed per launch (imageReadPath)
 };
 static_assert(sizeof(KernelImageDesc) == 64, "layout shared with the OpenCL C library");
 
@@ -68,6 +68,18 @@ size_t texelOffset(const Mem& image, const size_t* origin);
 Strided imageRegion(const Mem& image, const size_t* origin);
 /// The bytes of an image region of `region` texels: region[0] texels per row.
 BoxSize imageRegionSize(const Mem& image, const size_t* region);
+
+// KernelImageDesc::readPath: bits 0-3 name the inline load the image builtins use for a texel
+// of the format, one bit each (the builtins test bits, not values: LLVM turns a chain of value
+// tests into a switch, which it neither unswitches a loop on nor vectorises), bits 4-7 hold
+// log2 of its element size (every format Duet supports has a power-of-two size; the other
+// formats get kImageReadAny and a zero shift).
+constexpr int32_t kImageReadAny = 0;       ///< the general, out-of-line texel load
+constexpr int32_t kImageReadPlain32 = 1;   ///< CL_R, CL_RG, CL_RGBA of 32-bit channels
+constexpr int32_t kImageReadRgba8 = 2;     ///< CL_RGBA of CL_UNORM_INT8
+constexpr int32_t kImageReadBgra8 = 2 | 4; ///< CL_BGRA of CL_UNORM_INT8: bytes 0 and 2 swapped
+/// The readPath word of an image of format `f` and `elementSize` bytes per texel.
+int32_t imageReadPath(const cl_image_format& f, size_t elementSize);
 
 /// Fills `out` for a kernel argument bound to `image`.
 void makeKernelImageDesc(const Mem& image, KernelImageDesc& out);

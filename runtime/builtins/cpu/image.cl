@@ -16,7 +16,7 @@ typedef struct {
     ulong rowPitch;
     ulong slicePitch; // 3D slices and array layers (1D arrays: layers)
     int width, height, depth, arraySize;
-    int elementSize, order, type, imageType, channels, reserved;
+    int elementSize, order, type, imageType, channels, readPath;
 } duet_image;
 
 #define DUET_IMAGE_TYPES(X, ACC)                                                               \
@@ -318,42 +318,59 @@ DUET_INLINE int4 duet_border_i(global duet_image* d) {
     return (int4)(0, 0, 0, duet_has_alpha(d->order) ? 0 : 1);
 }
 
-// Texels of 32-bit channels in the order they are returned in (CL_R, CL_RG, CL_RGBA of
-// CL_FLOAT, CL_SIGNED_INT32, CL_UNSIGNED_INT32: buffers kept as images, doubles as CL_RG
-// texels) are read without the per-channel switches: the channels' words, 0 for a missing
-// colour channel and 1 for a missing alpha, as DUET_GATHER gives. The test reads the
-// descriptor where a load starts, before any branch, so that in a loop over reads of one
-// image LLVM hoists the fields and the test out of the loop and each read is the bounds test,
-// the texel's address and its words.
-// The test is arithmetic on bit masks, not a chain of comparisons that LLVM would turn into a
-// switch (a branch LICM cannot hoist).
-DUET_INLINE bool duet_plain32(int type, int order) {
-    const uint t = (uint)type - DUET_SNORM_INT8, o = (uint)order - DUET_R;
-    const uint types = (1u << (DUET_FLOAT - DUET_SNORM_INT8)) |
-                       (1u << (DUET_SIGNED_INT32 - DUET_SNORM_INT8)) |
-                       (1u << (DUET_UNSIGNED_INT32 - DUET_SNORM_INT8));
-    const uint orders =
-        (1u << (DUET_R - DUET_R)) | (1u << (DUET_RG - DUET_R)) | (1u << (DUET_RGBA - DUET_R));
-    return ((t < 32u) & ((types >> (t & 31u)) & 1u) & (o < 32u) & ((orders >> (o & 31u)) & 1u)) !=
-           0u;
+// The common formats are read inline, at about the cost of a buffer load: which load a format
+// takes (KernelImageDesc::readPath, kImageRead* in core/image.hpp) and log2 of its element size
+// are computed on the host per launch, so a read tests one descriptor field that LLVM hoists out
+// of a loop of reads (the CPU work-group pass marks an image argument dereferenceable), and the
+// texel's offset is a shift, not a multiplication by the element size.
+// Bits, tested one at a time: LLVM turns a chain of tests of one value into a switch, which it
+// neither unswitches a loop of reads on nor vectorises.
+#define DUET_READ_PLAIN32 1u // CL_R, CL_RG, CL_RGBA of CL_FLOAT, CL_SIGNED_INT32, CL_UNSIGNED_INT32
+#define DUET_READ_UNORM8X4 2u // CL_RGBA and CL_BGRA of CL_UNORM_INT8
+#define DUET_READ_BGRA 4u     // with DUET_READ_UNORM8X4: bytes 0 and 2 swapped
+
+DUET_INLINE uint duet_read_path(global duet_image* d) { return (uint)d->readPath & 15u; }
+
+/// Byte offset of texel (x, y, z), which must be inside the image: the coordinates are then
+/// non-negative, and zero extension is free where sign extension is an instruction.
+DUET_INLINE size_t duet_offset(global duet_image* d, int x, int y, int z) {
+    const uint shift = ((uint)d->readPath >> 4) & 15u;
+    return ((size_t)(uint)x << shift) + (size_t)(uint)y * d->rowPitch +
+           (size_t)(uint)z * d->slicePitch;
 }
 
-// Whole texels are loaded at once (one 8-byte load for CL_RG: a double kept in it is one load).
-#define DUET_PLAIN32(T, ST, ZERO, ONE)                                                         \
-    if (__builtin_expect(plain, 1)) {                                                          \
-        global ST* q = (global ST*)duet_texel(d, x, y, z);                                     \
-        if (n == 4) /* CL_RGBA: CL_RGB has packed types only */                                \
-            return vload4(0, q);                                                               \
-        if (n == 2)                                                                            \
-            return (T)(vload2(0, q), ZERO, ONE);                                               \
+// Texels of 32-bit channels in the order they are returned in (buffers kept as images, doubles
+// as CL_RG texels): the channels' words, 0 for a missing colour channel and 1 for a missing
+// alpha, as DUET_GATHER gives. Word 0 is loaded the same way for every channel count and the
+// pairs as one 8-byte load (a double kept in a CL_RG texel is one load), so that a read whose
+// caller uses .x (or .xy) alone is that load, with no test of the channel count left.
+typedef float __attribute__((aligned(4))) duet_float2_u __attribute__((ext_vector_type(2)));
+typedef int __attribute__((aligned(4))) duet_int2_u __attribute__((ext_vector_type(2)));
+typedef uint __attribute__((aligned(1))) duet_uint_u;
+#define DUET_PLAIN32(T, ST, ST2, ZERO, ONE)                                                    \
+    global ST* q = (global ST*)p;                                                              \
+    if (n == 1)                                                                                \
         return (T)(q[0], ZERO, ZERO, ONE);                                                     \
-    }
+    const ST2 lo = *(global ST2*)q;                                                            \
+    if (n == 2)                                                                                \
+        return (T)(lo, ZERO, ONE);                                                             \
+    return (T)(lo, *(global ST2*)(q + 2)); /* CL_RGBA: CL_RGB has packed types only */
+
+DUET_INLINE float4 duet_plain32_f(global uchar* p, int n) {
+    DUET_PLAIN32(float4, float, duet_float2_u, 0.0f, 1.0f)
+}
+DUET_INLINE int4 duet_plain32_i(global uchar* p, int n) {
+    DUET_PLAIN32(int4, int, duet_int2_u, 0, 1)
+}
 
 // On the CPU the other formats' texel loads are out of line: inlined into a loop, their
 // switches cost registers and the loop's size (LLVM then neither keeps the loop's values in
-// registers nor unswitches it on the format test); a call's cost is small beside them.
+// registers nor unswitches it on the format test); a call's cost is small beside them. They are
+// `cold` as well, which the CPU code generator reads as "call with preserve_most"
+// (normaliseForCpu): the call clobbers no register the loop keeps a value in, so the inline
+// paths' loop keeps the descriptor's fields in registers rather than on the stack.
 #ifdef __SPIR__
-#define DUET_ANY_FORMAT static __attribute__((noinline))
+#define DUET_ANY_FORMAT static __attribute__((noinline, cold))
 #else
 #define DUET_ANY_FORMAT DUET_INLINE
 #endif
@@ -375,29 +392,40 @@ DUET_ANY_FORMAT int4 duet_load_any_i(global duet_image* d, global uchar* p) {
     return r;
 }
 
-DUET_INLINE float4 duet_load_f(global duet_image* d, int x, int y, int z) {
-    const bool plain = duet_plain32(d->type, d->order);
+/// A texel of 4 x CL_UNORM_INT8 as float4, its bytes 0 and 2 swapped for CL_BGRA. The swap is
+/// arithmetic with a mask, not a select between two swizzles: LLVM would unswitch a loop of
+/// reads on such a select first and keep the test of the format in every other version.
+DUET_INLINE float4 duet_unorm8x4(global uchar* p, uint path) {
+    const uint w = *(global duet_uint_u*)p;
+    const uint mask = (0u - ((path / DUET_READ_BGRA) & 1u)) & 0xFFu;
+    const uint t = (w ^ (w >> 16)) & mask;
+    return convert_float4(as_uchar4(w ^ (t | t << 16))) * (1.0f / 255.0f);
+}
+
+/// Texel (x, y, z) as float4; the border colour outside the image unless `inside` says the
+/// coordinates are inside (clamp to edge): then there is no test at all.
+DUET_INLINE float4 duet_load_f(global duet_image* d, int x, int y, int z, bool inside) {
+    const uint path = duet_read_path(d);
     const int n = d->channels;
-    // CL_RGBA and CL_BGRA of CL_UNORM_INT8, the common colour format, inline as well (the two
-    // orders are consecutive values: one comparison, no switch).
-    const bool rgba8 = (d->type == DUET_UNORM_INT8) & ((uint)(d->order - DUET_RGBA) < 2u);
-    const bool bgra = d->order == DUET_BGRA;
-    if (!duet_inside(d, x, y, z))
+    if (!inside && !duet_inside(d, x, y, z))
         return duet_border_f(d);
-    DUET_PLAIN32(float4, float, 0.0f, 1.0f) // the words of integer channels as float: their bits
-    if (rgba8) {
-        float4 r = convert_float4(vload4(0, duet_texel(d, x, y, z))) * (1.0f / 255.0f);
-        return bgra ? r.zyxw : r;
-    }
+    global uchar* p = d->data + duet_offset(d, x, y, z);
+    // The words of integer channels as float: their bits.
+    if (__builtin_expect((path & DUET_READ_PLAIN32) != 0u, 1))
+        return duet_plain32_f(p, n);
+    if ((path & DUET_READ_UNORM8X4) != 0u) // RGBA or BGRA of CL_UNORM_INT8, the colour formats
+        return duet_unorm8x4(p, path);
     return duet_load_any_f(d, duet_texel(d, x, y, z));
 }
 
-DUET_INLINE int4 duet_load_i(global duet_image* d, int x, int y, int z) {
-    const bool plain = duet_plain32(d->type, d->order);
+DUET_INLINE int4 duet_load_i(global duet_image* d, int x, int y, int z, bool inside) {
+    const uint path = duet_read_path(d);
     const int n = d->channels;
-    if (!duet_inside(d, x, y, z))
+    if (!inside && !duet_inside(d, x, y, z))
         return duet_border_i(d);
-    DUET_PLAIN32(int4, int, 0, 1) // CL_FLOAT read as integers: its bits (duet_channel_i)
+    // CL_FLOAT read as integers: its bits (duet_channel_i).
+    if (__builtin_expect((path & DUET_READ_PLAIN32) != 0u, 1))
+        return duet_plain32_i(d->data + duet_offset(d, x, y, z), n);
     return duet_load_any_i(d, duet_texel(d, x, y, z));
 }
 
@@ -556,29 +584,32 @@ DUET_INLINE float4 duet_read_f(global duet_image* d, uint smp, float4 c, int dim
     const float cc[4] = {c.x, c.y, c.z, c.w};
     const int size[3] = {d->width, d->height, d->depth};
     int zl = layer >= 0 ? duet_layer(d, cc[layer]) : 0;
+    // Clamp to edge keeps every coordinate inside: no bounds test (the layer is clamped too).
+    const bool in = (smp & DUET_S_ADDRESS_MASK) == DUET_S_CLAMP_TO_EDGE;
     if (!(smp & DUET_S_LINEAR)) {
         int i[3] = {0, 0, zl};
         for (int k = 0; k < dims; ++k)
             i[k] = duet_nearest(cc[k], size[k], smp);
-        return duet_load_f(d, i[0], i[1], i[2]);
+        return duet_load_f(d, i[0], i[1], i[2], in);
     }
     int i0[3] = {0, 0, zl}, i1[3] = {0, 0, zl};
     float a[3] = {0.0f, 0.0f, 0.0f};
     for (int k = 0; k < dims; ++k)
         a[k] = duet_linear(cc[k], size[k], smp, &i0[k], &i1[k]);
     if (dims == 1)
-        return (1.0f - a[0]) * duet_load_f(d, i0[0], 0, zl) + a[0] * duet_load_f(d, i1[0], 0, zl);
-    float4 r = (1.0f - a[0]) * (1.0f - a[1]) * duet_load_f(d, i0[0], i0[1], i0[2]) +
-               a[0] * (1.0f - a[1]) * duet_load_f(d, i1[0], i0[1], i0[2]) +
-               (1.0f - a[0]) * a[1] * duet_load_f(d, i0[0], i1[1], i0[2]) +
-               a[0] * a[1] * duet_load_f(d, i1[0], i1[1], i0[2]);
+        return (1.0f - a[0]) * duet_load_f(d, i0[0], 0, zl, in) +
+               a[0] * duet_load_f(d, i1[0], 0, zl, in);
+    float4 r = (1.0f - a[0]) * (1.0f - a[1]) * duet_load_f(d, i0[0], i0[1], i0[2], in) +
+               a[0] * (1.0f - a[1]) * duet_load_f(d, i1[0], i0[1], i0[2], in) +
+               (1.0f - a[0]) * a[1] * duet_load_f(d, i0[0], i1[1], i0[2], in) +
+               a[0] * a[1] * duet_load_f(d, i1[0], i1[1], i0[2], in);
     if (dims == 2)
         return r;
     return (1.0f - a[2]) * r +
-           a[2] * ((1.0f - a[0]) * (1.0f - a[1]) * duet_load_f(d, i0[0], i0[1], i1[2]) +
-                   a[0] * (1.0f - a[1]) * duet_load_f(d, i1[0], i0[1], i1[2]) +
-                   (1.0f - a[0]) * a[1] * duet_load_f(d, i0[0], i1[1], i1[2]) +
-                   a[0] * a[1] * duet_load_f(d, i1[0], i1[1], i1[2]));
+           a[2] * ((1.0f - a[0]) * (1.0f - a[1]) * duet_load_f(d, i0[0], i0[1], i1[2], in) +
+                   a[0] * (1.0f - a[1]) * duet_load_f(d, i1[0], i0[1], i1[2], in) +
+                   (1.0f - a[0]) * a[1] * duet_load_f(d, i0[0], i1[1], i1[2], in) +
+                   a[0] * a[1] * duet_load_f(d, i1[0], i1[1], i1[2], in));
 }
 
 /// Integer formats: nearest filtering only (§8.2: linear is undefined for them).
@@ -588,7 +619,8 @@ DUET_INLINE int4 duet_read_i(global duet_image* d, uint smp, float4 c, int dims,
     int i[3] = {0, 0, layer >= 0 ? duet_layer(d, cc[layer]) : 0};
     for (int k = 0; k < dims; ++k)
         i[k] = duet_nearest(cc[k], size[k], smp);
-    return duet_load_i(d, i[0], i[1], i[2]);
+    return duet_load_i(d, i[0], i[1], i[2],
+                       (smp & DUET_S_ADDRESS_MASK) == DUET_S_CLAMP_TO_EDGE);
 }
 
 /// Sampled reads at integer coordinates. The spec defines them for unnormalised coordinates,
@@ -618,14 +650,14 @@ DUET_INLINE float4 duet_read_int_f(global duet_image* d, uint smp, int4 c, int d
     if (!duet_int_sampler(smp))
         return duet_read_f(d, smp, convert_float4(c), dims, layer);
     DUET_INT_SAMPLED_COORDS
-    return duet_load_f(d, i[0], i[1], i[2]);
+    return duet_load_f(d, i[0], i[1], i[2], (smp & DUET_S_ADDRESS_MASK) == DUET_S_CLAMP_TO_EDGE);
 }
 
 DUET_INLINE int4 duet_read_int_i(global duet_image* d, uint smp, int4 c, int dims, int layer) {
     if (!duet_int_sampler(smp))
         return duet_read_i(d, smp, convert_float4(c), dims, layer);
     DUET_INT_SAMPLED_COORDS
-    return duet_load_i(d, i[0], i[1], i[2]);
+    return duet_load_i(d, i[0], i[1], i[2], (smp & DUET_S_ADDRESS_MASK) == DUET_S_CLAMP_TO_EDGE);
 }
 
 /// Texel indices of integer coordinates (sampler-less reads and writes).
@@ -638,11 +670,11 @@ DUET_INLINE int4 duet_read_int_i(global duet_image* d, uint smp, int4 c, int dim
 
 DUET_INLINE float4 duet_fetch_f(global duet_image* d, int4 c, int dims, int layer) {
     DUET_INT_COORDS
-    return duet_load_f(d, x, y, z);
+    return duet_load_f(d, x, y, z, false);
 }
 DUET_INLINE int4 duet_fetch_i(global duet_image* d, int4 c, int dims, int layer) {
     DUET_INT_COORDS
-    return duet_load_i(d, x, y, z);
+    return duet_load_i(d, x, y, z, false);
 }
 DUET_INLINE void duet_write_f(global duet_image* d, int4 c, int dims, int layer, float4 v) {
     DUET_INT_COORDS

@@ -682,6 +682,16 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
 
 } // namespace
 
+/// Whether `f` is an out-of-line path of the builtin library that loops call rarely (a texel
+/// load of the less common image formats, runtime/builtins/cpu/image.cl): defined, local,
+/// `cold` and `noinline`. It gets the preserve_most convention: a call then clobbers no register
+/// the caller keeps a value in (the callee saves what it uses), so a loop around a rarely taken
+/// call keeps its values in registers instead of on the stack.
+static bool isRareLibraryPath(const llvm::Function& f) {
+    return !f.isDeclaration() && f.hasLocalLinkage() && f.hasFnAttribute(llvm::Attribute::Cold) &&
+           f.hasFnAttribute(llvm::Attribute::NoInline);
+}
+
 void normaliseForCpu(llvm::Module& module) {
     using namespace llvm;
     for (Function& f : module) {
@@ -702,6 +712,18 @@ void normaliseForCpu(llvm::Module& module) {
                     call->getCallingConv() == CallingConv::SPIR_KERNEL)
                     call->setCallingConv(CallingConv::C);
             }
+    }
+    for (Function& f : module) {
+        // Every use a direct call: a caller through a pointer would use the C convention.
+        const bool onlyCalled = all_of(f.users(), [&f](const User* u) {
+            const auto* call = dyn_cast<CallBase>(u);
+            return call && call->getCalledOperand() == &f;
+        });
+        if (!isRareLibraryPath(f) || !onlyCalled)
+            continue;
+        f.setCallingConv(CallingConv::PreserveMost);
+        for (User* u : f.users())
+            cast<CallBase>(u)->setCallingConv(CallingConv::PreserveMost);
     }
 }
 
