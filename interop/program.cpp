@@ -1,24 +1,12 @@
 // Programs from source with readable failures (duet/interop/program.hpp).
 #include "duet/interop/program.hpp"
 
+#include "duet/interop/gl_devices.hpp"
+
 #include <fstream>
 #include <sstream>
 
 namespace duet::interop {
-
-namespace {
-
-std::string deviceName(cl_device_id device) {
-    size_t size = 0;
-    if (clGetDeviceInfo(device, CL_DEVICE_NAME, 0, nullptr, &size) != CL_SUCCESS || size == 0)
-        return "a device";
-    std::string name(size, '\0');
-    clGetDeviceInfo(device, CL_DEVICE_NAME, size, name.data(), nullptr);
-    name.resize(name.find('\0') == std::string::npos ? name.size() : name.find('\0'));
-    return name;
-}
-
-} // namespace
 
 std::string buildLog(cl_program program, cl_device_id device) {
     size_t size = 0;
@@ -54,7 +42,9 @@ cl_program buildProgram(cl_context context, const std::vector<cl_device_id>& dev
         if (status == CL_BUILD_SUCCESS)
             continue;
         std::string log = buildLog(program, device);
-        what += "\non " + deviceName(device) + ":" + (log.empty() ? " (no build log)" : "\n" + log);
+        std::string name = deviceString(device, CL_DEVICE_NAME);
+        what += "\non " + (name.empty() ? std::string("a device") : name) + ":" +
+                (log.empty() ? " (no build log)" : "\n" + log);
     }
     clReleaseProgram(program);
     throw Error(what, err);

@@ -397,7 +397,8 @@ Linearise::clonePiece(unsigned bit, ArrayRef<BasicBlock*> entries, const Lane& l
 }
 
 void Linearise::run() {
-    // The local id is the placeholder until each piece gives it its value.
+    // m_lxPh stands in for the local id while the pieces are cut out (a call of an undefined
+    // function, erased by the pass once run() returns); each piece maps it to its lane's id.
     // Other inductions: start + step * local id, computed again in each piece.
     for (const Plan::Induction& ind : m_p.inductions) {
         IRBuilder<> b(&*m_p.header->getFirstInsertionPt());
