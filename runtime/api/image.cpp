@@ -254,7 +254,7 @@ Result<ImageStorage> imageStorage(Context* c, const ImageShape& s, cl_mem_flags 
         st.rowPitch = (s.tightRow + align - 1) / align * align;
         st.slicePitch = is1dArray ? s.tightRow : st.rowPitch * s.h;
         size_t tightBytes = st.slicePitch * s.d * s.layers;
-        st.data = c->allocateStorage(tightBytes);
+        st.data = c->allocateStorage(tightBytes, flags & CL_MEM_COPY_HOST_PTR);
         if (!st.data)
             return makeError(CL_MEM_OBJECT_ALLOCATION_FAILURE,
                              "could not allocate " + std::to_string(tightBytes) + " bytes");
@@ -266,6 +266,7 @@ Result<ImageStorage> imageStorage(Context* c, const ImageShape& s, cl_mem_flags 
             const size_t storedRowStep = is1dArray ? st.slicePitch : st.rowPitch;
             copyBox(st.data, {0, storedRowStep, st.slicePitch}, static_cast<const char*>(hostPtr),
                     {0, hostRowStep, s.slicePitch}, {s.tightRow, rows, slices});
+            c->hostFilled(st.data, tightBytes);
         }
     }
     return st;

@@ -154,12 +154,15 @@ cl_mem createBuffer(Call& call, cl_context context, const cl_mem_properties* pro
             return call.fail(CL_MEM_OBJECT_ALLOCATION_FAILURE,
                              "host_ptr cannot be shared with the context's devices: " + why);
     } else {
-        storage = c->allocateStorage(size);
+        const bool copies = flags & CL_MEM_COPY_HOST_PTR;
+        storage = c->allocateStorage(size, copies);
         if (!storage)
             return call.fail(CL_MEM_OBJECT_ALLOCATION_FAILURE,
                              "could not allocate " + std::to_string(size) + " bytes");
-        if (flags & CL_MEM_COPY_HOST_PTR)
+        if (copies) {
             std::memcpy(storage, hostPtr, size);
+            c->hostFilled(storage, size);
+        }
     }
     Mem* m = makeObject<Mem>(retainRef(c), CL_MEM_OBJECT_BUFFER, flags, size,
                              (flags & CL_MEM_USE_HOST_PTR) ? hostPtr : nullptr, storage, owns);

@@ -14,6 +14,10 @@ Context::Context(std::vector<Device*> devices, std::vector<cl_context_properties
     for (Device* d : m_devices)
         if ((m_allocator = d->backend().storageAllocator()))
             break;
+    m_allocatorOnly =
+        m_allocator && std::all_of(m_devices.begin(), m_devices.end(), [&](Device* d) {
+            return d->backend().storageAllocator() == m_allocator;
+        });
 }
 
 Context::~Context() {
@@ -35,8 +39,14 @@ size_t Context::imageRowAlignment() const {
     return a;
 }
 
-char* Context::allocateStorage(size_t size) const {
-    return m_allocator ? m_allocator->allocate(size) : rt::allocateStorage(size);
+char* Context::allocateStorage(size_t size, bool hostFills) const {
+    return m_allocator ? m_allocator->allocate(size, m_allocatorOnly && !hostFills)
+                       : rt::allocateStorage(size);
+}
+
+void Context::hostFilled(char* p, size_t size) const {
+    if (m_allocatorOnly)
+        m_allocator->hostWrote(p, size);
 }
 
 void Context::freeStorage(char* p) const {

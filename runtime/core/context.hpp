@@ -28,8 +28,13 @@ public:
 
     /// Storage for a memory object of this context: from the allocator of the first device that
     /// has one (memory every device of the context addresses), else host memory
-    /// (core/memory.hpp). Null when out of memory. Release with freeStorage.
-    char* allocateStorage(size_t size) const;
+    /// (core/memory.hpp). Null when out of memory. Release with freeStorage. `hostFills`: the
+    /// caller writes the storage on the host first (CL_MEM_COPY_HOST_PTR) and then calls
+    /// hostFilled. In a context of one GPU whose memory migrates (managed memory), storage
+    /// starts out in the GPU's memory, or moves there once filled, so that a first launch does
+    /// not fault it over page by page.
+    char* allocateStorage(size_t size, bool hostFills = false) const;
+    void hostFilled(char* p, size_t size) const;
     void freeStorage(char* p) const;
     /// The row alignment of images this context allocates: the largest its devices ask for
     /// (DeviceInfo::imageRowAlignment).
@@ -63,6 +68,8 @@ public:
 private:
     std::vector<Device*> m_devices;
     StorageAllocator* m_allocator = nullptr; ///< the first device's that has one, or null
+    /// Every device of the context is the allocator's (storage may be placed on it).
+    bool m_allocatorOnly = false;
     std::vector<cl_context_properties> m_properties;
     ContextNotifyFn m_notify;
     void* m_userData;

@@ -113,13 +113,19 @@ struct DeviceInfo {
 class StorageAllocator {
 public:
     virtual ~StorageAllocator() = default;
-    /// `size` bytes, at least 128-byte aligned; null when out of memory.
-    virtual char* allocate(size_t size) = 0;
+    /// `size` bytes, at least 128-byte aligned; null when out of memory. `deviceFirst`: the
+    /// device's kernels, not the host, touch them first, so memory that migrates may start out
+    /// on the device (a hint).
+    virtual char* allocate(size_t size, bool deviceFirst) = 0;
     virtual void release(char* p) = 0;
     /// Makes application memory (CL_MEM_USE_HOST_PTR) addressable by the device. False with
     /// `why` when it cannot.
     virtual bool registerHost(void* p, size_t size, std::string& why) = 0;
     virtual void unregisterHost(void* p) = 0;
+    /// The host wrote [p, p + size) of this allocator's memory (a memory object's initial
+    /// data) and the device's kernels come next: memory that migrates may move there now,
+    /// ahead of them (a hint). Default: nothing.
+    virtual void hostWrote(char* /*p*/, size_t /*size*/) {}
 };
 
 /// What a device knows about one kernel's needs beyond the executable's KernelDesc: a GPU

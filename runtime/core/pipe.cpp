@@ -26,7 +26,7 @@ Result<Mem*> createPipe(Context& context, cl_mem_flags flags, uint32_t packetSiz
         return Error{CL_MEM_OBJECT_ALLOCATION_FAILURE,
                      "a pipe of " + std::to_string(capacity) + " packets of " +
                          std::to_string(packetSize) + " bytes is too large to address"};
-    char* storage = context.allocateStorage(size);
+    char* storage = context.allocateStorage(size, /*hostFills=*/true);
     if (!storage)
         return Error{CL_MEM_OBJECT_ALLOCATION_FAILURE,
                      "could not allocate " + std::to_string(size) + " bytes for the pipe"};
@@ -43,6 +43,7 @@ Result<Mem*> createPipe(Context& context, cl_mem_flags flags, uint32_t packetSiz
     auto* slots = reinterpret_cast<uint32_t*>(storage + kPipeSlotsOffset);
     for (uint32_t i = 0; i < capacity; ++i)
         slots[i] = 2 * i; // slot i is free for the writer of position i
+    context.hostFilled(storage, size);
     Mem* m = makeObject<Mem>(retainRef(&context), CL_MEM_OBJECT_PIPE, flags, size, nullptr, storage,
                              true);
     m->pipePacketSize = packetSize;

@@ -120,6 +120,7 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const char* library, std::string& rea
         optional(d.memSetAccess, "cuMemSetAccess");
         d.memoryExportMissing = std::exchange(lacks, std::move(glLacks));
         glLacks = std::exchange(lacks, std::string());
+        optional(d.memPrefetchAsync, "cuMemPrefetchAsync");
         optional(d.texObjectCreate, "cuTexObjectCreate");
         optional(d.texObjectDestroy, "cuTexObjectDestroy");
         if (!d.texObjectCreate || !d.texObjectDestroy)

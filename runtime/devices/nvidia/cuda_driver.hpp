@@ -218,6 +218,7 @@ enum DeviceAttribute : int {
     kComputeCapabilityMajor = 75,           ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
     kComputeCapabilityMinor = 76,           ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
     kMaxSharedMemoryPerMultiprocessor = 81, ///< ..._MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+    kConcurrentManagedAccess = 89,          ///< CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
     kMaxSharedMemoryPerBlockOptin = 97, ///< CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
     kHostRegisterSupported = 99,        ///< CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
     kVirtualMemoryManagement = 102,     ///< ..._VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
@@ -285,6 +286,8 @@ inline constexpr unsigned kMemHostRegisterPortable = 0x01;  ///< CU_MEMHOSTREGIS
 inline constexpr unsigned kMemHostRegisterDeviceMap = 0x02; ///< CU_MEMHOSTREGISTER_DEVICEMAP
 /// cuMemAllocManaged flags: the memory is accessible from any stream on any device.
 inline constexpr unsigned kMemAttachGlobal = 0x1; ///< CU_MEM_ATTACH_GLOBAL
+/// cuMemPrefetchAsync's destination for the host (CU_DEVICE_CPU).
+inline constexpr Device kDeviceCpu = -1;
 /// cuStreamCreate flags.
 inline constexpr unsigned kStreamNonBlocking = 0x1; ///< CU_STREAM_NON_BLOCKING
 /// cuEventCreate flags.
@@ -404,6 +407,11 @@ struct CudaDriver {
     cu::Result (*memSetAccess)(cu::DevicePtr pointer, size_t bytes, const cu::MemAccessDesc* desc,
                                size_t count);
     std::string memoryExportMissing;
+
+    // Optional: moving managed memory ahead of its use (null without it: pages move on first
+    // touch).
+    cu::Result (*memPrefetchAsync)(cu::DevicePtr pointer, size_t bytes, cu::Device destination,
+                                   cu::StreamHandle stream);
 
     // Optional: texture objects, through which kernels sample images (null without them: the
     // image library reads texels itself).

@@ -80,8 +80,10 @@ Outcome CudaExecutor::ready() {
             m_contextError = cudaError("cuStreamCreate", r);
         else
             tCurrent = m_context;
-        if (m_contextError.empty())
+        if (m_contextError.empty()) {
             readTextureLimits();
+            preparePrefetches();
+        }
     });
     if (!m_contextError.empty())
         return {CL_OUT_OF_RESOURCES, m_contextError};
@@ -125,13 +127,36 @@ void CudaExecutor::readTextureLimits() {
         m_textureLimits = t;
 }
 
-char* CudaExecutor::allocate(size_t size) {
+char* CudaExecutor::allocate(size_t size, bool deviceFirst) {
     if (!ready().why.empty())
         return nullptr;
     cu::DevicePtr p = 0;
     if (m_cuda.memAllocManaged(&p, size ? size : 1, cu::kMemAttachGlobal) != cu::kSuccess)
         return nullptr;
-    return reinterpret_cast<char*>(uintptr_t(p));
+    char* storage = reinterpret_cast<char*>(uintptr_t(p));
+    if (deviceFirst && size)
+        prefetch(storage, size);
+    return storage;
+}
+
+void CudaExecutor::preparePrefetches() {
+    const char* env = std::getenv("DUET_NVIDIA_PREFETCH");
+    int concurrent = 0;
+    if (!m_cuda.memPrefetchAsync || (env && std::string(env) == "0") ||
+        m_cuda.deviceGetAttribute(&concurrent, cu::kConcurrentManagedAccess, m_device) !=
+            cu::kSuccess ||
+        concurrent != 1)
+        return;
+    if (m_cuda.streamCreate(&m_prefetchStream, cu::kStreamNonBlocking) != cu::kSuccess)
+        m_prefetchStream = nullptr;
+}
+
+bool CudaExecutor::prefetch(const void* p, size_t size, bool toHost) {
+    if (!p || !size || !ready().why.empty() || !m_prefetchStream)
+        return false;
+    return m_cuda.memPrefetchAsync(cu::DevicePtr(reinterpret_cast<uintptr_t>(p)), size,
+                                   toHost ? cu::kDeviceCpu : m_device,
+                                   m_prefetchStream) == cu::kSuccess;
 }
 
 void CudaExecutor::release(char* p) {

@@ -14,6 +14,8 @@
 #include "duet/version.hpp"
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 #include <cstdio>
 
 namespace duet::rt {
@@ -113,41 +115,88 @@ public:
     }
     // GL buffers acquired through CUDA-GL interop live in GL's device memory (cuda_gl.hpp):
     // the host-side commands on them are staged (buffer fills are the GPU's already); every
-    // other object is managed memory, which core's host defaults reach directly.
+    // other object is managed memory, which core's host defaults reach directly. Touched by the
+    // host, its pages move to the host; once the host is done with them (after a rect transfer,
+    // at the unmap) they are sent back ahead of the next kernel (Context::hostFilled: in a
+    // context of this GPU alone), which would otherwise fault them back one by one.
     cl_int readRect(const Mem& src, const Strided& srcAt, void* host, const Strided& hostAt,
                     const BoxSize& box) override {
-        if (!src.storageOnDevice())
-            return DeviceBackend::readRect(src, srcAt, host, hostAt, box);
-        return report(src.context(), "read", m_staging.readRect(src, srcAt, host, hostAt, box));
+        if (src.storageOnDevice())
+            return report(src.context(), "read", m_staging.readRect(src, srcAt, host, hostAt, box));
+        cl_int status = DeviceBackend::readRect(src, srcAt, host, hostAt, box);
+        backToGpu(src, srcAt, box);
+        return status;
     }
     cl_int writeRect(Mem& dst, const Strided& dstAt, const void* host, const Strided& hostAt,
                      const BoxSize& box) override {
         m_executor.noteWritten(dst.data(), dst.size());
-        if (!dst.storageOnDevice())
-            return DeviceBackend::writeRect(dst, dstAt, host, hostAt, box);
-        return report(dst.context(), "write", m_staging.writeRect(dst, dstAt, host, hostAt, box));
+        if (dst.storageOnDevice())
+            return report(dst.context(), "write",
+                          m_staging.writeRect(dst, dstAt, host, hostAt, box));
+        cl_int status = DeviceBackend::writeRect(dst, dstAt, host, hostAt, box);
+        backToGpu(dst, dstAt, box);
+        return status;
     }
     cl_int copyRect(const Mem& src, const Strided& srcAt, Mem& dst, const Strided& dstAt,
                     const BoxSize& box) override {
         m_executor.noteWritten(dst.data(), dst.size());
-        if (!src.storageOnDevice() && !dst.storageOnDevice())
-            return DeviceBackend::copyRect(src, srcAt, dst, dstAt, box);
-        return report(dst.context(), "copy", m_staging.copyRect(src, srcAt, dst, dstAt, box));
+        if (src.storageOnDevice() || dst.storageOnDevice())
+            return report(dst.context(), "copy", m_staging.copyRect(src, srcAt, dst, dstAt, box));
+        cl_int status = DeviceBackend::copyRect(src, srcAt, dst, dstAt, box);
+        backToGpu(src, srcAt, box);
+        backToGpu(dst, dstAt, box);
+        return status;
     }
     cl_int map(Mem& m, const Strided& at, const BoxSize& box, cl_map_flags flags) override {
-        if (!m.storageOnDevice())
+        if (!m.storageOnDevice()) {
+            if (migrates(m)) {
+                std::lock_guard lock(m_mapsMutex);
+                m_mapped.emplace(m.hostData() + at.offset, extent(at, box));
+            }
             return CL_SUCCESS;
+        }
         return report(m.context(), "map", m_staging.map(m, at, box, flags));
     }
     cl_int unmap(Mem& m, void* ptr) override {
         // The host may have written through the map (CUDA arrays copied from it are stale).
         m_executor.noteWritten(m.data(), m.size());
-        return report(m.context(), "unmap", m_staging.unmap(m, ptr));
+        if (m.storageOnDevice())
+            return report(m.context(), "unmap", m_staging.unmap(m, ptr));
+        size_t bytes = 0;
+        {
+            std::lock_guard lock(m_mapsMutex);
+            if (auto it = m_mapped.find(ptr); it != m_mapped.end()) {
+                bytes = it->second;
+                m_mapped.erase(it);
+            }
+        }
+        if (bytes)
+            m.context()->hostFilled(static_cast<char*>(ptr), bytes);
+        return CL_SUCCESS;
+    }
+    /// clEnqueueMigrateMemObjects: managed memory prefetched to this GPU or to the host.
+    cl_int migrate(Mem& m, cl_mem_migration_flags flags) override {
+        if (migrates(m))
+            m_executor.prefetch(m.data(), m.size(), flags & CL_MIGRATE_MEM_OBJECT_HOST);
+        return CL_SUCCESS;
     }
     GlAffinity glAffinity(const GlContextFacts& facts) const override {
         return cudaGlAffinity(m_executor, m_name, facts);
     }
     GlInterop* glInterop() override { return &m_glInterop; }
+
+    /// Managed memory of this context's allocator: not the application's (USE_HOST_PTR), not
+    /// GL's device memory while shared (where a prefetch would be refused anyway).
+    static bool migrates(const Mem& m) {
+        return !(m.flags() & CL_MEM_USE_HOST_PTR) && !m.storageOnDevice();
+    }
+    static size_t extent(const Strided& at, const BoxSize& box) {
+        return box.width + (box.rows - 1) * at.rowPitch + (box.slices - 1) * at.slicePitch;
+    }
+    static void backToGpu(const Mem& m, const Strided& at, const BoxSize& box) {
+        if (migrates(m) && box.bytes())
+            m.context()->hostFilled(m.hostData() + at.offset, extent(at, box));
+    }
     void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
                        const size_t* global, size_t* local) const override {
         const KernelDesc& desc = kernel.desc();
@@ -272,6 +321,9 @@ private:
     unsigned m_warpSize;
     /// Mutable: the module cache behind pickLocalSize's function limit.
     mutable CudaExecutor m_executor;
+    std::mutex m_mapsMutex; ///< m_mapped; a leaf
+    /// Live maps of managed memory: the pointer handed out and the bytes it spans.
+    std::unordered_multimap<const void*, size_t> m_mapped;
     std::string m_name;
     CudaGlInterop m_glInterop{m_executor};
     DeviceStorageStaging m_staging{m_executor};

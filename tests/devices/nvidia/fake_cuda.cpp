@@ -13,6 +13,7 @@
 #include "fake_cuda.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -29,6 +30,8 @@ constexpr int kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNotInitialized
               kInvalidDevice = 101, kInvalidPtx = 218, kNotFound = 500,
               kHostMemoryAlreadyRegistered = 712, kNotSupported = 801;
 bool initialised = false;
+/// CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (a GPU on Linux from Pascal on: 1).
+std::atomic<int> concurrentManagedAccess{1};
 
 struct Gpu {
     const char* name;
@@ -207,6 +210,9 @@ int cuDeviceGetAttribute(int* v, int attribute, int d) {
     case 81:
         *v = g.sharedOptin + 1024;
         break; // per SM
+    case 89:   // concurrent managed access
+        *v = concurrentManagedAccess;
+        break;
     case 97:
         *v = g.sharedOptin;
         break;
@@ -300,6 +306,8 @@ std::map<int, int> attributesOf(const std::string& name) {
     return a;
 }
 int contexts[2];
+/// Bytes cuMemPrefetchAsync moved to each destination (-1: the host) since the last reset.
+std::map<int, uint64_t> prefetched;
 /// Stream handles: the n-th cuStreamCreate gives &streams[n - 1] (the last one when more).
 int streams[64];
 int streamsMade = 0;
@@ -537,6 +545,16 @@ int cuMemAllocManaged(uint64_t* p, size_t bytes, unsigned flags) {
     *p = uint64_t(reinterpret_cast<uintptr_t>(hostAllocate(bytes)));
     return *p ? kSuccess : kOutOfMemory;
 }
+int cuMemPrefetchAsync(uint64_t p, size_t bytes, int destination, void* stream) {
+    if (int e = enter("cuMemPrefetchAsync"))
+        return e;
+    if (!p || !bytes || destination < -1 || destination >= 2)
+        return kInvalidValue;
+    (void)stream;
+    std::lock_guard lock(mutex);
+    prefetched[destination] += bytes;
+    return kSuccess;
+}
 int cuMemFree_v2(uint64_t p) {
     std::free(reinterpret_cast<void*>(uintptr_t(p)));
     return enter("cuMemFree_v2");
@@ -689,10 +707,19 @@ void duetFakeFail(const char* name, int error) {
     else
         failures.erase(name);
 }
+uint64_t duetFakePrefetched(int destination) {
+    std::lock_guard lock(mutex);
+    auto it = prefetched.find(destination);
+    return it == prefetched.end() ? 0 : it->second;
+}
+void duetFakeSetConcurrentManagedAccess(int value) {
+    concurrentManagedAccess = value;
+}
 void duetFakeReset() {
     std::lock_guard lock(mutex);
     launches.clear();
     calls.clear();
+    prefetched.clear();
     funcAttributes.clear();
     configuredAttributes.clear();
     launchHook = nullptr;

@@ -27,6 +27,12 @@ using DuetFakeCallsFn = int (*)(const char* entryPoint);
 using DuetFakeFailFn = void (*)(const char* entryPoint, int error);
 /// Forgets launches and call counts.
 using DuetFakeResetFn = void (*)();
+/// Bytes cuMemPrefetchAsync moved to `destination` (a device ordinal, -1: the host) since the
+/// last reset.
+using DuetFakePrefetchedFn = uint64_t (*)(int destination);
+/// What CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS answers from now on (1 at first; a
+/// context made before keeps what it read).
+using DuetFakeSetConcurrentManagedAccessFn = void (*)(int value);
 /// The last value cuFuncSetAttribute set for `attribute` (-1: never set).
 using DuetFakeFuncAttributeFn = int (*)(int attribute);
 /// What cuFuncGetAttribute answers for `attribute` of the functions named `kernel` (every

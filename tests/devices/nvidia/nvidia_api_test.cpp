@@ -1567,6 +1567,74 @@ TEST_CASE("buffer fills run on the GPU: memsets for 1, 2 and 4 bytes, copies for
     clReleaseCommandQueue(q);
 }
 
+TEST_CASE("managed memory moves to the GPU ahead of its kernels: new buffers at once, host-filled "
+          "ones once filled, rect transfers and maps once the host is done; migrations both ways",
+          "[nvidia][fake-driver]") {
+    H100Context on;
+    cl_int err = CL_SUCCESS;
+    Fake fake;
+    auto prefetched = fake.get<DuetFakePrefetchedFn>("duetFakePrefetched");
+    REQUIRE(prefetched);
+    const uint64_t toGpu = prefetched(0);
+    // Written first by kernels: prefetched when made.
+    const size_t mib = size_t(1) << 20;
+    cl_mem out = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, mib, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(prefetched(0) == toGpu + mib);
+    CHECK(prefetched(-1) == 0);
+    // Filled from host_ptr: prefetched after the copy, with the data intact.
+    std::vector<uint32_t> host(4096);
+    for (size_t i = 0; i < host.size(); ++i)
+        host[i] = uint32_t(i * 2654435761u);
+    cl_mem in = clCreateBuffer(on.ctx, CL_MEM_COPY_HOST_PTR, host.size() * 4, host.data(), &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(prefetched(0) == toGpu + mib + host.size() * 4);
+    cl_command_queue q = on.queue();
+    std::vector<uint32_t> got(host.size());
+    REQUIRE_CL(
+        clEnqueueReadBuffer(q, in, CL_TRUE, 0, got.size() * 4, got.data(), 0, nullptr, nullptr));
+    CHECK(got == host);
+    // The application's memory never moves.
+    uint64_t before = prefetched(0);
+    cl_mem app = clCreateBuffer(on.ctx, CL_MEM_USE_HOST_PTR, host.size() * 4, host.data(), &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(prefetched(0) == before);
+    // A map: the span it handed out goes back at the unmap, not before.
+    void* p =
+        clEnqueueMapBuffer(q, out, CL_TRUE, CL_MAP_WRITE, 4096, 8192, 0, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(prefetched(0) == before);
+    std::memset(p, 7, 8192);
+    REQUIRE_CL(clEnqueueUnmapMemObject(q, out, p, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    CHECK(prefetched(0) == before + 8192);
+    // A rect write: the bytes it spans (3 rows of 128 bytes, 1024 apart).
+    before = prefetched(0);
+    const size_t bufferOrigin[3] = {64, 2, 0}, hostOrigin[3] = {0, 0, 0}, region[3] = {128, 3, 1};
+    REQUIRE_CL(clEnqueueWriteBufferRect(q, out, CL_TRUE, bufferOrigin, hostOrigin, region, 1024, 0,
+                                        128, 0, host.data(), 0, nullptr, nullptr));
+    CHECK(prefetched(0) == before + 128 + 2 * 1024);
+    // clEnqueueMigrateMemObjects: to the host, then back.
+    before = prefetched(0);
+    REQUIRE_CL(
+        clEnqueueMigrateMemObjects(q, 1, &out, CL_MIGRATE_MEM_OBJECT_HOST, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    CHECK(prefetched(-1) == mib);
+    REQUIRE_CL(clEnqueueMigrateMemObjects(q, 1, &out, 0, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(q));
+    CHECK(prefetched(0) == before + mib);
+    // A prefetch is a hint: the driver refusing it fails nothing.
+    fake.fail("cuMemPrefetchAsync", 1); // CUDA_ERROR_INVALID_VALUE
+    cl_mem more = clCreateBuffer(on.ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    CHECK(err == CL_SUCCESS);
+    CHECK(clEnqueueMigrateMemObjects(q, 1, &more, 0, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(clFinish(q) == CL_SUCCESS);
+    fake.fail("cuMemPrefetchAsync", 0);
+    for (cl_mem m : {out, in, app, more})
+        clReleaseMemObject(m);
+    clReleaseCommandQueue(q);
+}
+
 TEST_CASE("each command queue runs on a stream of its own", "[nvidia][fake-driver]") {
     NbodyOnH100 nb(h100());
     cl_kernel k = nb.kernel;

@@ -79,6 +79,7 @@ DUET_SAME(cu::kComputeCapabilityMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MI
 DUET_SAME(cu::kMaxSharedMemoryPerMultiprocessor,
           CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
 DUET_SAME(cu::kMaxSharedMemoryPerBlockOptin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+DUET_SAME(cu::kConcurrentManagedAccess, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS);
 DUET_SAME(cu::kHostRegisterSupported, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED);
 DUET_SAME(cu::kComputeModeProhibited, CU_COMPUTEMODE_PROHIBITED);
 DUET_SAME(cu::kFuncMaxThreadsPerBlock, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
@@ -99,6 +100,7 @@ DUET_SAME(cu::kMemHostRegisterPortable, CU_MEMHOSTREGISTER_PORTABLE);
 DUET_SAME(cu::kMemHostRegisterDeviceMap, CU_MEMHOSTREGISTER_DEVICEMAP);
 DUET_SAME(cu::kStreamNonBlocking, CU_STREAM_NON_BLOCKING);
 DUET_SAME(cu::kMemAttachGlobal, CU_MEM_ATTACH_GLOBAL);
+DUET_SAME(cu::kDeviceCpu, CU_DEVICE_CPU); // cuMemPrefetchAsync's host (the v1 symbol Duet calls)
 static_assert(sizeof(cu::DevicePtr) == sizeof(CUdeviceptr));
 static_assert(sizeof(cu::Device) == sizeof(CUdevice));
 static_assert(sizeof(cu::Result) == sizeof(CUresult));
