@@ -1,4 +1,5 @@
-// Sub-group functions (get_sub_group_*, sub_group_barrier, all/any/broadcast/reduce/scan) against
+// Sub-group functions (get_sub_group_*, sub_group_barrier, all/any/broadcast/reduce/scan, the
+// cl_khr_subgroup_* extensions, the non-uniform ones under divergent branches and loops) against
 // host results over shapes with partial groups, clGetKernelSubGroupInfo's answers and errors,
 // and the queries and macro agreeing, on the device under test (CPU, GCN with DUET_DEVICES=gcn,
 // the NVIDIA GPU with DUET_DEVICES=nvidia). Sub-group sizes come from the kernel's
@@ -689,12 +690,58 @@ kernel void nu(global const int* in, global int* out) {
                     bitsXor ^= uint8_t(in[b + j]);
                 want[7] = int(bitsXor) + 256;
                 for (int c = 0; c < 8; ++c) {
-                    INFO("work-item " << b + l << ", sub-group local id " << l << ", output "
-                                      << c);
+                    INFO("work-item " << b + l << ", sub-group local id " << l << ", output " << c);
                     REQUIRE(out[8 * (b + l) + size_t(c)] == want[c]);
                 }
             }
         }
+}
+
+TEST_CASE("forty non-uniform reductions in one branch", "[kernels][sub_group]") {
+    KernelEnv& env = KernelEnv::get();
+    if (maxNumSubGroups() == 0 || !env.hasExtension("cl_khr_subgroup_non_uniform_arithmetic"))
+        return;
+    // 80 sub-group boundaries under a work-item-dependent branch: more regions than the CPU
+    // device's dispatcher once kept as bits of one 64-bit word.
+    std::string src = "kernel void many(global const int* in, global int* out) {\n"
+                      "    size_t i = get_global_id(0);\n"
+                      "    int x = in[i];\n"
+                      "    uint a = ~0u;\n"
+                      "    if (get_local_id(0) % 4 != 2) {\n"
+                      "        a = 0;\n";
+    for (int j = 0; j < 40; ++j)
+        src += "        a = a * 3u + (uint)sub_group_non_uniform_reduce_add(x + " +
+               std::to_string(j) + ");\n";
+    src += "    }\n    out[i] = (int)a;\n}\n";
+    Program prog(src, "-cl-std=CL3.0");
+    cl_kernel k = prog.kernel("many");
+    const size_t n = 256, local = 64;
+    std::vector<int> in(n);
+    Rng rng(31);
+    for (int& v : in)
+        v = int(rng.next() % 100) - 50;
+    Buffer bin(in), bout(n * sizeof(int));
+    setArgs(k, bin, bout);
+    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(env.queue));
+    const std::vector<int> out = bout.read<int>(n);
+    const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
+    for (size_t b = 0; b < n; b += std::min(width, local)) {
+        const size_t s = std::min(width, local - b % local);
+        int sum = 0, count = 0;
+        for (size_t j = 0; j < s; ++j)
+            if ((b + j) % local % 4 != 2) {
+                sum += in[b + j];
+                ++count;
+            }
+        uint32_t a = 0; // the kernel's int arithmetic, wrapping
+        for (int j = 0; j < 40; ++j)
+            a = a * 3u + uint32_t(sum + count * j);
+        for (size_t j = 0; j < s; ++j) {
+            INFO("work-item " << b + j);
+            REQUIRE(out[b + j] == ((b + j) % local % 4 != 2 ? int(a) : -1));
+        }
+    }
 }
 
 TEST_CASE("a vector kernel argument indexed per work-item", "[kernels][sub_group]") {

@@ -968,12 +968,23 @@ void RegionBuilder::linkRegions() {
 /// of them there in a valid kernel); the end once every work-item has ended.
 BasicBlock* RegionBuilder::emitResumeDispatcher() {
     const uint32_t none = ~0u; // below it: a region, or m_regions.size() for "ended"
-    // Regions entered through a sub-group barrier, as bits (at most 64 regions: buildRegions'
-    // caller checks).
+    // Regions entered through a sub-group barrier: as bits of a constant up to 63 regions (the
+    // states are then below 64), else a table of flags indexed by the state (each non-uniform
+    // sub-group call is one or two regions, so 30 of them in a branch pass 63).
     uint64_t subGroupEntries = 0;
+    std::vector<uint8_t> flags(m_entries.size() + 1, 0);
     for (size_t k = 1; k < m_entries.size(); ++k)
-        if (m_subGroupBarriers.contains(m_entries[k]))
-            subGroupEntries |= uint64_t(1) << k;
+        if (m_subGroupBarriers.contains(m_entries[k])) {
+            flags[k] = 1;
+            if (k < 64)
+                subGroupEntries |= uint64_t(1) << k;
+        }
+    GlobalVariable* table = nullptr;
+    if (m_entries.size() > 63) {
+        Constant* init = ConstantDataArray::get(m_ctx, flags);
+        table = new GlobalVariable(*m_w.getParent(), init->getType(), true,
+                                   GlobalValue::PrivateLinkage, init, "sub_group_regions");
+    }
     BasicBlock* dispatch = BasicBlock::Create(m_ctx, "resume", &m_w);
     // One scan over the work-items' states: `only` restricts it to the sub-group regions.
     auto scan = [&](BasicBlock* from, bool only,
@@ -988,8 +999,14 @@ BasicBlock* RegionBuilder::emitResumeDispatcher() {
         Value* s = b.CreateLoad(m_i32, b.CreateInBoundsGEP(m_i32, m_state, i));
         Value* take = b.CreateICmpULT(s, best);
         if (only) {
-            Value* bit =
-                b.CreateAnd(b.CreateLShr(b.getInt64(subGroupEntries), b.CreateZExt(s, m_i64)), 1);
+            Value* bit;
+            if (table)
+                bit = b.CreateZExt(
+                    b.CreateLoad(b.getInt8Ty(), b.CreateInBoundsGEP(b.getInt8Ty(), table, s)),
+                    m_i64);
+            else
+                bit = b.CreateAnd(b.CreateLShr(b.getInt64(subGroupEntries), b.CreateZExt(s, m_i64)),
+                                  1);
             take = b.CreateAnd(take, b.CreateICmpNE(bit, b.getInt64(0)));
         }
         Value* nextBest = b.CreateSelect(take, s, best);
@@ -1059,11 +1076,6 @@ bool RegionBuilder::run(unsigned& regionCount, std::string& error) {
     }
     m_regions.resize(m_entries.size());
     if (m_resumable) {
-        if (m_entries.size() > 63) {
-            error = "more than 63 regions in a kernel whose sub-group barriers only some "
-                    "work-items reach";
-            return false;
-        }
         m_state = m_eb.CreateAlloca(m_i32, m_group.items, "resume_region");
     }
     for (size_t k = 0; k < m_entries.size(); ++k)

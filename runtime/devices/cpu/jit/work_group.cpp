@@ -675,9 +675,10 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     const char* inductions = std::getenv("DUET_CPU_POINTER_INDUCTIONS");
     if (!barriers.empty() && resumeAt.empty() && !(inductions && inductions[0] == '0'))
         wg::splitPointerInductions(*w, uniformity);
-    const wg::GroupShape group{
-        {m_pro.localSize[0], m_pro.localSize[1], m_pro.localSize[2]}, m_pro.groupItems, singleX,
-        m_pro.subGroupWidth};
+    const wg::GroupShape group{{m_pro.localSize[0], m_pro.localSize[1], m_pro.localSize[2]},
+                               m_pro.groupItems,
+                               singleX,
+                               m_pro.subGroupWidth};
     if (!wg::buildRegions(*w, entry, start, exit, barriers, resumeAt, uniformity, m_ph, group,
                           info.regions, error))
         return false;
