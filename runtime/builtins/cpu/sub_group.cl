@@ -299,7 +299,10 @@ DUET_SG_CLUSTERED(int, logical_xor, 0)
 // work-items reach the call (a work-item-dependent branch or loop), the work-group pass makes
 // the regions resumable and each region's loop runs exactly those (runtime/devices/cpu/README.md);
 // elsewhere every lane of the sub-group. Values go through the scratch as above; each active
-// work-item then walks the active lanes' slots in lane order (at most the width, 8 or 16).
+// work-item then reads its sub-group's slots in lane order, keeping the active lanes' (a loop of
+// the width's trip count, 8 or 16, the same for every work-item: the vectoriser widens the
+// region loop around it, where a walk over the mask's bits ran one work-item at a time and took
+// twice as long).
 
 ulong __duet_sub_group_active(void);
 
@@ -329,8 +332,9 @@ DUET_INLINE ulong duet_sg_active_lanes(void) {
 #define DUET_SG_NON_UNIFORM(T, OP, IDENTITY)                                                   \
     DUET_INLINE T duet_sg_fold_##OP##_##T(__local const T* s, ulong lanes) {                   \
         T r = (T)(IDENTITY);                                                                   \
-        for (ulong m = lanes; m; m &= m - 1)                                                   \
-            r = (T)DUET_OP_##OP(r, s[__builtin_ctzl(m)]);                                      \
+        const uint w = __duet_sub_group_width();                                               \
+        for (uint j = 0; j < w; ++j)                                                           \
+            r = (lanes >> j) & 1 ? (T)DUET_OP_##OP(r, s[j]) : r;                               \
         return r;                                                                              \
     }                                                                                          \
     DUET_OVL T sub_group_non_uniform_reduce_##OP(T x) {                                        \
@@ -389,9 +393,10 @@ DUET_OVL int sub_group_non_uniform_any(int predicate) {
     DUET_OVL int sub_group_non_uniform_all_equal(T x) {                                        \
         DUET_SG_SHARE(T, x);                                                                   \
         const T first = s[__builtin_ctzl(mask)];                                               \
+        const uint w = __duet_sub_group_width();                                               \
         int equal = 1;                                                                         \
-        for (ulong m = mask; m; m &= m - 1)                                                    \
-            equal &= s[__builtin_ctzl(m)] == first;                                            \
+        for (uint j = 0; j < w; ++j)                                                           \
+            equal &= !((mask >> j) & 1) || s[j] == first;                                      \
         return equal;                                                                          \
     }
 DUET_SG_ALL_EQUAL(char)
@@ -468,9 +473,10 @@ DUET_INLINE ulong duet_sg_size_mask(void) {
 
 DUET_OVL uint4 sub_group_ballot(int predicate) {
     DUET_SG_SHARE(int, predicate != 0);
+    const uint w = __duet_sub_group_width();
     ulong bits = 0;
-    for (ulong m = mask; m; m &= m - 1)
-        bits |= s[__builtin_ctzl(m)] ? m & -m : 0;
+    for (uint j = 0; j < w; ++j)
+        bits |= s[j] ? mask & (1ul << j) : 0;
     return duet_sg_to_ballot(bits);
 }
 
