@@ -300,9 +300,10 @@ DUET_SG_CLUSTERED(int, logical_xor, 0)
 // the regions resumable and each region's loop runs exactly those (runtime/devices/cpu/README.md);
 // elsewhere every lane of the sub-group. Values go through the scratch as above; each active
 // work-item then reads its sub-group's slots in lane order, keeping the active lanes' (a loop of
-// the width's trip count, 8 or 16, the same for every work-item: the vectoriser widens the
-// region loop around it, where a walk over the mask's bits ran one work-item at a time and took
-// twice as long).
+// the width's trip count, 8 or 16, the same for every work-item: where the regions are not
+// resumable, the implicit loop barriers make each step a vectorised work-item loop; a walk over
+// the mask's bits took about twice as long. A fixed 16 steps, unrolled so that resumable regions
+// vectorise too, was slower: gathers).
 
 ulong __duet_sub_group_active(void);
 
