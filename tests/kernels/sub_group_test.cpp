@@ -1,4 +1,5 @@
-// Sub-group functions (get_sub_group_*, sub_group_barrier, all/any/broadcast/reduce/scan) against
+// Sub-group functions (get_sub_group_*, sub_group_barrier, all/any/broadcast/reduce/scan, the
+// cl_khr_subgroup_* extensions, the non-uniform ones under divergent branches and loops) against
 // host results over shapes with partial groups, clGetKernelSubGroupInfo's answers and errors,
 // and the queries and macro agreeing, on the device under test (CPU, GCN with DUET_DEVICES=gcn,
 // the NVIDIA GPU with DUET_DEVICES=nvidia). Sub-group sizes come from the kernel's
@@ -574,6 +575,172 @@ TEST_CASE("sub-group extensions the device lists match the host", "[kernels][sub
                         REQUIRE(out[b + l] == want);
                 }
             }
+    }
+}
+
+TEST_CASE("non-uniform sub-group functions act on the work-items that reach them",
+          "[kernels][sub_group]") {
+    KernelEnv& env = KernelEnv::get();
+    if (maxNumSubGroups() == 0 || !env.hasExtension("cl_khr_subgroup_ballot") ||
+        !env.hasExtension("cl_khr_subgroup_non_uniform_vote") ||
+        !env.hasExtension("cl_khr_subgroup_non_uniform_arithmetic"))
+        return;
+    // Work-item-dependent branches and a loop with a per-work-item trip count: each call must see
+    // exactly the lanes of its sub-group that reach it (on a GPU: the lanes the branch leaves
+    // on). On the CPU device the regions become resumable and each call a region boundary.
+    Program prog(R"CLC(
+kernel void nu(global const int* in, global int* out) {
+    size_t i = get_global_id(0);
+    uint lid = get_local_id(0), l = get_sub_group_local_id();
+    int x = in[i];
+    global int* o = out + 8 * i;
+    for (int j = 0; j < 8; ++j)
+        o[j] = -99;
+    if (lid % 3) {
+        o[0] = sub_group_non_uniform_reduce_add(x);
+        o[1] = sub_group_non_uniform_scan_inclusive_max(x);
+    } else {
+        o[2] = (int)sub_group_non_uniform_scan_exclusive_add((long)x * 1000000007L % 1000);
+        o[3] = sub_group_broadcast_first(x * 100 + (int)l);
+    }
+    uint acc = 0;
+    for (uint r = 0; r < lid % 5; ++r) {
+        uint4 b = sub_group_ballot((x >> r) & 1);
+        acc = acc * 31u + (b.x ^ (b.y * 7u));
+    }
+    o[4] = (int)acc;
+    if (x > 0) {
+        if (sub_group_elect())
+            o[5] = sub_group_non_uniform_reduce_add(x) + 1000 * (int)l;
+        o[6] = (sub_group_non_uniform_all(x > 2) != 0) + 2 * (sub_group_non_uniform_any(x > 9) != 0);
+    }
+    o[7] = (int)sub_group_non_uniform_reduce_xor((uchar)x) +
+           256 * (sub_group_non_uniform_all_equal(x > -100) != 0);
+}
+)CLC",
+                 "-cl-std=CL3.0");
+    cl_kernel k = prog.kernel("nu");
+    const size_t n = 300, local = 100; // a partial last sub-group in every group
+    std::vector<int> in(n);
+    Rng rng(23);
+    for (int& v : in)
+        v = int(rng.next() % 16) - 3;
+    Buffer bin(in), bout(8 * n * sizeof(int));
+    setArgs(k, bin, bout);
+    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(env.queue));
+    const std::vector<int> out = bout.read<int>(8 * n);
+    const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
+    for (size_t g = 0; g < n; g += local)
+        for (size_t b = g; b < g + local; b += width) {
+            const size_t s = std::min(width, g + local - b);
+            auto lidOf = [&](size_t j) { return b + j - g; };
+            // The lanes of this sub-group for which `on` holds, in lane order.
+            auto lanes = [&](auto&& on) {
+                std::vector<size_t> v;
+                for (size_t j = 0; j < s; ++j)
+                    if (on(j))
+                        v.push_back(j);
+                return v;
+            };
+            const auto odd = lanes([&](size_t j) { return lidOf(j) % 3 != 0; });
+            const auto third = lanes([&](size_t j) { return lidOf(j) % 3 == 0; });
+            const auto positive = lanes([&](size_t j) { return in[b + j] > 0; });
+            for (size_t l = 0; l < s; ++l) {
+                const int x = in[b + l];
+                const size_t lid = lidOf(l);
+                int want[8] = {-99, -99, -99, -99, -99, -99, -99, -99};
+                if (lid % 3) {
+                    want[0] = 0;
+                    want[1] = std::numeric_limits<int>::min();
+                    for (size_t j : odd) {
+                        want[0] += in[b + j];
+                        if (j <= l)
+                            want[1] = std::max(want[1], in[b + j]);
+                    }
+                } else {
+                    long long sum = 0;
+                    for (size_t j : third)
+                        if (j < l)
+                            sum += (long long)in[b + j] * 1000000007LL % 1000;
+                    want[2] = int(sum);
+                    want[3] = in[b + third[0]] * 100 + int(third[0]);
+                }
+                uint32_t acc = 0;
+                for (uint32_t r = 0; r < lid % 5; ++r) {
+                    uint64_t bits = 0;
+                    for (size_t j = 0; j < s; ++j)
+                        if (lidOf(j) % 5 > r && ((in[b + j] >> r) & 1))
+                            bits |= uint64_t(1) << j;
+                    acc = acc * 31u + (uint32_t(bits) ^ (uint32_t(bits >> 32) * 7u));
+                }
+                want[4] = int(acc);
+                if (x > 0) {
+                    if (l == positive[0])
+                        want[5] = x + 1000 * int(l); // the elected lane reduces alone
+                    bool all = true, any = false;
+                    for (size_t j : positive) {
+                        all = all && in[b + j] > 2;
+                        any = any || in[b + j] > 9;
+                    }
+                    want[6] = int(all) + 2 * int(any);
+                }
+                uint8_t bitsXor = 0;
+                for (size_t j = 0; j < s; ++j)
+                    bitsXor ^= uint8_t(in[b + j]);
+                want[7] = int(bitsXor) + 256;
+                for (int c = 0; c < 8; ++c) {
+                    INFO("work-item " << b + l << ", sub-group local id " << l << ", output " << c);
+                    REQUIRE(out[8 * (b + l) + size_t(c)] == want[c]);
+                }
+            }
+        }
+}
+
+TEST_CASE("34 non-uniform reductions in one branch", "[kernels][sub_group]") {
+    KernelEnv& env = KernelEnv::get();
+    if (maxNumSubGroups() == 0 || !env.hasExtension("cl_khr_subgroup_non_uniform_arithmetic"))
+        return;
+    // 68 sub-group boundaries under a work-item-dependent branch: more regions than the CPU
+    // device's dispatcher once kept as bits of one 64-bit word.
+    std::string src = "kernel void many(global const int* in, global int* out) {\n"
+                      "    size_t i = get_global_id(0);\n"
+                      "    int x = in[i];\n"
+                      "    uint a = ~0u;\n"
+                      "    if (get_local_id(0) % 4 != 2) {\n"
+                      "        a = 0;\n";
+    for (int j = 0; j < 34; ++j)
+        src += "        a = a * 3u + (uint)sub_group_non_uniform_reduce_add(x + " +
+               std::to_string(j) + ");\n";
+    src += "    }\n    out[i] = (int)a;\n}\n";
+    Program prog(src, "-cl-std=CL3.0");
+    cl_kernel k = prog.kernel("many");
+    const size_t n = 256, local = 64;
+    std::vector<int> in(n);
+    Rng rng(31);
+    for (int& v : in)
+        v = int(rng.next() % 100) - 50;
+    Buffer bin(in), bout(n * sizeof(int));
+    setArgs(k, bin, bout);
+    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(env.queue));
+    const std::vector<int> out = bout.read<int>(n);
+    const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
+    for (size_t b = 0; b < n; b += std::min(width, local)) {
+        const size_t s = std::min(width, local - b % local);
+        int sum = 0, count = 0;
+        for (size_t j = 0; j < s; ++j)
+            if ((b + j) % local % 4 != 2) {
+                sum += in[b + j];
+                ++count;
+            }
+        uint32_t a = 0; // the kernel's int arithmetic, wrapping
+        for (int j = 0; j < 34; ++j)
+            a = a * 3u + uint32_t(sum + count * j);
+        for (size_t j = 0; j < s; ++j) {
+            INFO("work-item " << b + j);
+            REQUIRE(out[b + j] == ((b + j) % local % 4 != 2 ? int(a) : -1));
+        }
     }
 }
 

@@ -291,3 +291,239 @@ DUET_SG_CLUSTERED_ARITH(double, -INFINITY, INFINITY)
 DUET_SG_CLUSTERED(int, logical_and, 1)
 DUET_SG_CLUSTERED(int, logical_or, 0)
 DUET_SG_CLUSTERED(int, logical_xor, 0)
+
+// ---- cl_khr_subgroup_ballot, _non_uniform_vote, _non_uniform_arithmetic -----------------------
+// These act on the work-items of the sub-group that reach the call together (the active ones).
+// Each is a region boundary (__duet_sub_group_barrier) and __duet_sub_group_active() gives the
+// lanes of this sub-group that entered the region with the work-item: where only some
+// work-items reach the call (a work-item-dependent branch or loop), the work-group pass makes
+// the regions resumable and each region's loop runs exactly those (runtime/devices/cpu/README.md);
+// elsewhere every lane of the sub-group. Values go through the scratch as above; each active
+// work-item then reads its sub-group's slots in lane order, keeping the active lanes' (a loop of
+// the width's trip count, 8 or 16, the same for every work-item: where the regions are not
+// resumable, the implicit loop barriers make each step a vectorised work-item loop; a walk over
+// the mask's bits took about twice as long. A fixed 16 steps, unrolled so that resumable regions
+// vectorise too, was slower: gathers).
+
+ulong __duet_sub_group_active(void);
+
+/// The lanes of this work-item's sub-group that hold work-items.
+DUET_INLINE ulong duet_sg_lanes(void) {
+    const uint w = __duet_sub_group_width();
+    const uint rest = duet_sg_items() - duet_sg_lid() / w * w, n = rest < w ? rest : w;
+    return n >= 64 ? ~0ul : (1ul << n) - 1;
+}
+
+/// After a region boundary: the lanes of this sub-group that reached it.
+DUET_INLINE ulong duet_sg_active_lanes(void) {
+    DUET_SG_SYNC();
+    return __duet_sub_group_active() & duet_sg_lanes();
+}
+
+/// Puts x in this work-item's slot; afterwards `s` is the sub-group's first slot and `mask` the
+/// active lanes. Two boundaries: the first lets the previous collective's readers finish.
+#define DUET_SG_SHARE(T, x)                                                                    \
+    __local T* s = (__local T*)__duet_wg_scratch();                                            \
+    const uint lid = duet_sg_lid(), lane = lid % __duet_sub_group_width();                     \
+    DUET_SG_SYNC();                                                                            \
+    s[lid] = (x);                                                                              \
+    const ulong mask = duet_sg_active_lanes();                                                 \
+    s += lid - lane
+
+#define DUET_SG_NON_UNIFORM(T, OP, IDENTITY)                                                   \
+    DUET_INLINE T duet_sg_fold_##OP##_##T(__local const T* s, ulong lanes) {                   \
+        T r = (T)(IDENTITY);                                                                   \
+        const uint w = __duet_sub_group_width();                                               \
+        for (uint j = 0; j < w; ++j)                                                           \
+            r = (lanes >> j) & 1 ? (T)DUET_OP_##OP(r, s[j]) : r;                               \
+        return r;                                                                              \
+    }                                                                                          \
+    DUET_OVL T sub_group_non_uniform_reduce_##OP(T x) {                                        \
+        DUET_SG_SHARE(T, x);                                                                   \
+        return duet_sg_fold_##OP##_##T(s, mask);                                               \
+    }                                                                                          \
+    DUET_OVL T sub_group_non_uniform_scan_inclusive_##OP(T x) {                                \
+        DUET_SG_SHARE(T, x);                                                                   \
+        return duet_sg_fold_##OP##_##T(s, mask & ((2ul << lane) - 1));                         \
+    }                                                                                          \
+    DUET_OVL T sub_group_non_uniform_scan_exclusive_##OP(T x) {                                \
+        DUET_SG_SHARE(T, x);                                                                   \
+        return duet_sg_fold_##OP##_##T(s, mask & ((1ul << lane) - 1));                         \
+    }
+#define DUET_SG_NON_UNIFORM_ARITH(T, MIN, MAX)                                                 \
+    DUET_SG_NON_UNIFORM(T, add, 0)                                                             \
+    DUET_SG_NON_UNIFORM(T, mul, 1)                                                             \
+    DUET_SG_NON_UNIFORM(T, min, MAX)                                                           \
+    DUET_SG_NON_UNIFORM(T, max, MIN)
+#define DUET_SG_NON_UNIFORM_BITS(T, MIN, MAX)                                                  \
+    DUET_SG_NON_UNIFORM_ARITH(T, MIN, MAX)                                                     \
+    DUET_SG_NON_UNIFORM(T, and, ~(T)0)                                                         \
+    DUET_SG_NON_UNIFORM(T, or, 0)                                                              \
+    DUET_SG_NON_UNIFORM(T, xor, 0)
+DUET_SG_NON_UNIFORM_BITS(char, CHAR_MIN, CHAR_MAX)
+DUET_SG_NON_UNIFORM_BITS(uchar, 0, UCHAR_MAX)
+DUET_SG_NON_UNIFORM_BITS(short, SHRT_MIN, SHRT_MAX)
+DUET_SG_NON_UNIFORM_BITS(ushort, 0, USHRT_MAX)
+DUET_SG_NON_UNIFORM_BITS(int, INT_MIN, INT_MAX)
+DUET_SG_NON_UNIFORM_BITS(uint, 0, UINT_MAX)
+DUET_SG_NON_UNIFORM_BITS(long, LONG_MIN, LONG_MAX)
+DUET_SG_NON_UNIFORM_BITS(ulong, 0, ULONG_MAX)
+DUET_SG_NON_UNIFORM_ARITH(float, -INFINITY, INFINITY)
+DUET_SG_NON_UNIFORM_ARITH(double, -INFINITY, INFINITY)
+DUET_SG_NON_UNIFORM(int, logical_and, 1)
+DUET_SG_NON_UNIFORM(int, logical_or, 0)
+DUET_SG_NON_UNIFORM(int, logical_xor, 0)
+
+// Votes.
+
+DUET_OVL int sub_group_elect(void) {
+    return get_sub_group_local_id() == (uint)__builtin_ctzl(duet_sg_active_lanes());
+}
+
+DUET_OVL int sub_group_non_uniform_all(int predicate) {
+    DUET_SG_SHARE(int, predicate != 0);
+    return duet_sg_fold_logical_and_int(s, mask);
+}
+
+DUET_OVL int sub_group_non_uniform_any(int predicate) {
+    DUET_SG_SHARE(int, predicate != 0);
+    return duet_sg_fold_logical_or_int(s, mask);
+}
+
+#define DUET_SG_ALL_EQUAL(T)                                                                   \
+    DUET_OVL int sub_group_non_uniform_all_equal(T x) {                                        \
+        DUET_SG_SHARE(T, x);                                                                   \
+        const T first = s[__builtin_ctzl(mask)];                                               \
+        const uint w = __duet_sub_group_width();                                               \
+        int equal = 1;                                                                         \
+        for (uint j = 0; j < w; ++j)                                                           \
+            equal &= !((mask >> j) & 1) || s[j] == first;                                      \
+        return equal;                                                                          \
+    }
+DUET_SG_ALL_EQUAL(char)
+DUET_SG_ALL_EQUAL(uchar)
+DUET_SG_ALL_EQUAL(short)
+DUET_SG_ALL_EQUAL(ushort)
+DUET_SG_ALL_EQUAL(int)
+DUET_SG_ALL_EQUAL(uint)
+DUET_SG_ALL_EQUAL(long)
+DUET_SG_ALL_EQUAL(ulong)
+DUET_SG_ALL_EQUAL(float)
+DUET_SG_ALL_EQUAL(double)
+
+// Broadcasts. The index names an active lane (the spec leaves any other undefined: here the
+// work-item's own value, never a read outside the sub-group's slots). Vectors move 16 bytes (a
+// work-item's scratch) per round, so a double16 is 8 rounds, not 16.
+
+#define DUET_SG_NU_BROADCAST(T)                                                                \
+    DUET_OVL T sub_group_non_uniform_broadcast(T x, uint index) {                              \
+        DUET_SG_SHARE(T, x);                                                                   \
+        return index < 64 && ((mask >> index) & 1) ? s[index] : x;                             \
+    }                                                                                          \
+    DUET_OVL T sub_group_broadcast_first(T x) {                                                \
+        DUET_SG_SHARE(T, x);                                                                   \
+        return s[__builtin_ctzl(mask)];                                                        \
+    }
+#define DUET_SG_NU_BROADCAST_VEC(T, N)                                                         \
+    DUET_OVL T##N sub_group_non_uniform_broadcast(T##N x, uint index) {                        \
+        union {                                                                                \
+            T##N v;                                                                            \
+            ulong2 q[(sizeof(T##N) + 15) / 16];                                                \
+        } u;                                                                                   \
+        u.v = x;                                                                               \
+        for (uint c = 0; c < (sizeof(T##N) + 15) / 16; ++c) {                                  \
+            DUET_SG_SHARE(ulong2, u.q[c]);                                                     \
+            if (index < 64 && ((mask >> index) & 1))                                           \
+                u.q[c] = s[index];                                                             \
+        }                                                                                      \
+        return u.v;                                                                            \
+    }
+#define DUET_SG_NU_BROADCASTS(T)                                                               \
+    DUET_SG_NU_BROADCAST(T)                                                                    \
+    DUET_SG_NU_BROADCAST_VEC(T, 2)                                                             \
+    DUET_SG_NU_BROADCAST_VEC(T, 3)                                                             \
+    DUET_SG_NU_BROADCAST_VEC(T, 4)                                                             \
+    DUET_SG_NU_BROADCAST_VEC(T, 8)                                                             \
+    DUET_SG_NU_BROADCAST_VEC(T, 16)
+DUET_SG_NU_BROADCASTS(char)
+DUET_SG_NU_BROADCASTS(uchar)
+DUET_SG_NU_BROADCASTS(short)
+DUET_SG_NU_BROADCASTS(ushort)
+DUET_SG_NU_BROADCASTS(int)
+DUET_SG_NU_BROADCASTS(uint)
+DUET_SG_NU_BROADCASTS(long)
+DUET_SG_NU_BROADCASTS(ulong)
+DUET_SG_NU_BROADCASTS(float)
+DUET_SG_NU_BROADCASTS(double)
+
+// Ballots: a uint4 holds 128 lanes' bits; a sub-group uses the first __duet_sub_group_width()
+// (8 or 16). The arithmetic on them needs no other work-item.
+
+DUET_INLINE uint4 duet_sg_to_ballot(ulong m) {
+    return (uint4)((uint)m, (uint)(m >> 32), 0, 0);
+}
+DUET_INLINE ulong duet_sg_from_ballot(uint4 v) {
+    return (ulong)v.x | (ulong)v.y << 32;
+}
+/// The bits of lanes below the largest sub-group's size (a partial last sub-group counts the
+/// bits of the lanes it lacks too, as the GPU devices and the CTS do).
+DUET_INLINE ulong duet_sg_size_mask(void) {
+    const uint n = get_max_sub_group_size();
+    return n >= 64 ? ~0ul : (1ul << n) - 1;
+}
+
+DUET_OVL uint4 sub_group_ballot(int predicate) {
+    DUET_SG_SHARE(int, predicate != 0);
+    const uint w = __duet_sub_group_width();
+    ulong bits = 0;
+    for (uint j = 0; j < w; ++j)
+        bits |= s[j] ? mask & (1ul << j) : 0;
+    return duet_sg_to_ballot(bits);
+}
+
+DUET_OVL int sub_group_inverse_ballot(uint4 value) {
+    return (duet_sg_from_ballot(value) >> get_sub_group_local_id()) & 1;
+}
+
+DUET_OVL int sub_group_ballot_bit_extract(uint4 value, uint index) {
+    const uint w = index < 128 ? ((uint*)&value)[index >> 5] : 0;
+    return (w >> (index & 31)) & 1;
+}
+
+DUET_OVL uint sub_group_ballot_bit_count(uint4 value) {
+    return (uint)__builtin_popcountl(duet_sg_from_ballot(value) & duet_sg_size_mask());
+}
+
+DUET_OVL uint sub_group_ballot_inclusive_scan(uint4 value) {
+    const ulong upTo = (2ul << get_sub_group_local_id()) - 1;
+    return (uint)__builtin_popcountl(duet_sg_from_ballot(value) & upTo);
+}
+
+DUET_OVL uint sub_group_ballot_exclusive_scan(uint4 value) {
+    const ulong below = (1ul << get_sub_group_local_id()) - 1;
+    return (uint)__builtin_popcountl(duet_sg_from_ballot(value) & below);
+}
+
+DUET_OVL uint sub_group_ballot_find_lsb(uint4 value) {
+    return (uint)__builtin_ctzl(duet_sg_from_ballot(value) & duet_sg_size_mask());
+}
+
+DUET_OVL uint sub_group_ballot_find_msb(uint4 value) {
+    return 63u - (uint)__builtin_clzl(duet_sg_from_ballot(value) & duet_sg_size_mask());
+}
+
+DUET_OVL uint4 get_sub_group_eq_mask(void) {
+    return duet_sg_to_ballot(1ul << get_sub_group_local_id());
+}
+DUET_OVL uint4 get_sub_group_ge_mask(void) {
+    return duet_sg_to_ballot(duet_sg_size_mask() & ~((1ul << get_sub_group_local_id()) - 1));
+}
+DUET_OVL uint4 get_sub_group_gt_mask(void) {
+    return duet_sg_to_ballot(duet_sg_size_mask() & ~((2ul << get_sub_group_local_id()) - 1));
+}
+DUET_OVL uint4 get_sub_group_le_mask(void) {
+    return duet_sg_to_ballot((2ul << get_sub_group_local_id()) - 1);
+}
+DUET_OVL uint4 get_sub_group_lt_mask(void) {
+    return duet_sg_to_ballot((1ul << get_sub_group_local_id()) - 1);
+}

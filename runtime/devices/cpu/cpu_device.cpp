@@ -682,8 +682,8 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     // with 256-bit vectors): consecutive local linear ids, run region by region with the rest of
     // the group (builtins/cpu/sub_group.cl). No independent forward progress between them (a
     // sub-group spinning on another's store never yields), so no cl_khr_subgroups (which
-    // requires it): OpenCL 3.0's __opencl_c_subgroups feature, and the sub-group extensions
-    // whose functions every work-item of the sub-group calls.
+    // requires it): OpenCL 3.0's __opencl_c_subgroups feature, and the cl_khr_subgroup_*
+    // extensions but rotate.
     info.subGroupSize = bytes / 4;
 
     info.extensions = "cl_khr_byte_addressable_store cl_khr_fp64 "
@@ -693,10 +693,12 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                       "cl_khr_icd cl_khr_extended_versioning cl_khr_3d_image_writes "
                       "cl_khr_depth_images cl_khr_image2d_from_buffer cl_khr_srgb_image_writes "
                       "cl_khr_gl_sharing cl_khr_gl_event cl_khr_gl_depth_images "
-                      // builtins/cpu/sub_group.cl; not the non-uniform ones (ballot, votes,
-                      // arithmetic), whose active work-items the scratch scheme cannot tell
+                      // builtins/cpu/sub_group.cl; the non-uniform ones (ballot, votes,
+                      // arithmetic) act on the work-items waiting at their region boundary
                       "cl_khr_subgroup_shuffle cl_khr_subgroup_shuffle_relative "
-                      "cl_khr_subgroup_clustered_reduce cl_khr_subgroup_extended_types";
+                      "cl_khr_subgroup_clustered_reduce cl_khr_subgroup_extended_types "
+                      "cl_khr_subgroup_ballot cl_khr_subgroup_non_uniform_vote "
+                      "cl_khr_subgroup_non_uniform_arithmetic";
     info.extensionsWithVersion = namesWithVersion(info.extensions);
     info.openclCAllVersions = {
         {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"}, {CL_MAKE_VERSION(1, 1, 0), "OpenCL C"},

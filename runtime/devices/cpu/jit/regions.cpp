@@ -307,6 +307,7 @@ private:
         PHINode *x, *y, *z;
         Value* linear;
         BasicBlock *zHead, *yHead, *xHead, *xLatch, *yLatch, *zLatch;
+        BasicBlock* enter; ///< the block before zHead: `pre`, or after the active lanes' loop
     };
 
     void numberBlocks();
@@ -326,6 +327,9 @@ private:
     void storeInSlot(unsigned di, Instruction* inst, Slot mode, ArrayRef<Use*> crossing);
     void emitRegion(size_t k);
     LoopNest emitLoopNest(size_t k);
+    bool usesActiveLanes(size_t k) const;
+    BasicBlock* emitActiveLanes(size_t k, BasicBlock* from);
+    void replaceActiveLanes(size_t k, ArrayRef<BasicBlock*> clones, const LoopNest& nest);
     void cloneMembers(size_t k, const LoopNest& nest, std::map<int, BasicBlock*>& exitBlocks);
     void linkRegions();
     BasicBlock* emitResumeDispatcher();
@@ -349,6 +353,9 @@ private:
     /// in (m_regions.size() once it has ended).
     bool m_resumable;
     AllocaInst* m_state = nullptr;
+    /// Resumable regions that use the active lanes: per sub-group, the lanes that entered the
+    /// region being run (emitActiveLanes).
+    AllocaInst* m_activeLanes = nullptr;
 
     // The kernel's blocks (all but the prologue), numbered.
     std::vector<BasicBlock*> m_blocks;
@@ -741,7 +748,7 @@ void RegionBuilder::emitRegion(size_t k) {
     b.CreateCondBr(b.CreateICmpULT(z1, m_group.localSize[2]), nest.zHead, r.done);
     y->addIncoming(ConstantInt::get(m_i64, 0), nest.zHead);
     y->addIncoming(y1, nest.yLatch);
-    z->addIncoming(ConstantInt::get(m_i64, 0), r.pre);
+    z->addIncoming(ConstantInt::get(m_i64, 0), nest.enter);
     z->addIncoming(z1, nest.zLatch);
 }
 
@@ -758,7 +765,10 @@ RegionBuilder::LoopNest RegionBuilder::emitLoopNest(size_t k) {
     nest.yLatch = BasicBlock::Create(m_ctx, "wi.y.next", &m_w);
     nest.zLatch = BasicBlock::Create(m_ctx, "wi.z.next", &m_w);
     r.done = BasicBlock::Create(m_ctx, "region" + std::to_string(k) + ".done", &m_w);
-    IRBuilder<> b(r.pre);
+    nest.enter = r.pre;
+    if (m_resumable && k > 0 && usesActiveLanes(k))
+        nest.enter = emitActiveLanes(k, r.pre);
+    IRBuilder<> b(nest.enter);
     b.CreateBr(nest.zHead);
     b.SetInsertPoint(nest.zHead);
     nest.z = b.CreatePHI(m_i64, 2, "lz");
@@ -781,6 +791,68 @@ RegionBuilder::LoopNest RegionBuilder::emitLoopNest(size_t k) {
     b.SetInsertPoint(nest.yHead);
     b.CreateBr(nest.xHead);
     return nest;
+}
+
+/// Whether region `k` asks for the active lanes of a sub-group.
+bool RegionBuilder::usesActiveLanes(size_t k) const {
+    for (BasicBlock* bb : m_members[k])
+        for (Instruction& inst : *bb)
+            if (auto* call = dyn_cast<CallInst>(&inst);
+                call && call->getCalledFunction() == m_ph.active)
+                return true;
+    return false;
+}
+
+/// Before region `k`'s loop nest (resumable regions): one pass over the work-items' states that
+/// sets, per sub-group, bit j when its work-item j waits at this region, i.e. reached the
+/// barrier it starts at. The loop nest cannot tell by itself: a work-item that has run the region
+/// already records where it goes on. Returns the block the loop nest starts after.
+BasicBlock* RegionBuilder::emitActiveLanes(size_t k, BasicBlock* from) {
+    if (!m_activeLanes)
+        m_activeLanes = m_eb.CreateAlloca(m_i64, m_group.items, "active_lanes");
+    BasicBlock* loop = BasicBlock::Create(m_ctx, "active" + std::to_string(k), &m_w);
+    BasicBlock* done = BasicBlock::Create(m_ctx, "active" + std::to_string(k) + ".done", &m_w);
+    IRBuilder<> b(from);
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    PHINode* i = b.CreatePHI(m_i64, 2, "wi");
+    PHINode* acc = b.CreatePHI(m_i64, 2, "lanes");
+    Value* width = b.CreateZExt(m_group.subGroupWidth, m_i64);
+    Value* lane = b.CreateURem(i, width);
+    // A sub-group's first lane starts its mask afresh.
+    Value* before = b.CreateSelect(b.CreateICmpEQ(lane, b.getInt64(0)), b.getInt64(0), acc);
+    Value* state = b.CreateLoad(m_i32, b.CreateInBoundsGEP(m_i32, m_state, i));
+    Value* here = b.CreateZExt(b.CreateICmpEQ(state, b.getInt32(uint32_t(k))), m_i64);
+    Value* lanes = b.CreateOr(before, b.CreateShl(here, lane));
+    b.CreateStore(lanes, b.CreateInBoundsGEP(m_i64, m_activeLanes, b.CreateUDiv(i, width)));
+    Value* i1 = b.CreateAdd(i, b.getInt64(1));
+    b.CreateCondBr(b.CreateICmpULT(i1, m_group.items), loop, done);
+    i->addIncoming(b.getInt64(0), from);
+    i->addIncoming(i1, loop);
+    acc->addIncoming(b.getInt64(0), from);
+    acc->addIncoming(lanes, loop);
+    return done;
+}
+
+/// The active-lanes placeholders of region `k`'s clones: every lane where every work-item runs
+/// the region (regions that are not resumable, and the first), else the lanes of the
+/// work-item's sub-group that emitActiveLanes found waiting here.
+void RegionBuilder::replaceActiveLanes(size_t k, ArrayRef<BasicBlock*> clones,
+                                       const LoopNest& nest) {
+    for (BasicBlock* c : clones)
+        for (Instruction& inst : make_early_inc_range(*c)) {
+            auto* call = dyn_cast<CallInst>(&inst);
+            if (!call || call->getCalledFunction() != m_ph.active)
+                continue;
+            Value* v = ConstantInt::getAllOnesValue(m_i64);
+            if (m_resumable && k > 0) {
+                IRBuilder<> b(call);
+                Value* sub = b.CreateUDiv(nest.linear, b.CreateZExt(m_group.subGroupWidth, m_i64));
+                v = b.CreateLoad(m_i64, b.CreateInBoundsGEP(m_i64, m_activeLanes, sub));
+            }
+            call->replaceAllUsesWith(v);
+            call->eraseFromParent();
+        }
 }
 
 /// Clones region `k`'s blocks into the loop nest: edges to a barrier or the end go to one
@@ -846,6 +918,7 @@ void RegionBuilder::cloneMembers(size_t k, const LoopNest& nest,
             }
         }
     }
+    replaceActiveLanes(k, clones, nest);
     IRBuilder<> b(nest.xHead);
     auto* body = cast<BasicBlock>(vmap[m_entries[k]]);
     if (!m_resumable || k == 0) {
@@ -895,12 +968,23 @@ void RegionBuilder::linkRegions() {
 /// of them there in a valid kernel); the end once every work-item has ended.
 BasicBlock* RegionBuilder::emitResumeDispatcher() {
     const uint32_t none = ~0u; // below it: a region, or m_regions.size() for "ended"
-    // Regions entered through a sub-group barrier, as bits (at most 64 regions: buildRegions'
-    // caller checks).
+    // Regions entered through a sub-group barrier: as bits of a constant up to 63 regions (the
+    // states are then below 64), else a table of flags indexed by the state (each non-uniform
+    // sub-group call is one or two regions, so 30 of them in a branch pass 63).
     uint64_t subGroupEntries = 0;
+    std::vector<uint8_t> flags(m_entries.size() + 1, 0);
     for (size_t k = 1; k < m_entries.size(); ++k)
-        if (m_subGroupBarriers.contains(m_entries[k]))
-            subGroupEntries |= uint64_t(1) << k;
+        if (m_subGroupBarriers.contains(m_entries[k])) {
+            flags[k] = 1;
+            if (k < 64)
+                subGroupEntries |= uint64_t(1) << k;
+        }
+    GlobalVariable* table = nullptr;
+    if (m_entries.size() > 63) {
+        Constant* init = ConstantDataArray::get(m_ctx, flags);
+        table = new GlobalVariable(*m_w.getParent(), init->getType(), true,
+                                   GlobalValue::PrivateLinkage, init, "sub_group_regions");
+    }
     BasicBlock* dispatch = BasicBlock::Create(m_ctx, "resume", &m_w);
     // One scan over the work-items' states: `only` restricts it to the sub-group regions.
     auto scan = [&](BasicBlock* from, bool only,
@@ -915,8 +999,14 @@ BasicBlock* RegionBuilder::emitResumeDispatcher() {
         Value* s = b.CreateLoad(m_i32, b.CreateInBoundsGEP(m_i32, m_state, i));
         Value* take = b.CreateICmpULT(s, best);
         if (only) {
-            Value* bit =
-                b.CreateAnd(b.CreateLShr(b.getInt64(subGroupEntries), b.CreateZExt(s, m_i64)), 1);
+            Value* bit;
+            if (table)
+                bit = b.CreateZExt(
+                    b.CreateLoad(b.getInt8Ty(), b.CreateInBoundsGEP(b.getInt8Ty(), table, s)),
+                    m_i64);
+            else
+                bit = b.CreateAnd(b.CreateLShr(b.getInt64(subGroupEntries), b.CreateZExt(s, m_i64)),
+                                  1);
             take = b.CreateAnd(take, b.CreateICmpNE(bit, b.getInt64(0)));
         }
         Value* nextBest = b.CreateSelect(take, s, best);
@@ -986,11 +1076,6 @@ bool RegionBuilder::run(unsigned& regionCount, std::string& error) {
     }
     m_regions.resize(m_entries.size());
     if (m_resumable) {
-        if (m_entries.size() > 63) {
-            error = "more than 63 regions in a kernel whose sub-group barriers only some "
-                    "work-items reach";
-            return false;
-        }
         m_state = m_eb.CreateAlloca(m_i32, m_group.items, "resume_region");
     }
     for (size_t k = 0; k < m_entries.size(); ++k)

@@ -11,10 +11,14 @@
 
 namespace duet::rt::wg {
 
-/// Placeholders for the local id and the local linear id, replaced in each region loop.
+/// Placeholders for the local id and the local linear id, replaced in each region loop, and for
+/// the active lanes of the work-item's sub-group (`active`, `i64 ()`: bit j for sub-group local
+/// id j when that work-item entered the region through the same barrier; every lane where all
+/// work-items run the region). `active` may read memory, so nothing moves it across a barrier.
 struct Placeholders {
     llvm::Function* localId[3]{};
     llvm::Function* linear = nullptr;
+    llvm::Function* active = nullptr;
 };
 
 /// Which values may differ between the work-items of a group ("varying"), and which blocks
@@ -74,6 +78,7 @@ struct GroupShape {
     /// localSize[0] is the constant 1 (a variant specialised for groups of one work-item along
     /// x): no loop over x, and the loop over y is the work-item loop the vectoriser widens.
     bool singleX = false;
+    llvm::Value* subGroupWidth = nullptr; ///< i32, WorkGroupContext::subGroupSize
 };
 
 /// Turns the kernel body of `w` into region loops: `entry` is the prologue (per-work-item

@@ -111,6 +111,9 @@ enum class WorkItemFn {
     /// __duet_sub_group_barrier(flags): the group's barrier, taken for a sub-group's
     /// (builtins/cpu/sub_group.cl); an error where the group does not reach it as one
     SubGroupBarrier,
+    /// __duet_sub_group_active(): the lanes of the work-item's sub-group that reached the last
+    /// sub-group barrier with it (the non-uniform functions of builtins/cpu/sub_group.cl)
+    SubGroupActive,
 };
 
 WorkItemFn classify(StringRef name) {
@@ -154,6 +157,8 @@ WorkItemFn classify(StringRef name) {
         return WorkItemFn::SubGroupWidth;
     if (name == "__duet_sub_group_barrier")
         return WorkItemFn::SubGroupBarrier;
+    if (name == "__duet_sub_group_active")
+        return WorkItemFn::SubGroupActive;
     return WorkItemFn::None;
 }
 
@@ -367,6 +372,9 @@ Value* WorkGroupBuilder::lowerOne(CallInst* call, WorkItemFn kind) {
         return b.CreateAddrSpaceCast(m_pro.collectiveScratch, call->getType());
     case WorkItemFn::SubGroupWidth:
         return m_pro.subGroupWidth;
+    case WorkItemFn::SubGroupActive:
+        // Known per region only: the region loops replace it (buildRegions).
+        return b.CreateCall(m_ph.active);
     case WorkItemFn::ToGlobal:
     case WorkItemFn::ToLocal:
     case WorkItemFn::ToPrivate:
@@ -667,8 +675,10 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     const char* inductions = std::getenv("DUET_CPU_POINTER_INDUCTIONS");
     if (!barriers.empty() && resumeAt.empty() && !(inductions && inductions[0] == '0'))
         wg::splitPointerInductions(*w, uniformity);
-    const wg::GroupShape group{
-        {m_pro.localSize[0], m_pro.localSize[1], m_pro.localSize[2]}, m_pro.groupItems, singleX};
+    const wg::GroupShape group{{m_pro.localSize[0], m_pro.localSize[1], m_pro.localSize[2]},
+                               m_pro.groupItems,
+                               singleX,
+                               m_pro.subGroupWidth};
     if (!wg::buildRegions(*w, entry, start, exit, barriers, resumeAt, uniformity, m_ph, group,
                           info.regions, error))
         return false;
@@ -829,6 +839,10 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
         f->setDoesNotAccessMemory();
         f->setDoesNotThrow();
     }
+    // Not readnone: its value changes at every barrier.
+    ph.active =
+        Function::Create(phTy, GlobalValue::ExternalLinkage, "__duet.sub_group_active", module);
+    ph.active->setDoesNotThrow();
     auto* ptr = PointerType::get(ctx, 0);
     Function* hook = module.getFunction("__duet_printf");
     if (!hook)
@@ -914,7 +928,7 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
         kernels.push_back(std::move(info));
     }
 
-    for (Function* f : {ph.localId[0], ph.localId[1], ph.localId[2], ph.linear}) {
+    for (Function* f : {ph.localId[0], ph.localId[1], ph.localId[2], ph.linear, ph.active}) {
         if (!f->use_empty()) {
             error = "internal error: a work-item id outside any region loop";
             return false;
