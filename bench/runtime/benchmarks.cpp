@@ -35,12 +35,42 @@ void enqueue1D(cl_command_queue q, cl_kernel k, size_t global, const size_t* loc
         throw ClError(std::string("clEnqueueNDRangeKernel(") + what + ")", err);
 }
 
+} // namespace
+
+void enqueue(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* global,
+             const size_t* local, const char* what) {
+    cl_int err = clEnqueueNDRangeKernel(q, k, dims, nullptr, global, local, 0, nullptr, nullptr);
+    if (err != CL_SUCCESS)
+        throw ClError(std::string("clEnqueueNDRangeKernel(") + what + ")", err);
+}
+
 void readBuffer(cl_command_queue q, cl_mem mem, size_t bytes, void* dst) {
     check(clEnqueueReadBuffer(q, mem, CL_TRUE, 0, bytes, dst, 0, nullptr, nullptr),
           "clEnqueueReadBuffer");
 }
 
-} // namespace
+std::string Times::describe(int repeats) const {
+    std::ostringstream o;
+    o << "best of " << repeats << " " << best * 1e3 << " ms, median " << median * 1e3 << " ms";
+    return o.str();
+}
+
+Times timeRuns(Session& s, int repeats, const std::function<void()>& launch) {
+    launch();
+    check(clFinish(s.queue), "clFinish");
+    std::vector<double> all;
+    for (int r = 0; r < repeats; ++r) {
+        auto t = Clock::now();
+        launch();
+        check(clFinish(s.queue), "clFinish");
+        all.push_back(secondsSince(t));
+    }
+    Times t;
+    std::sort(all.begin(), all.end());
+    t.best = all.front();
+    t.median = all[all.size() / 2];
+    return t;
+}
 
 double secondsSince(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -86,6 +116,8 @@ Config Config::quick() {
     c.saxpyElements = size_t(4) << 20;
     c.imageSize = 512;
     c.volumeSize = 64;
+    c.mandelSize = 256;
+    c.spmvRows = 16000;
     return c;
 }
 
@@ -120,6 +152,14 @@ std::vector<FigureInfo> figureInfos(const Config& cfg) {
         {"layered_gsamples",
          "bilinear read_imagef, " + std::to_string(cfg.imageSize) + "^2 RGBA8 2D array layer",
          "G samples/s", true},
+        {"mandel_mpix",
+         "Mandelbrot " + std::to_string(cfg.mandelSize) + "^2, at most " +
+             std::to_string(cfg.mandelIterations) + " iterations",
+         "Mpixel/s", true},
+        {"spmv_gflops",
+         "CSR scalar SpMV, " + std::to_string(cfg.spmvRows) + " rows of 0-" +
+             std::to_string(2 * cfg.spmvRowMean),
+         "GFLOP/s", true},
         {"launch_us", "kernel launches, " + std::to_string(cfg.launches) + " queued + clFinish",
          "us/launch", false},
         {"roundtrip_us", "enqueue + clFinish round trip (median)", "us", false},

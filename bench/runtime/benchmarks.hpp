@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,8 +28,12 @@ struct Config {
     uint32_t fvSize = 1024;   ///< finite-volume grid side
     uint32_t transposeSize = 4096;
     size_t saxpyElements = size_t(32) << 20;
-    uint32_t imageSize = 2048; ///< side of the RGBA8 image the sampling figure reads
-    uint32_t volumeSize = 256; ///< width and height of the 3D figure's volume (depth a quarter)
+    uint32_t imageSize = 2048;  ///< side of the RGBA8 image the sampling figure reads
+    uint32_t volumeSize = 256;  ///< width and height of the 3D figure's volume (depth a quarter)
+    uint32_t mandelSize = 1024; ///< side of the Mandelbrot image (a multiple of 16)
+    uint32_t mandelIterations = 512; ///< escape-time iterations at most
+    uint32_t spmvRows = 100000;      ///< rows (and columns) of the CSR matrix
+    uint32_t spmvRowMean = 32;       ///< mean nonzeros a row (lengths 0 to twice this)
     /// Which device of each platform runs the work: the first of this type, never another
     /// (CPU against CPU by default; GPU against GPU with --device gpu).
     cl_device_type deviceType = CL_DEVICE_TYPE_CPU;
@@ -79,6 +85,22 @@ Figure failFigure(std::string why);
 seeds::Buffer makeBuffer(cl_context context, cl_mem_flags flags, size_t bytes, void* host,
                          const char* what);
 
+/// clEnqueueNDRangeKernel without offset or events; throws seeds::ClError naming `what`.
+void enqueue(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* global,
+             const size_t* local, const char* what);
+/// Blocking read of a whole buffer's first `bytes`.
+void readBuffer(cl_command_queue q, cl_mem mem, size_t bytes, void* dst);
+
+/// Wall times of repeated runs: the best is the figure, the median shows how a loaded machine
+/// spreads them.
+struct Times {
+    double best = std::numeric_limits<double>::infinity();
+    double median = 0;
+    std::string describe(int repeats) const;
+};
+/// `repeats` runs of `launch` + clFinish, each timed, after one untimed warm-up run.
+Times timeRuns(Session& s, int repeats, const std::function<void()>& launch);
+
 /// Builds the benchmark source cfg.builds times, each uncached (fresh nonce); records
 /// build_ms and returns the last program (null when every build failed).
 seeds::Program benchBuild(Session& s, const Config& cfg, Figures& out);
@@ -91,6 +113,9 @@ void benchMin(Session& s, cl_program program, const Config& cfg, Figures& out);
 /// fft_gflops, fv_mcells, transpose_gbs, saxpy_gbs: GPU-style kernels (their own program,
 /// built once, untimed) each checked against a host reference.
 void benchPortable(Session& s, const Config& cfg, Figures& out);
+/// mandel_mpix, spmv_gflops: GPU-style kernels whose work-items loop different numbers of
+/// times (their own program, built once, untimed), each checked against a host reference.
+void benchDivergent(Session& s, const Config& cfg, Figures& out);
 /// launch_us, roundtrip_us.
 void benchLaunch(Session& s, cl_program program, const Config& cfg, Figures& out);
 

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -107,31 +108,57 @@ void runPlatform(PlatformRun& run, const Config& cfg, const std::vector<FigureIn
                     printFigure(info, run.figures[k]);
     };
 
+    // With --only, `infos` holds the chosen figures: a group runs when it has one of them.
+    auto wanted = [&](std::initializer_list<const char*> keys) {
+        for (const char* k : keys)
+            for (const FigureInfo& info : infos)
+                if (info.key == k)
+                    return true;
+        return false;
+    };
+    const std::initializer_list<const char*> nbody = {"nbody_first_ms", "nbody_ginter",
+                                                      "nbody_gflops"},
+                                             portable = {"fft_gflops",      "fv_mcells",
+                                                         "transpose_gbs",   "saxpy_gbs",
+                                                         "image_gsamples",  "volume_gsamples",
+                                                         "layered_gsamples"},
+                                             divergent = {"mandel_mpix", "spmv_gflops"},
+                                             launch = {"launch_us", "roundtrip_us"};
     duet::seeds::Program program;
-    guarded(run.figures, {"build_ms"}, [&] { program = benchBuild(s, cfg, run.figures); });
-    show({"build_ms"});
-    if (!program) {
-        for (const FigureInfo& info : infos)
-            if (!run.figures.count(info.key))
-                run.figures[info.key] = Figure{0, false, "no program (the build failed)"};
-        return;
+    if (wanted({"build_ms", "triad_gbs", "min_gbs"}) || wanted(nbody) || wanted(launch)) {
+        guarded(run.figures, {"build_ms"}, [&] { program = benchBuild(s, cfg, run.figures); });
+        show({"build_ms"});
+        if (!program) {
+            for (const FigureInfo& info : infos)
+                if (!run.figures.count(info.key))
+                    run.figures[info.key] = Figure{0, false, "no program (the build failed)"};
+            return;
+        }
     }
-    guarded(run.figures, {"nbody_first_ms", "nbody_ginter", "nbody_gflops"},
-            [&] { benchNbody(s, program, cfg, run.figures); });
-    show({"nbody_first_ms", "nbody_ginter", "nbody_gflops"});
-    guarded(run.figures, {"triad_gbs"}, [&] { benchTriad(s, program, cfg, run.figures); });
-    show({"triad_gbs"});
-    guarded(run.figures, {"min_gbs"}, [&] { benchMin(s, program, cfg, run.figures); });
-    show({"min_gbs"});
-    guarded(run.figures,
-            {"fft_gflops", "fv_mcells", "transpose_gbs", "saxpy_gbs", "image_gsamples",
-             "volume_gsamples", "layered_gsamples"},
-            [&] { benchPortable(s, cfg, run.figures); });
-    show({"fft_gflops", "fv_mcells", "transpose_gbs", "saxpy_gbs", "image_gsamples",
-          "volume_gsamples", "layered_gsamples"});
-    guarded(run.figures, {"launch_us", "roundtrip_us"},
-            [&] { benchLaunch(s, program, cfg, run.figures); });
-    show({"launch_us", "roundtrip_us"});
+    if (wanted(nbody)) {
+        guarded(run.figures, nbody, [&] { benchNbody(s, program, cfg, run.figures); });
+        show(nbody);
+    }
+    if (wanted({"triad_gbs"})) {
+        guarded(run.figures, {"triad_gbs"}, [&] { benchTriad(s, program, cfg, run.figures); });
+        show({"triad_gbs"});
+    }
+    if (wanted({"min_gbs"})) {
+        guarded(run.figures, {"min_gbs"}, [&] { benchMin(s, program, cfg, run.figures); });
+        show({"min_gbs"});
+    }
+    if (wanted(portable)) {
+        guarded(run.figures, portable, [&] { benchPortable(s, cfg, run.figures); });
+        show(portable);
+    }
+    if (wanted(divergent)) {
+        guarded(run.figures, divergent, [&] { benchDivergent(s, cfg, run.figures); });
+        show(divergent);
+    }
+    if (wanted(launch)) {
+        guarded(run.figures, launch, [&] { benchLaunch(s, program, cfg, run.figures); });
+        show(launch);
+    }
 }
 
 std::string isoNow() {
@@ -265,6 +292,11 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1u, 20u));
     app.add_option("--bodies", bodies, "N-body size (a multiple of 64; default 16384, quick 4096)")
         ->check(CLI::Range(uint32_t(64), uint32_t(1) << 20));
+    std::vector<std::string> only;
+    app.add_option("--only", only,
+                   "comma-separated figure keys (as in the JSON, e.g. mandel_mpix,spmv_gflops): "
+                   "run only the benchmarks that produce them")
+        ->delimiter(',');
     std::string deviceType = "cpu";
     app.add_option("--device", deviceType,
                    "device type each platform runs on: its first device of this type")
@@ -296,7 +328,24 @@ int main(int argc, char** argv) {
     cfg.deviceType = deviceType == "gpu"           ? CL_DEVICE_TYPE_GPU
                      : deviceType == "accelerator" ? CL_DEVICE_TYPE_ACCELERATOR
                                                    : CL_DEVICE_TYPE_CPU;
-    const std::vector<FigureInfo> infos = figureInfos(cfg);
+    std::vector<FigureInfo> infos = figureInfos(cfg);
+    if (!only.empty()) {
+        for (const std::string& key : only) {
+            auto it = std::find_if(infos.begin(), infos.end(),
+                                   [&](const FigureInfo& info) { return info.key == key; });
+            if (it == infos.end()) {
+                std::fprintf(stderr,
+                             "duet-bench: --only: no figure \"%s\"; the keys are:", key.c_str());
+                for (const FigureInfo& info : infos)
+                    std::fprintf(stderr, " %s", info.key.c_str());
+                std::fprintf(stderr, "\n");
+                return 2;
+            }
+        }
+        std::erase_if(infos, [&](const FigureInfo& info) {
+            return std::find(only.begin(), only.end(), info.key) == only.end();
+        });
+    }
 
     std::printf("duet-bench: %s run on %u CPUs (%s)\n", quick ? "quick" : "full",
                 std::thread::hardware_concurrency(), cpuModel().c_str());
@@ -409,7 +458,11 @@ int main(int argc, char** argv) {
                        {"transpose_size", cfg.transposeSize},
                        {"saxpy_elements", cfg.saxpyElements},
                        {"image_size", cfg.imageSize},
-                       {"volume_size", cfg.volumeSize}};
+                       {"volume_size", cfg.volumeSize},
+                       {"mandel_size", cfg.mandelSize},
+                       {"mandel_iterations", cfg.mandelIterations},
+                       {"spmv_rows", cfg.spmvRows},
+                       {"spmv_row_mean", cfg.spmvRowMean}};
         j["platforms"] = nlohmann::ordered_json::array();
         for (const PlatformRun& run : runs) {
             nlohmann::ordered_json p;

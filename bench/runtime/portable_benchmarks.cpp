@@ -19,47 +19,6 @@ using namespace duet::seeds;
 
 namespace {
 
-void enqueue(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* global,
-             const size_t* local, const char* what) {
-    cl_int err = clEnqueueNDRangeKernel(q, k, dims, nullptr, global, local, 0, nullptr, nullptr);
-    if (err != CL_SUCCESS)
-        throw ClError(std::string("clEnqueueNDRangeKernel(") + what + ")", err);
-}
-
-void readBuffer(cl_command_queue q, cl_mem mem, size_t bytes, void* dst) {
-    check(clEnqueueReadBuffer(q, mem, CL_TRUE, 0, bytes, dst, 0, nullptr, nullptr),
-          "clEnqueueReadBuffer");
-}
-
-/// Wall times of `repeats` runs of `launch` + clFinish, after one warm-up run: the best is the
-/// figure, the median shows how a loaded machine spreads them.
-struct Times {
-    double best = std::numeric_limits<double>::infinity();
-    double median = 0;
-    std::string describe(int repeats) const {
-        std::ostringstream o;
-        o << "best of " << repeats << " " << best * 1e3 << " ms, median " << median * 1e3 << " ms";
-        return o.str();
-    }
-};
-
-Times timeRuns(Session& s, int repeats, const std::function<void()>& launch) {
-    launch();
-    check(clFinish(s.queue), "clFinish");
-    std::vector<double> all;
-    for (int r = 0; r < repeats; ++r) {
-        auto t = Clock::now();
-        launch();
-        check(clFinish(s.queue), "clFinish");
-        all.push_back(secondsSince(t));
-    }
-    Times t;
-    std::sort(all.begin(), all.end());
-    t.best = all.front();
-    t.median = all[all.size() / 2];
-    return t;
-}
-
 const char* const kPortableKernels = R"CLC(
 // Radix-2 decimation-in-time FFT of FFT_N points per work-group, in __local memory: a
 // bit-reversed load, FFT_LOG2N butterfly stages with a barrier after each, twiddles computed

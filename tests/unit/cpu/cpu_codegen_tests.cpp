@@ -2386,7 +2386,7 @@ namespace {
 // More shapes around a loop of per-work-item trip count: a `break` (two exits, values used
 // after), the loop's result deciding a branch after it, an if/else joining after, doubles
 // (half the lanes), an integer loop with no memory access (Collatz), the loop in the region
-// after a barrier reading __local memory, and two loops in one work-item (left scalar).
+// after a barrier reading __local memory, and two loops one after the other in one work-item.
 const char* kDivergentShapes = R"CL(
 __kernel void find(__global const int* a, __global const int* len, int key, __global int* out) {
     int i = get_global_id(0);
@@ -2507,13 +2507,16 @@ ShapeResults runShapes(const Built& b, size_t local) {
 
 } // namespace
 
-TEST_CASE("linearised loops: breaks, branches after, doubles, barriers; two loops stay scalar",
+TEST_CASE("linearised loops: breaks, branches after, doubles, barriers, two loops in sequence",
           "[cpu][cpu_codegen]") {
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("duet_cg_divshapes_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     ::setenv("DUET_CPU_DIVERGENT_LOOPS", "all", 1);
     Built lin = build(kDivergentShapes, "-cl-std=CL3.0 -save-temps=" + (dir / "t").string());
+    // Each kernel's code is made at its first fn(), under the setting of that moment.
+    for (const char* k : {"find", "collatz", "newton", "after_barrier", "two_loops"})
+        lin.fn(k);
     ::setenv("DUET_CPU_DIVERGENT_LOOPS", "0", 1);
     Built off = build(kDivergentShapes);
     for (const char* k : {"find", "collatz", "newton", "after_barrier", "two_loops"})
@@ -2529,10 +2532,175 @@ TEST_CASE("linearised loops: breaks, branches after, doubles, barriers; two loop
         CHECK(std::regex_search(lin.log, std::regex("kernel newton: [^\\n]*lanes.loop: "
                                                     "vectorised \\(vectorized loop "
                                                     "\\(vectorization width: (4|8),")));
-    CHECK(std::regex_search(lin.log, std::regex("kernel two_loops: [^\\n]*not linearised: it "
-                                                "holds several loops")));
+    CHECK(std::regex_search(
+        lin.log,
+        std::regex("kernel two_loops: [^\\n]*: 2 inner loops linearised, [0-9]+ work-items")));
     for (size_t local : {size_t(32), size_t(20), size_t(7)}) {
         INFO("group size " << local);
         CHECK(runShapes(lin, local) == runShapes(off, local));
+    }
+}
+
+namespace {
+
+// Several loops of per-work-item trip count in one work-item: one after another, with values
+// carried from one to the next, loops skipped by some work-items (the second reached straight
+// from the code before the first), an early return between them, a `break`, a do-while, three
+// in a row; and loops nested in a loop (SHOC BFS's shape), which stay one work-item at a time.
+const char* kDivergentSequences = R"CL(
+#pragma OPENCL FP_CONTRACT OFF
+__kernel void seq_skip(__global const uint* n, __global uint* out) {
+    uint i = get_global_id(0), s = i + 1;
+    if (i & 1)
+        for (uint k = 0; k < n[i]; ++k)
+            s = s * 3u + k;
+    if (s % 5u == 0) {
+        out[i] = 0xFFFFFFFFu;
+        return;
+    }
+    uint steps = 0;
+    while (s > 10u) {
+        s = s / 2u + (s & 1u);
+        ++steps;
+    }
+    out[i] = s * 1000u + steps;
+}
+__kernel void seq_three(__global const float* v, __global float* out, __global int* its) {
+    int i = get_global_id(0);
+    float x = v[i];
+    int a = 0, b = 0, c = 0;
+    while (x > 1.0f && a < 50) { x = x * 0.5f + 0.1f; ++a; }
+    for (b = 0; b < i % 9; ++b) {
+        if (x > 0.9f)
+            break;
+        x = x * 1.5f;
+    }
+    float y = x;
+    do { y = y * y + 0.01f; ++c; } while (y < 0.8f && c < 40);
+    out[i] = x + y;
+    its[i] = a * 10000 + b * 100 + c;
+}
+__kernel void nested(__global const int* n, __global int* out) {
+    int i = get_global_id(0), s = 0;
+    for (int k = 0; k < n[i]; ++k)
+        for (int j = 0; j < k; ++j)
+            s += j ^ k;
+    out[i] = s;
+}
+)CL";
+
+struct SequenceResults {
+    std::vector<uint32_t> skip;
+    std::vector<float> three;
+    std::vector<int> its, nested;
+    bool operator==(const SequenceResults& o) const {
+        return skip == o.skip && three == o.three && its == o.its && nested == o.nested;
+    }
+};
+
+SequenceResults runSequences(const Built& b, size_t local) {
+    SequenceResults r;
+    const size_t n = 83;
+    std::vector<uint32_t> len(n);
+    for (size_t i = 0; i < n; ++i)
+        len[i] = uint32_t((i * 29) % 23);
+    r.skip.assign(n, 7777);
+    PtrArgs p{len.data(), r.skip.data()};
+    runNDRange(b.fn("seq_skip"), {p.at(0), p.at(1)}, 1, {n, 1, 1}, {local, 1, 1});
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i)
+        v[i] = float((i * 37) % 101) * 0.7f;
+    r.three.assign(n, -1.0f);
+    r.its.assign(n, 7777);
+    PtrArgs q{v.data(), r.three.data(), r.its.data()};
+    runNDRange(b.fn("seq_three"), {q.at(0), q.at(1), q.at(2)}, 1, {n, 1, 1}, {local, 1, 1});
+    std::vector<int> small(n);
+    for (size_t i = 0; i < n; ++i)
+        small[i] = int(i % 13);
+    r.nested.assign(n, 7777);
+    PtrArgs w{small.data(), r.nested.data()};
+    runNDRange(b.fn("nested"), {w.at(0), w.at(1)}, 1, {n, 1, 1}, {local, 1, 1});
+    // The host's answers.
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t s = uint32_t(i) + 1;
+        if (i & 1)
+            for (uint32_t k = 0; k < len[i]; ++k)
+                s = s * 3u + k;
+        uint32_t want = 0xFFFFFFFFu;
+        if (s % 5u != 0) {
+            uint32_t steps = 0;
+            for (; s > 10u; ++steps)
+                s = s / 2u + (s & 1u);
+            want = s * 1000u + steps;
+        }
+        REQUIRE(r.skip[i] == want);
+        float x = v[i];
+        int a = 0, b = 0, c = 0;
+        for (; x > 1.0f && a < 50; ++a)
+            x = x * 0.5f + 0.1f;
+        for (b = 0; b < int(i % 9); ++b) {
+            if (x > 0.9f)
+                break;
+            x = x * 1.5f;
+        }
+        float y = x;
+        do {
+            y = y * y + 0.01f;
+            ++c;
+        } while (y < 0.8f && c < 40);
+        REQUIRE(r.its[i] == a * 10000 + b * 100 + c);
+        REQUIRE(r.three[i] == x + y);
+        int t = 0;
+        for (int k = 0; k < small[i]; ++k)
+            for (int j = 0; j < k; ++j)
+                t += j ^ k;
+        REQUIRE(r.nested[i] == t);
+    }
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("several loops in sequence in one work-item are linearised, each in its own rounds; "
+          "nested ones are not",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_divseq_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    // The default: none of these loops touches memory, so each sequence is linearised.
+    // (-save-temps: every kernel compiled at the build, its log lines in Built::log.)
+    ::unsetenv("DUET_CPU_DIVERGENT_LOOPS");
+    Built lin = build(kDivergentSequences, "-cl-std=CL3.0 -save-temps=" + (dir / "t").string());
+    ::setenv("DUET_CPU_DIVERGENT_LOOPS", "0", 1);
+    Built off = build(kDivergentSequences, "-cl-std=CL3.0 -save-temps=" + (dir / "off").string());
+    for (const char* k : {"seq_skip", "seq_three", "nested"})
+        off.fn(k);
+    ::unsetenv("DUET_CPU_DIVERGENT_LOOPS");
+    fs::remove_all(dir);
+    INFO(lin.log);
+    CHECK(std::regex_search(lin.log, std::regex("kernel seq_skip: [^\\n]*: 2 inner loops "
+                                                "linearised, [0-9]+ work-items a chunk")));
+    CHECK(std::regex_search(lin.log, std::regex("kernel seq_three: [^\\n]*: 3 inner loops "
+                                                "linearised, [0-9]+ work-items a chunk")));
+    CHECK(std::regex_search(lin.log, std::regex("kernel nested: [^\\n]*not linearised: its loop "
+                                                "holds a loop of its own")));
+    CHECK(!std::regex_search(lin.log, std::regex("kernel nested: [^\\n]*inner loops? linearised")));
+    // Every lane loop of the sequences is vector code: one before the loops, then rounds and a
+    // lane loop after each loop.
+    for (auto [k, loops] : {std::pair<const char*, int>{"seq_skip", 2}, {"seq_three", 3}}) {
+        INFO("kernel " << k);
+        const std::regex laneLoop(
+            std::string("kernel ") + k + ": __duet_wg_" + k +
+            "[.a-z0-9]*: work-item loop [^:]*\\.lanes\\.(pre|loop|post)[0-9]*: "
+            "vectorised \\(");
+        auto first = std::sregex_iterator(lin.log.begin(), lin.log.end(), laneLoop);
+        CHECK(std::distance(first, std::sregex_iterator()) >= 1 + 2 * loops);
+    }
+    // Off: one work-item at a time, as before.
+    CHECK(off.log.find("linearised,") == std::string::npos);
+    CHECK(std::regex_search(off.log, std::regex("kernel seq_three: [^\\n]*: not vectorised")));
+    for (size_t local : {size_t(64), size_t(24), size_t(16), size_t(5)}) {
+        INFO("group size " << local);
+        CHECK(runSequences(lin, local) == runSequences(off, local));
     }
 }

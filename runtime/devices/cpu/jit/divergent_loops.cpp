@@ -3,15 +3,20 @@
 //
 // Before:  for lx: { A; while (cond) { C }; B }          (A and B any acyclic code, with ifs)
 // After:   for c in 0, V, 2V ... < n:
-//              for l < V: lx = c + l; if (lx < n) { A; active[l] = reached C } else active[l] = 0
+//              for l < V: lx = c + l; if (lx < n) { A; state[l] = reached C ? at C : done }
+//                         active[l] = state[l] == at C
 //              do { any = 0; for l < V: if (active[l]) { one iteration of C;
-//                                                        active[l] = it loops again }
+//                                   active[l] = it loops again; if not, state[l] = its exit }
 //                                       any |= active[l] } while (any)
-//              for l < V: if (entered[l]) B
-// The three lane loops are work-item loops of trip count V, declared parallel and vectorised V
-// wide. Values crossing from one piece to another go through per-lane arrays ([V x T] allocas)
-// unless they are a pure function of the local id and values from outside the loop, which are
-// computed again where used (so B's `out[row]` stays a consecutive store).
+//              for l < V: if (state[l] is an exit of C) { B from that exit; state[l] = done }
+// Several loops one after another (A; C1; B1; C2; B2 ...: each B any acyclic code that may
+// reach any later loop or skip it) get rounds and a lane loop after them each, in an order
+// where code only leads to later loops; a lane's state says which loop it waits at, which exit
+// it left one by, or that its turn is over. The lane loops are work-item loops of trip count V,
+// declared parallel and vectorised V wide. Values crossing from one piece to another go through
+// per-lane arrays ([V x T] allocas) unless they are a pure function of the local id and values from
+// outside the loop, which are computed again where used (so B's `out[row]` stays a consecutive
+// store).
 #include "devices/cpu/jit/work_item_loops.hpp"
 
 #include <llvm/ADT/DenseMap.h>
@@ -42,15 +47,27 @@ using namespace llvm;
 
 namespace {
 
-enum Piece : unsigned { kBefore = 1, kInner = 2, kAfter = 4 };
+/// Piece bits: the code before any loop is segment 0, the code after the i-th loop to run
+/// segment i + 1 (blocks reached from several places are in several segments); the i-th loop
+/// itself has a bit of its own.
+unsigned segmentBit(unsigned segment) {
+    return 1u << (2 * segment);
+}
+unsigned loopBit(unsigned i) {
+    return 2u << (2 * i);
+}
+constexpr unsigned kMaxLoops = 8;
 
 /// One work-item loop to linearise, as analysed before anything changes.
 struct Plan {
     Loop* outer = nullptr;
-    Loop* inner = nullptr;
     BasicBlock *header = nullptr, *latch = nullptr, *preheader = nullptr, *exit = nullptr;
-    BasicBlock* innerHeader = nullptr;
-    SmallVector<BasicBlock*, 4> innerExits; ///< piece kAfter starts at each
+    struct Inner {
+        Loop* loop;
+        BasicBlock* header;
+        SmallVector<BasicBlock*, 4> exits; ///< the next segment starts at each
+    };
+    std::vector<Inner> inners; ///< in the order they run
     PHINode* lx = nullptr;
     /// Other inductions of the work-item loop (a pointer or a narrower index advancing with the
     /// local id): phi, start and step, the last two expanded in the preheader.
@@ -60,24 +77,34 @@ struct Plan {
     };
     std::vector<Induction> inductions;
     Value* tripCount = nullptr;             ///< work-items in the loop, expanded in the preheader
-    DenseMap<BasicBlock*, unsigned> pieces; ///< Piece bits of each block of the outer loop
+    DenseMap<BasicBlock*, unsigned> pieces; ///< piece bits of each block of the outer loop
     unsigned lanes = 0;
+    bool isInnerHeader(BasicBlock* bb) const {
+        return any_of(inners, [&](const Inner& in) { return in.header == bb; });
+    }
 };
 
-/// Blocks of `outer` reachable from `from` without taking the latch's branch or entering `stop`.
-void reach(BasicBlock* from, const Loop& outer, BasicBlock* latch, BasicBlock* stop, unsigned bit,
-           DenseMap<BasicBlock*, unsigned>& pieces) {
-    SmallVector<BasicBlock*, 16> work{from};
-    SmallPtrSet<BasicBlock*, 32> seen{from};
+/// Marks with `bit` the blocks of `outer` reachable from `from` without taking the latch's
+/// branch or entering one of `stops` (the inner loops' headers); returns the stops it reaches.
+SmallPtrSet<BasicBlock*, 8> reach(ArrayRef<BasicBlock*> from, const Loop& outer, BasicBlock* latch,
+                                  const SmallPtrSetImpl<BasicBlock*>& stops, unsigned bit,
+                                  DenseMap<BasicBlock*, unsigned>& pieces) {
+    SmallVector<BasicBlock*, 16> work(from.begin(), from.end());
+    SmallPtrSet<BasicBlock*, 32> seen(from.begin(), from.end());
+    SmallPtrSet<BasicBlock*, 8> reached;
     while (!work.empty()) {
         BasicBlock* bb = work.pop_back_val();
         pieces[bb] |= bit;
         if (bb == latch)
             continue;
-        for (BasicBlock* s : successors(bb))
-            if (s != stop && outer.contains(s) && seen.insert(s).second)
+        for (BasicBlock* s : successors(bb)) {
+            if (stops.contains(s))
+                reached.insert(s);
+            else if (outer.contains(s) && seen.insert(s).second)
                 work.push_back(s);
+        }
     }
+    return reached;
 }
 
 /// Lanes per chunk: the function's vectors of 32-bit values, or of 64-bit ones where the loop
@@ -122,32 +149,92 @@ std::string gatherBound(const Loop& inner) {
            " floating-point operations (DUET_CPU_DIVERGENT_LOOPS=all linearises it anyway)";
 }
 
+/// Orders `p.inners` so that code only leads from a loop to later ones and marks every block's
+/// pieces; the reason it cannot, empty when it can.
+std::string orderLoops(Plan& p) {
+    SmallPtrSet<BasicBlock*, 8> headers;
+    for (const Plan::Inner& in : p.inners)
+        headers.insert(in.header);
+    // Which loop headers each segment reaches: from the work-item loop's header, from a loop's
+    // exits (scratch piece bits; the real ones follow the order).
+    DenseMap<BasicBlock*, unsigned> scratch;
+    std::vector<SmallPtrSet<BasicBlock*, 8>> leadsTo;
+    for (const Plan::Inner& in : p.inners)
+        leadsTo.push_back(reach(in.exits, *p.outer, p.latch, headers, 1, scratch));
+    // A loop runs once every loop whose code after it leads to it has run.
+    std::vector<Plan::Inner> order;
+    std::vector<bool> placed(p.inners.size(), false);
+    while (order.size() < p.inners.size()) {
+        bool progress = false;
+        for (size_t i = 0; i < p.inners.size(); ++i) {
+            if (placed[i])
+                continue;
+            bool ready = true;
+            for (size_t j = 0; j < p.inners.size(); ++j)
+                if (!placed[j] && leadsTo[j].contains(p.inners[i].header))
+                    ready = false;
+            if (ready) {
+                placed[i] = progress = true;
+                order.push_back(p.inners[i]);
+            }
+        }
+        if (!progress)
+            return p.inners.size() == 1 ? "the code after its loop goes back into it"
+                                        : "the code after one of its loops goes back into it "
+                                          "or an earlier one";
+    }
+    p.inners = std::move(order);
+    reach({p.header}, *p.outer, p.latch, headers, segmentBit(0), p.pieces);
+    for (unsigned i = 0; i < p.inners.size(); ++i) {
+        reach(p.inners[i].exits, *p.outer, p.latch, headers, segmentBit(i + 1), p.pieces);
+        for (BasicBlock* bb : p.inners[i].loop->blocks())
+            p.pieces[bb] |= loopBit(i);
+    }
+    for (BasicBlock* bb : p.outer->blocks()) {
+        const unsigned bits = p.pieces.lookup(bb);
+        const bool inLoop =
+            any_of(p.inners, [&](const Plan::Inner& in) { return in.loop->contains(bb); });
+        if (!bits || (inLoop && llvm::popcount(bits) != 1))
+            return p.inners.size() == 1 ? "the code around its loop is not acyclic"
+                                        : "the code around its loops is not acyclic";
+    }
+    return {};
+}
+
 /// The reason `outer` cannot be linearised, empty when `p` is filled in and it can.
 std::string plan(Loop& outer, ScalarEvolution& se, Plan& p) {
-    if (outer.getSubLoops().size() != 1)
-        return "it holds several loops";
-    Loop* inner = outer.getSubLoops().front();
-    if (!inner->isInnermost())
-        return "its loop holds a loop of its own";
+    if (outer.getSubLoops().size() > kMaxLoops)
+        return "it holds more than " + std::to_string(kMaxLoops) + " loops";
+    for (Loop* inner : outer.getSubLoops())
+        if (!inner->isInnermost())
+            return "its loop holds a loop of its own";
     if (std::string why = whyNotParallel(outer); !why.empty())
         return why;
-    const SCEV* innerTrips = se.getBackedgeTakenCount(inner);
-    if (!isa<SCEVCouldNotCompute>(innerTrips) && se.isLoopInvariant(innerTrips, &outer))
-        return "its loop runs equally often in every work-item";
+    const bool several = outer.getSubLoops().size() > 1;
+    for (Loop* inner : outer.getSubLoops()) {
+        const SCEV* innerTrips = se.getBackedgeTakenCount(inner);
+        if (!isa<SCEVCouldNotCompute>(innerTrips) && se.isLoopInvariant(innerTrips, &outer))
+            return several ? "one of its loops runs equally often in every work-item"
+                           : "its loop runs equally often in every work-item";
+    }
     p.outer = &outer;
-    p.inner = inner;
     p.header = outer.getHeader();
     p.latch = outer.getLoopLatch();
     p.preheader = outer.getLoopPreheader();
     p.exit = outer.getExitBlock();
-    p.innerHeader = inner->getHeader();
-    inner->getUniqueExitBlocks(p.innerExits);
-    if (p.innerExits.empty() || p.innerExits.size() > 8)
-        return "its loop has no exit or more than 8";
-    if (!inner->getLoopPreheader() || !inner->getLoopLatch() || !inner->hasDedicatedExits())
-        return "its loop is not in simplified form";
+    for (Loop* inner : outer.getSubLoops()) {
+        Plan::Inner in{inner, inner->getHeader(), {}};
+        inner->getUniqueExitBlocks(in.exits);
+        if (in.exits.empty() || in.exits.size() > 8)
+            return "its loop has no exit or more than 8";
+        if (!inner->getLoopPreheader() || !inner->getLoopLatch() || !inner->hasDedicatedExits())
+            return "its loop is not in simplified form";
+        if (inner->contains(p.latch))
+            return "the work-item loop is not in simplified form";
+        p.inners.push_back(std::move(in));
+    }
     if (!p.latch || !p.preheader || !p.exit || outer.getExitingBlock() != p.latch ||
-        inner->contains(p.latch) || pred_size(p.header) != 2)
+        pred_size(p.header) != 2)
         return "the work-item loop is not in simplified form";
     std::vector<std::pair<PHINode*, const SCEVAddRecExpr*>> others;
     for (PHINode& phi : p.header->phis()) {
@@ -173,23 +260,15 @@ std::string plan(Loop& outer, ScalarEvolution& se, Plan& p) {
                 if (!outer.contains(cast<Instruction>(u)))
                     return "values of the work-item loop are used after it";
         }
-    reach(p.header, outer, p.latch, p.innerHeader, kBefore, p.pieces);
-    for (BasicBlock* e : p.innerExits)
-        reach(e, outer, p.latch, p.innerHeader, kAfter, p.pieces);
-    for (BasicBlock* bb : inner->blocks())
-        p.pieces[bb] |= kInner;
-    for (BasicBlock* bb : outer.blocks())
-        if (!p.pieces.count(bb) || (p.pieces[bb] & kInner && p.pieces[bb] != kInner))
-            return "the code around its loop is not acyclic";
+    if (std::string why = orderLoops(p); !why.empty())
+        return why;
     for (BasicBlock* s : successors(p.latch))
         if (s != p.header && s != p.exit)
             return "the work-item loop is not in simplified form";
-    for (auto& [bb, bits] : p.pieces)
-        if (bits & kAfter && is_contained(successors(bb), p.innerHeader))
-            return "the code after its loop goes back into it";
     if (divergentLoopsMode() == DivergentLoops::WhereCheaper)
-        if (std::string why = gatherBound(*inner); !why.empty())
-            return why;
+        for (const Plan::Inner& in : p.inners)
+            if (std::string why = gatherBound(*in.loop); !why.empty())
+                return why;
     p.lanes = lanesFor(*p.header->getParent(), outer);
     if (p.lanes < 2)
         return "no vector width";
@@ -229,6 +308,13 @@ private:
     };
     Lane laneLoop(BasicBlock* pre, const Twine& name, Value* chunk);
     void closeLane(Lane& lane, BasicBlock* exit);
+    Value* stateSlot(IRBuilder<>& b, Value* lane);
+    /// A lane's state: 0 its turn is over (or it has none), atLoop(i) it waits at the i-th
+    /// loop to run, leftBy(i, k) it left that loop by its k-th exit.
+    uint8_t atLoop(unsigned i) const { return uint8_t(1 + i); }
+    uint8_t leftBy(unsigned i, unsigned k) const { return uint8_t(1 + kMaxLoops + 8 * i + k); }
+    BasicBlock* segment(unsigned seg, BasicBlock* from, Value* chunk);
+    BasicBlock* rounds(unsigned i, BasicBlock* from, Value* chunk);
     /// Clones the blocks of piece `bit`; `redirect(original successor)` gives the block a
     /// cloned edge leaving the piece goes to. Returns the clones of `entries`.
     std::vector<BasicBlock*> clonePiece(unsigned bit, ArrayRef<BasicBlock*> entries,
@@ -241,6 +327,10 @@ private:
     LLVMContext& m_ctx;
     Instruction *m_lanePh, *m_lxPh;
     Type *m_i8, *m_ty;
+    AllocaInst* m_state = nullptr; ///< [V x i8]: each lane's state
+    /// [V x i8]: 1 where the lane waits at the next loop to run (its state says so too; the
+    /// rounds test this flag, which stays in a mask register, not the state).
+    AllocaInst* m_active = nullptr;
 };
 
 AllocaInst* Linearise::laneArray(Type* t, const Twine& name) {
@@ -360,7 +450,7 @@ Linearise::clonePiece(unsigned bit, ArrayRef<BasicBlock*> entries, const Lane& l
                       const std::function<BasicBlock*(BasicBlock*)>& redirect, BasicBlock* end) {
     ValueToValueMapTy vmap;
     std::vector<std::pair<BasicBlock*, BasicBlock*>> clones;
-    const char* suffix = bit == kBefore ? ".pre" : bit == kInner ? ".loop" : ".post";
+    const char* suffix = bit == segmentBit(0) ? ".pre" : bit & 0xAAAAAAAAu ? ".loop" : ".post";
     for (BasicBlock& bb : m_f)
         if (piecesOf(&bb) & bit)
             clones.push_back({&bb, nullptr});
@@ -382,7 +472,7 @@ Linearise::clonePiece(unsigned bit, ArrayRef<BasicBlock*> entries, const Lane& l
         }
         for (unsigned s = 0; s < term->getNumSuccessors(); ++s)
             if (BasicBlock* to = term->getSuccessor(s);
-                !(piecesOf(to) & bit) || to == m_p.innerHeader)
+                !(piecesOf(to) & bit) || m_p.isInnerHeader(to))
                 term->setSuccessor(s, redirect(to));
     }
     vmap[m_lanePh] = lane.l;
@@ -394,6 +484,133 @@ Linearise::clonePiece(unsigned bit, ArrayRef<BasicBlock*> entries, const Lane& l
     for (BasicBlock* e : entries)
         out.push_back(cast<BasicBlock>(vmap[e]));
     return out;
+}
+
+Value* Linearise::stateSlot(IRBuilder<>& b, Value* lane) {
+    return b.CreateInBoundsGEP(m_state->getAllocatedType(), m_state, {b.getInt64(0), lane});
+}
+
+/// The lane loop running segment `seg` (0: from the work-item loop's header; i + 1: from the
+/// i-th loop's exits) for each lane whose state says it starts there, after `from` (which it
+/// ends); returns the block after it, still without a terminator.
+BasicBlock* Linearise::segment(unsigned seg, BasicBlock* from, Value* chunk) {
+    const std::string base = m_p.header->getName().str();
+    Lane lane = laneLoop(from, seg == 0 ? ".lanes.pre" : ".lanes.post", chunk);
+    BranchInst::Create(lane.head, from);
+    // Leaving the segment: for a loop (the lane waits there) or at the end of the turn.
+    DenseMap<BasicBlock*, BasicBlock*> enter;
+    DenseMap<BasicBlock*, uint8_t> enterState;
+    for (unsigned i = 0; i < m_p.inners.size(); ++i) {
+        BasicBlock* e = BasicBlock::Create(m_ctx, base + ".enter", &m_f);
+        BranchInst::Create(lane.latch, e);
+        enter[m_p.inners[i].header] = e;
+        enterState[e] = atLoop(i);
+    }
+    BasicBlock* finished = BasicBlock::Create(m_ctx, base + ".finished", &m_f);
+    BranchInst::Create(lane.latch, finished);
+    SmallVector<BasicBlock*, 4> entries;
+    if (seg == 0)
+        entries.push_back(m_p.header);
+    else
+        entries.append(m_p.inners[seg - 1].exits.begin(), m_p.inners[seg - 1].exits.end());
+    std::vector<BasicBlock*> bodies = clonePiece(
+        segmentBit(seg), entries, lane, [&](BasicBlock* to) { return enter.lookup(to); }, finished);
+    // Ways out the segment never takes go (no block without predecessors in a lane loop).
+    for (auto& [header, e] : enter)
+        if (pred_empty(e)) {
+            enterState.erase(e);
+            e->eraseFromParent();
+        }
+    if (pred_empty(finished)) {
+        finished->eraseFromParent();
+        finished = nullptr;
+    }
+    IRBuilder<> b(lane.head);
+    Value* was = nullptr;
+    if (seg == 0) {
+        b.CreateCondBr(b.CreateICmpULT(lane.lx, m_p.tripCount), bodies[0], lane.latch);
+    } else {
+        // The exit the lane left the loop by, if it did now; otherwise it keeps its state.
+        was = b.CreateLoad(m_i8, stateSlot(b, lane.l), "state");
+        for (size_t k = 0; k < bodies.size(); ++k) {
+            BasicBlock* next = k + 1 < bodies.size()
+                                   ? BasicBlock::Create(m_ctx, base + ".exit.test", &m_f)
+                                   : lane.latch;
+            b.CreateCondBr(b.CreateICmpEQ(was, b.getInt8(leftBy(seg - 1, unsigned(k)))), bodies[k],
+                           next);
+            b.SetInsertPoint(next);
+        }
+    }
+    b.SetInsertPoint(lane.latch);
+    PHINode* state = b.CreatePHI(m_i8, 4, "state.next");
+    for (BasicBlock* pred : predecessors(lane.latch)) {
+        Value* v = was ? was : b.getInt8(0);
+        if (finished && pred == finished)
+            v = b.getInt8(0);
+        else if (uint8_t at = enterState.lookup(pred))
+            v = b.getInt8(at);
+        state->addIncoming(v, pred);
+    }
+    b.CreateStore(state, stateSlot(b, lane.l));
+    if (seg < m_p.inners.size())
+        b.CreateStore(
+            b.CreateZExt(b.CreateICmpEQ(state, b.getInt8(atLoop(seg))), m_i8),
+            b.CreateInBoundsGEP(m_active->getAllocatedType(), m_active, {b.getInt64(0), lane.l}));
+    BasicBlock* done =
+        BasicBlock::Create(m_ctx, base + (seg == 0 ? ".lanes.pre.done" : ".lanes.post.done"), &m_f);
+    closeLane(lane, done);
+    return done;
+}
+
+/// Rounds of the i-th loop after `from` (which it ends): one iteration for each lane waiting
+/// at it, until none is; returns the block after them, still without a terminator.
+BasicBlock* Linearise::rounds(unsigned i, BasicBlock* from, Value* chunk) {
+    const Plan::Inner& in = m_p.inners[i];
+    const std::string base = m_p.header->getName().str();
+    BasicBlock* doHead = BasicBlock::Create(m_ctx, base + ".rounds", &m_f);
+    BasicBlock* doLatch = BasicBlock::Create(m_ctx, base + ".rounds.next", &m_f);
+    BranchInst::Create(doHead, from);
+    Lane loop = laneLoop(doHead, ".lanes.loop", chunk);
+    BranchInst::Create(loop.head, doHead);
+    IRBuilder<> b(loop.head);
+    PHINode* any = b.CreatePHI(m_i8, 2, "any");
+    any->addIncoming(b.getInt8(0), doHead);
+    Value* activeSlot =
+        b.CreateInBoundsGEP(m_active->getAllocatedType(), m_active, {b.getInt64(0), loop.l});
+    Value* on = b.CreateLoad(m_i8, activeSlot, "active");
+    Value* was = b.CreateLoad(m_i8, stateSlot(b, loop.l), "state");
+    BasicBlock* again = BasicBlock::Create(m_ctx, base + ".again", &m_f);
+    BranchInst::Create(loop.latch, again);
+    DenseMap<BasicBlock*, BasicBlock*> stops;
+    DenseMap<BasicBlock*, uint8_t> stopState;
+    for (unsigned k = 0; k < in.exits.size(); ++k) {
+        BasicBlock* stop = BasicBlock::Create(m_ctx, base + ".stop", &m_f);
+        BranchInst::Create(loop.latch, stop);
+        stops[in.exits[k]] = stop;
+        stopState[stop] = leftBy(i, k);
+    }
+    BasicBlock* body = clonePiece(
+        loopBit(i), {in.header}, loop,
+        [&](BasicBlock* to) { return to == in.header ? again : stops.lookup(to); }, loop.latch)[0];
+    b.CreateCondBr(b.CreateICmpNE(on, b.getInt8(0)), body, loop.latch);
+    b.SetInsertPoint(loop.latch);
+    PHINode* still = b.CreatePHI(m_i8, 3, "still");
+    PHINode* state = b.CreatePHI(m_i8, 3, "state.next");
+    for (BasicBlock* pred : predecessors(loop.latch)) {
+        still->addIncoming(b.getInt8(pred == again ? 1 : 0), pred);
+        // Lanes going on keep their state (at this loop), as do lanes not at it.
+        uint8_t k = stopState.lookup(pred);
+        state->addIncoming(k ? b.getInt8(k) : was, pred);
+    }
+    b.CreateStore(still, activeSlot);
+    b.CreateStore(state, stateSlot(b, loop.l));
+    Value* anyNext = b.CreateOr(any, still, "any.next");
+    any->addIncoming(anyNext, loop.latch);
+    closeLane(loop, doLatch);
+    BasicBlock* after = BasicBlock::Create(m_ctx, base + ".lanes.post.start", &m_f);
+    b.SetInsertPoint(doLatch);
+    b.CreateCondBr(b.CreateICmpNE(anyNext, b.getInt8(0)), doHead, after);
+    return after;
 }
 
 void Linearise::run() {
@@ -411,109 +628,27 @@ void Linearise::run() {
     }
     m_p.lx->replaceAllUsesWith(m_lxPh);
     m_p.lx->eraseFromParent();
-    demotePhis(m_p.innerHeader);
-    for (BasicBlock* e : m_p.innerExits)
-        demotePhis(e);
+    for (const Plan::Inner& in : m_p.inners) {
+        demotePhis(in.header);
+        for (BasicBlock* e : in.exits)
+            demotePhis(e);
+    }
     splitCrossingValues();
-    AllocaInst* active = laneArray(m_i8, "active.lanes");
-    AllocaInst* entered = laneArray(m_i8, "entered.lanes");
+    m_state = laneArray(m_i8, "state.lanes");
+    m_active = laneArray(m_i8, "active.lanes");
     const std::string base = m_p.header->getName().str();
 
-    // The loop over chunks of `lanes` work-items.
+    // The loop over chunks of `lanes` work-items: the code before the loops, then each loop's
+    // rounds and the code after it.
     BasicBlock* chunkHead = BasicBlock::Create(m_ctx, base + ".chunk", &m_f);
     BasicBlock* chunkLatch = BasicBlock::Create(m_ctx, base + ".chunk.next", &m_f);
     IRBuilder<> b(chunkHead);
     PHINode* chunk = b.CreatePHI(m_ty, 2, "chunk");
     chunk->addIncoming(ConstantInt::get(m_ty, 0), m_p.preheader);
-
-    // Before: each work-item up to its loop; active[l] = entered[l] = it reached the loop.
-    Lane pre = laneLoop(chunkHead, ".lanes.pre", chunk);
-    b.CreateBr(pre.head);
-    BasicBlock* enter = BasicBlock::Create(m_ctx, base + ".enter", &m_f);
-    BranchInst::Create(pre.latch, enter);
-    BasicBlock* preBody =
-        clonePiece(kBefore, {m_p.header}, pre, [&](BasicBlock*) { return enter; }, pre.latch)[0];
-    b.SetInsertPoint(pre.head);
-    b.CreateCondBr(b.CreateICmpULT(pre.lx, m_p.tripCount), preBody, pre.latch);
-    b.SetInsertPoint(pre.latch);
-    PHINode* flag = b.CreatePHI(m_i8, 4, "reached");
-    for (BasicBlock* from : predecessors(pre.latch))
-        flag->addIncoming(b.getInt8(from == enter ? 1 : 0), from);
-    b.CreateStore(flag,
-                  b.CreateInBoundsGEP(active->getAllocatedType(), active, {b.getInt64(0), pre.l}));
-    b.CreateStore(
-        flag, b.CreateInBoundsGEP(entered->getAllocatedType(), entered, {b.getInt64(0), pre.l}));
-
-    // The loop: one iteration per active lane, until none is.
-    BasicBlock* doHead = BasicBlock::Create(m_ctx, base + ".rounds", &m_f);
-    BasicBlock* doLatch = BasicBlock::Create(m_ctx, base + ".rounds.next", &m_f);
-    BasicBlock* preExit = BasicBlock::Create(m_ctx, base + ".lanes.pre.done", &m_f);
-    BranchInst::Create(doHead, preExit);
-    closeLane(pre, preExit);
-    Lane loop = laneLoop(doHead, ".lanes.loop", chunk);
-    BranchInst::Create(loop.head, doHead);
-    b.SetInsertPoint(loop.head);
-    PHINode* any = b.CreatePHI(m_i8, 2, "any");
-    any->addIncoming(b.getInt8(0), doHead);
-    Value* on = b.CreateLoad(
-        m_i8, b.CreateInBoundsGEP(active->getAllocatedType(), active, {b.getInt64(0), loop.l}));
-    // entered[l] becomes 1 + the exit the lane leaves by.
-    Value* how = b.CreateLoad(
-        m_i8, b.CreateInBoundsGEP(entered->getAllocatedType(), entered, {b.getInt64(0), loop.l}));
-    BasicBlock* again = BasicBlock::Create(m_ctx, base + ".again", &m_f);
-    BranchInst::Create(loop.latch, again);
-    DenseMap<BasicBlock*, BasicBlock*> stops;
-    DenseMap<BasicBlock*, unsigned> exitIndex;
-    for (BasicBlock* e : m_p.innerExits) {
-        exitIndex[e] = unsigned(stops.size()) + 1;
-        stops[e] = BasicBlock::Create(m_ctx, base + ".stop", &m_f);
-        BranchInst::Create(loop.latch, stops[e]);
-    }
-    BasicBlock* loopBody = clonePiece(
-        kInner, {m_p.innerHeader}, loop,
-        [&](BasicBlock* to) { return to == m_p.innerHeader ? again : stops.lookup(to); },
-        loop.latch)[0];
-    b.CreateCondBr(b.CreateICmpNE(on, b.getInt8(0)), loopBody, loop.latch);
-    b.SetInsertPoint(loop.latch);
-    PHINode* still = b.CreatePHI(m_i8, 3, "still");
-    PHINode* exitBy = b.CreatePHI(m_i8, 3, "exit.by");
-    for (BasicBlock* from : predecessors(loop.latch)) {
-        still->addIncoming(b.getInt8(from == again ? 1 : 0), from);
-        unsigned k = 0;
-        for (auto& [e, stop] : stops)
-            if (stop == from)
-                k = exitIndex[e];
-        exitBy->addIncoming(k ? b.getInt8(uint8_t(k)) : how, from);
-    }
-    b.CreateStore(still,
-                  b.CreateInBoundsGEP(active->getAllocatedType(), active, {b.getInt64(0), loop.l}));
-    b.CreateStore(
-        exitBy, b.CreateInBoundsGEP(entered->getAllocatedType(), entered, {b.getInt64(0), loop.l}));
-    Value* anyNext = b.CreateOr(any, still, "any.next");
-    any->addIncoming(anyNext, loop.latch);
-    closeLane(loop, doLatch);
-    BasicBlock* postPre = BasicBlock::Create(m_ctx, base + ".lanes.post.start", &m_f);
-    b.SetInsertPoint(doLatch);
-    b.CreateCondBr(b.CreateICmpNE(anyNext, b.getInt8(0)), doHead, postPre);
-
-    // After: each work-item that entered the loop, from its exit to the end of its turn.
-    Lane post = laneLoop(postPre, ".lanes.post", chunk);
-    BranchInst::Create(post.head, postPre);
-    std::vector<BasicBlock*> postBodies = clonePiece(
-        kAfter, m_p.innerExits, post, [&](BasicBlock*) -> BasicBlock* { return nullptr; },
-        post.latch);
-    b.SetInsertPoint(post.head);
-    Value* was = b.CreateLoad(
-        m_i8, b.CreateInBoundsGEP(entered->getAllocatedType(), entered, {b.getInt64(0), post.l}));
-    // The exit each lane left by (1, 2 ...; 0: it never entered the loop).
-    for (size_t k = 0; k < postBodies.size(); ++k) {
-        BasicBlock* next = k + 1 < postBodies.size()
-                               ? BasicBlock::Create(m_ctx, base + ".exit.test", &m_f)
-                               : post.latch;
-        b.CreateCondBr(b.CreateICmpEQ(was, b.getInt8(uint8_t(k + 1))), postBodies[k], next);
-        b.SetInsertPoint(next);
-    }
-    closeLane(post, chunkLatch);
+    BasicBlock* at = segment(0, chunkHead, chunk);
+    for (unsigned i = 0; i < m_p.inners.size(); ++i)
+        at = segment(i + 1, rounds(i, at, chunk), chunk);
+    BranchInst::Create(chunkLatch, at);
     b.SetInsertPoint(chunkLatch);
     Value* nextChunk = b.CreateAdd(chunk, ConstantInt::get(m_ty, m_p.lanes), "chunk.next");
     b.CreateCondBr(b.CreateICmpULT(nextChunk, m_p.tripCount), chunkHead, m_p.exit);
@@ -566,8 +701,11 @@ PreservedAnalyses LinearisedDivergentLoops::run(Function& f, FunctionAnalysisMan
             continue;
         }
         if (report)
-            report->note(loop->getHeader(), "inner loop linearised, " + std::to_string(p.lanes) +
-                                                " work-items a chunk");
+            report->note(loop->getHeader(),
+                         (p.inners.size() == 1
+                              ? std::string("inner loop linearised, ")
+                              : std::to_string(p.inners.size()) + " inner loops linearised, ") +
+                             std::to_string(p.lanes) + " work-items a chunk");
         plans.push_back(std::move(p));
     }
     if (plans.empty())
