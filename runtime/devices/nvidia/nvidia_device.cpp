@@ -14,9 +14,9 @@
 #include "duet/version.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
 #include <unordered_map>
-#include <cstdio>
 
 namespace duet::rt {
 namespace nvidia_device {
@@ -160,9 +160,7 @@ public:
     cl_int unmap(Mem& m, void* ptr) override {
         // The host may have written through the map (CUDA arrays copied from it are stale).
         m_executor.noteWritten(m.data(), m.size());
-        if (m.storageOnDevice())
-            return report(m.context(), "unmap", m_staging.unmap(m, ptr));
-        size_t bytes = 0;
+        size_t bytes = 0; // of a map of managed memory, whatever the storage is now
         {
             std::lock_guard lock(m_mapsMutex);
             if (auto it = m_mapped.find(ptr); it != m_mapped.end()) {
@@ -170,9 +168,9 @@ public:
                 m_mapped.erase(it);
             }
         }
-        if (bytes)
+        if (bytes && migrates(m))
             m.context()->hostFilled(static_cast<char*>(ptr), bytes);
-        return CL_SUCCESS;
+        return report(m.context(), "unmap", m_staging.unmap(m, ptr));
     }
     /// clEnqueueMigrateMemObjects: managed memory prefetched to this GPU or to the host.
     cl_int migrate(Mem& m, cl_mem_migration_flags flags) override {
