@@ -627,6 +627,67 @@ TEST_CASE("work-item functions read the launch block and the grid registers", "[
     CHECK_FALSE(contains(entryText(h.exe->ptx(), "helpers"), "call"));
 }
 
+TEST_CASE("loops that wait on global memory are unrolled by 4 at run time, others are not",
+          "[nvidia][codegen]") {
+    rt::FinalizeResult f = finalizeSource(R"CL(
+#define FOLD(space, name, extra)                                                           \
+    __kernel void name(space const float8* in, int count, __global float8* out) {          \
+        float8 m = (float8)(0.0f);                                                         \
+        const int lsz = get_local_size(0);                                                 \
+        for (int k = get_local_id(0); k < count; k += lsz) {                               \
+            m = fmax(m, in[k]);                                                            \
+            extra;                                                                         \
+        }                                                                                  \
+        out[get_global_id(0)] = m;                                                         \
+    }
+FOLD(__global, fold_global, )
+FOLD(__constant, fold_constant, )
+FOLD(__local, fold_local, )
+FOLD(__global, fold_barrier, barrier(CLK_GLOBAL_MEM_FENCE))
+__kernel void fold_size_t(__global const float* in, uint count, __global float* out) {
+    float m = 0.0f;
+    for (size_t k = get_local_id(0); k < count; k += get_local_size(0))
+        m = fmax(m, in[k]);
+    out[get_global_id(0)] = m;
+}
+__kernel void fold_pragma(__global const float* in, int count, __global float* out) {
+    float m = 0.0f;
+    #pragma unroll 1
+    for (int k = get_local_id(0); k < count; k += get_local_size(0))
+        m = fmax(m, in[k]);
+    out[get_global_id(0)] = m;
+}
+__kernel void fold_until(__global const float* in, __global float* out) {
+    float m = 0.0f;
+    for (int k = get_local_id(0); in[k] >= 0.0f; k += get_local_size(0)) // count unknown
+        m = fmax(m, in[k]);
+    out[get_global_id(0)] = m;
+}
+)CL");
+    REQUIRE(f.status == CL_SUCCESS);
+    const auto& exe = static_cast<const rt::NvidiaExecutable&>(*f.executable);
+    // Four iterations in one body: 4 x 2 vector loads of a float8 there, 2 in the remainder,
+    // the count computed once (a division by the local size).
+    for (const char* k : {"fold_global", "fold_constant"}) {
+        INFO(k);
+        const std::string ptx = entryText(exe.ptx(), k);
+        CHECK(count(ptx, "ld.global") == 10);
+        CHECK(contains(ptx, "div.u32"));
+    }
+    // The same with a size_t index: one float per iteration.
+    CHECK(count(entryText(exe.ptx(), "fold_size_t"), "ld.global") == 5);
+    // __local loads do not wait on DRAM; a barrier, the program's own pragma and a count the
+    // loop's entry cannot compute keep the loop as written.
+    CHECK(count(entryText(exe.ptx(), "fold_local"), "ld.shared") == 2);
+    CHECK(count(entryText(exe.ptx(), "fold_barrier"), "ld.global") == 2);
+    CHECK(count(entryText(exe.ptx(), "fold_pragma"), "ld.global") == 1);
+    CHECK(count(entryText(exe.ptx(), "fold_until"), "ld.global") <= 2);
+    for (const char* k : {"fold_local", "fold_barrier", "fold_pragma", "fold_until"}) {
+        INFO(k);
+        CHECK_FALSE(contains(entryText(exe.ptx(), k), "div.u32"));
+    }
+}
+
 TEST_CASE("build options: -g, -cl-opt-disable, -cl-kernel-arg-info, -D", "[nvidia][codegen]") {
     for (const char* options : {"-g", "-cl-opt-disable", "-g -cl-opt-disable",
                                 "-cl-kernel-arg-info -DSCALE=2.0f", "-cl-std=CL3.0 -g"}) {

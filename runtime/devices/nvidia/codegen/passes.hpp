@@ -52,7 +52,8 @@ std::string legalizeForNvptx(llvm::Module& m);
 
 /// Adds to the optimiser's loop pipeline (after induction variables are simplified, before
 /// LLVM's full unrolling) a pass that asks for full unrolling of loops with a constant count of
-/// at most 32 iterations and at most 4096 instructions unrolled (loop_unrolling.cpp says why).
+/// at most 32 iterations and at most 4096 instructions unrolled, and runtime unrolling by 4 of
+/// short innermost loops that load global memory (loop_unrolling.cpp says why).
 void registerLoopUnrolling(llvm::PassBuilder& pb);
 
 /// Replaces each float division that may be 2.5 ulp off (clang's !fpmath on OpenCL C
