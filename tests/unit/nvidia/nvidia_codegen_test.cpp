@@ -465,6 +465,18 @@ TEST_CASE("math builtins: libclc float and double, native_ functions on the PTX 
     CHECK_FALSE(contains(exact.exe->ptx(), "div.full.f32"));
     CHECK(contains(exact.exe->ptx(), "\tsqrt.rn.f32"));
     CHECK_FALSE(contains(exact.exe->ptx(), "\tsqrt.approx.f32"));
+    // The divisions touch no memory: the loads of a float4 whose components they divide stay
+    // one vector load each (a division between its components' loads used to split them).
+    Built loads = build(R"CL(
+__kernel void k(__global const float4* restrict in, __global float4* restrict out) {
+    const size_t i = get_global_id(0);
+    float4 a = in[i], b = in[i + 1];
+    float ra = 1.0f / a.x, rb = 1.0f / b.x;
+    out[i] = (float4)(a.y * ra, a.z * ra, b.y * rb, b.w * rb + a.w * b.z);
+})CL");
+    CHECK(count(loads.exe->ptx(), "ld.global.nc.v4.f32") == 2);
+    CHECK(count(loads.exe->ptx(), "ld.global") == 2);
+    CHECK(count(loads.exe->ptx(), "div.full.f32") == 2);
     Built fast = build("__kernel void k(__global float* x) { x[0] = x[1] / x[2] + sqrt(x[3]); }",
                        "-cl-fast-relaxed-math");
     CHECK_FALSE(contains(fast.exe->ptx(), "div.rn.f32"));

@@ -20,11 +20,18 @@ using namespace llvm;
 
 /// div.full.f32 (max 2 ulp over the whole range): LLVM 19 has no intrinsic for it, and its
 /// back end picks the division from a process-wide option, so it is written as inline PTX.
+/// The call says it touches no memory: an inline asm call that may write memory splits the
+/// back end's load-store vectoriser's chains, and the float4 loads around a division became
+/// two scalar loads and a float2 one.
 Value* fullRangeDivide(IRBuilder<>& b, Value* x, Value* y) {
     Type* f = b.getFloatTy();
     InlineAsm* div = InlineAsm::get(FunctionType::get(f, {f, f}, false), "div.full.f32 $0, $1, $2;",
                                     "=f,f,f", /*hasSideEffects=*/false);
-    return b.CreateCall(div, {x, y});
+    CallInst* call = b.CreateCall(div, {x, y});
+    call->setDoesNotAccessMemory();
+    call->setDoesNotThrow();
+    call->addFnAttr(Attribute::WillReturn);
+    return call;
 }
 
 /// Whether `d` may be less precise than correctly rounded: clang marks an OpenCL C float
