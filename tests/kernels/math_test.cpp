@@ -317,6 +317,35 @@ TEST_CASE("double math builtins with int and pointer arguments", "[kernels][math
         checkMixed<double>();
 }
 
+// sin(+-0) = +-0 and cos(+-0) = 1, and NaN for infinities and NaN (C99 F.9.1.6-7): the GPU
+// library's reduction runs on the signed argument and gives +0 for -0 unless it mends it.
+TEST_CASE("float sin, cos and sincos keep the sign of zero and give NaN for infinities",
+          "[kernels][math]") {
+    Program prog("kernel void k(global const float* x, global float* y) {\n"
+                 "  size_t i = get_global_id(0);\n"
+                 "  float c; y[4*i] = sincos(x[i], &c); y[4*i+1] = c;\n"
+                 "  y[4*i+2] = sin(x[i]); y[4*i+3] = cos(x[i]);\n}\n");
+    const std::vector<float> x = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -0x1p-149f, 0x1p-149f};
+    Buffer bx(x), by(4 * x.size() * sizeof(float));
+    cl_kernel k = prog.kernel("k");
+    setArgs(k, bx, by);
+    run1D(k, x.size());
+    std::vector<float> y = by.read<float>(4 * x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        INFO("x = " << std::hexfloat << x[i]);
+        for (int j : {0, 2}) { // sincos's sine, sin
+            if (std::isfinite(x[i])) {
+                CHECK(y[4 * i + j] == x[i]);
+                CHECK(std::signbit(y[4 * i + j]) == std::signbit(x[i]));
+                CHECK(y[4 * i + j + 1] == 1.0f);
+            } else {
+                CHECK(std::isnan(y[4 * i + j]));
+                CHECK(std::isnan(y[4 * i + j + 1]));
+            }
+        }
+    }
+}
+
 TEST_CASE("fma is exact and mad is close", "[kernels][math]") {
     Program prog("kernel void k(global const float* a, global float* y) {\n"
                  "  size_t i = get_global_id(0);\n"

@@ -185,13 +185,13 @@ DUET_INLINE float cosPiby4(float r) {
     return fma(z * z, p, fma(z, -0.5f, 1.0f));
 }
 
-/// sin(|x|) and cos(|x|) from the reduced argument's sine and cosine and its quadrant.
+/// sin and cos of q*pi/2 + r from the reduced argument's sine and cosine and q & 3.
 DUET_INLINE float2 byQuadrant(float s, float c, int quadrant) {
-    float sinAbs = (quadrant & 1) ? c : s;
-    float cosAbs = (quadrant & 1) ? s : c;
-    sinAbs = quadrant > 1 ? -sinAbs : sinAbs;
-    cosAbs = (quadrant == 1 || quadrant == 2) ? -cosAbs : cosAbs;
-    return (float2)(sinAbs, cosAbs);
+    float sinQ = (quadrant & 1) ? c : s;
+    float cosQ = (quadrant & 1) ? s : c;
+    sinQ = quadrant > 1 ? -sinQ : sinQ;
+    cosQ = (quadrant == 1 || quadrant == 2) ? -cosQ : cosQ;
+    return (float2)(sinQ, cosQ);
 }
 
 __attribute__((noinline)) static float2 sinCosLarge(float ax) {
@@ -200,18 +200,22 @@ __attribute__((noinline)) static float2 sinCosLarge(float ax) {
     return byQuadrant(__clc_sinf_piby4(r, rr), __clc_cosf_piby4(r, rr), quadrant);
 }
 
+// Below 105615 the reduction runs on x itself, sign and all: rint, the fmas and the odd
+// polynomial are symmetric, and q & 3 of a negative q is the quadrant of x, so the results are
+// those of |x| with the sine's sign set, bit for bit (checked for every float in range), with
+// no sign fix-up and no NaN test on the common path: NaN and infinities fail the comparison and
+// take the large path. The one exception is -0, whose reduction gives +0.
 DUET_INLINE float sinCosCore(float x, __private float* cosOut) {
-    float ax = fabs(x);
-    float2 sc;
-    if (ax < 105615.0f) {
-        float q = rint(ax * 0x1.45f306p-1f); // 2/pi
-        float r = fma(q, -0x1.921fb4p+0f, ax);
+    if (fabs(x) < 105615.0f) {
+        float q = rint(x * 0x1.45f306p-1f); // 2/pi
+        float r = fma(q, -0x1.921fb4p+0f, x);
         r = fma(q, -0x1.4442d2p-24f, r);
         r = fma(q, 0x1.ee59dap-50f, r); // the third part is negative
-        sc = byQuadrant(sinPiby4(r), cosPiby4(r), (int)q & 3);
-    } else {
-        sc = sinCosLarge(ax);
+        float2 sc = byQuadrant(sinPiby4(r), cosPiby4(r), (int)q & 3);
+        *cosOut = sc.y;
+        return x == 0.0f ? x : sc.x;
     }
+    float2 sc = sinCosLarge(fabs(x));
     bool finite = isfinite(x);
     *cosOut = finite ? sc.y : NAN;
     return finite ? copysign(1.0f, x) * sc.x : NAN;
