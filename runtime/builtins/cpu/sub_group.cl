@@ -456,21 +456,11 @@ DUET_SG_NU_BROADCASTS(ulong)
 DUET_SG_NU_BROADCASTS(float)
 DUET_SG_NU_BROADCASTS(double)
 
-// Ballots: a uint4 holds 128 lanes' bits; a sub-group uses the first __duet_sub_group_width()
-// (8 or 16). The arithmetic on them needs no other work-item.
+// Ballots: a sub-group uses the first __duet_sub_group_width() (8 or 16) bits; the arithmetic
+// on them needs no other work-item (gpu/ballot_masks.h, shared with the GPU devices).
 
-DUET_INLINE uint4 duet_sg_to_ballot(ulong m) {
-    return (uint4)((uint)m, (uint)(m >> 32), 0, 0);
-}
-DUET_INLINE ulong duet_sg_from_ballot(uint4 v) {
-    return (ulong)v.x | (ulong)v.y << 32;
-}
-/// The bits of lanes below the largest sub-group's size (a partial last sub-group counts the
-/// bits of the lanes it lacks too, as the GPU devices and the CTS do).
-DUET_INLINE ulong duet_sg_size_mask(void) {
-    const uint n = get_max_sub_group_size();
-    return n >= 64 ? ~0ul : (1ul << n) - 1;
-}
+#define DUET_BALLOT_OVL DUET_OVL
+#include "../gpu/ballot_masks.h"
 
 DUET_OVL uint4 sub_group_ballot(int predicate) {
     DUET_SG_SHARE(int, predicate != 0);
@@ -478,52 +468,5 @@ DUET_OVL uint4 sub_group_ballot(int predicate) {
     ulong bits = 0;
     for (uint j = 0; j < w; ++j)
         bits |= s[j] ? mask & (1ul << j) : 0;
-    return duet_sg_to_ballot(bits);
-}
-
-DUET_OVL int sub_group_inverse_ballot(uint4 value) {
-    return (duet_sg_from_ballot(value) >> get_sub_group_local_id()) & 1;
-}
-
-DUET_OVL int sub_group_ballot_bit_extract(uint4 value, uint index) {
-    const uint w = index < 128 ? ((uint*)&value)[index >> 5] : 0;
-    return (w >> (index & 31)) & 1;
-}
-
-DUET_OVL uint sub_group_ballot_bit_count(uint4 value) {
-    return (uint)__builtin_popcountl(duet_sg_from_ballot(value) & duet_sg_size_mask());
-}
-
-DUET_OVL uint sub_group_ballot_inclusive_scan(uint4 value) {
-    const ulong upTo = (2ul << get_sub_group_local_id()) - 1;
-    return (uint)__builtin_popcountl(duet_sg_from_ballot(value) & upTo);
-}
-
-DUET_OVL uint sub_group_ballot_exclusive_scan(uint4 value) {
-    const ulong below = (1ul << get_sub_group_local_id()) - 1;
-    return (uint)__builtin_popcountl(duet_sg_from_ballot(value) & below);
-}
-
-DUET_OVL uint sub_group_ballot_find_lsb(uint4 value) {
-    return (uint)__builtin_ctzl(duet_sg_from_ballot(value) & duet_sg_size_mask());
-}
-
-DUET_OVL uint sub_group_ballot_find_msb(uint4 value) {
-    return 63u - (uint)__builtin_clzl(duet_sg_from_ballot(value) & duet_sg_size_mask());
-}
-
-DUET_OVL uint4 get_sub_group_eq_mask(void) {
-    return duet_sg_to_ballot(1ul << get_sub_group_local_id());
-}
-DUET_OVL uint4 get_sub_group_ge_mask(void) {
-    return duet_sg_to_ballot(duet_sg_size_mask() & ~((1ul << get_sub_group_local_id()) - 1));
-}
-DUET_OVL uint4 get_sub_group_gt_mask(void) {
-    return duet_sg_to_ballot(duet_sg_size_mask() & ~((2ul << get_sub_group_local_id()) - 1));
-}
-DUET_OVL uint4 get_sub_group_le_mask(void) {
-    return duet_sg_to_ballot((2ul << get_sub_group_local_id()) - 1);
-}
-DUET_OVL uint4 get_sub_group_lt_mask(void) {
-    return duet_sg_to_ballot((1ul << get_sub_group_local_id()) - 1);
+    return duet_ballot_of(bits);
 }

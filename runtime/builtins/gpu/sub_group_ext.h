@@ -392,78 +392,12 @@ ALL_EQUAL(double)
 #endif
 
 // ---- ballots ----------------------------------------------------------------------------------
-// A uint4 holds 128 lanes' bits; a wave uses the first LANES (64 or 32).
+// A wave uses the first LANES (64 or 32) bits of a ballot; the arithmetic on them is shared
+// with the CPU device (ballot_masks.h).
 
-static inline uint4 maskToBallot(ulong m) {
-    return (uint4)((uint)m, (uint)(m >> 32), 0, 0);
-}
-static inline ulong ballotToMask(uint4 v) {
-    return (ulong)v.x | (ulong)v.y << 32;
-}
-/// The bits of lanes below the sub-group size, read as the largest sub-group's (as the CTS does:
-/// a partial last sub-group counts the bits of the lanes it lacks too).
-static inline ulong sizeMask(void) {
-    const uint n = get_max_sub_group_size();
-    return n >= 64 ? ~0ul : (1ul << n) - 1;
-}
+#define DUET_BALLOT_OVL OVL
+#include "ballot_masks.h"
 
 OVL uint4 sub_group_ballot(int predicate) {
-    return maskToBallot(ballot(activeLanes(), predicate != 0));
-}
-
-OVL int sub_group_inverse_ballot(uint4 value) {
-    return (ballotToMask(value) >> get_sub_group_local_id()) & 1;
-}
-
-OVL int sub_group_ballot_bit_extract(uint4 value, uint index) {
-    const uint w = index < 128 ? ((uint*)&value)[index >> 5] : 0;
-    return (w >> (index & 31)) & 1;
-}
-
-OVL uint sub_group_ballot_bit_count(uint4 value) {
-    return (uint)__builtin_popcountl(ballotToMask(value) & sizeMask());
-}
-
-OVL uint sub_group_ballot_inclusive_scan(uint4 value) {
-    const uint lane = get_sub_group_local_id();
-    const ulong below = lane >= 63 ? ~0ul : (1ul << (lane + 1)) - 1;
-    return (uint)__builtin_popcountl(ballotToMask(value) & below);
-}
-
-OVL uint sub_group_ballot_exclusive_scan(uint4 value) {
-    const ulong below = (1ul << get_sub_group_local_id()) - 1;
-    return (uint)__builtin_popcountl(ballotToMask(value) & below);
-}
-
-OVL uint sub_group_ballot_find_lsb(uint4 value) {
-    return (uint)__builtin_ctzl(ballotToMask(value) & sizeMask());
-}
-
-OVL uint sub_group_ballot_find_msb(uint4 value) {
-    return 63u - (uint)__builtin_clzl(ballotToMask(value) & sizeMask());
-}
-
-/// Lanes from `lane` up to the largest sub-group's size.
-static inline ulong fromLane(uint lane) {
-    const uint n = get_max_sub_group_size();
-    const ulong upTo = n >= 64 ? ~0ul : (1ul << n) - 1;
-    return upTo & ~((1ul << lane) - 1);
-}
-
-OVL uint4 get_sub_group_eq_mask(void) {
-    return maskToBallot(1ul << get_sub_group_local_id());
-}
-OVL uint4 get_sub_group_ge_mask(void) {
-    return maskToBallot(fromLane(get_sub_group_local_id()));
-}
-OVL uint4 get_sub_group_gt_mask(void) {
-    const uint lane = get_sub_group_local_id();
-    return maskToBallot(fromLane(lane) & ~(1ul << lane));
-}
-OVL uint4 get_sub_group_le_mask(void) {
-    const uint lane = get_sub_group_local_id();
-    return maskToBallot(lane >= 63 ? ~0ul : (1ul << (lane + 1)) - 1);
-}
-OVL uint4 get_sub_group_lt_mask(void) {
-    return maskToBallot((1ul << get_sub_group_local_id()) - 1);
+    return duet_ballot_of(ballot(activeLanes(), predicate != 0));
 }
