@@ -50,19 +50,22 @@ DUET_INLINE ulong duet_tex_handle(global duet_image* d, uint smp, uint cls, uint
 }
 
 // The swizzles are selects, not branches: a branch between one read's texture fetch and the
-// next would make the GPU wait for the first fetch before it issues the second.
-// (OpenCL C's select with a mask: a ?: chain becomes a switch in the optimiser).
-DUET_INLINE float4 duet_tex_swizzle_f(float4 v, uint swizzle) {
-    float4 out = select(v, v.zyxw, (int4)(-(int)(swizzle == 1)));
-    out = select(out, (float4)(v.x, 0.0f, 0.0f, 1.0f), (int4)(-(int)(swizzle == 2)));
-    return select(out, (float4)(v.x, v.y, 0.0f, 1.0f), (int4)(-(int)(swizzle == 3)));
-}
-
-DUET_INLINE int4 duet_tex_swizzle_i(int4 v, uint swizzle) {
-    int4 out = select(v, v.zyxw, (int4)(-(int)(swizzle == 1)));
-    out = select(out, (int4)(v.x, 0, 0, 1), (int4)(-(int)(swizzle == 2)));
-    return select(out, (int4)(v.x, v.y, 0, 1), (int4)(-(int)(swizzle == 3)));
-}
+// next would make the GPU wait for the first fetch before it issues the second. One select per
+// lane that changes (x and z for BGRA, y, z and w for R and RG): five, where whole-vector
+// selects per swizzle made eight. (OpenCL C's select, not ?: chains, which the optimiser turns
+// into switches.)
+#define DUET_TEX_SWIZZLE(NAME, VT, T)                                                          \
+    DUET_INLINE VT NAME(VT v, uint swizzle) {                                                  \
+        const int bgra = swizzle == 1, fewer = swizzle - 2u < 2u, r = swizzle == 2;            \
+        VT out;                                                                                \
+        out.x = select(v.x, v.z, bgra);                                                        \
+        out.y = select(v.y, (T)0, r);                                                          \
+        out.z = select(select(v.z, v.x, bgra), (T)0, fewer);                                   \
+        out.w = select(v.w, (T)1, fewer);                                                      \
+        return out;                                                                            \
+    }
+DUET_TEX_SWIZZLE(duet_tex_swizzle_f, float4, float)
+DUET_TEX_SWIZZLE(duet_tex_swizzle_i, int4, int)
 
 /// The array layer a read of layered image `d` samples (`layer`: which coordinate holds it, 1
 /// or 2): clamp(rint(c), 0, layers - 1), as OpenCL rounds it for every sampler.
