@@ -102,8 +102,20 @@ size_t texelCount(const Geometry& g) {
     return size_t(g.size[0]) * size_t(g.size[1]) * size_t(g.size[2]);
 }
 
+size_t channelsOf(const cl_image_format& f) {
+    switch (f.image_channel_order) {
+    case CL_RGBA:
+    case CL_BGRA:
+        return 4;
+    case CL_RG:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
 size_t texelBytes(const cl_image_format& f) {
-    const size_t channels = f.image_channel_order == CL_RGBA ? 4 : 2;
+    const size_t channels = channelsOf(f);
     switch (f.image_channel_data_type) {
     case CL_FLOAT:
         return 4 * channels;
@@ -261,8 +273,12 @@ TEST_CASE("3D images and image arrays: every sampler reads on the GPU as on the 
           "[nvidia-gpu][image]") {
     Devices d;
     std::mt19937 rng(13);
-    const cl_image_format formats[] = {
-        {CL_RGBA, CL_FLOAT}, {CL_RGBA, CL_UNORM_INT8}, {CL_RG, CL_UNSIGNED_INT16}};
+    // BGRA and R: the channel orders the texture path swizzles (builtins/nvidia/texture.h).
+    const cl_image_format formats[] = {{CL_RGBA, CL_FLOAT},
+                                       {CL_RGBA, CL_UNORM_INT8},
+                                       {CL_RG, CL_UNSIGNED_INT16},
+                                       {CL_BGRA, CL_UNORM_INT8},
+                                       {CL_R, CL_FLOAT}};
     for (const Geometry& g : kGeometries)
         for (const cl_image_format& f : formats) {
             INFO("image " << g.suffix << " format 0x" << std::hex << f.image_channel_order << "/0x"
