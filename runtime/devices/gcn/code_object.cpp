@@ -91,6 +91,10 @@ std::string unsafeMsgpack(StringRef blob) {
 Error readKernelSymbol(const object::ELFFile<ELFT>& elf, const ELFT::Sym& sym, StringRef name,
                        std::vector<KernelInfo>& kernels) {
     for (KernelInfo& k : kernels) {
+        if (!k.runtimeHandle.empty() && name == k.runtimeHandle) {
+            k.runtimeHandleAddress = sym.st_value;
+            continue;
+        }
         if (name == k.name) {
             k.codeSize = sym.st_size;
             continue;
@@ -152,6 +156,7 @@ std::string parseKernelMeta(msgpack::DocNode& k, KernelInfo& out) {
     out.symbol = stringField(k, ".symbol");
     if (out.name.empty() || out.symbol.empty())
         return "a kernel's metadata lacks .name or .symbol";
+    out.runtimeHandle = stringField(k, ".device_enqueue_symbol");
     auto u32 = [&](StringRef key, uint32_t& v) {
         if (auto x = uintField(k, key))
             v = uint32_t(*x);
@@ -362,6 +367,9 @@ ReadCodeObjectResult readCodeObject(std::span<const unsigned char> bytes) {
     for (const KernelInfo& k : r.object.kernels)
         if (!k.descriptorAddress)
             return fail("kernel " + k.name + " has no descriptor symbol " + k.symbol);
+        else if (!k.runtimeHandle.empty() && !k.runtimeHandleAddress)
+            return fail("block kernel " + k.name + " has no runtime handle symbol " +
+                        k.runtimeHandle);
     return r;
 }
 
@@ -472,6 +480,10 @@ std::string kernelsOutsideImage(const CodeObject& object, const LoadedCodeObject
             return "the code of kernel " + k.name + " lies outside the loaded code object";
         if (k.codeAddress % 256)
             return "the code of kernel " + k.name + " is not 256-byte aligned";
+        // The runtime writes a block kernel's 16-byte handle (device enqueue) in place.
+        if (k.runtimeHandleAddress &&
+            (k.runtimeHandleAddress > size || size - k.runtimeHandleAddress < 16))
+            return "the runtime handle " + k.runtimeHandle + " lies outside the loaded code object";
     }
     return "";
 }

@@ -95,6 +95,10 @@ struct KernelInfo {
     uint32_t maxFlatWorkgroupSize = 0;
     std::array<uint32_t, 3> reqdWorkgroupSize{0, 0, 0}; ///< all 0 when absent
     bool dynamicStack = false;
+    /// `.device_enqueue_symbol` of a block kernel (`<name>.runtime_handle`, which the code of
+    /// enqueue_kernel passes to name it) and that symbol's address; empty and 0 otherwise.
+    std::string runtimeHandle;
+    uint64_t runtimeHandleAddress = 0;
 };
 
 /// Where code object v5 puts hidden_printf_buffer, from the implicit-argument pointer.

@@ -350,6 +350,51 @@ TEST_CASE("the code-object reader sees what LLVM and lld produced", "[gcn][code_
     CHECK(rsrc::rsrc2ScratchEn(priv.descriptor.computePgmRsrc2) == 1);
 }
 
+TEST_CASE("block kernels of enqueue_kernel get descriptors and runtime handles on GCN",
+          "[gcn][code_object][device_enqueue]") {
+    // The device half of device-side enqueue (builtins/gcn/device_enqueue.cl) links, and the
+    // code object names each block kernel's runtime handle, which the runtime fills in.
+    rt::TargetSpec t = gcnTarget();
+    t.clStdVersions = {100, 110, 120, 200, 300};
+    for (const char* f : {"__opencl_c_device_enqueue", "__opencl_c_generic_address_space",
+                          "__opencl_c_program_scope_global_variables"})
+        t.clExtensions.push_back(f);
+    const std::string src =
+        "kernel void parent(global int* out, int n) {\n"
+        "  queue_t q = get_default_queue(); clk_event_t ev, m;\n"
+        "  enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(4), 0, 0, &ev,\n"
+        "                 ^{ out[get_global_id(0)] = n; });\n"
+        "  enqueue_kernel(q, CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(64, 64), 1, &ev, 0,\n"
+        "                 ^(local void* p){ ((local int*)p)[0] = 1; out[8] = 1; }, 64u);\n"
+        "  enqueue_marker(q, 1, &ev, &m); release_event(ev); release_event(m);\n"
+        "  out[9] = get_kernel_work_group_size(^{ out[10] = 2; }); }\n";
+    rt::CompileResult c = rt::compileSource(src, "-cl-std=CL2.0", {}, t);
+    INFO(c.log);
+    REQUIRE(c.status == CL_SUCCESS);
+    rt::FinalizeResult f = rt::finalizeForGcn(c.bitcode, "-cl-std=CL2.0", src, t);
+    INFO(f.log);
+    REQUIRE(f.status == CL_SUCCESS);
+    REQUIRE(f.executable);
+    const rt::DeviceExecutable& exe = *f.executable;
+    REQUIRE(exe.kernels().size() == 4);
+    int blocks = 0;
+    for (const auto& k : exe.kernels()) {
+        const KernelEntry& e = entryOf(exe, k.name);
+        if (k.name == "parent") {
+            CHECK(e.kernel->runtimeHandle.empty());
+            CHECK(arg(*e.kernel, "hidden_default_queue"));
+            continue;
+        }
+        ++blocks;
+        CHECK(k.name.find("_block_invoke") != std::string::npos);
+        CHECK(e.kernel->descriptorAddress != 0);
+        CHECK(e.kernel->runtimeHandle == k.name + ".runtime_handle");
+        CHECK(e.kernel->runtimeHandleAddress != 0);
+        CHECK(e.kernel->runtimeHandleAddress != e.kernel->descriptorAddress);
+    }
+    CHECK(blocks == 3);
+}
+
 TEST_CASE("GCN program binaries carry the code object and load without recompiling",
           "[gcn][code_object][binary]") {
     const std::string src = "kernel void k(global int* a) { a[get_global_id(0)] = 7; }\n";

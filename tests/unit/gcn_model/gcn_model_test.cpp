@@ -1097,3 +1097,164 @@ TEST_CASE("v_trig_preop_f64 returns the 53-bit segments of 2/pi", "[gcn_model]")
     // Large inputs start further into the fraction (biased exponent above 1077).
     CHECK(out[40] != out[0]);
 }
+
+TEST_CASE("device enqueue: lanes append launch records to the ring until it is full",
+          "[gcn_model][device_enqueue]") {
+    // builtins/gcn/device_enqueue.cl on the model: 128 work-items (two waves) each enqueue a
+    // block into a ring with room for 100 records; the head's device-scope atomic hands out
+    // distinct slots, the rest get CLK_DEVICE_QUEUE_FULL. The "block" is a literal laid out
+    // as clang lays one out (size, align, invoke, captures), so no block kernel is needed.
+    Kernel k = compileKernel(
+        std::string(kPrelude) + R"(
+        int __enqueue_kernel_basic(queue_t q, int flags, ndrange_t* nd, void* handle, void* block);
+        typedef struct { int size; int align; ulong invoke; uint gid; uint pad; } lit_t;
+        __kernel void ring_writer(__global int* rets, __global ulong* handle) {
+            uint i = GRP * 64 + LID;
+            lit_t b = { (int)sizeof(lit_t), 8, 0, i, 7u };
+            ndrange_t nd = ndrange_1D((size_t)i + 1);
+            rets[i] = __enqueue_kernel_basic(get_default_queue(), CLK_ENQUEUE_FLAGS_WAIT_KERNEL,
+                                             &nd, (void*)handle, (void*)&b);
+        })",
+        "ring_writer",
+        {"libclc", "-cl-std=CL2.0", "-mlink-builtin-bitcode", DUET_TEST_GCN_BUILTINS_BC});
+    constexpr uint32_t kHeader = 40, kRecord = 112 + 24, kRoom = 100, kItems = 128;
+    std::vector<uint64_t> ring((kHeader + kRoom * kRecord) / 8 + 1, 0);
+    auto* h = reinterpret_cast<uint32_t*>(ring.data());
+    h[0] = 0x44524e47u;     // magic
+    h[1] = kRoom * kRecord; // record bytes
+    ring[3] = 0;            // events offset (no pool)
+    ring[4] = kHeader;      // records offset
+    std::vector<int32_t> rets(kItems, 1);
+    uint64_t handle[2] = {0, 0};
+    Launch l;
+    pushArg(l, ptr(rets.data()));
+    pushArg(l, ptr(handle));
+    l.kernargs.resize(256, 0);
+    const uint64_t q = ptr(ring.data());
+    std::memcpy(l.kernargs.data() + 16 + 104, &q, 8); // hidden_default_queue (code object v5)
+    Result r = run(k, l, kItems, 64);
+    REQUIRE(r.result.error == "");
+    CHECK(std::count(rets.begin(), rets.end(), 0) == int(kRoom));
+    CHECK(std::count(rets.begin(), rets.end(), -161) == int(kItems - kRoom)); // QUEUE_FULL
+    CHECK(h[3] == kItems - kRoom);                                            // full counter
+    std::vector<bool> seen(kItems, false);
+    const auto* recs = reinterpret_cast<const unsigned char*>(ring.data()) + kHeader;
+    for (uint32_t n = 0; n < kRoom; ++n) {
+        const unsigned char* rec = recs + n * kRecord;
+        auto u32 = [&](size_t o) {
+            uint32_t v;
+            std::memcpy(&v, rec + o, 4);
+            return v;
+        };
+        auto u64 = [&](size_t o) {
+            uint64_t v;
+            std::memcpy(&v, rec + o, 8);
+            return v;
+        };
+        REQUIRE(u32(0) == kRecord); // published length
+        CHECK(u32(4) == 1);         // a kernel
+        CHECK(u64(8) == ptr(handle));
+        CHECK(u32(16) == 1); // CLK_ENQUEUE_FLAGS_WAIT_KERNEL
+        CHECK(u32(20) == 1); // work_dim
+        const uint64_t global = u64(48);
+        CHECK(u32(104) == 24); // block bytes
+        const uint32_t gid = u32(112 + 16);
+        REQUIRE(gid < kItems);
+        CHECK(global == gid + 1);
+        CHECK(rets[gid] == 0);
+        CHECK(!seen[gid]);
+        seen[gid] = true;
+        CHECK(u32(112) == 24); // the literal's size, copied
+        CHECK(u32(112 + 20) == 7);
+    }
+}
+
+TEST_CASE("device enqueue: events, wait lists, markers and __local sizes in the ring",
+          "[gcn_model][device_enqueue]") {
+    Kernel k = compileKernel(
+        std::string(kPrelude) + R"(
+        int __enqueue_kernel_basic(queue_t q, int flags, ndrange_t* nd, void* handle, void* block);
+        int __enqueue_kernel_basic_events(queue_t q, int flags, ndrange_t* nd, uint n,
+                                          const clk_event_t* wait, clk_event_t* ret,
+                                          void* handle, void* block);
+        int __enqueue_kernel_events_varargs(queue_t q, int flags, ndrange_t* nd, uint n,
+                                            const clk_event_t* wait, clk_event_t* ret,
+                                            void* handle, void* block, uint nl, size_t* sizes);
+        typedef struct { int size; int align; ulong invoke; uint gid; uint pad; } lit_t;
+        __kernel void events(__global int* out, __global ulong* handle) {
+            if (LID != 0) return;
+            queue_t q = get_default_queue();
+            clk_event_t u = create_user_event(), e, m;
+            out[0] = is_valid_event(u);
+            lit_t b = { (int)sizeof(lit_t), 8, 0, 5u, 0u };
+            ndrange_t nd = ndrange_1D(64, 64), bad = ndrange_1D(64, 48);
+            size_t sizes[2] = {16, 32};
+            out[1] = __enqueue_kernel_events_varargs(q, CLK_ENQUEUE_FLAGS_NO_WAIT, &nd, 1, &u, &e,
+                                                     (void*)handle, (void*)&b, 2, sizes);
+            out[2] = enqueue_marker(q, 1, &e, &m);
+            out[3] = enqueue_marker(q, 0, 0, &m);
+            set_user_event_status(u, CL_COMPLETE);
+            retain_event(e);
+            release_event(e);
+            release_event(u);
+            out[4] = is_valid_event(u);
+            out[5] = is_valid_event(e);
+            out[6] = __enqueue_kernel_basic(q, 0, &bad, (void*)handle, (void*)&b);
+            out[7] = __enqueue_kernel_basic_events(q, 0, &nd, 1, &u, 0, (void*)handle, (void*)&b);
+        })",
+        "events", {"libclc", "-cl-std=CL2.0", "-mlink-builtin-bitcode", DUET_TEST_GCN_BUILTINS_BC});
+    constexpr uint32_t kHeader = 40, kEvent = 24, kEvents = 4, kRecords = 1024;
+    constexpr uint32_t kRecordsAt = kHeader + kEvents * kEvent;
+    std::vector<uint64_t> ring((kRecordsAt + kRecords) / 8, 0);
+    auto* h = reinterpret_cast<uint32_t*>(ring.data());
+    h[0] = 0x44524e47u;
+    h[1] = kRecords;
+    h[4] = kEvents;
+    ring[3] = kHeader;
+    ring[4] = kRecordsAt;
+    std::vector<int32_t> out(8, 99);
+    uint64_t handle[2] = {0, 0};
+    Launch l;
+    pushArg(l, ptr(out.data()));
+    pushArg(l, ptr(handle));
+    l.kernargs.resize(256, 0);
+    const uint64_t q = ptr(ring.data());
+    std::memcpy(l.kernargs.data() + 16 + 104, &q, 8);
+    Result r = run(k, l, 64, 64);
+    REQUIRE(r.result.error == "");
+    CHECK(out == std::vector<int32_t>{1, 0, 0, -57, 0, 1, -160, -57});
+    const auto* bytes = reinterpret_cast<const unsigned char*>(ring.data());
+    auto u32 = [&](size_t o) {
+        uint32_t v;
+        std::memcpy(&v, bytes + o, 4);
+        return v;
+    };
+    CHECK(u32(20) == 3); // events handed out: the user event, the kernel's, the marker's
+    // Event slots: refs, status, user.
+    CHECK(u32(kHeader + 0) == 0); // user event released
+    CHECK(u32(kHeader + 4) == 0); // CL_COMPLETE
+    CHECK(u32(kHeader + 8) == 1);
+    CHECK(u32(kHeader + kEvent) == 1);     // the kernel's: retained then released once
+    CHECK(u32(kHeader + kEvent + 4) == 3); // CL_QUEUED
+    CHECK(u32(kHeader + 2 * kEvent) == 1);
+    // The kernel record: wait slot 0, __local sizes 16 and 32, returned event slot 1.
+    const uint32_t rec0 = kRecordsAt, len0 = 128 + 24;
+    CHECK(u32(rec0) == len0);
+    CHECK(u32(rec0 + 4) == 1);
+    CHECK(u32(rec0 + 96) == 1);   // wait count
+    CHECK(u32(rec0 + 100) == 2);  // __local count
+    CHECK(u32(rec0 + 104) == 24); // block bytes
+    CHECK(u32(rec0 + 108) == 1);  // event slot
+    CHECK(u32(rec0 + 112) == 0);
+    CHECK(u32(rec0 + 116) == 16);
+    CHECK(u32(rec0 + 120) == 32);
+    CHECK(u32(rec0 + 128 + 16) == 5); // the literal's capture
+    // The marker: waits on the kernel's event, returns slot 2.
+    const uint32_t rec1 = rec0 + len0;
+    CHECK(u32(rec1) == 120);
+    CHECK(u32(rec1 + 4) == 2);
+    CHECK(u32(rec1 + 96) == 1);
+    CHECK(u32(rec1 + 108) == 2);
+    CHECK(u32(rec1 + 112) == 1);
+    CHECK(u32(8) == len0 + 120); // head: nothing else reserved
+}
