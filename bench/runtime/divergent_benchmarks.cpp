@@ -38,6 +38,9 @@ __kernel void mandel(__global uint *iters, uint width, uint height, float x0, fl
     }
     iters[y * width + x] = n;
 }
+// The pragma holds to the end of the source: the SpMV kernel below is contractable, as OpenCL C
+// is by default (and as SHOC's is), so its multiply-add may be one fma.
+#pragma OPENCL FP_CONTRACT ON
 
 // y = A x for a CSR matrix, one work-item a row: the row's loop runs as many times as the row
 // has nonzeros, and reads x through the column indices.
