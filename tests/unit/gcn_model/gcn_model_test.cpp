@@ -1098,6 +1098,19 @@ TEST_CASE("v_trig_preop_f64 returns the 53-bit segments of 2/pi", "[gcn_model]")
     CHECK(out[40] != out[0]);
 }
 
+/// Runs a device-enqueue kernel `(out, handle)` over `items` work-items with `ring` as its
+/// default queue (hidden_default_queue, code object v5).
+Result runWithRing(const Kernel& k, std::vector<int32_t>& out, uint64_t* handle,
+                   std::vector<uint64_t>& ring, uint32_t items) {
+    Launch l;
+    pushArg(l, ptr(out.data()));
+    pushArg(l, ptr(handle));
+    l.kernargs.resize(256, 0);
+    const uint64_t q = ptr(ring.data());
+    std::memcpy(l.kernargs.data() + 16 + 104, &q, 8);
+    return run(k, l, items, 64);
+}
+
 TEST_CASE("device enqueue: lanes append launch records to the ring until it is full",
           "[gcn_model][device_enqueue]") {
     // builtins/gcn/device_enqueue.cl on the model: 128 work-items (two waves) each enqueue a
@@ -1126,13 +1139,7 @@ TEST_CASE("device enqueue: lanes append launch records to the ring until it is f
     ring[4] = kHeader;      // records offset
     std::vector<int32_t> rets(kItems, 1);
     uint64_t handle[2] = {0, 0};
-    Launch l;
-    pushArg(l, ptr(rets.data()));
-    pushArg(l, ptr(handle));
-    l.kernargs.resize(256, 0);
-    const uint64_t q = ptr(ring.data());
-    std::memcpy(l.kernargs.data() + 16 + 104, &q, 8); // hidden_default_queue (code object v5)
-    Result r = run(k, l, kItems, 64);
+    Result r = runWithRing(k, rets, handle, ring, kItems);
     REQUIRE(r.result.error == "");
     CHECK(std::count(rets.begin(), rets.end(), 0) == int(kRoom));
     CHECK(std::count(rets.begin(), rets.end(), -161) == int(kItems - kRoom)); // QUEUE_FULL
@@ -1214,13 +1221,7 @@ TEST_CASE("device enqueue: events, wait lists, markers and __local sizes in the 
     ring[4] = kRecordsAt;
     std::vector<int32_t> out(8, 99);
     uint64_t handle[2] = {0, 0};
-    Launch l;
-    pushArg(l, ptr(out.data()));
-    pushArg(l, ptr(handle));
-    l.kernargs.resize(256, 0);
-    const uint64_t q = ptr(ring.data());
-    std::memcpy(l.kernargs.data() + 16 + 104, &q, 8);
-    Result r = run(k, l, 64, 64);
+    Result r = runWithRing(k, out, handle, ring, 64);
     REQUIRE(r.result.error == "");
     CHECK(out == std::vector<int32_t>{1, 0, 0, -57, 0, 1, -160, -57});
     const auto* bytes = reinterpret_cast<const unsigned char*>(ring.data());
