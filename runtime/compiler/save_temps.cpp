@@ -15,8 +15,11 @@ namespace duet::rt {
 using namespace llvm;
 
 std::string saveTempsPrefix(const BuildOptions& options, std::string_view deviceTag) {
-    if (!options.saveTempsPrefix.empty())
-        return options.saveTempsPrefix;
+    // A prefix naming a folder (ending in '/') gets the default names inside it, not files
+    // named only by their extension (".ptx", "_kernel.ll"), which ls does not even show.
+    const std::string& given = options.saveTempsPrefix;
+    if (!given.empty() && given.back() != '/')
+        return given;
     static std::mutex mutex;
     static std::map<std::string, unsigned, std::less<>> counters;
     unsigned n;
@@ -24,7 +27,7 @@ std::string saveTempsPrefix(const BuildOptions& options, std::string_view device
         std::lock_guard lock(mutex);
         n = counters[std::string(deviceTag)]++;
     }
-    return "_temp_" + std::to_string(n) + "_" + std::string(deviceTag);
+    return given + "_temp_" + std::to_string(n) + "_" + std::string(deviceTag);
 }
 
 std::set<const GlobalValue*> reachableFrom(const Function& root) {

@@ -18,8 +18,8 @@ namespace duet::rt {
 struct BuildOptions;
 
 /// The prefix of one build's temporary files: the -save-temps=prefix given, else AMD-style
-/// `_temp_<n>_<deviceTag>` in the working directory, n counting this process's builds for
-/// that tag ("cpu", "gfx900").
+/// `_temp_<n>_<deviceTag>` in the working directory (or in the folder the prefix names when it
+/// ends in '/'), n counting this process's builds for that tag ("cpu", "gfx900").
 std::string saveTempsPrefix(const BuildOptions& options, std::string_view deviceTag);
 
 /// Functions and variables `root` reaches through its instructions and initialisers.

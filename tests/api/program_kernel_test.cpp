@@ -2,6 +2,7 @@
 #include "support/cl_test.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <atomic>
 #include <chrono>
@@ -618,6 +619,26 @@ TEST_CASE("-save-temps writes each kernel's LLVM IR and assembly", "[api][progra
         }
     }
     rmdir(dir);
+    clReleaseProgram(p);
+}
+
+TEST_CASE("-save-temps=folder/ names the files inside the folder", "[api][program][cpu]") {
+    WithQueue f;
+    char dir[] = "/tmp/duet-save-temps-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string folder = std::string(dir) + "/";
+    cl_program p = buildProgram(f.context, f.device, kSource, "-save-temps=" + folder);
+    // Every file has a name of its own before the kernel's: none starts with '_' + kernel or '.'.
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        names.push_back(e.path().filename().string());
+    CHECK(names.size() >= 10); // .ll and .s of five kernels
+    for (const std::string& n : names) {
+        INFO(n);
+        CHECK(n.rfind("_temp_", 0) == 0);
+        CHECK(n.find("_cpu") != std::string::npos);
+    }
+    std::filesystem::remove_all(dir);
     clReleaseProgram(p);
 }
 
