@@ -74,9 +74,18 @@ cl_int Event::wait() {
         return s;
     // A short spin catches the common case of a command about to finish; meanwhile the
     // command's device work in flight, when no other thread waits for it, is waited for here.
+    // The spin goes on while the queue makes progress where it spins while busy
+    // (Queue::spinsWhileBusy: its thread is submitting the GPU work before this command).
+    const bool whileBusy = m_queue && m_queue->spinsWhileBusy();
+    uint64_t seen = whileBusy ? m_queue->progress() : 0;
     for (int i = 0; i < 2000; ++i) {
-        if (m_queue && i % 8 == 0)
+        if (m_queue && i % 8 == 0) {
             m_queue->completeInFlight(this);
+            if (whileBusy && m_queue->progress() != seen) {
+                seen = m_queue->progress();
+                i = 0;
+            }
+        }
         s = m_status.load(std::memory_order_acquire);
         if (s <= CL_COMPLETE)
             return s;

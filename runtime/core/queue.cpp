@@ -49,6 +49,7 @@ std::unique_ptr<PendingWork> execute(Shared& sh, Command& cmd) {
         if (!inFlight(sh.flying, dep.get()) && dep->wait() < 0) // in flight: ordered on the device
             status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     std::unique_ptr<PendingWork> work;
+    sh.started.fetch_add(1, std::memory_order_release);
     if (status == CL_SUCCESS) {
         if (ev)
             ev->setStatus(CL_RUNNING);
@@ -298,6 +299,15 @@ bool inlineAllowed() {
     return allowed;
 }
 
+/// DUET_QUEUE_BUSY_SPIN=0: waits sleep after kWaitSpinNs even while the queue is busy.
+bool busySpinAllowed() {
+    static const bool allowed = [] {
+        const char* v = std::getenv("DUET_QUEUE_BUSY_SPIN");
+        return !(v && std::strcmp(v, "0") == 0);
+    }();
+    return allowed;
+}
+
 } // namespace
 
 Event* runningCommandEvent() {
@@ -326,6 +336,11 @@ Queue::Queue(Ref<Context> context, Device* device, cl_command_queue_properties p
         m_shared->inlineBlocking = true;
         m_shared->inlineSubmit = device->backend().queuesDeviceWork();
     }
+    // A waiter spinning on a busy queue takes a core: only where the device, not this process's
+    // threads, runs the commands (the CUDA driver's own default spins in a wait likewise when the
+    // process has fewer contexts than cores).
+    m_shared->spinWhileBusy = device->backend().queuesDeviceWork() &&
+                              std::thread::hardware_concurrency() > 1 && busySpinAllowed();
     m_worker = std::thread(workerLoop, m_shared);
 }
 
@@ -433,9 +448,11 @@ void Queue::finish() {
         sh.stretchCommands = 0;
     }
     // A GPU round trip is a few microseconds, about what a futex wake-up costs: spin for up to
-    // ~20 us first, then sleep. Meanwhile, device work in flight with nothing pending behind it
-    // and no other thread on the queue is waited for here, without a hop through the worker.
-    const cl_ulong spinUntil = nowNs() + 20'000;
+    // kWaitSpinNs first (longer while the queue is busy, spinsWhileBusy), then sleep.
+    // Meanwhile, device work in flight with nothing pending behind it and no other thread on the
+    // queue is waited for here, without a hop through the worker.
+    uint64_t seen = progress();
+    cl_ulong spinFrom = nowNs();
     while (sh.completed.load(std::memory_order_acquire) < target) {
         if (sh.flyingCount.load(std::memory_order_acquire) &&
             !sh.pendingCount.load(std::memory_order_acquire) &&
@@ -443,8 +460,15 @@ void Queue::finish() {
             completeInFlight(nullptr);
         else
             __builtin_ia32_pause();
-        if (nowNs() > spinUntil)
+        const cl_ulong now = nowNs();
+        if (sh.spinWhileBusy && progress() != seen) {
+            seen = progress();
+            spinFrom = now;
+        } else if (now - spinFrom > (sh.spinWhileBusy && sh.running.load(std::memory_order_relaxed)
+                                         ? kBusySpinNs
+                                         : kWaitSpinNs)) {
             break;
+        }
     }
     std::unique_lock lock(sh.mutex);
     if (sh.completed >= target)

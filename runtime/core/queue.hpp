@@ -141,6 +141,23 @@ public:
     /// no other thread runs this queue's commands, waits for it on the calling thread and
     /// completes it (and the commands before it). Returns at once otherwise.
     void completeInFlight(const Event* event);
+    /// How long a thread waiting for this queue's work (finish, Event::wait) spins before it
+    /// sleeps: kWaitSpinNs with no sign of progress. On a device whose commands only queue work
+    /// on it (a GPU stream), the wait goes on spinning while the queue's thread keeps taking and
+    /// completing commands: it is submitting a burst, the device works through it in
+    /// microseconds, and the waiter then waits for the stream itself (completeInFlight), where
+    /// sleeping first would add a futex wake-up (12-40 us on the lent GPU hosts) to every
+    /// burst of launches + clFinish.
+    static constexpr cl_ulong kWaitSpinNs = 20'000;
+    /// The same while the queue's thread is inside a command (a launch the driver holds up
+    /// because the GPU's queue is full takes 20 us and more).
+    static constexpr cl_ulong kBusySpinNs = 100'000;
+    bool spinsWhileBusy() const { return m_shared->spinWhileBusy; }
+    /// Changes whenever a command of this queue starts or completes.
+    uint64_t progress() const {
+        return m_shared->started.load(std::memory_order_acquire) +
+               m_shared->completed.load(std::memory_order_acquire);
+    }
     /// All commands are submitted at enqueue; flush has nothing left to do.
     void flush() {}
 
@@ -173,6 +190,9 @@ public:
         std::atomic<uint64_t> enqueued{0};
         /// Written under `mutex`; read without it by finish()'s spin.
         std::atomic<uint64_t> completed{0};
+        /// Commands started (by whichever thread runs them); read by waits' spins (progress()).
+        std::atomic<uint64_t> started{0};
+        bool spinWhileBusy = false; ///< see Queue::spinsWhileBusy
         /// Set under `mutex`; also read without it by the worker's spin (TSan saw that read race
         /// with ~Queue's write while it was a plain bool).
         std::atomic<bool> stop{false};
