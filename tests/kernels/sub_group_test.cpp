@@ -3,10 +3,13 @@
 // host results over shapes with partial groups, clGetKernelSubGroupInfo's answers and errors,
 // and the queries and macro agreeing, on the device under test (CPU, GCN with DUET_DEVICES=gcn,
 // the NVIDIA GPU with DUET_DEVICES=nvidia). Sub-group sizes come from the kernel's
-// CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, never assumed.
+// CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, never assumed. Also independent forward progress
+// where the device reports it, and cl_khr_subgroups' macro, pragma and OpenCL C 2.0 functions
+// following CL_DEVICE_EXTENSIONS.
 #include "collective_reference.hpp"
 #include "kernel_harness.hpp"
 #include "support/cl_test.hpp"
+#include "support/scoped_env.hpp"
 
 #include <CL/cl_ext.h>
 
@@ -15,6 +18,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace duet::test;
@@ -765,5 +769,208 @@ TEST_CASE("a vector kernel argument indexed per work-item", "[kernels][sub_group
         const size_t l = i % local;
         INFO("work-item " << i);
         REQUIRE(out[i] == int(v.s[l % 64 > 31] + v.s[(l >> 2) & 3]));
+    }
+}
+
+namespace {
+
+/// Whether CL_DEVICE_OPENCL_C_ALL_VERSIONS lists OpenCL C `major`.`minor`.
+bool listsOpenClC(cl_uint major, cl_uint minor) {
+    KernelEnv& env = KernelEnv::get();
+    size_t size = 0;
+    REQUIRE_CL(clGetDeviceInfo(env.device, CL_DEVICE_OPENCL_C_ALL_VERSIONS, 0, nullptr, &size));
+    std::vector<cl_name_version> versions(size / sizeof(cl_name_version));
+    REQUIRE_CL(clGetDeviceInfo(env.device, CL_DEVICE_OPENCL_C_ALL_VERSIONS, size, versions.data(),
+                               nullptr));
+    return std::any_of(versions.begin(), versions.end(), [&](const cl_name_version& v) {
+        return CL_VERSION_MAJOR(v.version) == major && CL_VERSION_MINOR(v.version) == minor;
+    });
+}
+
+/// Builds `source` with `options` without failing the test: the status and the log.
+std::pair<cl_int, std::string> tryBuild(const std::string& source, const std::string& options) {
+    KernelEnv& env = KernelEnv::get();
+    const char* text = source.c_str();
+    cl_int err = CL_SUCCESS;
+    cl_program p = clCreateProgramWithSource(env.context, 1, &text, nullptr, &err);
+    REQUIRE_CL(err);
+    const cl_int built = clBuildProgram(p, 1, &env.device, options.c_str(), nullptr, nullptr);
+    std::string log = buildLog(p, env.device);
+    clReleaseProgram(p);
+    return {built, log};
+}
+
+} // namespace
+
+TEST_CASE("sub-groups make independent forward progress where the device says so",
+          "[kernels][sub_group][ifp]") {
+    KernelEnv& env = KernelEnv::get();
+    cl_bool ifp = CL_FALSE;
+    REQUIRE_CL(clGetDeviceInfo(env.device, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
+                               sizeof ifp, &ifp, nullptr));
+    if (maxNumSubGroups() == 0 || !ifp) {
+        WARN("no independent forward progress of sub-groups on this device");
+        return;
+    }
+    // Sub-group s first spins on a __global flag that sub-group s + 1 sets after a loop of its
+    // own, so the last sub-group must run first; then on a __local flag that s - 1 sets, the
+    // other way round. Each sub-group's first work-item takes a ticket after each wait. Without
+    // progress guarantees the first wait never ends: DUET_KERNEL_TIMEOUT stops it on Duet's
+    // devices, and the event fails instead of the test hanging.
+    const std::string source = R"CLC(
+#define MAX_SG 64
+kernel void chain(global atomic_uint* flags, global uint* tickets, global atomic_uint* counters,
+                  global uint* out, uint iters) {
+    local atomic_uint lflags[MAX_SG];
+    const uint s = get_sub_group_id(), n = get_num_sub_groups(), g = get_group_id(0);
+    const uint lid = get_local_id(0);
+    if (lid < MAX_SG)
+        atomic_store_explicit(&lflags[lid], 0u, memory_order_relaxed, memory_scope_work_group);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    global atomic_uint* gflags = flags + g * n;
+    global atomic_uint* counter = counters + g;
+    const bool first = get_sub_group_local_id() == 0;
+    if (s + 1 < n)
+        while (atomic_load_explicit(&gflags[s + 1], memory_order_acquire,
+                                    memory_scope_work_group) == 0u) { }
+    if (first)
+        tickets[g * 2 * n + s] = atomic_fetch_add_explicit(counter, 1u, memory_order_relaxed,
+                                                           memory_scope_work_group);
+    uint x = get_global_id(0);
+    for (uint i = 0; i < iters; ++i)
+        x = x * 1664525u + 1013904223u;
+    out[get_global_id(0)] = x;
+    atomic_store_explicit(&gflags[s], 1u, memory_order_release, memory_scope_work_group);
+    if (s > 0)
+        while (atomic_load_explicit(&lflags[s - 1], memory_order_acquire,
+                                    memory_scope_work_group) == 0u) { }
+    if (first)
+        tickets[g * 2 * n + n + s] = atomic_fetch_add_explicit(counter, 1u, memory_order_relaxed,
+                                                               memory_scope_work_group);
+    atomic_store_explicit(&lflags[s], 1u, memory_order_release, memory_scope_work_group);
+}
+)CLC";
+    size_t maxLocal = 0;
+    REQUIRE_CL(clGetDeviceInfo(env.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof maxLocal,
+                               &maxLocal, nullptr));
+    ScopedEnv timeout("DUET_KERNEL_TIMEOUT", "30");
+    Program prog(source, "-cl-std=CL3.0");
+    cl_kernel k = prog.kernel("chain");
+    size_t kernelMax = 0;
+    REQUIRE_CL(clGetKernelWorkGroupInfo(k, env.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernelMax,
+                                        &kernelMax, nullptr));
+    const size_t local = std::min<size_t>({maxLocal, kernelMax, 256});
+    const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
+    const size_t n = subGroupQuery(k, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, {local});
+    if (n < 2 || n > 64) {
+        WARN("a group of " << local << " work-items has " << n << " sub-groups of up to " << width
+                           << ": nothing to wait for");
+        return;
+    }
+    const size_t groups = 4, global = groups * local;
+    const cl_uint iters = 3000; // a few thousand instructions: several of the model's time slices
+    Buffer flags(std::vector<cl_uint>(groups * n, 0)), counters(std::vector<cl_uint>(groups, 0));
+    Buffer tickets(std::vector<cl_uint>(groups * 2 * n, ~0u)), out(global * sizeof(cl_uint));
+    setArgs(k, flags, tickets, counters, out, iters);
+    cl_event ev = nullptr;
+    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &global, &local, 0, nullptr, &ev));
+    const cl_int waited = clWaitForEvents(1, &ev); // a stopped kernel fails the wait
+    cl_int status = CL_QUEUED;
+    REQUIRE_CL(
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    clReleaseEvent(ev);
+    REQUIRE(status == CL_COMPLETE);
+    REQUIRE(waited == CL_SUCCESS);
+    const std::vector<cl_uint> t = tickets.read<cl_uint>(groups * 2 * n);
+    for (size_t g = 0; g < groups; ++g)
+        for (size_t s = 0; s < n; ++s) {
+            INFO("group " << g << ", sub-group " << s << " of " << n);
+            CHECK(t[g * 2 * n + s] == n - 1 - s);
+            CHECK(t[g * 2 * n + n + s] == n + s);
+        }
+    const std::vector<cl_uint> o = out.read<cl_uint>(global);
+    for (size_t i = 0; i < global; ++i) {
+        cl_uint x = cl_uint(i);
+        for (cl_uint j = 0; j < iters; ++j)
+            x = x * 1664525u + 1013904223u;
+        INFO("work-item " << i);
+        REQUIRE(o[i] == x);
+    }
+}
+
+TEST_CASE("cl_khr_subgroups: macro, pragma and OpenCL C 2.0 follow CL_DEVICE_EXTENSIONS",
+          "[kernels][sub_group]") {
+    KernelEnv& env = KernelEnv::get();
+    const bool listed = env.hasExtension("cl_khr_subgroups");
+    if (listed) {
+        // The extension requires sub-groups and their independent forward progress.
+        cl_bool ifp = CL_FALSE;
+        REQUIRE_CL(clGetDeviceInfo(env.device, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
+                                   sizeof ifp, &ifp, nullptr));
+        CHECK(ifp == CL_TRUE);
+        CHECK(maxNumSubGroups() > 0);
+    }
+    // The macro, in OpenCL C 3.0 (clang defines it from 2.0 on).
+    Program macro(std::string(listed ? "#ifndef" : "#ifdef") +
+                      " cl_khr_subgroups\n#error the macro disagrees with CL_DEVICE_EXTENSIONS\n"
+                      "#endif\nkernel void k(global int* p) { *p = 1; }\n",
+                  "-cl-std=CL3.0");
+    CHECK(macro.kernel("k"));
+    // The pragma: accepted where listed, a warning that says so where not.
+    const std::string source = R"CLC(
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+kernel void rev(global const int* in, global int* out) {
+    local int tmp[256];
+    size_t gid = get_global_id(0);
+    uint lid = get_sub_group_local_id(), n = get_sub_group_size();
+    tmp[get_local_id(0)] = in[gid];
+    sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+    out[gid] = tmp[get_local_id(0) - lid + n - 1 - lid] * 1000 + (int)get_sub_group_id();
+}
+)CLC";
+    auto run = [&](const std::string& options) {
+        Program prog(source, options);
+        cl_kernel k = prog.kernel("rev");
+        const size_t n = 512, local = 128;
+        std::vector<int> in(n);
+        for (size_t i = 0; i < n; ++i)
+            in[i] = int(i * 7 % 101);
+        Buffer bin(in), bout(n * sizeof(int));
+        setArgs(k, bin, bout);
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
+        REQUIRE_CL(clFinish(env.queue));
+        const std::vector<int> out = bout.read<int>(n);
+        const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
+        for (size_t i = 0; i < n; ++i) {
+            const size_t l = i % local, s = l / width, b = i - l + s * width;
+            const size_t size = std::min(width, local - s * width);
+            INFO(options << ", work-item " << i);
+            REQUIRE(out[i] == in[b + size - 1 - (l - s * width)] * 1000 + int(s));
+        }
+    };
+    const auto [built30, log30] = tryBuild(source, "-cl-std=CL3.0");
+    INFO(log30);
+    CHECK((log30.find("unsupported OpenCL extension 'cl_khr_subgroups'") == std::string::npos) ==
+          listed);
+    // OpenCL C 3.0 declares the functions with __opencl_c_subgroups, pragma or not.
+    CHECK((built30 == CL_SUCCESS) == (maxNumSubGroups() > 0));
+    if (maxNumSubGroups() > 0)
+        run("-cl-std=CL3.0");
+    // OpenCL C 2.0 has sub-groups only through the extension.
+    const auto [built20, log20] = tryBuild(source, "-cl-std=CL2.0");
+    INFO(log20);
+    if (!listsOpenClC(2, 0)) {
+        // §5.8.6.5: -cl-std names a version the device does not list.
+        CHECK(built20 == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(log20.find("-cl-std=CL2.0") != std::string::npos);
+    } else if (listed) {
+        CHECK(built20 == CL_SUCCESS);
+        CHECK(log20.find("unsupported OpenCL extension") == std::string::npos);
+        run("-cl-std=CL2.0");
+    } else {
+        CHECK(built20 == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(log20.find("unsupported OpenCL extension 'cl_khr_subgroups'") != std::string::npos);
+        CHECK(log20.find("get_sub_group_size") != std::string::npos);
     }
 }

@@ -425,9 +425,11 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.maxPipeArgs = 16;
     info.pipeMaxActiveReservations = 65536;
     info.pipeMaxPacketSize = 65536;
-    // builtins/gcn/sub_group.c: a sub-group is the wave. Waves of a group get no progress
-    // guarantee here (the model runs a group's waves in turns between barriers; README), so no
-    // cl_khr_subgroups, which requires it: OpenCL 3.0's __opencl_c_subgroups feature only.
+    // builtins/gcn/sub_group.c: a sub-group is the wave. OpenCL 3.0's __opencl_c_subgroups
+    // feature here; cl_khr_subgroups, which requires independent forward progress between the
+    // waves of a group, only on the model (below), which gives each wave a time slice (model/
+    // README). Real gfx9 schedules a group's waves independently too, but the hardware path is
+    // untested, so it claims nothing more (README).
     info.subGroupSize = kWaveSize;
     // SVM: none on hardware (userptr BOs get GPU addresses other than the host's; README), the
     // model sets its own below.
@@ -473,9 +475,9 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
     info.asyncQueues = 1; // one PM4 stream is fed at a time (hardware: one compute ring)
 }
 
-/// The compiler's view of a GCN device; `allDevicesScope`: the device reports
-/// memory_scope_all_devices (kGcnAllDevicesFeature).
-TargetSpec gcnTarget(const std::string& cpu, bool allDevicesScope) {
+/// The compiler's view of a GCN device; `model`: the software model, which reports
+/// memory_scope_all_devices (kGcnAllDevicesFeature) and cl_khr_subgroups.
+TargetSpec gcnTarget(const std::string& cpu, bool model) {
     TargetSpec t;
     t.cpuName = cpu;
     t.fp64 = true;
@@ -495,9 +497,12 @@ TargetSpec gcnTarget(const std::string& cpu, bool allDevicesScope) {
                       "cl_khr_depth_images"};
     std::istringstream features{std::string(kGcnProgramFeatures) + " " + kGcnImageFeatures + " " +
                                 kGcnSubGroupExtensions + " " + kGcnAtomicFeatures + " " +
-                                (allDevicesScope ? kGcnAllDevicesFeature : "")};
+                                (model ? kGcnAllDevicesFeature : "")};
     for (std::string f; features >> f;)
         t.clExtensions.push_back(f);
+    // clang defines the macro (and accepts its pragma) from OpenCL C 2.0 on.
+    if (model)
+        t.clExtensions.push_back("cl_khr_subgroups");
     return t;
 }
 
@@ -659,6 +664,11 @@ std::vector<DiscoveredDevice> discoverGcn() {
         info.atomicFenceCapabilities |= CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES;
         info.openclCFeatures.push_back(
             namesWithVersion(kGcnAllDevicesFeature, CL_MAKE_VERSION(3, 0, 0)).front());
+        // The model runs each wave of a group for a time slice, then the next (model/README,
+        // "Execution"): a wave spinning on another's store does not starve it, which is the
+        // independent forward progress cl_khr_subgroups requires.
+        info.subGroupIndependentForwardProgress = true;
+        info.extensions += " cl_khr_subgroups";
         // topology stays type 0: the model has no PCI location
         // The model's device memory is host memory, so GL buffers are shared the way the CPU
         // device shares them (runtime/gl: GL's own mapping while acquired, or host copies),

@@ -94,6 +94,12 @@ TEST_CASE("the modelled GCN device reports what GCN is", "[gcn][info]") {
     CHECK(deviceString(d, CL_DEVICE_BOARD_NAME_AMD).find("gfx900") != std::string::npos);
     CHECK(deviceString(d, CL_DEVICE_EXTENSIONS).find("cl_amd_device_attribute_query") !=
           std::string::npos);
+    // A sub-group is the wave; the model's time slices give waves independent forward progress,
+    // so cl_khr_subgroups is listed (kernels_sub_group_gcn_test runs its cases).
+    CHECK(info<cl_uint>(d, CL_DEVICE_MAX_NUM_SUB_GROUPS) == 4);
+    CHECK(info<cl_bool>(d, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS) == CL_TRUE);
+    CHECK((" " + deviceString(d, CL_DEVICE_EXTENSIONS) + " ").find(" cl_khr_subgroups ") !=
+          std::string::npos);
     // It is the only device here, so CL_DEVICE_TYPE_DEFAULT names it; no CPU device exists.
     cl_device_id def = nullptr;
     REQUIRE_CL(clGetDeviceIDs(p, CL_DEVICE_TYPE_DEFAULT, 1, &def, nullptr));

@@ -881,15 +881,137 @@ TEST_CASE("a kernel that never ends is stopped by the instruction limit", "[gcn_
             while (*flag == 0) { }
         })",
                              "spin");
+    // One wave, and four that take turns (time slices): each wave's count reaches the limit.
+    for (uint32_t items : {64u, 256u}) {
+        INFO(items << " work-items in the group");
+        uint32_t flag = 0;
+        Launch l;
+        pushArg(l, ptr(&flag));
+        uint32_t g[3] = {items, 1, 1}, s[3] = {items, 1, 1};
+        prepare(l, k, g, s);
+        Model model(ModelConfig{.hostThreads = 1, .maxWaveInstructions = 100000});
+        DispatchStats stats;
+        DispatchResult res = model.dispatch(l.state, &stats);
+        REQUIRE_FALSE(res);
+        CHECK(res.error.find("exceeded 100000 instructions") != std::string::npos);
+    }
+}
+
+TEST_CASE("waves of a group make independent forward progress", "[gcn_model][ifp]") {
+    // Wave w spins on a global flag wave w + 1 sets, so the last wave must run first; then on an
+    // LDS flag wave w - 1 sets. Lane 0 of each wave takes a ticket after each wait. A model that
+    // ran a wave until its barrier or end would spin in wave 0 forever: the instruction limit
+    // turns that into an error instead of a hang.
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void chain(__global uint* flags, __global uint* tickets, __global uint* counter) {
+            __local uint lflags[4];
+            uint lid = LID, w = lid / 64, g = GRP;
+            if (lid < 4) lflags[lid] = 0;
+            __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+            __builtin_amdgcn_s_barrier();
+            __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+            if (w < 3)
+                while (__atomic_load_n(&flags[g * 4 + w + 1], __ATOMIC_ACQUIRE) == 0) { }
+            if (lid % 64 == 0)
+                tickets[g * 8 + w] = __atomic_fetch_add(&counter[g], 1u, __ATOMIC_RELAXED);
+            __atomic_store_n(&flags[g * 4 + w], 1u, __ATOMIC_RELEASE);
+            if (w > 0)
+                while (__atomic_load_n(&lflags[w - 1], __ATOMIC_ACQUIRE) == 0) { }
+            if (lid % 64 == 0)
+                tickets[g * 8 + 4 + w] = __atomic_fetch_add(&counter[g], 1u, __ATOMIC_RELAXED);
+            __atomic_store_n(&lflags[w], 1u, __ATOMIC_RELEASE);
+        })",
+                             "chain");
+    const uint32_t groups = 6;
+    std::vector<uint32_t> flags(groups * 4), tickets(groups * 8, ~0u), counter(groups);
+    Launch l;
+    pushArg(l, ptr(flags.data()));
+    pushArg(l, ptr(tickets.data()));
+    pushArg(l, ptr(counter.data()));
+    uint32_t g[3] = {groups * 256, 1, 1}, s[3] = {256, 1, 1};
+    prepare(l, k, g, s);
+    Model model(ModelConfig{.hostThreads = 2, .maxWaveInstructions = 2000000});
+    DispatchStats stats;
+    DispatchResult res = model.dispatch(l.state, &stats);
+    REQUIRE(res.error == "");
+    for (uint32_t grp = 0; grp < groups; ++grp)
+        for (uint32_t w = 0; w < 4; ++w) {
+            INFO("group " << grp << ", wave " << w);
+            CHECK(tickets[grp * 8 + w] == 3 - w);
+            CHECK(tickets[grp * 8 + 4 + w] == 4 + w);
+        }
+    CHECK(stats.wavefronts == groups * 4);
+}
+
+TEST_CASE("time slices count each instruction once", "[gcn_model][ifp]") {
+    // The same waves in groups of one wave (never sliced) and of four (sliced every few thousand
+    // instructions): the same results and the same instruction counts per class.
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void busy(__global uint* out, uint n) {
+            uint x = GRP * 1000 + LID;
+            for (uint i = 0; i < n; ++i) x = x * 1664525u + 1013904223u;
+            out[GRP * 1000 + LID] = x;
+        })",
+                             "busy");
+    auto runWith = [&](uint32_t local, std::vector<uint32_t>& out) {
+        Launch l;
+        pushArg(l, ptr(out.data()));
+        pushArg(l, 5000u);
+        uint32_t g[3] = {local, 1, 1}, s[3] = {local, 1, 1};
+        prepare(l, k, g, s);
+        Model model(ModelConfig{.hostThreads = 1});
+        DispatchStats stats;
+        REQUIRE(model.dispatch(l.state, &stats).error == "");
+        return stats;
+    };
+    // Each wave runs the same instructions, so four waves count four times one wave's; the one
+    // wave is the four-wave group's first (group 0 in both).
+    std::vector<uint32_t> a(256), b(256);
+    const DispatchStats four = runWith(256, a);
+    const DispatchStats one = runWith(64, b);
+    for (uint32_t i = 0; i < 64; ++i)
+        REQUIRE(a[i] == b[i]);
+    for (size_t c = 0; c < size_t(InstClass::Count); ++c) {
+        INFO("class " << c);
+        CHECK(four.wavefrontInstructions[c] == 4 * one.wavefrontInstructions[c]);
+    }
+    CHECK(four.wavefrontInstructions[size_t(InstClass::Valu)] > 4 * 5000);
+}
+
+TEST_CASE("a wave at s_sleep lets the other waves of its group run", "[gcn_model][ifp]") {
+    // Wave 0 waits for wave 1 with s_sleep in its loop; the instruction limit is below the time
+    // slice, so only the hand-over at s_sleep lets wave 1 set the flag in time.
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void sleepy(__global uint* flag, __global uint* out) {
+            uint lid = LID;
+            if (lid < 64) {
+                while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) == 0)
+                    __builtin_amdgcn_s_sleep(2);
+                out[lid] = 1;
+            } else {
+                uint x = lid;
+                for (uint i = 0; i < 20; ++i) x = x * 3u + 1u;
+                out[lid] = x;
+                __atomic_store_n(flag, 1u, __ATOMIC_RELEASE);
+            }
+        })",
+                             "sleepy");
     uint32_t flag = 0;
+    std::vector<uint32_t> out(128);
     Launch l;
     pushArg(l, ptr(&flag));
-    uint32_t g[3] = {64, 1, 1}, s[3] = {64, 1, 1};
+    pushArg(l, ptr(out.data()));
+    uint32_t g[3] = {128, 1, 1}, s[3] = {128, 1, 1};
     prepare(l, k, g, s);
-    Model model(ModelConfig{.hostThreads = 1, .maxWaveInstructions = 100000});
+    Model model(ModelConfig{.hostThreads = 1, .maxWaveInstructions = 2000});
     DispatchResult res = model.dispatch(l.state);
-    REQUIRE_FALSE(res);
-    CHECK(res.error.find("exceeded 100000 instructions") != std::string::npos);
+    REQUIRE(res.error == "");
+    for (uint32_t i = 0; i < 128; ++i) {
+        uint32_t x = i;
+        for (int j = 0; j < 20; ++j)
+            x = x * 3u + 1u;
+        REQUIRE(out[i] == (i < 64 ? 1u : x));
+    }
 }
 
 TEST_CASE("IEEE fdiv expansion over random bit patterns (all exponents, denormals)",

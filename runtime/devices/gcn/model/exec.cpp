@@ -107,10 +107,14 @@ bool Executor::runWave(Wave& w) {
     uint64_t* cls = stats.cls;
     // Loop invariants kept in locals: the stores to the counters could alias m_ctx's fields.
     const uint64_t maxInstructions = m_ctx.maxWaveInstructions ? m_ctx.maxWaveInstructions : ~0ull;
-    // One compare per instruction serves both the hang guard and the polls (deadline, another
-    // thread's failure): `limit` is whichever comes first. The budget spans waves and groups,
-    // so waves that stop at barriers every few instructions are polled too.
-    uint64_t limit = std::min(maxInstructions, w.executed + m_pollBudget);
+    // One compare per instruction serves the hang guard, the polls (deadline, another thread's
+    // failure) and the time slice: `limit` is whichever comes first. The poll budget spans waves
+    // and groups, so waves that stop at barriers every few instructions are polled too. The
+    // slice gives the waves of a group independent forward progress (cl_khr_subgroups): a wave
+    // spinning on a flag another wave of its group sets hands over after kSliceInstructions.
+    uint64_t pollAt = w.executed + m_pollBudget;
+    const uint64_t sliceEnd = m_groupWaves > 1 ? w.executed + kSliceInstructions : ~0ull;
+    uint64_t limit = std::min({maxInstructions, pollAt, sliceEnd});
     struct Spend {
         uint64_t& budget;
         const uint64_t& executed;
@@ -130,11 +134,22 @@ bool Executor::runWave(Wave& w) {
                 return fail(w, in,
                             "wave exceeded " + std::to_string(m_ctx.maxWaveInstructions) +
                                 " instructions (ModelConfig::maxWaveInstructions)");
-            if (!poll())
-                return false;
-            m_pollBudget = DispatchGuards::kPollInstructions;
-            spend.from = w.executed;
-            limit = std::min(maxInstructions, w.executed + m_pollBudget);
+            if (w.executed > pollAt) {
+                if (!poll())
+                    return false;
+                m_pollBudget = DispatchGuards::kPollInstructions;
+                spend.from = w.executed;
+                pollAt = w.executed + m_pollBudget;
+            }
+            if (w.executed > sliceEnd) {
+                // End of the slice: the group's next wave runs; this instruction runs when this
+                // wave's turn comes again, so it is not counted yet (nor spent, if polled here).
+                --w.executed;
+                --cls[in.cls];
+                spend.from = std::min(spend.from, w.executed);
+                return true;
+            }
+            limit = std::min({maxInstructions, pollAt, sliceEnd});
         }
         if (tracing) [[unlikely]]
             trace(w, in);
@@ -184,8 +199,12 @@ bool Executor::runWave(Wave& w) {
                 if ((in.imm & 0xc00f) == 0)
                     waitVectorMemory();
                 continue;
-            case Op::s_nop:
             case Op::s_sleep:
+                // A wave that sleeps (a polite spin loop) lets the group's other waves run.
+                if (m_groupWaves > 1)
+                    return true;
+                continue;
+            case Op::s_nop:
             case Op::s_setprio:
             case Op::s_icache_inv:
             case Op::s_incperflevel:
@@ -407,8 +426,8 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
     }
     stats.wavefronts += nWaves;
     ++stats.workGroups;
-    // Run each wave to its next barrier (or end); release the barrier when every wave still
-    // running has reached it.
+    // Round-robin: run each wave to its next barrier, its end or the end of its time slice
+    // (runWave); release the barrier when every wave still running has reached it.
     for (;;) {
         unsigned running = 0, waiting = 0;
         for (unsigned i = 0; i < nWaves; ++i) {

@@ -109,8 +109,10 @@ public:
 private:
     struct Page;
     const Inst* fetch(uint64_t pc);
-    const Inst* fetchSlow(uint64_t pc);      ///< page change or first visit: decodes
-    bool runWave(Wave& w);                   ///< runs until s_endpgm, s_barrier or an error
+    const Inst* fetchSlow(uint64_t pc); ///< page change or first visit: decodes
+    /// Runs `w` until s_endpgm, s_barrier, an error or, in a group of several waves, the end of
+    /// its time slice (kSliceInstructions) or s_sleep; false on an error.
+    bool runWave(Wave& w);
     bool runVector(Wave& w, const Inst& in); ///< one VALU/VOPC/memory instruction
     bool fail(const Wave& w, const Inst& in, const std::string& why);
     /// Every DispatchGuards::kPollInstructions instructions: false when the dispatch must stop
@@ -134,6 +136,11 @@ private:
     unsigned m_ldsSize = 0;
     uint32_t m_groupWaves = 0;
     uint32_t m_groupId[3] = {}, m_groupSize[3] = {1, 1, 1}; ///< of the group running
+    /// A wave of a multi-wave group runs at most this many instructions before the group's next
+    /// wave gets its turn (runGroup round-robins), so a wave spinning on another's store cannot
+    /// starve it: independent forward progress of sub-groups. Large enough that switching costs
+    /// nothing measurable (README, "Execution").
+    static constexpr uint64_t kSliceInstructions = 4096;
     /// Wave instructions left before the next poll(), across waves and groups.
     uint64_t m_pollBudget = DispatchGuards::kPollInstructions;
     size_t m_lastRange = 0;             ///< inMemory's last hit in m_ctx.memory
