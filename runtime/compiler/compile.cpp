@@ -53,13 +53,30 @@ constexpr const char* kHeaderOnlyExtensions[] = {
     "cl_khr_subgroup_clustered_reduce", "cl_khr_subgroup_rotate",
 };
 
-/// kExtensionsHeader's text for `target`: empty when it lists every such extension.
+/// Extensions of the language whose macro clang 19 does not define (or defines only from OpenCL
+/// C 2.0 on) though they add nothing to declare: a device that lists one gets its macro in every
+/// language version, as OpenCL C 3.0 §6.1 asks of every supported extension (CTS compiler
+/// `compiler_defines_for_extensions`).
+constexpr const char* kMacroOnlyExtensions[] = {
+    "cl_khr_gl_depth_images",   // depth-stencil GL textures: formats, no new functions
+    "cl_khr_srgb_image_writes", // write_imagef to sRGB images: the existing functions
+};
+
+bool lists(const TargetSpec& target, std::string_view e) {
+    return std::find(target.clExtensions.begin(), target.clExtensions.end(), e) !=
+           target.clExtensions.end();
+}
+
+/// kExtensionsHeader's text for `target`: empty when it lists every header-only extension and
+/// none of the macro-only ones.
 std::string extensionUndefs(const TargetSpec& target) {
     std::string text;
     for (const char* e : kHeaderOnlyExtensions)
-        if (std::find(target.clExtensions.begin(), target.clExtensions.end(), e) ==
-            target.clExtensions.end())
+        if (!lists(target, e))
             text += std::string("#undef ") + e + "\n";
+    for (const char* e : kMacroOnlyExtensions)
+        if (lists(target, e))
+            text += std::string("#ifndef ") + e + "\n#define " + e + " 1\n#endif\n";
     return text;
 }
 

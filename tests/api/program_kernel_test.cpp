@@ -146,6 +146,47 @@ TEST_CASE("-cl-std builds exactly the versions CL_DEVICE_OPENCL_C_ALL_VERSIONS l
     }
 }
 
+TEST_CASE("kernels see the macro of every language extension the device lists, and no other",
+          "[api][program]") {
+    WithQueue f;
+    const std::string listed = " " + deviceString(f.device, CL_DEVICE_EXTENSIONS) + " ";
+    size_t size = 0;
+    REQUIRE_CL(clGetDeviceInfo(f.device, CL_DEVICE_OPENCL_C_ALL_VERSIONS, 0, nullptr, &size));
+    std::vector<cl_name_version> versions(size / sizeof(cl_name_version));
+    REQUIRE_CL(
+        clGetDeviceInfo(f.device, CL_DEVICE_OPENCL_C_ALL_VERSIONS, size, versions.data(), nullptr));
+    // Extensions with an OpenCL C macro (OpenCL C 3.0 §6.1) that every language version has;
+    // the sub-group ones come with OpenCL C 2.0 and later (kernels_sub_group tests).
+    std::string src;
+    for (const char* e :
+         {"cl_khr_byte_addressable_store", "cl_khr_fp64", "cl_khr_global_int32_base_atomics",
+          "cl_khr_global_int32_extended_atomics", "cl_khr_local_int32_base_atomics",
+          "cl_khr_local_int32_extended_atomics", "cl_khr_int64_base_atomics",
+          "cl_khr_int64_extended_atomics", "cl_khr_3d_image_writes", "cl_khr_depth_images",
+          "cl_khr_gl_depth_images", "cl_khr_srgb_image_writes", "cl_khr_gl_msaa_sharing",
+          "cl_khr_mipmap_image", "cl_khr_fp16"}) {
+        const bool has = listed.find(std::string(" ") + e + " ") != std::string::npos;
+        src += std::string(has ? "#ifndef " : "#ifdef ") + e + "\n#error " + e +
+               (has ? " is listed but not defined" : " is defined but not listed") + "\n#endif\n";
+    }
+    src += "kernel void k(global int* p) { *p = 1; }\n";
+    const char* text = src.c_str();
+    for (const cl_name_version& v : versions) {
+        const unsigned major = CL_VERSION_MAJOR(v.version), minor = CL_VERSION_MINOR(v.version);
+        if (major * 10 + minor < 12)
+            continue;
+        const std::string opt = "-cl-std=CL" + std::to_string(major) + "." + std::to_string(minor);
+        INFO(opt);
+        cl_int err;
+        cl_program p = clCreateProgramWithSource(f.context, 1, &text, nullptr, &err);
+        REQUIRE_CL(err);
+        err = clBuildProgram(p, 1, &f.device, opt.c_str(), nullptr, nullptr);
+        INFO(buildLog(p, f.device));
+        CHECK(err == CL_SUCCESS);
+        clReleaseProgram(p);
+    }
+}
+
 TEST_CASE("build options: -D, -Werror, -cl-kernel-arg-info", "[api][program]") {
     WithQueue f;
     const char* src =

@@ -503,6 +503,11 @@ TargetSpec gcnTarget(const std::string& cpu, bool model) {
     // clang defines the macro (and accepts its pragma) from OpenCL C 2.0 on.
     if (model)
         t.clExtensions.push_back("cl_khr_subgroups");
+    // Listed by the device (the GL ones by the model, which shares GL objects); their macros
+    // come from the compiler's extension header (compiler/compile.cpp, kMacroOnlyExtensions).
+    t.clExtensions.push_back("cl_khr_srgb_image_writes");
+    if (model)
+        t.clExtensions.push_back("cl_khr_gl_depth_images");
     return t;
 }
 

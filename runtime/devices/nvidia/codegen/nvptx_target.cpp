@@ -75,9 +75,11 @@ TargetSpec nvidiaTarget(const std::string& sm, unsigned ptx) {
         // Extensions of the API, not of the language; fp64 and images come with TargetSpec's
         // flags.
         if (w != "cl_khr_icd" && w != "cl_khr_extended_versioning" && w != "cl_khr_fp64" &&
-            w != "__opencl_c_fp64" && w != "cl_khr_image2d_from_buffer" &&
-            w != "cl_khr_srgb_image_writes" && w != "__opencl_c_images")
+            w != "__opencl_c_fp64" && w != "cl_khr_image2d_from_buffer" && w != "__opencl_c_images")
             t.clExtensions.push_back(w);
+    // The device lists it with GL sharing (nvidia_device.cpp); its macro comes from the
+    // compiler's extension header (compiler/compile.cpp, kMacroOnlyExtensions).
+    t.clExtensions.push_back("cl_khr_gl_depth_images");
     return t;
 }
 
