@@ -1,10 +1,11 @@
 // Device-side enqueue (OpenCL C 2.0 enqueue_kernel) through the API: on-device queue creation,
 // queries and errors, clSetDefaultDeviceCommandQueue, and kernels that enqueue children (blocks
 // with captures and __local arguments, events, markers, user events, the get_kernel_* queries,
-// a recursive subdivision, a kernel that enqueues its own next pass), with bad inputs (a full
-// queue, an invalid ndrange). Runs on the CPU device (device_enqueue_test); on a device without
-// device-side enqueue (the GCN model: device_enqueue_gcn_test) the [refused] case checks that
-// on-device queues are refused the spec's way.
+// a recursive subdivision, a kernel that enqueues its own next pass, a queue_t argument), with
+// bad inputs (a full queue, an invalid ndrange, a host queue as queue_t, a released event and an
+// event kept from an earlier launch in wait lists). Runs on the CPU device (device_enqueue_test)
+// and on the GCN model (device_enqueue_gcn_test); on a device without device-side enqueue the
+// [refused] case checks that on-device queues are refused the spec's way.
 #include "support/cl_test.hpp"
 
 #include <algorithm>
@@ -517,4 +518,76 @@ kernel void bad(global int* codes) {
     CHECK(got[9] == 7);    // none of them ran
     clReleaseMemObject(codes);
     clReleaseMemObject(count);
+}
+
+TEST_CASE("device enqueue: queue_t arguments and events from elsewhere",
+          "[api][device_enqueue][kernels]") {
+    WithDeviceQueue f;
+    cl_mem out = f.buffer(4 * sizeof(int));
+    cl_mem store = f.buffer(sizeof(cl_ulong));
+    const char* src = R"(
+kernel void viaArg(queue_t q, global int* out) {
+  out[0] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(4),
+                          ^{ atomic_add(&out[1], 1); });
+}
+kernel void released(global int* out) {
+  queue_t q = get_default_queue();
+  clk_event_t e;
+  out[0] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 0, NULL, &e,
+                          ^{ atomic_add(&out[1], 1); });
+  release_event(e);
+  out[2] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 1, &e, NULL,
+                          ^{ atomic_add(&out[1], 100); });
+  out[3] = is_valid_event(e);
+}
+kernel void keep(global ulong* store, global int* out) {
+  clk_event_t e = create_user_event();
+  *(global clk_event_t*)store = e;
+  out[0] = is_valid_event(e);
+  set_user_event_status(e, CL_COMPLETE);
+}
+kernel void reuse(global ulong* store, global int* out) {
+  clk_event_t e = *(global clk_event_t*)store;
+  out[0] = is_valid_event(e);
+  out[1] = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 1, &e,
+                          NULL, ^{ out[2] = 1; });
+}
+)";
+    auto clear = [&] {
+        const int zero[4] = {0, 0, 0, 0};
+        REQUIRE_CL(
+            clEnqueueWriteBuffer(f.queue, out, CL_TRUE, 0, sizeof zero, zero, 0, nullptr, nullptr));
+    };
+    // The on-device queue as a queue_t argument: the children run.
+    clear();
+    f.run(src, "viaArg", 1, {{&f.deviceQueue, sizeof f.deviceQueue}, {&out, sizeof out}});
+    auto got = f.read<int>(out, 4);
+    CHECK(got[0] == 0);
+    CHECK(got[1] == 4);
+    // A host queue is no queue_t: CLK_INVALID_QUEUE, nothing runs.
+    clear();
+    f.run(src, "viaArg", 1, {{&f.queue, sizeof f.queue}, {&out, sizeof out}});
+    got = f.read<int>(out, 4);
+    CHECK(got[0] == -102); // CLK_INVALID_QUEUE
+    CHECK(got[1] == 0);
+    // A released event in a wait list: CLK_INVALID_EVENT_WAIT_LIST; its own command still ran.
+    clear();
+    f.run(src, "released", 1, {{&out, sizeof out}});
+    got = f.read<int>(out, 4);
+    CHECK(got[0] == 0);
+    CHECK(got[1] == 1);
+    CHECK(got[2] == -57);
+    CHECK(got[3] == 0);
+    // An event kept in memory from an earlier host launch is not an event of this one.
+    clear();
+    f.run(src, "keep", 1, {{&store, sizeof store}, {&out, sizeof out}});
+    CHECK(f.read<int>(out, 1)[0] == 1);
+    clear();
+    f.run(src, "reuse", 1, {{&store, sizeof store}, {&out, sizeof out}});
+    got = f.read<int>(out, 4);
+    CHECK(got[0] == 0);
+    CHECK(got[1] == -57);
+    CHECK(got[2] == 0);
+    clReleaseMemObject(out);
+    clReleaseMemObject(store);
 }

@@ -101,6 +101,17 @@ struct KernelInfo {
     uint64_t runtimeHandleAddress = 0;
 };
 
+/// What the runtime writes into a block kernel's runtime handle (`KernelInfo::runtimeHandle`,
+/// 16 bytes) when the code object is loaded: builtins/gcn/device_enqueue.cl's duet_block_handle,
+/// which get_kernel_work_group_size and enqueue_kernel's ndrange check read.
+struct BlockHandle {
+    uint32_t kernelIndex;       ///< in the executable's kernels()
+    uint32_t workGroupSize;     ///< the block kernel's work-group size limit
+    uint32_t preferredMultiple; ///< the wave
+    uint32_t pad;
+};
+static_assert(sizeof(BlockHandle) == 16);
+
 /// Where code object v5 puts hidden_printf_buffer, from the implicit-argument pointer.
 inline constexpr uint32_t kImplicitPrintfBufferOffset = 72;
 

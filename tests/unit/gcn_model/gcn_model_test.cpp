@@ -1119,7 +1119,8 @@ TEST_CASE("device enqueue: lanes append launch records to the ring until it is f
     // as clang lays one out (size, align, invoke, captures), so no block kernel is needed.
     Kernel k = compileKernel(
         std::string(kPrelude) + R"(
-        int __enqueue_kernel_basic(queue_t q, int flags, ndrange_t* nd, void* handle, void* block);
+        int __enqueue_kernel_basic(queue_t q, int flags, private ndrange_t* nd, void* handle,
+                                   void* block);
         typedef struct { int size; int align; ulong invoke; uint gid; uint pad; } lit_t;
         __kernel void ring_writer(__global int* rets, __global ulong* handle) {
             uint i = GRP * 64 + LID;
@@ -1138,7 +1139,9 @@ TEST_CASE("device enqueue: lanes append launch records to the ring until it is f
     ring[3] = 0;            // events offset (no pool)
     ring[4] = kHeader;      // records offset
     std::vector<int32_t> rets(kItems, 1);
-    uint64_t handle[2] = {0, 0};
+    // The block kernel's handle as the runtime fills it: index 0, 256 work-items per group at
+    // most, preferred multiple 64.
+    uint64_t handle[2] = {256ull << 32, 64};
     Result r = runWithRing(k, rets, handle, ring, kItems);
     REQUIRE(r.result.error == "");
     CHECK(std::count(rets.begin(), rets.end(), 0) == int(kRoom));
@@ -1180,13 +1183,15 @@ TEST_CASE("device enqueue: events, wait lists, markers and __local sizes in the 
           "[gcn_model][device_enqueue]") {
     Kernel k = compileKernel(
         std::string(kPrelude) + R"(
-        int __enqueue_kernel_basic(queue_t q, int flags, ndrange_t* nd, void* handle, void* block);
-        int __enqueue_kernel_basic_events(queue_t q, int flags, ndrange_t* nd, uint n,
+        int __enqueue_kernel_basic(queue_t q, int flags, private ndrange_t* nd, void* handle,
+                                   void* block);
+        int __enqueue_kernel_basic_events(queue_t q, int flags, private ndrange_t* nd, uint n,
                                           const clk_event_t* wait, clk_event_t* ret,
                                           void* handle, void* block);
-        int __enqueue_kernel_events_varargs(queue_t q, int flags, ndrange_t* nd, uint n,
+        int __enqueue_kernel_events_varargs(queue_t q, int flags, private ndrange_t* nd, uint n,
                                             const clk_event_t* wait, clk_event_t* ret,
-                                            void* handle, void* block, uint nl, size_t* sizes);
+                                            void* handle, void* block, uint nl,
+                                            private size_t* sizes);
         typedef struct { int size; int align; ulong invoke; uint gid; uint pad; } lit_t;
         __kernel void events(__global int* out, __global ulong* handle) {
             if (LID != 0) return;
@@ -1220,7 +1225,7 @@ TEST_CASE("device enqueue: events, wait lists, markers and __local sizes in the 
     ring[3] = kHeader;
     ring[4] = kRecordsAt;
     std::vector<int32_t> out(8, 99);
-    uint64_t handle[2] = {0, 0};
+    uint64_t handle[2] = {256ull << 32, 64};
     Result r = runWithRing(k, out, handle, ring, 64);
     REQUIRE(r.result.error == "");
     CHECK(out == std::vector<int32_t>{1, 0, 0, -57, 0, 1, -160, -57});

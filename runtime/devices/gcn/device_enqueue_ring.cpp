@@ -1,0 +1,165 @@
+// Device-side enqueue on the GCN device, its front: the ring laid out per host launch and its
+// records decoded into the launch's DeviceEnqueueSession after each dispatch.
+#include "devices/gcn/device_enqueue_ring.hpp"
+
+#include "devices/gcn/code_object.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+namespace duet::rt::gcn_device {
+namespace {
+
+/// What the front names a command it cannot run (a record the kernels' code did not write as
+/// device_enqueue.cl writes them): the session finds no such kernel and fails the command.
+constexpr const char* kUndecodable = "(an undecodable device-enqueue record)";
+
+template <class T> T load(const unsigned char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+} // namespace
+
+bool DeviceEnqueueRing::begin(size_t queueBytes, uint32_t events) {
+    m_queueBytes = queueBytes;
+    m_eventCount = events;
+    const size_t eventsOffset = sizeof(RingHeader);
+    const size_t recordsOffset = (eventsOffset + size_t(events) * sizeof(RingEvent) + 63) / 64 * 64;
+    m_bytes = recordsOffset + queueBytes;
+    if (!m_memory.reserve(m_bytes, 4096))
+        return false;
+    std::memset(m_memory.data(), 0, m_bytes);
+    RingHeader& h = header();
+    h.magic = kRingMagic;
+    h.eventCount = events;
+    h.eventsOffset = eventsOffset;
+    h.recordsOffset = recordsOffset;
+    m_slotEvents.clear();
+    m_active = true;
+    return true;
+}
+
+RingEvent* DeviceEnqueueRing::events() const {
+    return reinterpret_cast<RingEvent*>(m_memory.data() + header().eventsOffset);
+}
+
+uint64_t DeviceEnqueueRing::arm(const DeviceEnqueueSession& session) {
+    RingHeader& h = header();
+    const size_t used = std::min(session.usedBytes(), m_queueBytes);
+    h.recordBytes = uint32_t(m_queueBytes - used);
+    h.head = 0;
+    h.full = 0;
+    return m_memory.address();
+}
+
+std::string DeviceEnqueueRing::kernelOf(uint64_t handle, const DeviceExecutable& executable) const {
+    const auto& kernels = executable.kernels();
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        const auto* entry = static_cast<const gcn::KernelEntry*>(executable.entry(i));
+        if (entry && entry->kernel && entry->kernel->runtimeHandleAddress &&
+            entry->loadBase + entry->kernel->runtimeHandleAddress == handle)
+            return kernels[i].name;
+    }
+    return {};
+}
+
+std::unique_ptr<DeviceCommand> DeviceEnqueueRing::decode(const unsigned char* p, uint32_t bytes,
+                                                         DeviceEnqueueSession& session,
+                                                         const DeviceExecutable& executable) {
+    const auto rec = load<RingRecord>(p);
+    if (rec.kind == kRecordNone)
+        return nullptr;
+    auto cmd = std::make_unique<DeviceCommand>();
+    cmd->charge = bytes;
+    bool good = rec.kind == kRecordKernel || rec.kind == kRecordMarker;
+    const uint64_t tailBytes = uint64_t(rec.waitCount + uint64_t(rec.localCount)) * 4;
+    const uint64_t literalAt = (sizeof(RingRecord) + tailBytes + 7) / 8 * 8;
+    good = good && literalAt + rec.blockBytes <= bytes;
+    const unsigned char* tail = p + sizeof(RingRecord);
+    for (uint32_t i = 0; good && i < rec.waitCount; ++i) {
+        const uint32_t slot = load<uint32_t>(tail + 4 * i);
+        good = slot < m_slotEvents.size();
+        if (good)
+            cmd->waits.push_back(m_slotEvents[slot]);
+    }
+    if (rec.event >= 0 && size_t(rec.event) < m_slotEvents.size())
+        cmd->event = m_slotEvents[size_t(rec.event)];
+    else
+        cmd->event = session.newEvent();
+    if (rec.kind == kRecordMarker && good)
+        return cmd;
+    // A kernel: its block kernel, ndrange, __local sizes and block literal.
+    cmd->kernelName = good ? kernelOf(rec.handle, executable) : std::string();
+    good = good && !cmd->kernelName.empty() && rec.workDim >= 1 && rec.workDim <= 3 &&
+           rec.blockBytes >= 8 && load<uint32_t>(p + literalAt) == rec.blockBytes &&
+           cmd->copyBlock(p + literalAt);
+    if (!good) {
+        cmd->kernelName = kUndecodable;
+        cmd->waits.clear();
+        return cmd;
+    }
+    cmd->nd.workDim = rec.workDim;
+    for (int d = 0; d < 3; ++d) {
+        cmd->nd.offset[d] = rec.offsets[d];
+        cmd->nd.global[d] = rec.globals[d];
+        cmd->nd.local[d] = rec.locals[d];
+    }
+    for (uint32_t i = 0; i < rec.localCount; ++i)
+        cmd->localSizes.push_back(load<uint32_t>(tail + 4 * (rec.waitCount + i)));
+    return cmd;
+}
+
+void DeviceEnqueueRing::syncEvents(DeviceEnqueueSession& session) {
+    RingEvent* pool = events();
+    const uint32_t handedOut = std::min(header().eventNext, m_eventCount);
+    while (m_slotEvents.size() < handedOut) {
+        const RingEvent& slot = pool[m_slotEvents.size()];
+        DeviceEvent* e = session.newEvent();
+        if (slot.user) {
+            e->user = true;
+            e->status = CL_SUBMITTED;
+            e->start = deviceEnqueueNowNs();
+        }
+        m_slotEvents.push_back(e);
+    }
+    for (size_t i = 0; i < m_slotEvents.size(); ++i) {
+        DeviceEvent* e = m_slotEvents[i];
+        const RingEvent& slot = pool[i];
+        // set_user_event_status: CL_COMPLETE or an error, once.
+        if (e->user && e->status > CL_COMPLETE && slot.status <= CL_COMPLETE)
+            session.settle(e, slot.status < 0 ? slot.status : 0);
+        if (!e->user && slot.profileOut && !e->profileOut) {
+            e->profileOut = reinterpret_cast<uint64_t*>(slot.profileOut);
+            if (e->status == CL_COMPLETE) {
+                e->profileOut[0] = e->end - e->start;
+                e->profileOut[1] = e->complete - e->start;
+            }
+        }
+    }
+}
+
+void DeviceEnqueueRing::collect(DeviceEnqueueSession& session,
+                                const DeviceExecutable& executable) {
+    std::lock_guard lock(session.mutex());
+    // Slots first: a record waits on events handed out in the same dispatch; user events set
+    // by the dispatch complete, profiling destinations are kept.
+    syncEvents(session);
+    RingHeader& h = header();
+    unsigned char* records = m_memory.data() + h.recordsOffset;
+    const uint32_t end = std::min(h.head, h.recordBytes);
+    uint32_t at = 0;
+    while (at + sizeof(RingRecord) <= end) {
+        const uint32_t bytes = load<uint32_t>(records + at);
+        if (bytes < sizeof(RingRecord) || bytes > end - at)
+            break; // not published: nothing after it was either
+        if (std::unique_ptr<DeviceCommand> cmd = decode(records + at, bytes, session, executable))
+            session.queue(std::move(cmd));
+        at += bytes;
+    }
+    std::memset(records, 0, end);
+}
+
+} // namespace duet::rt::gcn_device
