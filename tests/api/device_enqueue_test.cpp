@@ -591,3 +591,41 @@ kernel void reuse(global ulong* store, global int* out) {
     clReleaseMemObject(out);
     clReleaseMemObject(store);
 }
+
+TEST_CASE("device enqueue: non-uniform child work-groups, profiling of a completed event",
+          "[api][device_enqueue][kernels]") {
+    WithDeviceQueue f;
+    cl_mem out = f.buffer(8 * sizeof(cl_long));
+    const char* src = R"(
+kernel void parent(global long* out) {
+  queue_t q = get_default_queue();
+  // 100 work-items in groups of 32 (OpenCL C 2.0): the last group has 4.
+  out[0] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(100, 32), ^{
+    atom_inc(&out[1]);
+    if (get_local_size(0) != 32) atom_inc(&out[2]);
+    if (get_enqueued_local_size(0) != 32) atom_inc(&out[3]);
+  });
+  // A child reads the times of an event that completed before it started.
+  clk_event_t e;
+  out[4] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 0, NULL, &e,
+                          ^{ out[5] = 1; });
+  enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 1, &e, NULL, ^{
+    capture_event_profiling_info(e, CLK_PROFILING_COMMAND_EXEC_TIME, (global void*)&out[6]);
+    out[5] = out[6] > 0 && out[7] >= out[6] ? 2 : -2;
+    release_event(e);
+  });
+}
+)";
+    const cl_long zero[8] = {};
+    REQUIRE_CL(
+        clEnqueueWriteBuffer(f.queue, out, CL_TRUE, 0, sizeof zero, zero, 0, nullptr, nullptr));
+    f.run(src, "parent", 1, {{&out, sizeof out}});
+    auto got = f.read<cl_long>(out, 8);
+    CHECK(got[0] == 0);
+    CHECK(got[1] == 100);
+    CHECK(got[2] == 4);
+    CHECK(got[3] == 0);
+    CHECK(got[4] == 0);
+    CHECK(got[5] == 2);
+    clReleaseMemObject(out);
+}

@@ -30,13 +30,16 @@ typedef struct {
 } duet_ring;
 #define DUET_RING_MAGIC 0x44524e47u /* "DRNG" */
 
-/// One duet_event: a slot of the pool; the runtime completes kernel and marker events.
+/// One duet_event: a slot of the pool; the runtime completes kernel and marker events, and
+/// before each dispatch writes the status and times of those that completed.
 typedef struct {
     atomic_int refs;   ///< the kernels' references; 0: free or released
     atomic_int status; ///< CL_SUBMITTED .. CL_COMPLETE, or negative
     uint user;         ///< 1 for create_user_event
     uint pad;
     ulong profileOut;  ///< capture_event_profiling_info's destination (global address) or 0
+    ulong execTime;    ///< CLK_PROFILING_COMMAND_EXEC_TIME's two values, once complete
+    ulong completeTime;
 } duet_ring_event;
 
 /// What the runtime writes into a block kernel's runtime handle (16 bytes) after loading.
@@ -110,8 +113,9 @@ static int duet_new_event(global duet_ring* r, uint user) {
 /// Work-items per group of a launch of `nd` for a kernel of at most `limit` per group, as the
 /// runtime resolves it (core/device_enqueue.cpp, resolveDeviceNDRange): the local size as
 /// given, or the largest divisor of the global size in dimension 0 up to 64; 0 when `nd` is
-/// not valid (no work-items, a local size of 0 beside given ones, more than `limit`, a global
-/// size not a multiple of the local one).
+/// not valid (no work-items, a local size of 0 beside given ones, more than `limit`). A global
+/// size need not be a multiple of the local one: OpenCL C 2.0's non-uniform work-groups, which
+/// the dispatch runs as partial groups.
 static size_t duet_group_items(const private ndrange_t* nd, uint limit) {
     if (nd->workDimension < 1 || nd->workDimension > 3)
         return 0;
@@ -124,7 +128,7 @@ static size_t duet_group_items(const private ndrange_t* nd, uint limit) {
     size_t items = 1;
     if (given) {
         for (uint d = 0; d < nd->workDimension; ++d) {
-            if (nd->localWorkSize[d] == 0 || nd->globalWorkSize[d] % nd->localWorkSize[d])
+            if (nd->localWorkSize[d] == 0)
                 return 0;
             items *= nd->localWorkSize[d];
             if (items > limit)
@@ -324,8 +328,18 @@ void duet_set_user_event_status(duet_event e, int status) {
 void duet_capture_event_profiling_info(duet_event e, clk_profiling_info name, global void* value)
     __asm__("_Z28capture_event_profiling_info12ocl_clkeventiPU3AS1v");
 void duet_capture_event_profiling_info(duet_event e, clk_profiling_info name, global void* value) {
-    if (name == CLK_PROFILING_COMMAND_EXEC_TIME && duet_is_valid_event(e))
-        duet_event_ptr(e)->profileOut = (ulong)value;
+    if (name != CLK_PROFILING_COMMAND_EXEC_TIME || !duet_is_valid_event(e))
+        return;
+    global duet_ring_event* p = duet_event_ptr(e);
+    if (atomic_load_explicit(&p->status, memory_order_acquire, memory_scope_device) ==
+            CL_COMPLETE &&
+        !p->user) {
+        // Completed before this dispatch: the runtime left its times in the slot.
+        ((global ulong*)value)[0] = p->execTime;
+        ((global ulong*)value)[1] = p->completeTime;
+        return;
+    }
+    p->profileOut = (ulong)value; // written by the runtime when the event completes
 }
 
 #endif

@@ -46,7 +46,17 @@ RingEvent* DeviceEnqueueRing::events() const {
     return reinterpret_cast<RingEvent*>(m_memory.data() + header().eventsOffset);
 }
 
-uint64_t DeviceEnqueueRing::arm(const DeviceEnqueueSession& session) {
+uint64_t DeviceEnqueueRing::arm(DeviceEnqueueSession& session) {
+    std::lock_guard lock(session.mutex());
+    RingEvent* pool = events();
+    for (size_t i = 0; i < m_slotEvents.size(); ++i) {
+        const DeviceEvent* e = m_slotEvents[i];
+        if (e->user || e->status > CL_COMPLETE || pool[i].status == e->status)
+            continue;
+        pool[i].execTime = e->end - e->start;
+        pool[i].completeTime = e->complete - e->start;
+        pool[i].status = e->status;
+    }
     RingHeader& h = header();
     const size_t used = std::min(session.usedBytes(), m_queueBytes);
     h.recordBytes = uint32_t(m_queueBytes - used);
@@ -141,8 +151,7 @@ void DeviceEnqueueRing::syncEvents(DeviceEnqueueSession& session) {
     }
 }
 
-void DeviceEnqueueRing::collect(DeviceEnqueueSession& session,
-                                const DeviceExecutable& executable) {
+void DeviceEnqueueRing::collect(DeviceEnqueueSession& session, const DeviceExecutable& executable) {
     std::lock_guard lock(session.mutex());
     // Slots first: a record waits on events handed out in the same dispatch; user events set
     // by the dispatch complete, profiling destinations are kept.

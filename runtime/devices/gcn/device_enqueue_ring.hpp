@@ -29,12 +29,13 @@ inline constexpr uint32_t kRingMagic = 0x44524e47u; // "DRNG"
 /// One event slot (duet_ring_event).
 struct RingEvent {
     int32_t refs;
-    int32_t status;
+    int32_t status; ///< the kernels' view; arm() writes it once the event completed
     uint32_t user;
     uint32_t pad;
-    uint64_t profileOut; ///< capture_event_profiling_info's destination, or 0
+    uint64_t profileOut;             ///< capture_event_profiling_info's destination, or 0
+    uint64_t execTime, completeTime; ///< written with a completed status
 };
-static_assert(sizeof(RingEvent) == 24);
+static_assert(sizeof(RingEvent) == 40);
 
 /// One record's fixed part (duet_ring_record); wait slots, __local sizes and the block literal
 /// (8-aligned) follow.
@@ -62,8 +63,10 @@ public:
     /// Ends the host launch: the next launch without begin() gets no ring.
     void end() { m_active = false; }
     /// Makes room for the next dispatch's records: what CL_QUEUE_SIZE leaves beside the
-    /// commands `session` holds queued. Returns the address for hidden_default_queue.
-    uint64_t arm(const DeviceEnqueueSession& session);
+    /// commands `session` holds queued; tells the kernels which events completed since (status
+    /// and times, for capture_event_profiling_info). Returns the address for
+    /// hidden_default_queue.
+    uint64_t arm(DeviceEnqueueSession& session);
     /// The ring's memory, for a checked dispatch's list of host ranges.
     std::pair<const void*, uint64_t> range() const { return {m_memory.data(), m_bytes}; }
     /// After a dispatch's fence: its records become `session`'s commands (children of

@@ -1199,7 +1199,7 @@ TEST_CASE("device enqueue: events, wait lists, markers and __local sizes in the 
             clk_event_t u = create_user_event(), e, m;
             out[0] = is_valid_event(u);
             lit_t b = { (int)sizeof(lit_t), 8, 0, 5u, 0u };
-            ndrange_t nd = ndrange_1D(64, 64), bad = ndrange_1D(64, 48);
+            ndrange_t nd = ndrange_1D(64, 64), bad = ndrange_1D(1024, 512); // past the handle's 256
             size_t sizes[2] = {16, 32};
             out[1] = __enqueue_kernel_events_varargs(q, CLK_ENQUEUE_FLAGS_NO_WAIT, &nd, 1, &u, &e,
                                                      (void*)handle, (void*)&b, 2, sizes);
@@ -1215,7 +1215,7 @@ TEST_CASE("device enqueue: events, wait lists, markers and __local sizes in the 
             out[7] = __enqueue_kernel_basic_events(q, 0, &nd, 1, &u, 0, (void*)handle, (void*)&b);
         })",
         "events", {"libclc", "-cl-std=CL2.0", "-mlink-builtin-bitcode", DUET_TEST_GCN_BUILTINS_BC});
-    constexpr uint32_t kHeader = 40, kEvent = 24, kEvents = 4, kRecords = 1024;
+    constexpr uint32_t kHeader = 40, kEvent = 40, kEvents = 4, kRecords = 1024;
     constexpr uint32_t kRecordsAt = kHeader + kEvents * kEvent;
     std::vector<uint64_t> ring((kRecordsAt + kRecords) / 8, 0);
     auto* h = reinterpret_cast<uint32_t*>(ring.data());
