@@ -99,6 +99,9 @@ struct KernelInfo {
     /// enqueue_kernel passes to name it) and that symbol's address; empty and 0 otherwise.
     std::string runtimeHandle;
     uint64_t runtimeHandleAddress = 0;
+    /// The kernel has a hidden_default_queue argument (it calls get_default_queue or
+    /// enqueue_kernel) or a queue_t one (`.value_kind: queue`): it may enqueue kernels.
+    bool mayEnqueue = false;
 };
 
 /// What the runtime writes into a block kernel's runtime handle (`KernelInfo::runtimeHandle`,

@@ -24,14 +24,21 @@ template <class T> T load(const unsigned char* p) {
 } // namespace
 
 bool DeviceEnqueueRing::begin(size_t queueBytes, uint32_t events) {
+    const bool samePool = events == m_eventCount;
     m_queueBytes = queueBytes;
     m_eventCount = events;
     const size_t eventsOffset = sizeof(RingHeader);
     const size_t recordsOffset = (eventsOffset + size_t(events) * sizeof(RingEvent) + 63) / 64 * 64;
-    m_bytes = recordsOffset + queueBytes;
-    if (!m_memory.reserve(m_bytes, 4096))
+    const unsigned char* before = m_memory.data();
+    const size_t bytes = recordsOffset + queueBytes;
+    if (!m_memory.reserve(bytes, 4096))
         return false;
-    std::memset(m_memory.data(), 0, m_bytes);
+    // Records are cleared as they are collected: only new memory, a larger ring or one a failed
+    // dispatch left written needs clearing in full (an 8 MiB CL_QUEUE_SIZE is 8 MiB per launch).
+    const bool clean = m_memory.data() == before && samePool && !m_dirty && bytes <= m_bytes;
+    std::memset(m_memory.data(), 0, clean ? recordsOffset : bytes);
+    m_bytes = bytes;
+    m_dirty = false;
     RingHeader& h = header();
     h.magic = kRingMagic;
     h.eventCount = events;
@@ -62,6 +69,7 @@ uint64_t DeviceEnqueueRing::arm(DeviceEnqueueSession& session) {
     h.recordBytes = uint32_t(m_queueBytes - used);
     h.head = 0;
     h.full = 0;
+    m_dirty = true;
     return m_memory.address();
 }
 
@@ -169,6 +177,7 @@ void DeviceEnqueueRing::collect(DeviceEnqueueSession& session, const DeviceExecu
         at += bytes;
     }
     std::memset(records, 0, end);
+    m_dirty = false;
 }
 
 } // namespace duet::rt::gcn_device

@@ -91,6 +91,7 @@ private:
     size_t m_queueBytes = 0; ///< CL_QUEUE_SIZE
     uint32_t m_eventCount = 0;
     bool m_active = false;
+    bool m_dirty = true;                    ///< records may be written past what collect() cleared
     std::vector<DeviceEvent*> m_slotEvents; ///< the session's event of each slot handed out
 };
 

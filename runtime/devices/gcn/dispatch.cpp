@@ -65,15 +65,7 @@ void HostBlock::Free::operator()(unsigned char* p) const {
 
 bool DispatchBuilder::wantsDefaultQueue(const KernelLaunch& launch) {
     const auto* entry = static_cast<const KernelEntry*>(launch.entry);
-    if (!entry || !entry->kernel)
-        return false;
-    for (const KernelArgMeta& a : entry->kernel->args)
-        if (a.valueKind == "hidden_default_queue")
-            return true;
-    for (const KernelArgDesc& a : launch.kernel->desc().args)
-        if (a.typeName == "queue_t")
-            return true;
-    return false;
+    return entry && entry->kernel && entry->kernel->mayEnqueue;
 }
 
 Queue* onDeviceQueueArgument(const ArgValue& v) {
@@ -121,12 +113,13 @@ cl_int DispatchBuilder::build(const KernelLaunch& launch, std::string& why, bool
     m_hostRanges.clear();
     if (cl_int err = writeKernargs(launch, ki, why); err != CL_SUCCESS)
         return err;
-    // SVM the kernel reaches only through pointers in memory (clSetKernelExecInfo).
+    // The ring, and for a child what its host launch was given.
     if (m_listRanges && defaultQueue && defaultQueue->range.first)
         m_hostRanges.push_back(defaultQueue->range);
     if (m_listRanges && defaultQueue && defaultQueue->inherited)
         m_hostRanges.insert(m_hostRanges.end(), defaultQueue->inherited->begin(),
                             defaultQueue->inherited->end());
+    // SVM the kernel reaches only through pointers in memory (clSetKernelExecInfo).
     if (m_listRanges)
         for (void* p : launch.svmIndirectPointers)
             if (std::optional<SvmAllocation> s = svmFind(p))

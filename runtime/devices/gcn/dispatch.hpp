@@ -72,8 +72,7 @@ public:
     };
     cl_int build(const KernelLaunch& launch, std::string& why, bool listHostRanges = false,
                  const DefaultQueue* defaultQueue = nullptr);
-    /// Whether `launch`'s kernel may enqueue: it has a hidden_default_queue argument (it calls
-    /// get_default_queue or enqueue_kernel) or a queue_t argument.
+    /// Whether `launch`'s kernel may enqueue (gcn::KernelInfo::mayEnqueue).
     static bool wantsDefaultQueue(const KernelLaunch& launch);
 
     /// The PM4 stream of the last build.
