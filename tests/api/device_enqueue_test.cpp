@@ -629,3 +629,81 @@ kernel void parent(global long* out) {
     CHECK(got[5] == 2);
     clReleaseMemObject(out);
 }
+
+TEST_CASE("device enqueue: each device of a context has its own default on-device queue",
+          "[api][device_enqueue][devices]") {
+    // device_enqueue_all_devices_test: DUET_DEVICES=cpu,gcn. A context of every device with
+    // device-side enqueue; each gets its default on-device queue, and a kernel on each
+    // enqueues through get_default_queue() into its own device's.
+    cl_platform_id platform = platformUnderTest();
+    cl_uint n = 0;
+    REQUIRE_CL(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &n));
+    std::vector<cl_device_id> all(n), devices;
+    REQUIRE_CL(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, all.data(), nullptr));
+    for (cl_device_id d : all)
+        if (enqueueCaps(d) & CL_DEVICE_QUEUE_SUPPORTED)
+            devices.push_back(d);
+    if (devices.size() < 2) {
+        WARN("fewer than two devices with device-side enqueue");
+        return;
+    }
+    cl_int err = CL_SUCCESS;
+    cl_context context =
+        clCreateContext(nullptr, cl_uint(devices.size()), devices.data(), nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const char* src = R"(
+kernel void parent(global int* out) {
+  out[0] = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(8),
+                          ^{ atomic_inc(&out[1]); });
+}
+)";
+    cl_program p = clCreateProgramWithSource(context, 1, &src, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clBuildProgram(p, cl_uint(devices.size()), devices.data(), "-cl-std=CL2.0", nullptr,
+                              nullptr));
+    std::vector<cl_command_queue> defaults;
+    for (cl_device_id d : devices) {
+        cl_queue_properties props[] = {CL_QUEUE_PROPERTIES,
+                                       CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT |
+                                           CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+                                       0};
+        defaults.push_back(clCreateCommandQueueWithProperties(context, d, props, &err));
+        REQUIRE(err == CL_SUCCESS);
+        cl_device_id owner = nullptr;
+        REQUIRE_CL(
+            clGetCommandQueueInfo(defaults.back(), CL_QUEUE_DEVICE, sizeof owner, &owner, nullptr));
+        CHECK(owner == d);
+        cl_command_queue def = nullptr;
+        REQUIRE_CL(clGetCommandQueueInfo(defaults.back(), CL_QUEUE_DEVICE_DEFAULT, sizeof def, &def,
+                                         nullptr));
+        CHECK(def == defaults.back());
+    }
+    for (size_t i = 1; i < defaults.size(); ++i)
+        CHECK(defaults[i] != defaults[0]);
+    for (cl_device_id d : devices) {
+        INFO(deviceString(d, CL_DEVICE_NAME));
+        cl_command_queue q = clCreateCommandQueueWithProperties(context, d, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, 2 * sizeof(int), nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        const int zero[2] = {7, 0};
+        REQUIRE_CL(
+            clEnqueueWriteBuffer(q, out, CL_TRUE, 0, sizeof zero, zero, 0, nullptr, nullptr));
+        cl_kernel k = clCreateKernel(p, "parent", &err);
+        REQUIRE(err == CL_SUCCESS);
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+        const size_t one = 1;
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
+        int got[2] = {-1, -1};
+        REQUIRE_CL(clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof got, got, 0, nullptr, nullptr));
+        CHECK(got[0] == 0);
+        CHECK(got[1] == 8);
+        clReleaseKernel(k);
+        clReleaseMemObject(out);
+        clReleaseCommandQueue(q);
+    }
+    for (cl_command_queue q : defaults)
+        clReleaseCommandQueue(q);
+    clReleaseProgram(p);
+    clReleaseContext(context);
+}

@@ -155,8 +155,9 @@ uint32_t duetKernelSubGroupCount(const DeviceNDRange* nd, const char* name, cons
 
 void* duetGetDefaultQueue() {
     DeviceEnqueueSession* s = active();
-    return s && s->context() ? static_cast<_cl_command_queue*>(s->context()->defaultDeviceQueue())
-                             : nullptr;
+    return s && s->context()
+               ? static_cast<_cl_command_queue*>(s->context()->defaultDeviceQueue(s->device()))
+               : nullptr;
 }
 
 void* duetCreateUserEvent() {

@@ -298,8 +298,7 @@ bool GcnBackend::beginDeviceEnqueue(const KernelLaunch& launch) {
     // The ring's room: the default on-device queue's CL_QUEUE_SIZE, or the largest of the
     // on-device queues passed as queue_t arguments (the launch's commands share one ring).
     size_t bytes = 0;
-    if (Queue* q = m_enqueue.context() ? m_enqueue.context()->defaultDeviceQueue() : nullptr;
-        q && q->device() == device)
+    if (Queue* q = m_enqueue.context() ? m_enqueue.context()->defaultDeviceQueue(device) : nullptr)
         bytes = q->deviceQueueSize();
     const KernelDesc& desc = launch.kernel->desc();
     for (size_t i = 0; i < desc.args.size() && i < launch.args.size(); ++i)
