@@ -142,6 +142,7 @@ void DeviceEnqueueSession::queue(std::unique_ptr<DeviceCommand> cmd) {
             ++e->parent->outstanding;
     }
     m_usedBytes += cmd->charge;
+    cmd->order = m_nextOrder++;
     if (cmd->waits.empty())
         m_ready.push_back(std::move(cmd));
     else
@@ -168,23 +169,35 @@ Kernel* DeviceEnqueueSession::blockKernel(const char* name) {
 std::unique_ptr<DeviceCommand> DeviceEnqueueSession::nextReady(bool& waitFailed, cl_int& result) {
     for (;;) {
         waitFailed = false;
-        if (!m_ready.empty()) {
-            std::unique_ptr<DeviceCommand> cmd = std::move(m_ready.front());
-            m_ready.pop_front();
-            return cmd;
-        }
+        // The earliest queued command that may start: the head of the no-wait-list FIFO or the
+        // first waiting command whose events completed, whichever came first (a stream of
+        // commands without wait lists must not starve one whose events are done).
+        size_t waiter = m_waiting.size();
+        bool failed = false;
         for (size_t i = 0; i < m_waiting.size(); ++i) {
-            bool done = true, failed = false;
+            if (!m_ready.empty() && m_waiting[i]->order > m_ready.front()->order)
+                break;
+            bool done = true;
+            failed = false;
             for (DeviceEvent* w : m_waiting[i]->waits) {
                 done = done && w->status <= CL_COMPLETE;
                 failed = failed || w->status < 0;
             }
             if (done) {
-                std::unique_ptr<DeviceCommand> cmd = std::move(m_waiting[i]);
-                m_waiting.erase(m_waiting.begin() + ptrdiff_t(i));
-                waitFailed = failed;
-                return cmd;
+                waiter = i;
+                break;
             }
+        }
+        if (waiter < m_waiting.size()) {
+            std::unique_ptr<DeviceCommand> cmd = std::move(m_waiting[waiter]);
+            m_waiting.erase(m_waiting.begin() + ptrdiff_t(waiter));
+            waitFailed = failed;
+            return cmd;
+        }
+        if (!m_ready.empty()) {
+            std::unique_ptr<DeviceCommand> cmd = std::move(m_ready.front());
+            m_ready.pop_front();
+            return cmd;
         }
         if (m_waiting.empty())
             return nullptr;
@@ -284,6 +297,7 @@ void DeviceEnqueueSession::reset() {
     m_eventSet.clear();
     liveKernelEvents = 0;
     m_usedBytes = 0;
+    m_nextOrder = 0;
     {
         std::lock_guard klock(m_kernelsMutex);
         m_kernels.clear();

@@ -73,7 +73,8 @@ struct DeviceCommand {
     std::vector<size_t> localSizes;
     std::vector<DeviceEvent*> waits;
     DeviceEvent* event = nullptr;
-    size_t charge = 0; ///< bytes of CL_QUEUE_SIZE held while queued
+    size_t charge = 0;  ///< bytes of CL_QUEUE_SIZE held while queued
+    uint64_t order = 0; ///< when it was queued (the session's count)
 
     /// Copies the block literal (clang's layout: size, alignment, invoke, captures) into
     /// storage of its own alignment; false when out of memory.
@@ -134,8 +135,8 @@ public:
     size_t workGroupLimit(Kernel& k) const { return m_device ? k.workGroupLimit(*m_device) : 1; }
 
 private:
-    /// The next command whose wait list is complete (mutex); null when none is. Fails the
-    /// waiting commands nothing can complete any more.
+    /// The earliest queued command whose wait list is complete (mutex); null when none is.
+    /// Fails the waiting commands nothing can complete any more.
     std::unique_ptr<DeviceCommand> nextReady(bool& waitFailed, cl_int& result);
     /// The child launch of kernel command `cmd`; CL_SUCCESS or why it cannot run.
     cl_int childLaunch(const DeviceCommand& cmd, KernelLaunch& l);
@@ -158,6 +159,7 @@ private:
     std::deque<std::unique_ptr<DeviceCommand>> m_ready;    ///< no wait list: FIFO
     std::vector<std::unique_ptr<DeviceCommand>> m_waiting; ///< with a wait list
     size_t m_usedBytes = 0;
+    uint64_t m_nextOrder = 0;
     std::map<std::string, Ref<Kernel>> m_kernels; ///< block kernels by name (m_kernelsMutex)
     std::mutex m_kernelsMutex;
 };

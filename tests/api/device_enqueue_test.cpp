@@ -707,3 +707,41 @@ kernel void parent(global int* out) {
     clReleaseProgram(p);
     clReleaseContext(context);
 }
+
+TEST_CASE("device enqueue: released events free their slots for later ones",
+          "[api][device_enqueue][kernels]") {
+    // A chain of passes, each making an event and releasing it once its successor waits on
+    // it: more events in all than CL_DEVICE_MAX_ON_DEVICE_EVENTS, never more than two at once.
+    WithDeviceQueue f;
+    const cl_uint maxEvents = deviceUint(f.device, CL_DEVICE_MAX_ON_DEVICE_EVENTS);
+    const int passes = int(maxEvents) + 200;
+    cl_mem state = f.buffer(4 * sizeof(int));
+    const char* src = R"(
+void pass(global int* state, int left, clk_event_t prev);
+void pass(global int* state, int left, clk_event_t prev) {
+  state[0] += 1;
+  if (left == 0) { release_event(prev); return; }
+  clk_event_t mine;
+  int r = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 1, &prev,
+                         &mine, ^{ state[2] += 1; });
+  release_event(prev);
+  if (r != CLK_SUCCESS) { state[1] = r; return; }
+  enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1),
+                 ^{ pass(state, left - 1, mine); });
+}
+kernel void start(global int* state, int passes) {
+  clk_event_t first = create_user_event();
+  set_user_event_status(first, CL_COMPLETE);
+  pass(state, passes, first);
+}
+)";
+    const int zero[4] = {0, 0, 0, 0};
+    REQUIRE_CL(
+        clEnqueueWriteBuffer(f.queue, state, CL_TRUE, 0, sizeof zero, zero, 0, nullptr, nullptr));
+    f.run(src, "start", 1, {{&state, sizeof state}, {&passes, sizeof passes}});
+    auto got = f.read<int>(state, 4);
+    CHECK(got[1] == 0); // no CLK_EVENT_ALLOCATION_FAILURE
+    CHECK(got[0] == passes + 1);
+    CHECK(got[2] == passes);
+    clReleaseMemObject(state);
+}

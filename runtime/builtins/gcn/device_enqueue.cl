@@ -27,6 +27,9 @@ typedef struct {
     atomic_uint eventNext; ///< slots handed out so far
     ulong eventsOffset;   ///< from the header to the first event slot
     ulong recordsOffset;  ///< from the header to the first record
+    uint freeCount;       ///< slots the runtime found free again before this dispatch
+    atomic_uint freeNext; ///< of those, handed out so far
+    ulong freeOffset;     ///< from the header to their indices (uint each)
 } duet_ring;
 #define DUET_RING_MAGIC 0x44524e47u /* "DRNG" */
 
@@ -97,8 +100,17 @@ static int duet_event_slot(global duet_ring* r, duet_event e) {
 }
 
 static int duet_new_event(global duet_ring* r, uint user) {
-    uint i = atomic_fetch_add_explicit(&r->eventNext, 1u, memory_order_relaxed,
-                                       memory_scope_device);
+    // Slots released and completed before this dispatch first, then fresh ones.
+    uint i = r->eventCount;
+    if (r->freeCount) {
+        uint f = atomic_fetch_add_explicit(&r->freeNext, 1u, memory_order_relaxed,
+                                          memory_scope_device);
+        if (f < r->freeCount)
+            i = ((const global uint*)((const global char*)r + r->freeOffset))[f];
+    }
+    if (i >= r->eventCount)
+        i = atomic_fetch_add_explicit(&r->eventNext, 1u, memory_order_relaxed,
+                                      memory_scope_device);
     if (i >= r->eventCount)
         return -1;
     global duet_ring_event* e = duet_events(r) + i;

@@ -28,7 +28,8 @@ bool DeviceEnqueueRing::begin(size_t queueBytes, uint32_t events) {
     m_queueBytes = queueBytes;
     m_eventCount = events;
     const size_t eventsOffset = sizeof(RingHeader);
-    const size_t recordsOffset = (eventsOffset + size_t(events) * sizeof(RingEvent) + 63) / 64 * 64;
+    const size_t freeOffset = eventsOffset + size_t(events) * sizeof(RingEvent);
+    const size_t recordsOffset = (freeOffset + size_t(events) * 4 + 63) / 64 * 64;
     const unsigned char* before = m_memory.data();
     const size_t bytes = recordsOffset + queueBytes;
     if (!m_memory.reserve(bytes, 4096))
@@ -44,6 +45,7 @@ bool DeviceEnqueueRing::begin(size_t queueBytes, uint32_t events) {
     h.eventCount = events;
     h.eventsOffset = eventsOffset;
     h.recordsOffset = recordsOffset;
+    h.freeOffset = freeOffset;
     m_slotEvents.clear();
     m_active = true;
     return true;
@@ -55,16 +57,25 @@ RingEvent* DeviceEnqueueRing::events() const {
 
 uint64_t DeviceEnqueueRing::arm(DeviceEnqueueSession& session) {
     std::lock_guard lock(session.mutex());
+    RingHeader& h = header();
     RingEvent* pool = events();
+    auto* free = reinterpret_cast<uint32_t*>(m_memory.data() + h.freeOffset);
+    h.freeCount = 0;
+    h.freeNext = 0;
     for (size_t i = 0; i < m_slotEvents.size(); ++i) {
         const DeviceEvent* e = m_slotEvents[i];
-        if (e->user || e->status > CL_COMPLETE || pool[i].status == e->status)
+        if (e->status > CL_COMPLETE)
+            continue;
+        // Completed and no kernel holds it: the slot can be handed out again (so that, as on
+        // the CPU device, CL_DEVICE_MAX_ON_DEVICE_EVENTS bounds the events held at once).
+        if (pool[i].refs <= 0)
+            free[h.freeCount++] = uint32_t(i);
+        if (e->user || pool[i].status == e->status)
             continue;
         pool[i].execTime = e->end - e->start;
         pool[i].completeTime = e->complete - e->start;
         pool[i].status = e->status;
     }
-    RingHeader& h = header();
     const size_t used = std::min(session.usedBytes(), m_queueBytes);
     h.recordBytes = uint32_t(m_queueBytes - used);
     h.head = 0;
@@ -130,19 +141,29 @@ std::unique_ptr<DeviceCommand> DeviceEnqueueRing::decode(const unsigned char* p,
     return cmd;
 }
 
-void DeviceEnqueueRing::syncEvents(DeviceEnqueueSession& session) {
-    RingEvent* pool = events();
-    const uint32_t handedOut = std::min(header().eventNext, m_eventCount);
-    while (m_slotEvents.size() < handedOut) {
-        const RingEvent& slot = pool[m_slotEvents.size()];
-        DeviceEvent* e = session.newEvent();
-        if (slot.user) {
-            e->user = true;
-            e->status = CL_SUBMITTED;
-            e->start = deviceEnqueueNowNs();
-        }
-        m_slotEvents.push_back(e);
+DeviceEvent* DeviceEnqueueRing::slotEvent(DeviceEnqueueSession& session, uint32_t slot) {
+    DeviceEvent* e = session.newEvent();
+    if (events()[slot].user) {
+        e->user = true;
+        e->status = CL_SUBMITTED;
+        e->start = deviceEnqueueNowNs();
     }
+    return e;
+}
+
+void DeviceEnqueueRing::syncEvents(DeviceEnqueueSession& session) {
+    RingHeader& h = header();
+    RingEvent* pool = events();
+    // Slots handed out again: new events (the old ones stay the session's, for the commands
+    // that still wait on them).
+    const auto* free = reinterpret_cast<const uint32_t*>(m_memory.data() + h.freeOffset);
+    for (uint32_t f = 0; f < std::min(h.freeNext, h.freeCount); ++f)
+        m_slotEvents[free[f]] = slotEvent(session, free[f]);
+    h.freeCount = 0;
+    h.freeNext = 0;
+    const uint32_t handedOut = std::min(h.eventNext, m_eventCount);
+    while (m_slotEvents.size() < handedOut)
+        m_slotEvents.push_back(slotEvent(session, uint32_t(m_slotEvents.size())));
     for (size_t i = 0; i < m_slotEvents.size(); ++i) {
         DeviceEvent* e = m_slotEvents[i];
         const RingEvent& slot = pool[i];

@@ -22,8 +22,11 @@ struct RingHeader {
     uint32_t eventCount;  ///< slots in the event pool
     uint32_t eventNext;   ///< slots handed out so far (device-scope atomic)
     uint64_t eventsOffset, recordsOffset;
+    uint32_t freeCount; ///< slots free again (released, complete), listed before the dispatch
+    uint32_t freeNext;  ///< of those, handed out (device-scope atomic)
+    uint64_t freeOffset;
 };
-static_assert(sizeof(RingHeader) == 40);
+static_assert(sizeof(RingHeader) == 56);
 inline constexpr uint32_t kRingMagic = 0x44524e47u; // "DRNG"
 
 /// One event slot (duet_ring_event).
@@ -85,6 +88,8 @@ private:
                                           DeviceEnqueueSession& session,
                                           const DeviceExecutable& executable);
     void syncEvents(DeviceEnqueueSession& session);
+    /// A new session event for slot `slot` as the kernels just made it.
+    DeviceEvent* slotEvent(DeviceEnqueueSession& session, uint32_t slot);
 
     HostBlock m_memory;
     size_t m_bytes = 0;      ///< header, pool and records

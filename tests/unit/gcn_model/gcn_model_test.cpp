@@ -1131,7 +1131,7 @@ TEST_CASE("device enqueue: lanes append launch records to the ring until it is f
         })",
         "ring_writer",
         {"libclc", "-cl-std=CL2.0", "-mlink-builtin-bitcode", DUET_TEST_GCN_BUILTINS_BC});
-    constexpr uint32_t kHeader = 40, kRecord = 112 + 24, kRoom = 100, kItems = 128;
+    constexpr uint32_t kHeader = 56, kRecord = 112 + 24, kRoom = 100, kItems = 128;
     std::vector<uint64_t> ring((kHeader + kRoom * kRecord) / 8 + 1, 0);
     auto* h = reinterpret_cast<uint32_t*>(ring.data());
     h[0] = 0x44524e47u;     // magic
@@ -1215,7 +1215,7 @@ TEST_CASE("device enqueue: events, wait lists, markers and __local sizes in the 
             out[7] = __enqueue_kernel_basic_events(q, 0, &nd, 1, &u, 0, (void*)handle, (void*)&b);
         })",
         "events", {"libclc", "-cl-std=CL2.0", "-mlink-builtin-bitcode", DUET_TEST_GCN_BUILTINS_BC});
-    constexpr uint32_t kHeader = 40, kEvent = 40, kEvents = 4, kRecords = 1024;
+    constexpr uint32_t kHeader = 56, kEvent = 40, kEvents = 4, kRecords = 1024;
     constexpr uint32_t kRecordsAt = kHeader + kEvents * kEvent;
     std::vector<uint64_t> ring((kRecordsAt + kRecords) / 8, 0);
     auto* h = reinterpret_cast<uint32_t*>(ring.data());
