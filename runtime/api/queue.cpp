@@ -77,13 +77,13 @@ cl_command_queue createQueue(Call& call, cl_context context, cl_device_id device
     // The default on-device queue is one per context and device: asking for it again returns
     // it (retained), as the spec says.
     if (props & CL_QUEUE_ON_DEVICE_DEFAULT)
-        if (Queue* existing = c->defaultDeviceQueue()) {
+        if (Queue* existing = c->defaultDeviceQueue(d)) {
             existing->retain();
             return call.ok(existing);
         }
     // CL_OUT_OF_RESOURCES: more on-device queues than CL_DEVICE_MAX_ON_DEVICE_QUEUES (the
     // default one aside).
-    if (!(props & CL_QUEUE_ON_DEVICE_DEFAULT) && !c->addDeviceQueue(info.maxOnDeviceQueues))
+    if (!(props & CL_QUEUE_ON_DEVICE_DEFAULT) && !c->addDeviceQueue(d, info.maxOnDeviceQueues))
         return call.fail(CL_OUT_OF_RESOURCES,
                          "the context already has CL_DEVICE_MAX_ON_DEVICE_QUEUES (" +
                              std::to_string(info.maxOnDeviceQueues) + ") on-device queues");
@@ -183,7 +183,7 @@ DUET_API cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue queue,
             break;
         case CL_QUEUE_DEVICE_DEFAULT:
             r = infoValue<cl_command_queue>(size, value, sizeRet,
-                                            q->context()->defaultDeviceQueue());
+                                            q->context()->defaultDeviceQueue(q->device()));
             break;
         default:
             return report(api, q->context(), CL_INVALID_VALUE,

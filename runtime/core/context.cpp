@@ -1,6 +1,7 @@
 // Context object: devices, properties, error notification, destructor callbacks.
 #include "core/context.hpp"
 #include "core/memory.hpp"
+#include "core/queue.hpp"
 #include "core/svm.hpp"
 
 #include <algorithm>
@@ -79,30 +80,42 @@ void Context::addDestructorCallback(DestructorFn fn, void* userData) {
 
 namespace duet::rt {
 
-bool Context::addDeviceQueue(cl_uint max) {
+Context::DeviceQueues& Context::deviceQueues(const Device* device) {
+    for (DeviceQueues& q : m_deviceQueues)
+        if (q.device == device)
+            return q;
+    return m_deviceQueues.emplace_back(DeviceQueues{device});
+}
+
+bool Context::addDeviceQueue(const Device* device, cl_uint max) {
     std::lock_guard lock(m_mutex);
-    if (m_deviceQueues >= max)
+    DeviceQueues& q = deviceQueues(device);
+    if (q.counted >= max)
         return false;
-    ++m_deviceQueues;
+    ++q.counted;
     return true;
 }
 
 void Context::removeDeviceQueue(Queue* q, bool counted) {
     std::lock_guard lock(m_mutex);
-    if (counted && m_deviceQueues)
-        --m_deviceQueues;
-    if (m_defaultDeviceQueue == q)
-        m_defaultDeviceQueue = nullptr;
+    DeviceQueues& d = deviceQueues(q->device());
+    if (counted && d.counted)
+        --d.counted;
+    if (d.defaultQueue == q)
+        d.defaultQueue = nullptr;
 }
 
-Queue* Context::defaultDeviceQueue() const {
+Queue* Context::defaultDeviceQueue(const Device* device) const {
     std::lock_guard lock(m_mutex);
-    return m_defaultDeviceQueue;
+    for (const DeviceQueues& q : m_deviceQueues)
+        if (q.device == device)
+            return q.defaultQueue;
+    return nullptr;
 }
 
 void Context::setDefaultDeviceQueue(Queue* q) {
     std::lock_guard lock(m_mutex);
-    m_defaultDeviceQueue = q;
+    deviceQueues(q->device()).defaultQueue = q;
 }
 
 } // namespace duet::rt

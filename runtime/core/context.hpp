@@ -50,16 +50,16 @@ public:
     /// Reports an error reason through the application's callback (any thread, no locks held).
     void notify(const std::string& message) const;
 
-    /// On-device queues (CL_QUEUE_ON_DEVICE): how many exist, and the default one
+    /// On-device queues (CL_QUEUE_ON_DEVICE), per device: how many exist, and the default one
     /// (CL_QUEUE_ON_DEVICE_DEFAULT, clSetDefaultDeviceCommandQueue), which get_default_queue()
-    /// returns to kernels. The default is not a reference: ~Queue forgets it.
-    /// Only the CPU device has on-device queues, so one default per context suffices.
+    /// returns to that device's kernels. The default is not a reference: ~Queue forgets it.
     /// The queue made with CL_QUEUE_ON_DEVICE_DEFAULT is not counted against
     /// CL_DEVICE_MAX_ON_DEVICE_QUEUES (the CTS's device_queue creates that many besides it).
-    /// addDeviceQueue returns false when `max` counted on-device queues already exist.
-    bool addDeviceQueue(cl_uint max);
+    /// addDeviceQueue returns false when `max` counted on-device queues of `device` exist.
+    bool addDeviceQueue(const Device* device, cl_uint max);
     void removeDeviceQueue(Queue* q, bool counted);
-    Queue* defaultDeviceQueue() const;
+    Queue* defaultDeviceQueue(const Device* device) const;
+    /// Makes `q` its device's default on-device queue.
     void setDefaultDeviceQueue(Queue* q);
 
     using DestructorFn = void(CL_CALLBACK*)(cl_context, void*);
@@ -74,8 +74,13 @@ private:
     ContextNotifyFn m_notify;
     void* m_userData;
     mutable std::mutex m_mutex;
-    cl_uint m_deviceQueues = 0;            ///< guarded by m_mutex
-    Queue* m_defaultDeviceQueue = nullptr; ///< guarded by m_mutex
+    struct DeviceQueues {
+        const Device* device;
+        cl_uint counted = 0;
+        Queue* defaultQueue = nullptr;
+    };
+    std::vector<DeviceQueues> m_deviceQueues; ///< guarded by m_mutex; one per device that has any
+    DeviceQueues& deviceQueues(const Device* device); ///< under m_mutex
     std::vector<std::pair<DestructorFn, void*>> m_destructorCallbacks;
 };
 

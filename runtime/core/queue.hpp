@@ -107,8 +107,8 @@ public:
     const std::vector<cl_queue_properties>& propertyList() const { return m_propertyList; }
     bool profiling() const { return m_properties & CL_QUEUE_PROFILING_ENABLE; }
     /// An on-device queue (CL_QUEUE_ON_DEVICE): kernels enqueue on it (enqueue_kernel), the
-    /// host does not; its commands live in the CPU device's launches
-    /// (devices/cpu/device_enqueue.*), not in this object. It counts in its context's
+    /// host does not; its commands live in the device's launches (core/device_enqueue.*: the
+    /// session of one host launch), not in this object. It counts in its context's
     /// on-device queues from creation to destruction.
     bool onDevice() const { return m_properties & CL_QUEUE_ON_DEVICE; }
     /// CL_QUEUE_SIZE of an on-device queue, in bytes (0 for a host queue).

@@ -1,10 +1,11 @@
 // Device-side enqueue (OpenCL C 2.0 enqueue_kernel) through the API: on-device queue creation,
 // queries and errors, clSetDefaultDeviceCommandQueue, and kernels that enqueue children (blocks
 // with captures and __local arguments, events, markers, user events, the get_kernel_* queries,
-// a recursive subdivision, a kernel that enqueues its own next pass), with bad inputs (a full
-// queue, an invalid ndrange). Runs on the CPU device (device_enqueue_test); on a device without
-// device-side enqueue (the GCN model: device_enqueue_gcn_test) the [refused] case checks that
-// on-device queues are refused the spec's way.
+// a recursive subdivision, a kernel that enqueues its own next pass, a queue_t argument), with
+// bad inputs (a full queue, an invalid ndrange, a host queue as queue_t, a released event and an
+// event kept from an earlier launch in wait lists). Runs on the CPU device (device_enqueue_test)
+// and on the GCN model (device_enqueue_gcn_test); on a device without device-side enqueue the
+// [refused] case checks that on-device queues are refused the spec's way.
 #include "support/cl_test.hpp"
 
 #include <algorithm>
@@ -517,4 +518,230 @@ kernel void bad(global int* codes) {
     CHECK(got[9] == 7);    // none of them ran
     clReleaseMemObject(codes);
     clReleaseMemObject(count);
+}
+
+TEST_CASE("device enqueue: queue_t arguments and events from elsewhere",
+          "[api][device_enqueue][kernels]") {
+    WithDeviceQueue f;
+    cl_mem out = f.buffer(4 * sizeof(int));
+    cl_mem store = f.buffer(sizeof(cl_ulong));
+    const char* src = R"(
+kernel void viaArg(queue_t q, global int* out) {
+  out[0] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(4),
+                          ^{ atomic_add(&out[1], 1); });
+}
+kernel void released(global int* out) {
+  queue_t q = get_default_queue();
+  clk_event_t e;
+  out[0] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 0, NULL, &e,
+                          ^{ atomic_add(&out[1], 1); });
+  release_event(e);
+  out[2] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 1, &e, NULL,
+                          ^{ atomic_add(&out[1], 100); });
+  out[3] = is_valid_event(e);
+}
+kernel void keep(global ulong* store, global int* out) {
+  clk_event_t e = create_user_event();
+  *(global clk_event_t*)store = e;
+  out[0] = is_valid_event(e);
+  set_user_event_status(e, CL_COMPLETE);
+}
+kernel void reuse(global ulong* store, global int* out) {
+  clk_event_t e = *(global clk_event_t*)store;
+  out[0] = is_valid_event(e);
+  out[1] = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 1, &e,
+                          NULL, ^{ out[2] = 1; });
+}
+)";
+    auto clear = [&] {
+        const int zero[4] = {0, 0, 0, 0};
+        REQUIRE_CL(
+            clEnqueueWriteBuffer(f.queue, out, CL_TRUE, 0, sizeof zero, zero, 0, nullptr, nullptr));
+    };
+    // The on-device queue as a queue_t argument: the children run.
+    clear();
+    f.run(src, "viaArg", 1, {{&f.deviceQueue, sizeof f.deviceQueue}, {&out, sizeof out}});
+    auto got = f.read<int>(out, 4);
+    CHECK(got[0] == 0);
+    CHECK(got[1] == 4);
+    // A host queue is no queue_t: CLK_INVALID_QUEUE, nothing runs.
+    clear();
+    f.run(src, "viaArg", 1, {{&f.queue, sizeof f.queue}, {&out, sizeof out}});
+    got = f.read<int>(out, 4);
+    CHECK(got[0] == -102); // CLK_INVALID_QUEUE
+    CHECK(got[1] == 0);
+    // A released event in a wait list: CLK_INVALID_EVENT_WAIT_LIST; its own command still ran.
+    clear();
+    f.run(src, "released", 1, {{&out, sizeof out}});
+    got = f.read<int>(out, 4);
+    CHECK(got[0] == 0);
+    CHECK(got[1] == 1);
+    CHECK(got[2] == -57);
+    CHECK(got[3] == 0);
+    // An event kept in memory from an earlier host launch is not an event of this one.
+    clear();
+    f.run(src, "keep", 1, {{&store, sizeof store}, {&out, sizeof out}});
+    CHECK(f.read<int>(out, 1)[0] == 1);
+    clear();
+    f.run(src, "reuse", 1, {{&store, sizeof store}, {&out, sizeof out}});
+    got = f.read<int>(out, 4);
+    CHECK(got[0] == 0);
+    CHECK(got[1] == -57);
+    CHECK(got[2] == 0);
+    clReleaseMemObject(out);
+    clReleaseMemObject(store);
+}
+
+TEST_CASE("device enqueue: non-uniform child work-groups, profiling of a completed event",
+          "[api][device_enqueue][kernels]") {
+    WithDeviceQueue f;
+    cl_mem out = f.buffer(8 * sizeof(cl_long));
+    const char* src = R"(
+kernel void parent(global long* out) {
+  queue_t q = get_default_queue();
+  // 100 work-items in groups of 32 (OpenCL C 2.0): the last group has 4.
+  out[0] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(100, 32), ^{
+    atom_inc(&out[1]);
+    if (get_local_size(0) != 32) atom_inc(&out[2]);
+    if (get_enqueued_local_size(0) != 32) atom_inc(&out[3]);
+  });
+  // A child reads the times of an event that completed before it started.
+  clk_event_t e;
+  out[4] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 0, NULL, &e,
+                          ^{ out[5] = 1; });
+  enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 1, &e, NULL, ^{
+    capture_event_profiling_info(e, CLK_PROFILING_COMMAND_EXEC_TIME, (global void*)&out[6]);
+    out[5] = out[6] > 0 && out[7] >= out[6] ? 2 : -2;
+    release_event(e);
+  });
+}
+)";
+    const cl_long zero[8] = {};
+    REQUIRE_CL(
+        clEnqueueWriteBuffer(f.queue, out, CL_TRUE, 0, sizeof zero, zero, 0, nullptr, nullptr));
+    f.run(src, "parent", 1, {{&out, sizeof out}});
+    auto got = f.read<cl_long>(out, 8);
+    CHECK(got[0] == 0);
+    CHECK(got[1] == 100);
+    CHECK(got[2] == 4);
+    CHECK(got[3] == 0);
+    CHECK(got[4] == 0);
+    CHECK(got[5] == 2);
+    clReleaseMemObject(out);
+}
+
+TEST_CASE("device enqueue: each device of a context has its own default on-device queue",
+          "[api][device_enqueue][devices]") {
+    // device_enqueue_all_devices_test: DUET_DEVICES=cpu,gcn. A context of every device with
+    // device-side enqueue; each gets its default on-device queue, and a kernel on each
+    // enqueues through get_default_queue() into its own device's.
+    cl_platform_id platform = platformUnderTest();
+    cl_uint n = 0;
+    REQUIRE_CL(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &n));
+    std::vector<cl_device_id> all(n), devices;
+    REQUIRE_CL(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, all.data(), nullptr));
+    for (cl_device_id d : all)
+        if (enqueueCaps(d) & CL_DEVICE_QUEUE_SUPPORTED)
+            devices.push_back(d);
+    if (devices.size() < 2) {
+        WARN("fewer than two devices with device-side enqueue");
+        return;
+    }
+    cl_int err = CL_SUCCESS;
+    cl_context context =
+        clCreateContext(nullptr, cl_uint(devices.size()), devices.data(), nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const char* src = R"(
+kernel void parent(global int* out) {
+  out[0] = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(8),
+                          ^{ atomic_inc(&out[1]); });
+}
+)";
+    cl_program p = clCreateProgramWithSource(context, 1, &src, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE_CL(clBuildProgram(p, cl_uint(devices.size()), devices.data(), "-cl-std=CL2.0", nullptr,
+                              nullptr));
+    std::vector<cl_command_queue> defaults;
+    for (cl_device_id d : devices) {
+        cl_queue_properties props[] = {CL_QUEUE_PROPERTIES,
+                                       CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT |
+                                           CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+                                       0};
+        defaults.push_back(clCreateCommandQueueWithProperties(context, d, props, &err));
+        REQUIRE(err == CL_SUCCESS);
+        cl_device_id owner = nullptr;
+        REQUIRE_CL(
+            clGetCommandQueueInfo(defaults.back(), CL_QUEUE_DEVICE, sizeof owner, &owner, nullptr));
+        CHECK(owner == d);
+        cl_command_queue def = nullptr;
+        REQUIRE_CL(clGetCommandQueueInfo(defaults.back(), CL_QUEUE_DEVICE_DEFAULT, sizeof def, &def,
+                                         nullptr));
+        CHECK(def == defaults.back());
+    }
+    for (size_t i = 1; i < defaults.size(); ++i)
+        CHECK(defaults[i] != defaults[0]);
+    for (cl_device_id d : devices) {
+        INFO(deviceString(d, CL_DEVICE_NAME));
+        cl_command_queue q = clCreateCommandQueueWithProperties(context, d, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, 2 * sizeof(int), nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        const int zero[2] = {7, 0};
+        REQUIRE_CL(
+            clEnqueueWriteBuffer(q, out, CL_TRUE, 0, sizeof zero, zero, 0, nullptr, nullptr));
+        cl_kernel k = clCreateKernel(p, "parent", &err);
+        REQUIRE(err == CL_SUCCESS);
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+        const size_t one = 1;
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
+        int got[2] = {-1, -1};
+        REQUIRE_CL(clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof got, got, 0, nullptr, nullptr));
+        CHECK(got[0] == 0);
+        CHECK(got[1] == 8);
+        clReleaseKernel(k);
+        clReleaseMemObject(out);
+        clReleaseCommandQueue(q);
+    }
+    for (cl_command_queue q : defaults)
+        clReleaseCommandQueue(q);
+    clReleaseProgram(p);
+    clReleaseContext(context);
+}
+
+TEST_CASE("device enqueue: released events free their slots for later ones",
+          "[api][device_enqueue][kernels]") {
+    // A chain of passes, each making an event and releasing it once its successor waits on
+    // it: more events in all than CL_DEVICE_MAX_ON_DEVICE_EVENTS, never more than two at once.
+    WithDeviceQueue f;
+    const cl_uint maxEvents = deviceUint(f.device, CL_DEVICE_MAX_ON_DEVICE_EVENTS);
+    const int passes = int(maxEvents) + 200;
+    cl_mem state = f.buffer(4 * sizeof(int));
+    const char* src = R"(
+void pass(global int* state, int left, clk_event_t prev);
+void pass(global int* state, int left, clk_event_t prev) {
+  state[0] += 1;
+  if (left == 0) { release_event(prev); return; }
+  clk_event_t mine;
+  int r = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 1, &prev,
+                         &mine, ^{ state[2] += 1; });
+  release_event(prev);
+  if (r != CLK_SUCCESS) { state[1] = r; return; }
+  enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1),
+                 ^{ pass(state, left - 1, mine); });
+}
+kernel void start(global int* state, int passes) {
+  clk_event_t first = create_user_event();
+  set_user_event_status(first, CL_COMPLETE);
+  pass(state, passes, first);
+}
+)";
+    const int zero[4] = {0, 0, 0, 0};
+    REQUIRE_CL(
+        clEnqueueWriteBuffer(f.queue, state, CL_TRUE, 0, sizeof zero, zero, 0, nullptr, nullptr));
+    f.run(src, "start", 1, {{&state, sizeof state}, {&passes, sizeof passes}});
+    auto got = f.read<int>(state, 4);
+    CHECK(got[1] == 0); // no CLK_EVENT_ALLOCATION_FAILURE
+    CHECK(got[0] == passes + 1);
+    CHECK(got[2] == passes);
+    clReleaseMemObject(state);
 }

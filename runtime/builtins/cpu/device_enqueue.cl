@@ -1,8 +1,9 @@
 // ndrange_1D/2D/3D for the CPU device's device-side enqueue (OpenCL C 2.0 §6.13.17.1): the rest
-// of enqueue_kernel's support lives in the runtime (devices/cpu/device_enqueue.cpp).
+// of enqueue_kernel's support lives in the runtime (devices/cpu/device_enqueue.cpp, the front, and
+// core/device_enqueue.cpp, the session).
 #include "builtins.h"
 
-// ndrange_t is clang's (opencl-c-base.h); devices/cpu/device_enqueue.hpp's NDRangeT reads it.
+// ndrange_t is clang's (opencl-c-base.h); core/device_enqueue.hpp's DeviceNDRange reads it.
 
 static ndrange_t duet_make_ndrange(uint dims, const size_t* off, const size_t* gsz,
                                       const size_t* lsz) {

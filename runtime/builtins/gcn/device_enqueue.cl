@@ -1,10 +1,10 @@
 // Device-side enqueue for the GCN device, the GPU half (OpenCL C 2.0 §6.13.17): enqueue_kernel,
 // enqueue_marker, device events and the get_kernel_* queries, writing launch records into a
-// ring in memory both sides see. The runtime half (not yet written: see devices/gcn/README.md,
-// "Device-side enqueue") allocates the ring per host launch, passes it as the kernel's
-// hidden_default_queue argument, fills each block kernel's runtime handle (the
-// `<kernel>.runtime_handle` symbol that LLVM's AMDGPU backend names in `.device_enqueue_symbol`)
-// and drains the ring after the parent's waves retire. Compiled in the OpenCL C 2.0 pass only.
+// ring in memory both sides see. The runtime half (devices/gcn/device_enqueue_ring.*, the
+// dispatcher) allocates the ring per host launch, passes it as the kernel's hidden_default_queue
+// argument, fills each block kernel's runtime handle (the `<kernel>.runtime_handle` symbol that
+// LLVM's AMDGPU backend names in `.device_enqueue_symbol`) when the code object is loaded, and
+// drains the ring after each dispatch's fence. Compiled in the OpenCL C 2.0 pass only.
 #if __OPENCL_C_VERSION__ >= 200
 
 // clang's enqueue_kernel return codes (opencl-c-base.h spells only some of them).
@@ -14,6 +14,7 @@
 #define DUET_CLK_INVALID_EVENT_WAIT_LIST (-57)
 #define DUET_CLK_DEVICE_QUEUE_FULL (-161)
 #define DUET_CLK_EVENT_ALLOCATION_FAILURE (-100)
+#define DUET_CLK_INVALID_ARG_SIZE (-51)
 
 /// The ring's header, at the address get_default_queue() returns (duet_queue is a global pointer on
 /// amdgcn). Events and records follow it; the runtime sets every field but the atomics' start.
@@ -26,16 +27,22 @@ typedef struct {
     atomic_uint eventNext; ///< slots handed out so far
     ulong eventsOffset;   ///< from the header to the first event slot
     ulong recordsOffset;  ///< from the header to the first record
+    uint freeCount;       ///< slots the runtime found free again before this dispatch
+    atomic_uint freeNext; ///< of those, handed out so far
+    ulong freeOffset;     ///< from the header to their indices (uint each)
 } duet_ring;
 #define DUET_RING_MAGIC 0x44524e47u /* "DRNG" */
 
-/// One duet_event: a slot of the pool; the runtime completes kernel and marker events.
+/// One duet_event: a slot of the pool; the runtime completes kernel and marker events, and
+/// before each dispatch writes the status and times of those that completed.
 typedef struct {
     atomic_int refs;   ///< the kernels' references; 0: free or released
     atomic_int status; ///< CL_SUBMITTED .. CL_COMPLETE, or negative
     uint user;         ///< 1 for create_user_event
     uint pad;
     ulong profileOut;  ///< capture_event_profiling_info's destination (global address) or 0
+    ulong execTime;    ///< CLK_PROFILING_COMMAND_EXEC_TIME's two values, once complete
+    ulong completeTime;
 } duet_ring_event;
 
 /// What the runtime writes into a block kernel's runtime handle (16 bytes) after loading.
@@ -51,7 +58,7 @@ typedef struct {
 /// with release order, so the drain never reads a half-written record.
 typedef struct {
     atomic_uint bytes; ///< 0 until complete
-    uint kind;         ///< 1 kernel, 2 marker
+    uint kind;         ///< 1 kernel, 2 marker, 0 nothing (an event allocation failed)
     ulong handle;      ///< the block kernel's runtime handle (global address); 0 for a marker
     int flags;         ///< CLK_ENQUEUE_FLAGS_*
     uint workDim;
@@ -66,6 +73,7 @@ typedef struct {
 typedef global duet_ring* duet_queue;
 typedef global duet_ring_event* duet_event;
 
+#define DUET_KIND_NONE 0u
 #define DUET_KIND_KERNEL 1u
 #define DUET_KIND_MARKER 2u
 
@@ -92,8 +100,17 @@ static int duet_event_slot(global duet_ring* r, duet_event e) {
 }
 
 static int duet_new_event(global duet_ring* r, uint user) {
-    uint i = atomic_fetch_add_explicit(&r->eventNext, 1u, memory_order_relaxed,
-                                       memory_scope_device);
+    // Slots released and completed before this dispatch first, then fresh ones.
+    uint i = r->eventCount;
+    if (r->freeCount) {
+        uint f = atomic_fetch_add_explicit(&r->freeNext, 1u, memory_order_relaxed,
+                                          memory_scope_device);
+        if (f < r->freeCount)
+            i = ((const global uint*)((const global char*)r + r->freeOffset))[f];
+    }
+    if (i >= r->eventCount)
+        i = atomic_fetch_add_explicit(&r->eventNext, 1u, memory_order_relaxed,
+                                      memory_scope_device);
     if (i >= r->eventCount)
         return -1;
     global duet_ring_event* e = duet_events(r) + i;
@@ -105,9 +122,42 @@ static int duet_new_event(global duet_ring* r, uint user) {
     return (int)i;
 }
 
-static int duet_enqueue(duet_queue q, uint kind, int flags, const ndrange_t* nd, uint nwait,
+/// Work-items per group of a launch of `nd` for a kernel of at most `limit` per group, as the
+/// runtime resolves it (core/device_enqueue.cpp, resolveDeviceNDRange): the local size as
+/// given, or the largest divisor of the global size in dimension 0 up to 64; 0 when `nd` is
+/// not valid (no work-items, a local size of 0 beside given ones, more than `limit`). A global
+/// size need not be a multiple of the local one: OpenCL C 2.0's non-uniform work-groups, which
+/// the dispatch runs as partial groups.
+static size_t duet_group_items(const private ndrange_t* nd, uint limit) {
+    if (nd->workDimension < 1 || nd->workDimension > 3)
+        return 0;
+    bool given = false;
+    for (uint d = 0; d < nd->workDimension; ++d) {
+        if (nd->globalWorkSize[d] == 0)
+            return 0;
+        given = given || nd->localWorkSize[d] != 0;
+    }
+    size_t items = 1;
+    if (given) {
+        for (uint d = 0; d < nd->workDimension; ++d) {
+            if (nd->localWorkSize[d] == 0)
+                return 0;
+            items *= nd->localWorkSize[d];
+            if (items > limit)
+                return 0;
+        }
+        return items;
+    }
+    size_t g = nd->globalWorkSize[0];
+    for (size_t c = min(min((size_t)64, (size_t)limit), g); c >= 1; --c)
+        if (g % c == 0)
+            return c;
+    return 0;
+}
+
+static int duet_enqueue(duet_queue q, uint kind, int flags, const private ndrange_t* nd, uint nwait,
                         const duet_event* wait, duet_event* ret, const void* handle,
-                        const void* block, uint nlocal, const size_t* sizes) {
+                        const void* block, uint nlocal, const private size_t* sizes) {
     global duet_ring* r = duet_ring_of(q);
     if (!r)
         return DUET_CLK_INVALID_QUEUE;
@@ -116,14 +166,13 @@ static int duet_enqueue(duet_queue q, uint kind, int flags, const ndrange_t* nd,
     if (kind == DUET_KIND_KERNEL) {
         if (flags < CLK_ENQUEUE_FLAGS_NO_WAIT || flags > CLK_ENQUEUE_FLAGS_WAIT_WORK_GROUP)
             return DUET_CLK_ENQUEUE_FAILURE;
-        if (nd->workDimension < 1 || nd->workDimension > 3)
+        // The block kernel's work-group size limit, from its handle (the runtime's).
+        const uint limit = ((const global duet_block_handle*)handle)->workGroupSize;
+        if (!duet_group_items(nd, limit))
             return DUET_CLK_INVALID_NDRANGE;
-        for (uint d = 0; d < nd->workDimension; ++d) {
-            if (nd->globalWorkSize[d] == 0)
-                return DUET_CLK_INVALID_NDRANGE;
-            if (nd->localWorkSize[d] && nd->globalWorkSize[d] % nd->localWorkSize[d])
-                return DUET_CLK_INVALID_NDRANGE;
-        }
+        for (uint i = 0; i < nlocal; ++i)
+            if (sizes[i] == 0)
+                return DUET_CLK_INVALID_ARG_SIZE;
     }
     int slots[64];
     if (nwait > 64)
@@ -142,11 +191,16 @@ static int duet_enqueue(duet_queue q, uint kind, int flags, const ndrange_t* nd,
         atomic_fetch_add_explicit(&r->full, 1u, memory_order_relaxed, memory_scope_device);
         return DUET_CLK_DEVICE_QUEUE_FULL;
     }
-    int ev = -1;
-    if (ret && (ev = duet_new_event(r, 0)) < 0)
-        return DUET_CLK_EVENT_ALLOCATION_FAILURE;
     global char* base = (global char*)r + r->recordsOffset + at;
     global duet_ring_record* rec = (global duet_ring_record*)base;
+    int ev = -1;
+    if (ret && (ev = duet_new_event(r, 0)) < 0) {
+        // The space is reserved: publish it as a record that asks for nothing, so the drain
+        // can step over it.
+        rec->kind = DUET_KIND_NONE;
+        atomic_store_explicit(&rec->bytes, bytes, memory_order_release, memory_scope_device);
+        return DUET_CLK_EVENT_ALLOCATION_FAILURE;
+    }
     rec->kind = kind;
     rec->handle = (ulong)handle;
     rec->flags = flags;
@@ -174,24 +228,28 @@ static int duet_enqueue(duet_queue q, uint kind, int flags, const ndrange_t* nd,
     return CLK_SUCCESS;
 }
 
-int __enqueue_kernel_basic(duet_queue q, int flags, ndrange_t* nd, void* handle, void* block) {
+// How clang calls these (CGBuiltin, amdgcn): the ndrange and the __local sizes by private
+// pointer (the caller's temporaries; __enqueue_kernel_basic's ndrange `byval`, which
+// devices/gcn/codegen/finalize.cpp drops so that the call passes the pointer), handle, block,
+// wait list and returned event by generic pointer.
+int __enqueue_kernel_basic(duet_queue q, int flags, private ndrange_t* nd, void* handle, void* block) {
     return duet_enqueue(q, DUET_KIND_KERNEL, flags, nd, 0, 0, 0, handle, block, 0, 0);
 }
 
-int __enqueue_kernel_basic_events(duet_queue q, int flags, ndrange_t* nd, uint nwait,
+int __enqueue_kernel_basic_events(duet_queue q, int flags, private ndrange_t* nd, uint nwait,
                                   const duet_event* wait, duet_event* ret, void* handle,
                                   void* block) {
     return duet_enqueue(q, DUET_KIND_KERNEL, flags, nd, nwait, wait, ret, handle, block, 0, 0);
 }
 
-int __enqueue_kernel_varargs(duet_queue q, int flags, ndrange_t* nd, void* handle, void* block,
-                             uint nlocal, size_t* sizes) {
+int __enqueue_kernel_varargs(duet_queue q, int flags, private ndrange_t* nd, void* handle,
+                             void* block, uint nlocal, private size_t* sizes) {
     return duet_enqueue(q, DUET_KIND_KERNEL, flags, nd, 0, 0, 0, handle, block, nlocal, sizes);
 }
 
-int __enqueue_kernel_events_varargs(duet_queue q, int flags, ndrange_t* nd, uint nwait,
+int __enqueue_kernel_events_varargs(duet_queue q, int flags, private ndrange_t* nd, uint nwait,
                                     const duet_event* wait, duet_event* ret, void* handle,
-                                    void* block, uint nlocal, size_t* sizes) {
+                                    void* block, uint nlocal, private size_t* sizes) {
     return duet_enqueue(q, DUET_KIND_KERNEL, flags, nd, nwait, wait, ret, handle, block, nlocal,
                         sizes);
 }
@@ -213,6 +271,21 @@ uint __get_kernel_work_group_size_impl(void* handle, void* block) {
 uint __get_kernel_preferred_work_group_size_multiple_impl(void* handle, void* block) {
     (void)block;
     return ((const global duet_block_handle*)handle)->preferredMultiple;
+}
+
+/// The sub-group queries: a sub-group is the wave (64 work-items).
+uint __get_kernel_max_sub_group_size_for_ndrange_impl(const private ndrange_t* nd, void* handle,
+                                                      void* block) {
+    (void)block;
+    size_t items = duet_group_items(nd, ((const global duet_block_handle*)handle)->workGroupSize);
+    return (uint)min(items, (size_t)64);
+}
+
+uint __get_kernel_sub_group_count_for_ndrange_impl(const private ndrange_t* nd, void* handle,
+                                                   void* block) {
+    (void)block;
+    size_t items = duet_group_items(nd, ((const global duet_block_handle*)handle)->workGroupSize);
+    return (uint)((items + 63) / 64);
 }
 
 /// The ring of the host launch now running; the runtime writes it into hidden_default_queue.
@@ -267,8 +340,18 @@ void duet_set_user_event_status(duet_event e, int status) {
 void duet_capture_event_profiling_info(duet_event e, clk_profiling_info name, global void* value)
     __asm__("_Z28capture_event_profiling_info12ocl_clkeventiPU3AS1v");
 void duet_capture_event_profiling_info(duet_event e, clk_profiling_info name, global void* value) {
-    if (name == CLK_PROFILING_COMMAND_EXEC_TIME && duet_is_valid_event(e))
-        duet_event_ptr(e)->profileOut = (ulong)value;
+    if (name != CLK_PROFILING_COMMAND_EXEC_TIME || !duet_is_valid_event(e))
+        return;
+    global duet_ring_event* p = duet_event_ptr(e);
+    if (atomic_load_explicit(&p->status, memory_order_acquire, memory_scope_device) ==
+            CL_COMPLETE &&
+        !p->user) {
+        // Completed before this dispatch: the runtime left its times in the slot.
+        ((global ulong*)value)[0] = p->execTime;
+        ((global ulong*)value)[1] = p->completeTime;
+        return;
+    }
+    p->profileOut = (ulong)value; // written by the runtime when the event completes
 }
 
 #endif

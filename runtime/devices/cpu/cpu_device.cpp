@@ -524,7 +524,7 @@ cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
         }
     };
     auto runGroups = [&](size_t begin, size_t end, unsigned worker) {
-        DeviceEnqueueSession::ThreadScope enqueueScope(m_enqueue);
+        DeviceEnqueueThreadScope enqueueScope(m_enqueue);
         if (!guarded) {
             runRange(begin, end, worker);
         } else {

@@ -205,6 +205,8 @@ std::string parseKernelMeta(msgpack::DocNode& k, KernelInfo& out) {
         if (uint64_t(m.offset) + m.size > out.kernargSegmentSize)
             return "kernel " + out.name + ": argument at offset " + std::to_string(m.offset) +
                    " lies outside the kernarg segment";
+        out.mayEnqueue =
+            out.mayEnqueue || m.valueKind == "hidden_default_queue" || m.valueKind == "queue";
         out.args.push_back(std::move(m));
     }
     return "";

@@ -99,7 +99,21 @@ struct KernelInfo {
     /// enqueue_kernel passes to name it) and that symbol's address; empty and 0 otherwise.
     std::string runtimeHandle;
     uint64_t runtimeHandleAddress = 0;
+    /// The kernel has a hidden_default_queue argument (it calls get_default_queue or
+    /// enqueue_kernel) or a queue_t one (`.value_kind: queue`): it may enqueue kernels.
+    bool mayEnqueue = false;
 };
+
+/// What the runtime writes into a block kernel's runtime handle (`KernelInfo::runtimeHandle`,
+/// 16 bytes) when the code object is loaded: builtins/gcn/device_enqueue.cl's duet_block_handle,
+/// which get_kernel_work_group_size and enqueue_kernel's ndrange check read.
+struct BlockHandle {
+    uint32_t kernelIndex;       ///< in the executable's kernels()
+    uint32_t workGroupSize;     ///< the block kernel's work-group size limit
+    uint32_t preferredMultiple; ///< the wave
+    uint32_t pad;
+};
+static_assert(sizeof(BlockHandle) == 16);
 
 /// Where code object v5 puts hidden_printf_buffer, from the implicit-argument pointer.
 inline constexpr uint32_t kImplicitPrintfBufferOffset = 72;

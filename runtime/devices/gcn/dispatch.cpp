@@ -2,6 +2,7 @@
 #include "devices/gcn/dispatch.hpp"
 
 #include "core/image.hpp"
+#include "core/queue.hpp"
 #include "core/svm.hpp"
 
 #include <algorithm>
@@ -62,8 +63,34 @@ void HostBlock::Free::operator()(unsigned char* p) const {
     std::free(p);
 }
 
-cl_int DispatchBuilder::build(const KernelLaunch& launch, std::string& why, bool listHostRanges) {
+bool DispatchBuilder::wantsDefaultQueue(const KernelLaunch& launch) {
+    const auto* entry = static_cast<const KernelEntry*>(launch.entry);
+    return entry && entry->kernel && entry->kernel->mayEnqueue;
+}
+
+Queue* onDeviceQueueArgument(const ArgValue& v) {
+    void* handle = nullptr;
+    if (v.bytes.size() != sizeof handle)
+        return nullptr;
+    std::memcpy(&handle, v.bytes.data(), sizeof handle);
+    if (!handle)
+        return nullptr;
+    auto* o = static_cast<Object*>(static_cast<_cl_command_queue*>(handle));
+    if (!o->alive(Tag::Queue))
+        return nullptr;
+    auto* q = static_cast<Queue*>(o);
+    return q->onDevice() ? q : nullptr;
+}
+
+uint64_t DispatchBuilder::queueArgument(const ArgValue& v) const {
+    const Queue* q = m_defaultQueue ? onDeviceQueueArgument(v) : nullptr;
+    return q && q->device() == m_defaultQueue->device ? m_defaultQueue->address : 0;
+}
+
+cl_int DispatchBuilder::build(const KernelLaunch& launch, std::string& why, bool listHostRanges,
+                              const DefaultQueue* defaultQueue) {
     m_listRanges = m_forHardware || listHostRanges;
+    m_defaultQueue = defaultQueue;
     const auto* entry = static_cast<const KernelEntry*>(launch.entry);
     if (!entry || !entry->kernel) {
         why = "no code object entry";
@@ -86,6 +113,12 @@ cl_int DispatchBuilder::build(const KernelLaunch& launch, std::string& why, bool
     m_hostRanges.clear();
     if (cl_int err = writeKernargs(launch, ki, why); err != CL_SUCCESS)
         return err;
+    // The ring, and for a child what its host launch was given.
+    if (m_listRanges && defaultQueue && defaultQueue->range.first)
+        m_hostRanges.push_back(defaultQueue->range);
+    if (m_listRanges && defaultQueue && defaultQueue->inherited)
+        m_hostRanges.insert(m_hostRanges.end(), defaultQueue->inherited->begin(),
+                            defaultQueue->inherited->end());
     // SVM the kernel reaches only through pointers in memory (clSetKernelExecInfo).
     if (m_listRanges)
         for (void* p : launch.svmIndirectPointers)
@@ -173,7 +206,10 @@ cl_int DispatchBuilder::putExplicitArg(const KernelLaunch& launch, const KernelA
     const std::string& kind = a.valueKind;
     const ArgValue& v = launch.args[index];
     const KernelArgDesc& ad = launch.kernel->desc().args[index];
-    if (kind == "by_value") {
+    if (kind == "queue" && a.size == 8) {
+        // An on-device queue: the launch's ring, as get_default_queue() gives (or null).
+        put<uint64_t>(ka, a.offset, queueArgument(v));
+    } else if (kind == "by_value") {
         std::memcpy(ka + a.offset, v.bytes.data(), std::min<size_t>(a.size, v.bytes.size()));
     } else if (kind == "global_buffer" || kind == "pipe") {
         if (a.size != 8) {
@@ -249,10 +285,13 @@ cl_int DispatchBuilder::putHiddenArg(const KernelLaunch& launch, const KernelInf
             return CL_OUT_OF_HOST_MEMORY;
         put<uint64_t>(ka, a.offset, buffer);
         m_usesPrintf = true;
+    } else if (kind == "hidden_default_queue") {
+        // get_default_queue(): the launch's ring (builtins/gcn/device_enqueue.cl), or null.
+        put<uint64_t>(ka, a.offset, m_defaultQueue ? m_defaultQueue->address : 0);
     } else if (kind == "hidden_hostcall_buffer" || kind == "hidden_multigrid_sync_arg" ||
-               kind == "hidden_heap_v1" || kind == "hidden_default_queue" ||
-               kind == "hidden_completion_action" || kind == "hidden_private_base" ||
-               kind == "hidden_shared_base" || kind == "hidden_none") {
+               kind == "hidden_heap_v1" || kind == "hidden_completion_action" ||
+               kind == "hidden_private_base" || kind == "hidden_shared_base" ||
+               kind == "hidden_none") {
         // services this runtime does not offer: left null; gfx9 needs no apertures here
     } else if (kind == "hidden_dynamic_lds_size") {
         // written by writeKernargs, once the dynamic LDS is known

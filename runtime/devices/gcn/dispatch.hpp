@@ -23,6 +23,9 @@ inline constexpr unsigned kWaveSize = 64;
 inline constexpr unsigned kLdsPerGroup = 32 * 1024;   ///< what a work-group may allocate (AMD's)
 inline constexpr size_t kPrintfBufferBytes = 1 << 20; ///< CL_DEVICE_PRINTF_BUFFER_SIZE
 
+/// The on-device queue a queue_t argument's value names (a live handle), or null.
+Queue* onDeviceQueueArgument(const ArgValue& v);
+
 /// A growable host block, zero-initialised, aligned for PM4/HSA structures.
 class HostBlock {
 public:
@@ -55,7 +58,22 @@ public:
     /// Builds `launch` (whose entry is a gcn::KernelEntry). Returns CL_SUCCESS and the stream in
     /// dwords(), or an error code and in `why` the reason to report (empty: nothing to add).
     /// `listHostRanges`: fill hostRanges() on the model too (checked dispatches).
-    cl_int build(const KernelLaunch& launch, std::string& why, bool listHostRanges = false);
+    /// `defaultQueue`: the ring hidden_default_queue points at (device_enqueue_ring.hpp), its
+    /// address and bytes; null: none (get_default_queue() returns a null queue).
+    /// `inherited`: for a child launch, the host ranges its host launch was given (pointers
+    /// captured in its block literal lead there), listed too.
+    /// A `queue_t` argument holding one of `device`'s on-device queues gets the same address
+    /// (the launch's commands share one ring), any other value null.
+    struct DefaultQueue {
+        uint64_t address = 0;
+        std::pair<const void*, uint64_t> range{nullptr, 0};
+        const std::vector<std::pair<const void*, uint64_t>>* inherited = nullptr;
+        const Device* device = nullptr;
+    };
+    cl_int build(const KernelLaunch& launch, std::string& why, bool listHostRanges = false,
+                 const DefaultQueue* defaultQueue = nullptr);
+    /// Whether `launch`'s kernel may enqueue (gcn::KernelInfo::mayEnqueue).
+    static bool wantsDefaultQueue(const KernelLaunch& launch);
 
     /// The PM4 stream of the last build.
     const std::vector<uint32_t>& dwords() const { return m_pm4.dwords(); }
@@ -81,6 +99,8 @@ private:
                         const gcn::KernelArgMeta& a, std::string& why);
     bool putImageOrSampler(const gcn::KernelArgMeta& a, const ArgValue& v, size_t index);
     uint64_t printfBuffer();
+    /// The ring address for a queue_t argument's value `v`, or 0 (DefaultQueue).
+    uint64_t queueArgument(const ArgValue& v) const;
     cl_int setUpScratch(const gcn::KernelInfo& ki, std::string& why);
     void writePacket(const KernelLaunch& launch, const gcn::KernelEntry& entry);
     unsigned putUserSgprs(const gcn::KernelDescriptor& kd, gcn::DispatchState& st) const;
@@ -106,6 +126,7 @@ private:
     uint32_t m_kernargBytes = 0, m_lds = 0, m_privateBytes = 0, m_tmpring = 0;
     uint64_t m_scratchBase = 0, m_scratchBytes = 0;
     bool m_usesPrintf = false;
+    const DefaultQueue* m_defaultQueue = nullptr; ///< during build() only
     uint64_t* m_fence = &m_modelFence;
     uint64_t m_fenceValue = 0;
 };

@@ -2,7 +2,9 @@
 // launches (built as PM4 by dispatch.cpp) fed either to the software model through the PM4
 // decoder or, on a real gfx9 GPU, to the amdgpu kernel driver (amdgpu_queue.cpp; untested on
 // hardware, enabled only with DUET_AMDGPU_SUBMIT=1).
+#include "core/context.hpp"
 #include "core/device.hpp"
+#include "core/device_enqueue.hpp"
 #include "core/image.hpp"
 #include "core/kernel.hpp"
 #include "core/printf_buffer.hpp"
@@ -10,6 +12,7 @@
 #include "devices/gcn/amdgpu_queue.hpp"
 #include "devices/gcn/amdgpu_target.hpp"
 #include "devices/gcn/code_object.hpp"
+#include "devices/gcn/device_enqueue_ring.hpp"
 #include "devices/gcn/codegen/gcn_toolchain.hpp"
 #include "devices/gcn/dispatch.hpp"
 #include "devices/gcn/launch_guards.hpp"
@@ -67,6 +70,10 @@ constexpr const char* kGcnAtomicFeatures = "__opencl_c_atomic_order_acq_rel "
 /// All-devices scope (memory_scope_all_svm_devices): only where the GPU shares coherent memory
 /// with the host, the software model (README: what hardware would need).
 constexpr const char* kGcnAllDevicesFeature = "__opencl_c_atomic_scope_all_devices";
+/// Device-side enqueue (builtins/gcn/device_enqueue.cl writes records into a ring the backend
+/// drains after each dispatch: device_enqueue_ring.*): on the software model only, the one
+/// place it has run (README: what hardware would need).
+constexpr const char* kGcnDeviceEnqueueFeature = "__opencl_c_device_enqueue";
 constexpr cl_device_atomic_capabilities kGcnDeviceScopeAtomics =
     CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL |
     CL_DEVICE_ATOMIC_ORDER_SEQ_CST | CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM |
@@ -140,6 +147,14 @@ private:
     /// without our lock (the callback may enqueue on this device).
     static cl_int stoppedLaunch(const KernelLaunch& launch, std::unique_lock<std::mutex>& lock,
                                 const std::string& why);
+    /// One dispatch, under m_mutex: built, run, printf drained, what it enqueued collected.
+    /// A dispatch stopped by its guards returns CL_OUT_OF_RESOURCES with the message in
+    /// `stopped`; `modelled` accumulates the modelled GPU time.
+    cl_int dispatchLocked(const KernelLaunch& launch, std::string& stopped, double& modelled);
+    /// Starts device-side enqueue's session and ring for a host launch whose kernel may enqueue
+    /// and has an on-device queue of this device (the context's default one, or a queue_t
+    /// argument); false otherwise.
+    bool beginDeviceEnqueue(const KernelLaunch& launch);
     /// Hardware sink: makes every host range the launch refers to GPU-visible (userptr BOs at
     /// GPU VA == host VA, so the addresses already written need no translation), then submits
     /// the same PM4 dwords and waits for the kernel's fence.
@@ -159,6 +174,12 @@ private:
 #endif
     std::mutex m_mutex;         ///< one launch at a time owns the dispatch builder
     DispatchBuilder m_dispatch; ///< the host memory of the launch in flight
+    /// Device-side enqueue of the host launch in flight (under m_mutex): the session its
+    /// children queue into and the ring the kernels write them to.
+    DeviceEnqueueSession m_enqueue;
+    DeviceEnqueueRing m_ring;
+    /// The host launch's host ranges (checked dispatches): its children may reach them too.
+    std::vector<std::pair<const void*, uint64_t>> m_launchRanges;
 };
 
 std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::DispatchStats& stats,
@@ -237,6 +258,63 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     if (!m_cannotRun.empty())
         return fail(launch, CL_OUT_OF_RESOURCES, m_cannotRun);
     std::unique_lock lock(m_mutex);
+    std::string stopped; // a launch stopped by its guards: the message, reported unlocked
+    double modelled = 0;
+    const bool enqueues = beginDeviceEnqueue(launch);
+    cl_int status = dispatchLocked(launch, stopped, modelled);
+    if (enqueues) {
+        // Kernels the launch's work-items enqueued (and theirs) run after it, each through the
+        // same path, before the launch's event completes: the spec's parent/child semantics.
+        if (status == CL_SUCCESS)
+            status = m_enqueue.drain([&](const KernelLaunch& child) {
+                std::string childStopped;
+                const cl_int st = dispatchLocked(child, childStopped, modelled);
+                if (stopped.empty())
+                    stopped = childStopped;
+                return st;
+            });
+        else
+            m_enqueue.drain(
+                [](const KernelLaunch&) { return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST; });
+        m_ring.end();
+    }
+    // Profiling on the model: the modelled GPU's time, not the host's (the same for every run),
+    // children included.
+    if (!m_hw && status == CL_SUCCESS)
+        if (Event* ev = runningCommandEvent())
+            ev->setDeviceDuration(std::max<cl_ulong>(1, cl_ulong(modelled * 1e9 + 0.5)));
+    if (!stopped.empty())
+        stoppedLaunch(launch, lock, stopped);
+    return status;
+}
+
+bool GcnBackend::beginDeviceEnqueue(const KernelLaunch& launch) {
+    // Only the model reports device-side enqueue (README: hardware is untested).
+    if (m_hw || !DispatchBuilder::wantsDefaultQueue(launch))
+        return false;
+    m_enqueue.begin(launch);
+    m_enqueue.resolve();
+    const Device* device = m_enqueue.device();
+    // The ring's room: the default on-device queue's CL_QUEUE_SIZE, or the largest of the
+    // on-device queues passed as queue_t arguments (the launch's commands share one ring).
+    size_t bytes = 0;
+    if (Queue* q = m_enqueue.context() ? m_enqueue.context()->defaultDeviceQueue(device) : nullptr)
+        bytes = q->deviceQueueSize();
+    const KernelDesc& desc = launch.kernel->desc();
+    for (size_t i = 0; i < desc.args.size() && i < launch.args.size(); ++i)
+        if (desc.args[i].typeName == "queue_t")
+            if (const Queue* q = onDeviceQueueArgument(launch.args[i]); q && q->device() == device)
+                bytes = std::max<size_t>(bytes, q->deviceQueueSize());
+    if (device && bytes && m_ring.begin(bytes, device->info().maxOnDeviceEvents))
+        return true;
+    // No on-device queue here: get_default_queue() is null, enqueue_kernel answers
+    // CLK_INVALID_QUEUE. (Out of host memory for the ring reads the same.)
+    m_enqueue.drain([](const KernelLaunch&) { return CL_INVALID_OPERATION; });
+    return false;
+}
+
+cl_int GcnBackend::dispatchLocked(const KernelLaunch& launch, std::string& stopped,
+                                  double& modelled) {
     // Guards (DUET_KERNEL_CHECKS, DUET_KERNEL_TIMEOUT) as the program was built: on the model
     // only (a real GPU has its fence timeout, DUET_AMDGPU_TIMEOUT_MS).
     ExecutionGuards guards = launch.executable ? launch.executable->guards() : ExecutionGuards{};
@@ -248,9 +326,25 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
         });
         guards = {};
     }
+    // The launch's ring, when it has one and the kernel may enqueue; a child (current() set)
+    // may also reach what its host launch was given.
+    DispatchBuilder::DefaultQueue queue;
+    const bool ringed = m_ring.active() && DispatchBuilder::wantsDefaultQueue(launch);
+    const bool child = m_ring.active() && m_enqueue.current();
+    if (ringed) {
+        queue.address = m_ring.arm(m_enqueue);
+        queue.range = m_ring.range();
+        queue.device = m_enqueue.device();
+    }
+    if (child)
+        queue.inherited = &m_launchRanges;
     std::string why;
-    if (cl_int err = m_dispatch.build(launch, why, guards.boundsChecks); err != CL_SUCCESS)
+    if (cl_int err =
+            m_dispatch.build(launch, why, guards.boundsChecks, ringed || child ? &queue : nullptr);
+        err != CL_SUCCESS)
         return why.empty() ? err : fail(launch, err, why);
+    if (m_ring.active() && !child && guards.boundsChecks)
+        m_launchRanges = m_dispatch.hostRanges();
     const auto* entry = static_cast<const KernelEntry*>(launch.entry);
 
     gcn::DispatchStats stats;
@@ -260,18 +354,23 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     if (guarded)
         modelGuards =
             dispatchGuards(guards.timeoutSeconds, guards.boundsChecks, m_dispatch.hostRanges());
-    gcn::DispatchResult stopped;
+    gcn::DispatchResult stoppedBy;
     std::string sinkError =
         m_hw ? runOnHardware(m_dispatch.dwords())
-             : runOnModel(m_dispatch.dwords(), stats, guarded ? &modelGuards : nullptr, stopped);
+             : runOnModel(m_dispatch.dwords(), stats, guarded ? &modelGuards : nullptr, stoppedBy);
     if (m_dispatch.usesPrintf())
         drainPrintf(launch, *entry->codeObject); // also what ran before a failure
-    if (stopped.fault)
-        return stoppedLaunch(launch, lock, describeFault(launch, *stopped.fault));
-    if (stopped.timedOut) {
+    // Hardware reports a faulting or killed kernel as CL_OUT_OF_RESOURCES too (as the CPU
+    // device does).
+    if (stoppedBy.fault) {
+        stopped = describeFault(launch, *stoppedBy.fault);
+        return CL_OUT_OF_RESOURCES;
+    }
+    if (stoppedBy.timedOut) {
         const double ran =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        return stoppedLaunch(launch, lock, describeTimeout(launch, guards.timeoutSeconds, ran));
+        stopped = describeTimeout(launch, guards.timeoutSeconds, ran);
+        return CL_OUT_OF_RESOURCES;
     }
     if (!sinkError.empty())
         return fail(launch, CL_OUT_OF_RESOURCES, sinkError);
@@ -280,14 +379,14 @@ cl_int GcnBackend::runNDRange(const KernelLaunch& launch) {
     if (!m_dispatch.fenceWritten())
         return fail(launch, CL_OUT_OF_RESOURCES,
                     "the dispatch's end-of-pipe fence was not written");
-    // Profiling on the model: the modelled GPU's time, not the host's (the same for every run).
-    const double modelled =
+    // What the dispatch enqueued becomes the session's: children of the command now running.
+    if (ringed)
+        m_ring.collect(m_enqueue, *launch.executable);
+    const double dispatchModelled =
         m_hw ? 0.0 : stats.modelledSeconds(m_model->config().computeUnits, kModelClockMHz * 1e6);
-    if (!m_hw)
-        if (Event* ev = runningCommandEvent())
-            ev->setDeviceDuration(std::max<cl_ulong>(1, cl_ulong(modelled * 1e9 + 0.5)));
+    modelled += dispatchModelled;
     if (statsEnabled())
-        reportStats(launch, stats, modelled, seconds);
+        reportStats(launch, stats, dispatchModelled, seconds);
     return CL_SUCCESS;
 }
 
@@ -476,7 +575,8 @@ void fillCommonInfo(DeviceInfo& info, unsigned computeUnits) {
 }
 
 /// The compiler's view of a GCN device; `model`: the software model, which reports
-/// memory_scope_all_devices (kGcnAllDevicesFeature) and cl_khr_subgroups.
+/// memory_scope_all_devices (kGcnAllDevicesFeature), cl_khr_subgroups, device-side enqueue
+/// (kGcnDeviceEnqueueFeature) and so OpenCL C 2.0.
 TargetSpec gcnTarget(const std::string& cpu, bool model) {
     TargetSpec t;
     t.cpuName = cpu;
@@ -497,7 +597,8 @@ TargetSpec gcnTarget(const std::string& cpu, bool model) {
                       "cl_khr_depth_images"};
     std::istringstream features{std::string(kGcnProgramFeatures) + " " + kGcnImageFeatures + " " +
                                 kGcnSubGroupExtensions + " " + kGcnAtomicFeatures + " " +
-                                (model ? kGcnAllDevicesFeature : "")};
+                                (model ? kGcnAllDevicesFeature : "") + " " +
+                                (model ? kGcnDeviceEnqueueFeature : "")};
     for (std::string f; features >> f;)
         t.clExtensions.push_back(f);
     // clang defines the macro (and accepts its pragma) from OpenCL C 2.0 on.
@@ -506,8 +607,10 @@ TargetSpec gcnTarget(const std::string& cpu, bool model) {
     // Listed by the device (the GL ones by the model, which shares GL objects); their macros
     // come from the compiler's extension header (compiler/compile.cpp, kMacroOnlyExtensions).
     t.clExtensions.push_back("cl_khr_srgb_image_writes");
-    if (model)
+    if (model) {
         t.clExtensions.push_back("cl_khr_gl_depth_images");
+        t.clStdVersions = {100, 110, 120, 200, 300};
+    }
     return t;
 }
 
@@ -674,6 +777,26 @@ std::vector<DiscoveredDevice> discoverGcn() {
         // independent forward progress cl_khr_subgroups requires.
         info.subGroupIndependentForwardProgress = true;
         info.extensions += " cl_khr_subgroups";
+        // Device-side enqueue (device_enqueue_ring.*, builtins/gcn/device_enqueue.cl): children
+        // are ring records the backend runs after their parent's fence, each as a dispatch of
+        // its own. CL_QUEUE_SIZE bounds the records queued at once (112 bytes each plus wait
+        // slots, __local sizes and the block literal); the sizes are the CPU device's, the
+        // spec's full-profile minimums or more.
+        info.deviceEnqueueCapabilities =
+            CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT;
+        info.queueOnDeviceProperties =
+            CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+        info.queueOnDevicePreferredSize = 16 * 1024;
+        info.queueOnDeviceMaxSize = 8 * 1024 * 1024;
+        info.maxOnDeviceQueues = 4;
+        info.maxOnDeviceEvents = 1024;
+        info.openclCFeatures.push_back(
+            namesWithVersion(kGcnDeviceEnqueueFeature, CL_MAKE_VERSION(3, 0, 0)).front());
+        // With it, everything OpenCL C 2.0 requires is there: generic address space, pipes,
+        // program-scope variables, SVM, C11 atomics at all-devices scope, read-write images,
+        // work-group collectives, device-side enqueue.
+        info.openclCAllVersions.insert(info.openclCAllVersions.begin() + 3,
+                                       {CL_MAKE_VERSION(2, 0, 0), "OpenCL C"});
         // topology stays type 0: the model has no PCI location
         // The model's device memory is host memory, so GL buffers are shared the way the CPU
         // device shares them (runtime/gl: GL's own mapping while acquired, or host copies),

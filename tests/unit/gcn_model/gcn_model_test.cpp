@@ -1241,7 +1241,8 @@ TEST_CASE("device enqueue: lanes append launch records to the ring until it is f
     // as clang lays one out (size, align, invoke, captures), so no block kernel is needed.
     Kernel k = compileKernel(
         std::string(kPrelude) + R"(
-        int __enqueue_kernel_basic(queue_t q, int flags, ndrange_t* nd, void* handle, void* block);
+        int __enqueue_kernel_basic(queue_t q, int flags, private ndrange_t* nd, void* handle,
+                                   void* block);
         typedef struct { int size; int align; ulong invoke; uint gid; uint pad; } lit_t;
         __kernel void ring_writer(__global int* rets, __global ulong* handle) {
             uint i = GRP * 64 + LID;
@@ -1252,7 +1253,7 @@ TEST_CASE("device enqueue: lanes append launch records to the ring until it is f
         })",
         "ring_writer",
         {"libclc", "-cl-std=CL2.0", "-mlink-builtin-bitcode", DUET_TEST_GCN_BUILTINS_BC});
-    constexpr uint32_t kHeader = 40, kRecord = 112 + 24, kRoom = 100, kItems = 128;
+    constexpr uint32_t kHeader = 56, kRecord = 112 + 24, kRoom = 100, kItems = 128;
     std::vector<uint64_t> ring((kHeader + kRoom * kRecord) / 8 + 1, 0);
     auto* h = reinterpret_cast<uint32_t*>(ring.data());
     h[0] = 0x44524e47u;     // magic
@@ -1260,7 +1261,9 @@ TEST_CASE("device enqueue: lanes append launch records to the ring until it is f
     ring[3] = 0;            // events offset (no pool)
     ring[4] = kHeader;      // records offset
     std::vector<int32_t> rets(kItems, 1);
-    uint64_t handle[2] = {0, 0};
+    // The block kernel's handle as the runtime fills it: index 0, 256 work-items per group at
+    // most, preferred multiple 64.
+    uint64_t handle[2] = {256ull << 32, 64};
     Result r = runWithRing(k, rets, handle, ring, kItems);
     REQUIRE(r.result.error == "");
     CHECK(std::count(rets.begin(), rets.end(), 0) == int(kRoom));
@@ -1302,13 +1305,15 @@ TEST_CASE("device enqueue: events, wait lists, markers and __local sizes in the 
           "[gcn_model][device_enqueue]") {
     Kernel k = compileKernel(
         std::string(kPrelude) + R"(
-        int __enqueue_kernel_basic(queue_t q, int flags, ndrange_t* nd, void* handle, void* block);
-        int __enqueue_kernel_basic_events(queue_t q, int flags, ndrange_t* nd, uint n,
+        int __enqueue_kernel_basic(queue_t q, int flags, private ndrange_t* nd, void* handle,
+                                   void* block);
+        int __enqueue_kernel_basic_events(queue_t q, int flags, private ndrange_t* nd, uint n,
                                           const clk_event_t* wait, clk_event_t* ret,
                                           void* handle, void* block);
-        int __enqueue_kernel_events_varargs(queue_t q, int flags, ndrange_t* nd, uint n,
+        int __enqueue_kernel_events_varargs(queue_t q, int flags, private ndrange_t* nd, uint n,
                                             const clk_event_t* wait, clk_event_t* ret,
-                                            void* handle, void* block, uint nl, size_t* sizes);
+                                            void* handle, void* block, uint nl,
+                                            private size_t* sizes);
         typedef struct { int size; int align; ulong invoke; uint gid; uint pad; } lit_t;
         __kernel void events(__global int* out, __global ulong* handle) {
             if (LID != 0) return;
@@ -1316,7 +1321,7 @@ TEST_CASE("device enqueue: events, wait lists, markers and __local sizes in the 
             clk_event_t u = create_user_event(), e, m;
             out[0] = is_valid_event(u);
             lit_t b = { (int)sizeof(lit_t), 8, 0, 5u, 0u };
-            ndrange_t nd = ndrange_1D(64, 64), bad = ndrange_1D(64, 48);
+            ndrange_t nd = ndrange_1D(64, 64), bad = ndrange_1D(1024, 512); // past the handle's 256
             size_t sizes[2] = {16, 32};
             out[1] = __enqueue_kernel_events_varargs(q, CLK_ENQUEUE_FLAGS_NO_WAIT, &nd, 1, &u, &e,
                                                      (void*)handle, (void*)&b, 2, sizes);
@@ -1332,7 +1337,7 @@ TEST_CASE("device enqueue: events, wait lists, markers and __local sizes in the 
             out[7] = __enqueue_kernel_basic_events(q, 0, &nd, 1, &u, 0, (void*)handle, (void*)&b);
         })",
         "events", {"libclc", "-cl-std=CL2.0", "-mlink-builtin-bitcode", DUET_TEST_GCN_BUILTINS_BC});
-    constexpr uint32_t kHeader = 40, kEvent = 24, kEvents = 4, kRecords = 1024;
+    constexpr uint32_t kHeader = 56, kEvent = 40, kEvents = 4, kRecords = 1024;
     constexpr uint32_t kRecordsAt = kHeader + kEvents * kEvent;
     std::vector<uint64_t> ring((kRecordsAt + kRecords) / 8, 0);
     auto* h = reinterpret_cast<uint32_t*>(ring.data());
@@ -1342,7 +1347,7 @@ TEST_CASE("device enqueue: events, wait lists, markers and __local sizes in the 
     ring[3] = kHeader;
     ring[4] = kRecordsAt;
     std::vector<int32_t> out(8, 99);
-    uint64_t handle[2] = {0, 0};
+    uint64_t handle[2] = {256ull << 32, 64};
     Result r = runWithRing(k, out, handle, ring, 64);
     REQUIRE(r.result.error == "");
     CHECK(out == std::vector<int32_t>{1, 0, 0, -57, 0, 1, -160, -57});

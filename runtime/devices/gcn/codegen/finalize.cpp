@@ -41,8 +41,10 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -269,6 +271,23 @@ void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     mpm.run(m, am.module);
 }
 
+/// clang passes enqueue_kernel's ndrange to __enqueue_kernel_basic `byval` (a copy in the
+/// callee's stack frame) but by plain private pointer to the other three forms and to the
+/// sub-group queries; builtins/gcn/device_enqueue.cl takes a private pointer in all of them.
+/// The caller's argument is a temporary copy nothing else uses and the callee only reads it,
+/// so dropping `byval` (passing its address) makes the call match the definition.
+void passEnqueueNDRangeByPointer(Module& m) {
+    Function* f = m.getFunction("__enqueue_kernel_basic");
+    if (!f)
+        return;
+    for (unsigned i = 0; i < f->arg_size(); ++i)
+        f->removeParamAttr(i, Attribute::ByVal);
+    for (User* u : f->users())
+        if (auto* call = dyn_cast<CallBase>(u))
+            for (unsigned i = 0; i < call->arg_size(); ++i)
+                call->removeParamAttr(i, Attribute::ByVal);
+}
+
 /// LLVM 19's AMDGPU backend reads `v[i]` of a vector kernel argument, i varying across the
 /// wave, as one scalar load at the first lane's i (v_readfirstlane of the address): with
 /// `uint4 v`, `v[get_local_id(0) > 31]` gives lanes 32-63 lane 0's element. Such extracts become
@@ -464,6 +483,20 @@ std::shared_ptr<GcnExecutable> makeExecutable(const std::string& codeObject,
         }
         k.staticLocalMemSize = info->groupSegmentFixedSize;
         k.privateMemSize = info->privateSegmentFixedSize;
+        if (info->runtimeHandleAddress) {
+            // A block kernel (enqueue_kernel): its handle tells the GPU half of device-side
+            // enqueue its index, work-group size limit (the device's 256, or less where the
+            // compiler promised less) and preferred multiple (the wave). kernelsOutsideImage
+            // checked that the 16 bytes lie inside the image.
+            gcn::BlockHandle h{};
+            h.kernelIndex = uint32_t(exe->m_entries.size());
+            h.workGroupSize = info->maxFlatWorkgroupSize
+                                  ? std::min<uint32_t>(256, info->maxFlatWorkgroupSize)
+                                  : 256;
+            h.preferredMultiple = 64;
+            std::memcpy(reinterpret_cast<void*>(exe->m_loaded.base() + info->runtimeHandleAddress),
+                        &h, sizeof h);
+        }
         exe->m_entries.push_back(
             {&exe->m_codeObject, info, exe->m_loaded.base(), exe->m_loaded.size()});
         unsigned wg = info->reqdWorkgroupSize[0]
@@ -526,6 +559,7 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
         return FinalizeResult::failure(log + "error: the program was compiled for '" +
                                        m->getTargetTriple() + "', not for the GCN device (amdgcn)");
 
+    passEnqueueNDRangeByPointer(*m);
     // Duet's additions first (they replace libclc's work-item functions), then libclc.
     std::string_view additions = gcnAdditionsBitcode();
     if (!linkLazily(
@@ -576,6 +610,17 @@ FinalizeResult finalizeForGcn(const std::string& bitcode, std::string_view optio
         f.addFnAttr("amdgpu-prealloc-sgpr-spill-vgprs");
         if (f.getCallingConv() != CallingConv::AMDGPU_KERNEL)
             f.setLinkage(GlobalValue::InternalLinkage);
+        else if (f.hasFnAttribute("enqueued-block")) {
+            // clang makes the kernels of blocks (enqueue_kernel) internal: once the optimiser
+            // folds away an enqueue that cannot succeed (ndrange_1D(0)), nothing would name
+            // the block kernel and it would vanish from the code object.
+            f.setLinkage(GlobalValue::ExternalLinkage);
+            // Nor does it give them OpenCL's default flat work-group size (its kernels get
+            // 1..256): with the backend's 1..1024, promoting the copy of the block literal to
+            // LDS took 24 bytes x 1024 work-items.
+            if (!f.hasFnAttribute("amdgpu-flat-work-group-size"))
+                f.addFnAttr("amdgpu-flat-work-group-size", "1,256");
+        }
     }
     if (!m->getModuleFlag("amdhsa_code_object_version"))
         m->addModuleFlag(Module::Error, "amdhsa_code_object_version", kCodeObjectVersion);
