@@ -25,6 +25,17 @@ uint64_t deviceEnqueueNowNs() {
                         .count());
 }
 
+void reportDeviceEnqueue(DeviceInfo& info) {
+    info.deviceEnqueueCapabilities =
+        CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT;
+    info.queueOnDeviceProperties =
+        CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+    info.queueOnDevicePreferredSize = 16 * 1024;
+    info.queueOnDeviceMaxSize = 8 * 1024 * 1024;
+    info.maxOnDeviceQueues = 4;
+    info.maxOnDeviceEvents = 1024;
+}
+
 bool resolveDeviceNDRange(const DeviceNDRange& nd, size_t limit, KernelLaunch& l) {
     if (nd.workDim < 1 || nd.workDim > 3)
         return false;

@@ -52,6 +52,14 @@ bool resolveDeviceNDRange(const DeviceNDRange& nd, size_t limit, KernelLaunch& l
 /// The clock device events are stamped with (steady, nanoseconds).
 uint64_t deviceEnqueueNowNs();
 
+struct DeviceInfo;
+/// What a device with device-side enqueue reports (the same on every Duet device): supported with
+/// a replaceable default queue, out-of-order and profiling on-device queues, 16 KiB preferred and
+/// 8 MiB largest CL_QUEUE_SIZE, 4 queues, 1024 events (the spec's full-profile minimums or more).
+/// CL_QUEUE_SIZE bounds the records one launch holds at once; what a record takes is the
+/// device's (cpu::kDeviceCommandBytes, the GCN ring's 112 bytes plus wait slots).
+void reportDeviceEnqueue(DeviceInfo& info);
+
 /// A clk_event_t. Status follows the host's: CL_QUEUED .. CL_COMPLETE, or negative.
 struct DeviceEvent {
     int refs = 0; ///< the kernels' references (retain_event/release_event) where the front counts

@@ -1,5 +1,6 @@
 // The CPU device: host-CPU device info, LLVM JIT builds, work-groups on a thread pool.
 #include "core/device.hpp"
+#include "core/device_enqueue.hpp"
 #include "core/image.hpp"
 #include "core/kernel.hpp"
 #include "devices/cpu/device_enqueue.hpp"
@@ -733,15 +734,8 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     // Device-side enqueue (devices/cpu/device_enqueue.*): a child kernel is a record in its
     // launch's on-device queue, run on the thread pool once its parent's work-groups are done.
     // CL_QUEUE_SIZE bounds the records a launch may hold at once (cpu::kDeviceCommandBytes
-    // each, plus the block literal); the sizes are the spec's full-profile minimums or more.
-    info.deviceEnqueueCapabilities =
-        CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT;
-    info.queueOnDeviceProperties =
-        CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
-    info.queueOnDevicePreferredSize = 16 * 1024;
-    info.queueOnDeviceMaxSize = 8 * 1024 * 1024;
-    info.maxOnDeviceQueues = 4;
-    info.maxOnDeviceEvents = 1024;
+    // each, plus the block literal).
+    reportDeviceEnqueue(info);
     // Kernels run in the host's address space, in host threads: every host address is an SVM
     // pointer, and atomics on it are the host's own.
     info.svmCapabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER |

@@ -780,16 +780,8 @@ std::vector<DiscoveredDevice> discoverGcn() {
         // Device-side enqueue (device_enqueue_ring.*, builtins/gcn/device_enqueue.cl): children
         // are ring records the backend runs after their parent's fence, each as a dispatch of
         // its own. CL_QUEUE_SIZE bounds the records queued at once (112 bytes each plus wait
-        // slots, __local sizes and the block literal); the sizes are the CPU device's, the
-        // spec's full-profile minimums or more.
-        info.deviceEnqueueCapabilities =
-            CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT;
-        info.queueOnDeviceProperties =
-            CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
-        info.queueOnDevicePreferredSize = 16 * 1024;
-        info.queueOnDeviceMaxSize = 8 * 1024 * 1024;
-        info.maxOnDeviceQueues = 4;
-        info.maxOnDeviceEvents = 1024;
+        // slots, __local sizes and the block literal).
+        reportDeviceEnqueue(info);
         info.openclCFeatures.push_back(
             namesWithVersion(kGcnDeviceEnqueueFeature, CL_MAKE_VERSION(3, 0, 0)).front());
         // With it, everything OpenCL C 2.0 requires is there: generic address space, pipes,
