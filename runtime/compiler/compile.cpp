@@ -41,7 +41,8 @@ constexpr const char* kMainFileName = "input.cl";
 /// #include <name.h> finds them as well as #include "name.h".
 constexpr const char* kHeaderDir = "/duet-input-headers";
 /// An in-memory header included after clang's default one: #undefs of the header-only extension
-/// macros clang defines for SPIR targets that the device does not list.
+/// macros clang defines for SPIR targets that the device does not list, and the macros of the
+/// listed extensions clang does not define (kMacroOnlyExtensions).
 constexpr const char* kExtensionsHeader = "/duet-internal/extensions.h";
 
 /// The extensions opencl-c-base.h announces for SPIR targets (OpenCL C 2.0 and later) by
@@ -69,7 +70,7 @@ bool lists(const TargetSpec& target, std::string_view e) {
 
 /// kExtensionsHeader's text for `target`: empty when it lists every header-only extension and
 /// none of the macro-only ones.
-std::string extensionUndefs(const TargetSpec& target) {
+std::string extensionHeaderText(const TargetSpec& target) {
     std::string text;
     for (const char* e : kHeaderOnlyExtensions)
         if (!lists(target, e))
@@ -196,7 +197,7 @@ std::vector<std::string> cc1Arguments(const BuildOptions& o, const TargetSpec& t
     // clang-format on
     a.insert(a.end(), target.frontEndArgs.begin(), target.frontEndArgs.end());
     a.push_back(clStdFlag(o.clStd));
-    if (!extensionUndefs(target).empty()) {
+    if (!extensionHeaderText(target).empty()) {
         a.push_back("-include");
         a.push_back(kExtensionsHeader);
     }
@@ -358,9 +359,9 @@ CompileResult compileSource(std::string_view source, std::string_view options,
     memFs->addFile(kMainFileName, 0,
                    llvm::MemoryBuffer::getMemBufferCopy(
                        llvm::StringRef(source.data(), source.size()), kMainFileName));
-    if (std::string undefs = extensionUndefs(target); !undefs.empty())
+    if (std::string text = extensionHeaderText(target); !text.empty())
         memFs->addFile(kExtensionsHeader, 0,
-                       llvm::MemoryBuffer::getMemBufferCopy(undefs, kExtensionsHeader));
+                       llvm::MemoryBuffer::getMemBufferCopy(text, kExtensionsHeader));
     for (const HeaderSource& h : headers) {
         if (h.includeName.empty())
             continue;

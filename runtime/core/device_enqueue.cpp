@@ -5,6 +5,7 @@
 #include "core/context.hpp"
 #include "core/device.hpp"
 #include "core/program.hpp"
+#include "core/queue.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +24,16 @@ uint64_t deviceEnqueueNowNs() {
     return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now().time_since_epoch())
                         .count());
+}
+
+Queue* onDeviceQueue(void* handle) {
+    if (!handle)
+        return nullptr;
+    auto* o = static_cast<Object*>(static_cast<_cl_command_queue*>(handle));
+    if (!o->alive(Tag::Queue))
+        return nullptr;
+    auto* queue = static_cast<Queue*>(o);
+    return queue->onDevice() ? queue : nullptr;
 }
 
 void reportDeviceEnqueue(DeviceInfo& info) {

@@ -52,6 +52,11 @@ bool resolveDeviceNDRange(const DeviceNDRange& nd, size_t limit, KernelLaunch& l
 /// The clock device events are stamped with (steady, nanoseconds).
 uint64_t deviceEnqueueNowNs();
 
+class Queue;
+/// The on-device queue a queue_t (a cl_command_queue handle a kernel got as an argument or from
+/// get_default_queue) names, or null: not a live queue, or a host queue.
+Queue* onDeviceQueue(void* handle);
+
 struct DeviceInfo;
 /// What a device with device-side enqueue reports (the same on every Duet device): supported with
 /// a replaceable default queue, out-of-order and profiling on-device queues, 16 KiB preferred and

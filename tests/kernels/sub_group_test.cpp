@@ -41,6 +41,19 @@ size_t subGroupQuery(cl_kernel k, cl_kernel_sub_group_info q, const std::vector<
     return v;
 }
 
+/// Runs `k(in, out)` over in.size() work-items in groups of `local` and returns `out`
+/// (`outPerItem` ints a work-item).
+std::vector<int> runInOut(cl_kernel k, const std::vector<int>& in, size_t local,
+                          size_t outPerItem = 1) {
+    KernelEnv& env = KernelEnv::get();
+    const size_t n = in.size();
+    Buffer bin(in), bout(outPerItem * n * sizeof(int));
+    setArgs(k, bin, bout);
+    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
+    REQUIRE_CL(clFinish(env.queue));
+    return bout.read<int>(outPerItem * n);
+}
+
 enum Out {
     kSize,
     kMaxSize,
@@ -230,17 +243,12 @@ kernel void rev(global const int* in, global int* out) {
 }
 )CLC",
                  "-cl-std=CL3.0");
-    KernelEnv& env = KernelEnv::get();
     cl_kernel k = prog.kernel("rev");
     const size_t n = 512, local = 256;
     std::vector<int> in(n);
     for (size_t i = 0; i < n; ++i)
         in[i] = int(i * 3 + 1);
-    Buffer bin(in), bout(n * sizeof(int));
-    setArgs(k, bin, bout);
-    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
-    REQUIRE_CL(clFinish(env.queue));
-    const std::vector<int> out = bout.read<int>(n);
+    const std::vector<int> out = runInOut(k, in, local);
     const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
     for (size_t i = 0; i < n; ++i) {
         const size_t l = i % local;
@@ -274,18 +282,13 @@ kernel void k(global const int* in, global int* out) {
 }
 )CLC",
                  "-cl-std=CL3.0");
-    KernelEnv& env = KernelEnv::get();
     cl_kernel k = prog.kernel("k");
     const size_t n = 600, local = 200;
     std::vector<int> in(n);
     Rng rng(5);
     for (int& v : in)
         v = int(rng.next() % 21) - 10;
-    Buffer bin(in), bout(n * sizeof(int));
-    setArgs(k, bin, bout);
-    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
-    REQUIRE_CL(clFinish(env.queue));
-    const std::vector<int> out = bout.read<int>(n);
+    const std::vector<int> out = runInOut(k, in, local);
     const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
     std::vector<int> acc(n);
     for (size_t g = 0; g < n; g += local)
@@ -493,12 +496,7 @@ TEST_CASE("sub-group extensions the device lists match the host", "[kernels][sub
         Program prog(src, "-cl-std=CL3.0");
         cl_kernel k = prog.kernel("e");
         width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
-        Buffer bin(in), bout(n * sizeof(int));
-        setArgs(k, bin, bout);
-        REQUIRE_CL(
-            clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
-        REQUIRE_CL(clFinish(env.queue));
-        const std::vector<int> out = bout.read<int>(n);
+        const std::vector<int> out = runInOut(k, in, local);
         const std::string expr = part.expr;
         for (size_t g = 0; g < n; g += local)
             for (size_t b = g; b < g + local; b += width) {
@@ -629,11 +627,7 @@ kernel void nu(global const int* in, global int* out) {
     Rng rng(23);
     for (int& v : in)
         v = int(rng.next() % 16) - 3;
-    Buffer bin(in), bout(8 * n * sizeof(int));
-    setArgs(k, bin, bout);
-    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
-    REQUIRE_CL(clFinish(env.queue));
-    const std::vector<int> out = bout.read<int>(8 * n);
+    const std::vector<int> out = runInOut(k, in, local, 8);
     const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
     for (size_t g = 0; g < n; g += local)
         for (size_t b = g; b < g + local; b += width) {
@@ -724,11 +718,7 @@ TEST_CASE("34 non-uniform reductions in one branch", "[kernels][sub_group]") {
     Rng rng(31);
     for (int& v : in)
         v = int(rng.next() % 100) - 50;
-    Buffer bin(in), bout(n * sizeof(int));
-    setArgs(k, bin, bout);
-    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
-    REQUIRE_CL(clFinish(env.queue));
-    const std::vector<int> out = bout.read<int>(n);
+    const std::vector<int> out = runInOut(k, in, local);
     const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
     for (size_t b = 0; b < n; b += std::min(width, local)) {
         const size_t s = std::min(width, local - b % local);
@@ -935,12 +925,7 @@ kernel void rev(global const int* in, global int* out) {
         std::vector<int> in(n);
         for (size_t i = 0; i < n; ++i)
             in[i] = int(i * 7 % 101);
-        Buffer bin(in), bout(n * sizeof(int));
-        setArgs(k, bin, bout);
-        REQUIRE_CL(
-            clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, &local, 0, nullptr, nullptr));
-        REQUIRE_CL(clFinish(env.queue));
-        const std::vector<int> out = bout.read<int>(n);
+        const std::vector<int> out = runInOut(k, in, local);
         const size_t width = subGroupQuery(k, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, {local});
         for (size_t i = 0; i < n; ++i) {
             const size_t l = i % local, s = l / width, b = i - l + s * width;

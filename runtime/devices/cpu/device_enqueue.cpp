@@ -24,21 +24,11 @@ DeviceEnqueueSession* active() {
     return s;
 }
 
-Queue* deviceQueue(void* q) {
-    if (!q)
-        return nullptr;
-    auto* o = static_cast<Object*>(static_cast<_cl_command_queue*>(q));
-    if (!o->alive(Tag::Queue))
-        return nullptr;
-    auto* queue = static_cast<Queue*>(o);
-    return queue->onDevice() ? queue : nullptr;
-}
-
 int enqueueCommon(void* queue, int flags, const DeviceNDRange* nd, uint32_t numEvents,
                   void* const* waitList, void** eventRet, const char* name, const void* block,
                   uint32_t numLocals, const uint64_t* localSizes) {
     DeviceEnqueueSession* s = active();
-    Queue* q = deviceQueue(queue);
+    Queue* q = onDeviceQueue(queue);
     if (!s || !s->device() || !q)
         return clk::kInvalidQueue;
     if (flags < 0 || flags > 2)
@@ -113,7 +103,7 @@ int duetEnqueueKernelEventsVarargs(void* q, int flags, const DeviceNDRange* nd, 
 
 int duetEnqueueMarker(void* q, uint32_t n, void* const* wait, void** ret) {
     if (n == 0 || !wait)
-        return deviceQueue(q) && t_session ? clk::kInvalidEventWaitList : clk::kInvalidQueue;
+        return onDeviceQueue(q) && t_session ? clk::kInvalidEventWaitList : clk::kInvalidQueue;
     return enqueueCommon(q, 0, nullptr, n, wait, ret, nullptr, nullptr, 0, nullptr);
 }
 

@@ -1,6 +1,7 @@
 // The GCN device's dispatch builder: kernarg segment, AQL packet, scratch, user SGPRs, PM4.
 #include "devices/gcn/dispatch.hpp"
 
+#include "core/device_enqueue.hpp"
 #include "core/image.hpp"
 #include "core/queue.hpp"
 #include "core/svm.hpp"
@@ -73,13 +74,7 @@ Queue* onDeviceQueueArgument(const ArgValue& v) {
     if (v.bytes.size() != sizeof handle)
         return nullptr;
     std::memcpy(&handle, v.bytes.data(), sizeof handle);
-    if (!handle)
-        return nullptr;
-    auto* o = static_cast<Object*>(static_cast<_cl_command_queue*>(handle));
-    if (!o->alive(Tag::Queue))
-        return nullptr;
-    auto* q = static_cast<Queue*>(o);
-    return q->onDevice() ? q : nullptr;
+    return onDeviceQueue(handle);
 }
 
 uint64_t DispatchBuilder::queueArgument(const ArgValue& v) const {
