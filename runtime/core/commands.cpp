@@ -64,10 +64,11 @@ Mapped enqueueMap(Queue& queue, cl_command_type type, Ref<Mem> mem, cl_map_flags
 // ---- Submission -----------------------------------------------------------------------------
 
 Enqueued enqueueCommand(Queue& queue, cl_command_type type, const Submit& how,
-                        std::function<cl_int()> run, bool fence) {
+                        std::function<cl_int()> run, bool fence,
+                        std::unique_ptr<CommandPayload> payload) {
     Enqueued out;
     out.event = queue.enqueue(type, how.waitList, std::move(run), fence,
-                              how.blocking || how.wantEvent, how.blocking);
+                              how.blocking || how.wantEvent, how.blocking, std::move(payload));
     if (how.blocking && out.event->wait() < 0)
         out.status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     if (!how.wantEvent)
@@ -290,11 +291,15 @@ Enqueued launch(Queue& queue, cl_command_type type, Kernel& kernel, std::vector<
                 cl_uint dims, const size_t* offset, const size_t* global, const size_t* local,
                 const Submit& how) {
     Device* dev = queue.device();
-    KernelLaunch launch;
-    launch.workDim = dims;
-    for (cl_uint d = 0; d < dims; ++d) {
+    for (cl_uint d = 0; d < dims; ++d)
         if (global[d] == 0) // OpenCL 2.1+: a zero-sized NDRange does nothing
             return enqueueMarker(queue, type, false, how);
+    // The command's payload (CommandPayload): its references are dropped when it completes,
+    // its storage freed later. The function object only points at it (no allocation of its own).
+    auto payload = std::make_unique<KernelLaunch>();
+    KernelLaunch& launch = *payload;
+    launch.workDim = dims;
+    for (cl_uint d = 0; d < dims; ++d) {
         launch.global[d] = global[d];
         launch.offset[d] = offset ? offset[d] : 0;
     }
@@ -313,13 +318,13 @@ Enqueued launch(Queue& queue, cl_command_type type, Kernel& kernel, std::vector<
     }
     launch.entry = kernel.entry(dev);
     assert(launch.entry && "the API checks that the kernel has an executable for the device");
-    launch.executable = kernel.executable(dev);
+    launch.executable = kernel.executable(dev).get();
     launch.kernel = retainRef(&kernel);
     launch.args = std::move(args);
     launch.svmIndirectPointers = kernel.svmIndirectPointers;
-    return enqueueCommand(queue, type, how, [dev = &dev->backend(), launch = std::move(launch)] {
-        return dev->runNDRange(launch);
-    });
+    return enqueueCommand(
+        queue, type, how, [dev = &dev->backend(), l = &launch] { return dev->runNDRange(*l); },
+        false, std::move(payload));
 }
 
 } // namespace

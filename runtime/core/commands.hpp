@@ -2,9 +2,11 @@
 // (api/*.cpp); these put the command on its queue and run it through the queue's device.
 #pragma once
 
+#include "core/command_payload.hpp"
 #include "core/event.hpp"
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -41,9 +43,11 @@ struct [[nodiscard]] Mapped : Enqueued {
 /// Puts `run` on `queue` after `how.waitList` (and, out of order, after the last fence); it
 /// runs on the queue's worker thread and returns CL_SUCCESS or the command's (negative)
 /// execution status. `fence`: on an out-of-order queue the command also waits for every
-/// earlier command and holds back every later one. The building block of the functions below.
+/// earlier command and holds back every later one. `payload`: what `run` works on when it holds
+/// references (CommandPayload). The building block of the functions below.
 Enqueued enqueueCommand(Queue& queue, cl_command_type type, const Submit& how,
-                        std::function<cl_int()> run, bool fence = false);
+                        std::function<cl_int()> run, bool fence = false,
+                        std::unique_ptr<CommandPayload> payload = nullptr);
 
 /// Markers, barriers and clEnqueueWaitForEvents: commands that only order (`fence` as above).
 Enqueued enqueueMarker(Queue& queue, cl_command_type type, bool fence, const Submit& how);

@@ -113,7 +113,7 @@ void DeviceEnqueueSession::resolve() {
     m_context = m_launch->kernel->context();
     m_device = nullptr;
     for (const Device* d : p->devices())
-        if (p->executable(d) == m_launch->executable)
+        if (p->executable(d).get() == m_launch->executable)
             m_device = d;
     m_resolved.store(true, std::memory_order_release);
 }
@@ -324,7 +324,7 @@ void DeviceEnqueueSession::reset() {
         std::lock_guard klock(m_kernelsMutex);
         m_kernels.clear();
     }
-    m_executable.reset();
+    m_executable = nullptr;
     m_program = {};
     m_device = nullptr;
     m_context = nullptr;

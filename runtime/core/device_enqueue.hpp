@@ -123,7 +123,6 @@ public:
     std::mutex& mutex() { return m_mutex; }
     const Device* device() const { return m_device; }
     Context* context() const { return m_context; }
-    const std::shared_ptr<DeviceExecutable>& executable() const { return m_executable; }
     /// The command whose work-items run now (null: the host's launch).
     DeviceEvent* current() const { return m_current; }
     /// A new event, owned by the session until drain() ends (mutex).
@@ -162,7 +161,7 @@ private:
     std::mutex m_resolveMutex;
     // Set by resolve(), read-only until drain() ends.
     Ref<Program> m_program;
-    std::shared_ptr<DeviceExecutable> m_executable;
+    DeviceExecutable* m_executable = nullptr; ///< the parent's; its kernel keeps it alive
     const Device* m_device = nullptr;
     Context* m_context = nullptr;
     DeviceEvent* m_current = nullptr; ///< written by drain() between launches only

@@ -35,11 +35,20 @@ void Kernel::resolveEntries() {
     }
 }
 
-std::shared_ptr<DeviceExecutable> Kernel::executable(const Device* device) const {
+const std::shared_ptr<DeviceExecutable>& Kernel::executable(const Device* device) const {
+    static const std::shared_ptr<DeviceExecutable> none;
     for (const DeviceEntry& e : m_entries)
         if (e.device == device)
             return e.executable;
-    return nullptr;
+    return none;
+}
+
+const std::shared_ptr<DeviceExecutable>& Kernel::executable(const DeviceExecutable* exe) const {
+    static const std::shared_ptr<DeviceExecutable> none;
+    for (const DeviceEntry& e : m_entries)
+        if (e.executable.get() == exe)
+            return e.executable;
+    return none;
 }
 
 const KernelDesc& Kernel::descFor(const Device* device) const {
@@ -94,6 +103,36 @@ std::optional<std::vector<ArgValue>> Kernel::snapshotArgs(size_t& released) cons
         }
     }
     return out;
+}
+
+void KernelLaunch::releaseRefs() {
+    for (ArgValue& a : args) {
+        if (Mem* m = a.mem.get())
+            m->release();
+        if (Sampler* s = a.sampler.get())
+            s->release();
+    }
+    if (Kernel* k = kernel.get())
+        k->release();
+}
+
+void KernelLaunch::collectRefs(std::vector<Object*>& out) const {
+    for (const ArgValue& a : args) {
+        if (Mem* m = a.mem.get())
+            out.push_back(m);
+        if (Sampler* s = a.sampler.get())
+            out.push_back(s);
+    }
+    if (Kernel* k = kernel.get())
+        out.push_back(k);
+}
+
+void KernelLaunch::forgetRefs() {
+    kernel.detach();
+    for (ArgValue& a : args) {
+        a.mem.detach();
+        a.sampler.detach();
+    }
 }
 
 bool Kernel::hasSvmArgs() const {

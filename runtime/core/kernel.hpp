@@ -3,6 +3,7 @@
 
 #include "core/memory.hpp"
 #include "core/program.hpp"
+#include "core/command_payload.hpp"
 
 #include <array>
 #include <optional>
@@ -56,7 +57,11 @@ public:
     std::optional<std::vector<ArgValue>> snapshotArgs(size_t& released) const;
     /// Entry for `device` (WorkGroupFn on the CPU); null when not built for it.
     void* entry(const Device* device) const;
-    std::shared_ptr<DeviceExecutable> executable(const Device* device) const;
+    /// The executable of `device` (null when not built there); the kernel keeps it alive.
+    const std::shared_ptr<DeviceExecutable>& executable(const Device* device) const;
+    /// The owning pointer of `exe`, one of this kernel's executables (KernelLaunch::executable);
+    /// null when it is not.
+    const std::shared_ptr<DeviceExecutable>& executable(const DeviceExecutable* exe) const;
     /// What clGetKernelWorkGroupInfo reports for `device`, and clEnqueueNDRangeKernel checks.
     struct Limits {
         size_t workGroupSize = 0;    ///< CL_KERNEL_WORK_GROUP_SIZE
@@ -102,10 +107,14 @@ private:
     std::vector<DeviceEntry> m_entries;
 };
 
-/// Everything one NDRange execution needs, captured at enqueue time.
-struct KernelLaunch {
+/// Everything one NDRange execution needs, captured at enqueue time. A queued launch is its
+/// command's payload: the queue drops its references when the command completes and frees it
+/// later (CommandPayload).
+struct KernelLaunch final : CommandPayload {
     Ref<Kernel> kernel;
-    std::shared_ptr<DeviceExecutable> executable; ///< keeps the code alive
+    /// The kernel's code for the device; `kernel` keeps it alive (a child launch's session
+    /// keeps its parent's kernel).
+    DeviceExecutable* executable = nullptr;
     void* entry = nullptr;
     cl_uint workDim = 1;
     std::array<size_t, 3> offset{0, 0, 0}, global{1, 1, 1}, local{1, 1, 1};
@@ -113,6 +122,10 @@ struct KernelLaunch {
     /// Snapshot of clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_PTRS): SVM the kernel reaches
     /// through pointers stored in memory (a device that must map SVM ranges maps these too).
     std::vector<void*> svmIndirectPointers;
+
+    void releaseRefs() override;
+    void collectRefs(std::vector<Object*>& out) const override;
+    void forgetRefs() override;
 };
 
 } // namespace duet::rt

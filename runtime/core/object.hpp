@@ -48,9 +48,9 @@ struct Object {
                 return true;
         return false;
     }
-    /// Drops one reference; the last one destroys the object.
-    void release() {
-        if (refCount.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    /// Drops `n` references (one by default); the last one destroys the object.
+    void release(uint32_t n = 1) {
+        if (refCount.fetch_sub(n, std::memory_order_acq_rel) == n)
             destroyFn(this);
     }
     bool alive(Tag t) const { return tag.load(std::memory_order_relaxed) == t; }

@@ -23,13 +23,41 @@ using Shared = Queue::Shared;
 /// finish or a wait, which retry) does it without a thread hop.
 constexpr cl_ulong kDrainGraceNs = 5'000;
 
+/// How many remains of completed commands an enqueue frees (after its command is on its way):
+/// more than the one command it adds, so that they never pile up, few enough that the GPU is
+/// still busy with what was just submitted.
+constexpr size_t kFreePerEnqueue = 2;
+
 /// Completes a command: drops what it holds (memory objects, kernels) before anyone can see it
 /// complete, since a release right after a wait must be the last one; then sets its status.
-void complete(Command& cmd, cl_int status) {
+/// Its payload and device work go to `sh.dying`, to be freed later (CommandPayload says why).
+/// `released`: its payload's references were released already (drain).
+void complete(Shared& sh, Command& cmd, std::unique_ptr<PendingWork> work, cl_int status,
+              bool released = false) {
     cmd.run = nullptr;
     cmd.waitList.clear();
+    if (cmd.payload && !released)
+        cmd.payload->releaseRefs();
+    if (cmd.payload || work) {
+        Remains remains(std::move(cmd.payload), std::move(work));
+        if (sh.batched)
+            sh.dying.push_back(std::move(remains));
+    }
     if (Event* ev = cmd.event.get())
         ev->setStatus(status == CL_SUCCESS ? CL_COMPLETE : status);
+}
+
+/// Releases each object in `refs` as many times as it appears there, then empties it.
+void releaseAll(std::vector<Object*>& refs) {
+    std::sort(refs.begin(), refs.end());
+    for (size_t i = 0; i < refs.size();) {
+        size_t j = i + 1;
+        while (j < refs.size() && refs[j] == refs[i])
+            ++j;
+        refs[i]->release(uint32_t(j - i));
+        i = j;
+    }
+    refs.clear();
 }
 
 bool inFlight(const std::vector<InFlight>& flying, const Event* e) {
@@ -63,7 +91,7 @@ std::unique_ptr<PendingWork> execute(Shared& sh, Command& cmd) {
     }
     if (work && status == CL_SUCCESS)
         return work;
-    complete(cmd, status);
+    complete(sh, cmd, std::move(work), status);
     return nullptr;
 }
 
@@ -72,16 +100,43 @@ std::unique_ptr<PendingWork> execute(Shared& sh, Command& cmd) {
 /// holds `sh.running`; the lock is not held.
 size_t drain(Shared& sh, const Event* until = nullptr) {
     std::vector<InFlight>& flying = sh.flying;
+    const size_t count = flying.size();
     size_t n = 0;
-    while (n < flying.size()) {
+    if (!sh.batched) { // DUET_QUEUE_BATCH=0: one command after the other, as it was
+        while (n < count) {
+            InFlight& f = flying[n++];
+            const bool last = until && f.cmd.event.get() == until;
+            const cl_int status = f.work->wait(f.cmd.event.get());
+            complete(sh, f.cmd, std::move(f.work), status);
+            if (last)
+                break;
+        }
+        flying.erase(flying.begin(), flying.begin() + ptrdiff_t(n));
+        sh.flyingCount.store(uint32_t(flying.size()), std::memory_order_release);
+        return n;
+    }
+    // The waits first: the device runs the commands in order, so the first wait mostly covers
+    // the others.
+    while (n < count) {
         InFlight& f = flying[n++];
-        const bool last = until && f.cmd.event.get() == until;
-        cl_int status = f.work->wait(f.cmd.event.get());
-        f.work.reset();
-        complete(f.cmd, status);
-        if (last)
+        f.status = f.work->wait(f.cmd.event.get());
+        if (until && f.cmd.event.get() == until)
             break;
     }
+    // Then the references the commands hold, together: a kernel and buffers launched n times
+    // lose n references in one atomic operation (the application's thread takes new ones
+    // meanwhile: one cache-line transfer per object, not per command).
+    std::vector<Object*>& refs = sh.releasing;
+    for (size_t i = 0; i < n; ++i) {
+        Command& cmd = flying[i].cmd;
+        if (cmd.payload)
+            cmd.payload->collectRefs(refs);
+        if (cmd.queue)
+            refs.push_back(cmd.queue.detach());
+    }
+    releaseAll(refs);
+    for (size_t i = 0; i < n; ++i)
+        complete(sh, flying[i].cmd, std::move(flying[i].work), flying[i].status, true);
     flying.erase(flying.begin(), flying.begin() + ptrdiff_t(n));
     sh.flyingCount.store(uint32_t(flying.size()), std::memory_order_release);
     return n;
@@ -91,6 +146,11 @@ size_t drain(Shared& sh, const Event* until = nullptr) {
 /// worker when something is left for it. Takes the lock.
 void handBack(Shared& sh, size_t done) {
     std::lock_guard lock(sh.mutex);
+    if (!sh.dying.empty()) {
+        for (Remains& r : sh.dying)
+            sh.dead.push_back(std::move(r));
+        sh.dying.clear();
+    }
     sh.completed += done;
     sh.running.store(false, std::memory_order_release);
     if (done && sh.waiters)
@@ -99,10 +159,16 @@ void handBack(Shared& sh, size_t done) {
         sh.workCv.notify_one();
 }
 
+/// How many commands a queue keeps in flight at most.
+constexpr size_t kMaxInFlight = 256;
+
+/// How many commands of an in-order queue its worker takes under one lock.
+constexpr size_t kWorkerBatch = 16;
+
 /// Whether `cmd` can run while the commands in flight may still be running on the device: one
 /// that may defer (a launch, a buffer write, copy or fill) and waits for nothing but them.
 bool orderedAfter(const Command& cmd, const std::vector<InFlight>& flying) {
-    if (!cmd.mayDefer || flying.size() >= 256)
+    if (!cmd.mayDefer || flying.size() >= kMaxInFlight)
         return false;
     for (const Ref<Event>& dep : cmd.waitList)
         if (dep->status() > CL_COMPLETE && !inFlight(flying, dep.get()))
@@ -224,9 +290,29 @@ void spinForWork(const Shared& sh) {
 
 void workerLoop(std::shared_ptr<Shared> shared) {
     Shared& sh = *shared;
+    std::vector<Command> batch; // in-order: the commands taken under one lock
     std::unique_lock lock(sh.mutex);
     for (;;) {
         if (!sh.running.load(std::memory_order_relaxed)) {
+            if (!sh.pending.empty() && !sh.outOfOrder && sh.batched) {
+                // In order: the front commands at once, one lock for them all (an application
+                // thread enqueueing meanwhile takes the same lock once a command).
+                const size_t k = std::min(sh.pending.size(), kWorkerBatch);
+                for (size_t i = 0; i < k; ++i) {
+                    batch.push_back(std::move(sh.pending.front()));
+                    sh.pending.pop_front();
+                }
+                sh.pendingCount.store(uint32_t(sh.pending.size()), std::memory_order_relaxed);
+                sh.running.store(true, std::memory_order_relaxed);
+                lock.unlock();
+                size_t done = 0;
+                for (Command& cmd : batch)
+                    done += runHere(sh, cmd);
+                batch.clear();
+                handBack(sh, done);
+                lock.lock();
+                continue;
+            }
             if (!sh.pending.empty()) {
                 Command cmd;
                 std::vector<Ref<Event>> toWatch;
@@ -299,6 +385,16 @@ bool inlineAllowed() {
     return allowed;
 }
 
+/// DUET_QUEUE_BATCH=0: the queue's thread takes commands one at a time, and completing them frees
+/// their remains at once (Queue::Shared::dead), each command releasing its own references.
+bool batchAllowed() {
+    static const bool allowed = [] {
+        const char* v = std::getenv("DUET_QUEUE_BATCH");
+        return !(v && std::strcmp(v, "0") == 0);
+    }();
+    return allowed;
+}
+
 /// DUET_QUEUE_BUSY_SPIN=0: waits sleep after kWaitSpinNs even while the queue is busy.
 bool busySpinAllowed() {
     static const bool allowed = [] {
@@ -332,6 +428,8 @@ Queue::Queue(Ref<Context> context, Device* device, cl_command_queue_properties p
       m_shared(std::make_shared<Shared>()) {
     m_shared->outOfOrder = outOfOrder();
     m_shared->owner = this;
+    m_shared->batched = batchAllowed();
+    m_shared->dying.reserve(16);
     if (!onDevice() && inlineAllowed()) {
         m_shared->inlineBlocking = true;
         m_shared->inlineSubmit = device->backend().queuesDeviceWork();
@@ -359,7 +457,12 @@ Queue::~Queue() {
 }
 
 Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList,
-                          std::function<cl_int()> run, bool fence, bool wantEvent, bool blocking) {
+                          std::function<cl_int()> run, bool fence, bool wantEvent, bool blocking,
+                          std::unique_ptr<CommandPayload> payload) {
+    // Remains of completed commands taken from the queue below; freed when this returns, after
+    // the command is on its way (destroyed after the lock's scope), by the thread that made them
+    // (its allocator gets the blocks back for its next commands).
+    Remains doomed[kFreePerEnqueue];
     Command cmd;
     // An in-order queue orders and counts its commands itself: an event is only made when
     // someone can look at it (the caller, a blocking call, an out-of-order dependency).
@@ -374,6 +477,7 @@ Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList
     for (Event* e : waitList)
         cmd.waitList.push_back(retainRef(e));
     cmd.run = std::move(run);
+    cmd.payload = std::move(payload);
     cmd.fence = fence;
     cmd.mayDefer =
         !m_shared->outOfOrder && (type == CL_COMMAND_NDRANGE_KERNEL || type == CL_COMMAND_TASK ||
@@ -383,6 +487,12 @@ Ref<Event> Queue::enqueue(cl_command_type type, std::span<Event* const> waitList
     Shared& sh = *m_shared;
     {
         std::lock_guard lock(sh.mutex);
+        for (Remains& r : doomed) {
+            if (sh.dead.empty())
+                break;
+            r = std::move(sh.dead.back());
+            sh.dead.pop_back();
+        }
         if (blocking) {
             sh.lastStretchCommands = sh.stretchCommands;
             sh.stretchCommands = 0;

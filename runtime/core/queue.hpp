@@ -2,6 +2,7 @@
 // the calling thread when the queue is idle and the command only queues device work or blocks.
 #pragma once
 
+#include "core/command_payload.hpp"
 #include "core/event.hpp"
 
 #include <atomic>
@@ -82,6 +83,8 @@ struct Command {
     Ref<_cl_command_queue> queue;
     std::vector<Ref<Event>> waitList;
     std::function<cl_int()> run;
+    /// What `run` works on, when it holds references (a launch): see CommandPayload.
+    std::unique_ptr<CommandPayload> payload;
     /// Out-of-order queues: later commands wait for this one (barriers, list-less markers).
     bool fence = false;
     bool watched = false;  ///< completion callbacks already asked of its foreign events
@@ -92,6 +95,31 @@ struct Command {
 struct InFlight {
     Command cmd;
     std::unique_ptr<PendingWork> work;
+    cl_int status = CL_SUCCESS; ///< what `work` returned (drain)
+};
+
+/// What is left of a completed command to free: its payload (references already released) and
+/// its device work's record. Freed off the waiting thread's path (Queue::Shared::dead).
+struct Remains {
+    std::unique_ptr<CommandPayload> payload;
+    std::unique_ptr<PendingWork> work;
+    Remains() = default;
+    Remains(std::unique_ptr<CommandPayload> p, std::unique_ptr<PendingWork> w)
+        : payload(std::move(p)), work(std::move(w)) {}
+    Remains(Remains&&) = default;
+    Remains& operator=(Remains&& o) noexcept {
+        forget();
+        payload = std::move(o.payload);
+        work = std::move(o.work);
+        return *this;
+    }
+    ~Remains() { forget(); }
+
+private:
+    void forget() {
+        if (payload)
+            payload->forgetRefs();
+    }
 };
 
 class Queue final : public _cl_command_queue {
@@ -129,9 +157,11 @@ public:
     /// buffer write, copy or fill while nothing is in flight, when the application waited after
     /// at most one such command the last time. Two thread hops less per round trip.
     /// `DUET_QUEUE_INLINE=0` turns it off.
+    ///
+    /// `payload` (may be null) is what `run` works on when it holds references (CommandPayload).
     Ref<Event> enqueue(cl_command_type type, std::span<Event* const> waitList,
                        std::function<cl_int()> run, bool fence = false, bool wantEvent = true,
-                       bool blocking = false);
+                       bool blocking = false, std::unique_ptr<CommandPayload> payload = nullptr);
     bool outOfOrder() const { return m_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE; }
     /// Blocks until every command enqueued so far has finished. Device work in flight that no
     /// other thread is waiting for is waited for (and its commands completed) on the calling
@@ -170,6 +200,17 @@ public:
         /// Commands whose device work may still run, oldest first; only the thread that holds
         /// `running` touches it.
         std::vector<InFlight> flying;
+        /// Completed commands' remains, by the thread that holds `running`; handed to `dead`
+        /// when it gives `running` back.
+        std::vector<Remains> dying;
+        /// drain's list of references to release together (kept for its capacity).
+        std::vector<Object*> releasing;
+        /// Remains to free, under `mutex`: the application's thread frees a few in each enqueue
+        /// (after its command is on its way); what is left when the queue goes, with it.
+        std::vector<Remains> dead;
+        /// False (DUET_QUEUE_BATCH=0): the worker takes one command at a time, remains are freed
+        /// at once, each completed command releases its own references.
+        bool batched = true;
         /// A thread runs this queue's commands or completes its flying ones: the worker or an
         /// application thread (an inline enqueue, finish, a wait). Written under `mutex`; the
         /// counts below mirror `pending` and `flying` for the worker's spin, which reads

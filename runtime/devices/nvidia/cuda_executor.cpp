@@ -374,20 +374,21 @@ Outcome CudaExecutor::submit(const KernelLaunch& launch, bool timed, Submitted& 
     const auto* entry = static_cast<const nvidia::KernelEntry*>(launch.entry);
     if (!entry)
         return {CL_INVALID_PROGRAM_EXECUTABLE, "the kernel has no NVIDIA entry"};
+    const std::shared_ptr<DeviceExecutable>& exe = launch.kernel->executable(launch.executable);
     Function* fn = nullptr;
-    if (Outcome o = function(launch.executable, launch.entry, fn); !o.why.empty())
+    if (Outcome o = function(exe, launch.entry, fn); !o.why.empty())
         return o;
     // Its texture-only variant, for launches whose images all go through textures: without
     // it (a driver that will not load it) the kernel runs as it is.
     Function* textured = nullptr;
     if (!entry->texturedName.empty() && m_textureLimits.alignment &&
-        !function(launch.executable, launch.entry, textured, true).why.empty())
+        !function(exe, launch.entry, textured, true).why.empty())
         textured = nullptr;
     // A kernel that prints has the GPU's one printf buffer from its reset (queued here, before
     // its grids) until finish() has read the records back; other launches do not wait for it.
     if (entry->usesPrintf) {
         out.printfLease = std::unique_lock(m_printfMutex);
-        out.printfFormats = launch.executable;
+        out.printfFormats = exe;
     }
     std::lock_guard lock(m_mutex);
     Outcome why;

@@ -1725,6 +1725,60 @@ TEST_CASE("an idle queue launches in the enqueue call; a busy one, or one the ap
     clReleaseCommandQueue(q);
 }
 
+TEST_CASE("launches in flight hold their kernel and buffers; after clFinish the application's "
+          "releases were the last",
+          "[nvidia][fake-driver]") {
+    cl_device_id dev = h100();
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_program program = buildProgram(ctx, dev, kNbody, "");
+    cl_kernel k = clCreateKernel(program, "nbody", &err);
+    REQUIRE(err == CL_SUCCESS);
+    static std::atomic<int> destroyed;
+    destroyed = 0;
+    cl_mem bufs[2];
+    for (cl_mem& m : bufs) {
+        m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, NbodyOnH100::kBytes, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        REQUIRE_CL(clSetMemObjectDestructorCallback(
+            m, [](cl_mem, void*) { destroyed.fetch_add(1); }, nullptr));
+    }
+    const float eps2 = 0.01f;
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof bufs[0], &bufs[0]));
+    REQUIRE_CL(clSetKernelArg(k, 1, sizeof bufs[1], &bufs[1]));
+    REQUIRE_CL(clSetKernelArg(k, 2, 256 * 16, nullptr));
+    REQUIRE_CL(clSetKernelArg(k, 3, sizeof eps2, &eps2));
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    Fake fake;
+    // Behind a user event, so that the worker submits them all in one stretch: past the 256
+    // commands a queue keeps in flight, so some are completed by the worker, in a batch, and
+    // the rest by clFinish.
+    cl_event gate = clCreateUserEvent(ctx, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const size_t global = 1024, local = 256, launches = 300;
+    REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 1, &gate, nullptr));
+    for (size_t i = 1; i < launches; ++i)
+        REQUIRE_CL(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    for (cl_mem m : bufs)
+        REQUIRE_CL(clReleaseMemObject(m));
+    REQUIRE_CL(clReleaseKernel(k));
+    // The launches hold them: nothing destroyed, and the kernel keeps its program from a rebuild.
+    CHECK(destroyed.load() == 0);
+    CHECK_CL_ERR(CL_INVALID_OPERATION, clBuildProgram(program, 1, &dev, "", nullptr, nullptr));
+    REQUIRE_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+    REQUIRE_CL(clFinish(q));
+    CHECK(fake.launchCount() == launches);
+    // Every launch's references are gone by the time clFinish returns, none twice.
+    CHECK(destroyed.load() == 2);
+    CHECK_CL_ERR(CL_SUCCESS, clBuildProgram(program, 1, &dev, "", nullptr, nullptr));
+    clReleaseEvent(gate);
+    clReleaseCommandQueue(q);
+    clReleaseProgram(program);
+    clReleaseContext(ctx);
+}
+
 TEST_CASE("work nobody waits for completes by itself: events complete and callbacks run",
           "[nvidia][fake-driver]") {
     NbodyOnH100 nb(h100());
