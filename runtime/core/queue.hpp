@@ -153,6 +153,16 @@ public:
     /// because the GPU's queue is full takes 20 us and more).
     static constexpr cl_ulong kBusySpinNs = 100'000;
     bool spinsWhileBusy() const { return m_shared->spinWhileBusy; }
+    /// On a device that does not queue its work on a GPU stream (DeviceBackend::queuesDeviceWork
+    /// false: the CPU device and the GCN model run commands on this process's own threads, the
+    /// queue's and the pool's), a thread that spins for this queue's work takes a core from the
+    /// threads doing it: there waits and the worker's wait for the next command spin at most
+    /// kHostSpinNs, then sleep. (A futex wake-up costs a few microseconds; the spins of ~100 and
+    /// ~200 us they replace made the CTS image suites 7 times slower on a 2-core host with as
+    /// many busy threads as cores: bench/README.md, "Waits on the CPU device".) 0 on devices
+    /// that queue work on a GPU, which keep their longer spins.
+    cl_ulong hostSpinNs() const { return m_shared->hostSpinNs; }
+    static constexpr cl_ulong kHostSpinNs = 2'000;
     /// Changes whenever a command of this queue starts or completes.
     uint64_t progress() const {
         return m_shared->started.load(std::memory_order_acquire) +
@@ -193,6 +203,7 @@ public:
         /// Commands started (by whichever thread runs them); read by waits' spins (progress()).
         std::atomic<uint64_t> started{0};
         bool spinWhileBusy = false; ///< see Queue::spinsWhileBusy
+        cl_ulong hostSpinNs = 0;    ///< see Queue::hostSpinNs
         /// Set under `mutex`; also read without it by the worker's spin (TSan saw that read race
         /// with ~Queue's write while it was a plain bool).
         std::atomic<bool> stop{false};
