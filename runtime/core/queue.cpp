@@ -473,8 +473,7 @@ void Queue::finish() {
             spinFrom = now;
         } else if (now - spinFrom > (sh.spinWhileBusy && sh.running.load(std::memory_order_relaxed)
                                          ? kBusySpinNs
-                                     : sh.hostSpinNs ? sh.hostSpinNs
-                                                     : kWaitSpinNs)) {
+                                         : kWaitSpinNs)) {
             break;
         }
     }

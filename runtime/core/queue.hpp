@@ -155,14 +155,14 @@ public:
     bool spinsWhileBusy() const { return m_shared->spinWhileBusy; }
     /// On a device that does not queue its work on a GPU stream (DeviceBackend::queuesDeviceWork
     /// false: the CPU device and the GCN model run commands on this process's own threads, the
-    /// queue's and the pool's), a thread that spins for this queue's work takes a core from the
-    /// threads doing it: there waits and the worker's wait for the next command spin at most
-    /// kHostSpinNs, then sleep. (A futex wake-up costs a few microseconds; the spins of ~100 and
-    /// ~200 us they replace made the CTS image suites 7 times slower on a 2-core host with as
-    /// many busy threads as cores: bench/README.md, "Waits on the CPU device".) 0 on devices
-    /// that queue work on a GPU, which keep their longer spins.
+    /// queue's and the pool's), waits and the worker's wait for its next command spin at most
+    /// kHostSpinNs, then sleep. Their spins are counted in `pause`s elsewhere (2,000 and 4,000),
+    /// which take ~50 ns on the 2-core EPYC: 100 and 200 us, where a spinning thread takes a
+    /// core from the threads doing the work whenever the host has no core to spare. 0 on
+    /// devices that queue work on a GPU, which keep the counts. bench/README.md, "Waits on the
+    /// CPU device", has the figures.
     cl_ulong hostSpinNs() const { return m_shared->hostSpinNs; }
-    static constexpr cl_ulong kHostSpinNs = 2'000;
+    static constexpr cl_ulong kHostSpinNs = kWaitSpinNs;
     /// Changes whenever a command of this queue starts or completes.
     uint64_t progress() const {
         return m_shared->started.load(std::memory_order_acquire) +
