@@ -116,7 +116,7 @@ void benchPortable(Session& s, const Config& cfg, Figures& out);
 /// mandel_mpix, spmv_gflops: GPU-style kernels whose work-items loop different numbers of
 /// times (their own program, built once, untimed), each checked against a host reference.
 void benchDivergent(Session& s, const Config& cfg, Figures& out);
-/// launch_us, roundtrip_us.
+/// launch_us, roundtrip_us, cycle_us.
 void benchLaunch(Session& s, cl_program program, const Config& cfg, Figures& out);
 
 } // namespace duet::bench

@@ -123,7 +123,7 @@ void runPlatform(PlatformRun& run, const Config& cfg, const std::vector<FigureIn
                                                          "image_gsamples",  "volume_gsamples",
                                                          "layered_gsamples"},
                                              divergent = {"mandel_mpix", "spmv_gflops"},
-                                             launch = {"launch_us", "roundtrip_us"};
+                                             launch = {"launch_us", "roundtrip_us", "cycle_us"};
     duet::seeds::Program program;
     if (wanted({"build_ms", "triad_gbs", "min_gbs"}) || wanted(nbody) || wanted(launch)) {
         guarded(run.figures, {"build_ms"}, [&] { program = benchBuild(s, cfg, run.figures); });

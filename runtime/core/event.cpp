@@ -78,7 +78,12 @@ cl_int Event::wait() {
     // (Queue::spinsWhileBusy: its thread is submitting the GPU work before this command).
     const bool whileBusy = m_queue && m_queue->spinsWhileBusy();
     uint64_t seen = whileBusy ? m_queue->progress() : 0;
+    // Where this process's threads run the queue's commands, a bounded time (Queue::hostSpinNs).
+    const cl_ulong hostSpinNs = m_queue ? m_queue->hostSpinNs() : 0;
+    const cl_ulong spinFrom = hostSpinNs ? nowNs() : 0;
     for (int i = 0; i < 2000; ++i) {
+        if (hostSpinNs && i % 16 == 15 && nowNs() - spinFrom > hostSpinNs)
+            break;
         if (m_queue && i % 8 == 0) {
             m_queue->completeInFlight(this);
             if (whileBusy && m_queue->progress() != seen) {

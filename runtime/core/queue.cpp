@@ -268,7 +268,12 @@ bool takeNext(Shared& sh, Command& out, std::vector<Ref<Event>>& toWatch) {
 void spinForWork(const Shared& sh) {
     uint64_t activity = sh.activity.load(std::memory_order_acquire);
     cl_ulong graceFrom = 0;
+    // Where this process's threads run the commands, a bounded time (Queue::hostSpinNs); the
+    // count of pauses otherwise.
+    const cl_ulong spinFrom = sh.hostSpinNs ? nowNs() : 0;
     for (int idle = 0; idle < 4000; ++idle) {
+        if (sh.hostSpinNs && idle % 16 == 15 && nowNs() - spinFrom > sh.hostSpinNs)
+            return;
         if (sh.stop.load(std::memory_order_relaxed))
             return;
         const bool running = sh.running.load(std::memory_order_acquire);
@@ -439,6 +444,8 @@ Queue::Queue(Ref<Context> context, Device* device, cl_command_queue_properties p
     // process has fewer contexts than cores).
     m_shared->spinWhileBusy = device->backend().queuesDeviceWork() &&
                               std::thread::hardware_concurrency() > 1 && busySpinAllowed();
+    if (!device->backend().queuesDeviceWork())
+        m_shared->hostSpinNs = kHostSpinNs;
     m_worker = std::thread(workerLoop, m_shared);
 }
 

@@ -183,6 +183,16 @@ public:
     /// because the GPU's queue is full takes 20 us and more).
     static constexpr cl_ulong kBusySpinNs = 100'000;
     bool spinsWhileBusy() const { return m_shared->spinWhileBusy; }
+    /// On a device that does not queue its work on a GPU stream (DeviceBackend::queuesDeviceWork
+    /// false: the CPU device and the GCN model run commands on this process's own threads, the
+    /// queue's and the pool's), waits and the worker's wait for its next command spin at most
+    /// kHostSpinNs, then sleep. Their spins are counted in `pause`s elsewhere (2,000 and 4,000),
+    /// which take ~50 ns on the 2-core EPYC: 100 and 200 us, where a spinning thread takes a
+    /// core from the threads doing the work whenever the host has no core to spare. 0 on
+    /// devices that queue work on a GPU, which keep the counts. bench/README.md, "Waits on the
+    /// CPU device", has the figures.
+    cl_ulong hostSpinNs() const { return m_shared->hostSpinNs; }
+    static constexpr cl_ulong kHostSpinNs = kWaitSpinNs;
     /// Changes whenever a command of this queue starts or completes.
     uint64_t progress() const {
         return m_shared->started.load(std::memory_order_acquire) +
@@ -234,6 +244,7 @@ public:
         /// Commands started (by whichever thread runs them); read by waits' spins (progress()).
         std::atomic<uint64_t> started{0};
         bool spinWhileBusy = false; ///< see Queue::spinsWhileBusy
+        cl_ulong hostSpinNs = 0;    ///< see Queue::hostSpinNs
         /// Set under `mutex`; also read without it by the worker's spin (TSan saw that read race
         /// with ~Queue's write while it was a plain bool).
         std::atomic<bool> stop{false};
