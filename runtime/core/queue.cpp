@@ -28,6 +28,10 @@ constexpr cl_ulong kDrainGraceNs = 5'000;
 /// still busy with what was just submitted.
 constexpr size_t kFreePerEnqueue = 2;
 
+/// How many remains the worker leaves to the application's enqueues when it goes to sleep; it
+/// frees the rest, so that a queue idle after a long stream of commands does not keep them.
+constexpr size_t kKeptRemains = 32;
+
 /// Completes a command: drops what it holds (memory objects, kernels) before anyone can see it
 /// complete, since a release right after a wait must be the last one; then sets its status.
 /// Its payload and device work go to `sh.dying`, to be freed later (CommandPayload says why).
@@ -372,6 +376,18 @@ void workerLoop(std::shared_ptr<Shared> shared) {
         if (sh.stop || (!sh.running.load(std::memory_order_relaxed) &&
                         (!sh.pending.empty() || !sh.flying.empty())))
             continue;
+        if (sh.dead.size() > kKeptRemains) {
+            // Going to sleep with many completed commands' remains (the application enqueued a
+            // long stream and stopped): free all but the newest, which its next enqueues reuse.
+            const auto last = sh.dead.end() - ptrdiff_t(kKeptRemains);
+            std::vector<Remains> doomed(std::make_move_iterator(sh.dead.begin()),
+                                        std::make_move_iterator(last));
+            sh.dead.erase(sh.dead.begin(), last);
+            lock.unlock();
+            doomed.clear();
+            lock.lock();
+            continue;
+        }
         sh.workerSleeping = true;
         sh.workCv.wait(lock, [&] {
             return sh.stop || (!sh.running.load(std::memory_order_relaxed) &&

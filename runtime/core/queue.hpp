@@ -216,7 +216,7 @@ public:
         /// drain's list of references to release together (kept for its capacity).
         std::vector<Object*> releasing;
         /// Remains to free, under `mutex`: the application's thread frees a few in each enqueue
-        /// (after its command is on its way); what is left when the queue goes, with it.
+        /// (after its command is on its way), the worker all but the newest 32 before it sleeps.
         std::vector<Remains> dead;
         /// False (DUET_QUEUE_BATCH=0): the worker takes one command at a time, remains are freed
         /// at once, each completed command releases its own references.
