@@ -15,13 +15,11 @@ struct Object;
 class CommandPayload {
 public:
     virtual ~CommandPayload() = default;
-    /// Releases every reference the payload holds, leaving the pointers as they are: the queue
-    /// calls it once, when the command completes, then forgetRefs before destroying it.
-    virtual void releaseRefs() = 0;
-    /// Appends the objects releaseRefs would release to `out`, for the queue to release them
-    /// together with other commands' (instead of releaseRefs).
+    /// Appends the objects whose references the payload holds to `out`: the queue releases them
+    /// when the command completes (those of several commands together), then calls forgetRefs
+    /// before it destroys the payload.
     virtual void collectRefs(std::vector<Object*>& out) const = 0;
-    /// Clears the pointers releaseRefs released, without releasing them again.
+    /// Clears the pointers collectRefs gave, without releasing them.
     virtual void forgetRefs() = 0;
 };
 

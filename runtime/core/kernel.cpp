@@ -105,17 +105,6 @@ std::optional<std::vector<ArgValue>> Kernel::snapshotArgs(size_t& released) cons
     return out;
 }
 
-void KernelLaunch::releaseRefs() {
-    for (ArgValue& a : args) {
-        if (Mem* m = a.mem.get())
-            m->release();
-        if (Sampler* s = a.sampler.get())
-            s->release();
-    }
-    if (Kernel* k = kernel.get())
-        k->release();
-}
-
 void KernelLaunch::collectRefs(std::vector<Object*>& out) const {
     for (const ArgValue& a : args) {
         if (Mem* m = a.mem.get())

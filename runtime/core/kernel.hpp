@@ -123,7 +123,6 @@ struct KernelLaunch final : CommandPayload {
     /// through pointers stored in memory (a device that must map SVM ranges maps these too).
     std::vector<void*> svmIndirectPointers;
 
-    void releaseRefs() override;
     void collectRefs(std::vector<Object*>& out) const override;
     void forgetRefs() override;
 };

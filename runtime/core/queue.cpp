@@ -32,25 +32,6 @@ constexpr size_t kFreePerEnqueue = 2;
 /// frees the rest, so that a queue idle after a long stream of commands does not keep them.
 constexpr size_t kKeptRemains = 32;
 
-/// Completes a command: drops what it holds (memory objects, kernels) before anyone can see it
-/// complete, since a release right after a wait must be the last one; then sets its status.
-/// Its payload and device work go to `sh.dying`, to be freed later (CommandPayload says why).
-/// `released`: its payload's references were released already (drain).
-void complete(Shared& sh, Command& cmd, std::unique_ptr<PendingWork> work, cl_int status,
-              bool released = false) {
-    cmd.run = nullptr;
-    cmd.waitList.clear();
-    if (cmd.payload && !released)
-        cmd.payload->releaseRefs();
-    if (cmd.payload || work) {
-        Remains remains(std::move(cmd.payload), std::move(work));
-        if (sh.batched)
-            sh.dying.push_back(std::move(remains));
-    }
-    if (Event* ev = cmd.event.get())
-        ev->setStatus(status == CL_SUCCESS ? CL_COMPLETE : status);
-}
-
 /// Releases each object in `refs` as many times as it appears there, then empties it.
 void releaseAll(std::vector<Object*>& refs) {
     std::sort(refs.begin(), refs.end());
@@ -62,6 +43,27 @@ void releaseAll(std::vector<Object*>& refs) {
         i = j;
     }
     refs.clear();
+}
+
+/// Completes a command: drops what it holds (memory objects, kernels) before anyone can see it
+/// complete, since a release right after a wait must be the last one; then sets its status.
+/// Its payload and device work go to `sh.dying`, to be freed later (CommandPayload says why).
+/// `released`: its payload's references were released already (drain).
+void complete(Shared& sh, Command& cmd, std::unique_ptr<PendingWork> work, cl_int status,
+              bool released = false) {
+    cmd.run = nullptr;
+    cmd.waitList.clear();
+    if (cmd.payload && !released) {
+        cmd.payload->collectRefs(sh.releasing);
+        releaseAll(sh.releasing);
+    }
+    if (cmd.payload || work) {
+        Remains remains(std::move(cmd.payload), std::move(work));
+        if (sh.batched)
+            sh.dying.push_back(std::move(remains));
+    }
+    if (Event* ev = cmd.event.get())
+        ev->setStatus(status == CL_SUCCESS ? CL_COMPLETE : status);
 }
 
 bool inFlight(const std::vector<InFlight>& flying, const Event* e) {
