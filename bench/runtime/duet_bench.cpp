@@ -1,6 +1,7 @@
 // duet-bench: one process runs the same host code and kernels on two OpenCL platforms (Duet and
 // PoCL by default) and prints their figures side by side with the ratio, plus optional JSON.
 #include "benchmarks.hpp"
+#include "machine_limits.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,8 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <optional>
 #include <thread>
 
 #include <sys/wait.h>
@@ -355,6 +358,26 @@ int main(int argc, char** argv) {
         "so no program cache can hit\n",
         previousCache ? (" (was \"" + previousCacheText + "\")").c_str() : "", tierUpSync.c_str());
 
+    // The machine's own limits, for a CPU device's streaming and N-body figures: measured
+    // before any platform loads (no runtime threads about), only when those figures run.
+    const char* const kOfBandwidth[] = {"triad_gbs", "saxpy_gbs"};
+    const char* const kOfPeak[] = {"nbody_gflops"};
+    auto wanted = [&](const char* key) {
+        return std::any_of(infos.begin(), infos.end(),
+                           [&](const FigureInfo& info) { return info.key == key; });
+    };
+    std::optional<MachineLimits> machine;
+    if (cfg.deviceType == CL_DEVICE_TYPE_CPU &&
+        (std::any_of(std::begin(kOfBandwidth), std::end(kOfBandwidth), wanted) ||
+         std::any_of(std::begin(kOfPeak), std::end(kOfPeak), wanted))) {
+        machine = measureMachine(cfg.triadElements, cfg.repeats);
+        std::printf("machine: %u host threads: STREAM triad %.1f GB/s (ordinary stores), %.1f GB/s "
+                    "(non-temporal stores), %zu floats an array; FP32 peak %.1f GFLOP/s (%s, "
+                    "independent chains on every thread)\n",
+                    machine->threads, machine->streamGBs, machine->streamNtGBs, cfg.triadElements,
+                    machine->peakGflops, machine->isa.c_str());
+    }
+
     std::vector<PlatformRun> runs;
     for (const std::string& p : platforms) {
         PlatformRun run;
@@ -432,6 +455,38 @@ int main(int argc, char** argv) {
         std::printf("\n");
     }
 
+    // A CPU device's figures against the machine: streaming kernels against the better
+    // triad, N-body against the FMA peak.
+    auto ofMachine = [&](const PlatformRun& run) {
+        nlohmann::ordered_json of = nlohmann::ordered_json::object();
+        if (!machine || !run.opened)
+            return of;
+        auto add = [&](const char* key, double limit) {
+            auto it = run.figures.find(key);
+            if (it != run.figures.end() && it->second.ok && limit > 0)
+                of[key] = it->second.value / limit;
+        };
+        for (const char* key : kOfBandwidth)
+            add(key, machine->bandwidthGBs());
+        for (const char* key : kOfPeak)
+            add(key, machine->peakGflops);
+        return of;
+    };
+    if (machine) {
+        std::printf("\nagainst the machine (streaming: of %.1f GB/s, the better triad; N-body: of "
+                    "the %.1f GFLOP/s peak)\n",
+                    machine->bandwidthGBs(), machine->peakGflops);
+        for (const PlatformRun& run : runs) {
+            nlohmann::ordered_json of = ofMachine(run);
+            if (of.empty())
+                continue;
+            std::printf("  %-12s", run.column.c_str());
+            for (auto& [key, value] : of.items())
+                std::printf("  %s %.0f%%", key.c_str(), value.get<double>() * 100);
+            std::printf("\n");
+        }
+    }
+
     if (!jsonPath.empty()) {
         nlohmann::ordered_json j;
         j["tool"] = "duet-bench";
@@ -463,6 +518,12 @@ int main(int argc, char** argv) {
                        {"mandel_iterations", cfg.mandelIterations},
                        {"spmv_rows", cfg.spmvRows},
                        {"spmv_row_mean", cfg.spmvRowMean}};
+        if (machine)
+            j["machine"] = {{"threads", machine->threads},
+                            {"stream_triad_gbs", machine->streamGBs},
+                            {"stream_triad_nt_gbs", machine->streamNtGBs},
+                            {"fp32_peak_gflops", machine->peakGflops},
+                            {"peak_isa", machine->isa}};
         j["platforms"] = nlohmann::ordered_json::array();
         for (const PlatformRun& run : runs) {
             nlohmann::ordered_json p;
@@ -496,6 +557,8 @@ int main(int argc, char** argv) {
                     results[info.key] = r;
                 }
                 p["results"] = results;
+                if (machine)
+                    p["of_machine"] = ofMachine(run);
             }
             j["platforms"].push_back(p);
         }
