@@ -127,26 +127,30 @@ BasicBlock* splitEdgeBlock(BasicBlock* from, BasicBlock* to, const Twine& name) 
 
 } // namespace
 
+bool getsLoopBarriers(const Loop& loop, const Uniformity& u,
+                      const SmallPtrSetImpl<BasicBlock*>& barrierSet) {
+    if (!loop.isInnermost() || u.divergent.contains(loop.getHeader()))
+        return false;
+    for (BasicBlock* bb : loop.blocks())
+        if (barrierSet.contains(bb))
+            return false;
+    SmallVector<BasicBlock*, 4> exiting;
+    loop.getExitingBlocks(exiting);
+    for (BasicBlock* bb : exiting) {
+        auto* br = dyn_cast<BranchInst>(bb->getTerminator());
+        if (!br || (br->isConditional() && u.isVarying(br->getCondition())))
+            return false;
+    }
+    return true;
+}
+
 size_t insertLoopBarriers(Function& w, const Uniformity& u, std::vector<BasicBlock*>& barriers) {
     DominatorTree dt(w);
     LoopInfo li(dt);
     SmallPtrSet<BasicBlock*, 16> barrierSet(barriers.begin(), barriers.end());
     SmallVector<std::pair<BasicBlock*, BasicBlock*>, 16> edges;
     for (Loop* loop : li.getLoopsInPreorder()) {
-        if (!loop->isInnermost() || u.divergent.contains(loop->getHeader()))
-            continue;
-        bool ok = true;
-        for (BasicBlock* bb : loop->blocks())
-            if (barrierSet.contains(bb))
-                ok = false;
-        SmallVector<BasicBlock*, 4> exiting;
-        loop->getExitingBlocks(exiting);
-        for (BasicBlock* bb : exiting) {
-            auto* br = dyn_cast<BranchInst>(bb->getTerminator());
-            if (!br || (br->isConditional() && u.isVarying(br->getCondition())))
-                ok = false;
-        }
-        if (!ok)
+        if (!getsLoopBarriers(*loop, u, barrierSet))
             continue;
         // Entry and back edges: every edge into the header.
         SmallPtrSet<BasicBlock*, 4> preds;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/Analysis/LoopInfo.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instructions.h>
 
@@ -38,6 +39,23 @@ struct Uniformity {
 /// makes the blocks up to its immediate post-dominator divergent, and the phis there and at
 /// the join varying.
 Uniformity analyseUniformity(llvm::Function& w, llvm::BasicBlock* entry, const Placeholders& ph);
+
+/// Whether `loop` gets implicit barriers (below): innermost, reached under uniform control, no
+/// barrier inside, left only by uniform branches.
+bool getsLoopBarriers(const llvm::Loop& loop, const Uniformity& u,
+                      const llvm::SmallPtrSetImpl<llvm::BasicBlock*>& barrierSet);
+
+/// Loops that get implicit barriers and whose body is one straight-line block (`for (j = 0; j <
+/// n; ++j) { ... tile[j] ... }`: N-body's tile loop, a GEMM's inner product) unrolled `count`
+/// times, with a remainder loop for the trip counts that are no multiple of it, before the
+/// barriers go in. Each region loop over the work-items then runs `count` iterations per
+/// work-item instead of one: values carried from one iteration to the next (the accumulators)
+/// stay in registers across them instead of going through per-work-item storage each time, and
+/// the region loop's own cost (its bounds, the vectoriser's checks, the storage addresses) is
+/// paid once per `count` iterations. Bodies over kMaxUnrolledBody instructions are left alone.
+/// Returns the number of loops unrolled. `u` must be computed again afterwards.
+size_t unrollUniformLoops(llvm::Function& w, const Uniformity& u,
+                          const std::vector<llvm::BasicBlock*>& barriers, unsigned count);
 
 /// Implicit barriers around innermost loops that every work-item runs the same number of
 /// times (reached and left under uniform control): on the entry edge, the back edges and the

@@ -70,6 +70,16 @@ using wg::Placeholders;
 using wg::Uniformity;
 
 constexpr unsigned kAsLocal = 3;
+/// How many times straight-line uniform loops are unrolled before their implicit barriers
+/// (wg::unrollUniformLoops): DUET_CPU_UNIFORM_UNROLL, default 4; 0 or 1 leaves them (for
+/// comparisons).
+unsigned uniformLoopUnroll() {
+    const char* env = std::getenv("DUET_CPU_UNIFORM_UNROLL");
+    if (!env || !*env)
+        return 4;
+    return unsigned(std::min(16L, std::max(0L, std::strtol(env, nullptr, 10))));
+}
+
 /// Groups smaller than this run the kernel variant without implicit loop barriers.
 constexpr uint64_t kMinSimdGroup = 16;
 
@@ -653,6 +663,8 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
             resumeAt = subGroupBarriers;
     if (!resumeAt.empty())
         loopBarriers = false;
+    if (loopBarriers && wg::unrollUniformLoops(*w, uniformity, barriers, uniformLoopUnroll()))
+        uniformity = wg::analyseUniformity(*w, entry, m_ph);
     loopBarriersAdded = loopBarriers ? wg::insertLoopBarriers(*w, uniformity, barriers) : 0;
     if (!barriers.empty()) {
         // Lifetimes would span several region loops; per-work-item storage has none.
