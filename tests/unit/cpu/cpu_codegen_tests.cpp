@@ -795,6 +795,57 @@ TEST_CASE("uniform straight-line loops are unrolled before their implicit barrie
     fs::remove_all(dir);
 }
 
+// rsqrt: AVX-512's estimate and one Newton step where chosen (Intel's AVX-512 cores by default,
+// DUET_CPU_RSQRT_ESTIMATE=1 here), the correctly rounded square root and division otherwise; the
+// special values (rsqrt(+-0) = +-inf, rsqrt(inf) = 0, NaN below 0) kept in both.
+TEST_CASE("rsqrt: AVX-512 estimate and a Newton step, or sqrt and division", "[cpu][cpu_codegen]") {
+    if (hostCpuFeatures().find("+avx512vl") == std::string::npos) {
+        SUCCEED("no AVX-512VL on this host: the estimate is never used");
+        return;
+    }
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_rsqrt_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const char* src = R"CL(
+__kernel void k(__global const float* x, __global float* y) {
+    size_t i = get_global_id(0);
+    y[i] = rsqrt(x[i]);
+}
+)CL";
+    for (const char* mode : {"1", "0"}) {
+        ScopedEnv env("DUET_CPU_RSQRT_ESTIMATE", mode);
+        std::string prefix = (dir / (std::string("r") + mode)).string();
+        Built b = build(src, "-cl-std=CL3.0 -save-temps=" + prefix);
+        std::string text = readFile(prefix + "_k.s");
+        INFO("DUET_CPU_RSQRT_ESTIMATE=" << mode);
+        const bool estimate = mode[0] == '1';
+        CHECK((text.find("vrsqrt14ps") != std::string::npos) == estimate);
+        CHECK((text.find("vsqrtps") != std::string::npos) == !estimate);
+        std::vector<float> x = {
+            0.0f, -0.0f, INFINITY, -1.0f, NAN,    0x1p-149f,   0x1p-126f,        FLT_MAX,
+            1.0f, 2.0f,  3.0f,     0.25f, 1e-30f, 123456.789f, 0x1.fffffep+127f, 7.0f};
+        std::vector<float> y(x.size(), 42.0f);
+        PtrArgs p{x.data(), y.data()};
+        runNDRange(b.fn("k"), {p.at(0), p.at(1)}, 1, {x.size(), 1, 1}, {x.size(), 1, 1});
+        for (size_t i = 0; i < x.size(); ++i) {
+            INFO("x = " << std::hexfloat << x[i] << " -> " << y[i] << std::defaultfloat);
+            if (std::isnan(x[i]) || x[i] < 0) {
+                CHECK(std::isnan(y[i]));
+            } else if (x[i] == 0) {
+                CHECK(std::isinf(y[i]));
+                CHECK(std::signbit(y[i]) == std::signbit(x[i]));
+            } else {
+                const long double ref = 1.0L / std::sqrt(static_cast<long double>(x[i]));
+                int e = 0;
+                std::frexp(static_cast<double>(ref), &e);
+                const long double ulp = std::ldexp(1.0L, std::max(e - 24, -149));
+                CHECK(std::fabs(static_cast<long double>(y[i]) - ref) <= 2 * ulp);
+            }
+        }
+    }
+    fs::remove_all(dir);
+}
+
 // The remainder loop runs the trip counts that are no multiple of the unroll count, down to 0,
 // and values carried by the loop (the sum, the pointer) leave it right.
 TEST_CASE("unrolled uniform loops: every trip count, carried values, 1D and 2D groups",

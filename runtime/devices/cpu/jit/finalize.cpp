@@ -14,6 +14,7 @@
 #include "devices/cpu/jit/jit_memo.hpp"
 #include "devices/cpu/jit/kernel_checks.hpp"
 #include "devices/cpu/jit/libmvec.hpp"
+#include "devices/cpu/jit/rsqrt_estimates.hpp"
 #include "devices/cpu/jit/local_atomics.hpp"
 #include "devices/cpu/jit/module_parts.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
@@ -424,6 +425,7 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
     }
     mpm.run(m, am.module);
     cpu::plainLocalAtomics(m); // after the vectorisers, never before them: it says why
+    cpu::rsqrtEstimates(m, tm.getTargetCPU().str(), tm.getTargetFeatureString().str());
     return report.lines();
 }
 
@@ -478,7 +480,8 @@ std::string CpuExecutable::memoKey(const std::string& bitcode) const {
            (parallelLoopsEnabled() ? "|parallel" : "|serial") +
            (wg::callLoopInductionsEnabled() ? "|callind" : "") +
            (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + "|divloops" +
-           std::to_string(int(wg::divergentLoopsMode())) + cpu::localAtomicsMemoKey() + "|" +
+           std::to_string(int(wg::divergentLoopsMode())) + cpu::localAtomicsMemoKey() +
+           cpu::rsqrtEstimatesMemoKey(m_tm->getTargetCPU().str()) + "|" +
            m_tm->getTargetCPU().str() + "|" + m_tm->getTargetFeatureString().str() + "|" +
            m_features + "|fusion" + std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
            std::to_string(int(m_tm->getOptLevel()));

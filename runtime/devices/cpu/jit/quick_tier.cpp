@@ -3,6 +3,7 @@
 
 #include "compiler/analysis_managers.hpp"
 #include "devices/cpu/jit/local_atomics.hpp"
+#include "devices/cpu/jit/rsqrt_estimates.hpp"
 
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/IPO/GlobalDCE.h>
@@ -28,6 +29,7 @@ void quickOptimise(Module& m, TargetMachine& tm) {
     mpm.addPass(GlobalDCEPass());
     mpm.run(m, am.module);
     plainLocalAtomics(m);
+    rsqrtEstimates(m, tm.getTargetCPU().str(), tm.getTargetFeatureString().str());
 }
 
 } // namespace duet::rt::cpu
