@@ -246,7 +246,8 @@ host's ICDs) or OCL_ICD_VENDORS=\$PWD/lib/libduet-opencl.so (ocl-icd: Duet alone
 need lib/glvnd, lib/x11 or lib/ocl-icd on LD_LIBRARY_PATH only where the host lacks those
 libraries (setup-env.sh looks). GL: samples need a GL driver
 (Mesa, or NVIDIA's libEGL_nvidia with /usr/share/glvnd/egl_vendor.d/10_nvidia.json); GLVND's front
-ends are in lib/glvnd for hosts that lack them, and setup-env.sh adds them there.
+ends are in lib/glvnd for hosts that lack them, and setup-env.sh adds them there (a program that
+cannot load libEGL.so.1 without them says to source setup-env.sh).
 Programs find lib/ by their RUNPATH and share/duet by their own location (or DUET_KERNEL_DIR,
 DUET_SHADER_DIR); libduet-opencl.so finds lib/clang and lib/clc beside itself, and lib/spirv (the
 SPIR-V translator for clCreateProgramWithIL) where the separate SPIR-V add-on tarball was unpacked

@@ -1,6 +1,7 @@
 // Headless GL: an EGL context on a GPU device, Mesa's surfaceless platform or the default display.
 #include "duet/engine/platform/surface.hpp"
 
+#include "duet/data_paths.hpp"
 #include "duet/engine/error.hpp"
 
 #include <glad/egl.h>
@@ -297,9 +298,15 @@ std::unique_ptr<Surface> createEglSurface(const SurfaceDesc& desc) {
     if (desc.width <= 0 || desc.height <= 0)
         throw Error("EGL: bad surface size " + std::to_string(desc.width) + "x" +
                     std::to_string(desc.height));
-    if (!gladLoaderLoadEGL(EGL_NO_DISPLAY))
+    if (!gladLoaderLoadEGL(EGL_NO_DISPLAY)) {
+        // In a bundle run without its setup-env.sh: the bundle's GLVND libEGL is not on the
+        // library path yet.
+        const std::string advice = duet::bundleSetupAdvice(duet::bundleDirectory(), "glvnd",
+                                                           std::getenv("LD_LIBRARY_PATH"));
         throw Error("no OpenGL: cannot load libEGL.so.1 (install libegl1 and a driver, e.g. "
-                    "libegl-mesa0)");
+                    "libegl-mesa0" +
+                    (advice.empty() ? std::string() : "; " + advice) + ")");
+    }
     const char* clientExtensions = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
     const char* forcedEnv = std::getenv("DUET_EGL_PLATFORM");
     std::string forced = forcedEnv ? forcedEnv : "";

@@ -23,6 +23,14 @@ namespace {
 using namespace llvm;
 using Origin = PointerOrigin;
 
+/// OpenCL C's capture_event_profiling_info(clk_event_t, clk_profiling_info, global void*): its
+/// device's runtime writes two 64-bit values at the destination when the event completes, after
+/// the kernel; the call is checked as that write.
+constexpr const char* kCaptureProfilingInfo =
+    "_Z28capture_event_profiling_info12ocl_clkeventiPU3AS1v";
+constexpr uint64_t kCaptureProfilingInfoBytes = 16;
+constexpr uint64_t kProfilingCommandExecTime = 1; ///< CLK_PROFILING_COMMAND_EXEC_TIME
+
 /// Whether kernel argument `a` is an image (a pointer to its descriptor).
 bool isImageArgument(const Argument& a) {
     const MDNode* types = a.getParent()->getMetadata("kernel_arg_type");
@@ -59,6 +67,15 @@ Value* stripToRoot(Value* v) {
             return v;
         }
     }
+}
+
+/// Whether `i` is a call of capture_event_profiling_info (as clang declares it).
+bool isCaptureProfilingInfo(const Instruction& i) {
+    const auto* call = dyn_cast<CallInst>(&i);
+    const Function* callee = call ? call->getCalledFunction() : nullptr;
+    return callee && callee->getName() == kCaptureProfilingInfo && call->arg_size() == 3 &&
+           call->getArgOperand(1)->getType()->isIntegerTy() &&
+           call->getArgOperand(2)->getType()->isPointerTy();
 }
 
 Origin join(Origin a, Origin b) {
@@ -327,7 +344,20 @@ void KernelChecker::visit(Instruction& i) {
     else if (auto* x = dyn_cast<AtomicCmpXchgInst>(&i))
         check(x, x->getPointerOperand(), size(x->getCompareOperand()->getType()),
               AccessKind::Atomic, false);
-    else if (auto* mi = dyn_cast<MemIntrinsic>(&i)) {
+    else if (auto* call = dyn_cast<CallInst>(&i); call && isCaptureProfilingInfo(*call)) {
+        // capture_event_profiling_info writes only for its one name and a destination that is
+        // not NULL (NULL is ignored); anything else is a check of 0 bytes, which passes.
+        IRBuilder<> b(call);
+        Value* name = call->getArgOperand(1);
+        Value* dest = call->getArgOperand(2);
+        Value* writes = b.CreateAnd(
+            b.CreateICmpEQ(name, ConstantInt::get(name->getType(), kProfilingCommandExecTime)),
+            b.CreateIsNotNull(dest), "chk.capture");
+        check(call, dest,
+              b.CreateSelect(writes, ConstantInt::get(m_i64, kCaptureProfilingInfoBytes),
+                             ConstantInt::get(m_i64, 0)),
+              AccessKind::Store, true);
+    } else if (auto* mi = dyn_cast<MemIntrinsic>(&i)) {
         IRBuilder<> b(mi);
         Value* len = b.CreateZExtOrTrunc(mi->getLength(), m_i64);
         check(mi, mi->getRawDest(), len, AccessKind::Store, true);
@@ -341,7 +371,8 @@ KernelCheckCounts KernelChecker::run() {
     DominatorTree dt(m_f);
     LoopInfo loops(dt);
     for (Instruction& i : instructions(m_f))
-        if (isa<LoadInst, StoreInst, AtomicRMWInst, AtomicCmpXchgInst, MemIntrinsic>(i)) {
+        if (isa<LoadInst, StoreInst, AtomicRMWInst, AtomicCmpXchgInst, MemIntrinsic>(i) ||
+            isCaptureProfilingInfo(i)) {
             accesses.push_back(&i);
             if (loops.getLoopFor(i.getParent()))
                 m_inLoop.insert(&i);

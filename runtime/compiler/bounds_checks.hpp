@@ -75,7 +75,8 @@ struct KernelCheckCounts {
     std::vector<llvm::GlobalVariable*> variables;
 };
 
-/// Puts a bounds check before each load, store, atomic and memory intrinsic of `kernel` whose
+/// Puts a bounds check before each load, store, atomic, memory intrinsic and
+/// capture_event_profiling_info (its destination: 16 bytes) of `kernel` whose
 /// pointer is not private: the accessed bytes are compared with the bounds of the argument the
 /// pointer derives from (the target's), or with the program variable's own extent; NULL has empty
 /// bounds. Accesses through pointers of unknown origin stay unchecked and are counted.

@@ -3,10 +3,14 @@
 // with captures and __local arguments, events, markers, user events, the get_kernel_* queries,
 // a recursive subdivision, a kernel that enqueues its own next pass, a queue_t argument), with
 // bad inputs (a full queue, an invalid ndrange, a host queue as queue_t, a released event and an
-// event kept from an earlier launch in wait lists). Runs on the CPU device (device_enqueue_test)
-// and on the GCN model (device_enqueue_gcn_test); on a device without device-side enqueue the
-// [refused] case checks that on-device queues are refused the spec's way.
+// event kept from an earlier launch in wait lists, capture_event_profiling_info given NULL, a name
+// it does not know and, with DUET_KERNEL_CHECKS, a destination past the end of a buffer). Runs on
+// the CPU device (device_enqueue_test) and on the GCN model (device_enqueue_gcn_test); on a device
+// without device-side enqueue the [refused] case checks that on-device queues are refused the
+// spec's way.
 #include "support/cl_test.hpp"
+#include "support/guarded_context.hpp"
+#include "support/scoped_env.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -744,4 +748,96 @@ kernel void start(global int* state, int passes) {
     CHECK(got[0] == passes + 1);
     CHECK(got[2] == passes);
     clReleaseMemObject(state);
+}
+
+TEST_CASE("device enqueue: capture_event_profiling_info with bad destinations and names",
+          "[api][device_enqueue][kernels][profiling]") {
+    // OpenCL C: `value` points at two 64-bit values, written once the event completes; the one
+    // name is CLK_PROFILING_COMMAND_EXEC_TIME. NULL is ignored (as OpenCL's NULL destinations
+    // are) and another name captures nothing, checked or not; with DUET_KERNEL_CHECKS a
+    // destination outside the kernel's buffers stops the launch as any checked write does, and
+    // nothing is written past the buffer when the child completes later.
+    GuardedContext g(CL_DEVICE_TYPE_ALL);
+    REQUIRE((enqueueCaps(g.device) & CL_DEVICE_QUEUE_SUPPORTED));
+    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES,
+                                   CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT |
+                                       CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+                                   0};
+    cl_int err = CL_SUCCESS;
+    cl_command_queue deviceQueue =
+        clCreateCommandQueueWithProperties(g.context, g.device, props, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const char* src = R"(
+kernel void ignored(global long* out, global long* none) {
+  queue_t q = get_default_queue();
+  clk_event_t e;
+  out[0] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 0, NULL, &e,
+                          ^{ out[1] = 1; });
+  capture_event_profiling_info(e, CLK_PROFILING_COMMAND_EXEC_TIME, 0);
+  capture_event_profiling_info(e, CLK_PROFILING_COMMAND_EXEC_TIME, none); // a NULL argument
+  capture_event_profiling_info(e, 7, &out[2]);   // not a clk_profiling_info
+  capture_event_profiling_info(e, 7, &out[100]); // nothing written: nothing to check
+  // The same where the event completed before the call (the times are at hand at once).
+  enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 1, &e, NULL, ^{
+    capture_event_profiling_info(e, CLK_PROFILING_COMMAND_EXEC_TIME, 0);
+    capture_event_profiling_info(e, 7, (global void*)&out[4]);
+    out[6] = 1;
+    release_event(e);
+  });
+}
+kernel void overrun(global long* out) {
+  clk_event_t e;
+  out[0] = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 0, NULL,
+                          &e, ^{ out[1] = 1; });
+  capture_event_profiling_info(e, CLK_PROFILING_COMMAND_EXEC_TIME, &out[3]); // 8 bytes past
+  release_event(e);
+}
+)";
+    const cl_long sentinel = 0x5a5a5a5a5a5a5a5a;
+    for (const char* checks : {"0", "1"}) {
+        DYNAMIC_SECTION("DUET_KERNEL_CHECKS=" << checks) {
+            ScopedEnv env("DUET_KERNEL_CHECKS", checks);
+            // Argument names in the messages on every device, whatever DUET_KERNEL_CHECKS was when
+            // the device was created.
+            cl_program p = g.build(src, "-cl-std=CL2.0 -cl-kernel-arg-info");
+            std::vector<cl_long> init(8, sentinel);
+            cl_mem out = g.buffer(8 * sizeof(cl_long), init.data());
+            cl_kernel k = g.kernel(p, "ignored");
+            setArg(k, 0, out);
+            setArg(k, 1, cl_mem(nullptr));
+            CHECK(g.run(k, 1) == CL_COMPLETE);
+            INFO(g.allMessages());
+            auto got = g.read<cl_long>(out, 8);
+            CHECK(got[0] == 0);
+            CHECK(got[1] == 1);
+            for (int i = 2; i < 6; ++i)
+                CHECK(got[i] == sentinel); // another name: nothing captured
+            CHECK(got[6] == 1);
+            clReleaseKernel(k);
+            clReleaseMemObject(out);
+
+            if (checks[0] == '1') {
+                // `out`: the first 32 bytes of a buffer of 64; the other 32 must stay untouched.
+                cl_mem both = g.buffer(8 * sizeof(cl_long), init.data());
+                cl_buffer_region region{0, 4 * sizeof(cl_long)};
+                cl_mem first =
+                    clCreateSubBuffer(both, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+                REQUIRE(err == CL_SUCCESS);
+                k = g.kernel(p, "overrun");
+                setArg(k, 0, first);
+                g.runStopped(k, 1, 0,
+                             "kernel 'overrun': out-of-bounds write of 16 bytes at byte offset "
+                             "24 of argument 0 'out' (__global long*, a sub-buffer of 32 bytes) "
+                             "by work-item 0 (global id)");
+                got = g.read<cl_long>(both, 8);
+                for (int i = 4; i < 8; ++i)
+                    CHECK(got[i] == sentinel);
+                clReleaseKernel(k);
+                clReleaseMemObject(first);
+                clReleaseMemObject(both);
+            }
+            clReleaseProgram(p);
+        }
+    }
+    clReleaseCommandQueue(deviceQueue);
 }

@@ -1,6 +1,8 @@
-// Headless EGL context, pixels read back, PNG round trip, shader logs, camera maths.
+// Headless EGL context, pixels read back, PNG round trip, shader logs, camera maths, and the
+// advice a bundle's programs give when the host lacks libEGL.
 #include "engine_test_support.hpp"
 
+#include "duet/data_paths.hpp"
 #include "duet/engine/app/event.hpp"
 #include "duet/engine/error.hpp"
 #include "duet/engine/gfx/gl_objects.hpp"
@@ -14,6 +16,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
 
 using namespace duet::engine;
 using namespace duet::engine::test;
@@ -209,4 +214,46 @@ TEST_CASE("orbit camera follows left drag, right drag and scroll events", "[engi
     CHECK(glm::length(camera.target - target) > 0);
     CHECK(camera.handle(Event{Event::Type::Scroll, 0, 0, 0, 0, 2}));
     CHECK(camera.distance == Approx(distance * 0.81f));
+}
+
+TEST_CASE("a bundle's programs point at its setup-env.sh for the libraries the host lacks",
+          "[engine][bundle]") {
+    // duet/data_paths.hpp: what "no OpenGL: cannot load libEGL.so.1" adds in a relocatable
+    // bundle (scripts/bundle.sh) run without its setup-env.sh.
+    namespace fs = std::filesystem;
+    const fs::path top =
+        fs::temp_directory_path() / ("duet-bundle-test-" + std::to_string(getpid()));
+    fs::remove_all(top);
+    const fs::path bundle = top / "duet-0.1.0";
+    fs::create_directories(bundle / "bin");
+    fs::create_directories(bundle / "lib" / "glvnd");
+    fs::create_directories(top / "elsewhere" / "bin");
+    std::ofstream(bundle / "setup-env.sh") << "# not a real one\n";
+    std::ofstream(bundle / "lib" / "libduet-opencl.so") << "";
+
+    CHECK(duet::bundleDirectory(bundle / "bin") == bundle);
+    CHECK(duet::bundleDirectory(bundle / "tests") == bundle); // need not exist: only its parent
+    CHECK(duet::bundleDirectory(top / "elsewhere" / "bin").empty());
+    CHECK(duet::bundleDirectory(fs::path()).empty());
+
+    const std::string script = (bundle / "setup-env.sh").string();
+    const std::string advice = duet::bundleSetupAdvice(bundle, "glvnd", nullptr);
+    CHECK(advice == "this program is in a Duet bundle: source its setup-env.sh first (. " + script +
+                        ", or run " + script +
+                        " PROGRAM ...), which adds the bundle's lib/glvnd where the host lacks "
+                        "its libraries");
+    CHECK(duet::bundleSetupAdvice(bundle, "glvnd", "/usr/lib:/opt/x") == advice);
+    CHECK(duet::bundleSetupAdvice(bundle, "glvnd", "") == advice);
+    // setup-env.sh ran (however it spelt the folder): nothing to advise.
+    const std::string glvnd = (bundle / "lib" / "glvnd").string();
+    CHECK(duet::bundleSetupAdvice(bundle, "glvnd", ("/usr/lib:" + glvnd).c_str()).empty());
+    CHECK(duet::bundleSetupAdvice(bundle, "glvnd", (glvnd + "/").c_str()).empty());
+    CHECK(duet::bundleSetupAdvice(bundle, "glvnd", (bundle.string() + "/bin/../lib/glvnd").c_str())
+              .empty());
+    // A folder the bundle does not carry, or no bundle: nothing to advise either.
+    CHECK(duet::bundleSetupAdvice(bundle, "x11", nullptr).empty());
+    CHECK(duet::bundleSetupAdvice(fs::path(), "glvnd", nullptr).empty());
+    // This test program is not in a bundle.
+    CHECK(duet::bundleDirectory().empty());
+    fs::remove_all(top);
 }

@@ -340,18 +340,25 @@ void duet_set_user_event_status(duet_event e, int status) {
 void duet_capture_event_profiling_info(duet_event e, clk_profiling_info name, global void* value)
     __asm__("_Z28capture_event_profiling_info12ocl_clkeventiPU3AS1v");
 void duet_capture_event_profiling_info(duet_event e, clk_profiling_info name, global void* value) {
-    if (name != CLK_PROFILING_COMMAND_EXEC_TIME || !duet_is_valid_event(e))
+    // Nothing to capture: a name OpenCL C does not define, no destination (NULL is ignored, as
+    // OpenCL's NULL destinations are), a user event or no event of this launch.
+    if (name != CLK_PROFILING_COMMAND_EXEC_TIME || !value || !duet_is_valid_event(e))
         return;
     global duet_ring_event* p = duet_event_ptr(e);
+    if (p->user)
+        return;
+    global ulong* out = (global ulong*)value;
     if (atomic_load_explicit(&p->status, memory_order_acquire, memory_scope_device) ==
-            CL_COMPLETE &&
-        !p->user) {
+        CL_COMPLETE) {
         // Completed before this dispatch: the runtime left its times in the slot.
-        ((global ulong*)value)[0] = p->execTime;
-        ((global ulong*)value)[1] = p->completeTime;
+        vstore2((ulong2)(p->execTime, p->completeTime), 0, out);
         return;
     }
-    p->profileOut = (ulong)value; // written by the runtime when the event completes
+    // The runtime writes the times when the event completes, after this dispatch, where no check
+    // sees it: the destination is written here, one 16-byte store, so that a checked dispatch
+    // (DUET_KERNEL_CHECKS) stops at a destination outside its memory, naming this kernel.
+    vstore2((ulong2)(0, 0), 0, out);
+    p->profileOut = (ulong)value;
 }
 
 #endif

@@ -304,3 +304,72 @@ TEST_CASE("background tier-up: kernel and program released with the compile queu
     clReleaseKernel(k);
     clReleaseProgram(p);
 }
+
+TEST_CASE("tiering: DUET_LOG names each kernel of a program compiled as one module",
+          "[cpu][tiering][log]") {
+    // Kernels sharing a program-scope variable are compiled as one module, in both tiers: one
+    // compile serves them all, so its lines name all of them, and its work-item loop report
+    // puts each line under the kernel whose work-group function it is about.
+    Cpu cpu;
+    const char* source = R"(
+global float tier_log_scale = 2.0f;
+__kernel void tl_alpha(__global float* a) { a[get_global_id(0)] *= tier_log_scale; }
+__kernel void tl_beta(__global float* a) { a[get_global_id(0)] += tier_log_scale; }
+__kernel void tl_gamma(__global float* a) { tier_log_scale = a[get_global_id(0)] > 1e30f ? 1.0f : 2.0f; }
+)";
+    StderrCapture log;
+    setenv("DUET_CPU_TIER_UP_MS", "60000", 1);
+    setenv("DUET_CPU_TIER_UP_SYNC", "1", 1); // optimised at a known launch, on its path
+    cl_int e = CL_SUCCESS;
+    cl_program p = clCreateProgramWithSource(cpu.context, 1, &source, nullptr, &e);
+    REQUIRE(e == CL_SUCCESS);
+    e = clBuildProgram(p, 1, &cpu.device, "-cl-std=CL2.0", nullptr, nullptr);
+    unsetenv("DUET_CPU_TIER_UP_MS");
+    unsetenv("DUET_CPU_TIER_UP_SYNC");
+    INFO(buildLog(p, cpu.device));
+    REQUIRE(e == CL_SUCCESS);
+    cl_kernel ks[3];
+    const char* names[3] = {"tl_alpha", "tl_beta", "tl_gamma"};
+    cl_mem buf = clCreateBuffer(cpu.context, CL_MEM_READ_WRITE, 256 * sizeof(float), nullptr, &e);
+    REQUIRE(e == CL_SUCCESS);
+    for (int i = 0; i < 3; ++i) {
+        ks[i] = clCreateKernel(p, names[i], &e);
+        REQUIRE(e == CL_SUCCESS);
+        REQUIRE(clSetKernelArg(ks[i], 0, sizeof buf, &buf) == CL_SUCCESS);
+    }
+    // tl_alpha and tl_gamma once, then tl_beta until its 17th launch spends its budget
+    // (kTierUpLaunches): the module is optimised.
+    const size_t items = 256;
+    for (int i = 0; i < 19; ++i)
+        REQUIRE(clEnqueueNDRangeKernel(cpu.queue, ks[i < 2 ? i * 2 : 1], 1, nullptr, &items,
+                                       nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(cpu.queue) == CL_SUCCESS);
+    for (cl_kernel k : ks)
+        clReleaseKernel(k);
+    clReleaseMemObject(buf);
+    clReleaseProgram(p);
+    const std::string text = log.text();
+    INFO(text);
+    const std::string all = "kernels tl_alpha, tl_beta, tl_gamma (one module): ";
+    CHECK(count(text, all + "quick code in") == 1);
+    CHECK(count(text, all + "optimised in") == 1);
+    CHECK(count(text, all + "launches switch to the optimised code") == 1);
+    CHECK(count(text, "quick code in") == 1); // not a line per kernel
+    CHECK(count(text, "optimised in") == 1);
+    CHECK(count(text, "whole program") == 0);
+    // Each report line: "duet: cpu: kernel <k>: __duet_wg_<k>[.<variant>]: work-item loop ...".
+    int reportLines = 0;
+    for (size_t at = text.find("__duet_wg_"); at != std::string::npos;
+         at = text.find("__duet_wg_", at + 1)) {
+        const size_t line = text.rfind('\n', at) + 1; // npos + 1 == 0: the first line
+        const std::string head = text.substr(line, at - line);
+        const size_t nameEnd = text.find_first_of(".:", at);
+        const std::string function = text.substr(at + 10, nameEnd - at - 10);
+        INFO(head << "__duet_wg_" << function);
+        CHECK(head == "duet: cpu: kernel " + function + ": ");
+        ++reportLines;
+    }
+    CHECK(reportLines >= 3);
+    for (const char* name : names)
+        CHECK(count(text, std::string("duet: cpu: kernel ") + name + ": __duet_wg_" + name) >= 1);
+}

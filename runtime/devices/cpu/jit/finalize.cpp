@@ -128,6 +128,9 @@ public:
     double expectedOptimiseMs(size_t index) const override;
     /// Kernel `index`'s quick compile in milliseconds (0: not compiled yet).
     double quickCompileMs(size_t index) const;
+    /// What DUET_LOG's lines on kernel `index`'s code name: "kernel k", or, where the kernels
+    /// are compiled as one module, all of them ("kernels a, b, c (one module)").
+    std::string logSubject(size_t index) const;
     void* waitOptimised(size_t index, double timeoutMs) const override;
     void noteSwitch(size_t index, const char* where) const override;
     /// requestOptimised's `here`: compiles kernel `index` on the calling launch's path if its
@@ -207,7 +210,7 @@ public:
     /// executable (tierUpCompile).
     struct TierUpInput {
         size_t index = 0;
-        std::string name;    ///< the kernel's, or "(whole program)"
+        std::string name;    ///< logSubject(index): the kernel, or the kernels of the module
         std::string bitcode; ///< the kernel's part, or the whole module
         std::string memoKey; ///< empty: no memo entry
         bool whole = false;  ///< the whole module, after its quick code (prepareWholeTier)
@@ -429,14 +432,6 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
     return report.lines();
 }
 
-/// Under DUET_LOG, what became of `kernel`'s work-item loops, on stderr.
-void logWorkItemLoops(const std::string& kernel, const std::vector<std::string>& lines) {
-    if (!wg::cpuJitLogEnabled())
-        return;
-    for (const std::string& l : lines)
-        std::fprintf(stderr, "duet: cpu: kernel %s: %s\n", kernel.c_str(), l.c_str());
-}
-
 /// -save-temps[=prefix] (AMD's option): each kernel's optimised code as LLVM IR (.ll) and
 /// as assembly (.s), `<prefix>_<kernel>.ll` / `.s` (prefix: compiler/save_temps.hpp, tag
 /// "cpu"), and with tiering (`quickTm` not null) its quick code as `<prefix>_<kernel>.quick.s`.
@@ -498,8 +493,10 @@ CpuExecutable::KernelPart CpuExecutable::keyedPart(size_t index) const {
 
 void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) const {
     const auto start = std::chrono::steady_clock::now();
-    const std::string& kernelName = m_kernels[index].name;
     std::string symbol = m_entryNames[index];
+    // A kernel's own compile; of a whole module, only the call that compiled it (the others
+    // look their kernels up in its code): DUET_LOG says so once, naming every kernel.
+    bool compiled = !m_wholeModule;
     std::string key; ///< in the JIT memo
     std::shared_ptr<const cpu::JitMemoEntry> hit;
     bool fromDisk = false; ///< the hit came from the persistent code cache
@@ -522,14 +519,15 @@ void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) c
                 return nullptr;
             }
             m_wholeQuickAdded = true;
+            compiled = true;
         }
     } else if (m_wholeModule) {
         if (!m_wholeAdded) {
             // After quick code: its object defines the program's variables, this one uses them.
             if (m_wholeQuickAdded)
                 prepareWholeTier(*m_module, m_entryNames, false);
-            logWorkItemLoops("(whole program)",
-                             optimise(*m_module, *m_tm, m_optLevel, m_features, m_unsafeMath));
+            wg::logWorkItemLoops(optimise(*m_module, *m_tm, m_optLevel, m_features, m_unsafeMath));
+            compiled = true;
             m_wholeAdded = true;
             if (Error e = addToJit(std::move(m_module))) {
                 *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
@@ -563,7 +561,7 @@ void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) c
             }
         }
         if (hit) {
-            logWorkItemLoops(kernelName, hit->report);
+            wg::logWorkItemLoops(hit->report);
         } else if (quick) {
             cpu::quickOptimise(*part, *m_quickTm);
             quickObject = emitObject(*part, *m_quickTm);
@@ -574,7 +572,7 @@ void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) c
             e = m_jit->addObjectFile(MemoryBuffer::getMemBufferCopy(quickObject, symbol));
         } else {
             report = optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath);
-            logWorkItemLoops(kernelName, report);
+            wg::logWorkItemLoops(report);
             e = addToJit(std::move(part));
         }
         if (e) {
@@ -596,25 +594,24 @@ void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) c
             cpu::storeJitMemo(key, cpu::JitMemoEntry{*m_lastObject, std::move(report)},
                               cpu::MemoReach::Disk);
     }
-    if (wg::cpuJitLogEnabled()) {
+    if (wg::cpuJitLogEnabled() && compiled) {
         using Ms = std::chrono::duration<double, std::milli>;
         const double total = Ms(std::chrono::steady_clock::now() - start).count();
         const char* what = quick ? "quick code" : "optimised code";
+        const std::string subject = logSubject(index);
         if (hit)
-            std::fprintf(stderr, "duet: cpu: kernel %s: %s from %s in %.1f ms\n",
-                         kernelName.c_str(), what,
+            std::fprintf(stderr, "duet: cpu: %s: %s from %s in %.1f ms\n", subject.c_str(), what,
                          fromDisk ? "the code cache (an earlier process compiled it)"
                                   : "the in-process memo (an identical kernel was compiled before)",
                          total);
         else if (quick)
             std::fprintf(stderr,
-                         "duet: cpu: kernel %s: quick code in %.1f ms (optimised after %g ms "
+                         "duet: cpu: %s: quick code in %.1f ms (optimised after %g ms "
                          "of launches, DUET_CPU_TIER_UP_MS, or %u launches)\n",
-                         kernelName.c_str(), total, m_tierBudgetMs, cpu::kTierUpLaunches);
+                         subject.c_str(), total, m_tierBudgetMs, cpu::kTierUpLaunches);
         else
-            std::fprintf(stderr,
-                         "duet: cpu: kernel %s: optimised in %.1f ms, machine code in %.1f ms\n",
-                         kernelName.c_str(), Ms(optimised - start).count(),
+            std::fprintf(stderr, "duet: cpu: %s: optimised in %.1f ms, machine code in %.1f ms\n",
+                         subject.c_str(), Ms(optimised - start).count(),
                          total - Ms(optimised - start).count());
     }
     return sym->toPtr<void*>();
@@ -685,7 +682,7 @@ void* CpuExecutable::cachedOptimised(size_t index, KernelPart& part) const {
                          m_kernels[index].name.c_str(), why.c_str());
         return nullptr;
     }
-    logWorkItemLoops(m_kernels[index].name, hit->report);
+    wg::logWorkItemLoops(hit->report);
     if (wg::cpuJitLogEnabled())
         std::fprintf(
             stderr, "duet: cpu: kernel %s: optimised code from %s in %.1f ms, no quick code\n",
@@ -733,8 +730,8 @@ void* CpuExecutable::optimiseKernel(size_t index) const {
         if (code && m_wholeModule)
             publishWholeEntries();
         if (!code && wg::cpuJitLogEnabled())
-            std::fprintf(stderr, "duet: cpu: kernel %s: optimising failed, quick code goes on: %s",
-                         m_kernels[index].name.c_str(), m_diagnostics->c_str());
+            std::fprintf(stderr, "duet: cpu: %s: optimising failed, quick code goes on: %s",
+                         logSubject(index).c_str(), m_diagnostics->c_str());
     }
     void* code = m_optimised[index].load();
     return code == kNoVariant ? nullptr : code;
@@ -769,6 +766,15 @@ double CpuExecutable::quickCompileMs(size_t index) const {
     return index < m_quickCompileMs.size() ? m_quickCompileMs[index] : 0.0;
 }
 
+std::string CpuExecutable::logSubject(size_t index) const {
+    if (!m_wholeModule)
+        return "kernel " + m_kernels[index].name;
+    std::string names;
+    for (const KernelDesc& k : m_kernels)
+        names += (names.empty() ? "" : ", ") + k.name;
+    return "kernels " + names + " (one module)";
+}
+
 void* CpuExecutable::requestOptimised(size_t index, bool here, double predictedMs) const {
     if (index >= m_kernels.size())
         return nullptr;
@@ -791,9 +797,9 @@ void* CpuExecutable::requestOptimised(size_t index, bool here, double predictedM
     if (state.compare_exchange_strong(eager, kQueued) && cpu::promoteTierUp(tierUpKey(index)) &&
         wg::cpuJitLogEnabled())
         std::fprintf(stderr,
-                     "duet: cpu: kernel %s: its compile ahead of need moved before the other "
+                     "duet: cpu: %s: its compile ahead of need moved before the other "
                      "ones (its launches spent the budget)\n",
-                     m_kernels[index].name.c_str());
+                     logSubject(index).c_str());
     return nullptr; // queued or compiling already (or failed: quick code it is)
 }
 
@@ -806,9 +812,9 @@ bool CpuExecutable::queueTierUp(size_t index, cpu::TierUpLane lane) const {
     const auto queued = std::chrono::steady_clock::now();
     if (wg::cpuJitLogEnabled())
         std::fprintf(stderr,
-                     "duet: cpu: kernel %s: optimised code queued for the background "
+                     "duet: cpu: %s: optimised code queued for the background "
                      "compile thread%s, quick code meanwhile\n",
-                     m_kernels[index].name.c_str(),
+                     logSubject(index).c_str(),
                      eager ? " ahead of need (DUET_CPU_TIER_UP_EAGER)" : "");
     cpu::submitTierUp([weak = weak_from_this(), index, queued] { tierUpJob(weak, index, queued); },
                       lane, eager ? tierUpKey(index) : nullptr);
@@ -832,8 +838,8 @@ void* CpuExecutable::compileOnLaunchPath(size_t index, std::atomic<uint8_t>& sta
                           "the launch's %.0f ms of quick code (predicted) outlast the compile",
                           predictedMs);
         std::fprintf(
-            stderr, "duet: cpu: kernel %s: optimised on the launch path%s: %s\n",
-            m_kernels[index].name.c_str(),
+            stderr, "duet: cpu: %s: optimised on the launch path%s: %s\n",
+            logSubject(index).c_str(),
             queuedState(from) ? " (taken from the background queue before it started)" : "", why);
     }
     cpu::countTierUp(cpu::TierUpOutcome::LaunchPath);
@@ -867,8 +873,8 @@ void CpuExecutable::noteSwitch(size_t index, const char* where) const {
     if (state.load(std::memory_order_relaxed) != kReady ||
         !state.compare_exchange_strong(ready, kSwitched) || !wg::cpuJitLogEnabled())
         return;
-    std::fprintf(stderr, "duet: cpu: kernel %s: launches switch to the optimised code (%s)\n",
-                 m_kernels[index].name.c_str(), where);
+    std::fprintf(stderr, "duet: cpu: %s: launches switch to the optimised code (%s)\n",
+                 logSubject(index).c_str(), where);
 }
 
 void CpuExecutable::tierUpJob(const std::weak_ptr<const CpuExecutable>& weak, size_t index,
@@ -892,7 +898,7 @@ void CpuExecutable::tierUpJob(const std::weak_ptr<const CpuExecutable>& weak, si
         cpu::countTierUp(cpu::TierUpOutcome::Dropped);
         const bool keep = !out.object.empty() && out.error.empty() && !in.memoKey.empty();
         if (wg::cpuJitLogEnabled())
-            std::fprintf(stderr, "duet: cpu: kernel %s: background compile dropped (%s)%s\n",
+            std::fprintf(stderr, "duet: cpu: %s: background compile dropped (%s)%s\n",
                          in.name.c_str(), self ? "the process exits" : "its program was released",
                          keep ? ", its code kept in the code cache" : "");
         if (keep)
@@ -935,6 +941,7 @@ bool CpuExecutable::tierUpInput(size_t index, TierUpInput& in) const {
         return false;
     }
     in.index = index;
+    in.name = logSubject(index);
     in.entries = m_entryNames;
     in.optLevel = m_optLevel;
     in.features = m_features;
@@ -947,12 +954,10 @@ bool CpuExecutable::tierUpInput(size_t index, TierUpInput& in) const {
             cpu::countTierUp(cpu::TierUpOutcome::Installed);
             return false;
         }
-        in.name = "(whole program)";
         in.whole = m_wholeQuickAdded;
         in.bitcode = writeBitcode(*m_module);
         return true;
     }
-    in.name = m_kernels[index].name;
     std::unique_ptr<Module> part = m_module ? kernelPart(*m_module, m_entryNames[index]) : nullptr;
     if (!part) {
         publishOptimised(index, nullptr);
@@ -984,7 +989,7 @@ CpuExecutable::tierUpCompile(const TierUpInput& in,
     const auto start = std::chrono::steady_clock::now();
     if (wg::cpuJitLogEnabled())
         std::fprintf(stderr,
-                     "duet: cpu: kernel %s: background compile started (%.1f ms after it was "
+                     "duet: cpu: %s: background compile started (%.1f ms after it was "
                      "queued)\n",
                      in.name.c_str(), Ms(start - in.queued).count());
     LLVMContext ctx;
@@ -1063,19 +1068,19 @@ void CpuExecutable::logTierUpInstall(const TierUpInput& in, const TierUpOutput& 
     if (!wg::cpuJitLogEnabled())
         return;
     if (!error.empty()) {
-        std::fprintf(stderr, "duet: cpu: kernel %s: optimising failed, quick code goes on: %s\n",
+        std::fprintf(stderr, "duet: cpu: %s: optimising failed, quick code goes on: %s\n",
                      in.name.c_str(), error.c_str());
         return;
     }
-    logWorkItemLoops(in.name, out.report);
+    wg::logWorkItemLoops(out.report);
     if (out.optimiseMs == 0 && out.codegenMs == 0)
         std::fprintf(stderr,
-                     "duet: cpu: kernel %s: optimised code from the in-process memo, launches "
+                     "duet: cpu: %s: optimised code from the in-process memo, launches "
                      "switch to it at their next work-group\n",
                      in.name.c_str());
     else
         std::fprintf(stderr,
-                     "duet: cpu: kernel %s: background compile finished: optimised in %.1f ms, "
+                     "duet: cpu: %s: background compile finished: optimised in %.1f ms, "
                      "machine code in %.1f ms; launches switch to it at their next work-group\n",
                      in.name.c_str(), out.optimiseMs, out.codegenMs);
 }

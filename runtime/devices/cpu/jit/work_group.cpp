@@ -869,7 +869,7 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
     kernels.clear();
     for (Function* k : kernelFns) {
         WorkGroupKernelInfo info;
-        const std::string entry = "__duet_wg_" + k->getName().str();
+        const std::string entry = kWorkGroupEntryPrefix + k->getName().str();
         size_t added = 0;
         if (!builder.build(*k, entry, loopBarriers, false, info, added, error))
             return false;

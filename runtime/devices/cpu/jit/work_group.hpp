@@ -10,6 +10,10 @@
 
 namespace duet::rt {
 
+/// How a kernel's work-group function is named: this, then the kernel's name (and, for the
+/// variants it chooses between, `.<variant>`).
+inline constexpr const char* kWorkGroupEntryPrefix = "__duet_wg_";
+
 /// What the pass learnt about one kernel.
 struct WorkGroupKernelInfo {
     std::string name;      ///< the kernel's name

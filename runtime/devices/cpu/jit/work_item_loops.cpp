@@ -2,6 +2,8 @@
 // the loop vectoriser runs, and its verdict on each collected from its remarks.
 #include "devices/cpu/jit/work_item_loops.hpp"
 
+#include "devices/cpu/jit/work_group.hpp"
+
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Constants.h>
@@ -13,6 +15,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Metadata.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -281,6 +284,22 @@ std::vector<std::string> WorkItemLoopReport::lines() const {
         out.push_back(std::move(line));
     }
     return out;
+}
+
+void logWorkItemLoops(const std::vector<std::string>& lines) {
+    if (!cpuJitLogEnabled())
+        return;
+    const std::string prefix = kWorkGroupEntryPrefix;
+    for (const std::string& l : lines) {
+        // "__duet_wg_<kernel>[.<variant>]: ...": a whole program's report holds every kernel's.
+        std::string kernel;
+        if (l.rfind(prefix, 0) == 0)
+            kernel = l.substr(prefix.size(), l.find_first_of(".:") - prefix.size());
+        if (!kernel.empty())
+            std::fprintf(stderr, "duet: cpu: kernel %s: %s\n", kernel.c_str(), l.c_str());
+        else
+            std::fprintf(stderr, "duet: cpu: %s\n", l.c_str());
+    }
 }
 
 bool cpuJitLogEnabled() {

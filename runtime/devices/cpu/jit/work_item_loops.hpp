@@ -147,4 +147,9 @@ private:
 /// DUET_LOG set (and not "0"): the CPU compiler prints its work-item loop reports to stderr.
 bool cpuJitLogEnabled();
 
+/// Under DUET_LOG, `lines` (WorkItemLoopReport::lines() of one kernel's compile or of a whole
+/// program's) on stderr, each under the kernel whose work-group function (or variant of it)
+/// the line names.
+void logWorkItemLoops(const std::vector<std::string>& lines);
+
 } // namespace duet::rt::wg
