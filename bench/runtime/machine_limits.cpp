@@ -63,8 +63,7 @@ void triadPlain(float* a, const float* b, const float* c, float s, size_t begin,
 #if defined(__x86_64__)
 /// The triad with non-temporal stores, four floats at a time (SSE: every x86-64 has it);
 /// `begin` and `end` are multiples of 4 and the arrays 16-byte aligned.
-void triadStreaming(float* a, const float* b, const float* c, float s, size_t begin,
-                    size_t end) {
+void triadStreaming(float* a, const float* b, const float* c, float s, size_t begin, size_t end) {
     const __m128 vs = _mm_set1_ps(s);
     for (size_t i = begin; i < end; i += 4)
         _mm_stream_ps(a + i, _mm_add_ps(_mm_load_ps(b + i), _mm_mul_ps(vs, _mm_load_ps(c + i))));

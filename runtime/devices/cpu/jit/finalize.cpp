@@ -128,8 +128,7 @@ public:
     double expectedOptimiseMs(size_t index) const override;
     /// Kernel `index`'s quick compile in milliseconds (0: not compiled yet).
     double quickCompileMs(size_t index) const;
-    /// What DUET_LOG's lines on kernel `index`'s code name: "kernel k", or, where the kernels
-    /// are compiled as one module, all of them ("kernels a, b, c (one module)").
+    /// What DUET_LOG names: "kernel k", or all kernels of one module ("kernels a, b (one module)").
     std::string logSubject(size_t index) const;
     void* waitOptimised(size_t index, double timeoutMs) const override;
     void noteSwitch(size_t index, const char* where) const override;
@@ -476,9 +475,9 @@ std::string CpuExecutable::memoKey(const std::string& bitcode) const {
            (wg::callLoopInductionsEnabled() ? "|callind" : "") +
            (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + "|divloops" +
            std::to_string(int(wg::divergentLoopsMode())) + cpu::localAtomicsMemoKey() +
-           cpu::rsqrtEstimatesMemoKey(m_tm->getTargetCPU().str()) + "|" +
-           m_tm->getTargetCPU().str() + "|" + m_tm->getTargetFeatureString().str() + "|" +
-           m_features + "|fusion" + std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
+           cpu::rsqrtEstimatesMemoKey() + "|" + m_tm->getTargetCPU().str() + "|" +
+           m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +
+           std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
            std::to_string(int(m_tm->getOptLevel()));
     return key;
 }
@@ -494,8 +493,7 @@ CpuExecutable::KernelPart CpuExecutable::keyedPart(size_t index) const {
 void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) const {
     const auto start = std::chrono::steady_clock::now();
     std::string symbol = m_entryNames[index];
-    // A kernel's own compile; of a whole module, only the call that compiled it (the others
-    // look their kernels up in its code): DUET_LOG says so once, naming every kernel.
+    // Logged by the call that compiled (of a whole module: once, naming every kernel).
     bool compiled = !m_wholeModule;
     std::string key; ///< in the JIT memo
     std::shared_ptr<const cpu::JitMemoEntry> hit;

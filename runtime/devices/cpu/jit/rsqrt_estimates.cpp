@@ -66,7 +66,8 @@ Value* estimate(IRBuilder<>& b, Value* x, bool vl) {
     const Intrinsic::ID id = width == 16  ? Intrinsic::x86_avx512_rsqrt14_ps_512
                              : width == 8 ? Intrinsic::x86_avx512_rsqrt14_ps_256
                                           : Intrinsic::x86_avx512_rsqrt14_ps_128;
-    Value* y = b.CreateIntrinsic(id, {}, {in, ConstantAggregateZero::get(wide), b.getIntN(width == 16 ? 16 : 8, -1)});
+    Value* y = b.CreateIntrinsic(
+        id, {}, {in, ConstantAggregateZero::get(wide), b.getIntN(width == 16 ? 16 : 8, -1)});
     // y1 = y + (y/2) * (1 - (x*y)*y): the residual with one rounding (fma), the step with one.
     Value* xy = b.CreateFMul(in, y);
     Value* one = ConstantFP::get(wide, 1.0);
@@ -75,8 +76,8 @@ Value* estimate(IRBuilder<>& b, Value* x, bool vl) {
     Value* refined = b.CreateIntrinsic(Intrinsic::fma, {wide}, {halfY, residual, y});
     // x = +-0 gives y = +-inf and x = +inf gives y = +0, exactly rsqrt's values, where the step
     // would make NaN (0 * inf); negative x and NaN give NaN either way.
-    Value* special = b.CreateIntrinsic(Intrinsic::is_fpclass, {wide},
-                                       {y, b.getInt32(fcZero | fcInf)});
+    Value* special =
+        b.CreateIntrinsic(Intrinsic::is_fpclass, {wide}, {y, b.getInt32(fcZero | fcInf)});
     Value* result = b.CreateSelect(special, y, refined);
     if (!vty)
         return b.CreateExtractElement(result, uint64_t(0));
@@ -135,8 +136,9 @@ unsigned rsqrtEstimates(Module& module, const std::string& cpu, const std::strin
     return rewritten;
 }
 
-std::string rsqrtEstimatesMemoKey(const std::string& cpu) {
-    return enabled(cpu) ? "|rsqrt14" : "";
+std::string rsqrtEstimatesMemoKey() {
+    const char* env = std::getenv("DUET_CPU_RSQRT_ESTIMATE");
+    return env && *env ? std::string("|rsqrt") + env[0] : std::string();
 }
 
 } // namespace duet::rt::cpu

@@ -27,10 +27,9 @@ namespace duet::rt::cpu {
 ///  - otherwise into the plain correctly rounded `1.0 / sqrt(x)` (the flags dropped).
 /// DUET_CPU_RSQRT_ESTIMATE=1 or 0 forces the choice (AVX-512 still needed for the estimate).
 /// Returns the number of divisions rewritten into estimates.
-unsigned rsqrtEstimates(llvm::Module& module, const std::string& cpu,
-                        const std::string& features);
+unsigned rsqrtEstimates(llvm::Module& module, const std::string& cpu, const std::string& features);
 
-/// What the choice above adds to the JIT memo's key.
-std::string rsqrtEstimatesMemoKey(const std::string& cpu);
+/// What DUET_CPU_RSQRT_ESTIMATE adds to the JIT memo's key (the CPU is in the key already).
+std::string rsqrtEstimatesMemoKey();
 
 } // namespace duet::rt::cpu
