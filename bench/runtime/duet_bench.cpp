@@ -373,9 +373,9 @@ int main(int argc, char** argv) {
         machine = measureMachine(cfg.triadElements, cfg.repeats);
         std::printf("machine: %u host threads: STREAM triad %.1f GB/s (ordinary stores), %.1f GB/s "
                     "(non-temporal stores), %zu floats an array; FP32 peak %.1f GFLOP/s (%s, "
-                    "independent chains on every thread)\n",
+                    "independent chains on every thread); load average %.1f before\n",
                     machine->threads, machine->streamGBs, machine->streamNtGBs, cfg.triadElements,
-                    machine->peakGflops, machine->isa.c_str());
+                    machine->peakGflops, machine->isa.c_str(), machine->loadAverage);
     }
 
     std::vector<PlatformRun> runs;
@@ -523,7 +523,8 @@ int main(int argc, char** argv) {
                             {"stream_triad_gbs", machine->streamGBs},
                             {"stream_triad_nt_gbs", machine->streamNtGBs},
                             {"fp32_peak_gflops", machine->peakGflops},
-                            {"peak_isa", machine->isa}};
+                            {"peak_isa", machine->isa},
+                            {"load_average", machine->loadAverage}};
         j["platforms"] = nlohmann::ordered_json::array();
         for (const PlatformRun& run : runs) {
             nlohmann::ordered_json p;

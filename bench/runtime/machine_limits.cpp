@@ -5,6 +5,7 @@
 #include <barrier>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -72,65 +73,49 @@ void triadStreaming(float* a, const float* b, const float* c, float s, size_t be
 
 // FP32 FMA chains: enough independent accumulators to cover the FMA latency on every pipe of
 // current cores (4 cycles x 2 pipes); a*m + c converges to c / (1 - m), no denormals, no
-// overflow. Each returns its flops (2 a lane an FMA) and stores a sum nothing can drop.
+// overflow. Written once over GCC's vector types (this file is built with -ffp-contract=fast, so
+// a*m + c is one FMA where the caller's target has them), instantiated in a function per target.
+// Returns its flops (2 a lane an operation pair) and stores a sum nothing can drop.
 constexpr int kChains = 12;
-constexpr float kM = 0.9999f, kC = 0.0001f;
 
-__attribute__((target("avx512f"))) double fmaChains512(long iterations, float* sink) {
-    __m512 acc[kChains];
-    const __m512 m = _mm512_set1_ps(kM), c = _mm512_set1_ps(kC);
+template <class V>
+__attribute__((always_inline)) inline double chains(long iterations, float* sink) {
+    constexpr int lanes = int(sizeof(V) / sizeof(float));
+    V acc[kChains], m, c;
+    for (int l = 0; l < lanes; ++l) {
+        m[l] = 0.9999f;
+        c[l] = 0.0001f;
+    }
     for (int i = 0; i < kChains; ++i)
-        acc[i] = _mm512_set1_ps(float(i));
+        acc[i] = c * float(i);
     for (long k = 0; k < iterations; ++k)
 #pragma GCC unroll 12
         for (int i = 0; i < kChains; ++i)
-            acc[i] = _mm512_fmadd_ps(acc[i], m, c);
-    __m512 sum = acc[0];
+            acc[i] = acc[i] * m + c;
+    V sum = acc[0];
     for (int i = 1; i < kChains; ++i)
-        sum = _mm512_add_ps(sum, acc[i]);
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, sum);
+        sum += acc[i];
     *sink = 0;
-    for (float l : lanes)
-        *sink += l;
-    return double(iterations) * kChains * 16 * 2;
+    for (int l = 0; l < lanes; ++l)
+        *sink += sum[l];
+    return double(iterations) * kChains * lanes * 2;
+}
+
+typedef float Floats16 __attribute__((vector_size(64)));
+typedef float Floats8 __attribute__((vector_size(32)));
+typedef float Floats4 __attribute__((vector_size(16)));
+
+__attribute__((target("avx512f,fma"))) double fmaChains512(long iterations, float* sink) {
+    return chains<Floats16>(iterations, sink);
 }
 
 __attribute__((target("avx2,fma"))) double fmaChains256(long iterations, float* sink) {
-    __m256 acc[kChains];
-    const __m256 m = _mm256_set1_ps(kM), c = _mm256_set1_ps(kC);
-    for (int i = 0; i < kChains; ++i)
-        acc[i] = _mm256_set1_ps(float(i));
-    for (long k = 0; k < iterations; ++k)
-#pragma GCC unroll 12
-        for (int i = 0; i < kChains; ++i)
-            acc[i] = _mm256_fmadd_ps(acc[i], m, c);
-    __m256 sum = acc[0];
-    for (int i = 1; i < kChains; ++i)
-        sum = _mm256_add_ps(sum, acc[i]);
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, sum);
-    *sink = lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
-    return double(iterations) * kChains * 8 * 2;
+    return chains<Floats8>(iterations, sink);
 }
 
 /// SSE has no FMA: a multiply and an add per lane, counted as two flops.
 double mulAddChains128(long iterations, float* sink) {
-    __m128 acc[kChains];
-    const __m128 m = _mm_set1_ps(kM), c = _mm_set1_ps(kC);
-    for (int i = 0; i < kChains; ++i)
-        acc[i] = _mm_set1_ps(float(i));
-    for (long k = 0; k < iterations; ++k)
-#pragma GCC unroll 12
-        for (int i = 0; i < kChains; ++i)
-            acc[i] = _mm_add_ps(_mm_mul_ps(acc[i], m), c);
-    __m128 sum = acc[0];
-    for (int i = 1; i < kChains; ++i)
-        sum = _mm_add_ps(sum, acc[i]);
-    alignas(16) float lanes[4];
-    _mm_store_ps(lanes, sum);
-    *sink = lanes[0] + lanes[1] + lanes[2] + lanes[3];
-    return double(iterations) * kChains * 4 * 2;
+    return chains<Floats4>(iterations, sink);
 }
 #endif
 
@@ -138,6 +123,11 @@ double mulAddChains128(long iterations, float* sink) {
 
 MachineLimits measureMachine(size_t elements, int repeats, unsigned threads) {
     MachineLimits limits;
+    if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+        if (std::fscanf(f, "%lf", &limits.loadAverage) != 1)
+            limits.loadAverage = -1;
+        std::fclose(f);
+    }
     if (threads == 0)
         threads = std::max(1u, std::thread::hardware_concurrency());
     limits.threads = threads;

@@ -14,6 +14,10 @@ struct MachineLimits {
     double peakGflops = 0;  ///< FP32 FMA throughput of every thread at once
     unsigned threads = 0;
     std::string isa; ///< the vector instructions the peak loop used ("AVX-512F", "AVX2+FMA", ...)
+    /// The 1-minute load average before the measurement (-1: unknown). Other processes' threads
+    /// take cores from both the machine's figures and the platforms': on a loaded host the
+    /// fractions compare two different shares of it.
+    double loadAverage = -1;
 
     /// The higher of the two triads: the bandwidth a streaming kernel can be held to.
     double bandwidthGBs() const { return streamGBs > streamNtGBs ? streamGBs : streamNtGBs; }
