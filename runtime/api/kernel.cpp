@@ -19,15 +19,6 @@ Kernel* checkKernel(const char* api, cl_kernel kernel, cl_int& err) {
     return k;
 }
 
-/// Whether the program was compiled for an OpenCL C version that allows non-uniform
-/// work-groups (2.0 and later, unless -cl-uniform-work-group-size).
-bool allowsNonUniform(const Program::Build& b) {
-    const std::string& o = b.options;
-    if (o.find("-cl-uniform-work-group-size") != std::string::npos)
-        return false;
-    return o.find("-cl-std=CL2") != std::string::npos || o.find("-cl-std=CL3") != std::string::npos;
-}
-
 } // namespace
 
 DUET_API cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char* name,
@@ -671,7 +662,7 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                           "the work-group has " + std::to_string(total) +
                               " work-items, more than CL_KERNEL_WORK_GROUP_SIZE (" +
                               std::to_string(limits.workGroupSize) + ")");
-        bool nonUniformOk = allowsNonUniform(k->program()->build(dev));
+        bool nonUniformOk = k->allowsNonUniform(dev);
         for (cl_uint d = 0; d < dims && !empty; ++d)
             if (global[d] % local[d] && !nonUniformOk)
                 return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
@@ -680,7 +671,7 @@ cl_int enqueueKernel(const char* api, cl_command_type type, cl_command_queue que
                                   "work-groups need -cl-std=CL2.0 or later)");
     } else if (reqd[0]) {
         for (cl_uint d = 0; d < dims; ++d)
-            if (!empty && global[d] % reqd[d] && !allowsNonUniform(k->program()->build(dev)))
+            if (!empty && global[d] % reqd[d] && !k->allowsNonUniform(dev))
                 return report(api, ctx, CL_INVALID_WORK_GROUP_SIZE,
                               "global_work_size is not a multiple of reqd_work_group_size");
     }

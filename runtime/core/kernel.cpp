@@ -28,10 +28,11 @@ void Kernel::resolveEntries() {
         auto exe = m_program->executable(d);
         if (!exe)
             continue;
+        const bool nonUniform = m_program->build(d).allowsNonUniformWorkGroups();
         const auto& ks = exe->kernels();
         for (size_t i = 0; i < ks.size(); ++i)
             if (ks[i].name == m_desc.name)
-                m_entries.push_back({d, exe, exe->entry(i), &ks[i]});
+                m_entries.push_back({d, exe, exe->entry(i), &ks[i], nonUniform});
     }
 }
 
@@ -49,6 +50,13 @@ const std::shared_ptr<DeviceExecutable>& Kernel::executable(const DeviceExecutab
         if (e.executable.get() == exe)
             return e.executable;
     return none;
+}
+
+bool Kernel::allowsNonUniform(const Device* device) const {
+    for (const DeviceEntry& e : m_entries)
+        if (e.device == device)
+            return e.nonUniform;
+    return false;
 }
 
 const KernelDesc& Kernel::descFor(const Device* device) const {

@@ -62,6 +62,10 @@ public:
     /// The owning pointer of `exe`, one of this kernel's executables (KernelLaunch::executable);
     /// null when it is not.
     const std::shared_ptr<DeviceExecutable>& executable(const DeviceExecutable* exe) const;
+    /// Whether launches on `device` may have non-uniform work-groups (the program's build
+    /// options there: Program::Build::allowsNonUniformWorkGroups). Read on every enqueue, so
+    /// resolved when the kernel is created.
+    bool allowsNonUniform(const Device* device) const;
     /// What clGetKernelWorkGroupInfo reports for `device`, and clEnqueueNDRangeKernel checks.
     struct Limits {
         size_t workGroupSize = 0;    ///< CL_KERNEL_WORK_GROUP_SIZE
@@ -86,6 +90,7 @@ private:
         std::shared_ptr<DeviceExecutable> executable;
         void* entry;
         const KernelDesc* desc; ///< the executable's own (its code generator's sizes)
+        bool nonUniform;        ///< allowsNonUniform
     };
     /// The KernelDesc of `device`'s executable, or the program's (m_desc) when not built there.
     const KernelDesc& descFor(const Device* device) const;

@@ -13,6 +13,13 @@ Program::Program(Ref<Context> context, Origin origin, std::string source)
 
 Program::~Program() = default;
 
+bool Program::Build::allowsNonUniformWorkGroups() const {
+    if (options.find("-cl-uniform-work-group-size") != std::string::npos)
+        return false;
+    return options.find("-cl-std=CL2") != std::string::npos ||
+           options.find("-cl-std=CL3") != std::string::npos;
+}
+
 Program::Build Program::build(const Device* d) const {
     std::lock_guard lock(m_mutex);
     auto it = m_builds.find(d);

@@ -45,6 +45,9 @@ public:
         std::string bitcode;                          ///< compiled object / library
         std::shared_ptr<DeviceExecutable> executable; ///< set once built or linked
         std::string binary; ///< CL_PROGRAM_BINARIES bytes, unless executable makes them
+        /// Whether the build's OpenCL C version allows non-uniform work-groups: 2.0 and later,
+        /// unless -cl-uniform-work-group-size.
+        bool allowsNonUniformWorkGroups() const;
     };
     /// Devices the program is associated with (the context's, or the ones given).
     const std::vector<Device*>& devices() const { return m_devices; }

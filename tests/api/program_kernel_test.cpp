@@ -782,3 +782,54 @@ TEST_CASE("plain inline functions build at every optimisation level and link fro
     for (cl_program p : {ph, pa, pb})
         clReleaseProgram(p);
 }
+
+TEST_CASE("with no local size, OpenCL C 2.0 programs get large groups whatever the global size",
+          "[api][kernel][cpu]") {
+    // ceil(2^18 / 3) = 2 x 43691 (a prime): the only uniform groups are of 1 or 2 work-items,
+    // each a call of the CPU device's work-group function (the conversions CTS launches such
+    // ranges). A CL2.0 program may get non-uniform groups; a 1.2 program still gets uniform ones.
+    WithQueue f;
+    const char* src = R"CL(
+__kernel void sizes(__global uint* out) {
+    size_t i = get_global_id(0);
+    out[3 * i] = (uint)get_local_size(0);
+    out[3 * i + 1] = (uint)get_group_id(0);
+    out[3 * i + 2] = (uint)get_local_id(0) + 1;
+}
+)CL";
+    const size_t n = 87382;
+    for (const char* options :
+         {"-cl-std=CL2.0", "-cl-std=CL1.2", "-cl-std=CL2.0 -cl-uniform-work-group-size"}) {
+        INFO(options);
+        const bool uniform = std::string(options) != "-cl-std=CL2.0";
+        cl_program p = buildProgram(f.context, f.device, src, options);
+        cl_int err;
+        cl_kernel k = clCreateKernel(p, "sizes", &err);
+        REQUIRE_CL(err);
+        cl_mem out = f.buffer(3 * n * 4);
+        std::vector<cl_uint> zero(3 * n, 0);
+        REQUIRE_CL(clEnqueueWriteBuffer(f.queue, out, CL_TRUE, 0, zero.size() * 4, zero.data(), 0,
+                                        nullptr, nullptr));
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+        auto r = f.read<cl_uint>(out, 3 * n);
+        // Every work-item ran, once, at the place its group and local id say.
+        const size_t first = r[0];
+        REQUIRE(first > 0);
+        for (size_t i = 0; i < n; ++i) {
+            INFO("work-item " << i);
+            REQUIRE(r[3 * i + 2] != 0);
+            REQUIRE(r[3 * i + 1] * first + r[3 * i + 2] - 1 == i);
+            const size_t expected = std::min(first, n - r[3 * i + 1] * first);
+            REQUIRE(r[3 * i] == expected);
+        }
+        if (uniform)
+            CHECK(n % first == 0);
+        else
+            CHECK(first >= 16);
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+    }
+}

@@ -590,7 +590,12 @@ void CpuBackend::pickLocalSize(const Device& device, const Kernel& kernel, cl_ui
     }
     // Work-items of a group are a loop in one thread: big groups amortise per-group work and
     // fill SIMD lanes; keep enough groups to feed every core. Sizes divide the global size so
-    // that OpenCL 1.2 programs get uniform groups.
+    // that OpenCL 1.2 programs get uniform groups. Where the program allows non-uniform groups
+    // (OpenCL C 2.0 and later: the runtime may then choose them with no local size given), a
+    // size with no divisor near the wanted one gets the wanted size and a smaller last group
+    // instead: the conversions CTS launches ceil(2^k / 3) work-items (2 x a prime), which
+    // uniform groups cut into groups of 1 or 2, each a call of the work-group function.
+    const bool ragged = device.info().nonUniformWorkGroup && kernel.allowsNonUniform(&device);
     size_t participants = m_pool.participants();
     size_t budget = std::min<size_t>(1024, kernel.workGroupLimit(device));
     for (cl_uint d = 0; d < dims; ++d) {
@@ -603,8 +608,12 @@ void CpuBackend::pickLocalSize(const Device& device, const Kernel& kernel, cl_ui
             size_t perGroup = global[0] * others / (participants * 4);
             want = std::clamp<size_t>(perGroup, 16, budget);
         }
-        size_t best = 1;
-        for (size_t l = std::min(want, global[d]); l >= 1; --l)
+        const size_t top = std::min(want, global[d]);
+        // A divisor down to half the wanted size is as good; below that a ragged last group is
+        // cheaper (and the search stops there: it is on every launch).
+        const size_t lowest = ragged ? std::max<size_t>(1, top / 2) : 1;
+        size_t best = ragged ? top : 1;
+        for (size_t l = top; l >= lowest; --l)
             if (global[d] % l == 0) {
                 best = l;
                 break;
