@@ -795,6 +795,134 @@ TEST_CASE("uniform straight-line loops are unrolled before their implicit barrie
     fs::remove_all(dir);
 }
 
+// GPU code marks its __local reduction buffers volatile out of habit (warp-synchronous code):
+// a volatile access kept every work-item loop touching the buffer from being vectorised, one
+// work-item at a time (SHOC's CSR-vector SpMV). __local memory is the running thread's alone, so
+// the flag goes (cpu::plainLocalVolatiles); a volatile __global access keeps it.
+TEST_CASE("volatile __local accesses do not keep work-item loops scalar", "[cpu][cpu_codegen]") {
+    const std::string src = R"CL(
+__kernel void sums(__global const float* in, __global float* out, __global volatile int* seen) {
+    __local volatile float part[128];
+    int lid = get_local_id(0);
+    part[lid] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int step = get_local_size(0) / 2; step > 0; step /= 2) {
+        if (lid < step)
+            part[lid] += part[lid + step];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        out[get_group_id(0)] = part[0];
+        seen[get_group_id(0)] = 1;
+    }
+}
+)CL";
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_vol_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto buildWith = [&](const char* plain) {
+        ScopedEnv env("DUET_CPU_PLAIN_LOCAL_VOLATILE", plain);
+        return build(src, "-cl-std=CL3.0 -save-temps=" + (dir / plain).string());
+    };
+    const std::string loop = ": work-item loop "; // one line per loop of the one kernel
+    {
+        Built kept = buildWith("0"); // as before: the volatile accesses keep their loops scalar
+        INFO(kept.log);
+        CHECK(kept.log.find(loop) != std::string::npos);
+        CHECK(kept.log.find("a volatile access") != std::string::npos);
+    }
+    Built b = buildWith("1");
+    INFO(b.log);
+    CHECK(b.log.find("a volatile access") == std::string::npos);
+    size_t loops = 0;
+    for (size_t at = b.log.find(loop); at != std::string::npos; at = b.log.find(loop, at + 1)) {
+        const std::string line = b.log.substr(at, b.log.find('\n', at) - at);
+        INFO(line);
+        CHECK(line.find(": vectorised (") != std::string::npos);
+        ++loops;
+    }
+    CHECK(loops >= 2); // the first store and the reduction's step
+    // The __global flag store stays volatile.
+    const std::string ir = readFile(dir / "1_sums.ll");
+    CHECK(ir.find("store volatile i32 1, ptr addrspace(1)") != std::string::npos);
+    CHECK(ir.find("volatile float") == std::string::npos);
+
+    const size_t n = 128 * 8;
+    std::vector<float> in(n), out(8, -1.0f);
+    std::vector<int> seen(8, 0);
+    for (size_t i = 0; i < n; ++i)
+        in[i] = float(i % 97) * 0.5f;
+    PtrArgs p{in.data(), out.data(), seen.data()};
+    runNDRange(b.fn("sums"), {p.at(0), p.at(1), p.at(2)}, 1, {n, 1, 1}, {128, 1, 1}, {0, 0, 0},
+               b.desc("sums").staticLocalMemSize);
+    for (size_t g = 0; g < 8; ++g) {
+        // Every partial sum is a multiple of 0.5 below 2^24: exact in any order.
+        double want = 0;
+        for (size_t i = 0; i < 128; ++i)
+            want += in[g * 128 + i];
+        CHECK(out[g] == float(want));
+        CHECK(seen[g] == 1);
+    }
+    fs::remove_all(dir);
+}
+
+// A work-group barrier under a branch makes the branch uniform (OpenCL: every work-item of the
+// group takes it the same way if any reaches the barrier). GPU code guards its per-row work so
+// (`if (row < rows) { ...; barrier; reduce }`, rows a multiple of the group): the values under
+// it, the reduction's step among them, keep uniform slots, so `part[lid + step]` is a
+// consecutive access, not a gather and a scatter per step (DUET_CPU_UNIFORM_BARRIER_BRANCHES=0
+// gives the code before).
+TEST_CASE("a branch around a work-group barrier is uniform", "[cpu][cpu_codegen]") {
+    const std::string src = R"CL(
+__kernel void rows(__global const float* in, __global float* out, int rows) {
+    __local float part[128];
+    int lid = get_local_id(0);
+    int row = get_global_id(0) / 128;
+    if (row < rows) {
+        part[lid] = in[get_global_id(0)];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int step = get_local_size(0) / 2; step > 0; step >>= 1) {
+            if (lid < step)
+                part[lid] += part[lid + step];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (lid == 0)
+            out[row] = part[0];
+    }
+}
+)CL";
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_ubb_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto gathers = [&](const char* uniform) {
+        ScopedEnv env("DUET_CPU_UNIFORM_BARRIER_BRANCHES", uniform);
+        Built b = build(src, "-cl-std=CL3.0 -save-temps=" + (dir / uniform).string());
+        const std::string ir = readFile(dir / (std::string(uniform) + "_rows.ll"));
+        REQUIRE(ir.find("@__duet_wg_rows") != std::string::npos);
+        // Run it: 6 rows of 128, the sums exact (multiples of 0.25 below 2^24).
+        const size_t rows = 6, n = rows * 128;
+        std::vector<float> in(n), out(rows, -1.0f);
+        for (size_t i = 0; i < n; ++i)
+            in[i] = float((i * 7) % 31) * 0.25f;
+        int count = int(rows);
+        PtrArgs p{in.data(), out.data()};
+        runNDRange(b.fn("rows"), {p.at(0), p.at(1), &count}, 1, {n, 1, 1}, {128, 1, 1}, {0, 0, 0},
+                   b.desc("rows").staticLocalMemSize);
+        for (size_t r = 0; r < rows; ++r) {
+            double want = 0;
+            for (size_t i = 0; i < 128; ++i)
+                want += in[r * 128 + i];
+            CHECK(out[r] == float(want));
+        }
+        return countOf(ir, "masked.gather") + countOf(ir, "masked.scatter");
+    };
+    const size_t before = gathers("0"), now = gathers("1");
+    INFO("gathers and scatters: " << before << " with the branch varying, " << now << " uniform");
+    CHECK(before > 0);
+    CHECK(now == 0);
+    fs::remove_all(dir);
+}
+
 // rsqrt: AVX-512's estimate and one Newton step where chosen (Intel's AVX-512 cores by default,
 // DUET_CPU_RSQRT_ESTIMATE=1 here), the correctly rounded square root and division otherwise; the
 // special values (rsqrt(+-0) = +-inf, rsqrt(inf) = 0, NaN below 0) kept in both.

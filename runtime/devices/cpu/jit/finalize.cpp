@@ -1185,6 +1185,7 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
     lowerOpaqueTypes(*m);
     lowerDeviceEnqueue(*m);
     normaliseForCpu(*m);
+    cpu::plainLocalVolatiles(*m);
     const bool cancellable = guards.timeoutSeconds > 0;
     if (guards.boundsChecks || cancellable)
         inlineForGuards(*m, cancellable);
@@ -1235,8 +1236,7 @@ Prepared prepareModuleOrRetry(const std::string& bitcode, LLVMContext& ctx,
     return p;
 }
 
-/// DUET_CPU_TIER_UP_SYNC=1: optimised code compiled on the launch path, at the launch that spends
-/// the budget (as before the background compile thread), so the switch comes at a known launch.
+/// DUET_CPU_TIER_UP_SYNC=1: optimised code compiled at the launch that spends the budget.
 bool syncTierUp() {
     const char* env = std::getenv("DUET_CPU_TIER_UP_SYNC");
     return env && env[0] == '1';

@@ -120,7 +120,41 @@ bool switchedOn(const char* name) {
 
 std::string localAtomicsMemoKey() {
     return std::string(switchedOn("DUET_CPU_PLAIN_LOCAL_ATOMICS") ? "|plainlocal" : "") +
-           (switchedOn("DUET_CPU_QUICK_INLINE_ATOMICS") ? "|quickinline" : "");
+           (switchedOn("DUET_CPU_QUICK_INLINE_ATOMICS") ? "|quickinline" : "") +
+           (switchedOn("DUET_CPU_PLAIN_LOCAL_VOLATILE") ? "|plainvolatile" : "");
+}
+
+unsigned plainLocalVolatiles(Module& module) {
+    if (!switchedOn("DUET_CPU_PLAIN_LOCAL_VOLATILE"))
+        return 0;
+    unsigned changed = 0;
+    for (Function& f : module)
+        for (BasicBlock& bb : f)
+            for (Instruction& i : bb) {
+                if (auto* ld = dyn_cast<LoadInst>(&i)) {
+                    if (ld->isVolatile() && !ld->isAtomic() &&
+                        pointsToLocal(ld->getPointerOperand())) {
+                        ld->setVolatile(false);
+                        ++changed;
+                    }
+                } else if (auto* st = dyn_cast<StoreInst>(&i)) {
+                    if (st->isVolatile() && !st->isAtomic() &&
+                        pointsToLocal(st->getPointerOperand())) {
+                        st->setVolatile(false);
+                        ++changed;
+                    }
+                } else if (auto* mi = dyn_cast<MemIntrinsic>(&i)) {
+                    // A copy between __local and anything else stays volatile: the other side
+                    // may be seen by other threads.
+                    auto* transfer = dyn_cast<MemTransferInst>(mi);
+                    if (mi->isVolatile() && pointsToLocal(mi->getRawDest()) &&
+                        (!transfer || pointsToLocal(transfer->getRawSource()))) {
+                        mi->setVolatile(ConstantInt::getFalse(mi->getContext()));
+                        ++changed;
+                    }
+                }
+            }
+    return changed;
 }
 
 unsigned plainLocalAtomics(Module& module) {

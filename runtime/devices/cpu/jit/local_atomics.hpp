@@ -29,6 +29,20 @@ namespace duet::rt::cpu {
 /// comparisons: __local atomics keep their locked instructions).
 unsigned plainLocalAtomics(llvm::Module& module);
 
+/// Clears the volatile flag of every non-atomic load, store and memory intrinsic of __local
+/// memory in `module` (pointer as plainLocalAtomics judges it). Sound for the reason plain
+/// __local atomics are: a group's __local memory is a block of one thread's that nothing else
+/// reads or writes while the group runs, so no observer can tell a volatile access from a plain
+/// one; each work-item's own accesses keep their order (work-items interleave only at region
+/// boundaries, or lane by lane in a vectorised loop, which OpenCL allows without a barrier).
+/// Runs before the work-group functions are built, in both tiers: a volatile access keeps a
+/// work-item loop from being vectorised or a divergent loop from being linearised
+/// (`whyNotParallel`), and GPU code marks its __local reduction buffers volatile out of habit
+/// (SHOC's CSR-vector SpMV ran one work-item at a time). __global, private and generic volatile
+/// accesses keep the flag. Returns the number of accesses changed.
+/// DUET_CPU_PLAIN_LOCAL_VOLATILE=0 turns it off (for comparisons).
+unsigned plainLocalVolatiles(llvm::Module& module);
+
 /// The quick tier's one inlining: every call of a small function that holds atomic instructions
 /// and calls nothing (the builtin library's atomic_* and atom_* functions; then, in a second
 /// round, a user function that only called those), so that the memory order and scope a kernel
@@ -39,7 +53,7 @@ unsigned plainLocalAtomics(llvm::Module& module);
 /// comparisons).
 unsigned inlineAtomicCallees(llvm::Module& module);
 
-/// What the two switches above add to the JIT memo's key.
+/// What the three switches above add to the JIT memo's key.
 std::string localAtomicsMemoKey();
 
 } // namespace duet::rt::cpu

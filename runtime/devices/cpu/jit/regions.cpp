@@ -26,7 +26,8 @@ namespace duet::rt::wg {
 
 using namespace llvm;
 
-Uniformity analyseUniformity(Function& w, BasicBlock* entry, const Placeholders& ph) {
+Uniformity analyseUniformity(Function& w, BasicBlock* entry, const Placeholders& ph,
+                             const SmallPtrSetImpl<BasicBlock*>& groupBarriers) {
     PostDominatorTree pdt(w);
     Uniformity u;
     SmallPtrSet<const BasicBlock*, 16> joins;
@@ -77,22 +78,30 @@ Uniformity analyseUniformity(Function& w, BasicBlock* entry, const Placeholders&
                 cond = sw->getCondition();
             if (!cond || !u.isVarying(cond) || !varyingBranches.insert(&bb).second)
                 continue;
-            changed = true;
             BasicBlock* join = nullptr;
             if (DomTreeNode* node = pdt.getNode(&bb); node && node->getIDom())
                 join = node->getIDom()->getBlock();
-            if (join)
-                joins.insert(join);
+            // The blocks only some work-items reach: up to the join.
+            SmallPtrSet<BasicBlock*, 16> region;
             SmallVector<BasicBlock*, 16> work;
             for (BasicBlock* s : successors(&bb))
-                if (s != join && u.divergent.insert(s).second)
+                if (s != join && region.insert(s).second)
                     work.push_back(s);
+            bool groupBarrier = false;
             while (!work.empty()) {
                 BasicBlock* b = work.pop_back_val();
+                groupBarrier = groupBarrier || groupBarriers.contains(b);
                 for (BasicBlock* s : successors(b))
-                    if (s != join && u.divergent.insert(s).second)
+                    if (s != join && region.insert(s).second)
                         work.push_back(s);
             }
+            if (groupBarrier)
+                continue; // uniform control, by the spec's rule for work-group barriers
+            changed = true;
+            if (join)
+                joins.insert(join);
+            for (BasicBlock* b : region)
+                u.divergent.insert(b);
         }
     }
     return u;

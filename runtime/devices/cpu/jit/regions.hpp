@@ -37,8 +37,13 @@ struct Uniformity {
 /// uniform (a work-item seeing another's unsynchronised store would be a data race); loads
 /// from private memory, atomics and calls that touch memory are varying. A varying branch
 /// makes the blocks up to its immediate post-dominator divergent, and the phis there and at
-/// the join varying.
-Uniformity analyseUniformity(llvm::Function& w, llvm::BasicBlock* entry, const Placeholders& ph);
+/// the join varying — unless one of those blocks is a work-group barrier (`groupBarriers`):
+/// OpenCL requires every work-item of the group to take such a branch the same way if any
+/// reaches the barrier (`if (row < rows) { ...; barrier(); reduce }` in GPU code, with rows a
+/// multiple of the group), so it is uniform control, as the regions already treat it (the
+/// barrier reached picks the next region), and the values under it keep uniform slots.
+Uniformity analyseUniformity(llvm::Function& w, llvm::BasicBlock* entry, const Placeholders& ph,
+                             const llvm::SmallPtrSetImpl<llvm::BasicBlock*>& groupBarriers);
 
 /// Whether `loop` gets implicit barriers (below): innermost, reached under uniform control, no
 /// barrier inside, left only by uniform branches.
@@ -76,8 +81,10 @@ size_t insertLoopBarriers(llvm::Function& w, const Uniformity& u,
 /// Assumes `a + lid` does not wrap (then local id 0 has the most iterations); the local ids are
 /// below kCpuMaxWorkGroupSize, so only a start within that of the type's end could.
 /// Returns the number of loops rewritten.
+/// `groupBarriers`: the work-group ones among `barriers` (analyseUniformity).
 size_t makeStridedLoopsUniform(llvm::Function& w, llvm::BasicBlock* entry, const Placeholders& ph,
-                               const std::vector<llvm::BasicBlock*>& barriers);
+                               const std::vector<llvm::BasicBlock*>& barriers,
+                               const llvm::SmallPtrSetImpl<llvm::BasicBlock*>& groupBarriers);
 
 /// Pointer inductions whose start differs between work-items and whose step is uniform
 /// (`p = base + lid; do { ... p += 4 * lda; } while (...)` around barriers) become the start

@@ -364,14 +364,15 @@ bool rewrite(StridedLoop& s, const Uniformity& u, const Placeholders& ph) {
 } // namespace
 
 size_t makeStridedLoopsUniform(Function& w, BasicBlock* entry, const Placeholders& ph,
-                               const std::vector<BasicBlock*>& barriers) {
+                               const std::vector<BasicBlock*>& barriers,
+                               const SmallPtrSetImpl<BasicBlock*>& groupBarriers) {
     SmallPtrSet<BasicBlock*, 16> barrierSet(barriers.begin(), barriers.end());
     SmallPtrSet<BasicBlock*, 16> tried;
     size_t done = 0;
     // One loop at a time, each with the uniformity of the code as it is now: a rewrite changes
     // the blocks around its neighbours and adds values (a loop may start where another ended).
     for (unsigned round = 0; round < 64; ++round) {
-        const Uniformity u = analyseUniformity(w, entry, ph);
+        const Uniformity u = analyseUniformity(w, entry, ph, groupBarriers);
         DominatorTree dt(w);
         LoopInfo li(dt);
         std::optional<StridedLoop> found;

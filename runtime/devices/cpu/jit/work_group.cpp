@@ -647,11 +647,18 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
             subGroupBarriers.insert(bar);
     }
     info.hasBarrier = !barriers.empty();
+    // Work-group barriers make the branches above them uniform (analyseUniformity);
+    // DUET_CPU_UNIFORM_BARRIER_BRANCHES=0 leaves them varying (for comparisons).
+    SmallPtrSet<BasicBlock*, 8> groupBarriers;
+    const char* barrierBranches = std::getenv("DUET_CPU_UNIFORM_BARRIER_BRANCHES");
+    for (BasicBlock* bar : barriers)
+        if (!subGroupBarriers.contains(bar) && !(barrierBranches && barrierBranches[0] == '0'))
+            groupBarriers.insert(bar);
     // DUET_CPU_STRIDED_LOOPS=0 leaves strided loops as they are (for comparisons).
     const char* strided = std::getenv("DUET_CPU_STRIDED_LOOPS");
     if (loopBarriers && !(strided && strided[0] == '0'))
-        wg::makeStridedLoopsUniform(*w, entry, m_ph, barriers);
-    Uniformity uniformity = wg::analyseUniformity(*w, entry, m_ph);
+        wg::makeStridedLoopsUniform(*w, entry, m_ph, barriers, groupBarriers);
+    Uniformity uniformity = wg::analyseUniformity(*w, entry, m_ph, groupBarriers);
     // A sub-group is a slice of the group that runs with the others, region by region, and its
     // barrier a region boundary. Where some work-items may reach one that others do not (a
     // branch uniform per sub-group only, as the spec allows), the regions become resumable:
@@ -664,7 +671,7 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     if (!resumeAt.empty())
         loopBarriers = false;
     if (loopBarriers && wg::unrollUniformLoops(*w, uniformity, barriers, uniformLoopUnroll()))
-        uniformity = wg::analyseUniformity(*w, entry, m_ph);
+        uniformity = wg::analyseUniformity(*w, entry, m_ph, groupBarriers);
     loopBarriersAdded = loopBarriers ? wg::insertLoopBarriers(*w, uniformity, barriers) : 0;
     if (!barriers.empty()) {
         // Lifetimes would span several region loops; per-work-item storage has none.
