@@ -82,6 +82,9 @@ public:
     Limits limits(const Device& device) const;
     /// CL_KERNEL_WORK_GROUP_SIZE on `device` (limits().workGroupSize).
     size_t workGroupLimit(const Device& device) const { return limits(device).workGroupSize; }
+    /// The KernelDesc of `device`'s executable (its code generator's view: barriers, sizes,
+    /// whether it observes its grouping), or the program's when not built there.
+    const KernelDesc& descFor(const Device* device) const;
 
 private:
     void resolveEntries();
@@ -92,8 +95,6 @@ private:
         const KernelDesc* desc; ///< the executable's own (its code generator's sizes)
         bool nonUniform;        ///< allowsNonUniform
     };
-    /// The KernelDesc of `device`'s executable, or the program's (m_desc) when not built there.
-    const KernelDesc& descFor(const Device* device) const;
     Ref<Program> m_program;
     KernelDesc m_desc;
     std::vector<KernelArg> m_args;

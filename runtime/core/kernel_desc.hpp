@@ -49,6 +49,11 @@ struct KernelDesc {
     uint64_t privateMemSize = 0;     ///< per work-item stack estimate
     bool hasBarrier = false;
     bool usesPrintf = false;
+    /// Whether the kernel may tell how its work-items are grouped (local ids and sizes, group
+    /// ids, barriers, __local memory, sub-group and work-group functions). A device whose code
+    /// generator proves it cannot (the CPU device) may pick any grouping when no local size is
+    /// given, a smaller last group included, even for OpenCL 1.x programs.
+    bool observesGroups = true;
 };
 
 } // namespace duet::rt

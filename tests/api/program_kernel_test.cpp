@@ -783,6 +783,44 @@ TEST_CASE("plain inline functions build at every optimisation level and link fro
         clReleaseProgram(p);
 }
 
+TEST_CASE("with no local size, a 1.2 kernel blind to its groups runs each work-item once",
+          "[api][kernel][cpu]") {
+    // A kernel that uses only global ids cannot tell how it is grouped, so the CPU device picks
+    // large groups and a smaller last one even for a 1.2 program (KernelDesc::observesGroups);
+    // a prime global size used to mean groups of one work-item. What the user can check: every
+    // work-item ran, exactly once, with its own id, and the global size is the one enqueued.
+    WithQueue f;
+    const char* src = R"CL(
+__kernel void ids(__global uint* out) {
+    size_t i = get_global_id(0);
+    out[i] += (uint)i + 1u + (get_global_size(0) == 100003 ? 0u : 0x40000000u);
+}
+)CL";
+    const size_t n = 100003; // a prime
+    for (const char* options : {"", "-cl-std=CL1.2", "-cl-std=CL1.1"}) {
+        INFO("options: '" << options << "'");
+        cl_program p = buildProgram(f.context, f.device, src, options);
+        cl_int err;
+        cl_kernel k = clCreateKernel(p, "ids", &err);
+        REQUIRE_CL(err);
+        cl_mem out = f.buffer(n * 4);
+        std::vector<cl_uint> zero(n, 0);
+        REQUIRE_CL(clEnqueueWriteBuffer(f.queue, out, CL_TRUE, 0, n * 4, zero.data(), 0, nullptr,
+                                        nullptr));
+        REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+        auto r = f.read<cl_uint>(out, n);
+        size_t wrong = 0;
+        for (size_t i = 0; i < n; ++i)
+            wrong += r[i] != cl_uint(i + 1);
+        CHECK(wrong == 0);
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+    }
+}
+
 TEST_CASE("with no local size, OpenCL C 2.0 programs get large groups whatever the global size",
           "[api][kernel][cpu]") {
     // ceil(2^18 / 3) = 2 x 43691 (a prime): the only uniform groups are of 1 or 2 work-items,

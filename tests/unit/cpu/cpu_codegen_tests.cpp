@@ -923,6 +923,37 @@ __kernel void rows(__global const float* in, __global float* out, int rows) {
     fs::remove_all(dir);
 }
 
+// KernelDesc::observesGroups: false only for kernels that cannot tell how their work-items are
+// grouped, which the CPU device may then group freely (a smaller last group even in 1.2).
+TEST_CASE("the work-group pass knows which kernels observe their grouping", "[cpu][cpu_codegen]") {
+    const std::string src = R"CL(
+__kernel void blind(__global float* y, __global const float* x, float a) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + y[i] + (float)get_global_size(0) + (float)get_global_offset(0);
+}
+__kernel void lid(__global uint* o) { o[get_global_id(0)] = get_local_id(0); }
+__kernel void lsize(__global uint* o) { o[get_global_id(0)] = get_local_size(0); }
+__kernel void group(__global uint* o) { o[get_global_id(0)] = get_group_id(0); }
+__kernel void groups(__global uint* o) { o[get_global_id(0)] = get_num_groups(0); }
+__kernel void bar(__global uint* o) { barrier(CLK_GLOBAL_MEM_FENCE); o[get_global_id(0)] = 1; }
+__kernel void localArg(__global uint* o, __local uint* s) { o[get_global_id(0)] = 1; }
+__kernel void localVar(__global uint* o) {
+    __local uint s[4];
+    size_t i = get_global_id(0);
+    o[i] = s[i & 3];
+    s[i & 3] = (uint)i;
+}
+__kernel void reduce(__global uint* o) { o[get_global_id(0)] = work_group_reduce_add(1u); }
+)CL";
+    Built b = build(src, "-cl-std=CL3.0");
+    CHECK_FALSE(b.desc("blind").observesGroups);
+    for (const char* k :
+         {"lid", "lsize", "group", "groups", "bar", "localArg", "localVar", "reduce"}) {
+        INFO(k);
+        CHECK(b.desc(k).observesGroups);
+    }
+}
+
 // rsqrt: AVX-512's estimate and one Newton step where chosen (Intel's AVX-512 cores by default,
 // DUET_CPU_RSQRT_ESTIMATE=1 here), the correctly rounded square root and division otherwise; the
 // special values (rsqrt(+-0) = +-inf, rsqrt(inf) = 0, NaN below 0) kept in both.

@@ -1384,9 +1384,9 @@ std::string describeCpuKernels(CpuExecutable& exe, const std::string& bitcode,
             return "error: internal: no work-group function for kernel " + k.name;
         k.hasBarrier = info->hasBarrier;
         k.usesPrintf = info->usesPrintf;
+        k.observesGroups = info->observesGroups;
         k.staticLocalMemSize = info->staticLocalMemSize;
-        // The work-group function's stack use grows with the group: per-work-item storage
-        // (executors bound CL_KERNEL_WORK_GROUP_SIZE by their thread stack with it).
+        // Per-work-item storage grows the stack with the group (bounds CL_KERNEL_WORK_GROUP_SIZE).
         k.privateMemSize = std::max(k.privateMemSize, info->perItemBytes);
         exe.m_entryNames.push_back(info->entryName);
     }

@@ -621,6 +621,29 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
         }
     }
 
+    // Whether the kernel can tell its grouping (KernelDesc::observesGroups): every work-item
+    // function it calls is in `w` now (a call left elsewhere is an error below).
+    info.observesGroups = false;
+    for (Argument& a : kernel.args())
+        if (a.getType()->isPointerTy() && a.getType()->getPointerAddressSpace() == kAsLocal)
+            info.observesGroups = true;
+    for (Instruction& inst : instructions(*w))
+        switch (classifyCall(inst)) {
+        case WorkItemFn::None:
+        case WorkItemFn::GlobalId:
+        case WorkItemFn::WorkDim:
+        case WorkItemFn::GlobalSize:
+        case WorkItemFn::GlobalOffset:
+        case WorkItemFn::GlobalLinearId:
+        case WorkItemFn::Fence:
+        case WorkItemFn::Printf:
+        case WorkItemFn::ToGlobal:
+        case WorkItemFn::ToPrivate:
+        case WorkItemFn::GetFence:
+            break;
+        default:
+            info.observesGroups = true;
+        }
     lowerWorkItemCalls(*w);
     info.usesPrintf = false;
     for (Instruction& inst : instructions(*w))
@@ -629,6 +652,7 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     if (!lowerPrintf(*w, error))
         return false;
     info.staticLocalMemSize = lowerLocalVariables(*w);
+    info.observesGroups = info.observesGroups || info.staticLocalMemSize > 0;
 
     std::vector<BasicBlock*> barriers;
     SmallVector<CallInst*, 8> barrierCalls;

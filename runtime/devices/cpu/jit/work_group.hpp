@@ -20,6 +20,7 @@ struct WorkGroupKernelInfo {
     std::string entryName; ///< its work-group function, `__duet_wg_<name>`
     bool hasBarrier = false;
     bool usesPrintf = false;
+    bool observesGroups = true;      ///< KernelDesc::observesGroups
     uint64_t staticLocalMemSize = 0; ///< bytes of kernel-scope __local variables in ctx->localMem
     unsigned regions = 0;            ///< barrier-free regions (1 without barriers)
     /// Bytes of per-work-item storage (values and private arrays live across barriers) that
