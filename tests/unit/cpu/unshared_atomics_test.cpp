@@ -134,6 +134,59 @@ TEST_CASE("DUET_CPU_PLAIN_UNSHARED_ATOMICS=0 guards nothing and still removes th
 
 namespace {
 
+// The optimised tier's shape: the body in an internal function the work-group function calls,
+// buffer pointers and the context passed as parameters (argument promotion). `@other` calls
+// `@shared` too, so its parameter could be anything.
+const char* kPromoted = R"IR(
+define internal void @__duet_wg_k.simd(ptr addrspace(1) %p, i32 %n, ptr %ctx) {
+  %r = atomicrmw add ptr addrspace(1) %p, i32 %n monotonic, align 4
+  ret void
+}
+define internal void @shared(ptr addrspace(1) %p, ptr %ctx) {
+  %r = atomicrmw add ptr addrspace(1) %p, i32 1 monotonic, align 4
+  ret void
+}
+define void @other(ptr addrspace(1) %q, ptr %ctx) {
+  call void @shared(ptr addrspace(1) %q, ptr %ctx)
+  ret void
+}
+define void @__duet_wg_k(ptr noalias %args, ptr noalias %ctx) {
+entry:
+  %s0 = load ptr, ptr %args, align 8
+  %a0 = load ptr addrspace(1), ptr %s0, align 1
+  call void @__duet_wg_k.simd(ptr addrspace(1) %a0, i32 1, ptr %ctx)
+  call void @shared(ptr addrspace(1) %a0, ptr %ctx)
+  ret void
+}
+)IR";
+
+} // namespace
+
+TEST_CASE("atomics in an internal function the work-group function passes a buffer to",
+          "[cpu][atomics]") {
+    ::unsetenv("DUET_CPU_PLAIN_UNSHARED_ATOMICS");
+    llvm::LLVMContext ctx;
+    llvm::SMDiagnostic err;
+    std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(kPromoted, err, ctx);
+    REQUIRE(m);
+    CHECK(cpu::plainUnsharedAtomics(*m) == 1);
+    REQUIRE_FALSE(llvm::verifyModule(*m, &llvm::errs()));
+    const std::string simd = [&] {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        m->getFunction("__duet_wg_k.simd")->print(os);
+        return text;
+    }();
+    INFO(simd);
+    // The guard reads the context the function was given.
+    CHECK(simd.find("getelementptr inbounds i8, ptr %ctx, i64 " +
+                    std::to_string(offsetof(WorkGroupContext, deviceOnlyMemory))) !=
+          std::string::npos);
+    CHECK(simd.find("and i64 %device_only_memory, 1\n") != std::string::npos);
+}
+
+namespace {
+
 const char* kCounters = R"CL(
 global atomic_int prog = ATOMIC_VAR_INIT(0);
 kernel void count(volatile global atomic_int* dev, volatile global atomic_int* sys,
@@ -162,9 +215,12 @@ TEST_CASE("counters are exact on the plain paths and on the locked ones", "[cpu]
     const std::string options = "-cl-std=CL3.0";
     TargetSpec target = withCpuFrontEnd(TargetSpec{});
     target.clExtensions = {"__opencl_c_program_scope_global_variables",
-                           "__opencl_c_atomic_order_acq_rel", "__opencl_c_atomic_order_seq_cst",
-                           "__opencl_c_atomic_scope_device", "__opencl_c_atomic_scope_all_devices",
-                           "__opencl_c_generic_address_space", "__opencl_c_int64"};
+                           "__opencl_c_atomic_order_acq_rel",
+                           "__opencl_c_atomic_order_seq_cst",
+                           "__opencl_c_atomic_scope_device",
+                           "__opencl_c_atomic_scope_all_devices",
+                           "__opencl_c_generic_address_space",
+                           "__opencl_c_int64"};
     CompileResult c = compileSource(kCounters, options, {}, target);
     INFO(c.log);
     REQUIRE(c.status == CL_SUCCESS);

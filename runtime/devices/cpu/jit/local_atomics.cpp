@@ -6,6 +6,7 @@
 #include "devices/cpu/work_group_abi.hpp"
 
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/IR/IRBuilder.h>
@@ -120,11 +121,34 @@ struct AtomicTarget {
 };
 
 /// `ptr` reaches its objects through address arithmetic, casts, phis, selects and the scope
-/// marker; an object with a bit is a program-scope __global variable or a buffer argument, which
-/// the work-group function's prologue loads from its slot, itself loaded from `args[i]` (`args`:
-/// the function's first parameter). Anything else — a pointer loaded from memory (SVM,
-/// fine-grain system pointers), a function's parameter, a call's result — has none.
-AtomicTarget atomicTarget(const Value* ptr, const Argument* args, const DataLayout& dl) {
+/// marker, and from a parameter of an internal function the work-group functions call to what
+/// they pass; an object with a bit is a program-scope __global variable or a buffer argument,
+/// which the work-group function's prologue loads from its slot, itself loaded from `args[i]`
+/// (`args`: the function's first parameter). Anything else — a pointer loaded from memory (SVM,
+/// fine-grain system pointers), another function's parameter, a call's result — has none.
+/// A work-group function `__duet_wg_<name>(args, ctx)` (its streaming variant too).
+bool isWorkGroupFunction(const Function& f) {
+    return !f.isDeclaration() && !f.hasLocalLinkage() && f.arg_size() == 2 &&
+           f.getName().starts_with(kWorkGroupEntryPrefix);
+}
+
+/// The work-group functions' calls of internal function `f`, or none when something else uses
+/// it. In the optimised tier the kernel's body may end up in such functions (the work-group
+/// pass's variants, argument promotion), the buffer pointers and the context their parameters.
+SmallVector<const CallInst*, 2> workGroupCalls(const Function& f) {
+    SmallVector<const CallInst*, 2> calls;
+    if (!f.hasLocalLinkage())
+        return {};
+    for (const Use& u : f.uses()) {
+        const auto* call = dyn_cast<CallInst>(u.getUser());
+        if (!call || call->getCalledOperand() != &f || !isWorkGroupFunction(*call->getFunction()))
+            return {};
+        calls.push_back(call);
+    }
+    return calls;
+}
+
+AtomicTarget atomicTarget(const Value* ptr, const DataLayout& dl) {
     AtomicTarget target;
     uint64_t& bits = target.bits;
     bool known = true;
@@ -157,6 +181,14 @@ AtomicTarget atomicTarget(const Value* ptr, const Argument* args, const DataLayo
         } else if (isScopeAllMarker(v)) {
             target.systemScope = true;
             work.push_back(cast<CallInst>(v)->getArgOperand(0));
+        } else if (const auto* param = dyn_cast<Argument>(v)) {
+            // A parameter of an internal function the work-group functions call: what each
+            // call passes.
+            const SmallVector<const CallInst*, 2> calls = workGroupCalls(*param->getParent());
+            if (calls.empty())
+                known = false;
+            for (const CallInst* call : calls)
+                work.push_back(call->getArgOperand(param->getArgNo()));
         } else if (const auto* ld = dyn_cast<LoadInst>(v)) {
             const auto* slot = dyn_cast<LoadInst>(ld->getPointerOperand());
             const Value* at = slot ? slot->getPointerOperand() : nullptr;
@@ -164,9 +196,10 @@ AtomicTarget atomicTarget(const Value* ptr, const Argument* args, const DataLayo
             const Value* base =
                 at ? at->stripAndAccumulateConstantOffsets(dl, offset, true) : nullptr;
             const uint64_t index = offset.getZExtValue() / sizeof(void*);
-            if (ld->isAtomic() || !slot || slot->isAtomic() || base != args ||
-                offset.isNegative() || offset.getZExtValue() % sizeof(void*) ||
-                index >= kUnsharedProgramScopeBit)
+            const auto* args = dyn_cast_or_null<Argument>(base);
+            if (ld->isAtomic() || !slot || slot->isAtomic() || !args || args->getArgNo() != 0 ||
+                !isWorkGroupFunction(*args->getParent()) || offset.isNegative() ||
+                offset.getZExtValue() % sizeof(void*) || index >= kUnsharedProgramScopeBit)
                 known = false;
             else
                 bits |= uint64_t(1) << index;
@@ -304,10 +337,23 @@ unsigned plainUnsharedAtomics(Module& module) {
     const DataLayout& dl = module.getDataLayout();
     unsigned guarded = 0;
     for (Function& f : module) {
-        if (f.isDeclaration() || !f.getName().starts_with(kWorkGroupEntryPrefix) ||
-            f.arg_size() != 2)
+        // The context: a work-group function's second parameter, or the parameter of an
+        // internal function its callers all pass their context to.
+        Value* ctx = nullptr;
+        if (isWorkGroupFunction(f)) {
+            ctx = f.getArg(1);
+        } else if (const SmallVector<const CallInst*, 2> calls = workGroupCalls(f);
+                   !calls.empty()) {
+            for (Argument& param : f.args())
+                if (param.getType()->isPointerTy() &&
+                    llvm::all_of(calls, [&](const CallInst* call) {
+                        return call->getArgOperand(param.getArgNo()) ==
+                               call->getFunction()->getArg(1);
+                    }))
+                    ctx = &param;
+        }
+        if (!ctx)
             continue;
-        const Argument* args = f.getArg(0);
         SmallVector<std::pair<Instruction*, AtomicTarget>, 16> found;
         for (BasicBlock& bb : f)
             for (Instruction& i : bb) {
@@ -322,16 +368,16 @@ unsigned plainUnsharedAtomics(Module& module) {
                     ptr = cx->getPointerOperand();
                 if (!ptr || ptr->getType()->getPointerAddressSpace() == kLocalAddressSpace)
                     continue;
-                if (AtomicTarget t = atomicTarget(ptr, args, dl); t.bits)
+                if (AtomicTarget t = atomicTarget(ptr, dl); t.bits)
                     found.emplace_back(&i, t);
             }
         if (found.empty())
             continue;
         IRBuilder<> b(&*f.getEntryBlock().getFirstInsertionPt());
         auto field = [&](size_t offset, const char* name) {
-            return b.CreateAlignedLoad(
-                b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), f.getArg(1), offset),
-                Align(8), name);
+            return b.CreateAlignedLoad(b.getInt64Ty(),
+                                       b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), ctx, offset),
+                                       Align(8), name);
         };
         Value* unshared = field(offsetof(WorkGroupContext, unsharedMemory), "unshared_memory");
         Value* device = field(offsetof(WorkGroupContext, deviceOnlyMemory), "device_only_memory");

@@ -47,8 +47,10 @@ unsigned plainLocalAtomics(llvm::Module& module);
 /// contents other agents see only at synchronisation points. In such a launch the memory order
 /// and scope of those atomics order nothing observable, and each work-item's operation is whole
 /// (work-items take turns only at region boundaries, as in plainLocalAtomics, and this too runs
-/// after the vectorisers). Pointers of other origins (loaded from memory, a non-inlined
-/// function's parameters) keep the locked instruction. Returns the number of instructions
+/// after the vectorisers). Internal functions only work-group functions call (the optimised
+/// tier's variants, their buffers and context promoted to parameters) are guarded too, a
+/// parameter followed to what each call passes. Pointers of other origins (loaded from memory,
+/// another function's parameters) keep the locked instruction. Returns the number of instructions
 /// guarded. DUET_CPU_PLAIN_UNSHARED_ATOMICS=0 turns it off (comparisons: __global atomics stay
 /// locked in every launch).
 unsigned plainUnsharedAtomics(llvm::Module& module);
