@@ -2,6 +2,7 @@
 // inlining of atomics.
 #include "devices/cpu/jit/local_atomics.hpp"
 
+#include "compiler/llvm_util.hpp"
 #include "devices/cpu/jit/work_group.hpp"
 #include "devices/cpu/work_group_abi.hpp"
 
@@ -31,7 +32,7 @@ constexpr unsigned kLocalAddressSpace = 3; // spir's __local, kept through retar
 } // namespace
 
 bool isScopeMarkerName(StringRef name) {
-    return name.starts_with("_Z16__duet_scope_all");
+    return isAtomicScopeMarker(name);
 }
 
 namespace {
