@@ -2,6 +2,8 @@
 // comparisons (bounds_checks.hpp).
 #include "compiler/bounds_checks.hpp"
 
+#include "compiler/llvm_util.hpp"
+
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/Analysis/LoopInfo.h>
@@ -54,6 +56,14 @@ bool worthInlining(const Function& callee, bool everything) {
 /// Follows GEPs and casts (instructions or constant expressions) to the pointer they start from.
 Value* stripToRoot(Value* v) {
     for (;;) {
+        if (auto* call = dyn_cast<CallInst>(v)) {
+            const Function* callee = call->getCalledFunction();
+            if (callee && call->arg_size() == 1 && isAtomicScopeMarker(callee->getName())) {
+                v = call->getArgOperand(0);
+                continue;
+            }
+            return v;
+        }
         auto* op = dyn_cast<Operator>(v);
         if (!op)
             return v;

@@ -57,6 +57,10 @@ std::string_view cpuBuiltinLibraryBitcode() {
     return std::string_view(begin, size_t(end - begin));
 }
 
+bool isAtomicScopeMarker(llvm::StringRef name) {
+    return name.starts_with("_Z16__duet_scope_all");
+}
+
 const llvm::StringSet<>& cpuBuiltinLibrarySymbols() {
     static const llvm::StringSet<> symbols = [] {
         llvm::StringSet<> names;

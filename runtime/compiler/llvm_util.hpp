@@ -99,4 +99,10 @@ std::string_view cpuBuiltinLibraryBitcode();
 /// Names of the functions the CPU builtin library defines. Parsed once; thread-safe.
 const llvm::StringSet<>& cpuBuiltinLibrarySymbols();
 
+/// Whether `name` is the CPU builtin library's marker of system-scope atomics
+/// (`__duet_scope_all`, builtins/cpu/atomics_as.cl): an identity on the atomic's pointer,
+/// declared, never defined, removed by the CPU code generator once it has looked
+/// (devices/cpu/jit/local_atomics.hpp). Passes that trace a pointer to its root look through it.
+bool isAtomicScopeMarker(llvm::StringRef name);
+
 } // namespace duet::rt

@@ -178,6 +178,67 @@ kernel void bump(global atomic_int* c, global int* tickets) {
     clSVMFree(f.context, counter);
 }
 
+// A launch of one work-group runs on one thread on the CPU device, where __global atomics may
+// become plain memory operations (devices/cpu/jit/local_atomics.hpp): never those of the
+// system's scope on CL_MEM_SVM_ATOMICS memory, which the host updates meanwhile, whether the
+// kernel gets the allocation's pointer or a buffer made over it.
+TEST_CASE("one work-group's system-scope atomics stay atomic with the host's", "[api][svm]") {
+    WithSvm f;
+    if (!(f.caps & CL_DEVICE_SVM_ATOMICS))
+        return;
+    auto* counter = static_cast<std::atomic<int>*>(
+        clSVMAlloc(f.context, CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, 64, 0));
+    REQUIRE(counter);
+    cl_kernel k = f.kernel(R"CLC(
+kernel void bump(volatile global atomic_int* c, int n) {
+    // c[1]: the host's go, once it is adding to c[0]
+    while (!atomic_load_explicit(&c[1], memory_order_acquire, memory_scope_all_svm_devices))
+        ;
+    for (int i = 0; i < n; ++i)
+        atomic_fetch_add_explicit(c, 1, memory_order_relaxed, memory_scope_all_svm_devices);
+}
+)CLC",
+                           "bump", "-cl-std=CL3.0");
+    size_t maxGroup = 0;
+    REQUIRE_CL(clGetKernelWorkGroupInfo(k, f.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof maxGroup,
+                                        &maxGroup, nullptr));
+    const size_t items = std::min<size_t>(256, maxGroup);
+    const int perItem = 20000;
+    cl_int err;
+    cl_mem overSvm = clCreateBuffer(f.context, CL_MEM_USE_HOST_PTR, 2 * sizeof(int), counter, &err);
+    REQUIRE_CL(err);
+    for (bool viaBuffer : {false, true}) {
+        INFO((viaBuffer ? "a buffer over the allocation" : "the allocation's pointer"));
+        counter[0].store(0);
+        counter[1].store(0);
+        if (viaBuffer)
+            REQUIRE_CL(clSetKernelArg(k, 0, sizeof overSvm, &overSvm));
+        else
+            REQUIRE_CL(clSetKernelArgSVMPointer(k, 0, counter));
+        REQUIRE_CL(clSetKernelArg(k, 1, sizeof perItem, &perItem));
+        cl_event done = nullptr;
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &items, &items, 0, nullptr, &done));
+        REQUIRE_CL(clFlush(f.queue));
+        // The host adds while the kernel runs: the kernel starts adding once the host does.
+        int hostAdds = 0;
+        cl_int status = CL_QUEUED;
+        do {
+            for (int i = 0; i < 1000; ++i, ++hostAdds)
+                counter->fetch_add(1);
+            counter[1].store(1);
+            REQUIRE_CL(clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                                      &status, nullptr));
+        } while (status > CL_COMPLETE);
+        REQUIRE(status == CL_COMPLETE);
+        clReleaseEvent(done);
+        CHECK(counter[0].load() == int(items) * perItem + hostAdds);
+    }
+    clReleaseMemObject(overSvm);
+    clReleaseKernel(k);
+    clSVMFree(f.context, counter);
+}
+
 TEST_CASE("clEnqueueSVMMemcpy, MemFill, MigrateMem and Free", "[api][svm]") {
     WithSvm f;
     constexpr size_t bytes = 1024;

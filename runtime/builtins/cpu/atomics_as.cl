@@ -3,13 +3,39 @@
 // cl_ext_float_atomics add/sub/min/max), atomic_flag, and the fences. Clang's atomic builtins
 // become LLVM atomics; order and scope may be runtime values (clang emits a switch), and on
 // x86 every scope of __global memory is the whole machine. On the CPU device atomics on __local
-// memory become plain memory operations in code generation (devices/cpu/jit/local_atomics.hpp).
+// memory become plain memory operations in code generation (devices/cpu/jit/local_atomics.hpp),
+// and so do __global ones in a launch that one thread runs, where no other agent may share their
+// memory in their scope.
 #include "builtins.h"
+
+// The CPU device (spir64) must tell the code generator which atomics have the system's scope
+// (memory_scope_all_svm_devices, = all_devices, and the 1.x functions, which name none): they
+// must stay atomic with respect to the host and other devices on SVM memory with
+// CL_MEM_SVM_ATOMICS, where device-scope ones need only be atomic with respect to this device's
+// work-items. clang's spir64 atomics carry no scope, so those atomics take their pointer through
+// __duet_scope_all, an identity the code generator removes once it has looked
+// (devices/cpu/jit/local_atomics.hpp, plainUnsharedAtomics). GCN and NVIDIA build this file too,
+// without the marker.
+#if defined(__SPIR__)
+DUET_CONST volatile __global void* __duet_scope_all(volatile __global void* p);
+DUET_CONST volatile __local void* __duet_scope_all(volatile __local void* p);
+#if __OPENCL_C_VERSION__ >= 200
+DUET_CONST volatile void* __duet_scope_all(volatile void* p);
+#endif
+#define DUET_SCOPE_ALL(AS, T, p) ((volatile AS T*)__duet_scope_all((volatile AS void*)(p)))
+#else
+#define DUET_SCOPE_ALL(AS, T, p) (p)
+#endif
+// `p` marked when the scope `s` is the system's.
+#define DUET_SCOPED(AS, T, p, s)                                                               \
+    ((s) == __OPENCL_MEMORY_SCOPE_ALL_SVM_DEVICES ? DUET_SCOPE_ALL(AS, T, p) : (p))
 
 #if !DUET_GENERIC_PASS
 // ---- OpenCL 1.x: named address spaces only ----
 #define DUET_RMW11(AS, T, NAME, BUILTIN)                                                       \
-    DUET_OVL T NAME(volatile AS T* p, T v) { return BUILTIN(p, v, __ATOMIC_SEQ_CST); }
+    DUET_OVL T NAME(volatile AS T* p, T v) {                                                  \
+        return BUILTIN(DUET_SCOPE_ALL(AS, T, p), v, __ATOMIC_SEQ_CST);                         \
+    }
 #define DUET_ATOMIC11(AS, T, P)                                                                \
     DUET_RMW11(AS, T, P##add, __atomic_fetch_add)                                              \
     DUET_RMW11(AS, T, P##sub, __atomic_fetch_sub)                                              \
@@ -20,18 +46,19 @@
     DUET_RMW11(AS, T, P##or, __atomic_fetch_or)                                                \
     DUET_RMW11(AS, T, P##xor, __atomic_fetch_xor)                                              \
     DUET_OVL T P##inc(volatile AS T* p) {                                                      \
-        return __atomic_fetch_add(p, (T)1, __ATOMIC_SEQ_CST);                                  \
+        return __atomic_fetch_add(DUET_SCOPE_ALL(AS, T, p), (T)1, __ATOMIC_SEQ_CST);                                  \
     }                                                                                          \
     DUET_OVL T P##dec(volatile AS T* p) {                                                      \
-        return __atomic_fetch_sub(p, (T)1, __ATOMIC_SEQ_CST);                                  \
+        return __atomic_fetch_sub(DUET_SCOPE_ALL(AS, T, p), (T)1, __ATOMIC_SEQ_CST);                                  \
     }                                                                                          \
     DUET_OVL T P##cmpxchg(volatile AS T* p, T cmp, T v) {                                      \
-        __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);    \
+        __atomic_compare_exchange_n(DUET_SCOPE_ALL(AS, T, p), &cmp, v, false, __ATOMIC_SEQ_CST,     \
+                                    __ATOMIC_SEQ_CST);    \
         return cmp;                                                                            \
     }
 #define DUET_ATOMIC11_XCHG_FLOAT(AS, P)                                                        \
     DUET_OVL float P##xchg(volatile AS float* p, float v) {                                    \
-        return DUET_AS(float, __atomic_exchange_n((volatile AS uint*)p, DUET_AS(uint, v),       \
+        return DUET_AS(float, __atomic_exchange_n(DUET_SCOPE_ALL(AS, uint, p), DUET_AS(uint, v),       \
                                                   __ATOMIC_SEQ_CST));                          \
     }
 
@@ -67,7 +94,7 @@ DUET_ATOMIC11(__local, ulong, atom_)
     }                                                                                          \
     DUET_OVL void atomic_store_explicit(volatile AS A* p, T v, memory_order o,                 \
                                         memory_scope s) {                                      \
-        __opencl_atomic_store(p, v, o, s);                                                     \
+        __opencl_atomic_store(DUET_SCOPED(AS, A, p, s), v, o, s);                                                     \
     }                                                                                          \
     DUET_OVL T atomic_load(volatile AS A* p) {                                                 \
         return __opencl_atomic_load(p, DUET_SEQ, DUET_DEV);                                    \
@@ -86,7 +113,7 @@ DUET_ATOMIC11(__local, ulong, atom_)
     }                                                                                          \
     DUET_OVL T atomic_exchange_explicit(volatile AS A* p, T v, memory_order o,                 \
                                         memory_scope s) {                                      \
-        return __opencl_atomic_exchange(p, v, o, s);                                           \
+        return __opencl_atomic_exchange(DUET_SCOPED(AS, A, p, s), v, o, s);                                           \
     }
 
 // compare_exchange with the expected value in space EAS (copied through a private temporary,
@@ -111,7 +138,8 @@ DUET_ATOMIC11(__local, ulong, atom_)
                                                              memory_order so, memory_order fo, \
                                                              memory_scope s) {                 \
         T x = *e;                                                                              \
-        bool ok = __opencl_atomic_compare_exchange_##KIND(p, &x, d, so, fo, s);                \
+        bool ok = __opencl_atomic_compare_exchange_##KIND(DUET_SCOPED(AS, A, p, s), &x, d, so, fo, \
+                                                          s);                \
         *e = x;                                                                                \
         return ok;                                                                             \
     }
@@ -128,7 +156,7 @@ DUET_ATOMIC11(__local, ulong, atom_)
     }                                                                                          \
     DUET_OVL T atomic_fetch_##OP##_explicit(volatile AS A* p, V v, memory_order o,             \
                                             memory_scope s) {                                  \
-        return __opencl_atomic_fetch_##OP(p, v, o, s);                                         \
+        return __opencl_atomic_fetch_##OP(DUET_SCOPED(AS, A, p, s), v, o, s);                                         \
     }
 
 #define DUET_C11_INT(AS, A, T)                                                                 \
@@ -152,7 +180,7 @@ DUET_ATOMIC11(__local, ulong, atom_)
     }                                                                                          \
     DUET_OVL bool atomic_flag_test_and_set_explicit(volatile AS atomic_flag* p,                \
                                                     memory_order o, memory_scope s) {          \
-        return __opencl_atomic_exchange(p, 1, o, s) != 0;                                      \
+        return __opencl_atomic_exchange(DUET_SCOPED(AS, atomic_flag, p, s), 1, o, s) != 0;                                      \
     }                                                                                          \
     DUET_OVL void atomic_flag_clear(volatile AS atomic_flag* p) {                              \
         __opencl_atomic_store(p, 0, DUET_SEQ, DUET_DEV);                                       \
@@ -162,7 +190,7 @@ DUET_ATOMIC11(__local, ulong, atom_)
     }                                                                                          \
     DUET_OVL void atomic_flag_clear_explicit(volatile AS atomic_flag* p, memory_order o,       \
                                              memory_scope s) {                                 \
-        __opencl_atomic_store(p, 0, o, s);                                                     \
+        __opencl_atomic_store(DUET_SCOPED(AS, atomic_flag, p, s), 0, o, s);                                                     \
     }
 
 // uintptr_t arithmetic takes a ptrdiff_t operand (same bits as ulong's).

@@ -3,6 +3,8 @@
 #include "core/device_enqueue.hpp"
 #include "core/image.hpp"
 #include "core/kernel.hpp"
+#include "core/memory.hpp"
+#include "core/svm.hpp"
 #include "devices/cpu/device_enqueue.hpp"
 #include "devices/cpu/jit/cpu_toolchain.hpp"
 #include "devices/cpu/jit/host_cpu.hpp"
@@ -381,6 +383,49 @@ private:
     std::atomic<bool> m_switched{false};  ///< m_fn is the optimised code
 };
 
+/// Whether no agent but the launch may touch argument `a`'s memory while it runs
+/// (WorkGroupContext::unsharedMemory): a buffer, unless it was made over an SVM allocation with
+/// CL_MEM_SVM_ATOMICS, or such an allocation's pointer without that flag. The host and other
+/// devices may use atomics on CL_MEM_SVM_ATOMICS memory while a kernel runs, and on any host
+/// pointer (fine-grain system SVM); a buffer's contents they see only at synchronisation points.
+bool unsharedDuringLaunch(const ArgValue& a) {
+    const void* host = nullptr;
+    if (a.mem) {
+        const Mem* root = a.mem.get();
+        while (root->parent())
+            root = root->parent();
+        if (!(root->flags() & CL_MEM_USE_HOST_PTR))
+            return true;
+        host = root->hostPtr();
+    } else if (a.viaSvm && a.svm) {
+        host = a.svm;
+    } else {
+        return false;
+    }
+    const std::optional<SvmAllocation> svm = svmFind(host);
+    if (!svm)
+        return a.mem.get() != nullptr; // a buffer over plain host memory; a system pointer is not
+    return !(svm->flags & CL_MEM_SVM_ATOMICS);
+}
+
+/// WorkGroupContext::unsharedMemory and deviceOnlyMemory of a launch that one thread runs
+/// (jit/local_atomics.hpp, plainUnsharedAtomics): __global atomics on that memory run as plain
+/// operations. Atomics of device scope or narrower need only be atomic with respect to this
+/// device's work-items: any buffer or SVM argument (the host's and other devices' accesses to
+/// the same object would be races in their scope); the system's scope only memory no other
+/// agent may touch (unsharedDuringLaunch).
+void markUnsharedMemory(const KernelLaunch& launch, WorkGroupContext& ctx) {
+    const KernelDesc& desc = launch.kernel->desc();
+    ctx.unsharedMemory = ctx.deviceOnlyMemory = uint64_t(1) << kUnsharedProgramScopeBit;
+    for (size_t i = 0; i < std::min<size_t>(launch.args.size(), kUnsharedProgramScopeBit); ++i) {
+        if (desc.args[i].kind != KernelArgKind::GlobalBuffer || !launch.args[i].globalPointer())
+            continue;
+        ctx.deviceOnlyMemory |= uint64_t(1) << i;
+        if (unsharedDuringLaunch(launch.args[i]))
+            ctx.unsharedMemory |= uint64_t(1) << i;
+    }
+}
+
 cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
     const KernelDesc& desc = launch.kernel->desc();
     WorkGroupFn fn = entryFor(launch);
@@ -468,6 +513,8 @@ cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
         base.enqueuedLocalSize[d] = launch.local[d];
         base.numGroups[d] = groups[d];
     }
+    if (used == 1) // no other work-item runs meanwhile (the device runs a launch at a time)
+        markUnsharedMemory(launch, base);
 
     for (size_t wi = 0; wi < used; ++wi) {
         WorkerState& w = m_workers[wi];

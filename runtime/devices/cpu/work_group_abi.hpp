@@ -46,7 +46,21 @@ struct WorkGroupContext {
     /// (polled at loop back-edges); points at jit/guards.hpp's LaunchGuard::cancel. Null
     /// otherwise.
     const uint8_t* cancel;
+    /// Memory no other agent reaches while this launch runs (jit/local_atomics.hpp,
+    /// plainUnsharedAtomics): bit i (i < 63) for argument i's buffer, bit
+    /// kUnsharedProgramScopeBit for the program's __global variables. Set only when one thread
+    /// runs the whole launch; an atomic of the system's scope whose memory is all in set bits
+    /// runs as plain loads and stores, the others keep the host's locked instructions.
+    uint64_t unsharedMemory;
+    /// The same for atomics of device scope or narrower, which need be atomic only with respect
+    /// to this device's work-items: bit i for every buffer or SVM argument (a superset of
+    /// unsharedMemory's bits). Set only when one thread runs the whole launch.
+    uint64_t deviceOnlyMemory;
 };
+
+/// WorkGroupContext::unsharedMemory's bit for program-scope __global variables; arguments from
+/// 63 on have no bit (their atomics stay locked).
+inline constexpr unsigned kUnsharedProgramScopeBit = 63;
 
 /// Bytes of WorkGroupContext::collectiveScratch per work-item: two values of the widest type
 /// the collective functions take (a scan's two halves of 8-byte values).

@@ -308,7 +308,7 @@ std::string unresolvedFunctions(Module& m) {
         return name == kPrintfHookName || name == cpu::kCheckFailHookName ||
                name == cpu::kCancelledHookName || name == cpu::kDeferredFailHookName ||
                name == cpu::kCheckScanHookName || deviceEnqueueHook(name) ||
-               allowedHostFunction(name);
+               allowedHostFunction(name) || cpu::isScopeMarkerName(name);
     });
 }
 
@@ -426,7 +426,7 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
         mpm.addPass(pb.buildPerModuleDefaultPipeline(level));
     }
     mpm.run(m, am.module);
-    cpu::plainLocalAtomics(m); // after the vectorisers, never before them: it says why
+    cpu::plainAtomics(m); // after the vectorisers, never before them: it says why
     cpu::rsqrtEstimates(m, tm.getTargetCPU().str(), tm.getTargetFeatureString().str());
     return report.lines();
 }

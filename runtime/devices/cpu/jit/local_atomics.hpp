@@ -1,5 +1,6 @@
-// Atomics on __local memory as plain memory operations, and the quick tier's inlining of the
-// functions that hold atomics. Private to the CPU code generator: includes LLVM headers.
+// Atomics on __local memory, and on __global memory no other agent shares in a launch, as plain
+// memory operations; the quick tier's inlining of the functions that hold atomics. Private to
+// the CPU code generator: includes LLVM headers.
 #pragma once
 
 #include <llvm/IR/Module.h>
@@ -43,6 +44,39 @@ unsigned plainLocalAtomics(llvm::Module& module);
 /// DUET_CPU_PLAIN_LOCAL_VOLATILE=0 turns it off (for comparisons).
 unsigned plainLocalVolatiles(llvm::Module& module);
 
+/// Guards every __global read-modify-write, compare-exchange and seq_cst store of a work-group
+/// function whose memory is only buffer arguments and program-scope variables with
+/// `if (<all that memory unshared in this launch>) <plain memory operations> else <atomic>`,
+/// the test reading a WorkGroupContext mask (bit i: argument i; the executor's decision, per
+/// launch), then removes the library's scope markers. The executor sets bits only for a launch
+/// that one thread runs from its first work-group to its last (the CPU device runs one launch
+/// at a time, so no other work-item of this device runs meanwhile). Atomics of device scope or
+/// narrower need be atomic only with respect to this device's work-items, so they read
+/// `deviceOnlyMemory`, where every buffer and SVM argument has its bit. Atomics of the system's
+/// scope (memory_scope_all_svm_devices and the 1.x functions, whose pointer went through the
+/// library's `__duet_scope_all` marker) read `unsharedMemory`, where an argument has its bit
+/// only when no other agent may touch it during the launch: not an SVM allocation with
+/// CL_MEM_SVM_ATOMICS (the host and other devices may use atomics on it concurrently), nor a
+/// buffer over one, nor a pointer outside any allocation (fine-grain system SVM); a buffer's
+/// contents other agents see only at synchronisation points. In such a launch the memory order
+/// and scope of those atomics order nothing observable, and each work-item's operation is whole
+/// (work-items take turns only at region boundaries, as in plainLocalAtomics, and this too runs
+/// after the vectorisers). Internal functions only work-group functions call (the optimised
+/// tier's variants, their buffers and context promoted to parameters) are guarded too, a
+/// parameter followed to what each call passes. Pointers of other origins (loaded from memory,
+/// another function's parameters) keep the locked instruction. Returns the number of instructions
+/// guarded. DUET_CPU_PLAIN_UNSHARED_ATOMICS=0 turns it off (comparisons: __global atomics stay
+/// locked in every launch).
+unsigned plainUnsharedAtomics(llvm::Module& module);
+
+/// plainLocalAtomics, then plainUnsharedAtomics: the end of either tier's optimisation, after
+/// the vectorisers, never before them (both say why). Returns the instructions changed.
+unsigned plainAtomics(llvm::Module& module);
+
+/// Whether `name` is the builtin library's marker of system-scope atomics (`__duet_scope_all`,
+/// builtins/cpu/atomics_as.cl): declared, never defined; plainUnsharedAtomics removes its calls.
+bool isScopeMarkerName(llvm::StringRef name);
+
 /// The quick tier's one inlining: every call of a small function that holds atomic instructions
 /// and calls nothing (the builtin library's atomic_* and atom_* functions; then, in a second
 /// round, a user function that only called those), so that the memory order and scope a kernel
@@ -53,7 +87,7 @@ unsigned plainLocalVolatiles(llvm::Module& module);
 /// comparisons).
 unsigned inlineAtomicCallees(llvm::Module& module);
 
-/// What the three switches above add to the JIT memo's key.
+/// What the four switches above add to the JIT memo's key.
 std::string localAtomicsMemoKey();
 
 } // namespace duet::rt::cpu

@@ -28,7 +28,7 @@ void quickOptimise(Module& m, TargetMachine& tm) {
     mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
     mpm.addPass(GlobalDCEPass());
     mpm.run(m, am.module);
-    plainLocalAtomics(m);
+    plainAtomics(m);
     rsqrtEstimates(m, tm.getTargetCPU().str(), tm.getTargetFeatureString().str());
 }
 
