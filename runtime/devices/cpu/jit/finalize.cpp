@@ -215,7 +215,6 @@ public:
         bool whole = false;  ///< the whole module, after its quick code (prepareWholeTier)
         std::vector<std::string> entries;
         unsigned optLevel = 3;
-        std::string features;
         bool unsafeMath = false;
         std::optional<orc::JITTargetMachineBuilder> jtmb;
         std::chrono::steady_clock::time_point queued;
@@ -373,7 +372,7 @@ bool parallelLoopsEnabled() {
 /// Optimises `m` for the host; returns the loop vectoriser's verdict on each work-item loop
 /// (wg::WorkItemLoopReport), one line per loop.
 std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLevel,
-                                  const std::string& features, bool unsafeMath) {
+                                  bool unsafeMath) {
     AnalysisManagers am;
     PipelineTuningOptions pto;
     pto.LoopVectorization = optLevel > 1;
@@ -403,8 +402,9 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
         pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
             mpm.addPass(createModuleToFunctionPassAdaptor(wg::FullMaskFastPaths()));
         });
+    const cpu::LibmvecTarget mvec = cpu::libmvecTarget(tm, m);
     TargetLibraryInfoImpl tlii(tm.getTargetTriple());
-    tlii.addVectorizableFunctions(cpu::libmvecTable(features, unsafeMath));
+    tlii.addVectorizableFunctions(cpu::libmvecTable(mvec, unsafeMath));
     am.function.registerPass([&] { return TargetLibraryAnalysis(tlii); });
     am.registerWith(pb);
     ModulePassManager mpm;
@@ -426,6 +426,7 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
         mpm.addPass(pb.buildPerModuleDefaultPipeline(level));
     }
     mpm.run(m, am.module);
+    cpu::sameLibmvecVariant(m, mvec, unsafeMath); // after the vectorisers: their calls stay
     cpu::plainAtomics(m); // after the vectorisers, never before them: it says why
     cpu::rsqrtEstimates(m, tm.getTargetCPU().str(), tm.getTargetFeatureString().str());
     return report.lines();
@@ -437,7 +438,7 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
 /// The code is what the JIT runs for that kernel. Returns a log line per file problem.
 std::string saveTemps(const Module& m, TargetMachine& tm, TargetMachine* quickTm,
                       const BuildOptions& o, const std::vector<WorkGroupKernelInfo>& kernels,
-                      unsigned optLevel, const std::string& features) {
+                      unsigned optLevel) {
     const std::string prefix = saveTempsPrefix(o, "cpu");
     std::string log;
     for (const WorkGroupKernelInfo& k : kernels) {
@@ -447,11 +448,10 @@ std::string saveTemps(const Module& m, TargetMachine& tm, TargetMachine* quickTm
         const std::string base = prefix + "_" + k.name;
         if (quickTm) {
             std::unique_ptr<Module> quick = kernelPart(m, k.entryName);
-            cpu::quickOptimise(*quick, *quickTm);
+            cpu::quickOptimise(*quick, *quickTm, o.effectiveUnsafeMath());
             log += writeAssembly(*quick, *quickTm, base + ".quick.s");
         }
-        for (const std::string& l :
-             optimise(*part, tm, optLevel, features, o.effectiveUnsafeMath()))
+        for (const std::string& l : optimise(*part, tm, optLevel, o.effectiveUnsafeMath()))
             log += "note: -save-temps: kernel " + k.name + ": " + l + "\n";
         std::string problem =
             writeTempFile(base + ".ll", [&](raw_pwrite_stream& ll) { part->print(ll, nullptr); });
@@ -475,8 +475,8 @@ std::string CpuExecutable::memoKey(const std::string& bitcode) const {
            (wg::callLoopInductionsEnabled() ? "|callind" : "") +
            (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + "|divloops" +
            std::to_string(int(wg::divergentLoopsMode())) + cpu::localAtomicsMemoKey() +
-           cpu::rsqrtEstimatesMemoKey() + "|" + m_tm->getTargetCPU().str() + "|" +
-           m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +
+           cpu::rsqrtEstimatesMemoKey() + cpu::libmvecMemoKey() + "|" + m_tm->getTargetCPU().str() +
+           "|" + m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +
            std::to_string(int(m_tm->Options.AllowFPOpFusion)) + "|cg" +
            std::to_string(int(m_tm->getOptLevel()));
     return key;
@@ -505,7 +505,7 @@ void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) c
         if (!m_wholeQuickAdded) {
             std::unique_ptr<Module> whole = CloneModule(*m_module);
             prepareWholeTier(*whole, m_entryNames, true);
-            cpu::quickOptimise(*whole, *m_quickTm);
+            cpu::quickOptimise(*whole, *m_quickTm, m_unsafeMath);
             quickObject = emitObject(*whole, *m_quickTm);
             if (quickObject.empty()) {
                 *m_diagnostics += "error: JIT: the host target emits no object files\n";
@@ -524,7 +524,7 @@ void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) c
             // After quick code: its object defines the program's variables, this one uses them.
             if (m_wholeQuickAdded)
                 prepareWholeTier(*m_module, m_entryNames, false);
-            wg::logWorkItemLoops(optimise(*m_module, *m_tm, m_optLevel, m_features, m_unsafeMath));
+            wg::logWorkItemLoops(optimise(*m_module, *m_tm, m_optLevel, m_unsafeMath));
             compiled = true;
             m_wholeAdded = true;
             if (Error e = addToJit(std::move(m_module))) {
@@ -561,7 +561,7 @@ void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) c
         if (hit) {
             wg::logWorkItemLoops(hit->report);
         } else if (quick) {
-            cpu::quickOptimise(*part, *m_quickTm);
+            cpu::quickOptimise(*part, *m_quickTm, m_unsafeMath);
             quickObject = emitObject(*part, *m_quickTm);
             if (quickObject.empty()) {
                 *m_diagnostics += "error: JIT: the host target emits no object files\n";
@@ -569,7 +569,7 @@ void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) c
             }
             e = m_jit->addObjectFile(MemoryBuffer::getMemBufferCopy(quickObject, symbol));
         } else {
-            report = optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath);
+            report = optimise(*part, *m_tm, m_optLevel, m_unsafeMath);
             wg::logWorkItemLoops(report);
             e = addToJit(std::move(part));
         }
@@ -942,7 +942,6 @@ bool CpuExecutable::tierUpInput(size_t index, TierUpInput& in) const {
     in.name = logSubject(index);
     in.entries = m_entryNames;
     in.optLevel = m_optLevel;
-    in.features = m_features;
     in.unsafeMath = m_unsafeMath;
     in.jtmb = m_jtmb;
     if (m_wholeModule) {
@@ -1004,7 +1003,7 @@ CpuExecutable::tierUpCompile(const TierUpInput& in,
     }
     if (in.whole)
         prepareWholeTier(*m, in.entries, false);
-    out.report = optimise(*m, **tm, in.optLevel, in.features, in.unsafeMath);
+    out.report = optimise(*m, **tm, in.optLevel, in.unsafeMath);
     const auto optimised = std::chrono::steady_clock::now();
     out.optimiseMs = Ms(optimised - start).count();
     // Its program released or the process exiting: the code is still worth its machine code
@@ -1094,7 +1093,7 @@ void* CpuExecutable::streamingEntry(size_t index) const {
         if (!m_wholeModule && m_module) {
             std::unique_ptr<Module> part = kernelPart(*m_module, m_entryNames[index]);
             if (part) {
-                optimise(*part, *m_tm, m_optLevel, m_features, m_unsafeMath);
+                optimise(*part, *m_tm, m_optLevel, m_unsafeMath);
                 std::string name = m_entryNames[index] + ".streaming";
                 if (Function* f = part->getFunction(m_entryNames[index]);
                     f && makeStreamingStores(*part, m_entryNames[index])) {
@@ -1126,7 +1125,7 @@ const std::string& CpuExecutable::binary() const {
         bin.text = *m_object;
     } else {
         std::unique_ptr<Module> whole = CloneModule(*m_module);
-        optimise(*whole, *m_tm, m_optLevel, m_features, m_unsafeMath);
+        optimise(*whole, *m_tm, m_optLevel, m_unsafeMath);
         SmallVector<char, 0> object;
         raw_svector_ostream os(object);
         legacy::PassManager pm;
@@ -1454,8 +1453,7 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
         }
     }
     if (opts.saveTemps)
-        log += saveTemps(*m, **tm, exe->m_quickTm.get(), opts, wgKernels, host.optLevel,
-                         host.features);
+        log += saveTemps(*m, **tm, exe->m_quickTm.get(), opts, wgKernels, host.optLevel);
 
     if (std::string error = createJit(*exe, jtmb); !error.empty())
         return FinalizeResult::failure(log + error);

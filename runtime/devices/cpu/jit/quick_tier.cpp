@@ -2,6 +2,7 @@
 #include "devices/cpu/jit/quick_tier.hpp"
 
 #include "compiler/analysis_managers.hpp"
+#include "devices/cpu/jit/libmvec.hpp"
 #include "devices/cpu/jit/local_atomics.hpp"
 #include "devices/cpu/jit/rsqrt_estimates.hpp"
 
@@ -15,7 +16,7 @@ namespace duet::rt::cpu {
 
 using namespace llvm;
 
-void quickOptimise(Module& m, TargetMachine& tm) {
+void quickOptimise(Module& m, TargetMachine& tm, bool unsafeMath) {
     inlineAtomicCallees(m);
     AnalysisManagers am;
     PassBuilder pb(&tm);
@@ -28,6 +29,7 @@ void quickOptimise(Module& m, TargetMachine& tm) {
     mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
     mpm.addPass(GlobalDCEPass());
     mpm.run(m, am.module);
+    sameLibmvecVariant(m, libmvecTarget(tm, m), unsafeMath);
     plainAtomics(m);
     rsqrtEstimates(m, tm.getTargetCPU().str(), tm.getTargetFeatureString().str());
 }
