@@ -62,8 +62,7 @@ template <class T> std::vector<Fn<T>> safeFunctions() {
         {"erf(x / 16)", [](T x, T) { return std::erf(x / 16); }},
         {"erfc(x / 16)", [](T x, T) { return std::erfc(x / 16); }},
         {"atan2(x, y)", [](T x, T y) { return std::atan2(x, y); }},
-        {"pow(fabs(x) / 16, y / 32)",
-         [](T x, T y) { return std::pow(std::fabs(x) / 16, y / 32); }},
+        {"pow(fabs(x) / 16, y / 32)", [](T x, T y) { return std::pow(std::fabs(x) / 16, y / 32); }},
         {"hypot(x, y)", [](T x, T y) { return std::hypot(x, y); }},
     };
 }
@@ -129,8 +128,8 @@ std::vector<T> run(const std::vector<Fn<T>>& fns, const char* budget, const char
     cl_kernel k = clCreateKernel(p, "maths", &e);
     REQUIRE(e == CL_SUCCESS);
     std::vector<T> in = inputs<T>();
-    cl_mem inBuf = q.buffer(in.size() * sizeof(T), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                            in.data());
+    cl_mem inBuf =
+        q.buffer(in.size() * sizeof(T), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, in.data());
     cl_mem outBuf = q.buffer(fns.size() * kItems * sizeof(T));
     const cl_uint n = kItems;
     REQUIRE(clSetKernelArg(k, 0, sizeof inBuf, &inBuf) == CL_SUCCESS);
