@@ -394,14 +394,14 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
         pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
             mpm.addPass(createModuleToFunctionPassAdaptor(wg::ScalarInductionsInCallingLoops()));
         });
-    if (optLevel > 1 && parallelLoopsEnabled() && wg::divergentLoopsEnabled())
-        pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
+    pb.registerOptimizerLastEPCallback([optLevel](ModulePassManager& mpm, OptimizationLevel) {
+        if (optLevel > 1 && parallelLoopsEnabled() && wg::divergentLoopsEnabled())
             mpm.addPass(createModuleToFunctionPassAdaptor(wg::PerLaneArraysInRegisters()));
-        });
-    if (optLevel > 1 && wg::fullMaskPathsEnabled())
-        pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
+        if (optLevel > 1 && wg::consecutiveGathersEnabled()) // before the next: its loads too
+            mpm.addPass(createModuleToFunctionPassAdaptor(wg::ConsecutiveGathers()));
+        if (optLevel > 1 && wg::fullMaskPathsEnabled())
             mpm.addPass(createModuleToFunctionPassAdaptor(wg::FullMaskFastPaths()));
-        });
+    });
     const cpu::LibmvecTarget mvec = cpu::libmvecTarget(tm, m);
     TargetLibraryInfoImpl tlii(tm.getTargetTriple());
     tlii.addVectorizableFunctions(cpu::libmvecTable(mvec, unsafeMath));
@@ -473,7 +473,8 @@ std::string CpuExecutable::memoKey(const std::string& bitcode) const {
     key += "|O" + std::to_string(m_optLevel) + (m_unsafeMath ? "|unsafe" : "|safe") +
            (parallelLoopsEnabled() ? "|parallel" : "|serial") +
            (wg::callLoopInductionsEnabled() ? "|callind" : "") +
-           (wg::fullMaskPathsEnabled() ? "|fullmask" : "") + "|divloops" +
+           (wg::fullMaskPathsEnabled() ? "|fullmask" : "") +
+           (wg::consecutiveGathersEnabled() ? "|congather" : "") + "|divloops" +
            std::to_string(int(wg::divergentLoopsMode())) + cpu::localAtomicsMemoKey() +
            cpu::rsqrtEstimatesMemoKey() + cpu::libmvecMemoKey() + "|" + m_tm->getTargetCPU().str() +
            "|" + m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +

@@ -105,6 +105,18 @@ struct ScalarInductionsInCallingLoops : llvm::PassInfoMixin<ScalarInductionsInCa
 };
 bool callLoopInductionsEnabled();
 
+/// After the vectorisers: gathers and scatters through `gep T, p, <lanes x idx>` (plus constant
+/// offsets: the fields of a float4 or a struct) whose lanes turn out, when the kernel runs, to
+/// point at consecutive elements become one vector load or store of the elements of all the
+/// group's accesses, with shuffles, behind a test of the lanes' addresses; others stay gathers.
+/// The loop vectoriser makes gathers of accesses whose consecutiveness it cannot prove, such
+/// as `q[y * w + x]` with 32-bit index arithmetic (which may wrap) or a clamped neighbour
+/// `q[y * w + max(x - 1, 0)]`. DUET_CPU_CONSECUTIVE_GATHERS=0 leaves them gathers.
+struct ConsecutiveGathers : llvm::PassInfoMixin<ConsecutiveGathers> {
+    llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam);
+};
+bool consecutiveGathersEnabled();
+
 /// After the vectorisers: each masked vector load or store of __global memory whose mask is
 /// not a constant (a guard such as `if (x < w && y < h)` in a vectorised work-item loop) gets
 /// a branch to a plain load or store when every lane is on, which it is for all but the edge
