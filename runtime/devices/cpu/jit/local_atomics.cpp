@@ -45,18 +45,26 @@ bool isScopeAllMarker(const Value* v) {
     return f && f->isDeclaration() && call->arg_size() == 1 && isScopeMarkerName(f->getName());
 }
 
-/// Whether `ptr` is an addrspace(3) pointer or comes from one through address arithmetic,
-/// casts, phis and selects only.
-bool pointsToLocal(const Value* ptr) {
+/// What a walk over a pointer's origins does with one value: go on through it (address
+/// arithmetic, a cast, a phi, a select, the scope marker), stop there (an origin the caller
+/// accepts; it may have pushed more values to walk), or give up.
+enum class Origin { through, accepted, rejected };
+
+/// Walks the values `ptr` may come from: `classify(v, work)` first, then, for `through`,
+/// through GEPs, address-space casts and bitcasts, phis, selects and the scope marker
+/// (`onMarker()` for each); anything else rejects. Returns false on the first rejection.
+template <typename Classify, typename OnMarker>
+bool walkOrigins(const Value* ptr, Classify&& classify, OnMarker&& onMarker) {
     SmallPtrSet<const Value*, 8> seen;
     SmallVector<const Value*, 8> work{ptr};
     while (!work.empty()) {
         const Value* v = work.pop_back_val();
         if (!seen.insert(v).second)
             continue;
-        if (!v->getType()->isPtrOrPtrVectorTy())
+        const Origin o = classify(v, work);
+        if (o == Origin::rejected)
             return false;
-        if (v->getType()->getPointerAddressSpace() == kLocalAddressSpace)
+        if (o == Origin::accepted)
             continue;
         if (const auto* gep = dyn_cast<GEPOperator>(v)) {
             work.push_back(gep->getPointerOperand());
@@ -70,12 +78,28 @@ bool pointsToLocal(const Value* ptr) {
             work.push_back(sel->getTrueValue());
             work.push_back(sel->getFalseValue());
         } else if (isScopeAllMarker(v)) {
-            work.push_back(cast<CallInst>(v)->getArgOperand(0)); // __local is the group's alone
+            onMarker();
+            work.push_back(cast<CallInst>(v)->getArgOperand(0));
         } else {
-            return false; // a __global or private object, an argument, a load, a call...
+            return false;
         }
     }
     return true;
+}
+
+/// Whether `ptr` is an addrspace(3) pointer or comes from one through address arithmetic,
+/// casts, phis, selects and the scope marker (__local is the group's alone) only; a __global or
+/// private object, an argument, a load or a call's result rejects.
+bool pointsToLocal(const Value* ptr) {
+    return walkOrigins(
+        ptr,
+        [](const Value* v, SmallVectorImpl<const Value*>&) {
+            if (!v->getType()->isPtrOrPtrVectorTy())
+                return Origin::rejected;
+            return v->getType()->getPointerAddressSpace() == kLocalAddressSpace ? Origin::accepted
+                                                                                : Origin::through;
+        },
+        [] {});
 }
 
 /// `old = atomicrmw op p, v` -> `old = load p; store (old op v), p`. Returns `old`.
@@ -151,65 +175,41 @@ SmallVector<const CallInst*, 2> workGroupCalls(const Function& f) {
 
 AtomicTarget atomicTarget(const Value* ptr, const DataLayout& dl) {
     AtomicTarget target;
-    uint64_t& bits = target.bits;
-    bool known = true;
-    SmallPtrSet<const Value*, 8> seen;
-    SmallVector<const Value*, 8> work{ptr};
-    while (!work.empty()) {
-        const Value* v = work.pop_back_val();
-        if (!seen.insert(v).second)
-            continue;
-        if (!v->getType()->isPointerTy()) {
-            known = false;
-            continue;
-        }
+    auto classify = [&](const Value* v, SmallVectorImpl<const Value*>& work) {
+        if (!v->getType()->isPointerTy())
+            return Origin::rejected;
         if (const auto* gv = dyn_cast<GlobalVariable>(v)) {
             if (gv->getAddressSpace() == kLocalAddressSpace)
-                known = false; // not expected after the work-group pass; leave it alone
-            else
-                bits |= uint64_t(1) << kUnsharedProgramScopeBit;
-        } else if (const auto* gep = dyn_cast<GEPOperator>(v)) {
-            work.push_back(gep->getPointerOperand());
-        } else if (Operator::getOpcode(v) == Instruction::AddrSpaceCast ||
-                   Operator::getOpcode(v) == Instruction::BitCast) {
-            work.push_back(cast<Operator>(v)->getOperand(0));
-        } else if (const auto* phi = dyn_cast<PHINode>(v)) {
-            for (const Value* in : phi->incoming_values())
-                work.push_back(in);
-        } else if (const auto* sel = dyn_cast<SelectInst>(v)) {
-            work.push_back(sel->getTrueValue());
-            work.push_back(sel->getFalseValue());
-        } else if (isScopeAllMarker(v)) {
-            target.systemScope = true;
-            work.push_back(cast<CallInst>(v)->getArgOperand(0));
-        } else if (const auto* param = dyn_cast<Argument>(v)) {
+                return Origin::rejected; // not expected after the work-group pass
+            target.bits |= uint64_t(1) << kUnsharedProgramScopeBit;
+            return Origin::accepted;
+        }
+        if (const auto* param = dyn_cast<Argument>(v)) {
             // A parameter of an internal function the work-group functions call: what each
             // call passes.
             const SmallVector<const CallInst*, 2> calls = workGroupCalls(*param->getParent());
-            if (calls.empty())
-                known = false;
             for (const CallInst* call : calls)
                 work.push_back(call->getArgOperand(param->getArgNo()));
-        } else if (const auto* ld = dyn_cast<LoadInst>(v)) {
-            const auto* slot = dyn_cast<LoadInst>(ld->getPointerOperand());
-            const Value* at = slot ? slot->getPointerOperand() : nullptr;
-            APInt offset(at ? dl.getIndexTypeSizeInBits(at->getType()) : 64, 0);
-            const Value* base =
-                at ? at->stripAndAccumulateConstantOffsets(dl, offset, true) : nullptr;
-            const uint64_t index = offset.getZExtValue() / sizeof(void*);
-            const auto* args = dyn_cast_or_null<Argument>(base);
-            if (ld->isAtomic() || !slot || slot->isAtomic() || !args || args->getArgNo() != 0 ||
-                !isWorkGroupFunction(*args->getParent()) || offset.isNegative() ||
-                offset.getZExtValue() % sizeof(void*) || index >= kUnsharedProgramScopeBit)
-                known = false;
-            else
-                bits |= uint64_t(1) << index;
-        } else {
-            known = false;
+            return calls.empty() ? Origin::rejected : Origin::accepted;
         }
-    }
-    if (!known)
-        bits = 0;
+        const auto* ld = dyn_cast<LoadInst>(v);
+        if (!ld)
+            return Origin::through;
+        const auto* slot = dyn_cast<LoadInst>(ld->getPointerOperand());
+        const Value* at = slot ? slot->getPointerOperand() : nullptr;
+        APInt offset(at ? dl.getIndexTypeSizeInBits(at->getType()) : 64, 0);
+        const Value* base = at ? at->stripAndAccumulateConstantOffsets(dl, offset, true) : nullptr;
+        const uint64_t index = offset.getZExtValue() / sizeof(void*);
+        const auto* args = dyn_cast_or_null<Argument>(base);
+        if (ld->isAtomic() || !slot || slot->isAtomic() || !args || args->getArgNo() != 0 ||
+            !isWorkGroupFunction(*args->getParent()) || offset.isNegative() ||
+            offset.getZExtValue() % sizeof(void*) || index >= kUnsharedProgramScopeBit)
+            return Origin::rejected;
+        target.bits |= uint64_t(1) << index;
+        return Origin::accepted;
+    };
+    if (!walkOrigins(ptr, classify, [&] { target.systemScope = true; }))
+        target.bits = 0;
     return target;
 }
 
