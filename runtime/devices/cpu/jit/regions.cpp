@@ -1,6 +1,7 @@
 // Region formation for the work-group pass: barrier-free regions, their loops over work-items.
 #include "devices/cpu/jit/regions.hpp"
 
+#include "devices/cpu/jit/guards.hpp"
 #include "devices/cpu/jit/work_item_loops.hpp"
 
 #include "devices/cpu/work_group_abi.hpp"
@@ -387,6 +388,7 @@ private:
 
     std::vector<Region> m_regions;
     AllocaInst* m_nextSlot = nullptr;
+    AllocaInst* m_reached = nullptr; ///< per work-item: the region it goes on to (barrier checks)
     BasicBlock* m_dispatch = nullptr;
 };
 
@@ -735,6 +737,13 @@ void RegionBuilder::emitRegion(size_t k) {
         for (int t : r.targets)
             next->addIncoming(b.getInt32(uint32_t(t)), exitBlocks[t]);
         r.next = next;
+        if (m_group.barrierCheckCtx) {
+            // Where this work-item goes on, for the check at the region's end (linkRegions).
+            if (!m_reached)
+                m_reached = m_eb.CreateAlloca(m_i32, m_group.items, "reached");
+            static_assert(uint32_t(kExit) == cpu::kReachedEnd, "the hook's end-of-kernel mark");
+            b.CreateStore(next, b.CreateInBoundsGEP(m_i32, m_reached, nest.linear));
+        }
     }
     // The body of a strided loop: vectorised whatever the cost model says (kStridedBodyMarker).
     bool strided = false;
@@ -968,6 +977,11 @@ void RegionBuilder::linkRegions() {
                                            unsigned(m_regions.size()));
                 for (size_t j = 0; j < m_regions.size(); ++j)
                     sw->addCase(db.getInt32(uint32_t(j)), m_regions[j].pre);
+            }
+            if (m_reached) {
+                FunctionCallee hook = m_w.getParent()->getOrInsertFunction(
+                    cpu::kBarrierCheckHookName, b.getVoidTy(), b.getPtrTy(), b.getPtrTy());
+                b.CreateCall(hook, {m_group.barrierCheckCtx, m_reached});
             }
             b.CreateStore(r.next, m_nextSlot);
             b.CreateBr(m_dispatch);
