@@ -208,6 +208,15 @@ __kernel void two_barriers(__global int* out) {
         out[lid] = t[lid ^ 1] + 1;
     }
 }
+__kernel void rows_in_range(__global int* out, int rows) {
+    __local int t[16];
+    int lid = get_local_id(1) * 4 + get_local_id(0);
+    if (get_global_id(1) < rows) {
+        t[lid] = lid;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(1) * 8 + get_global_id(0)] = t[15 - lid];
+    }
+}
 __kernel void uniform_branches(__global int* out, int flag) {
     __local int t[64];
     int gid = get_global_id(0), lid = get_local_id(0);
@@ -278,6 +287,28 @@ TEST_CASE("checked kernels report barrier divergence", "[cpu][checks][barrier]")
                      "kernel 'early_return': barrier divergence in work-group (0, 0, 0): "
                      "work-item 5 reaches the end of the kernel while work-item 0 waits at a "
                      "work-group barrier");
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    SECTION("a 2D range: the group and the work-items by their local ids") {
+        cl_kernel k = g.kernel(p, "rows_in_range");
+        cl_mem out = g.buffer(64 * sizeof(int));
+        setArg(k, 0, out);
+        setArg(k, 1, 6); // group (0, 1): local rows 0-1 in range, 2-3 not
+        const size_t global[2] = {8, 8}, local[2] = {4, 4};
+        cl_event ev = nullptr;
+        REQUIRE(clEnqueueNDRangeKernel(g.queue, k, 2, nullptr, global, local, 0, nullptr, &ev) ==
+                CL_SUCCESS);
+        clWaitForEvents(1, &ev);
+        cl_int status = CL_COMPLETE;
+        REQUIRE(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                               nullptr) == CL_SUCCESS);
+        clReleaseEvent(ev);
+        CHECK(status == CL_OUT_OF_RESOURCES);
+        CHECK_THAT(g.allMessages(),
+                   Catch::Contains("kernel 'rows_in_range': barrier divergence in work-group "
+                                   "(0, 1, 0): work-item (0, 2) reaches the end of the kernel "
+                                   "while work-item (0, 0) waits at a work-group barrier"));
         clReleaseMemObject(out);
         clReleaseKernel(k);
     }
