@@ -44,9 +44,40 @@ const char* accessName(AccessKind kind) {
     }
 }
 
+/// An id of `dims` dimensions: "5" for one, "(5, 2)" for more.
+std::string idText(const uint64_t id[3], cl_uint dims) {
+    if (dims <= 1)
+        return std::to_string(id[0]);
+    std::string s = "(";
+    for (cl_uint d = 0; d < dims; ++d)
+        s += (d ? ", " : "") + std::to_string(id[d]);
+    return s + ")";
+}
+
+std::string describeDivergence(const KernelLaunch& launch, const CheckFault& f) {
+    // Work-item 0 of the group is f.localId[0]; the other one did what it did not.
+    const std::string other = "work-item " + idText(f.localId[1], launch.workDim);
+    const std::string first = "work-item " + idText(f.localId[0], launch.workDim);
+    std::string how;
+    if (f.stop[1] == f.stop[0])
+        how = other + " waits at a different work-group barrier than " + first;
+    else if (f.stop[1] == BarrierStop::End)
+        how = other + " reaches the end of the kernel while " + first +
+              " waits at a work-group barrier";
+    else
+        how = other + " waits at a work-group barrier while " + first +
+              " reaches the end of the kernel";
+    return "kernel '" + launch.kernel->desc().name + "': barrier divergence in work-group " +
+           idText(f.groupId, 3) + ": " + how +
+           " (local ids: a branch or a loop around a barrier went different ways for them); the "
+           "launch was stopped (DUET_KERNEL_CHECKS)";
+}
+
 } // namespace
 
 std::string describeFault(const KernelLaunch& launch, const CheckFault& f) {
+    if (f.what == FaultKind::BarrierDivergence)
+        return describeDivergence(launch, f);
     const KernelDesc& desc = launch.kernel->desc();
     std::string what;
     uint64_t origin = f.low;
@@ -79,15 +110,7 @@ std::string describeFault(const KernelLaunch& launch, const CheckFault& f) {
                " bytes)";
     }
     const int64_t offset = int64_t(f.address - origin);
-    std::string item;
-    if (launch.workDim <= 1)
-        item = std::to_string(f.globalId[0]);
-    else {
-        item = "(";
-        for (cl_uint d = 0; d < launch.workDim; ++d)
-            item += (d ? ", " : "") + std::to_string(f.globalId[d]);
-        item += ")";
-    }
+    const std::string item = idText(f.globalId, launch.workDim);
     return "kernel '" + desc.name + "': out-of-bounds " + accessName(f.kind) + " of " +
            std::to_string(f.bytes) + " bytes at byte offset " + std::to_string(offset) + " of " +
            what + " by work-item " + item + " (global id); the launch was stopped " +

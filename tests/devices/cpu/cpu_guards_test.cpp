@@ -1,8 +1,11 @@
 // The CPU device's run-time guards through the API: the cases every device shares
 // (devices/guards_cases.cpp, compiled in with this file's kGuardDevice) and the CPU's own:
-// __local overruns and the build log's note on accesses a checked build cannot check.
+// __local overruns, the build log's note on accesses a checked build cannot check, and barrier
+// divergence (work-items of one group parting at a barrier: the work-group pass's check).
 #include "devices/guards_cases.hpp"
+#include "support/scoped_env.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -152,6 +155,227 @@ TEST_CASE("a divergent (masked) checked read fails at the first work-item that r
     clReleaseMemObject(out2);
     clReleaseMemObject(src2);
     clReleaseMemObject(src);
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+}
+
+// Barrier divergence: the work-group pass runs a branch or loop around a work-group barrier as
+// uniform control (the spec's rule), so a kernel that breaks the rule computed wrong results in
+// silence. Checked builds compare, at the end of each region that may end at several barriers,
+// where every work-item of the group went (jit/regions.cpp, __duet_check_barriers).
+namespace {
+const char* kBarrierKernels = R"CL(
+__kernel void guarded_swap(__global int* out, int n) {
+    __local int t[64];
+    int gid = get_global_id(0), lid = get_local_id(0);
+    if (gid < n) {
+        t[lid] = gid * 2;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[gid] = t[lid ^ 1] + 1;
+    }
+}
+__kernel void item_trips(__global int* out) {
+    __local int t[64];
+    int lid = get_local_id(0);
+    int sum = 0;
+    for (int i = 0; i <= lid % 3; ++i) {
+        t[lid] = i + lid;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        sum += t[lid ^ 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[get_global_id(0)] = sum;
+}
+__kernel void early_return(__global int* out) {
+    __local int t[64];
+    int lid = get_local_id(0);
+    if (lid == 5)
+        return;
+    t[lid] = lid;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[lid ^ 1];
+}
+__kernel void two_barriers(__global int* out) {
+    __local int t[64];
+    int lid = get_local_id(0);
+    t[lid] = lid;
+    if (lid < 3) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[lid] = t[lid ^ 1];
+    } else {
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        out[lid] = t[lid ^ 1] + 1;
+    }
+}
+__kernel void rows_in_range(__global int* out, int rows) {
+    __local int t[16];
+    int lid = get_local_id(1) * 4 + get_local_id(0);
+    if (get_global_id(1) < rows) {
+        t[lid] = lid;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(1) * 8 + get_global_id(0)] = t[15 - lid];
+    }
+}
+__kernel void uniform_branches(__global int* out, int flag) {
+    __local int t[64];
+    int gid = get_global_id(0), lid = get_local_id(0);
+    int v = gid;
+    if (flag) {
+        t[lid] = gid;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v = t[lid ^ 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (get_group_id(0) == 1) {
+        t[lid] = v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v = t[63 - lid] + 1000;
+    }
+    out[gid] = v;
+}
+)CL";
+
+/// guarded_swap's result for `n` over `count` work-items (groups of 64 or whole pairs).
+std::vector<int> guardedSwapWanted(int n, int count) {
+    std::vector<int> want(size_t(count), -7);
+    for (int i = 0; i < n && i < count; ++i)
+        want[size_t(i)] = (i ^ 1) * 2 + 1;
+    return want;
+}
+} // namespace
+
+TEST_CASE("checked kernels report barrier divergence", "[cpu][checks][barrier]") {
+    Guarded g;
+    cl_program p = g.build(kBarrierKernels);
+    SECTION("a branch around a barrier, a partial last group") {
+        cl_kernel k = g.kernel(p, "guarded_swap");
+        const std::vector<int> init(128, -7);
+        cl_mem out = g.buffer(init.size() * sizeof(int), init.data());
+        setArg(k, 0, out);
+        setArg(k, 1, 100); // group 1 (global ids 64-127): local ids 0-35 take the branch
+        g.runStopped(k, 128, 64,
+                     "kernel 'guarded_swap': barrier divergence in work-group (1, 0, 0): "
+                     "work-item 36 reaches the end of the kernel while work-item 0 waits at a "
+                     "work-group barrier");
+        CHECK(g.messagesWith("barrier divergence") == 1);
+        CHECK(g.messagesWith("the launch was stopped (DUET_KERNEL_CHECKS)") == 1);
+        // The queue goes on: the same kernel with whole groups in range runs, and right.
+        setArg(k, 1, 128);
+        REQUIRE(g.run(k, 128, 64) == CL_COMPLETE);
+        CHECK(g.read<int>(out, 128) == guardedSwapWanted(128, 128));
+        CHECK(g.messagesWith("barrier divergence") == 1);
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    SECTION("a loop around a barrier whose trip count differs between work-items") {
+        cl_kernel k = g.kernel(p, "item_trips");
+        cl_mem out = g.buffer(64 * sizeof(int));
+        setArg(k, 0, out);
+        g.runStopped(k, 64, 64,
+                     "kernel 'item_trips': barrier divergence in work-group (0, 0, 0): "
+                     "work-item 1 waits at a work-group barrier while work-item 0 reaches the "
+                     "end of the kernel (local ids");
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    SECTION("a return before a barrier") {
+        cl_kernel k = g.kernel(p, "early_return");
+        cl_mem out = g.buffer(64 * sizeof(int));
+        setArg(k, 0, out);
+        g.runStopped(k, 64, 64,
+                     "kernel 'early_return': barrier divergence in work-group (0, 0, 0): "
+                     "work-item 5 reaches the end of the kernel while work-item 0 waits at a "
+                     "work-group barrier");
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    SECTION("a 2D range: the group and the work-items by their local ids") {
+        cl_kernel k = g.kernel(p, "rows_in_range");
+        cl_mem out = g.buffer(64 * sizeof(int));
+        setArg(k, 0, out);
+        setArg(k, 1, 6); // group (0, 1): local rows 0-1 in range, 2-3 not
+        const size_t global[2] = {8, 8}, local[2] = {4, 4};
+        cl_event ev = nullptr;
+        REQUIRE(clEnqueueNDRangeKernel(g.queue, k, 2, nullptr, global, local, 0, nullptr, &ev) ==
+                CL_SUCCESS);
+        clWaitForEvents(1, &ev);
+        cl_int status = CL_COMPLETE;
+        REQUIRE(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                               nullptr) == CL_SUCCESS);
+        clReleaseEvent(ev);
+        CHECK(status == CL_OUT_OF_RESOURCES);
+        CHECK_THAT(g.allMessages(),
+                   Catch::Contains("kernel 'rows_in_range': barrier divergence in work-group "
+                                   "(0, 1, 0): work-item (0, 2) reaches the end of the kernel "
+                                   "while work-item (0, 0) waits at a work-group barrier"));
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    SECTION("two branches, each to a barrier of its own") {
+        cl_kernel k = g.kernel(p, "two_barriers");
+        cl_mem out = g.buffer(64 * sizeof(int));
+        setArg(k, 0, out);
+        g.runStopped(k, 64, 64,
+                     "kernel 'two_barriers': barrier divergence in work-group (0, 0, 0): "
+                     "work-item 3 waits at a different work-group barrier than work-item 0");
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    clReleaseProgram(p);
+}
+
+TEST_CASE("checked kernels with uniform branches around barriers run clean",
+          "[cpu][checks][barrier]") {
+    Guarded g;
+    cl_program p = g.build(kBarrierKernels);
+    cl_kernel k = g.kernel(p, "uniform_branches");
+    cl_mem out = g.buffer(128 * sizeof(int));
+    setArg(k, 0, out);
+    for (int flag : {0, 1}) {
+        INFO("flag " << flag);
+        setArg(k, 1, flag);
+        REQUIRE(g.run(k, 128, 64) == CL_COMPLETE);
+        const std::vector<int> got = g.read<int>(out, 128);
+        for (int gid = 0; gid < 128; ++gid) {
+            auto v = [&](int i) { return flag ? i ^ 1 : i; };
+            const int want = gid < 64 ? v(gid) : v(64 + (63 - (gid - 64))) + 1000;
+            REQUIRE(got[size_t(gid)] == want);
+        }
+    }
+    // A divergent branch with whole groups in range: every work-item of a group agrees.
+    cl_kernel swap = g.kernel(p, "guarded_swap");
+    const std::vector<int> init(192, -7);
+    cl_mem out2 = g.buffer(init.size() * sizeof(int), init.data());
+    setArg(swap, 0, out2);
+    setArg(swap, 1, 128);
+    REQUIRE(g.run(swap, 192, 64) == CL_COMPLETE);
+    CHECK(g.read<int>(out2, 192) == guardedSwapWanted(128, 192));
+    INFO(g.allMessages());
+    CHECK(g.messagesWith("barrier divergence") == 0);
+    clReleaseMemObject(out2);
+    clReleaseMemObject(out);
+    clReleaseKernel(swap);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+}
+
+TEST_CASE("unchecked builds do not look for barrier divergence", "[cpu][checks][barrier]") {
+    ScopedEnv off(kGuardDevice.checksVariable, "0");
+    Guarded g;
+    cl_program p = g.build(kBarrierKernels);
+    cl_kernel k = g.kernel(p, "guarded_swap");
+    const std::vector<int> init(128, -7);
+    cl_mem out = g.buffer(init.size() * sizeof(int), init.data());
+    setArg(k, 0, out);
+    setArg(k, 1, 100);
+    // Nothing stops the launch; the work-group pass's rule for barrier branches decides what it
+    // computes (documented: runtime/devices/cpu/README.md).
+    REQUIRE(g.run(k, 128, 64) == CL_COMPLETE);
+    CHECK(g.messagesWith("barrier divergence") == 0);
+    const std::vector<int> got = g.read<int>(out, 128);
+    const std::vector<int> want = guardedSwapWanted(100, 128);
+    CHECK(std::equal(got.begin(), got.begin() + 64, want.begin())); // group 0: all in range
     clReleaseMemObject(out);
     clReleaseKernel(k);
     clReleaseProgram(p);

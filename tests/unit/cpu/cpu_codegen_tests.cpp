@@ -733,6 +733,50 @@ __kernel void guarded(__global float* y, __global const float* x, uint n) {
     fs::remove_all(dir);
 }
 
+TEST_CASE("checked builds look for barrier divergence where a region may end at two places only",
+          "[cpu][cpu_codegen][checks]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_bdiv_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string src = R"CL(
+__kernel void guarded_swap(__global int* out, int n) {
+    __local int t[64];
+    int gid = get_global_id(0), lid = get_local_id(0);
+    if (gid < n) {
+        t[lid] = gid * 2;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[gid] = t[lid ^ 1] + 1;
+    }
+}
+__kernel void reverse(__global int* out) {
+    __local int t[64];
+    int lid = get_local_id(0);
+    t[lid] = lid;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[63 - lid];
+}
+)CL";
+    auto irOf = [&](const char* checks, const char* kernel) {
+        const std::string prefix = (dir / checks).string();
+        ::setenv("DUET_KERNEL_CHECKS", checks, 1);
+        Built b = build(src, "-cl-std=CL3.0 -save-temps=" + prefix);
+        ::unsetenv("DUET_KERNEL_CHECKS");
+        return readFile(prefix + "_" + kernel + ".ll");
+    };
+    const std::string checked = irOf("1", "guarded_swap");
+    REQUIRE(checked.find("@__duet_wg_guarded_swap") != std::string::npos);
+    // The branch's region ends at the barrier or the end: checked, off the common path.
+    CHECK(checked.find("call void @__duet_check_barriers(") != std::string::npos);
+    CHECK(checked.find("reached.and") != std::string::npos);
+    // One place to go on to: nothing to check. Unchecked: nothing at all.
+    CHECK(irOf("1", "reverse").find("__duet_check_barriers") == std::string::npos);
+    const std::string plain = irOf("0", "guarded_swap");
+    REQUIRE(plain.find("@__duet_wg_guarded_swap") != std::string::npos);
+    CHECK(plain.find("__duet_check_barriers") == std::string::npos);
+    CHECK(plain.find("reached") == std::string::npos);
+    fs::remove_all(dir);
+}
+
 TEST_CASE("the tiled N-body inner loop runs as vectorised work-item loops", "[cpu][cpu_codegen]") {
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("duet_cg_nb_" + std::to_string(::getpid()));

@@ -306,8 +306,8 @@ std::string unresolvedFunctions(Module& m) {
     return undefinedSymbolReport(m, "this device", [](StringRef name, std::string&) {
         return name == kPrintfHookName || name == cpu::kCheckFailHookName ||
                name == cpu::kCancelledHookName || name == cpu::kDeferredFailHookName ||
-               name == cpu::kCheckScanHookName || deviceEnqueueHook(name) ||
-               allowedHostFunction(name) || cpu::isScopeMarkerName(name);
+               name == cpu::kCheckScanHookName || name == cpu::kBarrierCheckHookName ||
+               deviceEnqueueHook(name) || allowedHostFunction(name) || cpu::isScopeMarkerName(name);
     });
 }
 
@@ -1193,7 +1193,7 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
         notes = insertBoundsChecks(*m);
     if (cancellable)
         insertCancellationPoints(*m);
-    if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriers, error)) {
+    if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriers, guards.boundsChecks, error)) {
         error = "error: " + error;
         p.retry = true;
         return p;
@@ -1349,17 +1349,15 @@ std::string createJit(CpuExecutable& exe, const orc::JITTargetMachineBuilder& jt
     jd.addGenerator(std::move(*gen));
     orc::MangleAndInterner mangle(j.getExecutionSession(), j.getDataLayout());
     orc::SymbolMap hooks;
-    hooks[mangle(kPrintfHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_printf),
-                                      JITSymbolFlags::Exported | JITSymbolFlags::Callable};
-    hooks[mangle(cpu::kCheckFailHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_check_fail),
-                                              JITSymbolFlags::Exported | JITSymbolFlags::Callable};
-    hooks[mangle(cpu::kCancelledHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_cancelled),
-                                              JITSymbolFlags::Exported | JITSymbolFlags::Callable};
-    hooks[mangle(cpu::kDeferredFailHookName)] = {
-        orc::ExecutorAddr::fromPtr(&__duet_check_fail_deferred),
-        JITSymbolFlags::Exported | JITSymbolFlags::Callable};
-    hooks[mangle(cpu::kCheckScanHookName)] = {orc::ExecutorAddr::fromPtr(&__duet_check_scan),
-                                              JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+    const std::pair<const char*, orc::ExecutorAddr> hostHooks[] = {
+        {kPrintfHookName, orc::ExecutorAddr::fromPtr(&__duet_printf)},
+        {cpu::kCheckFailHookName, orc::ExecutorAddr::fromPtr(&__duet_check_fail)},
+        {cpu::kCancelledHookName, orc::ExecutorAddr::fromPtr(&__duet_cancelled)},
+        {cpu::kDeferredFailHookName, orc::ExecutorAddr::fromPtr(&__duet_check_fail_deferred)},
+        {cpu::kCheckScanHookName, orc::ExecutorAddr::fromPtr(&__duet_check_scan)},
+        {cpu::kBarrierCheckHookName, orc::ExecutorAddr::fromPtr(&__duet_check_barriers)}};
+    for (const auto& [name, address] : hostHooks)
+        hooks[mangle(name)] = {address, JITSymbolFlags::Exported | JITSymbolFlags::Callable};
     size_t enqueueHooks = 0;
     const cpu::DeviceEnqueueHook* enqueue = cpu::deviceEnqueueHooks(enqueueHooks);
     for (size_t i = 0; i < enqueueHooks; ++i)

@@ -32,28 +32,37 @@ bool runGuarded(LaunchGuard& guard, void (*body)(void*), void* data) {
 
 using duet::rt::cpu::t_guard;
 
-extern "C" void __duet_check_fail(uint32_t id, uint32_t kind, uint64_t address, uint64_t low,
-                                  uint64_t high, uint64_t bytes, const char* names, uint64_t gid0,
-                                  uint64_t gid1, uint64_t gid2) {
+namespace {
+
+/// Records `fault` as the launch's first, cancels the launch and leaves the work-group.
+[[noreturn]] void failLaunch(const duet::rt::cpu::CheckFault& fault) {
     duet::rt::cpu::LaunchGuard* g = t_guard.launch;
     if (!g)
         __builtin_trap(); // generated code runs only under runGuarded: our bug
     bool expected = false;
-    if (g->faulted.compare_exchange_strong(expected, true)) {
-        duet::rt::cpu::CheckFault& f = g->fault;
-        f.id = id;
-        f.kind = static_cast<duet::rt::cpu::AccessKind>(kind);
-        f.address = address;
-        f.low = low;
-        f.high = high;
-        f.bytes = bytes;
-        f.names = names;
-        f.globalId[0] = gid0;
-        f.globalId[1] = gid1;
-        f.globalId[2] = gid2;
-    }
+    if (g->faulted.compare_exchange_strong(expected, true))
+        g->fault = fault;
     g->cancel.store(1, std::memory_order_release);
     std::longjmp(t_guard.resume, 1);
+}
+
+} // namespace
+
+extern "C" void __duet_check_fail(uint32_t id, uint32_t kind, uint64_t address, uint64_t low,
+                                  uint64_t high, uint64_t bytes, const char* names, uint64_t gid0,
+                                  uint64_t gid1, uint64_t gid2) {
+    duet::rt::cpu::CheckFault f;
+    f.id = id;
+    f.kind = static_cast<duet::rt::cpu::AccessKind>(kind);
+    f.address = address;
+    f.low = low;
+    f.high = high;
+    f.bytes = bytes;
+    f.names = names;
+    f.globalId[0] = gid0;
+    f.globalId[1] = gid1;
+    f.globalId[2] = gid2;
+    failLaunch(f);
 }
 
 extern "C" void __duet_cancelled() {
@@ -87,4 +96,26 @@ extern "C" void __duet_check_scan(const duet::rt::cpu::DeferredCheckSite* sites,
                 sites, names, ctx, codes[i], addresses[i], gids0 ? gids0[i] : gid0 + i * step0,
                 gids1 ? gids1[i] : gid1 + i * step1, gids2 ? gids2[i] : gid2 + i * step2);
     __builtin_trap(); // the loop's flag said some work-item failed: our bug
+}
+
+extern "C" void __duet_check_barriers(const duet::rt::WorkGroupContext* ctx,
+                                      const uint32_t* reached) {
+    const uint64_t nx = ctx->localSize[0], ny = ctx->localSize[1];
+    const uint64_t n = nx * ny * ctx->localSize[2];
+    uint64_t i = 1;
+    while (i < n && reached[i] == reached[0])
+        ++i;
+    if (i >= n)
+        return;
+    using duet::rt::BarrierStop;
+    duet::rt::cpu::CheckFault f;
+    f.what = duet::rt::FaultKind::BarrierDivergence;
+    for (unsigned d = 0; d < 3; ++d)
+        f.groupId[d] = ctx->groupId[d];
+    f.localId[1][0] = i % nx;
+    f.localId[1][1] = i / nx % ny;
+    f.localId[1][2] = i / (nx * ny);
+    f.stop[0] = reached[0] == duet::rt::cpu::kReachedEnd ? BarrierStop::End : BarrierStop::Barrier;
+    f.stop[1] = reached[i] == duet::rt::cpu::kReachedEnd ? BarrierStop::End : BarrierStop::Barrier;
+    failLaunch(f);
 }

@@ -16,6 +16,11 @@ inline constexpr const char* kCheckFailHookName = "__duet_check_fail";
 inline constexpr const char* kCancelledHookName = "__duet_cancelled";
 inline constexpr const char* kDeferredFailHookName = "__duet_check_fail_deferred";
 inline constexpr const char* kCheckScanHookName = "__duet_check_scan";
+inline constexpr const char* kBarrierCheckHookName = "__duet_check_barriers";
+
+/// What a work-item records at the end of a checked region (__duet_check_barriers): the
+/// region it goes on to, or this for the end of the kernel.
+inline constexpr uint32_t kReachedEnd = 0xffffffffu;
 
 /// One check whose failure is deferred (jit/kernel_checks.cpp): generated code keeps a table of
 /// them per kernel and records, per work-item, 1 + the index of its first failing one.
@@ -71,3 +76,9 @@ extern "C" void __duet_check_scan(const duet::rt::cpu::DeferredCheckSite* sites,
                                   const uint64_t* gids0, const uint64_t* gids1,
                                   const uint64_t* gids2, uint64_t gid0, uint64_t gid1,
                                   uint64_t gid2, uint64_t step0, uint64_t step1, uint64_t step2);
+/// Checked kernels, after a region that may end at several barriers (or the end): `reached`
+/// holds, per work-item of the group (local linear id), the region it goes on to, kReachedEnd
+/// for the end. All equal: returns. Else records a barrier divergence naming the group, its
+/// work-item 0 and the first work-item that went elsewhere, and fails as __duet_check_fail.
+extern "C" void __duet_check_barriers(const duet::rt::WorkGroupContext* ctx,
+                                      const uint32_t* reached);

@@ -1,6 +1,7 @@
 // Region formation for the work-group pass: barrier-free regions, their loops over work-items.
 #include "devices/cpu/jit/regions.hpp"
 
+#include "devices/cpu/jit/guards.hpp"
 #include "devices/cpu/jit/work_item_loops.hpp"
 
 #include "devices/cpu/work_group_abi.hpp"
@@ -15,7 +16,9 @@
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/ValueMapper.h>
 
@@ -387,6 +390,11 @@ private:
 
     std::vector<Region> m_regions;
     AllocaInst* m_nextSlot = nullptr;
+    /// Barrier checks: per work-item, the region it goes on to; the AND and the OR of those over
+    /// the region's work-items (equal when they all agree).
+    AllocaInst* m_reached = nullptr;
+    AllocaInst* m_reachedAnd = nullptr;
+    AllocaInst* m_reachedOr = nullptr;
     BasicBlock* m_dispatch = nullptr;
 };
 
@@ -735,6 +743,22 @@ void RegionBuilder::emitRegion(size_t k) {
         for (int t : r.targets)
             next->addIncoming(b.getInt32(uint32_t(t)), exitBlocks[t]);
         r.next = next;
+        if (m_group.barrierCheckCtx) {
+            // Where this work-item goes on, for the check at the region's end (linkRegions).
+            if (!m_reached) {
+                m_reached = m_eb.CreateAlloca(m_i32, m_group.items, "reached");
+                m_reachedAnd = m_eb.CreateAlloca(m_i32, nullptr, "reached.and");
+                m_reachedOr = m_eb.CreateAlloca(m_i32, nullptr, "reached.or");
+            }
+            static_assert(uint32_t(kExit) == cpu::kReachedEnd, "the hook's end-of-kernel mark");
+            b.CreateStore(next, b.CreateInBoundsGEP(m_i32, m_reached, nest.linear));
+            // Reductions the vectoriser widens; the hook runs only when they differ.
+            b.CreateStore(b.CreateAnd(b.CreateLoad(m_i32, m_reachedAnd), next), m_reachedAnd);
+            b.CreateStore(b.CreateOr(b.CreateLoad(m_i32, m_reachedOr), next), m_reachedOr);
+            IRBuilder<> pb(r.pre->getTerminator());
+            pb.CreateStore(pb.getInt32(~0u), m_reachedAnd);
+            pb.CreateStore(pb.getInt32(0), m_reachedOr);
+        }
     }
     // The body of a strided loop: vectorised whatever the cost model says (kStridedBodyMarker).
     bool strided = false;
@@ -969,8 +993,19 @@ void RegionBuilder::linkRegions() {
                 for (size_t j = 0; j < m_regions.size(); ++j)
                     sw->addCase(db.getInt32(uint32_t(j)), m_regions[j].pre);
             }
-            b.CreateStore(r.next, m_nextSlot);
+            Value* differ = m_reached ? b.CreateICmpNE(b.CreateLoad(m_i32, m_reachedAnd),
+                                                       b.CreateLoad(m_i32, m_reachedOr))
+                                      : nullptr;
+            Instruction* store = b.CreateStore(r.next, m_nextSlot);
             b.CreateBr(m_dispatch);
+            if (differ) {
+                // Work-items of the group went on to different regions: the hook names two.
+                Instruction* fail = SplitBlockAndInsertIfThen(
+                    differ, store, false, MDBuilder(m_ctx).createUnlikelyBranchWeights());
+                FunctionCallee hook = m_w.getParent()->getOrInsertFunction(
+                    cpu::kBarrierCheckHookName, b.getVoidTy(), b.getPtrTy(), b.getPtrTy());
+                IRBuilder<>(fail).CreateCall(hook, {m_group.barrierCheckCtx, m_reached});
+            }
         }
     }
     m_entry->getTerminator()->setSuccessor(0, m_regions[0].pre);

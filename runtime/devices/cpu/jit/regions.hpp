@@ -104,6 +104,11 @@ struct GroupShape {
     /// x): no loop over x, and the loop over y is the work-item loop the vectoriser widens.
     bool singleX = false;
     llvm::Value* subGroupWidth = nullptr; ///< i32, WorkGroupContext::subGroupSize
+    /// Checked kernels (DUET_KERNEL_CHECKS): the WorkGroupContext pointer. Each work-item then
+    /// records the barrier it reached at the end of a region that may end at several, and the
+    /// region's end calls the barrier-check hook (jit/guards.hpp): work-items of one group that
+    /// part there broke the barrier rule. Null: no check, the code is as it was.
+    llvm::Value* barrierCheckCtx = nullptr;
 };
 
 /// Turns the kernel body of `w` into region loops: `entry` is the prologue (per-work-item

@@ -248,10 +248,10 @@ struct Prologue {
 
 class WorkGroupBuilder {
 public:
-    WorkGroupBuilder(Module& m, Placeholders& ph, Function* printfHook)
+    WorkGroupBuilder(Module& m, Placeholders& ph, Function* printfHook, bool barrierChecks)
         : m_module(m), m_ctx(m.getContext()), m_ph(ph), m_printfHook(printfHook),
-          m_i64(Type::getInt64Ty(m_ctx)), m_i32(Type::getInt32Ty(m_ctx)),
-          m_ptr(PointerType::get(m_ctx, 0)) {}
+          m_barrierChecks(barrierChecks), m_i64(Type::getInt64Ty(m_ctx)),
+          m_i32(Type::getInt32Ty(m_ctx)), m_ptr(PointerType::get(m_ctx, 0)) {}
 
     /// Builds the work-group function `name` of `kernel`; `loopBarriers` as for
     /// buildWorkGroupFunctions; `singleX`: specialised for groups of one work-item along x
@@ -273,6 +273,7 @@ private:
     LLVMContext& m_ctx;
     Placeholders& m_ph;
     Function* m_printfHook;
+    bool m_barrierChecks; ///< buildWorkGroupFunctions' `barrierChecks`
     Type* m_i64;
     Type* m_i32;
     PointerType* m_ptr;
@@ -721,7 +722,8 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     const wg::GroupShape group{{m_pro.localSize[0], m_pro.localSize[1], m_pro.localSize[2]},
                                m_pro.groupItems,
                                singleX,
-                               m_pro.subGroupWidth};
+                               m_pro.subGroupWidth,
+                               m_barrierChecks ? w->getArg(1) : nullptr};
     if (!wg::buildRegions(*w, entry, start, exit, barriers, resumeAt, uniformity, m_ph, group,
                           info.regions, error))
         return false;
@@ -812,7 +814,7 @@ static void inlineKernelOnlyHelpers(llvm::Module& module,
 }
 
 bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelInfo>& kernels,
-                             bool loopBarriers, std::string& error) {
+                             bool loopBarriers, bool barrierChecks, std::string& error) {
     using namespace llvm;
     LLVMContext& ctx = module.getContext();
     std::vector<Function*> kernelFns;
@@ -896,7 +898,7 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
 
     inlineKernelOnlyHelpers(module, kernelFns);
 
-    WorkGroupBuilder builder(module, ph, hook);
+    WorkGroupBuilder builder(module, ph, hook, barrierChecks);
     kernels.clear();
     for (Function* k : kernelFns) {
         WorkGroupKernelInfo info;

@@ -36,9 +36,11 @@ struct WorkGroupKernelInfo {
 /// the host hook. The original kernels and the functions inlined into them are removed.
 /// `loopBarriers`: also split at innermost loops with a uniform trip count, so that their
 /// iterations run as vectorisable loops over the work-items (an optimisation).
+/// `barrierChecks` (checked kernels): the end of each region that may go on to several barriers
+/// checks that every work-item of the group goes to the same one (wg::GroupShape).
 /// Returns false and sets `error` on input it cannot handle (recursion, ...).
 bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelInfo>& kernels,
-                             bool loopBarriers, std::string& error);
+                             bool loopBarriers, bool barrierChecks, std::string& error);
 
 /// Removes `convergent`, `optnone` and `noinline`, and turns the SPIR calling conventions into
 /// the C one, on every function and call of `module` (none of them mean anything on the CPU).
