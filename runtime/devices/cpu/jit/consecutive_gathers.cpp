@@ -109,11 +109,17 @@ struct Group {
     SmallVector<Access, 4> accesses;
 };
 
-bool isGather(const IntrinsicInst& ii) { return ii.getIntrinsicID() == Intrinsic::masked_gather; }
+bool isGather(const IntrinsicInst& ii) {
+    return ii.getIntrinsicID() == Intrinsic::masked_gather;
+}
 
-Value* pointerOf(IntrinsicInst& ii) { return ii.getArgOperand(isGather(ii) ? 0 : 1); }
+Value* pointerOf(IntrinsicInst& ii) {
+    return ii.getArgOperand(isGather(ii) ? 0 : 1);
+}
 
-Value* maskOf(IntrinsicInst& ii) { return ii.getArgOperand(isGather(ii) ? 2 : 3); }
+Value* maskOf(IntrinsicInst& ii) {
+    return ii.getArgOperand(isGather(ii) ? 2 : 3);
+}
 
 Type* dataType(IntrinsicInst& ii) {
     return isGather(ii) ? ii.getType() : ii.getArgOperand(0)->getType();
@@ -248,9 +254,10 @@ void rewrite(Group& g, const DataLayout& dl, int64_t minOffset, unsigned perLane
         Value* spreadV = tb.CreateShuffleVector(a.call->getArgOperand(0), spread);
         wide = tb.CreateShuffleVector(wide, spreadV, merge);
     }
-    Instruction* store = fullMask && allUsed
-                             ? static_cast<Instruction*>(tb.CreateAlignedStore(wide, wideBase, align))
-                             : tb.CreateMaskedStore(wide, wideBase, align, wideMask(tb));
+    Instruction* store =
+        fullMask && allUsed
+            ? static_cast<Instruction*>(tb.CreateAlignedStore(wide, wideBase, align))
+            : tb.CreateMaskedStore(wide, wideBase, align, wideMask(tb));
     store->copyMetadata(*first, kinds);
 }
 
