@@ -967,6 +967,42 @@ __kernel void rows(__global const float* in, __global float* out, int rows) {
     fs::remove_all(dir);
 }
 
+// The rule above holds only where a work-item taking the branch must reach the barrier. Under a
+// further branch (`if (flag)`, 0 here) no work-item may reach it, and then the group may part at
+// the outer branch: its values vary, and the loop under it gets no implicit barriers (which
+// made 10 of 64 results wrong when the outer branch was taken as uniform).
+TEST_CASE("a barrier no work-item reaches leaves its branch varying", "[cpu][cpu_codegen]") {
+    const std::string src = R"CL(
+__kernel void maybe(__global const float* in, __global float* out, int n, int flag) {
+    int lid = get_local_id(0);
+    float acc = 0.0f;
+    if (lid < 10) {
+        for (int j = 0; j < n; ++j)
+            acc += in[j];
+        if (flag)
+            barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[get_global_id(0)] = acc + (float)lid;
+}
+)CL";
+    Built b = build(src);
+    std::vector<float> in(16), out(128, -1.0f);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(i) * 0.5f;
+    for (int n : {0, 1, 5, 16}) {
+        int flag = 0;
+        PtrArgs p{in.data(), out.data()};
+        runNDRange(b.fn("maybe"), {p.at(0), p.at(1), &n, &flag}, 1, {128, 1, 1}, {64, 1, 1});
+        float sum = 0.0f;
+        for (int j = 0; j < n; ++j)
+            sum += in[size_t(j)];
+        for (size_t i = 0; i < 128; ++i) {
+            INFO("n " << n << " work-item " << i);
+            CHECK(out[i] == (i % 64 < 10 ? sum : 0.0f) + float(i % 64));
+        }
+    }
+}
+
 // KernelDesc::observesGroups: false only for kernels that cannot tell how their work-items are
 // grouped, which the CPU device may then group freely (a smaller last group even in 1.2).
 TEST_CASE("the work-group pass knows which kernels observe their grouping", "[cpu][cpu_codegen]") {

@@ -90,16 +90,27 @@ Uniformity analyseUniformity(Function& w, BasicBlock* entry, const Placeholders&
             for (BasicBlock* s : successors(&bb))
                 if (s != join && region.insert(s).second)
                     work.push_back(s);
-            bool groupBarrier = false;
+            SmallVector<BasicBlock*, 4> barriersIn;
             while (!work.empty()) {
                 BasicBlock* b = work.pop_back_val();
-                groupBarrier = groupBarrier || groupBarriers.contains(b);
+                if (groupBarriers.contains(b))
+                    barriersIn.push_back(b);
                 for (BasicBlock* s : successors(b))
                     if (s != join && region.insert(s).second)
                         work.push_back(s);
             }
-            if (groupBarrier)
-                continue; // uniform control, by the spec's rule for work-group barriers
+            // Uniform control by the spec's rule for work-group barriers when every side but
+            // the join's leads to a barrier on all its paths: a work-item taking it reaches the
+            // barrier, so all take it. A barrier under a further branch (`if (flag)`) may be
+            // reached by none, and then the group may part there.
+            const bool barrierCertain =
+                !barriersIn.empty() && llvm::all_of(successors(&bb), [&](BasicBlock* s) {
+                    return s == join || llvm::any_of(barriersIn, [&](BasicBlock* b) {
+                               return pdt.dominates(b, s);
+                           });
+                });
+            if (barrierCertain)
+                continue;
             changed = true;
             if (join)
                 joins.insert(join);

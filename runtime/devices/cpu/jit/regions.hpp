@@ -37,11 +37,12 @@ struct Uniformity {
 /// uniform (a work-item seeing another's unsynchronised store would be a data race); loads
 /// from private memory, atomics and calls that touch memory are varying. A varying branch
 /// makes the blocks up to its immediate post-dominator divergent, and the phis there and at
-/// the join varying — unless one of those blocks is a work-group barrier (`groupBarriers`):
-/// OpenCL requires every work-item of the group to take such a branch the same way if any
-/// reaches the barrier (`if (row < rows) { ...; barrier(); reduce }` in GPU code, with rows a
-/// multiple of the group), so it is uniform control, as the regions already treat it (the
-/// barrier reached picks the next region), and the values under it keep uniform slots.
+/// the join varying — unless each side of the branch (but the join) leads on all its paths to
+/// a work-group barrier (`groupBarriers`): OpenCL requires every work-item of the group to take
+/// such a branch the same way if any reaches the barrier (`if (row < rows) { ...; barrier(); reduce
+/// }` in GPU code, with rows a multiple of the group), so it is uniform control, as the regions
+/// already treat it (the barrier reached picks the next region), and the values under it keep
+/// uniform slots.
 Uniformity analyseUniformity(llvm::Function& w, llvm::BasicBlock* entry, const Placeholders& ph,
                              const llvm::SmallPtrSetImpl<llvm::BasicBlock*>& groupBarriers);
 
