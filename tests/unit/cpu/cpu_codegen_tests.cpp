@@ -2266,13 +2266,10 @@ std::vector<std::string> workItemLoopLines(const std::string& log, const std::st
 
 /// Builds the GPU-style kernels and `branchy` for `cpu` (empty: the host) with
 /// DUET_CPU_VECTOR_WIDTH=`width` (empty: unset) and -save-temps under `prefix`.
-Built buildForWidth(const std::string& cpu, const std::string& width, const std::string& prefix) {
-    if (width.empty())
-        ::unsetenv("DUET_CPU_VECTOR_WIDTH");
-    else
-        ::setenv("DUET_CPU_VECTOR_WIDTH", width.c_str(), 1);
-    const std::string source = std::string(kGpuStyle) + kBranchy;
-    const std::string options = "-cl-std=CL3.0 -save-temps=" + prefix;
+/// `source` built for CPU `cpu` (empty: the host) with `options`, `kernels` compiled now (the
+/// switches in the environment apply to them).
+Built buildForCpu(const std::string& source, const std::string& cpu, const std::string& options,
+                  std::initializer_list<const char*> kernels) {
     TargetSpec target;
     target.cpuName = cpu; // its own features: code for it runs only on such a CPU
     target = withCpuFrontEnd(target);
@@ -2284,8 +2281,19 @@ Built buildForWidth(const std::string& cpu, const std::string& width, const std:
     b.log = b.fin.log;
     INFO(b.log);
     REQUIRE(b.fin.status == CL_SUCCESS);
-    for (const char* k : {"fv", "tr", "strided", "branchy"})
-        b.fn(k); // compiled now, under this width
+    for (const char* k : kernels)
+        b.fn(k);
+    return b;
+}
+
+Built buildForWidth(const std::string& cpu, const std::string& width, const std::string& prefix) {
+    if (width.empty())
+        ::unsetenv("DUET_CPU_VECTOR_WIDTH");
+    else
+        ::setenv("DUET_CPU_VECTOR_WIDTH", width.c_str(), 1);
+    Built b =
+        buildForCpu(std::string(kGpuStyle) + kBranchy, cpu, "-cl-std=CL3.0 -save-temps=" + prefix,
+                    {"fv", "tr", "strided", "branchy"});
     ::unsetenv("DUET_CPU_VECTOR_WIDTH");
     return b;
 }
@@ -3128,21 +3136,8 @@ Built buildGathers(const std::string& cpu, const char* rewrite, const std::strin
     ScopedEnv width("DUET_CPU_VECTOR_WIDTH", cpu.empty() ? "" : "512");
     if (cpu.empty())
         ::unsetenv("DUET_CPU_VECTOR_WIDTH");
-    const std::string options = "-cl-std=CL3.0 -save-temps=" + prefix;
-    TargetSpec target;
-    target.cpuName = cpu;
-    target = withCpuFrontEnd(target);
-    CompileResult c = compileSource(kGathers, options, {}, target);
-    INFO(c.log);
-    REQUIRE(c.status == CL_SUCCESS);
-    Built b;
-    b.fin = finalizeForCpu(c.bitcode, options, kGathers, target);
-    b.log = b.fin.log;
-    INFO(b.log);
-    REQUIRE(b.fin.status == CL_SUCCESS);
-    for (const char* k : {"stencil", "through", "fields", "swap2"})
-        b.fn(k); // compiled now, under these switches
-    return b;
+    return buildForCpu(kGathers, cpu, "-cl-std=CL3.0 -save-temps=" + prefix,
+                       {"stencil", "through", "fields", "swap2"});
 }
 
 /// Index patterns over n elements: consecutive, shifted with a wrap, pairs swapped, reversed,
