@@ -3,12 +3,20 @@
 // double lengths scale by the largest component first.
 #include "builtins.h"
 
+// The spec lets geometric functions contract (mad, fma): dot does, where the library otherwise
+// builds with contraction off, so a dot of three is a multiply and two fused multiply-adds
+// (llvm.fmuladd: fused where the target has a fast fma). cross does not: cross(a, a) stays 0.
+#define DUET_CONTRACT _Pragma("OPENCL FP_CONTRACT ON")
 #define DUET_DOT(T)                                                                            \
     DUET_CONST T dot(T a, T b) { return a * b; }                                               \
-    DUET_CONST T dot(T##2 a, T##2 b) { return a.x * b.x + a.y * b.y; }                         \
-    DUET_CONST T dot(T##3 a, T##3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }             \
+    DUET_CONST T dot(T##2 a, T##2 b) {                                                         \
+        DUET_CONTRACT return a.x * b.x + a.y * b.y;                                            \
+    }                                                                                          \
+    DUET_CONST T dot(T##3 a, T##3 b) {                                                         \
+        DUET_CONTRACT return a.x * b.x + a.y * b.y + a.z * b.z;                                \
+    }                                                                                          \
     DUET_CONST T dot(T##4 a, T##4 b) {                                                         \
-        return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;                                  \
+        DUET_CONTRACT return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;                    \
     }                                                                                          \
     DUET_CONST T##3 cross(T##3 a, T##3 b) {                                                    \
         return (T##3)(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);    \
