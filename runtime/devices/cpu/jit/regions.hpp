@@ -46,6 +46,14 @@ struct Uniformity {
 Uniformity analyseUniformity(llvm::Function& w, llvm::BasicBlock* entry, const Placeholders& ph,
                              const llvm::SmallPtrSetImpl<llvm::BasicBlock*>& groupBarriers);
 
+/// Vector phis whose lanes no use outside a loop observes (`float3 acc` widened to four lanes by
+/// the front end: the fourth goes round the loop, `acc.w += s * d.w`, and nowhere else) keep
+/// only the observed ones: each incoming value becomes a shuffle with the others poison, so
+/// what computed them dies, instead of being computed per work-item and, where the phi lives
+/// across a barrier, stored and loaded through per-work-item storage. Returns the number of
+/// phis trimmed.
+size_t dropUnusedPhiLanes(llvm::Function& w);
+
 /// Whether `loop` gets implicit barriers (below): innermost, reached under uniform control, no
 /// barrier inside, left only by uniform branches.
 bool getsLoopBarriers(const llvm::Loop& loop, const Uniformity& u,

@@ -70,6 +70,12 @@ using wg::Placeholders;
 using wg::Uniformity;
 
 constexpr unsigned kAsLocal = 3;
+/// DUET_CPU_PHI_LANES=0 keeps the vector phis' unobserved lanes (for comparisons).
+bool phiLanesEnabled() {
+    const char* env = std::getenv("DUET_CPU_PHI_LANES");
+    return !(env && env[0] == '0');
+}
+
 /// How many times straight-line uniform loops are unrolled before their implicit barriers
 /// (wg::unrollUniformLoops): DUET_CPU_UNIFORM_UNROLL, default 4; 0 or 1 leaves them (for
 /// comparisons).
@@ -604,6 +610,8 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     }
     BasicBlock* start = entry->splitBasicBlock(lastPrologue->getNextNode(), "kernel.start");
     removeUnreachableBlocks(*w);
+    if (phiLanesEnabled())
+        wg::dropUnusedPhiLanes(*w);
 
     // One exit block holding only `ret void`.
     BasicBlock* exit = nullptr;
