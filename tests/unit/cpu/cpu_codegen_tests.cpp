@@ -1085,6 +1085,8 @@ __kernel void k(__global const float* x, __global float* y) {
         const bool estimate = mode[0] == '1';
         CHECK((text.find("vrsqrt14ps") != std::string::npos) == estimate);
         CHECK((text.find("vsqrtps") != std::string::npos) == !estimate);
+        // x = 0 and infinity are fixed up by one instruction, not a test and a select.
+        CHECK((text.find("vfixupimmps") != std::string::npos) == estimate);
         std::vector<float> x = {
             0.0f, -0.0f, INFINITY, -1.0f, NAN,    0x1p-149f,   0x1p-126f,        FLT_MAX,
             1.0f, 2.0f,  3.0f,     0.25f, 1e-30f, 123456.789f, 0x1.fffffep+127f, 7.0f};

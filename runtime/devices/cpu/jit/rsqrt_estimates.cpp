@@ -41,7 +41,7 @@ bool hasFeature(StringRef features, StringRef name) {
 }
 
 /// The rewrite of `div` = `fdiv arcp 1.0, sqrt(x)` into the estimate and a Newton step, with
-/// the lanes padded to the estimate instruction's 4, 8 or 16.
+/// the lanes padded to the estimate instruction's 4, 8 or 16 (`vl`: AVX-512VL, for 4 and 8).
 Value* estimate(IRBuilder<>& b, Value* x, bool vl) {
     Type* ty = x->getType();
     auto* vty = dyn_cast<FixedVectorType>(ty);
@@ -74,11 +74,21 @@ Value* estimate(IRBuilder<>& b, Value* x, bool vl) {
     Value* residual = b.CreateIntrinsic(Intrinsic::fma, {wide}, {b.CreateFNeg(xy), y, one});
     Value* halfY = b.CreateFMul(y, ConstantFP::get(wide, 0.5));
     Value* refined = b.CreateIntrinsic(Intrinsic::fma, {wide}, {halfY, residual, y});
-    // x = +-0 gives y = +-inf and x = +inf gives y = +0, exactly rsqrt's values, where the step
-    // would make NaN (0 * inf); negative x and NaN give NaN either way.
-    Value* special =
-        b.CreateIntrinsic(Intrinsic::is_fpclass, {wide}, {y, b.getInt32(fcZero | fcInf)});
-    Value* result = b.CreateSelect(special, y, refined);
+    // x = +-0 must give +-inf and x = +inf +0, where the step makes NaN (0 * inf): one
+    // vfixupimmps classifies x and replaces those lanes. Its table has a nibble per class of x
+    // (QNaN, SNaN, zero, +1, -inf, +inf, negative, positive), saying what the lane becomes:
+    // 0 keeps the step's result (NaN already for negative x and NaN), 6 is infinity with x's
+    // sign, 8 is +0. A denormal x is "positive" (DAZ is off), as the estimate treats it.
+    constexpr int kKeep = 0, kSignedInf = 6, kPlusZero = 8;
+    const uint32_t table = uint32_t(kSignedInf) << 8 | uint32_t(kPlusZero) << 20 | kKeep;
+    Value* tbl = ConstantInt::get(FixedVectorType::get(b.getInt32Ty(), width), table);
+    Value* result = width == 16
+                        ? b.CreateIntrinsic(
+                              Intrinsic::x86_avx512_mask_fixupimm_ps_512, {},
+                              {refined, in, tbl, b.getInt32(0), b.getInt16(0xffff), b.getInt32(4)})
+                        : b.CreateIntrinsic(width == 8 ? Intrinsic::x86_avx512_mask_fixupimm_ps_256
+                                                       : Intrinsic::x86_avx512_mask_fixupimm_ps_128,
+                                            {}, {refined, in, tbl, b.getInt32(0), b.getInt8(0xff)});
     if (!vty)
         return b.CreateExtractElement(result, uint64_t(0));
     if (lanes == width)

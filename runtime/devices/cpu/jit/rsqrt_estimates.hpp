@@ -19,7 +19,8 @@ namespace duet::rt::cpu {
 ///  - where the target has AVX-512F (and AVX-512VL for fewer than 16 elements) and is not one
 ///    of AMD's cores (`cpu`, LLVM's name, not "znver*"), into `y = vrsqrt14(x)` (relative error
 ///    below 2^-14), one Newton step computed with fused multiply-adds, `y + y/2 * (1 -
-///    (x*y)*y)`, and `y` itself where it is 0 or infinite (x infinite or zero): at most 1.04 ulp
+///    (x*y)*y)`, and one vfixupimmps giving +-inf for x = +-0 and +0 for x = +inf (where
+///    the step makes NaN), after the estimate's own special values: at most 1.04 ulp
 ///    over every non-negative float, NaN for the negative ones, exactly the special values
 ///    (checked exhaustively; the spec's limit is 2). On the lent Xeon (Emerald Rapids) N-body
 ///    ran 12-14% faster with it; on Zen 5, whose divider is fast, 10-30% slower than with
