@@ -272,7 +272,7 @@ void benchNbody(Session& s, cl_program program, const Config& cfg, Figures& out)
     check(clGetKernelWorkGroupInfo(kernel, s.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernelMax,
                                    &kernelMax, nullptr),
           "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
-    size_t local = 64;
+    size_t local = cfg.nbodyLocal;
     while (local > 1 && (local > kernelMax || n % local != 0))
         local /= 2;
 

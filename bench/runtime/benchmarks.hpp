@@ -18,6 +18,9 @@ struct Config {
     uint32_t bodies = 16384;
     int nbodySteps = 8;         ///< timed steps after the first one (timed alone)
     uint32_t nbodyChecked = 64; ///< bodies checked against the host reference
+    /// Work-group size, as the N-body demo launches it (samples/nbody/nbody_sim.cpp: 256 where
+    /// the kernel allows); halved while the kernel's limit or the body count forbids it.
+    uint32_t nbodyLocal = 256;
     size_t triadElements = size_t(32) << 20;
     size_t minElements = size_t(16) << 20;
     int repeats = 10;         ///< timed runs of triad and min (best is reported)

@@ -295,6 +295,10 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1u, 20u));
     app.add_option("--bodies", bodies, "N-body size (a multiple of 64; default 16384, quick 4096)")
         ->check(CLI::Range(uint32_t(64), uint32_t(1) << 20));
+    uint32_t nbodyLocal = 0;
+    app.add_option("--nbody-local", nbodyLocal,
+                   "N-body work-group size (default 256, the N-body demo's; 64 until session 28)")
+        ->check(CLI::Range(uint32_t(1), uint32_t(1024)));
     std::vector<std::string> only;
     app.add_option("--only", only,
                    "comma-separated figure keys (as in the JSON, e.g. mandel_mpix,spmv_gflops): "
@@ -328,6 +332,8 @@ int main(int argc, char** argv) {
         }
         cfg.bodies = bodies;
     }
+    if (nbodyLocal)
+        cfg.nbodyLocal = nbodyLocal;
     cfg.deviceType = deviceType == "gpu"           ? CL_DEVICE_TYPE_GPU
                      : deviceType == "accelerator" ? CL_DEVICE_TYPE_ACCELERATOR
                                                    : CL_DEVICE_TYPE_CPU;
@@ -500,6 +506,7 @@ int main(int argc, char** argv) {
                     {"note", "set by duet-bench before loading platforms; builds use a fresh "
                              "nonce per build"}};
         j["config"] = {{"nbody_bodies", cfg.bodies},
+                       {"nbody_local", cfg.nbodyLocal},
                        {"nbody_steps", cfg.nbodySteps},
                        {"nbody_checked", cfg.nbodyChecked},
                        {"triad_elements", cfg.triadElements},
