@@ -48,8 +48,8 @@ private:
         auto it = m_lanes.find(&v);
         if (it == m_lanes.end())
             it = m_lanes
-                     .try_emplace(&v, APInt::getZero(
-                                          cast<FixedVectorType>(v.getType())->getNumElements()))
+                     .try_emplace(
+                         &v, APInt::getZero(cast<FixedVectorType>(v.getType())->getNumElements()))
                      .first;
         return it->second;
     }
@@ -60,12 +60,13 @@ private:
         auto* oty = dyn_cast<FixedVectorType>(operand.getType());
         if (!uty || !oty || uty->getNumElements() != oty->getNumElements())
             return false;
-        if (isa<BinaryOperator>(u) || isa<UnaryOperator>(u) || isa<CmpInst>(u) ||
-            isa<PHINode>(u) || isa<FreezeInst>(u))
+        if (isa<BinaryOperator>(u) || isa<UnaryOperator>(u) || isa<CmpInst>(u) || isa<PHINode>(u) ||
+            isa<FreezeInst>(u))
             return true;
         if (auto* c = dyn_cast<CastInst>(&u))
-            return c->getOpcode() != Instruction::BitCast || uty->getElementType()->getScalarSizeInBits() ==
-                                                                 oty->getElementType()->getScalarSizeInBits();
+            return c->getOpcode() != Instruction::BitCast ||
+                   uty->getElementType()->getScalarSizeInBits() ==
+                       oty->getElementType()->getScalarSizeInBits();
         if (auto* s = dyn_cast<SelectInst>(&u))
             return s->getCondition() != &operand || s->getCondition()->getType()->isVectorTy();
         if (auto* ii = dyn_cast<IntrinsicInst>(&u)) {
@@ -115,7 +116,8 @@ private:
                 if (ins->getOperand(0) != &v)
                     return APInt::getAllOnes(n); // v is the inserted element (a vector?)
                 APInt du = lanes(*ins);
-                if (auto* idx = dyn_cast<ConstantInt>(ins->getOperand(2)); idx && idx->getValue().ult(n))
+                if (auto* idx = dyn_cast<ConstantInt>(ins->getOperand(2));
+                    idx && idx->getValue().ult(n))
                     du.clearBit(unsigned(idx->getZExtValue()));
                 d |= du;
                 continue;
@@ -141,39 +143,51 @@ size_t dropUnusedPhiLanes(Function& w) {
         for (PHINode& p : bb.phis())
             if (isa<FixedVectorType>(p.getType()))
                 phis.push_back(&p);
+    // One shuffle per value and set of lanes, right after the value: phis that take the same
+    // value (a loop's and its exit's) share it, so it stays one value across barriers.
+    DenseMap<std::pair<Value*, APInt>, Value*> shuffles;
+    auto kept = [&](Value* in, const APInt& d) -> Value* {
+        const unsigned n = d.getBitWidth();
+        if (isa<PoisonValue>(in))
+            return in;
+        if (auto* c = dyn_cast<Constant>(in)) {
+            SmallVector<Constant*, 16> elems;
+            for (unsigned j = 0; j < n; ++j) {
+                Constant* e = d[j] ? c->getAggregateElement(j)
+                                   : PoisonValue::get(c->getType()->getScalarType());
+                if (!e)
+                    return in;
+                elems.push_back(e);
+            }
+            return ConstantVector::get(elems);
+        }
+        if (auto* i = dyn_cast<Instruction>(in); i && i->isTerminator())
+            return in; // an invoke's result: kept whole (correct, only not trimmed)
+        auto [it, added] = shuffles.try_emplace({in, d}, nullptr);
+        if (!added)
+            return it->second;
+        BasicBlock::iterator at;
+        if (auto* a = dyn_cast<Argument>(in))
+            at = a->getParent()->getEntryBlock().getFirstInsertionPt();
+        else if (auto* phi = dyn_cast<PHINode>(in))
+            at = phi->getParent()->getFirstInsertionPt();
+        else
+            at = std::next(cast<Instruction>(in)->getIterator());
+        SmallVector<int, 16> mask;
+        for (unsigned j = 0; j < n; ++j)
+            mask.push_back(d[j] ? int(j) : -1);
+        IRBuilder<> b(at->getParent(), at);
+        return it->second = b.CreateShuffleVector(in, mask, in->getName() + ".lanes");
+    };
     for (PHINode* p : phis) {
         const APInt d = demanded.of(*p);
         if (d.isAllOnes())
             continue;
-        const unsigned n = d.getBitWidth();
-        SmallVector<int, 16> mask;
-        for (unsigned j = 0; j < n; ++j)
-            mask.push_back(d[j] ? int(j) : -1);
         // Each incoming value keeps the demanded lanes only: the cycle through the undemanded
         // ones is cut, and what computed them dies (per-work-item storage would otherwise keep
-        // them alive across barriers). One value per predecessor (a switch may list it twice).
-        DenseMap<BasicBlock*, Value*> kept;
-        for (unsigned k = 0; k < p->getNumIncomingValues(); ++k) {
-            Value* in = p->getIncomingValue(k);
-            BasicBlock* from = p->getIncomingBlock(k);
-            auto [it, added] = kept.try_emplace(from, nullptr);
-            if (added) {
-                it->second = in;
-                if (auto* c = dyn_cast<Constant>(in)) {
-                    SmallVector<Constant*, 16> elems;
-                    for (unsigned j = 0; j < n && elems.size() == j; ++j)
-                        if (Constant* e = d[j] ? c->getAggregateElement(j)
-                                               : PoisonValue::get(c->getType()->getScalarType()))
-                            elems.push_back(e);
-                    if (elems.size() == n)
-                        it->second = ConstantVector::get(elems);
-                } else {
-                    IRBuilder<> b(from->getTerminator());
-                    it->second = b.CreateShuffleVector(in, mask, in->getName() + ".lanes");
-                }
-            }
-            p->setIncomingValue(k, it->second);
-        }
+        // them alive across barriers).
+        for (unsigned k = 0; k < p->getNumIncomingValues(); ++k)
+            p->setIncomingValue(k, kept(p->getIncomingValue(k), d));
         ++dropped;
     }
     return dropped;
