@@ -1154,6 +1154,78 @@ __kernel void k(__global const float* in, __global float* out, int m) {
     }
 }
 
+// Issue 15: a loop whose step is a run-time value (`i += step`, 1 for contiguous chunks) has no
+// trip count LLVM can compute, so the loop vectoriser left it scalar even when step is 1.
+// wg::versionUnitStepLoops adds a copy for step == 1; every step must still give the loop as
+// written, including ones that wrap the counter past UINT_MAX and empty ranges.
+TEST_CASE("loops with a run-time step: a vectorised copy for step 1, every step exact",
+          "[cpu][cpu_codegen]") {
+    const char* src = R"CL(
+__kernel void k(__global const uint* src, uint first, uint end, uint step, __global uint* out) {
+    uint m = 0xffffffffu, count = 0;
+    for (uint i = first; i < end; i += step) {
+        m = min(m, src[i & 1023u] + (uint)get_global_id(0));
+        ++count;
+    }
+    out[2 * get_global_id(0)] = m;
+    out[2 * get_global_id(0) + 1] = count;
+}
+)CL";
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_ustep_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    // The copy's loop is widened: more vector minima than without it (the work-item loops
+    // have their own).
+    size_t vectorMins[2] = {};
+    for (int on = 0; on < 2; ++on) {
+        ScopedEnv env("DUET_CPU_UNIT_STEP_LOOPS", on ? "1" : "0");
+        const std::string prefix = (dir / ("v" + std::to_string(on))).string();
+        Built probe = build(src, "-cl-std=CL3.0 -save-temps=" + prefix);
+        const std::string wg = readFile(prefix + "_k.ll");
+        CHECK((wg.find("step.is.1") != std::string::npos) == bool(on));
+        vectorMins[on] = countOf(wg, "@llvm.umin.v");
+    }
+    INFO("vector umin calls: " << vectorMins[0] << " without the copy, " << vectorMins[1]
+                               << " with it");
+    CHECK(vectorMins[1] > vectorMins[0]);
+    const char* mode = GENERATE("1", "0");
+    ScopedEnv env("DUET_CPU_UNIT_STEP_LOOPS", mode);
+    Built b = build(src);
+    INFO("DUET_CPU_UNIT_STEP_LOOPS=" << mode);
+    std::vector<uint32_t> data(1024);
+    for (size_t j = 0; j < data.size(); ++j)
+        data[j] = uint32_t((j * 2654435761u) % 100000u) + 5u;
+    struct Case {
+        uint32_t first, end, step;
+    };
+    const Case cases[] = {{0, 1024, 1},
+                          {3, 1000, 1},
+                          {5, 900, 3},
+                          {0, 1024, 7},
+                          {100, 50, 1},
+                          {100, 100, 1},
+                          {0xfffffff0u, 0xffffffffu, 1},
+                          {0xfffffff0u, 0xffffffffu, 5},
+                          {0xfffffff0u, 0xfffffffeu, 0x80000001u}};
+    for (const Case& c : cases) {
+        std::vector<uint32_t> out(2 * 32, 0);
+        PtrArgs p{data.data(), out.data()};
+        uint32_t first = c.first, end = c.end, step = c.step;
+        runNDRange(b.fn("k"), {p.at(0), &first, &end, &step, p.at(1)}, 1, {32, 1, 1}, {32, 1, 1});
+        for (uint32_t g = 0; g < 32; ++g) {
+            uint32_t m = 0xffffffffu, count = 0;
+            for (uint32_t i = c.first; i < c.end; i += c.step) {
+                m = std::min(m, data[i & 1023u] + g);
+                ++count;
+            }
+            INFO("first " << c.first << " end " << c.end << " step " << c.step << " item " << g);
+            REQUIRE(out[2 * g] == m);
+            REQUIRE(out[2 * g + 1] == count);
+        }
+    }
+    fs::remove_all(dir);
+}
+
 TEST_CASE("-cl-opt-disable and fast-math options still compute the triad", "[cpu][cpu_codegen]") {
     for (const char* opts : {"-cl-std=CL3.0 -cl-opt-disable", "-cl-std=CL3.0 -cl-fast-relaxed-math",
                              "-cl-std=CL3.0 -cl-mad-enable -cl-no-signed-zeros"}) {

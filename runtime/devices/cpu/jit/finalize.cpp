@@ -383,6 +383,8 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
     pb.registerVectorizerStartEPCallback(
         [&report, optLevel](FunctionPassManager& fpm, OptimizationLevel) {
             fpm.addPass(AddressSpaceScopes());
+            if (optLevel > 1 && wg::unitStepLoopsEnabled())
+                fpm.addPass(wg::UnitStepLoops());
             // Work-item loops that hold a loop of per-work-item trip count, per vector of
             // work-items: lane loops ParallelWorkItemLoops then declares parallel.
             if (parallelLoopsEnabled() && optLevel > 1 && wg::divergentLoopsEnabled())
@@ -474,7 +476,8 @@ std::string CpuExecutable::memoKey(const std::string& bitcode) const {
            (parallelLoopsEnabled() ? "|parallel" : "|serial") +
            (wg::callLoopInductionsEnabled() ? "|callind" : "") +
            (wg::fullMaskPathsEnabled() ? "|fullmask" : "") +
-           (wg::consecutiveGathersEnabled() ? "|congather" : "") + "|divloops" +
+           (wg::consecutiveGathersEnabled() ? "|congather" : "") +
+           (wg::unitStepLoopsEnabled() ? "|ustep" : "") + "|divloops" +
            std::to_string(int(wg::divergentLoopsMode())) + cpu::localAtomicsMemoKey() +
            cpu::rsqrtEstimatesMemoKey() + cpu::libmvecMemoKey() + "|" + m_tm->getTargetCPU().str() +
            "|" + m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +

@@ -105,6 +105,20 @@ struct ScalarInductionsInCallingLoops : llvm::PassInfoMixin<ScalarInductionsInCa
 };
 bool callLoopInductionsEnabled();
 
+/// Before the loop vectoriser: loops whose counter steps by a value known only at run time
+/// (`for (i = first; i < end; i += step)`, step 1 for contiguous chunks and the item count
+/// otherwise; BLAS-style `incx`), whose trip count LLVM therefore cannot compute (the counter
+/// may wrap), so the vectoriser leaves them scalar, each get a copy with the step the constant
+/// 1, run when `step == 1`, the loop as it was otherwise. Innermost loops of one exit, taken on a
+/// comparison of the counter with a loop-invariant bound, short, without convergent calls; at
+/// most four a function. Strided work-item loops (`t += get_local_size(0)`) are split into
+/// work-item loops before this runs (makeStridedLoopsUniform). DUET_CPU_UNIT_STEP_LOOPS=0
+/// leaves the loops as they are.
+struct UnitStepLoops : llvm::PassInfoMixin<UnitStepLoops> {
+    llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam);
+};
+bool unitStepLoopsEnabled();
+
 /// After the vectorisers: gathers and scatters through `gep T, p, <lanes x idx>` (plus constant
 /// offsets: the fields of a float4 or a struct) whose lanes turn out, when the kernel runs, to
 /// point at consecutive elements become one vector load or store of the elements of all the
