@@ -67,7 +67,8 @@ Value* symbolicStep(Loop& loop, ScalarEvolution& se) {
             continue;
         for (unsigned k = 0; k < 2; ++k) {
             Value* counter = cmp->getOperand(k);
-            if ((counter == &phi || counter == next) && loop.isLoopInvariant(cmp->getOperand(1 - k)))
+            if ((counter == &phi || counter == next) &&
+                loop.isLoopInvariant(cmp->getOperand(1 - k)))
                 return step;
         }
     }
@@ -153,8 +154,10 @@ PreservedAnalyses UnitStepLoops::run(Function& f, FunctionAnalysisManager&) {
     bool changed = false;
     const size_t n = versionUnitStepLoops(f, changed);
     if (n && cpuJitLogEnabled())
-        std::fprintf(stderr, "duet: cpu: %s: %zu loop(s) stepping by a run-time value copied for a "
-                     "step of 1\n", f.getName().str().c_str(), n);
+        std::fprintf(stderr,
+                     "duet: cpu: %s: %zu loop(s) stepping by a run-time value copied for a "
+                     "step of 1\n",
+                     f.getName().str().c_str(), n);
     return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
 
