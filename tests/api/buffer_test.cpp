@@ -102,6 +102,57 @@ TEST_CASE("read, write, copy, fill and their bounds", "[api][buffer]") {
     clReleaseMemObject(b);
 }
 
+// The CPU device spreads copies of 2 MiB and more over its threads, in 256 KiB pieces: every
+// byte must land once, whatever the offsets and the size's remainder, and two queues may copy
+// while the other launches.
+TEST_CASE("large reads, writes and copies land whole at any offset", "[api][buffer]") {
+    WithQueue f;
+    const size_t size = (size_t(9) << 20) + 123, span = size + 64;
+    cl_mem a = f.buffer(span), b = f.buffer(span);
+    std::vector<unsigned char> src(size);
+    for (size_t i = 0; i < size; ++i)
+        src[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
+    REQUIRE_CL(
+        clEnqueueWriteBuffer(f.queue, a, CL_FALSE, 37, size, src.data(), 0, nullptr, nullptr));
+    REQUIRE_CL(clEnqueueCopyBuffer(f.queue, a, b, 37, 5, size, 0, nullptr, nullptr));
+    std::vector<unsigned char> back(size + 2, 0xee);
+    REQUIRE_CL(
+        clEnqueueReadBuffer(f.queue, b, CL_TRUE, 5, size, back.data() + 1, 0, nullptr, nullptr));
+    CHECK(back.front() == 0xee);
+    CHECK(back.back() == 0xee);
+    CHECK(std::equal(src.begin(), src.end(), back.begin() + 1));
+    // A second queue copies while the first runs a kernel over the same context.
+    cl_int err;
+    cl_command_queue q2 = clCreateCommandQueueWithProperties(f.context, f.device, nullptr, &err);
+    REQUIRE_CL(err);
+    cl_program p = buildProgram(f.context, f.device,
+                                "kernel void inc(global uint* p) { p[get_global_id(0)] += 1u; }");
+    cl_kernel k = clCreateKernel(p, "inc", &err);
+    REQUIRE_CL(err);
+    cl_mem c = f.buffer(size_t(4) << 20);
+    const cl_uchar zero = 0;
+    REQUIRE_CL(clEnqueueFillBuffer(f.queue, c, &zero, 1, 0, size_t(4) << 20, 0, nullptr, nullptr));
+    REQUIRE_CL(clSetKernelArg(k, 0, sizeof c, &c));
+    const size_t items = size_t(1) << 20;
+    for (int round = 0; round < 4; ++round) {
+        REQUIRE_CL(
+            clEnqueueNDRangeKernel(f.queue, k, 1, nullptr, &items, nullptr, 0, nullptr, nullptr));
+        REQUIRE_CL(clEnqueueCopyBuffer(q2, a, b, 37 + round, 5, size - 4, 0, nullptr, nullptr));
+    }
+    REQUIRE_CL(clFinish(q2));
+    REQUIRE_CL(clFinish(f.queue));
+    REQUIRE_CL(
+        clEnqueueReadBuffer(f.queue, b, CL_TRUE, 5, size - 4, back.data(), 0, nullptr, nullptr));
+    CHECK(std::equal(src.begin() + 3, src.end() - 1, back.begin()));
+    CHECK(f.read<cl_uint>(c, items) == std::vector<cl_uint>(items, 4u));
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseMemObject(c);
+    clReleaseCommandQueue(q2);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+}
+
 TEST_CASE("rectangular transfers", "[api][buffer]") {
     WithQueue f;
     // A 16x8x2 byte box inside the buffer, row pitch 32, slice pitch 32*10.

@@ -122,7 +122,52 @@ public:
     void pickLocalSize(const Device& device, const Kernel& kernel, cl_uint dims,
                        const size_t* global, size_t* local) const override;
 
+    // Buffer transfers: the device's memory is the host's, as in DeviceBackend's defaults,
+    // but large copies run on the pool's threads (copyBytes).
+    cl_int read(const Mem& src, size_t offset, size_t size, void* host) override {
+        const char* from = src.data() + offset;
+        if (from != host) // a USE_HOST_PTR buffer may be read into its own host memory
+            copyBytes(host, from, size);
+        return CL_SUCCESS;
+    }
+    cl_int write(Mem& dst, size_t offset, size_t size, const void* host) override {
+        char* to = dst.data() + offset;
+        if (to != host)
+            copyBytes(to, host, size);
+        return CL_SUCCESS;
+    }
+    cl_int copy(const Mem& src, size_t srcOffset, Mem& dst, size_t dstOffset,
+                size_t size) override {
+        copyBytes(dst.data() + dstOffset, src.data() + srcOffset, size);
+        return CL_SUCCESS;
+    }
+
 private:
+    /// DUET_CPU_PARALLEL_COPIES=0 copies on the queue's thread alone (for comparisons).
+    const bool m_parallelCopies = [] {
+        const char* env = std::getenv("DUET_CPU_PARALLEL_COPIES");
+        return !(env && env[0] == '0');
+    }();
+    /// Copies of at least this many bytes are spread over the pool: one thread copies at a
+    /// fraction of the memory's bandwidth, and waking the others costs tens of microseconds.
+    static constexpr size_t kParallelCopyBytes = size_t(2) << 20;
+    /// Each participant claims pieces of this size (multiples of any page and cache line).
+    static constexpr size_t kCopyPiece = size_t(256) << 10;
+
+    /// memcpy of non-overlapping ranges; from kParallelCopyBytes on, in pieces over the pool
+    /// (one job at a time: a copy waits for a launch of another queue to finish, as launches do).
+    void copyBytes(void* dst, const void* src, size_t size) {
+        if (size < kParallelCopyBytes || m_pool.participants() < 2 || !m_parallelCopies) {
+            std::memcpy(dst, src, size);
+            return;
+        }
+        m_pool.run((size + kCopyPiece - 1) / kCopyPiece, 1, [&](size_t b, size_t e, unsigned) {
+            const size_t from = b * kCopyPiece, to = std::min(size, e * kCopyPiece);
+            std::memcpy(static_cast<char*>(dst) + from, static_cast<const char*>(src) + from,
+                        to - from);
+        });
+    }
+
     /// A growable block aligned for any OpenCL C type.
     class AlignedBlock {
     public:
