@@ -1226,6 +1226,62 @@ __kernel void k(__global const uint* src, uint first, uint end, uint step, __glo
     fs::remove_all(dir);
 }
 
+// A loop with a run-time step and a per-work-item start, no memory accesses: the divergent-loop
+// pass linearises it per vector of work-items. With the step-1 copy in front of it, both copies
+// must still be linearised (the copy must not cost the work-item loop its vector lanes), and
+// every step must give what the loop as written gives.
+TEST_CASE("loops with a run-time step and per-work-item starts: both copies still linearised",
+          "[cpu][cpu_codegen]") {
+    const char* src = R"CL(
+__kernel void k(__global uint* out, uint end, uint step) {
+    uint s = (uint)get_global_id(0), count = 0;
+    for (uint i = (uint)get_global_id(0) % 7u; i < end; i += step) {
+        s = (s * 1103515245u + i) ^ (s >> 7);
+        ++count;
+    }
+    out[2 * get_global_id(0)] = s;
+    out[2 * get_global_id(0) + 1] = count;
+}
+)CL";
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_ustepdiv_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    ::unsetenv("DUET_CPU_DIVERGENT_LOOPS");
+    for (const char* mode : {"1", "0"}) {
+        ScopedEnv env("DUET_CPU_UNIT_STEP_LOOPS", mode);
+        INFO("DUET_CPU_UNIT_STEP_LOOPS=" << mode);
+        // -save-temps: the verdicts of the work-item loops go into the build log.
+        Built b = build(src, "-cl-std=CL3.0 -save-temps=" + (dir / mode).string());
+        WorkGroupFn fn = b.fn("k"); // compiled now, under this setting
+        INFO(b.log);
+        CHECK(std::regex_search(
+            b.log, std::regex(mode[0] == '1' ? "kernel k: [^\\n]*: 2 inner loops linearised"
+                                             : "kernel k: [^\\n]*: inner loop linearised")));
+        struct Case {
+            uint32_t end, step;
+        };
+        const Case cases[] = {{300, 1}, {300, 2}, {300, 5},
+                              {3, 1},   {0, 1},   {0xfffffff0u, 0xfffffffdu}};
+        for (const Case& c : cases) {
+            std::vector<uint32_t> out(2 * 48, 0);
+            PtrArgs p{out.data()};
+            uint32_t end = c.end, step = c.step;
+            runNDRange(fn, {p.at(0), &end, &step}, 1, {48, 1, 1}, {24, 1, 1});
+            for (uint32_t g = 0; g < 48; ++g) {
+                uint32_t s = g, count = 0;
+                for (uint32_t i = g % 7u; i < c.end; i += c.step) {
+                    s = (s * 1103515245u + i) ^ (s >> 7);
+                    ++count;
+                }
+                INFO("end " << c.end << " step " << c.step << " item " << g);
+                REQUIRE(out[2 * g] == s);
+                REQUIRE(out[2 * g + 1] == count);
+            }
+        }
+    }
+    fs::remove_all(dir);
+}
+
 TEST_CASE("-cl-opt-disable and fast-math options still compute the triad", "[cpu][cpu_codegen]") {
     for (const char* opts : {"-cl-std=CL3.0 -cl-opt-disable", "-cl-std=CL3.0 -cl-fast-relaxed-math",
                              "-cl-std=CL3.0 -cl-mad-enable -cl-no-signed-zeros"}) {
