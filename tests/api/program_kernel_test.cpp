@@ -112,6 +112,30 @@ TEST_CASE("build failures keep clang's diagnostics in the log", "[api][program]"
     CHECK(err == CL_INVALID_VALUE);
 }
 
+// Found by fuzz_build_source: a kernel no path of which returns left the CPU device's work-group
+// pass without an exit block, and the build crashed. It is a build failure with a reason now;
+// other devices may build it (it would only ever run until a timeout stops it).
+TEST_CASE("a kernel that never returns fails to build on the CPU device, with a reason",
+          "[api][program]") {
+    WithQueue f;
+    const char* src = "kernel void spin(global float* x, int n) {\n"
+                      "    for (int i = 0; i < 4; -+i) if (i < n) x[i] = 1.0f;\n"
+                      "}\n";
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(f.context, 1, &src, nullptr, &err);
+    REQUIRE_CL(err);
+    cl_device_type type = 0;
+    REQUIRE_CL(clGetDeviceInfo(f.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr));
+    err = clBuildProgram(p, 1, &f.device, nullptr, nullptr, nullptr);
+    if (type & CL_DEVICE_TYPE_CPU) {
+        CHECK(err == CL_BUILD_PROGRAM_FAILURE);
+        CHECK(buildLog(p, f.device).find("spin never returns") != std::string::npos);
+    } else {
+        CHECK((err == CL_SUCCESS || err == CL_BUILD_PROGRAM_FAILURE));
+    }
+    clReleaseProgram(p);
+}
+
 TEST_CASE("-cl-std builds exactly the versions CL_DEVICE_OPENCL_C_ALL_VERSIONS lists",
           "[api][program]") {
     WithQueue f;

@@ -619,6 +619,10 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     for (BasicBlock& bb : *w)
         if (auto* ret = dyn_cast<ReturnInst>(bb.getTerminator()))
             rets.push_back(ret);
+    if (rets.empty()) { // `for (;;)` on every path: no end for the regions to lead to
+        error = "kernel " + info.name + " never returns: every path through it loops forever";
+        return false;
+    }
     if (rets.size() == 1) {
         exit = rets[0]->getParent()->splitBasicBlock(rets[0], "kernel.exit");
     } else {
