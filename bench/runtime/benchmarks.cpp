@@ -55,9 +55,18 @@ std::string Times::describe(int repeats) const {
     return o.str();
 }
 
+void warmUp(Session& s, const std::function<void()>& launch) {
+    const auto start = Clock::now();
+    for (int runs = 0; runs < kWarmUpMaxRuns; ++runs) {
+        launch();
+        check(clFinish(s.queue), "clFinish");
+        if (secondsSince(start) >= kWarmUpSeconds)
+            break;
+    }
+}
+
 Times timeRuns(Session& s, int repeats, const std::function<void()>& launch) {
-    launch();
-    check(clFinish(s.queue), "clFinish");
+    warmUp(s, launch);
     std::vector<double> all;
     for (int r = 0; r < repeats; ++r) {
         auto t = Clock::now();
@@ -408,8 +417,7 @@ void benchTriad(Session& s, cl_program program, const Config& cfg, Figures& out)
     setArg(kernel, 2, cBuf.get());
     setArg(kernel, 3, scalar);
 
-    enqueue1D(s.queue, kernel, n, nullptr, "triad"); // warm-up
-    check(clFinish(s.queue), "clFinish");
+    warmUp(s, [&] { enqueue1D(s.queue, kernel, n, nullptr, "triad"); });
     double best = std::numeric_limits<double>::infinity();
     for (int r = 0; r < cfg.repeats; ++r) {
         auto t = Clock::now();
@@ -447,8 +455,9 @@ void benchMin(Session& s, cl_program program, const Config& cfg, Figures& out) {
                             data.data(), "src");
     ParallelMin pmin(s.context, s.device, program, src, n);
 
+    warmUp(s, [&] { pmin.enqueue(s.queue); });
     double best = std::numeric_limits<double>::infinity();
-    for (int r = -1; r < cfg.repeats; ++r) { // r == -1: warm-up, checked but not timed
+    for (int r = 0; r < cfg.repeats; ++r) { // every run checked
         auto t = Clock::now();
         pmin.enqueue(s.queue);
         check(clFinish(s.queue), "clFinish");
@@ -459,8 +468,7 @@ void benchMin(Session& s, cl_program program, const Config& cfg, Figures& out) {
                                         std::to_string(want));
             return;
         }
-        if (r >= 0)
-            best = std::min(best, sec);
+        best = std::min(best, sec);
     }
     std::ostringstream detail;
     detail << "best of " << cfg.repeats << " runs " << best * 1e3 << " ms, " << pmin.plan.groups
@@ -482,11 +490,11 @@ void benchLaunch(Session& s, cl_program program, const Config& cfg, Figures& out
     const size_t one = 1;
     size_t launched = 0;
 
-    const size_t warmUp = 64;
-    for (size_t i = 0; i < warmUp; ++i)
+    const size_t warmUpLaunches = 64;
+    for (size_t i = 0; i < warmUpLaunches; ++i)
         enqueue1D(s.queue, kernel, 1, &one, "launch_probe");
     check(clFinish(s.queue), "clFinish");
-    launched += warmUp;
+    launched += warmUpLaunches;
 
     const int samples = 3;
     double best = std::numeric_limits<double>::infinity();

@@ -101,7 +101,15 @@ struct Times {
     double median = 0;
     std::string describe(int repeats) const;
 };
-/// `repeats` runs of `launch` + clFinish, each timed, after one untimed warm-up run.
+/// Untimed runs of `launch` + clFinish until the code a runtime settles on is running: at least
+/// one, then until kWarmUpSeconds have passed or kWarmUpMaxRuns were made. Runtimes compile
+/// lazily or in tiers (Duet's CPU device switches to optimised code after 20 ms or 16 launches
+/// of a kernel); the figures are steady speed, so one warm-up run is not enough for short
+/// kernels.
+inline constexpr double kWarmUpSeconds = 0.1;
+inline constexpr int kWarmUpMaxRuns = 32;
+void warmUp(Session& s, const std::function<void()>& launch);
+/// `repeats` runs of `launch` + clFinish, each timed, after warmUp().
 Times timeRuns(Session& s, int repeats, const std::function<void()>& launch);
 
 /// Builds the benchmark source cfg.builds times, each uncached (fresh nonce); records
