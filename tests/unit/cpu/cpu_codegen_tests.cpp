@@ -1226,6 +1226,59 @@ __kernel void k(__global const uint* src, uint first, uint end, uint step, __glo
     fs::remove_all(dir);
 }
 
+// The parallel-min seed's loop: each work-item takes the minimum of its own chunk of uint4s, so
+// its work-item loop runs one work-item at a time. The loop vectoriser would widen the inner loop
+// by regrouping the Scalarizer's four lane loads with shuffles; left to the SLP vectoriser, the
+// loop takes each uint4 whole. Both ways give the minimum of every chunk, empty ones included.
+TEST_CASE("inner loops over OpenCL vectors of a serial work-item loop keep the vectors whole",
+          "[cpu][cpu_codegen]") {
+    const char* src = R"CL(
+__kernel void k(__global const uint4* src, uint count, uint per, __global uint* out) {
+    uint first = (uint)get_global_id(0) * per;
+    uint end = min(first + per, count);
+    uint4 m = (uint4)(0xffffffffu);
+    for (uint i = first; i < end; ++i)
+        m = min(m, src[i]);
+    out[get_global_id(0)] = min(min(m.x, m.y), min(m.z, m.w));
+}
+)CL";
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_lanewise_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    for (int on = 0; on < 2; ++on) {
+        ScopedEnv env("DUET_CPU_LANEWISE_LOOPS", on ? "1" : "0");
+        const std::string prefix = (dir / ("l" + std::to_string(on))).string();
+        Built probe = build(src, "-cl-std=CL3.0 -save-temps=" + prefix);
+        const std::string ll = readFile(prefix + "_k.ll");
+        INFO("DUET_CPU_LANEWISE_LOOPS=" << on);
+        // On: not widened (no loop carries the vectoriser's mark), one uint4 minimum an element.
+        CHECK((ll.find("llvm.loop.isvectorized") == std::string::npos) == bool(on));
+        CHECK((ll.find("@llvm.umin.v4i32") != std::string::npos) == bool(on));
+    }
+    fs::remove_all(dir);
+    const char* mode = GENERATE("1", "0");
+    ScopedEnv env("DUET_CPU_LANEWISE_LOOPS", mode);
+    Built b = build(src);
+    INFO("DUET_CPU_LANEWISE_LOOPS=" << mode);
+    std::vector<uint32_t> data(4 * 1000);
+    for (size_t j = 0; j < data.size(); ++j)
+        data[j] = uint32_t((j * 2654435761u) % 1000003u) + 9u;
+    for (uint32_t per : {0u, 1u, 7u, 31u, 33u, 40u}) {
+        uint32_t count = 1000;
+        std::vector<uint32_t> out(32, 0);
+        PtrArgs p{data.data(), out.data()};
+        runNDRange(b.fn("k"), {p.at(0), &count, &per, p.at(1)}, 1, {32, 1, 1}, {32, 1, 1});
+        for (uint32_t g = 0; g < 32; ++g) {
+            uint32_t want = 0xffffffffu;
+            for (uint32_t i = g * per; i < std::min(g * per + per, count); ++i)
+                for (uint32_t c = 0; c < 4; ++c)
+                    want = std::min(want, data[4 * i + c]);
+            INFO("per " << per << " item " << g);
+            REQUIRE(out[g] == want);
+        }
+    }
+}
+
 // A loop with a run-time step and a per-work-item start, no memory accesses: the divergent-loop
 // pass linearises it per vector of work-items. With the step-1 copy in front of it, both copies
 // must still be linearised (the copy must not cost the work-item loop its vector lanes), and

@@ -38,9 +38,7 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
-#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/LegacyPassManager.h>
-#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Operator.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
@@ -326,42 +324,6 @@ bool loopBarriersEnabled(const BuildOptions& o) {
     return !(env && env[0] == '0');
 }
 
-/// __global/__constant and __local memory never overlap (local memory is a block of its own
-/// per work-group), but LLVM cannot know it for the host, and its loop-access analysis will
-/// not compare pointers of two address spaces at run time: a work-item loop that reads a
-/// buffer and writes a __local tile stayed scalar. Accesses through addrspace(1)/(2) and
-/// addrspace(3) pointers get alias scopes that say so, just before the vectorisers run (after
-/// inlining, so the builtins' accesses are covered too). Generic pointers stay unmarked.
-struct AddressSpaceScopes : PassInfoMixin<AddressSpaceScopes> {
-    PreservedAnalyses run(Function& f, FunctionAnalysisManager&) {
-        LLVMContext& ctx = f.getContext();
-        MDBuilder mdb(ctx);
-        MDNode* domain = mdb.createAnonymousAliasScopeDomain("duet.address-spaces");
-        MDNode* global = mdb.createAnonymousAliasScope(domain, "global");
-        MDNode* local = mdb.createAnonymousAliasScope(domain, "local");
-        MDNode* globalList = MDNode::get(ctx, {global});
-        MDNode* localList = MDNode::get(ctx, {local});
-        bool changed = false;
-        for (Instruction& i : instructions(f)) {
-            Value* ptr = getLoadStorePointerOperand(&i);
-            if (!ptr)
-                continue;
-            unsigned as = ptr->getType()->getPointerAddressSpace();
-            bool isLocal = as == 3;
-            if (!isLocal && as != 1 && as != 2)
-                continue;
-            i.setMetadata(LLVMContext::MD_alias_scope,
-                          MDNode::concatenate(i.getMetadata(LLVMContext::MD_alias_scope),
-                                              isLocal ? localList : globalList));
-            i.setMetadata(LLVMContext::MD_noalias,
-                          MDNode::concatenate(i.getMetadata(LLVMContext::MD_noalias),
-                                              isLocal ? globalList : localList));
-            changed = true;
-        }
-        return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
-    }
-};
-
 /// Work-item loops are declared parallel for the loop vectoriser (wg::ParallelWorkItemLoops);
 /// DUET_CPU_PARALLEL_LOOPS=0 leaves them to its dependence analysis (for comparisons).
 bool parallelLoopsEnabled() {
@@ -382,7 +344,7 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
     wg::WorkItemLoopReport report(m.getContext());
     pb.registerVectorizerStartEPCallback(
         [&report, optLevel](FunctionPassManager& fpm, OptimizationLevel) {
-            fpm.addPass(AddressSpaceScopes());
+            fpm.addPass(wg::AddressSpaceScopes());
             if (optLevel > 1 && wg::unitStepLoopsEnabled())
                 fpm.addPass(wg::UnitStepLoops());
             // Work-item loops that hold a loop of per-work-item trip count, per vector of
@@ -391,6 +353,8 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
                 fpm.addPass(wg::LinearisedDivergentLoops(&report));
             if (parallelLoopsEnabled())
                 fpm.addPass(wg::ParallelWorkItemLoops(&report));
+            if (optLevel > 1 && wg::lanewiseInnerLoopsEnabled())
+                fpm.addPass(wg::LanewiseInnerLoops(&report));
         });
     if (optLevel > 1 && wg::callLoopInductionsEnabled())
         pb.registerOptimizerLastEPCallback([](ModulePassManager& mpm, OptimizationLevel) {
@@ -477,7 +441,8 @@ std::string CpuExecutable::memoKey(const std::string& bitcode) const {
            (wg::callLoopInductionsEnabled() ? "|callind" : "") +
            (wg::fullMaskPathsEnabled() ? "|fullmask" : "") +
            (wg::consecutiveGathersEnabled() ? "|congather" : "") +
-           (wg::unitStepLoopsEnabled() ? "|ustep" : "") + "|divloops" +
+           (wg::unitStepLoopsEnabled() ? "|ustep" : "") +
+           (wg::lanewiseInnerLoopsEnabled() ? "|lanewise" : "") + "|divloops" +
            std::to_string(int(wg::divergentLoopsMode())) + cpu::localAtomicsMemoKey() +
            cpu::rsqrtEstimatesMemoKey() + cpu::libmvecMemoKey() + "|" + m_tm->getTargetCPU().str() +
            "|" + m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +

@@ -144,6 +144,36 @@ struct FullMaskFastPaths : llvm::PassInfoMixin<FullMaskFastPaths> {
 };
 bool fullMaskPathsEnabled();
 
+/// __global/__constant and __local memory never overlap (local memory is a block of its own
+/// per work-group), but LLVM cannot know it for the host, and its loop-access analysis will
+/// not compare pointers of two address spaces at run time: a work-item loop that reads a
+/// buffer and writes a __local tile stayed scalar. Accesses through addrspace(1)/(2) and
+/// addrspace(3) pointers get alias scopes that say so, just before the vectorisers run (after
+/// inlining, so the builtins' accesses are covered too). Generic pointers stay unmarked.
+struct AddressSpaceScopes : llvm::PassInfoMixin<AddressSpaceScopes> {
+    llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam);
+};
+
+/// Before the loop vectoriser: the inner loops of a work-item loop that runs one work-item at
+/// a time (its inner loop's trip count differs between work-items and it was not linearised)
+/// that read or write OpenCL vectors lane by lane get llvm.loop.vectorize.enable = false when
+/// their arithmetic is light (fewer than 4 operations a memory access). The Scalarizer splits
+/// `uint4 v = p[i]` into four loads 4 bytes apart, each advancing 16 bytes an iteration; the
+/// loop vectoriser widens such a loop by loading whole lines and regrouping the lanes with
+/// shuffles (on Zen 5, 16 vpermt2d and spills for 512 bytes of the parallel-min seed's
+/// `m = min(m, src[i])`), while the SLP vectoriser puts the four lanes back into one `uint4`
+/// operation. Measured there: 1.5 ms widened, 1.1 ms left to SLP for 64 MiB, the memory's
+/// speed (bench/README.md, session 29). Loops with more arithmetic an access keep the loop
+/// vectoriser, whose wider vectors then pay for the shuffles. `report` (when not null) notes
+/// each loop. DUET_CPU_LANEWISE_LOOPS=0 leaves them to the loop vectoriser (the JIT memo's
+/// key says which).
+struct LanewiseInnerLoops : llvm::PassInfoMixin<LanewiseInnerLoops> {
+    explicit LanewiseInnerLoops(WorkItemLoopReport* report = nullptr) : report(report) {}
+    llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam);
+    WorkItemLoopReport* report;
+};
+bool lanewiseInnerLoopsEnabled();
+
 /// What the loop vectoriser did with each work-item loop of one optimisation run, collected
 /// from its remarks while an instance lives (the context's previous handler is restored on
 /// destruction). Other diagnostics go to the previous handler.
