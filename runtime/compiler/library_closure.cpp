@@ -1,5 +1,6 @@
 // Bitcode libraries parsed once per process; each build links the closure of its calls.
 #include "compiler/library_closure.hpp"
+#include "core/environment.hpp"
 #include "compiler/llvm_util.hpp"
 
 #include <llvm/ADT/DenseMap.h>
@@ -291,8 +292,7 @@ std::string linkWholeLibrary(Module& m, std::string_view lib, const std::string&
 } // namespace
 
 bool sharedLibrariesEnabled() {
-    const char* env = std::getenv("DUET_SHARED_BUILTINS");
-    return !(env && env[0] == '0');
+    return envSwitchOn("DUET_SHARED_BUILTINS");
 }
 
 std::string linkLibraryClosure(Module& m, std::string_view library, const std::string& name,

@@ -1,5 +1,6 @@
 // The CPU device: host-CPU device info, LLVM JIT builds, work-groups on a thread pool.
 #include "core/device.hpp"
+#include "core/environment.hpp"
 #include "core/device_enqueue.hpp"
 #include "core/image.hpp"
 #include "core/kernel.hpp"
@@ -144,10 +145,7 @@ public:
 
 private:
     /// DUET_CPU_PARALLEL_COPIES=0 copies on the queue's thread alone (for comparisons).
-    const bool m_parallelCopies = [] {
-        const char* env = std::getenv("DUET_CPU_PARALLEL_COPIES");
-        return !(env && env[0] == '0');
-    }();
+    const bool m_parallelCopies = envSwitchOn("DUET_CPU_PARALLEL_COPIES");
     /// Copies of at least this many bytes are spread over the pool: one thread copies at a
     /// fraction of the memory's bandwidth, and waking the others costs tens of microseconds.
     static constexpr size_t kParallelCopyBytes = size_t(2) << 20;

@@ -1,5 +1,6 @@
 // The CPU builtin library: each build links the closure of its calls (compiler/library_closure).
 #include "devices/cpu/jit/builtin_library.hpp"
+#include "core/environment.hpp"
 #include "compiler/library_closure.hpp"
 #include "compiler/llvm_util.hpp"
 
@@ -8,8 +9,7 @@
 namespace duet::rt::cpu {
 
 std::string linkBuiltinLibrary(llvm::Module& m) {
-    const char* env = std::getenv("DUET_CPU_SHARED_BUILTINS");
-    const bool shared = !(env && env[0] == '0') && sharedLibrariesEnabled();
+    const bool shared = envSwitchOn("DUET_CPU_SHARED_BUILTINS") && sharedLibrariesEnabled();
     std::string error =
         linkLibraryClosure(m, cpuBuiltinLibraryBitcode(), "builtin library", shared);
     return error;

@@ -1,6 +1,7 @@
 // Vector inductions of loops that call out (libmvec) rebuilt from a scalar counter each
 // iteration, so that no induction vector lives across the calls.
 #include "devices/cpu/jit/work_item_loops.hpp"
+#include "core/environment.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/IR/Constants.h>
@@ -82,8 +83,7 @@ bool rebuild(PHINode& phi, Loop& loop) {
 } // namespace
 
 bool callLoopInductionsEnabled() {
-    const char* env = std::getenv("DUET_CPU_CALL_LOOP_INDUCTIONS");
-    return !(env && env[0] == '0');
+    return envSwitchOn("DUET_CPU_CALL_LOOP_INDUCTIONS");
 }
 
 PreservedAnalyses ScalarInductionsInCallingLoops::run(Function& f, FunctionAnalysisManager& fam) {

@@ -1,6 +1,7 @@
 // Gathers and scatters whose lanes' addresses turn out consecutive when the kernel runs become
 // vector loads and stores (work_item_loops.hpp, ConsecutiveGathers).
 #include "devices/cpu/jit/work_item_loops.hpp"
+#include "core/environment.hpp"
 
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/IR/Constants.h>
@@ -316,8 +317,7 @@ SmallVector<Group, 8> groupsOf(BasicBlock& bb, const DataLayout& dl) {
 } // namespace
 
 bool consecutiveGathersEnabled() {
-    const char* env = std::getenv("DUET_CPU_CONSECUTIVE_GATHERS");
-    return !(env && env[0] == '0');
+    return envSwitchOn("DUET_CPU_CONSECUTIVE_GATHERS");
 }
 
 PreservedAnalyses ConsecutiveGathers::run(Function& f, FunctionAnalysisManager&) {

@@ -1,6 +1,7 @@
 // finalizeForCpu: spir64 bitcode -> builtins linked -> work-group functions -> host code
 // (O3, libmvec) -> ORC LLJIT, wrapped as a DeviceExecutable with its ELF program binary.
 #include "compiler/binary.hpp"
+#include "core/environment.hpp"
 #include "compiler/analysis_managers.hpp"
 #include "compiler/llvm_util.hpp"
 #include "compiler/options.hpp"
@@ -320,15 +321,13 @@ ExecutionGuards guardsFromEnvironment(std::string& log) {
 bool loopBarriersEnabled(const BuildOptions& o) {
     if (o.effectiveOptLevel() < 2)
         return false;
-    const char* env = std::getenv("DUET_CPU_LOOP_BARRIERS");
-    return !(env && env[0] == '0');
+    return envSwitchOn("DUET_CPU_LOOP_BARRIERS");
 }
 
 /// Work-item loops are declared parallel for the loop vectoriser (wg::ParallelWorkItemLoops);
 /// DUET_CPU_PARALLEL_LOOPS=0 leaves them to its dependence analysis (for comparisons).
 bool parallelLoopsEnabled() {
-    const char* env = std::getenv("DUET_CPU_PARALLEL_LOOPS");
-    return !(env && env[0] == '0');
+    return envSwitchOn("DUET_CPU_PARALLEL_LOOPS");
 }
 
 /// Optimises `m` for the host; returns the loop vectoriser's verdict on each work-item loop

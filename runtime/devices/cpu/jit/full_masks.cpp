@@ -1,5 +1,6 @@
 // Masked vector loads and stores of __global memory given a fast path for a full mask.
 #include "devices/cpu/jit/work_item_loops.hpp"
+#include "core/environment.hpp"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
@@ -57,8 +58,7 @@ void addFullMaskPath(IntrinsicInst& ii) {
 } // namespace
 
 bool fullMaskPathsEnabled() {
-    const char* env = std::getenv("DUET_CPU_FULL_MASK_PATHS");
-    return !(env && env[0] == '0');
+    return envSwitchOn("DUET_CPU_FULL_MASK_PATHS");
 }
 
 PreservedAnalyses FullMaskFastPaths::run(Function& f, FunctionAnalysisManager&) {

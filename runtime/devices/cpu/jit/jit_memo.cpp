@@ -1,6 +1,7 @@
 // The memo of JIT-compiled kernels (jit_memo.hpp): in memory a bounded map, first in first out;
 // on disk entries of the program cache's folder (core/program_cache.hpp, the Code shelf).
 #include "devices/cpu/jit/jit_memo.hpp"
+#include "core/environment.hpp"
 
 #include "compiler/front_end.hpp"
 #include "core/program_cache.hpp"
@@ -70,8 +71,7 @@ void remember(Memo& m, const std::string& key, std::shared_ptr<const JitMemoEntr
 } // namespace
 
 bool jitMemoEnabled() {
-    const char* env = std::getenv("DUET_CPU_JIT_MEMO");
-    return !(env && env[0] == '0');
+    return envSwitchOn("DUET_CPU_JIT_MEMO");
 }
 
 bool codeCacheOn() {

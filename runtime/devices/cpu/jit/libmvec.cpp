@@ -1,6 +1,7 @@
 // glibc's libmvec vector maths for the CPU JIT: the vectoriser's table, one variant per function
 // and type, and the other calls rewritten to it (libmvec.hpp).
 #include "devices/cpu/jit/libmvec.hpp"
+#include "core/environment.hpp"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
@@ -192,8 +193,7 @@ void rewriteCall(CallInst& call, const MathFn& fn, FunctionCallee variant, unsig
 } // namespace
 
 bool sameMathEnabled() {
-    const char* env = std::getenv("DUET_CPU_SAME_MATH");
-    return !(env && env[0] == '0');
+    return envSwitchOn("DUET_CPU_SAME_MATH");
 }
 
 std::string libmvecMemoKey() {

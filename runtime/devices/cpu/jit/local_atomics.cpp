@@ -1,6 +1,7 @@
 // Atomics on __local and unshared __global memory as plain memory operations; the quick tier's
 // inlining of atomics.
 #include "devices/cpu/jit/local_atomics.hpp"
+#include "core/environment.hpp"
 
 #include "compiler/llvm_util.hpp"
 #include "devices/cpu/jit/work_group.hpp"
@@ -268,22 +269,17 @@ unsigned inlineCandidateSize(const Function& f) {
     return atomic ? size : 0;
 }
 
-bool switchedOn(const char* name) {
-    const char* env = std::getenv(name);
-    return !(env && env[0] == '0');
-}
-
 } // namespace
 
 std::string localAtomicsMemoKey() {
-    return std::string(switchedOn("DUET_CPU_PLAIN_LOCAL_ATOMICS") ? "|plainlocal" : "") +
-           (switchedOn("DUET_CPU_QUICK_INLINE_ATOMICS") ? "|quickinline" : "") +
-           (switchedOn("DUET_CPU_PLAIN_LOCAL_VOLATILE") ? "|plainvolatile" : "") +
-           (switchedOn("DUET_CPU_PLAIN_UNSHARED_ATOMICS") ? "|plainunshared" : "");
+    return std::string(envSwitchOn("DUET_CPU_PLAIN_LOCAL_ATOMICS") ? "|plainlocal" : "") +
+           (envSwitchOn("DUET_CPU_QUICK_INLINE_ATOMICS") ? "|quickinline" : "") +
+           (envSwitchOn("DUET_CPU_PLAIN_LOCAL_VOLATILE") ? "|plainvolatile" : "") +
+           (envSwitchOn("DUET_CPU_PLAIN_UNSHARED_ATOMICS") ? "|plainunshared" : "");
 }
 
 unsigned plainLocalVolatiles(Module& module) {
-    if (!switchedOn("DUET_CPU_PLAIN_LOCAL_VOLATILE"))
+    if (!envSwitchOn("DUET_CPU_PLAIN_LOCAL_VOLATILE"))
         return 0;
     unsigned changed = 0;
     for (Function& f : module)
@@ -316,7 +312,7 @@ unsigned plainLocalVolatiles(Module& module) {
 }
 
 unsigned plainLocalAtomics(Module& module) {
-    if (!switchedOn("DUET_CPU_PLAIN_LOCAL_ATOMICS"))
+    if (!envSwitchOn("DUET_CPU_PLAIN_LOCAL_ATOMICS"))
         return 0;
     SmallVector<Instruction*, 16> found;
     for (Function& f : module)
@@ -365,7 +361,7 @@ void removeScopeMarkers(Module& module) {
 }
 
 unsigned plainUnsharedAtomics(Module& module) {
-    if (!switchedOn("DUET_CPU_PLAIN_UNSHARED_ATOMICS")) {
+    if (!envSwitchOn("DUET_CPU_PLAIN_UNSHARED_ATOMICS")) {
         removeScopeMarkers(module);
         return 0;
     }
@@ -430,7 +426,7 @@ unsigned plainAtomics(Module& module) {
 }
 
 unsigned inlineAtomicCallees(Module& module) {
-    if (!switchedOn("DUET_CPU_QUICK_INLINE_ATOMICS"))
+    if (!envSwitchOn("DUET_CPU_QUICK_INLINE_ATOMICS"))
         return 0;
     unsigned inlined = 0;
     unsigned budget = kMaxInlinedPerModule;

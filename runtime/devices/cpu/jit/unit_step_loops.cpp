@@ -1,6 +1,7 @@
 // Loops whose step is only known at run time, versioned for a step of 1 (work_item_loops.hpp,
 // UnitStepLoops).
 #include "devices/cpu/jit/work_item_loops.hpp"
+#include "core/environment.hpp"
 
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/Analysis/AssumptionCache.h>
@@ -146,8 +147,7 @@ size_t versionUnitStepLoops(Function& w, bool& changed) {
 } // namespace
 
 bool unitStepLoopsEnabled() {
-    const char* env = std::getenv("DUET_CPU_UNIT_STEP_LOOPS");
-    return !(env && env[0] == '0');
+    return envSwitchOn("DUET_CPU_UNIT_STEP_LOOPS");
 }
 
 PreservedAnalyses UnitStepLoops::run(Function& f, FunctionAnalysisManager&) {

@@ -1,6 +1,7 @@
 // What the loop vectoriser is told before it runs: that __global and __local memory never
 // overlap, and which inner loops of work-item loops it should leave to the SLP vectoriser.
 #include "devices/cpu/jit/work_item_loops.hpp"
+#include "core/environment.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ScalarEvolution.h>
@@ -162,8 +163,7 @@ PreservedAnalyses LanewiseInnerLoops::run(Function& f, FunctionAnalysisManager& 
 }
 
 bool lanewiseInnerLoopsEnabled() {
-    const char* env = std::getenv("DUET_CPU_LANEWISE_LOOPS");
-    return !(env && env[0] == '0');
+    return envSwitchOn("DUET_CPU_LANEWISE_LOOPS");
 }
 
 } // namespace duet::rt::wg

@@ -36,6 +36,7 @@
 // storage (2-4); this file lowers work-item functions, printf and __local variables, and
 // drives the steps.
 #include "devices/cpu/jit/work_group.hpp"
+#include "core/environment.hpp"
 
 #include "core/image.hpp"
 
@@ -72,8 +73,7 @@ using wg::Uniformity;
 constexpr unsigned kAsLocal = 3;
 /// DUET_CPU_PHI_LANES=0 keeps the vector phis' unobserved lanes (for comparisons).
 bool phiLanesEnabled() {
-    const char* env = std::getenv("DUET_CPU_PHI_LANES");
-    return !(env && env[0] == '0');
+    return envSwitchOn("DUET_CPU_PHI_LANES");
 }
 
 /// How many times straight-line uniform loops are unrolled before their implicit barriers
