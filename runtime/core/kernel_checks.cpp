@@ -59,7 +59,9 @@ std::string describeDivergence(const KernelLaunch& launch, const CheckFault& f) 
     const std::string other = "work-item " + idText(f.localId[1], launch.workDim);
     const std::string first = "work-item " + idText(f.localId[0], launch.workDim);
     std::string how;
-    if (f.stop[1] == f.stop[0])
+    if (f.stop[1] == BarrierStop::Skipped)
+        how = other + " skips a work-group barrier at which " + first + " waits";
+    else if (f.stop[1] == f.stop[0])
         how = other + " waits at a different work-group barrier than " + first;
     else if (f.stop[1] == BarrierStop::End)
         how = other + " reaches the end of the kernel while " + first +

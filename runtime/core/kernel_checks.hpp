@@ -23,11 +23,13 @@ enum class FaultKind : uint32_t {
     BarrierDivergence = 1 ///< work-items of one group reached different barriers (the rest)
 };
 
-/// Where a work-item of a group stood when its region ended (BarrierDivergence).
-enum class BarrierStop : uint32_t { Barrier = 0, End = 1 };
+/// Where a work-item of a group stood when its region ended (BarrierDivergence). `Skipped`
+/// (GCN): the work-item's lane was off when the rest of its wave executed the barrier.
+enum class BarrierStop : uint32_t { Barrier = 0, End = 1, Skipped = 2 };
 
-/// The first fault of a launch, as the check saw it: an out-of-bounds access, or (CPU) a
-/// work-group whose work-items left a barrier-free region for different barriers.
+/// The first fault of a launch, as the check saw it: an out-of-bounds access, or a work-group
+/// whose work-items left a barrier-free region for different barriers (CPU), or did not all
+/// execute the same barrier (GCN).
 struct CheckFault {
     FaultKind what = FaultKind::Bounds;
     uint32_t id = 0; ///< argument index, or (argument count + n) for the kernel's n-th variable

@@ -198,6 +198,7 @@ std::string GcnBackend::runOnModel(std::span<const uint32_t> stream, gcn::Dispat
             if (!r) {
                 stopped.timedOut = r.timedOut;
                 stopped.fault = std::move(r.fault);
+                stopped.divergence = r.divergence;
                 return r.error;
             }
 #else
@@ -364,6 +365,10 @@ cl_int GcnBackend::dispatchLocked(const KernelLaunch& launch, std::string& stopp
     // device does).
     if (stoppedBy.fault) {
         stopped = describeFault(launch, *stoppedBy.fault);
+        return CL_OUT_OF_RESOURCES;
+    }
+    if (stoppedBy.divergence) {
+        stopped = describeDivergence(launch, *stoppedBy.divergence);
         return CL_OUT_OF_RESOURCES;
     }
     if (stoppedBy.timedOut) {

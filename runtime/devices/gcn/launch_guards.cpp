@@ -55,6 +55,7 @@ gcn::DispatchGuards dispatchGuards(double timeoutSeconds, bool checks,
                        int64_t(timeoutSeconds * 1e9);
     }
     g.checkMemory = checks;
+    g.checkBarriers = checks;
     if (checks) {
         for (auto [p, bytes] : ranges) {
             const auto base = reinterpret_cast<uint64_t>(p);
@@ -149,6 +150,22 @@ std::string describeFault(const KernelLaunch& launch, const gcn::MemoryFault& f)
            std::to_string(f.bytes) + " bytes at " + what + " by work-item " + item +
            " (global id) (" + f.instruction + where + "); the launch was stopped " +
            "(DUET_KERNEL_CHECKS)";
+}
+
+std::string describeDivergence(const KernelLaunch& launch, const gcn::BarrierDivergence& d) {
+    // The CPU device's text (core/kernel_checks.cpp), from the model's account.
+    CheckFault f;
+    f.what = FaultKind::BarrierDivergence;
+    for (int i = 0; i < 3; ++i) {
+        f.groupId[i] = d.groupId[i];
+        f.localId[0][i] = d.localId[0][i];
+        f.localId[1][i] = d.localId[1][i];
+    }
+    for (int k = 0; k < 2; ++k)
+        f.stop[k] = d.stop[k] == gcn::BarrierDivergence::Stop::End       ? BarrierStop::End
+                    : d.stop[k] == gcn::BarrierDivergence::Stop::Skipped ? BarrierStop::Skipped
+                                                                         : BarrierStop::Barrier;
+    return rt::describeFault(launch, f);
 }
 
 std::string describeTimeout(const KernelLaunch& launch, double timeoutSeconds, double ran) {

@@ -25,6 +25,10 @@ gcn::DispatchGuards dispatchGuards(double timeoutSeconds, bool checks,
 std::string describeFault(const KernelLaunch& launch, const gcn::MemoryFault& fault);
 
 /// The message of a dispatch stopped at its deadline.
+/// The message of a launch the model stopped for a barrier divergence (checked barriers): the
+/// CPU device's text, core/kernel_checks.hpp.
+std::string describeDivergence(const KernelLaunch& launch, const gcn::BarrierDivergence& d);
+
 std::string describeTimeout(const KernelLaunch& launch, double timeoutSeconds, double ran);
 
 } // namespace duet::rt::gcn_device

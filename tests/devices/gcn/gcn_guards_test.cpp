@@ -1,6 +1,7 @@
 // The GCN device's guards on the software model through the API: the cases every device shares
 // (devices/guards_cases.cpp, compiled in with this file's kGuardDevice) and the model's own:
-// uniform (scalar) __constant loads, 2D work-items, DUET_CPU_CHECKS as an alias.
+// uniform (scalar) __constant loads, 2D work-items, DUET_CPU_CHECKS as an alias, barrier
+// divergence.
 #include "devices/guards_cases.hpp"
 #include "support/scoped_env.hpp"
 
@@ -116,4 +117,101 @@ TEST_CASE("DUET_CPU_CHECKS is another name for DUET_KERNEL_CHECKS", "[gcn][check
     clReleaseKernel(unchecked);
     clReleaseProgram(p);
     clReleaseProgram(off);
+}
+
+namespace {
+
+// Barrier divergence on the model: a lane off at an s_barrier its wave executes, a wave that
+// ends while another waits, and a correct kernel with barriers in a loop over several waves.
+const char* kBarrierKernels = R"CL(
+__kernel void guarded_swap(__global int* out, int n) {
+    __local int t[64];
+    int gid = get_global_id(0), lid = get_local_id(0);
+    if (gid < n) {
+        t[lid] = gid * 2;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[gid] = t[lid ^ 1] + 1;
+    }
+}
+__kernel void second_wave_returns(__global int* out) {
+    __local int t[128];
+    int lid = get_local_id(0);
+    if (lid >= 64) // the second wave, whole
+        return;
+    t[lid] = lid;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[lid ^ 1];
+}
+__kernel void tree_sum(__global const int* in, __global int* out) {
+    __local int t[256];
+    int lid = get_local_id(0);
+    t[lid] = in[get_global_id(0)];
+    for (int s = get_local_size(0) / 2; s > 0; s /= 2) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < s)
+            t[lid] += t[lid + s];
+    }
+    if (lid == 0)
+        out[get_group_id(0)] = t[0];
+}
+)CL";
+
+} // namespace
+
+TEST_CASE("checked GCN dispatches report barrier divergence", "[gcn][checks][barrier]") {
+    Guarded g;
+    cl_program p = g.build(kBarrierKernels);
+    SECTION("a branch around a barrier: lanes off while their wave executes it") {
+        cl_kernel k = g.kernel(p, "guarded_swap");
+        const std::vector<int> init(128, -7);
+        cl_mem out = g.buffer(init.size() * sizeof(int), init.data());
+        setArg(k, 0, out);
+        setArg(k, 1, 100); // group 1 (global ids 64-127): local ids 0-35 take the branch
+        g.runStopped(k, 128, 64,
+                     "kernel 'guarded_swap': barrier divergence in work-group (1, 0, 0): "
+                     "work-item 36 skips a work-group barrier at which work-item 0 waits");
+        CHECK(g.messagesWith("barrier divergence") == 1);
+        CHECK(g.messagesWith("the launch was stopped (DUET_KERNEL_CHECKS)") == 1);
+        // The queue goes on: whole groups in range run, and right.
+        setArg(k, 1, 128);
+        REQUIRE(g.run(k, 128, 64) == CL_COMPLETE);
+        std::vector<int> want(128);
+        for (int i = 0; i < 128; ++i)
+            want[size_t(i)] = (i ^ 1) * 2 + 1;
+        CHECK(g.read<int>(out, 128) == want);
+        CHECK(g.messagesWith("barrier divergence") == 1);
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    SECTION("a wave that returns while the other waits at a barrier") {
+        cl_kernel k = g.kernel(p, "second_wave_returns");
+        cl_mem out = g.buffer(128 * sizeof(int));
+        setArg(k, 0, out);
+        g.runStopped(k, 128, 128,
+                     "kernel 'second_wave_returns': barrier divergence in work-group (0, 0, 0): "
+                     "work-item 64 reaches the end of the kernel while work-item 0 waits at a "
+                     "work-group barrier");
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    SECTION("barriers in a loop over four waves: no divergence, the right sums") {
+        cl_kernel k = g.kernel(p, "tree_sum");
+        std::vector<int> in(1024);
+        for (size_t i = 0; i < in.size(); ++i)
+            in[i] = int(i % 97);
+        cl_mem src = g.buffer(in.size() * sizeof(int), in.data());
+        cl_mem out = g.buffer(4 * sizeof(int));
+        setArg(k, 0, src);
+        setArg(k, 1, out);
+        REQUIRE(g.run(k, 1024, 256) == CL_COMPLETE);
+        std::vector<int> want(4, 0);
+        for (size_t i = 0; i < in.size(); ++i)
+            want[i / 256] += in[i];
+        CHECK(g.read<int>(out, 4) == want);
+        CHECK(g.messagesWith("barrier divergence") == 0);
+        clReleaseMemObject(src);
+        clReleaseMemObject(out);
+        clReleaseKernel(k);
+    }
+    clReleaseProgram(p);
 }

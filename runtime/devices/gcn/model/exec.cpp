@@ -2,6 +2,8 @@
 #include "wave_exec.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -86,6 +88,48 @@ bool Executor::inMemory(uint64_t a, uint64_t bytes) {
     return m_ctx.accept && *m_ctx.accept && (*m_ctx.accept)(a, bytes);
 }
 
+std::array<uint32_t, 3> Executor::localIdOf(unsigned wave, unsigned lane) const {
+    const unsigned t = wave * 64 + lane; // local linear id, x fastest
+    return {t % m_groupSize[0], (t / m_groupSize[0]) % m_groupSize[1],
+            t / (m_groupSize[0] * m_groupSize[1])};
+}
+
+bool Executor::skippedBarrier(const Wave& w, uint64_t pc) {
+    BarrierDivergence d;
+    d.groupId = {m_groupId[0], m_groupId[1], m_groupId[2]};
+    const uint64_t at = w.exec() & w.items, off = w.items & ~w.exec();
+    d.localId[0] = localIdOf(w.id, at ? unsigned(std::countr_zero(at)) : 0);
+    d.localId[1] = localIdOf(w.id, unsigned(std::countr_zero(off)));
+    d.stop[0] = BarrierDivergence::Stop::Barrier;
+    d.stop[1] = BarrierDivergence::Stop::Skipped;
+    m_ctx.fail("barrier divergence: s_barrier at kernel offset " +
+                   hex(pc - m_ctx.state->pgmAddress) + " with some of the wave's work-items off",
+               {}, false, d);
+    return false;
+}
+
+bool Executor::sameBarrier(unsigned nWaves) {
+    // Wave 0's first work-item is the group's work-item 0; the first wave that did otherwise
+    // names the other.
+    const Wave& first = m_waves[0];
+    for (unsigned i = 1; i < nWaves; ++i) {
+        const Wave& w = m_waves[i];
+        if (w.done == first.done && (w.done || w.barrierPc == first.barrierPc))
+            continue;
+        BarrierDivergence d;
+        d.groupId = {m_groupId[0], m_groupId[1], m_groupId[2]};
+        d.localId[0] = localIdOf(0, 0);
+        d.localId[1] = localIdOf(i, 0);
+        using Stop = BarrierDivergence::Stop;
+        d.stop[0] = first.done ? Stop::End : Stop::Barrier;
+        d.stop[1] = w.done ? Stop::End : Stop::Barrier;
+        m_ctx.fail("barrier divergence: the waves of a work-group did not all reach one s_barrier",
+                   {}, false, d);
+        return false;
+    }
+    return true;
+}
+
 void Executor::outOfBounds(const Wave& w, unsigned lane, uint64_t a, uint64_t bytes,
                            MemoryFault::Kind kind) {
     if (m_fault)
@@ -162,8 +206,11 @@ bool Executor::runWave(Wave& w) {
                 w.done = true;
                 return true;
             case Op::s_barrier:
+                if (m_ctx.checkBarriers && w.exec() != w.items) [[unlikely]]
+                    return skippedBarrier(w, w.pc - in.words * 4);
                 if (m_groupWaves > 1) {
                     w.atBarrier = true;
+                    w.barrierPc = w.pc;
                     return true;
                 }
                 continue;
@@ -387,7 +434,8 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
         w.id = i;
         w.scratchSlot = m_thread * nWaves + i;
         unsigned lanes = std::min(64u, items - i * 64);
-        w.setExec(lanes == 64 ? ~0ull : (1ull << lanes) - 1);
+        w.items = lanes == 64 ? ~0ull : (1ull << lanes) - 1;
+        w.setExec(w.items);
         unsigned sg = 0;
         for (; sg < m_ctx.userSgprs; ++sg)
             w.s[sg] = st.userData[sg];
@@ -447,9 +495,12 @@ bool Executor::runGroup(const uint32_t groupId[3], const uint32_t size[3]) {
         }
         if (running == 0)
             return true;
-        if (waiting == running)
+        if (waiting == running) {
+            if (m_ctx.checkBarriers && !sameBarrier(nWaves)) [[unlikely]]
+                return false;
             for (unsigned i = 0; i < nWaves; ++i)
                 m_waves[i].atBarrier = false;
+        }
     }
 }
 

@@ -106,6 +106,7 @@ DispatchResult Model::dispatch(const DispatchState& st, DispatchStats* statsOut,
     if (guards) {
         ctx.deadlineNs = guards->deadlineNs;
         ctx.checkMemory = guards->checkMemory;
+        ctx.checkBarriers = guards->checkBarriers;
         if (guards->checkMemory) {
             // Sorted and merged, so that one binary search finds the only range that can hold
             // an address (Executor::inMemory).
@@ -207,6 +208,7 @@ DispatchResult Model::dispatch(const DispatchState& st, DispatchStats* statsOut,
         result.error = ctx.error;
         result.timedOut = ctx.timedOut;
         result.fault = ctx.fault;
+        result.divergence = ctx.divergence;
     }
 
     if (statsOut) {

@@ -151,6 +151,22 @@ struct DispatchGuards {
     bool checkMemory = false;
     std::vector<std::pair<uint64_t, uint64_t>> memory;
     std::function<bool(uint64_t address, uint64_t bytes)> accept;
+    /// Checked barriers: every work-item of a group must execute each s_barrier its group
+    /// executes. The first group where one does not (its lane is off while the rest of its
+    /// wave executes the barrier, its wave has ended while others wait at one, or waves wait
+    /// at different ones) stops the dispatch with a BarrierDivergence. Hardware does not
+    /// notice: an ended wave no longer counts at a barrier, and a barrier counts waves, not
+    /// lanes or instructions.
+    bool checkBarriers = false;
+};
+
+/// The first barrier divergence of a checked dispatch: the group, and two of its work-items
+/// (local ids): [0] waits at a barrier (or has ended, when [1] waits), [1] did otherwise.
+struct BarrierDivergence {
+    enum class Stop : uint8_t { Barrier, End, Skipped };
+    std::array<uint32_t, 3> groupId{};
+    std::array<uint32_t, 3> localId[2]{};
+    Stop stop[2] = {Stop::Barrier, Stop::Barrier};
 };
 
 /// The first access of a checked dispatch outside the memory it was given: where, what, and
@@ -174,6 +190,7 @@ struct DispatchResult {
     std::string error;
     bool timedOut = false;
     std::optional<MemoryFault> fault;
+    std::optional<BarrierDivergence> divergence; ///< checked barriers: what stopped it
     explicit operator bool() const { return error.empty(); }
 };
 

@@ -44,15 +44,19 @@ struct DispatchCtx {
     std::atomic<bool> failed{false};
     std::mutex errorMutex;
     std::string error;
-    bool timedOut = false;            ///< with error: the deadline passed
-    std::optional<MemoryFault> fault; ///< with error: a checked access failed
+    bool timedOut = false;                       ///< with error: the deadline passed
+    std::optional<MemoryFault> fault;            ///< with error: a checked access failed
+    bool checkBarriers = false;                  ///< DispatchGuards::checkBarriers
+    std::optional<BarrierDivergence> divergence; ///< with error: a checked barrier failed
     /// Records the dispatch's first failure (later ones are dropped) and stops every thread.
-    void fail(std::string message, std::optional<MemoryFault> why = {}, bool timeout = false) {
+    void fail(std::string message, std::optional<MemoryFault> why = {}, bool timeout = false,
+              std::optional<BarrierDivergence> diverged = {}) {
         std::lock_guard lock(errorMutex);
         if (error.empty()) {
             error = std::move(message);
             fault = std::move(why);
             timedOut = timeout;
+            divergence = diverged;
         }
         failed.store(true, std::memory_order_relaxed);
     }
@@ -67,7 +71,9 @@ struct Wave {
     uint32_t mode = 0;
     bool scc = false;
     bool done = false, atBarrier = false;
-    unsigned id = 0; ///< wave index within the work-group
+    unsigned id = 0;        ///< wave index within the work-group
+    uint64_t items = 0;     ///< the lanes that hold work-items (EXEC at the start)
+    uint64_t barrierPc = 0; ///< the s_barrier it waits at (atBarrier)
     unsigned scratchSlot = 0;
     uint64_t executed = 0; ///< instructions so far (for the hang guard)
 
@@ -124,6 +130,14 @@ private:
     void outOfBounds(const Wave& w, unsigned lane, uint64_t a, uint64_t bytes,
                      MemoryFault::Kind kind);
     void trace(const Wave& w, const Inst& in);
+    /// Checked barriers: `w` executes an s_barrier at `pc` with some of its work-items' lanes
+    /// off; stops the dispatch. Returns false.
+    bool skippedBarrier(const Wave& w, uint64_t pc);
+    /// Checked barriers, when every running wave of the group waits at a barrier: false (the
+    /// dispatch stopped) when a wave has ended or the waves wait at different barriers.
+    bool sameBarrier(unsigned nWaves);
+    /// Local id of lane `lane` of wave `wave` in the running group.
+    std::array<uint32_t, 3> localIdOf(unsigned wave, unsigned lane) const;
 
     DispatchCtx& m_ctx;
     unsigned m_thread;
