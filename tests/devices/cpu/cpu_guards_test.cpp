@@ -165,16 +165,7 @@ TEST_CASE("a divergent (masked) checked read fails at the first work-item that r
 // silence. Checked builds compare, at the end of each region that may end at several barriers,
 // where every work-item of the group went (jit/regions.cpp, __duet_check_barriers).
 namespace {
-const char* kBarrierKernels = R"CL(
-__kernel void guarded_swap(__global int* out, int n) {
-    __local int t[64];
-    int gid = get_global_id(0), lid = get_local_id(0);
-    if (gid < n) {
-        t[lid] = gid * 2;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        out[gid] = t[lid ^ 1] + 1;
-    }
-}
+const std::string kBarrierKernels = std::string(kGuardedSwapKernel) + R"CL(
 __kernel void item_trips(__global int* out) {
     __local int t[64];
     int lid = get_local_id(0);
@@ -236,13 +227,6 @@ __kernel void uniform_branches(__global int* out, int flag) {
 }
 )CL";
 
-/// guarded_swap's result for `n` over `count` work-items (groups of 64 or whole pairs).
-std::vector<int> guardedSwapWanted(int n, int count) {
-    std::vector<int> want(size_t(count), -7);
-    for (int i = 0; i < n && i < count; ++i)
-        want[size_t(i)] = (i ^ 1) * 2 + 1;
-    return want;
-}
 } // namespace
 
 TEST_CASE("checked kernels report barrier divergence", "[cpu][checks][barrier]") {

@@ -123,16 +123,7 @@ namespace {
 
 // Barrier divergence on the model: a lane off at an s_barrier its wave executes, a wave that
 // ends while another waits, and a correct kernel with barriers in a loop over several waves.
-const char* kBarrierKernels = R"CL(
-__kernel void guarded_swap(__global int* out, int n) {
-    __local int t[64];
-    int gid = get_global_id(0), lid = get_local_id(0);
-    if (gid < n) {
-        t[lid] = gid * 2;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        out[gid] = t[lid ^ 1] + 1;
-    }
-}
+const std::string kBarrierKernels = std::string(kGuardedSwapKernel) + R"CL(
 __kernel void second_wave_returns(__global int* out) {
     __local int t[128];
     int lid = get_local_id(0);
@@ -175,10 +166,7 @@ TEST_CASE("checked GCN dispatches report barrier divergence", "[gcn][checks][bar
         // The queue goes on: whole groups in range run, and right.
         setArg(k, 1, 128);
         REQUIRE(g.run(k, 128, 64) == CL_COMPLETE);
-        std::vector<int> want(128);
-        for (int i = 0; i < 128; ++i)
-            want[size_t(i)] = (i ^ 1) * 2 + 1;
-        CHECK(g.read<int>(out, 128) == want);
+        CHECK(g.read<int>(out, 128) == guardedSwapWanted(128, 128));
         CHECK(g.messagesWith("barrier divergence") == 1);
         clReleaseMemObject(out);
         clReleaseKernel(k);

@@ -8,6 +8,7 @@
 #include "devices/cpu/jit/jit_memo.hpp"
 #include "devices/cpu/work_group_abi.hpp"
 #include "devices/cpu/jit/printf.hpp"
+#include "support/checked_kernels.hpp"
 
 #include <catch.hpp>
 
@@ -738,16 +739,7 @@ TEST_CASE("checked builds look for barrier divergence where a region may end at 
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("duet_cg_bdiv_" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    const std::string src = R"CL(
-__kernel void guarded_swap(__global int* out, int n) {
-    __local int t[64];
-    int gid = get_global_id(0), lid = get_local_id(0);
-    if (gid < n) {
-        t[lid] = gid * 2;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        out[gid] = t[lid ^ 1] + 1;
-    }
-}
+    const std::string src = std::string(duet::test::kGuardedSwapKernel) + R"CL(
 __kernel void reverse(__global int* out) {
     __local int t[64];
     int lid = get_local_id(0);
