@@ -258,6 +258,71 @@ TEST_CASE("LDS reduction with barriers across the 4 waves of a 256-item group", 
     CHECK(summary.find("occupancy") != std::string::npos);
 }
 
+// Checked barriers (DispatchGuards::checkBarriers), on hand-placed s_barrier instructions: the
+// compiler would keep legal code from any of these shapes.
+TEST_CASE("checked barriers: divergence within a wave, between waves, and EXEC 0", "[gcn_model]") {
+    Kernel k = compileKernel(std::string(kPrelude) + R"(
+        __kernel void shapes(__global uint* out, uint shape) {
+            uint wave = __builtin_amdgcn_readfirstlane(LID) / 64;
+            if (shape == 0) {          // a legal barrier over two waves
+                __asm__ volatile("s_barrier");
+            } else if (shape == 1) {   // lanes 40-63 of wave 0 off at the barrier
+                if (LID < 40 || wave == 1)
+                    __asm__ volatile("s_barrier");
+            } else if (shape == 2) {   // the two waves at two different barriers
+                if (wave == 0)
+                    __asm__ volatile("s_barrier");
+                else
+                    __asm__ volatile("s_nop 0\n s_barrier");
+            } else {                   // wave 1 passes its barrier with EXEC 0, then ends
+                if (wave == 1)
+                    __asm__ volatile("s_mov_b64 s[40:41], exec\n s_mov_b64 exec, 0\n "
+                                     "s_barrier\n s_mov_b64 exec, s[40:41]" ::: "s40", "s41");
+                else
+                    __asm__ volatile("s_nop 1\n s_barrier");
+            }
+            out[LID] = shape + 1;
+        })",
+                             "shapes");
+    using duet::gcn::BarrierDivergence;
+    struct Case {
+        uint32_t shape;
+        bool diverges;
+        uint32_t first, other;
+        BarrierDivergence::Stop firstStop, otherStop;
+    };
+    using Stop = BarrierDivergence::Stop;
+    const Case cases[] = {{0, false, 0, 0, Stop::Barrier, Stop::Barrier},
+                          {1, true, 0, 40, Stop::Barrier, Stop::Skipped},
+                          {2, true, 0, 64, Stop::Barrier, Stop::Barrier},
+                          {3, true, 0, 64, Stop::Barrier, Stop::End}};
+    for (const Case& c : cases) {
+        INFO("shape " << c.shape);
+        std::vector<uint32_t> out(128, 0);
+        Launch l;
+        pushArg(l, ptr(out.data()));
+        pushArg(l, c.shape);
+        uint32_t g[3] = {128, 1, 1}, sz[3] = {128, 1, 1};
+        prepare(l, k, g, sz);
+        Model model(ModelConfig{.computeUnits = 8, .hostThreads = 1});
+        // Unchecked, every shape runs to the end, as on hardware.
+        REQUIRE(model.dispatch(l.state).error == "");
+        CHECK(out == std::vector<uint32_t>(128, c.shape + 1));
+        duet::gcn::DispatchGuards guards;
+        guards.checkBarriers = true;
+        DispatchResult r = model.dispatch(l.state, nullptr, &guards);
+        REQUIRE(bool(r) == !c.diverges);
+        if (!c.diverges)
+            continue;
+        REQUIRE(r.divergence);
+        CHECK(r.error.find("barrier divergence") != std::string::npos);
+        CHECK(r.divergence->localId[0][0] == c.first);
+        CHECK(r.divergence->localId[1][0] == c.other);
+        CHECK(r.divergence->stop[0] == c.firstStop);
+        CHECK(r.divergence->stop[1] == c.otherStop);
+    }
+}
+
 TEST_CASE("LDS bank conflicts: a stride-32 dword pattern serialises, stride 1 does not",
           "[gcn_model]") {
     auto conflicts = [](uint32_t stride) {

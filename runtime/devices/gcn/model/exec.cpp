@@ -97,8 +97,8 @@ std::array<uint32_t, 3> Executor::localIdOf(unsigned wave, unsigned lane) const 
 bool Executor::skippedBarrier(const Wave& w, uint64_t pc) {
     BarrierDivergence d;
     d.groupId = {m_groupId[0], m_groupId[1], m_groupId[2]};
-    const uint64_t at = w.exec() & w.items, off = w.items & ~w.exec();
-    d.localId[0] = localIdOf(w.id, at ? unsigned(std::countr_zero(at)) : 0);
+    const uint64_t at = w.exec() & w.items, off = w.items & ~w.exec(); // neither is 0
+    d.localId[0] = localIdOf(w.id, unsigned(std::countr_zero(at)));
     d.localId[1] = localIdOf(w.id, unsigned(std::countr_zero(off)));
     d.stop[0] = BarrierDivergence::Stop::Barrier;
     d.stop[1] = BarrierDivergence::Stop::Skipped;
@@ -206,8 +206,14 @@ bool Executor::runWave(Wave& w) {
                 w.done = true;
                 return true;
             case Op::s_barrier:
-                if (m_ctx.checkBarriers && w.exec() != w.items) [[unlikely]]
-                    return skippedBarrier(w, w.pc - in.words * 4);
+                if (m_ctx.checkBarriers && w.exec() != w.items) [[unlikely]] {
+                    if (w.exec() & w.items)
+                        return skippedBarrier(w, w.pc - in.words * 4);
+                    // None of its work-items executes this barrier (the compiler did not branch
+                    // around it): the wave goes on as if it were not there, and where it stops
+                    // next is compared with the others.
+                    continue;
+                }
                 if (m_groupWaves > 1) {
                     w.atBarrier = true;
                     w.barrierPc = w.pc;

@@ -131,7 +131,7 @@ private:
                      MemoryFault::Kind kind);
     void trace(const Wave& w, const Inst& in);
     /// Checked barriers: `w` executes an s_barrier at `pc` with some of its work-items' lanes
-    /// off; stops the dispatch. Returns false.
+    /// on and some off; stops the dispatch. Returns false.
     bool skippedBarrier(const Wave& w, uint64_t pc);
     /// Checked barriers, when every running wave of the group waits at a barrier: false (the
     /// dispatch stopped) when a wave has ended or the waves wait at different barriers.
