@@ -62,7 +62,7 @@ struct Stream {
 struct LoopBody {
     unsigned accesses = 0;
     unsigned operations = 0;
-    bool lanes = false; ///< two accesses are lanes of one element (see lanewise())
+    bool lanes = false; ///< two accesses are lanes of one element (laneStreams())
 };
 
 /// True when two of `streams` advance by the same step and start less than a step apart: the
