@@ -302,6 +302,31 @@ InBoundsResult runInBounds() {
 
 } // namespace
 
+TEST_CASE("checked kernels report a barrier inside a branch some work-items skip",
+          DUET_GUARDS_TAG "[checks][barrier]") {
+    Guarded g;
+    cl_program p = g.build(kGuardedSwapKernel);
+    cl_kernel k = g.kernel(p, "guarded_swap");
+    const std::vector<int> init(128, -7);
+    cl_mem out = g.buffer(init.size() * sizeof(int), init.data());
+    setArg(k, 0, out);
+    setArg(k, 1, 100); // group 1 (global ids 64-127): local ids 0-35 take the branch
+    g.runStopped(
+        k, 128, 64,
+        std::string("kernel 'guarded_swap': barrier divergence in work-group (1, 0, 0): ") +
+            kGuardDevice.guardedSwapDivergence);
+    CHECK(g.messagesWith("barrier divergence") == 1);
+    CHECK(g.messagesWith("the launch was stopped (DUET_KERNEL_CHECKS)") == 1);
+    // The queue goes on: the same kernel with whole groups in range runs, and right.
+    setArg(k, 1, 128);
+    REQUIRE(g.run(k, 128, 64) == CL_COMPLETE);
+    CHECK(g.read<int>(out, 128) == guardedSwapWanted(128, 128));
+    CHECK(g.messagesWith("barrier divergence") == 1);
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+}
+
 TEST_CASE("in-bounds kernels give the same results with and without checks",
           DUET_GUARDS_TAG "[checks]") {
     InBoundsResult checked = runInBounds();

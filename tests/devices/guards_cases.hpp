@@ -18,6 +18,9 @@ struct GuardDevice {
     size_t group;               ///< the work-group size of launches that do not need a given one
     size_t timeoutGroup;        ///< the work-group size of the endless kernels
     double timeoutLimit;        ///< seconds a launch stopped after DUET_KERNEL_TIMEOUT=1 may take
+    /// How the device words guarded_swap's divergence in group 1 when n = 100 (local ids 36-63
+    /// skip the barrier): where the CPU device sees work-item 36 end, GCN sees its lane off.
+    const char* guardedSwapDivergence;
 };
 
 extern const GuardDevice kGuardDevice;
