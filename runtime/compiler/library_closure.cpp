@@ -1,7 +1,8 @@
 // Bitcode libraries parsed once per process; each build links the closure of its calls.
 #include "compiler/library_closure.hpp"
-#include "core/environment.hpp"
+
 #include "compiler/llvm_util.hpp"
+#include "core/environment.hpp"
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallPtrSet.h>

@@ -1,7 +1,7 @@
 // The CPU device: host-CPU device info, LLVM JIT builds, work-groups on a thread pool.
 #include "core/device.hpp"
-#include "core/environment.hpp"
 #include "core/device_enqueue.hpp"
+#include "core/environment.hpp"
 #include "core/image.hpp"
 #include "core/kernel.hpp"
 #include "core/memory.hpp"

@@ -1,10 +1,9 @@
 // The CPU builtin library: each build links the closure of its calls (compiler/library_closure).
 #include "devices/cpu/jit/builtin_library.hpp"
-#include "core/environment.hpp"
+
 #include "compiler/library_closure.hpp"
 #include "compiler/llvm_util.hpp"
-
-#include <cstdlib>
+#include "core/environment.hpp"
 
 namespace duet::rt::cpu {
 

@@ -1,6 +1,7 @@
 // Vector inductions of loops that call out (libmvec) rebuilt from a scalar counter each
 // iteration, so that no induction vector lives across the calls.
 #include "devices/cpu/jit/work_item_loops.hpp"
+
 #include "core/environment.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
@@ -9,8 +10,6 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
-
-#include <cstdlib>
 
 namespace duet::rt::wg {
 

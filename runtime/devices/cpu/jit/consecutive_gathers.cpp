@@ -1,6 +1,7 @@
 // Gathers and scatters whose lanes' addresses turn out consecutive when the kernel runs become
 // vector loads and stores (work_item_loops.hpp, ConsecutiveGathers).
 #include "devices/cpu/jit/work_item_loops.hpp"
+
 #include "core/environment.hpp"
 
 #include <llvm/ADT/SmallVector.h>
@@ -15,7 +16,6 @@
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace duet::rt::wg {
 

@@ -1,5 +1,6 @@
 // Masked vector loads and stores of __global memory given a fast path for a full mask.
 #include "devices/cpu/jit/work_item_loops.hpp"
+
 #include "core/environment.hpp"
 
 #include <llvm/IR/Constants.h>
@@ -7,8 +8,6 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
-
-#include <cstdlib>
 
 namespace duet::rt::wg {
 

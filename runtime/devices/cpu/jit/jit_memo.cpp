@@ -1,13 +1,12 @@
 // The memo of JIT-compiled kernels (jit_memo.hpp): in memory a bounded map, first in first out;
 // on disk entries of the program cache's folder (core/program_cache.hpp, the Code shelf).
 #include "devices/cpu/jit/jit_memo.hpp"
-#include "core/environment.hpp"
 
 #include "compiler/front_end.hpp"
+#include "core/environment.hpp"
 #include "core/program_cache.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <deque>
 #include <map>
 #include <mutex>

@@ -1,6 +1,7 @@
 // glibc's libmvec vector maths for the CPU JIT: the vectoriser's table, one variant per function
 // and type, and the other calls rewritten to it (libmvec.hpp).
 #include "devices/cpu/jit/libmvec.hpp"
+
 #include "core/environment.hpp"
 
 #include <llvm/IR/IRBuilder.h>
@@ -9,7 +10,6 @@
 #include <llvm/Support/DynamicLibrary.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <string_view>

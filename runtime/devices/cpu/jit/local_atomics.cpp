@@ -1,9 +1,9 @@
 // Atomics on __local and unshared __global memory as plain memory operations; the quick tier's
 // inlining of atomics.
 #include "devices/cpu/jit/local_atomics.hpp"
-#include "core/environment.hpp"
 
 #include "compiler/llvm_util.hpp"
+#include "core/environment.hpp"
 #include "devices/cpu/jit/work_group.hpp"
 #include "devices/cpu/work_group_abi.hpp"
 
@@ -20,7 +20,6 @@
 #include <llvm/Transforms/Utils/LowerAtomic.h>
 
 #include <cstddef>
-#include <cstdlib>
 
 namespace duet::rt::cpu {
 

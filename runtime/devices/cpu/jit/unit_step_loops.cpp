@@ -1,6 +1,7 @@
 // Loops whose step is only known at run time, versioned for a step of 1 (work_item_loops.hpp,
 // UnitStepLoops).
 #include "devices/cpu/jit/work_item_loops.hpp"
+
 #include "core/environment.hpp"
 
 #include <llvm/ADT/SmallPtrSet.h>

@@ -1,6 +1,7 @@
 // What the loop vectoriser is told before it runs: that __global and __local memory never
 // overlap, and which inner loops of work-item loops it should leave to the SLP vectoriser.
 #include "devices/cpu/jit/work_item_loops.hpp"
+
 #include "core/environment.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
@@ -14,7 +15,6 @@
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Metadata.h>
 
-#include <cstdlib>
 #include <vector>
 
 namespace duet::rt::wg {

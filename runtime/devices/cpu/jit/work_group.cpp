@@ -36,8 +36,8 @@
 // storage (2-4); this file lowers work-item functions, printf and __local variables, and
 // drives the steps.
 #include "devices/cpu/jit/work_group.hpp"
-#include "core/environment.hpp"
 
+#include "core/environment.hpp"
 #include "core/image.hpp"
 
 #include "devices/cpu/jit/opaque_types.hpp"

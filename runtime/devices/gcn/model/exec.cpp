@@ -138,9 +138,7 @@ void Executor::outOfBounds(const Wave& w, unsigned lane, uint64_t a, uint64_t by
     f.address = a;
     f.bytes = uint32_t(bytes);
     f.kind = kind;
-    const unsigned t = w.id * 64 + lane; // local linear id, x fastest
-    f.localId = {t % m_groupSize[0], (t / m_groupSize[0]) % m_groupSize[1],
-                 t / (m_groupSize[0] * m_groupSize[1])};
+    f.localId = localIdOf(w.id, lane);
     f.groupId = {m_groupId[0], m_groupId[1], m_groupId[2]};
     m_fault = std::move(f);
 }
