@@ -186,6 +186,11 @@ __kernel void reduce_only(__global const float* in, __global float* out) {
     if (get_global_id(0) == 0)
         out[0] = in[0];
 }
+// A 2D kernel: its entry only picks its .simd or .lx1 variant, whose loops hold the stores.
+__kernel void scale2d(__global float* out, __global const float* in, float s, uint w) {
+    size_t i = get_global_id(1) * w + get_global_id(0);
+    out[i] = in[i] * s;
+}
 // A kernel-scope __local array elsewhere in the program must not make the program compile as
 // a whole (which has no variants).
 __kernel void with_local(__global float* out) {
@@ -235,6 +240,20 @@ __kernel void with_local(__global float* out) {
     CHECK(out[3] == 0.0f);
     for (size_t i = 0; i < in.size(); ++i)
         REQUIRE(out[i + 4] == in[i] * s);
+
+    void* scale2d = b.fin.executable->streamingEntry(b.index("scale2d"));
+    REQUIRE(scale2d);
+    constexpr cl_uint kW = 96, kH = 12;
+    cl_uint w = kW;
+    alignas(64) static float out2d[kW * kH];
+    std::vector<float> in2d(kW * kH);
+    for (size_t i = 0; i < in2d.size(); ++i)
+        in2d[i] = float(i) - 100.0f;
+    PtrArgs p2{out2d, in2d.data()};
+    runNDRange(reinterpret_cast<WorkGroupFn>(scale2d), {p2.at(0), p2.at(1), &s, &w}, 2, {kW, kH, 1},
+               {32, 4, 1});
+    for (size_t i = 0; i < in2d.size(); ++i)
+        REQUIRE(out2d[i] == in2d[i] * s);
 }
 
 TEST_CASE("work-item functions over 2D and 3D ranges", "[cpu][cpu_codegen]") {

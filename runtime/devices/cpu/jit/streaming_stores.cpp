@@ -7,6 +7,7 @@
 #include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace duet::rt {
@@ -52,10 +53,21 @@ bool makeStreamingStores(Module& module, StringRef entry) {
             if (orders(i))
                 return false;
 
+    // The entry and the functions it calls: a 2D kernel's entry only picks its `.simd` or
+    // `.lx1` variant (work_group.cpp), whose loops hold the stores.
+    std::vector<Function*> code{fn};
+    for (size_t k = 0; k < code.size(); ++k)
+        for (Instruction& i : instructions(*code[k]))
+            if (auto* call = dyn_cast<CallInst>(&i))
+                if (Function* callee = call->getCalledFunction();
+                    callee && !callee->isDeclaration() &&
+                    std::find(code.begin(), code.end(), callee) == code.end())
+                    code.push_back(callee);
     std::vector<StoreInst*> stores;
-    for (Instruction& i : instructions(*fn))
-        if (auto* st = dyn_cast<StoreInst>(&i); st && isCandidate(*st, dl))
-            stores.push_back(st);
+    for (Function* f : code)
+        for (Instruction& i : instructions(*f))
+            if (auto* st = dyn_cast<StoreInst>(&i); st && isCandidate(*st, dl))
+                stores.push_back(st);
     if (stores.empty())
         return false;
 

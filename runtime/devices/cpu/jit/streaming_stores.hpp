@@ -7,7 +7,8 @@
 namespace duet::rt {
 
 /// Rewrites the vector stores to __global memory of the optimised work-group function
-/// `entry` into non-temporal stores, each guarded by a run-time check that its address is
+/// `entry`, and of the functions it calls (its `.simd` and `.lx1` variants), into
+/// non-temporal stores, each guarded by a run-time check that its address is
 /// aligned to the vector's size (the only form x86 stores non-temporally in one instruction;
 /// a misaligned one stays a plain store). Non-temporal stores are weakly ordered: whoever
 /// runs the function fences (sfence) once after its last work-group, before it signals that
