@@ -845,6 +845,61 @@ __kernel void ids(__global uint* out) {
     }
 }
 
+TEST_CASE("in 16x8 groups with an offset, a 2D kernel of global ids runs each work-item once, "
+          "and one that reads its local ids sees the groups it was enqueued with",
+          "[api][kernel][cpu]") {
+    // What the user can check: every work-item of the offset range ran once with its own ids
+    // and sizes, and a kernel that asks for its local or group ids gets those of the enqueued
+    // groups (a device may run a kernel that cannot tell its grouping in groups of its own).
+    WithQueue f;
+    const char* src = R"CL(
+__kernel void blind(__global uint* out, uint w) {
+    size_t x = get_global_id(0) - get_global_offset(0), y = get_global_id(1) - get_global_offset(1);
+    bool sizes = get_global_size(0) == 48 && get_global_size(1) == 40 && get_work_dim() == 2;
+    out[y * w + x] += (uint)(get_global_id(1) * 1000 + get_global_id(0)) + (sizes ? 1u : 0x40000000u);
+}
+__kernel void seeing(__global uint* out, uint w) {
+    size_t x = get_global_id(0) - get_global_offset(0), y = get_global_id(1) - get_global_offset(1);
+    out[y * w + x] = (uint)(get_group_id(1) << 24 | get_group_id(0) << 16 |
+                            get_local_id(1) << 8 | get_local_id(0));
+}
+)CL";
+    const size_t global[2] = {48, 40}, local[2] = {16, 8}, offset[2] = {3, 5};
+    const cl_uint w = 48, n = 48 * 40;
+    for (const char* options : {"", "-cl-std=CL2.0"}) {
+        INFO("options: '" << options << "'");
+        cl_program p = buildProgram(f.context, f.device, src, options);
+        cl_int err;
+        cl_mem out = f.buffer(n * 4);
+        for (const char* name : {"blind", "seeing"}) {
+            INFO(name);
+            const bool blind = std::string(name) == "blind";
+            cl_kernel k = clCreateKernel(p, name, &err);
+            REQUIRE_CL(err);
+            std::vector<cl_uint> zero(n, 0);
+            REQUIRE_CL(clEnqueueWriteBuffer(f.queue, out, CL_TRUE, 0, n * 4, zero.data(), 0,
+                                            nullptr, nullptr));
+            REQUIRE_CL(clSetKernelArg(k, 0, sizeof out, &out));
+            REQUIRE_CL(clSetKernelArg(k, 1, sizeof w, &w));
+            REQUIRE_CL(
+                clEnqueueNDRangeKernel(f.queue, k, 2, offset, global, local, 0, nullptr, nullptr));
+            auto r = f.read<cl_uint>(out, n);
+            size_t wrong = 0;
+            for (cl_uint y = 0; y < 40; ++y)
+                for (cl_uint x = 0; x < w; ++x) {
+                    const cl_uint want =
+                        blind ? (y + 5) * 1000 + (x + 3) + 1
+                              : (y / 8) << 24 | (x / 16) << 16 | (y % 8) << 8 | (x % 16);
+                    wrong += r[y * w + x] != want;
+                }
+            CHECK(wrong == 0);
+            clReleaseKernel(k);
+        }
+        clReleaseMemObject(out);
+        clReleaseProgram(p);
+    }
+}
+
 TEST_CASE("with no local size, OpenCL C 2.0 programs get large groups whatever the global size",
           "[api][kernel][cpu]") {
     // ceil(2^18 / 3) = 2 x 43691 (a prime): the only uniform groups are of 1 or 2 work-items,
