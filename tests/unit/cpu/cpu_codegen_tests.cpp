@@ -182,6 +182,10 @@ __kernel void count(__global float* out, __global const float* in, __global int*
     out[i] = in[i] + 1.0f;
     atomic_inc(n);
 }
+__kernel void axpy4(__global float4* y, __global const float4* x, float a) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + y[i];
+}
 __kernel void reduce_only(__global const float* in, __global float* out) {
     if (get_global_id(0) == 0)
         out[0] = in[0];
@@ -204,6 +208,8 @@ __kernel void with_local(__global float* out) {
     // kernels with no vector stores to __global memory.
     CHECK(b.fin.executable->streamingEntry(b.index("count")) == nullptr);
     CHECK(b.fin.executable->streamingEntry(b.index("reduce_only")) == nullptr);
+    // Nor stores to a buffer the kernel reads: the load brought the line into the cache.
+    CHECK(b.fin.executable->streamingEntry(b.index("axpy4")) == nullptr);
     auto triad = reinterpret_cast<WorkGroupFn>(b.fin.executable->streamingEntry(b.index("triad")));
     REQUIRE(triad);
     CHECK(b.fin.executable->streamingEntry(b.index("triad")) == reinterpret_cast<void*>(triad));

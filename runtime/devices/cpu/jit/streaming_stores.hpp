@@ -20,9 +20,12 @@ namespace duet::rt {
 /// (STREAM's triad: 3 arrays of traffic instead of 4). The variant is for such launches only;
 /// when the data would have stayed in cache for the next kernel, plain stores are better.
 ///
+/// A store to a buffer the kernel also reads (an in-place update) stays plain: its load has
+/// already brought the line into the cache, and a non-temporal store to a cached line evicts it.
+///
 /// Returns false, leaving the module as it is, when the variant would not help or would be
-/// wrong: no vector stores to __global memory, a host other than x86-64, or atomics and
-/// fences in the module (non-temporal stores are weakly ordered).
+/// wrong: no vector stores to __global memory the kernel does not read, a host other than x86-64,
+/// or atomics and fences in the module (non-temporal stores are weakly ordered).
 bool makeStreamingStores(llvm::Module& module, llvm::StringRef entry);
 
 } // namespace duet::rt
