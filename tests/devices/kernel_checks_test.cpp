@@ -2,9 +2,10 @@
 // out-of-bounds accesses through a buffer (a sub-buffer whose neighbour must stay untouched), a
 // __local argument and a kernel-scope __local variable fail their events with
 // CL_OUT_OF_RESOURCES and a message naming the kernel, the argument or variable, the byte offset
-// and the work-item; the next kernel on the queue runs; an in-bounds launch of a checked build
-// succeeds. A plain program (no Catch2) to run by hand on a GPU host too; exit 0 pass, 1 fail,
-// 77 skipped (no device). Sets DUET_KERNEL_CHECKS=1.
+// and the work-item; so do barrier divergence (a barrier some work-items skip, two barriers in
+// a branch: the group and two work-items named); the next kernel on the queue runs; an in-bounds
+// launch of a checked build succeeds, barriers in a loop too. A plain program (no Catch2) to run by
+// hand on a GPU host too; exit 0 pass, 1 fail, 77 skipped (no device). Sets DUET_KERNEL_CHECKS=1.
 #include "standalone_device.hpp"
 #include "support/checked_kernels.hpp"
 
@@ -24,6 +25,34 @@ bool has(const std::string& text, const std::string& what) {
 }
 
 constexpr size_t kItems = 1024, kLocal = 64;
+
+/// Barrier kernels besides guarded_swap: the two halves of every group at two barriers; five
+/// rounds of an exchange through __local memory, two barriers each.
+constexpr const char* kBarrierKernels = R"CL(
+__kernel void two_barriers(__global int* out) {
+    __local int t[64];
+    int lid = get_local_id(0);
+    t[lid] = lid;
+    if (lid < 32) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = t[lid ^ 1];
+    } else {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = -t[lid ^ 1];
+    }
+}
+__kernel void loop_barriers(__global int* out) {
+    __local int t[64];
+    int lid = get_local_id(0), sum = 0;
+    for (int round = 0; round < 5; ++round) {
+        t[lid] = lid;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        sum += t[lid ^ 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[get_global_id(0)] = sum;
+}
+)CL";
 constexpr int kPattern = 12345;
 
 cl_int statusOf(cl_event e) {
@@ -133,6 +162,66 @@ int main() {
     expect(has(m, "kernel 'sums': out-of-bounds write of 4 bytes at byte offset ") &&
                has(m, " of variable 'sums.part' (64 bytes) by work-item "),
            "the message names the __local variable");
+
+    // Barrier divergence: in group 1 (global ids 64-127) of guarded_swap with n = 100, local ids
+    // 0-35 wait at the barrier and 36-63 end the kernel. The CPU and the NVIDIA device (this
+    // test's two) word it alike: the group, work-item 0 and the first that went elsewhere.
+    std::string barrierLog;
+    cl_program bp =
+        buildOrReport(ctx, device, std::string(kGuardedSwapKernel) + kBarrierKernels, barrierLog);
+    if (!bp)
+        return 1;
+    cl_kernel swap = clCreateKernel(bp, "guarded_swap", &e);
+    cl_kernel twoBarriers = clCreateKernel(bp, "two_barriers", &e);
+    cl_kernel loopBarriers = clCreateKernel(bp, "loop_barriers", &e);
+    std::vector<int> minusSeven(kItems, -7);
+    cl_mem swapped = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                    kItems * sizeof(int), minusSeven.data(), &e);
+    const int partial = 100;
+    clSetKernelArg(swap, 0, sizeof swapped, &swapped);
+    clSetKernelArg(swap, 1, sizeof partial, &partial);
+    m = runPair(q, swap, add, true, "a barrier some work-items of group 1 skip");
+    ++rounds;
+    expect(has(m, "kernel 'guarded_swap': barrier divergence in work-group (1, 0, 0): ") &&
+               has(m, "the launch was stopped (DUET_KERNEL_CHECKS)"),
+           "the message names the kernel and the group");
+    expect(has(m, "work-item 36 reaches the end of the kernel while work-item 0 waits at a "
+                  "work-group barrier"),
+           "the message names work-item 36, which ended, and work-item 0, at the barrier");
+    // Work-items 0-31 at one barrier, 32-63 at another.
+    clSetKernelArg(twoBarriers, 0, sizeof swapped, &swapped);
+    m = runPair(q, twoBarriers, add, true, "two barriers in the two sides of a branch");
+    ++rounds;
+    // Every group diverges: which one reports first depends on the device's scheduling.
+    expect(has(m, "kernel 'two_barriers': barrier divergence in work-group ("),
+           "the message names the kernel and a group");
+    expect(has(m, "work-item 32 waits at a different work-group barrier than work-item 0"),
+           "the message names the two barriers' first work-items");
+    // Whole groups in range, and barriers in a uniform loop (ten, more than the check's slots):
+    // no report, the right results.
+    const int whole = int(kItems);
+    clSetKernelArg(swap, 1, sizeof whole, &whole);
+    m = runPair(q, swap, add, false, "guarded_swap over whole groups");
+    ++rounds;
+    expect(m.empty(), "no message for a barrier every work-item reaches");
+    std::vector<int> swappedOut(kItems, 0);
+    clEnqueueReadBuffer(q, swapped, CL_TRUE, 0, kItems * sizeof(int), swappedOut.data(), 0, nullptr,
+                        nullptr);
+    expect(swappedOut == guardedSwapWanted(whole, whole), "guarded_swap swapped every pair");
+    clSetKernelArg(loopBarriers, 0, sizeof swapped, &swapped);
+    m = runPair(q, loopBarriers, add, false, "barriers in a uniform loop");
+    ++rounds;
+    expect(m.empty(), "no message for barriers in a uniform loop");
+    clEnqueueReadBuffer(q, swapped, CL_TRUE, 0, kItems * sizeof(int), swappedOut.data(), 0, nullptr,
+                        nullptr);
+    bool looped = true;
+    for (size_t i = 0; i < kItems; ++i) // each round adds the neighbour's (i ^ 1) lid
+        looped &= swappedOut[i] == 5 * int((i ^ 1) % kLocal);
+    expect(looped, "the loop's barriers ordered each round's exchange");
+    clReleaseMemObject(swapped);
+    for (cl_kernel k : {swap, twoBarriers, loopBarriers})
+        clReleaseKernel(k);
+    clReleaseProgram(bp);
 
     // In bounds: the checked build runs and writes what it should.
     const int none = 0;

@@ -606,6 +606,18 @@ Outcome CudaExecutor::readGuardRecord(Submitted& launch) {
         f.names = names.c_str();
         for (int d = 0; d < 3; ++d)
             f.globalId[d] = record.faultGlobalId[d];
+        if (record.faultKind == nvidia::kFaultBarrierDivergence) {
+            // Local ids packed z << 32 | y << 16 | x, the first work-item 0's (ptx_module.hpp).
+            f.what = FaultKind::BarrierDivergence;
+            for (int d = 0; d < 3; ++d) {
+                f.groupId[d] = record.faultGlobalId[d];
+                f.localId[0][d] = (record.faultLow >> (16 * d)) & 0xffff;
+                f.localId[1][d] = (record.faultHigh >> (16 * d)) & 0xffff;
+            }
+            f.stop[0] = BarrierStop(record.faultAddress);
+            f.stop[1] = BarrierStop(record.faultBytes);
+            return {CL_OUT_OF_RESOURCES, describeFault(*checked, f)};
+        }
         if (f.id != kCheckNullId && f.id >= std::max(nargs, entry->checkNames.size()))
             return {CL_OUT_OF_RESOURCES, "kernel '" + launch.kernel +
                                              "': a bounds check failed (DUET_KERNEL_CHECKS) "

@@ -126,6 +126,11 @@ static_assert(offsetof(GuardRecord, faultAddress) == 24);
 static_assert(offsetof(GuardRecord, faultGlobalId) == 56);
 inline constexpr uint32_t kStoppedByTimeout = 1;
 inline constexpr uint32_t kStoppedByCheck = 2;
+/// GuardRecord::faultKind of a barrier divergence (an access's is an rt::AccessKind, 0-2); then
+/// faultGlobalId is the work-group's id, faultLow and faultHigh two work-items' local ids packed
+/// `z << 32 | y << 16 | x` (the first is work-item 0), faultAddress and faultBytes where each
+/// stopped (rt::BarrierStop).
+inline constexpr uint32_t kFaultBarrierDivergence = 0xbd;
 /// Bytes of the guard record of a kernel with `arguments` OpenCL arguments.
 inline constexpr size_t guardRecordBytes(size_t arguments) {
     return sizeof(GuardRecord) + 16 * arguments;
