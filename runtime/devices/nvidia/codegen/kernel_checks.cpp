@@ -43,6 +43,48 @@ const Value* strip(const Value* v) {
     return v;
 }
 
+/// The byte at `offset` of `base`.
+Value* byteAt(IRBuilder<>& b, Value* base, uint64_t offset) {
+    return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, offset);
+}
+
+/// get_group_id(d) as i32: the launch block's group offset plus the CTA's id.
+Value* groupId(Module& m, IRBuilder<>& b, Value* launch, unsigned d) {
+    static const Intrinsic::ID ctaid[3] = {Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                                           Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                           Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+    Value* offset = b.CreateAlignedLoad(
+        b.getInt32Ty(), byteAt(b, launch, offsetof(nvidia::LaunchBlock, groupOffset) + 4 * d),
+        Align(4));
+    return b.CreateAdd(offset, b.CreateCall(Intrinsic::getDeclaration(&m, ctaid[d])));
+}
+
+/// Stores `v` at byte `offset` of the guard record.
+using StoreField = function_ref<void(Value* v, uint64_t offset)>;
+
+/// The end of a failed check or a barrier divergence, with `b` before `end`, the block's
+/// `unreachable`: the launch's first fault claims the record's fault fields (atom.cas on
+/// faultTaken) and `write` fills them; then the launch is marked stopped by a check (the other
+/// work-items leave at their next poll or barrier) and this work-item exits.
+void recordFaultAndExit(Module& m, IRBuilder<>& b, Value* record,
+                        function_ref<void(IRBuilder<>&, StoreField)> write) {
+    Instruction* end = &*b.GetInsertPoint();
+    Value* claim = b.CreateAtomicCmpXchg(
+        byteAt(b, record, offsetof(nvidia::GuardRecord, faultTaken)), b.getInt32(0), b.getInt32(1),
+        MaybeAlign(4), AtomicOrdering::Monotonic, AtomicOrdering::Monotonic);
+    Value* won = b.CreateExtractValue(claim, 1, "chk.first");
+    IRBuilder<> wb(SplitBlockAndInsertIfThen(won, end, false));
+    write(wb, [&](Value* v, uint64_t offset) {
+        wb.CreateAlignedStore(v, byteAt(wb, record, offset),
+                              Align(v->getType()->getPrimitiveSizeInBits() == 64 ? 8 : 4));
+    });
+    IRBuilder<> eb(end);
+    eb.CreateAtomicRMW(
+        AtomicRMWInst::Or, byteAt(eb, record, offsetof(nvidia::GuardRecord, stopped)),
+        eb.getInt32(nvidia::kStoppedByCheck), MaybeAlign(4), AtomicOrdering::Monotonic);
+    eb.CreateCall(Intrinsic::getDeclaration(&m, Intrinsic::nvvm_exit));
+}
+
 class NvidiaCheckTarget final : public BoundsCheckTarget {
 public:
     explicit NvidiaCheckTarget(Module& m)
@@ -88,14 +130,14 @@ public:
     }
     bool failureReturns() const override { return false; }
     void fail(IRBuilder<>& b, const FailedCheck& c) override;
+    /// The guard record's and the launch block's accessors (kernel_abi.cpp replaces them).
+    Function* guard() const { return m_guard; }
+    FunctionCallee launch() const { return m_launch; }
 
 private:
-    Value* at(IRBuilder<>& b, Value* base, uint64_t offset) {
-        return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, offset);
-    }
     Value* invariantLoad(IRBuilder<>& b, uint64_t offset, const char* name) {
         LoadInst* l =
-            b.CreateAlignedLoad(m_i64, at(b, b.CreateCall(m_guard), offset), Align(8), name);
+            b.CreateAlignedLoad(m_i64, byteAt(b, b.CreateCall(m_guard), offset), Align(8), name);
         l->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(m_ctx, {}));
         return l;
     }
@@ -112,17 +154,13 @@ private:
 };
 
 Value* NvidiaCheckTarget::globalId(IRBuilder<>& b, Value* launch, unsigned d) {
-    static const Intrinsic::ID ctaid[3] = {Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
-                                           Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
-                                           Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
     static const Intrinsic::ID tid[3] = {Intrinsic::nvvm_read_ptx_sreg_tid_x,
                                          Intrinsic::nvvm_read_ptx_sreg_tid_y,
                                          Intrinsic::nvvm_read_ptx_sreg_tid_z};
     auto field = [&](Type* t, uint64_t offset) {
-        return b.CreateAlignedLoad(t, at(b, launch, offset), Align(t == m_i64 ? 8 : 4));
+        return b.CreateAlignedLoad(t, byteAt(b, launch, offset), Align(t == m_i64 ? 8 : 4));
     };
-    Value* group = b.CreateAdd(field(m_i32, offsetof(nvidia::LaunchBlock, groupOffset) + 4 * d),
-                               b.CreateCall(Intrinsic::getDeclaration(&m_m, ctaid[d])));
+    Value* group = groupId(m_m, b, launch, d);
     Value* size = field(m_i32, offsetof(nvidia::LaunchBlock, enqueuedLocalSize) + 4 * d);
     Value* id = b.CreateMul(b.CreateZExt(group, m_i64), b.CreateZExt(size, m_i64));
     id =
@@ -132,33 +170,17 @@ Value* NvidiaCheckTarget::globalId(IRBuilder<>& b, Value* launch, unsigned d) {
 }
 
 void NvidiaCheckTarget::fail(IRBuilder<>& b, const FailedCheck& c) {
-    Instruction* end = &*b.GetInsertPoint(); // the block's `unreachable`
-    Value* record = b.CreateCall(m_guard);
-    // The first failure of the launch claims the fault fields.
-    Value* claim = b.CreateAtomicCmpXchg(at(b, record, offsetof(nvidia::GuardRecord, faultTaken)),
-                                         b.getInt32(0), b.getInt32(1), MaybeAlign(4),
-                                         AtomicOrdering::Monotonic, AtomicOrdering::Monotonic);
-    Value* won = b.CreateExtractValue(claim, 1, "chk.first");
-    Instruction* write = SplitBlockAndInsertIfThen(won, end, false);
-    IRBuilder<> wb(write);
-    auto store = [&](Value* v, uint64_t offset) {
-        wb.CreateAlignedStore(v, at(wb, record, offset), Align(v->getType() == m_i64 ? 8 : 4));
-    };
-    store(c.id, offsetof(nvidia::GuardRecord, faultId));
-    store(wb.getInt32(uint32_t(c.kind)), offsetof(nvidia::GuardRecord, faultKind));
-    store(c.address, offsetof(nvidia::GuardRecord, faultAddress));
-    store(c.low, offsetof(nvidia::GuardRecord, faultLow));
-    store(c.high, offsetof(nvidia::GuardRecord, faultHigh));
-    store(c.bytes, offsetof(nvidia::GuardRecord, faultBytes));
-    Value* launch = wb.CreateCall(m_launch);
-    for (unsigned d = 0; d < 3; ++d)
-        store(globalId(wb, launch, d), offsetof(nvidia::GuardRecord, faultGlobalId) + 8 * d);
-    // Stopped by a check (the other work-items leave at their next poll), then this one exits.
-    IRBuilder<> eb(end);
-    eb.CreateAtomicRMW(AtomicRMWInst::Or, at(eb, record, offsetof(nvidia::GuardRecord, stopped)),
-                       eb.getInt32(nvidia::kStoppedByCheck), MaybeAlign(4),
-                       AtomicOrdering::Monotonic);
-    eb.CreateCall(Intrinsic::getDeclaration(&m_m, Intrinsic::nvvm_exit));
+    recordFaultAndExit(m_m, b, b.CreateCall(m_guard), [&](IRBuilder<>& wb, StoreField store) {
+        store(c.id, offsetof(nvidia::GuardRecord, faultId));
+        store(wb.getInt32(uint32_t(c.kind)), offsetof(nvidia::GuardRecord, faultKind));
+        store(c.address, offsetof(nvidia::GuardRecord, faultAddress));
+        store(c.low, offsetof(nvidia::GuardRecord, faultLow));
+        store(c.high, offsetof(nvidia::GuardRecord, faultHigh));
+        store(c.bytes, offsetof(nvidia::GuardRecord, faultBytes));
+        Value* launch = wb.CreateCall(m_launch);
+        for (unsigned d = 0; d < 3; ++d)
+            store(globalId(wb, launch, d), offsetof(nvidia::GuardRecord, faultGlobalId) + 8 * d);
+    });
 }
 
 /// Barrier divergence. Every `bar.sync 0` of a kernel (a barrier site, numbered from 1) is
@@ -320,9 +342,8 @@ private:
             clearSlot(tb, ahead);
         }
         MDBuilder md(m_ctx);
-        Instruction* fail =
-            SplitBlockAndInsertIfThen(diverged, rest, true, md.createBranchWeights(1, 1 << 20));
-        IRBuilder<> fb(fail);
+        IRBuilder<> fb(
+            SplitBlockAndInsertIfThen(diverged, rest, true, md.createBranchWeights(1, 1 << 20)));
         // Work-item 0 is the first work-item of the report, the second one went elsewhere.
         Value* lowId = fb.CreateAnd(low, fb.getInt64(kIdMask));
         Value* highId = fb.CreateAnd(high, fb.getInt64(kIdMask));
@@ -335,50 +356,24 @@ private:
         Value* stop0 = fb.CreateSelect(fb.CreateAnd(someEnded, zeroEnded), atEnd, atBarrier);
         Value* stop1 =
             fb.CreateSelect(fb.CreateAnd(someEnded, fb.CreateNot(zeroEnded)), atEnd, atBarrier);
-        report(fb, fail, stop0, other, stop1);
+        report(fb, stop0, other, stop1);
     }
-    /// Claims the record's fault fields (the launch's first fault), writes the divergence into
-    /// them (ptx_module.hpp: kFaultBarrierDivergence), stops the launch and exits.
-    void report(IRBuilder<>& b, Instruction* end, Value* stop0, Value* other, Value* stop1) {
-        Value* record = b.CreateCall(m_guard);
-        auto at = [&](IRBuilder<>& ib, uint64_t offset) {
-            return ib.CreateConstInBoundsGEP1_64(ib.getInt8Ty(), record, offset);
-        };
-        Value* claim = b.CreateAtomicCmpXchg(at(b, offsetof(nvidia::GuardRecord, faultTaken)),
-                                             b.getInt32(0), b.getInt32(1), MaybeAlign(4),
-                                             AtomicOrdering::Monotonic, AtomicOrdering::Monotonic);
-        Instruction* write = SplitBlockAndInsertIfThen(b.CreateExtractValue(claim, 1), end, false);
-        IRBuilder<> wb(write);
-        auto store = [&](Value* v, uint64_t offset) {
-            wb.CreateAlignedStore(v, at(wb, offset), Align(v->getType() == m_i64 ? 8 : 4));
-        };
-        store(wb.getInt32(0), offsetof(nvidia::GuardRecord, faultId));
-        store(wb.getInt32(nvidia::kFaultBarrierDivergence),
-              offsetof(nvidia::GuardRecord, faultKind));
-        store(stop0, offsetof(nvidia::GuardRecord, faultAddress));
-        store(wb.getInt64(0), offsetof(nvidia::GuardRecord, faultLow)); // work-item 0
-        store(other, offsetof(nvidia::GuardRecord, faultHigh));
-        store(stop1, offsetof(nvidia::GuardRecord, faultBytes));
-        static const Intrinsic::ID ctaid[3] = {Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
-                                               Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
-                                               Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
-        Value* launch = wb.CreateCall(m_launch);
-        for (unsigned d = 0; d < 3; ++d) {
-            Value* offset = wb.CreateAlignedLoad(
-                m_i32,
-                wb.CreateConstInBoundsGEP1_64(wb.getInt8Ty(), launch,
-                                              offsetof(nvidia::LaunchBlock, groupOffset) + 4 * d),
-                Align(4));
-            Value* group =
-                wb.CreateAdd(offset, wb.CreateCall(Intrinsic::getDeclaration(&m_m, ctaid[d])));
-            store(wb.CreateZExt(group, m_i64),
-                  offsetof(nvidia::GuardRecord, faultGlobalId) + 8 * d);
-        }
-        IRBuilder<> eb(end);
-        eb.CreateAtomicRMW(AtomicRMWInst::Or, at(eb, offsetof(nvidia::GuardRecord, stopped)),
-                           eb.getInt32(nvidia::kStoppedByCheck), MaybeAlign(4),
-                           AtomicOrdering::Monotonic);
-        eb.CreateCall(Intrinsic::getDeclaration(&m_m, Intrinsic::nvvm_exit));
+    /// The divergence into the record's fault fields (ptx_module.hpp: kFaultBarrierDivergence)
+    /// if it is the launch's first fault; the launch stops, this work-item exits.
+    void report(IRBuilder<>& b, Value* stop0, Value* other, Value* stop1) {
+        recordFaultAndExit(m_m, b, b.CreateCall(m_guard), [&](IRBuilder<>& wb, StoreField store) {
+            store(wb.getInt32(0), offsetof(nvidia::GuardRecord, faultId));
+            store(wb.getInt32(nvidia::kFaultBarrierDivergence),
+                  offsetof(nvidia::GuardRecord, faultKind));
+            store(stop0, offsetof(nvidia::GuardRecord, faultAddress));
+            store(wb.getInt64(0), offsetof(nvidia::GuardRecord, faultLow)); // work-item 0
+            store(other, offsetof(nvidia::GuardRecord, faultHigh));
+            store(stop1, offsetof(nvidia::GuardRecord, faultBytes));
+            Value* launch = wb.CreateCall(m_launch);
+            for (unsigned d = 0; d < 3; ++d)
+                store(wb.CreateZExt(groupId(m_m, wb, launch, d), m_i64),
+                      offsetof(nvidia::GuardRecord, faultGlobalId) + 8 * d);
+        });
     }
 
     Function& m_k;
@@ -399,10 +394,6 @@ std::string insertKernelChecks(Module& m, std::map<std::string, std::vector<std:
         if (isKernel(f))
             kernels.push_back(&f);
     NvidiaCheckTarget target(m);
-    FunctionCallee guard = m.getOrInsertFunction(
-        kGuardRecordAccessor, FunctionType::get(PointerType::get(m.getContext(), kGlobal), false));
-    FunctionCallee launch = m.getOrInsertFunction(
-        kLaunchBlockAccessor, FunctionType::get(PointerType::get(m.getContext(), 0), false));
     std::string notes;
     for (Function* k : kernels) {
         const KernelCheckCounts counts = insertBoundsChecks(*k, target);
@@ -412,7 +403,7 @@ std::string insertKernelChecks(Module& m, std::map<std::string, std::vector<std:
         for (size_t at = 0; at < table.size(); at = table.find('\0', at) + 1)
             out.emplace_back(table.c_str() + at);
         notes += uncheckedAccessesNote("DUET_KERNEL_CHECKS", *k, counts);
-        BarrierChecks(*k, guard, launch).run();
+        BarrierChecks(*k, target.guard(), target.launch()).run();
     }
     return notes;
 }
