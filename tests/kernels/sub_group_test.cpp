@@ -888,6 +888,91 @@ kernel void chain(global atomic_uint* flags, global uint* tickets, global atomic
     }
 }
 
+TEST_CASE("a lock and compare-exchange loops between sub-groups", "[kernels][sub_group][ifp]") {
+    KernelEnv& env = KernelEnv::get();
+    cl_bool ifp = CL_FALSE;
+    REQUIRE_CL(clGetDeviceInfo(env.device, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
+                               sizeof ifp, &ifp, nullptr));
+    if (maxNumSubGroups() == 0 || !ifp) {
+        WARN("no independent forward progress of sub-groups on this device");
+        return;
+    }
+    // Each sub-group's first work-item takes a __local lock by exchange, holding it across a
+    // sub-group barrier while it adds to plain __local counters, and every work-item adds its
+    // value to a __local float by a compare-exchange loop; the group's barriers around both.
+    // Groups are 2D, with a last sub-group that is not full (the CTS's groups of 200).
+    const std::string source = R"CLC(
+kernel void locked(global const int* in, global int* out, global float* sums) {
+    local atomic_int lock;
+    local int plain[2];
+    local atomic_int fsum;
+    const uint lid = get_local_linear_id();
+    if (lid == 0) {
+        atomic_init(&lock, 0);
+        atomic_init(&fsum, as_int(0.0f));
+        plain[0] = plain[1] = 0;
+    }
+    work_group_barrier(CLK_LOCAL_MEM_FENCE);
+    const int v = in[get_global_linear_id()];
+    const bool leader = get_sub_group_local_id() == 0;
+    if (leader)
+        while (atomic_exchange_explicit(&lock, 1, memory_order_acquire, memory_scope_work_group))
+            ;
+    sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+    if (leader) {
+        int seen = plain[0];
+        for (int i = 0; i < 50; ++i)
+            plain[1] += i; // another sub-group inside the lock would break the sum
+        plain[0] = seen + (int)get_sub_group_size();
+        atomic_store_explicit(&lock, 0, memory_order_release, memory_scope_work_group);
+    }
+    int expected = atomic_load_explicit(&fsum, memory_order_relaxed, memory_scope_work_group);
+    while (!atomic_compare_exchange_weak_explicit(&fsum, &expected,
+               as_int(as_float(expected) + (float)v), memory_order_relaxed,
+               memory_order_relaxed, memory_scope_work_group))
+        ;
+    work_group_barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_linear_id()] = plain[0] * 100000 + plain[1];
+    if (lid == 0)
+        sums[get_group_id(1) * get_num_groups(0) + get_group_id(0)] =
+            as_float(atomic_load_explicit(&fsum, memory_order_relaxed, memory_scope_work_group));
+}
+)CLC";
+    ScopedEnv timeout("DUET_KERNEL_TIMEOUT", "30");
+    Program prog(source, "-cl-std=CL3.0");
+    cl_kernel k = prog.kernel("locked");
+    const size_t local[2] = {40, 5}, groups[2] = {3, 2};
+    const size_t global[2] = {local[0] * groups[0], local[1] * groups[1]};
+    const size_t items = local[0] * local[1], n = global[0] * global[1];
+    const size_t subGroups =
+        subGroupQuery(k, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, {local[0], local[1]});
+    std::vector<int> in(n);
+    for (size_t i = 0; i < n; ++i)
+        in[i] = int(i * 37 % 1000); // small integers: every float sum is exact
+    Buffer bin(in), bout(n * sizeof(int)), bsums(groups[0] * groups[1] * sizeof(float));
+    setArgs(k, bin, bout, bsums);
+    cl_event ev = nullptr;
+    REQUIRE_CL(clEnqueueNDRangeKernel(env.queue, k, 2, nullptr, global, local, 0, nullptr, &ev));
+    const cl_int waited = clWaitForEvents(1, &ev); // a stopped kernel fails the wait
+    clReleaseEvent(ev);
+    REQUIRE(waited == CL_SUCCESS);
+    const std::vector<int> out = bout.read<int>(n);
+    for (size_t i = 0; i < n; ++i) {
+        INFO("work-item " << i << ", " << subGroups << " sub-groups a group");
+        REQUIRE(out[i] == int(items) * 100000 + int(subGroups) * (49 * 50 / 2));
+    }
+    const std::vector<float> sums = bsums.read<float>(groups[0] * groups[1]);
+    for (size_t gy = 0; gy < groups[1]; ++gy)
+        for (size_t gx = 0; gx < groups[0]; ++gx) {
+            double want = 0;
+            for (size_t y = 0; y < local[1]; ++y)
+                for (size_t x = 0; x < local[0]; ++x)
+                    want += in[(gy * local[1] + y) * global[0] + gx * local[0] + x];
+            INFO("group " << gx << ", " << gy);
+            CHECK(sums[gy * groups[0] + gx] == float(want));
+        }
+}
+
 TEST_CASE("cl_khr_subgroups: macro, pragma and OpenCL C 2.0 follow CL_DEVICE_EXTENSIONS",
           "[kernels][sub_group]") {
     KernelEnv& env = KernelEnv::get();

@@ -791,11 +791,13 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     info.preferredWorkGroupSizeMultiple = bytes / 4;
     // A sub-group is as many work-items as the generated code's vectors hold 32-bit lanes (8
     // with 256-bit vectors): consecutive local linear ids, run region by region with the rest of
-    // the group (builtins/cpu/sub_group.cl). No independent forward progress between them (a
-    // sub-group spinning on another's store never yields), so no cl_khr_subgroups (which
-    // requires it): OpenCL 3.0's __opencl_c_subgroups feature, and the cl_khr_subgroup_*
-    // extensions but rotate.
+    // the group (builtins/cpu/sub_group.cl). Independent forward progress between them, which
+    // cl_khr_subgroups requires: a loop that may wait for another work-item yields to the other
+    // sub-groups at each iteration (jit/regions.hpp, insertSpinYields), unless the program is
+    // built with -cl-no-subgroup-ifp. So OpenCL 3.0's __opencl_c_subgroups feature,
+    // cl_khr_subgroups, and the cl_khr_subgroup_* extensions but rotate.
     info.subGroupSize = bytes / 4;
+    info.subGroupIndependentForwardProgress = true;
 
     info.extensions = "cl_khr_byte_addressable_store cl_khr_fp64 "
                       "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "
@@ -806,7 +808,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                       "cl_khr_gl_sharing cl_khr_gl_event cl_khr_gl_depth_images "
                       // builtins/cpu/sub_group.cl; the non-uniform ones (ballot, votes,
                       // arithmetic) act on the work-items waiting at their region boundary
-                      "cl_khr_subgroup_shuffle cl_khr_subgroup_shuffle_relative "
+                      "cl_khr_subgroups cl_khr_subgroup_shuffle cl_khr_subgroup_shuffle_relative "
                       "cl_khr_subgroup_clustered_reduce cl_khr_subgroup_extended_types "
                       "cl_khr_subgroup_ballot cl_khr_subgroup_non_uniform_vote "
                       "cl_khr_subgroup_non_uniform_arithmetic";

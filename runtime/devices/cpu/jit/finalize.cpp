@@ -1132,7 +1132,7 @@ struct Prepared {
 /// Bitcode -> builtins linked -> work-group functions (their descriptions appended to
 /// `wgKernels`), verified. `diagnostics` is what `ctx`'s handler collected.
 Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::string& diagnostics,
-                       bool loopBarriers, const ExecutionGuards& guards,
+                       bool loopBarriers, bool spinYields, const ExecutionGuards& guards,
                        std::vector<WorkGroupKernelInfo>& wgKernels, std::string& notes) {
     Prepared p;
     std::string& error = p.error;
@@ -1160,7 +1160,8 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
         notes = insertBoundsChecks(*m);
     if (cancellable)
         insertCancellationPoints(*m);
-    if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriers, guards.boundsChecks, error)) {
+    if (!buildWorkGroupFunctions(*m, wgKernels, loopBarriers, guards.boundsChecks, spinYields,
+                                 error)) {
         error = "error: " + error;
         p.retry = true;
         return p;
@@ -1190,16 +1191,28 @@ Prepared prepareModuleOrRetry(const std::string& bitcode, LLVMContext& ctx,
                               const ExecutionGuards& guards,
                               std::vector<WorkGroupKernelInfo>& wgKernels, std::string& log) {
     const bool loopBarriers = loopBarriersEnabled(opts);
+    // Independent forward progress between sub-groups, unless the program waives it.
+    const bool spinYields = !opts.noSubgroupIfp;
     std::string notes;
-    Prepared p = prepareModule(bitcode, ctx, diagnostics, loopBarriers, guards, wgKernels, notes);
+    Prepared p = prepareModule(bitcode, ctx, diagnostics, loopBarriers, spinYields, guards,
+                               wgKernels, notes);
     if (!p.module && p.retry && loopBarriers) {
-        Prepared second = prepareModule(bitcode, ctx, diagnostics, false, guards, wgKernels, notes);
+        Prepared second =
+            prepareModule(bitcode, ctx, diagnostics, false, spinYields, guards, wgKernels, notes);
         if (second.module)
             log += "warning: built without implicit loop barriers after: " + p.error + "\n";
         p = std::move(second);
     }
     if (p.module)
         log += notes;
+    if (p.module && wg::cpuJitLogEnabled())
+        for (const WorkGroupKernelInfo& k : wgKernels)
+            if (k.spinLoops)
+                std::fprintf(stderr,
+                             "duet: cpu: kernel %s: %zu loop(s) wait on an atomic read: they yield "
+                             "to the other sub-groups at each iteration (-cl-no-subgroup-ifp: "
+                             "not)\n",
+                             k.name.c_str(), k.spinLoops);
     return p;
 }
 

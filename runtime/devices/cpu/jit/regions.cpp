@@ -15,6 +15,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
@@ -148,6 +149,93 @@ BasicBlock* splitEdgeBlock(BasicBlock* from, BasicBlock* to, const Twine& name) 
     return mid;
 }
 
+/// Whether `f`, or a function it calls (to `depth` levels), holds an atomic or volatile access
+/// whose result a caller may see: an atomic or volatile load, a read-modify-write, a
+/// compare-exchange.
+bool readsAtomically(const Function* f, unsigned depth) {
+    if (!f || f->isDeclaration() || depth == 0)
+        return false;
+    for (const Instruction& inst : instructions(*f)) {
+        if (auto* ld = dyn_cast<LoadInst>(&inst); ld && (ld->isAtomic() || ld->isVolatile()))
+            return true;
+        if (isa<AtomicRMWInst, AtomicCmpXchgInst>(inst))
+            return true;
+        if (auto* call = dyn_cast<CallBase>(&inst);
+            call && readsAtomically(call->getCalledFunction(), depth - 1))
+            return true;
+    }
+    return false;
+}
+
+/// Whether a value of `roots` depends, inside `loop`, on what an atomic or volatile read returned:
+/// through SSA operands, private variables (what the loop stores into them or hands to a call),
+/// and calls to functions holding such reads. `merges` is set when the walk met a phi joining
+/// paths inside the loop or a private variable, whose value may also depend on which branches
+/// the loop took.
+bool atomicallyRead(const Loop& loop, SmallVector<const Value*, 16> work, bool& merges) {
+    SmallPtrSet<const Value*, 32> seen;
+    SmallPtrSet<const Value*, 8> privates;
+    while (!work.empty()) {
+        auto* i = dyn_cast<Instruction>(work.pop_back_val());
+        if (!i || !loop.contains(i) || !seen.insert(i).second)
+            continue;
+        if (auto* ld = dyn_cast<LoadInst>(i)) {
+            if (ld->isAtomic() || ld->isVolatile())
+                return true;
+            const Value* base = getUnderlyingObject(ld->getPointerOperand());
+            if (isa<AllocaInst>(base) && privates.insert(base).second) {
+                merges = true;
+                for (BasicBlock* bb : loop.blocks())
+                    for (Instruction& other : *bb) {
+                        if (auto* st = dyn_cast<StoreInst>(&other);
+                            st && getUnderlyingObject(st->getPointerOperand()) == base)
+                            work.push_back(st->getValueOperand());
+                        else if (auto* call = dyn_cast<CallBase>(&other))
+                            for (const Value* arg : call->args())
+                                if (getUnderlyingObject(arg) == base)
+                                    work.push_back(call);
+                    }
+            }
+            work.push_back(ld->getPointerOperand());
+            continue;
+        }
+        if (isa<AtomicRMWInst, AtomicCmpXchgInst>(i))
+            return true;
+        if (auto* call = dyn_cast<CallBase>(i);
+            call && readsAtomically(call->getCalledFunction(), 3))
+            return true;
+        if (isa<PHINode>(i) && i->getParent() != loop.getHeader())
+            merges = true; // a join inside the loop (a header's phis carry values round it)
+        for (const Value* op : i->operands())
+            work.push_back(op);
+    }
+    return false;
+}
+
+/// insertSpinYields' test: does an exit condition of `loop` depend on what an atomic or volatile
+/// read returned? Directly (`while (atomic_load(&f) != v)`), or through a phi or private
+/// variable while some branch in the loop does (`if (atomic_load(&f)) done = true;`).
+bool waitsOnOthers(const Loop& loop) {
+    auto conditions = [&](ArrayRef<BasicBlock*> blocks) {
+        SmallVector<const Value*, 16> out;
+        for (BasicBlock* bb : blocks) {
+            const Instruction* term = bb->getTerminator();
+            if (auto* br = dyn_cast<BranchInst>(term); br && br->isConditional())
+                out.push_back(br->getCondition());
+            else if (auto* sw = dyn_cast<SwitchInst>(term))
+                out.push_back(sw->getCondition());
+        }
+        return out;
+    };
+    SmallVector<BasicBlock*, 4> exiting;
+    loop.getExitingBlocks(exiting);
+    bool merges = false;
+    if (atomicallyRead(loop, conditions(exiting), merges))
+        return true;
+    bool unused = false;
+    return merges && atomicallyRead(loop, conditions(loop.getBlocks()), unused);
+}
+
 } // namespace
 
 bool getsLoopBarriers(const Loop& loop, const Uniformity& u,
@@ -165,6 +253,48 @@ bool getsLoopBarriers(const Loop& loop, const Uniformity& u,
             return false;
     }
     return true;
+}
+
+size_t insertSpinYields(Function& w, std::vector<BasicBlock*>& barriers,
+                        SmallPtrSetImpl<BasicBlock*>& yields) {
+    DominatorTree dt(w);
+    LoopInfo li(dt);
+    SmallVector<Loop*, 4> spinning;
+    for (Loop* loop : li.getLoopsInPreorder())
+        if (waitsOnOthers(*loop))
+            spinning.push_back(loop);
+    Type* i32 = Type::getInt32Ty(w.getContext());
+    for (Loop* loop : spinning) {
+        // An iteration count, and at each back edge a check that takes the yield point every
+        // kSpinYieldEvery iterations: a loop that ends by itself (a compare-exchange retry)
+        // never leaves its region.
+        BasicBlock* header = loop->getHeader();
+        SmallVector<BasicBlock*, 4> latches;
+        loop->getLoopLatches(latches);
+        PHINode* count = PHINode::Create(i32, 4, "spin.count");
+        count->insertBefore(header->begin());
+        for (BasicBlock* p : predecessors(header))
+            if (!loop->contains(p) && count->getBasicBlockIndex(p) < 0)
+                count->addIncoming(ConstantInt::get(i32, 0), p);
+        for (BasicBlock* latch : latches) {
+            BasicBlock* check = splitEdgeBlock(latch, header, "spin.check");
+            BasicBlock* yield = BasicBlock::Create(w.getContext(), "spin.yield", &w, header);
+            BranchInst::Create(header, yield);
+            check->getTerminator()->eraseFromParent();
+            IRBuilder<> b(check);
+            Value* next = b.CreateAdd(count, ConstantInt::get(i32, 1));
+            Value* due = b.CreateICmpEQ(b.CreateAnd(next, kSpinYieldEvery - 1), b.getInt32(0));
+            b.CreateCondBr(due, yield, header);
+            for (PHINode& phi : header->phis())
+                if (&phi != count)
+                    phi.addIncoming(phi.getIncomingValueForBlock(check), yield);
+            count->addIncoming(next, check);
+            count->addIncoming(next, yield);
+            barriers.push_back(yield);
+            yields.insert(yield);
+        }
+    }
+    return spinning.size();
 }
 
 size_t insertLoopBarriers(Function& w, const Uniformity& u, std::vector<BasicBlock*>& barriers) {
@@ -304,11 +434,13 @@ public:
     RegionBuilder(Function& w, BasicBlock* entry, BasicBlock* start, BasicBlock* exit,
                   const std::vector<BasicBlock*>& barriers,
                   const SmallPtrSetImpl<BasicBlock*>& subGroupBarriers,
-                  const Uniformity& uniformity, const Placeholders& ph, const GroupShape& group)
+                  const SmallPtrSetImpl<BasicBlock*>& yields, const Uniformity& uniformity,
+                  const Placeholders& ph, const GroupShape& group)
         : m_w(w), m_ctx(w.getContext()), m_entry(entry), m_start(start), m_exit(exit),
-          m_barriers(barriers), m_subGroupBarriers(subGroupBarriers), m_uniformity(uniformity),
-          m_ph(ph), m_group(group), m_i64(Type::getInt64Ty(m_ctx)), m_i32(Type::getInt32Ty(m_ctx)),
-          m_eb(entry->getTerminator()), m_resumable(!subGroupBarriers.empty()) {}
+          m_barriers(barriers), m_subGroupBarriers(subGroupBarriers), m_yields(yields),
+          m_uniformity(uniformity), m_ph(ph), m_group(group), m_i64(Type::getInt64Ty(m_ctx)),
+          m_i32(Type::getInt32Ty(m_ctx)), m_eb(entry->getTerminator()),
+          m_resumable(!subGroupBarriers.empty()), m_rounds(!yields.empty()) {}
 
     bool run(unsigned& regionCount, std::string& error);
 
@@ -360,6 +492,10 @@ private:
     void cloneMembers(size_t k, const LoopNest& nest, std::map<int, BasicBlock*>& exitBlocks);
     void linkRegions();
     BasicBlock* emitResumeDispatcher();
+    BasicBlock* emitRoundDispatcher();
+    Value* subGroupOf(IRBuilder<>& b, Value* linear) const {
+        return b.CreateUDiv(linear, b.CreateZExt(m_group.subGroupWidth, m_i64));
+    }
     bool eraseOriginals(std::string& error);
     Value* linearValue(IRBuilder<>& b) const { return b.CreateCall(m_ph.linear); }
 
@@ -370,6 +506,7 @@ private:
     BasicBlock* m_exit;
     const std::vector<BasicBlock*>& m_barriers;
     const SmallPtrSetImpl<BasicBlock*>& m_subGroupBarriers;
+    const SmallPtrSetImpl<BasicBlock*>& m_yields;
     const Uniformity& m_uniformity;
     const Placeholders& m_ph;
     const GroupShape& m_group;
@@ -380,6 +517,11 @@ private:
     /// in (m_regions.size() once it has ended).
     bool m_resumable;
     AllocaInst* m_state = nullptr;
+    /// Resumable regions run in rounds (buildRegions' `yields`): per sub-group, the region it
+    /// runs this round (kNoRegion: none), and the region being run.
+    bool m_rounds;
+    AllocaInst* m_chosen = nullptr;
+    AllocaInst* m_current = nullptr;
     /// Resumable regions that use the active lanes: per sub-group, the lanes that entered the
     /// region being run (emitActiveLanes).
     AllocaInst* m_activeLanes = nullptr;
@@ -973,21 +1115,32 @@ void RegionBuilder::cloneMembers(size_t k, const LoopNest& nest,
         b.CreateBr(body); // every work-item starts in region 0
         return;
     }
-    // Only the work-items waiting at this region's barrier run it.
+    // Only the work-items waiting at this region's barrier run it (in rounds: of the sub-groups
+    // that chose it).
     Value* here = b.CreateLoad(m_i32, b.CreateInBoundsGEP(m_i32, m_state, nest.linear));
-    b.CreateCondBr(b.CreateICmpEQ(here, b.getInt32(uint32_t(k))), body, nest.xLatch);
+    Value* runs = b.CreateICmpEQ(here, b.getInt32(uint32_t(k)));
+    if (m_rounds) {
+        Value* chosen =
+            b.CreateLoad(m_i32, b.CreateInBoundsGEP(m_i32, m_chosen, subGroupOf(b, nest.linear)));
+        runs = b.CreateAnd(runs, b.CreateICmpEQ(chosen, b.getInt32(uint32_t(k))));
+    }
+    b.CreateCondBr(runs, body, nest.xLatch);
 }
 
 /// Ties the regions together: a region with one successor jumps there, others go through the
 /// dispatcher with the barrier the work-items reached.
 void RegionBuilder::linkRegions() {
-    BasicBlock* resume = m_resumable ? emitResumeDispatcher() : nullptr;
+    BasicBlock* resume = m_rounds      ? emitRoundDispatcher()
+                         : m_resumable ? emitResumeDispatcher()
+                                       : nullptr;
     for (size_t k = 0; k < m_regions.size(); ++k) {
         Region& r = m_regions[k];
         IRBuilder<> b(r.done);
         for (const UniformCopy& c : m_copiesAfter[k])
             b.CreateStore(b.CreateLoad(c.next->getAllocatedType(), c.next), c.cur);
         if (resume) {
+            if (m_rounds)
+                b.CreateStore(b.getInt32(uint32_t(k)), m_current);
             b.CreateBr(resume);
         } else if (r.targets.size() == 1) {
             int t = r.targets[0];
@@ -1097,6 +1250,132 @@ BasicBlock* RegionBuilder::emitResumeDispatcher() {
     return dispatch;
 }
 
+/// The dispatcher of resumable regions that run in rounds (buildRegions' `yields`). Entered
+/// after each region with m_current set: the next region of this round is the lowest that a
+/// sub-group chose above the current one; with none left (or after region 0) a new round
+/// begins. A new round chooses per sub-group, from its work-items' states, a yield point if any
+/// waits at one, else the lowest sub-group barrier any waits at (keys `kind << 32 | region`,
+/// the smallest wins). When no sub-group has one, every work-item waits at the group's barrier
+/// or has ended: the lowest state is next, for every sub-group.
+BasicBlock* RegionBuilder::emitRoundDispatcher() {
+    const uint32_t none = ~0u;
+    const uint64_t noKey = ~uint64_t(0);
+    // Per state: 0 a yield point, 1 another sub-group barrier, 2 the group's barrier or the end.
+    std::vector<uint8_t> kinds(m_entries.size() + 1, 2);
+    for (size_t k = 1; k < m_entries.size(); ++k)
+        kinds[k] = m_yields.contains(m_entries[k])             ? 0
+                   : m_subGroupBarriers.contains(m_entries[k]) ? 1
+                                                               : 2;
+    Constant* init = ConstantDataArray::get(m_ctx, kinds);
+    auto* table = new GlobalVariable(*m_w.getParent(), init->getType(), true,
+                                     GlobalValue::PrivateLinkage, init, "region_kinds");
+
+    BasicBlock* next = BasicBlock::Create(m_ctx, "round.next", &m_w);
+    BasicBlock* fresh = BasicBlock::Create(m_ctx, "round", &m_w);
+    BasicBlock* group = BasicBlock::Create(m_ctx, "round.group", &m_w);
+    BasicBlock* go = BasicBlock::Create(m_ctx, "round.go", &m_w);
+    IRBuilder<> b(next);
+    Value* width = b.CreateZExt(m_group.subGroupWidth, m_i64);
+    Value* subGroups = b.CreateUDiv(b.CreateAdd(m_group.items, b.CreateSub(width, b.getInt64(1))),
+                                    width, "sub_groups");
+    auto chosenAt = [&](IRBuilder<>& ib, Value* sg) {
+        return ib.CreateInBoundsGEP(m_i32, m_chosen, sg);
+    };
+    // A loop over [0, n): `body` gets the index and the running value, returns the next value.
+    auto loop = [&](BasicBlock* from, Value* n, Value* initial, const char* name,
+                    auto&& body) -> std::pair<BasicBlock*, Value*> {
+        BasicBlock* head = BasicBlock::Create(m_ctx, name, &m_w);
+        BasicBlock* after = BasicBlock::Create(m_ctx, std::string(name) + ".done", &m_w);
+        IRBuilder<> lb(from);
+        lb.CreateBr(head);
+        lb.SetInsertPoint(head);
+        PHINode* i = lb.CreatePHI(m_i64, 2, "i");
+        PHINode* acc = lb.CreatePHI(initial->getType(), 2, "acc");
+        Value* accNext = body(lb, i, acc);
+        Value* i1 = lb.CreateAdd(i, lb.getInt64(1));
+        lb.CreateCondBr(lb.CreateICmpULT(i1, n), head, after);
+        i->addIncoming(lb.getInt64(0), from);
+        i->addIncoming(i1, head);
+        acc->addIncoming(initial, from);
+        acc->addIncoming(accNext, head);
+        IRBuilder<> ab(after);
+        PHINode* result = ab.CreatePHI(initial->getType(), 1, std::string(name) + ".result");
+        result->addIncoming(accNext, head);
+        return {after, result};
+    };
+    auto umin = [](IRBuilder<>& ib, Value* x, Value* y) {
+        return ib.CreateSelect(ib.CreateICmpULT(x, y), x, y);
+    };
+
+    // The rest of this round: the lowest region chosen above the current one.
+    BasicBlock* scanRest = BasicBlock::Create(m_ctx, "round.rest", &m_w);
+    Value* current = b.CreateLoad(m_i32, m_current);
+    b.CreateCondBr(b.CreateICmpEQ(current, b.getInt32(0)), fresh, scanRest);
+    auto [afterRest, rest] =
+        loop(scanRest, subGroups, b.getInt32(none), "round.rest.sg",
+             [&](IRBuilder<>& lb, Value* sg, Value* best) {
+                 Value* c = lb.CreateLoad(m_i32, chosenAt(lb, sg));
+                 Value* later = lb.CreateICmpUGT(c, current);
+                 return lb.CreateSelect(lb.CreateAnd(later, lb.CreateICmpULT(c, best)), c, best);
+             });
+    IRBuilder<>(afterRest).CreateCondBr(IRBuilder<>(afterRest).CreateICmpNE(rest, b.getInt32(none)),
+                                        go, fresh);
+
+    // A new round: each sub-group's choice, then the lowest of them.
+    auto [afterChoose, unused] = loop(
+        fresh, m_group.items, b.getInt64(noKey), "round.choose",
+        [&](IRBuilder<>& lb, Value* i, Value* acc) {
+            Value* lane = lb.CreateURem(i, width);
+            Value* before =
+                lb.CreateSelect(lb.CreateICmpEQ(lane, lb.getInt64(0)), lb.getInt64(noKey), acc);
+            Value* state = lb.CreateLoad(m_i32, lb.CreateInBoundsGEP(m_i32, m_state, i));
+            Value* kind = lb.CreateZExt(
+                lb.CreateLoad(lb.getInt8Ty(), lb.CreateInBoundsGEP(lb.getInt8Ty(), table, state)),
+                m_i64);
+            Value* key =
+                lb.CreateSelect(lb.CreateICmpULT(kind, lb.getInt64(2)),
+                                lb.CreateOr(lb.CreateShl(kind, 32), lb.CreateZExt(state, m_i64)),
+                                lb.getInt64(noKey));
+            Value* after = umin(lb, before, key);
+            Value* region = lb.CreateSelect(lb.CreateICmpEQ(after, lb.getInt64(noKey)),
+                                            lb.getInt32(none), lb.CreateTrunc(after, m_i32));
+            lb.CreateStore(region, chosenAt(lb, lb.CreateUDiv(i, width)));
+            return after;
+        });
+    (void)unused;
+    auto [afterLowest, lowest] =
+        loop(afterChoose, subGroups, b.getInt32(none), "round.lowest",
+             [&](IRBuilder<>& lb, Value* sg, Value* best) {
+                 return umin(lb, lb.CreateLoad(m_i32, chosenAt(lb, sg)), best);
+             });
+    IRBuilder<>(afterLowest)
+        .CreateCondBr(IRBuilder<>(afterLowest).CreateICmpNE(lowest, b.getInt32(none)), go, group);
+
+    // Every sub-group at the group's barrier or ended: the lowest state, for all of them.
+    auto [afterAny, any] = loop(
+        group, m_group.items, b.getInt32(none), "round.any",
+        [&](IRBuilder<>& lb, Value* i, Value* best) {
+            return umin(lb, lb.CreateLoad(m_i32, lb.CreateInBoundsGEP(m_i32, m_state, i)), best);
+        });
+    auto [afterFill, filled] = loop(afterAny, subGroups, b.getInt32(0), "round.fill",
+                                    [&](IRBuilder<>& lb, Value* sg, Value* acc) {
+                                        lb.CreateStore(any, chosenAt(lb, sg));
+                                        return acc;
+                                    });
+    (void)filled;
+    IRBuilder<>(afterFill).CreateBr(go);
+
+    b.SetInsertPoint(go);
+    PHINode* target = b.CreatePHI(m_i32, 3, "round_region");
+    target->addIncoming(rest, afterRest);
+    target->addIncoming(lowest, afterLowest);
+    target->addIncoming(any, afterFill);
+    auto* sw = b.CreateSwitch(target, m_exit, unsigned(m_regions.size()));
+    for (size_t j = 1; j < m_regions.size(); ++j)
+        sw->addCase(b.getInt32(uint32_t(j)), m_regions[j].pre);
+    return next;
+}
+
 /// Checks that every value a clone uses comes from its own region or the prologue, then
 /// erases the original blocks (all but the exit).
 bool RegionBuilder::eraseOriginals(std::string& error) {
@@ -1137,6 +1416,12 @@ bool RegionBuilder::run(unsigned& regionCount, std::string& error) {
     if (m_resumable) {
         m_state = m_eb.CreateAlloca(m_i32, m_group.items, "resume_region");
     }
+    if (m_rounds) {
+        // Per sub-group (at most one per work-item), and the region just run: region 0 runs
+        // every work-item first, whatever was chosen.
+        m_chosen = m_eb.CreateAlloca(m_i32, m_group.items, "round_region");
+        m_current = m_eb.CreateAlloca(m_i32, nullptr, "round_current");
+    }
     for (size_t k = 0; k < m_entries.size(); ++k)
         emitRegion(k);
     linkRegions();
@@ -1152,9 +1437,11 @@ size_t splitPointerInductions(Function& w, Uniformity& u) {
 bool buildRegions(Function& w, BasicBlock* entry, BasicBlock* start, BasicBlock* exit,
                   const std::vector<BasicBlock*>& barriers,
                   const SmallPtrSetImpl<BasicBlock*>& subGroupBarriers,
-                  const Uniformity& uniformity, const Placeholders& ph, const GroupShape& group,
-                  unsigned& regionCount, std::string& error) {
-    RegionBuilder builder(w, entry, start, exit, barriers, subGroupBarriers, uniformity, ph, group);
+                  const SmallPtrSetImpl<BasicBlock*>& yields, const Uniformity& uniformity,
+                  const Placeholders& ph, const GroupShape& group, unsigned& regionCount,
+                  std::string& error) {
+    RegionBuilder builder(w, entry, start, exit, barriers, subGroupBarriers, yields, uniformity, ph,
+                          group);
     return builder.run(regionCount, error);
 }
 

@@ -7,6 +7,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instructions.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,24 @@ size_t unrollUniformLoops(llvm::Function& w, const Uniformity& u,
 size_t insertLoopBarriers(llvm::Function& w, const Uniformity& u,
                           std::vector<llvm::BasicBlock*>& barriers);
 
+/// How many iterations a loop that may wait for another work-item runs between yield points.
+inline constexpr uint32_t kSpinYieldEvery = 256;
+
+/// Independent forward progress between sub-groups (cl_khr_subgroups): loops whose exit may wait
+/// for another work-item (`while (atomic_load(&flag) != turn);`, a lock taken by exchange or
+/// compare-exchange) count their iterations, and every kSpinYieldEvery-th back edge goes through
+/// a yield point, a new block appended to `barriers` and to `yields`. The regions then become
+/// resumable and the dispatcher takes turns between sub-groups (buildRegions), so a sub-group
+/// spinning on another's store lets that one run; a loop that ends sooner never yields. A loop
+/// qualifies when the condition of one of its exits depends, inside the loop, on the result of
+/// an atomic load, read-modify-write or compare-exchange, or a volatile load (through SSA values,
+/// private variables stored in the loop, and calls to functions holding such accesses), or on a
+/// join of paths inside the loop while one of its branches does. A compare-exchange retry loop
+/// qualifies too: which loops truly wait is not decidable. Returns the number of loops given
+/// yield points.
+size_t insertSpinYields(llvm::Function& w, std::vector<llvm::BasicBlock*>& barriers,
+                        llvm::SmallPtrSetImpl<llvm::BasicBlock*>& yields);
+
 /// Strided loops, `for (t = lid + a; t < n; t += s)` with a, n and s uniform (after the front
 /// end's rotation: a guard `start < n`, a do-while on `t + s < n`), become loops every work-item
 /// runs the same number of times: while `a + k s < n` (the iterations of local id 0, the most
@@ -135,9 +154,18 @@ struct GroupShape {
 /// per work-item, and a dispatcher picks the next region: one entered through a sub-group
 /// barrier while any work-item waits at one (a sub-group proceeds alone), else the region the
 /// others wait for (the group's barrier or the end).
+///
+/// `yields` (insertSpinYields' blocks, a subset of `subGroupBarriers`) non-empty: the dispatcher
+/// works in rounds instead, choosing one region per sub-group: a yield point where any of its
+/// work-items waits at one (its lanes still spinning run before its others go past the next
+/// sub-group barrier), else the lowest sub-group barrier its work-items wait at. A round runs
+/// each chosen region once, in order, for the sub-groups that chose it, so every sub-group that
+/// is not waiting at the group's barrier takes a step each round; when none can, the group's
+/// barrier (or the end) comes next for all.
 bool buildRegions(llvm::Function& w, llvm::BasicBlock* entry, llvm::BasicBlock* start,
                   llvm::BasicBlock* exit, const std::vector<llvm::BasicBlock*>& barriers,
                   const llvm::SmallPtrSetImpl<llvm::BasicBlock*>& subGroupBarriers,
+                  const llvm::SmallPtrSetImpl<llvm::BasicBlock*>& yields,
                   const Uniformity& uniformity, const Placeholders& ph, const GroupShape& group,
                   unsigned& regionCount, std::string& error);
 

@@ -252,11 +252,32 @@ struct Prologue {
     Value* groupItems = nullptr;    ///< work-items in this group (localSize product)
 };
 
+/// Each barrier call of `w` becomes an empty block of its own (`barriers`, the sub-group
+/// ones also in `subGroupBarriers`), between the code before and after it.
+void splitAtBarriers(Function& w, std::vector<BasicBlock*>& barriers,
+                     SmallPtrSetImpl<BasicBlock*>& subGroupBarriers) {
+    SmallVector<CallInst*, 8> barrierCalls;
+    for (Instruction& inst : instructions(w))
+        if (WorkItemFn kind = classifyCall(inst);
+            kind == WorkItemFn::Barrier || kind == WorkItemFn::SubGroupBarrier)
+            barrierCalls.push_back(cast<CallInst>(&inst));
+    for (CallInst* c : barrierCalls) {
+        const bool subGroup = classifyCall(*c) == WorkItemFn::SubGroupBarrier;
+        BasicBlock* bar = c->getParent()->splitBasicBlock(c, "barrier");
+        bar->splitBasicBlock(c->getNextNode(), "after.barrier");
+        c->eraseFromParent();
+        barriers.push_back(bar);
+        if (subGroup)
+            subGroupBarriers.insert(bar);
+    }
+}
+
 class WorkGroupBuilder {
 public:
-    WorkGroupBuilder(Module& m, Placeholders& ph, Function* printfHook, bool barrierChecks)
+    WorkGroupBuilder(Module& m, Placeholders& ph, Function* printfHook, bool barrierChecks,
+                     bool spinYields)
         : m_module(m), m_ctx(m.getContext()), m_ph(ph), m_printfHook(printfHook),
-          m_barrierChecks(barrierChecks), m_i64(Type::getInt64Ty(m_ctx)),
+          m_barrierChecks(barrierChecks), m_spinYields(spinYields), m_i64(Type::getInt64Ty(m_ctx)),
           m_i32(Type::getInt32Ty(m_ctx)), m_ptr(PointerType::get(m_ctx, 0)) {}
 
     /// Builds the work-group function `name` of `kernel`; `loopBarriers` as for
@@ -280,6 +301,7 @@ private:
     Placeholders& m_ph;
     Function* m_printfHook;
     bool m_barrierChecks; ///< buildWorkGroupFunctions' `barrierChecks`
+    bool m_spinYields;    ///< buildWorkGroupFunctions' `spinYields`
     Type* m_i64;
     Type* m_i32;
     PointerType* m_ptr;
@@ -668,22 +690,14 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     info.observesGroups = info.observesGroups || info.staticLocalMemSize > 0;
 
     std::vector<BasicBlock*> barriers;
-    SmallVector<CallInst*, 8> barrierCalls;
-    for (Instruction& inst : instructions(*w))
-        if (WorkItemFn kind = classifyCall(inst);
-            kind == WorkItemFn::Barrier || kind == WorkItemFn::SubGroupBarrier)
-            barrierCalls.push_back(cast<CallInst>(&inst));
     SmallPtrSet<BasicBlock*, 8> subGroupBarriers;
-    for (CallInst* c : barrierCalls) {
-        const bool subGroup = classifyCall(*c) == WorkItemFn::SubGroupBarrier;
-        BasicBlock* bar = c->getParent()->splitBasicBlock(c, "barrier");
-        bar->splitBasicBlock(c->getNextNode(), "after.barrier");
-        c->eraseFromParent();
-        barriers.push_back(bar);
-        if (subGroup)
-            subGroupBarriers.insert(bar);
-    }
+    splitAtBarriers(*w, barriers, subGroupBarriers);
     info.hasBarrier = !barriers.empty();
+    // Loops that may wait for another sub-group yield to the others at each iteration.
+    SmallPtrSet<BasicBlock*, 8> yields;
+    info.spinLoops = m_spinYields ? wg::insertSpinYields(*w, barriers, yields) : 0;
+    for (BasicBlock* y : yields)
+        subGroupBarriers.insert(y);
     // Work-group barriers make the branches above them uniform (analyseUniformity);
     // DUET_CPU_UNIFORM_BARRIER_BRANCHES=0 leaves them varying (for comparisons).
     SmallPtrSet<BasicBlock*, 8> groupBarriers;
@@ -703,7 +717,7 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     // work-items of one group may be in different iterations of a loop.
     SmallPtrSet<BasicBlock*, 8> resumeAt;
     for (BasicBlock* bar : subGroupBarriers)
-        if (uniformity.divergent.contains(bar))
+        if (uniformity.divergent.contains(bar) || !yields.empty())
             resumeAt = subGroupBarriers;
     if (!resumeAt.empty())
         loopBarriers = false;
@@ -736,8 +750,8 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
                                singleX,
                                m_pro.subGroupWidth,
                                m_barrierChecks ? w->getArg(1) : nullptr};
-    if (!wg::buildRegions(*w, entry, start, exit, barriers, resumeAt, uniformity, m_ph, group,
-                          info.regions, error))
+    if (!wg::buildRegions(*w, entry, start, exit, barriers, resumeAt, yields, uniformity, m_ph,
+                          group, info.regions, error))
         return false;
     // Per-work-item storage lives on the calling thread's stack, sized by the group.
     const DataLayout& dl = m_module.getDataLayout();
@@ -826,7 +840,8 @@ static void inlineKernelOnlyHelpers(llvm::Module& module,
 }
 
 bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelInfo>& kernels,
-                             bool loopBarriers, bool barrierChecks, std::string& error) {
+                             bool loopBarriers, bool barrierChecks, bool spinYields,
+                             std::string& error) {
     using namespace llvm;
     LLVMContext& ctx = module.getContext();
     std::vector<Function*> kernelFns;
@@ -910,7 +925,7 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
 
     inlineKernelOnlyHelpers(module, kernelFns);
 
-    WorkGroupBuilder builder(module, ph, hook, barrierChecks);
+    WorkGroupBuilder builder(module, ph, hook, barrierChecks, spinYields);
     kernels.clear();
     for (Function* k : kernelFns) {
         WorkGroupKernelInfo info;

@@ -26,6 +26,8 @@ struct WorkGroupKernelInfo {
     /// Bytes of per-work-item storage (values and private arrays live across barriers) that
     /// the work-group function allocates on its caller's stack for each work-item of a group.
     uint64_t perItemBytes = 0;
+    /// Loops that may wait for another work-item and yield at each iteration (spinYields).
+    size_t spinLoops = 0;
 };
 
 /// Rewrites every kernel of `module` (spir_kernel functions, builtin library already linked)
@@ -38,9 +40,12 @@ struct WorkGroupKernelInfo {
 /// iterations run as vectorisable loops over the work-items (an optimisation).
 /// `barrierChecks` (checked kernels): the end of each region that may go on to several barriers
 /// checks that every work-item of the group goes to the same one (wg::GroupShape).
+/// `spinYields`: independent forward progress between sub-groups (wg::insertSpinYields): loops
+/// that may wait for another work-item yield at each iteration; false under -cl-no-subgroup-ifp.
 /// Returns false and sets `error` on input it cannot handle (recursion, ...).
 bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelInfo>& kernels,
-                             bool loopBarriers, bool barrierChecks, std::string& error);
+                             bool loopBarriers, bool barrierChecks, bool spinYields,
+                             std::string& error);
 
 /// Removes `convergent`, `optnone` and `noinline`, and turns the SPIR calling conventions into
 /// the C one, on every function and call of `module` (none of them mean anything on the CPU).
