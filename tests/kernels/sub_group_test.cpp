@@ -464,6 +464,11 @@ TEST_CASE("sub-group extensions the device lists match the host", "[kernels][sub
         // Every lane shuffles (the functions are not non-uniform); lanes with no source drop it.
         {"cl_khr_subgroup_shuffle_relative", "sub_group_shuffle_up(x, 2u) * (l >= 2)", false},
         {"cl_khr_subgroup_shuffle_relative", "sub_group_shuffle_down(x, 1u) * (l + 1 < s)", false},
+        // Rotations: modulo the sub-group's width; a partial sub-group's missing lanes drop it.
+        {"cl_khr_subgroup_rotate",
+         "sub_group_rotate(x, 3) * ((l + 3) % get_max_sub_group_size() < s)", false},
+        {"cl_khr_subgroup_rotate",
+         "sub_group_clustered_rotate(x, -1, 4u) * ((l & ~3u) + (l + 3u) % 4u < s)", false},
         {"cl_khr_subgroup_clustered_reduce", "sub_group_clustered_reduce_add(x, 4u)", false},
         {"cl_khr_subgroup_clustered_reduce", "sub_group_clustered_reduce_max(x, 2u)", false},
         {"cl_khr_subgroup_extended_types", "(int)sub_group_reduce_add((short)x)", false},
@@ -519,7 +524,13 @@ TEST_CASE("sub-group extensions the device lists match the host", "[kernels][sub
                             want = l >= 2 ? at(l - 2) : 0;
                         else if (expr.starts_with("sub_group_shuffle_down"))
                             want = l + 1 < s ? at(l + 1) : 0;
-                        else if (expr.find("clustered_reduce_add") != std::string::npos) {
+                        else if (expr.starts_with("sub_group_rotate")) {
+                            const size_t j = (l + 3) % width;
+                            want = j < s ? at(j) : 0;
+                        } else if (expr.starts_with("sub_group_clustered_rotate")) {
+                            const size_t j = (l & ~size_t(3)) + (l + 3) % 4;
+                            want = j < s ? at(j) : 0;
+                        } else if (expr.find("clustered_reduce_add") != std::string::npos) {
                             want = 0;
                             for (size_t j = l / 4 * 4; j < std::min(s, l / 4 * 4 + 4); ++j)
                                 want += at(j);

@@ -202,9 +202,11 @@ DUET_SG_BROADCAST_VECS(ulong)
 DUET_SG_BROADCAST_VECS(float)
 DUET_SG_BROADCAST_VECS(double)
 
-// ---- cl_khr_subgroup_shuffle, cl_khr_subgroup_shuffle_relative --------------------------------
+// ---- cl_khr_subgroup_shuffle, _shuffle_relative, _rotate ----------------------------------------
 // Every value to the scratch, then each work-item reads the one it names. A lane outside the
 // sub-group gives an undefined value (here: the work-item's own), never a read out of bounds.
+// Rotations count modulo the sub-group's width (a partial sub-group's missing lanes are outside
+// it) or, clustered, within the power-of-two cluster of consecutive lanes.
 
 #define DUET_SG_SHUFFLE(T)                                                                     \
     DUET_INLINE T duet_sg_from_##T(T x, uint lane, bool valid) {                               \
@@ -228,6 +230,14 @@ DUET_SG_BROADCAST_VECS(double)
     }                                                                                          \
     DUET_OVL T sub_group_shuffle_down(T x, uint delta) {                                       \
         return duet_sg_from_##T(x, get_sub_group_local_id() + delta, true);                    \
+    }                                                                                          \
+    DUET_OVL T sub_group_rotate(T x, int delta) {                                              \
+        const uint w = __duet_sub_group_width();                                               \
+        return duet_sg_from_##T(x, (get_sub_group_local_id() + (uint)delta) % w, true);        \
+    }                                                                                          \
+    DUET_OVL T sub_group_clustered_rotate(T x, int delta, uint clustersize) {                  \
+        const uint lane = get_sub_group_local_id(), size = clustersize ? clustersize : 1;      \
+        return duet_sg_from_##T(x, (lane & ~(size - 1)) + (lane + (uint)delta) % size, true);  \
     }
 DUET_SG_SHUFFLE(char)
 DUET_SG_SHUFFLE(uchar)

@@ -795,7 +795,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
     // cl_khr_subgroups requires: a loop that may wait for another work-item yields to the other
     // sub-groups at each iteration (jit/regions.hpp, insertSpinYields), unless the program is
     // built with -cl-no-subgroup-ifp. So OpenCL 3.0's __opencl_c_subgroups feature,
-    // cl_khr_subgroups, and the cl_khr_subgroup_* extensions but rotate.
+    // cl_khr_subgroups, and the cl_khr_subgroup_* extensions.
     info.subGroupSize = bytes / 4;
     info.subGroupIndependentForwardProgress = true;
 
@@ -811,7 +811,7 @@ std::unique_ptr<DeviceBackend> makeCpuBackend(DeviceInfo& info) {
                       "cl_khr_subgroups cl_khr_subgroup_shuffle cl_khr_subgroup_shuffle_relative "
                       "cl_khr_subgroup_clustered_reduce cl_khr_subgroup_extended_types "
                       "cl_khr_subgroup_ballot cl_khr_subgroup_non_uniform_vote "
-                      "cl_khr_subgroup_non_uniform_arithmetic";
+                      "cl_khr_subgroup_non_uniform_arithmetic cl_khr_subgroup_rotate";
     info.extensionsWithVersion = namesWithVersion(info.extensions);
     info.openclCAllVersions = {
         {CL_MAKE_VERSION(1, 0, 0), "OpenCL C"}, {CL_MAKE_VERSION(1, 1, 0), "OpenCL C"},
