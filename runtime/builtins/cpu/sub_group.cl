@@ -232,7 +232,7 @@ DUET_SG_BROADCAST_VECS(double)
         return duet_sg_from_##T(x, get_sub_group_local_id() + delta, true);                    \
     }                                                                                          \
     DUET_OVL T sub_group_rotate(T x, int delta) {                                              \
-        const uint w = __duet_sub_group_width();                                               \
+        const uint w = get_max_sub_group_size();                                               \
         return duet_sg_from_##T(x, (get_sub_group_local_id() + (uint)delta) % w, true);        \
     }                                                                                          \
     DUET_OVL T sub_group_clustered_rotate(T x, int delta, uint clustersize) {                  \

@@ -1,5 +1,5 @@
 // The cl_khr_subgroup_* extensions of both GPU devices (ballot, non_uniform_vote,
-// non_uniform_arithmetic, shuffle, shuffle_relative, clustered_reduce, extended_types), written
+// non_uniform_arithmetic, shuffle, shuffle_relative, rotate, clustered_reduce, extended_types), written
 // once; a sub-group is the wave (gpu/sub_group.h has the core functions). OpenCL C, so that
 // overloading mangles the vector types. The including file (gcn/sub_group_ext.cl,
 // nvidia/sub_group_ext.cl) defines before including this:
@@ -333,6 +333,8 @@ BCAST_NARROW(short)
 BCAST_NARROW(ushort)
 
 // ---- shuffles ---------------------------------------------------------------------------------
+// Rotations count modulo the sub-group's size (a partial wave's missing lanes give an undefined
+// value) or, clustered, within the power-of-two cluster of consecutive lanes.
 
 #define SHUFFLE(T)                                                                             \
     OVL T sub_group_shuffle(T x, uint index) { return shuffle_##T(groupLanes(), x, index); }   \
@@ -344,6 +346,14 @@ BCAST_NARROW(ushort)
     }                                                                                          \
     OVL T sub_group_shuffle_down(T x, uint delta) {                                            \
         return shuffle_##T(groupLanes(), x, get_sub_group_local_id() + delta);                 \
+    }                                                                                          \
+    OVL T sub_group_rotate(T x, int delta) {                                                   \
+        const uint lane = (get_sub_group_local_id() + (uint)delta) % get_max_sub_group_size(); \
+        return shuffle_##T(groupLanes(), x, lane);                                             \
+    }                                                                                          \
+    OVL T sub_group_clustered_rotate(T x, int delta, uint clustersize) {                       \
+        const uint lane = get_sub_group_local_id(), size = clustersize ? clustersize : 1;      \
+        return shuffle_##T(groupLanes(), x, (lane & ~(size - 1)) + (lane + (uint)delta) % size); \
     }
 SHUFFLE(char)
 SHUFFLE(uchar)

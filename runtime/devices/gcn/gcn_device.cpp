@@ -56,7 +56,7 @@ constexpr const char* kGcnSubGroupExtensions =
     "cl_khr_subgroup_ballot cl_khr_subgroup_non_uniform_vote "
     "cl_khr_subgroup_non_uniform_arithmetic cl_khr_subgroup_shuffle "
     "cl_khr_subgroup_shuffle_relative cl_khr_subgroup_clustered_reduce "
-    "cl_khr_subgroup_extended_types";
+    "cl_khr_subgroup_extended_types cl_khr_subgroup_rotate";
 /// Images are descriptors and texels in plain memory (builtins/cpu/image.cl built for amdgcn).
 constexpr const char* kGcnImageFeatures =
     "__opencl_c_images __opencl_c_read_write_images __opencl_c_3d_image_writes";

@@ -49,7 +49,7 @@ const char* const kNvidiaExtensions =
     "cl_khr_subgroups cl_khr_subgroup_ballot cl_khr_subgroup_non_uniform_vote "
     "cl_khr_subgroup_non_uniform_arithmetic cl_khr_subgroup_shuffle "
     "cl_khr_subgroup_shuffle_relative cl_khr_subgroup_clustered_reduce "
-    "cl_khr_subgroup_extended_types";
+    "cl_khr_subgroup_extended_types cl_khr_subgroup_rotate";
 // 64-bit integers and doubles; generic pointers (PTX generic addressing; legalize.cpp defines
 // to_global & co); program-scope globals (.global in the module); acquire-release and
 // sequentially consistent atomics up to device scope (fences around relaxed atom instructions,
