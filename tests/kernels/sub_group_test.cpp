@@ -801,15 +801,21 @@ std::pair<cl_int, std::string> tryBuild(const std::string& source, const std::st
     return {built, log};
 }
 
+/// Whether the device has sub-groups that make independent forward progress.
+bool forwardProgress() {
+    cl_bool ifp = CL_FALSE;
+    REQUIRE_CL(clGetDeviceInfo(KernelEnv::get().device,
+                               CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS, sizeof ifp, &ifp,
+                               nullptr));
+    return maxNumSubGroups() > 0 && ifp;
+}
+
 } // namespace
 
 TEST_CASE("sub-groups make independent forward progress where the device says so",
           "[kernels][sub_group][ifp]") {
     KernelEnv& env = KernelEnv::get();
-    cl_bool ifp = CL_FALSE;
-    REQUIRE_CL(clGetDeviceInfo(env.device, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
-                               sizeof ifp, &ifp, nullptr));
-    if (maxNumSubGroups() == 0 || !ifp) {
+    if (!forwardProgress()) {
         WARN("no independent forward progress of sub-groups on this device");
         return;
     }
@@ -901,10 +907,7 @@ kernel void chain(global atomic_uint* flags, global uint* tickets, global atomic
 
 TEST_CASE("a lock and compare-exchange loops between sub-groups", "[kernels][sub_group][ifp]") {
     KernelEnv& env = KernelEnv::get();
-    cl_bool ifp = CL_FALSE;
-    REQUIRE_CL(clGetDeviceInfo(env.device, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
-                               sizeof ifp, &ifp, nullptr));
-    if (maxNumSubGroups() == 0 || !ifp) {
+    if (!forwardProgress()) {
         WARN("no independent forward progress of sub-groups on this device");
         return;
     }

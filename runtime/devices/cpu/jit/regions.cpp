@@ -1175,6 +1175,35 @@ void RegionBuilder::linkRegions() {
     m_entry->getTerminator()->setSuccessor(0, m_regions[0].pre);
 }
 
+/// A loop over [0, n) after block `from`, for the dispatchers' scans: `body` gets a builder in
+/// the loop's block, the index (`wi`) and the running value (`initial` at first), and returns
+/// the next value. Returns the block after the loop and the last value there (`result`).
+template <class Body>
+std::pair<BasicBlock*, PHINode*> emitScan(Function& f, BasicBlock* from, Value* n, Value* initial,
+                                          const std::string& name, const char* result,
+                                          Body&& body) {
+    LLVMContext& ctx = f.getContext();
+    Type* i64 = Type::getInt64Ty(ctx);
+    BasicBlock* loop = BasicBlock::Create(ctx, name, &f);
+    BasicBlock* after = BasicBlock::Create(ctx, name + ".done", &f);
+    IRBuilder<> b(from);
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    PHINode* i = b.CreatePHI(i64, 2, "wi");
+    PHINode* acc = b.CreatePHI(initial->getType(), 2, "acc");
+    Value* next = body(b, i, acc);
+    Value* i1 = b.CreateAdd(i, b.getInt64(1));
+    b.CreateCondBr(b.CreateICmpULT(i1, n), loop, after);
+    i->addIncoming(b.getInt64(0), from);
+    i->addIncoming(i1, loop);
+    acc->addIncoming(initial, from);
+    acc->addIncoming(next, loop);
+    IRBuilder<> ab(after);
+    PHINode* last = ab.CreatePHI(initial->getType(), 1, result);
+    last->addIncoming(next, loop);
+    return {after, last};
+}
+
 /// The next region of resumable regions: the lowest-numbered one entered through a sub-group
 /// barrier that some work-item waits at; else the lowest any waits at (the group's barrier, all
 /// of them there in a valid kernel); the end once every work-item has ended.
@@ -1199,39 +1228,26 @@ BasicBlock* RegionBuilder::emitResumeDispatcher() {
     }
     BasicBlock* dispatch = BasicBlock::Create(m_ctx, "resume", &m_w);
     // One scan over the work-items' states: `only` restricts it to the sub-group regions.
-    auto scan = [&](BasicBlock* from, bool only,
-                    const char* name) -> std::pair<BasicBlock*, PHINode*> {
-        BasicBlock* loop = BasicBlock::Create(m_ctx, name, &m_w);
-        BasicBlock* after = BasicBlock::Create(m_ctx, std::string(name) + ".done", &m_w);
-        IRBuilder<> b(from);
-        b.CreateBr(loop);
-        b.SetInsertPoint(loop);
-        PHINode* i = b.CreatePHI(m_i64, 2, "wi");
-        PHINode* best = b.CreatePHI(m_i32, 2, "best");
-        Value* s = b.CreateLoad(m_i32, b.CreateInBoundsGEP(m_i32, m_state, i));
-        Value* take = b.CreateICmpULT(s, best);
-        if (only) {
-            Value* bit;
-            if (table)
-                bit = b.CreateZExt(
-                    b.CreateLoad(b.getInt8Ty(), b.CreateInBoundsGEP(b.getInt8Ty(), table, s)),
-                    m_i64);
-            else
-                bit = b.CreateAnd(b.CreateLShr(b.getInt64(subGroupEntries), b.CreateZExt(s, m_i64)),
-                                  1);
-            take = b.CreateAnd(take, b.CreateICmpNE(bit, b.getInt64(0)));
-        }
-        Value* nextBest = b.CreateSelect(take, s, best);
-        Value* i1 = b.CreateAdd(i, b.getInt64(1));
-        b.CreateCondBr(b.CreateICmpULT(i1, m_group.items), loop, after);
-        i->addIncoming(b.getInt64(0), from);
-        i->addIncoming(i1, loop);
-        best->addIncoming(b.getInt32(none), from);
-        best->addIncoming(nextBest, loop);
-        IRBuilder<> ab(after);
-        PHINode* result = ab.CreatePHI(m_i32, 1, "next_region");
-        result->addIncoming(nextBest, loop);
-        return {after, result};
+    auto scan = [&](BasicBlock* from, bool only, const char* name) {
+        return emitScan(
+            m_w, from, m_group.items, ConstantInt::get(m_i32, none), name, "next_region",
+            [&](IRBuilder<>& b, Value* i, Value* best) -> Value* {
+                Value* s = b.CreateLoad(m_i32, b.CreateInBoundsGEP(m_i32, m_state, i));
+                Value* take = b.CreateICmpULT(s, best);
+                if (only) {
+                    Value* bit;
+                    if (table)
+                        bit =
+                            b.CreateZExt(b.CreateLoad(b.getInt8Ty(),
+                                                      b.CreateInBoundsGEP(b.getInt8Ty(), table, s)),
+                                         m_i64);
+                    else
+                        bit = b.CreateAnd(
+                            b.CreateLShr(b.getInt64(subGroupEntries), b.CreateZExt(s, m_i64)), 1);
+                    take = b.CreateAnd(take, b.CreateICmpNE(bit, b.getInt64(0)));
+                }
+                return b.CreateSelect(take, s, best);
+            });
     };
     auto [afterSub, sub] = scan(dispatch, true, "resume.sub");
     BasicBlock* all = BasicBlock::Create(m_ctx, "resume.all", &m_w);
@@ -1281,27 +1297,8 @@ BasicBlock* RegionBuilder::emitRoundDispatcher() {
     auto chosenAt = [&](IRBuilder<>& ib, Value* sg) {
         return ib.CreateInBoundsGEP(m_i32, m_chosen, sg);
     };
-    // A loop over [0, n): `body` gets the index and the running value, returns the next value.
-    auto loop = [&](BasicBlock* from, Value* n, Value* initial, const char* name,
-                    auto&& body) -> std::pair<BasicBlock*, Value*> {
-        BasicBlock* head = BasicBlock::Create(m_ctx, name, &m_w);
-        BasicBlock* after = BasicBlock::Create(m_ctx, std::string(name) + ".done", &m_w);
-        IRBuilder<> lb(from);
-        lb.CreateBr(head);
-        lb.SetInsertPoint(head);
-        PHINode* i = lb.CreatePHI(m_i64, 2, "i");
-        PHINode* acc = lb.CreatePHI(initial->getType(), 2, "acc");
-        Value* accNext = body(lb, i, acc);
-        Value* i1 = lb.CreateAdd(i, lb.getInt64(1));
-        lb.CreateCondBr(lb.CreateICmpULT(i1, n), head, after);
-        i->addIncoming(lb.getInt64(0), from);
-        i->addIncoming(i1, head);
-        acc->addIncoming(initial, from);
-        acc->addIncoming(accNext, head);
-        IRBuilder<> ab(after);
-        PHINode* result = ab.CreatePHI(initial->getType(), 1, std::string(name) + ".result");
-        result->addIncoming(accNext, head);
-        return {after, result};
+    auto loop = [&](BasicBlock* from, Value* n, Value* initial, const char* name, auto&& body) {
+        return emitScan(m_w, from, n, initial, name, (std::string(name) + ".result").c_str(), body);
     };
     auto umin = [](IRBuilder<>& ib, Value* x, Value* y) {
         return ib.CreateSelect(ib.CreateICmpULT(x, y), x, y);
