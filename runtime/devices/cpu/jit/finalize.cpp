@@ -1209,10 +1209,10 @@ Prepared prepareModuleOrRetry(const std::string& bitcode, LLVMContext& ctx,
         for (const WorkGroupKernelInfo& k : wgKernels)
             if (k.spinLoops)
                 std::fprintf(stderr,
-                             "duet: cpu: kernel %s: %zu loop(s) wait on an atomic read: they yield "
-                             "to the other sub-groups at each iteration (-cl-no-subgroup-ifp: "
-                             "not)\n",
-                             k.name.c_str(), k.spinLoops);
+                             "duet: cpu: kernel %s: %zu loop(s) may wait on an atomic read: they "
+                             "yield to the other sub-groups every %u iterations "
+                             "(-cl-no-subgroup-ifp: not)\n",
+                             k.name.c_str(), k.spinLoops, unsigned(kSpinYieldEvery));
     return p;
 }
 

@@ -2,6 +2,7 @@
 #include "devices/cpu/jit/regions.hpp"
 
 #include "devices/cpu/jit/guards.hpp"
+#include "devices/cpu/jit/work_group.hpp"
 #include "devices/cpu/jit/work_item_loops.hpp"
 
 #include "devices/cpu/work_group_abi.hpp"

@@ -81,9 +81,6 @@ size_t unrollUniformLoops(llvm::Function& w, const Uniformity& u,
 size_t insertLoopBarriers(llvm::Function& w, const Uniformity& u,
                           std::vector<llvm::BasicBlock*>& barriers);
 
-/// How many iterations a loop that may wait for another work-item runs between yield points.
-inline constexpr uint32_t kSpinYieldEvery = 256;
-
 /// Independent forward progress between sub-groups (cl_khr_subgroups): loops whose exit may wait
 /// for another work-item (`while (atomic_load(&flag) != turn);`, a lock taken by exchange or
 /// compare-exchange) count their iterations, and every kSpinYieldEvery-th back edge goes through

@@ -693,7 +693,8 @@ bool WorkGroupBuilder::build(Function& kernel, const std::string& name, bool loo
     SmallPtrSet<BasicBlock*, 8> subGroupBarriers;
     splitAtBarriers(*w, barriers, subGroupBarriers);
     info.hasBarrier = !barriers.empty();
-    // Loops that may wait for another sub-group yield to the others at each iteration.
+    // Loops that may wait for another sub-group yield to the others every kSpinYieldEvery
+    // iterations.
     SmallPtrSet<BasicBlock*, 8> yields;
     info.spinLoops = m_spinYields ? wg::insertSpinYields(*w, barriers, yields) : 0;
     for (BasicBlock* y : yields)

@@ -14,6 +14,10 @@ namespace duet::rt {
 /// variants it chooses between, `.<variant>`).
 inline constexpr const char* kWorkGroupEntryPrefix = "__duet_wg_";
 
+/// How many iterations a loop that may wait for another work-item runs between yield points
+/// (buildWorkGroupFunctions' `spinYields`, wg::insertSpinYields). A power of two.
+inline constexpr uint32_t kSpinYieldEvery = 256;
+
 /// What the pass learnt about one kernel.
 struct WorkGroupKernelInfo {
     std::string name;      ///< the kernel's name
