@@ -519,7 +519,7 @@ private:
     bool m_resumable;
     AllocaInst* m_state = nullptr;
     /// Resumable regions run in rounds (buildRegions' `yields`): per sub-group, the region it
-    /// runs this round (kNoRegion: none), and the region being run.
+    /// runs this round (~0: none), and the region being run.
     bool m_rounds;
     AllocaInst* m_chosen = nullptr;
     AllocaInst* m_current = nullptr;
@@ -1316,8 +1316,8 @@ BasicBlock* RegionBuilder::emitRoundDispatcher() {
                  Value* later = lb.CreateICmpUGT(c, current);
                  return lb.CreateSelect(lb.CreateAnd(later, lb.CreateICmpULT(c, best)), c, best);
              });
-    IRBuilder<>(afterRest).CreateCondBr(IRBuilder<>(afterRest).CreateICmpNE(rest, b.getInt32(none)),
-                                        go, fresh);
+    IRBuilder<> rb(afterRest);
+    rb.CreateCondBr(rb.CreateICmpNE(rest, rb.getInt32(none)), go, fresh);
 
     // A new round: each sub-group's choice, then the lowest of them.
     auto [afterChoose, unused] = loop(
@@ -1346,8 +1346,8 @@ BasicBlock* RegionBuilder::emitRoundDispatcher() {
              [&](IRBuilder<>& lb, Value* sg, Value* best) {
                  return umin(lb, lb.CreateLoad(m_i32, chosenAt(lb, sg)), best);
              });
-    IRBuilder<>(afterLowest)
-        .CreateCondBr(IRBuilder<>(afterLowest).CreateICmpNE(lowest, b.getInt32(none)), go, group);
+    IRBuilder<> lowB(afterLowest);
+    lowB.CreateCondBr(lowB.CreateICmpNE(lowest, lowB.getInt32(none)), go, group);
 
     // Every sub-group at the group's barrier or ended: the lowest state, for all of them.
     auto [afterAny, any] = loop(
