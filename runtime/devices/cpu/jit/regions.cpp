@@ -1038,7 +1038,7 @@ void RegionBuilder::replaceActiveLanes(size_t k, ArrayRef<BasicBlock*> clones,
             Value* v = ConstantInt::getAllOnesValue(m_i64);
             if (m_resumable && k > 0) {
                 IRBuilder<> b(call);
-                Value* sub = b.CreateUDiv(nest.linear, b.CreateZExt(m_group.subGroupWidth, m_i64));
+                Value* sub = subGroupOf(b, nest.linear);
                 v = b.CreateLoad(m_i64, b.CreateInBoundsGEP(m_i64, m_activeLanes, sub));
             }
             call->replaceAllUsesWith(v);
