@@ -1153,6 +1153,7 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
     lowerDeviceEnqueue(*m);
     normaliseForCpu(*m);
     cpu::plainLocalVolatiles(*m);
+    cpu::inlineAtomicsEarly(*m);
     const bool cancellable = guards.timeoutSeconds > 0;
     if (guards.boundsChecks || cancellable)
         inlineForGuards(*m, cancellable);

@@ -2,6 +2,7 @@
 // inlining of atomics.
 #include "devices/cpu/jit/local_atomics.hpp"
 
+#include "compiler/analysis_managers.hpp"
 #include "compiler/llvm_util.hpp"
 #include "core/environment.hpp"
 #include "devices/cpu/jit/work_group.hpp"
@@ -15,6 +16,7 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Operator.h>
+#include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/LowerAtomic.h>
@@ -424,7 +426,7 @@ unsigned plainAtomics(Module& module) {
     return local + plainUnsharedAtomics(module);
 }
 
-unsigned inlineAtomicCallees(Module& module) {
+unsigned inlineAtomicCallees(Module& module, SmallPtrSetImpl<Function*>* callers) {
     if (!envSwitchOn("DUET_CPU_QUICK_INLINE_ATOMICS"))
         return 0;
     unsigned inlined = 0;
@@ -452,12 +454,31 @@ unsigned inlineAtomicCallees(Module& module) {
         if (calls.empty())
             break;
         for (CallBase* call : calls) {
+            Function* caller = call->getFunction();
             InlineFunctionInfo info;
-            if (InlineFunction(*call, info).isSuccess())
+            if (InlineFunction(*call, info).isSuccess()) {
                 ++inlined;
+                if (callers)
+                    callers->insert(caller);
+            }
         }
     }
     return inlined;
+}
+
+unsigned inlineAtomicsEarly(Module& module) {
+    SmallPtrSet<Function*, 8> callers;
+    if (!inlineAtomicCallees(module, &callers))
+        return 0;
+    // SROA, not mem2reg: the builtins take generic pointers, so the variables' addresses reach
+    // them through an addrspacecast, which only SROA sees through.
+    AnalysisManagers am;
+    PassBuilder pb;
+    am.registerWith(pb);
+    SROAPass sroa(SROAOptions::PreserveCFG);
+    for (Function* f : callers)
+        sroa.run(*f, am.function);
+    return unsigned(callers.size());
 }
 
 } // namespace duet::rt::cpu

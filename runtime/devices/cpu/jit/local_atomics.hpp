@@ -3,6 +3,7 @@
 // the CPU code generator: includes LLVM headers.
 #pragma once
 
+#include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/IR/Module.h>
 
 #include <string>
@@ -83,9 +84,19 @@ bool isScopeMarkerName(llvm::StringRef name);
 /// passes as constants select one atomic instruction at compile time instead of a switch at
 /// each call, and a __local pointer reaches the atomic as one (plainLocalAtomics). Without it
 /// quick code spent more in the call and the order switch than in the atomic itself.
-/// Returns the number of calls inlined. DUET_CPU_QUICK_INLINE_ATOMICS=0 turns it off (for
-/// comparisons).
-unsigned inlineAtomicCallees(llvm::Module& module);
+/// Returns the number of calls inlined, and adds the functions that received them to `callers`
+/// when given. DUET_CPU_QUICK_INLINE_ATOMICS=0 turns it off (for comparisons).
+unsigned inlineAtomicCallees(llvm::Module& module,
+                             llvm::SmallPtrSetImpl<llvm::Function*>* callers = nullptr);
+
+/// inlineAtomicCallees before the work-group pass, then the private variables of the functions
+/// that received the atomics promoted to SSA values: a compare-exchange's `expected` is then a
+/// value, not a variable whose address the call took. Where a barrier or a spin loop's yield
+/// point splits the kernel into regions, such a variable used on both sides became one copy per
+/// work-item in memory, read and written at every iteration of a retry loop (twice as slow in
+/// both tiers); as a value it is stored for the next region only where it crosses. Returns the
+/// number of functions that received atomics.
+unsigned inlineAtomicsEarly(llvm::Module& module);
 
 /// What the four switches above add to the JIT memo's key.
 std::string localAtomicsMemoKey();
