@@ -70,13 +70,17 @@ Built build(const std::string& source, const std::string& options = "-cl-std=CL3
     return b;
 }
 
-/// "vectorization width: N," for the floats a vector of the host's chosen width holds.
-std::string hostLanesText() {
+/// The floats a vector of the host's chosen width holds: the CPU device's sub-group size.
+unsigned hostLanes() {
     const std::string features = hostCpuFeatures();
     const bool avx512 = features.find("+avx512f") != std::string::npos;
     const bool avx = features.find("+avx2") != std::string::npos;
-    return "vectorization width: " +
-           std::to_string(cpuVectorWidth(hostCpuName(), avx512, avx).bits / 32) + ",";
+    return cpuVectorWidth(hostCpuName(), avx512, avx).bits / 32;
+}
+
+/// "vectorization width: N," for the floats a vector of the host's chosen width holds.
+std::string hostLanesText() {
+    return "vectorization width: " + std::to_string(hostLanes()) + ",";
 }
 
 /// Runs every work-group of an NDRange on this thread (non-uniform: trailing partial groups).
@@ -91,6 +95,7 @@ void runNDRange(WorkGroupFn fn, std::vector<void*> args, unsigned dims,
     }
     WorkGroupContext ctx{};
     ctx.workDim = dims;
+    ctx.subGroupSize = hostLanes();
     size_t groups[3];
     for (unsigned d = 0; d < 3; ++d) {
         ctx.globalOffset[d] = offset[d];
@@ -3498,5 +3503,65 @@ TEST_CASE("gathers whose lanes are consecutive at run time: vector loads and sto
         for (size_t i = size_t(n) * 2; i < outs[1].size(); ++i)
             CHECK(outs[1][i] == sentinel);
     }
+    fs::remove_all(dir);
+}
+
+// A compare-exchange retry loop gets a yield point (it may wait for another sub-group), so its
+// kernel's regions are resumable and the values the loop carries live in per-work-item storage
+// across the yield. They reach that storage only on the way to the yield point (`spin.leave`),
+// once every kSpinYieldEvery iterations, not at each iteration where they are defined; and
+// `expected`, whose address the builtin takes, is a value by then, not a per-work-item variable
+// in memory. Each work-item claims one ticket: the tickets are 0..n-1 once each.
+TEST_CASE("a spin loop's values reach memory on the way to its yield point only",
+          "[cpu][cpu_codegen]") {
+    const std::string src = R"CL(
+__kernel void claim(volatile __global atomic_int* counter, __global int* got) {
+    int expected = atomic_load(counter);
+    int tries = 0;
+    while (!atomic_compare_exchange_strong(counter, &expected, expected + 1))
+        ++tries;
+    got[get_global_id(0)] = expected + (tries > 1000000 ? 1 : 0);
+}
+)CL";
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_spin_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string prefix = (dir / "t").string();
+    Built b = build(src, "-cl-std=CL3.0 -save-temps=" + prefix);
+    INFO(b.log);
+    const std::string ir = readFile(prefix + "_claim.ll");
+    REQUIRE_FALSE(ir.empty());
+    // Private stores (no address space: per-work-item storage, the dispatcher's state) by block.
+    const std::regex label(R"(^([A-Za-z0-9._]+):)");
+    const std::regex privateStore(R"(^\s+store [^,]+, ptr %)");
+    std::string block = "entry";
+    size_t onLeave = 0;
+    std::istringstream lines(functionText(ir, "__duet_wg_claim"));
+    for (std::string line; std::getline(lines, line);) {
+        std::smatch m;
+        if (std::regex_search(line, m, label)) {
+            block = m[1];
+            continue;
+        }
+        if (!std::regex_search(line, privateStore))
+            continue;
+        INFO(block << ": " << line);
+        const bool leave = block.rfind("spin.leave", 0) == 0;
+        onLeave += leave ? 1 : 0;
+        // The loop nests' and the dispatcher's bookkeeping may store; the loop's body may not.
+        CHECK((leave || block.rfind("wi.", 0) == 0 || block.rfind("round.", 0) == 0 ||
+               block.rfind("vector.", 0) == 0 || block == "entry"));
+    }
+    CHECK(onLeave >= 2); // the ticket and the try count, at least
+    CHECK(ir.find("expected.addr") == std::string::npos);
+
+    const size_t n = 64 * 5;
+    std::vector<int> counter(1, 0), got(n, -1);
+    PtrArgs p{counter.data(), got.data()};
+    runNDRange(b.fn("claim"), {p.at(0), p.at(1)}, 1, {n, 1, 1}, {64, 1, 1});
+    CHECK(counter[0] == int(n));
+    std::sort(got.begin(), got.end());
+    for (size_t i = 0; i < n; ++i)
+        CHECK(got[i] == int(i));
     fs::remove_all(dir);
 }

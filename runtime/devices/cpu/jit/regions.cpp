@@ -123,9 +123,6 @@ Uniformity analyseUniformity(Function& w, BasicBlock* entry, const Placeholders&
     return u;
 }
 
-namespace {
-
-/// Puts `from -> to` through a new empty block, which is returned.
 BasicBlock* splitEdgeBlock(BasicBlock* from, BasicBlock* to, const Twine& name) {
     BasicBlock* mid = BasicBlock::Create(from->getContext(), name, from->getParent(), to);
     BranchInst::Create(to, mid);
@@ -150,94 +147,7 @@ BasicBlock* splitEdgeBlock(BasicBlock* from, BasicBlock* to, const Twine& name) 
     return mid;
 }
 
-/// Whether `f`, or a function it calls (to `depth` levels), holds an atomic or volatile access
-/// whose result a caller may see: an atomic or volatile load, a read-modify-write, a
-/// compare-exchange.
-bool readsAtomically(const Function* f, unsigned depth) {
-    if (!f || f->isDeclaration() || depth == 0)
-        return false;
-    for (const Instruction& inst : instructions(*f)) {
-        if (auto* ld = dyn_cast<LoadInst>(&inst); ld && (ld->isAtomic() || ld->isVolatile()))
-            return true;
-        if (isa<AtomicRMWInst, AtomicCmpXchgInst>(inst))
-            return true;
-        if (auto* call = dyn_cast<CallBase>(&inst);
-            call && readsAtomically(call->getCalledFunction(), depth - 1))
-            return true;
-    }
-    return false;
-}
-
-/// Whether a value of `roots` depends, inside `loop`, on what an atomic or volatile read returned:
-/// through SSA operands, private variables (what the loop stores into them or hands to a call),
-/// and calls to functions holding such reads. `merges` is set when the walk met a phi joining
-/// paths inside the loop or a private variable, whose value may also depend on which branches
-/// the loop took.
-bool atomicallyRead(const Loop& loop, SmallVector<const Value*, 16> work, bool& merges) {
-    SmallPtrSet<const Value*, 32> seen;
-    SmallPtrSet<const Value*, 8> privates;
-    while (!work.empty()) {
-        auto* i = dyn_cast<Instruction>(work.pop_back_val());
-        if (!i || !loop.contains(i) || !seen.insert(i).second)
-            continue;
-        if (auto* ld = dyn_cast<LoadInst>(i)) {
-            if (ld->isAtomic() || ld->isVolatile())
-                return true;
-            const Value* base = getUnderlyingObject(ld->getPointerOperand());
-            if (isa<AllocaInst>(base) && privates.insert(base).second) {
-                merges = true;
-                for (BasicBlock* bb : loop.blocks())
-                    for (Instruction& other : *bb) {
-                        if (auto* st = dyn_cast<StoreInst>(&other);
-                            st && getUnderlyingObject(st->getPointerOperand()) == base)
-                            work.push_back(st->getValueOperand());
-                        else if (auto* call = dyn_cast<CallBase>(&other))
-                            for (const Value* arg : call->args())
-                                if (getUnderlyingObject(arg) == base)
-                                    work.push_back(call);
-                    }
-            }
-            work.push_back(ld->getPointerOperand());
-            continue;
-        }
-        if (isa<AtomicRMWInst, AtomicCmpXchgInst>(i))
-            return true;
-        if (auto* call = dyn_cast<CallBase>(i);
-            call && readsAtomically(call->getCalledFunction(), 3))
-            return true;
-        if (isa<PHINode>(i) && i->getParent() != loop.getHeader())
-            merges = true; // a join inside the loop (a header's phis carry values round it)
-        for (const Value* op : i->operands())
-            work.push_back(op);
-    }
-    return false;
-}
-
-/// insertSpinYields' test: does an exit condition of `loop` depend on what an atomic or volatile
-/// read returned? Directly (`while (atomic_load(&f) != v)`), or through a phi or private
-/// variable while some branch in the loop does (`if (atomic_load(&f)) done = true;`).
-bool waitsOnOthers(const Loop& loop) {
-    auto conditions = [&](ArrayRef<BasicBlock*> blocks) {
-        SmallVector<const Value*, 16> out;
-        for (BasicBlock* bb : blocks) {
-            const Instruction* term = bb->getTerminator();
-            if (auto* br = dyn_cast<BranchInst>(term); br && br->isConditional())
-                out.push_back(br->getCondition());
-            else if (auto* sw = dyn_cast<SwitchInst>(term))
-                out.push_back(sw->getCondition());
-        }
-        return out;
-    };
-    SmallVector<BasicBlock*, 4> exiting;
-    loop.getExitingBlocks(exiting);
-    bool merges = false;
-    if (atomicallyRead(loop, conditions(exiting), merges))
-        return true;
-    bool unused = false;
-    return merges && atomicallyRead(loop, conditions(loop.getBlocks()), unused);
-}
-
-} // namespace
+namespace {} // namespace
 
 bool getsLoopBarriers(const Loop& loop, const Uniformity& u,
                       const SmallPtrSetImpl<BasicBlock*>& barrierSet) {
@@ -254,48 +164,6 @@ bool getsLoopBarriers(const Loop& loop, const Uniformity& u,
             return false;
     }
     return true;
-}
-
-size_t insertSpinYields(Function& w, std::vector<BasicBlock*>& barriers,
-                        SmallPtrSetImpl<BasicBlock*>& yields) {
-    DominatorTree dt(w);
-    LoopInfo li(dt);
-    SmallVector<Loop*, 4> spinning;
-    for (Loop* loop : li.getLoopsInPreorder())
-        if (waitsOnOthers(*loop))
-            spinning.push_back(loop);
-    Type* i32 = Type::getInt32Ty(w.getContext());
-    for (Loop* loop : spinning) {
-        // An iteration count, and at each back edge a check that takes the yield point every
-        // kSpinYieldEvery iterations: a loop that ends by itself (a compare-exchange retry)
-        // never leaves its region.
-        BasicBlock* header = loop->getHeader();
-        SmallVector<BasicBlock*, 4> latches;
-        loop->getLoopLatches(latches);
-        PHINode* count = PHINode::Create(i32, 4, "spin.count");
-        count->insertBefore(header->begin());
-        for (BasicBlock* p : predecessors(header))
-            if (!loop->contains(p) && count->getBasicBlockIndex(p) < 0)
-                count->addIncoming(ConstantInt::get(i32, 0), p);
-        for (BasicBlock* latch : latches) {
-            BasicBlock* check = splitEdgeBlock(latch, header, "spin.check");
-            BasicBlock* yield = BasicBlock::Create(w.getContext(), "spin.yield", &w, header);
-            BranchInst::Create(header, yield);
-            check->getTerminator()->eraseFromParent();
-            IRBuilder<> b(check);
-            Value* next = b.CreateAdd(count, ConstantInt::get(i32, 1));
-            Value* due = b.CreateICmpEQ(b.CreateAnd(next, kSpinYieldEvery - 1), b.getInt32(0));
-            b.CreateCondBr(due, yield, header);
-            for (PHINode& phi : header->phis())
-                if (&phi != count)
-                    phi.addIncoming(phi.getIncomingValueForBlock(check), yield);
-            count->addIncoming(next, check);
-            count->addIncoming(next, yield);
-            barriers.push_back(yield);
-            yields.insert(yield);
-        }
-    }
-    return spinning.size();
 }
 
 size_t insertLoopBarriers(Function& w, const Uniformity& u, std::vector<BasicBlock*>& barriers) {
@@ -481,10 +349,13 @@ private:
     bool recomputable(const Instruction* i) const;
     Value* rematerialise(Value* v, IRBuilder<>& b);
     bool storeCrossingValues(std::string& error);
-    bool storeCrossingValues(bool rematOnly, std::string& error);
+    bool storeCrossingValues(bool rematOnly, const DominatorTree& dt, std::string& error);
     Slot slotFor(unsigned di, Instruction* inst, ArrayRef<Use*> crossing) const;
-    void storePerItemVector(BasicBlock* def, Instruction* inst, ArrayRef<Use*> crossing);
-    void storeInSlot(unsigned di, Instruction* inst, Slot mode, ArrayRef<Use*> crossing);
+    bool storeOnYieldEdges(unsigned di, Instruction* inst, ArrayRef<Use*> crossing,
+                           const DominatorTree& dt, SmallVectorImpl<Instruction*>& at) const;
+    void storePerItemVector(ArrayRef<Instruction*> at, Instruction* inst, ArrayRef<Use*> crossing);
+    void storeInSlot(unsigned di, ArrayRef<Instruction*> at, Instruction* inst, Slot mode,
+                     ArrayRef<Use*> crossing);
     void emitRegion(size_t k);
     LoopNest emitLoopNest(size_t k);
     bool usesActiveLanes(size_t k) const;
@@ -743,14 +614,17 @@ Value* RegionBuilder::rematerialise(Value* v, IRBuilder<>& b) {
 /// that a barrier may separate from it (or computed again there).
 bool RegionBuilder::storeCrossingValues(std::string& error) {
     // Two passes: values computed again first (their copies may use uniform values, whose
-    // crossing uses the second pass then sees), then the values that move to storage.
+    // crossing uses the second pass then sees), then the values that move to storage. Neither
+    // changes the control flow, so one dominator tree serves both.
+    const DominatorTree dt(m_w);
     for (int pass = 0; pass < 2; ++pass)
-        if (!storeCrossingValues(pass == 0, error))
+        if (!storeCrossingValues(pass == 0, dt, error))
             return false;
     return true;
 }
 
-bool RegionBuilder::storeCrossingValues(bool rematOnly, std::string& error) {
+bool RegionBuilder::storeCrossingValues(bool rematOnly, const DominatorTree& dt,
+                                        std::string& error) {
     for (unsigned di = 0; di < unsigned(m_blocks.size()); ++di) {
         BasicBlock* def = m_blocks[di];
         std::optional<BitVector> cross;
@@ -786,13 +660,59 @@ bool RegionBuilder::storeCrossingValues(bool rematOnly, std::string& error) {
             if (rematOnly)
                 continue;
             Slot mode = slotFor(di, inst, crossing);
+            // Stored where it is defined, unless only yield points separate it from its uses.
+            SmallVector<Instruction*, 4> at;
+            if (mode != Slot::PerItem || !storeOnYieldEdges(di, inst, crossing, dt, at)) {
+                at.assign(1,
+                          isa<PHINode>(inst) ? &*def->getFirstInsertionPt() : inst->getNextNode());
+            }
             if (mode == Slot::PerItem && isa<FixedVectorType>(inst->getType()))
-                storePerItemVector(def, inst, crossing);
+                storePerItemVector(at, inst, crossing);
             else
-                storeInSlot(di, inst, mode, crossing);
+                storeInSlot(di, at, inst, mode, crossing);
         }
     }
     return true;
+}
+
+/// Whether value `inst` (defined in block `di`) may be stored only on the edges into the yield
+/// points it crosses, `at` their ends, instead of after its definition: a spin loop's values
+/// then reach memory every kSpinYieldEvery iterations, not at each. That holds when the first
+/// barrier on every path from the definition is a yield point (other barriers are entered
+/// from anywhere), and no crossing use may follow the definition within a region (its clone
+/// there reads the slot too, which must then hold this iteration's value). The value is live
+/// into such a yield point only where the definition dominates it, and then its predecessors.
+bool RegionBuilder::storeOnYieldEdges(unsigned di, Instruction* inst, ArrayRef<Use*> crossing,
+                                      const DominatorTree& dt,
+                                      SmallVectorImpl<Instruction*>& at) const {
+    if (m_yields.empty())
+        return false;
+    for (Use* u : crossing)
+        if (followsInRegion(m_blocks[di], useBlock(*u)))
+            return false;
+    BitVector seen(unsigned(m_blocks.size()));
+    SmallVector<unsigned, 16> work(m_succ[di].begin(), m_succ[di].end());
+    while (!work.empty()) {
+        const unsigned b = work.pop_back_val();
+        if (b == di || seen.test(b))
+            continue;
+        seen.set(b);
+        BasicBlock* bb = m_blocks[b];
+        if (!m_isBarrier.test(b)) {
+            work.append(m_succ[b].begin(), m_succ[b].end());
+            continue;
+        }
+        if (!m_yields.contains(bb))
+            return false;
+        if (!dt.dominates(inst->getParent(), bb))
+            continue; // not live there
+        for (BasicBlock* pred : predecessors(bb)) {
+            if (pred->getSingleSuccessor() != bb)
+                return false;
+            at.push_back(pred->getTerminator());
+        }
+    }
+    return !at.empty();
 }
 
 /// Where the value lives: one slot per work-item, unless it is uniform (defined under uniform
@@ -821,7 +741,7 @@ RegionBuilder::Slot RegionBuilder::slotFor(unsigned di, Instruction* inst,
 
 /// Per work-item vectors as one array per component (structure of arrays): the vectorised
 /// work-item loop then reads them with plain vector loads.
-void RegionBuilder::storePerItemVector(BasicBlock* def, Instruction* inst,
+void RegionBuilder::storePerItemVector(ArrayRef<Instruction*> at, Instruction* inst,
                                        ArrayRef<Use*> crossing) {
     Type* ty = inst->getType();
     auto* vecTy = cast<FixedVectorType>(ty);
@@ -831,11 +751,13 @@ void RegionBuilder::storePerItemVector(BasicBlock* def, Instruction* inst,
     for (unsigned e = 0; e < lanes; ++e)
         slots.push_back(
             m_eb.CreateAlloca(elTy, m_group.items, inst->getName() + ".wi" + std::to_string(e)));
-    Instruction* after = isa<PHINode>(inst) ? &*def->getFirstInsertionPt() : inst->getNextNode();
-    IRBuilder<> sb(after);
-    Value* lin = linearValue(sb);
-    for (unsigned e = 0; e < lanes; ++e)
-        sb.CreateStore(sb.CreateExtractElement(inst, e), sb.CreateInBoundsGEP(elTy, slots[e], lin));
+    for (Instruction* where : at) {
+        IRBuilder<> sb(where);
+        Value* lin = linearValue(sb);
+        for (unsigned e = 0; e < lanes; ++e)
+            sb.CreateStore(sb.CreateExtractElement(inst, e),
+                           sb.CreateInBoundsGEP(elTy, slots[e], lin));
+    }
     for (Use* u : crossing) {
         IRBuilder<> lb(useSite(u));
         Value* l = linearValue(lb);
@@ -847,8 +769,8 @@ void RegionBuilder::storePerItemVector(BasicBlock* def, Instruction* inst,
     }
 }
 
-void RegionBuilder::storeInSlot(unsigned di, Instruction* inst, Slot mode,
-                                ArrayRef<Use*> crossing) {
+void RegionBuilder::storeInSlot(unsigned di, ArrayRef<Instruction*> at, Instruction* inst,
+                                Slot mode, ArrayRef<Use*> crossing) {
     Type* ty = inst->getType();
     AllocaInst* slot = m_eb.CreateAlloca(ty, mode == Slot::PerItem ? m_group.items : nullptr,
                                          inst->getName() + ".wi");
@@ -858,13 +780,13 @@ void RegionBuilder::storeInSlot(unsigned di, Instruction* inst, Slot mode,
         for (unsigned k : m_regionsOf[di].set_bits())
             m_copiesAfter[k].push_back({slot, storeSlot});
     }
-    auto slotAddress = [&](IRBuilder<>& at, AllocaInst* base) -> Value* {
-        return mode == Slot::PerItem ? at.CreateInBoundsGEP(ty, base, linearValue(at)) : base;
+    auto slotAddress = [&](IRBuilder<>& ib, AllocaInst* base) -> Value* {
+        return mode == Slot::PerItem ? ib.CreateInBoundsGEP(ty, base, linearValue(ib)) : base;
     };
-    BasicBlock* def = m_blocks[di];
-    Instruction* after = isa<PHINode>(inst) ? &*def->getFirstInsertionPt() : inst->getNextNode();
-    IRBuilder<> sb(after);
-    sb.CreateStore(inst, slotAddress(sb, storeSlot));
+    for (Instruction* where : at) {
+        IRBuilder<> sb(where);
+        sb.CreateStore(inst, slotAddress(sb, storeSlot));
+    }
     for (Use* u : crossing) {
         IRBuilder<> lb(useSite(u));
         u->set(lb.CreateLoad(ty, slotAddress(lb, slot), inst->getName() + ".reload"));

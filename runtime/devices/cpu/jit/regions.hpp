@@ -81,6 +81,11 @@ size_t unrollUniformLoops(llvm::Function& w, const Uniformity& u,
 size_t insertLoopBarriers(llvm::Function& w, const Uniformity& u,
                           std::vector<llvm::BasicBlock*>& barriers);
 
+/// Puts the edge `from -> to` through a new empty block named `name`, which is returned (`to`'s
+/// phis take it as their incoming block).
+llvm::BasicBlock* splitEdgeBlock(llvm::BasicBlock* from, llvm::BasicBlock* to,
+                                 const llvm::Twine& name);
+
 /// Independent forward progress between sub-groups (cl_khr_subgroups): loops whose exit may wait
 /// for another work-item (`while (atomic_load(&flag) != turn);`, a lock taken by exchange or
 /// compare-exchange) count their iterations, and every kSpinYieldEvery-th back edge goes through
