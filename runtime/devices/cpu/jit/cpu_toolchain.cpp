@@ -64,6 +64,7 @@ TargetSpec withCpuFrontEnd(TargetSpec target) {
 }
 
 std::unique_ptr<Toolchain> makeCpuToolchain(TargetSpec target) {
+    initialiseCpuCodegen();
     return std::make_unique<FrontEndToolchain>(withCpuFrontEnd(std::move(target)), &finalizeForCpu,
                                                &loadCpuBinary);
 }

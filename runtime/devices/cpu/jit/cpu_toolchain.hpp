@@ -22,6 +22,11 @@ LoadBinaryResult loadCpuBinary(std::span<const unsigned char> binary, const Targ
 /// `target` with the CPU device's front-end settings (spir64, binary kind).
 TargetSpec withCpuFrontEnd(TargetSpec target);
 
+/// LLVM's native target, libmvec and the process-wide code generation settings the CPU
+/// device's code relies on, once per process. makeCpuToolchain calls it, so it runs when the
+/// device is created, before any build on any device (finalize.cpp).
+void initialiseCpuCodegen();
+
 /// The CPU device's Toolchain for `target` (spir64 parsing, host code generation).
 std::unique_ptr<Toolchain> makeCpuToolchain(TargetSpec target);
 

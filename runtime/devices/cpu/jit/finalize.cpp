@@ -89,9 +89,11 @@ constexpr uint16_t kEmX86_64 = 62;
 /// block to the next: a loop's values went through the stack at each iteration, and the CTS's
 /// compare-exchange retry loops ran 1.6x slower for it. The greedy allocator costs the quick
 /// compile about 3 ms more per kernel (5 -> 8 ms for that kernel). LLVM decides this with a
-/// process-wide option (TargetPassConfig's `-optimize-regalloc`), so -cl-opt-disable builds
-/// get it too, on every device; it changes registers, never results. Set once, before this
-/// process's first code generation on the CPU device.
+/// process-wide option (TargetPassConfig's `-optimize-regalloc`), so in a process with the CPU
+/// device -cl-opt-disable builds get it too, on every device; it changes registers, never
+/// results. Set once, before this
+/// process's first code generation: at the CPU device's creation (initialiseCpuCodegen), before
+/// any build on any device can run on another thread.
 void optimiseQuickRegisters() {
     const auto& options = cl::getRegisteredOptions();
     if (auto it = options.find("optimize-regalloc"); it != options.end())
@@ -1489,6 +1491,10 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     r.log = std::move(log);
     r.executable = std::move(exe);
     return r;
+}
+
+void initialiseCpuCodegen() {
+    initialiseLlvmOnce();
 }
 
 } // namespace duet::rt
