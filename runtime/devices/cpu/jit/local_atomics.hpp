@@ -78,10 +78,12 @@ unsigned plainAtomics(llvm::Module& module);
 /// builtins/cpu/atomics_as.cl): declared, never defined; plainUnsharedAtomics removes its calls.
 bool isScopeMarkerName(llvm::StringRef name);
 
-/// The quick tier's one inlining: every call of a small function that holds atomic instructions
-/// and calls nothing (the builtin library's atomic_* and atom_* functions; then, in a second
-/// round, a user function that only called those), so that the memory order and scope a kernel
-/// passes as constants select one atomic instruction at compile time instead of a switch at
+/// The one inlining before the optimised tier's (inlineAtomicsEarly runs it on the whole
+/// program before the work-group pass; quickOptimise again on a kernel's part, which then finds
+/// only what the per-module budget left): every call of a small function that holds atomic
+/// instructions and calls nothing (the builtin library's atomic_* and atom_* functions; then, in a
+/// second round, a user function that only called those), so that the memory order and scope a
+/// kernel passes as constants select one atomic instruction at compile time instead of a switch at
 /// each call, and a __local pointer reaches the atomic as one (plainLocalAtomics). Without it
 /// quick code spent more in the call and the order switch than in the atomic itself.
 /// Returns the number of calls inlined, and adds the functions that received them to `callers`
