@@ -1809,6 +1809,64 @@ std::vector<float> runShape(const Built& b, std::array<size_t, 3> global,
 
 } // namespace
 
+TEST_CASE("work-item loops take one vector per iteration: 16-wide groups run the vector body",
+          "[cpu][cpu_codegen]") {
+    // The loop vectoriser's body runs while width x interleave count work-items are left; with
+    // its own count (4 here) a 16x16 group's loop over x, 16 long, ran only the scalar
+    // remainder. The work-group pass asks for one vector per iteration.
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_ic_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string prefix = (dir / "t").string();
+    const char* src = R"CL(
+__kernel void scale2d(__global const float* in, __global float* out, uint w, uint h) {
+    uint x = get_global_id(0), y = get_global_id(1);
+    if (x < w && y < h)
+        out[y * w + x] = 2.0f * in[y * w + x] + 1.0f;
+}
+)CL";
+    Built b = build(src, "-cl-std=CL3.0 -save-temps=" + prefix);
+    WorkGroupFn fn = b.fn("scale2d");
+    INFO(b.log);
+    const std::string tag = "kernel scale2d: __duet_wg_scale2d.simd: work-item loop wi.x";
+    CHECK(b.log.find(tag) != std::string::npos);
+    for (size_t at = 0; (at = b.log.find(tag, at)) != std::string::npos;) {
+        const size_t end = b.log.find('\n', at);
+        const std::string line = b.log.substr(at, end - at);
+        INFO(line);
+        CHECK(line.find(": vectorised (") != std::string::npos);
+        CHECK(line.find("interleaved count: 1)") != std::string::npos);
+        at = end;
+    }
+    // The vector body's guard in the loop over x: at most 16 work-items needed.
+    const std::string simd =
+        functionText(readFile(prefix + "_scale2d.ll"), "__duet_wg_scale2d.simd");
+    const std::string guard = "%min.iters.check = icmp ult i64 %";
+    size_t checks = 0;
+    for (size_t at = 0; (at = simd.find(guard, at)) != std::string::npos; ++checks) {
+        const size_t comma = simd.find(", ", at);
+        const unsigned needed = unsigned(std::stoul(simd.substr(comma + 2)));
+        INFO(simd.substr(at, simd.find('\n', at) - at));
+        CHECK(needed <= 16);
+        at = comma;
+    }
+    CHECK(checks > 0);
+    fs::remove_all(dir);
+    // Results in 16x16 groups, partial ones at the right and top edges.
+    const cl_uint w = 40, h = 24;
+    std::vector<float> in(w * h), out(w * h, -1.0f);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(int(i % 37) - 18) * 0.25f;
+    float* pin = in.data();
+    float* pout = out.data();
+    cl_uint cw = w, ch = h;
+    runNDRange(fn, {&pin, &pout, &cw, &ch}, 2, {w, h, 1}, {16, 16, 1});
+    for (size_t i = 0; i < in.size(); ++i) {
+        INFO("item " << i);
+        CHECK(out[i] == 2.0f * in[i] + 1.0f);
+    }
+}
+
 TEST_CASE("groups of one work-item along x run their work-item loops along y, vectorised",
           "[cpu][cpu_codegen]") {
     namespace fs = std::filesystem;

@@ -2,6 +2,7 @@
 // the loop vectoriser runs, and its verdict on each collected from its remarks.
 #include "devices/cpu/jit/work_item_loops.hpp"
 
+#include "core/environment.hpp"
 #include "devices/cpu/jit/work_group.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
@@ -128,11 +129,17 @@ void markWorkItemLoop(BranchInst* latch, bool force, unsigned width) {
     auto i32 = [&](unsigned v) {
         return ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(ctx), v));
     };
-    if (width) {
+    if (width)
         ops.push_back(
             MDNode::get(ctx, {MDString::get(ctx, "llvm.loop.vectorize.width"), i32(width)}));
+    // One vector per iteration: the loop vectoriser's vector body runs only while a whole
+    // width times its interleave count of work-items is left, and the loop's trip count, the
+    // group's size along x, is often just 16 (16x16 groups): interleaved 4 times, 8 or 16
+    // lanes wide, the body never ran and every work-item took the scalar remainder. Its
+    // iterations are independent, so the core overlaps them without the interleaving.
+    // DUET_CPU_INTERLEAVE_ONE=0 leaves the count to the vectoriser (for comparisons).
+    if (width || envSwitchOn("DUET_CPU_INTERLEAVE_ONE"))
         ops.push_back(MDNode::get(ctx, {MDString::get(ctx, "llvm.loop.interleave.count"), i32(1)}));
-    }
     MDNode* id = MDNode::getDistinct(ctx, ops);
     id->replaceOperandWith(0, id);
     latch->setMetadata(LLVMContext::MD_loop, id);
