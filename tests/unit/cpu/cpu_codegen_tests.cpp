@@ -1867,6 +1867,56 @@ __kernel void scale2d(__global const float* in, __global float* out, uint w, uin
     }
 }
 
+TEST_CASE("a guard on the ids kept across a barrier is computed again: both regions vectorised",
+          "[cpu][cpu_codegen]") {
+    // `x < w && y < h` guards the load into the tile and the store after the barrier. Kept in
+    // per-work-item storage it was an array of i1 whose reload left the second region's loop
+    // scalar; comparisons and selects of ids and arguments are now computed again there.
+    const char* src = R"CL(
+__kernel void tile_copy(__global const float* in, __global float* out, uint w, uint h) {
+    __local float tile[16][17];
+    uint lx = get_local_id(0), ly = get_local_id(1);
+    uint x = get_group_id(0) * 16 + lx, y = get_group_id(1) * 16 + ly;
+    bool inside = x < w && y < h;
+    if (inside)
+        tile[ly][lx] = in[y * w + x];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (inside)
+        out[y * w + x] = tile[ly][lx] + (lx == 15 ? 0.5f : 0.0f);
+}
+)CL";
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_guard_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    Built b = build(src, "-cl-std=CL3.0 -save-temps=" + (dir / "t").string());
+    WorkGroupFn fn = b.fn("tile_copy");
+    fs::remove_all(dir);
+    INFO(b.log);
+    const std::string tag = "kernel tile_copy: __duet_wg_tile_copy.simd: work-item loop ";
+    size_t loops = 0;
+    for (size_t at = 0; (at = b.log.find(tag, at)) != std::string::npos; ++loops) {
+        const size_t end = b.log.find('\n', at);
+        const std::string line = b.log.substr(at, end - at);
+        INFO(line);
+        CHECK(line.find(": vectorised (") != std::string::npos);
+        at = end;
+    }
+    CHECK(loops == 2); // one loop over x in each region
+    const cl_uint w = 40, h = 24;
+    std::vector<float> in(w * h), out(w * h, -1.0f);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(int(i % 29) - 14);
+    float* pin = in.data();
+    float* pout = out.data();
+    cl_uint cw = w, ch = h;
+    runNDRange(fn, {&pin, &pout, &cw, &ch}, 2, {48, 32, 1}, {16, 16, 1}, {0, 0, 0},
+               b.desc("tile_copy").staticLocalMemSize);
+    for (size_t i = 0; i < in.size(); ++i) {
+        INFO("item " << i);
+        CHECK(out[i] == in[i] + (i % w % 16 == 15 ? 0.5f : 0.0f));
+    }
+}
+
 TEST_CASE("groups of one work-item along x run their work-item loops along y, vectorised",
           "[cpu][cpu_codegen]") {
     namespace fs = std::filesystem;

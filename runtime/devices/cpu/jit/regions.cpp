@@ -576,7 +576,9 @@ bool RegionBuilder::rematerialisable(Value* v, unsigned depth) {
 }
 
 /// Whether rematerialise() may copy `i` into a later region: work-item placeholders, GEPs,
-/// casts and arithmetic that cannot trap.
+/// casts, arithmetic that cannot trap, comparisons and selects (a guard like `x < w && y < h`
+/// kept across a barrier was a per-work-item `i1` array, whose reload the vectoriser left
+/// scalar).
 bool RegionBuilder::recomputable(const Instruction* i) const {
     if (auto* call = dyn_cast<CallInst>(i)) {
         const Function* f = call->getCalledFunction();
@@ -585,7 +587,8 @@ bool RegionBuilder::recomputable(const Instruction* i) const {
     }
     if (isa<PtrToIntInst, IntToPtrInst>(i))
         return false;
-    return isa<GetElementPtrInst, CastInst>(i) || (isa<BinaryOperator>(i) && !i->isIntDivRem());
+    return isa<GetElementPtrInst, CastInst, CmpInst, SelectInst>(i) ||
+           (isa<BinaryOperator>(i) && !i->isIntDivRem());
 }
 
 /// A value computed again across a barrier may use a uniform value that is not itself computed
