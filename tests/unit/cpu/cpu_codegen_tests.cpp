@@ -144,6 +144,17 @@ std::string functionText(const std::string& ir, const std::string& name) {
     return ir.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
+/// The lines of `log` that hold `tag`, each from the tag to the end of its line.
+std::vector<std::string> linesWith(const std::string& log, const std::string& tag) {
+    std::vector<std::string> lines;
+    for (size_t at = 0; (at = log.find(tag, at)) != std::string::npos;) {
+        const size_t end = log.find('\n', at);
+        lines.push_back(log.substr(at, end - at));
+        at = end;
+    }
+    return lines;
+}
+
 const char* kTriad = R"CL(
 __kernel void triad(__global float* c, __global const float* a, __global const float* b,
                     float s) {
@@ -1828,15 +1839,13 @@ __kernel void scale2d(__global const float* in, __global float* out, uint w, uin
     Built b = build(src, "-cl-std=CL3.0 -save-temps=" + prefix);
     WorkGroupFn fn = b.fn("scale2d");
     INFO(b.log);
-    const std::string tag = "kernel scale2d: __duet_wg_scale2d.simd: work-item loop wi.x";
-    CHECK(b.log.find(tag) != std::string::npos);
-    for (size_t at = 0; (at = b.log.find(tag, at)) != std::string::npos;) {
-        const size_t end = b.log.find('\n', at);
-        const std::string line = b.log.substr(at, end - at);
+    const auto loops =
+        linesWith(b.log, "kernel scale2d: __duet_wg_scale2d.simd: work-item loop wi.x");
+    CHECK(!loops.empty());
+    for (const std::string& line : loops) {
         INFO(line);
         CHECK(line.find(": vectorised (") != std::string::npos);
         CHECK(line.find("interleaved count: 1)") != std::string::npos);
-        at = end;
     }
     // The vector body's guard in the loop over x: at most 16 work-items needed.
     const std::string simd =
@@ -1892,16 +1901,13 @@ __kernel void tile_copy(__global const float* in, __global float* out, uint w, u
     WorkGroupFn fn = b.fn("tile_copy");
     fs::remove_all(dir);
     INFO(b.log);
-    const std::string tag = "kernel tile_copy: __duet_wg_tile_copy.simd: work-item loop ";
-    size_t loops = 0;
-    for (size_t at = 0; (at = b.log.find(tag, at)) != std::string::npos; ++loops) {
-        const size_t end = b.log.find('\n', at);
-        const std::string line = b.log.substr(at, end - at);
+    const auto loops =
+        linesWith(b.log, "kernel tile_copy: __duet_wg_tile_copy.simd: work-item loop ");
+    CHECK(loops.size() == 2); // one loop over x in each region
+    for (const std::string& line : loops) {
         INFO(line);
         CHECK(line.find(": vectorised (") != std::string::npos);
-        at = end;
     }
-    CHECK(loops == 2); // one loop over x in each region
     const cl_uint w = 40, h = 24;
     std::vector<float> in(w * h), out(w * h, -1.0f);
     for (size_t i = 0; i < in.size(); ++i)
