@@ -21,8 +21,10 @@ namespace duet::rt::wg {
 /// Marks `latch` (the back-edge branch of a region's innermost loop over local x) as a
 /// work-item loop. `force`: vectorise it whatever the cost model says
 /// (llvm.loop.vectorize.enable), for the bodies of strided loops (kStridedBodyMarker).
-/// `width` (not 0): vectorise it `width` work-items wide, not interleaved (the lane loops of
-/// LinearisedDivergentLoops, whose trip count is that width).
+/// `width` (not 0): vectorise it `width` work-items wide (the lane loops of
+/// LinearisedDivergentLoops, whose trip count is that width). Never interleaved: one vector an
+/// iteration, so groups as narrow as one vector run the vector body (DUET_CPU_INTERLEAVE_ONE=0
+/// leaves the count to the vectoriser where no width is given).
 void markWorkItemLoop(llvm::BranchInst* latch, bool force = false, unsigned width = 0);
 
 /// Whether `term` is the back-edge branch of a work-item loop (markWorkItemLoop).
