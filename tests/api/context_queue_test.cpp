@@ -1,6 +1,7 @@
 // Contexts and command queues: creation, properties, callbacks, info, error cases.
 #include "support/cl_test.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -189,9 +190,16 @@ TEST_CASE("between commands an idle queue's threads spin briefly, then sleep",
             cycle(idle);
         return (cpuSeconds() - before) / cycles * 1e6;
     };
-    const double busy = perCycleUs(false), idle = perCycleUs(true);
+    // The least of three measurements: another process or a slow wake-up only adds to one, and
+    // the regression this guards against (a spin after every command) is in all three.
+    double busy = 0, idle = 0, least = 1e9;
+    for (int round = 0; round < 3 && least >= 100; ++round) {
+        busy = perCycleUs(false);
+        idle = perCycleUs(true);
+        least = std::min(least, idle - busy);
+    }
     INFO("process CPU time per fill + clFinish: " << busy << " us back to back, " << idle
                                                   << " us with 2 ms on the host after each");
-    CHECK(idle - busy < 100);
+    CHECK(least < 100);
     clReleaseMemObject(b);
 }
