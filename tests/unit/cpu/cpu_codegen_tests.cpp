@@ -1935,14 +1935,11 @@ TEST_CASE("groups of one work-item along x run their work-item loops along y, ve
     // The variant for 1xN groups: its work-item loops run along y and are vectorised.
     const std::string tag = "kernel shape: __duet_wg_shape.lx1: work-item loop wi.y";
     CHECK(vec.log.find(tag) != std::string::npos);
-    for (size_t at = 0; (at = vec.log.find(tag, at)) != std::string::npos;) {
-        size_t end = vec.log.find('\n', at);
-        std::string line = vec.log.substr(at, end - at);
+    for (const std::string& line : linesWith(vec.log, tag)) {
         INFO(line);
         CHECK(line.find(": vectorised (") != std::string::npos);
         if (__builtin_cpu_supports("avx2"))
             CHECK(line.find(hostLanesText()) != std::string::npos);
-        at = end;
     }
     // The entry point picks it for groups of one work-item along x.
     std::string entry = functionText(readFile(prefix + "_shape.ll"), "__duet_wg_shape");
