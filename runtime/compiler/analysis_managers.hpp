@@ -3,6 +3,10 @@
 #pragma once
 
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Passes/StandardInstrumentations.h>
+
+#include <cstdlib>
+#include <memory>
 
 namespace duet::rt {
 
@@ -23,6 +27,24 @@ struct AnalysisManagers {
         pb.registerLoopAnalyses(loop);
         pb.crossRegisterProxies(loop, function, cgscc, module);
     }
+
+    /// The pass instrumentation to build the PassBuilder with (before registerWith): with
+    /// DUET_VERIFY_EACH_PASS=1 in the environment, the IR is verified after every pass, and a
+    /// pass that leaves it broken stops the process naming itself (a switch for tests and for
+    /// debugging the code generators' own passes); null otherwise, no instrumentation.
+    llvm::PassInstrumentationCallbacks* instrumentation(llvm::LLVMContext& ctx) {
+        const char* env = std::getenv("DUET_VERIFY_EACH_PASS");
+        if (!env || env[0] != '1')
+            return nullptr;
+        callbacks = std::make_unique<llvm::PassInstrumentationCallbacks>();
+        standard = std::make_unique<llvm::StandardInstrumentations>(ctx, false, true);
+        standard->registerCallbacks(*callbacks, &module);
+        return callbacks.get();
+    }
+
+private:
+    std::unique_ptr<llvm::PassInstrumentationCallbacks> callbacks;
+    std::unique_ptr<llvm::StandardInstrumentations> standard; // destroyed first
 };
 
 } // namespace duet::rt

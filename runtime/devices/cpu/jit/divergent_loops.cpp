@@ -572,9 +572,11 @@ BasicBlock* Linearise::rounds(unsigned i, BasicBlock* from, Value* chunk) {
     BranchInst::Create(doHead, from);
     Lane loop = laneLoop(doHead, ".lanes.loop", chunk);
     BranchInst::Create(loop.head, doHead);
-    IRBuilder<> b(loop.head);
+    // The phi goes with the lane's, before the lane's id laneLoop computed.
+    IRBuilder<> b(loop.head, loop.head->getFirstInsertionPt());
     PHINode* any = b.CreatePHI(m_i8, 2, "any");
     any->addIncoming(b.getInt8(0), doHead);
+    b.SetInsertPoint(loop.head);
     Value* activeSlot =
         b.CreateInBoundsGEP(m_active->getAllocatedType(), m_active, {b.getInt64(0), loop.l});
     Value* on = b.CreateLoad(m_i8, activeSlot, "active");

@@ -348,8 +348,7 @@ bool parallelLoopsEnabled() {
     return envSwitchOn("DUET_CPU_PARALLEL_LOOPS");
 }
 
-/// Optimises `m` for the host; returns the loop vectoriser's verdict on each work-item loop
-/// (wg::WorkItemLoopReport), one line per loop.
+/// Optimises `m` for the host; returns the vectoriser's verdicts (wg::WorkItemLoopReport).
 std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLevel,
                                   bool unsafeMath) {
     AnalysisManagers am;
@@ -357,7 +356,7 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
     pto.LoopVectorization = optLevel > 1;
     pto.SLPVectorization = optLevel > 1;
     pto.LoopUnrolling = optLevel > 0;
-    PassBuilder pb(&tm, pto);
+    PassBuilder pb(&tm, pto, std::nullopt, am.instrumentation(m.getContext()));
     wg::WorkItemLoopReport report(m.getContext());
     pb.registerVectorizerStartEPCallback(
         [&report, optLevel](FunctionPassManager& fpm, OptimizationLevel) {

@@ -19,7 +19,7 @@ using namespace llvm;
 void quickOptimise(Module& m, TargetMachine& tm, bool unsafeMath) {
     inlineAtomicCallees(m);
     AnalysisManagers am;
-    PassBuilder pb(&tm);
+    PassBuilder pb(&tm, {}, std::nullopt, am.instrumentation(m.getContext()));
     am.registerWith(pb);
     FunctionPassManager fpm;
     fpm.addPass(SROAPass(SROAOptions::ModifyCFG));

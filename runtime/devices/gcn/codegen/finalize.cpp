@@ -262,7 +262,7 @@ void trapMissingNamedOverloads(Module& m) {
 
 void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     AnalysisManagers am;
-    PassBuilder pb(&tm);
+    PassBuilder pb(&tm, {}, std::nullopt, am.instrumentation(m.getContext()));
     am.registerWith(pb);
     ModulePassManager mpm =
         optLevel == 0 ? pb.buildO0DefaultPipeline(OptimizationLevel::O0)

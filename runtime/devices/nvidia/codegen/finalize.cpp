@@ -106,7 +106,7 @@ std::string unresolvedFunctions(Module& m) {
 
 void optimise(Module& m, TargetMachine& tm, unsigned optLevel) {
     AnalysisManagers am;
-    PassBuilder pb(&tm);
+    PassBuilder pb(&tm, {}, std::nullopt, am.instrumentation(m.getContext()));
     nvptx::registerLoopUnrolling(pb);
     am.registerWith(pb);
     ModulePassManager mpm =
