@@ -846,6 +846,114 @@ struct ScopedEnv {
 
 } // namespace
 
+namespace {
+
+/// One code-load record of a jitdump file.
+struct DumpedCode {
+    std::string name;
+    uint64_t address = 0;
+    std::string code;
+};
+
+/// The code-load records of a jitdump file (perf's format); fails the test on a bad header.
+std::vector<DumpedCode> readJitDump(const std::string& bytes) {
+    auto u32 = [&](size_t at) {
+        uint32_t v;
+        std::memcpy(&v, bytes.data() + at, 4);
+        return v;
+    };
+    auto u64 = [&](size_t at) {
+        uint64_t v;
+        std::memcpy(&v, bytes.data() + at, 8);
+        return v;
+    };
+    REQUIRE(bytes.size() >= 40);
+    CHECK(u32(0) == 0x4A695444u); // "JiTD" as a little-endian word
+    CHECK(u32(4) == 1);           // version
+    REQUIRE(u32(8) == 40);        // the header's size
+    CHECK(u32(12) == 62);         // EM_X86_64
+    CHECK(u32(20) == uint32_t(::getpid()));
+    std::vector<DumpedCode> records;
+    for (size_t at = 40; at + 16 <= bytes.size();) {
+        const uint32_t id = u32(at), size = u32(at + 4);
+        REQUIRE(size >= 16);
+        REQUIRE(at + size <= bytes.size());
+        if (id == 0) { // JIT_CODE_LOAD: pid, tid, vma, code address, size, index, name, code
+            REQUIRE(size >= 56);
+            DumpedCode d;
+            d.address = u64(at + 32);
+            CHECK(u64(at + 24) == d.address);
+            const uint64_t codeSize = u64(at + 40);
+            const size_t nameEnd = bytes.find('\0', at + 56);
+            REQUIRE(nameEnd != std::string::npos);
+            d.name = bytes.substr(at + 56, nameEnd - (at + 56));
+            REQUIRE(nameEnd + 1 + codeSize == at + size);
+            d.code = bytes.substr(nameEnd + 1, codeSize);
+            records.push_back(std::move(d));
+        }
+        at += size;
+    }
+    return records;
+}
+
+} // namespace
+
+// Profiling kernels with Linux perf (runtime/devices/cpu/README.md, "Profiling kernels"): with
+// DUET_CPU_PERF=1 every function the JIT links is written, name, address and machine code, to
+// $JITDUMPDIR/jit-<pid>.dump, the file `perf inject --jit` reads. The entry's record is the code
+// the entry pointer runs; the work-group pass's variants, local symbols of the object, are named
+// too.
+TEST_CASE("DUET_CPU_PERF=1 writes the JIT's functions to a jitdump file for perf",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("duet_cg_perf_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path file = dir / ("jit-" + std::to_string(::getpid()) + ".dump");
+    {
+        ScopedEnv perf("DUET_CPU_PERF", "1");
+        ScopedEnv where("JITDUMPDIR", dir.c_str());
+        const char* source = R"CL(
+__kernel void scale2d(__global float* out, __global const float* in, uint w, float s) {
+    size_t x = get_global_id(0), y = get_global_id(1);
+    out[y * w + x] = s * in[y * w + x];
+}
+)CL";
+        Built b = build(source);
+        WorkGroupFn fn = b.fn("scale2d");
+        std::vector<float> in(64 * 8), out(in.size(), 0.0f);
+        for (size_t i = 0; i < in.size(); ++i)
+            in[i] = float(i);
+        cl_uint w = 64;
+        float s = 3.0f;
+        PtrArgs p{out.data(), in.data()};
+        runNDRange(fn, {p.at(0), p.at(1), &w, &s}, 2, {64, 8, 1}, {16, 4, 1});
+        for (size_t i = 0; i < in.size(); ++i)
+            REQUIRE(out[i] == 3.0f * in[i]);
+        REQUIRE(fs::exists(file));
+        const std::vector<DumpedCode> records = readJitDump(readFile(file));
+        std::string joined;
+        for (const DumpedCode& d : records)
+            joined += d.name + " ";
+        INFO("records: " << joined);
+        const auto entry = std::find_if(records.begin(), records.end(), [&](const DumpedCode& d) {
+            return d.address == reinterpret_cast<uint64_t>(fn);
+        });
+        REQUIRE(entry != records.end());
+        CHECK(entry->name.find("scale2d") != std::string::npos);
+        REQUIRE_FALSE(entry->code.empty());
+        CHECK(std::memcmp(entry->code.data(), reinterpret_cast<const void*>(fn),
+                          entry->code.size()) == 0);
+        // The variants (.simd ...) are internal functions: named from the object's symbols.
+        const size_t named =
+            size_t(std::count_if(records.begin(), records.end(), [](const DumpedCode& d) {
+                return d.name.rfind("__duet_wg_scale2d.", 0) == 0 && !d.code.empty();
+            }));
+        CHECK(named >= 1);
+    }
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+}
+
 // Issue 15: the tile loop is uniform and straight-line, so it is unrolled four times before its
 // implicit barriers: each region loop over the work-items then does four interactions per
 // work-item, the accumulators in registers across them, instead of one per region with the

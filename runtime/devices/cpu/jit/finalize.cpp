@@ -19,6 +19,7 @@
 #include "devices/cpu/jit/module_parts.hpp"
 #include "devices/cpu/jit/opaque_types.hpp"
 #include "devices/cpu/jit/printf.hpp"
+#include "devices/cpu/jit/profiling.hpp"
 #include "devices/cpu/jit/quick_tier.hpp"
 #include "devices/cpu/jit/rsqrt_estimates.hpp"
 #include "devices/cpu/jit/safe_division.hpp"
@@ -1288,8 +1289,7 @@ orc::JITTargetMachineBuilder machineBuilder(const HostTarget& h, const BuildOpti
     return jtmb;
 }
 
-/// Retargets the spir64 module to the host: triple, data layout and each function's CPU,
-/// features and vector width.
+/// Retargets the spir64 module to the host: triple, layout, each function's CPU and vectors.
 void retarget(Module& m, const TargetMachine& tm, const HostTarget& h) {
     m.setTargetTriple(tm.getTargetTriple().str());
     m.setDataLayout(tm.createDataLayout());
@@ -1332,6 +1332,7 @@ std::string createJit(CpuExecutable& exe, const orc::JITTargetMachineBuilder& jt
         return "error: cannot create the JIT: " + toString(jit.takeError());
     exe.m_jit = std::move(*jit);
     orc::LLJIT& j = *exe.m_jit;
+    cpu::attachPerfDump(j); // DUET_CPU_PERF=1
     j.getObjTransformLayer().setTransform(
         [object = exe.m_object, last = exe.m_lastObject](
             std::unique_ptr<MemoryBuffer> obj) -> Expected<std::unique_ptr<MemoryBuffer>> {
