@@ -85,26 +85,39 @@ void twoQueues(cl_context ctx, cl_device_id device, cl_program p, cl_kernel spin
     std::printf("round 4: busy takes %.3f s for %u steps; %u steps for %.2f s\n", took,
                 unsigned(steps * took / (kShare * timeout)), n, kShare * timeout);
 
-    // q1: spin (never ends) from t = 0; q2: busy from t = timeout / 2 until about 1.3 timeouts.
-    const auto t0 = std::chrono::steady_clock::now();
+    // q1: spin (never ends) from t = 0; q2: busy from t = timeout / 2 until about 1.1 timeouts.
+    // The round shows something only when busy ran across the spin's stop and within its own
+    // timeout; a machine slowed by other processes (ctest -j2, builds) can stretch busy past its
+    // own timeout (1.5 s for a 0.6 s calibration once, 2 cores at load 4). Such an attempt is
+    // inconclusive, not a failure: it runs again, up to three times, with a third fewer steps.
     cl_int spun = CL_COMPLETE, busied = CL_COMPLETE;
-    double busyStart = 0, busyTook = 0;
-    std::thread first([&] {
-        cl_event ev = nullptr;
-        clEnqueueNDRangeKernel(q1, spin, 1, nullptr, &items, &items, 0, nullptr, &ev);
-        clFinish(q1);
-        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof spun, &spun, nullptr);
-        clReleaseEvent(ev);
-    });
-    std::thread second([&] {
-        std::this_thread::sleep_for(std::chrono::duration<double>(timeout / 2));
-        busyStart = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        busyTook = runBusy(n, busied);
-    });
-    first.join();
-    second.join();
-    const double spinTook =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double busyStart = 0, busyTook = 0, spinTook = 0;
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+        const auto t0 = std::chrono::steady_clock::now();
+        std::thread first([&] {
+            cl_event ev = nullptr;
+            clEnqueueNDRangeKernel(q1, spin, 1, nullptr, &items, &items, 0, nullptr, &ev);
+            clFinish(q1);
+            clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof spun, &spun, nullptr);
+            clReleaseEvent(ev);
+        });
+        std::thread second([&] {
+            std::this_thread::sleep_for(std::chrono::duration<double>(timeout / 2));
+            busyStart =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            busyTook = runBusy(n, busied);
+        });
+        first.join();
+        second.join();
+        spinTook = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const bool slowed = busied != CL_COMPLETE && busyTook >= 0.95 * timeout;
+        if (!slowed || attempt == 3)
+            break;
+        std::printf("round 4, attempt %d: busy took %.2f s, past its own timeout on a slowed "
+                    "machine: again with fewer steps\n",
+                    attempt, busyTook);
+        n = n / 3 * 2;
+    }
     char text[200];
     std::snprintf(text, sizeof text,
                   "round 4: busy on the second queue ran from %.2f s to %.2f s, across the "
