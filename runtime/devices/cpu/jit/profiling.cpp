@@ -52,8 +52,8 @@ public:
             uint64_t timestamp;
             uint32_t pid, tid;
             uint64_t vma, codeAddress, codeSize, codeIndex;
-        } record{0, 0, monotonicNs(), uint32_t(getpid()), uint32_t(syscall(SYS_gettid)),
-                 address, address, size, m_index++};
+        } record{0,       0,       monotonicNs(), uint32_t(getpid()), uint32_t(syscall(SYS_gettid)),
+                 address, address, size,          m_index++};
         record.totalSize = uint32_t(sizeof record + name.size() + 1 + size);
         std::fwrite(&record, sizeof record, 1, m_file);
         std::fwrite(name.c_str(), name.size() + 1, 1, m_file);
@@ -128,8 +128,8 @@ public:
                 consumeError(sectionName.takeError());
                 continue;
             }
-            functions.push_back({sectionName->str(), name->str(), *value,
-                                 object::ELFSymbolRef(sym).getSize()});
+            functions.push_back(
+                {sectionName->str(), name->str(), *value, object::ELFSymbolRef(sym).getSize()});
         }
         std::lock_guard<std::mutex> lock(m_mutex);
         m_pending[&g] = std::move(functions);
