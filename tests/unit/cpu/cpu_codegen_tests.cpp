@@ -3171,11 +3171,13 @@ TEST_CASE("loops with per-work-item trip counts run linearised per vector of wor
         off.fn(k); // compiled now, under this setting
     ::unsetenv("DUET_CPU_DIVERGENT_LOOPS");
     INFO(lin.log);
-    const std::string lanes = hostLanesText();
+    // A chunk is 16 work-items: one 512-bit vector of floats, two 256-bit ones.
+    const unsigned chunk = std::min(std::max(hostLanes(), 16u), 2 * hostLanes());
+    const std::string lanes = "vectorization width: " + std::to_string(chunk) + ",";
     for (const char* k : {"csr", "mandel", "edges"}) {
         INFO("kernel " << k);
-        // The work-item loop of each is linearised, its three lane loops vectorised at the
-        // device's width (16 floats with 512-bit vectors, 8 with 256).
+        // The work-item loop of each is linearised, its three lane loops vectorised 16 lanes
+        // wide (16 floats with 512-bit vectors, two vectors of 8 with 256).
         const std::regex linearised(
             std::string("kernel ") + k + ": __duet_wg_" + k +
             "[.a-z0-9]*: work-item loop wi\\.[xy][.a-z]*: inner loop linearised");

@@ -1,5 +1,6 @@
 // Work-item loops holding a loop whose trip count differs between work-items, linearised per
-// chunk of V work-items (one vector) so that the loop vectoriser widens them (issue 15).
+// chunk of V work-items (16: one or two vectors) so that the loop vectoriser widens them
+// (issue 15).
 //
 // Before:  for lx: { A; while (cond) { C }; B }          (A and B any acyclic code, with ifs)
 // After:   for c in 0, V, 2V ... < n:
@@ -17,6 +18,7 @@
 // per-lane arrays ([V x T] allocas) unless they are a pure function of the local id and values from
 // outside the loop, which are computed again where used (so B's `out[row]` stays a consecutive
 // store).
+#include "core/environment.hpp"
 #include "devices/cpu/jit/work_item_loops.hpp"
 
 #include <llvm/ADT/DenseMap.h>
@@ -107,8 +109,14 @@ SmallPtrSet<BasicBlock*, 8> reach(ArrayRef<BasicBlock*> from, const Loop& outer,
     return reached;
 }
 
-/// Lanes per chunk: the function's vectors of 32-bit values, or of 64-bit ones where the loop
-/// loads or stores doubles or 64-bit integers (then one vector per lane loop still).
+/// Lanes per chunk: 16 work-items (8 where the loop loads or stores doubles or 64-bit
+/// integers), two of the function's vectors where one holds fewer. A round's cost beyond the
+/// loop's own work (which lanes go on, whether any does, the loop's branch) is then shared by 16
+/// lanes, and a loop-carried chain (an escape loop's z = z^2 + c) has two independent vectors in
+/// flight: with 256-bit vectors a Mandelbrot kernel ran 1.51x as fast (bench/README.md, session
+/// 35), as fast as 16 lanes in one 512-bit vector. Not more than 16: a chunk wider than a
+/// 16-wide group's row runs with lanes off (32 lanes at 512 bits: 0.65x).
+/// DUET_CPU_DIVERGENT_TWO_VECTORS=0 keeps one vector a chunk (for comparisons).
 unsigned lanesFor(const Function& f, const Loop& outer) {
     unsigned bits = 0;
     f.getFnAttribute("prefer-vector-width").getValueAsString().getAsInteger(10, bits);
@@ -121,7 +129,10 @@ unsigned lanesFor(const Function& f, const Loop& outer) {
             if (t && !t->isPointerTy() && t->getScalarSizeInBits() > widest)
                 widest = t->getScalarSizeInBits();
         }
-    return bits >= 128 ? bits / widest : 0;
+    if (bits < 128)
+        return 0;
+    const unsigned one = bits / widest, target = 512 / widest;
+    return one < target && envSwitchOn("DUET_CPU_DIVERGENT_TWO_VECTORS") ? 2 * one : one;
 }
 
 /// Whether gathers would cost more than the loop's arithmetic gains: each memory access of the
