@@ -2,10 +2,11 @@
 // Private to the devices' code generators: includes LLVM's PassBuilder.
 #pragma once
 
+#include "core/environment.hpp"
+
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Passes/StandardInstrumentations.h>
 
-#include <cstdlib>
 #include <memory>
 
 namespace duet::rt {
@@ -33,8 +34,7 @@ struct AnalysisManagers {
     /// pass that leaves it broken stops the process naming itself (a switch for tests and for
     /// debugging the code generators' own passes); null otherwise, no instrumentation.
     llvm::PassInstrumentationCallbacks* instrumentation(llvm::LLVMContext& ctx) {
-        const char* env = std::getenv("DUET_VERIFY_EACH_PASS");
-        if (!env || env[0] != '1')
+        if (!envSwitchSet("DUET_VERIFY_EACH_PASS"))
             return nullptr;
         callbacks = std::make_unique<llvm::PassInstrumentationCallbacks>();
         standard = std::make_unique<llvm::StandardInstrumentations>(ctx, false, true);

@@ -13,4 +13,11 @@ inline bool envSwitchOn(const char* name) {
     return !(value && value[0] == '0');
 }
 
+/// A switch that is off unless the environment sets `name` to a value starting with `1`
+/// (`DUET_CPU_PERF=1`, `DUET_VERIFY_EACH_PASS=1`, ...). Read at each call, as envSwitchOn.
+inline bool envSwitchSet(const char* name) {
+    const char* value = std::getenv(name);
+    return value && value[0] == '1';
+}
+
 } // namespace duet::rt

@@ -855,18 +855,17 @@ struct DumpedCode {
     std::string code;
 };
 
+/// The T at byte `at` of `bytes`, in the host's (little-endian) order.
+template <class T> T loadAt(const std::string& bytes, size_t at) {
+    T v;
+    std::memcpy(&v, bytes.data() + at, sizeof v);
+    return v;
+}
+
 /// The code-load records of a jitdump file (perf's format); fails the test on a bad header.
 std::vector<DumpedCode> readJitDump(const std::string& bytes) {
-    auto u32 = [&](size_t at) {
-        uint32_t v;
-        std::memcpy(&v, bytes.data() + at, 4);
-        return v;
-    };
-    auto u64 = [&](size_t at) {
-        uint64_t v;
-        std::memcpy(&v, bytes.data() + at, 8);
-        return v;
-    };
+    auto u32 = [&](size_t at) { return loadAt<uint32_t>(bytes, at); };
+    auto u64 = [&](size_t at) { return loadAt<uint64_t>(bytes, at); };
     REQUIRE(bytes.size() >= 40);
     CHECK(u32(0) == 0x4A695444u); // "JiTD" as a little-endian word
     CHECK(u32(4) == 1);           // version

@@ -1237,8 +1237,7 @@ Prepared prepareModuleOrRetry(const std::string& bitcode, LLVMContext& ctx,
 
 /// DUET_CPU_TIER_UP_SYNC=1: optimised code compiled at the launch that spends the budget.
 bool syncTierUp() {
-    const char* env = std::getenv("DUET_CPU_TIER_UP_SYNC");
-    return env && env[0] == '1';
+    return envSwitchSet("DUET_CPU_TIER_UP_SYNC");
 }
 
 /// What the host code is generated for.

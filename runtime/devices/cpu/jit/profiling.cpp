@@ -2,6 +2,8 @@
 // jitdump format (the Linux kernel's tools/perf/Documentation/jitdump-specification.txt).
 #include "devices/cpu/jit/profiling.hpp"
 
+#include "core/environment.hpp"
+
 #include <llvm/ExecutionEngine/JITLink/JITLink.h>
 #include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
 #include <llvm/Object/ELFObjectFile.h>
@@ -175,8 +177,7 @@ private:
 } // namespace
 
 bool attachPerfDump(orc::LLJIT& jit) {
-    const char* env = std::getenv("DUET_CPU_PERF");
-    if (!env || env[0] != '1')
+    if (!envSwitchSet("DUET_CPU_PERF"))
         return false;
     auto* layer = dyn_cast<orc::ObjectLinkingLayer>(&jit.getObjLinkingLayer());
     PerfDump* dump = layer ? PerfDump::open() : nullptr;
