@@ -3124,13 +3124,15 @@ DivergentResults runDivergent(const Built& b, size_t local) {
 }
 
 /// "vectorization width: N," for the lane loops of a function over 32-bit values.
-std::string laneLoopsLine(const std::string& log, const std::string& kernel, const char* piece) {
+std::string laneLoopsLine(const std::string& log, const std::string& kernel, const char* piece,
+                          bool shortRows = false) {
     const std::string tag = "kernel " + kernel + ": __duet_wg_" + kernel;
     size_t at = log.find(tag);
     while (at != std::string::npos) {
         size_t end = log.find('\n', at);
         std::string line = log.substr(at, end - at);
-        if (line.find(std::string(".lanes.") + piece + ":") != std::string::npos)
+        if (line.find(std::string(".lanes.") + piece + ":") != std::string::npos &&
+            (line.find(".short.lanes.") != std::string::npos) == shortRows)
             return line;
         at = log.find(tag, end);
     }
@@ -3170,16 +3172,23 @@ TEST_CASE("loops with per-work-item trip counts run linearised per vector of wor
         off.fn(k); // compiled now, under this setting
     ::unsetenv("DUET_CPU_DIVERGENT_LOOPS");
     INFO(lin.log);
-    // A chunk is 16 work-items: one 512-bit vector of floats, two 256-bit ones.
+    // A chunk is 16 work-items: one 512-bit vector of floats, two 256-bit ones; where it is two,
+    // a copy at one vector a chunk runs groups whose rows fit one vector.
     const unsigned chunk = std::min(std::max(hostLanes(), 16u), 2 * hostLanes());
+    const bool twoVectors = chunk > hostLanes();
     const std::string lanes = "vectorization width: " + std::to_string(chunk) + ",";
+    const std::string shortLanes = "vectorization width: " + std::to_string(hostLanes()) + ",";
     for (const char* k : {"csr", "mandel", "edges"}) {
         INFO("kernel " << k);
         // The work-item loop of each is linearised, its three lane loops vectorised 16 lanes
         // wide (16 floats with 512-bit vectors, two vectors of 8 with 256).
         const std::regex linearised(
             std::string("kernel ") + k + ": __duet_wg_" + k +
-            "[.a-z0-9]*: work-item loop wi\\.[xy][.a-z]*: inner loop linearised");
+            "[.a-z0-9]*: work-item loop wi\\.[xy][.a-z]*: inner loop linearised, " +
+            std::to_string(chunk) + " work-items a chunk" +
+            (twoVectors ? " \\(" + std::to_string(hostLanes()) +
+                              " where the group's rows fit one vector\\)"
+                        : std::string("\n")));
         CHECK(std::regex_search(lin.log, linearised));
         for (const char* piece : {"pre", "loop", "post"}) {
             const std::string line = laneLoopsLine(lin.log, k, piece);
@@ -3187,6 +3196,12 @@ TEST_CASE("loops with per-work-item trip counts run linearised per vector of wor
             CHECK(line.find(": vectorised (") != std::string::npos);
             if (__builtin_cpu_supports("avx2"))
                 CHECK(line.find(lanes) != std::string::npos);
+            // The copy for short rows, one vector wide.
+            const std::string narrow = laneLoopsLine(lin.log, k, piece, true);
+            INFO(piece << " (short rows): " << narrow);
+            CHECK(narrow.empty() != twoVectors);
+            if (twoVectors && __builtin_cpu_supports("avx2"))
+                CHECK(narrow.find(shortLanes) != std::string::npos);
         }
         // Off: the loop stays one work-item at a time, as before.
         CHECK(off.log.find("linearised") == std::string::npos);
@@ -3200,8 +3215,9 @@ TEST_CASE("loops with per-work-item trip counts run linearised per vector of wor
     fs::remove_all(dir);
 
     // The same results as the work-items one at a time, bit for bit (the same operations in
-    // the same order per work-item), for groups that are and are not multiples of the lanes.
-    for (size_t local : {size_t(64), size_t(24), size_t(16), size_t(5)}) {
+    // the same order per work-item), for groups that are and are not multiples of the lanes,
+    // and that do and do not fit one vector.
+    for (size_t local : {size_t(64), size_t(24), size_t(16), size_t(12), size_t(8), size_t(5)}) {
         INFO("group size " << local);
         DivergentResults a = runDivergent(lin, local), s = runDivergent(off, local);
         CHECK(a.csr == s.csr);
@@ -3371,7 +3387,7 @@ TEST_CASE("linearised loops: breaks, branches after, doubles, barriers, two loop
     CHECK(std::regex_search(
         lin.log,
         std::regex("kernel two_loops: [^\\n]*: 2 inner loops linearised, [0-9]+ work-items")));
-    for (size_t local : {size_t(32), size_t(20), size_t(7)}) {
+    for (size_t local : {size_t(32), size_t(20), size_t(7), size_t(3)}) {
         INFO("group size " << local);
         CHECK(runShapes(lin, local) == runShapes(off, local));
     }

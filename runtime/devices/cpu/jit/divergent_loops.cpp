@@ -35,6 +35,7 @@
 #include <llvm/Analysis/AssumptionCache.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/Transforms/Scalar/SROA.h>
+#include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/LoopSimplify.h>
 #include <llvm/Transforms/Utils/ScalarEvolutionExpander.h>
@@ -80,7 +81,8 @@ struct Plan {
     std::vector<Induction> inductions;
     Value* tripCount = nullptr;             ///< work-items in the loop, expanded in the preheader
     DenseMap<BasicBlock*, unsigned> pieces; ///< piece bits of each block of the outer loop
-    unsigned lanes = 0;
+    unsigned lanes = 0;                     ///< work-items a chunk
+    unsigned oneVector = 0;                 ///< work-items in one of the function's vectors
     bool isInnerHeader(BasicBlock* bb) const {
         return any_of(inners, [&](const Inner& in) { return in.header == bb; });
     }
@@ -115,9 +117,13 @@ SmallPtrSet<BasicBlock*, 8> reach(ArrayRef<BasicBlock*> from, const Loop& outer,
 /// lanes, and a loop-carried chain (an escape loop's z = z^2 + c) has two independent vectors in
 /// flight: with 256-bit vectors a Mandelbrot kernel ran 1.51x as fast (bench/README.md, session
 /// 35), as fast as 16 lanes in one 512-bit vector. Not more than 16: a chunk wider than a
-/// 16-wide group's row runs with lanes off (32 lanes at 512 bits: 0.65x).
+/// 16-wide group's row runs with lanes off (32 lanes at 512 bits: 0.65x). Groups whose rows
+/// fit one vector get a copy of the loop at one vector a chunk (versionForShortRows).
 /// DUET_CPU_DIVERGENT_TWO_VECTORS=0 keeps one vector a chunk (for comparisons).
-unsigned lanesFor(const Function& f, const Loop& outer) {
+struct Lanes {
+    unsigned chunk = 0, oneVector = 0;
+};
+Lanes lanesFor(const Function& f, const Loop& outer) {
     unsigned bits = 0;
     f.getFnAttribute("prefer-vector-width").getValueAsString().getAsInteger(10, bits);
     unsigned widest = 32;
@@ -130,9 +136,9 @@ unsigned lanesFor(const Function& f, const Loop& outer) {
                 widest = t->getScalarSizeInBits();
         }
     if (bits < 128)
-        return 0;
+        return {};
     const unsigned one = bits / widest, target = 512 / widest;
-    return one < target && envSwitchOn("DUET_CPU_DIVERGENT_TWO_VECTORS") ? 2 * one : one;
+    return {one < target && envSwitchOn("DUET_CPU_DIVERGENT_TWO_VECTORS") ? 2 * one : one, one};
 }
 
 /// Whether gathers would cost more than the loop's arithmetic gains: each memory access of the
@@ -212,8 +218,9 @@ std::string orderLoops(Plan& p) {
     return {};
 }
 
-/// The reason `outer` cannot be linearised, empty when `p` is filled in and it can.
-std::string plan(Loop& outer, ScalarEvolution& se, Plan& p) {
+/// The reason `outer` cannot be linearised, empty when `p` is filled in and it can; `lanes`
+/// overrides lanesFor's chunk when not 0.
+std::string plan(Loop& outer, ScalarEvolution& se, Plan& p, unsigned lanes = 0) {
     if (outer.getSubLoops().size() > kMaxLoops)
         return "it holds more than " + std::to_string(kMaxLoops) + " loops";
     for (Loop* inner : outer.getSubLoops())
@@ -280,7 +287,9 @@ std::string plan(Loop& outer, ScalarEvolution& se, Plan& p) {
         for (const Plan::Inner& in : p.inners)
             if (std::string why = gatherBound(*in.loop); !why.empty())
                 return why;
-    p.lanes = lanesFor(*p.header->getParent(), outer);
+    const Lanes l = lanesFor(*p.header->getParent(), outer);
+    p.lanes = lanes ? lanes : l.chunk;
+    p.oneVector = l.oneVector;
     if (p.lanes < 2)
         return "no vector width";
     SCEVExpander expander(se, p.header->getModule()->getDataLayout(), "wi.count");
@@ -677,6 +686,33 @@ void Linearise::run() {
         bb->eraseFromParent();
 }
 
+/// A planned loop whose chunk is two vectors, copied for groups whose rows (its trip count)
+/// fit one vector: the preheader picks the copy when they do, which runs one vector a chunk
+/// instead of leaving half of each chunk idle (8x8 groups at 256 bits: 0.82x as fast with 16
+/// lanes, session 35). Returns the copy (in `li` and `dt`), null where the trip count is a
+/// constant (the chunk then fits it) or the chunk is one vector already.
+Loop* versionForShortRows(Plan& p, LoopInfo& li, DominatorTree& dt) {
+    if (p.lanes <= p.oneVector || isa<Constant>(p.tripCount))
+        return nullptr;
+    BasicBlock* pre = p.preheader;
+    BasicBlock* wide = SplitEdge(pre, p.header, &dt, &li);
+    ValueToValueMapTy vmap;
+    SmallVector<BasicBlock*, 32> blocks;
+    Loop* narrow = cloneLoopWithPreheader(wide, pre, p.outer, vmap, ".short", &li, &dt, blocks);
+    remapInstructionsInBlocks(blocks, vmap);
+    auto* narrowLatch = cast<BasicBlock>(vmap[p.latch]);
+    for (PHINode& phi : p.exit->phis()) // values from outside the loop (plan checked)
+        phi.addIncoming(phi.getIncomingValueForBlock(p.latch), narrowLatch);
+    IRBuilder<> b(pre->getTerminator());
+    b.CreateCondBr(b.CreateICmpULE(p.tripCount,
+                                   ConstantInt::get(p.tripCount->getType(), p.oneVector),
+                                   "short.rows"),
+                   cast<BasicBlock>(vmap[wide]), wide);
+    pre->getTerminator()->eraseFromParent();
+    dt.recalculate(*pre->getParent());
+    return narrow;
+}
+
 } // namespace
 
 DivergentLoops divergentLoopsMode() {
@@ -713,12 +749,35 @@ PreservedAnalyses LinearisedDivergentLoops::run(Function& f, FunctionAnalysisMan
                 report->note(loop->getHeader(), "not linearised: " + why);
             continue;
         }
+        const unsigned chunk = p.lanes, one = p.oneVector;
+        Loop* narrow = versionForShortRows(p, li, dt);
+        if (narrow) {
+            // Both copies planned again: the preheaders and exits changed.
+            se.forgetLoop(loop);
+            simplifyLoop(loop, &dt, &li, &se, &ac, nullptr, false);
+            simplifyLoop(narrow, &dt, &li, &se, &ac, nullptr, false);
+            p = Plan();
+            Plan q;
+            why = plan(*loop, se, p, chunk);
+            if (why.empty())
+                why = plan(*narrow, se, q, one);
+            if (!why.empty()) { // both copies stay as they are: still the kernel's code
+                if (report)
+                    report->note(loop->getHeader(), "not linearised once copied: " + why);
+                simplified = true;
+                continue;
+            }
+            plans.push_back(std::move(q));
+        }
         if (report)
-            report->note(loop->getHeader(),
-                         (p.inners.size() == 1
-                              ? std::string("inner loop linearised, ")
-                              : std::to_string(p.inners.size()) + " inner loops linearised, ") +
-                             std::to_string(p.lanes) + " work-items a chunk");
+            report->note(
+                loop->getHeader(),
+                (p.inners.size() == 1
+                     ? std::string("inner loop linearised, ")
+                     : std::to_string(p.inners.size()) + " inner loops linearised, ") +
+                    std::to_string(p.lanes) + " work-items a chunk" +
+                    (narrow ? " (" + std::to_string(one) + " where the group's rows fit one vector)"
+                            : std::string()));
         plans.push_back(std::move(p));
     }
     if (plans.empty())
