@@ -65,9 +65,11 @@ public:
     /// The device's handle of kernel `index` (in kernels() order), opaque to core: the CPU's
     /// work-group function, the GCN code object entry, the NVIDIA CUfunction.
     virtual void* entry(size_t index) const = 0;
-    /// CPU: kernel `index` with non-temporal stores, for launches whose buffers exceed the
-    /// last-level cache; null when that variant would be the same code (or is not made).
-    /// The thread that runs it must execute a store fence (sfence) after its last call.
+    /// CPU: kernel `index`'s optimised code with non-temporal stores, for launches whose
+    /// buffers exceed the last-level cache; made with the optimised code of a kernel that had
+    /// such a launch (cpu::TieredCode::noteStreamingLaunch), so null until then, and where the
+    /// variant would be the same code. Lock-free; never compiles. The thread that runs it must
+    /// execute a store fence (sfence) after its last call.
     virtual void* streamingEntry(size_t /*index*/) const { return nullptr; }
     /// CPU: the executable's quick and optimised code per kernel (tiered compilation), for the
     /// device's executor; null elsewhere. (The code generators build without RTTI.)

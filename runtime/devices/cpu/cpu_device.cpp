@@ -226,8 +226,9 @@ private:
             return std::clamp<size_t>(std::strtoul(e, nullptr, 10), 1, 4096);
         return 32;
     }
-    /// The entry `launch` runs: its streaming variant for launches over the threshold.
-    WorkGroupFn entryFor(const KernelLaunch& launch) const;
+    /// Whether `launch`'s buffers add up to the threshold: its kernel's optimised code then runs
+    /// as its streaming variant where it has one.
+    bool streamingLaunch(const KernelLaunch& launch) const;
     /// runNDRange, called with m_stateMutex held; a guarded launch that was stopped returns
     /// its error with the reason in `why`, for the caller to report once the lock is released.
     cl_int runLocked(const KernelLaunch& launch, std::string& why);
@@ -245,10 +246,9 @@ private:
     DeviceEnqueueSession m_enqueue;
 };
 
-WorkGroupFn CpuBackend::entryFor(const KernelLaunch& launch) const {
-    auto fn = reinterpret_cast<WorkGroupFn>(launch.entry);
+bool CpuBackend::streamingLaunch(const KernelLaunch& launch) const {
     if (m_streamingBytes == SIZE_MAX || !launch.executable)
-        return fn;
+        return false;
     const KernelDesc& desc = launch.kernel->desc();
     size_t bytes = 0;
     for (size_t i = 0; i < launch.args.size(); ++i) {
@@ -262,16 +262,7 @@ WorkGroupFn CpuBackend::entryFor(const KernelLaunch& launch) const {
         if (!seen)
             bytes += mem->size();
     }
-    if (bytes < m_streamingBytes)
-        return fn;
-    const auto& kernels = launch.executable->kernels();
-    for (size_t k = 0; k < kernels.size(); ++k)
-        if (kernels[k].name == desc.name) {
-            if (void* s = launch.executable->streamingEntry(k))
-                return reinterpret_cast<WorkGroupFn>(s);
-            break;
-        }
-    return fn;
+    return bytes >= m_streamingBytes;
 }
 
 cl_int CpuBackend::runNDRange(const KernelLaunch& launch) {
@@ -313,26 +304,31 @@ size_t kernelIndex(const KernelLaunch& launch) {
     return SIZE_MAX;
 }
 
-/// One launch's use of tiered code (tiered_code.hpp): the optimised code once there is some;
-/// quick code until then. When the kernel's budget is spent (before the launch, or by this
-/// launch between two work-groups) the optimised code is asked for without waiting: the
-/// background compile thread makes it while the participants go on with quick code, and each
-/// takes it at its next work-group once it is ready. A launch predicted to outlast the compile
-/// has its first participant compile instead (TieredCode::requestOptimised's `here`).
+/// One launch's use of tiered code (tiered_code.hpp): the optimised code once there is some
+/// (its streaming variant for a streaming launch, where it has one); quick code until then. When
+/// the kernel's budget is spent (before the launch, or by this launch between two work-groups) the
+/// optimised code is asked for without waiting: the background compile thread makes it while the
+/// participants go on with quick code, and each takes it at its next work-group once it is ready. A
+/// launch predicted to outlast the compile has its first participant compile instead
+/// (TieredCode::requestOptimised's `here`).
 class LaunchTier {
 public:
-    /// Picks the code the launch starts with into `fn` (entryFor's choice: a streaming variant
-    /// is optimised code already); `groups` and `items`: the launch's work-groups and
-    /// work-items.
+    /// Picks the code the launch starts with into `fn` (the kernel's entry: quick code, or
+    /// optimised code where it has no tiers); `streaming`: the launch's buffers are over the
+    /// threshold (streamingLaunch); `groups` and `items`: its work-groups and work-items.
     LaunchTier(const KernelLaunch& launch, bool streaming, WorkGroupFn& fn, size_t groups,
                size_t items)
         : m_groups(groups), m_items(items) {
-        m_tiered = streaming || !launch.executable ? nullptr : launch.executable->tieredCode();
+        m_tiered = launch.executable ? launch.executable->tieredCode() : nullptr;
         m_index = m_tiered ? kernelIndex(launch) : SIZE_MAX;
+        if (streaming && m_index != SIZE_MAX) {
+            m_executable = launch.executable;
+            m_tiered->noteStreamingLaunch(m_index); // before any compile this launch asks for
+        }
         if (m_index == SIZE_MAX) {
             m_tiered = nullptr;
         } else if (void* optimised = m_tiered->optimisedEntry(m_index)) {
-            fn = reinterpret_cast<WorkGroupFn>(optimised);
+            fn = pick(optimised);
             m_tiered->noteSwitch(m_index, "at the start of a launch");
             m_tiered = nullptr;
         } else {
@@ -353,7 +349,7 @@ public:
             if (!m_compileHere) {
                 m_requested.store(true, std::memory_order_relaxed);
                 if (void* optimised = m_tiered->requestOptimised(m_index)) {
-                    fn = reinterpret_cast<WorkGroupFn>(optimised);
+                    fn = pick(optimised);
                     m_tiered->noteSwitch(m_index, "at the start of a launch");
                     m_tiered = nullptr;
                 }
@@ -372,10 +368,11 @@ public:
         if (m_switched.load(std::memory_order_relaxed))
             return m_fn.load(std::memory_order_acquire);
         if (void* optimised = m_tiered->optimisedEntry(m_index)) {
-            m_fn.store(reinterpret_cast<WorkGroupFn>(optimised), std::memory_order_release);
+            const WorkGroupFn code = pick(optimised);
+            m_fn.store(code, std::memory_order_release);
             if (!m_switched.exchange(true))
                 m_tiered->noteSwitch(m_index, "between two work-groups of a launch");
-            return reinterpret_cast<WorkGroupFn>(optimised);
+            return code;
         }
         if (m_requested.load(std::memory_order_relaxed))
             return m_fn.load(std::memory_order_acquire); // asked for: waiting for it
@@ -390,7 +387,7 @@ public:
                 started ? elapsed * double(m_groups - started) / double(started) : 0.0;
             const bool here = m_compileHere || left >= longMs();
             if (void* optimised = m_tiered->requestOptimised(m_index, here, m_predictedMs)) {
-                m_fn.store(reinterpret_cast<WorkGroupFn>(optimised), std::memory_order_release);
+                m_fn.store(pick(optimised), std::memory_order_release);
                 m_switched.store(true);
                 m_tiered->noteSwitch(m_index, "between two work-groups of a launch");
             }
@@ -404,6 +401,11 @@ public:
     }
 
 private:
+    /// `optimised`, or its streaming variant for a streaming launch where it has one.
+    WorkGroupFn pick(void* optimised) const {
+        void* s = m_executable ? m_executable->streamingEntry(m_index) : nullptr;
+        return reinterpret_cast<WorkGroupFn>(s ? s : optimised);
+    }
     /// Quick-code time (left) from which a launch is long: half the expected compile, at
     /// least 30 ms. Compiling on such a launch's path ends it at most about half a compile
     /// later than quick code would, and every launch after it runs optimised code; left to the
@@ -419,6 +421,7 @@ private:
             .count();
     }
     const cpu::TieredCode* m_tiered = nullptr;
+    const DeviceExecutable* m_executable = nullptr; ///< a streaming launch's
     size_t m_index = SIZE_MAX;
     double m_budgetMs = 0;
     std::chrono::steady_clock::time_point m_start;
@@ -477,8 +480,8 @@ void markUnsharedMemory(const KernelLaunch& launch, WorkGroupContext& ctx) {
 
 cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
     const KernelDesc& desc = launch.kernel->desc();
-    WorkGroupFn fn = entryFor(launch);
-    const bool streaming = fn != reinterpret_cast<WorkGroupFn>(launch.entry);
+    auto fn = reinterpret_cast<WorkGroupFn>(launch.entry);
+    const bool streaming = streamingLaunch(launch);
 
     size_t groups[3], total = 1;
     for (int d = 0; d < 3; ++d) {
@@ -638,8 +641,8 @@ cl_int CpuBackend::runLocked(const KernelLaunch& launch, std::string& why) {
                 guard.abandoned.store(true, std::memory_order_relaxed);
         }
 #if defined(__x86_64__)
-        // The streaming variant's non-temporal stores are weakly ordered: drain them before
-        // the pool (or the queue) tells anyone that this part of the launch is done.
+        // The streaming variant's non-temporal stores are weakly ordered: drain them (if it
+        // ran) before the pool (or the queue) tells anyone that this part of the launch is done.
         if (streaming)
             __builtin_ia32_sfence();
 #endif

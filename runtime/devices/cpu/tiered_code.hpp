@@ -64,6 +64,10 @@ public:
     /// completion signal, not polling); the code, or null on a timeout, a failed compile or
     /// when nothing was asked for.
     virtual void* waitOptimised(size_t index, double timeoutMs) const = 0;
+    /// Kernel `index` has a launch whose buffers outgrow the cache: its optimised code, if not
+    /// compiled yet, is made with its streaming-store variant (DeviceExecutable::streamingEntry).
+    /// Code made before runs such launches with plain stores.
+    virtual void noteStreamingLaunch(size_t index) const = 0;
     /// The executor took kernel `index`'s optimised code for a launch (`where`: at its start or
     /// between two work-groups): the first time after a request, a DUET_LOG line says so.
     virtual void noteSwitch(size_t index, const char* where) const = 0;

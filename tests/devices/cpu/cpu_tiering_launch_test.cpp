@@ -278,6 +278,12 @@ TEST_CASE("background tier-up: launches go on with quick code, then switch to th
     CHECK(count(first + text, "kernel churn: background compile started") == 1);
     CHECK(count(first + text, "kernel churn: background compile finished") == 1);
     CHECK(count(first + text, "kernel churn: launches switch to the optimised code") == 1);
+    // Under DUET_CPU_STREAMING_STORES=1 (cpu_tiering_launch_streaming_test) every launch is a
+    // streaming one: the same tiers, quick code first, and the optimised code made with its
+    // streaming-store variant; without it, no variant is made.
+    const char* streaming = std::getenv("DUET_CPU_STREAMING_STORES");
+    CHECK(count(first + text, "kernel churn: with its streaming-store variant") ==
+          (streaming && std::string(streaming) == "1" ? 1u : 0u));
 }
 
 TEST_CASE("background tier-up: kernel and program released with the compile queued",

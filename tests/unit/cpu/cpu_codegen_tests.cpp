@@ -220,6 +220,12 @@ __kernel void with_local(__global float* out) {
     out[get_global_id(0)] = tmp[0];
 }
 )CL");
+    // The variants come with the optimised code (DUET_CPU_TIER_UP_MS=0 here: entry() makes it).
+    for (const char* k : {"triad", "scale4", "count", "axpy4", "reduce_only", "scale2d"}) {
+        REQUIRE(b.fn(k));
+        CHECK(b.fin.executable->streamingEntry(b.index(k)) !=
+              reinterpret_cast<void*>(b.fn(k))); // a variant, or none
+    }
     // Kernels with atomics keep plain stores (non-temporal stores are weakly ordered), as do
     // kernels with no vector stores to __global memory.
     CHECK(b.fin.executable->streamingEntry(b.index("count")) == nullptr);

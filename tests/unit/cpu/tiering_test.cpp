@@ -294,6 +294,116 @@ TEST_CASE("tiering: quick code of a kernel compiled before comes from the JIT me
     CHECK(runHash(optimised, in, 20) == expected);
 }
 
+namespace {
+
+/// A copy kernel whose stores can stream (its output is not read), and an in-place update
+/// whose stores stay plain, written to their own names (no other test shares their memo
+/// entries).
+std::string streamKernels(const std::string& tag) {
+    return "__kernel void copy_" + tag +
+           R"((__global float* out, __global const float* in, float s) {
+    size_t i = get_global_id(0);
+    out[i] = in[i] * s + 1.0f;
+}
+__kernel void update_)" +
+           tag + R"((__global float* y, float s) {
+    size_t i = get_global_id(0);
+    y[i] = y[i] * s;
+}
+)";
+}
+
+/// Runs a copy kernel's code over `in` in groups of 64 on this thread, then fences (the
+/// streaming variant's stores are weakly ordered).
+std::vector<float> runCopy(void* entry, const std::vector<float>& in, float s) {
+    std::vector<float> out(in.size(), -1.0f);
+    void* outPtr = out.data();
+    void* inPtr = const_cast<float*>(in.data());
+    std::vector<void*> args = {&outPtr, &inPtr, &s};
+    WorkGroupContext ctx{};
+    ctx.workDim = 1;
+    ctx.globalSize[0] = in.size();
+    ctx.enqueuedLocalSize[0] = 64;
+    ctx.numGroups[0] = (in.size() + 63) / 64;
+    for (int d = 1; d < 3; ++d)
+        ctx.globalSize[d] = ctx.enqueuedLocalSize[d] = ctx.numGroups[d] = ctx.localSize[d] = 1;
+    for (size_t g = 0; g < ctx.numGroups[0]; ++g) {
+        ctx.groupId[0] = g;
+        ctx.localSize[0] = std::min<size_t>(64, in.size() - g * 64);
+        reinterpret_cast<WorkGroupFn>(entry)(args.data(), &ctx);
+    }
+#if defined(__x86_64__)
+    __builtin_ia32_sfence();
+#endif
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("tiering: a kernel's streaming launches get a streaming-store variant with its "
+          "optimised code, however made",
+          "[cpu][tiering]") {
+    TierEnv env(nullptr);
+    const std::string source = streamKernels("stream_tier");
+    std::vector<float> in(1000); // a partial last group
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = float(i) * 0.5f - 7.0f;
+    std::vector<float> expected(in.size());
+    for (size_t i = 0; i < in.size(); ++i)
+        expected[i] = in[i] * 3.0f + 1.0f;
+
+    auto exe = build(source);
+    const cpu::TieredCode* tiered = exe->tieredCode();
+    REQUIRE(tiered);
+    // Quick code has none: a streaming launch runs quick code, with plain stores, until the
+    // optimised code is there (no compile of its own on the launch's path).
+    void* quick = exe->entry(0);
+    REQUIRE(quick);
+    tiered->noteStreamingLaunch(0);
+    CHECK(exe->streamingEntry(0) == nullptr);
+    CHECK(runCopy(quick, in, 3.0f) == expected);
+    // Made in the background with the optimised code, as launches ask for it.
+    CHECK(tiered->requestOptimised(0) == nullptr);
+    void* optimised = tiered->waitOptimised(0, kWaitMs);
+    REQUIRE(optimised);
+    void* streaming = exe->streamingEntry(0);
+    REQUIRE(streaming);
+    CHECK(streaming != optimised);
+    CHECK(exe->streamingEntry(0) == streaming); // made once
+    CHECK(runCopy(streaming, in, 3.0f) == expected);
+    CHECK(runCopy(optimised, in, 3.0f) == expected);
+    // An in-place update has none (its load brought the line into the cache).
+    REQUIRE(exe->entry(1));
+    tiered->noteStreamingLaunch(1);
+    REQUIRE(tiered->optimiseKernel(1));
+    CHECK(exe->streamingEntry(1) == nullptr);
+    // The same kernels built again take the optimised code from the JIT memo (the code cache
+    // between processes), the variant with it, before any launch.
+    auto again = build(source + "// the same kernels\n");
+    void* cached = again->entry(0);
+    REQUIRE(cached);
+    CHECK(again->tieredCode()->optimisedEntry(0) == cached); // no quick code
+    void* cachedStreaming = again->streamingEntry(0);
+    REQUIRE(cachedStreaming);
+    CHECK(cachedStreaming != cached);
+    CHECK(runCopy(cachedStreaming, in, 3.0f) == expected);
+    // Without a streaming launch before its optimised code, a kernel gets none (its code
+    // serves such launches with plain stores); compiled on a launch's path, as
+    // DUET_CPU_TIER_UP_SYNC=1 or a long launch does, it gets one like in the background.
+    TierEnv sync(nullptr, true);
+    auto plain = build(streamKernels("stream_tier_plain"));
+    REQUIRE(plain->entry(0));
+    REQUIRE(plain->tieredCode()->requestOptimised(0));
+    CHECK(plain->streamingEntry(0) == nullptr);
+    auto third = build(streamKernels("stream_tier_sync"));
+    REQUIRE(third->entry(0));
+    third->tieredCode()->noteStreamingLaunch(0);
+    REQUIRE(third->tieredCode()->requestOptimised(0));
+    void* syncStreaming = third->streamingEntry(0);
+    REQUIRE(syncStreaming);
+    CHECK(runCopy(syncStreaming, in, 3.0f) == expected);
+}
+
 TEST_CASE("tiering: kernels sharing program-scope variables see one copy in both tiers",
           "[cpu][tiering]") {
     TierEnv env(nullptr);

@@ -17,4 +17,10 @@ namespace duet::rt::cpu {
 /// Thread-safe. Returns the error for the build log, empty on success.
 std::string linkBuiltinLibrary(llvm::Module& m);
 
+/// What `m` still calls that nothing defines once the library is linked (an OpenCL builtin the
+/// library lacks, a user's function without a body, a host function such as `system`), as a
+/// build-log report; empty when everything resolves: the runtime's hooks, the maths libraries
+/// (libm, libmvec), the memory intrinsics' libc functions and the compiler's helpers.
+std::string unresolvedFunctions(llvm::Module& m);
+
 } // namespace duet::rt::cpu

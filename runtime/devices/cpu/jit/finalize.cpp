@@ -144,6 +144,17 @@ public:
     void* optimiseKernel(size_t index) const override;
     void* requestOptimised(size_t index, bool here, double predictedMs) const override;
     double expectedOptimiseMs(size_t index) const override;
+    void noteStreamingLaunch(size_t index) const override {
+        if (index < m_kernels.size())
+            m_streamingLaunched[index].store(true, std::memory_order_relaxed);
+    }
+    /// Whether kernel `index`'s optimised code is made with its streaming variant: once it had
+    /// a streaming launch, and always without tiers (no launch comes before that code).
+    bool wantsStreaming(size_t index) const {
+        return !m_wholeModule && (!tiered() || m_streamingLaunched[index].load());
+    }
+    /// A memo key for optimised code with the streaming variant, from the key without it.
+    static std::string streamingKey(const std::string& key) { return key + "|streaming"; }
     /// Kernel `index`'s quick compile in milliseconds (0: not compiled yet).
     double quickCompileMs(size_t index) const;
     /// What DUET_LOG names: "kernel k", or all kernels of one module ("kernels a, b (one module)").
@@ -183,8 +194,12 @@ public:
     /// Each kernel's tier-up request (TierUp); a whole-module program's is its kernel 0's.
     std::unique_ptr<std::atomic<uint8_t>[]> m_tierUp;
     mutable std::condition_variable m_optimisedReady; ///< with m_mutex: an m_optimised written
-    /// Streaming variants: unknown until asked for, then the entry or kNoVariant.
-    mutable std::vector<void*> m_streamEntries;
+    /// Each kernel's streaming-store variant of its optimised code (streaming_stores.hpp),
+    /// null where there is none; written under m_mutex before the optimised code is published.
+    std::unique_ptr<std::atomic<void*>[]> m_streaming;
+    /// Kernels that had a streaming launch (noteStreamingLaunch): their optimised code is
+    /// made with the variant (wantsStreaming).
+    std::unique_ptr<std::atomic<bool>[]> m_streamingLaunched;
     static inline void* const kNoVariant = reinterpret_cast<void*>(1);
     mutable bool m_wholeAdded = false;
     mutable bool m_wholeQuickAdded = false; ///< the whole module's quick code is in the JIT
@@ -227,10 +242,11 @@ public:
     /// executable (tierUpCompile).
     struct TierUpInput {
         size_t index = 0;
-        std::string name;    ///< logSubject(index): the kernel, or the kernels of the module
-        std::string bitcode; ///< the kernel's part, or the whole module
-        std::string memoKey; ///< empty: no memo entry
-        bool whole = false;  ///< the whole module, after its quick code (prepareWholeTier)
+        std::string name;       ///< logSubject(index): the kernel, or the kernels of the module
+        std::string bitcode;    ///< the kernel's part, or the whole module
+        std::string memoKey;    ///< empty: no memo entry
+        bool whole = false;     ///< the whole module, after its quick code (prepareWholeTier)
+        bool streaming = false; ///< with the streaming variant (wantsStreaming)
         std::vector<std::string> entries;
         unsigned optLevel = 3;
         bool unsafeMath = false;
@@ -259,7 +275,8 @@ public:
     /// DUET_LOG's line on a background compile's result (`error` empty: it succeeded).
     static void logTierUpInstall(const TierUpInput& in, const TierUpOutput& out,
                                  const std::string& error);
-    /// m_mutex held: publishes kernel `index`'s optimised code (null: failed) and wakes waiters.
+    /// m_mutex held: publishes kernel `index`'s optimised code (null: failed), after its
+    /// streaming variant if it has one, and wakes waiters.
     void publishOptimised(size_t index, void* code) const;
 
 private:
@@ -283,51 +300,6 @@ private:
     /// `part` is left for the quick compile).
     void* cachedOptimised(size_t index, KernelPart& part) const;
 };
-
-/// C functions generated code may call in the process: the maths libraries (the builtin
-/// library calls libm, the vectoriser libmvec), the memory intrinsics' libc functions and the
-/// compiler's runtime helpers (`__extendhfsf2`, ...). Anything else (a user's prototype without
-/// a body, say `system`) is an undefined function, not a call into the host.
-bool allowedHostFunction(StringRef name) {
-    if (name.starts_with("_Z"))
-        return false; // mangled: an OpenCL C function, never a host one
-    if (name == "memcpy" || name == "memmove" || name == "memset")
-        return true;
-    const std::string n = name.str();
-    void* address = sys::DynamicLibrary::SearchForAddressOfSymbol(n);
-    if (!address)
-        return false;
-    if (name.starts_with("__"))
-        return true;
-    // dlsym through libm's handle would also find libc (a dependency): ask where it lives.
-    Dl_info info;
-    if (!dladdr(address, &info) || !info.dli_fname)
-        return false;
-    StringRef file = sys::path::filename(info.dli_fname);
-    return file.starts_with("libm.so") || file.starts_with("libm-") ||
-           file.starts_with("libmvec.so") || file.starts_with("libmvec-");
-}
-
-/// True for the host functions of device-side enqueue (devices/cpu/device_enqueue.cpp).
-bool deviceEnqueueHook(StringRef name) {
-    size_t count = 0;
-    const cpu::DeviceEnqueueHook* hooks = cpu::deviceEnqueueHooks(count);
-    for (size_t i = 0; i < count; ++i)
-        if (name == hooks[i].name)
-            return true;
-    return false;
-}
-
-/// A declaration nothing defines: an OpenCL builtin the library lacks, or a user function
-/// without a body. Reported at build time, never left for the JIT to trip on.
-std::string unresolvedFunctions(Module& m) {
-    return undefinedSymbolReport(m, "this device", [](StringRef name, std::string&) {
-        return name == kPrintfHookName || name == cpu::kCheckFailHookName ||
-               name == cpu::kCancelledHookName || name == cpu::kDeferredFailHookName ||
-               name == cpu::kCheckScanHookName || name == cpu::kBarrierCheckHookName ||
-               deviceEnqueueHook(name) || allowedHostFunction(name) || cpu::isScopeMarkerName(name);
-    });
-}
 
 /// The run-time guards to compile in, read at every build: DUET_KERNEL_CHECKS=1 (or
 /// DUET_CPU_CHECKS=1: bounds checks), DUET_KERNEL_TIMEOUT=<seconds> (cancellation points).
@@ -527,7 +499,11 @@ void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) c
         // again, as test suites do) gives its object: the same machine code, not compiled again.
         // Optimised code also from the persistent code cache (an earlier process compiled it).
         // The key is the module's before the quick code's rename, which follows from it.
-        key = keyed.key.empty() ? std::string() : keyed.key + (quick ? "|quick" : "");
+        const bool streaming = !quick && wantsStreaming(index);
+        key = keyed.key.empty() ? std::string()
+              : quick           ? keyed.key + "|quick"
+              : streaming       ? streamingKey(keyed.key)
+                                : keyed.key;
         if (quick) {
             // Its own symbol: the optimised code of the same kernel joins the same JITDylib.
             symbol += ".quick";
@@ -557,6 +533,8 @@ void* CpuExecutable::compileKernel(size_t index, bool quick, KernelPart given) c
         } else {
             report = optimise(*part, *m_tm, m_optLevel, m_unsafeMath);
             wg::logWorkItemLoops(report);
+            if (streaming)
+                addStreamingVariant(*part, m_entryNames[index]);
             e = addToJit(std::move(part));
         }
         if (e) {
@@ -642,10 +620,13 @@ void* CpuExecutable::cachedOptimised(size_t index, KernelPart& part) const {
     part = keyedPart(index);
     if (!part.module || part.key.empty())
         return nullptr;
-    const std::string& key = part.key;
+    // With the streaming variant (stored by a kernel that had streaming launches) first.
+    std::string key = streamingKey(part.key);
     bool fromDisk = false;
     std::shared_ptr<const cpu::JitMemoEntry> hit =
         cpu::findJitMemo(key, cpu::MemoReach::Disk, &fromDisk);
+    if (!hit)
+        hit = cpu::findJitMemo(key = part.key, cpu::MemoReach::Disk, &fromDisk);
     if (!hit)
         return nullptr;
     const std::string& symbol = m_entryNames[index];
@@ -722,6 +703,21 @@ void* CpuExecutable::optimiseKernel(size_t index) const {
 }
 
 void CpuExecutable::publishOptimised(size_t index, void* code) const {
+    // The variant is made with the optimised code (addStreamingVariant), so it is in the same
+    // object, whichever way that came: compiled here, from the memo or the code cache.
+    auto streaming = code && !m_wholeModule && !m_streaming[index].load()
+                         ? m_jit->lookup(streamingName(m_entryNames[index]))
+                         : Expected<orc::ExecutorAddr>(orc::ExecutorAddr());
+    if (!streaming) {
+        consumeError(streaming.takeError());
+    } else if (*streaming) {
+        m_streaming[index].store(streaming->toPtr<void*>(), std::memory_order_release);
+        if (wg::cpuJitLogEnabled())
+            std::fprintf(stderr,
+                         "duet: cpu: %s: with its streaming-store variant (for launches whose "
+                         "buffers outgrow the cache)\n",
+                         logSubject(index).c_str());
+    }
     m_optimised[index].store(code ? code : kNoVariant, std::memory_order_release);
     m_optimisedReady.notify_all();
 }
@@ -949,7 +945,10 @@ bool CpuExecutable::tierUpInput(size_t index, TierUpInput& in) const {
         return false;
     }
     in.bitcode = writeBitcode(*part);
-    in.memoKey = cpu::jitMemoEnabled() ? memoKey(in.bitcode) : std::string();
+    in.streaming = wantsStreaming(index);
+    in.memoKey = !cpu::jitMemoEnabled() ? std::string()
+                 : in.streaming         ? streamingKey(memoKey(in.bitcode))
+                                        : memoKey(in.bitcode);
     if (!in.memoKey.empty()) {
         // Compiled meanwhile in this process (clCreateKernel looked on disk already).
         if (auto hit = cpu::findJitMemo(in.memoKey)) {
@@ -990,6 +989,8 @@ CpuExecutable::tierUpCompile(const TierUpInput& in,
     if (in.whole)
         prepareWholeTier(*m, in.entries, false);
     out.report = optimise(*m, **tm, in.optLevel, in.unsafeMath);
+    if (in.streaming)
+        addStreamingVariant(*m, in.entries[in.index]);
     const auto optimised = std::chrono::steady_clock::now();
     out.optimiseMs = Ms(optimised - start).count();
     // Its program released or the process exiting: the code is still worth its machine code
@@ -1069,32 +1070,7 @@ void CpuExecutable::logTierUpInstall(const TierUpInput& in, const TierUpOutput& 
 }
 
 void* CpuExecutable::streamingEntry(size_t index) const {
-    if (index >= m_streamEntries.size())
-        return nullptr;
-    std::lock_guard lock(m_mutex);
-    void*& slot = m_streamEntries[index];
-    if (!slot) {
-        slot = kNoVariant;
-        // Whole-module programs share mutable globals: one copy of the code only.
-        if (!m_wholeModule && m_module) {
-            std::unique_ptr<Module> part = kernelPart(*m_module, m_entryNames[index]);
-            if (part) {
-                optimise(*part, *m_tm, m_optLevel, m_unsafeMath);
-                std::string name = m_entryNames[index] + ".streaming";
-                if (Function* f = part->getFunction(m_entryNames[index]);
-                    f && makeStreamingStores(*part, m_entryNames[index])) {
-                    f->setName(name);
-                    if (Error e = addToJit(std::move(part)))
-                        *m_diagnostics += "error: JIT: " + toString(std::move(e)) + "\n";
-                    else if (auto sym = m_jit->lookup(name))
-                        slot = sym->toPtr<void*>();
-                    else
-                        *m_diagnostics += "error: JIT: " + toString(sym.takeError()) + "\n";
-                }
-            }
-        }
-    }
-    return slot == kNoVariant ? nullptr : slot;
+    return index < m_kernels.size() ? m_streaming[index].load(std::memory_order_acquire) : nullptr;
 }
 
 const std::string& CpuExecutable::binary() const {
@@ -1187,7 +1163,7 @@ Prepared prepareModule(const std::string& bitcode, LLVMContext& ctx, const std::
     }
     lowerDeferredChecks(*m);
     lowerGuardPlaceholders(*m);
-    if (std::string missing = unresolvedFunctions(*m); !missing.empty()) {
+    if (std::string missing = cpu::unresolvedFunctions(*m); !missing.empty()) {
         error = missing;
         return p;
     }
@@ -1459,7 +1435,8 @@ FinalizeResult finalizeForCpu(const std::string& bitcode, std::string_view optio
     if (!diagnostics->empty())
         return FinalizeResult::failure(log + *diagnostics);
     exe->m_entries.assign(exe->m_kernels.size(), nullptr);
-    exe->m_streamEntries.assign(exe->m_kernels.size(), nullptr);
+    exe->m_streaming = std::make_unique<std::atomic<void*>[]>(exe->m_kernels.size());
+    exe->m_streamingLaunched = std::make_unique<std::atomic<bool>[]>(exe->m_kernels.size());
     exe->m_optimised = std::make_unique<std::atomic<void*>[]>(exe->m_kernels.size());
     exe->m_tierUp = std::make_unique<std::atomic<uint8_t>[]>(exe->m_kernels.size());
     for (size_t i = 0; i < exe->m_kernels.size(); ++i) {

@@ -7,6 +7,7 @@
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 
 #include <algorithm>
 #include <set>
@@ -76,7 +77,7 @@ bool orders(const Instruction& i) {
 
 } // namespace
 
-bool makeStreamingStores(Module& module, StringRef entry) {
+bool addStreamingVariant(Module& module, StringRef entry) {
     if (Triple(module.getTargetTriple()).getArch() != Triple::x86_64)
         return false;
     Function* fn = module.getFunction(entry);
@@ -108,18 +109,42 @@ bool makeStreamingStores(Module& module, StringRef entry) {
             if (const Value* ptr = globalLoadPointer(i))
                 read.insert(bufferOf(ptr, dl));
     std::vector<StoreInst*> stores;
+    std::set<Function*> storing{fn};
     for (Function* f : code)
         for (Instruction& i : instructions(*f))
             if (auto* st = dyn_cast<StoreInst>(&i);
-                st && isCandidate(*st, dl) && !read.count(bufferOf(st->getPointerOperand(), dl)))
+                st && isCandidate(*st, dl) && !read.count(bufferOf(st->getPointerOperand(), dl))) {
                 stores.push_back(st);
+                storing.insert(f);
+            }
     if (stores.empty())
         return false;
+
+    // The copies: the entry, and the functions that hold such stores; calls between them go to
+    // the copies, calls of the others to the originals.
+    ValueToValueMapTy vmap;
+    std::vector<std::pair<Function*, Function*>> copies;
+    for (Function* f : code)
+        if (storing.count(f)) {
+            Function* c =
+                Function::Create(f->getFunctionType(), f->getLinkage(), f->getAddressSpace(),
+                                 streamingName(f->getName()), &module);
+            vmap[f] = c;
+            copies.push_back({f, c});
+        }
+    for (auto [f, c] : copies) {
+        auto arg = c->arg_begin();
+        for (Argument& a : f->args())
+            vmap[&a] = &*arg++;
+        SmallVector<ReturnInst*, 4> returns;
+        CloneFunctionInto(c, f, vmap, CloneFunctionChangeType::LocalChangesOnly, returns);
+    }
 
     LLVMContext& ctx = module.getContext();
     MDNode* nontemporal =
         MDNode::get(ctx, ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(ctx), 1)));
-    for (StoreInst* st : stores) {
+    for (StoreInst* original : stores) {
+        auto* st = cast<StoreInst>(vmap[original]);
         uint64_t bytes = dl.getTypeStoreSize(st->getValueOperand()->getType()).getFixedValue();
         IRBuilder<> b(st);
         Value* addr = b.CreatePtrToInt(st->getPointerOperand(), b.getInt64Ty());
