@@ -2790,6 +2790,81 @@ TEST_CASE("vector width: the default per CPU, and DUET_CPU_VECTOR_WIDTH", "[cpu]
         ::setenv("DUET_CPU_VECTOR_WIDTH", savedWidth.c_str(), 1);
 }
 
+namespace {
+
+/// The assembly of function `name` in a `.s` text: from its label to its end marker.
+std::string asmFunction(const std::string& s, const std::string& name) {
+    const size_t at = s.find("\n" + name + ":\n");
+    if (at == std::string::npos)
+        return {};
+    const size_t end = s.find(".Lfunc_end", at);
+    return s.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+} // namespace
+
+TEST_CASE("functions holding vectors wider than 16 bytes realign their stack frame",
+          "[cpu][cpu_codegen]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("duet_cg_realign_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string prefix = (dir / "t").string();
+    // `wide`: float4 arithmetic across work-items, vectorised (and spilling at 256 bits);
+    // `narrow`: an atomic per work-item, no vector.
+    Built b = build(R"CL(
+__kernel void wide(__global const float4* u, __global float4* out, float g) {
+    size_t i = get_global_id(0);
+    float4 a = u[i], c = u[i + 1];
+    float pa = (g - 1.0f) * (a.w - 0.5f * (a.y * a.y + a.z * a.z) / a.x);
+    float pc = (g - 1.0f) * (c.w - 0.5f * (c.y * c.y + c.z * c.z) / c.x);
+    float s = fmax(fabs(a.y / a.x) + sqrt(g * pa / a.x), fabs(c.y / c.x) + sqrt(g * pc / c.x));
+    out[i] = 0.5f * (a + c) - 0.5f * s * (c - a) + (float4)(0.0f, pa, pc, s);
+}
+__kernel void narrow(__global int* counter) {
+    atomic_inc(counter);
+}
+)CL",
+                    "-cl-std=CL3.0 -save-temps=" + prefix);
+    const std::string s = readFile(prefix + "_wide.s"), n = readFile(prefix + "_narrow.s");
+    fs::remove_all(dir);
+    const std::string wide = asmFunction(s, "__duet_wg_wide"),
+                      narrow = asmFunction(n, "__duet_wg_narrow");
+    INFO(wide);
+    REQUIRE(!wide.empty());
+    REQUIRE(!narrow.empty());
+    // 32-byte vectors with AVX2, 64 with AVX-512: the prologue realigns the frame (to its
+    // slots' alignment: 32 or 64 where it spills such registers).
+    if (__builtin_cpu_supports("avx2")) {
+        std::smatch m;
+        REQUIRE(std::regex_search(wide, m, std::regex("andq\\s+\\$-([0-9]+), %rsp")));
+        if (std::regex_search(wide,
+                              std::regex("vmov[a-z0-9]*\\s+%[yz]mm[0-9]+, -?[0-9]+\\(%r[sb]p\\)")))
+            CHECK(std::stoi(m[1].str()) >= 32);
+    }
+    CHECK(narrow.find("andq\t$-") == std::string::npos);
+    // The realigned code computes what it did.
+    std::vector<cl_float4> u(65), out(64);
+    for (size_t i = 0; i < u.size(); ++i)
+        u[i] = {{1.0f + 0.01f * float(i), 0.1f * float(i % 7), -0.05f, 2.5f + 0.02f * float(i)}};
+    float g = 1.4f;
+    PtrArgs p{u.data(), out.data()};
+    runNDRange(b.fn("wide"), {p.at(0), p.at(1), &g}, 1, {64, 1, 1}, {16, 1, 1});
+    for (size_t i = 0; i < out.size(); ++i) {
+        const cl_float4 a = u[i], c = u[i + 1];
+        const float pa =
+            (g - 1.0f) * (a.s[3] - 0.5f * (a.s[1] * a.s[1] + a.s[2] * a.s[2]) / a.s[0]);
+        const float pc =
+            (g - 1.0f) * (c.s[3] - 0.5f * (c.s[1] * c.s[1] + c.s[2] * c.s[2]) / c.s[0]);
+        const float sp = std::fmax(std::fabs(a.s[1] / a.s[0]) + std::sqrt(g * pa / a.s[0]),
+                                   std::fabs(c.s[1] / c.s[0]) + std::sqrt(g * pc / c.s[0]));
+        const float add[4] = {0.0f, pa, pc, sp};
+        for (int k = 0; k < 4; ++k)
+            CHECK(out[i].s[k] ==
+                  Approx(0.5f * (a.s[k] + c.s[k]) - 0.5f * sp * (c.s[k] - a.s[k]) + add[k])
+                      .epsilon(1e-5));
+    }
+}
+
 TEST_CASE("vector width: 16 lanes with 512-bit vectors on AVX-512; 8 with 256 and on AVX2",
           "[cpu][cpu_codegen]") {
     namespace fs = std::filesystem;

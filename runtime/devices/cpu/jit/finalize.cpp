@@ -384,6 +384,7 @@ std::vector<std::string> optimise(Module& m, TargetMachine& tm, unsigned optLeve
     cpu::sameLibmvecVariant(m, mvec, unsafeMath); // after the vectorisers: their calls stay
     cpu::plainAtomics(m); // after the vectorisers, never before them: it says why
     cpu::rsqrtEstimates(m, tm.getTargetCPU().str(), tm.getTargetFeatureString().str());
+    cpu::realignWideSpills(m);
     return report.lines();
 }
 
@@ -431,7 +432,8 @@ std::string CpuExecutable::memoKey(const std::string& bitcode) const {
            (wg::fullMaskPathsEnabled() ? "|fullmask" : "") +
            (wg::consecutiveGathersEnabled() ? "|congather" : "") +
            (wg::unitStepLoopsEnabled() ? "|ustep" : "") +
-           (wg::lanewiseInnerLoopsEnabled() ? "|lanewise" : "") + "|divloops" +
+           (wg::lanewiseInnerLoopsEnabled() ? "|lanewise" : "") +
+           (cpu::realignWideSpillsEnabled() ? "|realign" : "") + "|divloops" +
            std::to_string(int(wg::divergentLoopsMode())) + cpu::localAtomicsMemoKey() +
            cpu::rsqrtEstimatesMemoKey() + cpu::libmvecMemoKey() + "|" + m_tm->getTargetCPU().str() +
            "|" + m_tm->getTargetFeatureString().str() + "|" + m_features + "|fusion" +

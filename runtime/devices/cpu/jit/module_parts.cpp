@@ -3,9 +3,11 @@
 #include "devices/cpu/jit/module_parts.hpp"
 
 #include "compiler/save_temps.hpp"
+#include "core/environment.hpp"
 
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/SmallVector.h>
+#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
@@ -68,6 +70,26 @@ void prepareWholeTier(Module& m, const std::vector<std::string>& entries, bool q
             g.setVisibility(GlobalValue::DefaultVisibility);
             g.setDSOLocal(false);
         }
+    }
+}
+
+bool realignWideSpillsEnabled() {
+    return envSwitchOn("DUET_CPU_REALIGN_SPILLS");
+}
+
+void realignWideSpills(Module& m) {
+    if (!realignWideSpillsEnabled())
+        return;
+    for (Function& f : m) {
+        if (f.isDeclaration() || f.hasFnAttribute("stackrealign"))
+            continue;
+        const DataLayout& dl = m.getDataLayout();
+        const bool wide = any_of(instructions(f), [&](const Instruction& i) {
+            auto* v = dyn_cast<VectorType>(i.getType());
+            return v && dl.getTypeStoreSize(v).getKnownMinValue() > 16;
+        });
+        if (wide)
+            f.addFnAttr("stackrealign");
     }
 }
 
