@@ -10,7 +10,8 @@ namespace duet::rt {
 
 /// Adds `<entry>.streaming` to a module optimised already: a copy of the work-group function
 /// `entry` whose vector stores to __global memory, and those of the functions it calls (its
-/// `.simd` and `.lx1` variants, copied as `<variant>.streaming` where they hold such stores),
+/// `.simd` variant, copied as `<variant>.streaming` where it holds such stores; the
+/// narrow-group `.lx1` and `.serial` variants keep plain stores),
 /// are non-temporal stores, each guarded by a run-time check that its address is aligned to
 /// the vector's size (the only form x86 stores non-temporally in one instruction; a misaligned
 /// one stays a plain store). Non-temporal stores are weakly ordered: whoever runs the variant
