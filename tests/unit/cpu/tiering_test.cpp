@@ -100,28 +100,30 @@ std::vector<uint32_t> hashReference(const std::vector<uint32_t>& in, uint32_t n)
     return out;
 }
 
+/// Runs `entry` over `items` work-items in groups of `local` on this thread, `args` its
+/// argument slots.
+void run1D(void* entry, std::vector<void*>& args, size_t items, size_t local) {
+    WorkGroupContext ctx{};
+    ctx.workDim = 1;
+    ctx.globalSize[0] = items;
+    ctx.enqueuedLocalSize[0] = local;
+    ctx.numGroups[0] = (items + local - 1) / local;
+    for (int d = 1; d < 3; ++d)
+        ctx.globalSize[d] = ctx.enqueuedLocalSize[d] = ctx.numGroups[d] = ctx.localSize[d] = 1;
+    for (size_t g = 0; g < ctx.numGroups[0]; ++g) {
+        ctx.groupId[0] = g;
+        ctx.localSize[0] = std::min(local, items - g * local);
+        reinterpret_cast<WorkGroupFn>(entry)(args.data(), &ctx);
+    }
+}
+
 /// Runs `fn` over `in.size()` work-items in groups of 16 on this thread.
 std::vector<uint32_t> runHash(void* entry, const std::vector<uint32_t>& in, uint32_t n) {
     std::vector<uint32_t> out(in.size(), 0xdeadbeefu);
     void* outPtr = out.data();
     void* inPtr = const_cast<uint32_t*>(in.data());
     std::vector<void*> args = {&outPtr, &inPtr, &n};
-    WorkGroupContext ctx{};
-    ctx.workDim = 1;
-    ctx.globalSize[0] = in.size();
-    ctx.enqueuedLocalSize[0] = 16;
-    ctx.numGroups[0] = (in.size() + 15) / 16;
-    for (int d = 1; d < 3; ++d) {
-        ctx.globalSize[d] = 1;
-        ctx.enqueuedLocalSize[d] = 1;
-        ctx.numGroups[d] = 1;
-        ctx.localSize[d] = 1;
-    }
-    for (size_t g = 0; g < ctx.numGroups[0]; ++g) {
-        ctx.groupId[0] = g;
-        ctx.localSize[0] = std::min<size_t>(16, in.size() - g * 16);
-        reinterpret_cast<WorkGroupFn>(entry)(args.data(), &ctx);
-    }
+    run1D(entry, args, in.size(), 16);
     return out;
 }
 
@@ -320,18 +322,7 @@ std::vector<float> runCopy(void* entry, const std::vector<float>& in, float s) {
     void* outPtr = out.data();
     void* inPtr = const_cast<float*>(in.data());
     std::vector<void*> args = {&outPtr, &inPtr, &s};
-    WorkGroupContext ctx{};
-    ctx.workDim = 1;
-    ctx.globalSize[0] = in.size();
-    ctx.enqueuedLocalSize[0] = 64;
-    ctx.numGroups[0] = (in.size() + 63) / 64;
-    for (int d = 1; d < 3; ++d)
-        ctx.globalSize[d] = ctx.enqueuedLocalSize[d] = ctx.numGroups[d] = ctx.localSize[d] = 1;
-    for (size_t g = 0; g < ctx.numGroups[0]; ++g) {
-        ctx.groupId[0] = g;
-        ctx.localSize[0] = std::min<size_t>(64, in.size() - g * 64);
-        reinterpret_cast<WorkGroupFn>(entry)(args.data(), &ctx);
-    }
+    run1D(entry, args, in.size(), 64);
 #if defined(__x86_64__)
     __builtin_ia32_sfence();
 #endif
