@@ -80,10 +80,10 @@ bool realignWideSpillsEnabled() {
 void realignWideSpills(Module& m) {
     if (!realignWideSpillsEnabled())
         return;
+    const DataLayout& dl = m.getDataLayout();
     for (Function& f : m) {
         if (f.isDeclaration() || f.hasFnAttribute("stackrealign"))
             continue;
-        const DataLayout& dl = m.getDataLayout();
         const bool wide = any_of(instructions(f), [&](const Instruction& i) {
             auto* v = dyn_cast<VectorType>(i.getType());
             return v && dl.getTypeStoreSize(v).getKnownMinValue() > 16;

@@ -1,5 +1,7 @@
 #include "devices/cpu/jit/streaming_stores.hpp"
 
+#include "devices/cpu/jit/work_group.hpp"
+
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
@@ -113,7 +115,8 @@ bool addStreamingVariant(Module& module, StringRef entry) {
     // 1.5x as long (301 against 199 ms; it is part of every streaming kernel's compile), for
     // shapes that rarely stream.
     auto narrow = [&](const Function* f) {
-        return f->getName() == entry.str() + ".lx1" || f->getName() == entry.str() + ".serial";
+        return f->getName() == entry.str() + kSingleXVariant ||
+               f->getName() == entry.str() + kSerialVariant;
     };
     std::vector<StoreInst*> stores;
     std::set<Function*> storing{fn};

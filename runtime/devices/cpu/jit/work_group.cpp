@@ -943,9 +943,9 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
             general->setName(entry + ".simd");
             WorkGroupKernelInfo serialInfo;
             size_t none = 0;
-            if (!builder.build(*k, entry + ".serial", false, false, serialInfo, none, error))
+            if (!builder.build(*k, entry + kSerialVariant, false, false, serialInfo, none, error))
                 return false;
-            serial = module.getFunction(entry + ".serial");
+            serial = module.getFunction(entry + kSerialVariant);
             info.perItemBytes = std::max(info.perItemBytes, serialInfo.perItemBytes);
         }
         if (usesHigherDimensions(*k)) {
@@ -956,9 +956,9 @@ bool buildWorkGroupFunctions(llvm::Module& module, std::vector<WorkGroupKernelIn
                 general->setName(entry + ".simd");
             WorkGroupKernelInfo xInfo;
             size_t none = 0;
-            if (!builder.build(*k, entry + ".lx1", loopBarriers, true, xInfo, none, error))
+            if (!builder.build(*k, entry + kSingleXVariant, loopBarriers, true, xInfo, none, error))
                 return false;
-            singleX = module.getFunction(entry + ".lx1");
+            singleX = module.getFunction(entry + kSingleXVariant);
             info.perItemBytes = std::max(info.perItemBytes, xInfo.perItemBytes);
         }
         if (serial || singleX) {

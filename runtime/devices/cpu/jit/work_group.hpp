@@ -13,6 +13,10 @@ namespace duet::rt {
 /// How a kernel's work-group function is named: this, then the kernel's name (and, for the
 /// variants it chooses between, `.<variant>`).
 inline constexpr const char* kWorkGroupEntryPrefix = "__duet_wg_";
+/// The suffixes of the variants for narrow groups: groups under a vector without loop barriers
+/// (`.serial`), groups of one work-item along x (`.lx1`). The general one is `.simd`.
+inline constexpr const char* kSerialVariant = ".serial";
+inline constexpr const char* kSingleXVariant = ".lx1";
 
 /// How many iterations a loop that may wait for another work-item runs between yield points
 /// (buildWorkGroupFunctions' `spinYields`, wg::insertSpinYields). A power of two.
